@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite needs (as root), only those missing.
+#   util-linux/fdisk/e2fsprogs: losetup, blockdev, partx, sfdisk, mkfs.ext4 for device tests
+#   fio: the reference the engine is compared with
+#   tmux: the end-to-end terminal test
+#   qemu-system-x86, linux-image-amd64, busybox-static, cpio: the QEMU lab
+set -euo pipefail
+packages=(util-linux fdisk e2fsprogs fio tmux qemu-system-x86 linux-image-amd64 busybox-static cpio)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "missing packages (install as root): ${missing[*]}" >&2
+    exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

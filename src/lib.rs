@@ -1,0 +1,66 @@
+//! disktriage: storage triage for the Linux console.
+//!
+//! The crate is a library with a thin binary (`src/main.rs`). `sys` is the only module that
+//! touches the operating system; `model` holds plain data; `report` renders headless output.
+//! `run` dispatches a parsed command line.
+
+pub mod cli;
+pub mod model;
+pub mod report;
+pub mod sys;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use cli::{Cli, Command, ListArgs};
+use sys::SysRoot;
+
+/// Width used for tables when stdout is not a terminal.
+pub const DEFAULT_WIDTH: usize = 80;
+
+/// Runs one invocation and returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let root = SysRoot::new(&cli.root);
+    match cli.command {
+        Some(Command::List(args)) => list(&root, &args),
+        None => {
+            list(&root, &ListArgs::default())?;
+            write_stdout(
+                "The interactive screen is not built yet: this is `disktriage list`. \
+                 See `disktriage --help`.\n",
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn list(root: &SysRoot, args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let inventory = root.inventory()?;
+    let text = if args.json {
+        report::list::render_json(&inventory, args.all)?
+    } else {
+        report::list::render_table(&inventory, args.all, output_width())
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The terminal's width when stdout is one (at least 80), else 80.
+fn output_width() -> usize {
+    use std::io::IsTerminal;
+    if io::stdout().is_terminal()
+        && let Ok((cols, _)) = crossterm::terminal::size()
+    {
+        return usize::from(cols).max(DEFAULT_WIDTH);
+    }
+    DEFAULT_WIDTH
+}
+
+/// Writes to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}

@@ -1,0 +1,17 @@
+//! The `disktriage` binary: parse arguments, run, turn an error chain into a message and an
+//! exit code.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = disktriage::cli::Cli::parse();
+    match disktriage::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("disktriage: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,556 @@
+//! The block-device inventory as plain data: what `/sys/block` says about each device, plus the
+//! in-use verdict that decides whether a destructive test may touch it.
+//!
+//! Every field the kernel may fail to report is an `Option`: `None` means "unknown" and is shown
+//! as `?`, never guessed. Nothing here does I/O; `crate::sys::sysfs` fills these structs.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Serialize, Serializer};
+
+use super::units::Bytes;
+
+/// A device number as the kernel prints it in `dev` files and mountinfo: `major:minor`.
+/// In JSON it is `{"major": 7, "minor": 0}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct DevNum {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl FromStr for DevNum {
+    type Err = ParseValueError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (major, minor) = s
+            .trim()
+            .split_once(':')
+            .ok_or_else(|| ParseValueError::new("major:minor", s))?;
+        Ok(DevNum {
+            major: major
+                .parse()
+                .map_err(|_| ParseValueError::new("major:minor", s))?,
+            minor: minor
+                .parse()
+                .map_err(|_| ParseValueError::new("major:minor", s))?,
+        })
+    }
+}
+
+impl fmt::Display for DevNum {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.major, self.minor)
+    }
+}
+
+/// A sysfs or procfs value that did not have the expected shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected {expected}, found {found:?}")]
+pub struct ParseValueError {
+    pub expected: &'static str,
+    pub found: String,
+}
+
+impl ParseValueError {
+    pub fn new(expected: &'static str, found: &str) -> Self {
+        // Keep error messages short even when a file holds garbage.
+        let found: String = found.chars().take(64).collect();
+        ParseValueError { expected, found }
+    }
+}
+
+/// How the device is attached, which decides which drive commands can reach it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Nvme,
+    /// SATA or PATA through libata (the SCSI layer reports vendor "ATA").
+    Sata,
+    Scsi,
+    Usb,
+    Virtio,
+    Mmc,
+    Loop,
+    Zram,
+    Md,
+    Dm,
+    Nbd,
+    Ram,
+    Unknown,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Nvme => "nvme",
+            Transport::Sata => "sata",
+            Transport::Scsi => "scsi",
+            Transport::Usb => "usb",
+            Transport::Virtio => "virtio",
+            Transport::Mmc => "mmc",
+            Transport::Loop => "loop",
+            Transport::Zram => "zram",
+            Transport::Md => "md",
+            Transport::Dm => "dm",
+            Transport::Nbd => "nbd",
+            Transport::Ram => "ram",
+            Transport::Unknown => "unknown",
+        }
+    }
+
+    /// Devices that are made by the kernel out of other storage (files, RAM, other disks).
+    pub fn is_virtual(self) -> bool {
+        matches!(
+            self,
+            Transport::Loop
+                | Transport::Zram
+                | Transport::Md
+                | Transport::Dm
+                | Transport::Nbd
+                | Transport::Ram
+        )
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The I/O schedulers a queue offers and the active one, from `queue/scheduler`
+/// (`"none [mq-deadline] kyber bfq"`). Bio-based devices such as zram print an empty line: no
+/// scheduler applies, so both parts are empty.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct SchedulerSet {
+    pub active: Option<String>,
+    pub available: Vec<String>,
+}
+
+impl SchedulerSet {
+    /// True when the kernel offers no scheduler choice for this queue.
+    pub fn is_empty(&self) -> bool {
+        self.available.is_empty()
+    }
+
+    pub fn offers(&self, name: &str) -> bool {
+        self.available.iter().any(|s| s == name)
+    }
+}
+
+impl FromStr for SchedulerSet {
+    type Err = ParseValueError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut set = SchedulerSet::default();
+        for word in s.split_whitespace() {
+            let (name, active) = match word.strip_prefix('[') {
+                Some(rest) => (
+                    rest.strip_suffix(']')
+                        .ok_or_else(|| ParseValueError::new("scheduler list", s))?,
+                    true,
+                ),
+                None => (word, false),
+            };
+            let valid = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !valid {
+                return Err(ParseValueError::new("scheduler list", s));
+            }
+            if active {
+                if set.active.is_some() {
+                    return Err(ParseValueError::new("one active scheduler", s));
+                }
+                set.active = Some(name.to_string());
+            }
+            set.available.push(name.to_string());
+        }
+        Ok(set)
+    }
+}
+
+/// The kernel's flush policy for the device, from `queue/write_cache`. This is what the block
+/// layer believes, which decides whether it sends FLUSH/FUA; it is not the drive's own cache
+/// setting (that needs ATA SET FEATURES, the SCSI caching page or NVMe Set Features).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelWriteCache {
+    WriteBack,
+    WriteThrough,
+}
+
+impl KernelWriteCache {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelWriteCache::WriteBack => "write back",
+            KernelWriteCache::WriteThrough => "write through",
+        }
+    }
+}
+
+impl FromStr for KernelWriteCache {
+    type Err = ParseValueError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "write back" => Ok(KernelWriteCache::WriteBack),
+            "write through" => Ok(KernelWriteCache::WriteThrough),
+            _ => Err(ParseValueError::new(
+                "\"write back\" or \"write through\"",
+                s,
+            )),
+        }
+    }
+}
+
+impl Serialize for KernelWriteCache {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// What kind of stacked device holds a disk (an entry of its `holders/` directory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HolderKind {
+    Md,
+    Lvm,
+    DmCrypt,
+    Multipath,
+    Dm,
+    Other,
+}
+
+impl HolderKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            HolderKind::Md => "md",
+            HolderKind::Lvm => "LVM",
+            HolderKind::DmCrypt => "dm-crypt",
+            HolderKind::Multipath => "multipath",
+            HolderKind::Dm => "dm",
+            HolderKind::Other => "another device",
+        }
+    }
+}
+
+/// A device that sits on top of this one (from `holders/`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Holder {
+    /// The kernel name, e.g. `dm-0` or `md127`.
+    pub name: String,
+    pub kind: HolderKind,
+    /// A friendlier name where the kernel has one (the dm name, e.g. `vg0-root`).
+    pub label: Option<String>,
+}
+
+impl fmt::Display for Holder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.label {
+            Some(label) => write!(f, "{} ({}, {})", self.kind.label(), label, self.name),
+            None => write!(f, "{} ({})", self.kind.label(), self.name),
+        }
+    }
+}
+
+/// One reason why the device must not be written to. `device` names the node that is in use:
+/// the device itself or one of its partitions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InUse {
+    Mounted {
+        device: String,
+        mount_point: String,
+        fstype: String,
+    },
+    Swap {
+        device: String,
+    },
+    Held {
+        device: String,
+        holder: Holder,
+    },
+}
+
+impl InUse {
+    pub fn device(&self) -> &str {
+        match self {
+            InUse::Mounted { device, .. } | InUse::Swap { device } | InUse::Held { device, .. } => {
+                device
+            }
+        }
+    }
+
+    /// A sentence fragment as seen from `owner` (the whole device): "mounted at /mnt", or
+    /// "loop0p1 mounted at /mnt" when it is a partition of it.
+    pub fn describe(&self, owner: &str) -> String {
+        let what = match self {
+            InUse::Mounted { mount_point, .. } => format!("mounted at {mount_point}"),
+            InUse::Swap { .. } => "active swap".to_string(),
+            InUse::Held { holder, .. } => format!("held by {holder}"),
+        };
+        if self.device() == owner {
+            what
+        } else {
+            format!("{} {what}", self.device())
+        }
+    }
+}
+
+/// A partition of a block device (a subdirectory of `/sys/block/X` with a `partition` file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Partition {
+    pub name: String,
+    pub path: PathBuf,
+    pub dev: Option<DevNum>,
+    pub number: Option<u32>,
+    /// First sector, in the kernel's 512-byte units.
+    pub start_sector: Option<u64>,
+    pub size_bytes: Option<Bytes>,
+    pub read_only: Option<bool>,
+    pub holders: Vec<Holder>,
+}
+
+/// Everything the inventory knows about one entry of `/sys/block`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockDevice {
+    pub name: String,
+    pub path: PathBuf,
+    pub dev: Option<DevNum>,
+    pub size_bytes: Option<Bytes>,
+    pub vendor: Option<String>,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub firmware: Option<String>,
+    pub transport: Transport,
+    pub rotational: Option<bool>,
+    pub logical_block_size: Option<u32>,
+    pub physical_block_size: Option<u32>,
+    pub scheduler: Option<SchedulerSet>,
+    pub nr_requests: Option<u32>,
+    pub read_ahead_kb: Option<u32>,
+    pub max_sectors_kb: Option<u32>,
+    /// The kernel's flush policy (`queue/write_cache`), not the drive's own cache setting.
+    pub kernel_write_cache: Option<KernelWriteCache>,
+    pub removable: Option<bool>,
+    pub read_only: Option<bool>,
+    /// For loop devices: the file behind it.
+    pub backing_file: Option<String>,
+    /// For device-mapper devices: the dm name (`/dev/mapper/<name>`).
+    pub dm_name: Option<String>,
+    pub partitions: Vec<Partition>,
+    pub holders: Vec<Holder>,
+    /// Why the device must not be written to; empty when nothing uses it (as far as the
+    /// inventory could tell: see `Inventory::usage_complete`).
+    pub in_use: Vec<InUse>,
+    /// Fields that could not be read and why (e.g. "serial: needs root").
+    pub notes: Vec<String>,
+}
+
+impl BlockDevice {
+    /// A device with only its name and path known; the reader fills in the rest.
+    pub fn unknown(name: &str, path: PathBuf) -> Self {
+        BlockDevice {
+            name: name.to_string(),
+            path,
+            dev: None,
+            size_bytes: None,
+            vendor: None,
+            model: None,
+            serial: None,
+            firmware: None,
+            transport: Transport::Unknown,
+            rotational: None,
+            logical_block_size: None,
+            physical_block_size: None,
+            scheduler: None,
+            nr_requests: None,
+            read_ahead_kb: None,
+            max_sectors_kb: None,
+            kernel_write_cache: None,
+            removable: None,
+            read_only: None,
+            backing_file: None,
+            dm_name: None,
+            partitions: Vec::new(),
+            holders: Vec::new(),
+            in_use: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn is_in_use(&self) -> bool {
+        !self.in_use.is_empty()
+    }
+
+    /// Unused kernel placeholders that `list` hides unless asked: loop devices with no backing
+    /// file and zram devices with no disksize.
+    pub fn is_placeholder(&self) -> bool {
+        match self.transport {
+            Transport::Loop => self.backing_file.as_deref().is_none_or(str::is_empty),
+            Transport::Zram => self.size_bytes == Some(Bytes(0)),
+            _ => false,
+        }
+    }
+
+    /// "SSD" or "HDD" from the kernel's rotational flag.
+    pub fn media_label(&self) -> &'static str {
+        match self.rotational {
+            Some(true) => "HDD",
+            Some(false) => "SSD",
+            None => "?",
+        }
+    }
+
+    /// The in-use verdict in words: "free", or each reason joined ("mounted at /, active swap").
+    pub fn usage_summary(&self) -> String {
+        if self.in_use.is_empty() {
+            "free".to_string()
+        } else {
+            self.in_use
+                .iter()
+                .map(|u| u.describe(&self.name))
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
+    }
+
+    /// What to show where a model name goes: the model, or for virtual devices what they are
+    /// made of (a loop device's backing file, a dm device's name).
+    pub fn description(&self) -> Option<String> {
+        if let Some(model) = &self.model {
+            return Some(model.clone());
+        }
+        match self.transport {
+            Transport::Loop => self
+                .backing_file
+                .as_ref()
+                .map(|f| f.rsplit('/').next().unwrap_or(f).to_string()),
+            Transport::Dm => self.dm_name.clone(),
+            _ => None,
+        }
+    }
+}
+
+/// The whole inventory plus what could not be checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Inventory {
+    pub devices: Vec<BlockDevice>,
+    /// False when the mount table or swap list could not be read: then "free" is not proven,
+    /// and destructive tests must refuse.
+    pub usage_complete: bool,
+    /// Problems that apply to the whole inventory (an unreadable `/proc/swaps`, say).
+    pub notes: Vec<String>,
+}
+
+impl Inventory {
+    pub fn find(&self, name: &str) -> Option<&BlockDevice> {
+        self.devices.iter().find(|d| d.name == name)
+    }
+
+    /// The devices `list` shows: all, or all but unused placeholders.
+    pub fn visible(&self, show_all: bool) -> impl Iterator<Item = &BlockDevice> {
+        self.devices
+            .iter()
+            .filter(move |d| show_all || !d.is_placeholder())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduler_list_with_active() {
+        let s: SchedulerSet = "none [mq-deadline] kyber bfq\n".parse().unwrap();
+        assert_eq!(s.active.as_deref(), Some("mq-deadline"));
+        assert_eq!(s.available, ["none", "mq-deadline", "kyber", "bfq"]);
+        assert!(s.offers("bfq"));
+        assert!(!s.offers("cfq"));
+    }
+
+    #[test]
+    fn scheduler_single_and_empty() {
+        let s: SchedulerSet = "[none]".parse().unwrap();
+        assert_eq!(s.active.as_deref(), Some("none"));
+        let empty: SchedulerSet = "\n".parse().unwrap();
+        assert!(empty.is_empty());
+        assert_eq!(empty.active, None);
+    }
+
+    #[test]
+    fn scheduler_garbage_is_an_error() {
+        assert!("[none".parse::<SchedulerSet>().is_err());
+        assert!("[a] [b]".parse::<SchedulerSet>().is_err());
+        assert!("\u{1b}[31m".parse::<SchedulerSet>().is_err());
+        assert!("[]".parse::<SchedulerSet>().is_err());
+    }
+
+    #[test]
+    fn devnum_parses_and_rejects() {
+        assert_eq!(
+            "259:0\n".parse::<DevNum>().unwrap(),
+            DevNum {
+                major: 259,
+                minor: 0
+            }
+        );
+        assert!("259".parse::<DevNum>().is_err());
+        assert!("a:b".parse::<DevNum>().is_err());
+        assert!("-1:0".parse::<DevNum>().is_err());
+    }
+
+    #[test]
+    fn kernel_write_cache_values() {
+        assert_eq!(
+            "write back\n".parse::<KernelWriteCache>().unwrap(),
+            KernelWriteCache::WriteBack
+        );
+        assert_eq!(
+            "write through".parse::<KernelWriteCache>().unwrap(),
+            KernelWriteCache::WriteThrough
+        );
+        assert!("none".parse::<KernelWriteCache>().is_err());
+    }
+
+    #[test]
+    fn usage_describes_partitions_from_the_parent() {
+        let mut dev = BlockDevice::unknown("loop0", "/dev/loop0".into());
+        assert_eq!(dev.usage_summary(), "free");
+        dev.in_use.push(InUse::Mounted {
+            device: "loop0p1".into(),
+            mount_point: "/mnt/x".into(),
+            fstype: "ext4".into(),
+        });
+        dev.in_use.push(InUse::Held {
+            device: "loop0".into(),
+            holder: Holder {
+                name: "dm-0".into(),
+                kind: HolderKind::Lvm,
+                label: Some("vg-lv".into()),
+            },
+        });
+        assert_eq!(
+            dev.usage_summary(),
+            "loop0p1 mounted at /mnt/x; held by LVM (vg-lv, dm-0)"
+        );
+    }
+
+    #[test]
+    fn placeholders() {
+        let mut l = BlockDevice::unknown("loop3", "/dev/loop3".into());
+        l.transport = Transport::Loop;
+        assert!(l.is_placeholder());
+        l.backing_file = Some("/tmp/a.img".into());
+        assert!(!l.is_placeholder());
+        let mut z = BlockDevice::unknown("zram0", "/dev/zram0".into());
+        z.transport = Transport::Zram;
+        z.size_bytes = Some(Bytes(0));
+        assert!(z.is_placeholder());
+        z.size_bytes = Some(Bytes(1 << 30));
+        assert!(!z.is_placeholder());
+    }
+}

@@ -1,0 +1,4 @@
+//! Headless output: what the commands print, as text tables and JSON.
+
+pub mod list;
+pub mod table;

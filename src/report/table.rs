@@ -1,0 +1,135 @@
+//! A small aligned-text table that fits a given width by shrinking the columns that allow it.
+
+/// How a column lines up and whether it may be cut to fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    pub header: &'static str,
+    pub right: bool,
+    /// The narrowest this column may become when the table is too wide (0 = never shrink).
+    pub min_width: usize,
+    /// Among shrinkable columns, lower gives way first.
+    pub shrink_order: u8,
+}
+
+impl Column {
+    pub const fn left(header: &'static str) -> Self {
+        Column {
+            header,
+            right: false,
+            min_width: 0,
+            shrink_order: 0,
+        }
+    }
+
+    pub const fn right(header: &'static str) -> Self {
+        Column {
+            header,
+            right: true,
+            min_width: 0,
+            shrink_order: 0,
+        }
+    }
+
+    /// Lets the column shrink down to `min_width`; columns with a lower `order` shrink first.
+    pub const fn shrink_to(mut self, min_width: usize, order: u8) -> Self {
+        self.min_width = min_width;
+        self.shrink_order = order;
+        self
+    }
+}
+
+/// Cuts `s` to `width` characters, marking the cut with `~`.
+pub fn fit(s: &str, width: usize) -> String {
+    let count = s.chars().count();
+    if count <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out: String = s.chars().take(width - 1).collect();
+    out.push('~');
+    out
+}
+
+/// Renders rows under the headers, one space between columns, no trailing spaces, at most
+/// `max_width` characters a line when shrinkable columns allow it.
+pub fn render(columns: &[Column], rows: &[Vec<String>], max_width: usize) -> String {
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.header.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let total = |w: &[usize]| w.iter().sum::<usize>() + w.len().saturating_sub(1);
+    let mut order: Vec<usize> = (0..columns.len())
+        .filter(|&i| columns[i].min_width > 0)
+        .collect();
+    order.sort_by_key(|&i| columns[i].shrink_order);
+    for i in order {
+        let excess = total(&widths).saturating_sub(max_width);
+        if excess == 0 {
+            break;
+        }
+        if widths[i] > columns[i].min_width {
+            widths[i] -= excess.min(widths[i] - columns[i].min_width);
+        }
+    }
+
+    let mut out = String::new();
+    let header: Vec<String> = columns.iter().map(|c| c.header.to_string()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::new();
+        for (i, (col, cell)) in columns.iter().zip(row).enumerate() {
+            let cell = fit(cell, widths[i]);
+            let pad = widths[i] - cell.chars().count();
+            if i > 0 {
+                line.push(' ');
+            }
+            if col.right {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(&cell);
+            } else {
+                line.push_str(&cell);
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_marks_cuts() {
+        assert_eq!(fit("abcdef", 6), "abcdef");
+        assert_eq!(fit("abcdef", 4), "abc~");
+        assert_eq!(fit("abc", 0), "");
+    }
+
+    #[test]
+    fn shrinks_to_width_from_the_right() {
+        let cols = [
+            Column::left("NAME"),
+            Column::right("SIZE"),
+            Column::left("NAME2").shrink_to(3, 0),
+            Column::left("NOTE").shrink_to(4, 1),
+        ];
+        let rows = vec![vec![
+            "sda".to_string(),
+            "1.0 GiB".to_string(),
+            "model".to_string(),
+            "a rather long note that does not fit".to_string(),
+        ]];
+        let out = render(&cols, &rows, 28);
+        for line in out.lines() {
+            assert!(line.chars().count() <= 28, "{line:?}");
+        }
+        // NAME2 (order 0) gives way first, down to its minimum, then NOTE.
+        assert_eq!(out.lines().nth(1), Some("sda  1.0 GiB mo~ a rather l~"));
+    }
+}

@@ -1,0 +1,263 @@
+//! Pure parsers for the text the kernel exposes in `/proc` and `/sys`. They take strings or
+//! bytes and never touch the filesystem, so tests feed them captured and garbage input alike.
+
+use crate::model::DevNum;
+use crate::model::usage::{MountEntry, SwapEntry};
+
+/// Undoes the octal escapes the kernel uses in mountinfo and `/proc/swaps` (`\040` for a
+/// space, `\011` tab, `\012` newline, `\134` backslash). Malformed escapes are kept as text.
+/// The result is for display: control characters that an escape produced become `?`.
+pub fn unescape_octal(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 4 <= bytes.len() {
+            let digits = &bytes[i + 1..i + 4];
+            if digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
+                let value = digits
+                    .iter()
+                    .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+                if let Ok(byte) = u8::try_from(value) {
+                    out.push(byte);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    neutralize_controls(&String::from_utf8_lossy(&out))
+}
+
+/// Replaces control characters, which could drive the terminal, by `?`.
+pub fn neutralize_controls(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+/// Parses `/proc/self/mountinfo`. Lines that do not have the documented shape are skipped
+/// (see `Documentation/filesystems/proc.rst`, "mountinfo").
+pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    text.lines().filter_map(parse_mountinfo_line).collect()
+}
+
+fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
+    let fields: Vec<&str> = line.split(' ').collect();
+    // id, parent, maj:min, root, mount point, options, optional fields..., "-", fstype, source
+    let sep = fields.iter().position(|f| *f == "-")?;
+    if sep < 6 || fields.len() < sep + 3 {
+        return None;
+    }
+    Some(MountEntry {
+        dev: fields[2].parse().ok(),
+        mount_point: unescape_octal(fields[4]),
+        fstype: unescape_octal(fields[sep + 1]),
+        source: unescape_octal(fields[sep + 2]),
+    })
+}
+
+/// Parses `/proc/swaps` (a header line, then `Filename Type Size Used Priority`).
+pub fn parse_swaps(text: &str) -> Vec<SwapEntry> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let path = words.next()?;
+            let kind = words.next()?;
+            Some(SwapEntry {
+                path: unescape_octal(path),
+                kind: kind.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The unit serial number from a SCSI VPD page 0x80 (`device/vpd_pg80`): byte 1 is the page
+/// code, bytes 2-3 the length, the serial follows (SPC-4, 7.8.16).
+pub fn parse_vpd_serial(page: &[u8]) -> Option<String> {
+    if page.len() < 4 || page[1] != 0x80 {
+        return None;
+    }
+    let len = usize::from(u16::from_be_bytes([page[2], page[3]]));
+    let end = (4 + len).min(page.len());
+    clean_text(&page[4..end])
+}
+
+/// Turns raw attribute bytes into display-safe text: lossy UTF-8, trimmed, control characters
+/// (which could drive the terminal) replaced by `?`. Empty text becomes `None`.
+pub fn clean_text(raw: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(raw);
+    let cleaned = neutralize_controls(text.trim_matches(|c: char| c.is_whitespace() || c == '\0'));
+    (!cleaned.is_empty()).then_some(cleaned)
+}
+
+/// A sysfs boolean ("0"/"1").
+pub fn parse_flag(s: &str) -> Option<bool> {
+    match s.trim() {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    }
+}
+
+/// A sysfs decimal number.
+pub fn parse_number<T: std::str::FromStr>(s: &str) -> Option<T> {
+    s.trim().parse().ok()
+}
+
+/// The eleven to seventeen counters of `/sys/block/X/stat`
+/// (`Documentation/block/stat.rst`); sectors are 512-byte units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DiskStat {
+    pub read_ios: u64,
+    pub read_merges: u64,
+    pub read_sectors: u64,
+    pub read_ticks_ms: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+    pub write_ticks_ms: u64,
+    pub in_flight: u64,
+    pub io_ticks_ms: u64,
+    pub time_in_queue_ms: u64,
+}
+
+/// Parses `/sys/block/X/stat`.
+pub fn parse_disk_stat(s: &str) -> Option<DiskStat> {
+    let v: Vec<u64> = s
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    if v.len() < 11 {
+        return None;
+    }
+    Some(DiskStat {
+        read_ios: v[0],
+        read_merges: v[1],
+        read_sectors: v[2],
+        read_ticks_ms: v[3],
+        write_ios: v[4],
+        write_merges: v[5],
+        write_sectors: v[6],
+        write_ticks_ms: v[7],
+        in_flight: v[8],
+        io_ticks_ms: v[9],
+        time_in_queue_ms: v[10],
+    })
+}
+
+/// Parses `/sys/block/X/inflight`: outstanding reads and writes.
+pub fn parse_inflight(s: &str) -> Option<(u64, u64)> {
+    let mut it = s.split_whitespace().map(str::parse::<u64>);
+    match (it.next(), it.next()) {
+        (Some(Ok(r)), Some(Ok(w))) => Some((r, w)),
+        _ => None,
+    }
+}
+
+/// Parses a `dev` file ("7:0").
+pub fn parse_devnum(s: &str) -> Option<DevNum> {
+    s.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn octal_escapes() {
+        assert_eq!(unescape_octal(r"/mnt/with\040space"), "/mnt/with space");
+        assert_eq!(unescape_octal(r"a\134b"), r"a\b");
+        assert_eq!(unescape_octal(r"trailing\04"), r"trailing\04");
+        assert_eq!(unescape_octal(r"\"), r"\");
+        assert_eq!(unescape_octal(r"\777x"), r"\777x");
+        // An escaped ESC must not reach the terminal.
+        assert_eq!(unescape_octal(r"/mnt/evil\033[2J"), "/mnt/evil?[2J");
+    }
+
+    #[test]
+    fn mountinfo_lines() {
+        let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n\
+                    99 27 7:1 / /tmp/my\\040dir rw shared:5 master:2 - ext4 /dev/loop0p1 rw\n\
+                    garbage line\n\
+                    22 27 0:21 / /proc rw,relatime - proc proc rw\n";
+        let m = parse_mountinfo(text);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[0].source, "/dev/vda");
+        assert_eq!(m[0].dev, "254:0".parse().ok());
+        assert_eq!(m[1].mount_point, "/tmp/my dir");
+        assert_eq!(m[1].source, "/dev/loop0p1");
+        assert_eq!(m[1].fstype, "ext4");
+        assert_eq!(m[2].fstype, "proc");
+    }
+
+    #[test]
+    fn swaps_table() {
+        let text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
+                    /dev/zram0                              partition\t1048572\t\t0\t\t100\n\
+                    /swap\\040file                           file\t\t1024\t\t0\t\t-2\n";
+        let s = parse_swaps(text);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].path, "/dev/zram0");
+        assert_eq!(s[0].kind, "partition");
+        assert_eq!(s[1].path, "/swap file");
+        assert!(parse_swaps("").is_empty());
+    }
+
+    #[test]
+    fn vpd_serial() {
+        let mut page = vec![0x00, 0x80, 0x00, 0x0a];
+        page.extend_from_slice(b"QM00001   ");
+        assert_eq!(parse_vpd_serial(&page).as_deref(), Some("QM00001"));
+        assert_eq!(parse_vpd_serial(&[0, 0x83, 0, 0]), None);
+        assert_eq!(parse_vpd_serial(&[0, 0x80]), None);
+        // A length longer than the page is clamped, not a panic.
+        assert_eq!(
+            parse_vpd_serial(&[0, 0x80, 0xff, 0xff, b'A']).as_deref(),
+            Some("A")
+        );
+    }
+
+    #[test]
+    fn clean_text_neutralises_control_characters() {
+        assert_eq!(
+            clean_text(b"QEMU HARDDISK   \n").as_deref(),
+            Some("QEMU HARDDISK")
+        );
+        assert_eq!(clean_text(b"\x1b[2Jevil").as_deref(), Some("?[2Jevil"));
+        assert_eq!(
+            clean_text(b"\xff\xfeok").as_deref(),
+            Some("\u{fffd}\u{fffd}ok")
+        );
+        assert_eq!(clean_text(b"  \n"), None);
+    }
+
+    #[test]
+    fn disk_stat_and_inflight() {
+        let s = parse_disk_stat(
+            "     269        0    21016       73        0        0        0        0        0       96       73        0        0        0        0        0        0\n",
+        )
+        .unwrap();
+        assert_eq!(s.read_ios, 269);
+        assert_eq!(s.read_sectors, 21016);
+        assert_eq!(s.io_ticks_ms, 96);
+        assert_eq!(parse_disk_stat("1 2 3"), None);
+        assert_eq!(parse_disk_stat("x 2 3 4 5 6 7 8 9 10 11"), None);
+        assert_eq!(parse_inflight("       3        1\n"), Some((3, 1)));
+        assert_eq!(parse_inflight("3"), None);
+    }
+
+    #[test]
+    fn flags_and_numbers() {
+        assert_eq!(parse_flag("1\n"), Some(true));
+        assert_eq!(parse_flag("0"), Some(false));
+        assert_eq!(parse_flag("2"), None);
+        assert_eq!(parse_number::<u32>("128\n"), Some(128));
+        assert_eq!(parse_number::<u32>("-1"), None);
+        assert_eq!(parse_number::<u32>("99999999999"), None);
+    }
+}

@@ -1,0 +1,530 @@
+//! Reads the block-device inventory from sysfs and procfs under a root directory: `/` on a
+//! live system, a captured tree in `tests/fixtures/sysfs/<scenario>/` in tests.
+//!
+//! Every attribute is optional. An attribute that is missing, unreadable or malformed leaves
+//! its field unknown (`None`) and, when the reason is worth telling (permission, I/O error),
+//! adds a note to the device; it never aborts the inventory.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::Context;
+
+use super::parse::{
+    DiskStat, clean_text, parse_devnum, parse_disk_stat, parse_flag, parse_inflight,
+    parse_mountinfo, parse_number, parse_swaps, parse_vpd_serial,
+};
+use crate::model::usage::{self, MountEntry, SwapEntry};
+use crate::model::{
+    BlockDevice, Bytes, Holder, HolderKind, Inventory, KernelWriteCache, Partition, SchedulerSet,
+    Transport,
+};
+
+/// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
+/// and is cut rather than read forever.
+const MAX_ATTR_BYTES: u64 = 64 * 1024;
+
+/// The root under which `sys/` and `proc/` are found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysRoot {
+    root: PathBuf,
+}
+
+impl SysRoot {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        SysRoot { root: root.into() }
+    }
+
+    /// The running system.
+    pub fn host() -> Self {
+        SysRoot::new("/")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `<root>/sys/block/<name>`.
+    pub fn block_dir(&self, name: &str) -> PathBuf {
+        self.root.join("sys/block").join(name)
+    }
+
+    /// Lists and reads every entry of `/sys/block`, sorted by name (numbers in natural order).
+    pub fn inventory(&self) -> anyhow::Result<Inventory> {
+        let block = self.root.join("sys/block");
+        let entries = fs::read_dir(&block)
+            .with_context(|| format!("cannot list {} (is sysfs mounted?)", block.display()))?;
+        let mut notes = Vec::new();
+        let mut names = Vec::new();
+        let mut listed: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        listed.sort_by_key(|a| natural_key(a));
+        for name in listed {
+            // Following the symlink: a device removed while we list is no longer a directory.
+            if block.join(&name).is_dir() {
+                names.push(name);
+            } else {
+                notes.push(format!(
+                    "skipped /sys/block/{}: not a device directory (removed while listing?)",
+                    super::parse::neutralize_controls(&name)
+                ));
+            }
+        }
+
+        let mounts = self.read_table("proc/self/mountinfo", parse_mountinfo, &mut notes);
+        let swaps = self.read_table("proc/swaps", parse_swaps, &mut notes);
+        let usage_complete = mounts.is_some() && swaps.is_some();
+        let mounts: Vec<MountEntry> = mounts.unwrap_or_default();
+        let swaps: Vec<SwapEntry> = swaps.unwrap_or_default();
+
+        let devices = names
+            .iter()
+            .map(|name| {
+                let mut device = self.read_device(name);
+                usage::assess(&mut device, &mounts, &swaps);
+                device
+            })
+            .collect();
+        Ok(Inventory {
+            devices,
+            usage_complete,
+            notes,
+        })
+    }
+
+    /// Reads one `/proc` table, noting (not failing) when it cannot be read.
+    fn read_table<T>(
+        &self,
+        rel: &str,
+        parse: fn(&str) -> Vec<T>,
+        notes: &mut Vec<String>,
+    ) -> Option<Vec<T>> {
+        let path = self.root.join(rel);
+        match fs::read_to_string(&path) {
+            Ok(text) => Some(parse(&text)),
+            Err(e) => {
+                notes.push(format!(
+                    "cannot read /{rel} ({}): in-use checks are incomplete",
+                    describe_io_error(&e)
+                ));
+                None
+            }
+        }
+    }
+
+    /// Reads everything sysfs says about one block device.
+    pub fn read_device(&self, name: &str) -> BlockDevice {
+        let dir = self.block_dir(name);
+        let mut r = AttrReader::new(&dir);
+        let mut d = BlockDevice::unknown(name, dev_node_path(name));
+
+        d.dev = r.text("dev").as_deref().and_then(parse_devnum);
+        d.size_bytes = r
+            .text("size")
+            .as_deref()
+            .and_then(parse_number::<u64>)
+            .map(Bytes::from_kernel_sectors);
+        d.removable = r.text("removable").as_deref().and_then(parse_flag);
+        d.read_only = r.text("ro").as_deref().and_then(parse_flag);
+
+        d.rotational = r.text("queue/rotational").as_deref().and_then(parse_flag);
+        d.logical_block_size = r.number("queue/logical_block_size");
+        d.physical_block_size = r.number("queue/physical_block_size");
+        d.nr_requests = r.number("queue/nr_requests");
+        d.read_ahead_kb = r.number("queue/read_ahead_kb");
+        d.max_sectors_kb = r.number("queue/max_sectors_kb");
+        d.scheduler = match r.text("queue/scheduler") {
+            Some(text) => text.parse::<SchedulerSet>().ok(),
+            // Bio-based devices (zram on recent kernels) have a queue but no scheduler file:
+            // no scheduler applies, which is not the same as unknown.
+            None if dir.join("queue").is_dir() && !dir.join("queue/scheduler").exists() => {
+                Some(SchedulerSet::default())
+            }
+            None => None,
+        };
+        d.kernel_write_cache = r
+            .text("queue/write_cache")
+            .and_then(|s| s.parse::<KernelWriteCache>().ok());
+
+        d.backing_file = r.clean("loop/backing_file");
+        d.dm_name = r.clean("dm/name");
+
+        let scsi_vendor = r.clean("device/vendor");
+        let sys_path = self.relative_canonical(&dir);
+        d.transport = classify_transport(name, &sys_path, scsi_vendor.as_deref());
+        match d.transport {
+            Transport::Nvme => {
+                d.model = r.clean("device/model");
+                d.serial = r.clean("device/serial");
+                d.firmware = r.clean("device/firmware_rev");
+            }
+            Transport::Sata | Transport::Scsi | Transport::Usb => {
+                d.vendor = scsi_vendor;
+                d.model = r.clean("device/model");
+                d.serial = r
+                    .bytes("device/vpd_pg80")
+                    .and_then(|p| parse_vpd_serial(&p));
+                d.firmware = r.clean("device/rev");
+            }
+            Transport::Virtio => {
+                d.serial = r.clean("serial");
+            }
+            Transport::Mmc => {
+                d.model = r.clean("device/name");
+                d.serial = r.clean("device/serial");
+                d.firmware = r.clean("device/fwrev");
+            }
+            _ => {}
+        }
+
+        d.holders = self.holders(&dir.join("holders"));
+        d.partitions = self.partitions(&dir);
+        d.notes = r.notes;
+        d
+    }
+
+    /// The device's path below `sys/` after resolving the `/sys/block` symlink, e.g.
+    /// `devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda`.
+    fn relative_canonical(&self, dir: &Path) -> String {
+        let (Ok(full), Ok(root)) = (
+            fs::canonicalize(dir),
+            fs::canonicalize(self.root.join("sys")),
+        ) else {
+            return String::new();
+        };
+        full.strip_prefix(&root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    fn holders(&self, holders_dir: &Path) -> Vec<Holder> {
+        let mut names: Vec<String> = match fs::read_dir(holders_dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        names.sort();
+        names
+            .into_iter()
+            .map(|name| {
+                let holder_dir = self.block_dir(&name);
+                let mut r = AttrReader::new(&holder_dir);
+                let uuid = r.clean("dm/uuid");
+                let label = r.clean("dm/name");
+                let kind = classify_holder(&name, uuid.as_deref());
+                Holder { name, kind, label }
+            })
+            .collect()
+    }
+
+    fn partitions(&self, dir: &Path) -> Vec<Partition> {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut parts: Vec<Partition> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join("partition").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .map(|name| {
+                let pdir = dir.join(&name);
+                let mut r = AttrReader::new(&pdir);
+                Partition {
+                    path: dev_node_path(&name),
+                    dev: r.text("dev").as_deref().and_then(parse_devnum),
+                    number: r.number("partition"),
+                    start_sector: r.number("start"),
+                    size_bytes: r
+                        .text("size")
+                        .as_deref()
+                        .and_then(parse_number::<u64>)
+                        .map(Bytes::from_kernel_sectors),
+                    read_only: r.text("ro").as_deref().and_then(parse_flag),
+                    holders: self.holders(&pdir.join("holders")),
+                    name,
+                }
+            })
+            .collect();
+        parts.sort_by(|a, b| {
+            (a.number, natural_key(&a.name)).cmp(&(b.number, natural_key(&b.name)))
+        });
+        parts
+    }
+
+    /// The kernel's I/O counters for a device (`/sys/block/X/stat`).
+    pub fn disk_stat(&self, name: &str) -> anyhow::Result<DiskStat> {
+        let path = self.block_dir(name).join("stat");
+        let text =
+            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        parse_disk_stat(&text)
+            .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
+    }
+
+    /// Outstanding reads and writes as the block layer counts them (`/sys/block/X/inflight`).
+    pub fn inflight(&self, name: &str) -> anyhow::Result<(u64, u64)> {
+        let path = self.block_dir(name).join("inflight");
+        let text =
+            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        parse_inflight(&text)
+            .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
+    }
+}
+
+/// Reads attributes below one directory and remembers why some could not be read.
+struct AttrReader<'a> {
+    dir: &'a Path,
+    notes: Vec<String>,
+}
+
+impl<'a> AttrReader<'a> {
+    fn new(dir: &'a Path) -> Self {
+        AttrReader {
+            dir,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Raw bytes of an attribute; `None` when absent or unreadable (then noted).
+    fn bytes(&mut self, rel: &str) -> Option<Vec<u8>> {
+        let path = self.dir.join(rel);
+        let result = fs::File::open(&path).and_then(|f| {
+            let mut buf = Vec::new();
+            f.take(MAX_ATTR_BYTES).read_to_end(&mut buf)?;
+            Ok(buf)
+        });
+        match result {
+            Ok(buf) => Some(buf),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            // A directory where a file was expected, or similar oddities: unknown, no note.
+            Err(e) if e.raw_os_error() == Some(libc::EISDIR) => None,
+            Err(e) => {
+                self.notes.push(format!("{rel}: {}", describe_io_error(&e)));
+                None
+            }
+        }
+    }
+
+    /// The attribute as trimmed text (lossy UTF-8).
+    fn text(&mut self, rel: &str) -> Option<String> {
+        self.bytes(rel)
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+    }
+
+    /// The attribute as display-safe text, `None` if empty.
+    fn clean(&mut self, rel: &str) -> Option<String> {
+        self.bytes(rel).and_then(|b| clean_text(&b))
+    }
+
+    fn number<T: std::str::FromStr>(&mut self, rel: &str) -> Option<T> {
+        self.text(rel).as_deref().and_then(parse_number)
+    }
+}
+
+/// A short reason for an I/O error, with the hint an admin needs.
+pub fn describe_io_error(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => "needs root".to_string(),
+        _ => match e.raw_os_error() {
+            Some(code) => nix::errno::Errno::from_raw(code).desc().to_string(),
+            None => e.to_string(),
+        },
+    }
+}
+
+/// `/dev/<name>`; the kernel writes `/` in device names as `!` in sysfs (e.g. `cciss!c0d0`).
+pub fn dev_node_path(name: &str) -> PathBuf {
+    PathBuf::from("/dev").join(name.replace('!', "/"))
+}
+
+/// Decides the transport from the kernel name, the device's resolved sysfs path and the SCSI
+/// vendor string. The path is the most reliable witness for SCSI disks: a USB bridge puts
+/// `usbN` in it and libata puts `ataN`; the vendor "ATA" (the SAT layer's) is the fallback.
+pub fn classify_transport(name: &str, sys_path: &str, scsi_vendor: Option<&str>) -> Transport {
+    let prefix = |p: &str| name.starts_with(p);
+    let in_path = |pred: &dyn Fn(&str) -> bool| {
+        Path::new(sys_path).components().any(|c| match c {
+            Component::Normal(s) => s.to_str().is_some_and(pred),
+            _ => false,
+        })
+    };
+    let numbered = |s: &str, p: &str| {
+        s.strip_prefix(p)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+    };
+
+    if prefix("nvme") {
+        Transport::Nvme
+    } else if prefix("loop") {
+        Transport::Loop
+    } else if prefix("zram") {
+        Transport::Zram
+    } else if prefix("dm-") {
+        Transport::Dm
+    } else if prefix("md") {
+        Transport::Md
+    } else if prefix("mmcblk") {
+        Transport::Mmc
+    } else if prefix("nbd") {
+        Transport::Nbd
+    } else if prefix("ram") {
+        Transport::Ram
+    } else if prefix("vd") {
+        Transport::Virtio
+    } else if in_path(&|s| numbered(s, "usb")) {
+        Transport::Usb
+    } else if in_path(&|s| numbered(s, "ata")) || scsi_vendor == Some("ATA") {
+        Transport::Sata
+    } else if prefix("sd") || prefix("sr") || in_path(&|s| s.starts_with("target")) {
+        Transport::Scsi
+    } else {
+        Transport::Unknown
+    }
+}
+
+/// What kind of stacked device a holder is, from its name and dm uuid prefix (lvm2 uses
+/// `LVM-`, cryptsetup `CRYPT-`, multipath `mpath-`).
+pub fn classify_holder(name: &str, dm_uuid: Option<&str>) -> HolderKind {
+    if name.starts_with("md") {
+        return HolderKind::Md;
+    }
+    if name.starts_with("dm-") {
+        return match dm_uuid {
+            Some(u) if u.starts_with("LVM-") => HolderKind::Lvm,
+            Some(u) if u.starts_with("CRYPT-") => HolderKind::DmCrypt,
+            Some(u) if u.starts_with("mpath-") => HolderKind::Multipath,
+            _ => HolderKind::Dm,
+        };
+    }
+    HolderKind::Other
+}
+
+/// Sort key that orders `loop2` before `loop10`.
+fn natural_key(s: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut text = String::new();
+    let mut digits = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+        } else {
+            if !digits.is_empty() {
+                key.push((
+                    std::mem::take(&mut text),
+                    digits.parse().unwrap_or(u64::MAX),
+                ));
+                digits.clear();
+            }
+            text.push(c);
+        }
+    }
+    key.push((text, digits.parse().unwrap_or(0)));
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transports_from_names_and_paths() {
+        let t = classify_transport;
+        assert_eq!(
+            t(
+                "nvme0n1",
+                "devices/pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1",
+                None
+            ),
+            Transport::Nvme
+        );
+        assert_eq!(
+            t(
+                "sda",
+                "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
+                Some("ATA")
+            ),
+            Transport::Sata
+        );
+        assert_eq!(
+            t(
+                "sdb",
+                "devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb",
+                Some("ATA")
+            ),
+            Transport::Usb
+        );
+        assert_eq!(
+            t(
+                "sdc",
+                "devices/pci0000:00/0000:00:05.0/virtio2/host2/target2:0:0/2:0:0:0/block/sdc",
+                Some("QEMU")
+            ),
+            Transport::Scsi
+        );
+        assert_eq!(t("sdd", "", Some("ATA")), Transport::Sata);
+        assert_eq!(
+            t(
+                "vda",
+                "devices/pci0000:00/0000:00:02.0/virtio1/block/vda",
+                None
+            ),
+            Transport::Virtio
+        );
+        assert_eq!(
+            t("loop0", "devices/virtual/block/loop0", None),
+            Transport::Loop
+        );
+        assert_eq!(t("zram0", "", None), Transport::Zram);
+        assert_eq!(t("md127", "", None), Transport::Md);
+        assert_eq!(t("dm-3", "", None), Transport::Dm);
+        assert_eq!(t("mmcblk0", "", None), Transport::Mmc);
+        assert_eq!(t("xvda", "", None), Transport::Unknown);
+        // "ata" must be a whole numbered component, not a substring of something else.
+        assert_eq!(
+            t("sde", "devices/data1/target1:0:0/block/sde", Some("IBM")),
+            Transport::Scsi
+        );
+    }
+
+    #[test]
+    fn holder_kinds() {
+        assert_eq!(classify_holder("md0", None), HolderKind::Md);
+        assert_eq!(classify_holder("dm-0", Some("LVM-abc")), HolderKind::Lvm);
+        assert_eq!(
+            classify_holder("dm-1", Some("CRYPT-LUKS2-x")),
+            HolderKind::DmCrypt
+        );
+        assert_eq!(
+            classify_holder("dm-2", Some("mpath-3600")),
+            HolderKind::Multipath
+        );
+        assert_eq!(classify_holder("dm-2", None), HolderKind::Dm);
+        assert_eq!(classify_holder("bcache0", None), HolderKind::Other);
+    }
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec![
+            "loop10", "loop2", "sda", "loop1", "nvme0n1", "nvme10n1", "nvme2n1",
+        ];
+        v.sort_by_key(|a| natural_key(a));
+        assert_eq!(
+            v,
+            [
+                "loop1", "loop2", "loop10", "nvme0n1", "nvme2n1", "nvme10n1", "sda"
+            ]
+        );
+    }
+
+    #[test]
+    fn dev_paths() {
+        assert_eq!(dev_node_path("sda"), PathBuf::from("/dev/sda"));
+        assert_eq!(
+            dev_node_path("cciss!c0d0"),
+            PathBuf::from("/dev/cciss/c0d0")
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! Helpers for integration tests on real devices: loop and zram devices and mounts that are
+//! removed again when the guard drops, also when the test fails (Drop runs while unwinding).
+//!
+//! Tests that need root call `root_or_skip`: without root they print why they are skipped and
+//! pass; with `DISKTRIAGE_REQUIRE_ROOT=1` (set by `scripts/test.sh` and CI) a missing
+//! prerequisite fails the test instead, so CI can never pass by skipping.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::fs;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use nix::fcntl::{Flock, FlockArg};
+
+/// True when the test may go on; false (after printing the reason) when it must be skipped.
+pub fn root_or_skip(test: &str) -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    skip(test, "needs root to create loop and zram devices")
+}
+
+/// Skips with a printed reason, or fails when prerequisites are required.
+pub fn skip(test: &str, reason: &str) -> bool {
+    if std::env::var_os("DISKTRIAGE_REQUIRE_ROOT").is_some_and(|v| v == "1") {
+        panic!("{test}: {reason} (DISKTRIAGE_REQUIRE_ROOT=1 forbids skipping)");
+    }
+    eprintln!("SKIPPED {test}: {reason}");
+    false
+}
+
+/// Runs a command and returns stdout; panics with its stderr when it fails.
+pub fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs the disktriage binary built for this test run.
+pub fn disktriage(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .args(args)
+        .output()
+        .expect("run disktriage")
+}
+
+/// `disktriage list --json --all`, parsed; panics on failure.
+pub fn list_json() -> serde_json::Value {
+    let out = disktriage(&["list", "--json", "--all"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("list --json is JSON")
+}
+
+/// The entry for `name` in a `list --json` document.
+pub fn json_device<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["devices"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["name"] == name))
+        .unwrap_or_else(|| panic!("{name} not in list --json"))
+}
+
+/// A scratch directory removed on drop.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("disktriage-test.")
+        .tempdir()
+        .expect("temp dir")
+}
+
+/// A loop device over a sparse file; detached on drop.
+pub struct LoopDev {
+    pub path: PathBuf,
+    pub name: String,
+    pub image: PathBuf,
+}
+
+impl LoopDev {
+    /// A new sparse image of `size` bytes in `dir`, attached with the given logical sector size.
+    pub fn new(dir: &Path, size: u64, sector_size: u32) -> LoopDev {
+        let image = dir.join(format!("loop-{sector_size}-{size}.img"));
+        fs::File::create(&image)
+            .and_then(|f| f.set_len(size))
+            .expect("create sparse image");
+        LoopDev::attach(&image, &["--sector-size", &sector_size.to_string()])
+    }
+
+    /// Attaches an existing image; `extra` goes to losetup (e.g. `-P`).
+    pub fn attach(image: &Path, extra: &[&str]) -> LoopDev {
+        let image_str = image.to_str().expect("utf-8 path");
+        let mut args = vec!["--find", "--show"];
+        args.extend_from_slice(extra);
+        args.push(image_str);
+        let path = PathBuf::from(sh("losetup", &args).trim());
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("loop name")
+            .to_string();
+        LoopDev {
+            path,
+            name,
+            image: image.to_path_buf(),
+        }
+    }
+
+    pub fn path_str(&self) -> &str {
+        self.path.to_str().expect("utf-8 path")
+    }
+
+    /// Makes the kernel show the image's partitions. `losetup -P` asks the kernel to scan;
+    /// kernels built without partition-table parsers (like this project's dev VM) need
+    /// `partx --add`, which parses in user space and adds them with BLKPG.
+    pub fn expose_partitions(&self) -> Vec<String> {
+        let parts = || -> Vec<String> {
+            let dir = PathBuf::from("/sys/block").join(&self.name);
+            let mut v: Vec<String> = fs::read_dir(&dir)
+                .map(|rd| {
+                    rd.filter_map(Result::ok)
+                        .filter(|e| e.path().join("partition").exists())
+                        .filter_map(|e| e.file_name().into_string().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            v.sort();
+            v
+        };
+        if parts().is_empty() {
+            sh("partx", &["--add", self.path_str()]);
+        }
+        // devtmpfs creates the nodes asynchronously.
+        for _ in 0..100 {
+            let p = parts();
+            if !p.is_empty() && p.iter().all(|n| Path::new("/dev").join(n).exists()) {
+                return p;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        parts()
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
+    }
+}
+
+/// A mounted filesystem; unmounted on drop.
+pub struct Mounted {
+    pub dir: PathBuf,
+}
+
+impl Mounted {
+    /// Makes an ext4 filesystem on `dev` and mounts it on `dir`.
+    pub fn ext4(dev: &str, dir: &Path) -> Mounted {
+        sh("mkfs.ext4", &["-q", "-F", dev]);
+        fs::create_dir_all(dir).expect("mount point");
+        sh("mount", &[dev, dir.to_str().expect("utf-8 path")]);
+        Mounted {
+            dir: dir.to_path_buf(),
+        }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+    }
+}
+
+/// `/dev/zram0` configured to a size, exclusively for this test (a file lock serialises the
+/// tests that use it, across test binaries too); reset on drop.
+pub struct Zram {
+    pub name: String,
+    pub path: PathBuf,
+    _lock: Flock<fs::File>,
+}
+
+impl Zram {
+    /// None (with the reason printed) when zram is missing or used by someone else.
+    pub fn setup(test: &str, size: u64) -> Option<Zram> {
+        let sys = Path::new("/sys/block/zram0");
+        if !sys.exists() {
+            skip(test, "no /sys/block/zram0 (modprobe zram)");
+            return None;
+        }
+        let lock_file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open("/tmp/disktriage-tests-zram0.lock")
+            .expect("lock file");
+        let lock = Flock::lock(lock_file, FlockArg::LockExclusive).expect("flock zram lock");
+        let disksize = fs::read_to_string(sys.join("disksize")).unwrap_or_default();
+        if disksize.trim() != "0" {
+            skip(
+                test,
+                "zram0 is already configured by someone else; not touching it",
+            );
+            return None;
+        }
+        fs::write(sys.join("disksize"), size.to_string()).expect("set zram disksize");
+        Some(Zram {
+            name: "zram0".into(),
+            path: "/dev/zram0".into(),
+            _lock: lock,
+        })
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff").arg(&self.path).output();
+        let _ = fs::write("/sys/block/zram0/reset", "1");
+    }
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The QEMU lab: boots Debian's kernel with a busybox initramfs under software emulation (TCG)
+# with real drive interfaces (SATA on AHCI, NVMe, SCSI on virtio-scsi, virtio-blk, and for
+# captures USB storage), runs a guest script there and collects what it printed.
+#
+# usage:
+#   tests/vm/lab.sh check
+#       exit 0 when the lab can run here; otherwise print what is missing and exit 3.
+#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture]
+#       builds WORKDIR/initramfs.cpio.gz (busybox, kernel modules, the static disktriage binary
+#       from $DISKTRIAGE_BIN if set, GUEST_SCRIPT as /lab/guest.sh, the tools named in
+#       $LAB_TOOLS with their libraries), creates sparse disk images in
+#       WORKDIR, boots, and waits for the guest to power off. The guest script's output (its
+#       second serial port) ends up in WORKDIR/results.log, the kernel console in
+#       WORKDIR/console.log. Exit 0 when the guest script ran to the end. $LAB_PREPARE, if set,
+#       is run by bash with $WORK set before the boot, to prepare the disk images.
+#
+# Packages (Debian): qemu-system-x86, linux-image-amd64, busybox-static.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+
+find_kernel() {
+    local v
+    for v in $(ls /lib/modules 2>/dev/null | sort -rV); do
+        if [ -f "/boot/vmlinuz-$v" ]; then
+            echo "$v"
+            return 0
+        fi
+    done
+    return 1
+}
+
+check() {
+    local missing=()
+    command -v qemu-system-x86_64 >/dev/null || missing+=("qemu-system-x86_64 (apt-get install qemu-system-x86)")
+    [ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx insmod \
+        || missing+=("static busybox (apt-get install busybox-static)")
+    find_kernel >/dev/null || missing+=("a Debian kernel with modules (apt-get install linux-image-amd64)")
+    command -v cpio >/dev/null || missing+=("cpio")
+    if [ ${#missing[@]} -gt 0 ]; then
+        printf 'QEMU lab unavailable, missing: %s\n' "${missing[@]}"
+        return 3
+    fi
+}
+
+# Modules to load in the guest, each with its dependencies, in load order.
+modules_for() {
+    case "$1" in
+        standard) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4" ;;
+        capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
+    esac
+}
+
+build_initramfs() {
+    local work=$1 script=$2 diskset=$3 kver=$4 expect=$5
+    local root="$work/initramfs"
+    rm -rf "$root"
+    mkdir -p "$root"/{bin,dev,proc,sys,run,tmp,lab/modules,lib64,lib/x86_64-linux-gnu,etc}
+    cp /bin/busybox "$root/bin/busybox"
+    if [ -n "${DISKTRIAGE_BIN:-}" ]; then
+        cp "$DISKTRIAGE_BIN" "$root/bin/disktriage"
+    fi
+    echo "$expect" > "$root/lab/expect_disks"
+    cp "$script" "$root/lab/guest.sh"
+    cp "$here/../fixtures/capture-sysfs.sh" "$root/lab/capture-sysfs.sh"
+
+    # Kernel modules with their dependencies, once each, in the order modprobe would load them.
+    local m line ko order="$root/lab/modules.order"
+    : > "$order"
+    for m in $(modules_for "$diskset"); do
+        modprobe --show-depends -S "$kver" "$m" 2>/dev/null | while read -r line; do
+            case "$line" in
+                insmod*)
+                    ko=$(echo "$line" | awk '{print $2}')
+                    if ! grep -qx "$(basename "$ko")" "$order"; then
+                        cp "$ko" "$root/lab/modules/"
+                        basename "$ko" >> "$order"
+                    fi
+                    ;;
+            esac
+        done
+    done
+    # Decompress modules if the distribution ships them compressed (busybox insmod wants .ko).
+    for ko in "$root"/lab/modules/*.ko.xz; do
+        [ -e "$ko" ] || continue
+        xz -d "$ko"
+    done
+    sed -i 's/\.ko\.xz$/.ko/' "$order"
+
+    # Optional dynamically linked tools for captures (md and dm need their user-space tools).
+    local tool lib
+    for tool in ${LAB_TOOLS:-}; do
+        tool=$(command -v "$tool") || continue
+        cp "$tool" "$root/bin/"
+        for lib in $(ldd "$tool" | grep -o '/[^ ]*'); do
+            mkdir -p "$root$(dirname "$lib")"
+            cp -L "$lib" "$root$lib"
+        done
+    done
+
+    cat > "$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t tmpfs run /run
+for m in $(cat /lab/modules.order); do insmod /lab/modules/$m 2>/dev/null; done
+# Wait for the disks to be probed (USB storage takes a few seconds).
+want=$(cat /lab/expect_disks)
+i=0
+while [ "$(ls /sys/block | grep -cv -e '^loop' -e '^ram' -e '^zram')" -lt "$want" ] && [ $i -lt 300 ]; do
+    sleep 0.1; i=$((i + 1))
+done
+exec 3>/dev/ttyS1
+echo "===== LAB START $(uname -r)" >&3
+sh /lab/guest.sh >&3 2>&3
+echo "===== LAB END rc=$?" >&3
+sync
+poweroff -f
+INIT
+    chmod +x "$root/init"
+    (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.cpio.gz"
+}
+
+run() {
+    local work=$1 script=$2 diskset=${3:-standard}
+    check
+    local kver
+    kver=$(find_kernel)
+    mkdir -p "$work"
+
+    local disks=(
+        -drive "if=none,id=sata0,file=$work/sata.img,format=raw"
+        -device "ide-hd,drive=sata0,bus=ide.0,serial=DT-SATA-0,model=DT SATA DISK"
+        -drive "if=none,id=nvme0,file=$work/nvme.img,format=raw"
+        -device "nvme,drive=nvme0,serial=DT-NVME-0"
+        -device virtio-scsi-pci,id=scsi0
+        -drive "if=none,id=scsi0d,file=$work/scsi.img,format=raw"
+        -device "scsi-hd,drive=scsi0d,bus=scsi0.0,serial=DT-SCSI-0"
+        -drive "if=none,id=vblk0,file=$work/virtio.img,format=raw"
+        -device "virtio-blk-pci,drive=vblk0,serial=DT-VIRTIO-0"
+    )
+    local images=(sata nvme scsi virtio) expect=4
+    case "$diskset" in
+        standard)
+            disks+=(
+                -drive "if=none,id=nvme1,file=$work/nvmewarn.img,format=raw"
+                -device "nvme,drive=nvme1,serial=DT-NVME-WARN,smart_critical_warning=4"
+            )
+            images+=(nvmewarn)
+            expect=5
+            ;;
+        capture)
+            disks+=(
+                -device qemu-xhci,id=xhci
+                -drive "if=none,id=usb0,file=$work/usb.img,format=raw"
+                -device "usb-storage,bus=xhci.0,drive=usb0,serial=DT-USB-0"
+            )
+            images+=(usb)
+            local i
+            for i in 1 2 3; do
+                disks+=(
+                    -drive "if=none,id=vx$i,file=$work/extra$i.img,format=raw"
+                    -device "virtio-blk-pci,drive=vx$i,serial=DT-EXTRA-$i"
+                )
+                images+=("extra$i")
+            done
+            expect=9
+            ;;
+        *) echo "unknown disk set $diskset" >&2; return 2 ;;
+    esac
+    local img
+    for img in "${images[@]}"; do
+        rm -f "$work/$img.img"
+        truncate -s 256M "$work/$img.img"
+    done
+    # Hooks may prepare disk images (a partition table, say) before the boot.
+    if [ -n "${LAB_PREPARE:-}" ]; then
+        WORK="$work" bash -c "$LAB_PREPARE"
+    fi
+    build_initramfs "$work" "$script" "$diskset" "$kver" "$expect"
+
+    rm -f "$work/results.log" "$work/console.log"
+    timeout "${LAB_TIMEOUT:-600}" qemu-system-x86_64 \
+        -accel tcg -M q35 -cpu max -m 1024 -smp 1 \
+        -display none -monitor none -no-reboot \
+        -serial "file:$work/console.log" -serial "file:$work/results.log" \
+        -kernel "/boot/vmlinuz-$kver" -initrd "$work/initramfs.cpio.gz" \
+        -append "console=ttyS0 panic=-1 loglevel=4" \
+        "${disks[@]}" || {
+        echo "qemu failed or timed out; console tail:" >&2
+        tail -n 30 "$work/console.log" >&2 || true
+        return 1
+    }
+    grep -q '^===== LAB END' "$work/results.log"
+}
+
+case "${1:-}" in
+    check) check ;;
+    run) shift; run "$@" ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
+esac
