@@ -4,7 +4,9 @@
 //! touches the operating system; `model` holds plain data; `report` renders headless output.
 //! `run` dispatches a parsed command line.
 
+pub mod bench;
 pub mod cli;
+pub mod commands;
 pub mod model;
 pub mod report;
 pub mod sys;
@@ -23,6 +25,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let root = SysRoot::new(&cli.root);
     match cli.command {
         Some(Command::List(args)) => list(&root, &args),
+        Some(Command::Run(args)) => commands::run::run(&root, &args),
+        Some(Command::Tests) => {
+            write_stdout(&commands::run::list_tests())?;
+            Ok(ExitCode::SUCCESS)
+        }
         None => {
             list(&root, &ListArgs::default())?;
             write_stdout(
@@ -57,7 +64,7 @@ fn output_width() -> usize {
 }
 
 /// Writes to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),

@@ -1,4 +1,5 @@
 //! Headless output: what the commands print, as text tables and JSON.
 
 pub mod list;
+pub mod run;
 pub mod table;

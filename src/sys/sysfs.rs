@@ -17,7 +17,7 @@ use super::parse::{
 };
 use crate::model::usage::{self, MountEntry, SwapEntry};
 use crate::model::{
-    BlockDevice, Bytes, Holder, HolderKind, Inventory, KernelWriteCache, Partition, SchedulerSet,
+    BlockDevice, Bytes, DevNum, Holder, HolderKind, Inventory, KernelWriteCache, Partition, SchedulerSet,
     Transport,
 };
 
@@ -260,6 +260,16 @@ impl SysRoot {
         let path = self.block_dir(name).join("stat");
         let text =
             fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        parse_disk_stat(&text)
+            .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
+    }
+
+    /// The I/O counters of any block device, disk or partition, by number
+    /// (`/sys/dev/block/M:m/stat`).
+    pub fn dev_stat(&self, dev: DevNum) -> anyhow::Result<DiskStat> {
+        let path = self.root.join(format!("sys/dev/block/{dev}/stat"));
+        let text = fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         parse_disk_stat(&text)
             .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
     }

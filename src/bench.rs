@@ -1,0 +1,11 @@
+//! The I/O test engine: the catalogue, plans, workers, statistics and the runner.
+
+pub mod catalog;
+pub mod pattern;
+pub mod plan;
+pub mod runner;
+pub mod safety;
+pub mod spec;
+pub mod target;
+pub mod stats;
+pub mod worker;

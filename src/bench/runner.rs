@@ -1,0 +1,702 @@
+//! Runs a plan: one phase after another, each with its workers on named threads. The runner
+//! snapshots the kernel's counters for the device between warm-up and measurement and after
+//! the phase (the witness), folds the workers' interval samples into one bounded series, and
+//! streams events to whoever watches (the CLI's progress line, the TUI's charts).
+
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::pattern::DataPattern;
+use super::plan::Planner;
+use super::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
+use super::stats::{BoundedSeries, IntervalPoint, IoStats, LatencySummary};
+use super::worker::{IoFailure, WorkerCtx, WorkerMsg, run_worker};
+use crate::model::DevNum;
+use crate::sys::SysRoot;
+use crate::sys::parse::DiskStat;
+
+/// Points a phase's series keeps before it coarsens (at 250 ms: 17 minutes at full detail).
+pub const SERIES_CAPACITY: usize = 4096;
+/// Byte difference between our count and the kernel's above which a run is flagged.
+pub const WITNESS_TOLERANCE_PCT: f64 = 2.0;
+
+/// Where workers wait between warm-up and measurement while the runner reads the counters.
+#[derive(Debug)]
+pub struct Gate {
+    state: Mutex<GateState>,
+    cv: Condvar,
+}
+
+#[derive(Debug)]
+struct GateState {
+    expected: usize,
+    arrived: usize,
+    open: bool,
+}
+
+impl Gate {
+    pub fn new(expected: usize) -> Self {
+        Gate {
+            state: Mutex::new(GateState {
+                expected,
+                arrived: 0,
+                open: false,
+            }),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A worker arrives and waits until the runner opens the gate.
+    pub fn arrive_and_wait(&self) {
+        let mut s = self.lock();
+        s.arrived += 1;
+        self.cv.notify_all();
+        while !s.open {
+            s = self.cv.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// A worker that will never arrive (it failed to start).
+    pub fn forget(&self) {
+        let mut s = self.lock();
+        s.expected = s.expected.saturating_sub(1);
+        self.cv.notify_all();
+    }
+
+    /// Waits until every expected worker arrived.
+    fn wait_all(&self) {
+        let mut s = self.lock();
+        while s.arrived < s.expected {
+            s = self.cv.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn open(&self) {
+        let mut s = self.lock();
+        s.open = true;
+        self.cv.notify_all();
+    }
+}
+
+/// What a run reports while it goes.
+#[derive(Debug, Clone)]
+pub enum RunEvent {
+    /// Phase `index` of `count` started (its warm-up, if any, is running).
+    PhaseStarted {
+        index: usize,
+        count: usize,
+        label: String,
+        job: Box<Job>,
+    },
+    /// The warm-up is over; measurement starts now.
+    Measuring { index: usize },
+    /// One interval of the phase's series.
+    Point { index: usize, point: IntervalPoint },
+    PhaseFinished { index: usize, result: Box<PhaseResult> },
+}
+
+/// The kernel's own counters for the device around the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Witness {
+    /// The counters read, e.g. `/sys/dev/block/7:0/stat (loop0)`.
+    pub source: String,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    /// Requests the block layer merged into others (so it counted fewer I/Os than we sent).
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// (kernel bytes - our bytes) / our bytes, in percent.
+    pub bytes_diff_pct: f64,
+    /// (kernel I/Os + merges - our I/Os) / our I/Os, in percent. The block layer splits
+    /// requests larger than the device takes in one piece, so the kernel may count more; it
+    /// never counts fewer unless I/Os were served elsewhere (a cache).
+    pub ios_diff_pct: f64,
+    pub agrees: bool,
+}
+
+impl Witness {
+    fn compare(source: String, before: &DiskStat, after: &DiskStat, ours: &IoStats) -> Self {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        let read_bytes = d(after.read_sectors, before.read_sectors) * 512;
+        let write_bytes = d(after.write_sectors, before.write_sectors) * 512;
+        let read_ios = d(after.read_ios, before.read_ios);
+        let write_ios = d(after.write_ios, before.write_ios);
+        let read_merges = d(after.read_merges, before.read_merges);
+        let write_merges = d(after.write_merges, before.write_merges);
+        let pct = |kernel: u64, ours: u64| {
+            if ours == 0 {
+                if kernel == 0 { 0.0 } else { 100.0 }
+            } else {
+                (kernel as f64 - ours as f64) / ours as f64 * 100.0
+            }
+        };
+        let bytes_diff_pct = pct(read_bytes + write_bytes, ours.bytes());
+        let ios_diff_pct = pct(read_ios + write_ios + read_merges + write_merges, ours.ops());
+        let agrees =
+            bytes_diff_pct.abs() <= WITNESS_TOLERANCE_PCT && ios_diff_pct >= -WITNESS_TOLERANCE_PCT;
+        Witness {
+            source,
+            read_bytes,
+            write_bytes,
+            read_ios,
+            write_ios,
+            read_merges,
+            write_merges,
+            bytes_diff_pct,
+            ios_diff_pct,
+            agrees,
+        }
+    }
+}
+
+/// One direction's totals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirTotals {
+    pub bytes: u64,
+    pub ops: u64,
+    /// Bytes per second over the measured time.
+    pub bytes_per_sec: f64,
+    pub iops: f64,
+    pub latency: Option<LatencySummary>,
+}
+
+/// A worker's share of a phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkerTotals {
+    pub worker: u32,
+    pub region_start: u64,
+    pub region_len: u64,
+    pub bytes: u64,
+    pub ops: u64,
+    pub bytes_per_sec: f64,
+}
+
+/// The outcome of one phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseResult {
+    pub label: String,
+    pub tag: PhaseTag,
+    pub job: Job,
+    pub engine: EngineKind,
+    pub fixed_buffers: bool,
+    /// Measured seconds (the warm-up excluded).
+    pub seconds: f64,
+    pub read: DirTotals,
+    pub write: DirTotals,
+    pub workers: Vec<WorkerTotals>,
+    pub series: BoundedSeries,
+    pub witness: Option<Witness>,
+    /// Why there is no witness, when there is none.
+    pub witness_note: Option<String>,
+    pub failure: Option<IoFailure>,
+    pub setup_error: Option<String>,
+    /// The admin stopped the run.
+    pub stopped: bool,
+}
+
+impl PhaseResult {
+    pub fn bytes_per_sec(&self) -> f64 {
+        self.read.bytes_per_sec + self.write.bytes_per_sec
+    }
+
+    pub fn iops(&self) -> f64 {
+        self.read.iops + self.write.iops
+    }
+
+    /// The latency summary of the phase's main direction (reads, unless it only writes).
+    pub fn latency(&self) -> Option<&LatencySummary> {
+        self.read.latency.as_ref().or(self.write.latency.as_ref())
+    }
+
+    pub fn ok(&self) -> bool {
+        self.failure.is_none() && self.setup_error.is_none()
+    }
+}
+
+/// Where the runner reads the kernel's counters for the target.
+#[derive(Debug, Clone)]
+pub struct StatSource {
+    pub root: SysRoot,
+    pub dev: DevNum,
+    pub name: String,
+}
+
+/// Everything a run needs besides the plan.
+pub struct RunInput {
+    pub plan: Plan,
+    pub fd: Arc<OwnedFd>,
+    pub pattern: Option<DataPattern>,
+    pub stat: Option<StatSource>,
+    /// Shown when there is no stat source (e.g. a file on tmpfs).
+    pub no_stat_reason: Option<String>,
+    pub events: Option<Sender<RunEvent>>,
+}
+
+/// The result of a whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunOutcome {
+    pub engine: EngineKind,
+    /// Things said about the run as a whole (engine fallback, say).
+    pub notes: Vec<String>,
+    pub phases: Vec<PhaseResult>,
+    pub stopped: bool,
+}
+
+impl RunOutcome {
+    /// The first failure of any phase, described.
+    pub fn error(&self) -> Option<String> {
+        self.phases.iter().find_map(|p| {
+            p.setup_error
+                .clone()
+                .or_else(|| p.failure.as_ref().map(IoFailure::describe))
+        })
+    }
+}
+
+/// A running test: stop it, or wait for its outcome.
+pub struct RunHandle {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<RunOutcome>,
+}
+
+impl RunHandle {
+    /// Asks every worker to stop after its current I/O; what completed is still reported.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    pub fn join(self) -> anyhow::Result<RunOutcome> {
+        self.thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("the test runner thread panicked"))
+    }
+}
+
+/// Starts the run on its own thread.
+pub fn start(input: RunInput) -> anyhow::Result<RunHandle> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let thread = std::thread::Builder::new()
+        .name("io-runner".into())
+        .spawn(move || run(input, &flag))?;
+    Ok(RunHandle { stop, thread })
+}
+
+fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
+    let mut notes = Vec::new();
+    let engine = match input.plan.engine {
+        EngineKind::Uring => match crate::sys::uring::probe() {
+            Ok(()) => EngineKind::Uring,
+            Err(e) => {
+                notes.push(format!(
+                    "io_uring is not available ({e}): using the synchronous engine, one thread \
+                     per outstanding I/O"
+                ));
+                EngineKind::Sync
+            }
+        },
+        EngineKind::Sync => EngineKind::Sync,
+    };
+    let count = input.plan.phases.len();
+    let mut phases = Vec::with_capacity(count);
+    for (index, phase) in input.plan.phases.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let result = run_phase(&input, engine, index, count, phase, stop);
+        let failed = !result.ok();
+        if let Some(tx) = &input.events {
+            let _ = tx.send(RunEvent::PhaseFinished {
+                index,
+                result: Box::new(result.clone()),
+            });
+        }
+        phases.push(result);
+        if failed {
+            break;
+        }
+    }
+    RunOutcome {
+        engine,
+        notes,
+        stopped: stop.load(Ordering::Relaxed) && phases.iter().all(PhaseResult::ok),
+        phases,
+    }
+}
+
+/// Collects samples into interval points: point `i` is emitted when every running thread sent
+/// its sample for `i`, or a little after `i` ended by the clock (so a stuck worker does not
+/// freeze the chart). Samples that arrive after their point was emitted count in the next one,
+/// so the series always adds up to the totals.
+struct Aggregator {
+    interval: f64,
+    next: u64,
+    pending: std::collections::BTreeMap<u64, (IoStats, usize)>,
+    late: IoStats,
+    series: BoundedSeries,
+    totals: IoStats,
+    per_worker: Vec<IoStats>,
+}
+
+impl Aggregator {
+    fn add(&mut self, worker: u32, interval: u64, stats: &super::stats::SampleStats) {
+        if let Some(w) = self.per_worker.get_mut(worker as usize) {
+            w.add_sample(stats);
+        }
+        self.totals.add_sample(stats);
+        if interval < self.next {
+            self.late.add_sample(stats);
+        } else {
+            let e = self.pending.entry(interval).or_default();
+            e.0.add_sample(stats);
+            e.1 += 1;
+        }
+    }
+
+    /// Emits every point that is complete or overdue at `elapsed` seconds.
+    fn emit_ready(&mut self, live: usize, elapsed: f64, out: &mut Vec<IntervalPoint>) {
+        loop {
+            let i = self.next;
+            let reported = self.pending.get(&i).map_or(0, |e| e.1);
+            let overdue = elapsed > (i as f64 + 2.0) * self.interval;
+            if !(reported >= live.max(1) || overdue) {
+                break;
+            }
+            let end = (i + 1) as f64 * self.interval;
+            out.push(self.emit(i, end));
+        }
+    }
+
+    fn emit(&mut self, i: u64, end: f64) -> IntervalPoint {
+        let mut stats = self.pending.remove(&i).map(|e| e.0).unwrap_or_default();
+        stats.add(&std::mem::take(&mut self.late));
+        let p = IntervalPoint::from_stats(i as f64 * self.interval, end, &stats);
+        self.series.push(p);
+        self.next = i + 1;
+        p
+    }
+
+    /// Emits everything left; the last point ends at the phase's real end.
+    fn finish(&mut self, seconds: f64, out: &mut Vec<IntervalPoint>) {
+        while let Some((&i, _)) = self.pending.iter().next() {
+            let last = self.pending.len() == 1;
+            let end = if last {
+                seconds.max(i as f64 * self.interval)
+            } else {
+                (i + 1) as f64 * self.interval
+            };
+            out.push(self.emit(i, end));
+        }
+        if self.late.ops() > 0 {
+            let i = self.next;
+            out.push(self.emit(i, seconds));
+        }
+        self.series.finish();
+    }
+}
+
+fn read_stat(stat: &Option<StatSource>) -> Option<DiskStat> {
+    stat.as_ref().and_then(|s| s.root.dev_stat(s.dev).ok())
+}
+
+fn run_phase(
+    input: &RunInput,
+    engine: EngineKind,
+    index: usize,
+    count: usize,
+    phase: &Phase,
+    stop: &Arc<AtomicBool>,
+) -> PhaseResult {
+    let job = &phase.job;
+    let plan = &input.plan;
+    let threads_per_worker = match engine {
+        EngineKind::Uring => 1,
+        EngineKind::Sync => job.qd as usize,
+    };
+    let threads = job.workers as usize * threads_per_worker;
+    let gate = Arc::new(Gate::new(threads));
+    let (tx, rx) = mpsc::channel::<WorkerMsg>();
+    if let Some(ev) = &input.events {
+        let _ = ev.send(RunEvent::PhaseStarted {
+            index,
+            count,
+            label: phase.label.clone(),
+            job: Box::new(job.clone()),
+        });
+    }
+
+    let mut handles = Vec::new();
+    let mut setup_error = None;
+    let mut alive = threads;
+    for w in 0..job.workers {
+        let (start, len) = job.worker_region(w);
+        let seed = job.seed ^ u64::from(w).wrapping_mul(0x9E37_79B9);
+        let Some(planner) = Planner::new(start, len, job.bs, job.access, job.mix, seed) else {
+            setup_error = Some(format!("worker {w}: region too small for one request"));
+            for _ in 0..threads_per_worker {
+                gate.forget();
+            }
+            alive -= threads_per_worker;
+            continue;
+        };
+        let ctx = WorkerCtx {
+            worker: w,
+            fd: Arc::clone(&input.fd),
+            job: job.clone(),
+            planner,
+            pattern: if job.writes() { input.pattern.clone() } else { None },
+            interval: plan.interval,
+            tx: tx.clone(),
+            stop: Arc::clone(stop),
+            gate: Arc::clone(&gate),
+            next_op: Arc::new(AtomicU64::new(0)),
+            issued: Arc::new(AtomicU64::new(0)),
+        };
+        match std::thread::Builder::new()
+            .name(format!("io-worker-{w}"))
+            .spawn(move || run_worker(ctx, engine))
+        {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                setup_error = Some(format!("cannot start worker thread {w}: {e}"));
+                for _ in 0..threads_per_worker {
+                    gate.forget();
+                }
+                alive -= threads_per_worker;
+            }
+        }
+    }
+    drop(tx);
+
+    // Warm-up done and drained everywhere: read the counters, then let the workers measure.
+    gate.wait_all();
+    let before = read_stat(&input.stat);
+    let t0 = Instant::now();
+    gate.open();
+    if let Some(ev) = &input.events {
+        let _ = ev.send(RunEvent::Measuring { index });
+    }
+
+    let interval = plan.interval.as_secs_f64();
+    let mut agg = Aggregator {
+        interval,
+        next: 0,
+        pending: Default::default(),
+        late: IoStats::default(),
+        series: BoundedSeries::new(SERIES_CAPACITY),
+        totals: IoStats::default(),
+        per_worker: vec![IoStats::default(); job.workers as usize],
+    };
+    let mut failure: Option<IoFailure> = None;
+    let mut fixed_buffers = engine == EngineKind::Uring;
+    let mut points = Vec::new();
+    let mut t_end = t0;
+    while alive > 0 {
+        match rx.recv_timeout(plan.interval) {
+            Ok(WorkerMsg::Sample(s)) => agg.add(s.worker, s.interval, &s.stats),
+            Ok(WorkerMsg::Done {
+                failure: f,
+                setup_error: e,
+                fixed_buffers: fixed,
+                ..
+            }) => {
+                alive -= 1;
+                t_end = Instant::now();
+                fixed_buffers &= fixed;
+                if failure.is_none() {
+                    failure = f;
+                }
+                if e.is_some() && setup_error.is_none() {
+                    setup_error = e;
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        agg.emit_ready(alive, t0.elapsed().as_secs_f64(), &mut points);
+        send_points(&input.events, index, &mut points);
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let after = read_stat(&input.stat);
+    let seconds = (t_end - t0).as_secs_f64();
+    agg.finish(seconds, &mut points);
+    send_points(&input.events, index, &mut points);
+
+    let (witness, witness_note) = match (&input.stat, before, after) {
+        (Some(s), Some(b), Some(a)) => (
+            Some(Witness::compare(
+                format!("/sys/dev/block/{}/stat ({})", s.dev, s.name),
+                &b,
+                &a,
+                &agg.totals,
+            )),
+            None,
+        ),
+        (Some(s), _, _) => (
+            None,
+            Some(format!("could not read /sys/dev/block/{}/stat", s.dev)),
+        ),
+        (None, _, _) => (None, input.no_stat_reason.clone()),
+    };
+    let dir = |d: &super::stats::DirStats| DirTotals {
+        bytes: d.bytes,
+        ops: d.ops,
+        bytes_per_sec: if seconds > 0.0 { d.bytes as f64 / seconds } else { 0.0 },
+        iops: if seconds > 0.0 { d.ops as f64 / seconds } else { 0.0 },
+        latency: d.latency_summary(),
+    };
+    let workers = agg
+        .per_worker
+        .iter()
+        .enumerate()
+        .map(|(w, s)| {
+            let (region_start, region_len) = job.worker_region(w as u32);
+            WorkerTotals {
+                worker: w as u32,
+                region_start,
+                region_len,
+                bytes: s.bytes(),
+                ops: s.ops(),
+                bytes_per_sec: if seconds > 0.0 { s.bytes() as f64 / seconds } else { 0.0 },
+            }
+        })
+        .collect();
+    PhaseResult {
+        label: phase.label.clone(),
+        tag: phase.tag.clone(),
+        job: job.clone(),
+        engine,
+        fixed_buffers,
+        seconds,
+        read: dir(&agg.totals.read),
+        write: dir(&agg.totals.write),
+        workers,
+        series: agg.series,
+        witness,
+        witness_note,
+        stopped: stop.load(Ordering::Relaxed) && failure.is_none() && setup_error.is_none(),
+        failure,
+        setup_error,
+    }
+}
+
+fn send_points(events: &Option<Sender<RunEvent>>, index: usize, points: &mut Vec<IntervalPoint>) {
+    for point in points.drain(..) {
+        if let Some(ev) = events {
+            let _ = ev.send(RunEvent::Point { index, point });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::stats::SampleStats;
+
+    fn stat(read_sectors: u64, read_ios: u64, merges: u64) -> DiskStat {
+        DiskStat {
+            read_sectors,
+            read_ios,
+            read_merges: merges,
+            ..DiskStat::default()
+        }
+    }
+
+    fn ours(bytes: u64, ops: u64) -> IoStats {
+        let mut s = IoStats::default();
+        s.read.bytes = bytes;
+        s.read.ops = ops;
+        s
+    }
+
+    #[test]
+    fn witness_agrees_and_flags() {
+        let cmp = |after: DiskStat, bytes, ops| {
+            Witness::compare("x".into(), &stat(0, 0, 0), &after, &ours(bytes, ops))
+        };
+        let w = cmp(stat(2048, 1, 0), 1 << 20, 1);
+        assert!(w.agrees);
+        assert_eq!(w.read_bytes, 1 << 20);
+        // 3 % more bytes on the device than we moved: someone else used it.
+        let w = cmp(stat(2110, 1, 0), 1 << 20, 1);
+        assert!(!w.agrees);
+        assert!((w.bytes_diff_pct - 3.03).abs() < 0.01, "{}", w.bytes_diff_pct);
+        // 3 % fewer: part of our I/O never reached the device (a cache answered).
+        assert!(!cmp(stat(1986, 1, 0), 1 << 20, 1).agrees);
+        // Merged requests count as ours; split ones are more device I/Os for the same bytes.
+        assert!(cmp(stat(2048, 4, 4), 1 << 20, 8).agrees);
+        let split = cmp(stat(2048, 8, 0), 1 << 20, 1);
+        assert!(split.agrees);
+        assert_eq!(split.ios_diff_pct, 700.0);
+        // Fewer device I/Os than ours with the same bytes cannot be explained by splitting.
+        assert!(!cmp(stat(2048, 4, 0), 1 << 20, 8).agrees);
+    }
+
+    fn sample(bytes: u64) -> SampleStats {
+        let mut s = IoStats::default();
+        s.record(super::super::plan::OpKind::Read, bytes, 1000);
+        s.take_sample()
+    }
+
+    #[test]
+    fn aggregator_waits_for_all_threads_then_for_the_clock() {
+        let mut a = Aggregator {
+            interval: 0.25,
+            next: 0,
+            pending: Default::default(),
+            late: IoStats::default(),
+            series: BoundedSeries::new(16),
+            totals: IoStats::default(),
+            per_worker: vec![IoStats::default(); 2],
+        };
+        let mut out = Vec::new();
+        a.add(0, 0, &sample(100));
+        a.emit_ready(2, 0.26, &mut out);
+        assert!(out.is_empty(), "worker 1 has not reported interval 0");
+        a.add(1, 0, &sample(50));
+        a.emit_ready(2, 0.26, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].bytes(), 150);
+        // Interval 1: only worker 0 reports; by 0.75 s it is overdue and goes out anyway.
+        a.add(0, 1, &sample(10));
+        a.emit_ready(2, 0.6, &mut out);
+        assert_eq!(out.len(), 1);
+        a.emit_ready(2, 0.76, &mut out);
+        assert_eq!(out.len(), 2);
+        // Worker 1's late sample lands in the next point; nothing is lost.
+        a.add(1, 1, &sample(7));
+        a.add(0, 2, &sample(1));
+        a.finish(0.8, &mut out);
+        let total: u64 = out.iter().map(IntervalPoint::bytes).sum();
+        assert_eq!(total, 168);
+        assert_eq!(a.totals.bytes(), 168);
+        assert_eq!(a.series.totals().0, 168);
+        assert_eq!(out.last().unwrap().end_s, 0.8);
+        assert_eq!(a.per_worker[1].bytes(), 57);
+    }
+}

@@ -1,0 +1,195 @@
+//! The write guard: a write test destroys data, so it runs only on a device nothing uses, and
+//! only when the admin typed the device's own name. Pure: it decides from the inventory.
+
+use crate::model::{InUse, Inventory};
+
+/// Why a write test may not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteRefusal {
+    #[error(
+        "refusing to write to {name}: {reasons}. Unmount it, swapoff it or stop what holds it \
+         first"
+    )]
+    InUse { name: String, reasons: String },
+    #[error(
+        "refusing to write to {name}: could not check whether it is in use ({why})"
+    )]
+    UsageUnknown { name: String, why: String },
+    #[error("refusing to write to {name}: it is not in the device list, so its use cannot be checked")]
+    Unknown { name: String },
+    #[error(
+        "this test writes to {name} and destroys the data on it: pass --destroy-data {name} to \
+         confirm"
+    )]
+    NotConfirmed { name: String },
+    #[error(
+        "--destroy-data {given} does not name the target {name}: type the target's own name \
+         to confirm"
+    )]
+    WrongName { given: String, name: String },
+}
+
+/// The in-use reasons of a device or partition by kernel name, from the inventory.
+pub fn usage_of<'a>(inv: &'a Inventory, name: &str) -> Option<Vec<&'a InUse>> {
+    if let Some(d) = inv.find(name) {
+        return Some(d.in_use.iter().collect());
+    }
+    inv.devices.iter().find_map(|d| {
+        d.partitions
+            .iter()
+            .any(|p| p.name == name)
+            .then(|| d.in_use.iter().filter(|u| u.device() == name).collect())
+    })
+}
+
+/// Does `given` (what the admin typed) name `name`? Accepts `sdb` and `/dev/sdb`.
+pub fn confirms(given: &str, name: &str) -> bool {
+    let given = given.trim();
+    given == name || given.strip_prefix("/dev/") == Some(name)
+}
+
+/// Decides whether a write test may run on block device `name`.
+pub fn check_device_write(
+    inv: &Inventory,
+    name: &str,
+    confirmation: Option<&str>,
+) -> Result<(), WriteRefusal> {
+    let Some(reasons) = usage_of(inv, name) else {
+        return Err(WriteRefusal::Unknown { name: name.into() });
+    };
+    if !reasons.is_empty() {
+        let owner = inv
+            .devices
+            .iter()
+            .find(|d| d.name == name || d.partitions.iter().any(|p| p.name == name))
+            .map_or(name, |d| d.name.as_str());
+        let text = reasons
+            .iter()
+            .map(|u| {
+                if owner == name {
+                    u.describe(name)
+                } else {
+                    u.describe(u.device())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(WriteRefusal::InUse {
+            name: name.into(),
+            reasons: text,
+        });
+    }
+    if !inv.usage_complete {
+        return Err(WriteRefusal::UsageUnknown {
+            name: name.into(),
+            why: inv.notes.join("; "),
+        });
+    }
+    check_confirmation(name, confirmation)
+}
+
+/// The confirmation alone (also used for existing files).
+pub fn check_confirmation(name: &str, confirmation: Option<&str>) -> Result<(), WriteRefusal> {
+    match confirmation {
+        None => Err(WriteRefusal::NotConfirmed { name: name.into() }),
+        Some(g) if confirms(g, name) => Ok(()),
+        Some(g) => Err(WriteRefusal::WrongName {
+            given: g.into(),
+            name: name.into(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{BlockDevice, Holder, HolderKind, Partition};
+
+    fn inv() -> Inventory {
+        let mut free = BlockDevice::unknown("loop1", "/dev/loop1".into());
+        free.partitions = vec![];
+        let mut busy = BlockDevice::unknown("loop0", "/dev/loop0".into());
+        busy.partitions = vec![
+            Partition {
+                name: "loop0p1".into(),
+                path: "/dev/loop0p1".into(),
+                dev: None,
+                number: Some(1),
+                start_sector: None,
+                size_bytes: None,
+                read_only: None,
+                holders: vec![],
+            },
+            Partition {
+                name: "loop0p2".into(),
+                path: "/dev/loop0p2".into(),
+                dev: None,
+                number: Some(2),
+                start_sector: None,
+                size_bytes: None,
+                read_only: None,
+                holders: vec![],
+            },
+        ];
+        busy.in_use = vec![InUse::Mounted {
+            device: "loop0p1".into(),
+            mount_point: "/mnt/x".into(),
+            fstype: "ext4".into(),
+        }];
+        let mut held = BlockDevice::unknown("vdb", "/dev/vdb".into());
+        held.in_use = vec![InUse::Held {
+            device: "vdb".into(),
+            holder: Holder {
+                name: "md0".into(),
+                kind: HolderKind::Md,
+                label: None,
+            },
+        }];
+        Inventory {
+            devices: vec![busy, free, held],
+            usage_complete: true,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn free_device_needs_its_own_name() {
+        let i = inv();
+        assert_eq!(check_device_write(&i, "loop1", Some("loop1")), Ok(()));
+        assert_eq!(check_device_write(&i, "loop1", Some("/dev/loop1")), Ok(()));
+        assert_eq!(
+            check_device_write(&i, "loop1", None),
+            Err(WriteRefusal::NotConfirmed { name: "loop1".into() })
+        );
+        let wrong = check_device_write(&i, "loop1", Some("loop0")).unwrap_err();
+        assert!(wrong.to_string().contains("does not name the target loop1"));
+    }
+
+    #[test]
+    fn in_use_is_refused_even_when_confirmed() {
+        let i = inv();
+        let e = check_device_write(&i, "loop0", Some("loop0")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "refusing to write to loop0: loop0p1 mounted at /mnt/x. Unmount it, swapoff it or \
+             stop what holds it first"
+        );
+        let e = check_device_write(&i, "vdb", Some("vdb")).unwrap_err();
+        assert!(e.to_string().contains("held by md (md0)"));
+        // The mounted partition itself is refused; its free sibling is allowed.
+        let e = check_device_write(&i, "loop0p1", Some("loop0p1")).unwrap_err();
+        assert!(e.to_string().contains("mounted at /mnt/x"), "{e}");
+        assert_eq!(check_device_write(&i, "loop0p2", Some("loop0p2")), Ok(()));
+    }
+
+    #[test]
+    fn unknown_usage_and_unknown_devices_are_refused() {
+        let mut i = inv();
+        i.usage_complete = false;
+        i.notes.push("cannot read /proc/swaps".into());
+        let e = check_device_write(&i, "loop1", Some("loop1")).unwrap_err();
+        assert!(matches!(e, WriteRefusal::UsageUnknown { .. }));
+        let e = check_device_write(&inv(), "sdq", Some("sdq")).unwrap_err();
+        assert!(matches!(e, WriteRefusal::Unknown { .. }));
+    }
+}

@@ -1,0 +1,753 @@
+//! From what the admin asked for (`TestParams`, raw overrides of a catalogue test) and what the
+//! target is (`TargetFacts`) to a validated `Plan`: a list of phases, each one job of workers
+//! with a request size, queue depth, pattern, region and bounds. Pure: no I/O, so every rule is
+//! unit-tested.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::catalog::TestName;
+use super::pattern::DataKind;
+use super::plan::{Access, Mix};
+use crate::model::Bytes;
+use crate::sys::direct::SyncMode;
+
+/// Default seed: runs repeat the same offsets and data unless asked otherwise (fio's
+/// `randrepeat=1`, GNOME Disks' seed 42).
+pub const DEFAULT_SEED: u64 = 0x6469_736b_7472_6961; // "disktria"
+
+pub const MAX_QUEUE_DEPTH: u32 = 1024;
+pub const MAX_WORKERS: u32 = 256;
+
+/// Which I/O engine drives the workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// io_uring: one ring per worker keeps QD I/Os in flight from one thread.
+    #[default]
+    Uring,
+    /// pread/pwrite: one thread per outstanding I/O.
+    Sync,
+}
+
+impl EngineKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Uring => "io_uring",
+            EngineKind::Sync => "sync",
+        }
+    }
+}
+
+/// The admin's overrides; `None` keeps the test's default.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TestParams {
+    pub bs: Option<u64>,
+    pub qd: Option<u32>,
+    pub jobs: Option<u32>,
+    pub time: Option<Duration>,
+    pub warmup: Option<Duration>,
+    /// Bytes of the target the test may use (CrystalDiskMark's test size).
+    pub size: Option<u64>,
+    pub offset: Option<u64>,
+    /// Bytes each worker transfers (fio's io_size, dd's bs x count).
+    pub io_size: Option<u64>,
+    /// I/Os each worker issues.
+    pub count: Option<u64>,
+    pub read_pct: Option<u8>,
+    pub interval: Option<Duration>,
+    pub buffered: bool,
+    pub zeros: bool,
+    pub sync: Option<SyncMode>,
+    pub engine: EngineKind,
+    pub min_bs: Option<u64>,
+    pub max_bs: Option<u64>,
+    pub qds: Option<Vec<u32>>,
+    /// Include the write half of optional-write tests (sweeps, CrystalDiskMark).
+    pub include_writes: bool,
+    pub seed: Option<u64>,
+}
+
+/// What the plan needs to know about the target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetFacts {
+    pub size: u64,
+    pub logical_block_size: u32,
+    /// Largest request the kernel sends unsplit (`queue/max_sectors_kb`), if known.
+    pub max_request: Option<u64>,
+    /// True for a regular file.
+    pub is_file: bool,
+}
+
+/// Which part of a multi-phase test a phase is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum PhaseTag {
+    Single,
+    Sweep { access: Access, write: bool },
+    QdSweep { small: bool, qd: u32 },
+    Cdm { row: String, write: bool },
+}
+
+/// One job: `workers` workers, each with `qd` I/Os of `bs` bytes in flight.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Job {
+    pub bs: u64,
+    pub qd: u32,
+    pub workers: u32,
+    pub access: Access,
+    pub mix: Mix,
+    pub region_start: u64,
+    pub region_len: u64,
+    /// Sequential workers get disjoint slices of the region; random ones share all of it.
+    pub split_region: bool,
+    #[serde(serialize_with = "ser_opt_secs")]
+    pub time: Option<Duration>,
+    #[serde(serialize_with = "ser_secs")]
+    pub warmup: Duration,
+    /// I/Os each worker issues in the measured phase, if bounded.
+    pub ops_per_worker: Option<u64>,
+    pub sync: SyncMode,
+    pub seed: u64,
+}
+
+fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+fn ser_opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+impl Job {
+    /// The region of worker `w`: its own slice when split, else the whole region.
+    pub fn worker_region(&self, w: u32) -> (u64, u64) {
+        if !self.split_region || self.workers <= 1 {
+            return (self.region_start, self.region_len);
+        }
+        let slice = (self.region_len / u64::from(self.workers)) / self.bs * self.bs;
+        (self.region_start + u64::from(w) * slice, slice)
+    }
+
+    /// "QD8, 1 worker, 1M, forward read": the parameters in words.
+    pub fn describe(&self) -> String {
+        let dir = match self.mix {
+            Mix::Read => "read".to_string(),
+            Mix::Write => "write".to_string(),
+            Mix::Mixed { read_pct } => format!("mixed {read_pct}% read"),
+        };
+        format!(
+            "bs {}, QD{}, {} worker{}, {} {}",
+            Bytes(self.bs).short(),
+            self.qd,
+            self.workers,
+            if self.workers == 1 { "" } else { "s" },
+            self.access.as_str(),
+            dir
+        )
+    }
+
+    pub fn writes(&self) -> bool {
+        self.mix.writes()
+    }
+}
+
+/// A phase of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Phase {
+    /// Short label: "SEQ1M Q8T1 read", "64k rnd_rd".
+    pub label: String,
+    pub tag: PhaseTag,
+    pub job: Job,
+}
+
+/// A validated test: what will run, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub test: TestName,
+    pub phases: Vec<Phase>,
+    pub direct: bool,
+    pub engine: EngineKind,
+    pub data: DataKind,
+    #[serde(serialize_with = "ser_secs")]
+    pub interval: Duration,
+    /// Things the admin should know about how the request was interpreted.
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    pub fn writes(&self) -> bool {
+        self.phases.iter().any(|p| p.job.writes())
+    }
+
+    /// Largest request of any phase (sizes the data pattern).
+    pub fn max_bs(&self) -> u64 {
+        self.phases.iter().map(|p| p.job.bs).max().unwrap_or(0)
+    }
+
+    /// Expected duration when every phase is time-bounded (for ETA), else None.
+    pub fn expected_duration(&self) -> Option<Duration> {
+        self.phases
+            .iter()
+            .map(|p| p.job.time.map(|t| t + p.job.warmup))
+            .sum()
+    }
+}
+
+/// A request the plan cannot honour.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("request size {bs} is not a multiple of the {what}'s {lbs}-byte logical block size (O_DIRECT needs that)")]
+    Misaligned { bs: u64, lbs: u32, what: &'static str },
+    #[error("{what} {value} is not a multiple of the {lbs}-byte logical block size")]
+    MisalignedRegion { what: &'static str, value: u64, lbs: u32 },
+    #[error("the test region ({region}) is smaller than one request ({bs})")]
+    RegionTooSmall { region: String, bs: String },
+    #[error("{what} must be between {min} and {max}, not {value}")]
+    OutOfRange { what: &'static str, value: u64, min: u64, max: u64 },
+    #[error("the region (offset {offset} + size {size}) goes past the end of the target ({target})")]
+    PastEnd { offset: u64, size: u64, target: u64 },
+    #[error("nothing bounds the run: give --time, --io-size or --count")]
+    Unbounded,
+    #[error("the target is empty (size 0)")]
+    EmptyTarget,
+    #[error("{0}")]
+    Invalid(String),
+}
+
+struct Defaults {
+    bs: u64,
+    qd: u32,
+    jobs: u32,
+    access: Access,
+    mix: Mix,
+    time: Option<Duration>,
+    warmup: Duration,
+    count: Option<u64>,
+    sync: SyncMode,
+}
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * 1024;
+
+fn defaults(test: TestName, read_pct: Option<u8>) -> Defaults {
+    let seq = |mix, qd, jobs| Defaults {
+        bs: MIB,
+        qd,
+        jobs,
+        access: Access::Forward,
+        mix,
+        time: Some(Duration::from_secs(10)),
+        warmup: Duration::from_secs(1),
+        count: None,
+        sync: SyncMode::None,
+    };
+    let rand = |mix| Defaults {
+        bs: 4 * KIB,
+        access: Access::Random,
+        ..seq(mix, 1, 1)
+    };
+    match test {
+        TestName::SeqRead => seq(Mix::Read, 1, 1),
+        TestName::SeqWrite => seq(Mix::Write, 1, 1),
+        TestName::SeqReadQ8 => seq(Mix::Read, 8, 1),
+        TestName::SeqWriteQ8 => seq(Mix::Write, 8, 1),
+        TestName::ConcurrentRead => seq(Mix::Read, 1, 2),
+        TestName::ConcurrentWrite => seq(Mix::Write, 1, 2),
+        TestName::SyncLatency => Defaults {
+            bs: 512,
+            time: None,
+            warmup: Duration::ZERO,
+            count: Some(1000),
+            sync: SyncMode::Dsync,
+            ..seq(Mix::Write, 1, 1)
+        },
+        TestName::RandRead => rand(Mix::Read),
+        TestName::RandWrite => rand(Mix::Write),
+        TestName::RandMixed => rand(Mix::Mixed {
+            read_pct: read_pct.unwrap_or(70),
+        }),
+        TestName::SizeSweep | TestName::QdSweep => Defaults {
+            time: Some(Duration::from_secs(2)),
+            warmup: Duration::from_millis(500),
+            ..seq(Mix::Read, 1, 1)
+        },
+        TestName::Cdm | TestName::CdmNvme => Defaults {
+            time: Some(Duration::from_secs(5)),
+            ..seq(Mix::Read, 1, 1)
+        },
+    }
+}
+
+fn check_range(what: &'static str, value: u64, min: u64, max: u64) -> Result<(), SpecError> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(SpecError::OutOfRange {
+            what,
+            value,
+            min,
+            max,
+        })
+    }
+}
+
+/// Checks the request and turns it into phases.
+pub fn build_plan(
+    test: TestName,
+    params: &TestParams,
+    target: &TargetFacts,
+    writes_allowed: bool,
+) -> Result<Plan, SpecError> {
+    if target.size == 0 {
+        return Err(SpecError::EmptyTarget);
+    }
+    let d = defaults(test, params.read_pct);
+    let mut notes = Vec::new();
+    let direct = !params.buffered;
+    // Direct I/O must be aligned to the logical block size; buffered I/O only to a byte.
+    let lbs = if direct {
+        target.logical_block_size.max(1)
+    } else {
+        1
+    };
+    let what = if target.is_file { "file system" } else { "device" };
+
+    let mut bs = params.bs.unwrap_or(d.bs);
+    if test == TestName::SyncLatency && params.bs.is_none() && bs < u64::from(lbs) {
+        notes.push(format!(
+            "{}-byte writes are impossible with O_DIRECT on a device with {lbs}-byte sectors: \
+             using {lbs}-byte writes",
+            d.bs
+        ));
+        bs = u64::from(lbs);
+    }
+    let check_bs = |bs: u64| -> Result<(), SpecError> {
+        check_range("request size", bs, 1, 256 * MIB)?;
+        if bs % u64::from(lbs) != 0 {
+            return Err(SpecError::Misaligned { bs, lbs, what });
+        }
+        Ok(())
+    };
+    check_bs(bs)?;
+    let qd = params.qd.unwrap_or(d.qd);
+    check_range("queue depth", u64::from(qd), 1, u64::from(MAX_QUEUE_DEPTH))?;
+    let jobs = params.jobs.unwrap_or(d.jobs);
+    check_range("worker count", u64::from(jobs), 1, u64::from(MAX_WORKERS))?;
+    if let Some(p) = params.read_pct {
+        check_range("read percentage", u64::from(p), 0, 100)?;
+        if !matches!(test, TestName::RandMixed | TestName::QdSweep) {
+            return Err(SpecError::Invalid(format!(
+                "--read-pct applies to rand-mixed and qd-sweep, not {test}"
+            )));
+        }
+    }
+
+    let offset = params.offset.unwrap_or(0);
+    if offset % u64::from(lbs) != 0 {
+        return Err(SpecError::MisalignedRegion {
+            what: "offset",
+            value: offset,
+            lbs,
+        });
+    }
+    let size = match params.size {
+        Some(s) => s,
+        None => target.size.saturating_sub(offset),
+    };
+    if offset.saturating_add(size) > target.size {
+        return Err(SpecError::PastEnd {
+            offset,
+            size,
+            target: target.size,
+        });
+    }
+
+    let interval = params.interval.unwrap_or(Duration::from_millis(250));
+    check_range(
+        "sample interval (ms)",
+        interval.as_millis() as u64,
+        10,
+        60_000,
+    )?;
+
+    // Bounds: an explicit --io-size or --count replaces the default time limit.
+    let explicit_amount = params.io_size.is_some() || params.count.is_some();
+    let time = match params.time {
+        Some(t) if t.is_zero() => None,
+        Some(t) => Some(t),
+        None if explicit_amount => None,
+        None => d.time,
+    };
+    let warmup = params.warmup.unwrap_or(if explicit_amount {
+        Duration::ZERO
+    } else {
+        d.warmup
+    });
+    let seed = params.seed.unwrap_or(DEFAULT_SEED);
+    let sync = params.sync.unwrap_or(d.sync);
+
+    let job = |bs: u64, qd: u32, workers: u32, access: Access, mix: Mix| -> Result<Job, SpecError> {
+        let ops_per_worker = match (params.count.or(d.count), params.io_size) {
+            (Some(c), Some(b)) => Some(c.min(b.div_ceil(bs))),
+            (Some(c), None) => Some(c),
+            (None, Some(b)) => Some(b.div_ceil(bs)),
+            (None, None) => None,
+        };
+        let ops_per_worker = if explicit_amount || time.is_none() {
+            ops_per_worker
+        } else {
+            None
+        };
+        if time.is_none() && ops_per_worker.is_none() {
+            return Err(SpecError::Unbounded);
+        }
+        let j = Job {
+            bs,
+            qd,
+            workers,
+            access,
+            mix,
+            region_start: offset,
+            region_len: size,
+            split_region: access != Access::Random,
+            time,
+            warmup,
+            ops_per_worker,
+            sync: if mix.writes() { sync } else { SyncMode::None },
+            seed,
+        };
+        let (_, slice) = j.worker_region(0);
+        if slice < bs {
+            return Err(SpecError::RegionTooSmall {
+                region: if j.split_region && workers > 1 {
+                    format!("{} per worker", Bytes(slice).iec())
+                } else {
+                    Bytes(size).iec()
+                },
+                bs: Bytes(bs).iec(),
+            });
+        }
+        Ok(j)
+    };
+
+    let mut phases = Vec::new();
+    let single = |mix: Mix| -> Result<Vec<Phase>, SpecError> {
+        Ok(vec![Phase {
+            label: test.id().to_string(),
+            tag: PhaseTag::Single,
+            job: job(bs, qd, jobs, d.access, mix)?,
+        }])
+    };
+    match test {
+        TestName::SizeSweep => {
+            let min = params.min_bs.unwrap_or(4 * KIB);
+            let max = params.max_bs.unwrap_or(MIB);
+            check_bs(min)?;
+            check_bs(max)?;
+            if min > max {
+                return Err(SpecError::Invalid(format!(
+                    "--min-bs ({}) is larger than --max-bs ({})",
+                    Bytes(min).short(),
+                    Bytes(max).short()
+                )));
+            }
+            let writes = params.include_writes;
+            let mut size_bs = min;
+            while size_bs <= max {
+                for access in [Access::Forward, Access::Backward, Access::Random] {
+                    for write in [true, false] {
+                        if write && !writes {
+                            continue;
+                        }
+                        let mix = if write { Mix::Write } else { Mix::Read };
+                        phases.push(Phase {
+                            label: format!("{} {}", Bytes(size_bs).short(), sweep_column(access, write)),
+                            tag: PhaseTag::Sweep { access, write },
+                            job: job(size_bs, qd, jobs, access, mix)?,
+                        });
+                    }
+                }
+                size_bs = size_bs.saturating_mul(2);
+            }
+        }
+        TestName::QdSweep => {
+            let qds = params.qds.clone().unwrap_or_else(|| vec![1, 2, 4, 8, 16, 32]);
+            if qds.is_empty() {
+                return Err(SpecError::Invalid("--qds needs at least one queue depth".into()));
+            }
+            for &q in &qds {
+                check_range("queue depth", u64::from(q), 1, u64::from(MAX_QUEUE_DEPTH))?;
+            }
+            let mix = match params.read_pct {
+                Some(100) | None => Mix::Read,
+                Some(0) => Mix::Write,
+                Some(p) => Mix::Mixed { read_pct: p },
+            };
+            let small_bs = params.bs.unwrap_or(8 * KIB);
+            check_bs(small_bs)?;
+            for (small, bs_, access) in [(true, small_bs, Access::Random), (false, MIB, Access::Forward)] {
+                if bs_ % u64::from(lbs) != 0 {
+                    continue;
+                }
+                for &q in &qds {
+                    phases.push(Phase {
+                        label: format!(
+                            "{} QD{q}",
+                            if small { "small random" } else { "large sequential" }
+                        ),
+                        tag: PhaseTag::QdSweep { small, qd: q },
+                        job: job(bs_, q, jobs, access, mix)?,
+                    });
+                }
+            }
+        }
+        TestName::Cdm | TestName::CdmNvme => {
+            let rows: [(&str, u64, u32, u32, Access); 4] = if test == TestName::Cdm {
+                [
+                    ("SEQ1M Q8T1", MIB, 8, 1, Access::Forward),
+                    ("SEQ1M Q1T1", MIB, 1, 1, Access::Forward),
+                    ("RND4K Q32T1", 4 * KIB, 32, 1, Access::Random),
+                    ("RND4K Q1T1", 4 * KIB, 1, 1, Access::Random),
+                ]
+            } else {
+                [
+                    ("SEQ1M Q8T1", MIB, 8, 1, Access::Forward),
+                    ("SEQ128K Q32T1", 128 * KIB, 32, 1, Access::Forward),
+                    ("RND4K Q32T16", 4 * KIB, 32, 16, Access::Random),
+                    ("RND4K Q1T1", 4 * KIB, 1, 1, Access::Random),
+                ]
+            };
+            for (row, b, q, t, access) in rows {
+                check_bs(b)?;
+                for write in [false, true] {
+                    if write && !writes_allowed {
+                        continue;
+                    }
+                    phases.push(Phase {
+                        label: format!("{row} {}", if write { "write" } else { "read" }),
+                        tag: PhaseTag::Cdm {
+                            row: row.to_string(),
+                            write,
+                        },
+                        job: job(b, q, t, access, if write { Mix::Write } else { Mix::Read })?,
+                    });
+                }
+            }
+        }
+        _ => phases = single(d.mix)?,
+    }
+
+    if let Some(max_req) = target.max_request
+        && phases.iter().any(|p| p.job.bs > max_req)
+    {
+        notes.push(format!(
+            "requests larger than {} are split by the kernel (queue/max_sectors_kb)",
+            Bytes(max_req).short()
+        ));
+    }
+    if !direct {
+        notes.push("BUFFERED: I/O goes through the page cache; results may not reflect the device".into());
+    }
+
+    let plan = Plan {
+        test,
+        phases,
+        direct,
+        engine: params.engine,
+        data: if params.zeros {
+            DataKind::Zeros
+        } else {
+            DataKind::Random { seed }
+        },
+        interval,
+        notes,
+    };
+    if plan.writes() && !writes_allowed {
+        return Err(SpecError::Invalid(
+            "this test writes: it needs the write confirmation".into(),
+        ));
+    }
+    Ok(plan)
+}
+
+/// diskperf's column names: fwd_wt fwd_rd bwd_wt bwd_rd rnd_wt rnd_rd.
+pub fn sweep_column(access: Access, write: bool) -> &'static str {
+    match (access, write) {
+        (Access::Forward, true) => "fwd_wt",
+        (Access::Forward, false) => "fwd_rd",
+        (Access::Backward, true) => "bwd_wt",
+        (Access::Backward, false) => "bwd_rd",
+        (Access::Random, true) => "rnd_wt",
+        (Access::Random, false) => "rnd_rd",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev(size: u64, lbs: u32) -> TargetFacts {
+        TargetFacts {
+            size,
+            logical_block_size: lbs,
+            max_request: Some(1280 * KIB),
+            is_file: false,
+        }
+    }
+
+    fn plan(test: TestName, p: &TestParams) -> Result<Plan, SpecError> {
+        build_plan(test, p, &dev(1 << 30, 512), true)
+    }
+
+    #[test]
+    fn seq_read_defaults() {
+        let p = plan(TestName::SeqRead, &TestParams::default()).unwrap();
+        assert_eq!(p.phases.len(), 1);
+        let j = &p.phases[0].job;
+        assert_eq!((j.bs, j.qd, j.workers), (MIB, 1, 1));
+        assert_eq!(j.access, Access::Forward);
+        assert_eq!(j.time, Some(Duration::from_secs(10)));
+        assert_eq!(j.warmup, Duration::from_secs(1));
+        assert_eq!(j.ops_per_worker, None);
+        assert!(p.direct && !p.writes());
+        assert_eq!(j.describe(), "bs 1M, QD1, 1 worker, forward read");
+    }
+
+    #[test]
+    fn io_size_bounds_instead_of_time() {
+        let params = TestParams {
+            io_size: Some(200 * MIB),
+            ..Default::default()
+        };
+        let j = &plan(TestName::SeqWrite, &params).unwrap().phases[0].job;
+        assert_eq!(j.ops_per_worker, Some(200));
+        assert_eq!(j.time, None);
+        assert_eq!(j.warmup, Duration::ZERO, "dd semantics: nothing extra");
+    }
+
+    #[test]
+    fn concurrent_workers_get_disjoint_regions() {
+        let j = plan(TestName::ConcurrentRead, &TestParams::default()).unwrap().phases[0]
+            .job
+            .clone();
+        assert_eq!(j.workers, 2);
+        assert_eq!(j.worker_region(0), (0, 512 * MIB));
+        assert_eq!(j.worker_region(1), (512 * MIB, 512 * MIB));
+        let r = plan(TestName::RandRead, &TestParams { jobs: Some(4), ..Default::default() })
+            .unwrap();
+        assert_eq!(r.phases[0].job.worker_region(3), (0, 1 << 30), "random workers share");
+    }
+
+    #[test]
+    fn sync_latency_on_4kn_uses_4k_and_says_so() {
+        let p = build_plan(TestName::SyncLatency, &TestParams::default(), &dev(1 << 30, 4096), true)
+            .unwrap();
+        let j = &p.phases[0].job;
+        assert_eq!(j.bs, 4096);
+        assert_eq!(j.ops_per_worker, Some(1000));
+        assert_eq!(j.sync, SyncMode::Dsync);
+        assert!(p.notes[0].contains("512-byte writes are impossible"), "{:?}", p.notes);
+        // An explicit 512 on 4Kn is an error, not a silent change.
+        let err = build_plan(
+            TestName::SyncLatency,
+            &TestParams { bs: Some(512), ..Default::default() },
+            &dev(1 << 30, 4096),
+            true,
+        )
+        .unwrap_err();
+        assert!(matches!(err, SpecError::Misaligned { bs: 512, lbs: 4096, .. }));
+    }
+
+    #[test]
+    fn validation_errors() {
+        let e = |p: TestParams| plan(TestName::RandRead, &p).unwrap_err().to_string();
+        assert!(e(TestParams { bs: Some(1000), ..Default::default() }).contains("not a multiple"));
+        assert!(e(TestParams { qd: Some(0), ..Default::default() }).contains("queue depth"));
+        assert!(e(TestParams { jobs: Some(1000), ..Default::default() }).contains("worker count"));
+        assert!(e(TestParams { size: Some(2 << 30), ..Default::default() }).contains("past the end"));
+        assert!(e(TestParams { time: Some(Duration::ZERO), ..Default::default() }).contains("nothing bounds"));
+        assert!(e(TestParams { size: Some(2048), ..Default::default() }).contains("smaller than one request"));
+        assert!(e(TestParams { offset: Some(100), ..Default::default() }).contains("offset 100"));
+        let empty = build_plan(TestName::SeqRead, &TestParams::default(), &dev(0, 512), true);
+        assert_eq!(empty.unwrap_err(), SpecError::EmptyTarget);
+    }
+
+    #[test]
+    fn writes_need_permission() {
+        let err = build_plan(TestName::SeqWrite, &TestParams::default(), &dev(1 << 30, 512), false)
+            .unwrap_err();
+        assert!(err.to_string().contains("needs the write confirmation"));
+        // CrystalDiskMark without permission runs its reads and says why writes are missing.
+        let cdm = build_plan(TestName::Cdm, &TestParams::default(), &dev(1 << 30, 512), false)
+            .unwrap();
+        assert_eq!(cdm.phases.len(), 4);
+        assert!(!cdm.writes());
+    }
+
+    #[test]
+    fn cdm_order_and_parameters() {
+        let p = plan(TestName::Cdm, &TestParams::default()).unwrap();
+        let labels: Vec<&str> = p.phases.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "SEQ1M Q8T1 read", "SEQ1M Q8T1 write", "SEQ1M Q1T1 read", "SEQ1M Q1T1 write",
+                "RND4K Q32T1 read", "RND4K Q32T1 write", "RND4K Q1T1 read", "RND4K Q1T1 write",
+            ]
+        );
+        let rnd = &p.phases[4].job;
+        assert_eq!((rnd.bs, rnd.qd, rnd.workers, rnd.access), (4096, 32, 1, Access::Random));
+        assert_eq!(p.phases[0].job.time, Some(Duration::from_secs(5)));
+        let nvme = plan(TestName::CdmNvme, &TestParams::default()).unwrap();
+        assert_eq!(nvme.phases[4].job.workers, 16);
+        assert_eq!(nvme.phases[2].job.bs, 128 * KIB);
+    }
+
+    #[test]
+    fn size_sweep_doubles_and_names_columns() {
+        let p = plan(
+            TestName::SizeSweep,
+            &TestParams {
+                min_bs: Some(16 * KIB),
+                max_bs: Some(64 * KIB),
+                include_writes: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.phases.len(), 3 * 6);
+        assert_eq!(p.phases[0].label, "16k fwd_wt");
+        assert_eq!(p.phases[5].label, "16k rnd_rd");
+        assert_eq!(p.phases[17].job.bs, 64 * KIB);
+        let reads_only = plan(TestName::SizeSweep, &TestParams::default()).unwrap();
+        assert!(!reads_only.writes());
+        assert_eq!(reads_only.phases.len(), 9 * 3, "4k..1M read only");
+    }
+
+    #[test]
+    fn qd_sweep_small_and_large() {
+        let p = plan(TestName::QdSweep, &TestParams::default()).unwrap();
+        assert_eq!(p.phases.len(), 12);
+        assert_eq!(p.phases[0].job.bs, 8 * KIB);
+        assert_eq!(p.phases[5].job.qd, 32);
+        assert_eq!(p.phases[6].job.bs, MIB);
+        assert_eq!(p.phases[6].job.access, Access::Forward);
+        assert_eq!(p.expected_duration(), Some(Duration::from_millis(2500 * 12)));
+    }
+
+    #[test]
+    fn buffered_is_labelled_and_unaligned_allowed() {
+        let p = plan(
+            TestName::SeqRead,
+            &TestParams { buffered: true, bs: Some(1000), ..Default::default() },
+        )
+        .unwrap();
+        assert!(!p.direct);
+        assert!(p.notes.iter().any(|n| n.starts_with("BUFFERED")));
+    }
+}

@@ -1,0 +1,517 @@
+//! Measurements: latency histograms, the per-interval samples workers send, the aggregated
+//! interval points a run's series is made of, and run totals.
+//!
+//! Latency is completion latency: from the moment an I/O is handed to the kernel to the moment
+//! its completion is reaped (fio's `clat`). It is recorded in nanoseconds into an HDR histogram
+//! with 3 significant digits (every value is kept to within 0.1 %), from 1 ns to 60 s; longer
+//! latencies are counted as 60 s.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::plan::OpKind;
+
+/// Highest latency the histograms resolve, in nanoseconds.
+pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
+/// Significant decimal digits the histograms keep.
+pub const LATENCY_SIGNIFICANT_DIGITS: u8 = 3;
+
+/// A latency histogram in nanoseconds.
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram(Histogram<u64>);
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    pub fn new() -> Self {
+        // The bounds are constants hdrhistogram accepts (low >= 1, high >= 2 * low, digits
+        // <= 5): this cannot fail, whatever the input data.
+        let h = Histogram::new_with_bounds(1, MAX_LATENCY_NS, LATENCY_SIGNIFICANT_DIGITS)
+            .expect("constant histogram bounds are valid");
+        LatencyHistogram(h)
+    }
+
+    pub fn record(&mut self, ns: u64) {
+        self.0.saturating_record(ns.max(1));
+    }
+
+    pub fn add(&mut self, other: &LatencyHistogram) {
+        // Same bounds on both sides, so adding cannot fail; a failure would only lose counts.
+        let _ = self.0.add(&other.0);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn record_n(&mut self, value: u64, count: u64) {
+        self.0.saturating_record_n(value.max(1), count);
+    }
+
+    pub fn reset(&mut self) {
+        self.0.reset();
+    }
+
+    /// Every non-empty bucket as (a value in the bucket, count): recording these into a
+    /// histogram with the same bounds reproduces this one exactly.
+    pub fn nonzero_buckets(&self) -> Vec<(u64, u64)> {
+        self.0
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
+    pub fn quantile(&self, q: f64) -> u64 {
+        self.0.value_at_quantile(q)
+    }
+
+    pub fn point(&self) -> Option<LatencyPoint> {
+        (!self.is_empty()).then(|| LatencyPoint {
+            p50_ns: self.quantile(0.50),
+            p99_ns: self.quantile(0.99),
+            p999_ns: self.quantile(0.999),
+            max_ns: self.0.max(),
+        })
+    }
+
+    pub fn summary(&self) -> Option<LatencySummary> {
+        (!self.is_empty()).then(|| LatencySummary {
+            count: self.count(),
+            min_ns: self.0.min(),
+            mean_ns: self.0.mean(),
+            p50_ns: self.quantile(0.50),
+            p90_ns: self.quantile(0.90),
+            p99_ns: self.quantile(0.99),
+            p999_ns: self.quantile(0.999),
+            max_ns: self.0.max(),
+        })
+    }
+}
+
+/// Per-interval latency figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LatencyPoint {
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl LatencyPoint {
+    /// Combines two points when a series is coalesced: percentiles cannot be merged exactly
+    /// without the histograms, so the result keeps the higher (worse) of each.
+    pub fn worst(a: Option<Self>, b: Option<Self>) -> Option<Self> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(LatencyPoint {
+                p50_ns: a.p50_ns.max(b.p50_ns),
+                p99_ns: a.p99_ns.max(b.p99_ns),
+                p999_ns: a.p999_ns.max(b.p999_ns),
+                max_ns: a.max_ns.max(b.max_ns),
+            }),
+            (x, None) | (None, x) => x,
+        }
+    }
+}
+
+/// Whole-run latency figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Bytes, operations and latencies of one direction. The histogram is created on the first
+/// latency recorded, so a direction never used costs nothing.
+#[derive(Debug, Clone, Default)]
+pub struct DirStats {
+    pub bytes: u64,
+    pub ops: u64,
+    pub hist: Option<LatencyHistogram>,
+}
+
+impl DirStats {
+    pub fn record(&mut self, bytes: u64, latency_ns: u64) {
+        self.bytes += bytes;
+        self.ops += 1;
+        self.hist
+            .get_or_insert_with(LatencyHistogram::new)
+            .record(latency_ns);
+    }
+
+    pub fn add(&mut self, other: &DirStats) {
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+        if let Some(h) = &other.hist {
+            self.hist.get_or_insert_with(LatencyHistogram::new).add(h);
+        }
+    }
+
+    /// Adds a sample as a worker sent it.
+    pub fn add_sample(&mut self, s: &DirSample) {
+        self.bytes += s.bytes;
+        self.ops += s.ops;
+        if !s.latencies.is_empty() {
+            let h = self.hist.get_or_insert_with(LatencyHistogram::new);
+            for &(value, count) in &s.latencies {
+                h.record_n(value, count);
+            }
+        }
+    }
+
+    /// Hands out this interval's figures and starts the next interval, keeping the
+    /// histogram's memory.
+    pub fn take_sample(&mut self) -> DirSample {
+        let latencies = match &mut self.hist {
+            Some(h) if !h.is_empty() => {
+                let v = h.nonzero_buckets();
+                h.reset();
+                v
+            }
+            _ => Vec::new(),
+        };
+        let sample = DirSample {
+            bytes: self.bytes,
+            ops: self.ops,
+            latencies,
+        };
+        self.bytes = 0;
+        self.ops = 0;
+        sample
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops == 0
+    }
+
+    pub fn latency_point(&self) -> Option<LatencyPoint> {
+        self.hist.as_ref().and_then(LatencyHistogram::point)
+    }
+
+    pub fn latency_summary(&self) -> Option<LatencySummary> {
+        self.hist.as_ref().and_then(LatencyHistogram::summary)
+    }
+}
+
+/// Reads and writes together.
+#[derive(Debug, Clone, Default)]
+pub struct IoStats {
+    pub read: DirStats,
+    pub write: DirStats,
+}
+
+impl IoStats {
+    pub fn record(&mut self, kind: OpKind, bytes: u64, latency_ns: u64) {
+        match kind {
+            OpKind::Read => self.read.record(bytes, latency_ns),
+            OpKind::Write => self.write.record(bytes, latency_ns),
+        }
+    }
+
+    pub fn add(&mut self, other: &IoStats) {
+        self.read.add(&other.read);
+        self.write.add(&other.write);
+    }
+
+    pub fn add_sample(&mut self, s: &SampleStats) {
+        self.read.add_sample(&s.read);
+        self.write.add_sample(&s.write);
+    }
+
+    pub fn take_sample(&mut self) -> SampleStats {
+        SampleStats {
+            read: self.read.take_sample(),
+            write: self.write.take_sample(),
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.read.bytes + self.write.bytes
+    }
+
+    pub fn ops(&self) -> u64 {
+        self.read.ops + self.write.ops
+    }
+}
+
+/// One direction of a worker's interval as sent: counts plus the latency histogram's non-empty
+/// buckets as (value, count) pairs, a few hundred at most, instead of the whole histogram.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirSample {
+    pub bytes: u64,
+    pub ops: u64,
+    pub latencies: Vec<(u64, u64)>,
+}
+
+/// Both directions of a worker's interval.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampleStats {
+    pub read: DirSample,
+    pub write: DirSample,
+}
+
+/// What a worker sends once per interval: that interval's figures only, never cumulative.
+#[derive(Debug, Clone)]
+pub struct WorkerSample {
+    pub worker: u32,
+    /// Interval number since the measured phase began (0-based).
+    pub interval: u64,
+    pub stats: SampleStats,
+}
+
+/// One direction of an aggregated interval.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct DirPoint {
+    pub bytes: u64,
+    pub ops: u64,
+    pub latency: Option<LatencyPoint>,
+}
+
+impl DirPoint {
+    fn from_stats(s: &DirStats) -> Self {
+        DirPoint {
+            bytes: s.bytes,
+            ops: s.ops,
+            latency: s.latency_point(),
+        }
+    }
+
+    fn merge(self, other: DirPoint) -> DirPoint {
+        DirPoint {
+            bytes: self.bytes + other.bytes,
+            ops: self.ops + other.ops,
+            latency: LatencyPoint::worst(self.latency, other.latency),
+        }
+    }
+}
+
+/// All workers' figures for one interval of the series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct IntervalPoint {
+    /// Seconds since the measured phase began.
+    pub start_s: f64,
+    pub end_s: f64,
+    pub read: DirPoint,
+    pub write: DirPoint,
+}
+
+impl IntervalPoint {
+    pub fn from_stats(start_s: f64, end_s: f64, stats: &IoStats) -> Self {
+        IntervalPoint {
+            start_s,
+            end_s,
+            read: DirPoint::from_stats(&stats.read),
+            write: DirPoint::from_stats(&stats.write),
+        }
+    }
+
+    pub fn seconds(&self) -> f64 {
+        (self.end_s - self.start_s).max(0.0)
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.read.bytes + self.write.bytes
+    }
+
+    pub fn ops(&self) -> u64 {
+        self.read.ops + self.write.ops
+    }
+
+    /// Bytes per second over the interval (both directions).
+    pub fn rate(&self) -> f64 {
+        let s = self.seconds();
+        if s > 0.0 { self.bytes() as f64 / s } else { 0.0 }
+    }
+
+    pub fn iops(&self) -> f64 {
+        let s = self.seconds();
+        if s > 0.0 { self.ops() as f64 / s } else { 0.0 }
+    }
+
+    /// The worse latency point of the two directions (what a chart of "the" latency shows).
+    pub fn latency(&self) -> Option<LatencyPoint> {
+        LatencyPoint::worst(self.read.latency, self.write.latency)
+    }
+
+    fn merge(self, later: IntervalPoint) -> IntervalPoint {
+        IntervalPoint {
+            start_s: self.start_s,
+            end_s: later.end_s,
+            read: self.read.merge(later.read),
+            write: self.write.merge(later.write),
+        }
+    }
+}
+
+/// A time series of bounded size: when full, neighbouring points are merged pairwise, so a long
+/// run keeps its whole span at a coarser step instead of dropping its beginning. Byte and
+/// operation counts survive merging exactly (the series always sums to the run's totals).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoundedSeries {
+    #[serde(skip)]
+    capacity: usize,
+    /// How many original intervals each point now covers.
+    pub merged: u32,
+    pub points: Vec<IntervalPoint>,
+    /// Intervals gathered towards the next coarse point: (partial point, intervals in it).
+    #[serde(skip)]
+    pending: Option<(IntervalPoint, u32)>,
+}
+
+impl BoundedSeries {
+    pub fn new(capacity: usize) -> Self {
+        BoundedSeries {
+            capacity: capacity.max(2),
+            merged: 1,
+            points: Vec::new(),
+            pending: None,
+        }
+    }
+
+    pub fn push(&mut self, p: IntervalPoint) {
+        let (p, n) = match self.pending.take() {
+            Some((acc, n)) => (acc.merge(p), n + 1),
+            None => (p, 1),
+        };
+        if n < self.merged {
+            self.pending = Some((p, n));
+            return;
+        }
+        if self.points.len() >= self.capacity {
+            self.points = self
+                .points
+                .chunks(2)
+                .map(|pair| pair.iter().copied().reduce(IntervalPoint::merge))
+                .map(|m| m.unwrap_or(p))
+                .collect();
+            self.merged *= 2;
+        }
+        self.points.push(p);
+    }
+
+    /// Puts a partial coarse point into the series (at the end of a run).
+    pub fn finish(&mut self) {
+        if let Some((p, _)) = self.pending.take() {
+            self.points.push(p);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// Bytes and ops summed over the series, including a pending partial point.
+    pub fn totals(&self) -> (u64, u64) {
+        self.points
+            .iter()
+            .chain(self.pending.iter().map(|(p, _)| p))
+            .fold((0, 0), |(b, o), p| (b + p.bytes(), o + p.ops()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_resolution_and_summary() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=1000u64 {
+            h.record(v * 1000); // 1 us .. 1 ms
+        }
+        let s = h.summary().unwrap();
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.min_ns, 1000);
+        // Within 0.1 % (3 significant digits).
+        assert!((s.p50_ns as f64 - 500_000.0).abs() <= 500.0, "{}", s.p50_ns);
+        assert!((s.p99_ns as f64 - 990_000.0).abs() <= 990.0, "{}", s.p99_ns);
+        assert!((s.max_ns as f64 - 1_000_000.0).abs() <= 1000.0);
+        assert!((s.mean_ns - 500_500.0).abs() < 600.0);
+        h.record(10 * MAX_LATENCY_NS);
+        assert!(h.summary().unwrap().max_ns >= MAX_LATENCY_NS * 999 / 1000);
+        assert!(LatencyHistogram::new().summary().is_none());
+    }
+
+    fn point(i: u64, bytes: u64, p99: u64) -> IntervalPoint {
+        IntervalPoint {
+            start_s: i as f64 * 0.25,
+            end_s: (i + 1) as f64 * 0.25,
+            read: DirPoint {
+                bytes,
+                ops: 1,
+                latency: Some(LatencyPoint {
+                    p50_ns: p99 / 2,
+                    p99_ns: p99,
+                    p999_ns: p99,
+                    max_ns: p99,
+                }),
+            },
+            write: DirPoint::default(),
+        }
+    }
+
+    #[test]
+    fn bounded_series_coarsens_but_keeps_totals_and_span() {
+        let mut s = BoundedSeries::new(8);
+        let mut total = 0;
+        for i in 0..100u64 {
+            s.push(point(i, i + 1, 1000 + i));
+            total += i + 1;
+            assert!(s.len() <= 8);
+        }
+        s.finish();
+        assert_eq!(s.totals(), (total, 100));
+        assert_eq!(s.points.first().unwrap().start_s, 0.0);
+        assert_eq!(s.points.last().unwrap().end_s, 25.0);
+        assert!(s.merged >= 16);
+        // Coalesced latency keeps the worst.
+        assert_eq!(s.points.last().unwrap().read.latency.unwrap().p99_ns, 1099);
+    }
+
+    #[test]
+    fn samples_carry_the_histogram_exactly() {
+        let mut worker = IoStats::default();
+        for v in [900u64, 1_000, 1_001, 55_555, 7_000_000] {
+            worker.record(OpKind::Read, 4096, v);
+        }
+        worker.record(OpKind::Write, 512, 123);
+        let sample = worker.take_sample();
+        assert_eq!(worker.ops(), 0, "taking a sample starts the next interval");
+        assert!(worker.read.hist.as_ref().unwrap().is_empty());
+        assert_eq!(sample.read.ops, 5);
+        assert_eq!(sample.read.bytes, 5 * 4096);
+
+        let mut direct = DirStats::default();
+        for v in [900u64, 1_000, 1_001, 55_555, 7_000_000] {
+            direct.record(4096, v);
+        }
+        let mut rebuilt = DirStats::default();
+        rebuilt.add_sample(&sample.read);
+        assert_eq!(rebuilt.latency_summary(), direct.latency_summary());
+        assert_eq!(worker.take_sample().read, DirSample::default(), "empty interval");
+    }
+
+    #[test]
+    fn interval_rates() {
+        let p = point(0, 1_000_000, 10);
+        assert_eq!(p.rate(), 4_000_000.0);
+        assert_eq!(p.iops(), 4.0);
+    }
+}

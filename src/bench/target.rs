@@ -1,0 +1,361 @@
+//! Turning the TARGET of `disktriage run` into an open file descriptor, the facts a plan needs
+//! and a description for the report — with the write guard applied first. A block device is
+//! written only after `safety` agrees; a file is created (and filled) when missing and never
+//! anything else is touched.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+use super::catalog::{TestName, Writes};
+use super::pattern::{DataKind, DataPattern};
+use super::runner::StatSource;
+use super::safety;
+use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
+use crate::model::{BlockDevice, Bytes, Inventory, KernelWriteCache, Transport};
+use crate::sys::SysRoot;
+use crate::sys::direct::{self, OpenSpec, SyncMode, TargetKind};
+use crate::sys::privilege::NEEDS_ROOT;
+
+/// Size of a test file created when the target does not exist and no --size is given.
+pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
+
+/// The target as the report describes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetInfo {
+    pub path: PathBuf,
+    /// "block-device" or "file".
+    pub kind: &'static str,
+    /// Kernel name of the device (or of the device under the file's file system).
+    pub device: Option<String>,
+    pub size_bytes: u64,
+    pub logical_block_size: u32,
+    pub physical_block_size: Option<u32>,
+    pub model: Option<String>,
+    pub transport: Option<Transport>,
+    pub rotational: Option<bool>,
+    /// The active I/O scheduler during the run.
+    pub scheduler: Option<String>,
+    /// The kernel's flush policy during the run (not the drive's cache setting).
+    pub kernel_write_cache: Option<KernelWriteCache>,
+    /// True when this run created the file.
+    pub created: bool,
+}
+
+/// An opened target, ready for the runner.
+pub struct PreparedTarget {
+    pub info: TargetInfo,
+    pub fd: Arc<OwnedFd>,
+    pub facts: TargetFacts,
+    pub writes_allowed: bool,
+    pub stat: Option<StatSource>,
+    pub no_stat_reason: Option<String>,
+    /// Notes for the report (why writes were left out, say).
+    pub notes: Vec<String>,
+}
+
+/// What to open and how.
+pub struct TargetRequest<'a> {
+    pub path: &'a Path,
+    pub root: &'a SysRoot,
+    pub test: TestName,
+    pub params: &'a TestParams,
+    /// What the admin typed after --destroy-data.
+    pub confirmation: Option<&'a str>,
+}
+
+/// Whether the test must write, may write, or never writes.
+fn write_need(test: TestName, params: &TestParams) -> Writes {
+    match test.info().writes {
+        Writes::Optional if test == TestName::SizeSweep && !params.include_writes => Writes::Never,
+        Writes::Optional if params.include_writes => Writes::Always,
+        other => other,
+    }
+}
+
+/// The disk (and partition) an inventory name refers to.
+fn inventory_device<'a>(inv: &'a Inventory, name: &str) -> Option<&'a BlockDevice> {
+    inv.find(name)
+        .or_else(|| inv.devices.iter().find(|d| d.partitions.iter().any(|p| p.name == name)))
+}
+
+fn open_error(e: io::Error, path: &Path, spec: OpenSpec) -> anyhow::Error {
+    let p = path.display();
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            anyhow::anyhow!("cannot open {p}: permission denied - {NEEDS_ROOT}")
+        }
+        Some(libc::EBUSY) if spec.exclusive => anyhow::anyhow!(
+            "cannot open {p} exclusively: it is busy (mounted, held by md/dm/LVM, or opened \
+             exclusively by another program)"
+        ),
+        Some(libc::EINVAL) if spec.direct => anyhow::anyhow!(
+            "cannot open {p} with O_DIRECT: the file system does not support direct I/O. \
+             Use --buffered (results then include the page cache)"
+        ),
+        _ => anyhow::Error::new(e).context(format!("cannot open {p}")),
+    }
+}
+
+/// Opens (and if needed creates) the target after checking that the test may write to it.
+pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
+    let path = req.path;
+    let need = write_need(req.test, req.params);
+    let direct = !req.params.buffered;
+    let sync = if req.test == TestName::SyncLatency {
+        req.params.sync.unwrap_or(SyncMode::Dsync)
+    } else {
+        req.params.sync.unwrap_or_default()
+    };
+    let mut notes = Vec::new();
+    let kind = direct::identify(path)
+        .with_context(|| format!("{} cannot be tested", path.display()))?;
+
+    match kind {
+        TargetKind::BlockDevice { name, dev } => {
+            let inv = req.root.inventory()?;
+            let writes_allowed = match need {
+                Writes::Never => false,
+                Writes::Always => {
+                    safety::check_device_write(&inv, &name, req.confirmation)?;
+                    true
+                }
+                // Optional writes (CrystalDiskMark): with a confirmation they must pass the
+                // guard; without one the reads run alone.
+                Writes::Optional => match req.confirmation {
+                    Some(_) => {
+                        safety::check_device_write(&inv, &name, req.confirmation)?;
+                        true
+                    }
+                    None => {
+                        notes.push(format!(
+                            "write tests skipped: writing to {name} needs --destroy-data {name}"
+                        ));
+                        false
+                    }
+                },
+            };
+            let spec = OpenSpec {
+                write: writes_allowed,
+                direct,
+                exclusive: writes_allowed,
+                sync: if writes_allowed { sync } else { SyncMode::None },
+            };
+            let fd = direct::open(path, spec).map_err(|e| open_error(e, path, spec))?;
+            let (size, lbs, pbs) = direct::block_geometry(&fd)
+                .with_context(|| format!("cannot read the size of {}", path.display()))?;
+            let disk = inventory_device(&inv, &name);
+            let info = TargetInfo {
+                path: path.to_path_buf(),
+                kind: "block-device",
+                device: Some(name.clone()),
+                size_bytes: size,
+                logical_block_size: lbs,
+                physical_block_size: Some(pbs),
+                model: disk.and_then(BlockDevice::description),
+                transport: disk.map(|d| d.transport),
+                rotational: disk.and_then(|d| d.rotational),
+                scheduler: disk.and_then(|d| d.scheduler.as_ref()?.active.clone()),
+                kernel_write_cache: disk.and_then(|d| d.kernel_write_cache),
+                created: false,
+            };
+            let facts = TargetFacts {
+                size,
+                logical_block_size: lbs,
+                max_request: disk.and_then(|d| d.max_sectors_kb).map(|kb| u64::from(kb) * 1024),
+                is_file: false,
+            };
+            Ok(PreparedTarget {
+                info,
+                fd: Arc::new(fd),
+                facts,
+                writes_allowed,
+                stat: Some(StatSource {
+                    root: req.root.clone(),
+                    dev,
+                    name,
+                }),
+                no_stat_reason: None,
+                notes,
+            })
+        }
+        TargetKind::File { .. } | TargetKind::Missing => {
+            let created = kind == TargetKind::Missing;
+            if created {
+                create_test_file(path, req.params)?;
+            }
+            let file_name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let writes_allowed = match need {
+                Writes::Never => false,
+                _ if created => true,
+                // Overwriting a file that was there before destroys its contents: confirm.
+                Writes::Always => {
+                    confirm_file(&file_name, path, req.confirmation)?;
+                    true
+                }
+                Writes::Optional => match req.confirmation {
+                    Some(_) => {
+                        confirm_file(&file_name, path, req.confirmation)?;
+                        true
+                    }
+                    None => {
+                        notes.push(format!(
+                            "write tests skipped: overwriting the existing file needs \
+                             --destroy-data {file_name}"
+                        ));
+                        false
+                    }
+                },
+            };
+            let spec = OpenSpec {
+                write: writes_allowed,
+                direct,
+                exclusive: false,
+                sync: if writes_allowed { sync } else { SyncMode::None },
+            };
+            let fd = direct::open(path, spec).map_err(|e| open_error(e, path, spec))?;
+            let size = direct::file_len(&fd)?;
+            let backing = match direct::identify(path)? {
+                TargetKind::File { backing } => backing,
+                _ => None,
+            };
+            let backing_name = backing.and_then(direct::block_name);
+            let inv = req.root.inventory().ok();
+            let disk = match (&inv, &backing_name) {
+                (Some(i), Some(n)) => inventory_device(i, n),
+                _ => None,
+            };
+            // O_DIRECT on a file needs the alignment of the device under the file system.
+            let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
+            let info = TargetInfo {
+                path: path.to_path_buf(),
+                kind: "file",
+                device: backing_name.clone(),
+                size_bytes: size,
+                logical_block_size: lbs,
+                physical_block_size: disk.and_then(|d| d.physical_block_size),
+                model: disk.and_then(BlockDevice::description),
+                transport: disk.map(|d| d.transport),
+                rotational: disk.and_then(|d| d.rotational),
+                scheduler: disk.and_then(|d| d.scheduler.as_ref()?.active.clone()),
+                kernel_write_cache: disk.and_then(|d| d.kernel_write_cache),
+                created,
+            };
+            let facts = TargetFacts {
+                size,
+                logical_block_size: lbs,
+                max_request: disk.and_then(|d| d.max_sectors_kb).map(|kb| u64::from(kb) * 1024),
+                is_file: true,
+            };
+            let (stat, no_stat_reason) = match (backing, backing_name) {
+                (Some(dev), Some(name)) => (
+                    Some(StatSource {
+                        root: req.root.clone(),
+                        dev,
+                        name,
+                    }),
+                    None,
+                ),
+                _ => (
+                    None,
+                    Some(
+                        "the file's file system has no block device (tmpfs?): no kernel \
+                         counters to compare"
+                            .to_string(),
+                    ),
+                ),
+            };
+            Ok(PreparedTarget {
+                info,
+                fd: Arc::new(fd),
+                facts,
+                writes_allowed,
+                stat,
+                no_stat_reason,
+                notes,
+            })
+        }
+    }
+}
+
+fn confirm_file(file_name: &str, path: &Path, given: Option<&str>) -> anyhow::Result<()> {
+    let full = path.to_string_lossy();
+    match given {
+        Some(g) if g == file_name || g == full => Ok(()),
+        Some(g) => bail!(
+            "--destroy-data {g} does not name {full}: type the file's name ({file_name}) to \
+             confirm overwriting it"
+        ),
+        None => bail!(
+            "this test overwrites {full}, which existed before: pass --destroy-data \
+             {file_name} to confirm (a file this program creates needs no confirmation)"
+        ),
+    }
+}
+
+/// Creates a test file of `--size` (default 1 GiB) filled with the run's data pattern, so that
+/// read tests read real data, not holes. On any failure the partial file is removed.
+fn create_test_file(path: &Path, params: &TestParams) -> anyhow::Result<()> {
+    const CHUNK: usize = 1 << 20;
+    let size = params.size.unwrap_or(DEFAULT_FILE_SIZE);
+    if size == 0 {
+        bail!("--size must be larger than 0 to create {}", path.display());
+    }
+    let size = size.div_ceil(4096) * 4096;
+    let kind = if params.zeros {
+        DataKind::Zeros
+    } else {
+        DataKind::Random {
+            seed: params.seed.unwrap_or(DEFAULT_SEED),
+        }
+    };
+    let pattern = DataPattern::new(kind, CHUNK)?;
+    let fd = direct::create_file(path)
+        .with_context(|| format!("cannot create the test file {}", path.display()))?;
+    let result = (|| -> anyhow::Result<()> {
+        let mut offset = 0u64;
+        while offset < size {
+            let len = CHUNK.min((size - offset) as usize);
+            let n = direct::write_at(&fd, pattern.expected(offset, len), offset).map_err(|e| {
+                anyhow::anyhow!(
+                    "writing the test file failed at offset {offset}: {}",
+                    describe_errno(&e)
+                )
+            })?;
+            if n == 0 {
+                bail!("writing the test file made no progress at offset {offset}");
+            }
+            offset += n as u64;
+        }
+        direct::sync_data(&fd).context("cannot flush the new test file")?;
+        // Start cold: reads must come from the device, not the pages this layout cached.
+        let _ = direct::drop_cache(&fd);
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = direct::remove_file(path);
+        return Err(e.context(format!(
+            "cannot create the {} test file {} (removed again)",
+            Bytes(size).iec(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn describe_errno(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => {
+            let errno = nix::errno::Errno::from_raw(code);
+            format!("{} ({errno:?})", errno.desc())
+        }
+        None => e.to_string(),
+    }
+}

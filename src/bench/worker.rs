@@ -1,0 +1,477 @@
+//! The I/O loop of one worker. With io_uring a worker is one thread keeping `qd` I/Os in
+//! flight; with the synchronous engine it is `qd` threads each doing one pread/pwrite at a
+//! time. Either way the loop runs an optional warm-up (not recorded), drains, meets the other
+//! workers at a gate while the runner snapshots the kernel's counters, then runs the
+//! measured phase and sends one `WorkerSample` per interval, never one message per I/O.
+
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::pattern::DataPattern;
+use super::plan::{OpKind, Planner};
+use super::runner::Gate;
+use super::spec::{EngineKind, Job};
+use super::stats::{IoStats, WorkerSample};
+use crate::sys::direct::{self, AlignedBuf, BUFFER_ALIGN};
+use crate::sys::uring::{Completion, UringQueue, WriteSource};
+
+/// An I/O that failed: where, what, and the OS error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IoFailure {
+    pub worker: u32,
+    pub op: OpKind,
+    pub offset: u64,
+    pub len: u64,
+    /// The errno, or None for a short transfer.
+    pub errno: Option<i32>,
+    /// Bytes transferred when the transfer was short.
+    pub transferred: Option<u64>,
+}
+
+impl IoFailure {
+    /// "read of 1M at offset 123456 failed: Input/output error (EIO)".
+    pub fn describe(&self) -> String {
+        let what = match self.op {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+        };
+        let reason = match (self.errno, self.transferred) {
+            (Some(e), _) => {
+                let errno = nix::errno::Errno::from_raw(e);
+                let hint = match errno {
+                    nix::errno::Errno::EPERM | nix::errno::Errno::EACCES => " - needs root",
+                    nix::errno::Errno::ENOSPC => " - the file system is full",
+                    nix::errno::Errno::ENXIO | nix::errno::Errno::ENODEV => {
+                        " - the device is gone"
+                    }
+                    _ => "",
+                };
+                format!("{} ({errno:?}){hint}", errno.desc())
+            }
+            (None, Some(n)) => format!("short transfer: {n} of {} bytes", self.len),
+            (None, None) => "unknown error".to_string(),
+        };
+        format!(
+            "{what} of {} bytes at offset {} failed: {reason}",
+            self.len, self.offset
+        )
+    }
+}
+
+/// What a worker thread tells the runner.
+#[derive(Debug)]
+pub enum WorkerMsg {
+    Sample(WorkerSample),
+    /// The thread has finished; `failure` if an I/O failed. `fixed_buffers` says whether
+    /// io_uring used registered buffers.
+    Done {
+        worker: u32,
+        failure: Option<IoFailure>,
+        setup_error: Option<String>,
+        fixed_buffers: bool,
+    },
+}
+
+/// Everything one worker thread needs.
+pub struct WorkerCtx {
+    pub worker: u32,
+    pub fd: Arc<OwnedFd>,
+    pub job: Job,
+    pub planner: Planner,
+    pub pattern: Option<DataPattern>,
+    pub interval: Duration,
+    pub tx: Sender<WorkerMsg>,
+    pub stop: Arc<AtomicBool>,
+    /// Met between warm-up and measurement (see the module doc).
+    pub gate: Arc<Gate>,
+    /// Sequence numbers of planned I/Os; shared by the threads of a synchronous worker.
+    pub next_op: Arc<AtomicU64>,
+    /// Measured I/Os issued so far; shared like `next_op`, for `ops_per_worker`.
+    pub issued: Arc<AtomicU64>,
+}
+
+/// Accumulates one interval at a time and sends it when the interval is over.
+struct Recorder {
+    worker: u32,
+    interval: Duration,
+    index: u64,
+    next_boundary: Instant,
+    stats: IoStats,
+    tx: Sender<WorkerMsg>,
+}
+
+impl Recorder {
+    fn new(worker: u32, t0: Instant, interval: Duration, tx: Sender<WorkerMsg>) -> Self {
+        Recorder {
+            worker,
+            interval,
+            index: 0,
+            next_boundary: t0 + interval,
+            stats: IoStats::default(),
+            tx,
+        }
+    }
+
+    fn record(&mut self, kind: OpKind, bytes: u64, latency: Duration) {
+        self.stats
+            .record(kind, bytes, latency.as_nanos().min(u128::from(u64::MAX)) as u64);
+    }
+
+    /// Sends every interval that ended before `now` (empty ones too: a stalled device shows
+    /// as zero throughput, not as a gap).
+    fn tick(&mut self, now: Instant) {
+        while now >= self.next_boundary {
+            self.send();
+            self.next_boundary += self.interval;
+        }
+    }
+
+    fn send(&mut self) {
+        let stats = self.stats.take_sample();
+        let _ = self.tx.send(WorkerMsg::Sample(WorkerSample {
+            worker: self.worker,
+            interval: self.index,
+            stats,
+        }));
+        self.index += 1;
+    }
+
+    /// Sends the last, partial interval.
+    fn finish(mut self) {
+        self.send();
+    }
+}
+
+/// The bounds of one loop (warm-up or measured).
+struct Bound {
+    deadline: Option<Instant>,
+    max_ops: Option<u64>,
+}
+
+/// Runs one worker with the chosen engine; for the synchronous engine this spawns the worker's
+/// other threads and runs the first one itself. Every thread sends `Done` exactly once.
+pub fn run_worker(ctx: WorkerCtx, engine: EngineKind) {
+    match engine {
+        EngineKind::Uring => uring_worker(ctx),
+        EngineKind::Sync => sync_worker(ctx),
+    }
+}
+
+fn uring_worker(ctx: WorkerCtx) {
+    let job = &ctx.job;
+    let pattern_buf = ctx.pattern.as_ref().map(DataPattern::shared);
+    let queue = UringQueue::new(
+        Arc::clone(&ctx.fd),
+        job.qd,
+        job.bs as usize,
+        pattern_buf,
+        job.sync,
+    );
+    let mut queue = match queue {
+        Ok(q) => q,
+        Err(e) => {
+            // Not coming to the gate: tell it, so nobody waits for this worker.
+            ctx.gate.forget();
+            let _ = ctx.tx.send(WorkerMsg::Done {
+                worker: ctx.worker,
+                failure: None,
+                setup_error: Some(format!("cannot set up io_uring: {e}")),
+                fixed_buffers: false,
+            });
+            return;
+        }
+    };
+    let fixed = queue.uses_fixed_buffers();
+    let mut failure = None;
+
+    if !job.warmup.is_zero() {
+        let bound = Bound {
+            deadline: Some(Instant::now() + job.warmup),
+            max_ops: None,
+        };
+        failure = uring_loop(&ctx, &mut queue, &bound, None);
+    }
+    ctx.gate.arrive_and_wait();
+    if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
+        let t0 = Instant::now();
+        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
+        let bound = Bound {
+            deadline: job.time.map(|t| t0 + t),
+            max_ops: job.ops_per_worker,
+        };
+        failure = uring_loop(&ctx, &mut queue, &bound, Some(&mut rec));
+        rec.finish();
+    }
+    drop(queue);
+    let _ = ctx.tx.send(WorkerMsg::Done {
+        worker: ctx.worker,
+        failure,
+        setup_error: None,
+        fixed_buffers: fixed,
+    });
+}
+
+/// Keeps the ring full until a bound is reached, then drains it. Returns the first failure.
+fn uring_loop(
+    ctx: &WorkerCtx,
+    queue: &mut UringQueue,
+    bound: &Bound,
+    mut rec: Option<&mut Recorder>,
+) -> Option<IoFailure> {
+    let bs = ctx.job.bs;
+    let depth = queue.depth() as usize;
+    // Per slot: the I/O it carries and when it was handed to the kernel.
+    let mut meta: Vec<(OpKind, u64, Instant)> = vec![(OpKind::Read, 0, Instant::now()); depth];
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut fresh: Vec<u32> = Vec::with_capacity(depth);
+    let mut done: Vec<Completion> = Vec::with_capacity(depth);
+    let mut failure: Option<IoFailure> = None;
+    let mut issued = 0u64;
+    let mut now = Instant::now();
+    let wait = Some(ctx.interval.min(Duration::from_millis(250)));
+
+    loop {
+        let accepting = failure.is_none()
+            && !ctx.stop.load(Ordering::Relaxed)
+            && bound.deadline.is_none_or(|d| now < d);
+        while accepting && bound.max_ops.is_none_or(|m| issued < m) {
+            let Some(slot) = free.pop() else { break };
+            let k = ctx.next_op.fetch_add(1, Ordering::Relaxed);
+            let io = ctx.planner.op(k);
+            let pushed = match io.kind {
+                OpKind::Read => queue.push_read(slot, io.offset, bs as u32),
+                OpKind::Write => {
+                    let src = match &ctx.pattern {
+                        Some(p) => WriteSource::Pattern(p.start_for(io.offset)),
+                        None => WriteSource::Slot,
+                    };
+                    queue.push_write(slot, io.offset, bs as u32, src)
+                }
+            };
+            if pushed.is_err() {
+                free.push(slot);
+                break;
+            }
+            meta[slot as usize] = (io.kind, io.offset, now);
+            fresh.push(slot);
+            issued += 1;
+        }
+        if queue.in_flight() == 0 {
+            break;
+        }
+        // One clock read stamps every I/O of this submission batch.
+        let submitted = Instant::now();
+        for &s in &fresh {
+            meta[s as usize].2 = submitted;
+        }
+        fresh.clear();
+        if let Err(e) = queue.submit_and_wait(1, wait) {
+            failure.get_or_insert(IoFailure {
+                worker: ctx.worker,
+                op: OpKind::Read,
+                offset: 0,
+                len: 0,
+                errno: e.raw_os_error(),
+                transferred: None,
+            });
+            ctx.stop.store(true, Ordering::Relaxed);
+            // Nothing more can be submitted or reaped reliably; leave it to Drop.
+            break;
+        }
+        now = Instant::now();
+        done.clear();
+        queue.reap(&mut done);
+        for c in &done {
+            let (kind, offset, at) = meta[c.slot as usize];
+            free.push(c.slot);
+            if c.result < 0 || c.result as u64 != bs {
+                if failure.is_none() {
+                    failure = Some(IoFailure {
+                        worker: ctx.worker,
+                        op: kind,
+                        offset,
+                        len: bs,
+                        errno: (c.result < 0).then(|| -c.result),
+                        transferred: (c.result >= 0).then_some(c.result as u64),
+                    });
+                    // One failure ends the run for every worker: the device is suspect.
+                    ctx.stop.store(true, Ordering::Relaxed);
+                }
+                continue;
+            }
+            if let Some(r) = rec.as_deref_mut() {
+                r.record(kind, bs, now.saturating_duration_since(at));
+            }
+        }
+        if let Some(r) = rec.as_deref_mut() {
+            r.tick(now);
+        }
+    }
+    failure
+}
+
+fn sync_worker(ctx: WorkerCtx) {
+    let threads = ctx.job.qd.max(1);
+    let ctx = Arc::new(ctx);
+    let mut handles = Vec::new();
+    for t in 1..threads {
+        let c = Arc::clone(&ctx);
+        let spawned = std::thread::Builder::new()
+            .name(format!("io-{}-{t}", ctx.worker))
+            .spawn(move || sync_thread(&c));
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                ctx.gate.forget();
+                let _ = ctx.tx.send(WorkerMsg::Done {
+                    worker: ctx.worker,
+                    failure: None,
+                    setup_error: Some(format!("cannot start an I/O thread: {e}")),
+                    fixed_buffers: false,
+                });
+            }
+        }
+    }
+    sync_thread(&ctx);
+    for h in handles {
+        let _ = h.join();
+    }
+}
+
+/// One synchronous I/O thread: one outstanding I/O at a time.
+fn sync_thread(ctx: &WorkerCtx) {
+    let job = &ctx.job;
+    let mut buf = match AlignedBuf::zeroed(job.bs as usize, BUFFER_ALIGN) {
+        Ok(b) => b,
+        Err(e) => {
+            ctx.gate.forget();
+            let _ = ctx.tx.send(WorkerMsg::Done {
+                worker: ctx.worker,
+                failure: None,
+                setup_error: Some(format!("cannot allocate an I/O buffer: {e}")),
+                fixed_buffers: false,
+            });
+            return;
+        }
+    };
+    let mut failure = None;
+    if !job.warmup.is_zero() {
+        let bound = Bound {
+            deadline: Some(Instant::now() + job.warmup),
+            max_ops: None,
+        };
+        failure = sync_loop(ctx, &mut buf, &bound, None, None);
+    }
+    ctx.gate.arrive_and_wait();
+    if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
+        let t0 = Instant::now();
+        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
+        let bound = Bound {
+            deadline: job.time.map(|t| t0 + t),
+            max_ops: job.ops_per_worker,
+        };
+        failure = sync_loop(ctx, &mut buf, &bound, Some(&mut rec), Some(&ctx.issued));
+        rec.finish();
+    }
+    let _ = ctx.tx.send(WorkerMsg::Done {
+        worker: ctx.worker,
+        failure,
+        setup_error: None,
+        fixed_buffers: false,
+    });
+}
+
+fn sync_loop(
+    ctx: &WorkerCtx,
+    buf: &mut AlignedBuf,
+    bound: &Bound,
+    mut rec: Option<&mut Recorder>,
+    issued: Option<&AtomicU64>,
+) -> Option<IoFailure> {
+    let bs = ctx.job.bs;
+    loop {
+        if ctx.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let now = Instant::now();
+        if bound.deadline.is_some_and(|d| now >= d) {
+            return None;
+        }
+        if let (Some(max), Some(counter)) = (bound.max_ops, issued)
+            && counter.fetch_add(1, Ordering::Relaxed) >= max
+        {
+            return None;
+        }
+        let k = ctx.next_op.fetch_add(1, Ordering::Relaxed);
+        let io = ctx.planner.op(k);
+        let started = Instant::now();
+        let result = match io.kind {
+            OpKind::Read => direct::read_at(&ctx.fd, buf.as_mut_slice(), io.offset),
+            OpKind::Write => {
+                let data = match &ctx.pattern {
+                    Some(p) => p.expected(io.offset, bs as usize),
+                    None => buf.as_slice(),
+                };
+                direct::write_at(&ctx.fd, data, io.offset)
+            }
+        };
+        let finished = Instant::now();
+        match result {
+            Ok(n) if n as u64 == bs => {
+                if let Some(r) = rec.as_deref_mut() {
+                    r.record(io.kind, bs, finished - started);
+                    r.tick(finished);
+                }
+            }
+            other => {
+                ctx.stop.store(true, Ordering::Relaxed);
+                return Some(IoFailure {
+                    worker: ctx.worker,
+                    op: io.kind,
+                    offset: io.offset,
+                    len: bs,
+                    errno: other.as_ref().err().and_then(std::io::Error::raw_os_error),
+                    transferred: other.ok().map(|n| n as u64),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_read_well() {
+        let f = IoFailure {
+            worker: 0,
+            op: OpKind::Read,
+            offset: 1048576,
+            len: 4096,
+            errno: Some(libc::EIO),
+            transferred: None,
+        };
+        assert_eq!(
+            f.describe(),
+            "read of 4096 bytes at offset 1048576 failed: I/O error (EIO)"
+        );
+        let g = IoFailure {
+            op: OpKind::Write,
+            errno: Some(libc::ENOSPC),
+            ..f.clone()
+        };
+        assert!(g.describe().ends_with("(ENOSPC) - the file system is full"));
+        let short = IoFailure {
+            errno: None,
+            transferred: Some(512),
+            ..f
+        };
+        assert!(short.describe().ends_with("short transfer: 512 of 4096 bytes"));
+    }
+}

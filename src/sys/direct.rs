@@ -1,0 +1,295 @@
+//! Opening test targets (block devices and files) for direct I/O, the block-device ioctls that
+//! size them, and the aligned memory O_DIRECT needs.
+//!
+//! O_DIRECT requires buffer addresses, file offsets and lengths aligned to the device's logical
+//! block size; buffers here are aligned to 4096 bytes, which satisfies every logical block size
+//! the kernel supports for direct I/O on x86_64 (512 and 4096).
+
+#![allow(unsafe_code)]
+
+use std::alloc::{self, Layout};
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+
+use crate::model::DevNum;
+
+/// Alignment of every I/O buffer.
+pub const BUFFER_ALIGN: usize = 4096;
+
+/// A zero-initialised heap buffer with a fixed alignment, for O_DIRECT.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively, like a Box<[u8]>; moving it to another
+// thread or sharing `&AlignedBuf` (which only hands out `&[u8]`) is as safe as for Box<[u8]>.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: see Send; shared references only allow reads.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// A zeroed buffer of `len` bytes (at least 1) aligned to `align` (a power of two).
+    pub fn zeroed(len: usize, align: usize) -> io::Result<AlignedBuf> {
+        let layout = Layout::from_size_align(len.max(1), align)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: the layout has a non-zero size (len.max(1)).
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate an I/O buffer")
+        })?;
+        Ok(AlignedBuf { ptr, layout })
+    }
+
+    pub fn len(&self) -> usize {
+        self.layout.size()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.layout.size() == 0
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr points to layout.size() initialised (zeroed) bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in as_slice, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated with exactly this layout by alloc_zeroed.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuf({} bytes)", self.len())
+    }
+}
+
+/// How writes reach stable storage, as dd's `oflag=dsync` / `oflag=sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    #[default]
+    None,
+    /// O_DSYNC: each write returns once its data is durable.
+    Dsync,
+    /// O_SYNC: data and metadata.
+    Sync,
+}
+
+/// What the path given as a test target is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A block device with its kernel name (e.g. `loop0`, `sda1`).
+    BlockDevice { name: String, dev: DevNum },
+    /// A regular file; `backing` is the block device its filesystem lives on, when there is one
+    /// (tmpfs has none).
+    File { backing: Option<DevNum> },
+    /// A file that does not exist yet.
+    Missing,
+}
+
+/// Finds out what `path` is without opening it. Symlinks (`/dev/disk/by-id/...`) are followed.
+pub fn identify(path: &Path) -> io::Result<TargetKind> {
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(TargetKind::Missing),
+        Err(e) => return Err(e),
+    };
+    let ft = meta.file_type();
+    if ft.is_block_device() {
+        let dev = devnum(meta.rdev());
+        let name = block_name(dev).unwrap_or_else(|| {
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+        Ok(TargetKind::BlockDevice { name, dev })
+    } else if ft.is_file() {
+        let dev = devnum(meta.dev());
+        Ok(TargetKind::File {
+            backing: (dev.major != 0).then_some(dev),
+        })
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a block device or a regular file",
+        ))
+    }
+}
+
+fn devnum(raw: u64) -> DevNum {
+    DevNum {
+        major: nix::sys::stat::major(raw) as u32,
+        minor: nix::sys::stat::minor(raw) as u32,
+    }
+}
+
+/// The kernel name of a block device number, from `/sys/dev/block/M:m`.
+pub fn block_name(dev: DevNum) -> Option<String> {
+    let link = fs::read_link(format!("/sys/dev/block/{dev}")).ok()?;
+    link.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+/// The `/sys/class/block/<name>/stat` path for a disk or partition.
+pub fn stat_path(name: &str) -> PathBuf {
+    PathBuf::from("/sys/class/block").join(name).join("stat")
+}
+
+/// How to open a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenSpec {
+    pub write: bool,
+    pub direct: bool,
+    /// O_EXCL on a block device: fails with EBUSY when it is mounted or held by md/dm.
+    pub exclusive: bool,
+    pub sync: SyncMode,
+}
+
+/// Opens a target for the test. Errors keep the OS error so callers can tell EACCES, EBUSY
+/// and EINVAL (no O_DIRECT support) apart.
+pub fn open(path: &Path, spec: OpenSpec) -> io::Result<OwnedFd> {
+    let mut flags = 0;
+    if spec.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if spec.exclusive {
+        flags |= libc::O_EXCL;
+    }
+    flags |= match spec.sync {
+        SyncMode::None => 0,
+        SyncMode::Dsync => libc::O_DSYNC,
+        SyncMode::Sync => libc::O_SYNC,
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .write(spec.write)
+        .custom_flags(flags)
+        .open(path)?;
+    Ok(OwnedFd::from(file))
+}
+
+nix::ioctl_read!(blkgetsize64, 0x12, 114, u64);
+nix::ioctl_read_bad!(blksszget, 0x1268, libc::c_int);
+nix::ioctl_read_bad!(blkpbszget, 0x127B, libc::c_int);
+
+/// Size in bytes, logical and physical block size of an open block device.
+pub fn block_geometry(fd: &OwnedFd) -> io::Result<(u64, u32, u32)> {
+    let raw = fd.as_raw_fd();
+    let mut size: u64 = 0;
+    let mut logical: libc::c_int = 0;
+    let mut physical: libc::c_int = 0;
+    // SAFETY: each ioctl writes one integer of the declared type through a valid pointer to a
+    // local; the fd is open for the duration of the calls.
+    unsafe {
+        blkgetsize64(raw, &mut size).map_err(io::Error::from)?;
+        blksszget(raw, &mut logical).map_err(io::Error::from)?;
+        blkpbszget(raw, &mut physical).map_err(io::Error::from)?;
+    }
+    let to_u32 = |v: libc::c_int| u32::try_from(v).unwrap_or(0);
+    Ok((size, to_u32(logical), to_u32(physical)))
+}
+
+/// Size of an open regular file.
+pub fn file_len(fd: &OwnedFd) -> io::Result<u64> {
+    let file = File::from(fd.try_clone()?);
+    Ok(file.metadata()?.len())
+}
+
+/// Reads exactly `buf.len()` bytes at `offset` (positional, no shared file position). Returns
+/// the count read, which is short only at end of file.
+pub fn read_at(fd: &OwnedFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let off = libc::off_t::try_from(offset)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset too large"))?;
+    nix::sys::uio::pread(fd, buf, off).map_err(io::Error::from)
+}
+
+/// Writes `buf` at `offset`; returns the count written.
+pub fn write_at(fd: &OwnedFd, buf: &[u8], offset: u64) -> io::Result<usize> {
+    let off = libc::off_t::try_from(offset)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset too large"))?;
+    nix::sys::uio::pwrite(fd, buf, off).map_err(io::Error::from)
+}
+
+/// fdatasync: makes written data durable (used after laying out a new test file).
+pub fn sync_data(fd: &OwnedFd) -> io::Result<()> {
+    nix::unistd::fdatasync(fd).map_err(io::Error::from)
+}
+
+/// Creates a new file for a file-target test. `create_new` so that an existing file is never
+/// replaced by accident.
+pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    Ok(OwnedFd::from(file))
+}
+
+/// Removes a file this program created (after a failed layout).
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    fs::remove_file(path)
+}
+
+/// Drops the page cache's copy of a file or device range (for buffered runs, so they start
+/// cold), as `dd iflag=nocache` does with posix_fadvise.
+pub fn drop_cache(fd: &OwnedFd) -> io::Result<()> {
+    nix::fcntl::posix_fadvise(fd, 0, 0, nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED)
+        .map_err(io::Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_buffers_are_aligned_and_zeroed() {
+        let mut b = AlignedBuf::zeroed(10_000, BUFFER_ALIGN).unwrap();
+        assert_eq!(b.as_ptr() as usize % BUFFER_ALIGN, 0);
+        assert_eq!(b.len(), 10_000);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+        b.as_mut_slice()[9_999] = 7;
+        assert_eq!(b.as_slice()[9_999], 7);
+    }
+
+    #[test]
+    fn ioctl_numbers_match_the_kernel_headers() {
+        // include/uapi/linux/fs.h: BLKGETSIZE64 _IOR(0x12,114,size_t), BLKSSZGET _IO(0x12,104),
+        // BLKPBSZGET _IO(0x12,123).
+        assert_eq!(nix::request_code_read!(0x12, 114, 8), 0x8008_1272);
+        assert_eq!(0x1268, (0x12 << 8) | 104);
+        assert_eq!(0x127B, (0x12 << 8) | 123);
+    }
+
+    #[test]
+    fn identify_files_and_missing_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope");
+        assert_eq!(identify(&missing).unwrap(), TargetKind::Missing);
+        let f = dir.path().join("f");
+        fs::write(&f, b"x").unwrap();
+        assert!(matches!(identify(&f).unwrap(), TargetKind::File { .. }));
+        assert!(identify(dir.path()).is_err(), "a directory is not a target");
+    }
+}
