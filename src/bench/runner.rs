@@ -182,6 +182,8 @@ pub struct WorkerTotals {
     pub region_len: u64,
     pub bytes: u64,
     pub ops: u64,
+    /// The worker's own measured time (workers bounded by a count finish at their own pace).
+    pub seconds: f64,
     pub bytes_per_sec: f64,
 }
 
@@ -195,6 +197,8 @@ pub struct PhaseResult {
     pub fixed_buffers: bool,
     /// Measured seconds (the warm-up excluded).
     pub seconds: f64,
+    /// CPU seconds the I/O threads used while measuring (user + system).
+    pub cpu_seconds: f64,
     pub read: DirTotals,
     pub write: DirTotals,
     pub workers: Vec<WorkerTotals>,
@@ -513,17 +517,24 @@ fn run_phase(
     let mut fixed_buffers = engine == EngineKind::Uring;
     let mut points = Vec::new();
     let mut t_end = t0;
+    let mut worker_end = vec![t0; job.workers as usize];
+    let mut cpu = std::time::Duration::ZERO;
     while alive > 0 {
         match rx.recv_timeout(plan.interval) {
             Ok(WorkerMsg::Sample(s)) => agg.add(s.worker, s.interval, &s.stats),
             Ok(WorkerMsg::Done {
+                worker,
                 failure: f,
                 setup_error: e,
                 fixed_buffers: fixed,
-                ..
+                cpu: thread_cpu,
             }) => {
                 alive -= 1;
+                cpu += thread_cpu;
                 t_end = Instant::now();
+                if let Some(end) = worker_end.get_mut(worker as usize) {
+                    *end = t_end;
+                }
                 fixed_buffers &= fixed;
                 if failure.is_none() {
                     failure = f;
@@ -576,13 +587,15 @@ fn run_phase(
         .enumerate()
         .map(|(w, s)| {
             let (region_start, region_len) = job.worker_region(w as u32);
+            let secs = (worker_end[w] - t0).as_secs_f64();
             WorkerTotals {
                 worker: w as u32,
                 region_start,
                 region_len,
                 bytes: s.bytes(),
                 ops: s.ops(),
-                bytes_per_sec: if seconds > 0.0 { s.bytes() as f64 / seconds } else { 0.0 },
+                seconds: secs,
+                bytes_per_sec: if secs > 0.0 { s.bytes() as f64 / secs } else { 0.0 },
             }
         })
         .collect();
@@ -593,6 +606,7 @@ fn run_phase(
         engine,
         fixed_buffers,
         seconds,
+        cpu_seconds: cpu.as_secs_f64(),
         read: dir(&agg.totals.read),
         write: dir(&agg.totals.write),
         workers,

@@ -18,6 +18,7 @@ use super::runner::Gate;
 use super::spec::{EngineKind, Job};
 use super::stats::{IoStats, WorkerSample};
 use crate::sys::direct::{self, AlignedBuf, BUFFER_ALIGN};
+use crate::sys::privilege::thread_cpu_time;
 use crate::sys::uring::{Completion, UringQueue, WriteSource};
 
 /// An I/O that failed: where, what, and the OS error.
@@ -74,6 +75,8 @@ pub enum WorkerMsg {
         failure: Option<IoFailure>,
         setup_error: Option<String>,
         fixed_buffers: bool,
+        /// CPU time the thread spent in the measured phase.
+        cpu: Duration,
     },
 }
 
@@ -182,6 +185,7 @@ fn uring_worker(ctx: WorkerCtx) {
                 failure: None,
                 setup_error: Some(format!("cannot set up io_uring: {e}")),
                 fixed_buffers: false,
+                cpu: Duration::ZERO,
             });
             return;
         }
@@ -197,7 +201,9 @@ fn uring_worker(ctx: WorkerCtx) {
         failure = uring_loop(&ctx, &mut queue, &bound, None);
     }
     ctx.gate.arrive_and_wait();
+    let mut cpu = Duration::ZERO;
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
+        let cpu0 = thread_cpu_time();
         let t0 = Instant::now();
         let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
         let bound = Bound {
@@ -206,6 +212,7 @@ fn uring_worker(ctx: WorkerCtx) {
         };
         failure = uring_loop(&ctx, &mut queue, &bound, Some(&mut rec));
         rec.finish();
+        cpu = thread_cpu_time().saturating_sub(cpu0);
     }
     drop(queue);
     let _ = ctx.tx.send(WorkerMsg::Done {
@@ -213,6 +220,7 @@ fn uring_worker(ctx: WorkerCtx) {
         failure,
         setup_error: None,
         fixed_buffers: fixed,
+        cpu,
     });
 }
 
@@ -333,6 +341,7 @@ fn sync_worker(ctx: WorkerCtx) {
                     failure: None,
                     setup_error: Some(format!("cannot start an I/O thread: {e}")),
                     fixed_buffers: false,
+                    cpu: Duration::ZERO,
                 });
             }
         }
@@ -355,6 +364,7 @@ fn sync_thread(ctx: &WorkerCtx) {
                 failure: None,
                 setup_error: Some(format!("cannot allocate an I/O buffer: {e}")),
                 fixed_buffers: false,
+                cpu: Duration::ZERO,
             });
             return;
         }
@@ -368,7 +378,9 @@ fn sync_thread(ctx: &WorkerCtx) {
         failure = sync_loop(ctx, &mut buf, &bound, None, None);
     }
     ctx.gate.arrive_and_wait();
+    let mut cpu = Duration::ZERO;
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
+        let cpu0 = thread_cpu_time();
         let t0 = Instant::now();
         let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
         let bound = Bound {
@@ -377,12 +389,14 @@ fn sync_thread(ctx: &WorkerCtx) {
         };
         failure = sync_loop(ctx, &mut buf, &bound, Some(&mut rec), Some(&ctx.issued));
         rec.finish();
+        cpu = thread_cpu_time().saturating_sub(cpu0);
     }
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
         failure,
         setup_error: None,
         fixed_buffers: false,
+        cpu,
     });
 }
 

@@ -207,16 +207,27 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
     let _ = writeln!(out, "       {}", bounds(plan, &p.job));
     dir_lines(out, "read", &p.read, p.seconds);
     dir_lines(out, "write", &p.write, p.seconds);
+    let ops = p.read.ops + p.write.ops;
+    if ops > 0 && p.seconds > 0.0 {
+        let _ = writeln!(
+            out,
+            "cpu    {:.2} s in I/O threads ({:.0} % of a core), {:.2} us per I/O",
+            p.cpu_seconds,
+            p.cpu_seconds / p.seconds * 100.0,
+            p.cpu_seconds / ops as f64 * 1e6
+        );
+    }
     if p.workers.len() > 1 && p.job.split_region {
         for w in &p.workers {
             let _ = writeln!(
                 out,
-                "  worker {} (offset {}, {}): {:.1} MB/s, {}",
+                "  worker {} (offset {}, {}): {:.1} MB/s, {} in {:.2} s",
                 w.worker,
                 Bytes(w.region_start).iec(),
                 Bytes(w.region_len).iec(),
                 mbps(w.bytes_per_sec),
-                Bytes(w.bytes).iec()
+                Bytes(w.bytes).iec(),
+                w.seconds
             );
         }
         let _ = writeln!(out, "  total: {:.1} MB/s", mbps(p.bytes_per_sec()));
