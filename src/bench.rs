@@ -6,6 +6,6 @@ pub mod plan;
 pub mod runner;
 pub mod safety;
 pub mod spec;
-pub mod target;
 pub mod stats;
+pub mod target;
 pub mod worker;

@@ -179,9 +179,7 @@ pub struct RunArgs {
 /// Parses "4096", "4k", "1M", "1MiB", "2G": powers of 1024.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let digits_end = t
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(t.len());
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits_end);
     let n: u64 = num
         .parse()
@@ -215,7 +213,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => n * 3600.0,
         _ => return Err(format!("{s:?}: unknown unit (use ms, s, m or h)")),
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 30.0 * 86_400.0 {
+    if !secs.is_finite() || !(0.0..=30.0 * 86_400.0).contains(&secs) {
         return Err(format!("{s:?} is out of range"));
     }
     Ok(Duration::from_secs_f64(secs))

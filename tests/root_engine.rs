@@ -67,10 +67,18 @@ fn root_read_bytes_match_request_series_and_kernel() {
     assert_eq!(u(&p["read"]["bytes"]), 64 << 20, "64 MiB requested");
     assert_eq!(u(&p["read"]["ops"]), 64);
     assert_eq!(u(&p["write"]["bytes"]), 0);
-    assert_eq!(series_sum(p, "read", "bytes"), 64 << 20, "the series adds up to the total");
+    assert_eq!(
+        series_sum(p, "read", "bytes"),
+        64 << 20,
+        "the series adds up to the total"
+    );
     assert_eq!(series_sum(p, "read", "ops"), 64);
     let w = &p["witness"];
-    assert_eq!(u(&w["read_bytes"]), 64 << 20, "the kernel saw the same bytes");
+    assert_eq!(
+        u(&w["read_bytes"]),
+        64 << 20,
+        "the kernel saw the same bytes"
+    );
     assert_eq!(w["agrees"], true);
     assert_eq!(doc["plan"]["direct"], true);
     // Rates are bytes over measured time, in both units.
@@ -80,18 +88,33 @@ fn root_read_bytes_match_request_series_and_kernel() {
 
     // Time-bounded random reads: series sums equal totals, kernel agrees, IOPS x bs = rate.
     let doc = run_json(&[
-        l.path_str(), "--test", "rand-read", "--qd", "8", "--time", "1", "--warmup", "0.3",
+        l.path_str(),
+        "--test",
+        "rand-read",
+        "--qd",
+        "8",
+        "--time",
+        "1",
+        "--warmup",
+        "0.3",
     ]);
     let p = phase(&doc, 0);
     let bytes = u(&p["read"]["bytes"]);
     assert!(bytes > 0);
     assert_eq!(series_sum(p, "read", "bytes"), bytes);
     assert_eq!(series_sum(p, "read", "ops"), u(&p["read"]["ops"]));
-    assert_eq!(u(&p["witness"]["read_bytes"]), bytes, "warm-up I/O is not counted");
+    assert_eq!(
+        u(&p["witness"]["read_bytes"]),
+        bytes,
+        "warm-up I/O is not counted"
+    );
     assert_eq!(p["witness"]["agrees"], true);
     let iops = p["read"]["iops"].as_f64().unwrap();
     let rate = p["read"]["bytes_per_sec"].as_f64().unwrap();
-    assert!((iops * 4096.0 - rate).abs() / rate < 1e-9, "IOPS x request size = throughput");
+    assert!(
+        (iops * 4096.0 - rate).abs() / rate < 1e-9,
+        "IOPS x request size = throughput"
+    );
     let lat = &p["read"]["latency"];
     assert!(u(&lat["min_ns"]) <= u(&lat["p50_ns"]));
     assert!(u(&lat["p50_ns"]) <= u(&lat["p99_ns"]));
@@ -111,28 +134,67 @@ fn root_write_test_writes_the_pattern_it_claims_where_it_claims() {
 
     // Forward: exactly the first 8 blocks of 64 KiB.
     run_json(&[
-        l.path_str(), "--test", "seq-write", "--bs", "64k", "--count", "8", "--destroy-data", &name,
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--bs",
+        "64k",
+        "--count",
+        "8",
+        "--destroy-data",
+        &name,
     ]);
     // Read back through the image file, not through disktriage.
     let image = l.image.to_str().unwrap();
     let data = device_bytes(image, 0, 1 << 20);
-    assert_eq!(&data[..8 * 65536], pattern.expected(0, 8 * 65536), "forward blocks hold the pattern");
-    assert!(data[8 * 65536..].iter().all(|&b| b == 0), "nothing past the 8th block");
+    assert_eq!(
+        &data[..8 * 65536],
+        pattern.expected(0, 8 * 65536),
+        "forward blocks hold the pattern"
+    );
+    assert!(
+        data[8 * 65536..].iter().all(|&b| b == 0),
+        "nothing past the 8th block"
+    );
 
     // A region that starts at --offset: its first blocks, with the data for those offsets.
     run_json(&[
-        l.path_str(), "--test", "seq-write", "--bs", "64k", "--count", "4", "--destroy-data", &name,
-        "--offset", "32M", "--size", "32M",
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--bs",
+        "64k",
+        "--count",
+        "4",
+        "--destroy-data",
+        &name,
+        "--offset",
+        "32M",
+        "--size",
+        "32M",
     ]);
-    assert!(device_bytes(image, (32 << 20) - 65536, 65536).iter().all(|&b| b == 0));
+    assert!(
+        device_bytes(image, (32 << 20) - 65536, 65536)
+            .iter()
+            .all(|&b| b == 0)
+    );
     let data = device_bytes(image, 32 << 20, 4 * 65536);
     assert_eq!(data, pattern.expected(32 << 20, 4 * 65536));
 
     // Random 4k writes inside a 1 MiB region at 48 MiB: every touched block holds the pattern
     // for its own offset, untouched ones stay zero, nothing outside the region changes.
     let doc = run_json(&[
-        l.path_str(), "--test", "rand-write", "--count", "100", "--offset", "48M", "--size", "1M",
-        "--destroy-data", &name,
+        l.path_str(),
+        "--test",
+        "rand-write",
+        "--count",
+        "100",
+        "--offset",
+        "48M",
+        "--size",
+        "1M",
+        "--destroy-data",
+        &name,
     ]);
     assert_eq!(u(&phase(&doc, 0)["write"]["ops"]), 100);
     let region = device_bytes(image, 48 << 20, 1 << 20);
@@ -146,13 +208,25 @@ fn root_write_test_writes_the_pattern_it_claims_where_it_claims() {
     }
     // 100 uniform draws over 256 blocks hit about 256*(1-(255/256)^100) = 84 distinct blocks.
     assert!((60..=100).contains(&touched), "{touched} blocks touched");
-    assert!(device_bytes(image, (48 << 20) - 4096, 4096).iter().all(|&b| b == 0));
+    assert!(
+        device_bytes(image, (48 << 20) - 4096, 4096)
+            .iter()
+            .all(|&b| b == 0)
+    );
     assert!(device_bytes(image, 49 << 20, 4096).iter().all(|&b| b == 0));
 
     // --zeros writes zeros over the pattern.
     run_json(&[
-        l.path_str(), "--test", "seq-write", "--bs", "64k", "--count", "2", "--zeros",
-        "--destroy-data", &name,
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--bs",
+        "64k",
+        "--count",
+        "2",
+        "--zeros",
+        "--destroy-data",
+        &name,
     ]);
     let data = device_bytes(image, 0, 3 * 65536);
     assert!(data[..2 * 65536].iter().all(|&b| b == 0));
@@ -170,8 +244,20 @@ fn root_backward_and_sweep_patterns_touch_their_offsets() {
     // A write sweep with one size: forward, backward and random each run for a short time; the
     // backward phase starts at the end of the region, so the device's last block is written.
     let doc = run_json(&[
-        l.path_str(), "--test", "size-sweep", "--write", "--min-bs", "1M", "--max-bs", "1M",
-        "--time", "0.2", "--warmup", "0", "--destroy-data", &name,
+        l.path_str(),
+        "--test",
+        "size-sweep",
+        "--write",
+        "--min-bs",
+        "1M",
+        "--max-bs",
+        "1M",
+        "--time",
+        "0.2",
+        "--warmup",
+        "0",
+        "--destroy-data",
+        &name,
     ]);
     let labels: Vec<&str> = doc["outcome"]["phases"]
         .as_array()
@@ -179,25 +265,52 @@ fn root_backward_and_sweep_patterns_touch_their_offsets() {
         .iter()
         .map(|p| p["label"].as_str().unwrap())
         .collect();
-    assert_eq!(labels, ["1M fwd_wt", "1M fwd_rd", "1M bwd_wt", "1M bwd_rd", "1M rnd_wt", "1M rnd_rd"]);
+    assert_eq!(
+        labels,
+        [
+            "1M fwd_wt",
+            "1M fwd_rd",
+            "1M bwd_wt",
+            "1M bwd_rd",
+            "1M rnd_wt",
+            "1M rnd_rd"
+        ]
+    );
     let pattern = DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20).unwrap();
     let last = device_bytes(l.image.to_str().unwrap(), 15 << 20, 1 << 20);
     assert_eq!(last, pattern.expected(15 << 20, 1 << 20));
 
     // The text report is diskperf's gnuplot-ready table.
     let out = disktriage(&[
-        "run", l.path_str(), "--test", "size-sweep", "--min-bs", "64k", "--max-bs", "256k",
-        "--time", "0.2", "--warmup", "0",
+        "run",
+        l.path_str(),
+        "--test",
+        "size-sweep",
+        "--min-bs",
+        "64k",
+        "--max-bs",
+        "256k",
+        "--time",
+        "0.2",
+        "--warmup",
+        "0",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
-    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && l.starts_with(char::is_numeric)).collect();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.starts_with(char::is_numeric))
+        .collect();
     assert_eq!(rows.len(), 3, "{text}");
     for (row, bs) in rows.iter().zip([65536, 131072, 262144]) {
         let cols: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(cols[0], bs.to_string());
         assert_eq!(cols.len(), 7);
-        assert_eq!((cols[1], cols[3], cols[5]), ("-", "-", "-"), "no writes without --write");
+        assert_eq!(
+            (cols[1], cols[3], cols[5]),
+            ("-", "-", "-"),
+            "no writes without --write"
+        );
         for c in [cols[2], cols[4], cols[6]] {
             assert!(c.parse::<f64>().unwrap() > 0.0, "{row}");
         }
@@ -217,7 +330,10 @@ fn max_inflight(name: &str, args: &[&str]) -> u64 {
     let mut max = 0;
     while child.try_wait().unwrap().is_none() {
         let s = std::fs::read_to_string(&path).unwrap();
-        let total: u64 = s.split_whitespace().map(|x| x.parse::<u64>().unwrap()).sum();
+        let total: u64 = s
+            .split_whitespace()
+            .map(|x| x.parse::<u64>().unwrap())
+            .sum();
         max = max.max(total);
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -231,13 +347,25 @@ fn root_queue_depth_is_real() {
     }
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 256 << 20, 512);
-    let base = ["run", l.path_str(), "--test", "rand-read", "--time", "1.5", "--warmup", "0"];
+    let base = [
+        "run",
+        l.path_str(),
+        "--test",
+        "rand-read",
+        "--time",
+        "1.5",
+        "--warmup",
+        "0",
+    ];
     for qd in [1u64, 4, 16] {
         let q = qd.to_string();
         let mut args = base.to_vec();
         args.extend_from_slice(&["--qd", &q]);
         let seen = max_inflight(&l.name, &args);
-        assert_eq!(seen, qd, "io_uring QD{qd}: the block layer saw {seen} in flight");
+        assert_eq!(
+            seen, qd,
+            "io_uring QD{qd}: the block layer saw {seen} in flight"
+        );
     }
     // The synchronous engine gets its depth from threads.
     let mut args = base.to_vec();
@@ -256,28 +384,57 @@ fn root_write_guard() {
     let out = disktriage(&["run", l.path_str(), "--test", "seq-write", "--count", "1"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("pass --destroy-data {}", l.name)), "{err}");
+    assert!(
+        err.contains(&format!("pass --destroy-data {}", l.name)),
+        "{err}"
+    );
     let out = disktriage(&[
-        "run", l.path_str(), "--test", "seq-write", "--count", "1", "--destroy-data", "sda",
+        "run",
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--count",
+        "1",
+        "--destroy-data",
+        "sda",
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not name the target"));
-    assert!(device_bytes(l.image.to_str().unwrap(), 0, 1 << 20).iter().all(|&b| b == 0));
+    assert!(
+        device_bytes(l.image.to_str().unwrap(), 0, 1 << 20)
+            .iter()
+            .all(|&b| b == 0)
+    );
 
     // Mounted: refused with the mount point, even with the confirmation.
     let mnt = dir.path().join("m");
     let mounted = Mounted::ext4(l.path_str(), &mnt);
     let out = disktriage(&[
-        "run", l.path_str(), "--test", "seq-write", "--count", "1", "--destroy-data", &l.name,
+        "run",
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--count",
+        "1",
+        "--destroy-data",
+        &l.name,
     ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(&format!("refusing to write to {}: mounted at {}", l.name, mounted.dir.display())),
+        err.contains(&format!(
+            "refusing to write to {}: mounted at {}",
+            l.name,
+            mounted.dir.display()
+        )),
         "{err}"
     );
     // Reading a mounted device is allowed.
     let out = disktriage(&["run", l.path_str(), "--test", "seq-read", "--count", "4"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     drop(mounted);
 
     // As a normal user the kernel says no and the message says why.
@@ -301,8 +458,19 @@ fn root_zram_swap_is_refused() {
     };
     common::sh("mkswap", &["/dev/zram0"]);
     common::sh("swapon", &["/dev/zram0"]);
-    let out = disktriage(&["run", "/dev/zram0", "--test", "rand-write", "--count", "1", "--destroy-data", "zram0"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to write to zram0: active swap"));
+    let out = disktriage(&[
+        "run",
+        "/dev/zram0",
+        "--test",
+        "rand-write",
+        "--count",
+        "1",
+        "--destroy-data",
+        "zram0",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("refusing to write to zram0: active swap")
+    );
     drop(z);
 }
 
@@ -317,14 +485,38 @@ fn root_4kn_device() {
     assert_eq!(u(&phase(&doc, 0)["read"]["ops"]), 500);
     assert_eq!(doc["target"]["logical_block_size"], 4096);
     // 512-byte requests cannot work with O_DIRECT here: a clear error before any I/O.
-    let out = disktriage(&["run", l.path_str(), "--test", "rand-read", "--bs", "512", "--count", "1"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a multiple of the device's 4096-byte"));
+    let out = disktriage(&[
+        "run",
+        l.path_str(),
+        "--test",
+        "rand-read",
+        "--bs",
+        "512",
+        "--count",
+        "1",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a multiple of the device's 4096-byte")
+    );
     // sync-latency falls back to 4 KiB writes and says so.
-    let doc = run_json(&[l.path_str(), "--test", "sync-latency", "--count", "50", "--destroy-data", &l.name]);
+    let doc = run_json(&[
+        l.path_str(),
+        "--test",
+        "sync-latency",
+        "--count",
+        "50",
+        "--destroy-data",
+        &l.name,
+    ]);
     let p = phase(&doc, 0);
     assert_eq!(u(&p["job"]["bs"]), 4096);
     assert_eq!(u(&p["write"]["ops"]), 50);
-    assert!(doc["plan"]["notes"][0].as_str().unwrap().contains("using 4096-byte writes"));
+    assert!(
+        doc["plan"]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("using 4096-byte writes")
+    );
 }
 
 #[test]
@@ -334,7 +526,14 @@ fn root_sync_latency_on_512_device() {
     }
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 16 << 20, 512);
-    let out = disktriage(&["run", l.path_str(), "--test", "sync-latency", "--destroy-data", &l.name]);
+    let out = disktriage(&[
+        "run",
+        l.path_str(),
+        "--test",
+        "sync-latency",
+        "--destroy-data",
+        &l.name,
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("O_DSYNC writes"), "{text}");
@@ -356,13 +555,25 @@ fn root_file_targets() {
     assert_eq!(doc["target"]["created"], true);
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 16 << 20);
     let pattern = DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20).unwrap();
-    assert_eq!(device_bytes(f, 15 << 20, 4096), pattern.expected(15 << 20, 4096), "laid out");
+    assert_eq!(
+        device_bytes(f, 15 << 20, 4096),
+        pattern.expected(15 << 20, 4096),
+        "laid out"
+    );
     // Existing: reads are fine, writes need the file's name.
     let doc = run_json(&[f, "--test", "rand-read", "--count", "100"]);
     assert_eq!(u(&phase(&doc, 0)["read"]["ops"]), 100);
     let out = disktriage(&["run", f, "--test", "seq-write", "--count", "1"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("pass --destroy-data test.bin"));
-    run_json(&[f, "--test", "seq-write", "--count", "1", "--destroy-data", "test.bin"]);
+    run_json(&[
+        f,
+        "--test",
+        "seq-write",
+        "--count",
+        "1",
+        "--destroy-data",
+        "test.bin",
+    ]);
     // Nothing else appeared next to it.
     let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(entries.len(), 1);
@@ -376,7 +587,17 @@ fn root_enospc_on_a_file_is_reported_and_cleaned_up() {
     let dir = scratch();
     let mnt = dir.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
-    common::sh("mount", &["-t", "tmpfs", "-o", "size=8M", "tmpfs", mnt.to_str().unwrap()]);
+    common::sh(
+        "mount",
+        &[
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=8M",
+            "tmpfs",
+            mnt.to_str().unwrap(),
+        ],
+    );
     struct Unmount(std::path::PathBuf);
     impl Drop for Unmount {
         fn drop(&mut self) {
@@ -385,7 +606,15 @@ fn root_enospc_on_a_file_is_reported_and_cleaned_up() {
     }
     let _guard = Unmount(mnt.clone());
     let file = mnt.join("big.bin");
-    let out = disktriage(&["run", file.to_str().unwrap(), "--test", "seq-read", "--size", "32M", "--buffered"]);
+    let out = disktriage(&[
+        "run",
+        file.to_str().unwrap(),
+        "--test",
+        "seq-read",
+        "--size",
+        "32M",
+        "--buffered",
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("No space left on device (ENOSPC)"), "{err}");
@@ -399,7 +628,10 @@ fn root_failing_device_ends_the_run_with_the_error() {
         return;
     }
     if Command::new("bindfs").arg("--version").output().is_err() {
-        skip("root_failing_device_ends_the_run_with_the_error", "bindfs is not installed");
+        skip(
+            "root_failing_device_ends_the_run_with_the_error",
+            "bindfs is not installed",
+        );
         return;
     }
     // A loop device over a file on a FUSE file system; killing the FUSE daemon makes every
@@ -411,7 +643,10 @@ fn root_failing_device_ends_the_run_with_the_error() {
     std::fs::create_dir_all(&src).unwrap();
     std::fs::create_dir_all(&fuse).unwrap();
     let image = src.join("disk.img");
-    std::fs::File::create(&image).unwrap().set_len(256 << 20).unwrap();
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(256 << 20)
+        .unwrap();
     let mut daemon = Command::new("bindfs")
         .args(["-f", src.to_str().unwrap(), fuse.to_str().unwrap()])
         .spawn()
@@ -430,7 +665,17 @@ fn root_failing_device_ends_the_run_with_the_error() {
     }
     let l = LoopDev::attach(&fused, &[]);
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .args(["run", l.path_str(), "--test", "rand-read", "--time", "20", "--warmup", "0", "--json"])
+        .args([
+            "run",
+            l.path_str(),
+            "--test",
+            "rand-read",
+            "--time",
+            "20",
+            "--warmup",
+            "0",
+            "--json",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -440,14 +685,23 @@ fn root_failing_device_ends_the_run_with_the_error() {
     let _ = daemon.wait();
     let killed_at = Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(killed_at.elapsed() < Duration::from_secs(5), "the run ended promptly");
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(5),
+        "the run ended promptly"
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("failed: I/O error (EIO)") || err.contains("(ENOTCONN)"), "{err}");
+    assert!(
+        err.contains("failed: I/O error (EIO)") || err.contains("(ENOTCONN)"),
+        "{err}"
+    );
     assert!(err.contains("at offset"), "{err}");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let p = phase(&doc, 0);
-    assert!(u(&p["read"]["ops"]) > 0, "what completed before the failure is reported");
+    assert!(
+        u(&p["read"]["ops"]) > 0,
+        "what completed before the failure is reported"
+    );
     assert!(p["failure"]["offset"].is_u64());
 }
 
@@ -459,7 +713,15 @@ fn root_interrupt_reports_what_completed() {
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 64 << 20, 512);
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .args(["run", l.path_str(), "--test", "rand-read", "--time", "30", "--json"])
+        .args([
+            "run",
+            l.path_str(),
+            "--test",
+            "rand-read",
+            "--time",
+            "30",
+            "--json",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -488,22 +750,58 @@ fn root_presets_and_sweeps_on_zram() {
     let Some(_z) = Zram::setup("root_presets_and_sweeps_on_zram", 256 << 20) else {
         return;
     };
-    let out = disktriage(&["run", "/dev/zram0", "--test", "cdm", "--time", "0.3", "--warmup", "0.1", "--destroy-data", "zram0"]);
+    let out = disktriage(&[
+        "run",
+        "/dev/zram0",
+        "--test",
+        "cdm",
+        "--time",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--destroy-data",
+        "zram0",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     for row in ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"] {
-        let line = text.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("{row}\n{text}"));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("{row}\n{text}"));
         let cells: Vec<&str> = line[14..].split_whitespace().collect();
         assert_eq!(cells.len(), 6, "{line}");
-        assert!(cells.iter().all(|c| c.parse::<f64>().is_ok()), "read and write filled: {line}");
+        assert!(
+            cells.iter().all(|c| c.parse::<f64>().is_ok()),
+            "read and write filled: {line}"
+        );
     }
-    let out = disktriage(&["run", "/dev/zram0", "--test", "qd-sweep", "--qds", "1,4", "--time", "0.3", "--warmup", "0"]);
+    let out = disktriage(&[
+        "run",
+        "/dev/zram0",
+        "--test",
+        "qd-sweep",
+        "--qds",
+        "1,4",
+        "--time",
+        "0.3",
+        "--warmup",
+        "0",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("Maximum Large MBPS="), "{text}");
     assert!(text.contains("Maximum Small IOPS="), "{text}");
     assert!(text.contains("Minimum Small Latency="), "{text}");
-    let doc = run_json(&["/dev/zram0", "--test", "concurrent-read", "--jobs", "3", "--io-size", "16M"]);
+    let doc = run_json(&[
+        "/dev/zram0",
+        "--test",
+        "concurrent-read",
+        "--jobs",
+        "3",
+        "--io-size",
+        "16M",
+    ]);
     let workers = phase(&doc, 0)["workers"].as_array().unwrap().clone();
     assert_eq!(workers.len(), 3);
     for (i, w) in workers.iter().enumerate() {
@@ -511,7 +809,15 @@ fn root_presets_and_sweeps_on_zram() {
         assert_eq!(u(&w["region_start"]), i as u64 * u(&w["region_len"]));
     }
     // --fio prints the equivalent command without running anything.
-    let out = disktriage(&["run", "/dev/zram0", "--test", "rand-read", "--qd", "32", "--fio"]);
+    let out = disktriage(&[
+        "run",
+        "/dev/zram0",
+        "--test",
+        "rand-read",
+        "--qd",
+        "32",
+        "--fio",
+    ]);
     let fio = String::from_utf8_lossy(&out.stdout);
     assert!(fio.starts_with("fio --name=rand-read --filename=/dev/zram0 --ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32"), "{fio}");
 }

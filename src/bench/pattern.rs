@@ -88,13 +88,20 @@ mod tests {
         let end = (PATTERN_PERIOD - 2048) as u64;
         let wrapped = a.expected(end, 4096);
         assert_eq!(&wrapped[2048..], a.expected(0, 2048));
-        assert_eq!(a.expected(PATTERN_PERIOD as u64 + 512, 512), a.expected(512, 512));
+        assert_eq!(
+            a.expected(PATTERN_PERIOD as u64 + 512, 512),
+            a.expected(512, 512)
+        );
         // Incompressible enough: no byte value dominates.
         let mut counts = [0u32; 256];
         for &x in a.expected(0, 1 << 20) {
             counts[x as usize] += 1;
         }
-        assert!(counts.iter().all(|&c| c > 3000 && c < 5200), "{:?}", &counts[..8]);
+        assert!(
+            counts.iter().all(|&c| c > 3000 && c < 5200),
+            "{:?}",
+            &counts[..8]
+        );
     }
 
     #[test]

@@ -110,7 +110,10 @@ impl Planner {
         let block = match self.access {
             Access::Forward => k % self.blocks,
             Access::Backward => self.blocks - 1 - (k % self.blocks),
-            Access::Random => below(splitmix64(self.seed ^ k.wrapping_mul(0x2545_F491_4F6C_DD1D)), self.blocks),
+            Access::Random => below(
+                splitmix64(self.seed ^ k.wrapping_mul(0x2545_F491_4F6C_DD1D)),
+                self.blocks,
+            ),
         };
         let kind = match self.mix {
             Mix::Read => OpKind::Read,
@@ -162,7 +165,10 @@ mod tests {
         let bs = 4096;
         let p = Planner::new(1 << 20, 64 * bs, bs, Access::Random, Mix::Read, 42).unwrap();
         let offs = offsets(&p, 20_000);
-        assert!(offs.iter().all(|&o| o >= 1 << 20 && o + bs <= (1 << 20) + 64 * bs));
+        assert!(
+            offs.iter()
+                .all(|&o| o >= 1 << 20 && o + bs <= (1 << 20) + 64 * bs)
+        );
         assert!(offs.iter().all(|o| o % bs == 0));
         let mut hits = [0u32; 64];
         for o in &offs {
@@ -178,12 +184,28 @@ mod tests {
 
     #[test]
     fn mixed_honours_the_read_percentage() {
-        let p = Planner::new(0, 1 << 30, 4096, Access::Random, Mix::Mixed { read_pct: 70 }, 7)
-            .unwrap();
-        let reads = (0..100_000).filter(|&k| p.op(k).kind == OpKind::Read).count();
+        let p = Planner::new(
+            0,
+            1 << 30,
+            4096,
+            Access::Random,
+            Mix::Mixed { read_pct: 70 },
+            7,
+        )
+        .unwrap();
+        let reads = (0..100_000)
+            .filter(|&k| p.op(k).kind == OpKind::Read)
+            .count();
         assert!((69_000..71_000).contains(&reads), "{reads}");
-        let all_write =
-            Planner::new(0, 1 << 20, 4096, Access::Random, Mix::Mixed { read_pct: 0 }, 7).unwrap();
+        let all_write = Planner::new(
+            0,
+            1 << 20,
+            4096,
+            Access::Random,
+            Mix::Mixed { read_pct: 0 },
+            7,
+        )
+        .unwrap();
         assert!((0..1000).all(|k| all_write.op(k).kind == OpKind::Write));
     }
 

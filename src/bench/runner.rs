@@ -20,6 +20,7 @@ use super::worker::{IoFailure, WorkerCtx, WorkerMsg, run_worker};
 use crate::model::DevNum;
 use crate::sys::SysRoot;
 use crate::sys::parse::DiskStat;
+use crate::sys::privilege::process_cpu_time;
 
 /// Points a phase's series keeps before it coarsens (at 250 ms: 17 minutes at full detail).
 pub const SERIES_CAPACITY: usize = 4096;
@@ -64,7 +65,10 @@ impl Gate {
         s.arrived += 1;
         self.cv.notify_all();
         while !s.open {
-            s = self.cv.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
+            s = self
+                .cv
+                .wait(s)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
     }
 
@@ -79,7 +83,10 @@ impl Gate {
     fn wait_all(&self) {
         let mut s = self.lock();
         while s.arrived < s.expected {
-            s = self.cv.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
+            s = self
+                .cv
+                .wait(s)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
     }
 
@@ -104,7 +111,10 @@ pub enum RunEvent {
     Measuring { index: usize },
     /// One interval of the phase's series.
     Point { index: usize, point: IntervalPoint },
-    PhaseFinished { index: usize, result: Box<PhaseResult> },
+    PhaseFinished {
+        index: usize,
+        result: Box<PhaseResult>,
+    },
 }
 
 /// The kernel's own counters for the device around the measured phase.
@@ -145,7 +155,10 @@ impl Witness {
             }
         };
         let bytes_diff_pct = pct(read_bytes + write_bytes, ours.bytes());
-        let ios_diff_pct = pct(read_ios + write_ios + read_merges + write_merges, ours.ops());
+        let ios_diff_pct = pct(
+            read_ios + write_ios + read_merges + write_merges,
+            ours.ops(),
+        );
         let agrees =
             bytes_diff_pct.abs() <= WITNESS_TOLERANCE_PCT && ios_diff_pct >= -WITNESS_TOLERANCE_PCT;
         Witness {
@@ -197,7 +210,8 @@ pub struct PhaseResult {
     pub fixed_buffers: bool,
     /// Measured seconds (the warm-up excluded).
     pub seconds: f64,
-    /// CPU seconds the I/O threads used while measuring (user + system).
+    /// CPU seconds the whole process used while measuring (user + system, including the
+    /// kernel's io_uring workers that run in it).
     pub cpu_seconds: f64,
     pub read: DirTotals,
     pub write: DirTotals,
@@ -470,7 +484,11 @@ fn run_phase(
             fd: Arc::clone(&input.fd),
             job: job.clone(),
             planner,
-            pattern: if job.writes() { input.pattern.clone() } else { None },
+            pattern: if job.writes() {
+                input.pattern.clone()
+            } else {
+                None
+            },
             interval: plan.interval,
             tx: tx.clone(),
             stop: Arc::clone(stop),
@@ -497,6 +515,7 @@ fn run_phase(
     // Warm-up done and drained everywhere: read the counters, then let the workers measure.
     gate.wait_all();
     let before = read_stat(&input.stat);
+    let cpu0 = process_cpu_time();
     let t0 = Instant::now();
     gate.open();
     if let Some(ev) = &input.events {
@@ -518,7 +537,6 @@ fn run_phase(
     let mut points = Vec::new();
     let mut t_end = t0;
     let mut worker_end = vec![t0; job.workers as usize];
-    let mut cpu = std::time::Duration::ZERO;
     while alive > 0 {
         match rx.recv_timeout(plan.interval) {
             Ok(WorkerMsg::Sample(s)) => agg.add(s.worker, s.interval, &s.stats),
@@ -527,10 +545,8 @@ fn run_phase(
                 failure: f,
                 setup_error: e,
                 fixed_buffers: fixed,
-                cpu: thread_cpu,
             }) => {
                 alive -= 1;
-                cpu += thread_cpu;
                 t_end = Instant::now();
                 if let Some(end) = worker_end.get_mut(worker as usize) {
                     *end = t_end;
@@ -550,6 +566,7 @@ fn run_phase(
         agg.emit_ready(alive, t0.elapsed().as_secs_f64(), &mut points);
         send_points(&input.events, index, &mut points);
     }
+    let cpu = process_cpu_time().saturating_sub(cpu0);
     for h in handles {
         let _ = h.join();
     }
@@ -577,8 +594,16 @@ fn run_phase(
     let dir = |d: &super::stats::DirStats| DirTotals {
         bytes: d.bytes,
         ops: d.ops,
-        bytes_per_sec: if seconds > 0.0 { d.bytes as f64 / seconds } else { 0.0 },
-        iops: if seconds > 0.0 { d.ops as f64 / seconds } else { 0.0 },
+        bytes_per_sec: if seconds > 0.0 {
+            d.bytes as f64 / seconds
+        } else {
+            0.0
+        },
+        iops: if seconds > 0.0 {
+            d.ops as f64 / seconds
+        } else {
+            0.0
+        },
         latency: d.latency_summary(),
     };
     let workers = agg
@@ -595,7 +620,11 @@ fn run_phase(
                 bytes: s.bytes(),
                 ops: s.ops(),
                 seconds: secs,
-                bytes_per_sec: if secs > 0.0 { s.bytes() as f64 / secs } else { 0.0 },
+                bytes_per_sec: if secs > 0.0 {
+                    s.bytes() as f64 / secs
+                } else {
+                    0.0
+                },
             }
         })
         .collect();
@@ -659,7 +688,11 @@ mod tests {
         // 3 % more bytes on the device than we moved: someone else used it.
         let w = cmp(stat(2110, 1, 0), 1 << 20, 1);
         assert!(!w.agrees);
-        assert!((w.bytes_diff_pct - 3.03).abs() < 0.01, "{}", w.bytes_diff_pct);
+        assert!(
+            (w.bytes_diff_pct - 3.03).abs() < 0.01,
+            "{}",
+            w.bytes_diff_pct
+        );
         // 3 % fewer: part of our I/O never reached the device (a cache answered).
         assert!(!cmp(stat(1986, 1, 0), 1 << 20, 1).agrees);
         // Merged requests count as ours; split ones are more device I/Os for the same bytes.

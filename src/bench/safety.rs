@@ -11,11 +11,11 @@ pub enum WriteRefusal {
          first"
     )]
     InUse { name: String, reasons: String },
-    #[error(
-        "refusing to write to {name}: could not check whether it is in use ({why})"
-    )]
+    #[error("refusing to write to {name}: could not check whether it is in use ({why})")]
     UsageUnknown { name: String, why: String },
-    #[error("refusing to write to {name}: it is not in the device list, so its use cannot be checked")]
+    #[error(
+        "refusing to write to {name}: it is not in the device list, so its use cannot be checked"
+    )]
     Unknown { name: String },
     #[error(
         "this test writes to {name} and destroys the data on it: pass --destroy-data {name} to \
@@ -159,7 +159,9 @@ mod tests {
         assert_eq!(check_device_write(&i, "loop1", Some("/dev/loop1")), Ok(()));
         assert_eq!(
             check_device_write(&i, "loop1", None),
-            Err(WriteRefusal::NotConfirmed { name: "loop1".into() })
+            Err(WriteRefusal::NotConfirmed {
+                name: "loop1".into()
+            })
         );
         let wrong = check_device_write(&i, "loop1", Some("loop0")).unwrap_err();
         assert!(wrong.to_string().contains("does not name the target loop1"));

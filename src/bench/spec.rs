@@ -201,15 +201,32 @@ impl Plan {
 /// A request the plan cannot honour.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
-    #[error("request size {bs} is not a multiple of the {what}'s {lbs}-byte logical block size (O_DIRECT needs that)")]
-    Misaligned { bs: u64, lbs: u32, what: &'static str },
+    #[error(
+        "request size {bs} is not a multiple of the {what}'s {lbs}-byte logical block size (O_DIRECT needs that)"
+    )]
+    Misaligned {
+        bs: u64,
+        lbs: u32,
+        what: &'static str,
+    },
     #[error("{what} {value} is not a multiple of the {lbs}-byte logical block size")]
-    MisalignedRegion { what: &'static str, value: u64, lbs: u32 },
+    MisalignedRegion {
+        what: &'static str,
+        value: u64,
+        lbs: u32,
+    },
     #[error("the test region ({region}) is smaller than one request ({bs})")]
     RegionTooSmall { region: String, bs: String },
     #[error("{what} must be between {min} and {max}, not {value}")]
-    OutOfRange { what: &'static str, value: u64, min: u64, max: u64 },
-    #[error("the region (offset {offset} + size {size}) goes past the end of the target ({target})")]
+    OutOfRange {
+        what: &'static str,
+        value: u64,
+        min: u64,
+        max: u64,
+    },
+    #[error(
+        "the region (offset {offset} + size {size}) goes past the end of the target ({target})"
+    )]
     PastEnd { offset: u64, size: u64, target: u64 },
     #[error("nothing bounds the run: give --time, --io-size or --count")]
     Unbounded,
@@ -315,7 +332,11 @@ pub fn build_plan(
     } else {
         1
     };
-    let what = if target.is_file { "file system" } else { "device" };
+    let what = if target.is_file {
+        "file system"
+    } else {
+        "device"
+    };
 
     let mut bs = params.bs.unwrap_or(d.bs);
     if test == TestName::SyncLatency && params.bs.is_none() && bs < u64::from(lbs) {
@@ -328,7 +349,7 @@ pub fn build_plan(
     }
     let check_bs = |bs: u64| -> Result<(), SpecError> {
         check_range("request size", bs, 1, 256 * MIB)?;
-        if bs % u64::from(lbs) != 0 {
+        if !bs.is_multiple_of(u64::from(lbs)) {
             return Err(SpecError::Misaligned { bs, lbs, what });
         }
         Ok(())
@@ -348,7 +369,7 @@ pub fn build_plan(
     }
 
     let offset = params.offset.unwrap_or(0);
-    if offset % u64::from(lbs) != 0 {
+    if !offset.is_multiple_of(u64::from(lbs)) {
         return Err(SpecError::MisalignedRegion {
             what: "offset",
             value: offset,
@@ -391,49 +412,50 @@ pub fn build_plan(
     let seed = params.seed.unwrap_or(DEFAULT_SEED);
     let sync = params.sync.unwrap_or(d.sync);
 
-    let job = |bs: u64, qd: u32, workers: u32, access: Access, mix: Mix| -> Result<Job, SpecError> {
-        let ops_per_worker = match (params.count.or(d.count), params.io_size) {
-            (Some(c), Some(b)) => Some(c.min(b.div_ceil(bs))),
-            (Some(c), None) => Some(c),
-            (None, Some(b)) => Some(b.div_ceil(bs)),
-            (None, None) => None,
+    let job =
+        |bs: u64, qd: u32, workers: u32, access: Access, mix: Mix| -> Result<Job, SpecError> {
+            let ops_per_worker = match (params.count.or(d.count), params.io_size) {
+                (Some(c), Some(b)) => Some(c.min(b.div_ceil(bs))),
+                (Some(c), None) => Some(c),
+                (None, Some(b)) => Some(b.div_ceil(bs)),
+                (None, None) => None,
+            };
+            let ops_per_worker = if explicit_amount || time.is_none() {
+                ops_per_worker
+            } else {
+                None
+            };
+            if time.is_none() && ops_per_worker.is_none() {
+                return Err(SpecError::Unbounded);
+            }
+            let j = Job {
+                bs,
+                qd,
+                workers,
+                access,
+                mix,
+                region_start: offset,
+                region_len: size,
+                split_region: access != Access::Random,
+                time,
+                warmup,
+                ops_per_worker,
+                sync: if mix.writes() { sync } else { SyncMode::None },
+                seed,
+            };
+            let (_, slice) = j.worker_region(0);
+            if slice < bs {
+                return Err(SpecError::RegionTooSmall {
+                    region: if j.split_region && workers > 1 {
+                        format!("{} per worker", Bytes(slice).iec())
+                    } else {
+                        Bytes(size).iec()
+                    },
+                    bs: Bytes(bs).iec(),
+                });
+            }
+            Ok(j)
         };
-        let ops_per_worker = if explicit_amount || time.is_none() {
-            ops_per_worker
-        } else {
-            None
-        };
-        if time.is_none() && ops_per_worker.is_none() {
-            return Err(SpecError::Unbounded);
-        }
-        let j = Job {
-            bs,
-            qd,
-            workers,
-            access,
-            mix,
-            region_start: offset,
-            region_len: size,
-            split_region: access != Access::Random,
-            time,
-            warmup,
-            ops_per_worker,
-            sync: if mix.writes() { sync } else { SyncMode::None },
-            seed,
-        };
-        let (_, slice) = j.worker_region(0);
-        if slice < bs {
-            return Err(SpecError::RegionTooSmall {
-                region: if j.split_region && workers > 1 {
-                    format!("{} per worker", Bytes(slice).iec())
-                } else {
-                    Bytes(size).iec()
-                },
-                bs: Bytes(bs).iec(),
-            });
-        }
-        Ok(j)
-    };
 
     let mut phases = Vec::new();
     let single = |mix: Mix| -> Result<Vec<Phase>, SpecError> {
@@ -466,7 +488,11 @@ pub fn build_plan(
                         }
                         let mix = if write { Mix::Write } else { Mix::Read };
                         phases.push(Phase {
-                            label: format!("{} {}", Bytes(size_bs).short(), sweep_column(access, write)),
+                            label: format!(
+                                "{} {}",
+                                Bytes(size_bs).short(),
+                                sweep_column(access, write)
+                            ),
                             tag: PhaseTag::Sweep { access, write },
                             job: job(size_bs, qd, jobs, access, mix)?,
                         });
@@ -476,9 +502,14 @@ pub fn build_plan(
             }
         }
         TestName::QdSweep => {
-            let qds = params.qds.clone().unwrap_or_else(|| vec![1, 2, 4, 8, 16, 32]);
+            let qds = params
+                .qds
+                .clone()
+                .unwrap_or_else(|| vec![1, 2, 4, 8, 16, 32]);
             if qds.is_empty() {
-                return Err(SpecError::Invalid("--qds needs at least one queue depth".into()));
+                return Err(SpecError::Invalid(
+                    "--qds needs at least one queue depth".into(),
+                ));
             }
             for &q in &qds {
                 check_range("queue depth", u64::from(q), 1, u64::from(MAX_QUEUE_DEPTH))?;
@@ -490,15 +521,22 @@ pub fn build_plan(
             };
             let small_bs = params.bs.unwrap_or(8 * KIB);
             check_bs(small_bs)?;
-            for (small, bs_, access) in [(true, small_bs, Access::Random), (false, MIB, Access::Forward)] {
-                if bs_ % u64::from(lbs) != 0 {
+            for (small, bs_, access) in [
+                (true, small_bs, Access::Random),
+                (false, MIB, Access::Forward),
+            ] {
+                if !bs_.is_multiple_of(u64::from(lbs)) {
                     continue;
                 }
                 for &q in &qds {
                     phases.push(Phase {
                         label: format!(
                             "{} QD{q}",
-                            if small { "small random" } else { "large sequential" }
+                            if small {
+                                "small random"
+                            } else {
+                                "large sequential"
+                            }
                         ),
                         tag: PhaseTag::QdSweep { small, qd: q },
                         job: job(bs_, q, jobs, access, mix)?,
@@ -551,7 +589,9 @@ pub fn build_plan(
         ));
     }
     if !direct {
-        notes.push("BUFFERED: I/O goes through the page cache; results may not reflect the device".into());
+        notes.push(
+            "BUFFERED: I/O goes through the page cache; results may not reflect the device".into(),
+        );
     }
 
     let plan = Plan {
@@ -632,59 +672,147 @@ mod tests {
 
     #[test]
     fn concurrent_workers_get_disjoint_regions() {
-        let j = plan(TestName::ConcurrentRead, &TestParams::default()).unwrap().phases[0]
+        let j = plan(TestName::ConcurrentRead, &TestParams::default())
+            .unwrap()
+            .phases[0]
             .job
             .clone();
         assert_eq!(j.workers, 2);
         assert_eq!(j.worker_region(0), (0, 512 * MIB));
         assert_eq!(j.worker_region(1), (512 * MIB, 512 * MIB));
-        let r = plan(TestName::RandRead, &TestParams { jobs: Some(4), ..Default::default() })
-            .unwrap();
-        assert_eq!(r.phases[0].job.worker_region(3), (0, 1 << 30), "random workers share");
+        let r = plan(
+            TestName::RandRead,
+            &TestParams {
+                jobs: Some(4),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            r.phases[0].job.worker_region(3),
+            (0, 1 << 30),
+            "random workers share"
+        );
     }
 
     #[test]
     fn sync_latency_on_4kn_uses_4k_and_says_so() {
-        let p = build_plan(TestName::SyncLatency, &TestParams::default(), &dev(1 << 30, 4096), true)
-            .unwrap();
+        let p = build_plan(
+            TestName::SyncLatency,
+            &TestParams::default(),
+            &dev(1 << 30, 4096),
+            true,
+        )
+        .unwrap();
         let j = &p.phases[0].job;
         assert_eq!(j.bs, 4096);
         assert_eq!(j.ops_per_worker, Some(1000));
         assert_eq!(j.sync, SyncMode::Dsync);
-        assert!(p.notes[0].contains("512-byte writes are impossible"), "{:?}", p.notes);
+        assert!(
+            p.notes[0].contains("512-byte writes are impossible"),
+            "{:?}",
+            p.notes
+        );
         // An explicit 512 on 4Kn is an error, not a silent change.
         let err = build_plan(
             TestName::SyncLatency,
-            &TestParams { bs: Some(512), ..Default::default() },
+            &TestParams {
+                bs: Some(512),
+                ..Default::default()
+            },
             &dev(1 << 30, 4096),
             true,
         )
         .unwrap_err();
-        assert!(matches!(err, SpecError::Misaligned { bs: 512, lbs: 4096, .. }));
+        assert!(matches!(
+            err,
+            SpecError::Misaligned {
+                bs: 512,
+                lbs: 4096,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn validation_errors() {
         let e = |p: TestParams| plan(TestName::RandRead, &p).unwrap_err().to_string();
-        assert!(e(TestParams { bs: Some(1000), ..Default::default() }).contains("not a multiple"));
-        assert!(e(TestParams { qd: Some(0), ..Default::default() }).contains("queue depth"));
-        assert!(e(TestParams { jobs: Some(1000), ..Default::default() }).contains("worker count"));
-        assert!(e(TestParams { size: Some(2 << 30), ..Default::default() }).contains("past the end"));
-        assert!(e(TestParams { time: Some(Duration::ZERO), ..Default::default() }).contains("nothing bounds"));
-        assert!(e(TestParams { size: Some(2048), ..Default::default() }).contains("smaller than one request"));
-        assert!(e(TestParams { offset: Some(100), ..Default::default() }).contains("offset 100"));
-        let empty = build_plan(TestName::SeqRead, &TestParams::default(), &dev(0, 512), true);
+        assert!(
+            e(TestParams {
+                bs: Some(1000),
+                ..Default::default()
+            })
+            .contains("not a multiple")
+        );
+        assert!(
+            e(TestParams {
+                qd: Some(0),
+                ..Default::default()
+            })
+            .contains("queue depth")
+        );
+        assert!(
+            e(TestParams {
+                jobs: Some(1000),
+                ..Default::default()
+            })
+            .contains("worker count")
+        );
+        assert!(
+            e(TestParams {
+                size: Some(2 << 30),
+                ..Default::default()
+            })
+            .contains("past the end")
+        );
+        assert!(
+            e(TestParams {
+                time: Some(Duration::ZERO),
+                ..Default::default()
+            })
+            .contains("nothing bounds")
+        );
+        assert!(
+            e(TestParams {
+                size: Some(2048),
+                ..Default::default()
+            })
+            .contains("smaller than one request")
+        );
+        assert!(
+            e(TestParams {
+                offset: Some(100),
+                ..Default::default()
+            })
+            .contains("offset 100")
+        );
+        let empty = build_plan(
+            TestName::SeqRead,
+            &TestParams::default(),
+            &dev(0, 512),
+            true,
+        );
         assert_eq!(empty.unwrap_err(), SpecError::EmptyTarget);
     }
 
     #[test]
     fn writes_need_permission() {
-        let err = build_plan(TestName::SeqWrite, &TestParams::default(), &dev(1 << 30, 512), false)
-            .unwrap_err();
+        let err = build_plan(
+            TestName::SeqWrite,
+            &TestParams::default(),
+            &dev(1 << 30, 512),
+            false,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("needs the write confirmation"));
         // CrystalDiskMark without permission runs its reads and says why writes are missing.
-        let cdm = build_plan(TestName::Cdm, &TestParams::default(), &dev(1 << 30, 512), false)
-            .unwrap();
+        let cdm = build_plan(
+            TestName::Cdm,
+            &TestParams::default(),
+            &dev(1 << 30, 512),
+            false,
+        )
+        .unwrap();
         assert_eq!(cdm.phases.len(), 4);
         assert!(!cdm.writes());
     }
@@ -696,12 +824,21 @@ mod tests {
         assert_eq!(
             labels,
             [
-                "SEQ1M Q8T1 read", "SEQ1M Q8T1 write", "SEQ1M Q1T1 read", "SEQ1M Q1T1 write",
-                "RND4K Q32T1 read", "RND4K Q32T1 write", "RND4K Q1T1 read", "RND4K Q1T1 write",
+                "SEQ1M Q8T1 read",
+                "SEQ1M Q8T1 write",
+                "SEQ1M Q1T1 read",
+                "SEQ1M Q1T1 write",
+                "RND4K Q32T1 read",
+                "RND4K Q32T1 write",
+                "RND4K Q1T1 read",
+                "RND4K Q1T1 write",
             ]
         );
         let rnd = &p.phases[4].job;
-        assert_eq!((rnd.bs, rnd.qd, rnd.workers, rnd.access), (4096, 32, 1, Access::Random));
+        assert_eq!(
+            (rnd.bs, rnd.qd, rnd.workers, rnd.access),
+            (4096, 32, 1, Access::Random)
+        );
         assert_eq!(p.phases[0].job.time, Some(Duration::from_secs(5)));
         let nvme = plan(TestName::CdmNvme, &TestParams::default()).unwrap();
         assert_eq!(nvme.phases[4].job.workers, 16);
@@ -737,14 +874,21 @@ mod tests {
         assert_eq!(p.phases[5].job.qd, 32);
         assert_eq!(p.phases[6].job.bs, MIB);
         assert_eq!(p.phases[6].job.access, Access::Forward);
-        assert_eq!(p.expected_duration(), Some(Duration::from_millis(2500 * 12)));
+        assert_eq!(
+            p.expected_duration(),
+            Some(Duration::from_millis(2500 * 12))
+        );
     }
 
     #[test]
     fn buffered_is_labelled_and_unaligned_allowed() {
         let p = plan(
             TestName::SeqRead,
-            &TestParams { buffered: true, bs: Some(1000), ..Default::default() },
+            &TestParams {
+                buffered: true,
+                bs: Some(1000),
+                ..Default::default()
+            },
         )
         .unwrap();
         assert!(!p.direct);

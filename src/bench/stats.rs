@@ -333,7 +333,11 @@ impl IntervalPoint {
     /// Bytes per second over the interval (both directions).
     pub fn rate(&self) -> f64 {
         let s = self.seconds();
-        if s > 0.0 { self.bytes() as f64 / s } else { 0.0 }
+        if s > 0.0 {
+            self.bytes() as f64 / s
+        } else {
+            0.0
+        }
     }
 
     pub fn iops(&self) -> f64 {
@@ -505,7 +509,11 @@ mod tests {
         let mut rebuilt = DirStats::default();
         rebuilt.add_sample(&sample.read);
         assert_eq!(rebuilt.latency_summary(), direct.latency_summary());
-        assert_eq!(worker.take_sample().read, DirSample::default(), "empty interval");
+        assert_eq!(
+            worker.take_sample().read,
+            DirSample::default(),
+            "empty interval"
+        );
     }
 
     #[test]

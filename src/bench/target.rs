@@ -79,8 +79,11 @@ fn write_need(test: TestName, params: &TestParams) -> Writes {
 
 /// The disk (and partition) an inventory name refers to.
 fn inventory_device<'a>(inv: &'a Inventory, name: &str) -> Option<&'a BlockDevice> {
-    inv.find(name)
-        .or_else(|| inv.devices.iter().find(|d| d.partitions.iter().any(|p| p.name == name)))
+    inv.find(name).or_else(|| {
+        inv.devices
+            .iter()
+            .find(|d| d.partitions.iter().any(|p| p.name == name))
+    })
 }
 
 fn open_error(e: io::Error, path: &Path, spec: OpenSpec) -> anyhow::Error {
@@ -112,8 +115,8 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
         req.params.sync.unwrap_or_default()
     };
     let mut notes = Vec::new();
-    let kind = direct::identify(path)
-        .with_context(|| format!("{} cannot be tested", path.display()))?;
+    let kind =
+        direct::identify(path).with_context(|| format!("{} cannot be tested", path.display()))?;
 
     match kind {
         TargetKind::BlockDevice { name, dev } => {
@@ -166,7 +169,9 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let facts = TargetFacts {
                 size,
                 logical_block_size: lbs,
-                max_request: disk.and_then(|d| d.max_sectors_kb).map(|kb| u64::from(kb) * 1024),
+                max_request: disk
+                    .and_then(|d| d.max_sectors_kb)
+                    .map(|kb| u64::from(kb) * 1024),
                 is_file: false,
             };
             Ok(PreparedTarget {
@@ -251,7 +256,9 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let facts = TargetFacts {
                 size,
                 logical_block_size: lbs,
-                max_request: disk.and_then(|d| d.max_sectors_kb).map(|kb| u64::from(kb) * 1024),
+                max_request: disk
+                    .and_then(|d| d.max_sectors_kb)
+                    .map(|kb| u64::from(kb) * 1024),
                 is_file: true,
             };
             let (stat, no_stat_reason) = match (backing, backing_name) {

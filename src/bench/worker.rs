@@ -5,9 +5,9 @@
 //! measured phase and sends one `WorkerSample` per interval, never one message per I/O.
 
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -18,7 +18,6 @@ use super::runner::Gate;
 use super::spec::{EngineKind, Job};
 use super::stats::{IoStats, WorkerSample};
 use crate::sys::direct::{self, AlignedBuf, BUFFER_ALIGN};
-use crate::sys::privilege::thread_cpu_time;
 use crate::sys::uring::{Completion, UringQueue, WriteSource};
 
 /// An I/O that failed: where, what, and the OS error.
@@ -47,9 +46,7 @@ impl IoFailure {
                 let hint = match errno {
                     nix::errno::Errno::EPERM | nix::errno::Errno::EACCES => " - needs root",
                     nix::errno::Errno::ENOSPC => " - the file system is full",
-                    nix::errno::Errno::ENXIO | nix::errno::Errno::ENODEV => {
-                        " - the device is gone"
-                    }
+                    nix::errno::Errno::ENXIO | nix::errno::Errno::ENODEV => " - the device is gone",
                     _ => "",
                 };
                 format!("{} ({errno:?}){hint}", errno.desc())
@@ -75,8 +72,6 @@ pub enum WorkerMsg {
         failure: Option<IoFailure>,
         setup_error: Option<String>,
         fixed_buffers: bool,
-        /// CPU time the thread spent in the measured phase.
-        cpu: Duration,
     },
 }
 
@@ -121,8 +116,11 @@ impl Recorder {
     }
 
     fn record(&mut self, kind: OpKind, bytes: u64, latency: Duration) {
-        self.stats
-            .record(kind, bytes, latency.as_nanos().min(u128::from(u64::MAX)) as u64);
+        self.stats.record(
+            kind,
+            bytes,
+            latency.as_nanos().min(u128::from(u64::MAX)) as u64,
+        );
     }
 
     /// Sends every interval that ended before `now` (empty ones too: a stalled device shows
@@ -185,7 +183,6 @@ fn uring_worker(ctx: WorkerCtx) {
                 failure: None,
                 setup_error: Some(format!("cannot set up io_uring: {e}")),
                 fixed_buffers: false,
-                cpu: Duration::ZERO,
             });
             return;
         }
@@ -201,9 +198,7 @@ fn uring_worker(ctx: WorkerCtx) {
         failure = uring_loop(&ctx, &mut queue, &bound, None);
     }
     ctx.gate.arrive_and_wait();
-    let mut cpu = Duration::ZERO;
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
-        let cpu0 = thread_cpu_time();
         let t0 = Instant::now();
         let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
         let bound = Bound {
@@ -212,7 +207,6 @@ fn uring_worker(ctx: WorkerCtx) {
         };
         failure = uring_loop(&ctx, &mut queue, &bound, Some(&mut rec));
         rec.finish();
-        cpu = thread_cpu_time().saturating_sub(cpu0);
     }
     drop(queue);
     let _ = ctx.tx.send(WorkerMsg::Done {
@@ -220,7 +214,6 @@ fn uring_worker(ctx: WorkerCtx) {
         failure,
         setup_error: None,
         fixed_buffers: fixed,
-        cpu,
     });
 }
 
@@ -341,7 +334,6 @@ fn sync_worker(ctx: WorkerCtx) {
                     failure: None,
                     setup_error: Some(format!("cannot start an I/O thread: {e}")),
                     fixed_buffers: false,
-                    cpu: Duration::ZERO,
                 });
             }
         }
@@ -364,7 +356,6 @@ fn sync_thread(ctx: &WorkerCtx) {
                 failure: None,
                 setup_error: Some(format!("cannot allocate an I/O buffer: {e}")),
                 fixed_buffers: false,
-                cpu: Duration::ZERO,
             });
             return;
         }
@@ -378,9 +369,7 @@ fn sync_thread(ctx: &WorkerCtx) {
         failure = sync_loop(ctx, &mut buf, &bound, None, None);
     }
     ctx.gate.arrive_and_wait();
-    let mut cpu = Duration::ZERO;
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
-        let cpu0 = thread_cpu_time();
         let t0 = Instant::now();
         let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
         let bound = Bound {
@@ -389,14 +378,12 @@ fn sync_thread(ctx: &WorkerCtx) {
         };
         failure = sync_loop(ctx, &mut buf, &bound, Some(&mut rec), Some(&ctx.issued));
         rec.finish();
-        cpu = thread_cpu_time().saturating_sub(cpu0);
     }
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
         failure,
         setup_error: None,
         fixed_buffers: false,
-        cpu,
     });
 }
 
@@ -486,6 +473,10 @@ mod tests {
             transferred: Some(512),
             ..f
         };
-        assert!(short.describe().ends_with("short transfer: 512 of 4096 bytes"));
+        assert!(
+            short
+                .describe()
+                .ends_with("short transfer: 512 of 4096 bytes")
+        );
     }
 }

@@ -135,7 +135,12 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// Prints what fio would run without touching the target beyond identifying it.
 fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
     let prepared = target::prepare(req)?;
-    let plan = spec::build_plan(req.test, req.params, &prepared.facts, prepared.writes_allowed)?;
+    let plan = spec::build_plan(
+        req.test,
+        req.params,
+        &prepared.facts,
+        prepared.writes_allowed,
+    )?;
     crate::write_stdout(&report::fio_commands(&plan, req.path))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -170,9 +175,9 @@ fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
                 let eta = expected
                     .map(|e| e.saturating_sub(started.elapsed()))
                     .map_or(String::new(), |left| format!("  ETA {}", fmt_secs(left)));
-                let lat = point
-                    .latency()
-                    .map_or(String::new(), |l| format!("  p99 {:.3} ms", l.p99_ns as f64 / 1e6));
+                let lat = point.latency().map_or(String::new(), |l| {
+                    format!("  p99 {:.3} ms", l.p99_ns as f64 / 1e6)
+                });
                 let _ = write!(
                     err,
                     "\r\x1b[K[{}/{} {label}] {:.1} s  {:.1} MB/s  {:.0} IOPS{lat}{eta}",
@@ -211,7 +216,10 @@ pub fn list_tests() -> String {
             Writes::Always => " [writes]",
             Writes::Optional => " [writes optional]",
         };
-        out.push_str(&format!("  {:<17}{}{writes}\n  {:<17}  from: {}\n", t.id, t.summary, "", t.origin));
+        out.push_str(&format!(
+            "  {:<17}{}{writes}\n  {:<17}  from: {}\n",
+            t.id, t.summary, "", t.origin
+        ));
     }
     out
 }

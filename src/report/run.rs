@@ -111,11 +111,7 @@ fn bounds(plan: &Plan, job: &Job) -> String {
             job.warmup.as_secs_f64()
         );
     }
-    let _ = write!(
-        s,
-        "; samples every {} ms",
-        plan.interval.as_millis()
-    );
+    let _ = write!(s, "; samples every {} ms", plan.interval.as_millis());
     s
 }
 
@@ -125,7 +121,11 @@ fn target_line(t: &TargetInfo) -> String {
     if t.kind == "file" {
         facts.push(format!(
             "file{}",
-            if t.created { ", created by this run" } else { "" }
+            if t.created {
+                ", created by this run"
+            } else {
+                ""
+            }
         ));
         if let Some(d) = &t.device {
             facts.push(format!("on {d}"));
@@ -211,7 +211,7 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
     if ops > 0 && p.seconds > 0.0 {
         let _ = writeln!(
             out,
-            "cpu    {:.2} s in I/O threads ({:.0} % of a core), {:.2} us per I/O",
+            "cpu    {:.2} s for the process ({:.0} % of a core), {:.2} us per I/O",
             p.cpu_seconds,
             p.cpu_seconds / p.seconds * 100.0,
             p.cpu_seconds / ops as f64 * 1e6
@@ -232,27 +232,36 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
         }
         let _ = writeln!(out, "  total: {:.1} MB/s", mbps(p.bytes_per_sec()));
     }
-    if p.job.ops_per_worker.is_some() && p.job.qd == 1 && p.job.workers == 1 {
-        if let Some(l) = p.latency() {
-            let _ = writeln!(
-                out,
-                "       {} I/Os of {} bytes took {:.3} s: {} ms per I/O on average",
-                l.count,
-                p.job.bs,
-                p.seconds,
-                ms(l.mean_ns)
-            );
-        }
+    if p.job.ops_per_worker.is_some()
+        && p.job.qd == 1
+        && p.job.workers == 1
+        && let Some(l) = p.latency()
+    {
+        let _ = writeln!(
+            out,
+            "       {} I/Os of {} bytes took {:.3} s: {} ms per I/O on average",
+            l.count,
+            p.job.bs,
+            p.seconds,
+            ms(l.mean_ns)
+        );
     }
     witness_lines(out, p);
     if let Some(f) = &p.failure {
-        let _ = writeln!(out, "ERROR: {} (what completed before it is reported above)", f.describe());
+        let _ = writeln!(
+            out,
+            "ERROR: {} (what completed before it is reported above)",
+            f.describe()
+        );
     }
     if let Some(e) = &p.setup_error {
         let _ = writeln!(out, "ERROR: {e}");
     }
     if p.stopped {
-        let _ = writeln!(out, "stopped by the admin; the figures cover what completed");
+        let _ = writeln!(
+            out,
+            "stopped by the admin; the figures cover what completed"
+        );
     }
 }
 
@@ -266,7 +275,12 @@ pub fn render_text(r: &RunReport) -> String {
     match r.test {
         TestName::SizeSweep => {
             out.push_str(&sweep_table(r));
-            for p in r.outcome.phases.iter().filter(|p| !p.ok() || p.witness.as_ref().is_some_and(|w| !w.agrees)) {
+            for p in r
+                .outcome
+                .phases
+                .iter()
+                .filter(|p| !p.ok() || p.witness.as_ref().is_some_and(|w| !w.agrees))
+            {
                 let _ = writeln!(out, "{}:", p.label);
                 witness_lines(&mut out, p);
                 if let Some(f) = &p.failure {
@@ -283,7 +297,10 @@ pub fn render_text(r: &RunReport) -> String {
         }
     }
     if let Some(e) = r.error()
-        && matches!(r.test, TestName::SizeSweep | TestName::QdSweep | TestName::Cdm | TestName::CdmNvme)
+        && matches!(
+            r.test,
+            TestName::SizeSweep | TestName::QdSweep | TestName::Cdm | TestName::CdmNvme
+        )
     {
         let _ = writeln!(out, "ERROR: {e}");
     }
@@ -298,7 +315,10 @@ pub fn sweep_table(r: &RunReport) -> String {
     let mut sizes: Vec<u64> = r.plan.phases.iter().map(|p| p.job.bs).collect();
     sizes.dedup();
     let job = r.plan.phases.first().map(|p| &p.job);
-    let _ = writeln!(out, "#---------------------------------------------------------");
+    let _ = writeln!(
+        out,
+        "#---------------------------------------------------------"
+    );
     let _ = writeln!(out, "# Test name : {}", r.test);
     let _ = writeln!(out, "# Target : {}", target_line(&r.target));
     let _ = writeln!(
@@ -318,8 +338,14 @@ pub fn sweep_table(r: &RunReport) -> String {
             j.warmup.as_secs_f64()
         );
     }
-    let _ = writeln!(out, "# Missing values are \"-\" (gnuplot: set datafile missing \"-\")");
-    let _ = writeln!(out, "#---------------------------------------------------------");
+    let _ = writeln!(
+        out,
+        "# Missing values are \"-\" (gnuplot: set datafile missing \"-\")"
+    );
+    let _ = writeln!(
+        out,
+        "#---------------------------------------------------------"
+    );
     let cols = [
         (Access::Forward, true),
         (Access::Forward, false),
@@ -335,15 +361,27 @@ pub fn sweep_table(r: &RunReport) -> String {
         let _ = write!(units, " {:>9}", "(MB/s)");
     }
     let _ = writeln!(out, "{header}\n{units}");
-    let _ = writeln!(out, "#---------------------------------------------------------");
+    let _ = writeln!(
+        out,
+        "#---------------------------------------------------------"
+    );
     for bs in sizes {
         let mut line = format!("{bs:<12}");
         for (a, w) in cols {
             let cell = phases
                 .iter()
-                .find(|p| p.job.bs == bs && p.tag == PhaseTag::Sweep { access: a, write: w })
+                .find(|p| {
+                    p.job.bs == bs
+                        && p.tag
+                            == PhaseTag::Sweep {
+                                access: a,
+                                write: w,
+                            }
+                })
                 .filter(|p| p.ok())
-                .map_or("-".to_string(), |p| format!("{:.2}", mbps(p.bytes_per_sec())));
+                .map_or("-".to_string(), |p| {
+                    format!("{:.2}", mbps(p.bytes_per_sec()))
+                });
             let _ = write!(line, " {cell:>9}");
         }
         let _ = writeln!(out, "{}", line.trim_end());
@@ -390,8 +428,10 @@ pub fn qd_table(r: &RunReport) -> String {
             "{q:>5}  {:>12} {:>10} {:>12} {:>12}  {:>12}",
             s.map_or("-".into(), |p| format!("{:.0}", p.iops())),
             s.map_or("-".into(), |p| format!("{:.1}", mbps(p.bytes_per_sec()))),
-            s.and_then(|p| p.latency()).map_or("-".into(), |l| ms(l.mean_ns)),
-            s.and_then(|p| p.latency()).map_or("-".into(), |l| ms(l.p99_ns as f64)),
+            s.and_then(|p| p.latency())
+                .map_or("-".into(), |l| ms(l.mean_ns)),
+            s.and_then(|p| p.latency())
+                .map_or("-".into(), |l| ms(l.p99_ns as f64)),
             l.map_or("-".into(), |p| format!("{:.1}", mbps(p.bytes_per_sec()))),
         );
     }
@@ -399,7 +439,12 @@ pub fn qd_table(r: &RunReport) -> String {
         .iter()
         .max_by(|a, b| a.bytes_per_sec().total_cmp(&b.bytes_per_sec()))
     {
-        let _ = writeln!(out, "Maximum Large MBPS={:.2} @ QD {}", mbps(p.bytes_per_sec()), qd_of(p));
+        let _ = writeln!(
+            out,
+            "Maximum Large MBPS={:.2} @ QD {}",
+            mbps(p.bytes_per_sec()),
+            qd_of(p)
+        );
     }
     if let Some(p) = small.iter().max_by(|a, b| a.iops().total_cmp(&b.iops())) {
         let _ = writeln!(out, "Maximum Small IOPS={:.0} @ QD {}", p.iops(), qd_of(p));
@@ -409,7 +454,12 @@ pub fn qd_table(r: &RunReport) -> String {
         .filter_map(|p| p.latency().map(|l| (p, l)))
         .min_by(|a, b| a.1.mean_ns.total_cmp(&b.1.mean_ns))
     {
-        let _ = writeln!(out, "Minimum Small Latency={} ms @ QD {}", ms(l.mean_ns), qd_of(p));
+        let _ = writeln!(
+            out,
+            "Minimum Small Latency={} ms @ QD {}",
+            ms(l.mean_ns),
+            qd_of(p)
+        );
     }
     out
 }
@@ -433,14 +483,22 @@ pub fn cdm_grid(r: &RunReport) -> String {
     for row in rows {
         let find = |write: bool| {
             r.outcome.phases.iter().find(|p| {
-                p.ok() && p.tag == PhaseTag::Cdm { row: row.to_string(), write }
+                p.ok()
+                    && p.tag
+                        == PhaseTag::Cdm {
+                            row: row.to_string(),
+                            write,
+                        }
             })
         };
         let (rd, wr) = (find(false), find(true));
-        let rate = |p: Option<&PhaseResult>| p.map_or("-".into(), |p| format!("{:.2}", mbps(p.bytes_per_sec())));
+        let rate = |p: Option<&PhaseResult>| {
+            p.map_or("-".into(), |p| format!("{:.2}", mbps(p.bytes_per_sec())))
+        };
         let iops = |p: Option<&PhaseResult>| p.map_or("-".into(), |p| format!("{:.0}", p.iops()));
         let lat = |p: Option<&PhaseResult>| {
-            p.and_then(|p| p.latency()).map_or("-".into(), |l| ms(l.mean_ns))
+            p.and_then(|p| p.latency())
+                .map_or("-".into(), |l| ms(l.mean_ns))
         };
         let _ = writeln!(
             out,
@@ -457,13 +515,25 @@ pub fn cdm_grid(r: &RunReport) -> String {
         let _ = writeln!(
             out,
             "each {} after a {:.1} s warm-up; {}; region {}",
-            j.time.map_or("bounded by count".into(), |t| format!("{:.1} s", t.as_secs_f64())),
+            j.time.map_or("bounded by count".into(), |t| format!(
+                "{:.1} s",
+                t.as_secs_f64()
+            )),
             j.warmup.as_secs_f64(),
-            if r.plan.direct { "O_DIRECT" } else { "BUFFERED (page cache)" },
+            if r.plan.direct {
+                "O_DIRECT"
+            } else {
+                "BUFFERED (page cache)"
+            },
             Bytes(j.region_len).iec()
         );
     }
-    for p in r.outcome.phases.iter().filter(|p| p.witness.as_ref().is_some_and(|w| !w.agrees)) {
+    for p in r
+        .outcome
+        .phases
+        .iter()
+        .filter(|p| p.witness.as_ref().is_some_and(|w| !w.agrees))
+    {
         let _ = writeln!(out, "{}:", p.label);
         witness_lines(&mut out, p);
     }
@@ -491,9 +561,19 @@ pub fn render_csv(r: &RunReport) -> String {
     for (i, p) in r.outcome.phases.iter().enumerate() {
         for pt in &p.series.points {
             let secs = pt.seconds();
-            let _ = write!(out, "{i},{},{:.3},{:.3}", csv_field(&p.label), pt.start_s, pt.end_s);
+            let _ = write!(
+                out,
+                "{i},{},{:.3},{:.3}",
+                csv_field(&p.label),
+                pt.start_s,
+                pt.end_s
+            );
             for d in [&pt.read, &pt.write] {
-                let rate = if secs > 0.0 { d.bytes as f64 / secs } else { 0.0 };
+                let rate = if secs > 0.0 {
+                    d.bytes as f64 / secs
+                } else {
+                    0.0
+                };
                 let iops = if secs > 0.0 { d.ops as f64 / secs } else { 0.0 };
                 let _ = write!(out, ",{},{},{:.3},{:.1}", d.bytes, d.ops, rate / 1e6, iops);
                 match d.latency {
@@ -538,12 +618,21 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path) -> String {
             (_, Mix::Mixed { read_pct }) => format!("rw --rwmixread={read_pct}"),
         };
         if j.access == Access::Backward {
-            let _ = writeln!(out, "# fio has no backward sequential pattern; forward shown");
+            let _ = writeln!(
+                out,
+                "# fio has no backward sequential pattern; forward shown"
+            );
         }
         let name: String = p
             .label
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         let mut cmd = format!(
             "fio --name={name} --filename={} --ioengine={} --direct={} --rw={rw} --bs={} \
@@ -560,7 +649,11 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path) -> String {
         );
         let (_, slice) = j.worker_region(0);
         if j.split_region && j.workers > 1 {
-            let _ = write!(cmd, " --offset={} --size={slice} --offset_increment={slice}", j.region_start);
+            let _ = write!(
+                cmd,
+                " --offset={} --size={slice} --offset_increment={slice}",
+                j.region_start
+            );
         } else {
             let _ = write!(cmd, " --offset={} --size={}", j.region_start, j.region_len);
         }
@@ -587,7 +680,9 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path) -> String {
 }
 
 fn shell_quote(s: &str) -> String {
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))

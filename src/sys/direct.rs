@@ -255,8 +255,13 @@ pub fn remove_file(path: &Path) -> io::Result<()> {
 /// Drops the page cache's copy of a file or device range (for buffered runs, so they start
 /// cold), as `dd iflag=nocache` does with posix_fadvise.
 pub fn drop_cache(fd: &OwnedFd) -> io::Result<()> {
-    nix::fcntl::posix_fadvise(fd, 0, 0, nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED)
-        .map_err(io::Error::from)
+    nix::fcntl::posix_fadvise(
+        fd,
+        0,
+        0,
+        nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+    )
+    .map_err(io::Error::from)
 }
 
 #[cfg(test)]

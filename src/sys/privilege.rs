@@ -8,9 +8,28 @@ pub fn is_root() -> bool {
 /// The hint for an EPERM/EACCES from an operation that needs privileges.
 pub const NEEDS_ROOT: &str = "needs root (run as root, e.g. with sudo)";
 
-/// CPU time the calling thread has used so far (user + system).
-pub fn thread_cpu_time() -> std::time::Duration {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map(std::time::Duration::from)
-        .unwrap_or_default()
+/// CPU time (user + system) of this whole process so far, including the kernel's io_uring
+/// worker threads, which run in the process.
+pub fn process_cpu_time() -> std::time::Duration {
+    rusage_cpu(nix::sys::resource::UsageWho::RUSAGE_SELF)
+}
+
+/// CPU time of the terminated children this process has waited for.
+pub fn children_cpu_time() -> std::time::Duration {
+    rusage_cpu(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+}
+
+fn rusage_cpu(who: nix::sys::resource::UsageWho) -> std::time::Duration {
+    match nix::sys::resource::getrusage(who) {
+        Ok(u) => {
+            let tv = |t: nix::sys::time::TimeVal| {
+                std::time::Duration::new(
+                    t.tv_sec().max(0) as u64,
+                    (t.tv_usec().max(0) as u32) * 1000,
+                )
+            };
+            tv(u.user_time()) + tv(u.system_time())
+        }
+        Err(_) => std::time::Duration::ZERO,
+    }
 }

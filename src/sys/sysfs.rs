@@ -17,8 +17,8 @@ use super::parse::{
 };
 use crate::model::usage::{self, MountEntry, SwapEntry};
 use crate::model::{
-    BlockDevice, Bytes, DevNum, Holder, HolderKind, Inventory, KernelWriteCache, Partition, SchedulerSet,
-    Transport,
+    BlockDevice, Bytes, DevNum, Holder, HolderKind, Inventory, KernelWriteCache, Partition,
+    SchedulerSet, Transport,
 };
 
 /// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
@@ -268,8 +268,8 @@ impl SysRoot {
     /// (`/sys/dev/block/M:m/stat`).
     pub fn dev_stat(&self, dev: DevNum) -> anyhow::Result<DiskStat> {
         let path = self.root.join(format!("sys/dev/block/{dev}/stat"));
-        let text = fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let text =
+            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         parse_disk_stat(&text)
             .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
     }

@@ -339,10 +339,14 @@ mod tests {
         let (f, fd) = temp_file(8192);
         let mut pattern = AlignedBuf::zeroed(8192, BUFFER_ALIGN).unwrap();
         pattern.as_mut_slice().fill(0xAB);
-        let mut q =
-            UringQueue::new(fd, 1, 4096, Some(Arc::new(pattern)), SyncMode::Dsync).unwrap();
-        assert!(q.push_write(0, 0, 4096, WriteSource::Pattern(8000)).is_err(), "beyond");
-        q.push_write(0, 4096, 4096, WriteSource::Pattern(4096)).unwrap();
+        let mut q = UringQueue::new(fd, 1, 4096, Some(Arc::new(pattern)), SyncMode::Dsync).unwrap();
+        assert!(
+            q.push_write(0, 0, 4096, WriteSource::Pattern(8000))
+                .is_err(),
+            "beyond"
+        );
+        q.push_write(0, 4096, 4096, WriteSource::Pattern(4096))
+            .unwrap();
         let mut done = Vec::new();
         while done.is_empty() {
             q.submit_and_wait(1, None).unwrap();
