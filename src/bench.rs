@@ -5,6 +5,7 @@ pub mod pattern;
 pub mod plan;
 pub mod runner;
 pub mod safety;
+pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod target;

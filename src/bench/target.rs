@@ -366,3 +366,25 @@ fn describe_errno(e: &io::Error) -> String {
         None => e.to_string(),
     }
 }
+
+/// The facts of a target for planning only (`run --fio`): opened read-only, never written and
+/// never created; a missing file is planned at `size`.
+pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<TargetFacts> {
+    if direct::identify(path)? == TargetKind::Missing {
+        return Ok(TargetFacts {
+            size: size.unwrap_or(DEFAULT_FILE_SIZE),
+            logical_block_size: 4096,
+            max_request: None,
+            is_file: true,
+        });
+    }
+    let read_only = TestParams::default();
+    let prepared = prepare(&TargetRequest {
+        path,
+        root,
+        test: TestName::SeqRead,
+        params: &read_only,
+        confirmation: None,
+    })?;
+    Ok(prepared.facts)
+}

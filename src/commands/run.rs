@@ -7,18 +7,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use anyhow::Context;
+use std::time::{Duration, Instant};
 
 use crate::bench::catalog::{CATALOG, TestName, Writes};
-use crate::bench::pattern::DataPattern;
-use crate::bench::runner::{self, RunEvent, RunInput};
+use crate::bench::runner::RunEvent;
+use crate::bench::session::{self, RunRequest};
 use crate::bench::spec::{self, EngineKind, TestParams};
 use crate::bench::target::{self, TargetRequest};
 use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::model::BytesPerSec;
-use crate::report::run::{self as report, RunReport};
+use crate::report::run as report;
 use crate::sys::SysRoot;
 use crate::sys::direct::SyncMode;
 
@@ -68,50 +66,26 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
     if args.fio {
         return print_fio(&request);
     }
-    let prepared = target::prepare(&request)?;
-    let plan = spec::build_plan(test, &params, &prepared.facts, prepared.writes_allowed)
-        .with_context(|| format!("cannot run {test} on {}", args.target.display()))?;
-    let pattern = if plan.writes() {
-        Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
-    } else {
-        None
-    };
-
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (tx, rx) = mpsc::channel();
-    let handle = runner::start(RunInput {
-        plan: plan.clone(),
-        fd: Arc::clone(&prepared.fd),
-        pattern,
-        stat: prepared.stat.clone(),
-        no_stat_reason: prepared.no_stat_reason.clone(),
-        events: Some(tx),
-    })?;
+    let session = session::start(
+        root,
+        &RunRequest {
+            target: args.target.clone(),
+            test,
+            params: params.clone(),
+            confirmation: args.destroy_data.clone(),
+        },
+    )?;
     // Ctrl-C and SIGTERM set the runner's stop flag: workers finish their current I/O, the
     // figures of what completed are reported.
-    let stop = handle.stop_flag();
+    let stop = session.handle.stop_flag();
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
         signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
     }
     let progress = io::stderr().is_terminal();
-    follow(&rx, &plan, progress);
-    let outcome = handle.join()?;
-
-    let report = RunReport {
-        schema: report::RUN_JSON_SCHEMA,
-        tool: format!("disktriage {}", env!("CARGO_PKG_VERSION")),
-        started_unix,
-        host: crate::sys::host::host_info(),
-        test,
-        target: prepared.info,
-        plan,
-        outcome,
-        notes: prepared.notes,
-    };
+    follow(&session.events, &session.plan, progress);
+    let report = session.finish()?;
     let text = if args.json {
         report::render_json(&report)?
     } else if args.csv {
@@ -132,15 +106,11 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints what fio would run without touching the target beyond identifying it.
+/// Prints what fio would run. Nothing is written and no file is created: a missing file
+/// target is planned at its --size.
 fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
-    let prepared = target::prepare(req)?;
-    let plan = spec::build_plan(
-        req.test,
-        req.params,
-        &prepared.facts,
-        prepared.writes_allowed,
-    )?;
+    let facts = target::probe(req.path, req.root, req.params.size)?;
+    let plan = spec::build_plan(req.test, req.params, &facts, true)?;
     crate::write_stdout(&report::fio_commands(&plan, req.path))?;
     Ok(ExitCode::SUCCESS)
 }

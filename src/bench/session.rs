@@ -1,0 +1,116 @@
+//! One test run from request to report, shared by the CLI and the TUI: prepare the target
+//! (write guard first), build the plan, start the runner, and when it is done assemble the
+//! report that every output format renders.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+
+use super::catalog::TestName;
+use super::pattern::DataPattern;
+use super::runner::{self, RunEvent, RunHandle, RunInput, RunOutcome};
+use super::spec::{self, Plan, TestParams};
+use super::target::{self, TargetInfo, TargetRequest};
+use crate::report::run::{RUN_JSON_SCHEMA, RunReport};
+use crate::sys::SysRoot;
+
+/// What to run where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub target: PathBuf,
+    pub test: TestName,
+    pub params: TestParams,
+    /// What the admin typed to confirm writing.
+    pub confirmation: Option<String>,
+}
+
+/// A run in progress.
+pub struct Session {
+    pub handle: RunHandle,
+    pub events: Receiver<RunEvent>,
+    pub plan: Plan,
+    pub target: TargetInfo,
+    pub notes: Vec<String>,
+    pub test: TestName,
+    started_unix: u64,
+}
+
+/// Checks, opens and starts. Errors (refused writes, bad parameters, open failures) come back
+/// before any I/O is done.
+pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
+    let prepared = target::prepare(&TargetRequest {
+        path: &req.target,
+        root,
+        test: req.test,
+        params: &req.params,
+        confirmation: req.confirmation.as_deref(),
+    })?;
+    let plan = spec::build_plan(req.test, &req.params, &prepared.facts, prepared.writes_allowed)
+        .with_context(|| format!("cannot run {} on {}", req.test, req.target.display()))?;
+    let pattern = if plan.writes() {
+        Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
+    } else {
+        None
+    };
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (tx, events) = mpsc::channel();
+    let handle = runner::start(RunInput {
+        plan: plan.clone(),
+        fd: Arc::clone(&prepared.fd),
+        pattern,
+        stat: prepared.stat.clone(),
+        no_stat_reason: prepared.no_stat_reason.clone(),
+        events: Some(tx),
+    })?;
+    Ok(Session {
+        handle,
+        events,
+        plan,
+        target: prepared.info,
+        notes: prepared.notes,
+        test: req.test,
+        started_unix,
+    })
+}
+
+impl Session {
+    /// The report of a finished run.
+    pub fn report(
+        test: TestName,
+        target: TargetInfo,
+        plan: Plan,
+        notes: Vec<String>,
+        started_unix: u64,
+        outcome: RunOutcome,
+    ) -> RunReport {
+        RunReport {
+            schema: RUN_JSON_SCHEMA,
+            tool: format!("disktriage {}", env!("CARGO_PKG_VERSION")),
+            started_unix,
+            host: crate::sys::host::host_info(),
+            test,
+            target,
+            plan,
+            outcome,
+            notes,
+        }
+    }
+
+    /// Waits for the runner and builds the report.
+    pub fn finish(self) -> anyhow::Result<RunReport> {
+        let outcome = self.handle.join()?;
+        Ok(Session::report(
+            self.test,
+            self.target,
+            self.plan,
+            self.notes,
+            self.started_unix,
+            outcome,
+        ))
+    }
+}
