@@ -4,12 +4,16 @@
 //! touches the operating system; `model` holds plain data; `report` renders headless output.
 //! `run` dispatches a parsed command line.
 
+pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod commands;
+pub mod event;
 pub mod model;
 pub mod report;
 pub mod sys;
+pub mod tui;
+pub mod ui;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -30,14 +34,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             write_stdout(&commands::run::list_tests())?;
             Ok(ExitCode::SUCCESS)
         }
-        None => {
-            list(&root, &ListArgs::default())?;
-            write_stdout(
-                "The interactive screen is not built yet: this is `disktriage list`. \
-                 See `disktriage --help`.\n",
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
+        None => tui::run(root),
     }
 }
 

@@ -236,22 +236,25 @@ pub enum SpecError {
     Invalid(String),
 }
 
-struct Defaults {
-    bs: u64,
-    qd: u32,
-    jobs: u32,
-    access: Access,
-    mix: Mix,
-    time: Option<Duration>,
-    warmup: Duration,
-    count: Option<u64>,
-    sync: SyncMode,
+/// A test's defaults, for showing next to the admin's overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defaults {
+    pub bs: u64,
+    pub qd: u32,
+    pub jobs: u32,
+    pub access: Access,
+    pub mix: Mix,
+    pub time: Option<Duration>,
+    pub warmup: Duration,
+    pub count: Option<u64>,
+    pub sync: SyncMode,
 }
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
 
-fn defaults(test: TestName, read_pct: Option<u8>) -> Defaults {
+/// The defaults of `test` (`read_pct` only matters for rand-mixed).
+pub fn defaults(test: TestName, read_pct: Option<u8>) -> Defaults {
     let seq = |mix, qd, jobs| Defaults {
         bs: MIB,
         qd,

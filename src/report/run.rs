@@ -23,7 +23,7 @@ use crate::sys::host::HostInfo;
 pub const RUN_JSON_SCHEMA: u32 = 1;
 
 /// Everything a result file holds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
     pub schema: u32,
     pub tool: String,

@@ -33,3 +33,10 @@ fn rusage_cpu(who: nix::sys::resource::UsageWho) -> std::time::Duration {
         Err(_) => std::time::Duration::ZERO,
     }
 }
+
+/// CPU time (user + system) the calling thread has used so far.
+pub fn thread_cpu_time() -> std::time::Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(std::time::Duration::from)
+        .unwrap_or_default()
+}

@@ -1,0 +1,189 @@
+//! The session's results: one record per test started from the TUI, holding every repeat's
+//! report, the figures averaged over the repeats with their spread (the run-to-run noise), and
+//! the comparison of two records.
+
+use crate::bench::catalog::TestName;
+use crate::bench::runner::PhaseResult;
+use crate::bench::session::RunRequest;
+use crate::model::KernelWriteCache;
+use crate::report::run::RunReport;
+
+/// One test as the admin started it, with all its repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    pub id: usize,
+    pub device: String,
+    pub test: TestName,
+    pub request: RunRequest,
+    /// "bs 4k, QD32, 1 worker, random read" once known.
+    pub params: String,
+    pub scheduler: Option<String>,
+    pub kernel_cache: Option<KernelWriteCache>,
+    pub repeats_wanted: u32,
+    pub runs: Vec<RunReport>,
+    pub error: Option<String>,
+}
+
+/// A figure over the repeats: mean, and spread = (max - min) / mean when there are two or more.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    pub mean: f64,
+    pub spread_pct: Option<f64>,
+}
+
+impl Stat {
+    fn of(values: &[f64]) -> Option<Stat> {
+        if values.is_empty() {
+            return None;
+        }
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let spread_pct = (values.len() >= 2 && mean > 0.0).then(|| {
+            let max = values.iter().copied().fold(f64::MIN, f64::max);
+            let min = values.iter().copied().fold(f64::MAX, f64::min);
+            (max - min) / mean * 100.0
+        });
+        Some(Stat { mean, spread_pct })
+    }
+}
+
+/// A phase's figures over the repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseFigures {
+    pub label: String,
+    /// MB/s (10^6 bytes per second).
+    pub mbps: Stat,
+    pub iops: Stat,
+    pub mean_ms: Option<Stat>,
+    pub p50_ms: Option<Stat>,
+    pub p99_ms: Option<Stat>,
+    pub p999_ms: Option<Stat>,
+}
+
+impl RunRecord {
+    pub fn new(id: usize, device: String, request: RunRequest, repeats: u32) -> Self {
+        RunRecord {
+            id,
+            device,
+            test: request.test,
+            request,
+            params: String::new(),
+            scheduler: None,
+            kernel_cache: None,
+            repeats_wanted: repeats,
+            runs: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// Per phase (in plan order), the figures over the completed repeats.
+    pub fn figures(&self) -> Vec<PhaseFigures> {
+        let Some(first) = self.runs.first() else {
+            return Vec::new();
+        };
+        first
+            .outcome
+            .phases
+            .iter()
+            .filter_map(|p0| {
+                let phases: Vec<&PhaseResult> = self
+                    .runs
+                    .iter()
+                    .filter_map(|r| r.outcome.phases.iter().find(|p| p.label == p0.label))
+                    .filter(|p| p.ok())
+                    .collect();
+                let pick = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
+                    Stat::of(&phases.iter().filter_map(|p| f(p)).collect::<Vec<_>>())
+                };
+                Some(PhaseFigures {
+                    label: p0.label.clone(),
+                    mbps: pick(&|p| Some(p.bytes_per_sec() / 1e6))?,
+                    iops: pick(&|p| Some(p.iops()))?,
+                    mean_ms: pick(&|p| p.latency().map(|l| l.mean_ns / 1e6)),
+                    p50_ms: pick(&|p| p.latency().map(|l| l.p50_ns as f64 / 1e6)),
+                    p99_ms: pick(&|p| p.latency().map(|l| l.p99_ns as f64 / 1e6)),
+                    p999_ms: pick(&|p| p.latency().map(|l| l.p999_ns as f64 / 1e6)),
+                })
+            })
+            .collect()
+    }
+
+    /// The headline phase (the first one).
+    pub fn headline(&self) -> Option<PhaseFigures> {
+        self.figures().into_iter().next()
+    }
+}
+
+/// How a difference between two records compares with their noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// The difference is larger than the spread of either record's repeats.
+    Significant,
+    WithinNoise,
+    /// A record has a single repeat: its noise is not measured.
+    NoiseUnknown,
+}
+
+/// One metric of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    pub a: f64,
+    pub b: f64,
+    /// (b - a) / a in percent.
+    pub pct: f64,
+    /// The larger spread of the two, in percent.
+    pub noise_pct: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// Compares two figures of the same metric.
+pub fn delta(a: Stat, b: Stat) -> Delta {
+    let pct = if a.mean.abs() > 0.0 {
+        (b.mean - a.mean) / a.mean * 100.0
+    } else {
+        0.0
+    };
+    let noise_pct = match (a.spread_pct, b.spread_pct) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        _ => None,
+    };
+    let verdict = match noise_pct {
+        Some(n) if pct.abs() > n => Verdict::Significant,
+        Some(_) => Verdict::WithinNoise,
+        None => Verdict::NoiseUnknown,
+    };
+    Delta {
+        a: a.mean,
+        b: b.mean,
+        pct,
+        noise_pct,
+        verdict,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_and_spread() {
+        let s = Stat::of(&[100.0, 110.0, 90.0]).unwrap();
+        assert_eq!(s.mean, 100.0);
+        assert_eq!(s.spread_pct, Some(20.0));
+        assert_eq!(Stat::of(&[5.0]).unwrap().spread_pct, None);
+        assert!(Stat::of(&[]).is_none());
+    }
+
+    #[test]
+    fn deltas_against_noise() {
+        let a = Stat { mean: 100.0, spread_pct: Some(4.0) };
+        let b = Stat { mean: 110.0, spread_pct: Some(6.0) };
+        let d = delta(a, b);
+        assert_eq!(d.pct, 10.0);
+        assert_eq!(d.noise_pct, Some(6.0));
+        assert_eq!(d.verdict, Verdict::Significant);
+        let c = Stat { mean: 103.0, spread_pct: Some(2.0) };
+        assert_eq!(delta(a, c).verdict, Verdict::WithinNoise);
+        let single = Stat { mean: 150.0, spread_pct: None };
+        assert_eq!(delta(a, single).verdict, Verdict::NoiseUnknown);
+    }
+}

@@ -1,0 +1,112 @@
+//! What flows through the interactive loop: messages in (keys, ticks, results of commands,
+//! the runner's events) and commands out (what `App::update` asks the loop to do). One mpsc
+//! channel carries every message to the main thread; the input and tick threads live here.
+
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event, KeyEvent, KeyEventKind};
+
+use crate::bench::runner::RunEvent;
+use crate::bench::session::RunRequest;
+use crate::bench::spec::Plan;
+use crate::bench::target::TargetInfo;
+use crate::model::Inventory;
+use crate::report::run::RunReport;
+
+/// A message for `App::update`.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key(KeyEvent),
+    Resize,
+    /// Time since the program started (the UI's clock; rendering never reads the clock).
+    Tick(Duration),
+    Inventory(Result<Inventory, String>),
+    /// A scheduler write and the active scheduler read back afterwards.
+    SchedulerSet {
+        device: String,
+        result: Result<String, String>,
+    },
+    /// The run passed its checks and started.
+    RunStarted {
+        target: Box<TargetInfo>,
+        plan: Box<Plan>,
+        notes: Vec<String>,
+    },
+    /// The run could not start (refused, bad parameters, open failed).
+    RunRefused(String),
+    Run(Box<RunEvent>),
+    RunFinished(Box<Result<RunReport, String>>),
+    Exported(Result<PathBuf, String>),
+}
+
+/// What an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+    Fio,
+}
+
+impl ExportFormat {
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Json => "json",
+            ExportFormat::Csv => "csv",
+            ExportFormat::Fio => "fio.sh",
+        }
+    }
+}
+
+/// Work `App::update` hands to the loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cmd {
+    RefreshInventory,
+    SetScheduler { device: String, name: String },
+    /// Stop restoring this device's scheduler on exit: the admin keeps the change.
+    KeepScheduler { device: String },
+    StartRun(Box<RunRequest>),
+    StopRun,
+    Export {
+        reports: Vec<RunReport>,
+        format: ExportFormat,
+        /// File name without directory, e.g. `disktriage-loop0-rand-read-3`.
+        stem: String,
+    },
+    Quit,
+}
+
+/// Reads keys and resizes on its own thread and forwards them.
+pub fn spawn_input(tx: Sender<Msg>) -> std::io::Result<thread::JoinHandle<()>> {
+    thread::Builder::new().name("input".into()).spawn(move || {
+        loop {
+            let msg = match event::read() {
+                Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => Msg::Key(k),
+                Ok(Event::Resize(..)) => Msg::Resize,
+                Ok(_) => continue,
+                Err(_) => return,
+            };
+            if tx.send(msg).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// Sends `Tick` every `every` until the receiver is gone.
+pub fn spawn_ticker(
+    tx: Sender<Msg>,
+    start: Instant,
+    every: Duration,
+) -> std::io::Result<thread::JoinHandle<()>> {
+    thread::Builder::new().name("tick".into()).spawn(move || {
+        loop {
+            thread::sleep(every);
+            if tx.send(Msg::Tick(start.elapsed())).is_err() {
+                return;
+            }
+        }
+    })
+}

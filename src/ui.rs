@@ -1,0 +1,97 @@
+//! Drawing: `render(&App, &mut Frame)` turns the state into a screen. It reads the state and
+//! never changes it, and it never reads the clock (the app's `now` is its time).
+
+mod compare;
+mod devices;
+mod dialogs;
+mod picker;
+mod results;
+mod run;
+pub mod theme;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::{App, Screen};
+
+/// The smallest terminal the screens are laid out for.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+pub fn render(app: &App, frame: &mut Frame) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "disktriage needs at least {MIN_WIDTH}x{MIN_HEIGHT}; this terminal is {}x{}. q quits.",
+            area.width, area.height
+        );
+        frame.render_widget(Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }), area);
+        return;
+    }
+    let [top, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    top_bar(app, frame, top);
+    match app.screen {
+        Screen::Devices => devices::render(app, frame, body),
+        Screen::Tests => picker::render(app, frame, body),
+        Screen::Run => run::render(app, frame, body),
+        Screen::Results => results::render(app, frame, body),
+        Screen::Compare => compare::render(app, frame, body),
+    }
+    status_line(app, frame, status);
+    dialogs::render(app, frame, area);
+}
+
+fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
+    let mut spans = vec![Span::styled(" disktriage ", theme::title())];
+    for (i, s) in Screen::ALL.iter().enumerate() {
+        let text = format!(" {}:{} ", i + 1, s.title());
+        if *s == app.screen {
+            spans.push(Span::styled(text, theme::selected()));
+        } else {
+            spans.push(Span::raw(text));
+        }
+    }
+    if app.running() {
+        spans.push(Span::styled(" RUNNING ", theme::warn()));
+    }
+    let right = " ?:help q:quit ";
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let pad = (area.width as usize).saturating_sub(used + right.len());
+    spans.push(Span::raw(" ".repeat(pad)));
+    spans.push(Span::styled(right, theme::dim()));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// Keys of the current screen, or the latest message.
+fn status_line(app: &App, frame: &mut Frame, area: Rect) {
+    let line = if let Some((msg, _)) = &app.status {
+        Line::from(Span::styled(format!(" {msg}"), theme::accent()))
+    } else if !app.is_root {
+        Line::from(Span::styled(
+            " not root: the list is read-only; tests and settings need root (sudo disktriage)",
+            theme::warn(),
+        ))
+    } else {
+        let keys = match app.screen {
+            Screen::Devices => "Up/Down select  Enter test  s scheduler  r refresh  a all devices",
+            Screen::Tests => "Up/Down move  Enter edit  Left/Right change  d default  r run",
+            Screen::Run => "x stop  r rerun  s scheduler  c compare last two  4 results",
+            Screen::Results => "Space mark  c compare  Enter report  e export  r rerun  s scheduler",
+            Screen::Compare => "Esc back  r rerun  s scheduler",
+        };
+        Line::from(Span::styled(format!(" {keys}"), theme::dim()))
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// Cuts text to `width` characters, marking the cut with `~` (ASCII: safe on every console).
+pub(crate) fn cut(s: &str, width: usize) -> String {
+    crate::report::table::fit(s, width)
+}

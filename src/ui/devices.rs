@@ -1,0 +1,227 @@
+//! The device list and the selected device's details.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState, Wrap};
+
+use super::{cut, theme};
+use crate::app::App;
+use crate::model::{BlockDevice, InUse, KernelWriteCache};
+
+fn usage_tag(d: &BlockDevice) -> &'static str {
+    match d.in_use.first() {
+        None => "",
+        Some(u) if u.device() != d.name => "part",
+        Some(InUse::Mounted { .. }) => "mnt",
+        Some(InUse::Swap { .. }) => "swap",
+        Some(InUse::Held { .. }) => "held",
+    }
+}
+
+fn cache_short(c: Option<KernelWriteCache>) -> &'static str {
+    match c {
+        Some(KernelWriteCache::WriteBack) => "back",
+        Some(KernelWriteCache::WriteThrough) => "thru",
+        None => "?",
+    }
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let devices = app.visible_devices();
+    if let Some(err) = &app.inventory_error {
+        let p = Paragraph::new(format!("cannot list block devices: {err}"))
+            .style(theme::bad())
+            .block(Block::default().borders(Borders::ALL).title(" Devices "));
+        frame.render_widget(p, area);
+        return;
+    }
+    let wide = area.width >= 120;
+    let (list_area, detail_area) = if wide {
+        let [a, b] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
+            .areas(area);
+        (a, b)
+    } else {
+        let rows = (devices.len() as u16 + 3).clamp(4, area.height.saturating_sub(9).max(4));
+        let [a, b] = Layout::vertical([Constraint::Length(rows), Constraint::Min(0)]).areas(area);
+        (a, b)
+    };
+
+    let header = Row::new(["DEVICE", "MODEL", "SIZE", "TRAN", "TYPE", "SCHED", "WCACHE", "HEALTH", "USE"])
+        .style(theme::header());
+    let rows: Vec<Row> = devices
+        .iter()
+        .map(|d| {
+            let sched = match &d.scheduler {
+                Some(s) => s.active.clone().unwrap_or_else(|| "-".into()),
+                None => "?".into(),
+            };
+            let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
+            Row::new(vec![
+                Cell::from(d.name.clone()),
+                Cell::from(d.description().unwrap_or_default()),
+                Cell::from(d.size_bytes.map_or("?".into(), |b| b.iec())),
+                Cell::from(d.transport.as_str()),
+                Cell::from(d.media_label()),
+                Cell::from(sched),
+                Cell::from(cache_short(d.kernel_write_cache)),
+                // Filled in by SMART (drive control).
+                Cell::from(""),
+                use_cell,
+            ])
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(9),
+        Constraint::Min(8),
+        Constraint::Length(10),
+        Constraint::Length(6),
+        Constraint::Length(4),
+        Constraint::Length(11),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(4),
+    ];
+    let hidden = app
+        .inventory
+        .as_ref()
+        .map_or(0, |i| i.devices.len() - devices.len());
+    let title = if hidden > 0 && !app.show_all {
+        format!(" Devices ({hidden} unused hidden, a shows) ")
+    } else {
+        " Devices ".to_string()
+    };
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .row_highlight_style(theme::selected())
+        .block(Block::default().borders(Borders::ALL).title(Span::styled(title, theme::title())));
+    let mut state = TableState::default().with_selected((!devices.is_empty()).then_some(app.device_row));
+    frame.render_stateful_widget(table, list_area, &mut state);
+    if devices.is_empty() {
+        let inner = list_area.inner(ratatui::layout::Margin::new(1, 2));
+        let msg = if app.inventory.is_none() {
+            "reading /sys/block ..."
+        } else {
+            "No block devices. (Unused loop and zram devices are hidden: a shows them.)"
+        };
+        frame.render_widget(Paragraph::new(msg).style(theme::dim()), inner);
+    }
+
+    let detail = match app.selected_device() {
+        Some(d) => details(d, detail_area.width.saturating_sub(2) as usize),
+        None => vec![Line::from("")],
+    };
+    let title = app
+        .selected_device()
+        .map_or(" Details ".to_string(), |d| format!(" {} ", d.name));
+    frame.render_widget(
+        Paragraph::new(detail)
+            .wrap(Wrap { trim: false })
+            .block(Block::default().borders(Borders::ALL).title(Span::styled(title, theme::title()))),
+        detail_area,
+    );
+}
+
+fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "-".into())
+}
+
+fn num<T: ToString>(v: Option<T>) -> String {
+    v.map_or("?".into(), |x| x.to_string())
+}
+
+/// Every inventory field of the device, a line each group.
+fn details(d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
+    let kv = |k: &str, v: String| {
+        vec![
+            Span::styled(format!("{k} "), theme::dim()),
+            Span::raw(v),
+            Span::raw("  "),
+        ]
+    };
+    let mut lines = Vec::new();
+    let mut l1 = kv("path", d.path.display().to_string());
+    l1.extend(kv("dev", d.dev.map_or("?".into(), |x| x.to_string())));
+    l1.extend(kv(
+        "size",
+        d.size_bytes
+            .map_or("?".into(), |b| format!("{} ({} bytes)", b.iec(), b.0)),
+    ));
+    lines.push(Line::from(l1));
+    let mut l2 = kv("model", opt(&d.model));
+    l2.extend(kv("vendor", opt(&d.vendor)));
+    l2.extend(kv("serial", opt(&d.serial)));
+    l2.extend(kv("firmware", opt(&d.firmware)));
+    lines.push(Line::from(l2));
+    let mut l3 = kv("transport", d.transport.to_string());
+    l3.extend(kv(
+        "rotational",
+        d.rotational.map_or("?".into(), |r| if r { "yes (HDD)".into() } else { "no (SSD)".into() }),
+    ));
+    l3.extend(kv("removable", d.removable.map_or("?".into(), |r| if r { "yes".into() } else { "no".into() })));
+    l3.extend(kv("read-only", d.read_only.map_or("?".into(), |r| if r { "yes".into() } else { "no".into() })));
+    lines.push(Line::from(l3));
+    let mut l4 = kv(
+        "blocks",
+        format!("{}/{}", num(d.logical_block_size), num(d.physical_block_size)),
+    );
+    l4.extend(kv("nr_requests", num(d.nr_requests)));
+    l4.extend(kv("read-ahead", d.read_ahead_kb.map_or("?".into(), |k| format!("{k} KiB"))));
+    l4.extend(kv("max request", d.max_sectors_kb.map_or("?".into(), |k| format!("{k} KiB"))));
+    lines.push(Line::from(l4));
+    let sched = match &d.scheduler {
+        Some(s) if s.available.is_empty() => "none applies (bio-based device)".to_string(),
+        Some(s) => s
+            .available
+            .iter()
+            .map(|n| {
+                if s.active.as_deref() == Some(n) {
+                    format!("[{n}]")
+                } else {
+                    n.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => "?".into(),
+    };
+    lines.push(Line::from(kv("scheduler", sched)));
+    lines.push(Line::from(kv(
+        "kernel write cache",
+        format!(
+            "{} (the kernel's flush policy, not the drive's setting)",
+            d.kernel_write_cache.map_or("?", |c| c.as_str())
+        ),
+    )));
+    lines.push(Line::from(kv("drive cache / SMART", "- (not read yet)".into())));
+    let usage = d.usage_summary();
+    lines.push(Line::from(vec![
+        Span::styled("in use ", theme::dim()),
+        if d.is_in_use() {
+            Span::styled(usage, theme::warn())
+        } else {
+            Span::styled(usage, theme::good())
+        },
+    ]));
+    if !d.partitions.is_empty() {
+        let parts = d
+            .partitions
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.size_bytes.map_or("?".into(), |b| b.iec())))
+            .collect::<Vec<_>>()
+            .join(", ");
+        lines.push(Line::from(kv("partitions", parts)));
+    }
+    if !d.holders.is_empty() {
+        let h = d.holders.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+        lines.push(Line::from(kv("holders", h)));
+    }
+    if let Some(f) = &d.backing_file {
+        lines.push(Line::from(kv("backing file", cut(f, width.saturating_sub(14)))));
+    }
+    for n in &d.notes {
+        lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));
+    }
+    lines
+}

@@ -1,0 +1,204 @@
+//! Dialogs drawn over the screen: help, errors, the write confirmation, the scheduler menu,
+//! export, typing a value, quitting during a run, and a run's full report.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::theme;
+use crate::app::{App, Overlay};
+
+/// A centred rectangle of at most `w` x `h` inside `area`.
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let [v] = Layout::vertical([Constraint::Length(h.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [c] = Layout::horizontal([Constraint::Length(w.min(area.width))])
+        .flex(Flex::Center)
+        .areas(v);
+    c
+}
+
+fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>, w: u16) {
+    let h = lines.len() as u16 + 2;
+    let rect = centered(area, w, h);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(Span::styled(format!(" {title} "), theme::title())),
+            ),
+        rect,
+    );
+}
+
+/// Every key, by screen.
+pub const HELP: &[(&str, &str)] = &[
+    ("1-5, Tab", "Devices, Test, Run, Results, Compare"),
+    ("?", "this help (any key closes it)"),
+    ("q / Ctrl-C", "quit: stops a run, puts changed schedulers back"),
+    ("s", "switch the I/O scheduler of the device (K in the menu keeps it)"),
+    ("R", "rerun the last test (after a switch: the retest)"),
+    ("Devices", "Up/Down select, Enter test it, r refresh, a show unused too"),
+    ("Test", "Up/Down tests and fields, Enter type a value, Left/Right"),
+    ("", "change it, d default, Esc back to tests, r run"),
+    ("Run", "x or Esc stop, r rerun, c compare the last two runs"),
+    ("Results", "Space mark A/B, c compare, Enter full report, e export"),
+    ("", "(JSON, CSV series, fio command line), r rerun the selected"),
+    ("Compare", "Esc back; noise is the spread of each run's repeats"),
+];
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let Some(overlay) = &app.overlay else { return };
+    match overlay {
+        Overlay::Help => {
+            let lines = HELP
+                .iter()
+                .map(|(k, v)| {
+                    Line::from(vec![
+                        Span::styled(format!("{k:<12}"), theme::title()),
+                        Span::raw(v.to_string()),
+                    ])
+                })
+                .collect();
+            dialog(frame, area, "Keys", lines, 76);
+        }
+        Overlay::Error(msg) => {
+            let mut lines: Vec<Line> = wrap_text(msg, 66)
+                .into_iter()
+                .map(|l| Line::from(Span::styled(l, theme::bad())))
+                .collect();
+            lines.push(Line::from(Span::styled("Enter or Esc closes", theme::dim())));
+            dialog(frame, area, "Error", lines, 70);
+        }
+        Overlay::Confirm {
+            request,
+            device,
+            typed,
+            wrong,
+            ..
+        } => {
+            let mut lines = vec![
+                Line::from(Span::styled(
+                    format!("{} WRITES to {} and destroys the data on it.", request.test, device),
+                    theme::warn(),
+                )),
+                Line::from(format!("Type the device name ({device}) and press Enter:")),
+                Line::from(vec![Span::raw("> "), Span::styled(format!("{typed}_"), theme::title())]),
+            ];
+            if *wrong {
+                lines.push(Line::from(Span::styled(
+                    format!("\"{typed}\" is not {device}: nothing was written"),
+                    theme::bad(),
+                )));
+            }
+            lines.push(Line::from(Span::styled("Esc cancels", theme::dim())));
+            dialog(frame, area, "Confirm a write test", lines, 64);
+        }
+        Overlay::Scheduler {
+            device,
+            options,
+            selected,
+        } => {
+            let current = app
+                .inventory
+                .as_ref()
+                .and_then(|i| i.find(device))
+                .and_then(|d| d.scheduler.as_ref()?.active.clone());
+            let mut lines: Vec<Line> = options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let active = current.as_deref() == Some(o.as_str());
+                    let text = format!("{} {o}", if active { "*" } else { " " });
+                    if i == *selected {
+                        Line::from(Span::styled(text, theme::selected()))
+                    } else {
+                        Line::from(text)
+                    }
+                })
+                .collect();
+            lines.push(Line::from(Span::styled(
+                "Enter switches (put back on exit), K keeps the current choice, Esc closes",
+                theme::dim(),
+            )));
+            dialog(frame, area, &format!("Scheduler of {device} (* active)"), lines, 60);
+        }
+        Overlay::Export { record } => {
+            let lines = vec![
+                Line::from(format!("Export run #{}:", record + 1)),
+                Line::from("  j  JSON: summary and per-interval series"),
+                Line::from("  c  CSV: the per-interval series"),
+                Line::from("  f  the equivalent fio command line"),
+                Line::from(Span::styled("Esc cancels; the file's path is shown after", theme::dim())),
+            ];
+            dialog(frame, area, "Export", lines, 56);
+        }
+        Overlay::Edit { field, text, error } => {
+            let mut lines = vec![
+                Line::from(format!("{} (empty = default):", field.label())),
+                Line::from(vec![Span::raw("> "), Span::styled(format!("{text}_"), theme::title())]),
+                Line::from(Span::styled(
+                    "sizes: 4k, 1M, 1G; times: 500ms, 10s, 2m; Enter sets, Esc cancels",
+                    theme::dim(),
+                )),
+            ];
+            if let Some(e) = error {
+                lines.push(Line::from(Span::styled(e.clone(), theme::bad())));
+            }
+            dialog(frame, area, "Set a value", lines, 70);
+        }
+        Overlay::QuitConfirm => {
+            let lines = vec![
+                Line::from("A test is running. Stop it and quit?"),
+                Line::from(Span::styled(
+                    "y quits (changed schedulers are put back), any other key stays",
+                    theme::dim(),
+                )),
+            ];
+            dialog(frame, area, "Quit", lines, 66);
+        }
+        Overlay::Report { record, scroll } => {
+            let text = app
+                .records
+                .get(*record)
+                .and_then(|r| r.runs.last())
+                .map(crate::report::run::render_text)
+                .unwrap_or_default();
+            let rect = centered(area, area.width.saturating_sub(2), area.height.saturating_sub(2));
+            frame.render_widget(Clear, rect);
+            frame.render_widget(
+                Paragraph::new(text)
+                    .scroll((*scroll, 0))
+                    .block(Block::default().borders(Borders::ALL).title(format!(
+                        " Report of run #{} (Up/Down scroll, Esc closes) ",
+                        record + 1
+                    ))),
+                rect,
+            );
+        }
+    }
+}
+
+/// Splits text into lines of at most `width` characters at spaces.
+fn wrap_text(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    out
+}

@@ -1,0 +1,123 @@
+//! The test picker: the catalogue on the left, the chosen test's parameters on the right.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, List, ListItem, ListState, Paragraph, Row, Table, TableState, Wrap};
+
+use super::theme;
+use crate::app::picker::{fields_for, writes};
+use crate::app::{App, PickerFocus};
+use crate::bench::catalog::{CATALOG, Writes};
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let [left, right] =
+        Layout::horizontal([Constraint::Length(20), Constraint::Min(0)]).areas(area);
+    let items: Vec<ListItem> = CATALOG
+        .iter()
+        .map(|t| {
+            let mark = match t.writes {
+                Writes::Never => " ",
+                Writes::Always => "W",
+                Writes::Optional => "w",
+            };
+            ListItem::new(format!("{mark} {}", t.id))
+        })
+        .collect();
+    let focus_tests = app.picker_focus == PickerFocus::Tests;
+    let list = List::new(items)
+        .highlight_style(if focus_tests { theme::selected() } else { theme::title() })
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled(" Tests ", theme::title())),
+        );
+    let mut state = ListState::default().with_selected(Some(app.picker_test));
+    frame.render_stateful_widget(list, left, &mut state);
+
+    let test = app.picker_test();
+    let info = test.info();
+    let fields = fields_for(test);
+    let [about, form, target] = Layout::vertical([
+        Constraint::Length(4),
+        Constraint::Min(0),
+        Constraint::Length(4),
+    ])
+    .areas(right);
+
+    let about_text = vec![
+        Line::from(Span::styled(info.summary, theme::title())),
+        Line::from(Span::styled(format!("from: {}", info.origin), theme::dim())),
+    ];
+    frame.render_widget(
+        Paragraph::new(about_text)
+            .wrap(Wrap { trim: true })
+            .block(Block::default().borders(Borders::ALL).title(format!(" {} ", info.id))),
+        about,
+    );
+
+    let rows: Vec<Row> = fields
+        .iter()
+        .map(|&f| {
+            let (value, is_default) = app.values.show(test, f);
+            Row::new(vec![
+                Cell::from(f.label()),
+                Cell::from(value),
+                Cell::from(if is_default { "default" } else { "" }).style(theme::dim()),
+            ])
+        })
+        .collect();
+    let table = Table::new(
+        rows,
+        [Constraint::Length(14), Constraint::Min(12), Constraint::Length(8)],
+    )
+    .column_spacing(2)
+    .row_highlight_style(if focus_tests { theme::dim() } else { theme::selected() })
+    .block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title(" Parameters (Enter type, Left/Right change, d default) "),
+    );
+    let mut ts = TableState::default().with_selected(
+        (app.picker_focus == PickerFocus::Params).then_some(app.picker_field),
+    );
+    frame.render_stateful_widget(table, form, &mut ts);
+
+    let mut lines = Vec::new();
+    match app.selected_device() {
+        Some(d) => {
+            lines.push(Line::from(vec![
+                Span::styled("target ", theme::dim()),
+                Span::raw(format!(
+                    "{} ({}, {}, scheduler {}, kernel write cache {})",
+                    d.path.display(),
+                    d.size_bytes.map_or("?".into(), |b| b.iec()),
+                    d.transport,
+                    d.scheduler
+                        .as_ref()
+                        .and_then(|s| s.active.clone())
+                        .unwrap_or_else(|| "-".into()),
+                    d.kernel_write_cache.map_or("?", |c| c.as_str()),
+                )),
+            ]));
+            if writes(test, &app.values) {
+                lines.push(Line::from(Span::styled(
+                    format!("this test WRITES to {} and destroys its data: r asks you to type its name", d.name),
+                    theme::warn(),
+                )));
+            } else {
+                lines.push(Line::from(Span::styled("read-only test: r runs it", theme::good())));
+            }
+        }
+        None => lines.push(Line::from(Span::styled(
+            "no device selected: choose one on the Devices screen (1)",
+            theme::warn(),
+        ))),
+    }
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .block(Block::default().borders(Borders::ALL)),
+        target,
+    );
+}

@@ -1,0 +1,281 @@
+//! The live run: progress, throughput and IOPS over time, latency p50/p99 over time, and the
+//! current / mean / min / max figures. Charts show the last `CHART_WINDOW` seconds.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, Paragraph};
+
+use super::theme;
+use crate::app::{App, CHART_WINDOW, LiveRun};
+use crate::model::BytesPerSec;
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let Some(run) = &app.run else {
+        frame.render_widget(
+            Paragraph::new("No test has run yet: pick one on the Test screen (2) and press r.")
+                .style(theme::dim())
+                .block(Block::default().borders(Borders::ALL).title(" Run ")),
+            area,
+        );
+        return;
+    };
+    let [head, gauge, charts, lat, figures] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(1),
+        Constraint::Min(6),
+        Constraint::Min(6),
+        Constraint::Length(2),
+    ])
+    .areas(area);
+    header(app, run, frame, head);
+    progress(app, run, frame, gauge);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
+    let window_start = (run.measured() - CHART_WINDOW).max(0.0);
+    let recent: Vec<_> = run.points.iter().filter(|p| p.end_s >= window_start).collect();
+    let rate: Vec<(f64, f64)> = recent
+        .iter()
+        .map(|p| (p.end_s, BytesPerSec(p.rate()).mb_per_sec()))
+        .collect();
+    let iops: Vec<(f64, f64)> = recent.iter().map(|p| (p.end_s, p.iops())).collect();
+    let p50: Vec<(f64, f64)> = recent
+        .iter()
+        .filter_map(|p| p.latency().map(|l| (p.end_s, l.p50_ns as f64 / 1e6)))
+        .collect();
+    let p99: Vec<(f64, f64)> = recent
+        .iter()
+        .filter_map(|p| p.latency().map(|l| (p.end_s, l.p99_ns as f64 / 1e6)))
+        .collect();
+    let x = [window_start, window_start.max(run.measured()).max(window_start + 1.0)];
+    chart(frame, left, app.console, " Throughput MB/s ", x, &[("MB/s", &rate)]);
+    chart(frame, right, app.console, " IOPS ", x, &[("IOPS", &iops)]);
+    chart(frame, lat, app.console, " Latency ms: p50 (1st), p99 (2nd) ", x, &[("p50", &p50), ("p99", &p99)]);
+    numbers(run, frame, figures);
+}
+
+fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
+    let (sched, cache) = match &run.target {
+        Some(t) => (
+            t.scheduler.clone().unwrap_or_else(|| "-".into()),
+            t.kernel_write_cache.map_or("?", |c| c.as_str()).to_string(),
+        ),
+        None => ("?".into(), "?".into()),
+    };
+    let state = if run.finished {
+        match &run.error {
+            Some(_) => Span::styled("FAILED", theme::bad()),
+            None if run.stopping => Span::styled("stopped", theme::warn()),
+            None => Span::styled("finished", theme::good()),
+        }
+    } else if run.stopping {
+        Span::styled("stopping", theme::warn())
+    } else if run.measuring {
+        Span::styled("measuring", theme::good())
+    } else {
+        Span::styled("warming up", theme::warn())
+    };
+    let repeat = if run.repeats > 1 {
+        format!("  repeat {}/{}", run.repeat, run.repeats)
+    } else {
+        String::new()
+    };
+    let phase = if run.phases > 1 {
+        format!("  phase {}/{}", run.phase + 1, run.phases)
+    } else {
+        String::new()
+    };
+    let l1 = Line::from(vec![
+        Span::styled(format!(" #{} {} on {} ", run.record + 1, run.label, run.device), theme::title()),
+        state,
+        Span::raw(format!("{phase}{repeat}")),
+    ]);
+    let how = run
+        .job
+        .as_ref()
+        .map(|j| j.describe())
+        .unwrap_or_default();
+    let direct = match &run.plan {
+        Some(p) if !p.direct => "BUFFERED",
+        _ => "O_DIRECT",
+    };
+    let l2 = Line::from(vec![
+        Span::styled(format!(" scheduler {sched}  kernel write cache {cache}  "), theme::accent()),
+        Span::styled(format!("{direct}, {how}"), theme::dim()),
+    ]);
+    let _ = app;
+    frame.render_widget(Paragraph::new(vec![l1, l2]), area);
+}
+
+fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
+    let elapsed = app.now.saturating_sub(run.phase_started_at).as_secs_f64();
+    let (ratio, label) = match run.job.as_ref().and_then(|j| j.time.map(|t| (t, j.warmup))) {
+        Some((t, warm)) if !run.finished => {
+            let total = (t + warm).as_secs_f64();
+            let done = elapsed.min(total);
+            (
+                (done / total).clamp(0.0, 1.0),
+                format!(
+                    "{:.1} / {:.1} s  ETA {:.0} s",
+                    done,
+                    total,
+                    (total - done).max(0.0) + remaining_phases(run)
+                ),
+            )
+        }
+        _ if run.finished => (1.0, "done".to_string()),
+        _ => {
+            let ops = run.points.iter().map(|p| p.ops()).sum::<u64>();
+            let want = run
+                .job
+                .as_ref()
+                .and_then(|j| j.ops_per_worker.map(|n| n * u64::from(j.workers)));
+            match want {
+                Some(w) if w > 0 => (
+                    (ops as f64 / w as f64).clamp(0.0, 1.0),
+                    format!("{ops} / {w} I/Os  {:.1} s", elapsed),
+                ),
+                _ => (0.0, format!("{:.1} s", elapsed)),
+            }
+        }
+    };
+    let gauge = Gauge::default()
+        .ratio(ratio)
+        .label(label)
+        .use_unicode(false)
+        .gauge_style(theme::accent());
+    frame.render_widget(gauge, area);
+}
+
+/// Seconds of the phases after the current one, when they are time-bounded.
+fn remaining_phases(run: &LiveRun) -> f64 {
+    run.plan.as_ref().map_or(0.0, |p| {
+        p.phases
+            .iter()
+            .skip(run.phase + 1)
+            .map(|ph| ph.job.time.map_or(0.0, |t| (t + ph.job.warmup).as_secs_f64()))
+            .sum()
+    })
+}
+
+fn chart(
+    frame: &mut Frame,
+    area: Rect,
+    console: bool,
+    title: &str,
+    x: [f64; 2],
+    series: &[(&str, &Vec<(f64, f64)>)],
+) {
+    let max_y = series
+        .iter()
+        .flat_map(|(_, d)| d.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let top = nice_ceiling(max_y);
+    let styles = [theme::series_a(), theme::series_b()];
+    let datasets: Vec<Dataset> = series
+        .iter()
+        .zip(styles)
+        .map(|((name, data), style)| {
+            Dataset::default()
+                .name(*name)
+                .marker(theme::marker(console))
+                .graph_type(GraphType::Line)
+                .style(style)
+                .data(data)
+        })
+        .collect();
+    let fmt = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else if v >= 1.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.3}")
+        }
+    };
+    let chart = Chart::new(datasets)
+        .block(Block::default().borders(Borders::ALL).title(title.to_string()))
+        .hidden_legend_constraints((Constraint::Ratio(0, 1), Constraint::Ratio(0, 1)))
+        .x_axis(
+            Axis::default()
+                .bounds(x)
+                .labels([format!("{:.0}s", x[0]), format!("{:.0}s", x[1])]),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, top])
+                .labels(["0".to_string(), fmt(top)]),
+        );
+    frame.render_widget(chart, area);
+}
+
+/// 1, 2 or 5 times a power of ten at or above `v` (axis tops that read well).
+fn nice_ceiling(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(v.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if v <= m * mag {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+fn numbers(run: &LiveRun, frame: &mut Frame, area: Rect) {
+    let s = &run.stats;
+    let mb = |b: f64| BytesPerSec(b).mb_per_sec();
+    let cur = run.points.back();
+    let l1 = Line::from(vec![
+        Span::styled(" now ", theme::dim()),
+        Span::raw(format!(
+            "{:.1} MB/s {:.0} IOPS",
+            cur.map_or(0.0, |p| mb(p.rate())),
+            cur.map_or(0.0, |p| p.iops())
+        )),
+        Span::styled("  mean ", theme::dim()),
+        Span::raw(format!("{:.1} MB/s {:.0} IOPS", mb(s.mean_rate()), s.mean_iops())),
+        Span::styled("  min ", theme::dim()),
+        Span::raw(format!("{:.1}", mb(s.min_rate))),
+        Span::styled("  max ", theme::dim()),
+        Span::raw(format!("{:.1} MB/s", mb(s.max_rate))),
+    ]);
+    let lat = cur.and_then(|p| p.latency());
+    let mut spans = vec![
+        Span::styled(" latency now ", theme::dim()),
+        Span::raw(lat.map_or("-".into(), |l| {
+            format!(
+                "p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3} ms",
+                l.p50_ns as f64 / 1e6,
+                l.p99_ns as f64 / 1e6,
+                l.p999_ns as f64 / 1e6,
+                l.max_ns as f64 / 1e6
+            )
+        })),
+        Span::styled("  p99 range ", theme::dim()),
+        Span::raw(format!(
+            "{:.3}-{:.3} ms",
+            s.min_p99_ns as f64 / 1e6,
+            s.max_p99_ns as f64 / 1e6
+        )),
+    ];
+    if let Some(e) = &run.error {
+        spans = vec![Span::styled(format!(" ERROR: {e}"), theme::bad())];
+    }
+    frame.render_widget(Paragraph::new(vec![l1, Line::from(spans)]), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nice_ceiling;
+
+    #[test]
+    fn axis_tops() {
+        assert_eq!(nice_ceiling(0.0), 1.0);
+        assert_eq!(nice_ceiling(3.2), 5.0);
+        assert_eq!(nice_ceiling(1234.0), 2000.0);
+        assert_eq!(nice_ceiling(0.042), 0.05);
+        assert_eq!(nice_ceiling(10.0), 10.0);
+    }
+}
