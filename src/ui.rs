@@ -51,7 +51,8 @@ pub fn render(app: &App, frame: &mut Frame) {
 fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
     let mut spans = vec![Span::styled(" disktriage ", theme::title())];
     for (i, s) in Screen::ALL.iter().enumerate() {
-        let text = format!(" {}:{} ", i + 1, s.title());
+        let text = format!("{} {}", i + 1, s.title());
+        spans.push(Span::raw(" "));
         if *s == app.screen {
             spans.push(Span::styled(text, theme::selected()));
         } else {
@@ -59,7 +60,7 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
         }
     }
     if app.running() {
-        spans.push(Span::styled(" RUNNING ", theme::warn()));
+        spans.push(Span::styled("  RUNNING", theme::warn()));
     }
     let right = " ?:help q:quit ";
     let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();

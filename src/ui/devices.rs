@@ -38,7 +38,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let wide = area.width >= 120;
     let (list_area, detail_area) = if wide {
-        let [a, b] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
+        let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
             .areas(area);
         (a, b)
     } else {
@@ -96,16 +96,21 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .column_spacing(1)
         .row_highlight_style(theme::selected())
         .block(Block::default().borders(Borders::ALL).title(Span::styled(title, theme::title())));
-    let mut state = TableState::default().with_selected((!devices.is_empty()).then_some(app.device_row));
-    frame.render_stateful_widget(table, list_area, &mut state);
     if devices.is_empty() {
-        let inner = list_area.inner(ratatui::layout::Margin::new(1, 2));
-        let msg = if app.inventory.is_none() {
-            "reading /sys/block ..."
-        } else {
-            "No block devices. (Unused loop and zram devices are hidden: a shows them.)"
+        let msg = match (&app.inventory, hidden) {
+            (None, _) => "reading /sys/block ...".to_string(),
+            (Some(_), 0) => "No block devices.".to_string(),
+            (Some(_), n) => format!("No block devices in use; {n} unused loop/zram hidden: a shows them."),
         };
-        frame.render_widget(Paragraph::new(msg).style(theme::dim()), inner);
+        frame.render_widget(
+            Paragraph::new(msg)
+                .style(theme::dim())
+                .block(Block::default().borders(Borders::ALL).title(Span::styled(" Devices ", theme::title()))),
+            list_area,
+        );
+    } else {
+        let mut state = TableState::default().with_selected(Some(app.device_row));
+        frame.render_stateful_widget(table, list_area, &mut state);
     }
 
     let detail = match app.selected_device() {

@@ -41,7 +41,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [about, form, target] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Min(0),
-        Constraint::Length(4),
+        Constraint::Length(5),
     ])
     .areas(right);
 
@@ -89,7 +89,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             lines.push(Line::from(vec![
                 Span::styled("target ", theme::dim()),
                 Span::raw(format!(
-                    "{} ({}, {}, scheduler {}, kernel write cache {})",
+                    "{}: {} {}, scheduler {}, kernel write cache {}",
                     d.path.display(),
                     d.size_bytes.map_or("?".into(), |b| b.iec()),
                     d.transport,

@@ -80,14 +80,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         [
             Constraint::Length(1),
             Constraint::Length(3),
-            Constraint::Length(8),
-            Constraint::Min(10),
+            Constraint::Length(7),
+            Constraint::Min(9),
             Constraint::Length(11),
             Constraint::Length(4),
-            Constraint::Length(9),
             Constraint::Length(8),
             Constraint::Length(7),
-            Constraint::Length(5),
+            Constraint::Length(6),
+            Constraint::Length(4),
             Constraint::Length(6),
         ],
     )

@@ -21,14 +21,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     };
     let [head, gauge, charts, lat, figures] = Layout::vertical([
-        Constraint::Length(2),
+        Constraint::Length(3),
         Constraint::Length(1),
         Constraint::Min(6),
         Constraint::Min(6),
         Constraint::Length(2),
     ])
     .areas(area);
-    header(app, run, frame, head);
+    header(run, frame, head);
     progress(app, run, frame, gauge);
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
@@ -50,11 +50,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let x = [window_start, window_start.max(run.measured()).max(window_start + 1.0)];
     chart(frame, left, app.console, " Throughput MB/s ", x, &[("MB/s", &rate)]);
     chart(frame, right, app.console, " IOPS ", x, &[("IOPS", &iops)]);
-    chart(frame, lat, app.console, " Latency ms: p50 (1st), p99 (2nd) ", x, &[("p50", &p50), ("p99", &p99)]);
+    chart(
+        frame,
+        lat,
+        app.console,
+        " Latency ms: p99 (upper line), p50 (lower line) ",
+        x,
+        &[("p50", &p50), ("p99", &p99)],
+    );
     numbers(run, frame, figures);
 }
 
-fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
+fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
     let (sched, cache) = match &run.target {
         Some(t) => (
             t.scheduler.clone().unwrap_or_else(|| "-".into()),
@@ -99,12 +106,12 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         Some(p) if !p.direct => "BUFFERED",
         _ => "O_DIRECT",
     };
-    let l2 = Line::from(vec![
-        Span::styled(format!(" scheduler {sched}  kernel write cache {cache}  "), theme::accent()),
-        Span::styled(format!("{direct}, {how}"), theme::dim()),
-    ]);
-    let _ = app;
-    frame.render_widget(Paragraph::new(vec![l1, l2]), area);
+    let l2 = Line::from(Span::styled(
+        format!(" scheduler {sched}   kernel write cache {cache}"),
+        theme::accent(),
+    ));
+    let l3 = Line::from(Span::styled(format!(" {direct}, {how}"), theme::dim()));
+    frame.render_widget(Paragraph::new(vec![l1, l2, l3]), area);
 }
 
 fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
@@ -228,42 +235,44 @@ fn numbers(run: &LiveRun, frame: &mut Frame, area: Rect) {
     let mb = |b: f64| BytesPerSec(b).mb_per_sec();
     let cur = run.points.back();
     let l1 = Line::from(vec![
-        Span::styled(" now ", theme::dim()),
+        Span::styled(" MB/s ", theme::dim()),
         Span::raw(format!(
-            "{:.1} MB/s {:.0} IOPS",
+            "now {:.1} mean {:.1} min {:.1} max {:.1}",
             cur.map_or(0.0, |p| mb(p.rate())),
-            cur.map_or(0.0, |p| p.iops())
+            mb(s.mean_rate()),
+            mb(s.min_rate),
+            mb(s.max_rate)
         )),
-        Span::styled("  mean ", theme::dim()),
-        Span::raw(format!("{:.1} MB/s {:.0} IOPS", mb(s.mean_rate()), s.mean_iops())),
-        Span::styled("  min ", theme::dim()),
-        Span::raw(format!("{:.1}", mb(s.min_rate))),
-        Span::styled("  max ", theme::dim()),
-        Span::raw(format!("{:.1} MB/s", mb(s.max_rate))),
+        Span::styled("  IOPS ", theme::dim()),
+        Span::raw(format!(
+            "now {:.0} mean {:.0}",
+            cur.map_or(0.0, |p| p.iops()),
+            s.mean_iops()
+        )),
     ]);
     let lat = cur.and_then(|p| p.latency());
-    let mut spans = vec![
-        Span::styled(" latency now ", theme::dim()),
-        Span::raw(lat.map_or("-".into(), |l| {
-            format!(
-                "p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3} ms",
-                l.p50_ns as f64 / 1e6,
-                l.p99_ns as f64 / 1e6,
-                l.p999_ns as f64 / 1e6,
-                l.max_ns as f64 / 1e6
-            )
-        })),
-        Span::styled("  p99 range ", theme::dim()),
-        Span::raw(format!(
-            "{:.3}-{:.3} ms",
-            s.min_p99_ns as f64 / 1e6,
-            s.max_p99_ns as f64 / 1e6
-        )),
-    ];
-    if let Some(e) = &run.error {
-        spans = vec![Span::styled(format!(" ERROR: {e}"), theme::bad())];
-    }
-    frame.render_widget(Paragraph::new(vec![l1, Line::from(spans)]), area);
+    let l2 = match &run.error {
+        Some(e) => Line::from(Span::styled(format!(" ERROR: {e}"), theme::bad())),
+        None => Line::from(vec![
+            Span::styled(" ms ", theme::dim()),
+            Span::raw(lat.map_or("-".into(), |l| {
+                format!(
+                    "p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3}",
+                    l.p50_ns as f64 / 1e6,
+                    l.p99_ns as f64 / 1e6,
+                    l.p999_ns as f64 / 1e6,
+                    l.max_ns as f64 / 1e6
+                )
+            })),
+            Span::styled("  p99 min/max ", theme::dim()),
+            Span::raw(format!(
+                "{:.3}/{:.3}",
+                s.min_p99_ns as f64 / 1e6,
+                s.max_p99_ns as f64 / 1e6
+            )),
+        ]),
+    };
+    frame.render_widget(Paragraph::new(vec![l1, l2]), area);
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod tui;
+
 use std::fs;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,254 @@
+//! Builds TUI states for tests without a terminal or devices: a fixture inventory, a scripted
+//! series of interval samples, synthetic run reports, and rendering through ratatui's
+//! TestBackend.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use disktriage::app::App;
+use disktriage::bench::catalog::TestName;
+use disktriage::bench::runner::{DirTotals, PhaseResult, RunEvent, RunOutcome};
+use disktriage::bench::spec::{self, EngineKind, TargetFacts, TestParams};
+use disktriage::bench::stats::{
+    BoundedSeries, DirPoint, IntervalPoint, LatencyPoint, LatencySummary,
+};
+use disktriage::bench::target::TargetInfo;
+use disktriage::event::{Cmd, Msg};
+use disktriage::model::{KernelWriteCache, Transport};
+use disktriage::report::run::{RUN_JSON_SCHEMA, RunReport};
+use disktriage::sys::SysRoot;
+use disktriage::sys::host::HostInfo;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sysfs")
+        .join(name)
+}
+
+/// An app with the inventory of a fixture scenario.
+pub fn app_with(scenario: &str, root: bool) -> App {
+    let mut app = App::new(root, false);
+    let inv = SysRoot::new(fixture(scenario))
+        .inventory()
+        .expect("fixture");
+    app.update(Msg::Inventory(Ok(inv)));
+    app
+}
+
+pub fn key(app: &mut App, code: KeyCode) -> Vec<Cmd> {
+    app.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+pub fn keys(app: &mut App, s: &str) -> Vec<Cmd> {
+    let mut cmds = Vec::new();
+    for c in s.chars() {
+        cmds.extend(key(app, KeyCode::Char(c)));
+    }
+    cmds
+}
+
+pub fn tick(app: &mut App, secs: f64) -> Vec<Cmd> {
+    app.update(Msg::Tick(Duration::from_secs_f64(secs)))
+}
+
+fn draw(app: &App, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| disktriage::ui::render(app, f)).expect("draw");
+    t
+}
+
+/// Draws the app at `w` x `h` and returns the screen as text.
+pub fn screen(app: &App, w: u16, h: u16) -> String {
+    draw(app, w, h).backend().to_string()
+}
+
+/// Every symbol on the screen.
+pub fn symbols(app: &App, w: u16, h: u16) -> Vec<String> {
+    draw(app, w, h)
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol().to_string())
+        .collect()
+}
+
+pub fn target(device: &str, sched: &str) -> TargetInfo {
+    TargetInfo {
+        path: PathBuf::from(format!("/dev/{device}")),
+        kind: "block-device",
+        device: Some(device.to_string()),
+        size_bytes: 64 << 20,
+        logical_block_size: 512,
+        physical_block_size: Some(512),
+        model: Some("a.img".into()),
+        transport: Some(Transport::Loop),
+        rotational: Some(true),
+        scheduler: Some(sched.to_string()),
+        kernel_write_cache: Some(KernelWriteCache::WriteBack),
+        created: false,
+    }
+}
+
+pub fn plan(test: TestName) -> spec::Plan {
+    spec::build_plan(
+        test,
+        &TestParams::default(),
+        &TargetFacts {
+            size: 64 << 20,
+            logical_block_size: 512,
+            max_request: Some(1280 << 10),
+            is_file: false,
+        },
+        true,
+    )
+    .expect("plan")
+}
+
+/// The i-th point of a deterministic series around `mbps` at 4 KiB requests.
+pub fn point(i: u64, mbps: f64) -> IntervalPoint {
+    let wobble = [0.0, 0.04, -0.03, 0.06, -0.05, 0.02, -0.01, 0.03][(i % 8) as usize];
+    let rate = mbps * (1.0 + wobble) * 1e6;
+    let bytes = (rate * 0.25) as u64 / 4096 * 4096;
+    let lat = 20_000 + (i % 5) * 1_500;
+    IntervalPoint {
+        start_s: i as f64 * 0.25,
+        end_s: (i + 1) as f64 * 0.25,
+        read: DirPoint {
+            bytes,
+            ops: bytes / 4096,
+            latency: Some(LatencyPoint {
+                p50_ns: lat,
+                p99_ns: lat * 3,
+                p999_ns: lat * 5,
+                max_ns: lat * 9,
+            }),
+        },
+        write: DirPoint::default(),
+    }
+}
+
+/// Feeds a started run `n` points of about `mbps`.
+pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mbps: f64) {
+    let plan = plan(test);
+    app.update(Msg::RunStarted {
+        target: Box::new(target(device, sched)),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: test.id().to_string(),
+        job: Box::new(plan.phases[0].job.clone()),
+    })));
+    tick(app, 1.0);
+    app.update(Msg::Run(Box::new(RunEvent::Measuring { index: 0 })));
+    for i in 0..n {
+        app.update(Msg::Run(Box::new(RunEvent::Point {
+            index: 0,
+            point: point(i, mbps),
+        })));
+    }
+    tick(app, 2.0 + n as f64 * 0.25);
+}
+
+/// A finished single-phase report of `mbps` with the given p99 (ms).
+pub fn report(test: TestName, device: &str, sched: &str, mbps: f64, p99_ms: f64) -> RunReport {
+    let plan = plan(test);
+    let job = plan.phases[0].job.clone();
+    let secs = 10.0;
+    let bps = mbps * 1e6;
+    let iops = bps / job.bs as f64;
+    let lat = LatencySummary {
+        count: (iops * secs) as u64,
+        min_ns: 10_000,
+        mean_ns: p99_ms * 1e6 / 3.0,
+        p50_ns: (p99_ms * 1e6 / 3.5) as u64,
+        p90_ns: (p99_ms * 1e6 / 2.0) as u64,
+        p99_ns: (p99_ms * 1e6) as u64,
+        p999_ns: (p99_ms * 1e6 * 1.8) as u64,
+        max_ns: (p99_ms * 1e6 * 4.0) as u64,
+    };
+    let mut series = BoundedSeries::new(64);
+    for i in 0..40 {
+        series.push(point(i, mbps));
+    }
+    let phase = PhaseResult {
+        label: test.id().to_string(),
+        tag: plan.phases[0].tag.clone(),
+        job,
+        engine: EngineKind::Uring,
+        fixed_buffers: true,
+        seconds: secs,
+        cpu_seconds: 1.5,
+        read: DirTotals {
+            bytes: (bps * secs) as u64,
+            ops: (iops * secs) as u64,
+            bytes_per_sec: bps,
+            iops,
+            latency: Some(lat),
+        },
+        write: DirTotals {
+            bytes: 0,
+            ops: 0,
+            bytes_per_sec: 0.0,
+            iops: 0.0,
+            latency: None,
+        },
+        workers: vec![],
+        series,
+        witness: None,
+        witness_note: None,
+        failure: None,
+        setup_error: None,
+        stopped: false,
+    };
+    RunReport {
+        schema: RUN_JSON_SCHEMA,
+        tool: "disktriage test".into(),
+        started_unix: 0,
+        host: HostInfo::default(),
+        test,
+        target: target(device, sched),
+        plan,
+        outcome: RunOutcome {
+            engine: EngineKind::Uring,
+            notes: vec![],
+            phases: vec![phase],
+            stopped: false,
+        },
+        notes: vec![],
+    }
+}
+
+/// Starts rand-read on the selected device through the keys (R reruns after the first), feeds
+/// it a series and finishes it with a report of `mbps` and `p99_ms`.
+pub fn complete_run(app: &mut App, sched: &str, mbps: f64, p99_ms: f64) {
+    let device = app.selected_device().expect("a device").name.clone();
+    let cmds = if app.records.is_empty() {
+        keys(app, "2");
+        // rand-read is the 8th test of the catalogue.
+        for _ in 0..7 {
+            key(app, KeyCode::Down);
+        }
+        keys(app, "r")
+    } else {
+        keys(app, "R")
+    };
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    let repeats = app.records.last().map_or(1, |r| r.repeats_wanted);
+    for _ in 0..repeats {
+        feed(app, TestName::RandRead, &device, sched, 40, mbps);
+        app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            &device,
+            sched,
+            mbps,
+            p99_ms,
+        )))));
+    }
+}

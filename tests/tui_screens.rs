@@ -1,0 +1,339 @@
+//! The interactive screens at 80x25 and 132x43, drawn through ratatui's TestBackend from
+//! fixture inventories and scripted runs, plus the key handling and state transitions of
+//! `App::update` (messages in, state and commands out) without a terminal.
+
+#![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
+
+mod common;
+
+use common::tui::*;
+use crossterm::event::KeyCode;
+use disktriage::app::{App, Overlay, Screen};
+use disktriage::bench::catalog::TestName;
+use disktriage::event::{Cmd, ExportFormat, Msg};
+use disktriage::model::Inventory;
+
+const SIZES: [(u16, u16); 2] = [(80, 25), (132, 43)];
+
+/// Snapshots a state at both sizes.
+fn snap(name: &str, app: &App) {
+    for (w, h) in SIZES {
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(app, w, h));
+    }
+}
+
+#[test]
+fn devices_screen() {
+    let app = app_with("host-loop-zram", true);
+    snap("devices", &app);
+    let lab = app_with("qemu-lab", true);
+    snap("devices_qemu_lab", &lab);
+}
+
+#[test]
+fn no_devices_and_not_root() {
+    let mut app = App::new(false, false);
+    app.update(Msg::Inventory(Ok(Inventory {
+        devices: vec![],
+        usage_complete: true,
+        notes: vec![],
+    })));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("No block devices."), "{s}");
+    assert!(s.contains("not root: the list is read-only"), "{s}");
+    snap("no_devices_not_root", &app);
+}
+
+#[test]
+fn test_picker() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Right); // queue depth 1 -> first choice
+    key(&mut app, KeyCode::Right);
+    key(&mut app, KeyCode::Right);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("rand-read"), "{s}");
+    assert!(s.contains("queue depth     4"), "{s}");
+    assert!(s.contains("read-only test: r runs it"), "{s}");
+    snap("picker", &app);
+}
+
+#[test]
+fn running_test() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    let cmds = keys(&mut app, "r");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.test, TestName::RandRead);
+    assert_eq!(req.target.to_str(), Some("/dev/loop0"));
+    assert_eq!(req.confirmation, None);
+    assert_eq!(app.screen, Screen::Run);
+    feed(&mut app, TestName::RandRead, "loop0", "none", 24, 512.0);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("#1 rand-read on loop0 measuring"), "{s}");
+    assert!(s.contains("scheduler none"), "{s}");
+    assert!(s.contains("RUNNING"), "{s}");
+    snap("running", &app);
+}
+
+#[test]
+fn finished_run_results_and_comparison() {
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("finished"), "{s}");
+    snap("finished", &app);
+
+    // Switch the scheduler: the menu, then the result as the loop reports it.
+    keys(&mut app, "s");
+    assert!(matches!(app.overlay, Some(Overlay::Scheduler { .. })));
+    snap("scheduler_menu", &app);
+    key(&mut app, KeyCode::Down);
+    let cmds = key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        cmds,
+        [Cmd::SetScheduler {
+            device: "loop0".into(),
+            name: "mq-deadline".into()
+        }]
+    );
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    assert_eq!(app.scheduler_changes.len(), 1);
+    assert_eq!(app.scheduler_changes[0].original, "none");
+
+    complete_run(&mut app, "mq-deadline", 448.0, 0.075);
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("mq-deadline"), "{s}");
+    snap("results", &app);
+
+    keys(&mut app, "c");
+    assert_eq!(app.screen, Screen::Compare);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("-12.5%"), "{s}");
+    assert!(s.contains("noise unknown"), "{s}");
+    snap("compare", &app);
+}
+
+#[test]
+fn comparison_with_repeats_judges_noise() {
+    let mut app = app_with("host-loop-zram", true);
+    // Three repeats each: the spread of the repeats is the noise.
+    app.values.repeats = 3;
+    complete_run(&mut app, "none", 500.0, 0.060);
+    assert_eq!(app.records[0].runs.len(), 3);
+    complete_run(&mut app, "mq-deadline", 400.0, 0.080);
+    keys(&mut app, "c");
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("worse"), "{s}");
+    assert!(s.contains("-20.0%"), "{s}");
+}
+
+#[test]
+fn write_test_asks_for_the_device_name() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "j"); // loop1: free
+    keys(&mut app, "2");
+    key(&mut app, KeyCode::Down); // seq-write
+    let cmds = keys(&mut app, "r");
+    assert!(cmds.is_empty(), "nothing starts before the confirmation");
+    assert!(matches!(app.overlay, Some(Overlay::Confirm { .. })));
+    keys(&mut app, "loop0");
+    let cmds = key(&mut app, KeyCode::Enter);
+    assert!(cmds.is_empty(), "the wrong name starts nothing");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("\"loop0\" is not loop1: nothing was written"), "{s}");
+    snap("confirm_wrong", &app);
+    for _ in 0..5 {
+        key(&mut app, KeyCode::Backspace);
+    }
+    keys(&mut app, "loop1");
+    snap("confirm", &app);
+    let cmds = key(&mut app, KeyCode::Enter);
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.confirmation.as_deref(), Some("loop1"));
+    assert_eq!(req.test, TestName::SeqWrite);
+}
+
+#[test]
+fn in_use_devices_are_refused_with_the_reason() {
+    let mut app = app_with("host-loop-zram", true);
+    // loop0 has a mounted partition.
+    keys(&mut app, "2");
+    key(&mut app, KeyCode::Down); // seq-write
+    let cmds = keys(&mut app, "r");
+    assert!(cmds.is_empty());
+    let Some(Overlay::Error(e)) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert!(e.contains("refusing to write to loop0: loop0p1 mounted at /tmp/dtcap/mnt"), "{e}");
+    snap("error_in_use", &app);
+}
+
+#[test]
+fn help_overlay_lists_every_key() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "?");
+    let s = screen(&app, 80, 25);
+    for k in ["1-5, Tab", "q / Ctrl-C", "Space mark A/B", "x or Esc stop", "e export"] {
+        assert!(s.contains(k), "{k} missing:\n{s}");
+    }
+    snap("help", &app);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.overlay, None);
+}
+
+#[test]
+fn failed_run_shows_the_error_in_the_screen() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "r");
+    app.update(Msg::RunRefused(
+        "cannot open /dev/loop0: permission denied - needs root (run as root, e.g. with sudo)"
+            .into(),
+    ));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("permission denied - needs root"), "{s}");
+    snap("run_refused", &app);
+}
+
+#[test]
+fn too_small_terminal_says_so() {
+    let app = app_with("host-loop-zram", true);
+    let s = screen(&app, 60, 20);
+    assert!(s.contains("needs at least 80x24"), "{s}");
+}
+
+#[test]
+fn console_glyphs_only_on_the_linux_console() {
+    let mut app = app_with("host-loop-zram", true);
+    app.console = true;
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "r");
+    feed(&mut app, TestName::RandRead, "loop0", "none", 24, 512.0);
+    // ASCII, box drawing and the CP437 block elements only: what the console fonts have.
+    let allowed = |c: char| {
+        c.is_ascii() || ('\u{2500}'..='\u{257F}').contains(&c) || "█▀▄▌▐░▒▓".contains(c)
+    };
+    for (w, h) in SIZES {
+        for sym in symbols(&app, w, h) {
+            assert!(sym.chars().all(allowed), "glyph {sym:?} is not on the Linux console");
+        }
+    }
+    insta::assert_snapshot!("running_console_80x25", screen(&app, 80, 25));
+    // Elsewhere the charts use braille for finer lines.
+    app.console = false;
+    assert!(symbols(&app, 80, 25).iter().any(|s| s.chars().any(|c| ('\u{2800}'..='\u{28FF}').contains(&c))));
+}
+
+#[test]
+fn transitions_without_a_terminal() {
+    let mut app = app_with("host-loop-zram", true);
+    // Screens by number and Tab.
+    keys(&mut app, "3");
+    assert_eq!(app.screen, Screen::Run);
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.screen, Screen::Results);
+    key(&mut app, KeyCode::BackTab);
+    key(&mut app, KeyCode::BackTab);
+    assert_eq!(app.screen, Screen::Tests);
+    // Device selection is bounded.
+    keys(&mut app, "1");
+    for _ in 0..10 {
+        key(&mut app, KeyCode::Down);
+    }
+    assert_eq!(app.device_row, 3, "four visible devices");
+    keys(&mut app, "a");
+    assert_eq!(app.visible_devices().len(), 10);
+    // Refresh asks the loop for a new inventory.
+    assert_eq!(keys(&mut app, "r"), [Cmd::RefreshInventory]);
+    // Ticks refresh it while idle, every 10 s.
+    assert!(tick(&mut app, 5.0).is_empty());
+    assert_eq!(tick(&mut app, 10.5), [Cmd::RefreshInventory]);
+    // Schedulers of bio-based devices cannot be chosen.
+    keys(&mut app, "a");
+    key(&mut app, KeyCode::End); // zram0
+    keys(&mut app, "s");
+    let Some(Overlay::Error(e)) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert!(e.contains("no scheduler to choose"), "{e}");
+    key(&mut app, KeyCode::Enter);
+    // Compare needs two runs.
+    keys(&mut app, "4");
+    keys(&mut app, "c");
+    assert!(matches!(app.overlay, Some(Overlay::Error(_))));
+    key(&mut app, KeyCode::Esc);
+    // Quit without a run: at once.
+    assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
+}
+
+#[test]
+fn run_controls_stop_rerun_export_and_quit() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "r");
+    feed(&mut app, TestName::RandRead, "loop0", "none", 8, 300.0);
+    // q during a run asks first; x stops.
+    assert!(keys(&mut app, "q").is_empty());
+    assert_eq!(app.overlay, Some(Overlay::QuitConfirm));
+    keys(&mut app, "n");
+    assert_eq!(keys(&mut app, "x"), [Cmd::StopRun]);
+    assert!(app.run.as_ref().unwrap().stopping);
+    // A second run cannot start while the first is alive.
+    keys(&mut app, "2");
+    assert!(keys(&mut app, "r").is_empty());
+    key(&mut app, KeyCode::Esc);
+    app.update(Msg::RunFinished(Box::new(Ok(report(TestName::RandRead, "loop0", "none", 300.0, 0.05)))));
+    assert!(!app.running());
+    // Rerun: the same request again.
+    let cmds = keys(&mut app, "R");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.test, TestName::RandRead);
+    app.update(Msg::RunFinished(Box::new(Ok(report(TestName::RandRead, "loop0", "none", 310.0, 0.05)))));
+    // Export from results: the format is chosen, the loop writes the file.
+    keys(&mut app, "4");
+    keys(&mut app, "e");
+    assert!(matches!(app.overlay, Some(Overlay::Export { .. })));
+    let cmds = keys(&mut app, "j");
+    let [Cmd::Export { reports, format, stem }] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(*format, ExportFormat::Json);
+    assert_eq!(reports.len(), 1);
+    assert_eq!(stem, "disktriage-loop0-rand-read-2");
+    app.update(Msg::Exported(Ok("/tmp/disktriage-loop0-rand-read-2.json".into())));
+    assert!(screen(&app, 80, 25).contains("exported to /tmp/disktriage-loop0-rand-read-2.json"));
+    // Ctrl-C quits from anywhere.
+    let cmds = app.update(Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('c'),
+        crossterm::event::KeyModifiers::CONTROL,
+    )));
+    assert_eq!(cmds, [Cmd::Quit]);
+}
