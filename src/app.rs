@@ -436,6 +436,12 @@ impl App {
             }
             RunEvent::Measuring { .. } => run.measuring = true,
             RunEvent::Point { point, .. } => {
+                // The last interval of a phase can be a sliver of time whose rate means
+                // nothing: it counts in the report's totals but not on the live screen.
+                let nominal = run.plan.as_ref().map_or(0.25, |p| p.interval.as_secs_f64());
+                if point.seconds() < nominal / 2.0 {
+                    return;
+                }
                 run.stats.add(&point);
                 if run.points.len() == LIVE_HISTORY {
                     run.points.pop_front();

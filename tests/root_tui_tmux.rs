@@ -1,0 +1,168 @@
+//! The whole loop in a real terminal (root, tmux): tmux runs disktriage at 80x25 on a loop
+//! device the test creates; keys select it, run a short read test, switch the scheduler,
+//! rerun, open the comparison and quit; capture-pane shows each step; afterwards the device's
+//! scheduler is what it was before.
+
+#![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{LoopDev, root_or_skip, scratch, skip};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.run(&["send-keys", "-t", "dt", k]);
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "dt"])
+    }
+
+    /// Waits until the screen contains `text`; returns the screen.
+    fn wait_for(&self, text: &str, timeout: Duration, step: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                eprintln!("--- {step}:\n{s}");
+                return s;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "{step}: {text:?} did not appear within {timeout:?}; the screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
+}
+
+fn active_scheduler(name: &str) -> String {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).unwrap();
+    s.split_whitespace()
+        .find(|w| w.starts_with('['))
+        .unwrap()
+        .trim_matches(|c| c == '[' || c == ']')
+        .to_string()
+}
+
+#[test]
+fn root_tmux_look_test_switch_retest_compare_quit() {
+    if !root_or_skip("root_tmux_look_test_switch_retest_compare_quit") {
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        skip("root_tmux_look_test_switch_retest_compare_quit", "tmux is not installed");
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 256 << 20, 512);
+    let before = active_scheduler(&l.name);
+    let other = if before == "mq-deadline" { "none" } else { "mq-deadline" };
+
+    let tmux = Tmux {
+        socket: format!("disktriage-test-{}", std::process::id()),
+    };
+    let cmd = format!(
+        "{}; echo EXITED-$?; sleep 60",
+        env!("CARGO_BIN_EXE_disktriage")
+    );
+    let out = Command::new("tmux")
+        .args(["-L", &tmux.socket, "new-session", "-d", "-s", "dt", "-x", "80", "-y", "25"])
+        .args(["env", "TERM=linux", "sh", "-c", &cmd])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // Look: the device list, then select the loop device.
+    tmux.wait_for("DEVICE", Duration::from_secs(10), "device list");
+    let title = format!("┌ {} ", l.name);
+    let mut found = tmux.screen().contains(&title);
+    for _ in 0..30 {
+        if found {
+            break;
+        }
+        tmux.keys(&["Down"]);
+        found = tmux.screen().contains(&title);
+    }
+    let s = tmux.wait_for(&title, Duration::from_secs(2), "loop device selected");
+    assert!(s.contains(&format!("scheduler [{before}]")), "{s}");
+
+    // Test: rand-read, 2 s, no warm-up.
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Parameters", Duration::from_secs(2), "test picker");
+    tmux.keys(&["Down", "Down", "Down", "Down", "Down", "Down", "Down"]);
+    tmux.keys(&["Enter", "Down", "Down", "Down", "Enter", "2", "Enter", "Down", "Enter", "0", "Enter"]);
+    let s = tmux.wait_for("duration        2s", Duration::from_secs(2), "parameters set");
+    assert!(s.contains("warm-up         0s"), "{s}");
+    tmux.keys(&["r"]);
+    let s = tmux.wait_for(
+        &format!("#1 rand-read on {} finished", l.name),
+        Duration::from_secs(30),
+        "first run finished",
+    );
+    assert!(s.contains(&format!("scheduler {before}")), "{s}");
+
+    // Switch the scheduler.
+    tmux.keys(&["s"]);
+    tmux.wait_for("Scheduler of", Duration::from_secs(2), "scheduler menu");
+    // The menu lists the kernel's schedulers in the kernel's order.
+    let names: Vec<String> = std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", l.name))
+        .unwrap()
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .collect();
+    let from = names.iter().position(|n| *n == before).unwrap();
+    let to = names.iter().position(|n| n == other).unwrap();
+    let step = if to > from { "Down" } else { "Up" };
+    for _ in 0..from.abs_diff(to) {
+        tmux.keys(&[step]);
+    }
+    tmux.keys(&["Enter"]);
+    tmux.wait_for(&format!("scheduler is now {other}"), Duration::from_secs(3), "switched");
+    assert_eq!(active_scheduler(&l.name), other, "written to sysfs");
+
+    // Retest with one key, then compare.
+    tmux.keys(&["R"]);
+    let s = tmux.wait_for(
+        &format!("#2 rand-read on {} finished", l.name),
+        Duration::from_secs(30),
+        "second run finished",
+    );
+    assert!(s.contains(&format!("scheduler {other}")), "{s}");
+    tmux.keys(&["c"]);
+    let s = tmux.wait_for("Compare A -> B", Duration::from_secs(2), "comparison");
+    assert!(s.contains(&format!("sched {before}")), "{s}");
+    assert!(s.contains(&format!("sched {other}")), "{s}");
+    assert!(s.contains("B vs A"), "{s}");
+
+    // Quit: the terminal comes back and the scheduler is put back.
+    tmux.keys(&["q"]);
+    let s = tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+    assert!(s.contains(&format!("scheduler put back to {before}")), "{s}");
+    assert_eq!(active_scheduler(&l.name), before, "restored on exit");
+}
