@@ -148,11 +148,19 @@ impl LiveStats {
     }
 
     pub fn mean_rate(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum_rate / self.count as f64 }
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_rate / self.count as f64
+        }
     }
 
     pub fn mean_iops(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum_iops / self.count as f64 }
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_iops / self.count as f64
+        }
     }
 }
 
@@ -380,7 +388,11 @@ impl App {
                     .as_ref()
                     .and_then(|i| i.find(&device))
                     .and_then(|d| d.scheduler.as_ref()?.active.clone());
-                match self.scheduler_changes.iter_mut().find(|c| c.device == device) {
+                match self
+                    .scheduler_changes
+                    .iter_mut()
+                    .find(|c| c.device == device)
+                {
                     Some(c) => c.current = active.clone(),
                     None => {
                         if let Some(original) = before
@@ -523,12 +535,18 @@ impl App {
                 return Vec::new();
             }
             KeyCode::Tab => {
-                let i = Screen::ALL.iter().position(|s| *s == self.screen).unwrap_or(0);
+                let i = Screen::ALL
+                    .iter()
+                    .position(|s| *s == self.screen)
+                    .unwrap_or(0);
                 self.screen = Screen::ALL[(i + 1) % Screen::ALL.len()];
                 return Vec::new();
             }
             KeyCode::BackTab => {
-                let i = Screen::ALL.iter().position(|s| *s == self.screen).unwrap_or(0);
+                let i = Screen::ALL
+                    .iter()
+                    .position(|s| *s == self.screen)
+                    .unwrap_or(0);
                 self.screen = Screen::ALL[(i + Screen::ALL.len() - 1) % Screen::ALL.len()];
                 return Vec::new();
             }
@@ -554,11 +572,7 @@ impl App {
             }
             KeyCode::Home => self.device_row = 0,
             KeyCode::End => self.device_row = n.saturating_sub(1),
-            KeyCode::Enter | KeyCode::Char('t') => {
-                if n > 0 {
-                    self.screen = Screen::Tests;
-                }
-            }
+            KeyCode::Enter | KeyCode::Char('t') if n > 0 => self.screen = Screen::Tests,
             KeyCode::Char('r') => {
                 self.info("device list refreshed");
                 return vec![Cmd::RefreshInventory];
@@ -677,13 +691,11 @@ impl App {
                 }
             }
             KeyCode::Char('r') if n > 0 => return self.rerun(Some(self.record_row)),
-            KeyCode::Enter if n > 0 => {
-                if !self.records[self.record_row].runs.is_empty() {
-                    self.overlay = Some(Overlay::Report {
-                        record: self.record_row,
-                        scroll: 0,
-                    });
-                }
+            KeyCode::Enter if n > 0 && !self.records[self.record_row].runs.is_empty() => {
+                self.overlay = Some(Overlay::Report {
+                    record: self.record_row,
+                    scroll: 0,
+                });
             }
             _ => {}
         }
@@ -824,7 +836,12 @@ impl App {
             return Vec::new();
         }
         let record = self.records.len();
-        self.records.push(RunRecord::new(record, device.clone(), request.clone(), repeats));
+        self.records.push(RunRecord::new(
+            record,
+            device.clone(),
+            request.clone(),
+            repeats,
+        ));
         self.run = Some(LiveRun {
             record,
             repeat: 1,

@@ -64,9 +64,14 @@ impl ExportFormat {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {
     RefreshInventory,
-    SetScheduler { device: String, name: String },
+    SetScheduler {
+        device: String,
+        name: String,
+    },
     /// Stop restoring this device's scheduler on exit: the admin keeps the change.
-    KeepScheduler { device: String },
+    KeepScheduler {
+        device: String,
+    },
     StartRun(Box<RunRequest>),
     StopRun,
     Export {

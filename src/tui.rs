@@ -119,7 +119,11 @@ pub fn run(root: SysRoot) -> anyhow::Result<ExitCode> {
     result
 }
 
-fn main_loop(root: &SysRoot, restores: &Restores, signalled: &AtomicBool) -> anyhow::Result<ExitCode> {
+fn main_loop(
+    root: &SysRoot,
+    restores: &Restores,
+    signalled: &AtomicBool,
+) -> anyhow::Result<ExitCode> {
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     let started = Instant::now();
     let (tx, rx) = mpsc::channel();
@@ -136,14 +140,14 @@ fn main_loop(root: &SysRoot, restores: &Restores, signalled: &AtomicBool) -> any
     };
     exec.execute(Cmd::RefreshInventory);
 
-    let ui_cpu0 = privilege::thread_cpu_time();
-    let mut frames = 0u64;
+    let mut stats = UiStats::new(started);
     let mut dirty = true;
     let mut last_frame = Instant::now() - MIN_FRAME;
     loop {
+        stats.account(app.running());
         if dirty && (last_frame.elapsed() >= MIN_FRAME) {
             terminal.draw(|f| crate::ui::render(&app, f))?;
-            frames += 1;
+            stats.frames += 1;
             last_frame = Instant::now();
             dirty = false;
         }
@@ -168,27 +172,68 @@ fn main_loop(root: &SysRoot, restores: &Restores, signalled: &AtomicBool) -> any
         for c in cmds {
             if c == Cmd::Quit {
                 exec.shutdown();
-                write_ui_stats(started, ui_cpu0, frames);
+                stats.write();
                 return Ok(ExitCode::SUCCESS);
             }
             exec.execute(c);
         }
     }
     exec.shutdown();
-    write_ui_stats(started, ui_cpu0, frames);
+    stats.write();
     Ok(ExitCode::SUCCESS)
 }
 
-/// For the UI-overhead benchmark: the UI thread's CPU time, written where
-/// `DISKTRIAGE_UI_STATS` points.
-fn write_ui_stats(started: Instant, cpu0: Duration, frames: u64) {
-    if let Some(path) = std::env::var_os("DISKTRIAGE_UI_STATS") {
-        let cpu = privilege::thread_cpu_time().saturating_sub(cpu0);
-        let wall = started.elapsed();
+/// What the UI thread costs, for the UI-overhead benchmark: its CPU time over the session and
+/// while a test runs, written as JSON where `DISKTRIAGE_UI_STATS` points.
+struct UiStats {
+    started: Instant,
+    cpu0: Duration,
+    last_cpu: Duration,
+    last_wall: Instant,
+    run_cpu: Duration,
+    run_wall: Duration,
+    frames: u64,
+}
+
+impl UiStats {
+    fn new(started: Instant) -> Self {
+        let cpu = privilege::thread_cpu_time();
+        UiStats {
+            started,
+            cpu0: cpu,
+            last_cpu: cpu,
+            last_wall: Instant::now(),
+            run_cpu: Duration::ZERO,
+            run_wall: Duration::ZERO,
+            frames: 0,
+        }
+    }
+
+    /// Adds the time since the last call to the running totals when a test was running.
+    fn account(&mut self, running: bool) {
+        let cpu = privilege::thread_cpu_time();
+        let now = Instant::now();
+        if running {
+            self.run_cpu += cpu.saturating_sub(self.last_cpu);
+            self.run_wall += now - self.last_wall;
+        }
+        self.last_cpu = cpu;
+        self.last_wall = now;
+    }
+
+    fn write(&self) {
+        let Some(path) = std::env::var_os("DISKTRIAGE_UI_STATS") else {
+            return;
+        };
+        let cpu = privilege::thread_cpu_time().saturating_sub(self.cpu0);
         let json = format!(
-            "{{\"ui_cpu_seconds\": {:.6}, \"wall_seconds\": {:.6}, \"frames\": {frames}}}\n",
+            "{{\"ui_cpu_seconds\": {:.6}, \"wall_seconds\": {:.6}, \"frames\": {}, \
+             \"ui_cpu_during_runs_seconds\": {:.6}, \"run_wall_seconds\": {:.6}}}\n",
             cpu.as_secs_f64(),
-            wall.as_secs_f64()
+            self.started.elapsed().as_secs_f64(),
+            self.frames,
+            self.run_cpu.as_secs_f64(),
+            self.run_wall.as_secs_f64()
         );
         let _ = std::fs::write(path, json);
     }
@@ -237,7 +282,10 @@ impl Executor {
                 self.send(Msg::SchedulerSet { device, result });
             }
             Cmd::KeepScheduler { device } => {
-                for r in lock(&self.restores).iter_mut().filter(|r| r.device == device) {
+                for r in lock(&self.restores)
+                    .iter_mut()
+                    .filter(|r| r.device == device)
+                {
                     r.keep = true;
                 }
             }

@@ -27,7 +27,10 @@ pub fn render(app: &App, frame: &mut Frame) {
             "disktriage needs at least {MIN_WIDTH}x{MIN_HEIGHT}; this terminal is {}x{}. q quits.",
             area.width, area.height
         );
-        frame.render_widget(Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }), area);
+        frame.render_widget(
+            Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
         return;
     }
     let [top, body, status] = Layout::vertical([
@@ -84,7 +87,9 @@ fn status_line(app: &App, frame: &mut Frame, area: Rect) {
             Screen::Devices => "Up/Down select  Enter test  s scheduler  r refresh  a all devices",
             Screen::Tests => "Up/Down move  Enter edit  Left/Right change  d default  r run",
             Screen::Run => "x stop  r rerun  s scheduler  c compare last two  4 results",
-            Screen::Results => "Space mark  c compare  Enter report  e export  r rerun  s scheduler",
+            Screen::Results => {
+                "Space mark  c compare  Enter report  e export  r rerun  s scheduler"
+            }
             Screen::Compare => "Esc back  r rerun  s scheduler",
         };
         Line::from(Span::styled(format!(" {keys}"), theme::dim()))

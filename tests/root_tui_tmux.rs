@@ -57,7 +57,9 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
     }
 }
 
@@ -76,13 +78,20 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         return;
     }
     if Command::new("tmux").arg("-V").output().is_err() {
-        skip("root_tmux_look_test_switch_retest_compare_quit", "tmux is not installed");
+        skip(
+            "root_tmux_look_test_switch_retest_compare_quit",
+            "tmux is not installed",
+        );
         return;
     }
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 256 << 20, 512);
     let before = active_scheduler(&l.name);
-    let other = if before == "mq-deadline" { "none" } else { "mq-deadline" };
+    let other = if before == "mq-deadline" {
+        "none"
+    } else {
+        "mq-deadline"
+    };
 
     let tmux = Tmux {
         socket: format!("disktriage-test-{}", std::process::id()),
@@ -92,11 +101,26 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         env!("CARGO_BIN_EXE_disktriage")
     );
     let out = Command::new("tmux")
-        .args(["-L", &tmux.socket, "new-session", "-d", "-s", "dt", "-x", "80", "-y", "25"])
+        .args([
+            "-L",
+            &tmux.socket,
+            "new-session",
+            "-d",
+            "-s",
+            "dt",
+            "-x",
+            "80",
+            "-y",
+            "25",
+        ])
         .args(["env", "TERM=linux", "sh", "-c", &cmd])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // Look: the device list, then select the loop device.
     tmux.wait_for("DEVICE", Duration::from_secs(10), "device list");
@@ -116,8 +140,14 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("Parameters", Duration::from_secs(2), "test picker");
     tmux.keys(&["Down", "Down", "Down", "Down", "Down", "Down", "Down"]);
-    tmux.keys(&["Enter", "Down", "Down", "Down", "Enter", "2", "Enter", "Down", "Enter", "0", "Enter"]);
-    let s = tmux.wait_for("duration        2s", Duration::from_secs(2), "parameters set");
+    tmux.keys(&[
+        "Enter", "Down", "Down", "Down", "Enter", "2", "Enter", "Down", "Enter", "0", "Enter",
+    ]);
+    let s = tmux.wait_for(
+        "duration        2s",
+        Duration::from_secs(2),
+        "parameters set",
+    );
     assert!(s.contains("warm-up         0s"), "{s}");
     tmux.keys(&["r"]);
     let s = tmux.wait_for(
@@ -131,11 +161,12 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     tmux.keys(&["s"]);
     tmux.wait_for("Scheduler of", Duration::from_secs(2), "scheduler menu");
     // The menu lists the kernel's schedulers in the kernel's order.
-    let names: Vec<String> = std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", l.name))
-        .unwrap()
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
-        .collect();
+    let names: Vec<String> =
+        std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", l.name))
+            .unwrap()
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+            .collect();
     let from = names.iter().position(|n| *n == before).unwrap();
     let to = names.iter().position(|n| n == other).unwrap();
     let step = if to > from { "Down" } else { "Up" };
@@ -143,7 +174,11 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         tmux.keys(&[step]);
     }
     tmux.keys(&["Enter"]);
-    tmux.wait_for(&format!("scheduler is now {other}"), Duration::from_secs(3), "switched");
+    tmux.wait_for(
+        &format!("scheduler is now {other}"),
+        Duration::from_secs(3),
+        "switched",
+    );
     assert_eq!(active_scheduler(&l.name), other, "written to sysfs");
 
     // Retest with one key, then compare.
@@ -163,6 +198,9 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     // Quit: the terminal comes back and the scheduler is put back.
     tmux.keys(&["q"]);
     let s = tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
-    assert!(s.contains(&format!("scheduler put back to {before}")), "{s}");
+    assert!(
+        s.contains(&format!("scheduler put back to {before}")),
+        "{s}"
+    );
     assert_eq!(active_scheduler(&l.name), before, "restored on exit");
 }

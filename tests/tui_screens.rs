@@ -155,7 +155,10 @@ fn write_test_asks_for_the_device_name() {
     let cmds = key(&mut app, KeyCode::Enter);
     assert!(cmds.is_empty(), "the wrong name starts nothing");
     let s = screen(&app, 80, 25);
-    assert!(s.contains("\"loop0\" is not loop1: nothing was written"), "{s}");
+    assert!(
+        s.contains("\"loop0\" is not loop1: nothing was written"),
+        "{s}"
+    );
     snap("confirm_wrong", &app);
     for _ in 0..5 {
         key(&mut app, KeyCode::Backspace);
@@ -181,7 +184,10 @@ fn in_use_devices_are_refused_with_the_reason() {
     let Some(Overlay::Error(e)) = &app.overlay else {
         panic!("{:?}", app.overlay)
     };
-    assert!(e.contains("refusing to write to loop0: loop0p1 mounted at /tmp/dtcap/mnt"), "{e}");
+    assert!(
+        e.contains("refusing to write to loop0: loop0p1 mounted at /tmp/dtcap/mnt"),
+        "{e}"
+    );
     snap("error_in_use", &app);
 }
 
@@ -190,7 +196,13 @@ fn help_overlay_lists_every_key() {
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "?");
     let s = screen(&app, 80, 25);
-    for k in ["1-5, Tab", "q / Ctrl-C", "Space mark A/B", "x or Esc stop", "e export"] {
+    for k in [
+        "1-5, Tab",
+        "q / Ctrl-C",
+        "Space mark A/B",
+        "x or Esc stop",
+        "e export",
+    ] {
         assert!(s.contains(k), "{k} missing:\n{s}");
     }
     snap("help", &app);
@@ -233,18 +245,24 @@ fn console_glyphs_only_on_the_linux_console() {
     keys(&mut app, "r");
     feed(&mut app, TestName::RandRead, "loop0", "none", 24, 512.0);
     // ASCII, box drawing and the CP437 block elements only: what the console fonts have.
-    let allowed = |c: char| {
-        c.is_ascii() || ('\u{2500}'..='\u{257F}').contains(&c) || "█▀▄▌▐░▒▓".contains(c)
-    };
+    let allowed =
+        |c: char| c.is_ascii() || ('\u{2500}'..='\u{257F}').contains(&c) || "█▀▄▌▐░▒▓".contains(c);
     for (w, h) in SIZES {
         for sym in symbols(&app, w, h) {
-            assert!(sym.chars().all(allowed), "glyph {sym:?} is not on the Linux console");
+            assert!(
+                sym.chars().all(allowed),
+                "glyph {sym:?} is not on the Linux console"
+            );
         }
     }
     insta::assert_snapshot!("running_console_80x25", screen(&app, 80, 25));
     // Elsewhere the charts use braille for finer lines.
     app.console = false;
-    assert!(symbols(&app, 80, 25).iter().any(|s| s.chars().any(|c| ('\u{2800}'..='\u{28FF}').contains(&c))));
+    assert!(
+        symbols(&app, 80, 25)
+            .iter()
+            .any(|s| s.chars().any(|c| ('\u{2800}'..='\u{28FF}').contains(&c)))
+    );
 }
 
 #[test]
@@ -308,7 +326,13 @@ fn run_controls_stop_rerun_export_and_quit() {
     keys(&mut app, "2");
     assert!(keys(&mut app, "r").is_empty());
     key(&mut app, KeyCode::Esc);
-    app.update(Msg::RunFinished(Box::new(Ok(report(TestName::RandRead, "loop0", "none", 300.0, 0.05)))));
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::RandRead,
+        "loop0",
+        "none",
+        300.0,
+        0.05,
+    )))));
     assert!(!app.running());
     // Rerun: the same request again.
     let cmds = keys(&mut app, "R");
@@ -316,19 +340,34 @@ fn run_controls_stop_rerun_export_and_quit() {
         panic!("{cmds:?}")
     };
     assert_eq!(req.test, TestName::RandRead);
-    app.update(Msg::RunFinished(Box::new(Ok(report(TestName::RandRead, "loop0", "none", 310.0, 0.05)))));
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::RandRead,
+        "loop0",
+        "none",
+        310.0,
+        0.05,
+    )))));
     // Export from results: the format is chosen, the loop writes the file.
     keys(&mut app, "4");
     keys(&mut app, "e");
     assert!(matches!(app.overlay, Some(Overlay::Export { .. })));
     let cmds = keys(&mut app, "j");
-    let [Cmd::Export { reports, format, stem }] = cmds.as_slice() else {
+    let [
+        Cmd::Export {
+            reports,
+            format,
+            stem,
+        },
+    ] = cmds.as_slice()
+    else {
         panic!("{cmds:?}")
     };
     assert_eq!(*format, ExportFormat::Json);
     assert_eq!(reports.len(), 1);
     assert_eq!(stem, "disktriage-loop0-rand-read-2");
-    app.update(Msg::Exported(Ok("/tmp/disktriage-loop0-rand-read-2.json".into())));
+    app.update(Msg::Exported(Ok(
+        "/tmp/disktriage-loop0-rand-read-2.json".into()
+    )));
     assert!(screen(&app, 80, 25).contains("exported to /tmp/disktriage-loop0-rand-read-2.json"));
     // Ctrl-C quits from anywhere.
     let cmds = app.update(Msg::Key(crossterm::event::KeyEvent::new(

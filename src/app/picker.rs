@@ -87,7 +87,15 @@ const DEPTHS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const WORKERS: [u32; 7] = [1, 2, 3, 4, 8, 16, 32];
 const TIMES: [u64; 8] = [1, 2, 3, 5, 10, 30, 60, 300];
 const WARMUPS_MS: [u64; 6] = [0, 250, 500, 1000, 2000, 5000];
-const REGIONS: [u64; 7] = [64 << 20, 256 << 20, 1 << 30, 4 << 30, 16 << 30, 64 << 30, 256 << 30];
+const REGIONS: [u64; 7] = [
+    64 << 20,
+    256 << 20,
+    1 << 30,
+    4 << 30,
+    16 << 30,
+    64 << 30,
+    256 << 30,
+];
 const PCTS: [u8; 11] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
 
 /// The admin's choices; `None` is the test's default.
@@ -119,7 +127,7 @@ fn cycle<T: Copy + PartialEq>(current: Option<T>, choices: &[T], dir: i32) -> Op
 
 fn secs(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
@@ -147,7 +155,10 @@ impl Values {
                 self.time = cycle(self.time, &t, dir);
             }
             Field::Warmup => {
-                let w: Vec<Duration> = WARMUPS_MS.iter().map(|&m| Duration::from_millis(m)).collect();
+                let w: Vec<Duration> = WARMUPS_MS
+                    .iter()
+                    .map(|&m| Duration::from_millis(m))
+                    .collect();
                 self.warmup = cycle(self.warmup, &w, dir);
             }
             Field::Size => self.size = cycle(self.size, &REGIONS, dir),
@@ -227,7 +238,15 @@ impl Values {
             None => (def, true),
         };
         match field {
-            Field::Bs => size(self.bs, Bytes(if test == TestName::QdSweep { 8192 } else { d.bs }).short()),
+            Field::Bs => size(
+                self.bs,
+                Bytes(if test == TestName::QdSweep {
+                    8192
+                } else {
+                    d.bs
+                })
+                .short(),
+            ),
             Field::MinBs => size(self.min_bs, "4k".into()),
             Field::MaxBs => size(self.max_bs, "1M".into()),
             Field::Size => match self.size {
@@ -254,13 +273,32 @@ impl Values {
             },
             Field::ReadPct => match self.read_pct {
                 Some(p) => (format!("{p}"), false),
-                None => (if test == TestName::RandMixed { "70" } else { "100" }.into(), true),
+                None => (
+                    if test == TestName::RandMixed {
+                        "70"
+                    } else {
+                        "100"
+                    }
+                    .into(),
+                    true,
+                ),
             },
-            Field::Writes => (if self.writes { "included" } else { "left out" }.into(), !self.writes),
+            Field::Writes => (
+                if self.writes { "included" } else { "left out" }.into(),
+                !self.writes,
+            ),
             Field::Repeats => (self.repeats.to_string(), self.repeats == 1),
-            Field::Engine => (self.engine.as_str().into(), self.engine == EngineKind::Uring),
+            Field::Engine => (
+                self.engine.as_str().into(),
+                self.engine == EngineKind::Uring,
+            ),
             Field::Buffered => (
-                if self.buffered { "BUFFERED (page cache)" } else { "O_DIRECT" }.into(),
+                if self.buffered {
+                    "BUFFERED (page cache)"
+                } else {
+                    "O_DIRECT"
+                }
+                .into(),
                 !self.buffered,
             ),
         }
@@ -332,7 +370,11 @@ mod tests {
         assert_eq!(v.bs, Some(65536));
         v.set_typed(Field::Time, "90s").unwrap();
         assert_eq!(v.time, Some(Duration::from_secs(90)));
-        assert!(v.set_typed(Field::Qd, "lots").unwrap_err().contains("whole number"));
+        assert!(
+            v.set_typed(Field::Qd, "lots")
+                .unwrap_err()
+                .contains("whole number")
+        );
         assert!(v.set_typed(Field::ReadPct, "120").is_err());
         v.set_typed(Field::Bs, "").unwrap();
         assert_eq!(v.bs, None);
@@ -343,7 +385,10 @@ mod tests {
         let v = Values::new();
         assert_eq!(v.show(TestName::RandRead, Field::Bs), ("4k".into(), true));
         assert_eq!(v.show(TestName::SeqRead, Field::Bs), ("1M".into(), true));
-        assert_eq!(v.show(TestName::SyncLatency, Field::Time), ("1000 I/Os".into(), true));
+        assert_eq!(
+            v.show(TestName::SyncLatency, Field::Time),
+            ("1000 I/Os".into(), true)
+        );
         assert_eq!(v.show(TestName::SeqReadQ8, Field::Qd), ("8".into(), true));
         let mut w = Values::new();
         w.set_typed(Field::Qd, "32").unwrap();

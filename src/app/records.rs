@@ -175,15 +175,27 @@ mod tests {
 
     #[test]
     fn deltas_against_noise() {
-        let a = Stat { mean: 100.0, spread_pct: Some(4.0) };
-        let b = Stat { mean: 110.0, spread_pct: Some(6.0) };
+        let a = Stat {
+            mean: 100.0,
+            spread_pct: Some(4.0),
+        };
+        let b = Stat {
+            mean: 110.0,
+            spread_pct: Some(6.0),
+        };
         let d = delta(a, b);
         assert_eq!(d.pct, 10.0);
         assert_eq!(d.noise_pct, Some(6.0));
         assert_eq!(d.verdict, Verdict::Significant);
-        let c = Stat { mean: 103.0, spread_pct: Some(2.0) };
+        let c = Stat {
+            mean: 103.0,
+            spread_pct: Some(2.0),
+        };
         assert_eq!(delta(a, c).verdict, Verdict::WithinNoise);
-        let single = Stat { mean: 150.0, spread_pct: None };
+        let single = Stat {
+            mean: 150.0,
+            spread_pct: None,
+        };
         assert_eq!(delta(a, single).verdict, Verdict::NoiseUnknown);
     }
 }

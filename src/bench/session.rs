@@ -48,8 +48,13 @@ pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
         params: &req.params,
         confirmation: req.confirmation.as_deref(),
     })?;
-    let plan = spec::build_plan(req.test, &req.params, &prepared.facts, prepared.writes_allowed)
-        .with_context(|| format!("cannot run {} on {}", req.test, req.target.display()))?;
+    let plan = spec::build_plan(
+        req.test,
+        &req.params,
+        &prepared.facts,
+        prepared.writes_allowed,
+    )
+    .with_context(|| format!("cannot run {} on {}", req.test, req.target.display()))?;
     let pattern = if plan.writes() {
         Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
     } else {

@@ -269,8 +269,8 @@ impl SysRoot {
     pub fn set_scheduler(&self, name: &str, scheduler: &str) -> anyhow::Result<String> {
         let path = self.block_dir(name).join("queue/scheduler");
         let read = |p: &Path| -> anyhow::Result<SchedulerSet> {
-            let text = fs::read_to_string(p)
-                .with_context(|| format!("cannot read {}", p.display()))?;
+            let text =
+                fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
             text.parse::<SchedulerSet>()
                 .with_context(|| format!("unexpected content in {}", p.display()))
         };

@@ -42,8 +42,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ])
     };
     frame.render_widget(
-        Paragraph::new(vec![who("A", ra), who("B", rb)])
-            .block(Block::default().borders(Borders::ALL).title(" Compare A -> B ")),
+        Paragraph::new(vec![who("A", ra), who("B", rb)]).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Compare A -> B "),
+        ),
         head,
     );
 
@@ -55,7 +58,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             continue;
         };
         if fa.len() > 1 {
-            rows.push(Row::new(vec![Cell::from(pa.label.clone()).style(theme::title())]));
+            rows.push(Row::new(vec![
+                Cell::from(pa.label.clone()).style(theme::title()),
+            ]));
         }
         let mut metric = |name: &str, sa: Option<Stat>, sb: Option<Stat>, higher_better: bool| {
             if let (Some(x), Some(y)) = (sa, sb) {
@@ -70,7 +75,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false);
     }
     if rows.is_empty() {
-        rows.push(Row::new(vec![Cell::from("the two runs have no phase in common")]));
+        rows.push(Row::new(vec![Cell::from(
+            "the two runs have no phase in common",
+        )]));
     }
     let table = Table::new(
         rows,
@@ -85,9 +92,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     )
     .header(Row::new(["", "A", "B", "B vs A", "noise", "verdict"]).style(theme::header()))
     .column_spacing(1)
-    .block(Block::default().borders(Borders::ALL).title(
-        " noise = spread of each run's repeats (repeats >= 2 on the Test screen) ",
-    ));
+    .block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title(" noise = spread of each run's repeats (repeats >= 2 on the Test screen) "),
+    );
     frame.render_widget(table, body);
 }
 
@@ -102,7 +111,11 @@ fn fmt(v: f64) -> String {
 }
 
 fn delta_row(name: &str, d: &Delta, higher_better: bool) -> Row<'static> {
-    let better = if higher_better { d.pct > 0.0 } else { d.pct < 0.0 };
+    let better = if higher_better {
+        d.pct > 0.0
+    } else {
+        d.pct < 0.0
+    };
     let (verdict, style) = match d.verdict {
         Verdict::Significant if better => ("better", theme::good()),
         Verdict::Significant => ("worse", theme::bad()),

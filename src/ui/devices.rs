@@ -47,8 +47,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (a, b)
     };
 
-    let header = Row::new(["DEVICE", "MODEL", "SIZE", "TRAN", "TYPE", "SCHED", "WCACHE", "HEALTH", "USE"])
-        .style(theme::header());
+    let header = Row::new([
+        "DEVICE", "MODEL", "SIZE", "TRAN", "TYPE", "SCHED", "WCACHE", "HEALTH", "USE",
+    ])
+    .style(theme::header());
     let rows: Vec<Row> = devices
         .iter()
         .map(|d| {
@@ -95,17 +97,25 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .header(header)
         .column_spacing(1)
         .row_highlight_style(theme::selected())
-        .block(Block::default().borders(Borders::ALL).title(Span::styled(title, theme::title())));
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled(title, theme::title())),
+        );
     if devices.is_empty() {
         let msg = match (&app.inventory, hidden) {
             (None, _) => "reading /sys/block ...".to_string(),
             (Some(_), 0) => "No block devices.".to_string(),
-            (Some(_), n) => format!("No block devices in use; {n} unused loop/zram hidden: a shows them."),
+            (Some(_), n) => {
+                format!("No block devices in use; {n} unused loop/zram hidden: a shows them.")
+            }
         };
         frame.render_widget(
-            Paragraph::new(msg)
-                .style(theme::dim())
-                .block(Block::default().borders(Borders::ALL).title(Span::styled(" Devices ", theme::title()))),
+            Paragraph::new(msg).style(theme::dim()).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(Span::styled(" Devices ", theme::title())),
+            ),
             list_area,
         );
     } else {
@@ -121,9 +131,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .selected_device()
         .map_or(" Details ".to_string(), |d| format!(" {} ", d.name));
     frame.render_widget(
-        Paragraph::new(detail)
-            .wrap(Wrap { trim: false })
-            .block(Block::default().borders(Borders::ALL).title(Span::styled(title, theme::title()))),
+        Paragraph::new(detail).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled(title, theme::title())),
+        ),
         detail_area,
     );
 }
@@ -162,18 +174,42 @@ fn details(d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     let mut l3 = kv("transport", d.transport.to_string());
     l3.extend(kv(
         "rotational",
-        d.rotational.map_or("?".into(), |r| if r { "yes (HDD)".into() } else { "no (SSD)".into() }),
+        d.rotational.map_or("?".into(), |r| {
+            if r {
+                "yes (HDD)".into()
+            } else {
+                "no (SSD)".into()
+            }
+        }),
     ));
-    l3.extend(kv("removable", d.removable.map_or("?".into(), |r| if r { "yes".into() } else { "no".into() })));
-    l3.extend(kv("read-only", d.read_only.map_or("?".into(), |r| if r { "yes".into() } else { "no".into() })));
+    l3.extend(kv(
+        "removable",
+        d.removable
+            .map_or("?".into(), |r| if r { "yes".into() } else { "no".into() }),
+    ));
+    l3.extend(kv(
+        "read-only",
+        d.read_only
+            .map_or("?".into(), |r| if r { "yes".into() } else { "no".into() }),
+    ));
     lines.push(Line::from(l3));
     let mut l4 = kv(
         "blocks",
-        format!("{}/{}", num(d.logical_block_size), num(d.physical_block_size)),
+        format!(
+            "{}/{}",
+            num(d.logical_block_size),
+            num(d.physical_block_size)
+        ),
     );
     l4.extend(kv("nr_requests", num(d.nr_requests)));
-    l4.extend(kv("read-ahead", d.read_ahead_kb.map_or("?".into(), |k| format!("{k} KiB"))));
-    l4.extend(kv("max request", d.max_sectors_kb.map_or("?".into(), |k| format!("{k} KiB"))));
+    l4.extend(kv(
+        "read-ahead",
+        d.read_ahead_kb.map_or("?".into(), |k| format!("{k} KiB")),
+    ));
+    l4.extend(kv(
+        "max request",
+        d.max_sectors_kb.map_or("?".into(), |k| format!("{k} KiB")),
+    ));
     lines.push(Line::from(l4));
     let sched = match &d.scheduler {
         Some(s) if s.available.is_empty() => "none applies (bio-based device)".to_string(),
@@ -199,7 +235,10 @@ fn details(d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
             d.kernel_write_cache.map_or("?", |c| c.as_str())
         ),
     )));
-    lines.push(Line::from(kv("drive cache / SMART", "- (not read yet)".into())));
+    lines.push(Line::from(kv(
+        "drive cache / SMART",
+        "- (not read yet)".into(),
+    )));
     let usage = d.usage_summary();
     lines.push(Line::from(vec![
         Span::styled("in use ", theme::dim()),
@@ -213,17 +252,31 @@ fn details(d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
         let parts = d
             .partitions
             .iter()
-            .map(|p| format!("{} {}", p.name, p.size_bytes.map_or("?".into(), |b| b.iec())))
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p.name,
+                    p.size_bytes.map_or("?".into(), |b| b.iec())
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ");
         lines.push(Line::from(kv("partitions", parts)));
     }
     if !d.holders.is_empty() {
-        let h = d.holders.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+        let h = d
+            .holders
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
         lines.push(Line::from(kv("holders", h)));
     }
     if let Some(f) = &d.backing_file {
-        lines.push(Line::from(kv("backing file", cut(f, width.saturating_sub(14)))));
+        lines.push(Line::from(kv(
+            "backing file",
+            cut(f, width.saturating_sub(14)),
+        )));
     }
     for n in &d.notes {
         lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));

@@ -25,13 +25,11 @@ fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>,
     let rect = centered(area, w, h);
     frame.render_widget(Clear, rect);
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .title(Span::styled(format!(" {title} "), theme::title())),
-            ),
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled(format!(" {title} "), theme::title())),
+        ),
         rect,
     );
 }
@@ -40,16 +38,37 @@ fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>,
 pub const HELP: &[(&str, &str)] = &[
     ("1-5, Tab", "Devices, Test, Run, Results, Compare"),
     ("?", "this help (any key closes it)"),
-    ("q / Ctrl-C", "quit: stops a run, puts changed schedulers back"),
-    ("s", "switch the I/O scheduler of the device (K in the menu keeps it)"),
+    (
+        "q / Ctrl-C",
+        "quit: stops a run, puts changed schedulers back",
+    ),
+    (
+        "s",
+        "switch the I/O scheduler of the device (K in the menu keeps it)",
+    ),
     ("R", "rerun the last test (after a switch: the retest)"),
-    ("Devices", "Up/Down select, Enter test it, r refresh, a show unused too"),
-    ("Test", "Up/Down tests and fields, Enter type a value, Left/Right"),
+    (
+        "Devices",
+        "Up/Down select, Enter test it, r refresh, a show unused too",
+    ),
+    (
+        "Test",
+        "Up/Down tests and fields, Enter type a value, Left/Right",
+    ),
     ("", "change it, d default, Esc back to tests, r run"),
     ("Run", "x or Esc stop, r rerun, c compare the last two runs"),
-    ("Results", "Space mark A/B, c compare, Enter full report, e export"),
-    ("", "(JSON, CSV series, fio command line), r rerun the selected"),
-    ("Compare", "Esc back; noise is the spread of each run's repeats"),
+    (
+        "Results",
+        "Space mark A/B, c compare, Enter full report, e export",
+    ),
+    (
+        "",
+        "(JSON, CSV series, fio command line), r rerun the selected",
+    ),
+    (
+        "Compare",
+        "Esc back; noise is the spread of each run's repeats",
+    ),
 ];
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -72,7 +91,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .into_iter()
                 .map(|l| Line::from(Span::styled(l, theme::bad())))
                 .collect();
-            lines.push(Line::from(Span::styled("Enter or Esc closes", theme::dim())));
+            lines.push(Line::from(Span::styled(
+                "Enter or Esc closes",
+                theme::dim(),
+            )));
             dialog(frame, area, "Error", lines, 70);
         }
         Overlay::Confirm {
@@ -84,11 +106,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         } => {
             let mut lines = vec![
                 Line::from(Span::styled(
-                    format!("{} WRITES to {} and destroys the data on it.", request.test, device),
+                    format!(
+                        "{} WRITES to {} and destroys the data on it.",
+                        request.test, device
+                    ),
                     theme::warn(),
                 )),
                 Line::from(format!("Type the device name ({device}) and press Enter:")),
-                Line::from(vec![Span::raw("> "), Span::styled(format!("{typed}_"), theme::title())]),
+                Line::from(vec![
+                    Span::raw("> "),
+                    Span::styled(format!("{typed}_"), theme::title()),
+                ]),
             ];
             if *wrong {
                 lines.push(Line::from(Span::styled(
@@ -126,7 +154,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 "Enter switches (put back on exit), K keeps the current choice, Esc closes",
                 theme::dim(),
             )));
-            dialog(frame, area, &format!("Scheduler of {device} (* active)"), lines, 60);
+            dialog(
+                frame,
+                area,
+                &format!("Scheduler of {device} (* active)"),
+                lines,
+                60,
+            );
         }
         Overlay::Export { record } => {
             let lines = vec![
@@ -134,14 +168,20 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Line::from("  j  JSON: summary and per-interval series"),
                 Line::from("  c  CSV: the per-interval series"),
                 Line::from("  f  the equivalent fio command line"),
-                Line::from(Span::styled("Esc cancels; the file's path is shown after", theme::dim())),
+                Line::from(Span::styled(
+                    "Esc cancels; the file's path is shown after",
+                    theme::dim(),
+                )),
             ];
             dialog(frame, area, "Export", lines, 56);
         }
         Overlay::Edit { field, text, error } => {
             let mut lines = vec![
                 Line::from(format!("{} (empty = default):", field.label())),
-                Line::from(vec![Span::raw("> "), Span::styled(format!("{text}_"), theme::title())]),
+                Line::from(vec![
+                    Span::raw("> "),
+                    Span::styled(format!("{text}_"), theme::title()),
+                ]),
                 Line::from(Span::styled(
                     "sizes: 4k, 1M, 1G; times: 500ms, 10s, 2m; Enter sets, Esc cancels",
                     theme::dim(),
@@ -169,15 +209,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .and_then(|r| r.runs.last())
                 .map(crate::report::run::render_text)
                 .unwrap_or_default();
-            let rect = centered(area, area.width.saturating_sub(2), area.height.saturating_sub(2));
+            let rect = centered(
+                area,
+                area.width.saturating_sub(2),
+                area.height.saturating_sub(2),
+            );
             frame.render_widget(Clear, rect);
             frame.render_widget(
-                Paragraph::new(text)
-                    .scroll((*scroll, 0))
-                    .block(Block::default().borders(Borders::ALL).title(format!(
+                Paragraph::new(text).scroll((*scroll, 0)).block(
+                    Block::default().borders(Borders::ALL).title(format!(
                         " Report of run #{} (Up/Down scroll, Esc closes) ",
                         record + 1
-                    ))),
+                    )),
+                ),
                 rect,
             );
         }

@@ -3,7 +3,9 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, List, ListItem, ListState, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{
+    Block, Borders, Cell, List, ListItem, ListState, Paragraph, Row, Table, TableState, Wrap,
+};
 
 use super::theme;
 use crate::app::picker::{fields_for, writes};
@@ -26,7 +28,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .collect();
     let focus_tests = app.picker_focus == PickerFocus::Tests;
     let list = List::new(items)
-        .highlight_style(if focus_tests { theme::selected() } else { theme::title() })
+        .highlight_style(if focus_tests {
+            theme::selected()
+        } else {
+            theme::title()
+        })
         .block(
             Block::default()
                 .borders(Borders::ALL)
@@ -50,9 +56,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Line::from(Span::styled(format!("from: {}", info.origin), theme::dim())),
     ];
     frame.render_widget(
-        Paragraph::new(about_text)
-            .wrap(Wrap { trim: true })
-            .block(Block::default().borders(Borders::ALL).title(format!(" {} ", info.id))),
+        Paragraph::new(about_text).wrap(Wrap { trim: true }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(format!(" {} ", info.id)),
+        ),
         about,
     );
 
@@ -69,18 +77,25 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .collect();
     let table = Table::new(
         rows,
-        [Constraint::Length(14), Constraint::Min(12), Constraint::Length(8)],
+        [
+            Constraint::Length(14),
+            Constraint::Min(12),
+            Constraint::Length(8),
+        ],
     )
     .column_spacing(2)
-    .row_highlight_style(if focus_tests { theme::dim() } else { theme::selected() })
+    .row_highlight_style(if focus_tests {
+        theme::dim()
+    } else {
+        theme::selected()
+    })
     .block(
         Block::default()
             .borders(Borders::ALL)
             .title(" Parameters (Enter type, Left/Right change, d default) "),
     );
-    let mut ts = TableState::default().with_selected(
-        (app.picker_focus == PickerFocus::Params).then_some(app.picker_field),
-    );
+    let mut ts = TableState::default()
+        .with_selected((app.picker_focus == PickerFocus::Params).then_some(app.picker_field));
     frame.render_stateful_widget(table, form, &mut ts);
 
     let mut lines = Vec::new();
@@ -102,11 +117,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ]));
             if writes(test, &app.values) {
                 lines.push(Line::from(Span::styled(
-                    format!("this test WRITES to {} and destroys its data: r asks you to type its name", d.name),
+                    format!(
+                        "this test WRITES to {} and destroys its data: r asks you to type its name",
+                        d.name
+                    ),
                     theme::warn(),
                 )));
             } else {
-                lines.push(Line::from(Span::styled("read-only test: r runs it", theme::good())));
+                lines.push(Line::from(Span::styled(
+                    "read-only test: r runs it",
+                    theme::good(),
+                )));
             }
         }
         None => lines.push(Line::from(Span::styled(

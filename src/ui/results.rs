@@ -30,8 +30,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let [table_area, detail] =
         Layout::vertical([Constraint::Min(4), Constraint::Length(5)]).areas(area);
-    let header = Row::new(["", "#", "DEVICE", "TEST", "SCHED", "WC", "MB/s", "IOPS", "p99 ms", "n", "noise"])
-        .style(theme::header());
+    let header = Row::new([
+        "", "#", "DEVICE", "TEST", "SCHED", "WC", "MB/s", "IOPS", "p99 ms", "n", "noise",
+    ])
+    .style(theme::header());
     let rows: Vec<Row> = app
         .records
         .iter()
@@ -48,9 +50,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     format!("{:.1}", f.mbps.mean),
                     format!("{:.0}", f.iops.mean),
                     f.p99_ms.map_or("-".into(), |s| format!("{:.3}", s.mean)),
-                    f.mbps
-                        .spread_pct
-                        .map_or("-".into(), |s| format!("{s:.1}%")),
+                    f.mbps.spread_pct.map_or("-".into(), |s| format!("{s:.1}%")),
                 ),
                 None => ("-".into(), "-".into(), "-".into(), "-".into()),
             };
@@ -94,11 +94,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     .header(header)
     .column_spacing(1)
     .row_highlight_style(theme::selected())
-    .block(
-        Block::default()
-            .borders(Borders::ALL)
-            .title(Span::styled(" Results (Space marks A/B for compare) ", theme::title())),
-    );
+    .block(Block::default().borders(Borders::ALL).title(Span::styled(
+        " Results (Space marks A/B for compare) ",
+        theme::title(),
+    )));
     let mut state = TableState::default().with_selected(Some(app.record_row));
     frame.render_stateful_widget(table, table_area, &mut state);
 
@@ -106,10 +105,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if let Some(r) = app.records.get(app.record_row) {
         lines.push(Line::from(vec![
             Span::styled(format!("#{} ", r.id + 1), theme::title()),
-            Span::raw(format!("{} on {}: {}", r.test.id(), r.request.target.display(), r.params)),
+            Span::raw(format!(
+                "{} on {}: {}",
+                r.test.id(),
+                r.request.target.display(),
+                r.params
+            )),
         ]));
         if let Some(e) = &r.error {
-            lines.push(Line::from(Span::styled(format!("error: {e}"), theme::bad())));
+            lines.push(Line::from(Span::styled(
+                format!("error: {e}"),
+                theme::bad(),
+            )));
         }
         let figures = r.figures();
         if figures.len() > 1 {
@@ -118,7 +125,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .map(|f| format!("{} {:.1}", f.label, f.mbps.mean))
                 .collect::<Vec<_>>()
                 .join(" | ");
-            lines.push(Line::from(Span::styled(format!("MB/s per phase: {phases}"), theme::dim())));
+            lines.push(Line::from(Span::styled(
+                format!("MB/s per phase: {phases}"),
+                theme::dim(),
+            )));
         }
     }
     frame.render_widget(

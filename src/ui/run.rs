@@ -33,7 +33,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
     let window_start = (run.measured() - CHART_WINDOW).max(0.0);
-    let recent: Vec<_> = run.points.iter().filter(|p| p.end_s >= window_start).collect();
+    let recent: Vec<_> = run
+        .points
+        .iter()
+        .filter(|p| p.end_s >= window_start)
+        .collect();
     let rate: Vec<(f64, f64)> = recent
         .iter()
         .map(|p| (p.end_s, BytesPerSec(p.rate()).mb_per_sec()))
@@ -47,8 +51,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .filter_map(|p| p.latency().map(|l| (p.end_s, l.p99_ns as f64 / 1e6)))
         .collect();
-    let x = [window_start, window_start.max(run.measured()).max(window_start + 1.0)];
-    chart(frame, left, app.console, " Throughput MB/s ", x, &[("MB/s", &rate)]);
+    let x = [
+        window_start,
+        window_start.max(run.measured()).max(window_start + 1.0),
+    ];
+    chart(
+        frame,
+        left,
+        app.console,
+        " Throughput MB/s ",
+        x,
+        &[("MB/s", &rate)],
+    );
     chart(frame, right, app.console, " IOPS ", x, &[("IOPS", &iops)]);
     chart(
         frame,
@@ -93,15 +107,14 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
         String::new()
     };
     let l1 = Line::from(vec![
-        Span::styled(format!(" #{} {} on {} ", run.record + 1, run.label, run.device), theme::title()),
+        Span::styled(
+            format!(" #{} {} on {} ", run.record + 1, run.label, run.device),
+            theme::title(),
+        ),
         state,
         Span::raw(format!("{phase}{repeat}")),
     ]);
-    let how = run
-        .job
-        .as_ref()
-        .map(|j| j.describe())
-        .unwrap_or_default();
+    let how = run.job.as_ref().map(|j| j.describe()).unwrap_or_default();
     let direct = match &run.plan {
         Some(p) if !p.direct => "BUFFERED",
         _ => "O_DIRECT",
@@ -160,7 +173,11 @@ fn remaining_phases(run: &LiveRun) -> f64 {
         p.phases
             .iter()
             .skip(run.phase + 1)
-            .map(|ph| ph.job.time.map_or(0.0, |t| (t + ph.job.warmup).as_secs_f64()))
+            .map(|ph| {
+                ph.job
+                    .time
+                    .map_or(0.0, |t| (t + ph.job.warmup).as_secs_f64())
+            })
             .sum()
     })
 }
@@ -201,7 +218,11 @@ fn chart(
         }
     };
     let chart = Chart::new(datasets)
-        .block(Block::default().borders(Borders::ALL).title(title.to_string()))
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(title.to_string()),
+        )
         .hidden_legend_constraints((Constraint::Ratio(0, 1), Constraint::Ratio(0, 1)))
         .x_axis(
             Axis::default()

@@ -31,7 +31,9 @@ pub fn good() -> Style {
 }
 
 pub fn warn() -> Style {
-    Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD)
 }
 
 pub fn bad() -> Style {
