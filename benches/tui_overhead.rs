@@ -221,7 +221,8 @@ fn run_tui(bin: &str, secs: u64) -> (f64, f64) {
     for c in secs.to_string().chars() {
         tmux.keys(&[&c.to_string()]);
     }
-    tmux.keys(&["Enter", "Down", "Enter", "1", "Enter"]);
+    // Past the amount field to the warm-up.
+    tmux.keys(&["Enter", "Down", "Down", "Enter", "1", "Enter"]);
     tmux.keys(&["r"]);
     tmux.wait("finished", secs + 30);
     tmux.keys(&["4", "e", "j"]);

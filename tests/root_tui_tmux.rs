@@ -141,7 +141,9 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     tmux.wait_for("Parameters", Duration::from_secs(2), "test picker");
     tmux.keys(&["Down", "Down", "Down", "Down", "Down", "Down", "Down"]);
     tmux.keys(&[
-        "Enter", "Down", "Down", "Down", "Enter", "2", "Enter", "Down", "Enter", "0", "Enter",
+        // Fields: request size, queue depth, workers, duration, amount, warm-up.
+        "Enter", "Down", "Down", "Down", "Enter", "2", "Enter", "Down", "Down", "Enter", "0",
+        "Enter",
     ]);
     let s = tmux.wait_for(
         "duration        2s",

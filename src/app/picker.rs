@@ -21,6 +21,10 @@ pub enum Field {
     MinBs,
     MaxBs,
     Writes,
+    /// Bytes each worker transfers (replaces the duration).
+    Amount,
+    /// Random (incompressible) or zero data for writes.
+    Data,
     Repeats,
     Engine,
     Buffered,
@@ -39,6 +43,8 @@ impl Field {
             Field::MinBs => "smallest size",
             Field::MaxBs => "largest size",
             Field::Writes => "write tests",
+            Field::Amount => "amount/worker",
+            Field::Data => "write data",
             Field::Repeats => "repeats",
             Field::Engine => "engine",
             Field::Buffered => "I/O path",
@@ -47,7 +53,10 @@ impl Field {
 
     /// Can a value be typed (as opposed to only cycled)?
     pub fn typeable(self) -> bool {
-        !matches!(self, Field::Writes | Field::Engine | Field::Buffered)
+        !matches!(
+            self,
+            Field::Writes | Field::Data | Field::Engine | Field::Buffered
+        )
     }
 }
 
@@ -56,13 +65,16 @@ pub fn fields_for(test: TestName) -> Vec<Field> {
     use Field::*;
     let tail = [Repeats, Engine, Buffered];
     let mut v = match test {
-        TestName::SizeSweep => vec![MinBs, MaxBs, Qd, Time, Warmup, Size, Writes],
+        TestName::SizeSweep => vec![MinBs, MaxBs, Qd, Time, Warmup, Size, Writes, Data],
         TestName::QdSweep => vec![Bs, Time, Warmup, Size, ReadPct],
-        TestName::Cdm | TestName::CdmNvme => vec![Time, Warmup, Size, Writes],
-        TestName::RandMixed => vec![Bs, Qd, Jobs, Time, Warmup, Size, ReadPct],
-        TestName::SyncLatency => vec![Bs, Size],
-        _ => vec![Bs, Qd, Jobs, Time, Warmup, Size],
+        TestName::Cdm | TestName::CdmNvme => vec![Time, Warmup, Size, Writes, Data],
+        TestName::RandMixed => vec![Bs, Qd, Jobs, Time, Amount, Warmup, Size, ReadPct, Data],
+        TestName::SyncLatency => vec![Bs, Size, Data],
+        _ => vec![Bs, Qd, Jobs, Time, Amount, Warmup, Size],
     };
+    if test.info().writes == crate::bench::catalog::Writes::Always && !v.contains(&Data) {
+        v.push(Data);
+    }
     v.extend_from_slice(&tail);
     v
 }
@@ -96,6 +108,7 @@ const REGIONS: [u64; 7] = [
     64 << 30,
     256 << 30,
 ];
+const AMOUNTS: [u64; 6] = [16 << 20, 64 << 20, 200 << 20, 1 << 30, 4 << 30, 16 << 30];
 const PCTS: [u8; 11] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
 
 /// The admin's choices; `None` is the test's default.
@@ -111,6 +124,8 @@ pub struct Values {
     pub min_bs: Option<u64>,
     pub max_bs: Option<u64>,
     pub writes: bool,
+    pub io_size: Option<u64>,
+    pub zeros: bool,
     pub repeats: u32,
     pub engine: EngineKind,
     pub buffered: bool,
@@ -164,6 +179,8 @@ impl Values {
             Field::Size => self.size = cycle(self.size, &REGIONS, dir),
             Field::ReadPct => self.read_pct = cycle(self.read_pct, &PCTS, dir),
             Field::Writes => self.writes = !self.writes,
+            Field::Amount => self.io_size = cycle(self.io_size, &AMOUNTS, dir),
+            Field::Data => self.zeros = !self.zeros,
             Field::Repeats => {
                 self.repeats = (self.repeats as i32 + dir).clamp(1, 10) as u32;
             }
@@ -191,6 +208,8 @@ impl Values {
             Field::MinBs => self.min_bs = None,
             Field::MaxBs => self.max_bs = None,
             Field::Writes => self.writes = fresh.writes,
+            Field::Amount => self.io_size = None,
+            Field::Data => self.zeros = fresh.zeros,
             Field::Repeats => self.repeats = fresh.repeats,
             Field::Engine => self.engine = fresh.engine,
             Field::Buffered => self.buffered = fresh.buffered,
@@ -213,6 +232,7 @@ impl Values {
             Field::MinBs => self.min_bs = Some(parse_size(text)?),
             Field::MaxBs => self.max_bs = Some(parse_size(text)?),
             Field::Size => self.size = Some(parse_size(text)?),
+            Field::Amount => self.io_size = Some(parse_size(text)?),
             Field::Qd => self.qd = Some(num("queue depth")?),
             Field::Jobs => self.jobs = Some(num("workers")?),
             Field::Repeats => self.repeats = num("repeats")?.clamp(1, 10),
@@ -225,7 +245,7 @@ impl Values {
                 }
                 self.read_pct = Some(p as u8);
             }
-            Field::Writes | Field::Engine | Field::Buffered => {}
+            Field::Writes | Field::Data | Field::Engine | Field::Buffered => {}
         }
         Ok(())
     }
@@ -287,6 +307,19 @@ impl Values {
                 if self.writes { "included" } else { "left out" }.into(),
                 !self.writes,
             ),
+            Field::Amount => match self.io_size {
+                Some(b) => (format!("{} (replaces the duration)", Bytes(b).iec()), false),
+                None => ("- (the duration bounds the run)".into(), true),
+            },
+            Field::Data => (
+                if self.zeros {
+                    "zeros"
+                } else {
+                    "random (incompressible)"
+                }
+                .into(),
+                !self.zeros,
+            ),
             Field::Repeats => (self.repeats.to_string(), self.repeats == 1),
             Field::Engine => (
                 self.engine.as_str().into(),
@@ -319,6 +352,8 @@ impl Values {
             min_bs: self.min_bs.filter(|_| has(Field::MinBs)),
             max_bs: self.max_bs.filter(|_| has(Field::MaxBs)),
             include_writes: self.writes && has(Field::Writes),
+            io_size: self.io_size.filter(|_| has(Field::Amount)),
+            zeros: self.zeros && has(Field::Data),
             engine: self.engine,
             buffered: self.buffered,
             ..TestParams::default()
@@ -404,6 +439,20 @@ mod tests {
         assert_eq!(p.bs, Some(65536));
         assert_eq!(p.read_pct, None, "rand-read has no read %");
         assert_eq!(v.params(TestName::RandMixed).read_pct, Some(50));
+        v.set_typed(Field::Amount, "200M").unwrap();
+        assert_eq!(v.params(TestName::SeqRead).io_size, Some(200 << 20));
+        assert_eq!(
+            v.params(TestName::QdSweep).io_size,
+            None,
+            "no amount in sweeps"
+        );
+        v.step(Field::Data, 1);
+        assert!(v.params(TestName::SeqWrite).zeros);
+        assert!(
+            !v.params(TestName::SeqRead).zeros,
+            "reads have no write data"
+        );
+        assert!(fields_for(TestName::SeqWrite).contains(&Field::Data));
         assert!(!writes(TestName::Cdm, &v));
         v.step(Field::Writes, 1);
         assert!(writes(TestName::Cdm, &v));

@@ -371,6 +371,11 @@ pub fn build_plan(
         }
     }
 
+    if params.io_size == Some(0) || params.count == Some(0) {
+        return Err(SpecError::Invalid(
+            "--io-size and --count must be larger than 0".into(),
+        ));
+    }
     let offset = params.offset.unwrap_or(0);
     if !offset.is_multiple_of(u64::from(lbs)) {
         return Err(SpecError::MisalignedRegion {

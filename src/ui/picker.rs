@@ -28,6 +28,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .collect();
     let focus_tests = app.picker_focus == PickerFocus::Tests;
     let list = List::new(items)
+        .highlight_symbol(">")
         .highlight_style(if focus_tests {
             theme::selected()
         } else {
@@ -84,6 +85,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ],
     )
     .column_spacing(2)
+    .highlight_symbol(">")
     .row_highlight_style(if focus_tests {
         theme::dim()
     } else {

@@ -94,6 +94,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     .header(header)
     .column_spacing(1)
     .row_highlight_style(theme::selected())
+    .highlight_symbol(">")
     .block(Block::default().borders(Borders::ALL).title(Span::styled(
         " Results (Space marks A/B for compare) ",
         theme::title(),
