@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use common::{LoopDev, root_or_skip, scratch, skip};
 
+/// The TUI tests watch the same device list: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 struct Tmux {
     socket: String,
 }
@@ -77,6 +80,7 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     if !root_or_skip("root_tmux_look_test_switch_retest_compare_quit") {
         return;
     }
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if Command::new("tmux").arg("-V").output().is_err() {
         skip(
             "root_tmux_look_test_switch_retest_compare_quit",
@@ -205,4 +209,81 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         "{s}"
     );
     assert_eq!(active_scheduler(&l.name), before, "restored on exit");
+}
+
+#[test]
+fn root_tmux_sigterm_restores_terminal_and_scheduler() {
+    if !root_or_skip("root_tmux_sigterm_restores_terminal_and_scheduler") {
+        return;
+    }
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if Command::new("tmux").arg("-V").output().is_err() {
+        skip(
+            "root_tmux_sigterm_restores_terminal_and_scheduler",
+            "tmux is not installed",
+        );
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let before = active_scheduler(&l.name);
+    let tmux = Tmux {
+        socket: format!("disktriage-term-{}", std::process::id()),
+    };
+    let cmd = format!(
+        "{}; echo EXITED-$?; sleep 60",
+        env!("CARGO_BIN_EXE_disktriage")
+    );
+    let out = Command::new("tmux")
+        .args([
+            "-L",
+            &tmux.socket,
+            "new-session",
+            "-d",
+            "-s",
+            "dt",
+            "-x",
+            "80",
+            "-y",
+            "25",
+        ])
+        .args(["sh", "-c", &cmd])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    tmux.wait_for("DEVICE", Duration::from_secs(10), "device list");
+    let title = format!("┌ {} ", l.name);
+    for _ in 0..30 {
+        if tmux.screen().contains(&title) {
+            break;
+        }
+        tmux.keys(&["Down"]);
+    }
+    tmux.wait_for(&title, Duration::from_secs(2), "selected");
+    // Switch to another scheduler (the next one in the kernel's list).
+    tmux.keys(&["s", "Down", "Enter"]);
+    tmux.wait_for("scheduler is now", Duration::from_secs(3), "switched");
+    assert_ne!(active_scheduler(&l.name), before);
+
+    let shell = tmux.run(&["display", "-p", "-t", "dt", "#{pane_pid}"]);
+    let pids = Command::new("pgrep")
+        .args(["-P", shell.trim(), "disktriage"])
+        .output()
+        .unwrap();
+    let pid: i32 = String::from_utf8_lossy(&pids.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let s = tmux.wait_for("EXITED-", Duration::from_secs(10), "after SIGTERM");
+    assert!(
+        s.contains(&format!("scheduler put back to {before}")),
+        "{s}"
+    );
+    assert!(!s.contains("DEVICE"), "the alternate screen is gone:\n{s}");
+    assert_eq!(active_scheduler(&l.name), before);
 }
