@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod model;
 pub mod report;
+pub mod smart;
 pub mod sys;
 
 use std::io::{self, Write};
