@@ -8,7 +8,7 @@ pub mod smart;
 pub mod units;
 pub mod usage;
 
-pub use cache::{CacheAgreement, DriveCache};
+pub use cache::{CacheAgreement, CacheStatus, DriveCache};
 pub use change::{DeviceId, JournalEntry, Lifetime, Owner, Setting, SettingKind};
 pub use device::{
     BlockDevice, DevNum, Holder, HolderKind, InUse, Inventory, KernelWriteCache, Partition,

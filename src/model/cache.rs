@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::device::KernelWriteCache;
+use super::device::{KernelWriteCache, Transport};
 
 /// "on" or "off".
 pub fn on_off(enabled: bool) -> &'static str {
@@ -26,6 +26,8 @@ pub struct DriveCache {
     /// Whether the drive lets the host switch it (SCSI: WCE in the changeable mask; virtio:
     /// `cache_type` writable).
     pub changeable: bool,
+    /// Why it cannot be switched, when it cannot.
+    pub fixed_reason: Option<String>,
     /// Where the answer came from, for the report ("ATA IDENTIFY word 85").
     pub source: String,
 }
@@ -79,6 +81,53 @@ impl CacheAgreement {
                  kernel sends no cache flushes, so recently written data can be lost on power \
                  failure"
             )),
+        }
+    }
+}
+
+/// The drive's cache next to the kernel's flush policy, for one device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CacheStatus {
+    pub device: String,
+    pub transport: Transport,
+    /// What the drive reports, when it could be asked.
+    pub drive: Option<DriveCache>,
+    /// Why not ("drive write cache control not supported on loop").
+    pub drive_unavailable: Option<String>,
+    /// `queue/write_cache`: whether the kernel sends cache flushes.
+    pub kernel_flush_policy: Option<KernelWriteCache>,
+    pub agreement: CacheAgreement,
+    /// The sentence to print when they disagree.
+    pub disagreement: Option<String>,
+}
+
+impl CacheStatus {
+    pub fn new(
+        device: &str,
+        transport: Transport,
+        drive: Result<DriveCache, String>,
+        kernel: Option<KernelWriteCache>,
+    ) -> Self {
+        let (drive, drive_unavailable) = match drive {
+            Ok(d) => (Some(d), None),
+            Err(why) => (None, Some(why)),
+        };
+        // Without the drive's answer there is nothing to compare.
+        let agreement = match &drive {
+            Some(d) => compare(d.enabled, kernel),
+            None => CacheAgreement::Agree,
+        };
+        let disagreement = drive
+            .as_ref()
+            .and_then(|d| agreement.explain(d.enabled, kernel));
+        CacheStatus {
+            device: device.to_string(),
+            transport,
+            drive,
+            drive_unavailable,
+            kernel_flush_policy: kernel,
+            agreement,
+            disagreement,
         }
     }
 }

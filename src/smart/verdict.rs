@@ -261,7 +261,8 @@ fn judge_smartctl(
     };
     if report.exit_status & 0x03 != 0 {
         return Some(format!(
-            "smartctl could not read the device (exit status {}){messages}",
+            "SMART not available on {transport}: smartctl could not read it (exit status \
+             {}){messages}",
             report.exit_status
         ));
     }
@@ -581,6 +582,11 @@ mod tests {
             SmartReading::Smartctl(Box::new(smartctl(2, Some(true), Some(true)))),
         );
         assert_eq!(h.verdict, Verdict::Unavailable, "bit 1 means no data");
+        assert!(
+            h.unavailable_reason
+                .unwrap()
+                .starts_with("SMART not available on scsi: smartctl could not read it")
+        );
         let h = assess(
             "sdb",
             Transport::Scsi,
