@@ -1,10 +1,14 @@
 //! disktriage: storage triage for the Linux console.
 //!
 //! The crate is a library with a thin binary (`src/main.rs`). `sys` is the only module that
-//! touches the operating system; `model` holds plain data; `report` renders headless output.
+//! touches the operating system; `model` holds plain data; `smart` decodes drive pages;
+//! `control` reads drive state and polls temperature; `changes` makes journaled, undoable
+//! setting changes; `report` renders headless output.
 //! `run` dispatches a parsed command line.
 
+pub mod changes;
 pub mod cli;
+pub mod control;
 pub mod model;
 pub mod report;
 pub mod smart;

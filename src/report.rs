@@ -1,4 +1,5 @@
-//! Headless output: what the commands print, as text tables and JSON.
+//! Headless output: what the commands print, as text (80 columns) and JSON.
 
 pub mod list;
+pub mod restore;
 pub mod table;
