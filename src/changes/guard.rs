@@ -33,20 +33,33 @@ impl RestoreGuard {
         }
     }
 
-    /// Also restores on SIGINT, SIGTERM and SIGHUP (then exits with 128 + signal) and on
-    /// panic. The TUI, which must put the terminal back first, can chain its own panic hook
-    /// after this one (hooks installed later run first).
+    /// Both `install_signal_handlers` and `install_panic_hook`: for headless sessions that
+    /// have no signal handling of their own.
     pub fn install_handlers(&self) -> Result<(), String> {
+        self.install_signal_handlers()?;
+        self.install_panic_hook();
+        Ok(())
+    }
+
+    /// Restores on SIGINT, SIGTERM and SIGHUP, then exits with 128 + signal (from a thread of
+    /// its own, so whatever the main thread is doing). A program that handles these signals
+    /// itself (the TUI registers them with signal-hook to leave its loop and restore the
+    /// terminal) must not call this: two handlers for one signal replace each other. It calls
+    /// `restore_now` on its way out instead.
+    pub fn install_signal_handlers(&self) -> Result<(), String> {
         let weak = Arc::downgrade(&self.changer);
-        let on_signal = weak.clone();
         signals::on_termination(Box::new(move |sig| {
-            if let Some(changer) = on_signal.upgrade() {
+            if let Some(changer) = weak.upgrade() {
                 eprintln!("disktriage: {sig}: putting back the settings this session changed");
                 report_outcomes(lock(&changer).restore(RestoreScope::Mine));
             }
-        }))?;
-        install_panic_hook(weak);
-        Ok(())
+        }))
+    }
+
+    /// Restores when any thread panics, after the previous hook has printed the panic. A TUI
+    /// installs its terminal-restoring hook after this one, so its hook runs first.
+    pub fn install_panic_hook(&self) {
+        install_panic_hook(Arc::downgrade(&self.changer));
     }
 
     /// The session's `Changer`, locked.
