@@ -4,8 +4,11 @@
 #   fio: the reference the engine is compared with
 #   tmux: the end-to-end terminal test
 #   qemu-system-x86, linux-image-amd64, busybox-static, cpio: the QEMU lab
+#   smartmontools, nvme-cli: copied into the lab guest, the smartctl fallback and independent
+#   witnesses of the drives' cache state (disktriage itself needs neither)
 set -euo pipefail
-packages=(util-linux fdisk e2fsprogs fio tmux qemu-system-x86 linux-image-amd64 busybox-static cpio)
+packages=(util-linux fdisk e2fsprogs fio tmux qemu-system-x86 linux-image-amd64 busybox-static cpio
+    smartmontools nvme-cli)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

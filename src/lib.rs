@@ -1,16 +1,21 @@
 //! disktriage: storage triage for the Linux console.
 //!
 //! The crate is a library with a thin binary (`src/main.rs`). `sys` is the only module that
-//! touches the operating system; `model` holds plain data; `report` renders headless output.
+//! touches the operating system; `model` holds plain data; `smart` decodes drive pages;
+//! `control` reads drive state and polls temperature; `changes` makes journaled, undoable
+//! setting changes; `report` renders headless output; `commands` are the command bodies.
 //! `run` dispatches a parsed command line.
 
 pub mod app;
 pub mod bench;
+pub mod changes;
 pub mod cli;
 pub mod commands;
+pub mod control;
 pub mod event;
 pub mod model;
 pub mod report;
+pub mod smart;
 pub mod sys;
 pub mod tui;
 pub mod ui;
@@ -18,7 +23,7 @@ pub mod ui;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use cli::{Cli, Command, ListArgs};
+use cli::{Cli, Command, DebugCommand, ListArgs};
 use sys::SysRoot;
 
 /// Width used for tables when stdout is not a terminal.
@@ -29,6 +34,39 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let root = SysRoot::new(&cli.root);
     match cli.command {
         Some(Command::List(args)) => list(&root, &args),
+        Some(Command::Cache(args)) => {
+            commands::cache(&root, &cli.journal_dir, &args, output_width())
+        }
+        Some(Command::Smart(args)) => commands::smart(&root, &args, output_width()),
+        Some(Command::Sched(args)) => {
+            commands::sched(&root, &cli.journal_dir, &args, output_width())
+        }
+        Some(Command::Restore(args)) => commands::restore(&root, &cli.journal_dir, &args),
+        Some(Command::Debug(DebugCommand::Pages { device })) => {
+            commands::debug_pages(&root, &device)
+        }
+        Some(Command::Debug(DebugCommand::Temp {
+            device,
+            count,
+            interval,
+        })) => commands::debug_temp(&root, &device, count, interval),
+        Some(Command::Debug(DebugCommand::Hold {
+            device,
+            cache,
+            sched,
+            seconds,
+            panic,
+        })) => commands::debug_hold(
+            &root,
+            &cli.journal_dir,
+            &commands::HoldPlan {
+                device: &device,
+                cache,
+                sched: sched.as_deref(),
+                seconds,
+                panic,
+            },
+        ),
         Some(Command::Run(args)) => commands::run::run(&root, &args),
         Some(Command::Tests) => {
             write_stdout(&commands::run::list_tests())?;

@@ -1,11 +1,21 @@
-//! Plain data shared by every layer: devices, units, usage. No I/O happens here.
+//! Plain data shared by every layer: devices, units, usage, the drive's cache, SMART health and
+//! recorded setting changes. No I/O happens here.
 
+pub mod cache;
+pub mod change;
 pub mod device;
+pub mod smart;
 pub mod units;
 pub mod usage;
 
+pub use cache::{CacheAgreement, CacheStatus, DriveCache};
+pub use change::{DeviceId, JournalEntry, Lifetime, Owner, Setting, SettingKind};
 pub use device::{
     BlockDevice, DevNum, Holder, HolderKind, InUse, Inventory, KernelWriteCache, Partition,
     SchedulerSet, Transport,
+};
+pub use smart::{
+    AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,
+    SmartReading, SmartctlReport, Verdict,
 };
 pub use units::{Bytes, BytesPerSec};

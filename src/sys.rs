@@ -1,11 +1,33 @@
-//! The OS boundary: the only module that touches `/sys`, `/proc`, `/dev`, ioctls and `unsafe`.
-//! Everything above it works on the plain data it returns.
+//! The OS boundary: the only module that touches `/sys`, `/proc`, `/dev`, ioctls, signals and
+//! `unsafe`. Everything above it works on the plain data it returns.
+//!
+//! Device commands go through the `DriveControl` trait (`platform`), implemented for Linux by
+//! `drives::LinuxDrives` and faked for tests by `fake::FakeDrives`. Only the modules that issue
+//! ioctls or install signal handlers may use `unsafe`, each block with a `SAFETY:` comment.
 
+pub mod ata;
 pub mod direct;
+pub mod drives;
+pub mod error;
+pub mod fake;
 pub mod host;
+#[allow(unsafe_code)]
+pub mod nvme;
 pub mod parse;
+pub mod platform;
 pub mod privilege;
+pub mod process;
+pub mod scsi;
+#[allow(unsafe_code)]
+pub mod sgio;
+#[allow(unsafe_code)]
+pub mod signals;
+pub mod smartctl;
 pub mod sysfs;
 pub mod uring;
 
+pub use drives::LinuxDrives;
+pub use error::DriveError;
+pub use fake::{FakeDevice, FakeDrives};
+pub use platform::{Applied, DriveControl, Target};
 pub use sysfs::SysRoot;

@@ -80,7 +80,9 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     if !root_or_skip("root_tmux_look_test_switch_retest_compare_quit") {
         return;
     }
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one_at_a_time = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if Command::new("tmux").arg("-V").output().is_err() {
         skip(
             "root_tmux_look_test_switch_retest_compare_quit",
@@ -216,7 +218,9 @@ fn root_tmux_sigterm_restores_terminal_and_scheduler() {
     if !root_or_skip("root_tmux_sigterm_restores_terminal_and_scheduler") {
         return;
     }
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one_at_a_time = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if Command::new("tmux").arg("-V").output().is_err() {
         skip(
             "root_tmux_sigterm_restores_terminal_and_scheduler",

@@ -8,13 +8,13 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::units::Bytes;
 
 /// A device number as the kernel prints it in `dev` files and mountinfo: `major:minor`.
 /// In JSON it is `{"major": 7, "minor": 0}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DevNum {
     pub major: u32,
     pub minor: u32,
@@ -62,7 +62,7 @@ impl ParseValueError {
 }
 
 /// How the device is attached, which decides which drive commands can reach it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
     Nvme,

@@ -1,4 +1,5 @@
-//! A small aligned-text table that fits a given width by shrinking the columns that allow it.
+//! A small aligned-text table that fits a given width by shrinking the columns that allow it,
+//! and word wrapping for the sentences around it.
 
 /// How a column lines up and whether it may be cut to fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +101,41 @@ pub fn render(columns: &[Column], rows: &[Vec<String>], max_width: usize) -> Str
     out
 }
 
+/// `prefix` then `text`, word-wrapped to `width` columns; continuation lines are indented to
+/// the text's start (or by four spaces when the prefix is wide). Ends with a newline. Words
+/// longer than a line are left whole rather than cut.
+pub fn wrap(prefix: &str, text: &str, width: usize) -> String {
+    let indent = if prefix.chars().count() <= width / 2 {
+        prefix.chars().count()
+    } else {
+        4
+    };
+    let mut out = String::new();
+    let mut line = prefix.to_string();
+    let mut line_len = line.chars().count();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if !empty && line_len + 1 + len > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+            line_len = indent;
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+            line_len += 1;
+        }
+        line.push_str(word);
+        line_len += len;
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +167,24 @@ mod tests {
         }
         // NAME2 (order 0) gives way first, down to its minimum, then NOTE.
         assert_eq!(out.lines().nth(1), Some("sda  1.0 GiB mo~ a rather l~"));
+    }
+
+    #[test]
+    fn wraps_with_hanging_indent() {
+        let out = wrap(
+            "  Restore: ",
+            "the original (on) is recorded in /run/disktriage",
+            30,
+        );
+        assert_eq!(
+            out,
+            "  Restore: the original (on)\n           is recorded in\n           /run/disktriage\n"
+        );
+        assert_eq!(wrap("x ", "", 10), "x\n");
+        // A word longer than the line stays whole.
+        assert_eq!(wrap("", "abcdefghijkl b", 5), "abcdefghijkl\nb\n");
+        for l in wrap("  Note: ", &"word ".repeat(50), 80).lines() {
+            assert!(l.len() <= 80, "{l}");
+        }
     }
 }

@@ -164,6 +164,15 @@ pub fn parse_devnum(s: &str) -> Option<DevNum> {
     s.parse().ok()
 }
 
+/// The start time (field 22, clock ticks after boot) from `/proc/PID/stat`. The command name
+/// in parentheses may itself hold spaces and parentheses, so fields are counted after the
+/// last `)`.
+pub fn parse_stat_start_time(text: &str) -> Option<u64> {
+    let (_, rest) = text.rsplit_once(')')?;
+    // rest starts with field 3 (state); field 22 is the 20th from there.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,5 +268,15 @@ mod tests {
         assert_eq!(parse_number::<u32>("128\n"), Some(128));
         assert_eq!(parse_number::<u32>("-1"), None);
         assert_eq!(parse_number::<u32>("99999999999"), None);
+    }
+
+    #[test]
+    fn stat_start_time() {
+        let line = "1234 (we ird) name)) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 \
+                    987654 1000 100 18446744073709551615";
+        assert_eq!(parse_stat_start_time(line), Some(987654));
+        assert_eq!(parse_stat_start_time("1234 (x) S 1 2"), None);
+        assert_eq!(parse_stat_start_time("garbage"), None);
+        assert_eq!(parse_stat_start_time(""), None);
     }
 }

@@ -11,6 +11,8 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::Context;
 
+use super::error::DriveError;
+
 use super::parse::{
     DiskStat, clean_text, parse_devnum, parse_disk_stat, parse_flag, parse_inflight,
     parse_mountinfo, parse_number, parse_swaps, parse_vpd_serial,
@@ -253,6 +255,74 @@ impl SysRoot {
             (a.number, natural_key(&a.name)).cmp(&(b.number, natural_key(&b.name)))
         });
         parts
+    }
+
+    /// Resolves what an admin typed (`sda`, `/dev/sda`, `sda1`, `/dev/disk/by-id/...`) to the
+    /// kernel name of the whole disk, plus the partition when one was named: scheduler and
+    /// drive settings belong to the disk.
+    pub fn resolve_disk(&self, arg: &str) -> Result<(String, Option<String>), DriveError> {
+        let name = self.device_name(arg)?;
+        if self.block_dir(&name).is_dir() {
+            return Ok((name, None));
+        }
+        let block = self.root.join("sys/block");
+        let mut disks: Vec<String> = fs::read_dir(&block)
+            .map_err(|e| DriveError::from_io("list", &block, &e))?
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        disks.sort_by_key(|a| natural_key(a));
+        for disk in disks {
+            if self
+                .block_dir(&disk)
+                .join(&name)
+                .join("partition")
+                .is_file()
+            {
+                return Ok((disk, Some(name)));
+            }
+        }
+        Err(DriveError::NoDevice(format!(
+            "no block device {:?} (see `disktriage list`)",
+            super::parse::neutralize_controls(arg)
+        )))
+    }
+
+    /// The kernel name in an argument: a bare name, or a path under `/dev` (symlinks such as
+    /// `/dev/disk/by-id/...` or `/dev/mapper/...` resolved below the root).
+    fn device_name(&self, arg: &str) -> Result<String, DriveError> {
+        let invalid = || {
+            DriveError::NoDevice(format!(
+                "{:?} is not a block device name or a path under /dev",
+                super::parse::neutralize_controls(arg)
+            ))
+        };
+        let name = if let Some(rel) = arg.strip_prefix('/') {
+            let dev_root = self.root.join("dev");
+            match fs::canonicalize(self.root.join(rel)) {
+                Ok(full) => match (fs::canonicalize(&dev_root), full) {
+                    (Ok(dev_root), full) if full.starts_with(&dev_root) => full
+                        .strip_prefix(&dev_root)
+                        .map(|p| p.to_string_lossy().replace('/', "!"))
+                        .map_err(|_| invalid())?,
+                    _ => return Err(invalid()),
+                },
+                // Not present below the root (a captured tree has no /dev): take the name.
+                Err(_) => arg
+                    .strip_prefix("/dev/")
+                    .map(|n| n.replace('/', "!"))
+                    .ok_or_else(invalid)?,
+            }
+        } else {
+            arg.to_string()
+        };
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name != "."
+            && name != ".."
+            && !name.contains('/')
+            && !name.chars().any(char::is_control);
+        if valid { Ok(name) } else { Err(invalid()) }
     }
 
     /// The kernel's I/O counters for a device (`/sys/block/X/stat`).

@@ -47,7 +47,7 @@ check() {
 # Modules to load in the guest, each with its dependencies, in load order.
 modules_for() {
     case "$1" in
-        standard) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4" ;;
+        standard) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq" ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
     esac
 }

@@ -1,0 +1,91 @@
+//! What `disktriage restore` (and a session's guard on exit) prints: one line per recorded
+//! change and what became of it.
+
+use serde::Serialize;
+
+use crate::changes::{RestoreOutcome, RestoreResult};
+use crate::model::JournalEntry;
+
+/// Version of the JSON layout.
+pub const RESTORE_JSON_SCHEMA: u32 = 1;
+
+fn subject(e: &JournalEntry) -> String {
+    format!("{}: {}", e.device.name, e.original.kind())
+}
+
+/// One line per outcome (wrapped at 80 columns).
+pub fn render_text(outcomes: &[RestoreOutcome]) -> String {
+    let mut out = String::new();
+    for o in outcomes {
+        let e = &o.entry;
+        let original = e.original.value();
+        let line = match &o.result {
+            RestoreResult::Restored { was, now } => {
+                format!("{} put back to {now} (was {was}; read back)", subject(e))
+            }
+            RestoreResult::AlreadyOriginal => {
+                format!("{} already {original}, nothing to do", subject(e))
+            }
+            RestoreResult::Skipped { reason } => {
+                format!("{} left as it is: {reason}", subject(e))
+            }
+            RestoreResult::Dropped { reason } => {
+                format!("{} not restored, entry dropped: {reason}", subject(e))
+            }
+            RestoreResult::Failed { error } => format!(
+                "{} NOT put back to {original}: {error} (still recorded)",
+                subject(e)
+            ),
+        };
+        out.push_str(&super::table::wrap("", &line, crate::DEFAULT_WIDTH));
+    }
+    out
+}
+
+/// The entries a journal holds, for `restore --list`.
+pub fn render_list(entries: &[JournalEntry], journal: &std::path::Path) -> String {
+    if entries.is_empty() {
+        return format!(
+            "Nothing to restore: no changes recorded in {}.\n",
+            journal.display()
+        );
+    }
+    let mut out = format!(
+        "Recorded in {}, restored newest first:\n",
+        journal.display()
+    );
+    for e in entries.iter().rev() {
+        out.push_str(&format!(
+            "  #{} {} back to {} ({}, pid {})\n",
+            e.id,
+            subject(e),
+            e.original.value(),
+            match e.lifetime {
+                crate::model::Lifetime::Session => "session change",
+                crate::model::Lifetime::Persisted => "single-shot change",
+            },
+            e.owner.pid
+        ));
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct RestoreJson<'a> {
+    schema: u32,
+    journal: String,
+    outcomes: &'a [RestoreOutcome],
+}
+
+pub fn render_json(
+    outcomes: &[RestoreOutcome],
+    journal: &std::path::Path,
+) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(&RestoreJson {
+        schema: RESTORE_JSON_SCHEMA,
+        journal: journal.display().to_string(),
+        outcomes,
+    })?;
+    text.push('\n');
+    Ok(text)
+}

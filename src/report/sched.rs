@@ -1,0 +1,110 @@
+//! What `disktriage sched` prints: the active I/O scheduler, the offered ones, and after a
+//! switch what the kernel reports as active.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::table::wrap;
+use crate::changes::{SchedChange, describe_note};
+use crate::model::SchedulerSet;
+
+/// Version of the JSON layout.
+pub const SCHED_JSON_SCHEMA: u32 = 1;
+
+fn offered(set: &SchedulerSet) -> String {
+    set.available
+        .iter()
+        .map(|s| {
+            if set.active.as_deref() == Some(s.as_str()) {
+                format!("[{s}]")
+            } else {
+                s.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn partition_line(device: &str, partition: Option<&str>) -> String {
+    partition
+        .map(|p| format!("{p} is a partition: the scheduler belongs to its disk {device}.\n"))
+        .unwrap_or_default()
+}
+
+/// `disktriage sched DEV`.
+pub fn render_status(device: &str, set: &SchedulerSet, partition: Option<&str>) -> String {
+    let mut out = partition_line(device, partition);
+    match &set.active {
+        Some(active) => out.push_str(&format!(
+            "{device}: I/O scheduler {active} (offered: {})\n",
+            offered(set)
+        )),
+        None => out.push_str(&format!("{device}: no I/O scheduler applies\n")),
+    }
+    out
+}
+
+/// `disktriage sched DEV NAME`.
+pub fn render_change(
+    change: &SchedChange,
+    partition: Option<&str>,
+    journal_dir: &Path,
+    width: usize,
+) -> String {
+    let mut out = partition_line(&change.device, partition);
+    let active = change.after.active.as_deref().unwrap_or("none");
+    let first = if change.before.active.as_deref() == Some(change.requested.as_str()) {
+        format!(
+            "{}: I/O scheduler is already {}; nothing changed.",
+            change.device, change.requested
+        )
+    } else if change.took_effect() {
+        format!(
+            "{}: I/O scheduler switched to {active} (read back).",
+            change.device
+        )
+    } else {
+        format!(
+            "{}: asked for {}, but the kernel reports {active} active.",
+            change.device, change.requested
+        )
+    };
+    out.push_str(&wrap("", &first, width));
+    out.push_str(&wrap("  Offered: ", &offered(&change.after), width));
+    out.push_str(&wrap(
+        "  Restore: ",
+        &format!("{}.", describe_note(&change.journal, journal_dir)),
+        width,
+    ));
+    for note in &change.notes {
+        out.push_str(&wrap("  Note: ", &format!("{note}."), width));
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct SchedJson<'a> {
+    schema: u32,
+    device: &'a str,
+    partition: Option<&'a str>,
+    scheduler: &'a SchedulerSet,
+    change: Option<&'a SchedChange>,
+}
+
+pub fn render_json(
+    device: &str,
+    set: &SchedulerSet,
+    change: Option<&SchedChange>,
+    partition: Option<&str>,
+) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(&SchedJson {
+        schema: SCHED_JSON_SCHEMA,
+        device,
+        partition,
+        scheduler: set,
+        change,
+    })?;
+    text.push('\n');
+    Ok(text)
+}

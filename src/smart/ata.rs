@@ -1,0 +1,615 @@
+//! ATA: command blocks for ATA PASS-THROUGH(16) (SAT), and the IDENTIFY DEVICE, SMART READ
+//! DATA and SMART READ THRESHOLDS pages.
+//!
+//! Layouts: ACS-3 (IDENTIFY words), smartmontools' `ata_smart_values` /
+//! `ata_smart_thresholds_pvt` (SMART pages), hdparm's `sgio.c` (CDB bytes). The facts are
+//! collected in the project's design notes (`device-interfaces.md`, section 2).
+
+use super::{PageError, le16};
+use crate::model::{AtaAttribute, AtaSmartStatus, AttributeState};
+
+/// ATA PASS-THROUGH(16) operation code.
+pub const ATA_16: u8 = 0x85;
+/// Every page here is one 512-byte sector.
+pub const SECTOR: usize = 512;
+
+/// ATA command opcodes used here.
+pub const OP_IDENTIFY: u8 = 0xEC;
+pub const OP_SMART: u8 = 0xB0;
+pub const OP_SET_FEATURES: u8 = 0xEF;
+pub const OP_FLUSH_CACHE: u8 = 0xE7;
+pub const OP_FLUSH_CACHE_EXT: u8 = 0xEA;
+/// SMART subcommands (feature register).
+pub const SMART_READ_DATA: u8 = 0xD0;
+pub const SMART_READ_THRESHOLDS: u8 = 0xD1;
+pub const SMART_RETURN_STATUS: u8 = 0xDA;
+/// SET FEATURES subcommands.
+pub const SETFEATURES_WC_ON: u8 = 0x02;
+pub const SETFEATURES_WC_OFF: u8 = 0x82;
+/// The SMART signature in LBA mid/high; a failing drive answers RETURN STATUS with the
+/// complement pair.
+const SMART_LBA_MID: u8 = 0x4F;
+const SMART_LBA_HIGH: u8 = 0xC2;
+const SMART_FAIL_MID: u8 = 0xF4;
+const SMART_FAIL_HIGH: u8 = 0x2C;
+
+/// The SAT protocol field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    NonData = 3,
+    PioIn = 4,
+}
+
+/// One ATA command, to be sent with ATA PASS-THROUGH(16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtaCommand {
+    /// For error messages ("SMART READ DATA").
+    pub name: &'static str,
+    pub protocol: Protocol,
+    /// 48-bit command (EXTEND bit).
+    pub extend: bool,
+    pub command: u8,
+    pub feature: u8,
+    pub count: u8,
+    pub lba_low: u8,
+    pub lba_mid: u8,
+    pub lba_high: u8,
+    /// CK_COND: return the registers even on success (needed for SMART RETURN STATUS).
+    pub check_condition: bool,
+}
+
+impl AtaCommand {
+    const fn non_data(name: &'static str, command: u8, feature: u8) -> Self {
+        AtaCommand {
+            name,
+            protocol: Protocol::NonData,
+            extend: false,
+            command,
+            feature,
+            count: 0,
+            lba_low: 0,
+            lba_mid: 0,
+            lba_high: 0,
+            check_condition: true,
+        }
+    }
+
+    const fn pio_in(name: &'static str, command: u8, feature: u8) -> Self {
+        AtaCommand {
+            name,
+            protocol: Protocol::PioIn,
+            extend: false,
+            command,
+            feature,
+            count: 1,
+            lba_low: 0,
+            lba_mid: 0,
+            lba_high: 0,
+            check_condition: false,
+        }
+    }
+
+    pub const fn identify() -> Self {
+        Self::pio_in("IDENTIFY DEVICE", OP_IDENTIFY, 0)
+    }
+
+    pub const fn smart_read_data() -> Self {
+        let mut c = Self::pio_in("SMART READ DATA", OP_SMART, SMART_READ_DATA);
+        c.lba_mid = SMART_LBA_MID;
+        c.lba_high = SMART_LBA_HIGH;
+        c
+    }
+
+    pub const fn smart_read_thresholds() -> Self {
+        let mut c = Self::pio_in("SMART READ THRESHOLDS", OP_SMART, SMART_READ_THRESHOLDS);
+        c.lba_low = 1;
+        c.lba_mid = SMART_LBA_MID;
+        c.lba_high = SMART_LBA_HIGH;
+        c
+    }
+
+    pub const fn smart_return_status() -> Self {
+        let mut c = Self::non_data("SMART RETURN STATUS", OP_SMART, SMART_RETURN_STATUS);
+        c.lba_mid = SMART_LBA_MID;
+        c.lba_high = SMART_LBA_HIGH;
+        c
+    }
+
+    pub const fn set_write_cache(enabled: bool) -> Self {
+        if enabled {
+            Self::non_data(
+                "SET FEATURES (write cache on)",
+                OP_SET_FEATURES,
+                SETFEATURES_WC_ON,
+            )
+        } else {
+            Self::non_data(
+                "SET FEATURES (write cache off)",
+                OP_SET_FEATURES,
+                SETFEATURES_WC_OFF,
+            )
+        }
+    }
+
+    pub const fn flush_cache_ext() -> Self {
+        let mut c = Self::non_data("FLUSH CACHE EXT", OP_FLUSH_CACHE_EXT, 0);
+        c.extend = true;
+        c
+    }
+
+    pub const fn flush_cache() -> Self {
+        Self::non_data("FLUSH CACHE", OP_FLUSH_CACHE, 0)
+    }
+
+    /// True when the command reads one 512-byte sector.
+    pub fn reads_sector(&self) -> bool {
+        self.protocol == Protocol::PioIn
+    }
+
+    /// The 16-byte ATA PASS-THROUGH CDB (SAT-3 12.2.2).
+    pub fn cdb(&self) -> [u8; 16] {
+        let mut c = [0u8; 16];
+        c[0] = ATA_16;
+        c[1] = ((self.protocol as u8) << 1) | u8::from(self.extend);
+        // T_DIR from device (0x08), BYT_BLOK (0x04), T_LENGTH in the count field (0x02).
+        let transfer = match self.protocol {
+            Protocol::PioIn => 0x0E,
+            Protocol::NonData => 0x00,
+        };
+        c[2] = transfer | if self.check_condition { 0x20 } else { 0 };
+        c[4] = self.feature;
+        c[6] = self.count;
+        c[8] = self.lba_low;
+        c[10] = self.lba_mid;
+        c[12] = self.lba_high;
+        // The LBA bit, as hdparm sets it; libata fills in the device select bit itself.
+        c[13] = 0x40;
+        c[14] = self.command;
+        c
+    }
+}
+
+/// What IDENTIFY DEVICE says about the drive, as far as this program needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AtaIdentity {
+    pub model: String,
+    pub serial: String,
+    pub firmware: String,
+    pub smart_supported: bool,
+    pub smart_enabled: bool,
+    pub write_cache_supported: bool,
+    pub write_cache_enabled: bool,
+    /// FLUSH CACHE EXT is available (48-bit feature set valid and supported).
+    pub flush_ext_supported: bool,
+}
+
+const IDENTIFY: &str = "IDENTIFY DEVICE page";
+
+/// A command-set word is valid when bit 14 is set and bit 15 clear (ACS-3 7.12.7.41); drives
+/// that do not implement it answer 0x0000 or 0xFFFF.
+fn valid_feature_word(w: u16) -> bool {
+    w & 0xC000 == 0x4000
+}
+
+/// An ATA string: two characters per word, high byte first, space-padded.
+fn ata_string(words: &[u16]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+    crate::sys::parse::clean_text(&bytes).unwrap_or_default()
+}
+
+/// Parses a 512-byte IDENTIFY DEVICE page.
+pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
+    if page.len() < SECTOR {
+        return Err(PageError::short(IDENTIFY, SECTOR, page.len()));
+    }
+    let w: Vec<u16> = (0..256).map(|i| le16(page, 2 * i)).collect();
+    if w[0] & 0x8000 != 0 {
+        return Err(PageError::new(
+            IDENTIFY,
+            "word 0 bit 15 set: not an ATA device (ATAPI or garbage)",
+        ));
+    }
+    if w.iter().all(|&x| x == 0) || w.iter().all(|&x| x == 0xFFFF) {
+        return Err(PageError::new(IDENTIFY, "all words 0x0000 or 0xFFFF"));
+    }
+    // Word 255: integrity word. When its low byte is the signature 0xA5, the page must sum to
+    // zero (ACS-3 7.12.7.93).
+    if w[255] & 0x00FF == 0x00A5 && page[..SECTOR].iter().fold(0u8, |a, b| a.wrapping_add(*b)) != 0
+    {
+        return Err(PageError::new(IDENTIFY, "integrity word checksum mismatch"));
+    }
+    let supported = if valid_feature_word(w[83]) { w[82] } else { 0 };
+    let enabled = if valid_feature_word(w[87]) { w[85] } else { 0 };
+    let w83 = w[83];
+    Ok(AtaIdentity {
+        model: ata_string(&w[27..47]),
+        serial: ata_string(&w[10..20]),
+        firmware: ata_string(&w[23..27]),
+        smart_supported: supported & 0x0001 != 0,
+        smart_enabled: enabled & 0x0001 != 0,
+        write_cache_supported: supported & 0x0020 != 0,
+        write_cache_enabled: enabled & 0x0020 != 0,
+        // hdparm's `flush_wcache`: bits 15:13 of word 83 = 011b and bit 13 (FLUSH CACHE EXT).
+        flush_ext_supported: w83 & 0xE000 == 0x6000,
+    })
+}
+
+/// One attribute slot of SMART READ DATA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawAttribute {
+    pub id: u8,
+    pub flags: u16,
+    pub value: u8,
+    pub worst: u8,
+    pub raw: [u8; 6],
+}
+
+/// SMART READ DATA, the parts used here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmartData {
+    pub revision: u16,
+    pub attributes: Vec<RawAttribute>,
+    pub offline_status: u8,
+    pub self_test_status: u8,
+}
+
+const DATA: &str = "SMART READ DATA page";
+const THRESHOLDS: &str = "SMART READ THRESHOLDS page";
+
+/// The 512 bytes of a SMART page sum to zero modulo 256.
+fn check_sum(what: &'static str, page: &[u8]) -> Result<(), PageError> {
+    if page.len() < SECTOR {
+        return Err(PageError::short(what, SECTOR, page.len()));
+    }
+    let sum = page[..SECTOR].iter().fold(0u8, |a, b| a.wrapping_add(*b));
+    if sum != 0 {
+        return Err(PageError::new(
+            what,
+            format!("checksum mismatch (bytes sum to 0x{sum:02x}, not 0)"),
+        ));
+    }
+    if page[..SECTOR].iter().all(|&b| b == 0) {
+        return Err(PageError::new(what, "all zero"));
+    }
+    Ok(())
+}
+
+/// Parses SMART READ DATA (30 attribute slots of 12 bytes from offset 2; checksum at 511).
+pub fn parse_smart_data(page: &[u8]) -> Result<SmartData, PageError> {
+    check_sum(DATA, page)?;
+    let attributes = page[2..2 + 30 * 12]
+        .chunks_exact(12)
+        .filter(|s| s[0] != 0)
+        .map(|s| RawAttribute {
+            id: s[0],
+            flags: le16(s, 1),
+            value: s[3],
+            worst: s[4],
+            raw: [s[5], s[6], s[7], s[8], s[9], s[10]],
+        })
+        .collect();
+    Ok(SmartData {
+        revision: le16(page, 0),
+        attributes,
+        offline_status: page[362],
+        self_test_status: page[363],
+    })
+}
+
+/// Parses SMART READ THRESHOLDS: (id, threshold) pairs, matched to attributes by id.
+pub fn parse_smart_thresholds(page: &[u8]) -> Result<Vec<(u8, u8)>, PageError> {
+    check_sum(THRESHOLDS, page)?;
+    Ok(page[2..2 + 30 * 12]
+        .chunks_exact(12)
+        .filter(|s| s[0] != 0)
+        .map(|s| (s[0], s[1]))
+        .collect())
+}
+
+/// Reads SMART RETURN STATUS from LBA mid/high (smartmontools `ataSmartStatus2`).
+pub fn smart_status(lba_mid: u8, lba_high: u8) -> (AtaSmartStatus, Option<String>) {
+    match (lba_mid, lba_high) {
+        (SMART_LBA_MID, SMART_LBA_HIGH) => (AtaSmartStatus::Good, None),
+        (SMART_FAIL_MID, SMART_FAIL_HIGH) => (AtaSmartStatus::Failing, None),
+        // Only one register came back right: some SAT bridges return half the registers.
+        (SMART_LBA_MID, _) | (_, SMART_LBA_HIGH) => (
+            AtaSmartStatus::Good,
+            Some(format!(
+                "half a SMART status answer (LBA mid/high 0x{lba_mid:02x}/0x{lba_high:02x}), \
+                 probably a bridge truncating registers: read as good"
+            )),
+        ),
+        (SMART_FAIL_MID, _) | (_, SMART_FAIL_HIGH) => (
+            AtaSmartStatus::Failing,
+            Some(format!(
+                "half a SMART status answer (LBA mid/high 0x{lba_mid:02x}/0x{lba_high:02x}): \
+                 read as failing"
+            )),
+        ),
+        _ => (
+            AtaSmartStatus::Unknown,
+            Some(format!(
+                "SMART RETURN STATUS gave LBA mid/high 0x{lba_mid:02x}/0x{lba_high:02x}, \
+                 neither good nor failing"
+            )),
+        ),
+    }
+}
+
+/// smartmontools' default attribute names for the IDs whose meaning is (nearly) common to all
+/// vendors. Anything else is vendor-specific: shown raw, never judged.
+pub fn attribute_name(id: u8) -> Option<&'static str> {
+    Some(match id {
+        1 => "Raw_Read_Error_Rate",
+        2 => "Throughput_Performance",
+        3 => "Spin_Up_Time",
+        4 => "Start_Stop_Count",
+        5 => "Reallocated_Sector_Ct",
+        7 => "Seek_Error_Rate",
+        8 => "Seek_Time_Performance",
+        9 => "Power_On_Hours",
+        10 => "Spin_Retry_Count",
+        11 => "Calibration_Retry_Count",
+        12 => "Power_Cycle_Count",
+        183 => "Runtime_Bad_Block",
+        184 => "End-to-End_Error",
+        187 => "Reported_Uncorrect",
+        188 => "Command_Timeout",
+        189 => "High_Fly_Writes",
+        190 => "Airflow_Temperature_Cel",
+        191 => "G-Sense_Error_Rate",
+        192 => "Power-Off_Retract_Count",
+        193 => "Load_Cycle_Count",
+        194 => "Temperature_Celsius",
+        195 => "Hardware_ECC_Recovered",
+        196 => "Reallocated_Event_Count",
+        197 => "Current_Pending_Sector",
+        198 => "Offline_Uncorrectable",
+        199 => "UDMA_CRC_Error_Count",
+        200 => "Multi_Zone_Error_Rate",
+        240 => "Head_Flying_Hours",
+        241 => "Total_LBAs_Written",
+        242 => "Total_LBAs_Read",
+        _ => return None,
+    })
+}
+
+/// The 48-bit raw value, little-endian.
+pub fn raw48(raw: &[u8; 6]) -> u64 {
+    raw.iter()
+        .rev()
+        .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+}
+
+/// A temperature from raw byte 0, if plausible.
+pub fn raw_temperature(raw: &[u8; 6]) -> Option<i64> {
+    let t = i64::from(raw[0]);
+    (1..=125).contains(&t).then_some(t)
+}
+
+/// The raw value in words for the attributes whose raw layout is common across vendors.
+pub fn decode_raw(id: u8, raw: &[u8; 6]) -> Option<String> {
+    let count = raw48(raw);
+    match id {
+        // Hours in the low 32 bits; some vendors use minutes or half-minutes (not guessed).
+        9 => Some(format!(
+            "{} h",
+            u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]])
+        )),
+        190 | 194 => {
+            let t = raw_temperature(raw)?;
+            // Many drives keep the lifetime minimum and maximum in other raw bytes, in one of
+            // these (low, high) positions (smartmontools' RAWFMT_TEMPMINMAX search order:
+            // Hitachi, Kingston, Seagate/Samsung/Maxtor, WDC).
+            let minmax = [(2, 4), (4, 2), (2, 3), (1, 2)].iter().find_map(|&(l, h)| {
+                let (lo, hi) = (i64::from(raw[l]), i64::from(raw[h]));
+                (lo > 0 && lo <= t && t <= hi && hi <= 125).then_some((lo, hi))
+            });
+            Some(match minmax {
+                Some((lo, hi)) => format!("{t} C (min {lo}, max {hi})"),
+                None => format!("{t} C"),
+            })
+        }
+        5 | 196 | 197 | 198 => Some(format!("{count} sectors")),
+        4 | 12 | 192 | 193 => Some(count.to_string()),
+        10 | 11 | 184 | 187 | 188 | 199 => Some(count.to_string()),
+        _ => None,
+    }
+}
+
+/// Joins the data and threshold pages into the attribute table, with each row's state
+/// (smartmontools `ata_get_attr_state`).
+pub fn attribute_table(data: &SmartData, thresholds: Option<&[(u8, u8)]>) -> Vec<AtaAttribute> {
+    data.attributes
+        .iter()
+        .map(|a| {
+            let threshold = thresholds
+                .and_then(|t| t.iter().find(|(id, _)| *id == a.id))
+                .map(|(_, t)| *t);
+            let state = match threshold {
+                None | Some(0) => AttributeState::NoThreshold,
+                Some(t) if a.value <= t => AttributeState::FailingNow,
+                Some(t) if a.worst <= t => AttributeState::FailedInPast,
+                Some(_) => AttributeState::Ok,
+            };
+            let name = attribute_name(a.id);
+            AtaAttribute {
+                id: a.id,
+                name: name.unwrap_or("Unknown_Attribute").to_string(),
+                known: name.is_some(),
+                flags: a.flags,
+                prefailure: a.flags & 0x0001 != 0,
+                value: a.value,
+                worst: a.worst,
+                threshold,
+                raw: raw48(&a.raw),
+                decoded: if name.is_some() {
+                    decode_raw(a.id, &a.raw)
+                } else {
+                    None
+                },
+                state,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdbs_match_the_design_table() {
+        // Bytes [1],[2],[4],[6],[8],[10],[12],[14] from device-interfaces.md section 2.
+        let pick = |c: [u8; 16]| [c[1], c[2], c[4], c[6], c[8], c[10], c[12], c[14]];
+        assert_eq!(
+            pick(AtaCommand::identify().cdb()),
+            [0x08, 0x0E, 0, 1, 0, 0, 0, 0xEC]
+        );
+        assert_eq!(
+            pick(AtaCommand::smart_read_data().cdb()),
+            [0x08, 0x0E, 0xD0, 1, 0, 0x4F, 0xC2, 0xB0]
+        );
+        assert_eq!(
+            pick(AtaCommand::smart_read_thresholds().cdb()),
+            [0x08, 0x0E, 0xD1, 1, 1, 0x4F, 0xC2, 0xB0]
+        );
+        assert_eq!(
+            pick(AtaCommand::smart_return_status().cdb()),
+            [0x06, 0x20, 0xDA, 0, 0, 0x4F, 0xC2, 0xB0]
+        );
+        assert_eq!(
+            pick(AtaCommand::set_write_cache(true).cdb()),
+            [0x06, 0x20, 0x02, 0, 0, 0, 0, 0xEF]
+        );
+        assert_eq!(
+            pick(AtaCommand::set_write_cache(false).cdb()),
+            [0x06, 0x20, 0x82, 0, 0, 0, 0, 0xEF]
+        );
+        assert_eq!(
+            pick(AtaCommand::flush_cache_ext().cdb()),
+            [0x07, 0x20, 0, 0, 0, 0, 0, 0xEA]
+        );
+        assert_eq!(
+            pick(AtaCommand::flush_cache().cdb()),
+            [0x06, 0x20, 0, 0, 0, 0, 0, 0xE7]
+        );
+        let c = AtaCommand::identify().cdb();
+        assert_eq!((c[0], c[13]), (0x85, 0x40));
+        assert!(AtaCommand::identify().reads_sector());
+        assert!(!AtaCommand::smart_return_status().reads_sector());
+    }
+
+    #[test]
+    fn status_registers() {
+        assert_eq!(smart_status(0x4f, 0xc2), (AtaSmartStatus::Good, None));
+        assert_eq!(smart_status(0xf4, 0x2c), (AtaSmartStatus::Failing, None));
+        assert_eq!(smart_status(0x4f, 0x00).0, AtaSmartStatus::Good);
+        assert_eq!(smart_status(0x00, 0x2c).0, AtaSmartStatus::Failing);
+        assert_eq!(smart_status(0, 0).0, AtaSmartStatus::Unknown);
+    }
+
+    #[test]
+    fn raw_decoding() {
+        assert_eq!(raw48(&[1, 0, 0, 0, 0, 0]), 1);
+        assert_eq!(raw48(&[0, 0, 0, 0, 0, 1]), 1 << 40);
+        assert_eq!(
+            decode_raw(9, &[0x10, 0x27, 0, 0, 0x55, 0x55]).unwrap(),
+            "10000 h"
+        );
+        assert_eq!(
+            decode_raw(194, &[36, 0, 20, 0, 45, 0]).unwrap(),
+            "36 C (min 20, max 45)"
+        );
+        assert_eq!(decode_raw(194, &[36, 0, 0, 0, 0, 0]).unwrap(), "36 C");
+        // max below current: not a min/max layout
+        assert_eq!(decode_raw(190, &[36, 0, 20, 0, 30, 0]).unwrap(), "36 C");
+        assert_eq!(decode_raw(194, &[0, 0, 0, 0, 0, 0]), None);
+        // QEMU's 190: 1f 00 1f 1f 00 00, min/max in bytes 2 and 3 (smartctl: "31 (Min/Max 31/31)")
+        assert_eq!(
+            decode_raw(190, &[0x1f, 0, 0x1f, 0x1f, 0, 0]).unwrap(),
+            "31 C (min 31, max 31)"
+        );
+        assert_eq!(decode_raw(5, &[12, 0, 0, 0, 0, 0]).unwrap(), "12 sectors");
+        assert_eq!(decode_raw(231, &[12, 0, 0, 0, 0, 0]), None);
+    }
+
+    #[test]
+    fn identify_garbage_and_truncated() {
+        assert!(parse_identify(&[]).is_err());
+        assert!(parse_identify(&[0u8; 511]).is_err());
+        assert!(parse_identify(&[0u8; 512]).is_err());
+        assert!(parse_identify(&[0xffu8; 512]).is_err());
+        // ATAPI signature in word 0
+        let mut p = [0x11u8; 512];
+        p[1] = 0x85;
+        assert!(parse_identify(&p).is_err());
+        // Integrity signature with a wrong checksum
+        let mut p = [0u8; 512];
+        p[2] = 1;
+        p[510] = 0xA5;
+        p[511] = 0x00;
+        assert!(parse_identify(&p).is_err());
+    }
+
+    #[test]
+    fn smart_pages_garbage_and_truncated() {
+        assert!(parse_smart_data(&[]).is_err());
+        assert!(parse_smart_data(&[0u8; 100]).is_err());
+        assert!(parse_smart_data(&[0u8; 512]).is_err(), "all zero");
+        let mut p = [0x5au8; 512];
+        p[7] = 0x11;
+        assert!(parse_smart_data(&p).is_err(), "bad checksum");
+        // Fix the checksum: garbage that sums right parses, and every slot is read in bounds.
+        let sum = p[..511].iter().fold(0u8, |a, b| a.wrapping_add(*b));
+        p[511] = 0u8.wrapping_sub(sum);
+        let d = parse_smart_data(&p).unwrap();
+        assert_eq!(d.attributes.len(), 30);
+        assert!(parse_smart_thresholds(&[1u8; 3]).is_err());
+        assert_eq!(parse_smart_thresholds(&p).unwrap().len(), 30);
+    }
+
+    #[test]
+    fn table_states() {
+        let data = SmartData {
+            revision: 16,
+            attributes: vec![
+                RawAttribute {
+                    id: 5,
+                    flags: 0x33,
+                    value: 100,
+                    worst: 100,
+                    raw: [12, 0, 0, 0, 0, 0],
+                },
+                RawAttribute {
+                    id: 231,
+                    flags: 0x32,
+                    value: 5,
+                    worst: 5,
+                    raw: [1, 2, 3, 4, 5, 6],
+                },
+                RawAttribute {
+                    id: 9,
+                    flags: 0x32,
+                    value: 90,
+                    worst: 10,
+                    raw: [1, 0, 0, 0, 0, 0],
+                },
+            ],
+            offline_status: 0,
+            self_test_status: 0,
+        };
+        let t = attribute_table(&data, Some(&[(5, 36), (231, 10), (9, 20)]));
+        assert_eq!(t[0].state, AttributeState::Ok);
+        assert!(t[0].prefailure && t[0].known);
+        assert_eq!(t[0].decoded.as_deref(), Some("12 sectors"));
+        assert_eq!(t[1].state, AttributeState::FailingNow);
+        assert!(!t[1].known);
+        assert_eq!(t[1].name, "Unknown_Attribute");
+        assert_eq!(t[1].decoded, None);
+        assert_eq!(t[1].raw, 0x060504030201);
+        assert_eq!(t[2].state, AttributeState::FailedInPast);
+        let t = attribute_table(&data, None);
+        assert!(t.iter().all(|a| a.state == AttributeState::NoThreshold));
+    }
+}

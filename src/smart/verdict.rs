@@ -1,0 +1,612 @@
+//! The health verdict: PASSED, WARNING or FAILED with reasons, from what a drive reported.
+//!
+//! The rules, and where they come from:
+//! - ATA FAILED: SMART RETURN STATUS says failing; or the status is unknown and a known
+//!   prefailure attribute is at or below its threshold now (smartctl's rule, `ataprint.cpp`).
+//! - ATA WARNING: a known attribute at or below its threshold now or in the past (smartctl
+//!   prints these, libatasmart 0.19 calls the latter BAD_ATTRIBUTE_IN_THE_PAST); reallocated,
+//!   pending, offline-uncorrectable or reported-uncorrectable sector counts above zero
+//!   (libatasmart's BAD_SECTOR idea); an attribute table that could not be read or checked.
+//! - Vendor-specific attributes disktriage does not know are shown raw and never change the
+//!   verdict: their raw layout and even their threshold semantics vary by vendor.
+//! - NVMe FAILED: any critical-warning bit (smartctl: `passed = critical_warning == 0`).
+//!   WARNING: percentage used at or above 100, media and data-integrity errors above zero.
+//! - smartctl: its `smart_status.passed`, plus the same table rules on the data it returns;
+//!   exit-status bits 0-1 mean it read nothing.
+
+use crate::model::{
+    AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth, SmartReading,
+    SmartctlReport, Transport, Verdict,
+};
+
+/// Attributes whose raw value counts bad sectors or uncorrectable errors: above zero is a
+/// warning whatever the normalized value says.
+const SECTOR_COUNTS: [u8; 5] = [5, 196, 197, 198, 187];
+
+struct Judge {
+    findings: Vec<Finding>,
+    notes: Vec<String>,
+}
+
+impl Judge {
+    fn new() -> Self {
+        Judge {
+            findings: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    fn fail(&mut self, text: impl Into<String>) {
+        self.findings.push(Finding {
+            severity: Verdict::Failed,
+            text: text.into(),
+        });
+    }
+
+    fn warn(&mut self, text: impl Into<String>) {
+        self.findings.push(Finding {
+            severity: Verdict::Warning,
+            text: text.into(),
+        });
+    }
+
+    fn verdict(&self) -> Verdict {
+        self.findings
+            .iter()
+            .map(|f| f.severity)
+            .max()
+            .unwrap_or(Verdict::Passed)
+    }
+}
+
+/// Judges a reading of `device`.
+pub fn assess(device: &str, transport: Transport, reading: SmartReading) -> SmartHealth {
+    let mut health = SmartHealth {
+        device: device.to_string(),
+        transport,
+        source: String::new(),
+        verdict: Verdict::Unavailable,
+        findings: Vec::new(),
+        unavailable_reason: None,
+        temperature_c: None,
+        power_on_hours: None,
+        ata: None,
+        nvme: None,
+        notes: Vec::new(),
+    };
+    let mut judge = Judge::new();
+    match reading {
+        SmartReading::Unavailable { reason } => {
+            health.source = "none".into();
+            health.unavailable_reason = Some(reason);
+            return health;
+        }
+        SmartReading::Ata(ata) => {
+            health.source = "ATA SMART".into();
+            if let Some(reason) = ata_unavailable(&ata) {
+                health.unavailable_reason = Some(reason);
+                health.ata = Some(ata);
+                return health;
+            }
+            judge_ata(&ata, &mut judge);
+            health.temperature_c = ata_temperature(&ata);
+            health.power_on_hours = ata_power_on_hours(&ata);
+            health.ata = Some(ata);
+        }
+        SmartReading::Nvme(nvme) => {
+            health.source = "NVMe SMART/Health log".into();
+            judge_nvme(&nvme, &mut judge);
+            health.temperature_c = nvme.temperature_c();
+            health.power_on_hours = u64::try_from(nvme.power_on_hours).ok();
+            health.nvme = Some(nvme);
+        }
+        SmartReading::Smartctl(report) => {
+            health.source = match &report.version {
+                Some(v) => format!("smartctl {v}"),
+                None => "smartctl".into(),
+            };
+            if let Some(reason) = judge_smartctl(&report, transport, &mut judge) {
+                health.unavailable_reason = Some(reason);
+                return health;
+            }
+            health.temperature_c = report
+                .temperature_c
+                .or_else(|| report.ata.as_ref().and_then(ata_temperature))
+                .or_else(|| report.nvme.as_ref().and_then(NvmeHealth::temperature_c));
+            health.power_on_hours = report.power_on_hours;
+            let report = *report;
+            health.ata = report.ata;
+            health.nvme = report.nvme;
+        }
+    }
+    health.verdict = judge.verdict();
+    health.findings = judge.findings;
+    health.notes.extend(judge.notes);
+    health
+}
+
+fn ata_unavailable(ata: &AtaSmart) -> Option<String> {
+    if !ata.smart_supported {
+        Some("the drive does not support SMART".into())
+    } else if !ata.smart_enabled {
+        Some(
+            "SMART is disabled on the drive (disktriage does not enable it: that is a write; \
+             `smartctl -s on` does)"
+                .into(),
+        )
+    } else {
+        None
+    }
+}
+
+fn judge_ata(ata: &AtaSmart, judge: &mut Judge) {
+    if let Some(note) = &ata.status_note {
+        judge.notes.push(note.clone());
+    }
+    match ata.status {
+        AtaSmartStatus::Failing => {
+            judge.fail("SMART RETURN STATUS: the drive predicts its own failure");
+        }
+        AtaSmartStatus::Unknown => {
+            judge
+                .notes
+                .push("SMART status unknown: judged by the attribute table".into());
+            for a in &ata.attributes {
+                if a.known && a.prefailure && a.state == AttributeState::FailingNow {
+                    judge.fail(format!(
+                        "{} {} value {} <= threshold {} now (prefailure attribute)",
+                        a.id,
+                        a.name,
+                        a.value,
+                        a.threshold.unwrap_or(0)
+                    ));
+                }
+            }
+        }
+        AtaSmartStatus::Good => {}
+    }
+    if let Some(problem) = &ata.attribute_problem {
+        judge.warn(format!("attribute table not checked: {problem}"));
+    }
+    for a in &ata.attributes {
+        let threshold = a.threshold.unwrap_or(0);
+        if !a.known {
+            if matches!(
+                a.state,
+                AttributeState::FailingNow | AttributeState::FailedInPast
+            ) {
+                judge.notes.push(format!(
+                    "{} (vendor-specific) is at or below its threshold {} ({}): not judged, \
+                     its meaning is the vendor's",
+                    a.id,
+                    threshold,
+                    a.state.when_failed()
+                ));
+            }
+            continue;
+        }
+        match a.state {
+            // Already a FAILED reason when the status is unknown.
+            AttributeState::FailingNow
+                if !(ata.status == AtaSmartStatus::Unknown && a.prefailure) =>
+            {
+                judge.warn(format!(
+                    "{} {} value {} <= threshold {} now",
+                    a.id, a.name, a.value, threshold
+                ));
+            }
+            AttributeState::FailedInPast => judge.warn(format!(
+                "{} {} worst {} <= threshold {} in the past",
+                a.id, a.name, a.worst, threshold
+            )),
+            _ => {}
+        }
+        if SECTOR_COUNTS.contains(&a.id) && a.raw > 0 {
+            judge.warn(format!("{} {} {} > 0", a.id, a.name, a.raw));
+        }
+        if a.id == 199 && a.raw > 0 {
+            judge.notes.push(format!(
+                "199 {} {}: interface CRC errors, usually a cable or connector",
+                a.name, a.raw
+            ));
+        }
+    }
+}
+
+/// Temperature from attribute 194, else 190.
+fn ata_temperature(ata: &AtaSmart) -> Option<i64> {
+    [194u8, 190].iter().find_map(|id| {
+        let a = ata.attributes.iter().find(|a| a.id == *id)?;
+        let t = i64::try_from(a.raw & 0xff).ok()?;
+        (1..=125).contains(&t).then_some(t)
+    })
+}
+
+/// Power-on hours from attribute 9 (low 32 bits).
+fn ata_power_on_hours(ata: &AtaSmart) -> Option<u64> {
+    ata.attributes
+        .iter()
+        .find(|a| a.id == 9)
+        .map(|a| a.raw & 0xffff_ffff)
+}
+
+fn judge_nvme(nvme: &NvmeHealth, judge: &mut Judge) {
+    for name in &nvme.critical_warnings {
+        judge.fail(format!("NVMe critical warning: {name}"));
+    }
+    if nvme.percentage_used >= 100 {
+        judge.warn(format!(
+            "NVMe percentage used {}% >= 100% (rated endurance reached)",
+            nvme.percentage_used
+        ));
+    }
+    if nvme.media_errors > 0 {
+        judge.warn(format!(
+            "NVMe media and data integrity errors: {}",
+            nvme.media_errors
+        ));
+    }
+}
+
+/// Judges smartctl's report; `Some(reason)` when it has no health data.
+fn judge_smartctl(
+    report: &SmartctlReport,
+    transport: Transport,
+    judge: &mut Judge,
+) -> Option<String> {
+    let messages = if report.messages.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", report.messages.join("; "))
+    };
+    if report.exit_status & 0x03 != 0 {
+        return Some(format!(
+            "SMART not available on {transport}: smartctl could not read it (exit status \
+             {}){messages}",
+            report.exit_status
+        ));
+    }
+    match report.passed {
+        None if report.smart_available == Some(false) => {
+            return Some(format!(
+                "SMART not available on {transport} (smartctl: the device has no SMART \
+                 support){messages}"
+            ));
+        }
+        None if report.ata.is_none() && report.nvme.is_none() => {
+            return Some(format!(
+                "smartctl gave no health status for this {transport} device{messages}"
+            ));
+        }
+        None => judge
+            .notes
+            .push("smartctl gave no overall health status: judged by the data".into()),
+        Some(false) => {
+            let detail = report
+                .scsi_ie_string
+                .as_ref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            // For NVMe the critical-warning bits below give the reasons by name.
+            if report.nvme.as_ref().is_none_or(|n| n.critical_warning == 0) {
+                judge.fail(format!("smartctl: SMART overall-health FAILED{detail}"));
+            }
+        }
+        Some(true) => {}
+    }
+    if let Some(ata) = &report.ata {
+        judge_ata(ata, judge);
+    }
+    if let Some(nvme) = &report.nvme {
+        judge_nvme(nvme, judge);
+    }
+    if let Some(n) = report.scsi_grown_defects.filter(|n| *n > 0) {
+        judge.warn(format!("SCSI grown defect list: {n} entries"));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::AtaAttribute;
+
+    fn attr(id: u8, prefailure: bool, value: u8, worst: u8, thresh: u8, raw: u64) -> AtaAttribute {
+        let state = match thresh {
+            0 => AttributeState::NoThreshold,
+            t if value <= t => AttributeState::FailingNow,
+            t if worst <= t => AttributeState::FailedInPast,
+            _ => AttributeState::Ok,
+        };
+        let name = crate::smart::ata::attribute_name(id);
+        AtaAttribute {
+            id,
+            name: name.unwrap_or("Unknown_Attribute").into(),
+            known: name.is_some(),
+            flags: u16::from(prefailure),
+            prefailure,
+            value,
+            worst,
+            threshold: Some(thresh),
+            raw,
+            decoded: None,
+            state,
+        }
+    }
+
+    fn ata(status: AtaSmartStatus, attributes: Vec<AtaAttribute>) -> SmartReading {
+        SmartReading::Ata(AtaSmart {
+            smart_supported: true,
+            smart_enabled: true,
+            status,
+            status_note: None,
+            attributes,
+            attribute_problem: None,
+        })
+    }
+
+    fn texts(h: &SmartHealth) -> Vec<&str> {
+        h.findings.iter().map(|f| f.text.as_str()).collect()
+    }
+
+    #[test]
+    fn healthy_ata_passes() {
+        let h = assess(
+            "sda",
+            Transport::Sata,
+            ata(
+                AtaSmartStatus::Good,
+                vec![
+                    attr(5, true, 100, 100, 36, 0),
+                    attr(194, false, 100, 100, 0, 31),
+                ],
+            ),
+        );
+        assert_eq!(h.verdict, Verdict::Passed);
+        assert!(h.findings.is_empty());
+        assert_eq!(h.temperature_c, Some(31));
+    }
+
+    #[test]
+    fn failing_status_fails() {
+        let h = assess("sda", Transport::Sata, ata(AtaSmartStatus::Failing, vec![]));
+        assert_eq!(h.verdict, Verdict::Failed);
+        assert!(texts(&h)[0].contains("predicts its own failure"));
+    }
+
+    #[test]
+    fn reallocated_sectors_warn_with_the_count() {
+        let h = assess(
+            "sda",
+            Transport::Sata,
+            ata(AtaSmartStatus::Good, vec![attr(5, true, 100, 100, 36, 12)]),
+        );
+        assert_eq!(h.verdict, Verdict::Warning);
+        assert_eq!(texts(&h), ["5 Reallocated_Sector_Ct 12 > 0"]);
+        for id in [196, 197, 198, 187] {
+            let h = assess(
+                "sda",
+                Transport::Sata,
+                ata(AtaSmartStatus::Good, vec![attr(id, false, 100, 100, 0, 1)]),
+            );
+            assert_eq!(h.verdict, Verdict::Warning, "{id}");
+        }
+    }
+
+    #[test]
+    fn crc_errors_are_a_note_not_a_warning() {
+        let h = assess(
+            "sda",
+            Transport::Sata,
+            ata(AtaSmartStatus::Good, vec![attr(199, false, 200, 200, 0, 3)]),
+        );
+        assert_eq!(h.verdict, Verdict::Passed);
+        assert!(h.notes[0].contains("cable"));
+    }
+
+    #[test]
+    fn threshold_rules() {
+        // Status good, known attribute failing now: warning.
+        let h = assess(
+            "sda",
+            Transport::Sata,
+            ata(AtaSmartStatus::Good, vec![attr(1, true, 10, 10, 50, 0)]),
+        );
+        assert_eq!(h.verdict, Verdict::Warning);
+        assert!(texts(&h)[0].contains("<= threshold 50 now"));
+        // Status unknown, prefailure failing now: FAILED (smartctl's rule).
+        let h = assess(
+            "sda",
+            Transport::Usb,
+            ata(AtaSmartStatus::Unknown, vec![attr(1, true, 10, 10, 50, 0)]),
+        );
+        assert_eq!(h.verdict, Verdict::Failed);
+        assert_eq!(h.findings.len(), 1);
+        // Status unknown, old-age attribute failing now: warning only.
+        let h = assess(
+            "sda",
+            Transport::Usb,
+            ata(AtaSmartStatus::Unknown, vec![attr(9, false, 10, 10, 50, 0)]),
+        );
+        assert_eq!(h.verdict, Verdict::Warning);
+        // Failed in the past: warning.
+        let h = assess(
+            "sda",
+            Transport::Sata,
+            ata(AtaSmartStatus::Good, vec![attr(3, true, 100, 20, 21, 0)]),
+        );
+        assert_eq!(h.verdict, Verdict::Warning);
+        assert!(texts(&h)[0].contains("in the past"));
+    }
+
+    #[test]
+    fn unknown_vendor_attributes_never_decide() {
+        // Vendor-specific 231 at its threshold, even prefailure with unknown status.
+        let h = assess(
+            "sda",
+            Transport::Sata,
+            ata(
+                AtaSmartStatus::Unknown,
+                vec![attr(231, true, 1, 1, 10, 99_999)],
+            ),
+        );
+        assert_eq!(h.verdict, Verdict::Passed);
+        assert!(h.notes.iter().any(|n| n.contains("231 (vendor-specific)")));
+    }
+
+    #[test]
+    fn disabled_or_unsupported_smart_is_unavailable() {
+        let mut a = AtaSmart {
+            smart_supported: true,
+            smart_enabled: false,
+            status: AtaSmartStatus::Unknown,
+            status_note: None,
+            attributes: vec![],
+            attribute_problem: None,
+        };
+        let h = assess("sda", Transport::Sata, SmartReading::Ata(a.clone()));
+        assert_eq!(h.verdict, Verdict::Unavailable);
+        assert!(h.unavailable_reason.unwrap().contains("disabled"));
+        a.smart_supported = false;
+        let h = assess("sda", Transport::Sata, SmartReading::Ata(a));
+        assert!(h.unavailable_reason.unwrap().contains("does not support"));
+    }
+
+    #[test]
+    fn unreadable_table_warns() {
+        let SmartReading::Ata(mut a) = ata(AtaSmartStatus::Good, vec![]) else {
+            unreachable!()
+        };
+        a.attribute_problem = Some("SMART READ DATA page: checksum mismatch".into());
+        let h = assess("sda", Transport::Sata, SmartReading::Ata(a));
+        assert_eq!(h.verdict, Verdict::Warning);
+        assert!(texts(&h)[0].contains("checksum"));
+    }
+
+    fn nvme(critical: u8, used: u8, media_errors: u128) -> NvmeHealth {
+        NvmeHealth {
+            critical_warning: critical,
+            critical_warnings: crate::smart::nvme::critical_warning_names(critical),
+            temperature_kelvin: 323,
+            available_spare_pct: 100,
+            available_spare_threshold_pct: 10,
+            percentage_used: used,
+            data_units_read: 0,
+            data_units_written: 0,
+            host_read_commands: 0,
+            host_write_commands: 0,
+            controller_busy_minutes: 0,
+            power_cycles: 0,
+            power_on_hours: 5,
+            unsafe_shutdowns: 0,
+            media_errors,
+            error_log_entries: 0,
+            warning_temp_minutes: 0,
+            critical_temp_minutes: 0,
+            temperature_sensors_kelvin: vec![],
+        }
+    }
+
+    #[test]
+    fn nvme_rules() {
+        let h = assess(
+            "nvme0n1",
+            Transport::Nvme,
+            SmartReading::Nvme(nvme(0, 3, 0)),
+        );
+        assert_eq!(h.verdict, Verdict::Passed);
+        assert_eq!(h.temperature_c, Some(50));
+        assert_eq!(h.power_on_hours, Some(5));
+        let h = assess(
+            "nvme0n1",
+            Transport::Nvme,
+            SmartReading::Nvme(nvme(4, 3, 0)),
+        );
+        assert_eq!(h.verdict, Verdict::Failed);
+        assert_eq!(texts(&h), ["NVMe critical warning: reliability degraded"]);
+        let h = assess(
+            "nvme0n1",
+            Transport::Nvme,
+            SmartReading::Nvme(nvme(0, 100, 0)),
+        );
+        assert_eq!(h.verdict, Verdict::Warning);
+        let h = assess(
+            "nvme0n1",
+            Transport::Nvme,
+            SmartReading::Nvme(nvme(0, 99, 1)),
+        );
+        assert_eq!(h.verdict, Verdict::Warning);
+        assert!(texts(&h)[0].contains("media"));
+        let h = assess(
+            "nvme0n1",
+            Transport::Nvme,
+            SmartReading::Nvme(nvme(0x09, 120, 1)),
+        );
+        assert_eq!(h.verdict, Verdict::Failed);
+        assert_eq!(h.findings.len(), 4);
+    }
+
+    fn smartctl(exit: i32, passed: Option<bool>, available: Option<bool>) -> SmartctlReport {
+        SmartctlReport {
+            version: Some("7.3".into()),
+            exit_status: exit,
+            passed,
+            smart_available: available,
+            protocol: Some("SCSI".into()),
+            temperature_c: None,
+            power_on_hours: None,
+            scsi_grown_defects: None,
+            scsi_ie_string: None,
+            ata: None,
+            nvme: None,
+            messages: vec![],
+        }
+    }
+
+    #[test]
+    fn smartctl_rules() {
+        let h = assess(
+            "sdb",
+            Transport::Scsi,
+            SmartReading::Smartctl(Box::new(smartctl(4, None, Some(false)))),
+        );
+        assert_eq!(h.verdict, Verdict::Unavailable);
+        assert!(
+            h.unavailable_reason
+                .unwrap()
+                .starts_with("SMART not available on scsi")
+        );
+        let h = assess(
+            "sdb",
+            Transport::Scsi,
+            SmartReading::Smartctl(Box::new(smartctl(2, Some(true), Some(true)))),
+        );
+        assert_eq!(h.verdict, Verdict::Unavailable, "bit 1 means no data");
+        assert!(
+            h.unavailable_reason
+                .unwrap()
+                .starts_with("SMART not available on scsi: smartctl could not read it")
+        );
+        let h = assess(
+            "sdb",
+            Transport::Scsi,
+            SmartReading::Smartctl(Box::new(smartctl(0, Some(true), Some(true)))),
+        );
+        assert_eq!(h.verdict, Verdict::Passed);
+        assert_eq!(h.source, "smartctl 7.3");
+        let mut r = smartctl(8, Some(false), Some(true));
+        r.scsi_ie_string = Some("FAILURE PREDICTION THRESHOLD EXCEEDED".into());
+        let h = assess("sdb", Transport::Scsi, SmartReading::Smartctl(Box::new(r)));
+        assert_eq!(h.verdict, Verdict::Failed);
+        assert!(texts(&h)[0].contains("THRESHOLD"));
+        let mut r = smartctl(0, Some(true), Some(true));
+        r.scsi_grown_defects = Some(4);
+        let h = assess("sdb", Transport::Scsi, SmartReading::Smartctl(Box::new(r)));
+        assert_eq!(h.verdict, Verdict::Warning);
+        // NVMe through smartctl: the reasons come from the bits, not a generic line.
+        let mut r = smartctl(8, Some(false), Some(true));
+        r.nvme = Some(nvme(4, 0, 0));
+        let h = assess("sdb", Transport::Usb, SmartReading::Smartctl(Box::new(r)));
+        assert_eq!(texts(&h), ["NVMe critical warning: reliability degraded"]);
+    }
+}

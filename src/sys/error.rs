@@ -1,0 +1,158 @@
+//! The typed error of the OS boundary, for callers that branch on what went wrong: no
+//! permission (say "needs root"), not supported on this transport (say so, never guess a
+//! state), or an I/O error that carries the path or ioctl and the errno.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+
+use super::privilege::NEEDS_ROOT;
+use crate::model::Transport;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DriveError {
+    /// EPERM or EACCES.
+    #[error("{op} on {}: {NEEDS_ROOT}", path.display())]
+    PermissionDenied { op: String, path: PathBuf },
+
+    /// The transport or the drive has no such control (loop, zram, a USB bridge that refuses
+    /// the command, a SCSI disk without a caching page).
+    #[error("{what} not supported on {transport}{}", detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    NotSupported {
+        what: String,
+        transport: Transport,
+        detail: Option<String>,
+    },
+
+    /// A system call failed.
+    #[error("{op} on {}: {errno} ({})", path.display(), errno.desc())]
+    Io {
+        op: String,
+        path: PathBuf,
+        errno: Errno,
+    },
+
+    /// The device answered, but refused or failed the command (sense data, ATA error register,
+    /// NVMe status).
+    #[error("{op} on {}: {detail}", path.display())]
+    Device {
+        op: String,
+        path: PathBuf,
+        detail: String,
+    },
+
+    /// The device's answer did not have the expected shape.
+    #[error("{op} on {}: unexpected answer: {detail}", path.display())]
+    BadAnswer {
+        op: String,
+        path: PathBuf,
+        detail: String,
+    },
+
+    /// No such block device.
+    #[error("{0}")]
+    NoDevice(String),
+
+    /// The request itself is wrong (an unknown scheduler name); the text says what is valid.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl DriveError {
+    /// An error from a system call on `path`; EPERM/EACCES become `PermissionDenied`.
+    pub fn io(op: impl Into<String>, path: &Path, errno: Errno) -> Self {
+        let op = op.into();
+        let path = path.to_path_buf();
+        match errno {
+            Errno::EPERM | Errno::EACCES => DriveError::PermissionDenied { op, path },
+            errno => DriveError::Io { op, path, errno },
+        }
+    }
+
+    /// The same from a `std::io::Error`.
+    pub fn from_io(op: impl Into<String>, path: &Path, e: &io::Error) -> Self {
+        let errno = e.raw_os_error().map(Errno::from_raw).unwrap_or(Errno::EIO);
+        if e.kind() == io::ErrorKind::PermissionDenied {
+            return DriveError::PermissionDenied {
+                op: op.into(),
+                path: path.to_path_buf(),
+            };
+        }
+        DriveError::io(op, path, errno)
+    }
+
+    pub fn not_supported(what: impl Into<String>, transport: Transport) -> Self {
+        DriveError::NotSupported {
+            what: what.into(),
+            transport,
+            detail: None,
+        }
+    }
+
+    pub fn not_supported_because(
+        what: impl Into<String>,
+        transport: Transport,
+        detail: impl Into<String>,
+    ) -> Self {
+        DriveError::NotSupported {
+            what: what.into(),
+            transport,
+            detail: Some(detail.into()),
+        }
+    }
+
+    pub fn is_not_supported(&self) -> bool {
+        matches!(self, DriveError::NotSupported { .. })
+    }
+
+    pub fn is_permission(&self) -> bool {
+        matches!(self, DriveError::PermissionDenied { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permission_errors_say_needs_root() {
+        let e = DriveError::io("SG_IO", Path::new("/dev/sda"), Errno::EPERM);
+        assert!(e.is_permission());
+        assert!(e.to_string().contains("needs root"), "{e}");
+        let e = DriveError::io("open", Path::new("/dev/sda"), Errno::EACCES);
+        assert!(e.is_permission());
+        let e = DriveError::from_io(
+            "write",
+            Path::new("/sys/x"),
+            &io::Error::from_raw_os_error(libc::EACCES),
+        );
+        assert!(e.is_permission());
+    }
+
+    #[test]
+    fn io_errors_carry_op_path_and_errno() {
+        let e = DriveError::io(
+            "NVME_IOCTL_ADMIN_CMD",
+            Path::new("/dev/nvme0n1"),
+            Errno::ENOTTY,
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("NVME_IOCTL_ADMIN_CMD") && text.contains("/dev/nvme0n1"),
+            "{text}"
+        );
+        assert!(text.contains("ENOTTY"), "{text}");
+    }
+
+    #[test]
+    fn not_supported_names_the_transport() {
+        let e = DriveError::not_supported("drive write cache control", Transport::Loop);
+        assert_eq!(
+            e.to_string(),
+            "drive write cache control not supported on loop"
+        );
+        let e = DriveError::not_supported_because("SMART", Transport::Usb, "bridge refused");
+        assert_eq!(e.to_string(), "SMART not supported on usb (bridge refused)");
+    }
+}

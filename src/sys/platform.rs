@@ -1,0 +1,61 @@
+//! `DriveControl`: every device command disktriage issues, as one small trait. The Linux
+//! implementation is `crate::sys::drives::LinuxDrives`; `crate::sys::fake::FakeDrives` is a
+//! hand-written stand-in that touches nothing, for tests and for snapshot-testing screens.
+//!
+//! The trait speaks in plain data (`crate::model`): callers never see ioctls, sense bytes or
+//! sysfs paths, only states, readings and typed errors (`DriveError`) they can branch on.
+
+use crate::model::{BlockDevice, DriveCache, SchedulerSet, SmartReading};
+
+use super::error::DriveError;
+
+/// A device argument resolved to its whole disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The whole disk, freshly read from sysfs.
+    pub device: BlockDevice,
+    /// The partition the admin named, when it was one (`sda1` for `sda`).
+    pub partition: Option<String>,
+}
+
+/// What applying a change had to say beyond success (e.g. "the kernel's view was refreshed
+/// with a SCSI rescan").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Applied {
+    pub notes: Vec<String>,
+}
+
+/// The device commands behind cache, scheduler, SMART and temperature.
+///
+/// Implementations must be usable from several threads (the temperature poller runs on its
+/// own). Every method that reads re-reads from the device: nothing is cached.
+pub trait DriveControl: Send + Sync {
+    /// Resolves `sda`, `/dev/sda` or a partition (`sda1`, resolved to `sda`).
+    fn resolve(&self, arg: &str) -> Result<Target, DriveError>;
+
+    /// A fresh sysfs read of one whole disk (kernel's flush policy, scheduler, ...).
+    fn device(&self, name: &str) -> Result<BlockDevice, DriveError>;
+
+    /// The drive's own volatile write cache, as the drive reports it.
+    /// `DriveError::NotSupported` on transports without a cache control.
+    fn drive_cache(&self, dev: &BlockDevice) -> Result<DriveCache, DriveError>;
+
+    /// Switches the drive's write cache. Callers read it back with `drive_cache`.
+    fn set_drive_cache(&self, dev: &BlockDevice, enabled: bool) -> Result<Applied, DriveError>;
+
+    /// The I/O schedulers offered and the active one.
+    fn scheduler(&self, dev: &BlockDevice) -> Result<SchedulerSet, DriveError>;
+
+    /// Activates a scheduler. An unknown name is `DriveError::Invalid` listing the offered
+    /// ones.
+    fn set_scheduler(&self, dev: &BlockDevice, name: &str) -> Result<Applied, DriveError>;
+
+    /// SMART / health data: native for ATA and NVMe, `smartctl` for others when installed,
+    /// `SmartReading::Unavailable` with the reason otherwise.
+    fn smart(&self, dev: &BlockDevice) -> Result<SmartReading, DriveError>;
+
+    /// The current temperature in degrees Celsius, read as cheaply as the transport allows
+    /// (one 512-byte SMART page or health log). `Ok(None)` when the device has no sensor
+    /// disktriage can read.
+    fn temperature(&self, dev: &BlockDevice) -> Result<Option<i64>, DriveError>;
+}

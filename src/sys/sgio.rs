@@ -1,0 +1,200 @@
+//! SG_IO: one SCSI command (or an ATA command wrapped in ATA PASS-THROUGH) to a block device,
+//! through `struct sg_io_hdr` (`<scsi/sg.h>`, 88 bytes on x86_64).
+//!
+//! This module only moves bytes and reports the transport-level outcome; what the status and
+//! sense bytes mean is decided by the pure code in `crate::smart::sense`.
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use nix::errno::Errno;
+
+use super::error::DriveError;
+
+/// `SG_IO` from `<scsi/sg.h>`.
+pub const SG_IO: libc::Ioctl = 0x2285;
+/// Default command timeout (hdparm's).
+pub const TIMEOUT_MS: u32 = 15_000;
+/// Cache flushes may take long on a big cache.
+pub const FLUSH_TIMEOUT_MS: u32 = 60_000;
+
+const SG_DXFER_NONE: c_int = -1;
+const SG_DXFER_TO_DEV: c_int = -2;
+const SG_DXFER_FROM_DEV: c_int = -3;
+/// `driver_status` value that only says "sense data follows".
+const DRIVER_SENSE: u16 = 0x08;
+const SENSE_LEN: usize = 64;
+
+/// `struct sg_io_hdr` exactly as `<scsi/sg.h>` lays it out.
+#[repr(C)]
+struct SgIoHdr {
+    interface_id: c_int,
+    dxfer_direction: c_int,
+    cmd_len: u8,
+    mx_sb_len: u8,
+    iovec_count: u16,
+    dxfer_len: c_uint,
+    dxferp: *mut c_void,
+    cmdp: *const u8,
+    sbp: *mut u8,
+    timeout: c_uint,
+    flags: c_uint,
+    pack_id: c_int,
+    usr_ptr: *mut c_void,
+    status: u8,
+    masked_status: u8,
+    msg_status: u8,
+    sb_len_wr: u8,
+    host_status: u16,
+    driver_status: u16,
+    resid: c_int,
+    duration: c_uint,
+    info: c_uint,
+}
+
+const _: () = assert!(size_of::<SgIoHdr>() == 88);
+
+/// The data phase of a command.
+pub enum Transfer<'a> {
+    None,
+    FromDevice(&'a mut [u8]),
+    ToDevice(&'a [u8]),
+}
+
+/// What came back at the transport level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SgReply {
+    /// The SCSI status byte (0 GOOD, 2 CHECK CONDITION).
+    pub status: u8,
+    /// Sense bytes the device returned (may be empty).
+    pub sense: Vec<u8>,
+    /// Bytes requested but not transferred.
+    pub resid: i32,
+}
+
+/// Sends `cdb` with SG_IO. Transport failures (host or driver status other than "sense
+/// follows") are errors; the SCSI status and sense are returned for the caller to judge.
+pub fn execute(
+    file: &File,
+    path: &Path,
+    op: &str,
+    cdb: &[u8],
+    transfer: Transfer<'_>,
+    timeout_ms: u32,
+) -> Result<SgReply, DriveError> {
+    let cmd_len = u8::try_from(cdb.len())
+        .map_err(|_| DriveError::Invalid(format!("{op}: CDB of {} bytes", cdb.len())))?;
+    let mut sense = [0u8; SENSE_LEN];
+    let (direction, data, len): (c_int, *mut c_void, usize) = match transfer {
+        Transfer::None => (SG_DXFER_NONE, std::ptr::null_mut(), 0),
+        Transfer::FromDevice(buf) => (SG_DXFER_FROM_DEV, buf.as_mut_ptr().cast(), buf.len()),
+        // The kernel only reads a TO_DEV buffer; the field is `void *` for both directions.
+        Transfer::ToDevice(buf) => (SG_DXFER_TO_DEV, buf.as_ptr().cast_mut().cast(), buf.len()),
+    };
+    let dxfer_len = c_uint::try_from(len)
+        .map_err(|_| DriveError::Invalid(format!("{op}: transfer of {len} bytes")))?;
+    let mut hdr = SgIoHdr {
+        interface_id: c_int::from(b'S'),
+        dxfer_direction: direction,
+        cmd_len,
+        mx_sb_len: SENSE_LEN as u8,
+        iovec_count: 0,
+        dxfer_len,
+        dxferp: data,
+        cmdp: cdb.as_ptr(),
+        sbp: sense.as_mut_ptr(),
+        timeout: timeout_ms,
+        flags: 0,
+        pack_id: 0,
+        usr_ptr: std::ptr::null_mut(),
+        status: 0,
+        masked_status: 0,
+        msg_status: 0,
+        sb_len_wr: 0,
+        host_status: 0,
+        driver_status: 0,
+        resid: 0,
+        duration: 0,
+        info: 0,
+    };
+    loop {
+        // SAFETY: `hdr` is a valid `sg_io_hdr` that lives across the call. Its pointers refer
+        // to `cdb` (cmd_len bytes), `sense` (mx_sb_len bytes) and the transfer buffer
+        // (dxfer_len bytes, writable for FROM_DEV, only read by the kernel for TO_DEV), all
+        // borrowed for the whole call; SG_IO is synchronous, so none is used after it returns.
+        let rc = unsafe { libc::ioctl(file.as_raw_fd(), SG_IO, &mut hdr as *mut SgIoHdr) };
+        match Errno::result(rc) {
+            Ok(_) => break,
+            Err(Errno::EINTR) => continue,
+            Err(errno) => return Err(DriveError::io(format!("SG_IO {op}"), path, errno)),
+        }
+    }
+    if hdr.host_status != 0 || (hdr.driver_status != 0 && hdr.driver_status != DRIVER_SENSE) {
+        return Err(DriveError::Device {
+            op: format!("SG_IO {op}"),
+            path: path.to_path_buf(),
+            detail: format!(
+                "transport error (host status 0x{:02x}, driver status 0x{:02x})",
+                hdr.host_status, hdr.driver_status
+            ),
+        });
+    }
+    let written = usize::from(hdr.sb_len_wr).min(SENSE_LEN);
+    Ok(SgReply {
+        status: hdr.status,
+        sense: sense[..written].to_vec(),
+        resid: hdr.resid,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::offset_of;
+
+    use super::*;
+
+    #[test]
+    fn layout_matches_sg_h() {
+        assert_eq!(size_of::<SgIoHdr>(), 88);
+        assert_eq!(offset_of!(SgIoHdr, dxfer_len), 12);
+        assert_eq!(offset_of!(SgIoHdr, dxferp), 16);
+        assert_eq!(offset_of!(SgIoHdr, cmdp), 24);
+        assert_eq!(offset_of!(SgIoHdr, sbp), 32);
+        assert_eq!(offset_of!(SgIoHdr, timeout), 40);
+        assert_eq!(offset_of!(SgIoHdr, usr_ptr), 56);
+        assert_eq!(offset_of!(SgIoHdr, status), 64);
+        assert_eq!(offset_of!(SgIoHdr, sb_len_wr), 67);
+        assert_eq!(offset_of!(SgIoHdr, host_status), 68);
+        assert_eq!(offset_of!(SgIoHdr, driver_status), 70);
+        assert_eq!(offset_of!(SgIoHdr, resid), 72);
+        assert_eq!(offset_of!(SgIoHdr, info), 80);
+        assert_eq!(SG_IO, 0x2285);
+    }
+
+    #[test]
+    fn sg_io_on_a_regular_file_is_an_error_not_a_panic() {
+        let f = tempfile::tempfile().unwrap();
+        let mut buf = [0u8; 512];
+        let e = execute(
+            &f,
+            Path::new("/tmp/file"),
+            "INQUIRY",
+            &[0x12, 0, 0, 0, 36, 0],
+            Transfer::FromDevice(&mut buf),
+            1000,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                DriveError::Io {
+                    errno: Errno::ENOTTY,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+}

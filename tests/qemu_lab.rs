@@ -1,0 +1,626 @@
+//! Drive control on emulated hardware: boots the QEMU lab once (`tests/vm/lab.sh`, disk set
+//! `standard`: SATA on AHCI, NVMe, NVMe with `smart_critical_warning=4`, SCSI on
+//! virtio-scsi, virtio-blk with one partition), runs `tests/vm/drive-control-guest.sh` with
+//! the static binary, and asserts on what the guest printed:
+//!
+//! - `list` shows every transport with its fields;
+//! - the drive write cache goes off, a fresh process reads off, an independent tool (smartctl,
+//!   nvme-cli, sysfs) agrees, and it goes on again, on SATA, NVMe, SCSI and virtio;
+//! - SMART verdicts: SATA PASSED, NVMe PASSED, the critical-warning NVMe FAILED with the
+//!   reason, SCSI and virtio not available (with and without smartctl);
+//! - a scheduler switch on each disk (and through a partition) and its restore;
+//! - a session killed with SIGKILL is restored by `disktriage restore`; SIGTERM, panic and a
+//!   normal exit restore by themselves.
+//!
+//! Root only (the lab needs no root itself, but the test suite treats it as a root test and
+//! installs its packages as root). Skipped with the reason when the lab cannot run, failing
+//! instead with `DISKTRIAGE_REQUIRE_ROOT=1`.
+
+#![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::Value;
+
+const TARGET: &str = "x86_64-unknown-linux-gnu";
+const TRANSPORTS: [&str; 4] = ["sata", "nvme", "scsi", "virtio"];
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds the static binary the lab boots, in its own target directory so it does not wait
+/// for the lock of the running test build.
+fn build_static_binary() -> PathBuf {
+    let target_dir = repo().join("target/lab");
+    let out = Command::new(option_env!("CARGO").unwrap_or("cargo"))
+        .current_dir(repo())
+        .args(["build", "--locked", "--release", "--target", TARGET])
+        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .output()
+        .expect("run cargo");
+    assert!(
+        out.status.success(),
+        "static build failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target_dir.join(TARGET).join("release/disktriage")
+}
+
+/// The guest's output, split at `===== NAME` lines.
+struct Results {
+    sections: BTreeMap<String, String>,
+}
+
+impl Results {
+    fn parse(log: &str) -> Results {
+        let mut sections = BTreeMap::new();
+        let mut name: Option<String> = None;
+        let mut body = String::new();
+        for line in log.lines() {
+            let line = line.trim_end_matches('\r');
+            if let Some(next) = line.strip_prefix("===== ") {
+                if let Some(n) = name.take() {
+                    sections.insert(n, std::mem::take(&mut body));
+                }
+                name = Some(next.to_string());
+            } else if name.is_some() {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        if let Some(n) = name {
+            sections.insert(n, body);
+        }
+        Results { sections }
+    }
+
+    fn text(&self, name: &str) -> &str {
+        self.sections
+            .get(name)
+            .unwrap_or_else(|| panic!("no section {name:?} in the guest output"))
+    }
+
+    /// The JSON document in a section (lines before an `rc=` line).
+    fn json(&self, name: &str) -> Value {
+        let body: String = self
+            .text(name)
+            .lines()
+            .take_while(|l| !l.starts_with("rc="))
+            .collect::<Vec<_>>()
+            .join("\n");
+        serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("section {name:?} is not JSON ({e}):\n{body}"))
+    }
+
+    /// The exit status printed in a section (`rc=N`, the first one).
+    fn rc(&self, name: &str) -> i32 {
+        self.text(name)
+            .lines()
+            .find_map(|l| l.strip_prefix("rc="))
+            .unwrap_or_else(|| panic!("no rc= in {name:?}"))
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// The active scheduler in a `queue/scheduler` line of a section.
+    fn kernel_scheduler(&self, name: &str) -> String {
+        active_in(self.text(name))
+    }
+}
+
+/// Text with every run of whitespace made one space: prose checks survive word wrapping.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every line of a section a person reads fits an 80-column console.
+fn assert_fits(r: &Results, name: &str) {
+    for line in r.text(name).lines() {
+        assert!(line.chars().count() <= 80, "{name}: line too wide:\n{line}");
+    }
+}
+
+/// The active scheduler of the last `queue/scheduler` line (`none [mq-deadline] kyber`) in a
+/// text.
+fn active_in(text: &str) -> String {
+    text.split_whitespace()
+        .filter_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+        .next_back()
+        .unwrap_or_else(|| panic!("no [active] scheduler in {text:?}"))
+        .to_string()
+}
+
+fn run_lab(work: &Path) -> (Results, f64) {
+    let bin = build_static_binary();
+    let started = Instant::now();
+    let status = Command::new(repo().join("tests/vm/lab.sh"))
+        .args(["run"])
+        .arg(work)
+        .arg(repo().join("tests/vm/drive-control-guest.sh"))
+        .arg("standard")
+        .env("DISKTRIAGE_BIN", &bin)
+        .env("LAB_TOOLS", "smartctl nvme")
+        .env(
+            "LAB_PREPARE",
+            r#"printf "label: gpt\n,64M,L\n" | sfdisk -q "$WORK/virtio.img""#,
+        )
+        .env("LAB_TIMEOUT", "300")
+        .status()
+        .expect("run tests/vm/lab.sh");
+    let seconds = started.elapsed().as_secs_f64();
+    // Keep the logs where a developer can read them after a failure.
+    let keep = repo().join("target/lab");
+    std::fs::create_dir_all(&keep).unwrap();
+    for log in ["results.log", "console.log"] {
+        let _ = std::fs::copy(work.join(log), keep.join(format!("qemu-lab-{log}")));
+    }
+    assert!(
+        status.success(),
+        "the lab did not run to the end; see target/lab/qemu-lab-console.log and \
+         target/lab/qemu-lab-results.log"
+    );
+    let log = std::fs::read_to_string(work.join("results.log")).unwrap();
+    (Results::parse(&log), seconds)
+}
+
+/// Lab prerequisites: root, the packages `lab.sh check` wants, and the witnesses.
+fn lab_or_skip(test: &str) -> bool {
+    if !common::root_or_skip(test) {
+        return false;
+    }
+    let check = Command::new(repo().join("tests/vm/lab.sh"))
+        .arg("check")
+        .output()
+        .expect("run tests/vm/lab.sh check");
+    if !check.status.success() {
+        return common::skip(test, String::from_utf8_lossy(&check.stdout).trim());
+    }
+    for tool in ["smartctl", "nvme", "sfdisk"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return common::skip(
+                test,
+                &format!("{tool} missing (scripts/install-test-deps.sh installs it)"),
+            );
+        }
+    }
+    true
+}
+
+#[test]
+fn qemu_lab_drive_control() {
+    if !lab_or_skip("qemu_lab_drive_control") {
+        return;
+    }
+    let work = tempfile::Builder::new()
+        .prefix("disktriage-lab.")
+        .tempdir()
+        .unwrap();
+    let (r, seconds) = run_lab(work.path());
+    eprintln!("QEMU lab: boot and guest script took {seconds:.0} s");
+
+    let devices: BTreeMap<&str, &str> = r
+        .text("DEVICES")
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
+    let dev = |t: &str| devices[t].to_string();
+
+    check_list(&r, &dev);
+    check_cache(&r, &dev);
+    check_smart(&r, &dev);
+    let originals = check_scheduler(&r, &dev);
+    check_sessions(&r, &dev, &originals);
+}
+
+fn check_list(r: &Results, dev: &dyn Fn(&str) -> String) {
+    let doc = r.json("LIST-JSON");
+    let find = |name: &str| {
+        doc["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} missing from list --json"))
+    };
+    for (t, transport, serial) in [
+        ("sata", "sata", "DT-SATA-0"),
+        ("nvme", "nvme", "DT-NVME-0"),
+        ("nvmewarn", "nvme", "DT-NVME-WARN"),
+        ("scsi", "scsi", "DT-SCSI-0"),
+        ("virtio", "virtio", "DT-VIRTIO-0"),
+    ] {
+        let d = find(&dev(t));
+        assert_eq!(d["transport"], transport, "{t}");
+        assert_eq!(d["serial"], serial, "{t}");
+        assert_eq!(d["size_bytes"], 256u64 << 20, "{t}");
+        assert_eq!(d["kernel_write_cache"], "write back", "{t}");
+        assert!(d["scheduler"]["active"].is_string(), "{t}");
+        assert_eq!(d["in_use_summary"], "free", "{t}");
+    }
+    assert_eq!(find(&dev("sata"))["model"], "DT SATA DISK");
+    assert_eq!(find(&dev("sata"))["vendor"], "ATA");
+    assert_eq!(find(&dev("nvme"))["model"], "QEMU NVMe Ctrl");
+    assert_eq!(find(&dev("scsi"))["vendor"], "QEMU");
+    assert_eq!(
+        find(&dev("virtio"))["partitions"][0]["name"],
+        format!("{}1", dev("virtio"))
+    );
+    let table = r.text("LIST");
+    for t in ["sata", "nvme", "scsi", "virtio"] {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("{} ", dev(t))))
+            .unwrap_or_else(|| panic!("{t} row missing:\n{table}"));
+        assert!(row.contains(&format!(" {t} ")), "{row}");
+        assert!(row.len() <= 80, "{row}");
+    }
+}
+
+/// What the independent witness said: true for on.
+fn witness_says(t: &str, text: &str) -> bool {
+    let line = text.lines().next().unwrap_or_default();
+    match t {
+        // smartctl: "Write cache is:   Enabled" (ATA) / "Writeback Cache is:   Enabled" (SCSI)
+        "sata" | "scsi" => match line.rsplit(':').next().map(str::trim) {
+            Some("Enabled") => true,
+            Some("Disabled") => false,
+            _ => panic!("{t}: smartctl said {line:?}"),
+        },
+        // nvme-cli: "get-feature:0x06 (Volatile Write Cache), Current value:0x00000001"
+        "nvme" => {
+            let value = line.rsplit("Current value:").next().unwrap().trim();
+            let value = value.trim_start_matches("0x");
+            u32::from_str_radix(value, 16).unwrap_or_else(|_| panic!("nvme said {line:?}")) & 1 == 1
+        }
+        "virtio" => match line {
+            "cache_type: write back" => true,
+            "cache_type: write through" => false,
+            _ => panic!("virtio cache_type {line:?}"),
+        },
+        _ => unreachable!(),
+    }
+}
+
+fn kernel_says(text: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix("kernel: "))
+        .unwrap()
+        .to_string()
+}
+
+fn check_cache(r: &Results, dev: &dyn Fn(&str) -> String) {
+    for t in TRANSPORTS {
+        let initial = r.json(&format!("CACHE-INITIAL {t}"));
+        assert_eq!(
+            initial["drive"]["enabled"], true,
+            "{t} starts with the cache on"
+        );
+        assert_eq!(initial["device"], dev(t).as_str());
+
+        let off = r.json(&format!("CACHE-OFF {t}"));
+        assert_eq!(r.rc(&format!("CACHE-OFF {t}")), 0, "{t}");
+        assert_eq!(off["change"]["before"]["enabled"], true, "{t}");
+        assert_eq!(
+            off["change"]["after"]["enabled"], false,
+            "{t} read back off"
+        );
+        assert_eq!(off["change"]["journal"]["kind"], "recorded", "{t}");
+        assert_eq!(off["change"]["journal"]["original"], "on", "{t}");
+
+        // A new process reads it from the drive: off. So does someone else.
+        let fresh = r.json(&format!("CACHE-READ-OFF {t}"));
+        assert_eq!(fresh["drive"]["enabled"], false, "{t} fresh read");
+        let witness = r.text(&format!("WITNESS-OFF {t}"));
+        assert!(!witness_says(t, witness), "{t} witness: {witness}");
+
+        // The kernel's flush policy follows on SATA (libata revalidates), SCSI (our rescan)
+        // and virtio; the NVMe driver never re-reads it, and the report says they disagree.
+        if t == "nvme" {
+            assert_eq!(kernel_says(witness), "write back");
+            assert_eq!(fresh["kernel_flush_policy"], "write back");
+            assert_eq!(fresh["agreement"], "harmless_mismatch");
+            assert!(
+                fresh["disagreement"]
+                    .as_str()
+                    .unwrap()
+                    .contains("disagrees with the drive (cache off)")
+            );
+        } else {
+            assert_eq!(kernel_says(witness), "write through", "{t}");
+            assert_eq!(fresh["kernel_flush_policy"], "write through", "{t}");
+            assert_eq!(fresh["agreement"], "agree", "{t}");
+        }
+
+        let on = r.json(&format!("CACHE-ON {t}"));
+        assert_eq!(r.rc(&format!("CACHE-ON {t}")), 0, "{t}");
+        assert_eq!(on["change"]["after"]["enabled"], true, "{t} read back on");
+        assert_eq!(
+            on["change"]["journal"]["kind"], "back_to_original",
+            "{t}: on again is the recorded original, so the entry goes"
+        );
+        let fresh = r.json(&format!("CACHE-READ-ON {t}"));
+        assert_eq!(fresh["drive"]["enabled"], true, "{t}");
+        let witness = r.text(&format!("WITNESS-ON {t}"));
+        assert!(witness_says(t, witness), "{t} witness: {witness}");
+        assert_eq!(kernel_says(witness), "write back", "{t}");
+    }
+
+    // The text a person reads: the drive's state, the kernel's policy, the restore hint.
+    for name in [
+        "CACHE-TEXT-OFF",
+        "CACHE-TEXT-NVME-OFF",
+        "CACHE-TEXT-RESTORE",
+        "CACHE-TEXT-READ",
+    ] {
+        assert_fits(r, name);
+    }
+    let text = flat(r.text("CACHE-TEXT-OFF"));
+    assert!(text.contains("drive write cache turned off"), "{text}");
+    assert!(
+        text.contains("Drive write cache off (read back from the drive"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Kernel flush policy write through (sends no flushes"),
+        "{text}"
+    );
+    assert!(text.contains("`disktriage restore` puts it back"), "{text}");
+    let text = flat(r.text("CACHE-TEXT-NVME-OFF"));
+    assert!(
+        text.contains("Disagreement: the kernel's flush policy (write back) disagrees"),
+        "{text}"
+    );
+    let text = flat(r.text("CACHE-TEXT-RESTORE"));
+    assert!(
+        text.contains(&format!(
+            "{}: drive write cache put back to on (was off; read back)",
+            dev("sata")
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "{}: drive write cache put back to on",
+            dev("nvme")
+        )),
+        "{text}"
+    );
+    assert!(flat(r.text("CACHE-TEXT-READ")).contains("Drive write cache on"));
+
+    let part = r.json("CACHE-PARTITION");
+    assert_eq!(part["device"], dev("virtio").as_str());
+    assert_eq!(part["partition"], format!("{}1", dev("virtio")));
+    // Nothing left in the journal after the cache round trips.
+    assert_eq!(r.text("JOURNAL-AFTER-CACHE").trim(), "journal.lock\nend");
+}
+
+fn check_smart(r: &Results, dev: &dyn Fn(&str) -> String) {
+    let sata = r.json("SMART sata");
+    assert_eq!(sata["verdict"], "PASSED");
+    assert_eq!(sata["source"], "ATA SMART");
+    assert_eq!(sata["temperature_c"], 31);
+    assert_eq!(sata["ata"]["status"], "good");
+    assert_eq!(sata["ata"]["attributes"].as_array().unwrap().len(), 7);
+    assert_eq!(r.rc("SMART sata"), 0);
+
+    let nvme = r.json("SMART nvme");
+    assert_eq!(nvme["verdict"], "PASSED");
+    assert_eq!(nvme["nvme"]["critical_warning"], 0);
+    assert_eq!(nvme["temperature_c"], 50);
+
+    let warn = r.json("SMART nvmewarn");
+    assert_eq!(warn["verdict"], "FAILED");
+    assert_eq!(warn["nvme"]["critical_warning"], 4);
+    assert_eq!(
+        warn["findings"],
+        serde_json::json!([{"severity": "FAILED", "text": "NVMe critical warning: reliability degraded"}])
+    );
+    assert_eq!(r.rc("SMART nvmewarn"), 3);
+
+    let scsi = r.json("SMART scsi");
+    assert_eq!(scsi["verdict"], "UNAVAILABLE");
+    assert_eq!(scsi["source"], "smartctl 7.3");
+    assert!(
+        scsi["unavailable_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("SMART not available on scsi")
+    );
+    let scsi = r.json("SMART-NO-SMARTCTL scsi");
+    assert!(
+        scsi["unavailable_reason"]
+            .as_str()
+            .unwrap()
+            .contains("smartctl, which could try, is not installed"),
+        "{scsi}"
+    );
+    let virtio = r.json("SMART virtio");
+    assert_eq!(
+        virtio["unavailable_reason"],
+        "SMART not available on virtio"
+    );
+
+    assert_fits(r, "SMART-TEXT sata");
+    assert_fits(r, "SMART-TEXT nvmewarn");
+    let text = r.text("SMART-TEXT sata");
+    assert!(
+        text.starts_with(&format!("{} (sata): SMART PASSED", dev("sata"))),
+        "{text}"
+    );
+    assert!(text.contains("190 Airflow_Temperature_Cel"), "{text}");
+    let text = flat(r.text("SMART-TEXT nvmewarn"));
+    assert!(text.contains("SMART FAILED"), "{text}");
+    assert!(text.contains("FAILED: NVMe critical warning: reliability degraded"));
+
+    let temp = r.text("TEMP");
+    assert!(
+        temp.contains(&format!("{} 0.0 s: 31 C", dev("sata"))),
+        "{temp}"
+    );
+    assert_eq!(temp.matches(": 31 C").count(), 2, "{temp}");
+    assert_eq!(temp.matches(": 50 C").count(), 2, "{temp}");
+    assert!(temp.contains(&format!("{} 0.0 s: no sensor", dev("virtio"))));
+}
+
+/// Checks the scheduler steps; returns each disk's scheduler as the sessions find it.
+fn check_scheduler(r: &Results, dev: &dyn Fn(&str) -> String) -> BTreeMap<&'static str, String> {
+    let mut originals = BTreeMap::new();
+    for t in TRANSPORTS {
+        let before = r.json(&format!("SCHED-BEFORE {t}"));
+        let original = before["scheduler"]["active"].as_str().unwrap().to_string();
+        assert_ne!(original, "bfq", "{t}: the test switches to bfq");
+        let set = r.json(&format!("SCHED-SET {t}"));
+        assert_eq!(r.rc(&format!("SCHED-SET {t}")), 0);
+        assert_eq!(set["scheduler"]["active"], "bfq", "{t} read back");
+        assert_eq!(set["change"]["journal"]["original"], original.as_str());
+        assert_eq!(
+            r.kernel_scheduler(&format!("SCHED-KERNEL {t}")),
+            "bfq",
+            "{t}"
+        );
+        originals.insert(t, original);
+    }
+    let unknown = r.text("SCHED-UNKNOWN");
+    assert_eq!(r.rc("SCHED-UNKNOWN"), 1);
+    assert!(
+        unknown.contains("unknown I/O scheduler \"nosuch\"") && unknown.contains("available: "),
+        "{unknown}"
+    );
+    for s in ["mq-deadline", "kyber", "bfq", "none"] {
+        assert!(unknown.contains(s), "{s} listed: {unknown}");
+    }
+    // A partition means its disk; the disk's first original stays recorded.
+    let part = r.json("SCHED-PARTITION");
+    assert_eq!(part["device"], dev("virtio").as_str());
+    assert_eq!(part["scheduler"]["active"], "kyber");
+    assert_eq!(part["change"]["journal"]["earlier"], true);
+
+    let restored = r.json("RESTORE-SCHED");
+    let outcomes = restored["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 4);
+    assert!(
+        outcomes.iter().all(|o| o["result"] == "restored"),
+        "{restored}"
+    );
+    for t in TRANSPORTS {
+        assert_eq!(
+            r.kernel_scheduler(&format!("SCHED-RESTORED {t}")),
+            originals[t],
+            "{t} back to its original"
+        );
+    }
+    assert_fits(r, "SCHED-KEEP");
+    assert_fits(r, "RESTORE-LIST");
+    let keep = r.text("SCHED-KEEP");
+    assert!(flat(keep).contains("kept: nothing recorded"), "{keep}");
+    assert!(keep.contains("Nothing to restore"), "{keep}");
+    assert_eq!(active_in(keep), "none", "kept");
+    // The guest then keeps mq-deadline on virtio for the session steps.
+    originals.insert("virtio", "mq-deadline".to_string());
+    originals
+}
+
+fn check_sessions(
+    r: &Results,
+    dev: &dyn Fn(&str) -> String,
+    originals: &BTreeMap<&'static str, String>,
+) {
+    // SIGKILL: nothing runs on the way out; the journal holds both originals.
+    let held = r.text("HOLD-KILL-HELD");
+    assert!(held.contains("\"enabled\": false"), "{held}");
+    assert_eq!(active_in(held), "none");
+    assert_fits(r, "RESTORE-WHILE-ALIVE");
+    assert_fits(r, "CACHE-HINT-AFTER-KILL");
+    let alive = r.text("RESTORE-WHILE-ALIVE");
+    assert_eq!(
+        flat(alive)
+            .matches("left as it is: disktriage (pid")
+            .count(),
+        2,
+        "a live session's changes are left to it: {alive}"
+    );
+    assert_eq!(active_in(alive), "none");
+    let journal: Value = serde_json::from_str(r.text("JOURNAL-AFTER-KILL")).unwrap();
+    let entries = journal["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert!(entries.iter().all(|e| e["lifetime"] == "session"));
+    assert!(
+        flat(r.text("CACHE-HINT-AFTER-KILL"))
+            .contains("holds 2 change(s) left by a disktriage that did not exit cleanly")
+    );
+    let restored = r.json("RESTORE-AFTER-KILL");
+    let results: Vec<(&str, &str)> = restored["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["result"].as_str().unwrap(), o["now"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        results,
+        [("restored", originals["sata"].as_str()), ("restored", "on")]
+    );
+    let after = r.text("STATE-AFTER-KILL-RESTORE");
+    assert!(after.contains("\"enabled\": true"), "{after}");
+    assert_eq!(active_in(after), originals["sata"]);
+    assert!(!after.contains("journal.json"), "journal emptied: {after}");
+
+    // SIGTERM, panic and a normal end restore by themselves.
+    for (section, state, t, code) in [
+        ("HOLD-TERM", "STATE-AFTER-TERM", "nvme", 143),
+        ("HOLD-PANIC", "STATE-AFTER-PANIC", "scsi", 101),
+        ("HOLD-NORMAL", "STATE-AFTER-NORMAL", "virtio", 0),
+    ] {
+        let out = flat(r.text(section));
+        assert_eq!(r.rc(section), code, "{section}:\n{out}");
+        assert!(out.contains("holding pid"), "{section}:\n{out}");
+        assert!(
+            out.contains(&format!(
+                "{}: drive write cache put back to on (was off; read back)",
+                dev(t)
+            )),
+            "{section}:\n{out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "{}: scheduler put back to {}",
+                dev(t),
+                originals[t]
+            )),
+            "{section}:\n{out}"
+        );
+        let state_text = r.text(state);
+        assert!(
+            state_text.contains("\"enabled\": true"),
+            "{state}: {state_text}"
+        );
+        assert!(
+            state_text.contains(&format!("[{}]", originals[t])),
+            "{state}: {state_text}"
+        );
+        assert!(
+            !state_text.contains("journal.json"),
+            "{state}: {state_text}"
+        );
+    }
+    assert_fits(r, "HOLD-TERM");
+    assert_fits(r, "HOLD-NORMAL");
+    assert!(r.text("HOLD-TERM").contains("SIGTERM: putting back"));
+    assert!(r.text("HOLD-PANIC").contains("panic: putting back"));
+    assert!(r.text("RESTORE-NOTHING").contains("Nothing to restore"));
+}

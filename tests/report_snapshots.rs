@@ -1,0 +1,191 @@
+//! What `cache`, `sched`, `smart` and `restore` print, driven through `FakeDrives` (the same
+//! stand-in the TUI's snapshot tests will use) with readings built from the captured lab
+//! pages. Snapshots live in `tests/snapshots/`.
+
+#![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use disktriage::changes::{Changer, Journal, RestoreScope};
+use disktriage::control;
+use disktriage::model::{
+    AtaSmart, AtaSmartStatus, CacheStatus, Lifetime, Owner, SmartReading, Transport,
+};
+use disktriage::report;
+use disktriage::smart::ata::{
+    attribute_table, parse_identify, parse_smart_data, parse_smart_thresholds,
+};
+use disktriage::smart::nvme::parse_health_log;
+use disktriage::sys::{DriveControl, FakeDevice, FakeDrives};
+
+/// What the reports name as the journal (the real one lives in a temporary directory).
+const SHOWN_JOURNAL: &str = "/run/disktriage";
+
+fn page(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pages")
+        .join(name);
+    let text = std::fs::read_to_string(path).unwrap();
+    let hex: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
+    hex.chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
+        .collect()
+}
+
+fn lab_sata_smart() -> AtaSmart {
+    let id = parse_identify(&page("qemu-sata-0-ata-identify.hex")).unwrap();
+    let data = parse_smart_data(&page("qemu-sata-0-ata-smart-data.hex")).unwrap();
+    let thresholds = parse_smart_thresholds(&page("qemu-sata-0-ata-smart-thresholds.hex")).unwrap();
+    AtaSmart {
+        smart_supported: id.smart_supported,
+        smart_enabled: id.smart_enabled,
+        status: AtaSmartStatus::Good,
+        status_note: None,
+        attributes: attribute_table(&data, Some(&thresholds)),
+        attribute_problem: None,
+    }
+}
+
+fn drives() -> Arc<FakeDrives> {
+    let mut sda = FakeDevice::new("sda", Transport::Sata);
+    sda.smart = Ok(SmartReading::Ata(lab_sata_smart()));
+    sda.partitions = vec!["sda1".into()];
+    let mut nvme = FakeDevice::new("nvme1n1", Transport::Nvme);
+    nvme.smart = Ok(SmartReading::Nvme(
+        parse_health_log(&page("qemu-nvme-warn-nvme-smart-log.hex")).unwrap(),
+    ));
+    Arc::new(
+        FakeDrives::new()
+            .with(sda)
+            .with(nvme)
+            .with(FakeDevice::new("loop0", Transport::Loop).without_cache_control()),
+    )
+}
+
+fn changer(drives: &Arc<FakeDrives>, dir: &Path) -> Changer {
+    let owner = Owner {
+        pid: 99_999_123,
+        start_time: 1,
+    };
+    Changer::new(
+        drives.clone(),
+        Journal::open_as(dir, owner).unwrap(),
+        Lifetime::Persisted,
+    )
+}
+
+#[test]
+fn smart_sata_lab_drive() {
+    let d = drives();
+    let target = d.resolve("/dev/sda1").unwrap();
+    let h = control::smart_health(d.as_ref(), &target.device).unwrap();
+    insta::assert_snapshot!(report::smart::render_text(
+        &h,
+        target.partition.as_deref(),
+        80
+    ));
+}
+
+#[test]
+fn smart_nvme_critical_warning() {
+    let d = drives();
+    let dev = d.device("nvme1n1").unwrap();
+    let h = control::smart_health(d.as_ref(), &dev).unwrap();
+    insta::assert_snapshot!(report::smart::render_text(&h, None, 80));
+}
+
+#[test]
+fn smart_ata_with_bad_sectors_and_a_vendor_attribute() {
+    let d = drives();
+    let mut smart = lab_sata_smart();
+    for a in &mut smart.attributes {
+        if a.id == 5 {
+            a.raw = 12;
+            a.decoded = Some("12 sectors".into());
+        }
+    }
+    // A vendor-specific attribute at its threshold: shown raw, noted, not judged.
+    let mut vendor = smart.attributes[0].clone();
+    vendor.id = 231;
+    vendor.name = "Unknown_Attribute".into();
+    vendor.known = false;
+    vendor.value = 5;
+    vendor.worst = 5;
+    vendor.threshold = Some(10);
+    vendor.raw = 0x0102_0304_0506;
+    vendor.decoded = None;
+    vendor.state = disktriage::model::AttributeState::FailingNow;
+    smart.attributes.push(vendor);
+    d.update("sda", |dev| dev.smart = Ok(SmartReading::Ata(smart)));
+    let dev = d.device("sda").unwrap();
+    let h = control::smart_health(d.as_ref(), &dev).unwrap();
+    insta::assert_snapshot!(report::smart::render_text(&h, None, 80));
+}
+
+#[test]
+fn cache_status_and_changes() {
+    let d = drives();
+    let dir = tempfile::tempdir().unwrap();
+    let shown = Path::new(SHOWN_JOURNAL);
+    let mut out = String::new();
+
+    let sda = d.device("sda").unwrap();
+    let status = control::cache_status(d.as_ref(), &sda).unwrap();
+    out += &report::cache::render_status(&status, None, 80);
+
+    let loop0 = d.device("loop0").unwrap();
+    let status = control::cache_status(d.as_ref(), &loop0).unwrap();
+    out += &report::cache::render_status(&status, None, 80);
+
+    let c = changer(&d, dir.path());
+    let change = c.set_write_cache(&sda, false, false).unwrap();
+    let status = CacheStatus::new(
+        &sda.name,
+        sda.transport,
+        Ok(change.after.clone()),
+        change.kernel_after,
+    );
+    out += &report::cache::render_change(&change, &status, Some("sda1"), shown, 80);
+
+    let nvme = d.device("nvme1n1").unwrap();
+    let change = c.set_write_cache(&nvme, false, true).unwrap();
+    let status = CacheStatus::new(
+        &nvme.name,
+        nvme.transport,
+        Ok(change.after.clone()),
+        change.kernel_after,
+    );
+    out += &report::cache::render_change(&change, &status, None, shown, 80);
+
+    // A drive that acknowledges but keeps its cache: the report says what the drive says.
+    d.update("sda", |dev| dev.cache_ignores_set = true);
+    let change = c.set_write_cache(&sda, true, false).unwrap();
+    let status = CacheStatus::new(
+        &sda.name,
+        sda.transport,
+        Ok(change.after.clone()),
+        change.kernel_after,
+    );
+    out += &report::cache::render_change(&change, &status, None, shown, 80);
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn sched_change_and_restore() {
+    let d = drives();
+    let dir = tempfile::tempdir().unwrap();
+    let shown = Path::new(SHOWN_JOURNAL);
+    let c = changer(&d, dir.path());
+    let sda = d.device("sda").unwrap();
+    let mut out = report::sched::render_status(&sda.name, &d.scheduler(&sda).unwrap(), None);
+    let change = c.set_scheduler(&sda, "bfq", false).unwrap();
+    out += &report::sched::render_change(&change, None, shown, 80);
+    let change = c.set_scheduler(&sda, "kyber", false).unwrap();
+    out += &report::sched::render_change(&change, Some("sda1"), shown, 80);
+    c.set_write_cache(&sda, false, false).unwrap();
+    d.remove("nvme1n1");
+    let outcomes = c.restore(RestoreScope::All { force: false }).unwrap();
+    out += &report::restore::render_text(&outcomes);
+    insta::assert_snapshot!(out);
+}
