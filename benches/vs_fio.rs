@@ -6,8 +6,10 @@
 //! Jobs: 4 KiB random reads at QD1 and QD32 on zram (filled with random data first, so reads
 //! decompress real pages instead of returning a shared zero page), and 1 MiB sequential reads
 //! and writes at QD1 and QD8 on a loop device over a tmpfs file. Both tools run as child
-//! processes with io_uring, O_DIRECT, a 1 s warm-up and the same offsets model (uniform random,
-//! no random map). Each round runs fio and disktriage back to back, in alternating order.
+//! processes with io_uring, O_DIRECT, registered buffers (fio's --fixedbufs, its fastest
+//! io_uring set-up and the same kernel path as disktriage's), a 1 s warm-up and the same
+//! offsets model (uniform random, no random map). Each round runs fio and disktriage back to
+//! back, in alternating order.
 //!
 //! CPU per I/O is measured the same way for both, from outside: the child process's whole CPU
 //! time (getrusage RUSAGE_CHILDREN around its run: every thread, including the kernel's

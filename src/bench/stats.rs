@@ -1,8 +1,9 @@
 //! Measurements: latency histograms, the per-interval samples workers send, the aggregated
 //! interval points a run's series is made of, and run totals.
 //!
-//! Latency is completion latency: from the moment an I/O is handed to the kernel to the moment
-//! its completion is reaped (fio's `clat`). It is recorded in nanoseconds into an HDR histogram
+//! Latency is completion latency, as fio's `clat`: from the return of the submission call that
+//! handed the I/O to the kernel (io_uring; for the synchronous engine, the start of the
+//! pread/pwrite) to the moment its completion is reaped. It is recorded in nanoseconds into an HDR histogram
 //! with 3 significant digits (every value is kept to within 0.1 %), from 1 ns to 60 s; longer
 //! latencies are counted as 60 s.
 

@@ -265,12 +265,28 @@ fn uring_loop(
         if queue.in_flight() == 0 {
             break;
         }
-        // One clock read stamps every I/O of this submission batch.
-        let submitted = Instant::now();
-        for &s in &fresh {
-            meta[s as usize].2 = submitted;
+        // As fio's clat: an I/O's latency starts when the submission call that handed it to
+        // the kernel returns (one clock read stamps the whole batch), and ends when its
+        // completion is reaped.
+        if !fresh.is_empty() {
+            if let Err(e) = queue.submit() {
+                failure.get_or_insert(IoFailure {
+                    worker: ctx.worker,
+                    op: OpKind::Read,
+                    offset: 0,
+                    len: 0,
+                    errno: e.raw_os_error(),
+                    transferred: None,
+                });
+                ctx.stop.store(true, Ordering::Relaxed);
+                break;
+            }
+            let submitted = Instant::now();
+            for &s in &fresh {
+                meta[s as usize].2 = submitted;
+            }
+            fresh.clear();
         }
-        fresh.clear();
         if let Err(e) = queue.submit_and_wait(1, wait) {
             failure.get_or_insert(IoFailure {
                 worker: ctx.worker,

@@ -216,6 +216,22 @@ impl UringQueue {
         self.push(entry.user_data(u64::from(slot)), i)
     }
 
+    /// Hands the queued I/Os to the kernel without waiting; returns how many it took.
+    pub fn submit(&mut self) -> io::Result<usize> {
+        if self.queued == 0 {
+            return Ok(0);
+        }
+        match self.ring.submit() {
+            Ok(n) => {
+                self.queued = self.queued.saturating_sub(n);
+                Ok(n)
+            }
+            // Interrupted, or the completion queue is full: the caller reaps and comes back.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Submits what is queued and waits until at least `want` completions are ready or
     /// `timeout` passes (so a caller can flush statistics and notice a stop request even when
     /// the device does not answer). A timeout is not an error.
