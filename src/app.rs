@@ -6,7 +6,7 @@
 pub mod picker;
 pub mod records;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -19,7 +19,7 @@ use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
 use crate::bench::target::TargetInfo;
 use crate::event::{Cmd, ExportFormat, Msg};
-use crate::model::{BlockDevice, Inventory};
+use crate::model::{BlockDevice, CacheStatus, Inventory, SmartHealth, Transport};
 use picker::{Field, Values, fields_for};
 pub use records::{PhaseFigures, RunRecord, Stat};
 
@@ -94,6 +94,19 @@ pub enum Overlay {
         error: Option<String>,
     },
     QuitConfirm,
+    /// The drive's own write cache: state, kernel view, switch.
+    DriveCache {
+        device: String,
+    },
+    /// Changes a killed or crashed session left behind: restore them?
+    Orphans {
+        lines: Vec<String>,
+    },
+    /// Information to acknowledge (what a restore did).
+    Message {
+        title: String,
+        lines: Vec<String>,
+    },
     /// A finished run's text report, scrolled.
     Report {
         record: usize,
@@ -108,6 +121,38 @@ pub struct SchedulerChange {
     pub original: String,
     pub current: String,
     /// Kept by the admin: not restored on exit.
+    pub keep: bool,
+}
+
+/// What the drive itself says, as far as it has been read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DriveState {
+    pub cache: Option<Result<CacheStatus, String>>,
+    pub health: Option<Result<Box<SmartHealth>, String>>,
+    pub reading: bool,
+}
+
+impl DriveState {
+    /// "on", "off", "n/a" for the drive's cache; `None` when not read yet.
+    pub fn cache_word(&self) -> Option<&'static str> {
+        match &self.cache {
+            Some(Ok(c)) => Some(match c.drive.as_ref().and_then(|d| d.enabled) {
+                Some(true) => "on",
+                Some(false) => "off",
+                None => "n/a",
+            }),
+            Some(Err(_)) => Some("?"),
+            None => None,
+        }
+    }
+}
+
+/// A drive write-cache switch this session made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheSwitch {
+    pub device: String,
+    pub original: bool,
+    pub current: bool,
     pub keep: bool,
 }
 
@@ -187,6 +232,10 @@ pub struct LiveRun {
     pub stopping: bool,
     pub finished: bool,
     pub error: Option<String>,
+    /// The drive's cache when the run started ("on", "off", "n/a").
+    pub drive_cache: Option<String>,
+    /// Temperature readings: (seconds since the run started, degrees C), bounded.
+    pub temps: VecDeque<(f64, i64)>,
 }
 
 impl LiveRun {
@@ -222,6 +271,9 @@ pub struct App {
     /// Records marked for comparison (at most two, in marking order).
     pub marks: Vec<usize>,
     pub scheduler_changes: Vec<SchedulerChange>,
+    pub cache_switches: Vec<CacheSwitch>,
+    /// The drives' own state (cache, SMART) by device name.
+    pub drives: BTreeMap<String, DriveState>,
     /// A short message for the status line and when it was set.
     pub status: Option<(String, Duration)>,
     pub is_root: bool,
@@ -250,6 +302,8 @@ impl App {
             record_row: 0,
             marks: Vec::new(),
             scheduler_changes: Vec::new(),
+            cache_switches: Vec::new(),
+            drives: BTreeMap::new(),
             status: None,
             is_root,
             console,
@@ -319,6 +373,7 @@ impl App {
             }
             Msg::Inventory(result) => {
                 self.last_inventory = self.now;
+                let first = self.inventory.is_none();
                 match result {
                     Ok(inv) => {
                         self.inventory = Some(inv);
@@ -327,6 +382,53 @@ impl App {
                         self.device_row = self.device_row.min(n.saturating_sub(1));
                     }
                     Err(e) => self.inventory_error = Some(e),
+                }
+                if first && self.is_root {
+                    return self.read_all_drives();
+                }
+                Vec::new()
+            }
+            Msg::DriveStatus {
+                device,
+                cache,
+                health,
+            } => {
+                let st = self.drives.entry(device).or_default();
+                st.cache = Some(cache);
+                if health.is_some() {
+                    st.health = health;
+                }
+                st.reading = false;
+                Vec::new()
+            }
+            Msg::DriveCacheSet { device, result } => self.drive_cache_set(device, result),
+            Msg::Orphans(lines) => {
+                if !lines.is_empty() {
+                    self.overlay = Some(Overlay::Orphans { lines });
+                }
+                Vec::new()
+            }
+            Msg::Restored(lines) => {
+                self.overlay = Some(Overlay::Message {
+                    title: "Restored".into(),
+                    lines,
+                });
+                let mut cmds = vec![Cmd::RefreshInventory];
+                cmds.extend(self.read_all_drives());
+                cmds
+            }
+            Msg::Temperature {
+                device,
+                at,
+                celsius,
+            } => {
+                if let Some(run) = &mut self.run
+                    && run.device == device
+                {
+                    if run.temps.len() == LIVE_HISTORY {
+                        run.temps.pop_front();
+                    }
+                    run.temps.push_back((at, celsius));
                 }
                 Vec::new()
             }
@@ -375,6 +477,90 @@ impl App {
                     Ok(path) => self.info(format!("exported to {}", path.display())),
                     Err(e) => self.error(format!("export failed: {e}")),
                 }
+                Vec::new()
+            }
+        }
+    }
+
+    /// Asks for the drive state of every real drive (virtual devices have none). SMART is not
+    /// read from USB bridges unasked: some misbehave on pass-through commands.
+    fn read_all_drives(&mut self) -> Vec<Cmd> {
+        let devices: Vec<(String, Transport)> = self
+            .visible_devices()
+            .iter()
+            .filter(|d| !d.transport.is_virtual())
+            .map(|d| (d.name.clone(), d.transport))
+            .collect();
+        devices
+            .into_iter()
+            .map(|(device, transport)| {
+                self.drives.entry(device.clone()).or_default().reading = true;
+                Cmd::ReadDriveStatus {
+                    device,
+                    health: transport != Transport::Usb,
+                }
+            })
+            .collect()
+    }
+
+    fn drive_cache_set(
+        &mut self,
+        device: String,
+        result: Result<Box<crate::changes::CacheChange>, String>,
+    ) -> Vec<Cmd> {
+        match result {
+            Ok(change) => {
+                let after = change.after.enabled;
+                let before = change.before.enabled;
+                if let (Some(was), Some(now)) = (before, after) {
+                    match self.cache_switches.iter_mut().find(|c| c.device == device) {
+                        Some(c) => c.current = now,
+                        None if was != now => self.cache_switches.push(CacheSwitch {
+                            device: device.clone(),
+                            original: was,
+                            current: now,
+                            keep: false,
+                        }),
+                        None => {}
+                    }
+                }
+                self.cache_switches
+                    .retain(|c| c.keep || c.original != c.current);
+                let word = |b: Option<bool>| match b {
+                    Some(true) => "on",
+                    Some(false) => "off",
+                    None => "unknown",
+                };
+                let back = self
+                    .cache_switches
+                    .iter()
+                    .find(|c| c.device == device && !c.keep)
+                    .map(|c| format!(" (back to {} on exit)", word(Some(c.original))))
+                    .unwrap_or_default();
+                let kernel = change.kernel_after.map_or("?", |k| k.as_str());
+                if change.took_effect() {
+                    self.info(format!(
+                        "{device}: the drive reports its write cache {}{back}; kernel flush \
+                         policy {kernel}; R reruns",
+                        word(after)
+                    ));
+                } else {
+                    self.error(format!(
+                        "{device}: asked for write cache {}, the drive reports {}",
+                        word(Some(change.requested)),
+                        word(after)
+                    ));
+                }
+                vec![
+                    Cmd::RefreshInventory,
+                    Cmd::ReadDriveStatus {
+                        device,
+                        health: false,
+                    },
+                ]
+            }
+            Err(e) => {
+                self.error(format!("cannot switch the write cache of {device}: {e}"));
                 Vec::new()
             }
         }
@@ -551,6 +737,19 @@ impl App {
                 return Vec::new();
             }
             KeyCode::Char('s') if self.screen != Screen::Tests => return self.open_scheduler(),
+            KeyCode::Char('w') if self.screen != Screen::Tests => return self.open_drive_cache(),
+            KeyCode::Char('h') if self.screen == Screen::Devices => {
+                if let Some(d) = self.selected_device().map(|d| d.name.clone()) {
+                    self.drives.entry(d.clone()).or_default().reading = true;
+                    self.info(format!(
+                        "{d}: reading the drive's cache state and SMART health"
+                    ));
+                    return vec![Cmd::ReadDriveStatus {
+                        device: d,
+                        health: true,
+                    }];
+                }
+            }
             KeyCode::Char('R') => return self.rerun(None),
             _ => {}
         }
@@ -766,6 +965,29 @@ impl App {
         Vec::new()
     }
 
+    fn open_drive_cache(&mut self) -> Vec<Cmd> {
+        let Some(name) = self.focus_device() else {
+            self.error("no device selected");
+            return Vec::new();
+        };
+        if self.running() {
+            self.error("switch the write cache between runs, not during one (x stops the run)");
+            return Vec::new();
+        }
+        if !self.drives.contains_key(&name) {
+            self.drives.entry(name.clone()).or_default().reading = true;
+            self.overlay = Some(Overlay::DriveCache {
+                device: name.clone(),
+            });
+            return vec![Cmd::ReadDriveStatus {
+                device: name,
+                health: false,
+            }];
+        }
+        self.overlay = Some(Overlay::DriveCache { device: name });
+        Vec::new()
+    }
+
     /// Reruns a record's request (the latest when `None`).
     fn rerun(&mut self, record: Option<usize>) -> Vec<Cmd> {
         let Some(i) = record.or_else(|| self.records.len().checked_sub(1)) else {
@@ -836,6 +1058,11 @@ impl App {
             return Vec::new();
         }
         let record = self.records.len();
+        let drive_cache = self
+            .drives
+            .get(&device)
+            .and_then(DriveState::cache_word)
+            .map(str::to_string);
         self.records.push(RunRecord::new(
             record,
             device.clone(),
@@ -862,14 +1089,68 @@ impl App {
             stopping: false,
             finished: false,
             error: None,
+            drive_cache,
+            temps: VecDeque::new(),
         });
+        if let Some(rec) = self.records.get_mut(record) {
+            rec.drive_cache = self.run.as_ref().and_then(|r| r.drive_cache.clone());
+        }
         self.screen = Screen::Run;
         vec![Cmd::StartRun(Box::new(request))]
     }
 
     fn overlay_key(&mut self, overlay: Overlay, k: KeyEvent) -> Vec<Cmd> {
         match overlay {
-            Overlay::Help | Overlay::Error(_) => Vec::new(),
+            Overlay::Help | Overlay::Error(_) | Overlay::Message { .. } => Vec::new(),
+            Overlay::Orphans { lines } => match k.code {
+                KeyCode::Char('y') => vec![Cmd::RestoreOrphans],
+                KeyCode::Char('n') | KeyCode::Esc => {
+                    self.info("left as they are: `disktriage restore` puts them back later");
+                    Vec::new()
+                }
+                _ => {
+                    self.overlay = Some(Overlay::Orphans { lines });
+                    Vec::new()
+                }
+            },
+            Overlay::DriveCache { device } => match k.code {
+                KeyCode::Char('o') | KeyCode::Char('0') => vec![Cmd::SetDriveCache {
+                    device,
+                    enabled: false,
+                }],
+                KeyCode::Char('n') | KeyCode::Char('1') => vec![Cmd::SetDriveCache {
+                    device,
+                    enabled: true,
+                }],
+                KeyCode::Char('K') => {
+                    let kept = self
+                        .cache_switches
+                        .iter_mut()
+                        .find(|c| c.device == device)
+                        .map(|c| {
+                            c.keep = true;
+                            c.current
+                        });
+                    match kept {
+                        Some(on) => {
+                            self.info(format!(
+                                "{device}: keeping the drive write cache {} after exit",
+                                if on { "on" } else { "off" }
+                            ));
+                            vec![Cmd::KeepDriveCache { device }]
+                        }
+                        None => {
+                            self.info(format!("{device}: nothing changed to keep"));
+                            Vec::new()
+                        }
+                    }
+                }
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => Vec::new(),
+                _ => {
+                    self.overlay = Some(Overlay::DriveCache { device });
+                    Vec::new()
+                }
+            },
             Overlay::QuitConfirm => match k.code {
                 KeyCode::Char('y') | KeyCode::Char('q') => {
                     self.quitting = true;

@@ -109,6 +109,9 @@ pub enum RestoreScope {
     /// Everything, except session changes of a disktriage that is still running (unless
     /// `force`): `disktriage restore`.
     All { force: bool },
+    /// Session changes whose disktriage is gone (killed or crashed): what a new session offers
+    /// to put back when it starts. Changes a single-shot command persisted stay.
+    Orphans,
 }
 
 /// What restoring one entry came to.
@@ -409,6 +412,19 @@ impl Changer {
         }
     }
 
+    /// Session entries left by a disktriage that is gone (see `RestoreScope::Orphans`).
+    pub fn orphans(&self) -> Result<Vec<JournalEntry>, ChangeError> {
+        let me = self.journal.owner();
+        Ok(self
+            .journal
+            .entries()?
+            .into_iter()
+            .filter(|e| {
+                e.lifetime == Lifetime::Session && e.owner != me && !process::is_alive(&e.owner)
+            })
+            .collect())
+    }
+
     /// Puts back the recorded originals in `scope`, newest first, reading each back. Entries
     /// restored (or found already original, or whose device is gone) leave the journal;
     /// failures and skipped ones stay.
@@ -421,6 +437,9 @@ impl Changer {
             .filter(|e| match scope {
                 RestoreScope::Mine => e.owner == me && e.lifetime == Lifetime::Session,
                 RestoreScope::All { .. } => true,
+                RestoreScope::Orphans => {
+                    e.lifetime == Lifetime::Session && e.owner != me && !process::is_alive(&e.owner)
+                }
             })
             .collect();
         entries.sort_by_key(|e| std::cmp::Reverse(e.id));

@@ -13,7 +13,8 @@ use crate::bench::runner::RunEvent;
 use crate::bench::session::RunRequest;
 use crate::bench::spec::Plan;
 use crate::bench::target::TargetInfo;
-use crate::model::Inventory;
+use crate::changes::CacheChange;
+use crate::model::{CacheStatus, Inventory, SmartHealth};
 use crate::report::run::RunReport;
 
 /// A message for `App::update`.
@@ -40,6 +41,27 @@ pub enum Msg {
     Run(Box<RunEvent>),
     RunFinished(Box<Result<RunReport, String>>),
     Exported(Result<PathBuf, String>),
+    /// The drive's own cache state and SMART health, read in the background.
+    DriveStatus {
+        device: String,
+        cache: Result<CacheStatus, String>,
+        health: Option<Result<Box<SmartHealth>, String>>,
+    },
+    /// A drive write-cache switch and the state read back from the drive.
+    DriveCacheSet {
+        device: String,
+        result: Result<Box<CacheChange>, String>,
+    },
+    /// Changes a killed or crashed disktriage left in the journal, one line each.
+    Orphans(Vec<String>),
+    /// What putting back the orphans came to, one line each.
+    Restored(Vec<String>),
+    /// A temperature reading during a run (seconds since the run started, degrees C).
+    Temperature {
+        device: String,
+        at: f64,
+        celsius: i64,
+    },
 }
 
 /// What an export writes.
@@ -72,6 +94,22 @@ pub enum Cmd {
     KeepScheduler {
         device: String,
     },
+    /// Read the drive's cache state, and its SMART health when `health`.
+    ReadDriveStatus {
+        device: String,
+        health: bool,
+    },
+    /// Switch the drive's own volatile write cache (journaled, put back on exit).
+    SetDriveCache {
+        device: String,
+        enabled: bool,
+    },
+    /// Keep the drive cache change: not put back on exit.
+    KeepDriveCache {
+        device: String,
+    },
+    /// Put back what a killed or crashed disktriage left in the journal.
+    RestoreOrphans,
     StartRun(Box<RunRequest>),
     StopRun,
     Export {

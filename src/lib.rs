@@ -72,7 +72,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             write_stdout(&commands::run::list_tests())?;
             Ok(ExitCode::SUCCESS)
         }
-        None => tui::run(root),
+        None => tui::run(root, &cli.journal_dir),
     }
 }
 

@@ -3,14 +3,16 @@
 //! the commands it returns through `sys` and the engine.
 //!
 //! Whatever the exit (q, Ctrl-C, SIGTERM, SIGHUP, a panic), the terminal is restored and the
-//! schedulers this session changed are put back, except those the admin chose to keep.
+//! settings this session changed (schedulers, drive write caches) are put back, except those
+//! the admin chose to keep. Every change is journaled before it is made (`crate::changes`), so
+//! after a SIGKILL the next start offers to put it back.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -22,49 +24,19 @@ use ratatui::backend::CrosstermBackend;
 
 use crate::app::App;
 use crate::bench::session::{self, Session};
+use crate::changes::guard::{RestoreGuard, SharedChanger};
+use crate::changes::{Changer, Journal, JournalNote, RestoreScope};
+use crate::control::temperature::{PollConfig, TempPoller};
 use crate::event::{self, Cmd, ExportFormat, Msg};
+use crate::model::Lifetime;
 use crate::report::run::{self as report, RunReport};
-use crate::sys::SysRoot;
 use crate::sys::privilege;
+use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 
 /// How often the clock ticks (and the screen may refresh while idle).
 const TICK: Duration = Duration::from_millis(250);
 /// The fastest the screen is redrawn for data (keys redraw at once).
 const MIN_FRAME: Duration = Duration::from_millis(100);
-
-/// A scheduler to put back on exit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Restore {
-    device: String,
-    original: String,
-    keep: bool,
-}
-
-/// Settings to put back, shared with the panic hook.
-type Restores = Arc<Mutex<Vec<Restore>>>;
-
-fn lock(r: &Restores) -> std::sync::MutexGuard<'_, Vec<Restore>> {
-    r.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Puts back every change not kept; returns one line per change for the admin.
-fn restore_all(root: &SysRoot, restores: &Restores) -> Vec<String> {
-    let mut out = Vec::new();
-    for r in lock(restores).drain(..) {
-        if r.keep {
-            out.push(format!("{}: kept the new scheduler (as chosen)", r.device));
-            continue;
-        }
-        match root.set_scheduler(&r.device, &r.original) {
-            Ok(active) => out.push(format!("{}: scheduler put back to {active}", r.device)),
-            Err(e) => out.push(format!(
-                "{}: could not put the scheduler back to {}: {e:#}",
-                r.device, r.original
-            )),
-        }
-    }
-    out
-}
 
 fn restore_terminal() {
     let _ = crossterm::terminal::disable_raw_mode();
@@ -72,28 +44,38 @@ fn restore_terminal() {
 }
 
 /// Runs the interactive program until the admin quits.
-pub fn run(root: SysRoot) -> anyhow::Result<ExitCode> {
+pub fn run(root: SysRoot, journal_dir: &Path) -> anyhow::Result<ExitCode> {
     if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
         anyhow::bail!(
             "the interactive screen needs a terminal; for scripts use `disktriage list` and \
              `disktriage run` (see --help)"
         );
     }
-    let restores: Restores = Arc::new(Mutex::new(Vec::new()));
-    // A panic: terminal first, then the settings, then the message (the default hook prints it
-    // on the restored screen).
-    let default_hook = std::panic::take_hook();
-    {
-        let root = root.clone();
-        let restores = Arc::clone(&restores);
-        std::panic::set_hook(Box::new(move |info| {
-            restore_terminal();
-            for line in restore_all(&root, &restores) {
-                eprintln!("disktriage: {line}");
-            }
-            default_hook(info);
-        }));
+    let drives: Arc<dyn DriveControl> = Arc::new(LinuxDrives::new(root.clone()));
+    // Changes need the journal (and root); without it the screen still shows everything, and
+    // a change attempt says why it cannot be made.
+    let guard = match Journal::open(journal_dir) {
+        Ok(journal) if privilege::is_root() => Ok(RestoreGuard::new(Changer::new(
+            Arc::clone(&drives),
+            journal,
+            Lifetime::Session,
+        ))),
+        Ok(_) => Err("changing settings needs root".to_string()),
+        Err(e) => Err(format!(
+            "cannot open the change journal in {}: {e}",
+            journal_dir.display()
+        )),
+    };
+    if let Ok(g) = &guard {
+        g.install_panic_hook();
     }
+    // Installed after the guard's hook, so it runs first: the terminal comes back before the
+    // panic message and the restore report are printed.
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous_hook(info);
+    }));
     let signalled = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGTERM,
@@ -110,18 +92,28 @@ pub fn run(root: SysRoot) -> anyhow::Result<ExitCode> {
         restore_terminal();
         return Err(e).context("cannot set up the terminal");
     }
-    let result = main_loop(&root, &restores, &signalled);
+    let changer = guard
+        .as_ref()
+        .map(RestoreGuard::shared)
+        .map_err(Clone::clone);
+    let result = main_loop(&root, drives, changer, &signalled);
     restore_terminal();
-    let lines = restore_all(&root, &restores);
-    for line in &lines {
-        eprintln!("disktriage: {line}");
+    if let Ok(g) = &guard {
+        match g.restore_now() {
+            Ok(outcomes) => eprint!("{}", crate::report::restore::render_text(&outcomes)),
+            Err(e) => eprintln!(
+                "disktriage: could not put back this session's changes: {e}; run `disktriage \
+                 restore`"
+            ),
+        }
     }
     result
 }
 
 fn main_loop(
     root: &SysRoot,
-    restores: &Restores,
+    drives: Arc<dyn DriveControl>,
+    changer: Result<SharedChanger, String>,
     signalled: &AtomicBool,
 ) -> anyhow::Result<ExitCode> {
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
@@ -134,11 +126,14 @@ fn main_loop(
     let mut exec = Executor {
         root: root.clone(),
         tx: tx.clone(),
-        restores: Arc::clone(restores),
+        drives,
+        changer,
+        journal_ids: Vec::new(),
         stop: None,
         forwarder: None,
     };
     exec.execute(Cmd::RefreshInventory);
+    exec.offer_orphans();
 
     let mut stats = UiStats::new(started);
     let mut dirty = true;
@@ -239,18 +234,81 @@ impl UiStats {
     }
 }
 
-/// Carries out `Cmd`s: sysfs writes, runs, exports.
+/// Which journal entries this session made, by device and setting, so "keep" can drop them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct JournalId {
+    device: String,
+    scheduler: bool,
+    id: u64,
+}
+
+/// Carries out `Cmd`s: journaled setting changes, drive reads, runs, exports.
 struct Executor {
     root: SysRoot,
     tx: Sender<Msg>,
-    restores: Restores,
+    drives: Arc<dyn DriveControl>,
+    /// The session's journaled changer, or why there is none.
+    changer: Result<SharedChanger, String>,
+    journal_ids: Vec<JournalId>,
     stop: Option<Arc<AtomicBool>>,
     forwarder: Option<JoinHandle<()>>,
+}
+
+fn locked(c: &SharedChanger) -> std::sync::MutexGuard<'_, Changer> {
+    c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Executor {
     fn send(&self, msg: Msg) {
         let _ = self.tx.send(msg);
+    }
+
+    /// Tells the app about changes a killed or crashed session left behind.
+    fn offer_orphans(&self) {
+        let Ok(changer) = &self.changer else { return };
+        let Ok(orphans) = locked(changer).orphans() else {
+            return;
+        };
+        let lines = orphans
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}: {} back to {} (set by disktriage pid {})",
+                    e.device.name,
+                    e.original.kind(),
+                    e.original.value(),
+                    e.owner.pid
+                )
+            })
+            .collect();
+        self.send(Msg::Orphans(lines));
+    }
+
+    fn remember(&mut self, device: &str, scheduler: bool, note: &JournalNote) {
+        if let JournalNote::Recorded { id, .. } = note
+            && !self.journal_ids.iter().any(|j| j.id == *id)
+        {
+            self.journal_ids.push(JournalId {
+                device: device.to_string(),
+                scheduler,
+                id: *id,
+            });
+        }
+    }
+
+    fn keep(&mut self, device: &str, scheduler: bool) {
+        let Ok(changer) = &self.changer else { return };
+        let ids: Vec<u64> = self
+            .journal_ids
+            .iter()
+            .filter(|j| j.device == device && j.scheduler == scheduler)
+            .map(|j| j.id)
+            .collect();
+        for id in ids {
+            if locked(changer).keep(id).is_ok() {
+                self.journal_ids.retain(|j| j.id != id);
+            }
+        }
     }
 
     fn execute(&mut self, cmd: Cmd) {
@@ -260,34 +318,87 @@ impl Executor {
                 self.send(Msg::Inventory(inv));
             }
             Cmd::SetScheduler { device, name } => {
-                // Record the original before changing anything, so every exit can put it back.
-                let original = self
-                    .root
-                    .read_device(&device)
-                    .scheduler
-                    .and_then(|s| s.active);
-                if let Some(original) = original
-                    && !lock(&self.restores).iter().any(|r| r.device == device)
-                {
-                    lock(&self.restores).push(Restore {
-                        device: device.clone(),
-                        original,
-                        keep: false,
-                    });
-                }
-                let result = self
-                    .root
-                    .set_scheduler(&device, &name)
-                    .map_err(|e| format!("{e:#}"));
+                let result = match &self.changer {
+                    Err(why) => Err(why.clone()),
+                    Ok(changer) => {
+                        let changer = Arc::clone(changer);
+                        self.drives
+                            .device(&device)
+                            .map_err(|e| e.to_string())
+                            .and_then(|dev| {
+                                locked(&changer)
+                                    .set_scheduler(&dev, &name, false)
+                                    .map_err(|e| e.to_string())
+                            })
+                    }
+                };
+                let result = result.map(|change| {
+                    self.remember(&device, true, &change.journal);
+                    change.after.active.unwrap_or(change.requested)
+                });
                 self.send(Msg::SchedulerSet { device, result });
             }
-            Cmd::KeepScheduler { device } => {
-                for r in lock(&self.restores)
-                    .iter_mut()
-                    .filter(|r| r.device == device)
-                {
-                    r.keep = true;
-                }
+            Cmd::KeepScheduler { device } => self.keep(&device, true),
+            Cmd::SetDriveCache { device, enabled } => {
+                let result = match &self.changer {
+                    Err(why) => Err(why.clone()),
+                    Ok(changer) => {
+                        let changer = Arc::clone(changer);
+                        self.drives
+                            .device(&device)
+                            .map_err(|e| e.to_string())
+                            .and_then(|dev| {
+                                locked(&changer)
+                                    .set_write_cache(&dev, enabled, false)
+                                    .map_err(|e| e.to_string())
+                            })
+                    }
+                };
+                let result = result.map(|change| {
+                    self.remember(&device, false, &change.journal);
+                    Box::new(change)
+                });
+                self.send(Msg::DriveCacheSet { device, result });
+            }
+            Cmd::KeepDriveCache { device } => self.keep(&device, false),
+            Cmd::ReadDriveStatus { device, health } => {
+                // SMART on a failing drive can take seconds: never on the UI thread.
+                let drives = Arc::clone(&self.drives);
+                let tx = self.tx.clone();
+                let _ = std::thread::Builder::new()
+                    .name(format!("drive-{device}"))
+                    .spawn(move || {
+                        let dev = drives.device(&device).map_err(|e| e.to_string());
+                        let cache = dev.clone().and_then(|d| {
+                            crate::control::cache_status(drives.as_ref(), &d)
+                                .map_err(|e| e.to_string())
+                        });
+                        let health = health.then(|| {
+                            dev.and_then(|d| {
+                                crate::control::smart_health(drives.as_ref(), &d)
+                                    .map(Box::new)
+                                    .map_err(|e| e.to_string())
+                            })
+                        });
+                        let _ = tx.send(Msg::DriveStatus {
+                            device,
+                            cache,
+                            health,
+                        });
+                    });
+            }
+            Cmd::RestoreOrphans => {
+                let lines = match &self.changer {
+                    Err(why) => vec![why.clone()],
+                    Ok(changer) => match locked(changer).restore(RestoreScope::Orphans) {
+                        Ok(outcomes) => crate::report::restore::render_text(&outcomes)
+                            .lines()
+                            .map(str::to_string)
+                            .collect(),
+                        Err(e) => vec![format!("could not restore: {e}")],
+                    },
+                };
+                self.send(Msg::Restored(lines));
             }
             Cmd::StartRun(request) => self.start_run(&request),
             Cmd::StopRun => {
@@ -307,6 +418,32 @@ impl Executor {
         }
     }
 
+    /// A temperature poller for the run's device, where its transport has a sensor worth
+    /// polling (not USB bridges: some choke on pass-through commands under load).
+    fn temperature_poller(&self, device: &str) -> Option<TempPoller> {
+        let dev = self.drives.device(device).ok()?;
+        let config = PollConfig::default_for(dev.transport)?;
+        let tx = self.tx.clone();
+        let name = dev.name.clone();
+        TempPoller::spawn(
+            Arc::clone(&self.drives),
+            dev,
+            config,
+            Instant::now(),
+            move |s| match s.celsius {
+                Some(celsius) => tx
+                    .send(Msg::Temperature {
+                        device: name.clone(),
+                        at: s.at.as_secs_f64(),
+                        celsius,
+                    })
+                    .is_ok(),
+                None => true,
+            },
+        )
+        .ok()
+    }
+
     fn start_run(&mut self, request: &session::RunRequest) {
         if let Some(f) = self.forwarder.take() {
             let _ = f.join();
@@ -324,10 +461,16 @@ impl Executor {
             notes: session.notes.clone(),
         });
         self.stop = Some(session.handle.stop_flag());
+        let poller = session
+            .target
+            .device
+            .as_deref()
+            .filter(|_| session.target.kind == "block-device")
+            .and_then(|d| self.temperature_poller(d));
         let tx = self.tx.clone();
         let spawned = std::thread::Builder::new()
             .name("run-events".into())
-            .spawn(move || forward(session, &tx));
+            .spawn(move || forward(session, poller, &tx));
         match spawned {
             Ok(h) => self.forwarder = Some(h),
             Err(e) => self.send(Msg::RunRefused(format!("cannot follow the run: {e}"))),
@@ -351,12 +494,16 @@ impl Executor {
     }
 }
 
-/// Relays a session's events to the main loop, then its report.
-fn forward(session: Session, tx: &Sender<Msg>) {
+/// Relays a session's events to the main loop, then its report; the temperature poller stops
+/// with the run.
+fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     while let Ok(ev) = session.events.recv() {
         if tx.send(Msg::Run(Box::new(ev))).is_err() {
             break;
         }
+    }
+    if let Some(p) = poller {
+        p.stop();
     }
     let result = session.finish().map_err(|e| format!("{e:#}"));
     let _ = tx.send(Msg::RunFinished(Box::new(result)));

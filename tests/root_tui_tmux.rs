@@ -291,3 +291,105 @@ fn root_tmux_sigterm_restores_terminal_and_scheduler() {
     assert!(!s.contains("DEVICE"), "the alternate screen is gone:\n{s}");
     assert_eq!(active_scheduler(&l.name), before);
 }
+
+#[test]
+fn root_tmux_after_sigkill_the_next_start_offers_to_restore() {
+    if !root_or_skip("root_tmux_after_sigkill_the_next_start_offers_to_restore") {
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        skip(
+            "root_tmux_after_sigkill_the_next_start_offers_to_restore",
+            "tmux is not installed",
+        );
+        return;
+    }
+    let _one_at_a_time = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let before = active_scheduler(&l.name);
+    let tmux = Tmux {
+        socket: format!("disktriage-kill-{}", std::process::id()),
+    };
+    let start = |session: &str| {
+        let cmd = format!(
+            "{} --journal-dir {}; echo EXITED-$?; sleep 60",
+            env!("CARGO_BIN_EXE_disktriage"),
+            journal.display()
+        );
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &tmux.socket,
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-x",
+                "80",
+                "-y",
+                "25",
+            ])
+            .args(["sh", "-c", &cmd])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    };
+    start("dt");
+    tmux.wait_for("DEVICE", Duration::from_secs(10), "device list");
+    let title = format!("┌ {} ", l.name);
+    for _ in 0..30 {
+        if tmux.screen().contains(&title) {
+            break;
+        }
+        tmux.keys(&["Down"]);
+    }
+    tmux.wait_for(&title, Duration::from_secs(2), "selected");
+    tmux.keys(&["s", "Down", "Enter"]);
+    tmux.wait_for("scheduler is now", Duration::from_secs(3), "switched");
+    let changed = active_scheduler(&l.name);
+    assert_ne!(changed, before);
+
+    // SIGKILL: nothing can run on the way out; the journal keeps the original.
+    let shell = tmux.run(&["display", "-p", "-t", "dt", "#{pane_pid}"]);
+    let pids = Command::new("pgrep")
+        .args(["-P", shell.trim(), "disktriage"])
+        .output()
+        .unwrap();
+    let pid: i32 = String::from_utf8_lossy(&pids.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    tmux.wait_for("EXITED-137", Duration::from_secs(10), "killed");
+    assert_eq!(
+        active_scheduler(&l.name),
+        changed,
+        "nothing restored a killed process"
+    );
+    tmux.run(&["kill-session", "-t", "dt"]);
+
+    // The next start finds the journal and offers to put it back.
+    start("dt");
+    let s = tmux.wait_for("did not exit cleanly", Duration::from_secs(10), "offer");
+    assert!(
+        s.contains(&format!("{}: scheduler back to {before}", l.name)),
+        "{s}"
+    );
+    tmux.keys(&["y"]);
+    let s = tmux.wait_for("Restored", Duration::from_secs(5), "restored");
+    assert!(
+        s.contains(&format!("scheduler put back to {before}")),
+        "{s}"
+    );
+    assert_eq!(active_scheduler(&l.name), before);
+    tmux.keys(&["Escape", "q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "quit");
+}

@@ -376,3 +376,91 @@ fn run_controls_stop_rerun_export_and_quit() {
     )));
     assert_eq!(cmds, [Cmd::Quit]);
 }
+
+/// Reads a captured page (hex text) from tests/fixtures/pages.
+fn page(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pages")
+        .join(name);
+    let text = std::fs::read_to_string(path).unwrap();
+    let hex: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
+    hex.chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn drive_state_health_badges_and_cache_dialog() {
+    use disktriage::model::{SmartReading, Transport};
+    use disktriage::sys::{DriveControl, FakeDevice, FakeDrives};
+
+    let mut app = app_with("qemu-lab", true);
+    // The health log of the lab's NVMe drive with smart_critical_warning=4, as captured.
+    let warn =
+        disktriage::smart::nvme::parse_health_log(&page("qemu-nvme-warn-nvme-smart-log.hex"))
+            .unwrap();
+    let mut nvme = FakeDevice::new("nvme0n1", Transport::Nvme);
+    nvme.smart = Ok(SmartReading::Nvme(warn));
+    let mut sata = FakeDevice::new("sda", Transport::Sata);
+    sata.cache = Ok(disktriage::model::DriveCache {
+        enabled: Some(false),
+        changeable: true,
+        fixed_reason: None,
+        source: "ATA IDENTIFY".into(),
+    });
+    let fake = FakeDrives::new()
+        .with(nvme)
+        .with(sata)
+        .with(FakeDevice::new("sdb", Transport::Scsi));
+    for name in ["nvme0n1", "sda", "sdb"] {
+        let dev = fake.device(name).unwrap();
+        app.update(Msg::DriveStatus {
+            device: name.into(),
+            cache: Ok(disktriage::control::cache_status(&fake, &dev).unwrap()),
+            health: Some(Ok(Box::new(
+                disktriage::control::smart_health(&fake, &dev).unwrap(),
+            ))),
+        });
+    }
+    // nvme0n1 is the third visible device.
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    assert!(screen(&app, 80, 25).contains("FAIL"));
+    // The details beside the list (a wider terminal) give the reason.
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("reliability degraded"), "{s}");
+    snap("devices_drive_state", &app);
+
+    key(&mut app, KeyCode::Down); // sda: cache off, kernel says write back
+    let cmds = keys(&mut app, "w");
+    assert!(cmds.is_empty(), "already read: no new read");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("drive's own write cache: off"), "{s}");
+    assert!(s.contains("kernel flush policy:     write back"), "{s}");
+    snap("drive_cache_dialog", &app);
+    let cmds = keys(&mut app, "n");
+    assert_eq!(
+        cmds,
+        [Cmd::SetDriveCache {
+            device: "sda".into(),
+            enabled: true
+        }]
+    );
+}
+
+#[test]
+fn orphans_are_offered_at_start() {
+    let mut app = app_with("host-loop-zram", true);
+    app.update(Msg::Orphans(vec![
+        "loop0: scheduler back to none (set by disktriage pid 4242)".into(),
+    ]));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("did not exit cleanly"), "{s}");
+    snap("orphans", &app);
+    assert_eq!(keys(&mut app, "y"), [Cmd::RestoreOrphans]);
+    let cmds = app.update(Msg::Restored(vec![
+        "loop0: scheduler put back to none (was mq-deadline; read back)".into(),
+    ]));
+    assert!(cmds.contains(&Cmd::RefreshInventory));
+    assert!(screen(&app, 80, 25).contains("put back to none"));
+}

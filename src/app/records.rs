@@ -19,6 +19,8 @@ pub struct RunRecord {
     pub params: String,
     pub scheduler: Option<String>,
     pub kernel_cache: Option<KernelWriteCache>,
+    /// The drive's own write cache when the run started ("on", "off", "n/a").
+    pub drive_cache: Option<String>,
     pub repeats_wanted: u32,
     pub runs: Vec<RunReport>,
     pub error: Option<String>,
@@ -69,6 +71,7 @@ impl RunRecord {
             params: String::new(),
             scheduler: None,
             kernel_cache: None,
+            drive_cache: None,
             repeats_wanted: repeats,
             runs: Vec::new(),
             error: None,

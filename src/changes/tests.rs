@@ -452,3 +452,41 @@ fn keep_removes_a_session_entry() {
     drop(guard);
     assert_eq!(lab.sched("sda"), "none", "kept");
 }
+
+#[test]
+fn a_new_session_finds_and_restores_only_orphans() {
+    let lab = Lab::new();
+    // A single-shot command persisted a change: not an orphan, restore leaves it.
+    lab.cli()
+        .set_scheduler(&lab.dev("sda"), "bfq", false)
+        .unwrap();
+    // A session killed with SIGKILL (its pid is gone) left two changes.
+    let killed = lab.changer_as(99_999_002, Lifetime::Session);
+    killed
+        .set_scheduler(&lab.dev("sda"), "kyber", false)
+        .unwrap();
+    killed
+        .set_write_cache(&lab.dev("sda"), false, false)
+        .unwrap();
+    // A session that is alive (this process) changed another device.
+    let live = lab.changer_as(0, Lifetime::Session);
+    live.set_scheduler(&lab.dev("nvme0n1"), "none", false)
+        .unwrap();
+
+    let fresh = lab.changer_as(99_999_003, Lifetime::Session);
+    let orphans = fresh.orphans().unwrap();
+    assert_eq!(orphans.len(), 2, "{orphans:?}");
+    assert!(orphans.iter().all(|e| e.owner.pid == 99_999_002));
+    let outcomes = fresh.restore(RestoreScope::Orphans).unwrap();
+    assert_eq!(outcomes.len(), 2);
+    assert!(outcomes.iter().all(|o| !o.failed()));
+    assert_eq!(
+        lab.sched("sda"),
+        "bfq",
+        "back to what the killed session found"
+    );
+    assert_eq!(lab.cache("sda"), Some(true));
+    // The persisted change and the live session's change are still recorded.
+    assert_eq!(lab.entries().len(), 2);
+    assert!(fresh.orphans().unwrap().is_empty());
+}

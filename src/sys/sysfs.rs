@@ -334,31 +334,6 @@ impl SysRoot {
             .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
     }
 
-    /// Switches a disk's I/O scheduler through `queue/scheduler` and returns the active one
-    /// read back afterwards (what the kernel did, not what was asked).
-    pub fn set_scheduler(&self, name: &str, scheduler: &str) -> anyhow::Result<String> {
-        let path = self.block_dir(name).join("queue/scheduler");
-        let read = |p: &Path| -> anyhow::Result<SchedulerSet> {
-            let text =
-                fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
-            text.parse::<SchedulerSet>()
-                .with_context(|| format!("unexpected content in {}", p.display()))
-        };
-        let before = read(&path)?;
-        if !before.offers(scheduler) {
-            anyhow::bail!(
-                "{name} has no scheduler {scheduler:?}; it offers: {}",
-                before.available.join(", ")
-            );
-        }
-        fs::write(&path, scheduler).map_err(|e| {
-            anyhow::anyhow!("cannot write {}: {}", path.display(), describe_io_error(&e))
-        })?;
-        read(&path)?
-            .active
-            .with_context(|| format!("{} shows no active scheduler", path.display()))
-    }
-
     /// The I/O counters of any block device, disk or partition, by number
     /// (`/sys/dev/block/M:m/stat`).
     pub fn dev_stat(&self, dev: DevNum) -> anyhow::Result<DiskStat> {

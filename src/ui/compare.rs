@@ -31,10 +31,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Line::from(vec![
             Span::styled(format!(" {tag} #{} ", r.id + 1), theme::title()),
             Span::raw(format!(
-                "{} {} sched {} wcache {} x{}: {}",
+                "{} {} sched {} cache {}/{} x{}: {}",
                 r.device,
                 r.test.id(),
                 r.scheduler.clone().unwrap_or_else(|| "-".into()),
+                r.drive_cache.clone().unwrap_or_else(|| "-".into()),
                 cache_short(r.kernel_cache),
                 r.runs.len(),
                 r.params

@@ -67,8 +67,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(d.media_label()),
                 Cell::from(sched),
                 Cell::from(cache_short(d.kernel_write_cache)),
-                // Filled in by SMART (drive control).
-                Cell::from(""),
+                health_cell(app, d),
                 use_cell,
             ])
         })
@@ -125,7 +124,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
 
     let detail = match app.selected_device() {
-        Some(d) => details(d, detail_area.width.saturating_sub(2) as usize),
+        Some(d) => details(app, d, detail_area.width.saturating_sub(2) as usize),
         None => vec![Line::from("")],
     };
     let title = app
@@ -141,6 +140,25 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     );
 }
 
+/// The HEALTH column: the SMART verdict in a word once read.
+fn health_cell(app: &App, d: &BlockDevice) -> Cell<'static> {
+    use crate::model::Verdict;
+    let Some(st) = app.drives.get(&d.name) else {
+        return Cell::from("");
+    };
+    match &st.health {
+        _ if st.reading => Cell::from("..").style(theme::dim()),
+        Some(Ok(h)) => match h.verdict {
+            Verdict::Passed => Cell::from("ok").style(theme::good()),
+            Verdict::Warning => Cell::from("WARN").style(theme::warn()),
+            Verdict::Failed => Cell::from("FAIL").style(theme::bad()),
+            Verdict::Unavailable => Cell::from("n/a").style(theme::dim()),
+        },
+        Some(Err(_)) => Cell::from("?").style(theme::warn()),
+        None => Cell::from(""),
+    }
+}
+
 fn opt(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "-".into())
 }
@@ -149,8 +167,72 @@ fn num<T: ToString>(v: Option<T>) -> String {
     v.map_or("?".into(), |x| x.to_string())
 }
 
+/// The drive's own cache state and SMART verdict, as far as read.
+fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
+    let label = |k: &str| Span::styled(format!("{k} "), theme::dim());
+    if d.transport.is_virtual() {
+        lines.push(Line::from(vec![
+            label("drive cache / SMART"),
+            Span::raw(format!("none on {} (no drive behind it)", d.transport)),
+        ]));
+        return;
+    }
+    let st = app.drives.get(&d.name);
+    let cache = match st.and_then(|s| s.cache.as_ref()) {
+        _ if st.is_some_and(|s| s.reading) => "reading ...".to_string(),
+        None => "not read (h reads it)".to_string(),
+        Some(Err(e)) => e.clone(),
+        Some(Ok(c)) => match (&c.drive, &c.drive_unavailable) {
+            (Some(dc), _) => match dc.enabled {
+                Some(true) => "on (as the drive reports it; w switches)".into(),
+                Some(false) => "off (as the drive reports it; w switches)".into(),
+                None => "the drive reports no volatile cache".into(),
+            },
+            (None, Some(why)) => why.clone(),
+            (None, None) => "unknown".into(),
+        },
+    };
+    lines.push(Line::from(vec![
+        label("drive write cache"),
+        Span::raw(cache),
+    ]));
+    if let Some(Ok(c)) = st.and_then(|s| s.cache.as_ref())
+        && let Some(dis) = &c.disagreement
+    {
+        lines.push(Line::from(Span::styled(dis.clone(), theme::warn())));
+    }
+    let health = match st.and_then(|s| s.health.as_ref()) {
+        None => Span::raw("not read (h reads it)"),
+        Some(Err(e)) => Span::styled(e.clone(), theme::warn()),
+        Some(Ok(h)) => {
+            let mut text = h.verdict.as_str().to_string();
+            if let Some(t) = h.temperature_c {
+                text.push_str(&format!(", {t} C"));
+            }
+            if let Some(p) = h.power_on_hours {
+                text.push_str(&format!(", {p} h powered on"));
+            }
+            if let Some(why) = &h.unavailable_reason {
+                text.push_str(&format!(" ({why})"));
+            }
+            let findings: Vec<String> = h.findings.iter().map(|f| f.text.clone()).collect();
+            if !findings.is_empty() {
+                text.push_str(&format!(": {}", findings.join("; ")));
+            }
+            let style = match h.verdict {
+                crate::model::Verdict::Passed => theme::good(),
+                crate::model::Verdict::Warning => theme::warn(),
+                crate::model::Verdict::Failed => theme::bad(),
+                crate::model::Verdict::Unavailable => theme::dim(),
+            };
+            Span::styled(text, style)
+        }
+    };
+    lines.push(Line::from(vec![label("SMART"), health]));
+}
+
 /// Every inventory field of the device, a line each group.
-fn details(d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
+fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     let kv = |k: &str, v: String| {
         vec![
             Span::styled(format!("{k} "), theme::dim()),
@@ -230,16 +312,13 @@ fn details(d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     };
     lines.push(Line::from(kv("scheduler", sched)));
     lines.push(Line::from(kv(
-        "kernel write cache",
+        "kernel flush policy",
         format!(
-            "{} (the kernel's flush policy, not the drive's setting)",
+            "{} (queue/write_cache: whether the kernel sends flushes)",
             d.kernel_write_cache.map_or("?", |c| c.as_str())
         ),
     )));
-    lines.push(Line::from(kv(
-        "drive cache / SMART",
-        "- (not read yet)".into(),
-    )));
+    drive_lines(app, d, &mut lines);
     let usage = d.usage_summary();
     lines.push(Line::from(vec![
         Span::styled("in use ", theme::dim()),

@@ -192,6 +192,77 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             }
             dialog(frame, area, "Set a value", lines, 70);
         }
+        Overlay::DriveCache { device } => {
+            let st = app.drives.get(device);
+            let mut lines = Vec::new();
+            match st.and_then(|s| s.cache.as_ref()) {
+                None => lines.push(Line::from("reading the drive ...")),
+                Some(Err(e)) => lines.push(Line::from(Span::styled(e.clone(), theme::bad()))),
+                Some(Ok(c)) => {
+                    let drive = match (&c.drive, &c.drive_unavailable) {
+                        (Some(d), _) => match d.enabled {
+                            Some(true) => "on".to_string(),
+                            Some(false) => "off".to_string(),
+                            None => "no volatile cache reported".to_string(),
+                        },
+                        (None, Some(why)) => why.clone(),
+                        (None, None) => "unknown".to_string(),
+                    };
+                    lines.push(Line::from(vec![
+                        Span::styled("drive's own write cache: ", theme::dim()),
+                        Span::styled(drive, theme::title()),
+                    ]));
+                    lines.push(Line::from(vec![
+                        Span::styled("kernel flush policy:     ", theme::dim()),
+                        Span::raw(
+                            c.kernel_flush_policy
+                                .map_or("?", |k| k.as_str())
+                                .to_string(),
+                        ),
+                    ]));
+                    if let Some(d) = &c.disagreement {
+                        lines.push(Line::from(Span::styled(d.clone(), theme::warn())));
+                    }
+                }
+            }
+            if let Some(c) = app.cache_switches.iter().find(|c| &c.device == device) {
+                lines.push(Line::from(Span::styled(
+                    if c.keep {
+                        format!(
+                            "kept: stays {} after exit",
+                            if c.current { "on" } else { "off" }
+                        )
+                    } else {
+                        format!(
+                            "put back to {} on exit",
+                            if c.original { "on" } else { "off" }
+                        )
+                    },
+                    theme::accent(),
+                )));
+            }
+            lines.push(Line::from(Span::styled(
+                "o: turn off (hdparm -W0)  n: turn on (-W1)  K: keep  Esc: close",
+                theme::dim(),
+            )));
+            dialog(frame, area, &format!("Write cache of {device}"), lines, 70);
+        }
+        Overlay::Orphans { lines } => {
+            let mut l: Vec<Line> = vec![Line::from(
+                "A disktriage that did not exit cleanly left these changes:",
+            )];
+            l.extend(lines.iter().map(|x| Line::from(format!("  {x}"))));
+            l.push(Line::from(Span::styled(
+                "y: put them back now   n: leave them (`disktriage restore` later)",
+                theme::warn(),
+            )));
+            dialog(frame, area, "Settings left changed", l, 74);
+        }
+        Overlay::Message { title, lines } => {
+            let mut l: Vec<Line> = lines.iter().map(|x| Line::from(x.clone())).collect();
+            l.push(Line::from(Span::styled("any key closes", theme::dim())));
+            dialog(frame, area, title, l, 74);
+        }
         Overlay::QuitConfirm => {
             let lines = vec![
                 Line::from("A test is running. Stop it and quit?"),

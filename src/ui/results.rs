@@ -65,7 +65,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(r.device.clone()),
                 Cell::from(r.test.id()),
                 Cell::from(r.scheduler.clone().unwrap_or_else(|| "-".into())),
-                Cell::from(cache_short(r.kernel_cache)),
+                Cell::from(r.drive_cache.clone().unwrap_or_else(|| "-".into())),
                 Cell::from(mbps),
                 Cell::from(iops),
                 Cell::from(p99),

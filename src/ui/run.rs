@@ -119,8 +119,13 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
         Some(p) if !p.direct => "BUFFERED",
         _ => "O_DIRECT",
     };
+    let drive = run.drive_cache.as_deref().unwrap_or("-");
+    let temp = match (run.temps.back(), run.temps.iter().map(|t| t.1).max()) {
+        (Some((_, now)), Some(max)) => format!("   temp {now} C (max {max})"),
+        _ => String::new(),
+    };
     let l2 = Line::from(Span::styled(
-        format!(" scheduler {sched}   kernel write cache {cache}"),
+        format!(" scheduler {sched}   drive cache {drive}   kernel flush policy {cache}{temp}"),
         theme::accent(),
     ));
     let l3 = Line::from(Span::styled(format!(" {direct}, {how}"), theme::dim()));
