@@ -10,7 +10,9 @@
 //!   reason, SCSI and virtio not available (with and without smartctl);
 //! - a scheduler switch on each disk (and through a partition) and its restore;
 //! - a session killed with SIGKILL is restored by `disktriage restore`; SIGTERM, panic and a
-//!   normal exit restore by themselves.
+//!   normal exit restore by themselves;
+//! - the I/O engine reads and writes each drive with the byte counts the kernel confirms, and
+//!   a SCSI disk removed in the middle of a run ends the run with a clear error.
 //!
 //! Root only (the lab needs no root itself, but the test suite treats it as a root test and
 //! installs its packages as root). Skipped with the reason when the lab cannot run, failing
@@ -225,6 +227,70 @@ fn qemu_lab_drive_control() {
     check_smart(&r, &dev);
     let originals = check_scheduler(&r, &dev);
     check_sessions(&r, &dev, &originals);
+    check_engine(&r, &dev);
+}
+
+fn check_engine(r: &Results, dev: &dyn Fn(&str) -> String) {
+    for t in TRANSPORTS {
+        let read = format!("ENGINE-READ {t}");
+        assert_eq!(r.rc(&read), 0, "{read}:\n{}", r.text(&read));
+        let doc = r.json(&read);
+        let p = &doc["outcome"]["phases"][0];
+        assert_eq!(p["read"]["bytes"], 16u64 << 20, "{read}");
+        assert_eq!(
+            p["witness"]["read_bytes"],
+            16u64 << 20,
+            "{read}: the kernel agrees"
+        );
+        assert_eq!(p["witness"]["agrees"], true, "{read}");
+        assert_eq!(doc["target"]["device"], dev(t).as_str());
+
+        let write = format!("ENGINE-WRITE {t}");
+        assert_eq!(r.rc(&write), 0, "{write}:\n{}", r.text(&write));
+        let doc = r.json(&write);
+        let p = &doc["outcome"]["phases"][0];
+        assert_eq!(p["write"]["ops"], 200, "{write}");
+        assert_eq!(
+            p["witness"]["write_bytes"],
+            200u64 * 4096,
+            "{write}: the kernel agrees"
+        );
+        assert!(p["write"]["latency"]["p50_ns"].as_u64().unwrap() > 0);
+    }
+    let refused = r.text("ENGINE-WRITE-REFUSED");
+    assert!(
+        flat(refused).contains(&format!("pass --destroy-data {}", dev("sata"))),
+        "{refused}"
+    );
+
+    // A disk removed mid-run: the run ends promptly, non-zero, with what failed and where.
+    let detach = r.text("ENGINE-DETACH");
+    assert_ne!(r.rc("ENGINE-DETACH"), 0, "{detach}");
+    let stamp = |key: &str| -> f64 {
+        detach
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let took = stamp("ended") - stamp("removed");
+    assert!(
+        took < 20.0,
+        "the run took {took:.1} s to end after the disk was removed"
+    );
+    assert!(
+        detach.contains("failed:") && detach.contains("at offset"),
+        "{detach}"
+    );
+    let doc: Value = serde_json::from_str(r.text("ENGINE-DETACH-JSON")).unwrap();
+    let p = &doc["outcome"]["phases"][0];
+    assert!(
+        p["read"]["ops"].as_u64().unwrap() > 0,
+        "what completed before is reported"
+    );
+    assert!(p["failure"]["errno"].is_i64(), "{p}");
 }
 
 fn check_list(r: &Results, dev: &dyn Fn(&str) -> String) {

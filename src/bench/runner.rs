@@ -576,6 +576,19 @@ fn run_phase(
     send_points(&input.events, index, &mut points);
 
     let (witness, witness_note) = match (&input.stat, before, after) {
+        // Counters never go down on one device: it was removed or replaced meanwhile.
+        (Some(s), Some(b), Some(a))
+            if a.read_sectors < b.read_sectors || a.write_sectors < b.write_sectors =>
+        {
+            (
+                None,
+                Some(format!(
+                    "the counters of {} went backwards: the device was removed or replaced \
+                     during the run",
+                    s.name
+                )),
+            )
+        }
         (Some(s), Some(b), Some(a)) => (
             Some(Witness::compare(
                 format!("/sys/dev/block/{}/stat ({})", s.dev, s.name),
@@ -587,7 +600,10 @@ fn run_phase(
         ),
         (Some(s), _, _) => (
             None,
-            Some(format!("could not read /sys/dev/block/{}/stat", s.dev)),
+            Some(format!(
+                "could not read /sys/dev/block/{}/stat ({} removed?)",
+                s.dev, s.name
+            )),
         ),
         (None, _, _) => (None, input.no_stat_reason.clone()),
     };

@@ -51,6 +51,9 @@ impl IoFailure {
                 };
                 format!("{} ({errno:?}){hint}", errno.desc())
             }
+            (None, Some(0)) => {
+                "the device returned no data (its end moved: it shrank or was removed)".to_string()
+            }
             (None, Some(n)) => format!("short transfer: {n} of {} bytes", self.len),
             (None, None) => "unknown error".to_string(),
         };

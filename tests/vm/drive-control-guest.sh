@@ -195,5 +195,35 @@ cat "/sys/block/$virtio/queue/scheduler"
 ls /run/disktriage
 section RESTORE-NOTHING
 disktriage restore; echo "rc=$?"
+# The I/O engine on every drive: a short read, a short write away from the partition table.
+for t in sata nvme scsi virtio; do
+    eval dev=\$$t
+    # stderr is the serial console, a terminal: the progress line goes to a file instead.
+    section ENGINE-READ $t
+    disktriage run "/dev/$dev" --test seq-read --io-size 16M --json 2>/tmp/e; echo "rc=$?"
+    cat /tmp/e
+    section ENGINE-WRITE $t
+    disktriage run "/dev/$dev" --test rand-write --count 200 --offset 128M --size 64M \
+        --destroy-data "$dev" --json 2>/tmp/e; echo "rc=$?"
+    cat /tmp/e
+done
+section ENGINE-WRITE-REFUSED
+disktriage run "/dev/$sata" --test seq-write --count 1; echo "rc=$?"
+
+# Last, because the disk is gone afterwards: the SCSI disk is removed in the middle of a run.
+section ENGINE-DETACH
+disktriage run "/dev/$scsi" --test rand-read --time 60 --warmup 0 --json \
+    > /tmp/detach.json 2> /tmp/detach.err &
+pid=$!
+sleep 3
+echo "removed=$(cut -d' ' -f1 /proc/uptime)"
+echo 1 > "/sys/block/$scsi/device/delete"
+wait $pid
+echo "rc=$?"
+echo "ended=$(cut -d' ' -f1 /proc/uptime)"
+cat /tmp/detach.err
+section ENGINE-DETACH-JSON
+cat /tmp/detach.json
+
 section DONE
 echo "end=$(cut -d' ' -f1 /proc/uptime)"
