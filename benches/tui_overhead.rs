@@ -5,8 +5,9 @@
 //!
 //! The same test (4 KiB random reads, QD32, on zram filled with random data) runs headless
 //! (`disktriage run --json`) and in the TUI (driven through tmux at 132x43: select zram0,
-//! pick rand-read, set QD and duration, run, export the JSON, quit), alternately, and the
-//! IOPS of each are compared. The TUI reports its UI thread's CPU time while the test ran
+//! pick rand-read, set QD and duration, run, export the JSON, quit), in alternating order, and
+//! the median IOPS of each are compared. tmux's own CPU time (the terminal's rendering) is
+//! printed for each TUI run. The TUI reports its UI thread's CPU time while the test ran
 //! (`DISKTRIAGE_UI_STATS`), as a share of one core.
 
 #![allow(clippy::unwrap_used)] // a benchmark harness: a panic is the failure report
@@ -111,11 +112,17 @@ fn main() {
     let mut headless = Vec::new();
     let mut tui = Vec::new();
     let mut ui_share = Vec::new();
-    for _ in 0..rounds {
-        headless.push(run_headless(bin, secs));
+    // Alternate which goes first: zram and the VM drift over a session.
+    for round in 0..rounds {
+        if round % 2 == 1 {
+            headless.push(run_headless(bin, secs));
+        }
         let (iops, share) = run_tui(bin, secs);
         tui.push(iops);
         ui_share.push(share);
+        if round % 2 == 0 {
+            headless.push(run_headless(bin, secs));
+        }
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -167,15 +174,32 @@ fn run_headless(bin: &str, secs: u64) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["outcome"]["phases"][0]["read"]["iops"]
-        .as_f64()
-        .unwrap()
+    describe("headless", &doc)
+}
+
+/// Prints what one run did and returns its IOPS.
+fn describe(mode: &str, doc: &Value) -> f64 {
+    let p = &doc["outcome"]["phases"][0];
+    let job = &p["job"];
+    eprintln!(
+        "{mode}: {:.0} IOPS, QD{} {} s after {} s warm-up, process CPU {:.2} s over {:.2} s",
+        p["read"]["iops"].as_f64().unwrap(),
+        job["qd"],
+        job["time"],
+        job["warmup"],
+        p["cpu_seconds"].as_f64().unwrap(),
+        p["seconds"].as_f64().unwrap()
+    );
+    p["read"]["iops"].as_f64().unwrap()
 }
 
 fn run_tui(bin: &str, secs: u64) -> (f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("ui.json");
-    let tmux = Tmux(format!("dt-bench-{}", std::process::id()));
+    // A tmux server of its own per run: the previous one may still be shutting down.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmux = Tmux(format!("dt-bench-{}-{n}", std::process::id()));
     let cmd = format!(
         "cd {} && DISKTRIAGE_UI_STATS={} {bin}; sleep 30",
         dir.path().display(),
@@ -223,8 +247,30 @@ fn run_tui(bin: &str, secs: u64) -> (f64, f64) {
     }
     // Past the amount field to the warm-up.
     tmux.keys(&["Enter", "Down", "Down", "Enter", "1", "Enter"]);
+    let server = tmux.cmd(&["display", "-p", "#{pid}"]).trim().to_string();
+    let cpu = || -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{server}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat
+            .rsplit(") ")
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let ticks: f64 = fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+            + fields.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        ticks / 100.0
+    };
+    let tmux_cpu0 = cpu();
+    let t0 = Instant::now();
     tmux.keys(&["r"]);
-    tmux.wait("finished", secs + 30);
+    // No polling while the test runs: every capture-pane starts a tmux client, and that CPU
+    // would be charged to the TUI. Wait out warm-up and run, then look.
+    std::thread::sleep(Duration::from_secs(secs + 1) + Duration::from_millis(500));
+    tmux.wait("finished", 30);
+    eprintln!(
+        "tmux server used {:.1} % of a core while the TUI ran the test",
+        (cpu() - tmux_cpu0) / t0.elapsed().as_secs_f64() * 100.0
+    );
     tmux.keys(&["4", "e", "j"]);
     tmux.wait("exported to", 5);
     tmux.keys(&["q"]);
@@ -242,10 +288,12 @@ fn run_tui(bin: &str, secs: u64) -> (f64, f64) {
         .expect("exported JSON");
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(export.path()).unwrap()).unwrap();
-    (
-        doc["outcome"]["phases"][0]["read"]["iops"]
-            .as_f64()
-            .unwrap(),
-        share,
-    )
+    let job = &doc["outcome"]["phases"][0]["job"];
+    assert_eq!(
+        job["qd"], 32,
+        "the TUI runs what the headless run runs: {job}"
+    );
+    assert_eq!(job["time"].as_f64(), Some(secs as f64), "{job}");
+    assert_eq!(job["warmup"].as_f64(), Some(1.0), "{job}");
+    (describe("TUI", &doc), share)
 }

@@ -2,6 +2,7 @@
 //!
 //!     sudo cargo bench --bench vs_fio            # 3 rounds of every job, medians
 //!     sudo cargo bench --bench vs_fio -- 5 10    # 5 rounds, 10 s per job
+//!     sudo cargo bench --bench vs_fio -- 7 5 "SEQ1M QD1"   # only the jobs whose name matches
 //!
 //! Jobs: 4 KiB random reads at QD1 and QD32 on zram (filled with random data first, so reads
 //! decompress real pages instead of returning a shared zero page), and 1 MiB sequential reads
@@ -56,6 +57,7 @@ fn main() {
         .collect();
     let rounds: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(3);
     let secs: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let only: Option<&str> = args.get(2).map(String::as_str);
     if !nix::unistd::geteuid().is_root() {
         eprintln!("vs_fio: needs root (creates zram and loop devices); skipped");
         return;
@@ -195,7 +197,10 @@ fn main() {
         "fio p99",
         "dt p99"
     );
-    for job in &jobs {
+    for job in jobs
+        .iter()
+        .filter(|j| only.is_none_or(|o| j.name.contains(o)))
+    {
         let dev = match job.device {
             Dev::Zram => "/dev/zram0".to_string(),
             Dev::Loop => loopdev.clone(),

@@ -155,11 +155,16 @@ fn main_loop(
             Err(RecvTimeoutError::Disconnected) => break,
         };
         let key = matches!(msg, Msg::Key(_) | Msg::Resize);
+        // While a test runs its samples redraw the screen (4 a second at the default
+        // interval); the clock alone only needs to move the progress bar once a second.
+        let quiet_tick = matches!(msg, Msg::Tick(_))
+            && app.running()
+            && last_frame.elapsed() < Duration::from_secs(1);
         if matches!(msg, Msg::Resize) {
             terminal.autoresize()?;
         }
         let cmds = app.update(msg);
-        dirty = true;
+        dirty |= !quiet_tick;
         if key {
             // Keys answer at once.
             last_frame = Instant::now() - MIN_FRAME;
