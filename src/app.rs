@@ -279,6 +279,8 @@ pub struct App {
     pub is_root: bool,
     /// Only glyphs the Linux console's fonts have (TERM=linux).
     pub console: bool,
+    /// The run screen's right chart shows the drive temperature instead of IOPS.
+    pub show_temperature: bool,
     pub quitting: bool,
 }
 
@@ -307,6 +309,7 @@ impl App {
             status: None,
             is_root,
             console,
+            show_temperature: false,
             quitting: false,
         }
     }
@@ -857,6 +860,10 @@ impl App {
             }
             KeyCode::Char('r') => self.rerun(None),
             KeyCode::Char('c') => self.compare_latest(),
+            KeyCode::Char('t') => {
+                self.show_temperature = !self.show_temperature;
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }
@@ -1024,6 +1031,7 @@ impl App {
             test,
             params: self.values.params(test),
             confirmation: None,
+            temperature: self.values.temperature(),
         };
         self.launch(request, self.values.repeats.max(1))
     }

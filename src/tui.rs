@@ -23,7 +23,7 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use crate::app::App;
-use crate::bench::session::{self, Session};
+use crate::bench::session::{self, Session, TempPoll};
 use crate::changes::guard::{RestoreGuard, SharedChanger};
 use crate::changes::{Changer, Journal, JournalNote, RestoreScope};
 use crate::control::temperature::{PollConfig, TempPoller};
@@ -423,11 +423,16 @@ impl Executor {
         }
     }
 
-    /// A temperature poller for the run's device, where its transport has a sensor worth
-    /// polling (not USB bridges: some choke on pass-through commands under load).
-    fn temperature_poller(&self, device: &str) -> Option<TempPoller> {
+    /// A temperature poller for the run's device as the request asks: by default where the
+    /// transport has a sensor worth polling (not USB bridges: some choke on pass-through
+    /// commands under load), or at the admin's interval on any drive, or none.
+    fn temperature_poller(&self, device: &str, poll: TempPoll) -> Option<TempPoller> {
         let dev = self.drives.device(device).ok()?;
-        let config = PollConfig::default_for(dev.transport)?;
+        let config = match poll {
+            TempPoll::Off => return None,
+            TempPoll::Default => PollConfig::default_for(dev.transport)?,
+            TempPoll::Every(d) => PollConfig::every(d),
+        };
         let tx = self.tx.clone();
         let name = dev.name.clone();
         TempPoller::spawn(
@@ -471,7 +476,7 @@ impl Executor {
             .device
             .as_deref()
             .filter(|_| session.target.kind == "block-device")
-            .and_then(|d| self.temperature_poller(d));
+            .and_then(|d| self.temperature_poller(d, request.temperature));
         let tx = self.tx.clone();
         let spawned = std::thread::Builder::new()
             .name("run-events".into())
@@ -555,7 +560,17 @@ fn export(reports: &[RunReport], format: ExportFormat, stem: &str) -> anyhow::Re
             report::fio_commands(&first.plan, &first.target.path)
         ),
     };
-    let path = unique_path(&export_dir(), stem, format.extension());
+    write_export(&export_dir(), stem, format, &text)
+}
+
+/// Writes an export into `dir` without overwriting anything; returns its path.
+fn write_export(
+    dir: &Path,
+    stem: &str,
+    format: ExportFormat,
+    text: &str,
+) -> anyhow::Result<PathBuf> {
+    let path = unique_path(dir, stem, format.extension());
     let mut f = std::fs::File::create(&path)
         .with_context(|| format!("cannot create {}", path.display()))?;
     f.write_all(text.as_bytes())
@@ -572,4 +587,33 @@ fn unique_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
         n += 1;
     }
     path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exports_never_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_export(
+            dir.path(),
+            "disktriage-loop0-seq-read-1",
+            ExportFormat::Json,
+            "{}",
+        )
+        .unwrap();
+        let b = write_export(
+            dir.path(),
+            "disktriage-loop0-seq-read-1",
+            ExportFormat::Json,
+            "[]",
+        )
+        .unwrap();
+        assert_eq!(a.file_name().unwrap(), "disktriage-loop0-seq-read-1.json");
+        assert_eq!(b.file_name().unwrap(), "disktriage-loop0-seq-read-1-2.json");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "{}");
+        let c = write_export(dir.path(), "x", ExportFormat::Fio, "fio").unwrap();
+        assert_eq!(c.extension().unwrap(), "sh");
+    }
 }

@@ -86,7 +86,7 @@ fn status_line(app: &App, frame: &mut Frame, area: Rect) {
         let keys = match app.screen {
             Screen::Devices => "Up/Down select  Enter test  s scheduler  r refresh  a all devices",
             Screen::Tests => "Up/Down move  Enter edit  Left/Right change  d default  r run",
-            Screen::Run => "x stop  r rerun  s scheduler  c compare last two  4 results",
+            Screen::Run => "x stop  r rerun  s scheduler  w cache  c compare  t temperature",
             Screen::Results => {
                 "Space mark  c compare  Enter report  e export  r rerun  s scheduler"
             }

@@ -464,3 +464,46 @@ fn orphans_are_offered_at_start() {
     assert!(cmds.contains(&Cmd::RefreshInventory));
     assert!(screen(&app, 80, 25).contains("put back to none"));
 }
+
+#[test]
+fn drive_temperature_on_the_run_time_axis() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    // The temperature field: every 1 s.
+    key(&mut app, KeyCode::Enter);
+    let fields = disktriage::app::picker::fields_for(TestName::RandRead);
+    let at = fields
+        .iter()
+        .position(|f| *f == disktriage::app::picker::Field::TempPoll)
+        .unwrap();
+    for _ in 0..at {
+        key(&mut app, KeyCode::Down);
+    }
+    key(&mut app, KeyCode::Right);
+    key(&mut app, KeyCode::Right);
+    let cmds = keys(&mut app, "r");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(
+        req.temperature,
+        disktriage::bench::session::TempPoll::Every(std::time::Duration::from_secs(1))
+    );
+    feed(&mut app, TestName::RandRead, "loop0", "none", 24, 512.0);
+    for (i, c) in [41, 42, 42, 44, 45, 47, 48].iter().enumerate() {
+        app.update(Msg::Temperature {
+            device: "loop0".into(),
+            at: 1.0 + i as f64,
+            celsius: *c,
+        });
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("temp 48 C (max 48)"), "{s}");
+    keys(&mut app, "t");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("Drive temperature C"), "{s}");
+    snap("run_temperature", &app);
+}

@@ -25,6 +25,8 @@ pub enum Field {
     Amount,
     /// Random (incompressible) or zero data for writes.
     Data,
+    /// How often the drive's temperature is read during the run.
+    TempPoll,
     Repeats,
     Engine,
     Buffered,
@@ -45,6 +47,7 @@ impl Field {
             Field::Writes => "write tests",
             Field::Amount => "amount/worker",
             Field::Data => "write data",
+            Field::TempPoll => "temperature",
             Field::Repeats => "repeats",
             Field::Engine => "engine",
             Field::Buffered => "I/O path",
@@ -55,7 +58,7 @@ impl Field {
     pub fn typeable(self) -> bool {
         !matches!(
             self,
-            Field::Writes | Field::Data | Field::Engine | Field::Buffered
+            Field::Writes | Field::Data | Field::TempPoll | Field::Engine | Field::Buffered
         )
     }
 }
@@ -63,7 +66,7 @@ impl Field {
 /// The fields a test shows, in order.
 pub fn fields_for(test: TestName) -> Vec<Field> {
     use Field::*;
-    let tail = [Repeats, Engine, Buffered];
+    let tail = [Repeats, TempPoll, Engine, Buffered];
     let mut v = match test {
         TestName::SizeSweep => vec![MinBs, MaxBs, Qd, Time, Warmup, Size, Writes, Data],
         TestName::QdSweep => vec![Bs, Time, Warmup, Size, ReadPct],
@@ -109,6 +112,8 @@ const REGIONS: [u64; 7] = [
     256 << 30,
 ];
 const AMOUNTS: [u64; 6] = [16 << 20, 64 << 20, 200 << 20, 1 << 30, 4 << 30, 16 << 30];
+/// Seconds between temperature reads; 0 is off.
+const TEMP_POLLS: [u64; 6] = [0, 1, 2, 5, 10, 30];
 const PCTS: [u8; 11] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
 
 /// The admin's choices; `None` is the test's default.
@@ -126,6 +131,8 @@ pub struct Values {
     pub writes: bool,
     pub io_size: Option<u64>,
     pub zeros: bool,
+    /// `None` is the default (5 s on SATA/NVMe, off elsewhere); zero means off.
+    pub temp_poll: Option<Duration>,
     pub repeats: u32,
     pub engine: EngineKind,
     pub buffered: bool,
@@ -181,6 +188,10 @@ impl Values {
             Field::Writes => self.writes = !self.writes,
             Field::Amount => self.io_size = cycle(self.io_size, &AMOUNTS, dir),
             Field::Data => self.zeros = !self.zeros,
+            Field::TempPoll => {
+                let t: Vec<Duration> = TEMP_POLLS.iter().map(|&s| Duration::from_secs(s)).collect();
+                self.temp_poll = cycle(self.temp_poll, &t, dir);
+            }
             Field::Repeats => {
                 self.repeats = (self.repeats as i32 + dir).clamp(1, 10) as u32;
             }
@@ -210,6 +221,7 @@ impl Values {
             Field::Writes => self.writes = fresh.writes,
             Field::Amount => self.io_size = None,
             Field::Data => self.zeros = fresh.zeros,
+            Field::TempPoll => self.temp_poll = None,
             Field::Repeats => self.repeats = fresh.repeats,
             Field::Engine => self.engine = fresh.engine,
             Field::Buffered => self.buffered = fresh.buffered,
@@ -245,7 +257,7 @@ impl Values {
                 }
                 self.read_pct = Some(p as u8);
             }
-            Field::Writes | Field::Data | Field::Engine | Field::Buffered => {}
+            Field::Writes | Field::Data | Field::TempPoll | Field::Engine | Field::Buffered => {}
         }
         Ok(())
     }
@@ -320,6 +332,11 @@ impl Values {
                 .into(),
                 !self.zeros,
             ),
+            Field::TempPoll => match self.temp_poll {
+                None => ("every 5s on SATA/NVMe, off elsewhere".into(), true),
+                Some(d) if d.is_zero() => ("off".into(), false),
+                Some(d) => (format!("every {}", secs(d)), false),
+            },
             Field::Repeats => (self.repeats.to_string(), self.repeats == 1),
             Field::Engine => (
                 self.engine.as_str().into(),
@@ -357,6 +374,18 @@ impl Values {
             engine: self.engine,
             buffered: self.buffered,
             ..TestParams::default()
+        }
+    }
+}
+
+impl Values {
+    /// The temperature polling these values ask for.
+    pub fn temperature(&self) -> crate::bench::session::TempPoll {
+        use crate::bench::session::TempPoll;
+        match self.temp_poll {
+            None => TempPoll::Default,
+            Some(d) if d.is_zero() => TempPoll::Off,
+            Some(d) => TempPoll::Every(d),
         }
     }
 }

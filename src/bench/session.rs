@@ -17,6 +17,17 @@ use super::target::{self, TargetInfo, TargetRequest};
 use crate::report::run::{RUN_JSON_SCHEMA, RunReport};
 use crate::sys::SysRoot;
 
+/// Whether to read the drive's temperature during a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TempPoll {
+    /// Every 5 s on SATA and NVMe; off for USB bridges and drives without a sensor.
+    #[default]
+    Default,
+    Off,
+    /// At this interval (at least 1 s), on any drive that answers.
+    Every(std::time::Duration),
+}
+
 /// What to run where.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRequest {
@@ -25,6 +36,7 @@ pub struct RunRequest {
     pub params: TestParams,
     /// What the admin typed to confirm writing.
     pub confirmation: Option<String>,
+    pub temperature: TempPoll,
 }
 
 /// A run in progress.

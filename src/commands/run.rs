@@ -73,6 +73,7 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
             test,
             params: params.clone(),
             confirmation: args.destroy_data.clone(),
+            temperature: session::TempPoll::Off,
         },
     )?;
     // Ctrl-C and SIGTERM set the runner's stop flag: workers finish their current I/O, the

@@ -56,7 +56,11 @@ pub const HELP: &[(&str, &str)] = &[
         "Up/Down tests and fields, Enter type a value, Left/Right",
     ),
     ("", "change it, d default, Esc back to tests, r run"),
-    ("Run", "x or Esc stop, r rerun, c compare the last two runs"),
+    (
+        "Run",
+        "x or Esc stop, r rerun, c compare the last two runs,",
+    ),
+    ("", "t drive temperature instead of IOPS"),
     (
         "Results",
         "Space mark A/B, c compare, Enter full report, e export",

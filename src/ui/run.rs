@@ -62,8 +62,32 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         " Throughput MB/s ",
         x,
         &[("MB/s", &rate)],
+        true,
     );
-    chart(frame, right, app.console, " IOPS ", x, &[("IOPS", &iops)]);
+    if app.show_temperature {
+        let temps: Vec<(f64, f64)> = run
+            .temps
+            .iter()
+            .map(|&(t, c)| (t - warmup_offset(run), c as f64))
+            .filter(|p| p.0 >= window_start)
+            .collect();
+        let title = if temps.is_empty() {
+            " Drive temperature C (not read: see the Test screen) "
+        } else {
+            " Drive temperature C (t: IOPS) "
+        };
+        chart(frame, right, app.console, title, x, &[("C", &temps)], false);
+    } else {
+        chart(
+            frame,
+            right,
+            app.console,
+            " IOPS (t: temperature) ",
+            x,
+            &[("IOPS", &iops)],
+            true,
+        );
+    }
     chart(
         frame,
         lat,
@@ -71,8 +95,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         " Latency ms: p99 (upper line), p50 (lower line) ",
         x,
         &[("p50", &p50), ("p99", &p99)],
+        true,
     );
     numbers(run, frame, figures);
+}
+
+/// Seconds between the start of the run (when temperature polling starts) and the start of the
+/// measured phase (the charts' zero).
+fn warmup_offset(run: &LiveRun) -> f64 {
+    run.job.as_ref().map_or(0.0, |j| j.warmup.as_secs_f64())
 }
 
 fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
@@ -106,13 +137,17 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
     } else {
         String::new()
     };
+    let temp = match (run.temps.back(), run.temps.iter().map(|t| t.1).max()) {
+        (Some((_, now)), Some(max)) => format!("  temp {now} C (max {max})"),
+        _ => String::new(),
+    };
     let l1 = Line::from(vec![
         Span::styled(
             format!(" #{} {} on {} ", run.record + 1, run.label, run.device),
             theme::title(),
         ),
         state,
-        Span::raw(format!("{phase}{repeat}")),
+        Span::raw(format!("{phase}{repeat}{temp}")),
     ]);
     let how = run.job.as_ref().map(|j| j.describe()).unwrap_or_default();
     let direct = match &run.plan {
@@ -120,12 +155,8 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
         _ => "O_DIRECT",
     };
     let drive = run.drive_cache.as_deref().unwrap_or("-");
-    let temp = match (run.temps.back(), run.temps.iter().map(|t| t.1).max()) {
-        (Some((_, now)), Some(max)) => format!("   temp {now} C (max {max})"),
-        _ => String::new(),
-    };
     let l2 = Line::from(Span::styled(
-        format!(" scheduler {sched}   drive cache {drive}   kernel flush policy {cache}{temp}"),
+        format!(" scheduler {sched}   drive cache {drive}   kernel flush policy {cache}"),
         theme::accent(),
     ));
     let l3 = Line::from(Span::styled(format!(" {direct}, {how}"), theme::dim()));
@@ -194,12 +225,24 @@ fn chart(
     title: &str,
     x: [f64; 2],
     series: &[(&str, &Vec<(f64, f64)>)],
+    zero_based: bool,
 ) {
-    let max_y = series
-        .iter()
-        .flat_map(|(_, d)| d.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max);
-    let top = nice_ceiling(max_y);
+    let values = || series.iter().flat_map(|(_, d)| d.iter().map(|p| p.1));
+    let max_y = values().fold(0.0f64, f64::max);
+    // Rates start at zero; a temperature reads better between round numbers around it.
+    let (bottom, top) = if zero_based {
+        (0.0, nice_ceiling(max_y))
+    } else {
+        let min_y = values().fold(f64::MAX, f64::min);
+        if min_y > max_y {
+            (0.0, 1.0)
+        } else {
+            (
+                (min_y / 5.0).floor() * 5.0 - 5.0,
+                (max_y / 5.0).ceil() * 5.0 + 5.0,
+            )
+        }
+    };
     let styles = [theme::series_a(), theme::series_b()];
     let datasets: Vec<Dataset> = series
         .iter()
@@ -234,11 +277,14 @@ fn chart(
                 .bounds(x)
                 .labels([format!("{:.0}s", x[0]), format!("{:.0}s", x[1])]),
         )
-        .y_axis(
-            Axis::default()
-                .bounds([0.0, top])
-                .labels(["0".to_string(), fmt(top)]),
-        );
+        .y_axis(Axis::default().bounds([bottom, top]).labels([
+            if bottom == 0.0 {
+                "0".to_string()
+            } else {
+                fmt(bottom)
+            },
+            fmt(top),
+        ]));
     frame.render_widget(chart, area);
 }
 
