@@ -316,6 +316,20 @@ impl Executor {
         }
     }
 
+    /// Makes a journaled change to a device through the session's changer.
+    fn change<T>(
+        &self,
+        device: &str,
+        apply: impl FnOnce(
+            &Changer,
+            &crate::model::BlockDevice,
+        ) -> Result<T, crate::changes::ChangeError>,
+    ) -> Result<T, String> {
+        let changer = self.changer.as_ref().map_err(Clone::clone)?;
+        let dev = self.drives.device(device).map_err(|e| e.to_string())?;
+        apply(&locked(changer), &dev).map_err(|e| e.to_string())
+    }
+
     fn execute(&mut self, cmd: Cmd) {
         match cmd {
             Cmd::RefreshInventory => {
@@ -323,46 +337,22 @@ impl Executor {
                 self.send(Msg::Inventory(inv));
             }
             Cmd::SetScheduler { device, name } => {
-                let result = match &self.changer {
-                    Err(why) => Err(why.clone()),
-                    Ok(changer) => {
-                        let changer = Arc::clone(changer);
-                        self.drives
-                            .device(&device)
-                            .map_err(|e| e.to_string())
-                            .and_then(|dev| {
-                                locked(&changer)
-                                    .set_scheduler(&dev, &name, false)
-                                    .map_err(|e| e.to_string())
-                            })
-                    }
-                };
-                let result = result.map(|change| {
-                    self.remember(&device, true, &change.journal);
-                    change.after.active.unwrap_or(change.requested)
-                });
+                let result = self
+                    .change(&device, |c, dev| c.set_scheduler(dev, &name, false))
+                    .map(|change| {
+                        self.remember(&device, true, &change.journal);
+                        change.after.active.unwrap_or(change.requested)
+                    });
                 self.send(Msg::SchedulerSet { device, result });
             }
             Cmd::KeepScheduler { device } => self.keep(&device, true),
             Cmd::SetDriveCache { device, enabled } => {
-                let result = match &self.changer {
-                    Err(why) => Err(why.clone()),
-                    Ok(changer) => {
-                        let changer = Arc::clone(changer);
-                        self.drives
-                            .device(&device)
-                            .map_err(|e| e.to_string())
-                            .and_then(|dev| {
-                                locked(&changer)
-                                    .set_write_cache(&dev, enabled, false)
-                                    .map_err(|e| e.to_string())
-                            })
-                    }
-                };
-                let result = result.map(|change| {
-                    self.remember(&device, false, &change.journal);
-                    Box::new(change)
-                });
+                let result = self
+                    .change(&device, |c, dev| c.set_write_cache(dev, enabled, false))
+                    .map(|change| {
+                        self.remember(&device, false, &change.journal);
+                        Box::new(change)
+                    });
                 self.send(Msg::DriveCacheSet { device, result });
             }
             Cmd::KeepDriveCache { device } => self.keep(&device, false),

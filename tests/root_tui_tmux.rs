@@ -36,6 +36,53 @@ impl Tmux {
         }
     }
 
+    /// Starts disktriage (with `args`) in session "dt" at 80x25, under `env` settings; the
+    /// shell prints EXITED-<status> when it ends.
+    fn start(&self, env: &[&str], args: &str) {
+        let cmd = format!(
+            "{} {args}; echo EXITED-$?; sleep 60",
+            env!("CARGO_BIN_EXE_disktriage")
+        );
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "new-session", "-d", "-s", "dt"])
+            .args(["-x", "80", "-y", "25", "env"])
+            .args(env)
+            .args(["sh", "-c", &cmd])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.wait_for("DEVICE", Duration::from_secs(10), "device list");
+    }
+
+    /// Moves the device list's selection down to `name`; returns the screen.
+    fn select(&self, name: &str) -> String {
+        let title = format!("┌ {name} ");
+        for _ in 0..30 {
+            if self.screen().contains(&title) {
+                break;
+            }
+            self.keys(&["Down"]);
+        }
+        self.wait_for(&title, Duration::from_secs(2), "device selected")
+    }
+
+    /// The pid of disktriage in session "dt".
+    fn pid(&self) -> i32 {
+        let shell = self.run(&["display", "-p", "-t", "dt", "#{pane_pid}"]);
+        let pids = Command::new("pgrep")
+            .args(["-P", shell.trim(), "disktriage"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&pids.stdout)
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-t", "dt"])
     }
@@ -102,44 +149,9 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     let tmux = Tmux {
         socket: format!("disktriage-test-{}", std::process::id()),
     };
-    let cmd = format!(
-        "{}; echo EXITED-$?; sleep 60",
-        env!("CARGO_BIN_EXE_disktriage")
-    );
-    let out = Command::new("tmux")
-        .args([
-            "-L",
-            &tmux.socket,
-            "new-session",
-            "-d",
-            "-s",
-            "dt",
-            "-x",
-            "80",
-            "-y",
-            "25",
-        ])
-        .args(["env", "TERM=linux", "sh", "-c", &cmd])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-
     // Look: the device list, then select the loop device.
-    tmux.wait_for("DEVICE", Duration::from_secs(10), "device list");
-    let title = format!("┌ {} ", l.name);
-    let mut found = tmux.screen().contains(&title);
-    for _ in 0..30 {
-        if found {
-            break;
-        }
-        tmux.keys(&["Down"]);
-        found = tmux.screen().contains(&title);
-    }
-    let s = tmux.wait_for(&title, Duration::from_secs(2), "loop device selected");
+    tmux.start(&["TERM=linux"], "");
+    let s = tmux.select(&l.name);
     assert!(s.contains(&format!("scheduler [{before}]")), "{s}");
 
     // Test: rand-read, 2 s, no warm-up.
@@ -234,50 +246,14 @@ fn root_tmux_sigterm_restores_terminal_and_scheduler() {
     let tmux = Tmux {
         socket: format!("disktriage-term-{}", std::process::id()),
     };
-    let cmd = format!(
-        "{}; echo EXITED-$?; sleep 60",
-        env!("CARGO_BIN_EXE_disktriage")
-    );
-    let out = Command::new("tmux")
-        .args([
-            "-L",
-            &tmux.socket,
-            "new-session",
-            "-d",
-            "-s",
-            "dt",
-            "-x",
-            "80",
-            "-y",
-            "25",
-        ])
-        .args(["sh", "-c", &cmd])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    tmux.wait_for("DEVICE", Duration::from_secs(10), "device list");
-    let title = format!("┌ {} ", l.name);
-    for _ in 0..30 {
-        if tmux.screen().contains(&title) {
-            break;
-        }
-        tmux.keys(&["Down"]);
-    }
-    tmux.wait_for(&title, Duration::from_secs(2), "selected");
+    tmux.start(&[], "");
+    tmux.select(&l.name);
     // Switch to another scheduler (the next one in the kernel's list).
     tmux.keys(&["s", "Down", "Enter"]);
     tmux.wait_for("scheduler is now", Duration::from_secs(3), "switched");
     assert_ne!(active_scheduler(&l.name), before);
 
-    let shell = tmux.run(&["display", "-p", "-t", "dt", "#{pane_pid}"]);
-    let pids = Command::new("pgrep")
-        .args(["-P", shell.trim(), "disktriage"])
-        .output()
-        .unwrap();
-    let pid: i32 = String::from_utf8_lossy(&pids.stdout)
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = tmux.pid();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGTERM,
@@ -314,55 +290,16 @@ fn root_tmux_after_sigkill_the_next_start_offers_to_restore() {
     let tmux = Tmux {
         socket: format!("disktriage-kill-{}", std::process::id()),
     };
-    let start = |session: &str| {
-        let cmd = format!(
-            "{} --journal-dir {}; echo EXITED-$?; sleep 60",
-            env!("CARGO_BIN_EXE_disktriage"),
-            journal.display()
-        );
-        let out = Command::new("tmux")
-            .args([
-                "-L",
-                &tmux.socket,
-                "new-session",
-                "-d",
-                "-s",
-                session,
-                "-x",
-                "80",
-                "-y",
-                "25",
-            ])
-            .args(["sh", "-c", &cmd])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-    };
-    start("dt");
-    tmux.wait_for("DEVICE", Duration::from_secs(10), "device list");
-    let title = format!("┌ {} ", l.name);
-    for _ in 0..30 {
-        if tmux.screen().contains(&title) {
-            break;
-        }
-        tmux.keys(&["Down"]);
-    }
-    tmux.wait_for(&title, Duration::from_secs(2), "selected");
+    let journal_arg = format!("--journal-dir {}", journal.display());
+    tmux.start(&[], &journal_arg);
+    tmux.select(&l.name);
     tmux.keys(&["s", "Down", "Enter"]);
     tmux.wait_for("scheduler is now", Duration::from_secs(3), "switched");
     let changed = active_scheduler(&l.name);
     assert_ne!(changed, before);
 
     // SIGKILL: nothing can run on the way out; the journal keeps the original.
-    let shell = tmux.run(&["display", "-p", "-t", "dt", "#{pane_pid}"]);
-    let pids = Command::new("pgrep")
-        .args(["-P", shell.trim(), "disktriage"])
-        .output()
-        .unwrap();
-    let pid: i32 = String::from_utf8_lossy(&pids.stdout)
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = tmux.pid();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,
@@ -377,7 +314,7 @@ fn root_tmux_after_sigkill_the_next_start_offers_to_restore() {
     tmux.run(&["kill-session", "-t", "dt"]);
 
     // The next start finds the journal and offers to put it back.
-    start("dt");
+    tmux.start(&[], &journal_arg);
     let s = tmux.wait_for("did not exit cleanly", Duration::from_secs(10), "offer");
     assert!(
         s.contains(&format!("{}: scheduler back to {before}", l.name)),

@@ -152,28 +152,15 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let (size, lbs, pbs) = direct::block_geometry(&fd)
                 .with_context(|| format!("cannot read the size of {}", path.display()))?;
             let disk = inventory_device(&inv, &name);
-            let info = TargetInfo {
-                path: path.to_path_buf(),
-                kind: "block-device",
-                device: Some(name.clone()),
-                size_bytes: size,
-                logical_block_size: lbs,
-                physical_block_size: Some(pbs),
-                model: disk.and_then(BlockDevice::description),
-                transport: disk.map(|d| d.transport),
-                rotational: disk.and_then(|d| d.rotational),
-                scheduler: disk.and_then(|d| d.scheduler.as_ref()?.active.clone()),
-                kernel_write_cache: disk.and_then(|d| d.kernel_write_cache),
-                created: false,
-            };
-            let facts = TargetFacts {
-                size,
-                logical_block_size: lbs,
-                max_request: disk
-                    .and_then(|d| d.max_sectors_kb)
-                    .map(|kb| u64::from(kb) * 1024),
-                is_file: false,
-            };
+            let info = describe(
+                path,
+                "block-device",
+                Some(name.clone()),
+                (size, lbs, Some(pbs)),
+                disk,
+                false,
+            );
+            let facts = facts_of(size, lbs, disk, false);
             Ok(PreparedTarget {
                 info,
                 fd: Arc::new(fd),
@@ -239,28 +226,16 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             // O_DIRECT on a file needs the alignment of the device under the file system.
             let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
-            let info = TargetInfo {
-                path: path.to_path_buf(),
-                kind: "file",
-                device: backing_name.clone(),
-                size_bytes: size,
-                logical_block_size: lbs,
-                physical_block_size: disk.and_then(|d| d.physical_block_size),
-                model: disk.and_then(BlockDevice::description),
-                transport: disk.map(|d| d.transport),
-                rotational: disk.and_then(|d| d.rotational),
-                scheduler: disk.and_then(|d| d.scheduler.as_ref()?.active.clone()),
-                kernel_write_cache: disk.and_then(|d| d.kernel_write_cache),
+            let pbs = disk.and_then(|d| d.physical_block_size);
+            let info = describe(
+                path,
+                "file",
+                backing_name.clone(),
+                (size, lbs, pbs),
+                disk,
                 created,
-            };
-            let facts = TargetFacts {
-                size,
-                logical_block_size: lbs,
-                max_request: disk
-                    .and_then(|d| d.max_sectors_kb)
-                    .map(|kb| u64::from(kb) * 1024),
-                is_file: true,
-            };
+            );
+            let facts = facts_of(size, lbs, disk, true);
             let (stat, no_stat_reason) = match (backing, backing_name) {
                 (Some(dev), Some(name)) => (
                     Some(StatSource {
@@ -289,6 +264,43 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 notes,
             })
         }
+    }
+}
+
+/// The report's description of a target; `disk` is the inventory's device behind it.
+fn describe(
+    path: &Path,
+    kind: &'static str,
+    device: Option<String>,
+    (size, lbs, pbs): (u64, u32, Option<u32>),
+    disk: Option<&BlockDevice>,
+    created: bool,
+) -> TargetInfo {
+    TargetInfo {
+        path: path.to_path_buf(),
+        kind,
+        device,
+        size_bytes: size,
+        logical_block_size: lbs,
+        physical_block_size: pbs,
+        model: disk.and_then(BlockDevice::description),
+        transport: disk.map(|d| d.transport),
+        rotational: disk.and_then(|d| d.rotational),
+        scheduler: disk.and_then(|d| d.scheduler.as_ref()?.active.clone()),
+        kernel_write_cache: disk.and_then(|d| d.kernel_write_cache),
+        created,
+    }
+}
+
+/// What a plan needs to know of a target.
+fn facts_of(size: u64, lbs: u32, disk: Option<&BlockDevice>, is_file: bool) -> TargetFacts {
+    TargetFacts {
+        size,
+        logical_block_size: lbs,
+        max_request: disk
+            .and_then(|d| d.max_sectors_kb)
+            .map(|kb| u64::from(kb) * 1024),
+        is_file,
     }
 }
 

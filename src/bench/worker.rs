@@ -166,6 +166,47 @@ pub fn run_worker(ctx: WorkerCtx, engine: EngineKind) {
     }
 }
 
+/// Tells the gate and the runner that this thread could not start.
+fn setup_failed(ctx: &WorkerCtx, why: String) {
+    // Not coming to the gate: tell it, so nobody waits for this thread.
+    ctx.gate.forget();
+    let _ = ctx.tx.send(WorkerMsg::Done {
+        worker: ctx.worker,
+        failure: None,
+        setup_error: Some(why),
+        fixed_buffers: false,
+    });
+}
+
+/// The phases every I/O thread goes through: an unrecorded warm-up, the gate, then the
+/// measured loop with a recorder. `io` runs one loop within a bound.
+fn run_phases(
+    ctx: &WorkerCtx,
+    mut io: impl FnMut(&Bound, Option<&mut Recorder>) -> Option<IoFailure>,
+) -> Option<IoFailure> {
+    let job = &ctx.job;
+    let mut failure = None;
+    if !job.warmup.is_zero() {
+        let bound = Bound {
+            deadline: Some(Instant::now() + job.warmup),
+            max_ops: None,
+        };
+        failure = io(&bound, None);
+    }
+    ctx.gate.arrive_and_wait();
+    if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
+        let t0 = Instant::now();
+        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
+        let bound = Bound {
+            deadline: job.time.map(|t| t0 + t),
+            max_ops: job.ops_per_worker,
+        };
+        failure = io(&bound, Some(&mut rec));
+        rec.finish();
+    }
+    failure
+}
+
 fn uring_worker(ctx: WorkerCtx) {
     let job = &ctx.job;
     let pattern_buf = ctx.pattern.as_ref().map(DataPattern::shared);
@@ -178,39 +219,10 @@ fn uring_worker(ctx: WorkerCtx) {
     );
     let mut queue = match queue {
         Ok(q) => q,
-        Err(e) => {
-            // Not coming to the gate: tell it, so nobody waits for this worker.
-            ctx.gate.forget();
-            let _ = ctx.tx.send(WorkerMsg::Done {
-                worker: ctx.worker,
-                failure: None,
-                setup_error: Some(format!("cannot set up io_uring: {e}")),
-                fixed_buffers: false,
-            });
-            return;
-        }
+        Err(e) => return setup_failed(&ctx, format!("cannot set up io_uring: {e}")),
     };
     let fixed = queue.uses_fixed_buffers();
-    let mut failure = None;
-
-    if !job.warmup.is_zero() {
-        let bound = Bound {
-            deadline: Some(Instant::now() + job.warmup),
-            max_ops: None,
-        };
-        failure = uring_loop(&ctx, &mut queue, &bound, None);
-    }
-    ctx.gate.arrive_and_wait();
-    if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
-        let t0 = Instant::now();
-        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
-        let bound = Bound {
-            deadline: job.time.map(|t| t0 + t),
-            max_ops: job.ops_per_worker,
-        };
-        failure = uring_loop(&ctx, &mut queue, &bound, Some(&mut rec));
-        rec.finish();
-    }
+    let failure = run_phases(&ctx, |bound, rec| uring_loop(&ctx, &mut queue, bound, rec));
     drop(queue);
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
@@ -346,15 +358,7 @@ fn sync_worker(ctx: WorkerCtx) {
             .spawn(move || sync_thread(&c));
         match spawned {
             Ok(h) => handles.push(h),
-            Err(e) => {
-                ctx.gate.forget();
-                let _ = ctx.tx.send(WorkerMsg::Done {
-                    worker: ctx.worker,
-                    failure: None,
-                    setup_error: Some(format!("cannot start an I/O thread: {e}")),
-                    fixed_buffers: false,
-                });
-            }
+            Err(e) => setup_failed(&ctx, format!("cannot start an I/O thread: {e}")),
         }
     }
     sync_thread(&ctx);
@@ -365,39 +369,15 @@ fn sync_worker(ctx: WorkerCtx) {
 
 /// One synchronous I/O thread: one outstanding I/O at a time.
 fn sync_thread(ctx: &WorkerCtx) {
-    let job = &ctx.job;
-    let mut buf = match AlignedBuf::zeroed(job.bs as usize, BUFFER_ALIGN) {
+    let mut buf = match AlignedBuf::zeroed(ctx.job.bs as usize, BUFFER_ALIGN) {
         Ok(b) => b,
-        Err(e) => {
-            ctx.gate.forget();
-            let _ = ctx.tx.send(WorkerMsg::Done {
-                worker: ctx.worker,
-                failure: None,
-                setup_error: Some(format!("cannot allocate an I/O buffer: {e}")),
-                fixed_buffers: false,
-            });
-            return;
-        }
+        Err(e) => return setup_failed(ctx, format!("cannot allocate an I/O buffer: {e}")),
     };
-    let mut failure = None;
-    if !job.warmup.is_zero() {
-        let bound = Bound {
-            deadline: Some(Instant::now() + job.warmup),
-            max_ops: None,
-        };
-        failure = sync_loop(ctx, &mut buf, &bound, None, None);
-    }
-    ctx.gate.arrive_and_wait();
-    if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
-        let t0 = Instant::now();
-        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
-        let bound = Bound {
-            deadline: job.time.map(|t| t0 + t),
-            max_ops: job.ops_per_worker,
-        };
-        failure = sync_loop(ctx, &mut buf, &bound, Some(&mut rec), Some(&ctx.issued));
-        rec.finish();
-    }
+    // The I/O count bound is shared by the worker's threads, and only the measured phase counts.
+    let failure = run_phases(ctx, |bound, rec| {
+        let issued = rec.is_some().then_some(&*ctx.issued);
+        sync_loop(ctx, &mut buf, bound, rec, issued)
+    });
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
         failure,
