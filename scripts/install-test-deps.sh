@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs (as root), only those missing.
 #   util-linux/fdisk/e2fsprogs: losetup, blockdev, partx, sfdisk, mkfs.ext4 for device tests
+#   bindfs: a FUSE file system to fail a loop device's backing store mid-run
+#   procps: pgrep for the terminal tests
 #   fio: the reference the engine is compared with
 #   tmux: the end-to-end terminal test
 #   qemu-system-x86, linux-image-amd64, busybox-static, cpio: the QEMU lab
 #   smartmontools, nvme-cli: copied into the lab guest, the smartctl fallback and independent
 #   witnesses of the drives' cache state (disktriage itself needs neither)
 set -euo pipefail
-packages=(util-linux fdisk e2fsprogs fio tmux qemu-system-x86 linux-image-amd64 busybox-static cpio
-    smartmontools nvme-cli)
+packages=(util-linux fdisk e2fsprogs bindfs procps fio tmux qemu-system-x86 linux-image-amd64
+    busybox-static cpio smartmontools nvme-cli)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
