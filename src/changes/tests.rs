@@ -1,4 +1,5 @@
 //! `Changer` and `RestoreGuard` on `FakeDrives` with a journal in a temporary directory.
+//! Test code only: `changes.rs` declares this module under #[cfg(test)].
 
 use std::sync::Arc;
 
