@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::table::wrap;
-use crate::changes::{CacheChange, describe_note};
+use crate::changes::CacheChange;
 use crate::model::cache::on_off;
 use crate::model::{CacheStatus, KernelWriteCache};
 
@@ -108,14 +108,12 @@ pub fn render_change(
     };
     out.push_str(&wrap("", &first, width));
     out.push_str(&status_lines(status, true, width));
-    out.push_str(&wrap(
-        "  Restore: ",
-        &format!("{}.", describe_note(&change.journal, journal_dir)),
+    out.push_str(&super::change_footer(
+        &change.journal,
+        &change.notes,
+        journal_dir,
         width,
     ));
-    for note in &change.notes {
-        out.push_str(&wrap("  Note: ", &format!("{note}."), width));
-    }
     out
 }
 

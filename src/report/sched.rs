@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::table::wrap;
-use crate::changes::{SchedChange, describe_note};
+use crate::changes::SchedChange;
 use crate::model::SchedulerSet;
 
 /// Version of the JSON layout.
@@ -72,14 +72,12 @@ pub fn render_change(
     };
     out.push_str(&wrap("", &first, width));
     out.push_str(&wrap("  Offered: ", &offered(&change.after), width));
-    out.push_str(&wrap(
-        "  Restore: ",
-        &format!("{}.", describe_note(&change.journal, journal_dir)),
+    out.push_str(&super::change_footer(
+        &change.journal,
+        &change.notes,
+        journal_dir,
         width,
     ));
-    for note in &change.notes {
-        out.push_str(&wrap("  Note: ", &format!("{note}."), width));
-    }
     out
 }
 
