@@ -297,10 +297,14 @@ fn check_engine(r: &Results, dev: &dyn Fn(&str) -> String) {
         p["failure"]["errno"].is_i64() || p["failure"]["transferred"] == 0,
         "{p}"
     );
-    assert_ne!(
-        p["witness"]["agrees"], true,
-        "no agreement claimed with a removed device"
-    );
+    // The kernel's counters, when they are still there, saw what completed; when the device
+    // is gone they cannot be read, and the report says why.
+    if p["witness"].is_null() {
+        assert!(p["witness_note"].is_string(), "{p}");
+    } else {
+        let diff = p["witness"]["bytes_diff_pct"].as_f64().unwrap();
+        assert!(diff.abs() <= 2.0, "{p}");
+    }
 }
 
 fn check_list(r: &Results, dev: &dyn Fn(&str) -> String) {
