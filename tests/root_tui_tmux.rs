@@ -150,7 +150,9 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         socket: format!("disktriage-test-{}", std::process::id()),
     };
     // Look: the device list, then select the loop device.
-    tmux.start(&["TERM=linux"], "");
+    // A journal of its own: the test leaves nothing in /run/disktriage.
+    let journal_arg = format!("--journal-dir {}", dir.path().join("journal").display());
+    tmux.start(&["TERM=linux"], &journal_arg);
     let s = tmux.select(&l.name);
     assert!(s.contains(&format!("scheduler [{before}]")), "{s}");
 
@@ -246,7 +248,8 @@ fn root_tmux_sigterm_restores_terminal_and_scheduler() {
     let tmux = Tmux {
         socket: format!("disktriage-term-{}", std::process::id()),
     };
-    tmux.start(&[], "");
+    let journal_arg = format!("--journal-dir {}", dir.path().join("journal").display());
+    tmux.start(&[], &journal_arg);
     tmux.select(&l.name);
     // Switch to another scheduler (the next one in the kernel's list).
     tmux.keys(&["s", "Down", "Enter"]);
