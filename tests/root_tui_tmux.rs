@@ -113,6 +113,22 @@ impl Drop for Tmux {
     }
 }
 
+/// Root and tmux, and the lock that keeps these tests apart; `None` (after saying why) when
+/// the test must be skipped.
+fn prerequisites(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !root_or_skip(test) {
+        return None;
+    }
+    let guard = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if Command::new("tmux").arg("-V").output().is_err() {
+        skip(test, "tmux is not installed");
+        return None;
+    }
+    Some(guard)
+}
+
 fn active_scheduler(name: &str) -> String {
     let s = std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).unwrap();
     s.split_whitespace()
@@ -124,19 +140,10 @@ fn active_scheduler(name: &str) -> String {
 
 #[test]
 fn root_tmux_look_test_switch_retest_compare_quit() {
-    if !root_or_skip("root_tmux_look_test_switch_retest_compare_quit") {
+    let Some(_one_at_a_time) = prerequisites("root_tmux_look_test_switch_retest_compare_quit")
+    else {
         return;
-    }
-    let _one_at_a_time = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if Command::new("tmux").arg("-V").output().is_err() {
-        skip(
-            "root_tmux_look_test_switch_retest_compare_quit",
-            "tmux is not installed",
-        );
-        return;
-    }
+    };
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 256 << 20, 512);
     let before = active_scheduler(&l.name);
@@ -229,19 +236,10 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
 
 #[test]
 fn root_tmux_sigterm_restores_terminal_and_scheduler() {
-    if !root_or_skip("root_tmux_sigterm_restores_terminal_and_scheduler") {
+    let Some(_one_at_a_time) = prerequisites("root_tmux_sigterm_restores_terminal_and_scheduler")
+    else {
         return;
-    }
-    let _one_at_a_time = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if Command::new("tmux").arg("-V").output().is_err() {
-        skip(
-            "root_tmux_sigterm_restores_terminal_and_scheduler",
-            "tmux is not installed",
-        );
-        return;
-    }
+    };
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 64 << 20, 512);
     let before = active_scheduler(&l.name);
@@ -273,19 +271,11 @@ fn root_tmux_sigterm_restores_terminal_and_scheduler() {
 
 #[test]
 fn root_tmux_after_sigkill_the_next_start_offers_to_restore() {
-    if !root_or_skip("root_tmux_after_sigkill_the_next_start_offers_to_restore") {
+    let Some(_one_at_a_time) =
+        prerequisites("root_tmux_after_sigkill_the_next_start_offers_to_restore")
+    else {
         return;
-    }
-    if Command::new("tmux").arg("-V").output().is_err() {
-        skip(
-            "root_tmux_after_sigkill_the_next_start_offers_to_restore",
-            "tmux is not installed",
-        );
-        return;
-    }
-    let _one_at_a_time = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let dir = scratch();
     let journal = dir.path().join("journal");
     let l = LoopDev::new(dir.path(), 64 << 20, 512);
