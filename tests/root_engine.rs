@@ -233,6 +233,104 @@ fn root_write_test_writes_the_pattern_it_claims_where_it_claims() {
     assert_eq!(&data[2 * 65536..], pattern.expected(2 * 65536, 65536));
 }
 
+/// Compares `len` bytes of `path` from `offset` with the pattern, 1 MiB at a time.
+fn assert_holds_pattern(path: &str, offset: u64, len: u64, what: &str) {
+    let pattern = DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20).unwrap();
+    let mut o = offset;
+    while o < offset + len {
+        let n = (1u64 << 20).min(offset + len - o) as usize;
+        assert!(
+            device_bytes(path, o, n) == pattern.expected(o, n),
+            "{what}: the bytes at {o} are not the pattern for that offset"
+        );
+        o += n as u64;
+    }
+}
+
+#[test]
+fn root_requests_larger_than_the_pattern_period() {
+    if !root_or_skip("root_requests_larger_than_the_pattern_period") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 160 << 20, 512);
+    let name = l.name.clone();
+    let image = l.image.to_str().unwrap();
+    // 32 MiB writes (four 8 MiB periods each) from an offset that is not a period multiple, so
+    // each request starts mid-period: io_uring, then the synchronous engine further on.
+    let doc = run_json(&[
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--bs",
+        "32M",
+        "--count",
+        "2",
+        "--offset",
+        "1M",
+        "--size",
+        "64M",
+        "--destroy-data",
+        &name,
+    ]);
+    assert_eq!(u(&phase(&doc, 0)["write"]["bytes"]), 64 << 20);
+    assert_holds_pattern(image, 1 << 20, 64 << 20, "io_uring 32M writes");
+    run_json(&[
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--bs",
+        "32M",
+        "--count",
+        "2",
+        "--offset",
+        "65M",
+        "--size",
+        "64M",
+        "--engine",
+        "sync",
+        "--destroy-data",
+        &name,
+    ]);
+    assert_holds_pattern(image, 65 << 20, 64 << 20, "sync 32M writes");
+    assert!(
+        device_bytes(image, 129 << 20, 1 << 20)
+            .iter()
+            .all(|&b| b == 0),
+        "nothing past the region"
+    );
+    // Reads of 32 MiB at QD2.
+    let doc = run_json(&[
+        l.path_str(),
+        "--test",
+        "seq-read",
+        "--bs",
+        "32M",
+        "--qd",
+        "2",
+        "--count",
+        "4",
+    ]);
+    assert_eq!(u(&phase(&doc, 0)["read"]["bytes"]), 128 << 20);
+
+    // A file target: created (laid out with the pattern), then written with 32 MiB requests.
+    let file = dir.path().join("big.bin");
+    let f = file.to_str().unwrap();
+    let doc = run_json(&[
+        f,
+        "--test",
+        "seq-write",
+        "--size",
+        "64M",
+        "--bs",
+        "32M",
+        "--count",
+        "2",
+    ]);
+    assert_eq!(u(&phase(&doc, 0)["write"]["bytes"]), 64 << 20);
+    assert_holds_pattern(f, 0, 64 << 20, "file 32M writes");
+}
+
 #[test]
 fn root_backward_and_sweep_patterns_touch_their_offsets() {
     if !root_or_skip("root_backward_and_sweep_patterns_touch_their_offsets") {

@@ -32,16 +32,22 @@ pub struct DataPattern {
 impl DataPattern {
     /// Builds the pattern for requests of up to `max_request` bytes.
     pub fn new(kind: DataKind, max_request: usize) -> io::Result<DataPattern> {
-        // period + max_request: a request starting near the period's end reads on into the
-        // copy of the beginning, so every request is one contiguous slice.
+        // period + max_request: a request starting anywhere in the first period reads on into
+        // the repeats that follow it, so every request is one contiguous slice. Requests may
+        // be longer than the period (up to the plan's 256 MiB): the tail then holds several
+        // repeats, and byte i is always pattern[i % period].
         let mut buf = AlignedBuf::zeroed(PATTERN_PERIOD + max_request, BUFFER_ALIGN)?;
         if let DataKind::Random { seed } = kind {
             let bytes = buf.as_mut_slice();
             for (i, chunk) in bytes[..PATTERN_PERIOD].chunks_exact_mut(8).enumerate() {
                 chunk.copy_from_slice(&splitmix64(seed ^ (i as u64)).to_le_bytes());
             }
-            let (head, tail) = bytes.split_at_mut(PATTERN_PERIOD);
-            tail.copy_from_slice(&head[..max_request]);
+            let mut filled = PATTERN_PERIOD;
+            while filled < bytes.len() {
+                let n = PATTERN_PERIOD.min(bytes.len() - filled);
+                bytes.copy_within(..n, filled);
+                filled += n;
+            }
         }
         Ok(DataPattern {
             buf: Arc::new(buf),
@@ -102,6 +108,31 @@ mod tests {
             "{:?}",
             &counts[..8]
         );
+    }
+
+    #[test]
+    fn requests_larger_than_the_period_repeat_it_at_the_right_phase() {
+        // The largest request a plan accepts is 256 MiB; 32 MiB is four periods.
+        let big = 32 << 20;
+        let p = DataPattern::new(DataKind::Random { seed: 5 }, big).unwrap();
+        assert_eq!(p.max_request(), big);
+        let one_period = p.expected(0, PATTERN_PERIOD).to_vec();
+        // Whatever the offset, byte i of a write at o is pattern[(o + i) mod period].
+        for offset in [
+            0u64,
+            4096,
+            (PATTERN_PERIOD as u64) - 512,
+            3 * (1 << 20) + 512,
+        ] {
+            let data = p.expected(offset, big);
+            assert_eq!(data.len(), big);
+            for i in (0..big).step_by(4093).chain([big - 1]) {
+                let phase = (offset as usize + i) % PATTERN_PERIOD;
+                assert_eq!(data[i], one_period[phase], "offset {offset}, byte {i}");
+            }
+        }
+        let z = DataPattern::new(DataKind::Zeros, big).unwrap();
+        assert!(z.expected(512, big).iter().all(|&x| x == 0));
     }
 
     #[test]
