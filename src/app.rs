@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::bench::catalog::{CATALOG, TestName};
+use crate::bench::catalog::{CATALOG, TestName, Writes};
 use crate::bench::runner::RunEvent;
 use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
@@ -1043,9 +1043,8 @@ impl App {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut values = self.values.clone();
-        values.writes = request.params.include_writes;
-        let writes = picker::writes(request.test, &values);
+        // The request's own parameters decide (a rerun keeps the ones it ran with).
+        let writes = request.test.writes_with(&request.params) == Writes::Always;
         if writes && request.confirmation.is_none() {
             if let Some(inv) = &self.inventory {
                 match safety::check_device_write(inv, &device, None) {

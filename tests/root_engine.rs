@@ -332,6 +332,51 @@ fn root_requests_larger_than_the_pattern_period() {
 }
 
 #[test]
+fn root_qd_sweep_with_writes_needs_and_takes_the_confirmation() {
+    if !root_or_skip("root_qd_sweep_with_writes_needs_and_takes_the_confirmation") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 32 << 20, 512);
+    let image = l.image.to_str().unwrap();
+    let sweep = [
+        l.path_str(),
+        "--test",
+        "qd-sweep",
+        "--read-pct",
+        "50",
+        "--qds",
+        "1,2",
+        "--time",
+        "0.2",
+        "--warmup",
+        "0",
+    ];
+    // Without the confirmation: refused before any I/O, with what to type.
+    let mut args = vec!["run"];
+    args.extend_from_slice(&sweep);
+    let out = disktriage(&args);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("pass --destroy-data {}", l.name)),
+        "{err}"
+    );
+    assert!(device_bytes(image, 0, 32 << 20).iter().all(|&b| b == 0));
+    // With it: every phase runs, half of its I/O writes, and the data is on the device.
+    let mut args = sweep.to_vec();
+    args.extend_from_slice(&["--destroy-data", &l.name]);
+    let doc = run_json(&args);
+    let phases = doc["outcome"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    for p in phases {
+        assert!(u(&p["write"]["ops"]) > 0, "{}", p["label"]);
+        assert!(u(&p["read"]["ops"]) > 0, "{}", p["label"]);
+    }
+    assert!(device_bytes(image, 0, 32 << 20).iter().any(|&b| b != 0));
+}
+
+#[test]
 fn root_backward_and_sweep_patterns_touch_their_offsets() {
     if !root_or_skip("root_backward_and_sweep_patterns_touch_their_offsets") {
         return;

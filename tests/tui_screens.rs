@@ -174,6 +174,44 @@ fn write_test_asks_for_the_device_name() {
 }
 
 #[test]
+fn qd_sweep_with_writes_asks_for_the_device_name() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "j"); // loop1: free
+    keys(&mut app, "2");
+    for _ in 0..11 {
+        key(&mut app, KeyCode::Down);
+    }
+    assert_eq!(app.picker_test(), TestName::QdSweep);
+    // Reads only by default: it starts at once.
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("read-only test: r runs it"), "{s}");
+    let cmds = keys(&mut app, "r");
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    key(&mut app, KeyCode::Char('x'));
+
+    // 50 % reads: it writes, says so, and asks for the name like any write test.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "j");
+    keys(&mut app, "2");
+    for _ in 0..11 {
+        key(&mut app, KeyCode::Down);
+    }
+    app.values.read_pct = Some(50);
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("this test WRITES to loop1"), "{s}");
+    let cmds = keys(&mut app, "r");
+    assert!(cmds.is_empty(), "nothing starts before the confirmation");
+    assert!(matches!(app.overlay, Some(Overlay::Confirm { .. })));
+    keys(&mut app, "loop1");
+    let cmds = key(&mut app, KeyCode::Enter);
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.confirmation.as_deref(), Some("loop1"));
+    assert_eq!(req.params.read_pct, Some(50));
+}
+
+#[test]
 fn in_use_devices_are_refused_with_the_reason() {
     let mut app = app_with("host-loop-zram", true);
     // loop0 has a mounted partition.

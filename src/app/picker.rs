@@ -69,7 +69,7 @@ pub fn fields_for(test: TestName) -> Vec<Field> {
     let tail = [Repeats, TempPoll, Engine, Buffered];
     let mut v = match test {
         TestName::SizeSweep => vec![MinBs, MaxBs, Qd, Time, Warmup, Size, Writes, Data],
-        TestName::QdSweep => vec![Bs, Time, Warmup, Size, ReadPct],
+        TestName::QdSweep => vec![Bs, Time, Warmup, Size, ReadPct, Data],
         TestName::Cdm | TestName::CdmNvme => vec![Time, Warmup, Size, Writes, Data],
         TestName::RandMixed => vec![Bs, Qd, Jobs, Time, Amount, Warmup, Size, ReadPct, Data],
         TestName::SyncLatency => vec![Bs, Size, Data],
@@ -390,14 +390,9 @@ impl Values {
     }
 }
 
-/// Does this test with these values write to the target?
+/// Does this test with these values write to the target (and so need the confirmation)?
 pub fn writes(test: TestName, values: &Values) -> bool {
-    use crate::bench::catalog::Writes;
-    match test.info().writes {
-        Writes::Never => false,
-        Writes::Always => true,
-        Writes::Optional => values.writes,
-    }
+    test.writes_with(&values.params(test)) == crate::bench::catalog::Writes::Always
 }
 
 /// The catalogue index of a test.

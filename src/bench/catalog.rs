@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use super::spec::TestParams;
+
 /// A test users can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -26,7 +28,8 @@ pub enum TestName {
     CdmNvme,
 }
 
-/// Whether a test writes to its target.
+/// Whether a test writes to its target. The catalogue's `writes` says what a test can do;
+/// whether one run writes is decided by `TestName::writes_with`, from its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Writes {
     Never,
@@ -128,9 +131,10 @@ pub const CATALOG: [TestInfo; 14] = [
         name: TestName::QdSweep,
         id: "qd-sweep",
         summary: "queue depths 1,2,4..32 for small random (8 KiB) and large sequential (1 MiB) \
-                  reads: max IOPS, max MB/s, min latency and the load of each",
+                  reads (and writes with a read % below 100): max IOPS, max MB/s, min latency \
+                  and the load of each",
         origin: "Oracle ORION -run simple/advanced",
-        writes: Writes::Never,
+        writes: Writes::Optional,
     },
     TestInfo {
         name: TestName::Cdm,
@@ -159,6 +163,34 @@ impl TestName {
 
     pub fn id(self) -> &'static str {
         self.info().id
+    }
+
+    /// Whether this test, run with `params`, writes to its target: `Always` needs the write
+    /// confirmation, `Optional` writes only when one is given (CrystalDiskMark's write rows),
+    /// `Never` is read-only. The one rule the write guard, the plan and the TUI all follow.
+    pub fn writes_with(self, params: &TestParams) -> Writes {
+        match self {
+            TestName::SeqRead
+            | TestName::SeqReadQ8
+            | TestName::ConcurrentRead
+            | TestName::RandRead => Writes::Never,
+            TestName::SeqWrite
+            | TestName::SeqWriteQ8
+            | TestName::ConcurrentWrite
+            | TestName::SyncLatency
+            | TestName::RandWrite
+            // A mixed test is a write test, even at --read-pct 100: it is confirmed as one.
+            | TestName::RandMixed => Writes::Always,
+            // Reads by default; a --read-pct below 100 mixes writes in.
+            TestName::QdSweep => match params.read_pct {
+                Some(p) if p < 100 => Writes::Always,
+                _ => Writes::Never,
+            },
+            TestName::SizeSweep if params.include_writes => Writes::Always,
+            TestName::SizeSweep => Writes::Never,
+            TestName::Cdm | TestName::CdmNvme if params.include_writes => Writes::Always,
+            TestName::Cdm | TestName::CdmNvme => Writes::Optional,
+        }
     }
 }
 
@@ -207,5 +239,74 @@ mod tests {
         assert_eq!(ids.len(), CATALOG.len());
         let err = "seq-reed".parse::<TestName>().unwrap_err().to_string();
         assert!(err.contains("seq-read, seq-write"), "{err}");
+    }
+
+    #[test]
+    fn whether_a_run_writes_follows_its_parameters() {
+        let with = |read_pct: Option<u8>, include_writes: bool| TestParams {
+            read_pct,
+            include_writes,
+            ..TestParams::default()
+        };
+        let none = TestParams::default();
+        assert_eq!(TestName::SeqRead.writes_with(&none), Writes::Never);
+        assert_eq!(TestName::SyncLatency.writes_with(&none), Writes::Always);
+        // qd-sweep reads unless --read-pct asks for writes.
+        assert_eq!(TestName::QdSweep.writes_with(&none), Writes::Never);
+        assert_eq!(
+            TestName::QdSweep.writes_with(&with(Some(100), false)),
+            Writes::Never
+        );
+        assert_eq!(
+            TestName::QdSweep.writes_with(&with(Some(50), false)),
+            Writes::Always
+        );
+        assert_eq!(
+            TestName::QdSweep.writes_with(&with(Some(0), false)),
+            Writes::Always
+        );
+        assert_eq!(TestName::RandMixed.writes_with(&none), Writes::Always);
+        assert_eq!(
+            TestName::RandMixed.writes_with(&with(Some(100), false)),
+            Writes::Always
+        );
+        assert_eq!(TestName::SizeSweep.writes_with(&none), Writes::Never);
+        assert_eq!(
+            TestName::SizeSweep.writes_with(&with(None, true)),
+            Writes::Always
+        );
+        assert_eq!(TestName::Cdm.writes_with(&none), Writes::Optional);
+        assert_eq!(TestName::Cdm.writes_with(&with(None, true)), Writes::Always);
+    }
+
+    #[test]
+    fn the_catalogue_mark_agrees_with_the_rule() {
+        // A test listed as read-only never writes, one listed as writing always does, and an
+        // optional one writes for some parameters and not for others.
+        let variants: Vec<TestParams> = [None, Some(0), Some(50), Some(100)]
+            .into_iter()
+            .flat_map(|read_pct| {
+                [false, true].map(|include_writes| TestParams {
+                    read_pct,
+                    include_writes,
+                    ..TestParams::default()
+                })
+            })
+            .collect();
+        for t in &CATALOG {
+            let outcomes: Vec<Writes> = variants.iter().map(|p| t.name.writes_with(p)).collect();
+            match t.writes {
+                Writes::Never => assert!(outcomes.iter().all(|&w| w == Writes::Never), "{}", t.id),
+                Writes::Always => {
+                    assert!(outcomes.iter().all(|&w| w == Writes::Always), "{}", t.id);
+                }
+                Writes::Optional => assert!(
+                    outcomes.iter().any(|&w| w == Writes::Always)
+                        && outcomes.iter().any(|&w| w != Writes::Always),
+                    "{}",
+                    t.id
+                ),
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::catalog::TestName;
+use super::catalog::{TestName, Writes};
 use super::pattern::DataKind;
 use super::plan::{Access, Mix};
 use crate::model::Bytes;
@@ -615,7 +615,10 @@ pub fn build_plan(
         interval,
         notes,
     };
-    if plan.writes() && !writes_allowed {
+    // The one rule says whether this test writes; the phases built above must agree with it,
+    // and either one writing without permission is refused.
+    let must_write = test.writes_with(params) == Writes::Always;
+    if (must_write || plan.writes()) && !writes_allowed {
         return Err(SpecError::Invalid(
             "this test writes: it needs the write confirmation".into(),
         ));
@@ -823,6 +826,44 @@ mod tests {
         .unwrap();
         assert_eq!(cdm.phases.len(), 4);
         assert!(!cdm.writes());
+    }
+
+    #[test]
+    fn plans_write_exactly_when_the_one_rule_says_so() {
+        use crate::bench::catalog::CATALOG;
+        for t in &CATALOG {
+            let pcts: &[Option<u8>] = match t.name {
+                TestName::RandMixed | TestName::QdSweep => &[None, Some(0), Some(50), Some(100)],
+                _ => &[None],
+            };
+            for &read_pct in pcts {
+                for include_writes in [false, true] {
+                    let params = TestParams {
+                        read_pct,
+                        include_writes,
+                        count: Some(4),
+                        ..Default::default()
+                    };
+                    let build = |allowed| build_plan(t.name, &params, &dev(1 << 30, 512), allowed);
+                    let case = format!("{} {read_pct:?} include_writes={include_writes}", t.id);
+                    match t.name.writes_with(&params) {
+                        Writes::Never => {
+                            assert!(!build(false).unwrap().writes(), "{case}");
+                            assert!(!build(true).unwrap().writes(), "{case}");
+                        }
+                        Writes::Always => {
+                            let err = build(false).unwrap_err().to_string();
+                            assert!(err.contains("needs the write confirmation"), "{case}");
+                            assert!(build(true).unwrap().writes(), "{case}");
+                        }
+                        Writes::Optional => {
+                            assert!(!build(false).unwrap().writes(), "{case}");
+                            assert!(build(true).unwrap().writes(), "{case}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

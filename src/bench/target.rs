@@ -70,11 +70,7 @@ pub struct TargetRequest<'a> {
 
 /// Whether the test must write, may write, or never writes.
 fn write_need(test: TestName, params: &TestParams) -> Writes {
-    match test.info().writes {
-        Writes::Optional if test == TestName::SizeSweep && !params.include_writes => Writes::Never,
-        Writes::Optional if params.include_writes => Writes::Always,
-        other => other,
-    }
+    test.writes_with(params)
 }
 
 /// The disk (and partition) an inventory name refers to.
