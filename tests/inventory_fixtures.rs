@@ -9,8 +9,9 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use disktriage::model::{
     BlockDevice, Bytes, DevNum, HolderKind, InUse, Inventory, KernelWriteCache, Transport,
@@ -340,6 +341,115 @@ fn garbage_never_panics_and_leaves_fields_unknown() {
         loop0.scheduler, None,
         "a directory where a file belongs is unknown"
     );
+}
+
+/// Runs `f` on its own thread; fails (instead of hanging the suite) when it takes too long.
+fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("{what} hung (20 s): a read under --root blocked"))
+}
+
+/// Runs the binary with `--root tree`; kills it and fails when it does not finish in time.
+fn run_within(tree: &Path, args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .arg("--root")
+        .arg(tree)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run disktriage");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("disktriage --root {} {args:?} hung (20 s)", tree.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn fifos_and_devices_in_the_tree_are_garbage_not_hangs() {
+    // A copy of a real capture where some files are what sysfs and procfs never hold: FIFOs
+    // (reading one waits forever for a writer) and character devices.
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    let cp = Command::new("cp")
+        .arg("-a")
+        .arg(fixture("host-loop-zram"))
+        .arg(&tree)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let fifo = |rel: &str| {
+        let path = tree.join(rel);
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    };
+    let device = |rel: &str, dev: &str| {
+        let path = tree.join(rel);
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(dev, &path).unwrap();
+    };
+    fifo("sys/block/loop0/size");
+    fifo("sys/block/loop2/queue/scheduler");
+    fifo("proc/self/mountinfo");
+    device("sys/block/loop1/queue/scheduler", "/dev/zero");
+    // An empty "swap list" from /dev/null must not pass for "no swap".
+    device("proc/swaps", "/dev/null");
+
+    let root = tree.clone();
+    let inv = within("the inventory", move || SysRoot::new(root).inventory()).unwrap();
+    let loop0 = inv.find("loop0").unwrap();
+    assert_eq!(loop0.size_bytes, None, "a FIFO is not a size");
+    assert!(
+        loop0
+            .notes
+            .iter()
+            .any(|n| n.starts_with("size: not a regular file")),
+        "{:?}",
+        loop0.notes
+    );
+    assert_eq!(inv.find("loop1").unwrap().scheduler, None);
+    assert_eq!(inv.find("loop2").unwrap().scheduler, None);
+    assert!(
+        !inv.usage_complete,
+        "the mount and swap tables were not read"
+    );
+    for table in ["/proc/self/mountinfo", "/proc/swaps"] {
+        assert!(
+            inv.notes
+                .iter()
+                .any(|n| n.starts_with(&format!("cannot read {table} (not a regular file"))),
+            "{table}: {:?}",
+            inv.notes
+        );
+    }
+    // What the admin sees: `?` where the size should be, the rest of the device still listed.
+    let out = run_within(&tree, &["list"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("loop0 "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains(" ? "), "{row}");
+    // Commands that read one attribute fail with the reason instead of waiting.
+    let out = run_within(&tree, &["sched", "loop2"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a regular file"), "{err}");
 }
 
 #[test]

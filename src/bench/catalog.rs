@@ -301,7 +301,7 @@ mod tests {
                     assert!(outcomes.iter().all(|&w| w == Writes::Always), "{}", t.id);
                 }
                 Writes::Optional => assert!(
-                    outcomes.iter().any(|&w| w == Writes::Always)
+                    outcomes.contains(&Writes::Always)
                         && outcomes.iter().any(|&w| w != Writes::Always),
                     "{}",
                     t.id

@@ -92,14 +92,14 @@ impl LinuxDrives {
 
     fn read_attr(&self, dev: &BlockDevice, rel: &str) -> Result<String, DriveError> {
         let path = self.attr_path(dev, rel);
-        fs::read_to_string(&path)
+        super::sysfs::read_attr_text(&path)
             .map(|s| s.trim().to_string())
             .map_err(|e| DriveError::from_io("read", &path, &e))
     }
 
     fn write_attr(&self, dev: &BlockDevice, rel: &str, value: &str) -> Result<(), DriveError> {
         let path = self.attr_path(dev, rel);
-        fs::write(&path, value).map_err(|e| DriveError::from_io("write", &path, &e))
+        super::sysfs::write_attr(&path, value).map_err(|e| DriveError::from_io("write", &path, &e))
     }
 
     /// Asks `sd` to re-read the device (caching page included): after a raw MODE SELECT it
@@ -672,7 +672,7 @@ impl DriveControl for LinuxDrives {
 
     fn scheduler(&self, dev: &BlockDevice) -> Result<SchedulerSet, DriveError> {
         let path = self.attr_path(dev, "queue/scheduler");
-        match fs::read_to_string(&path) {
+        match super::sysfs::read_attr_text(&path) {
             Ok(text) => text.parse().map_err(|e| DriveError::BadAnswer {
                 op: "read".into(),
                 path,
@@ -713,7 +713,7 @@ impl DriveControl for LinuxDrives {
         // A name not listed may still work: the kernel loads `<name>-iosched` on demand. It
         // answers EINVAL when there is no such scheduler.
         let path = self.attr_path(dev, "queue/scheduler");
-        match fs::write(&path, name) {
+        match super::sysfs::write_attr(&path, name) {
             Ok(()) => Ok(Applied::default()),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(unknown()),
             Err(e) => Err(DriveError::from_io("write", &path, &e)),

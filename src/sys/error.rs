@@ -72,14 +72,21 @@ impl DriveError {
 
     /// The same from a `std::io::Error`.
     pub fn from_io(op: impl Into<String>, path: &Path, e: &io::Error) -> Self {
-        let errno = e.raw_os_error().map(Errno::from_raw).unwrap_or(Errno::EIO);
         if e.kind() == io::ErrorKind::PermissionDenied {
             return DriveError::PermissionDenied {
                 op: op.into(),
                 path: path.to_path_buf(),
             };
         }
-        DriveError::io(op, path, errno)
+        match e.raw_os_error() {
+            Some(code) => DriveError::io(op, path, Errno::from_raw(code)),
+            // Not a system call's errno (a FIFO where an attribute belongs, say): its own words.
+            None => DriveError::BadAnswer {
+                op: op.into(),
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            },
+        }
     }
 
     pub fn not_supported(what: impl Into<String>, transport: Transport) -> Self {

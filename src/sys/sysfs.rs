@@ -27,6 +27,93 @@ use crate::model::{
 /// and is cut rather than read forever.
 const MAX_ATTR_BYTES: u64 = 64 * 1024;
 
+/// Largest `/proc` table (mountinfo, swaps) read. A table is never cut: a partial mount table
+/// would hide mounts from the write guard, so a larger one is an error (writes are refused).
+const MAX_TABLE_BYTES: u64 = 16 << 20;
+
+/// Opens a file under the root for reading, only if it is a regular file. sysfs attributes
+/// and procfs tables are regular files; a FIFO (whose open and read wait for a writer
+/// forever), a device node or a socket in a captured tree is garbage, refused without
+/// blocking: the type is checked before opening, the open is non-blocking, and the type is
+/// checked again on the opened file in case it was swapped in between.
+fn open_regular(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    not_regular(&fs::metadata(path)?)?;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    not_regular(&file.metadata()?)?;
+    Ok(file)
+}
+
+/// An error for anything but a regular file (a directory keeps its usual EISDIR).
+fn not_regular(meta: &fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let what = if t.is_file() {
+        return Ok(());
+    } else if t.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("not a regular file: {what}"),
+    ))
+}
+
+/// Reads at most `limit` bytes of a sysfs attribute; the rest of an overlong one is cut.
+pub fn read_attr_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    open_regular(path)?.take(limit).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// Reads a whole sysfs attribute or procfs file as text (lossy UTF-8); an error when it is
+/// longer than `limit` bytes, or not a regular file.
+pub fn read_text_file(path: &Path, limit: u64) -> io::Result<String> {
+    let mut buf = Vec::new();
+    open_regular(path)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("longer than {} bytes: not read", limit),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Writes a sysfs attribute, only if it is a regular file, without blocking (see
+/// `open_regular`).
+pub fn write_attr(path: &Path, value: &str) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    not_regular(&fs::metadata(path)?)?;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    not_regular(&file.metadata()?)?;
+    file.write_all(value.as_bytes())
+}
+
+/// Reads one sysfs attribute as text (a page at most in a real sysfs).
+pub fn read_attr_text(path: &Path) -> io::Result<String> {
+    read_text_file(path, MAX_ATTR_BYTES)
+}
+
 /// The root under which `sys/` and `proc/` are found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SysRoot {
@@ -105,7 +192,7 @@ impl SysRoot {
         notes: &mut Vec<String>,
     ) -> Option<Vec<T>> {
         let path = self.root.join(rel);
-        match fs::read_to_string(&path) {
+        match read_text_file(&path, MAX_TABLE_BYTES) {
             Ok(text) => Some(parse(&text)),
             Err(e) => {
                 notes.push(format!(
@@ -329,7 +416,7 @@ impl SysRoot {
     pub fn disk_stat(&self, name: &str) -> anyhow::Result<DiskStat> {
         let path = self.block_dir(name).join("stat");
         let text =
-            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            read_attr_text(&path).with_context(|| format!("cannot read {}", path.display()))?;
         parse_disk_stat(&text)
             .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
     }
@@ -339,7 +426,7 @@ impl SysRoot {
     pub fn dev_stat(&self, dev: DevNum) -> anyhow::Result<DiskStat> {
         let path = self.root.join(format!("sys/dev/block/{dev}/stat"));
         let text =
-            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            read_attr_text(&path).with_context(|| format!("cannot read {}", path.display()))?;
         parse_disk_stat(&text)
             .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
     }
@@ -348,7 +435,7 @@ impl SysRoot {
     pub fn inflight(&self, name: &str) -> anyhow::Result<(u64, u64)> {
         let path = self.block_dir(name).join("inflight");
         let text =
-            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            read_attr_text(&path).with_context(|| format!("cannot read {}", path.display()))?;
         parse_inflight(&text)
             .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
     }
@@ -371,12 +458,7 @@ impl<'a> AttrReader<'a> {
     /// Raw bytes of an attribute; `None` when absent or unreadable (then noted).
     fn bytes(&mut self, rel: &str) -> Option<Vec<u8>> {
         let path = self.dir.join(rel);
-        let result = fs::File::open(&path).and_then(|f| {
-            let mut buf = Vec::new();
-            f.take(MAX_ATTR_BYTES).read_to_end(&mut buf)?;
-            Ok(buf)
-        });
-        match result {
+        match read_attr_bytes(&path, MAX_ATTR_BYTES) {
             Ok(buf) => Some(buf),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             // A directory where a file was expected, or similar oddities: unknown, no note.
@@ -597,6 +679,21 @@ mod tests {
                 "loop1", "loop2", "loop10", "nvme0n1", "nvme2n1", "nvme10n1", "sda"
             ]
         );
+    }
+
+    #[test]
+    fn files_are_read_whole_or_not_at_all_and_attributes_are_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("table");
+        fs::write(&path, "12345").unwrap();
+        assert_eq!(read_text_file(&path, 5).unwrap(), "12345");
+        let err = read_text_file(&path, 4).unwrap_err();
+        assert_eq!(err.to_string(), "longer than 4 bytes: not read");
+        assert_eq!(read_attr_bytes(&path, 4).unwrap(), b"1234");
+        let err = read_attr_bytes(Path::new("/dev/null"), 4).unwrap_err();
+        assert_eq!(err.to_string(), "not a regular file: a character device");
+        let err = read_attr_bytes(dir.path(), 4).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EISDIR));
     }
 
     #[test]
