@@ -332,6 +332,65 @@ fn root_requests_larger_than_the_pattern_period() {
 }
 
 #[test]
+fn root_buffers_larger_than_memory_are_refused_before_allocating() {
+    if !root_or_skip("root_buffers_larger_than_memory_are_refused_before_allocating") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 512 << 20, 512);
+    let file = dir.path().join("sparse.bin");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(512 << 20)
+        .unwrap();
+    // A missing file is created for the run and removed again when the run is refused.
+    let missing = dir.path().join("new.bin");
+    for target in [
+        l.path_str(),
+        file.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    ] {
+        // 256 MiB x QD 1024 is 256 GiB of buffers. The address space is capped at 8 GiB, so a
+        // regression fails to allocate (and this test fails) instead of waking the OOM killer.
+        let started = Instant::now();
+        let out = Command::new("prlimit")
+            .arg(format!("--as={}", 8u64 << 30))
+            .arg(env!("CARGO_BIN_EXE_disktriage"))
+            .args([
+                "run", target, "--test", "seq-read", "--bs", "256M", "--qd", "1024", "--time", "1",
+                "--size", "256M",
+            ])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{target}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{target}: an error, not a signal"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("this test needs 256.0 GiB of memory for its I/O buffers (256 MiB x QD 1024 x 1 worker)"),
+            "{target}: {err}"
+        );
+        assert!(err.contains(" is available"), "{err}");
+        assert!(
+            err.contains("lower the request size (--bs), queue depth (--qd) or workers (--jobs)"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "no report: nothing ran");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "refused promptly, not after a test run"
+        );
+    }
+    assert!(
+        !missing.exists(),
+        "the file created for the refused run is removed"
+    );
+}
+
+#[test]
 fn root_qd_sweep_with_writes_needs_and_takes_the_confirmation() {
     if !root_or_skip("root_qd_sweep_with_writes_needs_and_takes_the_confirmation") {
         return;

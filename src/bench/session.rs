@@ -7,8 +7,6 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::Context;
-
 use super::catalog::TestName;
 use super::pattern::DataPattern;
 use super::runner::{self, RunEvent, RunHandle, RunInput, RunOutcome};
@@ -60,13 +58,32 @@ pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
         params: &req.params,
         confirmation: req.confirmation.as_deref(),
     })?;
+    // The buffers are checked against the machine's memory before any is allocated: settings
+    // the plan accepts (256 MiB x QD 1024) would otherwise end in the OOM killer, unexplained.
     let plan = spec::build_plan(
         req.test,
         &req.params,
         &prepared.facts,
         prepared.writes_allowed,
     )
-    .with_context(|| format!("cannot run {} on {}", req.test, req.target.display()))?;
+    .and_then(|plan| {
+        spec::check_memory(&plan, crate::sys::host::available_memory())?;
+        Ok(plan)
+    });
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(e) => {
+            // A file this run created for a test that will not run is not left behind.
+            if prepared.info.created {
+                let _ = crate::sys::direct::remove_file(&req.target);
+            }
+            return Err(anyhow::Error::new(e).context(format!(
+                "cannot run {} on {}",
+                req.test,
+                req.target.display()
+            )));
+        }
+    };
     let pattern = if plan.writes() {
         Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
     } else {

@@ -36,6 +36,15 @@ impl LatencyHistogram {
         LatencyHistogram(h)
     }
 
+    /// Bytes one histogram's counters take (they are allocated whole, whatever is recorded):
+    /// about 216 KiB at these bounds.
+    pub fn footprint_bytes() -> u64 {
+        static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *BYTES.get_or_init(|| {
+            (LatencyHistogram::new().0.distinct_values() * std::mem::size_of::<u64>()) as u64
+        })
+    }
+
     pub fn record(&mut self, ns: u64) {
         self.0.saturating_record(ns.max(1));
     }

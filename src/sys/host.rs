@@ -31,3 +31,11 @@ pub fn host_info() -> HostInfo {
     }
     info
 }
+
+/// Memory the kernel says can be given to new work without swapping (`MemAvailable`), in
+/// bytes; `None` when it cannot be read.
+pub fn available_memory() -> Option<u64> {
+    let mut sys = sysinfo::System::new().ok()?;
+    sys.refresh_memory();
+    Some(sys.available_memory()).filter(|&bytes| bytes > 0)
+}
