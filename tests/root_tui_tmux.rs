@@ -323,3 +323,78 @@ fn root_tmux_after_sigkill_the_next_start_offers_to_restore() {
     tmux.keys(&["Escape", "q"]);
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "quit");
 }
+
+/// The text inside the box whose top line starts with `title`, its lines joined by spaces.
+fn box_text(screen: &str, title: &str) -> String {
+    let lines: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let title: Vec<char> = title.chars().collect();
+    let Some((top, left)) = lines.iter().enumerate().find_map(|(i, l)| {
+        l.windows(title.len())
+            .position(|w| w == title.as_slice())
+            .map(|c| (i, c))
+    }) else {
+        return String::new();
+    };
+    let right = (left + 1..lines[top].len())
+        .find(|&c| lines[top][c] == '┐')
+        .unwrap_or(lines[top].len());
+    let mut words = Vec::new();
+    for l in &lines[top + 1..] {
+        if l.get(left) != Some(&'│') {
+            break;
+        }
+        let inner: String = l[left + 1..right.min(l.len())].iter().collect();
+        words.push(inner.trim().to_string());
+    }
+    words.join(" ")
+}
+
+#[test]
+fn root_tmux_buffers_larger_than_memory_are_refused() {
+    let Some(_one_at_a_time) = prerequisites("root_tmux_buffers_larger_than_memory_are_refused")
+    else {
+        return;
+    };
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 512 << 20, 512);
+    let tmux = Tmux {
+        socket: format!("disktriage-test-mem-{}", std::process::id()),
+    };
+    let journal_arg = format!("--journal-dir {}", dir.path().join("journal").display());
+    // The address space is capped at 8 GiB: a regression fails to allocate (and this test
+    // fails) instead of waking the OOM killer.
+    let cap = format!("--as={}", 8u64 << 30);
+    tmux.start(&["TERM=linux", "prlimit", &cap], &journal_arg);
+    tmux.select(&l.name);
+    // seq-read with a typed request size of 256M and queue depth 1024.
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Parameters", Duration::from_secs(2), "test picker");
+    tmux.keys(&[
+        "Enter", "Enter", "256M", "Enter", "Down", "Enter", "1024", "Enter",
+    ]);
+    tmux.wait_for("1024", Duration::from_secs(2), "parameters set");
+    tmux.keys(&["r"]);
+    let start = Instant::now();
+    let text = loop {
+        // The error box wraps its text: compare it as one line.
+        let s = tmux.screen();
+        let flat = box_text(&s, "┌ Error ");
+        if flat.contains("lower the request size") {
+            eprintln!("--- refused:\n{s}");
+            break flat;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no refusal within 30 s; the screen:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        text.contains("this test needs 256.0 GiB of memory for its I/O buffers"),
+        "{text}"
+    );
+    assert!(text.contains("(256 MiB x QD 1024 x 1 worker)"), "{text}");
+    // Still running, not killed: q quits normally.
+    tmux.keys(&["Escape", "q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+}
