@@ -705,13 +705,8 @@ fn root_failing_device_ends_the_run_with_the_error() {
     assert!(p["failure"]["offset"].is_u64());
 }
 
-#[test]
-fn root_interrupt_reports_what_completed() {
-    if !root_or_skip("root_interrupt_reports_what_completed") {
-        return;
-    }
-    let dir = scratch();
-    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+/// Starts a 30 s rand-read on `l`, sends `sig` after 1.8 s, returns what the run printed.
+fn interrupted_run(l: &LoopDev, sig: nix::sys::signal::Signal) -> std::process::Output {
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
         .args([
             "run",
@@ -727,19 +722,40 @@ fn root_interrupt_reports_what_completed() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1800));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let p = phase(&doc, 0);
-    assert_eq!(p["stopped"], true);
-    assert!(u(&p["read"]["ops"]) > 0);
-    assert!(p["seconds"].as_f64().unwrap() < 5.0);
-    assert_eq!(series_sum(p, "read", "bytes"), u(&p["read"]["bytes"]));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn root_interrupt_reports_what_completed() {
+    if !root_or_skip("root_interrupt_reports_what_completed") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    // Ctrl-C, SIGTERM and a hangup (SSH dropped) all stop the run and print what completed;
+    // the exit status is 128 + the signal, as after any signal.
+    use nix::sys::signal::Signal;
+    for (sig, code) in [
+        (Signal::SIGINT, 130),
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+    ] {
+        let out = interrupted_run(&l, sig);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{sig}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{sig}: the report is not JSON ({e}): {out:?}"));
+        let p = phase(&doc, 0);
+        assert_eq!(p["stopped"], true, "{sig}");
+        assert!(u(&p["read"]["ops"]) > 0, "{sig}");
+        assert!(p["seconds"].as_f64().unwrap() < 5.0, "{sig}");
+        assert_eq!(series_sum(p, "read", "bytes"), u(&p["read"]["bytes"]));
+    }
 }
 
 #[test]

@@ -1,13 +1,15 @@
 //! `disktriage run`: prepare the target (with the write guard), build the plan, run it with a
-//! live progress line on stderr, print the report. Ctrl-C or SIGTERM stop the run cleanly:
-//! what completed is still reported.
+//! live progress line on stderr, print the report. Ctrl-C, SIGTERM or SIGHUP stop the run
+//! cleanly: what completed is still reported, and the exit status is 128 + the signal.
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
 
 use crate::bench::catalog::{CATALOG, TestName, Writes};
 use crate::bench::runner::RunEvent;
@@ -17,7 +19,7 @@ use crate::bench::target::{self, TargetRequest};
 use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::model::BytesPerSec;
 use crate::report::run as report;
-use crate::sys::SysRoot;
+use crate::sys::{SysRoot, signals};
 use crate::sys::direct::SyncMode;
 
 /// The admin's flags as test parameters.
@@ -76,13 +78,18 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
             temperature: session::TempPoll::Off,
         },
     )?;
-    // Ctrl-C and SIGTERM set the runner's stop flag: workers finish their current I/O, the
-    // figures of what completed are reported.
+    // Ctrl-C, SIGTERM and SIGHUP (the terminal or the SSH connection went away) set the
+    // runner's stop flag: workers finish their current I/O, the figures of what completed are
+    // reported, and the exit status is 128 + the signal. A SIGHUP ignored at start (`nohup`)
+    // stays ignored.
     let stop = session.handle.stop_flag();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))?;
-        signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
+    let interrupted = Arc::new(AtomicUsize::new(0));
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        if sig == Signal::SIGHUP && signals::is_ignored(sig) {
+            continue;
+        }
+        signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
+        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
     }
     let progress = io::stderr().is_terminal();
     follow(&session.events, &session.plan, progress);
@@ -101,10 +108,19 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::FAILURE);
     }
-    if interrupted.load(Ordering::Relaxed) {
-        return Ok(ExitCode::from(130));
+    if let Some(code) = signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+        return Ok(ExitCode::from(code));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The exit status after a stop by signal `signo` (0: none): 128 + the signal, as a shell
+/// reports a process the signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+fn signal_exit_code(signo: usize) -> Option<u8> {
+    if signo == 0 {
+        return None;
+    }
+    u8::try_from(128 + signo).ok()
 }
 
 /// Prints what fio would run. Nothing is written and no file is created: a missing file
@@ -193,4 +209,17 @@ pub fn list_tests() -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_by_signal_exits_with_128_plus_the_signal() {
+        assert_eq!(signal_exit_code(0), None);
+        assert_eq!(signal_exit_code(Signal::SIGINT as usize), Some(130));
+        assert_eq!(signal_exit_code(Signal::SIGTERM as usize), Some(143));
+        assert_eq!(signal_exit_code(Signal::SIGHUP as usize), Some(129));
+    }
 }
