@@ -98,6 +98,14 @@ fn output_width() -> usize {
     DEFAULT_WIDTH
 }
 
+/// Writes to stderr and never fails: on the way out (a signal, a panic, a terminal that hung
+/// up) stderr may be a dead terminal, and `eprintln!` would panic there (inside a panic hook
+/// that aborts the process). The message is lost; what matters was done before it.
+pub fn write_stderr(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+}
+
 /// Writes to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
 pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();

@@ -10,7 +10,8 @@ fn main() -> ExitCode {
     match disktriage::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("disktriage: {err:#}");
+            // Not eprintln!: it panics when stderr is a terminal that hung up.
+            disktriage::write_stderr(&format!("disktriage: {err:#}\n"));
             ExitCode::FAILURE
         }
     }

@@ -19,8 +19,8 @@ use crate::bench::target::{self, TargetRequest};
 use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::model::BytesPerSec;
 use crate::report::run as report;
-use crate::sys::{SysRoot, signals};
 use crate::sys::direct::SyncMode;
+use crate::sys::{SysRoot, signals};
 
 /// The admin's flags as test parameters.
 pub fn params_from_args(a: &RunArgs) -> TestParams {
