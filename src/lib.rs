@@ -106,11 +106,17 @@ pub fn write_stderr(text: &str) {
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
-/// Writes to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
+/// Writes a report to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
 pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
+        // Said as what it is: the report could not be written (a full disk under a
+        // redirection, a closed terminal), not an error of the device under test.
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot write the report to standard output: {}",
+            sys::error::describe_io(&e)
+        )),
+        Ok(()) => Ok(()),
     }
 }

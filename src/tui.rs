@@ -337,13 +337,14 @@ impl Executor {
         let lines = orphans
             .iter()
             .map(|e| {
-                format!(
+                // The journal is a file: its values may hold anything.
+                crate::sys::parse::neutralize_controls(&format!(
                     "{}: {} back to {} (set by disktriage pid {})",
                     e.device.name,
                     e.original.kind(),
                     e.original.value(),
                     e.owner.pid
-                )
+                ))
             })
             .collect();
         self.send(Msg::Orphans(lines));
@@ -588,7 +589,8 @@ fn export(reports: &[RunReport], format: ExportFormat, stem: &str) -> anyhow::Re
     let text = match format {
         ExportFormat::Json if reports.len() == 1 => report::render_json(first)?,
         ExportFormat::Json => {
-            let mut s = serde_json::to_string_pretty(reports)?;
+            let safe: Vec<_> = reports.iter().map(report::json_safe).collect();
+            let mut s = serde_json::to_string_pretty(&safe)?;
             s.push('\n');
             s
         }

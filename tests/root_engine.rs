@@ -837,3 +837,85 @@ fn root_presets_and_sweeps_on_zram() {
     let fio = String::from_utf8_lossy(&out.stdout);
     assert!(fio.starts_with("fio --name=rand-read --filename=/dev/zram0 --ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32"), "{fio}");
 }
+
+#[test]
+fn root_a_read_only_device_is_not_a_missing_privilege() {
+    if !root_or_skip("root_a_read_only_device_is_not_a_missing_privilege") {
+        return;
+    }
+    let dir = scratch();
+    // Made read-only after attaching (blockdev --setro), and attached read-only (losetup -r).
+    let setro = LoopDev::new(dir.path(), 16 << 20, 512);
+    common::sh("blockdev", &["--setro", setro.path_str()]);
+    let image = dir.path().join("ro.img");
+    std::fs::File::create(&image)
+        .and_then(|f| f.set_len(16 << 20))
+        .unwrap();
+    let attached_ro = LoopDev::attach(&image, &["-r"]);
+    for l in [&setro, &attached_ro] {
+        let out = disktriage(&[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-write",
+            "--count",
+            "1",
+            "--destroy-data",
+            &l.name,
+        ]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{text}");
+        assert!(
+            text.contains("the device is read-only (ro=1 in sysfs / BLKROGET)"),
+            "{text}"
+        );
+        assert!(!text.contains("needs root"), "running as root: {text}");
+    }
+}
+
+#[test]
+fn root_fio_for_a_write_test_on_a_mounted_device_warns() {
+    if !root_or_skip("root_fio_for_a_write_test_on_a_mounted_device_warns") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let mnt = dir.path().join("mnt");
+    let _m = Mounted::ext4(l.path_str(), &mnt);
+    let out = disktriage(&[
+        "run",
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--fio",
+        "--destroy-data",
+        &l.name,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Still a pasteable script: the warning is a comment, before the command.
+    let warning = text
+        .lines()
+        .find(|l| l.contains("WARNING"))
+        .unwrap_or_else(|| panic!("no warning line:\n{text}"));
+    assert!(warning.starts_with('#'), "{text}");
+    assert!(
+        warning.contains("mounted") && warning.contains(mnt.to_str().unwrap()),
+        "names why the device is in use: {text}"
+    );
+    let fio = text.lines().position(|l| l.starts_with("fio ")).unwrap();
+    let warn = text.lines().position(|l| l.contains("WARNING")).unwrap();
+    assert!(warn < fio, "the warning comes first:\n{text}");
+    assert!(err.contains("WARNING"), "and on stderr: {err}");
+    // Every line is a comment or the command.
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with('#') || l.starts_with("fio ")),
+        "{text}"
+    );
+}

@@ -13,6 +13,7 @@ use nix::sys::signal::Signal;
 
 use crate::bench::catalog::{CATALOG, TestName, Writes};
 use crate::bench::runner::RunEvent;
+use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::{self, RunRequest};
 use crate::bench::spec::{self, EngineKind, TestParams};
 use crate::bench::target::{self, TargetRequest};
@@ -20,7 +21,9 @@ use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::model::BytesPerSec;
 use crate::report::run as report;
 use crate::sys::direct::SyncMode;
-use crate::sys::{SysRoot, signals};
+use crate::sys::direct::TargetKind;
+use crate::sys::parse::neutralize_controls;
+use crate::sys::{SysRoot, direct, signals};
 
 /// The admin's flags as test parameters.
 pub fn params_from_args(a: &RunArgs) -> TestParams {
@@ -125,11 +128,50 @@ fn signal_exit_code(signo: usize) -> Option<u8> {
 
 /// Prints what fio would run. Nothing is written and no file is created: a missing file
 /// target is planned at its --size.
+///
+/// A command that writes to a block device disktriage itself would refuse (mounted, swap,
+/// held, or its use unknown) comes after a `# WARNING:` comment that says why, also on
+/// stderr: the output stays a script that can be pasted, and the reason is in it.
 fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
     let facts = target::probe(req.path, req.root, req.params.size)?;
     let plan = spec::build_plan(req.test, req.params, &facts, true)?;
-    crate::write_stdout(&report::fio_commands(&plan, req.path))?;
+    let mut text = String::new();
+    if plan.writes()
+        && let Some(warning) = fio_write_warning(req)?
+    {
+        text.push_str(&format!("# WARNING: {warning}\n"));
+        crate::write_stderr(&format!("disktriage: WARNING: {warning}\n"));
+    }
+    text.push_str(&report::fio_commands(&plan, req.path));
+    crate::write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why fio should not write to the target, when it is a block device in use.
+fn fio_write_warning(req: &TargetRequest) -> anyhow::Result<Option<String>> {
+    let TargetKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
+        return Ok(None);
+    };
+    let inv = req.root.inventory()?;
+    Ok(fio_warning_text(
+        &req.path.display().to_string(),
+        safety::check_device_write(&inv, &name, Some(&name)),
+    ))
+}
+
+/// The warning for a fio command that writes to `path`, from the write guard's verdict.
+fn fio_warning_text(path: &str, verdict: Result<(), WriteRefusal>) -> Option<String> {
+    let why = match verdict {
+        Ok(()) | Err(WriteRefusal::NotConfirmed { .. } | WriteRefusal::WrongName { .. }) => {
+            return None;
+        }
+        Err(WriteRefusal::InUse { reasons, .. }) => format!("it is in use: {reasons}"),
+        Err(refusal) => refusal.to_string(),
+    };
+    Some(neutralize_controls(&format!(
+        "this command writes to {path} and destroys data that is in use; disktriage refuses \
+         to run it ({why})"
+    )))
 }
 
 /// Reads the runner's events until it finishes, drawing a progress line when stderr is a
@@ -214,6 +256,23 @@ pub fn list_tests() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fio_warns_about_a_device_in_use() {
+        let w = fio_warning_text(
+            "/dev/sdb",
+            Err(WriteRefusal::InUse {
+                name: "sdb".into(),
+                reasons: "mounted at /mnt".into(),
+            }),
+        )
+        .unwrap();
+        assert!(
+            w.contains("/dev/sdb") && w.contains("in use: mounted at /mnt"),
+            "{w}"
+        );
+        assert!(fio_warning_text("/dev/sdb", Ok(())).is_none());
+    }
 
     #[test]
     fn a_stop_by_signal_exits_with_128_plus_the_signal() {
