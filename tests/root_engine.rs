@@ -844,7 +844,8 @@ fn root_a_read_only_device_is_not_a_missing_privilege() {
         return;
     }
     let dir = scratch();
-    // Made read-only after attaching (blockdev --setro), and attached read-only (losetup -r).
+    // Made read-only after attaching (blockdev --setro; LoopDev's drop clears it again), and
+    // attached read-only (losetup -r).
     let setro = LoopDev::new(dir.path(), 16 << 20, 512);
     common::sh("blockdev", &["--setro", setro.path_str()]);
     let image = dir.path().join("ro.img");

@@ -107,7 +107,7 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
     crate::write_stdout(&text)?;
     if let Some(e) = report.error() {
         if args.json || args.csv {
-            eprintln!("disktriage: {e}");
+            crate::write_stderr(&format!("disktriage: {e}\n"));
         }
         return Ok(ExitCode::FAILURE);
     }
