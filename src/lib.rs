@@ -98,11 +98,25 @@ fn output_width() -> usize {
     DEFAULT_WIDTH
 }
 
-/// Writes to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
+/// Writes to stderr and never fails: on the way out (a signal, a panic, a terminal that hung
+/// up) stderr may be a dead terminal, and `eprintln!` would panic there (inside a panic hook
+/// that aborts the process). The message is lost; what matters was done before it.
+pub fn write_stderr(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+}
+
+/// Writes a report to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
 pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
+        // Said as what it is: the report could not be written (a full disk under a
+        // redirection, a closed terminal), not an error of the device under test.
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot write the report to standard output: {}",
+            sys::error::describe_io(&e)
+        )),
+        Ok(()) => Ok(()),
     }
 }

@@ -10,7 +10,11 @@ fn main() -> ExitCode {
     match disktriage::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("disktriage: {err:#}");
+            // Control characters (from a file name, a journal value) are escaped: they would
+            // drive the terminal. Not eprintln!: it panics when stderr is a terminal that
+            // hung up.
+            let text = disktriage::sys::parse::neutralize_controls(&format!("{err:#}"));
+            disktriage::write_stderr(&format!("disktriage: {text}\n"));
             ExitCode::FAILURE
         }
     }

@@ -8,10 +8,11 @@
 //! after a SIGKILL the next start offers to put it back.
 
 use std::io::{self, IsTerminal, Write};
+use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -32,6 +33,7 @@ use crate::model::Lifetime;
 use crate::report::run::{self as report, RunReport};
 use crate::sys::privilege;
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
+use crate::write_stderr;
 
 /// How often the clock ticks (and the screen may refresh while idle).
 const TICK: Duration = Duration::from_millis(250);
@@ -66,24 +68,26 @@ pub fn run(root: SysRoot, journal_dir: &Path) -> anyhow::Result<ExitCode> {
             journal_dir.display()
         )),
     };
-    if let Ok(g) = &guard {
-        g.install_panic_hook();
-    }
-    // Installed after the guard's hook, so it runs first: the terminal comes back before the
-    // panic message and the restore report are printed.
+    // The terminal's hook is installed first and the guard's after it, so the guard's runs
+    // first: the settings come back, then the terminal, then the panic message and the
+    // restore report are printed.
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
         previous_hook(info);
     }));
-    let signalled = Arc::new(AtomicBool::new(false));
+    if let Ok(g) = &guard {
+        g.install_panic_hook();
+    }
+    // Which signal ended the session (0: none); the exit status is then 128 + the signal.
+    let signalled = Arc::new(AtomicUsize::new(0));
     for sig in [
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGHUP,
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGQUIT,
     ] {
-        signal_hook::flag::register(sig, Arc::clone(&signalled))?;
+        signal_hook::flag::register_usize(sig, Arc::clone(&signalled), sig as usize)?;
     }
 
     crossterm::terminal::enable_raw_mode().context("cannot switch the terminal to raw mode")?;
@@ -92,31 +96,62 @@ pub fn run(root: SysRoot, journal_dir: &Path) -> anyhow::Result<ExitCode> {
         restore_terminal();
         return Err(e).context("cannot set up the terminal");
     }
+    // ratatui's Terminal shows the cursor when dropped and `eprintln!`s when it cannot, which
+    // panics on a terminal that hung up (and aborts when it happens while unwinding). It is
+    // never dropped implicitly: `release_terminal` lets it go.
+    let mut terminal = match Terminal::new(CrosstermBackend::new(io::stdout())) {
+        Ok(t) => ManuallyDrop::new(t),
+        Err(e) => {
+            restore_terminal();
+            return Err(e).context("cannot set up the terminal");
+        }
+    };
     let changer = guard
         .as_ref()
         .map(RestoreGuard::shared)
         .map_err(Clone::clone);
-    let result = main_loop(&root, drives, changer, &signalled);
+    let result = main_loop(&mut terminal, &root, drives, changer, &signalled);
+    // Settings first: after a hangup (SSH dropped, window closed) every write to the terminal
+    // fails, and nothing done to it may stand between the admin and the original settings.
+    let restored = guard.as_ref().ok().map(RestoreGuard::restore_now);
+    release_terminal(terminal);
     restore_terminal();
-    if let Ok(g) = &guard {
-        match g.restore_now() {
-            Ok(outcomes) => eprint!("{}", crate::report::restore::render_text(&outcomes)),
-            Err(e) => eprintln!(
-                "disktriage: could not put back this session's changes: {e}; run `disktriage \
-                 restore`"
-            ),
-        }
+    match restored {
+        Some(Ok(outcomes)) => write_stderr(&crate::report::restore::render_text(&outcomes)),
+        Some(Err(e)) => write_stderr(&format!(
+            "disktriage: could not put back this session's changes: {e}; run `disktriage \
+             restore`\n"
+        )),
+        None => {}
     }
     result
 }
 
+type Tty = Terminal<CrosstermBackend<io::Stdout>>;
+
+/// Shows the cursor and drops the terminal, or leaks it (a screen buffer, just before the
+/// process exits) when the terminal cannot be written, so its `Drop` has nothing to print.
+fn release_terminal(mut terminal: ManuallyDrop<Tty>) {
+    if terminal.show_cursor().is_ok() {
+        drop(ManuallyDrop::into_inner(terminal));
+    }
+}
+
+/// The exit status: 128 + the signal that ended the session, else success.
+fn exit_code(signalled: &AtomicUsize) -> ExitCode {
+    match signalled.load(Ordering::Relaxed) {
+        0 => ExitCode::SUCCESS,
+        sig => u8::try_from(128 + sig).map_or(ExitCode::FAILURE, ExitCode::from),
+    }
+}
+
 fn main_loop(
+    terminal: &mut Tty,
     root: &SysRoot,
     drives: Arc<dyn DriveControl>,
     changer: Result<SharedChanger, String>,
-    signalled: &AtomicBool,
+    signalled: &AtomicUsize,
 ) -> anyhow::Result<ExitCode> {
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     let started = Instant::now();
     let (tx, rx) = mpsc::channel();
     event::spawn_input(tx.clone())?;
@@ -135,19 +170,28 @@ fn main_loop(
     exec.execute(Cmd::RefreshInventory);
     exec.offer_orphans();
 
+    let mut hangup = false;
     let mut stats = UiStats::new(started);
     let mut dirty = true;
     let mut last_frame = Instant::now() - MIN_FRAME;
     loop {
         stats.account(app.running());
+        // A signal ends the session before anything more is drawn: after a hangup the
+        // terminal is gone.
+        if signalled.load(Ordering::Relaxed) != 0 {
+            break;
+        }
         if dirty && (last_frame.elapsed() >= MIN_FRAME) {
-            terminal.draw(|f| crate::ui::render(&app, f))?;
+            if let Err(e) = terminal.draw(|f| crate::ui::render(&app, f)) {
+                if hung_up(&e) {
+                    hangup = true;
+                    break;
+                }
+                return Err(e.into());
+            }
             stats.frames += 1;
             last_frame = Instant::now();
             dirty = false;
-        }
-        if signalled.load(Ordering::Relaxed) {
-            break;
         }
         let msg = match rx.recv_timeout(MIN_FRAME) {
             Ok(m) => m,
@@ -160,8 +204,14 @@ fn main_loop(
         let quiet_tick = matches!(msg, Msg::Tick(_))
             && app.running()
             && last_frame.elapsed() < Duration::from_secs(1);
-        if matches!(msg, Msg::Resize) {
-            terminal.autoresize()?;
+        if matches!(msg, Msg::Resize)
+            && let Err(e) = terminal.autoresize()
+        {
+            if hung_up(&e) {
+                hangup = true;
+                break;
+            }
+            return Err(e.into());
         }
         let cmds = app.update(msg);
         dirty |= !quiet_tick;
@@ -180,7 +230,17 @@ fn main_loop(
     }
     exec.shutdown();
     stats.write();
-    Ok(ExitCode::SUCCESS)
+    if hangup && signalled.load(Ordering::Relaxed) == 0 {
+        // The terminal went away before its SIGHUP arrived: the same end, the same status.
+        return Ok(ExitCode::from(128 + libc::SIGHUP as u8));
+    }
+    Ok(exit_code(signalled))
+}
+
+/// True when a terminal write failed because the terminal is gone (it hung up: an SSH
+/// connection dropped, the window closed).
+fn hung_up(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EIO | libc::ENXIO))
 }
 
 /// What the UI thread costs, for the UI-overhead benchmark: its CPU time over the session and
@@ -277,13 +337,14 @@ impl Executor {
         let lines = orphans
             .iter()
             .map(|e| {
-                format!(
+                // The journal is a file: its values may hold anything.
+                crate::sys::parse::neutralize_controls(&format!(
                     "{}: {} back to {} (set by disktriage pid {})",
                     e.device.name,
                     e.original.kind(),
                     e.original.value(),
                     e.owner.pid
-                )
+                ))
             })
             .collect();
         self.send(Msg::Orphans(lines));
@@ -528,7 +589,8 @@ fn export(reports: &[RunReport], format: ExportFormat, stem: &str) -> anyhow::Re
     let text = match format {
         ExportFormat::Json if reports.len() == 1 => report::render_json(first)?,
         ExportFormat::Json => {
-            let mut s = serde_json::to_string_pretty(reports)?;
+            let safe: Vec<_> = reports.iter().map(report::json_safe).collect();
+            let mut s = serde_json::to_string_pretty(&safe)?;
             s.push('\n');
             s
         }

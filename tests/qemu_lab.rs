@@ -12,7 +12,8 @@
 //! - a session killed with SIGKILL is restored by `disktriage restore`; SIGTERM, panic and a
 //!   normal exit restore by themselves;
 //! - the I/O engine reads and writes each drive with the byte counts the kernel confirms, and
-//!   a SCSI disk removed in the middle of a run ends the run with a clear error.
+//!   a SCSI disk removed in the middle of a run ends the run with a clear error, and a SATA
+//!   disk removed during a write test is reported as gone, not as a full file system.
 //!
 //! Root only (the lab needs no root itself, but the test suite treats it as a root test and
 //! installs its packages as root). Skipped with the reason when the lab cannot run, failing
@@ -305,6 +306,17 @@ fn check_engine(r: &Results, dev: &dyn Fn(&str) -> String) {
         let diff = p["witness"]["bytes_diff_pct"].as_f64().unwrap();
         assert!(diff.abs() <= 2.0, "{p}");
     }
+
+    // A disk removed during a write test: whatever the kernel answers (ENOSPC once the size
+    // dropped to 0, EIO or ENODEV for I/O in flight), the device is gone.
+    let detach = r.text("ENGINE-DETACH-WRITE");
+    assert_ne!(r.rc("ENGINE-DETACH-WRITE"), 0, "{detach}");
+    let text = flat(detach);
+    assert!(
+        text.contains("ERROR: write of") && text.contains("the device is gone"),
+        "{detach}"
+    );
+    assert!(!text.contains("file system is full"), "{detach}");
 }
 
 fn check_list(r: &Results, dev: &dyn Fn(&str) -> String) {

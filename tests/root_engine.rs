@@ -907,13 +907,8 @@ fn root_failing_device_ends_the_run_with_the_error() {
     assert!(p["failure"]["offset"].is_u64());
 }
 
-#[test]
-fn root_interrupt_reports_what_completed() {
-    if !root_or_skip("root_interrupt_reports_what_completed") {
-        return;
-    }
-    let dir = scratch();
-    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+/// Starts a 30 s rand-read on `l`, sends `sig` after 1.8 s, returns what the run printed.
+fn interrupted_run(l: &LoopDev, sig: nix::sys::signal::Signal) -> std::process::Output {
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
         .args([
             "run",
@@ -929,19 +924,40 @@ fn root_interrupt_reports_what_completed() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1800));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let p = phase(&doc, 0);
-    assert_eq!(p["stopped"], true);
-    assert!(u(&p["read"]["ops"]) > 0);
-    assert!(p["seconds"].as_f64().unwrap() < 5.0);
-    assert_eq!(series_sum(p, "read", "bytes"), u(&p["read"]["bytes"]));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn root_interrupt_reports_what_completed() {
+    if !root_or_skip("root_interrupt_reports_what_completed") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    // Ctrl-C, SIGTERM and a hangup (SSH dropped) all stop the run and print what completed;
+    // the exit status is 128 + the signal, as after any signal.
+    use nix::sys::signal::Signal;
+    for (sig, code) in [
+        (Signal::SIGINT, 130),
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+    ] {
+        let out = interrupted_run(&l, sig);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{sig}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{sig}: the report is not JSON ({e}): {out:?}"));
+        let p = phase(&doc, 0);
+        assert_eq!(p["stopped"], true, "{sig}");
+        assert!(u(&p["read"]["ops"]) > 0, "{sig}");
+        assert!(p["seconds"].as_f64().unwrap() < 5.0, "{sig}");
+        assert_eq!(series_sum(p, "read", "bytes"), u(&p["read"]["bytes"]));
+    }
 }
 
 #[test]
@@ -1022,4 +1038,87 @@ fn root_presets_and_sweeps_on_zram() {
     ]);
     let fio = String::from_utf8_lossy(&out.stdout);
     assert!(fio.starts_with("fio --name=rand-read --filename=/dev/zram0 --ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32"), "{fio}");
+}
+
+#[test]
+fn root_a_read_only_device_is_not_a_missing_privilege() {
+    if !root_or_skip("root_a_read_only_device_is_not_a_missing_privilege") {
+        return;
+    }
+    let dir = scratch();
+    // Made read-only after attaching (blockdev --setro; LoopDev's drop clears it again), and
+    // attached read-only (losetup -r).
+    let setro = LoopDev::new(dir.path(), 16 << 20, 512);
+    common::sh("blockdev", &["--setro", setro.path_str()]);
+    let image = dir.path().join("ro.img");
+    std::fs::File::create(&image)
+        .and_then(|f| f.set_len(16 << 20))
+        .unwrap();
+    let attached_ro = LoopDev::attach(&image, &["-r"]);
+    for l in [&setro, &attached_ro] {
+        let out = disktriage(&[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-write",
+            "--count",
+            "1",
+            "--destroy-data",
+            &l.name,
+        ]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{text}");
+        assert!(
+            text.contains("the device is read-only (ro=1 in sysfs / BLKROGET)"),
+            "{text}"
+        );
+        assert!(!text.contains("needs root"), "running as root: {text}");
+    }
+}
+
+#[test]
+fn root_fio_for_a_write_test_on_a_mounted_device_warns() {
+    if !root_or_skip("root_fio_for_a_write_test_on_a_mounted_device_warns") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let mnt = dir.path().join("mnt");
+    let _m = Mounted::ext4(l.path_str(), &mnt);
+    let out = disktriage(&[
+        "run",
+        l.path_str(),
+        "--test",
+        "seq-write",
+        "--fio",
+        "--destroy-data",
+        &l.name,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Still a pasteable script: the warning is a comment, before the command.
+    let warning = text
+        .lines()
+        .find(|l| l.contains("WARNING"))
+        .unwrap_or_else(|| panic!("no warning line:\n{text}"));
+    assert!(warning.starts_with('#'), "{text}");
+    assert!(
+        warning.contains("mounted") && warning.contains(mnt.to_str().unwrap()),
+        "names why the device is in use: {text}"
+    );
+    let fio = text.lines().position(|l| l.starts_with("fio ")).unwrap();
+    let warn = text.lines().position(|l| l.contains("WARNING")).unwrap();
+    assert!(warn < fio, "the warning comes first:\n{text}");
+    assert!(err.contains("WARNING"), "and on stderr: {err}");
+    // Every line is a comment or the command.
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with('#') || l.starts_with("fio ")),
+        "{text}"
+    );
 }

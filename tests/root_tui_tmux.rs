@@ -43,11 +43,27 @@ impl Tmux {
             "{} {args}; echo EXITED-$?; sleep 60",
             env!("CARGO_BIN_EXE_disktriage")
         );
+        self.start_shell(env, &cmd);
+    }
+
+    /// Like `start`, for a terminal that goes away: the shell survives the hangup (its trap
+    /// resets SIGHUP to the default for disktriage) and writes disktriage's exit status to
+    /// `status`, since nobody can read the screen any more.
+    fn start_recording_status(&self, args: &str, status: &std::path::Path) {
+        let cmd = format!(
+            "trap true HUP; {} {args}; echo $? > {}",
+            env!("CARGO_BIN_EXE_disktriage"),
+            status.display()
+        );
+        self.start_shell(&[], &cmd);
+    }
+
+    fn start_shell(&self, env: &[&str], cmd: &str) {
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "new-session", "-d", "-s", "dt"])
             .args(["-x", "80", "-y", "25", "env"])
             .args(env)
-            .args(["sh", "-c", &cmd])
+            .args(["sh", "-c", cmd])
             .output()
             .unwrap();
         assert!(
@@ -397,4 +413,63 @@ fn root_tmux_buffers_larger_than_memory_are_refused() {
     // Still running, not killed: q quits normally.
     tmux.keys(&["Escape", "q"]);
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+}
+
+/// The entries left in a test's journal directory.
+fn journal_entries(dir: &std::path::Path) -> Vec<disktriage::model::JournalEntry> {
+    disktriage::changes::Journal::existing(dir)
+        .map(|j| j.entries().unwrap())
+        .unwrap_or_default()
+}
+
+#[test]
+fn root_tmux_hangup_restores_the_scheduler_without_aborting() {
+    let Some(_one_at_a_time) =
+        prerequisites("root_tmux_hangup_restores_the_scheduler_without_aborting")
+    else {
+        return;
+    };
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let status = dir.path().join("status");
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let before = active_scheduler(&l.name);
+    let tmux = Tmux {
+        socket: format!("disktriage-hup-{}", std::process::id()),
+    };
+    tmux.start_recording_status(&format!("--journal-dir {}", journal.display()), &status);
+    tmux.select(&l.name);
+    tmux.keys(&["s", "Down", "Enter"]);
+    tmux.wait_for("scheduler is now", Duration::from_secs(3), "switched");
+    assert_ne!(active_scheduler(&l.name), before);
+    assert_eq!(
+        journal_entries(&journal).len(),
+        1,
+        "the change is journaled"
+    );
+
+    // The window closes (an SSH connection drops): the terminal hangs up under disktriage,
+    // and every later write to it fails.
+    tmux.run(&["kill-session", "-t", "dt"]);
+    let start = Instant::now();
+    let code = loop {
+        if let Ok(s) = std::fs::read_to_string(&status)
+            && s.ends_with('\n')
+        {
+            break s.trim().parse::<i32>().unwrap();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "disktriage did not exit within 15 s of the hangup"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_ne!(code, 128 + 6, "disktriage aborted (SIGABRT) on the hangup");
+    assert_eq!(code, 128 + 1, "exit status 128 + SIGHUP");
+    assert_eq!(active_scheduler(&l.name), before, "scheduler put back");
+    assert!(
+        journal_entries(&journal).is_empty(),
+        "the journal is empty: {:?}",
+        journal_entries(&journal)
+    );
 }

@@ -16,9 +16,10 @@ use super::pattern::DataPattern;
 use super::plan::Planner;
 use super::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
 use super::stats::{BoundedSeries, IntervalPoint, IoStats, LatencySummary};
-use super::worker::{IoFailure, WorkerCtx, WorkerMsg, run_worker};
+use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, run_worker};
 use crate::model::DevNum;
 use crate::sys::SysRoot;
+use crate::sys::direct;
 use crate::sys::parse::DiskStat;
 use crate::sys::privilege::process_cpu_time;
 
@@ -262,6 +263,37 @@ pub struct RunInput {
     /// Shown when there is no stat source (e.g. a file on tmpfs).
     pub no_stat_reason: Option<String>,
     pub events: Option<Sender<RunEvent>>,
+    /// The target is a block device (else a file), and its size at the start: a failure is
+    /// explained against them (a removed device vs a full file system).
+    pub block_device: bool,
+    pub size_at_start: u64,
+}
+
+/// Looks at the target right after an I/O failed: whether its device is still there, its
+/// size now, its read-only flag.
+fn failure_facts(input: &RunInput) -> FailureFacts {
+    let size_now = if input.block_device {
+        direct::block_geometry(&input.fd)
+            .ok()
+            .map(|(size, _, _)| size)
+    } else {
+        direct::file_len(&input.fd).ok()
+    };
+    FailureFacts {
+        block_device: input.block_device,
+        device_gone: input.block_device
+            && input
+                .stat
+                .as_ref()
+                .is_some_and(|s| !s.root.dev_present(s.dev)),
+        size_at_start: input.size_at_start,
+        size_now,
+        read_only: input
+            .block_device
+            .then(|| direct::read_only_fd(&input.fd).ok())
+            .flatten(),
+        root: crate::sys::privilege::is_root(),
+    }
 }
 
 /// The result of a whole run.
@@ -569,6 +601,9 @@ fn run_phase(
     let cpu = process_cpu_time().saturating_sub(cpu0);
     for h in handles {
         let _ = h.join();
+    }
+    if let Some(f) = failure.as_mut().filter(|f| f.errno.is_some()) {
+        f.facts = Some(failure_facts(input));
     }
     let after = read_stat(&input.stat);
     let seconds = (t_end - t0).as_secs_f64();

@@ -100,6 +100,8 @@ pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
         stat: prepared.stat.clone(),
         no_stat_reason: prepared.no_stat_reason.clone(),
         events: Some(tx),
+        block_device: prepared.info.kind == "block-device",
+        size_at_start: prepared.info.size_bytes,
     })?;
     Ok(Session {
         handle,

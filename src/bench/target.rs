@@ -19,7 +19,6 @@ use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
 use crate::model::{BlockDevice, Bytes, Inventory, KernelWriteCache, Transport};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, SyncMode, TargetKind};
-use crate::sys::privilege::NEEDS_ROOT;
 
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
@@ -85,8 +84,25 @@ fn inventory_device<'a>(inv: &'a Inventory, name: &str) -> Option<&'a BlockDevic
 fn open_error(e: io::Error, path: &Path, spec: OpenSpec) -> anyhow::Error {
     let p = path.display();
     match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            anyhow::anyhow!("cannot open {p}: permission denied - {NEEDS_ROOT}")
+        Some(code @ (libc::EACCES | libc::EPERM | libc::EROFS)) => {
+            // As root the refusal is not about privileges: a read-only device is the usual
+            // reason, and the kernel's flag says so.
+            let read_only = if spec.write {
+                direct::read_only(path)
+            } else {
+                None
+            };
+            let hint = crate::sys::error::permission_hint(
+                nix::errno::Errno::from_raw(code),
+                crate::sys::privilege::is_root(),
+                read_only,
+            );
+            let what = if code == libc::EROFS {
+                "read-only"
+            } else {
+                "permission denied"
+            };
+            anyhow::anyhow!("cannot open {p}: {what}{hint}")
         }
         Some(libc::EBUSY) if spec.exclusive => anyhow::anyhow!(
             "cannot open {p} exclusively: it is busy (mounted, held by md/dm/LVM, or opened \

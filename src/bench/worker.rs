@@ -31,6 +31,67 @@ pub struct IoFailure {
     pub errno: Option<i32>,
     /// Bytes transferred when the transfer was short.
     pub transferred: Option<u64>,
+    /// What was found about the target after the failure (filled in by the runner).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub facts: Option<FailureFacts>,
+}
+
+/// What the sys layer found about the target right after an I/O failed: the facts that tell
+/// a full file system from a device that went away, and a read-only device from a missing
+/// privilege.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+pub struct FailureFacts {
+    /// The target is a block device (not a file on a file system).
+    pub block_device: bool,
+    /// The device's `/sys/dev/block/M:m` no longer exists.
+    pub device_gone: bool,
+    /// The device's size in bytes when the run started.
+    pub size_at_start: u64,
+    /// Its size now, as the open descriptor reports it (BLKGETSIZE64); None if unreadable.
+    pub size_now: Option<u64>,
+    /// The kernel's read-only flag now (BLKROGET, `ro` in sysfs); None if unreadable.
+    pub read_only: Option<bool>,
+    /// The process runs with root's effective user id.
+    pub root: bool,
+}
+
+/// Why an errno happened, as far as the facts tell (empty when they add nothing). `facts` is
+/// None when nothing could be checked: then the errno's usual meaning is given.
+///
+/// The kernel answers a write at or past the end of a block device with ENOSPC, and a device
+/// that is removed shrinks to 0 first: on a block device ENOSPC means the device went away or
+/// shrank, never a full file system.
+pub fn errno_hint(errno: nix::errno::Errno, facts: Option<&FailureFacts>) -> String {
+    use nix::errno::Errno;
+    if let Some(f) = facts.filter(|f| f.block_device) {
+        let shrank = f.size_now.filter(|&now| now != f.size_at_start);
+        if matches!(
+            errno,
+            Errno::ENOSPC | Errno::EIO | Errno::ENXIO | Errno::ENODEV | Errno::EINVAL
+        ) {
+            if f.device_gone {
+                return " - the device is gone (removed during the run)".into();
+            }
+            if let Some(now) = shrank {
+                return format!(
+                    " - the device is gone or shrank: its size is now {now} bytes, was {}",
+                    f.size_at_start
+                );
+            }
+        }
+        if errno == Errno::ENOSPC {
+            return " - the request reaches past the end of the device".into();
+        }
+    }
+    match errno {
+        Errno::EPERM | Errno::EACCES | Errno::EROFS => {
+            let (root, read_only) = facts.map_or((false, None), |f| (f.root, f.read_only));
+            crate::sys::error::permission_hint(errno, root, read_only)
+        }
+        Errno::ENOSPC => " - the file system is full".into(),
+        Errno::ENXIO | Errno::ENODEV => " - the device is gone".into(),
+        _ => String::new(),
+    }
 }
 
 impl IoFailure {
@@ -43,12 +104,7 @@ impl IoFailure {
         let reason = match (self.errno, self.transferred) {
             (Some(e), _) => {
                 let errno = nix::errno::Errno::from_raw(e);
-                let hint = match errno {
-                    nix::errno::Errno::EPERM | nix::errno::Errno::EACCES => " - needs root",
-                    nix::errno::Errno::ENOSPC => " - the file system is full",
-                    nix::errno::Errno::ENXIO | nix::errno::Errno::ENODEV => " - the device is gone",
-                    _ => "",
-                };
+                let hint = errno_hint(errno, self.facts.as_ref());
                 format!("{} ({errno:?}){hint}", errno.desc())
             }
             (None, Some(0)) => {
@@ -292,6 +348,7 @@ fn uring_loop(
                     len: 0,
                     errno: e.raw_os_error(),
                     transferred: None,
+                    facts: None,
                 });
                 ctx.stop.store(true, Ordering::Relaxed);
                 break;
@@ -310,6 +367,7 @@ fn uring_loop(
                 len: 0,
                 errno: e.raw_os_error(),
                 transferred: None,
+                facts: None,
             });
             ctx.stop.store(true, Ordering::Relaxed);
             // Nothing more can be submitted or reaped reliably; leave it to Drop.
@@ -330,6 +388,7 @@ fn uring_loop(
                         len: bs,
                         errno: (c.result < 0).then(|| -c.result),
                         transferred: (c.result >= 0).then_some(c.result as u64),
+                        facts: None,
                     });
                     // One failure ends the run for every worker: the device is suspect.
                     ctx.stop.store(true, Ordering::Relaxed);
@@ -437,6 +496,7 @@ fn sync_loop(
                     len: bs,
                     errno: other.as_ref().err().and_then(std::io::Error::raw_os_error),
                     transferred: other.ok().map(|n| n as u64),
+                    facts: None,
                 });
             }
         }
@@ -456,6 +516,7 @@ mod tests {
             len: 4096,
             errno: Some(libc::EIO),
             transferred: None,
+            facts: None,
         };
         assert_eq!(
             f.describe(),
@@ -476,6 +537,71 @@ mod tests {
             short
                 .describe()
                 .ends_with("short transfer: 512 of 4096 bytes")
+        );
+    }
+
+    #[test]
+    fn enospc_means_a_full_file_system_only_for_files() {
+        use nix::errno::Errno;
+        let block = FailureFacts {
+            block_device: true,
+            device_gone: false,
+            size_at_start: 1 << 30,
+            size_now: Some(1 << 30),
+            read_only: Some(false),
+            root: true,
+        };
+        let file = FailureFacts {
+            block_device: false,
+            ..block
+        };
+        let hint = |e, f: &FailureFacts| errno_hint(e, Some(f));
+        assert_eq!(hint(Errno::ENOSPC, &file), " - the file system is full");
+        // Removed: sysfs entry gone (the size read on the fd may already be 0 or fail).
+        let gone = FailureFacts {
+            device_gone: true,
+            size_now: Some(0),
+            ..block
+        };
+        assert_eq!(
+            hint(Errno::ENOSPC, &gone),
+            " - the device is gone (removed during the run)"
+        );
+        assert!(hint(Errno::EIO, &gone).contains("the device is gone"));
+        // Still in sysfs but its size changed: gone or shrank, with both sizes.
+        let shrank = FailureFacts {
+            size_now: Some(0),
+            ..block
+        };
+        let h = hint(Errno::ENOSPC, &shrank);
+        assert!(h.contains("the device is gone or shrank"), "{h}");
+        assert!(h.contains("now 0 bytes, was 1073741824"), "{h}");
+        // Same device, same size: past its end, never "the file system is full".
+        let h = hint(Errno::ENOSPC, &block);
+        assert!(!h.contains("file system"), "{h}");
+        // An EIO on a device that is still there says nothing more than EIO.
+        assert_eq!(hint(Errno::EIO, &block), "");
+        // Nothing could be checked: the errno's usual meaning.
+        assert_eq!(
+            errno_hint(Errno::ENOSPC, None),
+            " - the file system is full"
+        );
+        // Permission: as root on a read-only device, the flag is the reason.
+        let ro = FailureFacts {
+            read_only: Some(true),
+            ..block
+        };
+        assert!(hint(Errno::EPERM, &ro).contains("the device is read-only"));
+        assert!(!hint(Errno::EPERM, &block).contains("needs root"));
+        assert!(
+            hint(
+                Errno::EACCES,
+                &FailureFacts {
+                    root: false,
+                    ..block
+                }
+            )
+            .contains("needs root")
         );
     }
 }

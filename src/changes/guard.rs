@@ -3,6 +3,10 @@
 //! panic in any thread (the panic hook restores). SIGKILL and crashes leave the journal for
 //! `disktriage restore`.
 //!
+//! Settings are put back before anything is printed, and nothing printed on the way out may
+//! fail the exit: after a terminal hangup every write to stderr fails (EIO), so messages go
+//! through `write_stderr`, which ignores that.
+//!
 //! The `Changer` sits behind a mutex: a signal arriving while a change is being applied waits
 //! until the change and its journal entry are complete, then restores.
 
@@ -12,6 +16,7 @@ use std::time::{Duration, Instant};
 use super::{ChangeError, Changer, RestoreOutcome, RestoreScope};
 use crate::report;
 use crate::sys::signals;
+use crate::write_stderr;
 
 /// Shared access to the session's `Changer`.
 pub type SharedChanger = Arc<Mutex<Changer>>;
@@ -50,14 +55,18 @@ impl RestoreGuard {
         let weak = Arc::downgrade(&self.changer);
         signals::on_termination(Box::new(move |sig| {
             if let Some(changer) = weak.upgrade() {
-                eprintln!("disktriage: {sig}: putting back the settings this session changed");
-                report_outcomes(lock(&changer).restore(RestoreScope::Mine));
+                let result = lock(&changer).restore(RestoreScope::Mine);
+                write_stderr(&format!(
+                    "disktriage: {sig}: putting back the settings this session changed\n"
+                ));
+                report_outcomes(result);
             }
         }))
     }
 
-    /// Restores when any thread panics, after the previous hook has printed the panic. A TUI
-    /// installs its terminal-restoring hook after this one, so its hook runs first.
+    /// Restores when any thread panics, before the previous hook runs (and prints the panic).
+    /// A TUI installs its terminal-restoring hook before this one, so the settings come back
+    /// first and the terminal second.
     pub fn install_panic_hook(&self) {
         install_panic_hook(Arc::downgrade(&self.changer));
     }
@@ -84,51 +93,59 @@ impl Drop for RestoreGuard {
     }
 }
 
-/// Prints outcomes on stderr (the only channel left on the way out), if there are any.
-fn report_outcomes(result: Result<Vec<RestoreOutcome>, ChangeError>) {
+/// Prints outcomes on stderr (the only channel left on the way out), if there are any; a
+/// stderr that cannot be written is ignored.
+pub fn report_outcomes(result: Result<Vec<RestoreOutcome>, ChangeError>) {
     match result {
         Ok(outcomes) if outcomes.is_empty() => {}
-        Ok(outcomes) => eprint!("{}", report::restore::render_text(&outcomes)),
-        Err(e) => eprintln!(
+        Ok(outcomes) => write_stderr(&report::restore::render_text(&outcomes)),
+        Err(e) => write_stderr(&format!(
             "disktriage: could not restore this session's changes: {e}; run `disktriage \
-             restore`"
-        ),
+             restore`\n"
+        )),
     }
 }
 
+/// The panic hook: settings first (the panicking thread may be about to abort, or its
+/// terminal may be gone), then the previous hook (the TUI's restores the terminal and the
+/// default one prints the panic), then what was put back.
 fn install_panic_hook(weak: Weak<Mutex<Changer>>) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        let restored = weak.upgrade().map(|changer| restore_after_panic(&changer));
         previous(info);
-        let Some(changer) = weak.upgrade() else {
-            return;
-        };
-        // The panicking thread may hold the lock (then it is released only while unwinding,
-        // and the guard's drop restores); another thread may be finishing a change. Wait a
-        // little, never forever.
-        let deadline = Instant::now() + Duration::from_secs(2);
-        loop {
-            match changer.try_lock() {
-                Ok(c) => {
-                    eprintln!("disktriage: panic: putting back the settings this session changed");
-                    report_outcomes(c.restore(RestoreScope::Mine));
-                    return;
-                }
-                Err(std::sync::TryLockError::Poisoned(p)) => {
-                    report_outcomes(p.into_inner().restore(RestoreScope::Mine));
-                    return;
-                }
-                Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(std::sync::TryLockError::WouldBlock) => {
-                    eprintln!(
-                        "disktriage: panic while changing a setting; if it is not put back \
-                         on exit, run `disktriage restore`"
-                    );
-                    return;
-                }
+        match restored {
+            Some(Some(result)) => {
+                write_stderr("disktriage: panic: putting back the settings this session changed\n");
+                report_outcomes(result);
             }
+            Some(None) => write_stderr(
+                "disktriage: panic while changing a setting; if it is not put back on exit, \
+                 run `disktriage restore`\n",
+            ),
+            None => {}
         }
     }));
+}
+
+/// Restores after a panic; None when the changer stayed locked.
+fn restore_after_panic(
+    changer: &Mutex<Changer>,
+) -> Option<Result<Vec<RestoreOutcome>, ChangeError>> {
+    // The panicking thread may hold the lock (then it is released only while unwinding, and
+    // the guard's drop restores); another thread may be finishing a change. Wait a little,
+    // never forever.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match changer.try_lock() {
+            Ok(c) => return Some(c.restore(RestoreScope::Mine)),
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                return Some(p.into_inner().restore(RestoreScope::Mine));
+            }
+            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    }
 }

@@ -1,24 +1,29 @@
 //! `disktriage run`: prepare the target (with the write guard), build the plan, run it with a
-//! live progress line on stderr, print the report. Ctrl-C or SIGTERM stop the run cleanly:
-//! what completed is still reported.
+//! live progress line on stderr, print the report. Ctrl-C, SIGTERM or SIGHUP stop the run
+//! cleanly: what completed is still reported, and the exit status is 128 + the signal.
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::Signal;
+
 use crate::bench::catalog::{CATALOG, TestName, Writes};
 use crate::bench::runner::RunEvent;
+use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::{self, RunRequest};
 use crate::bench::spec::{self, EngineKind, TestParams};
 use crate::bench::target::{self, TargetRequest};
 use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::model::BytesPerSec;
 use crate::report::run as report;
-use crate::sys::SysRoot;
 use crate::sys::direct::SyncMode;
+use crate::sys::direct::TargetKind;
+use crate::sys::parse::neutralize_controls;
+use crate::sys::{SysRoot, direct, signals};
 
 /// The admin's flags as test parameters.
 pub fn params_from_args(a: &RunArgs) -> TestParams {
@@ -76,13 +81,18 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
             temperature: session::TempPoll::Off,
         },
     )?;
-    // Ctrl-C and SIGTERM set the runner's stop flag: workers finish their current I/O, the
-    // figures of what completed are reported.
+    // Ctrl-C, SIGTERM and SIGHUP (the terminal or the SSH connection went away) set the
+    // runner's stop flag: workers finish their current I/O, the figures of what completed are
+    // reported, and the exit status is 128 + the signal. A SIGHUP ignored at start (`nohup`)
+    // stays ignored.
     let stop = session.handle.stop_flag();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))?;
-        signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
+    let interrupted = Arc::new(AtomicUsize::new(0));
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        if sig == Signal::SIGHUP && signals::is_ignored(sig) {
+            continue;
+        }
+        signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
+        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
     }
     let progress = io::stderr().is_terminal();
     follow(&session.events, &session.plan, progress);
@@ -97,23 +107,71 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
     crate::write_stdout(&text)?;
     if let Some(e) = report.error() {
         if args.json || args.csv {
-            eprintln!("disktriage: {e}");
+            crate::write_stderr(&format!("disktriage: {e}\n"));
         }
         return Ok(ExitCode::FAILURE);
     }
-    if interrupted.load(Ordering::Relaxed) {
-        return Ok(ExitCode::from(130));
+    if let Some(code) = signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+        return Ok(ExitCode::from(code));
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// The exit status after a stop by signal `signo` (0: none): 128 + the signal, as a shell
+/// reports a process the signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+fn signal_exit_code(signo: usize) -> Option<u8> {
+    if signo == 0 {
+        return None;
+    }
+    u8::try_from(128 + signo).ok()
+}
+
 /// Prints what fio would run. Nothing is written and no file is created: a missing file
 /// target is planned at its --size.
+///
+/// A command that writes to a block device disktriage itself would refuse (mounted, swap,
+/// held, or its use unknown) comes after a `# WARNING:` comment that says why, also on
+/// stderr: the output stays a script that can be pasted, and the reason is in it.
 fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
     let facts = target::probe(req.path, req.root, req.params.size)?;
     let plan = spec::build_plan(req.test, req.params, &facts, true)?;
-    crate::write_stdout(&report::fio_commands(&plan, req.path))?;
+    let mut text = String::new();
+    if plan.writes()
+        && let Some(warning) = fio_write_warning(req)?
+    {
+        text.push_str(&format!("# WARNING: {warning}\n"));
+        crate::write_stderr(&format!("disktriage: WARNING: {warning}\n"));
+    }
+    text.push_str(&report::fio_commands(&plan, req.path));
+    crate::write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why fio should not write to the target, when it is a block device in use.
+fn fio_write_warning(req: &TargetRequest) -> anyhow::Result<Option<String>> {
+    let TargetKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
+        return Ok(None);
+    };
+    let inv = req.root.inventory()?;
+    Ok(fio_warning_text(
+        &req.path.display().to_string(),
+        safety::check_device_write(&inv, &name, Some(&name)),
+    ))
+}
+
+/// The warning for a fio command that writes to `path`, from the write guard's verdict.
+fn fio_warning_text(path: &str, verdict: Result<(), WriteRefusal>) -> Option<String> {
+    let why = match verdict {
+        Ok(()) | Err(WriteRefusal::NotConfirmed { .. } | WriteRefusal::WrongName { .. }) => {
+            return None;
+        }
+        Err(WriteRefusal::InUse { reasons, .. }) => format!("it is in use: {reasons}"),
+        Err(refusal) => refusal.to_string(),
+    };
+    Some(neutralize_controls(&format!(
+        "this command writes to {path} and destroys data that is in use; disktriage refuses \
+         to run it ({why})"
+    )))
 }
 
 /// Reads the runner's events until it finishes, drawing a progress line when stderr is a
@@ -193,4 +251,34 @@ pub fn list_tests() -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fio_warns_about_a_device_in_use() {
+        let w = fio_warning_text(
+            "/dev/sdb",
+            Err(WriteRefusal::InUse {
+                name: "sdb".into(),
+                reasons: "mounted at /mnt".into(),
+            }),
+        )
+        .unwrap();
+        assert!(
+            w.contains("/dev/sdb") && w.contains("in use: mounted at /mnt"),
+            "{w}"
+        );
+        assert!(fio_warning_text("/dev/sdb", Ok(())).is_none());
+    }
+
+    #[test]
+    fn a_stop_by_signal_exits_with_128_plus_the_signal() {
+        assert_eq!(signal_exit_code(0), None);
+        assert_eq!(signal_exit_code(Signal::SIGINT as usize), Some(130));
+        assert_eq!(signal_exit_code(Signal::SIGTERM as usize), Some(143));
+        assert_eq!(signal_exit_code(Signal::SIGHUP as usize), Some(129));
+    }
 }

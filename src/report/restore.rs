@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::changes::{RestoreOutcome, RestoreResult};
 use crate::model::JournalEntry;
+use crate::sys::parse::neutralize_controls;
 
 /// Version of the JSON layout.
 pub const RESTORE_JSON_SCHEMA: u32 = 1;
@@ -37,7 +38,12 @@ pub fn render_text(outcomes: &[RestoreOutcome]) -> String {
                 subject(e)
             ),
         };
-        out.push_str(&super::table::wrap("", &line, crate::DEFAULT_WIDTH));
+        // Journal values come from a file and may hold control characters.
+        out.push_str(&super::table::wrap(
+            "",
+            &neutralize_controls(&line),
+            crate::DEFAULT_WIDTH,
+        ));
     }
     out
 }
@@ -55,8 +61,9 @@ pub fn render_list(entries: &[JournalEntry], journal: &std::path::Path) -> Strin
         journal.display()
     );
     for e in entries.iter().rev() {
-        out.push_str(&format!(
-            "  #{} {} back to {} ({}, pid {})\n",
+        // Journal values come from a file and may hold control characters.
+        let line = format!(
+            "  #{} {} back to {} ({}, pid {})",
             e.id,
             subject(e),
             e.original.value(),
@@ -65,7 +72,9 @@ pub fn render_list(entries: &[JournalEntry], journal: &std::path::Path) -> Strin
                 crate::model::Lifetime::Persisted => "single-shot change",
             },
             e.owner.pid
-        ));
+        );
+        out.push_str(&neutralize_controls(&line));
+        out.push('\n');
     }
     out
 }

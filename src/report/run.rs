@@ -18,6 +18,7 @@ use crate::bench::target::TargetInfo;
 use crate::model::{Bytes, BytesPerSec};
 use crate::sys::direct::SyncMode;
 use crate::sys::host::HostInfo;
+use crate::sys::parse::neutralize_controls;
 
 /// Version of the JSON result layout.
 pub const RUN_JSON_SCHEMA: u32 = 1;
@@ -116,7 +117,7 @@ fn bounds(plan: &Plan, job: &Job) -> String {
 }
 
 fn target_line(t: &TargetInfo) -> String {
-    let mut s = format!("{}", t.path.display());
+    let mut s = neutralize_controls(&t.path.display().to_string());
     let mut facts = Vec::new();
     if t.kind == "file" {
         facts.push(format!(
@@ -270,7 +271,8 @@ pub fn render_text(r: &RunReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} on {}", r.test, target_line(&r.target));
     for n in r.plan.notes.iter().chain(&r.notes).chain(&r.outcome.notes) {
-        let _ = writeln!(out, "note:  {n}");
+        // Notes may name the target file, whose name may hold control characters.
+        let _ = writeln!(out, "note:  {}", neutralize_controls(n));
     }
     match r.test {
         TestName::SizeSweep => {
@@ -542,9 +544,22 @@ pub fn cdm_grid(r: &RunReport) -> String {
 
 /// The result as JSON: the summary of every phase and its per-interval series.
 pub fn render_json(r: &RunReport) -> anyhow::Result<String> {
-    let mut s = serde_json::to_string_pretty(r)?;
+    let mut s = serde_json::to_string_pretty(&json_safe(r))?;
     s.push('\n');
     Ok(s)
+}
+
+/// The report with a target path JSON can hold. JSON strings are Unicode and a Linux path is
+/// bytes: a path that is not UTF-8 is written with U+FFFD for each byte sequence that is not
+/// (as `to_string_lossy` does), so the result of a finished run is never lost to its name.
+/// The text report shows the same name.
+pub fn json_safe(r: &RunReport) -> std::borrow::Cow<'_, RunReport> {
+    if r.target.path.to_str().is_some() {
+        return std::borrow::Cow::Borrowed(r);
+    }
+    let mut owned = r.clone();
+    owned.target.path = r.target.path.to_string_lossy().into_owned().into();
+    std::borrow::Cow::Owned(owned)
 }
 
 /// The per-interval series of every phase as CSV, one row per interval.

@@ -192,6 +192,26 @@ pub fn open(path: &Path, spec: OpenSpec) -> io::Result<OwnedFd> {
 nix::ioctl_read!(blkgetsize64, 0x12, 114, u64);
 nix::ioctl_read_bad!(blksszget, 0x1268, libc::c_int);
 nix::ioctl_read_bad!(blkpbszget, 0x127B, libc::c_int);
+nix::ioctl_read_bad!(blkroget, 0x125E, libc::c_int);
+
+/// The kernel's read-only flag of an open block device (BLKROGET; `ro` in sysfs).
+pub fn read_only_fd(fd: &OwnedFd) -> io::Result<bool> {
+    let mut ro: libc::c_int = 0;
+    // SAFETY: the ioctl writes one int through a valid pointer to a local; the fd is open.
+    unsafe { blkroget(fd.as_raw_fd(), &mut ro) }.map_err(io::Error::from)?;
+    Ok(ro != 0)
+}
+
+/// Whether the block device at `path` is read-only (None: not a block device, or it cannot
+/// be opened for reading).
+pub fn read_only(path: &Path) -> Option<bool> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    read_only_fd(&OwnedFd::from(file)).ok()
+}
 
 /// Size in bytes, logical and physical block size of an open block device.
 pub fn block_geometry(fd: &OwnedFd) -> io::Result<(u64, u32, u32)> {
@@ -285,6 +305,8 @@ mod tests {
         assert_eq!(nix::request_code_read!(0x12, 114, 8), 0x8008_1272);
         assert_eq!(0x1268, (0x12 << 8) | 104);
         assert_eq!(0x127B, (0x12 << 8) | 123);
+        // BLKROGET _IO(0x12,94).
+        assert_eq!(0x125E, (0x12 << 8) | 94);
     }
 
     #[test]

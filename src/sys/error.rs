@@ -118,9 +118,51 @@ impl DriveError {
     }
 }
 
+/// An I/O error as a person reads it: "No space left on device (ENOSPC)".
+pub fn describe_io(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => {
+            let errno = Errno::from_raw(code);
+            format!("{} ({errno:?})", errno.desc())
+        }
+        None => e.to_string(),
+    }
+}
+
+/// What to say after an EPERM, EACCES or EROFS (with its leading " - "): "needs root" only
+/// when not running as root; as root the kernel refuses for another reason, and a device whose
+/// read-only flag is set is the common one (`blockdev --setro`, `losetup -r`, a write-protected
+/// card or a drive that went read-only after errors).
+pub fn permission_hint(errno: Errno, root: bool, read_only: Option<bool>) -> String {
+    match (read_only, root, errno) {
+        (Some(true), _, _) => " - the device is read-only (ro=1 in sysfs / BLKROGET)".into(),
+        (_, _, Errno::EROFS) => " - read-only file system or device".into(),
+        (_, false, _) => format!(" - {NEEDS_ROOT}"),
+        (_, true, _) => " - refused by the kernel although running as root (not a matter of \
+                         privileges: check the device's state and dmesg)"
+            .into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permission_hint_says_needs_root_only_when_not_root() {
+        assert_eq!(
+            permission_hint(Errno::EACCES, false, None),
+            format!(" - {NEEDS_ROOT}")
+        );
+        let ro = permission_hint(Errno::EACCES, true, Some(true));
+        assert!(ro.contains("the device is read-only (ro=1"), "{ro}");
+        assert!(!ro.contains("root"), "{ro}");
+        // A read-only device explains the refusal whoever asks.
+        assert!(permission_hint(Errno::EPERM, false, Some(true)).contains("read-only"));
+        let other = permission_hint(Errno::EPERM, true, Some(false));
+        assert!(!other.contains("needs root"), "{other}");
+        assert!(permission_hint(Errno::EROFS, true, None).contains("read-only"));
+    }
 
     #[test]
     fn permission_errors_say_needs_root() {

@@ -50,6 +50,21 @@ pub fn on_termination(hook: TerminationHook) -> Result<(), String> {
     INSTALLED.get_or_init(install).clone()
 }
 
+/// True when `sig` is ignored (SIG_IGN), as `nohup` leaves SIGHUP: a program that catches the
+/// signal itself should then leave it ignored, as the parent asked.
+pub fn is_ignored(sig: Signal) -> bool {
+    let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: a null new action only reads the current one into `old`, which is zeroed memory
+    // of the right type and lives across the call.
+    let rc = unsafe { libc::sigaction(sig as c_int, std::ptr::null(), old.as_mut_ptr()) };
+    if rc != 0 {
+        return false;
+    }
+    // SAFETY: sigaction succeeded, so it filled `old` (and zeroed memory is a valid value).
+    let old = unsafe { old.assume_init() };
+    old.sa_sigaction == libc::SIG_IGN
+}
+
 /// Removes the hook: signals then only exit the process (after nothing to restore).
 pub fn clear_termination_hook() {
     if let Ok(mut slot) = HOOK.lock() {

@@ -431,6 +431,11 @@ impl SysRoot {
             .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
     }
 
+    /// Whether `/sys/dev/block/M:m` still exists (a removed device's is gone).
+    pub fn dev_present(&self, dev: DevNum) -> bool {
+        self.root.join(format!("sys/dev/block/{dev}")).exists()
+    }
+
     /// Outstanding reads and writes as the block layer counts them (`/sys/block/X/inflight`).
     pub fn inflight(&self, name: &str) -> anyhow::Result<(u64, u64)> {
         let path = self.block_dir(name).join("inflight");

@@ -156,6 +156,12 @@ impl LoopDev {
 
 impl Drop for LoopDev {
     fn drop(&mut self) {
+        // `blockdev --setro` outlives the attachment: the next user of this loop device would
+        // find it read-only. Clear it (a no-op on a writable device) before detaching.
+        let _ = Command::new("blockdev")
+            .arg("--setrw")
+            .arg(&self.path)
+            .output();
         let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
     }
 }

@@ -225,5 +225,18 @@ cat /tmp/detach.err
 section ENGINE-DETACH-JSON
 cat /tmp/detach.json
 
+# The SATA disk is removed in the middle of a write test: the kernel fails writes past the
+# end of a device whose size dropped to 0 with ENOSPC, which must not read as a full file
+# system.
+section ENGINE-DETACH-WRITE
+disktriage run "/dev/$sata" --test seq-write --time 60 --warmup 0 --destroy-data "$sata" \
+    > /tmp/detach-write.out 2> /tmp/detach-write.err &
+pid=$!
+sleep 3
+echo 1 > "/sys/block/$sata/device/delete"
+wait $pid
+echo "rc=$?"
+cat /tmp/detach-write.out /tmp/detach-write.err
+
 section DONE
 echo "end=$(cut -d' ' -f1 /proc/uptime)"
