@@ -15,7 +15,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
-use crate::model::DevNum;
+use crate::model::{DevNum, FileId};
 
 /// Alignment of every I/O buffer.
 pub const BUFFER_ALIGN: usize = 4096;
@@ -143,6 +143,69 @@ fn devnum(raw: u64) -> DevNum {
         major: nix::sys::stat::major(raw) as u32,
         minor: nix::sys::stat::minor(raw) as u32,
     }
+}
+
+/// `struct loop_info64` of include/uapi/linux/loop.h.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+nix::ioctl_read_bad!(loop_get_status64, 0x4C05, LoopInfo64);
+
+/// The identity of a loop device's backing file, and the backing device's number when the
+/// backing file is a block device, from LOOP_GET_STATUS64 on the device node `node`. The node is
+/// opened read-only (never exclusively, nothing is written) and must be the device `dev`.
+pub fn loop_status(node: &Path, dev: DevNum) -> io::Result<(FileId, Option<DevNum>)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(node)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_block_device() || devnum(meta.rdev()) != dev {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is not the device {dev}", node.display()),
+        ));
+    }
+    // SAFETY: LoopInfo64 is plain integers and byte arrays, for which all-zero is valid.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (the layout above) through a
+    // valid pointer to a local; the fd is open for the call.
+    unsafe { loop_get_status64(file.as_raw_fd(), &mut info) }.map_err(io::Error::from)?;
+    let id = FileId {
+        dev: devnum(info.lo_device),
+        ino: info.lo_inode,
+    };
+    Ok((id, (info.lo_rdevice != 0).then(|| devnum(info.lo_rdevice))))
+}
+
+/// `st_dev`/`st_ino` of the file at `path` (symlinks followed), and `st_rdev` when it is a
+/// block device; `None` when it cannot be stat'ed.
+pub fn file_identity(path: &Path) -> Option<(FileId, Option<DevNum>)> {
+    let meta = fs::metadata(path).ok()?;
+    let id = FileId {
+        dev: devnum(meta.dev()),
+        ino: meta.ino(),
+    };
+    Some((
+        id,
+        meta.file_type()
+            .is_block_device()
+            .then(|| devnum(meta.rdev())),
+    ))
 }
 
 /// The kernel name of a block device number, from `/sys/dev/block/M:m`.
