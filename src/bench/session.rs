@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -53,12 +54,23 @@ pub struct Session {
 /// Checks, opens and starts. Errors (refused writes, bad parameters, open failures) come back
 /// before any I/O is done.
 pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
-    let prepared = target::prepare(&TargetRequest {
+    start_with_stop(root, req, None)
+}
+
+/// `start`, with a flag a signal sets: it stops the layout of a new test file (which is then
+/// removed). A test file this run created is removed again whenever the start fails.
+pub fn start_with_stop(
+    root: &SysRoot,
+    req: &RunRequest,
+    stop: Option<&AtomicBool>,
+) -> anyhow::Result<Session> {
+    let mut prepared = target::prepare(&TargetRequest {
         path: &req.target,
         root,
         test: req.test,
         params: &req.params,
         confirmation: req.confirmation.as_deref(),
+        stop,
     })?;
     let plan = spec::build_plan(
         req.test,
@@ -84,6 +96,9 @@ pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
         no_stat_reason: prepared.no_stat_reason.clone(),
         events: Some(tx),
     })?;
+    if let Some(file) = prepared.created_file.take() {
+        file.keep();
+    }
     Ok(Session {
         handle,
         events,

@@ -62,11 +62,24 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
         test,
         params: &params,
         confirmation: args.destroy_data.as_deref(),
+        stop: None,
     };
     if args.fio {
         return print_fio(&request);
     }
-    let session = session::start(
+    // Ctrl-C, SIGTERM and SIGHUP are caught from here on: during the layout of a new test file
+    // they stop it and the partial file is removed; during the run they set the runner's stop
+    // flag: workers finish their current I/O, the figures of what completed are reported.
+    const STOP_SIGNALS: [i32; 3] = [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ];
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in STOP_SIGNALS {
+        signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
+    }
+    let started = session::start_with_stop(
         root,
         &RunRequest {
             target: args.target.clone(),
@@ -75,14 +88,23 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
             confirmation: args.destroy_data.clone(),
             temperature: session::TempPoll::Off,
         },
-    )?;
-    // Ctrl-C and SIGTERM set the runner's stop flag: workers finish their current I/O, the
-    // figures of what completed are reported.
+        Some(&interrupted),
+    );
+    let session = match started {
+        Ok(s) => s,
+        Err(e) if interrupted.load(Ordering::Relaxed) => {
+            eprintln!("disktriage: {e:#}");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e),
+    };
     let stop = session.handle.stop_flag();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in STOP_SIGNALS {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
-        signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
+    }
+    // A signal between the start and the line above.
+    if interrupted.load(Ordering::Relaxed) {
+        stop.store(true, Ordering::Relaxed);
     }
     let progress = io::stderr().is_terminal();
     follow(&session.events, &session.plan, progress);

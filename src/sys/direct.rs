@@ -219,6 +219,101 @@ pub fn stat_path(name: &str) -> PathBuf {
     PathBuf::from("/sys/class/block").join(name).join("stat")
 }
 
+/// What an opened (pinned) target is, from `fstat` of its descriptor: the facts every check,
+/// confirmation and report uses, so they are about the object actually opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// A block device: its number and kernel name (`/sys/dev/block/M:m`), when sysfs knows it.
+    Block { dev: DevNum, name: Option<String> },
+    /// A regular file: its identity, the block device of its file system (none on tmpfs) and
+    /// its path as the kernel reports it for the descriptor.
+    File {
+        id: FileId,
+        backing: Option<DevNum>,
+        real_path: Option<PathBuf>,
+    },
+}
+
+/// Resolves `path` once (symlinks followed) and holds on to what it named, without opening it
+/// for I/O (O_PATH: no device is touched, no character device is opened). Checks look at this
+/// descriptor; `reopen` opens the very same object for the test.
+pub fn pin(path: &Path) -> io::Result<OwnedFd> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(path)?;
+    Ok(OwnedFd::from(file))
+}
+
+/// What a pinned or opened descriptor is.
+pub fn describe_fd(fd: &OwnedFd) -> io::Result<Opened> {
+    let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
+    let mode = st.st_mode & libc::S_IFMT;
+    if mode == libc::S_IFBLK {
+        let dev = devnum(st.st_rdev);
+        Ok(Opened::Block {
+            dev,
+            name: block_name(dev),
+        })
+    } else if mode == libc::S_IFREG {
+        let fs_dev = devnum(st.st_dev);
+        Ok(Opened::File {
+            id: FileId {
+                dev: fs_dev,
+                ino: st.st_ino,
+            },
+            backing: (fs_dev.major != 0).then_some(fs_dev),
+            real_path: fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok(),
+        })
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a block device or a regular file",
+        ))
+    }
+}
+
+/// Opens the object `pinned` holds (through `/proc/self/fd`, never by its name again) for the
+/// test, and checks that the result is that same object.
+pub fn reopen(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
+    let magic = PathBuf::from(format!("/proc/self/fd/{}", pinned.as_raw_fd()));
+    let fd = open(&magic, spec).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound && !Path::new("/proc/self/fd").is_dir() {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "/proc is not mounted: the target is opened through /proc/self/fd",
+            )
+        } else {
+            e
+        }
+    })?;
+    let same = |a: &OwnedFd, b: &OwnedFd| -> io::Result<bool> {
+        let (x, y) = (
+            nix::sys::stat::fstat(a).map_err(io::Error::from)?,
+            nix::sys::stat::fstat(b).map_err(io::Error::from)?,
+        );
+        Ok(x.st_dev == y.st_dev && x.st_ino == y.st_ino && x.st_rdev == y.st_rdev)
+    };
+    if !same(pinned, &fd)? {
+        return Err(io::Error::other(
+            "the target changed while it was being opened",
+        ));
+    }
+    Ok(fd)
+}
+
+/// The file system type (as in /proc/self/mountinfo, e.g. `devtmpfs`) of the mount holding
+/// directory `dir`, found by its device number; `None` when it cannot be told.
+pub fn filesystem_type(dir: &Path) -> Option<String> {
+    let dev = devnum(fs::metadata(dir).ok()?.dev());
+    let table = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    super::parse::parse_mountinfo(&table)
+        .into_iter()
+        .rev()
+        .find(|m| m.dev == Some(dev))
+        .map(|m| m.fstype)
+}
+
 /// How to open a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenSpec {
@@ -313,6 +408,17 @@ pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
 /// Removes a file this program created (after a failed layout).
 pub fn remove_file(path: &Path) -> io::Result<()> {
     fs::remove_file(path)
+}
+
+/// Removes the file at `path` if it is still the file `fd` has open (a file this program
+/// created and is giving up).
+pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<()> {
+    let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
+    let meta = fs::symlink_metadata(path)?;
+    if meta.dev() == st.st_dev && meta.ino() == st.st_ino {
+        fs::remove_file(path)?;
+    }
+    Ok(())
 }
 
 /// Drops the page cache's copy of a file or device range (for buffered runs, so they start
