@@ -257,7 +257,10 @@ fn root_target_swapped_between_check_and_open_writes_only_the_confirmed_device()
         confirmed.name,
         other.name
     );
-    assert!(written > 0 && refused > 0, "the link pointed at both devices");
+    assert!(
+        written > 0 && refused > 0,
+        "the link pointed at both devices"
+    );
 }
 
 #[test]
@@ -346,7 +349,10 @@ fn root_interrupted_layout_removes_the_new_file() {
             std::thread::sleep(Duration::from_millis(5));
         }
         let len = std::fs::metadata(&file).map_or(0, |m| m.len());
-        assert!(len > 0 && len < 768 << 20, "{sig}: interrupted mid-layout ({len})");
+        assert!(
+            len > 0 && len < 768 << 20,
+            "{sig}: interrupted mid-layout ({len})"
+        );
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
         let out = child.wait_with_output().unwrap();
         let err = stderr(&out);

@@ -56,8 +56,7 @@ pub fn usage_of<'a>(inv: &'a Inventory, name: &str) -> Option<Vec<&'a InUse>> {
             d.in_use
                 .iter()
                 .filter(|u| {
-                    u.device() == name
-                        || (u.device() == d.name && matches!(u, InUse::Loop { .. }))
+                    u.device() == name || (u.device() == d.name && matches!(u, InUse::Loop { .. }))
                 })
                 .collect()
         })

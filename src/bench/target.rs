@@ -463,13 +463,14 @@ fn create_test_file(
                 return Err(interrupted());
             }
             let len = CHUNK.min((size - offset) as usize);
-            let n = direct::write_at(&created.fd, pattern.expected(offset, len), offset)
-                .map_err(|e| {
+            let n = direct::write_at(&created.fd, pattern.expected(offset, len), offset).map_err(
+                |e| {
                     anyhow::anyhow!(
                         "writing the test file failed at offset {offset}: {}",
                         describe_errno(&e)
                     )
-                })?;
+                },
+            )?;
             if n == 0 {
                 bail!("writing the test file made no progress at offset {offset}");
             }

@@ -323,7 +323,9 @@ pub enum InUse {
         cause: String,
     },
     /// A file (a test target) that is an active swap file.
-    SwapFile { device: String },
+    SwapFile {
+        device: String,
+    },
 }
 
 impl InUse {
@@ -350,7 +352,10 @@ impl InUse {
                 file,
                 cause,
                 ..
-            } => format!("{}, {cause}", LoopLink::words(*link, other, file.as_deref())),
+            } => format!(
+                "{}, {cause}",
+                LoopLink::words(*link, other, file.as_deref())
+            ),
             InUse::SwapFile { .. } => "active swap file".to_string(),
         };
         if self.device() == owner {

@@ -164,12 +164,15 @@ pub fn file_usage(
         let name = graph.nodes[l].name.clone();
         let mut own = graph.direct[l].clone();
         // The other loop devices over this file are in `loops` themselves.
-        own.extend(
-            graph
-                .inherited(&[l])
-                .into_iter()
-                .filter(|r| !matches!(r, InUse::Loop { link: LoopLink::SharesFile, .. })),
-        );
+        own.extend(graph.inherited(&[l]).into_iter().filter(|r| {
+            !matches!(
+                r,
+                InUse::Loop {
+                    link: LoopLink::SharesFile,
+                    ..
+                }
+            )
+        }));
         for r in own {
             let cause = graph.describe_from(l, &r);
             reasons.push(InUse::Loop {
@@ -225,6 +228,10 @@ struct Edge {
     link: LoopLink,
     file: Option<String>,
 }
+
+/// A node reached, the containment direction taken so far, and the path there as (node, edge
+/// index) pairs.
+type Step = (usize, Option<Hop>, Vec<(usize, usize)>);
 
 /// Block nodes, their own (direct) use and the links between them.
 struct Graph {
@@ -342,8 +349,7 @@ impl Graph {
         for &start in starts {
             let mut seen: HashSet<(usize, Option<Hop>)> = HashSet::from([(start, None)]);
             let mut reported: HashSet<usize> = HashSet::from([start]);
-            // (node, the containment direction taken so far, path of (node, edge index))
-            let mut queue: VecDeque<(usize, Option<Hop>, Vec<(usize, usize)>)> = VecDeque::new();
+            let mut queue: VecDeque<Step> = VecDeque::new();
             queue.push_back((start, None, Vec::new()));
             while let Some((at, dir, path)) = queue.pop_front() {
                 for (k, e) in self.edges[at].iter().enumerate() {
@@ -559,14 +565,20 @@ mod tests {
         // Identity unknown on one side: the path text decides, towards "in use".
         devs[1].loop_backing = Some(LoopBacking::default());
         assess_all(&mut devs, &[mount("7:4", "/dev/loop4", "/mnt/x")], &[]);
-        assert_eq!(devs[1].usage_summary(), "shares a.img with loop4, mounted at /mnt/x");
+        assert_eq!(
+            devs[1].usage_summary(),
+            "shares a.img with loop4, mounted at /mnt/x"
+        );
         // Different paths, same identity (a bind mount): shared.
         let mut devs = vec![
             loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12))),
             loop_over("loop5", 5, "/srv/bind/a.img", Some(id(1, 12))),
         ];
         assess_all(&mut devs, &[mount("7:5", "/dev/loop5", "/mnt/y")], &[]);
-        assert_eq!(devs[0].usage_summary(), "shares a.img with loop5, mounted at /mnt/y");
+        assert_eq!(
+            devs[0].usage_summary(),
+            "shares a.img with loop5, mounted at /mnt/y"
+        );
     }
 
     #[test]
@@ -657,7 +669,10 @@ mod tests {
         // The loop device over the second partition mounted: the partition and its disk are
         // in use, the first partition is not (the guard looks at partitions one by one).
         assess_all(&mut devs, &[mount("7:6", "/dev/loop6", "/mnt/6")], &[]);
-        assert_eq!(devs[0].usage_summary(), "loop0p2 backs loop6, mounted at /mnt/6");
+        assert_eq!(
+            devs[0].usage_summary(),
+            "loop0p2 backs loop6, mounted at /mnt/6"
+        );
         assert!(devs[0].in_use.iter().all(|u| u.device() != "loop0p1"));
         assert_eq!(
             devs[1].usage_summary(),
@@ -682,7 +697,10 @@ mod tests {
         assess_all(&mut devs, &[], &[]);
         assert_eq!(summaries(&devs), ["free", "free"]);
         assess_all(&mut devs, &[mount("7:1", "/dev/loop1", "/m")], &[]);
-        assert_eq!(summaries(&devs), ["mounted at /m", "backs loop1, mounted at /m"]);
+        assert_eq!(
+            summaries(&devs),
+            ["mounted at /m", "backs loop1, mounted at /m"]
+        );
     }
 
     #[test]
@@ -692,9 +710,8 @@ mod tests {
             loop_over("loop5", 5, "/tmp/a.img", Some(id(1, 12))),
         ];
         assess_all(&mut devs, &[mount("7:4", "/dev/loop4", "/mnt/x")], &[]);
-        let words = |v: Vec<InUse>| -> Vec<String> {
-            v.iter().map(|u| u.describe(u.device())).collect()
-        };
+        let words =
+            |v: Vec<InUse>| -> Vec<String> { v.iter().map(|u| u.describe(u.device())).collect() };
         assert_eq!(
             words(file_usage(&devs, &[], "/tmp/a.img", id(1, 12))),
             ["backing file of loop4, mounted at /mnt/x"]

@@ -13,12 +13,12 @@ use anyhow::Context;
 
 use super::error::DriveError;
 
+use super::direct;
 use super::parse::{
     DiskStat, clean_text, parse_devnum, parse_disk_stat, parse_flag, parse_inflight,
     parse_mountinfo, parse_number, parse_swaps, parse_vpd_serial,
 };
 use crate::model::usage::{self, MountEntry, SwapEntry};
-use super::direct;
 use crate::model::{
     BlockDevice, Bytes, DevNum, Holder, HolderKind, Inventory, KernelWriteCache, LoopBacking,
     Partition, SchedulerSet, Transport,

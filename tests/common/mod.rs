@@ -299,7 +299,7 @@ impl FlippingLink {
             let tmp = link_c.with_extension("flip");
             let mut flips = 0u64;
             while !stop_c.load(Ordering::Relaxed) {
-                let target = if flips % 2 == 0 { &b } else { &a };
+                let target = if flips.is_multiple_of(2) { &b } else { &a };
                 let _ = fs::remove_file(&tmp);
                 if std::os::unix::fs::symlink(target, &tmp).is_ok()
                     && fs::rename(&tmp, &link_c).is_ok()
