@@ -1038,10 +1038,19 @@ impl App {
 
     /// Starts a run, through the confirmation dialog when it writes.
     fn launch(&mut self, request: RunRequest, repeats: u32) -> Vec<Cmd> {
-        let device = request
-            .target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
+        // The kernel name, which is what the run checks the opened device against (it differs
+        // from the node's file name for names like cciss!c0d0).
+        let device = self
+            .inventory
+            .as_ref()
+            .and_then(|inv| inv.devices.iter().find(|d| d.path == request.target))
+            .map(|d| d.name.clone())
+            .or_else(|| {
+                request
+                    .target
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
             .unwrap_or_default();
         // The request's own parameters decide (a rerun keeps the ones it ran with).
         let writes = request.test.writes_with(&request.params) == Writes::Always;

@@ -11,8 +11,8 @@ pub mod usage;
 pub use cache::{CacheAgreement, CacheStatus, DriveCache};
 pub use change::{DeviceId, JournalEntry, Lifetime, Owner, Setting, SettingKind};
 pub use device::{
-    BlockDevice, DevNum, Holder, HolderKind, InUse, Inventory, KernelWriteCache, Partition,
-    SchedulerSet, Transport,
+    BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, KernelWriteCache,
+    LoopBacking, LoopLink, Partition, SchedulerSet, Transport,
 };
 pub use smart::{
     AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,

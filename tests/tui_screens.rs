@@ -37,6 +37,7 @@ fn no_devices_and_not_root() {
         devices: vec![],
         usage_complete: true,
         notes: vec![],
+        swaps: vec![],
     })));
     let s = screen(&app, 80, 25);
     assert!(s.contains("No block devices."), "{s}");

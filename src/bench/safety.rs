@@ -1,7 +1,8 @@
 //! The write guard: a write test destroys data, so it runs only on a device nothing uses, and
 //! only when the admin typed the device's own name. Pure: it decides from the inventory.
 
-use crate::model::{InUse, Inventory};
+use crate::model::usage;
+use crate::model::{FileId, InUse, Inventory};
 
 /// Why a write test may not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -27,6 +28,20 @@ pub enum WriteRefusal {
          to confirm"
     )]
     WrongName { given: String, name: String },
+    #[error(
+        "this test overwrites {path}, which existed before: pass --destroy-data {name} to \
+         confirm (a file this program creates needs no confirmation)"
+    )]
+    FileNotConfirmed { path: String, name: String },
+    #[error(
+        "--destroy-data {given} does not name {path}: type the file's name ({name}) to confirm \
+         overwriting it"
+    )]
+    WrongFileName {
+        given: String,
+        path: String,
+        name: String,
+    },
 }
 
 /// The in-use reasons of a device or partition by kernel name, from the inventory.
@@ -35,10 +50,16 @@ pub fn usage_of<'a>(inv: &'a Inventory, name: &str) -> Option<Vec<&'a InUse>> {
         return Some(d.in_use.iter().collect());
     }
     inv.devices.iter().find_map(|d| {
-        d.partitions
-            .iter()
-            .any(|p| p.name == name)
-            .then(|| d.in_use.iter().filter(|u| u.device() == name).collect())
+        d.partitions.iter().any(|p| p.name == name).then(|| {
+            // The partition's own use, and what the whole disk's data is used for through
+            // loop devices (a loop device over the disk covers the partition too).
+            d.in_use
+                .iter()
+                .filter(|u| {
+                    u.device() == name || (u.device() == d.name && matches!(u, InUse::Loop { .. }))
+                })
+                .collect()
+        })
     })
 }
 
@@ -86,6 +107,47 @@ pub fn check_device_write(
         });
     }
     check_confirmation(name, confirmation)
+}
+
+/// Decides whether a write test may overwrite the existing regular file `path` (its real path,
+/// from the opened descriptor) with identity `id`: never when it is an active swap file or the
+/// backing file of a loop device in use.
+pub fn check_file_write(
+    inv: &Inventory,
+    path: &str,
+    id: FileId,
+    confirmation_name: &str,
+    confirmation: Option<&str>,
+) -> Result<(), WriteRefusal> {
+    let reasons = usage::file_usage(&inv.devices, &inv.swaps, path, id);
+    if !reasons.is_empty() {
+        return Err(WriteRefusal::InUse {
+            name: path.into(),
+            reasons: reasons
+                .iter()
+                .map(|u| u.describe(path))
+                .collect::<Vec<_>>()
+                .join("; "),
+        });
+    }
+    if !inv.usage_complete {
+        return Err(WriteRefusal::UsageUnknown {
+            name: path.into(),
+            why: inv.notes.join("; "),
+        });
+    }
+    match confirmation {
+        Some(g) if g.trim() == confirmation_name || g.trim() == path => Ok(()),
+        Some(g) => Err(WriteRefusal::WrongFileName {
+            given: g.into(),
+            path: path.into(),
+            name: confirmation_name.into(),
+        }),
+        None => Err(WriteRefusal::FileNotConfirmed {
+            path: path.into(),
+            name: confirmation_name.into(),
+        }),
+    }
 }
 
 /// The confirmation alone (also used for existing files).
@@ -149,6 +211,7 @@ mod tests {
             devices: vec![busy, free, held],
             usage_complete: true,
             notes: vec![],
+            swaps: vec![],
         }
     }
 

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -51,12 +52,23 @@ pub struct Session {
 /// Checks, opens and starts. Errors (refused writes, bad parameters, open failures) come back
 /// before any I/O is done.
 pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
-    let prepared = target::prepare(&TargetRequest {
+    start_with_stop(root, req, None)
+}
+
+/// `start`, with a flag a signal sets: it stops the layout of a new test file (which is then
+/// removed). A test file this run created is removed again whenever the start fails.
+pub fn start_with_stop(
+    root: &SysRoot,
+    req: &RunRequest,
+    stop: Option<&AtomicBool>,
+) -> anyhow::Result<Session> {
+    let mut prepared = target::prepare(&TargetRequest {
         path: &req.target,
         root,
         test: req.test,
         params: &req.params,
         confirmation: req.confirmation.as_deref(),
+        stop,
     })?;
     // The buffers are checked against the machine's memory before any is allocated: settings
     // the plan accepts (256 MiB x QD 1024) would otherwise end in the OOM killer, unexplained.
@@ -103,6 +115,9 @@ pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
         block_device: prepared.info.kind == "block-device",
         size_at_start: prepared.info.size_bytes,
     })?;
+    if let Some(file) = prepared.created_file.take() {
+        file.keep();
+    }
     Ok(Session {
         handle,
         events,

@@ -7,6 +7,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
 use serde::Serialize;
@@ -18,7 +19,7 @@ use super::safety;
 use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
 use crate::model::{BlockDevice, Bytes, Inventory, KernelWriteCache, Transport};
 use crate::sys::SysRoot;
-use crate::sys::direct::{self, OpenSpec, SyncMode, TargetKind};
+use crate::sys::direct::{self, OpenSpec, Opened, SyncMode, TargetKind};
 
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
@@ -55,6 +56,8 @@ pub struct PreparedTarget {
     pub no_stat_reason: Option<String>,
     /// Notes for the report (why writes were left out, say).
     pub notes: Vec<String>,
+    /// The test file this run created, removed again unless the run starts.
+    pub created_file: Option<CreatedFile>,
 }
 
 /// What to open and how.
@@ -65,6 +68,8 @@ pub struct TargetRequest<'a> {
     pub params: &'a TestParams,
     /// What the admin typed after --destroy-data.
     pub confirmation: Option<&'a str>,
+    /// Set by a signal: stops laying out a new test file (which is then removed).
+    pub stop: Option<&'a AtomicBool>,
 }
 
 /// Whether the test must write, may write, or never writes.
@@ -117,6 +122,11 @@ fn open_error(e: io::Error, path: &Path, spec: OpenSpec) -> anyhow::Error {
 }
 
 /// Opens (and if needed creates) the target after checking that the test may write to it.
+///
+/// The one-open rule: the path is resolved exactly once (`direct::pin`); the in-use check, the
+/// confirmation and the report all use what that descriptor is (`st_rdev` of a block device,
+/// `st_dev`/`st_ino` of a file), and the test's descriptor is opened from it, never by name
+/// again. A symlink or device node swapped in the meantime cannot redirect the writes.
 pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
     let path = req.path;
     let need = write_need(req.test, req.params);
@@ -127,28 +137,55 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
         req.params.sync.unwrap_or_default()
     };
     let mut notes = Vec::new();
-    let kind =
-        direct::identify(path).with_context(|| format!("{} cannot be tested", path.display()))?;
+    let (pinned, created) = match direct::pin(path) {
+        Ok(fd) => (fd, None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            refuse_system_directory(path, req.root)?;
+            let created = create_test_file(path, req.params, req.stop)?;
+            let fd = created
+                .fd
+                .try_clone()
+                .context("cannot hold the new test file")?;
+            (fd, Some(created))
+        }
+        Err(e) => {
+            let spec = OpenSpec {
+                write: false,
+                direct: false,
+                exclusive: false,
+                sync: SyncMode::None,
+            };
+            return Err(open_error(e, path, spec));
+        }
+    };
+    let opened = direct::describe_fd(&pinned)
+        .with_context(|| format!("{} cannot be tested", path.display()))?;
 
-    match kind {
-        TargetKind::BlockDevice { name, dev } => {
+    match opened {
+        Opened::Block { dev, name } => {
             let inv = req.root.inventory()?;
+            let checked_name = || {
+                name.clone().ok_or_else(|| safety::WriteRefusal::Unknown {
+                    name: format!("{} (device {dev})", path.display()),
+                })
+            };
             let writes_allowed = match need {
                 Writes::Never => false,
                 Writes::Always => {
-                    safety::check_device_write(&inv, &name, req.confirmation)?;
+                    safety::check_device_write(&inv, &checked_name()?, req.confirmation)?;
                     true
                 }
                 // Optional writes (CrystalDiskMark): with a confirmation they must pass the
                 // guard; without one the reads run alone.
                 Writes::Optional => match req.confirmation {
                     Some(_) => {
-                        safety::check_device_write(&inv, &name, req.confirmation)?;
+                        safety::check_device_write(&inv, &checked_name()?, req.confirmation)?;
                         true
                     }
                     None => {
+                        let n = name.clone().unwrap_or_else(|| dev.to_string());
                         notes.push(format!(
-                            "write tests skipped: writing to {name} needs --destroy-data {name}"
+                            "write tests skipped: writing to {n} needs --destroy-data {n}"
                         ));
                         false
                     }
@@ -160,9 +197,10 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 exclusive: writes_allowed,
                 sync: if writes_allowed { sync } else { SyncMode::None },
             };
-            let fd = direct::open(path, spec).map_err(|e| open_error(e, path, spec))?;
+            let fd = direct::reopen(&pinned, spec).map_err(|e| open_error(e, path, spec))?;
             let (size, lbs, pbs) = direct::block_geometry(&fd)
                 .with_context(|| format!("cannot read the size of {}", path.display()))?;
+            let name = name.unwrap_or_else(|| dev.to_string());
             let disk = inventory_device(&inv, &name);
             let info = describe(
                 path,
@@ -185,28 +223,37 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 }),
                 no_stat_reason: None,
                 notes,
+                created_file: None,
             })
         }
-        TargetKind::File { .. } | TargetKind::Missing => {
-            let created = kind == TargetKind::Missing;
-            if created {
-                create_test_file(path, req.params)?;
-            }
-            let file_name = path
+        Opened::File {
+            id,
+            backing,
+            real_path,
+        } => {
+            let real_path = real_path.unwrap_or_else(|| path.to_path_buf());
+            let real = real_path.to_string_lossy().into_owned();
+            let file_name = real_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            // Overwriting a file that was there before destroys its contents: it must not be
+            // in use (a loop device's image, a swap file) and the admin must confirm.
+            let check = |confirmation| -> anyhow::Result<()> {
+                let inv = req.root.inventory()?;
+                safety::check_file_write(&inv, &real, id, &file_name, confirmation)?;
+                Ok(())
+            };
             let writes_allowed = match need {
                 Writes::Never => false,
-                _ if created => true,
-                // Overwriting a file that was there before destroys its contents: confirm.
+                _ if created.is_some() => true,
                 Writes::Always => {
-                    confirm_file(&file_name, path, req.confirmation)?;
+                    check(req.confirmation)?;
                     true
                 }
                 Writes::Optional => match req.confirmation {
                     Some(_) => {
-                        confirm_file(&file_name, path, req.confirmation)?;
+                        check(req.confirmation)?;
                         true
                     }
                     None => {
@@ -224,12 +271,8 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 exclusive: false,
                 sync: if writes_allowed { sync } else { SyncMode::None },
             };
-            let fd = direct::open(path, spec).map_err(|e| open_error(e, path, spec))?;
+            let fd = direct::reopen(&pinned, spec).map_err(|e| open_error(e, path, spec))?;
             let size = direct::file_len(&fd)?;
-            let backing = match direct::identify(path)? {
-                TargetKind::File { backing } => backing,
-                _ => None,
-            };
             let backing_name = backing.and_then(direct::block_name);
             let inv = req.root.inventory().ok();
             let disk = match (&inv, &backing_name) {
@@ -245,7 +288,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 backing_name.clone(),
                 (size, lbs, pbs),
                 disk,
-                created,
+                created.is_some(),
             );
             let facts = facts_of(size, lbs, disk, true);
             let (stat, no_stat_reason) = match (backing, backing_name) {
@@ -274,9 +317,57 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 stat,
                 no_stat_reason,
                 notes,
+                created_file: created,
             })
         }
     }
+}
+
+/// Test files are never created under /dev, /proc or /sys (a typo in a device name would
+/// otherwise fill RAM with a 1 GiB file in devtmpfs): the missing path is an error that lists
+/// the block devices, so the admin sees the right name.
+fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(dir) = std::fs::canonicalize(parent) else {
+        // A missing directory: creating the file fails with its own message.
+        return Ok(());
+    };
+    let under = ["/dev", "/proc", "/sys"]
+        .into_iter()
+        .find(|top| dir.starts_with(top))
+        .map(|top| format!("under {top}"));
+    let fs_type = direct::filesystem_type(&dir);
+    let refused = under.or_else(|| {
+        fs_type
+            .as_deref()
+            .filter(|t| matches!(*t, "devtmpfs" | "proc" | "sysfs"))
+            .map(|t| format!("on a {t} file system ({} is one)", dir.display()))
+    });
+    let Some(where_) = refused else {
+        return Ok(());
+    };
+    let names: Vec<String> = match root.inventory() {
+        Ok(inv) => inv
+            .visible(false)
+            .flat_map(|d| {
+                std::iter::once(d.name.clone()).chain(d.partitions.iter().map(|p| p.name.clone()))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let list = if names.is_empty() {
+        "none found".to_string()
+    } else {
+        names.join(", ")
+    };
+    bail!(
+        "{} does not exist, and test files are not created {where_}: name an existing block \
+         device (block devices: {list})",
+        path.display()
+    )
 }
 
 /// The report's description of a target; `disk` is the inventory's device behind it.
@@ -316,24 +407,39 @@ fn facts_of(size: u64, lbs: u32, disk: Option<&BlockDevice>, is_file: bool) -> T
     }
 }
 
-fn confirm_file(file_name: &str, path: &Path, given: Option<&str>) -> anyhow::Result<()> {
-    let full = path.to_string_lossy();
-    match given {
-        Some(g) if g == file_name || g == full => Ok(()),
-        Some(g) => bail!(
-            "--destroy-data {g} does not name {full}: type the file's name ({file_name}) to \
-             confirm overwriting it"
-        ),
-        None => bail!(
-            "this test overwrites {full}, which existed before: pass --destroy-data \
-             {file_name} to confirm (a file this program creates needs no confirmation)"
-        ),
+/// A test file this run created. Until `keep` is called (the run has started), dropping it
+/// removes the file again, so a failed or interrupted start leaves nothing behind that the next
+/// run would take for the admin's own file.
+pub struct CreatedFile {
+    path: PathBuf,
+    pub fd: OwnedFd,
+    keep: bool,
+}
+
+impl CreatedFile {
+    /// The run has started on the file: it stays.
+    pub fn keep(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for CreatedFile {
+    fn drop(&mut self) {
+        if !self.keep {
+            // Only the file this run created: not whatever may have been renamed there since.
+            let _ = direct::remove_file_if_same(&self.path, &self.fd);
+        }
     }
 }
 
 /// Creates a test file of `--size` (default 1 GiB) filled with the run's data pattern, so that
-/// read tests read real data, not holes. On any failure the partial file is removed.
-fn create_test_file(path: &Path, params: &TestParams) -> anyhow::Result<()> {
+/// read tests read real data, not holes. On any failure, or when `stop` is set (a signal), the
+/// partial file is removed.
+fn create_test_file(
+    path: &Path,
+    params: &TestParams,
+    stop: Option<&AtomicBool>,
+) -> anyhow::Result<CreatedFile> {
     const CHUNK: usize = 1 << 20;
     let size = params.size.unwrap_or(DEFAULT_FILE_SIZE);
     if size == 0 {
@@ -350,35 +456,55 @@ fn create_test_file(path: &Path, params: &TestParams) -> anyhow::Result<()> {
     let pattern = DataPattern::new(kind, CHUNK)?;
     let fd = direct::create_file(path)
         .with_context(|| format!("cannot create the test file {}", path.display()))?;
+    let created = CreatedFile {
+        path: path.to_path_buf(),
+        fd,
+        keep: false,
+    };
+    let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
+    let interrupted = || {
+        anyhow::anyhow!(
+            "interrupted while creating the test file {}: it was removed (nothing was tested)",
+            path.display()
+        )
+    };
     let result = (|| -> anyhow::Result<()> {
         let mut offset = 0u64;
         while offset < size {
+            if stopped() {
+                return Err(interrupted());
+            }
             let len = CHUNK.min((size - offset) as usize);
-            let n = direct::write_at(&fd, pattern.expected(offset, len), offset).map_err(|e| {
-                anyhow::anyhow!(
-                    "writing the test file failed at offset {offset}: {}",
-                    describe_errno(&e)
-                )
-            })?;
+            let n = direct::write_at(&created.fd, pattern.expected(offset, len), offset).map_err(
+                |e| {
+                    anyhow::anyhow!(
+                        "writing the test file failed at offset {offset}: {}",
+                        describe_errno(&e)
+                    )
+                },
+            )?;
             if n == 0 {
                 bail!("writing the test file made no progress at offset {offset}");
             }
             offset += n as u64;
         }
-        direct::sync_data(&fd).context("cannot flush the new test file")?;
+        direct::sync_data(&created.fd).context("cannot flush the new test file")?;
+        if stopped() {
+            return Err(interrupted());
+        }
         // Start cold: reads must come from the device, not the pages this layout cached.
-        let _ = direct::drop_cache(&fd);
+        let _ = direct::drop_cache(&created.fd);
         Ok(())
     })();
-    if let Err(e) = result {
-        let _ = direct::remove_file(path);
-        return Err(e.context(format!(
+    match result {
+        Ok(()) => Ok(created),
+        Err(e) if stopped() => Err(e),
+        Err(e) => Err(e.context(format!(
             "cannot create the {} test file {} (removed again)",
             Bytes(size).iec(),
             path.display()
-        )));
+        ))),
     }
-    Ok(())
 }
 
 fn describe_errno(e: &io::Error) -> String {
@@ -409,6 +535,7 @@ pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<T
         test: TestName::SeqRead,
         params: &read_only,
         confirmation: None,
+        stop: None,
     })?;
     Ok(prepared.facts)
 }

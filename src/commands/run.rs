@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -67,11 +67,27 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
         test,
         params: &params,
         confirmation: args.destroy_data.as_deref(),
+        stop: None,
     };
     if args.fio {
         return print_fio(&request);
     }
-    let session = session::start(
+    // Ctrl-C, SIGTERM and SIGHUP (the terminal or the SSH connection went away) are caught from
+    // here on. During the layout of a new test file they stop it and the partial file is
+    // removed; during the run they set the runner's stop flag: workers finish their current
+    // I/O and the figures of what completed are reported. The exit status is 128 + the signal.
+    // A SIGHUP ignored at start (`nohup`) stays ignored.
+    let stop_signals: Vec<Signal> = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]
+        .into_iter()
+        .filter(|&sig| !(sig == Signal::SIGHUP && signals::is_ignored(sig)))
+        .collect();
+    let layout_stop = Arc::new(AtomicBool::new(false));
+    let interrupted = Arc::new(AtomicUsize::new(0));
+    for &sig in &stop_signals {
+        signal_hook::flag::register(sig as i32, Arc::clone(&layout_stop))?;
+        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
+    }
+    let started = session::start_with_stop(
         root,
         &RunRequest {
             target: args.target.clone(),
@@ -80,19 +96,26 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
             confirmation: args.destroy_data.clone(),
             temperature: session::TempPoll::Off,
         },
-    )?;
-    // Ctrl-C, SIGTERM and SIGHUP (the terminal or the SSH connection went away) set the
-    // runner's stop flag: workers finish their current I/O, the figures of what completed are
-    // reported, and the exit status is 128 + the signal. A SIGHUP ignored at start (`nohup`)
-    // stays ignored.
+        Some(&layout_stop),
+    );
+    let session = match started {
+        Ok(s) => s,
+        Err(e) => match signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+            Some(code) => {
+                let text = neutralize_controls(&format!("{e:#}"));
+                crate::write_stderr(&format!("disktriage: {text}\n"));
+                return Ok(ExitCode::from(code));
+            }
+            None => return Err(e),
+        },
+    };
     let stop = session.handle.stop_flag();
-    let interrupted = Arc::new(AtomicUsize::new(0));
-    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        if sig == Signal::SIGHUP && signals::is_ignored(sig) {
-            continue;
-        }
+    for &sig in &stop_signals {
         signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
-        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
+    }
+    // A signal between the start and the registration above.
+    if layout_stop.load(Ordering::Relaxed) {
+        stop.store(true, Ordering::Relaxed);
     }
     let progress = io::stderr().is_terminal();
     follow(&session.events, &session.plan, progress);

@@ -256,6 +256,44 @@ impl fmt::Display for Holder {
     }
 }
 
+/// The identity of a file: the device of its file system and its inode number (`st_dev`,
+/// `st_ino`). Two paths name the same file exactly when these agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct FileId {
+    pub dev: DevNum,
+    pub ino: u64,
+}
+
+/// What is behind a loop device, as far as the kernel told: the backing file's identity and,
+/// when the backing file is a block device node, that device's number. The path text is
+/// `BlockDevice::backing_file`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoopBacking {
+    /// `st_dev`/`st_ino` of the backing file (from LOOP_GET_STATUS64, else a stat of the path).
+    pub file: Option<FileId>,
+    /// `st_rdev` of the backing file when it is a block device (a loop device stacked on
+    /// another device).
+    pub block: Option<DevNum>,
+}
+
+/// How a loop device links the node in use to the one whose use it inherits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopLink {
+    /// The node is the loop device; `other` is the device under it.
+    BackedBy,
+    /// The node is the device under the loop device `other`.
+    Backs,
+    /// The node is a loop device over the same file as the loop device `other`.
+    SharesFile,
+    /// The node is a file; `other` is a loop device over it.
+    BackingFileOf,
+    /// The node is part of (a partition of) `other`.
+    PartOf,
+    /// `other` is a partition of the node.
+    Contains,
+}
+
 /// One reason why the device must not be written to. `device` names the node that is in use:
 /// the device itself or one of its partitions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -273,14 +311,31 @@ pub enum InUse {
         device: String,
         holder: Holder,
     },
+    /// In use through loop devices, which register no holders: `device` shares its data with
+    /// `other` (see `link`), and `cause` says why that is in use, e.g. "mounted at /mnt/x"
+    /// (with further links first when the chain is longer).
+    Loop {
+        device: String,
+        link: LoopLink,
+        other: String,
+        /// The shared backing file's name for `SharesFile`.
+        file: Option<String>,
+        cause: String,
+    },
+    /// A file (a test target) that is an active swap file.
+    SwapFile {
+        device: String,
+    },
 }
 
 impl InUse {
     pub fn device(&self) -> &str {
         match self {
-            InUse::Mounted { device, .. } | InUse::Swap { device } | InUse::Held { device, .. } => {
-                device
-            }
+            InUse::Mounted { device, .. }
+            | InUse::Swap { device }
+            | InUse::Held { device, .. }
+            | InUse::Loop { device, .. }
+            | InUse::SwapFile { device } => device,
         }
     }
 
@@ -291,11 +346,36 @@ impl InUse {
             InUse::Mounted { mount_point, .. } => format!("mounted at {mount_point}"),
             InUse::Swap { .. } => "active swap".to_string(),
             InUse::Held { holder, .. } => format!("held by {holder}"),
+            InUse::Loop {
+                link,
+                other,
+                file,
+                cause,
+                ..
+            } => format!(
+                "{}, {cause}",
+                LoopLink::words(*link, other, file.as_deref())
+            ),
+            InUse::SwapFile { .. } => "active swap file".to_string(),
         };
         if self.device() == owner {
             what
         } else {
             format!("{} {what}", self.device())
+        }
+    }
+}
+
+impl LoopLink {
+    /// "backed by loop4", "shares a.img with loop4", ...
+    pub fn words(self, other: &str, file: Option<&str>) -> String {
+        match self {
+            LoopLink::BackedBy => format!("backed by {other}"),
+            LoopLink::Backs => format!("backs {other}"),
+            LoopLink::SharesFile => format!("shares {} with {other}", file.unwrap_or("its file")),
+            LoopLink::BackingFileOf => format!("backing file of {other}"),
+            LoopLink::PartOf => format!("part of {other}"),
+            LoopLink::Contains => format!("contains {other}"),
         }
     }
 }
@@ -339,6 +419,10 @@ pub struct BlockDevice {
     pub read_only: Option<bool>,
     /// For loop devices: the file behind it.
     pub backing_file: Option<String>,
+    /// For loop devices: the identity of that file (compared instead of the path text, which
+    /// can be stale or ambiguous). Internal: the in-use verdict says what it means.
+    #[serde(skip)]
+    pub loop_backing: Option<LoopBacking>,
     /// For device-mapper devices: the dm name (`/dev/mapper/<name>`).
     pub dm_name: Option<String>,
     pub partitions: Vec<Partition>,
@@ -374,6 +458,7 @@ impl BlockDevice {
             removable: None,
             read_only: None,
             backing_file: None,
+            loop_backing: None,
             dm_name: None,
             partitions: Vec::new(),
             holders: Vec::new(),
@@ -444,6 +529,9 @@ pub struct Inventory {
     pub usage_complete: bool,
     /// Problems that apply to the whole inventory (an unreadable `/proc/swaps`, say).
     pub notes: Vec<String>,
+    /// Active swap areas, for checking file targets against swap files.
+    #[serde(skip)]
+    pub swaps: Vec<super::usage::SwapEntry>,
 }
 
 impl Inventory {

@@ -1,7 +1,18 @@
 //! The in-use verdict: which mounts, swap areas and stacked devices claim a block device or one
 //! of its partitions. Pure matching over tables the `sys` layer parsed.
+//!
+//! Loop devices register no holders, so their links are followed here (the loop-backing
+//! rule): a loop device and what is behind it (the block device it is stacked on, or its
+//! backing file and every other loop device over the same file) show the same data. A node
+//! is in use when anything linked to it that way is mounted, active swap or held, through any
+//! number of links (each node visited once, so cycles end). Partitions count inside their disk:
+//! a link into a disk reaches its partitions, a link into a partition reaches the disk's own
+//! use but never the sibling partitions. Where a backing file lives does not count: a loop
+//! device over a file on a mounted file system is not in use merely by that.
 
-use super::device::{BlockDevice, DevNum, Holder, InUse};
+use std::collections::{HashSet, VecDeque};
+
+use super::device::{BlockDevice, DevNum, FileId, Holder, InUse, LoopBacking, LoopLink};
 
 /// One line of `/proc/self/mountinfo`, reduced to what the verdict needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +31,8 @@ pub struct SwapEntry {
     pub path: String,
     /// "partition" or "file".
     pub kind: String,
+    /// For swap files: the file's identity, when the `sys` layer could stat it.
+    pub file: Option<FileId>,
 }
 
 /// Does `source` (a mount or swap path) name the node `name`, or its dm alias?
@@ -91,6 +104,331 @@ pub fn assess(device: &mut BlockDevice, mounts: &[MountEntry], swaps: &[SwapEntr
     device.in_use = reasons;
 }
 
+/// Fills every device's `in_use`: its own use and its partitions' (`assess`), then the use it
+/// inherits through loop devices.
+pub fn assess_all(devices: &mut [BlockDevice], mounts: &[MountEntry], swaps: &[SwapEntry]) {
+    for d in devices.iter_mut() {
+        assess(d, mounts, swaps);
+    }
+    let graph = Graph::new(devices);
+    let derived: Vec<Vec<InUse>> = (0..graph.nodes.len())
+        .map(|n| graph.inherited(&[n]))
+        .collect();
+    for (node, reasons) in graph.nodes.iter().zip(derived) {
+        let list = &mut devices[node.disk].in_use;
+        for r in reasons {
+            if !list.contains(&r) {
+                list.push(r);
+            }
+        }
+    }
+}
+
+/// Why a regular file (a test target, identified by its opened descriptor) must not be
+/// written: it is an active swap file, or the backing file of a loop device that is in use.
+/// `devices` must already be assessed.
+pub fn file_usage(
+    devices: &[BlockDevice],
+    swaps: &[SwapEntry],
+    path: &str,
+    id: FileId,
+) -> Vec<InUse> {
+    let mut reasons = Vec::new();
+    let is_swap = swaps.iter().any(|s| {
+        s.kind == "file"
+            && match s.file {
+                Some(f) => f == id,
+                None => s.path == path,
+            }
+    });
+    if is_swap {
+        reasons.push(InUse::SwapFile {
+            device: path.to_string(),
+        });
+    }
+    let graph = Graph::new(devices);
+    let target = LoopBacking {
+        file: Some(id),
+        block: None,
+    };
+    let loops: Vec<usize> = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            n.part.is_none() && same_file(&devices[n.disk], &target, Some(path)) == Some(true)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for &l in &loops {
+        let name = graph.nodes[l].name.clone();
+        let mut own = graph.direct[l].clone();
+        // The other loop devices over this file are in `loops` themselves.
+        own.extend(graph.inherited(&[l]).into_iter().filter(|r| {
+            !matches!(
+                r,
+                InUse::Loop {
+                    link: LoopLink::SharesFile,
+                    ..
+                }
+            )
+        }));
+        for r in own {
+            let cause = graph.describe_from(l, &r);
+            reasons.push(InUse::Loop {
+                device: path.to_string(),
+                link: LoopLink::BackingFileOf,
+                other: name.clone(),
+                file: None,
+                cause,
+            });
+        }
+    }
+    reasons.dedup();
+    reasons
+}
+
+/// Whether loop device `d` is backed by the file `other` describes: by identity when both are
+/// known, else by the path text (which can only err towards "same").
+fn same_file(d: &BlockDevice, other: &LoopBacking, other_path: Option<&str>) -> Option<bool> {
+    let own = d.loop_backing?;
+    if own.block.is_some() || other.block.is_some() {
+        return Some(false);
+    }
+    match (own.file, other.file) {
+        (Some(a), Some(b)) => Some(a == b),
+        _ => Some(match (d.backing_file.as_deref(), other_path) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }),
+    }
+}
+
+/// A block node: a disk (`part` None) or one of its partitions.
+struct Node {
+    disk: usize,
+    part: Option<usize>,
+    name: String,
+}
+
+/// How one node reaches another.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Hop {
+    /// Same data through a loop device.
+    Alias,
+    /// From a partition to its disk.
+    Up,
+    /// From a disk to its partitions.
+    Down,
+}
+
+struct Edge {
+    to: usize,
+    hop: Hop,
+    link: LoopLink,
+    file: Option<String>,
+}
+
+/// A node reached, the containment direction taken so far, and the path there as (node, edge
+/// index) pairs.
+type Step = (usize, Option<Hop>, Vec<(usize, usize)>);
+
+/// Block nodes, their own (direct) use and the links between them.
+struct Graph {
+    nodes: Vec<Node>,
+    direct: Vec<Vec<InUse>>,
+    edges: Vec<Vec<Edge>>,
+}
+
+impl Graph {
+    fn new(devices: &[BlockDevice]) -> Graph {
+        let mut nodes = Vec::new();
+        let mut direct = Vec::new();
+        for (di, d) in devices.iter().enumerate() {
+            let own = |name: &str| -> Vec<InUse> {
+                d.in_use
+                    .iter()
+                    .filter(|u| u.device() == name && !matches!(u, InUse::Loop { .. }))
+                    .cloned()
+                    .collect()
+            };
+            nodes.push(Node {
+                disk: di,
+                part: None,
+                name: d.name.clone(),
+            });
+            direct.push(own(&d.name));
+            for (pi, p) in d.partitions.iter().enumerate() {
+                nodes.push(Node {
+                    disk: di,
+                    part: Some(pi),
+                    name: p.name.clone(),
+                });
+                direct.push(own(&p.name));
+            }
+        }
+        let dev_of = |n: &Node| -> Option<DevNum> {
+            let d = &devices[n.disk];
+            match n.part {
+                None => d.dev,
+                Some(p) => d.partitions[p].dev,
+            }
+        };
+        let mut edges: Vec<Vec<Edge>> = nodes.iter().map(|_| Vec::new()).collect();
+        for (i, n) in nodes.iter().enumerate() {
+            if n.part.is_some() {
+                let disk = nodes
+                    .iter()
+                    .position(|m| m.disk == n.disk && m.part.is_none())
+                    .unwrap_or(i);
+                edges[i].push(Edge {
+                    to: disk,
+                    hop: Hop::Up,
+                    link: LoopLink::PartOf,
+                    file: None,
+                });
+                edges[disk].push(Edge {
+                    to: i,
+                    hop: Hop::Down,
+                    link: LoopLink::Contains,
+                    file: None,
+                });
+                continue;
+            }
+            let d = &devices[n.disk];
+            let Some(backing) = d.loop_backing else {
+                continue;
+            };
+            if let Some(under) = backing.block {
+                for (j, m) in nodes.iter().enumerate() {
+                    if j != i && dev_of(m) == Some(under) {
+                        edges[i].push(Edge {
+                            to: j,
+                            hop: Hop::Alias,
+                            link: LoopLink::BackedBy,
+                            file: None,
+                        });
+                        edges[j].push(Edge {
+                            to: i,
+                            hop: Hop::Alias,
+                            link: LoopLink::Backs,
+                            file: None,
+                        });
+                    }
+                }
+            } else {
+                for (j, m) in nodes.iter().enumerate() {
+                    if j != i
+                        && m.part.is_none()
+                        && same_file(&devices[m.disk], &backing, d.backing_file.as_deref())
+                            == Some(true)
+                    {
+                        edges[i].push(Edge {
+                            to: j,
+                            hop: Hop::Alias,
+                            link: LoopLink::SharesFile,
+                            file: d.backing_file.as_deref().map(file_name),
+                        });
+                    }
+                }
+            }
+        }
+        Graph {
+            nodes,
+            direct,
+            edges,
+        }
+    }
+
+    /// The use the node(s) in `starts` inherit through loop links: breadth first, so each
+    /// reason comes with its shortest chain; every (node, direction) is visited once. A chain
+    /// that went from a partition up to its disk never comes down into another partition (and
+    /// the other way round): siblings do not share data.
+    fn inherited(&self, starts: &[usize]) -> Vec<InUse> {
+        let mut out = Vec::new();
+        for &start in starts {
+            let mut seen: HashSet<(usize, Option<Hop>)> = HashSet::from([(start, None)]);
+            let mut reported: HashSet<usize> = HashSet::from([start]);
+            let mut queue: VecDeque<Step> = VecDeque::new();
+            queue.push_back((start, None, Vec::new()));
+            while let Some((at, dir, path)) = queue.pop_front() {
+                for (k, e) in self.edges[at].iter().enumerate() {
+                    // The first link must be a loop link: the disk/partition relation alone
+                    // is what `assess` already covers.
+                    if path.is_empty() && e.hop != Hop::Alias {
+                        continue;
+                    }
+                    let dir = match (e.hop, dir) {
+                        (Hop::Alias, d) => d,
+                        (Hop::Up, Some(Hop::Down)) | (Hop::Down, Some(Hop::Up)) => continue,
+                        (h, _) => Some(h),
+                    };
+                    if !seen.insert((e.to, dir)) {
+                        continue;
+                    }
+                    let mut next = path.clone();
+                    next.push((at, k));
+                    if reported.insert(e.to) {
+                        for r in &self.direct[e.to] {
+                            out.push(self.reason(start, &next, r));
+                        }
+                    }
+                    queue.push_back((e.to, dir, next));
+                }
+            }
+        }
+        out
+    }
+
+    /// The reason for `start` from a chain of links ending at the node that `root` is about.
+    fn reason(&self, start: usize, path: &[(usize, usize)], root: &InUse) -> InUse {
+        let first = &self.edges[path[0].0][path[0].1];
+        let mut words: Vec<String> = Vec::new();
+        let mut rest = &path[1..];
+        // A last step down into a partition reads better as "loop5p1 mounted at ...".
+        let mut owner = self.edges[path[path.len() - 1].0][path[path.len() - 1].1].to;
+        if let Some(((at, k), init)) = rest.split_last()
+            && self.edges[*at][*k].hop == Hop::Down
+        {
+            owner = *at;
+            rest = init;
+        }
+        // A step down into a partition names the partition before the next step:
+        // "loop0p2 backs loop6".
+        let mut into: Option<&str> = None;
+        for (at, k) in rest {
+            let e = &self.edges[*at][*k];
+            if e.hop == Hop::Down {
+                into = Some(&self.nodes[e.to].name);
+                continue;
+            }
+            let step = e.link.words(&self.nodes[e.to].name, e.file.as_deref());
+            words.push(match into.take() {
+                Some(part) => format!("{part} {step}"),
+                None => step,
+            });
+        }
+        words.push(self.describe_from(owner, root));
+        InUse::Loop {
+            device: self.nodes[start].name.clone(),
+            link: first.link,
+            other: self.nodes[first.to].name.clone(),
+            file: first.file.clone(),
+            cause: words.join(", "),
+        }
+    }
+
+    /// `root` in words as seen from node `owner`.
+    fn describe_from(&self, owner: usize, root: &InUse) -> String {
+        root.describe(&self.nodes[owner].name)
+    }
+}
+
+/// The last component of a path, for messages ("a.img").
+fn file_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,14 +488,244 @@ mod tests {
             SwapEntry {
                 path: "/dev/zram0".into(),
                 kind: "partition".into(),
+                file: None,
             },
             SwapEntry {
                 path: "/dev/zram0.file".into(),
                 kind: "file".into(),
+                file: None,
             },
         ];
         assess(&mut d, &[], &swaps);
         assert_eq!(d.usage_summary(), "active swap");
+    }
+
+    fn loop_over(name: &str, minor: u32, file: &str, id: Option<FileId>) -> BlockDevice {
+        let mut d = BlockDevice::unknown(name, format!("/dev/{name}").into());
+        d.dev = Some(DevNum { major: 7, minor });
+        d.backing_file = Some(file.into());
+        d.loop_backing = Some(LoopBacking {
+            file: id,
+            block: None,
+        });
+        d
+    }
+
+    fn loop_on(name: &str, minor: u32, under: &BlockDevice) -> BlockDevice {
+        let mut d = loop_over(name, minor, &under.path.to_string_lossy(), None);
+        d.loop_backing = Some(LoopBacking {
+            file: Some(id(0, minor as u64)),
+            block: under.dev,
+        });
+        d
+    }
+
+    fn id(minor: u32, ino: u64) -> FileId {
+        FileId {
+            dev: DevNum { major: 254, minor },
+            ino,
+        }
+    }
+
+    fn summaries(devices: &[BlockDevice]) -> Vec<String> {
+        devices.iter().map(BlockDevice::usage_summary).collect()
+    }
+
+    #[test]
+    fn a_loop_device_sharing_a_file_with_a_mounted_one_is_in_use() {
+        let mut devs = vec![
+            loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12))),
+            loop_over("loop5", 5, "/tmp/a.img", Some(id(1, 12))),
+            loop_over("loop6", 6, "/tmp/b.img", Some(id(1, 13))),
+        ];
+        assess_all(&mut devs, &[mount("7:4", "/dev/loop4", "/mnt/x")], &[]);
+        assert_eq!(
+            summaries(&devs),
+            [
+                "mounted at /mnt/x",
+                "shares a.img with loop4, mounted at /mnt/x",
+                "free"
+            ]
+        );
+        // Unmounted: all free.
+        assess_all(&mut devs, &[], &[]);
+        assert_eq!(summaries(&devs), ["free", "free", "free"]);
+    }
+
+    #[test]
+    fn backing_files_are_compared_by_identity_then_by_path() {
+        // The same path text, but the kernel says they are different files (one was
+        // replaced after the first loop device was set up): not shared.
+        let mut devs = vec![
+            loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12))),
+            loop_over("loop5", 5, "/tmp/a.img", Some(id(1, 99))),
+        ];
+        assess_all(&mut devs, &[mount("7:4", "/dev/loop4", "/mnt/x")], &[]);
+        assert_eq!(summaries(&devs), ["mounted at /mnt/x", "free"]);
+        // Identity unknown on one side: the path text decides, towards "in use".
+        devs[1].loop_backing = Some(LoopBacking::default());
+        assess_all(&mut devs, &[mount("7:4", "/dev/loop4", "/mnt/x")], &[]);
+        assert_eq!(
+            devs[1].usage_summary(),
+            "shares a.img with loop4, mounted at /mnt/x"
+        );
+        // Different paths, same identity (a bind mount): shared.
+        let mut devs = vec![
+            loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12))),
+            loop_over("loop5", 5, "/srv/bind/a.img", Some(id(1, 12))),
+        ];
+        assess_all(&mut devs, &[mount("7:5", "/dev/loop5", "/mnt/y")], &[]);
+        assert_eq!(
+            devs[0].usage_summary(),
+            "shares a.img with loop5, mounted at /mnt/y"
+        );
+    }
+
+    #[test]
+    fn stacked_loop_devices_inherit_both_ways_and_through_chains() {
+        let lower = loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12)));
+        let upper = loop_on("loop5", 5, &lower);
+        let top = loop_on("loop6", 6, &upper);
+        let mut devs = vec![lower, upper, top];
+        assess_all(&mut devs, &[mount("7:4", "/dev/loop4", "/mnt/x")], &[]);
+        assert_eq!(
+            summaries(&devs),
+            [
+                "mounted at /mnt/x",
+                "backed by loop4, mounted at /mnt/x",
+                "backed by loop5, backed by loop4, mounted at /mnt/x"
+            ]
+        );
+        assess_all(&mut devs, &[mount("7:6", "/dev/loop6", "/mnt/top")], &[]);
+        assert_eq!(
+            summaries(&devs),
+            [
+                "backs loop5, backs loop6, mounted at /mnt/top",
+                "backs loop6, mounted at /mnt/top",
+                "mounted at /mnt/top"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_backing_file_on_a_mounted_file_system_is_not_use() {
+        // loop5's file lives on the file system of loop4 (dev 7:4), which is mounted.
+        let lower = loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12)));
+        let inner = loop_over(
+            "loop5",
+            5,
+            "/mnt/x/inner.img",
+            Some(FileId {
+                dev: DevNum { major: 7, minor: 4 },
+                ino: 12,
+            }),
+        );
+        let mut devs = vec![lower, inner];
+        assess_all(&mut devs, &[mount("7:4", "/dev/loop4", "/mnt/x")], &[]);
+        assert_eq!(summaries(&devs), ["mounted at /mnt/x", "free"]);
+    }
+
+    #[test]
+    fn partitions_pass_use_to_their_disk_but_not_to_siblings() {
+        let mut disk = loop_over("loop0", 0, "/tmp/p.img", Some(id(1, 1)));
+        disk.partitions = vec![
+            Partition {
+                name: "loop0p1".into(),
+                path: "/dev/loop0p1".into(),
+                dev: "259:1".parse().ok(),
+                number: Some(1),
+                start_sector: Some(2048),
+                size_bytes: None,
+                read_only: None,
+                holders: vec![],
+            },
+            Partition {
+                name: "loop0p2".into(),
+                path: "/dev/loop0p2".into(),
+                dev: "259:2".parse().ok(),
+                number: Some(2),
+                start_sector: Some(4096),
+                size_bytes: None,
+                read_only: None,
+                holders: vec![],
+            },
+        ];
+        let on_disk = loop_on("loop5", 5, &disk);
+        let mut on_p2 = loop_over("loop6", 6, "/dev/loop0p2", None);
+        on_p2.loop_backing = Some(LoopBacking {
+            file: Some(id(0, 77)),
+            block: "259:2".parse().ok(),
+        });
+        let mut devs = vec![disk, on_disk, on_p2];
+        assess_all(&mut devs, &[mount("259:1", "/dev/loop0p1", "/boot")], &[]);
+        assert_eq!(
+            summaries(&devs),
+            [
+                "loop0p1 mounted at /boot",
+                "backed by loop0, loop0p1 mounted at /boot",
+                "free"
+            ]
+        );
+        // The loop device over the second partition mounted: the partition and its disk are
+        // in use, the first partition is not (the guard looks at partitions one by one).
+        assess_all(&mut devs, &[mount("7:6", "/dev/loop6", "/mnt/6")], &[]);
+        assert_eq!(
+            devs[0].usage_summary(),
+            "loop0p2 backs loop6, mounted at /mnt/6"
+        );
+        assert!(devs[0].in_use.iter().all(|u| u.device() != "loop0p1"));
+        assert_eq!(
+            devs[1].usage_summary(),
+            "backed by loop0, loop0p2 backs loop6, mounted at /mnt/6"
+        );
+    }
+
+    #[test]
+    fn cycles_end() {
+        // The kernel refuses loop cycles, but a verdict over odd tables must still end.
+        let mut a = loop_over("loop1", 1, "/dev/loop2", None);
+        let mut b = loop_over("loop2", 2, "/dev/loop1", None);
+        a.loop_backing = Some(LoopBacking {
+            file: None,
+            block: "7:2".parse().ok(),
+        });
+        b.loop_backing = Some(LoopBacking {
+            file: None,
+            block: "7:1".parse().ok(),
+        });
+        let mut devs = vec![a, b];
+        assess_all(&mut devs, &[], &[]);
+        assert_eq!(summaries(&devs), ["free", "free"]);
+        assess_all(&mut devs, &[mount("7:1", "/dev/loop1", "/m")], &[]);
+        assert_eq!(
+            summaries(&devs),
+            ["mounted at /m", "backs loop1, mounted at /m"]
+        );
+    }
+
+    #[test]
+    fn file_targets_backing_a_used_loop_device_or_swapping_are_in_use() {
+        let mut devs = vec![
+            loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12))),
+            loop_over("loop5", 5, "/tmp/a.img", Some(id(1, 12))),
+        ];
+        assess_all(&mut devs, &[mount("7:4", "/dev/loop4", "/mnt/x")], &[]);
+        let words =
+            |v: Vec<InUse>| -> Vec<String> { v.iter().map(|u| u.describe(u.device())).collect() };
+        assert_eq!(
+            words(file_usage(&devs, &[], "/tmp/a.img", id(1, 12))),
+            ["backing file of loop4, mounted at /mnt/x"]
+        );
+        assert!(file_usage(&devs, &[], "/tmp/b.img", id(1, 13)).is_empty());
+        let swaps = [SwapEntry {
+            path: "/swapfile".into(),
+            kind: "file".into(),
+            file: Some(id(1, 50)),
+        }];
+        assert_eq!(
+            words(file_usage(&devs, &swaps, "/other/name", id(1, 50))),
+            ["active swap file"]
+        );
     }
 
     #[test]

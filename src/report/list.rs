@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::table::{self, Column};
-use crate::model::{BlockDevice, InUse, Inventory, KernelWriteCache, Partition};
+use crate::model::{BlockDevice, InUse, Inventory, KernelWriteCache, LoopLink, Partition};
 
 /// Version of the JSON layout; bumped only when a key changes meaning or disappears.
 pub const LIST_JSON_SCHEMA: u32 = 1;
@@ -46,6 +46,17 @@ fn usage_cell(owner: &str, reasons: &[InUse]) -> String {
         InUse::Held { device, holder } if device == owner => {
             format!("held {}", holder.label.as_deref().unwrap_or(&holder.name))
         }
+        InUse::Loop {
+            device,
+            link,
+            other,
+            ..
+        } if device == owner => match link {
+            LoopLink::BackedBy => format!("on {other}"),
+            LoopLink::Backs => format!("backs {other}"),
+            LoopLink::SharesFile => format!("shares {other}"),
+            _ => format!("via {other}"),
+        },
         other => format!("via {}", other.device()),
     };
     if reasons.len() > 1 {

@@ -15,7 +15,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
-use crate::model::DevNum;
+use crate::model::{DevNum, FileId};
 
 /// Alignment of every I/O buffer.
 pub const BUFFER_ALIGN: usize = 4096;
@@ -145,6 +145,69 @@ fn devnum(raw: u64) -> DevNum {
     }
 }
 
+/// `struct loop_info64` of include/uapi/linux/loop.h.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+nix::ioctl_read_bad!(loop_get_status64, 0x4C05, LoopInfo64);
+
+/// The identity of a loop device's backing file, and the backing device's number when the
+/// backing file is a block device, from LOOP_GET_STATUS64 on the device node `node`. The node is
+/// opened read-only (never exclusively, nothing is written) and must be the device `dev`.
+pub fn loop_status(node: &Path, dev: DevNum) -> io::Result<(FileId, Option<DevNum>)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(node)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_block_device() || devnum(meta.rdev()) != dev {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is not the device {dev}", node.display()),
+        ));
+    }
+    // SAFETY: LoopInfo64 is plain integers and byte arrays, for which all-zero is valid.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (the layout above) through a
+    // valid pointer to a local; the fd is open for the call.
+    unsafe { loop_get_status64(file.as_raw_fd(), &mut info) }.map_err(io::Error::from)?;
+    let id = FileId {
+        dev: devnum(info.lo_device),
+        ino: info.lo_inode,
+    };
+    Ok((id, (info.lo_rdevice != 0).then(|| devnum(info.lo_rdevice))))
+}
+
+/// `st_dev`/`st_ino` of the file at `path` (symlinks followed), and `st_rdev` when it is a
+/// block device; `None` when it cannot be stat'ed.
+pub fn file_identity(path: &Path) -> Option<(FileId, Option<DevNum>)> {
+    let meta = fs::metadata(path).ok()?;
+    let id = FileId {
+        dev: devnum(meta.dev()),
+        ino: meta.ino(),
+    };
+    Some((
+        id,
+        meta.file_type()
+            .is_block_device()
+            .then(|| devnum(meta.rdev())),
+    ))
+}
+
 /// The kernel name of a block device number, from `/sys/dev/block/M:m`.
 pub fn block_name(dev: DevNum) -> Option<String> {
     let link = fs::read_link(format!("/sys/dev/block/{dev}")).ok()?;
@@ -154,6 +217,101 @@ pub fn block_name(dev: DevNum) -> Option<String> {
 /// The `/sys/class/block/<name>/stat` path for a disk or partition.
 pub fn stat_path(name: &str) -> PathBuf {
     PathBuf::from("/sys/class/block").join(name).join("stat")
+}
+
+/// What an opened (pinned) target is, from `fstat` of its descriptor: the facts every check,
+/// confirmation and report uses, so they are about the object actually opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// A block device: its number and kernel name (`/sys/dev/block/M:m`), when sysfs knows it.
+    Block { dev: DevNum, name: Option<String> },
+    /// A regular file: its identity, the block device of its file system (none on tmpfs) and
+    /// its path as the kernel reports it for the descriptor.
+    File {
+        id: FileId,
+        backing: Option<DevNum>,
+        real_path: Option<PathBuf>,
+    },
+}
+
+/// Resolves `path` once (symlinks followed) and holds on to what it named, without opening it
+/// for I/O (O_PATH: no device is touched, no character device is opened). Checks look at this
+/// descriptor; `reopen` opens the very same object for the test.
+pub fn pin(path: &Path) -> io::Result<OwnedFd> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(path)?;
+    Ok(OwnedFd::from(file))
+}
+
+/// What a pinned or opened descriptor is.
+pub fn describe_fd(fd: &OwnedFd) -> io::Result<Opened> {
+    let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
+    let mode = st.st_mode & libc::S_IFMT;
+    if mode == libc::S_IFBLK {
+        let dev = devnum(st.st_rdev);
+        Ok(Opened::Block {
+            dev,
+            name: block_name(dev),
+        })
+    } else if mode == libc::S_IFREG {
+        let fs_dev = devnum(st.st_dev);
+        Ok(Opened::File {
+            id: FileId {
+                dev: fs_dev,
+                ino: st.st_ino,
+            },
+            backing: (fs_dev.major != 0).then_some(fs_dev),
+            real_path: fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok(),
+        })
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a block device or a regular file",
+        ))
+    }
+}
+
+/// Opens the object `pinned` holds (through `/proc/self/fd`, never by its name again) for the
+/// test, and checks that the result is that same object.
+pub fn reopen(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
+    let magic = PathBuf::from(format!("/proc/self/fd/{}", pinned.as_raw_fd()));
+    let fd = open(&magic, spec).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound && !Path::new("/proc/self/fd").is_dir() {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "/proc is not mounted: the target is opened through /proc/self/fd",
+            )
+        } else {
+            e
+        }
+    })?;
+    let same = |a: &OwnedFd, b: &OwnedFd| -> io::Result<bool> {
+        let (x, y) = (
+            nix::sys::stat::fstat(a).map_err(io::Error::from)?,
+            nix::sys::stat::fstat(b).map_err(io::Error::from)?,
+        );
+        Ok(x.st_dev == y.st_dev && x.st_ino == y.st_ino && x.st_rdev == y.st_rdev)
+    };
+    if !same(pinned, &fd)? {
+        return Err(io::Error::other(
+            "the target changed while it was being opened",
+        ));
+    }
+    Ok(fd)
+}
+
+/// The file system type (as in /proc/self/mountinfo, e.g. `devtmpfs`) of the mount holding
+/// directory `dir`, found by its device number; `None` when it cannot be told.
+pub fn filesystem_type(dir: &Path) -> Option<String> {
+    let dev = devnum(fs::metadata(dir).ok()?.dev());
+    let table = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    super::parse::parse_mountinfo(&table)
+        .into_iter()
+        .rev()
+        .find(|m| m.dev == Some(dev))
+        .map(|m| m.fstype)
 }
 
 /// How to open a target.
@@ -270,6 +428,17 @@ pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
 /// Removes a file this program created (after a failed layout).
 pub fn remove_file(path: &Path) -> io::Result<()> {
     fs::remove_file(path)
+}
+
+/// Removes the file at `path` if it is still the file `fd` has open (a file this program
+/// created and is giving up).
+pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<()> {
+    let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
+    let meta = fs::symlink_metadata(path)?;
+    if meta.dev() == st.st_dev && meta.ino() == st.st_ino {
+        fs::remove_file(path)?;
+    }
+    Ok(())
 }
 
 /// Drops the page cache's copy of a file or device range (for buffered runs, so they start

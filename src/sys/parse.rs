@@ -70,6 +70,7 @@ pub fn parse_swaps(text: &str) -> Vec<SwapEntry> {
             Some(SwapEntry {
                 path: unescape_octal(path),
                 kind: kind.to_string(),
+                file: None,
             })
         })
         .collect()

@@ -13,14 +13,15 @@ use anyhow::Context;
 
 use super::error::DriveError;
 
+use super::direct;
 use super::parse::{
     DiskStat, clean_text, parse_devnum, parse_disk_stat, parse_flag, parse_inflight,
     parse_mountinfo, parse_number, parse_swaps, parse_vpd_serial,
 };
 use crate::model::usage::{self, MountEntry, SwapEntry};
 use crate::model::{
-    BlockDevice, Bytes, DevNum, Holder, HolderKind, Inventory, KernelWriteCache, Partition,
-    SchedulerSet, Transport,
+    BlockDevice, Bytes, DevNum, Holder, HolderKind, Inventory, KernelWriteCache, LoopBacking,
+    Partition, SchedulerSet, Transport,
 };
 
 /// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
@@ -167,20 +168,19 @@ impl SysRoot {
         let swaps = self.read_table("proc/swaps", parse_swaps, &mut notes);
         let usage_complete = mounts.is_some() && swaps.is_some();
         let mounts: Vec<MountEntry> = mounts.unwrap_or_default();
-        let swaps: Vec<SwapEntry> = swaps.unwrap_or_default();
+        let mut swaps: Vec<SwapEntry> = swaps.unwrap_or_default();
+        for s in swaps.iter_mut().filter(|s| s.kind == "file") {
+            s.file = direct::file_identity(&self.below_root(&s.path)).map(|(id, _)| id);
+        }
 
-        let devices = names
-            .iter()
-            .map(|name| {
-                let mut device = self.read_device(name);
-                usage::assess(&mut device, &mounts, &swaps);
-                device
-            })
-            .collect();
+        let mut devices: Vec<BlockDevice> =
+            names.iter().map(|name| self.read_device(name)).collect();
+        usage::assess_all(&mut devices, &mounts, &swaps);
         Ok(Inventory {
             devices,
             usage_complete,
             notes,
+            swaps,
         })
     }
 
@@ -239,6 +239,9 @@ impl SysRoot {
             .and_then(|s| s.parse::<KernelWriteCache>().ok());
 
         d.backing_file = r.clean("loop/backing_file");
+        if let Some(text) = &d.backing_file {
+            d.loop_backing = Some(self.loop_backing(name, d.dev, text));
+        }
         d.dm_name = r.clean("dm/name");
 
         let scsi_vendor = r.clean("device/vendor");
@@ -273,6 +276,35 @@ impl SysRoot {
         d.partitions = self.partitions(&dir);
         d.notes = r.notes;
         d
+    }
+
+    /// An absolute path of the running system as seen below this root.
+    fn below_root(&self, path: &str) -> PathBuf {
+        self.root.join(path.trim_start_matches('/'))
+    }
+
+    /// What is behind loop device `name`: asked from the kernel (LOOP_GET_STATUS64 gives the
+    /// backing file's identity even when its path is stale, deleted or names another file in
+    /// this mount namespace), else by a stat of the path sysfs shows, else unknown (then the
+    /// path text is compared).
+    fn loop_backing(&self, name: &str, dev: Option<DevNum>, text: &str) -> LoopBacking {
+        let node = self.below_root(&dev_node_path(name).to_string_lossy());
+        if let Some(dev) = dev
+            && let Ok((file, block)) = direct::loop_status(&node, dev)
+        {
+            return LoopBacking {
+                file: Some(file),
+                block,
+            };
+        }
+        let path = text.strip_suffix(" (deleted)").unwrap_or(text);
+        match direct::file_identity(&self.below_root(path)) {
+            Some((file, block)) if !text.ends_with(" (deleted)") => LoopBacking {
+                file: Some(file),
+                block,
+            },
+            _ => LoopBacking::default(),
+        }
     }
 
     /// The device's path below `sys/` after resolving the `/sys/block` symlink, e.g.

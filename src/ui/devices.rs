@@ -16,6 +16,8 @@ fn usage_tag(d: &BlockDevice) -> &'static str {
         Some(InUse::Mounted { .. }) => "mnt",
         Some(InUse::Swap { .. }) => "swap",
         Some(InUse::Held { .. }) => "held",
+        Some(InUse::Loop { .. }) => "loop",
+        Some(InUse::SwapFile { .. }) => "swap",
     }
 }
 

@@ -236,3 +236,103 @@ impl Drop for Zram {
         let _ = fs::write("/sys/block/zram0/reset", "1");
     }
 }
+
+/// A sparse file of `size` bytes at `dir/name`, for `LoopDev::attach`.
+pub fn sparse_image(dir: &Path, name: &str, size: u64) -> PathBuf {
+    let image = dir.join(name);
+    fs::File::create(&image)
+        .and_then(|f| f.set_len(size))
+        .expect("create sparse image");
+    image
+}
+
+/// An active swap file (made with mkswap, turned on with swapon); swapoff on drop.
+pub struct SwapFile {
+    pub path: PathBuf,
+}
+
+impl SwapFile {
+    /// A swap file of `size` bytes written out in full (swapon refuses holes) at `path`.
+    pub fn on(path: &Path, size: u64) -> SwapFile {
+        let data = vec![0u8; size as usize];
+        fs::write(path, data).expect("write swap file");
+        fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .expect("chmod swap file");
+        let p = path.to_str().expect("utf-8 path");
+        sh("mkswap", &["-q", p]);
+        sh("swapon", &[p]);
+        SwapFile {
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+impl Drop for SwapFile {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff").arg(&self.path).status();
+    }
+}
+
+/// Removes a path on drop (a file a failing test may have left in the wrong place).
+pub struct RemoveOnDrop(pub PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// A symlink flipped continuously between two targets by a background thread (each flip an
+/// atomic rename), until dropped.
+pub struct FlippingLink {
+    pub link: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl FlippingLink {
+    pub fn new(link: &Path, a: &Path, b: &Path) -> FlippingLink {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        std::os::unix::fs::symlink(a, link).expect("symlink");
+        let (link_c, a, b, stop_c) = (
+            link.to_path_buf(),
+            a.to_path_buf(),
+            b.to_path_buf(),
+            std::sync::Arc::clone(&stop),
+        );
+        let thread = std::thread::spawn(move || {
+            let tmp = link_c.with_extension("flip");
+            let mut flips = 0u64;
+            while !stop_c.load(Ordering::Relaxed) {
+                let target = if flips.is_multiple_of(2) { &b } else { &a };
+                let _ = fs::remove_file(&tmp);
+                if std::os::unix::fs::symlink(target, &tmp).is_ok()
+                    && fs::rename(&tmp, &link_c).is_ok()
+                {
+                    flips += 1;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            flips
+        });
+        FlippingLink {
+            link: link.to_path_buf(),
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops flipping; returns how many flips were made.
+    pub fn stop(&mut self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.take().map_or(0, |t| t.join().unwrap_or(0))
+    }
+}
+
+impl Drop for FlippingLink {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = fs::remove_file(&self.link);
+    }
+}
