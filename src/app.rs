@@ -156,21 +156,32 @@ pub struct CacheSwitch {
     pub keep: bool,
 }
 
-/// Running figures of a live run, over the measured intervals so far.
+/// Running figures of a live run. The means are totals over the measured time (bytes and I/Os
+/// over seconds), as the report computes them, so a shorter last interval weighs what it
+/// lasted; min and max are over whole intervals only (a sliver's rate means little).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LiveStats {
+    /// Whole intervals in min/max.
     pub count: u64,
-    pub sum_rate: f64,
+    pub bytes: u64,
+    pub ops: u64,
+    pub seconds: f64,
     pub min_rate: f64,
     pub max_rate: f64,
-    pub sum_iops: f64,
     pub min_p99_ns: u64,
     pub max_p99_ns: u64,
 }
 
 impl LiveStats {
-    fn add(&mut self, p: &IntervalPoint) {
+    /// Adds an interval to the totals, and to min/max when it lasted at least `whole` seconds.
+    fn add(&mut self, p: &IntervalPoint, whole: f64) {
         if p.seconds() <= 0.0 {
+            return;
+        }
+        self.bytes += p.bytes();
+        self.ops += p.ops();
+        self.seconds += p.seconds();
+        if p.seconds() < whole {
             return;
         }
         let rate = p.rate();
@@ -188,23 +199,22 @@ impl LiveStats {
             self.max_p99_ns = self.max_p99_ns.max(l.p99_ns);
         }
         self.count += 1;
-        self.sum_rate += rate;
-        self.sum_iops += p.iops();
     }
 
+    /// Bytes per second over the measured time so far.
     pub fn mean_rate(&self) -> f64 {
-        if self.count == 0 {
-            0.0
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds
         } else {
-            self.sum_rate / self.count as f64
+            0.0
         }
     }
 
     pub fn mean_iops(&self) -> f64 {
-        if self.count == 0 {
-            0.0
+        if self.seconds > 0.0 {
+            self.ops as f64 / self.seconds
         } else {
-            self.sum_iops / self.count as f64
+            0.0
         }
     }
 }
@@ -637,13 +647,14 @@ impl App {
             }
             RunEvent::Measuring { .. } => run.measuring = true,
             RunEvent::Point { point, .. } => {
-                // The last interval of a phase can be a sliver of time whose rate means
-                // nothing: it counts in the report's totals but not on the live screen.
+                // The last interval of a stopped or count-bounded phase can be a sliver of
+                // time whose rate means nothing: it counts in the means (as in the report's
+                // totals) but is not charted nor taken for min/max.
                 let nominal = run.plan.as_ref().map_or(0.25, |p| p.interval.as_secs_f64());
+                run.stats.add(&point, nominal / 2.0);
                 if point.seconds() < nominal / 2.0 {
                     return;
                 }
-                run.stats.add(&point);
                 if run.points.len() == LIVE_HISTORY {
                     run.points.pop_front();
                 }

@@ -507,3 +507,51 @@ fn drive_temperature_on_the_run_time_axis() {
     assert!(s.contains("Drive temperature C"), "{s}");
     snap("run_temperature", &app);
 }
+
+/// An interval of `mb` megabytes read from `start` to `end` seconds.
+fn span(start: f64, end: f64, mb: u64) -> disktriage::bench::stats::IntervalPoint {
+    let mut p = common::tui::point(0, 100.0);
+    p.start_s = start;
+    p.end_s = end;
+    p.read.bytes = mb * 1_000_000;
+    p.read.ops = p.read.bytes / 4096;
+    p
+}
+
+#[test]
+fn run_screen_mean_is_the_total_over_the_time_and_the_results_figure() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "r");
+    feed(&mut app, TestName::RandRead, "loop0", "none", 0, 0.0);
+    // Two whole intervals at 200 MB/s, then the last one (folded, 0.35 s) at 100 MB/s: the
+    // mean is 135 MB over 0.85 s, not the average of the three rates (166.7).
+    for p in [
+        span(0.0, 0.25, 50),
+        span(0.25, 0.5, 50),
+        span(0.5, 0.85, 35),
+    ] {
+        app.update(Msg::Run(Box::new(
+            disktriage::bench::runner::RunEvent::Point { index: 0, point: p },
+        )));
+    }
+    let live = screen(&app, 80, 25);
+    assert!(live.contains("mean 158.8"), "{live}");
+    assert!(live.contains("min 100.0 max 200.0"), "{live}");
+
+    // Finished: the Run screen shows the figures Results shows for the same run.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    let run = screen(&app, 80, 25);
+    keys(&mut app, "4");
+    let results = screen(&app, 80, 25);
+    assert!(
+        results.contains("512.0") && results.contains("0.060"),
+        "{results}"
+    );
+    assert!(run.contains("mean 512.0"), "{run}");
+    assert!(run.contains("p99 0.060"), "{run}");
+}

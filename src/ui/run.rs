@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, Paragraph};
 
-use super::theme;
+use super::{count, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
 use crate::model::BytesPerSec;
 
@@ -97,7 +97,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         &[("p50", &p50), ("p99", &p99)],
         true,
     );
-    numbers(run, frame, figures);
+    numbers(app, run, frame, figures);
 }
 
 /// Seconds between the start of the run (when temperature polling starts) and the start of the
@@ -302,47 +302,107 @@ fn nice_ceiling(v: f64) -> f64 {
     10.0 * mag
 }
 
-fn numbers(run: &LiveRun, frame: &mut Frame, area: Rect) {
+/// The figures under the charts. While a run goes: the current interval, and the means so far
+/// (totals over the measured time). Once it finished: the figures Results shows for it (over
+/// its repeats), so every screen gives the same number for the same run.
+fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     let s = &run.stats;
     let mb = |b: f64| BytesPerSec(b).mb_per_sec();
-    let cur = run.points.back();
-    let l1 = Line::from(vec![
-        Span::styled(" MB/s ", theme::dim()),
-        Span::raw(format!(
-            "now {:.1} mean {:.1} min {:.1} max {:.1}",
-            cur.map_or(0.0, |p| mb(p.rate())),
-            mb(s.mean_rate()),
-            mb(s.min_rate),
-            mb(s.max_rate)
-        )),
-        Span::styled("  IOPS ", theme::dim()),
-        Span::raw(format!(
-            "now {:.0} mean {:.0}",
-            cur.map_or(0.0, |p| p.iops()),
-            s.mean_iops()
-        )),
-    ]);
-    let lat = cur.and_then(|p| p.latency());
+    let ms = |ns: f64| format!("{:.3}", ns / 1e6);
+    let finished = run
+        .finished
+        .then(|| app.records.get(run.record))
+        .flatten()
+        .and_then(|r| {
+            let figures = r.figures();
+            let n = r.runs.len();
+            figures
+                .into_iter()
+                .find(|f| f.label == run.label)
+                .map(|f| (f, n))
+        });
+    let minmax = if s.count > 0 {
+        format!(" min {} max {}", rate(mb(s.min_rate)), rate(mb(s.max_rate)))
+    } else {
+        String::new()
+    };
+    let (l1, l2) = match &finished {
+        Some((f, n)) => {
+            let over = if *n > 1 {
+                format!(" ({n} repeats)")
+            } else {
+                String::new()
+            };
+            let l1 = Line::from(vec![
+                Span::styled(" MB/s ", theme::dim()),
+                Span::raw(format!("mean {}{minmax}", rate(f.mbps.mean))),
+                Span::styled("  IOPS ", theme::dim()),
+                Span::raw(format!("mean {}{over}", count(f.iops.mean))),
+            ]);
+            let lat = |name: &str, st: Option<crate::app::Stat>| {
+                st.map(|x| format!("{name} {:.3}", x.mean))
+            };
+            let parts: Vec<String> = [
+                lat("mean", f.mean_ms),
+                lat("p50", f.p50_ms),
+                lat("p99", f.p99_ms),
+                lat("p99.9", f.p999_ms),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let l2 = Line::from(vec![
+                Span::styled(" ms ", theme::dim()),
+                Span::raw(if parts.is_empty() {
+                    "-".to_string()
+                } else {
+                    parts.join(" ")
+                }),
+                Span::styled("  whole run", theme::dim()),
+            ]);
+            (l1, l2)
+        }
+        None => {
+            let cur = run.points.back();
+            let l1 = Line::from(vec![
+                Span::styled(" MB/s ", theme::dim()),
+                Span::raw(format!(
+                    "now {} mean {}{minmax}",
+                    rate(cur.map_or(0.0, |p| mb(p.rate()))),
+                    rate(mb(s.mean_rate())),
+                )),
+                Span::styled("  IOPS ", theme::dim()),
+                Span::raw(format!(
+                    "now {} mean {}",
+                    count(cur.map_or(0.0, |p| p.iops())),
+                    count(s.mean_iops())
+                )),
+            ]);
+            let lat = cur.and_then(|p| p.latency());
+            let l2 = Line::from(vec![
+                Span::styled(" ms ", theme::dim()),
+                Span::raw(lat.map_or("-".into(), |l| {
+                    format!(
+                        "p50 {} p99 {} p99.9 {} max {}",
+                        ms(l.p50_ns as f64),
+                        ms(l.p99_ns as f64),
+                        ms(l.p999_ns as f64),
+                        ms(l.max_ns as f64)
+                    )
+                })),
+                Span::styled("  p99 min/max ", theme::dim()),
+                Span::raw(format!(
+                    "{}/{}",
+                    ms(s.min_p99_ns as f64),
+                    ms(s.max_p99_ns as f64)
+                )),
+            ]);
+            (l1, l2)
+        }
+    };
     let l2 = match &run.error {
         Some(e) => Line::from(Span::styled(format!(" ERROR: {e}"), theme::bad())),
-        None => Line::from(vec![
-            Span::styled(" ms ", theme::dim()),
-            Span::raw(lat.map_or("-".into(), |l| {
-                format!(
-                    "p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3}",
-                    l.p50_ns as f64 / 1e6,
-                    l.p99_ns as f64 / 1e6,
-                    l.p999_ns as f64 / 1e6,
-                    l.max_ns as f64 / 1e6
-                )
-            })),
-            Span::styled("  p99 min/max ", theme::dim()),
-            Span::raw(format!(
-                "{:.3}/{:.3}",
-                s.min_p99_ns as f64 / 1e6,
-                s.max_p99_ns as f64 / 1e6
-            )),
-        ]),
+        None => l2,
     };
     frame.render_widget(Paragraph::new(vec![l1, l2]), area);
 }
