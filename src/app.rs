@@ -455,11 +455,10 @@ impl App {
                     if let Some(rec) = self.records.get_mut(run.record) {
                         rec.scheduler = target.scheduler.clone();
                         rec.kernel_cache = target.kernel_write_cache;
-                        rec.params = plan
-                            .phases
-                            .first()
-                            .map(|p| p.job.describe())
-                            .unwrap_or_default();
+                        rec.params = match plan.phases.as_slice() {
+                            [one] => one.job.describe(),
+                            many => format!("{} phases", many.len()),
+                        };
                     }
                     run.target = Some(*target);
                     run.plan = Some(*plan);

@@ -555,3 +555,41 @@ fn run_screen_mean_is_the_total_over_the_time_and_the_results_figure() {
     assert!(run.contains("mean 512.0"), "{run}");
     assert!(run.contains("p99 0.060"), "{run}");
 }
+
+const CDM_MBPS: [f64; 8] = [3400.0, 2900.0, 1800.0, 1700.0, 450.0, 380.0, 55.0, 160.0];
+
+#[test]
+fn results_summarise_every_phase_of_a_cdm_and_a_sweep() {
+    let mut app = app_with("host-loop-zram", true);
+    let cdm = report_phases(TestName::Cdm, "loop0", "none", |i| (CDM_MBPS[i], 0.5));
+    finish_with(&mut app, TestName::Cdm, false, &cdm);
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    // The grid of every phase, read and write side by side.
+    for row in [
+        "SEQ1M Q8T1        3400.0     2900.0       3242       2766",
+        "SEQ1M Q1T1        1800.0     1700.0       1717       1621",
+        "RND4K Q32T1        450.0      380.0     109.9k      92.8k",
+        "RND4K Q1T1          55.0      160.0      13.4k      39.1k",
+    ] {
+        assert!(s.contains(row), "{row} missing:\n{s}");
+    }
+    // The row summarises all phases, and says so.
+    assert!(s.contains("8 phases"), "{s}");
+    snap("results_cdm", &app);
+
+    let mut app = app_with("host-loop-zram", true);
+    let sweep = report_phases(TestName::SizeSweep, "loop0", "none", |i| {
+        (50.0 * (i + 1) as f64, 1.0)
+    });
+    finish_with(&mut app, TestName::SizeSweep, false, &sweep);
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    let last = sweep.outcome.phases.last().unwrap();
+    assert!(s.contains("1M"), "{s}");
+    assert!(
+        s.contains(&format!("{:.1}", last.bytes_per_sec() / 1e6)),
+        "{s}"
+    );
+    snap("results_sweep", &app);
+}

@@ -5,6 +5,7 @@
 use crate::bench::catalog::TestName;
 use crate::bench::runner::PhaseResult;
 use crate::bench::session::RunRequest;
+use crate::bench::spec::PhaseTag;
 use crate::model::KernelWriteCache;
 use crate::report::run::RunReport;
 
@@ -52,6 +53,9 @@ impl Stat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseFigures {
     pub label: String,
+    pub tag: PhaseTag,
+    /// Request size in bytes.
+    pub bs: u64,
     /// MB/s (10^6 bytes per second).
     pub mbps: Stat,
     pub iops: Stat,
@@ -99,6 +103,8 @@ impl RunRecord {
                 };
                 Some(PhaseFigures {
                     label: p0.label.clone(),
+                    tag: p0.tag.clone(),
+                    bs: p0.job.bs,
                     mbps: pick(&|p| Some(p.bytes_per_sec() / 1e6))?,
                     iops: pick(&|p| Some(p.iops()))?,
                     mean_ms: pick(&|p| p.latency().map(|l| l.mean_ns / 1e6)),
@@ -114,6 +120,30 @@ impl RunRecord {
     pub fn headline(&self) -> Option<PhaseFigures> {
         self.figures().into_iter().next()
     }
+
+    /// What the record's row in Results shows: a single phase's figures, or for several the
+    /// peak MB/s and IOPS and the worst p99 over all of them, with the largest spread.
+    pub fn row(&self) -> Option<RowFigures> {
+        let figures = self.figures();
+        let max = |v: &mut dyn Iterator<Item = f64>| v.reduce(f64::max);
+        Some(RowFigures {
+            phases: figures.len(),
+            mbps: max(&mut figures.iter().map(|f| f.mbps.mean))?,
+            iops: max(&mut figures.iter().map(|f| f.iops.mean))?,
+            p99_ms: max(&mut figures.iter().filter_map(|f| f.p99_ms.map(|s| s.mean))),
+            noise_pct: max(&mut figures.iter().filter_map(|f| f.mbps.spread_pct)),
+        })
+    }
+}
+
+/// A record's figures in one row (see `RunRecord::row`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowFigures {
+    pub phases: usize,
+    pub mbps: f64,
+    pub iops: f64,
+    pub p99_ms: Option<f64>,
+    pub noise_pct: Option<f64>,
 }
 
 /// How a difference between two records compares with their noise.
