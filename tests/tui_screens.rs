@@ -593,3 +593,41 @@ fn results_summarise_every_phase_of_a_cdm_and_a_sweep() {
     );
     snap("results_sweep", &app);
 }
+
+#[test]
+fn full_report_of_a_repeated_run_shows_every_repeat_and_the_mean() {
+    let mut app = app_with("host-loop-zram", true);
+    app.values.repeats = 3;
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    keys(&mut app, "r");
+    for mbps in [480.0, 500.0, 520.0] {
+        app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            "loop0",
+            "none",
+            mbps,
+            0.060,
+        )))));
+    }
+    keys(&mut app, "4");
+    let table = screen(&app, 80, 25);
+    assert!(table.contains("500.0"), "{table}");
+    key(&mut app, KeyCode::Enter);
+    let s = screen(&app, 80, 25);
+    // The figure the table uses, and what it is made of.
+    assert!(s.contains("mean of 3 repeats"), "{s}");
+    assert!(s.contains("500.0 MB/s"), "{s}");
+    assert!(s.contains("480.0, 500.0, 520.0"), "{s}");
+    assert!(s.contains("rand-read: 500.0 MB/s"), "{s}");
+    snap("report_repeats", &app);
+    // Every repeat's own report follows.
+    let mut text = s;
+    for _ in 0..6 {
+        key(&mut app, KeyCode::PageDown);
+        text.push_str(&screen(&app, 80, 25));
+    }
+    for i in 1..=3 {
+        assert!(text.contains(&format!("repeat {i} of 3")), "{text}");
+    }
+}

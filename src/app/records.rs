@@ -136,6 +136,58 @@ impl RunRecord {
     }
 }
 
+impl RunRecord {
+    /// The full report: the figures the Results table uses (per phase, the mean over the
+    /// repeats and each repeat's value), then every repeat's own report.
+    pub fn report_text(&self) -> String {
+        use std::fmt::Write as _;
+        let n = self.runs.len();
+        if n <= 1 {
+            return self
+                .runs
+                .first()
+                .map(crate::report::run::render_text)
+                .unwrap_or_default();
+        }
+        let mut out = format!("mean of {n} repeats, as Results and Compare show it:\n");
+        for f in self.figures() {
+            let each: Vec<String> = self
+                .runs
+                .iter()
+                .filter_map(|r| r.outcome.phases.iter().find(|p| p.label == f.label))
+                .filter(|p| p.ok())
+                .map(|p| format!("{:.1}", p.bytes_per_sec() / 1e6))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {}: {:.1} MB/s = mean of {}{}",
+                f.label,
+                f.mbps.mean,
+                each.join(", "),
+                f.mbps
+                    .spread_pct
+                    .map_or(String::new(), |s| format!(" (spread {s:.1} %)")),
+            );
+            let _ = writeln!(
+                out,
+                "    {:.0} IOPS{}",
+                f.iops.mean,
+                f.p99_ms
+                    .map_or(String::new(), |p| format!(", p99 {:.3} ms", p.mean))
+            );
+        }
+        for (i, r) in self.runs.iter().enumerate() {
+            let _ = write!(
+                out,
+                "\n--- repeat {} of {n} ---\n{}",
+                i + 1,
+                crate::report::run::render_text(r)
+            );
+        }
+        out
+    }
+}
+
 /// A record's figures in one row (see `RunRecord::row`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RowFigures {

@@ -281,8 +281,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let text = app
                 .records
                 .get(*record)
-                .and_then(|r| r.runs.last())
-                .map(crate::report::run::render_text)
+                .map(crate::app::RunRecord::report_text)
                 .unwrap_or_default();
             let rect = centered(
                 area,
@@ -291,12 +290,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             );
             frame.render_widget(Clear, rect);
             frame.render_widget(
-                Paragraph::new(text).scroll((*scroll, 0)).block(
-                    Block::default().borders(Borders::ALL).title(format!(
+                Paragraph::new(text)
+                    .wrap(Wrap { trim: false })
+                    .scroll((*scroll, 0))
+                    .block(Block::default().borders(Borders::ALL).title(format!(
                         " Report of run #{} (Up/Down scroll, Esc closes) ",
                         record + 1
-                    )),
-                ),
+                    ))),
                 rect,
             );
         }
