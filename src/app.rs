@@ -7,6 +7,7 @@ pub mod picker;
 pub mod records;
 
 use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -106,6 +107,13 @@ pub enum Overlay {
     Message {
         title: String,
         lines: Vec<String>,
+    },
+    /// `R` after a switch on a device the last test did not run on: run it there?
+    Retest {
+        /// The device whose setting changed.
+        device: String,
+        /// The record whose test would run there.
+        record: usize,
     },
     /// A finished run's text report, scrolled.
     Report {
@@ -292,6 +300,9 @@ pub struct App {
     /// The run screen's right chart shows the drive temperature instead of IOPS.
     pub show_temperature: bool,
     pub quitting: bool,
+    /// The device whose scheduler or drive cache was switched last, until a run starts: `R`
+    /// retests there.
+    pub last_switch: Option<String>,
 }
 
 impl App {
@@ -321,6 +332,7 @@ impl App {
             console,
             show_temperature: false,
             quitting: false,
+            last_switch: None,
         }
     }
 
@@ -549,11 +561,12 @@ impl App {
                     .find(|c| c.device == device && !c.keep)
                     .map(|c| format!(" (back to {} on exit)", word(Some(c.original))))
                     .unwrap_or_default();
+                self.last_switch = Some(device.clone());
                 let kernel = change.kernel_after.map_or("?", |k| k.as_str());
                 if change.took_effect() {
                     self.info(format!(
                         "{device}: the drive reports its write cache {}{back}; kernel flush \
-                         policy {kernel}; R reruns",
+                         policy {kernel}; R retests",
                         word(after)
                     ));
                 } else {
@@ -607,6 +620,7 @@ impl App {
                 }
                 self.scheduler_changes
                     .retain(|c| c.keep || c.original != c.current);
+                self.last_switch = Some(device.clone());
                 let restore = self
                     .scheduler_changes
                     .iter()
@@ -614,7 +628,7 @@ impl App {
                     .map(|c| format!(" (back to {} on exit)", c.original))
                     .unwrap_or_default();
                 self.info(format!(
-                    "{device}: scheduler is now {active}{restore}; R reruns the last test"
+                    "{device}: scheduler is now {active}{restore}; R retests"
                 ));
                 vec![Cmd::RefreshInventory]
             }
@@ -1005,9 +1019,10 @@ impl App {
         Vec::new()
     }
 
-    /// Reruns a record's request (the latest when `None`).
+    /// Reruns a record's request. `None` is the retest: the latest test, on the device whose
+    /// setting was switched last (its latest test there, or asking when it has none).
     fn rerun(&mut self, record: Option<usize>) -> Vec<Cmd> {
-        let Some(i) = record.or_else(|| self.records.len().checked_sub(1)) else {
+        let Some(latest) = self.records.len().checked_sub(1) else {
             self.error("nothing to rerun yet: pick a test on the Test screen (2)");
             return Vec::new();
         };
@@ -1015,6 +1030,22 @@ impl App {
             self.error("a test is running (x stops it)");
             return Vec::new();
         }
+        let i = match (record, self.last_switch.clone()) {
+            (Some(i), _) => i,
+            (None, Some(dev)) if self.records[latest].device != dev => {
+                match self.records.iter().rposition(|r| r.device == dev) {
+                    Some(i) => i,
+                    None => {
+                        self.overlay = Some(Overlay::Retest {
+                            device: dev,
+                            record: latest,
+                        });
+                        return Vec::new();
+                    }
+                }
+            }
+            (None, _) => latest,
+        };
         let mut request = self.records[i].request.clone();
         let repeats = self.records[i].repeats_wanted;
         // A write test needs a fresh confirmation every time.
@@ -1075,6 +1106,7 @@ impl App {
             });
             return Vec::new();
         }
+        self.last_switch = None;
         let record = self.records.len();
         let drive_cache = self
             .drives
@@ -1120,6 +1152,32 @@ impl App {
     fn overlay_key(&mut self, overlay: Overlay, k: KeyEvent) -> Vec<Cmd> {
         match overlay {
             Overlay::Help | Overlay::Error(_) | Overlay::Message { .. } => Vec::new(),
+            Overlay::Retest { device, record } => match k.code {
+                KeyCode::Char('y') | KeyCode::Enter => {
+                    let Some(rec) = self.records.get(record) else {
+                        return Vec::new();
+                    };
+                    let mut request = rec.request.clone();
+                    let repeats = rec.repeats_wanted;
+                    request.target = self
+                        .inventory
+                        .as_ref()
+                        .and_then(|i| i.find(&device))
+                        .map_or_else(|| Path::new("/dev").join(&device), |d| d.path.clone());
+                    request.confirmation = None;
+                    self.launch(request, repeats)
+                }
+                KeyCode::Char('n') => {
+                    // Rerun where it ran: the switch is not what this retest is about.
+                    self.last_switch = None;
+                    self.rerun(Some(record))
+                }
+                KeyCode::Esc | KeyCode::Char('q') => Vec::new(),
+                _ => {
+                    self.overlay = Some(Overlay::Retest { device, record });
+                    Vec::new()
+                }
+            },
             Overlay::Orphans { lines } => match k.code {
                 KeyCode::Char('y') => vec![Cmd::RestoreOrphans],
                 KeyCode::Char('n') | KeyCode::Esc => {

@@ -631,3 +631,83 @@ fn full_report_of_a_repeated_run_shows_every_repeat_and_the_mean() {
         assert!(text.contains(&format!("repeat {i} of 3")), "{text}");
     }
 }
+
+#[test]
+fn retest_runs_on_the_device_whose_setting_changed() {
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060); // on loop0
+    // Switch loop1's scheduler from the device list.
+    keys(&mut app, "1");
+    keys(&mut app, "j");
+    assert_eq!(app.selected_device().unwrap().name, "loop1");
+    keys(&mut app, "s");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    app.update(Msg::SchedulerSet {
+        device: "loop1".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    // R does not silently rerun on loop0: loop1 never ran this test, so it asks.
+    let cmds = keys(&mut app, "R");
+    assert!(cmds.is_empty(), "{cmds:?}");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("loop1"), "{s}");
+    snap("retest_where", &app);
+    let cmds = keys(&mut app, "y");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.target.to_str(), Some("/dev/loop1"));
+    assert_eq!(req.test, TestName::RandRead);
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::RandRead,
+        "loop1",
+        "mq-deadline",
+        400.0,
+        0.08,
+    )))));
+
+    // Switching loop0 now: R reruns loop0's last test without asking.
+    keys(&mut app, "1");
+    keys(&mut app, "k");
+    keys(&mut app, "s");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    let cmds = keys(&mut app, "R");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.target.to_str(), Some("/dev/loop0"));
+}
+
+#[test]
+fn compare_says_what_changed_between_the_runs() {
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    // The second run also went through the page cache on the synchronous engine.
+    let mut b = report(TestName::RandRead, "loop0", "mq-deadline", 448.0, 0.075);
+    b.plan.direct = false;
+    b.outcome.engine = disktriage::bench::spec::EngineKind::Sync;
+    finish_with(&mut app, TestName::RandRead, true, &b);
+    app.records[1].drive_cache = Some("off".into());
+    app.records[0].drive_cache = Some("on".into());
+    keys(&mut app, "c");
+    let s = screen(&app, 80, 25);
+    for what in [
+        "scheduler none -> mq-deadline",
+        "drive cache on -> off",
+        "engine io_uring -> sync",
+        "O_DIRECT -> BUFFERED",
+    ] {
+        assert!(s.contains(what), "{what} missing:\n{s}");
+    }
+    snap("compare_changes", &app);
+}

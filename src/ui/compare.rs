@@ -26,24 +26,62 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     };
     let (ra, rb) = (&app.records[a], &app.records[b]);
-    let [head, body] = Layout::vertical([Constraint::Length(4), Constraint::Min(0)]).areas(area);
     let who = |tag: &str, r: &RunRecord| {
         Line::from(vec![
             Span::styled(format!(" {tag} #{} ", r.id + 1), theme::title()),
             Span::raw(format!(
-                "{} {} sched {} cache {}/{} x{}: {}",
+                "{} {}, sched {}, cache {}/{}, {} x{}",
                 r.device,
                 r.test.id(),
                 r.scheduler.clone().unwrap_or_else(|| "-".into()),
                 r.drive_cache.clone().unwrap_or_else(|| "-".into()),
                 cache_short(r.kernel_cache),
+                io_path(r).unwrap_or("?"),
                 r.runs.len(),
-                r.params
             )),
         ])
     };
+    let inner = (area.width as usize).saturating_sub(3).max(1);
+    let changed = changes(ra, rb);
+    let what_lines = if changed.is_empty() {
+        super::dialogs::wrap_text(
+            "nothing changed (scheduler, drive cache, engine, I/O path, parameters): the \
+             difference is run-to-run noise",
+            inner,
+        )
+    } else {
+        // Each change stays on one line.
+        let mut lines: Vec<String> = vec!["changed:".into()];
+        for (i, c) in changed.iter().enumerate() {
+            let piece = if i + 1 < changed.len() {
+                format!("{c};")
+            } else {
+                c.clone()
+            };
+            let last = lines.last_mut().map(|l| (l.chars().count(), l));
+            match last {
+                Some((n, l)) if n + 1 + piece.chars().count() <= inner => {
+                    l.push(' ');
+                    l.push_str(&piece);
+                }
+                _ => lines.push(format!("  {piece}")),
+            }
+        }
+        lines
+    };
+    let mut head_lines = vec![who("A", ra), who("B", rb)];
+    head_lines.extend(
+        what_lines
+            .into_iter()
+            .map(|l| Line::from(Span::styled(format!(" {l}"), theme::accent()))),
+    );
+    let [head, body] = Layout::vertical([
+        Constraint::Length(head_lines.len() as u16 + 2),
+        Constraint::Min(0),
+    ])
+    .areas(area);
     frame.render_widget(
-        Paragraph::new(vec![who("A", ra), who("B", rb)]).block(
+        Paragraph::new(head_lines).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(" Compare A -> B "),
@@ -131,4 +169,57 @@ fn delta_row(name: &str, d: &Delta, higher_better: bool) -> Row<'static> {
         Cell::from(d.noise_pct.map_or("-".into(), |n| format!("{n:.1}%"))),
         Cell::from(verdict).style(style),
     ])
+}
+
+/// "O_DIRECT" or "BUFFERED": the I/O path the record's runs took.
+fn io_path(r: &RunRecord) -> Option<&'static str> {
+    r.runs.first().map(|run| {
+        if run.plan.direct {
+            "O_DIRECT"
+        } else {
+            "BUFFERED"
+        }
+    })
+}
+
+/// What differs between two records' runs, "what A -> B" each: the device, test and
+/// parameters, scheduler, drive cache, kernel flush policy, engine and I/O path.
+pub(crate) fn changes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, x: Option<String>, y: Option<String>| {
+        if x != y {
+            let show = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+            out.push(format!("{what}{} -> {}", show(x), show(y)));
+        }
+    };
+    differ("device ", Some(a.device.clone()), Some(b.device.clone()));
+    differ(
+        "test ",
+        Some(a.test.id().to_string()),
+        Some(b.test.id().to_string()),
+    );
+    differ(
+        "parameters ",
+        Some(a.params.clone()),
+        Some(b.params.clone()),
+    );
+    differ("scheduler ", a.scheduler.clone(), b.scheduler.clone());
+    differ("drive cache ", a.drive_cache.clone(), b.drive_cache.clone());
+    differ(
+        "kernel flush policy ",
+        a.kernel_cache.map(|c| c.as_str().to_string()),
+        b.kernel_cache.map(|c| c.as_str().to_string()),
+    );
+    let engine = |r: &RunRecord| {
+        r.runs
+            .first()
+            .map(|x| x.outcome.engine.as_str().to_string())
+    };
+    differ("engine ", engine(a), engine(b));
+    differ(
+        "",
+        io_path(a).map(str::to_string),
+        io_path(b).map(str::to_string),
+    );
+    out
 }

@@ -46,7 +46,7 @@ pub const HELP: &[(&str, &str)] = &[
         "s",
         "switch the I/O scheduler of the device (K in the menu keeps it)",
     ),
-    ("R", "rerun the last test (after a switch: the retest)"),
+    ("R", "retest: the last test, on the device switched last"),
     (
         "Devices",
         "Up/Down select, Enter test it, r refresh, a show unused too",
@@ -267,6 +267,27 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             l.push(Line::from(Span::styled("any key closes", theme::dim())));
             dialog(frame, area, title, l, 74);
         }
+        Overlay::Retest { device, record } => {
+            let Some(rec) = app.records.get(*record) else {
+                return;
+            };
+            let test = rec.test.id();
+            let lines = vec![
+                Line::from(format!(
+                    "You switched {device}; the last test ({test}) ran on {}.",
+                    rec.device
+                )),
+                Line::from(format!("{device} has not run it in this session.")),
+                Line::from(Span::styled(
+                    format!(
+                        "y: run {test} on {device}   n: rerun on {}   Esc: cancel",
+                        rec.device
+                    ),
+                    theme::warn(),
+                )),
+            ];
+            dialog(frame, area, "Retest where?", lines, 70);
+        }
         Overlay::QuitConfirm => {
             let lines = vec![
                 Line::from("A test is running. Stop it and quit?"),
@@ -304,7 +325,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 /// Splits text into lines of at most `width` characters at spaces.
-fn wrap_text(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_text(text: &str, width: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {

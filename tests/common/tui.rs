@@ -269,6 +269,11 @@ pub fn finish_with(app: &mut App, test: TestName, rerun: bool, report: &RunRepor
     assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
     let repeats = app.records.last().map_or(1, |r| r.repeats_wanted);
     for _ in 0..repeats {
+        app.update(Msg::RunStarted {
+            target: Box::new(report.target.clone()),
+            plan: Box::new(report.plan.clone()),
+            notes: vec![],
+        });
         app.update(Msg::RunFinished(Box::new(Ok(report.clone()))));
     }
 }
