@@ -538,6 +538,12 @@ impl App {
                 let before = change.before.enabled;
                 if let (Some(was), Some(now)) = (before, after) {
                     match self.cache_switches.iter_mut().find(|c| c.device == device) {
+                        // A kept choice is the new original: the journal puts it back.
+                        Some(c) if c.keep => {
+                            c.original = was;
+                            c.current = now;
+                            c.keep = false;
+                        }
                         Some(c) => c.current = now,
                         None if was != now => self.cache_switches.push(CacheSwitch {
                             device: device.clone(),
@@ -604,6 +610,12 @@ impl App {
                     .iter_mut()
                     .find(|c| c.device == device)
                 {
+                    // A kept choice is the new original: the journal puts it back on exit.
+                    Some(c) if c.keep => {
+                        c.original = before.unwrap_or_else(|| c.current.clone());
+                        c.current = active.clone();
+                        c.keep = false;
+                    }
                     Some(c) => c.current = active.clone(),
                     None => {
                         if let Some(original) = before

@@ -711,3 +711,78 @@ fn compare_says_what_changed_between_the_runs() {
     }
     snap("compare_changes", &app);
 }
+
+#[test]
+fn a_switch_after_keep_is_put_back_to_the_kept_choice_and_says_so() {
+    let mut app = app_with("host-loop-zram", true);
+    let set = |app: &mut App, name: &str| {
+        app.update(Msg::SchedulerSet {
+            device: "loop0".into(),
+            result: Ok(name.into()),
+        })
+    };
+    set(&mut app, "mq-deadline");
+    keys(&mut app, "s");
+    assert_eq!(
+        keys(&mut app, "K"),
+        [Cmd::KeepScheduler {
+            device: "loop0".into()
+        }]
+    );
+    assert!(app.scheduler_changes[0].keep);
+    // The inventory now shows the kept scheduler; the admin switches again.
+    let mut inv = app.inventory.clone().unwrap();
+    for d in &mut inv.devices {
+        if d.name == "loop0" {
+            d.scheduler.as_mut().unwrap().active = Some("mq-deadline".into());
+        }
+    }
+    app.update(Msg::Inventory(Ok(inv)));
+    set(&mut app, "kyber");
+    let status = app.status.clone().unwrap().0;
+    assert!(
+        status.contains("back to mq-deadline on exit"),
+        "the journal puts back the kept choice, and the screen says so: {status}"
+    );
+    let c = &app.scheduler_changes[0];
+    assert_eq!(
+        (c.original.as_str(), c.current.as_str(), c.keep),
+        ("mq-deadline", "kyber", false)
+    );
+
+    // The same for the drive's write cache.
+    use disktriage::model::DriveCache;
+    let cache = |enabled: bool| DriveCache {
+        enabled: Some(enabled),
+        changeable: true,
+        fixed_reason: None,
+        source: "test".into(),
+    };
+    let change = |before: bool, after: bool| disktriage::changes::CacheChange {
+        device: "sda".into(),
+        transport: disktriage::model::Transport::Sata,
+        requested: after,
+        before: cache(before),
+        after: cache(after),
+        kernel_after: None,
+        journal: disktriage::changes::JournalNote::Kept { dropped: vec![] },
+        notes: vec![],
+    };
+    app.update(Msg::DriveCacheSet {
+        device: "sda".into(),
+        result: Ok(Box::new(change(true, false))),
+    });
+    app.overlay = Some(Overlay::DriveCache {
+        device: "sda".into(),
+    });
+    keys(&mut app, "K");
+    assert!(app.cache_switches[0].keep);
+    app.update(Msg::DriveCacheSet {
+        device: "sda".into(),
+        result: Ok(Box::new(change(false, true))),
+    });
+    let status = app.status.clone().unwrap().0;
+    assert!(status.contains("back to off on exit"), "{status}");
+    let c = &app.cache_switches[0];
+    assert_eq!((c.original, c.current, c.keep), (false, true, false));
+}
