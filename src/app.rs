@@ -303,6 +303,8 @@ pub struct App {
     /// The device whose scheduler or drive cache was switched last, until a run starts: `R`
     /// retests there.
     pub last_switch: Option<String>,
+    /// First row of the Compare table shown (it scrolls when longer than the screen).
+    pub compare_scroll: u16,
 }
 
 impl App {
@@ -333,6 +335,7 @@ impl App {
             show_temperature: false,
             quitting: false,
             last_switch: None,
+            compare_scroll: 0,
         }
     }
 
@@ -945,7 +948,13 @@ impl App {
     }
 
     fn compare_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let s = self.compare_scroll;
         match k.code {
+            KeyCode::Up | KeyCode::Char('k') => self.compare_scroll = s.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.compare_scroll = s.saturating_add(1),
+            KeyCode::PageUp => self.compare_scroll = s.saturating_sub(10),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.compare_scroll = s.saturating_add(10),
+            KeyCode::Home => self.compare_scroll = 0,
             KeyCode::Esc => self.screen = Screen::Results,
             KeyCode::Char('r') => return self.rerun(None),
             _ => {}
@@ -959,7 +968,8 @@ impl App {
             .filter(|&i| !self.records[i].runs.is_empty())
             .collect();
         match self.marks.as_slice() {
-            [a, b] => Some((*a.min(b), *a.max(b))),
+            // A is the first marked, as Results shows it.
+            [a, b] => Some((*a, *b)),
             _ if done.len() >= 2 => Some((done[done.len() - 2], done[done.len() - 1])),
             _ => None,
         }
@@ -967,6 +977,7 @@ impl App {
 
     fn compare_latest(&mut self) -> Vec<Cmd> {
         if self.comparison().is_some() {
+            self.compare_scroll = 0;
             self.screen = Screen::Compare;
         } else {
             self.error("comparing needs two finished runs: run a test, switch, rerun (R)");

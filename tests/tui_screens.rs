@@ -575,7 +575,8 @@ fn results_summarise_every_phase_of_a_cdm_and_a_sweep() {
         assert!(s.contains(row), "{row} missing:\n{s}");
     }
     // The row summarises all phases, and says so.
-    assert!(s.contains("8 phases"), "{s}");
+    assert!(s.contains("cdm on /dev/loop0: 8 phases"), "{s}");
+    assert!(s.contains("the row shows the peak MB/s"), "{s}");
     snap("results_cdm", &app);
 
     let mut app = app_with("host-loop-zram", true);
@@ -785,4 +786,50 @@ fn a_switch_after_keep_is_put_back_to_the_kept_choice_and_says_so() {
     assert!(status.contains("back to off on exit"), "{status}");
     let c = &app.cache_switches[0];
     assert_eq!((c.original, c.current, c.keep), (false, true, false));
+}
+
+#[test]
+fn compare_scrolls_keeps_the_marks_and_says_when_nothing_matches() {
+    let mut app = app_with("host-loop-zram", true);
+    let a = report_phases(TestName::Cdm, "loop0", "none", |i| (CDM_MBPS[i], 0.5));
+    let b = report_phases(TestName::Cdm, "loop0", "mq-deadline", |i| {
+        (CDM_MBPS[i] * 0.9, 0.6)
+    });
+    finish_with(&mut app, TestName::Cdm, false, &a);
+    finish_with(&mut app, TestName::Cdm, true, &b);
+    keys(&mut app, "c");
+    let first = screen(&app, 80, 25);
+    assert!(first.contains("SEQ1M Q8T1 read"), "{first}");
+    assert!(!first.contains("RND4K Q1T1 write"), "{first}");
+    snap("compare_cdm_top", &app);
+    // Every phase can be reached.
+    let mut seen = first.clone();
+    for _ in 0..8 {
+        key(&mut app, KeyCode::PageDown);
+        seen.push_str(&screen(&app, 80, 25));
+    }
+    for label in ["SEQ1M Q1T1 write", "RND4K Q32T1 read", "RND4K Q1T1 write"] {
+        assert!(seen.contains(label), "{label} never shown:\n{seen}");
+    }
+    snap("compare_cdm_bottom", &app);
+
+    // A and B are what Results marked, in marking order.
+    let c = report(TestName::RandRead, "loop0", "none", 500.0, 0.05);
+    keys(&mut app, "1");
+    finish_with(&mut app, TestName::RandRead, false, &c);
+    keys(&mut app, "4");
+    app.record_row = 2;
+    keys(&mut app, " ");
+    app.record_row = 0;
+    keys(&mut app, " ");
+    let results = screen(&app, 80, 25);
+    assert!(results.contains("A 3   loop0"), "{results}");
+    assert!(results.contains("B 1   loop0"), "{results}");
+    keys(&mut app, "c");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains(" A #3 loop0 rand-read"), "{s}");
+    assert!(s.contains(" B #1 loop0 cdm"), "{s}");
+    // A rand-read and a CDM run share no phase: the screen says so, whole.
+    assert!(s.contains("the two runs have no phase in common"), "{s}");
+    snap("compare_nothing_in_common", &app);
 }

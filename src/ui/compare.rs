@@ -6,8 +6,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
-use super::results::cache_short;
+use super::results::{cache_short, ms};
 use super::theme;
+use super::{count, rate};
 use crate::app::records::{Delta, Verdict, delta};
 use crate::app::{App, RunRecord, Stat};
 
@@ -101,29 +102,64 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(pa.label.clone()).style(theme::title()),
             ]));
         }
-        let mut metric = |name: &str, sa: Option<Stat>, sb: Option<Stat>, higher_better: bool| {
+        // The same number formats as Results and the Run screen.
+        let mut metric = |name: &str,
+                          sa: Option<Stat>,
+                          sb: Option<Stat>,
+                          higher_better: bool,
+                          fmt: fn(f64) -> String| {
             if let (Some(x), Some(y)) = (sa, sb) {
-                rows.push(delta_row(name, &delta(x, y), higher_better));
+                rows.push(delta_row(name, &delta(x, y), higher_better, fmt));
             }
         };
-        metric("MB/s", Some(pa.mbps), Some(pb.mbps), true);
-        metric("IOPS", Some(pa.iops), Some(pb.iops), true);
-        metric("lat mean ms", pa.mean_ms, pb.mean_ms, false);
-        metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false);
-        metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false);
-        metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false);
+        metric("MB/s", Some(pa.mbps), Some(pb.mbps), true, rate);
+        metric("IOPS", Some(pa.iops), Some(pb.iops), true, count);
+        metric("lat mean ms", pa.mean_ms, pb.mean_ms, false, ms);
+        metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false, ms);
+        metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false, ms);
+        metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false, ms);
     }
+    let block = |title: String| Block::default().borders(Borders::ALL).title(title);
+    let noise = " noise = spread of each run's repeats (repeats >= 2 on the Test screen) ";
     if rows.is_empty() {
-        rows.push(Row::new(vec![Cell::from(
-            "the two runs have no phase in common",
-        )]));
+        frame.render_widget(
+            Paragraph::new(
+                "the two runs have no phase in common: compare runs of the same test (mark \
+                 two with Space on Results)",
+            )
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .block(block(noise.to_string())),
+            body,
+        );
+        return;
     }
+    // Scrolls when longer than the screen: the header and border take three lines.
+    let visible = (body.height as usize).saturating_sub(3).max(1);
+    let total = rows.len();
+    let offset = (app.compare_scroll as usize).min(total.saturating_sub(visible));
+    let title = if total > visible {
+        format!(
+            " rows {}-{} of {total}, Up/Down/PgDn scroll; noise = spread of the repeats ",
+            offset + 1,
+            (offset + visible).min(total)
+        )
+    } else {
+        noise.to_string()
+    };
+    let rows: Vec<Row> = rows.into_iter().skip(offset).collect();
+    // Phase labels ("SEQ128K Q32T1 write", "large sequential QD32") are never cut.
+    let label_w = fa
+        .iter()
+        .map(|f| f.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(13, 22) as u16;
     let table = Table::new(
         rows,
         [
-            Constraint::Length(13),
-            Constraint::Length(11),
-            Constraint::Length(11),
+            Constraint::Length(label_w),
+            Constraint::Length(10),
+            Constraint::Length(10),
             Constraint::Length(9),
             Constraint::Length(8),
             Constraint::Min(14),
@@ -131,25 +167,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     )
     .header(Row::new(["", "A", "B", "B vs A", "noise", "verdict"]).style(theme::header()))
     .column_spacing(1)
-    .block(
-        Block::default()
-            .borders(Borders::ALL)
-            .title(" noise = spread of each run's repeats (repeats >= 2 on the Test screen) "),
-    );
+    .block(block(title));
     frame.render_widget(table, body);
 }
 
-fn fmt(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-fn delta_row(name: &str, d: &Delta, higher_better: bool) -> Row<'static> {
+fn delta_row(name: &str, d: &Delta, higher_better: bool, fmt: fn(f64) -> String) -> Row<'static> {
     let better = if higher_better {
         d.pct > 0.0
     } else {

@@ -148,10 +148,7 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
     let figures = r.figures();
     if figures.len() > 1 {
         lines.push(Line::from(Span::styled(
-            format!(
-                "{} phases: the row shows the peak MB/s and IOPS and the worst p99",
-                figures.len()
-            ),
+            "the row shows the peak MB/s and IOPS and the worst p99 of the phases",
             theme::dim(),
         )));
         let grid = match figures[0].tag {
