@@ -122,3 +122,14 @@ pub(crate) fn count(v: f64) -> String {
         format!("{v:.0}")
     }
 }
+
+/// Milliseconds: three decimals below 100, fewer above, so a 6-wide column never cuts one.
+pub(crate) fn ms(v: f64) -> String {
+    if v >= 999.95 {
+        format!("{v:.0}")
+    } else if v >= 99.9995 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}

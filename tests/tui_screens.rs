@@ -833,3 +833,74 @@ fn compare_scrolls_keeps_the_marks_and_says_when_nothing_matches() {
     assert!(s.contains("the two runs have no phase in common"), "{s}");
     snap("compare_nothing_in_common", &app);
 }
+
+#[test]
+fn numbers_are_never_cut_at_80_columns() {
+    use disktriage::bench::runner::RunEvent;
+    use disktriage::bench::stats::LatencyPoint;
+    let mut app = app_with("host-loop-zram", true);
+    app.values.repeats = 3;
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::Cdm);
+    keys(&mut app, "r");
+    let plan = plan(TestName::Cdm);
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop0", "mq-deadline")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 7,
+        count: 8,
+        label: "RND4K Q1T1 write".into(),
+        job: Box::new(plan.phases[7].job.clone()),
+    })));
+    app.update(Msg::Run(Box::new(RunEvent::Measuring { index: 7 })));
+    // A fast device: 8.5 GB/s at 16,7xx I/Os per 0.25 s; slow tails in milliseconds.
+    for i in 0..8 {
+        let mut p = span(i as f64 * 0.25, (i + 1) as f64 * 0.25, 2127);
+        p.read.ops = 4186;
+        p.read.latency = Some(LatencyPoint {
+            p50_ns: 12_345_000,
+            p99_ns: 123_456_000,
+            p999_ns: 1_234_567_000,
+            max_ns: 2_345_678_000,
+        });
+        app.update(Msg::Run(Box::new(RunEvent::Point { index: 7, point: p })));
+    }
+    app.update(Msg::Temperature {
+        device: "loop0".into(),
+        at: 1.0,
+        celsius: 52,
+    });
+    let s = screen(&app, 80, 25);
+    for whole in [
+        "mean 8508.0",
+        "IOPS now 16.7k mean 16.7k",
+        "p99 123.5",
+        "p99.9 1235",
+        "max 2346",
+        "52 C",
+        "ph 8/8",
+        "rep 1/3",
+    ] {
+        assert!(s.contains(whole), "{whole:?} cut or missing:\n{s}");
+    }
+    snap("running_big_numbers", &app);
+
+    // Results: ten repeats of ten.
+    for _ in 0..3 {
+        app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            "loop0",
+            "none",
+            500.0,
+            1234.5,
+        )))));
+    }
+    app.records[0].repeats_wanted = 10;
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    // p99 1234.5 ms in a 6-wide column: whole milliseconds, not "1234.5" cut to "1234.".
+    assert!(s.contains(" 1234   3/10 "), "{s}");
+}

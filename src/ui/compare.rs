@@ -6,9 +6,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
-use super::results::{cache_short, ms};
+use super::results::cache_short;
 use super::theme;
-use super::{count, rate};
+use super::{count, ms, rate};
 use crate::app::records::{Delta, Verdict, delta};
 use crate::app::{App, RunRecord, Stat};
 

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 
-use super::{count, rate, theme};
+use super::{count, ms, rate, theme};
 use crate::app::{App, PhaseFigures, RunRecord};
 use crate::bench::plan::Access;
 use crate::bench::spec::{PhaseTag, sweep_column};
@@ -92,11 +92,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Constraint::Length(7),
             Constraint::Min(9),
             Constraint::Length(11),
-            Constraint::Length(4),
+            Constraint::Length(3),
             Constraint::Length(8),
             Constraint::Length(7),
             Constraint::Length(6),
-            Constraint::Length(4),
+            Constraint::Length(5),
             Constraint::Length(6),
         ],
     )
@@ -114,17 +114,6 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL)),
         detail,
     );
-}
-
-/// Milliseconds with three decimals below 100, fewer above: never cut in a 6-wide column.
-pub(crate) fn ms(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{v:.0}")
-    } else if v >= 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
 }
 
 /// The selected record: what ran where, its error, and for several phases all of them (a

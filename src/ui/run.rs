@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, Paragraph};
 
-use super::{count, rate, theme};
+use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
 use crate::model::BytesPerSec;
 
@@ -127,27 +127,34 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
     } else {
         Span::styled("warming up", theme::warn())
     };
-    let repeat = if run.repeats > 1 {
-        format!("  repeat {}/{}", run.repeat, run.repeats)
-    } else {
-        String::new()
+    // Long labels on a narrow terminal: the words shorten, the numbers stay whole.
+    let title = format!(" #{} {} on {} ", run.record + 1, run.label, run.device);
+    let progress = |short: bool| {
+        let mut s = String::new();
+        if run.phases > 1 {
+            let word = if short { "ph" } else { "phase" };
+            s.push_str(&format!("  {word} {}/{}", run.phase + 1, run.phases));
+        }
+        if run.repeats > 1 {
+            let word = if short { "rep" } else { "repeat" };
+            s.push_str(&format!("  {word} {}/{}", run.repeat, run.repeats));
+        }
+        if let (Some((_, now)), Some(max)) = (run.temps.back(), run.temps.iter().map(|t| t.1).max())
+        {
+            let word = if short { "" } else { "temp " };
+            s.push_str(&format!("  {word}{now} C (max {max})"));
+        }
+        s
     };
-    let phase = if run.phases > 1 {
-        format!("  phase {}/{}", run.phase + 1, run.phases)
-    } else {
-        String::new()
-    };
-    let temp = match (run.temps.back(), run.temps.iter().map(|t| t.1).max()) {
-        (Some((_, now)), Some(max)) => format!("  temp {now} C (max {max})"),
-        _ => String::new(),
-    };
+    let used = title.chars().count() + state.content.chars().count();
+    let mut rest = progress(false);
+    if used + rest.chars().count() > area.width as usize {
+        rest = progress(true);
+    }
     let l1 = Line::from(vec![
-        Span::styled(
-            format!(" #{} {} on {} ", run.record + 1, run.label, run.device),
-            theme::title(),
-        ),
+        Span::styled(title, theme::title()),
         state,
-        Span::raw(format!("{phase}{repeat}{temp}")),
+        Span::raw(rest),
     ]);
     let how = run.job.as_ref().map(|j| j.describe()).unwrap_or_default();
     let direct = match &run.plan {
@@ -308,7 +315,7 @@ fn nice_ceiling(v: f64) -> f64 {
 fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     let s = &run.stats;
     let mb = |b: f64| BytesPerSec(b).mb_per_sec();
-    let ms = |ns: f64| format!("{:.3}", ns / 1e6);
+    let ms = |ns: f64| ms(ns / 1e6);
     let finished = run
         .finished
         .then(|| app.records.get(run.record))
@@ -340,7 +347,7 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                 Span::raw(format!("mean {}{over}", count(f.iops.mean))),
             ]);
             let lat = |name: &str, st: Option<crate::app::Stat>| {
-                st.map(|x| format!("{name} {:.3}", x.mean))
+                st.map(|x| format!("{name} {}", super::ms(x.mean)))
             };
             let parts: Vec<String> = [
                 lat("mean", f.mean_ms),
