@@ -16,7 +16,7 @@ use crate::bench::catalog::{CATALOG, TestName};
 use crate::bench::runner::RunEvent;
 use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
-use crate::bench::spec::{Job, Plan};
+use crate::bench::spec::{self, Job, Plan, TargetFacts};
 use crate::bench::stats::IntervalPoint;
 use crate::bench::target::TargetInfo;
 use crate::event::{Cmd, ExportFormat, Msg};
@@ -857,12 +857,12 @@ impl App {
             }
             (PickerFocus::Params, KeyCode::Left | KeyCode::Char('h')) => {
                 if let Some(&f) = fields.get(self.picker_field) {
-                    self.values.step(f, -1);
+                    self.step_valid(f, -1);
                 }
             }
             (PickerFocus::Params, KeyCode::Right | KeyCode::Char('l')) => {
                 if let Some(&f) = fields.get(self.picker_field) {
-                    self.values.step(f, 1);
+                    self.step_valid(f, 1);
                 }
             }
             (PickerFocus::Params, KeyCode::Char('d')) => {
@@ -886,6 +886,40 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Would the test form's values make a valid plan on the selected device? If not, why
+    /// (the reason the run would be refused with).
+    fn check_values(&self) -> Result<(), String> {
+        let Some(d) = self.selected_device() else {
+            return Ok(());
+        };
+        let Some(size) = d.size_bytes.map(|b| b.0).filter(|&b| b > 0) else {
+            return Ok(());
+        };
+        let test = self.picker_test();
+        let facts = TargetFacts {
+            size,
+            logical_block_size: d.logical_block_size.unwrap_or(512),
+            max_request: None,
+            is_file: false,
+        };
+        spec::build_plan(test, &self.values.params(test), &facts, true)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Steps a field to its next choice the selected device can take (a region larger than
+    /// the device is skipped, say).
+    fn step_valid(&mut self, field: Field, dir: i32) {
+        let start = self.values.clone();
+        for _ in 0..32 {
+            self.values.step(field, dir);
+            if self.values == start || self.check_values().is_ok() {
+                return;
+            }
+        }
+        self.values = start;
     }
 
     fn run_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
@@ -1376,15 +1410,19 @@ impl App {
             } => match k.code {
                 KeyCode::Esc => Vec::new(),
                 KeyCode::Enter => {
-                    match self.values.set_typed(field, &text) {
-                        Ok(()) => {}
-                        Err(e) => {
-                            self.overlay = Some(Overlay::Edit {
-                                field,
-                                text,
-                                error: Some(e),
-                            });
-                        }
+                    // Checked now against the selected device, not when the run starts.
+                    let before = self.values.clone();
+                    let checked = self
+                        .values
+                        .set_typed(field, &text)
+                        .and_then(|()| self.check_values());
+                    if let Err(e) = checked {
+                        self.values = before;
+                        self.overlay = Some(Overlay::Edit {
+                            field,
+                            text,
+                            error: Some(e),
+                        });
                     }
                     Vec::new()
                 }

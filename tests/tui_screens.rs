@@ -904,3 +904,85 @@ fn numbers_are_never_cut_at_80_columns() {
     // p99 1234.5 ms in a 6-wide column: whole milliseconds, not "1234.5" cut to "1234.".
     assert!(s.contains(" 1234   3/10 "), "{s}");
 }
+
+#[test]
+fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
+    use disktriage::app::picker::{Field, fields_for};
+    let mut app = app_with("host-loop-zram", true); // loop0: 64 MiB
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    key(&mut app, KeyCode::Enter);
+    let fields = fields_for(TestName::RandRead);
+    let type_into = |app: &mut App, field: Field, text: &str| {
+        app.picker_field = fields.iter().position(|f| *f == field).unwrap();
+        key(app, KeyCode::Enter);
+        keys(app, text);
+        key(app, KeyCode::Enter);
+    };
+    type_into(&mut app, Field::Qd, "0");
+    let Some(Overlay::Edit { error: Some(e), .. }) = &app.overlay else {
+        panic!("QD 0 accepted: {:?}", app.overlay)
+    };
+    assert!(e.contains("queue depth"), "{e}");
+    assert_eq!(app.values.qd, None, "the bad value is not kept");
+    snap("typed_value_refused", &app);
+    key(&mut app, KeyCode::Esc);
+    type_into(&mut app, Field::Size, "1G");
+    let Some(Overlay::Edit { error: Some(e), .. }) = &app.overlay else {
+        panic!("a region past the end accepted: {:?}", app.overlay)
+    };
+    assert!(e.contains("past the end"), "{e}");
+    key(&mut app, KeyCode::Esc);
+    type_into(&mut app, Field::Size, "32M");
+    assert_eq!(app.overlay, None);
+    assert_eq!(app.values.size, Some(32 << 20));
+    // Stepping skips what the device cannot take: 64 MiB is the whole device, not more.
+    app.picker_field = fields.iter().position(|f| *f == Field::Size).unwrap();
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Right);
+        assert!(
+            app.values.size.is_none_or(|s| s <= 64 << 20),
+            "{:?}",
+            app.values.size
+        );
+    }
+
+    // The ETA counts the repeats still to come.
+    type_into(&mut app, Field::Time, "2s");
+    type_into(&mut app, Field::Warmup, "0");
+    type_into(&mut app, Field::Repeats, "3");
+    let cmds = keys(&mut app, "r");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    let plan = disktriage::bench::spec::build_plan(
+        TestName::RandRead,
+        &req.params,
+        &disktriage::bench::spec::TargetFacts {
+            size: 64 << 20,
+            logical_block_size: 512,
+            max_request: None,
+            is_file: false,
+        },
+        false,
+    )
+    .unwrap();
+    tick(&mut app, 10.0);
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop0", "none")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(
+        disktriage::bench::runner::RunEvent::PhaseStarted {
+            index: 0,
+            count: 1,
+            label: "rand-read".into(),
+            job: Box::new(plan.phases[0].job.clone()),
+        },
+    )));
+    tick(&mut app, 10.5);
+    let s = screen(&app, 80, 25);
+    // 1.5 s of this repeat, then two more of 2 s each.
+    assert!(s.contains("ETA 6 s"), "{s}");
+}

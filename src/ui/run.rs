@@ -182,7 +182,7 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                     "{:.1} / {:.1} s  ETA {:.0} s",
                     done,
                     total,
-                    (total - done).max(0.0) + remaining_phases(run)
+                    (total - done).max(0.0) + remaining_phases(run) + remaining_repeats(run)
                 ),
             )
         }
@@ -223,6 +223,21 @@ fn remaining_phases(run: &LiveRun) -> f64 {
             })
             .sum()
     })
+}
+
+/// Seconds of the repeats still to come, when the plan is time-bounded.
+fn remaining_repeats(run: &LiveRun) -> f64 {
+    let whole: f64 = run.plan.as_ref().map_or(0.0, |p| {
+        p.phases
+            .iter()
+            .map(|ph| {
+                ph.job
+                    .time
+                    .map_or(0.0, |t| (t + ph.job.warmup).as_secs_f64())
+            })
+            .sum()
+    });
+    f64::from(run.repeats.saturating_sub(run.repeat)) * whole
 }
 
 fn chart(
