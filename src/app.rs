@@ -95,6 +95,8 @@ pub enum Overlay {
         error: Option<String>,
     },
     QuitConfirm,
+    /// `q` with results not exported: quit and discard them?
+    QuitDiscard,
     /// The drive's own write cache: state, kernel view, switch.
     DriveCache {
         device: String,
@@ -305,6 +307,8 @@ pub struct App {
     pub last_switch: Option<String>,
     /// First row of the Compare table shown (it scrolls when longer than the screen).
     pub compare_scroll: u16,
+    /// The record an export was asked for, until the loop says how it went.
+    exporting: Option<usize>,
 }
 
 impl App {
@@ -336,6 +340,7 @@ impl App {
             quitting: false,
             last_switch: None,
             compare_scroll: 0,
+            exporting: None,
         }
     }
 
@@ -500,8 +505,14 @@ impl App {
             }
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Exported(result) => {
+                let record = self.exporting.take();
                 match result {
-                    Ok(path) => self.info(format!("exported to {}", path.display())),
+                    Ok(path) => {
+                        if let Some(rec) = record.and_then(|i| self.records.get_mut(i)) {
+                            rec.exported = true;
+                        }
+                        self.info(format!("exported to {}", path.display()));
+                    }
                     Err(e) => self.error(format!("export failed: {e}")),
                 }
                 Vec::new()
@@ -704,6 +715,7 @@ impl App {
                 let record = run.record;
                 if let Some(rec) = self.records.get_mut(record) {
                     rec.runs.push(report);
+                    rec.exported = false;
                     if let Some(e) = &error {
                         rec.error = Some(e.clone());
                     }
@@ -753,6 +765,10 @@ impl App {
             KeyCode::Char('q') => {
                 if self.running() {
                     self.overlay = Some(Overlay::QuitConfirm);
+                    return Vec::new();
+                }
+                if self.unsaved().next().is_some() {
+                    self.overlay = Some(Overlay::QuitDiscard);
                     return Vec::new();
                 }
                 self.quitting = true;
@@ -994,6 +1010,15 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Records with results that were not exported (lost on quitting).
+    pub fn unsaved(&self) -> impl Iterator<Item = usize> + '_ {
+        self.records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.runs.is_empty() && !r.exported)
+            .map(|(i, _)| i)
     }
 
     /// The two records the Compare screen shows: the marked ones, else the last two.
@@ -1284,6 +1309,22 @@ impl App {
                     Vec::new()
                 }
             },
+            Overlay::QuitDiscard => match k.code {
+                KeyCode::Char('y') | KeyCode::Char('q') => {
+                    self.quitting = true;
+                    vec![Cmd::Quit]
+                }
+                KeyCode::Char('e') => {
+                    let first = self.unsaved().next();
+                    if let Some(i) = first {
+                        self.screen = Screen::Results;
+                        self.record_row = i;
+                        self.overlay = Some(Overlay::Export { record: i });
+                    }
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            },
             Overlay::QuitConfirm => match k.code {
                 KeyCode::Char('y') | KeyCode::Char('q') => {
                     self.quitting = true;
@@ -1397,6 +1438,7 @@ impl App {
                 let Some(rec) = self.records.get(record) else {
                     return Vec::new();
                 };
+                self.exporting = Some(record);
                 vec![Cmd::Export {
                     reports: rec.runs.clone(),
                     format,

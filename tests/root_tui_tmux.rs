@@ -224,7 +224,14 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     assert!(s.contains(&format!("sched {other}")), "{s}");
     assert!(s.contains("B vs A"), "{s}");
 
-    // Quit: the terminal comes back and the scheduler is put back.
+    // Quit: two results were not exported, so q asks; a second q confirms. The terminal
+    // comes back and the scheduler is put back.
+    tmux.keys(&["q"]);
+    tmux.wait_for(
+        "quit and discard 2 results?",
+        Duration::from_secs(2),
+        "quit asks",
+    );
     tmux.keys(&["q"]);
     let s = tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
     assert!(

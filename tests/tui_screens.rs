@@ -986,3 +986,56 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
     // 1.5 s of this repeat, then two more of 2 s each.
     assert!(s.contains("ETA 6 s"), "{s}");
 }
+
+#[test]
+fn quit_asks_before_discarding_unexported_results() {
+    let ctrl_c = || {
+        Msg::Key(crossterm::event::KeyEvent::new(
+            KeyCode::Char('c'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ))
+    };
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    complete_run(&mut app, "none", 500.0, 0.060);
+    assert!(
+        keys(&mut app, "q").is_empty(),
+        "q does not drop two results"
+    );
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("quit and discard 2 results?"), "{s}");
+    assert!(s.contains("e exports"), "{s}");
+    snap("quit_discard", &app);
+    // Anything else stays.
+    assert!(keys(&mut app, "n").is_empty());
+    assert_eq!(app.overlay, None);
+    assert!(!app.quitting);
+    // e from the question goes to the export of an unsaved run.
+    keys(&mut app, "q");
+    keys(&mut app, "e");
+    assert_eq!(app.screen, Screen::Results);
+    assert!(matches!(app.overlay, Some(Overlay::Export { record: 0 })));
+    let cmds = keys(&mut app, "j");
+    assert!(matches!(cmds.as_slice(), [Cmd::Export { .. }]), "{cmds:?}");
+    app.update(Msg::Exported(Ok("/tmp/x.json".into())));
+    // One left unsaved: q asks about one; a second q confirms.
+    assert!(keys(&mut app, "q").is_empty());
+    assert!(screen(&app, 80, 25).contains("quit and discard 1 result?"));
+    assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
+    // Ctrl-C never asks (it restores and exits, like SIGTERM).
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    assert_eq!(app.update(ctrl_c()), [Cmd::Quit]);
+    // y confirms too; with everything exported q quits at once.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    keys(&mut app, "q");
+    assert_eq!(keys(&mut app, "y"), [Cmd::Quit]);
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    keys(&mut app, "4");
+    keys(&mut app, "e");
+    keys(&mut app, "c");
+    app.update(Msg::Exported(Ok("/tmp/x.csv".into())));
+    assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
+}

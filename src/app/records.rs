@@ -25,6 +25,8 @@ pub struct RunRecord {
     pub repeats_wanted: u32,
     pub runs: Vec<RunReport>,
     pub error: Option<String>,
+    /// Written to a file (JSON, CSV or fio) since its last repeat finished.
+    pub exported: bool,
 }
 
 /// A figure over the repeats: mean, and spread = (max - min) / mean when there are two or more.
@@ -79,6 +81,7 @@ impl RunRecord {
             repeats_wanted: repeats,
             runs: Vec::new(),
             error: None,
+            exported: false,
         }
     }
 

@@ -21,7 +21,10 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>, w: u16) {
-    let h = lines.len() as u16 + 2;
+    // Tall enough for the wrapped lines: nothing in a dialog is cut off.
+    let inner = usize::from(w.min(area.width).saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let h = rows as u16 + 2;
     let rect = centered(area, w, h);
     frame.render_widget(Clear, rect);
     frame.render_widget(
@@ -40,11 +43,15 @@ pub const HELP: &[(&str, &str)] = &[
     ("?", "this help (any key closes it)"),
     (
         "q / Ctrl-C",
-        "quit: stops a run, puts changed schedulers back",
+        "quit, putting changed settings back (q asks first when a",
+    ),
+    (
+        "",
+        "test runs or results were not exported; Ctrl-C never asks)",
     ),
     (
         "s",
-        "switch the I/O scheduler of the device (K in the menu keeps it)",
+        "switch the I/O scheduler (K in the menu keeps it), w drive cache",
     ),
     ("R", "retest: the last test, on the device switched last"),
     (
@@ -288,9 +295,33 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ];
             dialog(frame, area, "Retest where?", lines, 70);
         }
-        Overlay::QuitConfirm => {
+        Overlay::QuitDiscard => {
+            let n = app.unsaved().count();
             let lines = vec![
-                Line::from("A test is running. Stop it and quit?"),
+                Line::from(format!(
+                    "quit and discard {n} result{}? (not exported)",
+                    if n == 1 { "" } else { "s" }
+                )),
+                Line::from(Span::styled(
+                    "y or q quits (changed settings are put back)",
+                    theme::warn(),
+                )),
+                Line::from(Span::styled(
+                    "e exports first (JSON, CSV, fio), any other key stays",
+                    theme::dim(),
+                )),
+            ];
+            dialog(frame, area, "Quit", lines, 66);
+        }
+        Overlay::QuitConfirm => {
+            let n = app.unsaved().count();
+            let discard = if n > 0 {
+                format!(" The {n} result(s) not exported are discarded.")
+            } else {
+                String::new()
+            };
+            let lines = vec![
+                Line::from(format!("A test is running. Stop it and quit?{discard}")),
                 Line::from(Span::styled(
                     "y quits (changed schedulers are put back), any other key stays",
                     theme::dim(),
