@@ -51,7 +51,7 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     (
         "s",
-        "switch the I/O scheduler (K in the menu keeps it), w drive cache",
+        "switch the scheduler (K in the menu keeps it); w: drive cache",
     ),
     ("R", "retest: the last test, on the device switched last"),
     (
