@@ -1039,3 +1039,43 @@ fn quit_asks_before_discarding_unexported_results() {
     app.update(Msg::Exported(Ok("/tmp/x.csv".into())));
     assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
 }
+
+#[test]
+fn a_one_io_run_shows_no_rate_without_its_time_base() {
+    let mut app = app_with("host-loop-zram", true);
+    let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
+    {
+        let p = &mut one.outcome.phases[0];
+        p.seconds = 0.000896;
+        let d = if p.read.ops > 0 {
+            &mut p.read
+        } else {
+            &mut p.write
+        };
+        d.bytes = 4096;
+        d.ops = 1;
+        d.bytes_per_sec = 4096.0 / 0.000896;
+        d.iops = 1.0 / 0.000896;
+        if let Some(l) = &mut d.latency {
+            l.count = 1;
+            l.mean_ns = 2_000.0;
+        }
+    }
+    finish_with(&mut app, TestName::RandRead, false, &one);
+    let run = screen(&app, 80, 25);
+    keys(&mut app, "4");
+    let results = screen(&app, 80, 25);
+    key(&mut app, KeyCode::Enter);
+    let full = screen(&app, 80, 25);
+    for s in [&run, &results, &full] {
+        assert!(
+            !s.contains("1116") && !s.contains("1.1k"),
+            "a rate over one I/O:\n{s}"
+        );
+        assert!(s.contains("1 I/O in 0.90 ms"), "no time base:\n{s}");
+    }
+    snap("one_io_results", &{
+        key(&mut app, KeyCode::Esc);
+        app.clone()
+    });
+}

@@ -58,6 +58,10 @@ pub struct PhaseFigures {
     pub tag: PhaseTag,
     /// Request size in bytes.
     pub bs: u64,
+    /// I/Os and measured seconds of a repeat (the mean over the repeats): the time base of
+    /// the rates.
+    pub ops: u64,
+    pub seconds: f64,
     /// MB/s (10^6 bytes per second).
     pub mbps: Stat,
     pub iops: Stat,
@@ -104,10 +108,13 @@ impl RunRecord {
                 let pick = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
                     Stat::of(&phases.iter().filter_map(|p| f(p)).collect::<Vec<_>>())
                 };
+                let n = phases.len().max(1);
                 Some(PhaseFigures {
                     label: p0.label.clone(),
                     tag: p0.tag.clone(),
                     bs: p0.job.bs,
+                    ops: phases.iter().map(|p| p.read.ops + p.write.ops).sum::<u64>() / n as u64,
+                    seconds: phases.iter().map(|p| p.seconds).sum::<f64>() / n as f64,
                     mbps: pick(&|p| Some(p.bytes_per_sec() / 1e6))?,
                     iops: pick(&|p| Some(p.iops()))?,
                     mean_ms: pick(&|p| p.latency().map(|l| l.mean_ns / 1e6)),
@@ -127,12 +134,22 @@ impl RunRecord {
     /// What the record's row in Results shows: a single phase's figures, or for several the
     /// peak MB/s and IOPS and the worst p99 over all of them, with the largest spread.
     pub fn row(&self) -> Option<RowFigures> {
-        let figures = self.figures();
+        let all = self.figures();
+        let figures: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_meaningful()).collect();
+        if figures.is_empty() {
+            return all.first().map(|f| RowFigures {
+                phases: all.len(),
+                mbps: None,
+                iops: None,
+                p99_ms: f.p99_ms.map(|s| s.mean),
+                noise_pct: None,
+            });
+        }
         let max = |v: &mut dyn Iterator<Item = f64>| v.reduce(f64::max);
         Some(RowFigures {
             phases: figures.len(),
-            mbps: max(&mut figures.iter().map(|f| f.mbps.mean))?,
-            iops: max(&mut figures.iter().map(|f| f.iops.mean))?,
+            mbps: max(&mut figures.iter().map(|f| f.mbps.mean)),
+            iops: max(&mut figures.iter().map(|f| f.iops.mean)),
             p99_ms: max(&mut figures.iter().filter_map(|f| f.p99_ms.map(|s| s.mean))),
             noise_pct: max(&mut figures.iter().filter_map(|f| f.mbps.spread_pct)),
         })
@@ -191,12 +208,25 @@ impl RunRecord {
     }
 }
 
+impl PhaseFigures {
+    /// Are MB/s and IOPS worth showing (enough I/Os over enough time)?
+    pub fn rates_meaningful(&self) -> bool {
+        crate::report::run::rate_meaningful(self.ops, self.seconds)
+    }
+
+    /// "1 I/O in 0.90 ms": what the rates are computed over.
+    pub fn time_base(&self) -> String {
+        crate::report::run::time_base(self.ops, self.seconds)
+    }
+}
+
 /// A record's figures in one row (see `RunRecord::row`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RowFigures {
     pub phases: usize,
-    pub mbps: f64,
-    pub iops: f64,
+    /// None when no phase had enough I/Os for a rate.
+    pub mbps: Option<f64>,
+    pub iops: Option<f64>,
     pub p99_ms: Option<f64>,
     pub noise_pct: Option<f64>,
 }

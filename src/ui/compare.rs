@@ -102,6 +102,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(pa.label.clone()).style(theme::title()),
             ]));
         }
+        let rates = pa.rates_meaningful() && pb.rates_meaningful();
+        if !rates {
+            // A rate over a handful of I/Os measures the setup, not the device.
+            rows.push(Row::new(vec![
+                Cell::from("MB/s, IOPS"),
+                Cell::from("-"),
+                Cell::from("-"),
+                Cell::from(""),
+                Cell::from(""),
+                Cell::from("too few I/Os").style(theme::dim()),
+            ]));
+        }
         // The same number formats as Results and the Run screen.
         let mut metric = |name: &str,
                           sa: Option<Stat>,
@@ -112,8 +124,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 rows.push(delta_row(name, &delta(x, y), higher_better, fmt));
             }
         };
-        metric("MB/s", Some(pa.mbps), Some(pb.mbps), true, rate);
-        metric("IOPS", Some(pa.iops), Some(pb.iops), true, count);
+        if rates {
+            metric("MB/s", Some(pa.mbps), Some(pb.mbps), true, rate);
+            metric("IOPS", Some(pa.iops), Some(pb.iops), true, count);
+        }
         metric("lat mean ms", pa.mean_ms, pb.mean_ms, false, ms);
         metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false, ms);
         metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false, ms);

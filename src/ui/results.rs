@@ -56,8 +56,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             };
             let (mbps, iops, p99, noise) = match r.row() {
                 Some(f) => (
-                    rate(f.mbps),
-                    count(f.iops),
+                    f.mbps.map_or("-".into(), rate),
+                    f.iops.map_or("-".into(), count),
                     f.p99_ms.map_or("-".into(), ms),
                     f.noise_pct.map_or("-".into(), |s| format!("{s:.1}%")),
                 ),
@@ -135,6 +135,14 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
         )));
     }
     let figures = r.figures();
+    if let [f] = figures.as_slice()
+        && !f.rates_meaningful()
+    {
+        lines.push(Line::from(Span::styled(
+            format!("{}: too few for MB/s or IOPS", f.time_base()),
+            theme::warn(),
+        )));
+    }
     if figures.len() > 1 {
         lines.push(Line::from(Span::styled(
             "the row shows the peak MB/s and IOPS and the worst p99 of the phases",

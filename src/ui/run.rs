@@ -355,12 +355,19 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             } else {
                 String::new()
             };
-            let l1 = Line::from(vec![
-                Span::styled(" MB/s ", theme::dim()),
-                Span::raw(format!("mean {}{minmax}", rate(f.mbps.mean))),
-                Span::styled("  IOPS ", theme::dim()),
-                Span::raw(format!("mean {}{over}", count(f.iops.mean))),
-            ]);
+            let l1 = if f.rates_meaningful() {
+                Line::from(vec![
+                    Span::styled(" MB/s ", theme::dim()),
+                    Span::raw(format!("mean {}{minmax}", rate(f.mbps.mean))),
+                    Span::styled("  IOPS ", theme::dim()),
+                    Span::raw(format!("mean {}{over}", count(f.iops.mean))),
+                ])
+            } else {
+                Line::from(Span::styled(
+                    format!(" {}{over}: too few for MB/s or IOPS", f.time_base()),
+                    theme::warn(),
+                ))
+            };
             let lat = |name: &str, st: Option<crate::app::Stat>| {
                 st.map(|x| format!("{name} {}", super::ms(x.mean)))
             };
