@@ -83,8 +83,10 @@ impl Tmux {
             .unwrap()
     }
 
+    /// The pane's text; lines the terminal wrapped are joined (-J), so a word the shell
+    /// prints after the last screen line (EXITED-137) is found whole.
     fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "dt"])
+        self.run(&["capture-pane", "-p", "-J", "-t", "dt"])
     }
 
     /// Waits until the screen contains `text`; returns the screen.
