@@ -152,7 +152,7 @@ fn target_line(t: &TargetInfo) -> String {
 /// Below either, a rate mostly measures the setup around the I/O: the figures say how many
 /// I/Os took how long instead.
 pub const MIN_RATE_OPS: u64 = 100;
-pub const MIN_RATE_SECONDS: f64 = 0.1;
+pub const MIN_RATE_SECONDS: f64 = 0.01;
 
 /// Is a rate over `ops` I/Os in `seconds` worth showing?
 pub fn rate_meaningful(ops: u64, seconds: f64) -> bool {
