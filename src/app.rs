@@ -7,6 +7,7 @@ pub mod picker;
 pub mod records;
 
 use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -15,7 +16,7 @@ use crate::bench::catalog::{CATALOG, TestName, Writes};
 use crate::bench::runner::RunEvent;
 use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
-use crate::bench::spec::{Job, Plan};
+use crate::bench::spec::{self, Job, Plan, TargetFacts};
 use crate::bench::stats::IntervalPoint;
 use crate::bench::target::TargetInfo;
 use crate::event::{Cmd, ExportFormat, Msg};
@@ -94,6 +95,8 @@ pub enum Overlay {
         error: Option<String>,
     },
     QuitConfirm,
+    /// `q` with results not exported: quit and discard them?
+    QuitDiscard,
     /// The drive's own write cache: state, kernel view, switch.
     DriveCache {
         device: String,
@@ -106,6 +109,13 @@ pub enum Overlay {
     Message {
         title: String,
         lines: Vec<String>,
+    },
+    /// `R` after a switch on a device the last test did not run on: run it there?
+    Retest {
+        /// The device whose setting changed.
+        device: String,
+        /// The record whose test would run there.
+        record: usize,
     },
     /// A finished run's text report, scrolled.
     Report {
@@ -156,21 +166,32 @@ pub struct CacheSwitch {
     pub keep: bool,
 }
 
-/// Running figures of a live run, over the measured intervals so far.
+/// Running figures of a live run. The means are totals over the measured time (bytes and I/Os
+/// over seconds), as the report computes them, so a shorter last interval weighs what it
+/// lasted; min and max are over whole intervals only (a sliver's rate means little).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LiveStats {
+    /// Whole intervals in min/max.
     pub count: u64,
-    pub sum_rate: f64,
+    pub bytes: u64,
+    pub ops: u64,
+    pub seconds: f64,
     pub min_rate: f64,
     pub max_rate: f64,
-    pub sum_iops: f64,
     pub min_p99_ns: u64,
     pub max_p99_ns: u64,
 }
 
 impl LiveStats {
-    fn add(&mut self, p: &IntervalPoint) {
+    /// Adds an interval to the totals, and to min/max when it lasted at least `whole` seconds.
+    fn add(&mut self, p: &IntervalPoint, whole: f64) {
         if p.seconds() <= 0.0 {
+            return;
+        }
+        self.bytes += p.bytes();
+        self.ops += p.ops();
+        self.seconds += p.seconds();
+        if p.seconds() < whole {
             return;
         }
         let rate = p.rate();
@@ -188,23 +209,22 @@ impl LiveStats {
             self.max_p99_ns = self.max_p99_ns.max(l.p99_ns);
         }
         self.count += 1;
-        self.sum_rate += rate;
-        self.sum_iops += p.iops();
     }
 
+    /// Bytes per second over the measured time so far.
     pub fn mean_rate(&self) -> f64 {
-        if self.count == 0 {
-            0.0
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds
         } else {
-            self.sum_rate / self.count as f64
+            0.0
         }
     }
 
     pub fn mean_iops(&self) -> f64 {
-        if self.count == 0 {
-            0.0
+        if self.seconds > 0.0 {
+            self.ops as f64 / self.seconds
         } else {
-            self.sum_iops / self.count as f64
+            0.0
         }
     }
 }
@@ -282,6 +302,13 @@ pub struct App {
     /// The run screen's right chart shows the drive temperature instead of IOPS.
     pub show_temperature: bool,
     pub quitting: bool,
+    /// The device whose scheduler or drive cache was switched last, until a run starts: `R`
+    /// retests there.
+    pub last_switch: Option<String>,
+    /// First row of the Compare table shown (it scrolls when longer than the screen).
+    pub compare_scroll: u16,
+    /// The record an export was asked for, until the loop says how it went.
+    exporting: Option<usize>,
 }
 
 impl App {
@@ -311,6 +338,9 @@ impl App {
             console,
             show_temperature: false,
             quitting: false,
+            last_switch: None,
+            compare_scroll: 0,
+            exporting: None,
         }
     }
 
@@ -445,11 +475,10 @@ impl App {
                     if let Some(rec) = self.records.get_mut(run.record) {
                         rec.scheduler = target.scheduler.clone();
                         rec.kernel_cache = target.kernel_write_cache;
-                        rec.params = plan
-                            .phases
-                            .first()
-                            .map(|p| p.job.describe())
-                            .unwrap_or_default();
+                        rec.params = match plan.phases.as_slice() {
+                            [one] => one.job.describe(),
+                            many => format!("{} phases", many.len()),
+                        };
                     }
                     run.target = Some(*target);
                     run.plan = Some(*plan);
@@ -476,8 +505,14 @@ impl App {
             }
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Exported(result) => {
+                let record = self.exporting.take();
                 match result {
-                    Ok(path) => self.info(format!("exported to {}", path.display())),
+                    Ok(path) => {
+                        if let Some(rec) = record.and_then(|i| self.records.get_mut(i)) {
+                            rec.exported = true;
+                        }
+                        self.info(format!("exported to {}", path.display()));
+                    }
                     Err(e) => self.error(format!("export failed: {e}")),
                 }
                 Vec::new()
@@ -517,6 +552,12 @@ impl App {
                 let before = change.before.enabled;
                 if let (Some(was), Some(now)) = (before, after) {
                     match self.cache_switches.iter_mut().find(|c| c.device == device) {
+                        // A kept choice is the new original: the journal puts it back.
+                        Some(c) if c.keep => {
+                            c.original = was;
+                            c.current = now;
+                            c.keep = false;
+                        }
                         Some(c) => c.current = now,
                         None if was != now => self.cache_switches.push(CacheSwitch {
                             device: device.clone(),
@@ -540,11 +581,12 @@ impl App {
                     .find(|c| c.device == device && !c.keep)
                     .map(|c| format!(" (back to {} on exit)", word(Some(c.original))))
                     .unwrap_or_default();
+                self.last_switch = Some(device.clone());
                 let kernel = change.kernel_after.map_or("?", |k| k.as_str());
                 if change.took_effect() {
                     self.info(format!(
                         "{device}: the drive reports its write cache {}{back}; kernel flush \
-                         policy {kernel}; R reruns",
+                         policy {kernel}; R retests",
                         word(after)
                     ));
                 } else {
@@ -582,6 +624,12 @@ impl App {
                     .iter_mut()
                     .find(|c| c.device == device)
                 {
+                    // A kept choice is the new original: the journal puts it back on exit.
+                    Some(c) if c.keep => {
+                        c.original = before.unwrap_or_else(|| c.current.clone());
+                        c.current = active.clone();
+                        c.keep = false;
+                    }
                     Some(c) => c.current = active.clone(),
                     None => {
                         if let Some(original) = before
@@ -598,6 +646,7 @@ impl App {
                 }
                 self.scheduler_changes
                     .retain(|c| c.keep || c.original != c.current);
+                self.last_switch = Some(device.clone());
                 let restore = self
                     .scheduler_changes
                     .iter()
@@ -605,7 +654,7 @@ impl App {
                     .map(|c| format!(" (back to {} on exit)", c.original))
                     .unwrap_or_default();
                 self.info(format!(
-                    "{device}: scheduler is now {active}{restore}; R reruns the last test"
+                    "{device}: scheduler is now {active}{restore}; R retests"
                 ));
                 vec![Cmd::RefreshInventory]
             }
@@ -637,13 +686,14 @@ impl App {
             }
             RunEvent::Measuring { .. } => run.measuring = true,
             RunEvent::Point { point, .. } => {
-                // The last interval of a phase can be a sliver of time whose rate means
-                // nothing: it counts in the report's totals but not on the live screen.
+                // The last interval of a stopped or count-bounded phase can be a sliver of
+                // time whose rate means nothing: it counts in the means (as in the report's
+                // totals) but is not charted nor taken for min/max.
                 let nominal = run.plan.as_ref().map_or(0.25, |p| p.interval.as_secs_f64());
+                run.stats.add(&point, nominal / 2.0);
                 if point.seconds() < nominal / 2.0 {
                     return;
                 }
-                run.stats.add(&point);
                 if run.points.len() == LIVE_HISTORY {
                     run.points.pop_front();
                 }
@@ -665,6 +715,7 @@ impl App {
                 let record = run.record;
                 if let Some(rec) = self.records.get_mut(record) {
                     rec.runs.push(report);
+                    rec.exported = false;
                     if let Some(e) = &error {
                         rec.error = Some(e.clone());
                     }
@@ -714,6 +765,10 @@ impl App {
             KeyCode::Char('q') => {
                 if self.running() {
                     self.overlay = Some(Overlay::QuitConfirm);
+                    return Vec::new();
+                }
+                if self.unsaved().next().is_some() {
+                    self.overlay = Some(Overlay::QuitDiscard);
                     return Vec::new();
                 }
                 self.quitting = true;
@@ -818,12 +873,12 @@ impl App {
             }
             (PickerFocus::Params, KeyCode::Left | KeyCode::Char('h')) => {
                 if let Some(&f) = fields.get(self.picker_field) {
-                    self.values.step(f, -1);
+                    self.step_valid(f, -1);
                 }
             }
             (PickerFocus::Params, KeyCode::Right | KeyCode::Char('l')) => {
                 if let Some(&f) = fields.get(self.picker_field) {
-                    self.values.step(f, 1);
+                    self.step_valid(f, 1);
                 }
             }
             (PickerFocus::Params, KeyCode::Char('d')) => {
@@ -847,6 +902,40 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Would the test form's values make a valid plan on the selected device? If not, why
+    /// (the reason the run would be refused with).
+    fn check_values(&self) -> Result<(), String> {
+        let Some(d) = self.selected_device() else {
+            return Ok(());
+        };
+        let Some(size) = d.size_bytes.map(|b| b.0).filter(|&b| b > 0) else {
+            return Ok(());
+        };
+        let test = self.picker_test();
+        let facts = TargetFacts {
+            size,
+            logical_block_size: d.logical_block_size.unwrap_or(512),
+            max_request: None,
+            is_file: false,
+        };
+        spec::build_plan(test, &self.values.params(test), &facts, true)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Steps a field to its next choice the selected device can take (a region larger than
+    /// the device is skipped, say).
+    fn step_valid(&mut self, field: Field, dir: i32) {
+        let start = self.values.clone();
+        for _ in 0..32 {
+            self.values.step(field, dir);
+            if self.values == start || self.check_values().is_ok() {
+                return;
+            }
+        }
+        self.values = start;
     }
 
     fn run_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
@@ -909,12 +998,27 @@ impl App {
     }
 
     fn compare_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let s = self.compare_scroll;
         match k.code {
+            KeyCode::Up | KeyCode::Char('k') => self.compare_scroll = s.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.compare_scroll = s.saturating_add(1),
+            KeyCode::PageUp => self.compare_scroll = s.saturating_sub(10),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.compare_scroll = s.saturating_add(10),
+            KeyCode::Home => self.compare_scroll = 0,
             KeyCode::Esc => self.screen = Screen::Results,
             KeyCode::Char('r') => return self.rerun(None),
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Records with results that were not exported (lost on quitting).
+    pub fn unsaved(&self) -> impl Iterator<Item = usize> + '_ {
+        self.records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.runs.is_empty() && !r.exported)
+            .map(|(i, _)| i)
     }
 
     /// The two records the Compare screen shows: the marked ones, else the last two.
@@ -923,7 +1027,8 @@ impl App {
             .filter(|&i| !self.records[i].runs.is_empty())
             .collect();
         match self.marks.as_slice() {
-            [a, b] => Some((*a.min(b), *a.max(b))),
+            // A is the first marked, as Results shows it.
+            [a, b] => Some((*a, *b)),
             _ if done.len() >= 2 => Some((done[done.len() - 2], done[done.len() - 1])),
             _ => None,
         }
@@ -931,6 +1036,7 @@ impl App {
 
     fn compare_latest(&mut self) -> Vec<Cmd> {
         if self.comparison().is_some() {
+            self.compare_scroll = 0;
             self.screen = Screen::Compare;
         } else {
             self.error("comparing needs two finished runs: run a test, switch, rerun (R)");
@@ -995,9 +1101,10 @@ impl App {
         Vec::new()
     }
 
-    /// Reruns a record's request (the latest when `None`).
+    /// Reruns a record's request. `None` is the retest: the latest test, on the device whose
+    /// setting was switched last (its latest test there, or asking when it has none).
     fn rerun(&mut self, record: Option<usize>) -> Vec<Cmd> {
-        let Some(i) = record.or_else(|| self.records.len().checked_sub(1)) else {
+        let Some(latest) = self.records.len().checked_sub(1) else {
             self.error("nothing to rerun yet: pick a test on the Test screen (2)");
             return Vec::new();
         };
@@ -1005,6 +1112,22 @@ impl App {
             self.error("a test is running (x stops it)");
             return Vec::new();
         }
+        let i = match (record, self.last_switch.clone()) {
+            (Some(i), _) => i,
+            (None, Some(dev)) if self.records[latest].device != dev => {
+                match self.records.iter().rposition(|r| r.device == dev) {
+                    Some(i) => i,
+                    None => {
+                        self.overlay = Some(Overlay::Retest {
+                            device: dev,
+                            record: latest,
+                        });
+                        return Vec::new();
+                    }
+                }
+            }
+            (None, _) => latest,
+        };
         let mut request = self.records[i].request.clone();
         let repeats = self.records[i].repeats_wanted;
         // A write test needs a fresh confirmation every time.
@@ -1073,6 +1196,7 @@ impl App {
             });
             return Vec::new();
         }
+        self.last_switch = None;
         let record = self.records.len();
         let drive_cache = self
             .drives
@@ -1118,6 +1242,32 @@ impl App {
     fn overlay_key(&mut self, overlay: Overlay, k: KeyEvent) -> Vec<Cmd> {
         match overlay {
             Overlay::Help | Overlay::Error(_) | Overlay::Message { .. } => Vec::new(),
+            Overlay::Retest { device, record } => match k.code {
+                KeyCode::Char('y') | KeyCode::Enter => {
+                    let Some(rec) = self.records.get(record) else {
+                        return Vec::new();
+                    };
+                    let mut request = rec.request.clone();
+                    let repeats = rec.repeats_wanted;
+                    request.target = self
+                        .inventory
+                        .as_ref()
+                        .and_then(|i| i.find(&device))
+                        .map_or_else(|| Path::new("/dev").join(&device), |d| d.path.clone());
+                    request.confirmation = None;
+                    self.launch(request, repeats)
+                }
+                KeyCode::Char('n') => {
+                    // Rerun where it ran: the switch is not what this retest is about.
+                    self.last_switch = None;
+                    self.rerun(Some(record))
+                }
+                KeyCode::Esc | KeyCode::Char('q') => Vec::new(),
+                _ => {
+                    self.overlay = Some(Overlay::Retest { device, record });
+                    Vec::new()
+                }
+            },
             Overlay::Orphans { lines } => match k.code {
                 KeyCode::Char('y') => vec![Cmd::RestoreOrphans],
                 KeyCode::Char('n') | KeyCode::Esc => {
@@ -1166,6 +1316,22 @@ impl App {
                     self.overlay = Some(Overlay::DriveCache { device });
                     Vec::new()
                 }
+            },
+            Overlay::QuitDiscard => match k.code {
+                KeyCode::Char('y') | KeyCode::Char('q') => {
+                    self.quitting = true;
+                    vec![Cmd::Quit]
+                }
+                KeyCode::Char('e') => {
+                    let first = self.unsaved().next();
+                    if let Some(i) = first {
+                        self.screen = Screen::Results;
+                        self.record_row = i;
+                        self.overlay = Some(Overlay::Export { record: i });
+                    }
+                    Vec::new()
+                }
+                _ => Vec::new(),
             },
             Overlay::QuitConfirm => match k.code {
                 KeyCode::Char('y') | KeyCode::Char('q') => {
@@ -1280,6 +1446,7 @@ impl App {
                 let Some(rec) = self.records.get(record) else {
                     return Vec::new();
                 };
+                self.exporting = Some(record);
                 vec![Cmd::Export {
                     reports: rec.runs.clone(),
                     format,
@@ -1293,15 +1460,19 @@ impl App {
             } => match k.code {
                 KeyCode::Esc => Vec::new(),
                 KeyCode::Enter => {
-                    match self.values.set_typed(field, &text) {
-                        Ok(()) => {}
-                        Err(e) => {
-                            self.overlay = Some(Overlay::Edit {
-                                field,
-                                text,
-                                error: Some(e),
-                            });
-                        }
+                    // Checked now against the selected device, not when the run starts.
+                    let before = self.values.clone();
+                    let checked = self
+                        .values
+                        .set_typed(field, &text)
+                        .and_then(|()| self.check_values());
+                    if let Err(e) = checked {
+                        self.values = before;
+                        self.overlay = Some(Overlay::Edit {
+                            field,
+                            text,
+                            error: Some(e),
+                        });
                     }
                     Vec::new()
                 }

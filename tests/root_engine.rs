@@ -103,6 +103,30 @@ fn root_read_bytes_match_request_series_and_kernel() {
     assert!(bytes > 0);
     assert_eq!(series_sum(p, "read", "bytes"), bytes);
     assert_eq!(series_sum(p, "read", "ops"), u(&p["read"]["ops"]));
+    // A time-bounded run has no empty or partial last interval: 1 s at 250 ms is four
+    // points, each with I/O in it, the last ending when the measurement ended.
+    let points = p["series"]["points"].as_array().unwrap();
+    let spans: Vec<(f64, f64, u64)> = points
+        .iter()
+        .map(|pt| {
+            (
+                pt["start_s"].as_f64().unwrap(),
+                pt["end_s"].as_f64().unwrap(),
+                u(&pt["read"]["ops"]),
+            )
+        })
+        .collect();
+    assert_eq!(spans.len(), 4, "{spans:?}");
+    assert!(
+        spans.iter().all(|s| s.2 > 0),
+        "an empty interval: {spans:?}"
+    );
+    let last = spans.last().unwrap();
+    let secs = p["seconds"].as_f64().unwrap();
+    assert!(
+        (last.1 - secs).abs() < 0.05 && last.1 - last.0 >= 0.25,
+        "the last interval is the real end of a whole one: {last:?}, measured {secs} s"
+    );
     assert_eq!(
         u(&p["witness"]["read_bytes"]),
         bytes,

@@ -99,8 +99,10 @@ impl Tmux {
             .unwrap()
     }
 
+    /// The pane's text; lines the terminal wrapped are joined (-J), so a word the shell
+    /// prints after the last screen line (EXITED-137) is found whole.
     fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "dt"])
+        self.run(&["capture-pane", "-p", "-J", "-t", "dt"])
     }
 
     /// Waits until the screen contains `text`; returns the screen.
@@ -154,6 +156,18 @@ fn active_scheduler(name: &str) -> String {
         .to_string()
 }
 
+/// The word that follows `label` on the screen.
+fn word_after(screen: &str, label: &str) -> String {
+    let at = screen
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} not on the screen:\n{screen}"));
+    screen[at + label.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 #[test]
 fn root_tmux_look_test_switch_retest_compare_quit() {
     let Some(_one_at_a_time) = prerequisites("root_tmux_look_test_switch_retest_compare_quit")
@@ -177,7 +191,11 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     let journal_arg = format!("--journal-dir {}", dir.path().join("journal").display());
     tmux.start(&["TERM=linux"], &journal_arg);
     let s = tmux.select(&l.name);
-    assert!(s.contains(&format!("scheduler [{before}]")), "{s}");
+    let sched_line = s
+        .lines()
+        .find(|x| x.contains("│scheduler "))
+        .unwrap_or_default();
+    assert!(sched_line.contains(&format!("[{before}]")), "{s}");
 
     // Test: rand-read, 2 s, no warm-up.
     tmux.keys(&["Enter"]);
@@ -201,6 +219,7 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         "first run finished",
     );
     assert!(s.contains(&format!("scheduler {before}")), "{s}");
+    let first_mbps = word_after(&s, "MB/s mean ");
 
     // Switch the scheduler.
     tmux.keys(&["s"]);
@@ -234,13 +253,40 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         "second run finished",
     );
     assert!(s.contains(&format!("scheduler {other}")), "{s}");
+    let second_mbps = word_after(&s, "MB/s mean ");
+    // One truth: the Run screen's figures are the ones Results and Compare show.
+    tmux.keys(&["4"]);
+    let s = tmux.wait_for("Results (", Duration::from_secs(2), "results");
+    for (n, mbps) in [(1, &first_mbps), (2, &second_mbps)] {
+        let row = s
+            .lines()
+            .find(|line| line.contains(&format!(" {n}   {}", l.name)))
+            .unwrap_or_default();
+        assert!(
+            row.contains(mbps.as_str()),
+            "run {n}: {mbps} MB/s on Run, not here:\n{s}"
+        );
+    }
     tmux.keys(&["c"]);
     let s = tmux.wait_for("Compare A -> B", Duration::from_secs(2), "comparison");
     assert!(s.contains(&format!("sched {before}")), "{s}");
     assert!(s.contains(&format!("sched {other}")), "{s}");
     assert!(s.contains("B vs A"), "{s}");
+    assert!(s.contains("changed: scheduler"), "{s}");
+    let mbps_row = s.lines().find(|l| l.contains("│MB/s")).unwrap();
+    assert!(
+        mbps_row.contains(&first_mbps) && mbps_row.contains(&second_mbps),
+        "{first_mbps} and {second_mbps} MB/s on Run:\n{s}"
+    );
 
-    // Quit: the terminal comes back and the scheduler is put back.
+    // Quit: two results were not exported, so q asks; a second q confirms. The terminal
+    // comes back and the scheduler is put back.
+    tmux.keys(&["q"]);
+    tmux.wait_for(
+        "quit and discard 2 results?",
+        Duration::from_secs(2),
+        "quit asks",
+    );
     tmux.keys(&["q"]);
     let s = tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
     assert!(

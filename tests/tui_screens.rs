@@ -546,3 +546,575 @@ fn drive_temperature_on_the_run_time_axis() {
     assert!(s.contains("Drive temperature C"), "{s}");
     snap("run_temperature", &app);
 }
+
+/// An interval of `mb` megabytes read from `start` to `end` seconds.
+fn span(start: f64, end: f64, mb: u64) -> disktriage::bench::stats::IntervalPoint {
+    let mut p = common::tui::point(0, 100.0);
+    p.start_s = start;
+    p.end_s = end;
+    p.read.bytes = mb * 1_000_000;
+    p.read.ops = p.read.bytes / 4096;
+    p
+}
+
+#[test]
+fn run_screen_mean_is_the_total_over_the_time_and_the_results_figure() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "r");
+    feed(&mut app, TestName::RandRead, "loop0", "none", 0, 0.0);
+    // Two whole intervals at 200 MB/s, then the last one (folded, 0.35 s) at 100 MB/s: the
+    // mean is 135 MB over 0.85 s, not the average of the three rates (166.7).
+    for p in [
+        span(0.0, 0.25, 50),
+        span(0.25, 0.5, 50),
+        span(0.5, 0.85, 35),
+    ] {
+        app.update(Msg::Run(Box::new(
+            disktriage::bench::runner::RunEvent::Point { index: 0, point: p },
+        )));
+    }
+    let live = screen(&app, 80, 25);
+    assert!(live.contains("mean 158.8"), "{live}");
+    assert!(live.contains("min 100.0 max 200.0"), "{live}");
+
+    // Finished: the Run screen shows the figures Results shows for the same run.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    let run = screen(&app, 80, 25);
+    keys(&mut app, "4");
+    let results = screen(&app, 80, 25);
+    assert!(
+        results.contains("512.0") && results.contains("0.060"),
+        "{results}"
+    );
+    assert!(run.contains("mean 512.0"), "{run}");
+    assert!(run.contains("p99 0.060"), "{run}");
+}
+
+const CDM_MBPS: [f64; 8] = [3400.0, 2900.0, 1800.0, 1700.0, 450.0, 380.0, 55.0, 160.0];
+
+#[test]
+fn results_summarise_every_phase_of_a_cdm_and_a_sweep() {
+    let mut app = app_with("host-loop-zram", true);
+    let cdm = report_phases(TestName::Cdm, "loop0", "none", |i| (CDM_MBPS[i], 0.5));
+    finish_with(&mut app, TestName::Cdm, false, &cdm);
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    // The grid of every phase, read and write side by side.
+    for row in [
+        "SEQ1M Q8T1        3400.0     2900.0       3242       2766",
+        "SEQ1M Q1T1        1800.0     1700.0       1717       1621",
+        "RND4K Q32T1        450.0      380.0     109.9k      92.8k",
+        "RND4K Q1T1          55.0      160.0      13.4k      39.1k",
+    ] {
+        assert!(s.contains(row), "{row} missing:\n{s}");
+    }
+    // The row summarises all phases, and says so.
+    assert!(s.contains("cdm on /dev/loop0: 8 phases"), "{s}");
+    assert!(s.contains("the row shows the peak MB/s"), "{s}");
+    snap("results_cdm", &app);
+
+    let mut app = app_with("host-loop-zram", true);
+    let sweep = report_phases(TestName::SizeSweep, "loop0", "none", |i| {
+        (50.0 * (i + 1) as f64, 1.0)
+    });
+    finish_with(&mut app, TestName::SizeSweep, false, &sweep);
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    let last = sweep.outcome.phases.last().unwrap();
+    assert!(s.contains("1M"), "{s}");
+    assert!(
+        s.contains(&format!("{:.1}", last.bytes_per_sec() / 1e6)),
+        "{s}"
+    );
+    snap("results_sweep", &app);
+}
+
+#[test]
+fn full_report_of_a_repeated_run_shows_every_repeat_and_the_mean() {
+    let mut app = app_with("host-loop-zram", true);
+    app.values.repeats = 3;
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    keys(&mut app, "r");
+    for mbps in [480.0, 500.0, 520.0] {
+        app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            "loop0",
+            "none",
+            mbps,
+            0.060,
+        )))));
+    }
+    keys(&mut app, "4");
+    let table = screen(&app, 80, 25);
+    assert!(table.contains("500.0"), "{table}");
+    key(&mut app, KeyCode::Enter);
+    let s = screen(&app, 80, 25);
+    // The figure the table uses, and what it is made of.
+    assert!(s.contains("mean of 3 repeats"), "{s}");
+    assert!(s.contains("500.0 MB/s"), "{s}");
+    assert!(s.contains("480.0, 500.0, 520.0"), "{s}");
+    assert!(s.contains("rand-read: 500.0 MB/s"), "{s}");
+    snap("report_repeats", &app);
+    // Every repeat's own report follows.
+    let mut text = s;
+    for _ in 0..6 {
+        key(&mut app, KeyCode::PageDown);
+        text.push_str(&screen(&app, 80, 25));
+    }
+    for i in 1..=3 {
+        assert!(text.contains(&format!("repeat {i} of 3")), "{text}");
+    }
+}
+
+#[test]
+fn retest_runs_on_the_device_whose_setting_changed() {
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060); // on loop0
+    // Switch loop1's scheduler from the device list.
+    keys(&mut app, "1");
+    keys(&mut app, "j");
+    assert_eq!(app.selected_device().unwrap().name, "loop1");
+    keys(&mut app, "s");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    app.update(Msg::SchedulerSet {
+        device: "loop1".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    // R does not silently rerun on loop0: loop1 never ran this test, so it asks.
+    let cmds = keys(&mut app, "R");
+    assert!(cmds.is_empty(), "{cmds:?}");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("loop1"), "{s}");
+    snap("retest_where", &app);
+    let cmds = keys(&mut app, "y");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.target.to_str(), Some("/dev/loop1"));
+    assert_eq!(req.test, TestName::RandRead);
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::RandRead,
+        "loop1",
+        "mq-deadline",
+        400.0,
+        0.08,
+    )))));
+
+    // Switching loop0 now: R reruns loop0's last test without asking.
+    keys(&mut app, "1");
+    keys(&mut app, "k");
+    keys(&mut app, "s");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    let cmds = keys(&mut app, "R");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.target.to_str(), Some("/dev/loop0"));
+}
+
+#[test]
+fn compare_says_what_changed_between_the_runs() {
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    // The second run also went through the page cache on the synchronous engine.
+    let mut b = report(TestName::RandRead, "loop0", "mq-deadline", 448.0, 0.075);
+    b.plan.direct = false;
+    b.outcome.engine = disktriage::bench::spec::EngineKind::Sync;
+    finish_with(&mut app, TestName::RandRead, true, &b);
+    app.records[1].drive_cache = Some("off".into());
+    app.records[0].drive_cache = Some("on".into());
+    keys(&mut app, "c");
+    let s = screen(&app, 80, 25);
+    for what in [
+        "scheduler none -> mq-deadline",
+        "drive cache on -> off",
+        "engine io_uring -> sync",
+        "O_DIRECT -> BUFFERED",
+    ] {
+        assert!(s.contains(what), "{what} missing:\n{s}");
+    }
+    snap("compare_changes", &app);
+}
+
+#[test]
+fn a_switch_after_keep_is_put_back_to_the_kept_choice_and_says_so() {
+    let mut app = app_with("host-loop-zram", true);
+    let set = |app: &mut App, name: &str| {
+        app.update(Msg::SchedulerSet {
+            device: "loop0".into(),
+            result: Ok(name.into()),
+        })
+    };
+    set(&mut app, "mq-deadline");
+    keys(&mut app, "s");
+    assert_eq!(
+        keys(&mut app, "K"),
+        [Cmd::KeepScheduler {
+            device: "loop0".into()
+        }]
+    );
+    assert!(app.scheduler_changes[0].keep);
+    // The inventory now shows the kept scheduler; the admin switches again.
+    let mut inv = app.inventory.clone().unwrap();
+    for d in &mut inv.devices {
+        if d.name == "loop0" {
+            d.scheduler.as_mut().unwrap().active = Some("mq-deadline".into());
+        }
+    }
+    app.update(Msg::Inventory(Ok(inv)));
+    set(&mut app, "kyber");
+    let status = app.status.clone().unwrap().0;
+    assert!(
+        status.contains("back to mq-deadline on exit"),
+        "the journal puts back the kept choice, and the screen says so: {status}"
+    );
+    let c = &app.scheduler_changes[0];
+    assert_eq!(
+        (c.original.as_str(), c.current.as_str(), c.keep),
+        ("mq-deadline", "kyber", false)
+    );
+
+    // The same for the drive's write cache.
+    use disktriage::model::DriveCache;
+    let cache = |enabled: bool| DriveCache {
+        enabled: Some(enabled),
+        changeable: true,
+        fixed_reason: None,
+        source: "test".into(),
+    };
+    let change = |before: bool, after: bool| disktriage::changes::CacheChange {
+        device: "sda".into(),
+        transport: disktriage::model::Transport::Sata,
+        requested: after,
+        before: cache(before),
+        after: cache(after),
+        kernel_after: None,
+        journal: disktriage::changes::JournalNote::Kept { dropped: vec![] },
+        notes: vec![],
+    };
+    app.update(Msg::DriveCacheSet {
+        device: "sda".into(),
+        result: Ok(Box::new(change(true, false))),
+    });
+    app.overlay = Some(Overlay::DriveCache {
+        device: "sda".into(),
+    });
+    keys(&mut app, "K");
+    assert!(app.cache_switches[0].keep);
+    app.update(Msg::DriveCacheSet {
+        device: "sda".into(),
+        result: Ok(Box::new(change(false, true))),
+    });
+    let status = app.status.clone().unwrap().0;
+    assert!(status.contains("back to off on exit"), "{status}");
+    let c = &app.cache_switches[0];
+    assert_eq!((c.original, c.current, c.keep), (false, true, false));
+}
+
+#[test]
+fn compare_scrolls_keeps_the_marks_and_says_when_nothing_matches() {
+    let mut app = app_with("host-loop-zram", true);
+    let a = report_phases(TestName::Cdm, "loop0", "none", |i| (CDM_MBPS[i], 0.5));
+    let b = report_phases(TestName::Cdm, "loop0", "mq-deadline", |i| {
+        (CDM_MBPS[i] * 0.9, 0.6)
+    });
+    finish_with(&mut app, TestName::Cdm, false, &a);
+    finish_with(&mut app, TestName::Cdm, true, &b);
+    keys(&mut app, "c");
+    let first = screen(&app, 80, 25);
+    assert!(first.contains("SEQ1M Q8T1 read"), "{first}");
+    assert!(!first.contains("RND4K Q1T1 write"), "{first}");
+    snap("compare_cdm_top", &app);
+    // Every phase can be reached.
+    let mut seen = first.clone();
+    for _ in 0..8 {
+        key(&mut app, KeyCode::PageDown);
+        seen.push_str(&screen(&app, 80, 25));
+    }
+    for label in ["SEQ1M Q1T1 write", "RND4K Q32T1 read", "RND4K Q1T1 write"] {
+        assert!(seen.contains(label), "{label} never shown:\n{seen}");
+    }
+    snap("compare_cdm_bottom", &app);
+
+    // A and B are what Results marked, in marking order.
+    let c = report(TestName::RandRead, "loop0", "none", 500.0, 0.05);
+    keys(&mut app, "1");
+    finish_with(&mut app, TestName::RandRead, false, &c);
+    keys(&mut app, "4");
+    app.record_row = 2;
+    keys(&mut app, " ");
+    app.record_row = 0;
+    keys(&mut app, " ");
+    let results = screen(&app, 80, 25);
+    assert!(results.contains("A 3   loop0"), "{results}");
+    assert!(results.contains("B 1   loop0"), "{results}");
+    keys(&mut app, "c");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains(" A #3 loop0 rand-read"), "{s}");
+    assert!(s.contains(" B #1 loop0 cdm"), "{s}");
+    // A rand-read and a CDM run share no phase: the screen says so, whole.
+    assert!(s.contains("the two runs have no phase in common"), "{s}");
+    snap("compare_nothing_in_common", &app);
+}
+
+#[test]
+fn numbers_are_never_cut_at_80_columns() {
+    use disktriage::bench::runner::RunEvent;
+    use disktriage::bench::stats::LatencyPoint;
+    let mut app = app_with("host-loop-zram", true);
+    app.values.repeats = 3;
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::Cdm);
+    keys(&mut app, "r");
+    let plan = plan(TestName::Cdm);
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop0", "mq-deadline")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 7,
+        count: 8,
+        label: "RND4K Q1T1 write".into(),
+        job: Box::new(plan.phases[7].job.clone()),
+    })));
+    app.update(Msg::Run(Box::new(RunEvent::Measuring { index: 7 })));
+    // A fast device: 8.5 GB/s at 16,7xx I/Os per 0.25 s; slow tails in milliseconds.
+    for i in 0..8 {
+        let mut p = span(i as f64 * 0.25, (i + 1) as f64 * 0.25, 2127);
+        p.read.ops = 4186;
+        p.read.latency = Some(LatencyPoint {
+            p50_ns: 12_345_000,
+            p99_ns: 123_456_000,
+            p999_ns: 1_234_567_000,
+            max_ns: 2_345_678_000,
+        });
+        app.update(Msg::Run(Box::new(RunEvent::Point { index: 7, point: p })));
+    }
+    app.update(Msg::Temperature {
+        device: "loop0".into(),
+        at: 1.0,
+        celsius: 52,
+    });
+    let s = screen(&app, 80, 25);
+    for whole in [
+        "mean 8508.0",
+        "IOPS now 16.7k mean 16.7k",
+        "p99 123.5",
+        "p99.9 1235",
+        "max 2346",
+        "52 C",
+        "ph 8/8",
+        "rep 1/3",
+    ] {
+        assert!(s.contains(whole), "{whole:?} cut or missing:\n{s}");
+    }
+    snap("running_big_numbers", &app);
+
+    // Results: ten repeats of ten.
+    for _ in 0..3 {
+        app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            "loop0",
+            "none",
+            500.0,
+            1234.5,
+        )))));
+    }
+    app.records[0].repeats_wanted = 10;
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    // p99 1234.5 ms in a 6-wide column: whole milliseconds, not "1234.5" cut to "1234.".
+    assert!(s.contains(" 1234   3/10 "), "{s}");
+}
+
+#[test]
+fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
+    use disktriage::app::picker::{Field, fields_for};
+    let mut app = app_with("host-loop-zram", true); // loop0: 64 MiB
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    key(&mut app, KeyCode::Enter);
+    let fields = fields_for(TestName::RandRead);
+    let type_into = |app: &mut App, field: Field, text: &str| {
+        app.picker_field = fields.iter().position(|f| *f == field).unwrap();
+        key(app, KeyCode::Enter);
+        keys(app, text);
+        key(app, KeyCode::Enter);
+    };
+    type_into(&mut app, Field::Qd, "0");
+    let Some(Overlay::Edit { error: Some(e), .. }) = &app.overlay else {
+        panic!("QD 0 accepted: {:?}", app.overlay)
+    };
+    assert!(e.contains("queue depth"), "{e}");
+    assert_eq!(app.values.qd, None, "the bad value is not kept");
+    snap("typed_value_refused", &app);
+    key(&mut app, KeyCode::Esc);
+    type_into(&mut app, Field::Size, "1G");
+    let Some(Overlay::Edit { error: Some(e), .. }) = &app.overlay else {
+        panic!("a region past the end accepted: {:?}", app.overlay)
+    };
+    assert!(e.contains("past the end"), "{e}");
+    key(&mut app, KeyCode::Esc);
+    type_into(&mut app, Field::Size, "32M");
+    assert_eq!(app.overlay, None);
+    assert_eq!(app.values.size, Some(32 << 20));
+    // Stepping skips what the device cannot take: 64 MiB is the whole device, not more.
+    app.picker_field = fields.iter().position(|f| *f == Field::Size).unwrap();
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Right);
+        assert!(
+            app.values.size.is_none_or(|s| s <= 64 << 20),
+            "{:?}",
+            app.values.size
+        );
+    }
+
+    // The ETA counts the repeats still to come.
+    type_into(&mut app, Field::Time, "2s");
+    type_into(&mut app, Field::Warmup, "0");
+    type_into(&mut app, Field::Repeats, "3");
+    let cmds = keys(&mut app, "r");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    let plan = disktriage::bench::spec::build_plan(
+        TestName::RandRead,
+        &req.params,
+        &disktriage::bench::spec::TargetFacts {
+            size: 64 << 20,
+            logical_block_size: 512,
+            max_request: None,
+            is_file: false,
+        },
+        false,
+    )
+    .unwrap();
+    tick(&mut app, 10.0);
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop0", "none")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(
+        disktriage::bench::runner::RunEvent::PhaseStarted {
+            index: 0,
+            count: 1,
+            label: "rand-read".into(),
+            job: Box::new(plan.phases[0].job.clone()),
+        },
+    )));
+    tick(&mut app, 10.5);
+    let s = screen(&app, 80, 25);
+    // 1.5 s of this repeat, then two more of 2 s each.
+    assert!(s.contains("ETA 6 s"), "{s}");
+}
+
+#[test]
+fn quit_asks_before_discarding_unexported_results() {
+    let ctrl_c = || {
+        Msg::Key(crossterm::event::KeyEvent::new(
+            KeyCode::Char('c'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ))
+    };
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    complete_run(&mut app, "none", 500.0, 0.060);
+    assert!(
+        keys(&mut app, "q").is_empty(),
+        "q does not drop two results"
+    );
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("quit and discard 2 results?"), "{s}");
+    assert!(s.contains("e exports"), "{s}");
+    snap("quit_discard", &app);
+    // Anything else stays.
+    assert!(keys(&mut app, "n").is_empty());
+    assert_eq!(app.overlay, None);
+    assert!(!app.quitting);
+    // e from the question goes to the export of an unsaved run.
+    keys(&mut app, "q");
+    keys(&mut app, "e");
+    assert_eq!(app.screen, Screen::Results);
+    assert!(matches!(app.overlay, Some(Overlay::Export { record: 0 })));
+    let cmds = keys(&mut app, "j");
+    assert!(matches!(cmds.as_slice(), [Cmd::Export { .. }]), "{cmds:?}");
+    app.update(Msg::Exported(Ok("/tmp/x.json".into())));
+    // One left unsaved: q asks about one; a second q confirms.
+    assert!(keys(&mut app, "q").is_empty());
+    assert!(screen(&app, 80, 25).contains("quit and discard 1 result?"));
+    assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
+    // Ctrl-C never asks (it restores and exits, like SIGTERM).
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    assert_eq!(app.update(ctrl_c()), [Cmd::Quit]);
+    // y confirms too; with everything exported q quits at once.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    keys(&mut app, "q");
+    assert_eq!(keys(&mut app, "y"), [Cmd::Quit]);
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    keys(&mut app, "4");
+    keys(&mut app, "e");
+    keys(&mut app, "c");
+    app.update(Msg::Exported(Ok("/tmp/x.csv".into())));
+    assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
+}
+
+#[test]
+fn a_one_io_run_shows_no_rate_without_its_time_base() {
+    let mut app = app_with("host-loop-zram", true);
+    let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
+    {
+        let p = &mut one.outcome.phases[0];
+        p.seconds = 0.000896;
+        let d = if p.read.ops > 0 {
+            &mut p.read
+        } else {
+            &mut p.write
+        };
+        d.bytes = 4096;
+        d.ops = 1;
+        d.bytes_per_sec = 4096.0 / 0.000896;
+        d.iops = 1.0 / 0.000896;
+        if let Some(l) = &mut d.latency {
+            l.count = 1;
+            l.mean_ns = 2_000.0;
+        }
+    }
+    finish_with(&mut app, TestName::RandRead, false, &one);
+    let run = screen(&app, 80, 25);
+    keys(&mut app, "4");
+    let results = screen(&app, 80, 25);
+    key(&mut app, KeyCode::Enter);
+    let full = screen(&app, 80, 25);
+    for s in [&run, &results, &full] {
+        assert!(
+            !s.contains("1116") && !s.contains("1.1k"),
+            "a rate over one I/O:\n{s}"
+        );
+        assert!(s.contains("1 I/O in 0.90 ms"), "no time base:\n{s}");
+    }
+    snap("one_io_results", &{
+        key(&mut app, KeyCode::Esc);
+        app.clone()
+    });
+}

@@ -5,6 +5,7 @@
 use crate::bench::catalog::TestName;
 use crate::bench::runner::PhaseResult;
 use crate::bench::session::RunRequest;
+use crate::bench::spec::PhaseTag;
 use crate::model::KernelWriteCache;
 use crate::report::run::RunReport;
 
@@ -24,6 +25,8 @@ pub struct RunRecord {
     pub repeats_wanted: u32,
     pub runs: Vec<RunReport>,
     pub error: Option<String>,
+    /// Written to a file (JSON, CSV or fio) since its last repeat finished.
+    pub exported: bool,
 }
 
 /// A figure over the repeats: mean, and spread = (max - min) / mean when there are two or more.
@@ -52,6 +55,13 @@ impl Stat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseFigures {
     pub label: String,
+    pub tag: PhaseTag,
+    /// Request size in bytes.
+    pub bs: u64,
+    /// I/Os and measured seconds of a repeat (the mean over the repeats): the time base of
+    /// the rates.
+    pub ops: u64,
+    pub seconds: f64,
     /// MB/s (10^6 bytes per second).
     pub mbps: Stat,
     pub iops: Stat,
@@ -75,6 +85,7 @@ impl RunRecord {
             repeats_wanted: repeats,
             runs: Vec::new(),
             error: None,
+            exported: false,
         }
     }
 
@@ -97,8 +108,13 @@ impl RunRecord {
                 let pick = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
                     Stat::of(&phases.iter().filter_map(|p| f(p)).collect::<Vec<_>>())
                 };
+                let n = phases.len().max(1);
                 Some(PhaseFigures {
                     label: p0.label.clone(),
+                    tag: p0.tag.clone(),
+                    bs: p0.job.bs,
+                    ops: phases.iter().map(|p| p.read.ops + p.write.ops).sum::<u64>() / n as u64,
+                    seconds: phases.iter().map(|p| p.seconds).sum::<f64>() / n as f64,
                     mbps: pick(&|p| Some(p.bytes_per_sec() / 1e6))?,
                     iops: pick(&|p| Some(p.iops()))?,
                     mean_ms: pick(&|p| p.latency().map(|l| l.mean_ns / 1e6)),
@@ -114,6 +130,105 @@ impl RunRecord {
     pub fn headline(&self) -> Option<PhaseFigures> {
         self.figures().into_iter().next()
     }
+
+    /// What the record's row in Results shows: a single phase's figures, or for several the
+    /// peak MB/s and IOPS and the worst p99 over all of them, with the largest spread.
+    pub fn row(&self) -> Option<RowFigures> {
+        let all = self.figures();
+        let figures: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_meaningful()).collect();
+        if figures.is_empty() {
+            return all.first().map(|f| RowFigures {
+                phases: all.len(),
+                mbps: None,
+                iops: None,
+                p99_ms: f.p99_ms.map(|s| s.mean),
+                noise_pct: None,
+            });
+        }
+        let max = |v: &mut dyn Iterator<Item = f64>| v.reduce(f64::max);
+        Some(RowFigures {
+            phases: figures.len(),
+            mbps: max(&mut figures.iter().map(|f| f.mbps.mean)),
+            iops: max(&mut figures.iter().map(|f| f.iops.mean)),
+            p99_ms: max(&mut figures.iter().filter_map(|f| f.p99_ms.map(|s| s.mean))),
+            noise_pct: max(&mut figures.iter().filter_map(|f| f.mbps.spread_pct)),
+        })
+    }
+}
+
+impl RunRecord {
+    /// The full report: the figures the Results table uses (per phase, the mean over the
+    /// repeats and each repeat's value), then every repeat's own report.
+    pub fn report_text(&self) -> String {
+        use std::fmt::Write as _;
+        let n = self.runs.len();
+        if n <= 1 {
+            return self
+                .runs
+                .first()
+                .map(crate::report::run::render_text)
+                .unwrap_or_default();
+        }
+        let mut out = format!("mean of {n} repeats, as Results and Compare show it:\n");
+        for f in self.figures() {
+            let each: Vec<String> = self
+                .runs
+                .iter()
+                .filter_map(|r| r.outcome.phases.iter().find(|p| p.label == f.label))
+                .filter(|p| p.ok())
+                .map(|p| format!("{:.1}", p.bytes_per_sec() / 1e6))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {}: {:.1} MB/s = mean of {}{}",
+                f.label,
+                f.mbps.mean,
+                each.join(", "),
+                f.mbps
+                    .spread_pct
+                    .map_or(String::new(), |s| format!(" (spread {s:.1} %)")),
+            );
+            let _ = writeln!(
+                out,
+                "    {:.0} IOPS{}",
+                f.iops.mean,
+                f.p99_ms
+                    .map_or(String::new(), |p| format!(", p99 {:.3} ms", p.mean))
+            );
+        }
+        for (i, r) in self.runs.iter().enumerate() {
+            let _ = write!(
+                out,
+                "\n--- repeat {} of {n} ---\n{}",
+                i + 1,
+                crate::report::run::render_text(r)
+            );
+        }
+        out
+    }
+}
+
+impl PhaseFigures {
+    /// Are MB/s and IOPS worth showing (enough I/Os over enough time)?
+    pub fn rates_meaningful(&self) -> bool {
+        crate::report::run::rate_meaningful(self.ops, self.seconds)
+    }
+
+    /// "1 I/O in 0.90 ms": what the rates are computed over.
+    pub fn time_base(&self) -> String {
+        crate::report::run::time_base(self.ops, self.seconds)
+    }
+}
+
+/// A record's figures in one row (see `RunRecord::row`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowFigures {
+    pub phases: usize,
+    /// None when no phase had enough I/Os for a rate.
+    pub mbps: Option<f64>,
+    pub iops: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub noise_pct: Option<f64>,
 }
 
 /// How a difference between two records compares with their noise.

@@ -400,18 +400,51 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
 /// its sample for `i`, or a little after `i` ended by the clock (so a stuck worker does not
 /// freeze the chart). Samples that arrive after their point was emitted count in the next one,
 /// so the series always adds up to the totals.
+///
+/// A point ends at its interval's boundary unless every sample in it is a thread's last one:
+/// then it ends when the last of those threads stopped measuring. So the last point of a
+/// time-bounded run is the folded last interval up to the real end (never an empty or partial
+/// sliver after the deadline), and a run stopped or bounded by a count ends with a partial
+/// point that carries its real duration.
 struct Aggregator {
     interval: f64,
     next: u64,
-    pending: std::collections::BTreeMap<u64, (IoStats, usize)>,
+    pending: std::collections::BTreeMap<u64, Gathering>,
     late: IoStats,
     series: BoundedSeries,
     totals: IoStats,
     per_worker: Vec<IoStats>,
 }
 
+/// The samples of one interval received so far.
+#[derive(Debug, Default)]
+struct Gathering {
+    stats: IoStats,
+    samples: usize,
+    /// Some sample ends at the interval's boundary (its thread goes on).
+    whole: bool,
+    /// The latest real end of the threads' last samples in this interval.
+    last_end: Option<f64>,
+}
+
+impl Gathering {
+    fn end(&self, boundary: f64) -> f64 {
+        match self.last_end {
+            Some(end) if !self.whole => end,
+            Some(end) => end.max(boundary),
+            None => boundary,
+        }
+    }
+}
+
 impl Aggregator {
-    fn add(&mut self, worker: u32, interval: u64, stats: &super::stats::SampleStats) {
+    fn add(
+        &mut self,
+        worker: u32,
+        interval: u64,
+        end_s: Option<f64>,
+        stats: &super::stats::SampleStats,
+    ) {
         if let Some(w) = self.per_worker.get_mut(worker as usize) {
             w.add_sample(stats);
         }
@@ -420,8 +453,12 @@ impl Aggregator {
             self.late.add_sample(stats);
         } else {
             let e = self.pending.entry(interval).or_default();
-            e.0.add_sample(stats);
-            e.1 += 1;
+            e.stats.add_sample(stats);
+            e.samples += 1;
+            match end_s {
+                Some(end) => e.last_end = Some(e.last_end.map_or(end, |l| l.max(end))),
+                None => e.whole = true,
+            }
         }
     }
 
@@ -429,18 +466,21 @@ impl Aggregator {
     fn emit_ready(&mut self, live: usize, elapsed: f64, out: &mut Vec<IntervalPoint>) {
         loop {
             let i = self.next;
-            let reported = self.pending.get(&i).map_or(0, |e| e.1);
+            let reported = self.pending.get(&i).map_or(0, |e| e.samples);
             let overdue = elapsed > (i as f64 + 2.0) * self.interval;
             if !(reported >= live.max(1) || overdue) {
                 break;
             }
-            let end = (i + 1) as f64 * self.interval;
-            out.push(self.emit(i, end));
+            out.push(self.emit(i, None));
         }
     }
 
-    fn emit(&mut self, i: u64, end: f64) -> IntervalPoint {
-        let mut stats = self.pending.remove(&i).map(|e| e.0).unwrap_or_default();
+    /// Emits point `i`; it ends at `end` when given, else as its samples say.
+    fn emit(&mut self, i: u64, end: Option<f64>) -> IntervalPoint {
+        let boundary = (i + 1) as f64 * self.interval;
+        let g = self.pending.remove(&i).unwrap_or_default();
+        let end = end.unwrap_or_else(|| g.end(boundary));
+        let mut stats = g.stats;
         stats.add(&std::mem::take(&mut self.late));
         let p = IntervalPoint::from_stats(i as f64 * self.interval, end, &stats);
         self.series.push(p);
@@ -452,16 +492,12 @@ impl Aggregator {
     fn finish(&mut self, seconds: f64, out: &mut Vec<IntervalPoint>) {
         while let Some((&i, _)) = self.pending.iter().next() {
             let last = self.pending.len() == 1;
-            let end = if last {
-                seconds.max(i as f64 * self.interval)
-            } else {
-                (i + 1) as f64 * self.interval
-            };
+            let end = last.then(|| seconds.max(i as f64 * self.interval));
             out.push(self.emit(i, end));
         }
         if self.late.ops() > 0 {
             let i = self.next;
-            out.push(self.emit(i, seconds));
+            out.push(self.emit(i, Some(seconds)));
         }
         self.series.finish();
     }
@@ -571,7 +607,7 @@ fn run_phase(
     let mut worker_end = vec![t0; job.workers as usize];
     while alive > 0 {
         match rx.recv_timeout(plan.interval) {
-            Ok(WorkerMsg::Sample(s)) => agg.add(s.worker, s.interval, &s.stats),
+            Ok(WorkerMsg::Sample(s)) => agg.add(s.worker, s.interval, s.end_s, &s.stats),
             Ok(WorkerMsg::Done {
                 worker,
                 failure: f,
@@ -773,22 +809,22 @@ mod tests {
             per_worker: vec![IoStats::default(); 2],
         };
         let mut out = Vec::new();
-        a.add(0, 0, &sample(100));
+        a.add(0, 0, None, &sample(100));
         a.emit_ready(2, 0.26, &mut out);
         assert!(out.is_empty(), "worker 1 has not reported interval 0");
-        a.add(1, 0, &sample(50));
+        a.add(1, 0, None, &sample(50));
         a.emit_ready(2, 0.26, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].bytes(), 150);
         // Interval 1: only worker 0 reports; by 0.75 s it is overdue and goes out anyway.
-        a.add(0, 1, &sample(10));
+        a.add(0, 1, None, &sample(10));
         a.emit_ready(2, 0.6, &mut out);
         assert_eq!(out.len(), 1);
         a.emit_ready(2, 0.76, &mut out);
         assert_eq!(out.len(), 2);
         // Worker 1's late sample lands in the next point; nothing is lost.
-        a.add(1, 1, &sample(7));
-        a.add(0, 2, &sample(1));
+        a.add(1, 1, None, &sample(7));
+        a.add(0, 2, None, &sample(1));
         a.finish(0.8, &mut out);
         let total: u64 = out.iter().map(IntervalPoint::bytes).sum();
         assert_eq!(total, 168);
@@ -796,5 +832,54 @@ mod tests {
         assert_eq!(a.series.totals().0, 168);
         assert_eq!(out.last().unwrap().end_s, 0.8);
         assert_eq!(a.per_worker[1].bytes(), 57);
+    }
+
+    fn aggregator(workers: usize) -> Aggregator {
+        Aggregator {
+            interval: 0.25,
+            next: 0,
+            pending: Default::default(),
+            late: IoStats::default(),
+            series: BoundedSeries::new(16),
+            totals: IoStats::default(),
+            per_worker: vec![IoStats::default(); workers],
+        }
+    }
+
+    #[test]
+    fn last_points_end_when_the_threads_stopped() {
+        // Time-bounded (1 s): both threads fold the rest into interval 3 and stop just after
+        // the deadline. The last point is a whole interval up to the real end.
+        let mut a = aggregator(2);
+        let mut out = Vec::new();
+        for i in 0..3 {
+            a.add(0, i, None, &sample(100));
+            a.add(1, i, None, &sample(100));
+            a.emit_ready(2, (i + 1) as f64 * 0.25, &mut out);
+        }
+        a.add(0, 3, Some(1.002), &sample(100));
+        a.add(1, 3, Some(1.004), &sample(100));
+        a.emit_ready(2, 1.005, &mut out);
+        a.finish(1.005, &mut out);
+        assert_eq!(out.len(), 4, "{out:?}");
+        let last = out.last().unwrap();
+        assert_eq!((last.start_s, last.end_s), (0.75, 1.004));
+        assert_eq!(a.series.totals(), (800, 8));
+
+        // Bounded by a count: thread 0 stops at 0.4 s, thread 1 goes on; the point they share
+        // is whole, the last one (thread 1's) ends when it stopped.
+        let mut a = aggregator(2);
+        let mut out = Vec::new();
+        a.add(0, 0, None, &sample(10));
+        a.add(1, 0, None, &sample(10));
+        a.emit_ready(2, 0.25, &mut out);
+        a.add(0, 1, Some(0.4), &sample(10));
+        a.add(1, 1, None, &sample(10));
+        a.emit_ready(1, 0.5, &mut out);
+        a.add(1, 2, Some(0.6), &sample(10));
+        a.emit_ready(1, 0.6, &mut out);
+        a.finish(0.6, &mut out);
+        let ends: Vec<f64> = out.iter().map(|p| p.end_s).collect();
+        assert_eq!(ends, [0.25, 0.5, 0.6]);
     }
 }

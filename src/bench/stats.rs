@@ -279,6 +279,10 @@ pub struct WorkerSample {
     pub worker: u32,
     /// Interval number since the measured phase began (0-based).
     pub interval: u64,
+    /// Seconds since the worker began measuring at which this sample ends, when that is not
+    /// the interval's boundary: its last sample (cut short, or the last whole interval of a
+    /// time-bounded run with the remainder folded in).
+    pub end_s: Option<f64>,
     pub stats: SampleStats,
 }
 

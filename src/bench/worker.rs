@@ -153,9 +153,16 @@ pub struct WorkerCtx {
 }
 
 /// Accumulates one interval at a time and sends it when the interval is over.
+///
+/// A time-bounded loop has no partial last interval: the interval that the deadline would cut
+/// short is folded into the one before it, so the last sample covers at least one whole
+/// interval up to the real end (the deadline plus draining the queue). Samples carry their
+/// real end when it is not the interval's boundary, so every rate over them is right.
 struct Recorder {
     worker: u32,
     interval: Duration,
+    t0: Instant,
+    deadline: Option<Instant>,
     index: u64,
     next_boundary: Instant,
     stats: IoStats,
@@ -163,10 +170,18 @@ struct Recorder {
 }
 
 impl Recorder {
-    fn new(worker: u32, t0: Instant, interval: Duration, tx: Sender<WorkerMsg>) -> Self {
+    fn new(
+        worker: u32,
+        t0: Instant,
+        interval: Duration,
+        deadline: Option<Instant>,
+        tx: Sender<WorkerMsg>,
+    ) -> Self {
         Recorder {
             worker,
             interval,
+            t0,
+            deadline,
             index: 0,
             next_boundary: t0 + interval,
             stats: IoStats::default(),
@@ -185,25 +200,35 @@ impl Recorder {
     /// Sends every interval that ended before `now` (empty ones too: a stalled device shows
     /// as zero throughput, not as a gap).
     fn tick(&mut self, now: Instant) {
-        while now >= self.next_boundary {
-            self.send();
+        while now >= self.next_boundary && !self.last_before_deadline() {
+            self.send(None);
             self.next_boundary += self.interval;
         }
     }
 
-    fn send(&mut self) {
+    /// Is the current interval the last whole one before the deadline (the rest of the run,
+    /// less than an interval, is folded into it)?
+    fn last_before_deadline(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| self.next_boundary + self.interval > d)
+    }
+
+    fn send(&mut self, end_s: Option<f64>) {
         let stats = self.stats.take_sample();
         let _ = self.tx.send(WorkerMsg::Sample(WorkerSample {
             worker: self.worker,
             interval: self.index,
+            end_s,
             stats,
         }));
         self.index += 1;
     }
 
-    /// Sends the last, partial interval.
+    /// Sends the last interval, ending now: a partial one when the loop was stopped or bounded
+    /// by a count, the folded last one when bounded by time.
     fn finish(mut self) {
-        self.send();
+        let end = self.t0.elapsed().as_secs_f64();
+        self.send(Some(end));
     }
 }
 
@@ -252,9 +277,10 @@ fn run_phases(
     ctx.gate.arrive_and_wait();
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
         let t0 = Instant::now();
-        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, ctx.tx.clone());
+        let deadline = job.time.map(|t| t0 + t);
+        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, deadline, ctx.tx.clone());
         let bound = Bound {
-            deadline: job.time.map(|t| t0 + t),
+            deadline,
             max_ops: job.ops_per_worker,
         };
         failure = io(&bound, Some(&mut rec));
@@ -603,5 +629,34 @@ mod tests {
             )
             .contains("needs root")
         );
+    }
+
+    #[test]
+    fn a_time_bounded_recorder_folds_the_rest_into_its_last_interval() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let interval = Duration::from_millis(250);
+        let t0 = Instant::now();
+        let deadline = t0 + Duration::from_millis(1100);
+        let mut rec = Recorder::new(0, t0, interval, Some(deadline), tx);
+        // Ticks past every boundary, then past the deadline while the queue drains.
+        for ms in [250, 500, 750, 1000, 1100, 1250, 1300] {
+            rec.record(OpKind::Read, 4096, Duration::from_micros(50));
+            rec.tick(t0 + Duration::from_millis(ms));
+        }
+        rec.finish();
+        let samples: Vec<(u64, Option<f64>, u64)> = rx
+            .try_iter()
+            .map(|m| match m {
+                WorkerMsg::Sample(s) => (s.interval, s.end_s, s.stats.read.ops),
+                WorkerMsg::Done { .. } => panic!("no Done from a recorder"),
+            })
+            .collect();
+        // Intervals 0-2 are whole; 3 runs from 0.75 s to the end (1.1 s + draining), with
+        // the I/O of its last 0.35 s; nothing comes after it.
+        let intervals: Vec<u64> = samples.iter().map(|s| s.0).collect();
+        assert_eq!(intervals, [0, 1, 2, 3], "{samples:?}");
+        assert!(samples[..3].iter().all(|s| s.1.is_none()));
+        assert_eq!(samples[3].2, 4);
+        assert!(samples[3].1.is_some_and(|e| e > 0.0));
     }
 }

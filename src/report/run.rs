@@ -149,8 +149,41 @@ fn target_line(t: &TargetInfo) -> String {
     s
 }
 
+/// Fewest I/Os, and shortest measured time, over which a rate (MB/s, IOPS) is worth showing.
+/// Below either, a rate mostly measures the setup around the I/O: the figures say how many
+/// I/Os took how long instead.
+pub const MIN_RATE_OPS: u64 = 100;
+pub const MIN_RATE_SECONDS: f64 = 0.01;
+
+/// Is a rate over `ops` I/Os in `seconds` worth showing?
+pub fn rate_meaningful(ops: u64, seconds: f64) -> bool {
+    ops >= MIN_RATE_OPS && seconds >= MIN_RATE_SECONDS
+}
+
+/// The time base of a rate: "1 I/O in 0.90 ms", "4096 I/Os in 2.00 s".
+pub fn time_base(ops: u64, seconds: f64) -> String {
+    let what = if ops == 1 { "I/O" } else { "I/Os" };
+    if seconds < 1.0 {
+        format!("{ops} {what} in {:.2} ms", seconds * 1e3)
+    } else {
+        format!("{ops} {what} in {seconds:.2} s")
+    }
+}
+
 fn dir_lines(out: &mut String, name: &str, d: &crate::bench::runner::DirTotals, seconds: f64) {
     if d.ops == 0 {
+        return;
+    }
+    if !rate_meaningful(d.ops, seconds) {
+        let _ = writeln!(
+            out,
+            "{name:<6} {}: {} (too few for MB/s or IOPS)",
+            Bytes(d.bytes).iec(),
+            time_base(d.ops, seconds)
+        );
+        if let Some(l) = &d.latency {
+            let _ = writeln!(out, "       latency (ms): {}", latency_line(l));
+        }
         return;
     }
     let _ = writeln!(

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::results::cache_short;
 use super::theme;
+use super::{count, ms, rate};
 use crate::app::records::{Delta, Verdict, delta};
 use crate::app::{App, RunRecord, Stat};
 
@@ -26,24 +27,62 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     };
     let (ra, rb) = (&app.records[a], &app.records[b]);
-    let [head, body] = Layout::vertical([Constraint::Length(4), Constraint::Min(0)]).areas(area);
     let who = |tag: &str, r: &RunRecord| {
         Line::from(vec![
             Span::styled(format!(" {tag} #{} ", r.id + 1), theme::title()),
             Span::raw(format!(
-                "{} {} sched {} cache {}/{} x{}: {}",
+                "{} {}, sched {}, cache {}/{}, {} x{}",
                 r.device,
                 r.test.id(),
                 r.scheduler.clone().unwrap_or_else(|| "-".into()),
                 r.drive_cache.clone().unwrap_or_else(|| "-".into()),
                 cache_short(r.kernel_cache),
+                io_path(r).unwrap_or("?"),
                 r.runs.len(),
-                r.params
             )),
         ])
     };
+    let inner = (area.width as usize).saturating_sub(3).max(1);
+    let changed = changes(ra, rb);
+    let what_lines = if changed.is_empty() {
+        super::dialogs::wrap_text(
+            "nothing changed (scheduler, drive cache, engine, I/O path, parameters): the \
+             difference is run-to-run noise",
+            inner,
+        )
+    } else {
+        // Each change stays on one line.
+        let mut lines: Vec<String> = vec!["changed:".into()];
+        for (i, c) in changed.iter().enumerate() {
+            let piece = if i + 1 < changed.len() {
+                format!("{c};")
+            } else {
+                c.clone()
+            };
+            let last = lines.last_mut().map(|l| (l.chars().count(), l));
+            match last {
+                Some((n, l)) if n + 1 + piece.chars().count() <= inner => {
+                    l.push(' ');
+                    l.push_str(&piece);
+                }
+                _ => lines.push(format!("  {piece}")),
+            }
+        }
+        lines
+    };
+    let mut head_lines = vec![who("A", ra), who("B", rb)];
+    head_lines.extend(
+        what_lines
+            .into_iter()
+            .map(|l| Line::from(Span::styled(format!(" {l}"), theme::accent()))),
+    );
+    let [head, body] = Layout::vertical([
+        Constraint::Length(head_lines.len() as u16 + 2),
+        Constraint::Min(0),
+    ])
+    .areas(area);
     frame.render_widget(
-        Paragraph::new(vec![who("A", ra), who("B", rb)]).block(
+        Paragraph::new(head_lines).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(" Compare A -> B "),
@@ -63,29 +102,78 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(pa.label.clone()).style(theme::title()),
             ]));
         }
-        let mut metric = |name: &str, sa: Option<Stat>, sb: Option<Stat>, higher_better: bool| {
+        let rates = pa.rates_meaningful() && pb.rates_meaningful();
+        if !rates {
+            // A rate over a handful of I/Os measures the setup, not the device.
+            rows.push(Row::new(vec![
+                Cell::from("MB/s, IOPS"),
+                Cell::from("-"),
+                Cell::from("-"),
+                Cell::from(""),
+                Cell::from(""),
+                Cell::from("too few I/Os").style(theme::dim()),
+            ]));
+        }
+        // The same number formats as Results and the Run screen.
+        let mut metric = |name: &str,
+                          sa: Option<Stat>,
+                          sb: Option<Stat>,
+                          higher_better: bool,
+                          fmt: fn(f64) -> String| {
             if let (Some(x), Some(y)) = (sa, sb) {
-                rows.push(delta_row(name, &delta(x, y), higher_better));
+                rows.push(delta_row(name, &delta(x, y), higher_better, fmt));
             }
         };
-        metric("MB/s", Some(pa.mbps), Some(pb.mbps), true);
-        metric("IOPS", Some(pa.iops), Some(pb.iops), true);
-        metric("lat mean ms", pa.mean_ms, pb.mean_ms, false);
-        metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false);
-        metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false);
-        metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false);
+        if rates {
+            metric("MB/s", Some(pa.mbps), Some(pb.mbps), true, rate);
+            metric("IOPS", Some(pa.iops), Some(pb.iops), true, count);
+        }
+        metric("lat mean ms", pa.mean_ms, pb.mean_ms, false, ms);
+        metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false, ms);
+        metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false, ms);
+        metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false, ms);
     }
+    let block = |title: String| Block::default().borders(Borders::ALL).title(title);
+    let noise = " noise = spread of each run's repeats (repeats >= 2 on the Test screen) ";
     if rows.is_empty() {
-        rows.push(Row::new(vec![Cell::from(
-            "the two runs have no phase in common",
-        )]));
+        frame.render_widget(
+            Paragraph::new(
+                "the two runs have no phase in common: compare runs of the same test (mark \
+                 two with Space on Results)",
+            )
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .block(block(noise.to_string())),
+            body,
+        );
+        return;
     }
+    // Scrolls when longer than the screen: the header and border take three lines.
+    let visible = (body.height as usize).saturating_sub(3).max(1);
+    let total = rows.len();
+    let offset = (app.compare_scroll as usize).min(total.saturating_sub(visible));
+    let title = if total > visible {
+        format!(
+            " rows {}-{} of {total}, Up/Down/PgDn scroll; noise = spread of the repeats ",
+            offset + 1,
+            (offset + visible).min(total)
+        )
+    } else {
+        noise.to_string()
+    };
+    let rows: Vec<Row> = rows.into_iter().skip(offset).collect();
+    // Phase labels ("SEQ128K Q32T1 write", "large sequential QD32") are never cut.
+    let label_w = fa
+        .iter()
+        .map(|f| f.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(13, 22) as u16;
     let table = Table::new(
         rows,
         [
-            Constraint::Length(13),
-            Constraint::Length(11),
-            Constraint::Length(11),
+            Constraint::Length(label_w),
+            Constraint::Length(10),
+            Constraint::Length(10),
             Constraint::Length(9),
             Constraint::Length(8),
             Constraint::Min(14),
@@ -93,25 +181,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     )
     .header(Row::new(["", "A", "B", "B vs A", "noise", "verdict"]).style(theme::header()))
     .column_spacing(1)
-    .block(
-        Block::default()
-            .borders(Borders::ALL)
-            .title(" noise = spread of each run's repeats (repeats >= 2 on the Test screen) "),
-    );
+    .block(block(title));
     frame.render_widget(table, body);
 }
 
-fn fmt(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-fn delta_row(name: &str, d: &Delta, higher_better: bool) -> Row<'static> {
+fn delta_row(name: &str, d: &Delta, higher_better: bool, fmt: fn(f64) -> String) -> Row<'static> {
     let better = if higher_better {
         d.pct > 0.0
     } else {
@@ -131,4 +205,57 @@ fn delta_row(name: &str, d: &Delta, higher_better: bool) -> Row<'static> {
         Cell::from(d.noise_pct.map_or("-".into(), |n| format!("{n:.1}%"))),
         Cell::from(verdict).style(style),
     ])
+}
+
+/// "O_DIRECT" or "BUFFERED": the I/O path the record's runs took.
+fn io_path(r: &RunRecord) -> Option<&'static str> {
+    r.runs.first().map(|run| {
+        if run.plan.direct {
+            "O_DIRECT"
+        } else {
+            "BUFFERED"
+        }
+    })
+}
+
+/// What differs between two records' runs, "what A -> B" each: the device, test and
+/// parameters, scheduler, drive cache, kernel flush policy, engine and I/O path.
+pub(crate) fn changes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, x: Option<String>, y: Option<String>| {
+        if x != y {
+            let show = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+            out.push(format!("{what}{} -> {}", show(x), show(y)));
+        }
+    };
+    differ("device ", Some(a.device.clone()), Some(b.device.clone()));
+    differ(
+        "test ",
+        Some(a.test.id().to_string()),
+        Some(b.test.id().to_string()),
+    );
+    differ(
+        "parameters ",
+        Some(a.params.clone()),
+        Some(b.params.clone()),
+    );
+    differ("scheduler ", a.scheduler.clone(), b.scheduler.clone());
+    differ("drive cache ", a.drive_cache.clone(), b.drive_cache.clone());
+    differ(
+        "kernel flush policy ",
+        a.kernel_cache.map(|c| c.as_str().to_string()),
+        b.kernel_cache.map(|c| c.as_str().to_string()),
+    );
+    let engine = |r: &RunRecord| {
+        r.runs
+            .first()
+            .map(|x| x.outcome.engine.as_str().to_string())
+    };
+    differ("engine ", engine(a), engine(b));
+    differ(
+        "",
+        io_path(a).map(str::to_string),
+        io_path(b).map(str::to_string),
+    );
+    out
 }

@@ -21,7 +21,10 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>, w: u16) {
-    let h = lines.len() as u16 + 2;
+    // Tall enough for the wrapped lines: nothing in a dialog is cut off.
+    let inner = usize::from(w.min(area.width).saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let h = rows as u16 + 2;
     let rect = centered(area, w, h);
     frame.render_widget(Clear, rect);
     frame.render_widget(
@@ -40,13 +43,17 @@ pub const HELP: &[(&str, &str)] = &[
     ("?", "this help (any key closes it)"),
     (
         "q / Ctrl-C",
-        "quit: stops a run, puts changed schedulers back",
+        "quit, putting changed settings back (q asks first when a",
+    ),
+    (
+        "",
+        "test runs or results were not exported; Ctrl-C never asks)",
     ),
     (
         "s",
-        "switch the I/O scheduler of the device (K in the menu keeps it)",
+        "switch the scheduler (K in the menu keeps it); w: drive cache",
     ),
-    ("R", "rerun the last test (after a switch: the retest)"),
+    ("R", "retest: the last test, on the device switched last"),
     (
         "Devices",
         "Up/Down select, Enter test it, r refresh, a show unused too",
@@ -267,9 +274,54 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             l.push(Line::from(Span::styled("any key closes", theme::dim())));
             dialog(frame, area, title, l, 74);
         }
-        Overlay::QuitConfirm => {
+        Overlay::Retest { device, record } => {
+            let Some(rec) = app.records.get(*record) else {
+                return;
+            };
+            let test = rec.test.id();
             let lines = vec![
-                Line::from("A test is running. Stop it and quit?"),
+                Line::from(format!(
+                    "You switched {device}; the last test ({test}) ran on {}.",
+                    rec.device
+                )),
+                Line::from(format!("{device} has not run it in this session.")),
+                Line::from(Span::styled(
+                    format!(
+                        "y: run {test} on {device}   n: rerun on {}   Esc: cancel",
+                        rec.device
+                    ),
+                    theme::warn(),
+                )),
+            ];
+            dialog(frame, area, "Retest where?", lines, 70);
+        }
+        Overlay::QuitDiscard => {
+            let n = app.unsaved().count();
+            let lines = vec![
+                Line::from(format!(
+                    "quit and discard {n} result{}? (not exported)",
+                    if n == 1 { "" } else { "s" }
+                )),
+                Line::from(Span::styled(
+                    "y or q quits (changed settings are put back)",
+                    theme::warn(),
+                )),
+                Line::from(Span::styled(
+                    "e exports first (JSON, CSV, fio), any other key stays",
+                    theme::dim(),
+                )),
+            ];
+            dialog(frame, area, "Quit", lines, 66);
+        }
+        Overlay::QuitConfirm => {
+            let n = app.unsaved().count();
+            let discard = if n > 0 {
+                format!(" The {n} result(s) not exported are discarded.")
+            } else {
+                String::new()
+            };
+            let lines = vec![
+                Line::from(format!("A test is running. Stop it and quit?{discard}")),
                 Line::from(Span::styled(
                     "y quits (changed schedulers are put back), any other key stays",
                     theme::dim(),
@@ -281,8 +333,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let text = app
                 .records
                 .get(*record)
-                .and_then(|r| r.runs.last())
-                .map(crate::report::run::render_text)
+                .map(crate::app::RunRecord::report_text)
                 .unwrap_or_default();
             let rect = centered(
                 area,
@@ -291,12 +342,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             );
             frame.render_widget(Clear, rect);
             frame.render_widget(
-                Paragraph::new(text).scroll((*scroll, 0)).block(
-                    Block::default().borders(Borders::ALL).title(format!(
+                Paragraph::new(text)
+                    .wrap(Wrap { trim: false })
+                    .scroll((*scroll, 0))
+                    .block(Block::default().borders(Borders::ALL).title(format!(
                         " Report of run #{} (Up/Down scroll, Esc closes) ",
                         record + 1
-                    )),
-                ),
+                    ))),
                 rect,
             );
         }
@@ -304,7 +356,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 /// Splits text into lines of at most `width` characters at spaces.
-fn wrap_text(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_text(text: &str, width: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {

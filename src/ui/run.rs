@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, Paragraph};
 
-use super::theme;
+use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
 use crate::model::BytesPerSec;
 
@@ -97,7 +97,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         &[("p50", &p50), ("p99", &p99)],
         true,
     );
-    numbers(run, frame, figures);
+    numbers(app, run, frame, figures);
 }
 
 /// Seconds between the start of the run (when temperature polling starts) and the start of the
@@ -127,27 +127,34 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
     } else {
         Span::styled("warming up", theme::warn())
     };
-    let repeat = if run.repeats > 1 {
-        format!("  repeat {}/{}", run.repeat, run.repeats)
-    } else {
-        String::new()
+    // Long labels on a narrow terminal: the words shorten, the numbers stay whole.
+    let title = format!(" #{} {} on {} ", run.record + 1, run.label, run.device);
+    let progress = |short: bool| {
+        let mut s = String::new();
+        if run.phases > 1 {
+            let word = if short { "ph" } else { "phase" };
+            s.push_str(&format!("  {word} {}/{}", run.phase + 1, run.phases));
+        }
+        if run.repeats > 1 {
+            let word = if short { "rep" } else { "repeat" };
+            s.push_str(&format!("  {word} {}/{}", run.repeat, run.repeats));
+        }
+        if let (Some((_, now)), Some(max)) = (run.temps.back(), run.temps.iter().map(|t| t.1).max())
+        {
+            let word = if short { "" } else { "temp " };
+            s.push_str(&format!("  {word}{now} C (max {max})"));
+        }
+        s
     };
-    let phase = if run.phases > 1 {
-        format!("  phase {}/{}", run.phase + 1, run.phases)
-    } else {
-        String::new()
-    };
-    let temp = match (run.temps.back(), run.temps.iter().map(|t| t.1).max()) {
-        (Some((_, now)), Some(max)) => format!("  temp {now} C (max {max})"),
-        _ => String::new(),
-    };
+    let used = title.chars().count() + state.content.chars().count();
+    let mut rest = progress(false);
+    if used + rest.chars().count() > area.width as usize {
+        rest = progress(true);
+    }
     let l1 = Line::from(vec![
-        Span::styled(
-            format!(" #{} {} on {} ", run.record + 1, run.label, run.device),
-            theme::title(),
-        ),
+        Span::styled(title, theme::title()),
         state,
-        Span::raw(format!("{phase}{repeat}{temp}")),
+        Span::raw(rest),
     ]);
     let how = run.job.as_ref().map(|j| j.describe()).unwrap_or_default();
     let direct = match &run.plan {
@@ -175,7 +182,7 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                     "{:.1} / {:.1} s  ETA {:.0} s",
                     done,
                     total,
-                    (total - done).max(0.0) + remaining_phases(run)
+                    (total - done).max(0.0) + remaining_phases(run) + remaining_repeats(run)
                 ),
             )
         }
@@ -216,6 +223,21 @@ fn remaining_phases(run: &LiveRun) -> f64 {
             })
             .sum()
     })
+}
+
+/// Seconds of the repeats still to come, when the plan is time-bounded.
+fn remaining_repeats(run: &LiveRun) -> f64 {
+    let whole: f64 = run.plan.as_ref().map_or(0.0, |p| {
+        p.phases
+            .iter()
+            .map(|ph| {
+                ph.job
+                    .time
+                    .map_or(0.0, |t| (t + ph.job.warmup).as_secs_f64())
+            })
+            .sum()
+    });
+    f64::from(run.repeats.saturating_sub(run.repeat)) * whole
 }
 
 fn chart(
@@ -302,47 +324,114 @@ fn nice_ceiling(v: f64) -> f64 {
     10.0 * mag
 }
 
-fn numbers(run: &LiveRun, frame: &mut Frame, area: Rect) {
+/// The figures under the charts. While a run goes: the current interval, and the means so far
+/// (totals over the measured time). Once it finished: the figures Results shows for it (over
+/// its repeats), so every screen gives the same number for the same run.
+fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     let s = &run.stats;
     let mb = |b: f64| BytesPerSec(b).mb_per_sec();
-    let cur = run.points.back();
-    let l1 = Line::from(vec![
-        Span::styled(" MB/s ", theme::dim()),
-        Span::raw(format!(
-            "now {:.1} mean {:.1} min {:.1} max {:.1}",
-            cur.map_or(0.0, |p| mb(p.rate())),
-            mb(s.mean_rate()),
-            mb(s.min_rate),
-            mb(s.max_rate)
-        )),
-        Span::styled("  IOPS ", theme::dim()),
-        Span::raw(format!(
-            "now {:.0} mean {:.0}",
-            cur.map_or(0.0, |p| p.iops()),
-            s.mean_iops()
-        )),
-    ]);
-    let lat = cur.and_then(|p| p.latency());
+    let ms = |ns: f64| ms(ns / 1e6);
+    let finished = run
+        .finished
+        .then(|| app.records.get(run.record))
+        .flatten()
+        .and_then(|r| {
+            let figures = r.figures();
+            let n = r.runs.len();
+            figures
+                .into_iter()
+                .find(|f| f.label == run.label)
+                .map(|f| (f, n))
+        });
+    let minmax = if s.count > 0 {
+        format!(" min {} max {}", rate(mb(s.min_rate)), rate(mb(s.max_rate)))
+    } else {
+        String::new()
+    };
+    let (l1, l2) = match &finished {
+        Some((f, n)) => {
+            let over = if *n > 1 {
+                format!(" ({n} repeats)")
+            } else {
+                String::new()
+            };
+            let l1 = if f.rates_meaningful() {
+                Line::from(vec![
+                    Span::styled(" MB/s ", theme::dim()),
+                    Span::raw(format!("mean {}{minmax}", rate(f.mbps.mean))),
+                    Span::styled("  IOPS ", theme::dim()),
+                    Span::raw(format!("mean {}{over}", count(f.iops.mean))),
+                ])
+            } else {
+                Line::from(Span::styled(
+                    format!(" {}{over}: too few for MB/s or IOPS", f.time_base()),
+                    theme::warn(),
+                ))
+            };
+            let lat = |name: &str, st: Option<crate::app::Stat>| {
+                st.map(|x| format!("{name} {}", super::ms(x.mean)))
+            };
+            let parts: Vec<String> = [
+                lat("mean", f.mean_ms),
+                lat("p50", f.p50_ms),
+                lat("p99", f.p99_ms),
+                lat("p99.9", f.p999_ms),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let l2 = Line::from(vec![
+                Span::styled(" ms ", theme::dim()),
+                Span::raw(if parts.is_empty() {
+                    "-".to_string()
+                } else {
+                    parts.join(" ")
+                }),
+                Span::styled("  whole run", theme::dim()),
+            ]);
+            (l1, l2)
+        }
+        None => {
+            let cur = run.points.back();
+            let l1 = Line::from(vec![
+                Span::styled(" MB/s ", theme::dim()),
+                Span::raw(format!(
+                    "now {} mean {}{minmax}",
+                    rate(cur.map_or(0.0, |p| mb(p.rate()))),
+                    rate(mb(s.mean_rate())),
+                )),
+                Span::styled("  IOPS ", theme::dim()),
+                Span::raw(format!(
+                    "now {} mean {}",
+                    count(cur.map_or(0.0, |p| p.iops())),
+                    count(s.mean_iops())
+                )),
+            ]);
+            let lat = cur.and_then(|p| p.latency());
+            let l2 = Line::from(vec![
+                Span::styled(" ms ", theme::dim()),
+                Span::raw(lat.map_or("-".into(), |l| {
+                    format!(
+                        "p50 {} p99 {} p99.9 {} max {}",
+                        ms(l.p50_ns as f64),
+                        ms(l.p99_ns as f64),
+                        ms(l.p999_ns as f64),
+                        ms(l.max_ns as f64)
+                    )
+                })),
+                Span::styled("  p99 min/max ", theme::dim()),
+                Span::raw(format!(
+                    "{}/{}",
+                    ms(s.min_p99_ns as f64),
+                    ms(s.max_p99_ns as f64)
+                )),
+            ]);
+            (l1, l2)
+        }
+    };
     let l2 = match &run.error {
         Some(e) => Line::from(Span::styled(format!(" ERROR: {e}"), theme::bad())),
-        None => Line::from(vec![
-            Span::styled(" ms ", theme::dim()),
-            Span::raw(lat.map_or("-".into(), |l| {
-                format!(
-                    "p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3}",
-                    l.p50_ns as f64 / 1e6,
-                    l.p99_ns as f64 / 1e6,
-                    l.p999_ns as f64 / 1e6,
-                    l.max_ns as f64 / 1e6
-                )
-            })),
-            Span::styled("  p99 min/max ", theme::dim()),
-            Span::raw(format!(
-                "{:.3}/{:.3}",
-                s.min_p99_ns as f64 / 1e6,
-                s.max_p99_ns as f64 / 1e6
-            )),
-        ]),
+        None => l2,
     };
     frame.render_widget(Paragraph::new(vec![l1, l2]), area);
 }

@@ -158,8 +158,48 @@ pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mb
 
 /// A finished single-phase report of `mbps` with the given p99 (ms).
 pub fn report(test: TestName, device: &str, sched: &str, mbps: f64, p99_ms: f64) -> RunReport {
+    report_phases(test, device, sched, |_| (mbps, p99_ms))
+}
+
+/// A finished report of every phase of `test`'s plan; phase `i` runs at `figures(i)` =
+/// (MB/s, p99 ms).
+pub fn report_phases(
+    test: TestName,
+    device: &str,
+    sched: &str,
+    figures: impl Fn(usize) -> (f64, f64),
+) -> RunReport {
     let plan = plan(test);
-    let job = plan.phases[0].job.clone();
+    let phases = plan
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, ph)| {
+            let (mbps, p99_ms) = figures(i);
+            phase_result(ph, mbps, p99_ms)
+        })
+        .collect();
+    RunReport {
+        schema: RUN_JSON_SCHEMA,
+        tool: "disktriage test".into(),
+        started_unix: 0,
+        host: HostInfo::default(),
+        test,
+        target: target(device, sched),
+        plan,
+        outcome: RunOutcome {
+            engine: EngineKind::Uring,
+            notes: vec![],
+            phases,
+            stopped: false,
+        },
+        notes: vec![],
+    }
+}
+
+/// A phase's result: 10 s at `mbps`, read or written as the phase does, with p99 `p99_ms`.
+pub fn phase_result(ph: &spec::Phase, mbps: f64, p99_ms: f64) -> PhaseResult {
+    let job = ph.job.clone();
     let secs = 10.0;
     let bps = mbps * 1e6;
     let iops = bps / job.bs as f64;
@@ -177,28 +217,35 @@ pub fn report(test: TestName, device: &str, sched: &str, mbps: f64, p99_ms: f64)
     for i in 0..40 {
         series.push(point(i, mbps));
     }
-    let phase = PhaseResult {
-        label: test.id().to_string(),
-        tag: plan.phases[0].tag.clone(),
+    let used = DirTotals {
+        bytes: (bps * secs) as u64,
+        ops: (iops * secs) as u64,
+        bytes_per_sec: bps,
+        iops,
+        latency: Some(lat),
+    };
+    let unused = DirTotals {
+        bytes: 0,
+        ops: 0,
+        bytes_per_sec: 0.0,
+        iops: 0.0,
+        latency: None,
+    };
+    let (read, write) = if job.writes() {
+        (unused, used)
+    } else {
+        (used, unused)
+    };
+    PhaseResult {
+        label: ph.label.clone(),
+        tag: ph.tag.clone(),
         job,
         engine: EngineKind::Uring,
         fixed_buffers: true,
         seconds: secs,
         cpu_seconds: 1.5,
-        read: DirTotals {
-            bytes: (bps * secs) as u64,
-            ops: (iops * secs) as u64,
-            bytes_per_sec: bps,
-            iops,
-            latency: Some(lat),
-        },
-        write: DirTotals {
-            bytes: 0,
-            ops: 0,
-            bytes_per_sec: 0.0,
-            iops: 0.0,
-            latency: None,
-        },
+        read,
+        write,
         workers: vec![],
         series,
         witness: None,
@@ -206,22 +253,28 @@ pub fn report(test: TestName, device: &str, sched: &str, mbps: f64, p99_ms: f64)
         failure: None,
         setup_error: None,
         stopped: false,
+    }
+}
+
+/// Starts `test` on the selected device from the picker (R when `rerun`) and finishes it with
+/// `report`, once per repeat.
+pub fn finish_with(app: &mut App, test: TestName, rerun: bool, report: &RunReport) {
+    let cmds = if rerun {
+        keys(app, "R")
+    } else {
+        keys(app, "2");
+        app.picker_test = disktriage::app::picker::index_of(test);
+        keys(app, "r")
     };
-    RunReport {
-        schema: RUN_JSON_SCHEMA,
-        tool: "disktriage test".into(),
-        started_unix: 0,
-        host: HostInfo::default(),
-        test,
-        target: target(device, sched),
-        plan,
-        outcome: RunOutcome {
-            engine: EngineKind::Uring,
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    let repeats = app.records.last().map_or(1, |r| r.repeats_wanted);
+    for _ in 0..repeats {
+        app.update(Msg::RunStarted {
+            target: Box::new(report.target.clone()),
+            plan: Box::new(report.plan.clone()),
             notes: vec![],
-            phases: vec![phase],
-            stopped: false,
-        },
-        notes: vec![],
+        });
+        app.update(Msg::RunFinished(Box::new(Ok(report.clone()))));
     }
 }
 
