@@ -19,8 +19,8 @@ use super::parse::{
 };
 use crate::model::usage::{self, MountEntry, SwapEntry};
 use crate::model::{
-    BlockDevice, Bytes, DevNum, Holder, HolderKind, Inventory, KernelWriteCache, Partition,
-    SchedulerSet, Transport,
+    BlockDevice, Bytes, DevNum, DeviceIdentity, Holder, HolderKind, Inventory, KernelWriteCache,
+    Partition, SchedulerSet, Transport,
 };
 
 /// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
@@ -186,6 +186,27 @@ impl SysRoot {
         d.partitions = self.partitions(&dir);
         d.notes = r.notes;
         d
+    }
+
+    /// What identifies the disk `name` beyond its name, for the change journal: `diskseq`,
+    /// the world-wide id, and for loop devices the image attached and its inode number.
+    pub fn device_identity(&self, name: &str) -> DeviceIdentity {
+        let dir = self.block_dir(name);
+        let mut r = AttrReader::new(&dir);
+        let backing_file = r.clean("loop/backing_file");
+        // The inode of the file at that path now; a "(deleted)" image has none to compare.
+        let backing_inode = backing_file.as_deref().and_then(|path| {
+            use std::os::unix::fs::MetadataExt;
+            let rel = Path::new(path).strip_prefix("/").unwrap_or(Path::new(path));
+            fs::metadata(self.root.join(rel)).ok().map(|m| m.ino())
+        });
+        DeviceIdentity {
+            diskseq: r.number("diskseq"),
+            backing_file,
+            backing_inode,
+            wwid: r.clean("wwid").or_else(|| r.clean("device/wwid")),
+            model: r.clean("device/model"),
+        }
     }
 
     /// The device's path below `sys/` after resolving the `/sys/block` symlink, e.g.
