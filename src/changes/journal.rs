@@ -855,4 +855,140 @@ mod tests {
         ids.sort_unstable();
         assert_eq!(ids, (1..=8).collect::<Vec<_>>());
     }
+
+    mod parser_properties {
+        use proptest::prelude::*;
+
+        use super::super::{ParseError, parse};
+
+        /// JSON-ish values: the journal's own keys and values mixed with arbitrary ones.
+        fn jsonish() -> impl Strategy<Value = serde_json::Value> {
+            let key = prop_oneof![
+                Just("format".to_string()),
+                Just("version".to_string()),
+                Just("next_id".to_string()),
+                Just("entries".to_string()),
+                Just("id".to_string()),
+                Just("device".to_string()),
+                Just("name".to_string()),
+                Just("original".to_string()),
+                Just("setting".to_string()),
+                Just("lifetime".to_string()),
+                Just("owner".to_string()),
+                Just("pid".to_string()),
+                Just("start_time".to_string()),
+                Just("recorded_at".to_string()),
+                Just("identity".to_string()),
+                ".{0,8}",
+            ];
+            let leaf = prop_oneof![
+                Just(serde_json::Value::Null),
+                any::<bool>().prop_map(serde_json::Value::from),
+                any::<u64>().prop_map(serde_json::Value::from),
+                any::<i64>().prop_map(serde_json::Value::from),
+                any::<f64>().prop_map(serde_json::Value::from),
+                Just(serde_json::Value::from("disktriage-journal")),
+                Just(serde_json::Value::from("scheduler")),
+                Just(serde_json::Value::from("drive_write_cache")),
+                Just(serde_json::Value::from("session")),
+                Just(serde_json::Value::from("persisted")),
+                Just(serde_json::Value::from("../../tmp/x")),
+                ".{0,12}".prop_map(serde_json::Value::from),
+            ];
+            leaf.prop_recursive(5, 64, 8, move |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+                    prop::collection::btree_map(key.clone(), inner, 0..8)
+                        .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// An entry of the right shape with arbitrary values (names with '/', controls...).
+        fn entry_like() -> impl Strategy<Value = serde_json::Value> {
+            (
+                0u64..8,
+                ".{0,12}",
+                ".{0,12}",
+                any::<bool>(),
+                any::<u32>(),
+                any::<bool>(),
+            )
+                .prop_map(|(id, name, sched, session, pid, cache)| {
+                    let original = if cache {
+                        serde_json::json!({"setting": "drive_write_cache", "enabled": session})
+                    } else {
+                        serde_json::json!({"setting": "scheduler", "name": sched})
+                    };
+                    serde_json::json!({
+                        "id": id,
+                        "device": {"name": name, "dev": null, "serial": null,
+                                   "identity": {"diskseq": pid}},
+                        "original": original,
+                        "lifetime": if session { "session" } else { "persisted" },
+                        "owner": {"pid": pid, "start_time": 1},
+                        "recorded_at": 0,
+                    })
+                })
+        }
+
+        /// A journal document with the right header and arbitrary entries.
+        fn journal_like() -> impl Strategy<Value = serde_json::Value> {
+            (
+                0u64..10,
+                prop::collection::vec(prop_oneof![3 => entry_like(), 1 => jsonish()], 0..4),
+                any::<bool>(),
+            )
+                .prop_map(|(next_id, entries, v1)| {
+                    serde_json::json!({
+                        "format": "disktriage-journal",
+                        "version": if v1 { 1 } else { 2 },
+                        "next_id": next_id,
+                        "entries": entries,
+                    })
+                })
+        }
+
+        fn typed(e: &ParseError) -> bool {
+            matches!(
+                e,
+                ParseError::Json(_) | ParseError::Format { .. } | ParseError::Inconsistent(_)
+            ) && !e.to_string().is_empty()
+        }
+
+        proptest! {
+            #[test]
+            fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+                if let Err(e) = parse(&bytes) {
+                    prop_assert!(typed(&e));
+                }
+            }
+
+            #[test]
+            fn arbitrary_json_never_panics(doc in jsonish()) {
+                let text = doc.to_string();
+                if let Err(e) = parse(text.as_bytes()) {
+                    prop_assert!(typed(&e));
+                }
+            }
+
+            #[test]
+            fn journal_shaped_documents_parse_or_are_rejected(doc in journal_like()) {
+                let text = doc.to_string();
+                match parse(text.as_bytes()) {
+                    // What parses has unique ids below next_id and saves back to itself.
+                    Ok(file) => {
+                        let mut ids: Vec<u64> = file.entries.iter().map(|e| e.id).collect();
+                        ids.sort_unstable();
+                        ids.dedup();
+                        prop_assert_eq!(ids.len(), file.entries.len());
+                        prop_assert!(ids.iter().all(|&id| id < file.next_id));
+                        let again = serde_json::to_vec(&file).unwrap();
+                        prop_assert!(parse(&again).is_ok());
+                    }
+                    Err(e) => prop_assert!(typed(&e)),
+                }
+            }
+        }
+    }
 }

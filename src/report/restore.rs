@@ -38,6 +38,9 @@ pub fn render_text(outcomes: &[RestoreOutcome]) -> String {
             ),
         };
         out.push_str(&super::table::wrap("", &line, crate::DEFAULT_WIDTH));
+        if let Some(note) = &o.note {
+            out.push_str(&super::table::wrap("  note: ", note, crate::DEFAULT_WIDTH));
+        }
     }
     out
 }
