@@ -88,7 +88,10 @@ pub enum JournalNote {
     /// The original is recorded (now, or by an earlier change of the same setting).
     Recorded {
         id: u64,
+        /// The value `disktriage restore` puts back (the first outstanding original).
         original: String,
+        /// The value this change found: what a session puts back when it ends.
+        found: String,
         lifetime: Lifetime,
         earlier: bool,
     },
@@ -255,6 +258,7 @@ impl Changer {
         let note = JournalNote::Recorded {
             id: rec.entry.id,
             original: rec.entry.original.value(),
+            found: rec.entry.found().value(),
             lifetime: rec.entry.lifetime,
             earlier: rec.existing,
         };
@@ -859,6 +863,15 @@ pub fn describe_note(note: &JournalNote, journal_dir: &std::path::Path) -> Strin
             } else {
                 ""
             }
+        ),
+        JournalNote::Recorded {
+            original,
+            found,
+            lifetime: Lifetime::Session,
+            ..
+        } if found != original => format!(
+            "what this session found ({found}) is put back when it ends; the first original \
+             ({original}) stays recorded for `disktriage restore`"
         ),
         JournalNote::Recorded {
             original,

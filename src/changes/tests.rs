@@ -616,6 +616,11 @@ fn a_session_after_a_single_shot_change_puts_back_what_it_found() {
         &change.journal,
         JournalNote::Recorded { original, lifetime: Lifetime::Session, .. } if original == "mq-deadline"
     ));
+    assert_eq!(
+        describe_note(&change.journal, lab.dir.path()),
+        "what this session found (bfq) is put back when it ends; the first original \
+         (mq-deadline) stays recorded for `disktriage restore`"
+    );
     let outcomes = session.restore(RestoreScope::Mine).unwrap();
     assert_eq!(
         outcomes[0].result,
