@@ -320,6 +320,35 @@ mod tests {
     }
 
     #[test]
+    fn kernel_names() {
+        for ok in [
+            "sda",
+            "nvme0n1",
+            "loop3",
+            "cciss!c0d0",
+            "dm-0",
+            "md127",
+            "a..b",
+        ] {
+            assert!(is_kernel_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../../tmp/x",
+            "sda/../../x",
+            "/dev/sda",
+            "sd a",
+            "sda\n",
+            "sda\u{1b}[2J",
+            &"x".repeat(65),
+        ] {
+            assert!(!is_kernel_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn old_entries_without_identity_or_found_still_parse() {
         let e: JournalEntry = serde_json::from_str(
             r#"{"id":1,"device":{"name":"sda","dev":null,"serial":null},

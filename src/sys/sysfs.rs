@@ -531,6 +531,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn device_identity_of_a_loop_device_and_of_a_disk() {
+        let root = tempfile::tempdir().unwrap();
+        let sys = SysRoot::new(root.path());
+        let loop0 = root.path().join("sys/block/loop0");
+        fs::create_dir_all(loop0.join("loop")).unwrap();
+        fs::write(loop0.join("diskseq"), "42\n").unwrap();
+        fs::write(loop0.join("loop/backing_file"), "/images/a.img\n").unwrap();
+        fs::create_dir_all(root.path().join("images")).unwrap();
+        fs::write(root.path().join("images/a.img"), "").unwrap();
+        let id = sys.device_identity("loop0");
+        assert_eq!(id.diskseq, Some(42));
+        assert_eq!(id.backing_file.as_deref(), Some("/images/a.img"));
+        let inode = {
+            use std::os::unix::fs::MetadataExt;
+            fs::metadata(root.path().join("images/a.img"))
+                .unwrap()
+                .ino()
+        };
+        assert_eq!(id.backing_inode, Some(inode));
+        assert_eq!(id.wwid, None);
+
+        let sda = root.path().join("sys/block/sda");
+        fs::create_dir_all(sda.join("device")).unwrap();
+        fs::write(sda.join("device/wwid"), "naa.5000c500a1b2c3d4\n").unwrap();
+        fs::write(sda.join("device/model"), "ST4000NM0035    \n").unwrap();
+        let id = sys.device_identity("sda");
+        assert_eq!(id.diskseq, None, "an old kernel");
+        assert_eq!(id.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
+        assert_eq!(id.model.as_deref(), Some("ST4000NM0035"));
+        assert_eq!(id.backing_file, None);
+    }
+
+    #[test]
     fn transports_from_names_and_paths() {
         let t = classify_transport;
         assert_eq!(
