@@ -554,8 +554,8 @@ impl Changer {
         if (!run.gone.is_empty() || !run.handed.is_empty())
             && let Err(e) = j.save()
         {
-            for (o, id) in run.outcomes.iter_mut().zip(&run.removes) {
-                if *id {
+            for (o, removed) in run.outcomes.iter_mut().zip(&run.removes) {
+                if *removed {
                     o.result = RestoreResult::Failed {
                         error: format!("done on the device, but the journal still lists it: {e}"),
                     };
