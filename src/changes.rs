@@ -2,11 +2,52 @@
 //! original is recorded in the journal BEFORE the change is made, the device is read back
 //! afterwards, and what is reported is what the device says, not what was asked.
 //!
-//! `Changer` is the API the CLI, the future TUI and `run` use:
+//! `Changer` is the API the CLI, the TUI and `run` use:
 //! - `set_write_cache` / `set_scheduler`: journal, apply, read back;
-//! - `keep`: the admin keeps a change (its entry leaves the journal);
+//! - `keep`: the admin keeps a change (the setting leaves the journal);
 //! - `restore`: puts originals back (this session's, or everything left over by processes that
-//!   are gone), reading each back and reporting per change.
+//!   are gone), reading each back and reporting per setting.
+//!
+//! Each of these holds the journal's lock (`Journal::lock`) from its first read of the device
+//! to its last write of the journal, so a change and a restore of the same setting never
+//! interleave: whichever comes second sees what the first did.
+//!
+//! # Which original is put back
+//!
+//! Several changes of one setting of one device can be outstanding at once (a session's, then
+//! a single-shot command's). The rule:
+//! - The original recorded for a device and setting is the value before the FIRST change that
+//!   is still outstanding. A later change of the same setting keeps that original: it does
+//!   not record its own "before" value as the original. (It records, as `found`, the value it
+//!   found: what a session puts back when it ends, see below.)
+//! - Single-shot changes share one entry; a session's changes of a setting share the
+//!   session's entry; a session after another change, or a single-shot change after a
+//!   session's, gets an entry of its own carrying the same original.
+//! - A session, on exit (`RestoreScope::Mine`), undoes only its own change: when the device
+//!   still holds the value the session set and nobody changed the setting after it, the
+//!   session puts back what it found (the original, when its change was the first). When
+//!   someone else changed the setting after it (the value is not the one it set, or a later
+//!   entry exists), it leaves the device alone, hands its entry and the original to the
+//!   journal (it becomes a single-shot entry, for `disktriage restore`), and says so. A
+//!   killed session's changes (`RestoreScope::Orphans`) follow the same rule.
+//! - `disktriage restore` (`RestoreScope::All`) puts back the first original in one write and
+//!   clears every entry of that setting. A setting a still-running session changed is left to
+//!   it, unless `--force`.
+//! - `--keep` (and the TUI's keep) removes every entry of that setting: the kept value is the
+//!   setting from now on, and neither a session nor `restore` undoes it.
+//!
+//! # Which device
+//!
+//! Each entry records the device's identity (`DeviceId`: device number, serial, and what
+//! `DriveControl::identity` reads: `diskseq`, a loop device's image and its inode, WWN,
+//! model). A recorded name is used only when it is a plain kernel name (`is_kernel_name`: no
+//! `/`, no `..`, no control characters) that exists under `/sys/block`; anything else fails
+//! and stays in the journal for the admin to look at. When the device under that name now has
+//! another identity (a disk replugged, a loop device attached to another image: `diskseq` is
+//! never reused before a reboot, so the recorded device is gone for good), the entry is
+//! dropped without writing anything, and the outcome says what differs. Entries from older
+//! journals have no identity: they are restored on their name, device number and serial,
+//! with a note saying the identity could not be checked.
 //!
 //! `guard::RestoreGuard` restores a session's changes on drop, on SIGINT/SIGTERM/SIGHUP and on
 //! panic. After SIGKILL or a crash, the journal is still there for `disktriage restore`.
@@ -14,16 +55,17 @@
 pub mod guard;
 pub mod journal;
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::Serialize;
 
-pub use journal::{Journal, JournalError, Recorded};
+pub use journal::{Journal, JournalError, Locked, Recorded};
 
 use crate::model::cache::on_off;
 use crate::model::{
-    BlockDevice, DeviceId, DriveCache, JournalEntry, KernelWriteCache, Lifetime, SchedulerSet,
-    Setting, SettingKind, Transport,
+    BlockDevice, DeviceId, DriveCache, JournalEntry, KernelWriteCache, Lifetime, Owner,
+    SchedulerSet, Setting, SettingKind, Transport, is_kernel_name,
 };
 use crate::sys::{DriveControl, DriveError, process};
 
@@ -46,7 +88,10 @@ pub enum JournalNote {
     /// The original is recorded (now, or by an earlier change of the same setting).
     Recorded {
         id: u64,
+        /// The value `disktriage restore` puts back (the first outstanding original).
         original: String,
+        /// The value this change found: what a session puts back when it ends.
+        found: String,
         lifetime: Lifetime,
         earlier: bool,
     },
@@ -130,12 +175,16 @@ pub enum RestoreResult {
     Failed { error: String },
 }
 
-/// One entry and its outcome.
+/// One entry (for `RestoreScope::All`, the first of its setting, holding the original) and
+/// its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RestoreOutcome {
     pub entry: JournalEntry,
     #[serde(flatten)]
     pub result: RestoreResult,
+    /// What the admin should know besides (an identity that could not be checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl RestoreOutcome {
@@ -175,63 +224,84 @@ impl Changer {
         self.lifetime
     }
 
-    /// Records `original` unless `keep`; with `keep`, drops older persisted originals.
+    /// The device's identity as recorded in the journal.
+    fn identify(&self, dev: &BlockDevice) -> DeviceId {
+        let mut id = DeviceId::of(dev);
+        id.identity = self.drives.identity(dev);
+        id
+    }
+
+    /// Records `found` (the value about to be replaced by `set_to`) unless `keep`; with
+    /// `keep`, drops every entry of the setting. Saved before the caller changes anything.
     fn journal_first(
         &self,
+        j: &mut Locked<'_>,
         dev: &BlockDevice,
-        original: Setting,
+        found: Setting,
+        set_to: Setting,
         keep: bool,
     ) -> Result<(JournalNote, Option<Recorded>), ChangeError> {
         if keep {
-            let dropped = self
-                .journal
-                .remove_persisted(&dev.name, original.kind())?
+            let mut dropped: Vec<String> = j
+                .remove_setting(&dev.name, found.kind())
                 .into_iter()
                 .map(|e| e.original.value())
                 .collect();
+            dropped.dedup();
+            if !dropped.is_empty() {
+                j.save()?;
+            }
             return Ok((JournalNote::Kept { dropped }, None));
         }
-        let rec = self
-            .journal
-            .record(&DeviceId::of(dev), original, self.lifetime)?;
+        let rec = j.record(&self.identify(dev), found, Some(set_to), self.lifetime);
+        j.save()?;
         let note = JournalNote::Recorded {
             id: rec.entry.id,
             original: rec.entry.original.value(),
+            found: rec.entry.found().value(),
             lifetime: rec.entry.lifetime,
             earlier: rec.existing,
         };
         Ok((note, Some(rec)))
     }
 
-    /// After a change: when the device holds the recorded original (the change did not
-    /// take, or it went back to where it started), there is nothing to restore and the entry
-    /// goes.
+    /// After a change: remember the value the device reports, and when it holds what this
+    /// change found (the change did not take, or it went back to where it started), there is
+    /// nothing to restore and the entry goes.
     fn settle(
         &self,
+        j: &mut Locked<'_>,
         rec: Option<&Recorded>,
         now: &Setting,
         note: JournalNote,
     ) -> Result<JournalNote, ChangeError> {
-        match rec {
-            Some(r) if &r.entry.original == now => {
-                self.journal.remove(r.entry.id)?;
-                Ok(if r.existing {
-                    JournalNote::BackToOriginal
-                } else {
-                    JournalNote::NotApplied
-                })
-            }
-            _ => Ok(note),
+        let Some(r) = rec else { return Ok(note) };
+        if r.entry.found() == now {
+            j.remove(r.entry.id);
+            j.save()?;
+            return Ok(if r.created {
+                JournalNote::NotApplied
+            } else {
+                JournalNote::BackToOriginal
+            });
         }
+        if let Some(e) = j.get_mut(r.entry.id)
+            && e.set_to.as_ref() != Some(now)
+        {
+            e.set_to = Some(now.clone());
+            j.save()?;
+        }
+        Ok(note)
     }
 
-    /// Switches the drive's write cache: read, journal, apply, read back.
+    /// Switches the drive's write cache: read, journal, apply, read back (under the lock).
     pub fn set_write_cache(
         &self,
         dev: &BlockDevice,
         enabled: bool,
         keep: bool,
     ) -> Result<CacheChange, ChangeError> {
+        let mut j = self.journal.lock()?;
         let before = self.drives.drive_cache(dev)?;
         let Some(was) = before.enabled else {
             return Err(DriveError::not_supported_because(
@@ -251,10 +321,11 @@ impl Changer {
             journal: JournalNote::Unchanged,
             notes: Vec::new(),
         };
+        let found = Setting::DriveWriteCache { enabled: was };
+        let requested = Setting::DriveWriteCache { enabled };
         if was == enabled {
             if keep {
-                (change.journal, _) =
-                    self.journal_first(dev, Setting::DriveWriteCache { enabled: was }, true)?;
+                (change.journal, _) = self.journal_first(&mut j, dev, found, requested, true)?;
             }
             return Ok(change);
         }
@@ -269,8 +340,7 @@ impl Changer {
             )
             .into());
         }
-        let original = Setting::DriveWriteCache { enabled: was };
-        let (note, rec) = self.journal_first(dev, original.clone(), keep)?;
+        let (note, rec) = self.journal_first(&mut j, dev, found.clone(), requested, keep)?;
         let applied = self.drives.set_drive_cache(dev, enabled);
         // Read back whatever happened: the report is what the drive says.
         let after = self.drives.drive_cache(dev);
@@ -282,25 +352,26 @@ impl Changer {
         match applied {
             Ok(a) => change.notes.extend(a.notes),
             Err(error) => {
-                return Err(self.failed_change(rec.as_ref(), &original, now.as_ref(), error));
+                return Err(self.failed_change(&mut j, rec.as_ref(), &found, now.as_ref(), error));
             }
         }
         change.after = after?;
         change.kernel_after = self.drives.device(&dev.name)?.kernel_write_cache;
         change.journal = match &now {
-            Some(now) => self.settle(rec.as_ref(), now, note)?,
+            Some(now) => self.settle(&mut j, rec.as_ref(), now, note)?,
             None => note,
         };
         Ok(change)
     }
 
-    /// Switches the I/O scheduler: read, journal, apply, read back.
+    /// Switches the I/O scheduler: read, journal, apply, read back (under the lock).
     pub fn set_scheduler(
         &self,
         dev: &BlockDevice,
         name: &str,
         keep: bool,
     ) -> Result<SchedChange, ChangeError> {
+        let mut j = self.journal.lock()?;
         let before = self.drives.scheduler(dev)?;
         let mut change = SchedChange {
             device: dev.name.clone(),
@@ -318,15 +389,18 @@ impl Changer {
             )
             .into());
         };
+        let requested = Setting::Scheduler {
+            name: name.to_string(),
+        };
         if was == name {
             if keep {
-                (change.journal, _) =
-                    self.journal_first(dev, Setting::Scheduler { name: was }, true)?;
+                let found = Setting::Scheduler { name: was };
+                (change.journal, _) = self.journal_first(&mut j, dev, found, requested, true)?;
             }
             return Ok(change);
         }
-        let original = Setting::Scheduler { name: was };
-        let (note, rec) = self.journal_first(dev, original.clone(), keep)?;
+        let found = Setting::Scheduler { name: was };
+        let (note, rec) = self.journal_first(&mut j, dev, found.clone(), requested, keep)?;
         let applied = self.drives.set_scheduler(dev, name);
         let after = self.drives.scheduler(dev);
         let now = after
@@ -337,45 +411,54 @@ impl Changer {
         match applied {
             Ok(a) => change.notes.extend(a.notes),
             Err(error) => {
-                return Err(self.failed_change(rec.as_ref(), &original, now.as_ref(), error));
+                return Err(self.failed_change(&mut j, rec.as_ref(), &found, now.as_ref(), error));
             }
         }
         change.after = after?;
         change.journal = match &now {
-            Some(now) => self.settle(rec.as_ref(), now, note)?,
+            Some(now) => self.settle(&mut j, rec.as_ref(), now, note)?,
             None => note,
         };
         Ok(change)
     }
 
-    /// A change that failed: drop a new entry when the device still has its original, else
+    /// A change that failed: drop a new entry when the device still has what it found, else
     /// say the original is recorded.
     fn failed_change(
         &self,
+        j: &mut Locked<'_>,
         rec: Option<&Recorded>,
-        original: &Setting,
+        found: &Setting,
         now: Option<&Setting>,
         error: DriveError,
     ) -> ChangeError {
         match rec {
-            Some(r) if now == Some(original) => {
-                if !r.existing {
+            Some(r) if now == Some(found) => {
+                if r.created {
                     // Best effort: a stale entry would only restore the value it already has.
-                    let _ = self.journal.remove(r.entry.id);
+                    j.remove(r.entry.id);
+                    let _ = j.save();
                 }
                 ChangeError::Drive(error)
             }
-            Some(_) => ChangeError::Partial {
+            Some(r) => ChangeError::Partial {
                 error,
-                original: original.value(),
+                original: r.entry.original.value(),
             },
             None => ChangeError::Drive(error),
         }
     }
 
-    /// The admin keeps a change: its entry leaves the journal, nothing will undo it.
+    /// The admin keeps a change: every entry of its setting leaves the journal (see the
+    /// module docs), nothing will undo it. Returns the entry named, `None` when it is gone.
     pub fn keep(&self, id: u64) -> Result<Option<JournalEntry>, ChangeError> {
-        Ok(self.journal.remove(id)?)
+        let mut j = self.journal.lock()?;
+        let Some(entry) = j.get(id).cloned() else {
+            return Ok(None);
+        };
+        j.remove_setting(&entry.device.name, entry.original.kind());
+        j.save()?;
+        Ok(Some(entry))
     }
 
     /// The current value of the setting an entry is about.
@@ -415,101 +498,261 @@ impl Changer {
     /// Session entries left by a disktriage that is gone (see `RestoreScope::Orphans`).
     pub fn orphans(&self) -> Result<Vec<JournalEntry>, ChangeError> {
         let me = self.journal.owner();
-        Ok(self
-            .journal
-            .entries()?
-            .into_iter()
-            .filter(|e| {
-                e.lifetime == Lifetime::Session && e.owner != me && !process::is_alive(&e.owner)
-            })
+        let j = self.journal.lock()?;
+        let mut alive = Liveness::default();
+        Ok(j.entries()
+            .iter()
+            .filter(|e| e.lifetime == Lifetime::Session && e.owner != me && !alive.of(&e.owner))
+            .cloned()
             .collect())
     }
 
-    /// Puts back the recorded originals in `scope`, newest first, reading each back. Entries
-    /// restored (or found already original, or whose device is gone) leave the journal;
-    /// failures and skipped ones stay.
+    /// Puts back the recorded originals in `scope` (see the module docs for the rule),
+    /// reading each back, under the journal's lock, in one pass over the journal: entries
+    /// are grouped by device and setting, each group costs one device read and at most one
+    /// write, and the journal is written once at the end. Entries restored (or found already
+    /// original, or whose device is gone or another one) leave the journal; failures and
+    /// skipped ones stay. Newest settings first.
     pub fn restore(&self, scope: RestoreScope) -> Result<Vec<RestoreOutcome>, ChangeError> {
+        let mut j = self.journal.lock()?;
         let me = self.journal.owner();
-        let mut entries: Vec<JournalEntry> = self
-            .journal
-            .entries()?
-            .into_iter()
-            .filter(|e| match scope {
-                RestoreScope::Mine => e.owner == me && e.lifetime == Lifetime::Session,
-                RestoreScope::All { .. } => true,
-                RestoreScope::Orphans => {
-                    e.lifetime == Lifetime::Session && e.owner != me && !process::is_alive(&e.owner)
-                }
-            })
-            .collect();
-        entries.sort_by_key(|e| std::cmp::Reverse(e.id));
-        let mut outcomes = Vec::new();
-        for entry in entries {
-            let result = self.restore_one(&entry, scope, me);
-            let leaves = matches!(
-                result,
-                RestoreResult::Restored { .. }
-                    | RestoreResult::AlreadyOriginal
-                    | RestoreResult::Dropped { .. }
-            );
-            let result = if leaves {
-                match self.journal.remove(entry.id) {
-                    Ok(_) => result,
-                    Err(e) => RestoreResult::Failed {
-                        error: format!("restored, but the journal entry stays: {e}"),
-                    },
-                }
-            } else {
-                result
-            };
-            outcomes.push(RestoreOutcome { entry, result });
+        let mut alive = Liveness::default();
+        // Group by device name and setting; each group is oldest first (journal order).
+        let mut index: HashMap<(&str, SettingKind), usize> = HashMap::new();
+        let mut groups: Vec<Vec<JournalEntry>> = Vec::new();
+        for e in j.entries() {
+            let key = (e.device.name.as_str(), e.original.kind());
+            let i = *index.entry(key).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[i].push(e.clone());
         }
-        Ok(outcomes)
+        drop(index);
+        groups.sort_by_key(|g| std::cmp::Reverse(g.iter().map(|e| e.id).max()));
+
+        let mut run = RestoreRun::default();
+        for group in &groups {
+            let selected: Vec<&JournalEntry> = group
+                .iter()
+                .filter(|e| match scope {
+                    RestoreScope::Mine => e.owner == me && e.lifetime == Lifetime::Session,
+                    RestoreScope::All { .. } => true,
+                    RestoreScope::Orphans => {
+                        e.lifetime == Lifetime::Session && e.owner != me && !alive.of(&e.owner)
+                    }
+                })
+                .collect();
+            if selected.is_empty() {
+                continue;
+            }
+            self.restore_group(group, &selected, scope, me, &mut alive, &mut run);
+        }
+        // One pass over the journal for every removal and hand-over, one write.
+        j.remove_where(|e| run.gone.contains(&e.id));
+        j.hand_over(&run.handed);
+        if (!run.gone.is_empty() || !run.handed.is_empty())
+            && let Err(e) = j.save()
+        {
+            for (o, removed) in run.outcomes.iter_mut().zip(&run.removes) {
+                if *removed {
+                    o.result = RestoreResult::Failed {
+                        error: format!("done on the device, but the journal still lists it: {e}"),
+                    };
+                }
+            }
+        }
+        Ok(run.outcomes)
     }
 
-    fn restore_one(
+    /// One device's setting: the checks on the name and the device, then the rule of the
+    /// scope.
+    fn restore_group(
         &self,
-        entry: &JournalEntry,
+        group: &[JournalEntry],
+        selected: &[&JournalEntry],
         scope: RestoreScope,
-        me: crate::model::Owner,
-    ) -> RestoreResult {
-        if let RestoreScope::All { force: false } = scope
-            && entry.lifetime == Lifetime::Session
-            && entry.owner != me
-            && process::is_alive(&entry.owner)
-        {
-            return RestoreResult::Skipped {
-                reason: format!(
-                    "disktriage (pid {}) is still running and restores it when it exits \
-                     (--force to restore now)",
-                    entry.owner.pid
-                ),
-            };
+        me: Owner,
+        alive: &mut Liveness,
+        run: &mut RestoreRun,
+    ) {
+        let first = selected[0];
+        let name = &first.device.name;
+        if !is_kernel_name(name) {
+            run.push(
+                first,
+                RestoreResult::Failed {
+                    error: format!(
+                        "refused: {name:?} is not a kernel device name (no '/', no '..', no \
+                         control characters); remove the entry from the journal by hand"
+                    ),
+                },
+                None,
+            );
+            return;
         }
-        let dev = match self.drives.device(&entry.device.name) {
+        let dev = match self.drives.device(name) {
             Ok(dev) => dev,
             Err(DriveError::NoDevice(_)) => {
-                return RestoreResult::Dropped {
-                    reason: format!(
-                        "{} is gone (a device that comes back starts with its defaults)",
-                        entry.device.name
-                    ),
-                };
+                run.gone.extend(selected.iter().map(|e| e.id));
+                run.push_removed(
+                    first,
+                    RestoreResult::Dropped {
+                        reason: format!(
+                            "{name} is gone (a device that comes back starts with its defaults)"
+                        ),
+                    },
+                );
+                return;
             }
             Err(e) => {
-                return RestoreResult::Failed {
-                    error: e.to_string(),
-                };
+                run.push(
+                    first,
+                    RestoreResult::Failed {
+                        error: e.to_string(),
+                    },
+                    None,
+                );
+                return;
             }
         };
-        if let Some(reason) = entry.device.mismatch(&dev) {
-            return RestoreResult::Dropped {
-                reason: format!("{reason}: not the device that was changed"),
-            };
+        let current_id = self.identify(&dev);
+        let selected_ids: HashSet<u64> = selected.iter().map(|e| e.id).collect();
+        // Entries recorded on another device that had this name: that device is gone.
+        let mut chain: Vec<&JournalEntry> = Vec::new();
+        for e in group {
+            match e.device.mismatch(&current_id) {
+                Some(reason) if selected_ids.contains(&e.id) => {
+                    run.gone.insert(e.id);
+                    run.push_removed(
+                        e,
+                        RestoreResult::Dropped {
+                            reason: format!("{reason}: not the device that was changed"),
+                        },
+                    );
+                }
+                Some(_) => {}
+                None => chain.push(e),
+            }
         }
-        let kind = entry.original.kind();
-        let was = match self.current(&dev, kind) {
-            Ok(now) if now == entry.original => return RestoreResult::AlreadyOriginal,
+        if chain.is_empty() {
+            return;
+        }
+        let unknown_identity = chain[0].device.identity.is_unknown().then(|| {
+            "recorded without a device identity (an older journal, or a kernel without \
+             diskseq): restored on the name, device number and serial alone"
+                .to_string()
+        });
+        let kind = chain[0].original.kind();
+        match scope {
+            RestoreScope::All { force } => {
+                if !force
+                    && let Some(live) = chain.iter().find(|e| {
+                        e.lifetime == Lifetime::Session && e.owner != me && alive.of(&e.owner)
+                    })
+                {
+                    run.push(
+                        chain[0],
+                        RestoreResult::Skipped {
+                            reason: format!(
+                                "disktriage (pid {}) is still running and restores it when it \
+                                 exits (--force to restore now)",
+                                live.owner.pid
+                            ),
+                        },
+                        None,
+                    );
+                    return;
+                }
+                let result = self.put_back(&dev, kind, &chain[0].original);
+                if leaves(&result) {
+                    run.gone.extend(chain.iter().map(|e| e.id));
+                    let note = matches!(result, RestoreResult::Restored { .. })
+                        .then_some(unknown_identity)
+                        .flatten();
+                    run.push_removed_with(chain[0], result, note);
+                } else {
+                    run.push(chain[0], result, None);
+                }
+            }
+            RestoreScope::Mine | RestoreScope::Orphans => {
+                let mut removed: HashSet<u64> = HashSet::new();
+                for pos in (0..chain.len()).rev() {
+                    let mine = chain[pos];
+                    if !selected_ids.contains(&mine.id) {
+                        continue;
+                    }
+                    let later = chain[pos + 1..].iter().any(|e| !removed.contains(&e.id));
+                    let target = if pos > 0 {
+                        mine.found()
+                    } else {
+                        &mine.original
+                    };
+                    let current = match self.current(&dev, kind) {
+                        Ok(current) => current,
+                        Err(e) => {
+                            run.push(
+                                mine,
+                                RestoreResult::Failed {
+                                    error: e.to_string(),
+                                },
+                                None,
+                            );
+                            continue;
+                        }
+                    };
+                    let changed_since = mine.set_to.as_ref().is_some_and(|s| *s != current);
+                    if current != *target && (later || changed_since) {
+                        // Someone else changed it after this session: leave it, and hand
+                        // the original to `disktriage restore`.
+                        run.handed.insert(mine.id);
+                        let who = match scope {
+                            RestoreScope::Mine => "this session".to_string(),
+                            _ => format!("disktriage pid {}", mine.owner.pid),
+                        };
+                        let set = mine
+                            .set_to
+                            .as_ref()
+                            .map(|s| format!(" ({who} set {})", s.value()))
+                            .unwrap_or_default();
+                        run.push(
+                            mine,
+                            RestoreResult::Skipped {
+                                reason: format!(
+                                    "it is {} now, set after {who} by someone else{set}; the \
+                                     original ({}) stays recorded for `disktriage restore`",
+                                    current.value(),
+                                    mine.original.value()
+                                ),
+                            },
+                            None,
+                        );
+                        continue;
+                    }
+                    let result = if current == *target {
+                        RestoreResult::AlreadyOriginal
+                    } else {
+                        self.put_back(&dev, kind, target)
+                    };
+                    if leaves(&result) {
+                        run.gone.insert(mine.id);
+                        removed.insert(mine.id);
+                        let note = matches!(result, RestoreResult::Restored { .. })
+                            .then(|| unknown_identity.clone())
+                            .flatten();
+                        run.push_removed_with(mine, result, note);
+                    } else {
+                        run.push(mine, result, None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes `target` unless the device has it already, and reads it back.
+    fn put_back(&self, dev: &BlockDevice, kind: SettingKind, target: &Setting) -> RestoreResult {
+        let was = match self.current(dev, kind) {
+            Ok(now) if now == *target => return RestoreResult::AlreadyOriginal,
             Ok(now) => now.value(),
             Err(e) => {
                 return RestoreResult::Failed {
@@ -517,26 +760,88 @@ impl Changer {
                 };
             }
         };
-        if let Err(e) = self.apply(&dev, &entry.original) {
+        if let Err(e) = self.apply(dev, target) {
             return RestoreResult::Failed {
                 error: e.to_string(),
             };
         }
-        match self.current(&dev, kind) {
-            Ok(now) if now == entry.original => RestoreResult::Restored {
+        match self.current(dev, kind) {
+            Ok(now) if now == *target => RestoreResult::Restored {
                 was,
                 now: now.value(),
             },
             Ok(now) => RestoreResult::Failed {
                 error: format!(
                     "wrote {}, the device reports {}",
-                    entry.original.value(),
+                    target.value(),
                     now.value()
                 ),
             },
             Err(e) => RestoreResult::Failed {
                 error: format!("restored, but reading back failed: {e}"),
             },
+        }
+    }
+}
+
+/// True when the outcome takes the entry out of the journal.
+fn leaves(result: &RestoreResult) -> bool {
+    matches!(
+        result,
+        RestoreResult::Restored { .. }
+            | RestoreResult::AlreadyOriginal
+            | RestoreResult::Dropped { .. }
+    )
+}
+
+/// Whether owners are alive, each asked once (a large journal has few owners).
+#[derive(Default)]
+struct Liveness(HashMap<Owner, bool>);
+
+impl Liveness {
+    fn of(&mut self, owner: &Owner) -> bool {
+        *self
+            .0
+            .entry(*owner)
+            .or_insert_with(|| process::is_alive(owner))
+    }
+}
+
+/// The outcomes of one `restore`, and which of them removed entries (so a journal that
+/// cannot be written afterwards turns those into failures).
+#[derive(Default)]
+struct RestoreRun {
+    outcomes: Vec<RestoreOutcome>,
+    removes: Vec<bool>,
+    /// Entries that leave the journal.
+    gone: HashSet<u64>,
+    /// Session entries handed to `disktriage restore` (they become single-shot entries).
+    handed: HashSet<u64>,
+}
+
+impl RestoreRun {
+    fn push(&mut self, entry: &JournalEntry, result: RestoreResult, note: Option<String>) {
+        self.outcomes.push(RestoreOutcome {
+            entry: entry.clone(),
+            result,
+            note,
+        });
+        self.removes.push(false);
+    }
+
+    fn push_removed(&mut self, entry: &JournalEntry, result: RestoreResult) {
+        self.push_removed_with(entry, result, None);
+    }
+
+    fn push_removed_with(
+        &mut self,
+        entry: &JournalEntry,
+        result: RestoreResult,
+        note: Option<String>,
+    ) {
+        self.push(entry, result, note);
+        if let Some(last) = self.removes.last_mut() {
+            *last = true;
         }
     }
 }
@@ -558,6 +863,15 @@ pub fn describe_note(note: &JournalNote, journal_dir: &std::path::Path) -> Strin
             } else {
                 ""
             }
+        ),
+        JournalNote::Recorded {
+            original,
+            found,
+            lifetime: Lifetime::Session,
+            ..
+        } if found != original => format!(
+            "what this session found ({found}) is put back when it ends; the first original \
+             ({original}) stays recorded for `disktriage restore`"
         ),
         JournalNote::Recorded {
             original,

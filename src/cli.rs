@@ -283,10 +283,12 @@ The change persists and the original is recorded in /run/disktriage: `disktriage
 puts it back. --keep makes it permanent: nothing is recorded.";
 
 const RESTORE_HELP: &str = "\
-Each recorded change is put back and read back, newest first, and reported one per line. \
+Each changed setting is put back to its first recorded original (the value before the \
+earliest change still outstanding) and read back, newest first, one line per setting. \
 Changes held by a disktriage that is still running are left to it unless --force. A device \
-that was removed or replaced since is dropped from the journal (it came back with its \
-defaults).";
+that was removed, or is another device now (another disk, a loop device attached to \
+another image), is dropped from the journal without being written. An entry whose device \
+name is not a plain kernel name is refused and left in the journal.";
 
 #[derive(Debug, Args, Default)]
 pub struct ListArgs {

@@ -9,7 +9,9 @@ pub mod units;
 pub mod usage;
 
 pub use cache::{CacheAgreement, CacheStatus, DriveCache};
-pub use change::{DeviceId, JournalEntry, Lifetime, Owner, Setting, SettingKind};
+pub use change::{
+    DeviceId, DeviceIdentity, JournalEntry, Lifetime, Owner, Setting, SettingKind, is_kernel_name,
+};
 pub use device::{
     BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, KernelWriteCache,
     LoopBacking, LoopLink, Partition, SchedulerSet, Transport,

@@ -109,6 +109,7 @@ fn control_characters_in_journal_values_are_escaped() {
                 name: "sdz\x1b[31m".into(),
                 dev: None,
                 serial: None,
+                identity: Default::default(),
             },
             Setting::Scheduler {
                 name: "bfq\x1b[2J\nrm".into(),

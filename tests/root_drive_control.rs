@@ -478,3 +478,248 @@ fn root_nohup_keeps_sighup_ignored() {
     assert_eq!(status.code(), Some(0), "SIGHUP ignored, normal end");
     assert_eq!(active(&l.name), original);
 }
+
+/// Two schedulers other than the active one (and other than each other), if offered.
+fn two_other_schedulers(name: &str) -> Option<(String, String)> {
+    let text = std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).unwrap();
+    let current = active(name);
+    let others: Vec<String> = text
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .filter(|s| *s != current)
+        .collect();
+    (others.len() >= 2).then(|| (others[0].clone(), others[1].clone()))
+}
+
+/// The issue's case on a real loop device: a session switches the scheduler, a single-shot
+/// `sched` switches it again, the session ends, then `restore`: the device ends where it
+/// started, and the session said why it left the later change alone.
+#[test]
+fn root_a_session_leaves_a_later_change_and_restore_puts_back_the_first_original() {
+    if !root_or_skip(
+        "root_a_session_leaves_a_later_change_and_restore_puts_back_the_first_original",
+    ) {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let l = LoopDev::new(dir.path(), 16 << 20, 512);
+    let original = active(&l.name);
+    let Some((by_session, by_single_shot)) = two_other_schedulers(&l.name) else {
+        common::skip(
+            "root_a_session_leaves_a_later_change_and_restore_puts_back_the_first_original",
+            "the kernel offers fewer than three schedulers for loop devices",
+        );
+        return;
+    };
+
+    let hold = Hold::start(&journal, &l.name, &by_session, &[]);
+    assert_eq!(active(&l.name), by_session);
+    let out = run(&journal, &["sched", &l.name, &by_single_shot]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        flat(&stdout(&out)).contains(&format!(
+            "the original ({original}) is recorded in {} by an earlier change",
+            journal.display()
+        )),
+        "{}",
+        stdout(&out)
+    );
+    hold.signal("TERM");
+    let (code, err) = hold.finish();
+    assert_eq!(code, Some(143), "{err}");
+    assert!(
+        flat(&err).contains(&format!(
+            "{}: scheduler left as it is: it is {by_single_shot} now, set after this session \
+             by someone else (this session set {by_session}); the original ({original}) stays \
+             recorded for `disktriage restore`",
+            l.name
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        active(&l.name),
+        by_single_shot,
+        "the later change is left alone"
+    );
+
+    let out = run(&journal, &["restore"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{}: scheduler put back to {original} (was {by_single_shot}; read back)\n",
+            l.name
+        )
+    );
+    assert_eq!(active(&l.name), original);
+    assert!(!journal.join("journal.json").exists());
+}
+
+/// A loop device detached and attached to another image between the change and `restore`
+/// is another device: nothing is written to it, and `restore` says why.
+#[test]
+fn root_a_reattached_loop_device_is_not_restored() {
+    if !root_or_skip("root_a_reattached_loop_device_is_not_restored") {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let mut l = LoopDev::new(dir.path(), 16 << 20, 512);
+    let other = another_scheduler(&l.name);
+    let out = run(&journal, &["sched", &l.name, &other]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let second = dir.path().join("second.img");
+    std::fs::File::create(&second)
+        .and_then(|f| f.set_len(16 << 20))
+        .unwrap();
+    l.reattach(&second);
+    // Whatever the re-attached device has now, `restore` must not change it.
+    let before = active(&l.name);
+    let out = run(&journal, &["restore"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = flat(&stdout(&out));
+    assert!(
+        text.starts_with(&format!(
+            "{}: scheduler not restored, entry dropped: {} is a different device now (diskseq ",
+            l.name, l.name
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("backing file {}", second.display()))
+            && text.ends_with("not the device that was changed"),
+        "{text}"
+    );
+    assert_eq!(active(&l.name), before, "nothing written to another device");
+    assert!(!journal.join("journal.json").exists());
+}
+
+/// A journal entry whose device name leads outside /sys/block (`../../tmp/...`) is refused:
+/// nothing is written there, the entry stays, `restore` fails and says why.
+#[test]
+fn root_a_crafted_device_name_writes_nothing_outside_sys() {
+    if !root_or_skip("root_a_crafted_device_name_writes_nothing_outside_sys") {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    std::fs::create_dir(&journal).unwrap();
+    let fake = dir.path().join("x");
+    std::fs::create_dir_all(fake.join("queue")).unwrap();
+    std::fs::write(fake.join("dev"), "7:99\n").unwrap();
+    std::fs::write(fake.join("queue/scheduler"), "none [bfq] mq-deadline\n").unwrap();
+    // /sys/block/../../<scratch>/x is the scratch directory's x.
+    let name = format!("../..{}", fake.display());
+    let doc = serde_json::json!({
+        "format": "disktriage-journal", "version": 1, "next_id": 2,
+        "entries": [{
+            "id": 1, "device": {"name": name, "dev": null, "serial": null},
+            "original": {"setting": "scheduler", "name": "mq-deadline"},
+            "lifetime": "persisted", "owner": {"pid": 99999001, "start_time": 1},
+            "recorded_at": 0
+        }]
+    });
+    std::fs::write(journal.join("journal.json"), doc.to_string()).unwrap();
+    let out = run(&journal, &["restore"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        flat(&stdout(&out)).contains(&format!(
+            "NOT put back to mq-deadline: refused: {name:?} is not a kernel device name"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(fake.join("queue/scheduler")).unwrap(),
+        "none [bfq] mq-deadline\n"
+    );
+    assert!(journal.join("journal.json").exists(), "the entry stays");
+}
+
+/// A journal directory others can write is refused before anything is changed.
+#[test]
+fn root_an_unsafe_journal_directory_is_refused() {
+    if !root_or_skip("root_an_unsafe_journal_directory_is_refused") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    std::fs::create_dir(&journal).unwrap();
+    std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let l = LoopDev::new(dir.path(), 16 << 20, 512);
+    let original = active(&l.name);
+    let other = another_scheduler(&l.name);
+    let refusal = format!(
+        "refusing the journal directory {}: it is writable by others (mode 0777); it must be \
+         owned by root and not group/world-writable",
+        journal.display()
+    );
+    let out = run(&journal, &["sched", &l.name, &other]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(flat(&stderr(&out)).contains(&refusal), "{}", stderr(&out));
+    assert_eq!(active(&l.name), original, "nothing changed");
+    let out = run(&journal, &["restore"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(flat(&stderr(&out)).contains(&refusal), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&journal).unwrap().count(), 0);
+}
+
+/// `restore` and a single-shot `sched` of the same device started at the same moment, as
+/// separate processes: whichever wins, a change that stays is recorded. Before the journal's
+/// lock covered the whole change, the entry was lost within the first 3 rounds (3 runs
+/// measured); 50 rounds take about 7 s.
+#[test]
+fn root_restore_racing_sched_loses_no_entry() {
+    if !root_or_skip("root_restore_racing_sched_loses_no_entry") {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let l = LoopDev::new(dir.path(), 16 << 20, 512);
+    let original = active(&l.name);
+    let Some((first, second)) = two_other_schedulers(&l.name) else {
+        common::skip(
+            "root_restore_racing_sched_loses_no_entry",
+            "the kernel offers fewer than three schedulers for loop devices",
+        );
+        return;
+    };
+    let spawn = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .arg("--journal-dir")
+            .arg(&journal)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    for round in 0..50 {
+        let out = run(&journal, &["sched", &l.name, &first]);
+        assert!(out.status.success(), "round {round}: {}", stderr(&out));
+        let mut sched = spawn(&["sched", &l.name, &second]);
+        let mut restore = spawn(&["restore"]);
+        assert!(sched.wait().unwrap().success(), "round {round}");
+        assert!(restore.wait().unwrap().success(), "round {round}");
+        let now = active(&l.name);
+        let recorded = std::fs::read_to_string(journal.join("journal.json")).ok();
+        if now == original {
+            assert_eq!(recorded, None, "round {round}: restored, entry left");
+        } else {
+            assert_eq!(now, second, "round {round}");
+            let text = recorded.unwrap_or_else(|| {
+                panic!("round {round}: {second} stayed and its original is not recorded")
+            });
+            assert!(
+                text.contains(&format!("\"name\": \"{original}\"")),
+                "{text}"
+            );
+            let out = run(&journal, &["restore"]);
+            assert!(out.status.success(), "round {round}: {}", stderr(&out));
+            assert_eq!(active(&l.name), original, "round {round}");
+        }
+    }
+}

@@ -1,19 +1,34 @@
 //! The change journal: one JSON file (`journal.json`) in a directory (`/run/disktriage` by
 //! default, a tmpfs, so a reboot, which resets every setting recorded here, also empties it).
 //!
-//! Every operation locks `journal.lock` with flock(2), reads the file, changes it and writes it
-//! back atomically (a temporary file, fsync, rename), so single-shot commands, a long-lived
-//! session and `disktriage restore` can share it. An empty journal is no file at all. A
-//! journal that cannot be parsed is never overwritten: it may hold the only record of an
-//! original setting.
+//! Locking: every reader and writer (single-shot commands, `restore`, a session's start, its
+//! guard on exit, the TUI) takes `journal.lock` with flock(2) through `Journal::lock`, and
+//! keeps it for the whole read-modify-write. `crate::changes::Changer` keeps it across the
+//! device change too (read, record, apply, read back, settle), so a `restore` cannot slip
+//! between a change's record and its apply and drop the entry the change relies on.
+//!
+//! Writing: a temporary file with an unpredictable name, created with O_EXCL|O_NOFOLLOW,
+//! fsync, then renamed over `journal.json`. An empty journal is no file at all. A journal that
+//! cannot be parsed is never overwritten: it may hold the only record of an original setting.
+//!
+//! Trust: the journal tells root what to write where, so its directory must be one only root
+//! (or, for a user's own scratch journal, that user) can change: it is refused when it is a
+//! symbolic link, owned by anyone else, or writable by its group or others. Every file in it
+//! is opened relative to the directory's descriptor with O_NOFOLLOW: a symlink planted as the
+//! lock, the journal or a temporary file is refused, never followed.
 
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use nix::fcntl::{Flock, FlockArg};
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg, OFlag, openat, renameat};
+use nix::sys::stat::Mode;
+use nix::unistd::{UnlinkatFlags, unlinkat};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{DeviceId, JournalEntry, Lifetime, Owner, Setting, SettingKind};
@@ -25,6 +40,8 @@ const FORMAT: &str = "disktriage-journal";
 const VERSION: u32 = 1;
 const FILE: &str = "journal.json";
 const LOCK: &str = "journal.lock";
+/// A journal larger than this is not read (200,000 entries take about 60 MiB).
+const MAX_BYTES: u64 = 512 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -41,7 +58,36 @@ pub enum JournalError {
          once you have restored by hand what it lists",
         path.display()
     )]
-    Corrupt { path: PathBuf, problem: String },
+    Corrupt { path: PathBuf, problem: ParseError },
+    /// The directory could be changed by someone other than root (or the user running).
+    #[error(
+        "refusing the journal directory {}: {problem}; it must be owned by {owners} and not \
+         group/world-writable",
+        path.display()
+    )]
+    UnsafeDir {
+        path: PathBuf,
+        problem: String,
+        owners: String,
+    },
+    /// A symlink where the journal keeps a file: planted, never followed.
+    #[error(
+        "change journal: refusing {}: it is a symbolic link, not a file disktriage made; \
+         remove it",
+        path.display()
+    )]
+    Symlink { path: PathBuf },
+}
+
+/// Why a journal's text was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("{0}")]
+    Json(String),
+    #[error("format {format:?} version {version}, expected {FORMAT:?} version {VERSION}")]
+    Format { format: String, version: u32 },
+    #[error("{0}")]
+    Inconsistent(String),
 }
 
 impl JournalError {
@@ -52,10 +98,21 @@ impl JournalError {
             error,
         }
     }
+
+    /// For an open of a file in the journal directory with O_NOFOLLOW.
+    fn open(op: &'static str, path: &Path, errno: Errno) -> Self {
+        if errno == Errno::ELOOP {
+            JournalError::Symlink {
+                path: path.to_path_buf(),
+            }
+        } else {
+            JournalError::io(op, path, io::Error::from(errno))
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct JournalFile {
+pub(crate) struct JournalFile {
     format: String,
     version: u32,
     next_id: u64,
@@ -73,13 +130,46 @@ impl Default for JournalFile {
     }
 }
 
+/// Parses a journal's bytes: JSON of the right shape, this format and version, ids unique and
+/// below `next_id` (a duplicate id would make removing one entry remove another). Device
+/// names are checked where they are used (`crate::changes`), so one bad entry does not make
+/// the others unreadable.
+pub(crate) fn parse(bytes: &[u8]) -> Result<JournalFile, ParseError> {
+    let file: JournalFile =
+        serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+    if file.format != FORMAT || file.version != VERSION {
+        return Err(ParseError::Format {
+            format: file.format,
+            version: file.version,
+        });
+    }
+    let mut ids = HashSet::with_capacity(file.entries.len());
+    for e in &file.entries {
+        if !ids.insert(e.id) {
+            return Err(ParseError::Inconsistent(format!(
+                "entry id {} appears twice",
+                e.id
+            )));
+        }
+        if e.id >= file.next_id {
+            return Err(ParseError::Inconsistent(format!(
+                "entry id {} is not below next_id {}",
+                e.id, file.next_id
+            )));
+        }
+    }
+    Ok(file)
+}
+
 /// An entry as `record` left it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
     pub entry: JournalEntry,
-    /// True when an earlier entry for the same setting already held the original: the first
-    /// original is what gets restored, so it was kept and nothing new was written.
+    /// True when an earlier outstanding change of the same setting already held the
+    /// original: the first original is what gets restored, so it was kept.
     pub existing: bool,
+    /// True when this call added the entry (false: it joined the recorder's own latest one).
+    pub created: bool,
 }
 
 /// A handle on the journal directory, acting for one owner (this process).
@@ -89,27 +179,63 @@ pub struct Journal {
     owner: Owner,
 }
 
+/// The owners a journal directory may have: root, and the user running when not root.
+fn allowed_owners() -> (Vec<u32>, String) {
+    let euid = nix::unistd::geteuid();
+    if euid.is_root() {
+        (vec![0], "root".into())
+    } else {
+        (vec![0, euid.as_raw()], format!("root or uid {euid}"))
+    }
+}
+
+/// A name for a temporary file nobody can guess: std's hasher keys come from the OS's random
+/// source, mixed with the pid, the time and a counter.
+fn unpredictable_name() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    let a = h.finish();
+    let mut h2 = std::collections::hash_map::RandomState::new().build_hasher();
+    h2.write_u64(a);
+    format!(".{FILE}.{a:016x}{:016x}.tmp", h2.finish())
+}
+
 impl Journal {
     /// Opens (creating, mode 0700) the journal directory, acting as this process.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Journal, JournalError> {
         Journal::open_as(dir, process::current_owner())
     }
 
-    /// Opens the journal acting as another owner (tests simulate other processes).
+    /// Opens the journal acting as another owner (tests simulate other processes). The
+    /// directory is checked (see the module docs) before anything is created in it.
     pub fn open_as(dir: impl Into<PathBuf>, owner: Owner) -> Result<Journal, JournalError> {
         let dir = dir.into();
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .map_err(|e| JournalError::io("create", &dir, e))?;
-        Ok(Journal { dir, owner })
+        if fs::symlink_metadata(&dir).is_err() {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)
+                .map_err(|e| JournalError::io("create", &dir, e))?;
+        }
+        let journal = Journal { dir, owner };
+        journal.open_dir()?;
+        Ok(journal)
     }
 
-    /// Opens the journal only if its directory exists (queries must not create it).
+    /// Opens the journal only if its directory exists (queries must not create it). Its
+    /// checks are made when it is used.
     pub fn existing(dir: impl Into<PathBuf>) -> Option<Journal> {
         let dir = dir.into();
-        dir.is_dir().then(|| Journal {
+        fs::symlink_metadata(&dir).is_ok().then(|| Journal {
             dir,
             owner: process::current_owner(),
         })
@@ -128,172 +254,346 @@ impl Journal {
         self.owner
     }
 
-    fn lock(&self) -> Result<Flock<File>, JournalError> {
-        let path = self.dir.join(LOCK);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| JournalError::io("open", &path, e))?;
-        Flock::lock(file, FlockArg::LockExclusive)
-            .map_err(|(_, errno)| JournalError::io("lock", &path, io::Error::from(errno)))
-    }
-
-    fn load(&self) -> Result<JournalFile, JournalError> {
-        let path = self.file();
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(JournalFile::default()),
-            Err(e) => return Err(JournalError::io("read", &path, e)),
+    /// The directory, opened without following a symlink, and checked.
+    fn open_dir(&self) -> Result<File, JournalError> {
+        let (owners, owners_text) = allowed_owners();
+        let refuse = |problem: String| JournalError::UnsafeDir {
+            path: self.dir.clone(),
+            problem,
+            owners: owners_text.clone(),
         };
-        let file: JournalFile = serde_json::from_str(&text).map_err(|e| JournalError::Corrupt {
-            path: path.clone(),
-            problem: e.to_string(),
-        })?;
-        if file.format != FORMAT || file.version != VERSION {
-            return Err(JournalError::Corrupt {
-                path,
-                problem: format!(
-                    "format {:?} version {}, expected {FORMAT:?} version {VERSION}",
-                    file.format, file.version
-                ),
-            });
-        }
-        Ok(file)
-    }
-
-    /// Writes atomically: a temporary file beside it, fsync, rename. No entries, no file.
-    fn save(&self, file: &JournalFile) -> Result<(), JournalError> {
-        let path = self.file();
-        if file.entries.is_empty() {
-            return match fs::remove_file(&path) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    Err(JournalError::io("remove", &path, e))
+        let dir = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.dir)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => refuse("it is a symbolic link".into()),
+                Some(libc::ENOTDIR)
+                    if fs::symlink_metadata(&self.dir).is_ok_and(|m| m.is_symlink()) =>
+                {
+                    refuse("it is a symbolic link".into())
                 }
-                _ => Ok(()),
-            };
+                Some(libc::ENOTDIR) => refuse("it is not a directory".into()),
+                _ => JournalError::io("open", &self.dir, e),
+            })?;
+        let meta = dir
+            .metadata()
+            .map_err(|e| JournalError::io("stat", &self.dir, e))?;
+        let mode = meta.mode() & 0o7777;
+        if !owners.contains(&meta.uid()) {
+            return Err(refuse(format!("it is owned by uid {}", meta.uid())));
         }
-        let tmp = self.dir.join(format!("{FILE}.tmp.{}", std::process::id()));
-        let mut text = serde_json::to_string_pretty(file).map_err(|e| JournalError::Corrupt {
-            path: tmp.clone(),
-            problem: e.to_string(),
-        })?;
-        text.push('\n');
-        let write = || -> io::Result<()> {
-            let mut f = OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
-        };
-        write().map_err(|e| JournalError::io("write", &tmp, e))?;
-        fs::rename(&tmp, &path).map_err(|e| JournalError::io("rename", &path, e))?;
-        // The rename is durable only once the directory is synced; a tmpfs ignores it.
-        if let Ok(d) = File::open(&self.dir) {
-            let _ = d.sync_all();
+        if mode & 0o002 != 0 {
+            return Err(refuse(format!(
+                "it is writable by others (mode {mode:04o})"
+            )));
         }
-        Ok(())
+        if mode & 0o020 != 0 {
+            return Err(refuse(format!(
+                "it is writable by its group (mode {mode:04o})"
+            )));
+        }
+        Ok(dir)
     }
 
-    /// Runs `f` on the journal under the lock and saves when it says it changed something.
-    fn update<T>(&self, f: impl FnOnce(&mut JournalFile) -> (T, bool)) -> Result<T, JournalError> {
-        let _lock = self.lock()?;
-        let mut file = self.load()?;
-        let (out, changed) = f(&mut file);
-        if changed {
-            self.save(&file)?;
-        }
-        Ok(out)
+    /// Locks the journal and reads it: everything done through the returned handle happens
+    /// under the lock, which is released when the handle is dropped.
+    pub fn lock(&self) -> Result<Locked<'_>, JournalError> {
+        let dir = self.open_dir()?;
+        let lock_path = self.dir.join(LOCK);
+        let fd = openat(
+            &dir,
+            LOCK,
+            OFlag::O_CREAT | OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o600),
+        )
+        .map_err(|e| JournalError::open("open", &lock_path, e))?;
+        let lock = Flock::lock(File::from(fd), FlockArg::LockExclusive)
+            .map_err(|(_, errno)| JournalError::io("lock", &lock_path, io::Error::from(errno)))?;
+        let file = self.load(&dir)?;
+        Ok(Locked {
+            journal: self,
+            dir,
+            _lock: lock,
+            file,
+        })
+    }
+
+    fn load(&self, dir: &File) -> Result<JournalFile, JournalError> {
+        let path = self.file();
+        let fd = match openat(
+            dir,
+            FILE,
+            OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) => return Ok(JournalFile::default()),
+            Err(e) => return Err(JournalError::open("open", &path, e)),
+        };
+        let mut bytes = Vec::new();
+        File::from(fd)
+            .take(MAX_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| JournalError::io("read", &path, e))?;
+        parse(&bytes).map_err(|problem| JournalError::Corrupt { path, problem })
     }
 
     /// Every entry, oldest first.
     pub fn entries(&self) -> Result<Vec<JournalEntry>, JournalError> {
-        let _lock = self.lock()?;
-        Ok(self.load()?.entries)
+        Ok(self.lock()?.file.entries)
     }
 
-    /// Records `original` as the value to put back, BEFORE the change is made. If the same
-    /// setting of the same device is already recorded for this owner (a session) or as
-    /// persisted (single-shot commands), that entry, holding the first original, is kept.
+    /// Records `found` as the value to put back, BEFORE the change is made (see
+    /// `Locked::record`).
     pub fn record(
         &self,
         device: &DeviceId,
-        original: Setting,
+        found: Setting,
         lifetime: Lifetime,
     ) -> Result<Recorded, JournalError> {
-        let owner = self.owner;
-        self.update(|file| {
-            let kind = original.kind();
-            let same = file.entries.iter().find(|e| {
-                e.device.name == device.name
-                    && e.original.kind() == kind
-                    && e.lifetime == lifetime
-                    && (lifetime == Lifetime::Persisted || e.owner == owner)
-            });
-            if let Some(e) = same {
-                return (
-                    Recorded {
-                        entry: e.clone(),
-                        existing: true,
-                    },
-                    false,
-                );
-            }
-            let entry = JournalEntry {
-                id: file.next_id,
-                device: device.clone(),
-                original,
-                lifetime,
-                owner,
-                recorded_at: SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0),
-            };
-            file.next_id += 1;
-            file.entries.push(entry.clone());
-            (
-                Recorded {
-                    entry,
-                    existing: false,
-                },
-                true,
-            )
-        })
+        let mut j = self.lock()?;
+        let rec = j.record(device, found, None, lifetime);
+        j.save()?;
+        Ok(rec)
     }
 
     /// Removes one entry (restored, or kept by the admin). `None` when it was not there.
     pub fn remove(&self, id: u64) -> Result<Option<JournalEntry>, JournalError> {
-        self.update(|file| match file.entries.iter().position(|e| e.id == id) {
-            Some(i) => (Some(file.entries.remove(i)), true),
-            None => (None, false),
-        })
+        let mut j = self.lock()?;
+        let gone = j.remove(id);
+        if gone.is_some() {
+            j.save()?;
+        }
+        Ok(gone)
     }
 
-    /// Removes the persisted entries for one setting of one device: `--keep` makes the new
-    /// value the one to keep, so an older original must not be restored over it.
-    pub fn remove_persisted(
+    /// Removes every entry of one setting of one device (see `Locked::remove_setting`).
+    pub fn remove_setting(
         &self,
         device: &str,
         kind: SettingKind,
     ) -> Result<Vec<JournalEntry>, JournalError> {
-        self.update(|file| {
-            let (gone, stay): (Vec<_>, Vec<_>) = std::mem::take(&mut file.entries)
-                .into_iter()
-                .partition(|e| {
-                    e.device.name == device
-                        && e.original.kind() == kind
-                        && e.lifetime == Lifetime::Persisted
-                });
-            file.entries = stay;
-            let changed = !gone.is_empty();
-            (gone, changed)
-        })
+        let mut j = self.lock()?;
+        let gone = j.remove_setting(device, kind);
+        if !gone.is_empty() {
+            j.save()?;
+        }
+        Ok(gone)
+    }
+}
+
+/// The journal, locked and read. Changes are made in memory; `save` writes them.
+pub struct Locked<'a> {
+    journal: &'a Journal,
+    dir: File,
+    _lock: Flock<File>,
+    file: JournalFile,
+}
+
+impl Locked<'_> {
+    pub fn journal(&self) -> &Journal {
+        self.journal
+    }
+
+    /// Every entry, oldest first.
+    pub fn entries(&self) -> &[JournalEntry] {
+        &self.file.entries
+    }
+
+    pub fn get(&self, id: u64) -> Option<&JournalEntry> {
+        self.file.entries.iter().find(|e| e.id == id)
+    }
+
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut JournalEntry> {
+        self.file.entries.iter_mut().find(|e| e.id == id)
+    }
+
+    /// The outstanding changes of one setting of `device`, oldest first: the entries of that
+    /// name and setting recorded on this same device (an entry whose identity differs is
+    /// about a device that is gone).
+    pub fn chain(&self, device: &DeviceId, kind: SettingKind) -> Vec<&JournalEntry> {
+        self.chain_indices(device, kind)
+            .into_iter()
+            .map(|i| &self.file.entries[i])
+            .collect()
+    }
+
+    fn chain_indices(&self, device: &DeviceId, kind: SettingKind) -> Vec<usize> {
+        self.file
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                e.device.name == device.name
+                    && e.original.kind() == kind
+                    && e.device.mismatch(device).is_none()
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Records a change BEFORE it is made: `found` is the value the device has, `set_to`
+    /// the value about to be set.
+    ///
+    /// The original recorded is the value before the first outstanding change of this
+    /// setting (`found` when there is none). When the latest outstanding change is the
+    /// recorder's own (a single-shot command after single-shot commands, or the same
+    /// session again), that entry is reused; otherwise a new entry records what this change
+    /// found, for a session to put back when it ends.
+    pub fn record(
+        &mut self,
+        device: &DeviceId,
+        found: Setting,
+        set_to: Option<Setting>,
+        lifetime: Lifetime,
+    ) -> Recorded {
+        let owner = self.journal.owner;
+        let chain = self.chain_indices(device, found.kind());
+        let first_original = chain
+            .first()
+            .map(|&i| self.file.entries[i].original.clone());
+        if let Some(&last) = chain.last() {
+            let e = &mut self.file.entries[last];
+            if e.lifetime == lifetime && (lifetime == Lifetime::Persisted || e.owner == owner) {
+                if set_to.is_some() {
+                    e.set_to = set_to;
+                }
+                return Recorded {
+                    entry: e.clone(),
+                    existing: true,
+                    created: false,
+                };
+            }
+        }
+        let existing = first_original.is_some();
+        let entry = JournalEntry {
+            id: self.file.next_id,
+            device: device.clone(),
+            original: first_original.unwrap_or_else(|| found.clone()),
+            found: Some(found),
+            set_to,
+            lifetime,
+            owner,
+            recorded_at: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        };
+        self.file.next_id += 1;
+        self.file.entries.push(entry.clone());
+        Recorded {
+            entry,
+            existing,
+            created: true,
+        }
+    }
+
+    /// Removes one entry. `None` when it was not there.
+    pub fn remove(&mut self, id: u64) -> Option<JournalEntry> {
+        let i = self.file.entries.iter().position(|e| e.id == id)?;
+        Some(self.file.entries.remove(i))
+    }
+
+    /// Removes every entry `gone` picks, in one pass.
+    pub fn remove_where(&mut self, gone: impl Fn(&JournalEntry) -> bool) -> Vec<JournalEntry> {
+        let (out, stay): (Vec<_>, Vec<_>) = std::mem::take(&mut self.file.entries)
+            .into_iter()
+            .partition(|e| gone(e));
+        self.file.entries = stay;
+        out
+    }
+
+    /// Session entries whose session leaves them to `disktriage restore` (someone changed
+    /// the setting after it): they become single-shot entries, in one pass.
+    pub fn hand_over(&mut self, ids: &HashSet<u64>) {
+        if ids.is_empty() {
+            return;
+        }
+        for e in &mut self.file.entries {
+            if ids.contains(&e.id) {
+                e.lifetime = Lifetime::Persisted;
+            }
+        }
+    }
+
+    /// Removes every entry of one setting of one device, sessions' included: a kept value
+    /// (`--keep`, the TUI's keep) must not be undone by `restore`, nor handed to it by a
+    /// session that finds it on exit.
+    pub fn remove_setting(&mut self, device: &str, kind: SettingKind) -> Vec<JournalEntry> {
+        self.remove_where(|e| e.device.name == device && e.original.kind() == kind)
+    }
+
+    /// Writes the journal atomically: a temporary file beside it, fsync, rename. No
+    /// entries, no file.
+    pub fn save(&self) -> Result<(), JournalError> {
+        let path = self.journal.file();
+        if self.file.entries.is_empty() {
+            return match unlinkat(&self.dir, FILE, UnlinkatFlags::NoRemoveDir) {
+                Ok(()) | Err(Errno::ENOENT) => Ok(()),
+                Err(e) => Err(JournalError::io("remove", &path, io::Error::from(e))),
+            };
+        }
+        let mut text =
+            serde_json::to_vec_pretty(&self.file).map_err(|e| JournalError::Corrupt {
+                path: path.clone(),
+                problem: ParseError::Json(e.to_string()),
+            })?;
+        text.push(b'\n');
+        let (tmp_name, fd) = self.create_temporary()?;
+        let tmp = self.journal.dir.join(&tmp_name);
+        let written = (|| -> io::Result<()> {
+            let mut f = File::from(fd);
+            f.write_all(&text)?;
+            f.sync_all()
+        })();
+        let renamed = written
+            .map_err(|e| JournalError::io("write", &tmp, e))
+            .and_then(|()| {
+                renameat(&self.dir, tmp_name.as_str(), &self.dir, FILE)
+                    .map_err(|e| JournalError::io("rename", &path, io::Error::from(e)))
+            });
+        if renamed.is_err() {
+            let _ = unlinkat(&self.dir, tmp_name.as_str(), UnlinkatFlags::NoRemoveDir);
+        }
+        renamed?;
+        // The rename is durable only once the directory is synced; a tmpfs ignores it.
+        let _ = self.dir.sync_all();
+        Ok(())
+    }
+
+    /// A new temporary file: an unguessable name, O_EXCL (never an existing file) and
+    /// O_NOFOLLOW (never through a symlink).
+    fn create_temporary(&self) -> Result<(String, std::os::fd::OwnedFd), JournalError> {
+        let mut last = Errno::EEXIST;
+        for _ in 0..8 {
+            let name = unpredictable_name();
+            match openat(
+                &self.dir,
+                name.as_str(),
+                OFlag::O_CREAT
+                    | OFlag::O_EXCL
+                    | OFlag::O_WRONLY
+                    | OFlag::O_NOFOLLOW
+                    | OFlag::O_CLOEXEC,
+                Mode::from_bits_truncate(0o600),
+            ) {
+                Ok(fd) => return Ok((name, fd)),
+                Err(Errno::EEXIST) => last = Errno::EEXIST,
+                Err(e) => {
+                    return Err(JournalError::open(
+                        "create",
+                        &self.journal.dir.join(name),
+                        e,
+                    ));
+                }
+            }
+        }
+        Err(JournalError::io(
+            "create a temporary file in",
+            &self.journal.dir,
+            io::Error::from(last),
+        ))
     }
 }
 
@@ -313,6 +613,7 @@ mod tests {
             name: name.into(),
             dev: None,
             serial: None,
+            identity: Default::default(),
         }
     }
 
@@ -347,11 +648,14 @@ mod tests {
                 .unwrap()
                 .existing
         );
-        // A session's change of it gets its own entry (what the session found).
+        // A session's change of it gets its own entry: what the session found, to put back
+        // when it ends, and the first original, still the one `restore` puts back.
         let s = other
             .record(&dev("sda"), sched("bfq"), Lifetime::Session)
             .unwrap();
-        assert!(!s.existing);
+        assert!(s.created && s.existing);
+        assert_eq!(s.entry.original, sched("mq-deadline"));
+        assert_eq!(s.entry.found(), &sched("bfq"));
         assert_eq!(j.entries().unwrap().len(), 2);
 
         assert_eq!(j.remove(a.entry.id).unwrap().unwrap().id, a.entry.id);
@@ -361,7 +665,7 @@ mod tests {
     }
 
     #[test]
-    fn keep_drops_persisted_originals_only() {
+    fn keep_drops_every_entry_of_the_setting() {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::open_as(dir.path(), owner(1)).unwrap();
         j.record(&dev("sda"), sched("mq-deadline"), Lifetime::Persisted)
@@ -374,15 +678,24 @@ mod tests {
             Lifetime::Persisted,
         )
         .unwrap();
-        let gone = j.remove_persisted("sda", SettingKind::Scheduler).unwrap();
-        assert_eq!(gone.len(), 1);
+        j.record(&dev("sdb"), sched("none"), Lifetime::Persisted)
+            .unwrap();
+        // A kept value must not be undone by `restore`, nor handed to it by the session.
+        let gone = j.remove_setting("sda", SettingKind::Scheduler).unwrap();
+        assert_eq!(gone.len(), 2);
         let left: Vec<_> = j
             .entries()
             .unwrap()
             .into_iter()
-            .map(|e| e.lifetime)
+            .map(|e| (e.device.name, e.original.kind()))
             .collect();
-        assert_eq!(left, [Lifetime::Session, Lifetime::Persisted]);
+        assert_eq!(
+            left,
+            [
+                ("sda".to_string(), SettingKind::DriveWriteCache),
+                ("sdb".to_string(), SettingKind::Scheduler)
+            ]
+        );
     }
 
     #[test]
@@ -416,14 +729,12 @@ mod tests {
             Lifetime::Session,
         )
         .unwrap();
-        let names: Vec<String> = fs::read_dir(dir.path())
+        let mut names: Vec<String> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
-        assert!(
-            !names.iter().any(|n| n.contains(".tmp.")),
-            "no temporary file left: {names:?}"
-        );
+        names.sort();
+        assert_eq!(names, [FILE, LOCK], "no temporary file left");
         let doc: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(j.file()).unwrap()).unwrap();
         assert_eq!(doc["format"], "disktriage-journal");
@@ -434,6 +745,92 @@ mod tests {
         assert_eq!(doc["entries"][0]["original"]["enabled"], true);
         assert_eq!(doc["entries"][0]["owner"]["pid"], 7);
         assert_eq!(doc["entries"][0]["lifetime"], "session");
+    }
+
+    #[test]
+    fn a_symlink_planted_at_the_temporary_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open_as(dir.path().join("j"), owner(1)).unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        // The name the temporary file used to have: predictable from the pid.
+        let planted = j.dir().join(format!("{FILE}.tmp.{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let _ = j.record(&dev("sda"), sched("none"), Lifetime::Persisted);
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(fs::symlink_metadata(&planted).unwrap().is_symlink());
+    }
+
+    #[test]
+    fn a_dangling_lock_symlink_is_refused_and_its_target_not_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open_as(dir.path().join("j"), owner(1)).unwrap();
+        let target = dir.path().join("created-by-the-lock");
+        std::os::unix::fs::symlink(&target, j.dir().join(LOCK)).unwrap();
+        let e = j
+            .record(&dev("sda"), sched("none"), Lifetime::Persisted)
+            .unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(!target.exists(), "the lock's symlink target was created");
+        assert!(j.entries().is_err());
+    }
+
+    #[test]
+    fn a_journal_file_that_is_a_symlink_is_not_read_or_replaced_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open_as(dir.path().join("j"), owner(1)).unwrap();
+        let elsewhere = dir.path().join("elsewhere.json");
+        fs::write(
+            &elsewhere,
+            r#"{"format":"disktriage-journal","version":1,"next_id":1,"entries":[]}"#,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&elsewhere, j.file()).unwrap();
+        let e = j.entries().unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+    }
+
+    #[test]
+    fn an_unsafe_journal_directory_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = Journal::open_as(&open, owner(1)).unwrap_err();
+        let owner_word = if nix::unistd::geteuid().is_root() {
+            "root".to_string()
+        } else {
+            format!("root or uid {}", nix::unistd::geteuid())
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "refusing the journal directory {}: it is writable by others (mode 0777); \
+                 it must be owned by {owner_word} and not group/world-writable",
+                open.display()
+            )
+        );
+        // Nothing was created in it.
+        assert_eq!(fs::read_dir(&open).unwrap().count(), 0);
+        // Group-writable is refused too; the existing handle refuses as well.
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o770)).unwrap();
+        assert!(Journal::open_as(&open, owner(1)).is_err());
+        let existing = Journal::existing(&open).unwrap();
+        assert!(
+            existing
+                .entries()
+                .unwrap_err()
+                .to_string()
+                .contains("mode 0770")
+        );
+        // A symlink to a good directory is refused (its target could be swapped).
+        let good = dir.path().join("good");
+        fs::create_dir(&good).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&good, &link).unwrap();
+        let e = Journal::open_as(&link, owner(1)).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
     }
 
     #[test]
@@ -457,5 +854,141 @@ mod tests {
         let mut ids: Vec<u64> = j.entries().unwrap().iter().map(|e| e.id).collect();
         ids.sort_unstable();
         assert_eq!(ids, (1..=8).collect::<Vec<_>>());
+    }
+
+    mod parser_properties {
+        use proptest::prelude::*;
+
+        use super::super::{ParseError, parse};
+
+        /// JSON-ish values: the journal's own keys and values mixed with arbitrary ones.
+        fn jsonish() -> impl Strategy<Value = serde_json::Value> {
+            let key = prop_oneof![
+                Just("format".to_string()),
+                Just("version".to_string()),
+                Just("next_id".to_string()),
+                Just("entries".to_string()),
+                Just("id".to_string()),
+                Just("device".to_string()),
+                Just("name".to_string()),
+                Just("original".to_string()),
+                Just("setting".to_string()),
+                Just("lifetime".to_string()),
+                Just("owner".to_string()),
+                Just("pid".to_string()),
+                Just("start_time".to_string()),
+                Just("recorded_at".to_string()),
+                Just("identity".to_string()),
+                ".{0,8}",
+            ];
+            let leaf = prop_oneof![
+                Just(serde_json::Value::Null),
+                any::<bool>().prop_map(serde_json::Value::from),
+                any::<u64>().prop_map(serde_json::Value::from),
+                any::<i64>().prop_map(serde_json::Value::from),
+                any::<f64>().prop_map(serde_json::Value::from),
+                Just(serde_json::Value::from("disktriage-journal")),
+                Just(serde_json::Value::from("scheduler")),
+                Just(serde_json::Value::from("drive_write_cache")),
+                Just(serde_json::Value::from("session")),
+                Just(serde_json::Value::from("persisted")),
+                Just(serde_json::Value::from("../../tmp/x")),
+                ".{0,12}".prop_map(serde_json::Value::from),
+            ];
+            leaf.prop_recursive(5, 64, 8, move |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+                    prop::collection::btree_map(key.clone(), inner, 0..8)
+                        .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// An entry of the right shape with arbitrary values (names with '/', controls...).
+        fn entry_like() -> impl Strategy<Value = serde_json::Value> {
+            (
+                0u64..8,
+                ".{0,12}",
+                ".{0,12}",
+                any::<bool>(),
+                any::<u32>(),
+                any::<bool>(),
+            )
+                .prop_map(|(id, name, sched, session, pid, cache)| {
+                    let original = if cache {
+                        serde_json::json!({"setting": "drive_write_cache", "enabled": session})
+                    } else {
+                        serde_json::json!({"setting": "scheduler", "name": sched})
+                    };
+                    serde_json::json!({
+                        "id": id,
+                        "device": {"name": name, "dev": null, "serial": null,
+                                   "identity": {"diskseq": pid}},
+                        "original": original,
+                        "lifetime": if session { "session" } else { "persisted" },
+                        "owner": {"pid": pid, "start_time": 1},
+                        "recorded_at": 0,
+                    })
+                })
+        }
+
+        /// A journal document with the right header and arbitrary entries.
+        fn journal_like() -> impl Strategy<Value = serde_json::Value> {
+            (
+                0u64..10,
+                prop::collection::vec(prop_oneof![3 => entry_like(), 1 => jsonish()], 0..4),
+                any::<bool>(),
+            )
+                .prop_map(|(next_id, entries, v1)| {
+                    serde_json::json!({
+                        "format": "disktriage-journal",
+                        "version": if v1 { 1 } else { 2 },
+                        "next_id": next_id,
+                        "entries": entries,
+                    })
+                })
+        }
+
+        fn typed(e: &ParseError) -> bool {
+            matches!(
+                e,
+                ParseError::Json(_) | ParseError::Format { .. } | ParseError::Inconsistent(_)
+            ) && !e.to_string().is_empty()
+        }
+
+        proptest! {
+            #[test]
+            fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+                if let Err(e) = parse(&bytes) {
+                    prop_assert!(typed(&e));
+                }
+            }
+
+            #[test]
+            fn arbitrary_json_never_panics(doc in jsonish()) {
+                let text = doc.to_string();
+                if let Err(e) = parse(text.as_bytes()) {
+                    prop_assert!(typed(&e));
+                }
+            }
+
+            #[test]
+            fn journal_shaped_documents_parse_or_are_rejected(doc in journal_like()) {
+                let text = doc.to_string();
+                match parse(text.as_bytes()) {
+                    // What parses has unique ids below next_id and saves back to itself.
+                    Ok(file) => {
+                        let mut ids: Vec<u64> = file.entries.iter().map(|e| e.id).collect();
+                        ids.sort_unstable();
+                        ids.dedup();
+                        prop_assert_eq!(ids.len(), file.entries.len());
+                        prop_assert!(ids.iter().all(|&id| id < file.next_id));
+                        let again = serde_json::to_vec(&file).unwrap();
+                        prop_assert!(parse(&again).is_ok());
+                    }
+                    Err(e) => prop_assert!(typed(&e)),
+                }
+            }
+        }
     }
 }

@@ -568,12 +568,22 @@ impl DriveControl for LinuxDrives {
     }
 
     fn device(&self, name: &str) -> Result<BlockDevice, DriveError> {
+        if !crate::model::is_kernel_name(name) {
+            return Err(DriveError::Invalid(format!(
+                "{:?} is not a kernel device name",
+                crate::sys::parse::neutralize_controls(name)
+            )));
+        }
         if !self.root.block_dir(name).is_dir() {
             return Err(DriveError::NoDevice(format!(
                 "no block device {name:?} (removed?)"
             )));
         }
         Ok(self.root.read_device(name))
+    }
+
+    fn identity(&self, dev: &BlockDevice) -> crate::model::DeviceIdentity {
+        self.root.device_identity(&dev.name)
     }
 
     fn drive_cache(&self, dev: &BlockDevice) -> Result<DriveCache, DriveError> {

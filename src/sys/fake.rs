@@ -9,13 +9,16 @@ use std::sync::{Mutex, MutexGuard};
 use super::error::DriveError;
 use super::platform::{Applied, DriveControl, Target};
 use crate::model::{
-    BlockDevice, DevNum, DriveCache, KernelWriteCache, SchedulerSet, SmartReading, Transport,
+    BlockDevice, DevNum, DeviceIdentity, DriveCache, KernelWriteCache, SchedulerSet, SmartReading,
+    Transport,
 };
 
 /// One fake device and how it behaves.
 #[derive(Debug, Clone)]
 pub struct FakeDevice {
     pub device: BlockDevice,
+    /// What `DriveControl::identity` reports (a diskseq of 1 unless a test changes it).
+    pub identity: DeviceIdentity,
     pub cache: Result<DriveCache, DriveError>,
     pub scheduler: Result<SchedulerSet, DriveError>,
     pub smart: Result<SmartReading, DriveError>,
@@ -46,6 +49,10 @@ impl FakeDevice {
         device.scheduler = Some(scheduler.clone());
         FakeDevice {
             device,
+            identity: DeviceIdentity {
+                diskseq: Some(1),
+                ..DeviceIdentity::default()
+            },
             cache: Ok(DriveCache {
                 enabled: Some(true),
                 changeable: true,
@@ -166,6 +173,11 @@ impl DriveControl for FakeDrives {
 
     fn device(&self, name: &str) -> Result<BlockDevice, DriveError> {
         self.with_device(name, |d| Ok(d.device.clone()))
+    }
+
+    fn identity(&self, dev: &BlockDevice) -> DeviceIdentity {
+        self.with_device(&dev.name, |d| Ok(d.identity.clone()))
+            .unwrap_or_default()
     }
 
     fn drive_cache(&self, dev: &BlockDevice) -> Result<DriveCache, DriveError> {

@@ -5,7 +5,7 @@
 //! The trait speaks in plain data (`crate::model`): callers never see ioctls, sense bytes or
 //! sysfs paths, only states, readings and typed errors (`DriveError`) they can branch on.
 
-use crate::model::{BlockDevice, DriveCache, SchedulerSet, SmartReading};
+use crate::model::{BlockDevice, DeviceIdentity, DriveCache, SchedulerSet, SmartReading};
 
 use super::error::DriveError;
 
@@ -33,8 +33,18 @@ pub trait DriveControl: Send + Sync {
     /// Resolves `sda`, `/dev/sda` or a partition (`sda1`, resolved to `sda`).
     fn resolve(&self, arg: &str) -> Result<Target, DriveError>;
 
-    /// A fresh sysfs read of one whole disk (kernel's flush policy, scheduler, ...).
+    /// A fresh sysfs read of one whole disk (kernel's flush policy, scheduler, ...). A name
+    /// that is not a plain kernel name (`crate::model::is_kernel_name`) is
+    /// `DriveError::Invalid`: it could point outside `/sys/block`.
     fn device(&self, name: &str) -> Result<BlockDevice, DriveError>;
+
+    /// What tells this disk from another that later gets its name (`diskseq`, a loop
+    /// device's image, ...), recorded with every journal entry and compared on restore.
+    /// Unknown (empty) by default.
+    fn identity(&self, dev: &BlockDevice) -> DeviceIdentity {
+        let _ = dev;
+        DeviceIdentity::default()
+    }
 
     /// The drive's own volatile write cache, as the drive reports it.
     /// `DriveError::NotSupported` on transports without a cache control.

@@ -20,8 +20,8 @@ use super::parse::{
 };
 use crate::model::usage::{self, MountEntry, SwapEntry};
 use crate::model::{
-    BlockDevice, Bytes, DevNum, Holder, HolderKind, Inventory, KernelWriteCache, LoopBacking,
-    Partition, SchedulerSet, Transport,
+    BlockDevice, Bytes, DevNum, DeviceIdentity, Holder, HolderKind, Inventory, KernelWriteCache,
+    LoopBacking, Partition, SchedulerSet, Transport,
 };
 
 /// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
@@ -304,6 +304,26 @@ impl SysRoot {
                 block,
             },
             _ => LoopBacking::default(),
+        }
+    }
+
+    /// What identifies the disk `name` beyond its name, for the change journal: `diskseq`,
+    /// the world-wide id, and for loop devices the image attached and its inode number.
+    pub fn device_identity(&self, name: &str) -> DeviceIdentity {
+        let dir = self.block_dir(name);
+        let mut r = AttrReader::new(&dir);
+        let backing_file = r.clean("loop/backing_file");
+        // The inode of the file at that path now; a "(deleted)" image has none to compare.
+        let backing_inode = backing_file
+            .as_deref()
+            .and_then(|path| direct::file_identity(&self.below_root(path)))
+            .map(|(file, _)| file.ino);
+        DeviceIdentity {
+            diskseq: r.number("diskseq"),
+            backing_file,
+            backing_inode,
+            wwid: r.clean("wwid").or_else(|| r.clean("device/wwid")),
+            model: r.clean("device/model"),
         }
     }
 
@@ -627,6 +647,39 @@ fn natural_key(s: &str) -> Vec<(String, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_identity_of_a_loop_device_and_of_a_disk() {
+        let root = tempfile::tempdir().unwrap();
+        let sys = SysRoot::new(root.path());
+        let loop0 = root.path().join("sys/block/loop0");
+        fs::create_dir_all(loop0.join("loop")).unwrap();
+        fs::write(loop0.join("diskseq"), "42\n").unwrap();
+        fs::write(loop0.join("loop/backing_file"), "/images/a.img\n").unwrap();
+        fs::create_dir_all(root.path().join("images")).unwrap();
+        fs::write(root.path().join("images/a.img"), "").unwrap();
+        let id = sys.device_identity("loop0");
+        assert_eq!(id.diskseq, Some(42));
+        assert_eq!(id.backing_file.as_deref(), Some("/images/a.img"));
+        let inode = {
+            use std::os::unix::fs::MetadataExt;
+            fs::metadata(root.path().join("images/a.img"))
+                .unwrap()
+                .ino()
+        };
+        assert_eq!(id.backing_inode, Some(inode));
+        assert_eq!(id.wwid, None);
+
+        let sda = root.path().join("sys/block/sda");
+        fs::create_dir_all(sda.join("device")).unwrap();
+        fs::write(sda.join("device/wwid"), "naa.5000c500a1b2c3d4\n").unwrap();
+        fs::write(sda.join("device/model"), "ST4000NM0035    \n").unwrap();
+        let id = sys.device_identity("sda");
+        assert_eq!(id.diskseq, None, "an old kernel");
+        assert_eq!(id.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
+        assert_eq!(id.model.as_deref(), Some("ST4000NM0035"));
+        assert_eq!(id.backing_file, None);
+    }
 
     #[test]
     fn transports_from_names_and_paths() {

@@ -154,6 +154,34 @@ impl LoopDev {
     }
 }
 
+impl LoopDev {
+    /// Detaches the device and attaches `image` under the same name (what a script that
+    /// reuses `/dev/loopN` does). Panics when the name was taken in between by someone else.
+    pub fn reattach(&mut self, image: &Path) {
+        sh("losetup", &["-d", self.path_str()]);
+        let image_str = image.to_str().expect("utf-8 path");
+        // The kernel clears the device asynchronously after detach: retry briefly.
+        let mut last = String::new();
+        for _ in 0..50 {
+            let out = Command::new("losetup")
+                .args([self.path_str(), image_str])
+                .output()
+                .expect("run losetup");
+            if out.status.success() {
+                self.image = image.to_path_buf();
+                return;
+            }
+            last = String::from_utf8_lossy(&out.stderr).into_owned();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!(
+            "cannot re-attach {} to {}: {last}",
+            self.name,
+            image.display()
+        );
+    }
+}
+
 impl Drop for LoopDev {
     fn drop(&mut self) {
         // `blockdev --setro` outlives the attachment: the next user of this loop device would
