@@ -8,7 +8,7 @@ mod props;
 
 /// Cases per property in the normal test run: enough to catch a regression in the shapes
 /// the generators make, small enough to keep this file's run to seconds in debug builds.
-const CASES: u32 = 96;
+const CASES: u32 = 128;
 
 fn check(name: &str) {
     let property = props::ALL

@@ -10,6 +10,7 @@ use disktriage::model::device::ParseValueError;
 use disktriage::model::usage::{MountEntry, SwapEntry};
 use disktriage::model::{DevNum, KernelWriteCache, SchedulerSet, Transport};
 use disktriage::sys::parse;
+use disktriage::sys::sysfs::{classify_holder, classify_transport, dev_node_path};
 
 use super::strategies::{hostile_bytes, hostile_text, kernel_escape, number_text};
 use super::{Outcome, display_safe, run};
@@ -422,6 +423,14 @@ pub fn sysfs_values(cases: u32) -> Result<Outcome, String> {
             let set: SchedulerSet = format!("{}\n", printed.join(" ")).parse().unwrap();
             prop_assert_eq!(&set.available, &names);
             prop_assert_eq!(set.active.as_ref(), Some(&names[active]));
+
+            // Transport and holder classification from names and sysfs paths.
+            let transport = classify_transport(&junk, &format!("devices/{junk}/{num}"), Some(&num));
+            if junk.starts_with("nvme") {
+                prop_assert_eq!(transport, Transport::Nvme);
+            }
+            let _ = classify_holder(&junk, Some(&num));
+            let _ = dev_node_path(&junk);
 
             // The kernel's flush policy.
             match wc.parse::<KernelWriteCache>() {

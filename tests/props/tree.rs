@@ -145,10 +145,10 @@ pub fn read_device(cases: u32) -> Result<Outcome, String> {
                 .map(Bytes::from_kernel_sectors)
         });
         prop_assert_eq!(d.size_bytes, expected_size);
-        if let Some(s) = &d.scheduler {
-            if let Some(a) = &s.active {
-                prop_assert!(s.offers(a));
-            }
+        if let Some(s) = &d.scheduler
+            && let Some(a) = &s.active
+        {
+            prop_assert!(s.offers(a));
         }
 
         let inv = root
