@@ -12,7 +12,7 @@ use disktriage::smart::smartctl::parse_smartctl_json;
 use disktriage::smart::verdict;
 
 use super::strategies::{apply, fixture, hostile_text, mutation};
-use super::{Outcome, display_safe, plausible_celsius, run};
+use super::{Outcome, accepted, display_safe, expect_accepted, plausible_celsius, run};
 
 /// A string value that is replaced by its content as a raw JSON token after serialization:
 /// numbers no Rust integer holds, exponents, negative zero.
@@ -275,7 +275,7 @@ pub fn smartctl(cases: u32) -> Result<Outcome, String> {
         breakage,
         prop::option::of(any::<i32>()),
     );
-    run(cases, input, |(mut doc, edits, breakage, exit)| {
+    let outcome = run(cases, input, |(mut doc, edits, breakage, exit)| {
         for e in &edits {
             let mut target = at(e) % count(&doc);
             visit(&mut doc, &mut target, e);
@@ -305,6 +305,7 @@ pub fn smartctl(cases: u32) -> Result<Outcome, String> {
                 return Ok(());
             }
         };
+        accepted();
         for m in &report.messages {
             prop_assert!(display_safe(m), "message {m:?}");
         }
@@ -349,5 +350,6 @@ pub fn smartctl(cases: u32) -> Result<Outcome, String> {
             prop_assert_eq!(health.verdict, Verdict::Unavailable);
         }
         Ok(())
-    })
+    });
+    expect_accepted(outcome, "smartctl documents")
 }

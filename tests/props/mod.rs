@@ -38,6 +38,8 @@ pub struct Outcome {
     /// The slowest single case (generation excluded): a parser that loops or does
     /// super-linear work shows up here long before a test times out.
     pub slowest: Duration,
+    /// Cases the parser accepted (see `accepted`).
+    pub accepted: u32,
 }
 
 /// One parser's property.
@@ -155,6 +157,7 @@ pub fn run<S: Strategy>(
         ..Config::default()
     };
     let mut runner = TestRunner::new(config);
+    ACCEPTED.set(0);
     let slowest = Cell::new(Duration::ZERO);
     let passed = Cell::new(0u32);
     runner
@@ -171,7 +174,31 @@ pub fn run<S: Strategy>(
     Ok(Outcome {
         cases: passed.get().min(cases),
         slowest: slowest.get(),
+        accepted: ACCEPTED.get(),
     })
+}
+
+thread_local! {
+    static ACCEPTED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts a case the parser accepted, so that a property whose generator stops reaching the
+/// decoder behind the length and checksum tests fails instead of passing on rejections.
+pub fn accepted() {
+    ACCEPTED.set(ACCEPTED.get() + 1);
+}
+
+/// Fails a run in which fewer than one case in 20 was accepted.
+pub fn expect_accepted(outcome: Result<Outcome, String>, what: &str) -> Result<Outcome, String> {
+    let o = outcome?;
+    if o.accepted * 20 < o.cases {
+        return Err(format!(
+            "only {} of {} generated {what} were accepted: the generator no longer reaches \
+             the decoder",
+            o.accepted, o.cases
+        ));
+    }
+    Ok(o)
 }
 
 /// True when `s` holds no character that could drive a terminal.

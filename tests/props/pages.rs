@@ -13,7 +13,7 @@ use disktriage::smart::sense::{
 use disktriage::smart::{ata, nvme, scsi, verdict};
 
 use super::strategies::{fix_checksum, interesting_byte, mutated_any, page};
-use super::{Outcome, display_safe, plausible_celsius, run};
+use super::{Outcome, accepted, display_safe, expect_accepted, plausible_celsius, run};
 
 /// Pages of about `len` bytes: mutated captures (most), random pages of the right size, and
 /// random short or long ones. With `checksum`, half of them get a correct checksum over the
@@ -55,9 +55,10 @@ pub fn check_health(h: &SmartHealth) -> TestCaseResult {
 
 pub fn ata_identify(cases: u32) -> Result<Outcome, String> {
     let bases = vec![page("qemu-sata-0-ata-identify.hex")];
-    run(cases, pages_like(bases, 512, Some(512)), |p| {
+    let outcome = run(cases, pages_like(bases, 512, Some(512)), |p| {
         match ata::parse_identify(&p) {
             Ok(id) => {
+                accepted();
                 prop_assert!(p.len() >= 512);
                 prop_assert_eq!(p[1] & 0x80, 0, "ATAPI signature accepted");
                 for (text, max) in [(&id.model, 40), (&id.serial, 20), (&id.firmware, 8)] {
@@ -77,7 +78,8 @@ pub fn ata_identify(cases: u32) -> Result<Outcome, String> {
             prop_assert!(ata::parse_identify(&p).is_err());
         }
         Ok(())
-    })
+    });
+    expect_accepted(outcome, "IDENTIFY pages")
 }
 
 pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
@@ -89,7 +91,7 @@ pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
     );
     let registers = (interesting_byte(), interesting_byte());
     let raw = (any::<u8>(), any::<[u8; 6]>());
-    run(
+    let outcome = run(
         cases,
         (data, thresholds, registers, raw),
         |(data, thresholds, (mid, high), (id, raw))| {
@@ -104,6 +106,7 @@ pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
                 prop_assert!(t.iter().all(|(id, _)| *id != 0));
             }
             let Ok(data) = data else { return Ok(()) };
+            accepted();
             prop_assert!(data.attributes.len() <= 30);
             prop_assert!(data.attributes.iter().all(|a| a.id != 0));
             let table = ata::attribute_table(&data, thresholds.as_deref().ok());
@@ -138,7 +141,8 @@ pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
             prop_assert!(health.verdict != Verdict::Unavailable);
             Ok(())
         },
-    )
+    );
+    expect_accepted(outcome, "SMART data pages")
 }
 
 /// Descriptor-format sense with an ATA Status Return descriptor for `r` (SAT-3 12.2.2.7),
@@ -244,13 +248,14 @@ pub fn sense(cases: u32) -> Result<Outcome, String> {
         prop_oneof![Just(0u8), Just(1), any::<u8>()],
         vec((any::<u8>(), vec(any::<u8>(), 0..12)), 0..3),
     );
-    run(
+    let outcome = run(
         cases,
         (raw, status, good),
         |(sb, status, (regs, key, before))| {
             let parsed = parse_sense(&sb);
             match &parsed {
                 Ok(s) => {
+                    accepted();
                     prop_assert!((0x70..=0x73).contains(&s.response_code));
                     prop_assert!(s.key <= 0x0f);
                     prop_assert!(display_safe(&s.to_string()));
@@ -292,7 +297,8 @@ pub fn sense(cases: u32) -> Result<Outcome, String> {
             let _ = ata::smart_status(regs.lba_mid, regs.lba_high);
             Ok(())
         },
-    )
+    );
+    expect_accepted(outcome, "sense buffers")
 }
 
 pub fn caching_page(cases: u32) -> Result<Outcome, String> {
@@ -337,10 +343,11 @@ pub fn caching_page(cases: u32) -> Result<Outcome, String> {
         3 => structured,
         1 => vec(any::<u8>(), 0..64),
     ];
-    run(cases, resp, |resp| {
+    let outcome = run(cases, resp, |resp| {
         let Ok(p) = scsi::parse_caching_page(&resp) else {
             return Ok(());
         };
+        accepted();
         prop_assert!(p.bytes.len() >= 3, "no flags byte: {:?}", p.bytes);
         prop_assert_eq!(p.bytes.len(), 2 + usize::from(p.bytes[1]));
         prop_assert!(p.bytes.len() + 8 <= resp.len());
@@ -359,7 +366,8 @@ pub fn caching_page(cases: u32) -> Result<Outcome, String> {
             prop_assert_eq!(again.medium_type, p.medium_type);
         }
         Ok(())
-    })
+    });
+    expect_accepted(outcome, "MODE SENSE answers")
 }
 
 pub fn nvme_identify(cases: u32) -> Result<Outcome, String> {
@@ -367,9 +375,10 @@ pub fn nvme_identify(cases: u32) -> Result<Outcome, String> {
         page("qemu-nvme-0-nvme-identify-controller.hex"),
         page("qemu-nvme-warn-nvme-identify-controller.hex"),
     ];
-    run(cases, pages_like(bases, 4096, None), |p| {
+    let outcome = run(cases, pages_like(bases, 4096, None), |p| {
         match nvme::parse_identify_controller(&p) {
             Ok(c) => {
+                accepted();
                 prop_assert!(p.len() >= 4096);
                 for (text, max) in [(&c.serial, 20), (&c.model, 40), (&c.firmware, 8)] {
                     prop_assert!(display_safe(text), "{text:?}");
@@ -380,7 +389,8 @@ pub fn nvme_identify(cases: u32) -> Result<Outcome, String> {
             Err(_) => prop_assert!(p.len() < 4096 || p[..4096].iter().all(|&b| b == 0)),
         }
         Ok(())
-    })
+    });
+    expect_accepted(outcome, "Identify Controller pages")
 }
 
 pub fn nvme_health(cases: u32) -> Result<Outcome, String> {
@@ -388,7 +398,7 @@ pub fn nvme_health(cases: u32) -> Result<Outcome, String> {
         page("qemu-nvme-0-nvme-smart-log.hex"),
         page("qemu-nvme-warn-nvme-smart-log.hex"),
     ];
-    run(
+    let outcome = run(
         cases,
         (pages_like(bases, 512, None), any::<u32>()),
         |(p, status)| {
@@ -400,6 +410,7 @@ pub fn nvme_health(cases: u32) -> Result<Outcome, String> {
                     return Ok(());
                 }
             };
+            accepted();
             prop_assert_eq!(h.critical_warning & 0xc0, 0);
             prop_assert_eq!(
                 h.critical_warnings.len() as u32,
@@ -428,5 +439,6 @@ pub fn nvme_health(cases: u32) -> Result<Outcome, String> {
             prop_assert_eq!(health.verdict == Verdict::Failed, failed);
             Ok(())
         },
-    )
+    );
+    expect_accepted(outcome, "health logs")
 }
