@@ -196,15 +196,21 @@ pub struct NvmeHealth {
     pub temperature_sensors_kelvin: Vec<(u8, u16)>,
 }
 
+/// Drive temperatures (degrees Celsius) outside this range are a broken sensor or garbage
+/// (0xFFFF K is a common "no value"): they are shown as unknown, not charted.
+pub const PLAUSIBLE_CELSIUS: std::ops::RangeInclusive<i64> = -40..=125;
+
 /// JSON numbers above 2^64 do not occur in practice; saturate rather than fail.
 fn u128_as_number<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(*v).unwrap_or(u64::MAX))
 }
 
 impl NvmeHealth {
-    /// The composite temperature in degrees Celsius, if reported.
+    /// The composite temperature in degrees Celsius, if reported and plausible.
     pub fn temperature_c(&self) -> Option<i64> {
-        (self.temperature_kelvin != 0).then(|| i64::from(self.temperature_kelvin) - 273)
+        (self.temperature_kelvin != 0)
+            .then(|| i64::from(self.temperature_kelvin) - 273)
+            .filter(|c| PLAUSIBLE_CELSIUS.contains(c))
     }
 
     /// Data units (1000 x 512 bytes) to bytes.

@@ -274,6 +274,23 @@ mod tests {
     }
 
     #[test]
+    fn implausible_composite_temperature_is_unknown() {
+        // 512 K (239 C) and 0xFFFF K are a broken sensor or garbage, not a temperature to
+        // chart (found by tests/parser_props.rs); -40 C and 125 C are still shown.
+        let with_kelvin = |k: u16| {
+            let mut p = [0u8; 512];
+            p[1..3].copy_from_slice(&k.to_le_bytes());
+            parse_health_log(&p).unwrap().temperature_c()
+        };
+        assert_eq!(with_kelvin(512), None);
+        assert_eq!(with_kelvin(0xFFFF), None);
+        assert_eq!(with_kelvin(1), None);
+        assert_eq!(with_kelvin(0), None);
+        assert_eq!(with_kelvin(233), Some(-40));
+        assert_eq!(with_kelvin(398), Some(125));
+    }
+
+    #[test]
     fn truncated_and_garbage() {
         assert!(parse_health_log(&[]).is_err());
         assert!(parse_health_log(&[0u8; 511]).is_err());

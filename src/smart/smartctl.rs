@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::PageError;
 use super::ata::{attribute_name, decode_raw};
 use crate::model::SmartctlReport;
+use crate::model::smart::PLAUSIBLE_CELSIUS;
 use crate::model::{AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, NvmeHealth};
 
 #[derive(Debug, Deserialize)]
@@ -161,15 +162,22 @@ pub fn parse_smartctl_json(
         exit_status,
         passed,
         smart_available: doc.smart_support.and_then(|s| s.available),
-        protocol: doc.device.and_then(|d| d.protocol),
+        protocol: doc
+            .device
+            .and_then(|d| d.protocol)
+            .map(|p| crate::sys::parse::neutralize_controls(&p)),
         // smartctl prints 0 when the device reports no temperature (QEMU's scsi-hd does).
-        temperature_c: doc.temperature.and_then(|t| t.current).filter(|t| *t != 0),
+        temperature_c: doc
+            .temperature
+            .and_then(|t| t.current)
+            .filter(|t| *t != 0 && PLAUSIBLE_CELSIUS.contains(t)),
         power_on_hours: doc.power_on_time.and_then(|p| p.hours),
         scsi_grown_defects: doc.scsi_grown_defect_list,
         scsi_ie_string: doc
             .smart_status
             .and_then(|s| s.scsi)
-            .and_then(|s| s.ie_string),
+            .and_then(|s| s.ie_string)
+            .map(|s| crate::sys::parse::neutralize_controls(&s)),
         ata,
         nvme: doc.nvme_smart_health_information_log.map(nvme_from_log),
         messages,
@@ -240,7 +248,8 @@ fn nvme_from_log(l: NvmeLog) -> NvmeHealth {
         // smartctl reports Celsius; the log (and this struct) counts Kelvin.
         temperature_kelvin: l
             .temperature
-            .and_then(|c| u16::try_from(c + 273).ok())
+            .and_then(|c| c.checked_add(273))
+            .and_then(|k| u16::try_from(k).ok())
             .unwrap_or(0),
         available_spare_pct: l.available_spare.unwrap_or(0),
         available_spare_threshold_pct: l.available_spare_threshold.unwrap_or(0),
@@ -277,6 +286,40 @@ mod tests {
         assert!(parse_smartctl_json("\x1b[2J", None).is_err());
         // Wrong types inside a known key are an error, not a panic.
         assert!(parse_smartctl_json(r#"{"smartctl":{"exit_status":"x"}}"#, None).is_err());
+    }
+
+    #[test]
+    fn out_of_range_temperatures_are_unknown_not_a_panic() {
+        // An NVMe temperature near i64::MAX overflowed the Celsius-to-Kelvin addition.
+        let r = parse_smartctl_json(
+            r#"{"smartctl":{"exit_status":0},
+                "nvme_smart_health_information_log":{"temperature":9223372036854775807},
+                "temperature":{"current":9223372036854775807}}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.temperature_c, None);
+        assert_eq!(r.nvme.unwrap().temperature_c(), None);
+        let r = parse_smartctl_json(
+            r#"{"smartctl":{"exit_status":0},"temperature":{"current":-274}}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.temperature_c, None);
+        let r = parse_smartctl_json(r#"{"smartctl":{},"temperature":{"current":41}}"#, None);
+        assert_eq!(r.unwrap().temperature_c, Some(41));
+    }
+
+    #[test]
+    fn strings_from_smartctl_cannot_drive_the_terminal() {
+        let r = parse_smartctl_json(
+            r#"{"smartctl":{"exit_status":0},"device":{"protocol":"SCSI\u001b[2J"},
+                "smart_status":{"passed":false,"scsi":{"ie_string":"FAIL\u001b]0;x\u0007"}}}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.protocol.as_deref(), Some("SCSI?[2J"));
+        assert_eq!(r.scsi_ie_string.as_deref(), Some("FAIL?]0;x?"));
     }
 
     #[test]

@@ -59,12 +59,14 @@ fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
     })
 }
 
-/// Parses `/proc/swaps` (a header line, then `Filename Type Size Used Priority`).
+/// Parses `/proc/swaps` (a header line, then `Filename Type Size Used Priority`). The kernel
+/// separates the columns with spaces and tabs and escapes only those (and newline and
+/// backslash) in the path: any other whitespace belongs to the path.
 pub fn parse_swaps(text: &str) -> Vec<SwapEntry> {
     text.lines()
         .skip(1)
         .filter_map(|line| {
-            let mut words = line.split_whitespace();
+            let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
             let path = words.next()?;
             let kind = words.next()?;
             Some(SwapEntry {
@@ -216,6 +218,26 @@ mod tests {
         assert_eq!(s[0].kind, "partition");
         assert_eq!(s[1].path, "/swap file");
         assert!(parse_swaps("").is_empty());
+    }
+
+    #[test]
+    fn swap_paths_keep_whitespace_the_kernel_does_not_escape() {
+        // The kernel escapes only space, tab, newline and backslash in the path; a carriage
+        // return or a no-break space in a swap file's name is part of the name, and the
+        // columns are separated by spaces and tabs only (found by tests/parser_props.rs).
+        let text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
+                    /\r                                      partition\t0\t\t0\t\t0\n\
+                    /swap\u{a0}file                          file\t1024\t\t0\t\t-2\n";
+        let s = parse_swaps(text);
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (s[0].path.as_str(), s[0].kind.as_str()),
+            ("/?", "partition")
+        );
+        assert_eq!(
+            (s[1].path.as_str(), s[1].kind.as_str()),
+            ("/swap\u{a0}file", "file")
+        );
     }
 
     #[test]

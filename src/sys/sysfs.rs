@@ -192,6 +192,8 @@ impl SysRoot {
         notes: &mut Vec<String>,
     ) -> Option<Vec<T>> {
         let path = self.root.join(rel);
+        // Paths in these tables may hold any byte but NUL: the text is decoded leniently, so
+        // one odd mount point does not make the whole table unreadable.
         match read_text_file(&path, MAX_TABLE_BYTES) {
             Ok(text) => Some(parse(&text)),
             Err(e) => {
@@ -784,6 +786,35 @@ mod tests {
         assert_eq!(err.to_string(), "not a regular file: a character device");
         let err = read_attr_bytes(dir.path(), 4).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::EISDIR));
+    }
+
+    #[test]
+    fn a_mount_point_that_is_not_utf8_keeps_the_in_use_check_complete() {
+        // Linux allows any byte in a directory name. One such mount point made the whole
+        // mount table unreadable, so every write test was refused as "in-use checks are
+        // incomplete" and the real mount was not seen (found by tests/parser_props.rs).
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        fs::create_dir_all(root.join("sys/block/sda")).unwrap();
+        fs::create_dir_all(root.join("proc/self")).unwrap();
+        fs::write(
+            root.join("proc/self/mountinfo"),
+            b"99 27 8:1 / /mnt/caf\xe9 rw - ext4 /dev/sda rw\n",
+        )
+        .unwrap();
+        fs::write(
+            root.join("proc/swaps"),
+            "Filename\tType\tSize\tUsed\tPriority\n",
+        )
+        .unwrap();
+        let inv = SysRoot::new(root).inventory().unwrap();
+        assert!(inv.usage_complete, "{:?}", inv.notes);
+        assert!(
+            matches!(&inv.devices[0].in_use[..], [crate::model::InUse::Mounted { mount_point, .. }]
+                if mount_point == "/mnt/caf\u{fffd}"),
+            "{:?}",
+            inv.devices[0].in_use
+        );
     }
 
     #[test]
