@@ -111,6 +111,14 @@ impl LoopDev {
             .and_then(|n| n.to_str())
             .expect("loop name")
             .to_string();
+        // A loop device keeps its queue settings after a detach: start every test from the
+        // kernel's default scheduler, whatever an earlier user of this loopN left.
+        let scheduler = PathBuf::from("/sys/block")
+            .join(&name)
+            .join("queue/scheduler");
+        if fs::read_to_string(&scheduler).is_ok_and(|s| s.split_whitespace().any(|w| w == "none")) {
+            fs::write(&scheduler, "none").expect("reset the loop device's scheduler");
+        }
         LoopDev {
             path,
             name,
