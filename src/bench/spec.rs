@@ -24,8 +24,11 @@ pub const MAX_WORKERS: u32 = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
-    /// io_uring: one ring per worker keeps QD I/Os in flight from one thread.
+    /// Chosen per phase by the runner: pread/pwrite at QD1, and at higher depths whichever of
+    /// the two others a short probe at the start of the warm-up finds faster on this target.
     #[default]
+    Auto,
+    /// io_uring: one ring per worker keeps QD I/Os in flight from one thread.
     Uring,
     /// pread/pwrite: one thread per outstanding I/O.
     Sync,
@@ -34,6 +37,7 @@ pub enum EngineKind {
 impl EngineKind {
     pub fn as_str(self) -> &'static str {
         match self {
+            EngineKind::Auto => "auto",
             EngineKind::Uring => "io_uring",
             EngineKind::Sync => "sync",
         }

@@ -41,6 +41,7 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
             SyncArg::Sync => SyncMode::Sync,
         }),
         engine: match a.engine {
+            EngineArg::Auto => EngineKind::Auto,
             EngineArg::Uring => EngineKind::Uring,
             EngineArg::Sync => EngineKind::Sync,
         },
@@ -112,7 +113,7 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
 fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
     let facts = target::probe(req.path, req.root, req.params.size)?;
     let plan = spec::build_plan(req.test, req.params, &facts, true)?;
-    crate::write_stdout(&report::fio_commands(&plan, req.path))?;
+    crate::write_stdout(&report::fio_commands(&plan, req.path, None))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState, 
 use super::theme;
 use crate::app::App;
 use crate::model::KernelWriteCache;
+use crate::report::run::{RunReport, phase_engine_label};
 
 pub(crate) fn cache_short(c: Option<KernelWriteCache>) -> &'static str {
     match c {
@@ -113,6 +114,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 r.params
             )),
         ]));
+        if let Some(engine) = r.runs.first().and_then(engine_line) {
+            lines.push(Line::from(Span::styled(engine, theme::dim())));
+        }
         if let Some(e) = &r.error {
             lines.push(Line::from(Span::styled(
                 format!("error: {e}"),
@@ -138,4 +142,35 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             .block(Block::default().borders(Borders::ALL)),
         detail,
     );
+}
+
+/// Which engine the run used and why: "engine sync (4 pread threads): auto: ...", or per
+/// phase when its phases differ.
+fn engine_line(report: &RunReport) -> Option<String> {
+    let phases = &report.outcome.phases;
+    let first = phases.first()?;
+    let same = phases
+        .iter()
+        .all(|p| p.engine == first.engine && p.engine_choice.reason == first.engine_choice.reason);
+    Some(if same {
+        format!(
+            "engine {}: {}",
+            phase_engine_label(first),
+            first.engine_choice.reason
+        )
+    } else {
+        let each = phases
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} ({})",
+                    p.label,
+                    p.engine.as_str(),
+                    p.engine_choice.short_reason()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" | ");
+        format!("engine per phase: {each}")
+    })
 }

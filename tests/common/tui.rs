@@ -8,10 +8,11 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use disktriage::app::App;
 use disktriage::bench::catalog::TestName;
+use disktriage::bench::engine::{self, EngineChoice};
 use disktriage::bench::runner::{DirTotals, PhaseResult, RunEvent, RunOutcome};
 use disktriage::bench::spec::{self, EngineKind, TargetFacts, TestParams};
 use disktriage::bench::stats::{
-    BoundedSeries, DirPoint, IntervalPoint, LatencyPoint, LatencySummary,
+    BoundedSeries, DirPoint, IntervalPoint, LATENCY_DEFINITION, LatencyPoint, LatencySummary,
 };
 use disktriage::bench::target::TargetInfo;
 use disktriage::event::{Cmd, Msg};
@@ -146,7 +147,10 @@ pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mb
         job: Box::new(plan.phases[0].job.clone()),
     })));
     tick(app, 1.0);
-    app.update(Msg::Run(Box::new(RunEvent::Measuring { index: 0 })));
+    app.update(Msg::Run(Box::new(RunEvent::Measuring {
+        index: 0,
+        engine: Box::new(qd1_choice()),
+    })));
     for i in 0..n {
         app.update(Msg::Run(Box::new(RunEvent::Point {
             index: 0,
@@ -154,6 +158,11 @@ pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mb
         })));
     }
     tick(app, 2.0 + n as f64 * 0.25);
+}
+
+/// What `--engine auto` chooses for the QD1 tests these screens show.
+fn qd1_choice() -> EngineChoice {
+    engine::static_choice(EngineKind::Auto, 1, &Ok(())).expect("QD1 needs no probe")
 }
 
 /// A finished single-phase report of `mbps` with the given p99 (ms).
@@ -181,8 +190,10 @@ pub fn report(test: TestName, device: &str, sched: &str, mbps: f64, p99_ms: f64)
         label: test.id().to_string(),
         tag: plan.phases[0].tag.clone(),
         job,
-        engine: EngineKind::Uring,
-        fixed_buffers: true,
+        engine: EngineKind::Sync,
+        engine_choice: qd1_choice(),
+        io_threads: 1,
+        fixed_buffers: false,
         seconds: secs,
         cpu_seconds: 1.5,
         read: DirTotals {
@@ -216,7 +227,8 @@ pub fn report(test: TestName, device: &str, sched: &str, mbps: f64, p99_ms: f64)
         target: target(device, sched),
         plan,
         outcome: RunOutcome {
-            engine: EngineKind::Uring,
+            engine: EngineKind::Sync,
+            latency_definition: LATENCY_DEFINITION,
             notes: vec![],
             phases: vec![phase],
             stopped: false,
