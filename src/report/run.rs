@@ -825,6 +825,15 @@ fn fio_command(
         FioEngine::Uring { fixed: false } => {}
         FioEngine::Psync => cmd.push_str(" --thread"),
     }
+    if matches!(engine, FioEngine::Uring { .. }) && j.qd > 1 {
+        // disktriage refills every free slot and submits them in one call, and reaps every
+        // completion that is ready; fio by default submits and reaps one at a time.
+        let _ = write!(
+            cmd,
+            " --iodepth_batch_submit={0} --iodepth_batch_complete_max={0}",
+            j.qd
+        );
+    }
     cmd.push_str(" --group_reporting --randrepeat=1 --norandommap");
     if j.split_region && jobs > 1 {
         if engine == FioEngine::Psync && j.qd > 1 {
