@@ -144,8 +144,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     );
 }
 
-/// Which engine the run used and why: "engine sync (4 pread threads): auto: ...", or per
-/// phase when its phases differ.
+/// Which engine the run used and why, in short (the full report, Enter, has the whole
+/// reason): "engine sync (4 pread threads): probe 812k vs uring 498k", or per phase when its
+/// phases differ.
 fn engine_line(report: &RunReport) -> Option<String> {
     let phases = &report.outcome.phases;
     let first = phases.first()?;
@@ -156,7 +157,7 @@ fn engine_line(report: &RunReport) -> Option<String> {
         format!(
             "engine {}: {}",
             phase_engine_label(first),
-            first.engine_choice.reason
+            first.engine_choice.short_reason()
         )
     } else {
         let each = phases
