@@ -888,3 +888,183 @@ fn shell_quote(s: &str) -> String {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::engine::{EngineProbe, ProbeFigures};
+    use crate::bench::runner::DirTotals;
+    use crate::bench::spec::{TargetFacts, TestParams, build_plan};
+    use crate::bench::stats::{BoundedSeries, LATENCY_DEFINITION};
+    use std::path::PathBuf;
+
+    /// A finished rand-read at `qd` that ran with `engine`.
+    fn report(qd: u32, engine: EngineKind, fixed_buffers: bool) -> RunReport {
+        let facts = TargetFacts {
+            size: 1 << 30,
+            logical_block_size: 512,
+            max_request: None,
+            is_file: false,
+        };
+        let params = TestParams {
+            qd: Some(qd),
+            ..TestParams::default()
+        };
+        let plan = build_plan(TestName::RandRead, &params, &facts, false).unwrap();
+        let phase = &plan.phases[0];
+        let figures = |iops| {
+            Some(ProbeFigures {
+                iops,
+                cpu_us_per_io: 2.0,
+            })
+        };
+        let choice = engine::choose(EngineProbe {
+            window_s: 0.2,
+            total_s: 0.6,
+            uring: figures(if engine == EngineKind::Uring {
+                9e5
+            } else {
+                1e5
+            }),
+            sync: figures(if engine == EngineKind::Sync { 9e5 } else { 1e5 }),
+        });
+        let none = DirTotals {
+            bytes: 0,
+            ops: 0,
+            bytes_per_sec: 0.0,
+            iops: 0.0,
+            latency: None,
+        };
+        let result = PhaseResult {
+            label: phase.label.clone(),
+            tag: phase.tag.clone(),
+            job: phase.job.clone(),
+            engine,
+            engine_choice: choice,
+            io_threads: if engine == EngineKind::Sync { qd } else { 1 },
+            fixed_buffers,
+            seconds: 10.0,
+            cpu_seconds: 1.0,
+            read: none.clone(),
+            write: none,
+            workers: Vec::new(),
+            series: BoundedSeries::new(4),
+            witness: None,
+            witness_note: None,
+            failure: None,
+            setup_error: None,
+            stopped: false,
+        };
+        RunReport {
+            schema: RUN_JSON_SCHEMA,
+            tool: "test".into(),
+            started_unix: 0,
+            host: HostInfo::default(),
+            test: TestName::RandRead,
+            target: TargetInfo {
+                path: PathBuf::from("/dev/zram0"),
+                kind: "block-device",
+                device: Some("zram0".into()),
+                size_bytes: 1 << 30,
+                logical_block_size: 4096,
+                physical_block_size: None,
+                model: None,
+                transport: None,
+                rotational: None,
+                scheduler: None,
+                kernel_write_cache: None,
+                created: false,
+            },
+            plan,
+            outcome: RunOutcome {
+                engine,
+                latency_definition: LATENCY_DEFINITION,
+                notes: Vec::new(),
+                phases: vec![result],
+                stopped: false,
+            },
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn fio_export_repeats_the_engine_that_ran() {
+        // Sync threads: fio's psync, one thread per outstanding I/O.
+        let r = report(8, EngineKind::Sync, false);
+        let fio = fio_commands(&r.plan, &r.target.path, Some(&r.outcome));
+        let lines: Vec<&str> = fio.lines().collect();
+        assert!(
+            lines[0]
+                .starts_with("# rand-read: disktriage used sync (8 pread threads) - auto: sync"),
+            "{fio}"
+        );
+        assert!(
+            lines[1].starts_with(
+                "fio --name=rand-read --filename=/dev/zram0 --ioengine=psync --direct=1 \
+                 --rw=randread --bs=4096 --iodepth=1 --numjobs=8 --thread --group_reporting"
+            ),
+            "{fio}"
+        );
+        assert_eq!(report_fio_commands(&r), vec![lines[1].to_string()]);
+        // io_uring: the same depth, --fixedbufs only when buffers were registered.
+        let r = report(32, EngineKind::Uring, false);
+        let fio = report_fio_commands(&r).join("\n");
+        assert!(
+            fio.contains("--ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32 --numjobs=1 --iodepth_batch"),
+            "{fio}"
+        );
+        assert!(!fio.contains("fixedbufs"), "{fio}");
+        let r = report(32, EngineKind::Uring, true);
+        let fio = report_fio_commands(&r).join("\n");
+        assert!(
+            fio.contains("--iodepth=32 --numjobs=1 --fixedbufs --iodepth_batch"),
+            "{fio}"
+        );
+        assert!(fio.contains("--iodepth_batch_submit=32 --iodepth_batch_complete_max=32"));
+        assert!(
+            fio.contains("--time_based --runtime=10000ms --ramp_time=1000ms"),
+            "{fio}"
+        );
+    }
+
+    #[test]
+    fn every_output_names_the_engine_and_why() {
+        let r = report(8, EngineKind::Sync, false);
+        let text = render_text(&r);
+        assert!(
+            text.contains("how:   O_DIRECT, sync (8 pread threads), bs 4k, QD8"),
+            "{text}"
+        );
+        assert!(
+            text.contains("engine auto: sync (pread/pwrite threads) 900k IOPS at 2.00 us CPU/IO vs io_uring 100k IOPS"),
+            "{text}"
+        );
+        assert!(
+            text.contains("after a 1.0 s warm-up (discarded; its first 0.60 s probed the engines)"),
+            "{text}"
+        );
+        let csv = render_csv(&r);
+        assert!(
+            csv.contains("# phase 0 rand-read: engine sync (8 pread threads) - auto: sync"),
+            "{csv}"
+        );
+        assert!(csv.contains("# latency: total: "), "{csv}");
+        let json: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
+        let p = &json["outcome"]["phases"][0];
+        assert_eq!(p["engine"], "sync");
+        assert_eq!(p["engine_choice"]["asked"], "auto");
+        assert_eq!(p["engine_choice"]["probe"]["sync"]["iops"], 9e5);
+        assert!(
+            json["outcome"]["latency_definition"]
+                .as_str()
+                .unwrap()
+                .starts_with("total")
+        );
+        assert!(
+            json["fio_commands"][0]
+                .as_str()
+                .unwrap()
+                .contains("--ioengine=psync")
+        );
+    }
+}
