@@ -888,57 +888,61 @@ fn root_auto_engine_says_what_it_chose_and_why() {
     let Some(_z) = Zram::setup("root_auto_engine_says_what_it_chose_and_why", 256 << 20) else {
         return;
     };
-    // QD1: pread, as dd and fio's psync.
-    let doc = run_json(&["/dev/zram0", "--test", "rand-read", "--time", "0.5"]);
+    // Counted at QD1 without a warm-up, as dd runs: pread, nothing else.
+    let doc = run_json(&["/dev/zram0", "--test", "rand-read", "--count", "2000"]);
     let p = phase(&doc, 0);
     assert_eq!(doc["plan"]["engine"], "auto");
     assert_eq!(p["engine"], "sync");
     assert_eq!(p["io_threads"], 1);
+    assert!(p["engine_choice"]["probe"].is_null());
     assert!(
         p["engine_choice"]["reason"]
             .as_str()
             .unwrap()
-            .starts_with("auto: QD1, one pread/pwrite at a time"),
+            .contains("one pread/pwrite at a time per worker and nothing else, as dd measures"),
         "{}",
         p["engine_choice"]
     );
-    // QD8: both engines are probed during the warm-up; the faster one (or on a tie the
+    // Otherwise both engines are probed during the warm-up; the faster one (or on a tie the
     // cheaper one) measures, and the probe does not count in the figures.
-    let doc = run_json(&[
-        "/dev/zram0",
-        "--test",
-        "rand-read",
-        "--qd",
-        "8",
-        "--time",
-        "0.5",
-        "--warmup",
-        "0.2",
-    ]);
-    let p = phase(&doc, 0);
-    let probe = &p["engine_choice"]["probe"];
-    let uring = probe["uring"]["iops"].as_f64().unwrap();
-    let sync = probe["sync"]["iops"].as_f64().unwrap();
-    assert!(uring > 0.0 && sync > 0.0, "{probe}");
-    let used = p["engine"].as_str().unwrap();
-    if (uring - sync).abs() > 0.03 * uring.max(sync) {
-        let faster = if sync > uring { "sync" } else { "uring" };
-        assert_eq!(used, faster, "{probe}");
+    for qd in [1u64, 8] {
+        let q = qd.to_string();
+        let doc = run_json(&[
+            "/dev/zram0",
+            "--test",
+            "rand-read",
+            "--qd",
+            &q,
+            "--time",
+            "0.5",
+            "--warmup",
+            "0.2",
+        ]);
+        let p = phase(&doc, 0);
+        let probe = &p["engine_choice"]["probe"];
+        let uring = probe["uring"]["iops"].as_f64().unwrap();
+        let sync = probe["sync"]["iops"].as_f64().unwrap();
+        assert!(uring > 0.0 && sync > 0.0, "{probe}");
+        let used = p["engine"].as_str().unwrap();
+        if (uring - sync).abs() > 0.03 * uring.max(sync) {
+            let faster = if sync > uring { "sync" } else { "uring" };
+            assert_eq!(used, faster, "QD{qd}: {probe}");
+        }
+        assert_eq!(
+            u(&p["io_threads"]),
+            if used == "sync" { qd } else { 1 },
+            "sync runs one thread per outstanding I/O"
+        );
+        assert!(
+            probe["total_s"].as_f64().unwrap() > 0.2,
+            "the warm-up grew to hold the probe"
+        );
+        assert_eq!(
+            u(&p["witness"]["read_bytes"]),
+            u(&p["read"]["bytes"]),
+            "the probe's I/O is not counted"
+        );
     }
-    assert_eq!(
-        p["io_threads"],
-        if used == "sync" { 8 } else { 1 },
-        "sync runs one thread per outstanding I/O"
-    );
-    assert!(
-        probe["total_s"].as_f64().unwrap() > 0.2,
-        "the warm-up grew to hold the probe"
-    );
-    assert_eq!(
-        u(&p["witness"]["read_bytes"]),
-        u(&p["read"]["bytes"]),
-        "the probe's I/O is not counted"
-    );
 
     // Every output says which engine ran and why.
     let args = [
@@ -1009,8 +1013,8 @@ fn root_fio_preview_names_the_engine_depth_and_buffers() {
         ),
         "{sync}"
     );
-    // Auto at QD1 is known without running: pread.
-    let qd1 = fio(&[]);
+    // Auto, counted at QD1 without a warm-up, is known without running: pread, as dd.
+    let qd1 = fio(&["--count", "1000"]);
     assert!(qd1.starts_with("fio --name=rand-read"), "{qd1}");
     assert!(
         qd1.contains("--ioengine=psync") && qd1.contains("--numjobs=1"),

@@ -1,16 +1,17 @@
-//! Which engine runs a phase, and why. `--engine auto` (the default) uses pread/pwrite at QD1,
-//! which is what dd and fio's default engine measure. At higher depths it lets the target
-//! decide: devices that cannot take I/O without blocking (zram, brd, loop without direct I/O)
-//! make io_uring hand every request to a kernel worker thread, where one thread per
-//! outstanding I/O is several times faster; on devices with a real queue io_uring keeps the
-//! same depth from one thread for less CPU. So the runner runs each candidate for a short
-//! probe at the start of the warm-up and keeps the faster one. Pure: the runner measures, this
-//! module decides and words the decision.
+//! Which engine runs a phase, and why. `--engine auto` (the default) lets the target decide:
+//! devices that cannot take I/O without blocking (zram, brd, loop without direct I/O) make
+//! io_uring hand every request to a kernel worker thread, where one pread/pwrite thread per
+//! outstanding I/O is several times faster, even at QD1; on devices with a real queue, and
+//! for large requests (its registered buffers are not pinned again for every I/O), io_uring
+//! keeps the same depth for less CPU and often more IOPS. So the runner runs each candidate
+//! for a short probe at the start of the warm-up and keeps the faster one. A run counted in
+//! I/Os without a warm-up at QD1 (dd's way: nothing extra is done) uses pread/pwrite, as dd
+//! does. Pure: the runner measures, this module decides and words the decision.
 
 use serde::Serialize;
 
 use super::plan::Mix;
-use super::spec::EngineKind;
+use super::spec::{EngineKind, Job};
 
 /// I/O each probe round does before it counts (threads start, rings fill, the kernel's
 /// io_uring workers appear).
@@ -112,7 +113,7 @@ pub fn engine_label(used: EngineKind, threads: u32, fixed_buffers: bool, mix: Mi
 /// this kernel lets the process use io_uring (and if not, why).
 pub fn static_choice(
     asked: EngineKind,
-    qd: u32,
+    job: &Job,
     uring: &Result<(), String>,
 ) -> Option<EngineChoice> {
     let fixed = |used, reason: String| {
@@ -123,6 +124,7 @@ pub fn static_choice(
             probe: None,
         })
     };
+    let dd_style = job.qd <= 1 && job.warmup.is_zero() && job.ops_per_worker.is_some();
     match (asked, uring) {
         (EngineKind::Sync, _) => fixed(EngineKind::Sync, "asked for (--engine sync)".into()),
         (EngineKind::Uring, Ok(())) => {
@@ -132,9 +134,10 @@ pub fn static_choice(
             EngineKind::Sync,
             format!("io_uring was asked for but is not available ({e})"),
         ),
-        (EngineKind::Auto, _) if qd <= 1 => fixed(
+        (EngineKind::Auto, _) if dd_style => fixed(
             EngineKind::Sync,
-            "auto: QD1, one pread/pwrite at a time per worker, as dd and fio's psync measure"
+            "auto: QD1, counted, no warm-up: one pread/pwrite at a time per worker and nothing \
+             else, as dd measures"
                 .into(),
         ),
         (EngineKind::Auto, Err(e)) => fixed(
@@ -228,23 +231,45 @@ mod tests {
         }
     }
 
+    fn job(qd: u32, warmup_ms: u64, count: Option<u64>) -> Job {
+        Job {
+            bs: 4096,
+            qd,
+            workers: 1,
+            access: crate::bench::plan::Access::Random,
+            mix: Mix::Read,
+            region_start: 0,
+            region_len: 1 << 30,
+            split_region: false,
+            time: count.is_none().then(|| std::time::Duration::from_secs(10)),
+            warmup: std::time::Duration::from_millis(warmup_ms),
+            ops_per_worker: count,
+            sync: crate::sys::direct::SyncMode::None,
+            seed: 1,
+        }
+    }
+
     #[test]
-    fn qd1_is_pread_and_explicit_engines_are_kept() {
+    fn auto_probes_unless_dd_style_and_explicit_engines_are_kept() {
         let ok = Ok(());
-        let c = static_choice(EngineKind::Auto, 1, &ok).unwrap();
+        // dd's way: counted, QD1, no warm-up: pread, nothing extra.
+        let c = static_choice(EngineKind::Auto, &job(1, 0, Some(1000)), &ok).unwrap();
         assert_eq!(c.used, EngineKind::Sync);
-        assert!(c.reason.contains("QD1"), "{}", c.reason);
+        assert!(c.reason.contains("as dd measures"), "{}", c.reason);
         assert_eq!(c.short_reason(), "auto: QD1");
-        assert!(static_choice(EngineKind::Auto, 4, &ok).is_none(), "probes");
-        let u = static_choice(EngineKind::Uring, 1, &ok).unwrap();
+        // Timed, or with a warm-up, or deeper: the probe decides.
+        assert!(static_choice(EngineKind::Auto, &job(1, 1000, None), &ok).is_none());
+        assert!(static_choice(EngineKind::Auto, &job(1, 500, Some(1000)), &ok).is_none());
+        assert!(static_choice(EngineKind::Auto, &job(4, 0, Some(1000)), &ok).is_none());
+        let u = static_choice(EngineKind::Uring, &job(1, 0, None), &ok).unwrap();
         assert_eq!(
             (u.used, u.short_reason().as_str()),
             (EngineKind::Uring, "as asked")
         );
-        let s = static_choice(EngineKind::Sync, 32, &ok).unwrap();
+        let s = static_choice(EngineKind::Sync, &job(32, 1000, None), &ok).unwrap();
         assert_eq!(s.used, EngineKind::Sync);
         let off = Err("Operation not permitted".to_string());
-        let fallback = static_choice(EngineKind::Uring, 32, &off).unwrap();
+        let fallback = static_choice(EngineKind::Uring, &job(32, 1000, None), &off).unwrap();
         assert_eq!(fallback.used, EngineKind::Sync);
         assert!(
             fallback
@@ -252,7 +277,9 @@ mod tests {
                 .contains("not available (Operation not permitted)")
         );
         assert_eq!(
-            static_choice(EngineKind::Auto, 32, &off).unwrap().used,
+            static_choice(EngineKind::Auto, &job(32, 1000, None), &off)
+                .unwrap()
+                .used,
             EngineKind::Sync
         );
     }

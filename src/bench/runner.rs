@@ -676,7 +676,7 @@ fn run_phase(
         });
     }
     let warmup_started = Instant::now();
-    let choice = match engine::static_choice(plan.engine, job.qd, uring) {
+    let choice = match engine::static_choice(plan.engine, job, uring) {
         Some(c) => c,
         None => probe_engines(input, job, stop),
     };

@@ -719,7 +719,7 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunO
                 None,
             ),
             Some(_) => (FioEngine::Psync, None),
-            None => match engine::static_choice(plan.engine, j.qd, &Ok(())) {
+            None => match engine::static_choice(plan.engine, j, &Ok(())) {
                 Some(c) => (planned(c.used), None),
                 None => (FioEngine::Uring { fixed: true }, Some(FioEngine::Psync)),
             },
