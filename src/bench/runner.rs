@@ -567,6 +567,14 @@ fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineC
             _ => None,
         };
     }
+    if stop.load(Ordering::Relaxed) {
+        return EngineChoice {
+            asked: EngineKind::Auto,
+            used: EngineKind::Sync,
+            reason: "auto: the run was stopped during the probe".into(),
+            probe: None,
+        };
+    }
     let figures = |r: Option<ProbeRound>| {
         r.filter(|r| r.ops > 0 && r.seconds > 0.0)
             .map(|r| ProbeFigures {
