@@ -1,31 +1,44 @@
 //! The engine against fio on the same devices in the same run (root; fio from Debian).
 //!
-//!     sudo cargo bench --bench vs_fio            # 3 rounds of every job, medians
-//!     sudo cargo bench --bench vs_fio -- 5 10    # 5 rounds, 10 s per job
-//!     sudo cargo bench --bench vs_fio -- 7 5 "SEQ1M QD1"   # only the jobs whose name matches
+//!     sudo cargo bench --bench vs_fio                 # 3 rounds of 5 s per job, medians
+//!     sudo cargo bench --bench vs_fio -- 7 5          # 7 rounds of 5 s
+//!     sudo cargo bench --bench vs_fio -- 1 1 "QD32 randread,SEQ1M QD1 read"
+//!                                                     # only the jobs whose name contains one
+//!                                                     # of the comma-separated filters
 //!
-//! Jobs: 4 KiB random reads at QD1 and QD32 on zram (filled with random data first, so reads
-//! decompress real pages instead of returning a shared zero page), and 1 MiB sequential reads
-//! and writes at QD1 and QD8 on a loop device over a tmpfs file. Both tools run as child
-//! processes with io_uring, O_DIRECT, registered buffers (fio's --fixedbufs, its fastest
-//! io_uring set-up and the same kernel path as disktriage's), a 1 s warm-up and the same
-//! offsets model (uniform random, no random map). Each round runs fio and disktriage back to
-//! back, in alternating order.
+//! Jobs: 4 KiB random reads at QD1, QD4 and QD32 and random writes at QD1 and QD32 on zram
+//! (filled with random data first, so reads decompress real pages instead of returning a
+//! shared zero page); 1 MiB sequential reads and writes at QD1 and QD8 on a loop device over a
+//! tmpfs file; 4 KiB random reads at QD32 from a file on ext4 on a loop device (over tmpfs).
 //!
-//! CPU per I/O is measured the same way for both, from outside: the child process's whole CPU
+//! Each job runs disktriage with its default engine (`auto`) against fio in the set-ups that
+//! can keep QD I/Os in flight: psync with one thread per outstanding I/O (`numjobs` = QD,
+//! `--thread`), io_uring with `iodepth` = QD and registered buffers (`--fixedbufs`), and at
+//! QD > 1 the same io_uring job submitting and reaping in batches as disktriage does
+//! (`--iodepth_batch_submit` / `--iodepth_batch_complete_max` = QD). disktriage is compared
+//! with the best of them. All use O_DIRECT, a 1 s warm-up (fio's ramp_time) and uniform random
+//! offsets without a random map. Each round runs every contender once, in an order that
+//! rotates from round to round; the table gives medians over the rounds.
+//!
+//! CPU per I/O is measured the same way for all, from outside: the child process's whole CPU
 //! time (getrusage RUSAGE_CHILDREN around its run: every thread, including the kernel's
 //! io_uring workers, warm-up and start-up included) divided by the I/Os the kernel counted for
-//! the device during that run (bytes / request size, from /sys/block/X/stat). Latency is fio's
-//! clat against disktriage's completion latency (the same definition: submission to reaped
-//! completion).
+//! the device during that run (bytes / request size, from /sys/block/X/stat). Latency is total
+//! latency on both sides: fio's `lat` (with `--lat_percentiles=1`) and disktriage's (the
+//! same definition: from the submitting call to the completion seen), at QD1.
 
 #![allow(clippy::unwrap_used)] // a benchmark harness: a panic is the failure report
 
-use std::path::Path;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use disktriage::sys::privilege::children_cpu_time;
+use nix::fcntl::{Flock, FlockArg};
 use serde_json::Value;
+
+/// The lock `tests/common` takes around every use of /dev/zram0.
+const ZRAM_LOCK: &str = "/tmp/disktriage-tests-zram0.lock";
 
 struct Job {
     name: &'static str,
@@ -39,15 +52,44 @@ struct Job {
 enum Dev {
     Zram,
     Loop,
+    /// A file on ext4 on a loop device.
+    Ext4File,
 }
 
-#[derive(Debug, Default, Clone, Copy)]
+/// Who runs a job.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Contender {
+    Disktriage,
+    FioPsync,
+    FioUring,
+    FioUringBatch,
+}
+
+impl Contender {
+    fn name(self) -> &'static str {
+        match self {
+            Contender::Disktriage => "disktriage",
+            Contender::FioPsync => "fio psync",
+            Contender::FioUring => "fio io_uring",
+            Contender::FioUringBatch => "fio io_uring batch",
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
 struct Measure {
     iops: f64,
-    mbps: f64,
     cpu_us_per_io: f64,
     p50_us: f64,
     p99_us: f64,
+    /// disktriage: the engine it used and why.
+    engine: String,
+}
+
+/// Where a job runs: the path to test and the block device whose counters see its I/O.
+struct Place {
+    path: String,
+    stat_dev: String,
 }
 
 fn main() {
@@ -57,7 +99,10 @@ fn main() {
         .collect();
     let rounds: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(3);
     let secs: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
-    let only: Option<&str> = args.get(2).map(String::as_str);
+    let filters: Vec<String> = args
+        .get(2)
+        .map(|f| f.split(',').map(|s| s.trim().to_string()).collect())
+        .unwrap_or_default();
     if !nix::unistd::geteuid().is_root() {
         eprintln!("vs_fio: needs root (creates zram and loop devices); skipped");
         return;
@@ -66,193 +111,295 @@ fn main() {
         eprintln!("vs_fio: fio is not installed (apt-get install fio); skipped");
         return;
     }
-    let fio_version = String::from_utf8_lossy(
-        &Command::new("fio")
-            .arg("--version")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .trim()
-    .to_string();
-
-    let zram = Path::new("/sys/block/zram0");
-    if std::fs::read_to_string(zram.join("disksize"))
-        .unwrap_or_default()
-        .trim()
-        != "0"
-    {
-        eprintln!("vs_fio: /dev/zram0 is in use by someone else; skipped");
+    let fio_version = output("fio", &["--version"]);
+    let jobs = jobs();
+    let selected: Vec<&Job> = jobs
+        .iter()
+        .filter(|j| filters.is_empty() || filters.iter().any(|f| j.name.contains(f.as_str())))
+        .collect();
+    if selected.is_empty() {
+        eprintln!("vs_fio: no job matches {filters:?}");
         return;
     }
-    std::fs::write(zram.join("disksize"), (1u64 << 30).to_string()).expect("configure zram0");
-    let tmp = tempfile::Builder::new()
-        .prefix("vs-fio.")
-        .tempdir_in("/dev/shm")
-        .expect("tmpfs dir");
-    let image = tmp.path().join("loop.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(2 << 30)
-        .unwrap();
-    let loopdev = String::from_utf8(
-        Command::new("losetup")
-            .args(["--find", "--show", image.to_str().unwrap()])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .to_string();
-    let _cleanup = Cleanup {
-        loopdev: loopdev.clone(),
-    };
-
-    // Fill both devices with incompressible data so reads are real.
     let bin = env!("CARGO_BIN_EXE_disktriage");
-    for (dev, name) in [
-        ("/dev/zram0", "zram0"),
-        (loopdev.as_str(), loopdev.trim_start_matches("/dev/")),
-    ] {
-        let st = Command::new(bin)
-            .args([
-                "run",
-                dev,
-                "--test",
-                "seq-write",
-                "--qd",
-                "8",
-                "--time",
-                "0",
-                "--io-size",
-            ])
-            .arg(if dev.contains("zram") { "1G" } else { "2G" })
-            .args(["--destroy-data", name])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(st.success(), "prefill {dev}");
+    let mut env = Env::default();
+    let uses = |d: Dev| selected.iter().any(|j| j.device == d);
+    if uses(Dev::Zram) {
+        env.zram(bin);
+    }
+    if uses(Dev::Loop) {
+        env.loop_dev(bin);
+    }
+    if uses(Dev::Ext4File) {
+        env.ext4_file(bin);
     }
 
-    let jobs = [
-        Job {
-            name: "RND4K QD1 randread",
-            device: Dev::Zram,
-            rw: "randread",
-            bs: 4096,
-            qd: 1,
-        },
-        Job {
-            name: "RND4K QD32 randread",
-            device: Dev::Zram,
-            rw: "randread",
-            bs: 4096,
-            qd: 32,
-        },
-        Job {
-            name: "SEQ1M QD1 read",
-            device: Dev::Loop,
-            rw: "read",
-            bs: 1 << 20,
-            qd: 1,
-        },
-        Job {
-            name: "SEQ1M QD1 write",
-            device: Dev::Loop,
-            rw: "write",
-            bs: 1 << 20,
-            qd: 1,
-        },
-        Job {
-            name: "SEQ1M QD8 read",
-            device: Dev::Loop,
-            rw: "read",
-            bs: 1 << 20,
-            qd: 8,
-        },
-        Job {
-            name: "SEQ1M QD8 write",
-            device: Dev::Loop,
-            rw: "write",
-            bs: 1 << 20,
-            qd: 8,
-        },
-    ];
     println!(
-        "disktriage vs {fio_version}: {rounds} rounds x {secs} s per job, medians; kernel {}",
-        String::from_utf8_lossy(&Command::new("uname").arg("-r").output().unwrap().stdout).trim()
+        "disktriage vs {fio_version}: {rounds} round(s) x {secs} s per job and contender, \
+         medians; kernel {}, {} CPUs",
+        output("uname", &["-r"]),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    println!();
     println!(
-        "{:<20} {:>11} {:>11} {:>6} | {:>9} {:>9} {:>6} | {:>8} {:>8} {:>8} {:>8}",
-        "job",
-        "fio IOPS",
-        "dt IOPS",
-        "ratio",
-        "fio us/IO",
-        "dt us/IO",
-        "ratio",
-        "fio p50",
-        "dt p50",
-        "fio p99",
-        "dt p99"
+        "| job | disktriage IOPS | us/IO | fio psync IOPS | us/IO | fio io_uring IOPS | us/IO | \
+         fio io_uring batch IOPS | us/IO | IOPS ratio vs best fio | us/IO ratio vs it | \
+         p50 us dt / fio | p99 us dt / fio |"
     );
-    for job in jobs
-        .iter()
-        .filter(|j| only.is_none_or(|o| j.name.contains(o)))
-    {
-        let dev = match job.device {
-            Dev::Zram => "/dev/zram0".to_string(),
-            Dev::Loop => loopdev.clone(),
-        };
-        let mut fio = Vec::new();
-        let mut dt = Vec::new();
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut engines = String::new();
+    for job in selected {
+        let place = env.place(job.device);
+        let mut contenders = vec![
+            Contender::Disktriage,
+            Contender::FioPsync,
+            Contender::FioUring,
+        ];
+        if job.qd > 1 {
+            contenders.push(Contender::FioUringBatch);
+        }
+        let mut results: Vec<Vec<Measure>> = vec![Vec::new(); contenders.len()];
         for round in 0..rounds {
-            if round % 2 == 0 {
-                fio.push(run_fio(job, &dev, secs));
-                dt.push(run_dt(bin, job, &dev, secs));
-            } else {
-                dt.push(run_dt(bin, job, &dev, secs));
-                fio.push(run_fio(job, &dev, secs));
+            for k in 0..contenders.len() {
+                let i = (k + round) % contenders.len();
+                let m = match contenders[i] {
+                    Contender::Disktriage => run_dt(bin, job, &place, secs),
+                    c => run_fio(c, job, &place, secs),
+                };
+                results[i].push(m);
             }
         }
-        let (f, d) = (median(&fio), median(&dt));
-        let lat = |v: f64| {
+        let med: Vec<Measure> = results.iter().map(|v| median(v)).collect();
+        let dt = &med[0];
+        let (best_i, best) = med
+            .iter()
+            .enumerate()
+            .skip(1)
+            .max_by(|a, b| a.1.iops.total_cmp(&b.1.iops))
+            .unwrap();
+        let mut row = format!(
+            "| {} | {:.0} | {:.2} |",
+            job.name, dt.iops, dt.cpu_us_per_io
+        );
+        for c in [
+            Contender::FioPsync,
+            Contender::FioUring,
+            Contender::FioUringBatch,
+        ] {
+            match contenders.iter().position(|&x| x == c) {
+                Some(i) => {
+                    let _ = write!(row, " {:.0} | {:.2} |", med[i].iops, med[i].cpu_us_per_io);
+                }
+                None => row.push_str(" - | - |"),
+            }
+        }
+        let lat = |dt: f64, fio: f64| {
             if job.qd == 1 {
-                format!("{v:.1}")
+                format!("{dt:.1} / {fio:.1}")
             } else {
                 "-".to_string()
             }
         };
-        println!(
-            "{:<20} {:>11.0} {:>11.0} {:>6.2} | {:>9.2} {:>9.2} {:>6.2} | {:>8} {:>8} {:>8} {:>8}",
-            job.name,
-            f.iops,
-            d.iops,
-            d.iops / f.iops,
-            f.cpu_us_per_io,
-            d.cpu_us_per_io,
-            d.cpu_us_per_io / f.cpu_us_per_io,
-            lat(f.p50_us),
-            lat(d.p50_us),
-            lat(f.p99_us),
-            lat(d.p99_us),
+        let _ = write!(
+            row,
+            " **{:.2}** ({}) | {:.2} | {} | {} |",
+            dt.iops / best.iops,
+            contenders[best_i].name(),
+            dt.cpu_us_per_io / best.cpu_us_per_io,
+            lat(dt.p50_us, best.p50_us),
+            lat(dt.p99_us, best.p99_us),
         );
+        println!("{row}");
+        let _ = writeln!(engines, "- {}: {}", job.name, dt.engine);
     }
+    println!();
     println!(
-        "ratio = disktriage / fio (IOPS: >= 1.00 is at least as fast; us/IO: <= 1.00 is at most as costly); latencies in microseconds at QD1"
+        "IOPS ratio = disktriage / the best fio set-up (>= 1.00: at least as fast); us/IO ratio = \
+         disktriage's CPU per I/O / that set-up's (<= 1.00: at most as costly). Latency: total \
+         (fio's lat), QD1 only."
     );
+    println!();
+    println!("disktriage's engine (last round):");
+    print!("{engines}");
 }
 
-struct Cleanup {
-    loopdev: String,
+fn jobs() -> Vec<Job> {
+    let j = |name, device, rw, bs, qd| Job {
+        name,
+        device,
+        rw,
+        bs,
+        qd,
+    };
+    vec![
+        j("RND4K QD1 randread, zram", Dev::Zram, "randread", 4096, 1),
+        j("RND4K QD4 randread, zram", Dev::Zram, "randread", 4096, 4),
+        j("RND4K QD32 randread, zram", Dev::Zram, "randread", 4096, 32),
+        j("RND4K QD1 randwrite, zram", Dev::Zram, "randwrite", 4096, 1),
+        j(
+            "RND4K QD32 randwrite, zram",
+            Dev::Zram,
+            "randwrite",
+            4096,
+            32,
+        ),
+        j("SEQ1M QD1 read, loop", Dev::Loop, "read", 1 << 20, 1),
+        j("SEQ1M QD1 write, loop", Dev::Loop, "write", 1 << 20, 1),
+        j("SEQ1M QD8 read, loop", Dev::Loop, "read", 1 << 20, 8),
+        j("SEQ1M QD8 write, loop", Dev::Loop, "write", 1 << 20, 8),
+        j(
+            "RND4K QD32 randread, ext4 file",
+            Dev::Ext4File,
+            "randread",
+            4096,
+            32,
+        ),
+    ]
 }
 
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.loopdev]).status();
-        let _ = std::fs::write("/sys/block/zram0/reset", "1");
+fn output(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd).args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The devices the jobs use; everything is removed again on drop, also after a panic.
+#[derive(Default)]
+struct Env {
+    zram_lock: Option<Flock<std::fs::File>>,
+    tmp: Option<tempfile::TempDir>,
+    loopdev: Option<String>,
+    ext4_loop: Option<String>,
+    mount: Option<PathBuf>,
+    file: Option<PathBuf>,
+}
+
+impl Env {
+    fn tmp(&mut self) -> PathBuf {
+        self.tmp
+            .get_or_insert_with(|| {
+                tempfile::Builder::new()
+                    .prefix("vs-fio.")
+                    .tempdir_in("/dev/shm")
+                    .expect("tmpfs dir")
+            })
+            .path()
+            .to_path_buf()
     }
+
+    fn zram(&mut self, bin: &str) {
+        let lock_file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(ZRAM_LOCK)
+            .unwrap();
+        self.zram_lock = Some(Flock::lock(lock_file, FlockArg::LockExclusive).expect("lock zram0"));
+        let zram = Path::new("/sys/block/zram0");
+        let size = std::fs::read_to_string(zram.join("disksize")).unwrap_or_default();
+        if size.trim() != "0" {
+            self.zram_lock = None;
+            panic!("vs_fio: /dev/zram0 is in use by someone else");
+        }
+        std::fs::write(zram.join("disksize"), (1u64 << 30).to_string()).expect("configure zram0");
+        prefill(bin, "/dev/zram0", "zram0", "1G");
+    }
+
+    fn loop_dev(&mut self, bin: &str) {
+        let image = self.tmp().join("loop.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(2 << 30)
+            .unwrap();
+        let dev = output("losetup", &["--find", "--show", image.to_str().unwrap()]);
+        assert!(dev.starts_with("/dev/loop"), "losetup: {dev}");
+        self.loopdev = Some(dev.clone());
+        prefill(bin, &dev, dev.trim_start_matches("/dev/"), "2G");
+    }
+
+    fn ext4_file(&mut self, bin: &str) {
+        let image = self.tmp().join("ext4.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(1536 << 20)
+            .unwrap();
+        let dev = output("losetup", &["--find", "--show", image.to_str().unwrap()]);
+        assert!(dev.starts_with("/dev/loop"), "losetup: {dev}");
+        self.ext4_loop = Some(dev.clone());
+        let st = Command::new("mkfs.ext4")
+            .args(["-q", "-F", &dev])
+            .status()
+            .unwrap();
+        assert!(st.success(), "mkfs.ext4 {dev}");
+        let mnt = self.tmp().join("mnt");
+        std::fs::create_dir_all(&mnt).unwrap();
+        let st = Command::new("mount").arg(&dev).arg(&mnt).status().unwrap();
+        assert!(st.success(), "mount {dev}");
+        self.mount = Some(mnt.clone());
+        // disktriage creates a missing file at --size and fills it with random data.
+        let file = mnt.join("data.bin");
+        let st = Command::new(bin)
+            .args(["run", file.to_str().unwrap(), "--test", "seq-read"])
+            .args(["--size", "1G", "--count", "1"])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "create {}", file.display());
+        self.file = Some(file);
+    }
+
+    fn place(&self, dev: Dev) -> Place {
+        let block = |p: &str| Place {
+            path: p.to_string(),
+            stat_dev: p.trim_start_matches("/dev/").to_string(),
+        };
+        match dev {
+            Dev::Zram => block("/dev/zram0"),
+            Dev::Loop => block(self.loopdev.as_deref().unwrap()),
+            Dev::Ext4File => Place {
+                path: self.file.as_ref().unwrap().to_string_lossy().into_owned(),
+                stat_dev: self
+                    .ext4_loop
+                    .as_deref()
+                    .unwrap()
+                    .trim_start_matches("/dev/")
+                    .to_string(),
+            },
+        }
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mount {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        for dev in [&self.ext4_loop, &self.loopdev].into_iter().flatten() {
+            let _ = Command::new("losetup").args(["-d", dev]).status();
+        }
+        if self.zram_lock.is_some() {
+            let _ = std::fs::write("/sys/block/zram0/reset", "1");
+        }
+    }
+}
+
+/// Fills a device with incompressible data so reads are real.
+fn prefill(bin: &str, dev: &str, name: &str, size: &str) {
+    let st = Command::new(bin)
+        .args([
+            "run",
+            dev,
+            "--test",
+            "seq-write",
+            "--qd",
+            "8",
+            "--time",
+            "0",
+        ])
+        .args(["--io-size", size, "--destroy-data", name])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "prefill {dev}");
 }
 
 fn median(v: &[Measure]) -> Measure {
@@ -263,46 +410,75 @@ fn median(v: &[Measure]) -> Measure {
     };
     Measure {
         iops: pick(|m| m.iops),
-        mbps: pick(|m| m.mbps),
         cpu_us_per_io: pick(|m| m.cpu_us_per_io),
         p50_us: pick(|m| m.p50_us),
         p99_us: pick(|m| m.p99_us),
+        engine: v.last().map(|m| m.engine.clone()).unwrap_or_default(),
     }
 }
 
 /// Runs `cmd` and returns its output, its CPU time, and the I/Os the kernel counted on `dev`.
 fn measured(mut cmd: Command, dev: &str, bs: u64) -> (std::process::Output, f64, f64) {
-    let name = dev.trim_start_matches("/dev/");
     let stat = || -> u64 {
-        let s = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+        let s = std::fs::read_to_string(format!("/sys/block/{dev}/stat")).unwrap();
         let v: Vec<u64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
         (v[2] + v[6]) * 512
     };
     let (b0, c0) = (stat(), children_cpu_time());
     let out = cmd.output().expect("run benchmark child");
     let (b1, c1) = (stat(), children_cpu_time());
-    ((out), (c1 - c0).as_secs_f64(), (b1 - b0) as f64 / bs as f64)
+    (out, (c1 - c0).as_secs_f64(), (b1 - b0) as f64 / bs as f64)
 }
 
-fn run_fio(job: &Job, dev: &str, secs: u64) -> Measure {
+fn run_fio(who: Contender, job: &Job, place: &Place, secs: u64) -> Measure {
     let mut cmd = Command::new("fio");
     cmd.args([
         "--name=bench",
-        &format!("--filename={dev}"),
-        "--ioengine=io_uring",
+        &format!("--filename={}", place.path),
         "--direct=1",
         &format!("--rw={}", job.rw),
         &format!("--bs={}", job.bs),
-        &format!("--iodepth={}", job.qd),
-        "--numjobs=1",
+        "--group_reporting",
         "--time_based",
         &format!("--runtime={secs}"),
         "--ramp_time=1",
         "--randrepeat=1",
         "--norandommap",
+        "--lat_percentiles=1",
         "--output-format=json",
     ]);
-    let (out, cpu_s, ios) = measured(cmd, dev, job.bs);
+    if place.path.starts_with("/dev/") {
+        // A sequential psync job per thread reads its own slice, as disktriage's export says.
+        if who == Contender::FioPsync && !job.rw.starts_with("rand") && job.qd > 1 {
+            let size = std::fs::read_to_string(format!("/sys/block/{}/size", place.stat_dev))
+                .unwrap()
+                .trim()
+                .parse::<u64>()
+                .unwrap()
+                * 512;
+            let slice = size / u64::from(job.qd) / job.bs * job.bs;
+            cmd.arg(format!("--size={slice}"))
+                .arg(format!("--offset_increment={slice}"));
+        }
+    } else {
+        cmd.arg("--size=1G");
+    }
+    match who {
+        Contender::FioPsync => {
+            cmd.args(["--ioengine=psync", "--iodepth=1", "--thread"])
+                .arg(format!("--numjobs={}", job.qd));
+        }
+        Contender::FioUring | Contender::FioUringBatch => {
+            cmd.args(["--ioengine=io_uring", "--fixedbufs", "--numjobs=1"])
+                .arg(format!("--iodepth={}", job.qd));
+            if who == Contender::FioUringBatch {
+                cmd.arg(format!("--iodepth_batch_submit={}", job.qd))
+                    .arg(format!("--iodepth_batch_complete_max={}", job.qd));
+            }
+        }
+        Contender::Disktriage => unreachable!("not a fio set-up"),
+    }
+    let (out, cpu_s, ios) = measured(cmd, &place.stat_dev, job.bs);
     assert!(
         out.status.success(),
         "fio failed: {}",
@@ -315,38 +491,31 @@ fn run_fio(job: &Job, dev: &str, secs: u64) -> Measure {
     } else {
         &j["read"]
     };
-    let pct = &dir["clat_ns"]["percentile"];
+    let pct = &dir["lat_ns"]["percentile"];
     Measure {
         iops: dir["iops"].as_f64().unwrap(),
-        mbps: dir["bw_bytes"].as_f64().unwrap() / 1e6,
         cpu_us_per_io: cpu_s / ios * 1e6,
         p50_us: pct["50.000000"].as_f64().unwrap_or(0.0) / 1e3,
         p99_us: pct["99.000000"].as_f64().unwrap_or(0.0) / 1e3,
+        engine: String::new(),
     }
 }
 
-fn run_dt(bin: &str, job: &Job, dev: &str, secs: u64) -> Measure {
-    let (test, name) = match job.rw {
-        "randread" => ("rand-read", None),
-        "read" => ("seq-read", None),
-        _ => ("seq-write", Some(dev.trim_start_matches("/dev/"))),
+fn run_dt(bin: &str, job: &Job, place: &Place, secs: u64) -> Measure {
+    let test = match job.rw {
+        "randread" => "rand-read",
+        "randwrite" => "rand-write",
+        "read" => "seq-read",
+        _ => "seq-write",
     };
     let mut cmd = Command::new(bin);
-    cmd.args([
-        "run",
-        dev,
-        "--test",
-        test,
-        "--bs",
-        &job.bs.to_string(),
-        "--qd",
-        &job.qd.to_string(),
-    ])
-    .args(["--time", &secs.to_string(), "--warmup", "1", "--json"]);
-    if let Some(n) = name {
-        cmd.args(["--destroy-data", n]);
+    cmd.args(["run", &place.path, "--test", test])
+        .args(["--bs", &job.bs.to_string(), "--qd", &job.qd.to_string()])
+        .args(["--time", &secs.to_string(), "--warmup", "1", "--json"]);
+    if job.rw.contains("write") {
+        cmd.args(["--destroy-data", &place.stat_dev]);
     }
-    let (out, cpu_s, ios) = measured(cmd, dev, job.bs);
+    let (out, cpu_s, ios) = measured(cmd, &place.stat_dev, job.bs);
     assert!(
         out.status.success(),
         "disktriage failed: {}",
@@ -361,9 +530,13 @@ fn run_dt(bin: &str, job: &Job, dev: &str, secs: u64) -> Measure {
     };
     Measure {
         iops: dir["iops"].as_f64().unwrap(),
-        mbps: dir["bytes_per_sec"].as_f64().unwrap() / 1e6,
         cpu_us_per_io: cpu_s / ios * 1e6,
         p50_us: dir["latency"]["p50_ns"].as_f64().unwrap_or(0.0) / 1e3,
         p99_us: dir["latency"]["p99_ns"].as_f64().unwrap_or(0.0) / 1e3,
+        engine: format!(
+            "{} - {}",
+            p["engine"].as_str().unwrap_or("?"),
+            p["engine_choice"]["reason"].as_str().unwrap_or("?")
+        ),
     }
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::bench::catalog::{CATALOG, TestName, Writes};
+use crate::bench::engine::EngineChoice;
 use crate::bench::runner::RunEvent;
 use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
@@ -256,6 +257,8 @@ pub struct LiveRun {
     pub drive_cache: Option<String>,
     /// Temperature readings: (seconds since the run started, degrees C), bounded.
     pub temps: VecDeque<(f64, i64)>,
+    /// The engine of the phase being measured, and why (known once the warm-up is over).
+    pub engine: Option<EngineChoice>,
 }
 
 impl LiveRun {
@@ -680,11 +683,15 @@ impl App {
                 run.label = label;
                 run.job = Some(*job);
                 run.measuring = false;
+                run.engine = None;
                 run.phase_started_at = now;
                 run.points.clear();
                 run.stats = LiveStats::default();
             }
-            RunEvent::Measuring { .. } => run.measuring = true,
+            RunEvent::Measuring { engine, .. } => {
+                run.measuring = true;
+                run.engine = Some(*engine);
+            }
             RunEvent::Point { point, .. } => {
                 // The last interval of a stopped or count-bounded phase can be a sliver of
                 // time whose rate means nothing: it counts in the means (as in the report's
@@ -1231,6 +1238,7 @@ impl App {
             error: None,
             drive_cache,
             temps: VecDeque::new(),
+            engine: None,
         });
         if let Some(rec) = self.records.get_mut(record) {
             rec.drive_cache = self.run.as_ref().and_then(|r| r.drive_cache.clone());

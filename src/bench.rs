@@ -1,6 +1,7 @@
 //! The I/O test engine: the catalogue, plans, workers, statistics and the runner.
 
 pub mod catalog;
+pub mod engine;
 pub mod pattern;
 pub mod plan;
 pub mod runner;

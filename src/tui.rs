@@ -609,7 +609,7 @@ fn export(reports: &[RunReport], format: ExportFormat, stem: &str) -> anyhow::Re
         ExportFormat::Fio => format!(
             "#!/bin/sh\n# fio jobs equivalent to disktriage's {}\n{}",
             first.test,
-            report::fio_commands(&first.plan, &first.target.path)
+            report::fio_commands(&first.plan, &first.target.path, Some(&first.outcome))
         ),
     };
     write_export(&export_dir(), stem, format, &text)

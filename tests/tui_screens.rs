@@ -732,10 +732,14 @@ fn compare_says_what_changed_between_the_runs() {
         device: "loop0".into(),
         result: Ok("mq-deadline".into()),
     });
-    // The second run also went through the page cache on the synchronous engine.
+    // The second run also went through the page cache, on io_uring (the first used sync
+    // threads, as auto chooses on this device).
     let mut b = report(TestName::RandRead, "loop0", "mq-deadline", 448.0, 0.075);
     b.plan.direct = false;
-    b.outcome.engine = disktriage::bench::spec::EngineKind::Sync;
+    b.outcome.engine = disktriage::bench::spec::EngineKind::Uring;
+    for p in &mut b.outcome.phases {
+        p.engine = disktriage::bench::spec::EngineKind::Uring;
+    }
     finish_with(&mut app, TestName::RandRead, true, &b);
     app.records[1].drive_cache = Some("off".into());
     app.records[0].drive_cache = Some("on".into());
@@ -744,7 +748,7 @@ fn compare_says_what_changed_between_the_runs() {
     for what in [
         "scheduler none -> mq-deadline",
         "drive cache on -> off",
-        "engine io_uring -> sync",
+        "engine sync -> io_uring",
         "O_DIRECT -> BUFFERED",
     ] {
         assert!(s.contains(what), "{what} missing:\n{s}");
@@ -894,7 +898,10 @@ fn numbers_are_never_cut_at_80_columns() {
         label: "RND4K Q1T1 write".into(),
         job: Box::new(plan.phases[7].job.clone()),
     })));
-    app.update(Msg::Run(Box::new(RunEvent::Measuring { index: 7 })));
+    app.update(Msg::Run(Box::new(RunEvent::Measuring {
+        index: 7,
+        engine: Box::new(qd1_choice()),
+    })));
     // A fast device: 8.5 GB/s at 16,7xx I/Os per 0.25 s; slow tails in milliseconds.
     for i in 0..8 {
         let mut p = span(i as f64 * 0.25, (i + 1) as f64 * 0.25, 2127);

@@ -196,10 +196,9 @@ impl Values {
                 self.repeats = (self.repeats as i32 + dir).clamp(1, 10) as u32;
             }
             Field::Engine => {
-                self.engine = match self.engine {
-                    EngineKind::Uring => EngineKind::Sync,
-                    EngineKind::Sync => EngineKind::Uring,
-                }
+                let order = [EngineKind::Auto, EngineKind::Uring, EngineKind::Sync];
+                let pos = order.iter().position(|e| *e == self.engine).unwrap_or(0) as i32;
+                self.engine = order[(pos + dir).rem_euclid(order.len() as i32) as usize];
             }
             Field::Buffered => self.buffered = !self.buffered,
         }
@@ -338,10 +337,7 @@ impl Values {
                 Some(d) => (format!("every {}", secs(d)), false),
             },
             Field::Repeats => (self.repeats.to_string(), self.repeats == 1),
-            Field::Engine => (
-                self.engine.as_str().into(),
-                self.engine == EngineKind::Uring,
-            ),
+            Field::Engine => (self.engine.as_str().into(), self.engine == EngineKind::Auto),
             Field::Buffered => (
                 if self.buffered {
                     "BUFFERED (page cache)"

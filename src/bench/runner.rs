@@ -8,14 +8,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::engine::{
+    self, EngineChoice, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeFigures,
+};
 use super::pattern::DataPattern;
 use super::plan::Planner;
 use super::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
-use super::stats::{BoundedSeries, IntervalPoint, IoStats, LatencySummary};
+use super::stats::{BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION, LatencySummary};
 use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, run_worker};
 use crate::model::DevNum;
 use crate::sys::SysRoot;
@@ -108,8 +111,11 @@ pub enum RunEvent {
         label: String,
         job: Box<Job>,
     },
-    /// The warm-up is over; measurement starts now.
-    Measuring { index: usize },
+    /// The warm-up is over; measurement starts now, with this engine.
+    Measuring {
+        index: usize,
+        engine: Box<EngineChoice>,
+    },
     /// One interval of the phase's series.
     Point { index: usize, point: IntervalPoint },
     PhaseFinished {
@@ -207,7 +213,12 @@ pub struct PhaseResult {
     pub label: String,
     pub tag: PhaseTag,
     pub job: Job,
+    /// The engine that ran: io_uring or sync.
     pub engine: EngineKind,
+    /// What was asked, what ran and why (with the probe's figures when auto probed).
+    pub engine_choice: EngineChoice,
+    /// Threads doing I/O: one per worker with io_uring, one per outstanding I/O with sync.
+    pub io_threads: u32,
     pub fixed_buffers: bool,
     /// Measured seconds (the warm-up excluded).
     pub seconds: f64,
@@ -299,7 +310,10 @@ fn failure_facts(input: &RunInput) -> FailureFacts {
 /// The result of a whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunOutcome {
+    /// The engine every phase used, or `auto` when they differ (see each phase).
     pub engine: EngineKind,
+    /// What the latency figures measure (`stats::LATENCY_DEFINITION`).
+    pub latency_definition: &'static str,
     /// Things said about the run as a whole (engine fallback, say).
     pub notes: Vec<String>,
     pub phases: Vec<PhaseResult>,
@@ -356,26 +370,31 @@ pub fn start(input: RunInput) -> anyhow::Result<RunHandle> {
 
 fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
     let mut notes = Vec::new();
-    let engine = match input.plan.engine {
-        EngineKind::Uring => match crate::sys::uring::probe() {
-            Ok(()) => EngineKind::Uring,
-            Err(e) => {
-                notes.push(format!(
-                    "io_uring is not available ({e}): using the synchronous engine, one thread \
-                     per outstanding I/O"
-                ));
-                EngineKind::Sync
-            }
-        },
-        EngineKind::Sync => EngineKind::Sync,
+    // Whether this process may use io_uring (a sysctl or seccomp filter can forbid it).
+    let uring = match input.plan.engine {
+        EngineKind::Sync => Ok(()),
+        _ => crate::sys::uring::probe().map_err(|e| e.to_string()),
     };
+    let wants_uring = match input.plan.engine {
+        EngineKind::Sync => false,
+        EngineKind::Uring => true,
+        EngineKind::Auto => input.plan.phases.iter().any(|p| p.job.qd > 1),
+    };
+    if let Err(e) = &uring
+        && wants_uring
+    {
+        notes.push(format!(
+            "io_uring is not available ({e}): using the synchronous engine, one thread per \
+             outstanding I/O"
+        ));
+    }
     let count = input.plan.phases.len();
     let mut phases = Vec::with_capacity(count);
     for (index, phase) in input.plan.phases.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let result = run_phase(&input, engine, index, count, phase, stop);
+        let result = run_phase(&input, &uring, index, count, phase, stop);
         let failed = !result.ok();
         if let Some(tx) = &input.events {
             let _ = tx.send(RunEvent::PhaseFinished {
@@ -388,12 +407,219 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
             break;
         }
     }
+    let engine = match phases.first().map(|p| p.engine) {
+        Some(first) if phases.iter().all(|p| p.engine == first) => first,
+        Some(_) => EngineKind::Auto,
+        None => input.plan.engine,
+    };
     RunOutcome {
         engine,
+        latency_definition: LATENCY_DEFINITION,
         notes,
         stopped: stop.load(Ordering::Relaxed) && phases.iter().all(PhaseResult::ok),
         phases,
     }
+}
+
+/// Threads doing I/O for each worker.
+fn threads_per_worker(engine: EngineKind, job: &Job) -> usize {
+    match engine {
+        EngineKind::Uring => 1,
+        EngineKind::Sync | EngineKind::Auto => job.qd as usize,
+    }
+}
+
+/// The worker threads of one job, started and waiting at the gate after their warm-up.
+struct Spawned {
+    handles: Vec<JoinHandle<()>>,
+    /// Threads that will send `Done`.
+    alive: usize,
+    setup_error: Option<String>,
+}
+
+fn spawn_workers(
+    input: &RunInput,
+    job: &Job,
+    engine: EngineKind,
+    gate: &Arc<Gate>,
+    tx: &Sender<WorkerMsg>,
+    stop: &Arc<AtomicBool>,
+) -> Spawned {
+    let per_worker = threads_per_worker(engine, job);
+    let mut spawned = Spawned {
+        handles: Vec::new(),
+        alive: job.workers as usize * per_worker,
+        setup_error: None,
+    };
+    for w in 0..job.workers {
+        let (start, len) = job.worker_region(w);
+        let seed = job.seed ^ u64::from(w).wrapping_mul(0x9E37_79B9);
+        let Some(planner) = Planner::new(start, len, job.bs, job.access, job.mix, seed) else {
+            spawned.setup_error = Some(format!("worker {w}: region too small for one request"));
+            for _ in 0..per_worker {
+                gate.forget();
+            }
+            spawned.alive -= per_worker;
+            continue;
+        };
+        let ctx = WorkerCtx {
+            worker: w,
+            fd: Arc::clone(&input.fd),
+            job: job.clone(),
+            planner,
+            pattern: if job.writes() {
+                input.pattern.clone()
+            } else {
+                None
+            },
+            interval: input.plan.interval,
+            tx: tx.clone(),
+            stop: Arc::clone(stop),
+            gate: Arc::clone(gate),
+            next_op: Arc::new(AtomicU64::new(0)),
+            issued: Arc::new(AtomicU64::new(0)),
+        };
+        match std::thread::Builder::new()
+            .name(format!("io-worker-{w}"))
+            .spawn(move || run_worker(ctx, engine))
+        {
+            Ok(h) => spawned.handles.push(h),
+            Err(e) => {
+                spawned.setup_error = Some(format!("cannot start worker thread {w}: {e}"));
+                for _ in 0..per_worker {
+                    gate.forget();
+                }
+                spawned.alive -= per_worker;
+            }
+        }
+    }
+    spawned
+}
+
+/// What one probe round counted: I/Os, seconds, CPU seconds of the process.
+#[derive(Debug, Clone, Copy, Default)]
+struct ProbeRound {
+    ops: u64,
+    seconds: f64,
+    cpu_seconds: f64,
+}
+
+/// Runs `job` with `engine` for a short ramp and a counted window, and measures it. Nothing
+/// of it is reported as the test's figures. `None` when the engine could not run: its set-up
+/// failed or an I/O failed (the measured phase then meets and reports the error itself).
+fn probe_round(
+    input: &RunInput,
+    job: &Job,
+    engine: EngineKind,
+    stop: &Arc<AtomicBool>,
+) -> Option<ProbeRound> {
+    let mut probe_job = job.clone();
+    probe_job.warmup = Duration::from_millis(PROBE_RAMP_MS);
+    probe_job.time = Some(Duration::from_millis(PROBE_WINDOW_MS));
+    probe_job.ops_per_worker = None;
+    // The probe's own stop flag: an I/O error in it must not end the run as if the admin had
+    // stopped it. The admin's stop is passed on below.
+    let local_stop = Arc::new(AtomicBool::new(stop.load(Ordering::Relaxed)));
+    let threads = job.workers as usize * threads_per_worker(engine, job);
+    let gate = Arc::new(Gate::new(threads));
+    let (tx, rx) = mpsc::channel::<WorkerMsg>();
+    let spawned = spawn_workers(input, &probe_job, engine, &gate, &tx, &local_stop);
+    drop(tx);
+    let mut ok = spawned.setup_error.is_none();
+    if !ok {
+        local_stop.store(true, Ordering::Relaxed);
+    }
+    gate.wait_all();
+    let cpu0 = process_cpu_time();
+    let t0 = Instant::now();
+    gate.open();
+    let mut alive = spawned.alive;
+    let mut ops = 0u64;
+    let mut t_end = t0;
+    while alive > 0 {
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(WorkerMsg::Sample(s)) => ops += s.stats.read.ops + s.stats.write.ops,
+            Ok(WorkerMsg::Done {
+                failure,
+                setup_error,
+                ..
+            }) => {
+                alive -= 1;
+                t_end = Instant::now();
+                if failure.is_some() || setup_error.is_some() {
+                    ok = false;
+                    local_stop.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if stop.load(Ordering::Relaxed) {
+            local_stop.store(true, Ordering::Relaxed);
+        }
+    }
+    let cpu = process_cpu_time().saturating_sub(cpu0);
+    for h in spawned.handles {
+        let _ = h.join();
+    }
+    let seconds = (t_end - t0).as_secs_f64();
+    (ok && ops > 0 && seconds > 0.0 && !stop.load(Ordering::Relaxed)).then_some(ProbeRound {
+        ops,
+        seconds,
+        cpu_seconds: cpu.as_secs_f64(),
+    })
+}
+
+/// Probes both engines in the order io_uring, sync, sync, io_uring (so a load that grows or
+/// fades during the probe favours neither) and picks one (`engine::choose`).
+fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineChoice {
+    let started = Instant::now();
+    let mut uring = Some(ProbeRound::default());
+    let mut sync = Some(ProbeRound::default());
+    for engine in [
+        EngineKind::Uring,
+        EngineKind::Sync,
+        EngineKind::Sync,
+        EngineKind::Uring,
+    ] {
+        let total = if engine == EngineKind::Uring {
+            &mut uring
+        } else {
+            &mut sync
+        };
+        if total.is_none() {
+            continue;
+        }
+        *total = match (probe_round(input, job, engine, stop), *total) {
+            (Some(r), Some(t)) => Some(ProbeRound {
+                ops: t.ops + r.ops,
+                seconds: t.seconds + r.seconds,
+                cpu_seconds: t.cpu_seconds + r.cpu_seconds,
+            }),
+            _ => None,
+        };
+    }
+    if stop.load(Ordering::Relaxed) {
+        return EngineChoice {
+            asked: EngineKind::Auto,
+            used: EngineKind::Sync,
+            reason: "auto: the run was stopped during the probe".into(),
+            probe: None,
+        };
+    }
+    let figures = |r: Option<ProbeRound>| {
+        r.filter(|r| r.ops > 0 && r.seconds > 0.0)
+            .map(|r| ProbeFigures {
+                iops: r.ops as f64 / r.seconds,
+                cpu_us_per_io: r.cpu_seconds / r.ops as f64 * 1e6,
+            })
+    };
+    engine::choose(EngineProbe {
+        window_s: 2.0 * PROBE_WINDOW_MS as f64 / 1e3,
+        total_s: started.elapsed().as_secs_f64(),
+        uring: figures(uring),
+        sync: figures(sync),
+    })
 }
 
 /// Collects samples into interval points: point `i` is emitted when every running thread sent
@@ -509,7 +735,7 @@ fn read_stat(stat: &Option<StatSource>) -> Option<DiskStat> {
 
 fn run_phase(
     input: &RunInput,
-    engine: EngineKind,
+    uring: &Result<(), String>,
     index: usize,
     count: usize,
     phase: &Phase,
@@ -517,13 +743,6 @@ fn run_phase(
 ) -> PhaseResult {
     let job = &phase.job;
     let plan = &input.plan;
-    let threads_per_worker = match engine {
-        EngineKind::Uring => 1,
-        EngineKind::Sync => job.qd as usize,
-    };
-    let threads = job.workers as usize * threads_per_worker;
-    let gate = Arc::new(Gate::new(threads));
-    let (tx, rx) = mpsc::channel::<WorkerMsg>();
     if let Some(ev) = &input.events {
         let _ = ev.send(RunEvent::PhaseStarted {
             index,
@@ -532,52 +751,23 @@ fn run_phase(
             job: Box::new(job.clone()),
         });
     }
-
-    let mut handles = Vec::new();
-    let mut setup_error = None;
-    let mut alive = threads;
-    for w in 0..job.workers {
-        let (start, len) = job.worker_region(w);
-        let seed = job.seed ^ u64::from(w).wrapping_mul(0x9E37_79B9);
-        let Some(planner) = Planner::new(start, len, job.bs, job.access, job.mix, seed) else {
-            setup_error = Some(format!("worker {w}: region too small for one request"));
-            for _ in 0..threads_per_worker {
-                gate.forget();
-            }
-            alive -= threads_per_worker;
-            continue;
-        };
-        let ctx = WorkerCtx {
-            worker: w,
-            fd: Arc::clone(&input.fd),
-            job: job.clone(),
-            planner,
-            pattern: if job.writes() {
-                input.pattern.clone()
-            } else {
-                None
-            },
-            interval: plan.interval,
-            tx: tx.clone(),
-            stop: Arc::clone(stop),
-            gate: Arc::clone(&gate),
-            next_op: Arc::new(AtomicU64::new(0)),
-            issued: Arc::new(AtomicU64::new(0)),
-        };
-        match std::thread::Builder::new()
-            .name(format!("io-worker-{w}"))
-            .spawn(move || run_worker(ctx, engine))
-        {
-            Ok(h) => handles.push(h),
-            Err(e) => {
-                setup_error = Some(format!("cannot start worker thread {w}: {e}"));
-                for _ in 0..threads_per_worker {
-                    gate.forget();
-                }
-                alive -= threads_per_worker;
-            }
-        }
-    }
+    let warmup_started = Instant::now();
+    let choice = match engine::static_choice(plan.engine, job, uring) {
+        Some(c) => c,
+        None => probe_engines(input, job, stop),
+    };
+    let engine = choice.used;
+    // The probe is the start of the warm-up: the warm-up still lasts at least as configured.
+    let mut run_job = job.clone();
+    run_job.warmup = job.warmup.saturating_sub(warmup_started.elapsed());
+    let threads = job.workers as usize * threads_per_worker(engine, job);
+    let gate = Arc::new(Gate::new(threads));
+    let (tx, rx) = mpsc::channel::<WorkerMsg>();
+    let Spawned {
+        handles,
+        mut alive,
+        mut setup_error,
+    } = spawn_workers(input, &run_job, engine, &gate, &tx, stop);
     drop(tx);
 
     // Warm-up done and drained everywhere: read the counters, then let the workers measure.
@@ -587,7 +777,10 @@ fn run_phase(
     let t0 = Instant::now();
     gate.open();
     if let Some(ev) = &input.events {
-        let _ = ev.send(RunEvent::Measuring { index });
+        let _ = ev.send(RunEvent::Measuring {
+            index,
+            engine: Box::new(choice.clone()),
+        });
     }
 
     let interval = plan.interval.as_secs_f64();
@@ -720,6 +913,8 @@ fn run_phase(
         tag: phase.tag.clone(),
         job: job.clone(),
         engine,
+        engine_choice: choice,
+        io_threads: threads as u32,
         fixed_buffers,
         seconds,
         cpu_seconds: cpu.as_secs_f64(),

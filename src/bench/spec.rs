@@ -25,8 +25,11 @@ pub const MAX_WORKERS: u32 = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
-    /// io_uring: one ring per worker keeps QD I/Os in flight from one thread.
+    /// Chosen per phase by the runner: pread/pwrite at QD1, and at higher depths whichever of
+    /// the two others a short probe at the start of the warm-up finds faster on this target.
     #[default]
+    Auto,
+    /// io_uring: one ring per worker keeps QD I/Os in flight from one thread.
     Uring,
     /// pread/pwrite: one thread per outstanding I/O.
     Sync,
@@ -35,6 +38,7 @@ pub enum EngineKind {
 impl EngineKind {
     pub fn as_str(self) -> &'static str {
         match self {
+            EngineKind::Auto => "auto",
             EngineKind::Uring => "io_uring",
             EngineKind::Sync => "sync",
         }
@@ -276,7 +280,8 @@ impl Plan {
             let workers = u64::from(j.workers);
             let threads = match self.engine {
                 EngineKind::Uring => workers,
-                EngineKind::Sync => workers.saturating_mul(u64::from(j.qd)),
+                // Auto may choose the threads: count the larger of the two.
+                EngineKind::Sync | EngineKind::Auto => workers.saturating_mul(u64::from(j.qd)),
             };
             let histograms = threads
                 .saturating_mul(4)
@@ -995,6 +1000,7 @@ mod tests {
             TestParams {
                 bs: Some(256 * MIB),
                 qd: Some(1024),
+                engine: EngineKind::Uring,
                 ..Default::default()
             },
         );
@@ -1047,6 +1053,7 @@ mod tests {
             TestParams {
                 qds: Some(vec![1, 1024]),
                 jobs: Some(8),
+                engine: EngineKind::Uring,
                 ..Default::default()
             },
         );

@@ -1,9 +1,10 @@
 //! Measurements: latency histograms, the per-interval samples workers send, the aggregated
 //! interval points a run's series is made of, and run totals.
 //!
-//! Latency is completion latency, as fio's `clat`: from the return of the submission call that
-//! handed the I/O to the kernel (io_uring; for the synchronous engine, the start of the
-//! pread/pwrite) to the moment its completion is reaped. It is recorded in nanoseconds into an HDR histogram
+//! Latency is total latency, as fio's `lat` (`LATENCY_DEFINITION`): from just before the
+//! system call that hands the I/O to the kernel (io_uring_enter, or the pread/pwrite of the
+//! synchronous engine) to the moment its completion is seen. At QD1 with pread/pwrite it is
+//! dd's and ioping's time per request. It is recorded in nanoseconds into an HDR histogram
 //! with 3 significant digits (every value is kept to within 0.1 %), from 1 ns to 60 s; longer
 //! latencies are counted as 60 s.
 
@@ -11,6 +12,11 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::plan::OpKind;
+
+/// What every latency figure measures; the JSON report carries it as `latency_definition`.
+pub const LATENCY_DEFINITION: &str = "total: from just before the system call that hands the I/O to \
+     the kernel (io_uring_enter or pread/pwrite) to the moment its completion is seen, as fio's \
+     lat (not clat)";
 
 /// Highest latency the histograms resolve, in nanoseconds.
 pub const MAX_LATENCY_NS: u64 = 60_000_000_000;

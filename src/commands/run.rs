@@ -46,6 +46,7 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
             SyncArg::Sync => SyncMode::Sync,
         }),
         engine: match a.engine {
+            EngineArg::Auto => EngineKind::Auto,
             EngineArg::Uring => EngineKind::Uring,
             EngineArg::Sync => EngineKind::Sync,
         },
@@ -165,7 +166,7 @@ fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
         text.push_str(&format!("# WARNING: {warning}\n"));
         crate::write_stderr(&format!("disktriage: WARNING: {warning}\n"));
     }
-    text.push_str(&report::fio_commands(&plan, req.path));
+    text.push_str(&report::fio_commands(&plan, req.path, None));
     crate::write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
 }

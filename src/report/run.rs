@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::bench::catalog::TestName;
+use crate::bench::engine::{self, EngineProbe, engine_label};
 use crate::bench::plan::{Access, Mix};
 use crate::bench::runner::{PhaseResult, RunOutcome};
-use crate::bench::spec::{Job, PhaseTag, Plan, sweep_column};
+use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan, sweep_column};
 use crate::bench::stats::LatencySummary;
 use crate::bench::target::TargetInfo;
 use crate::model::{Bytes, BytesPerSec};
@@ -66,6 +67,11 @@ fn latency_line(l: &LatencySummary) -> String {
     )
 }
 
+/// The engine of a finished phase in words: "sync (4 pread threads)".
+pub fn phase_engine_label(p: &PhaseResult) -> String {
+    engine_label(p.engine, p.io_threads, p.fixed_buffers, p.job.mix)
+}
+
 fn how(plan: &Plan, job: &Job, p: Option<&PhaseResult>) -> String {
     let io = if plan.direct {
         "O_DIRECT"
@@ -73,8 +79,7 @@ fn how(plan: &Plan, job: &Job, p: Option<&PhaseResult>) -> String {
         "BUFFERED (page cache)"
     };
     let engine = match p {
-        Some(r) if r.fixed_buffers => format!("{} (fixed buffers)", r.engine.as_str()),
-        Some(r) => r.engine.as_str().to_string(),
+        Some(r) => phase_engine_label(r),
         None => plan.engine.as_str().to_string(),
     };
     let sync = match job.sync {
@@ -85,7 +90,7 @@ fn how(plan: &Plan, job: &Job, p: Option<&PhaseResult>) -> String {
     format!("{io}, {engine}, {}{sync}", job.describe())
 }
 
-fn bounds(plan: &Plan, job: &Job) -> String {
+fn bounds(plan: &Plan, job: &Job, probe: Option<&EngineProbe>) -> String {
     let mut s = String::new();
     match (job.time, job.ops_per_worker) {
         (Some(t), Some(n)) => {
@@ -103,17 +108,61 @@ fn bounds(plan: &Plan, job: &Job) -> String {
         }
         (None, None) => s.push_str("until stopped"),
     }
-    if job.warmup.is_zero() {
-        s.push_str(", no warm-up");
-    } else {
-        let _ = write!(
-            s,
-            " after a {:.1} s warm-up (discarded)",
-            job.warmup.as_secs_f64()
-        );
+    let warmup = job.warmup.as_secs_f64();
+    match probe {
+        None if job.warmup.is_zero() => s.push_str(", no warm-up"),
+        None => {
+            let _ = write!(s, " after a {warmup:.1} s warm-up (discarded)");
+        }
+        Some(p) if p.total_s < warmup => {
+            let _ = write!(
+                s,
+                " after a {warmup:.1} s warm-up (discarded; its first {:.2} s probed the engines)",
+                p.total_s
+            );
+        }
+        Some(p) => {
+            let _ = write!(
+                s,
+                " after a {:.2} s warm-up that probed the engines (discarded; {warmup:.1} s asked)",
+                p.total_s
+            );
+        }
     }
     let _ = write!(s, "; samples every {} ms", plan.interval.as_millis());
     s
+}
+
+/// Which engine each phase used and why: one line when every phase agrees, else one per
+/// phase. Each line starts with `prefix`.
+fn engine_lines(r: &RunReport, prefix: &str) -> String {
+    let mut out = String::new();
+    let phases = &r.outcome.phases;
+    let same = phases.windows(2).all(|w| {
+        w[0].engine == w[1].engine && w[0].engine_choice.reason == w[1].engine_choice.reason
+    });
+    match phases.first() {
+        Some(p) if same => {
+            let _ = writeln!(
+                out,
+                "{prefix}engine: {} - {}",
+                p.engine.as_str(),
+                p.engine_choice.reason
+            );
+        }
+        _ => {
+            for p in phases {
+                let _ = writeln!(
+                    out,
+                    "{prefix}engine of {}: {} - {}",
+                    p.label,
+                    phase_engine_label(p),
+                    p.engine_choice.reason
+                );
+            }
+        }
+    }
+    out
 }
 
 fn target_line(t: &TargetInfo) -> String {
@@ -196,7 +245,7 @@ fn dir_lines(out: &mut String, name: &str, d: &crate::bench::runner::DirTotals, 
         seconds
     );
     if let Some(l) = &d.latency {
-        let _ = writeln!(out, "       latency (ms): {}", latency_line(l));
+        let _ = writeln!(out, "       latency (ms, total): {}", latency_line(l));
     }
 }
 
@@ -238,7 +287,12 @@ fn witness_lines(out: &mut String, p: &PhaseResult) {
 
 fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
     let _ = writeln!(out, "how:   {}", how(plan, &p.job, Some(p)));
-    let _ = writeln!(out, "       {}", bounds(plan, &p.job));
+    let _ = writeln!(out, "engine {}", p.engine_choice.reason);
+    let _ = writeln!(
+        out,
+        "       {}",
+        bounds(plan, &p.job, p.engine_choice.probe.as_ref())
+    );
     dir_lines(out, "read", &p.read, p.seconds);
     dir_lines(out, "write", &p.write, p.seconds);
     let ops = p.read.ops + p.write.ops;
@@ -323,8 +377,14 @@ pub fn render_text(r: &RunReport) -> String {
                 }
             }
         }
-        TestName::QdSweep => out.push_str(&qd_table(r)),
-        TestName::Cdm | TestName::CdmNvme => out.push_str(&cdm_grid(r)),
+        TestName::QdSweep => {
+            out.push_str(&qd_table(r));
+            out.push_str(&engine_lines(r, ""));
+        }
+        TestName::Cdm | TestName::CdmNvme => {
+            out.push_str(&cdm_grid(r));
+            out.push_str(&engine_lines(r, ""));
+        }
         _ => {
             for p in &r.outcome.phases {
                 phase_text(&mut out, &r.plan, p);
@@ -373,6 +433,7 @@ pub fn sweep_table(r: &RunReport) -> String {
             j.warmup.as_secs_f64()
         );
     }
+    out.push_str(&engine_lines(r, "# "));
     let _ = writeln!(
         out,
         "# Missing values are \"-\" (gnuplot: set datafile missing \"-\")"
@@ -577,7 +638,18 @@ pub fn cdm_grid(r: &RunReport) -> String {
 
 /// The result as JSON: the summary of every phase and its per-interval series.
 pub fn render_json(r: &RunReport) -> anyhow::Result<String> {
-    let mut s = serde_json::to_string_pretty(&json_safe(r))?;
+    /// The report plus the fio command line of each phase, with the engine it used.
+    #[derive(Serialize)]
+    struct WithFio<'a> {
+        #[serde(flatten)]
+        report: &'a RunReport,
+        fio_commands: Vec<String>,
+    }
+    let safe = json_safe(r);
+    let mut s = serde_json::to_string_pretty(&WithFio {
+        report: &safe,
+        fio_commands: report_fio_commands(r),
+    })?;
     s.push('\n');
     Ok(s)
 }
@@ -601,8 +673,18 @@ pub fn render_csv(r: &RunReport) -> String {
     if !r.plan.direct {
         out.push_str("# BUFFERED (page cache): figures may not reflect the device\n");
     }
+    let _ = writeln!(out, "# latency: {}", r.outcome.latency_definition);
+    for (i, p) in r.outcome.phases.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "# phase {i} {}: engine {} - {}",
+            p.label,
+            phase_engine_label(p),
+            p.engine_choice.reason
+        );
+    }
     out.push_str(
-        "phase,label,start_s,end_s,read_bytes,read_ops,read_MBps,read_iops,read_p50_us,\
+        "phase,label,engine,start_s,end_s,read_bytes,read_ops,read_MBps,read_iops,read_p50_us,\
          read_p99_us,read_p999_us,read_max_us,write_bytes,write_ops,write_MBps,write_iops,\
          write_p50_us,write_p99_us,write_p999_us,write_max_us\n",
     );
@@ -611,8 +693,9 @@ pub fn render_csv(r: &RunReport) -> String {
             let secs = pt.seconds();
             let _ = write!(
                 out,
-                "{i},{},{:.3},{:.3}",
+                "{i},{},{},{:.3},{:.3}",
                 csv_field(&p.label),
+                p.engine.as_str(),
                 pt.start_s,
                 pt.end_s
             );
@@ -652,78 +735,196 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// The fio command line that runs the same job, one per phase.
-pub fn fio_commands(plan: &Plan, target: &std::path::Path) -> String {
+/// How fio issues a phase's I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FioEngine {
+    /// io_uring with `iodepth` = QD per job; `fixed`: registered buffers (`--fixedbufs`).
+    Uring { fixed: bool },
+    /// One pread/pwrite thread per outstanding I/O: psync with `numjobs` = workers x QD.
+    Psync,
+}
+
+/// The fio command lines that repeat a run, one per phase: with `outcome`, each phase's command
+/// uses the engine, depth and options that phase actually ran with. Without it (`--fio`, which
+/// runs nothing), an engine `auto` leaves undecided until its probe gets both commands, the
+/// second commented out.
+pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunOutcome>) -> String {
     let mut out = String::new();
-    for p in &plan.phases {
+    for (i, p) in plan.phases.iter().enumerate() {
         let j = &p.job;
-        let rw = match (j.access, j.mix) {
-            (Access::Random, Mix::Read) => "randread".to_string(),
-            (Access::Random, Mix::Write) => "randwrite".to_string(),
-            (Access::Random, Mix::Mixed { read_pct }) => format!("randrw --rwmixread={read_pct}"),
-            (_, Mix::Read) => "read".to_string(),
-            (_, Mix::Write) => "write".to_string(),
-            (_, Mix::Mixed { read_pct }) => format!("rw --rwmixread={read_pct}"),
+        let ran = outcome
+            .and_then(|o| o.phases.get(i))
+            .filter(|r| r.label == p.label);
+        // disktriage registers its buffers wherever the kernel allows, as root it always does.
+        let planned = |kind: EngineKind| match kind {
+            EngineKind::Uring => FioEngine::Uring { fixed: true },
+            _ => FioEngine::Psync,
         };
-        if j.access == Access::Backward {
+        let (engine, alternative) = match ran {
+            Some(r) if r.engine == EngineKind::Uring => (
+                FioEngine::Uring {
+                    fixed: r.fixed_buffers,
+                },
+                None,
+            ),
+            Some(_) => (FioEngine::Psync, None),
+            None => match engine::static_choice(plan.engine, j, &Ok(())) {
+                Some(c) => (planned(c.used), None),
+                None => (FioEngine::Uring { fixed: true }, Some(FioEngine::Psync)),
+            },
+        };
+        if let Some(r) = ran {
             let _ = writeln!(
                 out,
-                "# fio has no backward sequential pattern; forward shown"
+                "# {}: disktriage used {} - {}",
+                p.label,
+                phase_engine_label(r),
+                r.engine_choice.reason
             );
         }
-        let name: String = p
-            .label
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let mut cmd = format!(
-            "fio --name={name} --filename={} --ioengine={} --direct={} --rw={rw} --bs={} \
-             --iodepth={} --numjobs={} --group_reporting --randrepeat=1 --norandommap",
-            shell_quote(&target.to_string_lossy()),
-            match plan.engine {
-                crate::bench::spec::EngineKind::Uring => "io_uring",
-                crate::bench::spec::EngineKind::Sync => "psync",
-            },
-            u8::from(plan.direct),
-            j.bs,
-            j.qd,
-            j.workers
-        );
-        let (_, slice) = j.worker_region(0);
-        if j.split_region && j.workers > 1 {
-            let _ = write!(
-                cmd,
-                " --offset={} --size={slice} --offset_increment={slice}",
-                j.region_start
+        if alternative.is_some() {
+            let _ = writeln!(
+                out,
+                "# {}: --engine auto chooses io_uring or one pread/pwrite thread per I/O by a \
+                 probe when it runs; the run's report (JSON fio_commands, the TUI's export) has \
+                 the command of the engine it used. The sync alternative is commented out.",
+                p.label
             );
-        } else {
-            let _ = write!(cmd, " --offset={} --size={}", j.region_start, j.region_len);
         }
-        if let Some(t) = j.time {
-            let _ = write!(cmd, " --time_based --runtime={}ms", t.as_millis());
+        out.push_str(&fio_command(plan, p, target, engine));
+        if let Some(alt) = alternative {
+            out.push_str("# ");
+            out.push_str(&fio_command(plan, p, target, alt));
         }
-        if !j.warmup.is_zero() {
-            let _ = write!(cmd, " --ramp_time={}ms", j.warmup.as_millis());
-        }
-        if let Some(n) = j.ops_per_worker {
-            let _ = write!(cmd, " --number_ios={n}");
-        }
-        match j.sync {
-            SyncMode::None => {}
-            SyncMode::Dsync => cmd.push_str(" --sync=dsync"),
-            SyncMode::Sync => cmd.push_str(" --sync=sync"),
-        }
-        if matches!(plan.data, crate::bench::pattern::DataKind::Zeros) && j.writes() {
-            cmd.push_str(" --zero_buffers");
-        }
-        let _ = writeln!(out, "{cmd}");
     }
+    out
+}
+
+/// The fio command lines of the phases a report ran, one per phase.
+pub fn report_fio_commands(r: &RunReport) -> Vec<String> {
+    r.outcome
+        .phases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, ran)| {
+            let p = r.plan.phases.get(i).filter(|p| p.label == ran.label)?;
+            let engine = match ran.engine {
+                EngineKind::Uring => FioEngine::Uring {
+                    fixed: ran.fixed_buffers,
+                },
+                _ => FioEngine::Psync,
+            };
+            Some(
+                fio_command(&r.plan, p, &r.target.path, engine)
+                    .trim_end()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// One phase's fio command line (with comment lines before it where fio differs).
+fn fio_command(
+    plan: &Plan,
+    p: &crate::bench::spec::Phase,
+    target: &std::path::Path,
+    engine: FioEngine,
+) -> String {
+    let mut out = String::new();
+    let j = &p.job;
+    let rw = match (j.access, j.mix) {
+        (Access::Random, Mix::Read) => "randread".to_string(),
+        (Access::Random, Mix::Write) => "randwrite".to_string(),
+        (Access::Random, Mix::Mixed { read_pct }) => format!("randrw --rwmixread={read_pct}"),
+        (_, Mix::Read) => "read".to_string(),
+        (_, Mix::Write) => "write".to_string(),
+        (_, Mix::Mixed { read_pct }) => format!("rw --rwmixread={read_pct}"),
+    };
+    if j.access == Access::Backward {
+        let _ = writeln!(
+            out,
+            "# fio has no backward sequential pattern; forward shown"
+        );
+    }
+    let name: String = p
+        .label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    // fio jobs: one per worker with io_uring, one thread per outstanding I/O with psync.
+    let (ioengine, iodepth, jobs) = match engine {
+        FioEngine::Uring { .. } => ("io_uring", j.qd, j.workers),
+        FioEngine::Psync => ("psync", 1, j.workers.saturating_mul(j.qd)),
+    };
+    let mut cmd = format!(
+        "fio --name={name} --filename={} --ioengine={ioengine} --direct={} --rw={rw} --bs={} \
+         --iodepth={iodepth} --numjobs={jobs}",
+        shell_quote(&target.to_string_lossy()),
+        u8::from(plan.direct),
+        j.bs,
+    );
+    match engine {
+        FioEngine::Uring { fixed: true } => cmd.push_str(" --fixedbufs"),
+        FioEngine::Uring { fixed: false } => {}
+        FioEngine::Psync => cmd.push_str(" --thread"),
+    }
+    if matches!(engine, FioEngine::Uring { .. }) && j.qd > 1 {
+        // disktriage refills every free slot and submits them in one call, and reaps every
+        // completion that is ready; fio by default submits and reaps one at a time.
+        let _ = write!(
+            cmd,
+            " --iodepth_batch_submit={0} --iodepth_batch_complete_max={0}",
+            j.qd
+        );
+    }
+    cmd.push_str(" --group_reporting --randrepeat=1 --norandommap");
+    if j.split_region && jobs > 1 {
+        if engine == FioEngine::Psync && j.qd > 1 {
+            let _ = writeln!(
+                out,
+                "# disktriage's {} threads per worker share one sequential stream; fio gives \
+                 each thread its own slice",
+                j.qd
+            );
+        }
+        let slice = (j.region_len / u64::from(jobs)) / j.bs * j.bs;
+        let _ = write!(
+            cmd,
+            " --offset={} --size={slice} --offset_increment={slice}",
+            j.region_start
+        );
+    } else {
+        let _ = write!(cmd, " --offset={} --size={}", j.region_start, j.region_len);
+    }
+    if let Some(t) = j.time {
+        let _ = write!(cmd, " --time_based --runtime={}ms", t.as_millis());
+    }
+    if !j.warmup.is_zero() {
+        let _ = write!(cmd, " --ramp_time={}ms", j.warmup.as_millis());
+    }
+    if let Some(n) = j.ops_per_worker {
+        // psync: the worker's I/Os spread over its threads.
+        let per_job = match engine {
+            FioEngine::Psync => n.div_ceil(u64::from(j.qd.max(1))),
+            FioEngine::Uring { .. } => n,
+        };
+        let _ = write!(cmd, " --number_ios={per_job}");
+    }
+    match j.sync {
+        SyncMode::None => {}
+        SyncMode::Dsync => cmd.push_str(" --sync=dsync"),
+        SyncMode::Sync => cmd.push_str(" --sync=sync"),
+    }
+    if matches!(plan.data, crate::bench::pattern::DataKind::Zeros) && j.writes() {
+        cmd.push_str(" --zero_buffers");
+    }
+    let _ = writeln!(out, "{cmd}");
     out
 }
 
@@ -734,5 +935,185 @@ fn shell_quote(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::engine::{EngineProbe, ProbeFigures};
+    use crate::bench::runner::DirTotals;
+    use crate::bench::spec::{TargetFacts, TestParams, build_plan};
+    use crate::bench::stats::{BoundedSeries, LATENCY_DEFINITION};
+    use std::path::PathBuf;
+
+    /// A finished rand-read at `qd` that ran with `engine`.
+    fn report(qd: u32, engine: EngineKind, fixed_buffers: bool) -> RunReport {
+        let facts = TargetFacts {
+            size: 1 << 30,
+            logical_block_size: 512,
+            max_request: None,
+            is_file: false,
+        };
+        let params = TestParams {
+            qd: Some(qd),
+            ..TestParams::default()
+        };
+        let plan = build_plan(TestName::RandRead, &params, &facts, false).unwrap();
+        let phase = &plan.phases[0];
+        let figures = |iops| {
+            Some(ProbeFigures {
+                iops,
+                cpu_us_per_io: 2.0,
+            })
+        };
+        let choice = engine::choose(EngineProbe {
+            window_s: 0.2,
+            total_s: 0.6,
+            uring: figures(if engine == EngineKind::Uring {
+                9e5
+            } else {
+                1e5
+            }),
+            sync: figures(if engine == EngineKind::Sync { 9e5 } else { 1e5 }),
+        });
+        let none = DirTotals {
+            bytes: 0,
+            ops: 0,
+            bytes_per_sec: 0.0,
+            iops: 0.0,
+            latency: None,
+        };
+        let result = PhaseResult {
+            label: phase.label.clone(),
+            tag: phase.tag.clone(),
+            job: phase.job.clone(),
+            engine,
+            engine_choice: choice,
+            io_threads: if engine == EngineKind::Sync { qd } else { 1 },
+            fixed_buffers,
+            seconds: 10.0,
+            cpu_seconds: 1.0,
+            read: none.clone(),
+            write: none,
+            workers: Vec::new(),
+            series: BoundedSeries::new(4),
+            witness: None,
+            witness_note: None,
+            failure: None,
+            setup_error: None,
+            stopped: false,
+        };
+        RunReport {
+            schema: RUN_JSON_SCHEMA,
+            tool: "test".into(),
+            started_unix: 0,
+            host: HostInfo::default(),
+            test: TestName::RandRead,
+            target: TargetInfo {
+                path: PathBuf::from("/dev/zram0"),
+                kind: "block-device",
+                device: Some("zram0".into()),
+                size_bytes: 1 << 30,
+                logical_block_size: 4096,
+                physical_block_size: None,
+                model: None,
+                transport: None,
+                rotational: None,
+                scheduler: None,
+                kernel_write_cache: None,
+                created: false,
+            },
+            plan,
+            outcome: RunOutcome {
+                engine,
+                latency_definition: LATENCY_DEFINITION,
+                notes: Vec::new(),
+                phases: vec![result],
+                stopped: false,
+            },
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn fio_export_repeats_the_engine_that_ran() {
+        // Sync threads: fio's psync, one thread per outstanding I/O.
+        let r = report(8, EngineKind::Sync, false);
+        let fio = fio_commands(&r.plan, &r.target.path, Some(&r.outcome));
+        let lines: Vec<&str> = fio.lines().collect();
+        assert!(
+            lines[0]
+                .starts_with("# rand-read: disktriage used sync (8 pread threads) - auto: sync"),
+            "{fio}"
+        );
+        assert!(
+            lines[1].starts_with(
+                "fio --name=rand-read --filename=/dev/zram0 --ioengine=psync --direct=1 \
+                 --rw=randread --bs=4096 --iodepth=1 --numjobs=8 --thread --group_reporting"
+            ),
+            "{fio}"
+        );
+        assert_eq!(report_fio_commands(&r), vec![lines[1].to_string()]);
+        // io_uring: the same depth, --fixedbufs only when buffers were registered.
+        let r = report(32, EngineKind::Uring, false);
+        let fio = report_fio_commands(&r).join("\n");
+        assert!(
+            fio.contains("--ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32 --numjobs=1 --iodepth_batch"),
+            "{fio}"
+        );
+        assert!(!fio.contains("fixedbufs"), "{fio}");
+        let r = report(32, EngineKind::Uring, true);
+        let fio = report_fio_commands(&r).join("\n");
+        assert!(
+            fio.contains("--iodepth=32 --numjobs=1 --fixedbufs --iodepth_batch"),
+            "{fio}"
+        );
+        assert!(fio.contains("--iodepth_batch_submit=32 --iodepth_batch_complete_max=32"));
+        assert!(
+            fio.contains("--time_based --runtime=10000ms --ramp_time=1000ms"),
+            "{fio}"
+        );
+    }
+
+    #[test]
+    fn every_output_names_the_engine_and_why() {
+        let r = report(8, EngineKind::Sync, false);
+        let text = render_text(&r);
+        assert!(
+            text.contains("how:   O_DIRECT, sync (8 pread threads), bs 4k, QD8"),
+            "{text}"
+        );
+        assert!(
+            text.contains("engine auto: sync (pread/pwrite threads) 900k IOPS at 2.00 us CPU/IO vs io_uring 100k IOPS"),
+            "{text}"
+        );
+        assert!(
+            text.contains("after a 1.0 s warm-up (discarded; its first 0.60 s probed the engines)"),
+            "{text}"
+        );
+        let csv = render_csv(&r);
+        assert!(
+            csv.contains("# phase 0 rand-read: engine sync (8 pread threads) - auto: sync"),
+            "{csv}"
+        );
+        assert!(csv.contains("# latency: total: "), "{csv}");
+        let json: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
+        let p = &json["outcome"]["phases"][0];
+        assert_eq!(p["engine"], "sync");
+        assert_eq!(p["engine_choice"]["asked"], "auto");
+        assert_eq!(p["engine_choice"]["probe"]["sync"]["iops"], 9e5);
+        assert!(
+            json["outcome"]["latency_definition"]
+                .as_str()
+                .unwrap()
+                .starts_with("total")
+        );
+        assert!(
+            json["fio_commands"][0]
+                .as_str()
+                .unwrap()
+                .contains("--ioengine=psync")
+        );
     }
 }

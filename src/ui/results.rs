@@ -11,6 +11,7 @@ use crate::app::{App, PhaseFigures, RunRecord};
 use crate::bench::plan::Access;
 use crate::bench::spec::{PhaseTag, sweep_column};
 use crate::model::{Bytes, KernelWriteCache};
+use crate::report::run::{RunReport, phase_engine_label};
 
 pub(crate) fn cache_short(c: Option<KernelWriteCache>) -> &'static str {
     match c {
@@ -128,6 +129,9 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
             r.params
         )),
     ])];
+    if let Some(engine) = r.runs.first().and_then(engine_line) {
+        lines.push(Line::from(Span::styled(engine, theme::dim())));
+    }
     if let Some(e) = &r.error {
         lines.push(Line::from(Span::styled(
             format!("error: {e}"),
@@ -268,4 +272,36 @@ fn qd_grid(figures: &[PhaseFigures]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Which engine the run used and why, in short (the full report, Enter, has the whole
+/// reason): "engine sync (4 pread threads): probe 812k vs uring 498k", or per phase when its
+/// phases differ.
+fn engine_line(report: &RunReport) -> Option<String> {
+    let phases = &report.outcome.phases;
+    let first = phases.first()?;
+    let same = phases
+        .iter()
+        .all(|p| p.engine == first.engine && p.engine_choice.reason == first.engine_choice.reason);
+    Some(if same {
+        format!(
+            "engine {}: {}",
+            phase_engine_label(first),
+            first.engine_choice.short_reason()
+        )
+    } else {
+        let each = phases
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} ({})",
+                    p.label,
+                    p.engine.as_str(),
+                    p.engine_choice.short_reason()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" | ");
+        format!("engine per phase: {each}")
+    })
 }

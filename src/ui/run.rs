@@ -166,7 +166,16 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
         format!(" scheduler {sched}   drive cache {drive}   kernel flush policy {cache}"),
         theme::accent(),
     ));
-    let l3 = Line::from(Span::styled(format!(" {direct}, {how}"), theme::dim()));
+    // The engine is known once the warm-up (and auto's probe) is over.
+    let engine = match (&run.engine, &run.plan) {
+        (Some(c), _) => format!(", {} ({})", c.used.as_str(), c.short_reason()),
+        (None, Some(p)) => format!(", engine {}", p.engine.as_str()),
+        (None, None) => String::new(),
+    };
+    let l3 = Line::from(Span::styled(
+        format!(" {direct}, {how}{engine}"),
+        theme::dim(),
+    ));
     frame.render_widget(Paragraph::new(vec![l1, l2, l3]), area);
 }
 

@@ -1,0 +1,348 @@
+//! Which engine runs a phase, and why. `--engine auto` (the default) lets the target decide:
+//! devices that cannot take I/O without blocking (zram, brd, loop without direct I/O) make
+//! io_uring hand every request to a kernel worker thread, where one pread/pwrite thread per
+//! outstanding I/O is several times faster, even at QD1; on devices with a real queue, and
+//! for large requests (its registered buffers are not pinned again for every I/O), io_uring
+//! keeps the same depth for less CPU and often more IOPS. So the runner runs each candidate
+//! for a short probe at the start of the warm-up and keeps the faster one. A run counted in
+//! I/Os without a warm-up at QD1 (dd's way: nothing extra is done) uses pread/pwrite, as dd
+//! does. Pure: the runner measures, this module decides and words the decision.
+
+use serde::Serialize;
+
+use super::plan::Mix;
+use super::spec::{EngineKind, Job};
+
+/// I/O each probe round does before it counts (threads start, rings fill, the kernel's
+/// io_uring workers appear).
+pub const PROBE_RAMP_MS: u64 = 40;
+/// The counted part of each probe round. Each candidate runs two rounds.
+pub const PROBE_WINDOW_MS: u64 = 100;
+/// IOPS within this fraction of each other are a tie, decided by CPU per I/O.
+pub const PROBE_TIE: f64 = 0.03;
+
+/// What one candidate did in its probe.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ProbeFigures {
+    pub iops: f64,
+    /// CPU time of the whole process (all threads, including the kernel's io_uring workers)
+    /// per I/O, in microseconds.
+    pub cpu_us_per_io: f64,
+}
+
+/// The probe of both candidates. `None` for a candidate that could not run (its set-up or an
+/// I/O failed).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EngineProbe {
+    /// Counted seconds of each candidate (two rounds, after their ramps).
+    pub window_s: f64,
+    /// Wall time of the whole probe, ramps included; part of the warm-up.
+    pub total_s: f64,
+    pub uring: Option<ProbeFigures>,
+    pub sync: Option<ProbeFigures>,
+}
+
+/// The engine a phase ran with and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineChoice {
+    /// What the admin asked for: auto, io_uring or sync.
+    pub asked: EngineKind,
+    /// What ran: io_uring or sync.
+    pub used: EngineKind,
+    /// Why, in words: "auto: QD1, one pread at a time, as dd and fio's psync".
+    pub reason: String,
+    pub probe: Option<EngineProbe>,
+}
+
+impl EngineChoice {
+    /// The few words an 80-column screen has room for: "probe 812k vs uring 498k" (IOPS).
+    pub fn short_reason(&self) -> String {
+        match (&self.probe, self.asked) {
+            (Some(p), _) => {
+                let (mine, other, other_name) = match self.used {
+                    EngineKind::Uring => (p.uring, p.sync, "sync"),
+                    _ => (p.sync, p.uring, "uring"),
+                };
+                match (mine, other) {
+                    (Some(m), Some(o)) => {
+                        format!("probe {} vs {other_name} {}", kilo(m.iops), kilo(o.iops))
+                    }
+                    _ => format!("probe: {other_name} failed"),
+                }
+            }
+            (None, EngineKind::Auto) if self.reason.contains("QD1") => "auto: QD1".into(),
+            (None, EngineKind::Auto) => "auto: no io_uring".into(),
+            (None, _) if self.asked == self.used => "as asked".into(),
+            (None, _) => "no io_uring".into(),
+        }
+    }
+}
+
+/// "812k", "3.8k", "950": IOPS in few characters.
+pub fn kilo(v: f64) -> String {
+    if v >= 100_000.0 {
+        format!("{:.0}k", v / 1e3)
+    } else if v >= 1_000.0 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// What the engine is called in reports: "sync (32 pread threads)", "io_uring (fixed
+/// buffers)".
+pub fn engine_label(used: EngineKind, threads: u32, fixed_buffers: bool, mix: Mix) -> String {
+    match used {
+        EngineKind::Uring if fixed_buffers => "io_uring (fixed buffers)".into(),
+        EngineKind::Uring => "io_uring".into(),
+        _ => {
+            let call = match mix {
+                Mix::Read => "pread",
+                Mix::Write => "pwrite",
+                Mix::Mixed { .. } => "pread/pwrite",
+            };
+            format!(
+                "sync ({threads} {call} thread{})",
+                if threads == 1 { "" } else { "s" }
+            )
+        }
+    }
+}
+
+/// The choice that needs no measurement, or `None` when auto must probe. `uring` says whether
+/// this kernel lets the process use io_uring (and if not, why).
+pub fn static_choice(
+    asked: EngineKind,
+    job: &Job,
+    uring: &Result<(), String>,
+) -> Option<EngineChoice> {
+    let fixed = |used, reason: String| {
+        Some(EngineChoice {
+            asked,
+            used,
+            reason,
+            probe: None,
+        })
+    };
+    let dd_style = job.qd <= 1 && job.warmup.is_zero() && job.ops_per_worker.is_some();
+    match (asked, uring) {
+        (EngineKind::Sync, _) => fixed(EngineKind::Sync, "asked for (--engine sync)".into()),
+        (EngineKind::Uring, Ok(())) => {
+            fixed(EngineKind::Uring, "asked for (--engine uring)".into())
+        }
+        (EngineKind::Uring, Err(e)) => fixed(
+            EngineKind::Sync,
+            format!("io_uring was asked for but is not available ({e})"),
+        ),
+        (EngineKind::Auto, _) if dd_style => fixed(
+            EngineKind::Sync,
+            "auto: QD1, counted, no warm-up: one pread/pwrite at a time per worker and nothing \
+             else, as dd measures"
+                .into(),
+        ),
+        (EngineKind::Auto, Err(e)) => fixed(
+            EngineKind::Sync,
+            format!("auto: io_uring is not available ({e})"),
+        ),
+        (EngineKind::Auto, Ok(())) => None,
+    }
+}
+
+/// Picks the engine from a probe: the higher IOPS, and on a tie (within `PROBE_TIE`) the lower
+/// CPU per I/O.
+pub fn choose(probe: EngineProbe) -> EngineChoice {
+    let ms = (probe.window_s * 1e3).round();
+    let (used, reason) = match (probe.uring, probe.sync) {
+        (Some(u), Some(s)) => {
+            let faster = if s.iops > u.iops * (1.0 + PROBE_TIE) {
+                Some(EngineKind::Sync)
+            } else if u.iops > s.iops * (1.0 + PROBE_TIE) {
+                Some(EngineKind::Uring)
+            } else {
+                None
+            };
+            let used = faster.unwrap_or(if s.cpu_us_per_io < u.cpu_us_per_io {
+                EngineKind::Sync
+            } else {
+                EngineKind::Uring
+            });
+            let (win, lose, win_name, lose_name) = match used {
+                EngineKind::Sync => (s, u, "sync (pread/pwrite threads)", "io_uring"),
+                _ => (u, s, "io_uring", "sync threads"),
+            };
+            let why = if faster.is_some() {
+                ""
+            } else {
+                " (a tie: less CPU per I/O decides)"
+            };
+            (
+                used,
+                format!(
+                    "auto: {win_name} {} IOPS at {:.2} us CPU/IO vs {lose_name} {} IOPS at {:.2} \
+                     us CPU/IO in {ms:.0} ms of probing each{why}",
+                    kilo(win.iops),
+                    win.cpu_us_per_io,
+                    kilo(lose.iops),
+                    lose.cpu_us_per_io
+                ),
+            )
+        }
+        (Some(u), None) => (
+            EngineKind::Uring,
+            format!(
+                "auto: io_uring ({} IOPS in {ms:.0} ms of probing); the sync threads failed in the probe",
+                kilo(u.iops)
+            ),
+        ),
+        (None, Some(s)) => (
+            EngineKind::Sync,
+            format!(
+                "auto: sync threads ({} IOPS in {ms:.0} ms of probing); io_uring failed in the probe",
+                kilo(s.iops)
+            ),
+        ),
+        (None, None) => (
+            EngineKind::Sync,
+            "auto: both engines failed in the probe; sync threads report the error".into(),
+        ),
+    };
+    EngineChoice {
+        asked: EngineKind::Auto,
+        used,
+        reason,
+        probe: Some(probe),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(uring: Option<(f64, f64)>, sync: Option<(f64, f64)>) -> EngineProbe {
+        let f = |(iops, cpu_us_per_io)| ProbeFigures {
+            iops,
+            cpu_us_per_io,
+        };
+        EngineProbe {
+            window_s: 0.2,
+            total_s: 0.6,
+            uring: uring.map(f),
+            sync: sync.map(f),
+        }
+    }
+
+    fn job(qd: u32, warmup_ms: u64, count: Option<u64>) -> Job {
+        Job {
+            bs: 4096,
+            qd,
+            workers: 1,
+            access: crate::bench::plan::Access::Random,
+            mix: Mix::Read,
+            region_start: 0,
+            region_len: 1 << 30,
+            split_region: false,
+            time: count.is_none().then(|| std::time::Duration::from_secs(10)),
+            warmup: std::time::Duration::from_millis(warmup_ms),
+            ops_per_worker: count,
+            sync: crate::sys::direct::SyncMode::None,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn auto_probes_unless_dd_style_and_explicit_engines_are_kept() {
+        let ok = Ok(());
+        // dd's way: counted, QD1, no warm-up: pread, nothing extra.
+        let c = static_choice(EngineKind::Auto, &job(1, 0, Some(1000)), &ok).unwrap();
+        assert_eq!(c.used, EngineKind::Sync);
+        assert!(c.reason.contains("as dd measures"), "{}", c.reason);
+        assert_eq!(c.short_reason(), "auto: QD1");
+        // Timed, or with a warm-up, or deeper: the probe decides.
+        assert!(static_choice(EngineKind::Auto, &job(1, 1000, None), &ok).is_none());
+        assert!(static_choice(EngineKind::Auto, &job(1, 500, Some(1000)), &ok).is_none());
+        assert!(static_choice(EngineKind::Auto, &job(4, 0, Some(1000)), &ok).is_none());
+        let u = static_choice(EngineKind::Uring, &job(1, 0, None), &ok).unwrap();
+        assert_eq!(
+            (u.used, u.short_reason().as_str()),
+            (EngineKind::Uring, "as asked")
+        );
+        let s = static_choice(EngineKind::Sync, &job(32, 1000, None), &ok).unwrap();
+        assert_eq!(s.used, EngineKind::Sync);
+        let off = Err("Operation not permitted".to_string());
+        let fallback = static_choice(EngineKind::Uring, &job(32, 1000, None), &off).unwrap();
+        assert_eq!(fallback.used, EngineKind::Sync);
+        assert!(
+            fallback
+                .reason
+                .contains("not available (Operation not permitted)")
+        );
+        assert_eq!(
+            static_choice(EngineKind::Auto, &job(32, 1000, None), &off)
+                .unwrap()
+                .used,
+            EngineKind::Sync
+        );
+    }
+
+    #[test]
+    fn the_faster_engine_wins_and_says_by_how_much() {
+        // zram at QD32: io_uring punts every read to a kernel worker.
+        let c = choose(probe(Some((498_000.0, 3.9)), Some((812_000.0, 2.1))));
+        assert_eq!(c.used, EngineKind::Sync);
+        assert_eq!(
+            c.reason,
+            "auto: sync (pread/pwrite threads) 812k IOPS at 2.10 us CPU/IO vs io_uring 498k IOPS \
+             at 3.90 us CPU/IO in 200 ms of probing each"
+        );
+        assert_eq!(c.short_reason(), "probe 812k vs uring 498k");
+        let c = choose(probe(Some((90_000.0, 5.0)), Some((60_000.0, 9.0))));
+        assert_eq!(c.used, EngineKind::Uring);
+        assert_eq!(c.short_reason(), "probe 90.0k vs sync 60.0k");
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_cheaper_engine() {
+        // 2 % apart: a tie; sync costs less CPU here.
+        let c = choose(probe(Some((100_000.0, 6.0)), Some((102_000.0, 4.0))));
+        assert_eq!(c.used, EngineKind::Sync);
+        assert!(
+            c.reason.ends_with("(a tie: less CPU per I/O decides)"),
+            "{}",
+            c.reason
+        );
+        let c = choose(probe(Some((102_000.0, 4.0)), Some((100_000.0, 6.0))));
+        assert_eq!(c.used, EngineKind::Uring);
+        // 10 % faster wins even at twice the CPU.
+        let c = choose(probe(Some((100_000.0, 4.0)), Some((110_000.0, 8.0))));
+        assert_eq!(c.used, EngineKind::Sync);
+    }
+
+    #[test]
+    fn a_failed_candidate_leaves_the_other() {
+        let c = choose(probe(None, Some((5_000.0, 20.0))));
+        assert_eq!(c.used, EngineKind::Sync);
+        assert!(c.reason.contains("io_uring failed in the probe"));
+        assert_eq!(c.short_reason(), "probe: uring failed");
+        let c = choose(probe(Some((5_000.0, 20.0)), None));
+        assert_eq!(c.used, EngineKind::Uring);
+        assert_eq!(choose(probe(None, None)).used, EngineKind::Sync);
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(
+            engine_label(EngineKind::Sync, 4, false, Mix::Read),
+            "sync (4 pread threads)"
+        );
+        assert_eq!(
+            engine_label(EngineKind::Sync, 1, false, Mix::Write),
+            "sync (1 pwrite thread)"
+        );
+        assert_eq!(
+            engine_label(EngineKind::Uring, 1, true, Mix::Read),
+            "io_uring (fixed buffers)"
+        );
+        assert_eq!(kilo(3816.4), "3.8k");
+        assert_eq!(kilo(950.0), "950");
+    }
+}
