@@ -3,6 +3,7 @@
 //! loop should carry out. No drawing and no I/O happen here, so every transition is tested
 //! without a terminal.
 
+pub mod keys;
 pub mod picker;
 pub mod records;
 
@@ -22,8 +23,27 @@ use crate::bench::stats::IntervalPoint;
 use crate::bench::target::TargetInfo;
 use crate::event::{Cmd, ExportFormat, Msg};
 use crate::model::{BlockDevice, CacheStatus, Inventory, SmartHealth, Transport};
+use keys::Action;
 use picker::{Field, Values, fields_for};
 pub use records::{PhaseFigures, RunRecord, Stat};
+
+/// Moves a row index one step in `dir`, within `0..=last`.
+fn step(row: usize, dir: i32, last: usize) -> usize {
+    if dir < 0 {
+        row.saturating_sub(1)
+    } else {
+        (row + 1).min(last)
+    }
+}
+
+/// Moves a scroll offset `by` rows in `dir`.
+fn scroll(at: u16, dir: i32, by: u16) -> u16 {
+    if dir < 0 {
+        at.saturating_sub(by)
+    } else {
+        at.saturating_add(by)
+    }
+}
 
 /// Points a live run keeps (10 minutes at 250 ms); the chart shows the last `CHART_WINDOW`.
 pub const LIVE_HISTORY: usize = 2400;
@@ -71,7 +91,10 @@ pub enum PickerFocus {
 /// A dialog over the screen; it takes the keys while open.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Overlay {
-    Help,
+    /// Every key (`keys::BINDINGS`); `scroll` is the first row shown.
+    Help {
+        scroll: u16,
+    },
     Error(String),
     /// Type the device's name to allow a write test.
     Confirm {
@@ -764,46 +787,44 @@ impl App {
         if let Some(overlay) = self.overlay.take() {
             return self.overlay_key(overlay, k);
         }
-        match k.code {
-            KeyCode::Char('?') | KeyCode::F(1) => {
-                self.overlay = Some(Overlay::Help);
-                return Vec::new();
-            }
-            KeyCode::Char('q') => {
+        match keys::binding_for(self.screen, self.picker_focus, k.code) {
+            Some(b) => self.act(b.action, k.code),
+            None => Vec::new(),
+        }
+    }
+
+    /// Carries out what a key of `keys::BINDINGS` stands for on the current screen.
+    fn act(&mut self, action: Action, code: KeyCode) -> Vec<Cmd> {
+        let dir = keys::direction(code);
+        match action {
+            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
+            Action::Quit => {
                 if self.running() {
                     self.overlay = Some(Overlay::QuitConfirm);
-                    return Vec::new();
-                }
-                if self.unsaved().next().is_some() {
+                } else if self.unsaved().next().is_some() {
                     self.overlay = Some(Overlay::QuitDiscard);
-                    return Vec::new();
+                } else {
+                    self.quitting = true;
+                    return vec![Cmd::Quit];
                 }
-                self.quitting = true;
-                return vec![Cmd::Quit];
             }
-            KeyCode::Char(c @ '1'..='5') => {
-                self.screen = Screen::ALL[(c as usize) - ('1' as usize)];
-                return Vec::new();
+            Action::GoTo => {
+                if let KeyCode::Char(c @ '1'..='5') = code {
+                    self.screen = Screen::ALL[(c as usize) - ('1' as usize)];
+                }
             }
-            KeyCode::Tab => {
+            Action::NextScreen => {
+                let n = Screen::ALL.len();
                 let i = Screen::ALL
                     .iter()
                     .position(|s| *s == self.screen)
                     .unwrap_or(0);
-                self.screen = Screen::ALL[(i + 1) % Screen::ALL.len()];
-                return Vec::new();
+                let step = if dir < 0 { n - 1 } else { 1 };
+                self.screen = Screen::ALL[(i + step) % n];
             }
-            KeyCode::BackTab => {
-                let i = Screen::ALL
-                    .iter()
-                    .position(|s| *s == self.screen)
-                    .unwrap_or(0);
-                self.screen = Screen::ALL[(i + Screen::ALL.len() - 1) % Screen::ALL.len()];
-                return Vec::new();
-            }
-            KeyCode::Char('s') if self.screen != Screen::Tests => return self.open_scheduler(),
-            KeyCode::Char('w') if self.screen != Screen::Tests => return self.open_drive_cache(),
-            KeyCode::Char('h') if self.screen == Screen::Devices => {
+            Action::Scheduler => return self.open_scheduler(),
+            Action::DriveCache => return self.open_drive_cache(),
+            Action::ReadSmart => {
                 if let Some(d) = self.selected_device().map(|d| d.name.clone()) {
                     self.drives.entry(d.clone()).or_default().reading = true;
                     self.info(format!(
@@ -815,33 +836,39 @@ impl App {
                     }];
                 }
             }
-            KeyCode::Char('R') => return self.rerun(None),
-            _ => {}
+            Action::Retest => return self.rerun(None),
+            Action::Rerun => {
+                let record = (self.screen == Screen::Results && !self.records.is_empty())
+                    .then_some(self.record_row);
+                if self.screen == Screen::Results && record.is_none() {
+                    return Vec::new();
+                }
+                return self.rerun(record);
+            }
+            Action::Compare => return self.compare_latest(),
+            _ => match self.screen {
+                Screen::Devices => return self.devices_act(action, dir),
+                Screen::Tests => return self.tests_act(action, dir),
+                Screen::Run => return self.run_act(action),
+                Screen::Results => self.results_act(action, dir),
+                Screen::Compare => self.compare_act(action, dir),
+            },
         }
-        match self.screen {
-            Screen::Devices => self.devices_key(k),
-            Screen::Tests => self.tests_key(k),
-            Screen::Run => self.run_key(k),
-            Screen::Results => self.results_key(k),
-            Screen::Compare => self.compare_key(k),
-        }
+        Vec::new()
     }
 
-    fn devices_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+    fn devices_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
         let n = self.visible_devices().len();
-        match k.code {
-            KeyCode::Up | KeyCode::Char('k') => self.device_row = self.device_row.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.device_row = (self.device_row + 1).min(n.saturating_sub(1));
-            }
-            KeyCode::Home => self.device_row = 0,
-            KeyCode::End => self.device_row = n.saturating_sub(1),
-            KeyCode::Enter | KeyCode::Char('t') if n > 0 => self.screen = Screen::Tests,
-            KeyCode::Char('r') => {
+        let last = n.saturating_sub(1);
+        match action {
+            Action::Move => self.device_row = step(self.device_row, dir, last),
+            Action::Ends => self.device_row = if dir < 0 { 0 } else { last },
+            Action::TestDevice if n > 0 => self.screen = Screen::Tests,
+            Action::Refresh => {
                 self.info("device list refreshed");
                 return vec![Cmd::RefreshInventory];
             }
-            KeyCode::Char('a') => {
+            Action::ShowAll => {
                 self.show_all = !self.show_all;
                 let n = self.visible_devices().len();
                 self.device_row = self.device_row.min(n.saturating_sub(1));
@@ -851,61 +878,44 @@ impl App {
         Vec::new()
     }
 
-    fn tests_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let test = self.picker_test();
-        let fields = fields_for(test);
-        match (self.picker_focus, k.code) {
-            (_, KeyCode::Char('r')) | (_, KeyCode::F(5)) => return self.start_from_picker(),
-            (PickerFocus::Tests, KeyCode::Up | KeyCode::Char('k')) => {
-                self.picker_test = self.picker_test.saturating_sub(1);
+    fn tests_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
+        let fields = fields_for(self.picker_test());
+        let field = fields.get(self.picker_field).copied();
+        match (self.picker_focus, action) {
+            (_, Action::RunTest) => return self.start_from_picker(),
+            (PickerFocus::Tests, Action::Move) => {
+                self.picker_test = step(self.picker_test, dir, CATALOG.len() - 1);
                 self.picker_field = 0;
             }
-            (PickerFocus::Tests, KeyCode::Down | KeyCode::Char('j')) => {
-                self.picker_test = (self.picker_test + 1).min(CATALOG.len() - 1);
-                self.picker_field = 0;
+            (PickerFocus::Tests, Action::ToParams) => self.picker_focus = PickerFocus::Params,
+            (PickerFocus::Params, Action::ToTests) => self.picker_focus = PickerFocus::Tests,
+            (PickerFocus::Params, Action::Move) if dir < 0 && self.picker_field == 0 => {
+                self.picker_focus = PickerFocus::Tests;
             }
-            (PickerFocus::Tests, KeyCode::Enter | KeyCode::Right) => {
-                self.picker_focus = PickerFocus::Params;
+            (PickerFocus::Params, Action::Move) => {
+                self.picker_field = step(self.picker_field, dir, fields.len().saturating_sub(1));
             }
-            (PickerFocus::Params, KeyCode::Esc) => self.picker_focus = PickerFocus::Tests,
-            (PickerFocus::Params, KeyCode::Up | KeyCode::Char('k')) => {
-                if self.picker_field == 0 {
-                    self.picker_focus = PickerFocus::Tests;
-                } else {
-                    self.picker_field -= 1;
+            (PickerFocus::Params, Action::Step) => {
+                if let Some(f) = field {
+                    self.step_valid(f, dir);
                 }
             }
-            (PickerFocus::Params, KeyCode::Down | KeyCode::Char('j')) => {
-                self.picker_field = (self.picker_field + 1).min(fields.len().saturating_sub(1));
-            }
-            (PickerFocus::Params, KeyCode::Left | KeyCode::Char('h')) => {
-                if let Some(&f) = fields.get(self.picker_field) {
-                    self.step_valid(f, -1);
-                }
-            }
-            (PickerFocus::Params, KeyCode::Right | KeyCode::Char('l')) => {
-                if let Some(&f) = fields.get(self.picker_field) {
-                    self.step_valid(f, 1);
-                }
-            }
-            (PickerFocus::Params, KeyCode::Char('d')) => {
-                if let Some(&f) = fields.get(self.picker_field) {
+            (PickerFocus::Params, Action::Default) => {
+                if let Some(f) = field {
                     self.values.reset(f);
                 }
             }
-            (PickerFocus::Params, KeyCode::Enter) => {
-                if let Some(&f) = fields.get(self.picker_field) {
-                    if f.typeable() {
-                        self.overlay = Some(Overlay::Edit {
-                            field: f,
-                            text: String::new(),
-                            error: None,
-                        });
-                    } else {
-                        self.values.step(f, 1);
-                    }
+            (PickerFocus::Params, Action::Edit) => match field {
+                Some(f) if f.typeable() => {
+                    self.overlay = Some(Overlay::Edit {
+                        field: f,
+                        text: String::new(),
+                        error: None,
+                    });
                 }
-            }
+                Some(f) => self.values.step(f, 1),
+                None => {}
+            },
             _ => {}
         }
         Vec::new()
@@ -945,18 +955,16 @@ impl App {
         self.values = start;
     }
 
-    fn run_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        match k.code {
-            KeyCode::Char('x') | KeyCode::Esc if self.running() => {
+    fn run_act(&mut self, action: Action) -> Vec<Cmd> {
+        match action {
+            Action::Stop if self.running() => {
                 if let Some(run) = &mut self.run {
                     run.stopping = true;
                 }
                 self.info("stopping: the figures will cover what completed");
                 vec![Cmd::StopRun]
             }
-            KeyCode::Char('r') => self.rerun(None),
-            KeyCode::Char('c') => self.compare_latest(),
-            KeyCode::Char('t') => {
+            Action::Temperature => {
                 self.show_temperature = !self.show_temperature;
                 Vec::new()
             }
@@ -964,14 +972,11 @@ impl App {
         }
     }
 
-    fn results_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+    fn results_act(&mut self, action: Action, dir: i32) {
         let n = self.records.len();
-        match k.code {
-            KeyCode::Up | KeyCode::Char('k') => self.record_row = self.record_row.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.record_row = (self.record_row + 1).min(n.saturating_sub(1));
-            }
-            KeyCode::Char(' ') if n > 0 => {
+        match action {
+            Action::Move => self.record_row = step(self.record_row, dir, n.saturating_sub(1)),
+            Action::Mark if n > 0 => {
                 let r = self.record_row;
                 if let Some(pos) = self.marks.iter().position(|&m| m == r) {
                     self.marks.remove(pos);
@@ -982,8 +987,7 @@ impl App {
                     self.marks.push(r);
                 }
             }
-            KeyCode::Char('c') => return self.compare_latest(),
-            KeyCode::Char('e') if n > 0 => {
+            Action::Export if n > 0 => {
                 if self.records[self.record_row].runs.is_empty() {
                     self.error("this run has no results to export");
                 } else {
@@ -992,8 +996,7 @@ impl App {
                     });
                 }
             }
-            KeyCode::Char('r') if n > 0 => return self.rerun(Some(self.record_row)),
-            KeyCode::Enter if n > 0 && !self.records[self.record_row].runs.is_empty() => {
+            Action::Report if n > 0 && !self.records[self.record_row].runs.is_empty() => {
                 self.overlay = Some(Overlay::Report {
                     record: self.record_row,
                     scroll: 0,
@@ -1001,22 +1004,17 @@ impl App {
             }
             _ => {}
         }
-        Vec::new()
     }
 
-    fn compare_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+    fn compare_act(&mut self, action: Action, dir: i32) {
         let s = self.compare_scroll;
-        match k.code {
-            KeyCode::Up | KeyCode::Char('k') => self.compare_scroll = s.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.compare_scroll = s.saturating_add(1),
-            KeyCode::PageUp => self.compare_scroll = s.saturating_sub(10),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.compare_scroll = s.saturating_add(10),
-            KeyCode::Home => self.compare_scroll = 0,
-            KeyCode::Esc => self.screen = Screen::Results,
-            KeyCode::Char('r') => return self.rerun(None),
+        match action {
+            Action::Move => self.compare_scroll = scroll(s, dir, 1),
+            Action::Page => self.compare_scroll = scroll(s, dir, 10),
+            Action::Ends => self.compare_scroll = 0,
+            Action::Back => self.screen = Screen::Results,
             _ => {}
         }
-        Vec::new()
     }
 
     /// Records with results that were not exported (lost on quitting).
@@ -1249,7 +1247,19 @@ impl App {
 
     fn overlay_key(&mut self, overlay: Overlay, k: KeyEvent) -> Vec<Cmd> {
         match overlay {
-            Overlay::Help | Overlay::Error(_) | Overlay::Message { .. } => Vec::new(),
+            Overlay::Help { scroll: at } => {
+                // Up/Down scroll a help taller than the terminal; any other key closes it.
+                if matches!(
+                    k.code,
+                    KeyCode::Up | KeyCode::Down | KeyCode::Char('k') | KeyCode::Char('j')
+                ) {
+                    let rows = keys::help_rows(keys::HELP_TEXT_WIDTH).len() as u16;
+                    let at = scroll(at, keys::direction(k.code), 1).min(rows.saturating_sub(1));
+                    self.overlay = Some(Overlay::Help { scroll: at });
+                }
+                Vec::new()
+            }
+            Overlay::Error(_) | Overlay::Message { .. } => Vec::new(),
             Overlay::Retest { device, record } => match k.code {
                 KeyCode::Char('y') | KeyCode::Enter => {
                     let Some(rec) = self.records.get(record) else {
