@@ -88,6 +88,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             selected,
         } => {
             let current = app
+                .devices
                 .inventory
                 .as_ref()
                 .and_then(|i| i.find(device))
@@ -148,7 +149,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             dialog(frame, area, "Set a value", lines, 70);
         }
         Overlay::DriveCache { device } => {
-            let st = app.drives.get(device);
+            let st = app.devices.drives.get(device);
             let mut lines = Vec::new();
             match st.and_then(|s| s.cache.as_ref()) {
                 None => lines.push(Line::from("reading the drive ...")),
@@ -180,7 +181,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     }
                 }
             }
-            if let Some(c) = app.cache_switches.iter().find(|c| &c.device == device) {
+            if let Some(c) = app.changes.cache.iter().find(|c| &c.device == device) {
                 lines.push(Line::from(Span::styled(
                     if c.keep {
                         format!(
@@ -219,7 +220,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             dialog(frame, area, title, l, 74);
         }
         Overlay::Retest { device, record } => {
-            let Some(rec) = app.records.get(*record) else {
+            let Some(rec) = app.results.records.get(*record) else {
                 return;
             };
             let test = rec.test.id();
@@ -275,6 +276,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Overlay::Report { record, scroll } => {
             let text = app
+                .results
                 .records
                 .get(*record)
                 .map(crate::app::RunRecord::report_text)
