@@ -33,6 +33,11 @@ impl Scope {
         }
     }
 
+    /// Does it apply on this screen with either focus?
+    fn applies_somewhere_on(self, screen: Screen) -> bool {
+        self.applies(screen, PickerFocus::Tests) || self.applies(screen, PickerFocus::Params)
+    }
+
     /// The screen whose help group lists it; `None` for keys that work everywhere.
     fn screen(self) -> Option<Screen> {
         match self {
@@ -464,13 +469,6 @@ pub fn status_keys(screen: Screen) -> String {
         .filter_map(|b| b.label.map(|l| format!("{} {l}", b.names)))
         .collect::<Vec<_>>()
         .join("  ")
-}
-
-impl Scope {
-    /// Does it apply on this screen with either focus?
-    fn applies_somewhere_on(self, screen: Screen) -> bool {
-        self.applies(screen, PickerFocus::Tests) || self.applies(screen, PickerFocus::Params)
-    }
 }
 
 /// What one help entry reads: "r rerun".

@@ -284,3 +284,55 @@ impl Overlay {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    fn press(o: Overlay, code: KeyCode) -> Next {
+        o.key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    #[test]
+    fn help_scrolls_with_up_down_and_any_other_key_closes_it() {
+        let down = press(Overlay::Help { scroll: 0 }, KeyCode::Down);
+        assert_eq!(down, (Some(Overlay::Help { scroll: 1 }), None));
+        let up = press(Overlay::Help { scroll: 0 }, KeyCode::Up);
+        assert_eq!(up, (Some(Overlay::Help { scroll: 0 }), None));
+        assert_eq!(press(Overlay::Help { scroll: 3 }, KeyCode::Esc), CLOSE);
+        assert_eq!(
+            press(Overlay::Help { scroll: 0 }, KeyCode::Char('x')),
+            CLOSE
+        );
+    }
+
+    #[test]
+    fn a_dialog_returns_the_next_dialog_and_what_to_do() {
+        let menu = Overlay::Scheduler {
+            device: "sda".into(),
+            options: vec!["none".into(), "bfq".into()],
+            selected: 0,
+        };
+        let (next, intent) = press(menu.clone(), KeyCode::Down);
+        assert!(matches!(next, Some(Overlay::Scheduler { selected: 1, .. })));
+        assert_eq!(intent, None);
+        let (next, intent) = press(next.unwrap(), KeyCode::Enter);
+        assert_eq!(next, None);
+        assert_eq!(
+            intent,
+            Some(Intent::Cmd(Cmd::SetScheduler {
+                device: "sda".into(),
+                name: "bfq".into()
+            }))
+        );
+        assert_eq!(
+            press(menu, KeyCode::Char('K')),
+            close(Intent::Keep(Setting::Scheduler, "sda".into()))
+        );
+        let cache = Overlay::DriveCache {
+            device: "sda".into(),
+        };
+        assert_eq!(press(cache.clone(), KeyCode::Char('z')), stay(cache));
+    }
+}
