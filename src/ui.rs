@@ -83,15 +83,7 @@ fn status_line(app: &App, frame: &mut Frame, area: Rect) {
             theme::warn(),
         ))
     } else {
-        let keys = match app.screen {
-            Screen::Devices => "Up/Down select  Enter test  s scheduler  r refresh  a all devices",
-            Screen::Tests => "Up/Down move  Enter edit  Left/Right change  d default  r run",
-            Screen::Run => "x stop  r rerun  s scheduler  w cache  c compare  t temperature",
-            Screen::Results => {
-                "Space mark  c compare  Enter report  e export  r rerun  s scheduler"
-            }
-            Screen::Compare => "Esc back  r rerun  s scheduler",
-        };
+        let keys = crate::app::keys::status_keys(app.screen);
         Line::from(Span::styled(format!(" {keys}"), theme::dim()))
     };
     frame.render_widget(Paragraph::new(line), area);

@@ -112,8 +112,8 @@ fn finished_run_results_and_comparison() {
         device: "loop0".into(),
         result: Ok("mq-deadline".into()),
     });
-    assert_eq!(app.scheduler_changes.len(), 1);
-    assert_eq!(app.scheduler_changes[0].original, "none");
+    assert_eq!(app.changes.scheduler.len(), 1);
+    assert_eq!(app.changes.scheduler[0].original, "none");
 
     complete_run(&mut app, "mq-deadline", 448.0, 0.075);
     keys(&mut app, "4");
@@ -135,7 +135,7 @@ fn comparison_with_repeats_judges_noise() {
     // Three repeats each: the spread of the repeats is the noise.
     app.values.repeats = 3;
     complete_run(&mut app, "none", 500.0, 0.060);
-    assert_eq!(app.records[0].runs.len(), 3);
+    assert_eq!(app.results.records[0].runs.len(), 3);
     complete_run(&mut app, "mq-deadline", 400.0, 0.080);
     keys(&mut app, "c");
     let s = screen(&app, 132, 43);
@@ -230,13 +230,69 @@ fn in_use_devices_are_refused_with_the_reason() {
     snap("error_in_use", &app);
 }
 
+/// The text inside the help box, one string per row of the box, without its border.
+fn help_box_rows(screen: &str) -> Vec<String> {
+    let lines: Vec<Vec<char>> = screen
+        .lines()
+        .map(|l| l.trim_matches('"').chars().collect())
+        .collect();
+    let Some((top, left)) = lines.iter().enumerate().find_map(|(i, l)| {
+        let s: String = l.iter().collect();
+        s.find("┌ Keys").map(|b| (i, s[..b].chars().count()))
+    }) else {
+        return Vec::new();
+    };
+    let right = (left + 1..lines[top].len())
+        .find(|&c| lines[top][c] == '┐')
+        .unwrap();
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| l.get(left) == Some(&'│'))
+        .map(|l| l[left + 1..right].iter().collect())
+        .collect()
+}
+
+fn words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn help_lists_every_binding_at_both_sizes() {
+    use disktriage::app::keys::BINDINGS;
+    for (w, h) in SIZES {
+        let mut app = app_with("host-loop-zram", true);
+        keys(&mut app, "?");
+        // Every view of the help as it scrolls down a row at a time.
+        let mut pages = Vec::new();
+        for _ in 0..40 {
+            if !matches!(app.overlay, Some(Overlay::Help { .. })) {
+                break;
+            }
+            let page = words(&help_box_rows(&screen(&app, w, h)).join(" "));
+            if pages.last() == Some(&page) {
+                break;
+            }
+            pages.push(page);
+            key(&mut app, KeyCode::Down);
+        }
+        for b in BINDINGS {
+            let entry = words(&format!("{} {}", b.names, b.help));
+            assert!(
+                pages.iter().any(|p| p.contains(&entry)),
+                "{w}x{h}: \"{entry}\" is not in the help:\n{}",
+                pages.join("\n")
+            );
+        }
+    }
+}
+
 #[test]
 fn help_overlay_lists_every_key() {
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "?");
     let s = screen(&app, 80, 25);
     for k in [
-        "1-5, Tab",
+        "1-5",
         "q / Ctrl-C",
         "Space mark A/B",
         "x or Esc stop",
@@ -320,7 +376,7 @@ fn transitions_without_a_terminal() {
     for _ in 0..10 {
         key(&mut app, KeyCode::Down);
     }
-    assert_eq!(app.device_row, 3, "four visible devices");
+    assert_eq!(app.devices.row, 3, "four visible devices");
     keys(&mut app, "a");
     assert_eq!(app.visible_devices().len(), 10);
     // Refresh asks the loop for a new inventory.
@@ -741,8 +797,8 @@ fn compare_says_what_changed_between_the_runs() {
         p.engine = disktriage::bench::spec::EngineKind::Uring;
     }
     finish_with(&mut app, TestName::RandRead, true, &b);
-    app.records[1].drive_cache = Some("off".into());
-    app.records[0].drive_cache = Some("on".into());
+    app.results.records[1].drive_cache = Some("off".into());
+    app.results.records[0].drive_cache = Some("on".into());
     keys(&mut app, "c");
     let s = screen(&app, 80, 25);
     for what in [
@@ -773,9 +829,9 @@ fn a_switch_after_keep_is_put_back_to_the_kept_choice_and_says_so() {
             device: "loop0".into()
         }]
     );
-    assert!(app.scheduler_changes[0].keep);
+    assert!(app.changes.scheduler[0].keep);
     // The inventory now shows the kept scheduler; the admin switches again.
-    let mut inv = app.inventory.clone().unwrap();
+    let mut inv = app.devices.inventory.clone().unwrap();
     for d in &mut inv.devices {
         if d.name == "loop0" {
             d.scheduler.as_mut().unwrap().active = Some("mq-deadline".into());
@@ -788,7 +844,7 @@ fn a_switch_after_keep_is_put_back_to_the_kept_choice_and_says_so() {
         status.contains("back to mq-deadline on exit"),
         "the journal puts back the kept choice, and the screen says so: {status}"
     );
-    let c = &app.scheduler_changes[0];
+    let c = &app.changes.scheduler[0];
     assert_eq!(
         (c.original.as_str(), c.current.as_str(), c.keep),
         ("mq-deadline", "kyber", false)
@@ -820,14 +876,14 @@ fn a_switch_after_keep_is_put_back_to_the_kept_choice_and_says_so() {
         device: "sda".into(),
     });
     keys(&mut app, "K");
-    assert!(app.cache_switches[0].keep);
+    assert!(app.changes.cache[0].keep);
     app.update(Msg::DriveCacheSet {
         device: "sda".into(),
         result: Ok(Box::new(change(false, true))),
     });
     let status = app.status.clone().unwrap().0;
     assert!(status.contains("back to off on exit"), "{status}");
-    let c = &app.cache_switches[0];
+    let c = &app.changes.cache[0];
     assert_eq!((c.original, c.current, c.keep), (false, true, false));
 }
 
@@ -861,9 +917,9 @@ fn compare_scrolls_keeps_the_marks_and_says_when_nothing_matches() {
     keys(&mut app, "1");
     finish_with(&mut app, TestName::RandRead, false, &c);
     keys(&mut app, "4");
-    app.record_row = 2;
+    app.results.row = 2;
     keys(&mut app, " ");
-    app.record_row = 0;
+    app.results.row = 0;
     keys(&mut app, " ");
     let results = screen(&app, 80, 25);
     assert!(results.contains("A 3   loop0"), "{results}");
@@ -944,7 +1000,7 @@ fn numbers_are_never_cut_at_80_columns() {
             1234.5,
         )))));
     }
-    app.records[0].repeats_wanted = 10;
+    app.results.records[0].repeats_wanted = 10;
     keys(&mut app, "4");
     let s = screen(&app, 80, 25);
     // p99 1234.5 ms in a 6-wide column: whole milliseconds, not "1234.5" cut to "1234.".

@@ -2,10 +2,13 @@
 //! report, the figures averaged over the repeats with their spread (the run-to-run noise), and
 //! the comparison of two records.
 
+use super::keys::Action;
+use super::{App, Overlay, Screen, scroll, step};
 use crate::bench::catalog::TestName;
 use crate::bench::runner::PhaseResult;
 use crate::bench::session::RunRequest;
 use crate::bench::spec::PhaseTag;
+use crate::event::{Cmd, ExportFormat};
 use crate::model::KernelWriteCache;
 use crate::report::run::RunReport;
 
@@ -315,5 +318,130 @@ mod tests {
             spread_pct: None,
         };
         assert_eq!(delta(a, single).verdict, Verdict::NoiseUnknown);
+    }
+}
+
+/// The session's records and what the Results and Compare screens have selected.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Results {
+    pub records: Vec<RunRecord>,
+    /// Selected row of Results.
+    pub row: usize,
+    /// Records marked for comparison (at most two, in marking order).
+    pub marks: Vec<usize>,
+    /// First row of the Compare table shown (it scrolls when longer than the screen).
+    pub compare_scroll: u16,
+    /// The record an export was asked for, until the loop says how it went.
+    exporting: Option<usize>,
+}
+
+impl Results {
+    pub fn selected(&self) -> Option<&RunRecord> {
+        self.records.get(self.row)
+    }
+
+    /// Records with results that were not exported (lost on quitting).
+    pub fn unsaved(&self) -> impl Iterator<Item = usize> + '_ {
+        self.records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.runs.is_empty() && !r.exported)
+            .map(|(i, _)| i)
+    }
+
+    /// The two records the Compare screen shows: the marked ones, else the last two.
+    pub fn comparison(&self) -> Option<(usize, usize)> {
+        let done: Vec<usize> = (0..self.records.len())
+            .filter(|&i| !self.records[i].runs.is_empty())
+            .collect();
+        match self.marks.as_slice() {
+            // A is the first marked, as Results shows it.
+            [a, b] => Some((*a, *b)),
+            _ if done.len() >= 2 => Some((done[done.len() - 2], done[done.len() - 1])),
+            _ => None,
+        }
+    }
+
+    /// Marks the selected record for comparison, or unmarks it; the oldest of two goes.
+    fn toggle_mark(&mut self) {
+        let r = self.row;
+        if let Some(pos) = self.marks.iter().position(|&m| m == r) {
+            self.marks.remove(pos);
+        } else {
+            if self.marks.len() == 2 {
+                self.marks.remove(0);
+            }
+            self.marks.push(r);
+        }
+    }
+
+    /// The command that exports a record, remembered until the loop answers.
+    pub(super) fn export(&mut self, record: usize, format: ExportFormat) -> Option<Cmd> {
+        let rec = self.records.get(record)?;
+        self.exporting = Some(record);
+        Some(Cmd::Export {
+            reports: rec.runs.clone(),
+            format,
+            stem: format!("disktriage-{}-{}-{}", rec.device, rec.test.id(), rec.id + 1),
+        })
+    }
+
+    /// The loop wrote the export: the record is safe to discard.
+    pub(super) fn exported(&mut self) {
+        if let Some(rec) = self.exporting.take().and_then(|i| self.records.get_mut(i)) {
+            rec.exported = true;
+        }
+    }
+
+    /// The export failed: nothing is marked exported.
+    pub(super) fn export_failed(&mut self) {
+        self.exporting = None;
+    }
+}
+
+impl App {
+    /// The Results screen's keys (see `keys::BINDINGS`).
+    pub(super) fn results_act(&mut self, action: Action, dir: i32) {
+        let n = self.results.records.len();
+        let has_runs = self.results.selected().is_some_and(|r| !r.runs.is_empty());
+        let row = self.results.row;
+        match action {
+            Action::Move => self.results.row = step(row, dir, n.saturating_sub(1)),
+            Action::Mark if n > 0 => self.results.toggle_mark(),
+            Action::Export if n > 0 && !has_runs => {
+                self.error("this run has no results to export");
+            }
+            Action::Export if n > 0 => self.overlay = Some(Overlay::Export { record: row }),
+            Action::Report if has_runs => {
+                self.overlay = Some(Overlay::Report {
+                    record: row,
+                    scroll: 0,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// The Compare screen's keys (see `keys::BINDINGS`).
+    pub(super) fn compare_act(&mut self, action: Action, dir: i32) {
+        let s = self.results.compare_scroll;
+        match action {
+            Action::Move => self.results.compare_scroll = scroll(s, dir, 1),
+            Action::Page => self.results.compare_scroll = scroll(s, dir, 10),
+            Action::Ends => self.results.compare_scroll = 0,
+            Action::Back => self.screen = Screen::Results,
+            _ => {}
+        }
+    }
+
+    /// `c`: the Compare screen, when there are two runs to compare.
+    pub(super) fn compare_latest(&mut self) -> Vec<Cmd> {
+        if self.results.comparison().is_some() {
+            self.results.compare_scroll = 0;
+            self.screen = Screen::Compare;
+        } else {
+            self.error("comparing needs two finished runs: run a test, switch, rerun (R)");
+        }
+        Vec::new()
     }
 }

@@ -26,7 +26,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     };
-    let (ra, rb) = (&app.records[a], &app.records[b]);
+    let (ra, rb) = (&app.results.records[a], &app.results.records[b]);
     let who = |tag: &str, r: &RunRecord| {
         Line::from(vec![
             Span::styled(format!(" {tag} #{} ", r.id + 1), theme::title()),
@@ -150,7 +150,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     // Scrolls when longer than the screen: the header and border take three lines.
     let visible = (body.height as usize).saturating_sub(3).max(1);
     let total = rows.len();
-    let offset = (app.compare_scroll as usize).min(total.saturating_sub(visible));
+    let offset = (app.results.compare_scroll as usize).min(total.saturating_sub(visible));
     let title = if total > visible {
         format!(
             " rows {}-{} of {total}, Up/Down/PgDn scroll; noise = spread of the repeats ",

@@ -31,7 +31,7 @@ fn cache_short(c: Option<KernelWriteCache>) -> &'static str {
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let devices = app.visible_devices();
-    if let Some(err) = &app.inventory_error {
+    if let Some(err) = &app.devices.inventory_error {
         let p = Paragraph::new(format!("cannot list block devices: {err}"))
             .style(theme::bad())
             .block(Block::default().borders(Borders::ALL).title(" Devices "));
@@ -86,10 +86,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(4),
     ];
     let hidden = app
+        .devices
         .inventory
         .as_ref()
         .map_or(0, |i| i.devices.len() - devices.len());
-    let title = if hidden > 0 && !app.show_all {
+    let title = if hidden > 0 && !app.devices.show_all {
         format!(" Devices ({hidden} unused hidden, a shows) ")
     } else {
         " Devices ".to_string()
@@ -105,7 +106,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .title(Span::styled(title, theme::title())),
         );
     if devices.is_empty() {
-        let msg = match (&app.inventory, hidden) {
+        let msg = match (&app.devices.inventory, hidden) {
             (None, _) => "reading /sys/block ...".to_string(),
             (Some(_), 0) => "No block devices.".to_string(),
             (Some(_), n) => {
@@ -121,7 +122,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             list_area,
         );
     } else {
-        let mut state = TableState::default().with_selected(Some(app.device_row));
+        let mut state = TableState::default().with_selected(Some(app.devices.row));
         frame.render_stateful_widget(table, list_area, &mut state);
     }
 
@@ -145,7 +146,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 /// The HEALTH column: the SMART verdict in a word once read.
 fn health_cell(app: &App, d: &BlockDevice) -> Cell<'static> {
     use crate::model::Verdict;
-    let Some(st) = app.drives.get(&d.name) else {
+    let Some(st) = app.devices.drives.get(&d.name) else {
         return Cell::from("");
     };
     match &st.health {
@@ -179,7 +180,7 @@ fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
         ]));
         return;
     }
-    let st = app.drives.get(&d.name);
+    let st = app.devices.drives.get(&d.name);
     let cache = match st.and_then(|s| s.cache.as_ref()) {
         _ if st.is_some_and(|s| s.reading) => "reading ...".to_string(),
         None => "not read (h reads it)".to_string(),

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme;
-use crate::app::{App, Overlay};
+use crate::app::{App, Overlay, keys};
 
 /// A centred rectangle of at most `w` x `h` inside `area`.
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -37,66 +37,10 @@ fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>,
     );
 }
 
-/// Every key, by screen.
-pub const HELP: &[(&str, &str)] = &[
-    ("1-5, Tab", "Devices, Test, Run, Results, Compare"),
-    ("?", "this help (any key closes it)"),
-    (
-        "q / Ctrl-C",
-        "quit, putting changed settings back (q asks first when a",
-    ),
-    (
-        "",
-        "test runs or results were not exported; Ctrl-C never asks)",
-    ),
-    (
-        "s",
-        "switch the scheduler (K in the menu keeps it); w: drive cache",
-    ),
-    ("R", "retest: the last test, on the device switched last"),
-    (
-        "Devices",
-        "Up/Down select, Enter test it, r refresh, a show unused too",
-    ),
-    (
-        "Test",
-        "Up/Down tests and fields, Enter type a value, Left/Right",
-    ),
-    ("", "change it, d default, Esc back to tests, r run"),
-    (
-        "Run",
-        "x or Esc stop, r rerun, c compare the last two runs,",
-    ),
-    ("", "t drive temperature instead of IOPS"),
-    (
-        "Results",
-        "Space mark A/B, c compare, Enter full report, e export",
-    ),
-    (
-        "",
-        "(JSON, CSV series, fio command line), r rerun the selected",
-    ),
-    (
-        "Compare",
-        "Esc back; noise is the spread of each run's repeats",
-    ),
-];
-
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let Some(overlay) = &app.overlay else { return };
     match overlay {
-        Overlay::Help => {
-            let lines = HELP
-                .iter()
-                .map(|(k, v)| {
-                    Line::from(vec![
-                        Span::styled(format!("{k:<12}"), theme::title()),
-                        Span::raw(v.to_string()),
-                    ])
-                })
-                .collect();
-            dialog(frame, area, "Keys", lines, 76);
-        }
+        Overlay::Help { scroll } => help(frame, area, *scroll),
         Overlay::Error(msg) => {
             let mut lines: Vec<Line> = wrap_text(msg, 66)
                 .into_iter()
@@ -144,6 +88,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             selected,
         } => {
             let current = app
+                .devices
                 .inventory
                 .as_ref()
                 .and_then(|i| i.find(device))
@@ -204,7 +149,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             dialog(frame, area, "Set a value", lines, 70);
         }
         Overlay::DriveCache { device } => {
-            let st = app.drives.get(device);
+            let st = app.devices.drives.get(device);
             let mut lines = Vec::new();
             match st.and_then(|s| s.cache.as_ref()) {
                 None => lines.push(Line::from("reading the drive ...")),
@@ -236,7 +181,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     }
                 }
             }
-            if let Some(c) = app.cache_switches.iter().find(|c| &c.device == device) {
+            if let Some(c) = app.changes.cache.iter().find(|c| &c.device == device) {
                 lines.push(Line::from(Span::styled(
                     if c.keep {
                         format!(
@@ -275,7 +220,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             dialog(frame, area, title, l, 74);
         }
         Overlay::Retest { device, record } => {
-            let Some(rec) = app.records.get(*record) else {
+            let Some(rec) = app.results.records.get(*record) else {
                 return;
             };
             let test = rec.test.id();
@@ -331,6 +276,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Overlay::Report { record, scroll } => {
             let text = app
+                .results
                 .records
                 .get(*record)
                 .map(crate::app::RunRecord::report_text)
@@ -355,21 +301,47 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
 }
 
+/// Every key, from the one table of bindings, in rows that never wrap; it scrolls when the
+/// terminal is shorter than the list.
+fn help(frame: &mut Frame, area: Rect, scroll: u16) {
+    let rows = keys::help_rows(keys::HELP_TEXT_WIDTH);
+    let w = HELP_WIDTH;
+    let h = (rows.len() as u16 + 2).min(area.height);
+    let visible = h.saturating_sub(2);
+    let scroll = scroll.min((rows.len() as u16).saturating_sub(visible));
+    let title = if rows.len() as u16 > visible {
+        " Keys (Up/Down scroll) "
+    } else {
+        " Keys "
+    };
+    let lines: Vec<Line> = rows
+        .into_iter()
+        .map(|(k, v)| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{k:<width$}", width = keys::HELP_KEY_WIDTH),
+                    theme::title(),
+                ),
+                Span::raw(v),
+            ])
+        })
+        .collect();
+    let rect = centered(area, w, h);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(lines).scroll((scroll, 0)).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled(title, theme::title())),
+        ),
+        rect,
+    );
+}
+
+/// The help box: its two columns and the border.
+const HELP_WIDTH: u16 = (keys::HELP_KEY_WIDTH + keys::HELP_TEXT_WIDTH + 2) as u16;
+
 /// Splits text into lines of at most `width` characters at spaces.
 pub(crate) fn wrap_text(text: &str, width: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            out.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        out.push(line);
-    }
-    out
+    keys::wrap_words(text, width)
 }

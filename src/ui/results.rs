@@ -22,7 +22,7 @@ pub(crate) fn cache_short(c: Option<KernelWriteCache>) -> &'static str {
 }
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    if app.records.is_empty() {
+    if app.results.records.is_empty() {
         frame.render_widget(
             Paragraph::new("No runs yet. Pick a device (1) and a test (2), press r.")
                 .style(theme::dim())
@@ -32,12 +32,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let lines = app
+        .results
         .records
-        .get(app.record_row)
+        .get(app.results.row)
         .map(detail_lines)
         .unwrap_or_default();
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
-    let table_min = app.records.len().min(3) as u16 + 3;
+    let table_min = app.results.records.len().min(3) as u16 + 3;
     let detail_h = (lines.len() as u16 + 2).clamp(5, area.height.saturating_sub(table_min).max(5));
     let [table_area, detail] =
         Layout::vertical([Constraint::Min(table_min), Constraint::Length(detail_h)]).areas(area);
@@ -46,11 +47,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     ])
     .style(theme::header());
     let rows: Vec<Row> = app
+        .results
         .records
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let mark = match app.marks.iter().position(|&m| m == i) {
+            let mark = match app.results.marks.iter().position(|&m| m == i) {
                 Some(0) => "A",
                 Some(_) => "B",
                 None => "",
@@ -109,7 +111,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         " Results (Space marks A/B for compare) ",
         theme::title(),
     )));
-    let mut state = TableState::default().with_selected(Some(app.record_row));
+    let mut state = TableState::default().with_selected(Some(app.results.row));
     frame.render_stateful_widget(table, table_area, &mut state);
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL)),

@@ -342,7 +342,7 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     let ms = |ns: f64| ms(ns / 1e6);
     let finished = run
         .finished
-        .then(|| app.records.get(run.record))
+        .then(|| app.results.records.get(run.record))
         .flatten()
         .and_then(|r| {
             let figures = r.figures();

@@ -291,7 +291,7 @@ pub fn finish_with(app: &mut App, test: TestName, rerun: bool, report: &RunRepor
         keys(app, "r")
     };
     assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
-    let repeats = app.records.last().map_or(1, |r| r.repeats_wanted);
+    let repeats = app.results.records.last().map_or(1, |r| r.repeats_wanted);
     for _ in 0..repeats {
         app.update(Msg::RunStarted {
             target: Box::new(report.target.clone()),
@@ -306,7 +306,7 @@ pub fn finish_with(app: &mut App, test: TestName, rerun: bool, report: &RunRepor
 /// it a series and finishes it with a report of `mbps` and `p99_ms`.
 pub fn complete_run(app: &mut App, sched: &str, mbps: f64, p99_ms: f64) {
     let device = app.selected_device().expect("a device").name.clone();
-    let cmds = if app.records.is_empty() {
+    let cmds = if app.results.records.is_empty() {
         keys(app, "2");
         // rand-read is the 8th test of the catalogue.
         for _ in 0..7 {
@@ -317,7 +317,7 @@ pub fn complete_run(app: &mut App, sched: &str, mbps: f64, p99_ms: f64) {
         keys(app, "R")
     };
     assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
-    let repeats = app.records.last().map_or(1, |r| r.repeats_wanted);
+    let repeats = app.results.records.last().map_or(1, |r| r.repeats_wanted);
     for _ in 0..repeats {
         feed(app, TestName::RandRead, &device, sched, 40, mbps);
         app.update(Msg::RunFinished(Box::new(Ok(report(

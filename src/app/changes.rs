@@ -1,0 +1,305 @@
+//! Settings this session changed on the devices (the I/O scheduler, the drive's own write
+//! cache): one generic record of what each was and is, whether the admin keeps it, and the
+//! handlers that open the switch dialogs and take the loop's answers.
+
+use std::ops::Deref;
+
+use super::{App, Overlay, Screen};
+use crate::changes::CacheChange;
+use crate::event::Cmd;
+
+/// A setting this session changed on one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change<T> {
+    pub device: String,
+    /// What it was before the session touched it: put back on exit.
+    pub original: T,
+    pub current: T,
+    /// Kept by the admin: not put back on exit.
+    pub keep: bool,
+}
+
+/// A scheduler this session changed.
+pub type SchedulerChange = Change<String>;
+/// A drive write-cache switch this session made.
+pub type CacheSwitch = Change<bool>;
+
+/// The changes of one setting, one per device; reads as a slice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changes<T>(Vec<Change<T>>);
+
+impl<T> Default for Changes<T> {
+    fn default() -> Self {
+        Changes(Vec::new())
+    }
+}
+
+impl<T> Deref for Changes<T> {
+    type Target = [Change<T>];
+    fn deref(&self) -> &[Change<T>] {
+        &self.0
+    }
+}
+
+impl<T: Clone + PartialEq> Changes<T> {
+    /// Records that `device` now has `after`; `before` is what it had (when known). A kept
+    /// choice becomes the new original: the journal puts it back on exit. A setting back at
+    /// its original is no change any more.
+    pub fn switched(&mut self, device: &str, before: Option<T>, after: T) {
+        match self.0.iter_mut().find(|c| c.device == device) {
+            Some(c) if c.keep => {
+                c.original = before.unwrap_or_else(|| c.current.clone());
+                c.current = after;
+                c.keep = false;
+            }
+            Some(c) => c.current = after,
+            None => {
+                if let Some(original) = before
+                    && original != after
+                {
+                    self.0.push(Change {
+                        device: device.to_string(),
+                        original,
+                        current: after,
+                        keep: false,
+                    });
+                }
+            }
+        }
+        self.0.retain(|c| c.keep || c.original != c.current);
+    }
+
+    /// Keeps a device's change after exit; the kept value, or `None` when nothing changed.
+    pub fn keep(&mut self, device: &str) -> Option<T> {
+        let c = self.0.iter_mut().find(|c| c.device == device)?;
+        c.keep = true;
+        Some(c.current.clone())
+    }
+
+    /// What exit puts the device back to, unless kept.
+    pub fn restores_to(&self, device: &str) -> Option<&T> {
+        self.0
+            .iter()
+            .find(|c| c.device == device && !c.keep)
+            .map(|c| &c.original)
+    }
+}
+
+/// Everything the session switched, and where it switched last.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionChanges {
+    pub scheduler: Changes<String>,
+    pub cache: Changes<bool>,
+    /// The device whose scheduler or drive cache was switched last, until a run starts: `R`
+    /// retests there.
+    pub last_switch: Option<String>,
+}
+
+/// The setting a dialog switches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    Scheduler,
+    DriveCache,
+}
+
+fn on_off(b: Option<bool>) -> &'static str {
+    match b {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => "unknown",
+    }
+}
+
+impl App {
+    /// The device the switch keys act on: the run's on run-related screens, else the
+    /// selected one.
+    fn focus_device(&self) -> Option<String> {
+        let selected = || self.selected_device().map(|d| d.name.clone());
+        let from_run = || self.run.as_ref().map(|r| r.device.clone());
+        let from_record = || self.results.selected().map(|r| r.device.clone());
+        match self.screen {
+            Screen::Run => from_run().or_else(selected),
+            Screen::Results | Screen::Compare => from_record().or_else(from_run).or_else(selected),
+            _ => selected(),
+        }
+    }
+
+    pub(super) fn open_scheduler(&mut self) -> Vec<Cmd> {
+        let Some(name) = self.focus_device() else {
+            self.error("no device selected");
+            return Vec::new();
+        };
+        let dev = self.devices.find(&name);
+        let Some(set) = dev.and_then(|d| d.scheduler.clone()) else {
+            self.error(format!("{name}: the kernel does not report its scheduler"));
+            return Vec::new();
+        };
+        if set.available.len() <= 1 {
+            self.error(format!(
+                "{name} has no scheduler to choose (bio-based devices such as zram, md and dm \
+                 have none)"
+            ));
+            return Vec::new();
+        }
+        if self.running() {
+            self.error("switch the scheduler between runs, not during one (x stops the run)");
+            return Vec::new();
+        }
+        let selected = set
+            .active
+            .as_ref()
+            .and_then(|a| set.available.iter().position(|s| s == a))
+            .unwrap_or(0);
+        self.overlay = Some(Overlay::Scheduler {
+            device: name,
+            options: set.available,
+            selected,
+        });
+        Vec::new()
+    }
+
+    pub(super) fn open_drive_cache(&mut self) -> Vec<Cmd> {
+        let Some(name) = self.focus_device() else {
+            self.error("no device selected");
+            return Vec::new();
+        };
+        if self.running() {
+            self.error("switch the write cache between runs, not during one (x stops the run)");
+            return Vec::new();
+        }
+        self.overlay = Some(Overlay::DriveCache {
+            device: name.clone(),
+        });
+        if self.devices.drives.contains_key(&name) {
+            return Vec::new();
+        }
+        self.devices.drives.entry(name.clone()).or_default().reading = true;
+        vec![Cmd::ReadDriveStatus {
+            device: name,
+            health: false,
+        }]
+    }
+
+    /// `K` in a switch dialog: the change stays after exit.
+    pub(super) fn keep(&mut self, setting: Setting, device: String) -> Vec<Cmd> {
+        let kept = match setting {
+            Setting::Scheduler => self
+                .changes
+                .scheduler
+                .keep(&device)
+                .map(|s| format!("scheduler {s}")),
+            Setting::DriveCache => self
+                .changes
+                .cache
+                .keep(&device)
+                .map(|on| format!("the drive write cache {}", on_off(Some(on)))),
+        };
+        let Some(what) = kept else {
+            self.info(format!("{device}: nothing changed to keep"));
+            return Vec::new();
+        };
+        self.info(format!("{device}: keeping {what} after exit"));
+        vec![match setting {
+            Setting::Scheduler => Cmd::KeepScheduler { device },
+            Setting::DriveCache => Cmd::KeepDriveCache { device },
+        }]
+    }
+
+    pub(super) fn scheduler_set(
+        &mut self,
+        device: String,
+        result: Result<String, String>,
+    ) -> Vec<Cmd> {
+        let active = match result {
+            Ok(active) => active,
+            Err(e) => {
+                self.error(format!("cannot switch the scheduler of {device}: {e}"));
+                return Vec::new();
+            }
+        };
+        let before = self
+            .devices
+            .find(&device)
+            .and_then(|d| d.scheduler.as_ref()?.active.clone());
+        self.changes
+            .scheduler
+            .switched(&device, before, active.clone());
+        self.changes.last_switch = Some(device.clone());
+        let restore = self
+            .changes
+            .scheduler
+            .restores_to(&device)
+            .map(|o| format!(" (back to {o} on exit)"))
+            .unwrap_or_default();
+        self.info(format!(
+            "{device}: scheduler is now {active}{restore}; R retests"
+        ));
+        vec![Cmd::RefreshInventory]
+    }
+
+    pub(super) fn drive_cache_set(
+        &mut self,
+        device: String,
+        result: Result<Box<CacheChange>, String>,
+    ) -> Vec<Cmd> {
+        let change = match result {
+            Ok(change) => change,
+            Err(e) => {
+                self.error(format!("cannot switch the write cache of {device}: {e}"));
+                return Vec::new();
+            }
+        };
+        let after = change.after.enabled;
+        if let (Some(was), Some(now)) = (change.before.enabled, after) {
+            self.changes.cache.switched(&device, Some(was), now);
+        }
+        let back = self
+            .changes
+            .cache
+            .restores_to(&device)
+            .map(|&o| format!(" (back to {} on exit)", on_off(Some(o))))
+            .unwrap_or_default();
+        self.changes.last_switch = Some(device.clone());
+        let kernel = change.kernel_after.map_or("?", |k| k.as_str());
+        if change.took_effect() {
+            self.info(format!(
+                "{device}: the drive reports its write cache {}{back}; kernel flush \
+                 policy {kernel}; R retests",
+                on_off(after)
+            ));
+        } else {
+            self.error(format!(
+                "{device}: asked for write cache {}, the drive reports {}",
+                on_off(Some(change.requested)),
+                on_off(after)
+            ));
+        }
+        vec![
+            Cmd::RefreshInventory,
+            Cmd::ReadDriveStatus {
+                device,
+                health: false,
+            },
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_switch_back_is_no_change_and_a_kept_choice_is_the_new_original() {
+        let mut c = Changes::default();
+        c.switched("sda", Some("none".to_string()), "bfq".to_string());
+        assert_eq!(c.restores_to("sda").map(String::as_str), Some("none"));
+        c.switched("sda", Some("bfq".to_string()), "none".to_string());
+        assert!(c.is_empty(), "{c:?}");
+        c.switched("sda", Some("none".to_string()), "bfq".to_string());
+        assert_eq!(c.keep("sda").as_deref(), Some("bfq"));
+        assert_eq!(c.restores_to("sda"), None);
+        c.switched("sda", Some("bfq".to_string()), "kyber".to_string());
+        assert_eq!(c.restores_to("sda").map(String::as_str), Some("bfq"));
+        assert_eq!(c.keep("sdb"), None);
+    }
+}

@@ -1,0 +1,168 @@
+//! The Devices screen's state: the inventory, which devices the list shows, the selected row,
+//! and what the drives themselves said (write cache, SMART).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::keys::Action;
+use super::{App, Screen, step};
+use crate::event::Cmd;
+use crate::model::{BlockDevice, CacheStatus, Inventory, SmartHealth, Transport};
+
+/// Seconds between inventory refreshes while idle.
+const INVENTORY_REFRESH: Duration = Duration::from_secs(10);
+
+/// What the drive itself says, as far as it has been read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DriveState {
+    pub cache: Option<Result<CacheStatus, String>>,
+    pub health: Option<Result<Box<SmartHealth>, String>>,
+    pub reading: bool,
+}
+
+impl DriveState {
+    /// "on", "off", "n/a" for the drive's cache; `None` when not read yet.
+    pub fn cache_word(&self) -> Option<&'static str> {
+        match &self.cache {
+            Some(Ok(c)) => Some(match c.drive.as_ref().and_then(|d| d.enabled) {
+                Some(true) => "on",
+                Some(false) => "off",
+                None => "n/a",
+            }),
+            Some(Err(_)) => Some("?"),
+            None => None,
+        }
+    }
+}
+
+/// The device list and the drives' own state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Devices {
+    pub inventory: Option<Inventory>,
+    pub inventory_error: Option<String>,
+    /// When the inventory was last asked for.
+    last_refresh: Duration,
+    /// Show devices that are not worth testing too (empty loops, zero-size).
+    pub show_all: bool,
+    /// Selected row of the visible list.
+    pub row: usize,
+    /// The drives' own state (cache, SMART) by device name.
+    pub drives: BTreeMap<String, DriveState>,
+}
+
+impl Devices {
+    /// The devices the list shows.
+    pub fn visible(&self) -> Vec<&BlockDevice> {
+        self.inventory
+            .as_ref()
+            .map(|i| i.visible(self.show_all).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn selected(&self) -> Option<&BlockDevice> {
+        self.visible().get(self.row).copied()
+    }
+
+    pub fn find(&self, name: &str) -> Option<&BlockDevice> {
+        self.inventory.as_ref().and_then(|i| i.find(name))
+    }
+
+    /// Is it time for the idle refresh? Marks it asked for when it is.
+    pub(super) fn refresh_due(&mut self, now: Duration) -> bool {
+        let due = now.saturating_sub(self.last_refresh) >= INVENTORY_REFRESH;
+        if due {
+            self.last_refresh = now;
+        }
+        due
+    }
+
+    /// Takes a fresh inventory (or why it failed); true when it was the first.
+    pub(super) fn refreshed(&mut self, now: Duration, result: Result<Inventory, String>) -> bool {
+        self.last_refresh = now;
+        let first = self.inventory.is_none();
+        match result {
+            Ok(inv) => {
+                self.inventory = Some(inv);
+                self.inventory_error = None;
+                self.clamp_row();
+            }
+            Err(e) => self.inventory_error = Some(e),
+        }
+        first
+    }
+
+    fn clamp_row(&mut self) {
+        let n = self.visible().len();
+        self.row = self.row.min(n.saturating_sub(1));
+    }
+
+    /// Asks for the drive state of every real drive (virtual devices have none). SMART is not
+    /// read from USB bridges unasked: some misbehave on pass-through commands.
+    pub(super) fn read_all_drives(&mut self) -> Vec<Cmd> {
+        let devices: Vec<(String, Transport)> = self
+            .visible()
+            .iter()
+            .filter(|d| !d.transport.is_virtual())
+            .map(|d| (d.name.clone(), d.transport))
+            .collect();
+        devices
+            .into_iter()
+            .map(|(device, transport)| {
+                self.drives.entry(device.clone()).or_default().reading = true;
+                Cmd::ReadDriveStatus {
+                    device,
+                    health: transport != Transport::Usb,
+                }
+            })
+            .collect()
+    }
+
+    pub(super) fn drive_status(
+        &mut self,
+        device: String,
+        cache: Result<CacheStatus, String>,
+        health: Option<Result<Box<SmartHealth>, String>>,
+    ) {
+        let st = self.drives.entry(device).or_default();
+        st.cache = Some(cache);
+        if health.is_some() {
+            st.health = health;
+        }
+        st.reading = false;
+    }
+}
+
+impl App {
+    /// The Devices screen's keys (see `keys::BINDINGS`).
+    pub(super) fn devices_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
+        let n = self.devices.visible().len();
+        let last = n.saturating_sub(1);
+        match action {
+            Action::Move => self.devices.row = step(self.devices.row, dir, last),
+            Action::Ends => self.devices.row = if dir < 0 { 0 } else { last },
+            Action::TestDevice if n > 0 => self.screen = Screen::Tests,
+            Action::Refresh => {
+                self.info("device list refreshed");
+                return vec![Cmd::RefreshInventory];
+            }
+            Action::ShowAll => {
+                self.devices.show_all = !self.devices.show_all;
+                self.devices.clamp_row();
+            }
+            Action::ReadSmart => {
+                if let Some(d) = self.devices.selected().map(|d| d.name.clone()) {
+                    self.devices.drives.entry(d.clone()).or_default().reading = true;
+                    self.info(format!(
+                        "{d}: reading the drive's cache state and SMART health"
+                    ));
+                    return vec![Cmd::ReadDriveStatus {
+                        device: d,
+                        health: true,
+                    }];
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}

@@ -1,0 +1,133 @@
+//! The Test screen's keys: choosing a test, stepping and typing its parameters (checked
+//! against the selected device as they are set), and starting it. The form's fields and
+//! values themselves are `picker`'s.
+
+use super::keys::Action;
+use super::picker::{Field, fields_for};
+use super::{App, Overlay, PickerFocus, step};
+use crate::bench::catalog::CATALOG;
+use crate::bench::session::RunRequest;
+use crate::bench::spec::{self, TargetFacts};
+use crate::event::Cmd;
+
+impl App {
+    /// The Test screen's keys (see `keys::BINDINGS`).
+    pub(super) fn tests_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
+        let fields = fields_for(self.picker_test());
+        let field = fields.get(self.picker_field).copied();
+        match (self.picker_focus, action) {
+            (_, Action::RunTest) => return self.start_from_picker(),
+            (PickerFocus::Tests, Action::Move) => {
+                self.picker_test = step(self.picker_test, dir, CATALOG.len() - 1);
+                self.picker_field = 0;
+            }
+            (PickerFocus::Tests, Action::ToParams) => self.picker_focus = PickerFocus::Params,
+            (PickerFocus::Params, Action::ToTests) => self.picker_focus = PickerFocus::Tests,
+            (PickerFocus::Params, Action::Move) if dir < 0 && self.picker_field == 0 => {
+                self.picker_focus = PickerFocus::Tests;
+            }
+            (PickerFocus::Params, Action::Move) => {
+                self.picker_field = step(self.picker_field, dir, fields.len().saturating_sub(1));
+            }
+            (PickerFocus::Params, Action::Step) => {
+                if let Some(f) = field {
+                    self.step_valid(f, dir);
+                }
+            }
+            (PickerFocus::Params, Action::Default) => {
+                if let Some(f) = field {
+                    self.values.reset(f);
+                }
+            }
+            (PickerFocus::Params, Action::Edit) => match field {
+                Some(f) if f.typeable() => {
+                    self.overlay = Some(Overlay::Edit {
+                        field: f,
+                        text: String::new(),
+                        error: None,
+                    });
+                }
+                Some(f) => self.values.step(f, 1),
+                None => {}
+            },
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// A typed value, checked now against the selected device, not when the run starts: on
+    /// a refusal the value is not kept and the dialog says why.
+    pub(super) fn set_typed(&mut self, field: Field, text: String) {
+        let before = self.values.clone();
+        let checked = self
+            .values
+            .set_typed(field, &text)
+            .and_then(|()| self.check_values());
+        if let Err(e) = checked {
+            self.values = before;
+            self.overlay = Some(Overlay::Edit {
+                field,
+                text,
+                error: Some(e),
+            });
+        }
+    }
+
+    /// Would the test form's values make a valid plan on the selected device? If not, why
+    /// (the reason the run would be refused with).
+    fn check_values(&self) -> Result<(), String> {
+        let Some(d) = self.selected_device() else {
+            return Ok(());
+        };
+        let Some(size) = d.size_bytes.map(|b| b.0).filter(|&b| b > 0) else {
+            return Ok(());
+        };
+        let test = self.picker_test();
+        let facts = TargetFacts {
+            size,
+            logical_block_size: d.logical_block_size.unwrap_or(512),
+            max_request: None,
+            is_file: false,
+        };
+        spec::build_plan(test, &self.values.params(test), &facts, true)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Steps a field to its next choice the selected device can take (a region larger than
+    /// the device is skipped, say).
+    fn step_valid(&mut self, field: Field, dir: i32) {
+        let start = self.values.clone();
+        for _ in 0..32 {
+            self.values.step(field, dir);
+            if self.values == start || self.check_values().is_ok() {
+                return;
+            }
+        }
+        self.values = start;
+    }
+
+    fn start_from_picker(&mut self) -> Vec<Cmd> {
+        if self.running() {
+            self.error("a test is running (x stops it)");
+            return Vec::new();
+        }
+        let Some(dev) = self.selected_device() else {
+            self.error("no device to test: select one on the Devices screen (1)");
+            return Vec::new();
+        };
+        if dev.size_bytes.is_none_or(|b| b.0 == 0) {
+            self.error(format!("{} has no size: nothing to test", dev.name));
+            return Vec::new();
+        }
+        let test = self.picker_test();
+        let request = RunRequest {
+            target: dev.path.clone(),
+            test,
+            params: self.values.params(test),
+            confirmation: None,
+            temperature: self.values.temperature(),
+        };
+        self.launch(request, self.values.repeats.max(1))
+    }
+}

@@ -1,0 +1,579 @@
+//! The one table of key bindings. Dispatch (`action_for`), the status line (`status_keys`) and
+//! the help screen (`help_rows`) all read `BINDINGS`, so a key written here is handled, shown
+//! and documented at once, and the three cannot disagree. Dialogs (overlays) take their own
+//! keys and list them in their own text.
+
+use crossterm::event::KeyCode;
+
+use super::{PickerFocus, Screen};
+
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// On every screen.
+    Global,
+    /// On every screen but Test (whose letters edit the form).
+    NotOnTest,
+    /// On one screen (on Test, whichever half has the focus).
+    On(Screen),
+    /// On Test, with the focus on the list of tests.
+    TestList,
+    /// On Test, with the focus on the parameters.
+    TestForm,
+}
+
+impl Scope {
+    fn applies(self, screen: Screen, focus: PickerFocus) -> bool {
+        match self {
+            Scope::Global => true,
+            Scope::NotOnTest => screen != Screen::Tests,
+            Scope::On(s) => s == screen,
+            Scope::TestList => screen == Screen::Tests && focus == PickerFocus::Tests,
+            Scope::TestForm => screen == Screen::Tests && focus == PickerFocus::Params,
+        }
+    }
+
+    /// Does it apply on this screen with either focus?
+    fn applies_somewhere_on(self, screen: Screen) -> bool {
+        self.applies(screen, PickerFocus::Tests) || self.applies(screen, PickerFocus::Params)
+    }
+
+    /// The screen whose help group lists it; `None` for keys that work everywhere.
+    fn screen(self) -> Option<Screen> {
+        match self {
+            Scope::Global | Scope::NotOnTest => None,
+            Scope::On(s) => Some(s),
+            Scope::TestList | Scope::TestForm => Some(Screen::Tests),
+        }
+    }
+}
+
+/// What a key does. Keys with a direction (Up/Down, Left/Right, PageUp/PageDown) share one
+/// action; `direction` tells which way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Help,
+    Quit,
+    /// `1`-`5`: the screen of that number.
+    GoTo,
+    /// Tab/Shift-Tab: the next or the previous screen.
+    NextScreen,
+    Scheduler,
+    DriveCache,
+    ReadSmart,
+    Retest,
+    /// Up/Down in a list or a scrolled view.
+    Move,
+    /// PageUp/PageDown.
+    Page,
+    /// Home/End: the first or the last row.
+    Ends,
+    Refresh,
+    ShowAll,
+    /// Devices: test the selected device.
+    TestDevice,
+    /// Test: start the chosen test.
+    RunTest,
+    /// Test: from the list of tests to its parameters.
+    ToParams,
+    /// Test: from the parameters back to the list.
+    ToTests,
+    /// Test: the field's previous/next choice.
+    Step,
+    Default,
+    /// Test: type a value (or step a field that cannot be typed).
+    Edit,
+    Stop,
+    Rerun,
+    Compare,
+    Temperature,
+    Mark,
+    Export,
+    Report,
+    Back,
+}
+
+/// One key (or a few keys doing one thing) in one place.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub scope: Scope,
+    pub keys: &'static [KeyCode],
+    /// The keys as the user reads them ("Up/Down", "x or Esc").
+    pub names: &'static str,
+    /// The word on the status line; `None` keeps it off the (80-column) status line.
+    pub label: Option<&'static str>,
+    /// What the help screen says it does.
+    pub help: &'static str,
+    pub action: Action,
+}
+
+const UP_DOWN: &[KeyCode] = &[
+    KeyCode::Up,
+    KeyCode::Char('k'),
+    KeyCode::Down,
+    KeyCode::Char('j'),
+];
+
+const fn bind(
+    scope: Scope,
+    keys: &'static [KeyCode],
+    names: &'static str,
+    label: Option<&'static str>,
+    help: &'static str,
+    action: Action,
+) -> Binding {
+    Binding {
+        scope,
+        keys,
+        names,
+        label,
+        help,
+        action,
+    }
+}
+
+use Action as A;
+use Scope as S;
+
+/// Every key of the screens. Earlier rows win: the keys that work everywhere come first. On
+/// the status line a screen's own keys come first, in this order.
+pub const BINDINGS: &[Binding] = &[
+    bind(
+        S::Global,
+        &[KeyCode::Char('?'), KeyCode::F(1)],
+        "? or F1",
+        None,
+        "this help (Up/Down scroll it, any other key closes it)",
+        A::Help,
+    ),
+    bind(
+        S::Global,
+        &[KeyCode::Char('q')],
+        "q / Ctrl-C",
+        None,
+        "quit, putting changed settings back (q asks first when a test runs or results \
+         were not exported; Ctrl-C never asks)",
+        A::Quit,
+    ),
+    bind(
+        S::Global,
+        &[
+            KeyCode::Char('1'),
+            KeyCode::Char('2'),
+            KeyCode::Char('3'),
+            KeyCode::Char('4'),
+            KeyCode::Char('5'),
+        ],
+        "1-5",
+        None,
+        "Devices, Test, Run, Results, Compare",
+        A::GoTo,
+    ),
+    bind(
+        S::Global,
+        &[KeyCode::Tab, KeyCode::BackTab],
+        "Tab",
+        None,
+        "next screen (Shift-Tab the previous)",
+        A::NextScreen,
+    ),
+    bind(
+        S::Global,
+        &[KeyCode::Char('R')],
+        "R",
+        None,
+        "retest: the last test, on the device switched last",
+        A::Retest,
+    ),
+    bind(
+        S::NotOnTest,
+        &[KeyCode::Char('s')],
+        "s",
+        Some("scheduler"),
+        "switch the scheduler (K in the menu keeps it after exit)",
+        A::Scheduler,
+    ),
+    bind(
+        S::NotOnTest,
+        &[KeyCode::Char('w')],
+        "w",
+        Some("cache"),
+        "the drive's own write cache: o off, n on, K keep",
+        A::DriveCache,
+    ),
+    // Devices
+    bind(
+        S::On(Screen::Devices),
+        UP_DOWN,
+        "Up/Down",
+        Some("select"),
+        "select",
+        A::Move,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last",
+        A::Ends,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Enter, KeyCode::Char('t')],
+        "Enter",
+        Some("test"),
+        "test it",
+        A::TestDevice,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Char('h')],
+        "h",
+        Some("SMART"),
+        "read SMART again",
+        A::ReadSmart,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Char('r')],
+        "r",
+        None,
+        "refresh",
+        A::Refresh,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Char('a')],
+        "a",
+        Some("all devices"),
+        "show unused too",
+        A::ShowAll,
+    ),
+    // Test
+    bind(
+        S::TestList,
+        UP_DOWN,
+        "Up/Down",
+        Some("move"),
+        "tests",
+        A::Move,
+    ),
+    bind(
+        S::TestList,
+        &[KeyCode::Enter, KeyCode::Right],
+        "Enter",
+        None,
+        "to the parameters",
+        A::ToParams,
+    ),
+    bind(
+        S::TestForm,
+        &[KeyCode::Enter],
+        "Enter",
+        Some("edit"),
+        "type a value",
+        A::Edit,
+    ),
+    bind(
+        S::TestForm,
+        &[
+            KeyCode::Left,
+            KeyCode::Char('h'),
+            KeyCode::Right,
+            KeyCode::Char('l'),
+        ],
+        "Left/Right",
+        Some("change"),
+        "change it",
+        A::Step,
+    ),
+    bind(
+        S::TestForm,
+        &[KeyCode::Char('d')],
+        "d",
+        Some("default"),
+        "default",
+        A::Default,
+    ),
+    bind(S::TestForm, UP_DOWN, "Up/Down", None, "fields", A::Move),
+    bind(
+        S::TestForm,
+        &[KeyCode::Esc],
+        "Esc",
+        None,
+        "back to tests",
+        A::ToTests,
+    ),
+    bind(
+        S::On(Screen::Tests),
+        &[KeyCode::Char('r'), KeyCode::F(5)],
+        "r",
+        Some("run"),
+        "run",
+        A::RunTest,
+    ),
+    // Run
+    bind(
+        S::On(Screen::Run),
+        &[KeyCode::Char('x'), KeyCode::Esc],
+        "x or Esc",
+        Some("stop"),
+        "stop",
+        A::Stop,
+    ),
+    bind(
+        S::On(Screen::Run),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("rerun"),
+        "rerun",
+        A::Rerun,
+    ),
+    bind(
+        S::On(Screen::Run),
+        &[KeyCode::Char('c')],
+        "c",
+        Some("compare"),
+        "compare the last two runs",
+        A::Compare,
+    ),
+    bind(
+        S::On(Screen::Run),
+        &[KeyCode::Char('t')],
+        "t",
+        Some("temperature"),
+        "drive temperature instead of IOPS",
+        A::Temperature,
+    ),
+    // Results
+    bind(
+        S::On(Screen::Results),
+        UP_DOWN,
+        "Up/Down",
+        None,
+        "select",
+        A::Move,
+    ),
+    bind(
+        S::On(Screen::Results),
+        &[KeyCode::Char(' ')],
+        "Space",
+        Some("mark"),
+        "mark A/B",
+        A::Mark,
+    ),
+    bind(
+        S::On(Screen::Results),
+        &[KeyCode::Char('c')],
+        "c",
+        Some("compare"),
+        "compare",
+        A::Compare,
+    ),
+    bind(
+        S::On(Screen::Results),
+        &[KeyCode::Enter],
+        "Enter",
+        Some("report"),
+        "full report",
+        A::Report,
+    ),
+    bind(
+        S::On(Screen::Results),
+        &[KeyCode::Char('e')],
+        "e",
+        Some("export"),
+        "export (JSON, CSV series, fio command line)",
+        A::Export,
+    ),
+    bind(
+        S::On(Screen::Results),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("rerun"),
+        "rerun the selected",
+        A::Rerun,
+    ),
+    // Compare
+    bind(
+        S::On(Screen::Compare),
+        UP_DOWN,
+        "Up/Down",
+        Some("scroll"),
+        "scroll",
+        A::Move,
+    ),
+    bind(
+        S::On(Screen::Compare),
+        &[KeyCode::PageUp, KeyCode::PageDown, KeyCode::Char(' ')],
+        "PageUp/PageDown",
+        None,
+        "scroll a page",
+        A::Page,
+    ),
+    bind(
+        S::On(Screen::Compare),
+        &[KeyCode::Home],
+        "Home",
+        None,
+        "top",
+        A::Ends,
+    ),
+    bind(
+        S::On(Screen::Compare),
+        &[KeyCode::Esc],
+        "Esc",
+        Some("back"),
+        "back to Results",
+        A::Back,
+    ),
+    bind(
+        S::On(Screen::Compare),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("rerun"),
+        "rerun; noise is the spread of each run's repeats",
+        A::Rerun,
+    ),
+];
+
+/// The binding a key has on a screen, if any.
+pub fn binding_for(screen: Screen, focus: PickerFocus, code: KeyCode) -> Option<&'static Binding> {
+    BINDINGS
+        .iter()
+        .find(|b| b.scope.applies(screen, focus) && b.keys.contains(&code))
+}
+
+/// -1 for the keys that go back or up (Up, k, Left, h, PageUp, Home), +1 for the others.
+pub fn direction(code: KeyCode) -> i32 {
+    match code {
+        KeyCode::Up
+        | KeyCode::Char('k')
+        | KeyCode::Left
+        | KeyCode::Char('h')
+        | KeyCode::PageUp
+        | KeyCode::Home
+        | KeyCode::BackTab => -1,
+        _ => 1,
+    }
+}
+
+/// The status line's keys for a screen: its own keys, then the switches, as "r rerun".
+pub fn status_keys(screen: Screen) -> String {
+    let own = BINDINGS.iter().filter(|b| b.scope.screen() == Some(screen));
+    let everywhere = BINDINGS
+        .iter()
+        .filter(|b| b.scope.screen().is_none() && b.scope.applies_somewhere_on(screen));
+    own.chain(everywhere)
+        .filter_map(|b| b.label.map(|l| format!("{} {l}", b.names)))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+/// What one help entry reads: "r rerun".
+pub fn help_entry(b: &Binding) -> String {
+    format!("{} {}", b.names, b.help)
+}
+
+/// Width of the help's first column (the keys, or the screen's name).
+pub const HELP_KEY_WIDTH: usize = 12;
+/// Width of the help's text column (the box is 76 wide on an 80-column terminal).
+pub const HELP_TEXT_WIDTH: usize = 62;
+
+/// The help screen's rows for a text column `width` wide: (first column, text). Keys that work
+/// everywhere get a row each; a screen's keys are packed into rows under its name, never split
+/// inside an entry, so each entry reads whole on one row.
+pub fn help_rows(width: usize) -> Vec<(String, String)> {
+    let width = width.max(20);
+    let mut rows = Vec::new();
+    for b in BINDINGS.iter().filter(|b| b.scope.screen().is_none()) {
+        let mut first = b.names.to_string();
+        for line in wrap_words(b.help, width) {
+            rows.push((std::mem::take(&mut first), line));
+        }
+    }
+    for screen in Screen::ALL {
+        let mut first = screen.title().to_string();
+        let mut line = String::new();
+        for b in BINDINGS.iter().filter(|b| b.scope.screen() == Some(screen)) {
+            let entry = help_entry(b);
+            if !line.is_empty() && line.chars().count() + 2 + entry.chars().count() > width {
+                line.push(',');
+                rows.push((std::mem::take(&mut first), std::mem::take(&mut line)));
+            }
+            if !line.is_empty() {
+                line.push_str(", ");
+            }
+            line.push_str(&entry);
+        }
+        if !line.is_empty() {
+            rows.push((first, line));
+        }
+    }
+    rows
+}
+
+/// Splits text into lines of at most `width` characters at spaces.
+pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_key_does_two_things_in_one_place() {
+        for screen in Screen::ALL {
+            for focus in [PickerFocus::Tests, PickerFocus::Params] {
+                for (i, a) in BINDINGS.iter().enumerate() {
+                    for b in &BINDINGS[i + 1..] {
+                        if a.scope.applies(screen, focus) && b.scope.applies(screen, focus) {
+                            let shared: Vec<_> =
+                                a.keys.iter().filter(|k| b.keys.contains(k)).collect();
+                            assert!(
+                                shared.is_empty(),
+                                "{shared:?} is both {} and {} on {screen:?}",
+                                a.names,
+                                b.names
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn help_key_column_fits_every_key() {
+        for b in BINDINGS.iter().filter(|b| b.scope.screen().is_none()) {
+            assert!(b.names.chars().count() < HELP_KEY_WIDTH, "{}", b.names);
+        }
+        for (_, text) in help_rows(HELP_TEXT_WIDTH) {
+            assert!(text.chars().count() <= HELP_TEXT_WIDTH, "{text}");
+        }
+    }
+
+    #[test]
+    fn status_lines_fit_80_columns() {
+        for screen in Screen::ALL {
+            let s = status_keys(screen);
+            assert!(s.chars().count() < 80, "{screen:?}: {s}");
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! The run on the Run screen: starting one (through the write confirmation), rerunning and
+//! retesting, the runner's events as they come, repeats, and the figures the live charts read.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::time::Duration;
+
+use super::keys::Action;
+use super::{App, Overlay, Screen};
+use crate::bench::catalog::{TestName, Writes};
+use crate::bench::engine::EngineChoice;
+use crate::bench::runner::RunEvent;
+use crate::bench::safety::{self, WriteRefusal};
+use crate::bench::session::RunRequest;
+use crate::bench::spec::{Job, Plan};
+use crate::bench::stats::IntervalPoint;
+use crate::bench::target::TargetInfo;
+use crate::event::Cmd;
+use crate::report::run::RunReport;
+
+use super::devices::DriveState;
+use super::records::RunRecord;
+
+/// Points a live run keeps (10 minutes at 250 ms); the chart shows the last `CHART_WINDOW`.
+pub const LIVE_HISTORY: usize = 2400;
+/// Seconds of the live charts' sliding window.
+pub const CHART_WINDOW: f64 = 60.0;
+
+/// Running figures of a live run. The means are totals over the measured time (bytes and I/Os
+/// over seconds), as the report computes them, so a shorter last interval weighs what it
+/// lasted; min and max are over whole intervals only (a sliver's rate means little).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LiveStats {
+    /// Whole intervals in min/max.
+    pub count: u64,
+    pub bytes: u64,
+    pub ops: u64,
+    pub seconds: f64,
+    pub min_rate: f64,
+    pub max_rate: f64,
+    pub min_p99_ns: u64,
+    pub max_p99_ns: u64,
+}
+
+impl LiveStats {
+    /// Adds an interval to the totals, and to min/max when it lasted at least `whole` seconds.
+    fn add(&mut self, p: &IntervalPoint, whole: f64) {
+        if p.seconds() <= 0.0 {
+            return;
+        }
+        self.bytes += p.bytes();
+        self.ops += p.ops();
+        self.seconds += p.seconds();
+        if p.seconds() < whole {
+            return;
+        }
+        let rate = p.rate();
+        if self.count == 0 {
+            self.min_rate = rate;
+            self.max_rate = rate;
+        } else {
+            self.min_rate = self.min_rate.min(rate);
+            self.max_rate = self.max_rate.max(rate);
+        }
+        if let Some(l) = p.latency() {
+            if self.min_p99_ns == 0 || l.p99_ns < self.min_p99_ns {
+                self.min_p99_ns = l.p99_ns;
+            }
+            self.max_p99_ns = self.max_p99_ns.max(l.p99_ns);
+        }
+        self.count += 1;
+    }
+
+    /// Bytes per second over the measured time so far.
+    pub fn mean_rate(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    pub fn mean_iops(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.ops as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The run on the Run screen (live, or the last one, finished).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRun {
+    pub record: usize,
+    pub repeat: u32,
+    pub repeats: u32,
+    pub device: String,
+    pub test: TestName,
+    pub target: Option<TargetInfo>,
+    pub plan: Option<Plan>,
+    pub phase: usize,
+    pub phases: usize,
+    pub label: String,
+    pub job: Option<Job>,
+    pub measuring: bool,
+    pub started_at: Duration,
+    pub phase_started_at: Duration,
+    /// This phase's points, oldest first, at most `LIVE_HISTORY`.
+    pub points: VecDeque<IntervalPoint>,
+    pub stats: LiveStats,
+    pub stopping: bool,
+    pub finished: bool,
+    pub error: Option<String>,
+    /// The drive's cache when the run started ("on", "off", "n/a").
+    pub drive_cache: Option<String>,
+    /// Temperature readings: (seconds since the run started, degrees C), bounded.
+    pub temps: VecDeque<(f64, i64)>,
+    /// The engine of the phase being measured, and why (known once the warm-up is over).
+    pub engine: Option<EngineChoice>,
+}
+
+impl LiveRun {
+    fn new(
+        record: usize,
+        device: String,
+        request: &RunRequest,
+        repeats: u32,
+        now: Duration,
+    ) -> Self {
+        LiveRun {
+            record,
+            repeat: 1,
+            repeats,
+            device,
+            test: request.test,
+            target: None,
+            plan: None,
+            phase: 0,
+            phases: 0,
+            label: request.test.id().to_string(),
+            job: None,
+            measuring: false,
+            started_at: now,
+            phase_started_at: now,
+            points: VecDeque::new(),
+            stats: LiveStats::default(),
+            stopping: false,
+            finished: false,
+            error: None,
+            drive_cache: None,
+            temps: VecDeque::new(),
+            engine: None,
+        }
+    }
+
+    pub fn is_active(&self) -> bool {
+        !self.finished
+    }
+
+    /// Seconds measured so far in this phase.
+    pub fn measured(&self) -> f64 {
+        self.points.back().map_or(0.0, |p| p.end_s)
+    }
+
+    /// A runner event: a phase starts, measuring starts, an interval's figures.
+    pub(super) fn event(&mut self, ev: RunEvent, now: Duration) {
+        match ev {
+            RunEvent::PhaseStarted {
+                index,
+                count,
+                label,
+                job,
+            } => {
+                self.phase = index;
+                self.phases = count;
+                self.label = label;
+                self.job = Some(*job);
+                self.measuring = false;
+                self.engine = None;
+                self.phase_started_at = now;
+                self.points.clear();
+                self.stats = LiveStats::default();
+            }
+            RunEvent::Measuring { engine, .. } => {
+                self.measuring = true;
+                self.engine = Some(*engine);
+            }
+            RunEvent::Point { point, .. } => {
+                // The last interval of a stopped or count-bounded phase can be a sliver of
+                // time whose rate means nothing: it counts in the means (as in the report's
+                // totals) but is not charted nor taken for min/max.
+                let nominal = self
+                    .plan
+                    .as_ref()
+                    .map_or(0.25, |p| p.interval.as_secs_f64());
+                self.stats.add(&point, nominal / 2.0);
+                if point.seconds() < nominal / 2.0 {
+                    return;
+                }
+                if self.points.len() == LIVE_HISTORY {
+                    self.points.pop_front();
+                }
+                self.points.push_back(point);
+            }
+            RunEvent::PhaseFinished { .. } => {}
+        }
+    }
+
+    /// A temperature reading of the run's device.
+    pub(super) fn temperature(&mut self, at: f64, celsius: i64) {
+        if self.temps.len() == LIVE_HISTORY {
+            self.temps.pop_front();
+        }
+        self.temps.push_back((at, celsius));
+    }
+}
+
+impl App {
+    pub fn running(&self) -> bool {
+        self.run.as_ref().is_some_and(LiveRun::is_active)
+    }
+
+    /// The Run screen's keys (see `keys::BINDINGS`).
+    pub(super) fn run_act(&mut self, action: Action) -> Vec<Cmd> {
+        match action {
+            Action::Stop if self.running() => {
+                if let Some(run) = &mut self.run {
+                    run.stopping = true;
+                }
+                self.info("stopping: the figures will cover what completed");
+                vec![Cmd::StopRun]
+            }
+            Action::Temperature => {
+                self.show_temperature = !self.show_temperature;
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub(super) fn run_started(&mut self, target: TargetInfo, plan: Plan, notes: Vec<String>) {
+        let Some(run) = &mut self.run else { return };
+        if let Some(rec) = self.results.records.get_mut(run.record) {
+            rec.scheduler = target.scheduler.clone();
+            rec.kernel_cache = target.kernel_write_cache;
+            rec.params = match plan.phases.as_slice() {
+                [one] => one.job.describe(),
+                many => format!("{} phases", many.len()),
+            };
+        }
+        run.target = Some(target);
+        run.plan = Some(plan);
+        if !notes.is_empty() {
+            self.status = Some((notes.join("; "), self.now));
+        }
+    }
+
+    pub(super) fn run_refused(&mut self, e: String) {
+        if let Some(run) = &mut self.run {
+            run.finished = true;
+            run.error = Some(e.clone());
+            if let Some(rec) = self.results.records.get_mut(run.record) {
+                rec.error = Some(e.clone());
+            }
+        }
+        self.error(e);
+    }
+
+    pub(super) fn run_finished(&mut self, result: Result<RunReport, String>) -> Vec<Cmd> {
+        let Some(run) = &mut self.run else {
+            return Vec::new();
+        };
+        let mut cmds = vec![Cmd::RefreshInventory];
+        match result {
+            Ok(report) => {
+                let error = report.error();
+                let stopped = report.outcome.stopped;
+                let record = run.record;
+                if let Some(rec) = self.results.records.get_mut(record) {
+                    rec.runs.push(report);
+                    rec.exported = false;
+                    if let Some(e) = &error {
+                        rec.error = Some(e.clone());
+                    }
+                    let more = rec.runs.len() < rec.repeats_wanted as usize;
+                    if more && error.is_none() && !stopped && !run.stopping {
+                        run.repeat = rec.runs.len() as u32 + 1;
+                        run.points.clear();
+                        run.stats = LiveStats::default();
+                        cmds.push(Cmd::StartRun(Box::new(rec.request.clone())));
+                        return cmds;
+                    }
+                }
+                run.finished = true;
+                run.error = error.clone();
+                self.results.row = record;
+                match error {
+                    Some(e) => self.error(format!("the run failed: {e}")),
+                    None => self.info(format!(
+                        "run #{} finished; s switches the scheduler, R reruns, c compares",
+                        record + 1
+                    )),
+                }
+            }
+            Err(e) => {
+                run.finished = true;
+                run.error = Some(e.clone());
+                self.error(e);
+            }
+        }
+        cmds
+    }
+
+    /// Reruns a record's request. `None` is the retest: the latest test, on the device whose
+    /// setting was switched last (its latest test there, or asking when it has none).
+    pub(super) fn rerun(&mut self, record: Option<usize>) -> Vec<Cmd> {
+        let records = &self.results.records;
+        let Some(latest) = records.len().checked_sub(1) else {
+            self.error("nothing to rerun yet: pick a test on the Test screen (2)");
+            return Vec::new();
+        };
+        if self.running() {
+            self.error("a test is running (x stops it)");
+            return Vec::new();
+        }
+        let i = match (record, self.changes.last_switch.clone()) {
+            (Some(i), _) => i,
+            (None, Some(dev)) if records[latest].device != dev => {
+                match records.iter().rposition(|r| r.device == dev) {
+                    Some(i) => i,
+                    None => {
+                        self.overlay = Some(Overlay::Retest {
+                            device: dev,
+                            record: latest,
+                        });
+                        return Vec::new();
+                    }
+                }
+            }
+            (None, _) => latest,
+        };
+        let mut request = records[i].request.clone();
+        let repeats = records[i].repeats_wanted;
+        // A write test needs a fresh confirmation every time.
+        request.confirmation = None;
+        self.launch(request, repeats)
+    }
+
+    /// Runs a record's test on another device (the retest where the switch was).
+    pub(super) fn retest_on(&mut self, device: &str, record: usize) -> Vec<Cmd> {
+        let Some(rec) = self.results.records.get(record) else {
+            return Vec::new();
+        };
+        let mut request = rec.request.clone();
+        let repeats = rec.repeats_wanted;
+        request.target = self
+            .devices
+            .find(device)
+            .map_or_else(|| Path::new("/dev").join(device), |d| d.path.clone());
+        request.confirmation = None;
+        self.launch(request, repeats)
+    }
+
+    /// Starts a run, through the confirmation dialog when it writes.
+    pub(super) fn launch(&mut self, request: RunRequest, repeats: u32) -> Vec<Cmd> {
+        // The kernel name, which is what the run checks the opened device against (it differs
+        // from the node's file name for names like cciss!c0d0).
+        let device = self
+            .devices
+            .inventory
+            .as_ref()
+            .and_then(|inv| inv.devices.iter().find(|d| d.path == request.target))
+            .map(|d| d.name.clone())
+            .or_else(|| {
+                request
+                    .target
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
+            .unwrap_or_default();
+        // The request's own parameters decide (a rerun keeps the ones it ran with).
+        let writes = request.test.writes_with(&request.params) == Writes::Always;
+        if writes && request.confirmation.is_none() {
+            if let Some(inv) = &self.devices.inventory {
+                match safety::check_device_write(inv, &device, None) {
+                    Err(WriteRefusal::NotConfirmed { .. }) | Ok(()) => {}
+                    Err(refusal) => {
+                        self.error(refusal.to_string());
+                        return Vec::new();
+                    }
+                }
+            }
+            self.overlay = Some(Overlay::Confirm {
+                request: Box::new(request),
+                repeats,
+                device,
+                typed: String::new(),
+                wrong: false,
+            });
+            return Vec::new();
+        }
+        self.changes.last_switch = None;
+        let record = self.results.records.len();
+        let drive_cache = self
+            .devices
+            .drives
+            .get(&device)
+            .and_then(DriveState::cache_word)
+            .map(str::to_string);
+        let mut rec = RunRecord::new(record, device.clone(), request.clone(), repeats);
+        rec.drive_cache = drive_cache.clone();
+        self.results.records.push(rec);
+        let mut run = LiveRun::new(record, device, &request, repeats, self.now);
+        run.drive_cache = drive_cache;
+        self.run = Some(run);
+        self.screen = Screen::Run;
+        vec![Cmd::StartRun(Box::new(request))]
+    }
+}

@@ -1,0 +1,338 @@
+//! Dialogs over the screen. Each takes the keys while open: `Overlay::key` returns the dialog
+//! to show next (itself changed, or none) and what the key asks of the rest of the app, which
+//! `App` carries out. A dialog's keys are listed in its own text (`ui/dialogs.rs`).
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::changes::Setting;
+use super::keys;
+use super::picker::Field;
+use crate::bench::safety;
+use crate::bench::session::RunRequest;
+use crate::event::{Cmd, ExportFormat};
+
+/// A dialog over the screen; it takes the keys while open.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Overlay {
+    /// Every key (`keys::BINDINGS`); `scroll` is the first row shown.
+    Help {
+        scroll: u16,
+    },
+    Error(String),
+    /// Type the device's name to allow a write test.
+    Confirm {
+        request: Box<RunRequest>,
+        repeats: u32,
+        device: String,
+        typed: String,
+        wrong: bool,
+    },
+    Scheduler {
+        device: String,
+        options: Vec<String>,
+        selected: usize,
+    },
+    Export {
+        record: usize,
+    },
+    /// Typing a value for a field of the test form.
+    Edit {
+        field: Field,
+        text: String,
+        error: Option<String>,
+    },
+    QuitConfirm,
+    /// `q` with results not exported: quit and discard them?
+    QuitDiscard,
+    /// The drive's own write cache: state, kernel view, switch.
+    DriveCache {
+        device: String,
+    },
+    /// Changes a killed or crashed session left behind: restore them?
+    Orphans {
+        lines: Vec<String>,
+    },
+    /// Information to acknowledge (what a restore did).
+    Message {
+        title: String,
+        lines: Vec<String>,
+    },
+    /// `R` after a switch on a device the last test did not run on: run it there?
+    Retest {
+        /// The device whose setting changed.
+        device: String,
+        /// The record whose test would run there.
+        record: usize,
+    },
+    /// A finished run's text report, scrolled.
+    Report {
+        record: usize,
+        scroll: u16,
+    },
+}
+
+/// What a dialog's key asks the app to do once the dialog is closed or changed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    /// Hand a command to the loop.
+    Cmd(Cmd),
+    /// A line for the status bar.
+    Info(String),
+    /// Start (or confirm) a run.
+    Launch {
+        request: Box<RunRequest>,
+        repeats: u32,
+    },
+    /// Run a record's test on the device whose setting changed.
+    RetestOn {
+        device: String,
+        record: usize,
+    },
+    /// Rerun a record where it ran.
+    RerunWhereItRan(usize),
+    /// Keep a switched setting after exit.
+    Keep(Setting, String),
+    /// Export a record.
+    Export {
+        record: usize,
+        format: ExportFormat,
+    },
+    /// Export the first unsaved record before quitting.
+    ExportFirst,
+    /// Set a field of the test form to a typed value (checked against the device).
+    SetValue {
+        field: Field,
+        text: String,
+    },
+    Quit,
+}
+
+/// The dialog after a key, and what the key asks for.
+pub type Next = (Option<Overlay>, Option<Intent>);
+
+fn stay(o: Overlay) -> Next {
+    (Some(o), None)
+}
+
+fn close(intent: Intent) -> Next {
+    (None, Some(intent))
+}
+
+const CLOSE: Next = (None, None);
+
+impl Overlay {
+    /// The dialog's answer to a key.
+    pub fn key(self, k: KeyEvent) -> Next {
+        let code = k.code;
+        match self {
+            Overlay::Help { scroll } => {
+                // Up/Down scroll a help taller than the terminal; any other key closes it.
+                if !matches!(
+                    code,
+                    KeyCode::Up | KeyCode::Down | KeyCode::Char('k') | KeyCode::Char('j')
+                ) {
+                    return CLOSE;
+                }
+                let rows = keys::help_rows(keys::HELP_TEXT_WIDTH).len() as u16;
+                let scroll =
+                    super::scroll(scroll, keys::direction(code), 1).min(rows.saturating_sub(1));
+                stay(Overlay::Help { scroll })
+            }
+            Overlay::Error(_) | Overlay::Message { .. } => CLOSE,
+            Overlay::Retest { device, record } => match code {
+                KeyCode::Char('y') | KeyCode::Enter => close(Intent::RetestOn { device, record }),
+                // Rerun where it ran: the switch is not what this retest is about.
+                KeyCode::Char('n') => close(Intent::RerunWhereItRan(record)),
+                KeyCode::Esc | KeyCode::Char('q') => CLOSE,
+                _ => stay(Overlay::Retest { device, record }),
+            },
+            Overlay::Orphans { lines } => match code {
+                KeyCode::Char('y') => close(Intent::Cmd(Cmd::RestoreOrphans)),
+                KeyCode::Char('n') | KeyCode::Esc => close(Intent::Info(
+                    "left as they are: `disktriage restore` puts them back later".into(),
+                )),
+                _ => stay(Overlay::Orphans { lines }),
+            },
+            Overlay::DriveCache { device } => match code {
+                KeyCode::Char('o') | KeyCode::Char('0') => close(Intent::Cmd(Cmd::SetDriveCache {
+                    device,
+                    enabled: false,
+                })),
+                KeyCode::Char('n') | KeyCode::Char('1') => close(Intent::Cmd(Cmd::SetDriveCache {
+                    device,
+                    enabled: true,
+                })),
+                KeyCode::Char('K') => close(Intent::Keep(Setting::DriveCache, device)),
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => CLOSE,
+                _ => stay(Overlay::DriveCache { device }),
+            },
+            Overlay::QuitDiscard => match code {
+                KeyCode::Char('y') | KeyCode::Char('q') => close(Intent::Quit),
+                KeyCode::Char('e') => close(Intent::ExportFirst),
+                _ => CLOSE,
+            },
+            Overlay::QuitConfirm => match code {
+                KeyCode::Char('y') | KeyCode::Char('q') => close(Intent::Quit),
+                _ => CLOSE,
+            },
+            Overlay::Report { record, scroll } => {
+                let scroll = match code {
+                    KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+                    KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+                    KeyCode::PageUp => scroll.saturating_sub(10),
+                    KeyCode::PageDown | KeyCode::Char(' ') => scroll.saturating_add(10),
+                    _ => return CLOSE,
+                };
+                stay(Overlay::Report { record, scroll })
+            }
+            Overlay::Confirm {
+                request,
+                repeats,
+                device,
+                mut typed,
+                ..
+            } => {
+                let mut wrong = false;
+                match code {
+                    KeyCode::Esc => {
+                        return close(Intent::Info(
+                            "write test cancelled: nothing was written".into(),
+                        ));
+                    }
+                    KeyCode::Enter if safety::confirms(&typed, &device) => {
+                        let mut request = request;
+                        request.confirmation = Some(typed);
+                        return close(Intent::Launch { request, repeats });
+                    }
+                    KeyCode::Enter => wrong = true,
+                    KeyCode::Backspace => {
+                        typed.pop();
+                    }
+                    KeyCode::Char(c) if typed.len() < 64 && !c.is_control() => typed.push(c),
+                    _ => {}
+                }
+                stay(Overlay::Confirm {
+                    request,
+                    repeats,
+                    device,
+                    typed,
+                    wrong,
+                })
+            }
+            Overlay::Scheduler {
+                device,
+                options,
+                selected,
+            } => match code {
+                KeyCode::Up | KeyCode::Char('k') => stay(Overlay::Scheduler {
+                    device,
+                    selected: selected.saturating_sub(1),
+                    options,
+                }),
+                KeyCode::Down | KeyCode::Char('j') => {
+                    let selected = (selected + 1).min(options.len().saturating_sub(1));
+                    stay(Overlay::Scheduler {
+                        device,
+                        options,
+                        selected,
+                    })
+                }
+                KeyCode::Enter => match options.get(selected) {
+                    Some(name) => close(Intent::Cmd(Cmd::SetScheduler {
+                        device,
+                        name: name.clone(),
+                    })),
+                    None => CLOSE,
+                },
+                KeyCode::Char('K') => close(Intent::Keep(Setting::Scheduler, device)),
+                _ => CLOSE,
+            },
+            Overlay::Export { record } => {
+                let format = match code {
+                    KeyCode::Char('j') => ExportFormat::Json,
+                    KeyCode::Char('c') => ExportFormat::Csv,
+                    KeyCode::Char('f') => ExportFormat::Fio,
+                    _ => return CLOSE,
+                };
+                close(Intent::Export { record, format })
+            }
+            Overlay::Edit {
+                field,
+                mut text,
+                error,
+            } => match code {
+                KeyCode::Esc => CLOSE,
+                KeyCode::Enter => close(Intent::SetValue { field, text }),
+                KeyCode::Backspace => {
+                    text.pop();
+                    stay(Overlay::Edit {
+                        field,
+                        text,
+                        error: None,
+                    })
+                }
+                KeyCode::Char(c) if text.len() < 32 && c.is_ascii_graphic() => {
+                    text.push(c);
+                    stay(Overlay::Edit {
+                        field,
+                        text,
+                        error: None,
+                    })
+                }
+                _ => stay(Overlay::Edit { field, text, error }),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    fn press(o: Overlay, code: KeyCode) -> Next {
+        o.key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    #[test]
+    fn help_scrolls_with_up_down_and_any_other_key_closes_it() {
+        let down = press(Overlay::Help { scroll: 0 }, KeyCode::Down);
+        assert_eq!(down, (Some(Overlay::Help { scroll: 1 }), None));
+        let up = press(Overlay::Help { scroll: 0 }, KeyCode::Up);
+        assert_eq!(up, (Some(Overlay::Help { scroll: 0 }), None));
+        assert_eq!(press(Overlay::Help { scroll: 3 }, KeyCode::Esc), CLOSE);
+        assert_eq!(
+            press(Overlay::Help { scroll: 0 }, KeyCode::Char('x')),
+            CLOSE
+        );
+    }
+
+    #[test]
+    fn a_dialog_returns_the_next_dialog_and_what_to_do() {
+        let menu = Overlay::Scheduler {
+            device: "sda".into(),
+            options: vec!["none".into(), "bfq".into()],
+            selected: 0,
+        };
+        let (next, intent) = press(menu.clone(), KeyCode::Down);
+        assert!(matches!(next, Some(Overlay::Scheduler { selected: 1, .. })));
+        assert_eq!(intent, None);
+        let (next, intent) = press(next.unwrap(), KeyCode::Enter);
+        assert_eq!(next, None);
+        assert_eq!(
+            intent,
+            Some(Intent::Cmd(Cmd::SetScheduler {
+                device: "sda".into(),
+                name: "bfq".into()
+            }))
+        );
+        assert_eq!(
+            press(menu, KeyCode::Char('K')),
+            close(Intent::Keep(Setting::Scheduler, "sda".into()))
+        );
+        let cache = Overlay::DriveCache {
+            device: "sda".into(),
+        };
+        assert_eq!(press(cache.clone(), KeyCode::Char('z')), stay(cache));
+    }
+}
