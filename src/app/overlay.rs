@@ -2,7 +2,7 @@
 //! to show next (itself changed, or none) and what the key asks of the rest of the app, which
 //! `App` carries out. A dialog's keys are listed in its own text (`ui/dialogs.rs`).
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, ModifierKeyCode};
 
 use super::changes::Setting;
 use super::keys;
@@ -123,7 +123,16 @@ const CLOSE: Next = (None, None);
 impl Overlay {
     /// The dialog's answer to a key.
     pub fn key(self, k: KeyEvent) -> Next {
-        let code = k.code;
+        // In the text fields a letter with Ctrl or Alt is a command, never text: Ctrl-U clears
+        // the field as in a shell, the others do nothing.
+        let command = k
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let code = match k.code {
+            KeyCode::Char('u') if k.modifiers == KeyModifiers::CONTROL => KeyCode::Null,
+            KeyCode::Char(_) if command => KeyCode::Modifier(ModifierKeyCode::LeftControl),
+            other => other,
+        };
         match self {
             Overlay::Help { scroll } => {
                 // Up/Down scroll a help taller than the terminal; any other key closes it.
@@ -208,6 +217,7 @@ impl Overlay {
                     KeyCode::Backspace => {
                         typed.pop();
                     }
+                    KeyCode::Null => typed.clear(),
                     KeyCode::Char(c) if typed.len() < 64 && !c.is_control() => typed.push(c),
                     _ => {}
                 }
@@ -271,6 +281,14 @@ impl Overlay {
                         error: None,
                     })
                 }
+                KeyCode::Null => {
+                    text.clear();
+                    stay(Overlay::Edit {
+                        field,
+                        text,
+                        error: None,
+                    })
+                }
                 KeyCode::Char(c) if text.len() < 32 && c.is_ascii_graphic() => {
                     text.push(c);
                     stay(Overlay::Edit {
@@ -288,7 +306,6 @@ impl Overlay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossterm::event::KeyModifiers;
 
     fn press(o: Overlay, code: KeyCode) -> Next {
         o.key(KeyEvent::new(code, KeyModifiers::NONE))
@@ -334,5 +351,20 @@ mod tests {
             device: "sda".into(),
         };
         assert_eq!(press(cache.clone(), KeyCode::Char('z')), stay(cache));
+    }
+
+    #[test]
+    fn ctrl_letters_are_commands_in_text_fields_not_text() {
+        let edit = |text: &str| Overlay::Edit {
+            field: Field::Time,
+            text: text.into(),
+            error: None,
+        };
+        let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+        // Ctrl-U clears the field; Ctrl-A is ignored; Shift types.
+        assert_eq!(edit("10s").key(ctrl('u')).0, Some(edit("")));
+        assert_eq!(edit("10s").key(ctrl('a')).0, Some(edit("10s")));
+        let shifted = KeyEvent::new(KeyCode::Char('M'), KeyModifiers::SHIFT);
+        assert_eq!(edit("1").key(shifted).0, Some(edit("1M")));
     }
 }
