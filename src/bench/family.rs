@@ -133,3 +133,25 @@ pub(crate) const fn short_phases(time: Duration, warmup: Duration) -> Defaults {
         ..Defaults::BASE
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::bench::catalog::TestName;
+    use crate::bench::params::{KIB, TestParams};
+    use crate::bench::spec::{Plan, SpecError, TargetFacts, build_plan};
+
+    /// A device of `size` bytes with `lbs`-byte logical blocks.
+    pub fn dev(size: u64, lbs: u32) -> TargetFacts {
+        TargetFacts {
+            size,
+            logical_block_size: lbs,
+            max_request: Some(1280 * KIB),
+            is_file: false,
+        }
+    }
+
+    /// `test` planned on a 1 GiB device with 512-byte blocks, writes allowed.
+    pub fn plan(test: TestName, p: &TestParams) -> Result<Plan, SpecError> {
+        build_plan(test, p, &dev(1 << 30, 512), true)
+    }
+}

@@ -106,38 +106,38 @@ pub struct ParamInfo {
 
 /// Every parameter, once.
 pub const PARAMS: [ParamInfo; 22] = [
-    p(Param::Bs, "request size", Kind::Size, Some("--bs")),
-    p(Param::Qd, "queue depth", Kind::Count, Some("--qd")),
-    p(Param::Jobs, "workers", Kind::Count, Some("--jobs")),
-    p(Param::Time, "duration", Kind::Duration, Some("--time")),
-    p(Param::Warmup, "warm-up", Kind::Duration, Some("--warmup")),
-    p(Param::Size, "region size", Kind::Size, Some("--size")),
-    p(Param::Offset, "region start", Kind::Size, Some("--offset")),
-    p(
+    describe(Param::Bs, "request size", Kind::Size, Some("--bs")),
+    describe(Param::Qd, "queue depth", Kind::Count, Some("--qd")),
+    describe(Param::Jobs, "workers", Kind::Count, Some("--jobs")),
+    describe(Param::Time, "duration", Kind::Duration, Some("--time")),
+    describe(Param::Warmup, "warm-up", Kind::Duration, Some("--warmup")),
+    describe(Param::Size, "region size", Kind::Size, Some("--size")),
+    describe(Param::Offset, "region start", Kind::Size, Some("--offset")),
+    describe(
         Param::Amount,
         "amount/worker",
         Kind::Size,
         Some("--io-size"),
     ),
-    p(Param::Count, "I/Os/worker", Kind::Count, Some("--count")),
-    p(Param::ReadPct, "read %", Kind::Percent, Some("--read-pct")),
-    p(
+    describe(Param::Count, "I/Os/worker", Kind::Count, Some("--count")),
+    describe(Param::ReadPct, "read %", Kind::Percent, Some("--read-pct")),
+    describe(
         Param::Interval,
         "interval",
         Kind::Duration,
         Some("--interval"),
     ),
-    p(Param::MinBs, "smallest size", Kind::Size, Some("--min-bs")),
-    p(Param::MaxBs, "largest size", Kind::Size, Some("--max-bs")),
-    p(Param::Qds, "queue depths", Kind::List, Some("--qds")),
-    p(Param::Writes, "write tests", Kind::Choice, Some("--write")),
-    p(Param::Data, "write data", Kind::Choice, Some("--zeros")),
-    p(Param::Sync, "sync writes", Kind::Choice, Some("--sync")),
-    p(Param::Seed, "seed", Kind::Count, Some("--seed")),
-    p(Param::TempPoll, "temperature", Kind::Choice, None),
-    p(Param::Repeats, "repeats", Kind::Count, None),
-    p(Param::Engine, "engine", Kind::Choice, Some("--engine")),
-    p(
+    describe(Param::MinBs, "smallest size", Kind::Size, Some("--min-bs")),
+    describe(Param::MaxBs, "largest size", Kind::Size, Some("--max-bs")),
+    describe(Param::Qds, "queue depths", Kind::List, Some("--qds")),
+    describe(Param::Writes, "write tests", Kind::Choice, Some("--write")),
+    describe(Param::Data, "write data", Kind::Choice, Some("--zeros")),
+    describe(Param::Sync, "sync writes", Kind::Choice, Some("--sync")),
+    describe(Param::Seed, "seed", Kind::Count, Some("--seed")),
+    describe(Param::TempPoll, "temperature", Kind::Choice, None),
+    describe(Param::Repeats, "repeats", Kind::Count, None),
+    describe(Param::Engine, "engine", Kind::Choice, Some("--engine")),
+    describe(
         Param::Buffered,
         "I/O path",
         Kind::Choice,
@@ -145,7 +145,12 @@ pub const PARAMS: [ParamInfo; 22] = [
     ),
 ];
 
-const fn p(param: Param, label: &'static str, kind: Kind, flag: Option<&'static str>) -> ParamInfo {
+const fn describe(
+    param: Param,
+    label: &'static str,
+    kind: Kind,
+    flag: Option<&'static str>,
+) -> ParamInfo {
     ParamInfo {
         param,
         label,
@@ -354,8 +359,7 @@ mod tests {
             .find_subcommand("run")
             .expect("the run subcommand")
             .clone();
-        for info in PARAMS.iter().filter_map(|i| i.flag.map(|f| (i, f))) {
-            let (info, flag) = info;
+        for (info, flag) in PARAMS.iter().filter_map(|i| i.flag.map(|f| (i, f))) {
             let long = flag.trim_start_matches("--");
             assert!(
                 run.get_arguments().any(|a| a.get_long() == Some(long)),
@@ -363,6 +367,50 @@ mod tests {
                 info.param
             );
         }
+    }
+
+    #[test]
+    fn the_defaults_the_run_help_names_are_the_families_defaults() {
+        use crate::model::Bytes;
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        let run = cli.find_subcommand("run").expect("the run subcommand");
+        let help = |long: &str| {
+            run.get_arguments()
+                .find(|a| a.get_long() == Some(long))
+                .and_then(|a| a.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default()
+        };
+        let sizes = TestName::SizeSweep.defaults();
+        let size = |b: u64| format!("(default {})", Bytes(b).short());
+        assert!(
+            help("min-bs").contains(&size(sizes.min_bs)),
+            "{}",
+            help("min-bs")
+        );
+        assert!(
+            help("max-bs").contains(&size(sizes.max_bs)),
+            "{}",
+            help("max-bs")
+        );
+        let qds: Vec<String> = TestName::QdSweep
+            .defaults()
+            .qds
+            .iter()
+            .map(u32::to_string)
+            .collect();
+        assert!(
+            help("qds").contains(&format!("(default {})", qds.join(","))),
+            "{}",
+            help("qds")
+        );
+        let mixed = TestName::RandMixed.defaults().read_pct;
+        assert!(
+            help("read-pct").contains(&format!("(default {mixed})")),
+            "{}",
+            help("read-pct")
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::catalog::{TestName, Writes};
 use super::family::PlanContext;
+pub use super::family::size_sweep::sweep_column;
 use super::params::resolve;
 pub use super::params::{DEFAULT_SEED, TestParams};
 use super::pattern::DataKind;
@@ -488,49 +489,12 @@ pub fn build_plan(
     Ok(plan)
 }
 
-/// diskperf's column names: fwd_wt fwd_rd bwd_wt bwd_rd rnd_wt rnd_rd.
-pub fn sweep_column(access: Access, write: bool) -> &'static str {
-    match (access, write) {
-        (Access::Forward, true) => "fwd_wt",
-        (Access::Forward, false) => "fwd_rd",
-        (Access::Backward, true) => "bwd_wt",
-        (Access::Backward, false) => "bwd_rd",
-        (Access::Random, true) => "rnd_wt",
-        (Access::Random, false) => "rnd_rd",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params::{KIB, MIB};
+    use crate::bench::params::MIB;
 
-    fn dev(size: u64, lbs: u32) -> TargetFacts {
-        TargetFacts {
-            size,
-            logical_block_size: lbs,
-            max_request: Some(1280 * KIB),
-            is_file: false,
-        }
-    }
-
-    fn plan(test: TestName, p: &TestParams) -> Result<Plan, SpecError> {
-        build_plan(test, p, &dev(1 << 30, 512), true)
-    }
-
-    #[test]
-    fn seq_read_defaults() {
-        let p = plan(TestName::SeqRead, &TestParams::default()).unwrap();
-        assert_eq!(p.phases.len(), 1);
-        let j = &p.phases[0].job;
-        assert_eq!((j.bs, j.qd, j.workers), (MIB, 1, 1));
-        assert_eq!(j.access, Access::Forward);
-        assert_eq!(j.time, Some(Duration::from_secs(10)));
-        assert_eq!(j.warmup, Duration::from_secs(1));
-        assert_eq!(j.ops_per_worker, None);
-        assert!(p.direct && !p.writes());
-        assert_eq!(j.describe(), "bs 1M, QD1, 1 worker, forward read");
-    }
+    use crate::bench::family::tests::{dev, plan};
 
     #[test]
     fn io_size_bounds_instead_of_time() {
@@ -542,70 +506,6 @@ mod tests {
         assert_eq!(j.ops_per_worker, Some(200));
         assert_eq!(j.time, None);
         assert_eq!(j.warmup, Duration::ZERO, "dd semantics: nothing extra");
-    }
-
-    #[test]
-    fn concurrent_workers_get_disjoint_regions() {
-        let j = plan(TestName::ConcurrentRead, &TestParams::default())
-            .unwrap()
-            .phases[0]
-            .job
-            .clone();
-        assert_eq!(j.workers, 2);
-        assert_eq!(j.worker_region(0), (0, 512 * MIB));
-        assert_eq!(j.worker_region(1), (512 * MIB, 512 * MIB));
-        let r = plan(
-            TestName::RandRead,
-            &TestParams {
-                jobs: Some(4),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            r.phases[0].job.worker_region(3),
-            (0, 1 << 30),
-            "random workers share"
-        );
-    }
-
-    #[test]
-    fn sync_latency_on_4kn_uses_4k_and_says_so() {
-        let p = build_plan(
-            TestName::SyncLatency,
-            &TestParams::default(),
-            &dev(1 << 30, 4096),
-            true,
-        )
-        .unwrap();
-        let j = &p.phases[0].job;
-        assert_eq!(j.bs, 4096);
-        assert_eq!(j.ops_per_worker, Some(1000));
-        assert_eq!(j.sync, SyncMode::Dsync);
-        assert!(
-            p.notes[0].contains("512-byte writes are impossible"),
-            "{:?}",
-            p.notes
-        );
-        // An explicit 512 on 4Kn is an error, not a silent change.
-        let err = build_plan(
-            TestName::SyncLatency,
-            &TestParams {
-                bs: Some(512),
-                ..Default::default()
-            },
-            &dev(1 << 30, 4096),
-            true,
-        )
-        .unwrap_err();
-        assert!(matches!(
-            err,
-            SpecError::Misaligned {
-                bs: 512,
-                lbs: 4096,
-                ..
-            }
-        ));
     }
 
     #[test]
@@ -840,69 +740,6 @@ mod tests {
             .total
         };
         assert!(threads(EngineKind::Sync) > threads(EngineKind::Uring) + 10 * GIB);
-    }
-
-    #[test]
-    fn cdm_order_and_parameters() {
-        let p = plan(TestName::Cdm, &TestParams::default()).unwrap();
-        let labels: Vec<&str> = p.phases.iter().map(|x| x.label.as_str()).collect();
-        assert_eq!(
-            labels,
-            [
-                "SEQ1M Q8T1 read",
-                "SEQ1M Q8T1 write",
-                "SEQ1M Q1T1 read",
-                "SEQ1M Q1T1 write",
-                "RND4K Q32T1 read",
-                "RND4K Q32T1 write",
-                "RND4K Q1T1 read",
-                "RND4K Q1T1 write",
-            ]
-        );
-        let rnd = &p.phases[4].job;
-        assert_eq!(
-            (rnd.bs, rnd.qd, rnd.workers, rnd.access),
-            (4096, 32, 1, Access::Random)
-        );
-        assert_eq!(p.phases[0].job.time, Some(Duration::from_secs(5)));
-        let nvme = plan(TestName::CdmNvme, &TestParams::default()).unwrap();
-        assert_eq!(nvme.phases[4].job.workers, 16);
-        assert_eq!(nvme.phases[2].job.bs, 128 * KIB);
-    }
-
-    #[test]
-    fn size_sweep_doubles_and_names_columns() {
-        let p = plan(
-            TestName::SizeSweep,
-            &TestParams {
-                min_bs: Some(16 * KIB),
-                max_bs: Some(64 * KIB),
-                include_writes: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(p.phases.len(), 3 * 6);
-        assert_eq!(p.phases[0].label, "16k fwd_wt");
-        assert_eq!(p.phases[5].label, "16k rnd_rd");
-        assert_eq!(p.phases[17].job.bs, 64 * KIB);
-        let reads_only = plan(TestName::SizeSweep, &TestParams::default()).unwrap();
-        assert!(!reads_only.writes());
-        assert_eq!(reads_only.phases.len(), 9 * 3, "4k..1M read only");
-    }
-
-    #[test]
-    fn qd_sweep_small_and_large() {
-        let p = plan(TestName::QdSweep, &TestParams::default()).unwrap();
-        assert_eq!(p.phases.len(), 12);
-        assert_eq!(p.phases[0].job.bs, 8 * KIB);
-        assert_eq!(p.phases[5].job.qd, 32);
-        assert_eq!(p.phases[6].job.bs, MIB);
-        assert_eq!(p.phases[6].job.access, Access::Forward);
-        assert_eq!(
-            p.expected_duration(),
-            Some(Duration::from_millis(2500 * 12))
-        );
     }
 
     #[test]

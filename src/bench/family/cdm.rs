@@ -76,3 +76,37 @@ impl Family for Cdm {
         Ok(phases)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::family::tests::plan;
+
+    #[test]
+    fn cdm_order_and_parameters() {
+        let p = plan(TestName::Cdm, &TestParams::default()).unwrap();
+        let labels: Vec<&str> = p.phases.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "SEQ1M Q8T1 read",
+                "SEQ1M Q8T1 write",
+                "SEQ1M Q1T1 read",
+                "SEQ1M Q1T1 write",
+                "RND4K Q32T1 read",
+                "RND4K Q32T1 write",
+                "RND4K Q1T1 read",
+                "RND4K Q1T1 write",
+            ]
+        );
+        let rnd = &p.phases[4].job;
+        assert_eq!(
+            (rnd.bs, rnd.qd, rnd.workers, rnd.access),
+            (4096, 32, 1, Access::Random)
+        );
+        assert_eq!(p.phases[0].job.time, Some(Duration::from_secs(5)));
+        let nvme = plan(TestName::CdmNvme, &TestParams::default()).unwrap();
+        assert_eq!(nvme.phases[4].job.workers, 16);
+        assert_eq!(nvme.phases[2].job.bs, 128 * KIB);
+    }
+}

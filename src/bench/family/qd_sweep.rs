@@ -80,3 +80,23 @@ impl Family for QdSweep {
         "the request size (--bs), queue depths (--qds) or workers (--jobs)"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::family::tests::plan;
+
+    #[test]
+    fn qd_sweep_small_and_large() {
+        let p = plan(TestName::QdSweep, &TestParams::default()).unwrap();
+        assert_eq!(p.phases.len(), 12);
+        assert_eq!(p.phases[0].job.bs, 8 * KIB);
+        assert_eq!(p.phases[5].job.qd, 32);
+        assert_eq!(p.phases[6].job.bs, MIB);
+        assert_eq!(p.phases[6].job.access, Access::Forward);
+        assert_eq!(
+            p.expected_duration(),
+            Some(Duration::from_millis(2500 * 12))
+        );
+    }
+}

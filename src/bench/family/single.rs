@@ -101,3 +101,89 @@ impl Family for Single {
         }])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::family::tests::{dev, plan};
+    use crate::bench::params::MIB;
+    use crate::bench::spec::build_plan;
+
+    #[test]
+    fn seq_read_defaults() {
+        let p = plan(TestName::SeqRead, &TestParams::default()).unwrap();
+        assert_eq!(p.phases.len(), 1);
+        let j = &p.phases[0].job;
+        assert_eq!((j.bs, j.qd, j.workers), (MIB, 1, 1));
+        assert_eq!(j.access, Access::Forward);
+        assert_eq!(j.time, Some(Duration::from_secs(10)));
+        assert_eq!(j.warmup, Duration::from_secs(1));
+        assert_eq!(j.ops_per_worker, None);
+        assert!(p.direct && !p.writes());
+        assert_eq!(j.describe(), "bs 1M, QD1, 1 worker, forward read");
+    }
+
+    #[test]
+    fn concurrent_workers_get_disjoint_regions() {
+        let j = plan(TestName::ConcurrentRead, &TestParams::default())
+            .unwrap()
+            .phases[0]
+            .job
+            .clone();
+        assert_eq!(j.workers, 2);
+        assert_eq!(j.worker_region(0), (0, 512 * MIB));
+        assert_eq!(j.worker_region(1), (512 * MIB, 512 * MIB));
+        let r = plan(
+            TestName::RandRead,
+            &TestParams {
+                jobs: Some(4),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            r.phases[0].job.worker_region(3),
+            (0, 1 << 30),
+            "random workers share"
+        );
+    }
+
+    #[test]
+    fn sync_latency_on_4kn_uses_4k_and_says_so() {
+        let p = build_plan(
+            TestName::SyncLatency,
+            &TestParams::default(),
+            &dev(1 << 30, 4096),
+            true,
+        )
+        .unwrap();
+        let j = &p.phases[0].job;
+        assert_eq!(j.bs, 4096);
+        assert_eq!(j.ops_per_worker, Some(1000));
+        assert_eq!(j.sync, SyncMode::Dsync);
+        assert!(
+            p.notes[0].contains("512-byte writes are impossible"),
+            "{:?}",
+            p.notes
+        );
+        // An explicit 512 on 4Kn is an error, not a silent change.
+        let err = build_plan(
+            TestName::SyncLatency,
+            &TestParams {
+                bs: Some(512),
+                ..Default::default()
+            },
+            &dev(1 << 30, 4096),
+            true,
+        )
+        .unwrap_err();
+        assert!(matches!(
+            err,
+            SpecError::Misaligned {
+                bs: 512,
+                lbs: 4096,
+                ..
+            }
+        ));
+    }
+}

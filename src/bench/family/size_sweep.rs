@@ -7,10 +7,22 @@ use super::{Family, PlanContext, short_phases};
 use crate::bench::catalog::{TestName, Writes};
 use crate::bench::params::{Defaults, Param, TestParams};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{Phase, PhaseTag, SpecError, sweep_column};
+use crate::bench::spec::{Phase, PhaseTag, SpecError};
 use crate::model::Bytes;
 
 pub struct SizeSweep;
+
+/// diskperf's column names: fwd_wt fwd_rd bwd_wt bwd_rd rnd_wt rnd_rd.
+pub fn sweep_column(access: Access, write: bool) -> &'static str {
+    match (access, write) {
+        (Access::Forward, true) => "fwd_wt",
+        (Access::Forward, false) => "fwd_rd",
+        (Access::Backward, true) => "bwd_wt",
+        (Access::Backward, false) => "bwd_rd",
+        (Access::Random, true) => "rnd_wt",
+        (Access::Random, false) => "rnd_rd",
+    }
+}
 
 impl Family for SizeSweep {
     fn defaults(&self, _test: TestName) -> Defaults {
@@ -70,5 +82,33 @@ impl Family for SizeSweep {
 
     fn lower_hint(&self) -> &'static str {
         "the largest size (--max-bs), queue depth (--qd) or workers (--jobs)"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::family::tests::plan;
+    use crate::bench::params::KIB;
+
+    #[test]
+    fn size_sweep_doubles_and_names_columns() {
+        let p = plan(
+            TestName::SizeSweep,
+            &TestParams {
+                min_bs: Some(16 * KIB),
+                max_bs: Some(64 * KIB),
+                include_writes: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.phases.len(), 3 * 6);
+        assert_eq!(p.phases[0].label, "16k fwd_wt");
+        assert_eq!(p.phases[5].label, "16k rnd_rd");
+        assert_eq!(p.phases[17].job.bs, 64 * KIB);
+        let reads_only = plan(TestName::SizeSweep, &TestParams::default()).unwrap();
+        assert!(!reads_only.writes());
+        assert_eq!(reads_only.phases.len(), 9 * 3, "4k..1M read only");
     }
 }
