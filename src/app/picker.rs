@@ -390,4 +390,21 @@ mod tests {
         assert!(writes(TestName::Cdm, &v));
         assert!(writes(TestName::SeqWrite, &Values::new()));
     }
+
+    #[test]
+    fn every_field_a_test_shows_can_be_changed_here() {
+        // A family that lists a parameter the Test screen cannot set would show a dead row.
+        for t in &CATALOG {
+            for f in fields_for(t.name) {
+                let mut v = Values::new();
+                v.step(f, 1);
+                assert_ne!(v, Values::new(), "{}: {:?} does not step", t.id, f);
+                if f.typeable() {
+                    let mut typed = Values::new();
+                    let _ = typed.set_typed(f, "2");
+                    assert_ne!(typed, Values::new(), "{}: {:?} cannot be typed", t.id, f);
+                }
+            }
+        }
+    }
 }
