@@ -57,18 +57,20 @@ pub struct PlanContext<'a> {
 /// The largest request a test may make.
 pub const MAX_REQUEST: u64 = 256 * 1024 * 1024;
 
+/// Checks a request size: at most `MAX_REQUEST`, and a multiple of `lbs` (O_DIRECT's
+/// alignment) on the `what` ("device", "file system").
+pub fn check_request_size(bs: u64, lbs: u32, what: &'static str) -> Result<(), SpecError> {
+    check_range("request size", bs, 1, MAX_REQUEST)?;
+    if !bs.is_multiple_of(u64::from(lbs)) {
+        return Err(SpecError::Misaligned { bs, lbs, what });
+    }
+    Ok(())
+}
+
 impl PlanContext<'_> {
     /// Checks a request size: in range and aligned.
     pub fn check_bs(&self, bs: u64) -> Result<(), SpecError> {
-        check_range("request size", bs, 1, MAX_REQUEST)?;
-        if !bs.is_multiple_of(u64::from(self.lbs)) {
-            return Err(SpecError::Misaligned {
-                bs,
-                lbs: self.lbs,
-                what: self.what,
-            });
-        }
-        Ok(())
+        check_request_size(bs, self.lbs, self.what)
     }
 
     /// One job over the test region, bounded as the request says.

@@ -1,17 +1,18 @@
 //! From what the admin asked for (`TestParams`, raw overrides of a catalogue test) and what the
 //! target is (`TargetFacts`) to a validated `Plan`: a list of phases, each one job of workers
-//! with a request size, queue depth, pattern, region and bounds. Pure: no I/O, so every rule is
-//! unit-tested.
+//! with a request size, queue depth, pattern, region and bounds. This file holds the plan's
+//! types and the checks every test shares; defaults come from `params::resolve` and each
+//! test's phases from its family (`bench/family/`). Pure: no I/O, so every rule is unit-tested.
 
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::catalog::{TestName, Writes};
-use super::family::PlanContext;
+use super::catalog::{CATALOG, TestName, Writes};
 pub use super::family::size_sweep::sweep_column;
-use super::params::resolve;
+use super::family::{PlanContext, check_request_size};
 pub use super::params::{DEFAULT_SEED, TestParams};
+use super::params::{Param, resolve};
 use super::pattern::DataKind;
 use super::plan::{Access, Mix};
 use super::stats::IntervalPoint;
@@ -379,16 +380,7 @@ pub fn build_plan(
         ));
         resolved.bs = u64::from(lbs);
     }
-    let mut ctx = PlanContext {
-        params,
-        resolved: &resolved,
-        lbs,
-        what,
-        region_start: 0,
-        region_len: 0,
-        writes_allowed,
-    };
-    ctx.check_bs(resolved.bs)?;
+    check_request_size(resolved.bs, lbs, what)?;
     check_range(
         "queue depth",
         u64::from(resolved.qd),
@@ -403,10 +395,10 @@ pub fn build_plan(
     )?;
     if let Some(p) = params.read_pct {
         check_range("read percentage", u64::from(p), 0, 100)?;
-        if !test.params().contains(&super::params::Param::ReadPct) {
-            let takes: Vec<&str> = super::catalog::CATALOG
+        if !test.params().contains(&Param::ReadPct) {
+            let takes: Vec<&str> = CATALOG
                 .iter()
-                .filter(|t| t.name.params().contains(&super::params::Param::ReadPct))
+                .filter(|t| t.name.params().contains(&Param::ReadPct))
                 .map(|t| t.id)
                 .collect();
             return Err(SpecError::Invalid(format!(
@@ -445,9 +437,15 @@ pub fn build_plan(
         10,
         60_000,
     )?;
-    ctx.region_start = offset;
-    ctx.region_len = size;
-    let phases = test.phases(&ctx)?;
+    let phases = test.phases(&PlanContext {
+        params,
+        resolved: &resolved,
+        lbs,
+        what,
+        region_start: offset,
+        region_len: size,
+        writes_allowed,
+    })?;
 
     if let Some(max_req) = target.max_request
         && phases.iter().any(|p| p.job.bs > max_req)
