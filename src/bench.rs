@@ -2,6 +2,8 @@
 
 pub mod catalog;
 pub mod engine;
+pub mod family;
+pub mod params;
 pub mod pattern;
 pub mod plan;
 pub mod runner;

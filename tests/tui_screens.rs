@@ -197,7 +197,7 @@ fn qd_sweep_with_writes_asks_for_the_device_name() {
     for _ in 0..11 {
         key(&mut app, KeyCode::Down);
     }
-    app.values.read_pct = Some(50);
+    app.values.params.read_pct = Some(50);
     let s = screen(&app, 132, 43);
     assert!(s.contains("this test WRITES to loop1"), "{s}");
     let cmds = keys(&mut app, "r");
@@ -1026,7 +1026,7 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
         panic!("QD 0 accepted: {:?}", app.overlay)
     };
     assert!(e.contains("queue depth"), "{e}");
-    assert_eq!(app.values.qd, None, "the bad value is not kept");
+    assert_eq!(app.values.params.qd, None, "the bad value is not kept");
     snap("typed_value_refused", &app);
     key(&mut app, KeyCode::Esc);
     type_into(&mut app, Field::Size, "1G");
@@ -1037,15 +1037,15 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
     key(&mut app, KeyCode::Esc);
     type_into(&mut app, Field::Size, "32M");
     assert_eq!(app.overlay, None);
-    assert_eq!(app.values.size, Some(32 << 20));
+    assert_eq!(app.values.params.size, Some(32 << 20));
     // Stepping skips what the device cannot take: 64 MiB is the whole device, not more.
     app.picker_field = fields.iter().position(|f| *f == Field::Size).unwrap();
     for _ in 0..3 {
         key(&mut app, KeyCode::Right);
         assert!(
-            app.values.size.is_none_or(|s| s <= 64 << 20),
+            app.values.params.size.is_none_or(|s| s <= 64 << 20),
             "{:?}",
-            app.values.size
+            app.values.params.size
         );
     }
 

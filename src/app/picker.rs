@@ -1,85 +1,27 @@
-//! The test picker's form: which fields a test has, the values the admin chose (or the
-//! defaults), the choices ←/→ cycle through, and typed values.
+//! The test picker's form: the values the admin chose for a test's parameters (a
+//! `TestParams`, plus the session's repeats and temperature polling), the choices Left/Right
+//! cycle through, and typed values. Which fields a test has, their labels and their defaults
+//! come from the test's family and the parameter table (`bench::params`).
 
 use std::time::Duration;
 
 use crate::bench::catalog::{CATALOG, TestName};
-use crate::bench::spec::{self, EngineKind, TestParams};
+pub use crate::bench::params::Param as Field;
+use crate::bench::params::{Kind, TestParams};
+use crate::bench::spec::EngineKind;
 use crate::cli::{parse_duration, parse_size};
 use crate::model::Bytes;
 
-/// An editable parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    Bs,
-    Qd,
-    Jobs,
-    Time,
-    Warmup,
-    Size,
-    ReadPct,
-    MinBs,
-    MaxBs,
-    Writes,
-    /// Bytes each worker transfers (replaces the duration).
-    Amount,
-    /// Random (incompressible) or zero data for writes.
-    Data,
-    /// How often the drive's temperature is read during the run.
-    TempPoll,
-    Repeats,
-    Engine,
-    Buffered,
-}
-
 impl Field {
-    pub fn label(self) -> &'static str {
-        match self {
-            Field::Bs => "request size",
-            Field::Qd => "queue depth",
-            Field::Jobs => "workers",
-            Field::Time => "duration",
-            Field::Warmup => "warm-up",
-            Field::Size => "region size",
-            Field::ReadPct => "read %",
-            Field::MinBs => "smallest size",
-            Field::MaxBs => "largest size",
-            Field::Writes => "write tests",
-            Field::Amount => "amount/worker",
-            Field::Data => "write data",
-            Field::TempPoll => "temperature",
-            Field::Repeats => "repeats",
-            Field::Engine => "engine",
-            Field::Buffered => "I/O path",
-        }
-    }
-
     /// Can a value be typed (as opposed to only cycled)?
     pub fn typeable(self) -> bool {
-        !matches!(
-            self,
-            Field::Writes | Field::Data | Field::TempPoll | Field::Engine | Field::Buffered
-        )
+        self.kind() != Kind::Choice
     }
 }
 
 /// The fields a test shows, in order.
 pub fn fields_for(test: TestName) -> Vec<Field> {
-    use Field::*;
-    let tail = [Repeats, TempPoll, Engine, Buffered];
-    let mut v = match test {
-        TestName::SizeSweep => vec![MinBs, MaxBs, Qd, Time, Warmup, Size, Writes, Data],
-        TestName::QdSweep => vec![Bs, Time, Warmup, Size, ReadPct, Data],
-        TestName::Cdm | TestName::CdmNvme => vec![Time, Warmup, Size, Writes, Data],
-        TestName::RandMixed => vec![Bs, Qd, Jobs, Time, Amount, Warmup, Size, ReadPct, Data],
-        TestName::SyncLatency => vec![Bs, Size, Data],
-        _ => vec![Bs, Qd, Jobs, Time, Amount, Warmup, Size],
-    };
-    if test.info().writes == crate::bench::catalog::Writes::Always && !v.contains(&Data) {
-        v.push(Data);
-    }
-    v.extend_from_slice(&tail);
-    v
+    test.params()
 }
 
 const SIZES: [u64; 14] = [
@@ -116,26 +58,13 @@ const AMOUNTS: [u64; 6] = [16 << 20, 64 << 20, 200 << 20, 1 << 30, 4 << 30, 16 <
 const TEMP_POLLS: [u64; 6] = [0, 1, 2, 5, 10, 30];
 const PCTS: [u8; 11] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
 
-/// The admin's choices; `None` is the test's default.
+/// The admin's choices; `None` in `params` is the test's default.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Values {
-    pub bs: Option<u64>,
-    pub qd: Option<u32>,
-    pub jobs: Option<u32>,
-    pub time: Option<Duration>,
-    pub warmup: Option<Duration>,
-    pub size: Option<u64>,
-    pub read_pct: Option<u8>,
-    pub min_bs: Option<u64>,
-    pub max_bs: Option<u64>,
-    pub writes: bool,
-    pub io_size: Option<u64>,
-    pub zeros: bool,
+    pub params: TestParams,
     /// `None` is the default (5 s on SATA/NVMe, off elsewhere); zero means off.
     pub temp_poll: Option<Duration>,
     pub repeats: u32,
-    pub engine: EngineKind,
-    pub buffered: bool,
 }
 
 /// Steps `current` through `choices` (None = default, shown first) by `dir` (+1/-1).
@@ -166,28 +95,29 @@ impl Values {
 
     /// Moves a field to its next (`dir` = 1) or previous (-1) choice.
     pub fn step(&mut self, field: Field, dir: i32) {
+        let p = &mut self.params;
         match field {
-            Field::Bs => self.bs = cycle(self.bs, &SIZES, dir),
-            Field::MinBs => self.min_bs = cycle(self.min_bs, &SIZES, dir),
-            Field::MaxBs => self.max_bs = cycle(self.max_bs, &SIZES, dir),
-            Field::Qd => self.qd = cycle(self.qd, &DEPTHS, dir),
-            Field::Jobs => self.jobs = cycle(self.jobs, &WORKERS, dir),
+            Field::Bs => p.bs = cycle(p.bs, &SIZES, dir),
+            Field::MinBs => p.min_bs = cycle(p.min_bs, &SIZES, dir),
+            Field::MaxBs => p.max_bs = cycle(p.max_bs, &SIZES, dir),
+            Field::Qd => p.qd = cycle(p.qd, &DEPTHS, dir),
+            Field::Jobs => p.jobs = cycle(p.jobs, &WORKERS, dir),
             Field::Time => {
                 let t: Vec<Duration> = TIMES.iter().map(|&s| Duration::from_secs(s)).collect();
-                self.time = cycle(self.time, &t, dir);
+                p.time = cycle(p.time, &t, dir);
             }
             Field::Warmup => {
                 let w: Vec<Duration> = WARMUPS_MS
                     .iter()
                     .map(|&m| Duration::from_millis(m))
                     .collect();
-                self.warmup = cycle(self.warmup, &w, dir);
+                p.warmup = cycle(p.warmup, &w, dir);
             }
-            Field::Size => self.size = cycle(self.size, &REGIONS, dir),
-            Field::ReadPct => self.read_pct = cycle(self.read_pct, &PCTS, dir),
-            Field::Writes => self.writes = !self.writes,
-            Field::Amount => self.io_size = cycle(self.io_size, &AMOUNTS, dir),
-            Field::Data => self.zeros = !self.zeros,
+            Field::Size => p.size = cycle(p.size, &REGIONS, dir),
+            Field::ReadPct => p.read_pct = cycle(p.read_pct, &PCTS, dir),
+            Field::Writes => p.include_writes = !p.include_writes,
+            Field::Amount => p.io_size = cycle(p.io_size, &AMOUNTS, dir),
+            Field::Data => p.zeros = !p.zeros,
             Field::TempPoll => {
                 let t: Vec<Duration> = TEMP_POLLS.iter().map(|&s| Duration::from_secs(s)).collect();
                 self.temp_poll = cycle(self.temp_poll, &t, dir);
@@ -197,33 +127,26 @@ impl Values {
             }
             Field::Engine => {
                 let order = [EngineKind::Auto, EngineKind::Uring, EngineKind::Sync];
-                let pos = order.iter().position(|e| *e == self.engine).unwrap_or(0) as i32;
-                self.engine = order[(pos + dir).rem_euclid(order.len() as i32) as usize];
+                let pos = order.iter().position(|e| *e == p.engine).unwrap_or(0) as i32;
+                p.engine = order[(pos + dir).rem_euclid(order.len() as i32) as usize];
             }
-            Field::Buffered => self.buffered = !self.buffered,
+            Field::Buffered => p.buffered = !p.buffered,
+            // Not on the Test screen (command line only).
+            Field::Offset
+            | Field::Count
+            | Field::Interval
+            | Field::Qds
+            | Field::Sync
+            | Field::Seed => {}
         }
     }
 
     /// Back to the test's default.
     pub fn reset(&mut self, field: Field) {
-        let fresh = Values::new();
         match field {
-            Field::Bs => self.bs = None,
-            Field::Qd => self.qd = None,
-            Field::Jobs => self.jobs = None,
-            Field::Time => self.time = None,
-            Field::Warmup => self.warmup = None,
-            Field::Size => self.size = None,
-            Field::ReadPct => self.read_pct = None,
-            Field::MinBs => self.min_bs = None,
-            Field::MaxBs => self.max_bs = None,
-            Field::Writes => self.writes = fresh.writes,
-            Field::Amount => self.io_size = None,
-            Field::Data => self.zeros = fresh.zeros,
             Field::TempPoll => self.temp_poll = None,
-            Field::Repeats => self.repeats = fresh.repeats,
-            Field::Engine => self.engine = fresh.engine,
-            Field::Buffered => self.buffered = fresh.buffered,
+            Field::Repeats => self.repeats = Values::new().repeats,
+            _ => self.params.clear(field),
         }
     }
 
@@ -234,102 +157,102 @@ impl Values {
             self.reset(field);
             return Ok(());
         }
-        let num = |what: &str| -> Result<u32, String> {
+        let num = || -> Result<u32, String> {
             text.parse::<u32>()
-                .map_err(|_| format!("{what} must be a whole number, not {text:?}"))
+                .map_err(|_| format!("{} must be a whole number, not {text:?}", field.label()))
         };
+        let p = &mut self.params;
         match field {
-            Field::Bs => self.bs = Some(parse_size(text)?),
-            Field::MinBs => self.min_bs = Some(parse_size(text)?),
-            Field::MaxBs => self.max_bs = Some(parse_size(text)?),
-            Field::Size => self.size = Some(parse_size(text)?),
-            Field::Amount => self.io_size = Some(parse_size(text)?),
-            Field::Qd => self.qd = Some(num("queue depth")?),
-            Field::Jobs => self.jobs = Some(num("workers")?),
-            Field::Repeats => self.repeats = num("repeats")?.clamp(1, 10),
-            Field::Time => self.time = Some(parse_duration(text)?),
-            Field::Warmup => self.warmup = Some(parse_duration(text)?),
+            Field::Bs => p.bs = Some(parse_size(text)?),
+            Field::MinBs => p.min_bs = Some(parse_size(text)?),
+            Field::MaxBs => p.max_bs = Some(parse_size(text)?),
+            Field::Size => p.size = Some(parse_size(text)?),
+            Field::Amount => p.io_size = Some(parse_size(text)?),
+            Field::Qd => p.qd = Some(num()?),
+            Field::Jobs => p.jobs = Some(num()?),
+            Field::Repeats => self.repeats = num()?.clamp(1, 10),
+            Field::Time => p.time = Some(parse_duration(text)?),
+            Field::Warmup => p.warmup = Some(parse_duration(text)?),
             Field::ReadPct => {
-                let p = num("read %")?;
-                if p > 100 {
-                    return Err("read % is between 0 and 100".into());
+                let pct = num()?;
+                if pct > 100 {
+                    return Err(format!("{} is between 0 and 100", field.label()));
                 }
-                self.read_pct = Some(p as u8);
+                p.read_pct = Some(pct as u8);
             }
-            Field::Writes | Field::Data | Field::TempPoll | Field::Engine | Field::Buffered => {}
+            // Cycled, or not on the Test screen.
+            Field::Writes
+            | Field::Data
+            | Field::TempPoll
+            | Field::Engine
+            | Field::Buffered
+            | Field::Offset
+            | Field::Count
+            | Field::Interval
+            | Field::Qds
+            | Field::Sync
+            | Field::Seed => {}
         }
         Ok(())
     }
 
     /// The value shown for a field, and whether it is the default.
     pub fn show(&self, test: TestName, field: Field) -> (String, bool) {
-        let d = spec::defaults(test, self.read_pct);
-        let size = |v: Option<u64>, def: String| match v {
+        let d = test.defaults();
+        let p = &self.params;
+        let size = |v: Option<u64>, def: u64| match v {
             Some(b) => (Bytes(b).short(), false),
-            None => (def, true),
+            None => (Bytes(def).short(), true),
+        };
+        let number = |v: Option<u32>, def: u32| match v {
+            Some(n) => (n.to_string(), false),
+            None => (def.to_string(), true),
         };
         match field {
-            Field::Bs => size(
-                self.bs,
-                Bytes(if test == TestName::QdSweep {
-                    8192
-                } else {
-                    d.bs
-                })
-                .short(),
-            ),
-            Field::MinBs => size(self.min_bs, "4k".into()),
-            Field::MaxBs => size(self.max_bs, "1M".into()),
-            Field::Size => match self.size {
+            Field::Bs => size(p.bs, d.bs),
+            Field::MinBs => size(p.min_bs, d.min_bs),
+            Field::MaxBs => size(p.max_bs, d.max_bs),
+            Field::Size => match p.size {
                 Some(b) => (Bytes(b).iec(), false),
                 None => ("whole device".into(), true),
             },
-            Field::Qd => match self.qd {
-                Some(q) => (q.to_string(), false),
-                None => (d.qd.to_string(), true),
-            },
-            Field::Jobs => match self.jobs {
-                Some(j) => (j.to_string(), false),
-                None => (d.jobs.to_string(), true),
-            },
-            Field::Time => match (self.time, d.time, d.count) {
+            Field::Qd => number(p.qd, d.qd),
+            Field::Jobs => number(p.jobs, d.jobs),
+            Field::Time => match (p.time, d.time, d.count) {
                 (Some(t), _, _) => (secs(t), false),
                 (None, Some(t), _) => (secs(t), true),
                 (None, None, Some(c)) => (format!("{c} I/Os"), true),
                 (None, None, None) => ("-".into(), true),
             },
-            Field::Warmup => match self.warmup {
+            Field::Warmup => match p.warmup {
                 Some(w) => (secs(w), false),
                 None => (secs(d.warmup), true),
             },
-            Field::ReadPct => match self.read_pct {
-                Some(p) => (format!("{p}"), false),
-                None => (
-                    if test == TestName::RandMixed {
-                        "70"
-                    } else {
-                        "100"
-                    }
-                    .into(),
-                    true,
-                ),
+            Field::ReadPct => match p.read_pct {
+                Some(pct) => (format!("{pct}"), false),
+                None => (format!("{}", d.read_pct), true),
             },
             Field::Writes => (
-                if self.writes { "included" } else { "left out" }.into(),
-                !self.writes,
+                if p.include_writes {
+                    "included"
+                } else {
+                    "left out"
+                }
+                .into(),
+                !p.include_writes,
             ),
-            Field::Amount => match self.io_size {
+            Field::Amount => match p.io_size {
                 Some(b) => (format!("{} (replaces the duration)", Bytes(b).iec()), false),
                 None => ("- (the duration bounds the run)".into(), true),
             },
             Field::Data => (
-                if self.zeros {
+                if p.zeros {
                     "zeros"
                 } else {
                     "random (incompressible)"
                 }
                 .into(),
-                !self.zeros,
+                !p.zeros,
             ),
             Field::TempPoll => match self.temp_poll {
                 None => ("every 5s on SATA/NVMe, off elsewhere".into(), true),
@@ -337,40 +260,29 @@ impl Values {
                 Some(d) => (format!("every {}", secs(d)), false),
             },
             Field::Repeats => (self.repeats.to_string(), self.repeats == 1),
-            Field::Engine => (self.engine.as_str().into(), self.engine == EngineKind::Auto),
+            Field::Engine => (p.engine.as_str().into(), p.engine == EngineKind::Auto),
             Field::Buffered => (
-                if self.buffered {
+                if p.buffered {
                     "BUFFERED (page cache)"
                 } else {
                     "O_DIRECT"
                 }
                 .into(),
-                !self.buffered,
+                !p.buffered,
             ),
+            // Not on the Test screen.
+            Field::Offset
+            | Field::Count
+            | Field::Interval
+            | Field::Qds
+            | Field::Sync
+            | Field::Seed => ("-".into(), true),
         }
     }
 
-    /// The test parameters these values mean.
+    /// The test parameters these values mean: only the ones the test takes.
     pub fn params(&self, test: TestName) -> TestParams {
-        let fields = fields_for(test);
-        let has = |f: Field| fields.contains(&f);
-        TestParams {
-            bs: self.bs.filter(|_| has(Field::Bs)),
-            qd: self.qd.filter(|_| has(Field::Qd)),
-            jobs: self.jobs.filter(|_| has(Field::Jobs)),
-            time: self.time.filter(|_| has(Field::Time)),
-            warmup: self.warmup.filter(|_| has(Field::Warmup)),
-            size: self.size.filter(|_| has(Field::Size)),
-            read_pct: self.read_pct.filter(|_| has(Field::ReadPct)),
-            min_bs: self.min_bs.filter(|_| has(Field::MinBs)),
-            max_bs: self.max_bs.filter(|_| has(Field::MaxBs)),
-            include_writes: self.writes && has(Field::Writes),
-            io_size: self.io_size.filter(|_| has(Field::Amount)),
-            zeros: self.zeros && has(Field::Data),
-            engine: self.engine,
-            buffered: self.buffered,
-            ..TestParams::default()
-        }
+        self.params.only(&fields_for(test))
     }
 }
 
@@ -404,13 +316,13 @@ mod tests {
     fn cycling_starts_and_ends_at_the_default() {
         let mut v = Values::new();
         v.step(Field::Qd, 1);
-        assert_eq!(v.qd, Some(1));
+        assert_eq!(v.params.qd, Some(1));
         v.step(Field::Qd, -1);
-        assert_eq!(v.qd, None);
+        assert_eq!(v.params.qd, None);
         v.step(Field::Qd, -1);
-        assert_eq!(v.qd, Some(256));
+        assert_eq!(v.params.qd, Some(256));
         v.step(Field::Buffered, 1);
-        assert!(v.buffered);
+        assert!(v.params.buffered);
         v.step(Field::Repeats, 1);
         v.step(Field::Repeats, 1);
         assert_eq!(v.repeats, 3);
@@ -422,9 +334,9 @@ mod tests {
     fn typed_values_and_errors() {
         let mut v = Values::new();
         v.set_typed(Field::Bs, "64k").unwrap();
-        assert_eq!(v.bs, Some(65536));
+        assert_eq!(v.params.bs, Some(65536));
         v.set_typed(Field::Time, "90s").unwrap();
-        assert_eq!(v.time, Some(Duration::from_secs(90)));
+        assert_eq!(v.params.time, Some(Duration::from_secs(90)));
         assert!(
             v.set_typed(Field::Qd, "lots")
                 .unwrap_err()
@@ -432,7 +344,7 @@ mod tests {
         );
         assert!(v.set_typed(Field::ReadPct, "120").is_err());
         v.set_typed(Field::Bs, "").unwrap();
-        assert_eq!(v.bs, None);
+        assert_eq!(v.params.bs, None);
     }
 
     #[test]
@@ -477,5 +389,22 @@ mod tests {
         v.step(Field::Writes, 1);
         assert!(writes(TestName::Cdm, &v));
         assert!(writes(TestName::SeqWrite, &Values::new()));
+    }
+
+    #[test]
+    fn every_field_a_test_shows_can_be_changed_here() {
+        // A family that lists a parameter the Test screen cannot set would show a dead row.
+        for t in &CATALOG {
+            for f in fields_for(t.name) {
+                let mut v = Values::new();
+                v.step(f, 1);
+                assert_ne!(v, Values::new(), "{}: {:?} does not step", t.id, f);
+                if f.typeable() {
+                    let mut typed = Values::new();
+                    let _ = typed.set_typed(f, "2");
+                    assert_ne!(typed, Values::new(), "{}: {:?} cannot be typed", t.id, f);
+                }
+            }
+        }
     }
 }

@@ -6,7 +6,13 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::spec::TestParams;
+use super::family::cdm::Cdm;
+use super::family::qd_sweep::QdSweep;
+use super::family::single::Single;
+use super::family::size_sweep::SizeSweep;
+use super::family::{Family, PlanContext};
+use super::params::{COMMON, Defaults, Param, TestParams};
+use super::spec::{Phase, SpecError};
 
 /// A test users can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -39,13 +45,17 @@ pub enum Writes {
 }
 
 /// A catalogue entry.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct TestInfo {
     pub name: TestName,
     pub id: &'static str,
     pub summary: &'static str,
     pub origin: &'static str,
+    /// What the test can do, for the lists (`disktriage tests`, the Test screen's marks); the
+    /// family's rule must agree (a test checks).
     pub writes: Writes,
+    /// The family that owns its parameters, defaults, writes rule and phases.
+    pub family: &'static dyn Family,
 }
 
 pub const CATALOG: [TestInfo; 14] = [
@@ -55,6 +65,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "sequential read, 1 MiB requests, QD1",
         origin: "dd if=DEV of=/dev/null bs=1MiB iflag=direct",
         writes: Writes::Never,
+        family: &Single,
     },
     TestInfo {
         name: TestName::SeqWrite,
@@ -62,6 +73,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "sequential write, 1 MiB requests, QD1",
         origin: "dd if=/dev/zero of=DEV bs=1MiB oflag=direct",
         writes: Writes::Always,
+        family: &Single,
     },
     TestInfo {
         name: TestName::SeqReadQ8,
@@ -69,6 +81,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "sequential read, 1 MiB requests, QD8",
         origin: "CrystalDiskMark SEQ1M Q8T1",
         writes: Writes::Never,
+        family: &Single,
     },
     TestInfo {
         name: TestName::SeqWriteQ8,
@@ -76,6 +89,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "sequential write, 1 MiB requests, QD8",
         origin: "CrystalDiskMark SEQ1M Q8T1",
         writes: Writes::Always,
+        family: &Single,
     },
     TestInfo {
         name: TestName::ConcurrentRead,
@@ -83,6 +97,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "N sequential readers on disjoint regions (default 2), each rate and the total",
         origin: "two dd readers, the second with skip=200",
         writes: Writes::Never,
+        family: &Single,
     },
     TestInfo {
         name: TestName::ConcurrentWrite,
@@ -90,6 +105,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "N sequential writers on disjoint regions (default 2), each rate and the total",
         origin: "two dd writers, the second with seek=200",
         writes: Writes::Always,
+        family: &Single,
     },
     TestInfo {
         name: TestName::SyncLatency,
@@ -97,6 +113,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "1000 synchronous 512-byte writes (O_DSYNC, or O_SYNC), latency per write",
         origin: "dd if=/dev/zero of=DEV bs=512 count=1000 oflag=dsync",
         writes: Writes::Always,
+        family: &Single,
     },
     TestInfo {
         name: TestName::RandRead,
@@ -104,6 +121,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "random read, 4 KiB requests (8 KiB is ORION's small I/O), QD and workers settable",
         origin: "CrystalDiskMark RND4K, ORION small random",
         writes: Writes::Never,
+        family: &Single,
     },
     TestInfo {
         name: TestName::RandWrite,
@@ -111,6 +129,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "random write, 4 KiB requests, QD and workers settable",
         origin: "CrystalDiskMark RND4K write",
         writes: Writes::Always,
+        family: &Single,
     },
     TestInfo {
         name: TestName::RandMixed,
@@ -118,6 +137,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "random mixed read/write (70 % reads by default), 4 KiB requests",
         origin: "CrystalDiskMark mix R70/W30, ORION -write",
         writes: Writes::Always,
+        family: &Single,
     },
     TestInfo {
         name: TestName::SizeSweep,
@@ -126,6 +146,7 @@ pub const CATALOG: [TestInfo; 14] = [
                   read (and write with --write), MB/s table",
         origin: "SGI diskperf, iozone -a",
         writes: Writes::Optional,
+        family: &SizeSweep,
     },
     TestInfo {
         name: TestName::QdSweep,
@@ -135,6 +156,7 @@ pub const CATALOG: [TestInfo; 14] = [
                   and the load of each",
         origin: "Oracle ORION -run simple/advanced",
         writes: Writes::Optional,
+        family: &QdSweep,
     },
     TestInfo {
         name: TestName::Cdm,
@@ -143,6 +165,7 @@ pub const CATALOG: [TestInfo; 14] = [
                   and write",
         origin: "CrystalDiskMark / KDiskMark default profile",
         writes: Writes::Optional,
+        family: &Cdm,
     },
     TestInfo {
         name: TestName::CdmNvme,
@@ -150,6 +173,7 @@ pub const CATALOG: [TestInfo; 14] = [
         summary: "CrystalDiskMark's NVMe set: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1",
         origin: "CrystalDiskMark NVMe SSD profile",
         writes: Writes::Optional,
+        family: &Cdm,
     },
 ];
 
@@ -167,30 +191,28 @@ impl TestName {
 
     /// Whether this test, run with `params`, writes to its target: `Always` needs the write
     /// confirmation, `Optional` writes only when one is given (CrystalDiskMark's write rows),
-    /// `Never` is read-only. The one rule the write guard, the plan and the TUI all follow.
+    /// `Never` is read-only. The one rule the write guard, the plan and the TUI all follow;
+    /// each family says it for its tests.
     pub fn writes_with(self, params: &TestParams) -> Writes {
-        match self {
-            TestName::SeqRead
-            | TestName::SeqReadQ8
-            | TestName::ConcurrentRead
-            | TestName::RandRead => Writes::Never,
-            TestName::SeqWrite
-            | TestName::SeqWriteQ8
-            | TestName::ConcurrentWrite
-            | TestName::SyncLatency
-            | TestName::RandWrite
-            // A mixed test is a write test, even at --read-pct 100: it is confirmed as one.
-            | TestName::RandMixed => Writes::Always,
-            // Reads by default; a --read-pct below 100 mixes writes in.
-            TestName::QdSweep => match params.read_pct {
-                Some(p) if p < 100 => Writes::Always,
-                _ => Writes::Never,
-            },
-            TestName::SizeSweep if params.include_writes => Writes::Always,
-            TestName::SizeSweep => Writes::Never,
-            TestName::Cdm | TestName::CdmNvme if params.include_writes => Writes::Always,
-            TestName::Cdm | TestName::CdmNvme => Writes::Optional,
-        }
+        self.info().family.writes(self, params)
+    }
+
+    /// The test's defaults.
+    pub fn defaults(self) -> Defaults {
+        self.info().family.defaults(self)
+    }
+
+    /// The parameters the test takes, in the order the Test screen shows them: its own, then
+    /// the ones every test has.
+    pub fn params(self) -> Vec<Param> {
+        let mut v = self.info().family.params(self).to_vec();
+        v.extend_from_slice(&COMMON);
+        v
+    }
+
+    /// The test's phases, from a validated request.
+    pub(crate) fn phases(self, ctx: &PlanContext) -> Result<Vec<Phase>, SpecError> {
+        self.info().family.phases(self, ctx)
     }
 }
 

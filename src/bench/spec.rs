@@ -1,22 +1,23 @@
 //! From what the admin asked for (`TestParams`, raw overrides of a catalogue test) and what the
 //! target is (`TargetFacts`) to a validated `Plan`: a list of phases, each one job of workers
-//! with a request size, queue depth, pattern, region and bounds. Pure: no I/O, so every rule is
-//! unit-tested.
+//! with a request size, queue depth, pattern, region and bounds. This file holds the plan's
+//! types and the checks every test shares; defaults come from `params::resolve` and each
+//! test's phases from its family (`bench/family/`). Pure: no I/O, so every rule is unit-tested.
 
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::catalog::{TestName, Writes};
+use super::catalog::{CATALOG, TestName, Writes};
+pub use super::family::size_sweep::sweep_column;
+use super::family::{PlanContext, check_request_size};
+pub use super::params::{DEFAULT_SEED, TestParams};
+use super::params::{Param, resolve};
 use super::pattern::DataKind;
 use super::plan::{Access, Mix};
 use super::stats::IntervalPoint;
 use crate::model::Bytes;
 use crate::sys::direct::SyncMode;
-
-/// Default seed: runs repeat the same offsets and data unless asked otherwise (fio's
-/// `randrepeat=1`, GNOME Disks' seed 42).
-pub const DEFAULT_SEED: u64 = 0x6469_736b_7472_6961; // "disktria"
 
 pub const MAX_QUEUE_DEPTH: u32 = 1024;
 pub const MAX_WORKERS: u32 = 256;
@@ -43,35 +44,6 @@ impl EngineKind {
             EngineKind::Sync => "sync",
         }
     }
-}
-
-/// The admin's overrides; `None` keeps the test's default.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TestParams {
-    pub bs: Option<u64>,
-    pub qd: Option<u32>,
-    pub jobs: Option<u32>,
-    pub time: Option<Duration>,
-    pub warmup: Option<Duration>,
-    /// Bytes of the target the test may use (CrystalDiskMark's test size).
-    pub size: Option<u64>,
-    pub offset: Option<u64>,
-    /// Bytes each worker transfers (fio's io_size, dd's bs x count).
-    pub io_size: Option<u64>,
-    /// I/Os each worker issues.
-    pub count: Option<u64>,
-    pub read_pct: Option<u8>,
-    pub interval: Option<Duration>,
-    pub buffered: bool,
-    pub zeros: bool,
-    pub sync: Option<SyncMode>,
-    pub engine: EngineKind,
-    pub min_bs: Option<u64>,
-    pub max_bs: Option<u64>,
-    pub qds: Option<Vec<u32>>,
-    /// Include the write half of optional-write tests (sweeps, CrystalDiskMark).
-    pub include_writes: bool,
-    pub seed: Option<u64>,
 }
 
 /// What the plan needs to know about the target.
@@ -327,13 +299,7 @@ pub fn check_memory(plan: &Plan, available: Option<u64>) -> Result<(), SpecError
     } else {
         String::new()
     };
-    let lower = match plan.test {
-        TestName::SizeSweep => {
-            "the largest size (--max-bs), queue depth (--qd) or workers (--jobs)"
-        }
-        TestName::QdSweep => "the request size (--bs), queue depths (--qds) or workers (--jobs)",
-        _ => "the request size (--bs), queue depth (--qd) or workers (--jobs)",
-    };
+    let lower = plan.test.info().family.lower_hint();
     let others = if plan.writes() {
         ", write data and latency histograms"
     } else {
@@ -361,74 +327,12 @@ fn exact_size(bytes: u64) -> String {
     format!("{bytes} bytes")
 }
 
-/// A test's defaults, for showing next to the admin's overrides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Defaults {
-    pub bs: u64,
-    pub qd: u32,
-    pub jobs: u32,
-    pub access: Access,
-    pub mix: Mix,
-    pub time: Option<Duration>,
-    pub warmup: Duration,
-    pub count: Option<u64>,
-    pub sync: SyncMode,
-}
-
-const KIB: u64 = 1024;
-const MIB: u64 = 1024 * 1024;
-
-/// The defaults of `test` (`read_pct` only matters for rand-mixed).
-pub fn defaults(test: TestName, read_pct: Option<u8>) -> Defaults {
-    let seq = |mix, qd, jobs| Defaults {
-        bs: MIB,
-        qd,
-        jobs,
-        access: Access::Forward,
-        mix,
-        time: Some(Duration::from_secs(10)),
-        warmup: Duration::from_secs(1),
-        count: None,
-        sync: SyncMode::None,
-    };
-    let rand = |mix| Defaults {
-        bs: 4 * KIB,
-        access: Access::Random,
-        ..seq(mix, 1, 1)
-    };
-    match test {
-        TestName::SeqRead => seq(Mix::Read, 1, 1),
-        TestName::SeqWrite => seq(Mix::Write, 1, 1),
-        TestName::SeqReadQ8 => seq(Mix::Read, 8, 1),
-        TestName::SeqWriteQ8 => seq(Mix::Write, 8, 1),
-        TestName::ConcurrentRead => seq(Mix::Read, 1, 2),
-        TestName::ConcurrentWrite => seq(Mix::Write, 1, 2),
-        TestName::SyncLatency => Defaults {
-            bs: 512,
-            time: None,
-            warmup: Duration::ZERO,
-            count: Some(1000),
-            sync: SyncMode::Dsync,
-            ..seq(Mix::Write, 1, 1)
-        },
-        TestName::RandRead => rand(Mix::Read),
-        TestName::RandWrite => rand(Mix::Write),
-        TestName::RandMixed => rand(Mix::Mixed {
-            read_pct: read_pct.unwrap_or(70),
-        }),
-        TestName::SizeSweep | TestName::QdSweep => Defaults {
-            time: Some(Duration::from_secs(2)),
-            warmup: Duration::from_millis(500),
-            ..seq(Mix::Read, 1, 1)
-        },
-        TestName::Cdm | TestName::CdmNvme => Defaults {
-            time: Some(Duration::from_secs(5)),
-            ..seq(Mix::Read, 1, 1)
-        },
-    }
-}
-
-fn check_range(what: &'static str, value: u64, min: u64, max: u64) -> Result<(), SpecError> {
+pub(crate) fn check_range(
+    what: &'static str,
+    value: u64,
+    min: u64,
+    max: u64,
+) -> Result<(), SpecError> {
     if (min..=max).contains(&value) {
         Ok(())
     } else {
@@ -441,7 +345,8 @@ fn check_range(what: &'static str, value: u64, min: u64, max: u64) -> Result<(),
     }
 }
 
-/// Checks the request and turns it into phases.
+/// Checks the request and turns it into phases: the checks every test shares are made here,
+/// then the test's family plans its phases (`bench/family/`).
 pub fn build_plan(
     test: TestName,
     params: &TestParams,
@@ -451,7 +356,8 @@ pub fn build_plan(
     if target.size == 0 {
         return Err(SpecError::EmptyTarget);
     }
-    let d = defaults(test, params.read_pct);
+    let defaults = test.defaults();
+    let mut resolved = resolve(test, params);
     let mut notes = Vec::new();
     let direct = !params.buffered;
     // Direct I/O must be aligned to the logical block size; buffered I/O only to a byte.
@@ -466,32 +372,38 @@ pub fn build_plan(
         "device"
     };
 
-    let mut bs = params.bs.unwrap_or(d.bs);
-    if test == TestName::SyncLatency && params.bs.is_none() && bs < u64::from(lbs) {
+    if defaults.bs_grows_to_block && params.bs.is_none() && resolved.bs < u64::from(lbs) {
         notes.push(format!(
             "{}-byte writes are impossible with O_DIRECT on a device with {lbs}-byte sectors: \
              using {lbs}-byte writes",
-            d.bs
+            defaults.bs
         ));
-        bs = u64::from(lbs);
+        resolved.bs = u64::from(lbs);
     }
-    let check_bs = |bs: u64| -> Result<(), SpecError> {
-        check_range("request size", bs, 1, 256 * MIB)?;
-        if !bs.is_multiple_of(u64::from(lbs)) {
-            return Err(SpecError::Misaligned { bs, lbs, what });
-        }
-        Ok(())
-    };
-    check_bs(bs)?;
-    let qd = params.qd.unwrap_or(d.qd);
-    check_range("queue depth", u64::from(qd), 1, u64::from(MAX_QUEUE_DEPTH))?;
-    let jobs = params.jobs.unwrap_or(d.jobs);
-    check_range("worker count", u64::from(jobs), 1, u64::from(MAX_WORKERS))?;
+    check_request_size(resolved.bs, lbs, what)?;
+    check_range(
+        "queue depth",
+        u64::from(resolved.qd),
+        1,
+        u64::from(MAX_QUEUE_DEPTH),
+    )?;
+    check_range(
+        "worker count",
+        u64::from(resolved.jobs),
+        1,
+        u64::from(MAX_WORKERS),
+    )?;
     if let Some(p) = params.read_pct {
         check_range("read percentage", u64::from(p), 0, 100)?;
-        if !matches!(test, TestName::RandMixed | TestName::QdSweep) {
+        if !test.params().contains(&Param::ReadPct) {
+            let takes: Vec<&str> = CATALOG
+                .iter()
+                .filter(|t| t.name.params().contains(&Param::ReadPct))
+                .map(|t| t.id)
+                .collect();
             return Err(SpecError::Invalid(format!(
-                "--read-pct applies to rand-mixed and qd-sweep, not {test}"
+                "--read-pct applies to {}, not {test}",
+                takes.join(" and ")
             )));
         }
     }
@@ -501,7 +413,7 @@ pub fn build_plan(
             "--io-size and --count must be larger than 0".into(),
         ));
     }
-    let offset = params.offset.unwrap_or(0);
+    let offset = resolved.offset;
     if !offset.is_multiple_of(u64::from(lbs)) {
         return Err(SpecError::MisalignedRegion {
             what: "offset",
@@ -509,10 +421,9 @@ pub fn build_plan(
             lbs,
         });
     }
-    let size = match params.size {
-        Some(s) => s,
-        None => target.size.saturating_sub(offset),
-    };
+    let size = resolved
+        .size
+        .unwrap_or_else(|| target.size.saturating_sub(offset));
     if offset.saturating_add(size) > target.size {
         return Err(SpecError::PastEnd {
             offset,
@@ -520,198 +431,21 @@ pub fn build_plan(
             target: target.size,
         });
     }
-
-    let interval = params.interval.unwrap_or(Duration::from_millis(250));
     check_range(
         "sample interval (ms)",
-        interval.as_millis() as u64,
+        resolved.interval.as_millis() as u64,
         10,
         60_000,
     )?;
-
-    // Bounds: an explicit --io-size or --count replaces the default time limit.
-    let explicit_amount = params.io_size.is_some() || params.count.is_some();
-    let time = match params.time {
-        Some(t) if t.is_zero() => None,
-        Some(t) => Some(t),
-        None if explicit_amount => None,
-        None => d.time,
-    };
-    let warmup = params.warmup.unwrap_or(if explicit_amount {
-        Duration::ZERO
-    } else {
-        d.warmup
-    });
-    let seed = params.seed.unwrap_or(DEFAULT_SEED);
-    let sync = params.sync.unwrap_or(d.sync);
-
-    let job =
-        |bs: u64, qd: u32, workers: u32, access: Access, mix: Mix| -> Result<Job, SpecError> {
-            let ops_per_worker = match (params.count.or(d.count), params.io_size) {
-                (Some(c), Some(b)) => Some(c.min(b.div_ceil(bs))),
-                (Some(c), None) => Some(c),
-                (None, Some(b)) => Some(b.div_ceil(bs)),
-                (None, None) => None,
-            };
-            let ops_per_worker = if explicit_amount || time.is_none() {
-                ops_per_worker
-            } else {
-                None
-            };
-            if time.is_none() && ops_per_worker.is_none() {
-                return Err(SpecError::Unbounded);
-            }
-            let j = Job {
-                bs,
-                qd,
-                workers,
-                access,
-                mix,
-                region_start: offset,
-                region_len: size,
-                split_region: access != Access::Random,
-                time,
-                warmup,
-                ops_per_worker,
-                sync: if mix.writes() { sync } else { SyncMode::None },
-                seed,
-            };
-            let (_, slice) = j.worker_region(0);
-            if slice < bs {
-                return Err(SpecError::RegionTooSmall {
-                    region: if j.split_region && workers > 1 {
-                        format!("{} per worker", Bytes(slice).iec())
-                    } else {
-                        Bytes(size).iec()
-                    },
-                    bs: Bytes(bs).iec(),
-                });
-            }
-            Ok(j)
-        };
-
-    let mut phases = Vec::new();
-    let single = |mix: Mix| -> Result<Vec<Phase>, SpecError> {
-        Ok(vec![Phase {
-            label: test.id().to_string(),
-            tag: PhaseTag::Single,
-            job: job(bs, qd, jobs, d.access, mix)?,
-        }])
-    };
-    match test {
-        TestName::SizeSweep => {
-            let min = params.min_bs.unwrap_or(4 * KIB);
-            let max = params.max_bs.unwrap_or(MIB);
-            check_bs(min)?;
-            check_bs(max)?;
-            if min > max {
-                return Err(SpecError::Invalid(format!(
-                    "--min-bs ({}) is larger than --max-bs ({})",
-                    Bytes(min).short(),
-                    Bytes(max).short()
-                )));
-            }
-            let writes = params.include_writes;
-            let mut size_bs = min;
-            while size_bs <= max {
-                for access in [Access::Forward, Access::Backward, Access::Random] {
-                    for write in [true, false] {
-                        if write && !writes {
-                            continue;
-                        }
-                        let mix = if write { Mix::Write } else { Mix::Read };
-                        phases.push(Phase {
-                            label: format!(
-                                "{} {}",
-                                Bytes(size_bs).short(),
-                                sweep_column(access, write)
-                            ),
-                            tag: PhaseTag::Sweep { access, write },
-                            job: job(size_bs, qd, jobs, access, mix)?,
-                        });
-                    }
-                }
-                size_bs = size_bs.saturating_mul(2);
-            }
-        }
-        TestName::QdSweep => {
-            let qds = params
-                .qds
-                .clone()
-                .unwrap_or_else(|| vec![1, 2, 4, 8, 16, 32]);
-            if qds.is_empty() {
-                return Err(SpecError::Invalid(
-                    "--qds needs at least one queue depth".into(),
-                ));
-            }
-            for &q in &qds {
-                check_range("queue depth", u64::from(q), 1, u64::from(MAX_QUEUE_DEPTH))?;
-            }
-            let mix = match params.read_pct {
-                Some(100) | None => Mix::Read,
-                Some(0) => Mix::Write,
-                Some(p) => Mix::Mixed { read_pct: p },
-            };
-            let small_bs = params.bs.unwrap_or(8 * KIB);
-            check_bs(small_bs)?;
-            for (small, bs_, access) in [
-                (true, small_bs, Access::Random),
-                (false, MIB, Access::Forward),
-            ] {
-                if !bs_.is_multiple_of(u64::from(lbs)) {
-                    continue;
-                }
-                for &q in &qds {
-                    phases.push(Phase {
-                        label: format!(
-                            "{} QD{q}",
-                            if small {
-                                "small random"
-                            } else {
-                                "large sequential"
-                            }
-                        ),
-                        tag: PhaseTag::QdSweep { small, qd: q },
-                        job: job(bs_, q, jobs, access, mix)?,
-                    });
-                }
-            }
-        }
-        TestName::Cdm | TestName::CdmNvme => {
-            let rows: [(&str, u64, u32, u32, Access); 4] = if test == TestName::Cdm {
-                [
-                    ("SEQ1M Q8T1", MIB, 8, 1, Access::Forward),
-                    ("SEQ1M Q1T1", MIB, 1, 1, Access::Forward),
-                    ("RND4K Q32T1", 4 * KIB, 32, 1, Access::Random),
-                    ("RND4K Q1T1", 4 * KIB, 1, 1, Access::Random),
-                ]
-            } else {
-                [
-                    ("SEQ1M Q8T1", MIB, 8, 1, Access::Forward),
-                    ("SEQ128K Q32T1", 128 * KIB, 32, 1, Access::Forward),
-                    ("RND4K Q32T16", 4 * KIB, 32, 16, Access::Random),
-                    ("RND4K Q1T1", 4 * KIB, 1, 1, Access::Random),
-                ]
-            };
-            for (row, b, q, t, access) in rows {
-                check_bs(b)?;
-                for write in [false, true] {
-                    if write && !writes_allowed {
-                        continue;
-                    }
-                    phases.push(Phase {
-                        label: format!("{row} {}", if write { "write" } else { "read" }),
-                        tag: PhaseTag::Cdm {
-                            row: row.to_string(),
-                            write,
-                        },
-                        job: job(b, q, t, access, if write { Mix::Write } else { Mix::Read })?,
-                    });
-                }
-            }
-        }
-        _ => phases = single(d.mix)?,
-    }
+    let phases = test.phases(&PlanContext {
+        params,
+        resolved: &resolved,
+        lbs,
+        what,
+        region_start: offset,
+        region_len: size,
+        writes_allowed,
+    })?;
 
     if let Some(max_req) = target.max_request
         && phases.iter().any(|p| p.job.bs > max_req)
@@ -735,9 +469,11 @@ pub fn build_plan(
         data: if params.zeros {
             DataKind::Zeros
         } else {
-            DataKind::Random { seed }
+            DataKind::Random {
+                seed: resolved.seed,
+            }
         },
-        interval,
+        interval: resolved.interval,
         notes,
     };
     // The one rule says whether this test writes; the phases built above must agree with it,
@@ -751,48 +487,12 @@ pub fn build_plan(
     Ok(plan)
 }
 
-/// diskperf's column names: fwd_wt fwd_rd bwd_wt bwd_rd rnd_wt rnd_rd.
-pub fn sweep_column(access: Access, write: bool) -> &'static str {
-    match (access, write) {
-        (Access::Forward, true) => "fwd_wt",
-        (Access::Forward, false) => "fwd_rd",
-        (Access::Backward, true) => "bwd_wt",
-        (Access::Backward, false) => "bwd_rd",
-        (Access::Random, true) => "rnd_wt",
-        (Access::Random, false) => "rnd_rd",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::params::MIB;
 
-    fn dev(size: u64, lbs: u32) -> TargetFacts {
-        TargetFacts {
-            size,
-            logical_block_size: lbs,
-            max_request: Some(1280 * KIB),
-            is_file: false,
-        }
-    }
-
-    fn plan(test: TestName, p: &TestParams) -> Result<Plan, SpecError> {
-        build_plan(test, p, &dev(1 << 30, 512), true)
-    }
-
-    #[test]
-    fn seq_read_defaults() {
-        let p = plan(TestName::SeqRead, &TestParams::default()).unwrap();
-        assert_eq!(p.phases.len(), 1);
-        let j = &p.phases[0].job;
-        assert_eq!((j.bs, j.qd, j.workers), (MIB, 1, 1));
-        assert_eq!(j.access, Access::Forward);
-        assert_eq!(j.time, Some(Duration::from_secs(10)));
-        assert_eq!(j.warmup, Duration::from_secs(1));
-        assert_eq!(j.ops_per_worker, None);
-        assert!(p.direct && !p.writes());
-        assert_eq!(j.describe(), "bs 1M, QD1, 1 worker, forward read");
-    }
+    use crate::bench::family::tests::{dev, plan};
 
     #[test]
     fn io_size_bounds_instead_of_time() {
@@ -804,70 +504,6 @@ mod tests {
         assert_eq!(j.ops_per_worker, Some(200));
         assert_eq!(j.time, None);
         assert_eq!(j.warmup, Duration::ZERO, "dd semantics: nothing extra");
-    }
-
-    #[test]
-    fn concurrent_workers_get_disjoint_regions() {
-        let j = plan(TestName::ConcurrentRead, &TestParams::default())
-            .unwrap()
-            .phases[0]
-            .job
-            .clone();
-        assert_eq!(j.workers, 2);
-        assert_eq!(j.worker_region(0), (0, 512 * MIB));
-        assert_eq!(j.worker_region(1), (512 * MIB, 512 * MIB));
-        let r = plan(
-            TestName::RandRead,
-            &TestParams {
-                jobs: Some(4),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            r.phases[0].job.worker_region(3),
-            (0, 1 << 30),
-            "random workers share"
-        );
-    }
-
-    #[test]
-    fn sync_latency_on_4kn_uses_4k_and_says_so() {
-        let p = build_plan(
-            TestName::SyncLatency,
-            &TestParams::default(),
-            &dev(1 << 30, 4096),
-            true,
-        )
-        .unwrap();
-        let j = &p.phases[0].job;
-        assert_eq!(j.bs, 4096);
-        assert_eq!(j.ops_per_worker, Some(1000));
-        assert_eq!(j.sync, SyncMode::Dsync);
-        assert!(
-            p.notes[0].contains("512-byte writes are impossible"),
-            "{:?}",
-            p.notes
-        );
-        // An explicit 512 on 4Kn is an error, not a silent change.
-        let err = build_plan(
-            TestName::SyncLatency,
-            &TestParams {
-                bs: Some(512),
-                ..Default::default()
-            },
-            &dev(1 << 30, 4096),
-            true,
-        )
-        .unwrap_err();
-        assert!(matches!(
-            err,
-            SpecError::Misaligned {
-                bs: 512,
-                lbs: 4096,
-                ..
-            }
-        ));
     }
 
     #[test]
@@ -1102,69 +738,6 @@ mod tests {
             .total
         };
         assert!(threads(EngineKind::Sync) > threads(EngineKind::Uring) + 10 * GIB);
-    }
-
-    #[test]
-    fn cdm_order_and_parameters() {
-        let p = plan(TestName::Cdm, &TestParams::default()).unwrap();
-        let labels: Vec<&str> = p.phases.iter().map(|x| x.label.as_str()).collect();
-        assert_eq!(
-            labels,
-            [
-                "SEQ1M Q8T1 read",
-                "SEQ1M Q8T1 write",
-                "SEQ1M Q1T1 read",
-                "SEQ1M Q1T1 write",
-                "RND4K Q32T1 read",
-                "RND4K Q32T1 write",
-                "RND4K Q1T1 read",
-                "RND4K Q1T1 write",
-            ]
-        );
-        let rnd = &p.phases[4].job;
-        assert_eq!(
-            (rnd.bs, rnd.qd, rnd.workers, rnd.access),
-            (4096, 32, 1, Access::Random)
-        );
-        assert_eq!(p.phases[0].job.time, Some(Duration::from_secs(5)));
-        let nvme = plan(TestName::CdmNvme, &TestParams::default()).unwrap();
-        assert_eq!(nvme.phases[4].job.workers, 16);
-        assert_eq!(nvme.phases[2].job.bs, 128 * KIB);
-    }
-
-    #[test]
-    fn size_sweep_doubles_and_names_columns() {
-        let p = plan(
-            TestName::SizeSweep,
-            &TestParams {
-                min_bs: Some(16 * KIB),
-                max_bs: Some(64 * KIB),
-                include_writes: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(p.phases.len(), 3 * 6);
-        assert_eq!(p.phases[0].label, "16k fwd_wt");
-        assert_eq!(p.phases[5].label, "16k rnd_rd");
-        assert_eq!(p.phases[17].job.bs, 64 * KIB);
-        let reads_only = plan(TestName::SizeSweep, &TestParams::default()).unwrap();
-        assert!(!reads_only.writes());
-        assert_eq!(reads_only.phases.len(), 9 * 3, "4k..1M read only");
-    }
-
-    #[test]
-    fn qd_sweep_small_and_large() {
-        let p = plan(TestName::QdSweep, &TestParams::default()).unwrap();
-        assert_eq!(p.phases.len(), 12);
-        assert_eq!(p.phases[0].job.bs, 8 * KIB);
-        assert_eq!(p.phases[5].job.qd, 32);
-        assert_eq!(p.phases[6].job.bs, MIB);
-        assert_eq!(p.phases[6].job.access, Access::Forward);
-        assert_eq!(
-            p.expected_duration(),
-            Some(Duration::from_millis(2500 * 12))
-        );
     }
 
     #[test]

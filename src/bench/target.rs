@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::catalog::{TestName, Writes};
+use super::params::resolve;
 use super::pattern::{DataKind, DataPattern};
 use super::runner::StatSource;
 use super::safety;
@@ -131,11 +132,8 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
     let path = req.path;
     let need = write_need(req.test, req.params);
     let direct = !req.params.buffered;
-    let sync = if req.test == TestName::SyncLatency {
-        req.params.sync.unwrap_or(SyncMode::Dsync)
-    } else {
-        req.params.sync.unwrap_or_default()
-    };
+    // The test's own default (sync-latency's O_DSYNC) unless --sync says otherwise.
+    let sync = resolve(req.test, req.params).sync;
     let mut notes = Vec::new();
     let (pinned, created) = match direct::pin(path) {
         Ok(fd) => (fd, None),

@@ -1,0 +1,189 @@
+//! One job: dd's sequential tests, concurrent dd, synchronous latency and ORION/CrystalDiskMark
+//! random I/O. Each test is a preset (direction, access, request size, depth, workers) of the
+//! same single phase.
+
+use std::time::Duration;
+
+use super::{Family, PlanContext};
+use crate::bench::catalog::{TestName, Writes};
+use crate::bench::params::{Defaults, KIB, Param, TestParams};
+use crate::bench::plan::{Access, Mix};
+use crate::bench::spec::{Phase, PhaseTag, SpecError};
+use crate::sys::direct::SyncMode;
+
+pub struct Single;
+
+/// What a single-job test does with its I/Os.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Read,
+    Write,
+    /// Reads and writes at `--read-pct` (70 by default).
+    Mixed,
+}
+
+/// A test's preset: its direction, its access pattern and its defaults.
+fn preset(test: TestName) -> (Direction, Access, Defaults) {
+    let seq = |qd, jobs| Defaults {
+        qd,
+        jobs,
+        ..Defaults::BASE
+    };
+    let rand = Defaults {
+        bs: 4 * KIB,
+        read_pct: 70,
+        ..Defaults::BASE
+    };
+    use Direction::*;
+    match test {
+        TestName::SeqWrite => (Write, Access::Forward, seq(1, 1)),
+        TestName::SeqReadQ8 => (Read, Access::Forward, seq(8, 1)),
+        TestName::SeqWriteQ8 => (Write, Access::Forward, seq(8, 1)),
+        TestName::ConcurrentRead => (Read, Access::Forward, seq(1, 2)),
+        TestName::ConcurrentWrite => (Write, Access::Forward, seq(1, 2)),
+        TestName::SyncLatency => (
+            Write,
+            Access::Forward,
+            Defaults {
+                bs: 512,
+                bs_grows_to_block: true,
+                time: None,
+                warmup: Duration::ZERO,
+                count: Some(1000),
+                sync: SyncMode::Dsync,
+                ..Defaults::BASE
+            },
+        ),
+        TestName::RandRead => (Read, Access::Random, rand),
+        TestName::RandWrite => (Write, Access::Random, rand),
+        TestName::RandMixed => (Mixed, Access::Random, rand),
+        _ => (Read, Access::Forward, seq(1, 1)),
+    }
+}
+
+impl Family for Single {
+    fn defaults(&self, test: TestName) -> Defaults {
+        preset(test).2
+    }
+
+    fn params(&self, test: TestName) -> &'static [Param] {
+        use Param::*;
+        match (test, preset(test).0) {
+            (TestName::SyncLatency, _) => &[Bs, Size, Data],
+            (_, Direction::Mixed) => &[Bs, Qd, Jobs, Time, Amount, Warmup, Size, ReadPct, Data],
+            (_, Direction::Write) => &[Bs, Qd, Jobs, Time, Amount, Warmup, Size, Data],
+            (_, Direction::Read) => &[Bs, Qd, Jobs, Time, Amount, Warmup, Size],
+        }
+    }
+
+    fn writes(&self, test: TestName, _params: &TestParams) -> Writes {
+        match preset(test).0 {
+            Direction::Read => Writes::Never,
+            // A mixed test is a write test, even at --read-pct 100: it is confirmed as one.
+            Direction::Write | Direction::Mixed => Writes::Always,
+        }
+    }
+
+    fn phases(&self, test: TestName, ctx: &PlanContext) -> Result<Vec<Phase>, SpecError> {
+        let (direction, access, _) = preset(test);
+        let r = ctx.resolved;
+        let mix = match direction {
+            Direction::Read => Mix::Read,
+            Direction::Write => Mix::Write,
+            Direction::Mixed => Mix::Mixed {
+                read_pct: r.read_pct,
+            },
+        };
+        Ok(vec![Phase {
+            label: test.id().to_string(),
+            tag: PhaseTag::Single,
+            job: ctx.job(r.bs, r.qd, r.jobs, access, mix)?,
+        }])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::family::tests::{dev, plan};
+    use crate::bench::params::MIB;
+    use crate::bench::spec::build_plan;
+
+    #[test]
+    fn seq_read_defaults() {
+        let p = plan(TestName::SeqRead, &TestParams::default()).unwrap();
+        assert_eq!(p.phases.len(), 1);
+        let j = &p.phases[0].job;
+        assert_eq!((j.bs, j.qd, j.workers), (MIB, 1, 1));
+        assert_eq!(j.access, Access::Forward);
+        assert_eq!(j.time, Some(Duration::from_secs(10)));
+        assert_eq!(j.warmup, Duration::from_secs(1));
+        assert_eq!(j.ops_per_worker, None);
+        assert!(p.direct && !p.writes());
+        assert_eq!(j.describe(), "bs 1M, QD1, 1 worker, forward read");
+    }
+
+    #[test]
+    fn concurrent_workers_get_disjoint_regions() {
+        let j = plan(TestName::ConcurrentRead, &TestParams::default())
+            .unwrap()
+            .phases[0]
+            .job
+            .clone();
+        assert_eq!(j.workers, 2);
+        assert_eq!(j.worker_region(0), (0, 512 * MIB));
+        assert_eq!(j.worker_region(1), (512 * MIB, 512 * MIB));
+        let r = plan(
+            TestName::RandRead,
+            &TestParams {
+                jobs: Some(4),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            r.phases[0].job.worker_region(3),
+            (0, 1 << 30),
+            "random workers share"
+        );
+    }
+
+    #[test]
+    fn sync_latency_on_4kn_uses_4k_and_says_so() {
+        let p = build_plan(
+            TestName::SyncLatency,
+            &TestParams::default(),
+            &dev(1 << 30, 4096),
+            true,
+        )
+        .unwrap();
+        let j = &p.phases[0].job;
+        assert_eq!(j.bs, 4096);
+        assert_eq!(j.ops_per_worker, Some(1000));
+        assert_eq!(j.sync, SyncMode::Dsync);
+        assert!(
+            p.notes[0].contains("512-byte writes are impossible"),
+            "{:?}",
+            p.notes
+        );
+        // An explicit 512 on 4Kn is an error, not a silent change.
+        let err = build_plan(
+            TestName::SyncLatency,
+            &TestParams {
+                bs: Some(512),
+                ..Default::default()
+            },
+            &dev(1 << 30, 4096),
+            true,
+        )
+        .unwrap_err();
+        assert!(matches!(
+            err,
+            SpecError::Misaligned {
+                bs: 512,
+                lbs: 4096,
+                ..
+            }
+        ));
+    }
+}
