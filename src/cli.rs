@@ -71,6 +71,17 @@ pub enum Command {
     #[command(after_help = RESTORE_HELP)]
     Restore(RestoreArgs),
 
+    /// Print the shell completion script for bash, zsh or fish to standard output.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions {
+        /// The shell to complete in.
+        shell: CompletionShell,
+    },
+
+    /// Print the manual page (roff) to standard output.
+    #[command(after_help = MAN_HELP)]
+    Man,
+
     /// Developer tools: raw device pages, a long-lived session for restore tests.
     #[command(hide = true, subcommand)]
     Debug(DebugCommand),
@@ -287,6 +298,28 @@ Each recorded change is put back and read back, newest first, and reported one p
 Changes held by a disktriage that is still running are left to it unless --force. A device \
 that was removed or replaced since is dropped from the journal (it came back with its \
 defaults).";
+
+const COMPLETIONS_HELP: &str = "\
+Save the script where the shell looks for it:
+  bash  /usr/share/bash-completion/completions/disktriage
+  zsh   _disktriage in a directory of $fpath,
+        e.g. /usr/local/share/zsh/site-functions/_disktriage
+  fish  ~/.config/fish/completions/disktriage.fish
+
+For example:
+  disktriage completions fish > ~/.config/fish/completions/disktriage.fish";
+
+const MAN_HELP: &str = "\
+Save it where man looks for it:
+  disktriage man > /usr/local/share/man/man1/disktriage.1";
+
+/// The shells `disktriage completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
 
 #[derive(Debug, Args, Default)]
 pub struct ListArgs {
