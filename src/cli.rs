@@ -71,6 +71,17 @@ pub enum Command {
     #[command(after_help = RESTORE_HELP)]
     Restore(RestoreArgs),
 
+    /// Print the shell completion script for bash, zsh or fish to standard output.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions {
+        /// The shell to complete in.
+        shell: CompletionShell,
+    },
+
+    /// Print the manual page (roff) to standard output.
+    #[command(after_help = MAN_HELP)]
+    Man,
+
     /// Developer tools: raw device pages, a long-lived session for restore tests.
     #[command(hide = true, subcommand)]
     Debug(DebugCommand),
@@ -102,8 +113,8 @@ pub enum SyncArg {
 /// The I/O engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EngineArg {
-    /// pread/pwrite at QD1; at higher depths the faster of the two others on this target,
-    /// found by a short probe of each at the start of the warm-up.
+    /// the faster of the two others on this target, found by a short probe of each at the
+    /// start of the warm-up (pread/pwrite alone for a run counted without warm-up, as dd).
     Auto,
     /// io_uring: a real queue of --qd I/Os from one thread per worker.
     Uring,
@@ -292,6 +303,28 @@ Changes held by a disktriage that is still running are left to it unless --force
 that was removed, or is another device now (another disk, a loop device attached to \
 another image), is dropped from the journal without being written. An entry whose device \
 name is not a plain kernel name is refused and left in the journal.";
+
+const COMPLETIONS_HELP: &str = "\
+Save the script where the shell looks for it:
+  bash  /usr/share/bash-completion/completions/disktriage
+  zsh   _disktriage in a directory of $fpath,
+        e.g. /usr/local/share/zsh/site-functions/_disktriage
+  fish  ~/.config/fish/completions/disktriage.fish
+
+For example:
+  disktriage completions fish > ~/.config/fish/completions/disktriage.fish";
+
+const MAN_HELP: &str = "\
+Save it where man looks for it:
+  disktriage man > /usr/local/share/man/man1/disktriage.1";
+
+/// The shells `disktriage completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
 
 #[derive(Debug, Args, Default)]
 pub struct ListArgs {

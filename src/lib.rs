@@ -3,7 +3,8 @@
 //! The crate is a library with a thin binary (`src/main.rs`). `sys` is the only module that
 //! touches the operating system; `model` holds plain data; `smart` decodes drive pages;
 //! `control` reads drive state and polls temperature; `changes` makes journaled, undoable
-//! setting changes; `report` renders headless output; `commands` are the command bodies.
+//! setting changes; `report` renders headless output; `commands` are the command bodies;
+//! `install` generates the man page and the shell completions.
 //! `run` dispatches a parsed command line.
 
 pub mod app;
@@ -13,6 +14,7 @@ pub mod cli;
 pub mod commands;
 pub mod control;
 pub mod event;
+pub mod install;
 pub mod model;
 pub mod report;
 pub mod smart;
@@ -68,6 +70,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             },
         ),
         Some(Command::Run(args)) => commands::run::run(&root, &args),
+        Some(Command::Completions { shell }) => {
+            write_stdout(&install::completion_script(shell))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Man) => {
+            write_stdout(&install::man_page()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Tests) => {
             write_stdout(&commands::run::list_tests())?;
             Ok(ExitCode::SUCCESS)

@@ -30,30 +30,31 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-const TARGET: &str = "x86_64-unknown-linux-gnu";
 const TRANSPORTS: [&str; 4] = ["sata", "nvme", "scsi", "virtio"];
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Builds the static binary the lab boots, in its own target directory so it does not wait
-/// for the lock of the running test build.
+/// Builds the binary the lab boots with `scripts/release.sh`: the static, stripped executable
+/// a release ships, checked against its SHA256SUMS. In its own target directory so it does not
+/// wait for the lock of the running test build.
 fn build_static_binary() -> PathBuf {
     let target_dir = repo().join("target/lab");
-    let out = Command::new(option_env!("CARGO").unwrap_or("cargo"))
-        .current_dir(repo())
-        .args(["build", "--locked", "--release", "--target", TARGET])
-        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+    let dist = target_dir.join("dist");
+    let out = Command::new(repo().join("scripts/release.sh"))
         .env("CARGO_TARGET_DIR", &target_dir)
+        .env("DIST_DIR", &dist)
         .output()
-        .expect("run cargo");
+        .expect("run scripts/release.sh");
     assert!(
         out.status.success(),
-        "static build failed:\n{}",
+        "scripts/release.sh failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    target_dir.join(TARGET).join("release/disktriage")
+    let sums = std::fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
+    assert!(sums.trim_end().ends_with("  disktriage"), "{sums}");
+    dist.join("disktriage")
 }
 
 /// The guest's output, split at `===== NAME` lines.

@@ -472,18 +472,6 @@ fn run_controls_stop_rerun_export_and_quit() {
     assert_eq!(cmds, [Cmd::Quit]);
 }
 
-/// Reads a captured page (hex text) from tests/fixtures/pages.
-fn page(name: &str) -> Vec<u8> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pages")
-        .join(name);
-    let text = std::fs::read_to_string(path).unwrap();
-    let hex: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
-    hex.chunks(2)
-        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
-        .collect()
-}
-
 #[test]
 fn drive_state_health_badges_and_cache_dialog() {
     use disktriage::model::{SmartReading, Transport};

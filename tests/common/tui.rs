@@ -29,6 +29,19 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Reads a captured page (hex text) from tests/fixtures/pages.
+pub fn page(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pages")
+        .join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let hex: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
+    hex.chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).expect("ASCII"), 16).expect("hex"))
+        .collect()
+}
+
 /// An app with the inventory of a fixture scenario.
 pub fn app_with(scenario: &str, root: bool) -> App {
     let mut app = App::new(root, false);
@@ -59,6 +72,12 @@ fn draw(app: &App, w: u16, h: u16) -> Terminal<TestBackend> {
     let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
     t.draw(|f| disktriage::ui::render(app, f)).expect("draw");
     t
+}
+
+/// Draws the app at `w` x `h` and returns the screen's cells, with their colours and
+/// modifiers.
+pub fn buffer(app: &App, w: u16, h: u16) -> ratatui::buffer::Buffer {
+    draw(app, w, h).backend().buffer().clone()
 }
 
 /// Draws the app at `w` x `h` and returns the screen as text.
