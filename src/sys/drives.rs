@@ -16,12 +16,12 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::ata::{self, AtaAnswer};
 use super::error::DriveError;
-use super::nvme;
+use super::passthru::ata::{self, AtaAnswer};
+use super::passthru::nvme;
+use super::passthru::scsi;
+use super::passthru::sgio::{self, TIMEOUT_MS, Transfer};
 use super::platform::{Applied, DriveControl, Target};
-use super::scsi;
-use super::sgio::{self, TIMEOUT_MS, Transfer};
 use super::smartctl;
 use super::sysfs::SysRoot;
 use crate::model::{
