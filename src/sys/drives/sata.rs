@@ -11,8 +11,8 @@ use std::path::Path;
 use super::{CACHE, LinuxDrives, RawPage, TransportDriver, bad_answer, sg_raw_pages};
 use crate::model::{AtaSmart, AtaSmartStatus, BlockDevice, DriveCache, SmartReading};
 use crate::smart::ata::{
-    AtaCommand, AtaIdentity, attribute_table, parse_identify, parse_smart_data,
-    parse_smart_thresholds, raw_temperature, smart_status,
+    AtaCommand, AtaIdentity, attribute_table, attribute_temperature, parse_identify,
+    parse_smart_data, parse_smart_thresholds, smart_status,
 };
 use crate::smart::sense::Sense;
 use crate::sys::error::DriveError;
@@ -206,15 +206,11 @@ pub(super) fn smart_data_page(file: &File, path: &Path) -> Result<Vec<u8>, Strin
     read_page(file, path, &AtaCommand::smart_read_data())
 }
 
-/// The temperature in a SMART READ DATA page: attribute 194, else 190.
+/// The temperature in a SMART READ DATA page, by the rule the SMART verdict uses
+/// (`crate::smart::ata::attribute_temperature`).
 pub(super) fn temperature_from_page(page: &[u8], path: &Path) -> Result<Option<i64>, DriveError> {
     let data = parse_smart_data(page).map_err(|e| bad_answer("SMART READ DATA", path, &e))?;
-    Ok([194u8, 190].iter().find_map(|id| {
-        data.attributes
-            .iter()
-            .find(|a| a.id == *id)
-            .and_then(|a| raw_temperature(&a.raw))
-    }))
+    Ok(attribute_temperature(&attribute_table(&data, None)))
 }
 
 /// Reads one SMART sector; refusals and errors in words.
@@ -257,4 +253,70 @@ pub(super) fn raw_pages(file: &File, path: &Path) -> Vec<RawPage> {
         }
     }
     pages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Transport, Verdict};
+    use crate::smart::verdict::assess;
+
+    /// A SMART READ DATA page holding `attrs` (id, raw value), with its checksum.
+    fn smart_data(attrs: &[(u8, u64)]) -> Vec<u8> {
+        let mut page = vec![0u8; 512];
+        page[0] = 0x10;
+        for (slot, &(id, raw)) in attrs.iter().enumerate() {
+            let s = &mut page[2 + 12 * slot..2 + 12 * (slot + 1)];
+            s[0] = id;
+            s[3] = 100;
+            s[4] = 100;
+            s[5..11].copy_from_slice(&raw.to_le_bytes()[..6]);
+        }
+        let sum = page[..511].iter().fold(0u8, |a, b| a.wrapping_add(*b));
+        page[511] = 0u8.wrapping_sub(sum);
+        page
+    }
+
+    /// What `disktriage smart` shows for the same page.
+    fn verdict_temperature(page: &[u8]) -> Option<i64> {
+        let data = parse_smart_data(page).unwrap();
+        let reading = SmartReading::Ata(AtaSmart {
+            smart_supported: true,
+            smart_enabled: true,
+            status: AtaSmartStatus::Good,
+            status_note: None,
+            attributes: attribute_table(&data, None),
+            attribute_problem: None,
+        });
+        let health = assess("sda", Transport::Sata, reading);
+        assert_eq!(health.verdict, Verdict::Passed);
+        health.temperature_c
+    }
+
+    #[test]
+    fn the_poller_and_the_smart_report_read_the_same_temperature() {
+        let path = Path::new("/dev/sda");
+        for (attrs, want) in [
+            (vec![(194, 36)], Some(36)),
+            (vec![(190, 0x1f1f_001f)], Some(31)),
+            (vec![(190, 31), (194, 0x002d_0014_0024)], Some(36)),
+            (vec![(194, 0), (190, 31)], Some(31)),
+            (vec![(194, 200), (190, 31)], Some(31)),
+            (vec![(194, 0xff)], None),
+            (vec![(9, 36)], None),
+        ] {
+            let page = smart_data(&attrs);
+            let polled = temperature_from_page(&page, path).unwrap();
+            assert_eq!(polled, want, "{attrs:?}");
+            assert_eq!(verdict_temperature(&page), want, "{attrs:?}");
+        }
+    }
+
+    #[test]
+    fn a_garbled_page_is_a_bad_answer_not_a_reading() {
+        let mut page = smart_data(&[(194, 36)]);
+        page[100] ^= 1;
+        let e = temperature_from_page(&page, Path::new("/dev/sda")).unwrap_err();
+        assert!(matches!(e, DriveError::BadAnswer { .. }), "{e:?}");
+    }
 }
