@@ -204,11 +204,7 @@ impl LinuxDrives {
     /// Waits until the kernel's flush policy follows the drive (libata revalidates the
     /// device asynchronously after SET FEATURES).
     fn wait_for_kernel_view(&self, dev: &BlockDevice, enabled: bool, applied: &mut Applied) {
-        let want = if enabled {
-            KernelWriteCache::WriteBack
-        } else {
-            KernelWriteCache::WriteThrough
-        };
+        let want = KernelWriteCache::from_enabled(enabled);
         let start = Instant::now();
         while start.elapsed() < KERNEL_FOLLOW_TIMEOUT {
             let now = self

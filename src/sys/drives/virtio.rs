@@ -7,7 +7,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 
 use super::{CACHE, LinuxDrives, TransportDriver};
-use crate::model::{BlockDevice, DriveCache};
+use crate::model::{BlockDevice, DriveCache, KernelWriteCache};
 use crate::sys::error::DriveError;
 use crate::sys::platform::Applied;
 
@@ -37,12 +37,8 @@ impl TransportDriver for Virtio {
                 cache.fixed_reason.unwrap_or_default(),
             ));
         }
-        let value = if enabled {
-            "write back"
-        } else {
-            "write through"
-        };
-        drives.write_attr(dev, "cache_type", value)?;
+        let value = KernelWriteCache::from_enabled(enabled);
+        drives.write_attr(dev, "cache_type", value.as_str())?;
         Ok(Applied::default())
     }
 }
@@ -61,14 +57,14 @@ fn cache(drives: &LinuxDrives, dev: &BlockDevice) -> Result<DriveCache, DriveErr
         Err(e) => return Err(DriveError::from_io("stat", &path, &e)),
     };
     let text = drives.read_attr(dev, "cache_type")?;
-    let enabled = match text.as_str() {
-        "write back" => true,
-        "write through" => false,
-        other => {
+    // `cache_type` speaks the words of `queue/write_cache`, though it is the device's setting.
+    let enabled = match text.parse::<KernelWriteCache>() {
+        Ok(mode) => mode == KernelWriteCache::WriteBack,
+        Err(_) => {
             return Err(DriveError::BadAnswer {
                 op: "read".into(),
                 path,
-                detail: format!("cache_type {other:?}"),
+                detail: format!("cache_type {text:?}"),
             });
         }
     };
