@@ -62,7 +62,6 @@ use serde::Serialize;
 
 pub use journal::{Journal, JournalError, Locked, Recorded};
 
-use crate::model::cache::on_off;
 use crate::model::{
     BlockDevice, DeviceId, DriveCache, JournalEntry, KernelWriteCache, Lifetime, Owner,
     SchedulerSet, Setting, SettingKind, Transport, is_kernel_name,
@@ -894,9 +893,9 @@ pub fn describe_note(note: &JournalNote, journal_dir: &std::path::Path) -> Strin
     }
 }
 
-/// "on"/"off" for a cache state that may be absent.
+/// "on"/"off" for a cache state that may be absent ("none").
 pub fn cache_word(c: &DriveCache) -> &'static str {
-    c.enabled.map(on_off).unwrap_or("none")
+    crate::model::cache::cache_word(c.enabled)
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::model::KernelWriteCache;
+
 /// Where the change journal lives unless told otherwise: a tmpfs, so a reboot (which resets
 /// every setting disktriage changes) also empties it.
 pub const DEFAULT_JOURNAL_DIR: &str = "/run/disktriage";
@@ -33,15 +35,22 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// The column legend of `list`, with the WCACHE words the table prints.
+fn list_help() -> String {
+    format!(
+        "Columns: TRAN is the transport; TYPE comes from the kernel's rotational flag; WCACHE \
+         is the kernel's flush policy from queue/write_cache (\"{}\" = it sends cache flushes, \
+         \"{}\" = it does not), not the drive's own setting.",
+        KernelWriteCache::WriteBack.short(),
+        KernelWriteCache::WriteThrough.short()
+    )
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List block devices: model, size, transport, scheduler, the kernel's write-cache view and
     /// whether the device is in use (mounted, swap, held by md/dm/LVM). Works as a normal user.
-    #[command(
-        after_help = "Columns: TRAN is the transport; TYPE comes from the kernel's \
-        rotational flag; WCACHE is the kernel's flush policy from queue/write_cache (\"back\" = \
-        it sends cache flushes, \"thru\" = it does not), not the drive's own setting."
-    )]
+    #[command(after_help = list_help())]
     List(ListArgs),
 
     /// Run a test on a block device or a file and print its figures.

@@ -13,6 +13,7 @@ use anyhow::Context;
 use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal, RestoreScope};
 use crate::cli::{CacheArgs, OnOff, RestoreArgs, SchedArgs, SmartArgs};
+use crate::model::cache::on_off;
 use crate::model::{CacheStatus, Lifetime, Verdict};
 use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, process};
 use crate::{control, report, write_stdout};
@@ -71,7 +72,7 @@ pub fn cache(
         write_stdout(&text)?;
         return Ok(ExitCode::SUCCESS);
     };
-    let word = if state == OnOff::On { "on" } else { "off" };
+    let word = on_off(state.enabled());
     let journal = Journal::open(journal_dir).with_context(|| {
         format!(
             "cannot open the change journal in {}",

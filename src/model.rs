@@ -8,13 +8,13 @@ pub mod smart;
 pub mod units;
 pub mod usage;
 
-pub use cache::{CacheAgreement, CacheStatus, DriveCache};
+pub use cache::{CacheAgreement, CacheStatus, DriveCache, KernelWriteCache};
 pub use change::{
     DeviceId, DeviceIdentity, JournalEntry, Lifetime, Owner, Setting, SettingKind, is_kernel_name,
 };
 pub use device::{
-    BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, KernelWriteCache,
-    LoopBacking, LoopLink, Partition, SchedulerSet, Transport,
+    BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, LoopBacking, LoopLink,
+    Partition, SchedulerSet, Transport,
 };
 pub use smart::{
     AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,

@@ -2,24 +2,21 @@
 //! `unsafe`. Everything above it works on the plain data it returns.
 //!
 //! Device commands go through the `DriveControl` trait (`platform`), implemented for Linux by
-//! `drives::LinuxDrives` and faked for tests by `fake::FakeDrives`. Only the modules that issue
-//! ioctls or install signal handlers may use `unsafe`, each block with a `SAFETY:` comment.
+//! `drives::LinuxDrives` and faked for tests by `fake::FakeDrives`. The commands themselves
+//! (SG_IO, ATA PASS-THROUGH, SCSI mode pages, NVMe admin) are in `passthru`. Only the modules
+//! that issue ioctls or install signal handlers may use `unsafe`, each block with a `SAFETY:`
+//! comment.
 
-pub mod ata;
 pub mod direct;
 pub mod drives;
 pub mod error;
 pub mod fake;
 pub mod host;
-#[allow(unsafe_code)]
-pub mod nvme;
 pub mod parse;
+pub mod passthru;
 pub mod platform;
 pub mod privilege;
 pub mod process;
-pub mod scsi;
-#[allow(unsafe_code)]
-pub mod sgio;
 #[allow(unsafe_code)]
 pub mod signals;
 pub mod smartctl;

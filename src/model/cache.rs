@@ -1,20 +1,93 @@
-//! The drive's own volatile write cache as the drive reports it, and how it compares with the
-//! kernel's flush policy (`queue/write_cache`).
+//! The drive's own volatile write cache as the drive reports it, the kernel's flush policy
+//! (`queue/write_cache`), and how the two compare.
 //!
 //! Two different things share the words "write cache": the drive's setting (ATA SET FEATURES,
 //! the SCSI caching mode page's WCE bit, NVMe feature 0x06, virtio's `cache_type`) decides
 //! whether the drive acknowledges writes before they reach the media; the kernel's flag only
 //! decides whether the kernel sends FLUSH/FUA. They are kept apart here and compared.
+//!
+//! This module also owns the words for them, spelled once: "on" / "off" / "none" for the
+//! drive's cache (`on_off`, `cache_word`), "write back" / "write through" as sysfs writes them
+//! and "back" / "thru" in narrow tables for the kernel's policy (`KernelWriteCache`).
 
 use std::fmt;
+use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
-use super::device::{KernelWriteCache, Transport};
+use super::device::{ParseValueError, Transport};
 
-/// "on" or "off".
+/// "on" or "off": the drive's write cache, switched on or off.
 pub fn on_off(enabled: bool) -> &'static str {
     if enabled { "on" } else { "off" }
+}
+
+/// "on", "off", or "none" when the drive reports no volatile write cache.
+pub fn cache_word(enabled: Option<bool>) -> &'static str {
+    enabled.map(on_off).unwrap_or("none")
+}
+
+/// The kernel's flush policy for the device, from `queue/write_cache`. This is what the block
+/// layer believes, which decides whether it sends FLUSH/FUA; it is not the drive's own cache
+/// setting (that needs ATA SET FEATURES, the SCSI caching page or NVMe Set Features).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelWriteCache {
+    WriteBack,
+    WriteThrough,
+}
+
+impl KernelWriteCache {
+    pub const ALL: [KernelWriteCache; 2] =
+        [KernelWriteCache::WriteBack, KernelWriteCache::WriteThrough];
+
+    /// The words sysfs reads and writes: `queue/write_cache`, and virtio's `cache_type`, which
+    /// speaks the same two.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelWriteCache::WriteBack => "write back",
+            KernelWriteCache::WriteThrough => "write through",
+        }
+    }
+
+    /// The short word for narrow table columns: "back" or "thru".
+    pub fn short(self) -> &'static str {
+        match self {
+            KernelWriteCache::WriteBack => "back",
+            KernelWriteCache::WriteThrough => "thru",
+        }
+    }
+
+    /// The policy that goes with a drive cache on (write back: flushes needed) or off.
+    pub fn from_enabled(enabled: bool) -> Self {
+        if enabled {
+            KernelWriteCache::WriteBack
+        } else {
+            KernelWriteCache::WriteThrough
+        }
+    }
+}
+
+impl fmt::Display for KernelWriteCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for KernelWriteCache {
+    type Err = ParseValueError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s.trim())
+            .ok_or_else(|| ParseValueError::new("a sysfs write cache mode", s))
+    }
+}
+
+impl Serialize for KernelWriteCache {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 /// What the drive says about its volatile write cache.
@@ -36,8 +109,7 @@ impl DriveCache {
     /// "on", "off" or "none (no volatile cache)".
     pub fn state_label(&self) -> &'static str {
         match self.enabled {
-            Some(true) => "on",
-            Some(false) => "off",
+            Some(enabled) => on_off(enabled),
             None => "none (the drive reports no volatile write cache)",
         }
     }
@@ -74,12 +146,13 @@ impl CacheAgreement {
             CacheAgreement::HarmlessMismatch => Some(format!(
                 "the kernel's flush policy ({kernel}) disagrees with the drive (cache {}): \
                  harmless, the kernel sends cache flushes the drive does not need",
-                drive.map(on_off).unwrap_or("none")
+                cache_word(drive)
             )),
             CacheAgreement::DangerousMismatch => Some(format!(
-                "the kernel's flush policy ({kernel}) disagrees with the drive (cache on): the \
+                "the kernel's flush policy ({kernel}) disagrees with the drive (cache {}): the \
                  kernel sends no cache flushes, so recently written data can be lost on power \
-                 failure"
+                 failure",
+                on_off(true)
             )),
         }
     }
@@ -141,6 +214,59 @@ impl fmt::Display for DriveCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_write_cache_words() {
+        assert_eq!(
+            "write back\n".parse::<KernelWriteCache>().unwrap(),
+            KernelWriteCache::WriteBack
+        );
+        assert_eq!(
+            "write through".parse::<KernelWriteCache>().unwrap(),
+            KernelWriteCache::WriteThrough
+        );
+        assert!("none".parse::<KernelWriteCache>().is_err());
+        assert!("back".parse::<KernelWriteCache>().is_err());
+        for k in KernelWriteCache::ALL {
+            assert_eq!(k.to_string().parse::<KernelWriteCache>().unwrap(), k);
+            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{k}\""));
+        }
+        assert_eq!(KernelWriteCache::WriteBack.short(), "back");
+        assert_eq!(KernelWriteCache::WriteThrough.short(), "thru");
+        assert_eq!(
+            KernelWriteCache::from_enabled(true),
+            KernelWriteCache::WriteBack
+        );
+        assert_eq!(
+            KernelWriteCache::from_enabled(false),
+            KernelWriteCache::WriteThrough
+        );
+    }
+
+    #[test]
+    fn drive_cache_words() {
+        assert_eq!((on_off(true), on_off(false)), ("on", "off"));
+        assert_eq!(
+            (
+                cache_word(Some(true)),
+                cache_word(Some(false)),
+                cache_word(None)
+            ),
+            ("on", "off", "none")
+        );
+        let mut cache = DriveCache {
+            enabled: Some(false),
+            changeable: true,
+            fixed_reason: None,
+            source: "test".into(),
+        };
+        assert_eq!(cache.to_string(), "off");
+        cache.enabled = None;
+        assert_eq!(
+            cache.to_string(),
+            "none (the drive reports no volatile write cache)"
+        );
+    }
 
     #[test]
     fn agreement() {

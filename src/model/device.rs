@@ -8,8 +8,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
+use super::cache::KernelWriteCache;
 use super::units::Bytes;
 
 /// A device number as the kernel prints it in `dev` files and mountinfo: `major:minor`.
@@ -170,45 +171,6 @@ impl FromStr for SchedulerSet {
             set.available.push(name.to_string());
         }
         Ok(set)
-    }
-}
-
-/// The kernel's flush policy for the device, from `queue/write_cache`. This is what the block
-/// layer believes, which decides whether it sends FLUSH/FUA; it is not the drive's own cache
-/// setting (that needs ATA SET FEATURES, the SCSI caching page or NVMe Set Features).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KernelWriteCache {
-    WriteBack,
-    WriteThrough,
-}
-
-impl KernelWriteCache {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KernelWriteCache::WriteBack => "write back",
-            KernelWriteCache::WriteThrough => "write through",
-        }
-    }
-}
-
-impl FromStr for KernelWriteCache {
-    type Err = ParseValueError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "write back" => Ok(KernelWriteCache::WriteBack),
-            "write through" => Ok(KernelWriteCache::WriteThrough),
-            _ => Err(ParseValueError::new(
-                "\"write back\" or \"write through\"",
-                s,
-            )),
-        }
-    }
-}
-
-impl Serialize for KernelWriteCache {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -589,19 +551,6 @@ mod tests {
         assert!("259".parse::<DevNum>().is_err());
         assert!("a:b".parse::<DevNum>().is_err());
         assert!("-1:0".parse::<DevNum>().is_err());
-    }
-
-    #[test]
-    fn kernel_write_cache_values() {
-        assert_eq!(
-            "write back\n".parse::<KernelWriteCache>().unwrap(),
-            KernelWriteCache::WriteBack
-        );
-        assert_eq!(
-            "write through".parse::<KernelWriteCache>().unwrap(),
-            KernelWriteCache::WriteThrough
-        );
-        assert!("none".parse::<KernelWriteCache>().is_err());
     }
 
     #[test]

@@ -16,9 +16,9 @@ pub const CACHE_JSON_SCHEMA: u32 = 1;
 fn kernel_line(k: Option<KernelWriteCache>) -> String {
     match k {
         // The label says whose policy it is: "sends" is the kernel.
-        Some(KernelWriteCache::WriteBack) => "write back (sends flushes; queue/write_cache)".into(),
-        Some(KernelWriteCache::WriteThrough) => {
-            "write through (sends no flushes; queue/write_cache)".into()
+        Some(k @ KernelWriteCache::WriteBack) => format!("{k} (sends flushes; queue/write_cache)"),
+        Some(k @ KernelWriteCache::WriteThrough) => {
+            format!("{k} (sends no flushes; queue/write_cache)")
         }
         None => "unknown (queue/write_cache unreadable)".into(),
     }

@@ -24,11 +24,7 @@ fn or_unknown(v: Option<String>) -> String {
 }
 
 fn kernel_cache_short(c: Option<KernelWriteCache>) -> &'static str {
-    match c {
-        Some(KernelWriteCache::WriteBack) => "back",
-        Some(KernelWriteCache::WriteThrough) => "thru",
-        None => "?",
-    }
+    c.map_or("?", KernelWriteCache::short)
 }
 
 /// The short in-use cell: the first reason in few words, "+N" when there are more.

@@ -381,10 +381,33 @@ pub fn raw48(raw: &[u8; 6]) -> u64 {
         .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
 }
 
+/// The attributes that hold the drive's temperature, in the order they are trusted: 194
+/// (Temperature_Celsius), then 190 (Airflow_Temperature_Cel).
+pub const TEMPERATURE_ATTRIBUTES: [u8; 2] = [194, 190];
+
+/// A temperature byte read as degrees Celsius, if plausible (1 to 125 C). 0 is what drives
+/// without a sensor report; above 125 is no drive's operating range (and 0x80-0xFF would be
+/// negative as a signed byte).
+fn plausible_celsius(byte: u8) -> Option<i64> {
+    let t = i64::from(byte);
+    (1..=125).contains(&t).then_some(t)
+}
+
 /// A temperature from raw byte 0, if plausible.
 pub fn raw_temperature(raw: &[u8; 6]) -> Option<i64> {
-    let t = i64::from(raw[0]);
-    (1..=125).contains(&t).then_some(t)
+    plausible_celsius(raw[0])
+}
+
+/// The drive's temperature from its attribute table: the low raw byte (raw byte 0) of the
+/// first of `TEMPERATURE_ATTRIBUTES` present, moving on to the next when that byte is not a
+/// plausible temperature. The other raw bytes are vendor-specific (often the lifetime minimum
+/// and maximum) and never read here. The one ATA temperature rule: the SMART verdict and the
+/// temperature poller both use it.
+pub fn attribute_temperature(attributes: &[AtaAttribute]) -> Option<i64> {
+    TEMPERATURE_ATTRIBUTES.iter().find_map(|id| {
+        let a = attributes.iter().find(|a| a.id == *id)?;
+        plausible_celsius(a.raw.to_le_bytes()[0])
+    })
 }
 
 /// The raw value in words for the attributes whose raw layout is common across vendors.
@@ -532,6 +555,53 @@ mod tests {
         );
         assert_eq!(decode_raw(5, &[12, 0, 0, 0, 0, 0]).unwrap(), "12 sectors");
         assert_eq!(decode_raw(231, &[12, 0, 0, 0, 0, 0]), None);
+    }
+
+    /// Attribute rows with only an id and a raw value, as the temperature rule sees them.
+    fn rows(attrs: &[(u8, u64)]) -> Vec<AtaAttribute> {
+        attrs
+            .iter()
+            .map(|&(id, raw)| AtaAttribute {
+                id,
+                name: attribute_name(id).unwrap_or("Unknown_Attribute").into(),
+                known: attribute_name(id).is_some(),
+                flags: 0,
+                prefailure: false,
+                value: 100,
+                worst: 100,
+                threshold: None,
+                raw,
+                decoded: None,
+                state: AttributeState::NoThreshold,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_temperature_rule() {
+        let t = |attrs: &[(u8, u64)]| attribute_temperature(&rows(attrs));
+        assert_eq!(t(&[(194, 36)]), Some(36));
+        assert_eq!(t(&[(190, 31)]), Some(31));
+        // 194 is trusted first, wherever it sits in the table.
+        assert_eq!(t(&[(190, 31), (194, 36)]), Some(36));
+        // Only raw byte 0 is the temperature: min 20 / max 45 in bytes 2 and 4 are not.
+        assert_eq!(t(&[(194, 0x002d_0014_0024)]), Some(36));
+        // A 194 without a plausible reading gives way to 190.
+        assert_eq!(t(&[(194, 0), (190, 31)]), Some(31));
+        assert_eq!(t(&[(194, 126), (190, 31)]), Some(31));
+        assert_eq!(
+            t(&[(194, 0x100), (190, 31)]),
+            Some(31),
+            "256 C is byte 0 = 0"
+        );
+        // The plausible range is 1..=125 C; 0xFF is -1 as a signed byte, not 255 C.
+        assert_eq!(t(&[(194, 1)]), Some(1));
+        assert_eq!(t(&[(194, 125)]), Some(125));
+        assert_eq!(t(&[(194, 0xff)]), None);
+        // No temperature attribute, or none plausible: no reading.
+        assert_eq!(t(&[(9, 36), (231, 40)]), None);
+        assert_eq!(t(&[(194, 0), (190, 0)]), None);
+        assert_eq!(t(&[]), None);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! - smartctl: its `smart_status.passed`, plus the same table rules on the data it returns;
 //!   exit-status bits 0-1 mean it read nothing.
 
+use super::ata::attribute_temperature;
 use crate::model::{
     AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth, SmartReading,
     SmartctlReport, Transport, Verdict,
@@ -213,13 +214,9 @@ fn judge_ata(ata: &AtaSmart, judge: &mut Judge) {
     }
 }
 
-/// Temperature from attribute 194, else 190.
+/// Temperature from the attribute table (`crate::smart::ata::attribute_temperature`).
 fn ata_temperature(ata: &AtaSmart) -> Option<i64> {
-    [194u8, 190].iter().find_map(|id| {
-        let a = ata.attributes.iter().find(|a| a.id == *id)?;
-        let t = i64::try_from(a.raw & 0xff).ok()?;
-        (1..=125).contains(&t).then_some(t)
-    })
+    attribute_temperature(&ata.attributes)
 }
 
 /// Power-on hours from attribute 9 (low 32 bits).

@@ -199,11 +199,7 @@ impl DriveControl for FakeDrives {
             if !d.cache_ignores_set {
                 cache.enabled = Some(enabled);
                 if d.kernel_follows_cache {
-                    d.device.kernel_write_cache = Some(if enabled {
-                        KernelWriteCache::WriteBack
-                    } else {
-                        KernelWriteCache::WriteThrough
-                    });
+                    d.device.kernel_write_cache = Some(KernelWriteCache::from_enabled(enabled));
                 }
             }
             if let Some(e) = d.fail_next_set_after_change.take() {

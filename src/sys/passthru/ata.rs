@@ -4,10 +4,10 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::error::DriveError;
 use super::sgio::{self, FLUSH_TIMEOUT_MS, TIMEOUT_MS, Transfer};
 use crate::smart::ata::{AtaCommand, SECTOR};
 use crate::smart::sense::{AtaOutcome, AtaRegisters, Sense, ata_outcome};
+use crate::sys::error::DriveError;
 
 /// What a pass-through command came to, when it did not fail outright.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
-use super::error::DriveError;
+use crate::sys::error::DriveError;
 
 /// `SG_IO` from `<scsi/sg.h>`.
 pub const SG_IO: libc::Ioctl = 0x2285;

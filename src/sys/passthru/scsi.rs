@@ -3,13 +3,13 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::error::DriveError;
 use super::sgio::{self, TIMEOUT_MS, Transfer};
 use crate::smart::scsi::{
     CACHING_PAGE, CachingPage, MODE_SENSE_ALLOC, PageControl, build_caching_select,
     mode_select10_cdb, mode_sense10_cdb, parse_caching_page,
 };
 use crate::smart::sense::{ScsiOutcome, Sense, scsi_outcome};
+use crate::sys::error::DriveError;
 
 /// Reads the caching mode page (current values or the changeable mask). `Ok(Err(sense))`
 /// when the device refuses: it has no such page. The raw answer comes back too.

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
-use super::error::DriveError;
 use crate::smart::nvme::{AdminCommand, describe_status};
+use crate::sys::error::DriveError;
 
 /// `_IOWR('N', 0x41, struct nvme_admin_cmd)`.
 pub const NVME_IOCTL_ADMIN_CMD: libc::Ioctl = 0xC048_4E41;

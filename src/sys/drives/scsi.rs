@@ -1,0 +1,129 @@
+//! SCSI disks (`sd` with a SCSI device behind it: SAS, iSCSI, virtual HBAs such as QEMU's
+//! `scsi-hd`).
+//!
+//! Owns the SCSI caching mode page side of drive control: the write cache is its WCE bit,
+//! read with MODE SENSE(10) and set with MODE SELECT(10), followed by a rescan so `sd` sees the
+//! change. SMART comes from `smartctl` when it is installed. The caching-page functions are
+//! shared with `usb`, for bridges without ATA pass-through.
+
+use std::fs::File;
+use std::path::Path;
+
+use super::{CACHE, LinuxDrives, RawPage, TransportDriver, sg_raw_pages};
+use crate::model::{BlockDevice, DriveCache, SmartReading};
+use crate::smart::scsi::PageControl;
+use crate::smart::sense::Sense;
+use crate::sys::error::DriveError;
+use crate::sys::passthru::scsi::{select_caching, sense_caching};
+use crate::sys::platform::Applied;
+
+/// The SCSI disk driver.
+pub(super) struct Scsi;
+
+impl TransportDriver for Scsi {
+    fn drive_cache(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<DriveCache, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        cache(&file, &path)?.map_err(|sense| {
+            DriveError::not_supported_because(
+                CACHE,
+                dev.transport,
+                format!("no caching mode page: {sense}"),
+            )
+        })
+    }
+
+    fn set_drive_cache(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+        enabled: bool,
+    ) -> Result<Applied, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        set_cache(dev, &file, &path, enabled)?;
+        let mut applied = Applied::default();
+        drives.rescan(dev, &mut applied);
+        Ok(applied)
+    }
+
+    fn smart(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<SmartReading, DriveError> {
+        drives.smartctl_reading(dev)
+    }
+
+    fn raw_pages(&self, file: &File, path: &Path, _dev: &BlockDevice) -> Vec<RawPage> {
+        sg_raw_pages(file, path)
+    }
+}
+
+/// The write cache as the caching mode page reports it, or the refusal of a device without
+/// one.
+pub(super) fn cache(file: &File, path: &Path) -> Result<Result<DriveCache, Sense>, DriveError> {
+    let current = match sense_caching(file, path, PageControl::Current)? {
+        Ok((page, _)) => page,
+        Err(sense) => return Ok(Err(sense)),
+    };
+    // A device that will not show its changeable mask is treated as not changeable.
+    let changeable = matches!(
+        sense_caching(file, path, PageControl::Changeable),
+        Ok(Ok((mask, _))) if mask.wce
+    );
+    Ok(Ok(DriveCache {
+        enabled: Some(current.wce),
+        changeable,
+        fixed_reason: (!changeable)
+            .then(|| "WCE is not in the caching page's changeable mask".into()),
+        source: "SCSI caching mode page (WCE)".into(),
+    }))
+}
+
+/// Sets WCE when the changeable mask allows it. The caller rescans afterwards: `sd` keeps a
+/// stale view of the page until then.
+pub(super) fn set_cache(
+    dev: &BlockDevice,
+    file: &File,
+    path: &Path,
+    enabled: bool,
+) -> Result<(), DriveError> {
+    let current = match sense_caching(file, path, PageControl::Current)? {
+        Ok((page, _)) => page,
+        Err(sense) => {
+            return Err(DriveError::not_supported_because(
+                CACHE,
+                dev.transport,
+                format!("no caching mode page: {sense}"),
+            ));
+        }
+    };
+    match sense_caching(file, path, PageControl::Changeable)? {
+        Ok((mask, _)) if mask.wce => {}
+        _ => {
+            return Err(DriveError::not_supported_because(
+                CACHE,
+                dev.transport,
+                "the drive does not report WCE as changeable",
+            ));
+        }
+    }
+    select_caching(file, path, &current, enabled)
+}
+
+/// The caching mode page (current values and changeable mask) for fixture capture.
+pub(super) fn raw_pages(file: &File, path: &Path) -> Vec<RawPage> {
+    [
+        ("scsi-caching-current", PageControl::Current),
+        ("scsi-caching-changeable", PageControl::Changeable),
+    ]
+    .into_iter()
+    .map(|(name, pc)| {
+        let bytes = match sense_caching(file, path, pc) {
+            Ok(Ok((_, raw))) => Ok(raw),
+            Ok(Err(sense)) => Err(format!("refused: {sense}")),
+            Err(e) => Err(e.to_string()),
+        };
+        RawPage::new(name, bytes)
+    })
+    .collect()
+}

@@ -1,0 +1,81 @@
+//! USB disks behind a bridge (`usb-storage`, `uas`).
+//!
+//! Owns the choice a bridge forces: ATA through SAT when the bridge does it (the `sata`
+//! functions), else the SCSI caching page (the `scsi` functions) for the write cache and
+//! `smartctl`, which knows vendor pass-throughs, for SMART. A temperature read the bridge
+//! refuses is "no sensor", not an error. Every cache change ends with a rescan: `sd` owns the
+//! device's view here, not libata.
+
+use std::fs::File;
+use std::path::Path;
+
+use super::{CACHE, LinuxDrives, RawPage, TransportDriver, sata, scsi, sg_raw_pages};
+use crate::model::{BlockDevice, DriveCache, SmartReading};
+use crate::sys::error::DriveError;
+use crate::sys::platform::Applied;
+
+/// The USB bridge driver.
+pub(super) struct Usb;
+
+impl TransportDriver for Usb {
+    fn drive_cache(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<DriveCache, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        if let Ok(cache) = sata::cache(&file, &path)? {
+            return Ok(cache);
+        }
+        scsi::cache(&file, &path)?.map_err(|_| {
+            DriveError::not_supported_because(
+                CACHE,
+                dev.transport,
+                "the bridge refuses ATA pass-through and has no caching mode page",
+            )
+        })
+    }
+
+    fn set_drive_cache(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+        enabled: bool,
+    ) -> Result<Applied, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        if sata::cache(&file, &path)?.is_ok() {
+            sata::set_cache(dev, &file, &path, enabled)?;
+        } else {
+            scsi::set_cache(dev, &file, &path, enabled)?;
+        }
+        let mut applied = Applied::default();
+        drives.rescan(dev, &mut applied);
+        Ok(applied)
+    }
+
+    fn smart(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<SmartReading, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        match sata::smart(&file, &path) {
+            Ok(Ok(smart)) => Ok(SmartReading::Ata(smart)),
+            // The bridge does not do SAT: smartctl may know its vendor pass-through.
+            Ok(Err(_)) | Err(DriveError::Device { .. }) => drives.smartctl_reading(dev),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn temperature(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<Option<i64>, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        match sata::smart_data_page(&file, &path) {
+            Ok(page) => sata::temperature_from_page(&page, &path),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn raw_pages(&self, file: &File, path: &Path, _dev: &BlockDevice) -> Vec<RawPage> {
+        sg_raw_pages(file, path)
+    }
+}
