@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod engine;
+pub mod gate;
 pub mod pattern;
 pub mod plan;
 pub mod runner;

@@ -4,9 +4,9 @@
 //! streams events to whoever watches (the CLI's progress line, the TUI's charts).
 
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::engine::{
     self, EngineChoice, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeFigures,
 };
+use super::gate::Gate;
 use super::pattern::DataPattern;
 use super::plan::Planner;
 use super::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
@@ -30,76 +31,6 @@ use crate::sys::privilege::process_cpu_time;
 pub const SERIES_CAPACITY: usize = 4096;
 /// Byte difference between our count and the kernel's above which a run is flagged.
 pub const WITNESS_TOLERANCE_PCT: f64 = 2.0;
-
-/// Where workers wait between warm-up and measurement while the runner reads the counters.
-#[derive(Debug)]
-pub struct Gate {
-    state: Mutex<GateState>,
-    cv: Condvar,
-}
-
-#[derive(Debug)]
-struct GateState {
-    expected: usize,
-    arrived: usize,
-    open: bool,
-}
-
-impl Gate {
-    pub fn new(expected: usize) -> Self {
-        Gate {
-            state: Mutex::new(GateState {
-                expected,
-                arrived: 0,
-                open: false,
-            }),
-            cv: Condvar::new(),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A worker arrives and waits until the runner opens the gate.
-    pub fn arrive_and_wait(&self) {
-        let mut s = self.lock();
-        s.arrived += 1;
-        self.cv.notify_all();
-        while !s.open {
-            s = self
-                .cv
-                .wait(s)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    /// A worker that will never arrive (it failed to start).
-    pub fn forget(&self) {
-        let mut s = self.lock();
-        s.expected = s.expected.saturating_sub(1);
-        self.cv.notify_all();
-    }
-
-    /// Waits until every expected worker arrived.
-    fn wait_all(&self) {
-        let mut s = self.lock();
-        while s.arrived < s.expected {
-            s = self
-                .cv
-                .wait(s)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    fn open(&self) {
-        let mut s = self.lock();
-        s.open = true;
-        self.cv.notify_all();
-    }
-}
 
 /// What a run reports while it goes.
 #[derive(Debug, Clone)]

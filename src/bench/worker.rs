@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::gate::Gate;
 use super::pattern::DataPattern;
 use super::plan::{OpKind, Planner};
-use super::runner::Gate;
 use super::spec::{EngineKind, Job};
 use super::stats::{IoStats, WorkerSample};
 use crate::sys::direct::{self, AlignedBuf, BUFFER_ALIGN};
