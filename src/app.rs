@@ -14,12 +14,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::bench::catalog::{CATALOG, TestName, Writes};
 use crate::bench::engine::EngineChoice;
+use crate::bench::outcome::TargetInfo;
 use crate::bench::runner::RunEvent;
 use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
 use crate::bench::spec::{self, Job, Plan, TargetFacts};
 use crate::bench::stats::IntervalPoint;
-use crate::bench::target::TargetInfo;
 use crate::event::{Cmd, ExportFormat, Msg};
 use crate::model::{BlockDevice, CacheStatus, Inventory, SmartHealth, Transport};
 use picker::{Field, Values, fields_for};
@@ -710,7 +710,10 @@ impl App {
         }
     }
 
-    fn run_finished(&mut self, result: Result<crate::report::run::RunReport, String>) -> Vec<Cmd> {
+    fn run_finished(
+        &mut self,
+        result: Result<crate::bench::outcome::RunReport, String>,
+    ) -> Vec<Cmd> {
         let Some(run) = &mut self.run else {
             return Vec::new();
         };

@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod engine;
 pub mod gate;
+pub mod outcome;
 pub mod pattern;
 pub mod plan;
 pub mod runner;

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 
+use crate::bench::outcome::RunReport;
+use crate::bench::outcome::TargetInfo;
 use crate::bench::runner::RunEvent;
 use crate::bench::session::RunRequest;
 use crate::bench::spec::Plan;
-use crate::bench::target::TargetInfo;
 use crate::changes::CacheChange;
 use crate::model::{CacheStatus, Inventory, SmartHealth};
-use crate::report::run::RunReport;
 
 /// A message for `App::update`.
 #[derive(Debug, Clone)]

@@ -24,13 +24,14 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use crate::app::App;
+use crate::bench::outcome::RunReport;
 use crate::bench::session::{self, Session, TempPoll};
 use crate::changes::guard::{RestoreGuard, SharedChanger};
 use crate::changes::{Changer, Journal, JournalNote, RestoreScope};
 use crate::control::temperature::{PollConfig, TempPoller};
 use crate::event::{self, Cmd, ExportFormat, Msg};
 use crate::model::Lifetime;
-use crate::report::run::{self as report, RunReport};
+use crate::report::run as report;
 use crate::sys::privilege;
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 use crate::write_stderr;

@@ -3,11 +3,11 @@
 //! the comparison of two records.
 
 use crate::bench::catalog::TestName;
-use crate::bench::runner::PhaseResult;
+use crate::bench::outcome::PhaseResult;
+use crate::bench::outcome::RunReport;
 use crate::bench::session::RunRequest;
 use crate::bench::spec::PhaseTag;
 use crate::model::KernelWriteCache;
-use crate::report::run::RunReport;
 
 /// One test as the admin started it, with all its repeats.
 #[derive(Debug, Clone, PartialEq)]

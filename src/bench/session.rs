@@ -9,11 +9,11 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::catalog::TestName;
+use super::outcome::{RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetInfo};
 use super::pattern::DataPattern;
-use super::runner::{self, RunEvent, RunHandle, RunInput, RunOutcome};
+use super::runner::{self, RunEvent, RunHandle, RunInput};
 use super::spec::{self, Plan, TestParams};
-use super::target::{self, TargetInfo, TargetRequest};
-use crate::report::run::{RUN_JSON_SCHEMA, RunReport};
+use super::target::{self, TargetRequest};
 use crate::sys::SysRoot;
 
 /// Whether to read the drive's temperature during a run.

@@ -10,41 +10,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
-use serde::Serialize;
 
 use super::catalog::{TestName, Writes};
+use super::outcome::TargetInfo;
 use super::pattern::{DataKind, DataPattern};
 use super::runner::StatSource;
 use super::safety;
 use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
-use crate::model::{BlockDevice, Bytes, Inventory, KernelWriteCache, Transport};
+use crate::model::{BlockDevice, Bytes, Inventory};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, Opened, SyncMode, TargetKind};
 
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
-
-/// The target as the report describes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TargetInfo {
-    pub path: PathBuf,
-    /// "block-device" or "file".
-    pub kind: &'static str,
-    /// Kernel name of the device (or of the device under the file's file system).
-    pub device: Option<String>,
-    pub size_bytes: u64,
-    pub logical_block_size: u32,
-    pub physical_block_size: Option<u32>,
-    pub model: Option<String>,
-    pub transport: Option<Transport>,
-    pub rotational: Option<bool>,
-    /// The active I/O scheduler during the run.
-    pub scheduler: Option<String>,
-    /// The kernel's flush policy during the run (not the drive's cache setting).
-    pub kernel_write_cache: Option<KernelWriteCache>,
-    /// True when this run created the file.
-    pub created: bool,
-}
 
 /// An opened target, ready for the runner.
 pub struct PreparedTarget {

@@ -11,40 +11,14 @@ use serde::Serialize;
 
 use crate::bench::catalog::TestName;
 use crate::bench::engine::{self, EngineProbe, engine_label};
+use crate::bench::outcome::TargetInfo;
+use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, RunReport};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::runner::{PhaseResult, RunOutcome};
 use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan, sweep_column};
 use crate::bench::stats::LatencySummary;
-use crate::bench::target::TargetInfo;
 use crate::model::{Bytes, BytesPerSec};
 use crate::sys::direct::SyncMode;
-use crate::sys::host::HostInfo;
 use crate::sys::parse::neutralize_controls;
-
-/// Version of the JSON result layout.
-pub const RUN_JSON_SCHEMA: u32 = 1;
-
-/// Everything a result file holds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunReport {
-    pub schema: u32,
-    pub tool: String,
-    /// Seconds since the Unix epoch when the run started.
-    pub started_unix: u64,
-    pub host: HostInfo,
-    pub test: TestName,
-    pub target: TargetInfo,
-    pub plan: Plan,
-    pub outcome: RunOutcome,
-    /// Notes from preparing the target (skipped writes, say).
-    pub notes: Vec<String>,
-}
-
-impl RunReport {
-    pub fn error(&self) -> Option<String> {
-        self.outcome.error()
-    }
-}
 
 fn mbps(bytes_per_sec: f64) -> f64 {
     BytesPerSec(bytes_per_sec).mb_per_sec()
@@ -219,7 +193,7 @@ pub fn time_base(ops: u64, seconds: f64) -> String {
     }
 }
 
-fn dir_lines(out: &mut String, name: &str, d: &crate::bench::runner::DirTotals, seconds: f64) {
+fn dir_lines(out: &mut String, name: &str, d: &DirTotals, seconds: f64) {
     if d.ops == 0 {
         return;
     }
@@ -942,7 +916,9 @@ fn shell_quote(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::bench::engine::{EngineProbe, ProbeFigures};
-    use crate::bench::runner::DirTotals;
+    use crate::bench::outcome::RUN_JSON_SCHEMA;
+    use crate::sys::host::HostInfo;
+
     use crate::bench::spec::{TargetFacts, TestParams, build_plan};
     use crate::bench::stats::{BoundedSeries, LATENCY_DEFINITION};
     use std::path::PathBuf;

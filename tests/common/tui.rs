@@ -9,15 +9,16 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use disktriage::app::App;
 use disktriage::bench::catalog::TestName;
 use disktriage::bench::engine::{self, EngineChoice, EngineProbe, ProbeFigures};
-use disktriage::bench::runner::{DirTotals, PhaseResult, RunEvent, RunOutcome};
+use disktriage::bench::outcome::{
+    DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetInfo,
+};
+use disktriage::bench::runner::RunEvent;
 use disktriage::bench::spec::{self, EngineKind, TargetFacts, TestParams};
 use disktriage::bench::stats::{
     BoundedSeries, DirPoint, IntervalPoint, LATENCY_DEFINITION, LatencyPoint, LatencySummary,
 };
-use disktriage::bench::target::TargetInfo;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{KernelWriteCache, Transport};
-use disktriage::report::run::{RUN_JSON_SCHEMA, RunReport};
 use disktriage::sys::SysRoot;
 use disktriage::sys::host::HostInfo;
 use ratatui::Terminal;
