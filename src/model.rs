@@ -5,6 +5,7 @@ pub mod cache;
 pub mod change;
 pub mod device;
 pub mod smart;
+pub mod text;
 pub mod units;
 pub mod usage;
 

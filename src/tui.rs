@@ -339,7 +339,7 @@ impl Executor {
             .iter()
             .map(|e| {
                 // The journal is a file: its values may hold anything.
-                crate::sys::parse::neutralize_controls(&format!(
+                crate::model::text::neutralize_controls(&format!(
                     "{}: {} back to {} (set by disktriage pid {})",
                     e.device.name,
                     e.original.kind(),

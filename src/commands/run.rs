@@ -19,10 +19,10 @@ use crate::bench::spec::{self, EngineKind, TestParams};
 use crate::bench::target::{self, TargetRequest};
 use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::model::BytesPerSec;
+use crate::model::text::neutralize_controls;
 use crate::report::run as report;
 use crate::sys::direct::SyncMode;
 use crate::sys::direct::TargetKind;
-use crate::sys::parse::neutralize_controls;
 use crate::sys::{SysRoot, direct, signals};
 
 /// The admin's flags as test parameters.

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::changes::{RestoreOutcome, RestoreResult};
 use crate::model::JournalEntry;
-use crate::sys::parse::neutralize_controls;
+use crate::model::text::neutralize_controls;
 
 /// Version of the JSON layout.
 pub const RESTORE_JSON_SCHEMA: u32 = 1;

@@ -16,9 +16,9 @@ use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, RunReport};
 use crate::bench::plan::{Access, Mix};
 use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan, sweep_column};
 use crate::bench::stats::LatencySummary;
+use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, BytesPerSec};
 use crate::sys::direct::SyncMode;
-use crate::sys::parse::neutralize_controls;
 
 fn mbps(bytes_per_sec: f64) -> f64 {
     BytesPerSec(bytes_per_sec).mb_per_sec()

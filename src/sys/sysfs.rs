@@ -15,9 +15,10 @@ use super::error::DriveError;
 
 use super::direct;
 use super::parse::{
-    DiskStat, clean_text, parse_devnum, parse_disk_stat, parse_flag, parse_inflight,
-    parse_mountinfo, parse_number, parse_swaps, parse_vpd_serial,
+    DiskStat, parse_devnum, parse_disk_stat, parse_flag, parse_inflight, parse_mountinfo,
+    parse_number, parse_swaps, parse_vpd_serial,
 };
+use crate::model::text::clean_text;
 use crate::model::usage::{self, MountEntry, SwapEntry};
 use crate::model::{
     BlockDevice, Bytes, DevNum, DeviceIdentity, Holder, HolderKind, Inventory, KernelWriteCache,
@@ -159,7 +160,7 @@ impl SysRoot {
             } else {
                 notes.push(format!(
                     "skipped /sys/block/{}: not a device directory (removed while listing?)",
-                    super::parse::neutralize_controls(&name)
+                    crate::model::text::neutralize_controls(&name)
                 ));
             }
         }
@@ -425,7 +426,7 @@ impl SysRoot {
         }
         Err(DriveError::NoDevice(format!(
             "no block device {:?} (see `disktriage list`)",
-            super::parse::neutralize_controls(arg)
+            crate::model::text::neutralize_controls(arg)
         )))
     }
 
@@ -435,7 +436,7 @@ impl SysRoot {
         let invalid = || {
             DriveError::NoDevice(format!(
                 "{:?} is not a block device name or a path under /dev",
-                super::parse::neutralize_controls(arg)
+                crate::model::text::neutralize_controls(arg)
             ))
         };
         let name = if let Some(rel) = arg.strip_prefix('/') {
