@@ -14,8 +14,9 @@ use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal, RestoreScope};
 use crate::cli::{CacheArgs, OnOff, RestoreArgs, SchedArgs, SmartArgs};
 use crate::model::{CacheStatus, Lifetime, Verdict};
+use crate::report::output::write_stdout;
 use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, process};
-use crate::{control, report, write_stdout};
+use crate::{control, report};
 
 fn drives(root: &SysRoot) -> Arc<dyn DriveControl> {
     Arc::new(LinuxDrives::new(root.clone()))
@@ -45,7 +46,7 @@ fn orphan_hint(journal_dir: &Path) -> String {
              `disktriage restore` puts them back.",
             journal_dir.display()
         ),
-        crate::DEFAULT_WIDTH,
+        crate::report::output::DEFAULT_WIDTH,
     )
 }
 
@@ -325,7 +326,7 @@ pub fn debug_hold(
             &status,
             None,
             journal_dir,
-            crate::DEFAULT_WIDTH,
+            crate::report::output::DEFAULT_WIDTH,
         ))?;
     }
     if let Some(name) = plan.sched {
@@ -334,7 +335,7 @@ pub fn debug_hold(
             &change,
             None,
             journal_dir,
-            crate::DEFAULT_WIDTH,
+            crate::report::output::DEFAULT_WIDTH,
         ))?;
     }
     write_stdout(&format!("holding pid {}\n", std::process::id()))?;

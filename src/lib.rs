@@ -20,14 +20,11 @@ pub mod sys;
 pub mod tui;
 pub mod ui;
 
-use std::io::{self, Write};
 use std::process::ExitCode;
 
 use cli::{Cli, Command, DebugCommand, ListArgs};
+use report::output::{output_width, write_stdout};
 use sys::SysRoot;
-
-/// Width used for tables when stdout is not a terminal.
-pub const DEFAULT_WIDTH: usize = 80;
 
 /// Runs one invocation and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -85,38 +82,4 @@ fn list(root: &SysRoot, args: &ListArgs) -> anyhow::Result<ExitCode> {
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The terminal's width when stdout is one (at least 80), else 80.
-fn output_width() -> usize {
-    use std::io::IsTerminal;
-    if io::stdout().is_terminal()
-        && let Ok((cols, _)) = crossterm::terminal::size()
-    {
-        return usize::from(cols).max(DEFAULT_WIDTH);
-    }
-    DEFAULT_WIDTH
-}
-
-/// Writes to stderr and never fails: on the way out (a signal, a panic, a terminal that hung
-/// up) stderr may be a dead terminal, and `eprintln!` would panic there (inside a panic hook
-/// that aborts the process). The message is lost; what matters was done before it.
-pub fn write_stderr(text: &str) {
-    let mut err = io::stderr().lock();
-    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
-}
-
-/// Writes a report to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
-pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        // Said as what it is: the report could not be written (a full disk under a
-        // redirection, a closed terminal), not an error of the device under test.
-        Err(e) => Err(anyhow::anyhow!(
-            "cannot write the report to standard output: {}",
-            sys::error::describe_io(&e)
-        )),
-        Ok(()) => Ok(()),
-    }
 }

@@ -14,7 +14,7 @@ fn main() -> ExitCode {
             // drive the terminal. Not eprintln!: it panics when stderr is a terminal that
             // hung up.
             let text = disktriage::model::text::neutralize_controls(&format!("{err:#}"));
-            disktriage::write_stderr(&format!("disktriage: {text}\n"));
+            disktriage::report::output::write_stderr(&format!("disktriage: {text}\n"));
             ExitCode::FAILURE
         }
     }

@@ -2,6 +2,7 @@
 
 pub mod cache;
 pub mod list;
+pub mod output;
 pub mod restore;
 pub mod run;
 pub mod sched;

@@ -31,10 +31,10 @@ use crate::changes::{Changer, Journal, JournalNote, RestoreScope};
 use crate::control::temperature::{PollConfig, TempPoller};
 use crate::event::{self, Cmd, ExportFormat, Msg};
 use crate::model::Lifetime;
+use crate::report::output::write_stderr;
 use crate::report::run as report;
 use crate::sys::privilege;
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
-use crate::write_stderr;
 
 /// How often the clock ticks (and the screen may refresh while idle).
 const TICK: Duration = Duration::from_millis(250);

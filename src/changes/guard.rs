@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use super::{ChangeError, Changer, RestoreOutcome, RestoreScope};
 use crate::report;
+use crate::report::output::write_stderr;
 use crate::sys::signals;
-use crate::write_stderr;
 
 /// Shared access to the session's `Changer`.
 pub type SharedChanger = Arc<Mutex<Changer>>;

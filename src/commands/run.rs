@@ -104,7 +104,7 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
         Err(e) => match signal_exit_code(interrupted.load(Ordering::Relaxed)) {
             Some(code) => {
                 let text = neutralize_controls(&format!("{e:#}"));
-                crate::write_stderr(&format!("disktriage: {text}\n"));
+                crate::report::output::write_stderr(&format!("disktriage: {text}\n"));
                 return Ok(ExitCode::from(code));
             }
             None => return Err(e),
@@ -128,10 +128,10 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         report::render_text(&report)
     };
-    crate::write_stdout(&text)?;
+    crate::report::output::write_stdout(&text)?;
     if let Some(e) = report.error() {
         if args.json || args.csv {
-            crate::write_stderr(&format!("disktriage: {e}\n"));
+            crate::report::output::write_stderr(&format!("disktriage: {e}\n"));
         }
         return Ok(ExitCode::FAILURE);
     }
@@ -164,10 +164,10 @@ fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
         && let Some(warning) = fio_write_warning(req)?
     {
         text.push_str(&format!("# WARNING: {warning}\n"));
-        crate::write_stderr(&format!("disktriage: WARNING: {warning}\n"));
+        crate::report::output::write_stderr(&format!("disktriage: WARNING: {warning}\n"));
     }
     text.push_str(&report::fio_commands(&plan, req.path, None));
-    crate::write_stdout(&text)?;
+    crate::report::output::write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -42,13 +42,13 @@ pub fn render_text(outcomes: &[RestoreOutcome]) -> String {
         out.push_str(&super::table::wrap(
             "",
             &neutralize_controls(&line),
-            crate::DEFAULT_WIDTH,
+            super::output::DEFAULT_WIDTH,
         ));
         if let Some(note) = &o.note {
             out.push_str(&super::table::wrap(
                 "  note: ",
                 &neutralize_controls(note),
-                crate::DEFAULT_WIDTH,
+                super::output::DEFAULT_WIDTH,
             ));
         }
     }
