@@ -302,11 +302,10 @@ pub fn debug_hold(
     let target = drives.resolve(plan.device)?;
     let dev = target.device;
     let journal = Journal::open(journal_dir)?;
-    let guard = RestoreGuard::new(Changer::new(
-        Arc::clone(&drives),
-        journal,
-        Lifetime::Session,
-    ));
+    let guard = RestoreGuard::new(
+        Changer::new(Arc::clone(&drives), journal, Lifetime::Session),
+        report::restore::announce,
+    );
     guard
         .install_handlers()
         .map_err(anyhow::Error::msg)

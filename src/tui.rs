@@ -58,11 +58,10 @@ pub fn run(root: SysRoot, journal_dir: &Path) -> anyhow::Result<ExitCode> {
     // Changes need the journal (and root); without it the screen still shows everything, and
     // a change attempt says why it cannot be made.
     let guard = match Journal::open(journal_dir) {
-        Ok(journal) if privilege::is_root() => Ok(RestoreGuard::new(Changer::new(
-            Arc::clone(&drives),
-            journal,
-            Lifetime::Session,
-        ))),
+        Ok(journal) if privilege::is_root() => Ok(RestoreGuard::new(
+            Changer::new(Arc::clone(&drives), journal, Lifetime::Session),
+            crate::report::restore::announce,
+        )),
         Ok(_) => Err("changing settings needs root".to_string()),
         Err(e) => Err(format!(
             "cannot open the change journal in {}: {e}",
