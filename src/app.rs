@@ -20,8 +20,9 @@ use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
 use crate::bench::spec::{self, Job, Plan, TargetFacts};
 use crate::bench::stats::IntervalPoint;
-use crate::event::{Cmd, ExportFormat, Msg};
+use crate::event::{Cmd, Msg};
 use crate::model::{BlockDevice, CacheStatus, Inventory, SmartHealth, Transport};
+use crate::report::export::{self, ExportFormat};
 use picker::{Field, Values, fields_for};
 pub use records::{PhaseFigures, RunRecord, Stat};
 
@@ -1461,7 +1462,7 @@ impl App {
                 vec![Cmd::Export {
                     reports: rec.runs.clone(),
                     format,
-                    stem: format!("disktriage-{}-{}-{}", rec.device, rec.test.id(), rec.id + 1),
+                    stem: export::file_stem(&rec.device, rec.test.id(), rec.id + 1),
                 }]
             }
             Overlay::Edit {

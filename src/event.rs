@@ -16,6 +16,7 @@ use crate::bench::session::RunRequest;
 use crate::bench::spec::Plan;
 use crate::changes::CacheChange;
 use crate::model::{CacheStatus, Inventory, SmartHealth};
+use crate::report::export::ExportFormat;
 
 /// A message for `App::update`.
 #[derive(Debug, Clone)]
@@ -62,24 +63,6 @@ pub enum Msg {
         at: f64,
         celsius: i64,
     },
-}
-
-/// What an export writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    Json,
-    Csv,
-    Fio,
-}
-
-impl ExportFormat {
-    pub fn extension(self) -> &'static str {
-        match self {
-            ExportFormat::Json => "json",
-            ExportFormat::Csv => "csv",
-            ExportFormat::Fio => "fio.sh",
-        }
-    }
 }
 
 /// Work `App::update` hands to the loop.

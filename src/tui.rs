@@ -7,9 +7,9 @@
 //! the admin chose to keep. Every change is journaled before it is made (`crate::changes`), so
 //! after a SIGKILL the next start offers to put it back.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::mem::ManuallyDrop;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,15 +24,13 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use crate::app::App;
-use crate::bench::outcome::RunReport;
 use crate::bench::session::{self, Session, TempPoll};
 use crate::changes::guard::{RestoreGuard, SharedChanger};
 use crate::changes::{Changer, Journal, JournalNote, RestoreScope};
 use crate::control::temperature::{PollConfig, TempPoller};
-use crate::event::{self, Cmd, ExportFormat, Msg};
+use crate::event::{self, Cmd, Msg};
 use crate::model::Lifetime;
 use crate::report::output::write_stderr;
-use crate::report::run as report;
 use crate::sys::privilege;
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 
@@ -467,7 +465,8 @@ impl Executor {
                 format,
                 stem,
             } => {
-                let result = export(&reports, format, &stem).map_err(|e| format!("{e:#}"));
+                let result = crate::report::export::export(&reports, format, &stem)
+                    .map_err(|e| format!("{e:#}"));
                 self.send(Msg::Exported(result));
             }
             Cmd::Quit => {}
@@ -568,104 +567,4 @@ fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     }
     let result = session.finish().map_err(|e| format!("{e:#}"));
     let _ = tx.send(Msg::RunFinished(Box::new(result)));
-}
-
-/// Where exports go: the current directory when writable (rescue systems often have a
-/// read-only one), else /tmp.
-fn export_dir() -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/tmp"));
-    let probe = cwd.join(format!(".disktriage-probe-{}", std::process::id()));
-    match std::fs::File::create(&probe) {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            cwd
-        }
-        Err(_) => PathBuf::from("/tmp"),
-    }
-}
-
-fn export(reports: &[RunReport], format: ExportFormat, stem: &str) -> anyhow::Result<PathBuf> {
-    let first = reports.first().context("nothing to export")?;
-    let text = match format {
-        ExportFormat::Json if reports.len() == 1 => report::render_json(first)?,
-        ExportFormat::Json => {
-            let safe: Vec<_> = reports.iter().map(report::json_safe).collect();
-            let mut s = serde_json::to_string_pretty(&safe)?;
-            s.push('\n');
-            s
-        }
-        ExportFormat::Csv => reports
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let csv = report::render_csv(r);
-                if reports.len() > 1 {
-                    format!("# repeat {}\n{csv}", i + 1)
-                } else {
-                    csv
-                }
-            })
-            .collect(),
-        ExportFormat::Fio => format!(
-            "#!/bin/sh\n# fio jobs equivalent to disktriage's {}\n{}",
-            first.test,
-            report::fio_commands(&first.plan, &first.target.path, Some(&first.outcome))
-        ),
-    };
-    write_export(&export_dir(), stem, format, &text)
-}
-
-/// Writes an export into `dir` without overwriting anything; returns its path.
-fn write_export(
-    dir: &Path,
-    stem: &str,
-    format: ExportFormat,
-    text: &str,
-) -> anyhow::Result<PathBuf> {
-    let path = unique_path(dir, stem, format.extension());
-    let mut f = std::fs::File::create(&path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
-}
-
-/// `dir/stem.ext`, or `dir/stem-2.ext` and so on: an export never overwrites a file.
-fn unique_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
-    let mut path = dir.join(format!("{stem}.{ext}"));
-    let mut n = 2;
-    while path.exists() {
-        path = dir.join(format!("{stem}-{n}.{ext}"));
-        n += 1;
-    }
-    path
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exports_never_overwrite() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = write_export(
-            dir.path(),
-            "disktriage-loop0-seq-read-1",
-            ExportFormat::Json,
-            "{}",
-        )
-        .unwrap();
-        let b = write_export(
-            dir.path(),
-            "disktriage-loop0-seq-read-1",
-            ExportFormat::Json,
-            "[]",
-        )
-        .unwrap();
-        assert_eq!(a.file_name().unwrap(), "disktriage-loop0-seq-read-1.json");
-        assert_eq!(b.file_name().unwrap(), "disktriage-loop0-seq-read-1-2.json");
-        assert_eq!(std::fs::read_to_string(&a).unwrap(), "{}");
-        let c = write_export(dir.path(), "x", ExportFormat::Fio, "fio").unwrap();
-        assert_eq!(c.extension().unwrap(), "sh");
-    }
 }

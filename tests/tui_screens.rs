@@ -10,8 +10,9 @@ use common::tui::*;
 use crossterm::event::KeyCode;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::catalog::TestName;
-use disktriage::event::{Cmd, ExportFormat, Msg};
+use disktriage::event::{Cmd, Msg};
 use disktriage::model::Inventory;
+use disktriage::report::export::ExportFormat;
 
 const SIZES: [(u16, u16); 2] = [(80, 25), (132, 43)];
 

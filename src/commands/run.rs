@@ -20,6 +20,7 @@ use crate::bench::target::{self, TargetRequest};
 use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::model::BytesPerSec;
 use crate::model::text::neutralize_controls;
+use crate::report::export::{self, ExportFormat};
 use crate::report::run as report;
 use crate::sys::direct::SyncMode;
 use crate::sys::direct::TargetKind;
@@ -122,9 +123,9 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
     follow(&session.events, &session.plan, progress);
     let report = session.finish()?;
     let text = if args.json {
-        report::render_json(&report)?
+        export::render(std::slice::from_ref(&report), ExportFormat::Json)?
     } else if args.csv {
-        report::render_csv(&report)
+        export::render(std::slice::from_ref(&report), ExportFormat::Csv)?
     } else {
         report::render_text(&report)
     };
