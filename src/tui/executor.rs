@@ -313,3 +313,162 @@ fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     let result = session.finish().map_err(|e| format!("{e:#}"));
     let _ = tx.send(Msg::RunFinished(Box::new(result)));
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::mpsc::{self, Receiver};
+
+    use super::*;
+    use crate::bench::catalog::TestName;
+    use crate::bench::spec::TestParams;
+    use crate::changes::Journal;
+    use crate::model::{Lifetime, Transport};
+    use crate::sys::{FakeDevice, FakeDrives};
+
+    struct Lab {
+        drives: Arc<FakeDrives>,
+        rx: Receiver<Msg>,
+        exec: Executor,
+        _journal: tempfile::TempDir,
+    }
+
+    /// An executor on fake drives (sda, and loop0 without cache control), with a journal in a
+    /// temporary directory when `journaled`, and a run-starter that refuses with `refusal`.
+    fn lab(journaled: bool, refusal: &'static str) -> Lab {
+        let drives = Arc::new(
+            FakeDrives::new()
+                .with(FakeDevice::new("sda", Transport::Sata))
+                .with(FakeDevice::new("loop0", Transport::Loop).without_cache_control()),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let changer: Result<SharedChanger, String> = if journaled {
+            let changer = Changer::new(
+                drives.clone(),
+                Journal::open(dir.path()).unwrap(),
+                Lifetime::Session,
+            );
+            Ok(Arc::new(Mutex::new(changer)))
+        } else {
+            Err("changing settings needs root".to_string())
+        };
+        let (tx, rx) = mpsc::channel();
+        let exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            drives.clone(),
+            changer,
+            Box::new(move |_, _| Err(anyhow::anyhow!(refusal))),
+        );
+        Lab {
+            drives,
+            rx,
+            exec,
+            _journal: dir,
+        }
+    }
+
+    fn next(rx: &Receiver<Msg>) -> Msg {
+        rx.recv_timeout(Duration::from_secs(10)).unwrap()
+    }
+
+    fn active_scheduler(drives: &FakeDrives, name: &str) -> String {
+        let dev = drives.device(name).unwrap();
+        drives.scheduler(&dev).unwrap().active.unwrap()
+    }
+
+    #[test]
+    fn a_scheduler_change_is_made_and_reported_with_the_scheduler_read_back() {
+        let mut lab = lab(true, "unused");
+        lab.exec.execute(Cmd::SetScheduler {
+            device: "sda".into(),
+            name: "bfq".into(),
+        });
+        match next(&lab.rx) {
+            Msg::SchedulerSet { device, result } => {
+                assert_eq!(device, "sda");
+                assert_eq!(result.unwrap(), "bfq");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(active_scheduler(&lab.drives, "sda"), "bfq");
+    }
+
+    #[test]
+    fn a_kept_scheduler_stays_when_the_session_restores() {
+        let mut lab = lab(true, "unused");
+        lab.exec.execute(Cmd::SetScheduler {
+            device: "sda".into(),
+            name: "kyber".into(),
+        });
+        next(&lab.rx);
+        lab.exec.execute(Cmd::KeepScheduler {
+            device: "sda".into(),
+        });
+        let Ok(changer) = &lab.exec.changer else {
+            panic!("no changer")
+        };
+        let restored = locked(changer).restore(RestoreScope::Mine).unwrap();
+        assert!(restored.is_empty(), "{restored:?}");
+        assert_eq!(active_scheduler(&lab.drives, "sda"), "kyber");
+    }
+
+    #[test]
+    fn without_a_journal_a_change_says_why_and_touches_nothing() {
+        let mut lab = lab(false, "unused");
+        lab.exec.execute(Cmd::SetDriveCache {
+            device: "sda".into(),
+            enabled: false,
+        });
+        match next(&lab.rx) {
+            Msg::DriveCacheSet { result, .. } => {
+                assert_eq!(result.unwrap_err(), "changing settings needs root");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(lab.drives.set_calls().is_empty());
+    }
+
+    #[test]
+    fn drive_status_is_read_off_the_ui_thread_and_reported() {
+        let mut lab = lab(false, "unused");
+        lab.exec.execute(Cmd::ReadDriveStatus {
+            device: "loop0".into(),
+            health: true,
+        });
+        match next(&lab.rx) {
+            Msg::DriveStatus {
+                device,
+                cache,
+                health,
+            } => {
+                assert_eq!(device, "loop0");
+                // loop0 has no cache control: the reason is shown, not a blank.
+                let cache = cache.unwrap();
+                assert_eq!(
+                    cache.drive_unavailable.as_deref(),
+                    Some("not supported on loop")
+                );
+                assert!(health.is_some_and(|h| h.is_ok()));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_refused_run_is_reported_with_its_reason() {
+        let mut lab = lab(false, "refusing to write to sda: it is mounted");
+        lab.exec.execute(Cmd::StartRun(Box::new(RunRequest {
+            target: "/dev/sda".into(),
+            test: TestName::SeqRead,
+            params: TestParams::default(),
+            confirmation: None,
+            temperature: TempPoll::Off,
+        })));
+        match next(&lab.rx) {
+            Msg::RunRefused(why) => assert_eq!(why, "refusing to write to sda: it is mounted"),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(lab.exec.stop.is_none());
+    }
+}
