@@ -20,7 +20,7 @@ use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
 use crate::bench::spec::{self, Job, Plan, TargetFacts};
 use crate::bench::stats::IntervalPoint;
-use crate::event::{Cmd, Msg};
+use crate::event::{Cmd, Msg, TaskError};
 use crate::model::{BlockDevice, CacheStatus, Inventory, SmartHealth, Transport};
 use crate::report::export::{self, ExportFormat};
 use picker::{Field, Values, fields_for};
@@ -418,7 +418,7 @@ impl App {
                         let n = self.visible_devices().len();
                         self.device_row = self.device_row.min(n.saturating_sub(1));
                     }
-                    Err(e) => self.inventory_error = Some(e),
+                    Err(e) => self.inventory_error = Some(e.to_string()),
                 }
                 if first && self.is_root {
                     return self.read_all_drives();
@@ -431,9 +431,9 @@ impl App {
                 health,
             } => {
                 let st = self.drives.entry(device).or_default();
-                st.cache = Some(cache);
-                if health.is_some() {
-                    st.health = health;
+                st.cache = Some(cache.map_err(|e| e.to_string()));
+                if let Some(health) = health {
+                    st.health = Some(health.map_err(|e| e.to_string()));
                 }
                 st.reading = false;
                 Vec::new()
@@ -548,7 +548,7 @@ impl App {
     fn drive_cache_set(
         &mut self,
         device: String,
-        result: Result<Box<crate::changes::CacheChange>, String>,
+        result: Result<Box<crate::changes::CacheChange>, TaskError>,
     ) -> Vec<Cmd> {
         match result {
             Ok(change) => {
@@ -615,7 +615,7 @@ impl App {
         }
     }
 
-    fn scheduler_set(&mut self, device: String, result: Result<String, String>) -> Vec<Cmd> {
+    fn scheduler_set(&mut self, device: String, result: Result<String, TaskError>) -> Vec<Cmd> {
         match result {
             Ok(active) => {
                 let before = self
@@ -713,7 +713,7 @@ impl App {
 
     fn run_finished(
         &mut self,
-        result: Result<crate::bench::outcome::RunReport, String>,
+        result: Result<crate::bench::outcome::RunReport, TaskError>,
     ) -> Vec<Cmd> {
         let Some(run) = &mut self.run else {
             return Vec::new();
@@ -752,8 +752,8 @@ impl App {
             }
             Err(e) => {
                 run.finished = true;
-                run.error = Some(e.clone());
-                self.error(e);
+                run.error = Some(e.to_string());
+                self.error(e.to_string());
             }
         }
         cmds

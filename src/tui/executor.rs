@@ -12,7 +12,7 @@ use crate::bench::session::{RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::control::temperature::{PollConfig, TempPoller};
-use crate::event::{Cmd, Msg};
+use crate::event::{Cmd, Msg, TaskError};
 use crate::sys::{DriveControl, SysRoot};
 
 /// Which journal entries this session made, by device and setting, so "keep" can drop them.
@@ -128,16 +128,19 @@ impl Executor {
             &Changer,
             &crate::model::BlockDevice,
         ) -> Result<T, crate::changes::ChangeError>,
-    ) -> Result<T, String> {
-        let changer = self.changer.as_ref().map_err(Clone::clone)?;
-        let dev = self.drives.device(device).map_err(|e| e.to_string())?;
-        apply(&locked(changer), &dev).map_err(|e| e.to_string())
+    ) -> Result<T, TaskError> {
+        let changer = self
+            .changer
+            .as_ref()
+            .map_err(|why| TaskError::ChangesUnavailable(why.clone()))?;
+        let dev = self.drives.device(device)?;
+        Ok(apply(&locked(changer), &dev)?)
     }
 
     pub fn execute(&mut self, cmd: Cmd) {
         match cmd {
             Cmd::RefreshInventory => {
-                let inv = self.root.inventory().map_err(|e| format!("{e:#}"));
+                let inv = self.root.inventory().map_err(TaskError::from);
                 self.send(Msg::Inventory(inv));
             }
             Cmd::SetScheduler { device, name } => {
@@ -167,16 +170,13 @@ impl Executor {
                 let _ = std::thread::Builder::new()
                     .name(format!("drive-{device}"))
                     .spawn(move || {
-                        let dev = drives.device(&device).map_err(|e| e.to_string());
-                        let cache = dev.clone().and_then(|d| {
-                            crate::control::cache_status(drives.as_ref(), &d)
-                                .map_err(|e| e.to_string())
-                        });
+                        let dev = drives.device(&device).map_err(TaskError::from);
+                        let cache = dev
+                            .clone()
+                            .and_then(|d| Ok(crate::control::cache_status(drives.as_ref(), &d)?));
                         let health = health.then(|| {
                             dev.and_then(|d| {
-                                crate::control::smart_health(drives.as_ref(), &d)
-                                    .map(Box::new)
-                                    .map_err(|e| e.to_string())
+                                Ok(Box::new(crate::control::smart_health(drives.as_ref(), &d)?))
                             })
                         });
                         let _ = tx.send(Msg::DriveStatus {
@@ -210,8 +210,8 @@ impl Executor {
                 format,
                 stem,
             } => {
-                let result = crate::report::export::export(&reports, format, &stem)
-                    .map_err(|e| format!("{e:#}"));
+                let result =
+                    crate::report::export::export(&reports, format, &stem).map_err(TaskError::from);
                 self.send(Msg::Exported(result));
             }
             Cmd::Quit => {}
@@ -310,7 +310,7 @@ fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     if let Some(p) = poller {
         p.stop();
     }
-    let result = session.finish().map_err(|e| format!("{e:#}"));
+    let result = session.finish().map_err(TaskError::from);
     let _ = tx.send(Msg::RunFinished(Box::new(result)));
 }
 
@@ -422,7 +422,10 @@ mod tests {
         });
         match next(&lab.rx) {
             Msg::DriveCacheSet { result, .. } => {
-                assert_eq!(result.unwrap_err(), "changing settings needs root");
+                assert_eq!(
+                    result.unwrap_err(),
+                    TaskError::ChangesUnavailable("changing settings needs root".into())
+                );
             }
             other => panic!("unexpected {other:?}"),
         }
