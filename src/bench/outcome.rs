@@ -180,12 +180,20 @@ impl RunOutcome {
     }
 }
 
+/// What a run measured: a block device, or a file on a file system. Written to JSON as
+/// `"block-device"` or `"file"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetClass {
+    BlockDevice,
+    File,
+}
+
 /// The target as the report describes it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TargetInfo {
     pub path: PathBuf,
-    /// "block-device" or "file".
-    pub kind: &'static str,
+    pub kind: TargetClass,
     /// Kernel name of the device (or of the device under the file's file system).
     pub device: Option<String>,
     pub size_bytes: u64,
@@ -224,5 +232,17 @@ pub struct RunReport {
 impl RunReport {
     pub fn error(&self) -> Option<String> {
         self.outcome.error()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_classes_keep_their_json_names() {
+        let names = [TargetClass::BlockDevice, TargetClass::File]
+            .map(|c| serde_json::to_string(&c).unwrap());
+        assert_eq!(names, ["\"block-device\"", "\"file\""]);
     }
 }

@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::catalog::TestName;
-use super::outcome::{RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetInfo};
+use super::outcome::{RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo};
 use super::pattern::DataPattern;
 use super::runner::{self, RunEvent, RunHandle, RunInput};
 use super::spec::{self, Plan, TestParams};
@@ -112,7 +112,7 @@ pub fn start_with_stop(
         stat: prepared.stat.clone(),
         no_stat_reason: prepared.no_stat_reason.clone(),
         events: Some(tx),
-        block_device: prepared.info.kind == "block-device",
+        block_device: prepared.info.kind == TargetClass::BlockDevice,
         size_at_start: prepared.info.size_bytes,
     })?;
     if let Some(file) = prepared.created_file.take() {

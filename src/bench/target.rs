@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, bail};
 
 use super::catalog::{TestName, Writes};
-use super::outcome::TargetInfo;
+use super::outcome::{TargetClass, TargetInfo};
 use super::pattern::{DataKind, DataPattern};
 use super::runner::StatSource;
 use super::safety;
@@ -182,7 +182,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let disk = inventory_device(&inv, &name);
             let info = describe(
                 path,
-                "block-device",
+                TargetClass::BlockDevice,
                 Some(name.clone()),
                 (size, lbs, Some(pbs)),
                 disk,
@@ -262,7 +262,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let pbs = disk.and_then(|d| d.physical_block_size);
             let info = describe(
                 path,
-                "file",
+                TargetClass::File,
                 backing_name.clone(),
                 (size, lbs, pbs),
                 disk,
@@ -351,7 +351,7 @@ fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
 /// The report's description of a target; `disk` is the inventory's device behind it.
 fn describe(
     path: &Path,
-    kind: &'static str,
+    kind: TargetClass,
     device: Option<String>,
     (size, lbs, pbs): (u64, u32, Option<u32>),
     disk: Option<&BlockDevice>,

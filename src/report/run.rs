@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::bench::catalog::TestName;
 use crate::bench::engine::{self, EngineProbe, engine_label};
 use crate::bench::outcome::TargetInfo;
-use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, RunReport};
+use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, RunReport, TargetClass};
 use crate::bench::plan::{Access, Mix};
 use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan, sweep_column};
 use crate::bench::stats::LatencySummary;
@@ -142,7 +142,7 @@ fn engine_lines(r: &RunReport, prefix: &str) -> String {
 fn target_line(t: &TargetInfo) -> String {
     let mut s = neutralize_controls(&t.path.display().to_string());
     let mut facts = Vec::new();
-    if t.kind == "file" {
+    if t.kind == TargetClass::File {
         facts.push(format!(
             "file{}",
             if t.created {
@@ -988,7 +988,7 @@ mod tests {
             test: TestName::RandRead,
             target: TargetInfo {
                 path: PathBuf::from("/dev/zram0"),
-                kind: "block-device",
+                kind: TargetClass::BlockDevice,
                 device: Some("zram0".into()),
                 size_bytes: 1 << 30,
                 logical_block_size: 4096,

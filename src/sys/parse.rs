@@ -3,7 +3,7 @@
 
 use crate::model::DevNum;
 use crate::model::text::{clean_text, unescape_octal};
-use crate::model::usage::{MountEntry, SwapEntry};
+use crate::model::usage::{MountEntry, SwapEntry, SwapKind};
 
 /// Parses `/proc/self/mountinfo`. Lines that do not have the documented shape are skipped
 /// (see `Documentation/filesystems/proc.rst`, "mountinfo").
@@ -38,7 +38,7 @@ pub fn parse_swaps(text: &str) -> Vec<SwapEntry> {
             let kind = words.next()?;
             Some(SwapEntry {
                 path: unescape_octal(path),
-                kind: kind.to_string(),
+                kind: SwapKind::from_proc(kind),
                 file: None,
             })
         })
@@ -163,7 +163,7 @@ mod tests {
         let s = parse_swaps(text);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].path, "/dev/zram0");
-        assert_eq!(s[0].kind, "partition");
+        assert_eq!(s[0].kind, SwapKind::Partition);
         assert_eq!(s[1].path, "/swap file");
         assert!(parse_swaps("").is_empty());
     }
@@ -178,13 +178,10 @@ mod tests {
                     /swap\u{a0}file                          file\t1024\t\t0\t\t-2\n";
         let s = parse_swaps(text);
         assert_eq!(s.len(), 2);
+        assert_eq!((s[0].path.as_str(), s[0].kind), ("/?", SwapKind::Partition));
         assert_eq!(
-            (s[0].path.as_str(), s[0].kind.as_str()),
-            ("/?", "partition")
-        );
-        assert_eq!(
-            (s[1].path.as_str(), s[1].kind.as_str()),
-            ("/swap\u{a0}file", "file")
+            (s[1].path.as_str(), s[1].kind),
+            ("/swap\u{a0}file", SwapKind::File)
         );
     }
 

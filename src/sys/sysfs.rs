@@ -170,7 +170,7 @@ impl SysRoot {
         let usage_complete = mounts.is_some() && swaps.is_some();
         let mounts: Vec<MountEntry> = mounts.unwrap_or_default();
         let mut swaps: Vec<SwapEntry> = swaps.unwrap_or_default();
-        for s in swaps.iter_mut().filter(|s| s.kind == "file") {
+        for s in swaps.iter_mut().filter(|s| s.kind == usage::SwapKind::File) {
             s.file = direct::file_identity(&self.below_root(&s.path)).map(|(id, _)| id);
         }
 

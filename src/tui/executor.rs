@@ -8,6 +8,7 @@ use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::bench::outcome::TargetClass;
 use crate::bench::session::{RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
@@ -270,7 +271,7 @@ impl Executor {
             .target
             .device
             .as_deref()
-            .filter(|_| session.target.kind == "block-device")
+            .filter(|_| session.target.kind == TargetClass::BlockDevice)
             .and_then(|d| self.temperature_poller(d, request.temperature));
         let tx = self.tx.clone();
         let spawned = std::thread::Builder::new()

@@ -10,7 +10,7 @@ use disktriage::app::App;
 use disktriage::bench::catalog::TestName;
 use disktriage::bench::engine::{self, EngineChoice, EngineProbe, ProbeFigures};
 use disktriage::bench::outcome::{
-    DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetInfo,
+    DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
 };
 use disktriage::bench::runner::RunEvent;
 use disktriage::bench::spec::{self, EngineKind, TargetFacts, TestParams};
@@ -81,7 +81,7 @@ pub fn symbols(app: &App, w: u16, h: u16) -> Vec<String> {
 pub fn target(device: &str, sched: &str) -> TargetInfo {
     TargetInfo {
         path: PathBuf::from(format!("/dev/{device}")),
-        kind: "block-device",
+        kind: TargetClass::BlockDevice,
         device: Some(device.to_string()),
         size_bytes: 64 << 20,
         logical_block_size: 512,

@@ -8,7 +8,7 @@ use proptest::test_runner::TestCaseResult;
 use disktriage::model::cache::{CacheAgreement, CacheStatus, DriveCache};
 use disktriage::model::device::ParseValueError;
 use disktriage::model::text;
-use disktriage::model::usage::{MountEntry, SwapEntry};
+use disktriage::model::usage::{MountEntry, SwapEntry, SwapKind};
 use disktriage::model::{DevNum, KernelWriteCache, SchedulerSet, Transport};
 use disktriage::sys::parse;
 use disktriage::sys::sysfs::{classify_holder, classify_transport, dev_node_path};
@@ -276,7 +276,7 @@ pub fn swaps(cases: u32) -> Result<Outcome, String> {
             .iter()
             .map(|(path, kind, ..)| SwapEntry {
                 path: text::neutralize_controls(path),
-                kind: (*kind).to_string(),
+                kind: SwapKind::from_proc(kind),
                 file: None,
             })
             .collect();
