@@ -34,6 +34,10 @@ pub struct IoFailure {
     /// What was found about the target after the failure (filled in by the runner).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub facts: Option<FailureFacts>,
+    /// Handing I/O to the kernel failed (`io_uring_enter`), not an I/O: no offset or length
+    /// applies. Left out of the JSON when false, so an I/O's failure reads as before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub submission: bool,
 }
 
 /// What the sys layer found about the target right after an I/O failed: the facts that tell
@@ -113,6 +117,9 @@ impl IoFailure {
             (None, Some(n)) => format!("short transfer: {n} of {} bytes", self.len),
             (None, None) => "unknown error".to_string(),
         };
+        if self.submission {
+            return format!("submitting I/O to the kernel (io_uring_enter) failed: {reason}");
+        }
         format!(
             "{what} of {} bytes at offset {} failed: {reason}",
             self.len, self.offset
@@ -384,6 +391,7 @@ fn uring_loop(
                 errno: e.raw_os_error(),
                 transferred: None,
                 facts: None,
+                submission: true,
             });
             ctx.stop.store(true, Ordering::Relaxed);
             // Nothing more can be submitted or reaped reliably; leave it to Drop.
@@ -405,6 +413,7 @@ fn uring_loop(
                         errno: (c.result < 0).then(|| -c.result),
                         transferred: (c.result >= 0).then_some(c.result as u64),
                         facts: None,
+                        submission: false,
                     });
                     // One failure ends the run for every worker: the device is suspect.
                     ctx.stop.store(true, Ordering::Relaxed);
@@ -515,6 +524,7 @@ fn sync_loop(
                     errno: other.as_ref().err().and_then(std::io::Error::raw_os_error),
                     transferred: other.ok().map(|n| n as u64),
                     facts: None,
+                    submission: false,
                 });
             }
         }
@@ -526,6 +536,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_failed_submission_is_not_described_as_an_empty_read() {
+        let f = IoFailure {
+            worker: 0,
+            op: OpKind::Read,
+            offset: 0,
+            len: 0,
+            errno: Some(libc::EBUSY),
+            transferred: None,
+            facts: None,
+            submission: true,
+        };
+        assert_eq!(
+            f.describe(),
+            "submitting I/O to the kernel (io_uring_enter) failed: Device or resource busy (EBUSY)"
+        );
+    }
+
+    #[test]
     fn failures_read_well() {
         let f = IoFailure {
             worker: 0,
@@ -535,6 +563,7 @@ mod tests {
             errno: Some(libc::EIO),
             transferred: None,
             facts: None,
+            submission: false,
         };
         assert_eq!(
             f.describe(),
