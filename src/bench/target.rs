@@ -457,7 +457,7 @@ fn create_test_file(
                 |e| {
                     anyhow::anyhow!(
                         "writing the test file failed at offset {offset}: {}",
-                        describe_errno(&e)
+                        crate::sys::error::describe_io(&e)
                     )
                 },
             )?;
@@ -482,16 +482,6 @@ fn create_test_file(
             Bytes(size).iec(),
             path.display()
         ))),
-    }
-}
-
-fn describe_errno(e: &io::Error) -> String {
-    match e.raw_os_error() {
-        Some(code) => {
-            let errno = nix::errno::Errno::from_raw(code);
-            format!("{} ({errno:?})", errno.desc())
-        }
-        None => e.to_string(),
     }
 }
 

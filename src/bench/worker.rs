@@ -18,6 +18,8 @@ use super::plan::{OpKind, Planner};
 use super::spec::{EngineKind, Job};
 use super::stats::{IoStats, WorkerSample};
 use crate::sys::direct::{self, AlignedBuf, BUFFER_ALIGN};
+pub use crate::sys::error::FailureFacts;
+use crate::sys::error::{describe_errno, errno_hint};
 use crate::sys::uring::{Completion, UringQueue, WriteSource};
 
 /// An I/O that failed: where, what, and the OS error.
@@ -40,64 +42,6 @@ pub struct IoFailure {
     pub submission: bool,
 }
 
-/// What the sys layer found about the target right after an I/O failed: the facts that tell
-/// a full file system from a device that went away, and a read-only device from a missing
-/// privilege.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-pub struct FailureFacts {
-    /// The target is a block device (not a file on a file system).
-    pub block_device: bool,
-    /// The device's `/sys/dev/block/M:m` no longer exists.
-    pub device_gone: bool,
-    /// The device's size in bytes when the run started.
-    pub size_at_start: u64,
-    /// Its size now, as the open descriptor reports it (BLKGETSIZE64); None if unreadable.
-    pub size_now: Option<u64>,
-    /// The kernel's read-only flag now (BLKROGET, `ro` in sysfs); None if unreadable.
-    pub read_only: Option<bool>,
-    /// The process runs with root's effective user id.
-    pub root: bool,
-}
-
-/// Why an errno happened, as far as the facts tell (empty when they add nothing). `facts` is
-/// None when nothing could be checked: then the errno's usual meaning is given.
-///
-/// The kernel answers a write at or past the end of a block device with ENOSPC, and a device
-/// that is removed shrinks to 0 first: on a block device ENOSPC means the device went away or
-/// shrank, never a full file system.
-pub fn errno_hint(errno: nix::errno::Errno, facts: Option<&FailureFacts>) -> String {
-    use nix::errno::Errno;
-    if let Some(f) = facts.filter(|f| f.block_device) {
-        let shrank = f.size_now.filter(|&now| now != f.size_at_start);
-        if matches!(
-            errno,
-            Errno::ENOSPC | Errno::EIO | Errno::ENXIO | Errno::ENODEV | Errno::EINVAL
-        ) {
-            if f.device_gone {
-                return " - the device is gone (removed during the run)".into();
-            }
-            if let Some(now) = shrank {
-                return format!(
-                    " - the device is gone or shrank: its size is now {now} bytes, was {}",
-                    f.size_at_start
-                );
-            }
-        }
-        if errno == Errno::ENOSPC {
-            return " - the request reaches past the end of the device".into();
-        }
-    }
-    match errno {
-        Errno::EPERM | Errno::EACCES | Errno::EROFS => {
-            let (root, read_only) = facts.map_or((false, None), |f| (f.root, f.read_only));
-            crate::sys::error::permission_hint(errno, root, read_only)
-        }
-        Errno::ENOSPC => " - the file system is full".into(),
-        Errno::ENXIO | Errno::ENODEV => " - the device is gone".into(),
-        _ => String::new(),
-    }
-}
-
 impl IoFailure {
     /// "read of 1M at offset 123456 failed: Input/output error (EIO)".
     pub fn describe(&self) -> String {
@@ -109,7 +53,7 @@ impl IoFailure {
             (Some(e), _) => {
                 let errno = nix::errno::Errno::from_raw(e);
                 let hint = errno_hint(errno, self.facts.as_ref());
-                format!("{} ({errno:?}){hint}", errno.desc())
+                format!("{}{hint}", describe_errno(errno))
             }
             (None, Some(0)) => {
                 "the device returned no data (its end moved: it shrank or was removed)".to_string()

@@ -200,7 +200,7 @@ impl SysRoot {
             Err(e) => {
                 notes.push(format!(
                     "cannot read /{rel} ({}): in-use checks are incomplete",
-                    describe_io_error(&e)
+                    super::error::describe_io_brief(&e)
                 ));
                 None
             }
@@ -524,7 +524,8 @@ impl<'a> AttrReader<'a> {
             // A directory where a file was expected, or similar oddities: unknown, no note.
             Err(e) if e.raw_os_error() == Some(libc::EISDIR) => None,
             Err(e) => {
-                self.notes.push(format!("{rel}: {}", describe_io_error(&e)));
+                self.notes
+                    .push(format!("{rel}: {}", super::error::describe_io_brief(&e)));
                 None
             }
         }
@@ -543,17 +544,6 @@ impl<'a> AttrReader<'a> {
 
     fn number<T: std::str::FromStr>(&mut self, rel: &str) -> Option<T> {
         self.text(rel).as_deref().and_then(parse_number)
-    }
-}
-
-/// A short reason for an I/O error, with the hint an admin needs.
-pub fn describe_io_error(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::PermissionDenied => "needs root".to_string(),
-        _ => match e.raw_os_error() {
-            Some(code) => nix::errno::Errno::from_raw(code).desc().to_string(),
-            None => e.to_string(),
-        },
     }
 }
 
