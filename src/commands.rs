@@ -16,7 +16,7 @@ use crate::cli::{CacheArgs, OnOff, RestoreArgs, SchedArgs, SmartArgs};
 use crate::model::{CacheStatus, Lifetime, Verdict};
 use crate::report::output::write_stdout;
 use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, process};
-use crate::{control, report};
+use crate::{drive_state, report};
 
 fn drives(root: &SysRoot) -> Arc<dyn DriveControl> {
     Arc::new(LinuxDrives::new(root.clone()))
@@ -62,7 +62,7 @@ pub fn cache(
     let dev = &target.device;
     let partition = target.partition.as_deref();
     let Some(state) = args.state else {
-        let status = control::cache_status(drives.as_ref(), dev)
+        let status = drive_state::cache_status(drives.as_ref(), dev)
             .with_context(|| format!("cannot read the write cache of {}", dev.name))?;
         let text = if args.json {
             report::cache::render_json(&status, None, partition)?
@@ -107,7 +107,7 @@ pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<E
     let drives = drives(root);
     let target = drives.resolve(&args.device)?;
     let dev = &target.device;
-    let health = control::smart_health(drives.as_ref(), dev)
+    let health = drive_state::smart_health(drives.as_ref(), dev)
         .with_context(|| format!("cannot read SMART data of {}", dev.name))?;
     let partition = target.partition.as_deref();
     let text = if args.json {
@@ -135,7 +135,7 @@ pub fn sched(
     let dev = &target.device;
     let partition = target.partition.as_deref();
     let Some(name) = &args.name else {
-        let set = match control::scheduler(drives.as_ref(), dev) {
+        let set = match drive_state::scheduler(drives.as_ref(), dev) {
             Ok(set) => set,
             Err(DriveError::NotSupported {
                 transport, detail, ..
@@ -254,7 +254,7 @@ pub fn debug_temp(
     count: usize,
     interval: u64,
 ) -> anyhow::Result<ExitCode> {
-    use crate::control::temperature::{PollConfig, TempPoller};
+    use crate::drive_state::temperature::{PollConfig, TempPoller};
     let drives = drives(root);
     let target = drives.resolve(arg)?;
     let (tx, rx) = std::sync::mpsc::channel();

@@ -11,7 +11,7 @@ pub mod bench;
 pub mod changes;
 pub mod cli;
 pub mod commands;
-pub mod control;
+pub mod drive_state;
 pub mod event;
 pub mod model;
 pub mod report;

@@ -456,9 +456,9 @@ fn drive_state_health_badges_and_cache_dialog() {
         let dev = fake.device(name).unwrap();
         app.update(Msg::DriveStatus {
             device: name.into(),
-            cache: Ok(disktriage::control::cache_status(&fake, &dev).unwrap()),
+            cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
             health: Some(Ok(Box::new(
-                disktriage::control::smart_health(&fake, &dev).unwrap(),
+                disktriage::drive_state::smart_health(&fake, &dev).unwrap(),
             ))),
         });
     }

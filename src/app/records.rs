@@ -233,7 +233,7 @@ pub struct RowFigures {
 
 /// How a difference between two records compares with their noise.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Verdict {
+pub enum Significance {
     /// The difference is larger than the spread of either record's repeats.
     Significant,
     WithinNoise,
@@ -250,7 +250,7 @@ pub struct Delta {
     pub pct: f64,
     /// The larger spread of the two, in percent.
     pub noise_pct: Option<f64>,
-    pub verdict: Verdict,
+    pub significance: Significance,
 }
 
 /// Compares two figures of the same metric.
@@ -264,17 +264,17 @@ pub fn delta(a: Stat, b: Stat) -> Delta {
         (Some(x), Some(y)) => Some(x.max(y)),
         _ => None,
     };
-    let verdict = match noise_pct {
-        Some(n) if pct.abs() > n => Verdict::Significant,
-        Some(_) => Verdict::WithinNoise,
-        None => Verdict::NoiseUnknown,
+    let significance = match noise_pct {
+        Some(n) if pct.abs() > n => Significance::Significant,
+        Some(_) => Significance::WithinNoise,
+        None => Significance::NoiseUnknown,
     };
     Delta {
         a: a.mean,
         b: b.mean,
         pct,
         noise_pct,
-        verdict,
+        significance,
     }
 }
 
@@ -304,16 +304,16 @@ mod tests {
         let d = delta(a, b);
         assert_eq!(d.pct, 10.0);
         assert_eq!(d.noise_pct, Some(6.0));
-        assert_eq!(d.verdict, Verdict::Significant);
+        assert_eq!(d.significance, Significance::Significant);
         let c = Stat {
             mean: 103.0,
             spread_pct: Some(2.0),
         };
-        assert_eq!(delta(a, c).verdict, Verdict::WithinNoise);
+        assert_eq!(delta(a, c).significance, Significance::WithinNoise);
         let single = Stat {
             mean: 150.0,
             spread_pct: None,
         };
-        assert_eq!(delta(a, single).verdict, Verdict::NoiseUnknown);
+        assert_eq!(delta(a, single).significance, Significance::NoiseUnknown);
     }
 }

@@ -19,7 +19,7 @@ use super::safety;
 use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
 use crate::model::{BlockDevice, Bytes, Inventory};
 use crate::sys::SysRoot;
-use crate::sys::direct::{self, OpenSpec, Opened, SyncMode, TargetKind};
+use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};
 
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
@@ -488,7 +488,7 @@ fn create_test_file(
 /// The facts of a target for planning only (`run --fio`): opened read-only, never written and
 /// never created; a missing file is planned at `size`.
 pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<TargetFacts> {
-    if direct::identify(path)? == TargetKind::Missing {
+    if direct::identify(path)? == PathKind::Missing {
         return Ok(TargetFacts {
             size: size.unwrap_or(DEFAULT_FILE_SIZE),
             logical_block_size: 4096,

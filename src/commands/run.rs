@@ -22,8 +22,8 @@ use crate::model::BytesPerSec;
 use crate::model::text::neutralize_controls;
 use crate::report::export::{self, ExportFormat};
 use crate::report::run as report;
+use crate::sys::direct::PathKind;
 use crate::sys::direct::SyncMode;
-use crate::sys::direct::TargetKind;
 use crate::sys::{SysRoot, direct, signals};
 
 /// The admin's flags as test parameters.
@@ -174,7 +174,7 @@ fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
 
 /// Why fio should not write to the target, when it is a block device in use.
 fn fio_write_warning(req: &TargetRequest) -> anyhow::Result<Option<String>> {
-    let TargetKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
+    let PathKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
         return Ok(None);
     };
     let inv = req.root.inventory()?;

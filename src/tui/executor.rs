@@ -12,7 +12,7 @@ use crate::bench::outcome::TargetClass;
 use crate::bench::session::{RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
-use crate::control::temperature::{PollConfig, TempPoller};
+use crate::drive_state::temperature::{PollConfig, TempPoller};
 use crate::event::{Cmd, Msg, TaskError};
 use crate::sys::{DriveControl, SysRoot};
 
@@ -172,12 +172,15 @@ impl Executor {
                     .name(format!("drive-{device}"))
                     .spawn(move || {
                         let dev = drives.device(&device).map_err(TaskError::from);
-                        let cache = dev
-                            .clone()
-                            .and_then(|d| Ok(crate::control::cache_status(drives.as_ref(), &d)?));
+                        let cache = dev.clone().and_then(|d| {
+                            Ok(crate::drive_state::cache_status(drives.as_ref(), &d)?)
+                        });
                         let health = health.then(|| {
                             dev.and_then(|d| {
-                                Ok(Box::new(crate::control::smart_health(drives.as_ref(), &d)?))
+                                Ok(Box::new(crate::drive_state::smart_health(
+                                    drives.as_ref(),
+                                    &d,
+                                )?))
                             })
                         });
                         let _ = tx.send(Msg::DriveStatus {
