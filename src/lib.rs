@@ -1,9 +1,22 @@
 //! disktriage: storage triage for the Linux console.
 //!
-//! The crate is a library with a thin binary (`src/main.rs`). `sys` is the only module that
-//! touches the operating system; `model` holds plain data; `smart` decodes drive pages;
-//! `control` reads drive state and polls temperature; `changes` makes journaled, undoable
-//! setting changes; `report` renders headless output; `commands` are the command bodies.
+//! The crate is a library with a thin binary (`src/main.rs`). Layers only point down:
+//!
+//! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
+//!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
+//!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
+//! - `model`: plain data (devices, units, usage, caches, SMART, recorded changes, display-safe
+//!   text).
+//! - `smart`: decodes drive pages (ATA, NVMe, SCSI sense, smartctl JSON) into a verdict.
+//! - `drive_state`: read-only views of a drive (cache, SMART health, scheduler, temperature).
+//! - `changes`: journaled, undoable setting changes and the guard that restores them.
+//! - `bench`: the I/O test engine (catalogue, plans, target preparation, workers, runner,
+//!   statistics); `bench::outcome` is what a run produced.
+//! - `report`: headless output (text, JSON, CSV, fio), exports, and stdout/stderr.
+//! - `commands`: the CLI's command bodies; `cli` parses the command line.
+//! - `app` (state and `update(Msg)`), `event` (messages and commands), `ui` (drawing) and
+//!   `tui` (terminal, loop and executor): the interactive program.
+//!
 //! `run` dispatches a parsed command line.
 
 pub mod app;
@@ -16,6 +29,9 @@ pub mod event;
 pub mod model;
 pub mod report;
 pub mod smart;
+// The one exemption from the crate's `unsafe_code = "deny"`: ioctls, io_uring and signal
+// handlers, each `unsafe` block with a `SAFETY:` comment.
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod tui;
 pub mod ui;

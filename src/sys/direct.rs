@@ -5,8 +5,6 @@
 //! block size; buffers here are aligned to 4096 bytes, which satisfies every logical block size
 //! the kernel supports for direct I/O on x86_64 (512 and 4096).
 
-#![allow(unsafe_code)]
-
 use std::alloc::{self, Layout};
 use std::fs::{self, File, OpenOptions};
 use std::io;
