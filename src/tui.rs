@@ -240,6 +240,16 @@ fn hung_up(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EIO | libc::ENXIO))
 }
 
+/// The file `DISKTRIAGE_UI_STATS` names (read by `benches/tui_overhead.rs`).
+#[derive(serde::Serialize)]
+struct UiStatsFile {
+    ui_cpu_seconds: f64,
+    wall_seconds: f64,
+    frames: u64,
+    ui_cpu_during_runs_seconds: f64,
+    run_wall_seconds: f64,
+}
+
 /// What the UI thread costs, for the UI-overhead benchmark: its CPU time over the session and
 /// while a test runs, written as JSON where `DISKTRIAGE_UI_STATS` points.
 struct UiStats {
@@ -283,15 +293,17 @@ impl UiStats {
             return;
         };
         let cpu = privilege::thread_cpu_time().saturating_sub(self.cpu0);
-        let json = format!(
-            "{{\"ui_cpu_seconds\": {:.6}, \"wall_seconds\": {:.6}, \"frames\": {}, \
-             \"ui_cpu_during_runs_seconds\": {:.6}, \"run_wall_seconds\": {:.6}}}\n",
-            cpu.as_secs_f64(),
-            self.started.elapsed().as_secs_f64(),
-            self.frames,
-            self.run_cpu.as_secs_f64(),
-            self.run_wall.as_secs_f64()
-        );
+        let stats = UiStatsFile {
+            ui_cpu_seconds: cpu.as_secs_f64(),
+            wall_seconds: self.started.elapsed().as_secs_f64(),
+            frames: self.frames,
+            ui_cpu_during_runs_seconds: self.run_cpu.as_secs_f64(),
+            run_wall_seconds: self.run_wall.as_secs_f64(),
+        };
+        let Ok(mut json) = serde_json::to_string(&stats) else {
+            return;
+        };
+        json.push('\n');
         let _ = std::fs::write(path, json);
     }
 }
