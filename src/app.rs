@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::bench::catalog::{CATALOG, TestName, Writes};
 use crate::bench::engine::EngineChoice;

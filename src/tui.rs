@@ -19,10 +19,10 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
-use crossterm::{cursor, execute};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
+use ratatui::crossterm::{cursor, execute};
 
 use crate::app::App;
 use crate::bench::session;
@@ -41,7 +41,7 @@ const TICK: Duration = Duration::from_millis(250);
 const MIN_FRAME: Duration = Duration::from_millis(100);
 
 fn restore_terminal() {
-    let _ = crossterm::terminal::disable_raw_mode();
+    let _ = ratatui::crossterm::terminal::disable_raw_mode();
     let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
 }
 
@@ -89,7 +89,8 @@ pub fn run(root: SysRoot, journal_dir: &Path) -> anyhow::Result<ExitCode> {
         signal_hook::flag::register_usize(sig, Arc::clone(&signalled), sig as usize)?;
     }
 
-    crossterm::terminal::enable_raw_mode().context("cannot switch the terminal to raw mode")?;
+    ratatui::crossterm::terminal::enable_raw_mode()
+        .context("cannot switch the terminal to raw mode")?;
     let mut stdout = io::stdout();
     if let Err(e) = execute!(stdout, EnterAlternateScreen, cursor::Hide) {
         restore_terminal();

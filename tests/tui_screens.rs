@@ -7,12 +7,12 @@
 mod common;
 
 use common::tui::*;
-use crossterm::event::KeyCode;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::catalog::TestName;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::Inventory;
 use disktriage::report::export::ExportFormat;
+use ratatui::crossterm::event::KeyCode;
 
 const SIZES: [(u16, u16); 2] = [(80, 25), (132, 43)];
 
@@ -410,9 +410,9 @@ fn run_controls_stop_rerun_export_and_quit() {
     )));
     assert!(screen(&app, 80, 25).contains("exported to /tmp/disktriage-loop0-rand-read-2.json"));
     // Ctrl-C quits from anywhere.
-    let cmds = app.update(Msg::Key(crossterm::event::KeyEvent::new(
+    let cmds = app.update(Msg::Key(ratatui::crossterm::event::KeyEvent::new(
         KeyCode::Char('c'),
-        crossterm::event::KeyModifiers::CONTROL,
+        ratatui::crossterm::event::KeyModifiers::CONTROL,
     )));
     assert_eq!(cmds, [Cmd::Quit]);
 }
@@ -1037,9 +1037,9 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
 #[test]
 fn quit_asks_before_discarding_unexported_results() {
     let ctrl_c = || {
-        Msg::Key(crossterm::event::KeyEvent::new(
+        Msg::Key(ratatui::crossterm::event::KeyEvent::new(
             KeyCode::Char('c'),
-            crossterm::event::KeyModifiers::CONTROL,
+            ratatui::crossterm::event::KeyModifiers::CONTROL,
         ))
     };
     let mut app = app_with("host-loop-zram", true);

@@ -10,7 +10,7 @@ pub const DEFAULT_WIDTH: usize = 80;
 pub fn output_width() -> usize {
     use std::io::IsTerminal;
     if io::stdout().is_terminal()
-        && let Ok((cols, _)) = crossterm::terminal::size()
+        && let Ok((cols, _)) = ratatui::crossterm::terminal::size()
     {
         return usize::from(cols).max(DEFAULT_WIDTH);
     }

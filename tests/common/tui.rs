@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use disktriage::app::App;
 use disktriage::bench::catalog::TestName;
 use disktriage::bench::engine::{self, EngineChoice, EngineProbe, ProbeFigures};
@@ -23,6 +22,7 @@ use disktriage::sys::SysRoot;
 use disktriage::sys::host::HostInfo;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
