@@ -21,4 +21,4 @@ pub use smart::{
     AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,
     SmartReading, SmartctlReport, Verdict,
 };
-pub use units::{Bytes, BytesPerSec};
+pub use units::{Bytes, BytesPerSec, TimeSpan};
