@@ -21,7 +21,7 @@ pub mod records;
 
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::bench::catalog::{CATALOG, TestName};
 use crate::event::{Cmd, Msg};

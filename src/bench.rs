@@ -3,6 +3,8 @@
 pub mod catalog;
 pub mod engine;
 pub mod family;
+pub mod gate;
+pub mod outcome;
 pub mod params;
 pub mod pattern;
 pub mod plan;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::model::KernelWriteCache;
+use crate::model::{Bytes, KernelWriteCache, TimeSpan};
 
 /// Where the change journal lives unless told otherwise: a tmpfs, so a reboot (which resets
 /// every setting disktriage changes) also empties it.
@@ -237,47 +237,17 @@ pub struct RunArgs {
     pub fio: bool,
 }
 
-/// Parses "4096", "4k", "1M", "1MiB", "2G": powers of 1024.
+/// Parses "4096", "4k", "1M", "1MiB", "2G": powers of 1024 (`Bytes`'s `FromStr`), for clap.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits_end);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size (try 4k, 1M, 1G)"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return Err(format!("{s:?}: unknown unit (use k, M, G or T)")),
-    };
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("{s:?} is too large"))
+    s.parse::<Bytes>().map(|b| b.0).map_err(|e| e.to_string())
 }
 
-/// Parses "10s", "500ms", "2m", "1h" or a bare number of seconds ("1.5").
+/// Parses "10s", "500ms", "2m", "1h" or a bare number of seconds (`TimeSpan`'s `FromStr`),
+/// for clap.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (try 500ms, 10s, 2m)"))?;
-    let secs = match unit.trim() {
-        "" | "s" => n,
-        "ms" => n / 1000.0,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("{s:?}: unknown unit (use ms, s, m or h)")),
-    };
-    if !secs.is_finite() || !(0.0..=30.0 * 86_400.0).contains(&secs) {
-        return Err(format!("{s:?} is out of range"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    s.parse::<TimeSpan>()
+        .map(|t| t.0)
+        .map_err(|e| e.to_string())
 }
 
 const CACHE_HELP: &str = "\

@@ -15,8 +15,9 @@ use crate::changes::{Changer, Journal, RestoreScope};
 use crate::cli::{CacheArgs, OnOff, RestoreArgs, SchedArgs, SmartArgs};
 use crate::model::cache::on_off;
 use crate::model::{CacheStatus, Lifetime, Verdict};
+use crate::report::output::write_stdout;
 use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, process};
-use crate::{control, report, write_stdout};
+use crate::{drive_state, report};
 
 fn drives(root: &SysRoot) -> Arc<dyn DriveControl> {
     Arc::new(LinuxDrives::new(root.clone()))
@@ -46,7 +47,7 @@ fn orphan_hint(journal_dir: &Path) -> String {
              `disktriage restore` puts them back.",
             journal_dir.display()
         ),
-        crate::DEFAULT_WIDTH,
+        crate::report::output::DEFAULT_WIDTH,
     )
 }
 
@@ -62,7 +63,7 @@ pub fn cache(
     let dev = &target.device;
     let partition = target.partition.as_deref();
     let Some(state) = args.state else {
-        let status = control::cache_status(drives.as_ref(), dev)
+        let status = drive_state::cache_status(drives.as_ref(), dev)
             .with_context(|| format!("cannot read the write cache of {}", dev.name))?;
         let text = if args.json {
             report::cache::render_json(&status, None, partition)?
@@ -107,7 +108,7 @@ pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<E
     let drives = drives(root);
     let target = drives.resolve(&args.device)?;
     let dev = &target.device;
-    let health = control::smart_health(drives.as_ref(), dev)
+    let health = drive_state::smart_health(drives.as_ref(), dev)
         .with_context(|| format!("cannot read SMART data of {}", dev.name))?;
     let partition = target.partition.as_deref();
     let text = if args.json {
@@ -135,7 +136,7 @@ pub fn sched(
     let dev = &target.device;
     let partition = target.partition.as_deref();
     let Some(name) = &args.name else {
-        let set = match control::scheduler(drives.as_ref(), dev) {
+        let set = match drive_state::scheduler(drives.as_ref(), dev) {
             Ok(set) => set,
             Err(DriveError::NotSupported {
                 transport, detail, ..
@@ -254,7 +255,7 @@ pub fn debug_temp(
     count: usize,
     interval: u64,
 ) -> anyhow::Result<ExitCode> {
-    use crate::control::temperature::{PollConfig, TempPoller};
+    use crate::drive_state::temperature::{PollConfig, TempPoller};
     let drives = drives(root);
     let target = drives.resolve(arg)?;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -302,11 +303,10 @@ pub fn debug_hold(
     let target = drives.resolve(plan.device)?;
     let dev = target.device;
     let journal = Journal::open(journal_dir)?;
-    let guard = RestoreGuard::new(Changer::new(
-        Arc::clone(&drives),
-        journal,
-        Lifetime::Session,
-    ));
+    let guard = RestoreGuard::new(
+        Changer::new(Arc::clone(&drives), journal, Lifetime::Session),
+        report::restore::announce,
+    );
     guard
         .install_handlers()
         .map_err(anyhow::Error::msg)
@@ -326,7 +326,7 @@ pub fn debug_hold(
             &status,
             None,
             journal_dir,
-            crate::DEFAULT_WIDTH,
+            crate::report::output::DEFAULT_WIDTH,
         ))?;
     }
     if let Some(name) = plan.sched {
@@ -335,7 +335,7 @@ pub fn debug_hold(
             &change,
             None,
             journal_dir,
-            crate::DEFAULT_WIDTH,
+            crate::report::output::DEFAULT_WIDTH,
         ))?;
     }
     write_stdout(&format!("holding pid {}\n", std::process::id()))?;

@@ -7,15 +7,49 @@ use std::sync::mpsc::Sender;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{self, Event, KeyEvent, KeyEventKind};
+use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 
+use crate::bench::outcome::RunReport;
+use crate::bench::outcome::TargetInfo;
 use crate::bench::runner::RunEvent;
 use crate::bench::session::RunRequest;
 use crate::bench::spec::Plan;
-use crate::bench::target::TargetInfo;
-use crate::changes::CacheChange;
+use crate::changes::{CacheChange, ChangeError};
 use crate::model::{CacheStatus, Inventory, SmartHealth};
-use crate::report::run::RunReport;
+use crate::report::export::ExportFormat;
+use crate::sys::DriveError;
+
+/// Why work the loop did for the app failed. The variant says what failed, so the app (and
+/// its tests) can tell a drive's refusal from a session that cannot change settings; the text
+/// is the cause as the admin reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaskError {
+    /// This session cannot change settings (not root, no journal): why.
+    #[error("{0}")]
+    ChangesUnavailable(String),
+    /// The drive or the kernel refused or failed a command.
+    #[error(transparent)]
+    Drive(#[from] DriveError),
+    /// A journaled change failed (the journal, the change or its read-back).
+    #[error("{0}")]
+    Change(String),
+    /// Anything else (reading the inventory, a run, an export), with its causes.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<ChangeError> for TaskError {
+    fn from(e: ChangeError) -> Self {
+        TaskError::Change(e.to_string())
+    }
+}
+
+impl From<anyhow::Error> for TaskError {
+    /// Keeps the whole chain of context (`{:#}`): "cannot open X: permission denied".
+    fn from(e: anyhow::Error) -> Self {
+        TaskError::Failed(format!("{e:#}"))
+    }
+}
 
 /// A message for `App::update`.
 #[derive(Debug, Clone)]
@@ -24,11 +58,11 @@ pub enum Msg {
     Resize,
     /// Time since the program started (the UI's clock; rendering never reads the clock).
     Tick(Duration),
-    Inventory(Result<Inventory, String>),
+    Inventory(Result<Inventory, TaskError>),
     /// A scheduler write and the active scheduler read back afterwards.
     SchedulerSet {
         device: String,
-        result: Result<String, String>,
+        result: Result<String, TaskError>,
     },
     /// The run passed its checks and started.
     RunStarted {
@@ -39,18 +73,18 @@ pub enum Msg {
     /// The run could not start (refused, bad parameters, open failed).
     RunRefused(String),
     Run(Box<RunEvent>),
-    RunFinished(Box<Result<RunReport, String>>),
-    Exported(Result<PathBuf, String>),
+    RunFinished(Box<Result<RunReport, TaskError>>),
+    Exported(Result<PathBuf, TaskError>),
     /// The drive's own cache state and SMART health, read in the background.
     DriveStatus {
         device: String,
-        cache: Result<CacheStatus, String>,
-        health: Option<Result<Box<SmartHealth>, String>>,
+        cache: Result<CacheStatus, TaskError>,
+        health: Option<Result<Box<SmartHealth>, TaskError>>,
     },
     /// A drive write-cache switch and the state read back from the drive.
     DriveCacheSet {
         device: String,
-        result: Result<Box<CacheChange>, String>,
+        result: Result<Box<CacheChange>, TaskError>,
     },
     /// Changes a killed or crashed disktriage left in the journal, one line each.
     Orphans(Vec<String>),
@@ -62,24 +96,6 @@ pub enum Msg {
         at: f64,
         celsius: i64,
     },
-}
-
-/// What an export writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    Json,
-    Csv,
-    Fio,
-}
-
-impl ExportFormat {
-    pub fn extension(self) -> &'static str {
-        match self {
-            ExportFormat::Json => "json",
-            ExportFormat::Csv => "csv",
-            ExportFormat::Fio => "fio.sh",
-        }
-    }
 }
 
 /// Work `App::update` hands to the loop.

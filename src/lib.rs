@@ -1,10 +1,23 @@
 //! disktriage: storage triage for the Linux console.
 //!
-//! The crate is a library with a thin binary (`src/main.rs`). `sys` is the only module that
-//! touches the operating system; `model` holds plain data; `smart` decodes drive pages;
-//! `control` reads drive state and polls temperature; `changes` makes journaled, undoable
-//! setting changes; `report` renders headless output; `commands` are the command bodies;
-//! `install` generates the man page and the shell completions.
+//! The crate is a library with a thin binary (`src/main.rs`). Layers only point down:
+//!
+//! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
+//!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
+//!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
+//! - `model`: plain data (devices, units, usage, caches, SMART, recorded changes, display-safe
+//!   text).
+//! - `smart`: decodes drive pages (ATA, NVMe, SCSI sense, smartctl JSON) into a verdict.
+//! - `drive_state`: read-only views of a drive (cache, SMART health, scheduler, temperature).
+//! - `changes`: journaled, undoable setting changes and the guard that restores them.
+//! - `bench`: the I/O test engine (catalogue, plans, target preparation, workers, runner,
+//!   statistics); `bench::outcome` is what a run produced.
+//! - `report`: headless output (text, JSON, CSV, fio), exports, and stdout/stderr.
+//! - `commands`: the CLI's command bodies; `cli` parses the command line; `install`
+//!   generates the man page and the shell completions.
+//! - `app` (state and `update(Msg)`), `event` (messages and commands), `ui` (drawing) and
+//!   `tui` (terminal, loop and executor): the interactive program.
+//!
 //! `run` dispatches a parsed command line.
 
 pub mod app;
@@ -12,24 +25,24 @@ pub mod bench;
 pub mod changes;
 pub mod cli;
 pub mod commands;
-pub mod control;
+pub mod drive_state;
 pub mod event;
 pub mod install;
 pub mod model;
 pub mod report;
 pub mod smart;
+// The one exemption from the crate's `unsafe_code = "deny"`: ioctls, io_uring and signal
+// handlers, each `unsafe` block with a `SAFETY:` comment.
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod tui;
 pub mod ui;
 
-use std::io::{self, Write};
 use std::process::ExitCode;
 
 use cli::{Cli, Command, DebugCommand, ListArgs};
+use report::output::{output_width, write_stdout};
 use sys::SysRoot;
-
-/// Width used for tables when stdout is not a terminal.
-pub const DEFAULT_WIDTH: usize = 80;
 
 /// Runs one invocation and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -95,38 +108,4 @@ fn list(root: &SysRoot, args: &ListArgs) -> anyhow::Result<ExitCode> {
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The terminal's width when stdout is one (at least 80), else 80.
-fn output_width() -> usize {
-    use std::io::IsTerminal;
-    if io::stdout().is_terminal()
-        && let Ok((cols, _)) = crossterm::terminal::size()
-    {
-        return usize::from(cols).max(DEFAULT_WIDTH);
-    }
-    DEFAULT_WIDTH
-}
-
-/// Writes to stderr and never fails: on the way out (a signal, a panic, a terminal that hung
-/// up) stderr may be a dead terminal, and `eprintln!` would panic there (inside a panic hook
-/// that aborts the process). The message is lost; what matters was done before it.
-pub fn write_stderr(text: &str) {
-    let mut err = io::stderr().lock();
-    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
-}
-
-/// Writes a report to stdout; a closed pipe (`disktriage list | head -1`) is not an error.
-pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        // Said as what it is: the report could not be written (a full disk under a
-        // redirection, a closed terminal), not an error of the device under test.
-        Err(e) => Err(anyhow::anyhow!(
-            "cannot write the report to standard output: {}",
-            sys::error::describe_io(&e)
-        )),
-        Ok(()) => Ok(()),
-    }
 }

@@ -13,8 +13,8 @@ fn main() -> ExitCode {
             // Control characters (from a file name, a journal value) are escaped: they would
             // drive the terminal. Not eprintln!: it panics when stderr is a terminal that
             // hung up.
-            let text = disktriage::sys::parse::neutralize_controls(&format!("{err:#}"));
-            disktriage::write_stderr(&format!("disktriage: {text}\n"));
+            let text = disktriage::model::text::neutralize_controls(&format!("{err:#}"));
+            disktriage::report::output::write_stderr(&format!("disktriage: {text}\n"));
             ExitCode::FAILURE
         }
     }

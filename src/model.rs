@@ -5,6 +5,7 @@ pub mod cache;
 pub mod change;
 pub mod device;
 pub mod smart;
+pub mod text;
 pub mod units;
 pub mod usage;
 
@@ -20,4 +21,4 @@ pub use smart::{
     AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,
     SmartReading, SmartctlReport, Verdict,
 };
-pub use units::{Bytes, BytesPerSec};
+pub use units::{Bytes, BytesPerSec, TimeSpan};

@@ -1,7 +1,9 @@
 //! Headless output: what the commands print, as text (80 columns) and JSON.
 
 pub mod cache;
+pub mod export;
 pub mod list;
+pub mod output;
 pub mod restore;
 pub mod run;
 pub mod sched;

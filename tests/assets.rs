@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::tui::*;
-use crossterm::event::KeyCode;
 use disktriage::app::App;
 use disktriage::bench::catalog::TestName;
 use disktriage::event::Msg;
 use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::style::{Color, Modifier};
 
 const UPDATE_VAR: &str = "DISKTRIAGE_UPDATE_ASSETS";
@@ -101,9 +101,9 @@ fn devices() -> App {
         let dev = fake.device(name).unwrap();
         app.update(Msg::DriveStatus {
             device: name.into(),
-            cache: Ok(disktriage::control::cache_status(&fake, &dev).unwrap()),
+            cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
             health: Some(Ok(Box::new(
-                disktriage::control::smart_health(&fake, &dev).unwrap(),
+                disktriage::drive_state::smart_health(&fake, &dev).unwrap(),
             ))),
         });
     }

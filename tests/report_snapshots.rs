@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use disktriage::changes::{Changer, Journal, RestoreScope};
-use disktriage::control;
+use disktriage::drive_state;
 use disktriage::model::{
     AtaSmart, AtaSmartStatus, CacheStatus, Lifetime, Owner, SmartReading, Transport,
 };
@@ -79,7 +79,7 @@ fn changer(drives: &Arc<FakeDrives>, dir: &Path) -> Changer {
 fn smart_sata_lab_drive() {
     let d = drives();
     let target = d.resolve("/dev/sda1").unwrap();
-    let h = control::smart_health(d.as_ref(), &target.device).unwrap();
+    let h = drive_state::smart_health(d.as_ref(), &target.device).unwrap();
     insta::assert_snapshot!(report::smart::render_text(
         &h,
         target.partition.as_deref(),
@@ -91,7 +91,7 @@ fn smart_sata_lab_drive() {
 fn smart_nvme_critical_warning() {
     let d = drives();
     let dev = d.device("nvme1n1").unwrap();
-    let h = control::smart_health(d.as_ref(), &dev).unwrap();
+    let h = drive_state::smart_health(d.as_ref(), &dev).unwrap();
     insta::assert_snapshot!(report::smart::render_text(&h, None, 80));
 }
 
@@ -119,7 +119,7 @@ fn smart_ata_with_bad_sectors_and_a_vendor_attribute() {
     smart.attributes.push(vendor);
     d.update("sda", |dev| dev.smart = Ok(SmartReading::Ata(smart)));
     let dev = d.device("sda").unwrap();
-    let h = control::smart_health(d.as_ref(), &dev).unwrap();
+    let h = drive_state::smart_health(d.as_ref(), &dev).unwrap();
     insta::assert_snapshot!(report::smart::render_text(&h, None, 80));
 }
 
@@ -131,11 +131,11 @@ fn cache_status_and_changes() {
     let mut out = String::new();
 
     let sda = d.device("sda").unwrap();
-    let status = control::cache_status(d.as_ref(), &sda).unwrap();
+    let status = drive_state::cache_status(d.as_ref(), &sda).unwrap();
     out += &report::cache::render_status(&status, None, 80);
 
     let loop0 = d.device("loop0").unwrap();
-    let status = control::cache_status(d.as_ref(), &loop0).unwrap();
+    let status = drive_state::cache_status(d.as_ref(), &loop0).unwrap();
     out += &report::cache::render_status(&status, None, 80);
 
     let c = changer(&d, dir.path());

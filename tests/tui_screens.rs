@@ -7,11 +7,12 @@
 mod common;
 
 use common::tui::*;
-use crossterm::event::KeyCode;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::catalog::TestName;
-use disktriage::event::{Cmd, ExportFormat, Msg};
+use disktriage::event::{Cmd, Msg};
 use disktriage::model::Inventory;
+use disktriage::report::export::ExportFormat;
+use ratatui::crossterm::event::KeyCode;
 
 const SIZES: [(u16, u16); 2] = [(80, 25), (132, 43)];
 
@@ -465,9 +466,9 @@ fn run_controls_stop_rerun_export_and_quit() {
     )));
     assert!(screen(&app, 80, 25).contains("exported to /tmp/disktriage-loop0-rand-read-2.json"));
     // Ctrl-C quits from anywhere.
-    let cmds = app.update(Msg::Key(crossterm::event::KeyEvent::new(
+    let cmds = app.update(Msg::Key(ratatui::crossterm::event::KeyEvent::new(
         KeyCode::Char('c'),
-        crossterm::event::KeyModifiers::CONTROL,
+        ratatui::crossterm::event::KeyModifiers::CONTROL,
     )));
     assert_eq!(cmds, [Cmd::Quit]);
 }
@@ -499,9 +500,9 @@ fn drive_state_health_badges_and_cache_dialog() {
         let dev = fake.device(name).unwrap();
         app.update(Msg::DriveStatus {
             device: name.into(),
-            cache: Ok(disktriage::control::cache_status(&fake, &dev).unwrap()),
+            cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
             health: Some(Ok(Box::new(
-                disktriage::control::smart_health(&fake, &dev).unwrap(),
+                disktriage::drive_state::smart_health(&fake, &dev).unwrap(),
             ))),
         });
     }
@@ -1080,9 +1081,9 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
 #[test]
 fn quit_asks_before_discarding_unexported_results() {
     let ctrl_c = || {
-        Msg::Key(crossterm::event::KeyEvent::new(
+        Msg::Key(ratatui::crossterm::event::KeyEvent::new(
             KeyCode::Char('c'),
-            crossterm::event::KeyModifiers::CONTROL,
+            ratatui::crossterm::event::KeyModifiers::CONTROL,
         ))
     };
     let mut app = app_with("host-loop-zram", true);

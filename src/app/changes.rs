@@ -6,7 +6,7 @@ use std::ops::Deref;
 
 use super::{App, Overlay, Screen};
 use crate::changes::CacheChange;
-use crate::event::Cmd;
+use crate::event::{Cmd, TaskError};
 
 /// A setting this session changed on one device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,7 +208,7 @@ impl App {
     pub(super) fn scheduler_set(
         &mut self,
         device: String,
-        result: Result<String, String>,
+        result: Result<String, TaskError>,
     ) -> Vec<Cmd> {
         let active = match result {
             Ok(active) => active,
@@ -240,7 +240,7 @@ impl App {
     pub(super) fn drive_cache_set(
         &mut self,
         device: String,
-        result: Result<Box<CacheChange>, String>,
+        result: Result<Box<CacheChange>, TaskError>,
     ) -> Vec<Cmd> {
         let change = match result {
             Ok(change) => change,

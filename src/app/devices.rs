@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::keys::Action;
 use super::{App, Screen, step};
-use crate::event::Cmd;
+use crate::event::{Cmd, TaskError};
 use crate::model::{BlockDevice, CacheStatus, Inventory, SmartHealth, Transport};
 
 /// Seconds between inventory refreshes while idle.
@@ -15,8 +15,8 @@ const INVENTORY_REFRESH: Duration = Duration::from_secs(10);
 /// What the drive itself says, as far as it has been read.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DriveState {
-    pub cache: Option<Result<CacheStatus, String>>,
-    pub health: Option<Result<Box<SmartHealth>, String>>,
+    pub cache: Option<Result<CacheStatus, TaskError>>,
+    pub health: Option<Result<Box<SmartHealth>, TaskError>>,
     pub reading: bool,
 }
 
@@ -77,7 +77,11 @@ impl Devices {
     }
 
     /// Takes a fresh inventory (or why it failed); true when it was the first.
-    pub(super) fn refreshed(&mut self, now: Duration, result: Result<Inventory, String>) -> bool {
+    pub(super) fn refreshed(
+        &mut self,
+        now: Duration,
+        result: Result<Inventory, TaskError>,
+    ) -> bool {
         self.last_refresh = now;
         let first = self.inventory.is_none();
         match result {
@@ -86,7 +90,7 @@ impl Devices {
                 self.inventory_error = None;
                 self.clamp_row();
             }
-            Err(e) => self.inventory_error = Some(e),
+            Err(e) => self.inventory_error = Some(e.to_string()),
         }
         first
     }
@@ -120,8 +124,8 @@ impl Devices {
     pub(super) fn drive_status(
         &mut self,
         device: String,
-        cache: Result<CacheStatus, String>,
-        health: Option<Result<Box<SmartHealth>, String>>,
+        cache: Result<CacheStatus, TaskError>,
+        health: Option<Result<Box<SmartHealth>, TaskError>>,
     ) {
         let st = self.drives.entry(device).or_default();
         st.cache = Some(cache);

@@ -3,7 +3,7 @@
 //! and documented at once, and the three cannot disagree. Dialogs (overlays) take their own
 //! keys and list them in their own text.
 
-use crossterm::event::KeyCode;
+use ratatui::crossterm::event::KeyCode;
 
 use super::{PickerFocus, Screen};
 

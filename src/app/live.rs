@@ -9,14 +9,14 @@ use super::keys::Action;
 use super::{App, Overlay, Screen};
 use crate::bench::catalog::{TestName, Writes};
 use crate::bench::engine::EngineChoice;
+use crate::bench::outcome::RunReport;
+use crate::bench::outcome::TargetInfo;
 use crate::bench::runner::RunEvent;
 use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
 use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
-use crate::bench::target::TargetInfo;
-use crate::event::Cmd;
-use crate::report::run::RunReport;
+use crate::event::{Cmd, TaskError};
 
 use super::devices::DriveState;
 use super::records::RunRecord;
@@ -267,7 +267,7 @@ impl App {
         self.error(e);
     }
 
-    pub(super) fn run_finished(&mut self, result: Result<RunReport, String>) -> Vec<Cmd> {
+    pub(super) fn run_finished(&mut self, result: Result<RunReport, TaskError>) -> Vec<Cmd> {
         let Some(run) = &mut self.run else {
             return Vec::new();
         };
@@ -305,8 +305,8 @@ impl App {
             }
             Err(e) => {
                 run.finished = true;
-                run.error = Some(e.clone());
-                self.error(e);
+                run.error = Some(e.to_string());
+                self.error(e.to_string());
             }
         }
         cmds

@@ -2,14 +2,15 @@
 //! to show next (itself changed, or none) and what the key asks of the rest of the app, which
 //! `App` carries out. A dialog's keys are listed in its own text (`ui/dialogs.rs`).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, ModifierKeyCode};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, ModifierKeyCode};
 
 use super::changes::Setting;
 use super::keys;
 use super::picker::Field;
 use crate::bench::safety;
 use crate::bench::session::RunRequest;
-use crate::event::{Cmd, ExportFormat};
+use crate::event::Cmd;
+use crate::report::export::ExportFormat;
 
 /// A dialog over the screen; it takes the keys while open.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,12 +5,13 @@
 use super::keys::Action;
 use super::{App, Overlay, Screen, scroll, step};
 use crate::bench::catalog::TestName;
-use crate::bench::runner::PhaseResult;
+use crate::bench::outcome::PhaseResult;
+use crate::bench::outcome::RunReport;
 use crate::bench::session::RunRequest;
 use crate::bench::spec::PhaseTag;
-use crate::event::{Cmd, ExportFormat};
+use crate::event::Cmd;
 use crate::model::KernelWriteCache;
-use crate::report::run::RunReport;
+use crate::report::export::ExportFormat;
 
 /// One test as the admin started it, with all its repeats.
 #[derive(Debug, Clone, PartialEq)]
@@ -236,7 +237,7 @@ pub struct RowFigures {
 
 /// How a difference between two records compares with their noise.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Verdict {
+pub enum Significance {
     /// The difference is larger than the spread of either record's repeats.
     Significant,
     WithinNoise,
@@ -253,7 +254,7 @@ pub struct Delta {
     pub pct: f64,
     /// The larger spread of the two, in percent.
     pub noise_pct: Option<f64>,
-    pub verdict: Verdict,
+    pub significance: Significance,
 }
 
 /// Compares two figures of the same metric.
@@ -267,17 +268,17 @@ pub fn delta(a: Stat, b: Stat) -> Delta {
         (Some(x), Some(y)) => Some(x.max(y)),
         _ => None,
     };
-    let verdict = match noise_pct {
-        Some(n) if pct.abs() > n => Verdict::Significant,
-        Some(_) => Verdict::WithinNoise,
-        None => Verdict::NoiseUnknown,
+    let significance = match noise_pct {
+        Some(n) if pct.abs() > n => Significance::Significant,
+        Some(_) => Significance::WithinNoise,
+        None => Significance::NoiseUnknown,
     };
     Delta {
         a: a.mean,
         b: b.mean,
         pct,
         noise_pct,
-        verdict,
+        significance,
     }
 }
 
@@ -307,17 +308,17 @@ mod tests {
         let d = delta(a, b);
         assert_eq!(d.pct, 10.0);
         assert_eq!(d.noise_pct, Some(6.0));
-        assert_eq!(d.verdict, Verdict::Significant);
+        assert_eq!(d.significance, Significance::Significant);
         let c = Stat {
             mean: 103.0,
             spread_pct: Some(2.0),
         };
-        assert_eq!(delta(a, c).verdict, Verdict::WithinNoise);
+        assert_eq!(delta(a, c).significance, Significance::WithinNoise);
         let single = Stat {
             mean: 150.0,
             spread_pct: None,
         };
-        assert_eq!(delta(a, single).verdict, Verdict::NoiseUnknown);
+        assert_eq!(delta(a, single).significance, Significance::NoiseUnknown);
     }
 }
 

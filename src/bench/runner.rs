@@ -4,21 +4,21 @@
 //! streams events to whoever watches (the CLI's progress line, the TUI's charts).
 
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-use serde::Serialize;
 
 use super::engine::{
     self, EngineChoice, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeFigures,
 };
+use super::gate::Gate;
+use super::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
 use super::pattern::DataPattern;
 use super::plan::Planner;
-use super::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
-use super::stats::{BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION, LatencySummary};
+use super::spec::{EngineKind, Job, Phase, Plan};
+use super::stats::{BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION};
 use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, run_worker};
 use crate::model::DevNum;
 use crate::sys::SysRoot;
@@ -28,79 +28,6 @@ use crate::sys::privilege::process_cpu_time;
 
 /// Points a phase's series keeps before it coarsens (at 250 ms: 17 minutes at full detail).
 pub const SERIES_CAPACITY: usize = 4096;
-/// Byte difference between our count and the kernel's above which a run is flagged.
-pub const WITNESS_TOLERANCE_PCT: f64 = 2.0;
-
-/// Where workers wait between warm-up and measurement while the runner reads the counters.
-#[derive(Debug)]
-pub struct Gate {
-    state: Mutex<GateState>,
-    cv: Condvar,
-}
-
-#[derive(Debug)]
-struct GateState {
-    expected: usize,
-    arrived: usize,
-    open: bool,
-}
-
-impl Gate {
-    pub fn new(expected: usize) -> Self {
-        Gate {
-            state: Mutex::new(GateState {
-                expected,
-                arrived: 0,
-                open: false,
-            }),
-            cv: Condvar::new(),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A worker arrives and waits until the runner opens the gate.
-    pub fn arrive_and_wait(&self) {
-        let mut s = self.lock();
-        s.arrived += 1;
-        self.cv.notify_all();
-        while !s.open {
-            s = self
-                .cv
-                .wait(s)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    /// A worker that will never arrive (it failed to start).
-    pub fn forget(&self) {
-        let mut s = self.lock();
-        s.expected = s.expected.saturating_sub(1);
-        self.cv.notify_all();
-    }
-
-    /// Waits until every expected worker arrived.
-    fn wait_all(&self) {
-        let mut s = self.lock();
-        while s.arrived < s.expected {
-            s = self
-                .cv
-                .wait(s)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    fn open(&self) {
-        let mut s = self.lock();
-        s.open = true;
-        self.cv.notify_all();
-    }
-}
-
 /// What a run reports while it goes.
 #[derive(Debug, Clone)]
 pub enum RunEvent {
@@ -122,139 +49,6 @@ pub enum RunEvent {
         index: usize,
         result: Box<PhaseResult>,
     },
-}
-
-/// The kernel's own counters for the device around the measured phase.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Witness {
-    /// The counters read, e.g. `/sys/dev/block/7:0/stat (loop0)`.
-    pub source: String,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub read_ios: u64,
-    pub write_ios: u64,
-    /// Requests the block layer merged into others (so it counted fewer I/Os than we sent).
-    pub read_merges: u64,
-    pub write_merges: u64,
-    /// (kernel bytes - our bytes) / our bytes, in percent.
-    pub bytes_diff_pct: f64,
-    /// (kernel I/Os + merges - our I/Os) / our I/Os, in percent. The block layer splits
-    /// requests larger than the device takes in one piece, so the kernel may count more; it
-    /// never counts fewer unless I/Os were served elsewhere (a cache).
-    pub ios_diff_pct: f64,
-    pub agrees: bool,
-}
-
-impl Witness {
-    fn compare(source: String, before: &DiskStat, after: &DiskStat, ours: &IoStats) -> Self {
-        let d = |a: u64, b: u64| a.saturating_sub(b);
-        let read_bytes = d(after.read_sectors, before.read_sectors) * 512;
-        let write_bytes = d(after.write_sectors, before.write_sectors) * 512;
-        let read_ios = d(after.read_ios, before.read_ios);
-        let write_ios = d(after.write_ios, before.write_ios);
-        let read_merges = d(after.read_merges, before.read_merges);
-        let write_merges = d(after.write_merges, before.write_merges);
-        let pct = |kernel: u64, ours: u64| {
-            if ours == 0 {
-                if kernel == 0 { 0.0 } else { 100.0 }
-            } else {
-                (kernel as f64 - ours as f64) / ours as f64 * 100.0
-            }
-        };
-        let bytes_diff_pct = pct(read_bytes + write_bytes, ours.bytes());
-        let ios_diff_pct = pct(
-            read_ios + write_ios + read_merges + write_merges,
-            ours.ops(),
-        );
-        let agrees =
-            bytes_diff_pct.abs() <= WITNESS_TOLERANCE_PCT && ios_diff_pct >= -WITNESS_TOLERANCE_PCT;
-        Witness {
-            source,
-            read_bytes,
-            write_bytes,
-            read_ios,
-            write_ios,
-            read_merges,
-            write_merges,
-            bytes_diff_pct,
-            ios_diff_pct,
-            agrees,
-        }
-    }
-}
-
-/// One direction's totals.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DirTotals {
-    pub bytes: u64,
-    pub ops: u64,
-    /// Bytes per second over the measured time.
-    pub bytes_per_sec: f64,
-    pub iops: f64,
-    pub latency: Option<LatencySummary>,
-}
-
-/// A worker's share of a phase.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WorkerTotals {
-    pub worker: u32,
-    pub region_start: u64,
-    pub region_len: u64,
-    pub bytes: u64,
-    pub ops: u64,
-    /// The worker's own measured time (workers bounded by a count finish at their own pace).
-    pub seconds: f64,
-    pub bytes_per_sec: f64,
-}
-
-/// The outcome of one phase.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PhaseResult {
-    pub label: String,
-    pub tag: PhaseTag,
-    pub job: Job,
-    /// The engine that ran: io_uring or sync.
-    pub engine: EngineKind,
-    /// What was asked, what ran and why (with the probe's figures when auto probed).
-    pub engine_choice: EngineChoice,
-    /// Threads doing I/O: one per worker with io_uring, one per outstanding I/O with sync.
-    pub io_threads: u32,
-    pub fixed_buffers: bool,
-    /// Measured seconds (the warm-up excluded).
-    pub seconds: f64,
-    /// CPU seconds the whole process used while measuring (user + system, including the
-    /// kernel's io_uring workers that run in it).
-    pub cpu_seconds: f64,
-    pub read: DirTotals,
-    pub write: DirTotals,
-    pub workers: Vec<WorkerTotals>,
-    pub series: BoundedSeries,
-    pub witness: Option<Witness>,
-    /// Why there is no witness, when there is none.
-    pub witness_note: Option<String>,
-    pub failure: Option<IoFailure>,
-    pub setup_error: Option<String>,
-    /// The admin stopped the run.
-    pub stopped: bool,
-}
-
-impl PhaseResult {
-    pub fn bytes_per_sec(&self) -> f64 {
-        self.read.bytes_per_sec + self.write.bytes_per_sec
-    }
-
-    pub fn iops(&self) -> f64 {
-        self.read.iops + self.write.iops
-    }
-
-    /// The latency summary of the phase's main direction (reads, unless it only writes).
-    pub fn latency(&self) -> Option<&LatencySummary> {
-        self.read.latency.as_ref().or(self.write.latency.as_ref())
-    }
-
-    pub fn ok(&self) -> bool {
-        self.failure.is_none() && self.setup_error.is_none()
-    }
 }
 
 /// Where the runner reads the kernel's counters for the target.
@@ -304,30 +98,6 @@ fn failure_facts(input: &RunInput) -> FailureFacts {
             .then(|| direct::read_only_fd(&input.fd).ok())
             .flatten(),
         root: crate::sys::privilege::is_root(),
-    }
-}
-
-/// The result of a whole run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunOutcome {
-    /// The engine every phase used, or `auto` when they differ (see each phase).
-    pub engine: EngineKind,
-    /// What the latency figures measure (`stats::LATENCY_DEFINITION`).
-    pub latency_definition: &'static str,
-    /// Things said about the run as a whole (engine fallback, say).
-    pub notes: Vec<String>,
-    pub phases: Vec<PhaseResult>,
-    pub stopped: bool,
-}
-
-impl RunOutcome {
-    /// The first failure of any phase, described.
-    pub fn error(&self) -> Option<String> {
-        self.phases.iter().find_map(|p| {
-            p.setup_error
-                .clone()
-                .or_else(|| p.failure.as_ref().map(IoFailure::describe))
-        })
     }
 }
 

@@ -9,11 +9,11 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::catalog::TestName;
+use super::outcome::{RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo};
 use super::pattern::DataPattern;
-use super::runner::{self, RunEvent, RunHandle, RunInput, RunOutcome};
+use super::runner::{self, RunEvent, RunHandle, RunInput};
 use super::spec::{self, Plan, TestParams};
-use super::target::{self, TargetInfo, TargetRequest};
-use crate::report::run::{RUN_JSON_SCHEMA, RunReport};
+use super::target::{self, TargetRequest};
 use crate::sys::SysRoot;
 
 /// Whether to read the drive's temperature during a run.
@@ -112,7 +112,7 @@ pub fn start_with_stop(
         stat: prepared.stat.clone(),
         no_stat_reason: prepared.no_stat_reason.clone(),
         events: Some(tx),
-        block_device: prepared.info.kind == "block-device",
+        block_device: prepared.info.kind == TargetClass::BlockDevice,
         size_at_start: prepared.info.size_bytes,
     })?;
     if let Some(file) = prepared.created_file.take() {

@@ -10,42 +10,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
-use serde::Serialize;
 
 use super::catalog::{TestName, Writes};
+use super::outcome::{TargetClass, TargetInfo};
 use super::params::resolve;
 use super::pattern::{DataKind, DataPattern};
 use super::runner::StatSource;
 use super::safety;
 use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
-use crate::model::{BlockDevice, Bytes, Inventory, KernelWriteCache, Transport};
+use crate::model::{BlockDevice, Bytes, Inventory};
 use crate::sys::SysRoot;
-use crate::sys::direct::{self, OpenSpec, Opened, SyncMode, TargetKind};
+use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};
 
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
-
-/// The target as the report describes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TargetInfo {
-    pub path: PathBuf,
-    /// "block-device" or "file".
-    pub kind: &'static str,
-    /// Kernel name of the device (or of the device under the file's file system).
-    pub device: Option<String>,
-    pub size_bytes: u64,
-    pub logical_block_size: u32,
-    pub physical_block_size: Option<u32>,
-    pub model: Option<String>,
-    pub transport: Option<Transport>,
-    pub rotational: Option<bool>,
-    /// The active I/O scheduler during the run.
-    pub scheduler: Option<String>,
-    /// The kernel's flush policy during the run (not the drive's cache setting).
-    pub kernel_write_cache: Option<KernelWriteCache>,
-    /// True when this run created the file.
-    pub created: bool,
-}
 
 /// An opened target, ready for the runner.
 pub struct PreparedTarget {
@@ -202,7 +180,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let disk = inventory_device(&inv, &name);
             let info = describe(
                 path,
-                "block-device",
+                TargetClass::BlockDevice,
                 Some(name.clone()),
                 (size, lbs, Some(pbs)),
                 disk,
@@ -282,7 +260,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let pbs = disk.and_then(|d| d.physical_block_size);
             let info = describe(
                 path,
-                "file",
+                TargetClass::File,
                 backing_name.clone(),
                 (size, lbs, pbs),
                 disk,
@@ -371,7 +349,7 @@ fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
 /// The report's description of a target; `disk` is the inventory's device behind it.
 fn describe(
     path: &Path,
-    kind: &'static str,
+    kind: TargetClass,
     device: Option<String>,
     (size, lbs, pbs): (u64, u32, Option<u32>),
     disk: Option<&BlockDevice>,
@@ -477,7 +455,7 @@ fn create_test_file(
                 |e| {
                     anyhow::anyhow!(
                         "writing the test file failed at offset {offset}: {}",
-                        describe_errno(&e)
+                        crate::sys::error::describe_io(&e)
                     )
                 },
             )?;
@@ -505,20 +483,10 @@ fn create_test_file(
     }
 }
 
-fn describe_errno(e: &io::Error) -> String {
-    match e.raw_os_error() {
-        Some(code) => {
-            let errno = nix::errno::Errno::from_raw(code);
-            format!("{} ({errno:?})", errno.desc())
-        }
-        None => e.to_string(),
-    }
-}
-
 /// The facts of a target for planning only (`run --fio`): opened read-only, never written and
 /// never created; a missing file is planned at `size`.
 pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<TargetFacts> {
-    if direct::identify(path)? == TargetKind::Missing {
+    if direct::identify(path)? == PathKind::Missing {
         return Ok(TargetFacts {
             size: size.unwrap_or(DEFAULT_FILE_SIZE),
             logical_block_size: 4096,

@@ -12,12 +12,14 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::gate::Gate;
 use super::pattern::DataPattern;
 use super::plan::{OpKind, Planner};
-use super::runner::Gate;
 use super::spec::{EngineKind, Job};
 use super::stats::{IoStats, WorkerSample};
 use crate::sys::direct::{self, AlignedBuf, BUFFER_ALIGN};
+pub use crate::sys::error::FailureFacts;
+use crate::sys::error::{describe_errno, errno_hint};
 use crate::sys::uring::{Completion, UringQueue, WriteSource};
 
 /// An I/O that failed: where, what, and the OS error.
@@ -34,64 +36,10 @@ pub struct IoFailure {
     /// What was found about the target after the failure (filled in by the runner).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub facts: Option<FailureFacts>,
-}
-
-/// What the sys layer found about the target right after an I/O failed: the facts that tell
-/// a full file system from a device that went away, and a read-only device from a missing
-/// privilege.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-pub struct FailureFacts {
-    /// The target is a block device (not a file on a file system).
-    pub block_device: bool,
-    /// The device's `/sys/dev/block/M:m` no longer exists.
-    pub device_gone: bool,
-    /// The device's size in bytes when the run started.
-    pub size_at_start: u64,
-    /// Its size now, as the open descriptor reports it (BLKGETSIZE64); None if unreadable.
-    pub size_now: Option<u64>,
-    /// The kernel's read-only flag now (BLKROGET, `ro` in sysfs); None if unreadable.
-    pub read_only: Option<bool>,
-    /// The process runs with root's effective user id.
-    pub root: bool,
-}
-
-/// Why an errno happened, as far as the facts tell (empty when they add nothing). `facts` is
-/// None when nothing could be checked: then the errno's usual meaning is given.
-///
-/// The kernel answers a write at or past the end of a block device with ENOSPC, and a device
-/// that is removed shrinks to 0 first: on a block device ENOSPC means the device went away or
-/// shrank, never a full file system.
-pub fn errno_hint(errno: nix::errno::Errno, facts: Option<&FailureFacts>) -> String {
-    use nix::errno::Errno;
-    if let Some(f) = facts.filter(|f| f.block_device) {
-        let shrank = f.size_now.filter(|&now| now != f.size_at_start);
-        if matches!(
-            errno,
-            Errno::ENOSPC | Errno::EIO | Errno::ENXIO | Errno::ENODEV | Errno::EINVAL
-        ) {
-            if f.device_gone {
-                return " - the device is gone (removed during the run)".into();
-            }
-            if let Some(now) = shrank {
-                return format!(
-                    " - the device is gone or shrank: its size is now {now} bytes, was {}",
-                    f.size_at_start
-                );
-            }
-        }
-        if errno == Errno::ENOSPC {
-            return " - the request reaches past the end of the device".into();
-        }
-    }
-    match errno {
-        Errno::EPERM | Errno::EACCES | Errno::EROFS => {
-            let (root, read_only) = facts.map_or((false, None), |f| (f.root, f.read_only));
-            crate::sys::error::permission_hint(errno, root, read_only)
-        }
-        Errno::ENOSPC => " - the file system is full".into(),
-        Errno::ENXIO | Errno::ENODEV => " - the device is gone".into(),
-        _ => String::new(),
-    }
+    /// Handing I/O to the kernel failed (`io_uring_enter`), not an I/O: no offset or length
+    /// applies. Left out of the JSON when false, so an I/O's failure reads as before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub submission: bool,
 }
 
 impl IoFailure {
@@ -105,7 +53,7 @@ impl IoFailure {
             (Some(e), _) => {
                 let errno = nix::errno::Errno::from_raw(e);
                 let hint = errno_hint(errno, self.facts.as_ref());
-                format!("{} ({errno:?}){hint}", errno.desc())
+                format!("{}{hint}", describe_errno(errno))
             }
             (None, Some(0)) => {
                 "the device returned no data (its end moved: it shrank or was removed)".to_string()
@@ -113,6 +61,9 @@ impl IoFailure {
             (None, Some(n)) => format!("short transfer: {n} of {} bytes", self.len),
             (None, None) => "unknown error".to_string(),
         };
+        if self.submission {
+            return format!("submitting I/O to the kernel (io_uring_enter) failed: {reason}");
+        }
         format!(
             "{what} of {} bytes at offset {} failed: {reason}",
             self.len, self.offset
@@ -384,6 +335,7 @@ fn uring_loop(
                 errno: e.raw_os_error(),
                 transferred: None,
                 facts: None,
+                submission: true,
             });
             ctx.stop.store(true, Ordering::Relaxed);
             // Nothing more can be submitted or reaped reliably; leave it to Drop.
@@ -405,6 +357,7 @@ fn uring_loop(
                         errno: (c.result < 0).then(|| -c.result),
                         transferred: (c.result >= 0).then_some(c.result as u64),
                         facts: None,
+                        submission: false,
                     });
                     // One failure ends the run for every worker: the device is suspect.
                     ctx.stop.store(true, Ordering::Relaxed);
@@ -515,6 +468,7 @@ fn sync_loop(
                     errno: other.as_ref().err().and_then(std::io::Error::raw_os_error),
                     transferred: other.ok().map(|n| n as u64),
                     facts: None,
+                    submission: false,
                 });
             }
         }
@@ -526,6 +480,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_failed_submission_is_not_described_as_an_empty_read() {
+        let f = IoFailure {
+            worker: 0,
+            op: OpKind::Read,
+            offset: 0,
+            len: 0,
+            errno: Some(libc::EBUSY),
+            transferred: None,
+            facts: None,
+            submission: true,
+        };
+        assert_eq!(
+            f.describe(),
+            "submitting I/O to the kernel (io_uring_enter) failed: Device or resource busy (EBUSY)"
+        );
+    }
+
+    #[test]
     fn failures_read_well() {
         let f = IoFailure {
             worker: 0,
@@ -535,6 +507,7 @@ mod tests {
             errno: Some(libc::EIO),
             transferred: None,
             facts: None,
+            submission: false,
         };
         assert_eq!(
             f.describe(),

@@ -3,9 +3,9 @@
 //! panic in any thread (the panic hook restores). SIGKILL and crashes leave the journal for
 //! `disktriage restore`.
 //!
-//! Settings are put back before anything is printed, and nothing printed on the way out may
-//! fail the exit: after a terminal hangup every write to stderr fails (EIO), so messages go
-//! through `write_stderr`, which ignores that.
+//! Settings are put back before anything is said. The guard does not print: it hands what it
+//! did (`RestoreNews`) to the announcer it was given (`report::restore::announce` writes it to
+//! stderr in a way that cannot fail the exit), so this layer stays below the reports.
 //!
 //! The `Changer` sits behind a mutex: a signal arriving while a change is being applied waits
 //! until the change and its journal entry are complete, then restores.
@@ -14,9 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use super::{ChangeError, Changer, RestoreOutcome, RestoreScope};
-use crate::report;
 use crate::sys::signals;
-use crate::write_stderr;
 
 /// Shared access to the session's `Changer`.
 pub type SharedChanger = Arc<Mutex<Changer>>;
@@ -25,16 +23,41 @@ fn lock(c: &Mutex<Changer>) -> MutexGuard<'_, Changer> {
     c.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What a restore on the way out gave: the outcomes, or why there are none.
+pub type Restoration = Result<Vec<RestoreOutcome>, ChangeError>;
+
+/// What the guard did without being asked, for the admin to be told.
+#[derive(Debug)]
+pub enum RestoreNews {
+    /// A termination signal arrived (its name, e.g. `SIGTERM`) and the settings were put back.
+    Signal {
+        signal: String,
+        restoration: Restoration,
+    },
+    /// A thread panicked: the settings were put back, or (None) the changer stayed locked
+    /// because the panic came while a setting was being changed.
+    Panic(Option<Restoration>),
+    /// The guard was dropped (normal return or unwinding).
+    Dropped(Restoration),
+}
+
+/// Tells the admin what the guard did. Called on the way out (from a signal thread or a panic
+/// hook), so it must not fail or panic.
+pub type Announcer = fn(RestoreNews);
+
 /// Restores this process's session changes when dropped.
 pub struct RestoreGuard {
     changer: SharedChanger,
+    announce: Announcer,
 }
 
 impl RestoreGuard {
-    /// Wraps a session `Changer` (its lifetime should be `Lifetime::Session`).
-    pub fn new(changer: Changer) -> Self {
+    /// Wraps a session `Changer` (its lifetime should be `Lifetime::Session`); `announce`
+    /// tells the admin what was put back on drop, on a signal or on a panic.
+    pub fn new(changer: Changer, announce: Announcer) -> Self {
         RestoreGuard {
             changer: Arc::new(Mutex::new(changer)),
+            announce,
         }
     }
 
@@ -53,13 +76,14 @@ impl RestoreGuard {
     /// `restore_now` on its way out instead.
     pub fn install_signal_handlers(&self) -> Result<(), String> {
         let weak = Arc::downgrade(&self.changer);
+        let announce = self.announce;
         signals::on_termination(Box::new(move |sig| {
             if let Some(changer) = weak.upgrade() {
-                let result = lock(&changer).restore(RestoreScope::Mine);
-                write_stderr(&format!(
-                    "disktriage: {sig}: putting back the settings this session changed\n"
-                ));
-                report_outcomes(result);
+                let restoration = lock(&changer).restore(RestoreScope::Mine);
+                announce(RestoreNews::Signal {
+                    signal: sig.to_string(),
+                    restoration,
+                });
             }
         }))
     }
@@ -68,7 +92,7 @@ impl RestoreGuard {
     /// A TUI installs its terminal-restoring hook before this one, so the settings come back
     /// first and the terminal second.
     pub fn install_panic_hook(&self) {
-        install_panic_hook(Arc::downgrade(&self.changer));
+        install_panic_hook(Arc::downgrade(&self.changer), self.announce);
     }
 
     /// The session's `Changer`, locked.
@@ -89,49 +113,28 @@ impl RestoreGuard {
 
 impl Drop for RestoreGuard {
     fn drop(&mut self) {
-        report_outcomes(lock(&self.changer).restore(RestoreScope::Mine));
-    }
-}
-
-/// Prints outcomes on stderr (the only channel left on the way out), if there are any; a
-/// stderr that cannot be written is ignored.
-pub fn report_outcomes(result: Result<Vec<RestoreOutcome>, ChangeError>) {
-    match result {
-        Ok(outcomes) if outcomes.is_empty() => {}
-        Ok(outcomes) => write_stderr(&report::restore::render_text(&outcomes)),
-        Err(e) => write_stderr(&format!(
-            "disktriage: could not restore this session's changes: {e}; run `disktriage \
-             restore`\n"
-        )),
+        (self.announce)(RestoreNews::Dropped(
+            lock(&self.changer).restore(RestoreScope::Mine),
+        ));
     }
 }
 
 /// The panic hook: settings first (the panicking thread may be about to abort, or its
 /// terminal may be gone), then the previous hook (the TUI's restores the terminal and the
 /// default one prints the panic), then what was put back.
-fn install_panic_hook(weak: Weak<Mutex<Changer>>) {
+fn install_panic_hook(weak: Weak<Mutex<Changer>>, announce: Announcer) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let restored = weak.upgrade().map(|changer| restore_after_panic(&changer));
         previous(info);
-        match restored {
-            Some(Some(result)) => {
-                write_stderr("disktriage: panic: putting back the settings this session changed\n");
-                report_outcomes(result);
-            }
-            Some(None) => write_stderr(
-                "disktriage: panic while changing a setting; if it is not put back on exit, \
-                 run `disktriage restore`\n",
-            ),
-            None => {}
+        if let Some(restored) = restored {
+            announce(RestoreNews::Panic(restored));
         }
     }));
 }
 
 /// Restores after a panic; None when the changer stayed locked.
-fn restore_after_panic(
-    changer: &Mutex<Changer>,
-) -> Option<Result<Vec<RestoreOutcome>, ChangeError>> {
+fn restore_after_panic(changer: &Mutex<Changer>) -> Option<Restoration> {
     // The panicking thread may hold the lock (then it is released only while unwinding, and
     // the guard's drop restores); another thread may be finishing a change. Wait a little,
     // never forever.

@@ -32,8 +32,8 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{DeviceId, JournalEntry, Lifetime, Owner, Setting, SettingKind};
+use crate::sys::error::describe_io_brief;
 use crate::sys::process;
-use crate::sys::sysfs::describe_io_error;
 
 /// The file's format marker and version.
 const FORMAT: &str = "disktriage-journal";
@@ -47,7 +47,7 @@ const MAX_BYTES: u64 = 512 << 20;
 pub enum JournalError {
     /// The message already says what the io::Error says (as "needs root" for EACCES), so the
     /// error is kept as a field, not as a source that would be printed twice.
-    #[error("change journal: {op} {}: {}", path.display(), describe_io_error(error))]
+    #[error("change journal: {op} {}: {}", path.display(), describe_io_brief(error))]
     Io {
         op: &'static str,
         path: PathBuf,

@@ -425,7 +425,7 @@ fn an_outside_change_back_to_the_original_is_already_original() {
 fn the_guard_restores_on_drop() {
     let lab = Lab::new();
     {
-        let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session));
+        let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session), |_| {});
         guard
             .changer()
             .set_scheduler(&lab.dev("sda"), "none", false)
@@ -444,7 +444,7 @@ fn the_guard_restores_on_drop() {
 #[test]
 fn keep_removes_a_session_entry() {
     let lab = Lab::new();
-    let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session));
+    let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session), |_| {});
     let change = guard
         .changer()
         .set_scheduler(&lab.dev("sda"), "none", false)

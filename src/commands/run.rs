@@ -19,10 +19,11 @@ use crate::bench::spec::{self, EngineKind, TestParams};
 use crate::bench::target::{self, TargetRequest};
 use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::model::BytesPerSec;
+use crate::model::text::neutralize_controls;
+use crate::report::export::{self, ExportFormat};
 use crate::report::run as report;
+use crate::sys::direct::PathKind;
 use crate::sys::direct::SyncMode;
-use crate::sys::direct::TargetKind;
-use crate::sys::parse::neutralize_controls;
 use crate::sys::{SysRoot, direct, signals};
 
 /// The admin's flags as test parameters.
@@ -104,7 +105,7 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
         Err(e) => match signal_exit_code(interrupted.load(Ordering::Relaxed)) {
             Some(code) => {
                 let text = neutralize_controls(&format!("{e:#}"));
-                crate::write_stderr(&format!("disktriage: {text}\n"));
+                crate::report::output::write_stderr(&format!("disktriage: {text}\n"));
                 return Ok(ExitCode::from(code));
             }
             None => return Err(e),
@@ -122,16 +123,16 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
     follow(&session.events, &session.plan, progress);
     let report = session.finish()?;
     let text = if args.json {
-        report::render_json(&report)?
+        export::render(std::slice::from_ref(&report), ExportFormat::Json)?
     } else if args.csv {
-        report::render_csv(&report)
+        export::render(std::slice::from_ref(&report), ExportFormat::Csv)?
     } else {
         report::render_text(&report)
     };
-    crate::write_stdout(&text)?;
+    crate::report::output::write_stdout(&text)?;
     if let Some(e) = report.error() {
         if args.json || args.csv {
-            crate::write_stderr(&format!("disktriage: {e}\n"));
+            crate::report::output::write_stderr(&format!("disktriage: {e}\n"));
         }
         return Ok(ExitCode::FAILURE);
     }
@@ -164,16 +165,16 @@ fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
         && let Some(warning) = fio_write_warning(req)?
     {
         text.push_str(&format!("# WARNING: {warning}\n"));
-        crate::write_stderr(&format!("disktriage: WARNING: {warning}\n"));
+        crate::report::output::write_stderr(&format!("disktriage: WARNING: {warning}\n"));
     }
     text.push_str(&report::fio_commands(&plan, req.path, None));
-    crate::write_stdout(&text)?;
+    crate::report::output::write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Why fio should not write to the target, when it is a block device in use.
 fn fio_write_warning(req: &TargetRequest) -> anyhow::Result<Option<String>> {
-    let TargetKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
+    let PathKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
         return Ok(None);
     };
     let inv = req.root.inventory()?;

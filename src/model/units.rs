@@ -5,6 +5,8 @@
 //! CrystalDiskMark do, or explicitly as MiB/s. The suffix always says which.
 
 use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -86,9 +88,128 @@ impl BytesPerSec {
     }
 }
 
+/// Why a size or a duration typed by the admin was not understood; the text says what to
+/// type instead ("\"4x\": unknown unit (use k, M, G or T)").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnitParseError(String);
+
+impl FromStr for Bytes {
+    type Err = UnitParseError;
+
+    /// Parses "4096", "4k", "1M", "1MiB", "2G": powers of 1024.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (num, unit) = t.split_at(digits_end);
+        let n: u64 = num
+            .parse()
+            .map_err(|_| UnitParseError(format!("{s:?} is not a size (try 4k, 1M, 1G)")))?;
+        let shift = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 0,
+            "k" | "kb" | "kib" => 10,
+            "m" | "mb" | "mib" => 20,
+            "g" | "gb" | "gib" => 30,
+            "t" | "tb" | "tib" => 40,
+            _ => {
+                return Err(UnitParseError(format!(
+                    "{s:?}: unknown unit (use k, M, G or T)"
+                )));
+            }
+        };
+        n.checked_mul(1u64 << shift)
+            .map(Bytes)
+            .ok_or_else(|| UnitParseError(format!("{s:?} is too large")))
+    }
+}
+
+/// A duration the admin typed (a test's time or warm-up, a polling interval): at most 30 days.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct TimeSpan(pub Duration);
+
+impl FromStr for TimeSpan {
+    type Err = UnitParseError;
+
+    /// Parses "10s", "500ms", "2m", "1h" or a bare number of seconds ("1.5").
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        let split = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let n: f64 = num
+            .parse()
+            .map_err(|_| UnitParseError(format!("{s:?} is not a duration (try 500ms, 10s, 2m)")))?;
+        let secs = match unit.trim() {
+            "" | "s" => n,
+            "ms" => n / 1000.0,
+            "m" | "min" => n * 60.0,
+            "h" => n * 3600.0,
+            _ => {
+                return Err(UnitParseError(format!(
+                    "{s:?}: unknown unit (use ms, s, m or h)"
+                )));
+            }
+        };
+        if !secs.is_finite() || !(0.0..=30.0 * 86_400.0).contains(&secs) {
+            return Err(UnitParseError(format!("{s:?} is out of range")));
+        }
+        Ok(TimeSpan(Duration::from_secs_f64(secs)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn size(s: &str) -> Result<u64, String> {
+        s.parse::<Bytes>().map(|b| b.0).map_err(|e| e.to_string())
+    }
+
+    fn span(s: &str) -> Result<Duration, String> {
+        s.parse::<TimeSpan>()
+            .map(|t| t.0)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn sizes_are_powers_of_1024_and_errors_say_what_to_type() {
+        assert_eq!(size("512"), Ok(512));
+        assert_eq!(size("4k"), Ok(4096));
+        assert_eq!(size("4K"), Ok(4096));
+        assert_eq!(size("1MiB"), Ok(1 << 20));
+        assert_eq!(size("2G"), Ok(2 << 30));
+        assert_eq!(
+            size("1.5M"),
+            Err("\"1.5M\": unknown unit (use k, M, G or T)".into())
+        );
+        assert_eq!(size(""), Err("\"\" is not a size (try 4k, 1M, 1G)".into()));
+        assert_eq!(
+            size("99999999999T"),
+            Err("\"99999999999T\" is too large".into())
+        );
+    }
+
+    #[test]
+    fn durations_take_units_and_stay_in_range() {
+        assert_eq!(span("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(span("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(span("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(span("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(
+            span("-1s"),
+            Err("\"-1s\" is not a duration (try 500ms, 10s, 2m)".into())
+        );
+        assert_eq!(
+            span("10 parsecs"),
+            Err("\"10 parsecs\": unknown unit (use ms, s, m or h)".into())
+        );
+        assert_eq!(
+            span("31d"),
+            Err("\"31d\": unknown unit (use ms, s, m or h)".into())
+        );
+        assert_eq!(span("800h"), Err("\"800h\" is out of range".into()));
+    }
 
     #[test]
     fn iec_formatting_uses_binary_units() {

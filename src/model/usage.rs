@@ -25,12 +25,33 @@ pub struct MountEntry {
     pub fstype: String,
 }
 
+/// What backs a swap area: the Type column of `/proc/swaps`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwapKind {
+    /// A block device ("partition", whatever the device: zram, a whole disk, an LV).
+    Partition,
+    /// A swap file on a file system ("file").
+    File,
+    /// A type this program does not know (never written by the kernels it knows).
+    Unknown,
+}
+
+impl SwapKind {
+    /// The kind `/proc/swaps` names.
+    pub fn from_proc(column: &str) -> Self {
+        match column {
+            "partition" => SwapKind::Partition,
+            "file" => SwapKind::File,
+            _ => SwapKind::Unknown,
+        }
+    }
+}
+
 /// One active swap area from `/proc/swaps`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwapEntry {
     pub path: String,
-    /// "partition" or "file".
-    pub kind: String,
+    pub kind: SwapKind,
     /// For swap files: the file's identity, when the `sys` layer could stat it.
     pub file: Option<FileId>,
 }
@@ -72,7 +93,7 @@ fn node_usage(
         }
     }
     for s in swaps {
-        if s.kind == "partition" && names_node(&s.path, name, dm_name) {
+        if s.kind == SwapKind::Partition && names_node(&s.path, name, dm_name) {
             reasons.push(InUse::Swap {
                 device: name.to_string(),
             });
@@ -135,7 +156,7 @@ pub fn file_usage(
 ) -> Vec<InUse> {
     let mut reasons = Vec::new();
     let is_swap = swaps.iter().any(|s| {
-        s.kind == "file"
+        s.kind == SwapKind::File
             && match s.file {
                 Some(f) => f == id,
                 None => s.path == path,
@@ -487,12 +508,12 @@ mod tests {
         let swaps = [
             SwapEntry {
                 path: "/dev/zram0".into(),
-                kind: "partition".into(),
+                kind: SwapKind::Partition,
                 file: None,
             },
             SwapEntry {
                 path: "/dev/zram0.file".into(),
-                kind: "file".into(),
+                kind: SwapKind::File,
                 file: None,
             },
         ];
@@ -719,7 +740,7 @@ mod tests {
         assert!(file_usage(&devs, &[], "/tmp/b.img", id(1, 13)).is_empty());
         let swaps = [SwapEntry {
             path: "/swapfile".into(),
-            kind: "file".into(),
+            kind: SwapKind::File,
             file: Some(id(1, 50)),
         }];
         assert_eq!(

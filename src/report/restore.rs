@@ -3,15 +3,54 @@
 
 use serde::Serialize;
 
+use crate::changes::guard::{Restoration, RestoreNews};
 use crate::changes::{RestoreOutcome, RestoreResult};
 use crate::model::JournalEntry;
-use crate::sys::parse::neutralize_controls;
+use crate::model::text::neutralize_controls;
+use crate::report::output::write_stderr;
 
 /// Version of the JSON layout.
 pub const RESTORE_JSON_SCHEMA: u32 = 1;
 
 fn subject(e: &JournalEntry) -> String {
     format!("{}: {}", e.device.name, e.original.kind())
+}
+
+/// Tells the admin on stderr what a session's guard put back on the way out (the only
+/// channel left then; a stderr that cannot be written is ignored).
+pub fn announce(news: RestoreNews) {
+    match news {
+        RestoreNews::Signal {
+            signal,
+            restoration,
+        } => {
+            write_stderr(&format!(
+                "disktriage: {signal}: putting back the settings this session changed\n"
+            ));
+            announce_outcomes(restoration);
+        }
+        RestoreNews::Panic(Some(restoration)) => {
+            write_stderr("disktriage: panic: putting back the settings this session changed\n");
+            announce_outcomes(restoration);
+        }
+        RestoreNews::Panic(None) => write_stderr(
+            "disktriage: panic while changing a setting; if it is not put back on exit, \
+             run `disktriage restore`\n",
+        ),
+        RestoreNews::Dropped(restoration) => announce_outcomes(restoration),
+    }
+}
+
+/// Prints outcomes on stderr, if there are any.
+fn announce_outcomes(restoration: Restoration) {
+    match restoration {
+        Ok(outcomes) if outcomes.is_empty() => {}
+        Ok(outcomes) => write_stderr(&render_text(&outcomes)),
+        Err(e) => write_stderr(&format!(
+            "disktriage: could not restore this session's changes: {e}; run `disktriage \
+             restore`\n"
+        )),
+    }
 }
 
 /// One line per outcome (wrapped at 80 columns).
@@ -42,13 +81,13 @@ pub fn render_text(outcomes: &[RestoreOutcome]) -> String {
         out.push_str(&super::table::wrap(
             "",
             &neutralize_controls(&line),
-            crate::DEFAULT_WIDTH,
+            super::output::DEFAULT_WIDTH,
         ));
         if let Some(note) = &o.note {
             out.push_str(&super::table::wrap(
                 "  note: ",
                 &neutralize_controls(note),
-                crate::DEFAULT_WIDTH,
+                super::output::DEFAULT_WIDTH,
             ));
         }
     }

@@ -11,40 +11,14 @@ use serde::Serialize;
 
 use crate::bench::catalog::TestName;
 use crate::bench::engine::{self, EngineProbe, engine_label};
+use crate::bench::outcome::TargetInfo;
+use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, RunReport, TargetClass};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::runner::{PhaseResult, RunOutcome};
 use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan, sweep_column};
 use crate::bench::stats::LatencySummary;
-use crate::bench::target::TargetInfo;
+use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, BytesPerSec};
 use crate::sys::direct::SyncMode;
-use crate::sys::host::HostInfo;
-use crate::sys::parse::neutralize_controls;
-
-/// Version of the JSON result layout.
-pub const RUN_JSON_SCHEMA: u32 = 1;
-
-/// Everything a result file holds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunReport {
-    pub schema: u32,
-    pub tool: String,
-    /// Seconds since the Unix epoch when the run started.
-    pub started_unix: u64,
-    pub host: HostInfo,
-    pub test: TestName,
-    pub target: TargetInfo,
-    pub plan: Plan,
-    pub outcome: RunOutcome,
-    /// Notes from preparing the target (skipped writes, say).
-    pub notes: Vec<String>,
-}
-
-impl RunReport {
-    pub fn error(&self) -> Option<String> {
-        self.outcome.error()
-    }
-}
 
 fn mbps(bytes_per_sec: f64) -> f64 {
     BytesPerSec(bytes_per_sec).mb_per_sec()
@@ -168,7 +142,7 @@ fn engine_lines(r: &RunReport, prefix: &str) -> String {
 fn target_line(t: &TargetInfo) -> String {
     let mut s = neutralize_controls(&t.path.display().to_string());
     let mut facts = Vec::new();
-    if t.kind == "file" {
+    if t.kind == TargetClass::File {
         facts.push(format!(
             "file{}",
             if t.created {
@@ -219,7 +193,7 @@ pub fn time_base(ops: u64, seconds: f64) -> String {
     }
 }
 
-fn dir_lines(out: &mut String, name: &str, d: &crate::bench::runner::DirTotals, seconds: f64) {
+fn dir_lines(out: &mut String, name: &str, d: &DirTotals, seconds: f64) {
     if d.ops == 0 {
         return;
     }
@@ -942,7 +916,9 @@ fn shell_quote(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::bench::engine::{EngineProbe, ProbeFigures};
-    use crate::bench::runner::DirTotals;
+    use crate::bench::outcome::RUN_JSON_SCHEMA;
+    use crate::sys::host::HostInfo;
+
     use crate::bench::spec::{TargetFacts, TestParams, build_plan};
     use crate::bench::stats::{BoundedSeries, LATENCY_DEFINITION};
     use std::path::PathBuf;
@@ -1012,7 +988,7 @@ mod tests {
             test: TestName::RandRead,
             target: TargetInfo {
                 path: PathBuf::from("/dev/zram0"),
-                kind: "block-device",
+                kind: TargetClass::BlockDevice,
                 device: Some("zram0".into()),
                 size_bytes: 1 << 30,
                 logical_block_size: 4096,

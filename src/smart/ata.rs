@@ -194,7 +194,7 @@ fn valid_feature_word(w: u16) -> bool {
 /// An ATA string: two characters per word, high byte first, space-padded.
 fn ata_string(words: &[u16]) -> String {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
-    crate::sys::parse::clean_text(&bytes).unwrap_or_default()
+    crate::model::text::clean_text(&bytes).unwrap_or_default()
 }
 
 /// Parses a 512-byte IDENTIFY DEVICE page.

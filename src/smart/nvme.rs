@@ -120,7 +120,7 @@ pub fn parse_identify_controller(page: &[u8]) -> Result<NvmeController, PageErro
         return Err(PageError::new(IDENTIFY, "all zero"));
     }
     let text =
-        |r: std::ops::Range<usize>| crate::sys::parse::clean_text(&page[r]).unwrap_or_default();
+        |r: std::ops::Range<usize>| crate::model::text::clean_text(&page[r]).unwrap_or_default();
     Ok(NvmeController {
         serial: text(4..24),
         model: text(24..64),

@@ -150,7 +150,7 @@ pub fn parse_smartctl_json(
         .unwrap_or_default()
         .into_iter()
         .filter_map(|m| m.string)
-        .map(|s| crate::sys::parse::neutralize_controls(&s))
+        .map(|s| crate::model::text::neutralize_controls(&s))
         .collect();
     let passed = doc.smart_status.as_ref().and_then(|s| s.passed);
     let ata = doc
@@ -165,7 +165,7 @@ pub fn parse_smartctl_json(
         protocol: doc
             .device
             .and_then(|d| d.protocol)
-            .map(|p| crate::sys::parse::neutralize_controls(&p)),
+            .map(|p| crate::model::text::neutralize_controls(&p)),
         // smartctl prints 0 when the device reports no temperature (QEMU's scsi-hd does).
         temperature_c: doc
             .temperature
@@ -177,7 +177,7 @@ pub fn parse_smartctl_json(
             .smart_status
             .and_then(|s| s.scsi)
             .and_then(|s| s.ie_string)
-            .map(|s| crate::sys::parse::neutralize_controls(&s)),
+            .map(|s| crate::model::text::neutralize_controls(&s)),
         ata,
         nvme: doc.nvme_smart_health_information_log.map(nvme_from_log),
         messages,
@@ -207,7 +207,7 @@ fn ata_from_rows(rows: Vec<AtaRow>, passed: Option<bool>) -> AtaSmart {
                 id,
                 name: r
                     .name
-                    .map(|n| crate::sys::parse::neutralize_controls(&n))
+                    .map(|n| crate::model::text::neutralize_controls(&n))
                     .unwrap_or_else(|| "Unknown_Attribute".into()),
                 known,
                 flags,

@@ -5,8 +5,6 @@
 //! block size; buffers here are aligned to 4096 bytes, which satisfies every logical block size
 //! the kernel supports for direct I/O on x86_64 (512 and 4096).
 
-#![allow(unsafe_code)]
-
 use std::alloc::{self, Layout};
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -97,9 +95,10 @@ pub enum SyncMode {
     Sync,
 }
 
-/// What the path given as a test target is.
+/// What a path given as a test target is, found before anything is opened (not to be
+/// confused with `bench::outcome::TargetClass`, what a run measured).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetKind {
+pub enum PathKind {
     /// A block device with its kernel name (e.g. `loop0`, `sda1`).
     BlockDevice { name: String, dev: DevNum },
     /// A regular file; `backing` is the block device its filesystem lives on, when there is one
@@ -110,10 +109,10 @@ pub enum TargetKind {
 }
 
 /// Finds out what `path` is without opening it. Symlinks (`/dev/disk/by-id/...`) are followed.
-pub fn identify(path: &Path) -> io::Result<TargetKind> {
+pub fn identify(path: &Path) -> io::Result<PathKind> {
     let meta = match fs::metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(TargetKind::Missing),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(PathKind::Missing),
         Err(e) => return Err(e),
     };
     let ft = meta.file_type();
@@ -124,10 +123,10 @@ pub fn identify(path: &Path) -> io::Result<TargetKind> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()
         });
-        Ok(TargetKind::BlockDevice { name, dev })
+        Ok(PathKind::BlockDevice { name, dev })
     } else if ft.is_file() {
         let dev = devnum(meta.dev());
-        Ok(TargetKind::File {
+        Ok(PathKind::File {
             backing: (dev.major != 0).then_some(dev),
         })
     } else {
@@ -482,10 +481,10 @@ mod tests {
     fn identify_files_and_missing_paths() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope");
-        assert_eq!(identify(&missing).unwrap(), TargetKind::Missing);
+        assert_eq!(identify(&missing).unwrap(), PathKind::Missing);
         let f = dir.path().join("f");
         fs::write(&f, b"x").unwrap();
-        assert!(matches!(identify(&f).unwrap(), TargetKind::File { .. }));
+        assert!(matches!(identify(&f).unwrap(), PathKind::File { .. }));
         assert!(identify(dir.path()).is_err(), "a directory is not a target");
     }
 }

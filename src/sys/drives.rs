@@ -293,7 +293,7 @@ impl DriveControl for LinuxDrives {
         if !crate::model::is_kernel_name(name) {
             return Err(DriveError::Invalid(format!(
                 "{:?} is not a kernel device name",
-                crate::sys::parse::neutralize_controls(name)
+                crate::model::text::neutralize_controls(name)
             )));
         }
         if !self.root.block_dir(name).is_dir() {
@@ -348,7 +348,7 @@ impl DriveControl for LinuxDrives {
         let unknown = || {
             DriveError::Invalid(format!(
                 "unknown I/O scheduler {:?} for {}; available: {}",
-                crate::sys::parse::neutralize_controls(name),
+                crate::model::text::neutralize_controls(name),
                 dev.name,
                 available()
             ))

@@ -1,11 +1,17 @@
 //! The typed error of the OS boundary, for callers that branch on what went wrong: no
 //! permission (say "needs root"), not supported on this transport (say so, never guess a
 //! state), or an I/O error that carries the path or ioctl and the errno.
+//!
+//! And the one place that puts errnos into words and advice: `describe_errno`/`describe_io`
+//! ("No space left on device (ENOSPC)"), `describe_io_brief` (inventory notes, the journal),
+//! `permission_hint` (needs root, or a read-only device) and `errno_hint` (what an I/O
+//! failure during a test means, given what was found about the target afterwards).
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
+use serde::Serialize;
 
 use super::privilege::NEEDS_ROOT;
 use crate::model::Transport;
@@ -118,14 +124,28 @@ impl DriveError {
     }
 }
 
+/// An errno as a person reads it: "No space left on device (ENOSPC)".
+pub fn describe_errno(errno: Errno) -> String {
+    format!("{} ({errno:?})", errno.desc())
+}
+
 /// An I/O error as a person reads it: "No space left on device (ENOSPC)".
 pub fn describe_io(e: &io::Error) -> String {
     match e.raw_os_error() {
-        Some(code) => {
-            let errno = Errno::from_raw(code);
-            format!("{} ({errno:?})", errno.desc())
-        }
+        Some(code) => describe_errno(Errno::from_raw(code)),
         None => e.to_string(),
+    }
+}
+
+/// A short reason for an I/O error, with the hint an admin needs: "needs root", or the
+/// errno's description alone ("No such file or directory").
+pub fn describe_io_brief(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => "needs root".to_string(),
+        _ => match e.raw_os_error() {
+            Some(code) => Errno::from_raw(code).desc().to_string(),
+            None => e.to_string(),
+        },
     }
 }
 
@@ -141,6 +161,63 @@ pub fn permission_hint(errno: Errno, root: bool, read_only: Option<bool>) -> Str
         (_, true, _) => " - refused by the kernel although running as root (not a matter of \
                          privileges: check the device's state and dmesg)"
             .into(),
+    }
+}
+
+/// What the sys layer found about the target right after an I/O failed: the facts that tell
+/// a full file system from a device that went away, and a read-only device from a missing
+/// privilege.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+pub struct FailureFacts {
+    /// The target is a block device (not a file on a file system).
+    pub block_device: bool,
+    /// The device's `/sys/dev/block/M:m` no longer exists.
+    pub device_gone: bool,
+    /// The device's size in bytes when the run started.
+    pub size_at_start: u64,
+    /// Its size now, as the open descriptor reports it (BLKGETSIZE64); None if unreadable.
+    pub size_now: Option<u64>,
+    /// The kernel's read-only flag now (BLKROGET, `ro` in sysfs); None if unreadable.
+    pub read_only: Option<bool>,
+    /// The process runs with root's effective user id.
+    pub root: bool,
+}
+
+/// Why an errno happened, as far as the facts tell (empty when they add nothing). `facts` is
+/// None when nothing could be checked: then the errno's usual meaning is given.
+///
+/// The kernel answers a write at or past the end of a block device with ENOSPC, and a device
+/// that is removed shrinks to 0 first: on a block device ENOSPC means the device went away or
+/// shrank, never a full file system.
+pub fn errno_hint(errno: Errno, facts: Option<&FailureFacts>) -> String {
+    if let Some(f) = facts.filter(|f| f.block_device) {
+        let shrank = f.size_now.filter(|&now| now != f.size_at_start);
+        if matches!(
+            errno,
+            Errno::ENOSPC | Errno::EIO | Errno::ENXIO | Errno::ENODEV | Errno::EINVAL
+        ) {
+            if f.device_gone {
+                return " - the device is gone (removed during the run)".into();
+            }
+            if let Some(now) = shrank {
+                return format!(
+                    " - the device is gone or shrank: its size is now {now} bytes, was {}",
+                    f.size_at_start
+                );
+            }
+        }
+        if errno == Errno::ENOSPC {
+            return " - the request reaches past the end of the device".into();
+        }
+    }
+    match errno {
+        Errno::EPERM | Errno::EACCES | Errno::EROFS => {
+            let (root, read_only) = facts.map_or((false, None), |f| (f.root, f.read_only));
+            permission_hint(errno, root, read_only)
+        }
+        Errno::ENOSPC => " - the file system is full".into(),
+        Errno::ENXIO | Errno::ENODEV => " - the device is gone".into(),
+        _ => String::new(),
     }
 }
 

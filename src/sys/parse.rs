@@ -2,41 +2,8 @@
 //! bytes and never touch the filesystem, so tests feed them captured and garbage input alike.
 
 use crate::model::DevNum;
-use crate::model::usage::{MountEntry, SwapEntry};
-
-/// Undoes the octal escapes the kernel uses in mountinfo and `/proc/swaps` (`\040` for a
-/// space, `\011` tab, `\012` newline, `\134` backslash). Malformed escapes are kept as text.
-/// The result is for display: control characters that an escape produced become `?`.
-pub fn unescape_octal(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' && i + 4 <= bytes.len() {
-            let digits = &bytes[i + 1..i + 4];
-            if digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
-                let value = digits
-                    .iter()
-                    .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
-                if let Ok(byte) = u8::try_from(value) {
-                    out.push(byte);
-                    i += 4;
-                    continue;
-                }
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    neutralize_controls(&String::from_utf8_lossy(&out))
-}
-
-/// Replaces control characters, which could drive the terminal, by `?`.
-pub fn neutralize_controls(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
-}
+use crate::model::text::{clean_text, unescape_octal};
+use crate::model::usage::{MountEntry, SwapEntry, SwapKind};
 
 /// Parses `/proc/self/mountinfo`. Lines that do not have the documented shape are skipped
 /// (see `Documentation/filesystems/proc.rst`, "mountinfo").
@@ -71,7 +38,7 @@ pub fn parse_swaps(text: &str) -> Vec<SwapEntry> {
             let kind = words.next()?;
             Some(SwapEntry {
                 path: unescape_octal(path),
-                kind: kind.to_string(),
+                kind: SwapKind::from_proc(kind),
                 file: None,
             })
         })
@@ -87,14 +54,6 @@ pub fn parse_vpd_serial(page: &[u8]) -> Option<String> {
     let len = usize::from(u16::from_be_bytes([page[2], page[3]]));
     let end = (4 + len).min(page.len());
     clean_text(&page[4..end])
-}
-
-/// Turns raw attribute bytes into display-safe text: lossy UTF-8, trimmed, control characters
-/// (which could drive the terminal) replaced by `?`. Empty text becomes `None`.
-pub fn clean_text(raw: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(raw);
-    let cleaned = neutralize_controls(text.trim_matches(|c: char| c.is_whitespace() || c == '\0'));
-    (!cleaned.is_empty()).then_some(cleaned)
 }
 
 /// A sysfs boolean ("0"/"1").
@@ -181,17 +140,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn octal_escapes() {
-        assert_eq!(unescape_octal(r"/mnt/with\040space"), "/mnt/with space");
-        assert_eq!(unescape_octal(r"a\134b"), r"a\b");
-        assert_eq!(unescape_octal(r"trailing\04"), r"trailing\04");
-        assert_eq!(unescape_octal(r"\"), r"\");
-        assert_eq!(unescape_octal(r"\777x"), r"\777x");
-        // An escaped ESC must not reach the terminal.
-        assert_eq!(unescape_octal(r"/mnt/evil\033[2J"), "/mnt/evil?[2J");
-    }
-
-    #[test]
     fn mountinfo_lines() {
         let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n\
                     99 27 7:1 / /tmp/my\\040dir rw shared:5 master:2 - ext4 /dev/loop0p1 rw\n\
@@ -215,7 +163,7 @@ mod tests {
         let s = parse_swaps(text);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].path, "/dev/zram0");
-        assert_eq!(s[0].kind, "partition");
+        assert_eq!(s[0].kind, SwapKind::Partition);
         assert_eq!(s[1].path, "/swap file");
         assert!(parse_swaps("").is_empty());
     }
@@ -230,13 +178,10 @@ mod tests {
                     /swap\u{a0}file                          file\t1024\t\t0\t\t-2\n";
         let s = parse_swaps(text);
         assert_eq!(s.len(), 2);
+        assert_eq!((s[0].path.as_str(), s[0].kind), ("/?", SwapKind::Partition));
         assert_eq!(
-            (s[0].path.as_str(), s[0].kind.as_str()),
-            ("/?", "partition")
-        );
-        assert_eq!(
-            (s[1].path.as_str(), s[1].kind.as_str()),
-            ("/swap\u{a0}file", "file")
+            (s[1].path.as_str(), s[1].kind),
+            ("/swap\u{a0}file", SwapKind::File)
         );
     }
 
@@ -252,20 +197,6 @@ mod tests {
             parse_vpd_serial(&[0, 0x80, 0xff, 0xff, b'A']).as_deref(),
             Some("A")
         );
-    }
-
-    #[test]
-    fn clean_text_neutralises_control_characters() {
-        assert_eq!(
-            clean_text(b"QEMU HARDDISK   \n").as_deref(),
-            Some("QEMU HARDDISK")
-        );
-        assert_eq!(clean_text(b"\x1b[2Jevil").as_deref(), Some("?[2Jevil"));
-        assert_eq!(
-            clean_text(b"\xff\xfeok").as_deref(),
-            Some("\u{fffd}\u{fffd}ok")
-        );
-        assert_eq!(clean_text(b"  \n"), None);
     }
 
     #[test]

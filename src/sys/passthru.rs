@@ -8,8 +8,6 @@
 //! command blocks and the meaning of the answers are pure code in `crate::smart`.
 
 pub mod ata;
-#[allow(unsafe_code)]
 pub mod nvme;
 pub mod scsi;
-#[allow(unsafe_code)]
 pub mod sgio;

@@ -15,9 +15,10 @@ use super::error::DriveError;
 
 use super::direct;
 use super::parse::{
-    DiskStat, clean_text, parse_devnum, parse_disk_stat, parse_flag, parse_inflight,
-    parse_mountinfo, parse_number, parse_swaps, parse_vpd_serial,
+    DiskStat, parse_devnum, parse_disk_stat, parse_flag, parse_inflight, parse_mountinfo,
+    parse_number, parse_swaps, parse_vpd_serial,
 };
+use crate::model::text::clean_text;
 use crate::model::usage::{self, MountEntry, SwapEntry};
 use crate::model::{
     BlockDevice, Bytes, DevNum, DeviceIdentity, Holder, HolderKind, Inventory, KernelWriteCache,
@@ -159,7 +160,7 @@ impl SysRoot {
             } else {
                 notes.push(format!(
                     "skipped /sys/block/{}: not a device directory (removed while listing?)",
-                    super::parse::neutralize_controls(&name)
+                    crate::model::text::neutralize_controls(&name)
                 ));
             }
         }
@@ -169,7 +170,7 @@ impl SysRoot {
         let usage_complete = mounts.is_some() && swaps.is_some();
         let mounts: Vec<MountEntry> = mounts.unwrap_or_default();
         let mut swaps: Vec<SwapEntry> = swaps.unwrap_or_default();
-        for s in swaps.iter_mut().filter(|s| s.kind == "file") {
+        for s in swaps.iter_mut().filter(|s| s.kind == usage::SwapKind::File) {
             s.file = direct::file_identity(&self.below_root(&s.path)).map(|(id, _)| id);
         }
 
@@ -199,7 +200,7 @@ impl SysRoot {
             Err(e) => {
                 notes.push(format!(
                     "cannot read /{rel} ({}): in-use checks are incomplete",
-                    describe_io_error(&e)
+                    super::error::describe_io_brief(&e)
                 ));
                 None
             }
@@ -425,7 +426,7 @@ impl SysRoot {
         }
         Err(DriveError::NoDevice(format!(
             "no block device {:?} (see `disktriage list`)",
-            super::parse::neutralize_controls(arg)
+            crate::model::text::neutralize_controls(arg)
         )))
     }
 
@@ -435,7 +436,7 @@ impl SysRoot {
         let invalid = || {
             DriveError::NoDevice(format!(
                 "{:?} is not a block device name or a path under /dev",
-                super::parse::neutralize_controls(arg)
+                crate::model::text::neutralize_controls(arg)
             ))
         };
         let name = if let Some(rel) = arg.strip_prefix('/') {
@@ -523,7 +524,8 @@ impl<'a> AttrReader<'a> {
             // A directory where a file was expected, or similar oddities: unknown, no note.
             Err(e) if e.raw_os_error() == Some(libc::EISDIR) => None,
             Err(e) => {
-                self.notes.push(format!("{rel}: {}", describe_io_error(&e)));
+                self.notes
+                    .push(format!("{rel}: {}", super::error::describe_io_brief(&e)));
                 None
             }
         }
@@ -542,17 +544,6 @@ impl<'a> AttrReader<'a> {
 
     fn number<T: std::str::FromStr>(&mut self, rel: &str) -> Option<T> {
         self.text(rel).as_deref().and_then(parse_number)
-    }
-}
-
-/// A short reason for an I/O error, with the hint an admin needs.
-pub fn describe_io_error(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::PermissionDenied => "needs root".to_string(),
-        _ => match e.raw_os_error() {
-            Some(code) => nix::errno::Errno::from_raw(code).desc().to_string(),
-            None => e.to_string(),
-        },
     }
 }
 

@@ -4,8 +4,6 @@
 //! until their completions are reaped, so the queue owns those buffers, refuses to reuse a
 //! slot that is in flight, and never frees memory the kernel may still touch.
 
-#![allow(unsafe_code)]
-
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;

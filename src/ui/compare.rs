@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use super::results::cache_short;
 use super::theme;
 use super::{count, ms, rate};
-use crate::app::records::{Delta, Verdict, delta};
+use crate::app::records::{Delta, Significance, delta};
 use crate::app::{App, RunRecord, Stat};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -191,11 +191,11 @@ fn delta_row(name: &str, d: &Delta, higher_better: bool, fmt: fn(f64) -> String)
     } else {
         d.pct < 0.0
     };
-    let (verdict, style) = match d.verdict {
-        Verdict::Significant if better => ("better", theme::good()),
-        Verdict::Significant => ("worse", theme::bad()),
-        Verdict::WithinNoise => ("within noise", theme::dim()),
-        Verdict::NoiseUnknown => ("noise unknown", theme::dim()),
+    let (verdict, style) = match d.significance {
+        Significance::Significant if better => ("better", theme::good()),
+        Significance::Significant => ("worse", theme::bad()),
+        Significance::WithinNoise => ("within noise", theme::dim()),
+        Significance::NoiseUnknown => ("noise unknown", theme::dim()),
     };
     Row::new(vec![
         Cell::from(name.to_string()),

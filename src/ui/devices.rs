@@ -184,7 +184,7 @@ fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
     let cache = match st.and_then(|s| s.cache.as_ref()) {
         _ if st.is_some_and(|s| s.reading) => "reading ...".to_string(),
         None => "not read (h reads it)".to_string(),
-        Some(Err(e)) => e.clone(),
+        Some(Err(e)) => e.to_string(),
         Some(Ok(c)) => match (&c.drive, &c.drive_unavailable) {
             (Some(dc), _) => match dc.enabled {
                 Some(true) => "on (as the drive reports it; w switches)".into(),
@@ -206,7 +206,7 @@ fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
     }
     let health = match st.and_then(|s| s.health.as_ref()) {
         None => Span::raw("not read (h reads it)"),
-        Some(Err(e)) => Span::styled(e.clone(), theme::warn()),
+        Some(Err(e)) => Span::styled(e.to_string(), theme::warn()),
         Some(Ok(h)) => {
             let mut text = h.verdict.as_str().to_string();
             if let Some(t) = h.temperature_c {

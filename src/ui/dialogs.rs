@@ -153,7 +153,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let mut lines = Vec::new();
             match st.and_then(|s| s.cache.as_ref()) {
                 None => lines.push(Line::from("reading the drive ...")),
-                Some(Err(e)) => lines.push(Line::from(Span::styled(e.clone(), theme::bad()))),
+                Some(Err(e)) => lines.push(Line::from(Span::styled(e.to_string(), theme::bad()))),
                 Some(Ok(c)) => {
                     let drive = match (&c.drive, &c.drive_unavailable) {
                         (Some(d), _) => match d.enabled {

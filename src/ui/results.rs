@@ -8,10 +8,11 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 
 use super::{count, ms, rate, theme};
 use crate::app::{App, PhaseFigures, RunRecord};
+use crate::bench::outcome::RunReport;
 use crate::bench::plan::Access;
 use crate::bench::spec::{PhaseTag, sweep_column};
 use crate::model::{Bytes, KernelWriteCache};
-use crate::report::run::{RunReport, phase_engine_label};
+use crate::report::run::phase_engine_label;
 
 pub(crate) fn cache_short(c: Option<KernelWriteCache>) -> &'static str {
     match c {

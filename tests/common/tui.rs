@@ -5,23 +5,24 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use disktriage::app::App;
 use disktriage::bench::catalog::TestName;
 use disktriage::bench::engine::{self, EngineChoice, EngineProbe, ProbeFigures};
-use disktriage::bench::runner::{DirTotals, PhaseResult, RunEvent, RunOutcome};
+use disktriage::bench::outcome::{
+    DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
+};
+use disktriage::bench::runner::RunEvent;
 use disktriage::bench::spec::{self, EngineKind, TargetFacts, TestParams};
 use disktriage::bench::stats::{
     BoundedSeries, DirPoint, IntervalPoint, LATENCY_DEFINITION, LatencyPoint, LatencySummary,
 };
-use disktriage::bench::target::TargetInfo;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{KernelWriteCache, Transport};
-use disktriage::report::run::{RUN_JSON_SCHEMA, RunReport};
 use disktriage::sys::SysRoot;
 use disktriage::sys::host::HostInfo;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -99,7 +100,7 @@ pub fn symbols(app: &App, w: u16, h: u16) -> Vec<String> {
 pub fn target(device: &str, sched: &str) -> TargetInfo {
     TargetInfo {
         path: PathBuf::from(format!("/dev/{device}")),
-        kind: "block-device",
+        kind: TargetClass::BlockDevice,
         device: Some(device.to_string()),
         size_bytes: 64 << 20,
         logical_block_size: 512,

@@ -7,7 +7,8 @@ use proptest::test_runner::TestCaseResult;
 
 use disktriage::model::cache::{CacheAgreement, CacheStatus, DriveCache};
 use disktriage::model::device::ParseValueError;
-use disktriage::model::usage::{MountEntry, SwapEntry};
+use disktriage::model::text;
+use disktriage::model::usage::{MountEntry, SwapEntry, SwapKind};
 use disktriage::model::{DevNum, KernelWriteCache, SchedulerSet, Transport};
 use disktriage::sys::parse;
 use disktriage::sys::sysfs::{classify_holder, classify_transport, dev_node_path};
@@ -33,17 +34,17 @@ pub fn unescape_octal(cases: u32) -> Result<Outcome, String> {
         any::<String>(),
     ];
     run(cases, (input, hostile_text(40)), |(s, raw)| {
-        let out = parse::unescape_octal(&s);
+        let out = text::unescape_octal(&s);
         prop_assert!(display_safe(&out), "control character in {out:?}");
         // An escape turns four characters into one; nothing ever grows.
         prop_assert!(out.chars().count() <= s.chars().count());
         if !s.contains('\\') {
-            prop_assert_eq!(&out, &parse::neutralize_controls(&s));
+            prop_assert_eq!(&out, &text::neutralize_controls(&s));
         }
         // What the kernel escapes comes back, with controls made visible.
         prop_assert_eq!(
-            parse::unescape_octal(&kernel_escape(&raw)),
-            parse::neutralize_controls(&raw)
+            text::unescape_octal(&kernel_escape(&raw)),
+            text::neutralize_controls(&raw)
         );
         Ok(())
     })
@@ -52,14 +53,14 @@ pub fn unescape_octal(cases: u32) -> Result<Outcome, String> {
 pub fn neutralize_controls(cases: u32) -> Result<Outcome, String> {
     let input = prop_oneof![hostile_text(60), any::<String>()];
     run(cases, input, |s| {
-        let out = parse::neutralize_controls(&s);
+        let out = text::neutralize_controls(&s);
         prop_assert!(display_safe(&out));
         prop_assert_eq!(out.chars().count(), s.chars().count());
         for (a, b) in s.chars().zip(out.chars()) {
             let kept = if a.is_control() { b == '?' } else { a == b };
             prop_assert!(kept, "{:?} became {:?}", a, b);
         }
-        prop_assert_eq!(parse::neutralize_controls(&out), out);
+        prop_assert_eq!(text::neutralize_controls(&out), out);
         Ok(())
     })
 }
@@ -73,14 +74,14 @@ pub fn clean_text(cases: u32) -> Result<Outcome, String> {
         v
     });
     run(cases, input, |raw| {
-        match parse::clean_text(&raw) {
+        match text::clean_text(&raw) {
             Some(s) => {
                 prop_assert!(display_safe(&s), "control character in {s:?}");
                 prop_assert!(!s.is_empty());
                 prop_assert_eq!(s.trim(), s.as_str(), "not trimmed");
                 prop_assert!(s.chars().count() <= raw.len());
                 // Cleaning clean text changes nothing.
-                let again = parse::clean_text(s.as_bytes());
+                let again = text::clean_text(s.as_bytes());
                 prop_assert_eq!(again.as_deref(), Some(s.as_str()));
             }
             None => {
@@ -128,9 +129,9 @@ impl MountLine {
     fn expected(&self) -> MountEntry {
         MountEntry {
             dev: Some(self.dev),
-            mount_point: parse::neutralize_controls(&self.mount_point),
-            fstype: parse::neutralize_controls(&self.fstype),
-            source: parse::neutralize_controls(&self.source),
+            mount_point: text::neutralize_controls(&self.mount_point),
+            fstype: text::neutralize_controls(&self.fstype),
+            source: text::neutralize_controls(&self.source),
         }
     }
 }
@@ -274,8 +275,8 @@ pub fn swaps(cases: u32) -> Result<Outcome, String> {
         let expected: Vec<SwapEntry> = entries
             .iter()
             .map(|(path, kind, ..)| SwapEntry {
-                path: parse::neutralize_controls(path),
-                kind: (*kind).to_string(),
+                path: text::neutralize_controls(path),
+                kind: SwapKind::from_proc(kind),
                 file: None,
             })
             .collect();

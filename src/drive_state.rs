@@ -1,6 +1,6 @@
-//! Read-only views of a drive for the commands and the future TUI, built from `DriveControl`
-//! calls: the write cache next to the kernel's flush policy, the SMART verdict, the scheduler,
-//! and temperature polling during a run (`temperature`). Changes go through
+//! What a drive's state is, read only: views for the commands and the TUI built from
+//! `DriveControl` calls: the write cache next to the kernel's flush policy, the SMART verdict,
+//! the scheduler, and temperature polling during a run (`temperature`). Changes go through
 //! `crate::changes` instead, which journals them first.
 
 pub mod temperature;

@@ -1,0 +1,248 @@
+//! What a run produced: each phase's figures, the kernel's witness, the target as measured and
+//! the whole result file. Plain data below the engine (which fills it) and the reports (which
+//! render it), so the engine never reaches up into `report`.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::catalog::TestName;
+use super::engine::EngineChoice;
+use super::spec::{EngineKind, Job, PhaseTag, Plan};
+use super::stats::{BoundedSeries, IoStats, LatencySummary};
+use super::worker::IoFailure;
+use crate::model::{KernelWriteCache, Transport};
+use crate::sys::host::HostInfo;
+use crate::sys::parse::DiskStat;
+
+/// Byte difference between our count and the kernel's above which a run is flagged.
+pub const WITNESS_TOLERANCE_PCT: f64 = 2.0;
+
+/// The kernel's own counters for the device around the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Witness {
+    /// The counters read, e.g. `/sys/dev/block/7:0/stat (loop0)`.
+    pub source: String,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    /// Requests the block layer merged into others (so it counted fewer I/Os than we sent).
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// (kernel bytes - our bytes) / our bytes, in percent.
+    pub bytes_diff_pct: f64,
+    /// (kernel I/Os + merges - our I/Os) / our I/Os, in percent. The block layer splits
+    /// requests larger than the device takes in one piece, so the kernel may count more; it
+    /// never counts fewer unless I/Os were served elsewhere (a cache).
+    pub ios_diff_pct: f64,
+    pub agrees: bool,
+}
+
+impl Witness {
+    pub(super) fn compare(
+        source: String,
+        before: &DiskStat,
+        after: &DiskStat,
+        ours: &IoStats,
+    ) -> Self {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        let read_bytes = d(after.read_sectors, before.read_sectors) * 512;
+        let write_bytes = d(after.write_sectors, before.write_sectors) * 512;
+        let read_ios = d(after.read_ios, before.read_ios);
+        let write_ios = d(after.write_ios, before.write_ios);
+        let read_merges = d(after.read_merges, before.read_merges);
+        let write_merges = d(after.write_merges, before.write_merges);
+        let pct = |kernel: u64, ours: u64| {
+            if ours == 0 {
+                if kernel == 0 { 0.0 } else { 100.0 }
+            } else {
+                (kernel as f64 - ours as f64) / ours as f64 * 100.0
+            }
+        };
+        let bytes_diff_pct = pct(read_bytes + write_bytes, ours.bytes());
+        let ios_diff_pct = pct(
+            read_ios + write_ios + read_merges + write_merges,
+            ours.ops(),
+        );
+        let agrees =
+            bytes_diff_pct.abs() <= WITNESS_TOLERANCE_PCT && ios_diff_pct >= -WITNESS_TOLERANCE_PCT;
+        Witness {
+            source,
+            read_bytes,
+            write_bytes,
+            read_ios,
+            write_ios,
+            read_merges,
+            write_merges,
+            bytes_diff_pct,
+            ios_diff_pct,
+            agrees,
+        }
+    }
+}
+
+/// One direction's totals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirTotals {
+    pub bytes: u64,
+    pub ops: u64,
+    /// Bytes per second over the measured time.
+    pub bytes_per_sec: f64,
+    pub iops: f64,
+    pub latency: Option<LatencySummary>,
+}
+
+/// A worker's share of a phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkerTotals {
+    pub worker: u32,
+    pub region_start: u64,
+    pub region_len: u64,
+    pub bytes: u64,
+    pub ops: u64,
+    /// The worker's own measured time (workers bounded by a count finish at their own pace).
+    pub seconds: f64,
+    pub bytes_per_sec: f64,
+}
+
+/// The outcome of one phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseResult {
+    pub label: String,
+    pub tag: PhaseTag,
+    pub job: Job,
+    /// The engine that ran: io_uring or sync.
+    pub engine: EngineKind,
+    /// What was asked, what ran and why (with the probe's figures when auto probed).
+    pub engine_choice: EngineChoice,
+    /// Threads doing I/O: one per worker with io_uring, one per outstanding I/O with sync.
+    pub io_threads: u32,
+    pub fixed_buffers: bool,
+    /// Measured seconds (the warm-up excluded).
+    pub seconds: f64,
+    /// CPU seconds the whole process used while measuring (user + system, including the
+    /// kernel's io_uring workers that run in it).
+    pub cpu_seconds: f64,
+    pub read: DirTotals,
+    pub write: DirTotals,
+    pub workers: Vec<WorkerTotals>,
+    pub series: BoundedSeries,
+    pub witness: Option<Witness>,
+    /// Why there is no witness, when there is none.
+    pub witness_note: Option<String>,
+    pub failure: Option<IoFailure>,
+    pub setup_error: Option<String>,
+    /// The admin stopped the run.
+    pub stopped: bool,
+}
+
+impl PhaseResult {
+    pub fn bytes_per_sec(&self) -> f64 {
+        self.read.bytes_per_sec + self.write.bytes_per_sec
+    }
+
+    pub fn iops(&self) -> f64 {
+        self.read.iops + self.write.iops
+    }
+
+    /// The latency summary of the phase's main direction (reads, unless it only writes).
+    pub fn latency(&self) -> Option<&LatencySummary> {
+        self.read.latency.as_ref().or(self.write.latency.as_ref())
+    }
+
+    pub fn ok(&self) -> bool {
+        self.failure.is_none() && self.setup_error.is_none()
+    }
+}
+
+/// The result of a whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunOutcome {
+    /// The engine every phase used, or `auto` when they differ (see each phase).
+    pub engine: EngineKind,
+    /// What the latency figures measure (`stats::LATENCY_DEFINITION`).
+    pub latency_definition: &'static str,
+    /// Things said about the run as a whole (engine fallback, say).
+    pub notes: Vec<String>,
+    pub phases: Vec<PhaseResult>,
+    pub stopped: bool,
+}
+
+impl RunOutcome {
+    /// The first failure of any phase, described.
+    pub fn error(&self) -> Option<String> {
+        self.phases.iter().find_map(|p| {
+            p.setup_error
+                .clone()
+                .or_else(|| p.failure.as_ref().map(IoFailure::describe))
+        })
+    }
+}
+
+/// What a run measured: a block device, or a file on a file system. Written to JSON as
+/// `"block-device"` or `"file"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetClass {
+    BlockDevice,
+    File,
+}
+
+/// The target as the report describes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetInfo {
+    pub path: PathBuf,
+    pub kind: TargetClass,
+    /// Kernel name of the device (or of the device under the file's file system).
+    pub device: Option<String>,
+    pub size_bytes: u64,
+    pub logical_block_size: u32,
+    pub physical_block_size: Option<u32>,
+    pub model: Option<String>,
+    pub transport: Option<Transport>,
+    pub rotational: Option<bool>,
+    /// The active I/O scheduler during the run.
+    pub scheduler: Option<String>,
+    /// The kernel's flush policy during the run (not the drive's cache setting).
+    pub kernel_write_cache: Option<KernelWriteCache>,
+    /// True when this run created the file.
+    pub created: bool,
+}
+
+/// Version of the JSON result layout.
+pub const RUN_JSON_SCHEMA: u32 = 1;
+
+/// Everything a result file holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    pub schema: u32,
+    pub tool: String,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_unix: u64,
+    pub host: HostInfo,
+    pub test: TestName,
+    pub target: TargetInfo,
+    pub plan: Plan,
+    pub outcome: RunOutcome,
+    /// Notes from preparing the target (skipped writes, say).
+    pub notes: Vec<String>,
+}
+
+impl RunReport {
+    pub fn error(&self) -> Option<String> {
+        self.outcome.error()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_classes_keep_their_json_names() {
+        let names = [TargetClass::BlockDevice, TargetClass::File]
+            .map(|c| serde_json::to_string(&c).unwrap());
+        assert_eq!(names, ["\"block-device\"", "\"file\""]);
+    }
+}

@@ -1,0 +1,481 @@
+//! Carries out what `App::update` asks (`Cmd`) and answers with messages (`Msg`): journaled
+//! setting changes through the session's `Changer`, drive reads through `DriveControl` (off
+//! the UI thread), runs through a run-starter, exports. Tested on `FakeDrives`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::bench::outcome::TargetClass;
+use crate::bench::session::{RunRequest, Session, TempPoll};
+use crate::changes::guard::SharedChanger;
+use crate::changes::{Changer, JournalNote, RestoreScope};
+use crate::drive_state::temperature::{PollConfig, TempPoller};
+use crate::event::{Cmd, Msg, TaskError};
+use crate::sys::{DriveControl, SysRoot};
+
+/// Which journal entries this session made, by device and setting, so "keep" can drop them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct JournalId {
+    device: String,
+    scheduler: bool,
+    id: u64,
+}
+
+/// Starts a test run: `session::start` in the program, a stand-in in tests.
+pub type RunStarter = Box<dyn FnMut(&SysRoot, &RunRequest) -> anyhow::Result<Session>>;
+
+/// Carries out `Cmd`s: journaled setting changes, drive reads, runs, exports.
+pub struct Executor {
+    root: SysRoot,
+    tx: Sender<Msg>,
+    drives: Arc<dyn DriveControl>,
+    /// The session's journaled changer, or why there is none.
+    changer: Result<SharedChanger, String>,
+    start: RunStarter,
+    journal_ids: Vec<JournalId>,
+    stop: Option<Arc<AtomicBool>>,
+    forwarder: Option<JoinHandle<()>>,
+}
+
+fn locked(c: &SharedChanger) -> std::sync::MutexGuard<'_, Changer> {
+    c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Executor {
+    /// An executor that reads the system under `root`, issues drive commands through `drives`
+    /// (shared with the threads that read SMART and poll temperatures), changes settings
+    /// through `changer` (or says why it cannot), starts runs with `start` and reports every
+    /// result on `tx`.
+    pub fn new(
+        root: SysRoot,
+        tx: Sender<Msg>,
+        drives: Arc<dyn DriveControl>,
+        changer: Result<SharedChanger, String>,
+        start: RunStarter,
+    ) -> Self {
+        Executor {
+            root,
+            tx,
+            drives,
+            changer,
+            start,
+            journal_ids: Vec::new(),
+            stop: None,
+            forwarder: None,
+        }
+    }
+
+    fn send(&self, msg: Msg) {
+        let _ = self.tx.send(msg);
+    }
+
+    /// Tells the app about changes a killed or crashed session left behind.
+    pub fn offer_orphans(&self) {
+        let Ok(changer) = &self.changer else { return };
+        let Ok(orphans) = locked(changer).orphans() else {
+            return;
+        };
+        let lines = orphans
+            .iter()
+            .map(|e| {
+                // The journal is a file: its values may hold anything.
+                crate::model::text::neutralize_controls(&format!(
+                    "{}: {} back to {} (set by disktriage pid {})",
+                    e.device.name,
+                    e.original.kind(),
+                    e.original.value(),
+                    e.owner.pid
+                ))
+            })
+            .collect();
+        self.send(Msg::Orphans(lines));
+    }
+
+    fn remember(&mut self, device: &str, scheduler: bool, note: &JournalNote) {
+        if let JournalNote::Recorded { id, .. } = note
+            && !self.journal_ids.iter().any(|j| j.id == *id)
+        {
+            self.journal_ids.push(JournalId {
+                device: device.to_string(),
+                scheduler,
+                id: *id,
+            });
+        }
+    }
+
+    fn keep(&mut self, device: &str, scheduler: bool) {
+        let Ok(changer) = &self.changer else { return };
+        let ids: Vec<u64> = self
+            .journal_ids
+            .iter()
+            .filter(|j| j.device == device && j.scheduler == scheduler)
+            .map(|j| j.id)
+            .collect();
+        for id in ids {
+            if locked(changer).keep(id).is_ok() {
+                self.journal_ids.retain(|j| j.id != id);
+            }
+        }
+    }
+
+    /// Makes a journaled change to a device through the session's changer.
+    fn change<T>(
+        &self,
+        device: &str,
+        apply: impl FnOnce(
+            &Changer,
+            &crate::model::BlockDevice,
+        ) -> Result<T, crate::changes::ChangeError>,
+    ) -> Result<T, TaskError> {
+        let changer = self
+            .changer
+            .as_ref()
+            .map_err(|why| TaskError::ChangesUnavailable(why.clone()))?;
+        let dev = self.drives.device(device)?;
+        Ok(apply(&locked(changer), &dev)?)
+    }
+
+    pub fn execute(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::RefreshInventory => {
+                let inv = self.root.inventory().map_err(TaskError::from);
+                self.send(Msg::Inventory(inv));
+            }
+            Cmd::SetScheduler { device, name } => {
+                let result = self
+                    .change(&device, |c, dev| c.set_scheduler(dev, &name, false))
+                    .map(|change| {
+                        self.remember(&device, true, &change.journal);
+                        change.after.active.unwrap_or(change.requested)
+                    });
+                self.send(Msg::SchedulerSet { device, result });
+            }
+            Cmd::KeepScheduler { device } => self.keep(&device, true),
+            Cmd::SetDriveCache { device, enabled } => {
+                let result = self
+                    .change(&device, |c, dev| c.set_write_cache(dev, enabled, false))
+                    .map(|change| {
+                        self.remember(&device, false, &change.journal);
+                        Box::new(change)
+                    });
+                self.send(Msg::DriveCacheSet { device, result });
+            }
+            Cmd::KeepDriveCache { device } => self.keep(&device, false),
+            Cmd::ReadDriveStatus { device, health } => {
+                // SMART on a failing drive can take seconds: never on the UI thread.
+                let drives = Arc::clone(&self.drives);
+                let tx = self.tx.clone();
+                let _ = std::thread::Builder::new()
+                    .name(format!("drive-{device}"))
+                    .spawn(move || {
+                        let dev = drives.device(&device).map_err(TaskError::from);
+                        let cache = dev.clone().and_then(|d| {
+                            Ok(crate::drive_state::cache_status(drives.as_ref(), &d)?)
+                        });
+                        let health = health.then(|| {
+                            dev.and_then(|d| {
+                                Ok(Box::new(crate::drive_state::smart_health(
+                                    drives.as_ref(),
+                                    &d,
+                                )?))
+                            })
+                        });
+                        let _ = tx.send(Msg::DriveStatus {
+                            device,
+                            cache,
+                            health,
+                        });
+                    });
+            }
+            Cmd::RestoreOrphans => {
+                let lines = match &self.changer {
+                    Err(why) => vec![why.clone()],
+                    Ok(changer) => match locked(changer).restore(RestoreScope::Orphans) {
+                        Ok(outcomes) => crate::report::restore::render_text(&outcomes)
+                            .lines()
+                            .map(str::to_string)
+                            .collect(),
+                        Err(e) => vec![format!("could not restore: {e}")],
+                    },
+                };
+                self.send(Msg::Restored(lines));
+            }
+            Cmd::StartRun(request) => self.start_run(&request),
+            Cmd::StopRun => {
+                if let Some(stop) = &self.stop {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            Cmd::Export {
+                reports,
+                format,
+                stem,
+            } => {
+                let result =
+                    crate::report::export::export(&reports, format, &stem).map_err(TaskError::from);
+                self.send(Msg::Exported(result));
+            }
+            Cmd::Quit => {}
+        }
+    }
+
+    /// A temperature poller for the run's device as the request asks: by default where the
+    /// transport has a sensor worth polling (not USB bridges: some choke on pass-through
+    /// commands under load), or at the admin's interval on any drive, or none.
+    fn temperature_poller(&self, device: &str, poll: TempPoll) -> Option<TempPoller> {
+        let dev = self.drives.device(device).ok()?;
+        let config = match poll {
+            TempPoll::Off => return None,
+            TempPoll::Default => PollConfig::default_for(dev.transport)?,
+            TempPoll::Every(d) => PollConfig::every(d),
+        };
+        let tx = self.tx.clone();
+        let name = dev.name.clone();
+        TempPoller::spawn(
+            Arc::clone(&self.drives),
+            dev,
+            config,
+            Instant::now(),
+            move |s| match s.celsius {
+                Some(celsius) => tx
+                    .send(Msg::Temperature {
+                        device: name.clone(),
+                        at: s.at.as_secs_f64(),
+                        celsius,
+                    })
+                    .is_ok(),
+                None => true,
+            },
+        )
+        .ok()
+    }
+
+    fn start_run(&mut self, request: &RunRequest) {
+        if let Some(f) = self.forwarder.take() {
+            let _ = f.join();
+        }
+        let session = match (self.start)(&self.root, request) {
+            Ok(s) => s,
+            Err(e) => {
+                self.send(Msg::RunRefused(format!("{e:#}")));
+                return;
+            }
+        };
+        self.send(Msg::RunStarted {
+            target: Box::new(session.target.clone()),
+            plan: Box::new(session.plan.clone()),
+            notes: session.notes.clone(),
+        });
+        self.stop = Some(session.handle.stop_flag());
+        let poller = session
+            .target
+            .device
+            .as_deref()
+            .filter(|_| session.target.kind == TargetClass::BlockDevice)
+            .and_then(|d| self.temperature_poller(d, request.temperature));
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("run-events".into())
+            .spawn(move || forward(session, poller, &tx));
+        match spawned {
+            Ok(h) => self.forwarder = Some(h),
+            Err(e) => self.send(Msg::RunRefused(format!("cannot follow the run: {e}"))),
+        }
+    }
+
+    /// Stops a run and waits (a few seconds at most) for it to wind down.
+    pub fn shutdown(&mut self) {
+        if let Some(stop) = &self.stop {
+            stop.store(true, Ordering::Relaxed);
+        }
+        if let Some(f) = self.forwarder.take() {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !f.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if f.is_finished() {
+                let _ = f.join();
+            }
+        }
+    }
+}
+
+/// Relays a session's events to the main loop, then its report; the temperature poller stops
+/// with the run.
+fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
+    while let Ok(ev) = session.events.recv() {
+        if tx.send(Msg::Run(Box::new(ev))).is_err() {
+            break;
+        }
+    }
+    if let Some(p) = poller {
+        p.stop();
+    }
+    let result = session.finish().map_err(TaskError::from);
+    let _ = tx.send(Msg::RunFinished(Box::new(result)));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::mpsc::{self, Receiver};
+
+    use super::*;
+    use crate::bench::catalog::TestName;
+    use crate::bench::spec::TestParams;
+    use crate::changes::Journal;
+    use crate::model::{Lifetime, Transport};
+    use crate::sys::{FakeDevice, FakeDrives};
+
+    struct Lab {
+        drives: Arc<FakeDrives>,
+        rx: Receiver<Msg>,
+        exec: Executor,
+        _journal: tempfile::TempDir,
+    }
+
+    /// An executor on fake drives (sda, and loop0 without cache control), with a journal in a
+    /// temporary directory when `journaled`, and a run-starter that refuses with `refusal`.
+    fn lab(journaled: bool, refusal: &'static str) -> Lab {
+        let drives = Arc::new(
+            FakeDrives::new()
+                .with(FakeDevice::new("sda", Transport::Sata))
+                .with(FakeDevice::new("loop0", Transport::Loop).without_cache_control()),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let changer: Result<SharedChanger, String> = if journaled {
+            let changer = Changer::new(
+                drives.clone(),
+                Journal::open(dir.path()).unwrap(),
+                Lifetime::Session,
+            );
+            Ok(Arc::new(Mutex::new(changer)))
+        } else {
+            Err("changing settings needs root".to_string())
+        };
+        let (tx, rx) = mpsc::channel();
+        let exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            drives.clone(),
+            changer,
+            Box::new(move |_, _| Err(anyhow::anyhow!(refusal))),
+        );
+        Lab {
+            drives,
+            rx,
+            exec,
+            _journal: dir,
+        }
+    }
+
+    fn next(rx: &Receiver<Msg>) -> Msg {
+        rx.recv_timeout(Duration::from_secs(10)).unwrap()
+    }
+
+    fn active_scheduler(drives: &FakeDrives, name: &str) -> String {
+        let dev = drives.device(name).unwrap();
+        drives.scheduler(&dev).unwrap().active.unwrap()
+    }
+
+    #[test]
+    fn a_scheduler_change_is_made_and_reported_with_the_scheduler_read_back() {
+        let mut lab = lab(true, "unused");
+        lab.exec.execute(Cmd::SetScheduler {
+            device: "sda".into(),
+            name: "bfq".into(),
+        });
+        match next(&lab.rx) {
+            Msg::SchedulerSet { device, result } => {
+                assert_eq!(device, "sda");
+                assert_eq!(result.unwrap(), "bfq");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(active_scheduler(&lab.drives, "sda"), "bfq");
+    }
+
+    #[test]
+    fn a_kept_scheduler_stays_when_the_session_restores() {
+        let mut lab = lab(true, "unused");
+        lab.exec.execute(Cmd::SetScheduler {
+            device: "sda".into(),
+            name: "kyber".into(),
+        });
+        next(&lab.rx);
+        lab.exec.execute(Cmd::KeepScheduler {
+            device: "sda".into(),
+        });
+        let Ok(changer) = &lab.exec.changer else {
+            panic!("no changer")
+        };
+        let restored = locked(changer).restore(RestoreScope::Mine).unwrap();
+        assert!(restored.is_empty(), "{restored:?}");
+        assert_eq!(active_scheduler(&lab.drives, "sda"), "kyber");
+    }
+
+    #[test]
+    fn without_a_journal_a_change_says_why_and_touches_nothing() {
+        let mut lab = lab(false, "unused");
+        lab.exec.execute(Cmd::SetDriveCache {
+            device: "sda".into(),
+            enabled: false,
+        });
+        match next(&lab.rx) {
+            Msg::DriveCacheSet { result, .. } => {
+                assert_eq!(
+                    result.unwrap_err(),
+                    TaskError::ChangesUnavailable("changing settings needs root".into())
+                );
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(lab.drives.set_calls().is_empty());
+    }
+
+    #[test]
+    fn drive_status_is_read_off_the_ui_thread_and_reported() {
+        let mut lab = lab(false, "unused");
+        lab.exec.execute(Cmd::ReadDriveStatus {
+            device: "loop0".into(),
+            health: true,
+        });
+        match next(&lab.rx) {
+            Msg::DriveStatus {
+                device,
+                cache,
+                health,
+            } => {
+                assert_eq!(device, "loop0");
+                // loop0 has no cache control: the reason is shown, not a blank.
+                let cache = cache.unwrap();
+                assert_eq!(
+                    cache.drive_unavailable.as_deref(),
+                    Some("not supported on loop")
+                );
+                assert!(health.is_some_and(|h| h.is_ok()));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_refused_run_is_reported_with_its_reason() {
+        let mut lab = lab(false, "refusing to write to sda: it is mounted");
+        lab.exec.execute(Cmd::StartRun(Box::new(RunRequest {
+            target: "/dev/sda".into(),
+            test: TestName::SeqRead,
+            params: TestParams::default(),
+            confirmation: None,
+            temperature: TempPoll::Off,
+        })));
+        match next(&lab.rx) {
+            Msg::RunRefused(why) => assert_eq!(why, "refusing to write to sda: it is mounted"),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(lab.exec.stop.is_none());
+    }
+}
