@@ -1,6 +1,6 @@
 //! The interactive program: terminal set-up and restore (also after a panic or a signal), the
-//! main loop that feeds messages to `App::update` and draws, and the executor that carries out
-//! the commands it returns through `sys` and the engine.
+//! main loop that feeds messages to `App::update` and draws, handing the commands it returns
+//! to the executor (`executor`), which carries them out through `sys` and the engine.
 //!
 //! Whatever the exit (q, Ctrl-C, SIGTERM, SIGHUP, a panic), the terminal is restored and the
 //! settings this session changed (schedulers, drive write caches) are put back, except those
