@@ -34,8 +34,8 @@ dmsetup create dtslow --noudevsync \
     --table "0 $(blockdev --getsz "$lat_loop") delay $lat_loop 0 $DELAY_MS"
 echo "dmsetup rc=$?"
 lat_dm=
-for d in /sys/block/dm-*; do
-    [ "$(cat "$d/dm/name" 2>/dev/null)" = dtslow ] && lat_dm=$(basename "$d")
+for lat_d in /sys/block/dm-*; do
+    [ "$(cat "$lat_d/dm/name" 2>/dev/null)" = dtslow ] && lat_dm=$(basename "$lat_d")
 done
 echo "devices nullblk=nullb0 dmdelay=$lat_dm nullb_ns=$NULLB_NS delay_ms=$DELAY_MS" \
     "seconds=$LAT_SECONDS"
