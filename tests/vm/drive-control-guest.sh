@@ -2,7 +2,7 @@
 # Guest side of tests/qemu_lab.rs: drive control on every lab drive in one boot. Each step
 # prints a `===== NAME` header and its output; `rc=N` lines carry exit statuses. The host
 # test asserts on the sections. smartctl and nvme (from the host, via LAB_TOOLS) are
-# independent witnesses of the drives' cache state.
+# independent witnesses of the drives' cache state; fio and ioping witness latency.
 set -u
 
 # The serial from virtio's `serial`, NVMe's `device/serial` (space padded) or the SCSI VPD page
@@ -209,6 +209,9 @@ for t in sata nvme scsi virtio; do
 done
 section ENGINE-WRITE-REFUSED
 disktriage run "/dev/$sata" --test seq-write --count 1; echo "rc=$?"
+
+# Latency on devices of known latency, measured by disktriage, fio and ioping (qemu_lab_latency).
+. /lab/latency-guest.sh
 
 # Last, because the disk is gone afterwards: the SCSI disk is removed in the middle of a run.
 section ENGINE-DETACH

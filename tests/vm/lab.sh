@@ -47,8 +47,19 @@ check() {
 # Modules to load in the guest, each with its dependencies, in load order.
 modules_for() {
     case "$1" in
-        standard) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq" ;;
+        standard)
+            echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay"
+            ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
+    esac
+}
+
+# Modules copied into the guest but not loaded at boot: the guest script loads them with
+# parameters (`insmod /lab/modules/null_blk.ko irqmode=2 ...`). Their dependencies are loaded
+# at boot. null_blk without parameters would add a disk the boot's disk count does not expect.
+modules_on_demand_for() {
+    case "$1" in
+        standard) echo "null_blk" ;;
     esac
 }
 
@@ -64,18 +75,24 @@ build_initramfs() {
     echo "$expect" > "$root/lab/expect_disks"
     cp "$script" "$root/lab/guest.sh"
     cp "$here/../fixtures/capture-sysfs.sh" "$root/lab/capture-sysfs.sh"
+    cp "$here/latency-guest.sh" "$root/lab/latency-guest.sh"
 
     # Kernel modules with their dependencies, once each, in the order modprobe would load them.
-    local m line ko order="$root/lab/modules.order"
+    local m line ko order="$root/lab/modules.order" on_demand
     : > "$order"
-    for m in $(modules_for "$diskset"); do
+    on_demand=$(modules_on_demand_for "$diskset")
+    for m in $(modules_for "$diskset") $on_demand; do
         modprobe --show-depends -S "$kver" "$m" 2>/dev/null | while read -r line; do
             case "$line" in
                 insmod*)
                     ko=$(echo "$line" | awk '{print $2}')
                     if ! grep -qx "$(basename "$ko")" "$order"; then
                         cp "$ko" "$root/lab/modules/"
-                        basename "$ko" >> "$order"
+                        # An on-demand module itself is only copied; its dependencies load.
+                        case " $on_demand " in
+                            *" $(basename "$ko" | sed 's/\.ko.*//; s/-/_/g') "*) ;;
+                            *) basename "$ko" >> "$order" ;;
+                        esac
                     fi
                     ;;
             esac
