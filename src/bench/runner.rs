@@ -410,6 +410,9 @@ struct Aggregator {
     series: BoundedSeries,
     totals: IoStats,
     per_worker: Vec<IoStats>,
+    /// The interval of each I/O thread's last sample, once it has sent it: a thread that
+    /// stopped before interval i will never report it.
+    finished_at: Vec<u64>,
 }
 
 /// The samples of one interval received so far.
@@ -456,15 +459,26 @@ impl Aggregator {
                 None => e.whole = true,
             }
         }
+        if end_s.is_some() {
+            self.finished_at.push(interval);
+        }
     }
 
-    /// Emits every point that is complete or overdue at `elapsed` seconds.
-    fn emit_ready(&mut self, live: usize, elapsed: f64, out: &mut Vec<IntervalPoint>) {
+    /// Emits every point that is complete or overdue at `elapsed` seconds. A point is complete
+    /// when each of the phase's `threads` I/O threads has reported it or stopped before it.
+    /// (Not "as many samples as threads still running": threads that stop at the deadline
+    /// would then close the last interval before the others have sent their share of it.)
+    fn emit_ready(&mut self, threads: usize, elapsed: f64, out: &mut Vec<IntervalPoint>) {
         loop {
             let i = self.next;
             let reported = self.pending.get(&i).map_or(0, |e| e.samples);
+            let stopped_before = self.finished_at.iter().filter(|&&f| f < i).count();
+            if stopped_before >= threads.max(1) {
+                // Every thread has stopped: nothing more comes, `finish` closes the series.
+                break;
+            }
             let overdue = elapsed > (i as f64 + 2.0) * self.interval;
-            if !(reported >= live.max(1) || overdue) {
+            if !(reported + stopped_before >= threads.max(1) || overdue) {
                 break;
             }
             out.push(self.emit(i, None));
@@ -562,7 +576,9 @@ fn run_phase(
         series: BoundedSeries::new(SERIES_CAPACITY),
         totals: IoStats::default(),
         per_worker: vec![IoStats::default(); job.workers as usize],
+        finished_at: Vec::new(),
     };
+    let threads = alive;
     let mut failure: Option<IoFailure> = None;
     let mut fixed_buffers = engine == EngineKind::Uring;
     let mut points = Vec::new();
@@ -594,7 +610,7 @@ fn run_phase(
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
-        agg.emit_ready(alive, t0.elapsed().as_secs_f64(), &mut points);
+        agg.emit_ready(threads, t0.elapsed().as_secs_f64(), &mut points);
         send_points(&input.events, index, &mut points);
     }
     let cpu = process_cpu_time().saturating_sub(cpu0);
@@ -772,6 +788,7 @@ mod tests {
             series: BoundedSeries::new(16),
             totals: IoStats::default(),
             per_worker: vec![IoStats::default(); 2],
+            finished_at: Vec::new(),
         };
         let mut out = Vec::new();
         a.add(0, 0, None, &sample(100));
@@ -808,6 +825,7 @@ mod tests {
             series: BoundedSeries::new(16),
             totals: IoStats::default(),
             per_worker: vec![IoStats::default(); workers],
+            finished_at: Vec::new(),
         }
     }
 
@@ -840,11 +858,44 @@ mod tests {
         a.emit_ready(2, 0.25, &mut out);
         a.add(0, 1, Some(0.4), &sample(10));
         a.add(1, 1, None, &sample(10));
-        a.emit_ready(1, 0.5, &mut out);
+        a.emit_ready(2, 0.5, &mut out);
         a.add(1, 2, Some(0.6), &sample(10));
-        a.emit_ready(1, 0.6, &mut out);
+        a.emit_ready(2, 0.6, &mut out);
         a.finish(0.6, &mut out);
         let ends: Vec<f64> = out.iter().map(|p| p.end_s).collect();
         assert_eq!(ends, [0.25, 0.5, 0.6]);
+    }
+
+    #[test]
+    fn the_last_interval_waits_for_every_thread_that_has_not_stopped() {
+        // Eight threads of one worker (the sync engine at QD8), time-bounded at 1 s. Half of
+        // them send their folded last interval (and are done) before the others: the point
+        // must wait for the other half instead of closing with half the I/O and leaving the
+        // rest to an extra point after the deadline.
+        let mut a = aggregator(1);
+        let mut out = Vec::new();
+        for i in 0..3 {
+            for _ in 0..8 {
+                a.add(0, i, None, &sample(100));
+            }
+            a.emit_ready(8, (i + 1) as f64 * 0.25, &mut out);
+        }
+        for end in [1.001, 1.002, 1.003, 1.004] {
+            a.add(0, 3, Some(end), &sample(100));
+        }
+        a.emit_ready(8, 1.005, &mut out);
+        assert_eq!(
+            out.len(),
+            3,
+            "the last interval is not complete yet: {out:?}"
+        );
+        for end in [1.005, 1.006, 1.007, 1.008] {
+            a.add(0, 3, Some(end), &sample(100));
+        }
+        a.emit_ready(8, 1.009, &mut out);
+        a.finish(1.009, &mut out);
+        assert_eq!(out.len(), 4, "{out:?}");
+        let last = out.last().unwrap();
+        assert_eq!((last.start_s, last.end_s, last.bytes()), (0.75, 1.008, 800));
     }
 }
