@@ -307,6 +307,22 @@ fn root_missing_target_under_dev_is_not_created() {
     assert!(!inside.exists(), "nothing was created in the devtmpfs");
     assert!(stderr(&out).contains("devtmpfs"), "{}", stderr(&out));
 
+    // The tmpfs at /dev/shm holds files: a test file there is created, and removed by the
+    // test.
+    if Path::new("/dev/shm").is_dir() {
+        let shm = format!("/dev/shm/disktriage-test-{}.bin", std::process::id());
+        let _cleanup3 = RemoveOnDrop(shm.clone().into());
+        let out = disktriage(&[
+            "run", &shm, "--test", "seq-read", "--size", "1M", "--count", "1",
+        ]);
+        assert!(
+            !stderr(&out).contains("not created under"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(Path::new(&shm).exists(), "{}", stderr(&out));
+    }
+
     // Under /proc and /sys neither.
     for parent in ["/proc", "/sys"] {
         let p = format!("{parent}/disktriage-typo");

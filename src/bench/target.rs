@@ -301,7 +301,9 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
 
 /// Test files are never created under /dev, /proc or /sys (a typo in a device name would
 /// otherwise fill RAM with a 1 GiB file in devtmpfs): the missing path is an error that lists
-/// the block devices, so the admin sees the right name.
+/// the block devices, so the admin sees the right name. A file system mounted below /dev that
+/// holds files (the tmpfs at /dev/shm, or anything mounted in it) is not /dev itself: a test
+/// file there is allowed.
 fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -311,11 +313,15 @@ fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
         // A missing directory: creating the file fails with its own message.
         return Ok(());
     };
+    let fs_type = direct::filesystem_type(&dir);
+    let file_system_below_dev = dir.starts_with("/dev")
+        && fs_type
+            .as_deref()
+            .is_some_and(|t| !matches!(t, "devtmpfs" | "devpts" | "mqueue" | "hugetlbfs"));
     let under = ["/dev", "/proc", "/sys"]
         .into_iter()
-        .find(|top| dir.starts_with(top))
+        .find(|top| dir.starts_with(top) && !file_system_below_dev)
         .map(|top| format!("under {top}"));
-    let fs_type = direct::filesystem_type(&dir);
     let refused = under.or_else(|| {
         fs_type
             .as_deref()
