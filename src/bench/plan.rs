@@ -106,6 +106,12 @@ impl Planner {
         self.blocks
     }
 
+    /// Do the offsets of this plan not depend on the order the I/Os are issued in (random
+    /// access), so that threads may each take their own share of the sequence?
+    pub fn order_free(&self) -> bool {
+        self.access == Access::Random
+    }
+
     pub fn op(&self, k: u64) -> PlannedIo {
         let block = match self.access {
             Access::Forward => k % self.blocks,
@@ -213,5 +219,13 @@ mod tests {
     fn too_small_regions_are_refused() {
         assert!(Planner::new(0, 4095, 4096, Access::Forward, Mix::Read, 0).is_none());
         assert!(Planner::new(0, 4096, 0, Access::Forward, Mix::Read, 0).is_none());
+    }
+
+    #[test]
+    fn only_random_plans_are_order_free() {
+        let plan = |access| Planner::new(0, 1 << 20, 4096, access, Mix::Read, 1).unwrap();
+        assert!(plan(Access::Random).order_free());
+        assert!(!plan(Access::Forward).order_free());
+        assert!(!plan(Access::Backward).order_free());
     }
 }

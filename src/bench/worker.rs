@@ -383,28 +383,29 @@ fn sync_worker(ctx: WorkerCtx) {
         let c = Arc::clone(&ctx);
         let spawned = std::thread::Builder::new()
             .name(format!("io-{}-{t}", ctx.worker))
-            .spawn(move || sync_thread(&c));
+            .spawn(move || sync_thread(&c, t));
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => setup_failed(&ctx, format!("cannot start an I/O thread: {e}")),
         }
     }
-    sync_thread(&ctx);
+    sync_thread(&ctx, 0);
     for h in handles {
         let _ = h.join();
     }
 }
 
 /// One synchronous I/O thread: one outstanding I/O at a time.
-fn sync_thread(ctx: &WorkerCtx) {
+fn sync_thread(ctx: &WorkerCtx, thread: u32) {
     let mut buf = match AlignedBuf::zeroed(ctx.job.bs as usize, BUFFER_ALIGN) {
         Ok(b) => b,
         Err(e) => return setup_failed(ctx, format!("cannot allocate an I/O buffer: {e}")),
     };
+    let mut ops = OpSequence::new(ctx.planner.order_free(), thread, ctx.job.qd.max(1));
     // The I/O count bound is shared by the worker's threads, and only the measured phase counts.
     let failure = run_phases(ctx, |bound, rec| {
         let issued = rec.is_some().then_some(&*ctx.issued);
-        sync_loop(ctx, &mut buf, bound, rec, issued)
+        sync_loop(ctx, &mut buf, bound, rec, issued, &mut ops)
     });
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
@@ -414,12 +415,44 @@ fn sync_thread(ctx: &WorkerCtx) {
     });
 }
 
+/// Which of the worker's I/Os a synchronous thread issues next. Sequential plans share one
+/// counter, so the worker's threads walk the region as one stream. Random plans, whose
+/// offsets do not depend on the order, give each of the N threads every N-th I/O of the
+/// sequence: no shared counter for the threads to fight over on every I/O.
+struct OpSequence {
+    shared: bool,
+    next: u64,
+    step: u64,
+}
+
+impl OpSequence {
+    /// Thread `thread` of `threads`; `order_free` plans give each thread its own share.
+    fn new(order_free: bool, thread: u32, threads: u32) -> Self {
+        OpSequence {
+            shared: !order_free,
+            next: u64::from(thread),
+            step: u64::from(threads.max(1)),
+        }
+    }
+
+    /// The next I/O's index in the worker's sequence; `shared` is the worker's counter.
+    fn take(&mut self, shared: &AtomicU64) -> u64 {
+        if self.shared {
+            return shared.fetch_add(1, Ordering::Relaxed);
+        }
+        let k = self.next;
+        self.next += self.step;
+        k
+    }
+}
+
 fn sync_loop(
     ctx: &WorkerCtx,
     buf: &mut AlignedBuf,
     bound: &Bound,
     mut rec: Option<&mut Recorder>,
     issued: Option<&AtomicU64>,
+    ops: &mut OpSequence,
 ) -> Option<IoFailure> {
     let bs = ctx.job.bs;
     // Two clock reads per I/O, around the system call: its latency is total latency (the
@@ -434,7 +467,7 @@ fn sync_loop(
         {
             return None;
         }
-        let k = ctx.next_op.fetch_add(1, Ordering::Relaxed);
+        let k = ops.take(&ctx.next_op);
         let io = ctx.planner.op(k);
         let started = Instant::now();
         if bound.deadline.is_some_and(|d| started >= d) {
@@ -623,5 +656,33 @@ mod tests {
         assert!(samples[..3].iter().all(|s| s.1.is_none()));
         assert_eq!(samples[3].2, 4);
         assert!(samples[3].1.is_some_and(|e| e > 0.0));
+    }
+
+    #[test]
+    fn random_plans_give_each_thread_its_own_share_and_sequential_ones_share_one_stream() {
+        // Four threads of a random plan take every fourth I/O each: together each index
+        // exactly once, without touching the shared counter.
+        let counter = AtomicU64::new(0);
+        let mut taken: Vec<u64> = (0..4)
+            .flat_map(|t| {
+                let mut ops = OpSequence::new(true, t, 4);
+                (0..3).map(|_| ops.take(&counter)).collect::<Vec<_>>()
+            })
+            .collect();
+        taken.sort_unstable();
+        assert_eq!(taken, (0..12).collect::<Vec<u64>>());
+        assert_eq!(counter.load(Ordering::Relaxed), 0);
+        // Sequential: one stream through the shared counter, whichever thread asks.
+        let mut a = OpSequence::new(false, 0, 2);
+        let mut b = OpSequence::new(false, 1, 2);
+        assert_eq!(
+            [
+                a.take(&counter),
+                b.take(&counter),
+                b.take(&counter),
+                a.take(&counter)
+            ],
+            [0, 1, 2, 3]
+        );
     }
 }
