@@ -77,36 +77,7 @@ struct Shot {
 /// The device list of the QEMU lab (SATA, NVMe, SCSI, virtio), with the drive states and
 /// SMART verdicts its drives report (the NVMe drive with the critical warning fails).
 fn devices() -> App {
-    use disktriage::model::{DriveCache, SmartReading, Transport};
-    use disktriage::sys::{DriveControl, FakeDevice, FakeDrives};
-
-    let mut app = app_with("qemu-lab", true);
-    let warn =
-        disktriage::smart::nvme::parse_health_log(&page("qemu-nvme-warn-nvme-smart-log.hex"))
-            .unwrap();
-    let mut nvme = FakeDevice::new("nvme0n1", Transport::Nvme);
-    nvme.smart = Ok(SmartReading::Nvme(warn));
-    let mut sata = FakeDevice::new("sda", Transport::Sata);
-    sata.cache = Ok(DriveCache {
-        enabled: Some(true),
-        changeable: true,
-        fixed_reason: None,
-        source: "ATA IDENTIFY".into(),
-    });
-    let fake = FakeDrives::new()
-        .with(nvme)
-        .with(sata)
-        .with(FakeDevice::new("sdb", Transport::Scsi));
-    for name in ["nvme0n1", "sda", "sdb"] {
-        let dev = fake.device(name).unwrap();
-        app.update(Msg::DriveStatus {
-            device: name.into(),
-            cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
-            health: Some(Ok(Box::new(
-                disktriage::drive_state::smart_health(&fake, &dev).unwrap(),
-            ))),
-        });
-    }
+    let mut app = lab_app_with_drive_states(true);
     // The failing drive, whose reason the details give.
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Down);

@@ -475,37 +475,7 @@ fn run_controls_stop_rerun_export_and_quit() {
 
 #[test]
 fn drive_state_health_badges_and_cache_dialog() {
-    use disktriage::model::{SmartReading, Transport};
-    use disktriage::sys::{DriveControl, FakeDevice, FakeDrives};
-
-    let mut app = app_with("qemu-lab", true);
-    // The health log of the lab's NVMe drive with smart_critical_warning=4, as captured.
-    let warn =
-        disktriage::smart::nvme::parse_health_log(&page("qemu-nvme-warn-nvme-smart-log.hex"))
-            .unwrap();
-    let mut nvme = FakeDevice::new("nvme0n1", Transport::Nvme);
-    nvme.smart = Ok(SmartReading::Nvme(warn));
-    let mut sata = FakeDevice::new("sda", Transport::Sata);
-    sata.cache = Ok(disktriage::model::DriveCache {
-        enabled: Some(false),
-        changeable: true,
-        fixed_reason: None,
-        source: "ATA IDENTIFY".into(),
-    });
-    let fake = FakeDrives::new()
-        .with(nvme)
-        .with(sata)
-        .with(FakeDevice::new("sdb", Transport::Scsi));
-    for name in ["nvme0n1", "sda", "sdb"] {
-        let dev = fake.device(name).unwrap();
-        app.update(Msg::DriveStatus {
-            device: name.into(),
-            cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
-            health: Some(Ok(Box::new(
-                disktriage::drive_state::smart_health(&fake, &dev).unwrap(),
-            ))),
-        });
-    }
+    let mut app = lab_app_with_drive_states(false);
     // nvme0n1 is the third visible device.
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Down);

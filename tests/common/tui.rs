@@ -349,3 +349,40 @@ pub fn complete_run(app: &mut App, sched: &str, mbps: f64, p99_ms: f64) {
         )))));
     }
 }
+
+/// The QEMU lab's device list with the drive states and SMART verdicts its drives report: the
+/// NVMe drive with smart_critical_warning=4 (its health log as captured) fails, the SATA
+/// drive's own write cache is on or off as asked, the SCSI disk has no SMART of its own.
+pub fn lab_app_with_drive_states(sata_cache_on: bool) -> App {
+    use disktriage::model::{DriveCache, SmartReading};
+    use disktriage::sys::{DriveControl, FakeDevice, FakeDrives};
+
+    let mut app = app_with("qemu-lab", true);
+    let warn =
+        disktriage::smart::nvme::parse_health_log(&page("qemu-nvme-warn-nvme-smart-log.hex"))
+            .unwrap();
+    let mut nvme = FakeDevice::new("nvme0n1", Transport::Nvme);
+    nvme.smart = Ok(SmartReading::Nvme(warn));
+    let mut sata = FakeDevice::new("sda", Transport::Sata);
+    sata.cache = Ok(DriveCache {
+        enabled: Some(sata_cache_on),
+        changeable: true,
+        fixed_reason: None,
+        source: "ATA IDENTIFY".into(),
+    });
+    let fake = FakeDrives::new()
+        .with(nvme)
+        .with(sata)
+        .with(FakeDevice::new("sdb", Transport::Scsi));
+    for name in ["nvme0n1", "sda", "sdb"] {
+        let dev = fake.device(name).unwrap();
+        app.update(Msg::DriveStatus {
+            device: name.into(),
+            cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
+            health: Some(Ok(Box::new(
+                disktriage::drive_state::smart_health(&fake, &dev).unwrap(),
+            ))),
+        });
+    }
+    app
+}
