@@ -57,6 +57,11 @@ impl KernelWriteCache {
         }
     }
 
+    /// `short` for a policy sysfs may not have given: `?` when unknown (the tables' cell).
+    pub fn short_or_unknown(policy: Option<KernelWriteCache>) -> &'static str {
+        policy.map_or("?", KernelWriteCache::short)
+    }
+
     /// The policy that goes with a drive cache on (write back: flushes needed) or off.
     pub fn from_enabled(enabled: bool) -> Self {
         if enabled {

@@ -23,10 +23,6 @@ fn or_unknown(v: Option<String>) -> String {
     v.unwrap_or_else(|| "?".to_string())
 }
 
-fn kernel_cache_short(c: Option<KernelWriteCache>) -> &'static str {
-    c.map_or("?", KernelWriteCache::short)
-}
-
 /// The short in-use cell: the first reason in few words, "+N" when there are more.
 fn usage_cell(owner: &str, reasons: &[InUse]) -> String {
     let Some(first) = reasons.first() else {
@@ -74,7 +70,7 @@ fn device_row(d: &BlockDevice) -> Vec<String> {
         d.transport.to_string(),
         d.media_label().to_string(),
         sched,
-        kernel_cache_short(d.kernel_write_cache).to_string(),
+        KernelWriteCache::short_or_unknown(d.kernel_write_cache).to_string(),
         usage_cell(&d.name, &d.in_use),
     ]
 }

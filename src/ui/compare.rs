@@ -6,11 +6,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
-use super::results::cache_short;
 use super::theme;
 use super::{count, ms, rate};
 use crate::app::records::{Delta, Significance, delta};
 use crate::app::{App, RunRecord, Stat};
+use crate::model::KernelWriteCache;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let Some((a, b)) = app.comparison() else {
@@ -36,7 +36,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 r.test.id(),
                 r.scheduler.clone().unwrap_or_else(|| "-".into()),
                 r.drive_cache.clone().unwrap_or_else(|| "-".into()),
-                cache_short(r.kernel_cache),
+                KernelWriteCache::short_or_unknown(r.kernel_cache),
                 io_path(r).unwrap_or("?"),
                 r.runs.len(),
             )),

@@ -21,14 +21,6 @@ fn usage_tag(d: &BlockDevice) -> &'static str {
     }
 }
 
-fn cache_short(c: Option<KernelWriteCache>) -> &'static str {
-    match c {
-        Some(KernelWriteCache::WriteBack) => "back",
-        Some(KernelWriteCache::WriteThrough) => "thru",
-        None => "?",
-    }
-}
-
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let devices = app.visible_devices();
     if let Some(err) = &app.devices.inventory_error {
@@ -68,7 +60,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(d.transport.as_str()),
                 Cell::from(d.media_label()),
                 Cell::from(sched),
-                Cell::from(cache_short(d.kernel_write_cache)),
+                Cell::from(KernelWriteCache::short_or_unknown(d.kernel_write_cache)),
                 health_cell(app, d),
                 use_cell,
             ])

@@ -11,16 +11,8 @@ use crate::app::{App, PhaseFigures, RunRecord};
 use crate::bench::outcome::RunReport;
 use crate::bench::plan::Access;
 use crate::bench::spec::{PhaseTag, sweep_column};
-use crate::model::{Bytes, KernelWriteCache};
+use crate::model::Bytes;
 use crate::report::run::phase_engine_label;
-
-pub(crate) fn cache_short(c: Option<KernelWriteCache>) -> &'static str {
-    match c {
-        Some(KernelWriteCache::WriteBack) => "back",
-        Some(KernelWriteCache::WriteThrough) => "thru",
-        None => "?",
-    }
-}
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if app.results.records.is_empty() {
