@@ -316,11 +316,13 @@ impl SysRoot {
         let dir = self.block_dir(name);
         let mut r = AttrReader::new(&dir);
         let backing_file = r.clean("loop/backing_file");
-        // The inode of the file at that path now; a "(deleted)" image has none to compare.
+        // The inode of the image attached now, found as the in-use check finds it: the
+        // kernel's own answer first (it knows a deleted image too), else a stat of the path.
+        let dev = r.text("dev").as_deref().and_then(parse_devnum);
         let backing_inode = backing_file
             .as_deref()
-            .and_then(|path| direct::file_identity(&self.below_root(path)))
-            .map(|(file, _)| file.ino);
+            .and_then(|text| self.loop_backing(name, dev, text).file)
+            .map(|file| file.ino);
         DeviceIdentity {
             diskseq: r.number("diskseq"),
             backing_file,
