@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::plan::splitmix64;
-use crate::sys::direct::{AlignedBuf, BUFFER_ALIGN};
+use crate::sys::direct::AlignedBuf;
 
 /// Bytes before the pattern repeats. Two blocks whose offsets differ by a multiple of this hold
 /// the same data; 8 MiB keeps deduplicating devices from collapsing a test's writes.
@@ -36,7 +36,7 @@ impl DataPattern {
         // the repeats that follow it, so every request is one contiguous slice. Requests may
         // be longer than the period (up to the plan's 256 MiB): the tail then holds several
         // repeats, and byte i is always pattern[i % period].
-        let mut buf = AlignedBuf::zeroed(PATTERN_PERIOD + max_request, BUFFER_ALIGN)?;
+        let mut buf = AlignedBuf::zeroed_huge_pages(PATTERN_PERIOD + max_request)?;
         if let DataKind::Random { seed } = kind {
             let bytes = buf.as_mut_slice();
             for (i, chunk) in bytes[..PATTERN_PERIOD].chunks_exact_mut(8).enumerate() {

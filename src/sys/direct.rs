@@ -43,6 +43,33 @@ impl AlignedBuf {
         Ok(AlignedBuf { ptr, layout })
     }
 
+    /// A zero-initialised buffer backed by transparent huge pages where the kernel allows
+    /// them, for the large write pattern that every write reads from. Writes at random
+    /// offsets touch any of its 4 KiB pages; in huge pages the kernel's pinning of the user
+    /// pages for each O_DIRECT request and the CPU's TLB cover it with a few entries instead
+    /// of thousands, which on a fast device (zram) is a measurable share of each write.
+    pub fn zeroed_huge_pages(len: usize) -> io::Result<AlignedBuf> {
+        const HUGE_PAGE: usize = 2 << 20;
+        let layout = Layout::from_size_align(len.max(1), HUGE_PAGE)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: the layout has a non-zero size (len.max(1)).
+        let raw = unsafe { alloc::alloc(layout) };
+        let ptr = NonNull::new(raw).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate an I/O buffer")
+        })?;
+        // SAFETY: madvise only gives advice about the pages of [raw, raw + size), which is
+        // this allocation (page-aligned since the alignment is 2 MiB); it does not touch the
+        // memory. Its failure (THP disabled, an old kernel) only means 4 KiB pages, so the
+        // result is ignored.
+        unsafe {
+            libc::madvise(raw.cast(), layout.size(), libc::MADV_HUGEPAGE);
+        }
+        // SAFETY: raw points to layout.size() writable bytes that this buffer owns; zeroing
+        // them after the advice is what makes the first touch fault in huge pages.
+        unsafe { std::ptr::write_bytes(raw, 0, layout.size()) };
+        Ok(AlignedBuf { ptr, layout })
+    }
+
     pub fn len(&self) -> usize {
         self.layout.size()
     }
