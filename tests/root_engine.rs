@@ -1445,3 +1445,92 @@ fn root_fio_export_reproduces_the_run() {
         );
     }
 }
+
+/// The CPU-bound flag of a run's first phase in JSON, and the cores its threads ran on or
+/// waited for.
+fn cpu_bound_json(args: &[&str]) -> (bool, f64) {
+    let doc = run_json(args);
+    let p = phase(&doc, 0);
+    let busy = (p["cpu_seconds"].as_f64().unwrap() + p["cpu_wait_seconds"].as_f64().unwrap())
+        / p["seconds"].as_f64().unwrap();
+    (p["cpu_bound"].as_bool().unwrap(), busy)
+}
+
+/// The text report of the same run.
+fn run_text(args: &[&str]) -> String {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    let out = disktriage(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn root_cpu_bound_runs_are_flagged_and_device_bound_ones_are_not() {
+    if !root_or_skip("root_cpu_bound_runs_are_flagged_and_device_bound_ones_are_not") {
+        return;
+    }
+    const NOTE: &str = "CPU-bound: the figure may be the tool's, not the drive's";
+    // A loop device over a file: the kernel's loop worker does the copying while the test
+    // process waits for it, so it never keeps a core busy.
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 256 << 20, 512);
+    let args = [
+        l.path_str(),
+        "--test",
+        "seq-read",
+        "--time",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let (flagged, busy) = cpu_bound_json(&args);
+    assert!(!flagged, "loop read flagged at {busy:.2} cores");
+    let text = run_text(&args);
+    assert!(!text.contains(NOTE), "{text}");
+    drop(l);
+    // zram answers in the reading thread: one pread thread is always running or waiting to
+    // run, never waiting for the device.
+    let Some(z) = Zram::setup(
+        "root_cpu_bound_runs_are_flagged_and_device_bound_ones_are_not",
+        64 << 20,
+    ) else {
+        return;
+    };
+    let zram = z.path.to_str().unwrap();
+    let args = [
+        zram,
+        "--test",
+        "rand-read",
+        "--qd",
+        "1",
+        "--engine",
+        "sync",
+        "--time",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let mut seen = Vec::new();
+    let flagged_once = (0..3).any(|_| {
+        let (flagged, busy) = cpu_bound_json(&args);
+        // The flag follows its rule: 90 % of the one core one thread can use, running or
+        // waiting to run.
+        assert_eq!(flagged, busy >= 0.9, "{busy:.3} cores");
+        seen.push(format!("{busy:.2}"));
+        flagged
+    });
+    assert!(
+        flagged_once,
+        "zram QD1 reads never wanted a whole core: {seen:?} cores"
+    );
+    let texts: Vec<String> = (0..3).map(|_| run_text(&args)).collect();
+    assert!(
+        texts.iter().any(|t| t.contains(NOTE)),
+        "no text report says CPU-bound: {texts:?}"
+    );
+}

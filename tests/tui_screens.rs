@@ -1140,3 +1140,24 @@ fn a_one_io_run_shows_no_rate_without_its_time_base() {
         app.clone()
     });
 }
+
+#[test]
+fn a_cpu_bound_run_says_so_on_results_and_in_the_full_report() {
+    let mut app = app_with("host-loop-zram", true);
+    let mut r = report(TestName::RandRead, "loop0", "none", 512.0, 0.060);
+    r.outcome.phases[0].cpu_bound = true;
+    finish_with(&mut app, TestName::RandRead, false, &r);
+    keys(&mut app, "4");
+    let note = "CPU-bound: the figure may be the tool's, not the drive's";
+    let s = screen(&app, 80, 25);
+    assert!(s.contains(note), "{s}");
+    key(&mut app, KeyCode::Enter);
+    assert!(matches!(app.overlay, Some(Overlay::Report { .. })));
+    let s = screen(&app, 132, 43);
+    assert!(s.contains(&format!("       {note}")), "{s}");
+    // A run that waited for the drive says nothing of the kind.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    keys(&mut app, "4");
+    assert!(!screen(&app, 80, 25).contains("CPU-bound"));
+}

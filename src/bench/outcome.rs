@@ -124,6 +124,12 @@ pub struct PhaseResult {
     /// CPU seconds the whole process used while measuring (user + system, including the
     /// kernel's io_uring workers that run in it).
     pub cpu_seconds: f64,
+    /// Seconds the I/O threads, together, were ready to run but waited for a CPU (other
+    /// work on the machine, or more threads than cores), while measuring.
+    pub cpu_wait_seconds: f64,
+    /// The I/O threads ran or waited to run on every core they could use (`cpu_bound`) for
+    /// the whole phase: the CPU, not the drive, set the pace.
+    pub cpu_bound: bool,
     pub read: DirTotals,
     pub write: DirTotals,
     pub workers: Vec<WorkerTotals>,
@@ -135,6 +141,21 @@ pub struct PhaseResult {
     pub setup_error: Option<String>,
     /// The admin stopped the run.
     pub stopped: bool,
+}
+
+/// Share of the cores that counts as "kept busy": below it, the process waited for the device
+/// some of the time.
+pub const CPU_BOUND_SHARE: f64 = 0.9;
+
+/// Did a phase's I/O threads want every core they could use for the whole phase (one thread
+/// can use one core; `cpus` is what the process may run on)? `busy_seconds` is the process's
+/// CPU time plus the time its I/O threads waited for a CPU: a thread that is running or
+/// waiting to run is not waiting for the device. Then the device answered as fast as the
+/// CPU could ask (or as the machine's other load let it), and the figure measures the CPU
+/// as much as the drive.
+pub fn cpu_bound(busy_seconds: f64, seconds: f64, io_threads: u32, cpus: usize) -> bool {
+    let cores = (io_threads as usize).min(cpus).max(1) as f64;
+    seconds > 0.0 && busy_seconds / seconds >= CPU_BOUND_SHARE * cores
 }
 
 impl PhaseResult {
@@ -238,6 +259,21 @@ impl RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_bound_means_every_usable_core_ran_or_waited_to_run() {
+        // One thread can want one core: 95 % of it is bound, 50 % waited for the device.
+        assert!(cpu_bound(0.95, 1.0, 1, 2));
+        assert!(!cpu_bound(0.5, 1.0, 1, 2));
+        // 32 threads on 2 cores can want both, and no more.
+        assert!(cpu_bound(1.9, 1.0, 32, 2));
+        assert!(!cpu_bound(1.2, 1.0, 32, 2));
+        // 4 threads on 64 cores: bound only when all four wanted theirs.
+        assert!(!cpu_bound(2.0, 1.0, 4, 64));
+        assert!(cpu_bound(3.7, 1.0, 4, 64));
+        // Nothing measured is never bound.
+        assert!(!cpu_bound(1.0, 0.0, 1, 2));
+    }
 
     #[test]
     fn target_classes_keep_their_json_names() {

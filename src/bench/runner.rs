@@ -584,6 +584,7 @@ fn run_phase(
     let mut points = Vec::new();
     let mut t_end = t0;
     let mut worker_end = vec![t0; job.workers as usize];
+    let mut cpu_wait = Duration::ZERO;
     while alive > 0 {
         match rx.recv_timeout(plan.interval) {
             Ok(WorkerMsg::Sample(s)) => agg.add(s.worker, s.interval, s.end_s, &s.stats),
@@ -592,8 +593,10 @@ fn run_phase(
                 failure: f,
                 setup_error: e,
                 fixed_buffers: fixed,
+                cpu_wait: waited,
             }) => {
                 alive -= 1;
+                cpu_wait += waited;
                 t_end = Instant::now();
                 if let Some(end) = worker_end.get_mut(worker as usize) {
                     *end = t_end;
@@ -704,6 +707,13 @@ fn run_phase(
         fixed_buffers,
         seconds,
         cpu_seconds: cpu.as_secs_f64(),
+        cpu_wait_seconds: cpu_wait.as_secs_f64(),
+        cpu_bound: super::outcome::cpu_bound(
+            cpu.as_secs_f64() + cpu_wait.as_secs_f64(),
+            seconds,
+            threads as u32,
+            crate::sys::host::usable_cpus(),
+        ),
         read: dir(&agg.totals.read),
         write: dir(&agg.totals.write),
         workers,

@@ -20,6 +20,7 @@ use super::stats::{IoStats, WorkerSample};
 use crate::sys::direct::{self, AlignedBuf, BUFFER_ALIGN};
 pub use crate::sys::error::FailureFacts;
 use crate::sys::error::{describe_errno, errno_hint};
+use crate::sys::privilege::thread_run_delay;
 use crate::sys::uring::{Completion, UringQueue, WriteSource};
 
 /// An I/O that failed: where, what, and the OS error.
@@ -82,6 +83,8 @@ pub enum WorkerMsg {
         failure: Option<IoFailure>,
         setup_error: Option<String>,
         fixed_buffers: bool,
+        /// How long this thread waited for a CPU during the measured loop.
+        cpu_wait: Duration,
     },
 }
 
@@ -208,17 +211,20 @@ fn setup_failed(ctx: &WorkerCtx, why: String) {
         failure: None,
         setup_error: Some(why),
         fixed_buffers: false,
+        cpu_wait: Duration::ZERO,
     });
 }
 
 /// The phases every I/O thread goes through: an unrecorded warm-up, the gate, then the
 /// measured loop with a recorder. `io` runs one loop within a bound.
+/// Returns the first failure and how long the thread waited for a CPU while measured.
 fn run_phases(
     ctx: &WorkerCtx,
     mut io: impl FnMut(&Bound, Option<&mut Recorder>) -> Option<IoFailure>,
-) -> Option<IoFailure> {
+) -> (Option<IoFailure>, Duration) {
     let job = &ctx.job;
     let mut failure = None;
+    let mut cpu_wait = Duration::ZERO;
     if !job.warmup.is_zero() {
         let bound = Bound {
             deadline: Some(Instant::now() + job.warmup),
@@ -235,10 +241,14 @@ fn run_phases(
             deadline,
             max_ops: job.ops_per_worker,
         };
+        let wait0 = thread_run_delay();
         failure = io(&bound, Some(&mut rec));
+        if let (Some(a), Some(b)) = (wait0, thread_run_delay()) {
+            cpu_wait = b.saturating_sub(a);
+        }
         rec.finish();
     }
-    failure
+    (failure, cpu_wait)
 }
 
 fn uring_worker(ctx: WorkerCtx) {
@@ -256,13 +266,15 @@ fn uring_worker(ctx: WorkerCtx) {
         Err(e) => return setup_failed(&ctx, format!("cannot set up io_uring: {e}")),
     };
     let fixed = queue.uses_fixed_buffers();
-    let failure = run_phases(&ctx, |bound, rec| uring_loop(&ctx, &mut queue, bound, rec));
+    let (failure, cpu_wait) =
+        run_phases(&ctx, |bound, rec| uring_loop(&ctx, &mut queue, bound, rec));
     drop(queue);
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
         failure,
         setup_error: None,
         fixed_buffers: fixed,
+        cpu_wait,
     });
 }
 
@@ -415,7 +427,7 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
     };
     let mut ops = OpSequence::new(ctx.planner.order_free(), thread, ctx.job.qd.max(1));
     // The I/O count bound is shared by the worker's threads, and only the measured phase counts.
-    let failure = run_phases(ctx, |bound, rec| {
+    let (failure, cpu_wait) = run_phases(ctx, |bound, rec| {
         let issued = rec.is_some().then_some(&*ctx.issued);
         sync_loop(ctx, &mut buf, bound, rec, issued, &mut ops)
     });
@@ -424,6 +436,7 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
         failure,
         setup_error: None,
         fixed_buffers: false,
+        cpu_wait,
     });
 }
 

@@ -259,6 +259,9 @@ fn witness_lines(out: &mut String, p: &PhaseResult) {
     }
 }
 
+/// What a CPU-bound phase means, in the words every screen uses.
+pub const CPU_BOUND_NOTE: &str = "CPU-bound: the figure may be the tool's, not the drive's";
+
 fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
     let _ = writeln!(out, "how:   {}", how(plan, &p.job, Some(p)));
     let _ = writeln!(out, "engine {}", p.engine_choice.reason);
@@ -278,6 +281,18 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
             p.cpu_seconds / p.seconds * 100.0,
             p.cpu_seconds / ops as f64 * 1e6
         );
+        // Waiting for a CPU is worth a word once it is a twentieth of the run.
+        if p.cpu_wait_seconds >= 0.05 * p.seconds {
+            let _ = writeln!(
+                out,
+                "       the I/O threads waited {:.2} s for a CPU (other load, or more threads \
+                 than cores)",
+                p.cpu_wait_seconds
+            );
+        }
+        if p.cpu_bound {
+            let _ = writeln!(out, "       {CPU_BOUND_NOTE}");
+        }
     }
     if p.workers.len() > 1 && p.job.split_region {
         for w in &p.workers {
@@ -973,6 +988,8 @@ mod tests {
             fixed_buffers,
             seconds: 10.0,
             cpu_seconds: 1.0,
+            cpu_wait_seconds: 0.0,
+            cpu_bound: false,
             read: none.clone(),
             write: none,
             workers: Vec::new(),

@@ -32,6 +32,11 @@ pub fn host_info() -> HostInfo {
     info
 }
 
+/// The CPUs this process may run on (its affinity mask and cgroup quota), at least 1.
+pub fn usable_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
 /// Memory the kernel says can be given to new work without swapping (`MemAvailable`), in
 /// bytes; `None` when it cannot be read.
 pub fn available_memory() -> Option<u64> {

@@ -12,7 +12,7 @@ use crate::bench::outcome::RunReport;
 use crate::bench::plan::Access;
 use crate::bench::spec::{PhaseTag, sweep_column};
 use crate::model::Bytes;
-use crate::report::run::phase_engine_label;
+use crate::report::run::{CPU_BOUND_NOTE, phase_engine_label};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if app.results.records.is_empty() {
@@ -126,6 +126,13 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
     ])];
     if let Some(engine) = r.runs.first().and_then(engine_line) {
         lines.push(Line::from(Span::styled(engine, theme::dim())));
+    }
+    if r.runs
+        .iter()
+        .flat_map(|run| &run.outcome.phases)
+        .any(|p| p.cpu_bound)
+    {
+        lines.push(Line::from(Span::styled(CPU_BOUND_NOTE, theme::warn())));
     }
     if let Some(e) = &r.error {
         lines.push(Line::from(Span::styled(

@@ -288,6 +288,8 @@ pub fn phase_result(ph: &spec::Phase, mbps: f64, p99_ms: f64) -> PhaseResult {
         fixed_buffers: false,
         seconds: secs,
         cpu_seconds: 1.5,
+        cpu_wait_seconds: 0.0,
+        cpu_bound: false,
         read,
         write,
         workers: vec![],
