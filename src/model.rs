@@ -1,6 +1,7 @@
 //! Plain data shared by every layer: devices, units, usage, the drive's cache, SMART health and
 //! recorded setting changes. No I/O happens here.
 
+pub mod activity;
 pub mod cache;
 pub mod change;
 pub mod device;

@@ -8,6 +8,7 @@
 //! use `unsafe`, each block with a `SAFETY:` comment; the crate denies `unsafe` everywhere else
 //! (`lib.rs` grants this module its one exemption).
 
+pub mod activity;
 pub mod direct;
 pub mod drives;
 pub mod error;

@@ -1534,3 +1534,72 @@ fn root_cpu_bound_runs_are_flagged_and_device_bound_ones_are_not() {
         "no text report says CPU-bound: {texts:?}"
     );
 }
+
+/// Kills the background process when the test ends, however it ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn root_other_processes_doing_io_on_the_device_are_named() {
+    if !root_or_skip("root_other_processes_doing_io_on_the_device_are_named") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 256 << 20, 512);
+    let args = [
+        l.path_str(),
+        "--test",
+        "seq-read",
+        "--time",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    // Alone on the device: nothing to say.
+    let quiet = run_json(&args);
+    assert!(
+        quiet["outcome"]["background"].is_null(),
+        "{}",
+        quiet["outcome"]
+    );
+    assert_eq!(phase(&quiet, 0)["others"].as_array().unwrap().len(), 0);
+    // dd reading the device with small direct requests while the test runs.
+    let dd = Command::new("dd")
+        .arg(format!("if={}", l.path_str()))
+        .args(["of=/dev/null", "bs=512", "iflag=direct"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let dd = KillOnDrop(dd);
+    let pid = dd.0.id();
+    std::thread::sleep(Duration::from_millis(300));
+    let busy = run_json(&args);
+    let named = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "dd" && p["pid"] == pid && u(&p["read_bytes"]) > 0)
+    };
+    let bg = &busy["outcome"]["background"];
+    assert!(u(&bg["read_bytes"]) > 0, "{bg}");
+    assert!(named(&bg["processes"]), "{bg}");
+    assert!(
+        named(&phase(&busy, 0)["others"]),
+        "{}",
+        phase(&busy, 0)["others"]
+    );
+    let text = run_text(&args);
+    assert!(text.contains("was busy before the test"), "{text}");
+    assert!(
+        text.contains(&format!("others: dd (pid {pid}): ")),
+        "{text}"
+    );
+    drop(dd);
+}

@@ -11,6 +11,7 @@ use super::engine::EngineChoice;
 use super::spec::{EngineKind, Job, PhaseTag, Plan};
 use super::stats::{BoundedSeries, IoStats, LatencySummary};
 use super::worker::IoFailure;
+use crate::model::activity::{BackgroundIo, BusyProcess};
 use crate::model::{KernelWriteCache, Transport};
 use crate::sys::host::HostInfo;
 use crate::sys::parse::DiskStat;
@@ -137,6 +138,10 @@ pub struct PhaseResult {
     pub witness: Option<Witness>,
     /// Why there is no witness, when there is none.
     pub witness_note: Option<String>,
+    /// Other processes that have the device (or a file on it) open and did I/O during the
+    /// phase, busiest first (their I/O on any device: the likely authors of a witness that
+    /// disagrees).
+    pub others: Vec<BusyProcess>,
     pub failure: Option<IoFailure>,
     pub setup_error: Option<String>,
     /// The admin stopped the run.
@@ -186,6 +191,8 @@ pub struct RunOutcome {
     pub latency_definition: &'static str,
     /// Things said about the run as a whole (engine fallback, say).
     pub notes: Vec<String>,
+    /// I/O on the device by others just before the first phase, when there was any.
+    pub background: Option<BackgroundIo>,
     pub phases: Vec<PhaseResult>,
     pub stopped: bool,
 }

@@ -21,7 +21,9 @@ use super::spec::{EngineKind, Job, Phase, Plan};
 use super::stats::{BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION};
 use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, run_worker};
 use crate::model::DevNum;
+use crate::model::activity::{BackgroundIo, ProcessIo, busy_between};
 use crate::sys::SysRoot;
+use crate::sys::activity;
 use crate::sys::direct;
 use crate::sys::parse::DiskStat;
 use crate::sys::privilege::process_cpu_time;
@@ -158,6 +160,13 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
              outstanding I/O"
         ));
     }
+    let background = input
+        .stat
+        .as_ref()
+        .and_then(|s| look_for_background_io(s, stop));
+    if let Some(b) = &background {
+        notes.push(b.describe());
+    }
     let count = input.plan.phases.len();
     let mut phases = Vec::with_capacity(count);
     for (index, phase) in input.plan.phases.iter().enumerate() {
@@ -186,6 +195,7 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
         engine,
         latency_definition: LATENCY_DEFINITION,
         notes,
+        background,
         stopped: stop.load(Ordering::Relaxed) && phases.iter().all(PhaseResult::ok),
         phases,
     }
@@ -513,6 +523,43 @@ impl Aggregator {
     }
 }
 
+/// How long the device is watched for other I/O before the first phase.
+const BACKGROUND_LOOK: Duration = Duration::from_millis(200);
+
+/// Watches the device for `BACKGROUND_LOOK` before the run does any I/O: what the kernel
+/// counts meanwhile is someone else's, and the processes that have the device (or a file on
+/// it) open and did I/O meanwhile are named. `None` when the device was idle.
+fn look_for_background_io(s: &StatSource, stop: &AtomicBool) -> Option<BackgroundIo> {
+    let family = activity::device_family(&s.root, s.dev);
+    let openers = activity::openers(&family);
+    let io0 = activity::io_counters(&openers);
+    let before = s.root.dev_stat(s.dev).ok()?;
+    let t0 = Instant::now();
+    while t0.elapsed() < BACKGROUND_LOOK && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after = s.root.dev_stat(s.dev).ok()?;
+    let window_s = t0.elapsed().as_secs_f64();
+    let read = after.read_sectors.saturating_sub(before.read_sectors) * 512;
+    let written = after.write_sectors.saturating_sub(before.write_sectors) * 512;
+    (read + written > 0).then(|| BackgroundIo {
+        device: s.name.clone(),
+        window_s,
+        read_bytes: read,
+        written_bytes: written,
+        processes: busy_between(&io0, &activity::io_counters(&openers)),
+    })
+}
+
+/// The processes that have the device or a file on it open, and their I/O counters now: the
+/// start of a phase's look at who else did I/O.
+fn others_at_start(stat: &Option<StatSource>) -> Vec<ProcessIo> {
+    stat.as_ref().map_or_else(Vec::new, |s| {
+        let openers = activity::openers(&activity::device_family(&s.root, s.dev));
+        activity::io_counters(&openers)
+    })
+}
+
 fn read_stat(stat: &Option<StatSource>) -> Option<DiskStat> {
     stat.as_ref().and_then(|s| s.root.dev_stat(s.dev).ok())
 }
@@ -554,6 +601,8 @@ fn run_phase(
     } = spawn_workers(input, &run_job, engine, &gate, &tx, stop);
     drop(tx);
 
+    // Who else has the device open, and their counters, while the warm-up runs.
+    let others0 = others_at_start(&input.stat);
     // Warm-up done and drained everywhere: read the counters, then let the workers measure.
     gate.wait_all();
     let before = read_stat(&input.stat);
@@ -624,6 +673,10 @@ fn run_phase(
         f.facts = Some(failure_facts(input));
     }
     let after = read_stat(&input.stat);
+    let others = {
+        let openers: Vec<(u32, String)> = others0.iter().map(|p| (p.pid, p.name.clone())).collect();
+        busy_between(&others0, &activity::io_counters(&openers))
+    };
     let seconds = (t_end - t0).as_secs_f64();
     agg.finish(seconds, &mut points);
     send_points(&input.events, index, &mut points);
@@ -720,6 +773,7 @@ fn run_phase(
         series: agg.series,
         witness,
         witness_note,
+        others,
         stopped: stop.load(Ordering::Relaxed) && failure.is_none() && setup_error.is_none(),
         failure,
         setup_error,

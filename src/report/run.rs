@@ -257,6 +257,20 @@ fn witness_lines(out: &mut String, p: &PhaseResult) {
         }
         (None, None) => {}
     }
+    if let Some(line) = others_line(p) {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// "others: dd (pid 812): 1.2 GiB read - they have the device open and did I/O meanwhile",
+/// for a phase during which other processes did I/O; every screen words it so.
+pub fn others_line(p: &PhaseResult) -> Option<String> {
+    (!p.others.is_empty()).then(|| {
+        format!(
+            "others: {} - they have the device open and did I/O during the test",
+            crate::model::activity::describe_busy(&p.others)
+        )
+    })
 }
 
 /// What a CPU-bound phase means, in the words every screen uses.
@@ -996,6 +1010,7 @@ mod tests {
             series: BoundedSeries::new(4),
             witness: None,
             witness_note: None,
+            others: Vec::new(),
             failure: None,
             setup_error: None,
             stopped: false,
@@ -1025,6 +1040,7 @@ mod tests {
                 engine,
                 latency_definition: LATENCY_DEFINITION,
                 notes: Vec::new(),
+                background: None,
                 phases: vec![result],
                 stopped: false,
             },

@@ -164,7 +164,7 @@ pub fn identify(path: &Path) -> io::Result<PathKind> {
     }
 }
 
-fn devnum(raw: u64) -> DevNum {
+pub(crate) fn devnum(raw: u64) -> DevNum {
     DevNum {
         major: nix::sys::stat::major(raw) as u32,
         minor: nix::sys::stat::minor(raw) as u32,

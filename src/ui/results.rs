@@ -12,7 +12,7 @@ use crate::bench::outcome::RunReport;
 use crate::bench::plan::Access;
 use crate::bench::spec::{PhaseTag, sweep_column};
 use crate::model::Bytes;
-use crate::report::run::{CPU_BOUND_NOTE, phase_engine_label};
+use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if app.results.records.is_empty() {
@@ -133,6 +133,20 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
         .any(|p| p.cpu_bound)
     {
         lines.push(Line::from(Span::styled(CPU_BOUND_NOTE, theme::warn())));
+    }
+    // Others' I/O on the device, before the run or during a phase: the figures are skewed.
+    let last = r.runs.last();
+    for line in last
+        .and_then(|run| run.outcome.background.as_ref())
+        .map(|b| b.short())
+        .into_iter()
+        .chain(
+            last.into_iter()
+                .flat_map(|run| run.outcome.phases.iter().filter_map(others_line))
+                .take(1),
+        )
+    {
+        lines.push(Line::from(Span::styled(line, theme::warn())));
     }
     if let Some(e) = &r.error {
         lines.push(Line::from(Span::styled(
