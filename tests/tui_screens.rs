@@ -1192,6 +1192,30 @@ fn size_sweep_chart_marks_the_knee_the_cli_reports() {
         cli.contains("# knee: fwd_rd 128k, bwd_rd 128k, rnd_rd still rising at 1M"),
         "{cli}"
     );
+    // The JSON (and the TUI's export, which is the same text) gives the same knees.
+    let json = disktriage::report::export::render(std::slice::from_ref(&sweep), ExportFormat::Json)
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let knees: Vec<(String, serde_json::Value, bool)> = json["knees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["series"].as_str().unwrap().to_string(),
+                k["knee"].clone(),
+                k["still_rising"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        knees,
+        [
+            ("fwd_rd".into(), 131072.into(), false),
+            ("bwd_rd".into(), 131072.into(), false),
+            ("rnd_rd".into(), serde_json::Value::Null, true),
+        ]
+    );
     for legend in [
         "F forward knee 128k",
         "B backward knee 128k",
@@ -1314,4 +1338,26 @@ fn sweeps_and_cdm_draw_their_finished_phases_live() {
     assert!(s.contains("3400.00") && s.contains("1800.00"), "{s}");
     assert!(s.contains("SEQ128K") && !s.contains("450.00"), "{s}");
     snap("live_cdm_grid", &app);
+}
+
+#[test]
+fn full_report_of_a_repeated_sweep_gives_the_knee_the_chart_marks() {
+    let mut app = app_with("host-loop-zram", true);
+    app.values.repeats = 2;
+    finish_with(
+        &mut app,
+        TestName::SizeSweep,
+        false,
+        &disk_like_size_sweep("loop0"),
+    );
+    keys(&mut app, "4");
+    let chart = screen(&app, 80, 25);
+    assert!(chart.contains("F forward knee 128k"), "{chart}");
+    let record = &app.results.records[0];
+    assert_eq!(record.runs.len(), 2);
+    let report = record.report_text();
+    assert!(
+        report.contains("knee of the means: fwd_rd 128k, bwd_rd 128k, rnd_rd still rising at 1M"),
+        "{report}"
+    );
 }

@@ -209,6 +209,16 @@ impl RunRecord {
                     .map_or(String::new(), |p| format!(", p99 {:.3} ms", p.mean))
             );
         }
+        // A sweep's knee over the means: the one the charts mark.
+        let knees: Vec<String> = crate::bench::curve::curves(&self.samples())
+            .iter()
+            .filter(|c| c.knee.is_some())
+            .map(|c| format!("{} {}", c.name, c.knee_text()))
+            .collect();
+        if !knees.is_empty() {
+            let _ = writeln!(out, "  knee of the means: {}", knees.join(", "));
+            let _ = writeln!(out, "  (knee: {})", crate::bench::curve::KNEE_RULE);
+        }
         for (i, r) in self.runs.iter().enumerate() {
             let _ = write!(
                 out,
