@@ -1219,7 +1219,7 @@ fn size_sweep_chart_marks_the_knee_the_cli_reports() {
     for legend in [
         "F forward knee 128k",
         "B backward knee 128k",
-        "R random knee still rising at 1M",
+        "R random still rising at 1M",
     ] {
         assert!(s.contains(legend), "{legend} missing:\n{s}");
     }

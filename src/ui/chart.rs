@@ -20,7 +20,7 @@ use ratatui::widgets::{
 
 use super::{count, theme};
 use crate::bench::catalog::TestName;
-use crate::bench::curve::{self, Curve, Panel, PhaseSample, XAxis};
+use crate::bench::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
 use crate::bench::spec::{PhaseTag, Plan};
 use crate::report::run::{cdm_iops, cdm_mbps, cdm_ms};
 
@@ -180,7 +180,17 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
         })
         .collect();
     let mut datasets = Vec::new();
-    // Drop lines first, the lines over them, the letters on top of everything.
+    // The lines, the knees' drop lines over them (so a knee shows where lines crowd), the
+    // letters on top of everything.
+    for (c, d) in curves.iter().zip(&lines) {
+        datasets.push(
+            Dataset::default()
+                .marker(theme::marker(console))
+                .graph_type(GraphType::Line)
+                .style(colour(c.letter))
+                .data(d),
+        );
+    }
     for (c, k) in curves.iter().zip(&knees) {
         if k[0].0.is_finite() {
             datasets.push(
@@ -191,15 +201,6 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
                     .data(k),
             );
         }
-    }
-    for (c, d) in curves.iter().zip(&lines) {
-        datasets.push(
-            Dataset::default()
-                .marker(theme::marker(console))
-                .graph_type(GraphType::Line)
-                .style(colour(c.letter))
-                .data(d),
-        );
     }
     for (c, d) in curves.iter().zip(&lines) {
         datasets.push(
@@ -295,8 +296,10 @@ fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
     let mut used = 0usize;
     for c in curves {
         let mut text = format!(" {}", c.legend);
-        if c.knee.is_some() {
-            text.push_str(&format!(" knee {}", c.knee_text()));
+        match c.knee {
+            Some(Knee::At(_)) => text.push_str(&format!(" knee {}", c.knee_text())),
+            Some(_) => text.push_str(&format!(" {}", c.knee_text())),
+            None => {}
         }
         let w = 1 + text.len() + 2;
         if used > 0 && used + w > width as usize {

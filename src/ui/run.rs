@@ -27,6 +27,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rest = area.height.saturating_sub(6);
     let (charts_c, lat_c) = match drawing {
         None => (Constraint::Min(6), Constraint::Min(6)),
+        // On a small screen the chart needs the rows more than the time charts do (the
+        // figures under it still give the current phase's rate).
+        Some(Drawing::Sweep) if area.height < 30 => (Constraint::Length(0), Constraint::Min(0)),
         Some(Drawing::Sweep) => (Constraint::Length((rest / 3).max(7)), Constraint::Min(0)),
         Some(Drawing::Cdm) => (
             Constraint::Min(6),
