@@ -298,8 +298,8 @@ fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
         let mut text = format!(" {}", c.legend);
         match c.knee {
             Some(Knee::At(_)) => text.push_str(&format!(" knee {}", c.knee_text())),
-            Some(_) => text.push_str(&format!(" {}", c.knee_text())),
-            None => {}
+            Some(Knee::StillRising) => text.push_str(&format!(" {}", c.knee_text())),
+            Some(Knee::TooFew) | None => {}
         }
         let w = 1 + text.len() + 2;
         if used > 0 && used + w > width as usize {
