@@ -1361,3 +1361,55 @@ fn full_report_of_a_repeated_sweep_gives_the_knee_the_chart_marks() {
         "{report}"
     );
 }
+
+#[test]
+fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
+    use disktriage::bench::spec::{self, TargetFacts, TestParams};
+    let params = TestParams {
+        include_writes: true,
+        min_bs: Some(64 << 10),
+        max_bs: Some(1 << 20),
+        ..Default::default()
+    };
+    let facts = TargetFacts {
+        size: 64 << 20,
+        logical_block_size: 512,
+        max_request: Some(1280 << 10),
+        is_file: false,
+    };
+    let plan = spec::build_plan(TestName::SizeSweep, &params, &facts, true).unwrap();
+    let mut sweep = report_phases(TestName::SizeSweep, "loop0", "none", |_| (1.0, 1.0));
+    // Reads level off at 512k; writes, slower, are still climbing at 1M.
+    sweep.outcome.phases = plan
+        .phases
+        .iter()
+        .map(|ph| {
+            let steps = (ph.job.bs >> 16).ilog2() as f64; // 64k = 0, 1M = 4
+            let mbps = if ph.label.contains("_wt") {
+                300.0 * (steps + 1.0)
+            } else {
+                2000.0 - 1000.0 * (-(steps + 1.0)).exp2() * 2.0
+            };
+            phase_result(ph, mbps, 0.5)
+        })
+        .collect();
+    sweep.plan = plan;
+    let mut app = app_with("host-loop-zram", true);
+    finish_with(&mut app, TestName::SizeSweep, false, &sweep);
+    keys(&mut app, "4");
+    let cli = disktriage::report::run::render_text(&sweep);
+    assert!(
+        cli.contains("# knee: fwd_rd 512k, bwd_rd 512k, rnd_rd 512k, fwd_wt still rising at 1M"),
+        "{cli}"
+    );
+    let s = screen(&app, 132, 43);
+    for text in [
+        "Read MB/s by request size",
+        "Write MB/s by request size",
+        "F forward knee 512k",
+        "F forward still rising at 1M",
+    ] {
+        assert!(s.contains(text), "{text} missing:\n{s}");
+    }
+    snap("sweep_chart_writes", &app);
+}
