@@ -1413,3 +1413,13 @@ fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
     }
     snap("sweep_chart_writes", &app);
 }
+
+#[test]
+fn cli_sweep_tables_end_with_the_knees() {
+    let size = disktriage::report::run::render_text(&disk_like_size_sweep("loop0"));
+    insta::assert_snapshot!("cli_size_sweep_table", size);
+    let qd = disktriage::report::run::render_text(&ssd_like_qd_sweep("loop0"));
+    assert!(qd.contains("Knee Small IOPS=83746 @ QD 8"), "{qd}");
+    assert!(qd.contains("Knee Large MBPS=2700.11 @ QD 4"), "{qd}");
+    insta::assert_snapshot!("cli_qd_sweep_table", qd);
+}
