@@ -1,6 +1,7 @@
 //! The I/O test engine: the catalogue, plans, workers, statistics and the runner.
 
 pub mod catalog;
+pub mod curve;
 pub mod engine;
 pub mod family;
 pub mod gate;

@@ -1,6 +1,7 @@
 //! Drawing: `render(&App, &mut Frame)` turns the state into a screen. It reads the state and
 //! never changes it, and it never reads the clock (the app's `now` is its time).
 
+mod chart;
 mod compare;
 mod devices;
 mod dialogs;

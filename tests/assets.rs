@@ -137,28 +137,16 @@ fn compare() -> App {
     app
 }
 
-/// A request-size sweep (diskperf) in Results. There is no sweep chart screen yet: the
-/// table of MB/s by request size and direction is what the TUI shows of a sweep.
+/// A request-size sweep (diskperf) in Results: its chart, MB/s against the request size for
+/// forward, backward and random reads, with the knees.
 fn sweep() -> App {
     let mut app = app_with("host-loop-zram", true);
-    // The same plan report_phases builds: phase i is one request size in one direction.
-    let phases = plan(TestName::SizeSweep).phases;
-    let sweep = report_phases(TestName::SizeSweep, "loop0", "none", |i| {
-        // Throughput grows with the request size and levels off, as on a disk; backward
-        // costs a little, random offsets cost most at small requests.
-        let phase = &phases[i];
-        let steps = (phase.job.bs / 4096).max(1).ilog2() as f64; // 4k = 0, 1M = 8
-        let level = 2400.0 * (1.0 - (-(steps + 1.0) / 2.5).exp());
-        let cost = if phase.label.contains("rnd") {
-            0.35 + 0.65 * steps / 8.0
-        } else if phase.label.contains("bwd") {
-            0.93
-        } else {
-            1.0
-        };
-        (level * cost, 0.5)
-    });
-    finish_with(&mut app, TestName::SizeSweep, false, &sweep);
+    finish_with(
+        &mut app,
+        TestName::SizeSweep,
+        false,
+        &disk_like_size_sweep("loop0"),
+    );
     keys(&mut app, "4");
     app
 }
@@ -224,6 +212,8 @@ fn the_screenshots_show_what_their_names_say() {
     );
     let sweep = text(find("sweep"));
     assert!(sweep.contains("size-sweep"), "{sweep}");
+    assert!(sweep.contains("Read MB/s by request size"), "{sweep}");
+    assert!(sweep.contains("F forward knee 128k"), "{sweep}");
 }
 
 #[test]

@@ -520,3 +520,87 @@ fn root_tmux_hangup_restores_the_scheduler_without_aborting() {
         journal_entries(&journal)
     );
 }
+
+#[test]
+fn root_tmux_size_sweep_is_charted_live_and_its_export_gives_the_same_knees() {
+    let test = "root_tmux_size_sweep_is_charted_live_and_its_export_gives_the_same_knees";
+    let Some(_one_at_a_time) = prerequisites(test) else {
+        return;
+    };
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let tmux = Tmux {
+        socket: format!("disktriage-test-sweep-{}", std::process::id()),
+    };
+    // Exports go to the current directory: the scratch one.
+    let cmd = format!(
+        "cd {dir} && {bin} --journal-dir {dir}/journal; echo EXITED-$?; sleep 60",
+        dir = dir.path().display(),
+        bin = env!("CARGO_BIN_EXE_disktriage"),
+    );
+    tmux.start_shell(&["TERM=linux"], &cmd);
+    tmux.select(&l.name);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Parameters", Duration::from_secs(2), "test picker");
+    // size-sweep is the 11th test; 64k..256k, 1 s a point, no warm-up.
+    for _ in 0..10 {
+        tmux.keys(&["Down"]);
+    }
+    tmux.wait_for("┌ size-sweep ", Duration::from_secs(2), "size-sweep chosen");
+    tmux.keys(&[
+        // Fields: smallest size, largest size, queue depth, duration, warm-up.
+        "Enter", "Enter", "6", "4", "k", "Enter", "Down", "Enter", "2", "5", "6", "k", "Enter",
+        "Down", "Down", "Enter", "1", "Enter", "Down", "Enter", "0", "Enter",
+    ]);
+    let s = tmux.wait_for("largest size    256k", Duration::from_secs(2), "sizes set");
+    assert!(s.contains("smallest size   64k"), "{s}");
+    assert!(s.contains("warm-up         0s"), "{s}");
+    tmux.keys(&["r"]);
+    // Live: the chart grows as the sizes finish.
+    let s = tmux.wait_for(
+        "Read MB/s by request size",
+        Duration::from_secs(30),
+        "the chart while the sweep runs",
+    );
+    assert!(s.contains("RUNNING") || s.contains("finished"), "{s}");
+    let s = tmux.wait_for(
+        &format!("#1 256k rnd_rd on {} finished", l.name),
+        Duration::from_secs(60),
+        "sweep finished",
+    );
+    // On the console: letters and half blocks, never braille.
+    assert!(
+        !s.chars().any(|c| ('\u{2800}'..='\u{28FF}').contains(&c)),
+        "{s}"
+    );
+    for letter in ["F forward", "B backward", "R random"] {
+        assert!(s.contains(letter), "{letter}:\n{s}");
+    }
+
+    // Results draws the same chart; its legend's knees are the export's.
+    tmux.keys(&["4"]);
+    let s = tmux.wait_for("Results (", Duration::from_secs(2), "results");
+    assert!(s.contains("Read MB/s by request size"), "{s}");
+    tmux.keys(&["e"]);
+    tmux.keys(&["j"]);
+    tmux.wait_for("exported to", Duration::from_secs(5), "exported");
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the export");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let knees = json["knees"].as_array().expect("knees in the export");
+    assert_eq!(knees.len(), 3, "{json}");
+    for (k, name) in knees.iter().zip(["forward", "backward", "random"]) {
+        let legend = match k["knee"].as_u64() {
+            Some(bytes) => format!("{name} knee {}", disktriage::model::Bytes(bytes).short()),
+            None if k["still_rising"] == true => format!("{name} still rising at 256k"),
+            None => panic!("{k}"),
+        };
+        assert!(s.contains(&legend), "{legend} (from the export):\n{s}");
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+}

@@ -619,14 +619,34 @@ fn results_summarise_every_phase_of_a_cdm_and_a_sweep() {
     finish_with(&mut app, TestName::Cdm, false, &cdm);
     keys(&mut app, "4");
     let s = screen(&app, 80, 25);
-    // The grid of every phase, read and write side by side.
+    // CrystalDiskMark's grid: each row's read and write side by side, IOPS and latency under
+    // the MB/s.
     for row in [
-        "SEQ1M Q8T1        3400.0     2900.0       3242       2766",
-        "SEQ1M Q1T1        1800.0     1700.0       1717       1621",
-        "RND4K Q32T1        450.0      380.0     109.9k      92.8k",
-        "RND4K Q1T1          55.0      160.0      13.4k      39.1k",
+        "│                          Read MB/s                 Write MB/s                │",
+        "│SEQ1M                       3400.00                    2900.00                │",
+        "│Q8T1             3242 IOPS 0.167 ms         2766 IOPS 0.167 ms                │",
+        "│RND4K                         55.00                     160.00                │",
+        "│Q1T1            13428 IOPS 0.167 ms        39062 IOPS 0.167 ms                │",
     ] {
         assert!(s.contains(row), "{row} missing:\n{s}");
+    }
+    // Figure for figure the CLI's grid (MB/s, IOPS, mean ms of read and write).
+    let cli = disktriage::report::run::render_text(&cdm);
+    let rows: Vec<&str> = cli
+        .lines()
+        .filter(|l| l.starts_with("SEQ") || l.starts_with("RND"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{cli}");
+    for (w, h) in SIZES {
+        let s = screen(&app, w, h);
+        for row in &rows {
+            for figure in row.split_whitespace().skip(2) {
+                let whole = [" ", "│"]
+                    .iter()
+                    .any(|end| s.contains(&format!(" {figure}{end}")));
+                assert!(whole, "{figure} of {row}:\n{s}");
+            }
+        }
     }
     // The row summarises all phases, and says so.
     assert!(s.contains("cdm on /dev/loop0: 8 phases"), "{s}");
@@ -642,10 +662,12 @@ fn results_summarise_every_phase_of_a_cdm_and_a_sweep() {
     let s = screen(&app, 80, 25);
     let last = sweep.outcome.phases.last().unwrap();
     assert!(s.contains("1M"), "{s}");
+    // The row's peak; the curves are in the chart.
     assert!(
         s.contains(&format!("{:.1}", last.bytes_per_sec() / 1e6)),
         "{s}"
     );
+    assert!(s.contains("Read MB/s by request size"), "{s}");
     snap("results_sweep", &app);
 }
 
@@ -1160,4 +1182,265 @@ fn a_cpu_bound_run_says_so_on_results_and_in_the_full_report() {
     complete_run(&mut app, "none", 512.0, 0.060);
     keys(&mut app, "4");
     assert!(!screen(&app, 80, 25).contains("CPU-bound"));
+}
+
+/// ASCII, box drawing and the CP437 block elements: what the Linux console's fonts have.
+fn console_glyph(c: char) -> bool {
+    c.is_ascii() || ('\u{2500}'..='\u{257F}').contains(&c) || "█▀▄▌▐░▒▓".contains(c)
+}
+
+fn assert_console_glyphs(app: &App) {
+    for (w, h) in SIZES {
+        for sym in symbols(app, w, h) {
+            assert!(
+                sym.chars().all(console_glyph),
+                "glyph {sym:?} is not on the Linux console"
+            );
+        }
+    }
+}
+
+#[test]
+fn size_sweep_chart_marks_the_knee_the_cli_reports() {
+    let mut app = app_with("host-loop-zram", true);
+    let sweep = disk_like_size_sweep("loop0");
+    finish_with(&mut app, TestName::SizeSweep, false, &sweep);
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    // One letter per curve, the knee of each in the legend: the knee the CLI prints.
+    let cli = disktriage::report::run::render_text(&sweep);
+    assert!(
+        cli.contains("# knee: fwd_rd 128k, bwd_rd 128k, rnd_rd still rising at 1M"),
+        "{cli}"
+    );
+    // The JSON (and the TUI's export, which is the same text) gives the same knees.
+    let json = disktriage::report::export::render(std::slice::from_ref(&sweep), ExportFormat::Json)
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let knees: Vec<(String, serde_json::Value, bool)> = json["knees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["series"].as_str().unwrap().to_string(),
+                k["knee"].clone(),
+                k["still_rising"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        knees,
+        [
+            ("fwd_rd".into(), 131072.into(), false),
+            ("bwd_rd".into(), 131072.into(), false),
+            ("rnd_rd".into(), serde_json::Value::Null, true),
+        ]
+    );
+    for legend in [
+        "F forward knee 128k",
+        "B backward knee 128k",
+        "R random still rising at 1M",
+    ] {
+        assert!(s.contains(legend), "{legend} missing:\n{s}");
+    }
+    // The axes say what they measure, the x labels are the request sizes.
+    assert!(s.contains("Read MB/s by request size"), "{s}");
+    assert!(s.contains("MB/s") && s.contains("size"), "{s}");
+    assert!(s.contains("4k") && s.contains("1M"), "{s}");
+    snap("sweep_chart", &app);
+    // On the console: the same chart in half blocks and letters, no braille.
+    app.console = true;
+    assert_console_glyphs(&app);
+    insta::assert_snapshot!("sweep_chart_console_80x25", screen(&app, 80, 25));
+    insta::assert_snapshot!("sweep_chart_console_132x43", screen(&app, 132, 43));
+}
+
+#[test]
+fn qd_sweep_charts_iops_mbps_and_latency_with_the_knees() {
+    let mut app = app_with("host-loop-zram", true);
+    let sweep = ssd_like_qd_sweep("loop0");
+    finish_with(&mut app, TestName::QdSweep, false, &sweep);
+    keys(&mut app, "4");
+    let cli = disktriage::report::run::render_text(&sweep);
+    let s = screen(&app, 132, 43);
+    for (cli_line, legend) in [
+        ("Knee Small IOPS=", "S IOPS knee QD "),
+        ("Knee Large MBPS=", "L MB/s knee QD "),
+    ] {
+        let at = cli
+            .lines()
+            .find(|l| l.starts_with(cli_line))
+            .and_then(|l| l.split("@ QD ").nth(1))
+            .unwrap_or_else(|| panic!("{cli_line} missing:\n{cli}"));
+        assert!(s.contains(&format!("{legend}{at}")), "{legend}{at}:\n{s}");
+    }
+    for title in [
+        "Small random IOPS by QD",
+        "Large sequential MB/s by QD",
+        "latency ms",
+    ] {
+        assert!(s.contains(title), "{title} missing:\n{s}");
+    }
+    assert!(s.contains("M mean") && s.contains("P p99"), "{s}");
+    snap("qd_sweep_chart", &app);
+    app.console = true;
+    assert_console_glyphs(&app);
+    insta::assert_snapshot!("qd_sweep_chart_console_80x25", screen(&app, 80, 25));
+}
+
+/// Feeds a started multi-phase run its phases up to `upto` (exclusive), each with a few
+/// points and its result, and starts the next one.
+fn feed_phases(app: &mut App, report: &disktriage::bench::outcome::RunReport, upto: usize) {
+    use disktriage::bench::runner::RunEvent;
+    app.update(Msg::RunStarted {
+        target: Box::new(report.target.clone()),
+        plan: Box::new(report.plan.clone()),
+        notes: vec![],
+    });
+    let count = report.plan.phases.len();
+    for (index, p) in report.outcome.phases.iter().enumerate().take(upto + 1) {
+        app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+            index,
+            count,
+            label: p.label.clone(),
+            job: Box::new(p.job.clone()),
+        })));
+        app.update(Msg::Run(Box::new(RunEvent::Measuring {
+            index,
+            engine: Box::new(qd1_choice()),
+        })));
+        for i in 0..6 {
+            app.update(Msg::Run(Box::new(RunEvent::Point {
+                index,
+                point: point(i, p.bytes_per_sec() / 1e6),
+            })));
+        }
+        if index < upto {
+            app.update(Msg::Run(Box::new(RunEvent::PhaseFinished {
+                index,
+                result: Box::new(p.clone()),
+            })));
+        }
+    }
+    tick(app, 30.0);
+}
+
+#[test]
+fn sweeps_and_cdm_draw_their_finished_phases_live() {
+    // A size sweep 2/3 through: the sizes done are charted, the rest are not yet.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::SizeSweep);
+    keys(&mut app, "r");
+    let sweep = disk_like_size_sweep("loop0");
+    feed_phases(&mut app, &sweep, 18);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("phase 19/27"), "{s}");
+    assert!(s.contains("Read MB/s by request size"), "{s}");
+    assert!(
+        s.contains("4k") && s.contains("128k") && !s.contains(" 1M"),
+        "{s}"
+    );
+    snap("live_sweep_chart", &app);
+    app.console = true;
+    assert_console_glyphs(&app);
+    insta::assert_snapshot!("live_sweep_chart_console_80x25", screen(&app, 80, 25));
+
+    // CrystalDiskMark: the rows done have figures, the others wait.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::CdmNvme);
+    keys(&mut app, "r");
+    let cdm = report_phases(TestName::CdmNvme, "loop0", "none", |i| (CDM_MBPS[i], 0.5));
+    feed_phases(&mut app, &cdm, 3);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("CrystalDiskMark: cdm-nvme"), "{s}");
+    assert!(s.contains("3400.00") && s.contains("1800.00"), "{s}");
+    assert!(s.contains("SEQ128K") && !s.contains("450.00"), "{s}");
+    snap("live_cdm_grid", &app);
+}
+
+#[test]
+fn full_report_of_a_repeated_sweep_gives_the_knee_the_chart_marks() {
+    let mut app = app_with("host-loop-zram", true);
+    app.values.repeats = 2;
+    finish_with(
+        &mut app,
+        TestName::SizeSweep,
+        false,
+        &disk_like_size_sweep("loop0"),
+    );
+    keys(&mut app, "4");
+    let chart = screen(&app, 80, 25);
+    assert!(chart.contains("F forward knee 128k"), "{chart}");
+    let record = &app.results.records[0];
+    assert_eq!(record.runs.len(), 2);
+    let report = record.report_text();
+    assert!(
+        report.contains("knee of the means: fwd_rd 128k, bwd_rd 128k, rnd_rd still rising at 1M"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
+    use disktriage::bench::spec::{self, TargetFacts, TestParams};
+    let params = TestParams {
+        include_writes: true,
+        min_bs: Some(64 << 10),
+        max_bs: Some(1 << 20),
+        ..Default::default()
+    };
+    let facts = TargetFacts {
+        size: 64 << 20,
+        logical_block_size: 512,
+        max_request: Some(1280 << 10),
+        is_file: false,
+    };
+    let plan = spec::build_plan(TestName::SizeSweep, &params, &facts, true).unwrap();
+    let mut sweep = report_phases(TestName::SizeSweep, "loop0", "none", |_| (1.0, 1.0));
+    // Reads level off at 512k; writes, slower, are still climbing at 1M.
+    sweep.outcome.phases = plan
+        .phases
+        .iter()
+        .map(|ph| {
+            let steps = (ph.job.bs >> 16).ilog2() as f64; // 64k = 0, 1M = 4
+            let mbps = if ph.label.contains("_wt") {
+                300.0 * (steps + 1.0)
+            } else {
+                2000.0 - 1000.0 * (-(steps + 1.0)).exp2() * 2.0
+            };
+            phase_result(ph, mbps, 0.5)
+        })
+        .collect();
+    sweep.plan = plan;
+    let mut app = app_with("host-loop-zram", true);
+    finish_with(&mut app, TestName::SizeSweep, false, &sweep);
+    keys(&mut app, "4");
+    let cli = disktriage::report::run::render_text(&sweep);
+    assert!(
+        cli.contains("# knee: fwd_rd 512k, bwd_rd 512k, rnd_rd 512k, fwd_wt still rising at 1M"),
+        "{cli}"
+    );
+    let s = screen(&app, 132, 43);
+    for text in [
+        "Read MB/s by request size",
+        "Write MB/s by request size",
+        "F forward knee 512k",
+        "F forward still rising at 1M",
+    ] {
+        assert!(s.contains(text), "{text} missing:\n{s}");
+    }
+    snap("sweep_chart_writes", &app);
+}
+
+#[test]
+fn cli_sweep_tables_end_with_the_knees() {
+    let size = disktriage::report::run::render_text(&disk_like_size_sweep("loop0"));
+    insta::assert_snapshot!("cli_size_sweep_table", size);
+    let qd = disktriage::report::run::render_text(&ssd_like_qd_sweep("loop0"));
+    assert!(qd.contains("Knee Small IOPS=83746 @ QD 8"), "{qd}");
+    assert!(qd.contains("Knee Large MBPS=2700.11 @ QD 4"), "{qd}");
+    insta::assert_snapshot!("cli_qd_sweep_table", qd);
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::keys::Action;
 use super::{App, Overlay, Screen};
 use crate::bench::catalog::{TestName, Writes};
+use crate::bench::curve::PhaseSample;
 use crate::bench::engine::EngineChoice;
 use crate::bench::outcome::RunReport;
 use crate::bench::outcome::TargetInfo;
@@ -17,6 +18,7 @@ use crate::bench::session::RunRequest;
 use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
 use crate::event::{Cmd, TaskError};
+use crate::report::run::rate_meaningful;
 
 use super::devices::DriveState;
 use super::records::RunRecord;
@@ -118,6 +120,9 @@ pub struct LiveRun {
     pub temps: VecDeque<(f64, i64)>,
     /// The engine of the phase being measured, and why (known once the warm-up is over).
     pub engine: Option<EngineChoice>,
+    /// The phases of this repeat that finished with a rate, for the sweep charts and the
+    /// CrystalDiskMark grid while the run goes.
+    pub done: Vec<PhaseSample>,
 }
 
 impl LiveRun {
@@ -151,6 +156,7 @@ impl LiveRun {
             drive_cache: None,
             temps: VecDeque::new(),
             engine: None,
+            done: Vec::new(),
         }
     }
 
@@ -172,6 +178,9 @@ impl LiveRun {
                 label,
                 job,
             } => {
+                if index == 0 {
+                    self.done.clear();
+                }
                 self.phase = index;
                 self.phases = count;
                 self.label = label;
@@ -203,7 +212,13 @@ impl LiveRun {
                 }
                 self.points.push_back(point);
             }
-            RunEvent::PhaseFinished { .. } => {}
+            RunEvent::PhaseFinished { result, .. } => {
+                if rate_meaningful(result.read.ops + result.write.ops, result.seconds)
+                    && let Some(sample) = PhaseSample::of(&result)
+                {
+                    self.done.push(sample);
+                }
+            }
         }
     }
 

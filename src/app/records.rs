@@ -5,6 +5,7 @@
 use super::keys::Action;
 use super::{App, Overlay, Screen, scroll, step};
 use crate::bench::catalog::TestName;
+use crate::bench::curve::PhaseSample;
 use crate::bench::outcome::PhaseResult;
 use crate::bench::outcome::RunReport;
 use crate::bench::session::RunRequest;
@@ -130,6 +131,14 @@ impl RunRecord {
             .collect()
     }
 
+    /// Every phase with a rate, as the charts and grids read them.
+    pub fn samples(&self) -> Vec<PhaseSample> {
+        self.figures()
+            .iter()
+            .filter_map(PhaseFigures::sample)
+            .collect()
+    }
+
     /// The headline phase (the first one).
     pub fn headline(&self) -> Option<PhaseFigures> {
         self.figures().into_iter().next()
@@ -200,6 +209,16 @@ impl RunRecord {
                     .map_or(String::new(), |p| format!(", p99 {:.3} ms", p.mean))
             );
         }
+        // A sweep's knee over the means: the one the charts mark.
+        let knees: Vec<String> = crate::bench::curve::curves(&self.samples())
+            .iter()
+            .filter(|c| c.knee.is_some())
+            .map(|c| format!("{} {}", c.name, c.knee_text()))
+            .collect();
+        if !knees.is_empty() {
+            let _ = writeln!(out, "  knee of the means: {}", knees.join(", "));
+            let _ = writeln!(out, "  (knee: {})", crate::bench::curve::KNEE_RULE);
+        }
         for (i, r) in self.runs.iter().enumerate() {
             let _ = write!(
                 out,
@@ -213,6 +232,20 @@ impl RunRecord {
 }
 
 impl PhaseFigures {
+    /// The phase as the sweep charts and the CrystalDiskMark grid read it: the means over
+    /// the repeats (with one repeat, the very figures of the CLI's table). None when too few
+    /// I/Os for a rate, as the CLI's knee leaves such a phase out too.
+    pub fn sample(&self) -> Option<PhaseSample> {
+        self.rates_meaningful().then(|| PhaseSample {
+            tag: self.tag.clone(),
+            bs: self.bs,
+            mbps: self.mbps.mean,
+            iops: self.iops.mean,
+            mean_ms: self.mean_ms.map(|s| s.mean),
+            p99_ms: self.p99_ms.map(|s| s.mean),
+        })
+    }
+
     /// Are MB/s and IOPS worth showing (enough I/Os over enough time)?
     pub fn rates_meaningful(&self) -> bool {
         crate::report::run::rate_meaningful(self.ops, self.seconds)

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::bench::catalog::TestName;
+use crate::bench::curve::{self, Curve, PhaseSample};
 use crate::bench::engine::{self, EngineProbe, engine_label};
 use crate::bench::outcome::TargetInfo;
 use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, RunReport, TargetClass};
@@ -485,7 +486,28 @@ pub fn sweep_table(r: &RunReport) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
+    let knees: Vec<String> = sweep_curves(r)
+        .iter()
+        .map(|c| format!("{} {}", c.name, c.knee_text()))
+        .collect();
+    if !knees.is_empty() {
+        let _ = writeln!(out, "# knee: {}", knees.join(", "));
+        let _ = writeln!(out, "# (knee: {})", curve::KNEE_RULE);
+    }
     out
+}
+
+/// The curves of a sweep run (none for other tests), from the phases that completed with
+/// enough I/Os for a rate: the knees the table, the JSON and the TUI's charts give.
+pub fn sweep_curves(r: &RunReport) -> Vec<Curve> {
+    let samples: Vec<PhaseSample> = r
+        .outcome
+        .phases
+        .iter()
+        .filter(|p| rate_meaningful(p.read.ops + p.write.ops, p.seconds))
+        .filter_map(PhaseSample::of)
+        .collect();
+    curve::curves(&samples)
 }
 
 /// ORION-style: per queue depth the small-I/O IOPS and latency and the large-I/O MB/s, then
@@ -560,7 +582,38 @@ pub fn qd_table(r: &RunReport) -> String {
             qd_of(p)
         );
     }
+    let curves = sweep_curves(r);
+    let with_knee: Vec<&Curve> = curves.iter().filter(|c| c.knee.is_some()).collect();
+    for c in &with_knee {
+        let (figure, value) = match c.panel {
+            curve::Panel::QdIops => ("Small IOPS", c.knee_point().map(|p| format!("{:.0}", p.1))),
+            _ => ("Large MBPS", c.knee_point().map(|p| format!("{:.2}", p.1))),
+        };
+        let _ = match (c.knee_point(), value) {
+            (Some((qd, _)), Some(v)) => writeln!(out, "Knee {figure}={v} @ QD {qd}"),
+            _ => writeln!(out, "Knee {figure}: {}", c.knee_text()),
+        };
+    }
+    if !with_knee.is_empty() {
+        let _ = writeln!(out, "(knee: {})", curve::KNEE_RULE);
+    }
     out
+}
+
+/// A CrystalDiskMark cell's MB/s as CrystalDiskMark writes it (two decimals); the TUI's grid
+/// uses the same, so both give the same figure.
+pub fn cdm_mbps(mbps: f64) -> String {
+    format!("{mbps:.2}")
+}
+
+/// A CrystalDiskMark cell's IOPS, whole.
+pub fn cdm_iops(iops: f64) -> String {
+    format!("{iops:.0}")
+}
+
+/// A CrystalDiskMark cell's mean latency in milliseconds.
+pub fn cdm_ms(ms: f64) -> String {
+    format!("{ms:.3}")
 }
 
 /// CrystalDiskMark's grid: one row per test, read and write side by side.
@@ -591,13 +644,12 @@ pub fn cdm_grid(r: &RunReport) -> String {
             })
         };
         let (rd, wr) = (find(false), find(true));
-        let rate = |p: Option<&PhaseResult>| {
-            p.map_or("-".into(), |p| format!("{:.2}", mbps(p.bytes_per_sec())))
-        };
-        let iops = |p: Option<&PhaseResult>| p.map_or("-".into(), |p| format!("{:.0}", p.iops()));
+        let rate =
+            |p: Option<&PhaseResult>| p.map_or("-".into(), |p| cdm_mbps(mbps(p.bytes_per_sec())));
+        let iops = |p: Option<&PhaseResult>| p.map_or("-".into(), |p| cdm_iops(p.iops()));
         let lat = |p: Option<&PhaseResult>| {
             p.and_then(|p| p.latency())
-                .map_or("-".into(), |l| ms(l.mean_ns))
+                .map_or("-".into(), |l| cdm_ms(l.mean_ns / 1e6))
         };
         let _ = writeln!(
             out,
@@ -647,11 +699,15 @@ pub fn render_json(r: &RunReport) -> anyhow::Result<String> {
         #[serde(flatten)]
         report: &'a RunReport,
         fio_commands: Vec<String>,
+        /// A sweep's knees, the same the table and the TUI's charts show.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        knees: Vec<curve::KneeReport>,
     }
     let safe = json_safe(r);
     let mut s = serde_json::to_string_pretty(&WithFio {
         report: &safe,
         fio_commands: report_fio_commands(r),
+        knees: curve::knee_reports(&sweep_curves(r)),
     })?;
     s.push('\n');
     Ok(s)

@@ -6,12 +6,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 
+use super::chart::{self, Drawing};
 use super::{count, ms, rate, theme};
-use crate::app::{App, PhaseFigures, RunRecord};
+use crate::app::{App, RunRecord};
 use crate::bench::outcome::RunReport;
-use crate::bench::plan::Access;
-use crate::bench::spec::{PhaseTag, sweep_column};
-use crate::model::Bytes;
 use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -24,15 +22,20 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     }
-    let lines = app
-        .results
-        .records
-        .get(app.results.row)
-        .map(detail_lines)
+    let selected = app.results.records.get(app.results.row);
+    // A sweep or CrystalDiskMark record is drawn (chart or grid) under its text.
+    let drawing = selected.and_then(|r| Drawing::of(r.test).filter(|_| !r.runs.is_empty()));
+    let lines = selected
+        .map(|r| detail_lines(r, drawing.is_none()))
         .unwrap_or_default();
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
     let table_min = app.results.records.len().min(3) as u16 + 3;
-    let detail_h = (lines.len() as u16 + 2).clamp(5, area.height.saturating_sub(table_min).max(5));
+    let room = area.height.saturating_sub(table_min).max(5);
+    let detail_h = if drawing.is_some() {
+        room
+    } else {
+        (lines.len() as u16 + 2).clamp(5, room)
+    };
     let [table_area, detail] =
         Layout::vertical([Constraint::Min(table_min), Constraint::Length(detail_h)]).areas(area);
     let header = Row::new([
@@ -106,15 +109,30 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     )));
     let mut state = TableState::default().with_selected(Some(app.results.row));
     frame.render_stateful_widget(table, table_area, &mut state);
+    let (text, drawn) = match (drawing, selected) {
+        (Some(d), Some(r)) => {
+            let [text, drawn] = Layout::vertical([
+                Constraint::Length(lines.len() as u16 + 2),
+                Constraint::Min(0),
+            ])
+            .areas(detail);
+            (text, Some((d, r, drawn)))
+        }
+        _ => (detail, None),
+    };
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL)),
-        detail,
+        text,
     );
+    if let Some((d, r, area)) = drawn {
+        let plan = r.runs.first().map(|run| &run.plan);
+        chart::draw(frame, area, app.console, d, r.test, plan, &r.samples());
+    }
 }
 
 /// The selected record: what ran where, its error, and for several phases all of them (a
 /// CrystalDiskMark grid, a size-sweep table, a queue-depth table).
-fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
+fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
         Span::styled(format!("#{} ", r.id + 1), theme::title()),
         Span::raw(format!(
@@ -168,15 +186,14 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
             "the row shows the peak MB/s and IOPS and the worst p99 of the phases",
             theme::dim(),
         )));
-        let grid = match figures[0].tag {
-            PhaseTag::Cdm { .. } => cdm_grid(&figures),
-            PhaseTag::Sweep { .. } => sweep_grid(&figures),
-            PhaseTag::QdSweep { .. } => qd_grid(&figures),
-            PhaseTag::Single => figures
-                .iter()
-                .map(|f| format!("{:<24} {:>9} MB/s", f.label, rate(f.mbps.mean)))
-                .collect(),
-        };
+        if !with_grid {
+            return lines;
+        }
+        // Sweeps and CrystalDiskMark are drawn (see `chart`); other phases list here.
+        let grid: Vec<String> = figures
+            .iter()
+            .map(|f| format!("{:<24} {:>9} MB/s", f.label, rate(f.mbps.mean)))
+            .collect();
         let mut grid = grid.into_iter();
         if let Some(head) = grid.next() {
             lines.push(Line::from(Span::styled(head, theme::header())));
@@ -184,110 +201,6 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
         lines.extend(grid.map(Line::from));
     }
     lines
-}
-
-/// CrystalDiskMark's grid: one row per test, read and write side by side.
-fn cdm_grid(figures: &[PhaseFigures]) -> Vec<String> {
-    let mut out = vec![format!(
-        "{:<13} {:>10} {:>10} {:>10} {:>10}",
-        "", "Read MB/s", "Write MB/s", "Read IOPS", "Write IOPS"
-    )];
-    let mut rows: Vec<&str> = Vec::new();
-    for f in figures {
-        if let PhaseTag::Cdm { row, .. } = &f.tag
-            && !rows.contains(&row.as_str())
-        {
-            rows.push(row);
-        }
-    }
-    for row in rows {
-        let find = |write: bool| {
-            figures.iter().find(|f| {
-                f.tag
-                    == PhaseTag::Cdm {
-                        row: row.to_string(),
-                        write,
-                    }
-            })
-        };
-        let (rd, wr) = (find(false), find(true));
-        let mb = |f: Option<&PhaseFigures>| f.map_or("-".into(), |f| rate(f.mbps.mean));
-        let io = |f: Option<&PhaseFigures>| f.map_or("-".into(), |f| count(f.iops.mean));
-        out.push(format!(
-            "{row:<13} {:>10} {:>10} {:>10} {:>10}",
-            mb(rd),
-            mb(wr),
-            io(rd),
-            io(wr)
-        ));
-    }
-    out
-}
-
-/// MB/s by request size, one column per pattern and direction.
-fn sweep_grid(figures: &[PhaseFigures]) -> Vec<String> {
-    let mut cols: Vec<(Access, bool)> = Vec::new();
-    let mut sizes: Vec<u64> = Vec::new();
-    for f in figures {
-        if let PhaseTag::Sweep { access, write } = f.tag
-            && !cols.contains(&(access, write))
-        {
-            cols.push((access, write));
-        }
-        if !sizes.contains(&f.bs) {
-            sizes.push(f.bs);
-        }
-    }
-    let mut head = format!("{:<10}", "MB/s");
-    for (a, w) in &cols {
-        head.push_str(&format!(" {:>9}", sweep_column(*a, *w)));
-    }
-    let mut out = vec![head];
-    for bs in sizes {
-        let mut line = format!("{:<10}", Bytes(bs).short());
-        for &(access, write) in &cols {
-            let cell = figures
-                .iter()
-                .find(|f| f.bs == bs && f.tag == PhaseTag::Sweep { access, write })
-                .map_or("-".into(), |f| rate(f.mbps.mean));
-            line.push_str(&format!(" {cell:>9}"));
-        }
-        out.push(line);
-    }
-    out
-}
-
-/// Per queue depth: the small random I/O's IOPS and p99, the large sequential MB/s.
-fn qd_grid(figures: &[PhaseFigures]) -> Vec<String> {
-    let mut qds: Vec<u32> = figures
-        .iter()
-        .filter_map(|f| match f.tag {
-            PhaseTag::QdSweep { qd, .. } => Some(qd),
-            _ => None,
-        })
-        .collect();
-    qds.sort_unstable();
-    qds.dedup();
-    let mut out = vec![format!(
-        "{:<6} {:>11} {:>11} {:>11} {:>11}",
-        "QD", "small IOPS", "small MB/s", "small p99", "large MB/s"
-    )];
-    for q in qds {
-        let find = |small: bool| {
-            figures
-                .iter()
-                .find(|f| f.tag == PhaseTag::QdSweep { small, qd: q })
-        };
-        let (s, l) = (find(true), find(false));
-        out.push(format!(
-            "{q:<6} {:>11} {:>11} {:>11} {:>11}",
-            s.map_or("-".into(), |f| count(f.iops.mean)),
-            s.map_or("-".into(), |f| rate(f.mbps.mean)),
-            s.and_then(|f| f.p99_ms).map_or("-".into(), |p| ms(p.mean)),
-            l.map_or("-".into(), |f| rate(f.mbps.mean)),
-        ));
-    }
-    out
 }
 
 /// Which engine the run used and why, in short (the full report, Enter, has the whole

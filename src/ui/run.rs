@@ -6,6 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, Paragraph};
 
+use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
 use crate::model::BytesPerSec;
@@ -20,11 +21,26 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     };
+    // A sweep or CrystalDiskMark run draws its finished phases where the latency over time
+    // would be: the chart or grid is what such a run is for.
+    let drawing = Drawing::of(run.test);
+    let rest = area.height.saturating_sub(6);
+    let (charts_c, lat_c) = match drawing {
+        None => (Constraint::Min(6), Constraint::Min(6)),
+        // On a small screen the chart needs the rows more than the time charts do (the
+        // figures under it still give the current phase's rate).
+        Some(Drawing::Sweep) if area.height < 30 => (Constraint::Length(0), Constraint::Min(0)),
+        Some(Drawing::Sweep) => (Constraint::Length((rest / 3).max(7)), Constraint::Min(0)),
+        Some(Drawing::Cdm) => (
+            Constraint::Min(6),
+            Constraint::Length(rest.saturating_sub(6).min(11)),
+        ),
+    };
     let [head, gauge, charts, lat, figures] = Layout::vertical([
         Constraint::Length(3),
         Constraint::Length(1),
-        Constraint::Min(6),
-        Constraint::Min(6),
+        charts_c,
+        lat_c,
         Constraint::Length(2),
     ])
     .areas(area);
@@ -88,15 +104,27 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             true,
         );
     }
-    chart(
-        frame,
-        lat,
-        app.console,
-        " Latency ms: p99 (upper line), p50 (lower line) ",
-        x,
-        &[("p50", &p50), ("p99", &p99)],
-        true,
-    );
+    match drawing {
+        Some(d) => {
+            // Live: this repeat's finished phases; once done, what Results shows (the
+            // figures over the repeats).
+            let samples = match app.results.records.get(run.record) {
+                Some(r) if run.finished && !r.runs.is_empty() => r.samples(),
+                _ => run.done.clone(),
+            };
+            let plan = run.plan.as_ref();
+            sweep_chart::draw(frame, lat, app.console, d, run.test, plan, &samples);
+        }
+        None => chart(
+            frame,
+            lat,
+            app.console,
+            " Latency ms: p99 (upper line), p50 (lower line) ",
+            x,
+            &[("p50", &p50), ("p99", &p99)],
+            true,
+        ),
+    }
     numbers(app, run, frame, figures);
 }
 

@@ -50,6 +50,11 @@ pub fn series_b() -> Style {
     Style::default().fg(Color::Yellow)
 }
 
+/// Chart line for the third series (a sweep's random offsets).
+pub fn series_c() -> Style {
+    Style::default().fg(Color::Magenta)
+}
+
 /// The chart marker: braille dots where the font has them, half blocks on the console.
 pub fn marker(console: bool) -> Marker {
     if console {

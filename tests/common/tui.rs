@@ -390,3 +390,43 @@ pub fn lab_app_with_drive_states(sata_cache_on: bool) -> App {
     }
     app
 }
+
+/// A size sweep shaped like a disk's (diskperf's example): MB/s grows with the request size
+/// and levels off; backward costs a little, random offsets cost most at small requests.
+pub fn disk_like_size_sweep(device: &str) -> RunReport {
+    let phases = plan(TestName::SizeSweep).phases;
+    report_phases(TestName::SizeSweep, device, "none", |i| {
+        let phase = &phases[i];
+        let steps = (phase.job.bs / 4096).max(1).ilog2() as f64; // 4k = 0, 1M = 8
+        let level = 2400.0 * (1.0 - (-(steps + 1.0) / 2.5).exp());
+        let cost = if phase.label.contains("rnd") {
+            0.35 + 0.65 * steps / 8.0
+        } else if phase.label.contains("bwd") {
+            0.93
+        } else {
+            1.0
+        };
+        (level * cost, 0.5)
+    })
+}
+
+/// A queue-depth sweep shaped like an SSD's: the small random I/O's IOPS grow with the depth
+/// until QD 8, its latency climbs once the drive is saturated, the large I/O levels off at QD 4.
+pub fn ssd_like_qd_sweep(device: &str) -> RunReport {
+    let phases = plan(TestName::QdSweep).phases;
+    report_phases(TestName::QdSweep, device, "none", |i| {
+        let (small, qd) = match phases[i].tag {
+            spec::PhaseTag::QdSweep { small, qd } => (small, f64::from(qd)),
+            _ => (true, 1.0),
+        };
+        if small {
+            // 8 KiB: IOPS = MB/s * 1e6 / 8192.
+            let iops = 90_000.0 * (1.0 - (-qd / 3.0).exp());
+            let mbps = iops * 8192.0 / 1e6;
+            let p99 = 0.08 * qd.max(1.0) * 90_000.0 / iops.max(1.0);
+            (mbps, p99)
+        } else {
+            (2800.0 * (1.0 - (-qd / 1.2).exp()), 0.9 * qd)
+        }
+    })
+}

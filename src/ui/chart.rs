@@ -1,0 +1,410 @@
+//! Sweep charts and the CrystalDiskMark grid, drawn from a run's phase figures: MB/s against
+//! the request size (forward, backward, random) and IOPS, MB/s and latency against the queue
+//! depth, on a log2 x axis with the knee marked; and CrystalDiskMark's four rows with read and
+//! write side by side. The Run screen draws them as phases finish, Results once a run is done.
+//!
+//! Readable without colour and on the Linux console: every measured point carries its curve's
+//! letter (F, B, R...), the knee is a dotted drop line from its point to the axis, the legend
+//! names the letters and the knees, and the lines use the theme's marker (half blocks on the
+//! console, never braille there).
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{
+    Axis, Block, Borders, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table,
+};
+
+use super::{count, theme};
+use crate::bench::catalog::TestName;
+use crate::bench::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
+use crate::bench::spec::{PhaseTag, Plan};
+use crate::report::run::{cdm_iops, cdm_mbps, cdm_ms};
+
+/// What a test's phases are drawn as, beside the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drawing {
+    Sweep,
+    Cdm,
+}
+
+impl Drawing {
+    pub fn of(test: TestName) -> Option<Drawing> {
+        match test {
+            TestName::SizeSweep | TestName::QdSweep => Some(Drawing::Sweep),
+            TestName::Cdm | TestName::CdmNvme => Some(Drawing::Cdm),
+            _ => None,
+        }
+    }
+}
+
+/// Draws a run's finished phases as its test calls for.
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    console: bool,
+    drawing: Drawing,
+    test: TestName,
+    plan: Option<&Plan>,
+    samples: &[PhaseSample],
+) {
+    match drawing {
+        Drawing::Sweep => sweep(
+            frame,
+            area,
+            console,
+            &curve::curves(samples),
+            " the chart draws each request size or queue depth as it finishes",
+        ),
+        Drawing::Cdm => {
+            // Every row of the plan, the ones still to run with "-".
+            let mut rows: Vec<String> = Vec::new();
+            let tags = plan
+                .into_iter()
+                .flat_map(|p| p.phases.iter().map(|ph| &ph.tag))
+                .chain(samples.iter().map(|s| &s.tag));
+            for tag in tags {
+                if let PhaseTag::Cdm { row, .. } = tag
+                    && !rows.contains(row)
+                {
+                    rows.push(row.clone());
+                }
+            }
+            let title = format!("CrystalDiskMark: {}", test.id());
+            cdm(frame, area, &title, &rows, samples)
+        }
+    }
+}
+
+/// The panels of a sweep side by side: a size sweep's reads (and writes), a queue-depth
+/// sweep's IOPS, MB/s and latency. `waiting` is shown while no phase has finished.
+pub fn sweep(frame: &mut Frame, area: Rect, console: bool, curves: &[Curve], waiting: &str) {
+    let mut panels: Vec<Panel> = Vec::new();
+    for c in curves {
+        if !panels.contains(&c.panel) {
+            panels.push(c.panel);
+        }
+    }
+    if panels.is_empty() {
+        frame.render_widget(
+            Paragraph::new(waiting)
+                .style(theme::dim())
+                .block(Block::default().borders(Borders::ALL)),
+            area,
+        );
+        return;
+    }
+    let areas = Layout::horizontal(vec![Constraint::Fill(1); panels.len()]).split(area);
+    for (panel, &a) in panels.iter().zip(areas.iter()) {
+        let mine: Vec<&Curve> = curves.iter().filter(|c| c.panel == *panel).collect();
+        draw_panel(frame, a, console, *panel, &mine);
+    }
+}
+
+/// A curve's colour (colour only adds to the letter).
+fn colour(letter: char) -> Style {
+    match letter {
+        'B' | 'P' => theme::series_b(),
+        'R' => theme::series_c(),
+        _ => theme::series_a(),
+    }
+}
+
+/// A y value for an axis label in the panel's unit, never cut.
+fn y_label(panel: Panel, v: f64) -> String {
+    match panel {
+        Panel::QdIops => count(v),
+        Panel::QdLatency => super::ms(v),
+        _ if v >= 100.0 => format!("{v:.0}"),
+        _ => format!("{v:.1}"),
+    }
+}
+
+fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves: &[&Curve]) {
+    let short = panel.title(false).len() as u16 + 4 > area.width;
+    let block = Block::default().borders(Borders::ALL).title(Span::styled(
+        format!(" {} ", panel.title(short)),
+        theme::title(),
+    ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let legend = legend_lines(curves, inner.width);
+    let legend_h = (legend.len() as u16).min(inner.height.saturating_sub(4));
+    let [plot, key] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(legend_h)]).areas(inner);
+    frame.render_widget(Paragraph::new(legend), key);
+    if plot.height < 4 || plot.width < 12 {
+        return;
+    }
+
+    let mut xs: Vec<u64> = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_unstable();
+    xs.dedup();
+    let (Some(&first), Some(&last)) = (xs.first(), xs.last()) else {
+        return;
+    };
+    let lx = |x: u64| (x.max(1) as f64).log2();
+    let bounds = if first == last {
+        [lx(first) - 1.0, lx(first) + 1.0]
+    } else {
+        [lx(first), lx(last)]
+    };
+    let top = axis_top(
+        curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.1))
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max),
+    );
+    let y_labels = [
+        "0".to_string(),
+        y_label(panel, top / 2.0),
+        y_label(panel, top),
+    ];
+
+    let lines: Vec<Vec<(f64, f64)>> = curves
+        .iter()
+        .map(|c| c.points.iter().map(|&(x, y)| (lx(x), y)).collect())
+        .collect();
+    let knees: Vec<[(f64, f64); 1]> = curves
+        .iter()
+        .map(|c| {
+            c.knee_point()
+                .map_or([(f64::NAN, 0.0)], |(x, y)| [(lx(x), y)])
+        })
+        .collect();
+    let mut datasets = Vec::new();
+    // The lines, the knees' drop lines over them (so a knee shows where lines crowd), the
+    // letters on top of everything.
+    for (c, d) in curves.iter().zip(&lines) {
+        datasets.push(
+            Dataset::default()
+                .marker(theme::marker(console))
+                .graph_type(GraphType::Line)
+                .style(colour(c.letter))
+                .data(d),
+        );
+    }
+    for (c, k) in curves.iter().zip(&knees) {
+        if k[0].0.is_finite() {
+            datasets.push(
+                Dataset::default()
+                    .marker(Marker::Custom(':'))
+                    .graph_type(GraphType::Bar)
+                    .style(colour(c.letter))
+                    .data(k),
+            );
+        }
+    }
+    for (c, d) in curves.iter().zip(&lines) {
+        datasets.push(
+            Dataset::default()
+                .marker(Marker::Custom(c.letter))
+                .graph_type(GraphType::Scatter)
+                .style(colour(c.letter))
+                .data(d),
+        );
+    }
+    let x_unit = match curves[0].x {
+        XAxis::RequestSizeBytes => "size",
+        XAxis::QueueDepth => "QD",
+    };
+    let chart = Chart::new(datasets)
+        .legend_position(None)
+        .x_axis(
+            Axis::default()
+                .bounds(bounds)
+                .labels(["", ""])
+                .title(Span::styled(x_unit, theme::dim())),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, top])
+                .labels(y_labels.clone())
+                .title(Span::styled(panel.unit(), theme::dim())),
+        );
+    frame.render_widget(chart, plot);
+
+    // The x labels under their points (ratatui spreads labels evenly, which on a log axis
+    // with a label per point puts them beside their points).
+    let y_width = y_labels.iter().map(|l| l.len() as u16).max().unwrap_or(0);
+    let graph_left = plot.x + y_width.min(plot.width / 3) + 1;
+    let graph_width = plot.right().saturating_sub(graph_left);
+    let label_row = plot.bottom() - 1;
+    let columns: Vec<(u16, String)> = xs
+        .iter()
+        .map(|&x| {
+            let frac = if bounds[1] > bounds[0] {
+                (lx(x) - bounds[0]) / (bounds[1] - bounds[0])
+            } else {
+                0.5
+            };
+            let col = graph_left + (frac * f64::from(graph_width.saturating_sub(1))).round() as u16;
+            (col, curves[0].x.label(x))
+        })
+        .collect();
+    x_labels(frame.buffer_mut(), plot, label_row, &columns);
+}
+
+/// A round axis top at or above `v`, in finer steps than the time charts' so a sweep's curve
+/// fills its panel: 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten.
+fn axis_top(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(v.log10().floor());
+    [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|&t| v <= t)
+        .unwrap_or(10.0 * mag)
+}
+
+/// Writes each label centred under its column, the last and the first always, the others
+/// where they leave a space to their neighbours.
+fn x_labels(buf: &mut Buffer, area: Rect, row: u16, columns: &[(u16, String)]) {
+    let span = |col: u16, text: &str| {
+        let w = text.len() as u16;
+        let start = col
+            .saturating_sub(w.saturating_sub(1) / 2)
+            .clamp(area.x, area.right().saturating_sub(w).max(area.x));
+        (start, start + w)
+    };
+    let mut placed: Vec<(u16, u16)> = Vec::new();
+    let n = columns.len();
+    let order = (0..n).rev().take(1).chain(0..n.saturating_sub(1));
+    for i in order {
+        let (col, text) = &columns[i];
+        let (a, b) = span(*col, text);
+        if placed.iter().all(|&(pa, pb)| b < pa || a > pb) {
+            placed.push((a, b));
+            buf.set_string(a, row, text, theme::dim());
+        }
+    }
+}
+
+/// The legend: each curve's letter, its name and its knee, wrapped to the width.
+fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut current: Vec<Span> = Vec::new();
+    let mut used = 0usize;
+    for c in curves {
+        let mut text = format!(" {}", c.legend);
+        match c.knee {
+            Some(Knee::At(_)) => text.push_str(&format!(" knee {}", c.knee_text())),
+            Some(Knee::StillRising) => text.push_str(&format!(" {}", c.knee_text())),
+            Some(Knee::TooFew) | None => {}
+        }
+        let w = 1 + text.len() + 2;
+        if used > 0 && used + w > width as usize {
+            lines.push(Line::from(std::mem::take(&mut current)));
+            used = 0;
+        }
+        current.push(Span::styled(c.letter.to_string(), colour(c.letter)));
+        current.push(Span::raw(format!("{text}  ")));
+        used += w;
+    }
+    if !current.is_empty() {
+        lines.push(Line::from(current));
+    }
+    lines
+}
+
+/// CrystalDiskMark's grid: one row per test, Read and Write MB/s side by side; the IOPS and
+/// mean latency under each when the height allows. Figures are the CLI's, to the digit.
+pub fn cdm(frame: &mut Frame, area: Rect, title: &str, rows: &[String], samples: &[PhaseSample]) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(format!(" {title} "), theme::title()));
+    // The header, then two lines a row when they fit (one otherwise).
+    let inner_h = area.height.saturating_sub(2);
+    let tall = inner_h > 2 * rows.len() as u16;
+    let find = |row: &str, write: bool| {
+        samples.iter().find(|s| {
+            s.tag
+                == PhaseTag::Cdm {
+                    row: row.to_string(),
+                    write,
+                }
+        })
+    };
+    let cell = |s: Option<&PhaseSample>| -> Cell<'static> {
+        let mb = Line::from(Span::styled(
+            s.map_or("-".to_string(), |s| cdm_mbps(s.mbps)),
+            theme::title(),
+        ))
+        .right_aligned();
+        if !tall {
+            return Cell::from(mb);
+        }
+        let detail = s.map_or(String::new(), |s| {
+            let ms = s
+                .mean_ms
+                .map_or(String::new(), |m| format!(" {} ms", cdm_ms(m)));
+            format!("{} IOPS{ms}", cdm_iops(s.iops))
+        });
+        Cell::from(Text::from(vec![
+            mb,
+            Line::from(Span::styled(detail, theme::dim())).right_aligned(),
+        ]))
+    };
+    let table_rows: Vec<Row> = rows
+        .iter()
+        .map(|row| {
+            let name = match row.split_once(' ') {
+                Some((a, b)) if tall => Text::from(vec![
+                    Line::from(Span::styled(a.to_string(), theme::accent())),
+                    Line::from(Span::styled(b.to_string(), theme::accent())),
+                ]),
+                _ => Text::from(Span::styled(row.to_string(), theme::accent())),
+            };
+            Row::new(vec![
+                Cell::from(name),
+                cell(find(row, false)),
+                cell(find(row, true)),
+            ])
+            .height(if tall { 2 } else { 1 })
+        })
+        .collect();
+    let header = Row::new(vec![
+        Cell::from(""),
+        Cell::from(Line::from("Read MB/s").right_aligned()),
+        Cell::from(Line::from("Write MB/s").right_aligned()),
+    ])
+    .style(theme::header());
+    let name_w = if tall { 8 } else { 14 };
+    let table = Table::new(
+        table_rows,
+        [
+            Constraint::Length(name_w),
+            Constraint::Max(24),
+            Constraint::Max(24),
+        ],
+    )
+    .header(header)
+    .column_spacing(3)
+    .flex(ratatui::layout::Flex::Start)
+    .block(block);
+    frame.render_widget(table, area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::axis_top;
+
+    #[test]
+    fn axis_tops_fit_the_curve() {
+        assert_eq!(axis_top(0.0), 1.0);
+        assert_eq!(axis_top(2334.42), 2500.0);
+        assert_eq!(axis_top(2800.0), 3000.0);
+        assert_eq!(axis_top(90_000.0), 100_000.0);
+        assert_eq!(axis_top(0.7), 0.8);
+        assert_eq!(axis_top(f64::NAN), 1.0);
+    }
+}
