@@ -103,11 +103,7 @@ pub enum Setting {
 }
 
 fn on_off(b: Option<bool>) -> &'static str {
-    match b {
-        Some(true) => "on",
-        Some(false) => "off",
-        None => "unknown",
-    }
+    b.map_or("unknown", crate::model::cache::on_off)
 }
 
 impl App {

@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState, 
 
 use super::{cut, theme};
 use crate::app::App;
+use crate::model::cache::on_off;
 use crate::model::{BlockDevice, InUse, KernelWriteCache};
 
 fn usage_tag(d: &BlockDevice) -> &'static str {
@@ -179,8 +180,9 @@ fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
         Some(Err(e)) => e.to_string(),
         Some(Ok(c)) => match (&c.drive, &c.drive_unavailable) {
             (Some(dc), _) => match dc.enabled {
-                Some(true) => "on (as the drive reports it; w switches)".into(),
-                Some(false) => "off (as the drive reports it; w switches)".into(),
+                Some(enabled) => {
+                    format!("{} (as the drive reports it; w switches)", on_off(enabled))
+                }
                 None => "the drive reports no volatile cache".into(),
             },
             (None, Some(why)) => why.clone(),

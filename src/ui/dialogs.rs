@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme;
 use crate::app::{App, Overlay, keys};
+use crate::model::cache::on_off;
 
 /// A centred rectangle of at most `w` x `h` inside `area`.
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -157,8 +158,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Some(Ok(c)) => {
                     let drive = match (&c.drive, &c.drive_unavailable) {
                         (Some(d), _) => match d.enabled {
-                            Some(true) => "on".to_string(),
-                            Some(false) => "off".to_string(),
+                            Some(enabled) => on_off(enabled).to_string(),
                             None => "no volatile cache reported".to_string(),
                         },
                         (None, Some(why)) => why.clone(),
@@ -184,15 +184,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             if let Some(c) = app.changes.cache.iter().find(|c| &c.device == device) {
                 lines.push(Line::from(Span::styled(
                     if c.keep {
-                        format!(
-                            "kept: stays {} after exit",
-                            if c.current { "on" } else { "off" }
-                        )
+                        format!("kept: stays {} after exit", on_off(c.current))
                     } else {
-                        format!(
-                            "put back to {} on exit",
-                            if c.original { "on" } else { "off" }
-                        )
+                        format!("put back to {} on exit", on_off(c.original))
                     },
                     theme::accent(),
                 )));
