@@ -19,7 +19,7 @@ use super::pattern::DataPattern;
 use super::plan::Planner;
 use super::spec::{EngineKind, Job, Phase, Plan};
 use super::stats::{BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION};
-use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, run_worker};
+use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, WriteData, run_worker};
 use crate::model::DevNum;
 use crate::sys::SysRoot;
 use crate::sys::direct;
@@ -237,10 +237,12 @@ fn spawn_workers(
             fd: Arc::clone(&input.fd),
             job: job.clone(),
             planner,
-            pattern: if job.writes() {
-                input.pattern.clone()
-            } else {
-                None
+            write_data: match (job.writes(), job.rewrite, &input.pattern) {
+                (false, _, _) => None,
+                (true, true, _) => Some(WriteData::Rewrite),
+                (true, false, Some(p)) => Some(WriteData::Pattern(p.clone())),
+                // Refused by the worker before any I/O: a write needs its data.
+                (true, false, None) => None,
             },
             interval: input.plan.interval,
             tx: tx.clone(),

@@ -24,6 +24,14 @@ pub enum WriteRefusal {
     )]
     NotConfirmed { name: String },
     #[error(
+        "this test rewrites the data on {name} in place (--preserve: each block it writes is read \
+         first and the same bytes are written back, so an interruption leaves the data as it \
+         was; a device that fails in the middle of a write can still lose that block, and \
+         another program writing to {name} meanwhile can have its writes undone): pass \
+         --destroy-data {name} to confirm"
+    )]
+    RewriteNotConfirmed { name: String },
+    #[error(
         "--destroy-data {given} does not name the target {name}: type the target's own name \
          to confirm"
     )]
@@ -42,6 +50,19 @@ pub enum WriteRefusal {
         path: String,
         name: String,
     },
+}
+
+impl WriteRefusal {
+    /// The refusal as a rewrite of existing data (`--preserve`) words it: the confirmation is
+    /// the same, but what it confirms is not the destruction of the data.
+    pub fn for_rewrite(self, rewrite: bool) -> WriteRefusal {
+        match self {
+            WriteRefusal::NotConfirmed { name } if rewrite => {
+                WriteRefusal::RewriteNotConfirmed { name }
+            }
+            other => other,
+        }
+    }
 }
 
 /// The in-use reasons of a device or partition by kernel name, from the inventory.

@@ -20,6 +20,15 @@ use crate::model::Bytes;
 use crate::sys::direct::SyncMode;
 
 pub const MAX_QUEUE_DEPTH: u32 = 1024;
+
+/// What every output says of a run with `--preserve`.
+pub const REWRITE_LABEL: &str = "rewrite of existing data";
+
+/// The plan's note for `--preserve`: what was measured, and what was not.
+pub const REWRITE_NOTE: &str = "rewrite of existing data (--preserve): each write first reads its \
+     block and writes the same bytes back. Only the write is timed: latency is the write's alone; \
+     MB/s and IOPS count the rewritten bytes over the whole measured time, so the untimed reads \
+     slow them down. The kernel's counters include the reads";
 pub const MAX_WORKERS: u32 = 256;
 
 /// Which I/O engine drives the workers.
@@ -87,6 +96,10 @@ pub struct Job {
     pub ops_per_worker: Option<u64>,
     pub sync: SyncMode,
     pub seed: u64,
+    /// Rewrite of existing data (`--preserve`): each write first reads its block (not timed,
+    /// not counted in the figures) and writes those same bytes back.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rewrite: bool,
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -112,10 +125,12 @@ impl Job {
 
     /// "QD8, 1 worker, 1M, forward read": the parameters in words.
     pub fn describe(&self) -> String {
-        let dir = match self.mix {
-            Mix::Read => "read".to_string(),
-            Mix::Write => "write".to_string(),
-            Mix::Mixed { read_pct } => format!("mixed {read_pct}% read"),
+        let dir = match (self.mix, self.rewrite) {
+            (Mix::Read, _) => "read".to_string(),
+            (Mix::Write, false) => "write".to_string(),
+            (Mix::Write, true) => format!("write, {REWRITE_LABEL}"),
+            (Mix::Mixed { read_pct }, false) => format!("mixed {read_pct}% read"),
+            (Mix::Mixed { read_pct }, true) => format!("mixed {read_pct}% read, {REWRITE_LABEL}"),
         };
         format!(
             "bs {}, QD{}, {} worker{}, {} {}",
@@ -159,6 +174,11 @@ pub struct Plan {
 impl Plan {
     pub fn writes(&self) -> bool {
         self.phases.iter().any(|p| p.job.writes())
+    }
+
+    /// Its writes put back the data the blocks held (`--preserve`).
+    pub fn rewrites(&self) -> bool {
+        self.data.rewrites()
     }
 
     /// Largest request of any phase (sizes the data pattern).
@@ -243,7 +263,7 @@ impl Plan {
         let hist = super::stats::LatencyHistogram::footprint_bytes();
         let series = (super::runner::SERIES_CAPACITY * std::mem::size_of::<IntervalPoint>()) as u64
             * self.phases.len() as u64;
-        let pattern = if self.writes() {
+        let pattern = if self.writes() && !self.rewrites() {
             (super::pattern::PATTERN_PERIOD as u64).saturating_add(self.max_bs())
         } else {
             0
@@ -408,6 +428,18 @@ pub fn build_plan(
         }
     }
 
+    if params.preserve {
+        if params.zeros {
+            return Err(SpecError::Invalid(
+                "--preserve writes back the data that is there; --zeros cannot go with it".into(),
+            ));
+        }
+        if test.info().writes == Writes::Never {
+            return Err(SpecError::Invalid(format!(
+                "--preserve applies to tests that write; {test} only reads"
+            )));
+        }
+    }
     if params.io_size == Some(0) || params.count == Some(0) {
         return Err(SpecError::Invalid(
             "--io-size and --count must be larger than 0".into(),
@@ -460,13 +492,18 @@ pub fn build_plan(
             "BUFFERED: I/O goes through the page cache; results may not reflect the device".into(),
         );
     }
+    if params.preserve && phases.iter().any(|p| p.job.writes()) {
+        notes.push(REWRITE_NOTE.into());
+    }
 
     let plan = Plan {
         test,
         phases,
         direct,
         engine: params.engine,
-        data: if params.zeros {
+        data: if params.preserve {
+            DataKind::Rewrite
+        } else if params.zeros {
             DataKind::Zeros
         } else {
             DataKind::Random {

@@ -14,7 +14,9 @@ use crate::bench::engine::{self, EngineProbe, engine_label};
 use crate::bench::outcome::TargetInfo;
 use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, RunReport, TargetClass};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan, sweep_column};
+use crate::bench::spec::{
+    EngineKind, Job, PhaseTag, Plan, REWRITE_LABEL, REWRITE_NOTE, sweep_column,
+};
 use crate::bench::stats::LatencySummary;
 use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, BytesPerSec};
@@ -237,6 +239,14 @@ fn witness_lines(out: &mut String, p: &PhaseResult) {
                 w.bytes_diff_pct,
                 if w.agrees { " - agrees" } else { "" }
             );
+            if w.read_back_ios > 0 {
+                let _ = writeln!(
+                    out,
+                    "       (its reads include the {} bytes in {} reads this rewrite made of the \
+                     blocks it wrote back: compared, though not in the figures above)",
+                    w.read_back_bytes, w.read_back_ios
+                );
+            }
             if w.agrees && w.ios_diff_pct > 2.0 {
                 let _ = writeln!(
                     out,
@@ -408,6 +418,12 @@ pub fn sweep_table(r: &RunReport) -> String {
         );
     }
     out.push_str(&engine_lines(r, "# "));
+    if r.plan.rewrites() && r.plan.writes() {
+        let _ = writeln!(
+            out,
+            "# Writes : {REWRITE_LABEL} (each block read first, not timed)"
+        );
+    }
     let _ = writeln!(
         out,
         "# Missing values are \"-\" (gnuplot: set datafile missing \"-\")"
@@ -584,7 +600,7 @@ pub fn cdm_grid(r: &RunReport) -> String {
     if let Some(j) = r.plan.phases.first().map(|p| &p.job) {
         let _ = writeln!(
             out,
-            "each {} after a {:.1} s warm-up; {}; region {}",
+            "each {} after a {:.1} s warm-up; {}; region {}{}",
             j.time.map_or("bounded by count".into(), |t| format!(
                 "{:.1} s",
                 t.as_secs_f64()
@@ -595,7 +611,12 @@ pub fn cdm_grid(r: &RunReport) -> String {
             } else {
                 "BUFFERED (page cache)"
             },
-            Bytes(j.region_len).iec()
+            Bytes(j.region_len).iec(),
+            if r.plan.rewrites() && r.plan.writes() {
+                format!("; writes: {REWRITE_LABEL}")
+            } else {
+                String::new()
+            }
         );
     }
     for p in r
@@ -646,6 +667,9 @@ pub fn render_csv(r: &RunReport) -> String {
     let mut out = String::new();
     if !r.plan.direct {
         out.push_str("# BUFFERED (page cache): figures may not reflect the device\n");
+    }
+    if r.plan.rewrites() && r.plan.writes() {
+        let _ = writeln!(out, "# {REWRITE_NOTE}");
     }
     let _ = writeln!(out, "# latency: {}", r.outcome.latency_definition);
     for (i, p) in r.outcome.phases.iter().enumerate() {
@@ -806,7 +830,19 @@ fn fio_command(
 ) -> String {
     let mut out = String::new();
     let j = &p.job;
-    let rw = match (j.access, j.mix) {
+    // fio has no read-then-rewrite mode: its write jobs write their own data. A rewrite is
+    // shown as the read-only job over the same blocks, which destroys nothing and is not the
+    // same test (it says so); --readonly makes fio itself refuse to write.
+    let mix = if j.rewrite { Mix::Read } else { j.mix };
+    if j.rewrite {
+        let _ = writeln!(
+            out,
+            "# {REWRITE_LABEL}: fio has no read-then-rewrite mode, and its write jobs destroy the \
+             data. NOT THE SAME TEST: the line below only reads the blocks this phase rewrites \
+             (--readonly), with no write at all"
+        );
+    }
+    let rw = match (j.access, mix) {
         (Access::Random, Mix::Read) => "randread".to_string(),
         (Access::Random, Mix::Write) => "randwrite".to_string(),
         (Access::Random, Mix::Mixed { read_pct }) => format!("randrw --rwmixread={read_pct}"),
@@ -890,10 +926,14 @@ fn fio_command(
         };
         let _ = write!(cmd, " --number_ios={per_job}");
     }
-    match j.sync {
-        SyncMode::None => {}
-        SyncMode::Dsync => cmd.push_str(" --sync=dsync"),
-        SyncMode::Sync => cmd.push_str(" --sync=sync"),
+    if j.rewrite {
+        cmd.push_str(" --readonly");
+    } else {
+        match j.sync {
+            SyncMode::None => {}
+            SyncMode::Dsync => cmd.push_str(" --sync=dsync"),
+            SyncMode::Sync => cmd.push_str(" --sync=sync"),
+        }
     }
     if matches!(plan.data, crate::bench::pattern::DataKind::Zeros) && j.writes() {
         cmd.push_str(" --zero_buffers");
