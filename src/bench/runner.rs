@@ -772,6 +772,27 @@ mod tests {
         assert_eq!(split.ios_diff_pct, 700.0);
         // Fewer device I/Os than ours with the same bytes cannot be explained by splitting.
         assert!(!cmp(stat(2048, 4, 0), 1 << 20, 8).agrees);
+        // A rewrite (--preserve): the kernel also counted the read of every block written
+        // back. Compared with those reads the counts agree; without them they would not.
+        let mut rewrite = IoStats::default();
+        rewrite.write.bytes = 1 << 20;
+        rewrite.write.ops = 256;
+        let kernel = DiskStat {
+            read_sectors: 2048,
+            read_ios: 256,
+            write_sectors: 2048,
+            write_ios: 256,
+            ..DiskStat::default()
+        };
+        let w = Witness::compare("x".into(), &DiskStat::default(), &kernel, &rewrite);
+        assert!(!w.agrees, "the reads are missing from ours: {w:?}");
+        for _ in 0..256 {
+            rewrite.record_read_back(4096);
+        }
+        let w = Witness::compare("x".into(), &DiskStat::default(), &kernel, &rewrite);
+        assert!(w.agrees, "{w:?}");
+        assert_eq!((w.read_back_bytes, w.read_back_ios), (1 << 20, 256));
+        assert_eq!(w.bytes_diff_pct, 0.0);
     }
 
     fn sample(bytes: u64) -> SampleStats {

@@ -252,6 +252,24 @@ mod tests {
     }
 
     #[test]
+    fn a_rewrite_asks_for_the_same_name_in_its_own_words() {
+        let e = check_device_write(&inv(), "loop1", None).unwrap_err();
+        let rewrite = e.clone().for_rewrite(true).to_string();
+        assert!(
+            rewrite.starts_with("this test rewrites the data on loop1 in place"),
+            "{rewrite}"
+        );
+        assert!(
+            rewrite.ends_with("pass --destroy-data loop1 to confirm"),
+            "{rewrite}"
+        );
+        assert_eq!(e.clone().for_rewrite(false), e);
+        // Only the wording of the missing confirmation changes: a refusal stays a refusal.
+        let wrong = check_device_write(&inv(), "loop1", Some("loop9")).unwrap_err();
+        assert_eq!(wrong.clone().for_rewrite(true), wrong);
+    }
+
+    #[test]
     fn in_use_is_refused_even_when_confirmed() {
         let i = inv();
         let e = check_device_write(&i, "loop0", Some("loop0")).unwrap_err();

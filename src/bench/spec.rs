@@ -778,6 +778,97 @@ mod tests {
     }
 
     #[test]
+    fn preserve_rewrites_every_write_and_nothing_else() {
+        use crate::bench::catalog::CATALOG;
+        let preserve = TestParams {
+            preserve: true,
+            include_writes: true,
+            read_pct: None,
+            count: Some(4),
+            ..Default::default()
+        };
+        for t in CATALOG.iter().filter(|t| t.writes != Writes::Never) {
+            let mut params = preserve.clone();
+            if t.name == TestName::QdSweep {
+                params.read_pct = Some(50);
+            }
+            let p = build_plan(t.name, &params, &dev(1 << 30, 512), true).unwrap();
+            assert!(p.writes() && p.rewrites(), "{}", t.id);
+            assert_eq!(p.data, DataKind::Rewrite, "{}", t.id);
+            for phase in &p.phases {
+                // Exactly the phases that write rewrite; the reads of a preset stay reads.
+                assert_eq!(
+                    phase.job.rewrite,
+                    phase.job.writes(),
+                    "{} {}",
+                    t.id,
+                    phase.label
+                );
+                if phase.job.writes() {
+                    assert!(
+                        phase.job.describe().ends_with(REWRITE_LABEL),
+                        "{}",
+                        phase.job.describe()
+                    );
+                }
+            }
+            assert!(
+                p.notes.iter().any(|n| n.starts_with(REWRITE_LABEL)),
+                "{}",
+                t.id
+            );
+            // No write pattern is allocated for it (nor counted against memory).
+            let plain = build_plan(
+                t.name,
+                &TestParams {
+                    preserve: false,
+                    ..params.clone()
+                },
+                &dev(1 << 30, 512),
+                true,
+            )
+            .unwrap();
+            assert!(
+                p.memory_need().total < plain.memory_need().total,
+                "{}",
+                t.id
+            );
+            // The confirmation is still needed where it was.
+            if t.writes == Writes::Always {
+                let err = build_plan(t.name, &params, &dev(1 << 30, 512), false).unwrap_err();
+                assert!(err.to_string().contains("write confirmation"), "{}", t.id);
+            }
+        }
+        // Without permission CrystalDiskMark runs its reads: nothing to rewrite, no note.
+        let reads_only = TestParams {
+            include_writes: false,
+            ..preserve
+        };
+        let cdm = build_plan(TestName::Cdm, &reads_only, &dev(1 << 30, 512), false).unwrap();
+        assert!(!cdm.writes() && cdm.notes.is_empty());
+        assert!(cdm.phases.iter().all(|p| !p.job.rewrite));
+    }
+
+    #[test]
+    fn preserve_is_refused_where_it_means_nothing() {
+        let e = |test, p: TestParams| plan(test, &p).unwrap_err().to_string();
+        let both = TestParams {
+            preserve: true,
+            zeros: true,
+            ..Default::default()
+        };
+        assert!(e(TestName::SeqWrite, both).contains("--zeros cannot go with it"));
+        let read = TestParams {
+            preserve: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            e(TestName::RandRead, read),
+            "--preserve applies to tests that write; rand-read only reads"
+        );
+    }
+
+    #[test]
     fn buffered_is_labelled_and_unaligned_allowed() {
         let p = plan(
             TestName::SeqRead,

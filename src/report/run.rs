@@ -1052,6 +1052,121 @@ mod tests {
         }
     }
 
+    /// `report` turned into a finished rand-write with `--preserve`, with its witness.
+    fn rewrite_report() -> RunReport {
+        let mut r = report(4, EngineKind::Sync, false);
+        let params = TestParams {
+            qd: Some(4),
+            preserve: true,
+            ..TestParams::default()
+        };
+        let facts = TargetFacts {
+            size: 1 << 30,
+            logical_block_size: 512,
+            max_request: None,
+            is_file: false,
+        };
+        r.test = TestName::RandWrite;
+        r.plan = build_plan(TestName::RandWrite, &params, &facts, true).unwrap();
+        let p = &mut r.outcome.phases[0];
+        p.label = r.plan.phases[0].label.clone();
+        p.job = r.plan.phases[0].job.clone();
+        p.write = DirTotals {
+            bytes: 4096 * 1000,
+            ops: 1000,
+            bytes_per_sec: 409_600.0,
+            iops: 100.0,
+            latency: None,
+        };
+        p.witness = Some(crate::bench::outcome::Witness {
+            source: "/sys/dev/block/7:0/stat (loop0)".into(),
+            read_bytes: 4096 * 1000,
+            write_bytes: 4096 * 1000,
+            read_ios: 1000,
+            write_ios: 1000,
+            read_merges: 0,
+            write_merges: 0,
+            read_back_bytes: 4096 * 1000,
+            read_back_ios: 1000,
+            bytes_diff_pct: 0.0,
+            ios_diff_pct: 0.0,
+            agrees: true,
+        });
+        r
+    }
+
+    #[test]
+    fn a_rewrite_says_so_in_every_output_and_its_fio_line_only_reads() {
+        let r = rewrite_report();
+        let text = render_text(&r);
+        assert!(
+            text.contains("note:  rewrite of existing data (--preserve)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("bs 4k, QD4, 1 worker, random write, rewrite of existing data"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "(its reads include the 4096000 bytes in 1000 reads this rewrite made of the \
+                 blocks it wrote back: compared, though not in the figures above)"
+            ),
+            "{text}"
+        );
+        let csv = render_csv(&r);
+        assert!(
+            csv.starts_with("# rewrite of existing data (--preserve)"),
+            "{csv}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
+        assert_eq!(json["plan"]["data"]["kind"], "rewrite");
+        assert_eq!(json["plan"]["phases"][0]["job"]["rewrite"], true);
+        assert_eq!(
+            json["outcome"]["phases"][0]["witness"]["read_back_ios"],
+            1000
+        );
+        // fio cannot rewrite in place: the export says so and never prints a writing job.
+        for fio in [
+            fio_commands(&r.plan, &r.target.path, Some(&r.outcome)),
+            fio_commands(&r.plan, &r.target.path, None),
+            report_fio_commands(&r).join("\n"),
+        ] {
+            assert!(
+                fio.contains(
+                    "# rewrite of existing data: fio has no read-then-rewrite mode, and its \
+                     write jobs destroy the data. NOT THE SAME TEST"
+                ),
+                "{fio}"
+            );
+            let cmd = fio.lines().find(|l| l.starts_with("fio ")).unwrap();
+            assert!(cmd.contains("--rw=randread"), "{cmd}");
+            assert!(cmd.ends_with(" --readonly"), "{cmd}");
+            assert!(!cmd.contains("--sync="), "{cmd}");
+        }
+        // A plain write test's fio line is unchanged: it writes.
+        let plain = fio_commands(
+            &build_plan(
+                TestName::RandWrite,
+                &TestParams::default(),
+                &TargetFacts {
+                    size: 1 << 30,
+                    logical_block_size: 512,
+                    max_request: None,
+                    is_file: false,
+                },
+                true,
+            )
+            .unwrap(),
+            std::path::Path::new("/dev/loop0"),
+            None,
+        );
+        assert!(
+            plain.contains("--rw=randwrite") && !plain.contains("readonly"),
+            "{plain}"
+        );
+    }
+
     #[test]
     fn fio_export_repeats_the_engine_that_ran() {
         // Sync threads: fio's psync, one thread per outstanding I/O.
