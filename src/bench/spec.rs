@@ -125,15 +125,19 @@ impl Job {
 
     /// "QD8, 1 worker, 1M, forward read": the parameters in words.
     pub fn describe(&self) -> String {
-        let dir = match (self.mix, self.rewrite) {
-            (Mix::Read, _) => "read".to_string(),
-            (Mix::Write, false) => "write".to_string(),
-            (Mix::Write, true) => format!("write, {REWRITE_LABEL}"),
-            (Mix::Mixed { read_pct }, false) => format!("mixed {read_pct}% read"),
-            (Mix::Mixed { read_pct }, true) => format!("mixed {read_pct}% read, {REWRITE_LABEL}"),
+        let dir = match self.mix {
+            Mix::Read => "read".to_string(),
+            Mix::Write => "write".to_string(),
+            Mix::Mixed { read_pct } => format!("mixed {read_pct}% read"),
+        };
+        // First, so that a narrow screen that cuts the line still shows it.
+        let rewrite = if self.rewrite && self.writes() {
+            format!("{REWRITE_LABEL}, ")
+        } else {
+            String::new()
         };
         format!(
-            "bs {}, QD{}, {} worker{}, {} {}",
+            "{rewrite}bs {}, QD{}, {} worker{}, {} {}",
             Bytes(self.bs).short(),
             self.qd,
             self.workers,
@@ -806,7 +810,7 @@ mod tests {
                 );
                 if phase.job.writes() {
                     assert!(
-                        phase.job.describe().ends_with(REWRITE_LABEL),
+                        phase.job.describe().starts_with(REWRITE_LABEL),
                         "{}",
                         phase.job.describe()
                     );

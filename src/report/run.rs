@@ -1104,7 +1104,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("bs 4k, QD4, 1 worker, random write, rewrite of existing data"),
+            text.contains("rewrite of existing data, bs 4k, QD4, 1 worker, random write"),
             "{text}"
         );
         assert!(

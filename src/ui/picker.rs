@@ -120,8 +120,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             if writes(test, &app.values) && app.values.params(test).preserve {
                 lines.push(Line::from(Span::styled(
                     format!(
-                        "this test REWRITES the data on {} in place (read, written back): r asks \
-                         you to type its name",
+                        "this test REWRITES {} in place (data kept): r asks for its name",
                         d.name
                     ),
                     theme::warn(),
