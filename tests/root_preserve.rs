@@ -469,7 +469,9 @@ fn preserve_never_writes_a_block_it_could_not_read_whole() {
         }
         assert_eq!(out.status.code(), Some(1), "{engine}: {err}");
         assert!(
-            err.contains("read of 4096 bytes") && err.contains("returned no data"),
+            err.contains("read of 4096 bytes at offset")
+                && err.contains("(to rewrite them; they were not written) failed")
+                && err.contains("returned no data"),
             "{engine}: {err}"
         );
     }

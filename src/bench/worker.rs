@@ -48,6 +48,9 @@ pub struct IoFailure {
     /// applies. Left out of the JSON when false, so an I/O's failure reads as before.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub submission: bool,
+    /// The read of a block to rewrite it (`--preserve`) failed: its write was not made.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_back: bool,
 }
 
 impl IoFailure {
@@ -72,8 +75,13 @@ impl IoFailure {
         if self.submission {
             return format!("submitting I/O to the kernel (io_uring_enter) failed: {reason}");
         }
+        let why = if self.read_back {
+            " (to rewrite them; they were not written)"
+        } else {
+            ""
+        };
         format!(
-            "{what} of {} bytes at offset {} failed: {reason}",
+            "{what} of {} bytes at offset {}{why} failed: {reason}",
             self.len, self.offset
         )
     }
@@ -376,6 +384,7 @@ fn uring_loop(
                 transferred: None,
                 facts: None,
                 submission: true,
+                read_back: false,
             });
             ctx.stop.store(true, Ordering::Relaxed);
             // Nothing more can be submitted or reaped reliably; leave it to Drop.
@@ -421,6 +430,7 @@ fn uring_loop(
                         transferred: (c.result >= 0).then_some(c.result as u64),
                         facts: None,
                         submission: false,
+                        read_back,
                     });
                     // One failure ends the run for every worker: the device is suspect.
                     ctx.stop.store(true, Ordering::Relaxed);
@@ -557,6 +567,7 @@ fn sync_loop(
                             transferred: other.ok().map(|n| n as u64),
                             facts: None,
                             submission: false,
+                            read_back: true,
                         });
                     }
                 }
@@ -591,6 +602,7 @@ fn sync_loop(
                     transferred: other.ok().map(|n| n as u64),
                     facts: None,
                     submission: false,
+                    read_back: false,
                 });
             }
         }
@@ -612,6 +624,7 @@ mod tests {
             transferred: None,
             facts: None,
             submission: true,
+            read_back: false,
         };
         assert_eq!(
             f.describe(),
@@ -630,10 +643,21 @@ mod tests {
             transferred: None,
             facts: None,
             submission: false,
+            read_back: false,
         };
         assert_eq!(
             f.describe(),
             "read of 4096 bytes at offset 1048576 failed: I/O error (EIO)"
+        );
+        // The read of a rewrite says so, and that its block was not written.
+        let back = IoFailure {
+            read_back: true,
+            ..f.clone()
+        };
+        assert_eq!(
+            back.describe(),
+            "read of 4096 bytes at offset 1048576 (to rewrite them; they were not written) \
+             failed: I/O error (EIO)"
         );
         let g = IoFailure {
             op: OpKind::Write,

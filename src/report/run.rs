@@ -45,7 +45,13 @@ fn latency_line(l: &LatencySummary) -> String {
 
 /// The engine of a finished phase in words: "sync (4 pread threads)".
 pub fn phase_engine_label(p: &PhaseResult) -> String {
-    engine_label(p.engine, p.io_threads, p.fixed_buffers, p.job.mix)
+    // A rewrite's threads read each block before they write it: they call both.
+    let calls = if p.job.rewrite {
+        Mix::Mixed { read_pct: 0 }
+    } else {
+        p.job.mix
+    };
+    engine_label(p.engine, p.io_threads, p.fixed_buffers, calls)
 }
 
 fn how(plan: &Plan, job: &Job, p: Option<&PhaseResult>) -> String {
