@@ -797,8 +797,15 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunO
         }
         out.push_str(&fio_command(plan, p, target, engine));
         if let Some(alt) = alternative {
-            out.push_str("# ");
-            out.push_str(&fio_command(plan, p, target, alt));
+            // Every line of the alternative is commented out: its command, not only the
+            // first of its lines (which may be a note of its own).
+            for line in fio_command(plan, p, target, alt).lines() {
+                if !line.starts_with('#') {
+                    out.push_str("# ");
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
         }
     }
     out
@@ -1133,9 +1140,15 @@ mod tests {
             1000
         );
         // fio cannot rewrite in place: the export says so and never prints a writing job.
+        // Planned with --engine auto (two commands, the second commented out), every line
+        // that is not a comment is the read-only job.
+        let planned = fio_commands(&r.plan, &r.target.path, None);
+        let commands: Vec<&str> = planned.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(commands.len(), 1, "{planned}");
+        assert!(planned.contains("\n# fio --name=rand-write"), "{planned}");
         for fio in [
             fio_commands(&r.plan, &r.target.path, Some(&r.outcome)),
-            fio_commands(&r.plan, &r.target.path, None),
+            planned.clone(),
             report_fio_commands(&r).join("\n"),
         ] {
             assert!(
@@ -1170,6 +1183,36 @@ mod tests {
         assert!(
             plain.contains("--rw=randwrite") && !plain.contains("readonly"),
             "{plain}"
+        );
+    }
+
+    #[test]
+    fn the_commented_out_alternative_is_commented_out_whole() {
+        // seq-read at QD4 under auto: the psync alternative has a note line of its own (its
+        // threads share one stream). Its command must be commented out too, or a pasted
+        // script runs both jobs.
+        let plan = build_plan(
+            TestName::SeqRead,
+            &TestParams {
+                qd: Some(4),
+                ..TestParams::default()
+            },
+            &TargetFacts {
+                size: 1 << 30,
+                logical_block_size: 512,
+                max_request: None,
+                is_file: false,
+            },
+            false,
+        )
+        .unwrap();
+        let fio = fio_commands(&plan, std::path::Path::new("/dev/loop0"), None);
+        let commands: Vec<&str> = fio.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(commands.len(), 1, "{fio}");
+        assert!(commands[0].contains("--ioengine=io_uring"), "{fio}");
+        assert!(
+            fio.contains("\n# fio --name=seq-read --filename=/dev/loop0 --ioengine=psync"),
+            "{fio}"
         );
     }
 
