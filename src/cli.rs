@@ -192,6 +192,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub zeros: bool,
 
+    /// Rewrite of existing data: each write reads its block and writes the same bytes back;
+    /// only the write is timed. Still needs --destroy-data NAME.
+    #[arg(long, conflicts_with = "zeros")]
+    pub preserve: bool,
+
     /// Synchronous writes (sync-latency uses dsync by default).
     #[arg(long, value_enum)]
     pub sync: Option<SyncArg>,

@@ -604,3 +604,63 @@ fn root_tmux_size_sweep_is_charted_live_and_its_export_gives_the_same_knees() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
 }
+
+#[test]
+fn root_tmux_preserve_rewrite_keeps_the_data_when_killed() {
+    let Some(_one_at_a_time) =
+        prerequisites("root_tmux_preserve_rewrite_keeps_the_data_when_killed")
+    else {
+        return;
+    };
+    // A loop device full of random bytes; the TUI rewrites it (write data: rewrite existing)
+    // and is killed while measuring: the device holds exactly its bytes afterwards.
+    use std::io::Read;
+    let dir = scratch();
+    let image = dir.path().join("random.img");
+    let mut data = vec![0u8; 32 << 20];
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut data)
+        .unwrap();
+    std::fs::write(&image, &data).unwrap();
+    let l = LoopDev::attach(&image, &[]);
+    let sha = || common::sh("sha256sum", &[l.path_str()]);
+    let before = sha();
+    let tmux = Tmux {
+        socket: format!("disktriage-preserve-{}", std::process::id()),
+    };
+    let journal_arg = format!("--journal-dir {}", dir.path().join("journal").display());
+    tmux.start(&[], &journal_arg);
+    tmux.select(&l.name);
+    tmux.keys(&["2"]);
+    for _ in 0..8 {
+        tmux.keys(&["Down"]); // rand-write
+    }
+    tmux.keys(&["Enter", "Down", "Right", "Right"]); // queue depth 4
+    for _ in 0..6 {
+        tmux.keys(&["Down"]); // write data
+    }
+    tmux.keys(&["Right", "Right"]); // random -> zeros -> rewrite existing
+    tmux.wait_for(
+        "rewrite existing (--preserve)",
+        Duration::from_secs(2),
+        "rewrite chosen",
+    );
+    tmux.keys(&["r"]);
+    tmux.wait_for("REWRITES the data on", Duration::from_secs(2), "confirm");
+    tmux.keys(&[&l.name, "Enter"]);
+    tmux.wait_for(
+        "rewrite of existing data",
+        Duration::from_secs(5),
+        "running",
+    );
+    tmux.wait_for("measuring", Duration::from_secs(5), "measuring");
+    std::thread::sleep(Duration::from_millis(1500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(tmux.pid()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    tmux.wait_for("EXITED-137", Duration::from_secs(10), "killed");
+    assert_eq!(sha(), before, "the device no longer holds its data");
+}

@@ -1444,3 +1444,93 @@ fn cli_sweep_tables_end_with_the_knees() {
     assert!(qd.contains("Knee Large MBPS=2700.11 @ QD 4"), "{qd}");
     insta::assert_snapshot!("cli_qd_sweep_table", qd);
 }
+
+#[test]
+fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
+    use disktriage::bench::runner::RunEvent;
+    use disktriage::bench::spec::{self, TargetFacts, TestParams};
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "j"); // loop1: free
+    keys(&mut app, "2");
+    for _ in 0..8 {
+        key(&mut app, KeyCode::Down); // rand-write
+    }
+    key(&mut app, KeyCode::Enter);
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down); // write data
+    }
+    key(&mut app, KeyCode::Right); // zeros
+    key(&mut app, KeyCode::Right); // rewrite of existing data
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("rewrite existing (--preserve)"), "{s}");
+    assert!(s.contains("REWRITES loop1 in place (data kept)"), "{s}");
+    snap("picker_preserve", &app);
+
+    // The confirmation stays, worded for a rewrite.
+    let cmds = keys(&mut app, "r");
+    assert!(cmds.is_empty(), "nothing starts before the confirmation");
+    keys(&mut app, "loop1");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("REWRITES the data on loop1 in place"), "{s}");
+    snap("confirm_preserve", &app);
+    let cmds = key(&mut app, KeyCode::Enter);
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert!(req.params.preserve && !req.params.zeros);
+    assert_eq!(req.confirmation.as_deref(), Some("loop1"));
+
+    // The run as the engine reports it, with the plan that rewrites.
+    let plan = spec::build_plan(
+        TestName::RandWrite,
+        &req.params,
+        &TargetFacts {
+            size: 64 << 20,
+            logical_block_size: 512,
+            max_request: Some(1280 << 10),
+            is_file: false,
+        },
+        true,
+    )
+    .unwrap();
+    assert!(plan.rewrites());
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop1", "none")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: "rand-write".into(),
+        job: Box::new(plan.phases[0].job.clone()),
+    })));
+    tick(&mut app, 1.0);
+    app.update(Msg::Run(Box::new(RunEvent::Measuring {
+        index: 0,
+        engine: Box::new(qd1_choice()),
+    })));
+    for i in 0..24 {
+        app.update(Msg::Run(Box::new(RunEvent::Point {
+            index: 0,
+            point: point(i, 180.0),
+        })));
+    }
+    tick(&mut app, 8.0);
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("O_DIRECT, rewrite of existing data, bs 4k"),
+        "{s}"
+    );
+    snap("running_preserve", &app);
+
+    let mut r = report(TestName::RandWrite, "loop1", "none", 180.0, 0.4);
+    r.plan = plan.clone();
+    r.outcome.phases[0].job = plan.phases[0].job.clone();
+    app.update(Msg::RunFinished(Box::new(Ok(r))));
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("loop1: rewrite of existing data, bs 4k"), "{s}");
+    snap("results_preserve", &app);
+    let _ = TestParams::default();
+}

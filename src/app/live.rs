@@ -261,6 +261,11 @@ impl App {
             rec.kernel_cache = target.kernel_write_cache;
             rec.params = match plan.phases.as_slice() {
                 [one] => one.job.describe(),
+                many if plan.rewrites() && plan.writes() => format!(
+                    "{} phases, writes: {}",
+                    many.len(),
+                    crate::bench::spec::REWRITE_LABEL
+                ),
                 many => format!("{} phases", many.len()),
             };
         }

@@ -117,7 +117,15 @@ impl Values {
             Field::ReadPct => p.read_pct = cycle(p.read_pct, &PCTS, dir),
             Field::Writes => p.include_writes = !p.include_writes,
             Field::Amount => p.io_size = cycle(p.io_size, &AMOUNTS, dir),
-            Field::Data => p.zeros = !p.zeros,
+            Field::Data => {
+                // random -> zeros -> rewrite of existing data (--preserve) -> random.
+                let order = [(false, false), (true, false), (false, true)];
+                let pos = order
+                    .iter()
+                    .position(|&o| o == (p.zeros, p.preserve))
+                    .unwrap_or(0) as i32;
+                (p.zeros, p.preserve) = order[(pos + dir).rem_euclid(order.len() as i32) as usize];
+            }
             Field::TempPoll => {
                 let t: Vec<Duration> = TEMP_POLLS.iter().map(|&s| Duration::from_secs(s)).collect();
                 self.temp_poll = cycle(self.temp_poll, &t, dir);
@@ -246,13 +254,15 @@ impl Values {
                 None => ("- (the duration bounds the run)".into(), true),
             },
             Field::Data => (
-                if p.zeros {
+                if p.preserve {
+                    "rewrite existing (--preserve)"
+                } else if p.zeros {
                     "zeros"
                 } else {
                     "random (incompressible)"
                 }
                 .into(),
-                !p.zeros,
+                !p.zeros && !p.preserve,
             ),
             Field::TempPoll => match self.temp_poll {
                 None => ("every 5s on SATA/NVMe, off elsewhere".into(), true),
@@ -384,6 +394,20 @@ mod tests {
             !v.params(TestName::SeqRead).zeros,
             "reads have no write data"
         );
+        // The third choice is the rewrite of existing data; the next one is random again.
+        v.step(Field::Data, 1);
+        let w = v.params(TestName::RandWrite);
+        assert!(w.preserve && !w.zeros);
+        assert!(
+            !v.params(TestName::RandRead).preserve,
+            "a read test never carries --preserve"
+        );
+        v.step(Field::Data, 1);
+        let w = v.params(TestName::RandWrite);
+        assert!(!w.preserve && !w.zeros);
+        v.step(Field::Data, -1);
+        assert!(v.params(TestName::CdmNvme).preserve);
+        v.step(Field::Data, 1);
         assert!(fields_for(TestName::SeqWrite).contains(&Field::Data));
         assert!(!writes(TestName::Cdm, &v));
         v.step(Field::Writes, 1);

@@ -246,6 +246,7 @@ mod tests {
             ops_per_worker: count,
             sync: crate::sys::direct::SyncMode::None,
             seed: 1,
+            rewrite: false,
         }
     }
 

@@ -111,6 +111,7 @@ impl PlanContext<'_> {
             ops_per_worker,
             sync: if mix.writes() { r.sync } else { SyncMode::None },
             seed: r.seed,
+            rewrite: self.params.preserve && mix.writes(),
         };
         let (_, slice) = j.worker_region(0);
         if slice < bs {

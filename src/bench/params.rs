@@ -35,6 +35,9 @@ pub struct TestParams {
     pub interval: Option<Duration>,
     pub buffered: bool,
     pub zeros: bool,
+    /// Rewrite of existing data: each write reads its block and writes the same bytes back
+    /// (`--preserve`, GNOME Disks' way of timing writes on a disk that holds data).
+    pub preserve: bool,
     pub sync: Option<SyncMode>,
     pub engine: EngineKind,
     pub min_bs: Option<u64>,
@@ -313,7 +316,10 @@ impl TestParams {
             Param::MaxBs => self.max_bs = None,
             Param::Qds => self.qds = None,
             Param::Writes => self.include_writes = false,
-            Param::Data => self.zeros = false,
+            Param::Data => {
+                self.zeros = false;
+                self.preserve = false;
+            }
             Param::Sync => self.sync = None,
             Param::Seed => self.seed = None,
             Param::Engine => self.engine = EngineKind::default(),

@@ -18,8 +18,20 @@ pub const PATTERN_PERIOD: usize = 8 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum DataKind {
-    Random { seed: u64 },
+    Random {
+        seed: u64,
+    },
     Zeros,
+    /// Rewrite of existing data (`--preserve`): each write puts back the bytes its own read
+    /// of the block just returned, so there is no pattern and nothing to verify against.
+    Rewrite,
+}
+
+impl DataKind {
+    /// Writes put back what the blocks held.
+    pub fn rewrites(self) -> bool {
+        self == DataKind::Rewrite
+    }
 }
 
 /// The write data of a run.
@@ -32,6 +44,13 @@ pub struct DataPattern {
 impl DataPattern {
     /// Builds the pattern for requests of up to `max_request` bytes.
     pub fn new(kind: DataKind, max_request: usize) -> io::Result<DataPattern> {
+        if kind.rewrites() {
+            // A rewrite's data is the block's own: a pattern would be a way to write it wrong.
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a rewrite of existing data has no write pattern",
+            ));
+        }
         // period + max_request: a request starting anywhere in the first period reads on into
         // the repeats that follow it, so every request is one contiguous slice. Requests may
         // be longer than the period (up to the plan's 256 MiB): the tail then holds several
@@ -133,6 +152,15 @@ mod tests {
         }
         let z = DataPattern::new(DataKind::Zeros, big).unwrap();
         assert!(z.expected(512, big).iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn a_rewrite_has_no_pattern_to_write() {
+        assert!(DataPattern::new(DataKind::Rewrite, 4096).is_err());
+        assert_eq!(
+            serde_json::to_string(&DataKind::Rewrite).unwrap(),
+            r#"{"kind":"rewrite"}"#
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::pattern::DataPattern;
 use super::plan::Planner;
 use super::spec::{EngineKind, Job, Phase, Plan};
 use super::stats::{BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION};
-use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, run_worker};
+use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, WriteData, run_worker};
 use crate::model::DevNum;
 use crate::model::activity::{BackgroundIo, ProcessIo, busy_between};
 use crate::sys::SysRoot;
@@ -247,10 +247,12 @@ fn spawn_workers(
             fd: Arc::clone(&input.fd),
             job: job.clone(),
             planner,
-            pattern: if job.writes() {
-                input.pattern.clone()
-            } else {
-                None
+            write_data: match (job.writes(), job.rewrite, &input.pattern) {
+                (false, _, _) => None,
+                (true, true, _) => Some(WriteData::Rewrite),
+                (true, false, Some(p)) => Some(WriteData::Pattern(p.clone())),
+                // Refused by the worker before any I/O: a write needs its data.
+                (true, false, None) => None,
             },
             interval: input.plan.interval,
             tx: tx.clone(),
@@ -834,6 +836,27 @@ mod tests {
         assert_eq!(split.ios_diff_pct, 700.0);
         // Fewer device I/Os than ours with the same bytes cannot be explained by splitting.
         assert!(!cmp(stat(2048, 4, 0), 1 << 20, 8).agrees);
+        // A rewrite (--preserve): the kernel also counted the read of every block written
+        // back. Compared with those reads the counts agree; without them they would not.
+        let mut rewrite = IoStats::default();
+        rewrite.write.bytes = 1 << 20;
+        rewrite.write.ops = 256;
+        let kernel = DiskStat {
+            read_sectors: 2048,
+            read_ios: 256,
+            write_sectors: 2048,
+            write_ios: 256,
+            ..DiskStat::default()
+        };
+        let w = Witness::compare("x".into(), &DiskStat::default(), &kernel, &rewrite);
+        assert!(!w.agrees, "the reads are missing from ours: {w:?}");
+        for _ in 0..256 {
+            rewrite.record_read_back(4096);
+        }
+        let w = Witness::compare("x".into(), &DiskStat::default(), &kernel, &rewrite);
+        assert!(w.agrees, "{w:?}");
+        assert_eq!((w.read_back_bytes, w.read_back_ios), (1 << 20, 256));
+        assert_eq!(w.bytes_diff_pct, 0.0);
     }
 
     fn sample(bytes: u64) -> SampleStats {

@@ -24,6 +24,14 @@ pub enum WriteRefusal {
     )]
     NotConfirmed { name: String },
     #[error(
+        "this test rewrites the data on {name} in place (--preserve: each block it writes is read \
+         first and the same bytes are written back, so an interruption leaves the data as it \
+         was; a device that fails in the middle of a write can still lose that block, and \
+         another program writing to {name} meanwhile can have its writes undone): pass \
+         --destroy-data {name} to confirm"
+    )]
+    RewriteNotConfirmed { name: String },
+    #[error(
         "--destroy-data {given} does not name the target {name}: type the target's own name \
          to confirm"
     )]
@@ -42,6 +50,19 @@ pub enum WriteRefusal {
         path: String,
         name: String,
     },
+}
+
+impl WriteRefusal {
+    /// The refusal as a rewrite of existing data (`--preserve`) words it: the confirmation is
+    /// the same, but what it confirms is not the destruction of the data.
+    pub fn for_rewrite(self, rewrite: bool) -> WriteRefusal {
+        match self {
+            WriteRefusal::NotConfirmed { name } if rewrite => {
+                WriteRefusal::RewriteNotConfirmed { name }
+            }
+            other => other,
+        }
+    }
 }
 
 /// The in-use reasons of a device or partition by kernel name, from the inventory.
@@ -228,6 +249,24 @@ mod tests {
         );
         let wrong = check_device_write(&i, "loop1", Some("loop0")).unwrap_err();
         assert!(wrong.to_string().contains("does not name the target loop1"));
+    }
+
+    #[test]
+    fn a_rewrite_asks_for_the_same_name_in_its_own_words() {
+        let e = check_device_write(&inv(), "loop1", None).unwrap_err();
+        let rewrite = e.clone().for_rewrite(true).to_string();
+        assert!(
+            rewrite.starts_with("this test rewrites the data on loop1 in place"),
+            "{rewrite}"
+        );
+        assert!(
+            rewrite.ends_with("pass --destroy-data loop1 to confirm"),
+            "{rewrite}"
+        );
+        assert_eq!(e.clone().for_rewrite(false), e);
+        // Only the wording of the missing confirmation changes: a refusal stays a refusal.
+        let wrong = check_device_write(&inv(), "loop1", Some("loop9")).unwrap_err();
+        assert_eq!(wrong.clone().for_rewrite(true), wrong);
     }
 
     #[test]

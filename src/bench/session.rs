@@ -96,7 +96,8 @@ pub fn start_with_stop(
             )));
         }
     };
-    let pattern = if plan.writes() {
+    // A rewrite writes back what it reads: it has no pattern.
+    let pattern = if plan.writes() && !plan.rewrites() {
         Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
     } else {
         None

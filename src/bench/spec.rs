@@ -20,6 +20,15 @@ use crate::model::Bytes;
 use crate::sys::direct::SyncMode;
 
 pub const MAX_QUEUE_DEPTH: u32 = 1024;
+
+/// What every output says of a run with `--preserve`.
+pub const REWRITE_LABEL: &str = "rewrite of existing data";
+
+/// The plan's note for `--preserve`: what was measured, and what was not.
+pub const REWRITE_NOTE: &str = "rewrite of existing data (--preserve): each write first reads its \
+     block and writes the same bytes back. Only the write is timed: latency is the write's alone; \
+     MB/s and IOPS count the rewritten bytes over the whole measured time, so the untimed reads \
+     slow them down. The kernel's counters include the reads";
 pub const MAX_WORKERS: u32 = 256;
 
 /// Which I/O engine drives the workers.
@@ -87,6 +96,10 @@ pub struct Job {
     pub ops_per_worker: Option<u64>,
     pub sync: SyncMode,
     pub seed: u64,
+    /// Rewrite of existing data (`--preserve`): each write first reads its block (not timed,
+    /// not counted in the figures) and writes those same bytes back.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rewrite: bool,
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -117,8 +130,14 @@ impl Job {
             Mix::Write => "write".to_string(),
             Mix::Mixed { read_pct } => format!("mixed {read_pct}% read"),
         };
+        // First, so that a narrow screen that cuts the line still shows it.
+        let rewrite = if self.rewrite && self.writes() {
+            format!("{REWRITE_LABEL}, ")
+        } else {
+            String::new()
+        };
         format!(
-            "bs {}, QD{}, {} worker{}, {} {}",
+            "{rewrite}bs {}, QD{}, {} worker{}, {} {}",
             Bytes(self.bs).short(),
             self.qd,
             self.workers,
@@ -159,6 +178,11 @@ pub struct Plan {
 impl Plan {
     pub fn writes(&self) -> bool {
         self.phases.iter().any(|p| p.job.writes())
+    }
+
+    /// Its writes put back the data the blocks held (`--preserve`).
+    pub fn rewrites(&self) -> bool {
+        self.data.rewrites()
     }
 
     /// Largest request of any phase (sizes the data pattern).
@@ -243,7 +267,7 @@ impl Plan {
         let hist = super::stats::LatencyHistogram::footprint_bytes();
         let series = (super::runner::SERIES_CAPACITY * std::mem::size_of::<IntervalPoint>()) as u64
             * self.phases.len() as u64;
-        let pattern = if self.writes() {
+        let pattern = if self.writes() && !self.rewrites() {
             (super::pattern::PATTERN_PERIOD as u64).saturating_add(self.max_bs())
         } else {
             0
@@ -408,6 +432,18 @@ pub fn build_plan(
         }
     }
 
+    if params.preserve {
+        if params.zeros {
+            return Err(SpecError::Invalid(
+                "--preserve writes back the data that is there; --zeros cannot go with it".into(),
+            ));
+        }
+        if test.info().writes == Writes::Never {
+            return Err(SpecError::Invalid(format!(
+                "--preserve applies to tests that write; {test} only reads"
+            )));
+        }
+    }
     if params.io_size == Some(0) || params.count == Some(0) {
         return Err(SpecError::Invalid(
             "--io-size and --count must be larger than 0".into(),
@@ -460,13 +496,18 @@ pub fn build_plan(
             "BUFFERED: I/O goes through the page cache; results may not reflect the device".into(),
         );
     }
+    if params.preserve && phases.iter().any(|p| p.job.writes()) {
+        notes.push(REWRITE_NOTE.into());
+    }
 
     let plan = Plan {
         test,
         phases,
         direct,
         engine: params.engine,
-        data: if params.zeros {
+        data: if params.preserve {
+            DataKind::Rewrite
+        } else if params.zeros {
             DataKind::Zeros
         } else {
             DataKind::Random {
@@ -738,6 +779,97 @@ mod tests {
             .total
         };
         assert!(threads(EngineKind::Sync) > threads(EngineKind::Uring) + 10 * GIB);
+    }
+
+    #[test]
+    fn preserve_rewrites_every_write_and_nothing_else() {
+        use crate::bench::catalog::CATALOG;
+        let preserve = TestParams {
+            preserve: true,
+            include_writes: true,
+            read_pct: None,
+            count: Some(4),
+            ..Default::default()
+        };
+        for t in CATALOG.iter().filter(|t| t.writes != Writes::Never) {
+            let mut params = preserve.clone();
+            if t.name == TestName::QdSweep {
+                params.read_pct = Some(50);
+            }
+            let p = build_plan(t.name, &params, &dev(1 << 30, 512), true).unwrap();
+            assert!(p.writes() && p.rewrites(), "{}", t.id);
+            assert_eq!(p.data, DataKind::Rewrite, "{}", t.id);
+            for phase in &p.phases {
+                // Exactly the phases that write rewrite; the reads of a preset stay reads.
+                assert_eq!(
+                    phase.job.rewrite,
+                    phase.job.writes(),
+                    "{} {}",
+                    t.id,
+                    phase.label
+                );
+                if phase.job.writes() {
+                    assert!(
+                        phase.job.describe().starts_with(REWRITE_LABEL),
+                        "{}",
+                        phase.job.describe()
+                    );
+                }
+            }
+            assert!(
+                p.notes.iter().any(|n| n.starts_with(REWRITE_LABEL)),
+                "{}",
+                t.id
+            );
+            // No write pattern is allocated for it (nor counted against memory).
+            let plain = build_plan(
+                t.name,
+                &TestParams {
+                    preserve: false,
+                    ..params.clone()
+                },
+                &dev(1 << 30, 512),
+                true,
+            )
+            .unwrap();
+            assert!(
+                p.memory_need().total < plain.memory_need().total,
+                "{}",
+                t.id
+            );
+            // The confirmation is still needed where it was.
+            if t.writes == Writes::Always {
+                let err = build_plan(t.name, &params, &dev(1 << 30, 512), false).unwrap_err();
+                assert!(err.to_string().contains("write confirmation"), "{}", t.id);
+            }
+        }
+        // Without permission CrystalDiskMark runs its reads: nothing to rewrite, no note.
+        let reads_only = TestParams {
+            include_writes: false,
+            ..preserve
+        };
+        let cdm = build_plan(TestName::Cdm, &reads_only, &dev(1 << 30, 512), false).unwrap();
+        assert!(!cdm.writes() && cdm.notes.is_empty());
+        assert!(cdm.phases.iter().all(|p| !p.job.rewrite));
+    }
+
+    #[test]
+    fn preserve_is_refused_where_it_means_nothing() {
+        let e = |test, p: TestParams| plan(test, &p).unwrap_err().to_string();
+        let both = TestParams {
+            preserve: true,
+            zeros: true,
+            ..Default::default()
+        };
+        assert!(e(TestName::SeqWrite, both).contains("--zeros cannot go with it"));
+        let read = TestParams {
+            preserve: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            e(TestName::RandRead, read),
+            "--preserve applies to tests that write; rand-read only reads"
+        );
     }
 
     #[test]

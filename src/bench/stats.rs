@@ -222,11 +222,29 @@ impl DirStats {
     }
 }
 
+/// Bytes and requests without latencies: the reads a rewrite of existing data (`--preserve`)
+/// makes before each write. They are not the test's figures (not timed, not in MB/s or IOPS),
+/// but the kernel counts them, so the witness must too.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub bytes: u64,
+    pub ops: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, other: Tally) {
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+    }
+}
+
 /// Reads and writes together.
 #[derive(Debug, Clone, Default)]
 pub struct IoStats {
     pub read: DirStats,
     pub write: DirStats,
+    /// Reads of the blocks a rewrite writes back, outside the figures.
+    pub read_back: Tally,
 }
 
 impl IoStats {
@@ -237,20 +255,28 @@ impl IoStats {
         }
     }
 
+    /// Counts one read of `bytes` made to rewrite its block (not timed, not a figure).
+    pub fn record_read_back(&mut self, bytes: u64) {
+        self.read_back.add(Tally { bytes, ops: 1 });
+    }
+
     pub fn add(&mut self, other: &IoStats) {
         self.read.add(&other.read);
         self.write.add(&other.write);
+        self.read_back.add(other.read_back);
     }
 
     pub fn add_sample(&mut self, s: &SampleStats) {
         self.read.add_sample(&s.read);
         self.write.add_sample(&s.write);
+        self.read_back.add(s.read_back);
     }
 
     pub fn take_sample(&mut self) -> SampleStats {
         SampleStats {
             read: self.read.take_sample(),
             write: self.write.take_sample(),
+            read_back: std::mem::take(&mut self.read_back),
         }
     }
 
@@ -277,6 +303,8 @@ pub struct DirSample {
 pub struct SampleStats {
     pub read: DirSample,
     pub write: DirSample,
+    /// Reads made to rewrite blocks (`--preserve`): counted for the witness only.
+    pub read_back: Tally,
 }
 
 /// What a worker sends once per interval: that interval's figures only, never cumulative.

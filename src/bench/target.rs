@@ -148,14 +148,16 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let writes_allowed = match need {
                 Writes::Never => false,
                 Writes::Always => {
-                    safety::check_device_write(&inv, &checked_name()?, req.confirmation)?;
+                    safety::check_device_write(&inv, &checked_name()?, req.confirmation)
+                        .map_err(|e| e.for_rewrite(req.params.preserve))?;
                     true
                 }
                 // Optional writes (CrystalDiskMark): with a confirmation they must pass the
                 // guard; without one the reads run alone.
                 Writes::Optional => match req.confirmation {
                     Some(_) => {
-                        safety::check_device_write(&inv, &checked_name()?, req.confirmation)?;
+                        safety::check_device_write(&inv, &checked_name()?, req.confirmation)
+                            .map_err(|e| e.for_rewrite(req.params.preserve))?;
                         true
                     }
                     None => {

@@ -3,6 +3,14 @@
 //! time. Either way the loop runs an optional warm-up (not recorded), drains, meets the other
 //! workers at a gate while the runner snapshots the kernel's counters, then runs the
 //! measured phase and sends one `WorkerSample` per interval, never one message per I/O.
+//!
+//! A rewrite of existing data (`--preserve`) makes each write two steps on the same buffer:
+//! read the block, then, only when that read returned the whole block, write those bytes back.
+//! The buffer is the request's own (the io_uring slot, or the thread's buffer), held from the
+//! read to the write, so no other request can put other bytes in it. Requests of several
+//! workers or slots may overlap on a block: every write puts back bytes read from the device,
+//! and every write is such a write, so the device never holds anything but its own data and
+//! any interleaving of reads and writes reads and writes that same data.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
@@ -41,6 +49,9 @@ pub struct IoFailure {
     /// applies. Left out of the JSON when false, so an I/O's failure reads as before.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub submission: bool,
+    /// The read of a block to rewrite it (`--preserve`) failed: its write was not made.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_back: bool,
 }
 
 impl IoFailure {
@@ -65,8 +76,13 @@ impl IoFailure {
         if self.submission {
             return format!("submitting I/O to the kernel (io_uring_enter) failed: {reason}");
         }
+        let why = if self.read_back {
+            " (to rewrite them; they were not written)"
+        } else {
+            ""
+        };
         format!(
-            "{what} of {} bytes at offset {} failed: {reason}",
+            "{what} of {} bytes at offset {}{why} failed: {reason}",
             self.len, self.offset
         )
     }
@@ -88,13 +104,23 @@ pub enum WorkerMsg {
     },
 }
 
+/// What a worker's writes put on the device.
+#[derive(Debug, Clone)]
+pub enum WriteData {
+    /// The run's data (random or zeros) from the shared pattern buffer.
+    Pattern(DataPattern),
+    /// The block's own bytes: read first into the request's buffer, then written back.
+    Rewrite,
+}
+
 /// Everything one worker thread needs.
 pub struct WorkerCtx {
     pub worker: u32,
     pub fd: Arc<OwnedFd>,
     pub job: Job,
     pub planner: Planner,
-    pub pattern: Option<DataPattern>,
+    /// `None` for a job that only reads.
+    pub write_data: Option<WriteData>,
     pub interval: Duration,
     pub tx: Sender<WorkerMsg>,
     pub stop: Arc<AtomicBool>,
@@ -141,6 +167,11 @@ impl Recorder {
             stats: IoStats::default(),
             tx,
         }
+    }
+
+    /// A block read in full to be rewritten: counted for the witness, not in the figures.
+    fn record_read_back(&mut self, bytes: u64) {
+        self.stats.record_read_back(bytes);
     }
 
     fn record(&mut self, kind: OpKind, bytes: u64, latency: Duration) {
@@ -195,6 +226,12 @@ struct Bound {
 /// Runs one worker with the chosen engine; for the synchronous engine this spawns the worker's
 /// other threads and runs the first one itself. Every thread sends `Done` exactly once.
 pub fn run_worker(ctx: WorkerCtx, engine: EngineKind) {
+    if ctx.job.writes() && ctx.write_data.is_none() {
+        return setup_failed(
+            &ctx,
+            "internal error: a job that writes has no write data".into(),
+        );
+    }
     match engine {
         EngineKind::Uring => uring_worker(ctx),
         // The runner resolves `Auto` before it starts workers; pread/pwrite works everywhere.
@@ -253,7 +290,10 @@ fn run_phases(
 
 fn uring_worker(ctx: WorkerCtx) {
     let job = &ctx.job;
-    let pattern_buf = ctx.pattern.as_ref().map(DataPattern::shared);
+    let pattern_buf = match &ctx.write_data {
+        Some(WriteData::Pattern(p)) => Some(p.shared()),
+        Some(WriteData::Rewrite) | None => None,
+    };
     let queue = UringQueue::new(
         Arc::clone(&ctx.fd),
         job.qd,
@@ -287,8 +327,10 @@ fn uring_loop(
 ) -> Option<IoFailure> {
     let bs = ctx.job.bs;
     let depth = queue.depth() as usize;
-    // Per slot: the I/O it carries and when it was handed to the kernel.
-    let mut meta: Vec<(OpKind, u64, Instant)> = vec![(OpKind::Read, 0, Instant::now()); depth];
+    // Per slot: the I/O it carries, when it was handed to the kernel, and whether it is the
+    // read of a rewrite (its write is still to come).
+    let mut meta: Vec<(OpKind, u64, Instant, bool)> =
+        vec![(OpKind::Read, 0, Instant::now(), false); depth];
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
     let mut done: Vec<Completion> = Vec::with_capacity(depth);
     let mut failure: Option<IoFailure> = None;
@@ -304,15 +346,21 @@ fn uring_loop(
             let Some(slot) = free.pop() else { break };
             let k = ctx.next_op.fetch_add(1, Ordering::Relaxed);
             let io = ctx.planner.op(k);
-            let pushed = match io.kind {
-                OpKind::Read => queue.push_read(slot, io.offset, bs as u32),
-                OpKind::Write => {
-                    let src = match &ctx.pattern {
-                        Some(p) => WriteSource::Pattern(p.start_for(io.offset)),
-                        None => WriteSource::Slot,
-                    };
-                    queue.push_write(slot, io.offset, bs as u32, src)
+            let read_back =
+                io.kind == OpKind::Write && matches!(ctx.write_data, Some(WriteData::Rewrite));
+            let pushed = match (io.kind, &ctx.write_data) {
+                (OpKind::Read, _) => queue.push_read(slot, io.offset, bs as u32),
+                (OpKind::Write, Some(WriteData::Pattern(p))) => queue.push_write(
+                    slot,
+                    io.offset,
+                    bs as u32,
+                    WriteSource::Pattern(p.start_for(io.offset)),
+                ),
+                // A rewrite starts with the read of its block into this slot's buffer.
+                (OpKind::Write, Some(WriteData::Rewrite)) => {
+                    queue.push_read(slot, io.offset, bs as u32)
                 }
+                (OpKind::Write, None) => Err(std::io::Error::other("no write data")),
             };
             if pushed.is_err() {
                 free.push(slot);
@@ -330,17 +378,18 @@ fn uring_loop(
             // after the call returned (fio's `clat`) would hide an I/O the device completes
             // inside the call.
             let handed = Instant::now();
-            meta[slot as usize] = (io.kind, io.offset, handed);
+            meta[slot as usize] = (io.kind, io.offset, handed, read_back);
             if let Err(e) = queue.submit() {
                 failure.get_or_insert(IoFailure {
                     worker: ctx.worker,
-                    op: io.kind,
+                    op: if read_back { OpKind::Read } else { io.kind },
                     offset: io.offset,
                     len: bs,
                     errno: e.raw_os_error(),
                     transferred: None,
                     facts: None,
                     submission: true,
+                    read_back,
                 });
                 ctx.stop.store(true, Ordering::Relaxed);
                 break;
@@ -360,6 +409,7 @@ fn uring_loop(
                 transferred: None,
                 facts: None,
                 submission: true,
+                read_back: false,
             });
             ctx.stop.store(true, Ordering::Relaxed);
             // Nothing more can be submitted or reaped reliably; leave it to Drop.
@@ -369,19 +419,57 @@ fn uring_loop(
         done.clear();
         queue.reap(&mut done);
         for c in &done {
-            let (kind, offset, at) = meta[c.slot as usize];
+            let (kind, offset, at, read_back) = meta[c.slot as usize];
+            let whole = c.result >= 0 && c.result as u64 == bs;
+            if whole && read_back {
+                // The slot's buffer holds the whole block as the device returned it: write
+                // exactly that back, from the same buffer, unless the run is ending (then the
+                // block is left as it is, which is the same thing).
+                if let Some(r) = rec.as_deref_mut() {
+                    r.record_read_back(bs);
+                }
+                let ending = failure.is_some() || ctx.stop.load(Ordering::Relaxed);
+                if !ending
+                    && queue
+                        .push_write(c.slot, offset, bs as u32, WriteSource::Slot)
+                        .is_ok()
+                {
+                    // Handed over at once, like every other I/O (see the submission loop).
+                    meta[c.slot as usize] = (OpKind::Write, offset, Instant::now(), false);
+                    if let Err(e) = queue.submit() {
+                        failure.get_or_insert(IoFailure {
+                            worker: ctx.worker,
+                            op: OpKind::Write,
+                            offset,
+                            len: bs,
+                            errno: e.raw_os_error(),
+                            transferred: None,
+                            facts: None,
+                            submission: true,
+                            read_back: false,
+                        });
+                        ctx.stop.store(true, Ordering::Relaxed);
+                    }
+                } else {
+                    free.push(c.slot);
+                }
+                continue;
+            }
             free.push(c.slot);
-            if c.result < 0 || c.result as u64 != bs {
+            if !whole {
+                // A failed or short read of a rewrite is never followed by its write: the
+                // buffer may hold another block's bytes or a part of this one's.
                 if failure.is_none() {
                     failure = Some(IoFailure {
                         worker: ctx.worker,
-                        op: kind,
+                        op: if read_back { OpKind::Read } else { kind },
                         offset,
                         len: bs,
                         errno: (c.result < 0).then(|| -c.result),
                         transferred: (c.result >= 0).then_some(c.result as u64),
                         facts: None,
                         submission: false,
+                        read_back,
                     });
                     // One failure ends the run for every worker: the device is suspect.
                     ctx.stop.store(true, Ordering::Relaxed);
@@ -494,19 +582,46 @@ fn sync_loop(
         }
         let k = ops.take(&ctx.next_op);
         let io = ctx.planner.op(k);
-        let started = Instant::now();
+        let mut started = Instant::now();
         if bound.deadline.is_some_and(|d| started >= d) {
             return None;
         }
-        let result = match io.kind {
-            OpKind::Read => direct::read_at(&ctx.fd, buf.as_mut_slice(), io.offset),
-            OpKind::Write => {
-                let data = match &ctx.pattern {
-                    Some(p) => p.expected(io.offset, bs as usize),
-                    None => buf.as_slice(),
-                };
-                direct::write_at(&ctx.fd, data, io.offset)
+        let result = match (io.kind, &ctx.write_data) {
+            (OpKind::Read, _) => direct::read_at(&ctx.fd, buf.as_mut_slice(), io.offset),
+            (OpKind::Write, Some(WriteData::Pattern(p))) => {
+                direct::write_at(&ctx.fd, p.expected(io.offset, bs as usize), io.offset)
             }
+            (OpKind::Write, Some(WriteData::Rewrite)) => {
+                // Read the block into this thread's buffer (the buffer is exactly one
+                // request long); only a read of all of it is written back, untouched.
+                match direct::read_at(&ctx.fd, buf.as_mut_slice(), io.offset) {
+                    Ok(n) if n as u64 == bs => {}
+                    other => {
+                        ctx.stop.store(true, Ordering::Relaxed);
+                        return Some(IoFailure {
+                            worker: ctx.worker,
+                            op: OpKind::Read,
+                            offset: io.offset,
+                            len: bs,
+                            errno: other.as_ref().err().and_then(std::io::Error::raw_os_error),
+                            transferred: other.ok().map(|n| n as u64),
+                            facts: None,
+                            submission: false,
+                            read_back: true,
+                        });
+                    }
+                }
+                if let Some(r) = rec.as_deref_mut() {
+                    r.record_read_back(bs);
+                }
+                if ctx.stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                // Only the write is timed.
+                started = Instant::now();
+                direct::write_at(&ctx.fd, buf.as_slice(), io.offset)
+            }
+            (OpKind::Write, None) => Err(std::io::Error::other("no write data")),
         };
         let finished = Instant::now();
         match result {
@@ -527,6 +642,7 @@ fn sync_loop(
                     transferred: other.ok().map(|n| n as u64),
                     facts: None,
                     submission: false,
+                    read_back: false,
                 });
             }
         }
@@ -548,6 +664,7 @@ mod tests {
             transferred: None,
             facts: None,
             submission: true,
+            read_back: false,
         };
         assert_eq!(
             f.describe(),
@@ -566,10 +683,21 @@ mod tests {
             transferred: None,
             facts: None,
             submission: false,
+            read_back: false,
         };
         assert_eq!(
             f.describe(),
             "read of 4096 bytes at offset 1048576 failed: I/O error (EIO)"
+        );
+        // The read of a rewrite says so, and that its block was not written.
+        let back = IoFailure {
+            read_back: true,
+            ..f.clone()
+        };
+        assert_eq!(
+            back.describe(),
+            "read of 4096 bytes at offset 1048576 (to rewrite them; they were not written) \
+             failed: I/O error (EIO)"
         );
         let g = IoFailure {
             op: OpKind::Write,

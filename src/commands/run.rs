@@ -42,6 +42,7 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
         interval: a.interval,
         buffered: a.buffered,
         zeros: a.zeros,
+        preserve: a.preserve,
         sync: a.sync.map(|s| match s {
             SyncArg::Dsync => SyncMode::Dsync,
             SyncArg::Sync => SyncMode::Sync,
@@ -161,7 +162,9 @@ fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
     let facts = target::probe(req.path, req.root, req.params.size)?;
     let plan = spec::build_plan(req.test, req.params, &facts, true)?;
     let mut text = String::new();
+    // A rewrite's fio line only reads (fio cannot rewrite in place): no write to warn of.
     if plan.writes()
+        && !plan.rewrites()
         && let Some(warning) = fio_write_warning(req)?
     {
         text.push_str(&format!("# WARNING: {warning}\n"));

@@ -15,7 +15,9 @@ use crate::bench::engine::{self, EngineProbe, engine_label};
 use crate::bench::outcome::TargetInfo;
 use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, RunReport, TargetClass};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan, sweep_column};
+use crate::bench::spec::{
+    EngineKind, Job, PhaseTag, Plan, REWRITE_LABEL, REWRITE_NOTE, sweep_column,
+};
 use crate::bench::stats::LatencySummary;
 use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, BytesPerSec};
@@ -44,7 +46,13 @@ fn latency_line(l: &LatencySummary) -> String {
 
 /// The engine of a finished phase in words: "sync (4 pread threads)".
 pub fn phase_engine_label(p: &PhaseResult) -> String {
-    engine_label(p.engine, p.io_threads, p.fixed_buffers, p.job.mix)
+    // A rewrite's threads read each block before they write it: they call both.
+    let calls = if p.job.rewrite {
+        Mix::Mixed { read_pct: 0 }
+    } else {
+        p.job.mix
+    };
+    engine_label(p.engine, p.io_threads, p.fixed_buffers, calls)
 }
 
 fn how(plan: &Plan, job: &Job, p: Option<&PhaseResult>) -> String {
@@ -238,6 +246,14 @@ fn witness_lines(out: &mut String, p: &PhaseResult) {
                 w.bytes_diff_pct,
                 if w.agrees { " - agrees" } else { "" }
             );
+            if w.read_back_ios > 0 {
+                let _ = writeln!(
+                    out,
+                    "       (its reads include the {} bytes in {} reads this rewrite made of the \
+                     blocks it wrote back: compared, though not in the figures above)",
+                    w.read_back_bytes, w.read_back_ios
+                );
+            }
             if w.agrees && w.ios_diff_pct > 2.0 {
                 let _ = writeln!(
                     out,
@@ -329,14 +345,27 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
         && p.job.workers == 1
         && let Some(l) = p.latency()
     {
-        let _ = writeln!(
-            out,
-            "       {} I/Os of {} bytes took {:.3} s: {} ms per I/O on average",
-            l.count,
-            p.job.bs,
-            p.seconds,
-            ms(l.mean_ns)
-        );
+        if p.job.rewrite {
+            // The time includes the reads, the mean does not: say which is which.
+            let _ = writeln!(
+                out,
+                "       {} rewrites of {} bytes took {:.3} s with their reads: {} ms per write \
+                 on average",
+                l.count,
+                p.job.bs,
+                p.seconds,
+                ms(l.mean_ns)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "       {} I/Os of {} bytes took {:.3} s: {} ms per I/O on average",
+                l.count,
+                p.job.bs,
+                p.seconds,
+                ms(l.mean_ns)
+            );
+        }
     }
     witness_lines(out, p);
     if let Some(f) = &p.failure {
@@ -438,6 +467,12 @@ pub fn sweep_table(r: &RunReport) -> String {
         );
     }
     out.push_str(&engine_lines(r, "# "));
+    if r.plan.rewrites() && r.plan.writes() {
+        let _ = writeln!(
+            out,
+            "# Writes : {REWRITE_LABEL} (each block read first, not timed)"
+        );
+    }
     let _ = writeln!(
         out,
         "# Missing values are \"-\" (gnuplot: set datafile missing \"-\")"
@@ -665,7 +700,7 @@ pub fn cdm_grid(r: &RunReport) -> String {
     if let Some(j) = r.plan.phases.first().map(|p| &p.job) {
         let _ = writeln!(
             out,
-            "each {} after a {:.1} s warm-up; {}; region {}",
+            "each {} after a {:.1} s warm-up; {}; region {}{}",
             j.time.map_or("bounded by count".into(), |t| format!(
                 "{:.1} s",
                 t.as_secs_f64()
@@ -676,7 +711,12 @@ pub fn cdm_grid(r: &RunReport) -> String {
             } else {
                 "BUFFERED (page cache)"
             },
-            Bytes(j.region_len).iec()
+            Bytes(j.region_len).iec(),
+            if r.plan.rewrites() && r.plan.writes() {
+                format!("; writes: {REWRITE_LABEL}")
+            } else {
+                String::new()
+            }
         );
     }
     for p in r
@@ -731,6 +771,9 @@ pub fn render_csv(r: &RunReport) -> String {
     let mut out = String::new();
     if !r.plan.direct {
         out.push_str("# BUFFERED (page cache): figures may not reflect the device\n");
+    }
+    if r.plan.rewrites() && r.plan.writes() {
+        let _ = writeln!(out, "# {REWRITE_NOTE}");
     }
     let _ = writeln!(out, "# latency: {}", r.outcome.latency_definition);
     for (i, p) in r.outcome.phases.iter().enumerate() {
@@ -852,8 +895,15 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunO
         }
         out.push_str(&fio_command(plan, p, target, engine));
         if let Some(alt) = alternative {
-            out.push_str("# ");
-            out.push_str(&fio_command(plan, p, target, alt));
+            // Every line of the alternative is commented out: its command, not only the
+            // first of its lines (which may be a note of its own).
+            for line in fio_command(plan, p, target, alt).lines() {
+                if !line.starts_with('#') {
+                    out.push_str("# ");
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
         }
     }
     out
@@ -891,7 +941,19 @@ fn fio_command(
 ) -> String {
     let mut out = String::new();
     let j = &p.job;
-    let rw = match (j.access, j.mix) {
+    // fio has no read-then-rewrite mode: its write jobs write their own data. A rewrite is
+    // shown as the read-only job over the same blocks, which destroys nothing and is not the
+    // same test (it says so); --readonly makes fio itself refuse to write.
+    let mix = if j.rewrite { Mix::Read } else { j.mix };
+    if j.rewrite {
+        let _ = writeln!(
+            out,
+            "# {REWRITE_LABEL}: fio has no read-then-rewrite mode, and its write jobs destroy the \
+             data. NOT THE SAME TEST: the line below only reads the blocks this phase rewrites \
+             (--readonly), with no write at all"
+        );
+    }
+    let rw = match (j.access, mix) {
         (Access::Random, Mix::Read) => "randread".to_string(),
         (Access::Random, Mix::Write) => "randwrite".to_string(),
         (Access::Random, Mix::Mixed { read_pct }) => format!("randrw --rwmixread={read_pct}"),
@@ -971,10 +1033,14 @@ fn fio_command(
         };
         let _ = write!(cmd, " --number_ios={per_job}");
     }
-    match j.sync {
-        SyncMode::None => {}
-        SyncMode::Dsync => cmd.push_str(" --sync=dsync"),
-        SyncMode::Sync => cmd.push_str(" --sync=sync"),
+    if j.rewrite {
+        cmd.push_str(" --readonly");
+    } else {
+        match j.sync {
+            SyncMode::None => {}
+            SyncMode::Dsync => cmd.push_str(" --sync=dsync"),
+            SyncMode::Sync => cmd.push_str(" --sync=sync"),
+        }
     }
     if j.writes() {
         match plan.data {
@@ -984,6 +1050,8 @@ fn fio_command(
             crate::bench::pattern::DataKind::Random { .. } => {
                 cmd.push_str(" --scramble_buffers=0");
             }
+            // The line for a rewrite only reads (see above): no write data.
+            crate::bench::pattern::DataKind::Rewrite => {}
         }
     }
     let _ = writeln!(out, "{cmd}");
@@ -1102,6 +1170,183 @@ mod tests {
             },
             notes: Vec::new(),
         }
+    }
+
+    /// `report` turned into a finished rand-write with `--preserve`, with its witness.
+    fn rewrite_report() -> RunReport {
+        let mut r = report(4, EngineKind::Sync, false);
+        let params = TestParams {
+            qd: Some(4),
+            preserve: true,
+            ..TestParams::default()
+        };
+        let facts = TargetFacts {
+            size: 1 << 30,
+            logical_block_size: 512,
+            max_request: None,
+            is_file: false,
+        };
+        r.test = TestName::RandWrite;
+        r.plan = build_plan(TestName::RandWrite, &params, &facts, true).unwrap();
+        let p = &mut r.outcome.phases[0];
+        p.label = r.plan.phases[0].label.clone();
+        p.job = r.plan.phases[0].job.clone();
+        p.write = DirTotals {
+            bytes: 4096 * 1000,
+            ops: 1000,
+            bytes_per_sec: 409_600.0,
+            iops: 100.0,
+            latency: None,
+        };
+        p.witness = Some(crate::bench::outcome::Witness {
+            source: "/sys/dev/block/7:0/stat (loop0)".into(),
+            read_bytes: 4096 * 1000,
+            write_bytes: 4096 * 1000,
+            read_ios: 1000,
+            write_ios: 1000,
+            read_merges: 0,
+            write_merges: 0,
+            read_back_bytes: 4096 * 1000,
+            read_back_ios: 1000,
+            bytes_diff_pct: 0.0,
+            ios_diff_pct: 0.0,
+            agrees: true,
+        });
+        r
+    }
+
+    #[test]
+    fn a_rewrite_says_so_in_every_output_and_its_fio_line_only_reads() {
+        let r = rewrite_report();
+        let text = render_text(&r);
+        assert!(
+            text.contains("note:  rewrite of existing data (--preserve)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("rewrite of existing data, bs 4k, QD4, 1 worker, random write"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "(its reads include the 4096000 bytes in 1000 reads this rewrite made of the \
+                 blocks it wrote back: compared, though not in the figures above)"
+            ),
+            "{text}"
+        );
+        let csv = render_csv(&r);
+        assert!(
+            csv.starts_with("# rewrite of existing data (--preserve)"),
+            "{csv}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
+        assert_eq!(json["plan"]["data"]["kind"], "rewrite");
+        assert_eq!(json["plan"]["phases"][0]["job"]["rewrite"], true);
+        assert_eq!(
+            json["outcome"]["phases"][0]["witness"]["read_back_ios"],
+            1000
+        );
+        // fio cannot rewrite in place: the export says so and never prints a writing job.
+        // Planned with --engine auto (two commands, the second commented out), every line
+        // that is not a comment is the read-only job.
+        let planned = fio_commands(&r.plan, &r.target.path, None);
+        let commands: Vec<&str> = planned.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(commands.len(), 1, "{planned}");
+        assert!(planned.contains("\n# fio --name=rand-write"), "{planned}");
+        for fio in [
+            fio_commands(&r.plan, &r.target.path, Some(&r.outcome)),
+            planned.clone(),
+            report_fio_commands(&r).join("\n"),
+        ] {
+            assert!(
+                fio.contains(
+                    "# rewrite of existing data: fio has no read-then-rewrite mode, and its \
+                     write jobs destroy the data. NOT THE SAME TEST"
+                ),
+                "{fio}"
+            );
+            let cmd = fio.lines().find(|l| l.starts_with("fio ")).unwrap();
+            assert!(cmd.contains("--rw=randread"), "{cmd}");
+            assert!(cmd.ends_with(" --readonly"), "{cmd}");
+            assert!(!cmd.contains("--sync="), "{cmd}");
+        }
+        // A plain write test's fio line is unchanged: it writes.
+        let plain = fio_commands(
+            &build_plan(
+                TestName::RandWrite,
+                &TestParams::default(),
+                &TargetFacts {
+                    size: 1 << 30,
+                    logical_block_size: 512,
+                    max_request: None,
+                    is_file: false,
+                },
+                true,
+            )
+            .unwrap(),
+            std::path::Path::new("/dev/loop0"),
+            None,
+        );
+        assert!(
+            plain.contains("--rw=randwrite") && !plain.contains("readonly"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn a_counted_rewrite_says_its_time_includes_the_reads_and_its_mean_does_not() {
+        let mut r = rewrite_report();
+        let p = &mut r.outcome.phases[0];
+        p.job.qd = 1;
+        p.job.ops_per_worker = Some(1000);
+        p.write.latency = Some(LatencySummary {
+            count: 1000,
+            min_ns: 100_000,
+            mean_ns: 4_000_000.0,
+            p50_ns: 3_000_000,
+            p90_ns: 5_000_000,
+            p99_ns: 9_000_000,
+            p999_ns: 9_500_000,
+            max_ns: 10_000_000,
+        });
+        let text = render_text(&r);
+        assert!(
+            text.contains(
+                "1000 rewrites of 4096 bytes took 10.000 s with their reads: 4.000 ms per write \
+                 on average"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_commented_out_alternative_is_commented_out_whole() {
+        // seq-read at QD4 under auto: the psync alternative has a note line of its own (its
+        // threads share one stream). Its command must be commented out too, or a pasted
+        // script runs both jobs.
+        let plan = build_plan(
+            TestName::SeqRead,
+            &TestParams {
+                qd: Some(4),
+                ..TestParams::default()
+            },
+            &TargetFacts {
+                size: 1 << 30,
+                logical_block_size: 512,
+                max_request: None,
+                is_file: false,
+            },
+            false,
+        )
+        .unwrap();
+        let fio = fio_commands(&plan, std::path::Path::new("/dev/loop0"), None);
+        let commands: Vec<&str> = fio.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(commands.len(), 1, "{fio}");
+        assert!(commands[0].contains("--ioengine=io_uring"), "{fio}");
+        assert!(
+            fio.contains("\n# fio --name=seq-read --filename=/dev/loop0 --ioengine=psync"),
+            "{fio}"
+        );
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub struct Completion {
 /// Where a write takes its data from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteSource {
-    /// The slot's own buffer.
+    /// The slot's own buffer: for a rewrite (`--preserve`), the bytes the slot's read of the
+    /// same block just returned. A slot is never free between that read's completion and
+    /// this write, so nothing else can have put other bytes in it.
     Slot,
     /// The shared pattern buffer, starting at this byte offset.
     Pattern(usize),

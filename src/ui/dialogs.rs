@@ -60,20 +60,29 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             wrong,
             ..
         } => {
-            let mut lines = vec![
-                Line::from(Span::styled(
-                    format!(
-                        "{} WRITES to {} and destroys the data on it.",
-                        request.test, device
-                    ),
-                    theme::warn(),
-                )),
+            let what = if request.params.preserve {
+                format!(
+                    "{} REWRITES the data on {device} in place: each block is read and the same \
+                     bytes written back.",
+                    request.test
+                )
+            } else {
+                format!(
+                    "{} WRITES to {} and destroys the data on it.",
+                    request.test, device
+                )
+            };
+            let mut lines: Vec<Line> = wrap_text(&what, 60)
+                .into_iter()
+                .map(|l| Line::from(Span::styled(l, theme::warn())))
+                .collect();
+            lines.extend([
                 Line::from(format!("Type the device name ({device}) and press Enter:")),
                 Line::from(vec![
                     Span::raw("> "),
                     Span::styled(format!("{typed}_"), theme::title()),
                 ]),
-            ];
+            ]);
             if *wrong {
                 lines.push(Line::from(Span::styled(
                     format!("\"{typed}\" is not {device}: nothing was written"),

@@ -117,7 +117,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     d.kernel_write_cache.map_or("?", |c| c.as_str()),
                 )),
             ]));
-            if writes(test, &app.values) {
+            if writes(test, &app.values) && app.values.params(test).preserve {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "this test REWRITES {} in place (data kept): r asks for its name",
+                        d.name
+                    ),
+                    theme::warn(),
+                )));
+            } else if writes(test, &app.values) {
                 lines.push(Line::from(Span::styled(
                     format!(
                         "this test WRITES to {} and destroys its data: r asks you to type its name",
