@@ -9,6 +9,7 @@
 //! (`lib.rs` grants this module its one exemption).
 
 pub mod direct;
+pub mod dirops;
 pub mod drives;
 pub mod error;
 pub mod fake;

@@ -62,6 +62,9 @@ pub fn start_with_stop(
     req: &RunRequest,
     stop: Option<&AtomicBool>,
 ) -> anyhow::Result<Session> {
+    if let Some(runner) = req.test.info().family.directory_runner() {
+        return start_directory(root, req, runner);
+    }
     let mut prepared = target::prepare(&TargetRequest {
         path: &req.target,
         root,
@@ -118,6 +121,49 @@ pub fn start_with_stop(
     if let Some(file) = prepared.created_file.take() {
         file.keep();
     }
+    Ok(Session {
+        handle,
+        events,
+        plan,
+        target: prepared.info,
+        notes: prepared.notes,
+        test: req.test,
+        started_unix,
+    })
+}
+
+/// A directory test (the metadata test): its scratch directory is made first, and removed
+/// again (it is dropped) when the plan is refused or the runner cannot start.
+fn start_directory(
+    root: &SysRoot,
+    req: &RunRequest,
+    runner: super::family::DirectoryRunner,
+) -> anyhow::Result<Session> {
+    let prepared = target::prepare_directory(&req.target, root, req.test, &req.params)?;
+    let plan = spec::build_plan(req.test, &req.params, &prepared.facts, true)
+        .and_then(|plan| {
+            spec::check_memory(&plan, crate::sys::host::available_memory())?;
+            Ok(plan)
+        })
+        .map_err(|e| {
+            anyhow::Error::new(e).context(format!(
+                "cannot run {} in {}",
+                req.test,
+                req.target.display()
+            ))
+        })?;
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (tx, events) = mpsc::channel();
+    let handle = runner::start_directory(
+        runner,
+        super::family::DirectoryRun {
+            plan: plan.clone(),
+            scratch: prepared.scratch,
+            events: Some(tx),
+        },
+    )?;
     Ok(Session {
         handle,
         events,

@@ -62,9 +62,23 @@ pub struct TargetFacts {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum PhaseTag {
     Single,
-    Sweep { access: Access, write: bool },
-    QdSweep { small: bool, qd: u32 },
-    Cdm { row: String, write: bool },
+    Sweep {
+        access: Access,
+        write: bool,
+    },
+    QdSweep {
+        small: bool,
+        qd: u32,
+    },
+    Cdm {
+        row: String,
+        write: bool,
+    },
+    /// One of the metadata test's six phases: an operation, in sequential or random order.
+    Metadata {
+        op: super::family::metadata::MetaOp,
+        random: bool,
+    },
 }
 
 /// One job: `workers` workers, each with `qd` I/Os of `bs` bytes in flight.

@@ -21,6 +21,7 @@ use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
 use crate::model::{BlockDevice, Bytes, Inventory};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};
+use crate::sys::dirops::{self, DirTarget, ScratchDir};
 
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
@@ -299,6 +300,99 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
     }
 }
 
+/// A directory prepared for a directory test (the metadata test): described, with the scratch
+/// directory the test works in already made (removed again when dropped).
+pub struct PreparedDirectory {
+    pub info: TargetInfo,
+    pub facts: TargetFacts,
+    pub scratch: ScratchDir,
+    pub notes: Vec<String>,
+}
+
+/// Checks that `path` is a directory the test may create files in, and makes its scratch
+/// directory there. Only that new directory is ever written: no confirmation is needed, as
+/// for a new test file. A missing path, a block device, a regular file, a directory on
+/// devtmpfs, proc or sysfs, and a directory the test cannot write to (read-only, no
+/// permission, full) are refused with the reason.
+pub fn prepare_directory(
+    path: &Path,
+    root: &SysRoot,
+    test: TestName,
+    params: &TestParams,
+) -> anyhow::Result<PreparedDirectory> {
+    let dir = match dirops::classify(path) {
+        Ok(DirTarget::Directory(real)) => real,
+        Ok(DirTarget::Other(what)) => bail!(
+            "{test} runs in a directory (it creates, stats and deletes files in a scratch \
+             directory of its own there): {} is {what}",
+            path.display()
+        ),
+        Err(e) => bail!(
+            "{test} runs in a directory: cannot use {}: {}",
+            path.display(),
+            crate::sys::error::describe_io(&e)
+        ),
+    };
+    if let Some(t) = direct::filesystem_type(&dir)
+        .filter(|t| matches!(t.as_str(), "devtmpfs" | "proc" | "sysfs" | "devpts"))
+    {
+        bail!(
+            "{} is on a {t} file system: {test} creates files only on a real file system",
+            path.display()
+        );
+    }
+    let (free, total) = dirops::free_space(&dir)
+        .with_context(|| format!("cannot read the free space of {}", path.display()))?;
+    let dev = dirops::filesystem_dev(&dir).ok();
+    let backing_name = dev.filter(|d| d.major != 0).and_then(direct::block_name);
+    let inv = root.inventory().ok();
+    let disk = match (&inv, &backing_name) {
+        (Some(i), Some(n)) => inventory_device(i, n),
+        _ => None,
+    };
+    let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
+    let files = resolve(test, params).files;
+    let scratch =
+        ScratchDir::create(&dir, usize::try_from(files).unwrap_or(usize::MAX)).map_err(|e| {
+            let why = match e.raw_os_error() {
+                Some(libc::EROFS) => "the file system is read-only".to_string(),
+                Some(code @ (libc::EACCES | libc::EPERM)) => format!(
+                    "permission denied{}",
+                    crate::sys::error::permission_hint(
+                        nix::errno::Errno::from_raw(code),
+                        crate::sys::privilege::is_root(),
+                        None,
+                    )
+                ),
+                _ => crate::sys::error::describe_io(&e),
+            };
+            anyhow::anyhow!(
+                "cannot create a scratch directory in {}: {why}",
+                path.display()
+            )
+        })?;
+    let info = describe(
+        &dir,
+        TargetClass::Directory,
+        backing_name,
+        (total, lbs, disk.and_then(|d| d.physical_block_size)),
+        disk,
+        false,
+    );
+    let notes = vec![format!(
+        "file system: {} free of {}; the files go in {} (removed afterwards)",
+        Bytes(free).iec(),
+        Bytes(total).iec(),
+        scratch.path().display()
+    )];
+    Ok(PreparedDirectory {
+        info,
+        facts: facts_of(free.max(1), lbs, disk, true),
+        scratch,
+        notes,
+    })
+}
+
 /// Test files are never created under /dev, /proc or /sys (a typo in a device name would
 /// otherwise fill RAM with a 1 GiB file in devtmpfs): the missing path is an error that lists
 /// the block devices, so the admin sees the right name. A file system mounted below /dev that
@@ -492,6 +586,16 @@ fn create_test_file(
 /// The facts of a target for planning only (`run --fio`): opened read-only, never written and
 /// never created; a missing file is planned at `size`.
 pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<TargetFacts> {
+    if let Ok(DirTarget::Directory(dir)) = dirops::classify(path) {
+        let (free, _) = dirops::free_space(&dir)
+            .with_context(|| format!("cannot read the free space of {}", path.display()))?;
+        return Ok(TargetFacts {
+            size: free.max(1),
+            logical_block_size: 4096,
+            max_request: None,
+            is_file: true,
+        });
+    }
     if direct::identify(path)? == PathKind::Missing {
         return Ok(TargetFacts {
             size: size.unwrap_or(DEFAULT_FILE_SIZE),

@@ -151,6 +151,7 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
             PhaseTag::Cdm { .. } => cdm_grid(&figures),
             PhaseTag::Sweep { .. } => sweep_grid(&figures),
             PhaseTag::QdSweep { .. } => qd_grid(&figures),
+            PhaseTag::Metadata { .. } => metadata_grid(&figures),
             PhaseTag::Single => figures
                 .iter()
                 .map(|f| format!("{:<24} {:>9} MB/s", f.label, rate(f.mbps.mean)))
@@ -266,6 +267,20 @@ fn qd_grid(figures: &[PhaseFigures]) -> Vec<String> {
             l.map_or("-".into(), |f| rate(f.mbps.mean)),
         ));
     }
+    out
+}
+
+/// The metadata test: files per second and p99 of each of its six phases.
+fn metadata_grid(figures: &[PhaseFigures]) -> Vec<String> {
+    let mut out = vec![format!("{:<18} {:>9} {:>9}", "", "files/s", "p99 ms")];
+    out.extend(figures.iter().map(|f| {
+        format!(
+            "{:<18} {:>9} {:>9}",
+            f.label,
+            count(f.iops.mean),
+            f.p99_ms.map_or("-".into(), |p| ms(p.mean))
+        )
+    }));
     out
 }
 
