@@ -1140,3 +1140,103 @@ fn a_one_io_run_shows_no_rate_without_its_time_base() {
         app.clone()
     });
 }
+
+/// loop0's partition loop0p1 is mounted at /tmp/dtcap/mnt in the host fixture.
+fn file_target(free: u64) -> Box<disktriage::event::FileTarget> {
+    Box::new(disktriage::event::FileTarget {
+        device: "loop0p1".into(),
+        mount: "/tmp/dtcap/mnt".into(),
+        fstype: "ext4".into(),
+        free,
+        total: 4 << 30,
+        file: "/tmp/dtcap/mnt/disktriage-test-1.bin".into(),
+    })
+}
+
+#[test]
+fn a_file_target_shows_the_free_space_first_and_runs_on_a_new_file() {
+    let mut app = app_with("host-loop-zram", true);
+    assert_eq!(app.selected_device().unwrap().name, "loop0");
+    let cmds = keys(&mut app, "f");
+    assert_eq!(
+        cmds,
+        [Cmd::ProbeFileTarget {
+            device: "loop0p1".into(),
+            mount: "/tmp/dtcap/mnt".into()
+        }]
+    );
+    app.update(Msg::FileTarget(Ok(file_target(3 << 30))));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("free space 3.0 GiB of 4.0 GiB"), "{s}");
+    assert!(s.contains("removed afterwards"), "{s}");
+    snap("file_target_dialog", &app);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.screen, Screen::Tests);
+    key(&mut app, KeyCode::Down); // seq-write: a write test
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("new file /tmp/dtcap/mnt/disktriage-test-1.bin"),
+        "{s}"
+    );
+    snap("file_target_picker", &app);
+    // A new file needs no typed name (the command line's rule): the run starts at once.
+    let cmds = keys(&mut app, "r");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?} {:?}", app.overlay)
+    };
+    assert_eq!(req.test, TestName::SeqWrite);
+    assert_eq!(
+        req.target.to_str(),
+        Some("/tmp/dtcap/mnt/disktriage-test-1.bin")
+    );
+    assert_eq!(req.confirmation, None);
+    assert_eq!(app.results.records[0].device, "loop0p1");
+}
+
+#[test]
+fn a_file_target_takes_the_metadata_test_and_refuses_what_does_not_fit() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "f");
+    app.update(Msg::FileTarget(Ok(file_target(100 << 20))));
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Down);
+    // The default 1 GiB file does not fit in 100 MiB: said before anything is created.
+    assert!(keys(&mut app, "r").is_empty());
+    let Some(Overlay::Error(e)) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert!(e.contains("does not fit in the 100.0 MiB free"), "{e}");
+    key(&mut app, KeyCode::Esc);
+    // The metadata test runs in a scratch directory on that file system.
+    while app.picker_test() != TestName::Metadata {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("a scratch directory in /tmp/dtcap/mnt"), "{s}");
+    let cmds = keys(&mut app, "r");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.target.to_str(), Some("/tmp/dtcap/mnt"));
+    // Choosing a device on Devices tests the device again.
+    app.update(Msg::RunRefused("x".into()));
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "1");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.file_target.is_none());
+}
+
+#[test]
+fn a_device_without_a_mounted_file_system_says_so() {
+    let mut app = app_with("host-loop-zram", true);
+    key(&mut app, KeyCode::Down);
+    let name = app.selected_device().unwrap().name.clone();
+    assert!(keys(&mut app, "f").is_empty());
+    let Some(Overlay::Error(e)) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert!(
+        e.contains(&format!("{name} has no mounted file system")),
+        "{e}"
+    );
+}

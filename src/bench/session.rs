@@ -47,6 +47,9 @@ pub struct Session {
     pub notes: Vec<String>,
     pub test: TestName,
     started_unix: u64,
+    /// The test file this run created, if it did: kept by `finish`, removed by
+    /// `finish_removing_test_file` (and when the session is dropped unfinished).
+    created: Option<target::CreatedFile>,
 }
 
 /// Checks, opens and starts. Errors (refused writes, bad parameters, open failures) come back
@@ -118,9 +121,6 @@ pub fn start_with_stop(
         block_device: prepared.info.kind == TargetClass::BlockDevice,
         size_at_start: prepared.info.size_bytes,
     })?;
-    if let Some(file) = prepared.created_file.take() {
-        file.keep();
-    }
     Ok(Session {
         handle,
         events,
@@ -129,6 +129,7 @@ pub fn start_with_stop(
         notes: prepared.notes,
         test: req.test,
         started_unix,
+        created: prepared.created_file.take(),
     })
 }
 
@@ -172,6 +173,7 @@ fn start_directory(
         notes: prepared.notes,
         test: req.test,
         started_unix,
+        created: None,
     })
 }
 
@@ -198,8 +200,34 @@ impl Session {
         }
     }
 
-    /// Waits for the runner and builds the report.
-    pub fn finish(self) -> anyhow::Result<RunReport> {
+    /// Waits for the runner and builds the report. A test file the run created stays (the
+    /// command line's rule: the admin may test it again).
+    pub fn finish(mut self) -> anyhow::Result<RunReport> {
+        if let Some(file) = self.created.take() {
+            file.keep();
+        }
+        self.finish_inner()
+    }
+
+    /// Waits for the runner, removes the test file the run created (only that file: the one
+    /// it created, if it is still at its path), and builds the report, which says so.
+    pub fn finish_removing_test_file(mut self) -> anyhow::Result<RunReport> {
+        let created = self.created.take();
+        let mut report = self.finish_inner()?;
+        if let Some(file) = created {
+            let path = report.target.path.display().to_string();
+            report.notes.push(match file.remove() {
+                Ok(()) => format!("the test file {path} was removed"),
+                Err(e) => format!(
+                    "could not remove the test file {path}: {} - remove it by hand",
+                    crate::sys::error::describe_io(&e)
+                ),
+            });
+        }
+        Ok(report)
+    }
+
+    fn finish_inner(self) -> anyhow::Result<RunReport> {
         let outcome = self.handle.join()?;
         Ok(Session::report(
             self.test,

@@ -497,6 +497,12 @@ impl CreatedFile {
     pub fn keep(mut self) {
         self.keep = true;
     }
+
+    /// Removes the file now, if it is still the one this run created, and says what failed.
+    pub fn remove(mut self) -> std::io::Result<()> {
+        self.keep = true;
+        direct::remove_file_if_same(&self.path, &self.fd)
+    }
 }
 
 impl Drop for CreatedFile {

@@ -58,6 +58,23 @@ pub fn free_space(path: &Path) -> io::Result<(u64, u64)> {
     ))
 }
 
+/// `dir/<stem>-<n>.<ext>` for the first n from 1 that names nothing yet (no file, directory
+/// or dangling symlink): the name of a new test file.
+pub fn unused_name(dir: &Path, stem: &str, ext: &str) -> io::Result<PathBuf> {
+    for n in 1..10_000u32 {
+        let path = dir.join(format!("{stem}-{n}.{ext}"));
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{stem}-1.{ext} to {stem}-9999.{ext} all exist"),
+    ))
+}
+
 /// The device number of the file system holding `path` (`st_dev`).
 pub fn filesystem_dev(path: &Path) -> io::Result<crate::model::DevNum> {
     use std::os::unix::fs::MetadataExt;
@@ -265,6 +282,11 @@ mod tests {
         std::fs::write(&f, b"x").unwrap();
         assert_eq!(classify(&f).unwrap(), DirTarget::Other("a regular file"));
         assert!(classify(&top.path().join("missing")).is_err());
+        std::fs::write(top.path().join("t-1.bin"), b"").unwrap();
+        assert_eq!(
+            unused_name(top.path(), "t", "bin").unwrap(),
+            top.path().join("t-2.bin")
+        );
         let (free, total) = free_space(top.path()).unwrap();
         assert!(total > 0 && free <= total);
     }

@@ -203,6 +203,10 @@ impl Executor {
                 };
                 self.send(Msg::Restored(lines));
             }
+            Cmd::ProbeFileTarget { device, mount } => {
+                let result = probe_file_target(device, mount).map_err(TaskError::from);
+                self.send(Msg::FileTarget(result));
+            }
             Cmd::StartRun(request) => self.start_run(&request),
             Cmd::StopRun => {
                 if let Some(stop) = &self.stop {
@@ -303,8 +307,30 @@ impl Executor {
     }
 }
 
+/// The free space of a mounted file system and a new test file's name there.
+fn probe_file_target(
+    device: String,
+    mount: std::path::PathBuf,
+) -> anyhow::Result<Box<crate::event::FileTarget>> {
+    use crate::sys::dirops;
+    use anyhow::Context;
+    let (free, total) = dirops::free_space(&mount)
+        .with_context(|| format!("cannot read the free space of {}", mount.display()))?;
+    let file = dirops::unused_name(&mount, "disktriage-test", "bin")
+        .with_context(|| format!("cannot name a test file in {}", mount.display()))?;
+    let fstype = crate::sys::direct::filesystem_type(&mount).unwrap_or_else(|| "?".into());
+    Ok(Box::new(crate::event::FileTarget {
+        device,
+        mount,
+        fstype,
+        free,
+        total,
+        file,
+    }))
+}
+
 /// Relays a session's events to the main loop, then its report; the temperature poller stops
-/// with the run.
+/// with the run. A test file the run created is removed (the TUI leaves nothing behind).
 fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     while let Ok(ev) = session.events.recv() {
         if tx.send(Msg::Run(Box::new(ev))).is_err() {
@@ -314,7 +340,7 @@ fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     if let Some(p) = poller {
         p.stop();
     }
-    let result = session.finish().map_err(TaskError::from);
+    let result = session.finish_removing_test_file().map_err(TaskError::from);
     let _ = tx.send(Msg::RunFinished(Box::new(result)));
 }
 
