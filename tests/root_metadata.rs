@@ -1,7 +1,10 @@
-//! The metadata test (`run DIR --test metadata`) on real file systems this test creates (root
-//! only): a tmpfs and ext4 on a loop device. Every file is counted, the scratch directory is
-//! gone afterwards, also after SIGINT and SIGTERM, and targets that are not writable
-//! directories are refused with the reason.
+//! Tests on a mounted file system, on real file systems this test creates (root only): a tmpfs
+//! and ext4 on a loop device.
+//! - The metadata test (`run DIR --test metadata`): every file is counted, the scratch
+//!   directory is gone afterwards, also after SIGINT and SIGTERM, and targets that are not
+//!   writable directories are refused with the reason.
+//! - The TUI's file target: a run on a new file in the file system, through the same session
+//!   the TUI's executor uses, removes the file afterwards and touches nothing else.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
@@ -209,4 +212,76 @@ fn root_metadata_refuses_what_is_not_a_writable_directory() {
     }
     assert!(entries(&ro.0).is_empty());
     assert_eq!(std::fs::read(&file).unwrap(), b"x");
+}
+
+#[test]
+fn root_a_file_target_run_removes_its_file_and_touches_nothing_else() {
+    use disktriage::bench::catalog::TestName;
+    use disktriage::bench::session::{self, RunRequest, TempPoll};
+    use disktriage::bench::spec::TestParams;
+    if !root_or_skip("root_a_file_target_run_removes_its_file_and_touches_nothing_else") {
+        return;
+    }
+    let tmp = scratch();
+    let dev = LoopDev::new(tmp.path(), 96 << 20, 512);
+    let mnt = Mounted::ext4(dev.path_str(), &tmp.path().join("mnt"));
+    std::fs::write(mnt.dir.join("keep.txt"), b"the admin's data").unwrap();
+    let before = entries(&mnt.dir);
+    let file = mnt.dir.join("disktriage-test-1.bin");
+    let root = disktriage::sys::SysRoot::host();
+    for test in [TestName::SeqWrite, TestName::RandRead] {
+        let s = session::start(
+            &root,
+            &RunRequest {
+                target: file.clone(),
+                test,
+                params: TestParams {
+                    size: Some(8 << 20),
+                    count: Some(64),
+                    ..TestParams::default()
+                },
+                // A new file: no confirmation, as on the command line.
+                confirmation: None,
+                temperature: TempPoll::Off,
+            },
+        )
+        .unwrap();
+        assert!(s.target.created, "{test}");
+        assert!(file.exists());
+        let report = s.finish_removing_test_file().unwrap();
+        assert!(report.error().is_none(), "{:?}", report.error());
+        assert_eq!(report.target.device.as_deref(), Some(dev.name.as_str()));
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|n| n.contains("disktriage-test-1.bin was removed")),
+            "{:?}",
+            report.notes
+        );
+        assert!(!file.exists(), "{test}: the test file is gone");
+        assert_eq!(entries(&mnt.dir), before, "{test}");
+    }
+    assert_eq!(
+        std::fs::read(mnt.dir.join("keep.txt")).unwrap(),
+        b"the admin's data"
+    );
+    // An existing file is not a new one: writing to it still needs its name.
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let refused = session::start(
+        &root,
+        &RunRequest {
+            target: file.clone(),
+            test: TestName::SeqWrite,
+            params: TestParams {
+                count: Some(4),
+                ..TestParams::default()
+            },
+            confirmation: None,
+            temperature: TempPoll::Off,
+        },
+    );
+    let err = format!("{:#}", refused.err().expect("refused"));
+    assert!(err.contains("disktriage-test-1.bin"), "{err}");
+    assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 1 << 20]);
 }
