@@ -1240,3 +1240,81 @@ fn a_device_without_a_mounted_file_system_says_so() {
         "{e}"
     );
 }
+
+#[test]
+fn a_metadata_run_shows_files_per_second_live_and_in_results() {
+    use disktriage::bench::runner::RunEvent;
+    use disktriage::bench::stats::{DirPoint, IntervalPoint};
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "f");
+    app.update(Msg::FileTarget(Ok(file_target(3 << 30))));
+    key(&mut app, KeyCode::Enter);
+    app.picker_test = disktriage::app::picker::index_of(TestName::Metadata);
+    let cmds = keys(&mut app, "r");
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    // The report's figures: files/s per phase, no bytes.
+    let mut report = report_phases(TestName::Metadata, "loop0p1", "none", |_| (1.0, 0.05));
+    report.target.path = "/tmp/dtcap/mnt".into();
+    report.target.kind = disktriage::bench::outcome::TargetClass::Directory;
+    for (i, p) in report.outcome.phases.iter_mut().enumerate() {
+        let rate = [21_000.0, 250_000.0, 90_000.0, 4_000.0, 600_000.0, 150_000.0][i];
+        for d in [&mut p.read, &mut p.write] {
+            if d.ops > 0 {
+                d.bytes = 0;
+                d.bytes_per_sec = 0.0;
+                d.iops = rate;
+                d.ops = 16384;
+            }
+        }
+        p.seconds = 16384.0 / rate;
+        p.engine_choice.reason = "one create system call at a time".into();
+        p.engine_choice.probe = None;
+    }
+    app.update(Msg::RunStarted {
+        target: Box::new(report.target.clone()),
+        plan: Box::new(report.plan.clone()),
+        notes: vec![],
+    });
+    let phase = &report.plan.phases[3];
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 3,
+        count: 6,
+        label: phase.label.clone(),
+        job: Box::new(phase.job.clone()),
+    })));
+    tick(&mut app, 1.0);
+    app.update(Msg::Run(Box::new(RunEvent::Measuring {
+        index: 3,
+        engine: Box::new(report.outcome.phases[3].engine_choice.clone()),
+    })));
+    for i in 0..8u64 {
+        app.update(Msg::Run(Box::new(RunEvent::Point {
+            index: 3,
+            point: IntervalPoint {
+                start_s: i as f64 * 0.25,
+                end_s: (i + 1) as f64 * 0.25,
+                read: DirPoint::default(),
+                write: DirPoint {
+                    bytes: 0,
+                    ops: 1000 + i * 10,
+                    latency: None,
+                },
+            },
+        })));
+    }
+    tick(&mut app, 3.0);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("create random"), "{s}");
+    assert!(
+        s.contains("16384 files, one system call at a time: files/s is the IOPS chart"),
+        "{s}"
+    );
+    snap("metadata_running", &app);
+    app.update(Msg::RunFinished(Box::new(Ok(report))));
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("files/s"), "{s}");
+    assert!(s.contains("create random"), "{s}");
+    assert!(s.contains("create random           4000"), "{s}");
+    snap("metadata_results", &app);
+}
