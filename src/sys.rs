@@ -14,6 +14,7 @@ pub mod drives;
 pub mod error;
 pub mod fake;
 pub mod host;
+pub mod links;
 pub mod parse;
 pub mod passthru;
 pub mod platform;

@@ -1318,3 +1318,23 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
     assert!(s.contains("create random           4000"), "{s}");
     snap("metadata_results", &app);
 }
+
+#[test]
+fn a_figure_faster_than_the_link_is_flagged() {
+    use disktriage::bench::guards::{faster_than_link, sata_ceiling, usb_ceiling};
+    let mut r = report(TestName::SeqRead, "sda", "none", 812.0, 1.0);
+    assert!(
+        faster_than_link(&r).is_empty(),
+        "no link known, nothing said"
+    );
+    r.target.link_ceiling = sata_ceiling("6.0 Gbps");
+    assert_eq!(
+        faster_than_link(&r),
+        [
+            "faster than the link: a cache answered (seq-read at 812.0 MB/s, above the SATA 6.0 \
+          Gbps link's 600.0 MB/s)"
+        ]
+    );
+    r.target.link_ceiling = usb_ceiling("10000");
+    assert!(faster_than_link(&r).is_empty(), "812 MB/s fits USB 10 Gbps");
+}

@@ -209,6 +209,10 @@ pub struct TargetInfo {
     pub kernel_write_cache: Option<KernelWriteCache>,
     /// True when this run created the file.
     pub created: bool,
+    /// The most the link to the disk carries (SATA, NVMe's PCIe, USB), where it is known: a
+    /// faster figure came from a cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_ceiling: Option<super::guards::LinkCeiling>,
 }
 
 /// Version of the JSON result layout.

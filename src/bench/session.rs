@@ -229,13 +229,16 @@ impl Session {
 
     fn finish_inner(self) -> anyhow::Result<RunReport> {
         let outcome = self.handle.join()?;
-        Ok(Session::report(
+        let mut report = Session::report(
             self.test,
             self.target,
             self.plan,
             self.notes,
             self.started_unix,
             outcome,
-        ))
+        );
+        let faster = super::guards::faster_than_link(&report);
+        report.notes.extend(faster);
+        Ok(report)
     }
 }

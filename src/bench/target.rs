@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, bail};
 
 use super::catalog::{TestName, Writes};
+use super::guards;
 use super::outcome::{TargetClass, TargetInfo};
 use super::params::resolve;
 use super::pattern::{DataKind, DataPattern};
@@ -180,6 +181,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let name = name.unwrap_or_else(|| dev.to_string());
             let disk = inventory_device(&inv, &name);
             let info = describe(
+                req.root,
                 path,
                 TargetClass::BlockDevice,
                 Some(name.clone()),
@@ -250,6 +252,9 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let fd = direct::reopen(&pinned, spec).map_err(|e| open_error(e, path, spec))?;
             let size = direct::file_len(&fd)?;
+            // btrfs gives its files an anonymous device (0:N): the mount's source is the disk
+            // whose counters witness the run.
+            let backing = backing.or_else(|| crate::sys::links::mount_source_device(id.dev));
             let backing_name = backing.and_then(direct::block_name);
             let inv = req.root.inventory().ok();
             let disk = match (&inv, &backing_name) {
@@ -260,6 +265,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
             let pbs = disk.and_then(|d| d.physical_block_size);
             let info = describe(
+                req.root,
                 path,
                 TargetClass::File,
                 backing_name.clone(),
@@ -267,6 +273,13 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 disk,
                 created.is_some(),
             );
+            if let Some(dir) = real_path.parent() {
+                notes.extend(filesystem_guard_notes(
+                    req.root,
+                    dir,
+                    backing_name.as_deref(),
+                ));
+            }
             let facts = facts_of(size, lbs, disk, true);
             let (stat, no_stat_reason) = match (backing, backing_name) {
                 (Some(dev), Some(name)) => (
@@ -372,6 +385,7 @@ pub fn prepare_directory(
             )
         })?;
     let info = describe(
+        root,
         &dir,
         TargetClass::Directory,
         backing_name,
@@ -379,12 +393,13 @@ pub fn prepare_directory(
         disk,
         false,
     );
-    let notes = vec![format!(
+    let mut notes = vec![format!(
         "file system: {} free of {}; the files go in {} (removed afterwards)",
         Bytes(free).iec(),
         Bytes(total).iec(),
         scratch.path().display()
     )];
+    notes.extend(filesystem_guard_notes(root, &dir, info.device.as_deref()));
     Ok(PreparedDirectory {
         info,
         facts: facts_of(free.max(1), lbs, disk, true),
@@ -448,6 +463,7 @@ fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
 
 /// The report's description of a target; `disk` is the inventory's device behind it.
 fn describe(
+    root: &SysRoot,
     path: &Path,
     kind: TargetClass,
     device: Option<String>,
@@ -468,7 +484,20 @@ fn describe(
         scheduler: disk.and_then(|d| d.scheduler.as_ref()?.active.clone()),
         kernel_write_cache: disk.and_then(|d| d.kernel_write_cache),
         created,
+        link_ceiling: disk.and_then(|d| {
+            guards::link_ceiling(d.transport, &crate::sys::links::link_facts(root, &d.name))
+        }),
     }
+}
+
+/// What a test on a file system should say about it: copy-on-write or compressing, and the
+/// dm-crypt or md layers under it (`guards::filesystem_notes`).
+fn filesystem_guard_notes(root: &SysRoot, dir: &Path, device: Option<&str>) -> Vec<String> {
+    let fstype = direct::filesystem_type(dir);
+    let layers = device
+        .map(|d| crate::sys::links::layers(root, d))
+        .unwrap_or_default();
+    guards::filesystem_notes(fstype.as_deref(), &layers)
 }
 
 /// What a plan needs to know of a target.
