@@ -38,6 +38,9 @@ pub struct Executor {
     journal_ids: Vec<JournalId>,
     stop: Option<Arc<AtomicBool>>,
     forwarder: Option<JoinHandle<()>>,
+    /// The run in progress works in a scratch directory (the metadata test), which it removes
+    /// as it ends: quitting waits for that longer than for a device run.
+    scratch_run: bool,
 }
 
 fn locked(c: &SharedChanger) -> std::sync::MutexGuard<'_, Changer> {
@@ -65,6 +68,7 @@ impl Executor {
             journal_ids: Vec::new(),
             stop: None,
             forwarder: None,
+            scratch_run: false,
         }
     }
 
@@ -274,6 +278,7 @@ impl Executor {
             notes: session.notes.clone(),
         });
         self.stop = Some(session.handle.stop_flag());
+        self.scratch_run = session.target.kind == TargetClass::Directory;
         let poller = session
             .target
             .device
@@ -296,7 +301,10 @@ impl Executor {
             stop.store(true, Ordering::Relaxed);
         }
         if let Some(f) = self.forwarder.take() {
-            let deadline = Instant::now() + Duration::from_secs(5);
+            // A stopped metadata run deletes the files it created before it ends: removing
+            // many thousands on a slow disk takes more than a few seconds.
+            let wait = if self.scratch_run { 300 } else { 5 };
+            let deadline = Instant::now() + Duration::from_secs(wait);
             while !f.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
