@@ -1338,3 +1338,20 @@ fn a_figure_faster_than_the_link_is_flagged() {
     r.target.link_ceiling = usb_ceiling("10000");
     assert!(faster_than_link(&r).is_empty(), "812 MB/s fits USB 10 Gbps");
 }
+
+#[test]
+fn results_say_when_a_figure_is_faster_than_the_link() {
+    use disktriage::bench::guards::{faster_than_link, sata_ceiling};
+    let mut app = app_with("host-loop-zram", true);
+    let mut r = report(TestName::SeqRead, "loop0", "none", 812.0, 1.0);
+    r.target.link_ceiling = sata_ceiling("6.0 Gbps");
+    let notes = faster_than_link(&r);
+    r.notes.extend(notes);
+    finish_with(&mut app, TestName::SeqRead, false, &r);
+    keys(&mut app, "4");
+    for (w, h) in SIZES {
+        let s = screen(&app, w, h);
+        assert!(s.contains("faster than the link: a cache answered"), "{s}");
+    }
+    snap("results_faster_than_link", &app);
+}

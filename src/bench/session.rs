@@ -140,7 +140,7 @@ fn start_directory(
     req: &RunRequest,
     runner: super::family::DirectoryRunner,
 ) -> anyhow::Result<Session> {
-    let prepared = target::prepare_directory(&req.target, root, req.test, &req.params)?;
+    let prepared = target::prepare_directory(&req.target, root, req.test)?;
     let plan = spec::build_plan(req.test, &req.params, &prepared.facts, true)
         .and_then(|plan| {
             spec::check_memory(&plan, crate::sys::host::available_memory())?;

@@ -331,7 +331,6 @@ pub fn prepare_directory(
     path: &Path,
     root: &SysRoot,
     test: TestName,
-    params: &TestParams,
 ) -> anyhow::Result<PreparedDirectory> {
     let dir = match dirops::classify(path) {
         Ok(DirTarget::Directory(real)) => real,
@@ -357,33 +356,40 @@ pub fn prepare_directory(
     let (free, total) = dirops::free_space(&dir)
         .with_context(|| format!("cannot read the free space of {}", path.display()))?;
     let dev = dirops::filesystem_dev(&dir).ok();
-    let backing_name = dev.filter(|d| d.major != 0).and_then(direct::block_name);
+    // btrfs: an anonymous device; the mount's source is the disk.
+    let backing_name = dev
+        .and_then(|d| {
+            if d.major != 0 {
+                Some(d)
+            } else {
+                crate::sys::links::mount_source_device(d)
+            }
+        })
+        .and_then(direct::block_name);
     let inv = root.inventory().ok();
     let disk = match (&inv, &backing_name) {
         (Some(i), Some(n)) => inventory_device(i, n),
         _ => None,
     };
     let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
-    let files = resolve(test, params).files;
-    let scratch =
-        ScratchDir::create(&dir, usize::try_from(files).unwrap_or(usize::MAX)).map_err(|e| {
-            let why = match e.raw_os_error() {
-                Some(libc::EROFS) => "the file system is read-only".to_string(),
-                Some(code @ (libc::EACCES | libc::EPERM)) => format!(
-                    "permission denied{}",
-                    crate::sys::error::permission_hint(
-                        nix::errno::Errno::from_raw(code),
-                        crate::sys::privilege::is_root(),
-                        None,
-                    )
-                ),
-                _ => crate::sys::error::describe_io(&e),
-            };
-            anyhow::anyhow!(
-                "cannot create a scratch directory in {}: {why}",
-                path.display()
-            )
-        })?;
+    let scratch = ScratchDir::create(&dir).map_err(|e| {
+        let why = match e.raw_os_error() {
+            Some(libc::EROFS) => "the file system is read-only".to_string(),
+            Some(code @ (libc::EACCES | libc::EPERM)) => format!(
+                "permission denied{}",
+                crate::sys::error::permission_hint(
+                    nix::errno::Errno::from_raw(code),
+                    crate::sys::privilege::is_root(),
+                    None,
+                )
+            ),
+            _ => crate::sys::error::describe_io(&e),
+        };
+        anyhow::anyhow!(
+            "cannot create a scratch directory in {}: {why}",
+            path.display()
+        )
+    })?;
     let info = describe(
         root,
         &dir,

@@ -9,7 +9,7 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -103,9 +103,9 @@ pub fn file_name(i: usize) -> CString {
 }
 
 impl ScratchDir {
-    /// Creates a new, empty scratch directory (mode 0700) in `parent_path`, for `files` files.
-    /// The error is the OS's (EROFS, EACCES, ENOSPC, ENOTDIR), for the caller to word.
-    pub fn create(parent_path: &Path, files: usize) -> io::Result<ScratchDir> {
+    /// Creates a new, empty scratch directory (mode 0700) in `parent_path`. The error is the
+    /// OS's (EROFS, EACCES, ENOSPC, ENOTDIR), for the caller to word.
+    pub fn create(parent_path: &Path) -> io::Result<ScratchDir> {
         let parent = nix::fcntl::open(
             parent_path,
             OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
@@ -140,7 +140,7 @@ impl ScratchDir {
             dir,
             name,
             path,
-            present: vec![false; files],
+            present: Vec::new(),
         })
     }
 
@@ -158,9 +158,10 @@ impl ScratchDir {
             Mode::S_IRUSR | Mode::S_IWUSR,
         )
         .map_err(io::Error::from)?;
-        if let Some(p) = self.present.get_mut(i) {
-            *p = true;
+        if self.present.len() <= i {
+            self.present.resize(i + 1, false);
         }
+        self.present[i] = true;
         drop(fd);
         Ok(())
     }
@@ -225,11 +226,6 @@ impl ScratchDir {
             (None, Ok(())) => Ok(()),
         }
     }
-
-    /// The directory's descriptor (kept open so the directory cannot be swapped).
-    pub fn fd(&self) -> impl AsFd + '_ {
-        self.dir.as_fd()
-    }
 }
 
 impl Drop for ScratchDir {
@@ -245,7 +241,7 @@ mod tests {
     #[test]
     fn a_scratch_directory_is_created_used_and_removed() {
         let top = tempfile::tempdir().unwrap();
-        let mut d = ScratchDir::create(top.path(), 4).unwrap();
+        let mut d = ScratchDir::create(top.path()).unwrap();
         let path = d.path().to_path_buf();
         assert!(path.is_dir());
         assert!(

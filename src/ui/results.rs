@@ -133,6 +133,22 @@ fn detail_lines(r: &RunRecord) -> Vec<Line<'static>> {
             theme::bad(),
         )));
     }
+    // A figure the link cannot carry is said where the figure is (once, whatever the repeats).
+    let mut faster: Vec<&String> = r
+        .runs
+        .iter()
+        .flat_map(|run| &run.notes)
+        .filter(|n| n.starts_with("faster than the link"))
+        .collect();
+    faster.dedup();
+    for n in faster {
+        // Two lines, so the figures fit 80 columns whole.
+        let (head, why) = n.split_once(" (").unwrap_or((n.as_str(), ""));
+        lines.push(Line::from(Span::styled(head.to_string(), theme::warn())));
+        if !why.is_empty() {
+            lines.push(Line::from(Span::styled(format!("({why}"), theme::warn())));
+        }
+    }
     let figures = r.figures();
     if let [f] = figures.as_slice()
         && !f.rates_meaningful()
