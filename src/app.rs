@@ -24,7 +24,7 @@ use std::time::Duration;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::bench::catalog::{CATALOG, TestName};
-use crate::event::{Cmd, Msg};
+use crate::event::{Cmd, FileTarget, Msg};
 use crate::model::BlockDevice;
 pub use changes::{CacheSwitch, Change, Changes, SchedulerChange, SessionChanges};
 pub use devices::{Devices, DriveState};
@@ -115,6 +115,9 @@ pub struct App {
     /// The run screen's right chart shows the drive temperature instead of IOPS.
     pub show_temperature: bool,
     pub quitting: bool,
+    /// A test file on a mounted file system, chosen with `f` on Devices: the Test screen's
+    /// runs go there instead of the selected device until another device is chosen.
+    pub file_target: Option<FileTarget>,
 }
 
 impl App {
@@ -136,6 +139,7 @@ impl App {
             console,
             show_temperature: false,
             quitting: false,
+            file_target: None,
         }
     }
 
@@ -218,6 +222,13 @@ impl App {
                 let mut cmds = vec![Cmd::RefreshInventory];
                 cmds.extend(self.devices.read_all_drives());
                 cmds
+            }
+            Msg::FileTarget(result) => {
+                match result {
+                    Ok(ft) => self.overlay = Some(Overlay::FileTarget(ft)),
+                    Err(e) => self.error(format!("no file test: {e}")),
+                }
+                Vec::new()
             }
             Msg::Temperature {
                 device,
@@ -365,6 +376,16 @@ impl App {
             }
             Intent::SetValue { field, text } => {
                 self.set_typed(field, text);
+                Vec::new()
+            }
+            Intent::UseFileTarget(ft) => {
+                self.info(format!(
+                    "tests now run on a new file on {}",
+                    ft.mount.display()
+                ));
+                self.file_target = Some(*ft);
+                self.screen = Screen::Tests;
+                self.picker_focus = PickerFocus::Tests;
                 Vec::new()
             }
             Intent::Quit => {

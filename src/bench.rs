@@ -5,6 +5,7 @@ pub mod curve;
 pub mod engine;
 pub mod family;
 pub mod gate;
+pub mod guards;
 pub mod outcome;
 pub mod params;
 pub mod pattern;

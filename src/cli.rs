@@ -133,7 +133,7 @@ pub enum EngineArg {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Block device (e.g. /dev/sdb) or file to test.
+    /// Block device (e.g. /dev/sdb) or file to test; a directory for the metadata test.
     pub target: PathBuf,
 
     /// The test to run (see `disktriage tests`).
@@ -224,6 +224,10 @@ pub struct RunArgs {
     /// Seed of the random offsets and data (runs repeat exactly by default).
     #[arg(long)]
     pub seed: Option<u64>,
+
+    /// Files the metadata test creates, stats and deletes (default 16384, bonnie++ -n 16).
+    #[arg(long)]
+    pub files: Option<u64>,
 
     /// Confirms a write test: the target device's own name (e.g. sdb) or file name.
     #[arg(long, value_name = "NAME")]

@@ -51,6 +51,21 @@ impl From<anyhow::Error> for TaskError {
     }
 }
 
+/// A test file on a mounted file system of the selected device, the target of the runs the
+/// Test screen starts while it is chosen: created by the run and removed afterwards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileTarget {
+    /// The device (disk or partition) the file system is on.
+    pub device: String,
+    pub mount: PathBuf,
+    pub fstype: String,
+    /// Bytes free for an unprivileged user, and the file system's size (statvfs).
+    pub free: u64,
+    pub total: u64,
+    /// The test file: a name no file in `mount` had when it was looked at.
+    pub file: PathBuf,
+}
+
 /// A message for `App::update`.
 #[derive(Debug, Clone)]
 pub enum Msg {
@@ -90,6 +105,9 @@ pub enum Msg {
     Orphans(Vec<String>),
     /// What putting back the orphans came to, one line each.
     Restored(Vec<String>),
+    /// The file system a file target would go on: its free space and the new test file's
+    /// name, or why it cannot be used.
+    FileTarget(Result<Box<FileTarget>, TaskError>),
     /// A temperature reading during a run (seconds since the run started, degrees C).
     Temperature {
         device: String,
@@ -126,6 +144,11 @@ pub enum Cmd {
     },
     /// Put back what a killed or crashed disktriage left in the journal.
     RestoreOrphans,
+    /// Look at a mounted file system for a file target: its free space and a new file name.
+    ProbeFileTarget {
+        device: String,
+        mount: PathBuf,
+    },
     StartRun(Box<RunRequest>),
     StopRun,
     Export {

@@ -10,10 +10,12 @@
 
 pub mod activity;
 pub mod direct;
+pub mod dirops;
 pub mod drives;
 pub mod error;
 pub mod fake;
 pub mod host;
+pub mod links;
 pub mod parse;
 pub mod passthru;
 pub mod platform;

@@ -1534,3 +1534,218 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
     snap("results_preserve", &app);
     let _ = TestParams::default();
 }
+
+/// loop0's partition loop0p1 is mounted at /tmp/dtcap/mnt in the host fixture.
+fn file_target(free: u64) -> Box<disktriage::event::FileTarget> {
+    Box::new(disktriage::event::FileTarget {
+        device: "loop0p1".into(),
+        mount: "/tmp/dtcap/mnt".into(),
+        fstype: "ext4".into(),
+        free,
+        total: 4 << 30,
+        file: "/tmp/dtcap/mnt/disktriage-test-1.bin".into(),
+    })
+}
+
+#[test]
+fn a_file_target_shows_the_free_space_first_and_runs_on_a_new_file() {
+    let mut app = app_with("host-loop-zram", true);
+    assert_eq!(app.selected_device().unwrap().name, "loop0");
+    let cmds = keys(&mut app, "f");
+    assert_eq!(
+        cmds,
+        [Cmd::ProbeFileTarget {
+            device: "loop0p1".into(),
+            mount: "/tmp/dtcap/mnt".into()
+        }]
+    );
+    app.update(Msg::FileTarget(Ok(file_target(3 << 30))));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("free space 3.0 GiB of 4.0 GiB"), "{s}");
+    assert!(s.contains("removed afterwards"), "{s}");
+    snap("file_target_dialog", &app);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.screen, Screen::Tests);
+    key(&mut app, KeyCode::Down); // seq-write: a write test
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("new file /tmp/dtcap/mnt/disktriage-test-1.bin"),
+        "{s}"
+    );
+    snap("file_target_picker", &app);
+    // A new file needs no typed name (the command line's rule): the run starts at once.
+    let cmds = keys(&mut app, "r");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?} {:?}", app.overlay)
+    };
+    assert_eq!(req.test, TestName::SeqWrite);
+    assert_eq!(
+        req.target.to_str(),
+        Some("/tmp/dtcap/mnt/disktriage-test-1.bin")
+    );
+    assert_eq!(req.confirmation, None);
+    assert_eq!(app.results.records[0].device, "loop0p1");
+}
+
+#[test]
+fn a_file_target_takes_the_metadata_test_and_refuses_what_does_not_fit() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "f");
+    app.update(Msg::FileTarget(Ok(file_target(100 << 20))));
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Down);
+    // The default 1 GiB file does not fit in 100 MiB: said before anything is created.
+    assert!(keys(&mut app, "r").is_empty());
+    let Some(Overlay::Error(e)) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert!(e.contains("does not fit in the 100.0 MiB free"), "{e}");
+    key(&mut app, KeyCode::Esc);
+    // The metadata test runs in a scratch directory on that file system.
+    while app.picker_test() != TestName::Metadata {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("a scratch directory in /tmp/dtcap/mnt"), "{s}");
+    let cmds = keys(&mut app, "r");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.target.to_str(), Some("/tmp/dtcap/mnt"));
+    // Choosing a device on Devices tests the device again.
+    app.update(Msg::RunRefused("x".into()));
+    key(&mut app, KeyCode::Esc);
+    keys(&mut app, "1");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.file_target.is_none());
+}
+
+#[test]
+fn a_device_without_a_mounted_file_system_says_so() {
+    let mut app = app_with("host-loop-zram", true);
+    key(&mut app, KeyCode::Down);
+    let name = app.selected_device().unwrap().name.clone();
+    assert!(keys(&mut app, "f").is_empty());
+    let Some(Overlay::Error(e)) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert!(
+        e.contains(&format!("{name} has no mounted file system")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_metadata_run_shows_files_per_second_live_and_in_results() {
+    use disktriage::bench::runner::RunEvent;
+    use disktriage::bench::stats::{DirPoint, IntervalPoint};
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "f");
+    app.update(Msg::FileTarget(Ok(file_target(3 << 30))));
+    key(&mut app, KeyCode::Enter);
+    app.picker_test = disktriage::app::picker::index_of(TestName::Metadata);
+    let cmds = keys(&mut app, "r");
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    // The report's figures: files/s per phase, no bytes.
+    let mut report = report_phases(TestName::Metadata, "loop0p1", "none", |_| (1.0, 0.05));
+    report.target.path = "/tmp/dtcap/mnt".into();
+    report.target.kind = disktriage::bench::outcome::TargetClass::Directory;
+    for (i, p) in report.outcome.phases.iter_mut().enumerate() {
+        let rate = [21_000.0, 250_000.0, 90_000.0, 4_000.0, 600_000.0, 150_000.0][i];
+        for d in [&mut p.read, &mut p.write] {
+            if d.ops > 0 {
+                d.bytes = 0;
+                d.bytes_per_sec = 0.0;
+                d.iops = rate;
+                d.ops = 16384;
+            }
+        }
+        p.seconds = 16384.0 / rate;
+        p.engine_choice.reason = "one create system call at a time".into();
+        p.engine_choice.probe = None;
+    }
+    app.update(Msg::RunStarted {
+        target: Box::new(report.target.clone()),
+        plan: Box::new(report.plan.clone()),
+        notes: vec![],
+    });
+    let phase = &report.plan.phases[3];
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 3,
+        count: 6,
+        label: phase.label.clone(),
+        job: Box::new(phase.job.clone()),
+    })));
+    tick(&mut app, 1.0);
+    app.update(Msg::Run(Box::new(RunEvent::Measuring {
+        index: 3,
+        engine: Box::new(report.outcome.phases[3].engine_choice.clone()),
+    })));
+    for i in 0..8u64 {
+        app.update(Msg::Run(Box::new(RunEvent::Point {
+            index: 3,
+            point: IntervalPoint {
+                start_s: i as f64 * 0.25,
+                end_s: (i + 1) as f64 * 0.25,
+                read: DirPoint::default(),
+                write: DirPoint {
+                    bytes: 0,
+                    ops: 1000 + i * 10,
+                    latency: None,
+                },
+            },
+        })));
+    }
+    tick(&mut app, 3.0);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("create random"), "{s}");
+    assert!(
+        s.contains("16384 files, one system call at a time: files/s is the IOPS chart"),
+        "{s}"
+    );
+    snap("metadata_running", &app);
+    app.update(Msg::RunFinished(Box::new(Ok(report))));
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("files/s"), "{s}");
+    assert!(s.contains("create random"), "{s}");
+    assert!(s.contains("create random           4000"), "{s}");
+    snap("metadata_results", &app);
+}
+
+#[test]
+fn a_figure_faster_than_the_link_is_flagged() {
+    use disktriage::bench::guards::{faster_than_link, sata_ceiling, usb_ceiling};
+    let mut r = report(TestName::SeqRead, "sda", "none", 812.0, 1.0);
+    assert!(
+        faster_than_link(&r).is_empty(),
+        "no link known, nothing said"
+    );
+    r.target.link_ceiling = sata_ceiling("6.0 Gbps");
+    assert_eq!(
+        faster_than_link(&r),
+        [
+            "faster than the link: a cache answered (seq-read at 812.0 MB/s, above the SATA 6.0 \
+          Gbps link's 600.0 MB/s)"
+        ]
+    );
+    r.target.link_ceiling = usb_ceiling("10000");
+    assert!(faster_than_link(&r).is_empty(), "812 MB/s fits USB 10 Gbps");
+}
+
+#[test]
+fn results_say_when_a_figure_is_faster_than_the_link() {
+    use disktriage::bench::guards::{faster_than_link, sata_ceiling};
+    let mut app = app_with("host-loop-zram", true);
+    let mut r = report(TestName::SeqRead, "loop0", "none", 812.0, 1.0);
+    r.target.link_ceiling = sata_ceiling("6.0 Gbps");
+    let notes = faster_than_link(&r);
+    r.notes.extend(notes);
+    finish_with(&mut app, TestName::SeqRead, false, &r);
+    keys(&mut app, "4");
+    for (w, h) in SIZES {
+        let s = screen(&app, w, h);
+        assert!(s.contains("faster than the link: a cache answered"), "{s}");
+    }
+    snap("results_faster_than_link", &app);
+}

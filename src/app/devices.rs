@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::keys::Action;
 use super::{App, Screen, step};
 use crate::event::{Cmd, TaskError};
-use crate::model::{BlockDevice, CacheStatus, Inventory, SmartHealth, Transport};
+use crate::model::{BlockDevice, CacheStatus, InUse, Inventory, SmartHealth, Transport};
 
 /// Seconds between inventory refreshes while idle.
 const INVENTORY_REFRESH: Duration = Duration::from_secs(10);
@@ -137,15 +137,58 @@ impl Devices {
     }
 }
 
+/// Where a file target can go on `d`: the first file system mounted from it or from one of
+/// its partitions, as (the mounted device, the mount point, its type).
+pub fn mounted_file_system(d: &BlockDevice) -> Option<(String, String, String)> {
+    d.in_use.iter().find_map(|u| match u {
+        InUse::Mounted {
+            device,
+            mount_point,
+            fstype,
+        } => Some((device.clone(), mount_point.clone(), fstype.clone())),
+        _ => None,
+    })
+}
+
 impl App {
     /// The Devices screen's keys (see `keys::BINDINGS`).
     pub(super) fn devices_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
         let n = self.devices.visible().len();
         let last = n.saturating_sub(1);
         match action {
-            Action::Move => self.devices.row = step(self.devices.row, dir, last),
-            Action::Ends => self.devices.row = if dir < 0 { 0 } else { last },
-            Action::TestDevice if n > 0 => self.screen = Screen::Tests,
+            Action::Move => {
+                self.devices.row = step(self.devices.row, dir, last);
+                self.file_target = None;
+            }
+            Action::Ends => {
+                self.devices.row = if dir < 0 { 0 } else { last };
+                self.file_target = None;
+            }
+            Action::TestDevice if n > 0 => {
+                // The device itself, not a file on it.
+                self.file_target = None;
+                self.screen = Screen::Tests;
+            }
+            Action::TestFile => {
+                let Some(d) = self.devices.selected() else {
+                    return Vec::new();
+                };
+                match mounted_file_system(d) {
+                    Some((device, mount, _)) => {
+                        return vec![Cmd::ProbeFileTarget {
+                            device,
+                            mount: mount.into(),
+                        }];
+                    }
+                    None => {
+                        let name = d.name.clone();
+                        self.error(format!(
+                            "{name} has no mounted file system: a file test needs one (mount \
+                             it, or test the device itself with Enter)"
+                        ));
+                    }
+                }
+            }
             Action::Refresh => {
                 self.info("device list refreshed");
                 return vec![Cmd::RefreshInventory];

@@ -79,15 +79,30 @@ impl App {
         let Some(d) = self.selected_device() else {
             return Ok(());
         };
-        let Some(size) = d.size_bytes.map(|b| b.0).filter(|&b| b > 0) else {
-            return Ok(());
-        };
         let test = self.picker_test();
-        let facts = TargetFacts {
-            size,
-            logical_block_size: d.logical_block_size.unwrap_or(512),
-            max_request: None,
-            is_file: false,
+        let facts = match &self.file_target {
+            // The new file is as large as the region asked for (1 GiB unless set).
+            Some(_) => TargetFacts {
+                size: self
+                    .values
+                    .params(test)
+                    .size
+                    .unwrap_or(crate::bench::target::DEFAULT_FILE_SIZE),
+                logical_block_size: d.logical_block_size.unwrap_or(4096),
+                max_request: None,
+                is_file: true,
+            },
+            None => {
+                let Some(size) = d.size_bytes.map(|b| b.0).filter(|&b| b > 0) else {
+                    return Ok(());
+                };
+                TargetFacts {
+                    size,
+                    logical_block_size: d.logical_block_size.unwrap_or(512),
+                    max_request: None,
+                    is_file: false,
+                }
+            }
         };
         spec::build_plan(test, &self.values.params(test), &facts, true)
             .map(|_| ())
@@ -111,6 +126,36 @@ impl App {
         if self.running() {
             self.error("a test is running (x stops it)");
             return Vec::new();
+        }
+        if let Some(ft) = &self.file_target {
+            let test = self.picker_test();
+            let params = self.values.params(test);
+            let directory = test.info().family.directory_runner().is_some();
+            let size = params
+                .size
+                .unwrap_or(crate::bench::target::DEFAULT_FILE_SIZE);
+            if !directory && size > ft.free {
+                let msg = format!(
+                    "a {} test file does not fit in the {} free on {}: set a smaller region size",
+                    crate::model::Bytes(size).iec(),
+                    crate::model::Bytes(ft.free).iec(),
+                    ft.mount.display()
+                );
+                self.error(msg);
+                return Vec::new();
+            }
+            let request = RunRequest {
+                target: if directory {
+                    ft.mount.clone()
+                } else {
+                    ft.file.clone()
+                },
+                test,
+                params,
+                confirmation: None,
+                temperature: self.values.temperature(),
+            };
+            return self.launch(request, self.values.repeats.max(1));
         }
         let Some(dev) = self.selected_device() else {
             self.error("no device to test: select one on the Devices screen (1)");

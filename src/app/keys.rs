@@ -72,6 +72,8 @@ pub enum Action {
     ShowAll,
     /// Devices: test the selected device.
     TestDevice,
+    /// Devices: test a file on the selected device's mounted file system.
+    TestFile,
     /// Test: start the chosen test.
     RunTest,
     /// Test: from the list of tests to its parameters.
@@ -225,6 +227,14 @@ pub const BINDINGS: &[Binding] = &[
         Some("test"),
         "test it",
         A::TestDevice,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Char('f')],
+        "f",
+        None,
+        "test a file on its file system",
+        A::TestFile,
     ),
     bind(
         S::On(Screen::Devices),

@@ -393,6 +393,13 @@ impl App {
             .and_then(|inv| inv.devices.iter().find(|d| d.path == request.target))
             .map(|d| d.name.clone())
             .or_else(|| {
+                // A file target: the device its file system is on.
+                self.file_target
+                    .as_ref()
+                    .filter(|ft| request.target == ft.file || request.target == ft.mount)
+                    .map(|ft| ft.device.clone())
+            })
+            .or_else(|| {
                 request
                     .target
                     .file_name()
@@ -401,7 +408,15 @@ impl App {
             .unwrap_or_default();
         // The request's own parameters decide (a rerun keeps the ones it ran with).
         let writes = request.test.writes_with(&request.params) == Writes::Always;
-        if writes && request.confirmation.is_none() {
+        // A file (or a directory) is not a device: the run writes only to a file it creates
+        // itself, and the target module refuses an existing file without its confirmation,
+        // as on the command line. Only a device asks for its name here.
+        let on_device = self.devices.inventory.as_ref().is_none_or(|inv| {
+            inv.devices.iter().any(|d| {
+                d.path == request.target || d.partitions.iter().any(|p| p.path == request.target)
+            })
+        });
+        if writes && request.confirmation.is_none() && on_device {
             if let Some(inv) = &self.devices.inventory {
                 match safety::check_device_write(inv, &device, None) {
                     Err(WriteRefusal::NotConfirmed { .. }) | Ok(()) => {}

@@ -70,6 +70,8 @@ pub enum Overlay {
         record: usize,
         scroll: u16,
     },
+    /// `f` on Devices: the file system a test file would go on, its free space first.
+    FileTarget(Box<crate::event::FileTarget>),
 }
 
 /// What a dialog's key asks the app to do once the dialog is closed or changed.
@@ -100,6 +102,8 @@ pub enum Intent {
     },
     /// Export the first unsaved record before quitting.
     ExportFirst,
+    /// Send the Test screen's runs to a new file on a mounted file system.
+    UseFileTarget(Box<crate::event::FileTarget>),
     /// Set a field of the test form to a typed value (checked against the device).
     SetValue {
         field: Field,
@@ -149,6 +153,11 @@ impl Overlay {
                 stay(Overlay::Help { scroll })
             }
             Overlay::Error(_) | Overlay::Message { .. } => CLOSE,
+            Overlay::FileTarget(ft) => match code {
+                KeyCode::Enter | KeyCode::Char('y') => close(Intent::UseFileTarget(ft)),
+                KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => CLOSE,
+                _ => stay(Overlay::FileTarget(ft)),
+            },
             Overlay::Retest { device, record } => match code {
                 KeyCode::Char('y') | KeyCode::Enter => close(Intent::RetestOn { device, record }),
                 // Rerun where it ran: the switch is not what this retest is about.

@@ -56,6 +56,8 @@ const REGIONS: [u64; 7] = [
 const AMOUNTS: [u64; 6] = [16 << 20, 64 << 20, 200 << 20, 1 << 30, 4 << 30, 16 << 30];
 /// Seconds between temperature reads; 0 is off.
 const TEMP_POLLS: [u64; 6] = [0, 1, 2, 5, 10, 30];
+/// Files of the metadata test: bonnie++'s -n 1, 4, 16, 64 and 128 (x 1024).
+const FILES: [u64; 5] = [1024, 4096, 16384, 65536, 131072];
 const PCTS: [u8; 11] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
 
 /// The admin's choices; `None` in `params` is the test's default.
@@ -139,6 +141,7 @@ impl Values {
                 p.engine = order[(pos + dir).rem_euclid(order.len() as i32) as usize];
             }
             Field::Buffered => p.buffered = !p.buffered,
+            Field::Files => p.files = cycle(p.files, &FILES, dir),
             // Not on the Test screen (command line only).
             Field::Offset
             | Field::Count
@@ -178,6 +181,13 @@ impl Values {
             Field::Amount => p.io_size = Some(parse_size(text)?),
             Field::Qd => p.qd = Some(num()?),
             Field::Jobs => p.jobs = Some(num()?),
+            Field::Files => {
+                let n = num()?;
+                if n == 0 {
+                    return Err(format!("{} must be at least 1", field.label()));
+                }
+                p.files = Some(u64::from(n));
+            }
             Field::Repeats => self.repeats = num()?.clamp(1, 10),
             Field::Time => p.time = Some(parse_duration(text)?),
             Field::Warmup => p.warmup = Some(parse_duration(text)?),
@@ -270,6 +280,10 @@ impl Values {
                 Some(d) => (format!("every {}", secs(d)), false),
             },
             Field::Repeats => (self.repeats.to_string(), self.repeats == 1),
+            Field::Files => match p.files {
+                Some(n) => (n.to_string(), false),
+                None => (d.files.to_string(), true),
+            },
             Field::Engine => (p.engine.as_str().into(), p.engine == EngineKind::Auto),
             Field::Buffered => (
                 if p.buffered {

@@ -7,11 +7,12 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use super::family::cdm::Cdm;
+use super::family::metadata::Metadata;
 use super::family::qd_sweep::QdSweep;
 use super::family::single::Single;
 use super::family::size_sweep::SizeSweep;
 use super::family::{Family, PlanContext};
-use super::params::{COMMON, Defaults, Param, TestParams};
+use super::params::{Defaults, Param, TestParams};
 use super::spec::{Phase, SpecError};
 
 /// A test users can ask for by name.
@@ -32,6 +33,7 @@ pub enum TestName {
     QdSweep,
     Cdm,
     CdmNvme,
+    Metadata,
 }
 
 /// Whether a test writes to its target. The catalogue's `writes` says what a test can do;
@@ -58,7 +60,7 @@ pub struct TestInfo {
     pub family: &'static dyn Family,
 }
 
-pub const CATALOG: [TestInfo; 14] = [
+pub const CATALOG: [TestInfo; 15] = [
     TestInfo {
         name: TestName::SeqRead,
         id: "seq-read",
@@ -175,6 +177,16 @@ pub const CATALOG: [TestInfo; 14] = [
         writes: Writes::Optional,
         family: &Cdm,
     },
+    TestInfo {
+        name: TestName::Metadata,
+        id: "metadata",
+        summary: "create, stat and delete --files empty files (16384) in sequential, then \
+                  random order, in a scratch directory of a DIRECTORY target: files/s and \
+                  latency per operation",
+        origin: "bonnie++ -n 16",
+        writes: Writes::Always,
+        family: &Metadata,
+    },
 ];
 
 impl TestName {
@@ -205,8 +217,9 @@ impl TestName {
     /// The parameters the test takes, in the order the Test screen shows them: its own, then
     /// the ones every test has.
     pub fn params(self) -> Vec<Param> {
-        let mut v = self.info().family.params(self).to_vec();
-        v.extend_from_slice(&COMMON);
+        let family = self.info().family;
+        let mut v = family.params(self).to_vec();
+        v.extend_from_slice(family.common_params());
         v
     }
 

@@ -6,18 +6,24 @@
 //! `spec::build_plan`, which then hands the family a `PlanContext` to build phases with.
 
 pub mod cdm;
+pub mod metadata;
 pub mod qd_sweep;
 pub mod single;
 pub mod size_sweep;
 
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use super::catalog::{TestName, Writes};
-use super::params::{Defaults, Param, Resolved, TestParams};
+use super::outcome::RunOutcome;
+use super::params::{COMMON, Defaults, Param, Resolved, TestParams};
 use super::plan::{Access, Mix};
-use super::spec::{Job, Phase, SpecError, check_range};
+use super::runner::RunEvent;
+use super::spec::{Job, Phase, Plan, SpecError, check_range};
 use crate::model::Bytes;
 use crate::sys::direct::SyncMode;
+use crate::sys::dirops::ScratchDir;
 
 /// What a family of tests knows about its tests.
 pub trait Family: Sync {
@@ -38,7 +44,31 @@ pub trait Family: Sync {
     fn lower_hint(&self) -> &'static str {
         "the request size (--bs), queue depth (--qd) or workers (--jobs)"
     }
+
+    /// The parameters shown after the test's own: every test's (`params::COMMON`) unless the
+    /// family has no use for some (the metadata test has no engine and no I/O path).
+    fn common_params(&self) -> &'static [Param] {
+        &COMMON
+    }
+
+    /// A family whose tests run in a directory instead of on a device or file (the metadata
+    /// test) runs them itself: the target is then a directory, checked and given a scratch
+    /// directory by `target::prepare_directory`, and this function is the runner's thread.
+    fn directory_runner(&self) -> Option<DirectoryRunner> {
+        None
+    }
 }
+
+/// What a directory test's runner gets: its plan, the scratch directory it works in (removed
+/// when dropped) and where to send its events.
+pub struct DirectoryRun {
+    pub plan: Plan,
+    pub scratch: ScratchDir,
+    pub events: Option<Sender<RunEvent>>,
+}
+
+/// Runs a directory test to its end or until the flag is set.
+pub type DirectoryRunner = fn(DirectoryRun, &AtomicBool) -> RunOutcome;
 
 /// The validated request a family builds its phases from.
 pub struct PlanContext<'a> {

@@ -218,13 +218,14 @@ impl RunOutcome {
     }
 }
 
-/// What a run measured: a block device, or a file on a file system. Written to JSON as
-/// `"block-device"` or `"file"`.
+/// What a run measured: a block device, a file on a file system, or a directory (the metadata
+/// test). Written to JSON as `"block-device"`, `"file"` or `"directory"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetClass {
     BlockDevice,
     File,
+    Directory,
 }
 
 /// The target as the report describes it.
@@ -246,6 +247,10 @@ pub struct TargetInfo {
     pub kernel_write_cache: Option<KernelWriteCache>,
     /// True when this run created the file.
     pub created: bool,
+    /// The most the link to the disk carries (SATA, NVMe's PCIe, USB), where it is known: a
+    /// faster figure came from a cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_ceiling: Option<super::guards::LinkCeiling>,
 }
 
 /// Version of the JSON result layout.
@@ -294,8 +299,12 @@ mod tests {
 
     #[test]
     fn target_classes_keep_their_json_names() {
-        let names = [TargetClass::BlockDevice, TargetClass::File]
-            .map(|c| serde_json::to_string(&c).unwrap());
-        assert_eq!(names, ["\"block-device\"", "\"file\""]);
+        let names = [
+            TargetClass::BlockDevice,
+            TargetClass::File,
+            TargetClass::Directory,
+        ]
+        .map(|c| serde_json::to_string(&c).unwrap());
+        assert_eq!(names, ["\"block-device\"", "\"file\"", "\"directory\""]);
     }
 }

@@ -46,6 +46,8 @@ pub struct TestParams {
     /// Include the write half of optional-write tests (sweeps, CrystalDiskMark).
     pub include_writes: bool,
     pub seed: Option<u64>,
+    /// Files the metadata test creates, stats and deletes.
+    pub files: Option<u64>,
 }
 
 /// A parameter of a run. Most are `TestParams` fields; `TempPoll` and `Repeats` belong to the
@@ -78,6 +80,8 @@ pub enum Param {
     Repeats,
     Engine,
     Buffered,
+    /// Files the metadata test creates, stats and deletes.
+    Files,
 }
 
 /// What kind of value a parameter takes, which decides how it is typed and shown.
@@ -108,7 +112,7 @@ pub struct ParamInfo {
 }
 
 /// Every parameter, once.
-pub const PARAMS: [ParamInfo; 22] = [
+pub const PARAMS: [ParamInfo; 23] = [
     describe(Param::Bs, "request size", Kind::Size, Some("--bs")),
     describe(Param::Qd, "queue depth", Kind::Count, Some("--qd")),
     describe(Param::Jobs, "workers", Kind::Count, Some("--jobs")),
@@ -146,6 +150,7 @@ pub const PARAMS: [ParamInfo; 22] = [
         Kind::Choice,
         Some("--buffered"),
     ),
+    describe(Param::Files, "files", Kind::Count, Some("--files")),
 ];
 
 const fn describe(
@@ -206,6 +211,8 @@ pub struct Defaults {
     pub min_bs: u64,
     pub max_bs: u64,
     pub qds: &'static [u32],
+    /// Files the metadata test creates (bonnie++ -n 16: 16 x 1024).
+    pub files: u64,
 }
 
 pub const KIB: u64 = 1024;
@@ -227,6 +234,7 @@ impl Defaults {
         min_bs: 4 * KIB,
         max_bs: MIB,
         qds: &[1, 2, 4, 8, 16, 32],
+        files: 16 * 1024,
     };
 }
 
@@ -256,6 +264,7 @@ pub struct Resolved {
     pub min_bs: u64,
     pub max_bs: u64,
     pub qds: Vec<u32>,
+    pub files: u64,
 }
 
 /// `params` with `test`'s defaults filled in.
@@ -293,6 +302,7 @@ pub fn resolve(test: TestName, params: &TestParams) -> Resolved {
         min_bs: params.min_bs.unwrap_or(d.min_bs),
         max_bs: params.max_bs.unwrap_or(d.max_bs),
         qds: params.qds.clone().unwrap_or_else(|| d.qds.to_vec()),
+        files: params.files.unwrap_or(d.files),
     }
 }
 
@@ -324,6 +334,7 @@ impl TestParams {
             Param::Seed => self.seed = None,
             Param::Engine => self.engine = EngineKind::default(),
             Param::Buffered => self.buffered = false,
+            Param::Files => self.files = None,
             Param::TempPoll | Param::Repeats => {}
         }
     }

@@ -140,6 +140,20 @@ pub fn start(input: RunInput) -> anyhow::Result<RunHandle> {
     Ok(RunHandle { stop, thread })
 }
 
+/// Starts a directory test's own runner (`Family::directory_runner`) on its own thread. If the
+/// thread cannot start, the scratch directory is dropped with the input, and so removed.
+pub fn start_directory(
+    runner: super::family::DirectoryRunner,
+    input: super::family::DirectoryRun,
+) -> anyhow::Result<RunHandle> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let thread = std::thread::Builder::new()
+        .name("dir-runner".into())
+        .spawn(move || runner(input, &flag))?;
+    Ok(RunHandle { stop, thread })
+}
+
 fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
     let mut notes = Vec::new();
     // Whether this process may use io_uring (a sysctl or seccomp filter can forbid it).

@@ -47,6 +47,9 @@ pub struct Session {
     pub notes: Vec<String>,
     pub test: TestName,
     started_unix: u64,
+    /// The test file this run created, if it did: kept by `finish`, removed by
+    /// `finish_removing_test_file` (and when the session is dropped unfinished).
+    created: Option<target::CreatedFile>,
 }
 
 /// Checks, opens and starts. Errors (refused writes, bad parameters, open failures) come back
@@ -62,6 +65,9 @@ pub fn start_with_stop(
     req: &RunRequest,
     stop: Option<&AtomicBool>,
 ) -> anyhow::Result<Session> {
+    if let Some(runner) = req.test.info().family.directory_runner() {
+        return start_directory(root, req, runner);
+    }
     let mut prepared = target::prepare(&TargetRequest {
         path: &req.target,
         root,
@@ -116,9 +122,6 @@ pub fn start_with_stop(
         block_device: prepared.info.kind == TargetClass::BlockDevice,
         size_at_start: prepared.info.size_bytes,
     })?;
-    if let Some(file) = prepared.created_file.take() {
-        file.keep();
-    }
     Ok(Session {
         handle,
         events,
@@ -127,6 +130,51 @@ pub fn start_with_stop(
         notes: prepared.notes,
         test: req.test,
         started_unix,
+        created: prepared.created_file.take(),
+    })
+}
+
+/// A directory test (the metadata test): its scratch directory is made first, and removed
+/// again (it is dropped) when the plan is refused or the runner cannot start.
+fn start_directory(
+    root: &SysRoot,
+    req: &RunRequest,
+    runner: super::family::DirectoryRunner,
+) -> anyhow::Result<Session> {
+    let prepared = target::prepare_directory(&req.target, root, req.test)?;
+    let plan = spec::build_plan(req.test, &req.params, &prepared.facts, true)
+        .and_then(|plan| {
+            spec::check_memory(&plan, crate::sys::host::available_memory())?;
+            Ok(plan)
+        })
+        .map_err(|e| {
+            anyhow::Error::new(e).context(format!(
+                "cannot run {} in {}",
+                req.test,
+                req.target.display()
+            ))
+        })?;
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (tx, events) = mpsc::channel();
+    let handle = runner::start_directory(
+        runner,
+        super::family::DirectoryRun {
+            plan: plan.clone(),
+            scratch: prepared.scratch,
+            events: Some(tx),
+        },
+    )?;
+    Ok(Session {
+        handle,
+        events,
+        plan,
+        target: prepared.info,
+        notes: prepared.notes,
+        test: req.test,
+        started_unix,
+        created: None,
     })
 }
 
@@ -153,16 +201,45 @@ impl Session {
         }
     }
 
-    /// Waits for the runner and builds the report.
-    pub fn finish(self) -> anyhow::Result<RunReport> {
+    /// Waits for the runner and builds the report. A test file the run created stays (the
+    /// command line's rule: the admin may test it again).
+    pub fn finish(mut self) -> anyhow::Result<RunReport> {
+        if let Some(file) = self.created.take() {
+            file.keep();
+        }
+        self.finish_inner()
+    }
+
+    /// Waits for the runner, removes the test file the run created (only that file: the one
+    /// it created, if it is still at its path), and builds the report, which says so.
+    pub fn finish_removing_test_file(mut self) -> anyhow::Result<RunReport> {
+        let created = self.created.take();
+        let mut report = self.finish_inner()?;
+        if let Some(file) = created {
+            let path = report.target.path.display().to_string();
+            report.notes.push(match file.remove() {
+                Ok(()) => format!("the test file {path} was removed"),
+                Err(e) => format!(
+                    "could not remove the test file {path}: {} - remove it by hand",
+                    crate::sys::error::describe_io(&e)
+                ),
+            });
+        }
+        Ok(report)
+    }
+
+    fn finish_inner(self) -> anyhow::Result<RunReport> {
         let outcome = self.handle.join()?;
-        Ok(Session::report(
+        let mut report = Session::report(
             self.test,
             self.target,
             self.plan,
             self.notes,
             self.started_unix,
             outcome,
-        ))
+        );
+        let faster = super::guards::faster_than_link(&report);
+        report.notes.extend(faster);
+        Ok(report)
     }
 }

@@ -71,9 +71,23 @@ pub struct TargetFacts {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum PhaseTag {
     Single,
-    Sweep { access: Access, write: bool },
-    QdSweep { small: bool, qd: u32 },
-    Cdm { row: String, write: bool },
+    Sweep {
+        access: Access,
+        write: bool,
+    },
+    QdSweep {
+        small: bool,
+        qd: u32,
+    },
+    Cdm {
+        row: String,
+        write: bool,
+    },
+    /// One of the metadata test's six phases: an operation, in sequential or random order.
+    Metadata {
+        op: super::family::metadata::MetaOp,
+        random: bool,
+    },
 }
 
 /// One job: `workers` workers, each with `qd` I/Os of `bs` bytes in flight.
@@ -443,6 +457,12 @@ pub fn build_plan(
                 "--preserve applies to tests that write; {test} only reads"
             )));
         }
+        if test.info().family.directory_runner().is_some() {
+            return Err(SpecError::Invalid(format!(
+                "--preserve rewrites the blocks of a device or file in place; {test} creates \
+                 and deletes files of its own, so there is nothing to preserve"
+            )));
+        }
     }
     if params.io_size == Some(0) || params.count == Some(0) {
         return Err(SpecError::Invalid(
@@ -791,7 +811,11 @@ mod tests {
             count: Some(4),
             ..Default::default()
         };
-        for t in CATALOG.iter().filter(|t| t.writes != Writes::Never) {
+        // Tests of a directory (metadata) refuse --preserve: see the test below.
+        for t in CATALOG
+            .iter()
+            .filter(|t| t.writes != Writes::Never && t.family.directory_runner().is_none())
+        {
             let mut params = preserve.clone();
             if t.name == TestName::QdSweep {
                 params.read_pct = Some(50);
@@ -867,8 +891,12 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            e(TestName::RandRead, read),
+            e(TestName::RandRead, read.clone()),
             "--preserve applies to tests that write; rand-read only reads"
+        );
+        assert!(
+            e(TestName::Metadata, read).contains("creates and deletes files of its own"),
+            "metadata has no blocks to preserve"
         );
     }
 

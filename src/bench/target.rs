@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, bail};
 
 use super::catalog::{TestName, Writes};
+use super::guards;
 use super::outcome::{TargetClass, TargetInfo};
 use super::params::resolve;
 use super::pattern::{DataKind, DataPattern};
@@ -21,6 +22,7 @@ use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
 use crate::model::{BlockDevice, Bytes, Inventory};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};
+use crate::sys::dirops::{self, DirTarget, ScratchDir};
 
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
@@ -181,6 +183,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let name = name.unwrap_or_else(|| dev.to_string());
             let disk = inventory_device(&inv, &name);
             let info = describe(
+                req.root,
                 path,
                 TargetClass::BlockDevice,
                 Some(name.clone()),
@@ -251,6 +254,9 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let fd = direct::reopen(&pinned, spec).map_err(|e| open_error(e, path, spec))?;
             let size = direct::file_len(&fd)?;
+            // btrfs gives its files an anonymous device (0:N): the mount's source is the disk
+            // whose counters witness the run.
+            let backing = backing.or_else(|| crate::sys::links::mount_source_device(id.dev));
             let backing_name = backing.and_then(direct::block_name);
             let inv = req.root.inventory().ok();
             let disk = match (&inv, &backing_name) {
@@ -261,6 +267,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
             let pbs = disk.and_then(|d| d.physical_block_size);
             let info = describe(
+                req.root,
                 path,
                 TargetClass::File,
                 backing_name.clone(),
@@ -268,6 +275,13 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 disk,
                 created.is_some(),
             );
+            if let Some(dir) = real_path.parent() {
+                notes.extend(filesystem_guard_notes(
+                    req.root,
+                    dir,
+                    backing_name.as_deref(),
+                ));
+            }
             let facts = facts_of(size, lbs, disk, true);
             let (stat, no_stat_reason) = match (backing, backing_name) {
                 (Some(dev), Some(name)) => (
@@ -299,6 +313,107 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             })
         }
     }
+}
+
+/// A directory prepared for a directory test (the metadata test): described, with the scratch
+/// directory the test works in already made (removed again when dropped).
+pub struct PreparedDirectory {
+    pub info: TargetInfo,
+    pub facts: TargetFacts,
+    pub scratch: ScratchDir,
+    pub notes: Vec<String>,
+}
+
+/// Checks that `path` is a directory the test may create files in, and makes its scratch
+/// directory there. Only that new directory is ever written: no confirmation is needed, as
+/// for a new test file. A missing path, a block device, a regular file, a directory on
+/// devtmpfs, proc or sysfs, and a directory the test cannot write to (read-only, no
+/// permission, full) are refused with the reason.
+pub fn prepare_directory(
+    path: &Path,
+    root: &SysRoot,
+    test: TestName,
+) -> anyhow::Result<PreparedDirectory> {
+    let dir = match dirops::classify(path) {
+        Ok(DirTarget::Directory(real)) => real,
+        Ok(DirTarget::Other(what)) => bail!(
+            "{test} runs in a directory (it creates, stats and deletes files in a scratch \
+             directory of its own there): {} is {what}",
+            path.display()
+        ),
+        Err(e) => bail!(
+            "{test} runs in a directory: cannot use {}: {}",
+            path.display(),
+            crate::sys::error::describe_io(&e)
+        ),
+    };
+    if let Some(t) = direct::filesystem_type(&dir)
+        .filter(|t| matches!(t.as_str(), "devtmpfs" | "proc" | "sysfs" | "devpts"))
+    {
+        bail!(
+            "{} is on a {t} file system: {test} creates files only on a real file system",
+            path.display()
+        );
+    }
+    let (free, total) = dirops::free_space(&dir)
+        .with_context(|| format!("cannot read the free space of {}", path.display()))?;
+    let dev = dirops::filesystem_dev(&dir).ok();
+    // btrfs: an anonymous device; the mount's source is the disk.
+    let backing_name = dev
+        .and_then(|d| {
+            if d.major != 0 {
+                Some(d)
+            } else {
+                crate::sys::links::mount_source_device(d)
+            }
+        })
+        .and_then(direct::block_name);
+    let inv = root.inventory().ok();
+    let disk = match (&inv, &backing_name) {
+        (Some(i), Some(n)) => inventory_device(i, n),
+        _ => None,
+    };
+    let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
+    let scratch = ScratchDir::create(&dir).map_err(|e| {
+        let why = match e.raw_os_error() {
+            Some(libc::EROFS) => "the file system is read-only".to_string(),
+            Some(code @ (libc::EACCES | libc::EPERM)) => format!(
+                "permission denied{}",
+                crate::sys::error::permission_hint(
+                    nix::errno::Errno::from_raw(code),
+                    crate::sys::privilege::is_root(),
+                    None,
+                )
+            ),
+            _ => crate::sys::error::describe_io(&e),
+        };
+        anyhow::anyhow!(
+            "cannot create a scratch directory in {}: {why}",
+            path.display()
+        )
+    })?;
+    let info = describe(
+        root,
+        &dir,
+        TargetClass::Directory,
+        backing_name,
+        (total, lbs, disk.and_then(|d| d.physical_block_size)),
+        disk,
+        false,
+    );
+    let mut notes = vec![format!(
+        "file system: {} free of {}; the files go in {} (removed afterwards)",
+        Bytes(free).iec(),
+        Bytes(total).iec(),
+        scratch.path().display()
+    )];
+    notes.extend(filesystem_guard_notes(root, &dir, info.device.as_deref()));
+    Ok(PreparedDirectory {
+        info,
+        facts: facts_of(free.max(1), lbs, disk, true),
+        scratch,
+        notes,
+    })
 }
 
 /// Test files are never created under /dev, /proc or /sys (a typo in a device name would
@@ -356,6 +471,7 @@ fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
 
 /// The report's description of a target; `disk` is the inventory's device behind it.
 fn describe(
+    root: &SysRoot,
     path: &Path,
     kind: TargetClass,
     device: Option<String>,
@@ -376,7 +492,20 @@ fn describe(
         scheduler: disk.and_then(|d| d.scheduler.as_ref()?.active.clone()),
         kernel_write_cache: disk.and_then(|d| d.kernel_write_cache),
         created,
+        link_ceiling: disk.and_then(|d| {
+            guards::link_ceiling(d.transport, &crate::sys::links::link_facts(root, &d.name))
+        }),
     }
+}
+
+/// What a test on a file system should say about it: copy-on-write or compressing, and the
+/// dm-crypt or md layers under it (`guards::filesystem_notes`).
+fn filesystem_guard_notes(root: &SysRoot, dir: &Path, device: Option<&str>) -> Vec<String> {
+    let fstype = direct::filesystem_type(dir);
+    let layers = device
+        .map(|d| crate::sys::links::layers(root, d))
+        .unwrap_or_default();
+    guards::filesystem_notes(fstype.as_deref(), &layers)
 }
 
 /// What a plan needs to know of a target.
@@ -404,6 +533,12 @@ impl CreatedFile {
     /// The run has started on the file: it stays.
     pub fn keep(mut self) {
         self.keep = true;
+    }
+
+    /// Removes the file now, if it is still the one this run created, and says what failed.
+    pub fn remove(mut self) -> std::io::Result<()> {
+        self.keep = true;
+        direct::remove_file_if_same(&self.path, &self.fd)
     }
 }
 
@@ -494,6 +629,16 @@ fn create_test_file(
 /// The facts of a target for planning only (`run --fio`): opened read-only, never written and
 /// never created; a missing file is planned at `size`.
 pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<TargetFacts> {
+    if let Ok(DirTarget::Directory(dir)) = dirops::classify(path) {
+        let (free, _) = dirops::free_space(&dir)
+            .with_context(|| format!("cannot read the free space of {}", path.display()))?;
+        return Ok(TargetFacts {
+            size: free.max(1),
+            logical_block_size: 4096,
+            max_request: None,
+            is_file: true,
+        });
+    }
     if direct::identify(path)? == PathKind::Missing {
         return Ok(TargetFacts {
             size: size.unwrap_or(DEFAULT_FILE_SIZE),

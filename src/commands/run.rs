@@ -57,6 +57,7 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
         qds: a.qds.clone(),
         include_writes: a.write,
         seed: a.seed,
+        files: a.files,
     }
 }
 
@@ -177,6 +178,11 @@ fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
 
 /// Why fio should not write to the target, when it is a block device in use.
 fn fio_write_warning(req: &TargetRequest) -> anyhow::Result<Option<String>> {
+    // A directory test writes only in a directory of its own.
+    if let Ok(crate::sys::dirops::DirTarget::Directory(_)) = crate::sys::dirops::classify(req.path)
+    {
+        return Ok(None);
+    }
     let PathKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
         return Ok(None);
     };

@@ -46,6 +46,9 @@ fn latency_line(l: &LatencySummary) -> String {
 
 /// The engine of a finished phase in words: "sync (4 pread threads)".
 pub fn phase_engine_label(p: &PhaseResult) -> String {
+    if matches!(p.tag, PhaseTag::Metadata { .. }) {
+        return "1 thread, one system call at a time".into();
+    }
     // A rewrite's threads read each block before they write it: they call both.
     let calls = if p.job.rewrite {
         Mix::Mixed { read_pct: 0 }
@@ -151,7 +154,12 @@ fn engine_lines(r: &RunReport, prefix: &str) -> String {
 fn target_line(t: &TargetInfo) -> String {
     let mut s = neutralize_controls(&t.path.display().to_string());
     let mut facts = Vec::new();
-    if t.kind == TargetClass::File {
+    if t.kind == TargetClass::Directory {
+        facts.push("directory".to_string());
+        if let Some(d) = &t.device {
+            facts.push(format!("on {d}"));
+        }
+    } else if t.kind == TargetClass::File {
         facts.push(format!(
             "file{}",
             if t.created {
@@ -232,7 +240,7 @@ fn dir_lines(out: &mut String, name: &str, d: &DirTotals, seconds: f64) {
     }
 }
 
-fn witness_lines(out: &mut String, p: &PhaseResult) {
+fn witness_lines(out: &mut String, p: &PhaseResult, kind: TargetClass) {
     match (&p.witness, &p.witness_note) {
         (Some(w), _) => {
             let _ = writeln!(
@@ -261,11 +269,19 @@ fn witness_lines(out: &mut String, p: &PhaseResult) {
                     1.0 + w.ios_diff_pct / 100.0
                 );
             }
-            if !w.agrees {
+            if !w.agrees && kind == TargetClass::BlockDevice {
                 let _ = writeln!(
                     out,
                     "WARNING: the kernel's counters differ from this test's by more than 2 %: \
                      another program used the device, or a cache served part of the I/O"
+                );
+            } else if !w.agrees {
+                let _ = writeln!(
+                    out,
+                    "WARNING: this file test's bytes differ from what the kernel counted on the \
+                     disk under the file system by more than 2 %: the page cache, the file \
+                     system's own writes (journal, metadata, copy-on-write), compression or \
+                     another program made the difference"
                 );
             }
         }
@@ -293,7 +309,7 @@ pub fn others_line(p: &PhaseResult) -> Option<String> {
 /// What a CPU-bound phase means, in the words every screen uses.
 pub const CPU_BOUND_NOTE: &str = "CPU-bound: the figure may be the tool's, not the drive's";
 
-fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
+fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass) {
     let _ = writeln!(out, "how:   {}", how(plan, &p.job, Some(p)));
     let _ = writeln!(out, "engine {}", p.engine_choice.reason);
     let _ = writeln!(
@@ -367,7 +383,7 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult) {
             );
         }
     }
-    witness_lines(out, p);
+    witness_lines(out, p, kind);
     if let Some(f) = &p.failure {
         let _ = writeln!(
             out,
@@ -404,7 +420,7 @@ pub fn render_text(r: &RunReport) -> String {
                 .filter(|p| !p.ok() || p.witness.as_ref().is_some_and(|w| !w.agrees))
             {
                 let _ = writeln!(out, "{}:", p.label);
-                witness_lines(&mut out, p);
+                witness_lines(&mut out, p, r.target.kind);
                 if let Some(f) = &p.failure {
                     let _ = writeln!(out, "ERROR: {}", f.describe());
                 }
@@ -418,19 +434,82 @@ pub fn render_text(r: &RunReport) -> String {
             out.push_str(&cdm_grid(r));
             out.push_str(&engine_lines(r, ""));
         }
+        TestName::Metadata => out.push_str(&metadata_table(r)),
         _ => {
             for p in &r.outcome.phases {
-                phase_text(&mut out, &r.plan, p);
+                phase_text(&mut out, &r.plan, p, r.target.kind);
             }
         }
     }
     if let Some(e) = r.error()
         && matches!(
             r.test,
-            TestName::SizeSweep | TestName::QdSweep | TestName::Cdm | TestName::CdmNvme
+            TestName::SizeSweep
+                | TestName::QdSweep
+                | TestName::Cdm
+                | TestName::CdmNvme
+                | TestName::Metadata
         )
     {
         let _ = writeln!(out, "ERROR: {e}");
+    }
+    out
+}
+
+/// bonnie++ -n's figures: files per second of each phase and the latency of its operation.
+pub fn metadata_table(r: &RunReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<18} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "phase", "files", "files/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms", "max ms"
+    );
+    for p in &r.outcome.phases {
+        let ops = p.read.ops + p.write.ops;
+        let rate = if rate_meaningful(ops, p.seconds) {
+            format!("{:.0}", p.iops())
+        } else {
+            "-".into()
+        };
+        let l = p.latency();
+        let lat = |f: fn(&LatencySummary) -> f64| l.map_or("-".into(), |l| ms(f(l)));
+        let _ = writeln!(
+            out,
+            "{:<18} {ops:>7} {rate:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            p.label,
+            lat(|l| l.mean_ns),
+            lat(|l| l.p50_ns as f64),
+            lat(|l| l.p99_ns as f64),
+            lat(|l| l.p999_ns as f64),
+            lat(|l| l.max_ns as f64),
+        );
+    }
+    if let Some(p) = r
+        .outcome
+        .phases
+        .iter()
+        .find(|p| !rate_meaningful(p.read.ops + p.write.ops, p.seconds))
+    {
+        let _ = writeln!(
+            out,
+            "files/s needs at least {MIN_RATE_OPS} files and {:.0} ms: {} took {:.2} ms",
+            MIN_RATE_SECONDS * 1e3,
+            p.label,
+            p.seconds * 1e3
+        );
+    }
+    let _ = writeln!(
+        out,
+        "each operation is one system call, timed from just before it to its return: create = \
+         open(O_CREAT|O_EXCL) + close, stat = fstatat, delete = unlinkat; empty files, no \
+         fsync (bonnie++ -n); random phases use a permutation from the seed"
+    );
+    for p in r.outcome.phases.iter().filter(|p| p.stopped) {
+        let _ = writeln!(
+            out,
+            "{}: stopped by the admin; the figures cover what completed",
+            p.label
+        );
     }
     out
 }
@@ -726,7 +805,7 @@ pub fn cdm_grid(r: &RunReport) -> String {
         .filter(|p| p.witness.as_ref().is_some_and(|w| !w.agrees))
     {
         let _ = writeln!(out, "{}:", p.label);
-        witness_lines(&mut out, p);
+        witness_lines(&mut out, p, r.target.kind);
     }
     out
 }
@@ -776,6 +855,12 @@ pub fn render_csv(r: &RunReport) -> String {
         let _ = writeln!(out, "# {REWRITE_NOTE}");
     }
     let _ = writeln!(out, "# latency: {}", r.outcome.latency_definition);
+    if r.test == TestName::Metadata {
+        out.push_str(
+            "# metadata: ops are files (iops = files/s); stat counts as read, create and delete \
+             as write; no bytes move\n",
+        );
+    }
     for (i, p) in r.outcome.phases.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -852,6 +937,9 @@ enum FioEngine {
 /// second commented out.
 pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunOutcome>) -> String {
     let mut out = String::new();
+    if plan.test == TestName::Metadata {
+        return metadata_fio_script(plan, target);
+    }
     for (i, p) in plan.phases.iter().enumerate() {
         let j = &p.job;
         let ran = outcome
@@ -909,8 +997,56 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunO
     out
 }
 
+/// fio's file engines (filecreate, filestat, filedelete) time one open(O_CREAT), stat or
+/// unlink per file as the metadata test does; they run in an empty directory of their own.
+fn metadata_fio_script(plan: &Plan, target: &std::path::Path) -> String {
+    let dir = shell_quote(&target.join("fio-metadata").to_string_lossy());
+    let mut out = String::from(
+        "# fio's filecreate/filestat/filedelete engines time one open(O_CREAT)/stat/unlink per \
+         file, as disktriage does; fio names the files itself, lays files out before a stat \
+         or delete job, and its random file service picks files at random (with repeats), not \
+         a permutation\n",
+    );
+    let _ = writeln!(out, "mkdir {dir}");
+    for p in &plan.phases {
+        out.push_str(&metadata_fio_command(p, target));
+        out.push('\n');
+    }
+    let _ = writeln!(out, "rmdir {dir}");
+    out
+}
+
+/// One metadata phase's fio command.
+fn metadata_fio_command(p: &crate::bench::spec::Phase, target: &std::path::Path) -> String {
+    let PhaseTag::Metadata { op, random } = p.tag else {
+        return String::new();
+    };
+    let engine = match op {
+        crate::bench::family::metadata::MetaOp::Create => "filecreate",
+        crate::bench::family::metadata::MetaOp::Stat => "filestat",
+        crate::bench::family::metadata::MetaOp::Delete => "filedelete",
+    };
+    format!(
+        "fio --name={} --directory={} --ioengine={engine} --nrfiles={} --filesize=4k --bs=4k \
+         --openfiles=1 --fallocate=none --file_service_type={}",
+        p.label.replace(' ', "-"),
+        shell_quote(&target.join("fio-metadata").to_string_lossy()),
+        p.job.ops_per_worker.unwrap_or(0),
+        if random { "random" } else { "sequential" }
+    )
+}
+
 /// The fio command lines of the phases a report ran, one per phase.
 pub fn report_fio_commands(r: &RunReport) -> Vec<String> {
+    if r.test == TestName::Metadata {
+        return r
+            .plan
+            .phases
+            .iter()
+            .take(r.outcome.phases.len())
+            .map(|p| metadata_fio_command(p, &r.target.path))
+            .collect();
+    }
     r.outcome
         .phases
         .iter()
@@ -1158,6 +1294,7 @@ mod tests {
                 scheduler: None,
                 kernel_write_cache: None,
                 created: false,
+                link_ceiling: None,
             },
             plan,
             outcome: RunOutcome {

@@ -38,6 +38,9 @@ pub struct Executor {
     journal_ids: Vec<JournalId>,
     stop: Option<Arc<AtomicBool>>,
     forwarder: Option<JoinHandle<()>>,
+    /// The run in progress works in a scratch directory (the metadata test), which it removes
+    /// as it ends: quitting waits for that longer than for a device run.
+    scratch_run: bool,
 }
 
 fn locked(c: &SharedChanger) -> std::sync::MutexGuard<'_, Changer> {
@@ -65,6 +68,7 @@ impl Executor {
             journal_ids: Vec::new(),
             stop: None,
             forwarder: None,
+            scratch_run: false,
         }
     }
 
@@ -203,6 +207,10 @@ impl Executor {
                 };
                 self.send(Msg::Restored(lines));
             }
+            Cmd::ProbeFileTarget { device, mount } => {
+                let result = probe_file_target(device, mount).map_err(TaskError::from);
+                self.send(Msg::FileTarget(result));
+            }
             Cmd::StartRun(request) => self.start_run(&request),
             Cmd::StopRun => {
                 if let Some(stop) = &self.stop {
@@ -270,6 +278,7 @@ impl Executor {
             notes: session.notes.clone(),
         });
         self.stop = Some(session.handle.stop_flag());
+        self.scratch_run = session.target.kind == TargetClass::Directory;
         let poller = session
             .target
             .device
@@ -292,7 +301,10 @@ impl Executor {
             stop.store(true, Ordering::Relaxed);
         }
         if let Some(f) = self.forwarder.take() {
-            let deadline = Instant::now() + Duration::from_secs(5);
+            // A stopped metadata run deletes the files it created before it ends: removing
+            // many thousands on a slow disk takes more than a few seconds.
+            let wait = if self.scratch_run { 300 } else { 5 };
+            let deadline = Instant::now() + Duration::from_secs(wait);
             while !f.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -303,8 +315,30 @@ impl Executor {
     }
 }
 
+/// The free space of a mounted file system and a new test file's name there.
+fn probe_file_target(
+    device: String,
+    mount: std::path::PathBuf,
+) -> anyhow::Result<Box<crate::event::FileTarget>> {
+    use crate::sys::dirops;
+    use anyhow::Context;
+    let (free, total) = dirops::free_space(&mount)
+        .with_context(|| format!("cannot read the free space of {}", mount.display()))?;
+    let file = dirops::unused_name(&mount, "disktriage-test", "bin")
+        .with_context(|| format!("cannot name a test file in {}", mount.display()))?;
+    let fstype = crate::sys::direct::filesystem_type(&mount).unwrap_or_else(|| "?".into());
+    Ok(Box::new(crate::event::FileTarget {
+        device,
+        mount,
+        fstype,
+        free,
+        total,
+        file,
+    }))
+}
+
 /// Relays a session's events to the main loop, then its report; the temperature poller stops
-/// with the run.
+/// with the run. A test file the run created is removed (the TUI leaves nothing behind).
 fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     while let Ok(ev) = session.events.recv() {
         if tx.send(Msg::Run(Box::new(ev))).is_err() {
@@ -314,7 +348,7 @@ fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     if let Some(p) = poller {
         p.stop();
     }
-    let result = session.finish().map_err(TaskError::from);
+    let result = session.finish_removing_test_file().map_err(TaskError::from);
     let _ = tx.send(Msg::RunFinished(Box::new(result)));
 }
 

@@ -358,5 +358,12 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     for n in &d.notes {
         lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));
     }
+    // Last, so it never pushes a fact of the device out of the panel.
+    if let Some((_, mount, _)) = crate::app::devices::mounted_file_system(d) {
+        lines.push(Line::from(vec![
+            Span::styled("f ", theme::title()),
+            Span::raw(format!("test a file on {mount} (removed afterwards)")),
+        ]));
+    }
     lines
 }

@@ -217,6 +217,38 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             )));
             dialog(frame, area, "Settings left changed", l, 74);
         }
+        Overlay::FileTarget(ft) => {
+            let text = |t: &str| wrap_text(t, 70).into_iter().map(Line::from);
+            let mut lines: Vec<Line> = Vec::new();
+            lines.push(Line::from(format!(
+                "{} ({}) mounted at {}",
+                ft.device,
+                ft.fstype,
+                ft.mount.display()
+            )));
+            lines.push(Line::from(vec![
+                Span::styled("free space ", theme::dim()),
+                Span::styled(
+                    format!(
+                        "{} of {}",
+                        crate::model::Bytes(ft.free).iec(),
+                        crate::model::Bytes(ft.total).iec()
+                    ),
+                    theme::title(),
+                ),
+            ]));
+            lines.extend(text(&format!(
+                "A new file {} is created (the region size: 1 GiB unless set), tested with \
+                 the test you choose, and removed afterwards. Nothing else on the file system \
+                 is touched. The metadata test uses a scratch directory there instead.",
+                ft.file.display()
+            )));
+            lines.push(Line::from(Span::styled(
+                "Enter: choose the test   Esc: cancel",
+                theme::warn(),
+            )));
+            dialog(frame, area, "Test a file", lines, 74);
+        }
         Overlay::Message { title, lines } => {
             let mut l: Vec<Line> = lines.iter().map(|x| Line::from(x.clone())).collect();
             l.push(Line::from(Span::styled("any key closes", theme::dim())));

@@ -68,7 +68,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rows: Vec<Row> = fields
         .iter()
         .map(|&f| {
-            let (value, is_default) = app.values.show(test, f);
+            let (mut value, is_default) = app.values.show(test, f);
+            if f == crate::app::picker::Field::Size && is_default && app.file_target.is_some() {
+                value = format!(
+                    "{} (the new file)",
+                    crate::model::Bytes(crate::bench::target::DEFAULT_FILE_SIZE).iec()
+                );
+            }
             Row::new(vec![
                 Cell::from(f.label()),
                 Cell::from(value),
@@ -101,8 +107,45 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_stateful_widget(table, form, &mut ts);
 
     let mut lines = Vec::new();
-    match app.selected_device() {
-        Some(d) => {
+    let directory = info.family.directory_runner().is_some();
+    match (app.selected_device(), &app.file_target) {
+        (_, Some(ft)) => {
+            let free = crate::model::Bytes(ft.free).iec();
+            lines.push(Line::from(vec![
+                Span::styled("target ", theme::dim()),
+                Span::raw(if directory {
+                    format!(
+                        "a scratch directory in {} ({} on {}, {free} free)",
+                        ft.mount.display(),
+                        ft.fstype,
+                        ft.device
+                    )
+                } else {
+                    format!(
+                        "new file {} ({} on {}, {free} free)",
+                        ft.file.display(),
+                        ft.fstype,
+                        ft.device
+                    )
+                }),
+            ]));
+            lines.push(Line::from(Span::styled(
+                "removed after the run; nothing else is touched: r runs it",
+                theme::good(),
+            )));
+        }
+        (Some(d), None) if directory => {
+            lines.push(Line::from(vec![
+                Span::styled("target ", theme::dim()),
+                Span::raw(format!("{}: a block device", d.path.display())),
+            ]));
+            lines.push(Line::from(Span::styled(
+                "this test runs in a directory: f on Devices chooses the device's mounted \
+                 file system",
+                theme::warn(),
+            )));
+        }
+        (Some(d), None) => {
             lines.push(Line::from(vec![
                 Span::styled("target ", theme::dim()),
                 Span::raw(format!(
@@ -140,7 +183,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 )));
             }
         }
-        None => lines.push(Line::from(Span::styled(
+        (None, None) => lines.push(Line::from(Span::styled(
             "no device selected: choose one on the Devices screen (1)",
             theme::warn(),
         ))),

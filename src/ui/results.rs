@@ -8,8 +8,9 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 
 use super::chart::{self, Drawing};
 use super::{count, ms, rate, theme};
-use crate::app::{App, RunRecord};
+use crate::app::{App, PhaseFigures, RunRecord};
 use crate::bench::outcome::RunReport;
+use crate::bench::spec::PhaseTag;
 use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -172,6 +173,22 @@ fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
             theme::bad(),
         )));
     }
+    // A figure the link cannot carry is said where the figure is (once, whatever the repeats).
+    let mut faster: Vec<&String> = r
+        .runs
+        .iter()
+        .flat_map(|run| &run.notes)
+        .filter(|n| n.starts_with("faster than the link"))
+        .collect();
+    faster.dedup();
+    for n in faster {
+        // Two lines, so the figures fit 80 columns whole.
+        let (head, why) = n.split_once(" (").unwrap_or((n.as_str(), ""));
+        lines.push(Line::from(Span::styled(head.to_string(), theme::warn())));
+        if !why.is_empty() {
+            lines.push(Line::from(Span::styled(format!("({why}"), theme::warn())));
+        }
+    }
     let figures = r.figures();
     if let [f] = figures.as_slice()
         && !f.rates_meaningful()
@@ -190,10 +207,13 @@ fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
             return lines;
         }
         // Sweeps and CrystalDiskMark are drawn (see `chart`); other phases list here.
-        let grid: Vec<String> = figures
-            .iter()
-            .map(|f| format!("{:<24} {:>9} MB/s", f.label, rate(f.mbps.mean)))
-            .collect();
+        let grid: Vec<String> = match figures[0].tag {
+            PhaseTag::Metadata { .. } => metadata_grid(&figures),
+            _ => figures
+                .iter()
+                .map(|f| format!("{:<24} {:>9} MB/s", f.label, rate(f.mbps.mean)))
+                .collect(),
+        };
         let mut grid = grid.into_iter();
         if let Some(head) = grid.next() {
             lines.push(Line::from(Span::styled(head, theme::header())));
@@ -201,6 +221,20 @@ fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
         lines.extend(grid.map(Line::from));
     }
     lines
+}
+
+/// The metadata test: files per second and p99 of each of its six phases.
+fn metadata_grid(figures: &[PhaseFigures]) -> Vec<String> {
+    let mut out = vec![format!("{:<18} {:>9} {:>9}", "", "files/s", "p99 ms")];
+    out.extend(figures.iter().map(|f| {
+        format!(
+            "{:<18} {:>9} {:>9}",
+            f.label,
+            count(f.iops.mean),
+            f.p99_ms.map_or("-".into(), |p| ms(p.mean))
+        )
+    }));
+    out
 }
 
 /// Which engine the run used and why, in short (the full report, Enter, has the whole

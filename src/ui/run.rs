@@ -200,10 +200,19 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
         (None, Some(p)) => format!(", engine {}", p.engine.as_str()),
         (None, None) => String::new(),
     };
-    let l3 = Line::from(Span::styled(
-        format!(" {direct}, {how}{engine}"),
-        theme::dim(),
-    ));
+    let l3 = if run.test.info().family.directory_runner().is_some() {
+        // The metadata test moves no bytes: its rate is the IOPS chart's files/s.
+        let files = run.job.as_ref().and_then(|j| j.ops_per_worker).unwrap_or(0);
+        Line::from(Span::styled(
+            format!(" {files} files, one system call at a time: files/s is the IOPS chart"),
+            theme::dim(),
+        ))
+    } else {
+        Line::from(Span::styled(
+            format!(" {direct}, {how}{engine}"),
+            theme::dim(),
+        ))
+    };
     frame.render_widget(Paragraph::new(vec![l1, l2, l3]), area);
 }
 

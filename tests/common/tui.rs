@@ -111,6 +111,7 @@ pub fn target(device: &str, sched: &str) -> TargetInfo {
         scheduler: Some(sched.to_string()),
         kernel_write_cache: Some(KernelWriteCache::WriteBack),
         created: false,
+        link_ceiling: None,
     }
 }
 
