@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod engine;
 pub mod family;
 pub mod gate;
+pub mod multi;
 pub mod outcome;
 pub mod params;
 pub mod pattern;
