@@ -18,6 +18,7 @@ pub mod live;
 pub mod overlay;
 pub mod picker;
 pub mod records;
+pub mod several;
 
 use std::time::Duration;
 
@@ -115,6 +116,8 @@ pub struct App {
     /// The run screen's right chart shows the drive temperature instead of IOPS.
     pub show_temperature: bool,
     pub quitting: bool,
+    /// Marked devices and the runs on several devices at once.
+    pub several: several::Several,
 }
 
 impl App {
@@ -136,6 +139,7 @@ impl App {
             console,
             show_temperature: false,
             quitting: false,
+            several: several::Several::default(),
         }
     }
 
@@ -250,6 +254,7 @@ impl App {
                 Vec::new()
             }
             Msg::RunFinished(result) => self.run_finished(*result),
+            Msg::Several(m) => self.several_msg(m),
             Msg::Exported(result) => {
                 match result {
                     Ok(path) => {
@@ -316,6 +321,9 @@ impl App {
             Action::Scheduler => return self.open_scheduler(),
             Action::DriveCache => return self.open_drive_cache(),
             Action::Retest => return self.rerun(None),
+            Action::Rerun if self.screen == Screen::Run && self.several_run().is_some() => {
+                return self.rerun_several();
+            }
             Action::Rerun if self.screen == Screen::Results => {
                 if self.results.records.is_empty() {
                     return Vec::new();
@@ -344,6 +352,7 @@ impl App {
                 Vec::new()
             }
             Intent::Launch { request, repeats } => self.launch(*request, repeats),
+            Intent::LaunchSeveral(typed) => self.confirm_several(&typed),
             Intent::RetestOn { device, record } => self.retest_on(&device, record),
             Intent::RerunWhereItRan(record) => {
                 // The switch is not what this retest is about.

@@ -112,7 +112,7 @@ impl App {
             self.error("a test is running (x stops it)");
             return Vec::new();
         }
-        let Some(dev) = self.selected_device() else {
+        let Some(dev) = self.several_first().or_else(|| self.selected_device()) else {
             self.error("no device to test: select one on the Devices screen (1)");
             return Vec::new();
         };
@@ -128,6 +128,9 @@ impl App {
             confirmation: None,
             temperature: self.values.temperature(),
         };
+        if self.several.marks.len() >= 2 {
+            return self.launch_several(request, self.values.repeats.max(1));
+        }
         self.launch(request, self.values.repeats.max(1))
     }
 }

@@ -13,7 +13,7 @@ use crate::bench::session::{RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::drive_state::temperature::{PollConfig, TempPoller};
-use crate::event::{Cmd, Msg, TaskError};
+use crate::event::{Cmd, Msg, SeveralMsg, TaskError};
 use crate::sys::{DriveControl, SysRoot};
 
 /// Which journal entries this session made, by device and setting, so "keep" can drop them.
@@ -38,6 +38,8 @@ pub struct Executor {
     journal_ids: Vec<JournalId>,
     stop: Option<Arc<AtomicBool>>,
     forwarder: Option<JoinHandle<()>>,
+    /// The stop flags and event relays of the targets of a run on several devices.
+    several: Vec<(Arc<AtomicBool>, JoinHandle<()>)>,
 }
 
 fn locked(c: &SharedChanger) -> std::sync::MutexGuard<'_, Changer> {
@@ -65,6 +67,7 @@ impl Executor {
             journal_ids: Vec::new(),
             stop: None,
             forwarder: None,
+            several: Vec::new(),
         }
     }
 
@@ -204,8 +207,12 @@ impl Executor {
                 self.send(Msg::Restored(lines));
             }
             Cmd::StartRun(request) => self.start_run(&request),
+            Cmd::StartSeveral(targets) => self.start_several(targets),
             Cmd::StopRun => {
                 if let Some(stop) = &self.stop {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                for (stop, _) in &self.several {
                     stop.store(true, Ordering::Relaxed);
                 }
             }
@@ -286,13 +293,59 @@ impl Executor {
         }
     }
 
+    /// Starts targets of a run on several devices together, each relayed with its index. One
+    /// that cannot start is reported and the others go on.
+    fn start_several(&mut self, targets: Vec<(usize, RunRequest)>) {
+        // The relays of an earlier batch have sent their last message: they are done.
+        for (_, f) in self.several.drain(..) {
+            let _ = f.join();
+        }
+        for (index, request) in targets {
+            let session = match (self.start)(&self.root, &request) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.send(Msg::Several(SeveralMsg::Refused {
+                        index,
+                        error: format!("{e:#}"),
+                    }));
+                    continue;
+                }
+            };
+            self.send(Msg::Several(SeveralMsg::Started {
+                index,
+                target: Box::new(session.target.clone()),
+                plan: Box::new(session.plan.clone()),
+            }));
+            let stop = session.handle.stop_flag();
+            let tx = self.tx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("run-events-{index}"))
+                .spawn(move || forward_several(index, session, &tx));
+            match spawned {
+                Ok(h) => self.several.push((stop, h)),
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    self.send(Msg::Several(SeveralMsg::Refused {
+                        index,
+                        error: format!("cannot follow the run: {e}"),
+                    }));
+                }
+            }
+        }
+    }
+
     /// Stops a run and waits (a few seconds at most) for it to wind down.
     pub fn shutdown(&mut self) {
         if let Some(stop) = &self.stop {
             stop.store(true, Ordering::Relaxed);
         }
-        if let Some(f) = self.forwarder.take() {
-            let deadline = Instant::now() + Duration::from_secs(5);
+        for (stop, _) in &self.several {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let relays = self.forwarder.take().into_iter();
+        let several = self.several.drain(..).map(|(_, f)| f);
+        for f in relays.chain(several) {
             while !f.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -316,6 +369,24 @@ fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     }
     let result = session.finish().map_err(TaskError::from);
     let _ = tx.send(Msg::RunFinished(Box::new(result)));
+}
+
+/// Relays the events of target `index` of a run on several devices, then its report.
+fn forward_several(index: usize, session: Session, tx: &Sender<Msg>) {
+    while let Ok(ev) = session.events.recv() {
+        let msg = Msg::Several(SeveralMsg::Event {
+            index,
+            ev: Box::new(ev),
+        });
+        if tx.send(msg).is_err() {
+            break;
+        }
+    }
+    let result = session.finish().map_err(TaskError::from);
+    let _ = tx.send(Msg::Several(SeveralMsg::Finished {
+        index,
+        result: Box::new(result),
+    }));
 }
 
 #[cfg(test)]

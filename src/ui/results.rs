@@ -24,12 +24,24 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     }
-    let lines = app
+    let mut lines = app
         .results
         .records
         .get(app.results.row)
         .map(detail_lines)
         .unwrap_or_default();
+    // A record of a run on several devices also shows that run's rows and verdict.
+    if let Some(run) = app
+        .several
+        .runs
+        .iter()
+        .find(|r| r.targets.iter().any(|t| t.record == app.results.row))
+    {
+        lines.extend(super::several::summary_lines(
+            run,
+            area.width.saturating_sub(2) as usize,
+        ));
+    }
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
     let table_min = app.results.records.len().min(3) as u16 + 3;
     let detail_h = (lines.len() as u16 + 2).clamp(5, area.height.saturating_sub(table_min).max(5));
