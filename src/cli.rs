@@ -146,20 +146,6 @@ pub struct RunArgs {
     #[arg(value_name = "TARGET")]
     pub more_targets: Vec<PathBuf>,
 
-    /// With several targets: run them one after the other instead of at the same time.
-    #[arg(long)]
-    pub one_by_one: bool,
-
-    /// With several targets or --members: run the whole set this many times (1..10); the
-    /// spread of the repeats is the noise the verdict weighs differences against.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10))]
-    pub repeats: Option<u32>,
-
-    /// TARGET is an md array: test the array alone, then each of its members (read tests
-    /// only: the members of an active array are held by it).
-    #[arg(long)]
-    pub members: bool,
-
     /// The test to run (see `disktriage tests`).
     #[arg(long, short = 't', default_value = "seq-read")]
     pub test: String,
@@ -260,6 +246,19 @@ pub struct RunArgs {
     /// Print the equivalent fio command line of each phase instead of running.
     #[arg(long)]
     pub fio: bool,
+    /// With several targets: run them one after the other instead of at the same time.
+    #[arg(long)]
+    pub one_by_one: bool,
+
+    /// With several targets or --members: run the whole set this many times (1..10); the
+    /// spread of the repeats is the noise the verdict weighs differences against.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub repeats: Option<u32>,
+
+    /// TARGET is an md array: test the array alone, then each of its members (read tests
+    /// only: the members of an active array are held by it).
+    #[arg(long)]
+    pub members: bool,
 }
 
 /// Parses "4096", "4k", "1M", "1MiB", "2G": powers of 1024 (`Bytes`'s `FromStr`), for clap.
