@@ -283,7 +283,7 @@ pub fn render_text(r: &MultiResult, width: usize) -> String {
     let verdict = verdict_of_rows(&rows);
     let ratio = array_ratio(&rows);
     let mut out = String::new();
-    let _ = writeln!(out, "{}", headline(r));
+    out.push_str(&table::wrap("", &headline(r), width));
     let mut cells: Vec<Vec<String>> = rows
         .iter()
         .map(|row| row_cells(row, &verdict, ratio))

@@ -8,13 +8,16 @@ slow=$(by_serial DT-MULTI-2)
 section MULTI-DEVICES
 echo "fast0=$fast0 fast1=$fast1 slow=$slow"
 section MULTI
+# stderr is the serial port, a terminal: the live progress line would land in the output.
 disktriage run "/dev/$fast0" "/dev/$slow" "/dev/$fast1" --test seq-read --bs 128k \
-    --time 4 --warmup 1
+    --time 4 --warmup 1 2>/tmp/multi.err
 echo "rc=$?"
+cat /tmp/multi.err
 section MULTI-JSON
 disktriage run "/dev/$fast0" "/dev/$slow" "/dev/$fast1" --test seq-read --bs 128k \
-    --time 4 --warmup 1 --json
+    --time 4 --warmup 1 --json 2>/tmp/multi.err
 echo "rc=$?"
+cat /tmp/multi.err
 
 # The seed's RAID0/RAID1 table: an md array over the two fast disks, the array alone, then
 # each member, with the same test (dd bs=1MiB as in the seed: a request spans both RAID0
@@ -28,8 +31,10 @@ for level in 0 1; do
     section MD$level-MEMBERS
     json=
     [ "$level" = 0 ] && json=--json
-    disktriage run /dev/md$level --members --test seq-read --bs 1M --time 4 --warmup 1 $json
+    disktriage run /dev/md$level --members --test seq-read --bs 1M --time 4 --warmup 1 $json \
+        2>/tmp/multi.err
     echo "rc=$?"
+    cat /tmp/multi.err
     section MD$level-MEMBERS-WRITE
     disktriage run /dev/md$level --members --test seq-write --destroy-data md$level
     echo "rc=$?"
