@@ -3,8 +3,6 @@
 //! that names the outlier; as text and as JSON with every target's full report. The TUI's
 //! several-targets results show the same rows and the same verdict.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use super::table::{self, Column};
