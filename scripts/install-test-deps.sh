@@ -10,10 +10,10 @@
 #   witnesses of the drives' cache state (disktriage itself needs neither)
 #   groff-base: groff formats the man page with warnings on (tests/assets.rs)
 #   ioping (with fio): copied into the lab guest, witnesses of latency; dmsetup: builds the
-#   lab's dm-delay device
+#   lab's dm-delay device; mdadm: builds the lab's md arrays (the members table)
 set -euo pipefail
 packages=(util-linux fdisk e2fsprogs bindfs procps fio tmux qemu-system-x86 linux-image-amd64
-    busybox-static cpio smartmontools nvme-cli groff-base ioping dmsetup)
+    busybox-static cpio smartmontools nvme-cli groff-base ioping dmsetup mdadm)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

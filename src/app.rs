@@ -18,6 +18,7 @@ pub mod live;
 pub mod overlay;
 pub mod picker;
 pub mod records;
+pub mod several;
 
 use std::time::Duration;
 
@@ -118,6 +119,8 @@ pub struct App {
     /// A test file on a mounted file system, chosen with `f` on Devices: the Test screen's
     /// runs go there instead of the selected device until another device is chosen.
     pub file_target: Option<FileTarget>,
+    /// Marked devices and the runs on several devices at once.
+    pub several: several::Several,
 }
 
 impl App {
@@ -140,6 +143,7 @@ impl App {
             show_temperature: false,
             quitting: false,
             file_target: None,
+            several: several::Several::default(),
         }
     }
 
@@ -261,6 +265,7 @@ impl App {
                 Vec::new()
             }
             Msg::RunFinished(result) => self.run_finished(*result),
+            Msg::Several(m) => self.several_msg(m),
             Msg::Exported(result) => {
                 match result {
                     Ok(path) => {
@@ -327,6 +332,9 @@ impl App {
             Action::Scheduler => return self.open_scheduler(),
             Action::DriveCache => return self.open_drive_cache(),
             Action::Retest => return self.rerun(None),
+            Action::Rerun if self.screen == Screen::Run && self.several_run().is_some() => {
+                return self.rerun_several();
+            }
             Action::Rerun if self.screen == Screen::Results => {
                 if self.results.records.is_empty() {
                     return Vec::new();
@@ -355,6 +363,7 @@ impl App {
                 Vec::new()
             }
             Intent::Launch { request, repeats } => self.launch(*request, repeats),
+            Intent::LaunchSeveral(typed) => self.confirm_several(&typed),
             Intent::RetestOn { device, record } => self.retest_on(&device, record),
             Intent::RerunWhereItRan(record) => {
                 // The switch is not what this retest is about.

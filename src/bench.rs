@@ -6,6 +6,7 @@ pub mod engine;
 pub mod family;
 pub mod gate;
 pub mod guards;
+pub mod multi;
 pub mod outcome;
 pub mod params;
 pub mod pattern;

@@ -108,7 +108,12 @@ Examples:
   disktriage run /dev/sdb --test rand-read --bs 4k --qd 32 --time 30s
   disktriage run /dev/sdb --test seq-write --io-size 200M --destroy-data sdb
   disktriage run /mnt/scratch/test.bin --test cdm --size 1G
-  disktriage run /dev/nvme0n1 --test size-sweep --min-bs 4k --max-bs 16M --csv";
+  disktriage run /dev/nvme0n1 --test size-sweep --min-bs 4k --max-bs 16M --csv
+  disktriage run /dev/sdb /dev/sdc /dev/sdd --test seq-read --repeats 3
+  disktriage run /dev/sdb /dev/sdc --test seq-write --io-size 200M --destroy-data sdb,sdc
+  disktriage run /dev/md0 --members --test seq-read
+
+Several targets: the same test runs on each at the same time (--one-by-one: in turn). One row per target, then the verdict: the target slower than the median of the others by more than the run-to-run noise (the spread of --repeats), or by 20 % without repeats, is named; else \"no outlier\". A write test needs every written device named in one --destroy-data list.";
 
 /// Synchronous write modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -135,6 +140,11 @@ pub enum EngineArg {
 pub struct RunArgs {
     /// Block device (e.g. /dev/sdb) or file to test; a directory for the metadata test.
     pub target: PathBuf,
+
+    /// More targets: the same test runs on each (in parallel unless --one-by-one), with one
+    /// row per target and a verdict that names the slow one.
+    #[arg(value_name = "TARGET")]
+    pub more_targets: Vec<PathBuf>,
 
     /// The test to run (see `disktriage tests`).
     #[arg(long, short = 't', default_value = "seq-read")]
@@ -229,7 +239,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub files: Option<u64>,
 
-    /// Confirms a write test: the target device's own name (e.g. sdb) or file name.
+    /// Confirms a write test: the target device's own name (e.g. sdb) or file name; with
+    /// several targets, every written device's name, separated by commas (sdb,sdc).
     #[arg(long, value_name = "NAME")]
     pub destroy_data: Option<String>,
 
@@ -244,6 +255,19 @@ pub struct RunArgs {
     /// Print the equivalent fio command line of each phase instead of running.
     #[arg(long)]
     pub fio: bool,
+    /// With several targets: run them one after the other instead of at the same time.
+    #[arg(long)]
+    pub one_by_one: bool,
+
+    /// With several targets or --members: run the whole set this many times (1..10); the
+    /// spread of the repeats is the noise the verdict weighs differences against.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub repeats: Option<u32>,
+
+    /// TARGET is an md array: test the array alone, then each of its members (read tests
+    /// only: the members of an active array are held by it).
+    #[arg(long)]
+    pub members: bool,
 }
 
 /// Parses "4096", "4k", "1M", "1MiB", "2G": powers of 1024 (`Bytes`'s `FromStr`), for clap.

@@ -114,6 +114,31 @@ pub enum Msg {
         at: f64,
         celsius: i64,
     },
+    /// News of one target of a run on several devices.
+    Several(SeveralMsg),
+}
+
+/// What happens to target `index` of a run on several devices (`Cmd::StartSeveral`).
+#[derive(Debug, Clone)]
+pub enum SeveralMsg {
+    Started {
+        index: usize,
+        target: Box<TargetInfo>,
+        plan: Box<Plan>,
+    },
+    /// It could not start (refused, open failed): the others go on.
+    Refused {
+        index: usize,
+        error: String,
+    },
+    Event {
+        index: usize,
+        ev: Box<RunEvent>,
+    },
+    Finished {
+        index: usize,
+        result: Box<Result<RunReport, TaskError>>,
+    },
 }
 
 /// Work `App::update` hands to the loop.
@@ -150,6 +175,9 @@ pub enum Cmd {
         mount: PathBuf,
     },
     StartRun(Box<RunRequest>),
+    /// Start these targets of a run on several devices at the same time, each with its index.
+    StartSeveral(Vec<(usize, RunRequest)>),
+    /// Stop the run (every target of a run on several devices).
     StopRun,
     Export {
         reports: Vec<RunReport>,

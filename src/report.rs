@@ -3,6 +3,7 @@
 pub mod cache;
 pub mod export;
 pub mod list;
+pub mod multi;
 pub mod output;
 pub mod restore;
 pub mod run;

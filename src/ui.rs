@@ -8,6 +8,7 @@ mod dialogs;
 mod picker;
 mod results;
 mod run;
+mod several;
 pub mod theme;
 
 use ratatui::Frame;
@@ -44,7 +45,10 @@ pub fn render(app: &App, frame: &mut Frame) {
     match app.screen {
         Screen::Devices => devices::render(app, frame, body),
         Screen::Tests => picker::render(app, frame, body),
-        Screen::Run => run::render(app, frame, body),
+        Screen::Run => match app.several_run() {
+            Some(r) => several::render(app, r, frame, body),
+            None => run::render(app, frame, body),
+        },
         Screen::Results => results::render(app, frame, body),
         Screen::Compare => compare::render(app, frame, body),
     }

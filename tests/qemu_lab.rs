@@ -37,8 +37,9 @@ use serde_json::Value;
 
 const TRANSPORTS: [&str; 4] = ["sata", "nvme", "scsi", "virtio"];
 /// Host tools the guest gets with their libraries: smartctl and nvme-cli witness the drives'
-/// cache state, fio and ioping the latency, dmsetup builds the dm-delay device.
-const LAB_TOOLS: [&str; 5] = ["smartctl", "nvme", "fio", "ioping", "dmsetup"];
+/// cache state, fio and ioping the latency, dmsetup builds the dm-delay device, mdadm the md
+/// arrays of the members table.
+const LAB_TOOLS: [&str; 6] = ["smartctl", "nvme", "fio", "ioping", "dmsetup", "mdadm"];
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -927,4 +928,191 @@ fn check_sessions(
     assert!(r.text("HOLD-TERM").contains("SIGTERM: putting back"));
     assert!(r.text("HOLD-PANIC").contains("panic: putting back"));
     assert!(r.text("RESTORE-NOTHING").contains("Nothing to restore"));
+}
+
+/// The same test on several disks at once (`tests/vm/multi-guest.sh`, same boot): three
+/// virtio disks QEMU throttles, two at 30 MB/s and one at a third of that. A parallel seq-read
+/// across them shows a row per disk and names the slow one as the outlier, in the text a
+/// person reads and in the JSON, which has one full report per disk with the kernel's
+/// witness agreeing on each.
+#[test]
+fn qemu_lab_several_disks() {
+    if !lab_or_skip("qemu_lab_several_disks") {
+        return;
+    }
+    let (r, _) = shared_lab();
+    let devices: BTreeMap<&str, &str> = r
+        .text("MULTI-DEVICES")
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
+    let (fast0, fast1, slow) = (devices["fast0"], devices["fast1"], devices["slow"]);
+
+    let text = r.text("MULTI");
+    assert_eq!(r.rc("MULTI"), 0, "{text}");
+    assert_fits(r, "MULTI");
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{text}"))
+    };
+    assert!(row(slow).trim_end().ends_with("SLOWER"), "{text}");
+    for fast in [fast0, fast1] {
+        assert!(!row(fast).contains("SLOWER"), "{text}");
+    }
+    assert!(
+        flat(text).contains(&format!("Verdict: outlier: {slow} is")),
+        "{text}"
+    );
+
+    let doc = r.json("MULTI-JSON");
+    assert_eq!(r.rc("MULTI-JSON"), 0);
+    assert_eq!(doc["mode"], "parallel");
+    assert_eq!(
+        doc["verdict"]["outliers"],
+        serde_json::json!([slow]),
+        "{doc:#}"
+    );
+    let targets = doc["targets"].as_array().unwrap();
+    let paths: Vec<&str> = targets
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            format!("/dev/{fast0}"),
+            format!("/dev/{slow}"),
+            format!("/dev/{fast1}")
+        ]
+    );
+    let mut mbps = BTreeMap::new();
+    for t in targets {
+        let reports = t["reports"].as_array().unwrap();
+        assert_eq!(reports.len(), 1, "one full report per target");
+        let phase = &reports[0]["outcome"]["phases"][0];
+        assert_eq!(phase["witness"]["agrees"], true, "{}", t["target"]);
+        assert!(t["error"].is_null(), "{}", t["error"]);
+        let name = t["row"]["device"].as_str().unwrap().to_string();
+        mbps.insert(name, t["row"]["mbps"]["mean"].as_f64().unwrap());
+    }
+    // QEMU's throttle is the only cap: the fast disks are near 30 MB/s (the emulation may lag
+    // under load), the slow one at or under 10, so it is well below the 20 % line.
+    let slow_mbps = mbps[slow];
+    assert!(slow_mbps <= 10.5, "{mbps:?}");
+    for fast in [fast0, fast1] {
+        assert!(
+            mbps[fast] > 1.5 * slow_mbps && mbps[fast] <= 31.5,
+            "{mbps:?}"
+        );
+    }
+    let standing = doc["verdict"]["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == slow)
+        .unwrap();
+    assert!(standing["diff_pct"].as_f64().unwrap() < -33.0, "{standing}");
+    assert_eq!(standing["threshold_is_noise"], false);
+}
+
+/// The seed's RAID0/RAID1 table (`tests/vm/multi-guest.sh`, same boot): an md array over the
+/// two 30 MB/s disks, `run MD --members` tests the array alone, then each member. RAID0 reads
+/// about twice as fast as a member, RAID1 (one reader) about as fast as one; the members are
+/// alike, so there is no outlier. Writes are refused: `--members` takes read tests only, and
+/// a member is held by the array.
+#[test]
+fn qemu_lab_md_members() {
+    if !lab_or_skip("qemu_lab_md_members") {
+        return;
+    }
+    let (r, _) = shared_lab();
+    let devices: BTreeMap<&str, &str> = r
+        .text("MULTI-DEVICES")
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
+    let members = [devices["fast0"], devices["fast1"]];
+    let md_name = |level: u8| -> String {
+        let name = format!("MD{level}-DEVICE");
+        r.text(&name)
+            .trim()
+            .strip_prefix("md=")
+            .unwrap_or_else(|| panic!("{name}: {}", r.text(&name)))
+            .to_string()
+    };
+
+    // RAID0, as JSON: the array's row first, then the members'.
+    let md0 = md_name(0);
+    assert_eq!(r.rc("MD0-MEMBERS"), 0, "{}", r.text("MD0-MEMBERS"));
+    let doc = r.json("MD0-MEMBERS");
+    let targets = doc["targets"].as_array().unwrap();
+    let roles: Vec<(&str, &str)> = targets
+        .iter()
+        .map(|t| {
+            (
+                t["row"]["device"].as_str().unwrap(),
+                t["role"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            (md0.as_str(), "array"),
+            (members[0], "member"),
+            (members[1], "member")
+        ]
+    );
+    let ratio = doc["array_vs_member"].as_f64().unwrap();
+    assert!(
+        (1.5..=2.5).contains(&ratio),
+        "RAID0 against a member: {ratio}"
+    );
+    assert_eq!(doc["verdict"]["outliers"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(doc["verdict"]["standings"].as_array().unwrap().len(), 2);
+
+    // RAID1, as text.
+    let text = r.text("MD1-MEMBERS");
+    assert_eq!(r.rc("MD1-MEMBERS"), 0, "{text}");
+    assert_fits(r, "MD1-MEMBERS");
+    let md1 = md_name(1);
+    let array_row = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{md1} ")))
+        .unwrap_or_else(|| panic!("no array row:\n{text}"));
+    let ratio: f64 = array_row
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix('x'))
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no xN.N member in {array_row:?}"));
+    assert!(
+        (0.7..=1.4).contains(&ratio),
+        "RAID1 against a member: {ratio}"
+    );
+    for m in members {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{m} ")))
+            .unwrap_or_else(|| panic!("no row for {m}:\n{text}"));
+        assert!(row.contains(" member "), "{row}");
+    }
+    assert!(flat(text).contains("Verdict: no outlier"), "{text}");
+
+    for level in [0, 1] {
+        let name = format!("MD{level}-MEMBERS-WRITE");
+        assert_eq!(r.rc(&name), 1, "{}", r.text(&name));
+        assert!(
+            flat(r.text(&name)).contains("--members runs read tests only"),
+            "{}",
+            r.text(&name)
+        );
+        let name = format!("MD{level}-MEMBER-WRITE");
+        assert_eq!(r.rc(&name), 1, "{}", r.text(&name));
+        assert!(
+            flat(r.text(&name)).contains(&format!("refusing to write to {}", members[0])),
+            "{}",
+            r.text(&name)
+        );
+    }
 }

@@ -664,3 +664,65 @@ fn root_tmux_preserve_rewrite_keeps_the_data_when_killed() {
     tmux.wait_for("EXITED-137", Duration::from_secs(10), "killed");
     assert_eq!(sha(), before, "the device no longer holds its data");
 }
+
+/// Several devices at once in a real terminal (TERM=linux, 80x25): Space marks two loop
+/// devices, the test runs on both, the Run screen shows a line and a figure for each, then the
+/// rows (the kernel's witness agreeing on each) and the verdict.
+#[test]
+fn root_tmux_two_marked_loop_devices_run_together() {
+    let Some(_one_at_a_time) = prerequisites("root_tmux_two_marked_loop_devices_run_together")
+    else {
+        return;
+    };
+    let dir = scratch();
+    let mut loops = [
+        LoopDev::new(dir.path(), 64 << 20, 512),
+        LoopDev::new(dir.path(), 96 << 20, 512),
+    ];
+    // The list is in natural order: mark the one higher up first.
+    let number = |l: &LoopDev| l.name.trim_start_matches("loop").parse::<u32>().unwrap();
+    loops.sort_by_key(number);
+    let tmux = Tmux {
+        socket: format!("disktriage-test-several-{}", std::process::id()),
+    };
+    let journal_arg = format!("--journal-dir {}", dir.path().join("journal").display());
+    tmux.start(&["TERM=linux"], &journal_arg);
+    for l in &loops {
+        tmux.select(&l.name);
+        tmux.keys(&["Space"]);
+        tmux.wait_for(&format!("*{}", l.name), Duration::from_secs(2), "marked");
+    }
+    tmux.wait_for("2 marked", Duration::from_secs(2), "two marked");
+    // seq-read for 1 s on both.
+    tmux.keys(&["2"]);
+    tmux.wait_for(
+        "the 2 marked devices at once",
+        Duration::from_secs(2),
+        "picker",
+    );
+    tmux.keys(&["Enter", "Down", "Down", "Down", "Enter", "1s", "Enter"]);
+    tmux.keys(&["r"]);
+    let live = tmux.wait_for("MB/s of each device", Duration::from_secs(10), "running");
+    assert!(
+        live.contains("seq-read on 2 devices, all at once"),
+        "{live}"
+    );
+    let done = tmux.wait_for("Verdict:", Duration::from_secs(60), "finished");
+    for l in &loops {
+        // Its line with the live figure, and its row in the table with the witness.
+        assert!(
+            done.lines()
+                .any(|s| s.starts_with(&format!("│{} ", l.name)) && s.contains("MB/s")),
+            "{done}"
+        );
+        let row = done
+            .lines()
+            .find(|s| s.starts_with(&format!("│{} ", l.name)) && !s.contains("MB/s"))
+            .unwrap_or_else(|| panic!("no row for {}:\n{done}", l.name));
+        assert!(row.contains(" ok"), "{row}");
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("discard 2 results", Duration::from_secs(2), "quit asks");
+    tmux.keys(&["y"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+}

@@ -193,6 +193,8 @@ impl App {
                 self.info("device list refreshed");
                 return vec![Cmd::RefreshInventory];
             }
+            Action::Mark if n > 0 => self.toggle_device_mark(),
+            Action::Members if n > 0 => self.mark_members(),
             Action::ShowAll => {
                 self.devices.show_all = !self.devices.show_all;
                 self.devices.clamp_row();

@@ -157,7 +157,7 @@ impl App {
             };
             return self.launch(request, self.values.repeats.max(1));
         }
-        let Some(dev) = self.selected_device() else {
+        let Some(dev) = self.several_first().or_else(|| self.selected_device()) else {
             self.error("no device to test: select one on the Devices screen (1)");
             return Vec::new();
         };
@@ -173,6 +173,9 @@ impl App {
             confirmation: None,
             temperature: self.values.temperature(),
         };
+        if self.several.marks.len() >= 2 {
+            return self.launch_several(request, self.values.repeats.max(1));
+        }
         self.launch(request, self.values.repeats.max(1))
     }
 }

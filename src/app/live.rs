@@ -46,7 +46,7 @@ pub struct LiveStats {
 
 impl LiveStats {
     /// Adds an interval to the totals, and to min/max when it lasted at least `whole` seconds.
-    fn add(&mut self, p: &IntervalPoint, whole: f64) {
+    pub(super) fn add(&mut self, p: &IntervalPoint, whole: f64) {
         if p.seconds() <= 0.0 {
             return;
         }
@@ -233,7 +233,7 @@ impl LiveRun {
 
 impl App {
     pub fn running(&self) -> bool {
-        self.run.as_ref().is_some_and(LiveRun::is_active)
+        self.run.as_ref().is_some_and(LiveRun::is_active) || self.several_running()
     }
 
     /// The Run screen's keys (see `keys::BINDINGS`).
@@ -241,6 +241,9 @@ impl App {
         match action {
             Action::Stop if self.running() => {
                 if let Some(run) = &mut self.run {
+                    run.stopping = true;
+                }
+                if let Some(run) = self.several.runs.last_mut() {
                     run.stopping = true;
                 }
                 self.info("stopping: the figures will cover what completed");
@@ -436,6 +439,7 @@ impl App {
             return Vec::new();
         }
         self.changes.last_switch = None;
+        self.several.showing = false;
         let record = self.results.records.len();
         let drive_cache = self
             .devices

@@ -72,6 +72,13 @@ pub enum Overlay {
     },
     /// `f` on Devices: the file system a test file would go on, its free space first.
     FileTarget(Box<crate::event::FileTarget>),
+    /// Type every device's name to allow a write test on several devices at once.
+    ConfirmSeveral {
+        test: crate::bench::catalog::TestName,
+        devices: Vec<String>,
+        typed: String,
+        wrong: bool,
+    },
 }
 
 /// What a dialog's key asks the app to do once the dialog is closed or changed.
@@ -86,6 +93,8 @@ pub enum Intent {
         request: Box<RunRequest>,
         repeats: u32,
     },
+    /// Start the write test on several devices waiting for these typed names.
+    LaunchSeveral(String),
     /// Run a record's test on the device whose setting changed.
     RetestOn {
         device: String,
@@ -235,6 +244,41 @@ impl Overlay {
                     request,
                     repeats,
                     device,
+                    typed,
+                    wrong,
+                })
+            }
+            Overlay::ConfirmSeveral {
+                test,
+                devices,
+                mut typed,
+                ..
+            } => {
+                let mut wrong = false;
+                match code {
+                    KeyCode::Esc => {
+                        return close(Intent::Info(
+                            "write test cancelled: nothing was written".into(),
+                        ));
+                    }
+                    KeyCode::Enter => {
+                        let names: Vec<Option<String>> =
+                            devices.iter().cloned().map(Some).collect();
+                        if crate::bench::multi::split_confirmation(&names, Some(&typed)).is_ok() {
+                            return close(Intent::LaunchSeveral(typed));
+                        }
+                        wrong = true;
+                    }
+                    KeyCode::Backspace => {
+                        typed.pop();
+                    }
+                    KeyCode::Null => typed.clear(),
+                    KeyCode::Char(c) if typed.len() < 256 && !c.is_control() => typed.push(c),
+                    _ => {}
+                }
+                stay(Overlay::ConfirmSeveral {
+                    test,
+                    devices,
                     typed,
                     wrong,
                 })

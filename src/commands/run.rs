@@ -63,6 +63,9 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
 
 /// Runs the command; the exit code is 1 when the run failed part-way (after its report).
 pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if super::multi::wanted(args) {
+        return super::multi::run(root, args);
+    }
     let test: TestName = args.test.parse()?;
     let params = params_from_args(args);
     let request = TargetRequest {
@@ -146,7 +149,7 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
 
 /// The exit status after a stop by signal `signo` (0: none): 128 + the signal, as a shell
 /// reports a process the signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
-fn signal_exit_code(signo: usize) -> Option<u8> {
+pub(super) fn signal_exit_code(signo: usize) -> Option<u8> {
     if signo == 0 {
         return None;
     }

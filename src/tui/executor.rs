@@ -13,7 +13,7 @@ use crate::bench::session::{RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::drive_state::temperature::{PollConfig, TempPoller};
-use crate::event::{Cmd, Msg, TaskError};
+use crate::event::{Cmd, Msg, SeveralMsg, TaskError};
 use crate::sys::{DriveControl, SysRoot};
 
 /// Which journal entries this session made, by device and setting, so "keep" can drop them.
@@ -41,6 +41,8 @@ pub struct Executor {
     /// The run in progress works in a scratch directory (the metadata test), which it removes
     /// as it ends: quitting waits for that longer than for a device run.
     scratch_run: bool,
+    /// The stop flags and event relays of the targets of a run on several devices.
+    several: Vec<(Arc<AtomicBool>, JoinHandle<()>)>,
 }
 
 fn locked(c: &SharedChanger) -> std::sync::MutexGuard<'_, Changer> {
@@ -69,6 +71,7 @@ impl Executor {
             stop: None,
             forwarder: None,
             scratch_run: false,
+            several: Vec::new(),
         }
     }
 
@@ -212,8 +215,12 @@ impl Executor {
                 self.send(Msg::FileTarget(result));
             }
             Cmd::StartRun(request) => self.start_run(&request),
+            Cmd::StartSeveral(targets) => self.start_several(targets),
             Cmd::StopRun => {
                 if let Some(stop) = &self.stop {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                for (stop, _) in &self.several {
                     stop.store(true, Ordering::Relaxed);
                 }
             }
@@ -295,16 +302,62 @@ impl Executor {
         }
     }
 
+    /// Starts targets of a run on several devices together, each relayed with its index. One
+    /// that cannot start is reported and the others go on.
+    fn start_several(&mut self, targets: Vec<(usize, RunRequest)>) {
+        // The relays of an earlier batch have sent their last message: they are done.
+        for (_, f) in self.several.drain(..) {
+            let _ = f.join();
+        }
+        for (index, request) in targets {
+            let session = match (self.start)(&self.root, &request) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.send(Msg::Several(SeveralMsg::Refused {
+                        index,
+                        error: format!("{e:#}"),
+                    }));
+                    continue;
+                }
+            };
+            self.send(Msg::Several(SeveralMsg::Started {
+                index,
+                target: Box::new(session.target.clone()),
+                plan: Box::new(session.plan.clone()),
+            }));
+            let stop = session.handle.stop_flag();
+            let tx = self.tx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("run-events-{index}"))
+                .spawn(move || forward_several(index, session, &tx));
+            match spawned {
+                Ok(h) => self.several.push((stop, h)),
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    self.send(Msg::Several(SeveralMsg::Refused {
+                        index,
+                        error: format!("cannot follow the run: {e}"),
+                    }));
+                }
+            }
+        }
+    }
+
     /// Stops a run and waits (a few seconds at most) for it to wind down.
     pub fn shutdown(&mut self) {
         if let Some(stop) = &self.stop {
             stop.store(true, Ordering::Relaxed);
         }
-        if let Some(f) = self.forwarder.take() {
-            // A stopped metadata run deletes the files it created before it ends: removing
-            // many thousands on a slow disk takes more than a few seconds.
-            let wait = if self.scratch_run { 300 } else { 5 };
-            let deadline = Instant::now() + Duration::from_secs(wait);
+        for (stop, _) in &self.several {
+            stop.store(true, Ordering::Relaxed);
+        }
+        // A stopped metadata run deletes the files it created before it ends: removing
+        // many thousands on a slow disk takes more than a few seconds.
+        let wait = if self.scratch_run { 300 } else { 5 };
+        let deadline = Instant::now() + Duration::from_secs(wait);
+        let relays = self.forwarder.take().into_iter();
+        let several = self.several.drain(..).map(|(_, f)| f);
+        for f in relays.chain(several) {
             while !f.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -350,6 +403,24 @@ fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
     }
     let result = session.finish_removing_test_file().map_err(TaskError::from);
     let _ = tx.send(Msg::RunFinished(Box::new(result)));
+}
+
+/// Relays the events of target `index` of a run on several devices, then its report.
+fn forward_several(index: usize, session: Session, tx: &Sender<Msg>) {
+    while let Ok(ev) = session.events.recv() {
+        let msg = Msg::Several(SeveralMsg::Event {
+            index,
+            ev: Box::new(ev),
+        });
+        if tx.send(msg).is_err() {
+            break;
+        }
+    }
+    let result = session.finish().map_err(TaskError::from);
+    let _ = tx.send(Msg::Several(SeveralMsg::Finished {
+        index,
+        result: Box::new(result),
+    }));
 }
 
 #[cfg(test)]

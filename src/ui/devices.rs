@@ -54,8 +54,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 None => "?".into(),
             };
             let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
+            // A marked device (Space) shows a `*` before its name.
+            let name = if app.several.marks.contains(&d.name) {
+                Cell::from(format!("*{}", d.name)).style(theme::accent())
+            } else {
+                Cell::from(d.name.clone())
+            };
             Row::new(vec![
-                Cell::from(d.name.clone()),
+                name,
                 Cell::from(d.description().unwrap_or_default()),
                 Cell::from(d.size_bytes.map_or("?".into(), |b| b.iec())),
                 Cell::from(d.transport.as_str()),
@@ -83,7 +89,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .inventory
         .as_ref()
         .map_or(0, |i| i.devices.len() - devices.len());
-    let title = if hidden > 0 && !app.devices.show_all {
+    let marked = app.several.marks.len();
+    let title = if marked > 0 {
+        format!(" Devices ({marked} marked *: the test runs on each at once) ")
+    } else if hidden > 0 && !app.devices.show_all {
         format!(" Devices ({hidden} unused hidden, a shows) ")
     } else {
         " Devices ".to_string()

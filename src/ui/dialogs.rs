@@ -92,6 +92,42 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             lines.push(Line::from(Span::styled("Esc cancels", theme::dim())));
             dialog(frame, area, "Confirm a write test", lines, 64);
         }
+        Overlay::ConfirmSeveral {
+            test,
+            devices,
+            typed,
+            wrong,
+        } => {
+            let list = devices.join(",");
+            let mut lines = vec![
+                Line::from(Span::styled(
+                    format!(
+                        "{test} WRITES to {} and destroys the data on them.",
+                        devices.join(", ")
+                    ),
+                    theme::warn(),
+                )),
+                Line::from(format!("Type every device name ({list}) and press Enter:")),
+                Line::from(vec![
+                    Span::raw("> "),
+                    Span::styled(format!("{typed}_"), theme::title()),
+                ]),
+            ];
+            if *wrong {
+                lines.push(Line::from(Span::styled(
+                    format!("\"{typed}\" does not name each of them once: nothing was written"),
+                    theme::bad(),
+                )));
+            }
+            lines.push(Line::from(Span::styled("Esc cancels", theme::dim())));
+            dialog(
+                frame,
+                area,
+                "Confirm a write test on several devices",
+                lines,
+                72,
+            );
+        }
         Overlay::Scheduler {
             device,
             options,

@@ -108,7 +108,31 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
     let mut lines = Vec::new();
     let directory = info.family.directory_runner().is_some();
+    let marks = &app.several.marks;
     match (app.selected_device(), &app.file_target) {
+        // Several marked devices: the test runs on each of them at once.
+        (Some(_), _) if marks.len() >= 2 => {
+            lines.push(Line::from(vec![
+                Span::styled("targets ", theme::dim()),
+                Span::raw(format!(
+                    "the {} marked devices at once: {}",
+                    marks.len(),
+                    marks.join(", ")
+                )),
+            ]));
+            if writes(test, &app.values) {
+                lines.push(Line::from(Span::styled(
+                    "this test WRITES to each of them and destroys their data: r asks you to \
+                     type every name",
+                    theme::warn(),
+                )));
+            } else {
+                lines.push(Line::from(Span::styled(
+                    "read-only test: r runs it on each",
+                    theme::good(),
+                )));
+            }
+        }
         (_, Some(ft)) => {
             let free = crate::model::Bytes(ft.free).iec();
             lines.push(Line::from(vec![

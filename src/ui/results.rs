@@ -26,9 +26,21 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let selected = app.results.records.get(app.results.row);
     // A sweep or CrystalDiskMark record is drawn (chart or grid) under its text.
     let drawing = selected.and_then(|r| Drawing::of(r.test).filter(|_| !r.runs.is_empty()));
-    let lines = selected
+    let mut lines = selected
         .map(|r| detail_lines(r, drawing.is_none()))
         .unwrap_or_default();
+    // A record of a run on several devices also shows that run's rows and verdict.
+    if let Some(run) = app
+        .several
+        .runs
+        .iter()
+        .find(|r| r.targets.iter().any(|t| t.record == app.results.row))
+    {
+        lines.extend(super::several::summary_lines(
+            run,
+            area.width.saturating_sub(2) as usize,
+        ));
+    }
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
     let table_min = app.results.records.len().min(3) as u16 + 3;
     let room = area.height.saturating_sub(table_min).max(5);

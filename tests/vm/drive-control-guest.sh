@@ -212,6 +212,7 @@ disktriage run "/dev/$sata" --test seq-write --count 1; echo "rc=$?"
 
 # Latency on devices of known latency, measured by disktriage, fio and ioping (qemu_lab_latency).
 . /lab/latency-guest.sh
+. /lab/multi-guest.sh
 
 # Last, because the disk is gone afterwards: the SCSI disk is removed in the middle of a run.
 section ENGINE-DETACH

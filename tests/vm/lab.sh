@@ -48,7 +48,7 @@ check() {
 modules_for() {
     case "$1" in
         standard)
-            echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay"
+            echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1"
             ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
     esac
@@ -76,6 +76,7 @@ build_initramfs() {
     cp "$script" "$root/lab/guest.sh"
     cp "$here/../fixtures/capture-sysfs.sh" "$root/lab/capture-sysfs.sh"
     cp "$here/latency-guest.sh" "$root/lab/latency-guest.sh"
+    cp "$here/multi-guest.sh" "$root/lab/multi-guest.sh"
 
     # Kernel modules with their dependencies, once each, in the order modprobe would load them.
     local m line ko order="$root/lab/modules.order" on_demand
@@ -169,7 +170,19 @@ run() {
                 -device "nvme,drive=nvme1,serial=DT-NVME-WARN,smart_critical_warning=4"
             )
             images+=(nvmewarn)
-            expect=5
+            # Several disks at once (multi-guest.sh): two at 30 MB/s and one at a third of
+            # that, throttled by QEMU.
+            local m bps
+            for m in 0 1 2; do
+                bps=30000000
+                [ "$m" = 2 ] && bps=10000000
+                disks+=(
+                    -drive "if=none,id=multi$m,file=$work/multi$m.img,format=raw,throttling.bps-total=$bps"
+                    -device "virtio-blk-pci,drive=multi$m,serial=DT-MULTI-$m"
+                )
+                images+=("multi$m")
+            done
+            expect=8
             ;;
         capture)
             disks+=(

@@ -1,0 +1,406 @@
+//! `disktriage run TARGET TARGET... --test NAME` and `run MD --members`: the same test on
+//! several targets, in parallel by default or one by one, each with the single-target checks
+//! (in-use refusal, the typed names, the one-open rule), then one row per target and the
+//! verdict that names the outlier. A target that fails (a device error) does not stop the
+//! others: its failure is named next to their figures.
+
+use std::collections::HashSet;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::TryRecvError;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use nix::sys::signal::Signal;
+
+use super::run::params_from_args;
+use crate::bench::catalog::{TestName, Writes};
+use crate::bench::multi::{self, ListRefusal, Role};
+use crate::bench::runner::RunEvent;
+use crate::bench::safety::{self, WriteRefusal};
+use crate::bench::session::{self, RunRequest, Session, TempPoll};
+use crate::bench::spec::TestParams;
+use crate::cli::RunArgs;
+use crate::model::BytesPerSec;
+use crate::model::text::neutralize_controls;
+use crate::report::multi::{self as report, Mode, MultiResult, TargetResult};
+use crate::report::output::{DEFAULT_WIDTH, write_stderr, write_stdout};
+use crate::sys::direct::{self, PathKind};
+use crate::sys::{SysRoot, signals};
+
+/// Does this command line ask for the several-targets run?
+pub fn wanted(args: &RunArgs) -> bool {
+    !args.more_targets.is_empty() || args.members || args.one_by_one || args.repeats.is_some()
+}
+
+/// One target as planned: its path, role and the confirmation that is its own.
+#[derive(Debug, Clone)]
+struct Planned {
+    path: PathBuf,
+    role: Role,
+    confirmation: Option<String>,
+}
+
+/// Checks the flags that only make sense with several targets.
+fn check_flags(args: &RunArgs) -> anyhow::Result<()> {
+    let several = !args.more_targets.is_empty();
+    if args.members && several {
+        bail!("--members takes one target, the md array: its members are found from it");
+    }
+    if !several && !args.members {
+        let flag = if args.one_by_one {
+            "--one-by-one"
+        } else {
+            "--repeats"
+        };
+        bail!("{flag} needs several targets (or --members): disktriage run TARGET TARGET...");
+    }
+    if args.fio {
+        bail!("--fio prints the commands of one target: give one target");
+    }
+    if args.csv {
+        bail!(
+            "--csv holds the series of one target: give one target, or use --json, which has every target's full report"
+        );
+    }
+    Ok(())
+}
+
+/// The targets of `--members`: the array, then each member (by kernel name, as /dev paths).
+fn members_of(
+    root: &SysRoot,
+    array: &Path,
+    test: TestName,
+    params: &TestParams,
+    args: &RunArgs,
+) -> anyhow::Result<Vec<Planned>> {
+    let PathKind::BlockDevice { name, .. } =
+        direct::identify(array).with_context(|| format!("cannot open {}", array.display()))?
+    else {
+        bail!(
+            "--members needs an md array (e.g. /dev/md0); {} is not a block device",
+            array.display()
+        );
+    };
+    if test.writes_with(params) == Writes::Always || args.destroy_data.is_some() {
+        bail!(
+            "--members runs read tests only: the members of an active array are held by it and \
+             cannot be written. Run the write test on the array alone: disktriage run {} --test {test}",
+            array.display()
+        );
+    }
+    let inv = root.inventory()?;
+    let members = multi::md_members(&inv, &name);
+    if members.is_empty() {
+        bail!(
+            "{name} has no members in the device list: --members needs an assembled md array \
+             (see disktriage list: its members show \"held by md\")"
+        );
+    }
+    let mut out = vec![Planned {
+        path: array.to_path_buf(),
+        role: Role::Array,
+        confirmation: None,
+    }];
+    out.extend(members.into_iter().map(|m| Planned {
+        path: PathBuf::from("/dev").join(m),
+        role: Role::Member,
+        confirmation: None,
+    }));
+    Ok(out)
+}
+
+/// What a target is called in a confirmation, and what makes two targets the same object.
+fn identity(path: &Path) -> anyhow::Result<(Option<String>, String)> {
+    match direct::identify(path).with_context(|| format!("cannot open {}", path.display()))? {
+        PathKind::BlockDevice { name, dev } => Ok((Some(name), format!("block {dev}"))),
+        PathKind::File { .. } => {
+            let real = std::fs::canonicalize(path)
+                .with_context(|| format!("cannot resolve {}", path.display()))?;
+            let name = real
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok((Some(name), format!("file {}", real.display())))
+        }
+        // A file this run creates needs no confirmation.
+        PathKind::Missing => Ok((None, format!("new {}", path.display()))),
+    }
+}
+
+/// The targets given, each with its own confirmation from the one --destroy-data list, after
+/// every written block device passed the write guard: nothing starts unless all may.
+fn plan_targets(
+    root: &SysRoot,
+    args: &RunArgs,
+    test: TestName,
+    params: &TestParams,
+) -> anyhow::Result<Vec<Planned>> {
+    let paths: Vec<&PathBuf> = std::iter::once(&args.target)
+        .chain(&args.more_targets)
+        .collect();
+    let mut names = Vec::new();
+    let mut seen = HashSet::new();
+    for p in &paths {
+        let (name, key) = identity(p)?;
+        if !seen.insert(key) {
+            bail!(
+                "{} is given twice (or is the same device or file as another target): each \
+                 target must be a different one",
+                neutralize_controls(&p.display().to_string())
+            );
+        }
+        names.push(name);
+    }
+    let writes = match test.writes_with(params) {
+        Writes::Never => false,
+        Writes::Always => true,
+        Writes::Optional => args.destroy_data.is_some(),
+    };
+    let confirmations = if writes {
+        multi::split_confirmation(&names, args.destroy_data.as_deref())?
+    } else {
+        vec![None; names.len()]
+    };
+    if writes {
+        let inv = root.inventory()?;
+        for (p, c) in paths.iter().zip(&confirmations) {
+            if let PathKind::BlockDevice { name, .. } = direct::identify(p)? {
+                safety::check_device_write(&inv, &name, c.as_deref())?;
+            }
+        }
+    }
+    Ok(paths
+        .into_iter()
+        .zip(confirmations)
+        .map(|(p, confirmation)| Planned {
+            path: p.clone(),
+            role: Role::Target,
+            confirmation,
+        })
+        .collect())
+}
+
+/// Runs the command; the exit status is 1 when a target failed (after the report), 128 + the
+/// signal after a stop by signal.
+pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    check_flags(args)?;
+    let test: TestName = args.test.parse()?;
+    let params = params_from_args(args);
+    let planned = if args.members {
+        members_of(root, &args.target, test, &params, args)?
+    } else {
+        plan_targets(root, args, test, &params)?
+    };
+    let stop_signals: Vec<Signal> = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]
+        .into_iter()
+        .filter(|&sig| !(sig == Signal::SIGHUP && signals::is_ignored(sig)))
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted = Arc::new(AtomicUsize::new(0));
+    for &sig in &stop_signals {
+        signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
+        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
+    }
+    let mode = if args.one_by_one {
+        Mode::OneByOne
+    } else {
+        Mode::Parallel
+    };
+    let repeats = args.repeats.unwrap_or(1);
+    let mut result = MultiResult {
+        test,
+        mode,
+        repeats,
+        targets: planned
+            .iter()
+            .map(|p| TargetResult {
+                target: p.path.display().to_string(),
+                role: p.role,
+                reports: Vec::new(),
+                error: None,
+            })
+            .collect(),
+        stopped: false,
+    };
+    let runner = Runner {
+        root,
+        test,
+        params: &params,
+        planned: &planned,
+        stop: &stop,
+        progress: io::stderr().is_terminal(),
+    };
+    // The array of a members run goes alone first: its speed is the sum of its members', and
+    // measured together they would share the same disks.
+    let groups: Vec<Vec<usize>> = if args.members {
+        vec![vec![0], (1..planned.len()).collect()]
+    } else {
+        vec![(0..planned.len()).collect()]
+    };
+    'repeats: for _ in 0..repeats {
+        for group in &groups {
+            if stop.load(Ordering::Relaxed) {
+                break 'repeats;
+            }
+            let alive: Vec<usize> = group
+                .iter()
+                .copied()
+                .filter(|&i| result.targets[i].error.is_none())
+                .collect();
+            match mode {
+                Mode::Parallel => runner.together(&alive, &mut result)?,
+                Mode::OneByOne => {
+                    for i in alive {
+                        if stop.load(Ordering::Relaxed) {
+                            break 'repeats;
+                        }
+                        runner.together(&[i], &mut result)?;
+                    }
+                }
+            }
+        }
+    }
+    result.stopped = stop.load(Ordering::Relaxed);
+    let text = if args.json {
+        report::render_json(&result)?
+    } else {
+        report::render_text(&result, DEFAULT_WIDTH)
+    };
+    write_stdout(&text)?;
+    let failed = result.failed();
+    if !failed.is_empty() {
+        if args.json {
+            write_stderr(&format!("disktriage: failed: {}\n", failed.join(", ")));
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    if let Some(code) = super::run::signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+        return Ok(ExitCode::from(code));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts and follows the sessions of a group of targets.
+struct Runner<'a> {
+    root: &'a SysRoot,
+    test: TestName,
+    params: &'a TestParams,
+    planned: &'a [Planned],
+    stop: &'a Arc<AtomicBool>,
+    progress: bool,
+}
+
+/// Is this start failure the guard's refusal (which stops everything before any I/O of the
+/// others goes on), rather than a failing device?
+fn is_refusal(e: &anyhow::Error) -> bool {
+    e.chain()
+        .any(|c| c.is::<WriteRefusal>() || c.is::<ListRefusal>())
+}
+
+impl Runner<'_> {
+    /// Runs the targets `indices` at the same time and adds each one's report (or failure).
+    fn together(&self, indices: &[usize], result: &mut MultiResult) -> anyhow::Result<()> {
+        let mut sessions: Vec<(usize, Session)> = Vec::new();
+        for &i in indices {
+            let p = &self.planned[i];
+            let started = session::start_with_stop(
+                self.root,
+                &RunRequest {
+                    target: p.path.clone(),
+                    test: self.test,
+                    params: self.params.clone(),
+                    confirmation: p.confirmation.clone(),
+                    temperature: TempPoll::Off,
+                },
+                Some(self.stop.as_ref()),
+            );
+            match started {
+                Ok(s) => sessions.push((i, s)),
+                Err(e) if is_refusal(&e) => {
+                    for (_, s) in &sessions {
+                        s.handle.stop();
+                    }
+                    for (_, s) in sessions {
+                        let _ = s.finish();
+                    }
+                    return Err(e);
+                }
+                Err(e) => {
+                    result.targets[i].error = Some(neutralize_controls(&format!("{e:#}")));
+                }
+            }
+        }
+        self.follow(&sessions, result);
+        for (i, s) in sessions {
+            match s.finish() {
+                Ok(report) => {
+                    if let Some(e) = report.error()
+                        && !report.outcome.stopped
+                    {
+                        result.targets[i].error = Some(e);
+                    }
+                    result.targets[i].reports.push(report);
+                }
+                Err(e) => result.targets[i].error = Some(format!("{e:#}")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads every session's events until all are done, passing a stop on to each, with one
+    /// progress line (each target's latest MB/s) when stderr is a terminal.
+    fn follow(&self, sessions: &[(usize, Session)], result: &MultiResult) {
+        let mut latest: Vec<Option<f64>> = vec![None; sessions.len()];
+        let mut done = vec![false; sessions.len()];
+        let mut err = io::stderr().lock();
+        while done.iter().any(|d| !d) {
+            if self.stop.load(Ordering::Relaxed) {
+                for (_, s) in sessions {
+                    s.handle.stop();
+                }
+            }
+            for (k, (_, s)) in sessions.iter().enumerate() {
+                loop {
+                    match s.events.try_recv() {
+                        Ok(RunEvent::Point { point, .. }) => {
+                            latest[k] = Some(BytesPerSec(point.rate()).mb_per_sec());
+                        }
+                        Ok(_) => {}
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Disconnected) => {
+                            done[k] = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if self.progress {
+                let figures: Vec<String> = sessions
+                    .iter()
+                    .zip(&latest)
+                    .map(|((i, _), mbps)| {
+                        let name = Path::new(&result.targets[*i].target)
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        match mbps {
+                            Some(m) => format!("{} {m:.1}", neutralize_controls(&name)),
+                            None => format!("{} -", neutralize_controls(&name)),
+                        }
+                    })
+                    .collect();
+                let _ = write!(err, "\r\x1b[K[{}] {} MB/s", self.test, figures.join("  "));
+                let _ = err.flush();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if self.progress {
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+        }
+    }
+}

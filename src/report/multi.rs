@@ -1,0 +1,402 @@
+//! The result of one test on several targets: a row per target (MB/s and IOPS over its
+//! repeats, p99, the noise, how far it is from the others, the kernel witness) and the verdict
+//! that names the outlier; as text and as JSON with every target's full report. The TUI's
+//! several-targets results show the same rows and the same verdict.
+
+use serde::Serialize;
+
+use super::table::{self, Column};
+use crate::bench::catalog::TestName;
+use crate::bench::multi::{MultiVerdict, Role};
+use crate::bench::outcome::{PhaseResult, RunReport, TargetClass};
+use crate::bench::stats::Stat;
+use crate::model::text::neutralize_controls;
+use crate::report::run::MIN_RATE_SECONDS;
+
+/// Version of the several-targets JSON layout.
+pub const MULTI_JSON_SCHEMA: u32 = 1;
+
+/// How the targets ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// All at the same time.
+    Parallel,
+    /// One after the other.
+    OneByOne,
+}
+
+/// What the kernel's own counters said about a target's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum WitnessMark {
+    /// Every phase's bytes agree with the kernel's within the tolerance.
+    Agrees,
+    /// A phase differs: the largest byte difference in percent.
+    Differs { bytes_diff_pct: f64 },
+    /// No counters to compare (a file on tmpfs, or nothing ran).
+    Absent,
+}
+
+/// One target's figures over its repeats, from the headline (first) phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetRow {
+    /// The path as given (`/dev/sdb`).
+    pub target: String,
+    /// The kernel name of a block device target.
+    pub device: Option<String>,
+    pub role: Role,
+    /// Repeats with figures (no error, enough I/Os for a rate).
+    pub repeats: usize,
+    /// MB/s (10^6 B/s) over the repeats: mean and spread, when each repeat did enough I/Os
+    /// for a rate to be shown.
+    pub mbps: Option<Stat>,
+    /// The MB/s the verdict weighs: as `mbps`, and also for a target so slow that it did
+    /// fewer than 100 I/Os in the time (the time base says how few).
+    pub verdict_mbps: Option<Stat>,
+    /// "19 I/Os in 1.00 s" when the rate is too thin to show.
+    pub few_ios: Option<String>,
+    pub iops: Option<Stat>,
+    /// Mean p99 latency over the repeats, in milliseconds.
+    pub p99_ms: Option<f64>,
+    pub witness: WitnessMark,
+    /// What ended the target's run early (a device error), or why it did not start.
+    pub error: Option<String>,
+}
+
+impl TargetRow {
+    /// The row of a target from its repeats' reports and an error that ended it early.
+    pub fn from_reports(
+        target: &str,
+        role: Role,
+        reports: &[RunReport],
+        error: Option<String>,
+    ) -> Self {
+        let timed: Vec<&PhaseResult> = reports
+            .iter()
+            .filter(|r| r.error().is_none())
+            .filter_map(|r| r.outcome.phases.first())
+            .filter(|p| p.ok() && p.read.ops + p.write.ops > 0 && p.seconds >= MIN_RATE_SECONDS)
+            .collect();
+        let headline: Vec<&PhaseResult> = timed
+            .iter()
+            .copied()
+            .filter(|p| super::run::rate_meaningful(p.read.ops + p.write.ops, p.seconds))
+            .collect();
+        let few_ios = timed
+            .iter()
+            .find(|p| !super::run::rate_meaningful(p.read.ops + p.write.ops, p.seconds))
+            .map(|p| super::run::time_base(p.read.ops + p.write.ops, p.seconds));
+        let values =
+            |f: &dyn Fn(&PhaseResult) -> f64| headline.iter().map(|p| f(p)).collect::<Vec<_>>();
+        let p99: Vec<f64> = headline
+            .iter()
+            .filter_map(|p| p.latency().map(|l| l.p99_ns as f64 / 1e6))
+            .collect();
+        let witnesses: Vec<_> = reports
+            .iter()
+            .flat_map(|r| &r.outcome.phases)
+            .filter_map(|p| p.witness.as_ref())
+            .collect();
+        let witness = match witnesses
+            .iter()
+            .filter(|w| !w.agrees)
+            .map(|w| w.bytes_diff_pct)
+            .reduce(|a, b| if b.abs() > a.abs() { b } else { a })
+        {
+            Some(bytes_diff_pct) => WitnessMark::Differs { bytes_diff_pct },
+            None if witnesses.is_empty() => WitnessMark::Absent,
+            None => WitnessMark::Agrees,
+        };
+        TargetRow {
+            target: target.to_string(),
+            device: reports
+                .iter()
+                .find(|r| r.target.kind == TargetClass::BlockDevice)
+                .and_then(|r| r.target.device.clone()),
+            role,
+            repeats: headline.len(),
+            mbps: Stat::of(&values(&|p| p.bytes_per_sec() / 1e6)),
+            verdict_mbps: Stat::of(
+                &timed
+                    .iter()
+                    .map(|p| p.bytes_per_sec() / 1e6)
+                    .collect::<Vec<_>>(),
+            ),
+            few_ios,
+            iops: Stat::of(&values(&|p| p.iops())),
+            p99_ms: (!p99.is_empty()).then(|| p99.iter().sum::<f64>() / p99.len() as f64),
+            witness,
+            error: error.or_else(|| reports.iter().find_map(RunReport::error)),
+        }
+    }
+
+    /// The name the table and the verdict use: the device's kernel name, else the path.
+    pub fn name(&self) -> String {
+        neutralize_controls(self.device.as_deref().unwrap_or(&self.target))
+    }
+}
+
+/// One target's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetResult {
+    pub target: String,
+    pub role: Role,
+    /// Every repeat that ran, in order.
+    pub reports: Vec<RunReport>,
+    /// Why the target stopped early or never started (its reports say what completed).
+    pub error: Option<String>,
+}
+
+/// The same test on several targets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultiResult {
+    pub test: TestName,
+    pub mode: Mode,
+    pub repeats: u32,
+    pub targets: Vec<TargetResult>,
+    /// The admin stopped it (a signal): what completed is reported.
+    pub stopped: bool,
+}
+
+impl MultiResult {
+    pub fn rows(&self) -> Vec<TargetRow> {
+        self.targets
+            .iter()
+            .map(|t| TargetRow::from_reports(&t.target, t.role, &t.reports, t.error.clone()))
+            .collect()
+    }
+
+    pub fn verdict(&self) -> MultiVerdict {
+        verdict_of_rows(&self.rows())
+    }
+
+    /// Any target failed (a device error, or it could not start).
+    pub fn failed(&self) -> Vec<String> {
+        self.rows()
+            .iter()
+            .filter(|r| r.error.is_some())
+            .map(TargetRow::name)
+            .collect()
+    }
+}
+
+/// The verdict over rows: those with figures and no error are compared. The array of a
+/// members run is left out: it is not a peer of its members.
+pub fn verdict_of_rows(rows: &[TargetRow]) -> MultiVerdict {
+    let figures: Vec<(String, Stat)> = rows
+        .iter()
+        .filter(|r| r.role != Role::Array && r.error.is_none())
+        .filter_map(|r| r.verdict_mbps.map(|s| (r.name(), s)))
+        .collect();
+    crate::bench::multi::outlier_verdict(&figures)
+}
+
+/// "x1.9 of a member": the array's MB/s against the median of its members'.
+pub fn array_ratio(rows: &[TargetRow]) -> Option<f64> {
+    let array = rows.iter().find(|r| r.role == Role::Array)?.mbps?.mean;
+    let mut members: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.role == Role::Member && r.error.is_none())
+        .filter_map(|r| r.mbps.map(|s| s.mean))
+        .collect();
+    let median = crate::bench::multi::median(&mut members)?;
+    (median > 0.0).then(|| array / median)
+}
+
+/// The table's cells of one row: name, role, MB/s, IOPS, p99, noise, vs others, kernel.
+pub fn row_cells(row: &TargetRow, verdict: &MultiVerdict, ratio: Option<f64>) -> Vec<String> {
+    let standing = verdict.standings.iter().find(|s| s.name == row.name());
+    let vs = match (row.role, standing, ratio) {
+        (Role::Array, _, Some(r)) => format!("x{r:.1} member"),
+        (_, Some(s), _) => format!("{:+.1} %", s.diff_pct),
+        _ => "-".into(),
+    };
+    let flag = if verdict.outliers.contains(&row.name()) {
+        "SLOWER"
+    } else if row.error.is_some() {
+        "FAILED"
+    } else {
+        ""
+    };
+    vec![
+        row.name(),
+        row.role.label().to_string(),
+        row.mbps.map_or("-".into(), |s| format!("{:.1}", s.mean)),
+        row.iops.map_or("-".into(), |s| format!("{:.0}", s.mean)),
+        row.p99_ms.map_or("-".into(), |p| format!("{p:.3}")),
+        row.mbps
+            .and_then(|s| s.spread_pct)
+            .map_or("-".into(), |n| format!("{n:.1} %")),
+        vs,
+        match row.witness {
+            WitnessMark::Agrees => "ok".into(),
+            WitnessMark::Differs { bytes_diff_pct } => format!("{bytes_diff_pct:+.1} %"),
+            WitnessMark::Absent => "-".into(),
+        },
+        flag.to_string(),
+    ]
+}
+
+/// The columns of the several-targets table.
+pub const COLUMNS: [Column; 9] = [
+    Column::left("TARGET").shrink_to(8, 0),
+    Column::left("ROLE"),
+    Column::right("MB/s"),
+    Column::right("IOPS"),
+    Column::right("p99 ms"),
+    Column::right("noise"),
+    Column::right("vs others"),
+    Column::right("kernel"),
+    Column::left(""),
+];
+
+/// What the first line says: the test, how many targets, how they ran.
+pub fn headline(r: &MultiResult) -> String {
+    let how = match r.mode {
+        Mode::Parallel => "in parallel",
+        Mode::OneByOne => "one by one",
+    };
+    let members = if r.targets.iter().any(|t| t.role == Role::Array) {
+        " (the array alone first, then its members)"
+    } else {
+        ""
+    };
+    let repeats = if r.repeats == 1 {
+        "1 repeat".to_string()
+    } else {
+        format!("{} repeats", r.repeats)
+    };
+    format!(
+        "{} on {} targets {how}{members}, {repeats} each",
+        r.test,
+        r.targets.len()
+    )
+}
+
+/// The text report: the headline, the table, each failure, each witness that disagrees, and
+/// the verdict.
+pub fn render_text(r: &MultiResult, width: usize) -> String {
+    let rows = r.rows();
+    let verdict = verdict_of_rows(&rows);
+    let ratio = array_ratio(&rows);
+    let mut out = String::new();
+    out.push_str(&table::wrap("", &headline(r), width));
+    let mut cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row_cells(row, &verdict, ratio))
+        .collect();
+    let mut columns = COLUMNS.to_vec();
+    // The ROLE column only speaks in a members run.
+    if rows.iter().all(|r| r.role == Role::Target) {
+        columns.remove(1);
+        for c in &mut cells {
+            c.remove(1);
+        }
+    }
+    out.push_str(&table::render(&columns, &cells, width));
+    out.push_str(&table::wrap(
+        "",
+        "MB/s and IOPS of the first phase, mean over the repeats; noise = their spread; vs \
+         others = against the median of the other targets; kernel = bytes the device counted \
+         against the test's.",
+        width,
+    ));
+    for row in &rows {
+        if let Some(e) = &row.error {
+            out.push_str(&table::wrap(
+                &format!("{} FAILED: ", row.name()),
+                &neutralize_controls(e),
+                width,
+            ));
+        }
+        if let (Some(few), Some(v)) = (&row.few_ios, row.verdict_mbps) {
+            out.push_str(&table::wrap(
+                &format!("{}: ", row.name()),
+                &format!(
+                    "{few}, too few for MB/s to be shown; the verdict counts it at {:.1} MB/s",
+                    v.mean
+                ),
+                width,
+            ));
+        }
+        if let WitnessMark::Differs { bytes_diff_pct } = row.witness {
+            out.push_str(&table::wrap(
+                &format!("{}: ", row.name()),
+                &format!(
+                    "the kernel counted {bytes_diff_pct:+.1} % bytes against the test's own: a \
+                     cache or another program answered part of it (see --json)"
+                ),
+                width,
+            ));
+        }
+    }
+    if r.stopped {
+        out.push_str("Stopped: the figures are what completed.\n");
+    }
+    out.push_str(&table::wrap("Verdict: ", &verdict.sentence(), width));
+    out
+}
+
+/// JSON: each target's row and its full reports (one per repeat, as `run --json` prints
+/// one), and the verdict.
+pub fn render_json(r: &MultiResult) -> anyhow::Result<String> {
+    #[derive(Serialize)]
+    struct Target {
+        target: String,
+        role: Role,
+        row: TargetRow,
+        error: Option<String>,
+        reports: Vec<serde_json::Value>,
+    }
+    #[derive(Serialize)]
+    struct Verdict {
+        sentence: String,
+        #[serde(flatten)]
+        verdict: MultiVerdict,
+    }
+    #[derive(Serialize)]
+    struct Doc {
+        schema: u32,
+        test: TestName,
+        mode: Mode,
+        repeats: u32,
+        stopped: bool,
+        targets: Vec<Target>,
+        array_vs_member: Option<f64>,
+        verdict: Verdict,
+    }
+    let rows = r.rows();
+    let verdict = verdict_of_rows(&rows);
+    let mut targets = Vec::new();
+    for (t, row) in r.targets.iter().zip(&rows) {
+        let reports = t
+            .reports
+            .iter()
+            .map(|rep| Ok(serde_json::from_str(&super::run::render_json(rep)?)?))
+            .collect::<anyhow::Result<Vec<serde_json::Value>>>()?;
+        targets.push(Target {
+            target: t.target.clone(),
+            role: t.role,
+            row: row.clone(),
+            error: row.error.clone(),
+            reports,
+        });
+    }
+    let doc = Doc {
+        schema: MULTI_JSON_SCHEMA,
+        test: r.test,
+        mode: r.mode,
+        repeats: r.repeats,
+        stopped: r.stopped,
+        targets,
+        array_vs_member: array_ratio(&rows),
+        verdict: Verdict {
+            sentence: verdict.sentence(),
+            verdict,
+        },
+    };
+    let mut s = serde_json::to_string_pretty(&doc)?;
+    s.push('\n');
+    Ok(s)
+}

@@ -1,0 +1,179 @@
+//! The Run screen of a run on several devices: one throughput line and one live figure per
+//! device (the lines share one scale, so the slow device reads low at a glance), then the
+//! rows and the verdict once they are known, drawn from `report::multi` as the CLI prints
+//! them.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
+
+use super::{rate, theme};
+use crate::app::App;
+use crate::app::several::{SeveralRun, TargetState};
+use crate::bench::multi::Role;
+use crate::report::multi as multi_report;
+use crate::report::table;
+
+/// The Run screen for `run`.
+pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(title(run), theme::title()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let summary = summary_lines(run, inner.width as usize);
+    let n = run.targets.len() as u16;
+    // Each device gets two rows of line when they fit beside the summary, else one.
+    let free = inner.height.saturating_sub(1 + summary.len() as u16);
+    let per = if free >= 2 * n { 2 } else { 1 };
+    let mut constraints = vec![Constraint::Length(1)];
+    constraints.extend((0..n).map(|_| Constraint::Length(per)));
+    constraints.push(Constraint::Min(0));
+    let areas = Layout::vertical(constraints).split(inner);
+    frame.render_widget(Paragraph::new(state_line(app, run)), areas[0]);
+    let scale = run
+        .targets
+        .iter()
+        .flat_map(|t| t.line.iter().copied())
+        .fold(0.0_f64, f64::max)
+        .max(1.0);
+    // Once a device is done its figure is its report's, as the table below and Results show.
+    let rows = run.result().rows();
+    for (i, t) in run.targets.iter().enumerate() {
+        let [name_area, line_area, figure_area] = Layout::horizontal([
+            Constraint::Length(14),
+            Constraint::Min(10),
+            Constraint::Length(22),
+        ])
+        .areas(areas[1 + i]);
+        let role = match t.role {
+            Role::Array => " (array)",
+            _ => "",
+        };
+        frame.render_widget(Paragraph::new(format!("{}{role}", t.device)), name_area);
+        let width = line_area.width as usize;
+        let skip = t.line.len().saturating_sub(width);
+        // The sparkline takes integers: tenths of MB/s keep small rates visible.
+        let data: Vec<u64> = t
+            .line
+            .iter()
+            .skip(skip)
+            .map(|m| (m * 10.0).round() as u64)
+            .collect();
+        let bars = if app.console {
+            symbols::bar::THREE_LEVELS
+        } else {
+            symbols::bar::NINE_LEVELS
+        };
+        frame.render_widget(
+            Sparkline::default()
+                .data(&data)
+                .max((scale * 10.0).round() as u64)
+                .bar_set(bars)
+                .style(theme::accent()),
+            line_area,
+        );
+        let done = rows
+            .get(i)
+            .and_then(|r| r.mbps)
+            .filter(|_| t.state == TargetState::Done);
+        let (figure, style) = match (t.state, t.live_mbps()) {
+            (TargetState::Failed, _) => ("FAILED".to_string(), theme::bad()),
+            (TargetState::Done, _) if done.is_some() => (
+                format!("{} MB/s", rate(done.map_or(0.0, |s| s.mean))),
+                theme::title(),
+            ),
+            (TargetState::Waiting, _) if run.is_active() => ("waiting".into(), theme::dim()),
+            (_, Some(m)) => (format!("{} MB/s", rate(m)), theme::title()),
+            (TargetState::Running, None) => ("warming up".into(), theme::dim()),
+            _ => ("-".into(), theme::dim()),
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(format!(" {figure}"), style)),
+            figure_area,
+        );
+    }
+    frame.render_widget(Paragraph::new(summary), areas[areas.len() - 1]);
+}
+
+fn title(run: &SeveralRun) -> String {
+    let how = if run.targets.iter().any(|t| t.role == Role::Array) {
+        "the array, then its members"
+    } else {
+        "all at once"
+    };
+    let repeat = if run.repeats > 1 {
+        format!(", repeat {}/{}", run.repeat, run.repeats)
+    } else {
+        String::new()
+    };
+    format!(
+        " Run: {} on {} devices, {how}{repeat} ",
+        run.test,
+        run.targets.len()
+    )
+}
+
+fn state_line(app: &App, run: &SeveralRun) -> Line<'static> {
+    let elapsed = app.now.saturating_sub(run.started_at).as_secs_f64();
+    if run.finished {
+        let word = if run.stopping { "stopped" } else { "finished" };
+        return Line::from(Span::styled(
+            format!("{word}; r runs it again, 4 shows each device's record"),
+            theme::dim(),
+        ));
+    }
+    let word = if run.stopping { "stopping" } else { "running" };
+    Line::from(vec![
+        Span::styled(word.to_string(), theme::warn()),
+        Span::raw(format!(" {elapsed:.0} s; MB/s of each device, one scale")),
+    ])
+}
+
+/// The rows and the verdict once any device has a report: the same table as
+/// `disktriage run TARGET TARGET...` prints, fitted to `width`.
+pub fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
+    if run
+        .targets
+        .iter()
+        .all(|t| t.reports.is_empty() && t.error.is_none())
+    {
+        return Vec::new();
+    }
+    let result = run.result();
+    let rows = result.rows();
+    let verdict = multi_report::verdict_of_rows(&rows);
+    let ratio = multi_report::array_ratio(&rows);
+    let mut cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| multi_report::row_cells(r, &verdict, ratio))
+        .collect();
+    let mut columns = multi_report::COLUMNS.to_vec();
+    if rows.iter().all(|r| r.role == Role::Target) {
+        columns.remove(1);
+        for c in &mut cells {
+            c.remove(1);
+        }
+    }
+    let mut lines: Vec<Line<'static>> = table::render(&columns, &cells, width)
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                Line::from(Span::styled(l.to_string(), theme::header()))
+            } else if l.ends_with("SLOWER") || l.ends_with("FAILED") {
+                Line::from(Span::styled(l.to_string(), theme::bad()))
+            } else {
+                Line::from(l.to_string())
+            }
+        })
+        .collect();
+    if run.finished {
+        for l in table::wrap("Verdict: ", &verdict.sentence(), width).lines() {
+            lines.push(Line::from(Span::styled(l.to_string(), theme::title())));
+        }
+    }
+    lines
+}
