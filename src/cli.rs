@@ -273,7 +273,19 @@ Without NAME, prints the active scheduler and the ones offered. With NAME, switc
 back and prints the active one; an unknown name lists the available ones.
 
 The change persists and the original is recorded in /run/disktriage: `disktriage restore` \
-puts it back. --keep makes it permanent: nothing is recorded.";
+puts it back. --keep keeps it until the next boot: nothing is recorded.
+
+--persist writes a udev rule instead (DIR/etc/udev/rules.d/60-disktriage-scheduler-*.rules, \
+DIR from --target-root, default /) that sets NAME whenever the disk appears, at boot and on \
+hotplug. The rule matches the disk by its world-wide id or serial number, never by its kernel \
+name; a disk with neither is refused (--persist-class matches every rotational or \
+non-rotational disk instead). A rule for the same disk is replaced. The running scheduler is \
+not changed. --dry-run prints the rule without writing it.
+
+Examples:
+  disktriage sched sda mq-deadline --persist
+  disktriage sched nvme0n1 none --persist --target-root /mnt/sysimage --dry-run
+  disktriage sched sdb bfq --persist --persist-class";
 
 const RESTORE_HELP: &str = "\
 Each changed setting is put back to its first recorded original (the value before the \
@@ -365,8 +377,27 @@ pub struct SchedArgs {
     pub name: Option<String>,
 
     /// Make the change permanent: do not record the original for `disktriage restore`.
-    #[arg(long, requires = "name")]
+    #[arg(long, requires = "name", conflicts_with = "persist")]
     pub keep: bool,
+
+    /// Write a udev rule that sets NAME on this disk at every boot, matched by its WWN or
+    /// serial (never its kernel name). The running scheduler is not changed.
+    #[arg(long, requires = "name")]
+    pub persist: bool,
+
+    /// With --persist: the rule matches every rotational (or every non-rotational) disk, as
+    /// this one is, instead of this disk alone.
+    #[arg(long, requires = "persist")]
+    pub persist_class: bool,
+
+    /// With --persist: the installed system's root, where etc/udev/rules.d/ is (e.g.
+    /// /mnt/sysimage or /sysroot in rescue mode).
+    #[arg(long, value_name = "DIR", default_value = "/", requires = "persist")]
+    pub target_root: PathBuf,
+
+    /// With --persist: print the rule and where it would go; write nothing.
+    #[arg(long, requires = "persist")]
+    pub dry_run: bool,
 
     /// Print the result as JSON.
     #[arg(long)]

@@ -13,6 +13,7 @@
 //! - `bench`: the I/O test engine (catalogue, plans, target preparation, workers, runner,
 //!   statistics); `bench::outcome` is what a run produced.
 //! - `report`: headless output (text, JSON, CSV, fio), exports, and stdout/stderr.
+//! - `persist`: the udev rule that makes a scheduler permanent (by WWN or serial).
 //! - `commands`: the CLI's command bodies; `cli` parses the command line; `install`
 //!   generates the man page and the shell completions.
 //! - `app` (state and `update(Msg)`), `event` (messages and commands), `ui` (drawing) and
@@ -29,6 +30,7 @@ pub mod drive_state;
 pub mod event;
 pub mod install;
 pub mod model;
+pub mod persist;
 pub mod report;
 pub mod smart;
 // The one exemption from the crate's `unsafe_code = "deny"`: ioctls, io_uring and signal
