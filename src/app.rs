@@ -250,6 +250,32 @@ impl App {
                 Vec::new()
             }
             Msg::RunFinished(result) => self.run_finished(*result),
+            Msg::PastRuns(entries) => {
+                let added = self.results.add_past(entries);
+                if added > 0 {
+                    self.info(format!(
+                        "{added} past run(s) of this disk from the history in Results (h#)"
+                    ));
+                }
+                Vec::new()
+            }
+            Msg::HistoryNote(text) => {
+                self.info(format!("history: {text}"));
+                Vec::new()
+            }
+            Msg::PersistPlanned {
+                device,
+                scheduler,
+                class,
+                result,
+            } => {
+                self.persist_planned(device, scheduler, class, result);
+                Vec::new()
+            }
+            Msg::Persisted(result) => {
+                self.persisted(result);
+                Vec::new()
+            }
             Msg::Exported(result) => {
                 match result {
                     Ok(path) => {
@@ -315,6 +341,7 @@ impl App {
             }
             Action::Scheduler => return self.open_scheduler(),
             Action::DriveCache => return self.open_drive_cache(),
+            Action::Persist => return self.open_persist(),
             Action::Retest => return self.rerun(None),
             Action::Rerun if self.screen == Screen::Results => {
                 if self.results.records.is_empty() {

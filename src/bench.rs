@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod engine;
 pub mod family;
+pub mod figures;
 pub mod gate;
 pub mod outcome;
 pub mod params;

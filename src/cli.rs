@@ -31,8 +31,28 @@ pub struct Cli {
     )]
     pub journal_dir: PathBuf,
 
+    /// Keep the run history in this directory (default /var/lib/disktriage, or
+    /// $DISKTRIAGE_HISTORY_DIR when set).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub history_dir: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+impl Cli {
+    /// The history's directory: `--history-dir`, else `$DISKTRIAGE_HISTORY_DIR`, else
+    /// `/var/lib/disktriage`.
+    pub fn history_dir(&self) -> PathBuf {
+        self.history_dir
+            .clone()
+            .or_else(|| {
+                std::env::var_os(crate::history::HISTORY_DIR_ENV)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| PathBuf::from(crate::history::DEFAULT_HISTORY_DIR))
+    }
 }
 
 /// The column legend of `list`, with the WCACHE words the table prints.
@@ -79,6 +99,12 @@ pub enum Command {
     /// /run/disktriage), reading each back. Needs root.
     #[command(after_help = RESTORE_HELP)]
     Restore(RestoreArgs),
+
+    /// Past runs from the history (every finished run is added to it), oldest first: when,
+    /// disk, test, settings and figures. With DEV, only that disk's runs, found by its WWN
+    /// or serial even under another kernel name.
+    #[command(after_help = HISTORY_HELP)]
+    History(HistoryArgs),
 
     /// Print the shell completion script for bash, zsh or fish to standard output.
     #[command(after_help = COMPLETIONS_HELP)]
@@ -295,6 +321,20 @@ that was removed, or is another device now (another disk, a loop device attached
 another image), is dropped from the journal without being written. An entry whose device \
 name is not a plain kernel name is refused and left in the journal.";
 
+const HISTORY_HELP: &str = "\
+The history is /var/lib/disktriage/history.jsonl (--history-dir DIR, or \
+$DISKTRIAGE_HISTORY_DIR, elsewhere): one JSON record per finished run, with the disk's \
+identity (world-wide id or serial number; a loop device's image, a file's path, else the \
+kernel name), the settings (test, request size, queue depth, workers, engine, O_DIRECT or \
+buffered, scheduler, drive cache, kernel flush policy) and the figures Results shows. It is \
+rotated at 4 MiB into history.jsonl.1. A line that does not parse is reported with its line \
+number and left as it is.
+
+Examples:
+  disktriage history
+  disktriage history sda
+  disktriage history --json nvme0n1";
+
 const COMPLETIONS_HELP: &str = "\
 Save the script where the shell looks for it:
   bash  /usr/share/bash-completion/completions/disktriage
@@ -400,6 +440,17 @@ pub struct SchedArgs {
     pub dry_run: bool,
 
     /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Only this disk's runs (`sda`, `/dev/sda`; a partition means its disk; a file target's
+    /// path).
+    pub device: Option<String>,
+
+    /// Print the records as JSON (an array, oldest first).
     #[arg(long)]
     pub json: bool,
 }

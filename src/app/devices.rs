@@ -24,11 +24,7 @@ impl DriveState {
     /// "on", "off", "n/a" for the drive's cache; `None` when not read yet.
     pub fn cache_word(&self) -> Option<&'static str> {
         match &self.cache {
-            Some(Ok(c)) => Some(match c.drive.as_ref().and_then(|d| d.enabled) {
-                Some(true) => "on",
-                Some(false) => "off",
-                None => "n/a",
-            }),
+            Some(Ok(c)) => Some(c.drive_word()),
             Some(Err(_)) => Some("?"),
             None => None,
         }

@@ -10,6 +10,7 @@ use super::picker::Field;
 use crate::bench::safety;
 use crate::bench::session::RunRequest;
 use crate::event::Cmd;
+use crate::persist::Persisted;
 use crate::report::export::ExportFormat;
 
 /// A dialog over the screen; it takes the keys while open.
@@ -69,6 +70,15 @@ pub enum Overlay {
     Report {
         record: usize,
         scroll: u16,
+    },
+    /// Make a scheduler permanent: the udev rule and where it goes (or why there can be
+    /// none), to confirm.
+    Persist {
+        device: String,
+        scheduler: String,
+        /// Every disk of the device's class instead of the device alone.
+        class: bool,
+        plan: Result<Box<Persisted>, String>,
     },
 }
 
@@ -149,6 +159,30 @@ impl Overlay {
                 stay(Overlay::Help { scroll })
             }
             Overlay::Error(_) | Overlay::Message { .. } => CLOSE,
+            Overlay::Persist {
+                device,
+                scheduler,
+                class,
+                plan,
+            } => match (code, plan) {
+                (KeyCode::Char('y') | KeyCode::Enter, Ok(p)) => {
+                    close(Intent::Cmd(Cmd::WritePersist(Box::new(p.rule))))
+                }
+                (KeyCode::Char('a'), _) => close(Intent::Cmd(Cmd::PlanPersist {
+                    device,
+                    scheduler,
+                    class: !class,
+                })),
+                (KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q'), _) => {
+                    close(Intent::Info("no udev rule written".into()))
+                }
+                (_, plan) => stay(Overlay::Persist {
+                    device,
+                    scheduler,
+                    class,
+                    plan,
+                }),
+            },
             Overlay::Retest { device, record } => match code {
                 KeyCode::Char('y') | KeyCode::Enter => close(Intent::RetestOn { device, record }),
                 // Rerun where it ran: the switch is not what this retest is about.

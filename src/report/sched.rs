@@ -133,14 +133,18 @@ pub fn render_persist(done: &Persisted, partition: Option<&str>, width: usize) -
     for line in rule.text.lines() {
         out.push_str(&format!("  {line}\n"));
     }
+    // The identity is in the rule above, exactly; wrapped prose would squeeze its spaces.
+    let whom = match &rule.scope {
+        RuleScope::Disk { identity } => format!("this disk (matched by its {})", identity.kind()),
+        scope => rule_scope_words(scope),
+    };
     out.push_str(&wrap(
         "",
         &format!(
-            "It sets {} on {} whenever it appears (at boot, on hotplug). The running \
+            "It sets {} on {whom} whenever it appears (at boot, on hotplug). The running \
              scheduler of {} is unchanged ({}); to apply the rule now: udevadm trigger \
              --action=change --sysname-match={}",
             rule.scheduler,
-            rule_scope_words(&rule.scope),
             rule.device,
             done.active_now.as_deref().unwrap_or("none"),
             rule.device,
