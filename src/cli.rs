@@ -416,7 +416,8 @@ pub struct SchedArgs {
     /// The scheduler to activate (e.g. none, mq-deadline, kyber, bfq); without it, only show.
     pub name: Option<String>,
 
-    /// Make the change permanent: do not record the original for `disktriage restore`.
+    /// Keep the change until the next boot: do not record the original for `disktriage
+    /// restore` (--persist makes it survive a reboot).
     #[arg(long, requires = "name", conflicts_with = "persist")]
     pub keep: bool,
 
@@ -450,7 +451,7 @@ pub struct HistoryArgs {
     /// path).
     pub device: Option<String>,
 
-    /// Print the records as JSON (an array, oldest first).
+    /// Print the records as JSON: {"schema", "runs": [...]}, oldest first.
     #[arg(long)]
     pub json: bool,
 }

@@ -457,3 +457,74 @@ fn sched_persist_refuses_with_the_reason() {
         ["60-disktriage-scheduler-rotational.rules"]
     );
 }
+
+/// What the TUI's loop does when a test is over: the test goes in (all its repeats, as one
+/// record), and the same disk's runs of other sessions come back, the newest few, never the
+/// session's own.
+#[test]
+fn a_tui_test_is_recorded_and_the_disks_other_runs_come_back() {
+    use common::tui::report;
+    use disktriage::bench::catalog::TestName;
+    use std::collections::HashSet;
+
+    let dir = scratch();
+    let history = History::new(dir.path());
+    let disk = DiskIdentity::LoopImage("/tmp/dtcap/a.img".into());
+    let other = DiskIdentity::LoopImage("/tmp/dtcap/b.img".into());
+    for i in 0..5u32 {
+        history
+            .append(&entry(
+                disk.clone(),
+                "loop0",
+                100.0 + f64::from(i),
+                1_795_000_000 + u64::from(i),
+            ))
+            .unwrap();
+    }
+    history
+        .append(&entry(other, "loop1", 50.0, 1_795_000_000))
+        .unwrap();
+    let runs: Vec<_> = [500.0, 520.0]
+        .iter()
+        .map(|&m| report(TestName::RandRead, "loop0", "none", m, 0.06))
+        .collect();
+    let mut mine = HashSet::new();
+    let got = history.record_and_recall(disk.clone(), &runs, Some("n/a".into()), &mine, 3);
+    assert!(got.notes.is_empty(), "{:?}", got.notes);
+    let id = got.recorded.clone().unwrap();
+    // The newest three of the disk's other runs, oldest first; not the one just added.
+    let mbps: Vec<f64> = got.past.iter().map(|e| e.figures[0].mbps.mean).collect();
+    assert_eq!(mbps, [102.0, 103.0, 104.0]);
+    let loaded = history.load().unwrap();
+    let added = loaded.entries.iter().find(|e| e.id == id).unwrap();
+    assert_eq!(added.repeats, 2);
+    assert_eq!(added.figures[0].mbps.mean, 510.0);
+    assert_eq!(added.figures[0].mbps.spread_pct, Some(20.0 / 510.0 * 100.0));
+    assert_eq!(added.settings.drive_cache.as_deref(), Some("n/a"));
+    assert_eq!(added.settings.scheduler.as_deref(), Some("none"));
+    assert_eq!(added.disk, disk);
+
+    // The next test of the session: its earlier record is not offered back as past.
+    mine.insert(id.clone());
+    let got = history.record_and_recall(disk, &runs[..1], None, &mine, 10);
+    assert_eq!(got.past.len(), 5);
+    assert!(got.past.iter().all(|e| e.id != id));
+
+    // A history that cannot be written is a note, never a failure.
+    let blocker = dir.path().join("history.jsonl.d");
+    fs::write(&blocker, "x").unwrap();
+    let broken = History::new(blocker.join("sub"));
+    let got = broken.record_and_recall(
+        DiskIdentity::Name("loop9".into()),
+        &runs,
+        None,
+        &HashSet::new(),
+        3,
+    );
+    assert!(got.recorded.is_none());
+    assert!(
+        got.notes[0].starts_with("the run was not added to the history: cannot create"),
+        "{:?}",
+        got.notes
+    );
+}
