@@ -55,24 +55,26 @@ pub struct UdevRule {
 pub enum PersistError {
     #[error(
         "{device} has no stable identity a udev rule can match: sysfs gives it no wwid and no \
-         serial number, and a kernel name can change between boots; --persist-class sets the \
-         scheduler of every {class} disk instead"
+         serial number, and a kernel name can change between boots{hint}"
     )]
     NoStableIdentity {
         device: String,
         identity: DiskIdentity,
-        class: &'static str,
+        /// "; --persist-class sets ... instead", where a class rule would cover the device.
+        hint: String,
     },
-    #[error(
-        "{device}: its {identity} holds {why}, which a udev rule cannot match safely; \
-         --persist-class sets the scheduler of every {class} disk instead"
-    )]
+    #[error("{device}: its {identity} holds {why}, which a udev rule cannot match safely{hint}")]
     UnsafeIdentity {
         device: String,
         identity: DiskIdentity,
         why: String,
-        class: &'static str,
+        hint: String,
     },
+    #[error(
+        "a rule for every {class} disk covers {CLASS_KERNELS} disks, not {device} (loop, \
+         zram, md and dm devices are left alone)"
+    )]
+    NotInClass { device: String, class: &'static str },
     #[error("{device}: the kernel does not say whether it is rotational, so no class rule applies")]
     UnknownRotational { device: String },
     #[error("{name:?} is not an I/O scheduler name")]
@@ -140,6 +142,13 @@ fn module_of(name: &str) -> String {
     }
 }
 
+/// Does a class rule's `KERNEL` match (`CLASS_KERNELS`) cover this kernel name?
+pub fn in_class_kernels(name: &str) -> bool {
+    ["sd", "vd", "xvd", "nvme", "mmcblk"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
 fn class_word(rotational: bool) -> &'static str {
     if rotational {
         "rotational"
@@ -204,7 +213,14 @@ pub fn plan_rule(
         Some(_) => {}
         None => return Err(PersistError::NoScheduler { device: dev }),
     }
-    let class_of = class_word(device.rotational.unwrap_or(true));
+    let hint = if in_class_kernels(&dev) {
+        format!(
+            "; --persist-class sets the scheduler of every {} disk instead",
+            class_word(device.rotational.unwrap_or(true))
+        )
+    } else {
+        String::new()
+    };
     let head = "ACTION==\"add|change\", SUBSYSTEM==\"block\", ENV{DEVTYPE}==\"disk\"";
     let version = env!("CARGO_PKG_VERSION");
     if class {
@@ -214,6 +230,12 @@ pub fn plan_rule(
                 device: dev.clone(),
             })?;
         let word = class_word(rotational);
+        if !in_class_kernels(&dev) {
+            return Err(PersistError::NotInClass {
+                device: dev,
+                class: word,
+            });
+        }
         let text = format!(
             "# disktriage {version}: I/O scheduler {scheduler} for every {word} disk \
              ({CLASS_KERNELS}),\n\
@@ -234,7 +256,7 @@ pub fn plan_rule(
         return Err(PersistError::NoStableIdentity {
             device: dev,
             identity: identity.clone(),
-            class: class_of,
+            hint,
         });
     };
     let value = identity.value();
@@ -243,7 +265,7 @@ pub fn plan_rule(
             device: dev,
             identity: identity.clone(),
             why,
-            class: class_of,
+            hint,
         });
     }
     let text = format!(
@@ -474,16 +496,31 @@ mod tests {
 
     #[test]
     fn no_stable_identity_is_refused_with_the_class_hint() {
-        for id in [
-            DiskIdentity::LoopImage("/tmp/a.img".into()),
-            DiskIdentity::Name("sdb".into()),
-        ] {
-            let err = plan_rule(&disk("loop0", Some(true)), &id, "none", false).unwrap_err();
-            let text = err.to_string();
-            assert!(text.contains("no stable identity"), "{text}");
-            assert!(text.contains("--persist-class"), "{text}");
-            assert!(text.contains("every rotational disk"), "{text}");
-        }
+        let err = plan_rule(
+            &disk("sdb", Some(true)),
+            &DiskIdentity::Name("sdb".into()),
+            "none",
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("sdb has no stable identity"), "{err}");
+        assert!(
+            err.contains("--persist-class sets the scheduler of every rotational disk instead"),
+            "{err}"
+        );
+        // A loop device has no identity either, and no class rule covers it: no hint that
+        // leads nowhere, and the class rule is refused with the reason.
+        let image = DiskIdentity::LoopImage("/tmp/a.img".into());
+        let err = plan_rule(&disk("loop0", Some(true)), &image, "none", false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("loop0 has no stable identity"), "{err}");
+        assert!(!err.contains("--persist-class"), "{err}");
+        let err = plan_rule(&disk("loop0", Some(true)), &image, "none", true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not loop0"), "{err}");
     }
 
     /// A serial is whatever the drive's firmware says: a quote or a newline in it must never

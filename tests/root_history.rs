@@ -48,7 +48,20 @@ fn a_loop_device_gets_no_rule_and_its_runs_are_kept_under_its_image() {
         )),
         "{stderr}"
     );
-    assert!(stderr.contains("--persist-class"), "{stderr}");
+    // No class rule covers loop devices either: no hint that leads nowhere.
+    assert!(!stderr.contains("--persist-class"), "{stderr}");
+    let out = disktriage(&[
+        "sched",
+        &dev.name,
+        "none",
+        "--persist",
+        "--persist-class",
+        "--target-root",
+        system.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains(&format!("not {}", dev.name)), "{stderr}");
     assert!(!system.join("etc/udev").exists());
     // Nor was the running scheduler touched.
     let sched = fs::read_to_string(format!("/sys/block/{}/queue/scheduler", dev.name)).unwrap();

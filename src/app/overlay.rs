@@ -168,11 +168,13 @@ impl Overlay {
                 (KeyCode::Char('y') | KeyCode::Enter, Ok(p)) => {
                     close(Intent::Cmd(Cmd::WritePersist(Box::new(p.rule))))
                 }
-                (KeyCode::Char('a'), _) => close(Intent::Cmd(Cmd::PlanPersist {
-                    device,
-                    scheduler,
-                    class: !class,
-                })),
+                (KeyCode::Char('a'), _) if class || crate::persist::in_class_kernels(&device) => {
+                    close(Intent::Cmd(Cmd::PlanPersist {
+                        device,
+                        scheduler,
+                        class: !class,
+                    }))
+                }
                 (KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q'), _) => {
                     close(Intent::Info("no udev rule written".into()))
                 }

@@ -23,16 +23,13 @@ pub fn render_text(
     match filter {
         Some((disk, now)) => {
             let now = now.map_or(String::new(), |n| format!(" ({n} now)"));
-            let _ = writeln!(
-                out,
-                "Runs of the disk with {disk}{now} in {file}: {}",
-                entries.len()
-            );
+            let _ = writeln!(out, "Runs of the disk with {disk}{now}: {}", entries.len());
         }
         None => {
-            let _ = writeln!(out, "Runs in {file}: {}", entries.len());
+            let _ = writeln!(out, "Runs: {}", entries.len());
         }
     }
+    let _ = writeln!(out, "(history: {file})");
     if entries.is_empty() {
         out.push_str(
             "No runs recorded yet: every finished `disktriage run` and TUI run adds one.\n",

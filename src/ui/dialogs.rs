@@ -321,9 +321,11 @@ fn persist(
     let inner = usize::from(w.min(area.width).saturating_sub(2)).max(20);
     let mut lines = Vec::new();
     let other = if class {
-        "a: for this disk only"
+        "a: for this disk only, "
+    } else if crate::persist::in_class_kernels(device) {
+        "a: for every disk of its kind instead, "
     } else {
-        "a: for every disk of its kind instead"
+        ""
     };
     match plan {
         Ok(p) => {
@@ -361,7 +363,7 @@ fn persist(
                 lines.push(Line::from(Span::styled(l, theme::dim())));
             }
             lines.push(Line::from(Span::styled(
-                format!("Enter writes it, {other}, Esc cancels"),
+                format!("Enter writes it, {other}Esc cancels"),
                 theme::dim(),
             )));
         }
@@ -370,7 +372,7 @@ fn persist(
                 lines.push(Line::from(Span::styled(l, theme::bad())));
             }
             lines.push(Line::from(Span::styled(
-                format!("{other}, Esc closes"),
+                format!("{other}Esc closes"),
                 theme::dim(),
             )));
         }
