@@ -528,3 +528,50 @@ fn a_tui_test_is_recorded_and_the_disks_other_runs_come_back() {
         got.notes
     );
 }
+
+/// A drive's serial is what its firmware says. One with a quote and a line break, as a
+/// hostile or broken drive could report, must not end the match and add a rule of its own:
+/// it is refused, and nothing is written.
+#[test]
+fn a_hostile_serial_in_sysfs_never_becomes_a_rule() {
+    let tree = scratch();
+    let dev = tree.path().join("sys/block/nvme9n1");
+    fs::create_dir_all(dev.join("queue")).unwrap();
+    fs::create_dir_all(dev.join("device")).unwrap();
+    fs::create_dir_all(tree.path().join("proc/self")).unwrap();
+    fs::write(dev.join("dev"), "259:9\n").unwrap();
+    fs::write(dev.join("size"), "1000\n").unwrap();
+    fs::write(dev.join("queue/scheduler"), "[none] mq-deadline\n").unwrap();
+    fs::write(dev.join("queue/rotational"), "0\n").unwrap();
+    fs::write(
+        dev.join("device/serial"),
+        "S1\", ATTR{queue/scheduler}=\"none\"\nACTION==\"add\", RUN+=\"/bin/sh -c evil\"  \n",
+    )
+    .unwrap();
+    fs::write(tree.path().join("proc/self/mountinfo"), "").unwrap();
+    fs::write(tree.path().join("proc/swaps"), "").unwrap();
+    let root = system_root();
+    let out = disktriage(&[
+        "--root",
+        tree.path().to_str().unwrap(),
+        "sched",
+        "nvme9n1",
+        "none",
+        "--persist",
+        "--target-root",
+        root.path().to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(
+        stderr.contains("holds a double quote, which a udev rule cannot match safely"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "one line, the newline shown as ?: {stderr}"
+    );
+    assert!(rules(root.path()).is_empty());
+    assert!(!root.path().join("etc/udev").exists());
+}
