@@ -1221,6 +1221,7 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     let s = screen(&app, 132, 43);
     assert!(s.contains("past run of 2026-11-18 11:06 UTC"), "{s}");
     assert!(s.contains("scheduler mq-deadline; drive cache n/a"), "{s}");
+    assert!(s.contains("Report of run #h2"), "{s}");
     // R still retests this session's run, not the past one.
     app.overlay = None;
     let cmds = keys(&mut app, "R");

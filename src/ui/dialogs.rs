@@ -281,12 +281,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             plan,
         } => persist(frame, area, device, scheduler, *class, plan),
         Overlay::Report { record, scroll } => {
-            let text = app
-                .results
-                .records
-                .get(*record)
+            let rec = app.results.records.get(*record);
+            let text = rec
                 .map(crate::app::RunRecord::report_text)
                 .unwrap_or_default();
+            let number = match rec.and_then(|r| r.past.as_ref()) {
+                Some(_) => format!("h{}", record + 1),
+                None => format!("{}", record + 1),
+            };
             let rect = centered(
                 area,
                 area.width.saturating_sub(2),
@@ -298,8 +300,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     .wrap(Wrap { trim: false })
                     .scroll((*scroll, 0))
                     .block(Block::default().borders(Borders::ALL).title(format!(
-                        " Report of run #{} (Up/Down scroll, Esc closes) ",
-                        record + 1
+                        " Report of run #{number} (Up/Down scroll, Esc closes) "
                     ))),
                 rect,
             );
