@@ -1,6 +1,7 @@
 //! The session's results: one record per test started from the TUI, holding every repeat's
 //! report, the figures averaged over the repeats with their spread (the run-to-run noise), and
-//! the comparison of two records.
+//! the comparison of two records. Runs of earlier sessions on the same disk come back from the
+//! history as records of their own (`past`), with their figures and settings but no reports.
 
 use super::keys::Action;
 use super::{App, Overlay, Screen, scroll, step};
