@@ -90,6 +90,10 @@ fn main() {
     let _reset = Reset;
     let bin = env!("CARGO_BIN_EXE_disktriage");
     let st = Command::new(bin)
+        .env(
+            "DISKTRIAGE_HISTORY_DIR",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/bench-history"),
+        )
         .args([
             "run",
             "/dev/zram0",
@@ -153,6 +157,10 @@ fn main() {
 
 fn run_headless(bin: &str, secs: u64) -> f64 {
     let out = Command::new(bin)
+        .env(
+            "DISKTRIAGE_HISTORY_DIR",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/bench-history"),
+        )
         .args([
             "run",
             "/dev/zram0",
@@ -201,9 +209,10 @@ fn run_tui(bin: &str, secs: u64) -> (f64, f64) {
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmux = Tmux(format!("dt-bench-{}-{n}", std::process::id()));
     let cmd = format!(
-        "cd {} && DISKTRIAGE_UI_STATS={} {bin}; sleep 30",
+        "cd {} && DISKTRIAGE_UI_STATS={} DISKTRIAGE_HISTORY_DIR={} {bin}; sleep 30",
         dir.path().display(),
-        stats.display()
+        stats.display(),
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/bench-history")
     );
     let ok = Command::new("tmux")
         .args([

@@ -341,6 +341,10 @@ impl Env {
         // disktriage creates a missing file at --size and fills it with random data.
         let file = mnt.join("data.bin");
         let st = Command::new(bin)
+            .env(
+                "DISKTRIAGE_HISTORY_DIR",
+                concat!(env!("CARGO_TARGET_TMPDIR"), "/bench-history"),
+            )
             .args(["run", file.to_str().unwrap(), "--test", "seq-read"])
             .args(["--size", "1G", "--count", "1"])
             .stdout(std::process::Stdio::null())
@@ -388,6 +392,10 @@ impl Drop for Env {
 /// Fills a device with incompressible data so reads are real.
 fn prefill(bin: &str, dev: &str, name: &str, size: &str) {
     let st = Command::new(bin)
+        .env(
+            "DISKTRIAGE_HISTORY_DIR",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/bench-history"),
+        )
         .args([
             "run",
             dev,
@@ -515,6 +523,10 @@ fn run_dt(bin: &str, job: &Job, place: &Place, secs: u64) -> Measure {
         _ => "seq-write",
     };
     let mut cmd = Command::new(bin);
+    cmd.env(
+        "DISKTRIAGE_HISTORY_DIR",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/bench-history"),
+    );
     cmd.args(["run", &place.path, "--test", test])
         .args(["--bs", &job.bs.to_string(), "--qd", &job.qd.to_string()])
         .args(["--time", &secs.to_string(), "--warmup", "1", "--json"]);

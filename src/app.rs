@@ -266,6 +266,32 @@ impl App {
             }
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Several(m) => self.several_msg(m),
+            Msg::PastRuns(entries) => {
+                let added = self.results.add_past(entries);
+                if added > 0 {
+                    self.info(format!(
+                        "{added} past run(s) of this disk from the history in Results (h#)"
+                    ));
+                }
+                Vec::new()
+            }
+            Msg::HistoryNote(text) => {
+                self.info(format!("history: {text}"));
+                Vec::new()
+            }
+            Msg::PersistPlanned {
+                device,
+                scheduler,
+                class,
+                result,
+            } => {
+                self.persist_planned(device, scheduler, class, result);
+                Vec::new()
+            }
+            Msg::Persisted(result) => {
+                self.persisted(result);
+                Vec::new()
+            }
             Msg::Exported(result) => {
                 match result {
                     Ok(path) => {
@@ -331,6 +357,7 @@ impl App {
             }
             Action::Scheduler => return self.open_scheduler(),
             Action::DriveCache => return self.open_drive_cache(),
+            Action::Persist => return self.open_persist(),
             Action::Retest => return self.rerun(None),
             Action::Rerun if self.screen == Screen::Run && self.several_run().is_some() => {
                 return self.rerun_several();

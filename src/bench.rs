@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod curve;
 pub mod engine;
 pub mod family;
+pub mod figures;
 pub mod gate;
 pub mod guards;
 pub mod multi;

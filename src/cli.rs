@@ -31,8 +31,28 @@ pub struct Cli {
     )]
     pub journal_dir: PathBuf,
 
+    /// Keep the run history in this directory (default /var/lib/disktriage, or
+    /// $DISKTRIAGE_HISTORY_DIR when set).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub history_dir: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+impl Cli {
+    /// The history's directory: `--history-dir`, else `$DISKTRIAGE_HISTORY_DIR`, else
+    /// `/var/lib/disktriage`.
+    pub fn history_dir(&self) -> PathBuf {
+        self.history_dir
+            .clone()
+            .or_else(|| {
+                std::env::var_os(crate::history::HISTORY_DIR_ENV)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| PathBuf::from(crate::history::DEFAULT_HISTORY_DIR))
+    }
 }
 
 /// The column legend of `list`, with the WCACHE words the table prints.
@@ -79,6 +99,12 @@ pub enum Command {
     /// /run/disktriage), reading each back. Needs root.
     #[command(after_help = RESTORE_HELP)]
     Restore(RestoreArgs),
+
+    /// Past runs from the history (every finished run is added to it), oldest first: when,
+    /// disk, test, settings and figures. With DEV, only that disk's runs, found by its WWN
+    /// or serial even under another kernel name.
+    #[command(after_help = HISTORY_HELP)]
+    History(HistoryArgs),
 
     /// Print the shell completion script for bash, zsh or fish to standard output.
     #[command(after_help = COMPLETIONS_HELP)]
@@ -306,7 +332,19 @@ Without NAME, prints the active scheduler and the ones offered. With NAME, switc
 back and prints the active one; an unknown name lists the available ones.
 
 The change persists and the original is recorded in /run/disktriage: `disktriage restore` \
-puts it back. --keep makes it permanent: nothing is recorded.";
+puts it back. --keep keeps it until the next boot: nothing is recorded.
+
+--persist writes a udev rule instead (DIR/etc/udev/rules.d/60-disktriage-scheduler-*.rules, \
+DIR from --target-root, default /) that sets NAME whenever the disk appears, at boot and on \
+hotplug. The rule matches the disk by its world-wide id or serial number, never by its kernel \
+name; a disk with neither is refused (--persist-class matches every rotational or \
+non-rotational disk instead). A rule for the same disk is replaced. The running scheduler is \
+not changed. --dry-run prints the rule without writing it.
+
+Examples:
+  disktriage sched sda mq-deadline --persist
+  disktriage sched nvme0n1 none --persist --target-root /mnt/sysimage --dry-run
+  disktriage sched sdb bfq --persist --persist-class";
 
 const RESTORE_HELP: &str = "\
 Each changed setting is put back to its first recorded original (the value before the \
@@ -315,6 +353,20 @@ Changes held by a disktriage that is still running are left to it unless --force
 that was removed, or is another device now (another disk, a loop device attached to \
 another image), is dropped from the journal without being written. An entry whose device \
 name is not a plain kernel name is refused and left in the journal.";
+
+const HISTORY_HELP: &str = "\
+The history is /var/lib/disktriage/history.jsonl (--history-dir DIR, or \
+$DISKTRIAGE_HISTORY_DIR, elsewhere): one JSON record per finished run, with the disk's \
+identity (world-wide id or serial number; a loop device's image, a file's path, else the \
+kernel name), the settings (test, request size, queue depth, workers, engine, O_DIRECT or \
+buffered, scheduler, drive cache, kernel flush policy) and the figures Results shows. It is \
+rotated at 4 MiB into history.jsonl.1. A line that does not parse is reported with its line \
+number and left as it is.
+
+Examples:
+  disktriage history
+  disktriage history sda
+  disktriage history --json nvme0n1";
 
 const COMPLETIONS_HELP: &str = "\
 Save the script where the shell looks for it:
@@ -397,11 +449,42 @@ pub struct SchedArgs {
     /// The scheduler to activate (e.g. none, mq-deadline, kyber, bfq); without it, only show.
     pub name: Option<String>,
 
-    /// Make the change permanent: do not record the original for `disktriage restore`.
-    #[arg(long, requires = "name")]
+    /// Keep the change until the next boot: do not record the original for `disktriage
+    /// restore` (--persist makes it survive a reboot).
+    #[arg(long, requires = "name", conflicts_with = "persist")]
     pub keep: bool,
 
+    /// Write a udev rule that sets NAME on this disk at every boot, matched by its WWN or
+    /// serial (never its kernel name). The running scheduler is not changed.
+    #[arg(long, requires = "name")]
+    pub persist: bool,
+
+    /// With --persist: the rule matches every rotational (or every non-rotational) disk, as
+    /// this one is, instead of this disk alone.
+    #[arg(long, requires = "persist")]
+    pub persist_class: bool,
+
+    /// With --persist: the installed system's root, where etc/udev/rules.d/ is (e.g.
+    /// /mnt/sysimage or /sysroot in rescue mode).
+    #[arg(long, value_name = "DIR", default_value = "/", requires = "persist")]
+    pub target_root: PathBuf,
+
+    /// With --persist: print the rule and where it would go; write nothing.
+    #[arg(long, requires = "persist")]
+    pub dry_run: bool,
+
     /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Only this disk's runs (`sda`, `/dev/sda`; a partition means its disk; a file target's
+    /// path).
+    pub device: Option<String>,
+
+    /// Print the records as JSON: {"schema", "runs": [...]}, oldest first.
     #[arg(long)]
     pub json: bool,
 }

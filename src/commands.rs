@@ -2,6 +2,7 @@
 //! `restore` and the hidden `debug` tools. Each resolves the device, acts through the library
 //! (changes through the journaled `Changer`), and prints what the device reports afterwards.
 
+pub mod history;
 pub mod multi;
 pub mod run;
 
@@ -18,7 +19,7 @@ use crate::model::cache::on_off;
 use crate::model::{CacheStatus, Lifetime, Verdict};
 use crate::report::output::write_stdout;
 use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, process};
-use crate::{drive_state, report};
+use crate::{drive_state, persist, report};
 
 fn drives(root: &SysRoot) -> Arc<dyn DriveControl> {
     Arc::new(LinuxDrives::new(root.clone()))
@@ -136,6 +137,27 @@ pub fn sched(
     let target = drives.resolve(&args.device)?;
     let dev = &target.device;
     let partition = target.partition.as_deref();
+    if args.persist
+        && let Some(name) = &args.name
+    {
+        let done = persist::persist_scheduler(
+            root,
+            &dev.name,
+            name,
+            &persist::PersistOptions {
+                target_root: args.target_root.clone(),
+                class: args.persist_class,
+                dry_run: args.dry_run,
+            },
+        )?;
+        let text = if args.json {
+            report::sched::render_persist_json(&done, partition)?
+        } else {
+            report::sched::render_persist(&done, partition, width)
+        };
+        write_stdout(&text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let Some(name) = &args.name else {
         let set = match drive_state::scheduler(drives.as_ref(), dev) {
             Ok(set) => set,

@@ -15,7 +15,9 @@ use crate::bench::runner::RunEvent;
 use crate::bench::session::RunRequest;
 use crate::bench::spec::Plan;
 use crate::changes::{CacheChange, ChangeError};
+use crate::history::HistoryEntry;
 use crate::model::{CacheStatus, Inventory, SmartHealth};
+use crate::persist::{PersistError, Persisted, UdevRule};
 use crate::report::export::ExportFormat;
 use crate::sys::DriveError;
 
@@ -41,6 +43,12 @@ pub enum TaskError {
 impl From<ChangeError> for TaskError {
     fn from(e: ChangeError) -> Self {
         TaskError::Change(e.to_string())
+    }
+}
+
+impl From<PersistError> for TaskError {
+    fn from(e: PersistError) -> Self {
+        TaskError::Failed(e.to_string())
     }
 }
 
@@ -114,6 +122,19 @@ pub enum Msg {
         at: f64,
         celsius: i64,
     },
+    /// Earlier sessions' runs of the disk a run just finished on (oldest first).
+    PastRuns(Vec<HistoryEntry>),
+    /// Something about the history worth a line (it could not be written, a bad line).
+    HistoryNote(String),
+    /// The udev rule that would make a scheduler permanent, or why there can be none.
+    PersistPlanned {
+        device: String,
+        scheduler: String,
+        class: bool,
+        result: Result<Box<Persisted>, TaskError>,
+    },
+    /// The rule was written (its path), or why not.
+    Persisted(Result<PathBuf, TaskError>),
     /// News of one target of a run on several devices.
     Several(SeveralMsg),
 }
@@ -179,6 +200,20 @@ pub enum Cmd {
     StartSeveral(Vec<(usize, RunRequest)>),
     /// Stop the run (every target of a run on several devices).
     StopRun,
+    /// Add a finished test (all its repeats) to the history, then load the disk's past runs.
+    RecordHistory {
+        runs: Vec<RunReport>,
+        drive_cache: Option<String>,
+    },
+    /// Plan the udev rule that sets `scheduler` on `device` at boot (on every disk of its
+    /// class when `class`); writes nothing.
+    PlanPersist {
+        device: String,
+        scheduler: String,
+        class: bool,
+    },
+    /// Write a planned rule.
+    WritePersist(Box<UdevRule>),
     Export {
         reports: Vec<RunReport>,
         format: ExportFormat,

@@ -180,6 +180,24 @@ fn closing_sections() -> Roff {
              (scheduler, drive write cache). It lives on a tmpfs: a reboot resets the \
              settings and the journal together. disktriage restore puts them back.",
         )])
+        .control("TP", [])
+        .text([bold(format!(
+            "{}/{}",
+            crate::history::DEFAULT_HISTORY_DIR,
+            crate::history::FILE
+        ))])
+        .text([roman(
+            "The run history: one JSON line per finished run, with the disk's world-wide id \
+             or serial, the settings and the figures (disktriage history). Rotated at 4 MiB \
+             into history.jsonl.1. --history-dir or DISKTRIAGE_HISTORY_DIR put it elsewhere.",
+        )])
+        .control("TP", [])
+        .text([bold("/etc/udev/rules.d/60-disktriage-scheduler-*.rules")])
+        .text([roman(
+            "Rules written by disktriage sched DEV NAME --persist: the scheduler set at \
+             every boot, for one disk by its world-wide id or serial, or for every \
+             rotational or non-rotational disk (--persist-class).",
+        )])
         .control("SH", ["EXIT STATUS"])
         .control("TP", [])
         .text([bold("0")])

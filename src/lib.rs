@@ -13,6 +13,9 @@
 //! - `bench`: the I/O test engine (catalogue, plans, target preparation, workers, runner,
 //!   statistics); `bench::outcome` is what a run produced.
 //! - `report`: headless output (text, JSON, CSV, fio), exports, and stdout/stderr.
+//! - `history`: the run history (JSON lines under /var/lib/disktriage), keyed by the disk's
+//!   stable identity.
+//! - `persist`: the udev rule that makes a scheduler permanent (by WWN or serial).
 //! - `commands`: the CLI's command bodies; `cli` parses the command line; `install`
 //!   generates the man page and the shell completions.
 //! - `app` (state and `update(Msg)`), `event` (messages and commands), `ui` (drawing) and
@@ -27,8 +30,10 @@ pub mod cli;
 pub mod commands;
 pub mod drive_state;
 pub mod event;
+pub mod history;
 pub mod install;
 pub mod model;
+pub mod persist;
 pub mod report;
 pub mod smart;
 // The one exemption from the crate's `unsafe_code = "deny"`: ioctls, io_uring and signal
@@ -47,6 +52,7 @@ use sys::SysRoot;
 /// Runs one invocation and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let root = SysRoot::new(&cli.root);
+    let history_dir = cli.history_dir();
     match cli.command {
         Some(Command::List(args)) => list(&root, &args),
         Some(Command::Cache(args)) => {
@@ -82,7 +88,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 panic,
             },
         ),
-        Some(Command::Run(args)) => commands::run::run(&root, &args),
+        Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
+        Some(Command::History(args)) => commands::history::history(&root, &history_dir, &args),
         Some(Command::Completions { shell }) => {
             write_stdout(&install::completion_script(shell))?;
             Ok(ExitCode::SUCCESS)
@@ -95,7 +102,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             write_stdout(&commands::run::list_tests())?;
             Ok(ExitCode::SUCCESS)
         }
-        None => tui::run(root, &cli.journal_dir),
+        None => tui::run(root, &cli.journal_dir, &history_dir),
     }
 }
 

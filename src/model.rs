@@ -5,6 +5,7 @@ pub mod activity;
 pub mod cache;
 pub mod change;
 pub mod device;
+pub mod identity;
 pub mod smart;
 pub mod text;
 pub mod units;
@@ -18,6 +19,7 @@ pub use device::{
     BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, LoopBacking, LoopLink,
     Partition, SchedulerSet, Transport,
 };
+pub use identity::DiskIdentity;
 pub use smart::{
     AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,
     SmartReading, SmartctlReport, Verdict,

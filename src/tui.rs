@@ -46,7 +46,7 @@ fn restore_terminal() {
 }
 
 /// Runs the interactive program until the admin quits.
-pub fn run(root: SysRoot, journal_dir: &Path) -> anyhow::Result<ExitCode> {
+pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Result<ExitCode> {
     if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
         anyhow::bail!(
             "the interactive screen needs a terminal; for scripts use `disktriage list` and \
@@ -110,7 +110,8 @@ pub fn run(root: SysRoot, journal_dir: &Path) -> anyhow::Result<ExitCode> {
         .as_ref()
         .map(RestoreGuard::shared)
         .map_err(Clone::clone);
-    let result = main_loop(&mut terminal, &root, drives, changer, &signalled);
+    let history = crate::history::History::new(history_dir);
+    let result = main_loop(&mut terminal, &root, drives, changer, history, &signalled);
     // Settings first: after a hangup (SSH dropped, window closed) every write to the terminal
     // fails, and nothing done to it may stand between the admin and the original settings.
     let restored = guard.as_ref().ok().map(RestoreGuard::restore_now);
@@ -150,6 +151,7 @@ fn main_loop(
     root: &SysRoot,
     drives: Arc<dyn DriveControl>,
     changer: Result<SharedChanger, String>,
+    history: crate::history::History,
     signalled: &AtomicUsize,
 ) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
@@ -164,7 +166,8 @@ fn main_loop(
         drives,
         changer,
         Box::new(session::start),
-    );
+    )
+    .with_history(history);
     exec.execute(Cmd::RefreshInventory);
     exec.offer_orphans();
 

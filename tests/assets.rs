@@ -17,6 +17,7 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
 mod common;
+use common::{HISTORY_ENV, history_dir};
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -454,7 +455,9 @@ fn visible_commands() -> Vec<String> {
 }
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_disktriage"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_disktriage"));
+    cmd.env(HISTORY_ENV, history_dir());
+    cmd
 }
 
 /// Runs the binary and returns its stdout; panics with stderr when it fails.

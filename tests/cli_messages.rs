@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
 mod common;
+use common::{HISTORY_ENV, history_dir};
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -18,6 +19,7 @@ use disktriage::model::{DeviceId, Lifetime, Setting};
 
 fn disktriage(args: &[&OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .args(args)
         .output()
         .unwrap()
@@ -30,6 +32,7 @@ fn to_dev_full(args: &[&OsStr]) -> Output {
         .open("/dev/full")
         .unwrap();
     Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .args(args)
         .stdout(Stdio::from(full))
         .output()

@@ -159,6 +159,7 @@ fn rows_verdict_and_json_on_files_the_run_creates() {
     let (a, b) = ("a.img", "b.img");
     let disktriage = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(common::HISTORY_ENV, common::history_dir())
             .current_dir(dir.path())
             .args(args)
             .output()
@@ -249,6 +250,7 @@ fn a_target_that_cannot_start_is_named_and_the_others_report() {
     let dir = scratch();
     // Relative names, so the table shows them whole.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(common::HISTORY_ENV, common::history_dir())
         .current_dir(dir.path())
         .args([
             "run",

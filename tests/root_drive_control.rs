@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
 mod common;
+use common::{HISTORY_ENV, history_dir};
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -15,6 +16,7 @@ use common::{LoopDev, root_or_skip, scratch};
 
 fn run(journal: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .arg("--journal-dir")
         .arg(journal)
         .args(args)
@@ -271,6 +273,7 @@ fn root_changes_need_root_and_say_so() {
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .arg("--journal-dir")
         .arg(&journal)
         .args(["sched", &l.name, &other])
@@ -312,6 +315,7 @@ struct Hold {
 impl Hold {
     fn start(journal: &Path, dev: &str, sched: &str, extra: &[&str]) -> Hold {
         let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(HISTORY_ENV, history_dir())
             .arg("--journal-dir")
             .arg(journal)
             .args(["debug", "hold", dev, "--sched", sched])
@@ -449,6 +453,7 @@ fn root_nohup_keeps_sighup_ignored() {
     // `nohup` ignores SIGHUP before exec: the session must keep ignoring it.
     let mut child = Command::new("nohup")
         .arg(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .arg("--journal-dir")
         .arg(&journal)
         .args([
@@ -689,6 +694,7 @@ fn root_restore_racing_sched_loses_no_entry() {
     };
     let spawn = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(HISTORY_ENV, history_dir())
             .arg("--journal-dir")
             .arg(&journal)
             .args(args)

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
 mod common;
+use common::{HISTORY_ENV, history_dir};
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -380,6 +381,7 @@ fn root_buffers_larger_than_memory_are_refused_before_allocating() {
         let out = Command::new("prlimit")
             .arg(format!("--as={}", 8u64 << 30))
             .arg(env!("CARGO_BIN_EXE_disktriage"))
+            .env(HISTORY_ENV, history_dir())
             .args([
                 "run", target, "--test", "seq-read", "--bs", "256M", "--qd", "1024", "--time", "1",
                 "--size", "256M",
@@ -548,6 +550,7 @@ fn root_backward_and_sweep_patterns_touch_their_offsets() {
 /// Samples `/sys/block/<name>/inflight` while `args` run; returns the largest count seen.
 fn max_inflight(name: &str, args: &[&str]) -> u64 {
     let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -672,6 +675,7 @@ fn root_write_guard() {
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .args(["run", l.path_str(), "--test", "seq-read", "--count", "1"])
         .output()
         .unwrap();
@@ -896,6 +900,7 @@ fn root_failing_device_ends_the_run_with_the_error() {
     }
     let l = LoopDev::attach(&fused, &[]);
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .args([
             "run",
             l.path_str(),
@@ -939,6 +944,7 @@ fn root_failing_device_ends_the_run_with_the_error() {
 /// Starts a 30 s rand-read on `l`, sends `sig` after 1.8 s, returns what the run printed.
 fn interrupted_run(l: &LoopDev, sig: nix::sys::signal::Signal) -> std::process::Output {
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .args([
             "run",
             l.path_str(),

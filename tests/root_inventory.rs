@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
 mod common;
+use common::{HISTORY_ENV, history_dir};
 
 use common::{
     LoopDev, Mounted, Zram, disktriage, json_device, list_json, root_or_skip, scratch, sh,
@@ -233,6 +234,7 @@ fn root_list_works_as_a_normal_user() {
     let out = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .args(["list", "--json", "--all"])
         .output()
         .expect("setpriv");

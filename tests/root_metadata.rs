@@ -156,6 +156,7 @@ fn root_metadata_stopped_by_a_signal_removes_its_files() {
     let mnt = Tmpfs::mount(&tmp.path().join("mnt"), "size=256m");
     for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
         let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(common::HISTORY_ENV, common::history_dir())
             .args(["run", mnt.0.to_str().unwrap(), "--test", "metadata"])
             .args(["--files", "1000000", "--json"])
             .stdout(Stdio::piped())

@@ -209,6 +209,7 @@ fn signalled_run(
     after: Duration,
 ) -> std::process::Output {
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(common::HISTORY_ENV, common::history_dir())
         .args(["run", l.path_str(), "--preserve", "--destroy-data", &l.name])
         .args(["--time", "30", "--json"])
         .args(args)
@@ -348,6 +349,7 @@ fn root_preserve_failing_device_keeps_the_data() {
         }
         let l = LoopDev::attach(&fused, &[]);
         let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(common::HISTORY_ENV, common::history_dir())
             .args(["run", l.path_str(), "--test", "rand-write", "--preserve"])
             .args(["--destroy-data", &l.name, "--engine", engine, "--qd", "8"])
             .args(["--time", "20", "--warmup", "0", "--json"])
@@ -432,6 +434,7 @@ fn preserve_never_writes_a_block_it_could_not_read_whole() {
     for engine in ["uring", "sync"] {
         std::fs::write(&file, &data).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(common::HISTORY_ENV, common::history_dir())
             .args(["run", file.to_str().unwrap(), "--test", "rand-write"])
             .args([
                 "--preserve",

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
 mod common;
+use common::{HISTORY_ENV, history_dir};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -352,6 +353,7 @@ fn root_interrupted_layout_removes_the_new_file() {
         nix::sys::signal::Signal::SIGHUP,
     ] {
         let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(HISTORY_ENV, history_dir())
             .args(["run", &f, "--test", "seq-read", "--size", "768M"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

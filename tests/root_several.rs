@@ -154,7 +154,11 @@ fn root_several_a_throttled_loop_device_is_the_outlier() {
         env!("CARGO_BIN_EXE_disktriage"),
         paths.join(" ")
     );
-    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env(common::HISTORY_ENV, common::history_dir())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

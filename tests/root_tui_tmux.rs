@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
 mod common;
+use common::{HISTORY_ENV, history_dir};
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -59,9 +60,10 @@ impl Tmux {
     }
 
     fn start_shell(&self, env: &[&str], cmd: &str) {
+        let history = format!("{HISTORY_ENV}={}", history_dir().display());
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "new-session", "-d", "-s", "dt"])
-            .args(["-x", "80", "-y", "25", "env"])
+            .args(["-x", "80", "-y", "25", "env", &history])
             .args(env)
             .args(["sh", "-c", cmd])
             .output()
@@ -239,7 +241,7 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
     }
     tmux.keys(&["Enter"]);
     tmux.wait_for(
-        &format!("scheduler is now {other}"),
+        &format!("scheduler now {other}"),
         Duration::from_secs(3),
         "switched",
     );
@@ -313,7 +315,7 @@ fn root_tmux_sigterm_restores_terminal_and_scheduler() {
     tmux.select(&l.name);
     // Switch to another scheduler (the next one in the kernel's list).
     tmux.keys(&["s", "Down", "Enter"]);
-    tmux.wait_for("scheduler is now", Duration::from_secs(3), "switched");
+    tmux.wait_for("scheduler now", Duration::from_secs(3), "switched");
     assert_ne!(active_scheduler(&l.name), before);
 
     let pid = tmux.pid();
@@ -349,7 +351,7 @@ fn root_tmux_after_sigkill_the_next_start_offers_to_restore() {
     tmux.start(&[], &journal_arg);
     tmux.select(&l.name);
     tmux.keys(&["s", "Down", "Enter"]);
-    tmux.wait_for("scheduler is now", Duration::from_secs(3), "switched");
+    tmux.wait_for("scheduler now", Duration::from_secs(3), "switched");
     let changed = active_scheduler(&l.name);
     assert_ne!(changed, before);
 
@@ -487,7 +489,7 @@ fn root_tmux_hangup_restores_the_scheduler_without_aborting() {
     tmux.start_recording_status(&format!("--journal-dir {}", journal.display()), &status);
     tmux.select(&l.name);
     tmux.keys(&["s", "Down", "Enter"]);
-    tmux.wait_for("scheduler is now", Duration::from_secs(3), "switched");
+    tmux.wait_for("scheduler now", Duration::from_secs(3), "switched");
     assert_ne!(active_scheduler(&l.name), before);
     assert_eq!(
         journal_entries(&journal).len(),

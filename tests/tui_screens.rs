@@ -12,6 +12,7 @@ use disktriage::bench::catalog::TestName;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::Inventory;
 use disktriage::report::export::ExportFormat;
+use disktriage::sys::SysRoot;
 use ratatui::crossterm::event::KeyCode;
 
 const SIZES: [(u16, u16); 2] = [(80, 25), (132, 43)];
@@ -1748,4 +1749,231 @@ fn results_say_when_a_figure_is_faster_than_the_link() {
         assert!(s.contains("faster than the link: a cache answered"), "{s}");
     }
     snap("results_faster_than_link", &app);
+}
+
+/// A run of an earlier session on loop0's image, as the history gives it back: rand-read at
+/// `mbps` under `sched`, three repeats.
+fn past_run(mbps: f64, sched: &str) -> disktriage::history::HistoryEntry {
+    let mut runs: Vec<_> = [0.98, 1.0, 1.02]
+        .iter()
+        .map(|k| report(TestName::RandRead, "loop0", sched, mbps * k, 0.070))
+        .collect();
+    for r in &mut runs {
+        r.started_unix = 1_795_000_000;
+    }
+    disktriage::history::HistoryEntry::of_runs(
+        disktriage::model::DiskIdentity::LoopImage("/tmp/dtcap/a.img".into()),
+        &runs,
+        Some("n/a".into()),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
+    let mut app = app_with("host-loop-zram", true);
+    app.values.repeats = 3;
+    complete_run(&mut app, "none", 512.0, 0.060); // loop0, this session
+    let past = past_run(430.0, "mq-deadline");
+    let cmds = app.update(Msg::PastRuns(vec![past.clone()]));
+    assert!(cmds.is_empty(), "{cmds:?}");
+    // The same entry again (a second run of the session) is not shown twice.
+    app.update(Msg::PastRuns(vec![past.clone()]));
+    assert_eq!(app.results.records.len(), 2);
+    keys(&mut app, "4");
+    let rec = &app.results.records[1];
+    assert_eq!(rec.repeats_done(), 3);
+    assert!(rec.has_results() && rec.runs.is_empty());
+    // The past run's figures are the ones recorded: the mean of its repeats, with its noise.
+    let row = rec.row().unwrap();
+    assert!((row.mbps.unwrap() - 430.0).abs() < 0.01, "{row:?}");
+    assert!(row.noise_pct.unwrap() > 3.9, "{row:?}");
+    key(&mut app, KeyCode::Down);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("h2"), "{s}");
+    assert!(s.contains("past run of 2026-11-18 11:06 UTC"), "{s}");
+    snap("results_with_a_past_run", &app);
+
+    // Compare the past run (A) with this session's (B): before and after the cable.
+    keys(&mut app, " ");
+    key(&mut app, KeyCode::Up);
+    keys(&mut app, " ");
+    keys(&mut app, "c");
+    assert_eq!(app.screen, Screen::Compare);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("A #h2"), "{s}");
+    assert!(s.contains("scheduler mq-deadline -> none"), "{s}");
+    // Beyond the past run's noise (4 %): better, across sessions.
+    assert!(s.contains("+19.1%") && s.contains("better"), "{s}");
+    snap("compare_with_a_past_run", &app);
+
+    // A past run is not rerun (its parameters are not all kept) nor exported again.
+    keys(&mut app, "4");
+    key(&mut app, KeyCode::Down);
+    let cmds = keys(&mut app, "r");
+    assert!(cmds.is_empty(), "{cmds:?}");
+    assert!(
+        matches!(&app.overlay, Some(Overlay::Error(e)) if e.contains("cannot be rerun")),
+        "{:?}",
+        app.overlay
+    );
+    app.overlay = None;
+    keys(&mut app, "e");
+    assert!(
+        matches!(&app.overlay, Some(Overlay::Error(e)) if e.contains("disktriage history")),
+        "{:?}",
+        app.overlay
+    );
+    app.overlay = None;
+    // Enter shows what the history kept.
+    key(&mut app, KeyCode::Enter);
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("past run of 2026-11-18 11:06 UTC"), "{s}");
+    assert!(s.contains("scheduler mq-deadline; drive cache n/a"), "{s}");
+    assert!(s.contains("Report of run #h2"), "{s}");
+    // R still retests this session's run, not the past one.
+    app.overlay = None;
+    let cmds = keys(&mut app, "R");
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.target.to_str(), Some("/dev/loop0"));
+    // Nothing unsaved about a past run: q does not ask to export it.
+    assert_eq!(app.unsaved().collect::<Vec<_>>(), vec![0]);
+}
+
+#[test]
+fn a_test_that_is_over_is_handed_to_the_history_once() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    keys(&mut app, "r");
+    let rep = report(TestName::RandRead, "loop0", "none", 500.0, 0.05);
+    app.update(Msg::RunStarted {
+        target: Box::new(rep.target.clone()),
+        plan: Box::new(rep.plan.clone()),
+        notes: vec![],
+    });
+    let cmds = app.update(Msg::RunFinished(Box::new(Ok(rep.clone()))));
+    let recorded: Vec<_> = cmds
+        .iter()
+        .filter_map(|c| match c {
+            Cmd::RecordHistory { runs, .. } => Some(runs.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded, [1], "{cmds:?}");
+    app.update(Msg::HistoryNote(
+        "the run was not added to the history: cannot create /var/lib/disktriage".into(),
+    ));
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("history: the run was not added"), "{s}");
+}
+
+#[test]
+fn p_after_a_switch_shows_the_udev_rule_before_writing_it() {
+    use disktriage::persist::{PersistOptions, persist_scheduler};
+    let mut app = app_with("qemu-lab", true);
+    keys(&mut app, "1");
+    while app.selected_device().unwrap().name != "sda" {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "s");
+    key(&mut app, KeyCode::Enter);
+    app.update(Msg::SchedulerSet {
+        device: "sda".into(),
+        result: Ok("none".into()),
+    });
+    let cmds = keys(&mut app, "P");
+    assert_eq!(
+        cmds,
+        [Cmd::PlanPersist {
+            device: "sda".into(),
+            scheduler: "none".into(),
+            class: false
+        }]
+    );
+    // What the loop answers: the plan for the lab's SATA disk, by its t10 id (nothing
+    // written: a dry run against this machine's /).
+    let lab = SysRoot::new(fixture("qemu-lab"));
+    let plan = |device: &str, class: bool| {
+        persist_scheduler(
+            &lab,
+            device,
+            "none",
+            &PersistOptions {
+                target_root: "/".into(),
+                class,
+                dry_run: true,
+            },
+        )
+        .map(Box::new)
+        .map_err(Into::into)
+    };
+    app.update(Msg::PersistPlanned {
+        device: "sda".into(),
+        scheduler: "none".into(),
+        class: false,
+        result: plan("sda", false),
+    });
+    let s = screen(&app, 132, 43);
+    assert!(
+        s.contains("/etc/udev/rules.d/60-disktriage-scheduler-wwid-"),
+        "{s}"
+    );
+    // The t10 id's runs of spaces are shown as written.
+    assert!(s.contains("ATTRS{wwid}==\"t10.ATA     DT SATA DISK"), "{s}");
+    assert!(s.contains("unchanged"), "{s}");
+    snap("persist_rule", &app);
+    let cmds = keys(&mut app, "y");
+    let [Cmd::WritePersist(rule)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(rule.device, "sda");
+    app.update(Msg::Persisted(Ok(
+        "/etc/udev/rules.d/60-disktriage-scheduler-wwid-x.rules".into(),
+    )));
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("udev rule written"), "{s}");
+    assert!(
+        s.contains("/etc/udev/rules.d/60-disktriage-scheduler-wwid-x.rules"),
+        "{s}"
+    );
+    key(&mut app, KeyCode::Esc);
+
+    // The SCSI disk has no identity a rule can match: the reason, and the class rule offered.
+    app.update(Msg::PersistPlanned {
+        device: "sdb".into(),
+        scheduler: "none".into(),
+        class: false,
+        result: plan("sdb", false),
+    });
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("no stable identity"), "{s}");
+    snap("persist_refused", &app);
+    let cmds = keys(&mut app, "a");
+    assert_eq!(
+        cmds,
+        [Cmd::PlanPersist {
+            device: "sdb".into(),
+            scheduler: "none".into(),
+            class: true
+        }]
+    );
+    app.update(Msg::PersistPlanned {
+        device: "sdb".into(),
+        scheduler: "none".into(),
+        class: true,
+        result: plan("sdb", true),
+    });
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("every rotational disk"), "{s}");
+    assert!(
+        s.contains("60-disktriage-scheduler-rotational.rules"),
+        "{s}"
+    );
+    // Esc writes nothing.
+    let cmds = key(&mut app, KeyCode::Esc);
+    assert!(cmds.is_empty(), "{cmds:?}");
+    assert!(app.overlay.is_none());
 }

@@ -7,6 +7,7 @@ use std::ops::Deref;
 use super::{App, Overlay, Screen};
 use crate::changes::CacheChange;
 use crate::event::{Cmd, TaskError};
+use crate::persist::Persisted;
 
 /// A setting this session changed on one device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,9 +229,78 @@ impl App {
             .map(|o| format!(" (back to {o} on exit)"))
             .unwrap_or_default();
         self.info(format!(
-            "{device}: scheduler is now {active}{restore}; R retests"
+            "{device}: scheduler now {active}{restore}; R retests, P permanent"
         ));
         vec![Cmd::RefreshInventory]
+    }
+
+    /// `P`: plan the udev rule that sets the focused device's scheduler (the one switched
+    /// last, if any) at every boot; the dialog shows it before anything is written.
+    pub(super) fn open_persist(&mut self) -> Vec<Cmd> {
+        let Some(device) = self
+            .changes
+            .last_switch
+            .clone()
+            .or_else(|| self.focus_device())
+        else {
+            self.error("no device selected");
+            return Vec::new();
+        };
+        let switched = self
+            .changes
+            .scheduler
+            .iter()
+            .find(|c| c.device == device)
+            .map(|c| c.current.clone());
+        let active = switched.or_else(|| {
+            self.devices
+                .find(&device)
+                .and_then(|d| d.scheduler.as_ref()?.active.clone())
+        });
+        let Some(scheduler) = active else {
+            self.error(format!(
+                "{device} has no I/O scheduler to make permanent (s switches one)"
+            ));
+            return Vec::new();
+        };
+        vec![Cmd::PlanPersist {
+            device,
+            scheduler,
+            class: false,
+        }]
+    }
+
+    /// The planned rule (or why there is none) comes back: the dialog shows it.
+    pub(super) fn persist_planned(
+        &mut self,
+        device: String,
+        scheduler: String,
+        class: bool,
+        result: Result<Box<Persisted>, TaskError>,
+    ) {
+        self.overlay = Some(Overlay::Persist {
+            device,
+            scheduler,
+            class,
+            plan: result.map_err(|e| e.to_string()),
+        });
+    }
+
+    pub(super) fn persisted(&mut self, result: Result<std::path::PathBuf, TaskError>) {
+        match result {
+            Ok(path) => {
+                self.overlay = Some(Overlay::Message {
+                    title: "udev rule written".into(),
+                    lines: vec![
+                        crate::model::text::neutralize_controls(&path.display().to_string()),
+                        "It applies whenever the disk appears (at boot, on hotplug); the \
+                         running scheduler is unchanged."
+                            .into(),
+                    ],
+                });
+            }
+            Err(e) => self.error(format!("the udev rule was not written: {e}")),
+        }
     }
 
     pub(super) fn drive_cache_set(

@@ -24,12 +24,7 @@ impl DriveState {
     /// "on", "off", "n/a" for the drive's cache; `None` when not read yet.
     pub fn cache_word(&self) -> Option<&'static str> {
         match &self.cache {
-            Some(Ok(c)) => Some(
-                c.drive
-                    .as_ref()
-                    .and_then(|d| d.enabled)
-                    .map_or("n/a", crate::model::cache::on_off),
-            ),
+            Some(Ok(c)) => Some(c.drive_word()),
             Some(Err(_)) => Some("?"),
             None => None,
         }

@@ -60,6 +60,8 @@ pub enum Action {
     NextScreen,
     Scheduler,
     DriveCache,
+    /// Make the scheduler permanent (a udev rule).
+    Persist,
     ReadSmart,
     Retest,
     /// Up/Down in a list or a scrolled view.
@@ -204,6 +206,14 @@ pub const BINDINGS: &[Binding] = &[
         Some("cache"),
         "the drive's own write cache: o off, n on, K keep",
         A::DriveCache,
+    ),
+    bind(
+        S::NotOnTest,
+        &[KeyCode::Char('P')],
+        "P",
+        None,
+        "make the scheduler permanent (udev rule, shown before writing)",
+        A::Persist,
     ),
     // Devices
     bind(

@@ -262,15 +262,7 @@ impl App {
         if let Some(rec) = self.results.records.get_mut(run.record) {
             rec.scheduler = target.scheduler.clone();
             rec.kernel_cache = target.kernel_write_cache;
-            rec.params = match plan.phases.as_slice() {
-                [one] => one.job.describe(),
-                many if plan.rewrites() && plan.writes() => format!(
-                    "{} phases, writes: {}",
-                    many.len(),
-                    crate::bench::spec::REWRITE_LABEL
-                ),
-                many => format!("{} phases", many.len()),
-            };
+            rec.params = crate::history::params_text(&plan);
         }
         run.target = Some(target);
         run.plan = Some(plan);
@@ -314,6 +306,11 @@ impl App {
                         cmds.push(Cmd::StartRun(Box::new(rec.request.clone())));
                         return cmds;
                     }
+                    // The test is over (every repeat, or stopped, or failed): into the history.
+                    cmds.push(Cmd::RecordHistory {
+                        runs: rec.runs.clone(),
+                        drive_cache: rec.drive_cache.clone(),
+                    });
                 }
                 run.finished = true;
                 run.error = error.clone();
@@ -339,7 +336,7 @@ impl App {
     /// setting was switched last (its latest test there, or asking when it has none).
     pub(super) fn rerun(&mut self, record: Option<usize>) -> Vec<Cmd> {
         let records = &self.results.records;
-        let Some(latest) = records.len().checked_sub(1) else {
+        let Some(latest) = self.results.latest() else {
             self.error("nothing to rerun yet: pick a test on the Test screen (2)");
             return Vec::new();
         };
@@ -348,9 +345,19 @@ impl App {
             return Vec::new();
         }
         let i = match (record, self.changes.last_switch.clone()) {
+            (Some(i), _) if records.get(i).is_some_and(|r| r.past.is_some()) => {
+                self.error(
+                    "a past run from the history cannot be rerun as it was: pick its test on \
+                     the Test screen (2)",
+                );
+                return Vec::new();
+            }
             (Some(i), _) => i,
             (None, Some(dev)) if records[latest].device != dev => {
-                match records.iter().rposition(|r| r.device == dev) {
+                match records
+                    .iter()
+                    .rposition(|r| r.device == dev && r.past.is_none())
+                {
                     Some(i) => i,
                     None => {
                         self.overlay = Some(Overlay::Retest {

@@ -10,6 +10,7 @@ use super::picker::Field;
 use crate::bench::safety;
 use crate::bench::session::RunRequest;
 use crate::event::Cmd;
+use crate::persist::Persisted;
 use crate::report::export::ExportFormat;
 
 /// A dialog over the screen; it takes the keys while open.
@@ -78,6 +79,15 @@ pub enum Overlay {
         devices: Vec<String>,
         typed: String,
         wrong: bool,
+    },
+    /// Make a scheduler permanent: the udev rule and where it goes (or why there can be
+    /// none), to confirm.
+    Persist {
+        device: String,
+        scheduler: String,
+        /// Every disk of the device's class instead of the device alone.
+        class: bool,
+        plan: Result<Box<Persisted>, String>,
     },
 }
 
@@ -166,6 +176,32 @@ impl Overlay {
                 KeyCode::Enter | KeyCode::Char('y') => close(Intent::UseFileTarget(ft)),
                 KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q') => CLOSE,
                 _ => stay(Overlay::FileTarget(ft)),
+            },
+            Overlay::Persist {
+                device,
+                scheduler,
+                class,
+                plan,
+            } => match (code, plan) {
+                (KeyCode::Char('y') | KeyCode::Enter, Ok(p)) => {
+                    close(Intent::Cmd(Cmd::WritePersist(Box::new(p.rule))))
+                }
+                (KeyCode::Char('a'), _) if class || crate::persist::in_class_kernels(&device) => {
+                    close(Intent::Cmd(Cmd::PlanPersist {
+                        device,
+                        scheduler,
+                        class: !class,
+                    }))
+                }
+                (KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q'), _) => {
+                    close(Intent::Info("no udev rule written".into()))
+                }
+                (_, plan) => stay(Overlay::Persist {
+                    device,
+                    scheduler,
+                    class,
+                    plan,
+                }),
             },
             Overlay::Retest { device, record } => match code {
                 KeyCode::Char('y') | KeyCode::Enter => close(Intent::RetestOn { device, record }),

@@ -1,20 +1,21 @@
 //! The session's results: one record per test started from the TUI, holding every repeat's
 //! report, the figures averaged over the repeats with their spread (the run-to-run noise), and
-//! the comparison of two records.
+//! the comparison of two records. Runs of earlier sessions on the same disk come back from the
+//! history as records of their own (`past`), with their figures and settings but no reports.
 
 use super::keys::Action;
 use super::{App, Overlay, Screen, scroll, step};
 use crate::bench::catalog::TestName;
 use crate::bench::curve::PhaseSample;
-use crate::bench::outcome::PhaseResult;
+pub use crate::bench::figures::{PhaseFigures, RowFigures};
+use crate::bench::figures::{figures, row};
 use crate::bench::outcome::RunReport;
 use crate::bench::session::RunRequest;
-use crate::bench::spec::PhaseTag;
+pub use crate::bench::stats::{Delta, Significance, Stat, delta};
 use crate::event::Cmd;
+use crate::history::HistoryEntry;
 use crate::model::KernelWriteCache;
 use crate::report::export::ExportFormat;
-
-pub use crate::bench::stats::{Delta, Significance, Stat, delta};
 
 /// One test as the admin started it, with all its repeats.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,26 +35,9 @@ pub struct RunRecord {
     pub error: Option<String>,
     /// Written to a file (JSON, CSV or fio) since its last repeat finished.
     pub exported: bool,
-}
-
-/// A phase's figures over the repeats.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PhaseFigures {
-    pub label: String,
-    pub tag: PhaseTag,
-    /// Request size in bytes.
-    pub bs: u64,
-    /// I/Os and measured seconds of a repeat (the mean over the repeats): the time base of
-    /// the rates.
-    pub ops: u64,
-    pub seconds: f64,
-    /// MB/s (10^6 bytes per second).
-    pub mbps: Stat,
-    pub iops: Stat,
-    pub mean_ms: Option<Stat>,
-    pub p50_ms: Option<Stat>,
-    pub p99_ms: Option<Stat>,
-    pub p999_ms: Option<Stat>,
+    /// A run of an earlier session, loaded from the history: its figures and settings, no
+    /// reports.
+    pub past: Option<Box<HistoryEntry>>,
 }
 
 impl RunRecord {
@@ -71,44 +55,17 @@ impl RunRecord {
             runs: Vec::new(),
             error: None,
             exported: false,
+            past: None,
         }
     }
 
-    /// Per phase (in plan order), the figures over the completed repeats.
+    /// Per phase (in plan order), the figures over the completed repeats; a past run's as
+    /// the history recorded them.
     pub fn figures(&self) -> Vec<PhaseFigures> {
-        let Some(first) = self.runs.first() else {
-            return Vec::new();
-        };
-        first
-            .outcome
-            .phases
-            .iter()
-            .filter_map(|p0| {
-                let phases: Vec<&PhaseResult> = self
-                    .runs
-                    .iter()
-                    .filter_map(|r| r.outcome.phases.iter().find(|p| p.label == p0.label))
-                    .filter(|p| p.ok())
-                    .collect();
-                let pick = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
-                    Stat::of(&phases.iter().filter_map(|p| f(p)).collect::<Vec<_>>())
-                };
-                let n = phases.len().max(1);
-                Some(PhaseFigures {
-                    label: p0.label.clone(),
-                    tag: p0.tag.clone(),
-                    bs: p0.job.bs,
-                    ops: phases.iter().map(|p| p.read.ops + p.write.ops).sum::<u64>() / n as u64,
-                    seconds: phases.iter().map(|p| p.seconds).sum::<f64>() / n as f64,
-                    mbps: pick(&|p| Some(p.bytes_per_sec() / 1e6))?,
-                    iops: pick(&|p| Some(p.iops()))?,
-                    mean_ms: pick(&|p| p.latency().map(|l| l.mean_ns / 1e6)),
-                    p50_ms: pick(&|p| p.latency().map(|l| l.p50_ns as f64 / 1e6)),
-                    p99_ms: pick(&|p| p.latency().map(|l| l.p99_ns as f64 / 1e6)),
-                    p999_ms: pick(&|p| p.latency().map(|l| l.p999_ns as f64 / 1e6)),
-                })
-            })
-            .collect()
+        match &self.past {
+            Some(past) if self.runs.is_empty() => past.figures.clone(),
+            _ => figures(&self.runs),
+        }
     }
 
     /// Every phase with a rate, as the charts and grids read them.
@@ -127,24 +84,69 @@ impl RunRecord {
     /// What the record's row in Results shows: a single phase's figures, or for several the
     /// peak MB/s and IOPS and the worst p99 over all of them, with the largest spread.
     pub fn row(&self) -> Option<RowFigures> {
-        let all = self.figures();
-        let figures: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_meaningful()).collect();
-        if figures.is_empty() {
-            return all.first().map(|f| RowFigures {
-                phases: all.len(),
-                mbps: None,
-                iops: None,
-                p99_ms: f.p99_ms.map(|s| s.mean),
-                noise_pct: None,
-            });
+        row(&self.figures())
+    }
+
+    /// Has figures to show and compare: a finished repeat, or a past run.
+    pub fn has_results(&self) -> bool {
+        !self.runs.is_empty() || self.past.is_some()
+    }
+
+    /// Repeats completed (a past run's as recorded).
+    pub fn repeats_done(&self) -> usize {
+        match &self.past {
+            Some(p) if self.runs.is_empty() => p.repeats as usize,
+            _ => self.runs.len(),
         }
-        let max = |v: &mut dyn Iterator<Item = f64>| v.reduce(f64::max);
-        Some(RowFigures {
-            phases: figures.len(),
-            mbps: max(&mut figures.iter().map(|f| f.mbps.mean)),
-            iops: max(&mut figures.iter().map(|f| f.iops.mean)),
-            p99_ms: max(&mut figures.iter().filter_map(|f| f.p99_ms.map(|s| s.mean))),
-            noise_pct: max(&mut figures.iter().filter_map(|f| f.mbps.spread_pct)),
+    }
+
+    /// "O_DIRECT" or "BUFFERED": the I/O path its runs took.
+    pub fn io_path(&self) -> Option<&'static str> {
+        let direct = match &self.past {
+            Some(p) if self.runs.is_empty() => Some(p.settings.direct),
+            _ => self.runs.first().map(|r| r.plan.direct),
+        };
+        direct.map(|d| if d { "O_DIRECT" } else { "BUFFERED" })
+    }
+
+    /// The engine that ran ("uring", "sync", "auto" when phases differ).
+    pub fn engine(&self) -> Option<String> {
+        match &self.past {
+            Some(p) if self.runs.is_empty() => Some(p.settings.engine.clone()),
+            _ => self
+                .runs
+                .first()
+                .map(|r| r.outcome.engine.as_str().to_string()),
+        }
+    }
+
+    /// A record for a run of an earlier session, from the history. `None` for a test this
+    /// version does not know.
+    pub fn from_history(id: usize, entry: HistoryEntry) -> Option<RunRecord> {
+        let test: TestName = entry.test.parse().ok()?;
+        let request = RunRequest {
+            target: entry.target.clone().into(),
+            test,
+            params: Default::default(),
+            confirmation: None,
+            temperature: Default::default(),
+        };
+        let s = &entry.settings;
+        Some(RunRecord {
+            id,
+            device: entry.device.clone(),
+            test,
+            request,
+            params: s.params.clone(),
+            scheduler: s.scheduler.clone(),
+            kernel_cache: s.kernel_cache.as_deref().and_then(|k| k.parse().ok()),
+            drive_cache: s.drive_cache.clone(),
+            repeats_wanted: entry.repeats,
+            runs: Vec::new(),
+            error: entry.error.clone(),
+            // It is in the history already: nothing is lost on quitting.
+            exported: true,
+            past: Some(Box::new(entry)),
         })
     }
 }
@@ -154,6 +156,9 @@ impl RunRecord {
     /// repeats and each repeat's value), then every repeat's own report.
     pub fn report_text(&self) -> String {
         use std::fmt::Write as _;
+        if let Some(p) = self.past.as_deref().filter(|_| self.runs.is_empty()) {
+            return past_report(p);
+        }
         let n = self.runs.len();
         if n <= 1 {
             return self
@@ -211,41 +216,52 @@ impl RunRecord {
     }
 }
 
-impl PhaseFigures {
-    /// The phase as the sweep charts and the CrystalDiskMark grid read it: the means over
-    /// the repeats (with one repeat, the very figures of the CLI's table). None when too few
-    /// I/Os for a rate, as the CLI's knee leaves such a phase out too.
-    pub fn sample(&self) -> Option<PhaseSample> {
-        self.rates_meaningful().then(|| PhaseSample {
-            tag: self.tag.clone(),
-            bs: self.bs,
-            mbps: self.mbps.mean,
-            iops: self.iops.mean,
-            mean_ms: self.mean_ms.map(|s| s.mean),
-            p99_ms: self.p99_ms.map(|s| s.mean),
-        })
+/// A past run's report: what the history kept (its settings and figures).
+fn past_report(p: &HistoryEntry) -> String {
+    use std::fmt::Write as _;
+    let s = &p.settings;
+    let mut out = format!(
+        "past run of {} (from the history), {} on {} ({})\n",
+        p.when(),
+        p.test,
+        p.target,
+        p.device
+    );
+    let _ = writeln!(out, "disk: {}", p.disk);
+    let _ = writeln!(
+        out,
+        "{}; engine {} (asked {}); {}; scheduler {}; drive cache {}; kernel {}",
+        s.params,
+        s.engine,
+        s.engine_asked,
+        if s.direct { "O_DIRECT" } else { "BUFFERED" },
+        s.scheduler.as_deref().unwrap_or("-"),
+        s.drive_cache.as_deref().unwrap_or("-"),
+        s.kernel_cache.as_deref().unwrap_or("-"),
+    );
+    let _ = writeln!(out, "mean of {} repeat(s):", p.repeats);
+    for f in &p.figures {
+        let spread = f
+            .mbps
+            .spread_pct
+            .map_or(String::new(), |s| format!(" (spread {s:.1} %)"));
+        let _ = writeln!(
+            out,
+            "  {}: {:.1} MB/s{spread}, {:.0} IOPS{}",
+            f.label,
+            f.mbps.mean,
+            f.iops.mean,
+            f.p99_ms
+                .map_or(String::new(), |p| format!(", p99 {:.3} ms", p.mean))
+        );
     }
-
-    /// Are MB/s and IOPS worth showing (enough I/Os over enough time)?
-    pub fn rates_meaningful(&self) -> bool {
-        crate::report::run::rate_meaningful(self.ops, self.seconds)
+    if let Some(e) = &p.error {
+        let _ = writeln!(out, "error: {e}");
     }
-
-    /// "1 I/O in 0.90 ms": what the rates are computed over.
-    pub fn time_base(&self) -> String {
-        crate::report::run::time_base(self.ops, self.seconds)
-    }
-}
-
-/// A record's figures in one row (see `RunRecord::row`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RowFigures {
-    pub phases: usize,
-    /// None when no phase had enough I/Os for a rate.
-    pub mbps: Option<f64>,
-    pub iops: Option<f64>,
-    pub p99_ms: Option<f64>,
-    pub noise_pct: Option<f64>,
+    // The history is a file: its values may hold anything but line breaks are ours.
+    out.lines()
+        .map(|l| crate::model::text::neutralize_controls(l) + "\n")
+        .collect()
 }
 
 /// The session's records and what the Results and Compare screens have selected.
@@ -287,6 +303,31 @@ impl Results {
             _ if done.len() >= 2 => Some((done[done.len() - 2], done[done.len() - 1])),
             _ => None,
         }
+    }
+
+    /// Adds earlier sessions' runs (oldest first) after the session's records, skipping those
+    /// already shown; returns how many were added.
+    pub fn add_past(&mut self, entries: Vec<HistoryEntry>) -> usize {
+        let mut added = 0;
+        for e in entries {
+            let known = self
+                .records
+                .iter()
+                .any(|r| r.past.as_ref().is_some_and(|p| p.id == e.id));
+            if known {
+                continue;
+            }
+            if let Some(rec) = RunRecord::from_history(self.records.len(), e) {
+                self.records.push(rec);
+                added += 1;
+            }
+        }
+        added
+    }
+
+    /// The session's latest record (past runs from the history are not the session's).
+    pub fn latest(&self) -> Option<usize> {
+        self.records.iter().rposition(|r| r.past.is_none())
     }
 
     /// Marks the selected record for comparison, or unmarks it; the oldest of two goes.
@@ -331,10 +372,21 @@ impl App {
     pub(super) fn results_act(&mut self, action: Action, dir: i32) {
         let n = self.results.records.len();
         let has_runs = self.results.selected().is_some_and(|r| !r.runs.is_empty());
+        let past = self.results.selected().is_some_and(|r| r.past.is_some());
         let row = self.results.row;
         match action {
             Action::Move => self.results.row = step(row, dir, n.saturating_sub(1)),
             Action::Mark if n > 0 => self.results.toggle_mark(),
+            Action::Export if past => self.error(
+                "a past run is in the history already: `disktriage history --json DEV` prints \
+                 it",
+            ),
+            Action::Report if past => {
+                self.overlay = Some(Overlay::Report {
+                    record: row,
+                    scroll: 0,
+                });
+            }
             Action::Export if n > 0 && !has_runs => {
                 self.error("this run has no results to export");
             }

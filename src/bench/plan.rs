@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 /// The order in which a worker walks its region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Access {
     /// Ascending offsets, wrapping at the region's end.

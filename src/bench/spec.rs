@@ -67,7 +67,7 @@ pub struct TargetFacts {
 }
 
 /// Which part of a multi-phase test a phase is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum PhaseTag {
     Single,

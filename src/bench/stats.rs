@@ -482,7 +482,7 @@ impl BoundedSeries {
 // Results, Compare and the several-targets verdict all judge differences with it.
 
 /// A figure over the repeats: mean, and spread = (max - min) / mean when there are two or more.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Stat {
     pub mean: f64,
     pub spread_pct: Option<f64>,

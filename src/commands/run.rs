@@ -3,6 +3,7 @@
 //! cleanly: what completed is still reported, and the exit status is 128 + the signal.
 
 use std::io::{self, IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -62,7 +63,7 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
 }
 
 /// Runs the command; the exit code is 1 when the run failed part-way (after its report).
-pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result<ExitCode> {
     if super::multi::wanted(args) {
         return super::multi::run(root, args);
     }
@@ -135,6 +136,7 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
         report::render_text(&report)
     };
     crate::report::output::write_stdout(&text)?;
+    super::history::record_run(root, history_dir, &report);
     if let Some(e) = report.error() {
         if args.json || args.csv {
             crate::report::output::write_stderr(&format!("disktriage: {e}\n"));

@@ -180,6 +180,15 @@ pub struct CacheStatus {
 }
 
 impl CacheStatus {
+    /// The drive's own cache in one word: "on", "off", or "n/a" (no volatile cache, or no way
+    /// to ask this drive).
+    pub fn drive_word(&self) -> &'static str {
+        self.drive
+            .as_ref()
+            .and_then(|d| d.enabled)
+            .map_or("n/a", on_off)
+    }
+
     pub fn new(
         device: &str,
         transport: Transport,

@@ -8,6 +8,8 @@ use serde::Serialize;
 use super::table::wrap;
 use crate::changes::SchedChange;
 use crate::model::SchedulerSet;
+use crate::model::text::neutralize_controls;
+use crate::persist::{Persisted, RuleScope};
 
 /// Version of the JSON layout.
 pub const SCHED_JSON_SCHEMA: u32 = 1;
@@ -102,6 +104,69 @@ pub fn render_json(
         partition,
         scheduler: set,
         change,
+    })?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Whom a rule applies to, in words: "the disk with wwid \"naa.5000...\"", "every rotational
+/// disk".
+pub fn rule_scope_words(scope: &RuleScope) -> String {
+    match scope {
+        RuleScope::Disk { identity } => format!("the disk with {identity}"),
+        RuleScope::Class { rotational: true } => "every rotational disk".into(),
+        RuleScope::Class { rotational: false } => "every non-rotational disk".into(),
+    }
+}
+
+/// `disktriage sched DEV NAME --persist`: where the rule went (or would go), the rule, and
+/// that the running scheduler is unchanged.
+pub fn render_persist(done: &Persisted, partition: Option<&str>, width: usize) -> String {
+    let rule = &done.rule;
+    let mut out = partition_line(&rule.device, partition);
+    let path = neutralize_controls(&done.path.display().to_string());
+    out.push_str(&if done.written {
+        format!("Wrote {path}:\n")
+    } else {
+        format!("Would write {path} (--dry-run: nothing written):\n")
+    });
+    for line in rule.text.lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    // The identity is in the rule above, exactly; wrapped prose would squeeze its spaces.
+    let whom = match &rule.scope {
+        RuleScope::Disk { identity } => format!("this disk (matched by its {})", identity.kind()),
+        scope => rule_scope_words(scope),
+    };
+    out.push_str(&wrap(
+        "",
+        &format!(
+            "It sets {} on {whom} whenever it appears (at boot, on hotplug). The running \
+             scheduler of {} is unchanged ({}); to apply the rule now: udevadm trigger \
+             --action=change --sysname-match={}",
+            rule.scheduler,
+            rule.device,
+            done.active_now.as_deref().unwrap_or("none"),
+            rule.device,
+        ),
+        width,
+    ));
+    out
+}
+
+#[derive(Serialize)]
+struct PersistJson<'a> {
+    schema: u32,
+    partition: Option<&'a str>,
+    #[serde(flatten)]
+    persisted: &'a Persisted,
+}
+
+pub fn render_persist_json(done: &Persisted, partition: Option<&str>) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(&PersistJson {
+        schema: SCHED_JSON_SCHEMA,
+        partition,
+        persisted: done,
     })?;
     text.push('\n');
     Ok(text)

@@ -21,8 +21,8 @@ use super::parse::{
 use crate::model::text::clean_text;
 use crate::model::usage::{self, MountEntry, SwapEntry};
 use crate::model::{
-    BlockDevice, Bytes, DevNum, DeviceIdentity, Holder, HolderKind, Inventory, KernelWriteCache,
-    LoopBacking, Partition, SchedulerSet, Transport,
+    BlockDevice, Bytes, DevNum, DeviceIdentity, DiskIdentity, Holder, HolderKind, Inventory,
+    KernelWriteCache, LoopBacking, Partition, SchedulerSet, Transport,
 };
 
 /// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
@@ -330,6 +330,32 @@ impl SysRoot {
             wwid: r.clean("wwid").or_else(|| r.clean("device/wwid")),
             model: r.clean("device/model"),
         }
+    }
+
+    /// What the disk `name` is across reboots and renames (see `DiskIdentity`): its world-wide
+    /// id (`wwid` of the disk, as NVMe namespaces have it, or `device/wwid` of its SCSI
+    /// device), else a serial number sysfs has as text (`serial` of a virtio disk,
+    /// `device/serial` of an NVMe controller or an MMC card), else a loop device's image,
+    /// else the kernel name. Values are as udev reads them: only trailing white space is cut,
+    /// nothing is cleaned (the udev rule refuses what it cannot quote safely).
+    pub fn disk_identity(&self, name: &str) -> DiskIdentity {
+        let dir = self.block_dir(name);
+        let mut r = AttrReader::new(&dir);
+        let mut raw = |rel: &str| {
+            r.bytes(rel)
+                .map(|b| String::from_utf8_lossy(&b).trim_end().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        if let Some(wwid) = raw("wwid").or_else(|| raw("device/wwid")) {
+            return DiskIdentity::Wwid(wwid);
+        }
+        if let Some(serial) = raw("serial").or_else(|| raw("device/serial")) {
+            return DiskIdentity::Serial(serial);
+        }
+        if let Some(image) = raw("loop/backing_file") {
+            return DiskIdentity::LoopImage(image);
+        }
+        DiskIdentity::Name(name.to_string())
     }
 
     /// The device's path below `sys/` after resolving the `/sys/block` symlink, e.g.
@@ -642,6 +668,57 @@ fn natural_key(s: &str) -> Vec<(String, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disk_identity_of_the_lab_drives_and_of_a_loop_device() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
+        let lab = SysRoot::new(fixtures.join("qemu-lab"));
+        // The SATA disk's SCSI device has a t10 id (no WWN under QEMU); its inner spaces are
+        // kept, its trailing ones cut, as udev reads it.
+        assert_eq!(
+            lab.disk_identity("sda"),
+            DiskIdentity::Wwid(
+                "t10.ATA     DT SATA DISK                            DT-SATA-0".into()
+            )
+        );
+        // The NVMe controller's serial is padded with spaces.
+        assert_eq!(
+            lab.disk_identity("nvme0n1"),
+            DiskIdentity::Serial("DT-NVME-0".into())
+        );
+        assert_eq!(
+            lab.disk_identity("vda"),
+            DiskIdentity::Serial("DT-VIRTIO-0".into())
+        );
+        // scsi-hd's serial is only in its binary VPD page; md has nothing.
+        assert_eq!(lab.disk_identity("sdb"), DiskIdentity::Name("sdb".into()));
+        assert_eq!(lab.disk_identity("md0"), DiskIdentity::Name("md0".into()));
+        let host = SysRoot::new(fixtures.join("host-loop-zram"));
+        assert_eq!(
+            host.disk_identity("loop0"),
+            DiskIdentity::LoopImage("/tmp/dtcap/a.img".into())
+        );
+    }
+
+    #[test]
+    fn disk_identity_keeps_what_udev_would_read() {
+        let root = tempfile::tempdir().unwrap();
+        let sys = SysRoot::new(root.path());
+        let nvme = root.path().join("sys/block/nvme1n1");
+        fs::create_dir_all(nvme.join("device")).unwrap();
+        fs::write(nvme.join("device/serial"), "S1\"\nX  \n").unwrap();
+        assert_eq!(
+            sys.disk_identity("nvme1n1"),
+            DiskIdentity::Serial("S1\"\nX".into()),
+            "nothing cleaned: the rule decides what it can quote"
+        );
+        fs::write(nvme.join("wwid"), "eui.0025385b71b0a0d1\n").unwrap();
+        assert_eq!(
+            sys.disk_identity("nvme1n1"),
+            DiskIdentity::Wwid("eui.0025385b71b0a0d1".into()),
+            "the namespace's wwid comes before the controller's serial"
+        );
+    }
 
     #[test]
     fn device_identity_of_a_loop_device_and_of_a_disk() {

@@ -2,18 +2,22 @@
 //! setting changes through the session's `Changer`, drive reads through `DriveControl` (off
 //! the UI thread), runs through a run-starter, exports. Tested on `FakeDrives`.
 
+use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::bench::outcome::TargetClass;
+use crate::bench::outcome::{RunReport, TargetClass};
 use crate::bench::session::{RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::drive_state::temperature::{PollConfig, TempPoller};
 use crate::event::{Cmd, Msg, SeveralMsg, TaskError};
+use crate::history::{self, History};
+use crate::persist::{self, PersistOptions};
 use crate::sys::{DriveControl, SysRoot};
 
 /// Which journal entries this session made, by device and setting, so "keep" can drop them.
@@ -43,7 +47,16 @@ pub struct Executor {
     scratch_run: bool,
     /// The stop flags and event relays of the targets of a run on several devices.
     several: Vec<(Arc<AtomicBool>, JoinHandle<()>)>,
+    /// Where finished runs are recorded (none: not recorded, as in most tests).
+    history: Option<History>,
+    /// The records this session added, not offered back as past runs.
+    recorded: HashSet<String>,
+    /// The system root udev rules are written under (`/`).
+    persist_root: PathBuf,
 }
+
+/// How many of a disk's past runs Results shows (the newest).
+pub const PAST_RUNS: usize = 8;
 
 fn locked(c: &SharedChanger) -> std::sync::MutexGuard<'_, Changer> {
     c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -72,6 +85,39 @@ impl Executor {
             forwarder: None,
             scratch_run: false,
             several: Vec::new(),
+            history: None,
+            recorded: HashSet::new(),
+            persist_root: PathBuf::from("/"),
+        }
+    }
+
+    /// Records every finished run in `history` and loads the disk's past runs from it.
+    pub fn with_history(mut self, history: History) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// Writes udev rules under `root` instead of `/` (tests).
+    #[cfg(test)]
+    pub fn with_persist_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.persist_root = root.into();
+        self
+    }
+
+    /// Adds a finished test to the history and sends the disk's past runs (those of other
+    /// sessions, the newest `PAST_RUNS`). Failures are a line on the status bar.
+    fn record_history(&mut self, runs: &[RunReport], drive_cache: Option<String>) {
+        let Some(history) = &self.history else { return };
+        let Some(first) = runs.first() else { return };
+        let disk = history::identity_of(&self.root, &first.target);
+        let recalled =
+            history.record_and_recall(disk, runs, drive_cache, &self.recorded, PAST_RUNS);
+        self.recorded.extend(recalled.recorded);
+        if !recalled.past.is_empty() {
+            self.send(Msg::PastRuns(recalled.past));
+        }
+        for n in recalled.notes {
+            self.send(Msg::HistoryNote(n));
         }
     }
 
@@ -232,6 +278,31 @@ impl Executor {
                 let result =
                     crate::report::export::export(&reports, format, &stem).map_err(TaskError::from);
                 self.send(Msg::Exported(result));
+            }
+            Cmd::RecordHistory { runs, drive_cache } => self.record_history(&runs, drive_cache),
+            Cmd::PlanPersist {
+                device,
+                scheduler,
+                class,
+            } => {
+                let opts = PersistOptions {
+                    target_root: self.persist_root.clone(),
+                    class,
+                    dry_run: true,
+                };
+                let result = persist::persist_scheduler(&self.root, &device, &scheduler, &opts)
+                    .map(Box::new)
+                    .map_err(TaskError::from);
+                self.send(Msg::PersistPlanned {
+                    device,
+                    scheduler,
+                    class,
+                    result,
+                });
+            }
+            Cmd::WritePersist(rule) => {
+                let result = persist::install(&rule, &self.persist_root).map_err(TaskError::from);
+                self.send(Msg::Persisted(result));
             }
             Cmd::Quit => {}
         }
@@ -484,6 +555,62 @@ mod tests {
     fn active_scheduler(drives: &FakeDrives, name: &str) -> String {
         let dev = drives.device(name).unwrap();
         drives.scheduler(&dev).unwrap().active.unwrap()
+    }
+
+    /// P in the TUI: the plan is a dry run of the rule for the disk's identity, writing it
+    /// puts it under the system root, and a disk without an identity says why.
+    #[test]
+    fn a_persist_plan_writes_nothing_until_confirmed() {
+        let (tx, rx) = mpsc::channel();
+        let system = tempfile::tempdir().unwrap();
+        std::fs::create_dir(system.path().join("etc")).unwrap();
+        let mut exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/qemu-lab"),
+            tx,
+            Arc::new(FakeDrives::new()),
+            Err("unused".into()),
+            Box::new(|_, _| Err(anyhow::anyhow!("unused"))),
+        )
+        .with_persist_root(system.path());
+        let rules = system.path().join(crate::persist::RULES_DIR);
+        exec.execute(Cmd::PlanPersist {
+            device: "nvme0n1".into(),
+            scheduler: "none".into(),
+            class: false,
+        });
+        let Msg::PersistPlanned { result, .. } = next(&rx) else {
+            panic!("no plan")
+        };
+        let plan = result.unwrap();
+        assert!(!plan.written);
+        assert!(
+            plan.rule.text.contains("ATTRS{serial}==\"DT-NVME-0\""),
+            "{}",
+            plan.rule.text
+        );
+        assert_eq!(plan.path, rules.join(&plan.rule.file_name));
+        assert!(!rules.exists(), "a plan writes nothing");
+        exec.execute(Cmd::WritePersist(Box::new(plan.rule.clone())));
+        let Msg::Persisted(Ok(path)) = next(&rx) else {
+            panic!("not written")
+        };
+        assert_eq!(std::fs::read_to_string(path).unwrap(), plan.rule.text);
+
+        exec.execute(Cmd::PlanPersist {
+            device: "sdb".into(),
+            scheduler: "none".into(),
+            class: false,
+        });
+        let Msg::PersistPlanned { result, .. } = next(&rx) else {
+            panic!("no answer")
+        };
+        assert!(
+            result
+                .unwrap_err()
+                .to_string()
+                .contains("no stable identity"),
+            "the SCSI disk has none"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::{count, ms, rate};
 use crate::app::records::{Delta, Significance, delta};
 use crate::app::{App, RunRecord, Stat};
 use crate::model::KernelWriteCache;
+use crate::model::text::neutralize_controls;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let Some((a, b)) = app.comparison() else {
@@ -27,22 +28,33 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     };
     let (ra, rb) = (&app.results.records[a], &app.results.records[b]);
-    let who = |tag: &str, r: &RunRecord| {
-        Line::from(vec![
-            Span::styled(format!(" {tag} #{} ", r.id + 1), theme::title()),
-            Span::raw(format!(
-                "{} {}, sched {}, cache {}/{}, {} x{}",
-                r.device,
-                r.test.id(),
-                r.scheduler.clone().unwrap_or_else(|| "-".into()),
-                r.drive_cache.clone().unwrap_or_else(|| "-".into()),
-                KernelWriteCache::short_or_unknown(r.kernel_cache),
-                io_path(r).unwrap_or("?"),
-                r.runs.len(),
-            )),
-        ])
-    };
     let inner = (area.width as usize).saturating_sub(3).max(1);
+    let who = |tag: &str, r: &RunRecord| {
+        let number = match &r.past {
+            Some(_) => format!("h{}", r.id + 1),
+            None => format!("{}", r.id + 1),
+        };
+        let head = format!(" {tag} #{number} ");
+        let mut text = neutralize_controls(&format!(
+            "{} {}, sched {}, cache {}/{}, {} x{}",
+            r.device,
+            r.test.id(),
+            r.scheduler.clone().unwrap_or_else(|| "-".into()),
+            r.drive_cache.clone().unwrap_or_else(|| "-".into()),
+            KernelWriteCache::short_or_unknown(r.kernel_cache),
+            r.io_path().unwrap_or("?"),
+            r.repeats_done(),
+        ));
+        // A past run (its number says h#) gives its date where the line has room for it.
+        if let Some(p) = &r.past {
+            let dated = format!(", past run of {}", p.when());
+            let room = inner.saturating_sub(head.chars().count() + text.chars().count());
+            if dated.chars().count() <= room {
+                text.push_str(&dated);
+            }
+        }
+        Line::from(vec![Span::styled(head, theme::title()), Span::raw(text)])
+    };
     let changed = changes(ra, rb);
     let what_lines = if changed.is_empty() {
         super::dialogs::wrap_text(
@@ -207,17 +219,6 @@ fn delta_row(name: &str, d: &Delta, higher_better: bool, fmt: fn(f64) -> String)
     ])
 }
 
-/// "O_DIRECT" or "BUFFERED": the I/O path the record's runs took.
-fn io_path(r: &RunRecord) -> Option<&'static str> {
-    r.runs.first().map(|run| {
-        if run.plan.direct {
-            "O_DIRECT"
-        } else {
-            "BUFFERED"
-        }
-    })
-}
-
 /// What differs between two records' runs, "what A -> B" each: the device, test and
 /// parameters, scheduler, drive cache, kernel flush policy, engine and I/O path.
 pub(crate) fn changes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
@@ -246,16 +247,11 @@ pub(crate) fn changes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
         a.kernel_cache.map(|c| c.as_str().to_string()),
         b.kernel_cache.map(|c| c.as_str().to_string()),
     );
-    let engine = |r: &RunRecord| {
-        r.runs
-            .first()
-            .map(|x| x.outcome.engine.as_str().to_string())
-    };
-    differ("engine ", engine(a), engine(b));
+    differ("engine ", a.engine(), b.engine());
     differ(
         "",
-        io_path(a).map(str::to_string),
-        io_path(b).map(str::to_string),
+        a.io_path().map(str::to_string),
+        b.io_path().map(str::to_string),
     );
     out
 }

@@ -345,13 +345,21 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ];
             dialog(frame, area, "Quit", lines, 66);
         }
+        Overlay::Persist {
+            device,
+            scheduler,
+            class,
+            plan,
+        } => persist(frame, area, device, scheduler, *class, plan),
         Overlay::Report { record, scroll } => {
-            let text = app
-                .results
-                .records
-                .get(*record)
+            let rec = app.results.records.get(*record);
+            let text = rec
                 .map(crate::app::RunRecord::report_text)
                 .unwrap_or_default();
+            let number = match rec.and_then(|r| r.past.as_ref()) {
+                Some(_) => format!("h{}", record + 1),
+                None => format!("{}", record + 1),
+            };
             let rect = centered(
                 area,
                 area.width.saturating_sub(2),
@@ -363,13 +371,96 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     .wrap(Wrap { trim: false })
                     .scroll((*scroll, 0))
                     .block(Block::default().borders(Borders::ALL).title(format!(
-                        " Report of run #{} (Up/Down scroll, Esc closes) ",
-                        record + 1
+                        " Report of run #{number} (Up/Down scroll, Esc closes) "
                     ))),
                 rect,
             );
         }
     }
+}
+
+/// The udev rule that would make a scheduler permanent, where it goes, and the keys; or why
+/// there can be none.
+fn persist(
+    frame: &mut Frame,
+    area: Rect,
+    device: &str,
+    scheduler: &str,
+    class: bool,
+    plan: &Result<Box<crate::persist::Persisted>, String>,
+) {
+    let w: u16 = if area.width >= 110 { 104 } else { 76 };
+    let inner = usize::from(w.min(area.width).saturating_sub(2)).max(20);
+    let mut lines = Vec::new();
+    let other = if class {
+        "a: for this disk only, "
+    } else if crate::persist::in_class_kernels(device) {
+        "a: for every disk of its kind instead, "
+    } else {
+        ""
+    };
+    match plan {
+        Ok(p) => {
+            let what = match &p.rule.scope {
+                crate::persist::RuleScope::Disk { identity } => format!(
+                    "{scheduler} at every boot for this disk ({device} now), matched by its {}:",
+                    identity.kind()
+                ),
+                scope => format!(
+                    "{scheduler} at every boot for {} (chosen on {device}):",
+                    crate::report::sched::rule_scope_words(scope)
+                ),
+            };
+            for l in wrap_text(&what, inner) {
+                lines.push(Line::from(Span::styled(l, theme::title())));
+            }
+            // The path and the rule exactly as written: cut at the width, never re-spaced (a
+            // t10 id holds runs of spaces that are part of the match).
+            lines.push(Line::from("Writes:"));
+            for l in chunks(&p.path.display().to_string(), inner) {
+                lines.push(Line::from(l));
+            }
+            for rule_line in p.rule.text.lines().filter(|l| !l.starts_with('#')) {
+                for l in chunks(rule_line, inner) {
+                    lines.push(Line::from(Span::styled(l, theme::accent())));
+                }
+            }
+            for l in wrap_text(
+                &format!(
+                    "The running scheduler is unchanged ({} now).",
+                    p.active_now.as_deref().unwrap_or("none")
+                ),
+                inner,
+            ) {
+                lines.push(Line::from(Span::styled(l, theme::dim())));
+            }
+            lines.push(Line::from(Span::styled(
+                format!("Enter writes it, {other}Esc cancels"),
+                theme::dim(),
+            )));
+        }
+        Err(why) => {
+            for l in wrap_text(why, inner) {
+                lines.push(Line::from(Span::styled(l, theme::bad())));
+            }
+            lines.push(Line::from(Span::styled(
+                format!("{other}Esc closes"),
+                theme::dim(),
+            )));
+        }
+    }
+    dialog(frame, area, "Make the scheduler permanent", lines, w);
+}
+
+/// `text` in pieces of `width` characters, control characters shown as `?`.
+fn chunks(text: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = crate::model::text::neutralize_controls(text)
+        .chars()
+        .collect();
+    chars
+        .chunks(width.max(1))
+        .map(|c| c.iter().collect())
+        .collect()
 }
 
 /// Every key, from the one table of bindings, in rows that never wrap; it scrolls when the

@@ -11,6 +11,7 @@ use super::{count, ms, rate, theme};
 use crate::app::{App, PhaseFigures, RunRecord};
 use crate::bench::outcome::RunReport;
 use crate::bench::spec::PhaseTag;
+use crate::model::text::neutralize_controls;
 use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -77,12 +78,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             };
             let style = if r.error.is_some() {
                 theme::bad()
+            } else if r.past.is_some() {
+                theme::dim()
             } else {
                 ratatui::style::Style::default()
             };
             Row::new(vec![
                 Cell::from(mark).style(theme::warn()),
-                Cell::from(format!("{}", r.id + 1)),
+                Cell::from(match r.past {
+                    Some(_) => format!("h{}", r.id + 1),
+                    None => format!("{}", r.id + 1),
+                }),
                 Cell::from(r.device.clone()),
                 Cell::from(r.test.id()),
                 Cell::from(r.scheduler.clone().unwrap_or_else(|| "-".into())),
@@ -90,7 +96,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(mbps),
                 Cell::from(iops),
                 Cell::from(p99),
-                Cell::from(format!("{}/{}", r.runs.len(), r.repeats_wanted)),
+                Cell::from(format!("{}/{}", r.repeats_done(), r.repeats_wanted)),
                 Cell::from(noise),
             ])
             .style(style)
@@ -117,7 +123,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     .row_highlight_style(theme::selected())
     .highlight_symbol(">")
     .block(Block::default().borders(Borders::ALL).title(Span::styled(
-        " Results (Space marks A/B for compare) ",
+        if app.results.records.iter().any(|r| r.past.is_some()) {
+            " Results (Space marks A/B for compare; h#: past runs from the history) "
+        } else {
+            " Results (Space marks A/B for compare) "
+        },
         theme::title(),
     )));
     let mut state = TableState::default().with_selected(Some(app.results.row));
@@ -146,15 +156,34 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 /// The selected record: what ran where, its error, and for several phases all of them (a
 /// CrystalDiskMark grid, a size-sweep table, a queue-depth table).
 fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
+    let number = match r.past {
+        Some(_) => format!("#h{} ", r.id + 1),
+        None => format!("#{} ", r.id + 1),
+    };
     let mut lines = vec![Line::from(vec![
-        Span::styled(format!("#{} ", r.id + 1), theme::title()),
-        Span::raw(format!(
+        Span::styled(number, theme::title()),
+        Span::raw(neutralize_controls(&format!(
             "{} on {}: {}",
             r.test.id(),
             r.request.target.display(),
             r.params
-        )),
+        ))),
     ])];
+    if let Some(p) = &r.past {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "past run of {} (history): engine {}, {}",
+                p.when(),
+                neutralize_controls(&p.settings.engine),
+                r.io_path().unwrap_or("?"),
+            ),
+            theme::accent(),
+        )));
+        lines.push(Line::from(Span::styled(
+            format!("disk: {}", p.disk),
+            theme::dim(),
+        )));
+    }
     if let Some(engine) = r.runs.first().and_then(engine_line) {
         lines.push(Line::from(Span::styled(engine, theme::dim())));
     }

@@ -47,9 +47,21 @@ pub fn sh(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The environment variable that points disktriage's run history elsewhere.
+pub const HISTORY_ENV: &str = "DISKTRIAGE_HISTORY_DIR";
+
+/// Where the binaries the tests start keep their run history: below the target directory,
+/// never the real /var/lib/disktriage. Every test that starts disktriage sets it
+/// (`.env(HISTORY_ENV, history_dir())`); tests that read the history use a directory of
+/// their own (`--history-dir`).
+pub fn history_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-history")
+}
+
 /// Runs the disktriage binary built for this test run.
 pub fn disktriage(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
         .args(args)
         .output()
         .expect("run disktriage")

@@ -38,7 +38,7 @@ pub const METADATA_LATENCY: &str = "total: from just before the create (open O_C
 pub const MAX_FILES: u64 = 1 << 20;
 
 /// What a phase does to each file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MetaOp {
     Create,

@@ -1,0 +1,127 @@
+//! The figures a run's report shows, over its repeats: per phase the mean MB/s, IOPS and
+//! latency percentiles with their spread. Results, Compare, the full report and the history
+//! all take them from here, so a figure is the same wherever it is read.
+
+use serde::{Deserialize, Serialize};
+
+use super::outcome::{PhaseResult, RunReport};
+use super::spec::PhaseTag;
+
+pub use super::stats::Stat;
+
+/// A phase's figures over the repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseFigures {
+    pub label: String,
+    pub tag: PhaseTag,
+    /// Request size in bytes.
+    pub bs: u64,
+    /// I/Os and measured seconds of a repeat (the mean over the repeats): the time base of
+    /// the rates.
+    pub ops: u64,
+    pub seconds: f64,
+    /// MB/s (10^6 bytes per second).
+    pub mbps: Stat,
+    pub iops: Stat,
+    pub mean_ms: Option<Stat>,
+    pub p50_ms: Option<Stat>,
+    pub p99_ms: Option<Stat>,
+    pub p999_ms: Option<Stat>,
+}
+
+impl PhaseFigures {
+    /// The phase as the sweep charts and the CrystalDiskMark grid read it: the means over
+    /// the repeats (with one repeat, the very figures of the CLI's table). None when too few
+    /// I/Os for a rate, as the CLI's knee leaves such a phase out too.
+    pub fn sample(&self) -> Option<super::curve::PhaseSample> {
+        self.rates_meaningful().then(|| super::curve::PhaseSample {
+            tag: self.tag.clone(),
+            bs: self.bs,
+            mbps: self.mbps.mean,
+            iops: self.iops.mean,
+            mean_ms: self.mean_ms.map(|s| s.mean),
+            p99_ms: self.p99_ms.map(|s| s.mean),
+        })
+    }
+
+    /// Are MB/s and IOPS worth showing (enough I/Os over enough time)?
+    pub fn rates_meaningful(&self) -> bool {
+        crate::report::run::rate_meaningful(self.ops, self.seconds)
+    }
+
+    /// "1 I/O in 0.90 ms": what the rates are computed over.
+    pub fn time_base(&self) -> String {
+        crate::report::run::time_base(self.ops, self.seconds)
+    }
+}
+
+/// Per phase (in the first repeat's order), the figures over the repeats of one test; phases
+/// that failed in a repeat are left out of that repeat's share.
+pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .outcome
+        .phases
+        .iter()
+        .filter_map(|p0| {
+            let phases: Vec<&PhaseResult> = runs
+                .iter()
+                .filter_map(|r| r.outcome.phases.iter().find(|p| p.label == p0.label))
+                .filter(|p| p.ok())
+                .collect();
+            let pick = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
+                Stat::of(&phases.iter().filter_map(|p| f(p)).collect::<Vec<_>>())
+            };
+            let n = phases.len().max(1);
+            Some(PhaseFigures {
+                label: p0.label.clone(),
+                tag: p0.tag.clone(),
+                bs: p0.job.bs,
+                ops: phases.iter().map(|p| p.read.ops + p.write.ops).sum::<u64>() / n as u64,
+                seconds: phases.iter().map(|p| p.seconds).sum::<f64>() / n as f64,
+                mbps: pick(&|p| Some(p.bytes_per_sec() / 1e6))?,
+                iops: pick(&|p| Some(p.iops()))?,
+                mean_ms: pick(&|p| p.latency().map(|l| l.mean_ns / 1e6)),
+                p50_ms: pick(&|p| p.latency().map(|l| l.p50_ns as f64 / 1e6)),
+                p99_ms: pick(&|p| p.latency().map(|l| l.p99_ns as f64 / 1e6)),
+                p999_ms: pick(&|p| p.latency().map(|l| l.p999_ns as f64 / 1e6)),
+            })
+        })
+        .collect()
+}
+
+/// A run's figures in one row (Results, `disktriage history`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowFigures {
+    pub phases: usize,
+    /// None when no phase had enough I/Os for a rate.
+    pub mbps: Option<f64>,
+    pub iops: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub noise_pct: Option<f64>,
+}
+
+/// What a run's row shows: a single phase's figures, or for several the peak MB/s and IOPS
+/// and the worst p99 over all of them, with the largest spread.
+pub fn row(all: &[PhaseFigures]) -> Option<RowFigures> {
+    let figures: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_meaningful()).collect();
+    if figures.is_empty() {
+        return all.first().map(|f| RowFigures {
+            phases: all.len(),
+            mbps: None,
+            iops: None,
+            p99_ms: f.p99_ms.map(|s| s.mean),
+            noise_pct: None,
+        });
+    }
+    let max = |v: &mut dyn Iterator<Item = f64>| v.reduce(f64::max);
+    Some(RowFigures {
+        phases: figures.len(),
+        mbps: max(&mut figures.iter().map(|f| f.mbps.mean)),
+        iops: max(&mut figures.iter().map(|f| f.iops.mean)),
+        p99_ms: max(&mut figures.iter().filter_map(|f| f.p99_ms.map(|s| s.mean))),
+        noise_pct: max(&mut figures.iter().filter_map(|f| f.mbps.spread_pct)),
+    })
+}

@@ -1,0 +1,106 @@
+//! `disktriage history` and the history record a headless run leaves: the disk's identity
+//! (`SysRoot::disk_identity`), the drive's cache as read after the run, and the report's
+//! figures, appended to the history; a history that cannot be written is a warning.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::bench::outcome::{RunReport, TargetClass};
+use crate::cli::HistoryArgs;
+use crate::history::{History, HistoryEntry};
+use crate::model::DiskIdentity;
+use crate::model::text::neutralize_controls;
+use crate::report::output::{write_stderr, write_stdout};
+use crate::sys::{DriveControl, LinuxDrives, SysRoot};
+use crate::{drive_state, report};
+
+/// Adds a finished headless run to the history; says on stderr when it cannot (the run's
+/// result stands either way).
+pub fn record_run(root: &SysRoot, dir: &Path, report: &RunReport) {
+    let disk = crate::history::identity_of(root, &report.target);
+    // Read after the run, so the ioctl cannot disturb it; as root only (it needs the drive).
+    let drive_cache = match (&report.target.device, report.target.kind) {
+        (Some(name), TargetClass::BlockDevice) if crate::sys::privilege::is_root() => {
+            let drives = LinuxDrives::new(root.clone());
+            Some(
+                drives
+                    .device(name)
+                    .ok()
+                    .and_then(|dev| drive_state::cache_status(&drives, &dev).ok())
+                    .map_or("?", |s| s.drive_word())
+                    .to_string(),
+            )
+        }
+        _ => None,
+    };
+    let Some(entry) = HistoryEntry::of_runs(disk, std::slice::from_ref(report), drive_cache) else {
+        return;
+    };
+    match History::new(dir).append(&entry) {
+        Ok(warnings) => {
+            for w in warnings {
+                write_stderr(&format!(
+                    "disktriage: history: {}\n",
+                    neutralize_controls(&w)
+                ));
+            }
+        }
+        Err(e) => write_stderr(&format!(
+            "disktriage: warning: the run was not added to the history: {}\n",
+            neutralize_controls(&format!("{e:#}"))
+        )),
+    }
+}
+
+/// The identity `disktriage history DEV` filters by: a block device's (a partition means its
+/// disk), else an existing file's full path, else the name as a kernel name recorded then.
+fn wanted(root: &SysRoot, arg: &str) -> (DiskIdentity, Option<String>) {
+    let drives = LinuxDrives::new(root.clone());
+    if let Ok(target) = drives.resolve(arg) {
+        let name = target.device.name;
+        return (root.disk_identity(&name), Some(name));
+    }
+    let path = Path::new(arg);
+    if path.is_file() {
+        let full = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        return (DiskIdentity::File(full.display().to_string()), None);
+    }
+    let name = arg.strip_prefix("/dev/").unwrap_or(arg).to_string();
+    (DiskIdentity::Name(name), None)
+}
+
+/// `disktriage history [--json] [DEV]`.
+pub fn history(root: &SysRoot, dir: &Path, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    let history = History::new(dir);
+    let loaded = history.load()?;
+    let filter = args.device.as_deref().map(|d| wanted(root, d));
+    let entries: Vec<&HistoryEntry> = match &filter {
+        Some((disk, _)) => loaded
+            .entries
+            .iter()
+            .filter(|e| match disk {
+                // A disk that is gone now: the runs recorded under that name.
+                DiskIdentity::Name(n) => &e.disk == disk || &e.device == n,
+                _ => &e.disk == disk,
+            })
+            .collect(),
+        None => loaded.entries.iter().collect(),
+    };
+    for p in &loaded.problems {
+        write_stderr(&format!(
+            "disktriage: history: {}\n",
+            neutralize_controls(p)
+        ));
+    }
+    let text = if args.json {
+        report::history::render_json(&entries)?
+    } else {
+        report::history::render_text(
+            &entries,
+            &history.file(),
+            filter.as_ref().map(|(d, name)| (d, name.as_deref())),
+        )
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,681 @@
+//! The run history: every finished run, one JSON line each, in `history.jsonl` under
+//! `/var/lib/disktriage/` (or `--history-dir`), keyed by the disk's stable identity so a disk
+//! renamed between boots keeps its past, with the settings it ran under and the figures the
+//! report showed (`bench::figures`, the same numbers as Results and Compare).
+//!
+//! Writing: under an exclusive lock (`history.lock`), one `write` of one whole line to a file
+//! opened with O_APPEND|O_NOFOLLOW, so concurrent runs never interleave or lose records.
+//! Bounded: when the file would pass `ROTATE_AT` bytes it becomes `history.jsonl.1` (the
+//! previous `.1` goes) and a new file starts. Lines are never rewritten: a line that does not
+//! parse is reported with its file and line number when reading and stays as it is; a torn
+//! last line (a full disk) gets the next record on a line of its own; and a `.1` with a bad
+//! line is not rotated away (the file grows past the bound instead, with a warning). A history
+//! that cannot be written is a warning for the caller, never a failed run.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::Context;
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::figures::{self, PhaseFigures};
+use crate::bench::outcome::{RunReport, TargetClass, TargetInfo};
+use crate::bench::spec::Plan;
+use crate::model::DiskIdentity;
+use crate::sys::SysRoot;
+
+/// Where the history lives unless told otherwise (survives reboots, unlike the journal).
+pub const DEFAULT_HISTORY_DIR: &str = "/var/lib/disktriage";
+/// The environment variable that sets the history directory when `--history-dir` is not
+/// given (the test suite points it at a temporary directory).
+pub const HISTORY_DIR_ENV: &str = "DISKTRIAGE_HISTORY_DIR";
+pub const FILE: &str = "history.jsonl";
+pub const ROTATED: &str = "history.jsonl.1";
+const LOCK: &str = "history.lock";
+/// Size at which the file is rotated: some 4000 records of a single-phase test.
+pub const ROTATE_AT: u64 = 4 << 20;
+/// Largest history file read; a larger one is read up to here, and said so.
+const MAX_READ: u64 = 64 << 20;
+/// Version of the record layout.
+pub const HISTORY_SCHEMA: u32 = 1;
+
+/// The settings a run ran under.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// "bs 4k, QD32, 1 worker, random read", or "12 phases".
+    pub params: String,
+    /// The first phase's request size, queue depth and workers.
+    pub bs: u64,
+    pub qd: u32,
+    pub jobs: u32,
+    /// The engine that ran ("uring", "sync"; "auto" when phases differ) and the one asked.
+    pub engine: String,
+    pub engine_asked: String,
+    /// O_DIRECT (true) or through the page cache.
+    pub direct: bool,
+    pub scheduler: Option<String>,
+    /// The drive's own write cache: "on", "off", "n/a", or "?" when it could not be read.
+    pub drive_cache: Option<String>,
+    /// The kernel's flush policy: "write back" or "write through".
+    pub kernel_cache: Option<String>,
+}
+
+/// One finished run (all its repeats) as the history keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub schema: u32,
+    /// Unique: start time, process id and a counter.
+    pub id: String,
+    pub tool: String,
+    /// Seconds since the Unix epoch when the first repeat started.
+    pub started_unix: u64,
+    pub host: Option<String>,
+    /// What the disk is (see `DiskIdentity`): the key `disktriage history DEV` and the TUI
+    /// look past runs up by.
+    pub disk: DiskIdentity,
+    /// Its kernel name at the time, and the model.
+    pub device: String,
+    pub model: Option<String>,
+    /// The path tested.
+    pub target: String,
+    pub test: String,
+    pub settings: RunSettings,
+    /// Repeats completed.
+    pub repeats: u32,
+    /// Per phase, the mean over the repeats and the spread: what Results shows.
+    pub figures: Vec<PhaseFigures>,
+    pub error: Option<String>,
+    /// Stopped by the admin before the end.
+    pub stopped: bool,
+}
+
+/// What the history knows a run's target by: a file by its full path, a block device by its
+/// identity (see `SysRoot::disk_identity`).
+pub fn identity_of(root: &SysRoot, target: &TargetInfo) -> DiskIdentity {
+    match (target.kind, &target.device) {
+        (TargetClass::File | TargetClass::Directory, _) => DiskIdentity::File(
+            fs::canonicalize(&target.path)
+                .unwrap_or_else(|_| target.path.clone())
+                .display()
+                .to_string(),
+        ),
+        (TargetClass::BlockDevice, Some(name)) => root.disk_identity(name),
+        (TargetClass::BlockDevice, None) => DiskIdentity::Name(target.path.display().to_string()),
+    }
+}
+
+/// "bs 4k, QD32, 1 worker, random read" for one phase, "12 phases" for several: the
+/// parameters as Results shows them.
+pub fn params_text(plan: &Plan) -> String {
+    match plan.phases.as_slice() {
+        [one] => one.job.describe(),
+        many if plan.rewrites() && plan.writes() => format!(
+            "{} phases, writes: {}",
+            many.len(),
+            crate::bench::spec::REWRITE_LABEL
+        ),
+        many => format!("{} phases", many.len()),
+    }
+}
+
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+impl HistoryEntry {
+    /// The entry for a test's repeats (`runs`, in order), on the disk `disk`; `drive_cache`
+    /// as read when it ran. `None` when there is no finished repeat.
+    pub fn of_runs(
+        disk: DiskIdentity,
+        runs: &[RunReport],
+        drive_cache: Option<String>,
+    ) -> Option<HistoryEntry> {
+        let first = runs.first()?;
+        let job = first.plan.phases.first().map(|p| &p.job);
+        let target = &first.target;
+        let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        Some(HistoryEntry {
+            schema: HISTORY_SCHEMA,
+            id: format!("{}-{}-{n}", first.started_unix, std::process::id()),
+            tool: first.tool.clone(),
+            started_unix: first.started_unix,
+            host: first.host.hostname.clone(),
+            disk,
+            device: target.device.clone().unwrap_or_default(),
+            model: target.model.clone(),
+            target: target.path.display().to_string(),
+            test: first.test.id().to_string(),
+            settings: RunSettings {
+                params: params_text(&first.plan),
+                bs: job.map_or(0, |j| j.bs),
+                qd: job.map_or(0, |j| j.qd),
+                jobs: job.map_or(0, |j| j.workers),
+                engine: first.outcome.engine.as_str().to_string(),
+                engine_asked: first.plan.engine.as_str().to_string(),
+                direct: first.plan.direct,
+                scheduler: target.scheduler.clone(),
+                drive_cache,
+                kernel_cache: target.kernel_write_cache.map(|c| c.as_str().to_string()),
+            },
+            repeats: runs.len() as u32,
+            figures: figures::figures(runs),
+            error: runs.iter().find_map(RunReport::error),
+            stopped: runs.iter().any(|r| r.outcome.stopped),
+        })
+    }
+
+    /// The time it started, "2026-11-23 14:05 UTC".
+    pub fn when(&self) -> String {
+        utc_minute(self.started_unix)
+    }
+}
+
+/// "YYYY-MM-DD HH:MM UTC" from seconds since the epoch (the civil calendar, no time zones).
+pub fn utc_minute(unix: u64) -> String {
+    let days = (unix / 86_400) as i64;
+    let secs = unix % 86_400;
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+/// What reading the history found: the entries (oldest first) and the lines that did not
+/// parse, each "history.jsonl line 7: ..." (left as they are).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Loaded {
+    pub entries: Vec<HistoryEntry>,
+    pub problems: Vec<String>,
+}
+
+impl Loaded {
+    /// The entries of one disk, oldest first.
+    pub fn of_disk<'a>(&'a self, disk: &'a DiskIdentity) -> impl Iterator<Item = &'a HistoryEntry> {
+        self.entries.iter().filter(move |e| &e.disk == disk)
+    }
+}
+
+/// Parses one history file's text: `name` says which file in the problems.
+pub fn parse(name: &str, text: &str, out: &mut Loaded) {
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let n = i + 1;
+        match serde_json::from_str::<HistoryEntry>(line) {
+            Ok(e) if e.schema > HISTORY_SCHEMA => out.problems.push(format!(
+                "{name} line {n}: written by a newer disktriage (schema {}), skipped",
+                e.schema
+            )),
+            Ok(e) => out.entries.push(e),
+            Err(e) => out.problems.push(format!(
+                "{name} line {n}: not a history record ({e}); left as it is"
+            )),
+        }
+    }
+}
+
+/// The history in one directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct History {
+    dir: PathBuf,
+    rotate_at: u64,
+}
+
+impl History {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        History {
+            dir: dir.into(),
+            rotate_at: ROTATE_AT,
+        }
+    }
+
+    /// The same with another rotation size (tests).
+    pub fn rotating_at(mut self, bytes: u64) -> Self {
+        self.rotate_at = bytes;
+        self
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn file(&self) -> PathBuf {
+        self.dir.join(FILE)
+    }
+
+    /// Appends one entry (see the module's notes on locking, rotation and bad lines).
+    /// Returns warnings worth showing (a `.1` with a bad line kept past the bound).
+    pub fn append(&self, entry: &HistoryEntry) -> anyhow::Result<Vec<String>> {
+        let mut line = serde_json::to_string(entry).context("cannot encode the history record")?;
+        line.push('\n');
+        fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        let lock_path = self.dir.join(LOCK);
+        let lock_file = open_nofollow(&lock_path, false)
+            .with_context(|| format!("cannot open {}", lock_path.display()))?;
+        let _lock = Flock::lock(lock_file, FlockArg::LockExclusive)
+            .map_err(|(_, errno)| io::Error::from(errno))
+            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        let path = self.file();
+        let mut warnings = Vec::new();
+        let size = match fs::symlink_metadata(&path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        if size > 0 && size + line.len() as u64 > self.rotate_at {
+            match self.bad_line_in(ROTATED) {
+                Some(problem) => warnings.push(format!(
+                    "{problem}: it is kept, so {FILE} was not rotated and grows past {} MiB; \
+                     move {} away",
+                    self.rotate_at >> 20,
+                    self.dir.join(ROTATED).display()
+                )),
+                None => {
+                    let rotated = self.dir.join(ROTATED);
+                    fs::rename(&path, &rotated)
+                        .with_context(|| format!("cannot rotate {}", path.display()))?;
+                }
+            }
+        }
+        let mut file = open_nofollow(&path, true)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        // A last line cut short (a full disk, a crash) stays as it is; this record starts on
+        // a line of its own instead of being glued to it.
+        if ends_without_newline(&mut file)? {
+            line.insert(0, '\n');
+        }
+        file.write_all(line.as_bytes())
+            .and_then(|()| file.sync_data())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(warnings)
+    }
+
+    /// The first bad line of a history file in the directory, described; `None` when every
+    /// line parses (or there is no such file).
+    fn bad_line_in(&self, name: &str) -> Option<String> {
+        let text = read_capped(&self.dir.join(name)).ok()??;
+        let mut loaded = Loaded::default();
+        parse(name, &text.0, &mut loaded);
+        loaded.problems.into_iter().next()
+    }
+
+    /// Every entry, the rotated file's first, and the lines that did not parse. A directory or
+    /// file that does not exist is an empty history.
+    pub fn load(&self) -> anyhow::Result<Loaded> {
+        let mut out = Loaded::default();
+        for name in [ROTATED, FILE] {
+            let path = self.dir.join(name);
+            let Some((text, cut)) =
+                read_capped(&path).with_context(|| format!("cannot read {}", path.display()))?
+            else {
+                continue;
+            };
+            if cut {
+                out.problems.push(format!(
+                    "{name} is larger than {} MiB: only its start was read",
+                    MAX_READ >> 20
+                ));
+            }
+            parse(name, &text, &mut out);
+        }
+        Ok(out)
+    }
+}
+
+/// What `History::record_and_recall` did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Recalled {
+    /// The id of the record added (none when it could not be written).
+    pub recorded: Option<String>,
+    /// The disk's runs of other sessions, the newest, oldest first.
+    pub past: Vec<HistoryEntry>,
+    /// Lines worth showing: the history could not be written or read, a bad line.
+    pub notes: Vec<String>,
+}
+
+impl History {
+    /// What the TUI does when a test is over: adds it (all its `runs`) to the history, then
+    /// reads back the `keep` newest runs of the same disk that are not this session's
+    /// (`mine`, and the one just added). Nothing here fails: problems become notes.
+    pub fn record_and_recall(
+        &self,
+        disk: DiskIdentity,
+        runs: &[RunReport],
+        drive_cache: Option<String>,
+        mine: &std::collections::HashSet<String>,
+        keep: usize,
+    ) -> Recalled {
+        let mut out = Recalled::default();
+        if let Some(entry) = HistoryEntry::of_runs(disk.clone(), runs, drive_cache) {
+            match self.append(&entry) {
+                Ok(warnings) => {
+                    out.recorded = Some(entry.id.clone());
+                    out.notes.extend(warnings);
+                }
+                Err(e) => out
+                    .notes
+                    .push(format!("the run was not added to the history: {e:#}")),
+            }
+        }
+        match self.load() {
+            Ok(loaded) => {
+                if let Some(first) = loaded.problems.first() {
+                    let more = loaded.problems.len() - 1;
+                    out.notes.push(if more > 0 {
+                        format!("{first} (and {more} more)")
+                    } else {
+                        first.clone()
+                    });
+                }
+                let mut past: Vec<HistoryEntry> = loaded
+                    .of_disk(&disk)
+                    .filter(|e| !mine.contains(&e.id) && out.recorded.as_ref() != Some(&e.id))
+                    .cloned()
+                    .collect();
+                let skip = past.len().saturating_sub(keep);
+                past.drain(..skip);
+                out.past = past;
+            }
+            Err(e) => out.notes.push(format!("cannot read the history: {e:#}")),
+        }
+        for n in &mut out.notes {
+            *n = crate::model::text::neutralize_controls(n);
+        }
+        out
+    }
+}
+
+/// Opens a file in the history directory for appending (created 0644) or, for the lock,
+/// for writing; never through a symlink.
+fn open_nofollow(path: &Path, append: bool) -> io::Result<File> {
+    let mut o = fs::OpenOptions::new();
+    if append {
+        o.append(true).read(true);
+    } else {
+        o.write(true);
+    }
+    o.create(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+fn ends_without_newline(file: &mut File) -> anyhow::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
+}
+
+/// A file's text up to `MAX_READ` bytes and whether it was cut; `None` if it does not exist.
+fn read_capped(path: &Path) -> io::Result<Option<(String, bool)>> {
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut buf = Vec::new();
+    file.take(MAX_READ + 1).read_to_end(&mut buf)?;
+    let cut = buf.len() as u64 > MAX_READ;
+    if cut {
+        buf.truncate(MAX_READ as usize);
+        // The last (partial) line is not a record.
+        if let Some(end) = buf.iter().rposition(|&b| b == b'\n') {
+            buf.truncate(end + 1);
+        }
+    }
+    Ok(Some((String::from_utf8_lossy(&buf).into_owned(), cut)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::figures::Stat;
+    use crate::bench::spec::PhaseTag;
+
+    fn entry(disk: &str, mbps: f64) -> HistoryEntry {
+        HistoryEntry {
+            schema: HISTORY_SCHEMA,
+            id: format!("1-2-{mbps}"),
+            tool: "disktriage test".into(),
+            started_unix: 1_795_000_000,
+            host: Some("h".into()),
+            disk: DiskIdentity::Wwid(disk.into()),
+            device: "sda".into(),
+            model: None,
+            target: "/dev/sda".into(),
+            test: "seq-read".into(),
+            settings: RunSettings {
+                params: "bs 1M, QD1, 1 worker, sequential read".into(),
+                bs: 1 << 20,
+                qd: 1,
+                jobs: 1,
+                engine: "sync".into(),
+                engine_asked: "auto".into(),
+                direct: true,
+                scheduler: Some("mq-deadline".into()),
+                drive_cache: Some("on".into()),
+                kernel_cache: Some("write back".into()),
+            },
+            repeats: 1,
+            figures: vec![PhaseFigures {
+                label: "seq-read".into(),
+                tag: PhaseTag::Single,
+                bs: 1 << 20,
+                ops: 1000,
+                seconds: 10.0,
+                mbps: Stat {
+                    mean: mbps,
+                    spread_pct: None,
+                },
+                iops: Stat {
+                    mean: mbps,
+                    spread_pct: None,
+                },
+                mean_ms: None,
+                p50_ms: None,
+                p99_ms: Some(Stat {
+                    mean: 1.5,
+                    spread_pct: Some(2.0),
+                }),
+                p999_ms: None,
+            }],
+            error: None,
+            stopped: false,
+        }
+    }
+
+    #[test]
+    fn records_round_trip_one_line_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::new(dir.path().join("sub"));
+        assert_eq!(h.load().unwrap(), Loaded::default(), "no directory yet");
+        h.append(&entry("naa.1", 100.0)).unwrap();
+        h.append(&entry("naa.2", 200.0)).unwrap();
+        let text = fs::read_to_string(h.file()).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        let loaded = h.load().unwrap();
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        assert_eq!(
+            loaded.entries,
+            [entry("naa.1", 100.0), entry("naa.2", 200.0)]
+        );
+        let disk = DiskIdentity::Wwid("naa.2".into());
+        assert_eq!(loaded.of_disk(&disk).count(), 1);
+    }
+
+    #[test]
+    fn a_bad_line_is_reported_with_its_number_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::new(dir.path());
+        h.append(&entry("naa.1", 100.0)).unwrap();
+        let mut f = fs::OpenOptions::new().append(true).open(h.file()).unwrap();
+        f.write_all(b"{\"schema\":1,\"garbage\n").unwrap();
+        drop(f);
+        let before = fs::read(h.file()).unwrap();
+        let loaded = h.load().unwrap();
+        assert_eq!(loaded.entries.len(), 1);
+        assert_eq!(loaded.problems.len(), 1, "{:?}", loaded.problems);
+        assert!(
+            loaded.problems[0].starts_with("history.jsonl line 2: not a history record"),
+            "{:?}",
+            loaded.problems
+        );
+        assert_eq!(
+            fs::read(h.file()).unwrap(),
+            before,
+            "reading changes nothing"
+        );
+        // Appending keeps the bad line byte for byte and adds after it.
+        h.append(&entry("naa.1", 300.0)).unwrap();
+        let after = fs::read(h.file()).unwrap();
+        assert!(after.starts_with(&before));
+        let loaded = h.load().unwrap();
+        assert_eq!(loaded.entries.len(), 2);
+        assert_eq!(loaded.problems.len(), 1);
+    }
+
+    #[test]
+    fn a_torn_last_line_does_not_swallow_the_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::new(dir.path());
+        h.append(&entry("naa.1", 100.0)).unwrap();
+        let mut f = fs::OpenOptions::new().append(true).open(h.file()).unwrap();
+        f.write_all(b"{\"schema\":1,\"id\":\"cut sh").unwrap();
+        drop(f);
+        h.append(&entry("naa.1", 200.0)).unwrap();
+        let loaded = h.load().unwrap();
+        assert_eq!(loaded.entries.len(), 2, "{:?}", loaded.problems);
+        assert_eq!(loaded.entries[1].figures[0].mbps.mean, 200.0);
+        assert_eq!(loaded.problems.len(), 1);
+        assert!(
+            loaded.problems[0].contains("line 2"),
+            "{:?}",
+            loaded.problems
+        );
+    }
+
+    #[test]
+    fn the_file_rotates_and_stays_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = serde_json::to_string(&entry("naa.1", 1.0)).unwrap().len() as u64 + 1;
+        let h = History::new(dir.path()).rotating_at(one * 3);
+        for i in 0..10 {
+            h.append(&entry("naa.1", f64::from(i))).unwrap();
+        }
+        let size = |name: &str| fs::metadata(dir.path().join(name)).unwrap().len();
+        assert!(size(FILE) <= one * 3, "{}", size(FILE));
+        assert!(size(ROTATED) <= one * 3, "{}", size(ROTATED));
+        let loaded = h.load().unwrap();
+        let kept: Vec<f64> = loaded
+            .entries
+            .iter()
+            .map(|e| e.figures[0].mbps.mean)
+            .collect();
+        // The newest records, oldest first; the oldest rotated away.
+        assert_eq!(kept.last(), Some(&9.0));
+        assert!(kept.windows(2).all(|w| w[0] < w[1]), "{kept:?}");
+        assert!(kept.len() >= 4 && kept.len() <= 6, "{kept:?}");
+        let names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 3, "file, .1 and the lock: {names:?}");
+    }
+
+    #[test]
+    fn a_corrupt_rotated_file_is_never_rotated_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = serde_json::to_string(&entry("naa.1", 1.0)).unwrap().len() as u64 + 1;
+        let h = History::new(dir.path()).rotating_at(one * 2);
+        fs::write(dir.path().join(ROTATED), "not json\n").unwrap();
+        let mut warned = Vec::new();
+        for i in 0..4 {
+            warned.extend(h.append(&entry("naa.1", f64::from(i))).unwrap());
+        }
+        assert_eq!(
+            fs::read_to_string(dir.path().join(ROTATED)).unwrap(),
+            "not json\n"
+        );
+        assert!(!warned.is_empty());
+        assert!(
+            warned[0].contains("history.jsonl.1 line 1") && warned[0].contains("not rotated"),
+            "{warned:?}"
+        );
+        assert_eq!(h.load().unwrap().entries.len(), 4, "nothing lost");
+    }
+
+    #[test]
+    fn concurrent_appends_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::new(dir.path());
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let h = h.clone();
+                s.spawn(move || {
+                    for i in 0..25 {
+                        h.append(&entry("naa.1", f64::from(t * 100 + i))).unwrap();
+                    }
+                });
+            }
+        });
+        let loaded = h.load().unwrap();
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        assert_eq!(loaded.entries.len(), 100);
+    }
+
+    #[test]
+    fn a_symlink_planted_as_the_file_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious\n").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join(FILE)).unwrap();
+        let h = History::new(dir.path());
+        assert!(h.append(&entry("naa.1", 1.0)).is_err());
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    }
+
+    #[test]
+    fn newer_schemas_are_skipped_and_said() {
+        let mut loaded = Loaded::default();
+        let mut e = serde_json::to_value(entry("naa.1", 1.0)).unwrap();
+        e["schema"] = 2.into();
+        parse("history.jsonl", &format!("{e}\n"), &mut loaded);
+        assert!(loaded.entries.is_empty());
+        assert!(
+            loaded.problems[0].contains("newer disktriage"),
+            "{:?}",
+            loaded.problems
+        );
+    }
+
+    #[test]
+    fn dates_in_utc() {
+        assert_eq!(utc_minute(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_minute(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(utc_minute(1_795_000_000), "2026-11-18 11:06 UTC");
+    }
+}

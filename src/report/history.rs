@@ -1,0 +1,104 @@
+//! What `disktriage history` prints: one block per past run, oldest first, with the same
+//! figures and number formats as the Results screen; or the records as JSON.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::bench::figures::row;
+use crate::history::{HISTORY_SCHEMA, HistoryEntry};
+use crate::model::DiskIdentity;
+use crate::model::text::neutralize_controls;
+use crate::ui::{count, ms, rate};
+
+/// The text listing. `filter` is the disk asked for and its kernel name now, if any.
+pub fn render_text(
+    entries: &[&HistoryEntry],
+    file: &Path,
+    filter: Option<(&DiskIdentity, Option<&str>)>,
+) -> String {
+    let mut out = String::new();
+    let file = neutralize_controls(&file.display().to_string());
+    match filter {
+        Some((disk, now)) => {
+            let now = now.map_or(String::new(), |n| format!(" ({n} now)"));
+            let _ = writeln!(out, "Runs of the disk with {disk}{now}: {}", entries.len());
+        }
+        None => {
+            let _ = writeln!(out, "Runs: {}", entries.len());
+        }
+    }
+    let _ = writeln!(out, "(history: {file})");
+    if entries.is_empty() {
+        out.push_str(
+            "No runs recorded yet: every finished `disktriage run` and TUI run adds one.\n",
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{:<16}  {:<8} {:<12} {:<11} {:<3} {:>8} {:>7} {:>7} {:>2}",
+        "WHEN (UTC)", "DEVICE", "TEST", "SCHED", "WC", "MB/s", "IOPS", "p99 ms", "n"
+    );
+    for e in entries {
+        let r = row(&e.figures);
+        let cell = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_string(), f);
+        let s = &e.settings;
+        let when = e.when();
+        let _ = writeln!(
+            out,
+            "{:<16}  {:<8} {:<12} {:<11} {:<3} {:>8} {:>7} {:>7} {:>2}",
+            when.trim_end_matches(" UTC"),
+            neutralize_controls(&e.device),
+            neutralize_controls(&e.test),
+            neutralize_controls(s.scheduler.as_deref().unwrap_or("-")),
+            neutralize_controls(s.drive_cache.as_deref().unwrap_or("-")),
+            cell(r.and_then(|r| r.mbps), rate),
+            cell(r.and_then(|r| r.iops), count),
+            cell(r.and_then(|r| r.p99_ms), ms),
+            e.repeats,
+        );
+        let mut facts = vec![
+            s.params.clone(),
+            format!("engine {}", s.engine),
+            if s.direct { "O_DIRECT" } else { "BUFFERED" }.to_string(),
+        ];
+        if let Some(k) = &s.kernel_cache {
+            facts.push(format!("kernel {k}"));
+        }
+        if let Some(spread) = r.and_then(|r| r.noise_pct) {
+            facts.push(format!("noise {spread:.1}%"));
+        }
+        if e.figures.len() > 1 {
+            facts.push("peak MB/s and IOPS, worst p99 of the phases".into());
+        }
+        let _ = writeln!(out, "  {}", neutralize_controls(&facts.join("; ")));
+        if filter.is_none() {
+            let _ = writeln!(out, "  disk: {}", e.disk);
+        }
+        if e.stopped {
+            out.push_str("  stopped before the end: the figures cover what completed\n");
+        }
+        if let Some(err) = &e.error {
+            let _ = writeln!(out, "  error: {}", neutralize_controls(err));
+        }
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct HistoryJson<'a> {
+    schema: u32,
+    runs: &'a [&'a HistoryEntry],
+}
+
+/// The records as JSON, in the history's own layout.
+pub fn render_json(entries: &[&HistoryEntry]) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(&HistoryJson {
+        schema: HISTORY_SCHEMA,
+        runs: entries,
+    })?;
+    text.push('\n');
+    Ok(text)
+}
