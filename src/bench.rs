@@ -1,6 +1,7 @@
 //! The I/O test engine: the catalogue, plans, workers, statistics and the runner.
 
 pub mod catalog;
+pub mod compare;
 pub mod engine;
 pub mod family;
 pub mod gate;
@@ -13,5 +14,6 @@ pub mod safety;
 pub mod session;
 pub mod spec;
 pub mod stats;
+pub mod sweep;
 pub mod target;
 pub mod worker;

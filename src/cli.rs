@@ -108,7 +108,12 @@ Examples:
   disktriage run /dev/sdb --test rand-read --bs 4k --qd 32 --time 30s
   disktriage run /dev/sdb --test seq-write --io-size 200M --destroy-data sdb
   disktriage run /mnt/scratch/test.bin --test cdm --size 1G
-  disktriage run /dev/nvme0n1 --test size-sweep --min-bs 4k --max-bs 16M --csv";
+  disktriage run /dev/nvme0n1 --test size-sweep --min-bs 4k --max-bs 16M --csv
+  disktriage run /dev/sdb --test rand-read --time 5s --sweep-sched
+  disktriage run /dev/sdb --test seq-read --sweep-sched none,bfq --repeats 5
+  disktriage run /dev/sdb --sweep-cache --destroy-data sdb
+
+Sweeps: --sweep-sched and --sweep-cache run the test under each value of the setting, the value found at start first, then the others, --repeats times (default 3) in turns (a, b, c, a, b, c, ...) so that a drift hits every value alike. The table gives each value's figure (MB/s, IOPS for random tests, ms per write for sync-latency) as the mean of its repeats, their spread, the difference to the value found at start and whether it is beyond the noise (larger than the spread of either), and the winner. The setting is journaled and put back at the end, on Ctrl-C, SIGTERM, SIGHUP and errors; after a SIGKILL, `disktriage restore` (or the next start of the screen) puts it back. --sweep-cache needs a drive whose write cache the host can switch (not loop, zram, md, dm).";
 
 /// Synchronous write modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -136,9 +141,10 @@ pub struct RunArgs {
     /// Block device (e.g. /dev/sdb) or file to test.
     pub target: PathBuf,
 
-    /// The test to run (see `disktriage tests`).
-    #[arg(long, short = 't', default_value = "seq-read")]
-    pub test: String,
+    /// The test to run (see `disktriage tests`; default seq-read; with --sweep-cache alone,
+    /// the seed's pair: a 1 GiB seq-write and sync-latency).
+    #[arg(long, short = 't')]
+    pub test: Option<String>,
 
     /// Request size (e.g. 4k, 1M).
     #[arg(long, value_parser = parse_size)]
@@ -235,7 +241,32 @@ pub struct RunArgs {
     /// Print the equivalent fio command line of each phase instead of running.
     #[arg(long)]
     pub fio: bool,
+
+    /// Run the test under each I/O scheduler the disk offers (or those listed, comma
+    /// separated), --repeats times each, interleaved, and name the one that is better beyond
+    /// the noise. The scheduler found at start is put back.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        num_args = 0..=1,
+        conflicts_with_all = ["csv", "fio", "sweep_cache"]
+    )]
+    pub sweep_sched: Option<Vec<String>>,
+
+    /// Run the test with the drive's own write cache on and off, --repeats times each,
+    /// interleaved. Without --test: seed 000's pair, a 1 GiB seq-write and sync-latency. The
+    /// state found at start is put back.
+    #[arg(long, conflicts_with_all = ["csv", "fio"])]
+    pub sweep_cache: bool,
+
+    /// Runs of each value in a sweep (1 to 20, default 3).
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<u32>,
 }
+
+/// The test `run` runs when --test is not given.
+pub const DEFAULT_TEST: &str = "seq-read";
 
 /// Parses "4096", "4k", "1M", "1MiB", "2G": powers of 1024 (`Bytes`'s `FromStr`), for clap.
 pub fn parse_size(s: &str) -> Result<u64, String> {

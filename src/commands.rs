@@ -3,6 +3,7 @@
 //! (changes through the journaled `Changer`), and prints what the device reports afterwards.
 
 pub mod run;
+pub mod sweep;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -82,6 +82,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 panic,
             },
         ),
+        Some(Command::Run(args)) if args.sweep_sched.is_some() || args.sweep_cache => {
+            commands::sweep::run(&root, &cli.journal_dir, &args)
+        }
         Some(Command::Run(args)) => commands::run::run(&root, &args),
         Some(Command::Completions { shell }) => {
             write_stdout(&install::completion_script(shell))?;

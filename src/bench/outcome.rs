@@ -137,6 +137,17 @@ pub struct PhaseResult {
     pub stopped: bool,
 }
 
+/// Fewest I/Os, and shortest measured time, over which a rate (MB/s, IOPS) is worth showing.
+/// Below either, a rate mostly measures the setup around the I/O: the figures say how many
+/// I/Os took how long instead.
+pub const MIN_RATE_OPS: u64 = 100;
+pub const MIN_RATE_SECONDS: f64 = 0.01;
+
+/// Is a rate over `ops` I/Os in `seconds` worth showing?
+pub fn rate_meaningful(ops: u64, seconds: f64) -> bool {
+    ops >= MIN_RATE_OPS && seconds >= MIN_RATE_SECONDS
+}
+
 impl PhaseResult {
     pub fn bytes_per_sec(&self) -> f64 {
         self.read.bytes_per_sec + self.write.bytes_per_sec

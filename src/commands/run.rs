@@ -61,7 +61,14 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
 
 /// Runs the command; the exit code is 1 when the run failed part-way (after its report).
 pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let test: TestName = args.test.parse()?;
+    let test: TestName = args
+        .test
+        .as_deref()
+        .unwrap_or(crate::cli::DEFAULT_TEST)
+        .parse()?;
+    if args.repeats.is_some() {
+        anyhow::bail!("--repeats is for sweeps (--sweep-sched, --sweep-cache)");
+    }
     let params = params_from_args(args);
     let request = TargetRequest {
         path: &args.target,
@@ -144,7 +151,7 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
 
 /// The exit status after a stop by signal `signo` (0: none): 128 + the signal, as a shell
 /// reports a process the signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
-fn signal_exit_code(signo: usize) -> Option<u8> {
+pub(crate) fn signal_exit_code(signo: usize) -> Option<u8> {
     if signo == 0 {
         return None;
     }
@@ -252,7 +259,7 @@ fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
     }
 }
 
-fn fmt_secs(d: Duration) -> String {
+pub(crate) fn fmt_secs(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 60 {
         format!("{}m{:02}s", s / 60, s % 60)
