@@ -18,6 +18,7 @@ pub mod live;
 pub mod overlay;
 pub mod picker;
 pub mod records;
+pub mod sweep;
 
 use std::time::Duration;
 
@@ -34,6 +35,7 @@ use overlay::Intent;
 pub use overlay::Overlay;
 use picker::Values;
 pub use records::{PhaseFigures, Results, RunRecord, Stat};
+pub use sweep::{SweepRun, SweepStage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -107,6 +109,8 @@ pub struct App {
     pub results: Results,
     /// Settings the session switched (scheduler, drive cache).
     pub changes: SessionChanges,
+    /// The sweep in progress, or the last one.
+    pub sweep: Option<SweepRun>,
     /// A short message for the status line and when it was set.
     pub status: Option<(String, Duration)>,
     pub is_root: bool,
@@ -131,6 +135,7 @@ impl App {
             run: None,
             results: Results::default(),
             changes: SessionChanges::default(),
+            sweep: None,
             status: None,
             is_root,
             console,
@@ -202,7 +207,13 @@ impl App {
                 self.devices.drive_status(device, cache, health);
                 Vec::new()
             }
+            Msg::DriveCacheSet { device, result } if self.sweep_waits_for_switch(&device) => {
+                self.sweep_cache_set(device, result)
+            }
             Msg::DriveCacheSet { device, result } => self.drive_cache_set(device, result),
+            Msg::SchedulerSet { device, result } if self.sweep_waits_for_switch(&device) => {
+                self.sweep_scheduler_set(device, result)
+            }
             Msg::SchedulerSet { device, result } => self.scheduler_set(device, result),
             Msg::Orphans(lines) => {
                 if !lines.is_empty() {
@@ -249,6 +260,7 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::RunFinished(result) if self.sweeping() => self.sweep_run_finished(*result),
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Exported(result) => {
                 match result {
@@ -324,6 +336,14 @@ impl App {
             }
             Action::Rerun => return self.rerun(None),
             Action::Compare => return self.compare_latest(),
+            Action::Sweep if self.screen == Screen::Tests => {
+                let kind = match code {
+                    KeyCode::Char('W') => crate::bench::sweep::SweepKind::WriteCache,
+                    _ => crate::bench::sweep::SweepKind::Scheduler,
+                };
+                return self.start_sweep(kind);
+            }
+            Action::SweepResult => self.show_sweep(),
             _ => match self.screen {
                 Screen::Devices => return self.devices_act(action, dir),
                 Screen::Tests => return self.tests_act(action, dir),
@@ -343,7 +363,16 @@ impl App {
                 self.info(text);
                 Vec::new()
             }
-            Intent::Launch { request, repeats } => self.launch(*request, repeats),
+            Intent::Launch {
+                request,
+                repeats,
+                sweep: Some(kind),
+            } => self.begin_sweep(kind, *request, repeats),
+            Intent::Launch {
+                request,
+                repeats,
+                sweep: None,
+            } => self.launch(*request, repeats),
             Intent::RetestOn { device, record } => self.retest_on(&device, record),
             Intent::RerunWhereItRan(record) => {
                 // The switch is not what this retest is about.

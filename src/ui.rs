@@ -7,6 +7,7 @@ mod dialogs;
 mod picker;
 mod results;
 mod run;
+mod sweep;
 pub mod theme;
 
 use ratatui::Frame;

@@ -331,8 +331,7 @@ fn root_sweep_cache_on_a_loop_device_is_refused_with_the_reason() {
         assert_eq!(
             text(&out.stderr),
             format!(
-                "disktriage: cannot sweep the write cache of {}: drive write cache control \
-                 not supported on loop\n",
+                "disktriage: cannot sweep the write cache of {}: not supported on loop\n",
                 l.name
             )
         );

@@ -16,6 +16,7 @@ use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
 use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
+use crate::bench::sweep::SweepKind;
 use crate::event::{Cmd, TaskError};
 
 use super::devices::DriveState;
@@ -121,7 +122,7 @@ pub struct LiveRun {
 }
 
 impl LiveRun {
-    fn new(
+    pub(super) fn new(
         record: usize,
         device: String,
         request: &RunRequest,
@@ -217,13 +218,15 @@ impl LiveRun {
 }
 
 impl App {
+    /// A run is in progress, or a sweep is between its runs.
     pub fn running(&self) -> bool {
-        self.run.as_ref().is_some_and(LiveRun::is_active)
+        self.run.as_ref().is_some_and(LiveRun::is_active) || self.sweeping()
     }
 
     /// The Run screen's keys (see `keys::BINDINGS`).
     pub(super) fn run_act(&mut self, action: Action) -> Vec<Cmd> {
         match action {
+            Action::Stop if self.sweeping() => self.stop_sweep(),
             Action::Stop if self.running() => {
                 if let Some(run) = &mut self.run {
                     run.stopping = true;
@@ -362,6 +365,35 @@ impl App {
         self.launch(request, repeats)
     }
 
+    /// A write test (or a sweep of one) asks for the device's name first; a device in use is
+    /// refused with the reason.
+    pub(super) fn confirm_then(
+        &mut self,
+        request: RunRequest,
+        repeats: u32,
+        sweep: Option<SweepKind>,
+        device: String,
+    ) -> Vec<Cmd> {
+        if let Some(inv) = &self.devices.inventory {
+            match safety::check_device_write(inv, &device, None) {
+                Err(WriteRefusal::NotConfirmed { .. }) | Ok(()) => {}
+                Err(refusal) => {
+                    self.error(refusal.to_string());
+                    return Vec::new();
+                }
+            }
+        }
+        self.overlay = Some(Overlay::Confirm {
+            request: Box::new(request),
+            repeats,
+            sweep,
+            device,
+            typed: String::new(),
+            wrong: false,
+        });
+        Vec::new()
+    }
+
     /// Starts a run, through the confirmation dialog when it writes.
     pub(super) fn launch(&mut self, request: RunRequest, repeats: u32) -> Vec<Cmd> {
         // The kernel name, which is what the run checks the opened device against (it differs
@@ -382,23 +414,7 @@ impl App {
         // The request's own parameters decide (a rerun keeps the ones it ran with).
         let writes = request.test.writes_with(&request.params) == Writes::Always;
         if writes && request.confirmation.is_none() {
-            if let Some(inv) = &self.devices.inventory {
-                match safety::check_device_write(inv, &device, None) {
-                    Err(WriteRefusal::NotConfirmed { .. }) | Ok(()) => {}
-                    Err(refusal) => {
-                        self.error(refusal.to_string());
-                        return Vec::new();
-                    }
-                }
-            }
-            self.overlay = Some(Overlay::Confirm {
-                request: Box::new(request),
-                repeats,
-                device,
-                typed: String::new(),
-                wrong: false,
-            });
-            return Vec::new();
+            return self.confirm_then(request, repeats, None, device);
         }
         self.changes.last_switch = None;
         let record = self.results.records.len();

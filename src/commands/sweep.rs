@@ -31,6 +31,7 @@ use crate::bench::sweep::{
 use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal};
 use crate::cli::{DEFAULT_TEST, RunArgs};
+use crate::drive_state;
 use crate::model::text::neutralize_controls;
 use crate::model::{BlockDevice, BytesPerSec, Lifetime};
 use crate::report::output::{output_width, write_stderr, write_stdout};
@@ -214,8 +215,16 @@ pub fn values(
         SweepKind::WriteCache => {
             let why =
                 |e: String| anyhow::anyhow!("cannot sweep the write cache of {}: {e}", dev.name);
-            let cache = drives.drive_cache(dev).map_err(|e| why(e.to_string()))?;
-            sweep::cache_values(&cache).map_err(why)?
+            // The words of `disktriage cache` and of the screen ("not supported on loop").
+            let status = drive_state::cache_status(drives, dev).map_err(|e| why(e.to_string()))?;
+            match (&status.drive, status.drive_unavailable) {
+                (Some(cache), _) => sweep::cache_values(cache).map_err(why)?,
+                (None, reason) => {
+                    return Err(why(
+                        reason.unwrap_or_else(|| "the drive's cache state is unknown".into())
+                    ));
+                }
+            }
         }
     };
     Ok((settings, notes))
@@ -615,8 +624,7 @@ mod tests {
         let e = values(&drives, &loop0, SweepKind::WriteCache, &[]).unwrap_err();
         assert_eq!(
             format!("{e:#}"),
-            "cannot sweep the write cache of loop0: drive write cache control not supported \
-             on loop"
+            "cannot sweep the write cache of loop0: not supported on loop"
         );
         drives.update("sda", |d| {
             if let Ok(c) = &mut d.cache {
