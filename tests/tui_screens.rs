@@ -1424,10 +1424,42 @@ fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
 fn sweeps_are_refused_where_the_setting_cannot_change() {
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
+    // Loop devices have no drive: their state is never read, and the reason is the CLI's.
+    assert!(keys(&mut app, "W").is_empty());
+    assert_eq!(
+        app.overlay,
+        Some(Overlay::Error(
+            "cannot sweep the write cache of loop0: not supported on loop".into()
+        ))
+    );
+    app.overlay = None;
+    // The same once a state is read, from what the drive says.
+    let fake = disktriage::sys::FakeDrives::new()
+        .with(disktriage::sys::FakeDevice::new("loop0", Transport::Loop));
+    use disktriage::sys::DriveControl;
+    let dev = fake.device("loop0").unwrap();
+    fake.update("loop0", |d| {
+        if let Ok(c) = &mut d.cache {
+            c.enabled = None;
+        }
+    });
+    app.update(Msg::DriveStatus {
+        device: "loop0".into(),
+        cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
+        health: None,
+    });
+    assert!(keys(&mut app, "W").is_empty());
+    assert_eq!(
+        app.overlay,
+        Some(Overlay::Error(
+            "cannot sweep the write cache of loop0: the drive reports no volatile write cache"
+                .into()
+        ))
+    );
+    app.overlay = None;
     // The drive state of loop0 as the loop reads it.
     let fake = disktriage::sys::FakeDrives::new()
         .with(disktriage::sys::FakeDevice::new("loop0", Transport::Loop).without_cache_control());
-    use disktriage::sys::DriveControl;
     let dev = fake.device("loop0").unwrap();
     app.update(Msg::DriveStatus {
         device: "loop0".into(),

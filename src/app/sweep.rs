@@ -132,7 +132,12 @@ impl App {
                         (None, None) => Err(why("the drive's cache state is unknown")),
                     },
                     Some(Err(e)) => Err(why(&e.to_string())),
-                    None => Err(why("its state is not read yet; w shows it, then try again")),
+                    // Loop, zram, md and dm have no drive behind them: never read, as in the
+                    // device list ("not supported on loop", as `disktriage cache` says).
+                    None => match self.devices.find(device).map(|d| d.transport) {
+                        Some(t) if t.is_virtual() => Err(why(&format!("not supported on {t}"))),
+                        _ => Err(why("its state is not read yet; w shows it, then try again")),
+                    },
                 }
             }
         }
