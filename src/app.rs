@@ -250,6 +250,7 @@ impl App {
                 self.run_started(*target, *plan, notes);
                 Vec::new()
             }
+            Msg::RunRefused(e) if self.sweeping() => self.sweep_run_refused(e),
             Msg::RunRefused(e) => {
                 self.run_refused(e);
                 Vec::new()

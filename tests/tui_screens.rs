@@ -1528,3 +1528,93 @@ fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
     assert_eq!(r.runs_done, 2);
     assert!(r.tests[0].rows[2].figure.is_none());
 }
+
+#[test]
+fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
+    let set = |name: &str| Cmd::SetScheduler {
+        device: "loop0".into(),
+        name: name.into(),
+    };
+    // Refused at once (under the scheduler at start): nothing to put back, the view says why.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    keys(&mut app, "S");
+    let cmds = app.update(Msg::RunRefused("loop0 is busy".into()));
+    assert_eq!(cmds, [Cmd::RefreshInventory]);
+    assert!(!app.sweeping() && !app.running());
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("ended by an error: loop0 is busy, after 0 of 12"),
+        "{s}"
+    );
+
+    // x while the loop switches to the second scheduler: no run starts, the first comes back.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    keys(&mut app, "S");
+    feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
+    let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::SeqRead,
+        "loop0",
+        "none",
+        500.0,
+        0.5,
+    )))));
+    assert_eq!(cmds, [set("mq-deadline")]);
+    assert!(app.running(), "between runs, a sweep is still running");
+    assert!(keys(&mut app, "x").is_empty());
+    let cmds = app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    assert!(cmds.contains(&set("none")), "{cmds:?}");
+    assert!(
+        !cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
+        "{cmds:?}"
+    );
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("none".into()),
+    });
+    assert!(!app.sweeping());
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("stopped (x), after 1 of 12 runs"), "{s}");
+
+    // A switch the kernel refuses ends the sweep with its reason.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    keys(&mut app, "S");
+    feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::SeqRead,
+        "loop0",
+        "none",
+        500.0,
+        0.5,
+    )))));
+    let cmds = app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Err(disktriage::event::TaskError::Change("EBUSY".into())),
+    });
+    assert_eq!(
+        cmds,
+        [Cmd::RefreshInventory],
+        "still at none: nothing to put back"
+    );
+    let s = flat_screen(&app);
+    assert!(
+        s.contains("ended by an error: cannot switch the scheduler of loop0: EBUSY"),
+        "{s}"
+    );
+}
+
+fn flat_screen(app: &App) -> String {
+    screen(app, 132, 43)
+        .lines()
+        .map(|l| l.trim_matches('"').trim_matches('│').trim())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -301,6 +301,28 @@ impl App {
         self.sweep_next()
     }
 
+    /// A run of the sweep was refused before it started (the device became busy, its
+    /// parameters do not fit): the sweep ends there and the value at start comes back.
+    pub(super) fn sweep_run_refused(&mut self, e: String) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        if let Some(rec) = sw
+            .steps
+            .get(sw.at)
+            .and_then(|s| sw.records[s.setting])
+            .and_then(|r| self.results.records.get_mut(r))
+        {
+            rec.error = Some(e.clone());
+        }
+        if let Some(run) = &mut self.run {
+            run.finished = true;
+            run.error = Some(e.clone());
+        }
+        sw.error = Some(e);
+        self.sweep_end()
+    }
+
     /// The next step: a switch, a run, or the end.
     fn sweep_next(&mut self) -> Vec<Cmd> {
         let Some(sw) = &mut self.sweep else {
@@ -369,6 +391,10 @@ impl App {
         match (sw.stage, outcome) {
             (SweepStage::Switching, Ok(())) => {
                 sw.current = wanted;
+                // `x` while the switch was under way: no more runs.
+                if sw.stopping {
+                    return self.sweep_end();
+                }
                 self.sweep_run_step()
             }
             (SweepStage::Switching, Err(e)) => {

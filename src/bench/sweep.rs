@@ -464,9 +464,9 @@ impl SweepVerdict {
             SweepVerdict::NoiseUnknown => {
                 "no winner: with 1 repeat the noise is unknown (2 or more repeats name one)".into()
             }
-            SweepVerdict::NoFigures => {
-                "no winner: not every value has a figure (the sweep ended early)".into()
-            }
+            SweepVerdict::NoFigures => "no winner: a value has no figure (the sweep ended \
+                                          early, or its runs did too few I/Os for a rate)"
+                .into(),
         }
     }
 

@@ -161,9 +161,15 @@ fn tests_of(args: &RunArgs) -> anyhow::Result<(Vec<SweptTest>, Vec<String>)> {
                 (t, p)
             })
             .collect();
-        let note = "the write cache preset (seed 000): seq-write of 1 GiB and sync-latency, \
-                    each with the cache on and off"
-            .to_string();
+        let write = if bounded {
+            "seq-write (as long as the options say, instead of 1 GiB)"
+        } else {
+            "seq-write of 1 GiB"
+        };
+        let note = format!(
+            "the write cache preset (seed 000): {write} and sync-latency, each with the cache \
+             on and off"
+        );
         return Ok((tests, vec![note]));
     }
     let test: TestName = args.test.as_deref().unwrap_or(DEFAULT_TEST).parse()?;
