@@ -7,8 +7,9 @@
 //! `devices` (the inventory and the drives' state), `form` (the Test screen's keys; `picker`
 //! the form's fields and values), `live` (starting, following and repeating a run),
 //! `records` (results, marks, export, compare), `changes` (scheduler and drive-cache
-//! switches), `overlay` (dialogs and their keys), and `keys` (the one table of key bindings
-//! that dispatch, the status line and the help read).
+//! switches), `sweep` (a test under every scheduler or cache state), `overlay` (dialogs and
+//! their keys), and `keys` (the one table of key bindings that dispatch, the status line and
+//! the help read).
 
 pub mod changes;
 pub mod devices;
