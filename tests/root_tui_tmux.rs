@@ -520,3 +520,83 @@ fn root_tmux_hangup_restores_the_scheduler_without_aborting() {
         journal_entries(&journal)
     );
 }
+
+#[test]
+fn root_tmux_scheduler_sweep_and_quit_during_one() {
+    let Some(_one_at_a_time) = prerequisites("root_tmux_scheduler_sweep_and_quit_during_one")
+    else {
+        return;
+    };
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 128 << 20, 512);
+    // Not the kernel's default, so that putting the default back by mistake shows.
+    std::fs::write(
+        format!("/sys/block/{}/queue/scheduler", l.name),
+        "mq-deadline",
+    )
+    .unwrap();
+    let before = active_scheduler(&l.name);
+    let offered =
+        std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", l.name)).unwrap();
+    let n = offered.split_whitespace().count();
+
+    let tmux = Tmux {
+        socket: format!("disktriage-test-sweep-{}", std::process::id()),
+    };
+    let journal_arg = format!("--journal-dir {}", dir.path().join("journal").display());
+    tmux.start(&["TERM=linux"], &journal_arg);
+    tmux.select(&l.name);
+    // seq-read, 1 s, no warm-up, then S: every scheduler, 3 repeats.
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Parameters", Duration::from_secs(2), "test picker");
+    tmux.keys(&[
+        "Enter", "Down", "Down", "Down", "Enter", "1", "Enter", "Down", "Down", "Enter", "0",
+        "Enter",
+    ]);
+    tmux.wait_for(
+        "duration        1s",
+        Duration::from_secs(2),
+        "parameters set",
+    );
+    tmux.keys(&["S"]);
+    let s = tmux.wait_for(
+        &format!("Scheduler sweep, run 2 of {}", 3 * n),
+        Duration::from_secs(30),
+        "the sweep switched",
+    );
+    assert!(s.contains("x stops the sweep"), "{s}");
+    let s = tmux.wait_for(
+        &format!("Scheduler sweep of {}: seq-read, 3 repeats", l.name),
+        Duration::from_secs(120),
+        "the sweep's result",
+    );
+    assert!(s.contains("SCHEDULER"), "{s}");
+    assert!(s.contains(&format!("{before} *")), "{s}");
+    assert!(
+        s.contains("winner: ") || s.contains("no scheduler is better beyond the noise"),
+        "{s}"
+    );
+    assert!(
+        s.contains(&format!("the scheduler of {} is back to {before}", l.name)),
+        "{s}"
+    );
+    assert_eq!(active_scheduler(&l.name), before);
+
+    // Again, and quit in the middle: the scheduler comes back with the exit.
+    tmux.keys(&["Escape", "2", "S"]);
+    tmux.wait_for(
+        &format!("Scheduler sweep, run 3 of {}", 3 * n),
+        Duration::from_secs(30),
+        "second sweep under way",
+    );
+    assert_ne!(
+        active_scheduler(&l.name),
+        before,
+        "switched during the sweep"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("Quit", Duration::from_secs(2), "quit asks during a sweep");
+    tmux.keys(&["y"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(15), "exited");
+    assert_eq!(active_scheduler(&l.name), before, "put back on quit");
+}
