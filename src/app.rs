@@ -7,8 +7,9 @@
 //! `devices` (the inventory and the drives' state), `form` (the Test screen's keys; `picker`
 //! the form's fields and values), `live` (starting, following and repeating a run),
 //! `records` (results, marks, export, compare), `changes` (scheduler and drive-cache
-//! switches), `overlay` (dialogs and their keys), and `keys` (the one table of key bindings
-//! that dispatch, the status line and the help read).
+//! switches), `sweep` (a test under every scheduler or cache state), `overlay` (dialogs and
+//! their keys), and `keys` (the one table of key bindings that dispatch, the status line and
+//! the help read).
 
 pub mod changes;
 pub mod devices;
@@ -19,6 +20,7 @@ pub mod overlay;
 pub mod picker;
 pub mod records;
 pub mod several;
+pub mod sweep;
 
 use std::time::Duration;
 
@@ -35,6 +37,7 @@ use overlay::Intent;
 pub use overlay::Overlay;
 use picker::Values;
 pub use records::{PhaseFigures, Results, RunRecord, Stat};
+pub use sweep::{SweepRun, SweepStage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -108,6 +111,8 @@ pub struct App {
     pub results: Results,
     /// Settings the session switched (scheduler, drive cache).
     pub changes: SessionChanges,
+    /// The sweep in progress, or the last one.
+    pub sweep: Option<SweepRun>,
     /// A short message for the status line and when it was set.
     pub status: Option<(String, Duration)>,
     pub is_root: bool,
@@ -137,6 +142,7 @@ impl App {
             run: None,
             results: Results::default(),
             changes: SessionChanges::default(),
+            sweep: None,
             status: None,
             is_root,
             console,
@@ -210,7 +216,13 @@ impl App {
                 self.devices.drive_status(device, cache, health);
                 Vec::new()
             }
+            Msg::DriveCacheSet { device, result } if self.sweep_waits_for_switch(&device) => {
+                self.sweep_cache_set(device, result)
+            }
             Msg::DriveCacheSet { device, result } => self.drive_cache_set(device, result),
+            Msg::SchedulerSet { device, result } if self.sweep_waits_for_switch(&device) => {
+                self.sweep_scheduler_set(device, result)
+            }
             Msg::SchedulerSet { device, result } => self.scheduler_set(device, result),
             Msg::Orphans(lines) => {
                 if !lines.is_empty() {
@@ -254,6 +266,7 @@ impl App {
                 self.run_started(*target, *plan, notes);
                 Vec::new()
             }
+            Msg::RunRefused(e) if self.sweeping() => self.sweep_run_refused(e),
             Msg::RunRefused(e) => {
                 self.run_refused(e);
                 Vec::new()
@@ -264,6 +277,7 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::RunFinished(result) if self.sweeping() => self.sweep_run_finished(*result),
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Several(m) => self.several_msg(m),
             Msg::PastRuns(entries) => {
@@ -370,6 +384,14 @@ impl App {
             }
             Action::Rerun => return self.rerun(None),
             Action::Compare => return self.compare_latest(),
+            Action::Sweep if self.screen == Screen::Tests => {
+                let kind = match code {
+                    KeyCode::Char('W') => crate::bench::sweep::SweepKind::WriteCache,
+                    _ => crate::bench::sweep::SweepKind::Scheduler,
+                };
+                return self.start_sweep(kind);
+            }
+            Action::SweepResult => self.show_sweep(),
             _ => match self.screen {
                 Screen::Devices => return self.devices_act(action, dir),
                 Screen::Tests => return self.tests_act(action, dir),
@@ -389,7 +411,16 @@ impl App {
                 self.info(text);
                 Vec::new()
             }
-            Intent::Launch { request, repeats } => self.launch(*request, repeats),
+            Intent::Launch {
+                request,
+                repeats,
+                sweep: Some(kind),
+            } => self.begin_sweep(kind, *request, repeats),
+            Intent::Launch {
+                request,
+                repeats,
+                sweep: None,
+            } => self.launch(*request, repeats),
             Intent::LaunchSeveral(typed) => self.confirm_several(&typed),
             Intent::RetestOn { device, record } => self.retest_on(&device, record),
             Intent::RerunWhereItRan(record) => {

@@ -17,5 +17,6 @@ pub mod safety;
 pub mod session;
 pub mod spec;
 pub mod stats;
+pub mod sweep;
 pub mod target;
 pub mod worker;

@@ -138,8 +138,13 @@ Examples:
   disktriage run /dev/sdb /dev/sdc /dev/sdd --test seq-read --repeats 3
   disktriage run /dev/sdb /dev/sdc --test seq-write --io-size 200M --destroy-data sdb,sdc
   disktriage run /dev/md0 --members --test seq-read
+  disktriage run /dev/sdb --test rand-read --time 5s --sweep-sched
+  disktriage run /dev/sdb --test seq-read --sweep-sched none,bfq --repeats 5
+  disktriage run /dev/sdb --sweep-cache --destroy-data sdb
 
-Several targets: the same test runs on each at the same time (--one-by-one: in turn). One row per target, then the verdict: the target slower than the median of the others by more than the run-to-run noise (the spread of --repeats), or by 20 % without repeats, is named; else \"no outlier\". A write test needs every written device named in one --destroy-data list.";
+Several targets: the same test runs on each at the same time (--one-by-one: in turn). One row per target, then the verdict: the target slower than the median of the others by more than the run-to-run noise (the spread of --repeats), or by 20 % without repeats, is named; else \"no outlier\". A write test needs every written device named in one --destroy-data list.
+
+Sweeps: --sweep-sched and --sweep-cache run the test under each value of the setting, the value found at start first, then the others, --repeats times (default 3) in turns (a, b, c, a, b, c, ...) so that a drift hits every value alike. The table gives each value's figure (MB/s, IOPS for random tests, ms per write for sync-latency) as the mean of its repeats, their spread, the difference to the value found at start and whether it is beyond the noise (larger than the spread of either), and the winner. The setting is journaled and put back at the end, on Ctrl-C, SIGTERM, SIGHUP and errors; after a SIGKILL, `disktriage restore` (or the next start of the screen) puts it back. --sweep-cache needs a drive whose write cache the host can switch (not loop, zram, md, dm).";
 
 /// Synchronous write modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -172,9 +177,10 @@ pub struct RunArgs {
     #[arg(value_name = "TARGET")]
     pub more_targets: Vec<PathBuf>,
 
-    /// The test to run (see `disktriage tests`).
-    #[arg(long, short = 't', default_value = "seq-read")]
-    pub test: String,
+    /// The test to run (see `disktriage tests`; default seq-read; with --sweep-cache alone,
+    /// the seed's pair: a 1 GiB seq-write and sync-latency).
+    #[arg(long, short = 't')]
+    pub test: Option<String>,
 
     /// Request size (e.g. 4k, 1M).
     #[arg(long, value_parser = parse_size)]
@@ -285,16 +291,38 @@ pub struct RunArgs {
     #[arg(long)]
     pub one_by_one: bool,
 
-    /// With several targets or --members: run the whole set this many times (1..10); the
-    /// spread of the repeats is the noise the verdict weighs differences against.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10))]
+    /// Runs of each value in a sweep (default 3), or, with several targets or --members,
+    /// runs of the whole set; the spread of the repeats is the noise that differences are
+    /// weighed against.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeats: Option<u32>,
 
     /// TARGET is an md array: test the array alone, then each of its members (read tests
     /// only: the members of an active array are held by it).
     #[arg(long)]
     pub members: bool,
+
+    /// Run the test under each I/O scheduler the disk offers (or those listed, comma
+    /// separated), --repeats times each, interleaved, and name the one that is better beyond
+    /// the noise. The scheduler found at start is put back.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        num_args = 0..=1,
+        conflicts_with_all = ["csv", "fio", "sweep_cache"]
+    )]
+    pub sweep_sched: Option<Vec<String>>,
+
+    /// Run the test with the drive's own write cache on and off, --repeats times each,
+    /// interleaved. Without --test: seed 000's pair, a 1 GiB seq-write and sync-latency. The
+    /// state found at start is put back.
+    #[arg(long, conflicts_with_all = ["csv", "fio"])]
+    pub sweep_cache: bool,
 }
+
+/// The test `run` runs when --test is not given.
+pub const DEFAULT_TEST: &str = "seq-read";
 
 /// Parses "4096", "4k", "1M", "1MiB", "2G": powers of 1024 (`Bytes`'s `FromStr`), for clap.
 pub fn parse_size(s: &str) -> Result<u64, String> {

@@ -88,6 +88,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 panic,
             },
         ),
+        Some(Command::Run(args)) if args.sweep_sched.is_some() || args.sweep_cache => {
+            commands::sweep::run(&root, &cli.journal_dir, &args)
+        }
         Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
         Some(Command::History(args)) => commands::history::history(&root, &history_dir, &args),
         Some(Command::Completions { shell }) => {

@@ -10,6 +10,7 @@ pub mod restore;
 pub mod run;
 pub mod sched;
 pub mod smart;
+pub mod sweep;
 pub mod table;
 
 /// The lines that end a change report: how to undo it, then the change's notes.

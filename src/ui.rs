@@ -9,6 +9,7 @@ mod picker;
 mod results;
 mod run;
 mod several;
+mod sweep;
 pub mod theme;
 
 use ratatui::Frame;

@@ -261,6 +261,84 @@ fn qemu_lab_drive_control() {
     let originals = check_scheduler(r, &dev);
     check_sessions(r, &dev, &originals);
     check_engine(r, &dev);
+    check_sweep(r, &dev);
+}
+
+/// `run --sweep-cache` on the SATA disk: the seed's pair, each run with the cache on and off
+/// in turns (the drive's own cache, through ATA SET FEATURES), and the cache on again after.
+fn check_sweep(r: &Results, dev: &dyn Fn(&str) -> String) {
+    let sata = dev("sata");
+    let doc = r.json("SWEEP-CACHE");
+    assert_eq!(r.rc("SWEEP-CACHE"), 0, "{}", r.text("SWEEP-CACHE"));
+    assert_eq!(doc["kind"], "write_cache");
+    assert_eq!(doc["device"], sata.as_str());
+    assert_eq!(doc["settings"], serde_json::json!(["on", "off"]));
+    assert_eq!(doc["runs_done"], 8);
+    assert_eq!(doc["complete"], true);
+    let tests: Vec<&str> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(tests, ["seq-write", "sync-latency"]);
+    for t in doc["tests"].as_array().unwrap() {
+        for row in t["rows"].as_array().unwrap() {
+            let values = row["values"].as_array().unwrap();
+            assert_eq!(values.len(), 2, "{row}");
+            assert!(values.iter().all(|v| v.as_f64().unwrap() > 0.0), "{row}");
+            assert!(row["figure"]["mean"].as_f64().unwrap() > 0.0, "{row}");
+        }
+    }
+    assert_eq!(doc["tests"][0]["metric"], "mb_per_sec");
+    assert_eq!(doc["tests"][1]["metric"], "mean_latency_ms");
+    // Each row's delta is to the cache as found (on), and the verdict is the text's.
+    assert_eq!(doc["tests"][0]["rows"][0]["baseline"], true);
+    assert!(
+        doc["tests"][0]["rows"][1]["delta"]["pct"].is_number(),
+        "{doc}"
+    );
+    for v in doc["verdicts"].as_array().unwrap() {
+        let v = v.as_str().unwrap();
+        assert!(
+            v.starts_with("winner: cache off")
+                || v == "no write cache state is better beyond the noise than cache on (the one \
+                         at start)",
+            "{v}"
+        );
+    }
+    assert_eq!(doc["restored"][0]["result"], "restored", "{doc}");
+    assert_eq!(doc["restored"][0]["now"], "on");
+    let after = r.text("SWEEP-CACHE-AFTER");
+    let state: Value = serde_json::from_str(
+        &after
+            .lines()
+            .take_while(|l| !l.starts_with("journal"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .unwrap_or_else(|e| panic!("SWEEP-CACHE-AFTER ({e}): {after}"));
+    assert_eq!(state["drive"]["enabled"], true, "{after}");
+    assert!(!after.contains("journal.json"), "journal emptied: {after}");
+
+    let text = r.text("SWEEP-CACHE-TEXT");
+    assert_eq!(r.rc("SWEEP-CACHE-TEXT"), 0, "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "Write cache sweep of {sata}: sync-latency, 1 repeat of each value"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| flat(l) == "WRITE CACHE ms/write SPREAD DELTA BEYOND NOISE"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{sata}: drive write cache put back to on")),
+        "{text}"
+    );
+    assert_fits(r, "SWEEP-CACHE-TEXT");
 }
 
 /// Latency on devices of known latency (`tests/vm/latency-guest.sh`, in the same boot):

@@ -1,7 +1,8 @@
 //! The whole loop in a real terminal (root, tmux): tmux runs disktriage at 80x25 on a loop
 //! device the test creates; keys select it, run a short read test, switch the scheduler,
 //! rerun, open the comparison and quit; capture-pane shows each step; afterwards the device's
-//! scheduler is what it was before.
+//! scheduler is what it was before. A scheduler sweep from the Test screen puts the scheduler
+//! back at its end, and when the program is quit half-way through one.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 

@@ -10,7 +10,7 @@ use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::catalog::TestName;
 use disktriage::event::{Cmd, Msg};
-use disktriage::model::Inventory;
+use disktriage::model::{Inventory, Transport};
 use disktriage::report::export::ExportFormat;
 use disktriage::sys::SysRoot;
 use ratatui::crossterm::event::KeyCode;
@@ -1976,4 +1976,482 @@ fn p_after_a_switch_shows_the_udev_rule_before_writing_it() {
     let cmds = key(&mut app, KeyCode::Esc);
     assert!(cmds.is_empty(), "{cmds:?}");
     assert!(app.overlay.is_none());
+}
+
+/// Answers a sweep's commands as the loop would, until none are left: a switch is reported
+/// done as asked, a run is fed and finished at `mbps(value, repeat)` MB/s (p99
+/// `p99(value)` ms). `at_run(app, n)` looks at the app while run `n` (from 0) is live.
+/// Returns every command the app gave.
+fn drive_sweep(
+    app: &mut App,
+    first: Vec<Cmd>,
+    test: TestName,
+    mbps: impl Fn(&str, u32) -> f64,
+    p99: impl Fn(&str) -> f64,
+    mut at_run: impl FnMut(&App, usize),
+) -> Vec<Cmd> {
+    use disktriage::changes::{CacheChange, JournalNote};
+    use disktriage::model::DriveCache;
+    let mut queue: std::collections::VecDeque<Cmd> = first.into();
+    let mut seen = Vec::new();
+    let mut runs = 0;
+    while let Some(cmd) = queue.pop_front() {
+        seen.push(cmd.clone());
+        let more = match cmd {
+            Cmd::StartRun(req) => {
+                let sw = app.sweep.as_ref().unwrap();
+                let step = sw.steps[sw.at];
+                let value = sw.settings[step.setting].clone();
+                let device = sw.device.clone();
+                // The scheduler a run reports is the device's; a cache sweep keeps it.
+                let sched = match sw.kind {
+                    disktriage::bench::sweep::SweepKind::Scheduler => value.clone(),
+                    disktriage::bench::sweep::SweepKind::WriteCache => "mq-deadline".into(),
+                };
+                let m = mbps(&value, step.repeat);
+                feed(app, req.test, &device, &sched, 8, m);
+                at_run(app, runs);
+                runs += 1;
+                app.update(Msg::RunFinished(Box::new(Ok(report(
+                    test,
+                    &device,
+                    &sched,
+                    m,
+                    p99(&value),
+                )))))
+            }
+            Cmd::SetScheduler { device, name } => app.update(Msg::SchedulerSet {
+                device,
+                result: Ok(name),
+            }),
+            Cmd::SetDriveCache { device, enabled } => {
+                let cache = |on: bool| DriveCache {
+                    enabled: Some(on),
+                    changeable: true,
+                    fixed_reason: None,
+                    source: "test".into(),
+                };
+                app.update(Msg::DriveCacheSet {
+                    device: device.clone(),
+                    result: Ok(Box::new(CacheChange {
+                        device,
+                        transport: Transport::Sata,
+                        requested: enabled,
+                        before: cache(!enabled),
+                        after: cache(enabled),
+                        kernel_after: None,
+                        journal: JournalNote::Unchanged,
+                        notes: vec![],
+                    })),
+                })
+            }
+            _ => Vec::new(),
+        };
+        queue.extend(more);
+    }
+    seen
+}
+
+fn switches(cmds: &[Cmd]) -> Vec<String> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Cmd::SetScheduler { name, .. } => Some(name.clone()),
+            Cmd::SetDriveCache { enabled, .. } => Some(if *enabled { "on" } else { "off" }.into()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn scheduler_sweep_from_the_test_screen() {
+    use disktriage::bench::sweep::SweepKind;
+    use disktriage::report::sweep::{SweepEnd, render_text};
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::SeqRead);
+    let first = keys(&mut app, "S");
+    // The first run is under the scheduler found at start: nothing to switch yet.
+    assert!(matches!(first.as_slice(), [Cmd::StartRun(_)]), "{first:?}");
+    let sw = app.sweep.as_ref().unwrap();
+    assert_eq!(sw.kind, SweepKind::Scheduler);
+    assert_eq!(sw.settings, ["none", "mq-deadline", "kyber", "bfq"]);
+    assert_eq!(sw.repeats, 3, "3 repeats unless the Test screen sets more");
+    let figure = |s: &str, repeat: u32| {
+        let base = match s {
+            "none" => 500.0,
+            "mq-deadline" => 510.0,
+            "kyber" => 400.0,
+            _ => 600.0,
+        };
+        base + f64::from(repeat) * 2.0
+    };
+    let cmds = drive_sweep(
+        &mut app,
+        first,
+        TestName::SeqRead,
+        figure,
+        |_| 0.5,
+        |app, n| {
+            if n == 5 {
+                let s = screen(app, 80, 25);
+                assert!(
+                    s.contains("Scheduler sweep, run 6 of 12: mq-deadline, repeat 2 of 3"),
+                    "{s}"
+                );
+                assert!(s.contains("RUNNING"), "{s}");
+                snap("sweep_running", app);
+                // Nothing else starts or switches while a sweep runs.
+                let mut probe = app.clone();
+                assert!(keys(&mut probe, "s").is_empty());
+                assert!(matches!(probe.overlay, Some(Overlay::Error(_))));
+            }
+        },
+    );
+    // Interleaved: each repeat goes through every scheduler; the one at start comes back at
+    // the end.
+    assert_eq!(
+        switches(&cmds),
+        [
+            "mq-deadline",
+            "kyber",
+            "bfq",
+            "none",
+            "mq-deadline",
+            "kyber",
+            "bfq",
+            "none",
+            "mq-deadline",
+            "kyber",
+            "bfq",
+            "none"
+        ]
+    );
+    let sw = app.sweep.as_ref().unwrap();
+    assert!(!sw.active());
+    assert!(!app.running());
+    assert_eq!(app.overlay, Some(Overlay::Sweep { scroll: 0 }));
+    // Each scheduler's runs are one record in Results, with its three repeats.
+    assert_eq!(app.results.records.len(), 4);
+    assert!(app.results.records.iter().all(|r| r.runs.len() == 3));
+    assert_eq!(app.results.records[3].scheduler.as_deref(), Some("bfq"));
+
+    let result = sw.result();
+    assert_eq!(result.tests[0].verdict.winner(), Some("bfq"));
+    let s = screen(&app, 80, 25);
+    // The CLI's figures, word for word.
+    let cli = render_text(&result, &SweepEnd::default(), 80);
+    for line in cli.lines().skip(4).take(4) {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let row = s
+            .lines()
+            .find(|l| l.contains(&format!("│{} ", cells[0])))
+            .unwrap_or_else(|| panic!("no row for {line}: {s}"));
+        for cell in cells
+            .iter()
+            .filter(|c| c.chars().any(|ch| ch.is_ascii_digit()))
+        {
+            assert!(row.contains(cell), "{cell} of {line:?} not in {row:?}");
+        }
+    }
+    assert!(s.contains("winner: bfq, +19.9 % MB/s against none"), "{s}");
+    assert!(s.contains("the scheduler of loop0 is back to none"), "{s}");
+    assert!(s.contains("█"), "{s}");
+    assert!(
+        s.lines()
+            .any(|l| l.contains("bfq") && l.contains(" winner")),
+        "{s}"
+    );
+    snap("sweep_result", &app);
+
+    // Closed, and shown again from Results.
+    keys(&mut app, "q");
+    assert_eq!(app.overlay, None);
+    keys(&mut app, "4v");
+    assert_eq!(app.overlay, Some(Overlay::Sweep { scroll: 0 }));
+}
+
+#[test]
+fn sweep_result_on_the_linux_console_uses_only_its_glyphs() {
+    let mut app = app_with("host-loop-zram", true);
+    app.console = true;
+    keys(&mut app, "2");
+    let first = keys(&mut app, "S");
+    drive_sweep(
+        &mut app,
+        first,
+        TestName::SeqRead,
+        |s, r| if s == "kyber" { 300.0 } else { 500.0 } + f64::from(r),
+        |_| 0.5,
+        |_, _| {},
+    );
+    for line in symbols(&app, 80, 25) {
+        for ch in line.chars() {
+            assert!(
+                ch.is_ascii() || ('\u{2500}'..='\u{259f}').contains(&ch),
+                "{ch:?} is not on the Linux console: {line}"
+            );
+        }
+    }
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("no scheduler is better beyond the noise than none (the one at start)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
+    let mut app = lab_app_with_drive_states(true);
+    while app.selected_device().unwrap().name != "sda" {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::SyncLatency);
+    assert!(keys(&mut app, "W").is_empty());
+    let Some(Overlay::Confirm { sweep, .. }) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert_eq!(
+        *sweep,
+        Some(disktriage::bench::sweep::SweepKind::WriteCache)
+    );
+    let first = keys(&mut app, "sda");
+    assert!(first.is_empty());
+    let first = key(&mut app, KeyCode::Enter);
+    let [Cmd::StartRun(req)] = first.as_slice() else {
+        panic!("{first:?}")
+    };
+    assert_eq!(req.confirmation.as_deref(), Some("sda"));
+    let cmds = drive_sweep(
+        &mut app,
+        first.clone(),
+        TestName::SyncLatency,
+        |_, _| 1.0,
+        // The seed's laptop: 0.36 ms a write with the cache, 11.18 ms without.
+        |v| if v == "on" { 0.36 * 3.0 } else { 11.18 * 3.0 },
+        |_, _| {},
+    );
+    assert_eq!(switches(&cmds), ["off", "on", "off", "on", "off", "on"]);
+    // Every run of the sweep went with the one confirmation.
+    assert!(cmds.iter().all(|c| match c {
+        Cmd::StartRun(r) => r.confirmation.as_deref() == Some("sda"),
+        _ => true,
+    }));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("WRITE CACHE"), "{s}");
+    assert!(s.contains("ms/write"), "{s}");
+    assert!(s.contains("11.180"), "{s}");
+    assert!(
+        s.contains("no write cache state is better beyond the noise than cache on"),
+        "{s}"
+    );
+    assert!(
+        s.contains("the write cache of sda is back to cache on"),
+        "{s}"
+    );
+    snap("sweep_cache_result", &app);
+    assert_eq!(
+        app.changes.cache.len(),
+        0,
+        "back as found: nothing to restore"
+    );
+}
+
+#[test]
+fn sweeps_are_refused_where_the_setting_cannot_change() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    // Loop devices have no drive: their state is never read, and the reason is the CLI's.
+    assert!(keys(&mut app, "W").is_empty());
+    assert_eq!(
+        app.overlay,
+        Some(Overlay::Error(
+            "cannot sweep the write cache of loop0: not supported on loop".into()
+        ))
+    );
+    app.overlay = None;
+    // The same once a state is read, from what the drive says.
+    let fake = disktriage::sys::FakeDrives::new()
+        .with(disktriage::sys::FakeDevice::new("loop0", Transport::Loop));
+    use disktriage::sys::DriveControl;
+    let dev = fake.device("loop0").unwrap();
+    fake.update("loop0", |d| {
+        if let Ok(c) = &mut d.cache {
+            c.enabled = None;
+        }
+    });
+    app.update(Msg::DriveStatus {
+        device: "loop0".into(),
+        cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
+        health: None,
+    });
+    assert!(keys(&mut app, "W").is_empty());
+    assert_eq!(
+        app.overlay,
+        Some(Overlay::Error(
+            "cannot sweep the write cache of loop0: the drive reports no volatile write cache"
+                .into()
+        ))
+    );
+    app.overlay = None;
+    // The drive state of loop0 as the loop reads it.
+    let fake = disktriage::sys::FakeDrives::new()
+        .with(disktriage::sys::FakeDevice::new("loop0", Transport::Loop).without_cache_control());
+    let dev = fake.device("loop0").unwrap();
+    app.update(Msg::DriveStatus {
+        device: "loop0".into(),
+        cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
+        health: None,
+    });
+    assert!(keys(&mut app, "W").is_empty());
+    assert_eq!(
+        app.overlay,
+        Some(Overlay::Error(
+            "cannot sweep the write cache of loop0: not supported on loop".into()
+        ))
+    );
+    assert!(app.sweep.is_none());
+}
+
+#[test]
+fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    let set = |name: &str| Cmd::SetScheduler {
+        device: "loop0".into(),
+        name: name.into(),
+    };
+    let cmds = keys(&mut app, "S");
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    // Two runs complete (none, then mq-deadline); the third (kyber) is stopped with x.
+    for (sched, next) in [("none", "mq-deadline"), ("mq-deadline", "kyber")] {
+        feed(&mut app, TestName::SeqRead, "loop0", sched, 8, 500.0);
+        let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::SeqRead,
+            "loop0",
+            sched,
+            500.0,
+            0.5,
+        )))));
+        assert_eq!(cmds, [set(next)]);
+        let cmds = app.update(Msg::SchedulerSet {
+            device: "loop0".into(),
+            result: Ok(next.into()),
+        });
+        assert!(
+            cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
+            "{cmds:?}"
+        );
+    }
+    feed(&mut app, TestName::SeqRead, "loop0", "kyber", 4, 500.0);
+    assert_eq!(keys(&mut app, "x"), [Cmd::StopRun]);
+    // The runner reports the stopped run; the sweep puts the scheduler at start back.
+    let mut stopped = report(TestName::SeqRead, "loop0", "kyber", 100.0, 0.5);
+    stopped.outcome.stopped = true;
+    let cmds = app.update(Msg::RunFinished(Box::new(Ok(stopped))));
+    assert_eq!(cmds, [set("none")]);
+    assert!(app.sweeping(), "still putting back");
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("none".into()),
+    });
+    assert!(!app.sweeping());
+    assert!(app.changes.scheduler.is_empty(), "back as found");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("stopped (x), after 2 of 12 runs"), "{s}");
+    assert!(s.contains("the scheduler of loop0 is back to none"), "{s}");
+    // The stopped run's figures are not counted.
+    let r = app.sweep.as_ref().unwrap().result();
+    assert_eq!(r.runs_done, 2);
+    assert!(r.tests[0].rows[2].figure.is_none());
+}
+
+#[test]
+fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
+    let set = |name: &str| Cmd::SetScheduler {
+        device: "loop0".into(),
+        name: name.into(),
+    };
+    // Refused at once (under the scheduler at start): nothing to put back, the view says why.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    keys(&mut app, "S");
+    let cmds = app.update(Msg::RunRefused("loop0 is busy".into()));
+    assert_eq!(cmds, [Cmd::RefreshInventory]);
+    assert!(!app.sweeping() && !app.running());
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("ended by an error: loop0 is busy, after 0 of 12"),
+        "{s}"
+    );
+
+    // x while the loop switches to the second scheduler: no run starts, the first comes back.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    keys(&mut app, "S");
+    feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
+    let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::SeqRead,
+        "loop0",
+        "none",
+        500.0,
+        0.5,
+    )))));
+    assert_eq!(cmds, [set("mq-deadline")]);
+    assert!(app.running(), "between runs, a sweep is still running");
+    assert!(keys(&mut app, "x").is_empty());
+    let cmds = app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    assert!(cmds.contains(&set("none")), "{cmds:?}");
+    assert!(
+        !cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
+        "{cmds:?}"
+    );
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("none".into()),
+    });
+    assert!(!app.sweeping());
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("stopped (x), after 1 of 12 runs"), "{s}");
+
+    // A switch the kernel refuses ends the sweep with its reason.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    keys(&mut app, "S");
+    feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::SeqRead,
+        "loop0",
+        "none",
+        500.0,
+        0.5,
+    )))));
+    let cmds = app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Err(disktriage::event::TaskError::Change("EBUSY".into())),
+    });
+    assert_eq!(
+        cmds,
+        [Cmd::RefreshInventory],
+        "still at none: nothing to put back"
+    );
+    let s = flat_screen(&app);
+    assert!(
+        s.contains("ended by an error: cannot switch the scheduler of loop0: EBUSY"),
+        "{s}"
+    );
+}
+
+fn flat_screen(app: &App) -> String {
+    screen(app, 132, 43)
+        .lines()
+        .map(|l| l.trim_matches('"').trim_matches('│').trim())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }

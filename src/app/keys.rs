@@ -97,6 +97,10 @@ pub enum Action {
     Export,
     Report,
     Back,
+    /// Test: sweep the test over every scheduler (`S`) or the write cache (`W`).
+    Sweep,
+    /// Results: the last sweep's table and bars.
+    SweepResult,
 }
 
 /// One key (or a few keys doing one thing) in one place.
@@ -351,6 +355,14 @@ pub const BINDINGS: &[Binding] = &[
         "run",
         A::RunTest,
     ),
+    bind(
+        S::On(Screen::Tests),
+        &[KeyCode::Char('S'), KeyCode::Char('W')],
+        "S/W",
+        Some("sweep"),
+        "sweep it over every scheduler (S) or the cache on/off (W)",
+        A::Sweep,
+    ),
     // Run
     bind(
         S::On(Screen::Run),
@@ -432,6 +444,14 @@ pub const BINDINGS: &[Binding] = &[
         Some("rerun"),
         "rerun the selected",
         A::Rerun,
+    ),
+    bind(
+        S::On(Screen::Results),
+        &[KeyCode::Char('v')],
+        "v",
+        None,
+        "the last sweep's table and bars",
+        A::SweepResult,
     ),
     // Compare
     bind(

@@ -17,6 +17,7 @@ use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::RunRequest;
 use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
+use crate::bench::sweep::SweepKind;
 use crate::event::{Cmd, TaskError};
 use crate::report::run::rate_meaningful;
 
@@ -126,7 +127,7 @@ pub struct LiveRun {
 }
 
 impl LiveRun {
-    fn new(
+    pub(super) fn new(
         record: usize,
         device: String,
         request: &RunRequest,
@@ -232,13 +233,17 @@ impl LiveRun {
 }
 
 impl App {
+    /// A run is in progress, or a sweep is between its runs.
     pub fn running(&self) -> bool {
-        self.run.as_ref().is_some_and(LiveRun::is_active) || self.several_running()
+        self.run.as_ref().is_some_and(LiveRun::is_active)
+            || self.several_running()
+            || self.sweeping()
     }
 
     /// The Run screen's keys (see `keys::BINDINGS`).
     pub(super) fn run_act(&mut self, action: Action) -> Vec<Cmd> {
         match action {
+            Action::Stop if self.sweeping() => self.stop_sweep(),
             Action::Stop if self.running() => {
                 if let Some(run) = &mut self.run {
                     run.stopping = true;
@@ -392,6 +397,35 @@ impl App {
         self.launch(request, repeats)
     }
 
+    /// A write test (or a sweep of one) asks for the device's name first; a device in use is
+    /// refused with the reason.
+    pub(super) fn confirm_then(
+        &mut self,
+        request: RunRequest,
+        repeats: u32,
+        sweep: Option<SweepKind>,
+        device: String,
+    ) -> Vec<Cmd> {
+        if let Some(inv) = &self.devices.inventory {
+            match safety::check_device_write(inv, &device, None) {
+                Err(WriteRefusal::NotConfirmed { .. }) | Ok(()) => {}
+                Err(refusal) => {
+                    self.error(refusal.to_string());
+                    return Vec::new();
+                }
+            }
+        }
+        self.overlay = Some(Overlay::Confirm {
+            request: Box::new(request),
+            repeats,
+            sweep,
+            device,
+            typed: String::new(),
+            wrong: false,
+        });
+        Vec::new()
+    }
+
     /// Starts a run, through the confirmation dialog when it writes.
     pub(super) fn launch(&mut self, request: RunRequest, repeats: u32) -> Vec<Cmd> {
         // The kernel name, which is what the run checks the opened device against (it differs
@@ -427,23 +461,7 @@ impl App {
             })
         });
         if writes && request.confirmation.is_none() && on_device {
-            if let Some(inv) = &self.devices.inventory {
-                match safety::check_device_write(inv, &device, None) {
-                    Err(WriteRefusal::NotConfirmed { .. }) | Ok(()) => {}
-                    Err(refusal) => {
-                        self.error(refusal.to_string());
-                        return Vec::new();
-                    }
-                }
-            }
-            self.overlay = Some(Overlay::Confirm {
-                request: Box::new(request),
-                repeats,
-                device,
-                typed: String::new(),
-                wrong: false,
-            });
-            return Vec::new();
+            return self.confirm_then(request, repeats, None, device);
         }
         self.changes.last_switch = None;
         self.several.showing = false;

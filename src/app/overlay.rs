@@ -9,6 +9,7 @@ use super::keys;
 use super::picker::Field;
 use crate::bench::safety;
 use crate::bench::session::RunRequest;
+use crate::bench::sweep::SweepKind;
 use crate::event::Cmd;
 use crate::persist::Persisted;
 use crate::report::export::ExportFormat;
@@ -25,6 +26,8 @@ pub enum Overlay {
     Confirm {
         request: Box<RunRequest>,
         repeats: u32,
+        /// The write test is swept over this setting.
+        sweep: Option<SweepKind>,
         device: String,
         typed: String,
         wrong: bool,
@@ -89,6 +92,10 @@ pub enum Overlay {
         class: bool,
         plan: Result<Box<Persisted>, String>,
     },
+    /// The last sweep's table and bars (`App::sweep`), scrolled.
+    Sweep {
+        scroll: u16,
+    },
 }
 
 /// What a dialog's key asks the app to do once the dialog is closed or changed.
@@ -102,6 +109,8 @@ pub enum Intent {
     Launch {
         request: Box<RunRequest>,
         repeats: u32,
+        /// Swept over this setting.
+        sweep: Option<SweepKind>,
     },
     /// Start the write test on several devices waiting for these typed names.
     LaunchSeveral(String),
@@ -239,6 +248,14 @@ impl Overlay {
                 KeyCode::Char('y') | KeyCode::Char('q') => close(Intent::Quit),
                 _ => CLOSE,
             },
+            Overlay::Sweep { scroll } => {
+                let scroll = match code {
+                    KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+                    KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+                    _ => return CLOSE,
+                };
+                stay(Overlay::Sweep { scroll })
+            }
             Overlay::Report { record, scroll } => {
                 let scroll = match code {
                     KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
@@ -252,6 +269,7 @@ impl Overlay {
             Overlay::Confirm {
                 request,
                 repeats,
+                sweep,
                 device,
                 mut typed,
                 ..
@@ -266,7 +284,11 @@ impl Overlay {
                     KeyCode::Enter if safety::confirms(&typed, &device) => {
                         let mut request = request;
                         request.confirmation = Some(typed);
-                        return close(Intent::Launch { request, repeats });
+                        return close(Intent::Launch {
+                            request,
+                            repeats,
+                            sweep,
+                        });
                     }
                     KeyCode::Enter => wrong = true,
                     KeyCode::Backspace => {
@@ -279,6 +301,7 @@ impl Overlay {
                 stay(Overlay::Confirm {
                     request,
                     repeats,
+                    sweep,
                     device,
                     typed,
                     wrong,

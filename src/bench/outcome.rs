@@ -173,6 +173,17 @@ pub fn cpu_bound(busy_seconds: f64, seconds: f64, io_threads: u32, cpus: usize) 
     seconds > 0.0 && busy_seconds / seconds >= CPU_BOUND_SHARE * cores
 }
 
+/// Fewest I/Os, and shortest measured time, over which a rate (MB/s, IOPS) is worth showing.
+/// Below either, a rate mostly measures the setup around the I/O: the figures say how many
+/// I/Os took how long instead.
+pub const MIN_RATE_OPS: u64 = 100;
+pub const MIN_RATE_SECONDS: f64 = 0.01;
+
+/// Is a rate over `ops` I/Os in `seconds` worth showing?
+pub fn rate_meaningful(ops: u64, seconds: f64) -> bool {
+    ops >= MIN_RATE_OPS && seconds >= MIN_RATE_SECONDS
+}
+
 impl PhaseResult {
     pub fn bytes_per_sec(&self) -> f64 {
         self.read.bytes_per_sec + self.write.bytes_per_sec

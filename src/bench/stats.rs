@@ -504,7 +504,8 @@ impl Stat {
 }
 
 /// How a difference between two records (or two sets of runs) compares with their noise.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Significance {
     /// The difference is larger than the spread of either record's repeats.
     Significant,
@@ -514,7 +515,7 @@ pub enum Significance {
 }
 
 /// One metric of a comparison.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Delta {
     pub a: f64,
     pub b: f64,

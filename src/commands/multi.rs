@@ -188,7 +188,11 @@ fn plan_targets(
 /// signal after a stop by signal.
 pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
     check_flags(args)?;
-    let test: TestName = args.test.parse()?;
+    let test: TestName = args
+        .test
+        .as_deref()
+        .unwrap_or(crate::cli::DEFAULT_TEST)
+        .parse()?;
     let params = params_from_args(args);
     let planned = if args.members {
         members_of(root, &args.target, test, &params, args)?

@@ -67,7 +67,14 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
     if super::multi::wanted(args) {
         return super::multi::run(root, args);
     }
-    let test: TestName = args.test.parse()?;
+    let test: TestName = args
+        .test
+        .as_deref()
+        .unwrap_or(crate::cli::DEFAULT_TEST)
+        .parse()?;
+    if args.repeats.is_some() {
+        anyhow::bail!("--repeats is for sweeps (--sweep-sched, --sweep-cache) and several targets");
+    }
     let params = params_from_args(args);
     let request = TargetRequest {
         path: &args.target,
@@ -151,7 +158,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
 
 /// The exit status after a stop by signal `signo` (0: none): 128 + the signal, as a shell
 /// reports a process the signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
-pub(super) fn signal_exit_code(signo: usize) -> Option<u8> {
+pub(crate) fn signal_exit_code(signo: usize) -> Option<u8> {
     if signo == 0 {
         return None;
     }
@@ -266,7 +273,7 @@ fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
     }
 }
 
-fn fmt_secs(d: Duration) -> String {
+pub(crate) fn fmt_secs(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 60 {
         format!("{}m{:02}s", s / 60, s % 60)

@@ -189,16 +189,7 @@ fn target_line(t: &TargetInfo) -> String {
     s
 }
 
-/// Fewest I/Os, and shortest measured time, over which a rate (MB/s, IOPS) is worth showing.
-/// Below either, a rate mostly measures the setup around the I/O: the figures say how many
-/// I/Os took how long instead.
-pub const MIN_RATE_OPS: u64 = 100;
-pub const MIN_RATE_SECONDS: f64 = 0.01;
-
-/// Is a rate over `ops` I/Os in `seconds` worth showing?
-pub fn rate_meaningful(ops: u64, seconds: f64) -> bool {
-    ops >= MIN_RATE_OPS && seconds >= MIN_RATE_SECONDS
-}
+pub use crate::bench::outcome::{MIN_RATE_OPS, MIN_RATE_SECONDS, rate_meaningful};
 
 /// The time base of a rate: "1 I/O in 0.90 ms", "4096 I/Os in 2.00 s".
 pub fn time_base(ops: u64, seconds: f64) -> String {

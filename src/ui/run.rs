@@ -36,8 +36,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Constraint::Length(rest.saturating_sub(6).min(11)),
         ),
     };
+    // A sweep says where it is on a line of its own.
+    let sweep = app.sweep.as_ref().filter(|s| s.active());
     let [head, gauge, charts, lat, figures] = Layout::vertical([
-        Constraint::Length(3),
+        Constraint::Length(3 + u16::from(sweep.is_some())),
         Constraint::Length(1),
         charts_c,
         lat_c,
@@ -45,6 +47,20 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     ])
     .areas(area);
     header(run, frame, head);
+    if let Some(sw) = sweep {
+        let [_, line] =
+            Layout::vertical([Constraint::Length(3), Constraint::Length(1)]).areas(head);
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                super::cut(
+                    &format!(" {}; x stops the sweep", sw.progress()),
+                    line.width.into(),
+                ),
+                theme::warn(),
+            )),
+            line,
+        );
+    }
     progress(app, run, frame, gauge);
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
@@ -228,7 +244,7 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                     "{:.1} / {:.1} s  ETA {:.0} s",
                     done,
                     total,
-                    (total - done).max(0.0) + remaining_phases(run) + remaining_repeats(run)
+                    (total - done).max(0.0) + remaining_phases(run) + remaining_runs(app, run)
                 ),
             )
         }
@@ -271,8 +287,9 @@ fn remaining_phases(run: &LiveRun) -> f64 {
     })
 }
 
-/// Seconds of the repeats still to come, when the plan is time-bounded.
-fn remaining_repeats(run: &LiveRun) -> f64 {
+/// Seconds of the runs still to come (the record's repeats, or a sweep's runs), when the plan
+/// is time-bounded.
+fn remaining_runs(app: &App, run: &LiveRun) -> f64 {
     let whole: f64 = run.plan.as_ref().map_or(0.0, |p| {
         p.phases
             .iter()
@@ -283,7 +300,11 @@ fn remaining_repeats(run: &LiveRun) -> f64 {
             })
             .sum()
     });
-    f64::from(run.repeats.saturating_sub(run.repeat)) * whole
+    let runs = match app.sweep.as_ref().filter(|s| s.active()) {
+        Some(sw) => sw.steps.len().saturating_sub(sw.at + 1) as f64,
+        None => f64::from(run.repeats.saturating_sub(run.repeat)),
+    };
+    runs * whole
 }
 
 fn chart(

@@ -210,6 +210,21 @@ done
 section ENGINE-WRITE-REFUSED
 disktriage run "/dev/$sata" --test seq-write --count 1; echo "rc=$?"
 
+# The seed's write-cache pair (seq-write and sync-latency, cache on and off in turns) on the
+# SATA disk, tiny (100 I/Os of 64 KiB a run, the fewest a rate is given for: the lab is
+# emulated); its cache is on again afterwards.
+section SWEEP-CACHE
+disktriage run "/dev/$sata" --sweep-cache --repeats 2 --bs 64k --count 100 --offset 128M --size 64M \
+    --destroy-data "$sata" --json 2>/tmp/e; echo "rc=$?"
+cat /tmp/e
+section SWEEP-CACHE-AFTER
+disktriage cache "$sata" --json
+ls /run/disktriage
+section SWEEP-CACHE-TEXT
+disktriage run "/dev/$sata" --sweep-cache --test sync-latency --repeats 1 --count 20 \
+    --offset 128M --size 64M --destroy-data "$sata" 2>/tmp/e; echo "rc=$?"
+cat /tmp/e
+
 # Latency on devices of known latency, measured by disktriage, fio and ioping (qemu_lab_latency).
 . /lab/latency-guest.sh
 . /lab/multi-guest.sh

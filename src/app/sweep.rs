@@ -1,0 +1,514 @@
+//! A sweep started from the Test screen (`S`/`W`): the chosen test on the selected device under
+//! each I/O scheduler it offers, or with the drive's write cache on and off, repeats
+//! interleaved (`bench::sweep` has the order, the figures and the winner, the same as
+//! `disktriage run --sweep-sched` prints).
+//!
+//! The app drives it one message at a time, through the loop's ordinary commands: switch the
+//! setting (`Cmd::SetScheduler` / `Cmd::SetDriveCache`: journaled, put back on exit like any
+//! switch), run (`Cmd::StartRun`, shown live on the Run screen and filed in Results, one
+//! record per value), next. At the end, or after `x` or a failure, the value found at start is
+//! set back, then the result view opens (`Overlay::Sweep`, `v` on Results opens it again).
+//! Quitting during a sweep puts the setting back as quitting after any switch does.
+
+use super::overlay::Overlay;
+use super::records::RunRecord;
+use super::{App, Screen};
+use crate::bench::catalog::Writes;
+use crate::bench::outcome::RunReport;
+use crate::bench::session::RunRequest;
+use crate::bench::sweep::{
+    self, DEFAULT_REPEATS, Metric, SweepKind, SweepResult, SweepSample, SweepStep,
+};
+use crate::changes::CacheChange;
+use crate::event::{Cmd, TaskError};
+
+/// Where a sweep is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepStage {
+    /// Waiting for the loop to switch to the next value.
+    Switching,
+    /// A run is in progress.
+    Running,
+    /// Waiting for the value found at start to be set back.
+    Restoring,
+    Done,
+}
+
+/// A sweep in progress, or the last one, finished.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRun {
+    pub kind: SweepKind,
+    pub device: String,
+    /// The test as it runs under every value (with its confirmation, once given).
+    pub request: RunRequest,
+    /// The values, the one found at start first.
+    pub settings: Vec<String>,
+    pub repeats: u32,
+    pub steps: Vec<SweepStep>,
+    /// The step in progress (`steps.len()` once all are made).
+    pub at: usize,
+    /// The value the device has now (an index into `settings`).
+    pub current: usize,
+    pub samples: Vec<SweepSample>,
+    /// Each value's record in Results, from its first run on.
+    pub records: Vec<Option<usize>>,
+    pub stage: SweepStage,
+    /// `x`: the sweep ends after the run in progress (which stops too).
+    pub stopping: bool,
+    pub error: Option<String>,
+    /// The value found at start could not be set back: why.
+    pub restore_error: Option<String>,
+}
+
+impl SweepRun {
+    pub fn active(&self) -> bool {
+        self.stage != SweepStage::Done
+    }
+
+    /// The figures so far (all of them once done): the same as the CLI's table.
+    pub fn result(&self) -> SweepResult {
+        SweepResult::build(
+            self.kind,
+            &self.device,
+            &self.settings,
+            self.repeats,
+            &[self.request.test],
+            &self.samples,
+        )
+    }
+
+    /// "sweep of the scheduler, run 5 of 12: bfq, repeat 2 of 3".
+    pub fn progress(&self) -> String {
+        let Some(step) = self.steps.get(self.at) else {
+            return format!("{}: putting the value at start back", self.kind.title());
+        };
+        format!(
+            "{}, run {} of {}: {}, repeat {} of {}",
+            self.kind.title(),
+            self.at + 1,
+            self.steps.len(),
+            sweep::label(self.kind, &self.settings[step.setting]),
+            step.repeat + 1,
+            self.repeats
+        )
+    }
+}
+
+impl App {
+    /// A sweep is switching, running or putting back.
+    pub fn sweeping(&self) -> bool {
+        self.sweep.as_ref().is_some_and(SweepRun::active)
+    }
+
+    /// The values a sweep of `device` goes through, the one at start first; or why it cannot
+    /// be swept (the same words as `disktriage run --sweep-*`).
+    fn sweep_values(&self, kind: SweepKind, device: &str) -> Result<Vec<String>, String> {
+        match kind {
+            SweepKind::Scheduler => {
+                let set = self
+                    .devices
+                    .find(device)
+                    .and_then(|d| d.scheduler.clone())
+                    .unwrap_or_default();
+                let Some(active) = set.active.clone() else {
+                    return Err(format!(
+                        "cannot sweep the scheduler of {device}: the kernel offers none for it"
+                    ));
+                };
+                sweep::scheduler_values(&set.available, &active, &[])
+                    .map_err(|e| format!("cannot sweep the scheduler of {device}: {e}"))
+            }
+            SweepKind::WriteCache => {
+                let why = |e: &str| format!("cannot sweep the write cache of {device}: {e}");
+                match self
+                    .devices
+                    .drives
+                    .get(device)
+                    .and_then(|d| d.cache.as_ref())
+                {
+                    Some(Ok(status)) => match (&status.drive, &status.drive_unavailable) {
+                        (Some(cache), _) => sweep::cache_values(cache).map_err(|e| why(&e)),
+                        (None, Some(reason)) => Err(why(reason)),
+                        (None, None) => Err(why("the drive's cache state is unknown")),
+                    },
+                    Some(Err(e)) => Err(why(&e.to_string())),
+                    // Loop, zram, md and dm have no drive behind them: never read, as in the
+                    // device list ("not supported on loop", as `disktriage cache` says).
+                    None => match self.devices.find(device).map(|d| d.transport) {
+                        Some(t) if t.is_virtual() => Err(why(&format!("not supported on {t}"))),
+                        _ => Err(why("its state is not read yet; w shows it, then try again")),
+                    },
+                }
+            }
+        }
+    }
+
+    /// `S` / `W` on the Test screen: sweep the chosen test on the selected device.
+    pub(super) fn start_sweep(&mut self, kind: SweepKind) -> Vec<Cmd> {
+        if self.running() {
+            self.error("a test is running (x stops it)");
+            return Vec::new();
+        }
+        let Some(dev) = self.selected_device().cloned() else {
+            self.error("no device to test: select one on the Devices screen (1)");
+            return Vec::new();
+        };
+        if let Err(e) = self.sweep_values(kind, &dev.name) {
+            self.error(e);
+            return Vec::new();
+        }
+        let test = self.picker_test();
+        let request = RunRequest {
+            target: dev.path.clone(),
+            test,
+            params: self.values.params(test),
+            confirmation: None,
+            temperature: self.values.temperature(),
+        };
+        // Repeats from the Test screen; a single one cannot tell a winner from the noise.
+        let repeats = match self.values.repeats {
+            0 | 1 => DEFAULT_REPEATS,
+            n => n,
+        };
+        if test.writes_with(&request.params) == Writes::Always {
+            // Through the confirmation (and the in-use check) every write test takes.
+            return self.confirm_then(request, repeats, Some(kind), dev.name);
+        }
+        self.begin_sweep(kind, request, repeats)
+    }
+
+    /// Starts a sweep whose request is confirmed: its first run, under the value at start.
+    pub(super) fn begin_sweep(
+        &mut self,
+        kind: SweepKind,
+        request: RunRequest,
+        repeats: u32,
+    ) -> Vec<Cmd> {
+        let device = self
+            .devices
+            .inventory
+            .as_ref()
+            .and_then(|inv| inv.devices.iter().find(|d| d.path == request.target))
+            .map(|d| d.name.clone())
+            .unwrap_or_default();
+        let settings = match self.sweep_values(kind, &device) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error(e);
+                return Vec::new();
+            }
+        };
+        self.changes.last_switch = None;
+        self.sweep = Some(SweepRun {
+            kind,
+            device,
+            request,
+            records: vec![None; settings.len()],
+            steps: sweep::order(settings.len(), repeats, 1),
+            settings,
+            repeats,
+            at: 0,
+            current: 0,
+            samples: Vec::new(),
+            stage: SweepStage::Running,
+            stopping: false,
+            error: None,
+            restore_error: None,
+        });
+        self.sweep_run_step()
+    }
+
+    /// Starts the run of the current step, filed under its value's record.
+    fn sweep_run_step(&mut self) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        let Some(step) = sw.steps.get(sw.at).copied() else {
+            return Vec::new();
+        };
+        sw.stage = SweepStage::Running;
+        let value = sw.settings[step.setting].clone();
+        let drive_cache = match sw.kind {
+            SweepKind::WriteCache => Some(value.clone()),
+            SweepKind::Scheduler => self
+                .devices
+                .drives
+                .get(&sw.device)
+                .and_then(super::DriveState::cache_word)
+                .map(str::to_string),
+        };
+        let record = match sw.records[step.setting] {
+            Some(r) => r,
+            None => {
+                let r = self.results.records.len();
+                let mut rec = RunRecord::new(r, sw.device.clone(), sw.request.clone(), sw.repeats);
+                rec.drive_cache = drive_cache.clone();
+                self.results.records.push(rec);
+                sw.records[step.setting] = Some(r);
+                r
+            }
+        };
+        let mut run =
+            super::LiveRun::new(record, sw.device.clone(), &sw.request, sw.repeats, self.now);
+        run.repeat = step.repeat + 1;
+        run.drive_cache = drive_cache;
+        self.run = Some(run);
+        self.screen = Screen::Run;
+        vec![Cmd::StartRun(Box::new(sw.request.clone()))]
+    }
+
+    /// A run of the sweep ended: file it, then switch to the next value, run again, or end.
+    pub(super) fn sweep_run_finished(&mut self, result: Result<RunReport, TaskError>) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        let step = sw.steps.get(sw.at).copied();
+        let record = step.and_then(|s| sw.records[s.setting]);
+        match result {
+            Ok(report) => {
+                let stopped = report.outcome.stopped;
+                let error = report.error();
+                if let Some(step) = step
+                    && !stopped
+                    && error.is_none()
+                {
+                    sw.samples.push(SweepSample {
+                        step,
+                        value: Metric::for_test(sw.request.test).of(&report),
+                    });
+                }
+                if stopped {
+                    sw.stopping = true;
+                }
+                if let Some(e) = &error {
+                    sw.error = Some(format!("{} failed: {e}", sw.request.test));
+                }
+                if let Some(rec) = record.and_then(|r| self.results.records.get_mut(r)) {
+                    rec.runs.push(report);
+                    rec.exported = false;
+                    if let Some(e) = error {
+                        rec.error = Some(e);
+                    }
+                }
+            }
+            Err(e) => sw.error = Some(e.to_string()),
+        }
+        if let Some(run) = &mut self.run {
+            run.finished = true;
+            run.error = sw.error.clone();
+        }
+        sw.at += 1;
+        self.sweep_next()
+    }
+
+    /// A run of the sweep was refused before it started (the device became busy, its
+    /// parameters do not fit): the sweep ends there and the value at start comes back.
+    pub(super) fn sweep_run_refused(&mut self, e: String) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        if let Some(rec) = sw
+            .steps
+            .get(sw.at)
+            .and_then(|s| sw.records[s.setting])
+            .and_then(|r| self.results.records.get_mut(r))
+        {
+            rec.error = Some(e.clone());
+        }
+        if let Some(run) = &mut self.run {
+            run.finished = true;
+            run.error = Some(e.clone());
+        }
+        sw.error = Some(e);
+        self.sweep_end()
+    }
+
+    /// The next step: a switch, a run, or the end.
+    fn sweep_next(&mut self) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        let next = sw.steps.get(sw.at).copied();
+        match next {
+            Some(step) if !sw.stopping && sw.error.is_none() => {
+                if step.setting == sw.current {
+                    return self.sweep_run_step();
+                }
+                sw.stage = SweepStage::Switching;
+                vec![set_cmd(sw, step.setting)]
+            }
+            _ => self.sweep_end(),
+        }
+    }
+
+    /// Puts the value at start back, or shows the result when it is there already.
+    fn sweep_end(&mut self) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        if sw.current != 0 {
+            sw.stage = SweepStage::Restoring;
+            return vec![set_cmd(sw, 0)];
+        }
+        self.sweep_done()
+    }
+
+    fn sweep_done(&mut self) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        sw.stage = SweepStage::Done;
+        sw.at = sw.steps.len().min(sw.at);
+        let last = sw.records.iter().flatten().max().copied();
+        if let Some(r) = last {
+            self.results.row = r;
+        }
+        self.overlay = Some(Overlay::Sweep { scroll: 0 });
+        vec![Cmd::RefreshInventory]
+    }
+
+    /// The loop's answer to a sweep's switch: the value the device reports now (`Ok`) or why
+    /// the switch failed.
+    fn sweep_switched(&mut self, reported: Result<String, String>) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        let wanted = match sw.stage {
+            SweepStage::Switching => sw.steps.get(sw.at).map_or(0, |s| s.setting),
+            _ => 0,
+        };
+        let outcome = reported.and_then(|now| {
+            if now == sw.settings[wanted] {
+                Ok(())
+            } else {
+                Err(format!(
+                    "asked {} for {}, it reports {now}",
+                    sw.device,
+                    sweep::label(sw.kind, &sw.settings[wanted])
+                ))
+            }
+        });
+        match (sw.stage, outcome) {
+            (SweepStage::Switching, Ok(())) => {
+                sw.current = wanted;
+                // `x` while the switch was under way: no more runs.
+                if sw.stopping {
+                    return self.sweep_end();
+                }
+                self.sweep_run_step()
+            }
+            (SweepStage::Switching, Err(e)) => {
+                sw.error = Some(e);
+                self.sweep_end()
+            }
+            (SweepStage::Restoring, Ok(())) => {
+                sw.current = 0;
+                self.sweep_done()
+            }
+            (SweepStage::Restoring, Err(e)) => {
+                // The session's journal still puts it back on exit.
+                sw.restore_error = Some(format!("{e}; it is put back on exit"));
+                self.sweep_done()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `Msg::SchedulerSet` while a sweep waits for it: the usual bookkeeping, then the sweep.
+    pub(super) fn sweep_scheduler_set(
+        &mut self,
+        device: String,
+        result: Result<String, TaskError>,
+    ) -> Vec<Cmd> {
+        let reported = match result {
+            Ok(active) => {
+                self.scheduler_set(device.clone(), Ok(active.clone()));
+                let restoring = self
+                    .sweep
+                    .as_ref()
+                    .is_some_and(|s| s.stage == SweepStage::Restoring);
+                self.info(if restoring {
+                    format!("{device}: scheduler back to {active}, as found")
+                } else {
+                    format!("{device}: scheduler {active} for the sweep")
+                });
+                Ok(active)
+            }
+            Err(e) => Err(format!("cannot switch the scheduler of {device}: {e}")),
+        };
+        self.sweep_switched(reported)
+    }
+
+    /// `Msg::DriveCacheSet` while a sweep waits for it.
+    pub(super) fn sweep_cache_set(
+        &mut self,
+        device: String,
+        result: Result<Box<CacheChange>, TaskError>,
+    ) -> Vec<Cmd> {
+        let reported = match result {
+            Ok(change) => {
+                let now = crate::model::cache::cache_word(change.after.enabled).to_string();
+                // The usual bookkeeping, without its error box: the sweep says what failed.
+                if let (Some(was), Some(after)) = (change.before.enabled, change.after.enabled) {
+                    self.changes.cache.switched(&device, Some(was), after);
+                }
+                self.changes.last_switch = Some(device.clone());
+                Ok(now)
+            }
+            Err(e) => Err(format!("cannot switch the write cache of {device}: {e}")),
+        };
+        let mut cmds = self.sweep_switched(reported);
+        cmds.push(Cmd::ReadDriveStatus {
+            device,
+            health: false,
+        });
+        cmds
+    }
+
+    /// Is this switch's answer one a sweep waits for?
+    pub(super) fn sweep_waits_for_switch(&self, device: &str) -> bool {
+        self.sweep.as_ref().is_some_and(|s| {
+            matches!(s.stage, SweepStage::Switching | SweepStage::Restoring) && s.device == device
+        })
+    }
+
+    /// `x` during a sweep: the run in progress stops, and the sweep ends after it.
+    pub(super) fn stop_sweep(&mut self) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        sw.stopping = true;
+        self.info("stopping the sweep: the value at start is put back");
+        if let Some(run) = &mut self.run
+            && run.is_active()
+        {
+            run.stopping = true;
+            return vec![Cmd::StopRun];
+        }
+        Vec::new()
+    }
+
+    /// `v` on Results: the last sweep's result.
+    pub(super) fn show_sweep(&mut self) {
+        if self.sweep.is_some() {
+            self.overlay = Some(Overlay::Sweep { scroll: 0 });
+        } else {
+            self.error("no sweep yet: S (schedulers) or W (write cache) on the Test screen");
+        }
+    }
+}
+
+/// The command that sets value `i` of the sweep.
+fn set_cmd(sw: &SweepRun, i: usize) -> Cmd {
+    let value = &sw.settings[i];
+    match sw.kind {
+        SweepKind::Scheduler => Cmd::SetScheduler {
+            device: sw.device.clone(),
+            name: value.clone(),
+        },
+        SweepKind::WriteCache => Cmd::SetDriveCache {
+            device: sw.device.clone(),
+            enabled: value == "on",
+        },
+    }
+}
