@@ -61,10 +61,10 @@ fn flags_of_several_targets_need_several_targets() {
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 
     // clap's own range check.
-    let out = disktriage(&["run", a, b, "--repeats", "11"]);
+    let out = disktriage(&["run", a, b, "--repeats", "21"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out).1.contains("11 is not in 1..=10"),
+        text(&out).1.contains("21 is not in 1..=20"),
         "{}",
         text(&out).1
     );

@@ -51,12 +51,16 @@ fn check_flags(args: &RunArgs) -> anyhow::Result<()> {
         bail!("--members takes one target, the md array: its members are found from it");
     }
     if !several && !args.members {
-        let flag = if args.one_by_one {
-            "--one-by-one"
-        } else {
-            "--repeats"
-        };
-        bail!("{flag} needs several targets (or --members): disktriage run TARGET TARGET...");
+        if args.one_by_one {
+            bail!(
+                "--one-by-one needs several targets (or --members): disktriage run TARGET \
+                 TARGET..."
+            );
+        }
+        bail!(
+            "--repeats needs several targets (or --members), or a sweep (--sweep-sched, \
+             --sweep-cache): disktriage run TARGET TARGET..."
+        );
     }
     if args.fio {
         bail!("--fio prints the commands of one target: give one target");
