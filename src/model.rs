@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod change;
 pub mod device;
+pub mod drivelog;
 pub mod smart;
 pub mod text;
 pub mod units;
@@ -16,6 +17,10 @@ pub use change::{
 pub use device::{
     BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, LoopBacking, LoopLink,
     Partition, SchedulerSet, Transport,
+};
+pub use drivelog::{
+    DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestKind, SelfTestLog,
+    SelfTestOutcome, SelfTestProgress, SelfTestStatus,
 };
 pub use smart::{
     AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,

@@ -183,11 +183,52 @@ impl Executor {
                                 )?))
                             })
                         });
+                        let read_logs = health.is_some();
                         let _ = tx.send(Msg::DriveStatus {
-                            device,
+                            device: device.clone(),
                             cache,
                             health,
                         });
+                        // The logs after the verdict: the badge shows first, the logs judge
+                        // it when they come.
+                        if read_logs {
+                            let result = drives
+                                .device(&device)
+                                .and_then(|d| drives.drive_logs(&d))
+                                .map(Box::new)
+                                .map_err(TaskError::from);
+                            let _ = tx.send(Msg::DriveLogs { device, result });
+                        }
+                    });
+            }
+            Cmd::StartSelfTest { device, kind } => {
+                let drives = Arc::clone(&self.drives);
+                let tx = self.tx.clone();
+                let _ = std::thread::Builder::new()
+                    .name(format!("selftest-{device}"))
+                    .spawn(move || {
+                        let result = drives
+                            .device(&device)
+                            .and_then(|d| drives.start_self_test(&d, kind))
+                            .map_err(TaskError::from);
+                        let _ = tx.send(Msg::SelfTestStarted {
+                            device,
+                            kind,
+                            result,
+                        });
+                    });
+            }
+            Cmd::PollSelfTest { device } => {
+                let drives = Arc::clone(&self.drives);
+                let tx = self.tx.clone();
+                let _ = std::thread::Builder::new()
+                    .name(format!("selftest-{device}"))
+                    .spawn(move || {
+                        let result = drives
+                            .device(&device)
+                            .and_then(|d| drives.self_test_status(&d))
+                            .map_err(TaskError::from);
+                        let _ = tx.send(Msg::SelfTestStatus { device, result });
                     });
             }
             Cmd::RestoreOrphans => {
