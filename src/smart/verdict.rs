@@ -141,7 +141,7 @@ pub fn judge_logs(health: &mut SmartHealth, logs: &DriveLogs) {
         && t.outcome == SelfTestOutcome::Failed
     {
         let text = format!(
-            "the last self-test ({}, at {} power-on hours) failed: {}{}",
+            "the last self-test ({}, at {} power-on hours) ended: {}{}",
             t.kind,
             t.power_on_hours,
             t.result,
