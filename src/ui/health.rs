@@ -49,8 +49,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     }
-    let self_test = st.and_then(|s| s.self_test.as_ref());
-    let line = match self_test {
+    // The drive's status byte does not say which test runs; what this session started does.
+    let self_test = st.and_then(|s| s.self_test.as_ref()).map(|r| {
+        r.as_ref().map(|status| {
+            let mut status = status.clone();
+            if let (Some(r), Some(w)) = (&mut status.running, st.and_then(|s| s.watch.as_ref()))
+                && r.kind.is_none()
+            {
+                r.kind = w.kind.map(|k| k.to_string());
+            }
+            status
+        })
+    });
+    let line = match &self_test {
         None if st.is_some_and(|s| s.reading) => {
             Span::styled("Self-test: reading ...", theme::dim())
         }
@@ -58,14 +69,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Some(Err(e)) => Span::styled(format!("Self-test: {e}"), theme::warn()),
         Some(Ok(s)) => Span::raw(format!("Self-test: {}", self_test_line(s))),
     };
-    frame.render_widget(Paragraph::new(Line::from(line)), top);
-    match self_test {
-        Some(Ok(s)) if s.is_running() => progress(s, frame, gauge_area),
+    match &self_test {
+        Some(Ok(s)) if s.is_running() => {
+            frame.render_widget(Paragraph::new(Line::from(line)), top);
+            progress(s, frame, gauge_area);
+        }
         Some(Ok(s)) if s.supported => {
+            frame.render_widget(Paragraph::new(Line::from(line)), top);
             let est = |m: Option<u32>| m.map_or(String::new(), |m| format!(" (about {m} min)"));
             frame.render_widget(
                 Paragraph::new(format!(
-                    "t short{}  T long{}  x abort: the drive tests itself, no data is changed",
+                    "t short{}  T long{}  x abort",
                     est(s.short_minutes),
                     est(s.long_minutes)
                 ))
@@ -73,7 +87,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 gauge_area,
             );
         }
-        _ => {}
+        // No keys to show: the reason may take both lines.
+        _ => {
+            let both = Rect { height: 2, ..top };
+            frame.render_widget(
+                Paragraph::new(Line::from(line)).wrap(Wrap { trim: false }),
+                both,
+            );
+        }
     }
 
     let width = usize::from(body.width);
