@@ -1324,13 +1324,13 @@ fn health_view_of_a_drive_without_self_tests() {
         result: Ok(Box::new(nvme_logs())),
     });
     let s = screen(&app, 80, 25);
-    assert!(s.contains("self-tests not supported by this drive"), "{s}");
+    assert!(s.contains("Self-test: not supported by this drive"), "{s}");
     // t says why instead of asking.
     assert!(keys(&mut app, "t").is_empty());
     assert!(app.overlay.is_none());
     let s = screen(&app, 80, 25);
     assert!(
-        s.contains("nvme0n1: self-tests not supported by this drive"),
+        s.contains("nvme0n1: cannot start a self-test: not supported by this drive"),
         "{s}"
     );
     snap("health_nvme_no_self_test", &app);

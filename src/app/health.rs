@@ -95,6 +95,13 @@ impl App {
 
     /// Why a self-test cannot be started on `device` from here, if it cannot.
     fn self_test_refusal(&self, device: &str) -> Option<String> {
+        if self
+            .devices
+            .find(device)
+            .is_some_and(|d| d.transport.is_virtual())
+        {
+            return Some(format!("{device} has no drive behind it: no self-tests"));
+        }
         if !self.is_root {
             return Some("self-tests need root (sudo disktriage)".into());
         }
@@ -109,7 +116,7 @@ impl App {
             )),
             Some(Err(e)) => Some(format!("{device}: {e}")),
             Some(Ok(st)) if !st.supported => Some(format!(
-                "{device}: self-tests {}",
+                "{device}: cannot start a self-test: {}",
                 st.unsupported_reason.as_deref().unwrap_or("not supported")
             )),
             Some(Ok(_)) => None,

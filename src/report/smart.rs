@@ -211,10 +211,10 @@ pub fn self_test_warning(kind: SelfTestKind, status: Option<&SelfTestStatus>) ->
 /// The self-test state in one line: running with its progress, or the last result.
 pub fn self_test_line(st: &SelfTestStatus) -> String {
     if !st.supported {
-        return format!(
-            "self-tests {}",
-            st.unsupported_reason.as_deref().unwrap_or("not supported")
-        );
+        return st
+            .unsupported_reason
+            .clone()
+            .unwrap_or_else(|| "not supported".into());
     }
     match (&st.running, &st.last) {
         (Some(r), _) => format!(

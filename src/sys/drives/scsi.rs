@@ -3,8 +3,9 @@
 //!
 //! Owns the SCSI caching mode page side of drive control: the write cache is its WCE bit,
 //! read with MODE SENSE(10) and set with MODE SELECT(10), followed by a rescan so `sd` sees the
-//! change. SMART comes from `smartctl` when it is installed. The caching-page functions are
-//! shared with `usb`, for bridges without ATA pass-through.
+//! change. SMART and the drive's logs come from `smartctl` when it is installed; self-tests
+//! are left to `smartctl -t`. The caching-page functions are shared with `usb`, for bridges
+//! without ATA pass-through.
 
 use std::fs::File;
 use std::path::Path;
