@@ -778,13 +778,19 @@ fn check_smart(r: &Results, dev: &dyn Fn(&str) -> String) {
     assert!(text.contains("FAILED: NVMe critical warning: reliability degraded"));
 
     let temp = r.text("TEMP");
-    assert!(
-        temp.contains(&format!("{} 0.0 s: 31 C", dev("sata"))),
-        "{temp}"
-    );
+    // The first sample is read at once: its time is 0.0 s, or 0.1 s when the emulated CPU
+    // waits for a busy host (seen on the shared 2-core machine, even for virtio, which reads
+    // nothing).
+    let first = |d: &str, value: &str| {
+        temp.lines()
+            .find_map(|l| l.strip_prefix(&format!("{d} ")))
+            .and_then(|l| l.split_once(" s: "))
+            .is_some_and(|(at, v)| v == value && at.parse::<f64>().is_ok_and(|t| t < 0.5))
+    };
+    assert!(first(&dev("sata"), "31 C"), "{temp}");
     assert_eq!(temp.matches(": 31 C").count(), 2, "{temp}");
     assert_eq!(temp.matches(": 50 C").count(), 2, "{temp}");
-    assert!(temp.contains(&format!("{} 0.0 s: no sensor", dev("virtio"))));
+    assert!(first(&dev("virtio"), "no sensor"), "{temp}");
 }
 
 /// The drives' own logs and self-tests, against smartctl and nvme-cli in the same guest:
