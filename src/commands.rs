@@ -123,14 +123,22 @@ pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<E
         )?
     } else {
         let mut text = report::smart::render_text(&health, partition, width);
-        text.push('\n');
         match &logs {
-            Ok(logs) => text.push_str(&report::smart::render_logs_text(logs, width)),
-            Err(e) => text.push_str(&report::table::wrap(
-                "Drive logs: ",
-                &format!("unreadable: {e}"),
-                width,
-            )),
+            // Nothing was read from anywhere (a loop device, a SCSI disk without smartctl):
+            // the SMART line already says why; the JSON still has the reasons.
+            Ok(logs) if logs.source == "none" => {}
+            Ok(logs) => {
+                text.push('\n');
+                text.push_str(&report::smart::render_logs_text(logs, width));
+            }
+            Err(e) => {
+                text.push('\n');
+                text.push_str(&report::table::wrap(
+                    "Drive logs: ",
+                    &format!("unreadable: {e}"),
+                    width,
+                ));
+            }
         }
         text
     };
