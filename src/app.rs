@@ -7,13 +7,14 @@
 //! `devices` (the inventory and the drives' state), `form` (the Test screen's keys; `picker`
 //! the form's fields and values), `live` (starting, following and repeating a run),
 //! `records` (results, marks, export, compare), `changes` (scheduler and drive-cache
-//! switches), `sweep` (a test under every scheduler or cache state), `overlay` (dialogs and
-//! their keys), and `keys` (the one table of key bindings that dispatch, the status line and
-//! the help read).
+//! switches), `sweep` (a test under every scheduler or cache state), `health` (a drive's
+//! health view, its logs and self-tests), `overlay` (dialogs and their keys), and `keys`
+//! (the one table of key bindings that dispatch, the status line and the help read).
 
 pub mod changes;
 pub mod devices;
 mod form;
+pub mod health;
 pub mod keys;
 pub mod live;
 pub mod overlay;
@@ -46,6 +47,8 @@ pub enum Screen {
     Run,
     Results,
     Compare,
+    /// One drive's health: SMART, its logs, its self-tests (`h` on Devices; not a tab).
+    Health,
 }
 
 impl Screen {
@@ -57,8 +60,19 @@ impl Screen {
         Screen::Compare,
     ];
 
+    /// Every screen with keys of its own: the tabs, then the views opened from them.
+    pub const WITH_KEYS: [Screen; 6] = [
+        Screen::Devices,
+        Screen::Tests,
+        Screen::Run,
+        Screen::Results,
+        Screen::Compare,
+        Screen::Health,
+    ];
+
     pub fn title(self) -> &'static str {
         match self {
+            Screen::Health => "Health",
             Screen::Devices => "Devices",
             Screen::Tests => "Test",
             Screen::Run => "Run",
@@ -113,6 +127,8 @@ pub struct App {
     pub changes: SessionChanges,
     /// The sweep in progress, or the last one.
     pub sweep: Option<SweepRun>,
+    /// The health view's drive and scroll.
+    pub health: health::HealthView,
     /// A short message for the status line and when it was set.
     pub status: Option<(String, Duration)>,
     pub is_root: bool,
@@ -143,6 +159,7 @@ impl App {
             results: Results::default(),
             changes: SessionChanges::default(),
             sweep: None,
+            health: health::HealthView::default(),
             status: None,
             is_root,
             console,
@@ -196,10 +213,11 @@ impl App {
                 {
                     self.status = None;
                 }
+                let mut cmds = self.poll_self_tests();
                 if !self.running() && self.devices.refresh_due(now) {
-                    return vec![Cmd::RefreshInventory];
+                    cmds.push(Cmd::RefreshInventory);
                 }
-                Vec::new()
+                cmds
             }
             Msg::Inventory(result) => {
                 let first = self.devices.refreshed(self.now, result);
@@ -219,6 +237,13 @@ impl App {
             Msg::DriveCacheSet { device, result } if self.sweep_waits_for_switch(&device) => {
                 self.sweep_cache_set(device, result)
             }
+            Msg::DriveLogs { device, result } => self.drive_logs(device, result),
+            Msg::SelfTestStarted {
+                device,
+                kind,
+                result,
+            } => self.self_test_started(device, kind, result),
+            Msg::SelfTestStatus { device, result } => self.self_test_status(device, result),
             Msg::DriveCacheSet { device, result } => self.drive_cache_set(device, result),
             Msg::SchedulerSet { device, result } if self.sweep_waits_for_switch(&device) => {
                 self.sweep_scheduler_set(device, result)
@@ -398,6 +423,7 @@ impl App {
                 Screen::Run => return self.run_act(action),
                 Screen::Results => self.results_act(action, dir),
                 Screen::Compare => self.compare_act(action, dir),
+                Screen::Health => return self.health_act(action, dir),
             },
         }
         Vec::new()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::model::{Bytes, KernelWriteCache, TimeSpan};
+use crate::model::{Bytes, KernelWriteCache, SelfTestKind, TimeSpan};
 
 /// Where the change journal lives unless told otherwise: a tmpfs, so a reboot (which resets
 /// every setting disktriage changes) also empties it.
@@ -353,6 +353,16 @@ ATA drives are read natively (SMART RETURN STATUS, attributes and thresholds), N
 from the SMART/Health log. Other devices use `smartctl -j -a` when it is installed. \
 Vendor-specific attributes are shown raw and never decide the verdict.
 
+The drive's own logs follow: the self-test state (running, with its progress), the error log \
+(ATA: the extended comprehensive log where the drive has it, else the SMART summary log; \
+NVMe: the Error Information log) with its count and last entries, and the self-test log. A \
+failed last self-test makes the verdict WARNING.
+
+--self-test short|long starts a self-test in the background: the drive changes no data and \
+keeps serving I/O, slower while it runs. A long test reads the whole surface and takes \
+hours on a large disk; --self-test abort stops it. Run `disktriage smart DEV` again to see \
+its progress and result. ATA and NVMe drives (where the controller has Device Self-test).
+
 Exit status: 0 PASSED or not available, 1 error, 2 WARNING, 3 FAILED.";
 
 const SCHED_HELP: &str = "\
@@ -459,6 +469,27 @@ pub struct CacheArgs {
     pub json: bool,
 }
 
+/// What `smart --self-test` asks of the drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SelfTestArg {
+    /// A few minutes: the drive's quick check.
+    Short,
+    /// The whole surface: hours on a large disk.
+    Long,
+    /// Stop the running self-test.
+    Abort,
+}
+
+impl SelfTestArg {
+    pub fn kind(self) -> SelfTestKind {
+        match self {
+            SelfTestArg::Short => SelfTestKind::Short,
+            SelfTestArg::Long => SelfTestKind::Long,
+            SelfTestArg::Abort => SelfTestKind::Abort,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct SmartArgs {
     /// The device: `sda`, `/dev/sda`, `nvme0n1`; a partition means its disk.
@@ -467,6 +498,11 @@ pub struct SmartArgs {
     /// Print the health report as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Start a short or long self-test in the background, or abort the running one, then
+    /// print what the drive says about it. No data is changed.
+    #[arg(long, value_name = "KIND")]
+    pub self_test: Option<SelfTestArg>,
 }
 
 #[derive(Debug, Args)]

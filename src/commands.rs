@@ -17,7 +17,7 @@ use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal, RestoreScope};
 use crate::cli::{CacheArgs, OnOff, RestoreArgs, SchedArgs, SmartArgs};
 use crate::model::cache::on_off;
-use crate::model::{CacheStatus, Lifetime, Verdict};
+use crate::model::{CacheStatus, Lifetime, SelfTestKind, Verdict};
 use crate::report::output::write_stdout;
 use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, process};
 use crate::{drive_state, persist, report};
@@ -106,18 +106,44 @@ pub fn cache(
     })
 }
 
-/// `disktriage smart DEV`. Exit 0 PASSED or not available, 2 WARNING, 3 FAILED.
+/// `disktriage smart DEV [--self-test KIND]`. Exit 0 PASSED or not available, 2 WARNING,
+/// 3 FAILED; with `--self-test`, 0 when the drive took the command.
 pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<ExitCode> {
     let drives = drives(root);
     let target = drives.resolve(&args.device)?;
     let dev = &target.device;
-    let health = drive_state::smart_health(drives.as_ref(), dev)
-        .with_context(|| format!("cannot read SMART data of {}", dev.name))?;
     let partition = target.partition.as_deref();
+    if let Some(arg) = args.self_test {
+        return self_test(drives.as_ref(), dev, arg.kind(), args.json, width);
+    }
+    let (health, logs) = drive_state::smart_report(drives.as_ref(), dev)
+        .with_context(|| format!("cannot read SMART data of {}", dev.name))?;
     let text = if args.json {
-        report::smart::render_json(&health, partition)?
+        report::smart::render_json(
+            &health,
+            logs.as_ref().map_err(ToString::to_string),
+            partition,
+        )?
     } else {
-        report::smart::render_text(&health, partition, width)
+        let mut text = report::smart::render_text(&health, partition, width);
+        match &logs {
+            // Nothing was read from anywhere (a loop device, a SCSI disk without smartctl):
+            // the SMART line already says why; the JSON still has the reasons.
+            Ok(logs) if logs.source == "none" => {}
+            Ok(logs) => {
+                text.push('\n');
+                text.push_str(&report::smart::render_logs_text(logs, width));
+            }
+            Err(e) => {
+                text.push('\n');
+                text.push_str(&report::table::wrap(
+                    "Drive logs: ",
+                    &format!("unreadable: {e}"),
+                    width,
+                ));
+            }
+        }
+        text
     };
     write_stdout(&text)?;
     Ok(match health.verdict {
@@ -125,6 +151,69 @@ pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<E
         Verdict::Warning => ExitCode::from(2),
         Verdict::Failed => ExitCode::from(3),
     })
+}
+
+/// `disktriage smart DEV --self-test KIND`: starts or aborts, then reads the state back.
+fn self_test(
+    drives: &dyn DriveControl,
+    dev: &crate::model::BlockDevice,
+    kind: SelfTestKind,
+    json: bool,
+    width: usize,
+) -> anyhow::Result<ExitCode> {
+    let before = drives.self_test_status(dev).ok();
+    let what = match kind {
+        SelfTestKind::Abort => "abort the self-test".to_string(),
+        k => format!("start a {k} self-test"),
+    };
+    drives
+        .start_self_test(dev, kind)
+        .with_context(|| format!("cannot {what} on {}", dev.name))?;
+    let warning = report::smart::self_test_warning(kind, before.as_ref());
+    let after = drives.self_test_status(dev);
+    let text = if json {
+        #[derive(serde::Serialize)]
+        struct Started<'a> {
+            schema: u32,
+            device: &'a str,
+            requested: SelfTestKind,
+            note: &'a str,
+            status: Option<&'a crate::model::SelfTestStatus>,
+            status_error: Option<String>,
+        }
+        let mut text = serde_json::to_string_pretty(&Started {
+            schema: report::smart::SMART_JSON_SCHEMA,
+            device: &dev.name,
+            requested: kind,
+            note: &warning,
+            status: after.as_ref().ok(),
+            status_error: after.as_ref().err().map(ToString::to_string),
+        })?;
+        text.push('\n');
+        text
+    } else {
+        let done = match kind {
+            SelfTestKind::Abort => format!("{}: the self-test abort was sent.", dev.name),
+            k => format!("{}: {k} self-test started.", dev.name),
+        };
+        let mut text = report::table::wrap("", &done, width);
+        text.push_str(&report::table::wrap("", &warning, width));
+        text.push_str(&match &after {
+            Ok(st) => report::table::wrap("Now: ", &report::smart::self_test_line(st), width),
+            Err(e) => report::table::wrap("Now: ", &format!("cannot read the state: {e}"), width),
+        });
+        text.push_str(&report::table::wrap(
+            "",
+            &format!(
+                "`disktriage smart {}` shows its progress and, at the end, its result.",
+                dev.name
+            ),
+            width,
+        ));
+        text
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `disktriage sched DEV [NAME] [--keep]`.

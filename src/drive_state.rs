@@ -5,7 +5,7 @@
 
 pub mod temperature;
 
-use crate::model::{BlockDevice, CacheStatus, SchedulerSet, SmartHealth};
+use crate::model::{BlockDevice, CacheStatus, DriveLogs, SchedulerSet, SmartHealth};
 use crate::smart::verdict;
 use crate::sys::{DriveControl, DriveError};
 
@@ -37,6 +37,22 @@ pub fn smart_health(
 ) -> Result<SmartHealth, DriveError> {
     let reading = drives.smart(dev)?;
     Ok(verdict::assess(&dev.name, dev.transport, reading))
+}
+
+/// The SMART verdict together with the drive's logs, judged with them
+/// (`verdict::judge_logs`): what `disktriage smart` prints. The logs are read even when
+/// SMART is not available (smartctl may have them); a failure to read them is returned
+/// beside the health, not instead of it.
+pub fn smart_report(
+    drives: &dyn DriveControl,
+    dev: &BlockDevice,
+) -> Result<(SmartHealth, Result<DriveLogs, DriveError>), DriveError> {
+    let mut health = smart_health(drives, dev)?;
+    let logs = drives.drive_logs(dev);
+    if let Ok(logs) = &logs {
+        verdict::judge_logs(&mut health, logs);
+    }
+    Ok((health, logs))
 }
 
 /// The offered schedulers and the active one.

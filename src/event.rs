@@ -16,7 +16,7 @@ use crate::bench::session::RunRequest;
 use crate::bench::spec::Plan;
 use crate::changes::{CacheChange, ChangeError};
 use crate::history::HistoryEntry;
-use crate::model::{CacheStatus, Inventory, SmartHealth};
+use crate::model::{CacheStatus, DriveLogs, Inventory, SelfTestKind, SelfTestStatus, SmartHealth};
 use crate::persist::{PersistError, Persisted, UdevRule};
 use crate::report::export::ExportFormat;
 use crate::sys::DriveError;
@@ -104,6 +104,23 @@ pub enum Msg {
         cache: Result<CacheStatus, TaskError>,
         health: Option<Result<Box<SmartHealth>, TaskError>>,
     },
+    /// The drive's error and self-test logs and its self-test state, read in the background
+    /// after its SMART health.
+    DriveLogs {
+        device: String,
+        result: Result<Box<DriveLogs>, TaskError>,
+    },
+    /// A self-test start (or abort) the drive took or refused.
+    SelfTestStarted {
+        device: String,
+        kind: SelfTestKind,
+        result: Result<(), TaskError>,
+    },
+    /// A poll of a drive's self-test state.
+    SelfTestStatus {
+        device: String,
+        result: Result<SelfTestStatus, TaskError>,
+    },
     /// A drive write-cache switch and the state read back from the drive.
     DriveCacheSet {
         device: String,
@@ -174,10 +191,19 @@ pub enum Cmd {
     KeepScheduler {
         device: String,
     },
-    /// Read the drive's cache state, and its SMART health when `health`.
+    /// Read the drive's cache state, and its SMART health and logs when `health`.
     ReadDriveStatus {
         device: String,
         health: bool,
+    },
+    /// Start a short or long self-test on the drive, or abort the running one.
+    StartSelfTest {
+        device: String,
+        kind: SelfTestKind,
+    },
+    /// Read the drive's self-test state (while a self-test runs).
+    PollSelfTest {
+        device: String,
     },
     /// Switch the drive's own volatile write cache (journaled, put back on exit).
     SetDriveCache {

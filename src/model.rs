@@ -5,6 +5,7 @@ pub mod activity;
 pub mod cache;
 pub mod change;
 pub mod device;
+pub mod drivelog;
 pub mod identity;
 pub mod smart;
 pub mod text;
@@ -18,6 +19,10 @@ pub use change::{
 pub use device::{
     BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, LoopBacking, LoopLink,
     Partition, SchedulerSet, Transport,
+};
+pub use drivelog::{
+    DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestKind, SelfTestLog,
+    SelfTestOutcome, SelfTestProgress, SelfTestStatus,
 };
 pub use identity::DiskIdentity;
 pub use smart::{

@@ -1,14 +1,16 @@
 //! Pure codecs for what drives send and answer: ATA PASS-THROUGH(16) command blocks, IDENTIFY,
 //! SMART data and threshold pages, SCSI sense data and the caching mode page, NVMe Identify
-//! Controller and the SMART/Health log, `smartctl -j` JSON, and the health verdict drawn from
-//! them.
+//! Controller and the SMART/Health log, the drives' error and self-test logs (`ata_log`,
+//! `nvme_log`), `smartctl -j` JSON, and the health verdict drawn from them.
 //!
 //! Everything here works on byte slices and returns plain data from `crate::model`; nothing
 //! touches a device, so tests feed captured pages (`tests/fixtures/pages/`), hand-made ones and
 //! garbage alike. Short or malformed input is an error (`PageError`), never a panic.
 
 pub mod ata;
+pub mod ata_log;
 pub mod nvme;
+pub mod nvme_log;
 pub mod scsi;
 pub mod sense;
 pub mod smartctl;

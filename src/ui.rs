@@ -5,6 +5,7 @@ mod chart;
 mod compare;
 mod devices;
 mod dialogs;
+mod health;
 mod picker;
 mod results;
 mod run;
@@ -52,6 +53,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         },
         Screen::Results => results::render(app, frame, body),
         Screen::Compare => compare::render(app, frame, body),
+        Screen::Health => health::render(app, frame, body),
     }
     status_line(app, frame, status);
     dialogs::render(app, frame, area);
@@ -67,6 +69,10 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
         } else {
             spans.push(Span::raw(text));
         }
+    }
+    if app.screen == Screen::Health {
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled("Health", theme::selected()));
     }
     if app.running() {
         spans.push(Span::styled("  RUNNING", theme::warn()));

@@ -40,6 +40,9 @@ fn every_property_has_a_test() {
         "NVMe Identify Controller",
         "NVMe SMART/Health log + verdict",
         "smartctl JSON + verdict",
+        "ATA SMART logs (error, self-test, extended) + status byte",
+        "NVMe Error Information + Device Self-test logs",
+        "smartctl JSON logs",
         "drive cache vs kernel flush policy",
     ];
     let all: Vec<&str> = props::ALL.iter().map(|p| p.name).collect();
@@ -129,4 +132,19 @@ fn smartctl_json() {
 #[test]
 fn cache_status() {
     check("drive cache vs kernel flush policy");
+}
+
+#[test]
+fn ata_logs() {
+    check("ATA SMART logs (error, self-test, extended) + status byte");
+}
+
+#[test]
+fn nvme_logs() {
+    check("NVMe Error Information + Device Self-test logs");
+}
+
+#[test]
+fn smartctl_logs() {
+    check("smartctl JSON logs");
 }

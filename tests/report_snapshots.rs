@@ -189,3 +189,93 @@ fn sched_change_and_restore() {
     out += &report::restore::render_text(&outcomes);
     insta::assert_snapshot!(out);
 }
+
+/// `disktriage smart` with the drive's logs: a SATA disk whose error log holds two read
+/// errors and whose last (extended) self-test failed at a known LBA, judged WARNING by the
+/// logs alone; what `--self-test long` says before it starts.
+#[test]
+fn smart_with_logs_a_failed_self_test_and_errors() {
+    use disktriage::model::{
+        DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestKind, SelfTestLog,
+        SelfTestOutcome, SelfTestStatus, Verdict,
+    };
+    let d = drives();
+    d.update("sda", |dev| {
+        dev.smart = Ok(SmartReading::Ata(lab_sata_smart()))
+    });
+    let error = |number, hours, lba| ErrorEntry {
+        number,
+        power_on_hours: Some(hours),
+        lba: Some(lba),
+        error: "UNC: uncorrectable data (error register 0x40)".into(),
+        command: Some("READ FPDMA QUEUED (0x60)".into()),
+        state: Some("active or idle".into()),
+    };
+    let test = |kind: &str, outcome, result: &str, hours, lba| SelfTestEntry {
+        kind: kind.into(),
+        outcome,
+        result: result.into(),
+        power_on_hours: hours,
+        first_failing_lba: lba,
+        remaining_pct: None,
+    };
+    let status = SelfTestStatus {
+        supported: true,
+        unsupported_reason: None,
+        running: None,
+        last: Some("failed: read element".into()),
+        short_minutes: Some(2),
+        long_minutes: Some(254),
+    };
+    let logs = DriveLogs {
+        device: "sda".into(),
+        transport: Transport::Sata,
+        source: "ATA SMART logs".into(),
+        error_log: LogRead::Read(ErrorLog {
+            source: "ATA extended comprehensive error log (0x03)".into(),
+            count: 2,
+            entries: vec![error(2, 20512, 123_456_789), error(1, 20510, 123_456_788)],
+        }),
+        self_test_log: LogRead::Read(SelfTestLog {
+            source: "ATA extended self-test log (0x07)".into(),
+            entries: vec![
+                test(
+                    "extended",
+                    SelfTestOutcome::Failed,
+                    "failed: read element",
+                    20513,
+                    Some(123_456_789),
+                ),
+                test(
+                    "short",
+                    SelfTestOutcome::Passed,
+                    "completed without error",
+                    20400,
+                    None,
+                ),
+            ],
+        }),
+        self_test: status.clone(),
+    };
+    d.update("sda", |dev| {
+        dev.logs = Ok(logs);
+        dev.self_test = Ok(status.clone());
+    });
+    let dev = d.device("sda").unwrap();
+    let (h, logs) = drive_state::smart_report(d.as_ref(), &dev).unwrap();
+    assert_eq!(h.verdict, Verdict::Warning);
+    let logs = logs.unwrap();
+    let mut text = report::smart::render_text(&h, None, 80);
+    text.push('\n');
+    text.push_str(&report::smart::render_logs_text(&logs, 80));
+    text.push_str("\n--self-test long says:\n");
+    text.push_str(&report::table::wrap(
+        "",
+        &report::smart::self_test_warning(SelfTestKind::Long, Some(&status)),
+        80,
+    ));
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
+    insta::assert_snapshot!(text);
+}

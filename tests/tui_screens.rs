@@ -2455,3 +2455,201 @@ fn flat_screen(app: &App) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// The lab's SATA disk's logs as the driver assembles them from the captured pages: after
+/// a short self-test, with its execution status byte and estimates.
+fn sata_logs() -> disktriage::model::DriveLogs {
+    use disktriage::model::{DriveLogs, LogRead, Transport};
+    use disktriage::smart::{ata, ata_log};
+    let data = ata::parse_smart_data(&page("qemu-sata-0-aftertest-ata-smart-data.hex")).unwrap();
+    DriveLogs {
+        device: "sda".into(),
+        transport: Transport::Sata,
+        source: "ATA SMART logs".into(),
+        error_log: LogRead::Read(
+            ata_log::parse_summary_error_log(&page(
+                "qemu-sata-0-aftertest-ata-smart-log-error.hex",
+            ))
+            .unwrap(),
+        ),
+        self_test_log: LogRead::Read(
+            ata_log::parse_self_test_log(&page("qemu-sata-0-aftertest-ata-smart-log-selftest.hex"))
+                .unwrap(),
+        ),
+        self_test: ata_log::self_test_status(&data),
+    }
+}
+
+/// What the lab's SATA disk answers to `h`: its cache and its SMART health, judged from the
+/// captured pages as the driver reads them.
+fn sata_status() -> Msg {
+    use disktriage::model::{
+        AtaSmart, CacheStatus, DriveCache, KernelWriteCache, SmartReading, Transport,
+    };
+    use disktriage::smart::ata;
+    use disktriage::smart::sense::{AtaOutcome, ata_outcome};
+    let data = ata::parse_smart_data(&page("qemu-sata-0-ata-smart-data.hex")).unwrap();
+    let thresholds =
+        ata::parse_smart_thresholds(&page("qemu-sata-0-ata-smart-thresholds.hex")).unwrap();
+    let sense = page("qemu-sata-0-ata-smart-status-sense.hex");
+    let AtaOutcome::Done(Some(regs)) = ata_outcome(sense[0], &sense[1..]) else {
+        panic!("no registers")
+    };
+    let (status, status_note) = ata::smart_status(regs.lba_mid, regs.lba_high);
+    let reading = SmartReading::Ata(AtaSmart {
+        smart_supported: true,
+        smart_enabled: true,
+        status,
+        status_note,
+        attributes: ata::attribute_table(&data, Some(&thresholds)),
+        attribute_problem: None,
+    });
+    let cache = DriveCache {
+        enabled: Some(true),
+        changeable: true,
+        fixed_reason: None,
+        source: "ATA IDENTIFY".into(),
+    };
+    Msg::DriveStatus {
+        device: "sda".into(),
+        cache: Ok(CacheStatus::new(
+            "sda",
+            Transport::Sata,
+            Ok(cache),
+            Some(KernelWriteCache::WriteBack),
+        )),
+        health: Some(Ok(Box::new(disktriage::smart::verdict::assess(
+            "sda",
+            Transport::Sata,
+            reading,
+        )))),
+    }
+}
+
+/// The lab's NVMe drive's logs: the captured error log, and no Device Self-test.
+fn nvme_logs() -> disktriage::model::DriveLogs {
+    use disktriage::model::{DriveLogs, LogRead, SelfTestStatus, Transport};
+    use disktriage::smart::nvme_log;
+    let why = "not supported by this drive (Identify Controller: OACS bit 4, Device \
+               Self-test, is clear)";
+    DriveLogs {
+        device: "nvme0n1".into(),
+        transport: Transport::Nvme,
+        source: "NVMe log pages".into(),
+        error_log: LogRead::Read(
+            nvme_log::parse_error_log(&page("qemu-nvme-warn-nvme-error-log.hex")).unwrap(),
+        ),
+        self_test_log: LogRead::NotSupported { reason: why.into() },
+        self_test: SelfTestStatus::unsupported(why),
+    }
+}
+
+#[test]
+fn health_view_shows_smart_the_logs_and_runs_a_self_test() {
+    use disktriage::model::{SelfTestKind, SelfTestProgress};
+    let mut app = lab_app_with_drive_states(true);
+    // sda is the fourth visible device.
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Down);
+    }
+    let cmds = keys(&mut app, "h");
+    assert_eq!(
+        cmds,
+        [Cmd::ReadDriveStatus {
+            device: "sda".into(),
+            health: true
+        }]
+    );
+    assert_eq!(app.screen, Screen::Health);
+    app.update(sata_status());
+    app.update(Msg::DriveLogs {
+        device: "sda".into(),
+        result: Ok(Box::new(sata_logs())),
+    });
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("Health of sda"), "{s}");
+    assert!(
+        s.contains("Self-test: none running; the last one: completed without error"),
+        "{s}"
+    );
+    assert!(
+        s.contains("t short (about 2 min)  T long (about 54 min)"),
+        "{s}"
+    );
+    let big = screen(&app, 132, 43);
+    assert!(
+        big.contains("Error log: 0 error(s) over the drive's life"),
+        "{big}"
+    );
+    assert!(big.contains("SMART PASSED (from ATA SMART)"), "{big}");
+    assert!(
+        big.contains("1 short completed without error  4660"),
+        "{big}"
+    );
+    snap("health_sata", &app);
+
+    // The long test asks first and says what it costs.
+    keys(&mut app, "T");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("about 54 min"), "{s}");
+    assert!(s.contains("changes no data"), "{s}");
+    snap("health_long_test_confirm", &app);
+    let cmds = keys(&mut app, "y");
+    assert_eq!(
+        cmds,
+        [Cmd::StartSelfTest {
+            device: "sda".into(),
+            kind: SelfTestKind::Long
+        }]
+    );
+    let cmds = app.update(Msg::SelfTestStarted {
+        device: "sda".into(),
+        kind: SelfTestKind::Long,
+        result: Ok(()),
+    });
+    assert_eq!(
+        cmds,
+        [Cmd::PollSelfTest {
+            device: "sda".into()
+        }]
+    );
+    let mut running = sata_logs().self_test;
+    running.last = None;
+    running.running = Some(SelfTestProgress {
+        kind: None,
+        percent_done: 40,
+    });
+    app.update(Msg::SelfTestStatus {
+        device: "sda".into(),
+        result: Ok(running),
+    });
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("long self-test 40% done"), "{s}");
+    snap("health_self_test_running", &app);
+}
+
+#[test]
+fn health_view_of_a_drive_without_self_tests() {
+    let mut app = lab_app_with_drive_states(true);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    keys(&mut app, "h");
+    app.update(Msg::DriveLogs {
+        device: "nvme0n1".into(),
+        result: Ok(Box::new(nvme_logs())),
+    });
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("Self-test: not supported by this drive"), "{s}");
+    // t says why instead of asking.
+    assert!(keys(&mut app, "t").is_empty());
+    assert!(app.overlay.is_none());
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("nvme0n1: cannot start a self-test: not supported by this drive"),
+        "{s}"
+    );
+    snap("health_nvme_no_self_test", &app);
+    // Esc goes back to the list.
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Devices);
+}

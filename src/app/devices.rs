@@ -7,7 +7,9 @@ use std::time::Duration;
 use super::keys::Action;
 use super::{App, Screen, step};
 use crate::event::{Cmd, TaskError};
-use crate::model::{BlockDevice, CacheStatus, InUse, Inventory, SmartHealth, Transport};
+use crate::model::{
+    BlockDevice, CacheStatus, DriveLogs, InUse, Inventory, SelfTestStatus, SmartHealth, Transport,
+};
 
 /// Seconds between inventory refreshes while idle.
 const INVENTORY_REFRESH: Duration = Duration::from_secs(10);
@@ -16,11 +18,25 @@ const INVENTORY_REFRESH: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DriveState {
     pub cache: Option<Result<CacheStatus, TaskError>>,
+    /// The SMART verdict, judged with the logs once they are read (`judge_logs`).
     pub health: Option<Result<Box<SmartHealth>, TaskError>>,
     pub reading: bool,
+    /// The error and self-test logs.
+    pub logs: Option<Result<Box<DriveLogs>, TaskError>>,
+    /// The latest self-test state, from the logs or a poll.
+    pub self_test: Option<Result<SelfTestStatus, TaskError>>,
+    /// A self-test this session follows (polled until it ends).
+    pub watch: Option<super::health::SelfTestWatch>,
 }
 
 impl DriveState {
+    /// Judges the health with the logs, when both are read (idempotent).
+    pub(super) fn judge(&mut self) {
+        if let (Some(Ok(health)), Some(Ok(logs))) = (&mut self.health, &self.logs) {
+            crate::smart::verdict::judge_logs(health, logs);
+        }
+    }
+
     /// "on", "off", "n/a" for the drive's cache; `None` when not read yet.
     pub fn cache_word(&self) -> Option<&'static str> {
         match &self.cache {
@@ -127,6 +143,7 @@ impl Devices {
         st.cache = Some(cache);
         if health.is_some() {
             st.health = health;
+            st.judge();
         }
         st.reading = false;
     }
@@ -196,14 +213,7 @@ impl App {
             }
             Action::ReadSmart => {
                 if let Some(d) = self.devices.selected().map(|d| d.name.clone()) {
-                    self.devices.drives.entry(d.clone()).or_default().reading = true;
-                    self.info(format!(
-                        "{d}: reading the drive's cache state and SMART health"
-                    ));
-                    return vec![Cmd::ReadDriveStatus {
-                        device: d,
-                        health: true,
-                    }];
+                    return self.open_health(d);
                 }
             }
             _ => {}

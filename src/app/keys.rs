@@ -101,6 +101,12 @@ pub enum Action {
     Sweep,
     /// Results: the last sweep's table and bars.
     SweepResult,
+    /// Health: start a short self-test (asks first).
+    SelfTestShort,
+    /// Health: start a long self-test (asks first).
+    SelfTestLong,
+    /// Health: abort the running self-test.
+    SelfTestAbort,
 }
 
 /// One key (or a few keys doing one thing) in one place.
@@ -272,8 +278,8 @@ pub const BINDINGS: &[Binding] = &[
         S::On(Screen::Devices),
         &[KeyCode::Char('h')],
         "h",
-        Some("SMART"),
-        "read SMART again",
+        Some("health"),
+        "health: SMART, the drive's logs, self-tests",
         A::ReadSmart,
     ),
     bind(
@@ -494,6 +500,71 @@ pub const BINDINGS: &[Binding] = &[
         "rerun; noise is the spread of each run's repeats",
         A::Rerun,
     ),
+    // Health
+    bind(
+        S::On(Screen::Health),
+        UP_DOWN,
+        "Up/Down",
+        None,
+        "scroll",
+        A::Move,
+    ),
+    bind(
+        S::On(Screen::Health),
+        &[KeyCode::PageUp, KeyCode::PageDown, KeyCode::Char(' ')],
+        "PageUp/PageDown",
+        None,
+        "scroll a page",
+        A::Page,
+    ),
+    bind(
+        S::On(Screen::Health),
+        &[KeyCode::Home],
+        "Home",
+        None,
+        "top",
+        A::Ends,
+    ),
+    bind(
+        S::On(Screen::Health),
+        &[KeyCode::Char('t')],
+        "t",
+        Some("short"),
+        "a short self-test, no data changed (asks first)",
+        A::SelfTestShort,
+    ),
+    bind(
+        S::On(Screen::Health),
+        &[KeyCode::Char('T')],
+        "T",
+        Some("long"),
+        "a long self-test: hours, slower I/O meanwhile (asks)",
+        A::SelfTestLong,
+    ),
+    bind(
+        S::On(Screen::Health),
+        &[KeyCode::Char('x')],
+        "x",
+        Some("abort"),
+        "abort the running self-test",
+        A::SelfTestAbort,
+    ),
+    bind(
+        S::On(Screen::Health),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("reread"),
+        "read SMART and logs again",
+        A::Refresh,
+    ),
+    bind(
+        S::On(Screen::Health),
+        &[KeyCode::Esc],
+        "Esc",
+        Some("back"),
+        "back to Devices",
+        A::Back,
+    ),
 ];
 
 /// The binding a key has on a screen, if any.
@@ -551,7 +622,7 @@ pub fn help_rows(width: usize) -> Vec<(String, String)> {
             rows.push((std::mem::take(&mut first), line));
         }
     }
-    for screen in Screen::ALL {
+    for screen in Screen::WITH_KEYS {
         let mut first = screen.title().to_string();
         let mut line = String::new();
         for b in BINDINGS.iter().filter(|b| b.scope.screen() == Some(screen)) {
@@ -597,7 +668,7 @@ mod tests {
 
     #[test]
     fn no_key_does_two_things_in_one_place() {
-        for screen in Screen::ALL {
+        for screen in Screen::WITH_KEYS {
             for focus in [PickerFocus::Tests, PickerFocus::Params] {
                 for (i, a) in BINDINGS.iter().enumerate() {
                     for b in &BINDINGS[i + 1..] {
@@ -629,7 +700,7 @@ mod tests {
 
     #[test]
     fn status_lines_fit_80_columns() {
-        for screen in Screen::ALL {
+        for screen in Screen::WITH_KEYS {
             let s = status_keys(screen);
             assert!(s.chars().count() < 80, "{screen:?}: {s}");
         }

@@ -96,6 +96,11 @@ pub enum Overlay {
     Sweep {
         scroll: u16,
     },
+    /// Start a self-test? What it costs, and y/Enter to start it.
+    SelfTest {
+        device: String,
+        kind: crate::model::SelfTestKind,
+    },
 }
 
 /// What a dialog's key asks the app to do once the dialog is closed or changed.
@@ -243,6 +248,12 @@ impl Overlay {
                 KeyCode::Char('y') | KeyCode::Char('q') => close(Intent::Quit),
                 KeyCode::Char('e') => close(Intent::ExportFirst),
                 _ => CLOSE,
+            },
+            Overlay::SelfTest { device, kind } => match code {
+                KeyCode::Char('y') | KeyCode::Enter => {
+                    close(Intent::Cmd(Cmd::StartSelfTest { device, kind }))
+                }
+                _ => close(Intent::Info("no self-test started".into())),
             },
             Overlay::QuitConfirm => match code {
                 KeyCode::Char('y') | KeyCode::Char('q') => close(Intent::Quit),

@@ -72,9 +72,6 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         .as_deref()
         .unwrap_or(crate::cli::DEFAULT_TEST)
         .parse()?;
-    if args.repeats.is_some() {
-        anyhow::bail!("--repeats is for sweeps (--sweep-sched, --sweep-cache) and several targets");
-    }
     let params = params_from_args(args);
     let request = TargetRequest {
         path: &args.target,

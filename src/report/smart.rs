@@ -1,10 +1,15 @@
 //! What `disktriage smart` prints: the verdict and its reasons first, then temperature,
-//! power-on time, and the ATA attribute table or the NVMe health log, within 80 columns.
+//! power-on time, the ATA attribute table or the NVMe health log, and the drive's logs (the
+//! self-test state, the error log, the self-test log), within 80 columns. The TUI's health
+//! view shows this same text.
 
 use serde::Serialize;
 
 use super::table::{self, Column, wrap};
-use crate::model::{AtaAttribute, Bytes, NvmeHealth, SmartHealth, Verdict};
+use crate::model::{
+    AtaAttribute, Bytes, DriveLogs, ErrorEntry, LogRead, NvmeHealth, SelfTestKind, SelfTestStatus,
+    SmartHealth, Verdict,
+};
 
 /// Version of the JSON layout.
 pub const SMART_JSON_SCHEMA: u32 = 1;
@@ -163,19 +168,211 @@ pub fn render_text(h: &SmartHealth, partition: Option<&str>, width: usize) -> St
     out
 }
 
+/// Error log entries the text shows (the JSON has every entry read).
+pub const SHOWN_ERRORS: usize = 8;
+
+const SELF_TEST_COLUMNS: [Column; 5] = [
+    Column::right("#"),
+    Column::left("TYPE"),
+    Column::left("RESULT").shrink_to(12, 0),
+    Column::right("HOURS"),
+    Column::right("FIRST FAILING LBA"),
+];
+
+/// What a self-test costs, said before one starts: no data is changed, the drive stays in
+/// service but slower, and a long test can take hours.
+pub fn self_test_warning(kind: SelfTestKind, status: Option<&SelfTestStatus>) -> String {
+    let minutes = |m: Option<u32>| match m {
+        Some(m) if m >= 120 => {
+            format!("about {:.1} hours by the drive's estimate", m as f64 / 60.0)
+        }
+        Some(m) => format!("about {m} min by the drive's estimate"),
+        None => "a time the drive does not estimate".into(),
+    };
+    match kind {
+        SelfTestKind::Short => format!(
+            "A short self-test takes {}. The drive tests itself in the background: it changes \
+             no data and keeps serving I/O, somewhat slower while it runs.",
+            minutes(status.and_then(|s| s.short_minutes))
+        ),
+        SelfTestKind::Long => format!(
+            "A long (extended) self-test reads the whole surface: it takes {}, hours on a \
+             large disk. It changes no data and the drive keeps serving I/O, but reads and \
+             writes are slower until it ends, and a benchmark run meanwhile measures the test \
+             too. It stops at power off; --self-test abort stops it.",
+            minutes(status.and_then(|s| s.long_minutes))
+        ),
+        SelfTestKind::Abort => "Stops the running self-test; the log records it as aborted by \
+             the host."
+            .into(),
+    }
+}
+
+/// The self-test state in one line: running with its progress, or the last result.
+pub fn self_test_line(st: &SelfTestStatus) -> String {
+    if !st.supported {
+        return st
+            .unsupported_reason
+            .clone()
+            .unwrap_or_else(|| "not supported".into());
+    }
+    match (&st.running, &st.last) {
+        (Some(r), _) => format!(
+            "{} self-test running, {}% done",
+            r.kind.as_deref().unwrap_or("a"),
+            r.percent_done
+        ),
+        (None, Some(last)) => format!("none running; the last one: {last}"),
+        (None, None) => "none running".into(),
+    }
+}
+
+fn error_entry_line(e: &ErrorEntry) -> String {
+    let mut parts = vec![e.error.clone()];
+    if let Some(lba) = e.lba {
+        parts.push(format!("LBA {lba}"));
+    }
+    if let Some(c) = &e.command {
+        parts.push(format!("during {c}"));
+    }
+    if let Some(s) = &e.state {
+        parts.push(format!("drive {s}"));
+    }
+    let when = e
+        .power_on_hours
+        .map(|h| format!(" at {h} h"))
+        .unwrap_or_default();
+    format!("#{}{when}: {}", e.number, parts.join(", "))
+}
+
+/// The drive's logs as text: the self-test state, the error log and the self-test log.
+pub fn render_logs_text(logs: &DriveLogs, width: usize) -> String {
+    render_self_test_text(logs, width) + &render_log_entries_text(logs, width)
+}
+
+/// The self-test state and the drive's time estimates.
+pub fn render_self_test_text(logs: &DriveLogs, width: usize) -> String {
+    let mut out = String::new();
+    out.push_str(&wrap(
+        "Self-test: ",
+        &self_test_line(&logs.self_test),
+        width,
+    ));
+    if logs.self_test.supported {
+        let est = |m: Option<u32>| m.map_or("?".into(), |m| format!("about {m} min"));
+        out.push_str(&wrap(
+            "  ",
+            &format!(
+                "short {}, long {} (--self-test short|long|abort)",
+                est(logs.self_test.short_minutes),
+                est(logs.self_test.long_minutes)
+            ),
+            width,
+        ));
+    }
+    out
+}
+
+/// The error log and the self-test log.
+pub fn render_log_entries_text(logs: &DriveLogs, width: usize) -> String {
+    let mut out = String::new();
+    match &logs.error_log {
+        LogRead::Read(log) => {
+            let shown = log.entries.len().min(SHOWN_ERRORS);
+            out.push_str(&wrap(
+                "Error log: ",
+                &format!(
+                    "{} error(s) over the drive's life, {} entr{} kept{} ({})",
+                    log.count,
+                    log.entries.len(),
+                    if log.entries.len() == 1 { "y" } else { "ies" },
+                    if shown < log.entries.len() {
+                        format!(", the last {shown} shown")
+                    } else {
+                        String::new()
+                    },
+                    log.source
+                ),
+                width,
+            ));
+            for e in log.entries.iter().take(shown) {
+                out.push_str(&wrap("  ", &error_entry_line(e), width));
+            }
+        }
+        LogRead::NotSupported { reason } => out.push_str(&wrap("Error log: ", reason, width)),
+        LogRead::Failed { error } => {
+            out.push_str(&wrap("Error log: ", &format!("unreadable: {error}"), width))
+        }
+    }
+    match &logs.self_test_log {
+        LogRead::Read(log) => {
+            out.push_str(&wrap(
+                "Self-test log: ",
+                &format!(
+                    "{} entr{} ({})",
+                    log.entries.len(),
+                    if log.entries.len() == 1 { "y" } else { "ies" },
+                    log.source
+                ),
+                width,
+            ));
+            if !log.entries.is_empty() {
+                let rows: Vec<Vec<String>> = log
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        vec![
+                            (i + 1).to_string(),
+                            e.kind.clone(),
+                            match e.remaining_pct {
+                                Some(r) => format!("{} ({r}% left)", e.result),
+                                None => e.result.clone(),
+                            },
+                            e.power_on_hours.to_string(),
+                            e.first_failing_lba.map_or("-".into(), |l| l.to_string()),
+                        ]
+                    })
+                    .collect();
+                out.push_str(&table::render(&SELF_TEST_COLUMNS, &rows, width));
+            }
+        }
+        LogRead::NotSupported { reason } => out.push_str(&wrap("Self-test log: ", reason, width)),
+        LogRead::Failed { error } => out.push_str(&wrap(
+            "Self-test log: ",
+            &format!("unreadable: {error}"),
+            width,
+        )),
+    }
+    out
+}
+
 #[derive(Serialize)]
 struct SmartJson<'a> {
     schema: u32,
     partition: Option<&'a str>,
     #[serde(flatten)]
     health: &'a SmartHealth,
+    /// The drive's logs, or why they could not be read.
+    logs: Option<&'a DriveLogs>,
+    logs_error: Option<String>,
 }
 
-pub fn render_json(h: &SmartHealth, partition: Option<&str>) -> anyhow::Result<String> {
+pub fn render_json(
+    h: &SmartHealth,
+    logs: Result<&DriveLogs, String>,
+    partition: Option<&str>,
+) -> anyhow::Result<String> {
+    let (logs, logs_error) = match logs {
+        Ok(l) => (Some(l), None),
+        Err(e) => (None, Some(e)),
+    };
     let mut text = serde_json::to_string_pretty(&SmartJson {
         schema: SMART_JSON_SCHEMA,
         partition,
         health: h,
+        logs,
+        logs_error,
     })?;
     text.push('\n');
     Ok(text)

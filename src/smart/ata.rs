@@ -23,6 +23,15 @@ pub const OP_FLUSH_CACHE_EXT: u8 = 0xEA;
 pub const SMART_READ_DATA: u8 = 0xD0;
 pub const SMART_READ_THRESHOLDS: u8 = 0xD1;
 pub const SMART_RETURN_STATUS: u8 = 0xDA;
+pub const SMART_EXECUTE_OFFLINE_IMMEDIATE: u8 = 0xD4;
+pub const SMART_READ_LOG: u8 = 0xD5;
+/// READ LOG EXT (48-bit, General Purpose Logging).
+pub const OP_READ_LOG_EXT: u8 = 0x2F;
+/// SMART EXECUTE OFF-LINE IMMEDIATE subcommands (LBA low): off-line mode self-tests, which
+/// run in the background while the drive keeps serving commands, and the abort.
+pub const SELF_TEST_SHORT: u8 = 0x01;
+pub const SELF_TEST_EXTENDED: u8 = 0x02;
+pub const SELF_TEST_ABORT: u8 = 0x7F;
 /// SET FEATURES subcommands.
 pub const SETFEATURES_WC_ON: u8 = 0x02;
 pub const SETFEATURES_WC_OFF: u8 = 0x82;
@@ -115,6 +124,37 @@ impl AtaCommand {
         c
     }
 
+    /// SMART READ LOG of `count` sectors of the log at `address` (0x01 summary error log,
+    /// 0x06 self-test log).
+    pub const fn smart_read_log(name: &'static str, address: u8, count: u8) -> Self {
+        let mut c = Self::pio_in(name, OP_SMART, SMART_READ_LOG);
+        c.count = count;
+        c.lba_low = address;
+        c.lba_mid = SMART_LBA_MID;
+        c.lba_high = SMART_LBA_HIGH;
+        c
+    }
+
+    /// READ LOG EXT of `count` sectors of the General Purpose log at `address`, from page 0
+    /// (0x00 the directory, 0x03 extended comprehensive error log, 0x07 extended self-test
+    /// log).
+    pub const fn read_log_ext(name: &'static str, address: u8, count: u8) -> Self {
+        let mut c = Self::pio_in(name, OP_READ_LOG_EXT, 0);
+        c.extend = true;
+        c.count = count;
+        c.lba_low = address;
+        c
+    }
+
+    /// SMART EXECUTE OFF-LINE IMMEDIATE with a subcommand (`SELF_TEST_*`).
+    pub const fn smart_execute(name: &'static str, subcommand: u8) -> Self {
+        let mut c = Self::non_data(name, OP_SMART, SMART_EXECUTE_OFFLINE_IMMEDIATE);
+        c.lba_low = subcommand;
+        c.lba_mid = SMART_LBA_MID;
+        c.lba_high = SMART_LBA_HIGH;
+        c
+    }
+
     pub const fn set_write_cache(enabled: bool) -> Self {
         if enabled {
             Self::non_data(
@@ -141,9 +181,18 @@ impl AtaCommand {
         Self::non_data("FLUSH CACHE", OP_FLUSH_CACHE, 0)
     }
 
-    /// True when the command reads one 512-byte sector.
+    /// True when the command reads sectors (`data_len` bytes).
     pub fn reads_sector(&self) -> bool {
         self.protocol == Protocol::PioIn
+    }
+
+    /// The bytes a data-in command returns: `count` sectors.
+    pub fn data_len(&self) -> usize {
+        if self.reads_sector() {
+            usize::from(self.count) * SECTOR
+        } else {
+            0
+        }
     }
 
     /// The 16-byte ATA PASS-THROUGH CDB (SAT-3 12.2.2).
@@ -181,6 +230,8 @@ pub struct AtaIdentity {
     pub write_cache_enabled: bool,
     /// FLUSH CACHE EXT is available (48-bit feature set valid and supported).
     pub flush_ext_supported: bool,
+    /// The General Purpose Logging feature set (READ LOG EXT), IDENTIFY word 84 bit 5.
+    pub gpl_supported: bool,
 }
 
 const IDENTIFY: &str = "IDENTIFY DEVICE page";
@@ -231,6 +282,7 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
         write_cache_enabled: enabled & 0x0020 != 0,
         // hdparm's `flush_wcache`: bits 15:13 of word 83 = 011b and bit 13 (FLUSH CACHE EXT).
         flush_ext_supported: w83 & 0xE000 == 0x6000,
+        gpl_supported: valid_feature_word(w[84]) && w[84] & 0x0020 != 0,
     })
 }
 
@@ -250,14 +302,23 @@ pub struct SmartData {
     pub revision: u16,
     pub attributes: Vec<RawAttribute>,
     pub offline_status: u8,
+    /// The self-test execution status byte (363): the last or running self-test.
     pub self_test_status: u8,
+    /// Off-line data collection capability (367) bit 4: self-tests are implemented.
+    pub self_test_supported: bool,
+    /// Error logging capability (370) bit 0: the drive keeps an error log.
+    pub error_log_supported: bool,
+    /// The drive's estimate of a short and an extended self-test, in minutes (372, and 373
+    /// or, when that is 0xFF, the word at 375).
+    pub short_minutes: u8,
+    pub extended_minutes: u16,
 }
 
 const DATA: &str = "SMART READ DATA page";
 const THRESHOLDS: &str = "SMART READ THRESHOLDS page";
 
 /// The 512 bytes of a SMART page sum to zero modulo 256.
-fn check_sum(what: &'static str, page: &[u8]) -> Result<(), PageError> {
+pub(crate) fn check_sum(what: &'static str, page: &[u8]) -> Result<(), PageError> {
     if page.len() < SECTOR {
         return Err(PageError::short(what, SECTOR, page.len()));
     }
@@ -293,6 +354,14 @@ pub fn parse_smart_data(page: &[u8]) -> Result<SmartData, PageError> {
         attributes,
         offline_status: page[362],
         self_test_status: page[363],
+        self_test_supported: page[367] & 0x10 != 0,
+        error_log_supported: page[370] & 0x01 != 0,
+        short_minutes: page[372],
+        extended_minutes: if page[373] == 0xFF {
+            le16(page, 375)
+        } else {
+            u16::from(page[373])
+        },
     })
 }
 
@@ -668,6 +737,10 @@ mod tests {
             ],
             offline_status: 0,
             self_test_status: 0,
+            self_test_supported: true,
+            error_log_supported: true,
+            short_minutes: 2,
+            extended_minutes: 54,
         };
         let t = attribute_table(&data, Some(&[(5, 36), (231, 10), (9, 20)]));
         assert_eq!(t[0].state, AttributeState::Ok);

@@ -11,8 +11,20 @@ pub const OP_GET_LOG_PAGE: u8 = 0x02;
 pub const OP_IDENTIFY: u8 = 0x06;
 pub const OP_SET_FEATURES: u8 = 0x09;
 pub const OP_GET_FEATURES: u8 = 0x0A;
+pub const OP_DEVICE_SELF_TEST: u8 = 0x14;
 pub const FEATURE_VWC: u32 = 0x06;
 pub const LOG_SMART: u32 = 0x02;
+pub const LOG_ERROR: u32 = 0x01;
+pub const LOG_SELF_TEST: u32 = 0x06;
+/// One Error Information log entry; the Device Self-test log.
+pub const ERROR_ENTRY_LEN: usize = 64;
+pub const SELF_TEST_LOG_LEN: usize = 564;
+/// Error log entries disktriage reads at most (the log keeps up to 256).
+pub const MAX_ERROR_ENTRIES: usize = 64;
+/// Device Self-test command codes (CDW10 bits 3:0).
+pub const STC_SHORT: u32 = 0x1;
+pub const STC_EXTENDED: u32 = 0x2;
+pub const STC_ABORT: u32 = 0xF;
 /// "All namespaces": the controller-wide health log.
 pub const NSID_ALL: u32 = 0xFFFF_FFFF;
 pub const IDENTIFY_LEN: usize = 4096;
@@ -73,6 +85,50 @@ impl AdminCommand {
         }
     }
 
+    /// Get Log Page of `len` bytes (a multiple of 4) of log `lid`, controller-wide.
+    pub const fn get_log_page(name: &'static str, lid: u32, len: usize) -> Self {
+        AdminCommand {
+            name,
+            opcode: OP_GET_LOG_PAGE,
+            nsid: NSID_ALL,
+            // NUMDL (bits 31:16): dwords - 1; enough for the logs read here (< 256 KiB).
+            cdw10: lid | ((((len as u32) / 4).saturating_sub(1) & 0xFFFF) << 16),
+            cdw11: 0,
+            data_len: len as u32,
+        }
+    }
+
+    /// Get Log Page Error Information, `entries` entries of 64 bytes.
+    pub const fn error_log(entries: usize) -> Self {
+        Self::get_log_page(
+            "Get Log Page (Error Information)",
+            LOG_ERROR,
+            entries * ERROR_ENTRY_LEN,
+        )
+    }
+
+    /// Get Log Page Device Self-test.
+    pub const fn self_test_log() -> Self {
+        Self::get_log_page(
+            "Get Log Page (Device Self-test)",
+            LOG_SELF_TEST,
+            SELF_TEST_LOG_LEN,
+        )
+    }
+
+    /// Device Self-test with a self-test code (`STC_*`), on the controller and every
+    /// namespace.
+    pub const fn device_self_test(code: u32) -> Self {
+        AdminCommand {
+            name: "Device Self-test",
+            opcode: OP_DEVICE_SELF_TEST,
+            nsid: NSID_ALL,
+            cdw10: code,
+            cdw11: 0,
+            data_len: 0,
+        }
+    }
+
     pub const fn smart_log() -> Self {
         AdminCommand {
             name: "Get Log Page (SMART / Health Information)",
@@ -99,12 +155,29 @@ pub struct NvmeController {
     pub oncs: u16,
     /// VWC byte 525 bit 0: a volatile write cache is present.
     pub vwc_present: bool,
+    /// Optional Admin Command Support (256); bit 4: Device Self-test.
+    pub oacs: u16,
+    /// Error Log Page Entries (262), 0's based: the log holds `elpe + 1` entries.
+    pub elpe: u8,
+    /// Extended Device Self-test Time (316), minutes.
+    pub edstt_minutes: u16,
 }
 
 impl NvmeController {
     /// Get Features with SEL is implemented.
     pub fn supports_select(&self) -> bool {
         self.oncs & 0x0010 != 0
+    }
+
+    /// The Device Self-test command is implemented (OACS bit 4).
+    pub fn supports_self_test(&self) -> bool {
+        self.oacs & 0x0010 != 0
+    }
+
+    /// Error Information log entries worth reading: the log's size, at most
+    /// `MAX_ERROR_ENTRIES`.
+    pub fn error_entries(&self) -> usize {
+        (usize::from(self.elpe) + 1).min(MAX_ERROR_ENTRIES)
     }
 }
 
@@ -129,6 +202,9 @@ pub fn parse_identify_controller(page: &[u8]) -> Result<NvmeController, PageErro
         critical_temp_kelvin: le16(page, 268),
         oncs: le16(page, 520),
         vwc_present: page[525] & 0x01 != 0,
+        oacs: le16(page, 256),
+        elpe: page[262],
+        edstt_minutes: le16(page, 316),
     })
 }
 
@@ -206,6 +282,11 @@ pub fn describe_status(status: u32) -> String {
         (1, 0x0D) => "Feature Identifier Not Saveable",
         (1, 0x0E) => "Feature Not Changeable",
         (1, 0x0F) => "Feature Not Namespace Specific",
+        (1, 0x1D) => "Device Self-test in Progress",
+        (2, 0x80) => "Write Fault",
+        (2, 0x81) => "Unrecovered Read Error",
+        (2, 0x82) => "End-to-end Guard Check Error",
+        (2, 0x86) => "Access Denied",
         _ => "unlisted status",
     };
     format!(

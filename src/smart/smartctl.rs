@@ -5,6 +5,8 @@
 //! is a bitmask (smartctl(8)); bits 0-1 mean it read nothing, the others describe the drive,
 //! so the JSON is parsed whatever the exit status.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 use super::PageError;
@@ -12,6 +14,10 @@ use super::ata::{attribute_name, decode_raw};
 use crate::model::SmartctlReport;
 use crate::model::smart::PLAUSIBLE_CELSIUS;
 use crate::model::{AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, NvmeHealth};
+use crate::model::{
+    DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestLog, SelfTestOutcome,
+    SelfTestStatus, Transport,
+};
 
 #[derive(Debug, Deserialize)]
 struct Doc {
@@ -268,6 +274,358 @@ fn nvme_from_log(l: NvmeLog) -> NvmeHealth {
         critical_temp_minutes: l.critical_comp_time.unwrap_or(0),
         temperature_sensors_kelvin: Vec::new(),
     }
+}
+
+/// The logs in `smartctl -j -a` output: ATA's summary or extended error log, self-test log
+/// and self-test execution status; SCSI's self-test results and error counter log.
+#[derive(Debug, Deserialize)]
+struct LogDoc {
+    json_format_version: Option<Vec<u32>>,
+    smartctl: Option<Info>,
+    ata_smart_data: Option<AtaData>,
+    ata_smart_error_log: Option<AtaErrorLogs>,
+    ata_smart_self_test_log: Option<AtaSelfTestLogs>,
+    scsi_error_counter_log: Option<BTreeMap<String, ScsiCounters>>,
+    #[serde(flatten)]
+    rest: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaData {
+    self_test: Option<AtaSelfTestState>,
+    capabilities: Option<AtaCapabilities>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaSelfTestState {
+    status: Option<ValueString>,
+    polling_minutes: Option<Polling>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Polling {
+    short: Option<u32>,
+    extended: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaCapabilities {
+    self_tests_supported: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ValueString {
+    value: Option<u64>,
+    string: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaErrorLogs {
+    summary: Option<AtaErrorLog>,
+    extended: Option<AtaErrorLog>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaErrorLog {
+    count: Option<u64>,
+    table: Option<Vec<AtaErrorRow>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaErrorRow {
+    error_number: Option<u64>,
+    lifetime_hours: Option<u64>,
+    completion_registers: Option<Registers>,
+    error_description: Option<String>,
+    previous_commands: Option<Vec<PreviousCommand>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Registers {
+    lba: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PreviousCommand {
+    command_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaSelfTestLogs {
+    standard: Option<AtaSelfTestLog>,
+    extended: Option<AtaSelfTestLog>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaSelfTestLog {
+    table: Option<Vec<AtaSelfTestRow>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AtaSelfTestRow {
+    #[serde(rename = "type")]
+    kind: Option<ValueString>,
+    status: Option<ValueString>,
+    lifetime_hours: Option<u64>,
+    lba: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ScsiCounters {
+    total_uncorrected_errors: Option<u64>,
+    total_errors_corrected: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ScsiSelfTest {
+    code: Option<ValueString>,
+    result: Option<ValueString>,
+    power_on_time: Option<PowerOnTime>,
+    lba_first_failure: Option<ValueOrNumber>,
+}
+
+/// smartctl writes some numbers bare and some as `{"value": N}`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ValueOrNumber {
+    Number(u64),
+    Value { value: Option<u64> },
+}
+
+impl ValueOrNumber {
+    fn get(&self) -> Option<u64> {
+        match self {
+            ValueOrNumber::Number(n) => Some(*n),
+            ValueOrNumber::Value { value } => *value,
+        }
+    }
+}
+
+fn text(s: Option<String>) -> Option<String> {
+    s.map(|s| crate::model::text::neutralize_controls(&s))
+}
+
+fn ata_error_log(log: AtaErrorLog, source: &str) -> ErrorLog {
+    let entries = log
+        .table
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| ErrorEntry {
+            number: r.error_number.unwrap_or(0),
+            power_on_hours: r.lifetime_hours,
+            lba: r.completion_registers.and_then(|c| c.lba),
+            error: text(r.error_description).unwrap_or_else(|| "not described".into()),
+            // smartctl lists the commands oldest first; the last one failed.
+            command: r
+                .previous_commands
+                .and_then(|c| c.into_iter().last())
+                .and_then(|c| text(c.command_name)),
+            state: None,
+        })
+        .collect();
+    ErrorLog {
+        source: source.to_string(),
+        count: log.count.unwrap_or(0),
+        entries,
+    }
+}
+
+fn ata_self_test_log(log: AtaSelfTestLog, source: &str) -> SelfTestLog {
+    let entries = log
+        .table
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| {
+            let status = r.status.as_ref().and_then(|s| s.value).unwrap_or(0xFF);
+            let (outcome, result, remaining_pct) =
+                super::ata_log::decode_self_test_status(u8::try_from(status).unwrap_or(0x90));
+            let number = r.kind.as_ref().and_then(|k| k.value).unwrap_or(0xFF);
+            SelfTestEntry {
+                kind: text(r.kind.and_then(|k| k.string))
+                    .unwrap_or_else(|| format!("type {number}")),
+                outcome,
+                result: text(r.status.and_then(|s| s.string)).unwrap_or_else(|| result.into()),
+                power_on_hours: r.lifetime_hours.unwrap_or(0),
+                first_failing_lba: r.lba.filter(|_| outcome == SelfTestOutcome::Failed),
+                remaining_pct,
+            }
+        })
+        .collect();
+    SelfTestLog {
+        source: source.to_string(),
+        entries,
+    }
+}
+
+/// SCSI self-test results `scsi_self_test_0` .. `_19` (newest first), as smartctl names them.
+fn scsi_self_tests(rest: &BTreeMap<String, serde_json::Value>) -> Option<SelfTestLog> {
+    let mut entries = Vec::new();
+    for i in 0..20 {
+        let Some(v) = rest.get(&format!("scsi_self_test_{i}")) else {
+            continue;
+        };
+        let Ok(t) = serde_json::from_value::<ScsiSelfTest>(v.clone()) else {
+            continue;
+        };
+        // SPC-4 self-test results: 0 passed, 1-2 aborted, 3-7 failed, 0xF in progress.
+        let value = t.result.as_ref().and_then(|r| r.value).unwrap_or(0xFF);
+        let outcome = match value {
+            0 => SelfTestOutcome::Passed,
+            1 | 2 => SelfTestOutcome::Aborted,
+            3..=7 => SelfTestOutcome::Failed,
+            0xF => SelfTestOutcome::InProgress,
+            _ => SelfTestOutcome::Unknown,
+        };
+        entries.push(SelfTestEntry {
+            kind: text(t.code.and_then(|c| c.string)).unwrap_or_else(|| "self-test".into()),
+            outcome,
+            result: text(t.result.and_then(|r| r.string)).unwrap_or_else(|| format!("{value}")),
+            power_on_hours: t.power_on_time.and_then(|p| p.hours).unwrap_or(0),
+            first_failing_lba: t
+                .lba_first_failure
+                .and_then(|l| l.get())
+                .filter(|_| outcome == SelfTestOutcome::Failed),
+            remaining_pct: None,
+        });
+    }
+    (!entries.is_empty()).then(|| SelfTestLog {
+        source: "SCSI self-test results (smartctl)".into(),
+        entries,
+    })
+}
+
+/// The SCSI error counter log as an error log: the count is the uncorrected errors of reads,
+/// writes and verifies; one line each.
+fn scsi_error_counters(counters: BTreeMap<String, ScsiCounters>) -> ErrorLog {
+    let mut count = 0u64;
+    let mut entries = Vec::new();
+    for op in ["read", "write", "verify"] {
+        let Some(c) = counters.get(op) else { continue };
+        let uncorrected = c.total_uncorrected_errors.unwrap_or(0);
+        count = count.saturating_add(uncorrected);
+        entries.push(ErrorEntry {
+            number: uncorrected,
+            power_on_hours: None,
+            lba: None,
+            error: format!(
+                "{op}: {uncorrected} uncorrected, {} corrected",
+                c.total_errors_corrected.unwrap_or(0)
+            ),
+            command: None,
+            state: None,
+        });
+    }
+    ErrorLog {
+        source: "SCSI error counter log (smartctl)".into(),
+        count,
+        entries,
+    }
+}
+
+/// Reads the logs out of `smartctl -j -a` output. A log smartctl did not print is "not
+/// supported" with the reason; disktriage starts no self-test through smartctl.
+pub fn parse_smartctl_logs(
+    json: &str,
+    device: &str,
+    transport: Transport,
+) -> Result<DriveLogs, PageError> {
+    let doc: LogDoc =
+        serde_json::from_str(json).map_err(|e| PageError::new(WHAT, format!("not JSON: {e}")))?;
+    if doc.json_format_version.is_none() && doc.smartctl.is_none() {
+        return Err(PageError::new(
+            WHAT,
+            "neither json_format_version nor smartctl: not smartctl output",
+        ));
+    }
+    let version = doc
+        .smartctl
+        .as_ref()
+        .and_then(|i| i.version.as_ref())
+        .map(|v| v.iter().map(u32::to_string).collect::<Vec<_>>().join("."));
+    let none = |what: &str| format!("smartctl printed no {what} for this device");
+    let error_log = match (doc.ata_smart_error_log, doc.scsi_error_counter_log) {
+        (
+            Some(AtaErrorLogs {
+                extended: Some(l), ..
+            }),
+            _,
+        ) => LogRead::Read(ata_error_log(
+            l,
+            "ATA extended comprehensive error log (smartctl)",
+        )),
+        (
+            Some(AtaErrorLogs {
+                summary: Some(l), ..
+            }),
+            _,
+        ) => LogRead::Read(ata_error_log(l, "ATA SMART summary error log (smartctl)")),
+        (_, Some(c)) => LogRead::Read(scsi_error_counters(c)),
+        _ => LogRead::NotSupported {
+            reason: none("error log"),
+        },
+    };
+    let self_test_log = match doc.ata_smart_self_test_log {
+        Some(AtaSelfTestLogs {
+            extended: Some(l), ..
+        }) => LogRead::Read(ata_self_test_log(
+            l,
+            "ATA extended self-test log (smartctl)",
+        )),
+        Some(AtaSelfTestLogs {
+            standard: Some(l), ..
+        }) => LogRead::Read(ata_self_test_log(l, "ATA SMART self-test log (smartctl)")),
+        _ => match scsi_self_tests(&doc.rest) {
+            Some(l) => LogRead::Read(l),
+            None => LogRead::NotSupported {
+                reason: none("self-test log"),
+            },
+        },
+    };
+    let mut self_test = SelfTestStatus::unsupported(
+        "disktriage starts self-tests natively on ATA and NVMe drives only (smartctl -t \
+         short starts one here)",
+    );
+    if let Some(st) = doc
+        .ata_smart_data
+        .as_ref()
+        .and_then(|d| d.self_test.as_ref())
+    {
+        if let Some(byte) = st.status.as_ref().and_then(|s| s.value) {
+            let (outcome, text, remaining) =
+                super::ata_log::decode_self_test_status(u8::try_from(byte).unwrap_or(0x90));
+            if outcome == SelfTestOutcome::InProgress {
+                self_test.running = Some(crate::model::SelfTestProgress {
+                    kind: None,
+                    percent_done: 100 - remaining.unwrap_or(100),
+                });
+            } else {
+                self_test.last = Some(text.to_string());
+            }
+        }
+        if let Some(p) = &st.polling_minutes {
+            self_test.short_minutes = p.short;
+            self_test.long_minutes = p.extended;
+        }
+    }
+    if doc
+        .ata_smart_data
+        .and_then(|d| d.capabilities)
+        .and_then(|c| c.self_tests_supported)
+        == Some(false)
+    {
+        self_test.unsupported_reason = Some("not supported by this drive".into());
+    }
+    Ok(DriveLogs {
+        device: device.to_string(),
+        transport,
+        source: match version {
+            Some(v) => format!("smartctl {v}"),
+            None => "smartctl".into(),
+        },
+        error_log,
+        self_test_log,
+        self_test,
+    })
 }
 
 #[cfg(test)]

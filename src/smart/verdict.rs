@@ -13,11 +13,13 @@
 //!   WARNING: percentage used at or above 100, media and data-integrity errors above zero.
 //! - smartctl: its `smart_status.passed`, plus the same table rules on the data it returns;
 //!   exit-status bits 0-1 mean it read nothing.
+//! - The drive's logs (`judge_logs`): the newest finished self-test failed is a WARNING;
+//!   errors in the error log are a note.
 
 use super::ata::attribute_temperature;
 use crate::model::{
-    AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth, SmartReading,
-    SmartctlReport, Transport, Verdict,
+    AtaSmart, AtaSmartStatus, AttributeState, DriveLogs, Finding, NvmeHealth, SelfTestOutcome,
+    SmartHealth, SmartReading, SmartctlReport, Transport, Verdict,
 };
 
 /// Attributes whose raw value counts bad sectors or uncorrectable errors: above zero is a
@@ -124,6 +126,53 @@ pub fn assess(device: &str, transport: Transport, reading: SmartReading) -> Smar
     health.findings = judge.findings;
     health.notes.extend(judge.notes);
     health
+}
+
+/// Adds what the drive's logs say to a verdict: the newest finished self-test failing is a
+/// WARNING (smartctl's exit bit 7 speaks of the self-test log; only the newest counts here,
+/// as a later passed test supersedes an old failure), and errors the drive logged are a
+/// note (many healthy drives logged a few long ago). A health that is not available stays
+/// so. Applying it twice changes nothing.
+pub fn judge_logs(health: &mut SmartHealth, logs: &DriveLogs) {
+    if health.verdict == Verdict::Unavailable {
+        return;
+    }
+    if let Some(t) = logs.last_finished_self_test()
+        && t.outcome == SelfTestOutcome::Failed
+    {
+        let text = format!(
+            "the last self-test ({}, at {} power-on hours) ended: {}{}",
+            t.kind,
+            t.power_on_hours,
+            t.result,
+            t.first_failing_lba
+                .map(|l| format!(" (first failing LBA {l})"))
+                .unwrap_or_default()
+        );
+        if !health.findings.iter().any(|f| f.text == text) {
+            health.findings.push(Finding {
+                severity: Verdict::Warning,
+                text,
+            });
+        }
+    }
+    if let Some(log) = logs.error_log.read()
+        && log.count > 0
+    {
+        let note = format!(
+            "the drive logged {} error(s) over its life ({}); old errors are common and not              judged: see the entries and when they happened",
+            log.count, log.source
+        );
+        if !health.notes.contains(&note) {
+            health.notes.push(note);
+        }
+    }
+    health.verdict = health
+        .findings
+        .iter()
+        .map(|f| f.severity)
+        .max()
+        .unwrap_or(Verdict::Passed);
 }
 
 fn ata_unavailable(ata: &AtaSmart) -> Option<String> {

@@ -12,6 +12,10 @@
 //! | unknown   | `unknown.rs` | not supported                         | smartctl                   |
 //! | others    | `Unsupported`| not supported                         | none                       |
 //!
+//! The drive's logs and self-tests follow the SMART column: ATA SMART logs and SMART
+//! EXECUTE OFF-LINE IMMEDIATE, NVMe log pages 0x01/0x06 and Device Self-test, the logs
+//! `smartctl -j -a` prints (no self-test start) elsewhere.
+//!
 //! The commands the drivers send are in `crate::sys::passthru`; the pages they get back are
 //! decoded by the pure code in `crate::smart`.
 
@@ -33,12 +37,14 @@ use super::platform::{Applied, DriveControl, Target};
 use super::smartctl;
 use super::sysfs::SysRoot;
 use crate::model::{
-    BlockDevice, DriveCache, KernelWriteCache, SchedulerSet, SmartReading, Transport,
+    BlockDevice, DriveCache, DriveLogs, KernelWriteCache, SchedulerSet, SelfTestKind,
+    SelfTestStatus, SmartReading, Transport,
 };
 use crate::smart::PageError;
-use crate::smart::smartctl::parse_smartctl_json;
+use crate::smart::smartctl::{parse_smartctl_json, parse_smartctl_logs};
 
 const CACHE: &str = "drive write cache control";
+const SELF_TEST: &str = "self-test";
 /// How long libata's asynchronous revalidation after SET FEATURES may take to update the
 /// kernel's flush policy.
 const KERNEL_FOLLOW_TIMEOUT: Duration = Duration::from_secs(3);
@@ -107,6 +113,40 @@ trait TransportDriver: Sync {
     ) -> Result<Option<i64>, DriveError> {
         let _ = (drives, dev);
         Ok(None)
+    }
+
+    /// The drive's error and self-test logs and its self-test state.
+    fn drive_logs(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
+        let _ = drives;
+        Ok(DriveLogs::unavailable(
+            &dev.name,
+            dev.transport,
+            &format!("no drive logs on {}", dev.transport),
+        ))
+    }
+
+    /// The self-test state alone (polled while a self-test runs).
+    fn self_test_status(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<SelfTestStatus, DriveError> {
+        let _ = drives;
+        Ok(SelfTestStatus::unsupported(format!(
+            "self-tests not supported on {}",
+            dev.transport
+        )))
+    }
+
+    /// Starts a short or long self-test, or aborts the running one.
+    fn start_self_test(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+        kind: SelfTestKind,
+    ) -> Result<(), DriveError> {
+        let _ = (drives, kind);
+        Err(DriveError::not_supported(SELF_TEST, dev.transport))
     }
 
     /// The raw pages `disktriage debug pages` captures, from the opened device node.
@@ -245,6 +285,27 @@ impl LinuxDrives {
         }
     }
 
+    /// The logs `smartctl -j -a` prints, for the transports disktriage does not read
+    /// natively.
+    fn smartctl_logs(&self, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
+        let node = self.node(dev);
+        let unavailable = |why: String| Ok(DriveLogs::unavailable(&dev.name, dev.transport, &why));
+        match smartctl::run(&node)? {
+            None => unavailable(format!(
+                "no drive logs on {}: disktriage reads them natively from ATA and NVMe drives \
+                 only, and smartctl, which could, is not installed",
+                dev.transport
+            )),
+            Some((json, _)) => match parse_smartctl_logs(&json, &dev.name, dev.transport) {
+                Ok(logs) => Ok(logs),
+                Err(e) => unavailable(format!(
+                    "no drive logs on {}: smartctl's answer was unreadable ({e})",
+                    dev.transport
+                )),
+            },
+        }
+    }
+
     /// Raw pages for fixture capture (`disktriage debug pages`), named by what they are.
     pub fn raw_pages(&self, dev: &BlockDevice) -> Vec<RawPage> {
         match self.open(dev) {
@@ -372,6 +433,18 @@ impl DriveControl for LinuxDrives {
 
     fn temperature(&self, dev: &BlockDevice) -> Result<Option<i64>, DriveError> {
         driver_for(dev.transport).temperature(self, dev)
+    }
+
+    fn drive_logs(&self, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
+        driver_for(dev.transport).drive_logs(self, dev)
+    }
+
+    fn self_test_status(&self, dev: &BlockDevice) -> Result<SelfTestStatus, DriveError> {
+        driver_for(dev.transport).self_test_status(self, dev)
+    }
+
+    fn start_self_test(&self, dev: &BlockDevice, kind: SelfTestKind) -> Result<(), DriveError> {
+        driver_for(dev.transport).start_self_test(self, dev, kind)
     }
 }
 

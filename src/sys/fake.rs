@@ -2,15 +2,15 @@
 //! snapshot tests of the TUI) give it devices with canned states, make it fail on purpose, and
 //! read back which commands it received.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 use super::error::DriveError;
 use super::platform::{Applied, DriveControl, Target};
 use crate::model::{
-    BlockDevice, DevNum, DeviceIdentity, DriveCache, KernelWriteCache, SchedulerSet, SmartReading,
-    Transport,
+    BlockDevice, DevNum, DeviceIdentity, DriveCache, DriveLogs, KernelWriteCache, SchedulerSet,
+    SelfTestKind, SelfTestProgress, SelfTestStatus, SmartReading, Transport,
 };
 
 /// One fake device and how it behaves.
@@ -23,6 +23,13 @@ pub struct FakeDevice {
     pub scheduler: Result<SchedulerSet, DriveError>,
     pub smart: Result<SmartReading, DriveError>,
     pub temperature: Result<Option<i64>, DriveError>,
+    /// What `drive_logs` answers (its `self_test` is replaced by `self_test` below).
+    pub logs: Result<DriveLogs, DriveError>,
+    /// The self-test state `self_test_status` answers when `self_test_polls` is empty.
+    pub self_test: Result<SelfTestStatus, DriveError>,
+    /// States the next polls answer, one each, each becoming `self_test` (a test that
+    /// progresses and ends).
+    pub self_test_polls: VecDeque<SelfTestStatus>,
     /// Partitions that resolve to this disk.
     pub partitions: Vec<String>,
     /// The kernel's flush policy follows cache changes (libata, sd after a rescan, virtio),
@@ -64,6 +71,15 @@ impl FakeDevice {
                 reason: format!("SMART not available on {transport}"),
             }),
             temperature: Ok(None),
+            logs: Ok(DriveLogs::unavailable(
+                name,
+                transport,
+                &format!("no drive logs on {transport}"),
+            )),
+            self_test: Ok(SelfTestStatus::unsupported(format!(
+                "self-tests not supported on {transport}"
+            ))),
+            self_test_polls: VecDeque::new(),
             partitions: Vec::new(),
             kernel_follows_cache: transport != Transport::Nvme,
             cache_ignores_set: false,
@@ -243,5 +259,46 @@ impl DriveControl for FakeDrives {
     fn temperature(&self, dev: &BlockDevice) -> Result<Option<i64>, DriveError> {
         self.log(format!("temperature {}", dev.name));
         self.with_device(&dev.name, |d| d.temperature.clone())
+    }
+
+    fn drive_logs(&self, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
+        self.log(format!("drive_logs {}", dev.name));
+        self.with_device(&dev.name, |d| {
+            let mut logs = d.logs.clone()?;
+            logs.self_test = d.self_test.clone()?;
+            Ok(logs)
+        })
+    }
+
+    fn self_test_status(&self, dev: &BlockDevice) -> Result<SelfTestStatus, DriveError> {
+        self.log(format!("self_test_status {}", dev.name));
+        self.with_device(&dev.name, |d| {
+            if let Some(next) = d.self_test_polls.pop_front() {
+                d.self_test = Ok(next);
+            }
+            d.self_test.clone()
+        })
+    }
+
+    fn start_self_test(&self, dev: &BlockDevice, kind: SelfTestKind) -> Result<(), DriveError> {
+        self.log(format!("start_self_test {} {kind}", dev.name));
+        self.with_device(&dev.name, |d| {
+            let status = d.self_test.as_mut().map_err(|e| e.clone())?;
+            if !status.supported {
+                return Err(DriveError::not_supported_because(
+                    "self-test",
+                    d.device.transport,
+                    status.unsupported_reason.clone().unwrap_or_default(),
+                ));
+            }
+            status.running = match kind {
+                SelfTestKind::Abort => None,
+                kind => Some(SelfTestProgress {
+                    kind: Some(kind.to_string()),
+                    percent_done: 0,
+                }),
+            };
+            Ok(())
+        })
     }
 }

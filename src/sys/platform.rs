@@ -5,7 +5,10 @@
 //! The trait speaks in plain data (`crate::model`): callers never see ioctls, sense bytes or
 //! sysfs paths, only states, readings and typed errors (`DriveError`) they can branch on.
 
-use crate::model::{BlockDevice, DeviceIdentity, DriveCache, SchedulerSet, SmartReading};
+use crate::model::{
+    BlockDevice, DeviceIdentity, DriveCache, DriveLogs, SchedulerSet, SelfTestKind, SelfTestStatus,
+    SmartReading,
+};
 
 use super::error::DriveError;
 
@@ -25,7 +28,8 @@ pub struct Applied {
     pub notes: Vec<String>,
 }
 
-/// The device commands behind cache, scheduler, SMART and temperature.
+/// The device commands behind cache, scheduler, SMART, temperature, the drive's logs and its
+/// self-tests.
 ///
 /// Implementations must be usable from several threads (the temperature poller runs on its
 /// own). Every method that reads re-reads from the device: nothing is cached.
@@ -68,4 +72,19 @@ pub trait DriveControl: Send + Sync {
     /// (one 512-byte SMART page or health log). `Ok(None)` when the device has no sensor
     /// disktriage can read.
     fn temperature(&self, dev: &BlockDevice) -> Result<Option<i64>, DriveError>;
+
+    /// What the drive logged: its error log, its self-test log and the state of its
+    /// self-test, natively for ATA and NVMe, through `smartctl` for others when installed.
+    /// A log the drive does not keep is `LogRead::NotSupported` with the reason, not an
+    /// error.
+    fn drive_logs(&self, dev: &BlockDevice) -> Result<DriveLogs, DriveError>;
+
+    /// The self-test state alone, as cheaply as the transport allows (one SMART READ DATA,
+    /// one Device Self-test log): what is polled while a self-test runs.
+    fn self_test_status(&self, dev: &BlockDevice) -> Result<SelfTestStatus, DriveError>;
+
+    /// Starts a short or long self-test in the background (the drive keeps serving I/O), or
+    /// aborts the running one. `DriveError::NotSupported` where the drive or transport has
+    /// none.
+    fn start_self_test(&self, dev: &BlockDevice, kind: SelfTestKind) -> Result<(), DriveError>;
 }

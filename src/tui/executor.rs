@@ -236,11 +236,52 @@ impl Executor {
                                 )?))
                             })
                         });
+                        let read_logs = health.is_some();
                         let _ = tx.send(Msg::DriveStatus {
-                            device,
+                            device: device.clone(),
                             cache,
                             health,
                         });
+                        // The logs after the verdict: the badge shows first, the logs judge
+                        // it when they come.
+                        if read_logs {
+                            let result = drives
+                                .device(&device)
+                                .and_then(|d| drives.drive_logs(&d))
+                                .map(Box::new)
+                                .map_err(TaskError::from);
+                            let _ = tx.send(Msg::DriveLogs { device, result });
+                        }
+                    });
+            }
+            Cmd::StartSelfTest { device, kind } => {
+                let drives = Arc::clone(&self.drives);
+                let tx = self.tx.clone();
+                let _ = std::thread::Builder::new()
+                    .name(format!("selftest-{device}"))
+                    .spawn(move || {
+                        let result = drives
+                            .device(&device)
+                            .and_then(|d| drives.start_self_test(&d, kind))
+                            .map_err(TaskError::from);
+                        let _ = tx.send(Msg::SelfTestStarted {
+                            device,
+                            kind,
+                            result,
+                        });
+                    });
+            }
+            Cmd::PollSelfTest { device } => {
+                let drives = Arc::clone(&self.drives);
+                let tx = self.tx.clone();
+                let _ = std::thread::Builder::new()
+                    .name(format!("selftest-{device}"))
+                    .spawn(move || {
+                        let result = drives
+                            .device(&device)
+                            .and_then(|d| drives.self_test_status(&d))
+                            .map_err(TaskError::from);
+                        let _ = tx.send(Msg::SelfTestStatus { device, result });
                     });
             }
             Cmd::RestoreOrphans => {
@@ -709,5 +750,211 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert!(lab.exec.stop.is_none());
+    }
+
+    /// What a SATA drive with self-tests reports: its logs with one passed short test, a
+    /// self-test state that is idle.
+    fn sata_with_self_tests() -> crate::sys::FakeDevice {
+        use crate::model::{
+            AtaSmart, AtaSmartStatus, DriveLogs, ErrorLog, LogRead, SelfTestEntry, SelfTestLog,
+            SelfTestOutcome, SelfTestStatus, SmartReading,
+        };
+        let mut sata = FakeDevice::new("sda", Transport::Sata);
+        sata.smart = Ok(SmartReading::Ata(AtaSmart {
+            smart_supported: true,
+            smart_enabled: true,
+            status: AtaSmartStatus::Good,
+            status_note: None,
+            attributes: Vec::new(),
+            attribute_problem: None,
+        }));
+        let idle = SelfTestStatus {
+            supported: true,
+            unsupported_reason: None,
+            running: None,
+            last: Some("completed without error".into()),
+            short_minutes: Some(2),
+            long_minutes: Some(54),
+        };
+        sata.logs = Ok(DriveLogs {
+            device: "sda".into(),
+            transport: Transport::Sata,
+            source: "ATA SMART logs".into(),
+            error_log: LogRead::Read(ErrorLog {
+                source: "ATA SMART summary error log (0x01)".into(),
+                count: 0,
+                entries: Vec::new(),
+            }),
+            self_test_log: LogRead::Read(SelfTestLog {
+                source: "ATA SMART self-test log (0x06)".into(),
+                entries: vec![SelfTestEntry {
+                    kind: "short".into(),
+                    outcome: SelfTestOutcome::Passed,
+                    result: "completed without error".into(),
+                    power_on_hours: 4660,
+                    first_failing_lba: None,
+                    remaining_pct: None,
+                }],
+            }),
+            self_test: idle.clone(),
+        });
+        sata.self_test = Ok(idle);
+        sata
+    }
+
+    /// Carries out the app's commands on the executor and feeds the answers back until the
+    /// loop is quiet, as the TUI's loop does.
+    fn pump(app: &mut crate::app::App, lab: &mut Lab, cmds: Vec<Cmd>) {
+        let mut queue: std::collections::VecDeque<Cmd> = cmds.into();
+        loop {
+            while let Some(c) = queue.pop_front() {
+                lab.exec.execute(c);
+            }
+            match lab.rx.recv_timeout(Duration::from_millis(300)) {
+                Ok(msg) => queue.extend(app.update(msg)),
+                Err(_) => return,
+            }
+        }
+    }
+
+    #[test]
+    fn a_self_test_is_started_followed_and_its_failure_reaches_the_health_badge() {
+        use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+        use crate::app::{App, Overlay, Screen};
+        use crate::model::{
+            Inventory, LogRead, SelfTestKind, SelfTestOutcome, SelfTestProgress, Verdict,
+        };
+
+        let mut lab = lab(false, "unused");
+        lab.drives.add(sata_with_self_tests());
+        let mut app = App::new(true, false);
+        app.update(Msg::Inventory(Ok(Inventory {
+            devices: vec![lab.drives.device("sda").unwrap()],
+            usage_complete: true,
+            notes: vec![],
+            swaps: vec![],
+        })));
+        let key = |app: &mut App, c: char| {
+            app.update(Msg::Key(KeyEvent::new(
+                KeyCode::Char(c),
+                KeyModifiers::NONE,
+            )))
+        };
+        // h: the health view, SMART and the logs read off the UI thread.
+        let cmds = key(&mut app, 'h');
+        assert_eq!(app.screen, Screen::Health);
+        pump(&mut app, &mut lab, cmds);
+        let st = &app.devices.drives["sda"];
+        assert_eq!(
+            st.health.as_ref().unwrap().as_ref().unwrap().verdict,
+            Verdict::Passed
+        );
+        assert!(st.logs.as_ref().unwrap().is_ok());
+        // t asks first; y starts it.
+        assert!(key(&mut app, 't').is_empty());
+        assert_eq!(
+            app.overlay,
+            Some(Overlay::SelfTest {
+                device: "sda".into(),
+                kind: SelfTestKind::Short
+            })
+        );
+        let running = |pct| crate::model::SelfTestStatus {
+            supported: true,
+            unsupported_reason: None,
+            running: Some(SelfTestProgress {
+                kind: Some("short".into()),
+                percent_done: pct,
+            }),
+            last: None,
+            short_minutes: Some(2),
+            long_minutes: Some(54),
+        };
+        lab.drives.update("sda", |d| {
+            d.self_test_polls = [running(30)].into();
+        });
+        let cmds = key(&mut app, 'y');
+        assert_eq!(
+            cmds,
+            [Cmd::StartSelfTest {
+                device: "sda".into(),
+                kind: SelfTestKind::Short
+            }]
+        );
+        pump(&mut app, &mut lab, cmds);
+        assert!(
+            lab.drives
+                .calls()
+                .contains(&"start_self_test sda short".to_string())
+        );
+        let st = &app.devices.drives["sda"];
+        assert!(st.watch.is_some(), "followed");
+        assert_eq!(
+            st.self_test.as_ref().unwrap().as_ref().unwrap().running,
+            running(30).running
+        );
+        // Polled only every 5 s.
+        let t0 = app.now;
+        assert!(
+            app.update(Msg::Tick(t0 + Duration::from_secs(2)))
+                .is_empty()
+        );
+        // The drive ends the test with a read failure; the next poll sees it ended, and the
+        // health and logs read again judge the verdict.
+        lab.drives.update("sda", |d| {
+            let mut done = running(0);
+            done.running = None;
+            done.last = Some("failed: read element".into());
+            d.self_test_polls = [done].into();
+            let logs = d.logs.as_mut().unwrap();
+            if let LogRead::Read(l) = &mut logs.self_test_log {
+                let mut e = l.entries[0].clone();
+                e.outcome = SelfTestOutcome::Failed;
+                e.result = "failed: read element".into();
+                e.first_failing_lba = Some(1234);
+                e.power_on_hours = 4661;
+                l.entries.insert(0, e);
+            }
+        });
+        let cmds = app.update(Msg::Tick(t0 + Duration::from_secs(5)));
+        assert_eq!(
+            cmds,
+            [Cmd::PollSelfTest {
+                device: "sda".into()
+            }]
+        );
+        pump(&mut app, &mut lab, cmds);
+        let st = &app.devices.drives["sda"];
+        assert!(st.watch.is_none(), "no longer followed");
+        let health = st.health.as_ref().unwrap().as_ref().unwrap();
+        assert_eq!(health.verdict, Verdict::Warning);
+        assert!(
+            health.findings[0].text.contains("first failing LBA 1234"),
+            "{:?}",
+            health.findings
+        );
+        // No more polls once it ended.
+        assert!(
+            app.update(Msg::Tick(t0 + Duration::from_secs(60)))
+                .iter()
+                .all(|c| !matches!(c, Cmd::PollSelfTest { .. }))
+        );
+    }
+
+    #[test]
+    fn a_drive_without_self_tests_says_so_and_nothing_is_sent() {
+        let mut lab = lab(false, "unused");
+        lab.exec.execute(Cmd::StartSelfTest {
+            device: "loop0".into(),
+            kind: crate::model::SelfTestKind::Short,
+        });
+        match next(&lab.rx) {
+            Msg::SelfTestStarted { result, .. } => {
+                let e = result.unwrap_err().to_string();
+                assert!(e.contains("not supported on loop"), "{e}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }

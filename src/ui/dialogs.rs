@@ -330,6 +330,26 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ];
             dialog(frame, area, "Quit", lines, 66);
         }
+        Overlay::SelfTest { device, kind } => {
+            let status = app
+                .devices
+                .drives
+                .get(device)
+                .and_then(|s| s.self_test.as_ref())
+                .and_then(|r| r.as_ref().ok());
+            let text = crate::report::smart::self_test_warning(*kind, status);
+            let mut lines: Vec<Line> = wrap_text(&text, 66).into_iter().map(Line::from).collect();
+            lines.push(Line::from(Span::styled(
+                format!("y or Enter starts it on {device}, any other key cancels"),
+                theme::warn(),
+            )));
+            let title = match kind {
+                crate::model::SelfTestKind::Short => "Short self-test",
+                crate::model::SelfTestKind::Long => "Long self-test",
+                crate::model::SelfTestKind::Abort => "Abort the self-test",
+            };
+            dialog(frame, area, title, lines, 70);
+        }
         Overlay::QuitConfirm => {
             let n = app.unsaved().count();
             let discard = if n > 0 {

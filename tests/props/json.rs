@@ -7,8 +7,9 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
+use disktriage::model::{LogRead, SelfTestOutcome};
 use disktriage::model::{SmartReading, Transport, Verdict};
-use disktriage::smart::smartctl::parse_smartctl_json;
+use disktriage::smart::smartctl::{parse_smartctl_json, parse_smartctl_logs};
 use disktriage::smart::verdict;
 
 use super::strategies::{apply, fixture, hostile_text, mutation};
@@ -56,6 +57,24 @@ const KEYS: &[&str] = &[
     "media_errors",
     "warning_temp_time",
     "scsi_grown_defect_list",
+    "ata_smart_data",
+    "self_test",
+    "status",
+    "polling_minutes",
+    "ata_smart_error_log",
+    "summary",
+    "extended",
+    "count",
+    "error_number",
+    "lifetime_hours",
+    "error_description",
+    "ata_smart_self_test_log",
+    "standard",
+    "type",
+    "scsi_self_test_0",
+    "scsi_error_counter_log",
+    "read",
+    "total_uncorrected_errors",
     "x",
 ];
 
@@ -352,4 +371,75 @@ pub fn smartctl(cases: u32) -> Result<Outcome, String> {
         Ok(())
     });
     expect_accepted(outcome, "smartctl documents")
+}
+
+/// The logs in smartctl's JSON (`parse_smartctl_logs`): from the documents with an error log,
+/// a self-test log and a self-test state, mutated node by node and as text.
+pub fn smartctl_logs(cases: u32) -> Result<Outcome, String> {
+    let docs: Vec<Value> = [
+        "smartctl-qemu-sata-0-aftertest.json",
+        "smartctl-qemu-sata-0.json",
+        "smartctl-qemu-scsi-0.json",
+    ]
+    .iter()
+    .map(|n| serde_json::from_str(&std::fs::read_to_string(fixture(n)).unwrap()).unwrap())
+    .collect();
+    let breakage = prop_oneof![
+        8 => Just(Breakage::None),
+        2 => vec(mutation(), 1..4).prop_map(Breakage::Bytes),
+    ];
+    let input = (
+        prop::sample::select(docs),
+        vec(edit(), 0..6),
+        breakage,
+        prop::option::weighted(0.3, hostile_text(16)),
+    );
+    let outcome = run(cases, input, |(mut doc, edits, breakage, poison)| {
+        // Every string a terminal could be driven by, at once: the log texts included.
+        if let Some(p) = &poison {
+            poison_strings(&mut doc, &format!("{p}\u{1b}[2J"));
+        }
+        for e in &edits {
+            let mut target = at(e) % count(&doc);
+            visit(&mut doc, &mut target, e);
+        }
+        let text = match &breakage {
+            Breakage::Bytes(ms) => {
+                let mut bytes = to_text(&doc).into_bytes();
+                for m in ms {
+                    apply(&mut bytes, m);
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            _ => to_text(&doc),
+        };
+        let logs = match parse_smartctl_logs(&text, "sda", Transport::Sata) {
+            Ok(l) => l,
+            Err(e) => {
+                prop_assert!(!e.to_string().is_empty());
+                return Ok(());
+            }
+        };
+        accepted();
+        super::pages::check_logs(&logs)?;
+        // disktriage never claims it can start a self-test through smartctl.
+        prop_assert!(!logs.self_test.supported);
+        if let LogRead::Read(l) = &logs.self_test_log {
+            for e in &l.entries {
+                prop_assert!(e.first_failing_lba.is_none() || e.outcome == SelfTestOutcome::Failed);
+            }
+        }
+        Ok(())
+    });
+    expect_accepted(outcome, "smartctl documents with logs")
+}
+
+/// Replaces every string in a document with `with`.
+fn poison_strings(v: &mut Value, with: &str) {
+    match v {
+        Value::String(s) => *s = with.to_string(),
+        Value::Array(a) => a.iter_mut().for_each(|x| poison_strings(x, with)),
+        Value::Object(o) => o.values_mut().for_each(|x| poison_strings(x, with)),
+        _ => {}
+    }
 }

@@ -135,6 +135,21 @@ pub const ALL: &[Property] = &[
         check: json::smartctl,
     },
     Property {
+        name: "ATA SMART logs (error, self-test, extended) + status byte",
+        cost: 1,
+        check: pages::ata_logs,
+    },
+    Property {
+        name: "NVMe Error Information + Device Self-test logs",
+        cost: 1,
+        check: pages::nvme_logs,
+    },
+    Property {
+        name: "smartctl JSON logs",
+        cost: 2,
+        check: json::smartctl_logs,
+    },
+    Property {
         name: "drive cache vs kernel flush policy",
         cost: 1,
         check: text::cache_status,

@@ -2,13 +2,15 @@
 # Captures the raw pages the QEMU lab's drives return into tests/fixtures/pages/: IDENTIFY and
 # SMART pages (plus SMART RETURN STATUS sense) from the SATA disk, NVMe Identify Controller and
 # SMART/Health logs (one drive healthy, one with smart_critical_warning=4), the SCSI caching
-# mode page from scsi-hd and from libata's translation, and smartctl's JSON for each drive.
+# mode page from scsi-hd and from libata's translation, the ATA SMART error and self-test
+# logs (again after a short self-test), the NVMe error and self-test logs, and smartctl's JSON
+# for each drive. OUT_DIR puts the files elsewhere (to compare before replacing).
 # A developer tool (the fixtures are committed); needs the lab's packages and smartmontools.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 work=${WORK_DIR:-$(mktemp -d /tmp/dt-pages.XXXXXX)}
-out="$repo/tests/fixtures/pages"
+out=${OUT_DIR:-$repo/tests/fixtures/pages}
 
 (cd "$repo" && RUSTFLAGS="-C target-feature=+crt-static" CARGO_TARGET_DIR=target/lab \
     cargo build --locked --release --target x86_64-unknown-linux-gnu)

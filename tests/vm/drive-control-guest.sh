@@ -99,6 +99,25 @@ section SMART-NO-SMARTCTL scsi
 mv /bin/smartctl /tmp/smartctl.hidden
 disktriage smart "$scsi" --json; echo "rc=$?"
 mv /tmp/smartctl.hidden /bin/smartctl
+# The drives' own logs and self-tests. QEMU 7.2's ide-hd logs a short self-test at once and
+# refuses an abort; its NVMe controller has no Device Self-test. smartctl and nvme-cli are the
+# witnesses.
+section SELFTEST-START sata
+disktriage smart "$sata" --self-test short --json; echo "rc=$?"
+section SELFTEST-AFTER sata
+disktriage smart "$sata" --json; echo "rc=$?"
+section SELFTEST-WITNESS sata
+smartctl -j -l selftest -l error "/dev/$sata"; echo "rc=$?"
+section SELFTEST-TEXT sata
+disktriage smart "$sata"; echo "rc=$?"
+section SELFTEST-ABORT sata
+disktriage smart "$sata" --self-test abort; echo "rc=$?"
+section SELFTEST-START nvme
+disktriage smart "$nvme" --self-test short; echo "rc=$?"
+section SELFTEST-WITNESS nvme
+nvme device-self-test "/dev/$nvmectl" -s 1; echo "rc=$?"
+section ERRLOG-WITNESS nvme
+nvme error-log "/dev/$nvmectl" -e 1 -o json; echo "rc=$?"
 section TEMP
 disktriage debug temp "$sata" --count 2
 disktriage debug temp "$nvme" --count 2

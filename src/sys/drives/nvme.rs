@@ -2,17 +2,22 @@
 //!
 //! Owns NVMe drive control: the write cache from Identify Controller's VWC bit and Get/Set
 //! Features 0x06 (Volatile Write Cache), SMART and the temperature from the SMART/Health log,
-//! and the NVMe raw pages.
+//! the Error Information and Device Self-test logs, self-tests (Device Self-test, where
+//! Identify Controller's OACS bit 4 says the controller has it), and the NVMe raw pages.
 
 use std::fs::File;
 use std::path::Path;
 
-use super::{LinuxDrives, RawPage, TransportDriver, bad_answer};
-use crate::model::{BlockDevice, DriveCache, NvmeHealth, SmartReading};
-use crate::smart::nvme::{
-    AdminCommand, HEALTH_LOG_LEN, IDENTIFY_LEN, NvmeController, Select, parse_health_log,
-    parse_identify_controller,
+use super::{LinuxDrives, RawPage, SELF_TEST, TransportDriver, bad_answer};
+use crate::model::{
+    BlockDevice, DriveCache, DriveLogs, LogRead, NvmeHealth, SelfTestKind, SelfTestStatus,
+    SmartReading,
 };
+use crate::smart::nvme::{
+    AdminCommand, ERROR_ENTRY_LEN, HEALTH_LOG_LEN, IDENTIFY_LEN, NvmeController, SELF_TEST_LOG_LEN,
+    STC_ABORT, STC_EXTENDED, STC_SHORT, Select, parse_health_log, parse_identify_controller,
+};
+use crate::smart::nvme_log;
 use crate::sys::error::DriveError;
 use crate::sys::passthru::nvme::admin;
 use crate::sys::platform::Applied;
@@ -61,6 +66,100 @@ impl TransportDriver for Nvme {
         Ok(health(&file, &path)?.temperature_c())
     }
 
+    fn drive_logs(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        let ctrl = controller(&file, &path)?;
+        let entries = ctrl.error_entries();
+        let mut page = vec![0u8; entries * ERROR_ENTRY_LEN];
+        let error_log = match admin(
+            &file,
+            &path,
+            &AdminCommand::error_log(entries),
+            Some(&mut page),
+        ) {
+            Ok(_) => match nvme_log::parse_error_log(&page) {
+                Ok(log) => LogRead::Read(log),
+                Err(e) => LogRead::Failed {
+                    error: e.to_string(),
+                },
+            },
+            Err(e) => LogRead::Failed {
+                error: e.to_string(),
+            },
+        };
+        let (self_test_log, self_test) = match self_test(&file, &path, &ctrl) {
+            Ok((log, status)) => (LogRead::Read(log), status),
+            Err(Unsupported(reason)) => (
+                LogRead::NotSupported {
+                    reason: reason.clone(),
+                },
+                SelfTestStatus::unsupported(reason),
+            ),
+            Err(Failed(e)) => (
+                LogRead::Failed {
+                    error: e.to_string(),
+                },
+                SelfTestStatus::unsupported(format!("Device Self-test log unreadable: {e}")),
+            ),
+        };
+        Ok(DriveLogs {
+            device: dev.name.clone(),
+            transport: dev.transport,
+            source: "NVMe log pages".into(),
+            error_log,
+            self_test_log,
+            self_test,
+        })
+    }
+
+    fn self_test_status(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<SelfTestStatus, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        let ctrl = controller(&file, &path)?;
+        match self_test(&file, &path, &ctrl) {
+            Ok((_, status)) => Ok(status),
+            Err(Unsupported(reason)) => Ok(SelfTestStatus::unsupported(reason)),
+            Err(Failed(e)) => Err(e),
+        }
+    }
+
+    fn start_self_test(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+        kind: SelfTestKind,
+    ) -> Result<(), DriveError> {
+        let (file, path) = drives.open(dev)?;
+        let ctrl = controller(&file, &path)?;
+        if !ctrl.supports_self_test() {
+            return Err(DriveError::not_supported_because(
+                SELF_TEST,
+                dev.transport,
+                NO_SELF_TEST,
+            ));
+        }
+        let code = match kind {
+            SelfTestKind::Short => STC_SHORT,
+            SelfTestKind::Long => STC_EXTENDED,
+            SelfTestKind::Abort => STC_ABORT,
+        };
+        match admin(&file, &path, &AdminCommand::device_self_test(code), None) {
+            Ok(_) => Ok(()),
+            // A controller that sets OACS bit 4 and still does not know the opcode.
+            Err(DriveError::Device { detail, .. }) if detail.contains("Invalid Command Opcode") => {
+                Err(DriveError::not_supported_because(
+                    SELF_TEST,
+                    dev.transport,
+                    format!("not supported by this drive ({detail})"),
+                ))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn raw_pages(&self, file: &File, path: &Path, _dev: &BlockDevice) -> Vec<RawPage> {
         let mut pages = Vec::new();
         for (name, cmd, len) in [
@@ -70,6 +169,16 @@ impl TransportDriver for Nvme {
                 IDENTIFY_LEN,
             ),
             ("nvme-smart-log", AdminCommand::smart_log(), HEALTH_LOG_LEN),
+            (
+                "nvme-error-log",
+                AdminCommand::error_log(4),
+                4 * ERROR_ENTRY_LEN,
+            ),
+            (
+                "nvme-self-test-log",
+                AdminCommand::self_test_log(),
+                SELF_TEST_LOG_LEN,
+            ),
         ] {
             let mut page = vec![0u8; len];
             let r = admin(file, path, &cmd, Some(&mut page));
@@ -91,6 +200,34 @@ impl TransportDriver for Nvme {
         ));
         pages
     }
+}
+
+/// Why a controller's self-test state could not be read.
+enum SelfTestProblem {
+    /// The controller has no Device Self-test: the reason.
+    Unsupported(String),
+    Failed(DriveError),
+}
+use SelfTestProblem::{Failed, Unsupported};
+
+const NO_SELF_TEST: &str =
+    "not supported by this drive (Identify Controller: OACS bit 4, Device Self-test, is clear)";
+
+/// The Device Self-test log and the state it gives, where the controller has self-tests.
+fn self_test(
+    file: &File,
+    path: &Path,
+    ctrl: &NvmeController,
+) -> Result<(crate::model::SelfTestLog, SelfTestStatus), SelfTestProblem> {
+    if !ctrl.supports_self_test() {
+        return Err(Unsupported(NO_SELF_TEST.into()));
+    }
+    let mut page = vec![0u8; SELF_TEST_LOG_LEN];
+    admin(file, path, &AdminCommand::self_test_log(), Some(&mut page)).map_err(Failed)?;
+    let (log, running) = nvme_log::parse_self_test_log(&page)
+        .map_err(|e| Failed(bad_answer("NVMe Device Self-test log", path, &e)))?;
+    let status = nvme_log::self_test_status(&log, running, ctrl.edstt_minutes);
+    Ok((log, status))
 }
 
 fn controller(file: &File, path: &Path) -> Result<NvmeController, DriveError> {

@@ -2,17 +2,27 @@
 //!
 //! Owns the ATA side of drive control: the write cache from IDENTIFY words 82/85 and SET
 //! FEATURES (as `hdparm -W` does it), SMART from IDENTIFY, SMART RETURN STATUS, READ DATA and
-//! READ THRESHOLDS, the temperature from SMART READ DATA, and the ATA raw pages. The functions
+//! READ THRESHOLDS, the temperature from SMART READ DATA, the error and self-test logs (SMART
+//! READ LOG, READ LOG EXT), self-tests (SMART EXECUTE OFF-LINE IMMEDIATE) with their progress
+//! from SMART READ DATA, and the ATA raw pages. The functions
 //! below the driver are shared with `usb`, whose bridges often speak ATA through SAT.
 
 use std::fs::File;
 use std::path::Path;
 
-use super::{CACHE, LinuxDrives, RawPage, TransportDriver, bad_answer, sg_raw_pages};
-use crate::model::{AtaSmart, AtaSmartStatus, BlockDevice, DriveCache, SmartReading};
+use super::{CACHE, LinuxDrives, RawPage, SELF_TEST, TransportDriver, bad_answer, sg_raw_pages};
+use crate::model::{
+    AtaSmart, AtaSmartStatus, BlockDevice, DriveCache, DriveLogs, ErrorLog, LogRead, SelfTestKind,
+    SelfTestLog, SelfTestStatus, SmartReading,
+};
 use crate::smart::ata::{
-    AtaCommand, AtaIdentity, attribute_table, attribute_temperature, parse_identify,
-    parse_smart_data, parse_smart_thresholds, smart_status,
+    AtaCommand, AtaIdentity, SELF_TEST_ABORT, SELF_TEST_EXTENDED, SELF_TEST_SHORT, SmartData,
+    attribute_table, attribute_temperature, parse_identify, parse_smart_data,
+    parse_smart_thresholds, smart_status,
+};
+use crate::smart::ata_log::{
+    self, LOG_DIRECTORY, LOG_EXT_COMPREHENSIVE_ERROR, LOG_EXT_SELF_TEST, LOG_SELF_TEST,
+    LOG_SUMMARY_ERROR, MAX_EXT_PAGES,
 };
 use crate::smart::sense::Sense;
 use crate::sys::error::DriveError;
@@ -81,8 +91,238 @@ impl TransportDriver for Sata {
         temperature_from_page(&page, &path)
     }
 
+    fn drive_logs(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        Ok(match logs(dev, &file, &path)? {
+            Ok(logs) => logs,
+            Err(sense) => DriveLogs::unavailable(
+                &dev.name,
+                dev.transport,
+                &format!("no drive logs on sata: ATA pass-through refused ({sense})"),
+            ),
+        })
+    }
+
+    fn self_test_status(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<SelfTestStatus, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        self_test_status(&file, &path)
+    }
+
+    fn start_self_test(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+        kind: SelfTestKind,
+    ) -> Result<(), DriveError> {
+        let (file, path) = drives.open(dev)?;
+        start_self_test(dev, &file, &path, kind)
+    }
+
     fn raw_pages(&self, file: &File, path: &Path, _dev: &BlockDevice) -> Vec<RawPage> {
         sg_raw_pages(file, path)
+    }
+}
+
+/// The self-test state from SMART READ DATA's execution status byte.
+pub(super) fn self_test_status(file: &File, path: &Path) -> Result<SelfTestStatus, DriveError> {
+    let page = smart_data_page(file, path).map_err(|detail| DriveError::Device {
+        op: "ATA SMART READ DATA".into(),
+        path: path.to_path_buf(),
+        detail,
+    })?;
+    let data = parse_smart_data(&page).map_err(|e| bad_answer("SMART READ DATA", path, &e))?;
+    Ok(ata_log::self_test_status(&data))
+}
+
+/// SMART EXECUTE OFF-LINE IMMEDIATE in off-line mode (the drive keeps serving commands), or
+/// the abort. Refused when SMART is off or the drive has no self-tests.
+pub(super) fn start_self_test(
+    dev: &BlockDevice,
+    file: &File,
+    path: &Path,
+    kind: SelfTestKind,
+) -> Result<(), DriveError> {
+    let id = match identify(file, path)? {
+        Ok(id) => id,
+        Err(sense) => {
+            return Err(DriveError::not_supported_because(
+                SELF_TEST,
+                dev.transport,
+                format!("ATA pass-through refused: {sense}"),
+            ));
+        }
+    };
+    if !(id.smart_supported && id.smart_enabled) {
+        return Err(DriveError::not_supported_because(
+            SELF_TEST,
+            dev.transport,
+            "SMART is not supported or not enabled on this drive",
+        ));
+    }
+    if !self_test_status(file, path)?.supported {
+        return Err(DriveError::not_supported_because(
+            SELF_TEST,
+            dev.transport,
+            "not supported by this drive (SMART READ DATA: no self-test capability)",
+        ));
+    }
+    let cmd = match kind {
+        SelfTestKind::Short => AtaCommand::smart_execute("SMART short self-test", SELF_TEST_SHORT),
+        SelfTestKind::Long => {
+            AtaCommand::smart_execute("SMART extended self-test", SELF_TEST_EXTENDED)
+        }
+        SelfTestKind::Abort => AtaCommand::smart_execute("SMART self-test abort", SELF_TEST_ABORT),
+    };
+    match ata::run(file, path, &cmd, None) {
+        Ok(AtaAnswer::Done(_)) => Ok(()),
+        Ok(AtaAnswer::Refused(sense)) => Err(DriveError::not_supported_because(
+            SELF_TEST,
+            dev.transport,
+            format!("{} refused: {sense}", cmd.name),
+        )),
+        // A drive with nothing to abort may abort the abort (QEMU's ide-hd does).
+        Err(DriveError::Device { op, path, detail }) if kind == SelfTestKind::Abort => {
+            Err(DriveError::Device {
+                op,
+                path,
+                detail: format!(
+                    "{detail}: no self-test was running, or the drive cannot abort one"
+                ),
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The error log, the self-test log and the self-test state. The extended logs (READ LOG
+/// EXT, 48-bit LBAs, more entries) where the drive has the General Purpose Logging feature
+/// and them, else the SMART logs 0x01 and 0x06. Only a refused IDENTIFY is a refusal; a log
+/// that cannot be read is a `LogRead::Failed` in the answer.
+pub(super) fn logs(
+    dev: &BlockDevice,
+    file: &File,
+    path: &Path,
+) -> Result<Result<DriveLogs, Sense>, DriveError> {
+    let id = match identify(file, path)? {
+        Ok(id) => id,
+        Err(sense) => return Ok(Err(sense)),
+    };
+    let mut logs = DriveLogs::unavailable(
+        &dev.name,
+        dev.transport,
+        "SMART is not supported or not enabled on this drive",
+    );
+    logs.source = "ATA SMART logs".into();
+    if !(id.smart_supported && id.smart_enabled) {
+        return Ok(Ok(logs));
+    }
+    let data = match smart_data_page(file, path)
+        .and_then(|p| parse_smart_data(&p).map_err(|e| e.to_string()))
+    {
+        Ok(data) => data,
+        Err(error) => {
+            logs.error_log = LogRead::Failed {
+                error: error.clone(),
+            };
+            logs.self_test_log = LogRead::Failed {
+                error: error.clone(),
+            };
+            logs.self_test = SelfTestStatus::unsupported(format!("SMART READ DATA: {error}"));
+            return Ok(Ok(logs));
+        }
+    };
+    let directory = if id.gpl_supported {
+        read_page(
+            file,
+            path,
+            &AtaCommand::read_log_ext("READ LOG EXT (log directory)", LOG_DIRECTORY, 1),
+        )
+        .ok()
+    } else {
+        None
+    };
+    logs.error_log = error_log(file, path, &data, directory.as_deref());
+    logs.self_test_log = self_test_log(file, path, &data, directory.as_deref());
+    logs.self_test = ata_log::self_test_status(&data);
+    Ok(Ok(logs))
+}
+
+/// Pages of extended log `address` worth reading, from the GP log directory (0: none).
+fn ext_pages(directory: Option<&[u8]>, address: u8) -> u8 {
+    directory
+        .and_then(|d| ata_log::directory_pages(d, address).ok())
+        .map_or(0, |n| n.min(MAX_EXT_PAGES) as u8)
+}
+
+fn error_log(
+    file: &File,
+    path: &Path,
+    data: &SmartData,
+    directory: Option<&[u8]>,
+) -> LogRead<ErrorLog> {
+    if !data.error_log_supported {
+        return LogRead::NotSupported {
+            reason: "not supported by this drive (SMART READ DATA: no error logging)".into(),
+        };
+    }
+    let pages = ext_pages(directory, LOG_EXT_COMPREHENSIVE_ERROR);
+    if pages > 0 {
+        let cmd = AtaCommand::read_log_ext(
+            "READ LOG EXT (extended comprehensive error log)",
+            LOG_EXT_COMPREHENSIVE_ERROR,
+            pages,
+        );
+        // On any failure the summary log below still says what the drive logged.
+        if let Ok(log) = read_page(file, path, &cmd)
+            .and_then(|p| ata_log::parse_ext_error_log(&p).map_err(|e| e.to_string()))
+        {
+            return LogRead::Read(log);
+        }
+    }
+    let cmd =
+        AtaCommand::smart_read_log("SMART READ LOG (summary error log)", LOG_SUMMARY_ERROR, 1);
+    match read_page(file, path, &cmd)
+        .and_then(|p| ata_log::parse_summary_error_log(&p).map_err(|e| e.to_string()))
+    {
+        Ok(log) => LogRead::Read(log),
+        Err(error) => LogRead::Failed { error },
+    }
+}
+
+fn self_test_log(
+    file: &File,
+    path: &Path,
+    data: &SmartData,
+    directory: Option<&[u8]>,
+) -> LogRead<SelfTestLog> {
+    if !data.self_test_supported {
+        return LogRead::NotSupported {
+            reason: "not supported by this drive (SMART READ DATA: no self-test capability)".into(),
+        };
+    }
+    let pages = ext_pages(directory, LOG_EXT_SELF_TEST);
+    if pages > 0 {
+        let cmd = AtaCommand::read_log_ext(
+            "READ LOG EXT (extended self-test log)",
+            LOG_EXT_SELF_TEST,
+            pages,
+        );
+        if let Ok(log) = read_page(file, path, &cmd)
+            .and_then(|p| ata_log::parse_ext_self_test_log(&p).map_err(|e| e.to_string()))
+        {
+            return LogRead::Read(log);
+        }
+    }
+    let cmd = AtaCommand::smart_read_log("SMART READ LOG (self-test log)", LOG_SELF_TEST, 1);
+    match read_page(file, path, &cmd)
+        .and_then(|p| ata_log::parse_self_test_log(&p).map_err(|e| e.to_string()))
+    {
+        Ok(log) => LogRead::Read(log),
+        Err(error) => LogRead::Failed { error },
     }
 }
 
@@ -230,6 +470,18 @@ pub(super) fn raw_pages(file: &File, path: &Path) -> Vec<RawPage> {
         ("ata-smart-data", AtaCommand::smart_read_data()),
         ("ata-smart-thresholds", AtaCommand::smart_read_thresholds()),
         ("ata-smart-status", AtaCommand::smart_return_status()),
+        (
+            "ata-smart-log-error",
+            AtaCommand::smart_read_log("SMART READ LOG 0x01", LOG_SUMMARY_ERROR, 1),
+        ),
+        (
+            "ata-smart-log-selftest",
+            AtaCommand::smart_read_log("SMART READ LOG 0x06", LOG_SELF_TEST, 1),
+        ),
+        (
+            "ata-gp-log-directory",
+            AtaCommand::read_log_ext("READ LOG EXT 0x00", LOG_DIRECTORY, 1),
+        ),
     ] {
         let mut buf = [0u8; 512];
         let transfer = if cmd.reads_sector() {

@@ -3,8 +3,9 @@
 //!
 //! Owns the SCSI caching mode page side of drive control: the write cache is its WCE bit,
 //! read with MODE SENSE(10) and set with MODE SELECT(10), followed by a rescan so `sd` sees the
-//! change. SMART comes from `smartctl` when it is installed. The caching-page functions are
-//! shared with `usb`, for bridges without ATA pass-through.
+//! change. SMART and the drive's logs come from `smartctl` when it is installed; self-tests
+//! are left to `smartctl -t`. The caching-page functions are shared with `usb`, for bridges
+//! without ATA pass-through.
 
 use std::fs::File;
 use std::path::Path;
@@ -51,6 +52,36 @@ impl TransportDriver for Scsi {
 
     fn smart(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<SmartReading, DriveError> {
         drives.smartctl_reading(dev)
+    }
+
+    fn drive_logs(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<crate::model::DriveLogs, DriveError> {
+        drives.smartctl_logs(dev)
+    }
+
+    fn self_test_status(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<crate::model::SelfTestStatus, DriveError> {
+        Ok(drives.smartctl_logs(dev)?.self_test)
+    }
+
+    fn start_self_test(
+        &self,
+        _drives: &LinuxDrives,
+        dev: &BlockDevice,
+        _kind: crate::model::SelfTestKind,
+    ) -> Result<(), DriveError> {
+        Err(DriveError::not_supported_because(
+            super::SELF_TEST,
+            dev.transport,
+            "disktriage starts self-tests on ATA and NVMe drives; `smartctl -t short` starts \
+             one here",
+        ))
     }
 
     fn raw_pages(&self, file: &File, path: &Path, _dev: &BlockDevice) -> Vec<RawPage> {

@@ -17,6 +17,36 @@ impl TransportDriver for Unknown {
         drives.smartctl_reading(dev)
     }
 
+    fn drive_logs(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<crate::model::DriveLogs, DriveError> {
+        drives.smartctl_logs(dev)
+    }
+
+    fn self_test_status(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<crate::model::SelfTestStatus, DriveError> {
+        Ok(drives.smartctl_logs(dev)?.self_test)
+    }
+
+    fn start_self_test(
+        &self,
+        _drives: &LinuxDrives,
+        dev: &BlockDevice,
+        _kind: crate::model::SelfTestKind,
+    ) -> Result<(), DriveError> {
+        Err(DriveError::not_supported_because(
+            super::SELF_TEST,
+            dev.transport,
+            "disktriage starts self-tests on ATA and NVMe drives; `smartctl -t short` starts \
+             one here",
+        ))
+    }
+
     fn raw_pages(&self, file: &File, path: &Path, _dev: &BlockDevice) -> Vec<RawPage> {
         sg_raw_pages(file, path)
     }

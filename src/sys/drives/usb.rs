@@ -75,6 +75,43 @@ impl TransportDriver for Usb {
         }
     }
 
+    fn drive_logs(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<crate::model::DriveLogs, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        match sata::logs(dev, &file, &path) {
+            Ok(Ok(logs)) => Ok(logs),
+            // The bridge does not do SAT: smartctl may know its vendor pass-through.
+            Ok(Err(_)) | Err(DriveError::Device { .. }) => drives.smartctl_logs(dev),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn self_test_status(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+    ) -> Result<crate::model::SelfTestStatus, DriveError> {
+        let (file, path) = drives.open(dev)?;
+        match sata::self_test_status(&file, &path) {
+            Ok(status) => Ok(status),
+            Err(DriveError::Device { .. }) => Ok(drives.smartctl_logs(dev)?.self_test),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn start_self_test(
+        &self,
+        drives: &LinuxDrives,
+        dev: &BlockDevice,
+        kind: crate::model::SelfTestKind,
+    ) -> Result<(), DriveError> {
+        let (file, path) = drives.open(dev)?;
+        sata::start_self_test(dev, &file, &path, kind)
+    }
+
     fn raw_pages(&self, file: &File, path: &Path, _dev: &BlockDevice) -> Vec<RawPage> {
         sg_raw_pages(file, path)
     }

@@ -1,4 +1,5 @@
-//! ATA commands over SG_IO ATA PASS-THROUGH(16): IDENTIFY, SMART, SET FEATURES, FLUSH CACHE.
+//! ATA commands over SG_IO ATA PASS-THROUGH(16): IDENTIFY, SMART (data, thresholds, status,
+//! logs, self-tests), READ LOG EXT, SET FEATURES, FLUSH CACHE.
 //! Works through libata (SATA, PATA) and through USB bridges that implement SAT.
 
 use std::fs::File;
@@ -19,20 +20,30 @@ pub enum AtaAnswer {
     Refused(Sense),
 }
 
-/// Runs one ATA command. A data-in command fills `sector`.
+/// Runs one ATA command. A data-in command fills `data` (`cmd.data_len()` bytes).
 pub fn run(
     file: &File,
     path: &Path,
     cmd: &AtaCommand,
-    sector: Option<&mut [u8; SECTOR]>,
+    data: Option<&mut [u8]>,
 ) -> Result<AtaAnswer, DriveError> {
     let timeout = if matches!(cmd.command, 0xE7 | 0xEA) {
         FLUSH_TIMEOUT_MS
     } else {
         TIMEOUT_MS
     };
-    let transfer = match sector {
-        Some(buf) if cmd.reads_sector() => Transfer::FromDevice(buf),
+    let transfer = match data {
+        Some(buf) if cmd.reads_sector() => {
+            if buf.len() < cmd.data_len() {
+                return Err(DriveError::Invalid(format!(
+                    "ATA {}: buffer of {} bytes for {} bytes of data",
+                    cmd.name,
+                    buf.len(),
+                    cmd.data_len()
+                )));
+            }
+            Transfer::FromDevice(&mut buf[..cmd.data_len()])
+        }
         _ => Transfer::None,
     };
     let op = format!("ATA {}", cmd.name);
@@ -56,15 +67,18 @@ pub fn run(
     }
 }
 
-/// Runs a data-in command and returns its sector, or the refusal.
+/// Runs a data-in command and returns its sectors (`cmd.data_len()` bytes), or the refusal.
 pub fn read_sector(
     file: &File,
     path: &Path,
     cmd: &AtaCommand,
 ) -> Result<Result<Vec<u8>, Sense>, DriveError> {
-    let mut buf = [0u8; SECTOR];
+    let mut buf = vec![0u8; cmd.data_len().max(SECTOR)];
     match run(file, path, cmd, Some(&mut buf))? {
-        AtaAnswer::Done(_) => Ok(Ok(buf.to_vec())),
+        AtaAnswer::Done(_) => {
+            buf.truncate(cmd.data_len());
+            Ok(Ok(buf))
+        }
         AtaAnswer::Refused(sense) => Ok(Err(sense)),
     }
 }

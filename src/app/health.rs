@@ -1,0 +1,242 @@
+//! The health view (`h` on Devices): one drive's SMART verdict and attributes, its error and
+//! self-test logs, and its self-tests. A self-test started here (or found running) is
+//! followed: its state is polled every `SELF_TEST_POLL` off the UI thread, the progress bar
+//! follows it, and when it ends the drive's health and logs are read again, so the verdict
+//! (and the Devices screen's health badge) takes its result in.
+
+use std::time::Duration;
+
+use super::keys::Action;
+use super::{App, Overlay, Screen, scroll};
+use crate::event::{Cmd, TaskError};
+use crate::model::{DriveLogs, SelfTestKind, SelfTestStatus};
+
+/// How often a running self-test's state is read: one 512-byte page a time, and progress
+/// moves in steps of 10 % (ATA) anyway.
+pub const SELF_TEST_POLL: Duration = Duration::from_secs(5);
+
+/// Which drive the health view shows and how far it is scrolled.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HealthView {
+    pub device: Option<String>,
+    pub scroll: u16,
+}
+
+/// A self-test the session follows until the drive says it no longer runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelfTestWatch {
+    /// What was started, when this session started it.
+    pub kind: Option<SelfTestKind>,
+    /// When the last poll was asked for.
+    pub last_poll: Duration,
+    /// A poll is under way: no second one until it answers.
+    pub in_flight: bool,
+}
+
+impl App {
+    /// Opens the health view of `device` and reads its cache, health and logs again.
+    pub(super) fn open_health(&mut self, device: String) -> Vec<Cmd> {
+        self.screen = Screen::Health;
+        if self.health.device.as_deref() != Some(device.as_str()) {
+            self.health.scroll = 0;
+        }
+        self.health.device = Some(device.clone());
+        self.read_health(device)
+    }
+
+    fn read_health(&mut self, device: String) -> Vec<Cmd> {
+        let Some(dev) = self.devices.find(&device) else {
+            return Vec::new();
+        };
+        if dev.transport.is_virtual() {
+            return Vec::new();
+        }
+        self.devices
+            .drives
+            .entry(device.clone())
+            .or_default()
+            .reading = true;
+        self.info(format!(
+            "{device}: reading SMART health and the drive's logs"
+        ));
+        vec![Cmd::ReadDriveStatus {
+            device,
+            health: true,
+        }]
+    }
+
+    /// The health view's keys (see `keys::BINDINGS`).
+    pub(super) fn health_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
+        let Some(device) = self.health.device.clone() else {
+            self.screen = Screen::Devices;
+            return Vec::new();
+        };
+        match action {
+            Action::Move => self.health.scroll = scroll(self.health.scroll, dir, 1),
+            Action::Page => self.health.scroll = scroll(self.health.scroll, dir, 10),
+            Action::Ends => self.health.scroll = 0,
+            Action::Refresh => return self.read_health(device),
+            Action::Back => self.screen = Screen::Devices,
+            Action::SelfTestShort => self.ask_self_test(device, SelfTestKind::Short),
+            Action::SelfTestLong => self.ask_self_test(device, SelfTestKind::Long),
+            Action::SelfTestAbort => {
+                if self.self_test_refusal(&device).is_none() {
+                    return vec![Cmd::StartSelfTest {
+                        device,
+                        kind: SelfTestKind::Abort,
+                    }];
+                }
+                self.ask_self_test(device, SelfTestKind::Abort);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Why a self-test cannot be started on `device` from here, if it cannot.
+    fn self_test_refusal(&self, device: &str) -> Option<String> {
+        if self
+            .devices
+            .find(device)
+            .is_some_and(|d| d.transport.is_virtual())
+        {
+            return Some(format!("{device} has no drive behind it: no self-tests"));
+        }
+        if !self.is_root {
+            return Some("self-tests need root (sudo disktriage)".into());
+        }
+        match self
+            .devices
+            .drives
+            .get(device)
+            .and_then(|s| s.self_test.as_ref())
+        {
+            None => Some(format!(
+                "{device}: its self-test state is not read yet (r reads it)"
+            )),
+            Some(Err(e)) => Some(format!("{device}: {e}")),
+            Some(Ok(st)) if !st.supported => Some(format!(
+                "{device}: cannot start a self-test: {}",
+                st.unsupported_reason.as_deref().unwrap_or("not supported")
+            )),
+            Some(Ok(_)) => None,
+        }
+    }
+
+    /// Asks before a self-test starts, saying what it costs; or says why it cannot.
+    fn ask_self_test(&mut self, device: String, kind: SelfTestKind) {
+        if let Some(why) = self.self_test_refusal(&device) {
+            self.info(why);
+            return;
+        }
+        self.overlay = Some(Overlay::SelfTest { device, kind });
+    }
+
+    /// The drive's logs arrived.
+    pub(super) fn drive_logs(
+        &mut self,
+        device: String,
+        result: Result<Box<DriveLogs>, TaskError>,
+    ) -> Vec<Cmd> {
+        let now = self.now;
+        let st = self.devices.drives.entry(device).or_default();
+        if let Ok(logs) = &result {
+            st.self_test = Some(Ok(logs.self_test.clone()));
+            // A test found running (started here earlier, by smartctl, by the drive's own
+            // schedule) is followed too.
+            if logs.self_test.is_running() && st.watch.is_none() {
+                st.watch = Some(SelfTestWatch {
+                    kind: None,
+                    last_poll: now,
+                    in_flight: false,
+                });
+            }
+        }
+        st.logs = Some(result);
+        st.judge();
+        Vec::new()
+    }
+
+    pub(super) fn self_test_started(
+        &mut self,
+        device: String,
+        kind: SelfTestKind,
+        result: Result<(), TaskError>,
+    ) -> Vec<Cmd> {
+        if let Err(e) = result {
+            let what = match kind {
+                SelfTestKind::Abort => "abort the self-test".to_string(),
+                k => format!("start a {k} self-test"),
+            };
+            self.error(format!("{device}: cannot {what}: {e}"));
+            return Vec::new();
+        }
+        self.info(match kind {
+            SelfTestKind::Abort => format!("{device}: self-test abort sent"),
+            k => format!("{device}: {k} self-test started; progress is read every 5 s"),
+        });
+        let now = self.now;
+        let st = self.devices.drives.entry(device.clone()).or_default();
+        st.watch = Some(SelfTestWatch {
+            kind: Some(kind),
+            last_poll: now,
+            in_flight: true,
+        });
+        vec![Cmd::PollSelfTest { device }]
+    }
+
+    pub(super) fn self_test_status(
+        &mut self,
+        device: String,
+        result: Result<SelfTestStatus, TaskError>,
+    ) -> Vec<Cmd> {
+        let st = self.devices.drives.entry(device.clone()).or_default();
+        let ended = match (&result, &mut st.watch) {
+            (Ok(status), Some(_)) if !status.is_running() => {
+                st.watch = None;
+                Some(status.last.clone())
+            }
+            (_, Some(w)) => {
+                w.in_flight = false;
+                None
+            }
+            (_, None) => None,
+        };
+        st.self_test = Some(result);
+        let Some(last) = ended else {
+            return Vec::new();
+        };
+        self.info(format!(
+            "{device}: self-test ended: {}; reading health and logs",
+            last.as_deref().unwrap_or("see the self-test log")
+        ));
+        self.devices
+            .drives
+            .entry(device.clone())
+            .or_default()
+            .reading = true;
+        vec![Cmd::ReadDriveStatus {
+            device,
+            health: true,
+        }]
+    }
+
+    /// Polls every followed self-test whose time has come.
+    pub(super) fn poll_self_tests(&mut self) -> Vec<Cmd> {
+        let now = self.now;
+        let mut cmds = Vec::new();
+        for (device, st) in &mut self.devices.drives {
+            if let Some(w) = &mut st.watch
+                && !w.in_flight
+                && now.saturating_sub(w.last_poll) >= SELF_TEST_POLL
+            {
+                w.in_flight = true;
+                w.last_poll = now;
+                cmds.push(Cmd::PollSelfTest {
+                    device: device.clone(),
+                });
+            }
+        }
+        cmds
+    }
+}

@@ -1,0 +1,171 @@
+//! The health view: the self-test state with a progress bar while one runs, then the same
+//! text `disktriage smart` prints (verdict, attributes or NVMe health log, error log,
+//! self-test log), scrolled.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
+
+use super::theme;
+use crate::app::App;
+use crate::model::{SelfTestStatus, Verdict};
+use crate::report::smart::{render_log_entries_text, render_text, self_test_line};
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let Some(name) = app.health.device.as_deref() else {
+        return;
+    };
+    let dev = app.devices.find(name);
+    let title = match dev {
+        Some(d) => format!(
+            " Health of {name} ({}{}) ",
+            d.transport,
+            d.description()
+                .map(|m| format!(", {m}"))
+                .unwrap_or_default()
+        ),
+        None => format!(" Health of {name} (gone from the device list) "),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(title, theme::title()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [top, gauge_area, _, body] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+
+    let st = app.devices.drives.get(name);
+    if dev.is_some_and(|d| d.transport.is_virtual()) {
+        frame.render_widget(
+            Paragraph::new("No drive behind this device: no SMART, no logs, no self-tests.")
+                .style(theme::dim()),
+            top,
+        );
+        return;
+    }
+    // The drive's status byte does not say which test runs; what this session started does.
+    let self_test = st.and_then(|s| s.self_test.as_ref()).map(|r| {
+        r.as_ref().map(|status| {
+            let mut status = status.clone();
+            if let (Some(r), Some(w)) = (&mut status.running, st.and_then(|s| s.watch.as_ref()))
+                && r.kind.is_none()
+            {
+                r.kind = w.kind.map(|k| k.to_string());
+            }
+            status
+        })
+    });
+    let line = match &self_test {
+        None if st.is_some_and(|s| s.reading) => {
+            Span::styled("Self-test: reading ...", theme::dim())
+        }
+        None => Span::styled("Self-test: not read (r reads it)", theme::dim()),
+        Some(Err(e)) => Span::styled(format!("Self-test: {e}"), theme::warn()),
+        Some(Ok(s)) => Span::raw(format!("Self-test: {}", self_test_line(s))),
+    };
+    match &self_test {
+        Some(Ok(s)) if s.is_running() => {
+            frame.render_widget(Paragraph::new(Line::from(line)), top);
+            progress(s, frame, gauge_area);
+        }
+        Some(Ok(s)) if s.supported => {
+            frame.render_widget(Paragraph::new(Line::from(line)), top);
+            let est = |m: Option<u32>| m.map_or(String::new(), |m| format!(" (about {m} min)"));
+            frame.render_widget(
+                Paragraph::new(format!(
+                    "t short{}  T long{}  x abort",
+                    est(s.short_minutes),
+                    est(s.long_minutes)
+                ))
+                .style(theme::dim()),
+                gauge_area,
+            );
+        }
+        // No keys to show: the reason may take both lines.
+        _ => {
+            let both = Rect { height: 2, ..top };
+            frame.render_widget(
+                Paragraph::new(Line::from(line)).wrap(Wrap { trim: false }),
+                both,
+            );
+        }
+    }
+
+    let width = usize::from(body.width);
+    let mut lines: Vec<Line> = Vec::new();
+    match st.and_then(|s| s.health.as_ref()) {
+        None if st.is_some_and(|s| s.reading) => {
+            lines.push(Line::from(Span::styled("reading SMART ...", theme::dim())))
+        }
+        None => lines.push(Line::from(Span::styled(
+            "SMART not read (r reads it)",
+            theme::dim(),
+        ))),
+        Some(Err(e)) => lines.push(Line::from(Span::styled(
+            format!("SMART: {e}"),
+            theme::warn(),
+        ))),
+        Some(Ok(h)) => {
+            let style = match h.verdict {
+                Verdict::Passed => theme::good(),
+                Verdict::Warning => theme::warn(),
+                Verdict::Failed => theme::bad(),
+                Verdict::Unavailable => theme::dim(),
+            };
+            for (i, l) in render_text(h, None, width).lines().enumerate() {
+                if i == 0 {
+                    lines.push(Line::from(Span::styled(l.to_string(), style)));
+                } else {
+                    lines.push(Line::from(l.to_string()));
+                }
+            }
+        }
+    }
+    lines.push(Line::from(""));
+    match st.and_then(|s| s.logs.as_ref()) {
+        None if st.is_some_and(|s| s.reading) => lines.push(Line::from(Span::styled(
+            "reading the logs ...",
+            theme::dim(),
+        ))),
+        None => {}
+        Some(Err(e)) => lines.push(Line::from(Span::styled(
+            format!("Drive logs: {e}"),
+            theme::warn(),
+        ))),
+        Some(Ok(logs)) => {
+            // The self-test state is drawn above, with its keys and progress.
+            for l in render_log_entries_text(logs, width).lines() {
+                lines.push(Line::from(l.to_string()));
+            }
+        }
+    }
+    let max_scroll = (lines.len() as u16).saturating_sub(body.height);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((app.health.scroll.min(max_scroll), 0)),
+        body,
+    );
+}
+
+/// The running self-test's progress bar (ATA reports it in steps of 10 %).
+fn progress(s: &SelfTestStatus, frame: &mut Frame, area: Rect) {
+    let Some(r) = &s.running else { return };
+    let label = format!(
+        "{} self-test {}% done, read every 5 s; x aborts",
+        r.kind.as_deref().unwrap_or("a"),
+        r.percent_done
+    );
+    let gauge = Gauge::default()
+        .ratio((f64::from(r.percent_done) / 100.0).clamp(0.0, 1.0))
+        .label(label)
+        .use_unicode(false)
+        .gauge_style(theme::accent());
+    frame.render_widget(gauge, area);
+}
