@@ -16,7 +16,7 @@ packages=(util-linux fdisk e2fsprogs bindfs procps fio tmux qemu-system-x86 linu
     busybox-static cpio smartmontools nvme-cli groff-base ioping dmsetup mdadm)
 missing=()
 for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

@@ -19,8 +19,8 @@ RUSTFLAGS="-C target-feature=+crt-static" \
 seconds=$(($(date +%s) - started))
 
 # A dynamic binary would not start in an initramfs without the loader: refuse to ship one.
-if readelf --program-headers "$built" | grep -q INTERP ||
-    readelf --dynamic "$built" | grep -q NEEDED; then
+if readelf --program-headers "$built" | grep INTERP >/dev/null ||
+    readelf --dynamic "$built" | grep NEEDED >/dev/null; then
     echo "release.sh: $built is not static (it needs a loader or shared libraries)" >&2
     exit 1
 fi

@@ -448,6 +448,7 @@ impl App {
                 sweep: None,
             } => self.launch(*request, repeats),
             Intent::LaunchSeveral(typed) => self.confirm_several(&typed),
+            Intent::PersistSweepWinner => self.persist_sweep_winner(),
             Intent::RetestOn { device, record } => self.retest_on(&device, record),
             Intent::RerunWhereItRan(record) => {
                 // The switch is not what this retest is about.

@@ -89,7 +89,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             },
         ),
         Some(Command::Run(args)) if args.sweep_sched.is_some() || args.sweep_cache => {
-            commands::sweep::run(&root, &cli.journal_dir, &args)
+            commands::sweep::run(&root, &cli.journal_dir, &history_dir, &args)
         }
         Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
         Some(Command::History(args)) => commands::history::history(&root, &history_dir, &args),

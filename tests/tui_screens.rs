@@ -2168,6 +2168,16 @@ fn scheduler_sweep_from_the_test_screen() {
     assert_eq!(app.overlay, None);
     keys(&mut app, "4v");
     assert_eq!(app.overlay, Some(Overlay::Sweep { scroll: 0 }));
+    // P makes the winner permanent: the rule for bfq on loop0 is planned (and shown before
+    // anything is written), not for the scheduler the device has now.
+    assert_eq!(
+        keys(&mut app, "P"),
+        [Cmd::PlanPersist {
+            device: "loop0".into(),
+            scheduler: "bfq".into(),
+            class: false,
+        }]
+    );
 }
 
 #[test]
@@ -2255,6 +2265,9 @@ fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
         0,
         "back as found: nothing to restore"
     );
+    // A cache state is no scheduler: P says so and plans no rule.
+    assert!(keys(&mut app, "P").is_empty());
+    assert!(screen(&app, 80, 25).contains("only a scheduler can be made permanent"));
 }
 
 #[test]

@@ -270,6 +270,36 @@ impl App {
         }]
     }
 
+    /// `P` on a scheduler sweep's result: the rule for its winner, shown before it is
+    /// written (as `P` after a switch). A cache sweep or one without a winner says why not.
+    pub(super) fn persist_sweep_winner(&mut self) -> Vec<Cmd> {
+        let Some(sw) = &self.sweep else {
+            return Vec::new();
+        };
+        let result = sw.result();
+        if result.kind != crate::bench::sweep::SweepKind::Scheduler {
+            self.error("only a scheduler can be made permanent by a udev rule");
+            return Vec::new();
+        }
+        let winner = result
+            .tests
+            .first()
+            .and_then(|t| t.verdict.winner())
+            .map(str::to_string);
+        let Some(scheduler) = winner else {
+            self.error(format!(
+                "no scheduler of {} was better beyond the noise: nothing to make permanent",
+                result.device
+            ));
+            return Vec::new();
+        };
+        vec![Cmd::PlanPersist {
+            device: result.device,
+            scheduler,
+            class: false,
+        }]
+    }
+
     /// The planned rule (or why there is none) comes back: the dialog shows it.
     pub(super) fn persist_planned(
         &mut self,

@@ -119,6 +119,8 @@ pub enum Intent {
     },
     /// Start the write test on several devices waiting for these typed names.
     LaunchSeveral(String),
+    /// Make the last scheduler sweep's winner permanent (the udev rule dialog).
+    PersistSweepWinner,
     /// Run a record's test on the device whose setting changed.
     RetestOn {
         device: String,
@@ -263,6 +265,7 @@ impl Overlay {
                 let scroll = match code {
                     KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
                     KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+                    KeyCode::Char('P') => return close(Intent::PersistSweepWinner),
                     _ => return CLOSE,
                 };
                 stay(Overlay::Sweep { scroll })

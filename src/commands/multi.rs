@@ -190,7 +190,7 @@ fn plan_targets(
 
 /// Runs the command; the exit status is 1 when a target failed (after the report), 128 + the
 /// signal after a stop by signal.
-pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result<ExitCode> {
     check_flags(args)?;
     let test: TestName = args
         .test
@@ -279,6 +279,10 @@ pub fn run(root: &SysRoot, args: &RunArgs) -> anyhow::Result<ExitCode> {
         report::render_text(&result, DEFAULT_WIDTH)
     };
     write_stdout(&text)?;
+    // Every target's runs go to the history, each under its own disk.
+    for r in result.targets.iter().flat_map(|t| &t.reports) {
+        super::history::record_run(root, history_dir, r);
+    }
     let failed = result.failed();
     if !failed.is_empty() {
         if args.json {

@@ -65,7 +65,7 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
 /// Runs the command; the exit code is 1 when the run failed part-way (after its report).
 pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result<ExitCode> {
     if super::multi::wanted(args) {
-        return super::multi::run(root, args);
+        return super::multi::run(root, history_dir, args);
     }
     let test: TestName = args
         .test

@@ -237,7 +237,12 @@ pub fn values(
 }
 
 /// `disktriage run TARGET --sweep-sched [LIST] | --sweep-cache`.
-pub fn run(root: &SysRoot, journal_dir: &Path, args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(
+    root: &SysRoot,
+    journal_dir: &Path,
+    history_dir: &Path,
+    args: &RunArgs,
+) -> anyhow::Result<ExitCode> {
     let kind = if args.sweep_cache {
         SweepKind::WriteCache
     } else {
@@ -303,7 +308,13 @@ pub fn run(root: &SysRoot, journal_dir: &Path, args: &RunArgs) -> anyhow::Result
             step.repeat + 1,
             sweep.repeats
         );
-        run_step(root, &request, &stop, progress.then_some(label.as_str()))
+        run_step(
+            root,
+            history_dir,
+            &request,
+            &stop,
+            progress.then_some(label.as_str()),
+        )
     });
     let restored = guard.restore_now();
 
@@ -369,6 +380,7 @@ pub fn run(root: &SysRoot, journal_dir: &Path, args: &RunArgs) -> anyhow::Result
 /// `progress` is given.
 fn run_step(
     root: &SysRoot,
+    history_dir: &Path,
     request: &RunRequest,
     stop: &Arc<AtomicBool>,
     progress: Option<&str>,
@@ -411,10 +423,15 @@ fn run_step(
     let metric = Metric::for_test(request.test);
     match session.finish() {
         Ok(report) if report.outcome.stopped => StepOutcome::Stopped,
-        Ok(report) => match report.error() {
-            Some(e) => StepOutcome::Failed(format!("{} failed: {e}", request.test)),
-            None => StepOutcome::Figure(metric.of(&report)),
-        },
+        Ok(report) => {
+            // Each run of a sweep is a finished run like any other: the history keeps it,
+            // with the scheduler or cache state it ran under.
+            super::history::record_run(root, history_dir, &report);
+            match report.error() {
+                Some(e) => StepOutcome::Failed(format!("{} failed: {e}", request.test)),
+                None => StepOutcome::Figure(metric.of(&report)),
+            }
+        }
         Err(e) => StepOutcome::Failed(format!("{e:#}")),
     }
 }

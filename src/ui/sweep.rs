@@ -180,8 +180,8 @@ pub fn lines(sw: &SweepRun, width: usize) -> Vec<Line<'static>> {
         (None, _) => {}
     }
     note(
-        "Up/Down scroll, any other key closes; v on Results shows it again; each value's \
-         runs are in Results"
+        "Up/Down scroll, P makes a scheduler winner permanent (udev rule, shown first), any \
+         other key closes; v on Results shows it again; each value's runs are in Results"
             .into(),
         theme::dim(),
     );

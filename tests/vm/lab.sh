@@ -34,7 +34,9 @@ find_kernel() {
 check() {
     local missing=()
     command -v qemu-system-x86_64 >/dev/null || missing+=("qemu-system-x86_64 (apt-get install qemu-system-x86)")
-    [ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx insmod \
+    # grep reads the whole list (no -q): with pipefail, grep -q leaving early can kill the
+    # writer with SIGPIPE under load and make a present busybox look missing.
+    [ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -x insmod >/dev/null \
         || missing+=("static busybox (apt-get install busybox-static)")
     find_kernel >/dev/null || missing+=("a Debian kernel with modules (apt-get install linux-image-amd64)")
     command -v cpio >/dev/null || missing+=("cpio")
