@@ -127,7 +127,7 @@ Sizes take k, M, G, T suffixes in powers of 1024 (4k = 4096; KiB/MiB/GiB also ac
 
 Safety: read tests always run. A test that writes to a block device runs only with --destroy-data <name of the device> and never on a device that is mounted, active swap, held by md/dm/LVM, or whose partition is; it opens the device exclusively (O_EXCL). A missing file target is created at --size (default 1 GiB) and may be written freely; overwriting an existing file needs --destroy-data <file name>.
 
-Measurement: O_DIRECT unless --buffered; latency is completion latency (submission to completion, like fio's clat) in an HDR histogram with 3 significant digits. Each run states its warm-up, which is not counted. The kernel's own counters (/sys/dev/block/M:m/stat) are read around the measured part and compared with the test's; a difference over 2 % is flagged.
+Measurement: O_DIRECT unless --buffered; latency is total latency (from just before the system call that hands the I/O to the kernel to its completion, fio's lat, not clat) in an HDR histogram with 3 significant digits. Each run states its warm-up, which is not counted. The kernel's own counters (/sys/dev/block/M:m/stat) are read around the measured part and compared with the test's; a difference over 2 % is flagged.
 
 Examples:
   disktriage run /dev/sdb --test seq-read
