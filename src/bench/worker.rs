@@ -318,6 +318,35 @@ fn uring_worker(ctx: WorkerCtx) {
     });
 }
 
+/// Hands the I/O held back (prepared, not submitted) to the kernel, its start stamped just
+/// before the call.
+fn hand_over(
+    queue: &mut UringQueue,
+    held: &mut Option<u32>,
+    meta: &mut [(OpKind, u64, Instant, bool)],
+) -> std::io::Result<()> {
+    if let Some(h) = held.take() {
+        meta[h as usize].2 = Instant::now();
+        queue.submit()?;
+    }
+    Ok(())
+}
+
+/// A failed `io_uring_enter`: the ring, not one I/O, failed.
+fn submission_failure(ctx: &WorkerCtx, e: std::io::Error) -> IoFailure {
+    IoFailure {
+        worker: ctx.worker,
+        op: OpKind::Read,
+        offset: 0,
+        len: 0,
+        errno: e.raw_os_error(),
+        transferred: None,
+        facts: None,
+        submission: true,
+        read_back: false,
+    }
+}
+
 /// Keeps the ring full until a bound is reached, then drains it. Returns the first failure.
 fn uring_loop(
     ctx: &WorkerCtx,
@@ -335,6 +364,8 @@ fn uring_loop(
     let mut done: Vec<Completion> = Vec::with_capacity(depth);
     let mut failure: Option<IoFailure> = None;
     let mut issued = 0u64;
+    // The I/O prepared last and not handed to the kernel yet.
+    let mut held: Option<u32> = None;
     let mut now = Instant::now();
     let wait = Some(ctx.interval.min(Duration::from_millis(250)));
 
@@ -344,6 +375,18 @@ fn uring_loop(
             && bound.deadline.is_none_or(|d| now < d);
         while accepting && bound.max_ops.is_none_or(|m| issued < m) {
             let Some(slot) = free.pop() else { break };
+            // Each I/O goes to the kernel as soon as the next one is prepared, and the last
+            // with the wait (one system call per I/O, as fio's io_uring by default; at QD1 a
+            // single call both submits and waits). A batch of SQEs submitted together goes
+            // through one block-layer plug, which holds the first request back until the
+            // last is prepared: on a file system over a loop device fio itself loses a fifth
+            // of its IOPS that way.
+            if let Err(e) = hand_over(queue, &mut held, &mut meta) {
+                failure.get_or_insert(submission_failure(ctx, e));
+                ctx.stop.store(true, Ordering::Relaxed);
+                free.push(slot);
+                break;
+            }
             let k = ctx.next_op.fetch_add(1, Ordering::Relaxed);
             let io = ctx.planner.op(k);
             let read_back =
@@ -367,50 +410,22 @@ fn uring_loop(
                 break;
             }
             issued += 1;
-            // Each I/O goes to the kernel as soon as it is prepared, as fio's io_uring does by
-            // default. A batch of SQEs is submitted under one block-layer plug, which holds
-            // back the first request until the last is prepared: on a loop device or a file
-            // system that costs a fifth of the IOPS (the vs_fio benchmark's ext4 job), and
-            // batching gained nothing measurable on the other jobs.
-            //
-            // Total latency, as fio's `lat`: the I/O's time starts just before the system
-            // call that hands it to the kernel and ends when its completion is seen. Starting
-            // after the call returned (fio's `clat`) would hide an I/O the device completes
-            // inside the call.
-            let handed = Instant::now();
-            meta[slot as usize] = (io.kind, io.offset, handed, read_back);
-            if let Err(e) = queue.submit() {
-                failure.get_or_insert(IoFailure {
-                    worker: ctx.worker,
-                    op: if read_back { OpKind::Read } else { io.kind },
-                    offset: io.offset,
-                    len: bs,
-                    errno: e.raw_os_error(),
-                    transferred: None,
-                    facts: None,
-                    submission: true,
-                    read_back,
-                });
-                ctx.stop.store(true, Ordering::Relaxed);
-                break;
-            }
+            // Stamped again just before the call that hands it over (`hand_over`).
+            meta[slot as usize] = (io.kind, io.offset, now, read_back);
+            held = Some(slot);
         }
         if queue.in_flight() == 0 {
             break;
         }
+        // Total latency, as fio's `lat`: the I/O's time starts just before the system call
+        // that hands it to the kernel and ends when its completion is seen. Starting after
+        // the call returned (fio's `clat`) would hide an I/O the device completes inside it.
+        if let Some(h) = held.take() {
+            meta[h as usize].2 = Instant::now();
+        }
         // Anything `submit` could not hand over (a full completion queue) goes with the wait.
         if let Err(e) = queue.submit_and_wait(1, wait) {
-            failure.get_or_insert(IoFailure {
-                worker: ctx.worker,
-                op: OpKind::Read,
-                offset: 0,
-                len: 0,
-                errno: e.raw_os_error(),
-                transferred: None,
-                facts: None,
-                submission: true,
-                read_back: false,
-            });
+            failure.get_or_insert(submission_failure(ctx, e));
             ctx.stop.store(true, Ordering::Relaxed);
             // Nothing more can be submitted or reaped reliably; leave it to Drop.
             break;
@@ -428,28 +443,21 @@ fn uring_loop(
                 if let Some(r) = rec.as_deref_mut() {
                     r.record_read_back(bs);
                 }
-                let ending = failure.is_some() || ctx.stop.load(Ordering::Relaxed);
+                let mut ending = failure.is_some() || ctx.stop.load(Ordering::Relaxed);
+                // The I/O held back goes first: a submission hands over everything queued.
+                if !ending && let Err(e) = hand_over(queue, &mut held, &mut meta) {
+                    failure.get_or_insert(submission_failure(ctx, e));
+                    ctx.stop.store(true, Ordering::Relaxed);
+                    ending = true;
+                }
                 if !ending
                     && queue
                         .push_write(c.slot, offset, bs as u32, WriteSource::Slot)
                         .is_ok()
                 {
-                    // Handed over at once, like every other I/O (see the submission loop).
-                    meta[c.slot as usize] = (OpKind::Write, offset, Instant::now(), false);
-                    if let Err(e) = queue.submit() {
-                        failure.get_or_insert(IoFailure {
-                            worker: ctx.worker,
-                            op: OpKind::Write,
-                            offset,
-                            len: bs,
-                            errno: e.raw_os_error(),
-                            transferred: None,
-                            facts: None,
-                            submission: true,
-                            read_back: false,
-                        });
-                        ctx.stop.store(true, Ordering::Relaxed);
-                    }
+                    // Handed over with the next call, like every other I/O.
+                    meta[c.slot as usize] = (OpKind::Write, offset, now, false);
+                    held = Some(c.slot);
                 } else {
                     free.push(c.slot);
                 }
