@@ -432,7 +432,12 @@ fn uring_loop(
         }
         now = Instant::now();
         done.clear();
-        queue.reap(&mut done);
+        // One completion at a time, its slot refilled and handed over before the next is
+        // looked at (fio's io_uring default, iodepth_batch_complete_max=1): reaping all that
+        // are ready and refilling them together left the device a burst of work, then none;
+        // on a file on ext4 over a loop device, one at a time gave 5 % more IOPS (295k vs 281k,
+        // medians of 5 alternating runs). The next wait returns at once while others wait.
+        queue.reap(&mut done, 1);
         for c in &done {
             let (kind, offset, at, read_back) = meta[c.slot as usize];
             let whole = c.result >= 0 && c.result as u64 == bs;

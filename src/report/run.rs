@@ -1122,11 +1122,8 @@ fn fio_command(
         FioEngine::Uring { fixed: false } => {}
         FioEngine::Psync => cmd.push_str(" --thread"),
     }
-    if matches!(engine, FioEngine::Uring { .. }) && j.qd > 1 {
-        // disktriage submits each I/O as it is prepared, as fio does, but reaps every
-        // completion that is ready; fio by default reaps one at a time.
-        let _ = write!(cmd, " --iodepth_batch_complete_max={}", j.qd);
-    }
+    // disktriage submits and reaps one I/O at a time, as fio's io_uring does by default: no
+    // batch options.
     cmd.push_str(" --group_reporting --randrepeat=1 --norandommap");
     if j.split_region && jobs > 1 {
         if engine == FioEngine::Psync && j.qd > 1 {
@@ -1500,17 +1497,17 @@ mod tests {
         let r = report(32, EngineKind::Uring, false);
         let fio = report_fio_commands(&r).join("\n");
         assert!(
-            fio.contains("--ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32 --numjobs=1 --iodepth_batch"),
+            fio.contains("--ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32 --numjobs=1 --group_reporting"),
             "{fio}"
         );
         assert!(!fio.contains("fixedbufs"), "{fio}");
         let r = report(32, EngineKind::Uring, true);
         let fio = report_fio_commands(&r).join("\n");
         assert!(
-            fio.contains("--iodepth=32 --numjobs=1 --fixedbufs --iodepth_batch_complete_max=32"),
+            fio.contains("--iodepth=32 --numjobs=1 --fixedbufs --group_reporting"),
             "{fio}"
         );
-        assert!(!fio.contains("--iodepth_batch_submit"), "{fio}");
+        assert!(!fio.contains("--iodepth_batch"), "{fio}");
         assert!(
             fio.contains("--time_based --runtime=10000ms --ramp_time=1000ms"),
             "{fio}"

@@ -262,9 +262,9 @@ impl UringQueue {
         }
     }
 
-    /// Moves every ready completion into `out`; their slots become free.
-    pub fn reap(&mut self, out: &mut Vec<Completion>) {
-        for cqe in self.ring.completion() {
+    /// Moves up to `max` ready completions into `out`; their slots become free.
+    pub fn reap(&mut self, out: &mut Vec<Completion>, max: usize) {
+        for cqe in self.ring.completion().take(max) {
             let slot = cqe.user_data() as u32;
             if let Some(b) = self.busy.get_mut(slot as usize)
                 && *b
@@ -299,7 +299,7 @@ impl Drop for UringQueue {
             }
             let _ = self.submit_and_wait(1, Some(Duration::from_millis(100)));
             scratch.clear();
-            self.reap(&mut scratch);
+            self.reap(&mut scratch, usize::MAX);
         }
         if self.in_flight > 0 {
             // The kernel may still write into these buffers after the ring is closed: leak
@@ -342,7 +342,7 @@ mod tests {
         let mut done = Vec::new();
         while done.len() < 2 {
             q.submit_and_wait(1, Some(Duration::from_secs(5))).unwrap();
-            q.reap(&mut done);
+            q.reap(&mut done, usize::MAX);
         }
         assert!(done.iter().all(|c| c.result == 4096));
         assert_eq!(q.in_flight(), 0);
@@ -366,7 +366,7 @@ mod tests {
         let mut done = Vec::new();
         while done.is_empty() {
             q.submit_and_wait(1, None).unwrap();
-            q.reap(&mut done);
+            q.reap(&mut done, usize::MAX);
         }
         assert_eq!(done[0].result, 4096);
         let back = std::fs::read(f.path()).unwrap();
