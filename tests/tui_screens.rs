@@ -2107,6 +2107,15 @@ fn scheduler_sweep_from_the_test_screen() {
             }
         },
     );
+    // Every one of the 12 runs goes to the history, one entry each, as the CLI's sweep does.
+    let recorded: Vec<usize> = cmds
+        .iter()
+        .filter_map(|c| match c {
+            Cmd::RecordHistory { runs, .. } => Some(runs.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded, vec![1; 12]);
     // Interleaved: each repeat goes through every scheduler; the one at start comes back at
     // the end.
     assert_eq!(
@@ -2346,7 +2355,8 @@ fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
             500.0,
             0.5,
         )))));
-        assert_eq!(cmds, [set(next)]);
+        assert!(matches!(cmds[0], Cmd::RecordHistory { .. }), "{cmds:?}");
+        assert_eq!(cmds[1..], [set(next)]);
         let cmds = app.update(Msg::SchedulerSet {
             device: "loop0".into(),
             result: Ok(next.into()),
@@ -2410,7 +2420,8 @@ fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
         500.0,
         0.5,
     )))));
-    assert_eq!(cmds, [set("mq-deadline")]);
+    assert!(matches!(cmds[0], Cmd::RecordHistory { .. }), "{cmds:?}");
+    assert_eq!(cmds[1..], [set("mq-deadline")]);
     assert!(app.running(), "between runs, a sweep is still running");
     assert!(keys(&mut app, "x").is_empty());
     let cmds = app.update(Msg::SchedulerSet {

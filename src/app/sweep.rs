@@ -264,6 +264,8 @@ impl App {
         };
         let step = sw.steps.get(sw.at).copied();
         let record = step.and_then(|s| sw.records[s.setting]);
+        // Each finished run of a sweep goes to the history, as the CLI's sweep does.
+        let mut history = None;
         match result {
             Ok(report) => {
                 let stopped = report.outcome.stopped;
@@ -284,6 +286,12 @@ impl App {
                     sw.error = Some(format!("{} failed: {e}", sw.request.test));
                 }
                 if let Some(rec) = record.and_then(|r| self.results.records.get_mut(r)) {
+                    if !stopped {
+                        history = Some(Cmd::RecordHistory {
+                            runs: vec![report.clone()],
+                            drive_cache: rec.drive_cache.clone(),
+                        });
+                    }
                     rec.runs.push(report);
                     rec.exported = false;
                     if let Some(e) = error {
@@ -298,7 +306,9 @@ impl App {
             run.error = sw.error.clone();
         }
         sw.at += 1;
-        self.sweep_next()
+        let mut cmds: Vec<Cmd> = history.into_iter().collect();
+        cmds.extend(self.sweep_next());
+        cmds
     }
 
     /// A run of the sweep was refused before it started (the device became busy, its
