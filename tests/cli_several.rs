@@ -166,7 +166,7 @@ fn rows_verdict_and_json_on_files_the_run_creates() {
             .unwrap()
     };
     let common = [
-        "--test", "seq-read", "--size", "4M", "--bs", "64k", "--count", "200",
+        "--test", "seq-read", "--size", "4M", "--bs", "64k", "--count", "4000",
     ];
     let mut args = vec!["run", a, b];
     args.extend_from_slice(&common);
@@ -262,8 +262,9 @@ fn a_target_that_cannot_start_is_named_and_the_others_report() {
             "1M",
             "--bs",
             "64k",
+            // Enough I/Os to last well over the 10 ms a rate needs, however fast the disk.
             "--count",
-            "100",
+            "4000",
         ])
         .output()
         .unwrap();
