@@ -216,7 +216,7 @@ fn rows_verdict_and_json_on_files_the_run_creates() {
         assert_eq!(reports.len(), 2, "one full report per repeat");
         for r in reports {
             assert_eq!(r["test"], "seq-read");
-            assert_eq!(r["outcome"]["phases"][0]["read"]["ops"], 200);
+            assert_eq!(r["outcome"]["phases"][0]["read"]["ops"], 4000);
             assert!(r["fio_commands"].is_array());
         }
         // The row's figure is the mean of its repeats' own.
