@@ -45,6 +45,17 @@ use crate::smart::smartctl::{parse_smartctl_json, parse_smartctl_logs};
 
 const CACHE: &str = "drive write cache control";
 const SELF_TEST: &str = "self-test";
+
+/// Why disktriage does not start a self-test on a drive it reads through smartctl (SCSI, an
+/// unknown transport), and what does.
+fn self_test_only_through_smartctl(dev: &BlockDevice) -> DriveError {
+    DriveError::not_supported_because(
+        SELF_TEST,
+        dev.transport,
+        "disktriage starts self-tests on ATA and NVMe drives; `smartctl -t short` starts one \
+         here",
+    )
+}
 /// How long libata's asynchronous revalidation after SET FEATURES may take to update the
 /// kernel's flush policy.
 const KERNEL_FOLLOW_TIMEOUT: Duration = Duration::from_secs(3);

@@ -39,12 +39,7 @@ impl TransportDriver for Unknown {
         dev: &BlockDevice,
         _kind: crate::model::SelfTestKind,
     ) -> Result<(), DriveError> {
-        Err(DriveError::not_supported_because(
-            super::SELF_TEST,
-            dev.transport,
-            "disktriage starts self-tests on ATA and NVMe drives; `smartctl -t short` starts \
-             one here",
-        ))
+        Err(super::self_test_only_through_smartctl(dev))
     }
 
     fn raw_pages(&self, file: &File, path: &Path, _dev: &BlockDevice) -> Vec<RawPage> {
