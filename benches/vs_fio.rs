@@ -147,9 +147,9 @@ fn main() {
     println!(
         "| job | disktriage IOPS | us/IO | fio psync IOPS | us/IO | fio io_uring IOPS | us/IO | \
          fio io_uring batch IOPS | us/IO | IOPS ratio vs best fio | us/IO ratio vs it | \
-         p50 us dt / fio | p99 us dt / fio |"
+         per-round ratios (min-max) | verdict | p50 us dt / fio | p99 us dt / fio |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut engines = String::new();
     for job in selected {
         let place = env.place(job.device);
@@ -203,12 +203,22 @@ fn main() {
                 "-".to_string()
             }
         };
+        // The noise: disktriage against that same fio set-up round by round (each round runs
+        // both back to back), so a median below 1.00 can be told from one the rounds disagree on.
+        let per_round: Vec<f64> = results[0]
+            .iter()
+            .zip(&results[best_i])
+            .map(|(d, f)| d.iops / f.iops)
+            .collect();
+        let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = per_round.iter().copied().fold(0.0, f64::max);
+        let ratio = dt.iops / best.iops;
         let _ = write!(
             row,
-            " **{:.2}** ({}) | {:.2} | {} | {} |",
-            dt.iops / best.iops,
+            " **{ratio:.2}** ({}) | {:.2} | {lo:.2}-{hi:.2} | {} | {} | {} |",
             contenders[best_i].name(),
             dt.cpu_us_per_io / best.cpu_us_per_io,
+            verdict(ratio, lo, hi),
             lat(dt.p50_us, best.p50_us),
             lat(dt.p99_us, best.p99_us),
         );
@@ -218,12 +228,26 @@ fn main() {
     println!();
     println!(
         "IOPS ratio = disktriage / the best fio set-up (>= 1.00: at least as fast); us/IO ratio = \
-         disktriage's CPU per I/O / that set-up's (<= 1.00: at most as costly). Latency: total \
-         (fio's lat), QD1 only."
+         disktriage's CPU per I/O / that set-up's (<= 1.00: at most as costly). Per-round ratios: \
+         disktriage / that set-up in each round, the spread that is this machine's noise; \
+         \"level within noise\" means some rounds put disktriage ahead and some behind. \
+         Latency: total (fio's lat), QD1 only."
     );
     println!();
     println!("disktriage's engine (last round):");
     print!("{engines}");
+}
+
+/// What a median ratio and its per-round range say: at least as fast, level within the
+/// round-to-round noise (the rounds disagree on which is faster), or slower in every round.
+fn verdict(ratio: f64, lo: f64, hi: f64) -> &'static str {
+    if ratio >= 0.995 {
+        "as fast or faster"
+    } else if hi >= 1.0 {
+        "level within noise"
+    } else {
+        "slower in every round"
+    }
 }
 
 fn jobs() -> Vec<Job> {

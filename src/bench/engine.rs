@@ -16,10 +16,18 @@ use super::spec::{EngineKind, Job};
 /// I/O each probe round does before it counts (threads start, rings fill, the kernel's
 /// io_uring workers appear).
 pub const PROBE_RAMP_MS: u64 = 40;
-/// The counted part of each probe round. Each candidate runs two rounds.
+/// The counted part of each probe round. Each candidate runs two rounds per pass.
 pub const PROBE_WINDOW_MS: u64 = 100;
 /// IOPS within this fraction of each other are a tie, decided by CPU per I/O.
 pub const PROBE_TIE: f64 = 0.03;
+/// Passes of the probe (each io_uring, sync, sync, io_uring) at most: a second pass is run
+/// only when the first ends in a tie.
+pub const PROBE_MAX_PASSES: u32 = 2;
+
+/// Whether two probed rates are a tie (within `PROBE_TIE` of each other).
+pub fn tied(a: f64, b: f64) -> bool {
+    a <= b * (1.0 + PROBE_TIE) && b <= a * (1.0 + PROBE_TIE)
+}
 
 /// What one candidate did in its probe.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -154,12 +162,12 @@ pub fn choose(probe: EngineProbe) -> EngineChoice {
     let ms = (probe.window_s * 1e3).round();
     let (used, reason) = match (probe.uring, probe.sync) {
         (Some(u), Some(s)) => {
-            let faster = if s.iops > u.iops * (1.0 + PROBE_TIE) {
-                Some(EngineKind::Sync)
-            } else if u.iops > s.iops * (1.0 + PROBE_TIE) {
-                Some(EngineKind::Uring)
-            } else {
+            let faster = if tied(s.iops, u.iops) {
                 None
+            } else if s.iops > u.iops {
+                Some(EngineKind::Sync)
+            } else {
+                Some(EngineKind::Uring)
             };
             let used = faster.unwrap_or(if s.cpu_us_per_io < u.cpu_us_per_io {
                 EngineKind::Sync
@@ -299,6 +307,14 @@ mod tests {
         let c = choose(probe(Some((90_000.0, 5.0)), Some((60_000.0, 9.0))));
         assert_eq!(c.used, EngineKind::Uring);
         assert_eq!(c.short_reason(), "probe 90.0k vs sync 60.0k");
+    }
+
+    #[test]
+    fn a_tie_is_within_the_band_either_way() {
+        assert!(tied(100.0, 102.9));
+        assert!(tied(102.9, 100.0));
+        assert!(!tied(100.0, 103.5));
+        assert!(!tied(103.5, 100.0));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::engine::{
-    self, EngineChoice, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeFigures,
+    self, EngineChoice, EngineProbe, PROBE_MAX_PASSES, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeFigures,
 };
 use super::gate::Gate;
 use super::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
@@ -367,42 +367,14 @@ fn probe_round(
 }
 
 /// Probes both engines in the order io_uring, sync, sync, io_uring (so a load that grows or
-/// fades during the probe favours neither) and picks one (`engine::choose`).
+/// fades during the probe favours neither) and picks one (`engine::choose`). When that pass
+/// finds them within `PROBE_TIE` of each other, a second pass is added before deciding: a
+/// tie is where 200 ms of each is least able to tell the faster one, and a wrong pick costs
+/// the run its speed for its whole length.
 fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineChoice {
     let started = Instant::now();
     let mut uring = Some(ProbeRound::default());
     let mut sync = Some(ProbeRound::default());
-    for engine in [
-        EngineKind::Uring,
-        EngineKind::Sync,
-        EngineKind::Sync,
-        EngineKind::Uring,
-    ] {
-        let total = if engine == EngineKind::Uring {
-            &mut uring
-        } else {
-            &mut sync
-        };
-        if total.is_none() {
-            continue;
-        }
-        *total = match (probe_round(input, job, engine, stop), *total) {
-            (Some(r), Some(t)) => Some(ProbeRound {
-                ops: t.ops + r.ops,
-                seconds: t.seconds + r.seconds,
-                cpu_seconds: t.cpu_seconds + r.cpu_seconds,
-            }),
-            _ => None,
-        };
-    }
-    if stop.load(Ordering::Relaxed) {
-        return EngineChoice {
-            asked: EngineKind::Auto,
-            used: EngineKind::Sync,
-            reason: "auto: the run was stopped during the probe".into(),
-            probe: None,
-        };
-    }
     let figures = |r: Option<ProbeRound>| {
         r.filter(|r| r.ops > 0 && r.seconds > 0.0)
             .map(|r| ProbeFigures {
@@ -410,8 +382,50 @@ fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineC
                 cpu_us_per_io: r.cpu_seconds / r.ops as f64 * 1e6,
             })
     };
+    let mut passes = 0u32;
+    while passes < PROBE_MAX_PASSES {
+        passes += 1;
+        for engine in [
+            EngineKind::Uring,
+            EngineKind::Sync,
+            EngineKind::Sync,
+            EngineKind::Uring,
+        ] {
+            let total = if engine == EngineKind::Uring {
+                &mut uring
+            } else {
+                &mut sync
+            };
+            if total.is_none() {
+                continue;
+            }
+            *total = match (probe_round(input, job, engine, stop), *total) {
+                (Some(r), Some(t)) => Some(ProbeRound {
+                    ops: t.ops + r.ops,
+                    seconds: t.seconds + r.seconds,
+                    cpu_seconds: t.cpu_seconds + r.cpu_seconds,
+                }),
+                _ => None,
+            };
+        }
+        if stop.load(Ordering::Relaxed) {
+            return EngineChoice {
+                asked: EngineKind::Auto,
+                used: EngineKind::Sync,
+                reason: "auto: the run was stopped during the probe".into(),
+                probe: None,
+            };
+        }
+        let tied = match (figures(uring), figures(sync)) {
+            (Some(u), Some(s)) => engine::tied(u.iops, s.iops),
+            _ => false,
+        };
+        if !tied {
+            break;
+        }
+    }
     engine::choose(EngineProbe {
-        window_s: 2.0 * PROBE_WINDOW_MS as f64 / 1e3,
+        window_s: f64::from(2 * passes) * PROBE_WINDOW_MS as f64 / 1e3,
         total_s: started.elapsed().as_secs_f64(),
         uring: figures(uring),
         sync: figures(sync),

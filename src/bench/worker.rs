@@ -527,10 +527,16 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
         Err(e) => return setup_failed(ctx, format!("cannot allocate an I/O buffer: {e}")),
     };
     let mut ops = OpSequence::new(ctx.planner.order_free(), thread, ctx.job.qd.max(1));
+    // Threads of one worker each use their own open file (see `reopen_for_thread`). If that
+    // fails the shared one still does the same I/O, only a little slower, so it is used.
+    let own_fd = (ctx.job.qd > 1)
+        .then(|| direct::reopen_for_thread(&ctx.fd).ok())
+        .flatten();
+    let fd = own_fd.as_ref().unwrap_or(&ctx.fd);
     // The I/O count bound is shared by the worker's threads, and only the measured phase counts.
     let (failure, cpu_wait) = run_phases(ctx, |bound, rec| {
         let issued = rec.is_some().then_some(&*ctx.issued);
-        sync_loop(ctx, &mut buf, bound, rec, issued, &mut ops)
+        sync_loop(ctx, fd, &mut buf, bound, rec, issued, &mut ops)
     });
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
@@ -574,6 +580,7 @@ impl OpSequence {
 
 fn sync_loop(
     ctx: &WorkerCtx,
+    fd: &OwnedFd,
     buf: &mut AlignedBuf,
     bound: &Bound,
     mut rec: Option<&mut Recorder>,
@@ -600,14 +607,14 @@ fn sync_loop(
             return None;
         }
         let result = match (io.kind, &ctx.write_data) {
-            (OpKind::Read, _) => direct::read_at(&ctx.fd, buf.as_mut_slice(), io.offset),
+            (OpKind::Read, _) => direct::read_at(fd, buf.as_mut_slice(), io.offset),
             (OpKind::Write, Some(WriteData::Pattern(p))) => {
-                direct::write_at(&ctx.fd, p.expected(io.offset, bs as usize), io.offset)
+                direct::write_at(fd, p.expected(io.offset, bs as usize), io.offset)
             }
             (OpKind::Write, Some(WriteData::Rewrite)) => {
                 // Read the block into this thread's buffer (the buffer is exactly one
                 // request long); only a read of all of it is written back, untouched.
-                match direct::read_at(&ctx.fd, buf.as_mut_slice(), io.offset) {
+                match direct::read_at(fd, buf.as_mut_slice(), io.offset) {
                     Ok(n) if n as u64 == bs => {}
                     other => {
                         ctx.stop.store(true, Ordering::Relaxed);
@@ -632,7 +639,7 @@ fn sync_loop(
                 }
                 // Only the write is timed.
                 started = Instant::now();
-                direct::write_at(&ctx.fd, buf.as_slice(), io.offset)
+                direct::write_at(fd, buf.as_slice(), io.offset)
             }
             (OpKind::Write, None) => Err(std::io::Error::other("no write data")),
         };
