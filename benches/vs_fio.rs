@@ -218,7 +218,7 @@ fn main() {
             " **{ratio:.2}** ({}) | {:.2} | {lo:.2}-{hi:.2} | {} | {} | {} |",
             contenders[best_i].name(),
             dt.cpu_us_per_io / best.cpu_us_per_io,
-            verdict(ratio, lo, hi),
+            verdict(ratio, hi),
             lat(dt.p50_us, best.p50_us),
             lat(dt.p99_us, best.p99_us),
         );
@@ -240,7 +240,7 @@ fn main() {
 
 /// What a median ratio and its per-round range say: at least as fast, level within the
 /// round-to-round noise (the rounds disagree on which is faster), or slower in every round.
-fn verdict(ratio: f64, lo: f64, hi: f64) -> &'static str {
+fn verdict(ratio: f64, hi: f64) -> &'static str {
     if ratio >= 0.995 {
         "as fast or faster"
     } else if hi >= 1.0 {
