@@ -9,7 +9,7 @@
 //! | scsi      | `scsi.rs`    | SCSI caching page (MODE SENSE/SELECT) | smartctl                   |
 //! | nvme      | `nvme.rs`    | Identify VWC + Get/Set Features 0x06  | SMART/Health log           |
 //! | virtio    | `virtio.rs`  | `/sys/block/vdX/cache_type`           | none                       |
-//! | unknown   | `unknown.rs` | not supported                         | smartctl                   |
+//! | unknown   | `scsi.rs`    | not supported                         | smartctl                   |
 //! | others    | `Unsupported`| not supported                         | none                       |
 //!
 //! The drive's logs and self-tests follow the SMART column: ATA SMART logs and SMART
@@ -22,7 +22,6 @@
 mod nvme;
 mod sata;
 mod scsi;
-mod unknown;
 mod usb;
 mod virtio;
 
@@ -182,10 +181,10 @@ fn driver_for(transport: Transport) -> &'static dyn TransportDriver {
     match transport {
         Transport::Sata => &sata::Sata,
         Transport::Usb => &usb::Usb,
-        Transport::Scsi => &scsi::Scsi,
+        Transport::Scsi => &scsi::SCSI,
         Transport::Nvme => &nvme::Nvme,
         Transport::Virtio => &virtio::Virtio,
-        Transport::Unknown => &unknown::Unknown,
+        Transport::Unknown => &scsi::UNKNOWN,
         Transport::Mmc
         | Transport::Loop
         | Transport::Zram

@@ -6,6 +6,10 @@
 //! change. SMART and the drive's logs come from `smartctl` when it is installed; self-tests
 //! are left to `smartctl -t`. The caching-page functions are shared with `usb`, for bridges
 //! without ATA pass-through.
+//!
+//! Disks whose transport sysfs does not tell get the same driver without its cache commands
+//! (`UNKNOWN`): SMART comes from `smartctl` when installed (it probes the device itself), and
+//! `debug pages` tries the SG_IO pages so a capture shows what the device answers.
 
 use std::fs::File;
 use std::path::Path;
@@ -18,8 +22,20 @@ use crate::sys::error::DriveError;
 use crate::sys::passthru::scsi::{select_caching, sense_caching};
 use crate::sys::platform::Applied;
 
-/// The SCSI disk driver.
-pub(super) struct Scsi;
+/// The SCSI disk driver, with or without the caching mode page commands.
+pub(super) struct Scsi {
+    cache_commands: bool,
+}
+
+/// SCSI disks.
+pub(super) const SCSI: Scsi = Scsi {
+    cache_commands: true,
+};
+
+/// Disks of a transport sysfs does not tell: no cache command is sent to them.
+pub(super) const UNKNOWN: Scsi = Scsi {
+    cache_commands: false,
+};
 
 impl TransportDriver for Scsi {
     fn drive_cache(
@@ -27,6 +43,9 @@ impl TransportDriver for Scsi {
         drives: &LinuxDrives,
         dev: &BlockDevice,
     ) -> Result<DriveCache, DriveError> {
+        if !self.cache_commands {
+            return Err(DriveError::not_supported(CACHE, dev.transport));
+        }
         let (file, path) = drives.open(dev)?;
         cache(&file, &path)?.map_err(|sense| {
             DriveError::not_supported_because(
@@ -43,6 +62,9 @@ impl TransportDriver for Scsi {
         dev: &BlockDevice,
         enabled: bool,
     ) -> Result<Applied, DriveError> {
+        if !self.cache_commands {
+            return Err(DriveError::not_supported(CACHE, dev.transport));
+        }
         let (file, path) = drives.open(dev)?;
         set_cache(dev, &file, &path, enabled)?;
         let mut applied = Applied::default();
