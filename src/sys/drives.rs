@@ -481,6 +481,26 @@ mod tests {
     }
 
     #[test]
+    fn a_disk_of_unknown_transport_gets_no_cache_command_but_a_self_test_hint() {
+        // The device node is a regular file here: a cache command sent to it would fail with
+        // an I/O error, not this refusal.
+        let (_dir, drives, dev) = root_with("xvda", Transport::Unknown);
+        assert_eq!(
+            drives.drive_cache(&dev).unwrap_err().to_string(),
+            "drive write cache control not supported on unknown"
+        );
+        assert_eq!(
+            drives.set_drive_cache(&dev, true).unwrap_err().to_string(),
+            "drive write cache control not supported on unknown"
+        );
+        let refusal = drives
+            .start_self_test(&dev, SelfTestKind::Short)
+            .unwrap_err()
+            .to_string();
+        assert!(refusal.contains("smartctl"), "{refusal}");
+    }
+
+    #[test]
     fn a_transport_without_drive_commands_says_so_for_each() {
         let (_dir, drives, dev) = root_with("loop0", Transport::Loop);
         assert_eq!(
