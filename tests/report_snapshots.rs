@@ -345,7 +345,7 @@ fn family_run(test: TestName, params: &TestParams) -> RunReport {
 fn one_run_of_each_family_in_text_csv_and_json() {
     let narrow_sweep = TestParams {
         min_bs: Some(64 << 10),
-        max_bs: Some(256 << 10),
+        max_bs: Some(128 << 10),
         include_writes: true,
         ..TestParams::default()
     };
