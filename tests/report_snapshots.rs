@@ -1,11 +1,17 @@
-//! What `cache`, `sched`, `smart` and `restore` print, driven through `FakeDrives` (the same
+//! What `cache`, `sched`, `smart`, `restore` and `run` print, driven through `FakeDrives` (the same
 //! stand-in the TUI's snapshot tests will use) with readings built from the captured lab
 //! pages. Snapshots live in `tests/snapshots/`.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use disktriage::bench::catalog::TestName;
+use disktriage::bench::outcome::{RunReport, TargetClass};
+use disktriage::bench::spec::{self, PhaseTag, TargetFacts, TestParams};
 
 use disktriage::changes::{Changer, Journal, RestoreScope};
 use disktriage::drive_state;
@@ -278,4 +284,99 @@ fn smart_with_logs_a_failed_self_test_and_errors() {
         assert!(line.chars().count() <= 80, "{line}");
     }
     insta::assert_snapshot!(text);
+}
+
+/// A finished run of `test` on a 64 MiB device (the metadata test: in a directory on it),
+/// every phase at its own figures, each phase's series cut to two intervals (the CSV and JSON
+/// stay readable).
+fn family_run(test: TestName, params: &TestParams) -> RunReport {
+    let mut r = common::tui::report_phases(test, "sdb", "mq-deadline", |_| (0.0, 0.0));
+    r.plan = spec::build_plan(
+        test,
+        params,
+        &TargetFacts {
+            size: 64 << 20,
+            logical_block_size: 512,
+            max_request: Some(1280 << 10),
+            is_file: false,
+        },
+        true,
+    )
+    .unwrap();
+    r.outcome.phases = r
+        .plan
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, ph)| {
+            let mut p = common::tui::phase_result(ph, 100.0 + 10.0 * i as f64, 1.0 + i as f64);
+            p.series.points.truncate(2);
+            if matches!(ph.tag, PhaseTag::Metadata { .. }) {
+                // Files, not bytes: every file of the phase, none of them moved a byte.
+                let files = ph.job.ops_per_worker.unwrap_or(0);
+                for d in [&mut p.read, &mut p.write] {
+                    if d.latency.is_some() {
+                        d.ops = files;
+                        d.iops = files as f64 / p.seconds;
+                    }
+                    d.bytes = 0;
+                    d.bytes_per_sec = 0.0;
+                }
+                for pt in &mut p.series.points {
+                    pt.read.bytes = 0;
+                    pt.read.ops = files / 40;
+                }
+            }
+            p
+        })
+        .collect();
+    if test == TestName::Metadata {
+        r.target.kind = TargetClass::Directory;
+        r.target.path = PathBuf::from("/mnt/data");
+        r.target.device = Some("sdb".into());
+    }
+    r
+}
+
+/// Pins what `run` prints for one run of each test family (text, CSV and JSON), and the text
+/// of the same run whose last phase failed: the report lays out each family's table by the
+/// kind of its phases, and that must not change what is printed.
+#[test]
+fn one_run_of_each_family_in_text_csv_and_json() {
+    let narrow_sweep = TestParams {
+        min_bs: Some(64 << 10),
+        max_bs: Some(128 << 10),
+        include_writes: true,
+        ..TestParams::default()
+    };
+    let few_depths = TestParams {
+        qds: Some(vec![1, 8]),
+        ..TestParams::default()
+    };
+    let files = TestParams {
+        files: Some(1024),
+        ..TestParams::default()
+    };
+    let runs = [
+        (TestName::RandMixed, TestParams::default()),
+        (TestName::SizeSweep, narrow_sweep),
+        (TestName::QdSweep, few_depths),
+        (TestName::Cdm, TestParams::default()),
+        (TestName::Metadata, files),
+    ];
+    for (test, params) in runs {
+        let r = family_run(test, &params);
+        let mut out = report::run::render_text(&r);
+        out += "--- csv ---\n";
+        out += &report::run::render_csv(&r);
+        out += "--- json ---\n";
+        out += &report::run::render_json(&r).unwrap();
+        let mut failed = r.clone();
+        if let Some(last) = failed.outcome.phases.last_mut() {
+            last.setup_error = Some("the device went away".into());
+        }
+        out += "--- text, the last phase failed ---\n";
+        out += &report::run::render_text(&failed);
+        insta::assert_snapshot!(format!("family_run_{}", test.id()), out);
+    }
 }

@@ -1,5 +1,7 @@
 //! Headless output of a test run: the human summary, JSON (summary plus the per-interval
-//! series), CSV (the series), and the equivalent fio command lines.
+//! series), CSV (the series), and the equivalent fio command lines. A run's results are laid
+//! out by the kind of its phases (`PhaseTag`, `results_text`), not by the test that planned
+//! them.
 //!
 //! Units: throughput in MB/s (10^6 bytes per second) with MiB/s (2^20) beside it where both
 //! help, latency in milliseconds in text and nanoseconds in JSON. A buffered run says BUFFERED
@@ -9,7 +11,6 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::bench::catalog::TestName;
 use crate::bench::curve::{self, Curve, PhaseSample};
 use crate::bench::engine::{self, EngineProbe, engine_label};
 use crate::bench::outcome::TargetInfo;
@@ -393,16 +394,25 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
     }
 }
 
-/// The human summary `disktriage run` prints.
-pub fn render_text(r: &RunReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{} on {}", r.test, target_line(&r.target));
-    for n in r.plan.notes.iter().chain(&r.notes).chain(&r.outcome.notes) {
-        // Notes may name the target file, whose name may hold control characters.
-        let _ = writeln!(out, "note:  {}", neutralize_controls(n));
-    }
-    match r.test {
-        TestName::SizeSweep => {
+/// The kind of a plan's phases, which lays out its results: a test's phases are all of one
+/// kind (`PhaseTag`), whichever family planned them.
+fn phase_kind(plan: &Plan) -> Option<&PhaseTag> {
+    plan.phases.first().map(|p| &p.tag)
+}
+
+/// Are the plan's phases the metadata test's (files, not bytes: their own CSV note and fio
+/// script)?
+fn of_files(plan: &Plan) -> bool {
+    matches!(phase_kind(plan), Some(PhaseTag::Metadata { .. }))
+}
+
+/// A run's results, laid out by the kind of its phases, not by its test: a new family whose
+/// phases are of a kind already here gets that kind's table, and a new kind of phase is one
+/// arm. True when the results are one table, after which the run's error is said (phase by
+/// phase, each phase says its own).
+fn results_text(out: &mut String, r: &RunReport) -> bool {
+    match phase_kind(&r.plan) {
+        Some(PhaseTag::Sweep { .. }) => {
             out.push_str(&sweep_table(r));
             for p in r
                 .outcome
@@ -411,36 +421,46 @@ pub fn render_text(r: &RunReport) -> String {
                 .filter(|p| !p.ok() || p.witness.as_ref().is_some_and(|w| !w.agrees))
             {
                 let _ = writeln!(out, "{}:", p.label);
-                witness_lines(&mut out, p, r.target.kind);
+                witness_lines(out, p, r.target.kind);
                 if let Some(f) = &p.failure {
                     let _ = writeln!(out, "ERROR: {}", f.describe());
                 }
             }
+            true
         }
-        TestName::QdSweep => {
+        Some(PhaseTag::QdSweep { .. }) => {
             out.push_str(&qd_table(r));
             out.push_str(&engine_lines(r, ""));
+            true
         }
-        TestName::Cdm | TestName::CdmNvme => {
+        Some(PhaseTag::Cdm { .. }) => {
             out.push_str(&cdm_grid(r));
             out.push_str(&engine_lines(r, ""));
+            true
         }
-        TestName::Metadata => out.push_str(&metadata_table(r)),
-        _ => {
+        Some(PhaseTag::Metadata { .. }) => {
+            out.push_str(&metadata_table(r));
+            true
+        }
+        Some(PhaseTag::Single) | None => {
             for p in &r.outcome.phases {
-                phase_text(&mut out, &r.plan, p, r.target.kind);
+                phase_text(out, &r.plan, p, r.target.kind);
             }
+            false
         }
     }
-    if let Some(e) = r.error()
-        && matches!(
-            r.test,
-            TestName::SizeSweep
-                | TestName::QdSweep
-                | TestName::Cdm
-                | TestName::CdmNvme
-                | TestName::Metadata
-        )
+}
+
+/// The human summary `disktriage run` prints.
+pub fn render_text(r: &RunReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} on {}", r.test, target_line(&r.target));
+    for n in r.plan.notes.iter().chain(&r.notes).chain(&r.outcome.notes) {
+        // Notes may name the target file, whose name may hold control characters.
+        let _ = writeln!(out, "note:  {}", neutralize_controls(n));
+    }
+    if results_text(&mut out, r)
+        && let Some(e) = r.error()
     {
         let _ = writeln!(out, "ERROR: {e}");
     }
@@ -846,7 +866,7 @@ pub fn render_csv(r: &RunReport) -> String {
         let _ = writeln!(out, "# {REWRITE_NOTE}");
     }
     let _ = writeln!(out, "# latency: {}", r.outcome.latency_definition);
-    if r.test == TestName::Metadata {
+    if of_files(&r.plan) {
         out.push_str(
             "# metadata: ops are files (iops = files/s); stat counts as read, create and delete \
              as write; no bytes move\n",
@@ -928,7 +948,7 @@ enum FioEngine {
 /// second commented out.
 pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunOutcome>) -> String {
     let mut out = String::new();
-    if plan.test == TestName::Metadata {
+    if of_files(plan) {
         return metadata_fio_script(plan, target);
     }
     for (i, p) in plan.phases.iter().enumerate() {
@@ -1029,7 +1049,7 @@ fn metadata_fio_command(p: &crate::bench::spec::Phase, target: &std::path::Path)
 
 /// The fio command lines of the phases a report ran, one per phase.
 pub fn report_fio_commands(r: &RunReport) -> Vec<String> {
-    if r.test == TestName::Metadata {
+    if of_files(&r.plan) {
         return r
             .plan
             .phases
@@ -1195,6 +1215,7 @@ fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::catalog::TestName;
     use crate::bench::engine::{EngineProbe, ProbeFigures};
     use crate::bench::outcome::RUN_JSON_SCHEMA;
     use crate::sys::host::HostInfo;
@@ -1442,6 +1463,40 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_results_table_follows_the_kind_of_phases_not_the_test() {
+        // A test of a new family that plans queue-depth sweep phases: its report is the
+        // queue-depth table, with no arm for the test.
+        let mut r = report(1, EngineKind::Sync, false);
+        let facts = TargetFacts {
+            size: 1 << 30,
+            logical_block_size: 512,
+            max_request: None,
+            is_file: false,
+        };
+        let params = TestParams {
+            qds: Some(vec![1, 4]),
+            ..TestParams::default()
+        };
+        r.plan = build_plan(TestName::QdSweep, &params, &facts, false).unwrap();
+        let ran = r.outcome.phases[0].clone();
+        r.outcome.phases = r
+            .plan
+            .phases
+            .iter()
+            .map(|ph| PhaseResult {
+                label: ph.label.clone(),
+                tag: ph.tag.clone(),
+                job: ph.job.clone(),
+                ..ran.clone()
+            })
+            .collect();
+        assert_eq!(r.test, TestName::RandRead);
+        let text = render_text(&r);
+        assert!(text.contains("Maximum Small IOPS"), "{text}");
+        assert!(!text.contains("how:"), "not a phase at a time: {text}");
     }
 
     #[test]
