@@ -11,6 +11,11 @@
 //! workers or slots may overlap on a block: every write puts back bytes read from the device,
 //! and every write is such a write, so the device never holds anything but its own data and
 //! any interleaving of reads and writes reads and writes that same data.
+//!
+//! Only a rewrite's writes are timed, and its rates are over the time they took: each thread
+//! also adds up, per interval, the time during which at least one of its timed I/Os was in
+//! flight (`IoStats::busy_ns`). With pread/pwrite a thread has one I/O at a time, so that is
+//! the sum of its write latencies; with io_uring it is the time its ring held at least one.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
@@ -140,6 +145,7 @@ pub struct WorkerCtx {
 /// real end when it is not the interval's boundary, so every rate over them is right.
 struct Recorder {
     worker: u32,
+    thread: u32,
     interval: Duration,
     t0: Instant,
     deadline: Option<Instant>,
@@ -152,6 +158,7 @@ struct Recorder {
 impl Recorder {
     fn new(
         worker: u32,
+        thread: u32,
         t0: Instant,
         interval: Duration,
         deadline: Option<Instant>,
@@ -159,6 +166,7 @@ impl Recorder {
     ) -> Self {
         Recorder {
             worker,
+            thread,
             interval,
             t0,
             deadline,
@@ -172,6 +180,12 @@ impl Recorder {
     /// A block read in full to be rewritten: counted for the witness, not in the figures.
     fn record_read_back(&mut self, bytes: u64) {
         self.stats.record_read_back(bytes);
+    }
+
+    /// Time during which timed I/O of this thread was in flight (a rewrite's time base).
+    fn record_busy(&mut self, busy: Duration) {
+        self.stats
+            .record_busy(busy.as_nanos().min(u128::from(u64::MAX)) as u64);
     }
 
     fn record(&mut self, kind: OpKind, bytes: u64, latency: Duration) {
@@ -202,6 +216,7 @@ impl Recorder {
         let stats = self.stats.take_sample();
         let _ = self.tx.send(WorkerMsg::Sample(WorkerSample {
             worker: self.worker,
+            thread: self.thread,
             interval: self.index,
             end_s,
             stats,
@@ -253,10 +268,12 @@ fn setup_failed(ctx: &WorkerCtx, why: String) {
 }
 
 /// The phases every I/O thread goes through: an unrecorded warm-up, the gate, then the
-/// measured loop with a recorder. `io` runs one loop within a bound.
+/// measured loop with a recorder. `io` runs one loop within a bound. `thread` is the I/O
+/// thread's number within its worker.
 /// Returns the first failure and how long the thread waited for a CPU while measured.
 fn run_phases(
     ctx: &WorkerCtx,
+    thread: u32,
     mut io: impl FnMut(&Bound, Option<&mut Recorder>) -> Option<IoFailure>,
 ) -> (Option<IoFailure>, Duration) {
     let job = &ctx.job;
@@ -273,7 +290,14 @@ fn run_phases(
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
         let t0 = Instant::now();
         let deadline = job.time.map(|t| t0 + t);
-        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, deadline, ctx.tx.clone());
+        let mut rec = Recorder::new(
+            ctx.worker,
+            thread,
+            t0,
+            ctx.interval,
+            deadline,
+            ctx.tx.clone(),
+        );
         let bound = Bound {
             deadline,
             max_ops: job.ops_per_worker,
@@ -306,8 +330,9 @@ fn uring_worker(ctx: WorkerCtx) {
         Err(e) => return setup_failed(&ctx, format!("cannot set up io_uring: {e}")),
     };
     let fixed = queue.uses_fixed_buffers();
-    let (failure, cpu_wait) =
-        run_phases(&ctx, |bound, rec| uring_loop(&ctx, &mut queue, bound, rec));
+    let (failure, cpu_wait) = run_phases(&ctx, 0, |bound, rec| {
+        uring_loop(&ctx, &mut queue, bound, rec)
+    });
     drop(queue);
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
@@ -324,12 +349,73 @@ fn hand_over(
     queue: &mut UringQueue,
     held: &mut Option<u32>,
     meta: &mut [(OpKind, u64, Instant, bool)],
+    busy: &mut Option<InFlight>,
 ) -> std::io::Result<()> {
     if let Some(h) = held.take() {
-        meta[h as usize].2 = Instant::now();
+        stamp(meta, h, busy);
         queue.submit()?;
     }
     Ok(())
+}
+
+/// Stamps the start of slot `h`'s I/O, now; a timed I/O (not the read of a rewrite) starts
+/// being in flight for the busy time.
+fn stamp(meta: &mut [(OpKind, u64, Instant, bool)], h: u32, busy: &mut Option<InFlight>) {
+    let now = Instant::now();
+    let m = &mut meta[h as usize];
+    m.2 = now;
+    if let Some(b) = busy.as_mut()
+        && !m.3
+    {
+        b.start(now);
+    }
+}
+
+/// The time during which at least one timed I/O of an io_uring thread was in flight: a
+/// rewrite's time base (see the module doc). Time accrues between events (starts and
+/// completions) while the count is above zero, and is handed to the recorder every interval.
+#[derive(Debug)]
+struct InFlight {
+    count: u32,
+    last: Instant,
+    busy: Duration,
+}
+
+impl InFlight {
+    fn new() -> Self {
+        InFlight {
+            count: 0,
+            last: Instant::now(),
+            busy: Duration::ZERO,
+        }
+    }
+
+    /// Accrues the time since the last event, when something was in flight.
+    fn advance(&mut self, now: Instant) {
+        // Events are seen in order, but an I/O prepared earlier may be stamped after a
+        // completion seen later: never count time backwards.
+        let now = now.max(self.last);
+        if self.count > 0 {
+            self.busy += now - self.last;
+        }
+        self.last = now;
+    }
+
+    fn start(&mut self, now: Instant) {
+        self.advance(now);
+        self.count += 1;
+    }
+
+    fn end(&mut self, now: Instant) {
+        self.advance(now);
+        self.count = self.count.saturating_sub(1);
+    }
+
+    /// The busy time accrued up to `now`, handed over (and counted from zero again).
+    fn take(&mut self, now: Instant) -> Duration {
+        self.advance(now);
+        std::mem::take(&mut self.busy)
+    }
 }
 
 /// A failed `io_uring_enter`: the ring, not one I/O, failed.
@@ -368,6 +454,8 @@ fn uring_loop(
     let mut held: Option<u32> = None;
     let mut now = Instant::now();
     let wait = Some(ctx.interval.min(Duration::from_millis(250)));
+    // A rewrite's rates are over the time its timed I/O was in flight (measured loop only).
+    let mut busy = (ctx.job.rewrite && rec.is_some()).then(InFlight::new);
 
     loop {
         let accepting = failure.is_none()
@@ -381,7 +469,7 @@ fn uring_loop(
             // through one block-layer plug, which holds the first request back until the
             // last is prepared: on a file system over a loop device fio itself loses a fifth
             // of its IOPS that way.
-            if let Err(e) = hand_over(queue, &mut held, &mut meta) {
+            if let Err(e) = hand_over(queue, &mut held, &mut meta, &mut busy) {
                 failure.get_or_insert(submission_failure(ctx, e));
                 ctx.stop.store(true, Ordering::Relaxed);
                 free.push(slot);
@@ -415,13 +503,16 @@ fn uring_loop(
             held = Some(slot);
         }
         if queue.in_flight() == 0 {
+            if let (Some(r), Some(b)) = (rec.as_deref_mut(), busy.as_mut()) {
+                r.record_busy(b.take(Instant::now()));
+            }
             break;
         }
         // Total latency, as fio's `lat`: the I/O's time starts just before the system call
         // that hands it to the kernel and ends when its completion is seen. Starting after
         // the call returned (fio's `clat`) would hide an I/O the device completes inside it.
         if let Some(h) = held.take() {
-            meta[h as usize].2 = Instant::now();
+            stamp(&mut meta, h, &mut busy);
         }
         // Anything `submit` could not hand over (a full completion queue) goes with the wait.
         if let Err(e) = queue.submit_and_wait(1, wait) {
@@ -441,6 +532,11 @@ fn uring_loop(
         for c in &done {
             let (kind, offset, at, read_back) = meta[c.slot as usize];
             let whole = c.result >= 0 && c.result as u64 == bs;
+            if let Some(b) = busy.as_mut()
+                && !read_back
+            {
+                b.end(now);
+            }
             if whole && read_back {
                 // The slot's buffer holds the whole block as the device returned it: write
                 // exactly that back, from the same buffer, unless the run is ending (then the
@@ -450,7 +546,7 @@ fn uring_loop(
                 }
                 let mut ending = failure.is_some() || ctx.stop.load(Ordering::Relaxed);
                 // The I/O held back goes first: a submission hands over everything queued.
-                if !ending && let Err(e) = hand_over(queue, &mut held, &mut meta) {
+                if !ending && let Err(e) = hand_over(queue, &mut held, &mut meta, &mut busy) {
                     failure.get_or_insert(submission_failure(ctx, e));
                     ctx.stop.store(true, Ordering::Relaxed);
                     ending = true;
@@ -494,6 +590,9 @@ fn uring_loop(
             }
         }
         if let Some(r) = rec.as_deref_mut() {
+            if let Some(b) = busy.as_mut() {
+                r.record_busy(b.take(now));
+            }
             r.tick(now);
         }
     }
@@ -528,7 +627,7 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
     };
     let mut ops = OpSequence::new(ctx.planner.order_free(), thread, ctx.job.qd.max(1));
     // The I/O count bound is shared by the worker's threads, and only the measured phase counts.
-    let (failure, cpu_wait) = run_phases(ctx, |bound, rec| {
+    let (failure, cpu_wait) = run_phases(ctx, thread, |bound, rec| {
         let issued = rec.is_some().then_some(&*ctx.issued);
         sync_loop(ctx, &mut buf, bound, rec, issued, &mut ops)
     });
@@ -641,6 +740,10 @@ fn sync_loop(
             Ok(n) if n as u64 == bs => {
                 if let Some(r) = rec.as_deref_mut() {
                     r.record(io.kind, bs, finished - started);
+                    // One I/O at a time: the thread's busy time is the sum of its latencies.
+                    if ctx.job.rewrite {
+                        r.record_busy(finished - started);
+                    }
                     r.tick(finished);
                 }
             }
@@ -801,7 +904,7 @@ mod tests {
         let interval = Duration::from_millis(250);
         let t0 = Instant::now();
         let deadline = t0 + Duration::from_millis(1100);
-        let mut rec = Recorder::new(0, t0, interval, Some(deadline), tx);
+        let mut rec = Recorder::new(0, 0, t0, interval, Some(deadline), tx);
         // Ticks past every boundary, then past the deadline while the queue drains.
         for ms in [250, 500, 750, 1000, 1100, 1250, 1300] {
             rec.record(OpKind::Read, 4096, Duration::from_micros(50));
@@ -822,6 +925,30 @@ mod tests {
         assert!(samples[..3].iter().all(|s| s.1.is_none()));
         assert_eq!(samples[3].2, 4);
         assert!(samples[3].1.is_some_and(|e| e > 0.0));
+    }
+
+    #[test]
+    fn an_io_uring_thread_is_busy_while_any_write_is_in_flight() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut b = InFlight::new();
+        b.last = t0;
+        // Two writes overlap (0-30 and 10-40 ms): busy 40 ms, not the 60 ms of their
+        // latencies. Then nothing is in flight until a third one, 60-70 ms.
+        b.start(at(0));
+        b.start(at(10));
+        b.end(at(30));
+        // An interval boundary while a write is in flight: what accrued so far goes out.
+        assert_eq!(b.take(at(35)), Duration::from_millis(35));
+        b.end(at(40));
+        b.start(at(60));
+        b.end(at(70));
+        assert_eq!(b.take(at(90)), Duration::from_millis(15));
+        // A start stamped before the completion seen last never counts time backwards.
+        b.start(at(100));
+        b.end(at(95));
+        assert_eq!(b.take(at(100)), Duration::ZERO);
+        assert_eq!(b.count, 0);
     }
 
     #[test]
