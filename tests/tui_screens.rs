@@ -1543,6 +1543,31 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
         "{s}"
     );
     snap("results_preserve", &app);
+
+    // The same rewrite in the history of an older version, whose records have no time base:
+    // they rated the rewritten bytes over the whole phase, and read back so. Compare says the
+    // two figures are over different times.
+    let mut old = disktriage::history::HistoryEntry::of_runs(
+        disktriage::model::identity::DiskIdentity::Name("loop1".into()),
+        &app.results.records[0].runs,
+        None,
+    )
+    .unwrap();
+    old.id = "older-version".into();
+    let mut json = serde_json::to_value(&old).unwrap();
+    for f in json["figures"].as_array_mut().unwrap() {
+        f.as_object_mut().unwrap().remove("time_base").unwrap();
+    }
+    let old: disktriage::history::HistoryEntry = serde_json::from_value(json).unwrap();
+    assert!(old.figures.iter().all(|f| !f.time_base.is_busy()));
+    assert_eq!(app.results.add_past(vec![old]), 1);
+    app.results.marks = vec![1, 0];
+    keys(&mut app, "c");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("MB/s and IOPS over elapsed -> write-busy"),
+        "{s}"
+    );
     let _ = TestParams::default();
 }
 
