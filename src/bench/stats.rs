@@ -245,10 +245,11 @@ pub struct IoStats {
     pub write: DirStats,
     /// Reads of the blocks a rewrite writes back, outside the figures.
     pub read_back: Tally,
-    /// In a rewrite phase (`--preserve`) only: nanoseconds during which at least one of a
-    /// thread's timed I/Os was in flight (the writes, and a mixed phase's own reads; never the
-    /// reads that fetch a block to rewrite). Summed when threads' figures are added together:
-    /// the runner divides by the threads that counted some (see `TimeBase::WriteBusy`).
+    /// In a rewrite phase (`--preserve`) only: the thread's write-busy nanoseconds, the time
+    /// its timed I/Os (the writes, and a mixed phase's own reads; never the reads that fetch a
+    /// block to rewrite) were in flight, per lane (see `TimeBase::WriteBusy`). Summed when
+    /// threads' figures are added together: the runner divides by the threads that counted
+    /// some.
     pub busy_ns: u64,
 }
 
@@ -451,10 +452,12 @@ pub enum TimeBase {
     #[default]
     Elapsed,
     /// A rewrite of existing data (`--preserve`) that only writes: the time its writes were in
-    /// flight, not the reads before them. Each I/O thread adds up the time during which at
-    /// least one of its writes was in flight; the time base is the sum over the threads that
-    /// wrote divided by their number, the mean per-thread write-busy time. At QD1 it is
-    /// exactly the sum of the write latencies.
+    /// flight, not the reads before them. Each I/O thread adds up its write latencies and
+    /// divides them by its lanes (outstanding I/Os: one for a pread/pwrite thread, the queue
+    /// depth for io_uring); the time base is the sum over the threads that wrote divided by
+    /// their number, the mean per-thread write-busy time. At QD1 it is exactly the sum of the
+    /// write latencies; at any depth and on either engine the IOPS are the lanes over the
+    /// mean write latency.
     WriteBusy,
     /// A rewrite in a phase that mixes reads and writes: the same rule over its timed I/O, the
     /// mix's reads and the writes (never the reads that fetch a block to rewrite).

@@ -12,10 +12,13 @@
 //! and every write is such a write, so the device never holds anything but its own data and
 //! any interleaving of reads and writes reads and writes that same data.
 //!
-//! Only a rewrite's writes are timed, and its rates are over the time they took: each thread
-//! also adds up, per interval, the time during which at least one of its timed I/Os was in
-//! flight (`IoStats::busy_ns`). With pread/pwrite a thread has one I/O at a time, so that is
-//! the sum of its write latencies; with io_uring it is the time its ring held at least one.
+//! Only a rewrite's writes are timed, and its rates are over the time they took. A thread's
+//! write-busy time is the mean, over its lanes, of the time each lane's writes were in flight,
+//! a lane being one outstanding I/O: a pread/pwrite thread is one lane, so its busy time is
+//! the sum of its write latencies; an io_uring thread at QD N has N lanes (its slots), so its
+//! busy time is the sum of its write latencies over N. Both engines thus give the same figure
+//! for the same writes: requests over (lanes x mean write latency). At QD1 it is the sum of
+//! the write latencies either way.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
@@ -146,6 +149,10 @@ pub struct WorkerCtx {
 struct Recorder {
     worker: u32,
     thread: u32,
+    /// The thread's lanes (outstanding I/Os: its queue depth with io_uring, 1 with sync).
+    lanes: u32,
+    /// Timed I/Os recorded so far: a lane that never carried one is not a busy lane.
+    timed: u64,
     interval: Duration,
     t0: Instant,
     deadline: Option<Instant>,
@@ -158,7 +165,7 @@ struct Recorder {
 impl Recorder {
     fn new(
         worker: u32,
-        thread: u32,
+        (thread, lanes): (u32, u32),
         t0: Instant,
         interval: Duration,
         deadline: Option<Instant>,
@@ -167,6 +174,8 @@ impl Recorder {
         Recorder {
             worker,
             thread,
+            lanes: lanes.max(1),
+            timed: 0,
             interval,
             t0,
             deadline,
@@ -182,10 +191,12 @@ impl Recorder {
         self.stats.record_read_back(bytes);
     }
 
-    /// Time during which timed I/O of this thread was in flight (a rewrite's time base).
-    fn record_busy(&mut self, busy: Duration) {
+    /// A timed I/O of a rewrite phase (`--preserve`): its latency counts in the thread's busy
+    /// time, which `send` divides by the lanes that carried one.
+    fn record_busy(&mut self, latency: Duration) {
+        self.timed += 1;
         self.stats
-            .record_busy(busy.as_nanos().min(u128::from(u64::MAX)) as u64);
+            .record_busy(latency.as_nanos().min(u128::from(u64::MAX)) as u64);
     }
 
     fn record(&mut self, kind: OpKind, bytes: u64, latency: Duration) {
@@ -213,6 +224,10 @@ impl Recorder {
     }
 
     fn send(&mut self, end_s: Option<f64>) {
+        // The latencies summed over the interval, over the lanes that carried a timed I/O:
+        // the mean busy time of the thread's lanes (see the module doc).
+        let lanes = u64::from(self.lanes).min(self.timed).max(1);
+        self.stats.busy_ns /= lanes;
         let stats = self.stats.take_sample();
         let _ = self.tx.send(WorkerMsg::Sample(WorkerSample {
             worker: self.worker,
@@ -268,12 +283,12 @@ fn setup_failed(ctx: &WorkerCtx, why: String) {
 }
 
 /// The phases every I/O thread goes through: an unrecorded warm-up, the gate, then the
-/// measured loop with a recorder. `io` runs one loop within a bound. `thread` is the I/O
-/// thread's number within its worker.
+/// measured loop with a recorder. `io` runs one loop within a bound. `lane` is the I/O
+/// thread's number within its worker and its lanes (see the module doc).
 /// Returns the first failure and how long the thread waited for a CPU while measured.
 fn run_phases(
     ctx: &WorkerCtx,
-    thread: u32,
+    lane: (u32, u32),
     mut io: impl FnMut(&Bound, Option<&mut Recorder>) -> Option<IoFailure>,
 ) -> (Option<IoFailure>, Duration) {
     let job = &ctx.job;
@@ -290,14 +305,7 @@ fn run_phases(
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
         let t0 = Instant::now();
         let deadline = job.time.map(|t| t0 + t);
-        let mut rec = Recorder::new(
-            ctx.worker,
-            thread,
-            t0,
-            ctx.interval,
-            deadline,
-            ctx.tx.clone(),
-        );
+        let mut rec = Recorder::new(ctx.worker, lane, t0, ctx.interval, deadline, ctx.tx.clone());
         let bound = Bound {
             deadline,
             max_ops: job.ops_per_worker,
@@ -330,7 +338,9 @@ fn uring_worker(ctx: WorkerCtx) {
         Err(e) => return setup_failed(&ctx, format!("cannot set up io_uring: {e}")),
     };
     let fixed = queue.uses_fixed_buffers();
-    let (failure, cpu_wait) = run_phases(&ctx, 0, |bound, rec| {
+    // One thread whose queue slots are its lanes.
+    let lanes = queue.depth();
+    let (failure, cpu_wait) = run_phases(&ctx, (0, lanes), |bound, rec| {
         uring_loop(&ctx, &mut queue, bound, rec)
     });
     drop(queue);
@@ -349,73 +359,12 @@ fn hand_over(
     queue: &mut UringQueue,
     held: &mut Option<u32>,
     meta: &mut [(OpKind, u64, Instant, bool)],
-    busy: &mut Option<InFlight>,
 ) -> std::io::Result<()> {
     if let Some(h) = held.take() {
-        stamp(meta, h, busy);
+        meta[h as usize].2 = Instant::now();
         queue.submit()?;
     }
     Ok(())
-}
-
-/// Stamps the start of slot `h`'s I/O, now; a timed I/O (not the read of a rewrite) starts
-/// being in flight for the busy time.
-fn stamp(meta: &mut [(OpKind, u64, Instant, bool)], h: u32, busy: &mut Option<InFlight>) {
-    let now = Instant::now();
-    let m = &mut meta[h as usize];
-    m.2 = now;
-    if let Some(b) = busy.as_mut()
-        && !m.3
-    {
-        b.start(now);
-    }
-}
-
-/// The time during which at least one timed I/O of an io_uring thread was in flight: a
-/// rewrite's time base (see the module doc). Time accrues between events (starts and
-/// completions) while the count is above zero, and is handed to the recorder every interval.
-#[derive(Debug)]
-struct InFlight {
-    count: u32,
-    last: Instant,
-    busy: Duration,
-}
-
-impl InFlight {
-    fn new() -> Self {
-        InFlight {
-            count: 0,
-            last: Instant::now(),
-            busy: Duration::ZERO,
-        }
-    }
-
-    /// Accrues the time since the last event, when something was in flight.
-    fn advance(&mut self, now: Instant) {
-        // Events are seen in order, but an I/O prepared earlier may be stamped after a
-        // completion seen later: never count time backwards.
-        let now = now.max(self.last);
-        if self.count > 0 {
-            self.busy += now - self.last;
-        }
-        self.last = now;
-    }
-
-    fn start(&mut self, now: Instant) {
-        self.advance(now);
-        self.count += 1;
-    }
-
-    fn end(&mut self, now: Instant) {
-        self.advance(now);
-        self.count = self.count.saturating_sub(1);
-    }
-
-    /// The busy time accrued up to `now`, handed over (and counted from zero again).
-    fn take(&mut self, now: Instant) -> Duration {
-        self.advance(now);
-        std::mem::take(&mut self.busy)
-    }
 }
 
 /// A failed `io_uring_enter`: the ring, not one I/O, failed.
@@ -454,8 +403,6 @@ fn uring_loop(
     let mut held: Option<u32> = None;
     let mut now = Instant::now();
     let wait = Some(ctx.interval.min(Duration::from_millis(250)));
-    // A rewrite's rates are over the time its timed I/O was in flight (measured loop only).
-    let mut busy = (ctx.job.rewrite && rec.is_some()).then(InFlight::new);
 
     loop {
         let accepting = failure.is_none()
@@ -469,7 +416,7 @@ fn uring_loop(
             // through one block-layer plug, which holds the first request back until the
             // last is prepared: on a file system over a loop device fio itself loses a fifth
             // of its IOPS that way.
-            if let Err(e) = hand_over(queue, &mut held, &mut meta, &mut busy) {
+            if let Err(e) = hand_over(queue, &mut held, &mut meta) {
                 failure.get_or_insert(submission_failure(ctx, e));
                 ctx.stop.store(true, Ordering::Relaxed);
                 free.push(slot);
@@ -503,16 +450,13 @@ fn uring_loop(
             held = Some(slot);
         }
         if queue.in_flight() == 0 {
-            if let (Some(r), Some(b)) = (rec.as_deref_mut(), busy.as_mut()) {
-                r.record_busy(b.take(Instant::now()));
-            }
             break;
         }
         // Total latency, as fio's `lat`: the I/O's time starts just before the system call
         // that hands it to the kernel and ends when its completion is seen. Starting after
         // the call returned (fio's `clat`) would hide an I/O the device completes inside it.
         if let Some(h) = held.take() {
-            stamp(&mut meta, h, &mut busy);
+            meta[h as usize].2 = Instant::now();
         }
         // Anything `submit` could not hand over (a full completion queue) goes with the wait.
         if let Err(e) = queue.submit_and_wait(1, wait) {
@@ -532,11 +476,6 @@ fn uring_loop(
         for c in &done {
             let (kind, offset, at, read_back) = meta[c.slot as usize];
             let whole = c.result >= 0 && c.result as u64 == bs;
-            if let Some(b) = busy.as_mut()
-                && !read_back
-            {
-                b.end(now);
-            }
             if whole && read_back {
                 // The slot's buffer holds the whole block as the device returned it: write
                 // exactly that back, from the same buffer, unless the run is ending (then the
@@ -546,7 +485,7 @@ fn uring_loop(
                 }
                 let mut ending = failure.is_some() || ctx.stop.load(Ordering::Relaxed);
                 // The I/O held back goes first: a submission hands over everything queued.
-                if !ending && let Err(e) = hand_over(queue, &mut held, &mut meta, &mut busy) {
+                if !ending && let Err(e) = hand_over(queue, &mut held, &mut meta) {
                     failure.get_or_insert(submission_failure(ctx, e));
                     ctx.stop.store(true, Ordering::Relaxed);
                     ending = true;
@@ -586,13 +525,14 @@ fn uring_loop(
                 continue;
             }
             if let Some(r) = rec.as_deref_mut() {
-                r.record(kind, bs, now.saturating_duration_since(at));
+                let latency = now.saturating_duration_since(at);
+                r.record(kind, bs, latency);
+                if ctx.job.rewrite {
+                    r.record_busy(latency);
+                }
             }
         }
         if let Some(r) = rec.as_deref_mut() {
-            if let Some(b) = busy.as_mut() {
-                r.record_busy(b.take(now));
-            }
             r.tick(now);
         }
     }
@@ -627,7 +567,7 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
     };
     let mut ops = OpSequence::new(ctx.planner.order_free(), thread, ctx.job.qd.max(1));
     // The I/O count bound is shared by the worker's threads, and only the measured phase counts.
-    let (failure, cpu_wait) = run_phases(ctx, thread, |bound, rec| {
+    let (failure, cpu_wait) = run_phases(ctx, (thread, 1), |bound, rec| {
         let issued = rec.is_some().then_some(&*ctx.issued);
         sync_loop(ctx, &mut buf, bound, rec, issued, &mut ops)
     });
@@ -740,7 +680,6 @@ fn sync_loop(
             Ok(n) if n as u64 == bs => {
                 if let Some(r) = rec.as_deref_mut() {
                     r.record(io.kind, bs, finished - started);
-                    // One I/O at a time: the thread's busy time is the sum of its latencies.
                     if ctx.job.rewrite {
                         r.record_busy(finished - started);
                     }
@@ -904,7 +843,7 @@ mod tests {
         let interval = Duration::from_millis(250);
         let t0 = Instant::now();
         let deadline = t0 + Duration::from_millis(1100);
-        let mut rec = Recorder::new(0, 0, t0, interval, Some(deadline), tx);
+        let mut rec = Recorder::new(0, (0, 1), t0, interval, Some(deadline), tx);
         // Ticks past every boundary, then past the deadline while the queue drains.
         for ms in [250, 500, 750, 1000, 1100, 1250, 1300] {
             rec.record(OpKind::Read, 4096, Duration::from_micros(50));
@@ -928,27 +867,51 @@ mod tests {
     }
 
     #[test]
-    fn an_io_uring_thread_is_busy_while_any_write_is_in_flight() {
+    fn a_thread_is_write_busy_for_its_latencies_over_its_lanes() {
+        let (tx, rx) = std::sync::mpsc::channel();
         let t0 = Instant::now();
-        let at = |ms: u64| t0 + Duration::from_millis(ms);
-        let mut b = InFlight::new();
-        b.last = t0;
-        // Two writes overlap (0-30 and 10-40 ms): busy 40 ms, not the 60 ms of their
-        // latencies. Then nothing is in flight until a third one, 60-70 ms.
-        b.start(at(0));
-        b.start(at(10));
-        b.end(at(30));
-        // An interval boundary while a write is in flight: what accrued so far goes out.
-        assert_eq!(b.take(at(35)), Duration::from_millis(35));
-        b.end(at(40));
-        b.start(at(60));
-        b.end(at(70));
-        assert_eq!(b.take(at(90)), Duration::from_millis(15));
-        // A start stamped before the completion seen last never counts time backwards.
-        b.start(at(100));
-        b.end(at(95));
-        assert_eq!(b.take(at(100)), Duration::ZERO);
-        assert_eq!(b.count, 0);
+        let interval = Duration::from_millis(250);
+        // An io_uring thread at QD4: 8 writes of 10 ms each in the first interval, its 4
+        // lanes each busy 20 ms of it. Then 2 writes of 6 ms in a partial last interval.
+        let mut rec = Recorder::new(3, (0, 4), t0, interval, None, tx.clone());
+        for _ in 0..8 {
+            rec.record(OpKind::Write, 4096, Duration::from_millis(10));
+            rec.record_busy(Duration::from_millis(10));
+        }
+        rec.tick(t0 + interval);
+        for _ in 0..2 {
+            rec.record(OpKind::Write, 4096, Duration::from_millis(6));
+            rec.record_busy(Duration::from_millis(6));
+        }
+        rec.finish();
+        // A pread/pwrite thread (one lane) that did 2 writes of 10 ms: busy 20 ms. A thread
+        // with 4 lanes that only ever carried 2 writes had 2 busy lanes, not 4.
+        let mut one = Recorder::new(3, (1, 1), t0, interval, None, tx.clone());
+        let mut few = Recorder::new(4, (0, 4), t0, interval, None, tx);
+        for r in [&mut one, &mut few] {
+            for _ in 0..2 {
+                r.record(OpKind::Write, 4096, Duration::from_millis(10));
+                r.record_busy(Duration::from_millis(10));
+            }
+        }
+        one.finish();
+        few.finish();
+        let busy: Vec<(u32, u32, u64)> = rx
+            .try_iter()
+            .map(|m| match m {
+                WorkerMsg::Sample(s) => (s.worker, s.thread, s.stats.busy_ns),
+                WorkerMsg::Done { .. } => panic!("no Done from a recorder"),
+            })
+            .collect();
+        assert_eq!(
+            busy,
+            [
+                (3, 0, 20_000_000),
+                (3, 0, 3_000_000),
+                (3, 1, 20_000_000),
+                (4, 0, 10_000_000)
+            ]
+        );
     }
 
     #[test]

@@ -228,8 +228,8 @@ pub fn chart_time_base(base: TimeBase) -> &'static str {
 /// the writes are timed; rates are over the 2.000 s the writes took (the reads took 1.900 s
 /// more)". None for a phase whose rates are over its measured time.
 pub fn rewrite_time_base(p: &PhaseResult) -> Option<String> {
-    // The rest of the measured time went to the reads that fetch each block (at QD1 all of
-    // it; with several I/Os in flight reads also overlap the writes).
+    // The rest of the measured time (of each lane, an outstanding I/O) went to the reads
+    // that fetch each block, and the little between the system calls.
     let more = (p.seconds - p.rate_seconds).max(0.0);
     match p.time_base {
         TimeBase::Elapsed => None,
