@@ -590,7 +590,8 @@ pub fn sweep_table(r: &RunReport) -> String {
     if r.plan.rewrites() && r.plan.writes() {
         let _ = writeln!(
             out,
-            "# Writes : {REWRITE_LABEL} (each block read first, not timed)"
+            "# Writes : {REWRITE_LABEL} (each block read first, not timed; write MB/s are over \
+             the time the writes took)"
         );
     }
     let _ = writeln!(
@@ -833,7 +834,7 @@ pub fn cdm_grid(r: &RunReport) -> String {
             },
             Bytes(j.region_len).iec(),
             if r.plan.rewrites() && r.plan.writes() {
-                format!("; writes: {REWRITE_LABEL}")
+                format!("; writes: {REWRITE_LABEL}, rated over the time the writes took")
             } else {
                 String::new()
             }
