@@ -447,7 +447,7 @@ struct Aggregator {
     /// The phase's rates are over its write-busy time (a rewrite).
     busy: bool,
     /// Busy nanoseconds of each I/O thread, by (worker, thread), over the whole phase.
-    busy_by_thread: std::collections::BTreeMap<(u32, u32), u64>,
+    busy_by_thread: std::collections::BTreeMap<ThreadId, u64>,
 }
 
 /// An I/O thread: (worker, thread within the worker).
