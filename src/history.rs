@@ -487,6 +487,7 @@ mod tests {
                 bs: 1 << 20,
                 ops: 1000,
                 seconds: 10.0,
+                time_base: Default::default(),
                 mbps: Stat {
                     mean: mbps,
                     spread_pct: None,

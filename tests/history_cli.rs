@@ -73,6 +73,7 @@ fn entry(disk: DiskIdentity, device: &str, mbps: f64, unix: u64) -> HistoryEntry
             bs: 1 << 20,
             ops: 1200,
             seconds: 10.0,
+            time_base: Default::default(),
             mbps: Stat {
                 mean: mbps,
                 spread_pct: Some(2.5),

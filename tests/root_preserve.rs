@@ -479,3 +479,121 @@ fn preserve_never_writes_a_block_it_could_not_read_whole() {
         );
     }
 }
+
+/// A number of the JSON report, as f64.
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Asserts that `a` is within `pct` percent of `b`.
+fn close(a: f64, b: f64, pct: f64, what: &str) {
+    assert!(
+        b > 0.0 && ((a - b) / b).abs() * 100.0 <= pct,
+        "{what}: {a} vs {b} (more than {pct} % apart)"
+    );
+}
+
+#[test]
+fn root_preserve_rates_are_over_the_time_the_writes_took() {
+    if !root_or_skip("root_preserve_rates_are_over_the_time_the_writes_took") {
+        return;
+    }
+    // Only a rewrite's writes are timed, and its MB/s and IOPS are the rewritten bytes over
+    // the time those writes took, not over the whole phase with its reads. That time is known
+    // from the JSON alone, on either engine and at any depth: each lane (an outstanding I/O: a
+    // pread/pwrite thread, or a slot of an io_uring queue) is busy for the sum of its
+    // latencies, and the time base is their mean over the lanes, workers x QD of them.
+    let dir = scratch();
+    let l = random_loop(dir.path(), 32 << 20, 512);
+    let before = sha256(l.path_str());
+    let short = ["--time", "600ms", "--warmup", "100ms"];
+    let cases: [(&str, &[&str]); 7] = [
+        ("seq-write", &["--engine", "sync", "--qd", "1"]),
+        ("rand-write", &["--engine", "sync", "--qd", "4"]),
+        ("rand-write", &["--engine", "uring", "--qd", "1"]),
+        ("rand-write", &["--engine", "uring", "--qd", "16"]),
+        (
+            "rand-write",
+            &["--engine", "uring", "--qd", "4", "--jobs", "2"],
+        ),
+        ("rand-mixed", &["--engine", "sync", "--qd", "2"]),
+        ("sync-latency", &["--count", "300"]),
+    ];
+    for (test, extra) in cases {
+        let mut args = vec!["--test", test];
+        if !extra.contains(&"--count") {
+            args.extend_from_slice(&short);
+        }
+        args.extend_from_slice(extra);
+        let case = format!("{test} {extra:?}");
+        let doc = preserve_run(&l, &args);
+        assert_eq!(sha256(l.path_str()), before, "{case}: the data changed");
+        assert_rewrite_report(&doc, &case);
+        let p = &doc["outcome"]["phases"][0];
+        let w = &p["write"];
+        let timed = |d: &Value| {
+            if u(&d["ops"]) == 0 {
+                return 0.0;
+            }
+            f(&d["latency"]["mean_ns"]) * f(&d["latency"]["count"]) / 1e9
+        };
+        let lanes = f(&p["job"]["workers"]) * f(&p["job"]["qd"]);
+        let write_s = (timed(w) + timed(&p["read"])) / lanes;
+        let bytes = f(&w["bytes"]);
+        close(
+            f(&w["bytes_per_sec"]),
+            bytes / write_s,
+            1.0,
+            &format!("{case}: write bytes/s vs bytes / write time"),
+        );
+        close(
+            f(&w["iops"]),
+            f(&w["ops"]) / write_s,
+            1.0,
+            &format!("{case}: write IOPS vs ops / write time"),
+        );
+        // The reads took time too: the phase lasted longer than its writes.
+        let seconds = f(&p["seconds"]);
+        assert!(
+            write_s < seconds,
+            "{case}: {write_s} s of writes in {seconds} s"
+        );
+        // The JSON names the time base and gives its seconds.
+        let mixed = test == "rand-mixed";
+        assert_eq!(
+            p["time_base"],
+            if mixed { "io-busy" } else { "write-busy" },
+            "{case}"
+        );
+        close(
+            f(&p["rate_seconds"]),
+            write_s,
+            1.0,
+            &format!("{case}: rate_seconds"),
+        );
+        // Each interval of the series is rated by the same rule: their busy times add up to
+        // the phase's (every thread writes in every interval of a run this busy).
+        let points = p["series"]["points"].as_array().unwrap();
+        let busy: f64 = points.iter().map(|pt| f(&pt["busy_s"])).sum();
+        close(busy, write_s, 5.0, &format!("{case}: the series' busy_s"));
+    }
+    // The text report says what the rates are over.
+    let out = disktriage(&[
+        "run",
+        l.path_str(),
+        "--preserve",
+        "--destroy-data",
+        &l.name,
+        "--test",
+        "sync-latency",
+        "--count",
+        "200",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("rewrite of existing data: only the writes are timed; rates are over the "),
+        "{text}"
+    );
+    assert_eq!(sha256(l.path_str()), before, "text run: the data changed");
+}

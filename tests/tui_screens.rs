@@ -1131,6 +1131,7 @@ fn a_one_io_run_shows_no_rate_without_its_time_base() {
     {
         let p = &mut one.outcome.phases[0];
         p.seconds = 0.000896;
+        p.rate_seconds = p.seconds;
         let d = if p.read.ops > 0 {
             &mut p.read
         } else {
@@ -1511,11 +1512,12 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
         index: 0,
         engine: Box::new(qd1_choice()),
     })));
+    // Each interval's bytes took half of it to write (the reads took the rest): its rates
+    // are over that half, twice the bytes over the interval.
     for i in 0..24 {
-        app.update(Msg::Run(Box::new(RunEvent::Point {
-            index: 0,
-            point: point(i, 180.0),
-        })));
+        let mut p = point(i, 90.0);
+        p.busy_s = Some(p.seconds() / 2.0);
+        app.update(Msg::Run(Box::new(RunEvent::Point { index: 0, point: p })));
     }
     tick(&mut app, 8.0);
     let s = screen(&app, 80, 25);
@@ -1523,16 +1525,49 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
         s.contains("O_DIRECT, rewrite of existing data, bs 4k"),
         "{s}"
     );
+    assert!(s.contains("Throughput MB/s over write time"), "{s}");
+    let mean = app.run.as_ref().unwrap().stats.mean_rate() / 1e6;
+    assert!((175.0..185.0).contains(&mean), "{mean} MB/s\n{s}");
     snap("running_preserve", &app);
 
     let mut r = report(TestName::RandWrite, "loop1", "none", 180.0, 0.4);
     r.plan = plan.clone();
     r.outcome.phases[0].job = plan.phases[0].job.clone();
+    r.outcome.phases[0].time_base = plan.phases[0].job.time_base();
     app.update(Msg::RunFinished(Box::new(Ok(r))));
     keys(&mut app, "4");
     let s = screen(&app, 80, 25);
     assert!(s.contains("loop1: rewrite of existing data, bs 4k"), "{s}");
+    assert!(
+        s.contains("rewrite of existing data: MB/s and IOPS are over the time the writes took"),
+        "{s}"
+    );
     snap("results_preserve", &app);
+
+    // The same rewrite in the history of an older version, whose records have no time base:
+    // they rated the rewritten bytes over the whole phase, and read back so. Compare says the
+    // two figures are over different times.
+    let mut old = disktriage::history::HistoryEntry::of_runs(
+        disktriage::model::identity::DiskIdentity::Name("loop1".into()),
+        &app.results.records[0].runs,
+        None,
+    )
+    .unwrap();
+    old.id = "older-version".into();
+    let mut json = serde_json::to_value(&old).unwrap();
+    for f in json["figures"].as_array_mut().unwrap() {
+        f.as_object_mut().unwrap().remove("time_base").unwrap();
+    }
+    let old: disktriage::history::HistoryEntry = serde_json::from_value(json).unwrap();
+    assert!(old.figures.iter().all(|f| !f.time_base.is_busy()));
+    assert_eq!(app.results.add_past(vec![old]), 1);
+    app.results.marks = vec![1, 0];
+    keys(&mut app, "c");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("MB/s and IOPS over elapsed -> write-busy"),
+        "{s}"
+    );
     let _ = TestParams::default();
 }
 
@@ -1662,6 +1697,7 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
             }
         }
         p.seconds = 16384.0 / rate;
+        p.rate_seconds = p.seconds;
         p.engine_choice.reason = "one create system call at a time".into();
         p.engine_choice.probe = None;
     }
@@ -1694,6 +1730,7 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
                     ops: 1000 + i * 10,
                     latency: None,
                 },
+                busy_s: None,
             },
         })));
     }

@@ -53,7 +53,7 @@ impl LiveStats {
         }
         self.bytes += p.bytes();
         self.ops += p.ops();
-        self.seconds += p.seconds();
+        self.seconds += p.rate_seconds();
         if p.seconds() < whole {
             return;
         }
@@ -214,7 +214,7 @@ impl LiveRun {
                 self.points.push_back(point);
             }
             RunEvent::PhaseFinished { result, .. } => {
-                if rate_meaningful(result.read.ops + result.write.ops, result.seconds)
+                if rate_meaningful(result.read.ops + result.write.ops, result.rate_seconds)
                     && let Some(sample) = PhaseSample::of(&result)
                 {
                     self.done.push(sample);

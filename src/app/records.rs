@@ -110,6 +110,16 @@ impl RunRecord {
     }
 
     /// The engine that ran ("uring", "sync", "auto" when phases differ).
+    /// What the rates of its phases are over ("write-busy" for a rewrite), when a phase's
+    /// rates are not over the measured time; None for the measured time.
+    pub fn time_base(&self) -> Option<String> {
+        self.figures()
+            .iter()
+            .map(|f| f.time_base)
+            .find(|b| b.is_busy())
+            .map(|b| b.as_str().to_string())
+    }
+
     pub fn engine(&self) -> Option<String> {
         match &self.past {
             Some(p) if self.runs.is_empty() => Some(p.settings.engine.clone()),

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::outcome::{PhaseResult, RunReport};
 use super::spec::PhaseTag;
 
-pub use super::stats::Stat;
+pub use super::stats::{Stat, TimeBase};
 
 /// A phase's figures over the repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,10 +16,14 @@ pub struct PhaseFigures {
     pub tag: PhaseTag,
     /// Request size in bytes.
     pub bs: u64,
-    /// I/Os and measured seconds of a repeat (the mean over the repeats): the time base of
-    /// the rates.
+    /// I/Os and seconds of a repeat (the mean over the repeats): the time base of the rates,
+    /// which for a rewrite of existing data is the time its writes took (`time_base`).
     pub ops: u64,
     pub seconds: f64,
+    /// What `seconds` is: the measured time, or a rewrite's write-busy time. Records written
+    /// before it existed measured every rate over the elapsed time.
+    #[serde(default)]
+    pub time_base: TimeBase,
     /// MB/s (10^6 bytes per second).
     pub mbps: Stat,
     pub iops: Stat,
@@ -80,7 +84,8 @@ pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
                 tag: p0.tag.clone(),
                 bs: p0.job.bs,
                 ops: phases.iter().map(|p| p.read.ops + p.write.ops).sum::<u64>() / n as u64,
-                seconds: phases.iter().map(|p| p.seconds).sum::<f64>() / n as f64,
+                seconds: phases.iter().map(|p| p.rate_seconds).sum::<f64>() / n as f64,
+                time_base: p0.time_base,
                 mbps: pick(&|p| Some(p.bytes_per_sec() / 1e6))?,
                 iops: pick(&|p| Some(p.iops()))?,
                 mean_ms: pick(&|p| p.latency().map(|l| l.mean_ns / 1e6)),

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::catalog::TestName;
 use super::engine::EngineChoice;
 use super::spec::{EngineKind, Job, PhaseTag, Plan};
-use super::stats::{BoundedSeries, IoStats, LatencySummary};
+use super::stats::{BoundedSeries, IoStats, LatencySummary, TimeBase};
 use super::worker::IoFailure;
 use crate::model::activity::{BackgroundIo, BusyProcess};
 use crate::model::{KernelWriteCache, Transport};
@@ -98,7 +98,7 @@ impl Witness {
 pub struct DirTotals {
     pub bytes: u64,
     pub ops: u64,
-    /// Bytes per second over the measured time.
+    /// Bytes per second over the phase's time base (`PhaseResult::rate_seconds`).
     pub bytes_per_sec: f64,
     pub iops: f64,
     pub latency: Option<LatencySummary>,
@@ -114,6 +114,9 @@ pub struct WorkerTotals {
     pub ops: u64,
     /// The worker's own measured time (workers bounded by a count finish at their own pace).
     pub seconds: f64,
+    /// The time base of its rate: `seconds`, or for a rewrite its threads' write-busy time
+    /// (by the phase's rule, `TimeBase`).
+    pub rate_seconds: f64,
     pub bytes_per_sec: f64,
 }
 
@@ -132,6 +135,11 @@ pub struct PhaseResult {
     pub fixed_buffers: bool,
     /// Measured seconds (the warm-up excluded).
     pub seconds: f64,
+    /// What the rates (MB/s, MiB/s, IOPS) are over: the measured time, or for a rewrite of
+    /// existing data (`--preserve`) the time its writes were in flight.
+    pub time_base: TimeBase,
+    /// The seconds the rates are over: `seconds`, or the write-busy time of a rewrite.
+    pub rate_seconds: f64,
     /// CPU seconds the whole process used while measuring (user + system, including the
     /// kernel's io_uring workers that run in it).
     pub cpu_seconds: f64,

@@ -18,7 +18,9 @@ use super::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
 use super::pattern::DataPattern;
 use super::plan::Planner;
 use super::spec::{EngineKind, Job, Phase, Plan};
-use super::stats::{BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION};
+use super::stats::{
+    BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION, mean_busy_seconds, per_second,
+};
 use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, WriteData, run_worker};
 use crate::model::DevNum;
 use crate::model::activity::{BackgroundIo, ProcessIo, busy_between};
@@ -442,23 +444,35 @@ fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineC
 /// time-bounded run is the folded last interval up to the real end (never an empty or partial
 /// sliver after the deadline), and a run stopped or bounded by a count ends with a partial
 /// point that carries its real duration.
+///
+/// In a rewrite phase (`busy`) it also keeps each I/O thread's busy time, for the phase's time
+/// base, and gives each point the same rule over the threads that reported busy time in it.
 struct Aggregator {
     interval: f64,
     next: u64,
     pending: std::collections::BTreeMap<u64, Gathering>,
-    late: IoStats,
+    late: Gathering,
     series: BoundedSeries,
     totals: IoStats,
     per_worker: Vec<IoStats>,
     /// The interval of each I/O thread's last sample, once it has sent it: a thread that
     /// stopped before interval i will never report it.
     finished_at: Vec<u64>,
+    /// The phase's rates are over its write-busy time (a rewrite).
+    busy: bool,
+    /// Busy nanoseconds of each I/O thread, by (worker, thread), over the whole phase.
+    busy_by_thread: std::collections::BTreeMap<ThreadId, u64>,
 }
+
+/// An I/O thread: (worker, thread within the worker).
+type ThreadId = (u32, u32);
 
 /// The samples of one interval received so far.
 #[derive(Debug, Default)]
 struct Gathering {
     stats: IoStats,
+    /// The threads whose samples here counted busy time (a rewrite's).
+    busy_threads: std::collections::BTreeSet<ThreadId>,
     samples: usize,
     /// Some sample ends at the interval's boundary (its thread goes on).
     whole: bool,
@@ -477,22 +491,47 @@ impl Gathering {
 }
 
 impl Aggregator {
+    fn new(interval: f64, workers: usize, busy: bool) -> Self {
+        Aggregator {
+            interval,
+            next: 0,
+            pending: Default::default(),
+            late: Gathering::default(),
+            series: BoundedSeries::new(SERIES_CAPACITY),
+            totals: IoStats::default(),
+            per_worker: vec![IoStats::default(); workers],
+            finished_at: Vec::new(),
+            busy,
+            busy_by_thread: Default::default(),
+        }
+    }
+
     fn add(
         &mut self,
-        worker: u32,
+        thread: ThreadId,
         interval: u64,
         end_s: Option<f64>,
         stats: &super::stats::SampleStats,
     ) {
+        let (worker, _) = thread;
         if let Some(w) = self.per_worker.get_mut(worker as usize) {
             w.add_sample(stats);
         }
         self.totals.add_sample(stats);
+        if stats.busy_ns > 0 {
+            *self.busy_by_thread.entry(thread).or_default() += stats.busy_ns;
+        }
         if interval < self.next {
-            self.late.add_sample(stats);
+            self.late.stats.add_sample(stats);
+            if stats.busy_ns > 0 {
+                self.late.busy_threads.insert(thread);
+            }
         } else {
             let e = self.pending.entry(interval).or_default();
             e.stats.add_sample(stats);
+            if stats.busy_ns > 0 {
+                e.busy_threads.insert(thread);
+            }
             e.samples += 1;
             match end_s {
                 Some(end) => e.last_end = Some(e.last_end.map_or(end, |l| l.max(end))),
@@ -530,9 +569,20 @@ impl Aggregator {
         let boundary = (i + 1) as f64 * self.interval;
         let g = self.pending.remove(&i).unwrap_or_default();
         let end = end.unwrap_or_else(|| g.end(boundary));
+        let late = std::mem::take(&mut self.late);
         let mut stats = g.stats;
-        stats.add(&std::mem::take(&mut self.late));
-        let p = IntervalPoint::from_stats(i as f64 * self.interval, end, &stats);
+        stats.add(&late.stats);
+        // The phase's rule over this point: the busy time of the threads that counted some
+        // here, divided by their number (a thread's late sample is that thread again).
+        let busy_s = self.busy.then(|| {
+            let threads = g.busy_threads.union(&late.busy_threads).count();
+            if threads == 0 {
+                0.0
+            } else {
+                stats.busy_ns as f64 / 1e9 / threads as f64
+            }
+        });
+        let p = IntervalPoint::from_stats(i as f64 * self.interval, end, &stats, busy_s);
         self.series.push(p);
         self.next = i + 1;
         p
@@ -545,11 +595,22 @@ impl Aggregator {
             let end = last.then(|| seconds.max(i as f64 * self.interval));
             out.push(self.emit(i, end));
         }
-        if self.late.ops() > 0 {
+        if self.late.stats.ops() > 0 {
             let i = self.next;
             out.push(self.emit(i, Some(seconds)));
         }
         self.series.finish();
+    }
+
+    /// The phase's write-busy time (`TimeBase::WriteBusy`) over the threads of `worker`, or
+    /// of all workers: the mean over the threads that counted busy time.
+    fn busy_seconds(&self, worker: Option<u32>) -> f64 {
+        mean_busy_seconds(
+            self.busy_by_thread
+                .iter()
+                .filter(|((w, _), _)| worker.is_none_or(|x| x == *w))
+                .map(|(_, &ns)| ns),
+        )
     }
 }
 
@@ -647,16 +708,7 @@ fn run_phase(
     }
 
     let interval = plan.interval.as_secs_f64();
-    let mut agg = Aggregator {
-        interval,
-        next: 0,
-        pending: Default::default(),
-        late: IoStats::default(),
-        series: BoundedSeries::new(SERIES_CAPACITY),
-        totals: IoStats::default(),
-        per_worker: vec![IoStats::default(); job.workers as usize],
-        finished_at: Vec::new(),
-    };
+    let mut agg = Aggregator::new(interval, job.workers as usize, job.rewrite);
     let threads = alive;
     let mut failure: Option<IoFailure> = None;
     let mut fixed_buffers = engine == EngineKind::Uring;
@@ -666,7 +718,9 @@ fn run_phase(
     let mut cpu_wait = Duration::ZERO;
     while alive > 0 {
         match rx.recv_timeout(plan.interval) {
-            Ok(WorkerMsg::Sample(s)) => agg.add(s.worker, s.interval, s.end_s, &s.stats),
+            Ok(WorkerMsg::Sample(s)) => {
+                agg.add((s.worker, s.thread), s.interval, s.end_s, &s.stats)
+            }
             Ok(WorkerMsg::Done {
                 worker,
                 failure: f,
@@ -743,21 +797,14 @@ fn run_phase(
         ),
         (None, _, _) => (None, input.no_stat_reason.clone()),
     };
-    let dir = |d: &super::stats::DirStats| DirTotals {
-        bytes: d.bytes,
-        ops: d.ops,
-        bytes_per_sec: if seconds > 0.0 {
-            d.bytes as f64 / seconds
-        } else {
-            0.0
-        },
-        iops: if seconds > 0.0 {
-            d.ops as f64 / seconds
-        } else {
-            0.0
-        },
-        latency: d.latency_summary(),
+    // The rates' time base: the measured time, or a rewrite's write-busy time.
+    let time_base = job.time_base();
+    let rate_seconds = if time_base.is_busy() {
+        agg.busy_seconds(None)
+    } else {
+        seconds
     };
+    let dir = |d: &super::stats::DirStats| dir_totals(d, rate_seconds);
     let workers = agg
         .per_worker
         .iter()
@@ -765,6 +812,11 @@ fn run_phase(
         .map(|(w, s)| {
             let (region_start, region_len) = job.worker_region(w as u32);
             let secs = (worker_end[w] - t0).as_secs_f64();
+            let rate_secs = if time_base.is_busy() {
+                agg.busy_seconds(Some(w as u32))
+            } else {
+                secs
+            };
             WorkerTotals {
                 worker: w as u32,
                 region_start,
@@ -772,11 +824,8 @@ fn run_phase(
                 bytes: s.bytes(),
                 ops: s.ops(),
                 seconds: secs,
-                bytes_per_sec: if secs > 0.0 {
-                    s.bytes() as f64 / secs
-                } else {
-                    0.0
-                },
+                rate_seconds: rate_secs,
+                bytes_per_sec: per_second(s.bytes() as f64, rate_secs),
             }
         })
         .collect();
@@ -789,6 +838,8 @@ fn run_phase(
         io_threads: threads as u32,
         fixed_buffers,
         seconds,
+        time_base,
+        rate_seconds,
         cpu_seconds: cpu.as_secs_f64(),
         cpu_wait_seconds: cpu_wait.as_secs_f64(),
         cpu_bound: super::outcome::cpu_bound(
@@ -807,6 +858,17 @@ fn run_phase(
         stopped: stop.load(Ordering::Relaxed) && failure.is_none() && setup_error.is_none(),
         failure,
         setup_error,
+    }
+}
+
+/// One direction's totals, its rates over `rate_seconds` (the phase's time base).
+fn dir_totals(d: &super::stats::DirStats, rate_seconds: f64) -> DirTotals {
+    DirTotals {
+        bytes: d.bytes,
+        ops: d.ops,
+        bytes_per_sec: per_second(d.bytes as f64, rate_seconds),
+        iops: per_second(d.ops as f64, rate_seconds),
+        latency: d.latency_summary(),
     }
 }
 
@@ -895,33 +957,24 @@ mod tests {
 
     #[test]
     fn aggregator_waits_for_all_threads_then_for_the_clock() {
-        let mut a = Aggregator {
-            interval: 0.25,
-            next: 0,
-            pending: Default::default(),
-            late: IoStats::default(),
-            series: BoundedSeries::new(16),
-            totals: IoStats::default(),
-            per_worker: vec![IoStats::default(); 2],
-            finished_at: Vec::new(),
-        };
+        let mut a = aggregator(2);
         let mut out = Vec::new();
-        a.add(0, 0, None, &sample(100));
+        a.add((0, 0), 0, None, &sample(100));
         a.emit_ready(2, 0.26, &mut out);
         assert!(out.is_empty(), "worker 1 has not reported interval 0");
-        a.add(1, 0, None, &sample(50));
+        a.add((1, 0), 0, None, &sample(50));
         a.emit_ready(2, 0.26, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].bytes(), 150);
         // Interval 1: only worker 0 reports; by 0.75 s it is overdue and goes out anyway.
-        a.add(0, 1, None, &sample(10));
+        a.add((0, 0), 1, None, &sample(10));
         a.emit_ready(2, 0.6, &mut out);
         assert_eq!(out.len(), 1);
         a.emit_ready(2, 0.76, &mut out);
         assert_eq!(out.len(), 2);
         // Worker 1's late sample lands in the next point; nothing is lost.
-        a.add(1, 1, None, &sample(7));
-        a.add(0, 2, None, &sample(1));
+        a.add((1, 0), 1, None, &sample(7));
+        a.add((0, 0), 2, None, &sample(1));
         a.finish(0.8, &mut out);
         let total: u64 = out.iter().map(IntervalPoint::bytes).sum();
         assert_eq!(total, 168);
@@ -931,16 +984,93 @@ mod tests {
         assert_eq!(a.per_worker[1].bytes(), 57);
     }
 
+    /// A rewrite's interval of one thread: `bytes` written in 4 KiB writes that were in
+    /// flight for `busy_ms` of it.
+    fn rewrite_sample(bytes: u64, busy_ms: u64) -> SampleStats {
+        let mut s = IoStats::default();
+        for _ in 0..bytes / 4096 {
+            s.record(super::super::plan::OpKind::Write, 4096, 1000);
+            s.record_read_back(4096);
+        }
+        s.record_busy(busy_ms * 1_000_000);
+        s.take_sample()
+    }
+
+    #[test]
+    fn a_rewrite_is_rated_over_its_write_busy_time() {
+        // Two pread/pwrite threads of one worker rewrite 4 MB each per 250 ms interval; the
+        // reads before the writes take as long as the writes, so each thread's writes are
+        // in flight 125 ms of every 250. Over the elapsed time that would be 32 MB/s; over
+        // the write-busy time it is twice that.
+        let mut a = Aggregator {
+            series: BoundedSeries::new(16),
+            ..Aggregator::new(0.25, 1, true)
+        };
+        let mut out = Vec::new();
+        let mb4 = 4096 * 1000;
+        for i in 0..4 {
+            for t in 0..2 {
+                let end = (i == 3).then_some(1.0);
+                a.add((0, t), i, end, &rewrite_sample(mb4, 125));
+            }
+            a.emit_ready(2, (i + 1) as f64 * 0.25, &mut out);
+        }
+        a.finish(1.0, &mut out);
+        assert_eq!(out.len(), 4, "{out:?}");
+        let elapsed_rate = a.totals.write.bytes as f64 / 1.0;
+        // The phase: 2 x 4 x 125 ms of busy time over 2 threads = 0.5 s.
+        let busy = a.busy_seconds(None);
+        assert!((busy - 0.5).abs() < 1e-9, "{busy}");
+        assert_eq!(a.busy_seconds(Some(0)), busy);
+        let w = dir_totals(&a.totals.write, busy);
+        assert!((w.bytes_per_sec - 2.0 * elapsed_rate).abs() < 1e-6, "{w:?}");
+        assert!((w.iops - 2.0 * 8000.0 / 1.0).abs() < 1e-6, "{w:?}");
+        // Every interval by the same rule: 125 ms of writes, twice its bytes over 250 ms.
+        for p in &out {
+            assert_eq!(p.busy_s, Some(0.125), "{p:?}");
+            assert!((p.rate() - 2.0 * p.bytes() as f64 / p.seconds()).abs() < 1e-6);
+        }
+        // The reads are outside the figures, still counted for the witness.
+        assert_eq!(a.totals.read.ops, 0);
+        assert_eq!(a.totals.read_back.ops, 8000);
+        // A phase that is not a rewrite keeps its rates over the measured time.
+        let mut plain = aggregator(1);
+        plain.add((0, 0), 0, Some(0.25), &sample(4096));
+        let mut out = Vec::new();
+        plain.finish(0.25, &mut out);
+        assert_eq!(out[0].busy_s, None);
+        assert_eq!(out[0].rate_seconds(), 0.25);
+    }
+
+    #[test]
+    fn a_late_sample_is_its_thread_again_not_one_more_thread() {
+        // Thread 1's sample for interval 0 comes after the point went out (overdue): it counts
+        // in the next point, where thread 1 reports too. That point's busy time is its
+        // threads' mean: (100 + 100 + 50) ms over two threads, not three.
+        let mut a = Aggregator {
+            series: BoundedSeries::new(16),
+            ..Aggregator::new(0.25, 1, true)
+        };
+        let mut out = Vec::new();
+        a.add((0, 0), 0, None, &rewrite_sample(4096, 100));
+        a.emit_ready(2, 0.6, &mut out);
+        assert_eq!(out.len(), 1, "interval 0 is overdue, 1 is not: {out:?}");
+        a.add((0, 1), 0, None, &rewrite_sample(4096, 100));
+        a.add((0, 0), 1, Some(0.5), &rewrite_sample(4096, 100));
+        a.add((0, 1), 1, Some(0.5), &rewrite_sample(4096, 50));
+        a.finish(0.5, &mut out);
+        let busy: Vec<Option<f64>> = out.iter().map(|p| p.busy_s).collect();
+        assert_eq!(busy.len(), 2, "{out:?}");
+        assert!((busy[0].unwrap() - 0.1).abs() < 1e-9, "{busy:?}");
+        assert!((busy[1].unwrap() - 0.125).abs() < 1e-9, "{busy:?}");
+        // The phase: thread 0 200 ms, thread 1 150 ms: 175 ms.
+        assert!((a.busy_seconds(None) - 0.175).abs() < 1e-9);
+    }
+
     fn aggregator(workers: usize) -> Aggregator {
         Aggregator {
-            interval: 0.25,
-            next: 0,
-            pending: Default::default(),
-            late: IoStats::default(),
             series: BoundedSeries::new(16),
-            totals: IoStats::default(),
-            per_worker: vec![IoStats::default(); workers],
-            finished_at: Vec::new(),
+            ..Aggregator::new(0.25, workers, false)
         }
     }
 
@@ -951,12 +1081,12 @@ mod tests {
         let mut a = aggregator(2);
         let mut out = Vec::new();
         for i in 0..3 {
-            a.add(0, i, None, &sample(100));
-            a.add(1, i, None, &sample(100));
+            a.add((0, 0), i, None, &sample(100));
+            a.add((1, 0), i, None, &sample(100));
             a.emit_ready(2, (i + 1) as f64 * 0.25, &mut out);
         }
-        a.add(0, 3, Some(1.002), &sample(100));
-        a.add(1, 3, Some(1.004), &sample(100));
+        a.add((0, 0), 3, Some(1.002), &sample(100));
+        a.add((1, 0), 3, Some(1.004), &sample(100));
         a.emit_ready(2, 1.005, &mut out);
         a.finish(1.005, &mut out);
         assert_eq!(out.len(), 4, "{out:?}");
@@ -968,13 +1098,13 @@ mod tests {
         // is whole, the last one (thread 1's) ends when it stopped.
         let mut a = aggregator(2);
         let mut out = Vec::new();
-        a.add(0, 0, None, &sample(10));
-        a.add(1, 0, None, &sample(10));
+        a.add((0, 0), 0, None, &sample(10));
+        a.add((1, 0), 0, None, &sample(10));
         a.emit_ready(2, 0.25, &mut out);
-        a.add(0, 1, Some(0.4), &sample(10));
-        a.add(1, 1, None, &sample(10));
+        a.add((0, 0), 1, Some(0.4), &sample(10));
+        a.add((1, 0), 1, None, &sample(10));
         a.emit_ready(2, 0.5, &mut out);
-        a.add(1, 2, Some(0.6), &sample(10));
+        a.add((1, 0), 2, Some(0.6), &sample(10));
         a.emit_ready(2, 0.6, &mut out);
         a.finish(0.6, &mut out);
         let ends: Vec<f64> = out.iter().map(|p| p.end_s).collect();
@@ -991,12 +1121,12 @@ mod tests {
         let mut out = Vec::new();
         for i in 0..3 {
             for _ in 0..8 {
-                a.add(0, i, None, &sample(100));
+                a.add((0, 0), i, None, &sample(100));
             }
             a.emit_ready(8, (i + 1) as f64 * 0.25, &mut out);
         }
         for end in [1.001, 1.002, 1.003, 1.004] {
-            a.add(0, 3, Some(end), &sample(100));
+            a.add((0, 0), 3, Some(end), &sample(100));
         }
         a.emit_ready(8, 1.005, &mut out);
         assert_eq!(
@@ -1005,7 +1135,7 @@ mod tests {
             "the last interval is not complete yet: {out:?}"
         );
         for end in [1.005, 1.006, 1.007, 1.008] {
-            a.add(0, 3, Some(end), &sample(100));
+            a.add((0, 0), 3, Some(end), &sample(100));
         }
         a.emit_ready(8, 1.009, &mut out);
         a.finish(1.009, &mut out);

@@ -26,9 +26,9 @@ pub const REWRITE_LABEL: &str = "rewrite of existing data";
 
 /// The plan's note for `--preserve`: what was measured, and what was not.
 pub const REWRITE_NOTE: &str = "rewrite of existing data (--preserve): each write first reads its \
-     block and writes the same bytes back. Only the write is timed: latency is the write's alone; \
-     MB/s and IOPS count the rewritten bytes over the whole measured time, so the untimed reads \
-     slow them down. The kernel's counters include the reads";
+     block and writes the same bytes back. Only the write is timed: latency is the write's alone, \
+     and MB/s and IOPS count the rewritten bytes over the time the writes took (the untimed \
+     reads are not in it). The kernel's counters include the reads";
 pub const MAX_WORKERS: u32 = 256;
 
 /// Which I/O engine drives the workers.
@@ -163,6 +163,11 @@ impl Job {
 
     pub fn writes(&self) -> bool {
         self.mix.writes()
+    }
+
+    /// What its rates are over: the measured time, or a rewrite's write-busy time.
+    pub fn time_base(&self) -> super::stats::TimeBase {
+        super::stats::TimeBase::of(self.rewrite, self.mix.reads() && self.mix.writes())
     }
 }
 

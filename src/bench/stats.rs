@@ -245,6 +245,12 @@ pub struct IoStats {
     pub write: DirStats,
     /// Reads of the blocks a rewrite writes back, outside the figures.
     pub read_back: Tally,
+    /// In a rewrite phase (`--preserve`) only: the thread's write-busy nanoseconds, the time
+    /// its timed I/Os (the writes, and a mixed phase's own reads; never the reads that fetch a
+    /// block to rewrite) were in flight, per lane (see `TimeBase::WriteBusy`). Summed when
+    /// threads' figures are added together: the runner divides by the threads that counted
+    /// some.
+    pub busy_ns: u64,
 }
 
 impl IoStats {
@@ -260,16 +266,23 @@ impl IoStats {
         self.read_back.add(Tally { bytes, ops: 1 });
     }
 
+    /// Counts time during which this thread's timed I/O was in flight (rewrite phases).
+    pub fn record_busy(&mut self, ns: u64) {
+        self.busy_ns += ns;
+    }
+
     pub fn add(&mut self, other: &IoStats) {
         self.read.add(&other.read);
         self.write.add(&other.write);
         self.read_back.add(other.read_back);
+        self.busy_ns += other.busy_ns;
     }
 
     pub fn add_sample(&mut self, s: &SampleStats) {
         self.read.add_sample(&s.read);
         self.write.add_sample(&s.write);
         self.read_back.add(s.read_back);
+        self.busy_ns += s.busy_ns;
     }
 
     pub fn take_sample(&mut self) -> SampleStats {
@@ -277,6 +290,7 @@ impl IoStats {
             read: self.read.take_sample(),
             write: self.write.take_sample(),
             read_back: std::mem::take(&mut self.read_back),
+            busy_ns: std::mem::take(&mut self.busy_ns),
         }
     }
 
@@ -305,12 +319,16 @@ pub struct SampleStats {
     pub write: DirSample,
     /// Reads made to rewrite blocks (`--preserve`): counted for the witness only.
     pub read_back: Tally,
+    /// Time the thread's timed I/O was in flight, in a rewrite phase (see `IoStats`).
+    pub busy_ns: u64,
 }
 
 /// What a worker sends once per interval: that interval's figures only, never cumulative.
 #[derive(Debug, Clone)]
 pub struct WorkerSample {
     pub worker: u32,
+    /// The I/O thread within the worker (0 with io_uring; one per outstanding I/O with sync).
+    pub thread: u32,
     /// Interval number since the measured phase began (0-based).
     pub interval: u64,
     /// Seconds since the worker began measuring at which this sample ends, when that is not
@@ -354,20 +372,33 @@ pub struct IntervalPoint {
     pub end_s: f64,
     pub read: DirPoint,
     pub write: DirPoint,
+    /// A rewrite phase's interval (`--preserve`): the seconds its writes were in flight, by the
+    /// phase's rule (`TimeBase::WriteBusy`) applied to this interval. Its rates are over this
+    /// time, not over the interval's length. None for every other phase.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy_s: Option<f64>,
 }
 
 impl IntervalPoint {
-    pub fn from_stats(start_s: f64, end_s: f64, stats: &IoStats) -> Self {
+    pub fn from_stats(start_s: f64, end_s: f64, stats: &IoStats, busy_s: Option<f64>) -> Self {
         IntervalPoint {
             start_s,
             end_s,
             read: DirPoint::from_stats(&stats.read),
             write: DirPoint::from_stats(&stats.write),
+            busy_s,
         }
     }
 
+    /// The interval's length (the time it covers on the clock).
     pub fn seconds(&self) -> f64 {
         (self.end_s - self.start_s).max(0.0)
+    }
+
+    /// The time base of the interval's rates: its length, or for a rewrite the time its
+    /// writes were in flight (`busy_s`).
+    pub fn rate_seconds(&self) -> f64 {
+        self.busy_s.unwrap_or_else(|| self.seconds()).max(0.0)
     }
 
     pub fn bytes(&self) -> u64 {
@@ -378,19 +409,13 @@ impl IntervalPoint {
         self.read.ops + self.write.ops
     }
 
-    /// Bytes per second over the interval (both directions).
+    /// Bytes per second over the interval's time base (both directions).
     pub fn rate(&self) -> f64 {
-        let s = self.seconds();
-        if s > 0.0 {
-            self.bytes() as f64 / s
-        } else {
-            0.0
-        }
+        per_second(self.bytes() as f64, self.rate_seconds())
     }
 
     pub fn iops(&self) -> f64 {
-        let s = self.seconds();
-        if s > 0.0 { self.ops() as f64 / s } else { 0.0 }
+        per_second(self.ops() as f64, self.rate_seconds())
     }
 
     /// The worse latency point of the two directions (what a chart of "the" latency shows).
@@ -404,7 +429,78 @@ impl IntervalPoint {
             end_s: later.end_s,
             read: self.read.merge(later.read),
             write: self.write.merge(later.write),
+            // Successive intervals: their busy times add up, as their lengths do.
+            busy_s: match (self.busy_s, later.busy_s) {
+                (Some(a), Some(b)) => Some(a + b),
+                (x, None) | (None, x) => x,
+            },
         }
+    }
+}
+
+/// `count` per second over `seconds`; 0 when no time passed (nothing to divide by).
+pub fn per_second(count: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 { count / seconds } else { 0.0 }
+}
+
+/// What a phase's rates (MB/s, MiB/s, IOPS) are computed over. Written to JSON as
+/// `"elapsed"`, `"write-busy"` or `"io-busy"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimeBase {
+    /// The phase's measured time on the clock (every test but a rewrite).
+    #[default]
+    Elapsed,
+    /// A rewrite of existing data (`--preserve`) that only writes: the time its writes were in
+    /// flight, not the reads before them. Each I/O thread adds up its write latencies and
+    /// divides them by its lanes (outstanding I/Os: one for a pread/pwrite thread, the queue
+    /// depth for io_uring); the time base is the sum over the threads that wrote divided by
+    /// their number, the mean per-thread write-busy time. At QD1 it is exactly the sum of the
+    /// write latencies; at any depth and on either engine the IOPS are the lanes over the
+    /// mean write latency.
+    WriteBusy,
+    /// A rewrite in a phase that mixes reads and writes: the same rule over its timed I/O, the
+    /// mix's reads and the writes (never the reads that fetch a block to rewrite).
+    IoBusy,
+}
+
+impl TimeBase {
+    /// The time base of a phase that does (`rewrite`) or does not rewrite, with or without
+    /// reads of its own (`mixed`).
+    pub fn of(rewrite: bool, mixed: bool) -> TimeBase {
+        match (rewrite, mixed) {
+            (false, _) => TimeBase::Elapsed,
+            (true, false) => TimeBase::WriteBusy,
+            (true, true) => TimeBase::IoBusy,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeBase::Elapsed => "elapsed",
+            TimeBase::WriteBusy => "write-busy",
+            TimeBase::IoBusy => "io-busy",
+        }
+    }
+
+    /// Is it the busy time of a rewrite's timed I/O?
+    pub fn is_busy(self) -> bool {
+        self != TimeBase::Elapsed
+    }
+}
+
+/// The time base of a rewrite phase from its threads' busy times: the sum over the threads
+/// that counted some, divided by their number (the mean per-thread busy time). 0 when no
+/// thread counted any.
+pub fn mean_busy_seconds(busy_ns: impl IntoIterator<Item = u64>) -> f64 {
+    let (sum, threads) = busy_ns
+        .into_iter()
+        .filter(|&ns| ns > 0)
+        .fold((0u128, 0u64), |(s, n), ns| (s + u128::from(ns), n + 1));
+    if threads == 0 {
+        0.0
+    } else {
+        sum as f64 / 1e9 / threads as f64
     }
 }
 
@@ -589,6 +685,7 @@ mod tests {
                 }),
             },
             write: DirPoint::default(),
+            busy_s: None,
         }
     }
 
@@ -642,6 +739,46 @@ mod tests {
         let p = point(0, 1_000_000, 10);
         assert_eq!(p.rate(), 4_000_000.0);
         assert_eq!(p.iops(), 4.0);
+    }
+
+    #[test]
+    fn a_rewrite_interval_is_rated_over_its_busy_time() {
+        // 1 MB written in 0.25 s, the writes in flight half of it (the reads took the rest):
+        // twice the rate over the interval's length.
+        let mut p = point(0, 1_000_000, 10);
+        assert_eq!(p.rate(), 4_000_000.0);
+        p.busy_s = Some(0.125);
+        assert_eq!(p.rate(), 8_000_000.0);
+        assert_eq!(p.iops(), 8.0);
+        assert_eq!(
+            p.seconds(),
+            0.25,
+            "the interval still covers its time on the clock"
+        );
+        // Merged points add their busy times as they add their lengths.
+        let mut q = point(1, 1_000_000, 10);
+        q.busy_s = Some(0.125);
+        let m = p.merge(q);
+        assert_eq!((m.seconds(), m.rate_seconds()), (0.5, 0.25));
+        assert_eq!(m.rate(), 8_000_000.0);
+        // No busy time at all: no rate rather than a division by zero.
+        p.busy_s = Some(0.0);
+        assert_eq!(p.rate(), 0.0);
+    }
+
+    #[test]
+    fn the_time_base_is_the_mean_busy_time_of_the_threads_that_wrote() {
+        // Threads busy 2 s and 1 s; a third never wrote and does not count.
+        assert_eq!(mean_busy_seconds([2_000_000_000, 1_000_000_000, 0]), 1.5);
+        assert_eq!(mean_busy_seconds([]), 0.0);
+        assert_eq!(TimeBase::of(false, false), TimeBase::Elapsed);
+        assert_eq!(TimeBase::of(true, false), TimeBase::WriteBusy);
+        assert_eq!(TimeBase::of(true, true), TimeBase::IoBusy);
+        let names = [TimeBase::Elapsed, TimeBase::WriteBusy, TimeBase::IoBusy]
+            .map(|b| serde_json::to_string(&b).unwrap());
+        assert_eq!(names, ["\"elapsed\"", "\"write-busy\"", "\"io-busy\""]);
+        // Figures recorded before the time base existed were over the elapsed time.
+        assert_eq!(TimeBase::default(), TimeBase::Elapsed);
     }
 
     #[test]

@@ -221,7 +221,7 @@ impl Metric {
         let rated = || {
             phases
                 .iter()
-                .filter(|p| rate_meaningful(p.read.ops + p.write.ops, p.seconds))
+                .filter(|p| rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
         };
         match self {
             Metric::MbPerSec => rated().map(|p| p.bytes_per_sec() / 1e6).reduce(f64::max),

@@ -11,6 +11,14 @@
 //! workers or slots may overlap on a block: every write puts back bytes read from the device,
 //! and every write is such a write, so the device never holds anything but its own data and
 //! any interleaving of reads and writes reads and writes that same data.
+//!
+//! Only a rewrite's writes are timed, and its rates are over the time they took. A thread's
+//! write-busy time is the mean, over its lanes, of the time each lane's writes were in flight,
+//! a lane being one outstanding I/O: a pread/pwrite thread is one lane, so its busy time is
+//! the sum of its write latencies; an io_uring thread at QD N has N lanes (its slots), so its
+//! busy time is the sum of its write latencies over N. Both engines thus give the same figure
+//! for the same writes: requests over (lanes x mean write latency). At QD1 it is the sum of
+//! the write latencies either way.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
@@ -140,6 +148,11 @@ pub struct WorkerCtx {
 /// real end when it is not the interval's boundary, so every rate over them is right.
 struct Recorder {
     worker: u32,
+    thread: u32,
+    /// The thread's lanes (outstanding I/Os: its queue depth with io_uring, 1 with sync).
+    lanes: u32,
+    /// Timed I/Os recorded so far: a lane that never carried one is not a busy lane.
+    timed: u64,
     interval: Duration,
     t0: Instant,
     deadline: Option<Instant>,
@@ -152,6 +165,7 @@ struct Recorder {
 impl Recorder {
     fn new(
         worker: u32,
+        (thread, lanes): (u32, u32),
         t0: Instant,
         interval: Duration,
         deadline: Option<Instant>,
@@ -159,6 +173,9 @@ impl Recorder {
     ) -> Self {
         Recorder {
             worker,
+            thread,
+            lanes: lanes.max(1),
+            timed: 0,
             interval,
             t0,
             deadline,
@@ -172,6 +189,14 @@ impl Recorder {
     /// A block read in full to be rewritten: counted for the witness, not in the figures.
     fn record_read_back(&mut self, bytes: u64) {
         self.stats.record_read_back(bytes);
+    }
+
+    /// A timed I/O of a rewrite phase (`--preserve`): its latency counts in the thread's busy
+    /// time, which `send` divides by the lanes that carried one.
+    fn record_busy(&mut self, latency: Duration) {
+        self.timed += 1;
+        self.stats
+            .record_busy(latency.as_nanos().min(u128::from(u64::MAX)) as u64);
     }
 
     fn record(&mut self, kind: OpKind, bytes: u64, latency: Duration) {
@@ -199,9 +224,14 @@ impl Recorder {
     }
 
     fn send(&mut self, end_s: Option<f64>) {
+        // The latencies summed over the interval, over the lanes that carried a timed I/O:
+        // the mean busy time of the thread's lanes (see the module doc).
+        let lanes = u64::from(self.lanes).min(self.timed).max(1);
+        self.stats.busy_ns /= lanes;
         let stats = self.stats.take_sample();
         let _ = self.tx.send(WorkerMsg::Sample(WorkerSample {
             worker: self.worker,
+            thread: self.thread,
             interval: self.index,
             end_s,
             stats,
@@ -253,10 +283,12 @@ fn setup_failed(ctx: &WorkerCtx, why: String) {
 }
 
 /// The phases every I/O thread goes through: an unrecorded warm-up, the gate, then the
-/// measured loop with a recorder. `io` runs one loop within a bound.
+/// measured loop with a recorder. `io` runs one loop within a bound. `lane` is the I/O
+/// thread's number within its worker and its lanes (see the module doc).
 /// Returns the first failure and how long the thread waited for a CPU while measured.
 fn run_phases(
     ctx: &WorkerCtx,
+    lane: (u32, u32),
     mut io: impl FnMut(&Bound, Option<&mut Recorder>) -> Option<IoFailure>,
 ) -> (Option<IoFailure>, Duration) {
     let job = &ctx.job;
@@ -273,7 +305,7 @@ fn run_phases(
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
         let t0 = Instant::now();
         let deadline = job.time.map(|t| t0 + t);
-        let mut rec = Recorder::new(ctx.worker, t0, ctx.interval, deadline, ctx.tx.clone());
+        let mut rec = Recorder::new(ctx.worker, lane, t0, ctx.interval, deadline, ctx.tx.clone());
         let bound = Bound {
             deadline,
             max_ops: job.ops_per_worker,
@@ -306,8 +338,11 @@ fn uring_worker(ctx: WorkerCtx) {
         Err(e) => return setup_failed(&ctx, format!("cannot set up io_uring: {e}")),
     };
     let fixed = queue.uses_fixed_buffers();
-    let (failure, cpu_wait) =
-        run_phases(&ctx, |bound, rec| uring_loop(&ctx, &mut queue, bound, rec));
+    // One thread whose queue slots are its lanes.
+    let lanes = queue.depth();
+    let (failure, cpu_wait) = run_phases(&ctx, (0, lanes), |bound, rec| {
+        uring_loop(&ctx, &mut queue, bound, rec)
+    });
     drop(queue);
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
@@ -490,7 +525,11 @@ fn uring_loop(
                 continue;
             }
             if let Some(r) = rec.as_deref_mut() {
-                r.record(kind, bs, now.saturating_duration_since(at));
+                let latency = now.saturating_duration_since(at);
+                r.record(kind, bs, latency);
+                if ctx.job.rewrite {
+                    r.record_busy(latency);
+                }
             }
         }
         if let Some(r) = rec.as_deref_mut() {
@@ -534,7 +573,7 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
         .flatten();
     let fd = own_fd.as_ref().unwrap_or(&ctx.fd);
     // The I/O count bound is shared by the worker's threads, and only the measured phase counts.
-    let (failure, cpu_wait) = run_phases(ctx, |bound, rec| {
+    let (failure, cpu_wait) = run_phases(ctx, (thread, 1), |bound, rec| {
         let issued = rec.is_some().then_some(&*ctx.issued);
         sync_loop(ctx, fd, &mut buf, bound, rec, issued, &mut ops)
     });
@@ -648,6 +687,9 @@ fn sync_loop(
             Ok(n) if n as u64 == bs => {
                 if let Some(r) = rec.as_deref_mut() {
                     r.record(io.kind, bs, finished - started);
+                    if ctx.job.rewrite {
+                        r.record_busy(finished - started);
+                    }
                     r.tick(finished);
                 }
             }
@@ -808,7 +850,7 @@ mod tests {
         let interval = Duration::from_millis(250);
         let t0 = Instant::now();
         let deadline = t0 + Duration::from_millis(1100);
-        let mut rec = Recorder::new(0, t0, interval, Some(deadline), tx);
+        let mut rec = Recorder::new(0, (0, 1), t0, interval, Some(deadline), tx);
         // Ticks past every boundary, then past the deadline while the queue drains.
         for ms in [250, 500, 750, 1000, 1100, 1250, 1300] {
             rec.record(OpKind::Read, 4096, Duration::from_micros(50));
@@ -829,6 +871,54 @@ mod tests {
         assert!(samples[..3].iter().all(|s| s.1.is_none()));
         assert_eq!(samples[3].2, 4);
         assert!(samples[3].1.is_some_and(|e| e > 0.0));
+    }
+
+    #[test]
+    fn a_thread_is_write_busy_for_its_latencies_over_its_lanes() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t0 = Instant::now();
+        let interval = Duration::from_millis(250);
+        // An io_uring thread at QD4: 8 writes of 10 ms each in the first interval, its 4
+        // lanes each busy 20 ms of it. Then 2 writes of 6 ms in a partial last interval.
+        let mut rec = Recorder::new(3, (0, 4), t0, interval, None, tx.clone());
+        for _ in 0..8 {
+            rec.record(OpKind::Write, 4096, Duration::from_millis(10));
+            rec.record_busy(Duration::from_millis(10));
+        }
+        rec.tick(t0 + interval);
+        for _ in 0..2 {
+            rec.record(OpKind::Write, 4096, Duration::from_millis(6));
+            rec.record_busy(Duration::from_millis(6));
+        }
+        rec.finish();
+        // A pread/pwrite thread (one lane) that did 2 writes of 10 ms: busy 20 ms. A thread
+        // with 4 lanes that only ever carried 2 writes had 2 busy lanes, not 4.
+        let mut one = Recorder::new(3, (1, 1), t0, interval, None, tx.clone());
+        let mut few = Recorder::new(4, (0, 4), t0, interval, None, tx);
+        for r in [&mut one, &mut few] {
+            for _ in 0..2 {
+                r.record(OpKind::Write, 4096, Duration::from_millis(10));
+                r.record_busy(Duration::from_millis(10));
+            }
+        }
+        one.finish();
+        few.finish();
+        let busy: Vec<(u32, u32, u64)> = rx
+            .try_iter()
+            .map(|m| match m {
+                WorkerMsg::Sample(s) => (s.worker, s.thread, s.stats.busy_ns),
+                WorkerMsg::Done { .. } => panic!("no Done from a recorder"),
+            })
+            .collect();
+        assert_eq!(
+            busy,
+            [
+                (3, 0, 20_000_000),
+                (3, 0, 3_000_000),
+                (3, 1, 20_000_000),
+                (4, 0, 10_000_000)
+            ]
+        );
     }
 
     #[test]

@@ -76,17 +76,19 @@ impl TargetRow {
             .iter()
             .filter(|r| r.error().is_none())
             .filter_map(|r| r.outcome.phases.first())
-            .filter(|p| p.ok() && p.read.ops + p.write.ops > 0 && p.seconds >= MIN_RATE_SECONDS)
+            .filter(|p| {
+                p.ok() && p.read.ops + p.write.ops > 0 && p.rate_seconds >= MIN_RATE_SECONDS
+            })
             .collect();
         let headline: Vec<&PhaseResult> = timed
             .iter()
             .copied()
-            .filter(|p| super::run::rate_meaningful(p.read.ops + p.write.ops, p.seconds))
+            .filter(|p| super::run::rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
             .collect();
         let few_ios = timed
             .iter()
-            .find(|p| !super::run::rate_meaningful(p.read.ops + p.write.ops, p.seconds))
-            .map(|p| super::run::time_base(p.read.ops + p.write.ops, p.seconds));
+            .find(|p| !super::run::rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
+            .map(|p| super::run::time_base(p.read.ops + p.write.ops, p.rate_seconds));
         let values =
             |f: &dyn Fn(&PhaseResult) -> f64| headline.iter().map(|p| f(p)).collect::<Vec<_>>();
         let p99: Vec<f64> = headline

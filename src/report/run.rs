@@ -19,7 +19,7 @@ use crate::bench::plan::{Access, Mix};
 use crate::bench::spec::{
     EngineKind, Job, PhaseTag, Plan, REWRITE_LABEL, REWRITE_NOTE, sweep_column,
 };
-use crate::bench::stats::LatencySummary;
+use crate::bench::stats::{LatencySummary, TimeBase};
 use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, BytesPerSec};
 use crate::sys::direct::SyncMode;
@@ -202,6 +202,52 @@ pub fn time_base(ops: u64, seconds: f64) -> String {
     }
 }
 
+/// What a screen says of rates over a rewrite's busy time, where there is no room for the
+/// seconds (`rewrite_time_base` has them); None for rates over the measured time.
+pub fn rewrite_rates_note(base: TimeBase) -> Option<String> {
+    match base {
+        TimeBase::Elapsed => None,
+        TimeBase::WriteBusy => Some(format!(
+            "{REWRITE_LABEL}: MB/s and IOPS are over the time the writes took"
+        )),
+        TimeBase::IoBusy => Some(format!(
+            "{REWRITE_LABEL}: MB/s and IOPS are over the time the timed I/O took"
+        )),
+    }
+}
+
+/// The time base of the Run screen's charts, for their titles: "" for the measured time.
+pub fn chart_time_base(base: TimeBase) -> &'static str {
+    match base {
+        TimeBase::Elapsed => "",
+        TimeBase::WriteBusy => " over write time",
+        TimeBase::IoBusy => " over I/O time",
+    }
+}
+
+/// The time base of a rewrite phase's rates, with its seconds: "rewrite of existing data: only
+/// the writes are timed; rates are over the 2.000 s the writes took (the reads took 1.900 s
+/// more)". None for a phase whose rates are over its measured time.
+pub fn rewrite_time_base(p: &PhaseResult) -> Option<String> {
+    // The rest of the measured time (of each lane, an outstanding I/O) went to the reads
+    // that fetch each block, and the little between the system calls.
+    let more = (p.seconds - p.rate_seconds).max(0.0);
+    match p.time_base {
+        TimeBase::Elapsed => None,
+        TimeBase::WriteBusy => Some(format!(
+            "{REWRITE_LABEL}: only the writes are timed; rates are over the {:.3} s the writes \
+             took (with its reads the phase took {more:.3} s more)",
+            p.rate_seconds
+        )),
+        TimeBase::IoBusy => Some(format!(
+            "{REWRITE_LABEL}: only the writes and the mix's own reads are timed; rates are over \
+             the {:.3} s they took (with the reads of the blocks to rewrite the phase took \
+             {more:.3} s more)",
+            p.rate_seconds
+        )),
+    }
+}
+
 fn dir_lines(out: &mut String, name: &str, d: &DirTotals, seconds: f64) {
     if d.ops == 0 {
         return;
@@ -309,8 +355,11 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
         "       {}",
         bounds(plan, &p.job, p.engine_choice.probe.as_ref())
     );
-    dir_lines(out, "read", &p.read, p.seconds);
-    dir_lines(out, "write", &p.write, p.seconds);
+    dir_lines(out, "read", &p.read, p.rate_seconds);
+    dir_lines(out, "write", &p.write, p.rate_seconds);
+    if let Some(line) = rewrite_time_base(p) {
+        let _ = writeln!(out, "       {line}");
+    }
     let ops = p.read.ops + p.write.ops;
     if ops > 0 && p.seconds > 0.0 {
         let _ = writeln!(
@@ -354,15 +403,16 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
         && let Some(l) = p.latency()
     {
         if p.job.rewrite {
-            // The time includes the reads, the mean does not: say which is which.
+            // The writes' time and the whole time differ by the reads: say which is which.
             let _ = writeln!(
                 out,
-                "       {} rewrites of {} bytes took {:.3} s with their reads: {} ms per write \
-                 on average",
+                "       {} rewrites of {} bytes: {:.3} s of writes, {} ms per write on \
+                 average ({:.3} s with their reads)",
                 l.count,
                 p.job.bs,
-                p.seconds,
-                ms(l.mean_ns)
+                p.rate_seconds,
+                ms(l.mean_ns),
+                p.seconds
             );
         } else {
             let _ = writeln!(
@@ -477,7 +527,7 @@ pub fn metadata_table(r: &RunReport) -> String {
     );
     for p in &r.outcome.phases {
         let ops = p.read.ops + p.write.ops;
-        let rate = if rate_meaningful(ops, p.seconds) {
+        let rate = if rate_meaningful(ops, p.rate_seconds) {
             format!("{:.0}", p.iops())
         } else {
             "-".into()
@@ -499,7 +549,7 @@ pub fn metadata_table(r: &RunReport) -> String {
         .outcome
         .phases
         .iter()
-        .find(|p| !rate_meaningful(p.read.ops + p.write.ops, p.seconds))
+        .find(|p| !rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
     {
         let _ = writeln!(
             out,
@@ -560,7 +610,8 @@ pub fn sweep_table(r: &RunReport) -> String {
     if r.plan.rewrites() && r.plan.writes() {
         let _ = writeln!(
             out,
-            "# Writes : {REWRITE_LABEL} (each block read first, not timed)"
+            "# Writes : {REWRITE_LABEL} (each block read first, not timed; write MB/s are over \
+             the time the writes took)"
         );
     }
     let _ = writeln!(
@@ -629,7 +680,7 @@ pub fn sweep_curves(r: &RunReport) -> Vec<Curve> {
         .outcome
         .phases
         .iter()
-        .filter(|p| rate_meaningful(p.read.ops + p.write.ops, p.seconds))
+        .filter(|p| rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
         .filter_map(PhaseSample::of)
         .collect();
     curve::curves(&samples)
@@ -803,7 +854,7 @@ pub fn cdm_grid(r: &RunReport) -> String {
             },
             Bytes(j.region_len).iec(),
             if r.plan.rewrites() && r.plan.writes() {
-                format!("; writes: {REWRITE_LABEL}")
+                format!("; writes: {REWRITE_LABEL}, rated over the time the writes took")
             } else {
                 String::new()
             }
@@ -864,6 +915,11 @@ pub fn render_csv(r: &RunReport) -> String {
     }
     if r.plan.rewrites() && r.plan.writes() {
         let _ = writeln!(out, "# {REWRITE_NOTE}");
+        let _ = writeln!(
+            out,
+            "# rates of a rewrite's intervals are over the time its writes were in flight in \
+             the interval (rate_s), not over the interval's length"
+        );
     }
     let _ = writeln!(out, "# latency: {}", r.outcome.latency_definition);
     if of_files(&r.plan) {
@@ -880,15 +936,19 @@ pub fn render_csv(r: &RunReport) -> String {
             phase_engine_label(p),
             p.engine_choice.reason
         );
+        if let Some(line) = rewrite_time_base(p) {
+            let _ = writeln!(out, "# phase {i} {}: {line}", p.label);
+        }
     }
     out.push_str(
         "phase,label,engine,start_s,end_s,read_bytes,read_ops,read_MBps,read_iops,read_p50_us,\
          read_p99_us,read_p999_us,read_max_us,write_bytes,write_ops,write_MBps,write_iops,\
-         write_p50_us,write_p99_us,write_p999_us,write_max_us\n",
+         write_p50_us,write_p99_us,write_p999_us,write_max_us,rate_s\n",
     );
     for (i, p) in r.outcome.phases.iter().enumerate() {
         for pt in &p.series.points {
-            let secs = pt.seconds();
+            // The interval's length, or a rewrite's write-busy time in it.
+            let secs = pt.rate_seconds();
             let _ = write!(
                 out,
                 "{i},{},{},{:.3},{:.3}",
@@ -919,7 +979,7 @@ pub fn render_csv(r: &RunReport) -> String {
                     None => out.push_str(",,,,"),
                 }
             }
-            out.push('\n');
+            let _ = writeln!(out, ",{secs:.6}");
         }
     }
     out
@@ -1270,6 +1330,8 @@ mod tests {
             io_threads: if engine == EngineKind::Sync { qd } else { 1 },
             fixed_buffers,
             seconds: 10.0,
+            time_base: TimeBase::Elapsed,
+            rate_seconds: 10.0,
             cpu_seconds: 1.0,
             cpu_wait_seconds: 0.0,
             cpu_bound: false,
@@ -1337,11 +1399,14 @@ mod tests {
         let p = &mut r.outcome.phases[0];
         p.label = r.plan.phases[0].label.clone();
         p.job = r.plan.phases[0].job.clone();
+        // 10 s in all, the writes in flight for 5 of them: the rates are over those 5.
+        p.time_base = TimeBase::WriteBusy;
+        p.rate_seconds = 5.0;
         p.write = DirTotals {
             bytes: 4096 * 1000,
             ops: 1000,
-            bytes_per_sec: 409_600.0,
-            iops: 100.0,
+            bytes_per_sec: 819_200.0,
+            iops: 200.0,
             latency: None,
         };
         p.witness = Some(crate::bench::outcome::Witness {
@@ -1440,6 +1505,71 @@ mod tests {
     }
 
     #[test]
+    fn a_rewrite_is_rated_over_its_write_time_in_every_output() {
+        let mut r = rewrite_report();
+        // One interval of the series: 1 MB rewritten in 0.25 s, its writes in flight for
+        // 0.125 s of it.
+        let p = &mut r.outcome.phases[0];
+        p.series = crate::bench::stats::BoundedSeries::new(4);
+        p.series.push(crate::bench::stats::IntervalPoint {
+            start_s: 0.0,
+            end_s: 0.25,
+            read: Default::default(),
+            write: crate::bench::stats::DirPoint {
+                bytes: 1_000_000,
+                ops: 250,
+                latency: None,
+            },
+            busy_s: Some(0.125),
+        });
+        let text = render_text(&r);
+        // 4096000 bytes over the 5 s of writes, not over the 10 s of the phase.
+        assert!(
+            text.contains("write         0.8 MB/s (0.8 MiB/s)         200 IOPS  3.9 MiB in 5.00 s"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "       rewrite of existing data: only the writes are timed; rates are over the \
+                 5.000 s the writes took (with its reads the phase took 5.000 s more)"
+            ),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
+        let phase = &json["outcome"]["phases"][0];
+        assert_eq!(phase["time_base"], "write-busy");
+        assert_eq!(phase["rate_seconds"], 5.0);
+        assert_eq!(phase["seconds"], 10.0);
+        assert_eq!(phase["write"]["bytes_per_sec"], 819_200.0);
+        assert_eq!(phase["series"]["points"][0]["busy_s"], 0.125);
+        // The CSV's interval: 1 MB over its 0.125 s of writes, 8 MB/s, with that time base.
+        let csv = render_csv(&r);
+        assert!(
+            csv.contains(
+                "# phase 0 rand-write: rewrite of existing data: only the writes are timed; \
+                 rates are over the 5.000 s"
+            ),
+            "{csv}"
+        );
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with("0,rand-write,"))
+            .unwrap();
+        let cols: Vec<&str> = row.split(',').collect();
+        assert_eq!(cols[13..17], ["1000000", "250", "8.000", "2000.0"], "{row}");
+        assert_eq!(cols.last(), Some(&"0.125000"), "{row}");
+        // Results, the history and Compare read the figures from here: the same 0.8192 MB/s.
+        let f = crate::bench::figures::figures(std::slice::from_ref(&r));
+        assert_eq!(f[0].mbps.mean, 0.8192);
+        assert_eq!(f[0].iops.mean, 200.0);
+        assert_eq!((f[0].seconds, f[0].time_base), (5.0, TimeBase::WriteBusy));
+        // A plain phase says nothing of a time base.
+        let plain = report(4, EngineKind::Sync, false);
+        assert!(!render_text(&plain).contains("only the writes are timed"));
+        assert!(rewrite_time_base(&plain.outcome.phases[0]).is_none());
+    }
+
+    #[test]
     fn a_counted_rewrite_says_its_time_includes_the_reads_and_its_mean_does_not() {
         let mut r = rewrite_report();
         let p = &mut r.outcome.phases[0];
@@ -1458,8 +1588,8 @@ mod tests {
         let text = render_text(&r);
         assert!(
             text.contains(
-                "1000 rewrites of 4096 bytes took 10.000 s with their reads: 4.000 ms per write \
-                 on average"
+                "1000 rewrites of 4096 bytes: 5.000 s of writes, 4.000 ms per write on average \
+                 (10.000 s with their reads)"
             ),
             "{text}"
         );

@@ -248,6 +248,10 @@ pub(crate) fn changes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
         b.kernel_cache.map(|c| c.as_str().to_string()),
     );
     differ("engine ", a.engine(), b.engine());
+    // A rewrite's rates are over the time its writes took; a record from before that change
+    // (or a destructive write test) rated the same bytes over the whole phase.
+    let base = |r: &RunRecord| Some(r.time_base().unwrap_or_else(|| "elapsed".into()));
+    differ("MB/s and IOPS over ", base(a), base(b));
     differ(
         "",
         a.io_path().map(str::to_string),

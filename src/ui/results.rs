@@ -12,7 +12,7 @@ use crate::app::{App, PhaseFigures, RunRecord};
 use crate::bench::outcome::RunReport;
 use crate::bench::spec::PhaseTag;
 use crate::model::text::neutralize_controls;
-use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label};
+use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label, rewrite_rates_note};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if app.results.records.is_empty() {
@@ -186,6 +186,15 @@ fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
     }
     if let Some(engine) = r.runs.first().and_then(engine_line) {
         lines.push(Line::from(Span::styled(engine, theme::dim())));
+    }
+    // A rewrite's rates are over the time its writes took, not the whole phase: say so where
+    // the figures are.
+    if let Some(note) = r
+        .figures()
+        .iter()
+        .find_map(|f| rewrite_rates_note(f.time_base))
+    {
+        lines.push(Line::from(Span::styled(note, theme::dim())));
     }
     if r.runs
         .iter()

@@ -10,6 +10,7 @@ use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
 use crate::model::BytesPerSec;
+use crate::report::run::chart_time_base;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let Some(run) = &app.run else {
@@ -87,11 +88,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         window_start,
         window_start.max(run.measured()).max(window_start + 1.0),
     ];
+    // A rewrite's interval rates are over the time its writes took in the interval.
+    let over = chart_time_base(
+        run.job
+            .as_ref()
+            .map_or(Default::default(), |j| j.time_base()),
+    );
     chart(
         frame,
         left,
         app.console,
-        " Throughput MB/s ",
+        &format!(" Throughput MB/s{over} "),
         x,
         &[("MB/s", &rate)],
         true,
@@ -114,7 +121,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             frame,
             right,
             app.console,
-            " IOPS (t: temperature) ",
+            &format!(" IOPS{over} (t: temperature) "),
             x,
             &[("IOPS", &iops)],
             true,

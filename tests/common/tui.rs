@@ -150,6 +150,7 @@ pub fn point(i: u64, mbps: f64) -> IntervalPoint {
             }),
         },
         write: DirPoint::default(),
+        busy_s: None,
     }
 }
 
@@ -289,6 +290,8 @@ pub fn phase_result(ph: &spec::Phase, mbps: f64, p99_ms: f64) -> PhaseResult {
         io_threads: 1,
         fixed_buffers: false,
         seconds: secs,
+        time_base: ph.job.time_base(),
+        rate_seconds: secs,
         cpu_seconds: 1.5,
         cpu_wait_seconds: 0.0,
         cpu_bound: false,

@@ -23,7 +23,7 @@ use crate::bench::params::{Defaults, Param, TestParams};
 use crate::bench::plan::{Access, Mix, OpKind, splitmix64};
 use crate::bench::runner::{RunEvent, SERIES_CAPACITY};
 use crate::bench::spec::{EngineKind, Job, Phase, PhaseTag, SpecError, check_range};
-use crate::bench::stats::{BoundedSeries, DirStats, IntervalPoint, IoStats};
+use crate::bench::stats::{BoundedSeries, DirStats, IntervalPoint, IoStats, TimeBase};
 use crate::sys::direct::SyncMode;
 use crate::sys::dirops::ScratchDir;
 use crate::sys::privilege::{process_cpu_time, thread_run_delay};
@@ -285,7 +285,7 @@ fn run_phase(
         let sample = stats.take_sample();
         let mut folded = IoStats::default();
         folded.add_sample(&sample);
-        let point = IntervalPoint::from_stats(*start, end, &folded);
+        let point = IntervalPoint::from_stats(*start, end, &folded, None);
         series.push(point);
         send(RunEvent::Point {
             index: r.index,
@@ -352,6 +352,8 @@ fn run_phase(
         io_threads: 1,
         fixed_buffers: false,
         seconds,
+        time_base: TimeBase::Elapsed,
+        rate_seconds: seconds,
         cpu_seconds: cpu.as_secs_f64(),
         cpu_wait_seconds: cpu_wait.as_secs_f64(),
         cpu_bound: crate::bench::outcome::cpu_bound(
@@ -369,6 +371,7 @@ fn run_phase(
             bytes: 0,
             ops: totals.ops(),
             seconds,
+            rate_seconds: seconds,
             bytes_per_sec: 0.0,
         }],
         series,
