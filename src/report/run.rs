@@ -394,16 +394,10 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
     }
 }
 
-/// The kind of a plan's phases, which lays out its results: a test's phases are all of one
-/// kind (`PhaseTag`), whichever family planned them.
-fn phase_kind(plan: &Plan) -> Option<&PhaseTag> {
-    plan.phases.first().map(|p| &p.tag)
-}
-
 /// Are the plan's phases the metadata test's (files, not bytes: their own CSV note and fio
 /// script)?
 fn of_files(plan: &Plan) -> bool {
-    matches!(phase_kind(plan), Some(PhaseTag::Metadata { .. }))
+    matches!(plan.kind(), Some(PhaseTag::Metadata { .. }))
 }
 
 /// A run's results, laid out by the kind of its phases, not by its test: a new family whose
@@ -411,7 +405,7 @@ fn of_files(plan: &Plan) -> bool {
 /// arm. True when the results are one table, after which the run's error is said (phase by
 /// phase, each phase says its own).
 fn results_text(out: &mut String, r: &RunReport) -> bool {
-    match phase_kind(&r.plan) {
+    match r.plan.kind() {
         Some(PhaseTag::Sweep { .. }) => {
             out.push_str(&sweep_table(r));
             for p in r
