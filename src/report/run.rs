@@ -190,17 +190,7 @@ fn target_line(t: &TargetInfo) -> String {
     s
 }
 
-pub use crate::bench::outcome::{MIN_RATE_OPS, MIN_RATE_SECONDS, rate_meaningful};
-
-/// The time base of a rate: "1 I/O in 0.90 ms", "4096 I/Os in 2.00 s".
-pub fn time_base(ops: u64, seconds: f64) -> String {
-    let what = if ops == 1 { "I/O" } else { "I/Os" };
-    if seconds < 1.0 {
-        format!("{ops} {what} in {:.2} ms", seconds * 1e3)
-    } else {
-        format!("{ops} {what} in {seconds:.2} s")
-    }
-}
+pub use crate::bench::outcome::{MIN_RATE_OPS, MIN_RATE_SECONDS, rate_meaningful, time_base};
 
 fn dir_lines(out: &mut String, name: &str, d: &DirTotals, seconds: f64) {
     if d.ops == 0 {
