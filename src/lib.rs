@@ -1,24 +1,28 @@
 //! disktriage: storage triage for the Linux console.
 //!
-//! The crate is a library with a thin binary (`src/main.rs`). Layers only point down:
+//! The crate is a library with a thin binary (`src/main.rs`). Layers only point down: the
+//! modules are listed from the bottom up, and each uses only those listed before it (tests
+//! aside: `bench`'s check that every parameter has its `run` flag reads `cli`).
 //!
+//! - `model`: plain data (devices, units, usage, caches, SMART, recorded changes, display-safe
+//!   text).
+//! - `smart`: decodes drive pages (ATA, NVMe, SCSI sense, smartctl JSON) into a verdict, and
+//!   builds the commands that ask for them.
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
 //!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
-//! - `model`: plain data (devices, units, usage, caches, SMART, recorded changes, display-safe
-//!   text).
-//! - `smart`: decodes drive pages (ATA, NVMe, SCSI sense, smartctl JSON) into a verdict.
 //! - `drive_state`: read-only views of a drive (cache, SMART health, scheduler, temperature).
 //! - `changes`: journaled, undoable setting changes and the guard that restores them.
 //! - `bench`: the I/O test engine (catalogue, plans, target preparation, workers, runner,
 //!   statistics); `bench::outcome` is what a run produced.
-//! - `report`: headless output (text, JSON, CSV, fio), exports, and stdout/stderr.
 //! - `history`: the run history (JSON lines under /var/lib/disktriage), keyed by the disk's
 //!   stable identity.
 //! - `persist`: the udev rule that makes a scheduler permanent (by WWN or serial).
-//! - `commands`: the CLI's command bodies; `cli` parses the command line; `install`
+//! - `report`: headless output (text, JSON, CSV, fio), exports, the number formats every
+//!   screen shares, and stdout/stderr.
+//! - `cli` parses the command line; `commands`: the CLI's command bodies; `install`
 //!   generates the man page and the shell completions.
-//! - `app` (state and `update(Msg)`), `event` (messages and commands), `ui` (drawing) and
+//! - `event` (messages and commands), `app` (state and `update(Msg)`), `ui` (drawing) and
 //!   `tui` (terminal, loop and executor): the interactive program.
 //!
 //! `run` dispatches a parsed command line.

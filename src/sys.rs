@@ -29,5 +29,5 @@ pub mod uring;
 pub use drives::LinuxDrives;
 pub use error::DriveError;
 pub use fake::{FakeDevice, FakeDrives};
-pub use platform::{Applied, DriveControl, Target};
+pub use platform::{Applied, DriveControl, ResolvedDisk};
 pub use sysfs::SysRoot;

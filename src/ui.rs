@@ -106,34 +106,6 @@ pub(crate) fn cut(s: &str, width: usize) -> String {
     crate::report::table::fit(s, width)
 }
 
-/// A throughput in MB/s, whole: one decimal below 10,000.
-pub(crate) fn rate(mbps: f64) -> String {
-    if mbps >= 10_000.0 {
-        format!("{mbps:.0}")
-    } else {
-        format!("{mbps:.1}")
-    }
-}
-
-/// A count or rate of I/Os, never cut: above 9,999 the unit shortens (16.7k, 1.25M), so it
-/// fits a narrow column whole instead of losing digits.
-pub(crate) fn count(v: f64) -> String {
-    if v >= 999_950.0 {
-        format!("{:.2}M", v / 1e6)
-    } else if v >= 9_999.5 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
-}
-
-/// Milliseconds: three decimals below 100, fewer above, so a 6-wide column never cuts one.
-pub(crate) fn ms(v: f64) -> String {
-    if v >= 999.95 {
-        format!("{v:.0}")
-    } else if v >= 99.9995 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
+/// The number formats every screen shares with `disktriage history` (the report layer owns
+/// them, so one figure prints the same on both).
+pub(crate) use crate::report::table::{count, ms, rate};

@@ -1364,6 +1364,43 @@ fn sweeps_and_cdm_draw_their_finished_phases_live() {
 }
 
 #[test]
+fn a_test_of_a_known_phase_kind_gets_that_kinds_drawing_whatever_its_name() {
+    // seq-read stands in for a new family whose plan is of a kind already drawn: the chart or
+    // grid follows the phases' kind (as the report's tables do), not the test's name.
+    let mut sweep = disk_like_size_sweep("loop0");
+    sweep.test = TestName::SeqRead;
+    sweep.plan.test = TestName::SeqRead;
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::SeqRead);
+    keys(&mut app, "r");
+    feed_phases(&mut app, &sweep, 18);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("Read MB/s by request size"), "{s}");
+    app.update(Msg::RunFinished(Box::new(Ok(sweep))));
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("seq-read"), "{s}");
+    assert!(s.contains("F forward knee 128k"), "{s}");
+
+    let mut cdm = report_phases(TestName::CdmNvme, "loop0", "none", |i| (CDM_MBPS[i], 0.5));
+    cdm.test = TestName::SeqRead;
+    cdm.plan.test = TestName::SeqRead;
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::picker::index_of(TestName::SeqRead);
+    keys(&mut app, "r");
+    feed_phases(&mut app, &cdm, 3);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("CrystalDiskMark: seq-read"), "{s}");
+    assert!(s.contains("3400.00") && s.contains("SEQ128K"), "{s}");
+    app.update(Msg::RunFinished(Box::new(Ok(cdm))));
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("CrystalDiskMark: seq-read"), "{s}");
+}
+
+#[test]
 fn full_report_of_a_repeated_sweep_gives_the_knee_the_chart_marks() {
     let mut app = app_with("host-loop-zram", true);
     app.values.repeats = 2;

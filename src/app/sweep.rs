@@ -518,7 +518,7 @@ fn set_cmd(sw: &SweepRun, i: usize) -> Cmd {
         },
         SweepKind::WriteCache => Cmd::SetDriveCache {
             device: sw.device.clone(),
-            enabled: value == "on",
+            enabled: value == crate::model::cache::on_off(true),
         },
     }
 }

@@ -50,12 +50,12 @@ impl PhaseFigures {
 
     /// Are MB/s and IOPS worth showing (enough I/Os over enough time)?
     pub fn rates_meaningful(&self) -> bool {
-        crate::report::run::rate_meaningful(self.ops, self.seconds)
+        super::outcome::rate_meaningful(self.ops, self.seconds)
     }
 
     /// "1 I/O in 0.90 ms": what the rates are computed over.
     pub fn time_base(&self) -> String {
-        crate::report::run::time_base(self.ops, self.seconds)
+        super::outcome::time_base(self.ops, self.seconds)
     }
 }
 

@@ -192,6 +192,16 @@ pub fn rate_meaningful(ops: u64, seconds: f64) -> bool {
     ops >= MIN_RATE_OPS && seconds >= MIN_RATE_SECONDS
 }
 
+/// The time base of a rate: "1 I/O in 0.90 ms", "4096 I/Os in 2.00 s".
+pub fn time_base(ops: u64, seconds: f64) -> String {
+    let what = if ops == 1 { "I/O" } else { "I/Os" };
+    if seconds < 1.0 {
+        format!("{ops} {what} in {:.2} ms", seconds * 1e3)
+    } else {
+        format!("{ops} {what} in {seconds:.2} s")
+    }
+}
+
 impl PhaseResult {
     pub fn bytes_per_sec(&self) -> f64 {
         self.read.bytes_per_sec + self.write.bytes_per_sec

@@ -199,6 +199,12 @@ impl Plan {
         self.phases.iter().any(|p| p.job.writes())
     }
 
+    /// The kind of its phases, which lays out its results (the report's tables, the TUI's
+    /// chart or grid): a test's phases are all of one kind, whichever family planned them.
+    pub fn kind(&self) -> Option<&PhaseTag> {
+        self.phases.first().map(|p| &p.tag)
+    }
+
     /// Its writes put back the data the blocks held (`--preserve`).
     pub fn rewrites(&self) -> bool {
         self.data.rewrites()

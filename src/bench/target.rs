@@ -67,41 +67,6 @@ fn inventory_device<'a>(inv: &'a Inventory, name: &str) -> Option<&'a BlockDevic
     })
 }
 
-fn open_error(e: io::Error, path: &Path, spec: OpenSpec) -> anyhow::Error {
-    let p = path.display();
-    match e.raw_os_error() {
-        Some(code @ (libc::EACCES | libc::EPERM | libc::EROFS)) => {
-            // As root the refusal is not about privileges: a read-only device is the usual
-            // reason, and the kernel's flag says so.
-            let read_only = if spec.write {
-                direct::read_only(path)
-            } else {
-                None
-            };
-            let hint = crate::sys::error::permission_hint(
-                nix::errno::Errno::from_raw(code),
-                crate::sys::privilege::is_root(),
-                read_only,
-            );
-            let what = if code == libc::EROFS {
-                "read-only"
-            } else {
-                "permission denied"
-            };
-            anyhow::anyhow!("cannot open {p}: {what}{hint}")
-        }
-        Some(libc::EBUSY) if spec.exclusive => anyhow::anyhow!(
-            "cannot open {p} exclusively: it is busy (mounted, held by md/dm/LVM, or opened \
-             exclusively by another program)"
-        ),
-        Some(libc::EINVAL) if spec.direct => anyhow::anyhow!(
-            "cannot open {p} with O_DIRECT: the file system does not support direct I/O. \
-             Use --buffered (results then include the page cache)"
-        ),
-        _ => anyhow::Error::new(e).context(format!("cannot open {p}")),
-    }
-}
-
 /// Opens (and if needed creates) the target after checking that the test may write to it.
 ///
 /// The one-open rule: the path is resolved exactly once (`direct::pin`); the in-use check, the
@@ -133,7 +98,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 exclusive: false,
                 sync: SyncMode::None,
             };
-            return Err(open_error(e, path, spec));
+            return Err(crate::sys::error::open_error(e, path, spec));
         }
     };
     let opened = direct::describe_fd(&pinned)
@@ -177,7 +142,8 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 exclusive: writes_allowed,
                 sync: if writes_allowed { sync } else { SyncMode::None },
             };
-            let fd = direct::reopen(&pinned, spec).map_err(|e| open_error(e, path, spec))?;
+            let fd = direct::reopen(&pinned, spec)
+                .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
             let (size, lbs, pbs) = direct::block_geometry(&fd)
                 .with_context(|| format!("cannot read the size of {}", path.display()))?;
             let name = name.unwrap_or_else(|| dev.to_string());
@@ -252,7 +218,8 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 exclusive: false,
                 sync: if writes_allowed { sync } else { SyncMode::None },
             };
-            let fd = direct::reopen(&pinned, spec).map_err(|e| open_error(e, path, spec))?;
+            let fd = direct::reopen(&pinned, spec)
+                .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
             let size = direct::file_len(&fd)?;
             // btrfs gives its files an anonymous device (0:N): the mount's source is the disk
             // whose counters witness the run.
@@ -375,21 +342,10 @@ pub fn prepare_directory(
     };
     let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
     let scratch = ScratchDir::create(&dir).map_err(|e| {
-        let why = match e.raw_os_error() {
-            Some(libc::EROFS) => "the file system is read-only".to_string(),
-            Some(code @ (libc::EACCES | libc::EPERM)) => format!(
-                "permission denied{}",
-                crate::sys::error::permission_hint(
-                    nix::errno::Errno::from_raw(code),
-                    crate::sys::privilege::is_root(),
-                    None,
-                )
-            ),
-            _ => crate::sys::error::describe_io(&e),
-        };
         anyhow::anyhow!(
-            "cannot create a scratch directory in {}: {why}",
-            path.display()
+            "cannot create a scratch directory in {}: {}",
+            path.display(),
+            crate::sys::error::create_reason(&e)
         )
     })?;
     let info = describe(

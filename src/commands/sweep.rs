@@ -87,7 +87,7 @@ pub fn apply(changer: &Changer, sweep: &Sweep, value: &str) -> anyhow::Result<()
             }
         }
         SweepKind::WriteCache => {
-            let on = value == "on";
+            let on = value == crate::model::cache::on_off(true);
             let change = changer
                 .set_write_cache(dev, on, false)
                 .with_context(|| format!("cannot turn the write cache of {} {value}", dev.name))?;

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::table::{count, ms, rate};
 use crate::bench::figures::row;
 use crate::history::{HISTORY_SCHEMA, HistoryEntry};
 use crate::model::DiskIdentity;
 use crate::model::text::neutralize_controls;
-use crate::ui::{count, ms, rate};
 
 /// The text listing. `filter` is the disk asked for and its kernel name now, if any.
 pub fn render_text(

@@ -190,17 +190,7 @@ fn target_line(t: &TargetInfo) -> String {
     s
 }
 
-pub use crate::bench::outcome::{MIN_RATE_OPS, MIN_RATE_SECONDS, rate_meaningful};
-
-/// The time base of a rate: "1 I/O in 0.90 ms", "4096 I/Os in 2.00 s".
-pub fn time_base(ops: u64, seconds: f64) -> String {
-    let what = if ops == 1 { "I/O" } else { "I/Os" };
-    if seconds < 1.0 {
-        format!("{ops} {what} in {:.2} ms", seconds * 1e3)
-    } else {
-        format!("{ops} {what} in {seconds:.2} s")
-    }
-}
+pub use crate::bench::outcome::{MIN_RATE_OPS, MIN_RATE_SECONDS, rate_meaningful, time_base};
 
 /// What a screen says of rates over a rewrite's busy time, where there is no room for the
 /// seconds (`rewrite_time_base` has them); None for rates over the measured time.
@@ -444,16 +434,10 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
     }
 }
 
-/// The kind of a plan's phases, which lays out its results: a test's phases are all of one
-/// kind (`PhaseTag`), whichever family planned them.
-fn phase_kind(plan: &Plan) -> Option<&PhaseTag> {
-    plan.phases.first().map(|p| &p.tag)
-}
-
 /// Are the plan's phases the metadata test's (files, not bytes: their own CSV note and fio
 /// script)?
 fn of_files(plan: &Plan) -> bool {
-    matches!(phase_kind(plan), Some(PhaseTag::Metadata { .. }))
+    matches!(plan.kind(), Some(PhaseTag::Metadata { .. }))
 }
 
 /// A run's results, laid out by the kind of its phases, not by its test: a new family whose
@@ -461,7 +445,7 @@ fn of_files(plan: &Plan) -> bool {
 /// arm. True when the results are one table, after which the run's error is said (phase by
 /// phase, each phase says its own).
 fn results_text(out: &mut String, r: &RunReport) -> bool {
-    match phase_kind(&r.plan) {
+    match r.plan.kind() {
         Some(PhaseTag::Sweep { .. }) => {
             out.push_str(&sweep_table(r));
             for p in r

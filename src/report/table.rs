@@ -136,6 +136,38 @@ pub fn wrap(prefix: &str, text: &str, width: usize) -> String {
     out
 }
 
+/// A throughput in MB/s, whole: one decimal below 10,000.
+pub fn rate(mbps: f64) -> String {
+    if mbps >= 10_000.0 {
+        format!("{mbps:.0}")
+    } else {
+        format!("{mbps:.1}")
+    }
+}
+
+/// A count or rate of I/Os, never cut: above 9,999 the unit shortens (16.7k, 1.25M), so it
+/// fits a narrow column whole instead of losing digits.
+pub fn count(v: f64) -> String {
+    if v >= 999_950.0 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 9_999.5 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Milliseconds: three decimals below 100, fewer above, so a 6-wide column never cuts one.
+pub fn ms(v: f64) -> String {
+    if v >= 999.95 {
+        format!("{v:.0}")
+    } else if v >= 99.9995 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::error::DriveError;
-use super::platform::{Applied, DriveControl, Target};
+use super::platform::{Applied, DriveControl, ResolvedDisk};
 use super::smartctl;
 use super::sysfs::SysRoot;
 use crate::model::{
@@ -352,9 +352,9 @@ fn valid_scheduler_name(name: &str) -> bool {
 }
 
 impl DriveControl for LinuxDrives {
-    fn resolve(&self, arg: &str) -> Result<Target, DriveError> {
+    fn resolve(&self, arg: &str) -> Result<ResolvedDisk, DriveError> {
         let (disk, partition) = self.root.resolve_disk(arg)?;
-        Ok(Target {
+        Ok(ResolvedDisk {
             device: self.root.read_device(&disk),
             partition,
         })

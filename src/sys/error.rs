@@ -4,8 +4,10 @@
 //!
 //! And the one place that puts errnos into words and advice: `describe_errno`/`describe_io`
 //! ("No space left on device (ENOSPC)"), `describe_io_brief` (inventory notes, the journal),
-//! `permission_hint` (needs root, or a read-only device) and `errno_hint` (what an I/O
-//! failure during a test means, given what was found about the target afterwards).
+//! `permission_hint` (needs root, or a read-only device), `open_error` (a test target that
+//! would not open), `create_reason` (a scratch directory that could not be made) and
+//! `errno_hint` (what an I/O failure during a test means, given what was found about the
+//! target afterwards).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -164,6 +166,56 @@ pub fn permission_hint(errno: Errno, root: bool, read_only: Option<bool>) -> Str
     }
 }
 
+/// A failed open of a test's target in words, with what to do: permission (needs root, or a
+/// read-only device), a busy device opened exclusively, a file system without O_DIRECT.
+pub fn open_error(e: io::Error, path: &Path, spec: super::direct::OpenSpec) -> anyhow::Error {
+    let p = path.display();
+    match e.raw_os_error() {
+        Some(code @ (libc::EACCES | libc::EPERM | libc::EROFS)) => {
+            // As root the refusal is not about privileges: a read-only device is the usual
+            // reason, and the kernel's flag says so.
+            let read_only = if spec.write {
+                super::direct::read_only(path)
+            } else {
+                None
+            };
+            let hint = permission_hint(
+                Errno::from_raw(code),
+                super::privilege::is_root(),
+                read_only,
+            );
+            let what = if code == libc::EROFS {
+                "read-only"
+            } else {
+                "permission denied"
+            };
+            anyhow::anyhow!("cannot open {p}: {what}{hint}")
+        }
+        Some(libc::EBUSY) if spec.exclusive => anyhow::anyhow!(
+            "cannot open {p} exclusively: it is busy (mounted, held by md/dm/LVM, or opened \
+             exclusively by another program)"
+        ),
+        Some(libc::EINVAL) if spec.direct => anyhow::anyhow!(
+            "cannot open {p} with O_DIRECT: the file system does not support direct I/O. \
+             Use --buffered (results then include the page cache)"
+        ),
+        _ => anyhow::Error::new(e).context(format!("cannot open {p}")),
+    }
+}
+
+/// Why a directory or file could not be created, in words: a read-only file system, a
+/// permission refused (with `permission_hint`), or the OS's words.
+pub fn create_reason(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EROFS) => "the file system is read-only".to_string(),
+        Some(code @ (libc::EACCES | libc::EPERM)) => format!(
+            "permission denied{}",
+            permission_hint(Errno::from_raw(code), super::privilege::is_root(), None)
+        ),
+        _ => describe_io(e),
+    }
+}
+
 /// What the sys layer found about the target right after an I/O failed: the facts that tell
 /// a full file system from a device that went away, and a read-only device from a missing
 /// privilege.
@@ -224,6 +276,35 @@ pub fn errno_hint(errno: Errno, facts: Option<&FailureFacts>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_errors_say_what_the_flags_made_the_kernel_refuse() {
+        use super::super::direct::{OpenSpec, SyncMode};
+        let spec = |exclusive, direct| OpenSpec {
+            write: false,
+            direct,
+            exclusive,
+            sync: SyncMode::None,
+        };
+        let os = io::Error::from_raw_os_error;
+        let path = Path::new("/dev/loop9");
+        let busy = open_error(os(libc::EBUSY), path, spec(true, false)).to_string();
+        assert!(
+            busy.starts_with("cannot open /dev/loop9 exclusively: it is busy"),
+            "{busy}"
+        );
+        let no_direct = open_error(os(libc::EINVAL), path, spec(false, true)).to_string();
+        assert!(no_direct.contains("Use --buffered"), "{no_direct}");
+        // Without the flag that explains it, the OS's words under the path.
+        let plain = format!(
+            "{:#}",
+            open_error(os(libc::EBUSY), path, spec(false, false))
+        );
+        assert!(plain.starts_with("cannot open /dev/loop9: "), "{plain}");
+        assert!(!plain.contains("exclusively"), "{plain}");
+        let ro = create_reason(&os(libc::EROFS));
+        assert_eq!(ro, "the file system is read-only");
+    }
 
     #[test]
     fn permission_hint_says_needs_root_only_when_not_root() {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 use super::error::DriveError;
-use super::platform::{Applied, DriveControl, Target};
+use super::platform::{Applied, DriveControl, ResolvedDisk};
 use crate::model::{
     BlockDevice, DevNum, DeviceIdentity, DriveCache, DriveLogs, KernelWriteCache, SchedulerSet,
     SelfTestKind, SelfTestProgress, SelfTestStatus, SmartReading, Transport,
@@ -168,11 +168,11 @@ impl FakeDrives {
 }
 
 impl DriveControl for FakeDrives {
-    fn resolve(&self, arg: &str) -> Result<Target, DriveError> {
+    fn resolve(&self, arg: &str) -> Result<ResolvedDisk, DriveError> {
         let name = arg.strip_prefix("/dev/").unwrap_or(arg);
         let devices = lock(&self.devices);
         if let Some(d) = devices.get(name) {
-            return Ok(Target {
+            return Ok(ResolvedDisk {
                 device: d.device.clone(),
                 partition: None,
             });
@@ -180,7 +180,7 @@ impl DriveControl for FakeDrives {
         devices
             .values()
             .find(|d| d.partitions.iter().any(|p| p == name))
-            .map(|d| Target {
+            .map(|d| ResolvedDisk {
                 device: d.device.clone(),
                 partition: Some(name.to_string()),
             })

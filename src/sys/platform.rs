@@ -12,9 +12,10 @@ use crate::model::{
 
 use super::error::DriveError;
 
-/// A device argument resolved to its whole disk.
+/// A device argument resolved to its whole disk (not a test's target, which is
+/// `crate::bench::outcome::TargetInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub struct ResolvedDisk {
     /// The whole disk, freshly read from sysfs.
     pub device: BlockDevice,
     /// The partition the admin named, when it was one (`sda1` for `sda`).
@@ -35,7 +36,7 @@ pub struct Applied {
 /// own). Every method that reads re-reads from the device: nothing is cached.
 pub trait DriveControl: Send + Sync {
     /// Resolves `sda`, `/dev/sda` or a partition (`sda1`, resolved to `sda`).
-    fn resolve(&self, arg: &str) -> Result<Target, DriveError>;
+    fn resolve(&self, arg: &str) -> Result<ResolvedDisk, DriveError>;
 
     /// A fresh sysfs read of one whole disk (kernel's flush policy, scheduler, ...). A name
     /// that is not a plain kernel name (`crate::model::is_kernel_name`) is

@@ -24,7 +24,7 @@ use crate::bench::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
 use crate::bench::spec::{PhaseTag, Plan};
 use crate::report::run::{cdm_iops, cdm_mbps, cdm_ms};
 
-/// What a test's phases are drawn as, beside the text.
+/// What a run's phases are drawn as, beside the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drawing {
     Sweep,
@@ -32,11 +32,14 @@ pub enum Drawing {
 }
 
 impl Drawing {
-    pub fn of(test: TestName) -> Option<Drawing> {
-        match test {
-            TestName::SizeSweep | TestName::QdSweep => Some(Drawing::Sweep),
-            TestName::Cdm | TestName::CdmNvme => Some(Drawing::Cdm),
-            _ => None,
+    /// The drawing of a plan's phases, by their kind (`Plan::kind`, which also lays out the
+    /// run report's tables), not by the test: a new family whose phases are of a kind already
+    /// here gets that kind's drawing, and a new kind of phase is one arm.
+    pub fn of(plan: &Plan) -> Option<Drawing> {
+        match plan.kind()? {
+            PhaseTag::Sweep { .. } | PhaseTag::QdSweep { .. } => Some(Drawing::Sweep),
+            PhaseTag::Cdm { .. } => Some(Drawing::Cdm),
+            PhaseTag::Single | PhaseTag::Metadata { .. } => None,
         }
     }
 }

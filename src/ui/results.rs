@@ -26,7 +26,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let selected = app.results.records.get(app.results.row);
     // A sweep or CrystalDiskMark record is drawn (chart or grid) under its text.
-    let drawing = selected.and_then(|r| Drawing::of(r.test).filter(|_| !r.runs.is_empty()));
+    let drawing = selected
+        .and_then(|r| r.runs.first())
+        .and_then(|run| Drawing::of(&run.plan));
     let mut lines = selected
         .map(|r| detail_lines(r, drawing.is_none()))
         .unwrap_or_default();

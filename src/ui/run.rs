@@ -24,7 +24,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     // A sweep or CrystalDiskMark run draws its finished phases where the latency over time
     // would be: the chart or grid is what such a run is for.
-    let drawing = Drawing::of(run.test);
+    let drawing = run.plan.as_ref().and_then(Drawing::of);
     let rest = area.height.saturating_sub(6);
     let (charts_c, lat_c) = match drawing {
         None => (Constraint::Min(6), Constraint::Min(6)),
