@@ -1314,10 +1314,11 @@ fn qemu_lab_md_members() {
 
 /// The honesty guards' layer notes on real devices (`tests/vm/layers-guest.sh`, same boot): a
 /// file test on ext2 over md RAID1 (the two NVMe disks) says the figures are the array's and
-/// names the array, its level and its members; over dm-crypt (made as cryptsetup's plain mode
-/// makes it, over the virtio disk's partition) it says the CPU encrypts every byte and names
-/// the mapping and what it is on; directly on the SCSI disk it says neither. In the text a
-/// person reads and in the JSON.
+/// names the array, its level and its members; over dm-crypt (made with bare dmsetup, so
+/// without the `CRYPT-` uuid cryptsetup would give it: the kernel's table tells, over the
+/// virtio disk's partition) it says the CPU encrypts every byte and names the mapping and what
+/// it is on; directly on the SCSI disk it says neither. In the text a person reads and in the
+/// JSON.
 #[test]
 fn qemu_lab_filesystem_layers() {
     if !lab_or_skip("qemu_lab_filesystem_layers") {

@@ -2,9 +2,9 @@
 //! hangs on, found by walking up its device path (the SATA port's `ata_link/linkN/sata_spd`,
 //! the PCIe function's `current_link_speed`/`current_link_width`, the USB device's `speed`),
 //! and the layers under a block device with what they are made of (dm-crypt from `dm/uuid`'s
-//! `CRYPT-` prefix, md RAID from `md/level`, followed down through `slaves/`). Also the block
-//! device a mount's source names, for file systems whose files report an anonymous device
-//! (btrfs).
+//! `CRYPT-` prefix or, on the running system, the mapping's table (`sys::dm`), md RAID from
+//! `md/level`, followed down through `slaves/`). Also the block device a mount's source names,
+//! for file systems whose files report an anonymous device (btrfs).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -118,11 +118,35 @@ pub fn layers(root: &SysRoot, name: &str) -> Vec<LayerFact> {
     let Some(dir) = class_dir(root, name) else {
         return out;
     };
-    walk(&dir, 0, &mut out);
+    // Only the running system's mappings can be asked for their tables (not a fixture tree's).
+    let live = root.root() == Path::new("/");
+    walk(&dir, 0, live, &mut out);
     out
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<LayerFact>) {
+/// Is the device-mapper device in `dir` a dm-crypt mapping? cryptsetup marks its mappings with
+/// a `CRYPT-` uuid (lsblk reads the same); one made with bare dmsetup has none, so on the
+/// running system the kernel's table says (root only: without it, the uuid alone decides).
+fn is_crypt(dir: &Path, live: bool) -> bool {
+    if !dir.join("dm").is_dir() {
+        return false;
+    }
+    if attr(&dir.join("dm/uuid")).is_some_and(|u| u.starts_with("CRYPT-")) {
+        return true;
+    }
+    if !live {
+        return false;
+    }
+    let Some((major, minor)) = attr(&dir.join("dev")).and_then(|d| {
+        let (ma, mi) = d.split_once(':')?;
+        Some((ma.parse::<u32>().ok()?, mi.parse::<u32>().ok()?))
+    }) else {
+        return false;
+    };
+    super::dm::target_types(major, minor).is_ok_and(|types| types.iter().any(|t| t == "crypt"))
+}
+
+fn walk(dir: &Path, depth: usize, live: bool, out: &mut Vec<LayerFact>) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -158,8 +182,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<LayerFact>) {
             .map(|n| n.to_string_lossy().into_owned())
             .collect()
     };
-    // cryptsetup (and lsblk, which reads the same) marks its mappings with a `CRYPT-` uuid.
-    if attr(&dir.join("dm/uuid")).is_some_and(|u| u.starts_with("CRYPT-")) {
+    if is_crypt(&dir, live) {
         out.push(LayerFact::Crypt {
             name: name.clone(),
             mapping: attr(&dir.join("dm/name")),
@@ -174,7 +197,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<LayerFact>) {
         });
     }
     for s in &below {
-        walk(s, depth + 1, out);
+        walk(s, depth + 1, live, out);
     }
 }
 
