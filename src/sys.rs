@@ -11,6 +11,7 @@
 pub mod activity;
 pub mod direct;
 pub mod dirops;
+pub mod dm;
 pub mod drives;
 pub mod error;
 pub mod fake;

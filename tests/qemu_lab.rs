@@ -18,6 +18,8 @@
 //! - the I/O engine reads and writes each drive with the byte counts the kernel confirms, and
 //!   a SCSI disk removed in the middle of a run ends the run with a clear error, and a SATA
 //!   disk removed during a write test is reported as gone, not as a full file system;
+//! - (`qemu_lab_filesystem_layers`, same boot, `tests/vm/layers-guest.sh`) a file test on md
+//!   RAID1 and on dm-crypt says so, naming the layer and its devices; on a bare disk it does not;
 //! - (`qemu_lab_latency`, same boot, `tests/vm/latency-guest.sh`) latency on null_blk in timer
 //!   mode and on dm-delay agrees with fio's and ioping's, for every engine.
 //!
@@ -41,8 +43,8 @@ use serde_json::Value;
 
 const TRANSPORTS: [&str; 4] = ["sata", "nvme", "scsi", "virtio"];
 /// Host tools the guest gets with their libraries: smartctl and nvme-cli witness the drives'
-/// cache state, fio and ioping the latency, dmsetup builds the dm-delay device, mdadm the md
-/// arrays of the members table.
+/// cache state, fio and ioping the latency, dmsetup builds the dm-delay and dm-crypt devices,
+/// mdadm the md arrays of the members table and of the layer notes.
 const LAB_TOOLS: [&str; 6] = ["smartctl", "nvme", "fio", "ioping", "dmsetup", "mdadm"];
 
 fn repo() -> PathBuf {
@@ -1308,4 +1310,117 @@ fn qemu_lab_md_members() {
             r.text(&name)
         );
     }
+}
+
+/// The honesty guards' layer notes on real devices (`tests/vm/layers-guest.sh`, same boot): a
+/// file test on ext2 over md RAID1 (the two NVMe disks) says the figures are the array's and
+/// names the array, its level and its members; over dm-crypt (made with bare dmsetup, so
+/// without the `CRYPT-` uuid cryptsetup would give it: the kernel's table tells, over the
+/// virtio disk's partition) it says the CPU encrypts every byte and names the mapping and what
+/// it is on; directly on the SCSI disk it says neither. In the text a person reads and in the
+/// JSON.
+#[test]
+fn qemu_lab_filesystem_layers() {
+    if !lab_or_skip("qemu_lab_filesystem_layers") {
+        return;
+    }
+    let (r, _) = shared_lab();
+    let devices: BTreeMap<&str, &str> = r
+        .text("DEVICES")
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
+    // What the guest made, as it printed it (`md=md7 members=... level=raid1`).
+    let setup = |name: &str| -> BTreeMap<String, String> {
+        r.text(name)
+            .split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    const LAYER: &str = "the file system is on ";
+    // The run's text and JSON on the file system in `section`: it ran on `device`, and its
+    // layer notes are `want`.
+    let check = |section: &str, device: &str, want: &[String]| {
+        let name = format!("{section}-TEXT");
+        let text = r.text(&name);
+        assert_eq!(r.rc(&name), 0, "{text}");
+        let first = text.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("seq-write on /mnt/")
+                && first.contains(&format!("created by this run, on {device},")),
+            "{name}: {first}"
+        );
+        let said: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("note:  "))
+            .filter(|n| n.starts_with(LAYER))
+            .collect();
+        assert_eq!(said, want, "{name}:\n{text}");
+        let name = format!("{section}-JSON");
+        assert_eq!(r.rc(&name), 0, "{}", r.text(&name));
+        let doc = r.json(&name);
+        assert_eq!(doc["target"]["kind"], "file", "{name}");
+        assert_eq!(doc["target"]["device"], device, "{name}");
+        let said: Vec<&str> = doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|n| n.starts_with(LAYER))
+            .collect();
+        assert_eq!(said, want, "{name}: {}", doc["notes"]);
+    };
+
+    // md RAID1 over the two NVMe disks, named as the guest's kernel named them.
+    let md = setup("LAYER-MD-SETUP");
+    assert!(
+        r.text("LAYER-MD-SETUP").contains("mdadm rc=0"),
+        "{}",
+        r.text("LAYER-MD-SETUP")
+    );
+    assert_eq!(md["level"], "raid1");
+    let mut members = [devices["nvme"], devices["nvmewarn"]];
+    members.sort();
+    check(
+        "LAYER-MD",
+        &md["md"],
+        &[format!(
+            "the file system is on md RAID ({}, raid1 over {}, {}): the figures are the \
+             array's, not one disk's",
+            md["md"], members[0], members[1]
+        )],
+    );
+
+    // dm-crypt over the virtio disk's partition.
+    let crypt = setup("LAYER-CRYPT-SETUP");
+    assert!(
+        r.text("LAYER-CRYPT-SETUP").contains("dmsetup rc=0"),
+        "{}",
+        r.text("LAYER-CRYPT-SETUP")
+    );
+    let dm = &crypt["dm"];
+    assert!(dm.starts_with("dm-"), "{crypt:?}");
+    check(
+        "LAYER-CRYPT",
+        dm,
+        &[format!(
+            "the file system is on dm-crypt ({dm}, /dev/mapper/dtcrypt over {}1): every byte \
+             is encrypted or decrypted by the CPU, and the figures include it",
+            devices["virtio"]
+        )],
+    );
+
+    // No layer: nothing said.
+    assert_eq!(setup("LAYER-PLAIN-SETUP")["disk"], devices["scsi"]);
+    check("LAYER-PLAIN", devices["scsi"], &[]);
+
+    let guest_seconds = |name: &str, key: &str| -> f64 { setup(name)[key].parse().unwrap() };
+    eprintln!(
+        "QEMU lab: the file systems over layers took {:.1} s of guest time",
+        guest_seconds("LAYER-END", "end") - guest_seconds("LAYER-MD-SETUP", "start")
+    );
 }

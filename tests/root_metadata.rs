@@ -289,8 +289,9 @@ fn root_a_file_target_run_removes_its_file_and_touches_nothing_else() {
 
 #[test]
 fn root_a_file_tests_witness_mismatch_is_worded_for_a_file() {
-    // (The dm-crypt and md notes are tested on sysfs trees: this machine's kernel has neither
-    // md nor device-mapper.)
+    // (The dm-crypt and md notes are tested on sysfs trees and, on real arrays and mappings, in
+    // the QEMU lab (qemu_lab_filesystem_layers): this machine's kernel has neither md nor
+    // device-mapper.)
     if !root_or_skip("root_a_file_tests_witness_mismatch_is_worded_for_a_file") {
         return;
     }

@@ -130,18 +130,43 @@ pub fn filesystem_notes(fstype: Option<&str>, layers: &[LayerFact]) -> Vec<Strin
     }
     for l in layers {
         notes.push(match l {
-            LayerFact::Crypt { name } => format!(
-                "the file system is on dm-crypt ({name}): every byte is encrypted or decrypted \
-                 by the CPU, and the figures include it"
-            ),
-            LayerFact::Md { name, level } => format!(
-                "the file system is on md RAID ({name}, {}): the figures are the array's, not \
-                 one disk's",
-                level.as_deref().unwrap_or("level unknown")
+            LayerFact::Crypt {
+                name,
+                mapping,
+                below,
+            } => {
+                let mapping = mapping
+                    .as_ref()
+                    .map(|m| format!(", /dev/mapper/{m}"))
+                    .unwrap_or_default();
+                format!(
+                    "the file system is on dm-crypt ({name}{mapping}{}): every byte is \
+                     encrypted or decrypted by the CPU, and the figures include it",
+                    over(below)
+                )
+            }
+            LayerFact::Md {
+                name,
+                level,
+                members,
+            } => format!(
+                "the file system is on md RAID ({name}, {}{}): the figures are the array's, \
+                 not one disk's",
+                level.as_deref().unwrap_or("level unknown"),
+                over(members)
             ),
         });
     }
     notes
+}
+
+/// " over vdb, vdc": the devices a layer is made of, as the admin's tools name them.
+fn over(devices: &[String]) -> String {
+    if devices.is_empty() {
+        String::new()
+    } else {
+        format!(" over {}", devices.join(", "))
+    }
 }
 
 #[cfg(test)]
@@ -215,15 +240,42 @@ mod tests {
             &[
                 LayerFact::Crypt {
                     name: "dm-1".into(),
+                    mapping: Some("data".into()),
+                    below: vec!["md0".into()],
                 },
                 LayerFact::Md {
                     name: "md0".into(),
                     level: Some("raid1".into()),
+                    members: vec!["sda2".into(), "sdb2".into()],
                 },
             ],
         );
         assert_eq!(n.len(), 3);
-        assert!(n[1].contains("dm-crypt (dm-1)"), "{n:?}");
-        assert!(n[2].contains("md RAID (md0, raid1)"), "{n:?}");
+        assert!(
+            n[1].starts_with("the file system is on dm-crypt (dm-1, /dev/mapper/data over md0): "),
+            "{n:?}"
+        );
+        assert!(
+            n[2].starts_with("the file system is on md RAID (md0, raid1 over sda2, sdb2): "),
+            "{n:?}"
+        );
+        // Without a name or members (a tree that lacks them), only what is known is said.
+        let n = filesystem_notes(
+            None,
+            &[
+                LayerFact::Crypt {
+                    name: "dm-2".into(),
+                    mapping: None,
+                    below: Vec::new(),
+                },
+                LayerFact::Md {
+                    name: "md1".into(),
+                    level: None,
+                    members: Vec::new(),
+                },
+            ],
+        );
+        assert!(n[0].contains("dm-crypt (dm-2): "), "{n:?}");
+        assert!(n[1].contains("md RAID (md1, level unknown): "), "{n:?}");
     }
 }

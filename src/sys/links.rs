@@ -1,9 +1,10 @@
 //! What the honesty guards (`bench::guards`) read from sysfs: the speed of the link a disk
 //! hangs on, found by walking up its device path (the SATA port's `ata_link/linkN/sata_spd`,
 //! the PCIe function's `current_link_speed`/`current_link_width`, the USB device's `speed`),
-//! and the layers under a block device (dm-crypt from `dm/uuid`'s `CRYPT-` prefix, md RAID
-//! from `md/level`, followed down through `slaves/`). Also the block device a mount's source
-//! names, for file systems whose files report an anonymous device (btrfs).
+//! and the layers under a block device with what they are made of (dm-crypt from `dm/uuid`'s
+//! `CRYPT-` prefix or, on the running system, the mapping's table (`sys::dm`), md RAID from
+//! `md/level`, followed down through `slaves/`). Also the block device a mount's source names,
+//! for file systems whose files report an anonymous device (btrfs).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,11 +25,21 @@ pub struct LinkFacts {
     pub usb_speed: Option<String>,
 }
 
-/// A layer under a file system that changes what its figures mean.
+/// A layer under a file system that changes what its figures mean, with what an admin knows
+/// it by: the kernel's name (`dm-0`, `md127`), the mapping's name (`/dev/mapper/<mapping>`)
+/// and the devices it is made of (its `slaves/`: `vdb1`, `nvme0n1`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LayerFact {
-    Crypt { name: String },
-    Md { name: String, level: Option<String> },
+    Crypt {
+        name: String,
+        mapping: Option<String>,
+        below: Vec<String>,
+    },
+    Md {
+        name: String,
+        level: Option<String>,
+        members: Vec<String>,
+    },
 }
 
 /// How far up a device path, or down a stack of slaves, the walks go.
@@ -107,11 +118,35 @@ pub fn layers(root: &SysRoot, name: &str) -> Vec<LayerFact> {
     let Some(dir) = class_dir(root, name) else {
         return out;
     };
-    walk(&dir, 0, &mut out);
+    // Only the running system's mappings can be asked for their tables (not a fixture tree's).
+    let live = root.root() == Path::new("/");
+    walk(&dir, 0, live, &mut out);
     out
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<LayerFact>) {
+/// Is the device-mapper device in `dir` a dm-crypt mapping? cryptsetup marks its mappings with
+/// a `CRYPT-` uuid (lsblk reads the same); one made with bare dmsetup has none, so on the
+/// running system the kernel's table says (root only: without it, the uuid alone decides).
+fn is_crypt(dir: &Path, live: bool) -> bool {
+    if !dir.join("dm").is_dir() {
+        return false;
+    }
+    if attr(&dir.join("dm/uuid")).is_some_and(|u| u.starts_with("CRYPT-")) {
+        return true;
+    }
+    if !live {
+        return false;
+    }
+    let Some((major, minor)) = attr(&dir.join("dev")).and_then(|d| {
+        let (ma, mi) = d.split_once(':')?;
+        Some((ma.parse::<u32>().ok()?, mi.parse::<u32>().ok()?))
+    }) else {
+        return false;
+    };
+    super::dm::target_types(major, minor).is_ok_and(|types| types.iter().any(|t| t == "crypt"))
+}
+
+fn walk(dir: &Path, depth: usize, live: bool, out: &mut Vec<LayerFact>) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -128,25 +163,41 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<LayerFact>) {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if attr(&dir.join("dm/uuid")).is_some_and(|u| u.starts_with("CRYPT-")) {
-        out.push(LayerFact::Crypt { name: name.clone() });
+    let below: Vec<PathBuf> = match fs::read_dir(dir.join("slaves")) {
+        Ok(slaves) => {
+            let mut below: Vec<PathBuf> = slaves
+                .filter_map(Result::ok)
+                .filter_map(|e| fs::canonicalize(e.path()).ok())
+                .collect();
+            // By name, as the admin lists them (paths would order them by bus address).
+            below.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+            below
+        }
+        Err(_) => Vec::new(),
+    };
+    let below_names = || -> Vec<String> {
+        below
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect()
+    };
+    if is_crypt(&dir, live) {
+        out.push(LayerFact::Crypt {
+            name: name.clone(),
+            mapping: attr(&dir.join("dm/name")),
+            below: below_names(),
+        });
     }
     if dir.join("md").is_dir() {
         out.push(LayerFact::Md {
             name: name.clone(),
             level: attr(&dir.join("md/level")),
+            members: below_names(),
         });
     }
-    let Ok(slaves) = fs::read_dir(dir.join("slaves")) else {
-        return;
-    };
-    let mut below: Vec<PathBuf> = slaves
-        .filter_map(Result::ok)
-        .filter_map(|e| fs::canonicalize(e.path()).ok())
-        .collect();
-    below.sort();
-    for s in below {
-        walk(&s, depth + 1, out);
+    for s in &below {
+        walk(s, depth + 1, live, out);
     }
 }
 
@@ -185,7 +236,8 @@ mod tests {
             layers(&lab, "md0"),
             [LayerFact::Md {
                 name: "md0".into(),
-                level: Some("raid1".into())
+                level: Some("raid1".into()),
+                members: vec!["vdb".into(), "vdc".into()],
             }]
         );
         // dm-0 is an LVM volume (uuid LVM-...), not dm-crypt: nothing to say.
@@ -196,7 +248,8 @@ mod tests {
 
     #[test]
     fn a_crypt_volume_on_md_is_seen_through_its_slaves() {
-        // A hand-made tree: dm-1 (CRYPT-) on md1 (raid5) on sdx; a partition dm-1p1 above.
+        // A hand-made tree: dm-1 (CRYPT-) on md1 (raid5, no members in the tree); a partition
+        // dm-1p1 above.
         let t = tempfile::tempdir().unwrap();
         let devs = t.path().join("sys/devices/virtual/block");
         let dm = devs.join("dm-1");
@@ -206,6 +259,7 @@ mod tests {
         fs::create_dir_all(dm.join("dm-1p1")).unwrap();
         fs::write(dm.join("dm-1p1/partition"), "1\n").unwrap();
         fs::write(dm.join("dm/uuid"), "CRYPT-LUKS2-abc-cr\n").unwrap();
+        fs::write(dm.join("dm/name"), "cr\n").unwrap();
         fs::create_dir_all(md.join("md")).unwrap();
         fs::write(md.join("md/level"), "raid5\n").unwrap();
         std::os::unix::fs::symlink("../../md1", dm.join("slaves/md1")).unwrap();
@@ -217,10 +271,13 @@ mod tests {
         let want = [
             LayerFact::Crypt {
                 name: "dm-1".into(),
+                mapping: Some("cr".into()),
+                below: vec!["md1".into()],
             },
             LayerFact::Md {
                 name: "md1".into(),
                 level: Some("raid5".into()),
+                members: Vec::new(),
             },
         ];
         assert_eq!(layers(&root, "dm-1"), want);

@@ -247,6 +247,8 @@ cat /tmp/e
 # Latency on devices of known latency, measured by disktriage, fio and ioping (qemu_lab_latency).
 . /lab/latency-guest.sh
 . /lab/multi-guest.sh
+# File tests over md RAID, dm-crypt and no layer (qemu_lab_filesystem_layers).
+. /lab/layers-guest.sh
 
 # Last, because the disk is gone afterwards: the SCSI disk is removed in the middle of a run.
 section ENGINE-DETACH

@@ -50,7 +50,7 @@ check() {
 modules_for() {
     case "$1" in
         standard)
-            echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1"
+            echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1 xts dm_crypt"
             ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
     esac
@@ -79,6 +79,7 @@ build_initramfs() {
     cp "$here/../fixtures/capture-sysfs.sh" "$root/lab/capture-sysfs.sh"
     cp "$here/latency-guest.sh" "$root/lab/latency-guest.sh"
     cp "$here/multi-guest.sh" "$root/lab/multi-guest.sh"
+    cp "$here/layers-guest.sh" "$root/lab/layers-guest.sh"
 
     # Kernel modules with their dependencies, once each, in the order modprobe would load them.
     local m line ko order="$root/lab/modules.order" on_demand
