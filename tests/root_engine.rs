@@ -281,8 +281,8 @@ fn root_requests_larger_than_the_pattern_period() {
     let l = LoopDev::new(dir.path(), 160 << 20, 512);
     let name = l.name.clone();
     let image = l.image.to_str().unwrap();
-    // 32 MiB writes (four 8 MiB periods each) from an offset that is not a period multiple, so
-    // each request starts mid-period: io_uring, then the synchronous engine further on.
+    // 32 MiB writes (32 periods of 1 MiB each) from an offset that is not a period multiple,
+    // so each request starts mid-period: io_uring, then the synchronous engine further on.
     let doc = run_json(&[
         l.path_str(),
         "--test",
@@ -292,14 +292,14 @@ fn root_requests_larger_than_the_pattern_period() {
         "--count",
         "2",
         "--offset",
-        "1M",
+        "1536K",
         "--size",
         "64M",
         "--destroy-data",
         &name,
     ]);
     assert_eq!(u(&phase(&doc, 0)["write"]["bytes"]), 64 << 20);
-    assert_holds_pattern(image, 1 << 20, 64 << 20, "io_uring 32M writes");
+    assert_holds_pattern(image, 1536 << 10, 64 << 20, "io_uring 32M writes");
     run_json(&[
         l.path_str(),
         "--test",
@@ -309,7 +309,7 @@ fn root_requests_larger_than_the_pattern_period() {
         "--count",
         "2",
         "--offset",
-        "65M",
+        "67072K",
         "--size",
         "64M",
         "--engine",
@@ -317,9 +317,9 @@ fn root_requests_larger_than_the_pattern_period() {
         "--destroy-data",
         &name,
     ]);
-    assert_holds_pattern(image, 65 << 20, 64 << 20, "sync 32M writes");
+    assert_holds_pattern(image, 67072 << 10, 64 << 20, "sync 32M writes");
     assert!(
-        device_bytes(image, 129 << 20, 1 << 20)
+        device_bytes(image, 132608 << 10, 1 << 20)
             .iter()
             .all(|&b| b == 0),
         "nothing past the region"

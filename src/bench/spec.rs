@@ -737,7 +737,7 @@ mod tests {
         assert!(small.memory_need().total < 16 * MIB);
         assert_eq!(check_memory(&small, Some(64 * MIB)), Ok(()));
 
-        // Workers multiply, and the write pattern (8 MiB + the largest request) counts.
+        // Workers multiply, and the write pattern (its period + the largest request) counts.
         let w = big(
             TestName::RandWrite,
             TestParams {
