@@ -1268,14 +1268,19 @@ mod tests {
     use crate::bench::stats::{BoundedSeries, LATENCY_DEFINITION};
     use std::path::PathBuf;
 
-    /// A finished rand-read at `qd` that ran with `engine`.
-    fn report(qd: u32, engine: EngineKind, fixed_buffers: bool) -> RunReport {
-        let facts = TargetFacts {
+    /// A 1 GiB block device of 512-byte sectors.
+    fn gib_device() -> TargetFacts {
+        TargetFacts {
             size: 1 << 30,
             logical_block_size: 512,
             max_request: None,
             is_file: false,
-        };
+        }
+    }
+
+    /// A finished rand-read at `qd` that ran with `engine`.
+    fn report(qd: u32, engine: EngineKind, fixed_buffers: bool) -> RunReport {
+        let facts = gib_device();
         let params = TestParams {
             qd: Some(qd),
             ..TestParams::default()
@@ -1372,12 +1377,7 @@ mod tests {
             preserve: true,
             ..TestParams::default()
         };
-        let facts = TargetFacts {
-            size: 1 << 30,
-            logical_block_size: 512,
-            max_request: None,
-            is_file: false,
-        };
+        let facts = gib_device();
         r.test = TestName::RandWrite;
         r.plan = build_plan(TestName::RandWrite, &params, &facts, true).unwrap();
         let p = &mut r.outcome.phases[0];
@@ -1584,12 +1584,7 @@ mod tests {
         // A test of a new family that plans queue-depth sweep phases: its report is the
         // queue-depth table, with no arm for the test.
         let mut r = report(1, EngineKind::Sync, false);
-        let facts = TargetFacts {
-            size: 1 << 30,
-            logical_block_size: 512,
-            max_request: None,
-            is_file: false,
-        };
+        let facts = gib_device();
         let params = TestParams {
             qds: Some(vec![1, 4]),
             ..TestParams::default()
