@@ -44,10 +44,11 @@ impl AlignedBuf {
     }
 
     /// A zero-initialised buffer backed by transparent huge pages where the kernel allows
-    /// them, for the large write pattern that every write reads from. Writes at random
-    /// offsets touch any of its 4 KiB pages; in huge pages the kernel's pinning of the user
-    /// pages for each O_DIRECT request and the CPU's TLB cover it with a few entries instead
-    /// of thousands, which on a fast device (zram) is a measurable share of each write.
+    /// them, for the write pattern that every write reads from: the kernel's pinning of the
+    /// user pages for each O_DIRECT request and the CPU's TLB then cover it with a few
+    /// entries. Only whole 2 MiB pages inside the buffer can be huge: the 1 MiB pattern with
+    /// 1 MiB requests is one, with 4 KiB requests it stays in 4 KiB pages (256 of them, which
+    /// the TLB holds anyway).
     pub fn zeroed_huge_pages(len: usize) -> io::Result<AlignedBuf> {
         const HUGE_PAGE: usize = 2 << 20;
         let layout = Layout::from_size_align(len.max(1), HUGE_PAGE)
