@@ -566,9 +566,10 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
         Err(e) => return setup_failed(ctx, format!("cannot allocate an I/O buffer: {e}")),
     };
     let mut ops = OpSequence::new(ctx.planner.order_free(), thread, ctx.job.qd.max(1));
-    // Threads of one worker each use their own open file (see `reopen_for_thread`). If that
-    // fails the shared one still does the same I/O, only a little slower, so it is used.
-    let own_fd = (ctx.job.qd > 1)
+    // Each I/O thread uses its own open file whenever more than one thread would share the
+    // run's (several per worker, or several workers; see `reopen_for_thread`). If that fails
+    // the shared one still does the same I/O, only a little slower, so it is used.
+    let own_fd = (ctx.job.qd > 1 || ctx.job.workers > 1)
         .then(|| direct::reopen_for_thread(&ctx.fd).ok())
         .flatten();
     let fd = own_fd.as_ref().unwrap_or(&ctx.fd);

@@ -19,7 +19,7 @@ use crate::bench::plan::{Access, Mix};
 use crate::bench::spec::{
     EngineKind, Job, PhaseTag, Plan, REWRITE_LABEL, REWRITE_NOTE, sweep_column,
 };
-use crate::bench::stats::{LatencySummary, TimeBase};
+use crate::bench::stats::{LatencySummary, TimeBase, per_second};
 use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, BytesPerSec};
 use crate::sys::direct::SyncMode;
@@ -942,12 +942,8 @@ pub fn render_csv(r: &RunReport) -> String {
                 pt.end_s
             );
             for d in [&pt.read, &pt.write] {
-                let rate = if secs > 0.0 {
-                    d.bytes as f64 / secs
-                } else {
-                    0.0
-                };
-                let iops = if secs > 0.0 { d.ops as f64 / secs } else { 0.0 };
+                let rate = per_second(d.bytes as f64, secs);
+                let iops = per_second(d.ops as f64, secs);
                 let _ = write!(out, ",{},{},{:.3},{:.1}", d.bytes, d.ops, rate / 1e6, iops);
                 match d.latency {
                     Some(l) => {
