@@ -12,7 +12,7 @@ for r in $(seq ${R:-3}); do
  for c in ${C:-fio old new}; do
   case $c in
    fio) v=$(fio --name=w --filename=/dev/zram0 --rw=randwrite --bs=4k --direct=1 --ioengine=psync --numjobs=$QD --thread --group_reporting --time_based --runtime=3 --ramp_time=1 --norandommap --randrepeat=0 --scramble_buffers=0 --output-format=terse --terse-version=3 | awk -F';' '{print $49}');;
-   *) v=$(${DT_DIR:-/tmp}/dt-$c run /dev/zram0 --test rand-write --qd $QD --time 3s --destroy-data zram0 2>&1 | grep "^write" | grep -o "[0-9]* IOPS");;
+   *) v=$(${DT_DIR:-/tmp}/dt-$c run /dev/zram0 --test rand-write --qd $QD ${DTARGS:-} --time 3s --destroy-data zram0 2>&1 | grep "^write" | grep -o "[0-9]* IOPS");;
   esac
   echo "r$r $c $v"
  done

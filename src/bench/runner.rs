@@ -329,8 +329,7 @@ fn probe_round(
     }
     gate.wait_all();
     let cpu0 = process_cpu_time();
-    let t0 = Instant::now();
-    gate.open();
+    let t0 = gate.open();
     let mut alive = spawned.alive;
     let mut ops = 0u64;
     let mut t_end = t0;
@@ -340,10 +339,11 @@ fn probe_round(
             Ok(WorkerMsg::Done {
                 failure,
                 setup_error,
+                ended,
                 ..
             }) => {
                 alive -= 1;
-                t_end = Instant::now();
+                t_end = t_end.max(ended.unwrap_or_else(Instant::now));
                 if failure.is_some() || setup_error.is_some() {
                     ok = false;
                     local_stop.store(true, Ordering::Relaxed);
@@ -698,8 +698,7 @@ fn run_phase(
     gate.wait_all();
     let before = read_stat(&input.stat);
     let cpu0 = process_cpu_time();
-    let t0 = Instant::now();
-    gate.open();
+    let t0 = gate.open();
     if let Some(ev) = &input.events {
         let _ = ev.send(RunEvent::Measuring {
             index,
@@ -727,12 +726,15 @@ fn run_phase(
                 setup_error: e,
                 fixed_buffers: fixed,
                 cpu_wait: waited,
+                ended,
             }) => {
                 alive -= 1;
                 cpu_wait += waited;
-                t_end = Instant::now();
+                // The thread's own end, not this message's arrival (see `WorkerMsg::Done`).
+                let thread_end = ended.unwrap_or_else(Instant::now);
+                t_end = t_end.max(thread_end);
                 if let Some(end) = worker_end.get_mut(worker as usize) {
-                    *end = t_end;
+                    *end = (*end).max(thread_end);
                 }
                 fixed_buffers &= fixed;
                 if failure.is_none() {

@@ -109,6 +109,10 @@ pub enum WorkerMsg {
         fixed_buffers: bool,
         /// How long this thread waited for a CPU during the measured loop.
         cpu_wait: Duration,
+        /// When the thread's measured loop ended, by its own clock: the phase ends at the
+        /// last of these, not when the coordinator gets round to reading the message (on a
+        /// CPU-bound device with more I/O threads than CPUs that was up to 0.2 s later).
+        ended: Option<Instant>,
     },
 }
 
@@ -241,8 +245,8 @@ impl Recorder {
 
     /// Sends the last interval, ending now: a partial one when the loop was stopped or bounded
     /// by a count, the folded last one when bounded by time.
-    fn finish(mut self) {
-        let end = self.t0.elapsed().as_secs_f64();
+    fn finish(mut self, ended: Instant) {
+        let end = ended.saturating_duration_since(self.t0).as_secs_f64();
         self.send(Some(end));
     }
 }
@@ -279,21 +283,24 @@ fn setup_failed(ctx: &WorkerCtx, why: String) {
         setup_error: Some(why),
         fixed_buffers: false,
         cpu_wait: Duration::ZERO,
+        ended: None,
     });
 }
 
 /// The phases every I/O thread goes through: an unrecorded warm-up, the gate, then the
 /// measured loop with a recorder. `io` runs one loop within a bound. `lane` is the I/O
 /// thread's number within its worker and its lanes (see the module doc).
-/// Returns the first failure and how long the thread waited for a CPU while measured.
+/// Returns the first failure, how long the thread waited for a CPU while measured, and when
+/// its measured loop ended (none if it never measured).
 fn run_phases(
     ctx: &WorkerCtx,
     lane: (u32, u32),
     mut io: impl FnMut(&Bound, Option<&mut Recorder>) -> Option<IoFailure>,
-) -> (Option<IoFailure>, Duration) {
+) -> (Option<IoFailure>, Duration, Option<Instant>) {
     let job = &ctx.job;
     let mut failure = None;
     let mut cpu_wait = Duration::ZERO;
+    let mut ended = None;
     if !job.warmup.is_zero() {
         let bound = Bound {
             deadline: Some(Instant::now() + job.warmup),
@@ -301,9 +308,10 @@ fn run_phases(
         };
         failure = io(&bound, None);
     }
-    ctx.gate.arrive_and_wait();
+    // Every thread measures from the instant the gate opened, to one deadline: a thread the
+    // scheduler runs late starts late, it does not run late.
+    let t0 = ctx.gate.arrive_and_wait();
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
-        let t0 = Instant::now();
         let deadline = job.time.map(|t| t0 + t);
         let mut rec = Recorder::new(ctx.worker, lane, t0, ctx.interval, deadline, ctx.tx.clone());
         let bound = Bound {
@@ -312,12 +320,14 @@ fn run_phases(
         };
         let wait0 = thread_run_delay();
         failure = io(&bound, Some(&mut rec));
+        let end = Instant::now();
+        ended = Some(end);
         if let (Some(a), Some(b)) = (wait0, thread_run_delay()) {
             cpu_wait = b.saturating_sub(a);
         }
-        rec.finish();
+        rec.finish(end);
     }
-    (failure, cpu_wait)
+    (failure, cpu_wait, ended)
 }
 
 fn uring_worker(ctx: WorkerCtx) {
@@ -340,7 +350,7 @@ fn uring_worker(ctx: WorkerCtx) {
     let fixed = queue.uses_fixed_buffers();
     // One thread whose queue slots are its lanes.
     let lanes = queue.depth();
-    let (failure, cpu_wait) = run_phases(&ctx, (0, lanes), |bound, rec| {
+    let (failure, cpu_wait, ended) = run_phases(&ctx, (0, lanes), |bound, rec| {
         uring_loop(&ctx, &mut queue, bound, rec)
     });
     drop(queue);
@@ -350,6 +360,7 @@ fn uring_worker(ctx: WorkerCtx) {
         setup_error: None,
         fixed_buffers: fixed,
         cpu_wait,
+        ended,
     });
 }
 
@@ -574,7 +585,7 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
         .flatten();
     let fd = own_fd.as_ref().unwrap_or(&ctx.fd);
     // The I/O count bound is shared by the worker's threads, and only the measured phase counts.
-    let (failure, cpu_wait) = run_phases(ctx, (thread, 1), |bound, rec| {
+    let (failure, cpu_wait, ended) = run_phases(ctx, (thread, 1), |bound, rec| {
         let issued = rec.is_some().then_some(&*ctx.issued);
         sync_loop(ctx, fd, &mut buf, bound, rec, issued, &mut ops)
     });
@@ -584,6 +595,7 @@ fn sync_thread(ctx: &WorkerCtx, thread: u32) {
         setup_error: None,
         fixed_buffers: false,
         cpu_wait,
+        ended,
     });
 }
 
@@ -857,7 +869,7 @@ mod tests {
             rec.record(OpKind::Read, 4096, Duration::from_micros(50));
             rec.tick(t0 + Duration::from_millis(ms));
         }
-        rec.finish();
+        rec.finish(Instant::now());
         let samples: Vec<(u64, Option<f64>, u64)> = rx
             .try_iter()
             .map(|m| match m {
@@ -891,7 +903,7 @@ mod tests {
             rec.record(OpKind::Write, 4096, Duration::from_millis(6));
             rec.record_busy(Duration::from_millis(6));
         }
-        rec.finish();
+        rec.finish(Instant::now());
         // A pread/pwrite thread (one lane) that did 2 writes of 10 ms: busy 20 ms. A thread
         // with 4 lanes that only ever carried 2 writes had 2 busy lanes, not 4.
         let mut one = Recorder::new(3, (1, 1), t0, interval, None, tx.clone());
@@ -902,8 +914,8 @@ mod tests {
                 r.record_busy(Duration::from_millis(10));
             }
         }
-        one.finish();
-        few.finish();
+        one.finish(Instant::now());
+        few.finish(Instant::now());
         let busy: Vec<(u32, u32, u64)> = rx
             .try_iter()
             .map(|m| match m {
