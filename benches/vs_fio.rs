@@ -13,8 +13,9 @@
 //!
 //! Each job runs disktriage with its default engine (`auto`) against fio in the set-ups that
 //! can keep QD I/Os in flight: psync with one thread per outstanding I/O (`numjobs` = QD,
-//! `--thread`), io_uring with `iodepth` = QD and registered buffers (`--fixedbufs`), and at
-//! QD > 1 the same io_uring job submitting and reaping in batches
+//! `--thread`), io_uring with `iodepth` = QD and registered buffers and file (`--fixedbufs
+//! --registerfiles`, as disktriage registers them), and at QD > 1 the same io_uring job
+//! submitting and reaping in batches
 //! (`--iodepth_batch_submit` / `--iodepth_batch_complete_max` = QD). disktriage is compared
 //! with the best of them. Write jobs give fio `--scramble_buffers=0`: fio's default rewrites
 //! part of its buffer before every write, which on zram costs it more than half its IOPS,
@@ -504,8 +505,13 @@ fn run_fio(who: Contender, job: &Job, place: &Place, secs: u64) -> Measure {
                 .arg(format!("--numjobs={}", job.qd));
         }
         Contender::FioUring | Contender::FioUringBatch => {
-            cmd.args(["--ioengine=io_uring", "--fixedbufs", "--numjobs=1"])
-                .arg(format!("--iodepth={}", job.qd));
+            cmd.args([
+                "--ioengine=io_uring",
+                "--fixedbufs",
+                "--registerfiles",
+                "--numjobs=1",
+            ])
+            .arg(format!("--iodepth={}", job.qd));
             if who == Contender::FioUringBatch {
                 cmd.arg(format!("--iodepth_batch_submit={}", job.qd))
                     .arg(format!("--iodepth_batch_complete_max={}", job.qd));

@@ -976,7 +976,8 @@ fn csv_field(s: &str) -> String {
 /// How fio issues a phase's I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FioEngine {
-    /// io_uring with `iodepth` = QD per job; `fixed`: registered buffers (`--fixedbufs`).
+    /// io_uring with `iodepth` = QD per job; `fixed`: registered buffers and file
+    /// (`--fixedbufs --registerfiles`).
     Uring { fixed: bool },
     /// One pread/pwrite thread per outstanding I/O: psync with `numjobs` = workers x QD.
     Psync,
@@ -1178,7 +1179,7 @@ fn fio_command(
         j.bs,
     );
     match engine {
-        FioEngine::Uring { fixed: true } => cmd.push_str(" --fixedbufs"),
+        FioEngine::Uring { fixed: true } => cmd.push_str(" --fixedbufs --registerfiles"),
         FioEngine::Uring { fixed: false } => {}
         FioEngine::Psync => cmd.push_str(" --thread"),
     }
@@ -1653,7 +1654,7 @@ mod tests {
             "{fio}"
         );
         assert_eq!(report_fio_commands(&r), vec![lines[1].to_string()]);
-        // io_uring: the same depth, --fixedbufs only when buffers were registered.
+        // io_uring: the same depth, --fixedbufs --registerfiles only when they were registered.
         let r = report(32, EngineKind::Uring, false);
         let fio = report_fio_commands(&r).join("\n");
         assert!(
@@ -1664,7 +1665,7 @@ mod tests {
         let r = report(32, EngineKind::Uring, true);
         let fio = report_fio_commands(&r).join("\n");
         assert!(
-            fio.contains("--iodepth=32 --numjobs=1 --fixedbufs --group_reporting"),
+            fio.contains("--iodepth=32 --numjobs=1 --fixedbufs --registerfiles --group_reporting"),
             "{fio}"
         );
         assert!(!fio.contains("--iodepth_batch"), "{fio}");
