@@ -22,7 +22,8 @@
 //! while disktriage writes its pre-generated random pattern as it is; fio's buffer is random
 //! too, so neither writes compressible data. All use O_DIRECT, a 1 s warm-up (fio's ramp_time) and uniform random
 //! offsets without a random map. Each round runs every contender once, in an order that
-//! rotates from round to round; the table gives medians over the rounds.
+//! rotates from round to round, each only once the CPUs are idle again; the table gives
+//! medians over the rounds.
 //!
 //! CPU per I/O is measured the same way for all, from outside: the child process's whole CPU
 //! time (getrusage RUSAGE_CHILDREN around its run: every thread, including the kernel's
@@ -166,6 +167,7 @@ fn main() {
         for round in 0..rounds {
             for k in 0..contenders.len() {
                 let i = (k + round) % contenders.len();
+                settle();
                 let m = match contenders[i] {
                     Contender::Disktriage => run_dt(bin, job, &place, secs),
                     c => run_fio(c, job, &place, secs),
@@ -283,6 +285,35 @@ fn jobs() -> Vec<Job> {
             32,
         ),
     ]
+}
+
+/// Waits (up to 3 s) until the CPUs are idle, so no contender starts while the kernel is
+/// still busy after the one before: freeing a zram device's pages, a loop worker finishing,
+/// writeback. Each 100 ms look must find at least 95 % of the CPU time idle.
+fn settle() {
+    let cpu_times = || -> (u64, u64) {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let v: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal: idle and iowait are idle.
+        let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+        (v.iter().take(8).sum(), idle)
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < until {
+        let (t0, i0) = cpu_times();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let (t1, i1) = cpu_times();
+        if t1 > t0 && (i1 - i0) as f64 >= 0.95 * (t1 - t0) as f64 {
+            return;
+        }
+    }
 }
 
 fn output(cmd: &str, args: &[&str]) -> String {
