@@ -14,6 +14,7 @@ use std::process::{Command, Output};
 
 use disktriage::bench::figures::{PhaseFigures, Stat};
 use disktriage::bench::spec::PhaseTag;
+use disktriage::bench::stats::TimeBase;
 use disktriage::history::{HISTORY_SCHEMA, History, HistoryEntry, RunSettings};
 use disktriage::model::DiskIdentity;
 
@@ -208,6 +209,28 @@ fn history_of_a_disk_finds_it_under_another_kernel_name() {
     let (stdout, _) = text(&out);
     assert!(stdout.contains(": 3\n"), "{stdout}");
     assert!(stdout.contains("disk: serial \"OTHER\""), "{stdout}");
+}
+
+#[test]
+fn a_rewrites_record_says_its_rates_are_over_the_write_time() {
+    let dir = scratch();
+    let h = dir.path().to_str().unwrap();
+    let history = History::new(dir.path());
+    let sata = DiskIdentity::Wwid(SATA_WWID.into());
+    history
+        .append(&entry(sata.clone(), "sda", 100.0, 1_795_000_000))
+        .unwrap();
+    let mut rewrite = entry(sata, "sda", 80.0, 1_795_000_500);
+    rewrite.figures[0].time_base = TimeBase::WriteBusy;
+    history.append(&rewrite).unwrap();
+    let out = disktriage(&["--history-dir", h, "history"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    const NOTE: &str = "MB/s and IOPS are over the time the writes took";
+    assert_eq!(stdout.matches(NOTE).count(), 1, "{stdout}");
+    // On the rewrite's own lines, after its figures.
+    let rewrite_at = stdout.find("80.0").unwrap();
+    assert!(stdout.find(NOTE).unwrap() > rewrite_at, "{stdout}");
 }
 
 #[test]

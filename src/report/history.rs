@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::run::rewrite_rates_note;
 use super::table::{count, ms, rate};
 use crate::bench::figures::row;
 use crate::history::{HISTORY_SCHEMA, HistoryEntry};
@@ -72,6 +73,16 @@ pub fn render_text(
         }
         if e.figures.len() > 1 {
             facts.push("peak MB/s and IOPS, worst p99 of the phases".into());
+        }
+        // A rewrite's rates are over the time its writes took, as its Results said.
+        if let Some(note) = e
+            .figures
+            .iter()
+            .map(|f| f.time_base)
+            .find(|b| b.is_busy())
+            .and_then(rewrite_rates_note)
+        {
+            facts.push(note);
         }
         let _ = writeln!(out, "  {}", neutralize_controls(&facts.join("; ")));
         if filter.is_none() {
