@@ -1541,6 +1541,43 @@ fn root_cpu_bound_runs_are_flagged_and_device_bound_ones_are_not() {
     );
 }
 
+/// io_uring runs register the target with the ring. The ring's teardown, when left to the
+/// kernel after the ring is closed, runs asynchronously and held the run's exclusive open for a
+/// while after the process had exited: the next run on the device was refused as "busy" 7
+/// times in 10 after a write run. Runs one after another must all open the device.
+#[test]
+fn root_a_run_right_after_an_io_uring_write_run_opens_the_device() {
+    if !root_or_skip("root_a_run_right_after_an_io_uring_write_run_opens_the_device") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 256 << 20, 512);
+    let name = l.name.clone();
+    for i in 0..6 {
+        let out = disktriage(&[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-write",
+            "--bs",
+            "1M",
+            "--engine",
+            "uring",
+            "--time",
+            "300ms",
+            "--warmup",
+            "0",
+            "--destroy-data",
+            &name,
+        ]);
+        assert!(
+            out.status.success(),
+            "run {i}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// 32 pwrite threads on a CPU-bound device (zram compresses in the writing thread) with two or
 /// so CPUs: threads wait for a CPU, including when the gate between warm-up and measurement
 /// opens. Every thread must measure from that opening to one deadline, so the phase lasts the

@@ -284,10 +284,10 @@ pub struct MemoryNeed {
 
 impl Plan {
     /// The memory this plan allocates. Phases run one after another, each allocating its own
-    /// buffers (request size x queue depth per worker, with either engine) and latency
-    /// histograms (per I/O thread: one per direction being recorded and one in transit; per
-    /// worker and per phase: the totals); the write pattern (period + largest request) and
-    /// the series of every phase live for the whole run.
+    /// buffers (request size, in whole huge pages from 1 MiB on, x queue depth per worker,
+    /// with either engine) and latency histograms (per I/O thread: one per direction being
+    /// recorded and one in transit; per worker and per phase: the totals); the write pattern
+    /// (period + largest request) and the series of every phase live for the whole run.
     pub fn memory_need(&self) -> MemoryNeed {
         let hist = super::stats::LatencyHistogram::footprint_bytes();
         let series = (super::runner::SERIES_CAPACITY * std::mem::size_of::<IntervalPoint>()) as u64
@@ -308,7 +308,8 @@ impl Plan {
                 .saturating_mul(4)
                 .saturating_add(workers.saturating_mul(2))
                 .saturating_add(8);
-            j.bs.saturating_mul(u64::from(j.qd))
+            crate::sys::direct::request_buffer_bytes(j.bs)
+                .saturating_mul(u64::from(j.qd))
                 .saturating_mul(workers)
                 .saturating_add(histograms.saturating_mul(hist))
         };
@@ -354,11 +355,21 @@ pub fn check_memory(plan: &Plan, available: Option<u64>) -> Result<(), SpecError
     } else {
         " and latency histograms"
     };
+    // From 1 MiB on a request's buffer is whole huge pages: say so where that is more.
+    let held = crate::sys::direct::request_buffer_bytes(need.bs);
+    let buffer = if held > need.bs {
+        format!(
+            "{} in {} of huge pages",
+            exact_size(need.bs),
+            exact_size(held)
+        )
+    } else {
+        exact_size(need.bs)
+    };
     Err(SpecError::NotEnoughMemory(format!(
-        "this test needs {} of memory for its I/O buffers ({} x QD {} x {} worker{}{phase}){others}; \
+        "this test needs {} of memory for its I/O buffers ({buffer} x QD {} x {} worker{}{phase}){others}; \
          {} is available and a test may use half of it: lower {lower}",
         Bytes(need.total).iec(),
-        exact_size(need.bs),
         need.qd,
         need.workers,
         if need.workers == 1 { "" } else { "s" },
@@ -748,10 +759,13 @@ mod tests {
             },
         );
         let need = w.memory_need();
-        assert!(need.total >= 1024 * MIB + 9 * MIB, "{}", need.total);
+        assert!(need.total >= 2048 * MIB + 9 * MIB, "{}", need.total);
         let err = check_memory(&w, Some(GIB)).unwrap_err().to_string();
         assert!(
-            err.contains("(1 MiB x QD 64 x 16 workers), write data and latency histograms"),
+            err.contains(
+                "(1 MiB in 2 MiB of huge pages x QD 64 x 16 workers), write data and latency \
+                 histograms"
+            ),
             "{err}"
         );
 
@@ -768,8 +782,8 @@ mod tests {
         let err = check_memory(&sweep, Some(8 * GIB)).unwrap_err().to_string();
         assert!(
             err.contains(
-                "needs 8.0 GiB of memory for its I/O buffers (1 MiB x QD 1024 x 8 workers in \
-                 phase \"large sequential QD1024\")"
+                "needs 16.0 GiB of memory for its I/O buffers (1 MiB in 2 MiB of huge pages x \
+                 QD 1024 x 8 workers in phase \"large sequential QD1024\")"
             ),
             "{err}"
         );

@@ -33,7 +33,7 @@ use super::pattern::DataPattern;
 use super::plan::{OpKind, Planner};
 use super::spec::{EngineKind, Job};
 use super::stats::{IoStats, WorkerSample};
-use crate::sys::direct::{self, AlignedBuf, BUFFER_ALIGN};
+use crate::sys::direct::{self, AlignedBuf};
 pub use crate::sys::error::FailureFacts;
 use crate::sys::error::{describe_errno, errno_hint};
 use crate::sys::privilege::thread_run_delay;
@@ -572,7 +572,7 @@ fn sync_worker(ctx: WorkerCtx) {
 
 /// One synchronous I/O thread: one outstanding I/O at a time.
 fn sync_thread(ctx: &WorkerCtx, thread: u32) {
-    let mut buf = match AlignedBuf::zeroed(ctx.job.bs as usize, BUFFER_ALIGN) {
+    let mut buf = match AlignedBuf::for_requests(ctx.job.bs as usize) {
         Ok(b) => b,
         Err(e) => return setup_failed(ctx, format!("cannot allocate an I/O buffer: {e}")),
     };

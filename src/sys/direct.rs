@@ -21,7 +21,26 @@ pub const BUFFER_ALIGN: usize = 4096;
 /// A zero-initialised heap buffer with a fixed alignment, for O_DIRECT.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
+    /// The allocation, which may be larger than the buffer (whole huge pages).
     layout: Layout,
+    len: usize,
+}
+
+/// A transparent huge page on x86_64.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// From this request size on, a request's buffer gets huge pages of its own.
+pub const HUGE_PAGE_REQUEST: usize = 1 << 20;
+
+/// The bytes a request buffer of `len` bytes takes (`AlignedBuf::for_requests`): from
+/// `HUGE_PAGE_REQUEST` on, whole huge pages.
+pub fn request_buffer_bytes(len: u64) -> u64 {
+    if len >= HUGE_PAGE_REQUEST as u64 {
+        len.div_ceil(HUGE_PAGE as u64)
+            .saturating_mul(HUGE_PAGE as u64)
+    } else {
+        len
+    }
 }
 
 // SAFETY: AlignedBuf owns its allocation exclusively, like a Box<[u8]>; moving it to another
@@ -40,7 +59,25 @@ impl AlignedBuf {
         let ptr = NonNull::new(raw).ok_or_else(|| {
             io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate an I/O buffer")
         })?;
-        Ok(AlignedBuf { ptr, layout })
+        Ok(AlignedBuf {
+            ptr,
+            layout,
+            len: layout.size(),
+        })
+    }
+
+    /// The buffer of one outstanding request of `len` bytes (a pread/pwrite thread's, an
+    /// io_uring slot's). From 1 MiB on it is rounded up to whole 2 MiB pages and backed by
+    /// huge pages where the kernel allows: the kernel copies or pins a large request's pages
+    /// as a few large pieces instead of one piece per 4 KiB page. The buffer is still `len`
+    /// bytes long; the rest of the last huge page is unused.
+    pub fn for_requests(len: usize) -> io::Result<AlignedBuf> {
+        if len < HUGE_PAGE_REQUEST {
+            return AlignedBuf::zeroed(len, BUFFER_ALIGN);
+        }
+        let mut buf = AlignedBuf::zeroed_huge_pages(request_buffer_bytes(len as u64) as usize)?;
+        buf.len = len;
+        Ok(buf)
     }
 
     /// A zero-initialised buffer backed by transparent huge pages where the kernel allows
@@ -50,7 +87,6 @@ impl AlignedBuf {
     /// 1 MiB requests is one, with 4 KiB requests it stays in 4 KiB pages (256 of them, which
     /// the TLB holds anyway).
     pub fn zeroed_huge_pages(len: usize) -> io::Result<AlignedBuf> {
-        const HUGE_PAGE: usize = 2 << 20;
         let layout = Layout::from_size_align(len.max(1), HUGE_PAGE)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         // SAFETY: the layout has a non-zero size (len.max(1)).
@@ -68,25 +104,29 @@ impl AlignedBuf {
         // SAFETY: raw points to layout.size() writable bytes that this buffer owns; zeroing
         // them after the advice is what makes the first touch fault in huge pages.
         unsafe { std::ptr::write_bytes(raw, 0, layout.size()) };
-        Ok(AlignedBuf { ptr, layout })
+        Ok(AlignedBuf {
+            ptr,
+            layout,
+            len: layout.size(),
+        })
     }
 
     pub fn len(&self) -> usize {
-        self.layout.size()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.layout.size() == 0
+        self.len == 0
     }
 
     pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr points to layout.size() initialised (zeroed) bytes owned by self.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+        // SAFETY: ptr points to layout.size() >= len initialised (zeroed) bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as in as_slice, and &mut self guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
     pub fn as_ptr(&self) -> *const u8 {
@@ -548,6 +588,29 @@ mod tests {
         assert!(b.as_slice().iter().all(|&x| x == 0));
         b.as_mut_slice()[9_999] = 7;
         assert_eq!(b.as_slice()[9_999], 7);
+    }
+
+    #[test]
+    fn request_buffers_are_their_length_in_whole_huge_pages_from_1_mib() {
+        // Small requests: exactly their size, 4 KiB aligned.
+        let small = AlignedBuf::for_requests(64 << 10).unwrap();
+        assert_eq!((small.len(), small.layout.size()), (64 << 10, 64 << 10));
+        assert_eq!(request_buffer_bytes(64 << 10), 64 << 10);
+        // 1 MiB and up: the request's length, in an allocation of whole 2 MiB pages.
+        for (len, pages) in [
+            (1 << 20, 1),
+            (2 << 20, 1),
+            (3 << 20, 2),
+            ((4 << 20) + 512, 3),
+        ] {
+            let mut b = AlignedBuf::for_requests(len).unwrap();
+            assert_eq!(b.len(), len);
+            assert_eq!(b.as_mut_slice().len(), len);
+            assert_eq!(b.as_ptr() as usize % HUGE_PAGE, 0);
+            assert_eq!(b.layout.size(), pages * HUGE_PAGE);
+            assert_eq!(request_buffer_bytes(len as u64), (pages * HUGE_PAGE) as u64);
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+        }
     }
 
     #[test]
