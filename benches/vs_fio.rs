@@ -440,7 +440,19 @@ impl Env {
 impl Drop for Env {
     fn drop(&mut self) {
         if let Some(m) = &self.mount {
-            let _ = Command::new("umount").arg(m).status();
+            // A ring with a registered file (fio's `--registerfiles`) is torn down by the
+            // kernel after its process exits, holding the file a moment longer: try again.
+            for _ in 0..10 {
+                let unmounted = Command::new("umount")
+                    .arg(m)
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if unmounted {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
         }
         for dev in [&self.ext4_loop, &self.loopdev].into_iter().flatten() {
             let _ = Command::new("losetup").args(["-d", dev]).status();
