@@ -213,12 +213,11 @@ fn main() {
             .zip(&results[best_i])
             .map(|(d, f)| d.iops / f.iops)
             .collect();
-        let mut sorted = per_round.clone();
-        sorted.sort_by(f64::total_cmp);
-        let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+        let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = per_round.iter().copied().fold(0.0, f64::max);
         // The median of the paired ratios: each round's pair ran back to back, so the slow
         // drift of this machine's speed over minutes cancels within a pair.
-        let paired = sorted[sorted.len() / 2];
+        let paired = middle(per_round);
         let ratio = dt.iops / best.iops;
         let _ = write!(
             row,
@@ -487,12 +486,14 @@ fn prefill(bin: &str, dev: &str, name: &str, size: &str) {
     assert!(st.success(), "prefill {dev}");
 }
 
+/// The middle value (the upper one of an even count), as every median in this table.
+fn middle(mut x: Vec<f64>) -> f64 {
+    x.sort_by(f64::total_cmp);
+    x[x.len() / 2]
+}
+
 fn median(v: &[Measure]) -> Measure {
-    let pick = |f: fn(&Measure) -> f64| {
-        let mut x: Vec<f64> = v.iter().map(f).collect();
-        x.sort_by(f64::total_cmp);
-        x[x.len() / 2]
-    };
+    let pick = |f: fn(&Measure) -> f64| middle(v.iter().map(f).collect());
     Measure {
         iops: pick(|m| m.iops),
         cpu_us_per_io: pick(|m| m.cpu_us_per_io),

@@ -30,7 +30,7 @@ pub struct AlignedBuf {
 const HUGE_PAGE: usize = 2 << 20;
 
 /// From this request size on, a request's buffer gets huge pages of its own.
-pub const HUGE_PAGE_REQUEST: usize = 1 << 20;
+const HUGE_PAGE_REQUEST: usize = 1 << 20;
 
 /// The bytes a request buffer of `len` bytes takes (`AlignedBuf::for_requests`): from
 /// `HUGE_PAGE_REQUEST` on, whole huge pages.

@@ -345,6 +345,7 @@ impl Drop for UringQueue {
 
 #[cfg(test)]
 mod tests {
+    use super::super::direct::BUFFER_ALIGN;
     use super::*;
     use std::io::Write;
 
@@ -382,7 +383,7 @@ mod tests {
     #[test]
     fn writes_from_the_pattern_and_errors_come_back_as_results() {
         let (f, fd) = temp_file(8192);
-        let mut pattern = AlignedBuf::zeroed(8192, super::super::direct::BUFFER_ALIGN).unwrap();
+        let mut pattern = AlignedBuf::zeroed(8192, BUFFER_ALIGN).unwrap();
         pattern.as_mut_slice().fill(0xAB);
         let mut q = UringQueue::new(fd, 1, 4096, Some(Arc::new(pattern)), SyncMode::Dsync).unwrap();
         assert!(
