@@ -263,7 +263,8 @@ fn root_preserve_sigkill_at_any_moment_keeps_the_data() {
             assert_eq!(
                 out.status.code(),
                 None,
-                "{args:?}: killed by the signal, not ended on its own"
+                "{args:?} at {ms} ms: killed by the signal, not ended on its own: {}",
+                String::from_utf8_lossy(&out.stderr)
             );
             assert_eq!(sha256(l.path_str()), before, "{args:?} killed at {ms} ms");
         }

@@ -399,3 +399,54 @@ fn root_interrupted_layout_removes_the_new_file() {
     assert!(out.status.success(), "{}", stderr(&out));
     drop(mounted);
 }
+
+/// Another program's exclusive claim on the target (`O_EXCL`, as mkfs, a mount or a run of
+/// ours takes it). A claim released within moments, as the kernel releases a killed io_uring
+/// run's after tearing down its rings, is waited for: the rerun right after a kill was refused
+/// as "busy" about once in four in the SIGKILL test. A claim that stays is refused after the
+/// wait, saying so, and nothing is written.
+#[test]
+fn root_a_claim_released_in_moments_is_waited_for_and_one_that_stays_refused() {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !root_or_skip("root_a_claim_released_in_moments_is_waited_for_and_one_that_stays_refused") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 8 << 20, 512);
+    let claim = || {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(l.path_str())
+            .unwrap()
+    };
+
+    let held = claim();
+    let started = Instant::now();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        drop(held);
+    });
+    let out = write_once(l.path_str(), &l.name);
+    releaser.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(started.elapsed() >= Duration::from_millis(400));
+
+    std::fs::write(l.path_str(), vec![0u8; 65536]).unwrap();
+    let held = claim();
+    let started = Instant::now();
+    let out = write_once(l.path_str(), &l.name);
+    let waited = started.elapsed();
+    drop(held);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("exclusively: it is busy") && err.contains("stayed busy for 2 s"),
+        "{err}"
+    );
+    assert!(waited >= Duration::from_secs(2), "refused after {waited:?}");
+    assert_eq!(
+        file_bytes(Path::new(l.path_str()), 0, 65536),
+        vec![0u8; 65536]
+    );
+}

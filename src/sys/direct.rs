@@ -12,6 +12,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
+use std::time::{Duration, Instant};
 
 use crate::model::{DevNum, FileId};
 
@@ -367,6 +368,37 @@ pub fn reopen(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
         ));
     }
     Ok(fd)
+}
+
+/// How long an exclusive open of a block device waits while the kernel refuses it as busy.
+pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
+
+/// `reopen`, waiting up to `patience` while an exclusive open is refused as busy (EBUSY).
+///
+/// A process killed during an io_uring run keeps its exclusive claim until the kernel has
+/// torn down its rings, which the kernel does asynchronously after the process has been
+/// reaped: up to 90 ms later on this project's loaded 2-core machine. An admin's rerun right
+/// after a kill (or a crash, or the OOM killer) must not be refused for that. Nothing is
+/// written while waiting: the open either gets the claim or fails, and a claim that stays
+/// (a mount, md/dm, another program) is refused as before, after the wait.
+pub fn reopen_waiting_for_release(
+    pinned: &OwnedFd,
+    spec: OpenSpec,
+    patience: Duration,
+) -> io::Result<OwnedFd> {
+    let deadline = Instant::now() + patience;
+    loop {
+        match reopen(pinned, spec) {
+            Err(e)
+                if spec.exclusive
+                    && e.raw_os_error() == Some(libc::EBUSY)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            done => return done,
+        }
+    }
 }
 
 /// A second open file description of the object `fd` already has open, with the same access

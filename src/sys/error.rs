@@ -193,7 +193,8 @@ pub fn open_error(e: io::Error, path: &Path, spec: super::direct::OpenSpec) -> a
         }
         Some(libc::EBUSY) if spec.exclusive => anyhow::anyhow!(
             "cannot open {p} exclusively: it is busy (mounted, held by md/dm/LVM, or opened \
-             exclusively by another program)"
+             exclusively by another program) and stayed busy for {} s",
+            super::direct::EXCLUSIVE_PATIENCE.as_secs()
         ),
         Some(libc::EINVAL) if spec.direct => anyhow::anyhow!(
             "cannot open {p} with O_DIRECT: the file system does not support direct I/O. \
@@ -290,7 +291,8 @@ mod tests {
         let path = Path::new("/dev/loop9");
         let busy = open_error(os(libc::EBUSY), path, spec(true, false)).to_string();
         assert!(
-            busy.starts_with("cannot open /dev/loop9 exclusively: it is busy"),
+            busy.starts_with("cannot open /dev/loop9 exclusively: it is busy")
+                && busy.ends_with("and stayed busy for 2 s"),
             "{busy}"
         );
         let no_direct = open_error(os(libc::EINVAL), path, spec(false, true)).to_string();
