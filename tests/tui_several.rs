@@ -316,3 +316,47 @@ fn stop_stops_every_device() {
     assert!(!app.running());
     assert!(screen(&app, 80, 25).contains("stopped"));
 }
+
+/// One truth: a device's row on the several-devices results and its row in Results are the
+/// same runs, and show the same MB/s. A thin repeat (47 I/Os in 10 s) counts in both; the
+/// several rows once left it out of their mean (100.0 MB/s against Results' 52.5).
+#[test]
+fn a_devices_several_row_and_its_results_row_show_one_figure() {
+    let mut app = app_with("host-loop-zram", true);
+    for d in ["loop0", "loop1"] {
+        select(&mut app, d);
+        key(&mut app, KeyCode::Char(' '));
+    }
+    app.values.repeats = 2;
+    started(&run_test(&mut app, TestName::SeqRead));
+    finish(&mut app, 0, "loop0", TestName::SeqRead, 100.0);
+    started(&finish(&mut app, 1, "loop1", TestName::SeqRead, 100.0));
+    finish(&mut app, 0, "loop0", TestName::SeqRead, 5.0);
+    finish(&mut app, 1, "loop1", TestName::SeqRead, 100.0);
+    assert!(!app.running());
+    // The first line of `screen` naming loop0 after `header`.
+    let row = |screen: &str, header: &str| {
+        screen
+            .lines()
+            .skip_while(|l| !l.contains(header))
+            .find(|l| l.contains("loop0"))
+            .unwrap_or_else(|| panic!("no loop0 row after {header}:\n{screen}"))
+            .to_string()
+    };
+    let several = screen(&app, 80, 25);
+    assert!(
+        row(&several, "Run: seq-read").contains("52.5 MB/s"),
+        "{several}"
+    );
+    assert!(
+        row(&several, "TARGET").contains("loop0   52.5"),
+        "{several}"
+    );
+    keys(&mut app, "4");
+    let results = screen(&app, 80, 25);
+    assert!(row(&results, "DEVICE").contains("52.5"), "{results}");
+    assert!(
+        row(&results, "TARGET").contains("loop0   52.5"),
+        "{results}"
+    );
+}

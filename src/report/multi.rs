@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::table::{self, Column};
 use crate::bench::catalog::TestName;
 use crate::bench::multi::{MultiVerdict, Role};
-use crate::bench::outcome::{PhaseResult, RunReport, TargetClass};
+use crate::bench::outcome::{RunReport, TargetClass};
 use crate::bench::stats::Stat;
 use crate::model::text::neutralize_controls;
 use crate::report::run::MIN_RATE_SECONDS;
@@ -46,10 +46,10 @@ pub struct TargetRow {
     /// The kernel name of a block device target.
     pub device: Option<String>,
     pub role: Role,
-    /// Repeats with figures (no error, enough I/Os for a rate).
+    /// Repeats whose first phase completed without an error.
     pub repeats: usize,
-    /// MB/s (10^6 B/s) over the repeats: mean and spread, when each repeat did enough I/Os
-    /// for a rate to be shown.
+    /// MB/s (10^6 B/s) over the repeats, mean and spread, as Results and every report show
+    /// them for the same runs (`bench::figures`); None when too few I/Os for a rate.
     pub mbps: Option<Stat>,
     /// The MB/s the verdict weighs: as `mbps`, and also for a target so slow that it did
     /// fewer than 100 I/Os in the time (the time base says how few).
@@ -57,7 +57,7 @@ pub struct TargetRow {
     /// "19 I/Os in 1.00 s" when the rate is too thin to show.
     pub few_ios: Option<String>,
     pub iops: Option<Stat>,
-    /// Mean p99 latency over the repeats, in milliseconds.
+    /// Mean p99 latency over the repeats, in milliseconds (as `mbps`, from `bench::figures`).
     pub p99_ms: Option<f64>,
     pub witness: WitnessMark,
     /// What ended the target's run early (a device error), or why it did not start.
@@ -72,29 +72,16 @@ impl TargetRow {
         reports: &[RunReport],
         error: Option<String>,
     ) -> Self {
-        let timed: Vec<&PhaseResult> = reports
+        // The figures every other screen shows for these runs (Results, the full report,
+        // the history): the first phase's over the repeats. A row of its own rules would
+        // show another MB/s for the same runs whenever a repeat was thin or empty.
+        let first = crate::bench::figures::figures(reports).into_iter().next();
+        let shown = first.as_ref().filter(|f| f.rates_meaningful());
+        let repeats = reports
             .iter()
-            .filter(|r| r.error().is_none())
             .filter_map(|r| r.outcome.phases.first())
-            .filter(|p| {
-                p.ok() && p.read.ops + p.write.ops > 0 && p.rate_seconds >= MIN_RATE_SECONDS
-            })
-            .collect();
-        let headline: Vec<&PhaseResult> = timed
-            .iter()
-            .copied()
-            .filter(|p| super::run::rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
-            .collect();
-        let few_ios = timed
-            .iter()
-            .find(|p| !super::run::rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
-            .map(|p| super::run::time_base(p.read.ops + p.write.ops, p.rate_seconds));
-        let values =
-            |f: &dyn Fn(&PhaseResult) -> f64| headline.iter().map(|p| f(p)).collect::<Vec<_>>();
-        let p99: Vec<f64> = headline
-            .iter()
-            .filter_map(|p| p.latency().map(|l| l.p99_ns as f64 / 1e6))
-            .collect();
+            .filter(|p| p.ok())
+            .count();
         let witnesses: Vec<_> = reports
             .iter()
             .flat_map(|r| &r.outcome.phases)
@@ -117,17 +104,18 @@ impl TargetRow {
                 .find(|r| r.target.kind == TargetClass::BlockDevice)
                 .and_then(|r| r.target.device.clone()),
             role,
-            repeats: headline.len(),
-            mbps: Stat::of(&values(&|p| p.bytes_per_sec() / 1e6)),
-            verdict_mbps: Stat::of(
-                &timed
-                    .iter()
-                    .map(|p| p.bytes_per_sec() / 1e6)
-                    .collect::<Vec<_>>(),
-            ),
-            few_ios,
-            iops: Stat::of(&values(&|p| p.iops())),
-            p99_ms: (!p99.is_empty()).then(|| p99.iter().sum::<f64>() / p99.len() as f64),
+            repeats,
+            mbps: shown.map(|f| f.mbps),
+            verdict_mbps: first
+                .as_ref()
+                .filter(|f| f.ops > 0 && f.seconds >= MIN_RATE_SECONDS)
+                .map(|f| f.mbps),
+            few_ios: first
+                .as_ref()
+                .filter(|f| f.ops > 0 && !f.rates_meaningful())
+                .map(|f| f.time_base()),
+            iops: shown.map(|f| f.iops),
+            p99_ms: first.as_ref().and_then(|f| f.p99_ms).map(|s| s.mean),
             witness,
             error: error.or_else(|| reports.iter().find_map(RunReport::error)),
         }
