@@ -54,28 +54,6 @@ pub struct UringQueue {
     busy: Vec<bool>,
     in_flight: usize,
     queued: usize,
-    /// The ring's index among this thread's registered ring descriptors
-    /// (IORING_REGISTER_RING_FDS, Linux 5.18): each `io_uring_enter` then names the ring by
-    /// that index, and the kernel skips looking up and reference-counting the ring's file on
-    /// every call, which is once per I/O. None: not registered (an older kernel), plain fd.
-    ring_index: Option<u32>,
-}
-
-/// `io_uring_enter(2)` flags, from include/uapi/linux/io_uring.h.
-const ENTER_GETEVENTS: u32 = 1 << 0;
-const ENTER_EXT_ARG: u32 = 1 << 3;
-const ENTER_REGISTERED_RING: u32 = 1 << 4;
-/// `io_uring_register(2)` opcodes for ring descriptors.
-const REGISTER_RING_FDS: libc::c_uint = 20;
-const UNREGISTER_RING_FDS: libc::c_uint = 21;
-
-/// `struct io_uring_rsrc_update` (include/uapi/linux/io_uring.h): `offset` is the index
-/// (u32::MAX: the kernel picks one and writes it back), `data` the descriptor.
-#[repr(C)]
-struct RsrcUpdate {
-    offset: u32,
-    resv: u32,
-    data: u64,
 }
 
 impl UringQueue {
@@ -116,112 +94,9 @@ impl UringQueue {
             rw_flags,
             in_flight: 0,
             queued: 0,
-            ring_index: None,
         };
         queue.fixed = queue.register_file_and_buffers();
-        queue.ring_index = queue.register_ring_fd();
         Ok(queue)
-    }
-
-    /// Registers the ring's own descriptor for this thread (see `ring_index`); None when the
-    /// kernel cannot, which only costs the per-call lookup.
-    fn register_ring_fd(&self) -> Option<u32> {
-        let mut update = RsrcUpdate {
-            offset: u32::MAX,
-            resv: 0,
-            data: self.ring.as_raw_fd() as u64,
-        };
-        // SAFETY: io_uring_register reads one io_uring_rsrc_update from a valid pointer to a
-        // local of that layout (repr(C)) and writes the chosen index back into it; the ring's
-        // descriptor is open for as long as self.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_register,
-                self.ring.as_raw_fd(),
-                REGISTER_RING_FDS,
-                &mut update as *mut RsrcUpdate,
-                1 as libc::c_uint,
-            )
-        };
-        (rc == 1).then_some(update.offset)
-    }
-
-    /// Gives the ring's registered index back (before the ring closes: a registration left
-    /// to the thread's exit would keep the ring, and with it the target, open until then).
-    fn unregister_ring_fd(&mut self) {
-        let Some(index) = self.ring_index.take() else {
-            return;
-        };
-        let update = RsrcUpdate {
-            offset: index,
-            resv: 0,
-            data: 0,
-        };
-        // SAFETY: as in register_ring_fd; the kernel only reads the update.
-        unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_register,
-                self.ring.as_raw_fd(),
-                UNREGISTER_RING_FDS,
-                &update as *const RsrcUpdate,
-                1 as libc::c_uint,
-            );
-        }
-    }
-
-    /// `io_uring_enter`: submits what the submission queue holds and, with `want` > 0, waits
-    /// for that many completions or until `timeout`. The crate's submit calls, with the ring
-    /// named by its registered index when it has one (the crate keeps such an index only in
-    /// a `Submitter` it builds anew for each call).
-    fn enter(&mut self, want: usize, timeout: Option<&types::Timespec>) -> io::Result<usize> {
-        let (to_submit, cq_overflow, taskrun) = {
-            let sq = self.ring.submission();
-            (sq.len(), sq.cq_overflow(), sq.taskrun())
-        };
-        let mut flags = 0;
-        // Deferred task work (DEFER_TASKRUN) and an overflowed completion queue are only
-        // handled by a call that asks for events.
-        if want > 0 || cq_overflow || taskrun {
-            flags |= ENTER_GETEVENTS;
-        }
-        let args = timeout.map(|ts| types::SubmitArgs::new().timespec(ts));
-        let (arg, arg_len) = match &args {
-            Some(a) => {
-                flags |= ENTER_EXT_ARG;
-                (
-                    a as *const types::SubmitArgs<'_, '_> as *const libc::c_void,
-                    std::mem::size_of::<types::SubmitArgs<'_, '_>>(),
-                )
-            }
-            None => (std::ptr::null(), 0),
-        };
-        let ring = match self.ring_index {
-            Some(index) => {
-                flags |= ENTER_REGISTERED_RING;
-                index as libc::c_long
-            }
-            None => self.ring.as_raw_fd() as libc::c_long,
-        };
-        // SAFETY: the submission queue's entries were written by `push` through the crate,
-        // which published the tail when its SubmissionQueue was dropped; `arg` is null or
-        // points to a SubmitArgs (the kernel's io_uring_getevents_arg, repr(transparent))
-        // that lives until the call returns, with its timespec borrowed from the caller.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                ring,
-                to_submit as libc::c_uint,
-                want as libc::c_uint,
-                flags,
-                arg,
-                arg_len,
-            )
-        };
-        if rc < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(rc as usize)
-        }
     }
 
     /// Registers the target and the buffers, both or neither (fio's `--registerfiles
@@ -367,7 +242,7 @@ impl UringQueue {
         if self.queued == 0 {
             return Ok(0);
         }
-        match self.enter(0, None) {
+        match self.ring.submit() {
             Ok(n) => {
                 self.queued = self.queued.saturating_sub(n);
                 Ok(n)
@@ -388,9 +263,10 @@ impl UringQueue {
                 let ts = types::Timespec::new()
                     .sec(t.as_secs())
                     .nsec(t.subsec_nanos());
-                self.enter(want, Some(&ts))
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(want, &args)
             }
-            _ => self.enter(want, None),
+            _ => self.ring.submit_and_wait(want),
         };
         match result {
             Ok(_) => {
@@ -454,7 +330,6 @@ impl Drop for UringQueue {
             // waits for it.)
             let _ = self.ring.submitter().unregister_files();
         }
-        self.unregister_ring_fd();
         if self.in_flight > 0 {
             // The kernel may still write into these buffers after the ring is closed: leak
             // them rather than free memory under an active DMA.
@@ -557,29 +432,5 @@ mod tests {
         }
         assert_eq!(done[0].result, 4096);
         assert_eq!(q.slot_data(0).unwrap()[0], (4096 % 251) as u8);
-    }
-
-    #[test]
-    fn the_ring_is_entered_by_its_registered_index_and_gives_it_back() {
-        let (_f, fd) = temp_file(8192);
-        let mut q = UringQueue::new(fd, 2, 4096, None, SyncMode::None).unwrap();
-        let index = q
-            .ring_index
-            .expect("this kernel (5.18+) registers ring descriptors");
-        // Submissions and waits go through the index: both reads complete.
-        q.push_read(0, 0, 4096).unwrap();
-        assert_eq!(q.submit().unwrap(), 1);
-        q.push_read(1, 4096, 4096).unwrap();
-        let mut done = Vec::new();
-        while done.len() < 2 {
-            q.submit_and_wait(1, Some(Duration::from_secs(5))).unwrap();
-            q.reap(&mut done, usize::MAX);
-        }
-        assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
-        // Unregistered on drop: the same index is free for the next ring of this thread.
-        drop(q);
-        let (_g, fd) = temp_file(4096);
-        let again = UringQueue::new(fd, 1, 4096, None, SyncMode::None).unwrap();
-        assert_eq!(again.ring_index, Some(index));
     }
 }
