@@ -44,6 +44,22 @@ fn run_test(app: &mut App, test: TestName) -> Vec<Cmd> {
     keys(app, "r")
 }
 
+/// What the commands at the end of a run do: each device's runs recorded in the history
+/// ("record loop0 x1": one repeat), then the device list read again ("refresh").
+fn ending(cmds: &[Cmd]) -> Vec<String> {
+    cmds.iter()
+        .map(|c| match c {
+            Cmd::RecordHistory { runs, .. } => format!(
+                "record {} x{}",
+                runs[0].target.device.as_deref().unwrap_or("?"),
+                runs.len()
+            ),
+            Cmd::RefreshInventory => "refresh".to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
 fn started(cmds: &[Cmd]) -> Vec<(usize, RunRequest)> {
     match cmds {
         [Cmd::StartSeveral(batch)] => batch.clone(),
@@ -147,7 +163,11 @@ fn marked_devices_run_together_with_a_line_each_and_a_verdict() {
     assert!(finish(&mut app, 0, "loop0", TestName::SeqRead, 300.0).is_empty());
     assert!(app.running(), "loop1 is still running");
     let cmds = finish(&mut app, 1, "loop1", TestName::SeqRead, 90.0);
-    assert_eq!(cmds, [Cmd::RefreshInventory]);
+    // Each device's run goes to the history under its own disk, as a single run's does.
+    assert_eq!(
+        ending(&cmds),
+        ["record loop0 x1", "record loop1 x1", "refresh"]
+    );
     assert!(!app.running());
     let s = screen(&app, 80, 25);
     assert!(
@@ -308,10 +328,10 @@ fn stop_stops_every_device() {
     started(&run_test(&mut app, TestName::SeqRead));
     assert_eq!(key(&mut app, KeyCode::Char('x')), [Cmd::StopRun]);
     finish(&mut app, 0, "loop0", TestName::SeqRead, 100.0);
-    // No second repeat after a stop.
+    // No second repeat after a stop; what completed is kept in the history.
     assert_eq!(
-        finish(&mut app, 1, "loop1", TestName::SeqRead, 100.0),
-        [Cmd::RefreshInventory]
+        ending(&finish(&mut app, 1, "loop1", TestName::SeqRead, 100.0)),
+        ["record loop0 x1", "record loop1 x1", "refresh"]
     );
     assert!(!app.running());
     assert!(screen(&app, 80, 25).contains("stopped"));
@@ -332,8 +352,12 @@ fn a_devices_several_row_and_its_results_row_show_one_figure() {
     finish(&mut app, 0, "loop0", TestName::SeqRead, 100.0);
     started(&finish(&mut app, 1, "loop1", TestName::SeqRead, 100.0));
     finish(&mut app, 0, "loop0", TestName::SeqRead, 5.0);
-    finish(&mut app, 1, "loop1", TestName::SeqRead, 100.0);
+    let cmds = finish(&mut app, 1, "loop1", TestName::SeqRead, 100.0);
     assert!(!app.running());
+    assert_eq!(
+        ending(&cmds),
+        ["record loop0 x2", "record loop1 x2", "refresh"]
+    );
     // The first line of `screen` naming loop0 after `header`.
     let row = |screen: &str, header: &str| {
         screen

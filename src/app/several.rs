@@ -474,12 +474,25 @@ impl App {
         if let Some(first) = run.targets.first() {
             self.results.row = first.record;
         }
+        // Each device's runs (all its repeats) go to the history under its own disk, as a
+        // single device's do: the several-devices result is not kept anywhere else.
+        let mut cmds: Vec<Cmd> = run
+            .targets
+            .iter()
+            .filter_map(|t| self.results.records.get(t.record))
+            .filter(|rec| !rec.runs.is_empty())
+            .map(|rec| Cmd::RecordHistory {
+                runs: rec.runs.clone(),
+                drive_cache: rec.drive_cache.clone(),
+            })
+            .collect();
         if failed.is_empty() {
             self.info(verdict);
         } else {
             self.error(format!("failed on {}; {verdict}", failed.join(", ")));
         }
-        vec![Cmd::RefreshInventory]
+        cmds.push(Cmd::RefreshInventory);
+        cmds
     }
 }
 
