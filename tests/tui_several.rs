@@ -37,6 +37,14 @@ fn select(app: &mut App, name: &str) {
     panic!("{name} not in the list");
 }
 
+/// Marks each of `names` on the Devices screen (Space).
+fn mark(app: &mut App, names: &[&str]) {
+    for d in names {
+        select(app, d);
+        key(app, KeyCode::Char(' '));
+    }
+}
+
 /// Picks `test` on the Test screen and runs it; the commands that came back.
 fn run_test(app: &mut App, test: TestName) -> Vec<Cmd> {
     keys(app, "2");
@@ -109,10 +117,7 @@ fn finish(app: &mut App, index: usize, device: &str, test: TestName, mbps: f64) 
 #[test]
 fn marked_devices_run_together_with_a_line_each_and_a_verdict() {
     let mut app = app_with("host-loop-zram", true);
-    for d in ["loop0", "loop1", "vda"] {
-        select(&mut app, d);
-        key(&mut app, KeyCode::Char(' '));
-    }
+    mark(&mut app, &["loop0", "loop1", "vda"]);
     // A mark taken back.
     select(&mut app, "vda");
     key(&mut app, KeyCode::Char(' '));
@@ -198,10 +203,7 @@ fn marked_devices_run_together_with_a_line_each_and_a_verdict() {
 #[test]
 fn a_write_test_on_several_devices_needs_every_name_typed() {
     let mut app = app_with("qemu-lab", true);
-    for d in ["sda", "vda"] {
-        select(&mut app, d);
-        key(&mut app, KeyCode::Char(' '));
-    }
+    mark(&mut app, &["sda", "vda"]);
     // vda of this fixture is in use (a partition is mounted): refused before any name is
     // asked for.
     let cmds = run_test(&mut app, TestName::SeqWrite);
@@ -240,10 +242,7 @@ fn a_write_test_on_several_devices_needs_every_name_typed() {
 #[test]
 fn a_failing_device_is_named_and_the_others_still_report() {
     let mut app = app_with("qemu-lab", true);
-    for d in ["sda", "sdb", "nvme0n1"] {
-        select(&mut app, d);
-        key(&mut app, KeyCode::Char(' '));
-    }
+    mark(&mut app, &["sda", "sdb", "nvme0n1"]);
     started(&run_test(&mut app, TestName::SeqRead));
     app.update(Msg::Several(SeveralMsg::Refused {
         index: 1,
@@ -320,10 +319,7 @@ fn an_md_array_then_each_member() {
 #[test]
 fn stop_stops_every_device() {
     let mut app = app_with("host-loop-zram", true);
-    for d in ["loop0", "loop1"] {
-        select(&mut app, d);
-        key(&mut app, KeyCode::Char(' '));
-    }
+    mark(&mut app, &["loop0", "loop1"]);
     app.values.repeats = 3;
     started(&run_test(&mut app, TestName::SeqRead));
     assert_eq!(key(&mut app, KeyCode::Char('x')), [Cmd::StopRun]);
@@ -343,10 +339,7 @@ fn stop_stops_every_device() {
 #[test]
 fn a_devices_several_row_and_its_results_row_show_one_figure() {
     let mut app = app_with("host-loop-zram", true);
-    for d in ["loop0", "loop1"] {
-        select(&mut app, d);
-        key(&mut app, KeyCode::Char(' '));
-    }
+    mark(&mut app, &["loop0", "loop1"]);
     app.values.repeats = 2;
     started(&run_test(&mut app, TestName::SeqRead));
     finish(&mut app, 0, "loop0", TestName::SeqRead, 100.0);

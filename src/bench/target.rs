@@ -142,7 +142,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 exclusive: writes_allowed,
                 sync: if writes_allowed { sync } else { SyncMode::None },
             };
-            let fd = direct::reopen_waiting_for_release(&pinned, spec, direct::EXCLUSIVE_PATIENCE)
+            let fd = direct::reopen_waiting_for_release(&pinned, spec)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
             let (size, lbs, pbs) = direct::block_geometry(&fd)
                 .with_context(|| format!("cannot read the size of {}", path.display()))?;

@@ -373,7 +373,8 @@ pub fn reopen(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
 /// How long an exclusive open of a block device waits while the kernel refuses it as busy.
 pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 
-/// `reopen`, waiting up to `patience` while an exclusive open is refused as busy (EBUSY).
+/// `reopen`, waiting up to `EXCLUSIVE_PATIENCE` (which the refusal's words name) while an
+/// exclusive open is refused as busy (EBUSY).
 ///
 /// A process killed during an io_uring run keeps its exclusive claim until the kernel has
 /// torn down its rings, which the kernel does asynchronously after the process has been
@@ -381,12 +382,8 @@ pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 /// after a kill (or a crash, or the OOM killer) must not be refused for that. Nothing is
 /// written while waiting: the open either gets the claim or fails, and a claim that stays
 /// (a mount, md/dm, another program) is refused as before, after the wait.
-pub fn reopen_waiting_for_release(
-    pinned: &OwnedFd,
-    spec: OpenSpec,
-    patience: Duration,
-) -> io::Result<OwnedFd> {
-    let deadline = Instant::now() + patience;
+pub fn reopen_waiting_for_release(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
+    let deadline = Instant::now() + EXCLUSIVE_PATIENCE;
     loop {
         match reopen(pinned, spec) {
             Err(e)
