@@ -450,3 +450,57 @@ fn root_a_claim_released_in_moments_is_waited_for_and_one_that_stays_refused() {
         vec![0u8; 65536]
     );
 }
+
+/// The run waits for a busy device (above), and whatever held it may leave behind something
+/// that does not claim the device: here a loop device stacked over it, with a mounted file
+/// system, set up while the run waits. The in-use check is made again once the run holds the
+/// device, so the write is refused and the file system's first blocks stay as they were.
+#[test]
+fn root_a_device_put_in_use_while_the_run_waits_for_it_is_refused() {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !root_or_skip("root_a_device_put_in_use_while_the_run_waits_for_it_is_refused") {
+        return;
+    }
+    let dir = scratch();
+    let image = sparse_image(dir.path(), "base.img", 64 << 20);
+    let lower = LoopDev::attach(&image, &[]);
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(lower.path_str())
+        .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args([
+            "run",
+            lower.path_str(),
+            "--test",
+            "seq-write",
+            "--bs",
+            "64k",
+        ])
+        .args(["--count", "1", "--destroy-data", &lower.name])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run has checked the device and is waiting for the claim.
+    std::thread::sleep(Duration::from_millis(300));
+    let upper = LoopDev::attach(&lower.path, &[]);
+    let mounted = Mounted::ext4(upper.path_str(), &dir.path().join("upper"));
+    let before = file_bytes(&image, 0, 65536);
+    drop(held);
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "the write ran: {err}");
+    assert!(
+        err.contains(&format!(
+            "refusing to write to {}: backs {}, mounted at {}",
+            lower.name,
+            upper.name,
+            mounted.dir.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(file_bytes(&image, 0, 65536), before);
+}

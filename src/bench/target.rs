@@ -142,8 +142,19 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 exclusive: writes_allowed,
                 sync: if writes_allowed { sync } else { SyncMode::None },
             };
-            let fd = direct::reopen_waiting_for_release(&pinned, spec)
+            let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
+            // The device was busy when checked: whatever held it may have left something on
+            // it that does not claim it (a loop device stacked over it and mounted). Now that
+            // this run holds it nothing new can, so the check is made again, on a fresh view.
+            let inv = if waited {
+                let fresh = req.root.inventory()?;
+                safety::check_device_write(&fresh, &checked_name()?, req.confirmation)
+                    .map_err(|e| e.for_rewrite(req.params.preserve))?;
+                fresh
+            } else {
+                inv
+            };
             let (size, lbs, pbs) = direct::block_geometry(&fd)
                 .with_context(|| format!("cannot read the size of {}", path.display()))?;
             let name = name.unwrap_or_else(|| dev.to_string());

@@ -374,7 +374,7 @@ pub fn reopen(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
 pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 
 /// `reopen`, waiting up to `EXCLUSIVE_PATIENCE` (which the refusal's words name) while an
-/// exclusive open is refused as busy (EBUSY).
+/// exclusive open is refused as busy (EBUSY); also says whether it had to wait.
 ///
 /// A process killed during an io_uring run keeps its exclusive claim until the kernel has
 /// torn down its rings, which the kernel does asynchronously after the process has been
@@ -382,8 +382,9 @@ pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 /// after a kill (or a crash, or the OOM killer) must not be refused for that. Nothing is
 /// written while waiting: the open either gets the claim or fails, and a claim that stays
 /// (a mount, md/dm, another program) is refused as before, after the wait.
-pub fn reopen_waiting_for_release(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
+pub fn reopen_waiting_for_release(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<(OwnedFd, bool)> {
     let deadline = Instant::now() + EXCLUSIVE_PATIENCE;
+    let mut waited = false;
     loop {
         match reopen(pinned, spec) {
             Err(e)
@@ -391,9 +392,10 @@ pub fn reopen_waiting_for_release(pinned: &OwnedFd, spec: OpenSpec) -> io::Resul
                     && e.raw_os_error() == Some(libc::EBUSY)
                     && Instant::now() < deadline =>
             {
+                waited = true;
                 std::thread::sleep(Duration::from_millis(20));
             }
-            done => return done,
+            done => return done.map(|fd| (fd, waited)),
         }
     }
 }
