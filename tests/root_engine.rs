@@ -1333,9 +1333,16 @@ fn root_fio_preview_names_the_engine_depth_and_buffers() {
         uring.contains("--ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32 --numjobs=1 --fixedbufs"),
         "{uring}"
     );
+    // Submitted one at a time as fio does by default; when none is ready it waits for an
+    // eighth of the queue, fio's batch_complete_min.
     assert!(
-        !uring.contains("iodepth_batch"),
-        "disktriage submits and reaps one I/O at a time, as fio does by default: {uring}"
+        uring.contains("--iodepth_batch_complete_min=4") && !uring.contains("batch_submit"),
+        "{uring}"
+    );
+    let uring8 = fio(&["--qd", "8", "--engine", "uring"]);
+    assert!(
+        !uring8.contains("iodepth_batch"),
+        "QD8 waits for one: {uring8}"
     );
     // A thread per outstanding I/O is fio's psync with one job per thread.
     let sync = fio(&["--qd", "4", "--engine", "sync"]);
@@ -1412,7 +1419,8 @@ fn root_fio_export_reproduces_the_run() {
         "--destroy-data",
         "zram0",
     ]);
-    for qd in ["1", "8"] {
+    // QD32 on io_uring: its fio line carries the wait for 4 completions at a time.
+    for (qd, engine) in [("1", "auto"), ("8", "auto"), ("32", "uring")] {
         let args = [
             "/dev/zram0",
             "--test",
@@ -1421,6 +1429,8 @@ fn root_fio_export_reproduces_the_run() {
             "64k",
             "--qd",
             qd,
+            "--engine",
+            engine,
             "--time",
             "2",
             "--warmup",
@@ -1433,6 +1443,9 @@ fn root_fio_export_reproduces_the_run() {
             let doc = run_json(&args);
             let ours = phase(&doc, 0)["read"]["iops"].as_f64().unwrap();
             let cmd = doc["fio_commands"][0].as_str().unwrap().to_string();
+            if qd == "32" {
+                assert!(cmd.contains("--iodepth_batch_complete_min=4"), "{cmd}");
+            }
             let theirs = fio_iops(&cmd);
             let diff = (ours - theirs).abs() / theirs;
             seen.push(format!(

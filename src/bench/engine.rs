@@ -24,6 +24,18 @@ pub const PROBE_TIE: f64 = 0.03;
 /// only when the first ends in a tie.
 pub const PROBE_MAX_PASSES: u32 = 2;
 
+/// Completions the io_uring engine waits for when none is ready: one per eight I/Os of the
+/// queue, at least one. Each wait that ends on a single completion costs the CPU that
+/// completes I/O a wake-up of the sleeping submitter; waiting for an eighth of the queue
+/// keeps seven eighths of it in flight meanwhile and wakes the submitter a quarter as often.
+/// At QD32 on a file on ext4 over a loop device that gave 3-5 % more IOPS than waiting for one
+/// (medians of three sets of 6-8 alternating runs, 316k vs 306k), with a p50 no higher.
+/// Waiting for 16 was as fast and put p50 up 8 %: the first completions of a wait are seen
+/// later. QD1-15 waits for one, as before. fio's equivalent is `--iodepth_batch_complete_min`.
+pub fn completions_per_wait(qd: u32) -> u32 {
+    (qd / 8).max(1)
+}
+
 /// Whether two probed rates are a tie (within `PROBE_TIE` of each other).
 pub fn tied(a: f64, b: f64) -> bool {
     a <= b * (1.0 + PROBE_TIE) && b <= a * (1.0 + PROBE_TIE)
@@ -225,6 +237,15 @@ pub fn choose(probe: EngineProbe) -> EngineChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn io_uring_waits_for_an_eighth_of_the_queue_and_below_qd16_for_one() {
+        let waits: Vec<u32> = [1, 2, 8, 15, 16, 32, 1024]
+            .into_iter()
+            .map(completions_per_wait)
+            .collect();
+        assert_eq!(waits, vec![1, 1, 1, 1, 2, 4, 128]);
+    }
 
     fn probe(uring: Option<(f64, f64)>, sync: Option<(f64, f64)>) -> EngineProbe {
         let f = |(iops, cpu_us_per_io)| ProbeFigures {

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::engine::completions_per_wait;
 use super::gate::Gate;
 use super::pattern::DataPattern;
 use super::plan::{OpKind, Planner};
@@ -414,6 +415,7 @@ fn uring_loop(
     let mut held: Option<u32> = None;
     let mut now = Instant::now();
     let wait = Some(ctx.interval.min(Duration::from_millis(250)));
+    let per_wait = completions_per_wait(depth as u32) as usize;
 
     loop {
         let accepting = failure.is_none()
@@ -470,7 +472,10 @@ fn uring_loop(
             meta[h as usize].2 = Instant::now();
         }
         // Anything `submit` could not hand over (a full completion queue) goes with the wait.
-        if let Err(e) = queue.submit_and_wait(1, wait) {
+        // A completion already seen is taken at once; otherwise the wait is for a few
+        // (`completions_per_wait`), so the submitter sleeps and is woken less often.
+        let want = if queue.ready() > 0 { 1 } else { per_wait };
+        if let Err(e) = queue.submit_and_wait(want, wait) {
             failure.get_or_insert(submission_failure(ctx, e));
             ctx.stop.store(true, Ordering::Relaxed);
             // Nothing more can be submitted or reaped reliably; leave it to Drop.

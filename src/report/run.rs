@@ -1183,8 +1183,12 @@ fn fio_command(
         FioEngine::Uring { fixed: false } => {}
         FioEngine::Psync => cmd.push_str(" --thread"),
     }
-    // disktriage submits and reaps one I/O at a time, as fio's io_uring does by default: no
-    // batch options.
+    // disktriage submits one I/O at a time, as fio's io_uring does by default; when no
+    // completion is ready it waits for an eighth of the queue, fio's batch_complete_min.
+    let per_wait = engine::completions_per_wait(iodepth);
+    if matches!(engine, FioEngine::Uring { .. }) && per_wait > 1 {
+        let _ = write!(cmd, " --iodepth_batch_complete_min={per_wait}");
+    }
     cmd.push_str(" --group_reporting --randrepeat=1 --norandommap");
     if j.split_region && jobs > 1 {
         if engine == FioEngine::Psync && j.qd > 1 {
@@ -1658,17 +1662,21 @@ mod tests {
         let r = report(32, EngineKind::Uring, false);
         let fio = report_fio_commands(&r).join("\n");
         assert!(
-            fio.contains("--ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32 --numjobs=1 --group_reporting"),
+            fio.contains("--ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32 --numjobs=1 --iodepth_batch_complete_min=4 --group_reporting"),
             "{fio}"
         );
         assert!(!fio.contains("fixedbufs"), "{fio}");
         let r = report(32, EngineKind::Uring, true);
         let fio = report_fio_commands(&r).join("\n");
         assert!(
-            fio.contains("--iodepth=32 --numjobs=1 --fixedbufs --registerfiles --group_reporting"),
+            fio.contains(
+                "--iodepth=32 --numjobs=1 --fixedbufs --registerfiles \
+                 --iodepth_batch_complete_min=4 --group_reporting"
+            ),
             "{fio}"
         );
-        assert!(!fio.contains("--iodepth_batch"), "{fio}");
+        // Submission stays one I/O at a time.
+        assert!(!fio.contains("--iodepth_batch_submit"), "{fio}");
         assert!(
             fio.contains("--time_based --runtime=10000ms --ramp_time=1000ms"),
             "{fio}"

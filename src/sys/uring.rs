@@ -300,6 +300,11 @@ impl UringQueue {
         }
     }
 
+    /// Completions ready to reap without waiting.
+    pub fn ready(&mut self) -> usize {
+        self.ring.completion().len()
+    }
+
     /// The contents of a slot's buffer (after its read completed).
     pub fn slot_data(&self, slot: u32) -> Option<&[u8]> {
         let i = slot as usize;
