@@ -16,8 +16,8 @@ use super::plan::OpKind;
 /// What every latency figure measures; the JSON report carries it as `latency_definition`.
 pub const LATENCY_DEFINITION: &str = "total: from just before the system call that hands the I/O to \
      the kernel (io_uring_enter or pread/pwrite) to the moment its completion is seen, as fio's \
-     lat (not clat); io_uring at QD16 and more waits for QD/8 completions at a time, as fio's \
-     iodepth_batch_complete_min";
+     lat (not clat); io_uring at QD16 and more, when no completion is ready, waits for QD/8 of \
+     them, as fio's iodepth_batch_complete_min";
 
 /// Highest latency the histograms resolve, in nanoseconds.
 pub const MAX_LATENCY_NS: u64 = 60_000_000_000;

@@ -281,7 +281,17 @@ impl Zram {
 impl Drop for Zram {
     fn drop(&mut self) {
         let _ = Command::new("swapoff").arg(&self.path).output();
-        let _ = fs::write("/sys/block/zram0/reset", "1");
+        // The kernel refuses a reset (EBUSY) while the device is open, and a process that used
+        // io_uring on it (ours or fio's) keeps it open until its rings are torn down, after
+        // it has exited. Left configured, the next test would find zram0 "configured by
+        // someone else".
+        for _ in 0..150 {
+            if fs::write("/sys/block/zram0/reset", "1").is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        eprintln!("zram0 stayed busy for 3 s: not reset");
     }
 }
 
