@@ -163,14 +163,11 @@ impl LoopDev {
             sh("partx", &["--add", self.path_str()]);
         }
         // devtmpfs creates the nodes asynchronously.
-        for _ in 0..100 {
+        poll(100, || {
             let p = parts();
-            if !p.is_empty() && p.iter().all(|n| Path::new("/dev").join(n).exists()) {
-                return p;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        parts()
+            (!p.is_empty() && p.iter().all(|n| Path::new("/dev").join(n).exists())).then_some(p)
+        })
+        .unwrap_or_else(parts)
     }
 }
 
@@ -182,17 +179,20 @@ impl LoopDev {
         let image_str = image.to_str().expect("utf-8 path");
         // The kernel clears the device asynchronously after detach: retry briefly.
         let mut last = String::new();
-        for _ in 0..50 {
+        let attached = poll(50, || {
             let out = Command::new("losetup")
                 .args([self.path_str(), image_str])
                 .output()
                 .expect("run losetup");
             if out.status.success() {
-                self.image = image.to_path_buf();
-                return;
+                return Some(());
             }
             last = String::from_utf8_lossy(&out.stderr).into_owned();
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            None
+        });
+        if attached.is_some() {
+            self.image = image.to_path_buf();
+            return;
         }
         panic!(
             "cannot re-attach {} to {}: {last}",
@@ -285,14 +285,22 @@ impl Drop for Zram {
         // io_uring on it (ours or fio's) keeps it open until its rings are torn down, after
         // it has exited. Left configured, the next test would find zram0 "configured by
         // someone else".
-        for _ in 0..150 {
-            if fs::write("/sys/block/zram0/reset", "1").is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+        if poll(150, || fs::write("/sys/block/zram0/reset", "1").ok()).is_none() {
+            eprintln!("zram0 stayed busy for 3 s: not reset");
         }
-        eprintln!("zram0 stayed busy for 3 s: not reset");
     }
+}
+
+/// Tries `attempt` up to `tries` times, 20 ms apart, until it gives a value: for what the
+/// kernel finishes asynchronously (device nodes, a detach, a ring's teardown).
+pub fn poll<T>(tries: u32, mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
+    for _ in 0..tries {
+        if let Some(v) = attempt() {
+            return Some(v);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
 }
 
 /// A sparse file of `size` bytes at `dir/name`, for `LoopDev::attach`.
