@@ -165,7 +165,7 @@ fn main_loop(
         tx.clone(),
         drives,
         changer,
-        Box::new(session::start),
+        Arc::new(|root, request, stop| session::start_with_stop(root, request, Some(stop))),
     )
     .with_history(history);
     exec.execute(Cmd::RefreshInventory);

@@ -12,7 +12,7 @@ use common::{HISTORY_ENV, history_dir};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{LoopDev, root_or_skip, scratch, skip};
+use common::{LoopDev, Mounted, root_or_skip, scratch, skip};
 
 /// The TUI tests watch the same device list: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -728,4 +728,71 @@ fn root_tmux_two_marked_loop_devices_run_together() {
     tmux.wait_for("discard 2 results", Duration::from_secs(2), "quit asks");
     tmux.keys(&["y"]);
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+}
+
+/// A file test writes its whole test file before it runs (here 3 GiB, some seconds). The
+/// screen goes on meanwhile and says so, and quitting then stops the writing: the half-written
+/// file is removed and the program ends at once, instead of a frozen screen until the file is
+/// complete.
+#[test]
+fn root_tmux_quit_while_the_test_file_is_written_removes_it() {
+    let Some(_one_at_a_time) =
+        prerequisites("root_tmux_quit_while_the_test_file_is_written_removes_it")
+    else {
+        return;
+    };
+    // In memory: the layout writes gigabytes.
+    let shm = tempfile::Builder::new()
+        .prefix("disktriage-test.")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let lo = LoopDev::new(shm.path(), 4 << 30, 512);
+    let mnt = Mounted::ext4(lo.path.to_str().unwrap(), &shm.path().join("mnt"));
+    let test_files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&mnt.dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("disktriage-test"))
+            })
+            .collect()
+    };
+    let tmux = Tmux {
+        socket: format!("disktriage-test-layout-{}", std::process::id()),
+    };
+    let journal_arg = format!("--journal-dir {}", shm.path().join("journal").display());
+    tmux.start(&["TERM=linux"], &journal_arg);
+    tmux.select(&lo.name);
+    tmux.keys(&["f"]);
+    tmux.wait_for("Test a file", Duration::from_secs(2), "file dialog");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for(
+        "tests now run on a new file",
+        Duration::from_secs(2),
+        "test screen",
+    );
+    // seq-read, region size 3 GiB.
+    tmux.keys(&["Right", "Down", "Down", "Down", "Down", "Down", "Down"]);
+    tmux.keys(&["Enter", "C-u", "3G", "Enter"]);
+    tmux.wait_for("region size     3.0 GiB", Duration::from_secs(2), "region");
+    tmux.keys(&["r"]);
+    let s = tmux.wait_for(
+        "writing the new test file",
+        Duration::from_secs(5),
+        "starting",
+    );
+    assert!(s.contains("seq-read on "), "{s}");
+    assert!(s.contains(" starting"), "{s}");
+    let [file] = test_files().try_into().unwrap();
+    let written = std::fs::metadata(&file).unwrap().len();
+    assert!(
+        written < 3 << 30,
+        "the file was complete before the test could quit ({written} bytes): inconclusive"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("Stop it and quit?", Duration::from_secs(2), "quit asks");
+    tmux.keys(&["y"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+    assert_eq!(test_files(), Vec::<std::path::PathBuf>::new());
 }

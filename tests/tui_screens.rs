@@ -404,6 +404,55 @@ fn transitions_without_a_terminal() {
     assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
 }
 
+/// Between r and the run's start (the safety checks, an open that waits for a busy device, the
+/// writing of a new test file) the Run screen says so and x stops it; a start stopped that way
+/// is shown as stopped, not failed, and Results keeps why it has no figures.
+#[test]
+fn a_run_that_is_starting_says_so_and_x_stops_it() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "r");
+    assert!(app.running());
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("#1 rand-read on loop0 starting"), "{s}");
+    assert!(
+        s.contains("checking and opening /dev/loop0; x stops"),
+        "{s}"
+    );
+    snap("starting", &app);
+    // The start answers once it is done: then the run goes as any other.
+    feed(&mut app, TestName::RandRead, "loop0", "none", 4, 300.0);
+    assert!(screen(&app, 80, 25).contains("#1 rand-read on loop0 measuring"));
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::RandRead,
+        "loop0",
+        "none",
+        300.0,
+        0.05,
+    )))));
+
+    // A rerun stopped while it starts.
+    assert_eq!(keys(&mut app, "R").len(), 1);
+    assert!(screen(&app, 80, 25).contains("#2 rand-read on loop0 starting"));
+    assert_eq!(keys(&mut app, "x"), [Cmd::StopRun]);
+    app.update(Msg::RunRefused(
+        "interrupted while opening /dev/loop0 (nothing was tested)".into(),
+    ));
+    assert!(!app.running());
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("#2 rand-read on loop0 stopped"), "{s}");
+    assert!(!s.contains("FAILED"), "{s}");
+    assert!(s.contains("stopped before it started"), "{s}");
+    assert!(s.contains("it never started: nothing was tested"), "{s}");
+    assert_eq!(
+        app.results.records[1].error.as_deref(),
+        Some("interrupted while opening /dev/loop0 (nothing was tested)")
+    );
+}
+
 #[test]
 fn run_controls_stop_rerun_export_and_quit() {
     let mut app = app_with("host-loop-zram", true);

@@ -92,6 +92,14 @@ impl LiveStats {
     }
 }
 
+/// Whether `request` runs on the new test file of a file test (written in full first).
+pub(super) fn creates_test_file(
+    file_target: Option<&crate::event::FileTarget>,
+    request: &RunRequest,
+) -> bool {
+    file_target.is_some_and(|ft| request.target == ft.file)
+}
+
 /// The run on the Run screen (live, or the last one, finished).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveRun {
@@ -113,6 +121,14 @@ pub struct LiveRun {
     pub points: VecDeque<IntervalPoint>,
     pub stats: LiveStats,
     pub stopping: bool,
+    /// Asked for and not started yet: the safety checks, the open (which waits up to 2 s for
+    /// a busy device) and, for a file test, the writing of the whole test file.
+    pub starting: bool,
+    /// What the run opens (the device, the test file, or the metadata test's directory).
+    pub path: String,
+    /// The run first writes the whole of a new test file (a file test on a mounted file
+    /// system).
+    pub new_file: bool,
     pub finished: bool,
     pub error: Option<String>,
     /// The drive's cache when the run started ("on", "off", "n/a").
@@ -152,6 +168,9 @@ impl LiveRun {
             points: VecDeque::new(),
             stats: LiveStats::default(),
             stopping: false,
+            starting: true,
+            path: request.target.display().to_string(),
+            new_file: false,
             finished: false,
             error: None,
             drive_cache: None,
@@ -264,6 +283,7 @@ impl App {
 
     pub(super) fn run_started(&mut self, target: TargetInfo, plan: Plan, notes: Vec<String>) {
         let Some(run) = &mut self.run else { return };
+        run.starting = false;
         if let Some(rec) = self.results.records.get_mut(run.record) {
             rec.scheduler = target.scheduler.clone();
             rec.kernel_cache = target.kernel_write_cache;
@@ -276,15 +296,24 @@ impl App {
         }
     }
 
+    /// The run did not start: refused, or stopped (x) while it was starting, which is no
+    /// failure. Results keeps why the record has no figures.
     pub(super) fn run_refused(&mut self, e: String) {
+        let mut stopped = false;
         if let Some(run) = &mut self.run {
+            run.starting = false;
             run.finished = true;
-            run.error = Some(e.clone());
+            stopped = run.stopping;
+            run.error = (!stopped).then(|| e.clone());
             if let Some(rec) = self.results.records.get_mut(run.record) {
                 rec.error = Some(e.clone());
             }
         }
-        self.error(e);
+        if stopped {
+            self.info(format!("stopped before it started: {e}"));
+        } else {
+            self.error(e);
+        }
     }
 
     pub(super) fn run_finished(&mut self, result: Result<RunReport, TaskError>) -> Vec<Cmd> {
@@ -306,6 +335,7 @@ impl App {
                     let more = rec.runs.len() < rec.repeats_wanted as usize;
                     if more && error.is_none() && !stopped && !run.stopping {
                         run.repeat = rec.runs.len() as u32 + 1;
+                        run.starting = true;
                         run.points.clear();
                         run.stats = LiveStats::default();
                         cmds.push(Cmd::StartRun(Box::new(rec.request.clone())));
@@ -477,6 +507,7 @@ impl App {
         self.results.records.push(rec);
         let mut run = LiveRun::new(record, device, &request, repeats, self.now);
         run.drive_cache = drive_cache;
+        run.new_file = creates_test_file(self.file_target.as_ref(), &request);
         self.run = Some(run);
         self.screen = Screen::Run;
         vec![Cmd::StartRun(Box::new(request))]

@@ -252,6 +252,7 @@ impl App {
             super::LiveRun::new(record, sw.device.clone(), &sw.request, sw.repeats, self.now);
         run.repeat = step.repeat + 1;
         run.drive_cache = drive_cache;
+        run.new_file = super::live::creates_test_file(self.file_target.as_ref(), &sw.request);
         self.run = Some(run);
         self.screen = Screen::Run;
         vec![Cmd::StartRun(Box::new(sw.request.clone()))]
@@ -326,6 +327,7 @@ impl App {
             rec.error = Some(e.clone());
         }
         if let Some(run) = &mut self.run {
+            run.starting = false;
             run.finished = true;
             run.error = Some(e.clone());
         }

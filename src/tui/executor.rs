@@ -6,11 +6,12 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::bench::outcome::{RunReport, TargetClass};
+use crate::bench::runner::RunEvent;
 use crate::bench::session::{RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
@@ -28,8 +29,14 @@ struct JournalId {
     id: u64,
 }
 
-/// Starts a test run: `session::start` in the program, a stand-in in tests.
-pub type RunStarter = Box<dyn FnMut(&SysRoot, &RunRequest) -> anyhow::Result<Session>>;
+/// Starts a test run: `session::start_with_stop` in the program, a stand-in in tests. It runs
+/// on a thread of its own (opening waits up to 2 s for a busy device, and a file test first
+/// writes its whole test file), and gives up when the flag is set.
+pub type RunStarter =
+    Arc<dyn Fn(&SysRoot, &RunRequest, &AtomicBool) -> anyhow::Result<Session> + Send + Sync>;
+
+/// How often a relay passes a stop request on to the run it follows.
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// Carries out `Cmd`s: journaled setting changes, drive reads, runs, exports.
 pub struct Executor {
@@ -40,7 +47,9 @@ pub struct Executor {
     changer: Result<SharedChanger, String>,
     start: RunStarter,
     journal_ids: Vec<JournalId>,
+    /// The stop flag of the run (set before it has started: its start gives up).
     stop: Option<Arc<AtomicBool>>,
+    /// Starts the run, then relays its events and report.
     forwarder: Option<JoinHandle<()>>,
     /// The run in progress works in a scratch directory (the metadata test), which it removes
     /// as it ends: quitting waits for that longer than for a device run.
@@ -352,105 +361,87 @@ impl Executor {
     /// A temperature poller for the run's device as the request asks: by default where the
     /// transport has a sensor worth polling (not USB bridges: some choke on pass-through
     /// commands under load), or at the admin's interval on any drive, or none.
-    fn temperature_poller(&self, device: &str, poll: TempPoll) -> Option<TempPoller> {
-        let dev = self.drives.device(device).ok()?;
-        let config = match poll {
-            TempPoll::Off => return None,
-            TempPoll::Default => PollConfig::default_for(dev.transport)?,
-            TempPoll::Every(d) => PollConfig::every(d),
-        };
-        let tx = self.tx.clone();
-        let name = dev.name.clone();
-        TempPoller::spawn(
-            Arc::clone(&self.drives),
-            dev,
-            config,
-            Instant::now(),
-            move |s| match s.celsius {
-                Some(celsius) => tx
-                    .send(Msg::Temperature {
-                        device: name.clone(),
-                        at: s.at.as_secs_f64(),
-                        celsius,
-                    })
-                    .is_ok(),
-                None => true,
-            },
-        )
-        .ok()
-    }
-
     fn start_run(&mut self, request: &RunRequest) {
         if let Some(f) = self.forwarder.take() {
             let _ = f.join();
         }
-        let session = match (self.start)(&self.root, request) {
-            Ok(s) => s,
-            Err(e) => {
-                self.send(Msg::RunRefused(format!("{e:#}")));
-                return;
-            }
-        };
-        self.send(Msg::RunStarted {
-            target: Box::new(session.target.clone()),
-            plan: Box::new(session.plan.clone()),
-            notes: session.notes.clone(),
-        });
-        self.stop = Some(session.handle.stop_flag());
-        self.scratch_run = session.target.kind == TargetClass::Directory;
-        let poller = session
-            .target
-            .device
-            .as_deref()
-            .filter(|_| session.target.kind == TargetClass::BlockDevice)
-            .and_then(|d| self.temperature_poller(d, request.temperature));
+        let stop = Arc::new(AtomicBool::new(false));
+        self.stop = Some(Arc::clone(&stop));
+        // A stopped metadata run deletes its files before it ends: quitting waits longer.
+        self.scratch_run = request.test.info().family.directory_runner().is_some();
+        let start = Arc::clone(&self.start);
+        let root = self.root.clone();
+        let request = request.clone();
+        let drives = Arc::clone(&self.drives);
         let tx = self.tx.clone();
         let spawned = std::thread::Builder::new()
             .name("run-events".into())
-            .spawn(move || forward(session, poller, &tx));
+            .spawn(move || {
+                let session = match start(&root, &request, &stop) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = tx.send(Msg::RunRefused(format!("{e:#}")));
+                        return;
+                    }
+                };
+                let _ = tx.send(Msg::RunStarted {
+                    target: Box::new(session.target.clone()),
+                    plan: Box::new(session.plan.clone()),
+                    notes: session.notes.clone(),
+                });
+                let poller = session
+                    .target
+                    .device
+                    .as_deref()
+                    .filter(|_| session.target.kind == TargetClass::BlockDevice)
+                    .and_then(|d| temperature_poller(&drives, &tx, d, request.temperature));
+                forward(session, poller, &stop, &tx);
+            });
         match spawned {
             Ok(h) => self.forwarder = Some(h),
-            Err(e) => self.send(Msg::RunRefused(format!("cannot follow the run: {e}"))),
+            Err(e) => self.send(Msg::RunRefused(format!("cannot start the run: {e}"))),
         }
     }
 
-    /// Starts targets of a run on several devices together, each relayed with its index. One
-    /// that cannot start is reported and the others go on.
+    /// Starts targets of a run on several devices together, each on its own thread and relayed
+    /// with its index. One that cannot start is reported and the others go on.
     fn start_several(&mut self, targets: Vec<(usize, RunRequest)>) {
         // The relays of an earlier batch have sent their last message: they are done.
         for (_, f) in self.several.drain(..) {
             let _ = f.join();
         }
         for (index, request) in targets {
-            let session = match (self.start)(&self.root, &request) {
-                Ok(s) => s,
-                Err(e) => {
-                    self.send(Msg::Several(SeveralMsg::Refused {
-                        index,
-                        error: format!("{e:#}"),
-                    }));
-                    continue;
-                }
-            };
-            self.send(Msg::Several(SeveralMsg::Started {
-                index,
-                target: Box::new(session.target.clone()),
-                plan: Box::new(session.plan.clone()),
-            }));
-            let stop = session.handle.stop_flag();
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = Arc::clone(&stop);
+            let start = Arc::clone(&self.start);
+            let root = self.root.clone();
             let tx = self.tx.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("run-events-{index}"))
-                .spawn(move || forward_several(index, session, &tx));
+                .spawn(move || {
+                    let session = match start(&root, &request, &flag) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = tx.send(Msg::Several(SeveralMsg::Refused {
+                                index,
+                                error: format!("{e:#}"),
+                            }));
+                            return;
+                        }
+                    };
+                    let _ = tx.send(Msg::Several(SeveralMsg::Started {
+                        index,
+                        target: Box::new(session.target.clone()),
+                        plan: Box::new(session.plan.clone()),
+                    }));
+                    forward_several(index, session, &flag, &tx);
+                });
             match spawned {
                 Ok(h) => self.several.push((stop, h)),
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    self.send(Msg::Several(SeveralMsg::Refused {
-                        index,
-                        error: format!("cannot follow the run: {e}"),
-                    }));
-                }
+                Err(e) => self.send(Msg::Several(SeveralMsg::Refused {
+                    index,
+                    error: format!("cannot start the run: {e}"),
+                })),
             }
         }
     }
@@ -502,14 +493,64 @@ fn probe_file_target(
     }))
 }
 
-/// Relays a session's events to the main loop, then its report; the temperature poller stops
-/// with the run. A test file the run created is removed (the TUI leaves nothing behind).
-fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
-    while let Ok(ev) = session.events.recv() {
-        if tx.send(Msg::Run(Box::new(ev))).is_err() {
-            break;
+/// Reads a drive's temperature while a run goes, each reading a message on `tx`.
+fn temperature_poller(
+    drives: &Arc<dyn DriveControl>,
+    tx: &Sender<Msg>,
+    device: &str,
+    poll: TempPoll,
+) -> Option<TempPoller> {
+    let dev = drives.device(device).ok()?;
+    let config = match poll {
+        TempPoll::Off => return None,
+        TempPoll::Default => PollConfig::default_for(dev.transport)?,
+        TempPoll::Every(d) => PollConfig::every(d),
+    };
+    let tx = tx.clone();
+    let name = dev.name.clone();
+    TempPoller::spawn(
+        Arc::clone(drives),
+        dev,
+        config,
+        Instant::now(),
+        move |s| match s.celsius {
+            Some(celsius) => tx
+                .send(Msg::Temperature {
+                    device: name.clone(),
+                    at: s.at.as_secs_f64(),
+                    celsius,
+                })
+                .is_ok(),
+            None => true,
+        },
+    )
+    .ok()
+}
+
+/// Passes a session's events to `send` until the run ends, and `stop` on to the run. When
+/// `send` fails (the UI is gone) the run is stopped: nobody would see it.
+fn relay(session: &Session, stop: &AtomicBool, mut send: impl FnMut(RunEvent) -> bool) {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            session.handle.stop();
+        }
+        match session.events.recv_timeout(STOP_POLL) {
+            Ok(ev) => {
+                if !send(ev) {
+                    session.handle.stop();
+                    return;
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
         }
     }
+}
+
+/// Relays a session's events to the main loop, then its report; the temperature poller stops
+/// with the run. A test file the run created is removed (the TUI leaves nothing behind).
+fn forward(session: Session, poller: Option<TempPoller>, stop: &AtomicBool, tx: &Sender<Msg>) {
+    relay(&session, stop, |ev| tx.send(Msg::Run(Box::new(ev))).is_ok());
     if let Some(p) = poller {
         p.stop();
     }
@@ -518,16 +559,14 @@ fn forward(session: Session, poller: Option<TempPoller>, tx: &Sender<Msg>) {
 }
 
 /// Relays the events of target `index` of a run on several devices, then its report.
-fn forward_several(index: usize, session: Session, tx: &Sender<Msg>) {
-    while let Ok(ev) = session.events.recv() {
-        let msg = Msg::Several(SeveralMsg::Event {
+fn forward_several(index: usize, session: Session, stop: &AtomicBool, tx: &Sender<Msg>) {
+    relay(&session, stop, |ev| {
+        tx.send(Msg::Several(SeveralMsg::Event {
             index,
             ev: Box::new(ev),
-        });
-        if tx.send(msg).is_err() {
-            break;
-        }
-    }
+        }))
+        .is_ok()
+    });
     let result = session.finish().map_err(TaskError::from);
     let _ = tx.send(Msg::Several(SeveralMsg::Finished {
         index,
@@ -579,7 +618,7 @@ mod tests {
             tx,
             drives.clone(),
             changer,
-            Box::new(move |_, _| Err(anyhow::anyhow!(refusal))),
+            Arc::new(move |_, _, _| Err(anyhow::anyhow!(refusal))),
         );
         Lab {
             drives,
@@ -610,7 +649,7 @@ mod tests {
             tx,
             Arc::new(FakeDrives::new()),
             Err("unused".into()),
-            Box::new(|_, _| Err(anyhow::anyhow!("unused"))),
+            Arc::new(|_, _, _| Err(anyhow::anyhow!("unused"))),
         )
         .with_persist_root(system.path());
         let rules = system.path().join(crate::persist::RULES_DIR);
@@ -749,7 +788,129 @@ mod tests {
             Msg::RunRefused(why) => assert_eq!(why, "refusing to write to sda: it is mounted"),
             other => panic!("unexpected {other:?}"),
         }
-        assert!(lab.exec.stop.is_none());
+        // Nothing is left running, and nothing more is said.
+        lab.exec.shutdown();
+        assert!(lab.rx.try_recv().is_err());
+    }
+
+    /// A start that takes a while (a device busy for its 2 s, a test file being laid out)
+    /// happens off the UI thread: `execute` returns at once and the answer comes as a message.
+    #[test]
+    fn a_slow_start_does_not_hold_the_ui_thread() {
+        let (tx, rx) = mpsc::channel();
+        let mut exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            Arc::new(FakeDrives::new()),
+            Err("unused".into()),
+            Arc::new(|_, _, _| {
+                std::thread::sleep(Duration::from_millis(1500));
+                Err(anyhow::anyhow!("the device stayed busy"))
+            }),
+        );
+        let asked = Instant::now();
+        exec.execute(Cmd::StartRun(Box::new(RunRequest {
+            target: "/dev/loop0".into(),
+            test: TestName::SeqRead,
+            params: TestParams::default(),
+            confirmation: None,
+            temperature: TempPoll::Off,
+        })));
+        assert!(
+            asked.elapsed() < Duration::from_millis(300),
+            "the UI thread waited {:?} for the start",
+            asked.elapsed()
+        );
+        match next(&rx) {
+            Msg::RunRefused(why) => assert_eq!(why, "the device stayed busy"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    /// A run-starter that waits (up to 5 s) for its stop flag, as the layout of a test file
+    /// does, and says it was interrupted; `seen` tells the test it was asked to stop.
+    fn waits_for_stop(seen: Arc<AtomicBool>) -> RunStarter {
+        Arc::new(move |_, _, stop: &AtomicBool| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            seen.store(stop.load(Ordering::Relaxed), Ordering::Relaxed);
+            Err(anyhow::anyhow!("interrupted while creating the test file"))
+        })
+    }
+
+    fn file_request() -> RunRequest {
+        RunRequest {
+            target: "/mnt/disktriage-test.bin".into(),
+            test: TestName::SeqRead,
+            params: TestParams::default(),
+            confirmation: None,
+            temperature: TempPoll::Off,
+        }
+    }
+
+    /// x on the Run screen while the test file is still being written stops the writing: the
+    /// run is refused at once, not after the whole file.
+    #[test]
+    fn stop_while_starting_stops_the_start() {
+        let (tx, rx) = mpsc::channel();
+        let seen = Arc::new(AtomicBool::new(false));
+        let mut exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            Arc::new(FakeDrives::new()),
+            Err("unused".into()),
+            waits_for_stop(Arc::clone(&seen)),
+        );
+        exec.execute(Cmd::StartRun(Box::new(file_request())));
+        let asked = Instant::now();
+        exec.execute(Cmd::StopRun);
+        match rx.recv_timeout(Duration::from_secs(2)) {
+            Ok(Msg::RunRefused(why)) => assert!(why.contains("interrupted"), "{why}"),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(asked.elapsed() < Duration::from_secs(2));
+        assert!(seen.load(Ordering::Relaxed), "the start never saw the stop");
+    }
+
+    /// Quitting while a start is under way (one run, and a run on several devices) stops the
+    /// starts and waits for them, so a half-written test file is removed before the program
+    /// ends.
+    #[test]
+    fn quitting_while_starting_stops_and_waits_for_the_starts() {
+        let (tx, rx) = mpsc::channel();
+        let seen = Arc::new(AtomicBool::new(false));
+        let mut exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            Arc::new(FakeDrives::new()),
+            Err("unused".into()),
+            waits_for_stop(Arc::clone(&seen)),
+        );
+        exec.execute(Cmd::StartRun(Box::new(file_request())));
+        exec.execute(Cmd::StartSeveral(vec![
+            (0, file_request()),
+            (1, file_request()),
+        ]));
+        let asked = Instant::now();
+        exec.shutdown();
+        assert!(asked.elapsed() < Duration::from_secs(2));
+        assert!(seen.load(Ordering::Relaxed));
+        let mut refused = Vec::new();
+        while let Ok(msg) = rx.try_recv() {
+            match msg {
+                Msg::RunRefused(_) => refused.push(None),
+                Msg::Several(SeveralMsg::Refused { index, .. }) => refused.push(Some(index)),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        refused.sort();
+        assert_eq!(
+            refused,
+            vec![None, Some(0), Some(1)],
+            "every start answered"
+        );
     }
 
     /// What a SATA drive with self-tests reports: its logs with one passed short test, a

@@ -173,6 +173,8 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
         }
     } else if run.stopping {
         Span::styled("stopping", theme::warn())
+    } else if run.starting {
+        Span::styled("starting", theme::warn())
     } else if run.measuring {
         Span::styled("measuring", theme::good())
     } else {
@@ -223,7 +225,25 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
         (None, Some(p)) => format!(", engine {}", p.engine.as_str()),
         (None, None) => String::new(),
     };
-    let l3 = if run.test.info().family.directory_runner().is_some() {
+    let l3 = if run.starting {
+        // Opening can wait for a busy device, and a file test writes its whole file first.
+        let what = if run.new_file {
+            format!(" writing the new test file {}; x stops", run.path)
+        } else if run.test.info().family.directory_runner().is_some() {
+            format!(" making a scratch directory in {}; x stops", run.path)
+        } else {
+            format!(" checking and opening {}; x stops", run.path)
+        };
+        Line::from(Span::styled(
+            super::cut(&what, area.width.into()),
+            theme::dim(),
+        ))
+    } else if run.finished && run.job.is_none() {
+        Line::from(Span::styled(
+            " it never started: nothing was tested",
+            theme::dim(),
+        ))
+    } else if run.test.info().family.directory_runner().is_some() {
         // The metadata test moves no bytes: its rate is the IOPS chart's files/s.
         let files = run.job.as_ref().and_then(|j| j.ops_per_worker).unwrap_or(0);
         Line::from(Span::styled(

@@ -233,7 +233,15 @@ impl Mounted {
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
+        // A program the test started may still be closing its files (a failed test's tmux is
+        // killed just before): try again for up to 15 s rather than leave the mount behind.
+        let unmounted = poll(750, || {
+            let out = Command::new("umount").arg(&self.dir).output().ok()?;
+            out.status.success().then_some(())
+        });
+        if unmounted.is_none() {
+            eprintln!("could not unmount {}", self.dir.display());
+        }
     }
 }
 
