@@ -247,3 +247,51 @@ fn root_several_a_list_that_misses_a_device_writes_nothing() {
         );
     }
 }
+
+/// A run on several devices with repeats files each device's repeats as one test in the
+/// history (as the TUI does), with the mean the report gives, not one entry per repeat.
+#[test]
+fn root_several_repeats_are_one_history_entry_per_device() {
+    if !root_or_skip("root_several_repeats_are_one_history_entry_per_device") {
+        return;
+    }
+    let dir = scratch();
+    let history = dir.path().join("history");
+    let loops: Vec<LoopDev> = three_loops(dir.path()).into_iter().take(2).collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(common::HISTORY_ENV, &history)
+        .args(["run", loops[0].path_str(), loops[1].path_str()])
+        .args(["--test", "seq-read", "--bs", "128k", "--time", "300ms"])
+        .args(["--warmup", "0", "--repeats", "2", "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let loaded = disktriage::history::History::new(&history).load().unwrap();
+    assert_eq!(loaded.entries.len(), 2, "{:?}", loaded.entries);
+    for (l, t) in loops.iter().zip(doc["targets"].as_array().unwrap()) {
+        let image = l.image.display().to_string();
+        let mine: Vec<_> = loaded
+            .entries
+            .iter()
+            .filter(|e| e.disk == disktriage::model::DiskIdentity::LoopImage(image.clone()))
+            .collect();
+        assert_eq!(mine.len(), 1, "{:?}", loaded.entries);
+        assert_eq!(mine[0].repeats, 2);
+        // The history's figure is the mean of the two repeats the report lists.
+        let reports = t["reports"].as_array().unwrap();
+        assert_eq!(reports.len(), 2);
+        let mean: f64 = reports
+            .iter()
+            .map(|r| r["outcome"]["phases"][0]["read"]["iops"].as_f64().unwrap())
+            .sum::<f64>()
+            / 2.0;
+        let filed = mine[0].figures[0].iops.mean;
+        assert!((filed - mean).abs() < 1e-6 * mean, "{filed} vs {mean}");
+    }
+}

@@ -14,9 +14,10 @@ use crate::report::output::{write_stderr, write_stdout};
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 use crate::{drive_state, report};
 
-/// Adds a finished headless run to the history; says on stderr when it cannot (the run's
-/// result stands either way).
-pub fn record_run(root: &SysRoot, dir: &Path, report: &RunReport) {
+/// Adds a finished headless test (its repeats on one target, `runs`) to the history as one
+/// entry; says on stderr when it cannot (the result stands either way).
+pub fn record_run(root: &SysRoot, dir: &Path, runs: &[RunReport]) {
+    let Some(report) = runs.first() else { return };
     let disk = crate::history::identity_of(root, &report.target);
     // Read after the run, so the ioctl cannot disturb it; as root only (it needs the drive).
     let drive_cache = match (&report.target.device, report.target.kind) {
@@ -33,7 +34,7 @@ pub fn record_run(root: &SysRoot, dir: &Path, report: &RunReport) {
         }
         _ => None,
     };
-    let Some(entry) = HistoryEntry::of_runs(disk, std::slice::from_ref(report), drive_cache) else {
+    let Some(entry) = HistoryEntry::of_runs(disk, runs, drive_cache) else {
         return;
     };
     match History::new(dir).append(&entry) {

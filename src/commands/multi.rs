@@ -279,9 +279,10 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         report::render_text(&result, DEFAULT_WIDTH)
     };
     write_stdout(&text)?;
-    // Every target's runs go to the history, each under its own disk.
-    for r in result.targets.iter().flat_map(|t| &t.reports) {
-        super::history::record_run(root, history_dir, r);
+    // Each target's runs (all its repeats, as one test) go to the history under its own
+    // disk, as the TUI records a run on several devices.
+    for t in &result.targets {
+        super::history::record_run(root, history_dir, &t.reports);
     }
     let failed = result.failed();
     if !failed.is_empty() {

@@ -140,7 +140,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         report::render_text(&report)
     };
     crate::report::output::write_stdout(&text)?;
-    super::history::record_run(root, history_dir, &report);
+    super::history::record_run(root, history_dir, std::slice::from_ref(&report));
     if let Some(e) = report.error() {
         if args.json || args.csv {
             crate::report::output::write_stderr(&format!("disktriage: {e}\n"));

@@ -426,7 +426,7 @@ fn run_step(
         Ok(report) => {
             // Each run of a sweep is a finished run like any other: the history keeps it,
             // with the scheduler or cache state it ran under.
-            super::history::record_run(root, history_dir, &report);
+            super::history::record_run(root, history_dir, std::slice::from_ref(&report));
             match report.error() {
                 Some(e) => StepOutcome::Failed(format!("{} failed: {e}", request.test)),
                 None => StepOutcome::Figure(metric.of(&report)),
