@@ -25,6 +25,15 @@
 //! rotates from round to round, each only once the CPUs are idle again; the table gives
 //! medians over the rounds.
 //!
+//! IOPS are measured the same way for all, from outside, and that decides the verdict: the I/Os
+//! the kernel completed on the device (`/sys/block/X/stat`) per second in a window that lies
+//! inside every tool's measured time (from 1.5 s after the start to 0.25 s before the measured
+//! time ends). Each tool's own figure is shown beside it. They differ where fio's is not the
+//! device's rate: with many threads starved for CPU (psync, numjobs = 32 on zram), fio's
+//! threads end their measured seconds at moments up to tens of milliseconds apart and its
+//! group figure counts the last ones at the whole device's rate, 1-3 % above what the kernel
+//! counts; disktriage's own figure is its threads' I/Os over one common measured time.
+//!
 //! CPU per I/O is measured the same way for all, from outside: the child process's whole CPU
 //! time (getrusage RUSAGE_CHILDREN around its run: every thread, including the kernel's
 //! io_uring workers, warm-up and start-up included) divided by the I/Os the kernel counted for
@@ -37,6 +46,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use disktriage::sys::privilege::children_cpu_time;
 use nix::fcntl::{Flock, FlockArg};
@@ -87,6 +97,9 @@ struct Measure {
     cpu_us_per_io: f64,
     p50_us: f64,
     p99_us: f64,
+    /// The I/Os per second the kernel counted on the device in the common window (NaN when
+    /// the runs are too short for one): the same yardstick for every contender.
+    kernel_iops: f64,
     /// disktriage: the engine it used and why.
     engine: String,
 }
@@ -149,10 +162,13 @@ fn main() {
     println!(
         "| job | disktriage IOPS | us/IO | fio psync IOPS | us/IO | fio io_uring IOPS | us/IO | \
          fio io_uring batch IOPS | us/IO | IOPS ratio vs best fio | us/IO ratio vs it | \
-         per-round ratios: median (min-max) | verdict | p50 us dt / fio | p99 us dt / fio |"
+         per-round ratios: median (min-max) | kernel-counted IOPS dt / best fio | \
+         kernel-counted per-round ratios: median (min-max) | verdict | p50 us dt / fio | \
+         p99 us dt / fio |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut engines = String::new();
+    let window = kernel_window(secs);
     for job in selected {
         let place = env.place(job.device);
         let mut contenders = vec![
@@ -169,8 +185,8 @@ fn main() {
                 let i = (k + round) % contenders.len();
                 settle();
                 let m = match contenders[i] {
-                    Contender::Disktriage => run_dt(bin, job, &place, secs),
-                    c => run_fio(c, job, &place, secs),
+                    Contender::Disktriage => run_dt(bin, job, &place, secs, window),
+                    c => run_fio(c, job, &place, secs, window),
                 };
                 results[i].push(m);
             }
@@ -208,23 +224,53 @@ fn main() {
         };
         // The noise: disktriage against that same fio set-up round by round (each round runs
         // both back to back), so a median below 1.00 can be told from one the rounds disagree on.
-        let per_round: Vec<f64> = results[0]
-            .iter()
-            .zip(&results[best_i])
-            .map(|(d, f)| d.iops / f.iops)
-            .collect();
-        let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = per_round.iter().copied().fold(0.0, f64::max);
-        // The median of the paired ratios: each round's pair ran back to back, so the slow
-        // drift of this machine's speed over minutes cancels within a pair.
-        let paired = middle(per_round);
+        let paired = |of: fn(&Measure) -> f64, fio: usize| {
+            let per_round: Vec<f64> = results[0]
+                .iter()
+                .zip(&results[fio])
+                .map(|(d, f)| of(d) / of(f))
+                .collect();
+            let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = per_round.iter().copied().fold(0.0, f64::max);
+            // The median of the paired ratios: each round's pair ran back to back, so the
+            // slow drift of this machine's speed over minutes cancels within a pair.
+            (middle(per_round), lo, hi)
+        };
+        let (reported, lo, hi) = paired(|m| m.iops, best_i);
         let ratio = dt.iops / best.iops;
         let _ = write!(
             row,
-            " **{ratio:.2}** ({}) | {:.2} | **{paired:.2}** ({lo:.2}-{hi:.2}) | {} | {} | {} |",
+            " **{ratio:.2}** ({}) | {:.2} | {reported:.2} ({lo:.2}-{hi:.2}) |",
             contenders[best_i].name(),
             dt.cpu_us_per_io / best.cpu_us_per_io,
-            verdict(paired, hi),
+        );
+        // The verdict is the kernel's count, the same for every contender: the fio set-up the
+        // device completed the most I/Os for, against disktriage round by round. Without a
+        // window (runs shorter than 2 s), the tools' own figures decide.
+        let (k_best_i, k_best) = med
+            .iter()
+            .enumerate()
+            .skip(1)
+            .max_by(|a, b| a.1.kernel_iops.total_cmp(&b.1.kernel_iops))
+            .unwrap();
+        let (decides, hi) = if dt.kernel_iops.is_nan() {
+            row.push_str(" - | - |");
+            (reported, hi)
+        } else {
+            let (k, klo, khi) = paired(|m| m.kernel_iops, k_best_i);
+            let _ = write!(
+                row,
+                " {:.0} / {:.0} ({}) | **{k:.2}** ({klo:.2}-{khi:.2}) |",
+                dt.kernel_iops,
+                k_best.kernel_iops,
+                contenders[k_best_i].name(),
+            );
+            (k, khi)
+        };
+        let _ = write!(
+            row,
+            " {} | {} | {} |",
+            verdict(decides, hi),
             lat(dt.p50_us, best.p50_us),
             lat(dt.p99_us, best.p99_us),
         );
@@ -233,12 +279,17 @@ fn main() {
     }
     println!();
     println!(
-        "IOPS ratio = disktriage's median / the best fio set-up's median (>= 1.00: at least as \
-         fast); us/IO ratio = disktriage's CPU per I/O / that set-up's (<= 1.00: at most as \
-         costly). Per-round ratios: disktriage / that set-up in each round, run back to back; \
-         their median is the verdict's figure and their spread this machine's noise. \
-         \"level within noise\" means some rounds put disktriage ahead and some behind. \
-         Latency: total (fio's lat), QD1 only."
+        "IOPS = each tool's own figure; IOPS ratio = disktriage's median / the best fio \
+         set-up's median; us/IO ratio = disktriage's CPU per I/O / that set-up's (<= 1.00: at \
+         most as costly). Per-round ratios: disktriage / that set-up in each round, run back to \
+         back. Kernel-counted: the I/Os the kernel completed on the device per second from \
+         {:.2} s to {:.2} s after each tool started (inside every tool's measured time), the \
+         same yardstick for all; the fio set-up with the most is compared. The verdict is the \
+         median of the kernel-counted per-round ratios (>= 1.00: at least as fast), their \
+         spread this machine's noise; \"level within noise\" means some rounds put disktriage \
+         ahead and some behind. Latency: total (fio's lat), QD1 only.",
+        window.map_or(f64::NAN, |w| w.0.as_secs_f64()),
+        window.map_or(f64::NAN, |w| w.1.as_secs_f64()),
     );
     println!();
     println!("disktriage's engine (last round):");
@@ -499,24 +550,74 @@ fn median(v: &[Measure]) -> Measure {
         cpu_us_per_io: pick(|m| m.cpu_us_per_io),
         p50_us: pick(|m| m.p50_us),
         p99_us: pick(|m| m.p99_us),
+        kernel_iops: pick(|m| m.kernel_iops),
         engine: v.last().map(|m| m.engine.clone()).unwrap_or_default(),
     }
 }
 
-/// Runs `cmd` and returns its output, its CPU time, and the I/Os the kernel counted on `dev`.
-fn measured(mut cmd: Command, dev: &str, bs: u64) -> (std::process::Output, f64, f64) {
+/// Where the kernel's count is read, as offsets from a tool's start: from half a second after
+/// the 1 s warm-up (fio's ramp_time) to a quarter second before the measured `secs` end, so the
+/// window lies inside every tool's measured time whatever its start-up takes. None below 2 s.
+fn kernel_window(secs: u64) -> Option<(Duration, Duration)> {
+    (secs >= 2).then(|| {
+        (
+            Duration::from_millis(1500),
+            Duration::from_millis(1000 + secs * 1000 - 250),
+        )
+    })
+}
+
+/// What a contender's run gives, measured from outside the same way for every tool.
+struct Run {
+    out: std::process::Output,
+    cpu_s: f64,
+    /// I/Os the kernel counted on the device over the whole run.
+    ios: f64,
+    /// I/Os per second the kernel counted in the window (NaN without one).
+    kernel_iops: f64,
+}
+
+/// Runs `cmd` and returns its output, its CPU time, the I/Os the kernel counted on `dev`, and
+/// the kernel's rate in `window` (offsets from the start).
+fn measured(mut cmd: Command, dev: &str, bs: u64, window: Option<(Duration, Duration)>) -> Run {
     let stat = || -> u64 {
         let s = std::fs::read_to_string(format!("/sys/block/{dev}/stat")).unwrap();
         let v: Vec<u64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
         (v[2] + v[6]) * 512
     };
     let (b0, c0) = (stat(), children_cpu_time());
-    let out = cmd.output().expect("run benchmark child");
+    let started = Instant::now();
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run benchmark child");
+    let mut kernel_iops = f64::NAN;
+    if let Some((from, to)) = window {
+        std::thread::sleep(from.saturating_sub(started.elapsed()));
+        let (w0, t0) = (stat(), Instant::now());
+        std::thread::sleep(to.saturating_sub(started.elapsed()));
+        let (w1, t1) = (stat(), Instant::now());
+        kernel_iops = (w1 - w0) as f64 / bs as f64 / (t1 - t0).as_secs_f64();
+    }
+    // Reads both pipes while waiting: a large JSON report does not block the child.
+    let out = child.wait_with_output().expect("wait for benchmark child");
     let (b1, c1) = (stat(), children_cpu_time());
-    (out, (c1 - c0).as_secs_f64(), (b1 - b0) as f64 / bs as f64)
+    Run {
+        out,
+        cpu_s: (c1 - c0).as_secs_f64(),
+        ios: (b1 - b0) as f64 / bs as f64,
+        kernel_iops,
+    }
 }
 
-fn run_fio(who: Contender, job: &Job, place: &Place, secs: u64) -> Measure {
+fn run_fio(
+    who: Contender,
+    job: &Job,
+    place: &Place,
+    secs: u64,
+    window: Option<(Duration, Duration)>,
+) -> Measure {
     let mut cmd = Command::new("fio");
     cmd.args([
         "--name=bench",
@@ -572,7 +673,12 @@ fn run_fio(who: Contender, job: &Job, place: &Place, secs: u64) -> Measure {
     if job.rw.contains("write") {
         cmd.arg("--scramble_buffers=0");
     }
-    let (out, cpu_s, ios) = measured(cmd, &place.stat_dev, job.bs);
+    let Run {
+        out,
+        cpu_s,
+        ios,
+        kernel_iops,
+    } = measured(cmd, &place.stat_dev, job.bs, window);
     assert!(
         out.status.success(),
         "fio failed: {}",
@@ -591,11 +697,18 @@ fn run_fio(who: Contender, job: &Job, place: &Place, secs: u64) -> Measure {
         cpu_us_per_io: cpu_s / ios * 1e6,
         p50_us: pct["50.000000"].as_f64().unwrap_or(0.0) / 1e3,
         p99_us: pct["99.000000"].as_f64().unwrap_or(0.0) / 1e3,
+        kernel_iops,
         engine: String::new(),
     }
 }
 
-fn run_dt(bin: &str, job: &Job, place: &Place, secs: u64) -> Measure {
+fn run_dt(
+    bin: &str,
+    job: &Job,
+    place: &Place,
+    secs: u64,
+    window: Option<(Duration, Duration)>,
+) -> Measure {
     let test = match job.rw {
         "randread" => "rand-read",
         "randwrite" => "rand-write",
@@ -613,7 +726,12 @@ fn run_dt(bin: &str, job: &Job, place: &Place, secs: u64) -> Measure {
     if job.rw.contains("write") {
         cmd.args(["--destroy-data", &place.stat_dev]);
     }
-    let (out, cpu_s, ios) = measured(cmd, &place.stat_dev, job.bs);
+    let Run {
+        out,
+        cpu_s,
+        ios,
+        kernel_iops,
+    } = measured(cmd, &place.stat_dev, job.bs, window);
     assert!(
         out.status.success(),
         "disktriage failed: {}",
@@ -631,6 +749,7 @@ fn run_dt(bin: &str, job: &Job, place: &Place, secs: u64) -> Measure {
         cpu_us_per_io: cpu_s / ios * 1e6,
         p50_us: dir["latency"]["p50_ns"].as_f64().unwrap_or(0.0) / 1e3,
         p99_us: dir["latency"]["p99_ns"].as_f64().unwrap_or(0.0) / 1e3,
+        kernel_iops,
         engine: format!(
             "{} - {}",
             p["engine"].as_str().unwrap_or("?"),
