@@ -369,7 +369,9 @@ impl Runner<'_> {
     fn follow(&self, sessions: &[(usize, Session)], result: &MultiResult) {
         let mut latest: Vec<Option<f64>> = vec![None; sessions.len()];
         let mut done = vec![false; sessions.len()];
-        let mut err = io::stderr().lock();
+        // Locked per write, never for the whole run: a panic message or warning another thread
+        // writes meanwhile would wait for the lock forever, and the run with it.
+        let mut err = io::stderr();
         while done.iter().any(|d| !d) {
             if self.stop.load(Ordering::Relaxed) {
                 for (_, s) in sessions {

@@ -225,7 +225,9 @@ fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
     let mut label = String::new();
     let mut phase = (0, plan.phases.len());
     let mut measuring_since: Option<Instant> = None;
-    let mut err = io::stderr().lock();
+    // Locked per write, never for the whole run: a panic message or warning another thread
+    // writes meanwhile would wait for the lock forever, and the run with it.
+    let mut err = io::stderr();
     for event in rx.iter() {
         if !progress {
             continue;
