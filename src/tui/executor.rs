@@ -840,6 +840,21 @@ mod tests {
         })
     }
 
+    /// An executor whose starts wait for their stop flag (`waits_for_stop`), its messages,
+    /// and whether a start saw the stop.
+    fn starting_lab() -> (Executor, Receiver<Msg>, Arc<AtomicBool>) {
+        let (tx, rx) = mpsc::channel();
+        let seen = Arc::new(AtomicBool::new(false));
+        let exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            Arc::new(FakeDrives::new()),
+            Err("unused".into()),
+            waits_for_stop(Arc::clone(&seen)),
+        );
+        (exec, rx, seen)
+    }
+
     fn file_request() -> RunRequest {
         RunRequest {
             target: "/mnt/disktriage-test.bin".into(),
@@ -854,15 +869,7 @@ mod tests {
     /// run is refused at once, not after the whole file.
     #[test]
     fn stop_while_starting_stops_the_start() {
-        let (tx, rx) = mpsc::channel();
-        let seen = Arc::new(AtomicBool::new(false));
-        let mut exec = Executor::new(
-            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
-            tx,
-            Arc::new(FakeDrives::new()),
-            Err("unused".into()),
-            waits_for_stop(Arc::clone(&seen)),
-        );
+        let (mut exec, rx, seen) = starting_lab();
         exec.execute(Cmd::StartRun(Box::new(file_request())));
         let asked = Instant::now();
         exec.execute(Cmd::StopRun);
@@ -879,15 +886,7 @@ mod tests {
     /// ends.
     #[test]
     fn quitting_while_starting_stops_and_waits_for_the_starts() {
-        let (tx, rx) = mpsc::channel();
-        let seen = Arc::new(AtomicBool::new(false));
-        let mut exec = Executor::new(
-            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
-            tx,
-            Arc::new(FakeDrives::new()),
-            Err("unused".into()),
-            waits_for_stop(Arc::clone(&seen)),
-        );
+        let (mut exec, rx, seen) = starting_lab();
         exec.execute(Cmd::StartRun(Box::new(file_request())));
         exec.execute(Cmd::StartSeveral(vec![
             (0, file_request()),
