@@ -358,9 +358,8 @@ impl Executor {
         }
     }
 
-    /// A temperature poller for the run's device as the request asks: by default where the
-    /// transport has a sensor worth polling (not USB bridges: some choke on pass-through
-    /// commands under load), or at the admin's interval on any drive, or none.
+    /// Starts a run on a thread of its own, which then relays its events and report; the stop
+    /// flag is set up first, so a stop or a quit during the start stops the start.
     fn start_run(&mut self, request: &RunRequest) {
         if let Some(f) = self.forwarder.take() {
             let _ = f.join();
@@ -493,7 +492,10 @@ fn probe_file_target(
     }))
 }
 
-/// Reads a drive's temperature while a run goes, each reading a message on `tx`.
+/// A temperature poller for the run's device as the request asks: by default where the
+/// transport has a sensor worth polling (not USB bridges: some choke on pass-through commands
+/// under load), or at the admin's interval on any drive, or none. Each reading is a message on
+/// `tx`.
 fn temperature_poller(
     drives: &Arc<dyn DriveControl>,
     tx: &Sender<Msg>,
