@@ -292,7 +292,7 @@ fn main() {
         window.map_or(f64::NAN, |w| w.1.as_secs_f64()),
     );
     println!();
-    println!("disktriage's engine (last round):");
+    println!("disktriage's engine (the last round's choice, or every round's if they differ):");
     print!("{engines}");
 }
 
@@ -551,8 +551,26 @@ fn median(v: &[Measure]) -> Measure {
         p50_us: pick(|m| m.p50_us),
         p99_us: pick(|m| m.p99_us),
         kernel_iops: pick(|m| m.kernel_iops),
-        engine: v.last().map(|m| m.engine.clone()).unwrap_or_default(),
+        engine: engines_of_rounds(v),
     }
+}
+
+/// disktriage's engine over the rounds: the last round's choice when every round used the
+/// same engine, else every round's, so a round that probed its way to the slower engine shows.
+fn engines_of_rounds(v: &[Measure]) -> String {
+    let used = |m: &Measure| m.engine.split(" - ").next().unwrap_or("").to_string();
+    let Some(last) = v.last() else {
+        return String::new();
+    };
+    if v.iter().all(|m| used(m) == used(last)) {
+        return format!("{} (every round)", last.engine);
+    }
+    let rounds: Vec<String> = v
+        .iter()
+        .enumerate()
+        .map(|(i, m)| format!("round {}: {}", i + 1, m.engine))
+        .collect();
+    format!("the rounds differ: {}", rounds.join("; "))
 }
 
 /// Where the kernel's count is read, as offsets from a tool's start: from half a second after

@@ -20,9 +20,19 @@ pub const PROBE_RAMP_MS: u64 = 40;
 pub const PROBE_WINDOW_MS: u64 = 100;
 /// IOPS within this fraction of each other are a tie, decided by CPU per I/O.
 pub const PROBE_TIE: f64 = 0.03;
-/// Passes of the probe (each io_uring, sync, sync, io_uring) at most: a second pass is run
-/// only when the first ends in a tie.
-pub const PROBE_MAX_PASSES: u32 = 2;
+/// Passes of the probe (each io_uring, sync, sync, io_uring) at most: another pass is run
+/// only when the last one had a disturbed round, or (up to `PROBE_TIE_PASSES`) when the
+/// candidates are tied.
+pub const PROBE_MAX_PASSES: u32 = 3;
+/// Passes a tie gets: a second pass settles a near-tie; a true tie stays one and is decided
+/// by CPU per I/O.
+pub const PROBE_TIE_PASSES: u32 = 2;
+/// A round this fraction or more below the fastest round of the same engine was disturbed
+/// (writeback of a test file written a moment before, another program's burst) and is set
+/// aside. Rounds of one engine on an idle device agree within a few percent; one slow
+/// io_uring round was enough for the sum of the rounds to pick the threads on a file on
+/// ext4, at two thirds of io_uring's IOPS.
+pub const PROBE_DISTURBED: f64 = 0.2;
 
 /// Completions the io_uring engine waits for when none is ready: one per eight I/Os of the
 /// queue, at least one. Each wait that ends on a single completion costs the CPU that
@@ -39,6 +49,82 @@ pub fn completions_per_wait(qd: u32) -> u32 {
 /// Whether two probed rates are a tie (within `PROBE_TIE` of each other).
 pub fn tied(a: f64, b: f64) -> bool {
     a <= b * (1.0 + PROBE_TIE) && b <= a * (1.0 + PROBE_TIE)
+}
+
+/// What one probe round of one engine counted: I/Os, seconds, CPU seconds of the process.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProbeRound {
+    pub ops: u64,
+    pub seconds: f64,
+    pub cpu_seconds: f64,
+}
+
+impl ProbeRound {
+    fn iops(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.ops as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Whether `round` is disturbed: `PROBE_DISTURBED` or more below the fastest of `rounds`.
+fn disturbed(round: &ProbeRound, rounds: &[ProbeRound]) -> bool {
+    let fastest = rounds.iter().map(ProbeRound::iops).fold(0.0, f64::max);
+    round.iops() <= fastest * (1.0 - PROBE_DISTURBED)
+}
+
+/// One candidate's figures from its rounds: the totals of the rounds that were not disturbed,
+/// and how many were set aside. `None` when no round counted an I/O.
+pub fn probe_figures(rounds: &[ProbeRound]) -> Option<(ProbeFigures, u32)> {
+    let kept: Vec<&ProbeRound> = rounds
+        .iter()
+        .filter(|r| r.ops > 0 && r.seconds > 0.0 && !disturbed(r, rounds))
+        .collect();
+    let ops: u64 = kept.iter().map(|r| r.ops).sum();
+    let seconds: f64 = kept.iter().map(|r| r.seconds).sum();
+    let cpu: f64 = kept.iter().map(|r| r.cpu_seconds).sum();
+    (ops > 0 && seconds > 0.0).then(|| {
+        (
+            ProbeFigures {
+                iops: ops as f64 / seconds,
+                cpu_us_per_io: cpu / ops as f64 * 1e6,
+            },
+            (rounds.len() - kept.len()) as u32,
+        )
+    })
+}
+
+/// Whether the probe runs another pass after `passes` passes, the last `per_pass` rounds of
+/// each candidate being the pass just run: when a round of that pass was disturbed (so each
+/// candidate's figure rests on steady rounds of its own), or when the two candidates are
+/// tied. `None` for a candidate that failed.
+pub fn another_pass(
+    uring: Option<&[ProbeRound]>,
+    sync: Option<&[ProbeRound]>,
+    per_pass: usize,
+    passes: u32,
+) -> bool {
+    let (Some(u), Some(s)) = (uring, sync) else {
+        return false;
+    };
+    if passes >= PROBE_MAX_PASSES {
+        return false;
+    }
+    let last_disturbed = |rounds: &[ProbeRound]| {
+        rounds[rounds.len().saturating_sub(per_pass)..]
+            .iter()
+            .any(|r| disturbed(r, rounds))
+    };
+    match (probe_figures(u), probe_figures(s)) {
+        (Some((uf, _)), Some((sf, _))) => {
+            (passes < PROBE_TIE_PASSES && tied(uf.iops, sf.iops))
+                || last_disturbed(u)
+                || last_disturbed(s)
+        }
+        _ => false,
+    }
 }
 
 /// What one candidate did in its probe.
@@ -60,6 +146,8 @@ pub struct EngineProbe {
     pub total_s: f64,
     pub uring: Option<ProbeFigures>,
     pub sync: Option<ProbeFigures>,
+    /// Rounds set aside as disturbed, of both candidates.
+    pub set_aside: u32,
 }
 
 /// The engine a phase ran with and why.
@@ -195,6 +283,11 @@ pub fn choose(probe: EngineProbe) -> EngineChoice {
             } else {
                 " (a tie: less CPU per I/O decides)"
             };
+            let why = match probe.set_aside {
+                0 => why.to_string(),
+                1 => format!("{why}; 1 disturbed round set aside"),
+                n => format!("{why}; {n} disturbed rounds set aside"),
+            };
             (
                 used,
                 format!(
@@ -255,6 +348,7 @@ mod tests {
         EngineProbe {
             window_s: 0.2,
             total_s: 0.6,
+            set_aside: 0,
             uring: uring.map(f),
             sync: sync.map(f),
         }
@@ -353,6 +447,88 @@ mod tests {
         // 10 % faster wins even at twice the CPU.
         let c = choose(probe(Some((100_000.0, 4.0)), Some((110_000.0, 8.0))));
         assert_eq!(c.used, EngineKind::Sync);
+    }
+
+    /// A round of `kiops` thousand IOPS over 100 ms at 2 us of CPU per I/O.
+    fn round(kiops: u64) -> ProbeRound {
+        ProbeRound {
+            ops: kiops * 100,
+            seconds: 0.1,
+            cpu_seconds: kiops as f64 * 100.0 * 2e-6,
+        }
+    }
+
+    #[test]
+    fn a_disturbed_round_is_set_aside_and_steady_rounds_are_summed() {
+        // ext4 file at QD32: one io_uring round met writeback. Summed, io_uring would have
+        // had (190k + 320k) / 2 = 255k.
+        let (f, aside) = probe_figures(&[round(190), round(320)]).unwrap();
+        assert_eq!((f.iops.round(), aside), (320_000.0, 1));
+        assert!((f.cpu_us_per_io - 2.0).abs() < 1e-9);
+        // Rounds within the band are all kept: the figure is their total.
+        let (f, aside) = probe_figures(&[round(300), round(280), round(320)]).unwrap();
+        assert_eq!((f.iops.round(), aside), (300_000.0, 0));
+        // 20 % below the fastest is disturbed; just above it is not.
+        assert_eq!(probe_figures(&[round(80), round(100)]).unwrap().1, 1);
+        assert_eq!(probe_figures(&[round(81), round(100)]).unwrap().1, 0);
+        assert_eq!(probe_figures(&[]), None);
+        assert_eq!(probe_figures(&[ProbeRound::default()]), None);
+    }
+
+    #[test]
+    fn another_pass_after_a_disturbed_round_or_a_first_tie() {
+        let steady = [round(320), round(318)];
+        let threads = [round(200), round(195)];
+        // Clear and steady: one pass.
+        assert!(!another_pass(Some(&steady), Some(&threads), 2, 1));
+        // A slow io_uring round in the pass just run: once more, and up to the third pass.
+        let disturbed = [round(190), round(320)];
+        assert!(another_pass(Some(&disturbed), Some(&threads), 2, 1));
+        assert!(another_pass(Some(&disturbed), Some(&threads), 2, 2));
+        assert!(!another_pass(
+            Some(&disturbed),
+            Some(&threads),
+            2,
+            PROBE_MAX_PASSES
+        ));
+        // Only the pass just run counts: an earlier disturbed round is already set aside.
+        let settled = [round(190), round(320), round(318), round(321)];
+        assert!(!another_pass(Some(&settled), Some(&threads), 2, 2));
+        // A slow thread round too.
+        assert!(another_pass(
+            Some(&steady),
+            Some(&[round(100), round(200)]),
+            2,
+            1
+        ));
+        // A tie: a second pass, not a third.
+        let level = [round(319), round(321)];
+        assert!(another_pass(Some(&steady), Some(&level), 2, 1));
+        assert!(!another_pass(
+            Some(&steady),
+            Some(&level),
+            2,
+            PROBE_TIE_PASSES
+        ));
+        // A failed candidate: nothing to compare.
+        assert!(!another_pass(None, Some(&disturbed), 2, 1));
+        assert!(!another_pass(Some(&disturbed), None, 2, 1));
+    }
+
+    #[test]
+    fn the_reason_says_when_rounds_were_set_aside() {
+        let mut p = probe(Some((320_000.0, 2.0)), Some((200_000.0, 4.5)));
+        p.set_aside = 1;
+        let c = choose(p);
+        assert_eq!(c.used, EngineKind::Uring);
+        assert!(
+            c.reason
+                .ends_with("ms of probing each; 1 disturbed round set aside"),
+            "{}",
+            c.reason
+        );
+        p.set_aside = 2;
+        assert!(choose(p).reason.ends_with("2 disturbed rounds set aside"));
     }
 
     #[test]

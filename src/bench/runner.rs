@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::engine::{
-    self, EngineChoice, EngineProbe, PROBE_MAX_PASSES, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeFigures,
+    self, EngineChoice, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeRound, probe_figures,
 };
 use super::gate::Gate;
 use super::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
@@ -294,14 +294,6 @@ fn spawn_workers(
     spawned
 }
 
-/// What one probe round counted: I/Os, seconds, CPU seconds of the process.
-#[derive(Debug, Clone, Copy, Default)]
-struct ProbeRound {
-    ops: u64,
-    seconds: f64,
-    cpu_seconds: f64,
-}
-
 /// Runs `job` with `engine` for a short ramp and a counted window, and measures it. Nothing
 /// of it is reported as the test's figures. `None` when the engine could not run: its set-up
 /// failed or an I/O failed (the measured phase then meets and reports the error itself).
@@ -374,41 +366,32 @@ fn probe_round(
 /// tie is where 200 ms of each is least able to tell the faster one, and a wrong pick costs
 /// the run its speed for its whole length.
 fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineChoice {
+    const ORDER: [EngineKind; 4] = [
+        EngineKind::Uring,
+        EngineKind::Sync,
+        EngineKind::Sync,
+        EngineKind::Uring,
+    ];
+    let per_pass = ORDER.iter().filter(|e| **e == EngineKind::Uring).count();
     let started = Instant::now();
-    let mut uring = Some(ProbeRound::default());
-    let mut sync = Some(ProbeRound::default());
-    let figures = |r: Option<ProbeRound>| {
-        r.filter(|r| r.ops > 0 && r.seconds > 0.0)
-            .map(|r| ProbeFigures {
-                iops: r.ops as f64 / r.seconds,
-                cpu_us_per_io: r.cpu_seconds / r.ops as f64 * 1e6,
-            })
-    };
+    // A candidate's rounds so far; `None` once a round of it failed.
+    let mut uring: Option<Vec<ProbeRound>> = Some(Vec::new());
+    let mut sync: Option<Vec<ProbeRound>> = Some(Vec::new());
     let mut passes = 0u32;
-    while passes < PROBE_MAX_PASSES {
+    loop {
         passes += 1;
-        for engine in [
-            EngineKind::Uring,
-            EngineKind::Sync,
-            EngineKind::Sync,
-            EngineKind::Uring,
-        ] {
-            let total = if engine == EngineKind::Uring {
+        for engine in ORDER {
+            let rounds = if engine == EngineKind::Uring {
                 &mut uring
             } else {
                 &mut sync
             };
-            if total.is_none() {
-                continue;
+            if let Some(done) = rounds {
+                match probe_round(input, job, engine, stop) {
+                    Some(r) => done.push(r),
+                    None => *rounds = None,
+                }
             }
-            *total = match (probe_round(input, job, engine, stop), *total) {
-                (Some(r), Some(t)) => Some(ProbeRound {
-                    ops: t.ops + r.ops,
-                    seconds: t.seconds + r.seconds,
-                    cpu_seconds: t.cpu_seconds + r.cpu_seconds,
-                }),
-                _ => None,
-            };
         }
         if stop.load(Ordering::Relaxed) {
             return EngineChoice {
@@ -418,19 +401,18 @@ fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineC
                 probe: None,
             };
         }
-        let tied = match (figures(uring), figures(sync)) {
-            (Some(u), Some(s)) => engine::tied(u.iops, s.iops),
-            _ => false,
-        };
-        if !tied {
+        if !engine::another_pass(uring.as_deref(), sync.as_deref(), per_pass, passes) {
             break;
         }
     }
+    let figures = |rounds: &Option<Vec<ProbeRound>>| rounds.as_deref().and_then(probe_figures);
+    let (u, s) = (figures(&uring), figures(&sync));
     engine::choose(EngineProbe {
-        window_s: f64::from(2 * passes) * PROBE_WINDOW_MS as f64 / 1e3,
+        window_s: f64::from(per_pass as u32 * passes) * PROBE_WINDOW_MS as f64 / 1e3,
         total_s: started.elapsed().as_secs_f64(),
-        uring: figures(uring),
-        sync: figures(sync),
+        set_aside: u.map_or(0, |f| f.1) + s.map_or(0, |f| f.1),
+        uring: u.map(|f| f.0),
+        sync: s.map(|f| f.0),
     })
 }
 

@@ -1297,6 +1297,7 @@ mod tests {
         let choice = engine::choose(EngineProbe {
             window_s: 0.2,
             total_s: 0.6,
+            set_aside: 0,
             uring: figures(if engine == EngineKind::Uring {
                 9e5
             } else {

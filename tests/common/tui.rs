@@ -194,6 +194,7 @@ pub fn qd1_choice() -> EngineChoice {
     engine::choose(EngineProbe {
         window_s: 0.2,
         total_s: 0.6,
+        set_aside: 0,
         uring: figures(219_000.0),
         sync: figures(494_000.0),
     })
