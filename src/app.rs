@@ -296,6 +296,12 @@ impl App {
                 self.run_refused(e);
                 Vec::new()
             }
+            Msg::LaidOut(bytes) => {
+                if let Some(run) = self.run.as_mut().filter(|r| r.starting) {
+                    run.laid_out = bytes;
+                }
+                Vec::new()
+            }
             Msg::Run(ev) => {
                 if let Some(run) = &mut self.run {
                     run.event(*ev, self.now);

@@ -165,7 +165,9 @@ fn main_loop(
         tx.clone(),
         drives,
         changer,
-        Arc::new(|root, request, stop| session::start_with_stop(root, request, Some(stop))),
+        Arc::new(|root, request, stop, laid_out| {
+            session::start_watched(root, request, Some(stop), Some(laid_out))
+        }),
     )
     .with_history(history);
     exec.execute(Cmd::RefreshInventory);

@@ -504,3 +504,59 @@ fn root_a_device_put_in_use_while_the_run_waits_for_it_is_refused() {
     );
     assert_eq!(file_bytes(&image, 0, 65536), before);
 }
+
+/// A signal while the run waits for a busy device ends the wait at once, not after the 2 s
+/// patience: the admin who presses Ctrl-C (or `x` in the TUI) is not kept waiting, and nothing
+/// is written.
+#[test]
+fn root_a_signal_ends_the_wait_for_a_busy_device() {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !root_or_skip("root_a_signal_ends_the_wait_for_a_busy_device") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 8 << 20, 512);
+    std::fs::write(l.path_str(), vec![0u8; 65536]).unwrap();
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(l.path_str())
+        .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args(["run", l.path_str(), "--test", "seq-write", "--bs", "64k"])
+        .args(["--count", "1", "--destroy-data", &l.name])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run has checked the device and is waiting for the claim.
+    std::thread::sleep(Duration::from_millis(400));
+    let signalled = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let ended_after = signalled.elapsed();
+    drop(held);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot open {}: it is busy (mounted, held by md/dm/LVM, or opened exclusively by \
+             another program); stopped while waiting for it",
+            l.path_str()
+        )),
+        "{err}"
+    );
+    assert!(
+        ended_after < Duration::from_millis(1000),
+        "ended {ended_after:?} after the signal: {err}"
+    );
+    assert_eq!(
+        file_bytes(Path::new(l.path_str()), 0, 65536),
+        vec![0u8; 65536]
+    );
+}

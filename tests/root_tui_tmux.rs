@@ -784,6 +784,18 @@ fn root_tmux_quit_while_the_test_file_is_written_removes_it() {
     );
     assert!(s.contains("seq-read on "), "{s}");
     assert!(s.contains(" starting"), "{s}");
+    // The bytes written so far are counted on the screen as the file grows.
+    let start = Instant::now();
+    let mut s = tmux.screen();
+    let counted = |s: &str| s.contains(" of 3.0 GiB)") && !s.contains("(0 B of");
+    while !counted(&s) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "no bytes counted: {s}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        s = tmux.screen();
+    }
     let [file] = test_files().try_into().unwrap();
     let written = std::fs::metadata(&file).unwrap().len();
     assert!(

@@ -1707,6 +1707,31 @@ fn a_file_target_shows_the_free_space_first_and_runs_on_a_new_file() {
     );
     assert_eq!(req.confirmation, None);
     assert_eq!(app.results.records[0].device, "loop0p1");
+
+    // While the file is written, the Run screen counts the bytes (a file of some GiB takes
+    // minutes on a slow disk), then says it is flushed.
+    let line = |app: &App| {
+        screen(app, 80, 25)
+            .lines()
+            .find(|l| l.contains("new test file"))
+            .map(|l| l.trim_matches('"').trim().to_string())
+    };
+    assert_eq!(
+        line(&app).as_deref(),
+        Some("writing the new test file (0 B of 1.0 GiB) /tmp/dtcap/mnt/disktriage-test-1.bi~")
+    );
+    app.update(Msg::LaidOut(384 << 20));
+    assert_eq!(
+        line(&app).as_deref(),
+        Some("writing the new test file (384.0 MiB of 1.0 GiB) /tmp/dtcap/mnt/disktriage-tes~")
+    );
+    snap("file_layout", &app);
+    app.update(Msg::LaidOut(1 << 30));
+    assert!(
+        line(&app).is_some_and(|l| l.starts_with("flushing the new test file to the device")),
+        "{:?}",
+        line(&app)
+    );
 }
 
 #[test]

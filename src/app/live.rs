@@ -92,12 +92,15 @@ impl LiveStats {
     }
 }
 
-/// Whether `request` runs on the new test file of a file test (written in full first).
+/// The size of the new test file `request` runs on, when it is a file test's (written in full
+/// first).
 pub(super) fn creates_test_file(
     file_target: Option<&crate::event::FileTarget>,
     request: &RunRequest,
-) -> bool {
-    file_target.is_some_and(|ft| request.target == ft.file)
+) -> Option<u64> {
+    file_target
+        .is_some_and(|ft| request.target == ft.file)
+        .then(|| crate::bench::target::test_file_size(&request.params))
 }
 
 /// The run on the Run screen (live, or the last one, finished).
@@ -126,9 +129,11 @@ pub struct LiveRun {
     pub starting: bool,
     /// What the run opens (the device, the test file, or the metadata test's directory).
     pub path: String,
-    /// The run first writes the whole of a new test file (a file test on a mounted file
-    /// system).
-    pub new_file: bool,
+    /// The run first writes the whole of a new test file of this many bytes (a file test on a
+    /// mounted file system).
+    pub new_file: Option<u64>,
+    /// Bytes of that file written so far.
+    pub laid_out: u64,
     pub finished: bool,
     pub error: Option<String>,
     /// The drive's cache when the run started ("on", "off", "n/a").
@@ -170,7 +175,8 @@ impl LiveRun {
             stopping: false,
             starting: true,
             path: request.target.display().to_string(),
-            new_file: false,
+            new_file: None,
+            laid_out: 0,
             finished: false,
             error: None,
             drive_cache: None,

@@ -27,11 +27,12 @@ pub const PROBE_MAX_PASSES: u32 = 3;
 /// Passes a tie gets: a second pass settles a near-tie; a true tie stays one and is decided
 /// by CPU per I/O.
 pub const PROBE_TIE_PASSES: u32 = 2;
-/// A round this fraction or more below the fastest round of the same engine was disturbed
+/// A round more than this fraction below the median round of the same engine was disturbed
 /// (writeback of a test file written a moment before, another program's burst) and is set
-/// aside. Rounds of one engine on an idle device agree within a few percent; one slow
-/// io_uring round was enough for the sum of the rounds to pick the threads on a file on
-/// ext4, at two thirds of io_uring's IOPS.
+/// aside; a pass whose rounds of one engine are this far apart is followed by another.
+/// Rounds of one engine on an idle device agree within a few percent; one slow io_uring
+/// round was enough for the sum of the rounds to pick the threads on a file on ext4, at two
+/// thirds of io_uring's IOPS.
 pub const PROBE_DISTURBED: f64 = 0.2;
 
 /// Completions the io_uring engine waits for when none is ready: one per eight I/Os of the
@@ -69,10 +70,27 @@ impl ProbeRound {
     }
 }
 
-/// Whether `round` is disturbed: `PROBE_DISTURBED` or more below the fastest of `rounds`.
+/// Whether `round` is disturbed: more than `PROBE_DISTURBED` below the median of `rounds` (of
+/// an even count, the mean of the middle two). Only slow rounds are set aside: something else
+/// on the machine slows a round down, nothing speeds one up by as much.
 fn disturbed(round: &ProbeRound, rounds: &[ProbeRound]) -> bool {
-    let fastest = rounds.iter().map(ProbeRound::iops).fold(0.0, f64::max);
-    round.iops() <= fastest * (1.0 - PROBE_DISTURBED)
+    let mut rates: Vec<f64> = rounds.iter().map(ProbeRound::iops).collect();
+    rates.sort_by(f64::total_cmp);
+    let n = rates.len();
+    if n == 0 {
+        return false;
+    }
+    let median = (rates[(n - 1) / 2] + rates[n / 2]) / 2.0;
+    round.iops() < median * (1.0 - PROBE_DISTURBED)
+}
+
+/// Whether rounds of one engine disagree: the slowest more than `PROBE_DISTURBED` below the
+/// fastest.
+fn unsteady(rounds: &[ProbeRound]) -> bool {
+    let rates = rounds.iter().map(ProbeRound::iops);
+    let fastest = rates.clone().fold(0.0, f64::max);
+    let slowest = rates.fold(f64::INFINITY, f64::min);
+    slowest < fastest * (1.0 - PROBE_DISTURBED)
 }
 
 /// One candidate's figures from its rounds: the totals of the rounds that were not disturbed,
@@ -97,9 +115,9 @@ pub fn probe_figures(rounds: &[ProbeRound]) -> Option<(ProbeFigures, u32)> {
 }
 
 /// Whether the probe runs another pass after `passes` passes, the last `per_pass` rounds of
-/// each candidate being the pass just run: when a round of that pass was disturbed (so each
-/// candidate's figure rests on steady rounds of its own), or when the two candidates are
-/// tied. `None` for a candidate that failed.
+/// each candidate being the pass just run: when the rounds of that pass disagree (more rounds
+/// tell the disturbed one from the steady ones), or when the two candidates are tied. `None`
+/// for a candidate that failed.
 pub fn another_pass(
     uring: Option<&[ProbeRound]>,
     sync: Option<&[ProbeRound]>,
@@ -112,16 +130,13 @@ pub fn another_pass(
     if passes >= PROBE_MAX_PASSES {
         return false;
     }
-    let last_disturbed = |rounds: &[ProbeRound]| {
-        rounds[rounds.len().saturating_sub(per_pass)..]
-            .iter()
-            .any(|r| disturbed(r, rounds))
-    };
+    let last_unsteady =
+        |rounds: &[ProbeRound]| unsteady(&rounds[rounds.len().saturating_sub(per_pass)..]);
     match (probe_figures(u), probe_figures(s)) {
         (Some((uf, _)), Some((sf, _))) => {
             (passes < PROBE_TIE_PASSES && tied(uf.iops, sf.iops))
-                || last_disturbed(u)
-                || last_disturbed(s)
+                || last_unsteady(u)
+                || last_unsteady(s)
         }
         _ => false,
     }
@@ -468,9 +483,15 @@ mod tests {
         // Rounds within the band are all kept: the figure is their total.
         let (f, aside) = probe_figures(&[round(300), round(280), round(320)]).unwrap();
         assert_eq!((f.iops.round(), aside), (300_000.0, 0));
-        // 20 % below the fastest is disturbed; just above it is not.
-        assert_eq!(probe_figures(&[round(80), round(100)]).unwrap().1, 1);
-        assert_eq!(probe_figures(&[round(81), round(100)]).unwrap().1, 0);
+        // More than 20 % below the median is disturbed (of two rounds, their mean); within
+        // it is not.
+        assert_eq!(probe_figures(&[round(66), round(100)]).unwrap().1, 1);
+        assert_eq!(probe_figures(&[round(67), round(100)]).unwrap().1, 0);
+        let four = [round(250), round(320), round(318), round(321)];
+        assert_eq!(probe_figures(&four).unwrap().1, 1);
+        // A fast round is not a disturbance: the slower ones stay.
+        let fast = [round(620), round(490), round(490), round(480)];
+        assert_eq!(probe_figures(&fast).unwrap().1, 0);
         assert_eq!(probe_figures(&[]), None);
         assert_eq!(probe_figures(&[ProbeRound::default()]), None);
     }
@@ -481,7 +502,8 @@ mod tests {
         let threads = [round(200), round(195)];
         // Clear and steady: one pass.
         assert!(!another_pass(Some(&steady), Some(&threads), 2, 1));
-        // A slow io_uring round in the pass just run: once more, and up to the third pass.
+        // A pass whose io_uring rounds disagree by more than 20 %: once more, and up to the
+        // third pass.
         let disturbed = [round(190), round(320)];
         assert!(another_pass(Some(&disturbed), Some(&threads), 2, 1));
         assert!(another_pass(Some(&disturbed), Some(&threads), 2, 2));
@@ -491,7 +513,7 @@ mod tests {
             2,
             PROBE_MAX_PASSES
         ));
-        // Only the pass just run counts: an earlier disturbed round is already set aside.
+        // Only the pass just run counts: an earlier disturbed round is set aside by then.
         let settled = [round(190), round(320), round(318), round(321)];
         assert!(!another_pass(Some(&settled), Some(&threads), 2, 2));
         // A slow thread round too.

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{self, Receiver};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::catalog::TestName;
 use super::outcome::{RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo};
@@ -65,6 +65,17 @@ pub fn start_with_stop(
     req: &RunRequest,
     stop: Option<&AtomicBool>,
 ) -> anyhow::Result<Session> {
+    start_watched(root, req, stop, None)
+}
+
+/// `start_with_stop`, keeping the bytes of a new test file written so far in `laid_out` while
+/// the file is laid out (the TUI shows its progress).
+pub fn start_watched(
+    root: &SysRoot,
+    req: &RunRequest,
+    stop: Option<&AtomicBool>,
+    laid_out: Option<&AtomicU64>,
+) -> anyhow::Result<Session> {
     if let Some(runner) = req.test.info().family.directory_runner() {
         return start_directory(root, req, runner);
     }
@@ -75,6 +86,7 @@ pub fn start_with_stop(
         params: &req.params,
         confirmation: req.confirmation.as_deref(),
         stop,
+        laid_out,
     })?;
     // The buffers are checked against the machine's memory before any is allocated: settings
     // the plan accepts (256 MiB x QD 1024) would otherwise end in the OOM killer, unexplained.
@@ -179,6 +191,27 @@ fn start_directory(
 }
 
 impl Session {
+    /// Passes the run's events to `send` until the run ends, and `stop` on to the run, looking
+    /// at it at least every `poll`. When `send` returns false (nobody is listening any more)
+    /// the run is stopped: nobody would see it.
+    pub fn relay(&self, stop: &AtomicBool, poll: Duration, mut send: impl FnMut(RunEvent) -> bool) {
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                self.handle.stop();
+            }
+            match self.events.recv_timeout(poll) {
+                Ok(ev) => {
+                    if !send(ev) {
+                        self.handle.stop();
+                        return;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
     /// The report of a finished run.
     pub fn report(
         test: TestName,

@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 
@@ -49,8 +49,12 @@ pub struct TargetRequest<'a> {
     pub params: &'a TestParams,
     /// What the admin typed after --destroy-data.
     pub confirmation: Option<&'a str>,
-    /// Set by a signal: stops laying out a new test file (which is then removed).
+    /// Set by a signal or the admin's stop: stops laying out a new test file (which is then
+    /// removed) and waiting for a busy device.
     pub stop: Option<&'a AtomicBool>,
+    /// Where the layout of a new test file keeps the bytes it has written so far, for a
+    /// progress display.
+    pub laid_out: Option<&'a AtomicU64>,
 }
 
 /// Whether the test must write, may write, or never writes.
@@ -84,7 +88,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
         Ok(fd) => (fd, None),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             refuse_system_directory(path, req.root)?;
-            let created = create_test_file(path, req.params, req.stop)?;
+            let created = create_test_file(path, req.params, req.stop, req.laid_out)?;
             let fd = created
                 .fd
                 .try_clone()
@@ -142,7 +146,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 exclusive: writes_allowed,
                 sync: if writes_allowed { sync } else { SyncMode::None },
             };
-            let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec)
+            let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec, req.stop)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
             // The device was busy when checked: whatever held it may have left something on
             // it that does not claim it (a loop device stacked over it and mounted). Now that
@@ -518,20 +522,29 @@ impl Drop for CreatedFile {
     }
 }
 
+/// The size of a new test file: `--size` (default 1 GiB) up to a whole number of 4 KiB.
+pub fn test_file_size(params: &TestParams) -> u64 {
+    params
+        .size
+        .unwrap_or(DEFAULT_FILE_SIZE)
+        .div_ceil(4096)
+        .saturating_mul(4096)
+}
+
 /// Creates a test file of `--size` (default 1 GiB) filled with the run's data pattern, so that
 /// read tests read real data, not holes. On any failure, or when `stop` is set (a signal), the
-/// partial file is removed.
+/// partial file is removed. `laid_out` follows the bytes written.
 fn create_test_file(
     path: &Path,
     params: &TestParams,
     stop: Option<&AtomicBool>,
+    laid_out: Option<&AtomicU64>,
 ) -> anyhow::Result<CreatedFile> {
     const CHUNK: usize = 1 << 20;
-    let size = params.size.unwrap_or(DEFAULT_FILE_SIZE);
-    if size == 0 {
+    if params.size == Some(0) {
         bail!("--size must be larger than 0 to create {}", path.display());
     }
-    let size = size.div_ceil(4096) * 4096;
+    let size = test_file_size(params);
     let kind = if params.zeros {
         DataKind::Zeros
     } else {
@@ -573,6 +586,9 @@ fn create_test_file(
                 bail!("writing the test file made no progress at offset {offset}");
             }
             offset += n as u64;
+            if let Some(l) = laid_out {
+                l.store(offset, Ordering::Relaxed);
+            }
         }
         direct::sync_data(&created.fd).context("cannot flush the new test file")?;
         if stopped() {
@@ -622,6 +638,7 @@ pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<T
         params: &read_only,
         confirmation: None,
         stop: None,
+        laid_out: None,
     })?;
     Ok(prepared.facts)
 }

@@ -80,6 +80,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         params: &params,
         confirmation: args.destroy_data.as_deref(),
         stop: None,
+        laid_out: None,
     };
     if args.fio {
         return print_fio(&request);

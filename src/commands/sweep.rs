@@ -13,7 +13,6 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -393,30 +392,21 @@ fn run_step(
         }
         Err(e) => return StepOutcome::Failed(format!("{e:#}")),
     };
-    let run_stop = session.handle.stop_flag();
     let started = Instant::now();
     let expected = session.plan.expected_duration();
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            run_stop.store(true, Ordering::Relaxed);
+    session.relay(stop, Duration::from_millis(100), |ev| {
+        if let (RunEvent::Point { point, .. }, Some(label)) = (ev, progress) {
+            let eta = expected
+                .map(|e| e.saturating_sub(started.elapsed()))
+                .map_or(String::new(), |left| format!("  ETA {}", fmt_secs(left)));
+            write_stderr(&format!(
+                "\r\x1b[K{label}  {:.1} MB/s  {:.0} IOPS{eta}",
+                BytesPerSec(point.rate()).mb_per_sec(),
+                point.iops()
+            ));
         }
-        match session.events.recv_timeout(Duration::from_millis(100)) {
-            Ok(RunEvent::Point { point, .. }) => {
-                if let Some(label) = progress {
-                    let eta = expected
-                        .map(|e| e.saturating_sub(started.elapsed()))
-                        .map_or(String::new(), |left| format!("  ETA {}", fmt_secs(left)));
-                    write_stderr(&format!(
-                        "\r\x1b[K{label}  {:.1} MB/s  {:.0} IOPS{eta}",
-                        BytesPerSec(point.rate()).mb_per_sec(),
-                        point.iops()
-                    ));
-                }
-            }
-            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
-    }
+        true
+    });
     if progress.is_some() {
         write_stderr("\r\x1b[K");
     }

@@ -12,6 +12,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::model::{DevNum, FileId};
@@ -381,19 +382,33 @@ pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 /// reaped: up to 90 ms later on this project's loaded 2-core machine. An admin's rerun right
 /// after a kill (or a crash, or the OOM killer) must not be refused for that. Nothing is
 /// written while waiting: the open either gets the claim or fails, and a claim that stays
-/// (a mount, md/dm, another program) is refused as before, after the wait.
-pub fn reopen_waiting_for_release(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<(OwnedFd, bool)> {
+/// (a mount, md/dm, another program) is refused as before, after the wait. A set `stop` (the
+/// admin's `x`, quit or a signal) ends the wait at once, as an interrupted open.
+pub fn reopen_waiting_for_release(
+    pinned: &OwnedFd,
+    spec: OpenSpec,
+    stop: Option<&AtomicBool>,
+) -> io::Result<(OwnedFd, bool)> {
     let deadline = Instant::now() + EXCLUSIVE_PATIENCE;
     let mut waited = false;
+    let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
     loop {
         match reopen(pinned, spec) {
             Err(e)
                 if spec.exclusive
                     && e.raw_os_error() == Some(libc::EBUSY)
-                    && Instant::now() < deadline =>
+                    && Instant::now() < deadline
+                    && !stopped() =>
             {
                 waited = true;
                 std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && stopped() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Interrupted,
+                    "it is busy (mounted, held by md/dm/LVM, or opened exclusively by another \
+                     program); stopped while waiting for it",
+                ));
             }
             done => return done.map(|fd| (fd, waited)),
         }

@@ -5,13 +5,12 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{RecvTimeoutError, Sender};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::bench::outcome::{RunReport, TargetClass};
-use crate::bench::runner::RunEvent;
 use crate::bench::session::{RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
@@ -29,14 +28,19 @@ struct JournalId {
     id: u64,
 }
 
-/// Starts a test run: `session::start_with_stop` in the program, a stand-in in tests. It runs
+/// Starts a test run: `session::start_watched` in the program, a stand-in in tests. It runs
 /// on a thread of its own (opening waits up to 2 s for a busy device, and a file test first
-/// writes its whole test file), and gives up when the flag is set.
-pub type RunStarter =
-    Arc<dyn Fn(&SysRoot, &RunRequest, &AtomicBool) -> anyhow::Result<Session> + Send + Sync>;
+/// writes its whole test file), gives up when the flag is set, and keeps the bytes of a new
+/// test file written so far in the counter.
+pub type RunStarter = Arc<
+    dyn Fn(&SysRoot, &RunRequest, &AtomicBool, &AtomicU64) -> anyhow::Result<Session> + Send + Sync,
+>;
 
 /// How often a relay passes a stop request on to the run it follows.
 const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// How often the progress of a new test file's layout is sent to the UI.
+const LAYOUT_POLL: Duration = Duration::from_millis(250);
 
 /// Carries out `Cmd`s: journaled setting changes, drive reads, runs, exports.
 pub struct Executor {
@@ -376,7 +380,7 @@ impl Executor {
         let spawned = std::thread::Builder::new()
             .name("run-events".into())
             .spawn(move || {
-                let session = match start(&root, &request, &stop) {
+                let session = match start_reporting_layout(&start, &root, &request, &stop, &tx) {
                     Ok(s) => s,
                     Err(e) => {
                         let _ = tx.send(Msg::RunRefused(format!("{e:#}")));
@@ -418,7 +422,8 @@ impl Executor {
             let spawned = std::thread::Builder::new()
                 .name(format!("run-events-{index}"))
                 .spawn(move || {
-                    let session = match start(&root, &request, &flag) {
+                    // Several devices: block devices, never a new test file to lay out.
+                    let session = match start(&root, &request, &flag, &AtomicU64::new(0)) {
                         Ok(s) => s,
                         Err(e) => {
                             let _ = tx.send(Msg::Several(SeveralMsg::Refused {
@@ -529,30 +534,46 @@ fn temperature_poller(
     .ok()
 }
 
-/// Passes a session's events to `send` until the run ends, and `stop` on to the run. When
-/// `send` fails (the UI is gone) the run is stopped: nobody would see it.
-fn relay(session: &Session, stop: &AtomicBool, mut send: impl FnMut(RunEvent) -> bool) {
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            session.handle.stop();
-        }
-        match session.events.recv_timeout(STOP_POLL) {
-            Ok(ev) => {
-                if !send(ev) {
-                    session.handle.stop();
-                    return;
+/// Starts a run with `start`, sending the bytes of a new test file written so far to the UI
+/// every `LAYOUT_POLL` while it is laid out (a file of some GiB takes minutes on a slow disk).
+fn start_reporting_layout(
+    start: &RunStarter,
+    root: &SysRoot,
+    request: &RunRequest,
+    stop: &AtomicBool,
+    tx: &Sender<Msg>,
+) -> anyhow::Result<Session> {
+    let laid_out = AtomicU64::new(0);
+    let started = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let watcher = std::thread::Builder::new()
+            .name("layout-progress".into())
+            .spawn_scoped(s, || {
+                let mut sent = 0;
+                while !started.load(Ordering::Relaxed) {
+                    std::thread::park_timeout(LAYOUT_POLL);
+                    let now = laid_out.load(Ordering::Relaxed);
+                    if now != sent && !started.load(Ordering::Relaxed) {
+                        sent = now;
+                        let _ = tx.send(Msg::LaidOut(now));
+                    }
                 }
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return,
+            });
+        let result = start(root, request, stop, &laid_out);
+        started.store(true, Ordering::Relaxed);
+        if let Ok(w) = watcher {
+            w.thread().unpark();
         }
-    }
+        result
+    })
 }
 
 /// Relays a session's events to the main loop, then its report; the temperature poller stops
 /// with the run. A test file the run created is removed (the TUI leaves nothing behind).
 fn forward(session: Session, poller: Option<TempPoller>, stop: &AtomicBool, tx: &Sender<Msg>) {
-    relay(&session, stop, |ev| tx.send(Msg::Run(Box::new(ev))).is_ok());
+    session.relay(stop, STOP_POLL, |ev| {
+        tx.send(Msg::Run(Box::new(ev))).is_ok()
+    });
     if let Some(p) = poller {
         p.stop();
     }
@@ -562,7 +583,7 @@ fn forward(session: Session, poller: Option<TempPoller>, stop: &AtomicBool, tx: 
 
 /// Relays the events of target `index` of a run on several devices, then its report.
 fn forward_several(index: usize, session: Session, stop: &AtomicBool, tx: &Sender<Msg>) {
-    relay(&session, stop, |ev| {
+    session.relay(stop, STOP_POLL, |ev| {
         tx.send(Msg::Several(SeveralMsg::Event {
             index,
             ev: Box::new(ev),
@@ -620,7 +641,7 @@ mod tests {
             tx,
             drives.clone(),
             changer,
-            Arc::new(move |_, _, _| Err(anyhow::anyhow!(refusal))),
+            Arc::new(move |_, _, _, _| Err(anyhow::anyhow!(refusal))),
         );
         Lab {
             drives,
@@ -651,7 +672,7 @@ mod tests {
             tx,
             Arc::new(FakeDrives::new()),
             Err("unused".into()),
-            Arc::new(|_, _, _| Err(anyhow::anyhow!("unused"))),
+            Arc::new(|_, _, _, _| Err(anyhow::anyhow!("unused"))),
         )
         .with_persist_root(system.path());
         let rules = system.path().join(crate::persist::RULES_DIR);
@@ -805,7 +826,7 @@ mod tests {
             tx,
             Arc::new(FakeDrives::new()),
             Err("unused".into()),
-            Arc::new(|_, _, _| {
+            Arc::new(|_, _, _, _| {
                 std::thread::sleep(Duration::from_millis(1500));
                 Err(anyhow::anyhow!("the device stayed busy"))
             }),
@@ -829,10 +850,51 @@ mod tests {
         }
     }
 
+    /// While a new test file is laid out, the bytes written so far reach the UI as messages,
+    /// each a new figure, and none after the start has ended.
+    #[test]
+    fn the_layout_of_a_new_test_file_is_reported_as_it_goes() {
+        let (tx, rx) = mpsc::channel();
+        let mut exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            Arc::new(FakeDrives::new()),
+            Err("unused".into()),
+            Arc::new(|_, _, _, laid_out: &AtomicU64| {
+                for gib in 1..=3u64 {
+                    laid_out.store(gib << 30, Ordering::Relaxed);
+                    std::thread::sleep(LAYOUT_POLL * 2);
+                }
+                Err(anyhow::anyhow!("no space left"))
+            }),
+        );
+        exec.execute(Cmd::StartRun(Box::new(RunRequest {
+            target: "/mnt/disktriage-test-1.bin".into(),
+            test: TestName::SeqRead,
+            params: TestParams::default(),
+            confirmation: None,
+            temperature: TempPoll::Off,
+        })));
+        let mut laid_out = Vec::new();
+        loop {
+            match next(&rx) {
+                Msg::LaidOut(bytes) => laid_out.push(bytes >> 30),
+                Msg::RunRefused(why) => {
+                    assert_eq!(why, "no space left");
+                    break;
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(laid_out, [1, 2, 3]);
+        std::thread::sleep(LAYOUT_POLL * 2);
+        assert!(rx.try_recv().is_err(), "a message after the start ended");
+    }
+
     /// A run-starter that waits (up to 5 s) for its stop flag, as the layout of a test file
     /// does, and says it was interrupted; `seen` tells the test it was asked to stop.
     fn waits_for_stop(seen: Arc<AtomicBool>) -> RunStarter {
-        Arc::new(move |_, _, stop: &AtomicBool| {
+        Arc::new(move |_, _, stop: &AtomicBool, _: &AtomicU64| {
             let deadline = Instant::now() + Duration::from_secs(5);
             while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));

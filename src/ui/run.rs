@@ -9,7 +9,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, P
 use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
-use crate::model::BytesPerSec;
+use crate::model::{Bytes, BytesPerSec};
 use crate::report::run::chart_time_base;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -227,8 +227,21 @@ fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
     };
     let l3 = if run.starting {
         // Opening can wait for a busy device, and a file test writes its whole file first.
-        let what = if run.new_file {
-            format!(" writing the new test file {}; x stops", run.path)
+        // The figures come before the path, which is what a narrow screen cuts.
+        let what = if let Some(size) = run.new_file {
+            if run.laid_out < size {
+                format!(
+                    " writing the new test file ({} of {}) {}; x stops",
+                    Bytes(run.laid_out).iec(),
+                    Bytes(size).iec(),
+                    run.path
+                )
+            } else {
+                format!(
+                    " flushing the new test file to the device {}; x stops",
+                    run.path
+                )
+            }
         } else if run.test.info().family.directory_runner().is_some() {
             format!(" making a scratch directory in {}; x stops", run.path)
         } else {
