@@ -407,19 +407,12 @@ fn root_interrupted_layout_removes_the_new_file() {
 /// wait, saying so, and nothing is written.
 #[test]
 fn root_a_claim_released_in_moments_is_waited_for_and_one_that_stays_refused() {
-    use std::os::unix::fs::OpenOptionsExt;
     if !root_or_skip("root_a_claim_released_in_moments_is_waited_for_and_one_that_stays_refused") {
         return;
     }
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 8 << 20, 512);
-    let claim = || {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_EXCL)
-            .open(l.path_str())
-            .unwrap()
-    };
+    let claim = || claim_exclusively(l.path_str());
 
     let held = claim();
     let started = Instant::now();
@@ -457,33 +450,14 @@ fn root_a_claim_released_in_moments_is_waited_for_and_one_that_stays_refused() {
 /// device, so the write is refused and the file system's first blocks stay as they were.
 #[test]
 fn root_a_device_put_in_use_while_the_run_waits_for_it_is_refused() {
-    use std::os::unix::fs::OpenOptionsExt;
     if !root_or_skip("root_a_device_put_in_use_while_the_run_waits_for_it_is_refused") {
         return;
     }
     let dir = scratch();
     let image = sparse_image(dir.path(), "base.img", 64 << 20);
     let lower = LoopDev::attach(&image, &[]);
-    let held = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL)
-        .open(lower.path_str())
-        .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .env(HISTORY_ENV, history_dir())
-        .args([
-            "run",
-            lower.path_str(),
-            "--test",
-            "seq-write",
-            "--bs",
-            "64k",
-        ])
-        .args(["--count", "1", "--destroy-data", &lower.name])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let held = claim_exclusively(lower.path_str());
+    let child = spawn_write_once(lower.path_str(), &lower.name);
     // The run has checked the device and is waiting for the claim.
     std::thread::sleep(Duration::from_millis(300));
     let upper = LoopDev::attach(&lower.path, &[]);
@@ -510,26 +484,14 @@ fn root_a_device_put_in_use_while_the_run_waits_for_it_is_refused() {
 /// is written.
 #[test]
 fn root_a_signal_ends_the_wait_for_a_busy_device() {
-    use std::os::unix::fs::OpenOptionsExt;
     if !root_or_skip("root_a_signal_ends_the_wait_for_a_busy_device") {
         return;
     }
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 8 << 20, 512);
     std::fs::write(l.path_str(), vec![0u8; 65536]).unwrap();
-    let held = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL)
-        .open(l.path_str())
-        .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .env(HISTORY_ENV, history_dir())
-        .args(["run", l.path_str(), "--test", "seq-write", "--bs", "64k"])
-        .args(["--count", "1", "--destroy-data", &l.name])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let held = claim_exclusively(l.path_str());
+    let child = spawn_write_once(l.path_str(), &l.name);
     // The run has checked the device and is waiting for the claim.
     std::thread::sleep(Duration::from_millis(400));
     let signalled = Instant::now();
@@ -559,4 +521,28 @@ fn root_a_signal_ends_the_wait_for_a_busy_device() {
         file_bytes(Path::new(l.path_str()), 0, 65536),
         vec![0u8; 65536]
     );
+}
+
+/// Another program's exclusive claim on `dev` (`O_EXCL`, as mkfs or a mount takes it), held
+/// until dropped.
+fn claim_exclusively(dev: &str) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(dev)
+        .unwrap()
+}
+
+/// `disktriage run DEV --test seq-write --bs 64k --count 1 --destroy-data NAME`, started in
+/// the background with its output captured.
+fn spawn_write_once(dev: &str, name: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args(["run", dev, "--test", "seq-write", "--bs", "64k"])
+        .args(["--count", "1", "--destroy-data", name])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }

@@ -820,24 +820,14 @@ mod tests {
     /// happens off the UI thread: `execute` returns at once and the answer comes as a message.
     #[test]
     fn a_slow_start_does_not_hold_the_ui_thread() {
-        let (tx, rx) = mpsc::channel();
-        let mut exec = Executor::new(
-            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
-            tx,
-            Arc::new(FakeDrives::new()),
-            Err("unused".into()),
-            Arc::new(|_, _, _, _| {
-                std::thread::sleep(Duration::from_millis(1500));
-                Err(anyhow::anyhow!("the device stayed busy"))
-            }),
-        );
+        let (mut exec, rx) = starting_with(Arc::new(|_, _, _, _| {
+            std::thread::sleep(Duration::from_millis(1500));
+            Err(anyhow::anyhow!("the device stayed busy"))
+        }));
         let asked = Instant::now();
         exec.execute(Cmd::StartRun(Box::new(RunRequest {
             target: "/dev/loop0".into(),
-            test: TestName::SeqRead,
-            params: TestParams::default(),
-            confirmation: None,
-            temperature: TempPoll::Off,
+            ..file_request()
         })));
         assert!(
             asked.elapsed() < Duration::from_millis(300),
@@ -854,27 +844,14 @@ mod tests {
     /// each a new figure, and none after the start has ended.
     #[test]
     fn the_layout_of_a_new_test_file_is_reported_as_it_goes() {
-        let (tx, rx) = mpsc::channel();
-        let mut exec = Executor::new(
-            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
-            tx,
-            Arc::new(FakeDrives::new()),
-            Err("unused".into()),
-            Arc::new(|_, _, _, laid_out: &AtomicU64| {
-                for gib in 1..=3u64 {
-                    laid_out.store(gib << 30, Ordering::Relaxed);
-                    std::thread::sleep(LAYOUT_POLL * 2);
-                }
-                Err(anyhow::anyhow!("no space left"))
-            }),
-        );
-        exec.execute(Cmd::StartRun(Box::new(RunRequest {
-            target: "/mnt/disktriage-test-1.bin".into(),
-            test: TestName::SeqRead,
-            params: TestParams::default(),
-            confirmation: None,
-            temperature: TempPoll::Off,
-        })));
+        let (mut exec, rx) = starting_with(Arc::new(|_, _, _, laid_out: &AtomicU64| {
+            for gib in 1..=3u64 {
+                laid_out.store(gib << 30, Ordering::Relaxed);
+                std::thread::sleep(LAYOUT_POLL * 2);
+            }
+            Err(anyhow::anyhow!("no space left"))
+        }));
+        exec.execute(Cmd::StartRun(Box::new(file_request())));
         let mut laid_out = Vec::new();
         loop {
             match next(&rx) {
@@ -907,16 +884,22 @@ mod tests {
     /// An executor whose starts wait for their stop flag (`waits_for_stop`), its messages,
     /// and whether a start saw the stop.
     fn starting_lab() -> (Executor, Receiver<Msg>, Arc<AtomicBool>) {
-        let (tx, rx) = mpsc::channel();
         let seen = Arc::new(AtomicBool::new(false));
+        let (exec, rx) = starting_with(waits_for_stop(Arc::clone(&seen)));
+        (exec, rx, seen)
+    }
+
+    /// An executor whose runs start with `start`, and its messages.
+    fn starting_with(start: RunStarter) -> (Executor, Receiver<Msg>) {
+        let (tx, rx) = mpsc::channel();
         let exec = Executor::new(
             SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
             tx,
             Arc::new(FakeDrives::new()),
             Err("unused".into()),
-            waits_for_stop(Arc::clone(&seen)),
+            start,
         );
-        (exec, rx, seen)
+        (exec, rx)
     }
 
     fn file_request() -> RunRequest {
