@@ -364,7 +364,9 @@ fn probe_round(
 /// fades during the probe favours neither) and picks one (`engine::choose`). When that pass
 /// finds them within `PROBE_TIE` of each other, a second pass is added before deciding: a
 /// tie is where 200 ms of each is least able to tell the faster one, and a wrong pick costs
-/// the run its speed for its whole length.
+/// the run its speed for its whole length. A pass whose rounds of one engine disagree is
+/// followed by another too, and disturbed rounds are set aside (`engine::another_pass`,
+/// `engine::probe_figures`).
 fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineChoice {
     const ORDER: [EngineKind; 4] = [
         EngineKind::Uring,
