@@ -20,13 +20,11 @@ pub const PROBE_RAMP_MS: u64 = 40;
 pub const PROBE_WINDOW_MS: u64 = 100;
 /// IOPS within this fraction of each other are a tie, decided by CPU per I/O.
 pub const PROBE_TIE: f64 = 0.03;
-/// Passes of the probe (each io_uring, sync, sync, io_uring) at most: another pass is run
-/// only when the last one had a disturbed round, or (up to `PROBE_TIE_PASSES`) when the
-/// candidates are tied.
-pub const PROBE_MAX_PASSES: u32 = 3;
-/// Passes a tie gets: a second pass settles a near-tie; a true tie stays one and is decided
-/// by CPU per I/O.
-pub const PROBE_TIE_PASSES: u32 = 2;
+/// Passes of the probe (each io_uring, sync, sync, io_uring) at most: a second pass is run
+/// only when the first ends in a tie or its rounds of one engine disagree. No more: the
+/// probe is part of the warm-up, and a run interrupted after its first seconds must have
+/// measured something.
+pub const PROBE_MAX_PASSES: u32 = 2;
 /// A round more than this fraction below the median round of the same engine was disturbed
 /// (writeback of a test file written a moment before, another program's burst) and is set
 /// aside; a pass whose rounds of one engine are this far apart is followed by another.
@@ -134,9 +132,7 @@ pub fn another_pass(
         |rounds: &[ProbeRound]| unsteady(&rounds[rounds.len().saturating_sub(per_pass)..]);
     match (probe_figures(u), probe_figures(s)) {
         (Some((uf, _)), Some((sf, _))) => {
-            (passes < PROBE_TIE_PASSES && tied(uf.iops, sf.iops))
-                || last_unsteady(u)
-                || last_unsteady(s)
+            tied(uf.iops, sf.iops) || last_unsteady(u) || last_unsteady(s)
         }
         _ => false,
     }
@@ -502,11 +498,10 @@ mod tests {
         let threads = [round(200), round(195)];
         // Clear and steady: one pass.
         assert!(!another_pass(Some(&steady), Some(&threads), 2, 1));
-        // A pass whose io_uring rounds disagree by more than 20 %: once more, and up to the
-        // third pass.
+        // A pass whose io_uring rounds disagree by more than 20 %: once more, and no more
+        // than `PROBE_MAX_PASSES`.
         let disturbed = [round(190), round(320)];
         assert!(another_pass(Some(&disturbed), Some(&threads), 2, 1));
-        assert!(another_pass(Some(&disturbed), Some(&threads), 2, 2));
         assert!(!another_pass(
             Some(&disturbed),
             Some(&threads),
@@ -515,7 +510,7 @@ mod tests {
         ));
         // Only the pass just run counts: an earlier disturbed round is set aside by then.
         let settled = [round(190), round(320), round(318), round(321)];
-        assert!(!another_pass(Some(&settled), Some(&threads), 2, 2));
+        assert!(!another_pass(Some(&settled), Some(&threads), 2, 1));
         // A slow thread round too.
         assert!(another_pass(
             Some(&steady),
@@ -526,12 +521,7 @@ mod tests {
         // A tie: a second pass, not a third.
         let level = [round(319), round(321)];
         assert!(another_pass(Some(&steady), Some(&level), 2, 1));
-        assert!(!another_pass(
-            Some(&steady),
-            Some(&level),
-            2,
-            PROBE_TIE_PASSES
-        ));
+        assert!(!another_pass(Some(&steady), Some(&level), 2, 2));
         // A failed candidate: nothing to compare.
         assert!(!another_pass(None, Some(&disturbed), 2, 1));
         assert!(!another_pass(Some(&disturbed), None, 2, 1));
