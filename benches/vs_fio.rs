@@ -168,6 +168,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut engines = String::new();
+    let mut by_round = String::new();
     let window = kernel_window(secs);
     for job in selected {
         let place = env.place(job.device);
@@ -276,6 +277,24 @@ fn main() {
         );
         println!("{row}");
         let _ = writeln!(engines, "- {}: {}", job.name, dt.engine);
+        // Each round's figures in the order they ran, so an outlier can be placed in time.
+        let (of, fio_i, what): (fn(&Measure) -> f64, usize, &str) = if dt.kernel_iops.is_nan() {
+            (|m| m.iops, best_i, "own IOPS")
+        } else {
+            (|m| m.kernel_iops, k_best_i, "kernel-counted IOPS")
+        };
+        let per_round: Vec<String> = results[0]
+            .iter()
+            .zip(&results[fio_i])
+            .map(|(d, f)| format!("{:.0}/{:.0} = {:.2}", of(d), of(f), of(d) / of(f)))
+            .collect();
+        let _ = writeln!(
+            by_round,
+            "- {}: {what}, disktriage / {}, rounds 1-{rounds}: {}",
+            job.name,
+            contenders[fio_i].name(),
+            per_round.join("; ")
+        );
     }
     println!();
     println!(
@@ -294,6 +313,9 @@ fn main() {
     println!();
     println!("disktriage's engine (the last round's choice, or every round's if they differ):");
     print!("{engines}");
+    println!();
+    println!("Round by round (the figures the verdict pairs):");
+    print!("{by_round}");
 }
 
 /// What the median of the per-round ratios and their highest say: at least as fast, level
