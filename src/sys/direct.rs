@@ -383,7 +383,8 @@ pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 /// after a kill (or a crash, or the OOM killer) must not be refused for that. Nothing is
 /// written while waiting: the open either gets the claim or fails, and a claim that stays
 /// (a mount, md/dm, another program) is refused as before, after the wait. A set `stop` (the
-/// admin's `x`, quit or a signal) ends the wait at once, as an interrupted open.
+/// admin's `x`, quit or a signal) ends the wait at once, as an `Interrupted` open
+/// (`error::open_error` words both).
 pub fn reopen_waiting_for_release(
     pinned: &OwnedFd,
     spec: OpenSpec,
@@ -394,21 +395,18 @@ pub fn reopen_waiting_for_release(
     let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
     loop {
         match reopen(pinned, spec) {
-            Err(e)
-                if spec.exclusive
-                    && e.raw_os_error() == Some(libc::EBUSY)
-                    && Instant::now() < deadline
-                    && !stopped() =>
-            {
+            Err(e) if spec.exclusive && e.raw_os_error() == Some(libc::EBUSY) => {
+                if stopped() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::Interrupted,
+                        "stopped while the device was busy",
+                    ));
+                }
+                if Instant::now() >= deadline {
+                    return Err(e);
+                }
                 waited = true;
                 std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && stopped() => {
-                return Err(io::Error::new(
-                    io::ErrorKind::Interrupted,
-                    "it is busy (mounted, held by md/dm/LVM, or opened exclusively by another \
-                     program); stopped while waiting for it",
-                ));
             }
             done => return done.map(|fd| (fd, waited)),
         }

@@ -166,6 +166,10 @@ pub fn permission_hint(errno: Errno, root: bool, read_only: Option<bool>) -> Str
     }
 }
 
+/// Why an exclusive open is refused as busy.
+const BUSY: &str =
+    "it is busy (mounted, held by md/dm/LVM, or opened exclusively by another program)";
+
 /// A failed open of a test's target in words, with what to do: permission (needs root, or a
 /// read-only device), a busy device opened exclusively, a file system without O_DIRECT.
 pub fn open_error(e: io::Error, path: &Path, spec: super::direct::OpenSpec) -> anyhow::Error {
@@ -192,10 +196,13 @@ pub fn open_error(e: io::Error, path: &Path, spec: super::direct::OpenSpec) -> a
             anyhow::anyhow!("cannot open {p}: {what}{hint}")
         }
         Some(libc::EBUSY) if spec.exclusive => anyhow::anyhow!(
-            "cannot open {p} exclusively: it is busy (mounted, held by md/dm/LVM, or opened \
-             exclusively by another program) and stayed busy for {} s",
+            "cannot open {p} exclusively: {BUSY} and stayed busy for {} s",
             super::direct::EXCLUSIVE_PATIENCE.as_secs()
         ),
+        // `reopen_waiting_for_release` was stopped while the device was busy.
+        None if spec.exclusive && e.kind() == io::ErrorKind::Interrupted => {
+            anyhow::anyhow!("cannot open {p}: {BUSY}; stopped while waiting for it")
+        }
         Some(libc::EINVAL) if spec.direct => anyhow::anyhow!(
             "cannot open {p} with O_DIRECT: the file system does not support direct I/O. \
              Use --buffered (results then include the page cache)"
@@ -294,6 +301,12 @@ mod tests {
             busy.starts_with("cannot open /dev/loop9 exclusively: it is busy")
                 && busy.ends_with("and stayed busy for 2 s"),
             "{busy}"
+        );
+        let stopped = io::Error::new(io::ErrorKind::Interrupted, "stopped");
+        assert_eq!(
+            open_error(stopped, path, spec(true, false)).to_string(),
+            "cannot open /dev/loop9: it is busy (mounted, held by md/dm/LVM, or opened \
+             exclusively by another program); stopped while waiting for it"
         );
         let no_direct = open_error(os(libc::EINVAL), path, spec(false, true)).to_string();
         assert!(no_direct.contains("Use --buffered"), "{no_direct}");
