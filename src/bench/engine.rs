@@ -68,18 +68,17 @@ impl ProbeRound {
     }
 }
 
-/// Whether `round` is disturbed: more than `PROBE_DISTURBED` below the median of `rounds` (of
-/// an even count, the mean of the middle two). Only slow rounds are set aside: something else
-/// on the machine slows a round down, nothing speeds one up by as much.
-fn disturbed(round: &ProbeRound, rounds: &[ProbeRound]) -> bool {
+/// The rate below which a round of `rounds` is disturbed: `PROBE_DISTURBED` below their median
+/// (of an even count, the mean of the middle two). Only slow rounds are set aside: something
+/// else on the machine slows a round down, nothing speeds one up by as much.
+fn disturbed_below(rounds: &[ProbeRound]) -> f64 {
     let mut rates: Vec<f64> = rounds.iter().map(ProbeRound::iops).collect();
     rates.sort_by(f64::total_cmp);
     let n = rates.len();
     if n == 0 {
-        return false;
+        return 0.0;
     }
-    let median = (rates[(n - 1) / 2] + rates[n / 2]) / 2.0;
-    round.iops() < median * (1.0 - PROBE_DISTURBED)
+    (rates[(n - 1) / 2] + rates[n / 2]) / 2.0 * (1.0 - PROBE_DISTURBED)
 }
 
 /// Whether rounds of one engine disagree: the slowest more than `PROBE_DISTURBED` below the
@@ -94,9 +93,10 @@ fn unsteady(rounds: &[ProbeRound]) -> bool {
 /// One candidate's figures from its rounds: the totals of the rounds that were not disturbed,
 /// and how many were set aside. `None` when no round counted an I/O.
 pub fn probe_figures(rounds: &[ProbeRound]) -> Option<(ProbeFigures, u32)> {
+    let floor = disturbed_below(rounds);
     let kept: Vec<&ProbeRound> = rounds
         .iter()
-        .filter(|r| r.ops > 0 && r.seconds > 0.0 && !disturbed(r, rounds))
+        .filter(|r| r.ops > 0 && r.seconds > 0.0 && r.iops() >= floor)
         .collect();
     let ops: u64 = kept.iter().map(|r| r.ops).sum();
     let seconds: f64 = kept.iter().map(|r| r.seconds).sum();
