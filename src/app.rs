@@ -296,6 +296,14 @@ impl App {
                 self.run_refused(e);
                 Vec::new()
             }
+            Msg::ThreadPanicked(what) => {
+                self.error(format!(
+                    "internal error (a bug in disktriage): {what}. The session goes on, and \
+                     what it changed is still put back when you quit; the message is printed \
+                     again then."
+                ));
+                Vec::new()
+            }
             Msg::LaidOut(bytes) => {
                 if let Some(run) = self.run.as_mut().filter(|r| r.starting) {
                     run.laid_out = bytes;

@@ -95,6 +95,8 @@ pub enum Msg {
     },
     /// The run could not start (refused, bad parameters, open failed).
     RunRefused(String),
+    /// A thread other than the UI's panicked (a bug): which, where and what it said.
+    ThreadPanicked(String),
     /// Bytes of the run's new test file written so far, while it is laid out before the run.
     LaidOut(u64),
     Run(Box<RunEvent>),

@@ -5,17 +5,20 @@
 //! Whatever the exit (q, Ctrl-C, SIGTERM, SIGHUP, a panic), the terminal is restored and the
 //! settings this session changed (schedulers, drive write caches) are put back, except those
 //! the admin chose to keep. Every change is journaled before it is made (`crate::changes`), so
-//! after a SIGKILL the next start offers to put it back.
+//! after a SIGKILL the next start offers to put it back. A panic on another thread (a bug)
+//! ends only that thread: the screen says so, and the session goes on.
 
 mod executor;
 
 use std::io::{self, IsTerminal};
 use std::mem::ManuallyDrop;
+use std::panic::PanicHookInfo;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -70,11 +73,14 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
     // The terminal's hook is installed first and the guard's after it, so the guard's runs
     // first: the settings come back, then the terminal, then the panic message and the
     // restore report are printed.
-    let previous_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
-        previous_hook(info);
-    }));
+    let (tx, rx) = mpsc::channel();
+    let background_panics = Arc::new(Mutex::new(Vec::new()));
+    install_panic_routes(
+        std::thread::current().id(),
+        tx.clone(),
+        Arc::clone(&background_panics),
+        restore_terminal,
+    );
     if let Ok(g) = &guard {
         g.install_panic_hook();
     }
@@ -111,7 +117,15 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
         .map(RestoreGuard::shared)
         .map_err(Clone::clone);
     let history = crate::history::History::new(history_dir);
-    let result = main_loop(&mut terminal, &root, drives, changer, history, &signalled);
+    let result = main_loop(
+        &mut terminal,
+        (tx, rx),
+        &root,
+        drives,
+        changer,
+        history,
+        &signalled,
+    );
     // Settings first: after a hangup (SSH dropped, window closed) every write to the terminal
     // fails, and nothing done to it may stand between the admin and the original settings.
     let restored = guard.as_ref().ok().map(RestoreGuard::restore_now);
@@ -125,7 +139,60 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
         )),
         None => {}
     }
+    for what in background_panics
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+    {
+        write_stderr(&format!(
+            "disktriage: internal error during the session (a bug): {what}\n"
+        ));
+    }
     result
+}
+
+/// Routes panics while the screen is up. A panic on the UI thread `ui` ends the session: the
+/// terminal is restored (`restore`), then the previous hook prints it. Another thread's panic
+/// (the test runner's, a task's) ends only that thread, and whoever waits for it says so (a
+/// run: "the test runner thread panicked"); printing it would scribble over the screen, so
+/// the UI is told instead (`tell`), and `printed_at_exit` keeps it for after the terminal is
+/// restored.
+pub fn install_panic_routes(
+    ui: ThreadId,
+    tell: Sender<Msg>,
+    printed_at_exit: Arc<Mutex<Vec<String>>>,
+    restore: fn(),
+) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == ui {
+            restore();
+            previous(info);
+            return;
+        }
+        let what = panic_text(info);
+        printed_at_exit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(what.clone());
+        let _ = tell.send(Msg::ThreadPanicked(what));
+    }));
+}
+
+/// "thread 'io-runner' panicked at src/x.rs:10:5: what it said", as the default hook words it.
+pub fn panic_text(info: &PanicHookInfo) -> String {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("<unnamed>");
+    let said = info
+        .payload()
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    match info.location() {
+        Some(at) => format!("thread '{name}' panicked at {at}: {said}"),
+        None => format!("thread '{name}' panicked: {said}"),
+    }
 }
 
 type Tty = Terminal<CrosstermBackend<io::Stdout>>;
@@ -148,6 +215,7 @@ fn exit_code(signalled: &AtomicUsize) -> ExitCode {
 
 fn main_loop(
     terminal: &mut Tty,
+    (tx, rx): (Sender<Msg>, Receiver<Msg>),
     root: &SysRoot,
     drives: Arc<dyn DriveControl>,
     changer: Result<SharedChanger, String>,
@@ -155,7 +223,6 @@ fn main_loop(
     signalled: &AtomicUsize,
 ) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let (tx, rx) = mpsc::channel();
     event::spawn_input(tx.clone())?;
     event::spawn_ticker(tx.clone(), started, TICK)?;
     let console = std::env::var("TERM").is_ok_and(|t| t == "linux");

@@ -324,6 +324,20 @@ fn failed_run_shows_the_error_in_the_screen() {
     snap("run_refused", &app);
 }
 
+/// A background thread's panic (a bug) is said on the screen, which goes on.
+#[test]
+fn a_background_panic_is_said_on_the_screen() {
+    let mut app = app_with("host-loop-zram", true);
+    let cmds = app.update(Msg::ThreadPanicked(
+        "thread 'io-runner' panicked at src/bench/runner.rs:10:5: boom".into(),
+    ));
+    assert!(cmds.is_empty(), "{cmds:?}");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("internal error (a bug in disktriage)"), "{s}");
+    assert!(s.contains("io-runner"), "{s}");
+    assert!(s.contains("put back when you quit"), "{s}");
+}
+
 #[test]
 fn too_small_terminal_says_so() {
     let app = app_with("host-loop-zram", true);
@@ -420,6 +434,11 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
     assert!(s.contains("#1 rand-read on loop0 starting"), "{s}");
     assert!(
         s.contains("checking and opening /dev/loop0; x stops"),
+        "{s}"
+    );
+    // Before the target is opened, the settings line shows what the device list read.
+    assert!(
+        s.contains(" scheduler none   drive cache -   kernel flush policy write back"),
         "{s}"
     );
     snap("starting", &app);
@@ -809,6 +828,11 @@ fn retest_runs_on_the_device_whose_setting_changed() {
         panic!("{cmds:?}")
     };
     assert_eq!(req.target.to_str(), Some("/dev/loop0"));
+    // The retest starts before the device list is read again: the Run screen shows the
+    // scheduler just switched to, not the one the last reading had.
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("#3 rand-read on loop0 starting"), "{s}");
+    assert!(s.contains(" scheduler mq-deadline   drive cache"), "{s}");
 }
 
 #[test]
@@ -916,6 +940,56 @@ fn a_switch_after_keep_is_put_back_to_the_kept_choice_and_says_so() {
     assert!(status.contains("back to off on exit"), "{status}");
     let c = &app.changes.cache[0];
     assert_eq!((c.original, c.current, c.keep), (false, true, false));
+}
+
+/// A switch's read-back is the device list's value at once: a retest started before the
+/// list is read again shows the new setting, not the last reading's.
+#[test]
+fn a_switch_shows_in_the_device_list_before_the_next_reading() {
+    use disktriage::model::{DriveCache, KernelWriteCache};
+    let mut app = app_with("qemu-lab", true);
+    let flush = |app: &App| app.devices.find("sda").and_then(|d| d.kernel_write_cache);
+    let active = |app: &App| {
+        app.devices
+            .find("sda")
+            .and_then(|d| d.scheduler.as_ref()?.active.clone())
+    };
+    assert_eq!(flush(&app), Some(KernelWriteCache::WriteBack));
+    let cache = |enabled: bool| DriveCache {
+        enabled: Some(enabled),
+        changeable: true,
+        fixed_reason: None,
+        source: "test".into(),
+    };
+    let change = |kernel_after| disktriage::changes::CacheChange {
+        device: "sda".into(),
+        transport: disktriage::model::Transport::Sata,
+        requested: false,
+        before: cache(true),
+        after: cache(false),
+        kernel_after,
+        journal: disktriage::changes::JournalNote::Kept { dropped: vec![] },
+        notes: vec![],
+    };
+    let cmds = app.update(Msg::DriveCacheSet {
+        device: "sda".into(),
+        result: Ok(Box::new(change(Some(KernelWriteCache::WriteThrough)))),
+    });
+    assert!(cmds.contains(&Cmd::RefreshInventory), "{cmds:?}");
+    assert_eq!(flush(&app), Some(KernelWriteCache::WriteThrough));
+    // Not read back: unknown until the list is read again, never the old value.
+    app.update(Msg::DriveCacheSet {
+        device: "sda".into(),
+        result: Ok(Box::new(change(None))),
+    });
+    assert_eq!(flush(&app), None);
+
+    assert_eq!(active(&app).as_deref(), Some("mq-deadline"));
+    app.update(Msg::SchedulerSet {
+        device: "sda".into(),
+        result: Ok("none".into()),
+    });
+    assert_eq!(active(&app).as_deref(), Some("none"));
 }
 
 #[test]

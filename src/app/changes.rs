@@ -221,6 +221,8 @@ impl App {
         self.changes
             .scheduler
             .switched(&device, before, active.clone());
+        self.devices
+            .settings_read_back(&device, Some(&active), None);
         self.changes.last_switch = Some(device.clone());
         let restore = self
             .changes
@@ -356,6 +358,9 @@ impl App {
             .map(|&o| format!(" (back to {} on exit)", on_off(Some(o))))
             .unwrap_or_default();
         self.changes.last_switch = Some(device.clone());
+        // The kernel's flush policy follows the drive's answer; unknown (None) until re-read.
+        self.devices
+            .settings_read_back(&device, None, Some(change.kernel_after));
         let kernel = change.kernel_after.map_or("?", |k| k.as_str());
         if change.took_effect() {
             self.info(format!(

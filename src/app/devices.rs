@@ -8,7 +8,8 @@ use super::keys::Action;
 use super::{App, Screen, step};
 use crate::event::{Cmd, TaskError};
 use crate::model::{
-    BlockDevice, CacheStatus, DriveLogs, InUse, Inventory, SelfTestStatus, SmartHealth, Transport,
+    BlockDevice, CacheStatus, DriveLogs, InUse, Inventory, KernelWriteCache, SelfTestStatus,
+    SmartHealth, Transport,
 };
 
 /// Seconds between inventory refreshes while idle.
@@ -77,6 +78,34 @@ impl Devices {
 
     pub fn find(&self, name: &str) -> Option<&BlockDevice> {
         self.inventory.as_ref().and_then(|i| i.find(name))
+    }
+
+    /// The whole device whose queue serves `name` (a partition's disk).
+    pub fn queue_of(&self, name: &str) -> Option<&BlockDevice> {
+        self.inventory.as_ref().and_then(|i| i.queue_of(name))
+    }
+
+    /// A switch just read back from the device: the list shows it at once instead of after
+    /// the refresh it asked for, so a retest started in between does not show the old value.
+    pub(super) fn settings_read_back(
+        &mut self,
+        name: &str,
+        scheduler: Option<&str>,
+        flush: Option<Option<KernelWriteCache>>,
+    ) {
+        let Some(dev) = self
+            .inventory
+            .as_mut()
+            .and_then(|i| i.devices.iter_mut().find(|d| d.name == name))
+        else {
+            return;
+        };
+        if let (Some(active), Some(set)) = (scheduler, dev.scheduler.as_mut()) {
+            set.active = Some(active.to_string());
+        }
+        if let Some(policy) = flush {
+            dev.kernel_write_cache = policy;
+        }
     }
 
     /// Is it time for the idle refresh? Marks it asked for when it is.

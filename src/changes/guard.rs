@@ -88,9 +88,10 @@ impl RestoreGuard {
         }))
     }
 
-    /// Restores when any thread panics, before the previous hook runs (and prints the panic).
-    /// A TUI installs its terminal-restoring hook before this one, so the settings come back
-    /// first and the terminal second.
+    /// Restores when the calling thread panics, before the previous hook runs (and prints the
+    /// panic); see `install_panic_hook` below for other threads. A TUI installs its
+    /// terminal-restoring hook before this one, so the settings come back first and the
+    /// terminal second.
     pub fn install_panic_hook(&self) {
         install_panic_hook(Arc::downgrade(&self.changer), self.announce);
     }
@@ -122,9 +123,20 @@ impl Drop for RestoreGuard {
 /// The panic hook: settings first (the panicking thread may be about to abort, or its
 /// terminal may be gone), then the previous hook (the TUI's restores the terminal and the
 /// default one prints the panic), then what was put back.
+///
+/// Only a panic on the thread that installed the hook (the session's own) ends the session.
+/// Another thread's panic ends that thread alone, and whoever waits for it reports it (a run
+/// says "the test runner thread panicked") while the session goes on: putting its settings
+/// back then would undo the admin's switch under a screen that still shows it. They come back
+/// when the session ends, as always.
 fn install_panic_hook(weak: Weak<Mutex<Changer>>, announce: Announcer) {
+    let owner = std::thread::current().id();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() != owner {
+            previous(info);
+            return;
+        }
         let restored = weak.upgrade().map(|changer| restore_after_panic(&changer));
         previous(info);
         if let Some(restored) = restored {

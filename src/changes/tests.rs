@@ -441,6 +441,29 @@ fn the_guard_restores_on_drop() {
     assert!(lab.entries().is_empty());
 }
 
+/// A panic hook is global: only the session's own thread panicking puts the settings back.
+/// Another thread's panic (the test runner's) ends that thread alone while the session, and
+/// the admin's switch, go on.
+#[test]
+fn only_a_panic_of_the_sessions_own_thread_puts_settings_back() {
+    let lab = Lab::new();
+    let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session), |_| {});
+    guard
+        .changer()
+        .set_scheduler(&lab.dev("sda"), "none", false)
+        .unwrap();
+    guard.install_panic_hook();
+    assert!(
+        std::thread::spawn(|| panic!("a worker's bug"))
+            .join()
+            .is_err()
+    );
+    assert_eq!(lab.sched("sda"), "none");
+    assert!(std::panic::catch_unwind(|| panic!("the session's bug")).is_err());
+    drop(std::panic::take_hook());
+    assert_eq!(lab.sched("sda"), "mq-deadline");
+}
+
 #[test]
 fn keep_removes_a_session_entry() {
     let lab = Lab::new();

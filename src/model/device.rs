@@ -501,6 +501,16 @@ impl Inventory {
         self.devices.iter().find(|d| d.name == name)
     }
 
+    /// The whole device that owns the queue of `name`: the device itself, or the disk a
+    /// partition is on (a partition has no scheduler or flush policy of its own).
+    pub fn queue_of(&self, name: &str) -> Option<&BlockDevice> {
+        self.find(name).or_else(|| {
+            self.devices
+                .iter()
+                .find(|d| d.partitions.iter().any(|p| p.name == name))
+        })
+    }
+
     /// The devices `list` shows: all, or all but unused placeholders.
     pub fn visible(&self, show_all: bool) -> impl Iterator<Item = &BlockDevice> {
         self.devices
@@ -574,6 +584,32 @@ mod tests {
             dev.usage_summary(),
             "loop0p1 mounted at /mnt/x; held by LVM (vg-lv, dm-0)"
         );
+    }
+
+    #[test]
+    fn a_partitions_queue_is_its_disks() {
+        let mut disk = BlockDevice::unknown("loop0", "/dev/loop0".into());
+        disk.partitions.push(Partition {
+            name: "loop0p1".into(),
+            path: "/dev/loop0p1".into(),
+            dev: None,
+            number: Some(1),
+            start_sector: Some(2048),
+            size_bytes: None,
+            read_only: None,
+            holders: Vec::new(),
+        });
+        let inv = Inventory {
+            devices: vec![BlockDevice::unknown("zram0", "/dev/zram0".into()), disk],
+            usage_complete: true,
+            notes: Vec::new(),
+            swaps: Vec::new(),
+        };
+        let name = |n: &str| inv.queue_of(n).map(|d| d.name.as_str());
+        assert_eq!(name("loop0p1"), Some("loop0"));
+        assert_eq!(name("loop0"), Some("loop0"));
+        assert_eq!(name("zram0"), Some("zram0"));
+        assert_eq!(name("loop0p2"), None);
     }
 
     #[test]

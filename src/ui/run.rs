@@ -158,13 +158,19 @@ fn warmup_offset(run: &LiveRun) -> f64 {
 }
 
 fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
+    // The opened target's reading once there is one; while the run starts, what the device
+    // list showed ("?" where it knew nothing, as for a file test's fresh device).
     let (sched, cache) = match &run.target {
         Some(t) => (
             t.scheduler.clone().unwrap_or_else(|| "-".into()),
-            t.kernel_write_cache.map_or("?", |c| c.as_str()).to_string(),
+            t.kernel_write_cache,
         ),
-        None => ("?".into(), "?".into()),
+        None => (
+            run.listed_scheduler.clone().unwrap_or_else(|| "?".into()),
+            run.listed_flush,
+        ),
     };
+    let cache = cache.map_or("?", |c| c.as_str());
     let state = if run.finished {
         match &run.error {
             Some(_) => Span::styled("FAILED", theme::bad()),
