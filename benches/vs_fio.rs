@@ -5,6 +5,8 @@
 //!     sudo cargo bench --bench vs_fio -- 1 1 "QD32 randread,SEQ1M QD1 read"
 //!                                                     # only the jobs whose name contains one
 //!                                                     # of the comma-separated filters
+//!     sudo VS_FIO_KEEP=/tmp/keep cargo bench --bench vs_fio   # also keeps every disktriage
+//!                                                     # JSON report there, in run order
 //!
 //! Jobs: 4 KiB random reads at QD1, QD4 and QD32 and random writes at QD1 and QD32 on zram
 //! (filled with random data first, so reads decompress real pages instead of returning a
@@ -742,6 +744,25 @@ fn run_fio(
     }
 }
 
+/// With `VS_FIO_KEEP=DIR`, every disktriage report is kept there (`<job>-<n>.json`, in the
+/// order they ran), so a round far from the rest can be read interval by interval.
+fn keep_report(job: &Job, json: &[u8]) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let Some(dir) = std::env::var_os("VS_FIO_KEEP") else {
+        return;
+    };
+    let n = RUNS.fetch_add(1, Ordering::Relaxed) + 1;
+    let name: String = job
+        .name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}-{n:03}.json")), json).unwrap();
+}
+
 fn run_dt(
     bin: &str,
     job: &Job,
@@ -777,6 +798,7 @@ fn run_dt(
         "disktriage failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    keep_report(job, &out.stdout);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("disktriage JSON");
     let p = &doc["outcome"]["phases"][0];
     let dir = if job.rw.contains("write") {
