@@ -421,15 +421,21 @@ fn an_outside_change_back_to_the_original_is_already_original() {
     assert!(lab.entries().is_empty());
 }
 
+/// A session's guard whose changer has switched sda's scheduler from mq-deadline to none.
+fn session_with_sda_on_none(lab: &Lab) -> (guard::RestoreGuard, SchedChange) {
+    let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session), |_| {});
+    let change = guard
+        .changer()
+        .set_scheduler(&lab.dev("sda"), "none", false)
+        .unwrap();
+    (guard, change)
+}
+
 #[test]
 fn the_guard_restores_on_drop() {
     let lab = Lab::new();
     {
-        let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session), |_| {});
-        guard
-            .changer()
-            .set_scheduler(&lab.dev("sda"), "none", false)
-            .unwrap();
+        let (guard, _) = session_with_sda_on_none(&lab);
         guard
             .changer()
             .set_write_cache(&lab.dev("sda"), false, false)
@@ -447,11 +453,7 @@ fn the_guard_restores_on_drop() {
 #[test]
 fn only_a_panic_of_the_sessions_own_thread_puts_settings_back() {
     let lab = Lab::new();
-    let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session), |_| {});
-    guard
-        .changer()
-        .set_scheduler(&lab.dev("sda"), "none", false)
-        .unwrap();
+    let (guard, _) = session_with_sda_on_none(&lab);
     guard.install_panic_hook();
     assert!(
         std::thread::spawn(|| panic!("a worker's bug"))
@@ -467,11 +469,7 @@ fn only_a_panic_of_the_sessions_own_thread_puts_settings_back() {
 #[test]
 fn keep_removes_a_session_entry() {
     let lab = Lab::new();
-    let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session), |_| {});
-    let change = guard
-        .changer()
-        .set_scheduler(&lab.dev("sda"), "none", false)
-        .unwrap();
+    let (guard, change) = session_with_sda_on_none(&lab);
     let JournalNote::Recorded { id, .. } = change.journal else {
         panic!("{:?}", change.journal)
     };
