@@ -321,6 +321,9 @@ fn failed_run_shows_the_error_in_the_screen() {
     ));
     let s = screen(&app, 80, 25);
     assert!(s.contains("permission denied - needs root"), "{s}");
+    // The progress bar says how the run ended, empty: it never started.
+    let bar = s.lines().nth(4).unwrap_or_default();
+    assert_eq!(bar.trim_matches(|c| c == '"' || c == ' '), "failed", "{s}");
     snap("run_refused", &app);
 }
 
@@ -466,6 +469,8 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
     assert!(!s.contains("FAILED"), "{s}");
     assert!(s.contains("stopped before it started"), "{s}");
     assert!(s.contains("it never started: nothing was tested"), "{s}");
+    let bar = s.lines().nth(4).unwrap_or_default();
+    assert_eq!(bar.trim_matches(|c| c == '"' || c == ' '), "stopped", "{s}");
     assert_eq!(
         app.results.records[1].error.as_deref(),
         Some("interrupted while opening /dev/loop0 (nothing was tested)")
@@ -499,6 +504,12 @@ fn run_controls_stop_rerun_export_and_quit() {
         0.05,
     )))));
     assert!(!app.running());
+    // Stopped after 2 s of a longer run: the bar ends part way and says so.
+    keys(&mut app, "3");
+    let s = screen(&app, 80, 25);
+    let bar = s.lines().nth(4).unwrap_or_default();
+    assert!(bar.contains("stopped") && bar.contains('█'), "{s}");
+    assert!(bar.contains("  "), "a partly filled bar: {s}");
     // Rerun: the same request again.
     let cmds = keys(&mut app, "R");
     let [Cmd::StartRun(req)] = cmds.as_slice() else {

@@ -294,6 +294,21 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                 ),
             )
         }
+        // A run that failed or was stopped says so, its bar where it ended (empty for one that
+        // never started): a full bar saying "done" over an error is a surprise.
+        _ if run.finished && (run.error.is_some() || run.stopping) => {
+            let word = if run.error.is_some() {
+                "failed"
+            } else {
+                "stopped"
+            };
+            let ended = match run.job.as_ref().and_then(|j| j.time) {
+                Some(t) if !t.is_zero() => run.measured() / t.as_secs_f64(),
+                _ if run.points.is_empty() => 0.0,
+                _ => 1.0,
+            };
+            (ended.clamp(0.0, 1.0), word.to_string())
+        }
         _ if run.finished => (1.0, "done".to_string()),
         _ => {
             let ops = run.points.iter().map(|p| p.ops()).sum::<u64>();
