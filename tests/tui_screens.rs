@@ -510,6 +510,10 @@ fn run_controls_stop_rerun_export_and_quit() {
     let bar = s.lines().nth(4).unwrap_or_default();
     assert!(bar.contains("stopped") && bar.contains('█'), "{s}");
     assert!(bar.contains("  "), "a partly filled bar: {s}");
+    assert!(
+        s.contains("run #1 stopped; what completed is kept, R reruns, c compares"),
+        "{s}"
+    );
     // Rerun: the same request again.
     let cmds = keys(&mut app, "R");
     let [Cmd::StartRun(req)] = cmds.as_slice() else {

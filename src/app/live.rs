@@ -364,12 +364,15 @@ impl App {
                 run.finished = true;
                 run.error = error.clone();
                 self.results.row = record;
+                // The words fit 80 columns with the largest record numbers.
+                let next = if stopped || run.stopping {
+                    "stopped; what completed is kept, R reruns, c compares"
+                } else {
+                    "finished; s switches the scheduler, R reruns, c compares"
+                };
                 match error {
                     Some(e) => self.error(format!("the run failed: {e}")),
-                    None => self.info(format!(
-                        "run #{} finished; s switches the scheduler, R reruns, c compares",
-                        record + 1
-                    )),
+                    None => self.info(format!("run #{} {next}", record + 1)),
                 }
             }
             Err(e) => {
