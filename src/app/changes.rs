@@ -221,8 +221,7 @@ impl App {
         self.changes
             .scheduler
             .switched(&device, before, active.clone());
-        self.devices
-            .settings_read_back(&device, Some(&active), None);
+        self.devices.scheduler_read_back(&device, &active);
         self.changes.last_switch = Some(device.clone());
         let restore = self
             .changes
@@ -360,7 +359,7 @@ impl App {
         self.changes.last_switch = Some(device.clone());
         // The kernel's flush policy follows the drive's answer; unknown (None) until re-read.
         self.devices
-            .settings_read_back(&device, None, Some(change.kernel_after));
+            .flush_policy_read_back(&device, change.kernel_after);
         let kernel = change.kernel_after.map_or("?", |k| k.as_str());
         if change.took_effect() {
             self.info(format!(

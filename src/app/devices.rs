@@ -85,27 +85,27 @@ impl Devices {
         self.inventory.as_ref().and_then(|i| i.queue_of(name))
     }
 
-    /// A switch just read back from the device: the list shows it at once instead of after
-    /// the refresh it asked for, so a retest started in between does not show the old value.
-    pub(super) fn settings_read_back(
-        &mut self,
-        name: &str,
-        scheduler: Option<&str>,
-        flush: Option<Option<KernelWriteCache>>,
-    ) {
-        let Some(dev) = self
-            .inventory
-            .as_mut()
-            .and_then(|i| i.devices.iter_mut().find(|d| d.name == name))
-        else {
-            return;
-        };
-        if let (Some(active), Some(set)) = (scheduler, dev.scheduler.as_mut()) {
+    /// A scheduler switch just read back from the device: the list shows it at once instead
+    /// of after the refresh it asked for, so a retest started in between does not show the
+    /// old value.
+    pub(super) fn scheduler_read_back(&mut self, name: &str, active: &str) {
+        if let Some(set) = self.listed_mut(name).and_then(|d| d.scheduler.as_mut()) {
             set.active = Some(active.to_string());
         }
-        if let Some(policy) = flush {
-            dev.kernel_write_cache = policy;
+    }
+
+    /// The kernel's flush policy after a write-cache switch, as read back (`None`: unknown
+    /// until the list is read again, never the old value).
+    pub(super) fn flush_policy_read_back(&mut self, name: &str, policy: Option<KernelWriteCache>) {
+        if let Some(d) = self.listed_mut(name) {
+            d.kernel_write_cache = policy;
         }
+    }
+
+    fn listed_mut(&mut self, name: &str) -> Option<&mut BlockDevice> {
+        self.inventory
+            .as_mut()
+            .and_then(|i| i.devices.iter_mut().find(|d| d.name == name))
     }
 
     /// Is it time for the idle refresh? Marks it asked for when it is.

@@ -19,7 +19,6 @@ use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
 use crate::bench::sweep::SweepKind;
 use crate::event::{Cmd, TaskError};
-use crate::model::KernelWriteCache;
 use crate::report::run::rate_meaningful;
 
 use super::devices::DriveState;
@@ -139,11 +138,6 @@ pub struct LiveRun {
     pub error: Option<String>,
     /// The drive's cache when the run started ("on", "off", "n/a").
     pub drive_cache: Option<String>,
-    /// The scheduler and kernel flush policy the device list showed when the run was asked
-    /// for: what the Run screen says while the run starts, until the opened target's own
-    /// reading replaces them.
-    pub listed_scheduler: Option<String>,
-    pub listed_flush: Option<KernelWriteCache>,
     /// Temperature readings: (seconds since the run started, degrees C), bounded.
     pub temps: VecDeque<(f64, i64)>,
     /// The engine of the phase being measured, and why (known once the warm-up is over).
@@ -186,8 +180,6 @@ impl LiveRun {
             finished: false,
             error: None,
             drive_cache: None,
-            listed_scheduler: None,
-            listed_flush: None,
             temps: VecDeque::new(),
             engine: None,
             done: Vec::new(),
@@ -522,16 +514,7 @@ impl App {
         let mut rec = RunRecord::new(record, device.clone(), request.clone(), repeats);
         rec.drive_cache = drive_cache.clone();
         self.results.records.push(rec);
-        let listed = self.devices.queue_of(&device).map(|d| {
-            // "-" as the opened target says for a queue without a scheduler.
-            let active = d.scheduler.as_ref().and_then(|s| s.active.clone());
-            (active.unwrap_or_else(|| "-".into()), d.kernel_write_cache)
-        });
         let mut run = LiveRun::new(record, device, &request, repeats, self.now);
-        if let Some((scheduler, flush)) = listed {
-            run.listed_scheduler = Some(scheduler);
-            run.listed_flush = flush;
-        }
         run.drive_cache = drive_cache;
         run.new_file = creates_test_file(self.file_target.as_ref(), &request);
         self.run = Some(run);

@@ -47,7 +47,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(2),
     ])
     .areas(area);
-    header(run, frame, head);
+    header(app, run, frame, head);
     if let Some(sw) = sweep {
         let [_, line] =
             Layout::vertical([Constraint::Length(3), Constraint::Length(1)]).areas(head);
@@ -157,19 +157,19 @@ fn warmup_offset(run: &LiveRun) -> f64 {
     run.job.as_ref().map_or(0.0, |j| j.warmup.as_secs_f64())
 }
 
-fn header(run: &LiveRun, frame: &mut Frame, area: Rect) {
-    // The opened target's reading once there is one; while the run starts, what the device
-    // list showed ("?" where it knew nothing, as for a file test's fresh device).
-    let (sched, cache) = match &run.target {
-        Some(t) => (
-            t.scheduler.clone().unwrap_or_else(|| "-".into()),
-            t.kernel_write_cache,
+fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
+    // The opened target's reading once there is one; until then what the device list shows
+    // for the queue the run goes to (a partition's disk), which a switch updates at once;
+    // "?" where the list knows nothing.
+    let (sched, cache) = match (&run.target, app.devices.queue_of(&run.device)) {
+        (Some(t), _) => (t.scheduler.clone(), t.kernel_write_cache),
+        (None, Some(d)) => (
+            d.scheduler.as_ref().and_then(|s| s.active.clone()),
+            d.kernel_write_cache,
         ),
-        None => (
-            run.listed_scheduler.clone().unwrap_or_else(|| "?".into()),
-            run.listed_flush,
-        ),
+        (None, None) => (Some("?".into()), None),
     };
+    let sched = sched.unwrap_or_else(|| "-".into());
     let cache = cache.map_or("?", |c| c.as_str());
     let state = if run.finished {
         match &run.error {
