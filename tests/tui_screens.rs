@@ -477,6 +477,68 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
     );
 }
 
+/// A run bounded by a count of I/Os and stopped part way: its bar ends at the share of the
+/// count it did, and says it was stopped.
+#[test]
+fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
+    use disktriage::bench::runner::RunEvent;
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "r");
+    let points: Vec<_> = (0..4).map(|i| point(i, 300.0)).collect();
+    let done: u64 = points.iter().map(|p| p.ops()).sum();
+    let mut plan = plan(TestName::RandRead);
+    let job = &mut plan.phases[0].job;
+    assert_eq!(job.workers, 1);
+    job.time = None;
+    job.ops_per_worker = Some(done * 4);
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop0", "none")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: "rand-read".into(),
+        job: Box::new(plan.phases[0].job.clone()),
+    })));
+    app.update(Msg::Run(Box::new(RunEvent::Measuring {
+        index: 0,
+        engine: Box::new(qd1_choice()),
+    })));
+    for p in points {
+        app.update(Msg::Run(Box::new(RunEvent::Point { index: 0, point: p })));
+    }
+    let bar = |app: &App| {
+        screen(app, 80, 25)
+            .lines()
+            .nth(4)
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        bar(&app).contains(&format!("{done} / {} I/Os", done * 4)),
+        "{}",
+        bar(&app)
+    );
+    assert_eq!(keys(&mut app, "x"), [Cmd::StopRun]);
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::RandRead,
+        "loop0",
+        "none",
+        300.0,
+        0.05,
+    )))));
+    let stopped = bar(&app);
+    assert!(stopped.contains("stopped"), "{stopped}");
+    // A quarter of 80 columns.
+    assert_eq!(stopped.matches('█').count(), 20, "{stopped}");
+}
+
 #[test]
 fn run_controls_stop_rerun_export_and_quit() {
     let mut app = app_with("host-loop-zram", true);

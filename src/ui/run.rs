@@ -278,6 +278,16 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(vec![l1, l2, l3]), area);
 }
 
+/// For a run bounded by a count of I/Os: the I/Os done so far and the count (never 0).
+fn ops_share(run: &LiveRun) -> Option<(u64, u64)> {
+    let want = run
+        .job
+        .as_ref()
+        .and_then(|j| j.ops_per_worker.map(|n| n * u64::from(j.workers)))
+        .filter(|&w| w > 0)?;
+    Some((run.points.iter().map(|p| p.ops()).sum(), want))
+}
+
 fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     let elapsed = app.now.saturating_sub(run.phase_started_at).as_secs_f64();
     let (ratio, label) = match run.job.as_ref().and_then(|j| j.time.map(|t| (t, j.warmup))) {
@@ -302,28 +312,22 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             } else {
                 "stopped"
             };
-            let ended = match run.job.as_ref().and_then(|j| j.time) {
-                Some(t) if !t.is_zero() => run.measured() / t.as_secs_f64(),
+            let ended = match (run.job.as_ref().and_then(|j| j.time), ops_share(run)) {
+                (Some(t), _) if !t.is_zero() => run.measured() / t.as_secs_f64(),
+                (_, Some((ops, want))) => ops as f64 / want as f64,
                 _ if run.points.is_empty() => 0.0,
                 _ => 1.0,
             };
             (ended.clamp(0.0, 1.0), word.to_string())
         }
         _ if run.finished => (1.0, "done".to_string()),
-        _ => {
-            let ops = run.points.iter().map(|p| p.ops()).sum::<u64>();
-            let want = run
-                .job
-                .as_ref()
-                .and_then(|j| j.ops_per_worker.map(|n| n * u64::from(j.workers)));
-            match want {
-                Some(w) if w > 0 => (
-                    (ops as f64 / w as f64).clamp(0.0, 1.0),
-                    format!("{ops} / {w} I/Os  {:.1} s", elapsed),
-                ),
-                _ => (0.0, format!("{:.1} s", elapsed)),
-            }
-        }
+        _ => match ops_share(run) {
+            Some((ops, want)) => (
+                (ops as f64 / want as f64).clamp(0.0, 1.0),
+                format!("{ops} / {want} I/Os  {:.1} s", elapsed),
+            ),
+            None => (0.0, format!("{:.1} s", elapsed)),
+        },
     };
     let gauge = Gauge::default()
         .ratio(ratio)
