@@ -50,10 +50,7 @@ fn no_devices_and_not_root() {
 #[test]
 fn test_picker() {
     let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     key(&mut app, KeyCode::Enter);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Right); // queue depth 1 -> first choice
@@ -69,10 +66,7 @@ fn test_picker() {
 #[test]
 fn running_test() {
     let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     let cmds = keys(&mut app, "r");
     let [Cmd::StartRun(req)] = cmds.as_slice() else {
         panic!("{cmds:?}")
@@ -310,10 +304,7 @@ fn help_overlay_lists_every_key() {
 #[test]
 fn failed_run_shows_the_error_in_the_screen() {
     let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     keys(&mut app, "r");
     app.update(Msg::RunRefused(
         "cannot open /dev/loop0: permission denied - needs root (run as root, e.g. with sudo)"
@@ -352,10 +343,7 @@ fn too_small_terminal_says_so() {
 fn console_glyphs_only_on_the_linux_console() {
     let mut app = app_with("host-loop-zram", true);
     app.console = true;
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     keys(&mut app, "r");
     feed(&mut app, TestName::RandRead, "loop0", "none", 24, 512.0);
     // ASCII, box drawing and the CP437 block elements only: what the console fonts have.
@@ -427,10 +415,7 @@ fn transitions_without_a_terminal() {
 #[test]
 fn a_run_that_is_starting_says_so_and_x_stops_it() {
     let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     keys(&mut app, "r");
     assert!(app.running());
     let s = screen(&app, 80, 25);
@@ -483,10 +468,7 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
 fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
     use disktriage::bench::runner::RunEvent;
     let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     keys(&mut app, "r");
     let points: Vec<_> = (0..4).map(|i| point(i, 300.0)).collect();
     let done: u64 = points.iter().map(|p| p.ops()).sum();
@@ -495,21 +477,7 @@ fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
     assert_eq!(job.workers, 1);
     job.time = None;
     job.ops_per_worker = Some(done * 4);
-    app.update(Msg::RunStarted {
-        target: Box::new(target("loop0", "none")),
-        plan: Box::new(plan.clone()),
-        notes: vec![],
-    });
-    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
-        index: 0,
-        count: 1,
-        label: "rand-read".into(),
-        job: Box::new(plan.phases[0].job.clone()),
-    })));
-    app.update(Msg::Run(Box::new(RunEvent::Measuring {
-        index: 0,
-        engine: Box::new(qd1_choice()),
-    })));
+    start_measuring(&mut app, &plan, "loop0", "none");
     for p in points {
         app.update(Msg::Run(Box::new(RunEvent::Point { index: 0, point: p })));
     }
@@ -542,10 +510,7 @@ fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
 #[test]
 fn run_controls_stop_rerun_export_and_quit() {
     let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     keys(&mut app, "r");
     feed(&mut app, TestName::RandRead, "loop0", "none", 8, 300.0);
     // q during a run asks first; x stops.
@@ -668,10 +633,7 @@ fn orphans_are_offered_at_start() {
 #[test]
 fn drive_temperature_on_the_run_time_axis() {
     let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     // The temperature field: every 1 s.
     key(&mut app, KeyCode::Enter);
     let fields = disktriage::app::picker::fields_for(TestName::RandRead);
@@ -721,10 +683,7 @@ fn span(start: f64, end: f64, mb: u64) -> disktriage::bench::stats::IntervalPoin
 #[test]
 fn run_screen_mean_is_the_total_over_the_time_and_the_results_figure() {
     let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    for _ in 0..7 {
-        key(&mut app, KeyCode::Down);
-    }
+    pick_rand_read(&mut app);
     keys(&mut app, "r");
     feed(&mut app, TestName::RandRead, "loop0", "none", 0, 0.0);
     // Two whole intervals at 200 MB/s, then the last one (folded, 0.35 s) at 100 MB/s: the

@@ -57,6 +57,14 @@ pub fn key(app: &mut App, code: KeyCode) -> Vec<Cmd> {
     app.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
 }
 
+/// The Test screen with rand-read chosen, as the admin gets there: `2`, then down to it.
+pub fn pick_rand_read(app: &mut App) {
+    keys(app, "2");
+    for _ in 0..7 {
+        key(app, KeyCode::Down);
+    }
+}
+
 pub fn keys(app: &mut App, s: &str) -> Vec<Cmd> {
     let mut cmds = Vec::new();
     for c in s.chars() {
@@ -156,7 +164,19 @@ pub fn point(i: u64, mbps: f64) -> IntervalPoint {
 
 /// Feeds a started run `n` points of about `mbps`.
 pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mbps: f64) {
-    let plan = plan(test);
+    start_measuring(app, &plan(test), device, sched);
+    for i in 0..n {
+        app.update(Msg::Run(Box::new(RunEvent::Point {
+            index: 0,
+            point: point(i, mbps),
+        })));
+    }
+    tick(app, 2.0 + n as f64 * 0.25);
+}
+
+/// The run of `plan` (its first phase) starts on `device` and begins measuring, as the runner
+/// says it, one second in.
+pub fn start_measuring(app: &mut App, plan: &spec::Plan, device: &str, sched: &str) {
     app.update(Msg::RunStarted {
         target: Box::new(target(device, sched)),
         plan: Box::new(plan.clone()),
@@ -165,7 +185,7 @@ pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mb
     app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
         index: 0,
         count: 1,
-        label: test.id().to_string(),
+        label: plan.test.id().to_string(),
         job: Box::new(plan.phases[0].job.clone()),
     })));
     tick(app, 1.0);
@@ -173,13 +193,6 @@ pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mb
         index: 0,
         engine: Box::new(qd1_choice()),
     })));
-    for i in 0..n {
-        app.update(Msg::Run(Box::new(RunEvent::Point {
-            index: 0,
-            point: point(i, mbps),
-        })));
-    }
-    tick(app, 2.0 + n as f64 * 0.25);
 }
 
 /// What `--engine auto` chooses for the QD1 tests these screens show, on zram: pread
