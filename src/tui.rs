@@ -183,6 +183,7 @@ pub fn install_panic_routes(
 pub fn panic_text(info: &PanicHookInfo) -> String {
     let thread = std::thread::current();
     let name = thread.name().unwrap_or("<unnamed>");
+    // `PanicHookInfo::payload_as_str` does this from Rust 1.91, above the crate's MSRV (1.88).
     let said = info
         .payload()
         .downcast_ref::<&str>()
