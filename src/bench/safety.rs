@@ -24,6 +24,21 @@ pub enum WriteRefusal {
     )]
     NotConfirmed { name: String },
     #[error(
+        "refusing to write to {name}: the device is read-only (ro=1 in sysfs: losetup -r, \
+         blockdev --setro or a write-protect switch). Make it writable (blockdev --setrw) or \
+         choose a read test"
+    )]
+    ReadOnly { name: String },
+    #[error(
+        "{first} and {second} are the same data ({why}): writing one writes the other, and \
+         measuring both at once measures neither. Give it once"
+    )]
+    SameData {
+        first: String,
+        second: String,
+        why: &'static str,
+    },
+    #[error(
         "this test rewrites the data on {name} in place (--preserve: each block it writes is read \
          first and the same bytes are written back, so an interruption leaves the data as it \
          was; a device that fails in the middle of a write can still lose that block, and \

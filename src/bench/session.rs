@@ -79,7 +79,82 @@ pub fn start_watched(
     if let Some(runner) = req.test.info().family.directory_runner() {
         return start_directory(root, req, runner);
     }
-    let mut prepared = target::prepare(&TargetRequest {
+    check(root, req)?;
+    ready(root, req, stop, laid_out)?.launch()
+}
+
+/// Everything a run checks before it touches its target: the write guard on the live system
+/// (in use, confirmation, read-only), the parameters, the plan and the memory its buffers need.
+/// Nothing is written and no file is created: a missing file is planned at the size it would
+/// be laid out with. `start_watched` calls it first; a run over several targets calls it for
+/// every target before any starts.
+pub fn check(root: &SysRoot, req: &RunRequest) -> anyhow::Result<target::Checked> {
+    if req.test.info().family.directory_runner().is_some() {
+        // A directory test writes only in a scratch directory it makes itself.
+        return Ok(target::Checked {
+            object: target::TargetObject::New {
+                dir: None,
+                path: req.target.clone(),
+                name: String::new(),
+            },
+            facts: spec::TargetFacts {
+                size: 1,
+                logical_block_size: 4096,
+                max_request: None,
+                is_file: true,
+            },
+            writes_allowed: true,
+        });
+    }
+    let checked = target::check(&TargetRequest {
+        path: &req.target,
+        root,
+        test: req.test,
+        params: &req.params,
+        confirmation: req.confirmation.as_deref(),
+        stop: None,
+        laid_out: None,
+    })?;
+    planned(req, &checked.facts, checked.writes_allowed)?;
+    Ok(checked)
+}
+
+/// The plan of `req` on a target with `facts`, refused when its buffers would not fit in
+/// memory: settings the plan accepts (256 MiB x QD 1024) would otherwise end in the OOM
+/// killer, unexplained.
+fn planned(req: &RunRequest, facts: &spec::TargetFacts, writes: bool) -> anyhow::Result<Plan> {
+    spec::build_plan(req.test, &req.params, facts, writes)
+        .and_then(|plan| {
+            spec::check_memory(&plan, crate::sys::host::available_memory())?;
+            Ok(plan)
+        })
+        .map_err(|e| {
+            anyhow::Error::new(e).context(format!(
+                "cannot run {} on {}",
+                req.test,
+                req.target.display()
+            ))
+        })
+}
+
+/// A target opened (a new test file laid out) and its plan built, ready to start.
+pub struct Ready {
+    prepared: target::PreparedTarget,
+    plan: Plan,
+    test: TestName,
+}
+
+/// Opens the target of `req` (laying out a new test file) and builds its plan, without
+/// starting the run: a run over several targets makes every one ready before it starts any.
+/// A test file it created is removed again (only if it is still that file) when the plan is
+/// refused or the `Ready` is dropped unlaunched.
+pub fn ready(
+    root: &SysRoot,
+    req: &RunRequest,
+    stop: Option<&AtomicBool>,
+    laid_out: Option<&AtomicU64>,
+) -> anyhow::Result<Ready> {
+    let prepared = target::prepare(&TargetRequest {
         path: &req.target,
         root,
         test: req.test,
@@ -88,62 +163,51 @@ pub fn start_watched(
         stop,
         laid_out,
     })?;
-    // The buffers are checked against the machine's memory before any is allocated: settings
-    // the plan accepts (256 MiB x QD 1024) would otherwise end in the OOM killer, unexplained.
-    let plan = spec::build_plan(
-        req.test,
-        &req.params,
-        &prepared.facts,
-        prepared.writes_allowed,
-    )
-    .and_then(|plan| {
-        spec::check_memory(&plan, crate::sys::host::available_memory())?;
-        Ok(plan)
-    });
-    let plan = match plan {
-        Ok(plan) => plan,
-        Err(e) => {
-            // A file this run created for a test that will not run is not left behind.
-            if prepared.info.created {
-                let _ = crate::sys::direct::remove_file(&req.target);
-            }
-            return Err(anyhow::Error::new(e).context(format!(
-                "cannot run {} on {}",
-                req.test,
-                req.target.display()
-            )));
-        }
-    };
-    // A rewrite writes back what it reads: it has no pattern.
-    let pattern = if plan.writes() && !plan.rewrites() {
-        Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
-    } else {
-        None
-    };
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (tx, events) = mpsc::channel();
-    let handle = runner::start(RunInput {
-        plan: plan.clone(),
-        fd: Arc::clone(&prepared.fd),
-        pattern,
-        stat: prepared.stat.clone(),
-        no_stat_reason: prepared.no_stat_reason.clone(),
-        events: Some(tx),
-        block_device: prepared.info.kind == TargetClass::BlockDevice,
-        size_at_start: prepared.info.size_bytes,
-    })?;
-    Ok(Session {
-        handle,
-        events,
+    // A refusal here drops `prepared`, and with it the file this run created.
+    let plan = planned(req, &prepared.facts, prepared.writes_allowed)?;
+    Ok(Ready {
+        prepared,
         plan,
-        target: prepared.info,
-        notes: prepared.notes,
         test: req.test,
-        started_unix,
-        created: prepared.created_file.take(),
     })
+}
+
+impl Ready {
+    /// Starts the run.
+    pub fn launch(mut self) -> anyhow::Result<Session> {
+        let plan = self.plan;
+        let prepared = &mut self.prepared;
+        // A rewrite writes back what it reads: it has no pattern.
+        let pattern = if plan.writes() && !plan.rewrites() {
+            Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
+        } else {
+            None
+        };
+        let started_unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let (tx, events) = mpsc::channel();
+        let handle = runner::start(RunInput {
+            plan: plan.clone(),
+            fd: Arc::clone(&prepared.fd),
+            pattern,
+            stat: prepared.stat.clone(),
+            no_stat_reason: prepared.no_stat_reason.clone(),
+            events: Some(tx),
+            block_device: prepared.info.kind == TargetClass::BlockDevice,
+            size_at_start: prepared.info.size_bytes,
+        })?;
+        Ok(Session {
+            handle,
+            events,
+            plan,
+            target: prepared.info.clone(),
+            notes: std::mem::take(&mut prepared.notes),
+            test: self.test,
+            started_unix,
+            created: prepared.created_file.take(),
+        })
+    }
 }
 
 /// A directory test (the metadata test): its scratch directory is made first, and removed

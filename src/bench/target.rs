@@ -19,7 +19,7 @@ use super::pattern::{DataKind, DataPattern};
 use super::runner::StatSource;
 use super::safety;
 use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
-use crate::model::{BlockDevice, Bytes, Inventory};
+use crate::model::{BlockDevice, Bytes, FileId, Inventory};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};
 use crate::sys::dirops::{self, DirTarget, ScratchDir};
@@ -71,12 +71,271 @@ fn inventory_device<'a>(inv: &'a Inventory, name: &str) -> Option<&'a BlockDevic
     })
 }
 
+/// The inventory every write check reads: the running system's `/proc` and `/sys`, whatever
+/// `--root` says. `--root` points at a captured tree for reading; the object a test writes is
+/// always a live one (the path is opened on this system), so only the live mount table, swap
+/// list and holders can say whether it is in use. A tree with an empty mount table must never
+/// make a mounted device look free.
+fn live_inventory() -> anyhow::Result<Inventory> {
+    SysRoot::host()
+        .inventory()
+        .context("cannot read the running system's devices to check that the target is unused")
+}
+
+/// The inventory that describes targets in the report: the `--root` tree (the live one when
+/// that is `/`, read once).
+fn view_inventory(root: &SysRoot, live: &Inventory) -> Option<Inventory> {
+    if root.root() == Path::new("/") {
+        Some(live.clone())
+    } else {
+        root.inventory().ok()
+    }
+}
+
+/// What a target is, for finding two names of one object among several targets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetObject {
+    /// A block device or partition, by kernel name.
+    Block { name: String },
+    /// An existing regular file: its identity and its real path.
+    File { id: FileId, path: String },
+    /// A file this run would create: the directory it goes in (its identity when it exists)
+    /// and its name there.
+    New {
+        dir: Option<FileId>,
+        path: PathBuf,
+        name: String,
+    },
+}
+
+/// A target that passed every check a run makes before it opens anything for writing or lays
+/// out a file: the write guard (in use, confirmation, read-only), with the facts its plan is
+/// built from.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub object: TargetObject,
+    pub facts: TargetFacts,
+    pub writes_allowed: bool,
+}
+
+/// Checks the target as `prepare` will, without writing, creating or opening it for writing:
+/// every refusal that needs no file comes from here, before any target of a run is touched.
+/// A missing file is checked as the test file it would become (its planned size, the block
+/// size of the device its directory is on).
+pub fn check(req: &TargetRequest) -> anyhow::Result<Checked> {
+    let path = req.path;
+    let need = write_need(req.test, req.params);
+    let mut notes = Vec::new();
+    let pinned = match direct::pin(path) {
+        Ok(fd) => fd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            refuse_new_file_path(path)?;
+            if req.params.size == Some(0) {
+                bail!("--size must be larger than 0 to create {}", path.display());
+            }
+            let live = live_inventory()?;
+            let view = view_inventory(req.root, &live);
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let dir_id = direct::file_identity(parent).map(|(id, _)| id);
+            let fs_dev = dirops::filesystem_dev(parent).ok();
+            let backing = fs_dev.and_then(|d| {
+                if d.major != 0 {
+                    Some(d)
+                } else {
+                    mount_source(d)
+                }
+            });
+            let disk = disk_of(view.as_ref(), backing);
+            let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
+            return Ok(Checked {
+                object: TargetObject::New {
+                    dir: dir_id,
+                    path: path.to_path_buf(),
+                    name: path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                },
+                facts: facts_of(test_file_size(req.params), lbs, disk, true),
+                writes_allowed: need != Writes::Never,
+            });
+        }
+        Err(e) => return Err(open_failure(e, path)),
+    };
+    let opened = direct::describe_fd(&pinned)
+        .with_context(|| format!("{} cannot be tested", path.display()))?;
+    let live = live_inventory()?;
+    let view = view_inventory(req.root, &live);
+    match opened {
+        Opened::Block { dev, name } => {
+            let writes_allowed =
+                device_writes(req, need, &live, path, dev, name.as_deref(), &mut notes)?;
+            let reading = OpenSpec {
+                write: false,
+                direct: false,
+                exclusive: false,
+                sync: SyncMode::None,
+            };
+            let fd = direct::reopen(&pinned, reading)
+                .map_err(|e| crate::sys::error::open_error(e, path, reading))?;
+            let name = name.unwrap_or_else(|| dev.to_string());
+            if writes_allowed {
+                refuse_read_only(&fd, &name)?;
+            }
+            let (size, lbs, _) = direct::block_geometry(&fd)
+                .with_context(|| format!("cannot read the size of {}", path.display()))?;
+            let disk = view.as_ref().and_then(|i| inventory_device(i, &name));
+            Ok(Checked {
+                object: TargetObject::Block { name },
+                facts: facts_of(size, lbs, disk, false),
+                writes_allowed,
+            })
+        }
+        Opened::File {
+            id,
+            backing,
+            real_path,
+        } => {
+            let real_path = real_path.unwrap_or_else(|| path.to_path_buf());
+            let writes_allowed = file_writes(req, need, false, &real_path, id, &mut notes)?;
+            let size = direct::file_len(&pinned)?;
+            let backing = backing.or_else(|| mount_source(id.dev));
+            let disk = disk_of(view.as_ref(), backing);
+            let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
+            Ok(Checked {
+                object: TargetObject::File {
+                    id,
+                    path: real_path.to_string_lossy().into_owned(),
+                },
+                facts: facts_of(size, lbs, disk, true),
+                writes_allowed,
+            })
+        }
+    }
+}
+
+/// btrfs gives its files an anonymous device (0:N): the mount's source is the disk whose
+/// counters witness the run.
+fn mount_source(dev: crate::model::DevNum) -> Option<crate::model::DevNum> {
+    crate::sys::links::mount_source_device(dev)
+}
+
+/// The inventory's disk behind a file system's block device.
+fn disk_of(inv: Option<&Inventory>, backing: Option<crate::model::DevNum>) -> Option<&BlockDevice> {
+    let name = backing.and_then(direct::block_name)?;
+    inventory_device(inv?, &name)
+}
+
+/// The error for a target that cannot be looked at.
+fn open_failure(e: io::Error, path: &Path) -> anyhow::Error {
+    let spec = OpenSpec {
+        write: false,
+        direct: false,
+        exclusive: false,
+        sync: SyncMode::None,
+    };
+    crate::sys::error::open_error(e, path, spec)
+}
+
+/// A device the kernel marks read-only is refused for a write test before anything starts:
+/// an exclusive read-write open of it succeeds, and only the first write would fail.
+fn refuse_read_only(fd: &OwnedFd, name: &str) -> anyhow::Result<()> {
+    if direct::read_only_fd(fd).unwrap_or(false) {
+        return Err(safety::WriteRefusal::ReadOnly { name: name.into() }.into());
+    }
+    Ok(())
+}
+
+/// Whether the test writes to block device `dev` (`name`): the write guard, on the live
+/// inventory, for a test that must write, or that may write and was confirmed; a note when an
+/// optional write is left out.
+fn device_writes(
+    req: &TargetRequest,
+    need: Writes,
+    live: &Inventory,
+    path: &Path,
+    dev: crate::model::DevNum,
+    name: Option<&str>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<bool> {
+    let guard = || -> anyhow::Result<()> {
+        let name = name.ok_or_else(|| safety::WriteRefusal::Unknown {
+            name: format!("{} (device {dev})", path.display()),
+        })?;
+        safety::check_device_write(live, name, req.confirmation)
+            .map_err(|e| e.for_rewrite(req.params.preserve))?;
+        Ok(())
+    };
+    match need {
+        Writes::Never => Ok(false),
+        Writes::Always => guard().map(|()| true),
+        // Optional writes (CrystalDiskMark): with a confirmation they must pass the guard;
+        // without one the reads run alone.
+        Writes::Optional => match req.confirmation {
+            Some(_) => guard().map(|()| true),
+            None => {
+                let n = name.map_or_else(|| dev.to_string(), str::to_string);
+                notes.push(format!(
+                    "write tests skipped: writing to {n} needs --destroy-data {n}"
+                ));
+                Ok(false)
+            }
+        },
+    }
+}
+
+/// Whether the test writes to the regular file at `real_path` (identity `id`): a file this run
+/// created is its own; overwriting one that was there before destroys its contents, so it must
+/// not be in use (a loop device's image, a swap file: checked on the live inventory) and the
+/// admin must confirm.
+fn file_writes(
+    req: &TargetRequest,
+    need: Writes,
+    created: bool,
+    real_path: &Path,
+    id: FileId,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<bool> {
+    let real = real_path.to_string_lossy().into_owned();
+    let file_name = real_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let guard = |confirmation| -> anyhow::Result<()> {
+        let live = live_inventory()?;
+        safety::check_file_write(&live, &real, id, &file_name, confirmation)?;
+        Ok(())
+    };
+    match need {
+        Writes::Never => Ok(false),
+        _ if created => Ok(true),
+        Writes::Always => guard(req.confirmation).map(|()| true),
+        Writes::Optional => match req.confirmation {
+            Some(_) => guard(req.confirmation).map(|()| true),
+            None => {
+                notes.push(format!(
+                    "write tests skipped: overwriting the existing file needs \
+                     --destroy-data {file_name}"
+                ));
+                Ok(false)
+            }
+        },
+    }
+}
+
 /// Opens (and if needed creates) the target after checking that the test may write to it.
 ///
 /// The one-open rule: the path is resolved exactly once (`direct::pin`); the in-use check, the
 /// confirmation and the report all use what that descriptor is (`st_rdev` of a block device,
 /// `st_dev`/`st_ino` of a file), and the test's descriptor is opened from it, never by name
 /// again. A symlink or device node swapped in the meantime cannot redirect the writes.
+///
+/// The in-use check reads the live system (`live_inventory`), never the `--root` tree.
+/// Callers run `check` first, so that a run refused for what needs no file (its plan, memory)
+/// lays none out.
 pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
     let path = req.path;
     let need = write_need(req.test, req.params);
@@ -87,7 +346,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
     let (pinned, created) = match direct::pin(path) {
         Ok(fd) => (fd, None),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            refuse_system_directory(path, req.root)?;
+            refuse_new_file_path(path)?;
             let created = create_test_file(path, req.params, req.stop, req.laid_out)?;
             let fd = created
                 .fd
@@ -95,51 +354,16 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 .context("cannot hold the new test file")?;
             (fd, Some(created))
         }
-        Err(e) => {
-            let spec = OpenSpec {
-                write: false,
-                direct: false,
-                exclusive: false,
-                sync: SyncMode::None,
-            };
-            return Err(crate::sys::error::open_error(e, path, spec));
-        }
+        Err(e) => return Err(open_failure(e, path)),
     };
     let opened = direct::describe_fd(&pinned)
         .with_context(|| format!("{} cannot be tested", path.display()))?;
 
     match opened {
         Opened::Block { dev, name } => {
-            let inv = req.root.inventory()?;
-            let checked_name = || {
-                name.clone().ok_or_else(|| safety::WriteRefusal::Unknown {
-                    name: format!("{} (device {dev})", path.display()),
-                })
-            };
-            let writes_allowed = match need {
-                Writes::Never => false,
-                Writes::Always => {
-                    safety::check_device_write(&inv, &checked_name()?, req.confirmation)
-                        .map_err(|e| e.for_rewrite(req.params.preserve))?;
-                    true
-                }
-                // Optional writes (CrystalDiskMark): with a confirmation they must pass the
-                // guard; without one the reads run alone.
-                Writes::Optional => match req.confirmation {
-                    Some(_) => {
-                        safety::check_device_write(&inv, &checked_name()?, req.confirmation)
-                            .map_err(|e| e.for_rewrite(req.params.preserve))?;
-                        true
-                    }
-                    None => {
-                        let n = name.clone().unwrap_or_else(|| dev.to_string());
-                        notes.push(format!(
-                            "write tests skipped: writing to {n} needs --destroy-data {n}"
-                        ));
-                        false
-                    }
-                },
-            };
+            let live = live_inventory()?;
+            let writes_allowed =
+                device_writes(req, need, &live, path, dev, name.as_deref(), &mut notes)?;
             let spec = OpenSpec {
                 write: writes_allowed,
                 direct,
@@ -151,18 +375,29 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             // The device was busy when checked: whatever held it may have left something on
             // it that does not claim it (a loop device stacked over it and mounted). Now that
             // this run holds it nothing new can, so the check is made again, on a fresh view.
-            let inv = if waited {
-                let fresh = req.root.inventory()?;
-                safety::check_device_write(&fresh, &checked_name()?, req.confirmation)
-                    .map_err(|e| e.for_rewrite(req.params.preserve))?;
+            let live = if waited {
+                let fresh = live_inventory()?;
+                device_writes(
+                    req,
+                    need,
+                    &fresh,
+                    path,
+                    dev,
+                    name.as_deref(),
+                    &mut Vec::new(),
+                )?;
                 fresh
             } else {
-                inv
+                live
             };
+            let name = name.unwrap_or_else(|| dev.to_string());
+            if writes_allowed {
+                refuse_read_only(&fd, &name)?;
+            }
             let (size, lbs, pbs) = direct::block_geometry(&fd)
                 .with_context(|| format!("cannot read the size of {}", path.display()))?;
-            let name = name.unwrap_or_else(|| dev.to_string());
-            let disk = inventory_device(&inv, &name);
+            let view = view_inventory(req.root, &live);
+            let disk = view.as_ref().and_then(|i| inventory_device(i, &name));
             let info = describe(
                 req.root,
                 path,
@@ -194,39 +429,8 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             real_path,
         } => {
             let real_path = real_path.unwrap_or_else(|| path.to_path_buf());
-            let real = real_path.to_string_lossy().into_owned();
-            let file_name = real_path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            // Overwriting a file that was there before destroys its contents: it must not be
-            // in use (a loop device's image, a swap file) and the admin must confirm.
-            let check = |confirmation| -> anyhow::Result<()> {
-                let inv = req.root.inventory()?;
-                safety::check_file_write(&inv, &real, id, &file_name, confirmation)?;
-                Ok(())
-            };
-            let writes_allowed = match need {
-                Writes::Never => false,
-                _ if created.is_some() => true,
-                Writes::Always => {
-                    check(req.confirmation)?;
-                    true
-                }
-                Writes::Optional => match req.confirmation {
-                    Some(_) => {
-                        check(req.confirmation)?;
-                        true
-                    }
-                    None => {
-                        notes.push(format!(
-                            "write tests skipped: overwriting the existing file needs \
-                             --destroy-data {file_name}"
-                        ));
-                        false
-                    }
-                },
-            };
+            let writes_allowed =
+                file_writes(req, need, created.is_some(), &real_path, id, &mut notes)?;
             let spec = OpenSpec {
                 write: writes_allowed,
                 direct,
@@ -236,9 +440,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let fd = direct::reopen(&pinned, spec)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
             let size = direct::file_len(&fd)?;
-            // btrfs gives its files an anonymous device (0:N): the mount's source is the disk
-            // whose counters witness the run.
-            let backing = backing.or_else(|| crate::sys::links::mount_source_device(id.dev));
+            let backing = backing.or_else(|| mount_source(id.dev));
             let backing_name = backing.and_then(direct::block_name);
             let inv = req.root.inventory().ok();
             let disk = match (&inv, &backing_name) {
@@ -387,12 +589,45 @@ pub fn prepare_directory(
     })
 }
 
+/// Where a new test file must not be created: under /dev, /proc or /sys
+/// (`refuse_system_directory`), or at a bare name that is a block device's
+/// (`refuse_bare_device_name`).
+fn refuse_new_file_path(path: &Path) -> anyhow::Result<()> {
+    refuse_bare_device_name(path)?;
+    refuse_system_directory(path)
+}
+
+/// `run loop4` in a directory without `./loop4` would create a 1 GiB test file named `loop4`,
+/// and `--destroy-data loop4` reads as if it named the device: a bare name (one component, no
+/// `/`) that does not exist but is a block device's kernel name is refused with both ways to
+/// say what was meant. `./loop4` still creates the file.
+fn refuse_bare_device_name(path: &Path) -> anyhow::Result<()> {
+    let mut components = path.components();
+    let (Some(std::path::Component::Normal(name)), None) = (components.next(), components.next())
+    else {
+        return Ok(());
+    };
+    // `./loop4` has a CurDir component first; a bare `loop4` has only its name.
+    if path.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return Ok(());
+    }
+    let name = name.to_string_lossy();
+    if !SysRoot::host().has_block_device(&name) {
+        return Ok(());
+    }
+    bail!(
+        "{name} does not exist in this directory, and {name} is a block device: to test the \
+         device give its path, /dev/{name}; to create a test file named {name} here, give \
+         ./{name}"
+    )
+}
+
 /// Test files are never created under /dev, /proc or /sys (a typo in a device name would
 /// otherwise fill RAM with a 1 GiB file in devtmpfs): the missing path is an error that lists
 /// the block devices, so the admin sees the right name. A file system mounted below /dev that
 /// holds files (the tmpfs at /dev/shm, or anything mounted in it) is not /dev itself: a test
 /// file there is allowed.
-fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
+fn refuse_system_directory(path: &Path) -> anyhow::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -419,7 +654,7 @@ fn refuse_system_directory(path: &Path, root: &SysRoot) -> anyhow::Result<()> {
     let Some(where_) = refused else {
         return Ok(());
     };
-    let names: Vec<String> = match root.inventory() {
+    let names: Vec<String> = match SysRoot::host().inventory() {
         Ok(inv) => inv
             .visible(false)
             .flat_map(|d| {

@@ -209,6 +209,31 @@ pub fn file_usage(
     reasons
 }
 
+/// One target of a run, as the data it reaches: a block device or partition by kernel name,
+/// or a regular file by identity (with its path, for loop devices known only by path text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataRef<'a> {
+    Node(&'a str),
+    File { id: FileId, path: &'a str },
+}
+
+/// Whether two targets show the same data, so that writing one writes the other: one device
+/// under two names, a disk and one of its partitions, a loop device and its backing file or
+/// the device it is stacked on (through any number of loop links), two loop devices over one
+/// file, two hard links to one file. Sibling partitions do not share data.
+pub fn same_data(devices: &[BlockDevice], a: DataRef, b: DataRef) -> bool {
+    if a == b {
+        return true;
+    }
+    if let (DataRef::File { id: x, .. }, DataRef::File { id: y, .. }) = (a, b)
+        && x == y
+    {
+        return true;
+    }
+    let graph = Graph::new(devices);
+    graph.reaches(devices, a, b) || graph.reaches(devices, b, a)
+}
+
 /// Whether loop device `d` is backed by the file `other` describes: by identity when both are
 /// known, else by the path text (which can only err towards "same").
 fn same_file(d: &BlockDevice, other: &LoopBacking, other_path: Option<&str>) -> Option<bool> {
@@ -399,6 +424,69 @@ impl Graph {
             }
         }
         out
+    }
+
+    /// The nodes a target starts from: its own node, or for a file every loop device over it.
+    fn starts(&self, devices: &[BlockDevice], target: DataRef) -> Vec<usize> {
+        match target {
+            DataRef::Node(name) => self
+                .nodes
+                .iter()
+                .position(|n| n.name == name)
+                .into_iter()
+                .collect(),
+            DataRef::File { id, path } => {
+                let backing = LoopBacking {
+                    file: Some(id),
+                    block: None,
+                };
+                self.nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| {
+                        n.part.is_none()
+                            && same_file(&devices[n.disk], &backing, Some(path)) == Some(true)
+                    })
+                    .map(|(i, _)| i)
+                    .collect()
+            }
+        }
+    }
+
+    /// Whether the data of `from` reaches `to`: breadth first over loop links and
+    /// containment, never from a partition up to its disk and down into a sibling (or the
+    /// other way round), as `inherited` walks.
+    fn reaches(&self, devices: &[BlockDevice], from: DataRef, to: DataRef) -> bool {
+        // A file is reached at a loop device over it.
+        let targets = self.starts(devices, to);
+        let is_target = |node: usize| targets.contains(&node);
+        let starts = self.starts(devices, from);
+        let mut seen: HashSet<(usize, Option<Hop>)> = HashSet::new();
+        let mut queue: VecDeque<(usize, Option<Hop>)> = VecDeque::new();
+        for &s in &starts {
+            if is_target(s) {
+                return true;
+            }
+            seen.insert((s, None));
+            queue.push_back((s, None));
+        }
+        while let Some((at, dir)) = queue.pop_front() {
+            for e in &self.edges[at] {
+                let dir = match (e.hop, dir) {
+                    (Hop::Alias, d) => d,
+                    (Hop::Up, Some(Hop::Down)) | (Hop::Down, Some(Hop::Up)) => continue,
+                    (h, _) => Some(h),
+                };
+                if !seen.insert((e.to, dir)) {
+                    continue;
+                }
+                if is_target(e.to) {
+                    return true;
+                }
+                queue.push_back((e.to, dir));
+            }
+        }
+        false
     }
 
     /// The reason for `start` from a chain of links ending at the node that `root` is about.
@@ -699,6 +787,67 @@ mod tests {
             devs[1].usage_summary(),
             "backed by loop0, loop0p2 backs loop6, mounted at /mnt/6"
         );
+    }
+
+    #[test]
+    fn two_names_of_the_same_data_are_found() {
+        let disk = disk_with_partition();
+        let mut sda2 = disk.partitions[0].clone();
+        sda2.name = "sda2".into();
+        sda2.dev = "8:2".parse().ok();
+        let mut disk = disk;
+        disk.partitions.push(sda2);
+        let img = id(1, 12);
+        let over_file = loop_over("loop4", 4, "/tmp/a.img", Some(img));
+        let also_over_file = loop_over("loop5", 5, "/tmp/a.img", Some(img));
+        let on_sda1 = loop_on("loop6", 6, &disk);
+        let mut on_part = on_sda1.clone();
+        on_part.name = "loop7".into();
+        on_part.dev = Some(DevNum { major: 7, minor: 7 });
+        on_part.loop_backing = Some(LoopBacking {
+            file: None,
+            block: "8:1".parse().ok(),
+        });
+        let stacked = loop_on("loop8", 8, &over_file);
+        let other = loop_over("loop9", 9, "/tmp/b.img", Some(id(1, 13)));
+        let devs = vec![
+            disk,
+            over_file,
+            also_over_file,
+            on_sda1,
+            on_part,
+            stacked,
+            other,
+        ];
+        let node = DataRef::Node;
+        let file = |id, path| DataRef::File { id, path };
+        let same = |a, b| same_data(&devs, a, b);
+        assert!(same(node("sda"), node("sda")));
+        assert!(same(node("sda"), node("sda1")));
+        assert!(same(node("sda1"), node("sda")));
+        assert!(!same(node("sda1"), node("sda2")), "siblings share nothing");
+        // A loop device and its backing file; two loop devices over one file; a loop
+        // stacked on a loop over the file.
+        assert!(same(node("loop4"), file(img, "/tmp/a.img")));
+        assert!(same(file(img, "/elsewhere/hard-link.img"), node("loop4")));
+        assert!(same(node("loop4"), node("loop5")));
+        assert!(same(node("loop8"), file(img, "/tmp/a.img")));
+        // Hard links: one identity.
+        assert!(same(
+            file(img, "/tmp/a.img"),
+            file(img, "/tmp/hard-link.img")
+        ));
+        // A loop over the whole disk shows sda1 too; a loop over sda1 is not sda2.
+        assert!(same(node("loop6"), node("sda1")));
+        assert!(same(node("loop7"), node("sda")));
+        assert!(!same(node("loop7"), node("sda2")));
+        // Unrelated.
+        assert!(!same(node("loop9"), file(img, "/tmp/a.img")));
+        assert!(!same(node("loop9"), node("loop4")));
+        assert!(!same(
+            file(img, "/tmp/a.img"),
+            file(id(1, 13), "/tmp/b.img")
+        ));
     }
 
     #[test]

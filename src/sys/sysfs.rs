@@ -136,6 +136,13 @@ impl SysRoot {
         &self.root
     }
 
+    /// Is `name` the kernel name of a block device or partition (`<root>/sys/class/block/
+    /// <name>` exists)? A name that is not one plain path component is never one.
+    pub fn has_block_device(&self, name: &str) -> bool {
+        let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
+        plain && self.root.join("sys/class/block").join(name).exists()
+    }
+
     /// `<root>/sys/block/<name>`.
     pub fn block_dir(&self, name: &str) -> PathBuf {
         self.root.join("sys/block").join(name)
