@@ -232,7 +232,7 @@ fn root_targets_every_target_is_checked_before_any_is_written() {
         "--count",
         "64",
         "--size",
-        "64M",
+        "16M",
         "--destroy-data",
         &list,
     ]);

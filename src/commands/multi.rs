@@ -20,9 +20,10 @@ use super::run::params_from_args;
 use crate::bench::catalog::{TestName, Writes};
 use crate::bench::multi::{self, ListRefusal, Role};
 use crate::bench::runner::RunEvent;
-use crate::bench::safety::{self, WriteRefusal};
+use crate::bench::safety::WriteRefusal;
 use crate::bench::session::{self, RunRequest, Session, TempPoll};
 use crate::bench::spec::TestParams;
+use crate::bench::target;
 use crate::cli::RunArgs;
 use crate::model::BytesPerSec;
 use crate::model::text::neutralize_controls;
@@ -117,7 +118,9 @@ fn members_of(
     Ok(out)
 }
 
-/// What a target is called in a confirmation, and what makes two targets the same object.
+/// What a target is called in a confirmation, and what makes two paths the same object at
+/// first sight: a block device by number, a file by device and inode (two hard links are one
+/// file), a new file by its directory's real path and its name.
 fn identity(path: &Path) -> anyhow::Result<(Option<String>, String)> {
     match direct::identify(path).with_context(|| format!("cannot open {}", path.display()))? {
         PathKind::BlockDevice { name, dev } => Ok((Some(name), format!("block {dev}"))),
@@ -128,15 +131,88 @@ fn identity(path: &Path) -> anyhow::Result<(Option<String>, String)> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            Ok((Some(name), format!("file {}", real.display())))
+            let key = match direct::file_identity(&real) {
+                Some((id, _)) => format!("file {}:{}", id.dev, id.ino),
+                None => format!("file {}", real.display()),
+            };
+            Ok((Some(name), key))
         }
         // A file this run creates needs no confirmation.
-        PathKind::Missing => Ok((None, format!("new {}", path.display()))),
+        PathKind::Missing => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let dir = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+            let name = path.file_name().unwrap_or_default();
+            Ok((None, format!("new {}", dir.join(name).display())))
+        }
     }
 }
 
+/// Refuses two targets that are one object's data under two names: a loop device and its
+/// backing file (or the device it is stacked on, through any chain), two loop devices over one
+/// file, a disk and its partition, two hard links, one device under two nodes. Decided on the
+/// live inventory, as the write guard is.
+fn refuse_same_data(paths: &[&PathBuf], checked: &[target::Checked]) -> anyhow::Result<()> {
+    use crate::model::usage::{DataRef, same_data};
+    use target::TargetObject;
+    let live = SysRoot::host().inventory()?;
+    /// The data an existing target reaches, and whether it is a file.
+    fn data(o: &TargetObject) -> Option<(DataRef<'_>, bool)> {
+        match o {
+            TargetObject::Block { name } => Some((DataRef::Node(name), false)),
+            TargetObject::File { id, path } => Some((DataRef::File { id: *id, path }, true)),
+            TargetObject::New { .. } => None,
+        }
+    }
+    for (i, a) in checked.iter().enumerate() {
+        for (j, b) in checked.iter().enumerate().skip(i + 1) {
+            let why = match (&a.object, &b.object) {
+                (
+                    TargetObject::New {
+                        dir: Some(d1),
+                        name: n1,
+                        ..
+                    },
+                    TargetObject::New {
+                        dir: Some(d2),
+                        name: n2,
+                        ..
+                    },
+                ) if d1 == d2 && n1 == n2 => Some("one new file under two paths"),
+                _ => match (data(&a.object), data(&b.object)) {
+                    (Some((x, x_file)), Some((y, y_file))) if same_data(&live.devices, x, y) => {
+                        Some(match (x_file, y_file) {
+                            (true, true) => "two hard links to one file",
+                            (false, false) if x == y => "one device under two names",
+                            (false, false) => {
+                                "a disk and its partition, or a loop device and the device \
+                                 behind it"
+                            }
+                            _ => "a loop device and its backing file",
+                        })
+                    }
+                    _ => None,
+                },
+            };
+            if let Some(why) = why {
+                return Err(WriteRefusal::SameData {
+                    first: neutralize_controls(&paths[i].display().to_string()),
+                    second: neutralize_controls(&paths[j].display().to_string()),
+                    why,
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The targets given, each with its own confirmation from the one --destroy-data list, after
-/// every written block device passed the write guard: nothing starts unless all may.
+/// every target, device or file, passed every check a run makes before it touches anything
+/// (in use on the live system, confirmation, read-only, plan, memory) and no two are one
+/// object: nothing is written and no test file is laid out unless all may run.
 fn plan_targets(
     root: &SysRoot,
     args: &RunArgs,
@@ -169,23 +245,34 @@ fn plan_targets(
     } else {
         vec![None; names.len()]
     };
-    if writes {
-        let inv = root.inventory()?;
-        for (p, c) in paths.iter().zip(&confirmations) {
-            if let PathKind::BlockDevice { name, .. } = direct::identify(p)? {
-                safety::check_device_write(&inv, &name, c.as_deref())?;
-            }
-        }
-    }
-    Ok(paths
-        .into_iter()
+    let planned: Vec<Planned> = paths
+        .iter()
         .zip(confirmations)
         .map(|(p, confirmation)| Planned {
-            path: p.clone(),
+            path: (*p).clone(),
             role: Role::Target,
             confirmation,
         })
-        .collect())
+        .collect();
+    let checked = planned
+        .iter()
+        .map(|p| session::check(root, &p.request(test, params)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    refuse_same_data(&paths, &checked)?;
+    Ok(planned)
+}
+
+impl Planned {
+    /// The run request of this target.
+    fn request(&self, test: TestName, params: &TestParams) -> RunRequest {
+        RunRequest {
+            target: self.path.clone(),
+            test,
+            params: params.clone(),
+            confirmation: self.confirmation.clone(),
+            temperature: TempPoll::Off,
+        }
+    }
 }
 
 /// Runs the command; the exit status is 1 when a target failed (after the report), 128 + the
@@ -316,32 +403,31 @@ fn is_refusal(e: &anyhow::Error) -> bool {
 
 impl Runner<'_> {
     /// Runs the targets `indices` at the same time and adds each one's report (or failure).
+    /// Every target is opened (a new test file laid out) before any starts: a refusal of one
+    /// (what changed since the checks) comes before anything is written to the others, and
+    /// the files laid out for them are removed again.
     fn together(&self, indices: &[usize], result: &mut MultiResult) -> anyhow::Result<()> {
-        let mut sessions: Vec<(usize, Session)> = Vec::new();
+        let mut ready: Vec<(usize, session::Ready)> = Vec::new();
         for &i in indices {
             let p = &self.planned[i];
-            let started = session::start_with_stop(
+            match session::ready(
                 self.root,
-                &RunRequest {
-                    target: p.path.clone(),
-                    test: self.test,
-                    params: self.params.clone(),
-                    confirmation: p.confirmation.clone(),
-                    temperature: TempPoll::Off,
-                },
+                &p.request(self.test, self.params),
                 Some(self.stop.as_ref()),
-            );
-            match started {
-                Ok(s) => sessions.push((i, s)),
-                Err(e) if is_refusal(&e) => {
-                    for (_, s) in &sessions {
-                        s.handle.stop();
-                    }
-                    for (_, s) in sessions {
-                        let _ = s.finish();
-                    }
-                    return Err(e);
+                None,
+            ) {
+                Ok(r) => ready.push((i, r)),
+                // Dropping the others' `Ready` removes the files laid out for them.
+                Err(e) if is_refusal(&e) => return Err(e),
+                Err(e) => {
+                    result.targets[i].error = Some(neutralize_controls(&format!("{e:#}")));
                 }
+            }
+        }
+        let mut sessions: Vec<(usize, Session)> = Vec::new();
+        for (i, r) in ready {
+            match r.launch() {
+                Ok(s) => sessions.push((i, s)),
                 Err(e) => {
                     result.targets[i].error = Some(neutralize_controls(&format!("{e:#}")));
                 }
