@@ -340,3 +340,67 @@ impl Session {
         Ok(report)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    /// A start refused for its memory need lays out nothing, and so can never remove a file
+    /// that someone put at the path while the file was being laid out (the file was once laid
+    /// out first and then removed by its path).
+    #[test]
+    fn a_refused_start_never_removes_a_file_put_at_its_path() {
+        // Only where the memory check refuses 256 MiB x QD 1024 (256 GiB of buffers).
+        if crate::sys::host::available_memory().is_none_or(|m| m > 256 << 30) {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.bin");
+        let laid_out = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        // The racer: once the layout has begun, the test file is renamed away and another file
+        // is put at its path.
+        let racer = {
+            let (path, laid_out, done) = (path.clone(), Arc::clone(&laid_out), Arc::clone(&done));
+            let moved = dir.path().join("moved.bin");
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if laid_out.load(Ordering::Relaxed) > 0 {
+                        std::fs::rename(&path, &moved).unwrap();
+                        std::fs::write(&path, b"someone else's file").unwrap();
+                        return true;
+                    }
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+                false
+            })
+        };
+        let req = RunRequest {
+            target: path.clone(),
+            test: TestName::SeqWrite,
+            params: TestParams {
+                bs: Some(256 << 20),
+                qd: Some(1024),
+                size: Some(256 << 20),
+                ..TestParams::default()
+            },
+            confirmation: None,
+            temperature: TempPoll::Off,
+        };
+        let refused = start_watched(&SysRoot::host(), &req, None, Some(laid_out.as_ref()));
+        done.store(true, Ordering::Relaxed);
+        let raced = racer.join().unwrap();
+        let e = refused.err().unwrap();
+        assert!(format!("{e:#}").contains("of memory"), "{e:#}");
+        if raced {
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                b"someone else's file",
+                "the file put at the path was removed"
+            );
+        }
+        assert!(!raced, "the file was laid out before the refusal");
+        assert!(!path.exists());
+    }
+}

@@ -877,3 +877,80 @@ pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<T
     })?;
     Ok(prepared.facts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_file_params() -> TestParams {
+        TestParams {
+            size: Some(64 << 10),
+            ..TestParams::default()
+        }
+    }
+
+    /// The layout's file renamed away and another file put at its path: giving up the test
+    /// file (drop, or `remove`) leaves the other file alone.
+    #[test]
+    fn a_file_put_at_the_test_files_path_is_never_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("test.bin");
+        for explicit in [false, true] {
+            let created = create_test_file(&path, &small_file_params(), None, None).unwrap();
+            let moved = dir.path().join("moved-away.bin");
+            std::fs::rename(&path, &moved).unwrap();
+            std::fs::write(&path, b"the admin's own file").unwrap();
+            if explicit {
+                created.remove().unwrap();
+            } else {
+                drop(created);
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), b"the admin's own file");
+            std::fs::remove_file(&path).unwrap();
+            std::fs::remove_file(&moved).unwrap();
+        }
+        // Still at its path: removed.
+        let created = create_test_file(&path, &small_file_params(), None, None).unwrap();
+        drop(created);
+        assert!(!path.exists());
+    }
+
+    /// `check` on a missing file plans it and creates nothing; a bare device name and a
+    /// size of 0 are refused.
+    #[test]
+    fn check_creates_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.bin");
+        let params = small_file_params();
+        let root = SysRoot::new("tests/fixtures/sysfs/host-loop-zram");
+        let req = TargetRequest {
+            path: &path,
+            root: &root,
+            test: TestName::SeqWrite,
+            params: &params,
+            confirmation: None,
+            stop: None,
+            laid_out: None,
+        };
+        let checked = check(&req).unwrap();
+        assert!(!path.exists());
+        assert!(checked.writes_allowed);
+        assert_eq!(checked.facts.size, 64 << 10);
+        assert!(matches!(checked.object, TargetObject::New { ref name, .. } if name == "new.bin"));
+        let zero = TestParams {
+            size: Some(0),
+            ..TestParams::default()
+        };
+        let e = check(&TargetRequest {
+            params: &zero,
+            ..req
+        })
+        .err()
+        .unwrap();
+        assert!(
+            e.to_string().contains("--size must be larger than 0"),
+            "{e}"
+        );
+        assert!(!path.exists());
+    }
+}
