@@ -4,14 +4,14 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::bench::outcome::{RunReport, TargetClass};
-use crate::bench::session::{RunRequest, Session, TempPoll};
+use crate::bench::session::{self, RunRequest, Session, TempPoll};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::drive_state::temperature::{PollConfig, TempPoller};
@@ -36,6 +36,11 @@ pub type RunStarter = Arc<
     dyn Fn(&SysRoot, &RunRequest, &AtomicBool, &AtomicU64) -> anyhow::Result<Session> + Send + Sync,
 >;
 
+/// Checks a run's target before anything is started (`session::check` in the program and by
+/// default; a stand-in in tests): a run on several devices starts none unless every one
+/// passes.
+pub type RunChecker = Arc<dyn Fn(&SysRoot, &RunRequest) -> anyhow::Result<()> + Send + Sync>;
+
 /// How often a relay passes a stop request on to the run it follows.
 const STOP_POLL: Duration = Duration::from_millis(50);
 
@@ -50,6 +55,7 @@ pub struct Executor {
     /// The session's journaled changer, or why there is none.
     changer: Result<SharedChanger, String>,
     start: RunStarter,
+    check: RunChecker,
     journal_ids: Vec<JournalId>,
     /// The stop flag of the run (set before it has started: its start gives up).
     stop: Option<Arc<AtomicBool>>,
@@ -93,6 +99,7 @@ impl Executor {
             drives,
             changer,
             start,
+            check: Arc::new(|root, request| session::check(root, request).map(|_| ())),
             journal_ids: Vec::new(),
             stop: None,
             forwarder: None,
@@ -102,6 +109,14 @@ impl Executor {
             recorded: HashSet::new(),
             persist_root: PathBuf::from("/"),
         }
+    }
+
+    /// Checks the targets of a run on several devices with `check` instead of
+    /// `session::check` (tests).
+    #[cfg(test)]
+    pub fn with_run_check(mut self, check: RunChecker) -> Self {
+        self.check = check;
+        self
     }
 
     /// Records every finished run in `history` and loads the disk's past runs from it.
@@ -407,21 +422,48 @@ impl Executor {
     }
 
     /// Starts targets of a run on several devices together, each on its own thread and relayed
-    /// with its index. One that cannot start is reported and the others go on.
+    /// with its index. Every target is checked first (in use on the live system, read-only,
+    /// plan, memory): when one is refused none starts, and each is told why. One that passes
+    /// the checks and then cannot start (a failing device) is reported and the others go on.
     fn start_several(&mut self, targets: Vec<(usize, RunRequest)>) {
         // The relays of an earlier batch have sent their last message: they are done.
         for (_, f) in self.several.drain(..) {
             let _ = f.join();
         }
+        // The first thread checks every target; the others wait for its verdict (the checks
+        // read the device list and open devices, which is not done on the UI's thread).
+        let gate: Arc<OnceLock<Result<(), (usize, String)>>> = Arc::new(OnceLock::new());
+        let all: Arc<Vec<(usize, RunRequest)>> = Arc::new(targets.clone());
         for (index, request) in targets {
             let stop = Arc::new(AtomicBool::new(false));
             let flag = Arc::clone(&stop);
             let start = Arc::clone(&self.start);
+            let check = Arc::clone(&self.check);
+            let (gate, all) = (Arc::clone(&gate), Arc::clone(&all));
             let root = self.root.clone();
             let tx = self.tx.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("run-events-{index}"))
                 .spawn(move || {
+                    let verdict = gate.get_or_init(|| {
+                        all.iter().try_for_each(|(i, r)| {
+                            check(&root, r).map_err(|e| (*i, format!("{e:#}")))
+                        })
+                    });
+                    if let Err((refused, why)) = verdict {
+                        let error = if *refused == index {
+                            why.clone()
+                        } else {
+                            let name = all
+                                .iter()
+                                .find(|(i, _)| i == refused)
+                                .map(|(_, r)| r.target.display().to_string())
+                                .unwrap_or_default();
+                            format!("not started: {name} was refused ({why})")
+                        };
+                        let _ = tx.send(Msg::Several(SeveralMsg::Refused { index, error }));
+                        return;
+                    }
                     // Several devices: block devices, never a new test file to lay out.
                     let session = match start(&root, &request, &flag, &AtomicU64::new(0)) {
                         Ok(s) => s,
@@ -889,7 +931,8 @@ mod tests {
         (exec, rx, seen)
     }
 
-    /// An executor whose runs start with `start`, and its messages.
+    /// An executor whose runs start with `start`, and its messages. Every target passes the
+    /// checks.
     fn starting_with(start: RunStarter) -> (Executor, Receiver<Msg>) {
         let (tx, rx) = mpsc::channel();
         let exec = Executor::new(
@@ -898,8 +941,52 @@ mod tests {
             Arc::new(FakeDrives::new()),
             Err("unused".into()),
             start,
-        );
+        )
+        .with_run_check(Arc::new(|_, _| Ok(())));
         (exec, rx)
+    }
+
+    /// A run on several devices where one target is refused by the checks starts none: the
+    /// refused one says why, the others that they were not started because of it.
+    #[test]
+    fn one_refused_target_of_several_starts_none() {
+        let started = Arc::new(AtomicU64::new(0));
+        let count = Arc::clone(&started);
+        let (exec, rx) = starting_with(Arc::new(move |_, _, _, _| {
+            count.fetch_add(1, Ordering::Relaxed);
+            Err(anyhow::anyhow!("a start"))
+        }));
+        let mut exec = exec.with_run_check(Arc::new(|_, request: &RunRequest| {
+            if request.target == std::path::Path::new("/dev/loop1") {
+                anyhow::bail!("refusing to write to loop1: loop1 mounted at /mnt")
+            }
+            Ok(())
+        }));
+        let request = |path: &str| RunRequest {
+            target: path.into(),
+            ..file_request()
+        };
+        exec.execute(Cmd::StartSeveral(vec![
+            (0, request("/dev/loop0")),
+            (1, request("/dev/loop1")),
+            (2, request("/dev/loop2")),
+        ]));
+        let mut refused = Vec::new();
+        for _ in 0..3 {
+            match next(&rx) {
+                Msg::Several(SeveralMsg::Refused { index, error }) => refused.push((index, error)),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        refused.sort();
+        assert_eq!(started.load(Ordering::Relaxed), 0, "a target was started");
+        assert!(refused[1].1.contains("mounted at /mnt"), "{refused:?}");
+        for i in [0, 2] {
+            assert!(
+                refused[i].1.contains("not started: /dev/loop1 was refused"),
+                "{refused:?}"
+            );
+        }
     }
 
     fn file_request() -> RunRequest {
