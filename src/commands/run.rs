@@ -196,7 +196,9 @@ fn fio_write_warning(req: &TargetRequest) -> anyhow::Result<Option<String>> {
     let PathKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
         return Ok(None);
     };
-    let inv = req.root.inventory()?;
+    // The device fio would write is a live one: its use is read from the live system, as
+    // the write guard reads it, whatever --root says.
+    let inv = SysRoot::host().inventory()?;
     Ok(fio_warning_text(
         &req.path.display().to_string(),
         safety::check_device_write(&inv, &name, Some(&name)),
