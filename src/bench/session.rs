@@ -1,6 +1,7 @@
-//! One test run from request to report, shared by the CLI and the TUI: prepare the target
-//! (write guard first), build the plan, start the runner, and when it is done assemble the
-//! report that every output format renders.
+//! One test run from request to report, shared by the CLI and the TUI: check the target and
+//! the plan (`check`: nothing opened for writing, no file laid out), prepare the target (write
+//! guard first) and build the plan (`ready`), start the runner (`Ready::launch`), and when it
+//! is done assemble the report that every output format renders.
 
 use std::path::PathBuf;
 use std::sync::Arc;

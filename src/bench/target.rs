@@ -2,6 +2,11 @@
 //! and a description for the report — with the write guard applied first. A block device is
 //! written only after `safety` agrees; a file is created (and filled) when missing and never
 //! anything else is touched.
+//!
+//! `check` makes every refusal that needs no file (in use, confirmation, read-only, a bare
+//! device name, the planned file's facts) without opening anything for writing; `prepare` then
+//! opens (or lays out) the target and makes the guard's checks again. The guard always reads
+//! the live system, never the `--root` tree.
 
 use std::io;
 use std::os::fd::OwnedFd;
