@@ -914,10 +914,12 @@ mod tests {
             std::fs::remove_file(&path).unwrap();
             std::fs::remove_file(&moved).unwrap();
         }
-        // Still at its path: removed.
+        // Still at its path: removed, and the directory it was compared in with it.
         let created = create_test_file(&path, &small_file_params(), None, None).unwrap();
         drop(created);
         assert!(!path.exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     /// `check` on a missing file plans it and creates nothing; a bare device name and a

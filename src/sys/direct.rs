@@ -564,20 +564,79 @@ pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
     Ok(OwnedFd::from(file))
 }
 
-/// Removes a file this program created (after a failed layout).
-pub fn remove_file(path: &Path) -> io::Result<()> {
-    fs::remove_file(path)
-}
-
 /// Removes the file at `path` if it is still the file `fd` has open (a file this program
 /// created and is giving up).
+///
+/// The entry is first moved into a directory of this process's own (mode 0700, made next to
+/// it), and compared there: what is compared is what is unlinked, and nobody can put another
+/// file in its place between the two. Another file found at the path (renamed there since) is
+/// put back, never over a file that appeared at the path meanwhile, and left alone. Where no
+/// such directory can be made, the comparison is made at the path itself.
 pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<()> {
     let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
-    let meta = fs::symlink_metadata(path)?;
-    if meta.dev() == st.st_dev && meta.ino() == st.st_ino {
-        fs::remove_file(path)?;
+    let ours = |m: &fs::Metadata| m.dev() == st.st_dev && m.ino() == st.st_ino;
+    if !ours(&fs::symlink_metadata(path)?) {
+        return Ok(());
     }
-    Ok(())
+    let (Some(name), parent) = (path.file_name(), path.parent()) else {
+        return Ok(());
+    };
+    let parent = parent
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Ok(private) = private_dir(parent) else {
+        return fs::remove_file(path);
+    };
+    let held = private.join(name);
+    let result = fs::rename(path, &held).and_then(|()| remove_held(&held, path, &st));
+    // Empty unless a file could not be put back, which then stays where the error says.
+    let _ = fs::remove_dir(&private);
+    result
+}
+
+/// The second half of `remove_file_if_same`: `held` (moved away from `path` into a private
+/// directory) is unlinked if it is the file `st` describes, else put back at `path`, never over
+/// a file that is there now.
+fn remove_held(held: &Path, path: &Path, st: &nix::sys::stat::FileStat) -> io::Result<()> {
+    let meta = fs::symlink_metadata(held)?;
+    if meta.dev() == st.st_dev && meta.ino() == st.st_ino {
+        return fs::remove_file(held);
+    }
+    nix::fcntl::renameat2(
+        nix::fcntl::AT_FDCWD,
+        held,
+        nix::fcntl::AT_FDCWD,
+        path,
+        nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+    )
+    .map_err(|e| {
+        io::Error::new(
+            io::Error::from(e).kind(),
+            format!(
+                "a file renamed to {} meanwhile could not be put back (another file is there \
+                 now): it is at {}",
+                path.display(),
+                held.display()
+            ),
+        )
+    })
+}
+
+/// A new directory in `parent` that only this process's user can enter (0700).
+fn private_dir(parent: &Path) -> io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    for n in 0..100u32 {
+        let dir = parent.join(format!(".disktriage-remove-{}-{n}", std::process::id()));
+        match fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free name for a private directory",
+    ))
 }
 
 /// Drops the page cache's copy of a file or device range (for buffered runs, so they start
@@ -595,6 +654,32 @@ pub fn drop_cache(fd: &OwnedFd) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the removal finds in its private directory is unlinked only when it is the file
+    /// created; another is put back at its path, and never over a file that is there now.
+    #[test]
+    fn only_the_created_file_is_unlinked_and_another_goes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("test.bin");
+        let held = dir.path().join("held.bin");
+        let ours = create_file(&dir.path().join("ours.bin")).unwrap();
+        let st = nix::sys::stat::fstat(&ours).unwrap();
+        // Someone else's file was renamed to the path just before it was moved away.
+        fs::write(&held, b"someone else's").unwrap();
+        remove_held(&held, &path, &st).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"someone else's");
+        assert!(!held.exists());
+        // And a third file has appeared at the path since: nothing is overwritten.
+        fs::write(&held, b"someone else's").unwrap();
+        let e = remove_held(&held, &path, &st).unwrap_err();
+        assert!(e.to_string().contains("could not be put back"), "{e}");
+        assert_eq!(fs::read(&held).unwrap(), b"someone else's");
+        // The created file itself is unlinked.
+        fs::rename(dir.path().join("ours.bin"), &held).unwrap();
+        remove_held(&held, &path, &st).unwrap();
+        assert!(!held.exists());
+        assert_eq!(fs::read(&path).unwrap(), b"someone else's");
+    }
 
     #[test]
     fn a_thread_reopen_is_the_same_file_with_the_same_access() {
