@@ -111,7 +111,7 @@ pub enum FileError {
     #[error("it is {0}, not a regular file; remove it")]
     NotRegular(&'static str),
     #[error("it has {0} hard links, so writing it would change another file too; remove it")]
-    HardLinked(u64),
+    HardLinked(libc::nlink_t),
     #[error("{}", crate::sys::error::describe_io_brief(.0))]
     Io(io::Error),
 }
@@ -150,7 +150,7 @@ fn check_regular(st: &FileStat, writing: bool) -> Result<(), FileError> {
         return Err(FileError::NotRegular(kind_word(st)));
     }
     if writing && st.st_nlink > 1 {
-        return Err(FileError::HardLinked(st.st_nlink as u64));
+        return Err(FileError::HardLinked(st.st_nlink));
     }
     Ok(())
 }
