@@ -9,6 +9,12 @@
 //! newline or a glob character (`*?[]|`) could otherwise end the match early, add a second
 //! rule, or match other disks. Anything else is refused with the reason.
 //!
+//! The target root is another system's tree (the installed system in rescue mode): every
+//! component of `etc/udev/rules.d` is resolved inside it (`sys::confined::walk_in_root`), so an
+//! absolute link there means what it means to that system booted, and no link leads out of
+//! it; the rule is written through the directory's descriptor and the path reported is the
+//! one really written.
+//!
 //! `persist_scheduler` is the one entry point for the CLI, the TUI and the sweeps.
 
 use std::io;

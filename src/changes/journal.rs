@@ -15,7 +15,9 @@
 //! (or, for a user's own scratch journal, that user) can change: it is refused when it is a
 //! symbolic link, owned by anyone else, or writable by its group or others. Every file in it
 //! is opened relative to the directory's descriptor with O_NOFOLLOW: a symlink planted as the
-//! lock, the journal or a temporary file is refused, never followed.
+//! lock, the journal or a temporary file is refused, never followed; the lock and the journal
+//! are opened with O_NONBLOCK and must be regular files (`sys::confined::open_regular_at`), so
+//! a FIFO planted there is refused instead of blocking the open forever.
 
 use std::collections::HashSet;
 use std::fs::{self, File};
