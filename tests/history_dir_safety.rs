@@ -243,3 +243,18 @@ fn sigterm_ends_a_run_waiting_for_the_history_lock() {
     assert_eq!(status.code(), Some(143), "{status:?} {:?}", status.signal());
     assert!(stderr.contains("not added to the history"), "{stderr}");
 }
+
+/// A hard link planted as the log (another name of a file elsewhere on the same file system)
+/// is not appended to: O_NOFOLLOW does not see it, the link count does.
+#[test]
+fn a_hard_link_planted_as_the_log_is_never_appended_to() {
+    let dir = scratch();
+    let hist = history_dir_in(dir.path());
+    let victim = dir.path().join("victim");
+    fs::write(&victim, "precious\n").unwrap();
+    fs::hard_link(&victim, hist.join(FILE)).unwrap();
+    let (status, stdout, stderr) = run("hard link", &hist, &dir.path().join("t.bin"));
+    assert!(status.success(), "{stdout}{stderr}");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(stderr.contains("hard links"), "{stderr}");
+}
