@@ -4,7 +4,15 @@
 //! report showed (`bench::figures`, the same numbers as Results and Compare).
 //!
 //! Writing: under an exclusive lock (`history.lock`), one `write` of one whole line to a file
-//! opened with O_APPEND|O_NOFOLLOW, so concurrent runs never interleave or lose records.
+//! opened with O_APPEND, so concurrent runs never interleave or lose records.
+//!
+//! Trust: the directory is checked as the journal's is (`sys::confined::open_checked_dir`:
+//! not a symlink, owned by root or the user running, not writable by its group or others),
+//! and every file in it (the log, the lock, the rotated log) is opened relative to it with
+//! `sys::confined::open_regular_at`: never through a symlink, never blocking (a FIFO planted
+//! there is refused, not waited on), a regular file only. The lock is polled, so a run whose
+//! record waits for another process's lock still ends on Ctrl-C, SIGTERM or SIGHUP
+//! (`append_unless`), and gives up after `LOCK_WAIT`.
 //! Bounded: when the file would pass `ROTATE_AT` bytes it becomes `history.jsonl.1` (the
 //! previous `.1` goes) and a new file starts. Lines are never rewritten: a line that does not
 //! parse is reported with its file and line number when reading and stays as it is; a torn
@@ -14,12 +22,13 @@
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::Context;
-use nix::fcntl::{Flock, FlockArg};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::figures::{self, PhaseFigures};
@@ -27,6 +36,7 @@ use crate::bench::outcome::{RunReport, TargetClass, TargetInfo};
 use crate::bench::spec::Plan;
 use crate::model::DiskIdentity;
 use crate::sys::SysRoot;
+use crate::sys::confined::{self, Access, DirError, FileError, open_regular_at};
 
 /// Where the history lives unless told otherwise (survives reboots, unlike the journal).
 pub const DEFAULT_HISTORY_DIR: &str = "/var/lib/disktriage";
@@ -38,6 +48,8 @@ pub const ROTATED: &str = "history.jsonl.1";
 const LOCK: &str = "history.lock";
 /// Size at which the file is rotated: some 4000 records of a single-phase test.
 pub const ROTATE_AT: u64 = 4 << 20;
+/// Longest wait for another process's lock (a record takes milliseconds to write).
+const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// Largest history file read; a larger one is read up to here, and said so.
 const MAX_READ: u64 = 64 << 20;
 /// Version of the record layout.
@@ -260,40 +272,53 @@ impl History {
     /// Appends one entry (see the module's notes on locking, rotation and bad lines).
     /// Returns warnings worth showing (a `.1` with a bad line kept past the bound).
     pub fn append(&self, entry: &HistoryEntry) -> anyhow::Result<Vec<String>> {
+        self.append_unless(entry, &|| false)
+    }
+
+    /// `append`, giving up the wait for the lock when `stop` turns true (a signal) or after
+    /// `LOCK_WAIT`.
+    pub fn append_unless(
+        &self,
+        entry: &HistoryEntry,
+        stop: &dyn Fn() -> bool,
+    ) -> anyhow::Result<Vec<String>> {
         let mut line = serde_json::to_string(entry).context("cannot encode the history record")?;
         line.push('\n');
-        fs::create_dir_all(&self.dir)
+        let dir = self
+            .open_dir(true)?
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
         let lock_path = self.dir.join(LOCK);
-        let lock_file = open_nofollow(&lock_path, false)
-            .with_context(|| format!("cannot open {}", lock_path.display()))?;
-        let _lock = Flock::lock(lock_file, FlockArg::LockExclusive)
-            .map_err(|(_, errno)| io::Error::from(errno))
-            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        let lock_file = open_regular_at(&dir, LOCK, Access::Lock { mode: 0o644 })
+            .map_err(|e| anyhow!("cannot open {}: {e}", lock_path.display()))?;
+        let _lock = confined::lock_exclusive(lock_file, stop, LOCK_WAIT)
+            .map_err(|e| anyhow!("cannot lock {}: {e}", lock_path.display()))?;
         let path = self.file();
         let mut warnings = Vec::new();
-        let size = match fs::symlink_metadata(&path) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
+        let size = confined::regular_size_at(&dir, FILE)
+            .map_err(|e| anyhow!("cannot open {}: {e}", path.display()))?
+            .unwrap_or(0);
         if size > 0 && size + line.len() as u64 > self.rotate_at {
-            match self.bad_line_in(ROTATED) {
-                Some(problem) => warnings.push(format!(
+            match self.bad_line_in(&dir, ROTATED) {
+                Err(e) => warnings.push(format!(
+                    "{} is left alone: {e}. Until then {FILE} is not rotated and grows past {} \
+                     MiB",
+                    self.dir.join(ROTATED).display(),
+                    self.rotate_at >> 20,
+                )),
+                Ok(Some(problem)) => warnings.push(format!(
                     "{problem}: it is kept, so {FILE} was not rotated and grows past {} MiB; \
                      move {} away",
                     self.rotate_at >> 20,
                     self.dir.join(ROTATED).display()
                 )),
-                None => {
-                    let rotated = self.dir.join(ROTATED);
-                    fs::rename(&path, &rotated)
+                Ok(None) => {
+                    confined::rename_at(&dir, FILE, ROTATED)
                         .with_context(|| format!("cannot rotate {}", path.display()))?;
                 }
             }
         }
-        let mut file = open_nofollow(&path, true)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let mut file = open_regular_at(&dir, FILE, Access::Append { mode: 0o644 })
+            .map_err(|e| anyhow!("cannot open {}: {e}", path.display()))?;
         // A last line cut short (a full disk, a crash) stays as it is; this record starts on
         // a line of its own instead of being glued to it.
         if ends_without_newline(&mut file)? {
@@ -305,23 +330,55 @@ impl History {
         Ok(warnings)
     }
 
+    /// The history directory, opened and checked (`confined::open_checked_dir`: refused when
+    /// it is a symlink or others can write to it), created first when `create`; `None` when
+    /// it does not exist (and not `create`).
+    fn open_dir(&self, create: bool) -> anyhow::Result<Option<File>> {
+        if create && fs::symlink_metadata(&self.dir).is_err() {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o755)
+                .create(&self.dir)
+                .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        }
+        match confined::open_checked_dir(&self.dir) {
+            Ok(dir) => Ok(Some(dir)),
+            Err(DirError::Io(e)) if e.kind() == io::ErrorKind::NotFound && !create => Ok(None),
+            Err(DirError::Io(e)) => {
+                Err(e).with_context(|| format!("cannot open {}", self.dir.display()))
+            }
+            Err(DirError::Unsafe(problem)) => Err(anyhow!(
+                "refusing the history directory {}: {problem}; it must be owned by {} and not \
+                 group/world-writable",
+                self.dir.display(),
+                confined::allowed_owners().1
+            )),
+        }
+    }
+
     /// The first bad line of a history file in the directory, described; `None` when every
-    /// line parses (or there is no such file).
-    fn bad_line_in(&self, name: &str) -> Option<String> {
-        let text = read_capped(&self.dir.join(name)).ok()??;
+    /// line parses (or there is no such file); why it cannot be read (not a regular file, a
+    /// symlink) as the error.
+    fn bad_line_in(&self, dir: &File, name: &str) -> Result<Option<String>, FileError> {
+        let Some((text, _)) = read_capped(dir, name)? else {
+            return Ok(None);
+        };
         let mut loaded = Loaded::default();
-        parse(name, &text.0, &mut loaded);
-        loaded.problems.into_iter().next()
+        parse(name, &text, &mut loaded);
+        Ok(loaded.problems.into_iter().next())
     }
 
     /// Every entry, the rotated file's first, and the lines that did not parse. A directory or
     /// file that does not exist is an empty history.
     pub fn load(&self) -> anyhow::Result<Loaded> {
         let mut out = Loaded::default();
+        let Some(dir) = self.open_dir(false)? else {
+            return Ok(out);
+        };
         for name in [ROTATED, FILE] {
             let path = self.dir.join(name);
-            let Some((text, cut)) =
-                read_capped(&path).with_context(|| format!("cannot read {}", path.display()))?
+            let Some((text, cut)) = read_capped(&dir, name)
+                .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?
             else {
                 continue;
             };
@@ -400,21 +457,6 @@ impl History {
     }
 }
 
-/// Opens a file in the history directory for appending (created 0644) or, for the lock,
-/// for writing; never through a symlink.
-fn open_nofollow(path: &Path, append: bool) -> io::Result<File> {
-    let mut o = fs::OpenOptions::new();
-    if append {
-        o.append(true).read(true);
-    } else {
-        o.write(true);
-    }
-    o.create(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-}
-
 fn ends_without_newline(file: &mut File) -> anyhow::Result<bool> {
     let len = file.metadata()?.len();
     if len == 0 {
@@ -426,19 +468,18 @@ fn ends_without_newline(file: &mut File) -> anyhow::Result<bool> {
     Ok(last[0] != b'\n')
 }
 
-/// A file's text up to `MAX_READ` bytes and whether it was cut; `None` if it does not exist.
-fn read_capped(path: &Path) -> io::Result<Option<(String, bool)>> {
-    let file = match fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-    {
+/// The text of `name` in `dir` up to `MAX_READ` bytes and whether it was cut; `None` if it
+/// does not exist. Only a regular file is read, never through a symlink, never blocking.
+fn read_capped(dir: &File, name: &str) -> Result<Option<(String, bool)>, FileError> {
+    let file = match open_regular_at(dir, name, Access::Read) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(e),
     };
     let mut buf = Vec::new();
-    file.take(MAX_READ + 1).read_to_end(&mut buf)?;
+    file.take(MAX_READ + 1)
+        .read_to_end(&mut buf)
+        .map_err(FileError::Io)?;
     let cut = buf.len() as u64 > MAX_READ;
     if cut {
         buf.truncate(MAX_READ as usize);

@@ -9,11 +9,16 @@
 //! newline or a glob character (`*?[]|`) could otherwise end the match early, add a second
 //! rule, or match other disks. Anything else is refused with the reason.
 //!
+//! The target root is another system's tree (the installed system in rescue mode): every
+//! component of `etc/udev/rules.d` is resolved inside it (`sys::confined::walk_in_root`), so an
+//! absolute link there means what it means to that system booted, and no link leads out of
+//! it; the rule is written through the directory's descriptor and the path reported is the
+//! one really written.
+//!
 //! `persist_scheduler` is the one entry point for the CLI, the TUI and the sweeps.
 
-use std::fs;
-use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -21,6 +26,8 @@ use serde::Serialize;
 use crate::model::text::neutralize_controls;
 use crate::model::{BlockDevice, DiskIdentity};
 use crate::sys::SysRoot;
+use crate::sys::confined::{self, FileError, RootedError, Walked};
+use crate::sys::error::describe_io_brief;
 
 /// Where rules go below a system root.
 pub const RULES_DIR: &str = "etc/udev/rules.d";
@@ -97,12 +104,34 @@ pub enum PersistError {
         root.display()
     )]
     NotASystemRoot { root: PathBuf, why: String },
-    #[error("cannot {op} {}: {source}", path.display())]
+    /// The OS's error is said in the message and kept as a field, not as a source: a chain
+    /// printed with `{:#}` would say it twice.
+    #[error("cannot {op} {}: {}", path.display(), describe_io_brief(error))]
     Io {
         op: &'static str,
         path: PathBuf,
-        source: io::Error,
+        error: io::Error,
     },
+    #[error(
+        "{} is a symbolic link to {}, which does not exist inside {} (links are read as the \
+         installed system reads them); create it there or remove the link",
+        path.display(),
+        target.display(),
+        root.display()
+    )]
+    DanglingLink {
+        path: PathBuf,
+        target: PathBuf,
+        root: PathBuf,
+    },
+    #[error(
+        "{} is a symbolic link, and this kernel has no openat2 (Linux 5.6) to follow it \
+         inside the target root safely; replace it by the directory it names",
+        path.display()
+    )]
+    LinkUnsupported { path: PathBuf },
+    #[error("refusing to replace {}: {why}", path.display())]
+    NotAFile { path: PathBuf, why: FileError },
 }
 
 /// The first character of `value` a rule cannot hold between quotes, described; `None` when
@@ -284,64 +313,97 @@ pub fn plan_rule(
     })
 }
 
-/// The directory rules go to below `target_root`, after checking that it looks like a
-/// system root (it has an `etc/` directory).
-pub fn rules_dir(target_root: &Path) -> Result<PathBuf, PersistError> {
+/// The rules directory below `target_root`, found as the installed system would find it:
+/// every link resolved inside the root (`crate::sys::confined::walk_in_root`), never into the
+/// system running disktriage. The root must look like a system root (it has an `etc/`
+/// directory). With `create`, missing directories are made and the directory is returned
+/// opened; without, nothing is created. The path is the real one (no link left in it).
+fn locate_rules_dir(
+    target_root: &Path,
+    create: bool,
+) -> Result<(PathBuf, Option<OwnedFd>), PersistError> {
     let not_root = |why: String| PersistError::NotASystemRoot {
         root: target_root.to_path_buf(),
         why,
     };
-    match fs::metadata(target_root) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(not_root("it is not a directory".into())),
-        Err(e) => return Err(not_root(crate::sys::error::describe_io_brief(&e))),
+    let root = confined::open_root(target_root).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOTDIR) => not_root("it is not a directory".into()),
+        _ => not_root(crate::sys::error::describe_io_brief(&e)),
+    })?;
+    let rooted = |e: RootedError| match e {
+        RootedError::Dangling { at, target } => PersistError::DanglingLink {
+            path: target_root.join(at),
+            target,
+            root: target_root.to_path_buf(),
+        },
+        RootedError::LinkUnsupported { at } => PersistError::LinkUnsupported {
+            path: target_root.join(at),
+        },
+        RootedError::Io { at, error } => PersistError::Io {
+            op: if create { "create" } else { "open" },
+            path: target_root.join(at),
+            error,
+        },
+    };
+    match confined::walk_in_root(&root, Path::new("etc"), false) {
+        Ok(Walked::Open(_)) => {}
+        Ok(Walked::Missing { .. }) => return Err(not_root("it has no etc/ directory".into())),
+        Err(RootedError::Io { error, .. }) if error.raw_os_error() == Some(libc::ENOTDIR) => {
+            return Err(not_root("its etc is not a directory".into()));
+        }
+        Err(e) => return Err(rooted(e)),
     }
-    match fs::metadata(target_root.join("etc")) {
-        Ok(m) if m.is_dir() => Ok(target_root.join(RULES_DIR)),
-        Ok(_) => Err(not_root("its etc is not a directory".into())),
-        Err(_) => Err(not_root("it has no etc/ directory".into())),
+    let real = |fd: &OwnedFd, rest: &Path| {
+        confined::fd_path(fd)
+            .map(|p| p.join(rest))
+            .map_err(|error| PersistError::Io {
+                op: "find",
+                path: target_root.join(RULES_DIR),
+                error,
+            })
+    };
+    match confined::walk_in_root(&root, Path::new(RULES_DIR), create).map_err(rooted)? {
+        Walked::Open(fd) => Ok((real(&fd, Path::new(""))?, Some(fd))),
+        Walked::Missing { deepest, rest } => Ok((real(&deepest, &rest)?, None)),
     }
 }
 
-/// Writes `rule` atomically into `target_root`'s rules directory (created if missing): a
-/// temporary file udev does not read (its name does not end in `.rules`), created with
-/// O_EXCL|O_NOFOLLOW, synced, then renamed over the rule's file, so a rule for the same disk
-/// is replaced whole and udev never reads half a rule. Returns the rule file's path.
+/// The real path of the rules directory below `target_root` (see `locate_rules_dir`), after
+/// checking that it looks like a system root. Nothing is created.
+pub fn rules_dir(target_root: &Path) -> Result<PathBuf, PersistError> {
+    locate_rules_dir(target_root, false).map(|(path, _)| path)
+}
+
+/// Writes `rule` atomically into `target_root`'s rules directory (created if missing, every
+/// link resolved inside the root): a temporary file udev does not read (its name does not end
+/// in `.rules`), created with O_EXCL|O_NOFOLLOW through the directory's descriptor, synced,
+/// then renamed over the rule's file, so a rule for the same disk is replaced whole and udev
+/// never reads half a rule. Something other than a regular file at the rule's name is left
+/// alone and refused. Returns the path really written.
 pub fn install(rule: &UdevRule, target_root: &Path) -> Result<PathBuf, PersistError> {
-    let dir = rules_dir(target_root)?;
-    let io = |op: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| PersistError::Io { op, path, source }
+    let (dir_path, dir) = locate_rules_dir(target_root, true)?;
+    let path = dir_path.join(&rule.file_name);
+    let Some(dir) = dir else {
+        // `create` opens the directory or fails; this is never reached.
+        return Err(PersistError::Io {
+            op: "create",
+            path: dir_path,
+            error: io::Error::from(io::ErrorKind::NotFound),
+        });
     };
-    fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-    let path = dir.join(&rule.file_name);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let tmp = dir.join(format!(
-        ".{}.{}-{nanos}.tmp",
-        rule.file_name,
-        std::process::id()
-    ));
-    let written = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)?;
-        file.write_all(rule.text.as_bytes())?;
-        file.sync_all()
-    })()
-    .map_err(io("write", &tmp));
-    if let Err(e) = written.and_then(|()| fs::rename(&tmp, &path).map_err(io("rename", &path))) {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
-    // The rename is durable once the directory is synced.
-    if let Ok(d) = fs::File::open(&dir) {
-        let _ = d.sync_all();
-    }
+    confined::replace_file_at(&dir, &rule.file_name, rule.text.as_bytes(), 0o644).map_err(|e| {
+        match e.error {
+            FileError::Io(error) => PersistError::Io {
+                op: e.op,
+                path: path.clone(),
+                error,
+            },
+            why => PersistError::NotAFile {
+                path: path.clone(),
+                why,
+            },
+        }
+    })?;
     Ok(path)
 }
 
@@ -380,12 +442,10 @@ pub fn persist_scheduler(
     let dev = root.read_device(device);
     let identity = root.disk_identity(device);
     let rule = plan_rule(&dev, &identity, scheduler, opts.class)?;
-    let path = rules_dir(&opts.target_root)?.join(&rule.file_name);
-    let written = if opts.dry_run {
-        false
+    let (path, written) = if opts.dry_run {
+        (rules_dir(&opts.target_root)?.join(&rule.file_name), false)
     } else {
-        install(&rule, &opts.target_root)?;
-        true
+        (install(&rule, &opts.target_root)?, true)
     };
     Ok(Persisted {
         active_now: dev.scheduler.and_then(|s| s.active),
@@ -399,6 +459,7 @@ pub fn persist_scheduler(
 mod tests {
     use super::*;
     use crate::model::SchedulerSet;
+    use std::fs;
 
     fn disk(name: &str, rotational: Option<bool>) -> BlockDevice {
         let mut d = BlockDevice::unknown(name, PathBuf::from("/dev").join(name));

@@ -599,3 +599,198 @@ fn a_hostile_serial_in_sysfs_never_becomes_a_rule() {
     assert!(rules(root.path()).is_empty());
     assert!(!root.path().join("etc/udev").exists());
 }
+
+/// Every file below `dir` (links not followed), as paths relative to it.
+fn files_below(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let e = e.unwrap();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                stack.push(e.path());
+            } else if ft.is_file() {
+                out.push(
+                    e.path()
+                        .strip_prefix(dir)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The path after "Wrote " or "Would write " on the first line, up to the colon.
+fn reported_path(stdout: &str) -> std::path::PathBuf {
+    let first = stdout.lines().next().unwrap_or_default();
+    let rest = first
+        .strip_prefix("Wrote ")
+        .or_else(|| first.strip_prefix("Would write "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let rest = rest.strip_suffix(':').unwrap_or(rest);
+    rest.strip_suffix(" (--dry-run: nothing written)")
+        .unwrap_or(rest)
+        .into()
+}
+
+/// Links below a target root never lead out of it: an absolute link (`etc/udev -> /abs/dir`,
+/// `etc -> /abs/etc`) is read as the installed system would read it booted, inside the root;
+/// a relative one that climbs above the root (`rules.d -> ../../..`) stops at the root. The
+/// rule is written inside the root or refused, nothing reaches the directory outside, and the
+/// path said is the one really written (no link in it).
+#[test]
+fn sched_persist_never_writes_through_a_link_out_of_the_target_root() {
+    use std::os::unix::fs::symlink;
+    let mut problems = Vec::new();
+    for form in [
+        "etc/udev -> /abs/dir",
+        "etc -> /abs/etc",
+        "rules.d -> ../../..",
+    ] {
+        // outside/ holds the target root, so a relative link that climbs out of it lands in
+        // outside/ too.
+        let scratch_dir = scratch();
+        let outside = scratch_dir.path().join("outside");
+        let root = outside.join("root");
+        fs::create_dir_all(&root).unwrap();
+        match form {
+            "etc/udev -> /abs/dir" => {
+                fs::create_dir(root.join("etc")).unwrap();
+                fs::create_dir_all(outside.join("udev/rules.d")).unwrap();
+                symlink(outside.join("udev"), root.join("etc/udev")).unwrap();
+            }
+            "etc -> /abs/etc" => {
+                fs::create_dir_all(outside.join("etc/udev/rules.d")).unwrap();
+                symlink(outside.join("etc"), root.join("etc")).unwrap();
+            }
+            _ => {
+                fs::create_dir_all(root.join("etc/udev")).unwrap();
+                symlink("../../..", root.join("etc/udev/rules.d")).unwrap();
+            }
+        }
+        let out = disktriage(&[
+            "--root",
+            &lab(),
+            "sched",
+            "sda",
+            "none",
+            "--persist",
+            "--target-root",
+            root.to_str().unwrap(),
+        ]);
+        let (stdout, stderr) = text(&out);
+        let leaked: Vec<String> = files_below(&outside)
+            .into_iter()
+            .filter(|f| !f.starts_with("root/"))
+            .collect();
+        if !leaked.is_empty() {
+            problems.push(format!("{form}: written outside: {leaked:?}"));
+        }
+        if out.status.success() {
+            let said = reported_path(&stdout);
+            if !said.is_file() {
+                problems.push(format!("{form}: {said:?} said but not written"));
+            } else if fs::canonicalize(&said).unwrap() != said || !said.starts_with(&root) {
+                problems.push(format!(
+                    "{form}: said {said:?}, not the real path in the root"
+                ));
+            }
+        } else {
+            assert!(!stderr.is_empty(), "{form}");
+            if !files_below(&root).is_empty() {
+                problems.push(format!(
+                    "{form}: refused but wrote {:?}",
+                    files_below(&root)
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// In rescue mode the installed system's absolute links (`etc -> /sysimage-etc`, as a system
+/// whose /etc lives elsewhere has) resolve inside its root, where that system will read them
+/// when booted, never into the rescue system running disktriage.
+#[test]
+fn sched_persist_reads_an_absolute_link_of_the_installed_system_inside_its_root() {
+    use std::os::unix::fs::symlink;
+    let scratch_dir = scratch();
+    // The same absolute path exists twice: on the running system (outside the root) and
+    // inside the root. Only the second is the installed system's.
+    let abs = scratch_dir.path().join("real-etc");
+    fs::create_dir_all(&abs).unwrap();
+    let root = scratch_dir.path().join("sysimage");
+    let inside = root.join(abs.strip_prefix("/").unwrap());
+    fs::create_dir_all(&inside).unwrap();
+    symlink(&abs, root.join("etc")).unwrap();
+    let r = root.to_str().unwrap();
+    let args = |dry: bool| {
+        let mut a = vec![
+            "--root".to_string(),
+            lab(),
+            "sched".into(),
+            "sda".into(),
+            "none".into(),
+            "--persist".into(),
+            "--target-root".into(),
+            r.into(),
+        ];
+        if dry {
+            a.push("--dry-run".into());
+        }
+        a
+    };
+    let run = |a: Vec<String>| disktriage(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = run(args(true));
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let planned = reported_path(&stdout);
+    assert!(
+        planned.starts_with(inside.join("udev/rules.d")),
+        "{planned:?}"
+    );
+    let out = run(args(false));
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let said = reported_path(&stdout);
+    assert_eq!(said, planned);
+    assert!(said.is_file());
+    assert_eq!(fs::canonicalize(&said).unwrap(), said);
+    assert!(
+        files_below(&abs).is_empty(),
+        "the running system's etc was written"
+    );
+}
+
+/// An error says its cause once ("cannot ... : File exists", not "...: File exists: File
+/// exists").
+#[test]
+fn sched_persist_says_the_cause_of_an_error_once() {
+    let root = system_root();
+    fs::create_dir(root.path().join("etc/udev")).unwrap();
+    fs::write(root.path().join("etc/udev/rules.d"), "not a directory").unwrap();
+    let out = disktriage(&[
+        "--root",
+        &lab(),
+        "sched",
+        "sda",
+        "none",
+        "--persist",
+        "--target-root",
+        root.path().to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "{stdout}");
+    let line = stderr.trim_end();
+    assert_eq!(line.lines().count(), 1, "{stderr}");
+    let cause = line.rsplit(": ").next().unwrap();
+    assert_eq!(line.matches(cause).count(), 1, "the cause twice: {line}");
+}

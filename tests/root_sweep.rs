@@ -342,3 +342,72 @@ fn root_sweep_cache_on_a_loop_device_is_refused_with_the_reason() {
     assert_eq!(active(&l.name), start);
     assert!(!journal.join("journal.json").exists(), "nothing journaled");
 }
+
+/// A FIFO planted at the history's lock while a scheduler sweep runs: the sweep's records are
+/// refused with a warning instead of blocking on the open (which kept the switched scheduler
+/// active until a SIGKILL), and the sweep ends by itself with the scheduler put back.
+#[test]
+fn root_sched_sweep_with_a_fifo_planted_in_the_history_ends_and_puts_the_scheduler_back() {
+    let name =
+        "root_sched_sweep_with_a_fifo_planted_in_the_history_ends_and_puts_the_scheduler_back";
+    if !root_or_skip(name) {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let hist = dir.path().join("hist");
+    std::fs::create_dir(&hist).unwrap();
+    let Some(l) = device(dir.path()) else { return };
+    let start = active(&l.name);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .arg("--journal-dir")
+        .arg(&journal)
+        .arg("--history-dir")
+        .arg(&hist)
+        .args([
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "500ms",
+            "--warmup",
+            "0",
+            "--sweep-sched",
+            "--repeats",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start disktriage");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while active(&l.name) == start {
+        assert!(Instant::now() < deadline, "the sweep never switched");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The first value's record made the lock already: replaced by the FIFO.
+    let _ = std::fs::remove_file(hist.join("history.lock"));
+    nix::unistd::mkfifo(
+        &hist.join("history.lock"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let switched = active(&l.name);
+            let _ = child.kill();
+            let _ = child.wait();
+            set_active(&l.name, &start);
+            panic!("the sweep hung on the FIFO, with {switched} active (start: {start})");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(active(&l.name), start, "the scheduler is back");
+    assert!(journal_is_empty(&journal));
+    assert!(stderr.contains("FIFO"), "{stderr}");
+}

@@ -15,13 +15,15 @@
 //! (or, for a user's own scratch journal, that user) can change: it is refused when it is a
 //! symbolic link, owned by anyone else, or writable by its group or others. Every file in it
 //! is opened relative to the directory's descriptor with O_NOFOLLOW: a symlink planted as the
-//! lock, the journal or a temporary file is refused, never followed.
+//! lock, the journal or a temporary file is refused, never followed; the lock and the journal
+//! are opened with O_NONBLOCK and must be regular files (`sys::confined::open_regular_at`), so
+//! a FIFO planted there is refused instead of blocking the open forever.
 
 use std::collections::HashSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -32,6 +34,7 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{DeviceId, JournalEntry, Lifetime, Owner, Setting, SettingKind};
+use crate::sys::confined::{self, Access, DirError, FileError};
 use crate::sys::error::describe_io_brief;
 use crate::sys::process;
 
@@ -96,6 +99,17 @@ impl JournalError {
             op,
             path: path.to_path_buf(),
             error,
+        }
+    }
+
+    /// For a file in the journal directory that `confined::open_regular_at` refused.
+    fn file(op: &'static str, path: &Path, error: FileError) -> Self {
+        match error {
+            FileError::Symlink => JournalError::Symlink {
+                path: path.to_path_buf(),
+            },
+            FileError::Io(e) => JournalError::io(op, path, e),
+            other => JournalError::io(op, path, io::Error::other(other.to_string())),
         }
     }
 
@@ -179,16 +193,6 @@ pub struct Journal {
     owner: Owner,
 }
 
-/// The owners a journal directory may have: root, and the user running when not root.
-fn allowed_owners() -> (Vec<u32>, String) {
-    let euid = nix::unistd::geteuid();
-    if euid.is_root() {
-        (vec![0], "root".into())
-    } else {
-        (vec![0, euid.as_raw()], format!("root or uid {euid}"))
-    }
-}
-
 /// A name for a temporary file nobody can guess: std's hasher keys come from the OS's random
 /// source, mixed with the pid, the time and a counter.
 fn unpredictable_name() -> String {
@@ -254,46 +258,17 @@ impl Journal {
         self.owner
     }
 
-    /// The directory, opened without following a symlink, and checked.
+    /// The directory, opened without following a symlink, and checked (the same check as
+    /// every directory holding the program's files: `confined::open_checked_dir`).
     fn open_dir(&self) -> Result<File, JournalError> {
-        let (owners, owners_text) = allowed_owners();
-        let refuse = |problem: String| JournalError::UnsafeDir {
-            path: self.dir.clone(),
-            problem,
-            owners: owners_text.clone(),
-        };
-        let dir = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&self.dir)
-            .map_err(|e| match e.raw_os_error() {
-                Some(libc::ELOOP) => refuse("it is a symbolic link".into()),
-                Some(libc::ENOTDIR)
-                    if fs::symlink_metadata(&self.dir).is_ok_and(|m| m.is_symlink()) =>
-                {
-                    refuse("it is a symbolic link".into())
-                }
-                Some(libc::ENOTDIR) => refuse("it is not a directory".into()),
-                _ => JournalError::io("open", &self.dir, e),
-            })?;
-        let meta = dir
-            .metadata()
-            .map_err(|e| JournalError::io("stat", &self.dir, e))?;
-        let mode = meta.mode() & 0o7777;
-        if !owners.contains(&meta.uid()) {
-            return Err(refuse(format!("it is owned by uid {}", meta.uid())));
-        }
-        if mode & 0o002 != 0 {
-            return Err(refuse(format!(
-                "it is writable by others (mode {mode:04o})"
-            )));
-        }
-        if mode & 0o020 != 0 {
-            return Err(refuse(format!(
-                "it is writable by its group (mode {mode:04o})"
-            )));
-        }
-        Ok(dir)
+        confined::open_checked_dir(&self.dir).map_err(|e| match e {
+            DirError::Unsafe(problem) => JournalError::UnsafeDir {
+                path: self.dir.clone(),
+                problem,
+                owners: confined::allowed_owners().1,
+            },
+            DirError::Io(e) => JournalError::io("open", &self.dir, e),
+        })
     }
 
     /// Locks the journal and reads it: everything done through the returned handle happens
@@ -301,14 +276,10 @@ impl Journal {
     pub fn lock(&self) -> Result<Locked<'_>, JournalError> {
         let dir = self.open_dir()?;
         let lock_path = self.dir.join(LOCK);
-        let fd = openat(
-            &dir,
-            LOCK,
-            OFlag::O_CREAT | OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-            Mode::from_bits_truncate(0o600),
-        )
-        .map_err(|e| JournalError::open("open", &lock_path, e))?;
-        let lock = Flock::lock(File::from(fd), FlockArg::LockExclusive)
+        // Never blocks on a FIFO or a device planted as the lock: only a regular file.
+        let file = confined::open_regular_at(&dir, LOCK, Access::Lock { mode: 0o600 })
+            .map_err(|e| JournalError::file("open", &lock_path, e))?;
+        let lock = Flock::lock(file, FlockArg::LockExclusive)
             .map_err(|(_, errno)| JournalError::io("lock", &lock_path, io::Error::from(errno)))?;
         let file = self.load(&dir)?;
         Ok(Locked {
@@ -321,19 +292,13 @@ impl Journal {
 
     fn load(&self, dir: &File) -> Result<JournalFile, JournalError> {
         let path = self.file();
-        let fd = match openat(
-            dir,
-            FILE,
-            OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(Errno::ENOENT) => return Ok(JournalFile::default()),
-            Err(e) => return Err(JournalError::open("open", &path, e)),
+        let file = match confined::open_regular_at(dir, FILE, Access::Read) {
+            Ok(file) => file,
+            Err(e) if e.is_not_found() => return Ok(JournalFile::default()),
+            Err(e) => return Err(JournalError::file("open", &path, e)),
         };
         let mut bytes = Vec::new();
-        File::from(fd)
-            .take(MAX_BYTES)
+        file.take(MAX_BYTES)
             .read_to_end(&mut bytes)
             .map_err(|e| JournalError::io("read", &path, e))?;
         parse(&bytes).map_err(|problem| JournalError::Corrupt { path, problem })
@@ -773,6 +738,28 @@ mod tests {
         assert!(e.to_string().contains("symbolic link"), "{e}");
         assert!(!target.exists(), "the lock's symlink target was created");
         assert!(j.entries().is_err());
+    }
+
+    /// A FIFO planted as the journal or its lock is refused at once: an open of a FIFO blocks
+    /// until a writer comes, and the signals that end the program are flags it would never
+    /// look at.
+    #[test]
+    fn a_fifo_planted_as_the_journal_or_its_lock_never_blocks() {
+        for name in [FILE, LOCK] {
+            let dir = tempfile::tempdir().unwrap();
+            let j = Journal::open_as(dir.path().join("j"), owner(1)).unwrap();
+            nix::unistd::mkfifo(&j.dir().join(name), Mode::from_bits_truncate(0o600)).unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            let jj = j.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send(jj.entries().map(|e| e.len()).map_err(|e| e.to_string()));
+            });
+            let got = rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("{name}: blocked on the FIFO"));
+            let e = got.unwrap_err();
+            assert!(e.contains("FIFO"), "{name}: {e}");
+        }
     }
 
     #[test]

@@ -15,7 +15,8 @@ use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 use crate::{drive_state, report};
 
 /// Adds a finished headless test (its repeats on one target, `runs`) to the history as one
-/// entry; says on stderr when it cannot (the result stands either way).
+/// entry; says on stderr when it cannot (the result stands either way). A signal while it
+/// waits for the history's lock ends the wait.
 pub fn record_run(root: &SysRoot, dir: &Path, runs: &[RunReport]) {
     let Some(report) = runs.first() else { return };
     let disk = crate::history::identity_of(root, &report.target);
@@ -37,7 +38,11 @@ pub fn record_run(root: &SysRoot, dir: &Path, runs: &[RunReport]) {
     let Some(entry) = HistoryEntry::of_runs(disk, runs, drive_cache) else {
         return;
     };
-    match History::new(dir).append(&entry) {
+    // Another process holding the history's lock must not keep this one from ending on
+    // Ctrl-C, SIGTERM or SIGHUP: the wait polls a flag those signals set (and is bounded).
+    let stop = crate::sys::signals::StopFlag::new().ok();
+    let stopped = || stop.as_ref().is_some_and(|s| s.is_set());
+    match History::new(dir).append_unless(&entry, &stopped) {
         Ok(warnings) => {
             for w in warnings {
                 write_stderr(&format!(

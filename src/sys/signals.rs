@@ -82,3 +82,42 @@ fn install() -> Result<(), String> {
         .map_err(|e| format!("cannot start the signal thread: {e}"))?;
     Ok(())
 }
+
+/// A flag that SIGINT, SIGTERM and SIGHUP set while it lives (a SIGHUP ignored at start stays
+/// ignored), for a wait that must end on them (a lock held by another process): the wait
+/// polls `is_set`. Dropping it removes its handlers; the program's other handlers stay.
+pub struct StopFlag {
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl StopFlag {
+    pub fn new() -> std::io::Result<StopFlag> {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut out = StopFlag {
+            flag,
+            ids: Vec::new(),
+        };
+        for sig in SIGNALS {
+            if sig == Signal::SIGHUP && is_ignored(sig) {
+                continue;
+            }
+            let id = signal_hook::flag::register(sig as c_int, std::sync::Arc::clone(&out.flag))?;
+            out.ids.push(id);
+        }
+        Ok(out)
+    }
+
+    /// True once one of the signals came after the flag was made.
+    pub fn is_set(&self) -> bool {
+        self.flag.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for StopFlag {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
