@@ -58,7 +58,10 @@ fn selected(app: &App) -> Option<String> {
 }
 
 fn status(app: &App) -> String {
-    app.status.as_ref().map(|(s, _)| s.clone()).unwrap_or_default()
+    app.status
+        .as_ref()
+        .map(|(s, _)| s.clone())
+        .unwrap_or_default()
 }
 
 /// What the app says about the gone device: the status line, or the dialog a key opened.
@@ -89,7 +92,11 @@ fn the_selection_stays_on_its_device_when_a_row_above_goes() {
     keys(&mut app, "j");
     assert_eq!(selected(&app).as_deref(), Some("loop1"));
     refresh(&mut app, detached(inventory(), "loop0"));
-    assert_eq!(selected(&app).as_deref(), Some("loop1"), "follows the device");
+    assert_eq!(
+        selected(&app).as_deref(),
+        Some("loop1"),
+        "follows the device"
+    );
     let s = screen(&app, 80, 25);
     let arrow = s.lines().find(|l| l.contains('>')).unwrap_or_default();
     assert!(arrow.contains("loop1"), "the > is on loop1:\n{s}");
@@ -130,7 +137,10 @@ fn a_vanished_device_is_said_and_nothing_moves_to_its_neighbour() {
     assert_eq!(selected(&app), None, "nothing else is chosen for the admin");
     assert!(status(&app).contains("loop1 is gone"), "{}", status(&app));
     let s = screen(&app, 80, 25);
-    assert!(!s.lines().any(|l| l.contains('>')), "no > on a neighbour:\n{s}");
+    assert!(
+        !s.lines().any(|l| l.contains('>')),
+        "no > on a neighbour:\n{s}"
+    );
     assert!(s.contains("loop1 is gone"), "{s}");
     // The status line fades, the screen still says it.
     tick(&mut app, 30.0);
@@ -148,12 +158,20 @@ fn a_vanished_device_is_said_and_nothing_moves_to_its_neighbour() {
             "{k:?}: {:?}",
             app.overlay
         );
-        assert!(said(&app).contains("loop1 is gone"), "{k:?}: {}", said(&app));
+        assert!(
+            said(&app).contains("loop1 is gone"),
+            "{k:?}: {}",
+            said(&app)
+        );
         app.overlay = None;
     }
     assert!(app.several.marks.is_empty(), "{:?}", app.several.marks);
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.screen, Screen::Devices, "Enter does not go to test nothing");
+    assert_eq!(
+        app.screen,
+        Screen::Devices,
+        "Enter does not go to test nothing"
+    );
     // The Test screen has no target and r starts nothing.
     pick_rand_read(&mut app);
     let s = screen(&app, 80, 25);

@@ -140,9 +140,9 @@ impl App {
         let from_record = || self.results.selected().map(record_device);
         match self.screen {
             Screen::Run => from_run().unwrap_or_else(selected),
-            Screen::Results | Screen::Compare => from_record()
-                .or_else(from_run)
-                .unwrap_or_else(selected),
+            Screen::Results | Screen::Compare => {
+                from_record().or_else(from_run).unwrap_or_else(selected)
+            }
             _ => selected(),
         }
     }

@@ -313,7 +313,12 @@ impl App {
         let mut said: Vec<&str> = Vec::new();
         let mut what: Vec<&str> = Vec::new();
         if selection_went && let Some(name) = &self.devices.gone {
-            said.extend(vanished.iter().find(|v| v.name == *name).map(|v| v.name.as_str()));
+            said.extend(
+                vanished
+                    .iter()
+                    .find(|v| v.name == *name)
+                    .map(|v| v.name.as_str()),
+            );
             what.push("nothing is selected (Up/Down chooses)");
         }
         let file_went = self.file_target.as_ref().is_some_and(|ft| {

@@ -139,7 +139,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (Some(d), _) => details(app, d, detail_area.width.saturating_sub(2) as usize),
         (None, Some(name)) => vec![
             Line::from(Span::styled(
-                format!("{name} is gone: detached, unplugged, or its name is another device's now."),
+                format!(
+                    "{name} is gone: detached, unplugged, or its name is another device's now."
+                ),
                 theme::warn(),
             )),
             Line::from(
