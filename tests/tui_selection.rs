@@ -332,3 +332,48 @@ fn retest_does_not_land_on_another_device() {
     };
     assert_eq!(req.target.to_str(), Some("/dev/loop1"));
 }
+
+/// loop0's partition loop0p1 is mounted at /tmp/dtcap/mnt in the host fixture.
+fn file_target() -> Msg {
+    Msg::FileTarget(Ok(Box::new(disktriage::event::FileTarget {
+        device: "loop0p1".into(),
+        mount: "/tmp/dtcap/mnt".into(),
+        fstype: "ext4".into(),
+        free: 3 << 30,
+        total: 4 << 30,
+        file: "/tmp/dtcap/mnt/disktriage-test-1.bin".into(),
+    })))
+}
+
+#[test]
+fn a_file_test_and_the_health_view_of_a_gone_device_are_withdrawn() {
+    // The file dialog, open while its device goes.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "f");
+    app.update(file_target());
+    assert!(matches!(app.overlay, Some(Overlay::FileTarget(_))));
+    refresh(&mut app, reattached(inventory(), "loop0", "/tmp/other.img"));
+    assert!(said(&app).contains("loop0 is gone"), "{}", said(&app));
+    let cmds = key(&mut app, KeyCode::Enter);
+    assert!(!acts_on_a_device(&cmds));
+    assert_eq!(app.file_target, None);
+    // A file test chosen, then its device goes: no run goes to a file on the new loop0.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "f");
+    app.update(file_target());
+    key(&mut app, KeyCode::Enter);
+    assert!(app.file_target.is_some());
+    refresh(&mut app, reattached(inventory(), "loop0", "/tmp/other.img"));
+    assert_eq!(app.file_target, None);
+    pick_rand_read(&mut app);
+    let cmds = keys(&mut app, "r");
+    assert!(!acts_on_a_device(&cmds), "{cmds:?}");
+    // The health view of a device that goes returns to the list and says so.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "jj"); // vda
+    keys(&mut app, "h");
+    assert_eq!(app.screen, Screen::Health);
+    refresh(&mut app, unplugged(inventory(), "vda"));
+    assert_eq!(app.screen, Screen::Devices);
+    assert!(status(&app).contains("vda is gone"), "{}", status(&app));
+}
