@@ -377,3 +377,22 @@ fn a_file_test_and_the_health_view_of_a_gone_device_are_withdrawn() {
     assert_eq!(app.screen, Screen::Devices);
     assert!(status(&app).contains("vda is gone"), "{}", status(&app));
 }
+
+/// A device nothing referred to just leaves the list: the status line keeps what the admin's
+/// last action said (another user's loop device going must not hide "scheduler now ...").
+#[test]
+fn an_unrelated_device_going_leaves_the_status_alone() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "j");
+    keys(&mut app, "s");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    app.update(Msg::SchedulerSet {
+        device: "loop1".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    assert!(status(&app).contains("scheduler now"), "{}", status(&app));
+    refresh(&mut app, detached(inventory(), "loop0"));
+    assert!(status(&app).contains("scheduler now"), "{}", status(&app));
+    assert_eq!(selected(&app).as_deref(), Some("loop1"));
+}

@@ -237,9 +237,6 @@ pub struct Vanished {
     pub name: String,
     /// Its partitions' names, which went with it.
     pub partitions: Vec<String>,
-    /// It was an unused placeholder (an empty loop device that got attached): nothing to
-    /// say unless something referred to it.
-    pub placeholder: bool,
 }
 
 impl Vanished {
@@ -251,7 +248,6 @@ impl Vanished {
             .map(|d| Vanished {
                 name: d.name.clone(),
                 partitions: d.partitions.iter().map(|p| p.name.clone()).collect(),
-                placeholder: d.is_placeholder(),
             })
             .collect()
     }
@@ -328,9 +324,15 @@ impl App {
             self.file_target = None;
             what.push("its file test is off");
         }
-        let marks = self.several.marks.len();
+        let marks = self.several.marks.clone();
         self.several.marks.retain(|m| covering(m).is_none());
-        if self.several.marks.len() < marks {
+        if self.several.marks.len() < marks.len() {
+            said.extend(
+                marks
+                    .iter()
+                    .filter_map(|m| covering(m))
+                    .map(|v| v.name.as_str()),
+            );
             if self.several.members_of.take().is_some() {
                 // The rest of an array's marks is no array and its members any more.
                 self.several.marks.clear();
@@ -368,12 +370,8 @@ impl App {
             }
             said.push(&v.name);
         }
-        said.extend(
-            vanished
-                .iter()
-                .filter(|v| !v.placeholder)
-                .map(|v| v.name.as_str()),
-        );
+        // A device nothing referred to just leaves the list: the status line keeps what the
+        // admin's last action said.
         let mut names: Vec<&str> = Vec::new();
         for name in said {
             if !names.contains(&name) {
