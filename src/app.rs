@@ -219,13 +219,7 @@ impl App {
                 }
                 cmds
             }
-            Msg::Inventory(result) => {
-                let first = self.devices.refreshed(self.now, result);
-                if first && self.is_root {
-                    return self.devices.read_all_drives();
-                }
-                Vec::new()
-            }
+            Msg::Inventory(result) => self.inventory_arrived(result),
             Msg::DriveStatus {
                 device,
                 cache,

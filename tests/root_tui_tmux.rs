@@ -808,3 +808,117 @@ fn root_tmux_quit_while_the_test_file_is_written_removes_it() {
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
     assert_eq!(test_files(), Vec::<std::path::PathBuf>::new());
 }
+
+/// Detaches a loop device the test attached, now; nothing is left for its drop to do (which
+/// would detach whatever another user attached under that name meanwhile).
+fn detach_now(l: LoopDev) {
+    let status = Command::new("losetup")
+        .arg("-d")
+        .arg(&l.path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "losetup -d {}", l.name);
+    std::mem::forget(l);
+}
+
+/// The device list's row that has the selection's `>`, if any: the first cell of each row is
+/// the selection column, then the name.
+fn arrow_row(screen: &str) -> Option<String> {
+    screen
+        .lines()
+        .find(|l| l.starts_with("│>"))
+        .map(str::to_string)
+}
+
+/// The selection follows the device, not its row: three loop devices attached, the third
+/// selected; detaching the first (the next refresh, asked for with r) leaves the `>` on the
+/// third; detaching the third (the idle refresh, 10 s) says it is gone, puts the `>` on no
+/// other device, and `s` then switches nothing on a neighbour.
+#[test]
+fn root_tmux_the_selection_follows_the_device_when_loop_devices_go() {
+    let Some(_one_at_a_time) =
+        prerequisites("root_tmux_the_selection_follows_the_device_when_loop_devices_go")
+    else {
+        return;
+    };
+    let dir = scratch();
+    let number = |l: &LoopDev| l.name.trim_start_matches("loop").parse::<u32>().unwrap();
+    let mut loops: Vec<LoopDev> = (1..=3u64)
+        .map(|i| {
+            let image = common::sparse_image(dir.path(), &format!("sel{i}.img"), (32 + i) << 20);
+            LoopDev::attach(&image, &[])
+        })
+        .collect();
+    loops.sort_by_key(number);
+    let third = loops.pop().unwrap();
+    let first = loops.remove(0);
+    let _second = loops.pop().unwrap();
+    let (first_name, third_name) = (first.name.clone(), third.name.clone());
+    let before = active_scheduler(&third_name);
+
+    let tmux = Tmux {
+        socket: format!("disktriage-test-select-{}", std::process::id()),
+    };
+    let journal_arg = format!("--journal-dir {}", dir.path().join("journal").display());
+    tmux.start(&["TERM=linux"], &journal_arg);
+    let s = tmux.select(&third_name);
+    let row = arrow_row(&s).unwrap_or_default();
+    assert!(row.contains(&format!("{third_name} ")), "{s}");
+
+    // A device above it goes; r reads the list again.
+    detach_now(first);
+    tmux.keys(&["r"]);
+    let start = Instant::now();
+    let s = loop {
+        let s = tmux.screen();
+        if !s.contains(&format!("│ {first_name} ")) && !s.contains(&format!("│>{first_name} "))
+        {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{first_name} still listed:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!("--- {first_name} detached:\n{s}");
+    let row = arrow_row(&s).unwrap_or_default();
+    assert!(
+        row.contains(&format!("{third_name} ")),
+        "the > left {third_name}:\n{s}"
+    );
+    assert!(s.contains(&format!("┌ {third_name} ")), "{s}");
+
+    // The selected device goes; the idle refresh (every 10 s) finds it gone.
+    detach_now(third);
+    let s = tmux.wait_for(
+        &format!("{third_name} is gone"),
+        Duration::from_secs(15),
+        "the selected device gone",
+    );
+    assert_eq!(arrow_row(&s), None, "the > moved to another device:\n{s}");
+    // s switches nothing on the device that took the row.
+    let schedulers: Vec<(String, String)> = ["vda", "loop0", &_second.name]
+        .iter()
+        .filter_map(|n| {
+            std::fs::read_to_string(format!("/sys/block/{n}/queue/scheduler"))
+                .ok()
+                .map(|s| (n.to_string(), s))
+        })
+        .collect();
+    tmux.keys(&["s"]);
+    let s = tmux.wait_for(
+        "is gone: nothing was done",
+        Duration::from_secs(2),
+        "s refused",
+    );
+    assert!(!s.contains("Scheduler of"), "a scheduler menu opened:\n{s}");
+    tmux.keys(&["Enter", "Down", "Enter"]);
+    for (n, sched) in &schedulers {
+        let now = std::fs::read_to_string(format!("/sys/block/{n}/queue/scheduler")).unwrap();
+        assert_eq!(&now, sched, "{n}'s scheduler changed");
+    }
+    assert_eq!(active_scheduler(&third_name), before);
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+}

@@ -94,6 +94,9 @@ pub struct SessionChanges {
     /// The device whose scheduler or drive cache was switched last, until a run starts: `R`
     /// retests there.
     pub last_switch: Option<String>,
+    /// The device switched last went away: `R` refuses, naming it, until the next switch
+    /// or run (it must not retest the latest run's device instead).
+    pub last_switch_gone: Option<String>,
 }
 
 /// The setting a dialog switches.
@@ -109,22 +112,48 @@ fn on_off(b: Option<bool>) -> &'static str {
 
 impl App {
     /// The device the switch keys act on: the run's on run-related screens, else the
-    /// selected one.
-    fn focus_device(&self) -> Option<String> {
-        let selected = || self.selected_device().map(|d| d.name.clone());
-        let from_run = || self.run.as_ref().map(|r| r.device.clone());
-        let from_record = || self.results.selected().map(|r| r.device.clone());
+    /// selected one; or why there is none. A run's or record's device that went away is
+    /// refused, not replaced by the selection or by the device that has its name now.
+    fn focus_device(&self) -> Result<String, String> {
+        let record_device = |r: &super::RunRecord| {
+            if r.device_gone {
+                Err(format!(
+                    "{} is gone (the run was on it): nothing was switched",
+                    r.device
+                ))
+            } else {
+                Ok(r.device.clone())
+            }
+        };
+        let selected = || {
+            self.selected_device()
+                .map(|d| d.name.clone())
+                .ok_or_else(|| self.no_selection())
+        };
+        let from_run = || {
+            let run = self.run.as_ref()?;
+            Some(match self.results.records.get(run.record) {
+                Some(r) => record_device(r),
+                None => Ok(run.device.clone()),
+            })
+        };
+        let from_record = || self.results.selected().map(record_device);
         match self.screen {
-            Screen::Run => from_run().or_else(selected),
-            Screen::Results | Screen::Compare => from_record().or_else(from_run).or_else(selected),
+            Screen::Run => from_run().unwrap_or_else(selected),
+            Screen::Results | Screen::Compare => {
+                from_record().or_else(from_run).unwrap_or_else(selected)
+            }
             _ => selected(),
         }
     }
 
     pub(super) fn open_scheduler(&mut self) -> Vec<Cmd> {
-        let Some(name) = self.focus_device() else {
-            self.error("no device selected");
-            return Vec::new();
+        let name = match self.focus_device() {
+            Ok(name) => name,
+            Err(why) => {
+                self.error(why);
+                return Vec::new();
+            }
         };
         let dev = self.devices.find(&name);
         let Some(set) = dev.and_then(|d| d.scheduler.clone()) else {
@@ -156,9 +185,12 @@ impl App {
     }
 
     pub(super) fn open_drive_cache(&mut self) -> Vec<Cmd> {
-        let Some(name) = self.focus_device() else {
-            self.error("no device selected");
-            return Vec::new();
+        let name = match self.focus_device() {
+            Ok(name) => name,
+            Err(why) => {
+                self.error(why);
+                return Vec::new();
+            }
         };
         if self.running() {
             self.error("switch the write cache between runs, not during one (x stops the run)");
@@ -238,14 +270,16 @@ impl App {
     /// `P`: plan the udev rule that sets the focused device's scheduler (the one switched
     /// last, if any) at every boot; the dialog shows it before anything is written.
     pub(super) fn open_persist(&mut self) -> Vec<Cmd> {
-        let Some(device) = self
-            .changes
-            .last_switch
-            .clone()
-            .or_else(|| self.focus_device())
-        else {
-            self.error("no device selected");
-            return Vec::new();
+        let focused = match self.changes.last_switch.clone() {
+            Some(device) => Ok(device),
+            None => self.focus_device(),
+        };
+        let device = match focused {
+            Ok(device) => device,
+            Err(why) => {
+                self.error(why);
+                return Vec::new();
+            }
         };
         let switched = self
             .changes

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::keys::Action;
-use super::{App, Screen, step};
+use super::{App, Overlay, Screen, step};
 use crate::event::{Cmd, TaskError};
 use crate::model::{
     BlockDevice, CacheStatus, DriveLogs, InUse, Inventory, KernelWriteCache, SelfTestStatus,
@@ -57,8 +57,16 @@ pub struct Devices {
     last_refresh: Duration,
     /// Show devices that are not worth testing too (empty loops, zero-size).
     pub show_all: bool,
-    /// Selected row of the visible list.
+    /// Selected row of the visible list (where the selected device is, kept in step with
+    /// it at every refresh; means nothing while `gone` is set).
     pub row: usize,
+    /// The device the selection is on, by its kernel name; a refresh that finds the name on
+    /// another device (`BlockDevice::same_device`) or not at all ends the selection.
+    chosen: Option<String>,
+    /// The selected device went away, or its name is now another device's: its name.
+    /// Nothing is selected until the admin chooses a row, and the keys that act on the
+    /// selection say so instead of acting on a neighbour.
+    pub gone: Option<String>,
     /// The drives' own state (cache, SMART) by device name.
     pub drives: BTreeMap<String, DriveState>,
 }
@@ -72,8 +80,42 @@ impl Devices {
             .unwrap_or_default()
     }
 
+    /// The selected device: the one the admin chose, never a neighbour that took its row.
     pub fn selected(&self) -> Option<&BlockDevice> {
-        self.visible().get(self.row).copied()
+        if self.gone.is_some() {
+            return None;
+        }
+        let chosen = self.chosen.as_deref()?;
+        self.visible().into_iter().find(|d| d.name == chosen)
+    }
+
+    /// Selects row `row` of the visible list (the last when past it): the admin's choice.
+    fn select_row(&mut self, row: usize) {
+        let visible = self.visible();
+        let row = row.min(visible.len().saturating_sub(1));
+        let chosen = visible.get(row).map(|d| d.name.clone());
+        self.row = row;
+        self.chosen = chosen;
+        self.gone = None;
+    }
+
+    /// After the list changed: the row follows the chosen device. A chosen device no longer
+    /// shown is gone; with none chosen yet (the first list) the first row is.
+    fn follow_selection(&mut self) {
+        if self.gone.is_some() {
+            return;
+        }
+        let Some(chosen) = self.chosen.clone() else {
+            self.select_row(self.row);
+            return;
+        };
+        match self.visible().iter().position(|d| d.name == chosen) {
+            Some(i) => self.row = i,
+            None => {
+                self.chosen = None;
+                self.gone = Some(chosen);
+            }
+        }
     }
 
     pub fn find(&self, name: &str) -> Option<&BlockDevice> {
@@ -117,28 +159,38 @@ impl Devices {
         due
     }
 
-    /// Takes a fresh inventory (or why it failed); true when it was the first.
+    /// Takes a fresh inventory (or why it failed): whether it was the first, and the devices
+    /// of the last inventory that are not in this one any more (by identity, not by name).
+    /// The selection follows its device; when that device is gone, nothing is selected.
     pub(super) fn refreshed(
         &mut self,
         now: Duration,
         result: Result<Inventory, TaskError>,
-    ) -> bool {
+    ) -> (bool, Vec<Vanished>) {
         self.last_refresh = now;
         let first = self.inventory.is_none();
+        let mut vanished = Vec::new();
         match result {
             Ok(inv) => {
+                if let Some(old) = &self.inventory {
+                    vanished = Vanished::between(old, &inv);
+                }
                 self.inventory = Some(inv);
                 self.inventory_error = None;
-                self.clamp_row();
+                if let Some(chosen) = &self.chosen
+                    && vanished.iter().any(|v| v.name == *chosen)
+                {
+                    self.gone = self.chosen.take();
+                }
+                for v in &vanished {
+                    // What the drive said belongs to the drive that went.
+                    self.drives.remove(&v.name);
+                }
+                self.follow_selection();
             }
             Err(e) => self.inventory_error = Some(e.to_string()),
         }
-        first
-    }
-
-    fn clamp_row(&mut self) {
-        let n = self.visible().len();
-        self.row = self.row.min(n.saturating_sub(1));
+        (first, vanished)
     }
 
     /// Asks for the drive state of every real drive (virtual devices have none). SMART is not
@@ -178,6 +230,34 @@ impl Devices {
     }
 }
 
+/// A device of one inventory that the next one does not have: its name is missing, or it
+/// names another device now (`BlockDevice::same_device`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vanished {
+    pub name: String,
+    /// Its partitions' names, which went with it.
+    pub partitions: Vec<String>,
+}
+
+impl Vanished {
+    /// The devices of `old` that `new` does not have.
+    pub fn between(old: &Inventory, new: &Inventory) -> Vec<Vanished> {
+        old.devices
+            .iter()
+            .filter(|d| new.find(&d.name).is_none_or(|n| !d.same_device(n)))
+            .map(|d| Vanished {
+                name: d.name.clone(),
+                partitions: d.partitions.iter().map(|p| p.name.clone()).collect(),
+            })
+            .collect()
+    }
+
+    /// Is `device` (a whole device or a partition) this device or on it?
+    pub fn covers(&self, device: &str) -> bool {
+        self.name == device || self.partitions.iter().any(|p| p == device)
+    }
+}
+
 /// Where a file target can go on `d`: the first file system mounted from it or from one of
 /// its partitions, as (the mounted device, the mount point, its type).
 pub fn mounted_file_system(d: &BlockDevice) -> Option<(String, String, String)> {
@@ -191,18 +271,168 @@ pub fn mounted_file_system(d: &BlockDevice) -> Option<(String, String, String)> 
     })
 }
 
+/// The devices an open dialog would act on.
+fn overlay_devices(overlay: &Overlay) -> Vec<&str> {
+    match overlay {
+        Overlay::Confirm { device, .. }
+        | Overlay::Scheduler { device, .. }
+        | Overlay::DriveCache { device }
+        | Overlay::Retest { device, .. }
+        | Overlay::Persist { device, .. }
+        | Overlay::SelfTest { device, .. } => vec![device.as_str()],
+        Overlay::ConfirmSeveral { devices, .. } => devices.iter().map(String::as_str).collect(),
+        Overlay::FileTarget(ft) => vec![ft.device.as_str()],
+        _ => Vec::new(),
+    }
+}
+
 impl App {
+    /// A fresh inventory (or why it failed). The selection, the marks and every pending
+    /// action follow their devices; whatever was meant for a device that went is withdrawn,
+    /// never handed to the device that now has its row or its name, and the status line
+    /// says so.
+    pub(super) fn inventory_arrived(&mut self, result: Result<Inventory, TaskError>) -> Vec<Cmd> {
+        let gone_before = self.devices.gone.clone();
+        let (first, vanished) = self.devices.refreshed(self.now, result);
+        let selection_went = self.devices.gone.is_some() && self.devices.gone != gone_before;
+        self.forget_vanished(&vanished, selection_went);
+        if first && self.is_root {
+            return self.devices.read_all_drives();
+        }
+        Vec::new()
+    }
+
+    /// Withdraws what referred to the devices that went: marks, an open dialog, a file test
+    /// on one, the retest target, reruns of their records, their health view.
+    fn forget_vanished(&mut self, vanished: &[Vanished], selection_went: bool) {
+        let covering = |device: &str| vanished.iter().find(|v| v.covers(device));
+        let mut said: Vec<&str> = Vec::new();
+        let mut what: Vec<&str> = Vec::new();
+        if selection_went && let Some(name) = &self.devices.gone {
+            said.extend(
+                vanished
+                    .iter()
+                    .find(|v| v.name == *name)
+                    .map(|v| v.name.as_str()),
+            );
+            what.push("nothing is selected (Up/Down chooses)");
+        }
+        let file_went = self.file_target.as_ref().is_some_and(|ft| {
+            covering(&ft.device).is_some() || (selection_went && self.selected_device().is_none())
+        });
+        if file_went {
+            self.file_target = None;
+            what.push("its file test is off");
+        }
+        let marks = self.several.marks.clone();
+        self.several.marks.retain(|m| covering(m).is_none());
+        if self.several.marks.len() < marks.len() {
+            said.extend(
+                marks
+                    .iter()
+                    .filter_map(|m| covering(m))
+                    .map(|v| v.name.as_str()),
+            );
+            if self.several.members_of.take().is_some() {
+                // The rest of an array's marks is no array and its members any more.
+                self.several.marks.clear();
+                what.push("the array's marks are removed");
+            } else {
+                what.push("its mark is removed");
+            }
+        }
+        let dialog_went = self
+            .overlay
+            .as_ref()
+            .and_then(|o| overlay_devices(o).into_iter().find_map(covering));
+        if let Some(v) = dialog_went {
+            self.overlay = Some(Overlay::Error(format!(
+                "{} is gone (detached, unplugged or replaced by another device under its \
+                 name): the dialog for it was closed and nothing was done to it",
+                v.name
+            )));
+            said.push(&v.name);
+        }
+        if let Some(v) = self.changes.last_switch.as_deref().and_then(covering) {
+            self.changes.last_switch = None;
+            self.changes.last_switch_gone = Some(v.name.clone());
+            said.push(&v.name);
+        }
+        for rec in &mut self.results.records {
+            if rec.past.is_none() && covering(&rec.device).is_some() {
+                rec.device_gone = true;
+            }
+        }
+        if let Some(v) = self.health.device.as_deref().and_then(covering) {
+            self.health.device = None;
+            if self.screen == Screen::Health {
+                self.screen = Screen::Devices;
+            }
+            said.push(&v.name);
+        }
+        // A device nothing referred to just leaves the list: the status line keeps what the
+        // admin's last action said.
+        let mut names: Vec<&str> = Vec::new();
+        for name in said {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if names.is_empty() {
+            return;
+        }
+        let verb = if names.len() == 1 { "is" } else { "are" };
+        let mut text = format!("{} {verb} gone", names.join(", "));
+        if !what.is_empty() {
+            text = format!("{text}: {}", what.join(", "));
+        }
+        self.info(text);
+    }
+
+    /// Why a key that acts on the selected device did nothing.
+    pub(super) fn no_selection(&self) -> String {
+        match &self.devices.gone {
+            Some(name) => format!(
+                "{name} is gone: nothing was done. Choose a device on the Devices screen (1)"
+            ),
+            None => "no device selected: choose one on the Devices screen (1)".to_string(),
+        }
+    }
+
     /// The Devices screen's keys (see `keys::BINDINGS`).
     pub(super) fn devices_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
         let n = self.devices.visible().len();
         let last = n.saturating_sub(1);
+        let on_selection = matches!(
+            action,
+            Action::TestDevice
+                | Action::TestFile
+                | Action::Mark
+                | Action::Members
+                | Action::ReadSmart
+        );
+        if on_selection && self.devices.gone.is_some() {
+            let why = self.no_selection();
+            self.info(why);
+            return Vec::new();
+        }
+        if matches!(action, Action::Move | Action::Ends) && self.devices.gone.is_some() {
+            // The admin chose again: what was said about the gone device is over.
+            self.status = None;
+        }
         match action {
             Action::Move => {
-                self.devices.row = step(self.devices.row, dir, last);
+                // From a gone device's row, the step is from where it was.
+                let next = match self.devices.gone {
+                    Some(_) if dir < 0 => self.devices.row.min(last + 1).saturating_sub(1),
+                    Some(_) => self.devices.row.min(last),
+                    None => step(self.devices.row, dir, last),
+                };
+                self.devices.select_row(next);
                 self.file_target = None;
             }
             Action::Ends => {
-                self.devices.row = if dir < 0 { 0 } else { last };
+                self.devices.select_row(if dir < 0 { 0 } else { last });
                 self.file_target = None;
             }
             Action::TestDevice if n > 0 => {
@@ -238,7 +468,13 @@ impl App {
             Action::Members if n > 0 => self.mark_members(),
             Action::ShowAll => {
                 self.devices.show_all = !self.devices.show_all;
-                self.devices.clamp_row();
+                // The selection stays on its device when it is still shown; a placeholder
+                // the admin hid hands the selection to the row it had.
+                if self.devices.gone.is_none() && self.devices.selected().is_none() {
+                    self.devices.select_row(self.devices.row);
+                } else {
+                    self.devices.follow_selection();
+                }
             }
             Action::ReadSmart => {
                 if let Some(d) = self.devices.selected().map(|d| d.name.clone()) {

@@ -158,7 +158,7 @@ impl App {
             return self.launch(request, self.values.repeats.max(1));
         }
         let Some(dev) = self.several_first().or_else(|| self.selected_device()) else {
-            self.error("no device to test: select one on the Devices screen (1)");
+            self.error(self.no_selection());
             return Vec::new();
         };
         if dev.size_bytes.is_none_or(|b| b.0 == 0) {

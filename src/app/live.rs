@@ -388,6 +388,16 @@ impl App {
             self.error("a test is running (x stops it)");
             return Vec::new();
         }
+        if record.is_none()
+            && self.changes.last_switch.is_none()
+            && let Some(name) = &self.changes.last_switch_gone
+        {
+            self.error(format!(
+                "{name} is gone (its setting was switched last): R has nowhere to retest. \
+                 Choose a device (1) and a test (2)"
+            ));
+            return Vec::new();
+        }
         let i = match (record, self.changes.last_switch.clone()) {
             (Some(i), _) if records.get(i).is_some_and(|r| r.past.is_some()) => {
                 self.error(
@@ -414,6 +424,15 @@ impl App {
             }
             (None, _) => latest,
         };
+        if records[i].device_gone {
+            let name = records[i].device.clone();
+            self.error(format!(
+                "{name} is gone (run #{} was on it): a rerun would land on another device. \
+                 Choose a device (1) and a test (2)",
+                i + 1
+            ));
+            return Vec::new();
+        }
         let mut request = records[i].request.clone();
         let repeats = records[i].repeats_wanted;
         // A write test needs a fresh confirmation every time.
@@ -503,6 +522,7 @@ impl App {
             return self.confirm_then(request, repeats, None, device);
         }
         self.changes.last_switch = None;
+        self.changes.last_switch_gone = None;
         self.several.showing = false;
         let record = self.results.records.len();
         let drive_cache = self

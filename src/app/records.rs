@@ -38,6 +38,9 @@ pub struct RunRecord {
     /// A run of an earlier session, loaded from the history: its figures and settings, no
     /// reports.
     pub past: Option<Box<HistoryEntry>>,
+    /// The device it ran on went away (or its name is another device's now): a rerun would
+    /// land on another disk, so there is none.
+    pub device_gone: bool,
 }
 
 impl RunRecord {
@@ -56,6 +59,7 @@ impl RunRecord {
             error: None,
             exported: false,
             past: None,
+            device_gone: false,
         }
     }
 
@@ -157,6 +161,7 @@ impl RunRecord {
             // It is in the history already: nothing is lost on quitting.
             exported: true,
             past: Some(Box::new(entry)),
+            device_gone: false,
         })
     }
 }

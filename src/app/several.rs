@@ -334,6 +334,7 @@ impl App {
     /// Records the targets in Results and starts the first group.
     fn start_several(&mut self, mut run: SeveralRun) -> Vec<Cmd> {
         self.changes.last_switch = None;
+        self.changes.last_switch_gone = None;
         for t in &mut run.targets {
             t.record = self.results.records.len();
             let mut rec =
@@ -362,6 +363,20 @@ impl App {
         let Some(last) = self.several.runs.last() else {
             return Vec::new();
         };
+        let gone = last.targets.iter().find(|t| {
+            self.results
+                .records
+                .get(t.record)
+                .is_some_and(|r| r.device_gone)
+        });
+        if let Some(t) = gone {
+            let name = t.device.clone();
+            self.error(format!(
+                "{name} is gone: a rerun would land on another device. Mark the devices \
+                 again (Space on Devices)"
+            ));
+            return Vec::new();
+        }
         let mut run = last.clone();
         let writes = run.test.writes_with(&run.targets[0].request.params) == Writes::Always;
         run.repeat = 1;

@@ -150,7 +150,7 @@ impl App {
             return Vec::new();
         }
         let Some(dev) = self.selected_device().cloned() else {
-            self.error("no device to test: select one on the Devices screen (1)");
+            self.error(self.no_selection());
             return Vec::new();
         };
         if let Err(e) = self.sweep_values(kind, &dev.name) {
@@ -199,6 +199,7 @@ impl App {
             }
         };
         self.changes.last_switch = None;
+        self.changes.last_switch_gone = None;
         self.sweep = Some(SweepRun {
             kind,
             device,

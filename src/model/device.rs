@@ -443,6 +443,27 @@ impl BlockDevice {
         }
     }
 
+    /// Is `later` (read from a later inventory) still this device? The kernel name alone does
+    /// not say: a name comes back for another disk after a hot-unplug, and a loop device keeps
+    /// its name and device number when it is attached to another file. The name, the device
+    /// number and the serial must agree, and so must what a virtual device is made of (a loop
+    /// device's backing file, by its identity when both readings have it; a dm device's name).
+    /// A device that became an unused placeholder (a detached loop device, a reset zram) is
+    /// not the device it was.
+    pub fn same_device(&self, later: &BlockDevice) -> bool {
+        let backing = |d: &BlockDevice| d.loop_backing.and_then(|b| b.file);
+        let same_backing = match (backing(self), backing(later)) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.backing_file == later.backing_file,
+        };
+        self.name == later.name
+            && self.dev == later.dev
+            && self.serial == later.serial
+            && self.dm_name == later.dm_name
+            && same_backing
+            && (self.is_placeholder() || !later.is_placeholder())
+    }
+
     /// "SSD" or "HDD" from the kernel's rotational flag.
     pub fn media_label(&self) -> &'static str {
         match self.rotational {
@@ -610,6 +631,65 @@ mod tests {
         assert_eq!(name("loop0"), Some("loop0"));
         assert_eq!(name("zram0"), Some("zram0"));
         assert_eq!(name("loop0p2"), None);
+    }
+
+    #[test]
+    fn same_device_is_more_than_the_name() {
+        let mut a = BlockDevice::unknown("loop1", "/dev/loop1".into());
+        a.transport = Transport::Loop;
+        a.dev = Some(DevNum { major: 7, minor: 1 });
+        a.backing_file = Some("/tmp/a.img".into());
+        a.loop_backing = Some(LoopBacking {
+            file: Some(FileId {
+                dev: DevNum { major: 8, minor: 1 },
+                ino: 12,
+            }),
+            block: None,
+        });
+        assert!(a.same_device(&a.clone()));
+        // Attached to another file: another device under the same name and number.
+        let mut other_file = a.clone();
+        other_file.loop_backing = Some(LoopBacking {
+            file: Some(FileId {
+                dev: DevNum { major: 8, minor: 1 },
+                ino: 13,
+            }),
+            block: None,
+        });
+        assert!(!a.same_device(&other_file));
+        // The same file under a path text that changed (deleted, renamed): the same device.
+        let mut renamed = a.clone();
+        renamed.backing_file = Some("/tmp/a.img (deleted)".into());
+        assert!(a.same_device(&renamed));
+        // Without the file's identity the path decides.
+        let mut by_path = a.clone();
+        by_path.loop_backing = None;
+        let mut by_path_other = by_path.clone();
+        by_path_other.backing_file = Some("/tmp/b.img".into());
+        assert!(by_path.same_device(&by_path.clone()));
+        assert!(!by_path.same_device(&by_path_other));
+        // Detached: a placeholder is not the device that was attached.
+        let mut detached = a.clone();
+        detached.backing_file = None;
+        detached.loop_backing = None;
+        assert!(!a.same_device(&detached));
+        // Another number or another serial: another disk.
+        let mut disk = BlockDevice::unknown("sdb", "/dev/sdb".into());
+        disk.dev = Some(DevNum {
+            major: 8,
+            minor: 16,
+        });
+        disk.serial = Some("S1".into());
+        let mut moved = disk.clone();
+        moved.dev = Some(DevNum {
+            major: 8,
+            minor: 32,
+        });
+        let mut swapped = disk.clone();
+        swapped.serial = Some("S2".into());
+        assert!(!disk.same_device(&moved));
+        assert!(!disk.same_device(&swapped));
+        assert!(disk.same_device(&disk.clone()));
     }
 
     #[test]

@@ -3,7 +3,9 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{
+    Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap,
+};
 
 use super::{cut, theme};
 use crate::app::App;
@@ -102,6 +104,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .column_spacing(1)
         .row_highlight_style(theme::selected())
         .highlight_symbol(">")
+        // The columns stay put while no row is selected (the selected device went away).
+        .highlight_spacing(HighlightSpacing::Always)
         .block(
             Block::default()
                 .borders(Borders::ALL)
@@ -124,17 +128,34 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             list_area,
         );
     } else {
-        let mut state = TableState::default().with_selected(Some(app.devices.row));
+        // No `>` on any row while the selected device is gone: the row it had is another
+        // device's now.
+        let row = app.selected_device().map(|_| app.devices.row);
+        let mut state = TableState::default().with_selected(row);
         frame.render_stateful_widget(table, list_area, &mut state);
     }
 
-    let detail = match app.selected_device() {
-        Some(d) => details(app, d, detail_area.width.saturating_sub(2) as usize),
-        None => vec![Line::from("")],
+    let detail = match (app.selected_device(), &app.devices.gone) {
+        (Some(d), _) => details(app, d, detail_area.width.saturating_sub(2) as usize),
+        (None, Some(name)) => vec![
+            Line::from(Span::styled(
+                format!(
+                    "{name} is gone: detached, unplugged, or its name is another device's now."
+                ),
+                theme::warn(),
+            )),
+            Line::from(
+                "Nothing is selected and no key acts on another device in its place: \
+                 Up/Down chooses one.",
+            ),
+        ],
+        (None, None) => vec![Line::from("")],
     };
-    let title = app
-        .selected_device()
-        .map_or(" Details ".to_string(), |d| format!(" {} ", d.name));
+    let title = match (app.selected_device(), &app.devices.gone) {
+        (Some(d), _) => format!(" {} ", d.name),
+        (None, Some(name)) => format!(" {name} (gone) "),
+        (None, None) => " Details ".to_string(),
+    };
     frame.render_widget(
         Paragraph::new(detail).wrap(Wrap { trim: false }).block(
             Block::default()

@@ -208,7 +208,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             }
         }
         (None, None) => lines.push(Line::from(Span::styled(
-            "no device selected: choose one on the Devices screen (1)",
+            match &app.devices.gone {
+                Some(name) => format!(
+                    "no target: {name} is gone (detached or unplugged); choose a device on \
+                     the Devices screen (1)"
+                ),
+                None => "no device selected: choose one on the Devices screen (1)".to_string(),
+            },
             theme::warn(),
         ))),
     }
