@@ -137,6 +137,8 @@ pub struct App {
     /// The run screen's right chart shows the drive temperature instead of IOPS.
     pub show_temperature: bool,
     pub quitting: bool,
+    /// The session ends by Ctrl-C: the exit status is 130, as a shell reports an interrupt.
+    pub interrupted: bool,
     /// A test file on a mounted file system, chosen with `f` on Devices: the Test screen's
     /// runs go there instead of the selected device until another device is chosen.
     pub file_target: Option<FileTarget>,
@@ -165,6 +167,7 @@ impl App {
             console,
             show_temperature: false,
             quitting: false,
+            interrupted: false,
             file_target: None,
             several: several::Several::default(),
         }
@@ -365,6 +368,7 @@ impl App {
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && matches!(k.code, KeyCode::Char('c')) {
             self.quitting = true;
+            self.interrupted = true;
             return vec![Cmd::Quit];
         }
         if let Some(overlay) = self.overlay.take() {

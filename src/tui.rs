@@ -294,7 +294,11 @@ fn main_loop(
             if c == Cmd::Quit {
                 exec.shutdown();
                 stats.write();
-                return Ok(ExitCode::SUCCESS);
+                return Ok(if app.interrupted {
+                    ExitCode::from(128 + libc::SIGINT as u8)
+                } else {
+                    ExitCode::SUCCESS
+                });
             }
             exec.execute(c);
         }
