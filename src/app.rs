@@ -139,6 +139,8 @@ pub struct App {
     pub quitting: bool,
     /// The session ends by Ctrl-C: the exit status is 130, as a shell reports an interrupt.
     pub interrupted: bool,
+    /// Where `e` writes its files (`report::export::export_dir`); the dialog names it.
+    pub export_dir: std::path::PathBuf,
     /// A test file on a mounted file system, chosen with `f` on Devices: the Test screen's
     /// runs go there instead of the selected device until another device is chosen.
     pub file_target: Option<FileTarget>,
@@ -168,6 +170,9 @@ impl App {
             show_temperature: false,
             quitting: false,
             interrupted: false,
+            export_dir: crate::report::export::export_dir(std::path::Path::new(
+                crate::history::DEFAULT_HISTORY_DIR,
+            )),
             file_target: None,
             several: several::Several::default(),
         }
@@ -335,6 +340,10 @@ impl App {
                 self.info(format!("history: {text}"));
                 Vec::new()
             }
+            Msg::HistoryRecorded { record, runs } => {
+                self.results.recorded_in_history(record, runs);
+                Vec::new()
+            }
             Msg::PersistPlanned {
                 device,
                 scheduler,
@@ -474,9 +483,11 @@ impl App {
                 self.rerun(Some(record))
             }
             Intent::Keep(setting, device) => self.keep(setting, device),
-            Intent::Export { record, format } => {
-                self.results.export(record, format).into_iter().collect()
-            }
+            Intent::Export { record, format } => self
+                .results
+                .export(record, format, &self.export_dir)
+                .into_iter()
+                .collect(),
             Intent::ExportFirst => {
                 let first = self.unsaved().next();
                 if let Some(i) = first {

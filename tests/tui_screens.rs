@@ -558,12 +558,14 @@ fn run_controls_stop_rerun_export_and_quit() {
     keys(&mut app, "4");
     keys(&mut app, "e");
     assert!(matches!(app.overlay, Some(Overlay::Export { .. })));
+    assert!(screen(&app, 80, 25).contains("into /var/lib/disktriage/exports/"));
     let cmds = keys(&mut app, "j");
     let [
         Cmd::Export {
             reports,
             format,
             stem,
+            dir,
         },
     ] = cmds.as_slice()
     else {
@@ -572,6 +574,11 @@ fn run_controls_stop_rerun_export_and_quit() {
     assert_eq!(*format, ExportFormat::Json);
     assert_eq!(reports.len(), 1);
     assert_eq!(stem, "disktriage-loop0-rand-read-2");
+    // One known place, named in the dialog, whatever directory the program started in.
+    assert_eq!(
+        dir,
+        &std::path::PathBuf::from("/var/lib/disktriage/exports")
+    );
     app.update(Msg::Exported(Ok(
         "/tmp/disktriage-loop0-rand-read-2.json".into()
     )));
@@ -1281,6 +1288,54 @@ fn quit_asks_before_discarding_unexported_results() {
     keys(&mut app, "c");
     app.update(Msg::Exported(Ok("/tmp/x.csv".into())));
     assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
+}
+
+#[test]
+fn quit_says_the_history_keeps_what_it_recorded() {
+    // Each finished test asks the loop to record it; the loop says when the history took it.
+    let finish = |app: &mut App| {
+        let device = app.selected_device().expect("a device").name.clone();
+        feed(app, TestName::RandRead, &device, "none", 40, 512.0);
+        let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            &device,
+            "none",
+            512.0,
+            0.060,
+        )))));
+        cmds.iter()
+            .find_map(|c| match c {
+                Cmd::RecordHistory { record, runs, .. } => Some((*record, runs.len())),
+                _ => None,
+            })
+            .expect("the finished test is recorded")
+    };
+    let mut app = app_with("host-loop-zram", true);
+    pick_rand_read(&mut app);
+    keys(&mut app, "r");
+    let (record, runs) = finish(&mut app);
+    assert_eq!((record, runs), (0, 1));
+    app.update(Msg::HistoryRecorded { record, runs });
+    keys(&mut app, "q");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("quit? 1 result not exported: the history keeps the figures, not")
+            && s.contains("the per-interval series"),
+        "{s}"
+    );
+    assert!(!s.contains("discard"), "{s}");
+    // A second test the history did not take (it failed to write): that one is discarded.
+    keys(&mut app, "n");
+    assert_eq!(app.overlay, None);
+    keys(&mut app, "R");
+    finish(&mut app);
+    keys(&mut app, "q");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("quit? 2 results not exported: 1 in the history (figures only), 1"),
+        "{s}"
+    );
+    assert!(s.contains("discarded"), "{s}");
 }
 
 #[test]

@@ -349,6 +349,7 @@ impl App {
                     }
                     // The test is over (every repeat, or stopped, or failed): into the history.
                     cmds.push(Cmd::RecordHistory {
+                        record,
                         runs: rec.runs.clone(),
                         drive_cache: rec.drive_cache.clone(),
                     });

@@ -479,9 +479,10 @@ impl App {
         let mut cmds: Vec<Cmd> = run
             .targets
             .iter()
-            .filter_map(|t| self.results.records.get(t.record))
-            .filter(|rec| !rec.runs.is_empty())
-            .map(|rec| Cmd::RecordHistory {
+            .filter_map(|t| Some((t.record, self.results.records.get(t.record)?)))
+            .filter(|(_, rec)| !rec.runs.is_empty())
+            .map(|(record, rec)| Cmd::RecordHistory {
+                record,
                 runs: rec.runs.clone(),
                 drive_cache: rec.drive_cache.clone(),
             })

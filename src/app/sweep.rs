@@ -286,9 +286,12 @@ impl App {
                 if let Some(e) = &error {
                     sw.error = Some(format!("{} failed: {e}", sw.request.test));
                 }
-                if let Some(rec) = record.and_then(|r| self.results.records.get_mut(r)) {
+                if let Some((index, rec)) =
+                    record.and_then(|r| Some((r, self.results.records.get_mut(r)?)))
+                {
                     if !stopped {
                         history = Some(Cmd::RecordHistory {
+                            record: index,
                             runs: vec![report.clone()],
                             drive_cache: rec.drive_cache.clone(),
                         });

@@ -336,7 +336,11 @@ mod tests {
         }
         let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
         for t in &CATALOG {
-            assert!(words.contains(&format!("{} {}", t.id, t.summary)), "{}", t.id);
+            assert!(
+                words.contains(&format!("{} {}", t.id, t.summary)),
+                "{}",
+                t.id
+            );
             assert!(words.contains(&format!("from: {}", t.origin)), "{}", t.id);
         }
     }

@@ -172,6 +172,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Line::from("  c  CSV: the per-interval series"),
                 Line::from("  f  the equivalent fio command line"),
                 Line::from(Span::styled(
+                    format!("into {}/", app.export_dir.display()),
+                    theme::dim(),
+                )),
+                Line::from(Span::styled(
                     "Esc cancels; the file's path is shown after",
                     theme::dim(),
                 )),
@@ -314,11 +318,25 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Overlay::QuitDiscard => {
             let n = app.unsaved().count();
+            let kept = app.results.unsaved_in_history();
+            let plural = |k: usize| if k == 1 { "" } else { "s" };
+            let first = if kept == 0 {
+                format!("quit and discard {n} result{}? (not exported)", plural(n))
+            } else if kept == n {
+                format!(
+                    "quit? {n} result{} not exported: the history keeps the figures, not \
+                     the per-interval series",
+                    plural(n)
+                )
+            } else {
+                format!(
+                    "quit? {n} results not exported: {kept} in the history (figures only), \
+                     {} discarded",
+                    n - kept
+                )
+            };
             let lines = vec![
-                Line::from(format!(
-                    "quit and discard {n} result{}? (not exported)",
-                    if n == 1 { "" } else { "s" }
-                )),
+                Line::from(first),
                 Line::from(Span::styled(
                     "y or q quits (changed settings are put back)",
                     theme::warn(),
@@ -352,10 +370,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Overlay::QuitConfirm => {
             let n = app.unsaved().count();
-            let discard = if n > 0 {
-                format!(" The {n} result(s) not exported are discarded.")
-            } else {
-                String::new()
+            let kept = app.results.unsaved_in_history();
+            let discard = match (n, kept) {
+                (0, _) => String::new(),
+                (n, k) if k == n => {
+                    format!(" The history keeps the figures of the {n} result(s) not exported.")
+                }
+                (n, 0) => format!(" The {n} result(s) not exported are discarded."),
+                (n, k) => format!(
+                    " Of the {n} result(s) not exported, the history keeps {k} (figures only)."
+                ),
             };
             let lines = vec![
                 Line::from(format!("A test is running. Stop it and quit?{discard}")),
