@@ -58,7 +58,7 @@ fn test_picker() {
     key(&mut app, KeyCode::Right);
     let s = screen(&app, 80, 25);
     assert!(s.contains("rand-read"), "{s}");
-    assert!(s.contains("queue depth     4"), "{s}");
+    assert!(s.contains("queue depth    4"), "{s}");
     assert!(s.contains("read-only test: r runs it"), "{s}");
     snap("picker", &app);
 }
@@ -1288,6 +1288,42 @@ fn quit_asks_before_discarding_unexported_results() {
     keys(&mut app, "c");
     app.update(Msg::Exported(Ok("/tmp/x.csv".into())));
     assert_eq!(keys(&mut app, "q"), [Cmd::Quit]);
+}
+
+#[test]
+fn the_test_screen_at_80_columns_shows_every_name_value_and_mark_whole() {
+    use disktriage::app::picker::fields_for;
+    use disktriage::bench::catalog::CATALOG;
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("W writes: destroys") && s.contains("w writes if asked"),
+        "{s}"
+    );
+    for (i, t) in CATALOG.iter().enumerate() {
+        let s = screen(&app, 80, 25);
+        assert!(s.contains(&format!(" {} ", t.id)), "{}:\n{s}", t.id);
+        // A long form scrolls: every row it shows has its value whole.
+        let fields = fields_for(t.name);
+        let shown: Vec<_> = fields
+            .iter()
+            .copied()
+            .filter(|f| s.contains(&format!("{}  ", f.label())))
+            .collect();
+        assert!(shown.len() >= fields.len().min(5), "{}:\n{s}", t.id);
+        for field in shown {
+            let (value, _) = app.values.show(t.name, field);
+            assert!(
+                s.contains(&value),
+                "{} {field:?} {value:?} is cut:\n{s}",
+                t.id
+            );
+        }
+        if i + 1 < CATALOG.len() {
+            key(&mut app, KeyCode::Down);
+        }
+    }
 }
 
 #[test]

@@ -13,8 +13,11 @@ use crate::app::{App, PickerFocus};
 use crate::bench::catalog::{CATALOG, Writes};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    let [left, right] =
-        Layout::horizontal([Constraint::Length(20), Constraint::Min(0)]).areas(area);
+    // The longest name (concurrent-write, 16) after the cursor and the write mark, whole.
+    let [left_column, right] =
+        Layout::horizontal([Constraint::Length(21), Constraint::Min(0)]).areas(area);
+    let [left, legend] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(4)]).areas(left_column);
     let items: Vec<ListItem> = CATALOG
         .iter()
         .map(|t| {
@@ -41,6 +44,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         );
     let mut state = ListState::default().with_selected(Some(app.picker_test));
     frame.render_stateful_widget(list, left, &mut state);
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::from("W writes: destroys"),
+            Line::from("w writes if asked"),
+        ])
+        .style(theme::dim())
+        .block(Block::default().borders(Borders::ALL)),
+        legend,
+    );
 
     let test = app.picker_test();
     let info = test.info();
@@ -87,10 +99,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         [
             Constraint::Length(14),
             Constraint::Min(12),
-            Constraint::Length(8),
+            Constraint::Length(7),
         ],
     )
-    .column_spacing(2)
+    .column_spacing(1)
     .highlight_symbol(">")
     .row_highlight_style(if focus_tests {
         theme::dim()
