@@ -201,6 +201,14 @@ impl App {
         self.results.comparison()
     }
 
+    /// Why `o`/`n` cannot switch `device`'s drive cache, as the drive was read.
+    fn drive_cache_switch_unavailable(&self, device: &str) -> Option<String> {
+        match self.devices.drives.get(device)?.cache.as_ref()? {
+            Ok(c) => c.switch_unavailable(),
+            Err(_) => None,
+        }
+    }
+
     fn info(&mut self, text: impl Into<String>) {
         self.status = Some((text.into(), self.now));
     }
@@ -459,7 +467,15 @@ impl App {
     /// Carries out what a dialog's key asked for.
     fn follow(&mut self, intent: Intent) -> Vec<Cmd> {
         match intent {
-            Intent::Cmd(cmd) => vec![cmd],
+            Intent::Cmd(cmd) => {
+                if let Cmd::SetDriveCache { device, .. } = &cmd
+                    && let Some(why) = self.drive_cache_switch_unavailable(device)
+                {
+                    self.error(why);
+                    return Vec::new();
+                }
+                vec![cmd]
+            }
             Intent::Info(text) => {
                 self.info(text);
                 Vec::new()

@@ -621,6 +621,42 @@ fn drive_state_health_badges_and_cache_dialog() {
 }
 
 #[test]
+fn a_loop_device_is_not_offered_a_drive_cache_switch() {
+    use disktriage::model::{CacheStatus, KernelWriteCache};
+    let mut app = app_with("host-loop-zram", true);
+    let device = app.selected_device().expect("a device").name.clone();
+    let cmds = keys(&mut app, "w");
+    assert!(
+        matches!(cmds.as_slice(), [Cmd::ReadDriveStatus { .. }]),
+        "{cmds:?}"
+    );
+    app.update(Msg::DriveStatus {
+        device: device.clone(),
+        cache: Ok(CacheStatus::new(
+            &device,
+            Transport::Loop,
+            Err("drive write cache control not supported on loop".into()),
+            Some(KernelWriteCache::WriteBack),
+        )),
+        health: None,
+    });
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("drive write cache control not supported on"),
+        "{s}"
+    );
+    assert!(s.contains("nothing to switch here"), "{s}");
+    assert!(!s.contains("hdparm -W0"), "{s}");
+    // o and n send nothing to the device: the dialog's reason is said instead.
+    assert!(keys(&mut app, "o").is_empty());
+    assert!(
+        screen(&app, 80, 25).contains("drive write cache control not supported on loop"),
+        "{}",
+        screen(&app, 80, 25)
+    );
+}
+
+#[test]
 fn orphans_are_offered_at_start() {
     let mut app = app_with("host-loop-zram", true);
     app.update(Msg::Orphans(vec![

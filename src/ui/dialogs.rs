@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme;
 use crate::app::{App, Overlay, keys};
+use crate::model::CacheStatus;
 use crate::model::cache::on_off;
 
 /// A centred rectangle of at most `w` x `h` inside `area`.
@@ -241,8 +242,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     theme::accent(),
                 )));
             }
+            // Only what can work is offered: a loop device has no drive cache to turn off.
+            let unavailable = st
+                .and_then(|s| s.cache.as_ref())
+                .and_then(|c| c.as_ref().ok())
+                .and_then(CacheStatus::switch_unavailable);
             lines.push(Line::from(Span::styled(
-                "o: turn off (hdparm -W0)  n: turn on (-W1)  K: keep  Esc: close",
+                match unavailable {
+                    Some(_) => "nothing to switch here  Esc: close",
+                    None => "o: turn off (hdparm -W0)  n: turn on (-W1)  K: keep  Esc: close",
+                },
                 theme::dim(),
             )));
             dialog(frame, area, &format!("Write cache of {device}"), lines, 70);
