@@ -214,6 +214,13 @@ fn in_use_devices_are_refused_with_the_reason() {
     // loop0 has a mounted partition.
     keys(&mut app, "2");
     key(&mut app, KeyCode::Down); // seq-write
+    // The Test screen says so before r, with the way out.
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("this test writes: r is refused: refusing to write to"),
+        "{s}"
+    );
+    assert!(s.contains("tests a file on /tmp/dtcap/mnt instead"), "{s}");
     let cmds = keys(&mut app, "r");
     assert!(cmds.is_empty());
     let Some(Overlay::Error(e)) = &app.overlay else {
@@ -221,6 +228,10 @@ fn in_use_devices_are_refused_with_the_reason() {
     };
     assert!(
         e.contains("refusing to write to loop0: loop0p1 mounted at /tmp/dtcap/mnt"),
+        "{e}"
+    );
+    assert!(
+        e.contains("f on Devices (1) tests a file on /tmp/dtcap/mnt instead"),
         "{e}"
     );
     snap("error_in_use", &app);

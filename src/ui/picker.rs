@@ -57,10 +57,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let test = app.picker_test();
     let info = test.info();
     let fields = fields_for(test);
+    // The target box is as tall as its words need (a refusal with its way out is long), so
+    // nothing in it is cut; the parameters scroll in what is left.
+    let target_lines = target_lines(app, test);
+    let inner = usize::from(right.width.saturating_sub(2)).max(1);
+    let rows: usize = target_lines
+        .iter()
+        .map(|l| {
+            super::dialogs::wrap_text(&l.to_string(), inner)
+                .len()
+                .max(1)
+        })
+        .sum();
     let [about, form, target] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Min(0),
-        Constraint::Length(5),
+        Constraint::Length((rows as u16 + 2).max(5)),
     ])
     .areas(right);
 
@@ -118,8 +130,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .with_selected((app.picker_focus == PickerFocus::Params).then_some(app.picker_field));
     frame.render_stateful_widget(table, form, &mut ts);
 
+    frame.render_widget(
+        Paragraph::new(target_lines)
+            .wrap(Wrap { trim: true })
+            .block(Block::default().borders(Borders::ALL)),
+        target,
+    );
+}
+
+/// What the Test screen says about where `r` runs the test: the target, and whether the test
+/// writes there, may not, or only reads.
+fn target_lines(app: &App, test: crate::bench::catalog::TestName) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    let directory = info.family.directory_runner().is_some();
+    let directory = test.info().family.directory_runner().is_some();
     let marks = &app.several.marks;
     match (app.selected_device(), &app.file_target) {
         // Several marked devices: the test runs on each of them at once.
@@ -196,7 +219,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     d.kernel_write_cache.map_or("?", |c| c.as_str()),
                 )),
             ]));
-            if writes(test, &app.values) && app.values.params(test).preserve {
+            if writes(test, &app.values)
+                && let Some(why) = app.write_refusal(&d.name)
+            {
+                lines.push(Line::from(Span::styled(
+                    format!("this test writes: r is refused: {why}"),
+                    theme::bad(),
+                )));
+            } else if writes(test, &app.values) && app.values.params(test).preserve {
                 lines.push(Line::from(Span::styled(
                     format!(
                         "this test REWRITES {} in place (data kept): r asks for its name",
@@ -224,10 +254,5 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             theme::warn(),
         ))),
     }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
-            .block(Block::default().borders(Borders::ALL)),
-        target,
-    );
+    lines
 }
