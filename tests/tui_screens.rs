@@ -2186,7 +2186,7 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     assert!(row.noise_pct.unwrap() > 3.9, "{row:?}");
     key(&mut app, KeyCode::Down);
     let s = screen(&app, 80, 25);
-    assert!(s.contains("h2"), "{s}");
+    assert!(s.contains("h1"), "{s}");
     assert!(s.contains("past run of 2026-11-18 11:06 UTC"), "{s}");
     snap("results_with_a_past_run", &app);
 
@@ -2197,7 +2197,7 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     keys(&mut app, "c");
     assert_eq!(app.screen, Screen::Compare);
     let s = screen(&app, 80, 25);
-    assert!(s.contains("A #h2"), "{s}");
+    assert!(s.contains("A #h1"), "{s}");
     assert!(s.contains("scheduler mq-deadline -> none"), "{s}");
     // Beyond the past run's noise (4 %): better, across sessions.
     assert!(s.contains("+19.1%") && s.contains("better"), "{s}");
@@ -2226,7 +2226,7 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     let s = screen(&app, 132, 43);
     assert!(s.contains("past run of 2026-11-18 11:06 UTC"), "{s}");
     assert!(s.contains("scheduler mq-deadline; drive cache n/a"), "{s}");
-    assert!(s.contains("Report of run #h2"), "{s}");
+    assert!(s.contains("Report of run #h1"), "{s}");
     // R still retests this session's run, not the past one.
     app.overlay = None;
     let cmds = keys(&mut app, "R");
@@ -2236,6 +2236,20 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     assert_eq!(req.target.to_str(), Some("/dev/loop0"));
     // Nothing unsaved about a past run: q does not ask to export it.
     assert_eq!(app.unsaved().collect::<Vec<_>>(), vec![0]);
+    // The session's next run is #2: the history row took no run number.
+    for _ in 0..3 {
+        feed(&mut app, TestName::RandRead, "loop0", "none", 40, 520.0);
+        app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            "loop0",
+            "none",
+            520.0,
+            0.060,
+        )))));
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("#2 rand-read on loop0"), "{s}");
+    assert!(s.contains("run #2 finished"), "{s}");
 }
 
 #[test]

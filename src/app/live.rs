@@ -365,7 +365,10 @@ impl App {
                 };
                 match error {
                     Some(e) => self.error(format!("the run failed: {e}")),
-                    None => self.info(format!("run #{} {next}", record + 1)),
+                    None => {
+                        let number = self.results.records.get(record).map(RunRecord::number);
+                        self.info(format!("run #{} {next}", number.unwrap_or_default()));
+                    }
                 }
             }
             Err(e) => {
@@ -527,7 +530,12 @@ impl App {
             .get(&device)
             .and_then(DriveState::cache_word)
             .map(str::to_string);
-        let mut rec = RunRecord::new(record, device.clone(), request.clone(), repeats);
+        let mut rec = RunRecord::new(
+            self.results.next_id(false),
+            device.clone(),
+            request.clone(),
+            repeats,
+        );
         rec.drive_cache = drive_cache.clone();
         self.results.records.push(rec);
         let mut run = LiveRun::new(record, device, &request, repeats, self.now);

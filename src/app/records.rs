@@ -44,6 +44,17 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// How the screens number it: "3" for the session's third run, "h1" for the first run
+    /// loaded from the history (the two are counted apart, so a history row never takes a
+    /// run's number).
+    pub fn number(&self) -> String {
+        match self.past {
+            Some(_) => format!("h{}", self.id + 1),
+            None => format!("{}", self.id + 1),
+        }
+    }
+
+    /// `id` counts the session's runs (`Results::next_id`).
     pub fn new(id: usize, device: String, request: RunRequest, repeats: u32) -> Self {
         RunRecord {
             id,
@@ -346,12 +357,21 @@ impl Results {
             if known {
                 continue;
             }
-            if let Some(rec) = RunRecord::from_history(self.records.len(), e) {
+            if let Some(rec) = RunRecord::from_history(self.next_id(true), e) {
                 self.records.push(rec);
                 added += 1;
             }
         }
         added
+    }
+
+    /// The number the next record of its kind takes: session runs and past runs from the
+    /// history are counted apart (#1, #2, ... and h1, h2, ...).
+    pub fn next_id(&self, past: bool) -> usize {
+        self.records
+            .iter()
+            .filter(|r| r.past.is_some() == past)
+            .count()
     }
 
     /// The session's latest record (past runs from the history are not the session's).

@@ -336,8 +336,12 @@ impl App {
         self.changes.last_switch = None;
         for t in &mut run.targets {
             t.record = self.results.records.len();
-            let mut rec =
-                RunRecord::new(t.record, t.device.clone(), t.request.clone(), run.repeats);
+            let mut rec = RunRecord::new(
+                self.results.next_id(false),
+                t.device.clone(),
+                t.request.clone(),
+                run.repeats,
+            );
             rec.drive_cache = self
                 .devices
                 .drives

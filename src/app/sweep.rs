@@ -241,7 +241,12 @@ impl App {
             Some(r) => r,
             None => {
                 let r = self.results.records.len();
-                let mut rec = RunRecord::new(r, sw.device.clone(), sw.request.clone(), sw.repeats);
+                let mut rec = RunRecord::new(
+                    self.results.next_id(false),
+                    sw.device.clone(),
+                    sw.request.clone(),
+                    sw.repeats,
+                );
                 rec.drive_cache = drive_cache.clone();
                 self.results.records.push(rec);
                 sw.records[step.setting] = Some(r);

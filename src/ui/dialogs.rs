@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme;
+use crate::app::records::RunRecord;
 use crate::app::{App, Overlay, keys};
 use crate::model::CacheStatus;
 use crate::model::cache::on_off;
@@ -168,7 +169,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Overlay::Export { record } => {
             let lines = vec![
-                Line::from(format!("Export run #{}:", record + 1)),
+                Line::from(format!(
+                    "Export run #{}:",
+                    app.results
+                        .records
+                        .get(*record)
+                        .map(RunRecord::number)
+                        .unwrap_or_default()
+                )),
                 Line::from("  j  JSON: summary and per-interval series"),
                 Line::from("  c  CSV: the per-interval series"),
                 Line::from("  f  the equivalent fio command line"),
@@ -410,10 +418,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let text = rec
                 .map(crate::app::RunRecord::report_text)
                 .unwrap_or_default();
-            let number = match rec.and_then(|r| r.past.as_ref()) {
-                Some(_) => format!("h{}", record + 1),
-                None => format!("{}", record + 1),
-            };
+            let number = rec.map(RunRecord::number).unwrap_or_default();
             let rect = centered(
                 area,
                 area.width.saturating_sub(2),
