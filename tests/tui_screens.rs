@@ -1547,6 +1547,22 @@ fn size_sweep_chart_marks_the_knee_the_cli_reports() {
     assert!(s.contains("Read MB/s by request size"), "{s}");
     assert!(s.contains("MB/s") && s.contains("size"), "{s}");
     assert!(s.contains("4k") && s.contains("1M"), "{s}");
+    // Every measured point keeps its letter where the curves meet (all three level at 512k
+    // and 1M): 9 sizes, 9 of each letter between the title and the axis.
+    let chart: String = s
+        .lines()
+        .skip_while(|l| !l.contains("Read MB/s by request size"))
+        .skip(1)
+        .take_while(|l| !l.contains('└'))
+        .collect::<String>()
+        .replace("MB/s", "");
+    for letter in ['F', 'B', 'R'] {
+        assert_eq!(
+            chart.matches(letter).count(),
+            9,
+            "{letter} points hidden:\n{s}"
+        );
+    }
     snap("sweep_chart", &app);
     // On the console: the same chart in half blocks and letters, no braille.
     app.console = true;
