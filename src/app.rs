@@ -137,6 +137,10 @@ pub struct App {
     /// The run screen's right chart shows the drive temperature instead of IOPS.
     pub show_temperature: bool,
     pub quitting: bool,
+    /// The session ends by Ctrl-C: the exit status is 130, as a shell reports an interrupt.
+    pub interrupted: bool,
+    /// Where `e` writes its files (`report::export::export_dir`); the dialog names it.
+    pub export_dir: std::path::PathBuf,
     /// A test file on a mounted file system, chosen with `f` on Devices: the Test screen's
     /// runs go there instead of the selected device until another device is chosen.
     pub file_target: Option<FileTarget>,
@@ -165,6 +169,10 @@ impl App {
             console,
             show_temperature: false,
             quitting: false,
+            interrupted: false,
+            export_dir: crate::report::export::export_dir(std::path::Path::new(
+                crate::history::DEFAULT_HISTORY_DIR,
+            )),
             file_target: None,
             several: several::Several::default(),
         }
@@ -191,6 +199,14 @@ impl App {
     /// The two records the Compare screen shows: the marked ones, else the last two.
     pub fn comparison(&self) -> Option<(usize, usize)> {
         self.results.comparison()
+    }
+
+    /// Why `o`/`n` cannot switch `device`'s drive cache, as the drive was read.
+    fn drive_cache_switch_unavailable(&self, device: &str) -> Option<String> {
+        match self.devices.drives.get(device)?.cache.as_ref()? {
+            Ok(c) => c.switch_unavailable(),
+            Err(_) => None,
+        }
     }
 
     fn info(&mut self, text: impl Into<String>) {
@@ -326,6 +342,10 @@ impl App {
                 self.info(format!("history: {text}"));
                 Vec::new()
             }
+            Msg::HistoryRecorded { record, runs } => {
+                self.results.recorded_in_history(record, runs);
+                Vec::new()
+            }
             Msg::PersistPlanned {
                 device,
                 scheduler,
@@ -359,6 +379,7 @@ impl App {
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && matches!(k.code, KeyCode::Char('c')) {
             self.quitting = true;
+            self.interrupted = true;
             return vec![Cmd::Quit];
         }
         if let Some(overlay) = self.overlay.take() {
@@ -440,7 +461,15 @@ impl App {
     /// Carries out what a dialog's key asked for.
     fn follow(&mut self, intent: Intent) -> Vec<Cmd> {
         match intent {
-            Intent::Cmd(cmd) => vec![cmd],
+            Intent::Cmd(cmd) => {
+                if let Cmd::SetDriveCache { device, .. } = &cmd
+                    && let Some(why) = self.drive_cache_switch_unavailable(device)
+                {
+                    self.error(why);
+                    return Vec::new();
+                }
+                vec![cmd]
+            }
             Intent::Info(text) => {
                 self.info(text);
                 Vec::new()
@@ -464,9 +493,11 @@ impl App {
                 self.rerun(Some(record))
             }
             Intent::Keep(setting, device) => self.keep(setting, device),
-            Intent::Export { record, format } => {
-                self.results.export(record, format).into_iter().collect()
-            }
+            Intent::Export { record, format } => self
+                .results
+                .export(record, format, &self.export_dir)
+                .into_iter()
+                .collect(),
             Intent::ExportFirst => {
                 let first = self.unsaved().next();
                 if let Some(i) = first {

@@ -146,11 +146,18 @@ pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<E
         text
     };
     write_stdout(&text)?;
-    Ok(match health.verdict {
-        Verdict::Passed | Verdict::Unavailable => ExitCode::SUCCESS,
+    Ok(smart_exit_code(health.verdict))
+}
+
+/// `smart`'s exit status: a script that asks whether a disk is healthy must not read "no
+/// drive answered" (a loop device, a bridge that passes no commands) as a pass.
+fn smart_exit_code(verdict: Verdict) -> ExitCode {
+    match verdict {
+        Verdict::Passed => ExitCode::SUCCESS,
         Verdict::Warning => ExitCode::from(2),
         Verdict::Failed => ExitCode::from(3),
-    })
+        Verdict::Unavailable => ExitCode::from(4),
+    }
 }
 
 /// `disktriage smart DEV --self-test KIND`: starts or aborts, then reads the state back.

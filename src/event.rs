@@ -147,6 +147,11 @@ pub enum Msg {
     PastRuns(Vec<HistoryEntry>),
     /// Something about the history worth a line (it could not be written, a bad line).
     HistoryNote(String),
+    /// The history took `runs` runs of `record` (`Cmd::RecordHistory`).
+    HistoryRecorded {
+        record: usize,
+        runs: usize,
+    },
     /// The udev rule that would make a scheduler permanent, or why there can be none.
     PersistPlanned {
         device: String,
@@ -232,6 +237,8 @@ pub enum Cmd {
     StopRun,
     /// Add a finished test (all its repeats) to the history, then load the disk's past runs.
     RecordHistory {
+        /// The record (in the Results list) the runs belong to.
+        record: usize,
         runs: Vec<RunReport>,
         drive_cache: Option<String>,
     },
@@ -249,6 +256,8 @@ pub enum Cmd {
         format: ExportFormat,
         /// File name without directory, e.g. `disktriage-loop0-rand-read-3`.
         stem: String,
+        /// Where it goes (`report::export::export_dir`).
+        dir: std::path::PathBuf,
     },
     Quit,
 }

@@ -106,7 +106,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Tests) => {
-            write_stdout(&commands::run::list_tests())?;
+            write_stdout(&commands::run::list_tests(output_width()))?;
             Ok(ExitCode::SUCCESS)
         }
         None => tui::run(root, &cli.journal_dir, &history_dir),

@@ -228,6 +228,7 @@ fn main_loop(
     event::spawn_ticker(tx.clone(), started, TICK)?;
     let console = std::env::var("TERM").is_ok_and(|t| t == "linux");
     let mut app = App::new(privilege::is_root(), console);
+    app.export_dir = crate::report::export::export_dir(history.dir());
     let mut exec = Executor::new(
         root.clone(),
         tx.clone(),
@@ -294,7 +295,11 @@ fn main_loop(
             if c == Cmd::Quit {
                 exec.shutdown();
                 stats.write();
-                return Ok(ExitCode::SUCCESS);
+                return Ok(if app.interrupted {
+                    ExitCode::from(128 + libc::SIGINT as u8)
+                } else {
+                    ExitCode::SUCCESS
+                });
             }
             exec.execute(c);
         }

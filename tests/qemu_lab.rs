@@ -845,6 +845,9 @@ fn check_smart(r: &Results, dev: &dyn Fn(&str) -> String) {
         virtio["unavailable_reason"],
         "SMART not available on virtio"
     );
+    // No drive answered: a script asking whether the disk is healthy does not read a pass.
+    assert_eq!(r.rc("SMART scsi"), 4);
+    assert_eq!(r.rc("SMART virtio"), 4);
 
     assert_fits(r, "SMART-TEXT sata");
     assert_fits(r, "SMART-TEXT nvmewarn");

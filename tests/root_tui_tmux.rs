@@ -385,8 +385,9 @@ fn root_tmux_after_sigkill_the_next_start_offers_to_restore() {
         "{s}"
     );
     assert_eq!(active_scheduler(&l.name), before);
-    tmux.keys(&["Escape", "q"]);
-    tmux.wait_for("EXITED-0", Duration::from_secs(10), "quit");
+    // Ctrl-C quits at once, with the status a shell gives an interrupt.
+    tmux.keys(&["Escape", "C-c"]);
+    tmux.wait_for("EXITED-130", Duration::from_secs(10), "Ctrl-C");
 }
 
 /// The text inside the box whose top line starts with `title`, its lines joined by spaces.

@@ -58,7 +58,7 @@ fn test_picker() {
     key(&mut app, KeyCode::Right);
     let s = screen(&app, 80, 25);
     assert!(s.contains("rand-read"), "{s}");
-    assert!(s.contains("queue depth     4"), "{s}");
+    assert!(s.contains("queue depth    4"), "{s}");
     assert!(s.contains("read-only test: r runs it"), "{s}");
     snap("picker", &app);
 }
@@ -214,6 +214,13 @@ fn in_use_devices_are_refused_with_the_reason() {
     // loop0 has a mounted partition.
     keys(&mut app, "2");
     key(&mut app, KeyCode::Down); // seq-write
+    // The Test screen says so before r, with the way out.
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("this test writes: r is refused: refusing to write to"),
+        "{s}"
+    );
+    assert!(s.contains("tests a file on /tmp/dtcap/mnt instead"), "{s}");
     let cmds = keys(&mut app, "r");
     assert!(cmds.is_empty());
     let Some(Overlay::Error(e)) = &app.overlay else {
@@ -221,6 +228,10 @@ fn in_use_devices_are_refused_with_the_reason() {
     };
     assert!(
         e.contains("refusing to write to loop0: loop0p1 mounted at /tmp/dtcap/mnt"),
+        "{e}"
+    );
+    assert!(
+        e.contains("f on Devices (1) tests a file on /tmp/dtcap/mnt instead"),
         "{e}"
     );
     snap("error_in_use", &app);
@@ -558,12 +569,14 @@ fn run_controls_stop_rerun_export_and_quit() {
     keys(&mut app, "4");
     keys(&mut app, "e");
     assert!(matches!(app.overlay, Some(Overlay::Export { .. })));
+    assert!(screen(&app, 80, 25).contains("into /var/lib/disktriage/exports/"));
     let cmds = keys(&mut app, "j");
     let [
         Cmd::Export {
             reports,
             format,
             stem,
+            dir,
         },
     ] = cmds.as_slice()
     else {
@@ -572,6 +585,11 @@ fn run_controls_stop_rerun_export_and_quit() {
     assert_eq!(*format, ExportFormat::Json);
     assert_eq!(reports.len(), 1);
     assert_eq!(stem, "disktriage-loop0-rand-read-2");
+    // One known place, named in the dialog, whatever directory the program started in.
+    assert_eq!(
+        dir,
+        &std::path::PathBuf::from("/var/lib/disktriage/exports")
+    );
     app.update(Msg::Exported(Ok(
         "/tmp/disktriage-loop0-rand-read-2.json".into()
     )));
@@ -610,6 +628,42 @@ fn drive_state_health_badges_and_cache_dialog() {
             device: "sda".into(),
             enabled: true
         }]
+    );
+}
+
+#[test]
+fn a_loop_device_is_not_offered_a_drive_cache_switch() {
+    use disktriage::model::{CacheStatus, KernelWriteCache};
+    let mut app = app_with("host-loop-zram", true);
+    let device = app.selected_device().expect("a device").name.clone();
+    let cmds = keys(&mut app, "w");
+    assert!(
+        matches!(cmds.as_slice(), [Cmd::ReadDriveStatus { .. }]),
+        "{cmds:?}"
+    );
+    app.update(Msg::DriveStatus {
+        device: device.clone(),
+        cache: Ok(CacheStatus::new(
+            &device,
+            Transport::Loop,
+            Err("drive write cache control not supported on loop".into()),
+            Some(KernelWriteCache::WriteBack),
+        )),
+        health: None,
+    });
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("drive write cache control not supported on"),
+        "{s}"
+    );
+    assert!(s.contains("nothing to switch here"), "{s}");
+    assert!(!s.contains("hdparm -W0"), "{s}");
+    // o and n send nothing to the device: the dialog's reason is said instead.
+    assert!(keys(&mut app, "o").is_empty());
+    assert!(
+        screen(&app, 80, 25).contains("drive write cache control not supported on loop"),
+        "{}",
+        screen(&app, 80, 25)
     );
 }
 
@@ -1284,6 +1338,90 @@ fn quit_asks_before_discarding_unexported_results() {
 }
 
 #[test]
+fn the_test_screen_at_80_columns_shows_every_name_value_and_mark_whole() {
+    use disktriage::app::picker::fields_for;
+    use disktriage::bench::catalog::CATALOG;
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("W writes: destroys") && s.contains("w writes if asked"),
+        "{s}"
+    );
+    for (i, t) in CATALOG.iter().enumerate() {
+        let s = screen(&app, 80, 25);
+        assert!(s.contains(&format!(" {} ", t.id)), "{}:\n{s}", t.id);
+        // A long form scrolls: every row it shows has its value whole.
+        let fields = fields_for(t.name);
+        let shown: Vec<_> = fields
+            .iter()
+            .copied()
+            .filter(|f| s.contains(&format!("{}  ", f.label())))
+            .collect();
+        assert!(shown.len() >= fields.len().min(5), "{}:\n{s}", t.id);
+        for field in shown {
+            let (value, _) = app.values.show(t.name, field);
+            assert!(
+                s.contains(&value),
+                "{} {field:?} {value:?} is cut:\n{s}",
+                t.id
+            );
+        }
+        if i + 1 < CATALOG.len() {
+            key(&mut app, KeyCode::Down);
+        }
+    }
+}
+
+#[test]
+fn quit_says_the_history_keeps_what_it_recorded() {
+    // Each finished test asks the loop to record it; the loop says when the history took it.
+    let finish = |app: &mut App| {
+        let device = app.selected_device().expect("a device").name.clone();
+        feed(app, TestName::RandRead, &device, "none", 40, 512.0);
+        let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            &device,
+            "none",
+            512.0,
+            0.060,
+        )))));
+        cmds.iter()
+            .find_map(|c| match c {
+                Cmd::RecordHistory { record, runs, .. } => Some((*record, runs.len())),
+                _ => None,
+            })
+            .expect("the finished test is recorded")
+    };
+    let mut app = app_with("host-loop-zram", true);
+    pick_rand_read(&mut app);
+    keys(&mut app, "r");
+    let (record, runs) = finish(&mut app);
+    assert_eq!((record, runs), (0, 1));
+    app.update(Msg::HistoryRecorded { record, runs });
+    keys(&mut app, "q");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("quit? 1 result not exported: the history keeps the figures, not")
+            && s.contains("the per-interval series"),
+        "{s}"
+    );
+    assert!(!s.contains("discard"), "{s}");
+    // A second test the history did not take (it failed to write): that one is discarded.
+    keys(&mut app, "n");
+    assert_eq!(app.overlay, None);
+    keys(&mut app, "R");
+    finish(&mut app);
+    keys(&mut app, "q");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("quit? 2 results not exported: 1 in the history (figures only), 1"),
+        "{s}"
+    );
+    assert!(s.contains("discarded"), "{s}");
+}
+
+#[test]
 fn a_one_io_run_shows_no_rate_without_its_time_base() {
     let mut app = app_with("host-loop-zram", true);
     let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
@@ -1409,6 +1547,22 @@ fn size_sweep_chart_marks_the_knee_the_cli_reports() {
     assert!(s.contains("Read MB/s by request size"), "{s}");
     assert!(s.contains("MB/s") && s.contains("size"), "{s}");
     assert!(s.contains("4k") && s.contains("1M"), "{s}");
+    // Every measured point keeps its letter where the curves meet (all three level at 512k
+    // and 1M): 9 sizes, 9 of each letter between the title and the axis.
+    let chart: String = s
+        .lines()
+        .skip_while(|l| !l.contains("Read MB/s by request size"))
+        .skip(1)
+        .take_while(|l| !l.contains('└'))
+        .collect::<String>()
+        .replace("MB/s", "");
+    for letter in ['F', 'B', 'R'] {
+        assert_eq!(
+            chart.matches(letter).count(),
+            9,
+            "{letter} points hidden:\n{s}"
+        );
+    }
     snap("sweep_chart", &app);
     // On the console: the same chart in half blocks and letters, no braille.
     app.console = true;
@@ -2048,7 +2202,7 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     assert!(row.noise_pct.unwrap() > 3.9, "{row:?}");
     key(&mut app, KeyCode::Down);
     let s = screen(&app, 80, 25);
-    assert!(s.contains("h2"), "{s}");
+    assert!(s.contains("h1"), "{s}");
     assert!(s.contains("past run of 2026-11-18 11:06 UTC"), "{s}");
     snap("results_with_a_past_run", &app);
 
@@ -2059,7 +2213,7 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     keys(&mut app, "c");
     assert_eq!(app.screen, Screen::Compare);
     let s = screen(&app, 80, 25);
-    assert!(s.contains("A #h2"), "{s}");
+    assert!(s.contains("A #h1"), "{s}");
     assert!(s.contains("scheduler mq-deadline -> none"), "{s}");
     // Beyond the past run's noise (4 %): better, across sessions.
     assert!(s.contains("+19.1%") && s.contains("better"), "{s}");
@@ -2088,7 +2242,7 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     let s = screen(&app, 132, 43);
     assert!(s.contains("past run of 2026-11-18 11:06 UTC"), "{s}");
     assert!(s.contains("scheduler mq-deadline; drive cache n/a"), "{s}");
-    assert!(s.contains("Report of run #h2"), "{s}");
+    assert!(s.contains("Report of run #h1"), "{s}");
     // R still retests this session's run, not the past one.
     app.overlay = None;
     let cmds = keys(&mut app, "R");
@@ -2098,6 +2252,20 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     assert_eq!(req.target.to_str(), Some("/dev/loop0"));
     // Nothing unsaved about a past run: q does not ask to export it.
     assert_eq!(app.unsaved().collect::<Vec<_>>(), vec![0]);
+    // The session's next run is #2: the history row took no run number.
+    for _ in 0..3 {
+        feed(&mut app, TestName::RandRead, "loop0", "none", 40, 520.0);
+        app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::RandRead,
+            "loop0",
+            "none",
+            520.0,
+            0.060,
+        )))));
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("#2 rand-read on loop0"), "{s}");
+    assert!(s.contains("run #2 finished"), "{s}");
 }
 
 #[test]

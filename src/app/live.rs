@@ -349,6 +349,7 @@ impl App {
                     }
                     // The test is over (every repeat, or stopped, or failed): into the history.
                     cmds.push(Cmd::RecordHistory {
+                        record,
                         runs: rec.runs.clone(),
                         drive_cache: rec.drive_cache.clone(),
                     });
@@ -364,7 +365,10 @@ impl App {
                 };
                 match error {
                     Some(e) => self.error(format!("the run failed: {e}")),
-                    None => self.info(format!("run #{} {next}", record + 1)),
+                    None => {
+                        let number = self.results.records.get(record).map(RunRecord::number);
+                        self.info(format!("run #{} {next}", number.unwrap_or_default()));
+                    }
                 }
             }
             Err(e) => {
@@ -455,6 +459,26 @@ impl App {
         self.launch(request, repeats)
     }
 
+    /// Why a write test on `device` will be refused (in use, its use unknown), with the way
+    /// out where there is one: a file on its mounted file system. The Test screen says it
+    /// before `r`, and `r` refuses with the same words.
+    pub fn write_refusal(&self, device: &str) -> Option<String> {
+        let inv = self.devices.inventory.as_ref()?;
+        let refusal = match safety::check_device_write(inv, device, None) {
+            Err(WriteRefusal::NotConfirmed { .. }) | Ok(()) => return None,
+            Err(refusal) => refusal,
+        };
+        let way_out = inv
+            .devices
+            .iter()
+            .find(|d| d.name == device || d.partitions.iter().any(|p| p.name == device))
+            .and_then(super::devices::mounted_file_system)
+            .map_or(String::new(), |(_, mount, _)| {
+                format!("; f on Devices (1) tests a file on {mount} instead")
+            });
+        Some(format!("{refusal}{way_out}"))
+    }
+
     /// A write test (or a sweep of one) asks for the device's name first; a device in use is
     /// refused with the reason.
     pub(super) fn confirm_then(
@@ -464,14 +488,9 @@ impl App {
         sweep: Option<SweepKind>,
         device: String,
     ) -> Vec<Cmd> {
-        if let Some(inv) = &self.devices.inventory {
-            match safety::check_device_write(inv, &device, None) {
-                Err(WriteRefusal::NotConfirmed { .. }) | Ok(()) => {}
-                Err(refusal) => {
-                    self.error(refusal.to_string());
-                    return Vec::new();
-                }
-            }
+        if let Some(why) = self.write_refusal(&device) {
+            self.error(why);
+            return Vec::new();
         }
         self.overlay = Some(Overlay::Confirm {
             request: Box::new(request),
@@ -531,7 +550,12 @@ impl App {
             .get(&device)
             .and_then(DriveState::cache_word)
             .map(str::to_string);
-        let mut rec = RunRecord::new(record, device.clone(), request.clone(), repeats);
+        let mut rec = RunRecord::new(
+            self.results.next_id(false),
+            device.clone(),
+            request.clone(),
+            repeats,
+        );
         rec.drive_cache = drive_cache.clone();
         self.results.records.push(rec);
         let mut run = LiveRun::new(record, device, &request, repeats, self.now);

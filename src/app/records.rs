@@ -35,6 +35,9 @@ pub struct RunRecord {
     pub error: Option<String>,
     /// Written to a file (JSON, CSV or fio) since its last repeat finished.
     pub exported: bool,
+    /// How many of `runs` the history has taken (the loop says so after writing them): the
+    /// history keeps their figures, not their per-interval series.
+    pub runs_in_history: usize,
     /// A run of an earlier session, loaded from the history: its figures and settings, no
     /// reports.
     pub past: Option<Box<HistoryEntry>>,
@@ -44,6 +47,17 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// How the screens number it: "3" for the session's third run, "h1" for the first run
+    /// loaded from the history (the two are counted apart, so a history row never takes a
+    /// run's number).
+    pub fn number(&self) -> String {
+        match self.past {
+            Some(_) => format!("h{}", self.id + 1),
+            None => format!("{}", self.id + 1),
+        }
+    }
+
+    /// `id` counts the session's runs (`Results::next_id`).
     pub fn new(id: usize, device: String, request: RunRequest, repeats: u32) -> Self {
         RunRecord {
             id,
@@ -58,6 +72,7 @@ impl RunRecord {
             runs: Vec::new(),
             error: None,
             exported: false,
+            runs_in_history: 0,
             past: None,
             device_gone: false,
         }
@@ -160,6 +175,7 @@ impl RunRecord {
             error: entry.error.clone(),
             // It is in the history already: nothing is lost on quitting.
             exported: true,
+            runs_in_history: 0,
             past: Some(Box::new(entry)),
             device_gone: false,
         })
@@ -307,6 +323,20 @@ impl Results {
             .map(|(i, _)| i)
     }
 
+    /// Of the records not exported, those whose every run the history has taken.
+    pub fn unsaved_in_history(&self) -> usize {
+        self.unsaved()
+            .filter(|&i| self.records[i].runs_in_history >= self.records[i].runs.len())
+            .count()
+    }
+
+    /// The loop added `runs` more of `record`'s runs to the history.
+    pub(super) fn recorded_in_history(&mut self, record: usize, runs: usize) {
+        if let Some(rec) = self.records.get_mut(record) {
+            rec.runs_in_history += runs;
+        }
+    }
+
     /// The two records the Compare screen shows: the marked ones, else the last two.
     pub fn comparison(&self) -> Option<(usize, usize)> {
         let done: Vec<usize> = (0..self.records.len())
@@ -332,12 +362,21 @@ impl Results {
             if known {
                 continue;
             }
-            if let Some(rec) = RunRecord::from_history(self.records.len(), e) {
+            if let Some(rec) = RunRecord::from_history(self.next_id(true), e) {
                 self.records.push(rec);
                 added += 1;
             }
         }
         added
+    }
+
+    /// The number the next record of its kind takes: session runs and past runs from the
+    /// history are counted apart (#1, #2, ... and h1, h2, ...).
+    pub fn next_id(&self, past: bool) -> usize {
+        self.records
+            .iter()
+            .filter(|r| r.past.is_some() == past)
+            .count()
     }
 
     /// The session's latest record (past runs from the history are not the session's).
@@ -359,13 +398,19 @@ impl Results {
     }
 
     /// The command that exports a record, remembered until the loop answers.
-    pub(super) fn export(&mut self, record: usize, format: ExportFormat) -> Option<Cmd> {
+    pub(super) fn export(
+        &mut self,
+        record: usize,
+        format: ExportFormat,
+        dir: &std::path::Path,
+    ) -> Option<Cmd> {
         let rec = self.records.get(record)?;
         self.exporting = Some(record);
         Some(Cmd::Export {
             reports: rec.runs.clone(),
             format,
-            stem: format!("disktriage-{}-{}-{}", rec.device, rec.test.id(), rec.id + 1),
+            stem: crate::report::export::file_stem(&rec.device, rec.test.id(), rec.id + 1),
+            dir: dir.to_path_buf(),
         })
     }
 

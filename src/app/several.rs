@@ -337,8 +337,12 @@ impl App {
         self.changes.last_switch_gone = None;
         for t in &mut run.targets {
             t.record = self.results.records.len();
-            let mut rec =
-                RunRecord::new(t.record, t.device.clone(), t.request.clone(), run.repeats);
+            let mut rec = RunRecord::new(
+                self.results.next_id(false),
+                t.device.clone(),
+                t.request.clone(),
+                run.repeats,
+            );
             rec.drive_cache = self
                 .devices
                 .drives
@@ -494,9 +498,10 @@ impl App {
         let mut cmds: Vec<Cmd> = run
             .targets
             .iter()
-            .filter_map(|t| self.results.records.get(t.record))
-            .filter(|rec| !rec.runs.is_empty())
-            .map(|rec| Cmd::RecordHistory {
+            .filter_map(|t| Some((t.record, self.results.records.get(t.record)?)))
+            .filter(|(_, rec)| !rec.runs.is_empty())
+            .map(|(record, rec)| Cmd::RecordHistory {
+                record,
                 runs: rec.runs.clone(),
                 drive_cache: rec.drive_cache.clone(),
             })

@@ -242,7 +242,12 @@ impl App {
             Some(r) => r,
             None => {
                 let r = self.results.records.len();
-                let mut rec = RunRecord::new(r, sw.device.clone(), sw.request.clone(), sw.repeats);
+                let mut rec = RunRecord::new(
+                    self.results.next_id(false),
+                    sw.device.clone(),
+                    sw.request.clone(),
+                    sw.repeats,
+                );
                 rec.drive_cache = drive_cache.clone();
                 self.results.records.push(rec);
                 sw.records[step.setting] = Some(r);
@@ -287,9 +292,12 @@ impl App {
                 if let Some(e) = &error {
                     sw.error = Some(format!("{} failed: {e}", sw.request.test));
                 }
-                if let Some(rec) = record.and_then(|r| self.results.records.get_mut(r)) {
+                if let Some((index, rec)) =
+                    record.and_then(|r| Some((r, self.results.records.get_mut(r)?)))
+                {
                     if !stopped {
                         history = Some(Cmd::RecordHistory {
+                            record: index,
                             runs: vec![report.clone()],
                             drive_cache: rec.drive_cache.clone(),
                         });

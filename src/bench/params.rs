@@ -674,7 +674,7 @@ pub const PARAMS: [ParamInfo; 23] = [
                 Some(t) if !t.is_zero() => format!("every {}", secs(t)),
                 _ => "off".into(),
             },
-            Fallback::Text("every 5s on SATA/NVMe, off elsewhere"),
+            Fallback::Text("5s on SATA/NVMe, else off"),
         )),
     },
     ParamInfo {

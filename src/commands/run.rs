@@ -284,8 +284,9 @@ pub(crate) fn fmt_secs(d: Duration) -> String {
     }
 }
 
-/// `disktriage tests`: the catalogue.
-pub fn list_tests() -> String {
+/// `disktriage tests`: the catalogue, word-wrapped to `width` columns (80 on a console or a
+/// pipe) with each test's text under its own column.
+pub fn list_tests(width: usize) -> String {
     let mut out = String::from("Tests (disktriage run TARGET --test NAME):\n");
     for t in &CATALOG {
         let writes = match t.writes {
@@ -293,9 +294,16 @@ pub fn list_tests() -> String {
             Writes::Always => " [writes]",
             Writes::Optional => " [writes optional]",
         };
-        out.push_str(&format!(
-            "  {:<17}{}{writes}\n  {:<17}  from: {}\n",
-            t.id, t.summary, "", t.origin
+        let name = format!("  {:<17}", t.id);
+        out.push_str(&crate::report::table::wrap(
+            &name,
+            &format!("{}{writes}", t.summary),
+            width,
+        ));
+        out.push_str(&crate::report::table::wrap(
+            &" ".repeat(name.len()),
+            &format!("from: {}", t.origin),
+            width,
         ));
     }
     out
@@ -320,6 +328,23 @@ mod tests {
             "{w}"
         );
         assert!(fio_warning_text("/dev/sdb", Ok(())).is_none());
+    }
+
+    #[test]
+    fn the_test_list_fits_80_columns_and_keeps_every_word() {
+        let text = list_tests(80);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{} columns: {line}", line.len());
+        }
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for t in &CATALOG {
+            assert!(
+                words.contains(&format!("{} {}", t.id, t.summary)),
+                "{}",
+                t.id
+            );
+            assert!(words.contains(&format!("from: {}", t.origin)), "{}", t.id);
+        }
     }
 
     #[test]

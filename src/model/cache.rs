@@ -180,6 +180,21 @@ pub struct CacheStatus {
 }
 
 impl CacheStatus {
+    /// Why the drive's own cache cannot be switched here (a loop device has none, a drive
+    /// without a volatile cache has nothing to switch); `None` when `o`/`n` can work.
+    pub fn switch_unavailable(&self) -> Option<String> {
+        match &self.drive {
+            None => Some(self.drive_unavailable.clone().unwrap_or_else(|| {
+                format!("the drive write cache of {} cannot be read", self.device)
+            })),
+            Some(d) if d.enabled.is_none() => Some(format!(
+                "{} reports no volatile write cache: nothing to switch",
+                self.device
+            )),
+            Some(_) => None,
+        }
+    }
+
     /// The drive's own cache in one word: "on", "off", or "n/a" (no volatile cache, or no way
     /// to ask this drive).
     pub fn drive_word(&self) -> &'static str {

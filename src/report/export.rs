@@ -33,25 +33,50 @@ pub fn file_stem(device: &str, test_id: &str, record_number: usize) -> String {
     format!("disktriage-{device}-{test_id}-{record_number}")
 }
 
-/// Where exports go: the current directory when writable (rescue systems often have a
-/// read-only one), else /tmp.
-pub fn export_dir() -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/tmp"));
-    let probe = cwd.join(format!(".disktriage-probe-{}", std::process::id()));
-    match std::fs::File::create(&probe) {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            cwd
-        }
-        Err(_) => PathBuf::from("/tmp"),
-    }
+/// Where the screen's exports go: `exports/` beside the history (`/var/lib/disktriage/exports`
+/// unless `--history-dir` says otherwise), one known place whatever directory the program was
+/// started from; the export dialog names it.
+pub fn export_dir(history_dir: &Path) -> PathBuf {
+    history_dir.join("exports")
 }
 
-/// Writes a record's runs in `format` into the export directory, never overwriting a file;
-/// returns the file's path.
-pub fn export(reports: &[RunReport], format: ExportFormat, stem: &str) -> anyhow::Result<PathBuf> {
+/// Writes a record's runs in `format` into `dir` (made when missing, for root only), never
+/// overwriting a file; returns the file's path.
+pub fn export(
+    reports: &[RunReport],
+    format: ExportFormat,
+    stem: &str,
+    dir: &Path,
+) -> anyhow::Result<PathBuf> {
     let text = render(reports, format)?;
-    write_export(&export_dir(), stem, format, &text)
+    prepare_dir(dir)?;
+    write_export(dir, stem, format, &text)
+}
+
+/// Makes the export directory when missing and checks it is one: a link there (to /etc, say)
+/// or a directory anyone can write to (where another user could plant names) is refused.
+fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create the export directory {}", dir.display()))?;
+    let meta = std::fs::symlink_metadata(dir)
+        .with_context(|| format!("cannot read the export directory {}", dir.display()))?;
+    if !meta.file_type().is_dir() {
+        anyhow::bail!(
+            "{} is not a directory (a link?): exports are written only into a real directory",
+            dir.display()
+        );
+    }
+    if meta.mode() & 0o002 != 0 {
+        anyhow::bail!(
+            "{} can be written by anyone: exports are not written there (chmod o-w it)",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// The text of an export: JSON (one report, or an array of repeats), CSV (the series, each
@@ -86,30 +111,44 @@ pub fn render(reports: &[RunReport], format: ExportFormat) -> anyhow::Result<Str
     })
 }
 
-/// Writes an export into `dir` without overwriting anything; returns its path.
+/// Writes an export into `dir` as `stem.ext`, or `stem-2.ext` and so on; returns its path.
+/// The name is claimed by the create itself (O_CREAT|O_EXCL, which also refuses a link at
+/// the name), so an existing file, or a link planted between a look and the write, is never
+/// written through or overwritten.
 pub fn write_export(
     dir: &Path,
     stem: &str,
     format: ExportFormat,
     text: &str,
 ) -> anyhow::Result<PathBuf> {
-    let path = unique_path(dir, stem, format.extension());
-    let mut f = std::fs::File::create(&path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
-}
-
-/// `dir/stem.ext`, or `dir/stem-2.ext` and so on: an export never overwrites a file.
-fn unique_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
-    let mut path = dir.join(format!("{stem}.{ext}"));
-    let mut n = 2;
-    while path.exists() {
-        path = dir.join(format!("{stem}-{n}.{ext}"));
-        n += 1;
+    use std::os::unix::fs::OpenOptionsExt;
+    let ext = format.extension();
+    for n in 1..=10_000u32 {
+        let path = if n == 1 {
+            dir.join(format!("{stem}.{ext}"))
+        } else {
+            dir.join(format!("{stem}-{n}.{ext}"))
+        };
+        let created = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path);
+        match created {
+            Ok(mut f) => {
+                f.write_all(text.as_bytes())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
     }
-    path
+    anyhow::bail!(
+        "{} holds 10,000 exports named {stem}: clear some out",
+        dir.display()
+    )
 }
 
 #[cfg(test)]
@@ -152,5 +191,44 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "{}");
         let c = write_export(dir.path(), "x", ExportFormat::Fio, "fio").unwrap();
         assert_eq!(c.extension().unwrap(), "sh");
+    }
+
+    #[test]
+    fn an_export_never_writes_through_a_link_at_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        // Dangling and live links at the first names an export would take.
+        std::os::unix::fs::symlink(&victim, dir.path().join("r.json")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("r-2.json"))
+            .unwrap();
+        let path = write_export(dir.path(), "r", ExportFormat::Json, "{}").unwrap();
+        assert_eq!(path.file_name().unwrap(), "r-3.json");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(!dir.path().join("nowhere").exists());
+    }
+
+    #[test]
+    fn the_export_directory_is_made_and_must_be_a_private_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        let history = base.path().join("history");
+        let dir = export_dir(&history);
+        assert_eq!(dir, history.join("exports"));
+        prepare_dir(&dir).unwrap();
+        assert!(dir.is_dir());
+
+        let elsewhere = base.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let linked = base.path().join("linked");
+        std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+        let err = prepare_dir(&linked).unwrap_err().to_string();
+        assert!(err.contains("is not a directory (a link?)"), "{err}");
+
+        let open = base.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = prepare_dir(&open).unwrap_err().to_string();
+        assert!(err.contains("can be written by anyone"), "{err}");
     }
 }

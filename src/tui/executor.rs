@@ -134,12 +134,18 @@ impl Executor {
 
     /// Adds a finished test to the history and sends the disk's past runs (those of other
     /// sessions, the newest `PAST_RUNS`). Failures are a line on the status bar.
-    fn record_history(&mut self, runs: &[RunReport], drive_cache: Option<String>) {
+    fn record_history(&mut self, record: usize, runs: &[RunReport], drive_cache: Option<String>) {
         let Some(history) = &self.history else { return };
         let Some(first) = runs.first() else { return };
         let disk = history::identity_of(&self.root, &first.target);
         let recalled =
             history.record_and_recall(disk, runs, drive_cache, &self.recorded, PAST_RUNS);
+        if recalled.recorded.is_some() {
+            self.send(Msg::HistoryRecorded {
+                record,
+                runs: runs.len(),
+            });
+        }
         self.recorded.extend(recalled.recorded);
         if !recalled.past.is_empty() {
             self.send(Msg::PastRuns(recalled.past));
@@ -343,12 +349,17 @@ impl Executor {
                 reports,
                 format,
                 stem,
+                dir,
             } => {
-                let result =
-                    crate::report::export::export(&reports, format, &stem).map_err(TaskError::from);
+                let result = crate::report::export::export(&reports, format, &stem, &dir)
+                    .map_err(TaskError::from);
                 self.send(Msg::Exported(result));
             }
-            Cmd::RecordHistory { runs, drive_cache } => self.record_history(&runs, drive_cache),
+            Cmd::RecordHistory {
+                record,
+                runs,
+                drive_cache,
+            } => self.record_history(record, &runs, drive_cache),
             Cmd::PlanPersist {
                 device,
                 scheduler,

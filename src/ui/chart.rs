@@ -205,39 +205,67 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
             );
         }
     }
-    for (c, d) in curves.iter().zip(&lines) {
-        datasets.push(
-            Dataset::default()
-                .marker(Marker::Custom(c.letter))
-                .graph_type(GraphType::Scatter)
-                .style(colour(c.letter))
-                .data(d),
-        );
-    }
     let x_unit = match curves[0].x {
         XAxis::RequestSizeBytes => "size",
         XAxis::QueueDepth => "QD",
     };
-    let chart = Chart::new(datasets)
-        .legend_position(None)
-        .x_axis(
-            Axis::default()
-                .bounds(bounds)
-                .labels(["", ""])
-                .title(Span::styled(x_unit, theme::dim())),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([0.0, top])
-                .labels(y_labels.clone())
-                .title(Span::styled(panel.unit(), theme::dim())),
-        );
-    frame.render_widget(chart, plot);
+    fn axes<'a>(
+        chart: Chart<'a>,
+        x: [f64; 2],
+        y: [f64; 2],
+        units: [&'static str; 2],
+        labels: &[String],
+    ) -> Chart<'a> {
+        chart
+            .legend_position(None)
+            .x_axis(
+                Axis::default()
+                    .bounds(x)
+                    .labels(["", ""])
+                    .title(Span::styled(units[0], theme::dim())),
+            )
+            .y_axis(
+                Axis::default()
+                    .bounds(y)
+                    .labels(labels.to_vec())
+                    .title(Span::styled(units[1], theme::dim())),
+            )
+    }
+    let units = [x_unit, panel.unit()];
+    let chart = |datasets| axes(Chart::new(datasets), bounds, [0.0, top], units, &y_labels);
+    // Where each curve's letters land, found by drawing them alone (the chart's own mapping
+    // of a point to a cell) before everything is drawn together.
+    let y_width = y_labels.iter().map(|l| l.len() as u16).max().unwrap_or(0);
+    let graph_left = plot.x + y_width.min(plot.width / 3) + 1;
+    // Above the axis line and the label row.
+    let graph_rows = plot.y..plot.bottom().saturating_sub(2);
+    let letter_cells: Vec<Vec<(u16, u16)>> = curves
+        .iter()
+        .zip(&lines)
+        .map(|(c, d)| {
+            let mut alone = Buffer::empty(plot);
+            let letters = Dataset::default()
+                .marker(Marker::Custom(c.letter))
+                .graph_type(GraphType::Scatter)
+                .data(d);
+            ratatui::widgets::Widget::render(chart(vec![letters]), plot, &mut alone);
+            let letter = c.letter.to_string();
+            graph_rows
+                .clone()
+                .flat_map(|y| (graph_left..plot.right()).map(move |x| (x, y)))
+                .filter(|&(x, y)| alone[(x, y)].symbol() == letter)
+                .collect()
+        })
+        .collect();
+    frame.render_widget(chart(datasets), plot);
+    place_letters(
+        frame.buffer_mut(),
+        graph_rows,
+        curves.iter().map(|c| c.letter).zip(&letter_cells),
+    );
 
     // The x labels under their points (ratatui spreads labels evenly, which on a log axis
     // with a label per point puts them beside their points).
-    let y_width = y_labels.iter().map(|l| l.len() as u16).max().unwrap_or(0);
-    let graph_left = plot.x + y_width.min(plot.width / 3) + 1;
     let graph_width = plot.right().saturating_sub(graph_left);
     let label_row = plot.bottom() - 1;
     let columns: Vec<(u16, String)> = xs
@@ -253,6 +281,31 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
         })
         .collect();
     x_labels(frame.buffer_mut(), plot, label_row, &columns);
+}
+
+/// Writes each curve's letters on its points. Where curves meet in one cell (forward,
+/// backward and random reads level at one size), the later letters go to the nearest free
+/// cell above or below in the same column, so every curve's point stays visible.
+fn place_letters<'a>(
+    buf: &mut Buffer,
+    rows: std::ops::Range<u16>,
+    curves: impl Iterator<Item = (char, &'a Vec<(u16, u16)>)>,
+) {
+    let mut taken: Vec<(u16, u16)> = Vec::new();
+    for (letter, cells) in curves {
+        for &(x, y) in cells {
+            let free = [0i32, -1, 1, -2, 2, -3, 3]
+                .into_iter()
+                .filter_map(|dy| u16::try_from(i32::from(y) + dy).ok())
+                .find(|row| rows.contains(row) && !taken.contains(&(x, *row)));
+            let Some(row) = free else { continue };
+            taken.push((x, row));
+            let mut s = [0u8; 4];
+            buf[(x, row)]
+                .set_symbol(letter.encode_utf8(&mut s))
+                .set_style(colour(letter));
+        }
+    }
 }
 
 /// A round axis top at or above `v`, in finer steps than the time charts' so a sweep's curve

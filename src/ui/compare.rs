@@ -30,10 +30,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let (ra, rb) = (&app.results.records[a], &app.results.records[b]);
     let inner = (area.width as usize).saturating_sub(3).max(1);
     let who = |tag: &str, r: &RunRecord| {
-        let number = match &r.past {
-            Some(_) => format!("h{}", r.id + 1),
-            None => format!("{}", r.id + 1),
-        };
+        let number = r.number();
         let head = format!(" {tag} #{number} ");
         let mut text = neutralize_controls(&format!(
             "{} {}, sched {}, cache {}/{}, {} x{}",

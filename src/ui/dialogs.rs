@@ -7,7 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme;
+use crate::app::records::RunRecord;
 use crate::app::{App, Overlay, keys};
+use crate::model::CacheStatus;
 use crate::model::cache::on_off;
 
 /// A centred rectangle of at most `w` x `h` inside `area`.
@@ -167,10 +169,21 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Overlay::Export { record } => {
             let lines = vec![
-                Line::from(format!("Export run #{}:", record + 1)),
+                Line::from(format!(
+                    "Export run #{}:",
+                    app.results
+                        .records
+                        .get(*record)
+                        .map(RunRecord::number)
+                        .unwrap_or_default()
+                )),
                 Line::from("  j  JSON: summary and per-interval series"),
                 Line::from("  c  CSV: the per-interval series"),
                 Line::from("  f  the equivalent fio command line"),
+                Line::from(Span::styled(
+                    format!("into {}/", app.export_dir.display()),
+                    theme::dim(),
+                )),
                 Line::from(Span::styled(
                     "Esc cancels; the file's path is shown after",
                     theme::dim(),
@@ -237,8 +250,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     theme::accent(),
                 )));
             }
+            // Only what can work is offered: a loop device has no drive cache to turn off.
+            let unavailable = st
+                .and_then(|s| s.cache.as_ref())
+                .and_then(|c| c.as_ref().ok())
+                .and_then(CacheStatus::switch_unavailable);
             lines.push(Line::from(Span::styled(
-                "o: turn off (hdparm -W0)  n: turn on (-W1)  K: keep  Esc: close",
+                match unavailable {
+                    Some(_) => "nothing to switch here  Esc: close",
+                    None => "o: turn off (hdparm -W0)  n: turn on (-W1)  K: keep  Esc: close",
+                },
                 theme::dim(),
             )));
             dialog(frame, area, &format!("Write cache of {device}"), lines, 70);
@@ -314,11 +335,25 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Overlay::QuitDiscard => {
             let n = app.unsaved().count();
+            let kept = app.results.unsaved_in_history();
+            let plural = |k: usize| if k == 1 { "" } else { "s" };
+            let first = if kept == 0 {
+                format!("quit and discard {n} result{}? (not exported)", plural(n))
+            } else if kept == n {
+                format!(
+                    "quit? {n} result{} not exported: the history keeps the figures, not \
+                     the per-interval series",
+                    plural(n)
+                )
+            } else {
+                format!(
+                    "quit? {n} results not exported: {kept} in the history (figures only), \
+                     {} discarded",
+                    n - kept
+                )
+            };
             let lines = vec![
-                Line::from(format!(
-                    "quit and discard {n} result{}? (not exported)",
-                    if n == 1 { "" } else { "s" }
-                )),
+                Line::from(first),
                 Line::from(Span::styled(
                     "y or q quits (changed settings are put back)",
                     theme::warn(),
@@ -352,10 +387,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         Overlay::QuitConfirm => {
             let n = app.unsaved().count();
-            let discard = if n > 0 {
-                format!(" The {n} result(s) not exported are discarded.")
-            } else {
-                String::new()
+            let kept = app.results.unsaved_in_history();
+            let discard = match (n, kept) {
+                (0, _) => String::new(),
+                (n, k) if k == n => {
+                    format!(" The history keeps the figures of the {n} result(s) not exported.")
+                }
+                (n, 0) => format!(" The {n} result(s) not exported are discarded."),
+                (n, k) => format!(
+                    " Of the {n} result(s) not exported, the history keeps {k} (figures only)."
+                ),
             };
             let lines = vec![
                 Line::from(format!("A test is running. Stop it and quit?{discard}")),
@@ -377,10 +418,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let text = rec
                 .map(crate::app::RunRecord::report_text)
                 .unwrap_or_default();
-            let number = match rec.and_then(|r| r.past.as_ref()) {
-                Some(_) => format!("h{}", record + 1),
-                None => format!("{}", record + 1),
-            };
+            let number = rec.map(RunRecord::number).unwrap_or_default();
             let rect = centered(
                 area,
                 area.width.saturating_sub(2),

@@ -13,8 +13,11 @@ use crate::app::{App, PickerFocus};
 use crate::bench::catalog::{CATALOG, Writes};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    let [left, right] =
-        Layout::horizontal([Constraint::Length(20), Constraint::Min(0)]).areas(area);
+    // The longest name (concurrent-write, 16) after the cursor and the write mark, whole.
+    let [left_column, right] =
+        Layout::horizontal([Constraint::Length(21), Constraint::Min(0)]).areas(area);
+    let [left, legend] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(4)]).areas(left_column);
     let items: Vec<ListItem> = CATALOG
         .iter()
         .map(|t| {
@@ -41,14 +44,35 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         );
     let mut state = ListState::default().with_selected(Some(app.picker_test));
     frame.render_stateful_widget(list, left, &mut state);
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::from("W writes: destroys"),
+            Line::from("w writes if asked"),
+        ])
+        .style(theme::dim())
+        .block(Block::default().borders(Borders::ALL)),
+        legend,
+    );
 
     let test = app.picker_test();
     let info = test.info();
     let fields = fields_for(test);
+    // The target box is as tall as its words need (a refusal with its way out is long), so
+    // nothing in it is cut; the parameters scroll in what is left.
+    let target_lines = target_lines(app, test);
+    let inner = usize::from(right.width.saturating_sub(2)).max(1);
+    let rows: usize = target_lines
+        .iter()
+        .map(|l| {
+            super::dialogs::wrap_text(&l.to_string(), inner)
+                .len()
+                .max(1)
+        })
+        .sum();
     let [about, form, target] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Min(0),
-        Constraint::Length(5),
+        Constraint::Length((rows as u16 + 2).max(5)),
     ])
     .areas(right);
 
@@ -87,10 +111,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         [
             Constraint::Length(14),
             Constraint::Min(12),
-            Constraint::Length(8),
+            Constraint::Length(7),
         ],
     )
-    .column_spacing(2)
+    .column_spacing(1)
     .highlight_symbol(">")
     .row_highlight_style(if focus_tests {
         theme::dim()
@@ -106,8 +130,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .with_selected((app.picker_focus == PickerFocus::Params).then_some(app.picker_field));
     frame.render_stateful_widget(table, form, &mut ts);
 
+    frame.render_widget(
+        Paragraph::new(target_lines)
+            .wrap(Wrap { trim: true })
+            .block(Block::default().borders(Borders::ALL)),
+        target,
+    );
+}
+
+/// What the Test screen says about where `r` runs the test: the target, and whether the test
+/// writes there, may not, or only reads.
+fn target_lines(app: &App, test: crate::bench::catalog::TestName) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    let directory = info.family.directory_runner().is_some();
+    let directory = test.info().family.directory_runner().is_some();
     let marks = &app.several.marks;
     match (app.selected_device(), &app.file_target) {
         // Several marked devices: the test runs on each of them at once.
@@ -184,7 +219,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     d.kernel_write_cache.map_or("?", |c| c.as_str()),
                 )),
             ]));
-            if writes(test, &app.values) && app.values.params(test).preserve {
+            if writes(test, &app.values)
+                && let Some(why) = app.write_refusal(&d.name)
+            {
+                lines.push(Line::from(Span::styled(
+                    format!("this test writes: r is refused: {why}"),
+                    theme::bad(),
+                )));
+            } else if writes(test, &app.values) && app.values.params(test).preserve {
                 lines.push(Line::from(Span::styled(
                     format!(
                         "this test REWRITES {} in place (data kept): r asks for its name",
@@ -218,10 +260,5 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             theme::warn(),
         ))),
     }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
-            .block(Block::default().borders(Borders::ALL)),
-        target,
-    );
+    lines
 }

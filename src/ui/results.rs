@@ -87,10 +87,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             };
             Row::new(vec![
                 Cell::from(mark).style(theme::warn()),
-                Cell::from(match r.past {
-                    Some(_) => format!("h{}", r.id + 1),
-                    None => format!("{}", r.id + 1),
-                }),
+                Cell::from(r.number()),
                 Cell::from(r.device.clone()),
                 Cell::from(r.test.id()),
                 Cell::from(r.scheduler.clone().unwrap_or_else(|| "-".into())),
@@ -158,10 +155,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 /// The selected record: what ran where, its error, and for several phases all of them (a
 /// CrystalDiskMark grid, a size-sweep table, a queue-depth table).
 fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
-    let number = match r.past {
-        Some(_) => format!("#h{} ", r.id + 1),
-        None => format!("#{} ", r.id + 1),
-    };
+    let number = format!("#{} ", r.number());
     let mut lines = vec![Line::from(vec![
         Span::styled(number, theme::title()),
         Span::raw(neutralize_controls(&format!(

@@ -187,7 +187,13 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         Span::styled("warming up", theme::warn())
     };
     // Long labels on a narrow terminal: the words shorten, the numbers stay whole.
-    let title = format!(" #{} {} on {} ", run.record + 1, run.label, run.device);
+    let number = app
+        .results
+        .records
+        .get(run.record)
+        .map(crate::app::records::RunRecord::number)
+        .unwrap_or_default();
+    let title = format!(" #{number} {} on {} ", run.label, run.device);
     let progress = |short: bool| {
         let mut s = String::new();
         if run.phases > 1 {
