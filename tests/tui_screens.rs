@@ -1094,6 +1094,7 @@ fn numbers_are_never_cut_at_80_columns() {
         count: 8,
         label: "RND4K Q1T1 write".into(),
         job: Box::new(plan.phases[7].job.clone()),
+        probing: false,
     })));
     app.update(Msg::Run(Box::new(RunEvent::Measuring {
         index: 7,
@@ -1222,6 +1223,7 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
             count: 1,
             label: "rand-read".into(),
             job: Box::new(plan.phases[0].job.clone()),
+            probing: false,
         },
     )));
     tick(&mut app, 10.5);
@@ -1466,6 +1468,7 @@ fn feed_phases(app: &mut App, report: &disktriage::bench::outcome::RunReport, up
             count,
             label: p.label.clone(),
             job: Box::new(p.job.clone()),
+            probing: false,
         })));
         app.update(Msg::Run(Box::new(RunEvent::Measuring {
             index,
@@ -1702,6 +1705,7 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
         count: 1,
         label: "rand-write".into(),
         job: Box::new(plan.phases[0].job.clone()),
+        probing: false,
     })));
     tick(&mut app, 1.0);
     app.update(Msg::Run(Box::new(RunEvent::Measuring {
@@ -1933,6 +1937,7 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
         count: 6,
         label: phase.label.clone(),
         job: Box::new(phase.job.clone()),
+        probing: false,
     })));
     tick(&mut app, 1.0);
     app.update(Msg::Run(Box::new(RunEvent::Measuring {

@@ -343,7 +343,15 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
     let _ = writeln!(
         out,
         "       {}",
-        bounds(plan, &p.job, p.engine_choice.probe.as_ref())
+        // A choice reused from an earlier probe: this phase's warm-up probed nothing.
+        bounds(
+            plan,
+            &p.job,
+            p.engine_choice
+                .probe
+                .as_ref()
+                .filter(|_| !p.engine_choice.reused)
+        )
     );
     dir_lines(out, "read", &p.read, p.rate_seconds);
     dir_lines(out, "write", &p.write, p.rate_seconds);
