@@ -812,6 +812,313 @@ mod tests {
         assert_eq!(choose(probe(None, None)).used, EngineKind::Sync);
     }
 
+    fn phase(tag: PhaseTag, bs: u64, qd: u32, access: Access) -> Phase {
+        let mut j = job(qd, 500, None);
+        j.bs = bs;
+        j.access = access;
+        Phase {
+            label: format!("{bs} QD{qd}"),
+            tag,
+            job: j,
+        }
+    }
+
+    fn size_sweep_phases() -> Vec<Phase> {
+        let mut phases = Vec::new();
+        for bs in [4096, 8192, 65536] {
+            for access in [Access::Forward, Access::Backward, Access::Random] {
+                let tag = PhaseTag::Sweep {
+                    access,
+                    write: false,
+                };
+                phases.push(phase(tag, bs, 1, access));
+            }
+        }
+        phases
+    }
+
+    fn plan_of(phases: Vec<Phase>) -> Plan {
+        Plan {
+            test: crate::bench::catalog::TestName::SizeSweep,
+            phases,
+            direct: true,
+            engine: EngineKind::Auto,
+            data: crate::bench::pattern::DataKind::Zeros,
+            interval: Duration::from_millis(250),
+            notes: Vec::new(),
+        }
+    }
+
+    const LOOP0: TargetId = TargetId::Block {
+        dev: DevNum { major: 7, minor: 0 },
+        size: 1 << 30,
+    };
+
+    #[test]
+    fn a_sweep_is_one_shape_and_other_jobs_are_not() {
+        let phases = size_sweep_phases();
+        let first = ProbeShape::of(&phases[0].tag, &phases[0].job, true);
+        assert!(
+            phases
+                .iter()
+                .all(|p| ProbeShape::of(&p.tag, &p.job, true) == first)
+        );
+        // Buffered I/O is another shape.
+        assert_ne!(ProbeShape::of(&phases[0].tag, &phases[0].job, false), first);
+        // Single jobs differ by any of size, depth, order, direction.
+        let single = |bs, qd, access| {
+            let p = phase(PhaseTag::Single, bs, qd, access);
+            ProbeShape::of(&p.tag, &p.job, true)
+        };
+        assert_eq!(
+            single(4096, 32, Access::Random),
+            single(4096, 32, Access::Random)
+        );
+        assert_ne!(
+            single(4096, 32, Access::Random),
+            single(8192, 32, Access::Random)
+        );
+        assert_ne!(
+            single(4096, 32, Access::Random),
+            single(4096, 16, Access::Random)
+        );
+        assert_ne!(
+            single(4096, 32, Access::Random),
+            single(4096, 32, Access::Forward)
+        );
+        // A queue-depth sweep leaves out its depth only.
+        let qd = |q, bs| {
+            let p = phase(
+                PhaseTag::QdSweep { small: true, qd: q },
+                bs,
+                q,
+                Access::Random,
+            );
+            ProbeShape::of(&p.tag, &p.job, true)
+        };
+        assert_eq!(qd(1, 4096), qd(32, 4096));
+        assert_ne!(qd(1, 4096), qd(1, 1 << 20));
+    }
+
+    #[test]
+    fn a_sweep_is_probed_where_the_engine_weighs_most() {
+        // A size sweep: the smallest request, the first of equals (wherever it comes).
+        let mut phases = size_sweep_phases();
+        phases.reverse();
+        let shape = ProbeShape::of(&phases[0].tag, &phases[0].job, true);
+        let chosen = probe_job(&phases, true, &shape).unwrap();
+        assert_eq!((chosen.bs, chosen.access), (4096, Access::Random));
+        // A queue-depth sweep: the deepest queue.
+        let qds: Vec<Phase> = [1, 32, 4]
+            .into_iter()
+            .map(|q| {
+                phase(
+                    PhaseTag::QdSweep { small: true, qd: q },
+                    4096,
+                    q,
+                    Access::Random,
+                )
+            })
+            .collect();
+        let qd_shape = ProbeShape::of(&qds[0].tag, &qds[0].job, true);
+        assert_eq!(probe_job(&qds, true, &qd_shape).map(|j| j.qd), Some(32));
+        let other = ProbeShape {
+            workers: 9,
+            ..shape
+        };
+        assert_eq!(probe_job(&phases, true, &other), None);
+    }
+
+    #[test]
+    fn the_memory_gives_back_a_probed_choice_marked_reused() {
+        let probed = choose(probe(Some((90_000.0, 5.0)), Some((60_000.0, 9.0))));
+        let p = phase(PhaseTag::Single, 4096, 32, Access::Random);
+        let key = ProbeKey {
+            target: LOOP0,
+            shape: ProbeShape::of(&p.tag, &p.job, true),
+        };
+        let mut m = EngineMemory::new();
+        assert_eq!(m.recall(&key), None);
+        m.remember(key, &probed);
+        let again = m.recall(&key).unwrap();
+        assert!(again.reused);
+        assert_eq!((again.used, &again.reason), (probed.used, &probed.reason));
+        assert_eq!(again.probe, probed.probe);
+        // Another device with the same number (detached, attached over another image): the
+        // size tells them apart.
+        let other = ProbeKey {
+            target: TargetId::Block {
+                dev: DevNum { major: 7, minor: 0 },
+                size: 2 << 30,
+            },
+            ..key
+        };
+        assert_eq!(m.recall(&other), None);
+        assert_eq!(m.latest_for(LOOP0).map(|c| c.used), Some(probed.used));
+        // A newer probe of the same key replaces the older.
+        let newer = choose(probe(Some((60_000.0, 5.0)), Some((90_000.0, 9.0))));
+        m.remember(key, &newer);
+        assert_eq!(m.recall(&key).unwrap().used, EngineKind::Sync);
+        // A reused choice is not stored again, nor one that measured nothing.
+        let mut m = EngineMemory::new();
+        m.remember(key, &again);
+        m.remember(key, &choose(probe(None, None)));
+        let stopped = EngineChoice {
+            probe: None,
+            ..probed.clone()
+        };
+        m.remember(key, &stopped);
+        assert_eq!(m.recall(&key), None);
+        // Bounded: the oldest goes first.
+        let mut m = EngineMemory::new();
+        for size in 0..=MEMORY_CAPACITY as u64 {
+            let k = ProbeKey {
+                target: TargetId::Block {
+                    dev: DevNum { major: 7, minor: 0 },
+                    size,
+                },
+                ..key
+            };
+            m.remember(k, &probed);
+        }
+        assert_eq!(m.entries.len(), MEMORY_CAPACITY);
+        assert_eq!(
+            m.entries[0].0.target,
+            TargetId::Block {
+                dev: DevNum { major: 7, minor: 0 },
+                size: 1
+            }
+        );
+    }
+
+    #[test]
+    fn decide_reuses_a_probe_and_without_a_warm_up_never_probes() {
+        let ok = Ok(());
+        let probed = choose(probe(Some((90_000.0, 5.0)), Some((60_000.0, 9.0))));
+        let reused = EngineChoice {
+            reused: true,
+            ..probed
+        };
+        // With a warm-up and nothing known: probe.
+        assert_eq!(
+            decide(EngineKind::Auto, &job(32, 500, None), &ok, None, None),
+            Decision::Probe
+        );
+        // Known from an earlier probe: that choice, with or without a warm-up.
+        for warmup in [0, 500] {
+            assert_eq!(
+                decide(
+                    EngineKind::Auto,
+                    &job(32, warmup, None),
+                    &ok,
+                    Some(reused.clone()),
+                    None
+                ),
+                Decision::Known(reused.clone())
+            );
+        }
+        // What the admin asked for wins over any earlier probe.
+        let Decision::Known(c) = decide(
+            EngineKind::Sync,
+            &job(32, 500, None),
+            &ok,
+            Some(reused.clone()),
+            None,
+        ) else {
+            panic!("sync asked")
+        };
+        assert_eq!((c.used, c.reused), (EngineKind::Sync, false));
+        // No warm-up, nothing known: from the device's kind and the queue depth.
+        let unprobed =
+            |qd, transport| match decide(EngineKind::Auto, &job(qd, 0, None), &ok, None, transport)
+            {
+                Decision::Known(c) => {
+                    assert!(c.probe.is_none());
+                    assert!(
+                        c.reason.starts_with("auto, no warm-up so no probe: "),
+                        "{}",
+                        c.reason
+                    );
+                    c.used
+                }
+                Decision::Probe => panic!("no warm-up, no probe"),
+            };
+        assert_eq!(unprobed(32, Some(Transport::Zram)), EngineKind::Sync);
+        assert_eq!(unprobed(32, Some(Transport::Ram)), EngineKind::Sync);
+        assert_eq!(unprobed(32, Some(Transport::Loop)), EngineKind::Sync);
+        assert_eq!(unprobed(32, Some(Transport::Nvme)), EngineKind::Uring);
+        assert_eq!(unprobed(32, None), EngineKind::Uring);
+        assert_eq!(unprobed(1, Some(Transport::Nvme)), EngineKind::Sync);
+        // Without io_uring: sync, whatever was probed before.
+        let off = Err("Operation not permitted".to_string());
+        let Decision::Known(c) = decide(
+            EngineKind::Auto,
+            &job(32, 0, None),
+            &off,
+            Some(reused),
+            None,
+        ) else {
+            panic!("no io_uring")
+        };
+        assert_eq!(c.used, EngineKind::Sync);
+    }
+
+    #[test]
+    fn a_shape_probes_once_per_run_and_its_probe_counts_in_the_eta() {
+        // A size sweep of 9 phases of 0.3 s after 0.1 s: one probe, in the first phase.
+        let mut plan = plan_of(size_sweep_phases());
+        for p in &mut plan.phases {
+            p.job.time = Some(Duration::from_millis(300));
+            p.job.warmup = Duration::from_millis(100);
+        }
+        let probing = probing_phases(&plan, |_| true);
+        assert_eq!(probing.iter().filter(|p| **p).count(), 1);
+        assert!(probing[0]);
+        let plain = plan.expected_duration().unwrap();
+        assert_eq!(plain, Duration::from_millis(9 * 400));
+        assert_eq!(
+            expected_duration(&plan, &probing).unwrap(),
+            plain - Duration::from_millis(100) + PROBE_EXPECTED
+        );
+        // Nothing to probe (known, or no warm-up): the plain figure.
+        let none = probing_phases(&plan, |_| false);
+        assert!(none.iter().all(|p| !p));
+        assert_eq!(expected_duration(&plan, &none), Some(plain));
+        // A warm-up longer than the probe contains it.
+        let mut long = plan.phases[0].job.clone();
+        long.warmup = Duration::from_secs(2);
+        assert_eq!(
+            expected_phase(&long, true),
+            Some(Duration::from_millis(2300))
+        );
+        // Two single jobs of different shapes probe each.
+        let two = plan_of(vec![
+            phase(PhaseTag::Single, 4096, 32, Access::Random),
+            phase(PhaseTag::Single, 1 << 20, 8, Access::Forward),
+            phase(PhaseTag::Single, 4096, 32, Access::Random),
+        ]);
+        assert_eq!(probing_phases(&two, |_| true), vec![true, true, false]);
+    }
+
+    #[test]
+    fn a_reused_choice_reads_as_the_probe_that_made_it() {
+        let probed = choose(probe(Some((498_000.0, 3.9)), Some((812_000.0, 2.1))));
+        let reused = EngineChoice {
+            reused: true,
+            ..probed.clone()
+        };
+        assert_eq!(reused.short_reason(), probed.short_reason());
+        let json = serde_json::to_value(&reused).unwrap();
+        assert_eq!(json["reused"], true);
+        // Left out when false: a probe's own choice reads as before.
+        assert!(
+            serde_json::to_value(&probed)
+                .unwrap()
+                .get("reused")
+                .is_none()
+        );
+    }
+
     #[test]
     fn labels() {
         assert_eq!(
