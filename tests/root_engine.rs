@@ -1912,3 +1912,44 @@ fn root_no_warmup_means_no_probe() {
     assert!(!text.contains("probed the engines"), "{text}");
     assert!(text.contains("no warm-up"), "{text}");
 }
+
+#[test]
+fn root_runs_of_one_session_reuse_the_first_probe() {
+    if !root_or_skip("root_runs_of_one_session_reuse_the_first_probe") {
+        return;
+    }
+    use disktriage::bench::catalog::TestName;
+    use disktriage::bench::params::TestParams;
+    use disktriage::bench::session::{self, RunRequest, TempPoll};
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let root = disktriage::sys::SysRoot::host();
+    let request = RunRequest {
+        target: l.path.clone(),
+        test: TestName::RandRead,
+        params: TestParams {
+            qd: Some(8),
+            time: Some(Duration::from_millis(300)),
+            warmup: Some(Duration::from_millis(200)),
+            ..TestParams::default()
+        },
+        confirmation: None,
+        temperature: TempPoll::Off,
+    };
+    // Three runs of one test on one device in one process (the TUI's retests and repeats):
+    // one probe, one engine, so Compare finds no engine change between them.
+    let choices: Vec<Value> = (0..3)
+        .map(|_| {
+            let report = session::start(&root, &request).unwrap().finish().unwrap();
+            assert!(report.error().is_none(), "{:?}", report.error());
+            serde_json::to_value(&report.outcome.phases[0].engine_choice).unwrap()
+        })
+        .collect();
+    assert!(choices[0]["probe"].is_object(), "{}", choices[0]);
+    assert_ne!(choices[0]["reused"], true, "{}", choices[0]);
+    for c in &choices[1..] {
+        assert_eq!(c["reused"], true, "the later runs probed again: {c}");
+        assert_eq!(c["used"], choices[0]["used"], "{c}");
+        assert_eq!(c["reason"], choices[0]["reason"], "{c}");
+    }
+}

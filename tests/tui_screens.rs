@@ -2940,3 +2940,57 @@ fn health_view_of_a_drive_without_self_tests() {
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Devices);
 }
+
+/// The Run screen says what a phase does before it measures: probing the engines (counted
+/// in the ETA), warming up, or nothing at all when there is no warm-up.
+#[test]
+fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
+    use disktriage::bench::runner::RunEvent;
+    use std::time::Duration;
+    let mut app = app_with("host-loop-zram", true);
+    pick_rand_read(&mut app);
+    keys(&mut app, "r");
+    let mut plan = plan(TestName::RandRead);
+    plan.phases[0].job.time = Some(Duration::from_secs(2));
+    plan.phases[0].job.warmup = Duration::from_millis(200);
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop0", "none")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(RunEvent::Probes { phases: vec![true] })));
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: "rand-read".into(),
+        job: Box::new(plan.phases[0].job.clone()),
+        probing: true,
+    })));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("probing engines"), "{s}");
+    assert!(!s.contains("warming up"), "{s}");
+    // 2 s measured after the probe (0.6 s), which outlasts the 0.2 s warm-up: 2.6 s.
+    assert!(s.contains("/ 2.6 s"), "{s}");
+    assert!(s.contains("ETA 3 s"), "{s}");
+    app.update(Msg::Run(Box::new(RunEvent::Probed { index: 0 })));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("warming up"), "{s}");
+    assert!(!s.contains("probing"), "{s}");
+
+    // No warm-up: nothing is done before the measurement, and nothing says "warming up".
+    let mut plan = plan.clone();
+    plan.phases[0].job.warmup = Duration::ZERO;
+    app.update(Msg::Run(Box::new(RunEvent::Probes {
+        phases: vec![false],
+    })));
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: "rand-read".into(),
+        job: Box::new(plan.phases[0].job.clone()),
+        probing: false,
+    })));
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("warming up") && !s.contains("probing"), "{s}");
+    assert!(s.contains("/ 2.0 s"), "{s}");
+}
