@@ -1009,6 +1009,7 @@ fn root_an_error_in_the_probe_is_the_runs_error() {
     assert!(reason.contains("completed before it"), "{reason}");
     // Nothing was measured after the probe's error.
     assert_eq!(u(&p["read"]["ops"]), 0);
+    assert_eq!(p["seconds"].as_f64(), Some(0.0));
 }
 
 /// Starts a 30 s rand-read on `l`, sends `sig` after 1.8 s, returns what the run printed.

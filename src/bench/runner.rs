@@ -925,7 +925,8 @@ fn run_phase(
     let mut agg = Aggregator::new(interval, job.workers as usize, job.rewrite);
     let threads = alive;
     let mut failure: Option<IoFailure> = probe_failure;
-    let mut fixed_buffers = engine == EngineKind::Uring;
+    // No I/O thread ran after a probe's error: no buffers were registered for the phase.
+    let mut fixed_buffers = engine == EngineKind::Uring && failure.is_none();
     let mut points = Vec::new();
     let mut t_end = t0;
     let mut worker_end = vec![t0; job.workers as usize];
