@@ -857,24 +857,29 @@ fn root_enospc_on_a_file_is_reported_and_cleaned_up() {
     assert!(!file.exists(), "the partial file is removed");
 }
 
-#[test]
-fn root_failing_device_ends_the_run_with_the_error() {
-    if !root_or_skip("root_failing_device_ends_the_run_with_the_error") {
-        return;
+/// Unmounts the FUSE file system when dropped (the test's end, or its panic).
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
     }
+}
+
+/// A loop device over a file on a FUSE file system (bindfs); killing the FUSE daemon makes
+/// every further I/O fail with EIO, as a dying disk would. (`losetup -d` cannot do this: the
+/// kernel defers the detach while the device is open.) `None` (skipped) without bindfs.
+/// Dropped in the order returned: the loop device is detached before the unmount.
+fn failing_loop(
+    test: &str,
+    dir: &std::path::Path,
+) -> Option<(LoopDev, std::process::Child, Unmount)> {
     if Command::new("bindfs").arg("--version").output().is_err() {
-        skip(
-            "root_failing_device_ends_the_run_with_the_error",
-            "bindfs is not installed",
-        );
-        return;
+        skip(test, "bindfs is not installed");
+        return None;
     }
-    // A loop device over a file on a FUSE file system; killing the FUSE daemon makes every
-    // further I/O fail with EIO, as a dying disk would. (`losetup -d` cannot do this: the
-    // kernel defers the detach while the device is open.)
-    let dir = scratch();
-    let src = dir.path().join("src");
-    let fuse = dir.path().join("fuse");
+    let src = dir.join("src");
+    let fuse = dir.join("fuse");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::create_dir_all(&fuse).unwrap();
     let image = src.join("disk.img");
@@ -882,47 +887,63 @@ fn root_failing_device_ends_the_run_with_the_error() {
         .unwrap()
         .set_len(256 << 20)
         .unwrap();
-    let mut daemon = Command::new("bindfs")
+    let daemon = Command::new("bindfs")
         .args(["-f", src.to_str().unwrap(), fuse.to_str().unwrap()])
         .spawn()
         .unwrap();
-    struct Cleanup(std::path::PathBuf);
-    impl Drop for Cleanup {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-    let _unmount = Cleanup(fuse.clone());
+    let unmount = Unmount(fuse.clone());
     let fused = fuse.join("disk.img");
     let start = Instant::now();
     while !fused.exists() && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let l = LoopDev::attach(&fused, &[]);
+    Some((l, daemon, unmount))
+}
+
+/// Runs rand-read on `l` with `args`, kills the FUSE `daemon` after `after`; returns the
+/// output and how long the run went on after the kill.
+fn run_until_failure(
+    l: &LoopDev,
+    daemon: &mut std::process::Child,
+    args: &[&str],
+    after: Duration,
+) -> (std::process::Output, Duration) {
+    let mut all = vec!["run", l.path_str(), "--test", "rand-read", "--json"];
+    all.extend_from_slice(args);
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
         .env(HISTORY_ENV, history_dir())
-        .args([
-            "run",
-            l.path_str(),
-            "--test",
-            "rand-read",
-            "--time",
-            "20",
-            "--warmup",
-            "0",
-            "--json",
-        ])
+        .args(&all)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(after);
     daemon.kill().unwrap();
     let _ = daemon.wait();
     let killed_at = Instant::now();
     let out = child.wait_with_output().unwrap();
+    (out, killed_at.elapsed())
+}
+
+#[test]
+fn root_failing_device_ends_the_run_with_the_error() {
+    let test = "root_failing_device_ends_the_run_with_the_error";
+    if !root_or_skip(test) {
+        return;
+    }
+    let dir = scratch();
+    let Some((l, mut daemon, _unmount)) = failing_loop(test, dir.path()) else {
+        return;
+    };
+    let (out, after_kill) = run_until_failure(
+        &l,
+        &mut daemon,
+        &["--time", "20", "--warmup", "0"],
+        Duration::from_millis(700),
+    );
     assert!(
-        killed_at.elapsed() < Duration::from_secs(5),
+        after_kill < Duration::from_secs(5),
         "the run ended promptly"
     );
     assert!(!out.status.success());
@@ -939,6 +960,56 @@ fn root_failing_device_ends_the_run_with_the_error() {
         "what completed before the failure is reported"
     );
     assert!(p["failure"]["offset"].is_u64());
+    // No warm-up was asked for: nothing was done before the measurement, no probe either.
+    assert!(
+        p["engine_choice"]["probe"].is_null(),
+        "{}",
+        p["engine_choice"]
+    );
+}
+
+#[test]
+fn root_an_error_in_the_probe_is_the_runs_error() {
+    let test = "root_an_error_in_the_probe_is_the_runs_error";
+    if !root_or_skip(test) {
+        return;
+    }
+    let dir = scratch();
+    let Some((l, mut daemon, _unmount)) = failing_loop(test, dir.path()) else {
+        return;
+    };
+    // A 5 s warm-up starts with the probe (after the 0.2 s look for other I/O): the device
+    // fails in the probe's first rounds.
+    let (out, after_kill) = run_until_failure(
+        &l,
+        &mut daemon,
+        &["--qd", "4", "--time", "20", "--warmup", "5"],
+        Duration::from_millis(400),
+    );
+    assert!(
+        after_kill < Duration::from_secs(3),
+        "the run ended at the error, not after the warm-up or the run: {after_kill:?}"
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("failed: I/O error (EIO)") || err.contains("(ENOTCONN)"),
+        "{err}"
+    );
+    assert!(err.contains("at offset"), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = phase(&doc, 0);
+    assert!(p["failure"]["offset"].is_u64(), "{}", p["failure"]);
+    let reason = p["engine_choice"]["reason"].as_str().unwrap();
+    assert!(!reason.contains("both engines failed"), "{reason}");
+    assert!(
+        reason.contains("the engine probe") && reason.contains("met an I/O error"),
+        "{reason}"
+    );
+    assert!(reason.contains("completed before it"), "{reason}");
+    // Nothing was measured after the probe's error.
+    assert_eq!(u(&p["read"]["ops"]), 0);
+    assert_eq!(p["seconds"].as_f64(), Some(0.0));
 }
 
 /// Starts a 30 s rand-read on `l`, sends `sig` after 1.8 s, returns what the run printed.
@@ -1732,4 +1803,154 @@ fn root_other_processes_doing_io_on_the_device_are_named() {
         "{text}"
     );
     drop(dd);
+}
+
+/// The phases of a report whose engine choice came from a probe made in that phase (not one
+/// reused from an earlier phase or run).
+fn probed_phases(doc: &Value) -> Vec<String> {
+    doc["outcome"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| !p["engine_choice"]["probe"].is_null() && p["engine_choice"]["reused"] != true)
+        .map(|p| p["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn root_a_sweep_probes_the_engines_once_and_keeps_one_engine() {
+    if !root_or_skip("root_a_sweep_probes_the_engines_once_and_keeps_one_engine") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    // 5 sizes x forward, backward, random: 15 phases of 0.3 s after a 0.1 s warm-up. Probing
+    // each (0.6 s or more) took four times as long as the phases themselves.
+    let started = Instant::now();
+    let doc = run_json(&[
+        l.path_str(),
+        "--test",
+        "size-sweep",
+        "--min-bs",
+        "4k",
+        "--max-bs",
+        "64k",
+        "--time",
+        "0.3",
+        "--warmup",
+        "0.1",
+    ]);
+    let took = started.elapsed();
+    let phases = doc["outcome"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 15);
+    assert_eq!(
+        probed_phases(&doc).len(),
+        1,
+        "one probe for the sweep: {:?}",
+        probed_phases(&doc)
+    );
+    let engines: Vec<&str> = phases
+        .iter()
+        .map(|p| p["engine"].as_str().unwrap())
+        .collect();
+    assert!(
+        engines.iter().all(|e| *e == engines[0]),
+        "every phase names the same engine: {engines:?}"
+    );
+    // Every phase after the first says where its engine came from, with the probe's figures.
+    for p in &phases[1..] {
+        assert_eq!(p["engine_choice"]["reused"], true, "{}", p["engine_choice"]);
+        assert_eq!(
+            p["engine_choice"]["reason"],
+            phases[0]["engine_choice"]["reason"]
+        );
+    }
+    // 15 x 0.4 s, one probe of about 0.6 s and the start: far from 15 probes' 9 s more.
+    assert!(took < Duration::from_secs(12), "the sweep took {took:?}");
+}
+
+#[test]
+fn root_no_warmup_means_no_probe() {
+    if !root_or_skip("root_no_warmup_means_no_probe") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let doc = run_json(&[
+        l.path_str(),
+        "--test",
+        "rand-read",
+        "--qd",
+        "8",
+        "--time",
+        "0.5",
+        "--warmup",
+        "0",
+    ]);
+    let p = phase(&doc, 0);
+    assert!(
+        p["engine_choice"]["probe"].is_null(),
+        "no warm-up asked, no probe made: {}",
+        p["engine_choice"]
+    );
+    let reason = p["engine_choice"]["reason"].as_str().unwrap();
+    assert!(reason.contains("no warm-up so no probe"), "{reason}");
+    // A loop device takes no I/O without blocking on its backing file: the threads.
+    assert_eq!(p["engine"], "sync", "{reason}");
+    let text = disktriage(&[
+        "run",
+        l.path_str(),
+        "--test",
+        "rand-read",
+        "--qd",
+        "8",
+        "--time",
+        "0.5",
+        "--warmup",
+        "0",
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(!text.contains("probed the engines"), "{text}");
+    assert!(text.contains("no warm-up"), "{text}");
+}
+
+#[test]
+fn root_runs_of_one_session_reuse_the_first_probe() {
+    if !root_or_skip("root_runs_of_one_session_reuse_the_first_probe") {
+        return;
+    }
+    use disktriage::bench::catalog::TestName;
+    use disktriage::bench::params::TestParams;
+    use disktriage::bench::session::{self, RunRequest, TempPoll};
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let root = disktriage::sys::SysRoot::host();
+    let request = RunRequest {
+        target: l.path.clone(),
+        test: TestName::RandRead,
+        params: TestParams {
+            qd: Some(8),
+            time: Some(Duration::from_millis(300)),
+            warmup: Some(Duration::from_millis(200)),
+            ..TestParams::default()
+        },
+        confirmation: None,
+        temperature: TempPoll::Off,
+    };
+    // Three runs of one test on one device in one process (the TUI's retests and repeats):
+    // one probe, one engine, so Compare finds no engine change between them.
+    let choices: Vec<Value> = (0..3)
+        .map(|_| {
+            let report = session::start(&root, &request).unwrap().finish().unwrap();
+            assert!(report.error().is_none(), "{:?}", report.error());
+            serde_json::to_value(&report.outcome.phases[0].engine_choice).unwrap()
+        })
+        .collect();
+    assert!(choices[0]["probe"].is_object(), "{}", choices[0]);
+    assert_ne!(choices[0]["reused"], true, "{}", choices[0]);
+    for c in &choices[1..] {
+        assert_eq!(c["reused"], true, "the later runs probed again: {c}");
+        assert_eq!(c["used"], choices[0]["used"], "{c}");
+        assert_eq!(c["reason"], choices[0]["reason"], "{c}");
+    }
 }

@@ -1148,6 +1148,7 @@ fn numbers_are_never_cut_at_80_columns() {
         count: 8,
         label: "RND4K Q1T1 write".into(),
         job: Box::new(plan.phases[7].job.clone()),
+        probing: false,
     })));
     app.update(Msg::Run(Box::new(RunEvent::Measuring {
         index: 7,
@@ -1276,6 +1277,7 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
             count: 1,
             label: "rand-read".into(),
             job: Box::new(plan.phases[0].job.clone()),
+            probing: false,
         },
     )));
     tick(&mut app, 10.5);
@@ -1620,6 +1622,7 @@ fn feed_phases(app: &mut App, report: &disktriage::bench::outcome::RunReport, up
             count,
             label: p.label.clone(),
             job: Box::new(p.job.clone()),
+            probing: false,
         })));
         app.update(Msg::Run(Box::new(RunEvent::Measuring {
             index,
@@ -1856,6 +1859,7 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
         count: 1,
         label: "rand-write".into(),
         job: Box::new(plan.phases[0].job.clone()),
+        probing: false,
     })));
     tick(&mut app, 1.0);
     app.update(Msg::Run(Box::new(RunEvent::Measuring {
@@ -2087,6 +2091,7 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
         count: 6,
         label: phase.label.clone(),
         job: Box::new(phase.job.clone()),
+        probing: false,
     })));
     tick(&mut app, 1.0);
     app.update(Msg::Run(Box::new(RunEvent::Measuring {
@@ -3102,4 +3107,58 @@ fn health_view_of_a_drive_without_self_tests() {
     // Esc goes back to the list.
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Devices);
+}
+
+/// The Run screen says what a phase does before it measures: probing the engines (counted
+/// in the ETA), warming up, or nothing at all when there is no warm-up.
+#[test]
+fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
+    use disktriage::bench::runner::RunEvent;
+    use std::time::Duration;
+    let mut app = app_with("host-loop-zram", true);
+    pick_rand_read(&mut app);
+    keys(&mut app, "r");
+    let mut plan = plan(TestName::RandRead);
+    plan.phases[0].job.time = Some(Duration::from_secs(2));
+    plan.phases[0].job.warmup = Duration::from_millis(200);
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop0", "none")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(RunEvent::Probes { phases: vec![true] })));
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: "rand-read".into(),
+        job: Box::new(plan.phases[0].job.clone()),
+        probing: true,
+    })));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("probing engines"), "{s}");
+    assert!(!s.contains("warming up"), "{s}");
+    // 2 s measured after the probe (0.6 s), which outlasts the 0.2 s warm-up: 2.6 s.
+    assert!(s.contains("/ 2.6 s"), "{s}");
+    assert!(s.contains("ETA 3 s"), "{s}");
+    app.update(Msg::Run(Box::new(RunEvent::Probed { index: 0 })));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("warming up"), "{s}");
+    assert!(!s.contains("probing"), "{s}");
+
+    // No warm-up: nothing is done before the measurement, and nothing says "warming up".
+    let mut plan = plan.clone();
+    plan.phases[0].job.warmup = Duration::ZERO;
+    app.update(Msg::Run(Box::new(RunEvent::Probes {
+        phases: vec![false],
+    })));
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: "rand-read".into(),
+        job: Box::new(plan.phases[0].job.clone()),
+        probing: false,
+    })));
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("warming up") && !s.contains("probing"), "{s}");
+    assert!(s.contains("/ 2.0 s"), "{s}");
 }

@@ -94,6 +94,7 @@ fn feed_target(app: &mut App, index: usize, device: &str, test: TestName, n: u64
         count: 1,
         label: test.id().to_string(),
         job: Box::new(plan.phases[0].job.clone()),
+        probing: false,
     }));
     app.update(ev(RunEvent::Measuring {
         index: 0,

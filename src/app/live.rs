@@ -118,6 +118,11 @@ pub struct LiveRun {
     pub label: String,
     pub job: Option<Job>,
     pub measuring: bool,
+    /// The engine probe runs (the start of the warm-up of a phase whose engine is not known).
+    pub probing: bool,
+    /// Which phases of this run probe the engines (the runner says so first): counted in the
+    /// ETA. Empty until then.
+    pub probes: Vec<bool>,
     pub started_at: Duration,
     pub phase_started_at: Duration,
     /// This phase's points, oldest first, at most `LIVE_HISTORY`.
@@ -168,6 +173,8 @@ impl LiveRun {
             label: request.test.id().to_string(),
             job: None,
             measuring: false,
+            probing: false,
+            probes: Vec::new(),
             started_at: now,
             phase_started_at: now,
             points: VecDeque::new(),
@@ -198,11 +205,13 @@ impl LiveRun {
     /// A runner event: a phase starts, measuring starts, an interval's figures.
     pub(super) fn event(&mut self, ev: RunEvent, now: Duration) {
         match ev {
+            RunEvent::Probes { phases } => self.probes = phases,
             RunEvent::PhaseStarted {
                 index,
                 count,
                 label,
                 job,
+                probing,
             } => {
                 if index == 0 {
                     self.done.clear();
@@ -212,12 +221,15 @@ impl LiveRun {
                 self.label = label;
                 self.job = Some(*job);
                 self.measuring = false;
+                self.probing = probing;
                 self.engine = None;
                 self.phase_started_at = now;
                 self.points.clear();
                 self.stats = LiveStats::default();
             }
+            RunEvent::Probed { .. } => self.probing = false,
             RunEvent::Measuring { engine, .. } => {
+                self.probing = false;
                 self.measuring = true;
                 self.engine = Some(*engine);
             }

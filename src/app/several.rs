@@ -551,7 +551,7 @@ fn event(t: &mut SeveralTarget, ev: RunEvent) {
             }
             t.line.push_back(point.rate() / 1e6);
         }
-        RunEvent::PhaseFinished { .. } => {}
+        RunEvent::PhaseFinished { .. } | RunEvent::Probes { .. } | RunEvent::Probed { .. } => {}
     }
 }
 

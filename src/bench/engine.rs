@@ -7,11 +7,23 @@
 //! for a short probe at the start of the warm-up and keeps the faster one. A run counted in
 //! I/Os without a warm-up at QD1 (dd's way: nothing extra is done) uses pread/pwrite, as dd
 //! does. Pure: the runner measures, this module decides and words the decision.
+//!
+//! A probe is made once per target and job shape in a session (the TUI's, one CLI
+//! invocation): its choice is kept in an `EngineMemory` and reused by later phases, repeats
+//! and retests of that shape, so two identical runs use one engine and a sweep's phases are
+//! not each preceded by a second of probing. A sweep's phases count as one shape (the swept
+//! size, access or queue depth left out): a curve measured with one engine throughout is a
+//! curve of the device. A phase without a warm-up is not probed at all: the admin asked for
+//! nothing before the measurement, so the engine comes from what is known (`decide`).
+
+use std::time::Duration;
 
 use serde::Serialize;
 
-use super::plan::Mix;
-use super::spec::{EngineKind, Job};
+use super::plan::{Access, Mix};
+use super::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
+use crate::model::{DevNum, FileId, Transport};
+use crate::sys::direct::SyncMode;
 
 /// I/O each probe round does before it counts (threads start, rings fill, the kernel's
 /// io_uring workers appear).
@@ -171,6 +183,10 @@ pub struct EngineChoice {
     /// Why, in words: "auto: QD1, one pread at a time, as dd and fio's psync".
     pub reason: String,
     pub probe: Option<EngineProbe>,
+    /// The choice (and `probe`) came from a probe made earlier in the session (an earlier
+    /// phase, repeat or run of the same target and job shape): this phase did not probe.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reused: bool,
 }
 
 impl EngineChoice {
@@ -241,6 +257,7 @@ pub fn static_choice(
             used,
             reason,
             probe: None,
+            reused: false,
         })
     };
     let dd_style = job.qd <= 1 && job.warmup.is_zero() && job.ops_per_worker.is_some();
@@ -327,7 +344,7 @@ pub fn choose(probe: EngineProbe) -> EngineChoice {
         ),
         (None, None) => (
             EngineKind::Sync,
-            "auto: both engines failed in the probe; sync threads report the error".into(),
+            "auto: neither engine could start in the probe; sync threads report why".into(),
         ),
     };
     EngineChoice {
@@ -335,7 +352,248 @@ pub fn choose(probe: EngineProbe) -> EngineChoice {
         used,
         reason,
         probe: Some(probe),
+        reused: false,
     }
+}
+
+/// What the target is, for the memory of probes: a block device by its number, a file by its
+/// file system and inode; with the size at the start, so a loop device detached and attached
+/// again over another image (the same number) is not taken for the one probed before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetId {
+    Block { dev: DevNum, size: u64 },
+    File { id: FileId, size: u64 },
+}
+
+/// The I/O a probe decides for. The fields a sweep varies are `None` for its phases: the
+/// sweep is one shape, probed once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeShape {
+    pub bs: Option<u64>,
+    pub qd: Option<u32>,
+    pub workers: u32,
+    pub access: Option<Access>,
+    pub mix: Option<Mix>,
+    pub sync: SyncMode,
+    pub rewrite: bool,
+    pub direct: bool,
+}
+
+impl ProbeShape {
+    /// The shape of a phase: a size sweep leaves out the request size, the access order and
+    /// the direction it sweeps; a queue-depth sweep its queue depth.
+    pub fn of(tag: &PhaseTag, job: &Job, direct: bool) -> ProbeShape {
+        let mut shape = ProbeShape {
+            bs: Some(job.bs),
+            qd: Some(job.qd),
+            workers: job.workers,
+            access: Some(job.access),
+            mix: Some(job.mix),
+            sync: job.sync,
+            rewrite: job.rewrite,
+            direct,
+        };
+        match tag {
+            PhaseTag::Sweep { .. } => {
+                shape.bs = None;
+                shape.access = None;
+                shape.mix = None;
+            }
+            PhaseTag::QdSweep { .. } => shape.qd = None,
+            PhaseTag::Single | PhaseTag::Cdm { .. } | PhaseTag::Metadata { .. } => {}
+        }
+        shape
+    }
+}
+
+/// Where a probe's choice holds: this target, this shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeKey {
+    pub target: TargetId,
+    pub shape: ProbeShape,
+}
+
+/// Probes kept at most; the oldest goes first (a TUI left open for days on many devices).
+pub const MEMORY_CAPACITY: usize = 256;
+
+/// The choices of the probes made in this session, by target and shape.
+#[derive(Debug, Default)]
+pub struct EngineMemory {
+    entries: Vec<(ProbeKey, EngineChoice)>,
+}
+
+impl EngineMemory {
+    pub const fn new() -> EngineMemory {
+        EngineMemory {
+            entries: Vec::new(),
+        }
+    }
+
+    /// The choice an earlier probe made for `key`, marked as reused.
+    pub fn recall(&self, key: &ProbeKey) -> Option<EngineChoice> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, c)| EngineChoice {
+                reused: true,
+                ..c.clone()
+            })
+    }
+
+    /// Keeps a probe's choice for `key`. Only a probe that measured an engine is kept: one
+    /// stopped, or where neither engine could start, decides nothing for the next run.
+    pub fn remember(&mut self, key: ProbeKey, choice: &EngineChoice) {
+        let measured = choice
+            .probe
+            .is_some_and(|p| p.uring.is_some() || p.sync.is_some());
+        if !measured || choice.reused {
+            return;
+        }
+        self.entries.retain(|(k, _)| *k != key);
+        if self.entries.len() >= MEMORY_CAPACITY {
+            self.entries.remove(0);
+        }
+        self.entries.push((key, choice.clone()));
+    }
+
+    /// Any choice made for `target`, the latest first: what is known about the device when a
+    /// phase of another shape may not probe.
+    pub fn latest_for(&self, target: TargetId) -> Option<&EngineChoice> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k.target == target)
+            .map(|(_, c)| c)
+    }
+}
+
+/// How the engine of a phase is found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Without measuring: asked for, dd's way, io_uring missing, an earlier probe's choice,
+    /// or no warm-up to probe in.
+    Known(EngineChoice),
+    /// Auto with a warm-up and nothing known: probe.
+    Probe,
+}
+
+/// Decides the engine of a phase without running anything. `known` is the earlier probe's
+/// choice for this target and shape; `transport` the device's kind (None for a file or
+/// when unknown). The order: what the admin asked for and what the kernel allows
+/// (`static_choice`), then an earlier probe, then, with no warm-up, a choice from what is
+/// known (no probe: nothing but the measured I/O is done), else a probe.
+pub fn decide(
+    asked: EngineKind,
+    job: &Job,
+    uring: &Result<(), String>,
+    known: Option<EngineChoice>,
+    transport: Option<Transport>,
+) -> Decision {
+    if let Some(c) = static_choice(asked, job, uring) {
+        return Decision::Known(c);
+    }
+    if let Some(c) = known {
+        return Decision::Known(c);
+    }
+    if job.warmup.is_zero() {
+        return Decision::Known(unprobed_choice(job, transport));
+    }
+    Decision::Probe
+}
+
+/// Auto's choice for a phase with no warm-up and no earlier probe: what the engine module's
+/// rule of thumb says for the device's kind and queue depth.
+fn unprobed_choice(job: &Job, transport: Option<Transport>) -> EngineChoice {
+    let (used, why) = match transport {
+        Some(Transport::Zram | Transport::Ram) => (
+            EngineKind::Sync,
+            "a RAM-backed device takes no I/O without blocking: io_uring would hand every \
+             request to a kernel worker, pread/pwrite threads are faster",
+        ),
+        Some(Transport::Loop) => (
+            EngineKind::Sync,
+            "a loop device blocks on its backing file unless it uses direct I/O: io_uring \
+             would hand every request to a kernel worker, pread/pwrite threads are faster",
+        ),
+        _ if job.qd <= 1 => (
+            EngineKind::Sync,
+            "QD1: one pread/pwrite at a time, as dd and fio's psync",
+        ),
+        _ => (
+            EngineKind::Uring,
+            "io_uring keeps the queue full from one thread on a device with a queue",
+        ),
+    };
+    EngineChoice {
+        asked: EngineKind::Auto,
+        used,
+        reason: format!("auto, no warm-up so no probe: {why}"),
+        probe: None,
+        reused: false,
+    }
+}
+
+/// The phase whose job a shape's probe runs when several phases share the shape (a sweep):
+/// the deepest queue, then the smallest request, the first of equals. There the engine's
+/// cost per I/O weighs most, and there a wrong engine costs the most.
+pub fn probe_job<'a>(phases: &'a [Phase], direct: bool, shape: &ProbeShape) -> Option<&'a Job> {
+    phases
+        .iter()
+        .filter(|p| ProbeShape::of(&p.tag, &p.job, direct) == *shape)
+        .map(|p| &p.job)
+        .reduce(|best, j| {
+            if (j.qd, std::cmp::Reverse(j.bs)) > (best.qd, std::cmp::Reverse(best.bs)) {
+                j
+            } else {
+                best
+            }
+        })
+}
+
+/// Seconds a probe is expected to take: one pass (two rounds of each engine, ramps included)
+/// and the threads' start-up. The probe is the start of the warm-up: a phase that probes
+/// takes the longer of its warm-up and this before it measures.
+pub const PROBE_EXPECTED: Duration =
+    Duration::from_millis(4 * (PROBE_RAMP_MS + PROBE_WINDOW_MS) + 40);
+
+/// Which phases of `plan` will probe, given `decide` for each phase (`known` says whether a
+/// probe of that phase's shape was made before this run). A shape is probed by its first
+/// phase only.
+pub fn probing_phases(plan: &Plan, mut decides_probe: impl FnMut(&Phase) -> bool) -> Vec<bool> {
+    let mut probed: Vec<ProbeShape> = Vec::new();
+    plan.phases
+        .iter()
+        .map(|p| {
+            let shape = ProbeShape::of(&p.tag, &p.job, plan.direct);
+            if probed.contains(&shape) || !decides_probe(p) {
+                return false;
+            }
+            probed.push(shape);
+            true
+        })
+        .collect()
+}
+
+/// How long a phase is expected to last, the probe counted: its time and the longer of its
+/// warm-up and the probe. `None` when it is not time-bounded.
+pub fn expected_phase(job: &Job, probes: bool) -> Option<Duration> {
+    let before = if probes {
+        job.warmup.max(PROBE_EXPECTED)
+    } else {
+        job.warmup
+    };
+    job.time.map(|t| t + before)
+}
+
+/// `Plan::expected_duration` with the probes counted: `probing[i]` says whether phase i
+/// probes (`probing_phases`).
+pub fn expected_duration(plan: &Plan, probing: &[bool]) -> Option<Duration> {
+    plan.phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| expected_phase(&p.job, probing.get(i).copied().unwrap_or(false)))
+        .sum()
 }
 
 #[cfg(test)]
@@ -552,6 +810,313 @@ mod tests {
         let c = choose(probe(Some((5_000.0, 20.0)), None));
         assert_eq!(c.used, EngineKind::Uring);
         assert_eq!(choose(probe(None, None)).used, EngineKind::Sync);
+    }
+
+    fn phase(tag: PhaseTag, bs: u64, qd: u32, access: Access) -> Phase {
+        let mut j = job(qd, 500, None);
+        j.bs = bs;
+        j.access = access;
+        Phase {
+            label: format!("{bs} QD{qd}"),
+            tag,
+            job: j,
+        }
+    }
+
+    fn size_sweep_phases() -> Vec<Phase> {
+        let mut phases = Vec::new();
+        for bs in [4096, 8192, 65536] {
+            for access in [Access::Forward, Access::Backward, Access::Random] {
+                let tag = PhaseTag::Sweep {
+                    access,
+                    write: false,
+                };
+                phases.push(phase(tag, bs, 1, access));
+            }
+        }
+        phases
+    }
+
+    fn plan_of(phases: Vec<Phase>) -> Plan {
+        Plan {
+            test: crate::bench::catalog::TestName::SizeSweep,
+            phases,
+            direct: true,
+            engine: EngineKind::Auto,
+            data: crate::bench::pattern::DataKind::Zeros,
+            interval: Duration::from_millis(250),
+            notes: Vec::new(),
+        }
+    }
+
+    const LOOP0: TargetId = TargetId::Block {
+        dev: DevNum { major: 7, minor: 0 },
+        size: 1 << 30,
+    };
+
+    #[test]
+    fn a_sweep_is_one_shape_and_other_jobs_are_not() {
+        let phases = size_sweep_phases();
+        let first = ProbeShape::of(&phases[0].tag, &phases[0].job, true);
+        assert!(
+            phases
+                .iter()
+                .all(|p| ProbeShape::of(&p.tag, &p.job, true) == first)
+        );
+        // Buffered I/O is another shape.
+        assert_ne!(ProbeShape::of(&phases[0].tag, &phases[0].job, false), first);
+        // Single jobs differ by any of size, depth, order, direction.
+        let single = |bs, qd, access| {
+            let p = phase(PhaseTag::Single, bs, qd, access);
+            ProbeShape::of(&p.tag, &p.job, true)
+        };
+        assert_eq!(
+            single(4096, 32, Access::Random),
+            single(4096, 32, Access::Random)
+        );
+        assert_ne!(
+            single(4096, 32, Access::Random),
+            single(8192, 32, Access::Random)
+        );
+        assert_ne!(
+            single(4096, 32, Access::Random),
+            single(4096, 16, Access::Random)
+        );
+        assert_ne!(
+            single(4096, 32, Access::Random),
+            single(4096, 32, Access::Forward)
+        );
+        // A queue-depth sweep leaves out its depth only.
+        let qd = |q, bs| {
+            let p = phase(
+                PhaseTag::QdSweep { small: true, qd: q },
+                bs,
+                q,
+                Access::Random,
+            );
+            ProbeShape::of(&p.tag, &p.job, true)
+        };
+        assert_eq!(qd(1, 4096), qd(32, 4096));
+        assert_ne!(qd(1, 4096), qd(1, 1 << 20));
+    }
+
+    #[test]
+    fn a_sweep_is_probed_where_the_engine_weighs_most() {
+        // A size sweep: the smallest request, the first of equals (wherever it comes).
+        let mut phases = size_sweep_phases();
+        phases.reverse();
+        let shape = ProbeShape::of(&phases[0].tag, &phases[0].job, true);
+        let chosen = probe_job(&phases, true, &shape).unwrap();
+        assert_eq!((chosen.bs, chosen.access), (4096, Access::Random));
+        // A queue-depth sweep: the deepest queue.
+        let qds: Vec<Phase> = [1, 32, 4]
+            .into_iter()
+            .map(|q| {
+                phase(
+                    PhaseTag::QdSweep { small: true, qd: q },
+                    4096,
+                    q,
+                    Access::Random,
+                )
+            })
+            .collect();
+        let qd_shape = ProbeShape::of(&qds[0].tag, &qds[0].job, true);
+        assert_eq!(probe_job(&qds, true, &qd_shape).map(|j| j.qd), Some(32));
+        let other = ProbeShape {
+            workers: 9,
+            ..shape
+        };
+        assert_eq!(probe_job(&phases, true, &other), None);
+    }
+
+    #[test]
+    fn the_memory_gives_back_a_probed_choice_marked_reused() {
+        let probed = choose(probe(Some((90_000.0, 5.0)), Some((60_000.0, 9.0))));
+        let p = phase(PhaseTag::Single, 4096, 32, Access::Random);
+        let key = ProbeKey {
+            target: LOOP0,
+            shape: ProbeShape::of(&p.tag, &p.job, true),
+        };
+        let mut m = EngineMemory::new();
+        assert_eq!(m.recall(&key), None);
+        m.remember(key, &probed);
+        let again = m.recall(&key).unwrap();
+        assert!(again.reused);
+        assert_eq!((again.used, &again.reason), (probed.used, &probed.reason));
+        assert_eq!(again.probe, probed.probe);
+        // Another device with the same number (detached, attached over another image): the
+        // size tells them apart.
+        let other = ProbeKey {
+            target: TargetId::Block {
+                dev: DevNum { major: 7, minor: 0 },
+                size: 2 << 30,
+            },
+            ..key
+        };
+        assert_eq!(m.recall(&other), None);
+        assert_eq!(m.latest_for(LOOP0).map(|c| c.used), Some(probed.used));
+        // A newer probe of the same key replaces the older.
+        let newer = choose(probe(Some((60_000.0, 5.0)), Some((90_000.0, 9.0))));
+        m.remember(key, &newer);
+        assert_eq!(m.recall(&key).unwrap().used, EngineKind::Sync);
+        // A reused choice is not stored again, nor one that measured nothing.
+        let mut m = EngineMemory::new();
+        m.remember(key, &again);
+        m.remember(key, &choose(probe(None, None)));
+        let stopped = EngineChoice {
+            probe: None,
+            ..probed.clone()
+        };
+        m.remember(key, &stopped);
+        assert_eq!(m.recall(&key), None);
+        // Bounded: the oldest goes first.
+        let mut m = EngineMemory::new();
+        for size in 0..=MEMORY_CAPACITY as u64 {
+            let k = ProbeKey {
+                target: TargetId::Block {
+                    dev: DevNum { major: 7, minor: 0 },
+                    size,
+                },
+                ..key
+            };
+            m.remember(k, &probed);
+        }
+        assert_eq!(m.entries.len(), MEMORY_CAPACITY);
+        assert_eq!(
+            m.entries[0].0.target,
+            TargetId::Block {
+                dev: DevNum { major: 7, minor: 0 },
+                size: 1
+            }
+        );
+    }
+
+    #[test]
+    fn decide_reuses_a_probe_and_without_a_warm_up_never_probes() {
+        let ok = Ok(());
+        let probed = choose(probe(Some((90_000.0, 5.0)), Some((60_000.0, 9.0))));
+        let reused = EngineChoice {
+            reused: true,
+            ..probed
+        };
+        // With a warm-up and nothing known: probe.
+        assert_eq!(
+            decide(EngineKind::Auto, &job(32, 500, None), &ok, None, None),
+            Decision::Probe
+        );
+        // Known from an earlier probe: that choice, with or without a warm-up.
+        for warmup in [0, 500] {
+            assert_eq!(
+                decide(
+                    EngineKind::Auto,
+                    &job(32, warmup, None),
+                    &ok,
+                    Some(reused.clone()),
+                    None
+                ),
+                Decision::Known(reused.clone())
+            );
+        }
+        // What the admin asked for wins over any earlier probe.
+        let Decision::Known(c) = decide(
+            EngineKind::Sync,
+            &job(32, 500, None),
+            &ok,
+            Some(reused.clone()),
+            None,
+        ) else {
+            panic!("sync asked")
+        };
+        assert_eq!((c.used, c.reused), (EngineKind::Sync, false));
+        // No warm-up, nothing known: from the device's kind and the queue depth.
+        let unprobed =
+            |qd, transport| match decide(EngineKind::Auto, &job(qd, 0, None), &ok, None, transport)
+            {
+                Decision::Known(c) => {
+                    assert!(c.probe.is_none());
+                    assert!(
+                        c.reason.starts_with("auto, no warm-up so no probe: "),
+                        "{}",
+                        c.reason
+                    );
+                    c.used
+                }
+                Decision::Probe => panic!("no warm-up, no probe"),
+            };
+        assert_eq!(unprobed(32, Some(Transport::Zram)), EngineKind::Sync);
+        assert_eq!(unprobed(32, Some(Transport::Ram)), EngineKind::Sync);
+        assert_eq!(unprobed(32, Some(Transport::Loop)), EngineKind::Sync);
+        assert_eq!(unprobed(32, Some(Transport::Nvme)), EngineKind::Uring);
+        assert_eq!(unprobed(32, None), EngineKind::Uring);
+        assert_eq!(unprobed(1, Some(Transport::Nvme)), EngineKind::Sync);
+        // Without io_uring: sync, whatever was probed before.
+        let off = Err("Operation not permitted".to_string());
+        let Decision::Known(c) = decide(
+            EngineKind::Auto,
+            &job(32, 0, None),
+            &off,
+            Some(reused),
+            None,
+        ) else {
+            panic!("no io_uring")
+        };
+        assert_eq!(c.used, EngineKind::Sync);
+    }
+
+    #[test]
+    fn a_shape_probes_once_per_run_and_its_probe_counts_in_the_eta() {
+        // A size sweep of 9 phases of 0.3 s after 0.1 s: one probe, in the first phase.
+        let mut plan = plan_of(size_sweep_phases());
+        for p in &mut plan.phases {
+            p.job.time = Some(Duration::from_millis(300));
+            p.job.warmup = Duration::from_millis(100);
+        }
+        let probing = probing_phases(&plan, |_| true);
+        assert_eq!(probing.iter().filter(|p| **p).count(), 1);
+        assert!(probing[0]);
+        let plain = plan.expected_duration().unwrap();
+        assert_eq!(plain, Duration::from_millis(9 * 400));
+        assert_eq!(
+            expected_duration(&plan, &probing).unwrap(),
+            plain - Duration::from_millis(100) + PROBE_EXPECTED
+        );
+        // Nothing to probe (known, or no warm-up): the plain figure.
+        let none = probing_phases(&plan, |_| false);
+        assert!(none.iter().all(|p| !p));
+        assert_eq!(expected_duration(&plan, &none), Some(plain));
+        // A warm-up longer than the probe contains it.
+        let mut long = plan.phases[0].job.clone();
+        long.warmup = Duration::from_secs(2);
+        assert_eq!(
+            expected_phase(&long, true),
+            Some(Duration::from_millis(2300))
+        );
+        // Two single jobs of different shapes probe each.
+        let two = plan_of(vec![
+            phase(PhaseTag::Single, 4096, 32, Access::Random),
+            phase(PhaseTag::Single, 1 << 20, 8, Access::Forward),
+            phase(PhaseTag::Single, 4096, 32, Access::Random),
+        ]);
+        assert_eq!(probing_phases(&two, |_| true), vec![true, true, false]);
+    }
+
+    #[test]
+    fn a_reused_choice_reads_as_the_probe_that_made_it() {
+        let probed = choose(probe(Some((498_000.0, 3.9)), Some((812_000.0, 2.1))));
+        let reused = EngineChoice {
+            reused: true,
+            ..probed.clone()
+        };
+        assert_eq!(reused.short_reason(), probed.short_reason());
+        let json = serde_json::to_value(&reused).unwrap();
+        assert_eq!(json["reused"], true);
+        // Left out when false: a probe's own choice reads as before.
+        assert!(
+            serde_json::to_value(&probed)
+                .unwrap()
+                .get("reused")
+                .is_none()
+        );
     }
 
     #[test]

@@ -7,11 +7,13 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::engine::{
-    self, EngineChoice, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeRound, probe_figures,
+    self, Decision, EngineChoice, EngineMemory, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS,
+    ProbeKey, ProbeRound, ProbeShape, TargetId, probe_figures,
 };
 use super::gate::Gate;
 use super::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
@@ -22,8 +24,8 @@ use super::stats::{
     BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION, mean_busy_seconds, per_second,
 };
 use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, WriteData, run_worker};
-use crate::model::DevNum;
 use crate::model::activity::{BackgroundIo, ProcessIo, busy_between};
+use crate::model::{DevNum, Transport};
 use crate::sys::SysRoot;
 use crate::sys::activity;
 use crate::sys::direct;
@@ -32,16 +34,36 @@ use crate::sys::privilege::process_cpu_time;
 
 /// Points a phase's series keeps before it coarsens (at 250 ms: 17 minutes at full detail).
 pub const SERIES_CAPACITY: usize = 4096;
+
+/// The engine choices of the probes made in this process: the TUI's session, or one CLI
+/// invocation (its repeats, sweeps and several targets). See `engine::EngineMemory`.
+static ENGINE_MEMORY: Mutex<EngineMemory> = Mutex::new(EngineMemory::new());
+
+fn with_memory<T>(f: impl FnOnce(&mut EngineMemory) -> T) -> T {
+    // A panic while the lock was held left at worst a half-updated list of choices, each
+    // whole: still usable.
+    let mut memory = ENGINE_MEMORY.lock().unwrap_or_else(PoisonError::into_inner);
+    f(&mut memory)
+}
+
 /// What a run reports while it goes.
 #[derive(Debug, Clone)]
 pub enum RunEvent {
-    /// Phase `index` of `count` started (its warm-up, if any, is running).
+    /// Sent first: which phases will probe the engines before their warm-up (the others
+    /// reuse an earlier probe's choice or need none), for an ETA that counts the probes
+    /// (`engine::expected_duration`).
+    Probes { phases: Vec<bool> },
+    /// Phase `index` of `count` started: with `probing`, the engine probe runs first, then
+    /// what is left of the warm-up, if any; else the warm-up, if any.
     PhaseStarted {
         index: usize,
         count: usize,
         label: String,
         job: Box<Job>,
+        probing: bool,
     },
+    /// The probe of phase `index` is over (the rest of the warm-up, if any, runs now).
+    Probed { index: usize },
     /// The warm-up is over; measurement starts now, with this engine.
     Measuring {
         index: usize,
@@ -76,6 +98,71 @@ pub struct RunInput {
     /// explained against them (a removed device vs a full file system).
     pub block_device: bool,
     pub size_at_start: u64,
+    /// The kind of device (of the file's file system, for a file), when known: without a
+    /// warm-up it decides the engine (`engine::decide`).
+    pub transport: Option<Transport>,
+}
+
+/// The target's identity for the memory of probes, `None` when it cannot be read (then every
+/// phase that needs a probe makes its own).
+fn target_id(input: &RunInput) -> Option<TargetId> {
+    match direct::describe_fd(&input.fd).ok()? {
+        direct::Opened::Block { dev, .. } => Some(TargetId::Block {
+            dev,
+            size: input.size_at_start,
+        }),
+        direct::Opened::File { id, .. } => Some(TargetId::File {
+            id,
+            size: input.size_at_start,
+        }),
+    }
+}
+
+/// What a run knows about engines: the target's identity and the choices made for it, this
+/// run's own (kept even when the target has no identity) before the session's.
+struct EngineBook {
+    target: Option<TargetId>,
+    uring: Result<(), String>,
+    this_run: Vec<(ProbeShape, EngineChoice)>,
+}
+
+impl EngineBook {
+    fn key(&self, shape: ProbeShape) -> Option<ProbeKey> {
+        self.target.map(|target| ProbeKey { target, shape })
+    }
+
+    /// An earlier probe's choice for `shape`, in this run or the session.
+    fn recall(&self, shape: ProbeShape) -> Option<EngineChoice> {
+        let here = self
+            .this_run
+            .iter()
+            .find(|(s, _)| *s == shape)
+            .map(|(_, c)| EngineChoice {
+                reused: true,
+                ..c.clone()
+            });
+        here.or_else(|| self.key(shape).and_then(|k| with_memory(|m| m.recall(&k))))
+    }
+
+    fn decide(&self, input: &RunInput, phase: &Phase) -> (ProbeShape, Decision) {
+        let shape = ProbeShape::of(&phase.tag, &phase.job, input.plan.direct);
+        let known = self.recall(shape);
+        let d = engine::decide(
+            input.plan.engine,
+            &phase.job,
+            &self.uring,
+            known,
+            input.transport,
+        );
+        (shape, d)
+    }
+
+    fn remember(&mut self, shape: ProbeShape, choice: &EngineChoice) {
+        if let Some(k) = self.key(shape) {
+            with_memory(|m| m.remember(k, choice));
+        }
+        self.this_run.push((shape, choice.clone()));
+    }
 }
 
 /// Looks at the target right after an I/O failed: whether its device is still there, its
@@ -183,13 +270,23 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
     if let Some(b) = &background {
         notes.push(b.describe());
     }
+    let mut book = EngineBook {
+        target: target_id(&input),
+        uring,
+        this_run: Vec::new(),
+    };
+    if let Some(tx) = &input.events {
+        let phases =
+            engine::probing_phases(&input.plan, |p| book.decide(&input, p).1 == Decision::Probe);
+        let _ = tx.send(RunEvent::Probes { phases });
+    }
     let count = input.plan.phases.len();
     let mut phases = Vec::with_capacity(count);
     for (index, phase) in input.plan.phases.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let result = run_phase(&input, &uring, index, count, phase, stop);
+        let result = run_phase(&input, &mut book, index, count, phase, stop);
         let failed = !result.ok();
         if let Some(tx) = &input.events {
             let _ = tx.send(RunEvent::PhaseFinished {
@@ -294,15 +391,30 @@ fn spawn_workers(
     spawned
 }
 
+/// How a probe round ended without a figure.
+enum RoundEnd {
+    /// The engine could not run (its set-up failed, or nothing was counted): the other
+    /// candidate may still.
+    NotRun,
+    /// The admin stopped the run.
+    Stopped,
+    /// An I/O failed: the run's error. With the I/Os and bytes that completed in the round
+    /// before it.
+    Failed {
+        failure: IoFailure,
+        ops: u64,
+        bytes: u64,
+    },
+}
+
 /// Runs `job` with `engine` for a short ramp and a counted window, and measures it. Nothing
-/// of it is reported as the test's figures. `None` when the engine could not run: its set-up
-/// failed or an I/O failed (the measured phase then meets and reports the error itself).
+/// of it is reported as the test's figures.
 fn probe_round(
     input: &RunInput,
     job: &Job,
     engine: EngineKind,
     stop: &Arc<AtomicBool>,
-) -> Option<ProbeRound> {
+) -> Result<ProbeRound, RoundEnd> {
     let mut probe_job = job.clone();
     probe_job.warmup = Duration::from_millis(PROBE_RAMP_MS);
     probe_job.time = Some(Duration::from_millis(PROBE_WINDOW_MS));
@@ -324,10 +436,18 @@ fn probe_round(
     let t0 = gate.open();
     let mut alive = spawned.alive;
     let mut ops = 0u64;
+    // Everything that completed, the ramp's I/O included: what a failure is reported with.
+    let mut all_ops = 0u64;
+    let mut all_bytes = 0u64;
+    let mut io_failure: Option<IoFailure> = None;
     let mut t_end = t0;
     while alive > 0 {
         match rx.recv_timeout(Duration::from_millis(20)) {
-            Ok(WorkerMsg::Sample(s)) => ops += s.stats.read.ops + s.stats.write.ops,
+            Ok(WorkerMsg::Sample(s)) => {
+                ops += s.stats.read.ops + s.stats.write.ops;
+                all_ops += s.stats.read.ops + s.stats.write.ops;
+                all_bytes += s.stats.read.bytes + s.stats.write.bytes;
+            }
             Ok(WorkerMsg::Done {
                 failure,
                 setup_error,
@@ -339,6 +459,9 @@ fn probe_round(
                 if failure.is_some() || setup_error.is_some() {
                     ok = false;
                     local_stop.store(true, Ordering::Relaxed);
+                }
+                if io_failure.is_none() {
+                    io_failure = failure;
                 }
             }
             Err(RecvTimeoutError::Timeout) => {}
@@ -353,11 +476,38 @@ fn probe_round(
         let _ = h.join();
     }
     let seconds = (t_end - t0).as_secs_f64();
-    (ok && ops > 0 && seconds > 0.0 && !stop.load(Ordering::Relaxed)).then_some(ProbeRound {
-        ops,
-        seconds,
-        cpu_seconds: cpu.as_secs_f64(),
-    })
+    if let Some(mut failure) = io_failure {
+        if failure.errno.is_some() {
+            failure.facts = Some(failure_facts(input));
+        }
+        return Err(RoundEnd::Failed {
+            failure,
+            ops: all_ops,
+            bytes: all_bytes,
+        });
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(RoundEnd::Stopped);
+    }
+    if ok && ops > 0 && seconds > 0.0 {
+        Ok(ProbeRound {
+            ops,
+            seconds,
+            cpu_seconds: cpu.as_secs_f64(),
+        })
+    } else {
+        Err(RoundEnd::NotRun)
+    }
+}
+
+/// A probe that met an I/O error: the error, which engine met it, and what completed in
+/// the probe before it.
+struct ProbeFailure {
+    failure: IoFailure,
+    engine: EngineKind,
+    ops: u64,
+    bytes: u64,
+    seconds: f64,
 }
 
 /// Probes both engines in the order io_uring, sync, sync, io_uring (so a load that grows or
@@ -367,7 +517,11 @@ fn probe_round(
 /// the run its speed for its whole length. A pass whose rounds of one engine disagree is
 /// followed by another too, and disturbed rounds are set aside (`engine::another_pass`,
 /// `engine::probe_figures`).
-fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineChoice {
+fn probe_engines(
+    input: &RunInput,
+    job: &Job,
+    stop: &Arc<AtomicBool>,
+) -> Result<EngineChoice, ProbeFailure> {
     const ORDER: [EngineKind; 4] = [
         EngineKind::Uring,
         EngineKind::Sync,
@@ -380,6 +534,15 @@ fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineC
     let mut uring: Option<Vec<ProbeRound>> = Some(Vec::new());
     let mut sync: Option<Vec<ProbeRound>> = Some(Vec::new());
     let mut passes = 0u32;
+    // I/O the probe completed before a failure, over all its rounds.
+    let (mut ops, mut bytes) = (0u64, 0u64);
+    let stopped = || EngineChoice {
+        asked: EngineKind::Auto,
+        used: EngineKind::Sync,
+        reason: "auto: the run was stopped during the probe".into(),
+        probe: None,
+        reused: false,
+    };
     loop {
         passes += 1;
         for engine in ORDER {
@@ -390,18 +553,35 @@ fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineC
             };
             if let Some(done) = rounds {
                 match probe_round(input, job, engine, stop) {
-                    Some(r) => done.push(r),
-                    None => *rounds = None,
+                    Ok(r) => {
+                        // The ramp's I/O is not counted in `r`; near enough for a report of
+                        // what completed before a failure, which counts it below.
+                        ops += r.ops;
+                        bytes += r.ops * job.bs;
+                        done.push(r);
+                    }
+                    Err(RoundEnd::NotRun) => *rounds = None,
+                    Err(RoundEnd::Stopped) => return Ok(stopped()),
+                    // An I/O error is not an engine's weakness: it is the device's answer,
+                    // and the run's error.
+                    Err(RoundEnd::Failed {
+                        failure,
+                        ops: o,
+                        bytes: b,
+                    }) => {
+                        return Err(ProbeFailure {
+                            failure,
+                            engine,
+                            ops: ops + o,
+                            bytes: bytes + b,
+                            seconds: started.elapsed().as_secs_f64(),
+                        });
+                    }
                 }
             }
         }
         if stop.load(Ordering::Relaxed) {
-            return EngineChoice {
-                asked: EngineKind::Auto,
-                used: EngineKind::Sync,
-                reason: "auto: the run was stopped during the probe".into(),
-                probe: None,
-            };
+            return Ok(stopped());
         }
         if !engine::another_pass(uring.as_deref(), sync.as_deref(), per_pass, passes) {
             break;
@@ -409,13 +589,35 @@ fn probe_engines(input: &RunInput, job: &Job, stop: &Arc<AtomicBool>) -> EngineC
     }
     let figures = |rounds: &Option<Vec<ProbeRound>>| rounds.as_deref().and_then(probe_figures);
     let (u, s) = (figures(&uring), figures(&sync));
-    engine::choose(EngineProbe {
+    Ok(engine::choose(EngineProbe {
         window_s: f64::from(per_pass as u32 * passes) * PROBE_WINDOW_MS as f64 / 1e3,
         total_s: started.elapsed().as_secs_f64(),
         set_aside: u.map_or(0, |f| f.1) + s.map_or(0, |f| f.1),
         uring: u.map(|f| f.0),
         sync: s.map(|f| f.0),
-    })
+    }))
+}
+
+/// The engine line of a phase whose probe met an I/O error: which engine met it, when, and
+/// what completed before it (the failure itself, with its offset, is the phase's error).
+fn probe_failed_choice(f: &ProbeFailure) -> EngineChoice {
+    EngineChoice {
+        asked: EngineKind::Auto,
+        used: f.engine,
+        reason: format!(
+            "auto: the engine probe ({} round) met an I/O error after {:.2} s, {} I/Os ({}) \
+             completed before it; nothing was measured",
+            match f.engine {
+                EngineKind::Uring => "io_uring",
+                _ => "sync",
+            },
+            f.seconds,
+            f.ops,
+            crate::model::Bytes(f.bytes).iec()
+        ),
+        probe: None,
+        reused: false,
+    }
 }
 
 /// Collects samples into interval points: point `i` is emitted when every running thread sent
@@ -641,7 +843,7 @@ fn read_stat(stat: &Option<StatSource>) -> Option<DiskStat> {
 
 fn run_phase(
     input: &RunInput,
-    uring: &Result<(), String>,
+    book: &mut EngineBook,
     index: usize,
     count: usize,
     phase: &Phase,
@@ -649,31 +851,60 @@ fn run_phase(
 ) -> PhaseResult {
     let job = &phase.job;
     let plan = &input.plan;
+    let (shape, decision) = book.decide(input, phase);
     if let Some(ev) = &input.events {
         let _ = ev.send(RunEvent::PhaseStarted {
             index,
             count,
             label: phase.label.clone(),
             job: Box::new(job.clone()),
+            probing: decision == Decision::Probe,
         });
     }
     let warmup_started = Instant::now();
-    let choice = match engine::static_choice(plan.engine, job, uring) {
-        Some(c) => c,
-        None => probe_engines(input, job, stop),
+    let (choice, probe_failure) = match decision {
+        Decision::Known(c) => (c, None),
+        Decision::Probe => {
+            // A sweep's shape is probed once, with the phase where the engine weighs most.
+            let probed = engine::probe_job(&plan.phases, plan.direct, &shape).unwrap_or(job);
+            let outcome = probe_engines(input, probed, stop);
+            if let Some(ev) = &input.events {
+                let _ = ev.send(RunEvent::Probed { index });
+            }
+            match outcome {
+                Ok(c) => {
+                    book.remember(shape, &c);
+                    (c, None)
+                }
+                Err(f) => (probe_failed_choice(&f), Some(f.failure)),
+            }
+        }
     };
     let engine = choice.used;
     // The probe is the start of the warm-up: the warm-up still lasts at least as configured.
     let mut run_job = job.clone();
     run_job.warmup = job.warmup.saturating_sub(warmup_started.elapsed());
-    let threads = job.workers as usize * threads_per_worker(engine, job);
+    // After an I/O error in the probe nothing more is done: the error is the run's.
+    let threads = if probe_failure.is_some() {
+        0
+    } else {
+        job.workers as usize * threads_per_worker(engine, job)
+    };
     let gate = Arc::new(Gate::new(threads));
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
     let Spawned {
         handles,
         mut alive,
         mut setup_error,
-    } = spawn_workers(input, &run_job, engine, &gate, &tx, stop);
+    } = if probe_failure.is_some() {
+        Spawned {
+            handles: Vec::new(),
+            alive: 0,
+            setup_error: None,
+        }
+    } else {
+        spawn_workers(input, &run_job, engine, &gate, &tx, stop)
+    };
     drop(tx);
 
     // Who else has the device open, and their counters, while the warm-up runs.
@@ -693,8 +924,9 @@ fn run_phase(
     let interval = plan.interval.as_secs_f64();
     let mut agg = Aggregator::new(interval, job.workers as usize, job.rewrite);
     let threads = alive;
-    let mut failure: Option<IoFailure> = None;
-    let mut fixed_buffers = engine == EngineKind::Uring;
+    let mut failure: Option<IoFailure> = probe_failure;
+    // No I/O thread ran after a probe's error: no buffers were registered for the phase.
+    let mut fixed_buffers = engine == EngineKind::Uring && failure.is_none();
     let mut points = Vec::new();
     let mut t_end = t0;
     let mut worker_end = vec![t0; job.workers as usize];
@@ -739,7 +971,10 @@ fn run_phase(
     for h in handles {
         let _ = h.join();
     }
-    if let Some(f) = failure.as_mut().filter(|f| f.errno.is_some()) {
+    if let Some(f) = failure
+        .as_mut()
+        .filter(|f| f.errno.is_some() && f.facts.is_none())
+    {
         f.facts = Some(failure_facts(input));
     }
     let after = read_stat(&input.stat);

@@ -197,6 +197,7 @@ impl Ready {
             events: Some(tx),
             block_device: prepared.info.kind == TargetClass::BlockDevice,
             size_at_start: prepared.info.size_bytes,
+            transport: prepared.info.transport,
         })?;
         Ok(Session {
             handle,

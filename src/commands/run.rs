@@ -224,7 +224,8 @@ fn fio_warning_text(path: &str, verdict: Result<(), WriteRefusal>) -> Option<Str
 /// terminal.
 fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
     let started = Instant::now();
-    let expected = plan.expected_duration();
+    // Until the runner says which phases probe the engines, none is counted.
+    let mut expected = plan.expected_duration();
     let mut label = String::new();
     let mut phase = (0, plan.phases.len());
     let mut measuring_since: Option<Instant> = None;
@@ -236,16 +237,28 @@ fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
             continue;
         }
         match event {
+            RunEvent::Probes { phases } => {
+                expected = crate::bench::engine::expected_duration(plan, &phases);
+                continue;
+            }
             RunEvent::PhaseStarted {
                 index,
                 count,
                 label: l,
-                ..
+                job,
+                probing,
             } => {
                 label = l;
                 phase = (index + 1, count);
                 measuring_since = None;
-                let _ = write!(err, "\r\x1b[K[{}/{} {label}] warming up", phase.0, phase.1);
+                let what = before_measuring(probing, &job);
+                let _ = write!(err, "\r\x1b[K[{}/{} {label}] {what}", phase.0, phase.1);
+            }
+            RunEvent::Probed { index } => {
+                if let Some(p) = plan.phases.get(index) {
+                    let what = before_measuring(false, &p.job);
+                    let _ = write!(err, "\r\x1b[K[{}/{} {label}] {what}", phase.0, phase.1);
+                }
             }
             RunEvent::Measuring { .. } => measuring_since = Some(Instant::now()),
             RunEvent::Point { point, .. } => {
@@ -272,6 +285,17 @@ fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
     if progress {
         let _ = write!(err, "\r\x1b[K");
         let _ = err.flush();
+    }
+}
+
+/// What a phase does before it measures: "probing the engines", "warming up", "starting".
+fn before_measuring(probing: bool, job: &spec::Job) -> &'static str {
+    if probing {
+        "probing the engines (io_uring vs sync threads)"
+    } else if job.warmup.is_zero() {
+        "starting"
+    } else {
+        "warming up"
     }
 }
 

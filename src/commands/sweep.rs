@@ -393,8 +393,14 @@ fn run_step(
         Err(e) => return StepOutcome::Failed(format!("{e:#}")),
     };
     let started = Instant::now();
-    let expected = session.plan.expected_duration();
+    let mut expected = session.plan.expected_duration();
+    let plan = session.plan.clone();
     session.relay(stop, Duration::from_millis(100), |ev| {
+        // The first run of the sweep probes the engines (the others reuse its choice): its
+        // ETA counts the probe.
+        if let RunEvent::Probes { phases } = &ev {
+            expected = crate::bench::engine::expected_duration(&plan, phases);
+        }
         if let (RunEvent::Point { point, .. }, Some(label)) = (ev, progress) {
             let eta = expected
                 .map(|e| e.saturating_sub(started.elapsed()))

@@ -340,11 +340,18 @@ pub const CPU_BOUND_NOTE: &str = "CPU-bound: the figure may be the tool's, not t
 fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass) {
     let _ = writeln!(out, "how:   {}", how(plan, &p.job, Some(p)));
     let _ = writeln!(out, "engine {}", p.engine_choice.reason);
-    let _ = writeln!(
-        out,
-        "       {}",
-        bounds(plan, &p.job, p.engine_choice.probe.as_ref())
-    );
+    // A choice reused from an earlier probe: this phase's warm-up probed nothing.
+    let probe = p
+        .engine_choice
+        .probe
+        .as_ref()
+        .filter(|_| !p.engine_choice.reused);
+    let mut asked = bounds(plan, &p.job, probe);
+    // The bounds are what was asked: a phase that failed before it measured did none of it.
+    if p.failure.is_some() && p.seconds == 0.0 {
+        asked.push_str("; it ended at the error, before measuring");
+    }
+    let _ = writeln!(out, "       {asked}");
     dir_lines(out, "read", &p.read, p.rate_seconds);
     dir_lines(out, "write", &p.write, p.rate_seconds);
     if let Some(line) = rewrite_time_base(p) {

@@ -9,6 +9,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, P
 use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
+use crate::bench::engine::expected_phase;
 use crate::model::{Bytes, BytesPerSec};
 use crate::report::run::chart_time_base;
 
@@ -183,6 +184,10 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         Span::styled("starting", theme::warn())
     } else if run.measuring {
         Span::styled("measuring", theme::good())
+    } else if run.probing {
+        Span::styled("probing engines", theme::warn())
+    } else if run.job.as_ref().is_some_and(|j| j.warmup.is_zero()) {
+        Span::styled("starting", theme::warn())
     } else {
         Span::styled("warming up", theme::warn())
     };
@@ -296,9 +301,16 @@ fn ops_share(run: &LiveRun) -> Option<(u64, u64)> {
 
 fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     let elapsed = app.now.saturating_sub(run.phase_started_at).as_secs_f64();
-    let (ratio, label) = match run.job.as_ref().and_then(|j| j.time.map(|t| (t, j.warmup))) {
-        Some((t, warm)) if !run.finished => {
-            let total = (t + warm).as_secs_f64();
+    // A phase that probes the engines takes the longer of its warm-up and the probe before it
+    // measures.
+    let probes = |phase: usize| run.probes.get(phase).copied().unwrap_or(false);
+    let this_phase = run
+        .job
+        .as_ref()
+        .and_then(|j| expected_phase(j, probes(run.phase)));
+    let (ratio, label) = match this_phase {
+        Some(total) if !run.finished => {
+            let total = total.as_secs_f64();
             let done = elapsed.min(total);
             (
                 (done / total).clamp(0.0, 1.0),
@@ -348,18 +360,18 @@ fn remaining_phases(run: &LiveRun) -> f64 {
     run.plan.as_ref().map_or(0.0, |p| {
         p.phases
             .iter()
+            .enumerate()
             .skip(run.phase + 1)
-            .map(|ph| {
-                ph.job
-                    .time
-                    .map_or(0.0, |t| (t + ph.job.warmup).as_secs_f64())
+            .map(|(i, ph)| {
+                let probes = run.probes.get(i).copied().unwrap_or(false);
+                expected_phase(&ph.job, probes).map_or(0.0, |d| d.as_secs_f64())
             })
             .sum()
     })
 }
 
 /// Seconds of the runs still to come (the record's repeats, or a sweep's runs), when the plan
-/// is time-bounded.
+/// is time-bounded. They probe nothing: this run's probes are remembered for them.
 fn remaining_runs(app: &App, run: &LiveRun) -> f64 {
     let whole: f64 = run.plan.as_ref().map_or(0.0, |p| {
         p.phases

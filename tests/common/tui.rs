@@ -187,6 +187,7 @@ pub fn start_measuring(app: &mut App, plan: &spec::Plan, device: &str, sched: &s
         count: 1,
         label: plan.test.id().to_string(),
         job: Box::new(plan.phases[0].job.clone()),
+        probing: false,
     })));
     tick(app, 1.0);
     app.update(Msg::Run(Box::new(RunEvent::Measuring {

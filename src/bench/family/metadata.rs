@@ -248,6 +248,7 @@ fn run_phase(
         }
     };
     let choice = EngineChoice {
+        reused: false,
         asked: EngineKind::Sync,
         used: EngineKind::Sync,
         reason: format!(
@@ -266,6 +267,7 @@ fn run_phase(
         count: r.count,
         label: r.phase.label.clone(),
         job: Box::new(r.phase.job.clone()),
+        probing: false,
     });
     send(RunEvent::Measuring {
         index: r.index,
