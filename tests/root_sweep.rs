@@ -342,3 +342,59 @@ fn root_sweep_cache_on_a_loop_device_is_refused_with_the_reason() {
     assert_eq!(active(&l.name), start);
     assert!(!journal.join("journal.json").exists(), "nothing journaled");
 }
+
+/// A sweep changes a setting of one disk: with several targets it is refused before anything
+/// is read, run or switched, and it says why (it used to sweep the first target alone and drop
+/// the others without a word).
+#[test]
+fn root_sweep_with_several_targets_is_refused_before_anything() {
+    if !root_or_skip("root_sweep_with_several_targets_is_refused_before_anything") {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let Some(a) = device(dir.path()) else { return };
+    let Some(b) = device(dir.path()) else { return };
+    let (start_a, start_b) = (active(&a.name), active(&b.name));
+    for sweep in [
+        &["--sweep-sched"][..],
+        &["--sweep-sched", "none"],
+        &["--sweep-cache"],
+    ] {
+        let mut args = vec![
+            "run",
+            a.path_str(),
+            b.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "200ms",
+            "--warmup",
+            "0",
+            "--repeats",
+            "1",
+        ];
+        args.extend_from_slice(sweep);
+        let started = Instant::now();
+        let out = run(&journal, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{sweep:?}: {}",
+            text(&out.stdout)
+        );
+        assert!(out.stdout.is_empty(), "{sweep:?}: {}", text(&out.stdout));
+        let err = flat(&text(&out.stderr));
+        assert!(
+            err.contains("sweeps one disk")
+                && err.contains(a.path_str())
+                && err.contains(b.path_str()),
+            "{sweep:?}: {err}"
+        );
+        // Refused at once: no run of 200 ms was made.
+        assert!(started.elapsed() < Duration::from_millis(150), "{sweep:?}");
+        assert_eq!(active(&a.name), start_a);
+        assert_eq!(active(&b.name), start_b);
+        assert!(!journal.join("journal.json").exists(), "nothing journaled");
+    }
+}
