@@ -148,6 +148,9 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec, req.stop)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
+            if writes_allowed && req.params.preserve {
+                super::rewrite_guard::refuse_other_writers_of_device(dev, &checked_name()?)?;
+            }
             // The device was busy when checked: whatever held it may have left something on
             // it that does not claim it (a loop device stacked over it and mounted). Now that
             // this run holds it nothing new can, so the check is made again, on a fresh view.
@@ -235,6 +238,9 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let fd = direct::reopen(&pinned, spec)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
+            if writes_allowed && req.params.preserve {
+                super::rewrite_guard::refuse_other_writers_of_file(id, &real)?;
+            }
             let size = direct::file_len(&fd)?;
             // btrfs gives its files an anonymous device (0:N): the mount's source is the disk
             // whose counters witness the run.
