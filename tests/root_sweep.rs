@@ -398,3 +398,114 @@ fn root_sweep_with_several_targets_is_refused_before_anything() {
         assert!(!journal.join("journal.json").exists(), "nothing journaled");
     }
 }
+
+/// Two sweeps of one disk at once: the second is refused, before it runs or switches
+/// anything, while the first holds the disk's settings (from its start, before its first
+/// switch, and after it); it names the first. The first goes on and puts the scheduler back.
+#[test]
+fn root_a_second_sweep_of_the_same_disk_is_refused() {
+    if !root_or_skip("root_a_second_sweep_of_the_same_disk_is_refused") {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let Some(l) = device(dir.path()) else { return };
+    let start = active(&l.name);
+    let second = |when: &str, first: u32| {
+        let started = Instant::now();
+        let out = run(
+            &journal,
+            &[
+                "run",
+                l.path_str(),
+                "--test",
+                "seq-read",
+                "--time",
+                "300ms",
+                "--warmup",
+                "0",
+                "--sweep-sched",
+                "--repeats",
+                "1",
+            ],
+        );
+        let err = flat(&text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{when}: {}{err}",
+            text(&out.stdout)
+        );
+        assert!(out.stdout.is_empty(), "{when}: {}", text(&out.stdout));
+        assert!(
+            err.contains(&format!("pid {first}")) && err.contains(&l.name),
+            "{when}: {err}"
+        );
+        // Refused at once: not one run of 300 ms was made.
+        assert!(
+            started.elapsed() < Duration::from_millis(300),
+            "{when}: {err}"
+        );
+    };
+    // The first sweep, before its first switch: it runs under the scheduler at start first.
+    let first = command(
+        &journal,
+        &[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "2s",
+            "--warmup",
+            "0",
+            "--sweep-sched",
+            "--repeats",
+            "3",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start disktriage");
+    let pid = first.id();
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(active(&l.name), start, "the first sweep switched too early");
+    second("before the first switch", pid);
+    // And once it has switched.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while active(&l.name) == start {
+        assert!(Instant::now() < deadline, "the sweep never switched");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    second("after the first switch", pid);
+    assert_ne!(active(&l.name), start, "the second sweep switched it back");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = wait(first);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert_eq!(active(&l.name), start, "the scheduler is back");
+    assert!(journal_is_empty(&journal));
+    // The disk is free again: a sweep now runs.
+    let out = run(
+        &journal,
+        &[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "100ms",
+            "--warmup",
+            "0",
+            "--sweep-sched",
+            "--repeats",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(active(&l.name), start);
+}

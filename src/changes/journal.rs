@@ -16,6 +16,13 @@
 //! symbolic link, owned by anyone else, or writable by its group or others. Every file in it
 //! is opened relative to the directory's descriptor with O_NOFOLLOW: a symlink planted as the
 //! lock, the journal or a temporary file is refused, never followed.
+//!
+//! Claims: a sweep switches one device's setting back and forth for minutes, and a second
+//! sweep (or a switch) of the same device meanwhile would take the first one's temporary
+//! value for the value at start and leave it behind. So a sweep claims the device first
+//! (`Journal::claim`): `claim.NAME.lock` in the same directory, held with flock(2) for the
+//! whole sweep. The kernel drops it when the holder ends, however it ends (SIGKILL too), so
+//! a claim never outlives its process; the file says who holds it, for the refusal.
 
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
@@ -40,6 +47,11 @@ const FORMAT: &str = "disktriage-journal";
 const VERSION: u32 = 1;
 const FILE: &str = "journal.json";
 const LOCK: &str = "journal.lock";
+/// `claim.NAME.lock`: a device claimed by a sweep.
+const CLAIM_PREFIX: &str = "claim.";
+const CLAIM_SUFFIX: &str = ".lock";
+/// What a claim file says about its holder is at most this long.
+const MAX_CLAIM_TEXT: u64 = 4096;
 /// A journal larger than this is not read (200,000 entries take about 60 MiB).
 const MAX_BYTES: u64 = 512 << 20;
 
@@ -70,6 +82,12 @@ pub enum JournalError {
         problem: String,
         owners: String,
     },
+    /// Another process (a sweep) holds this device's settings (`Journal::claim`).
+    #[error(
+        "{device}'s settings are held by another disktriage ({holder}), which puts them back \
+         when it ends: wait for it to end or stop it, then try again. Nothing was changed"
+    )]
+    Claimed { device: String, holder: String },
     /// A symlink where the journal keeps a file: planted, never followed.
     #[error(
         "change journal: refusing {}: it is a symbolic link, not a file disktriage made; \
@@ -339,6 +357,103 @@ impl Journal {
         parse(&bytes).map_err(|problem| JournalError::Corrupt { path, problem })
     }
 
+    /// Claims `device` (a kernel name) for this process, `what` saying for what ("scheduler
+    /// sweep"): until the claim is dropped, `claim` and `check_unclaimed` of the same device
+    /// by any other process (or another claim of this one) fail with `Claimed`, naming this
+    /// process. Never waits on a holder: a short retry only rides out a `check_unclaimed`
+    /// that holds the lock for an instant.
+    pub fn claim(&self, device: &str, what: &str) -> Result<DeviceClaim, JournalError> {
+        let (file, path) = self.open_claim(device)?;
+        let mut file = file;
+        for attempt in 0..10 {
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => {
+                    let me = process::current_owner();
+                    let text = format!(
+                        "pid {} start {}\n{}\n",
+                        me.pid,
+                        me.start_time,
+                        what.replace(|c: char| c.is_control(), " ")
+                    );
+                    let written = lock.set_len(0).and_then(|()| {
+                        std::os::unix::fs::FileExt::write_all_at(&*lock, text.as_bytes(), 0)
+                    });
+                    written.map_err(|e| JournalError::io("write", &path, e))?;
+                    return Ok(DeviceClaim {
+                        device: device.to_string(),
+                        _lock: lock,
+                    });
+                }
+                Err((f, Errno::EWOULDBLOCK)) => {
+                    file = f;
+                    if attempt < 9 {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    }
+                }
+                Err((_, errno)) => {
+                    return Err(JournalError::io("lock", &path, io::Error::from(errno)));
+                }
+            }
+        }
+        Err(JournalError::Claimed {
+            device: device.to_string(),
+            holder: claim_holder(&file),
+        })
+    }
+
+    /// `Claimed` while another process (or another claim of this one) holds `device`; a
+    /// change that is not part of that claim must not be made meanwhile.
+    pub fn check_unclaimed(&self, device: &str) -> Result<(), JournalError> {
+        let (file, path) = self.open_claim(device)?;
+        match Flock::lock(file, FlockArg::LockSharedNonblock) {
+            Ok(_free) => Ok(()),
+            Err((file, Errno::EWOULDBLOCK)) => Err(JournalError::Claimed {
+                device: device.to_string(),
+                holder: claim_holder(&file),
+            }),
+            Err((_, errno)) => Err(JournalError::io("lock", &path, io::Error::from(errno))),
+        }
+    }
+
+    /// The claim file of `device`, opened (created) in the checked directory: a plain kernel
+    /// name only, never through a symlink, never blocking, a regular file only.
+    fn open_claim(&self, device: &str) -> Result<(File, PathBuf), JournalError> {
+        let name = format!("{CLAIM_PREFIX}{device}{CLAIM_SUFFIX}");
+        let path = self.dir.join(&name);
+        if !crate::model::is_kernel_name(device) {
+            return Err(JournalError::io(
+                "claim",
+                &path,
+                io::Error::new(io::ErrorKind::InvalidInput, "not a kernel device name"),
+            ));
+        }
+        let dir = self.open_dir()?;
+        let fd = openat(
+            &dir,
+            name.as_str(),
+            OFlag::O_CREAT
+                | OFlag::O_RDWR
+                | OFlag::O_NOFOLLOW
+                | OFlag::O_NONBLOCK
+                | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o600),
+        )
+        .map_err(|e| JournalError::open("open", &path, e))?;
+        let file = File::from(fd);
+        let is_file = file
+            .metadata()
+            .map_err(|e| JournalError::io("stat", &path, e))?
+            .is_file();
+        if !is_file {
+            return Err(JournalError::io(
+                "open",
+                &path,
+                io::Error::new(io::ErrorKind::InvalidData, "not a regular file"),
+            ));
+        }
+        Ok((file, path))
+    }
+
     /// Every entry, oldest first.
     pub fn entries(&self) -> Result<Vec<JournalEntry>, JournalError> {
         Ok(self.lock()?.file.entries)
@@ -380,6 +495,42 @@ impl Journal {
             j.save()?;
         }
         Ok(gone)
+    }
+}
+
+/// A device's settings claimed by this process (`Journal::claim`); released when dropped,
+/// or by the kernel when the process ends.
+#[derive(Debug)]
+pub struct DeviceClaim {
+    device: String,
+    _lock: Flock<File>,
+}
+
+impl DeviceClaim {
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+}
+
+/// Who holds a claim, from its file: "pid 812: scheduler sweep" (the holder is alive: its
+/// lock is). The file is written just after the lock is taken: read in between, it is empty.
+fn claim_holder(file: &File) -> String {
+    let mut text = String::new();
+    let _ = file.take(MAX_CLAIM_TEXT).read_to_string(&mut text);
+    let mut lines = text.lines();
+    let pid = lines
+        .next()
+        .and_then(|l| l.strip_prefix("pid "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|p| p.parse::<u32>().ok());
+    let what = lines.next().map(str::trim).filter(|w| !w.is_empty());
+    match (pid, what) {
+        (Some(pid), Some(what)) => format!(
+            "pid {pid}: {}",
+            crate::model::text::neutralize_controls(what)
+        ),
+        (Some(pid), None) => format!("pid {pid}"),
+        _ => "a process that is just starting".to_string(),
     }
 }
 

@@ -289,6 +289,20 @@ pub fn run(
     let (tests, mut notes) = tests_of(args)?;
     let drives: Arc<dyn DriveControl> = Arc::new(LinuxDrives::new(root.clone()));
     let device = disk_of(drives.as_ref(), &args.target)?;
+    let journal = Journal::open(journal_dir).with_context(|| {
+        format!(
+            "cannot open the change journal in {}",
+            journal_dir.display()
+        )
+    })?;
+    let changer = Changer::new(Arc::clone(&drives), journal, Lifetime::Session);
+    // The disk's settings are this sweep's until it ends (the claim goes with the changer,
+    // after the guard put the setting back): a second sweep of the disk is refused before it
+    // reads the value at start, which would be this one's temporary value.
+    changer.claim(
+        &device,
+        &format!("{} of {}", kind.title().to_lowercase(), device.name),
+    )?;
     let asked = args.sweep_sched.clone().unwrap_or_default();
     let (settings, more) = values(drives.as_ref(), &device, kind, &asked)?;
     notes.extend(more);
@@ -300,16 +314,7 @@ pub fn run(
         repeats,
     };
 
-    let journal = Journal::open(journal_dir).with_context(|| {
-        format!(
-            "cannot open the change journal in {}",
-            journal_dir.display()
-        )
-    })?;
-    let guard = RestoreGuard::new(
-        Changer::new(Arc::clone(&drives), journal, Lifetime::Session),
-        crate::report::restore::announce,
-    );
+    let guard = RestoreGuard::new(changer, crate::report::restore::announce);
     guard.install_panic_hook();
     // Ctrl-C, SIGTERM and SIGHUP stop the run in progress and end the sweep; the setting is
     // put back below, as after any other end. A SIGHUP ignored at start stays ignored.
