@@ -314,6 +314,29 @@ fn root_sched_sweep_killed_is_put_back_by_restore() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(active(&l.name), start);
     assert!(journal_is_empty(&journal));
+    // The killed sweep's claim died with it: the next sweep of the disk runs.
+    let out = run(
+        &journal,
+        &[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "100ms",
+            "--warmup",
+            "0",
+            "--sweep-sched",
+            "--repeats",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(active(&l.name), start);
+    assert!(
+        !journal.join(format!("claim.{}.lock", l.name)).exists(),
+        "a finished sweep leaves no claim file"
+    );
 }
 
 #[test]
@@ -508,4 +531,5 @@ fn root_a_second_sweep_of_the_same_disk_is_refused() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(active(&l.name), start);
+    assert!(!journal.join(format!("claim.{}.lock", l.name)).exists());
 }

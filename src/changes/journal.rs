@@ -361,13 +361,23 @@ impl Journal {
     /// sweep"): until the claim is dropped, `claim` and `check_unclaimed` of the same device
     /// by any other process (or another claim of this one) fail with `Claimed`, naming this
     /// process. Never waits on a holder: a short retry only rides out a `check_unclaimed`
-    /// that holds the lock for an instant.
+    /// that holds the lock for an instant, or a claim file removed under it.
     pub fn claim(&self, device: &str, what: &str) -> Result<DeviceClaim, JournalError> {
-        let (file, path) = self.open_claim(device)?;
-        let mut file = file;
+        let mut held_by = None;
         for attempt in 0..10 {
-            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            if attempt > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let Some(open) = self.open_claim(device, true)? else {
+                continue;
+            };
+            match Flock::lock(open.file, FlockArg::LockExclusiveNonblock) {
                 Ok(lock) => {
+                    // The file may have been removed by the holder that just let go: a lock
+                    // on it would be no claim (the next claimant creates a new file).
+                    if !still_linked(&open.dir, &open.name, &lock) {
+                        continue;
+                    }
                     let me = process::current_owner();
                     let text = format!(
                         "pid {} start {}\n{}\n",
@@ -375,49 +385,59 @@ impl Journal {
                         me.start_time,
                         what.replace(|c: char| c.is_control(), " ")
                     );
-                    let written = lock.set_len(0).and_then(|()| {
-                        std::os::unix::fs::FileExt::write_all_at(&*lock, text.as_bytes(), 0)
-                    });
-                    written.map_err(|e| JournalError::io("write", &path, e))?;
+                    lock.set_len(0)
+                        .and_then(|()| {
+                            std::os::unix::fs::FileExt::write_all_at(&*lock, text.as_bytes(), 0)
+                        })
+                        .map_err(|e| JournalError::io("write", &open.path, e))?;
                     return Ok(DeviceClaim {
                         device: device.to_string(),
+                        dir: open.dir,
+                        name: open.name,
                         _lock: lock,
                     });
                 }
-                Err((f, Errno::EWOULDBLOCK)) => {
-                    file = f;
-                    if attempt < 9 {
-                        std::thread::sleep(std::time::Duration::from_millis(10));
-                    }
-                }
+                Err((file, Errno::EWOULDBLOCK)) => held_by = Some(claim_holder(&file)),
                 Err((_, errno)) => {
-                    return Err(JournalError::io("lock", &path, io::Error::from(errno)));
+                    return Err(JournalError::io("lock", &open.path, io::Error::from(errno)));
                 }
             }
         }
         Err(JournalError::Claimed {
             device: device.to_string(),
-            holder: claim_holder(&file),
+            holder: held_by.unwrap_or_else(|| "a process that is just starting".into()),
         })
     }
 
     /// `Claimed` while another process (or another claim of this one) holds `device`; a
-    /// change that is not part of that claim must not be made meanwhile.
+    /// change that is not part of that claim must not be made meanwhile. Creates nothing.
     pub fn check_unclaimed(&self, device: &str) -> Result<(), JournalError> {
-        let (file, path) = self.open_claim(device)?;
-        match Flock::lock(file, FlockArg::LockSharedNonblock) {
-            Ok(_free) => Ok(()),
-            Err((file, Errno::EWOULDBLOCK)) => Err(JournalError::Claimed {
-                device: device.to_string(),
-                holder: claim_holder(&file),
-            }),
-            Err((_, errno)) => Err(JournalError::io("lock", &path, io::Error::from(errno))),
+        for _ in 0..3 {
+            let Some(open) = self.open_claim(device, false)? else {
+                return Ok(());
+            };
+            match Flock::lock(open.file, FlockArg::LockSharedNonblock) {
+                // Free, unless it is a file removed meanwhile: then look again.
+                Ok(free) if still_linked(&open.dir, &open.name, &free) => return Ok(()),
+                Ok(_) => continue,
+                Err((file, Errno::EWOULDBLOCK)) => {
+                    return Err(JournalError::Claimed {
+                        device: device.to_string(),
+                        holder: claim_holder(&file),
+                    });
+                }
+                Err((_, errno)) => {
+                    return Err(JournalError::io("lock", &open.path, io::Error::from(errno)));
+                }
+            }
         }
+        Ok(())
     }
 
-    /// The claim file of `device`, opened (created) in the checked directory: a plain kernel
-    /// name only, never through a symlink, never blocking, a regular file only.
-    fn open_claim(&self, device: &str) -> Result<(File, PathBuf), JournalError> {
+    /// The claim file of `device`, opened (created when `create`; `None` when it does not
+    /// exist and is not to be created) in the checked directory: a plain kernel name only,
+    /// never through a symlink, never blocking, a regular file only.
+    fn open_claim(&self, device: &str, create: bool) -> Result<Option<ClaimFile>, JournalError> {
         let name = format!("{CLAIM_PREFIX}{device}{CLAIM_SUFFIX}");
         let path = self.dir.join(&name);
         if !crate::model::is_kernel_name(device) {
@@ -428,17 +448,15 @@ impl Journal {
             ));
         }
         let dir = self.open_dir()?;
-        let fd = openat(
-            &dir,
-            name.as_str(),
-            OFlag::O_CREAT
-                | OFlag::O_RDWR
-                | OFlag::O_NOFOLLOW
-                | OFlag::O_NONBLOCK
-                | OFlag::O_CLOEXEC,
-            Mode::from_bits_truncate(0o600),
-        )
-        .map_err(|e| JournalError::open("open", &path, e))?;
+        let mut flags = OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        if create {
+            flags |= OFlag::O_CREAT;
+        }
+        let fd = match openat(&dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) if !create => return Ok(None),
+            Err(e) => return Err(JournalError::open("open", &path, e)),
+        };
         let file = File::from(fd);
         let is_file = file
             .metadata()
@@ -451,7 +469,12 @@ impl Journal {
                 io::Error::new(io::ErrorKind::InvalidData, "not a regular file"),
             ));
         }
-        Ok((file, path))
+        Ok(Some(ClaimFile {
+            file,
+            dir,
+            name,
+            path,
+        }))
     }
 
     /// Every entry, oldest first.
@@ -498,12 +521,41 @@ impl Journal {
     }
 }
 
-/// A device's settings claimed by this process (`Journal::claim`); released when dropped,
-/// or by the kernel when the process ends.
+/// A claim file, open, with the directory it is in.
+struct ClaimFile {
+    file: File,
+    dir: File,
+    name: String,
+    path: PathBuf,
+}
+
+/// Is `name` in `dir` still the file `file` is (not removed or replaced since it was opened)?
+fn still_linked(dir: &File, name: &str, file: &File) -> bool {
+    let Ok(open) = file.metadata() else {
+        return false;
+    };
+    nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| st.st_dev == open.dev() && st.st_ino == open.ino())
+}
+
+/// A device's settings claimed by this process (`Journal::claim`); released when dropped
+/// (its file is removed first, so the journal directory keeps no trace of it), or by the
+/// kernel when the process ends (the file then stays, unlocked, for the next claim).
 #[derive(Debug)]
 pub struct DeviceClaim {
     device: String,
+    dir: File,
+    name: String,
     _lock: Flock<File>,
+}
+
+impl Drop for DeviceClaim {
+    fn drop(&mut self) {
+        // Removed while still locked; the lock goes with the descriptor right after. Anyone
+        // who opened the file before it went finds it unlinked once they lock it, and looks
+        // again (`still_linked`).
+        let _ = unlinkat(&self.dir, self.name.as_str(), UnlinkatFlags::NoRemoveDir);
+    }
 }
 
 impl DeviceClaim {

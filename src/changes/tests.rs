@@ -880,11 +880,21 @@ fn a_claimed_device_is_changed_only_by_its_claimant_until_released() {
         .unwrap();
     sweep.restore(RestoreScope::Mine).unwrap();
     assert_eq!(lab.sched("sda"), "mq-deadline");
+    let claim_file = lab.dir.path().join("claim.sda.lock");
+    assert!(claim_file.exists());
     sweep.release("sda");
+    assert!(
+        !claim_file.exists(),
+        "a released claim leaves nothing behind"
+    );
     other.claim(&sda, "write cache sweep of sda").unwrap();
     drop(other);
+    assert!(!claim_file.exists());
     cli.set_scheduler(&sda, "none", false).unwrap();
     assert_eq!(lab.sched("sda"), "none");
+    // A change outside any claim only looks: it creates no claim file.
+    assert!(!claim_file.exists());
+    assert!(!lab.dir.path().join("claim.nvme0n1.lock").exists());
 }
 
 #[test]
