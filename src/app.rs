@@ -259,6 +259,7 @@ impl App {
                 self.sweep_scheduler_set(device, result)
             }
             Msg::SchedulerSet { device, result } => self.scheduler_set(device, result),
+            Msg::SweepClaimed { device, result } => self.sweep_claimed(device, result),
             Msg::Orphans(lines) => {
                 if !lines.is_empty() {
                     self.overlay = Some(Overlay::Orphans { lines });

@@ -12,6 +12,7 @@ pub mod outcome;
 pub mod params;
 pub mod pattern;
 pub mod plan;
+pub mod rewrite_guard;
 pub mod runner;
 pub mod safety;
 pub mod session;

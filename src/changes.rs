@@ -56,11 +56,11 @@ pub mod guard;
 pub mod journal;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
-pub use journal::{Journal, JournalError, Locked, Recorded};
+pub use journal::{DeviceClaim, Journal, JournalError, Locked, Recorded};
 
 use crate::model::{
     BlockDevice, DeviceId, DriveCache, JournalEntry, KernelWriteCache, Lifetime, Owner,
@@ -198,6 +198,9 @@ pub struct Changer {
     drives: Arc<dyn DriveControl>,
     journal: Journal,
     lifetime: Lifetime,
+    /// Devices this changer claimed (`claim`, a sweep), by kernel name: held until
+    /// `release` or until the changer is dropped (after its guard put the settings back).
+    claims: Mutex<HashMap<String, DeviceClaim>>,
 }
 
 impl Changer {
@@ -208,7 +211,42 @@ impl Changer {
             drives,
             journal,
             lifetime,
+            claims: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Claims `dev`'s settings for this changer (a sweep: `what` is "scheduler sweep"):
+    /// until `release`, a change of the device by any other changer, in this process or
+    /// another, is refused naming this one, and so is another claim. Fails with
+    /// `JournalError::Claimed` when someone else holds it. Claiming twice is one claim.
+    pub fn claim(&self, dev: &BlockDevice, what: &str) -> Result<(), ChangeError> {
+        let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
+        if !claims.contains_key(&dev.name) {
+            let claim = self.journal.claim(&dev.name, what)?;
+            claims.insert(dev.name.clone(), claim);
+        }
+        Ok(())
+    }
+
+    /// Gives a claim up (the sweep ended and put its setting back).
+    pub fn release(&self, device: &str) {
+        self.claims
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(device);
+    }
+
+    /// A change of `dev` outside a claim this changer holds: refused while another holds one.
+    fn check_claim(&self, dev: &BlockDevice) -> Result<(), ChangeError> {
+        let mine = self
+            .claims
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&dev.name);
+        if !mine {
+            self.journal.check_unclaimed(&dev.name)?;
+        }
+        Ok(())
     }
 
     pub fn journal(&self) -> &Journal {
@@ -301,6 +339,7 @@ impl Changer {
         keep: bool,
     ) -> Result<CacheChange, ChangeError> {
         let mut j = self.journal.lock()?;
+        self.check_claim(dev)?;
         let before = self.drives.drive_cache(dev)?;
         let Some(was) = before.enabled else {
             return Err(DriveError::not_supported_because(
@@ -371,6 +410,7 @@ impl Changer {
         keep: bool,
     ) -> Result<SchedChange, ChangeError> {
         let mut j = self.journal.lock()?;
+        self.check_claim(dev)?;
         let before = self.drives.scheduler(dev)?;
         let mut change = SchedChange {
             device: dev.name.clone(),

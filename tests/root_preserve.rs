@@ -598,3 +598,109 @@ fn root_preserve_rates_are_over_the_time_the_writes_took() {
     );
     assert_eq!(sha256(l.path_str()), before, "text run: the data changed");
 }
+
+/// A process (`sh` exec'd into `sleep`) that holds `path` open on descriptor 3, for writing
+/// (`<>`) or for reading only (`<`); killed on drop.
+struct Holder(std::process::Child);
+
+impl Holder {
+    fn open(path: &str, redirect: &str) -> Holder {
+        let child = Command::new("sh")
+            .args([
+                "-c",
+                &format!("exec 3{redirect}\"$0\"; exec sleep 60"),
+                path,
+            ])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // Wait until the exec is done and the descriptor is there.
+        let fd = format!("/proc/{pid}/fd/3");
+        common::poll(100, || {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            (comm.trim() == "sleep" && std::fs::read_link(&fd).is_ok()).then_some(())
+        })
+        .expect("the holder never opened its descriptor");
+        Holder(child)
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A rewrite puts back the bytes it read: another program writing the same device or file
+/// meanwhile gets its writes undone. A target another process holds open for writing is
+/// refused before anything is read or written, naming the process; one held open for reading
+/// only is not.
+#[test]
+fn root_preserve_refuses_a_target_another_process_has_open_for_writing() {
+    if !root_or_skip("root_preserve_refuses_a_target_another_process_has_open_for_writing") {
+        return;
+    }
+    let dir = scratch();
+    let l = random_loop(dir.path(), 8 << 20, 512);
+    let file = dir.path().join("data.img");
+    let mut data = vec![0u8; 8 << 20];
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut data)
+        .unwrap();
+    std::fs::write(&file, &data).unwrap();
+    // A hard link: the same file under another name is still the same file.
+    let other_name = dir.path().join("other-name.img");
+    std::fs::hard_link(&file, &other_name).unwrap();
+    let file_str = file.to_str().unwrap();
+    let cases = [
+        (l.path_str(), l.path_str(), l.name.as_str()),
+        (file_str, file_str, "data.img"),
+        (file_str, other_name.to_str().unwrap(), "data.img"),
+    ];
+    for (target, held, name) in cases {
+        let before = sha256(target);
+        let args = [
+            "run",
+            target,
+            "--test",
+            "rand-write",
+            "--preserve",
+            "--destroy-data",
+            name,
+            "--time",
+            "300ms",
+            "--warmup",
+            "0",
+        ];
+        let writer = Holder::open(held, "<>");
+        let out = disktriage(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{target} held via {held}: ran: {err}"
+        );
+        assert!(
+            err.contains(&format!("pid {} (sleep)", writer.pid())),
+            "{target}: {err}"
+        );
+        assert!(err.contains("--preserve"), "{target}: {err}");
+        assert_eq!(sha256(target), before, "{target}: touched");
+        drop(writer);
+        // Open for reading only: a rewrite cannot undo what it never writes.
+        let reader = Holder::open(held, "<");
+        let out = disktriage(&args);
+        assert!(
+            out.status.success(),
+            "{target}: a reader refused: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        drop(reader);
+        assert_eq!(sha256(target), before, "{target}: the data changed");
+    }
+}

@@ -314,6 +314,29 @@ fn root_sched_sweep_killed_is_put_back_by_restore() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(active(&l.name), start);
     assert!(journal_is_empty(&journal));
+    // The killed sweep's claim died with it: the next sweep of the disk runs.
+    let out = run(
+        &journal,
+        &[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "100ms",
+            "--warmup",
+            "0",
+            "--sweep-sched",
+            "--repeats",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(active(&l.name), start);
+    assert!(
+        !journal.join(format!("claim.{}.lock", l.name)).exists(),
+        "a finished sweep leaves no claim file"
+    );
 }
 
 #[test]
@@ -341,6 +364,174 @@ fn root_sweep_cache_on_a_loop_device_is_refused_with_the_reason() {
     }
     assert_eq!(active(&l.name), start);
     assert!(!journal.join("journal.json").exists(), "nothing journaled");
+}
+
+/// A sweep changes a setting of one disk: with several targets it is refused before anything
+/// is read, run or switched, and it says why (it used to sweep the first target alone and drop
+/// the others without a word).
+#[test]
+fn root_sweep_with_several_targets_is_refused_before_anything() {
+    if !root_or_skip("root_sweep_with_several_targets_is_refused_before_anything") {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let Some(a) = device(dir.path()) else { return };
+    let Some(b) = device(dir.path()) else { return };
+    let (start_a, start_b) = (active(&a.name), active(&b.name));
+    for sweep in [
+        &["--sweep-sched"][..],
+        &["--sweep-sched", "none"],
+        &["--sweep-cache"],
+    ] {
+        let mut args = vec![
+            "run",
+            a.path_str(),
+            b.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "200ms",
+            "--warmup",
+            "0",
+            "--repeats",
+            "1",
+        ];
+        args.extend_from_slice(sweep);
+        let started = Instant::now();
+        let out = run(&journal, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{sweep:?}: {}",
+            text(&out.stdout)
+        );
+        assert!(out.stdout.is_empty(), "{sweep:?}: {}", text(&out.stdout));
+        let err = flat(&text(&out.stderr));
+        assert!(
+            err.contains("sweeps one disk")
+                && err.contains(a.path_str())
+                && err.contains(b.path_str()),
+            "{sweep:?}: {err}"
+        );
+        // Refused at once: no run of 200 ms was made.
+        assert!(started.elapsed() < Duration::from_millis(150), "{sweep:?}");
+        assert_eq!(active(&a.name), start_a);
+        assert_eq!(active(&b.name), start_b);
+        assert!(!journal.join("journal.json").exists(), "nothing journaled");
+    }
+}
+
+/// Two sweeps of one disk at once: the second is refused, before it runs or switches
+/// anything, while the first holds the disk's settings (from its start, before its first
+/// switch, and after it); it names the first. The first goes on and puts the scheduler back.
+#[test]
+fn root_a_second_sweep_of_the_same_disk_is_refused() {
+    if !root_or_skip("root_a_second_sweep_of_the_same_disk_is_refused") {
+        return;
+    }
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let Some(l) = device(dir.path()) else { return };
+    let start = active(&l.name);
+    let second = |when: &str, first: u32| {
+        let started = Instant::now();
+        let out = run(
+            &journal,
+            &[
+                "run",
+                l.path_str(),
+                "--test",
+                "seq-read",
+                "--time",
+                "300ms",
+                "--warmup",
+                "0",
+                "--sweep-sched",
+                "--repeats",
+                "1",
+            ],
+        );
+        let err = flat(&text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{when}: {}{err}",
+            text(&out.stdout)
+        );
+        assert!(out.stdout.is_empty(), "{when}: {}", text(&out.stdout));
+        assert!(
+            err.contains(&format!("pid {first}")) && err.contains(&l.name),
+            "{when}: {err}"
+        );
+        // Refused at once: not one run of 300 ms was made.
+        assert!(
+            started.elapsed() < Duration::from_millis(300),
+            "{when}: {err}"
+        );
+    };
+    // The first sweep, before its first switch: it runs under the scheduler at start first.
+    let first = command(
+        &journal,
+        &[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "2s",
+            "--warmup",
+            "0",
+            "--sweep-sched",
+            "--repeats",
+            "3",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start disktriage");
+    let pid = first.id();
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(active(&l.name), start, "the first sweep switched too early");
+    second("before the first switch", pid);
+    // And once it has switched.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while active(&l.name) == start {
+        assert!(Instant::now() < deadline, "the sweep never switched");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    second("after the first switch", pid);
+    assert_ne!(active(&l.name), start, "the second sweep switched it back");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = wait(first);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert_eq!(active(&l.name), start, "the scheduler is back");
+    assert!(journal_is_empty(&journal));
+    // The disk is free again: a sweep now runs.
+    let out = run(
+        &journal,
+        &[
+            "run",
+            l.path_str(),
+            "--test",
+            "seq-read",
+            "--time",
+            "100ms",
+            "--warmup",
+            "0",
+            "--sweep-sched",
+            "--repeats",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(active(&l.name), start);
+    assert!(!journal.join(format!("claim.{}.lock", l.name)).exists());
 }
 
 /// A FIFO planted at the history's lock while a scheduler sweep runs: the sweep's records are

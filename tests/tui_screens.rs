@@ -2451,6 +2451,10 @@ fn drive_sweep(
                     p99(&value),
                 )))))
             }
+            Cmd::ClaimSweep { device, .. } => app.update(Msg::SweepClaimed {
+                device,
+                result: Ok(()),
+            }),
             Cmd::SetScheduler { device, name } => app.update(Msg::SchedulerSet {
                 device,
                 result: Ok(name),
@@ -2483,6 +2487,19 @@ fn drive_sweep(
     seen
 }
 
+/// The loop's answer to a sweep's first command, the claim of its device: taken. Returns
+/// what the app asks next (its first run).
+fn claimed(app: &mut App, first: Vec<Cmd>) -> Vec<Cmd> {
+    let [Cmd::ClaimSweep { device, what }] = first.as_slice() else {
+        panic!("a sweep claims its device first: {first:?}")
+    };
+    assert!(what.ends_with(&format!("sweep of {device}")), "{what}");
+    app.update(Msg::SweepClaimed {
+        device: device.clone(),
+        result: Ok(()),
+    })
+}
+
 fn switches(cmds: &[Cmd]) -> Vec<String> {
     cmds.iter()
         .filter_map(|c| match c {
@@ -2501,6 +2518,7 @@ fn scheduler_sweep_from_the_test_screen() {
     keys(&mut app, "2");
     app.picker_test = disktriage::app::picker::index_of(TestName::SeqRead);
     let first = keys(&mut app, "S");
+    let first = claimed(&mut app, first);
     // The first run is under the scheduler found at start: nothing to switch yet.
     assert!(matches!(first.as_slice(), [Cmd::StartRun(_)]), "{first:?}");
     let sw = app.sweep.as_ref().unwrap();
@@ -2626,6 +2644,7 @@ fn sweep_result_on_the_linux_console_uses_only_its_glyphs() {
     app.console = true;
     keys(&mut app, "2");
     let first = keys(&mut app, "S");
+    let first = claimed(&mut app, first);
     drive_sweep(
         &mut app,
         first,
@@ -2668,6 +2687,7 @@ fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
     let first = keys(&mut app, "sda");
     assert!(first.is_empty());
     let first = key(&mut app, KeyCode::Enter);
+    let first = claimed(&mut app, first);
     let [Cmd::StartRun(req)] = first.as_slice() else {
         panic!("{first:?}")
     };
@@ -2775,6 +2795,7 @@ fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
         name: name.into(),
     };
     let cmds = keys(&mut app, "S");
+    let cmds = claimed(&mut app, cmds);
     assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
     // Two runs complete (none, then mq-deadline); the third (kyber) is stopped with x.
     for (sched, next) in [("none", "mq-deadline"), ("mq-deadline", "kyber")] {
@@ -2826,12 +2847,16 @@ fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
         device: "loop0".into(),
         name: name.into(),
     };
+    let release = || Cmd::ReleaseSweep {
+        device: "loop0".into(),
+    };
     // Refused at once (under the scheduler at start): nothing to put back, the view says why.
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    keys(&mut app, "S");
+    let first = keys(&mut app, "S");
+    claimed(&mut app, first);
     let cmds = app.update(Msg::RunRefused("loop0 is busy".into()));
-    assert_eq!(cmds, [Cmd::RefreshInventory]);
+    assert_eq!(cmds, [Cmd::RefreshInventory, release()]);
     assert!(!app.sweeping() && !app.running());
     let s = screen(&app, 80, 25);
     assert!(
@@ -2842,7 +2867,8 @@ fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
     // x while the loop switches to the second scheduler: no run starts, the first comes back.
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    keys(&mut app, "S");
+    let first = keys(&mut app, "S");
+    claimed(&mut app, first);
     feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
     let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
         TestName::SeqRead,
@@ -2875,7 +2901,8 @@ fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
     // A switch the kernel refuses ends the sweep with its reason.
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    keys(&mut app, "S");
+    let first = keys(&mut app, "S");
+    claimed(&mut app, first);
     feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
     app.update(Msg::RunFinished(Box::new(Ok(report(
         TestName::SeqRead,
@@ -2890,7 +2917,7 @@ fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
     });
     assert_eq!(
         cmds,
-        [Cmd::RefreshInventory],
+        [Cmd::RefreshInventory, release()],
         "still at none: nothing to put back"
     );
     let s = flat_screen(&app);
@@ -3161,4 +3188,63 @@ fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
     let s = screen(&app, 80, 25);
     assert!(!s.contains("warming up") && !s.contains("probing"), "{s}");
     assert!(s.contains("/ 2.0 s"), "{s}");
+}
+
+#[test]
+fn a_sweep_of_a_device_another_disktriage_holds_is_refused_before_anything() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    let first = keys(&mut app, "S");
+    assert_eq!(
+        first,
+        [Cmd::ClaimSweep {
+            device: "loop0".into(),
+            what: "scheduler sweep of loop0".into(),
+        }]
+    );
+    assert!(app.sweeping(), "waiting for the claim");
+    let held = "loop0's settings are held by another disktriage (pid 4242: scheduler sweep of \
+                loop0), which puts them back when it ends: wait for it to end or stop it, then \
+                try again. Nothing was changed";
+    let cmds = app.update(Msg::SweepClaimed {
+        device: "loop0".into(),
+        result: Err(disktriage::event::TaskError::Change(held.into())),
+    });
+    // Nothing runs, nothing is switched, nothing to release.
+    assert!(cmds.is_empty(), "{cmds:?}");
+    assert!(!app.sweeping() && !app.running());
+    let Some(Overlay::Error(e)) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert!(
+        e.contains("cannot sweep loop0: loop0's settings are held by"),
+        "{e}"
+    );
+    assert!(e.contains("pid 4242"), "{e}");
+    // Once the other one is done, S sweeps, and the end of the sweep releases the claim.
+    keys(&mut app, "q");
+    let first = keys(&mut app, "S");
+    let first = claimed(&mut app, first);
+    let cmds = drive_sweep(
+        &mut app,
+        first,
+        TestName::SeqRead,
+        |_, _| 500.0,
+        |_| 0.5,
+        |_, _| {},
+    );
+    let releases: Vec<&Cmd> = cmds
+        .iter()
+        .filter(|c| matches!(c, Cmd::ReleaseSweep { .. }))
+        .collect();
+    assert_eq!(
+        releases,
+        [&Cmd::ReleaseSweep {
+            device: "loop0".into()
+        }]
+    );
+    assert!(
+        matches!(cmds.last(), Some(Cmd::ReleaseSweep { .. })),
+        "after the scheduler is back: {cmds:?}"
+    );
 }

@@ -3,7 +3,9 @@
 //! interleaved (`bench::sweep` has the order, the figures and the winner, the same as
 //! `disktriage run --sweep-sched` prints).
 //!
-//! The app drives it one message at a time, through the loop's ordinary commands: switch the
+//! The app drives it one message at a time, through the loop's ordinary commands: first claim
+//! the device's settings (`Cmd::ClaimSweep`, the same claim `disktriage run --sweep-*` takes:
+//! a sweep elsewhere refuses this one, and this one refuses the others until it ends), switch the
 //! setting (`Cmd::SetScheduler` / `Cmd::SetDriveCache`: journaled, put back on exit like any
 //! switch), run (`Cmd::StartRun`, shown live on the Run screen and filed in Results, one
 //! record per value), next. At the end, or after `x` or a failure, the value found at start is
@@ -25,6 +27,8 @@ use crate::event::{Cmd, TaskError};
 /// Where a sweep is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SweepStage {
+    /// Waiting for the loop to claim the device's settings, before anything runs.
+    Claiming,
     /// Waiting for the loop to switch to the next value.
     Switching,
     /// A run is in progress.
@@ -200,9 +204,10 @@ impl App {
         };
         self.changes.last_switch = None;
         self.changes.last_switch_gone = None;
+        let what = format!("{} of {device}", kind.title().to_lowercase());
         self.sweep = Some(SweepRun {
             kind,
-            device,
+            device: device.clone(),
             request,
             records: vec![None; settings.len()],
             steps: sweep::order(settings.len(), repeats, 1),
@@ -211,12 +216,38 @@ impl App {
             at: 0,
             current: 0,
             samples: Vec::new(),
-            stage: SweepStage::Running,
+            stage: SweepStage::Claiming,
             stopping: false,
             error: None,
             restore_error: None,
         });
-        self.sweep_run_step()
+        vec![Cmd::ClaimSweep { device, what }]
+    }
+
+    /// The loop's answer to the claim: the first run, under the value at start; or, when
+    /// another disktriage holds the device, the refusal and nothing run or switched.
+    pub(super) fn sweep_claimed(
+        &mut self,
+        device: String,
+        result: Result<(), TaskError>,
+    ) -> Vec<Cmd> {
+        let Some(sw) = &mut self.sweep else {
+            return Vec::new();
+        };
+        if sw.stage != SweepStage::Claiming || sw.device != device {
+            return Vec::new();
+        }
+        match result {
+            Ok(()) if sw.stopping => self.sweep_done(),
+            Ok(()) => self.sweep_run_step(),
+            Err(e) => {
+                let e = format!("cannot sweep {device}: {e}");
+                sw.error = Some(e.clone());
+                sw.stage = SweepStage::Done;
+                self.error(e);
+                Vec::new()
+            }
+        }
     }
 
     /// Starts the run of the current step, filed under its value's record.
@@ -385,7 +416,15 @@ impl App {
             self.results.row = r;
         }
         self.overlay = Some(Overlay::Sweep { scroll: 0 });
-        vec![Cmd::RefreshInventory]
+        let mut cmds = vec![Cmd::RefreshInventory];
+        // The setting is back: others may sweep or switch the device again. When it could
+        // not be put back, the claim stays until the session puts it back on exit.
+        if sw.restore_error.is_none() {
+            cmds.push(Cmd::ReleaseSweep {
+                device: sw.device.clone(),
+            });
+        }
+        cmds
     }
 
     /// The loop's answer to a sweep's switch: the value the device reports now (`Ok`) or why

@@ -47,6 +47,20 @@ pub enum WriteRefusal {
     )]
     RewriteNotConfirmed { name: String },
     #[error(
+        "refusing to rewrite {name} in place (--preserve): {processes} {has} it open for \
+         writing. A rewrite writes back the bytes it read, so a write another process makes \
+         meanwhile would be undone without a word. Stop {it} or wait until {done} done, then \
+         run again"
+    )]
+    OtherWriters {
+        name: String,
+        /// "pid 812 (dd)", "pid 812 (dd), pid 901 (qemu-system-x86)".
+        processes: String,
+        has: &'static str,
+        it: &'static str,
+        done: &'static str,
+    },
+    #[error(
         "--destroy-data {given} does not name the target {name}: type the target's own name \
          to confirm"
     )]
@@ -186,6 +200,32 @@ pub fn check_file_write(
     }
 }
 
+/// A rewrite of existing data (`--preserve`) of `name` while other processes can write it
+/// (`writers`: pid and command name): refused, naming them, since each block read and
+/// written back would undo a write of theirs made in between.
+pub fn check_no_other_writers(name: &str, writers: &[(u32, String)]) -> Result<(), WriteRefusal> {
+    if writers.is_empty() {
+        return Ok(());
+    }
+    let one = writers.len() == 1;
+    Err(WriteRefusal::OtherWriters {
+        name: name.into(),
+        processes: writers
+            .iter()
+            .map(|(pid, comm)| {
+                format!(
+                    "pid {pid} ({})",
+                    crate::model::text::neutralize_controls(comm)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        has: if one { "has" } else { "have" },
+        done: if one { "it is" } else { "they are" },
+        it: if one { "it" } else { "them" },
+    })
+}
+
 /// The confirmation alone (also used for existing files).
 pub fn check_confirmation(name: &str, confirmation: Option<&str>) -> Result<(), WriteRefusal> {
     match confirmation {
@@ -299,6 +339,31 @@ mod tests {
         let e = check_device_write(&i, "loop0p1", Some("loop0p1")).unwrap_err();
         assert!(e.to_string().contains("mounted at /mnt/x"), "{e}");
         assert_eq!(check_device_write(&i, "loop0p2", Some("loop0p2")), Ok(()));
+    }
+
+    #[test]
+    fn a_rewrite_is_refused_while_another_process_can_write_and_names_it() {
+        assert_eq!(check_no_other_writers("loop1", &[]), Ok(()));
+        let e = check_no_other_writers("loop1", &[(812, "dd".into())]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "refusing to rewrite loop1 in place (--preserve): pid 812 (dd) has it open for \
+             writing. A rewrite writes back the bytes it read, so a write another process \
+             makes meanwhile would be undone without a word. Stop it or wait until it is done, \
+             then run again"
+        );
+        let e = check_no_other_writers(
+            "/srv/t.img",
+            &[(812, "dd".into()), (901, "evil\x1b[2J".into())],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("pid 812 (dd), pid 901 (evil") && e.contains(" have it open"),
+            "{e}"
+        );
+        assert!(!e.contains('\x1b'), "{e}");
+        assert!(e.contains("Stop them or wait until they are done"), "{e}");
     }
 
     #[test]

@@ -377,6 +377,10 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec, req.stop)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
+            if writes_allowed && req.params.preserve {
+                let shown = name.clone().unwrap_or_else(|| dev.to_string());
+                super::rewrite_guard::refuse_other_writers_of_device(dev, &shown)?;
+            }
             // The device was busy when checked: whatever held it may have left something on
             // it that does not claim it (a loop device stacked over it and mounted). Now that
             // this run holds it nothing new can, so the check is made again, on a fresh view.
@@ -444,6 +448,12 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let fd = direct::reopen(&pinned, spec)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
+            if writes_allowed && req.params.preserve {
+                super::rewrite_guard::refuse_other_writers_of_file(
+                    id,
+                    &real_path.to_string_lossy(),
+                )?;
+            }
             let size = direct::file_len(&fd)?;
             let backing = backing.or_else(|| mount_source(id.dev));
             let backing_name = backing.and_then(direct::block_name);

@@ -18,12 +18,19 @@
 //! lock, the journal or a temporary file is refused, never followed; the lock and the journal
 //! are opened with O_NONBLOCK and must be regular files (`sys::confined::open_regular_at`), so
 //! a FIFO planted there is refused instead of blocking the open forever.
+//!
+//! Claims: a sweep switches one device's setting back and forth for minutes, and a second
+//! sweep (or a switch) of the same device meanwhile would take the first one's temporary
+//! value for the value at start and leave it behind. So a sweep claims the device first
+//! (`Journal::claim`): `claim.NAME.lock` in the same directory, held with flock(2) for the
+//! whole sweep. The kernel drops it when the holder ends, however it ends (SIGKILL too), so
+//! a claim never outlives its process; the file says who holds it, for the refusal.
 
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -43,6 +50,11 @@ const FORMAT: &str = "disktriage-journal";
 const VERSION: u32 = 1;
 const FILE: &str = "journal.json";
 const LOCK: &str = "journal.lock";
+/// `claim.NAME.lock`: a device claimed by a sweep.
+const CLAIM_PREFIX: &str = "claim.";
+const CLAIM_SUFFIX: &str = ".lock";
+/// What a claim file says about its holder is at most this long.
+const MAX_CLAIM_TEXT: u64 = 4096;
 /// A journal larger than this is not read (200,000 entries take about 60 MiB).
 const MAX_BYTES: u64 = 512 << 20;
 
@@ -73,6 +85,12 @@ pub enum JournalError {
         problem: String,
         owners: String,
     },
+    /// Another process (a sweep) holds this device's settings (`Journal::claim`).
+    #[error(
+        "{device}'s settings are held by another disktriage ({holder}), which puts them back \
+         when it ends: wait for it to end or stop it, then try again. Nothing was changed"
+    )]
+    Claimed { device: String, holder: String },
     /// A symlink where the journal keeps a file: planted, never followed.
     #[error(
         "change journal: refusing {}: it is a symbolic link, not a file disktriage made; \
@@ -304,6 +322,126 @@ impl Journal {
         parse(&bytes).map_err(|problem| JournalError::Corrupt { path, problem })
     }
 
+    /// Claims `device` (a kernel name) for this process, `what` saying for what ("scheduler
+    /// sweep"): until the claim is dropped, `claim` and `check_unclaimed` of the same device
+    /// by any other process (or another claim of this one) fail with `Claimed`, naming this
+    /// process. Never waits on a holder: a short retry only rides out a `check_unclaimed`
+    /// that holds the lock for an instant, or a claim file removed under it.
+    pub fn claim(&self, device: &str, what: &str) -> Result<DeviceClaim, JournalError> {
+        let mut held_by = None;
+        for attempt in 0..10 {
+            if attempt > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let Some(open) = self.open_claim(device, true)? else {
+                continue;
+            };
+            match Flock::lock(open.file, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => {
+                    // The file may have been removed by the holder that just let go: a lock
+                    // on it would be no claim (the next claimant creates a new file).
+                    if !still_linked(&open.dir, &open.name, &lock) {
+                        continue;
+                    }
+                    let me = process::current_owner();
+                    let text = format!(
+                        "pid {} start {}\n{}\n",
+                        me.pid,
+                        me.start_time,
+                        what.replace(|c: char| c.is_control(), " ")
+                    );
+                    lock.set_len(0)
+                        .and_then(|()| {
+                            std::os::unix::fs::FileExt::write_all_at(&*lock, text.as_bytes(), 0)
+                        })
+                        .map_err(|e| JournalError::io("write", &open.path, e))?;
+                    return Ok(DeviceClaim {
+                        device: device.to_string(),
+                        dir: open.dir,
+                        name: open.name,
+                        _lock: lock,
+                    });
+                }
+                Err((file, Errno::EWOULDBLOCK)) => held_by = Some(claim_holder(&file)),
+                Err((_, errno)) => {
+                    return Err(JournalError::io("lock", &open.path, io::Error::from(errno)));
+                }
+            }
+        }
+        Err(JournalError::Claimed {
+            device: device.to_string(),
+            holder: held_by.unwrap_or_else(|| "a process that is just starting".into()),
+        })
+    }
+
+    /// `Claimed` while another process (or another claim of this one) holds `device`; a
+    /// change that is not part of that claim must not be made meanwhile. Creates nothing.
+    pub fn check_unclaimed(&self, device: &str) -> Result<(), JournalError> {
+        for _ in 0..3 {
+            let Some(open) = self.open_claim(device, false)? else {
+                return Ok(());
+            };
+            match Flock::lock(open.file, FlockArg::LockSharedNonblock) {
+                // Free, unless it is a file removed meanwhile: then look again.
+                Ok(free) if still_linked(&open.dir, &open.name, &free) => return Ok(()),
+                Ok(_) => continue,
+                Err((file, Errno::EWOULDBLOCK)) => {
+                    return Err(JournalError::Claimed {
+                        device: device.to_string(),
+                        holder: claim_holder(&file),
+                    });
+                }
+                Err((_, errno)) => {
+                    return Err(JournalError::io("lock", &open.path, io::Error::from(errno)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The claim file of `device`, opened (created when `create`; `None` when it does not
+    /// exist and is not to be created) in the checked directory: a plain kernel name only,
+    /// never through a symlink, never blocking, a regular file only.
+    fn open_claim(&self, device: &str, create: bool) -> Result<Option<ClaimFile>, JournalError> {
+        let name = format!("{CLAIM_PREFIX}{device}{CLAIM_SUFFIX}");
+        let path = self.dir.join(&name);
+        if !crate::model::is_kernel_name(device) {
+            return Err(JournalError::io(
+                "claim",
+                &path,
+                io::Error::new(io::ErrorKind::InvalidInput, "not a kernel device name"),
+            ));
+        }
+        let dir = self.open_dir()?;
+        let mut flags = OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        if create {
+            flags |= OFlag::O_CREAT;
+        }
+        let fd = match openat(&dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) if !create => return Ok(None),
+            Err(e) => return Err(JournalError::open("open", &path, e)),
+        };
+        let file = File::from(fd);
+        let is_file = file
+            .metadata()
+            .map_err(|e| JournalError::io("stat", &path, e))?
+            .is_file();
+        if !is_file {
+            return Err(JournalError::io(
+                "open",
+                &path,
+                io::Error::new(io::ErrorKind::InvalidData, "not a regular file"),
+            ));
+        }
+        Ok(Some(ClaimFile {
+            file,
+            dir,
+            name,
+            path,
+        }))
+    }
+
     /// Every entry, oldest first.
     pub fn entries(&self) -> Result<Vec<JournalEntry>, JournalError> {
         Ok(self.lock()?.file.entries)
@@ -345,6 +483,71 @@ impl Journal {
             j.save()?;
         }
         Ok(gone)
+    }
+}
+
+/// A claim file, open, with the directory it is in.
+struct ClaimFile {
+    file: File,
+    dir: File,
+    name: String,
+    path: PathBuf,
+}
+
+/// Is `name` in `dir` still the file `file` is (not removed or replaced since it was opened)?
+fn still_linked(dir: &File, name: &str, file: &File) -> bool {
+    let Ok(open) = file.metadata() else {
+        return false;
+    };
+    nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| st.st_dev == open.dev() && st.st_ino == open.ino())
+}
+
+/// A device's settings claimed by this process (`Journal::claim`); released when dropped
+/// (its file is removed first, so the journal directory keeps no trace of it), or by the
+/// kernel when the process ends (the file then stays, unlocked, for the next claim).
+#[derive(Debug)]
+pub struct DeviceClaim {
+    device: String,
+    dir: File,
+    name: String,
+    _lock: Flock<File>,
+}
+
+impl Drop for DeviceClaim {
+    fn drop(&mut self) {
+        // Removed while still locked; the lock goes with the descriptor right after. Anyone
+        // who opened the file before it went finds it unlinked once they lock it, and looks
+        // again (`still_linked`).
+        let _ = unlinkat(&self.dir, self.name.as_str(), UnlinkatFlags::NoRemoveDir);
+    }
+}
+
+impl DeviceClaim {
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+}
+
+/// Who holds a claim, from its file: "pid 812: scheduler sweep" (the holder is alive: its
+/// lock is). The file is written just after the lock is taken: read in between, it is empty.
+fn claim_holder(file: &File) -> String {
+    let mut text = String::new();
+    let _ = file.take(MAX_CLAIM_TEXT).read_to_string(&mut text);
+    let mut lines = text.lines();
+    let pid = lines
+        .next()
+        .and_then(|l| l.strip_prefix("pid "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|p| p.parse::<u32>().ok());
+    let what = lines.next().map(str::trim).filter(|w| !w.is_empty());
+    match (pid, what) {
+        (Some(pid), Some(what)) => format!(
+            "pid {pid}: {}",
+            crate::model::text::neutralize_controls(what)
+        ),
+        (Some(pid), None) => format!("pid {pid}"),
+        _ => "a process that is just starting".to_string(),
     }
 }
 

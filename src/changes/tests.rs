@@ -838,3 +838,78 @@ fn an_old_entry_without_identity_is_restored_with_a_note() {
     );
     assert_eq!(lab.sched("sda"), "mq-deadline");
 }
+
+#[test]
+fn a_claimed_device_is_changed_only_by_its_claimant_until_released() {
+    let lab = Lab::new();
+    let sweep = lab.changer_as(0, Lifetime::Session);
+    let other = lab.changer_as(0, Lifetime::Session);
+    let cli = lab.cli();
+    let sda = lab.dev("sda");
+    sweep.claim(&sda, "scheduler sweep of sda").unwrap();
+    // Claiming again is the same claim.
+    sweep.claim(&sda, "scheduler sweep of sda").unwrap();
+    let me = std::process::id();
+    let refused = |e: ChangeError| {
+        let text = e.to_string();
+        assert!(
+            matches!(e, ChangeError::Journal(JournalError::Claimed { .. })),
+            "{text}"
+        );
+        assert!(
+            text.starts_with(&format!(
+                "sda's settings are held by another disktriage (pid {me}: scheduler sweep of \
+                 sda)"
+            )),
+            "{text}"
+        );
+    };
+    refused(other.claim(&sda, "scheduler sweep of sda").unwrap_err());
+    refused(other.set_scheduler(&sda, "bfq", false).unwrap_err());
+    refused(cli.set_scheduler(&sda, "none", false).unwrap_err());
+    refused(cli.set_write_cache(&sda, false, false).unwrap_err());
+    assert!(lab.drives.set_calls().is_empty(), "nothing was switched");
+    assert!(
+        !lab.dir.path().join("journal.json").exists(),
+        "nothing journaled"
+    );
+    // The claimant switches, other devices are free.
+    sweep.set_scheduler(&sda, "bfq", false).unwrap();
+    other
+        .set_scheduler(&lab.dev("nvme0n1"), "none", false)
+        .unwrap();
+    sweep.restore(RestoreScope::Mine).unwrap();
+    assert_eq!(lab.sched("sda"), "mq-deadline");
+    let claim_file = lab.dir.path().join("claim.sda.lock");
+    assert!(claim_file.exists());
+    sweep.release("sda");
+    assert!(
+        !claim_file.exists(),
+        "a released claim leaves nothing behind"
+    );
+    other.claim(&sda, "write cache sweep of sda").unwrap();
+    drop(other);
+    assert!(!claim_file.exists());
+    cli.set_scheduler(&sda, "none", false).unwrap();
+    assert_eq!(lab.sched("sda"), "none");
+    // A change outside any claim only looks: it creates no claim file.
+    assert!(!claim_file.exists());
+    assert!(!lab.dir.path().join("claim.nvme0n1.lock").exists());
+}
+
+#[test]
+fn a_claim_file_that_is_not_a_plain_file_is_refused_without_waiting() {
+    let lab = Lab::new();
+    let c = lab.changer_as(0, Lifetime::Session);
+    let fifo = lab.dir.path().join("claim.sda.lock");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let e = c
+        .claim(&lab.dev("sda"), "scheduler sweep of sda")
+        .unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    std::fs::remove_file(&fifo).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", &fifo).unwrap();
+    let e = c.set_scheduler(&lab.dev("sda"), "bfq", false).unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    assert!(lab.drives.set_calls().is_empty());
+}

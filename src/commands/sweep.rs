@@ -235,6 +235,40 @@ pub fn values(
     Ok((settings, notes))
 }
 
+/// A sweep changes a setting of one disk and compares that disk with itself: several targets
+/// (or `--members`, `--one-by-one`) are refused before anything is read or switched, rather
+/// than the first target swept and the others dropped. Sweeping several disks would need one
+/// setting per disk switched together and a table per disk: run one sweep per disk instead.
+fn refuse_several_targets(args: &RunArgs, kind: SweepKind) -> anyhow::Result<()> {
+    let flag = match kind {
+        SweepKind::Scheduler => "--sweep-sched",
+        SweepKind::WriteCache => "--sweep-cache",
+    };
+    if !args.more_targets.is_empty() {
+        let all: Vec<String> = std::iter::once(&args.target)
+            .chain(&args.more_targets)
+            .map(|p| neutralize_controls(&p.display().to_string()))
+            .collect();
+        bail!(
+            "{flag} sweeps one disk, and {} targets were given ({}): run one sweep per disk, \
+             one after the other (disktriage run {} {flag} ...); nothing was run or changed",
+            all.len(),
+            all.join(", "),
+            all[0]
+        );
+    }
+    if args.members {
+        bail!("{flag} sweeps one disk: it does not go with --members; nothing was run or changed");
+    }
+    if args.one_by_one {
+        bail!(
+            "{flag} sweeps one disk: --one-by-one is for several targets; nothing was run or \
+             changed"
+        );
+    }
+    Ok(())
+}
+
 /// `disktriage run TARGET --sweep-sched [LIST] | --sweep-cache`.
 pub fn run(
     root: &SysRoot,
@@ -247,6 +281,7 @@ pub fn run(
     } else {
         SweepKind::Scheduler
     };
+    refuse_several_targets(args, kind)?;
     let repeats = args.repeats.unwrap_or(DEFAULT_REPEATS);
     if !(1..=MAX_REPEATS).contains(&repeats) {
         bail!("--repeats takes 1 to {MAX_REPEATS}, not {repeats}");
@@ -254,6 +289,20 @@ pub fn run(
     let (tests, mut notes) = tests_of(args)?;
     let drives: Arc<dyn DriveControl> = Arc::new(LinuxDrives::new(root.clone()));
     let device = disk_of(drives.as_ref(), &args.target)?;
+    let journal = Journal::open(journal_dir).with_context(|| {
+        format!(
+            "cannot open the change journal in {}",
+            journal_dir.display()
+        )
+    })?;
+    let changer = Changer::new(Arc::clone(&drives), journal, Lifetime::Session);
+    // The disk's settings are this sweep's until it ends (the claim goes with the changer,
+    // after the guard put the setting back): a second sweep of the disk is refused before it
+    // reads the value at start, which would be this one's temporary value.
+    changer.claim(
+        &device,
+        &format!("{} of {}", kind.title().to_lowercase(), device.name),
+    )?;
     let asked = args.sweep_sched.clone().unwrap_or_default();
     let (settings, more) = values(drives.as_ref(), &device, kind, &asked)?;
     notes.extend(more);
@@ -265,16 +314,7 @@ pub fn run(
         repeats,
     };
 
-    let journal = Journal::open(journal_dir).with_context(|| {
-        format!(
-            "cannot open the change journal in {}",
-            journal_dir.display()
-        )
-    })?;
-    let guard = RestoreGuard::new(
-        Changer::new(Arc::clone(&drives), journal, Lifetime::Session),
-        crate::report::restore::announce,
-    );
+    let guard = RestoreGuard::new(changer, crate::report::restore::announce);
     guard.install_panic_hook();
     // Ctrl-C, SIGTERM and SIGHUP stop the run in progress and end the sweep; the setting is
     // put back below, as after any other end. A SIGHUP ignored at start stays ignored.

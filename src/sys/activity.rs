@@ -1,6 +1,7 @@
 //! Who else is using a device: the processes that have it, one of its partitions or the
 //! devices stacked on it, or a file on any of them, open (from `/proc/PID/fd`), and their I/O
-//! counters (through sysinfo). `model::activity` decides what counts as busy.
+//! counters (through sysinfo). `model::activity` decides what counts as busy. And who can
+//! write a target while a rewrite (`--preserve`) runs: `writers`.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -10,8 +11,8 @@ use std::path::Path;
 use super::direct::devnum;
 use super::parse::parse_mountinfo;
 use super::sysfs::{SysRoot, read_attr_text, read_text_file};
-use crate::model::DevNum;
 use crate::model::activity::ProcessIo;
+use crate::model::{DevNum, FileId};
 
 /// Bounds for the walk over stacked devices: a cycle or a huge tree must not stall a run.
 const MAX_FAMILY: usize = 256;
@@ -119,6 +120,146 @@ pub fn openers(devs: &[DevNum]) -> Vec<(u32, String)> {
     found
 }
 
+/// Far above a real process's map of mappings; a bigger one is read no further.
+const MAX_MAPS_BYTES: u64 = 64 << 20;
+
+/// What a rewrite must not share with another writer.
+#[derive(Debug, Clone, Copy)]
+pub enum Written<'a> {
+    /// Block devices, by number: the target, its partitions and what is stacked on them.
+    Devices(&'a [DevNum]),
+    /// One regular file, by identity (any name of it: hard links, a renamed or deleted name).
+    /// `path` is its real path, matched as text when its file system is not in the mount
+    /// table under the file's device number (a btrfs subvolume).
+    File { id: FileId, path: &'a str },
+}
+
+/// The processes other than this one that can write `what` now: an open descriptor on it
+/// with write access (O_WRONLY or O_RDWR, from `/proc/PID/fdinfo/N`), or, for a file, a
+/// shared writable mapping of it (`/proc/PID/maps`), which stays after its descriptor is
+/// closed. Read-only and O_PATH descriptors do not count.
+///
+/// As in `openers`, a descriptor is first matched by the path the kernel shows: a `/dev`
+/// node is stat'ed (devtmpfs never blocks); for a file only descriptors under a mount of the
+/// file's own file system are stat'ed (through `/proc/PID/fd/N`, which opens nothing), so a
+/// hung network file system another process has open cannot stall the check.
+///
+/// Not seen: a process that opens the target after this call, I/O submitted through a
+/// descriptor already closed (an io_uring with registered files), writers in the kernel
+/// itself, and processes in a PID namespace whose /proc this is not.
+pub fn writers(what: Written) -> Vec<(u32, String)> {
+    let file_mounts: Vec<String> = match what {
+        Written::File { id, .. } => {
+            read_text_file(Path::new("/proc/self/mountinfo"), MAX_MOUNTINFO_BYTES)
+                .map(|t| parse_mountinfo(&t))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|m| m.dev == Some(id.dev))
+                .map(|m| m.mount_point)
+                .collect()
+        }
+        Written::Devices(_) => Vec::new(),
+    };
+    let is_target = |fd_link: &Path, shown: &str| match what {
+        Written::Devices(devs) => {
+            shown.starts_with("/dev/")
+                && fs::metadata(shown).is_ok_and(|m| {
+                    m.file_type().is_block_device() && devs.contains(&devnum(m.rdev()))
+                })
+        }
+        Written::File { id, path } => {
+            let name = shown.strip_suffix(" (deleted)").unwrap_or(shown);
+            let on_its_fs = name.starts_with('/')
+                && file_mounts.iter().any(|m| {
+                    m == "/"
+                        || name
+                            .strip_prefix(m.as_str())
+                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                });
+            if on_its_fs {
+                fs::metadata(fd_link).is_ok_and(|m| {
+                    m.file_type().is_file() && devnum(m.dev()) == id.dev && m.ino() == id.ino
+                })
+            } else {
+                file_mounts.is_empty() && name == path
+            }
+        }
+    };
+    let me = std::process::id();
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let writes_fd = fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+            fds.flatten().take(MAX_FDS_PER_PROCESS).any(|fd| {
+                fs::read_link(fd.path()).is_ok_and(|shown| {
+                    is_target(&fd.path(), &shown.to_string_lossy())
+                        && fd_writable(&p.path().join("fdinfo").join(fd.file_name()))
+                })
+            })
+        });
+        let maps_it = match what {
+            Written::File { id, .. } if !writes_fd => {
+                read_text_file(&p.path().join("maps"), MAX_MAPS_BYTES)
+                    .is_ok_and(|maps| maps_shared_writable(&maps, id))
+            }
+            _ => false,
+        };
+        if writes_fd || maps_it {
+            let name = fs::read_to_string(p.path().join("comm"))
+                .map(|s| s.trim_end().to_string())
+                .unwrap_or_else(|_| "?".into());
+            found.push((pid, name));
+        }
+    }
+    found
+}
+
+/// Does this `/proc/PID/fdinfo/N` say the descriptor was opened for writing? Its `flags:`
+/// line is the open flags in octal; the access mode is the low two bits (1 O_WRONLY,
+/// 2 O_RDWR). Unreadable (the process or the descriptor went away): no.
+fn fd_writable(fdinfo: &Path) -> bool {
+    read_text_file(fdinfo, 1 << 20).is_ok_and(|t| fdinfo_writable(&t))
+}
+
+fn fdinfo_writable(text: &str) -> bool {
+    text.lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u64::from_str_radix(f.trim(), 8).ok())
+        .is_some_and(|flags| matches!(flags & 0o3, 1 | 2))
+}
+
+/// Does this `/proc/PID/maps` text hold a shared writable mapping (`rw?s`) of file `id`? Its
+/// columns: address range, permissions, offset, `major:minor` in hex, inode, path.
+fn maps_shared_writable(maps: &str, id: FileId) -> bool {
+    maps.lines().any(|line| {
+        let mut cols = line.split_whitespace();
+        let (Some(_), Some(perms), Some(_), Some(dev), Some(ino)) = (
+            cols.next(),
+            cols.next(),
+            cols.next(),
+            cols.next(),
+            cols.next(),
+        ) else {
+            return false;
+        };
+        let perms = perms.as_bytes();
+        let shared_write = perms.get(1) == Some(&b'w') && perms.get(3) == Some(&b's');
+        let same_dev = dev.split_once(':').is_some_and(|(ma, mi)| {
+            u32::from_str_radix(ma, 16).ok() == Some(id.dev.major)
+                && u32::from_str_radix(mi, 16).ok() == Some(id.dev.minor)
+        });
+        shared_write && same_dev && ino.parse::<u64>().ok() == Some(id.ino)
+    })
+}
+
 /// The I/O counters of these processes now; a process that ended meanwhile is left out.
 pub fn io_counters(processes: &[(u32, String)]) -> Vec<ProcessIo> {
     use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
@@ -146,4 +287,56 @@ pub fn io_counters(processes: &[(u32, String)]) -> Vec<ProcessIo> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_descriptors_opened_for_writing_count() {
+        let info = |flags: &str| format!("pos:\t0\nflags:\t{flags}\nmnt_id:\t25\nino:\t12\n");
+        assert!(!fdinfo_writable(&info("0100000")), "O_RDONLY|O_LARGEFILE");
+        assert!(fdinfo_writable(&info("0100001")), "O_WRONLY");
+        assert!(fdinfo_writable(&info("02100002")), "O_RDWR|O_CLOEXEC");
+        assert!(!fdinfo_writable(&info("012000000")), "O_PATH");
+        assert!(!fdinfo_writable("pos:\t0\n"));
+        assert!(!fdinfo_writable("flags:\tnot octal\n"));
+    }
+
+    #[test]
+    fn a_shared_writable_mapping_of_the_file_counts_and_nothing_else() {
+        let id = FileId {
+            dev: DevNum {
+                major: 253,
+                minor: 1,
+            },
+            ino: 4242,
+        };
+        let line = |perms: &str, dev: &str, ino: u64| {
+            format!("7f00-7f10 {perms} 00000000 {dev} {ino}    /data/test.img\n")
+        };
+        assert!(maps_shared_writable(&line("rw-s", "fd:01", 4242), id));
+        assert!(
+            !maps_shared_writable(&line("rw-p", "fd:01", 4242), id),
+            "private"
+        );
+        assert!(
+            !maps_shared_writable(&line("r--s", "fd:01", 4242), id),
+            "read-only"
+        );
+        assert!(
+            !maps_shared_writable(&line("rw-s", "fd:02", 4242), id),
+            "other fs"
+        );
+        assert!(
+            !maps_shared_writable(&line("rw-s", "fd:01", 4243), id),
+            "other file"
+        );
+        assert!(!maps_shared_writable(
+            "7f00-7f10 rw-p 00000000 00:00 0\n",
+            id
+        ));
+        assert!(!maps_shared_writable("garbage\n\n", id));
+    }
 }

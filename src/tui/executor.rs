@@ -251,6 +251,15 @@ impl Executor {
                 self.send(Msg::DriveCacheSet { device, result });
             }
             Cmd::KeepDriveCache { device } => self.keep(&device, false),
+            Cmd::ClaimSweep { device, what } => {
+                let result = self.change(&device, |c, dev| c.claim(dev, &what));
+                self.send(Msg::SweepClaimed { device, result });
+            }
+            Cmd::ReleaseSweep { device } => {
+                if let Ok(changer) = &self.changer {
+                    locked(changer).release(&device);
+                }
+            }
             Cmd::ReadDriveStatus { device, health } => {
                 // SMART on a failing drive can take seconds: never on the UI thread.
                 let drives = Arc::clone(&self.drives);
@@ -784,6 +793,67 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert_eq!(active_scheduler(&lab.drives, "sda"), "bfq");
+    }
+
+    /// The TUI's sweep takes the same claim as `disktriage run --sweep-*`: refused while a
+    /// CLI sweep (another journal handle on the same directory) holds the device, and while
+    /// the TUI holds it, the CLI's claim and switch are refused; released, both are free.
+    #[test]
+    fn a_tui_sweep_and_a_cli_sweep_of_one_device_exclude_each_other() {
+        let mut lab = lab(true, "unused");
+        let dir = lab._journal.path().to_path_buf();
+        let cli = Changer::new(
+            lab.drives.clone(),
+            Journal::open(&dir).unwrap(),
+            Lifetime::Session,
+        );
+        let sda = lab.drives.device("sda").unwrap();
+        cli.claim(&sda, "scheduler sweep of sda").unwrap();
+        lab.exec.execute(Cmd::ClaimSweep {
+            device: "sda".into(),
+            what: "scheduler sweep of sda".into(),
+        });
+        let Msg::SweepClaimed { result, .. } = next(&lab.rx) else {
+            panic!("no answer")
+        };
+        let e = result.unwrap_err().to_string();
+        assert!(e.contains("held by another disktriage"), "{e}");
+        // A plain switch (s) is refused too: it would spoil the sweep and its put-back.
+        lab.exec.execute(Cmd::SetScheduler {
+            device: "sda".into(),
+            name: "bfq".into(),
+        });
+        let Msg::SchedulerSet { result, .. } = next(&lab.rx) else {
+            panic!("no answer")
+        };
+        assert!(result.is_err());
+        assert_eq!(active_scheduler(&lab.drives, "sda"), "mq-deadline");
+        cli.release("sda");
+
+        lab.exec.execute(Cmd::ClaimSweep {
+            device: "sda".into(),
+            what: "scheduler sweep of sda".into(),
+        });
+        let Msg::SweepClaimed { result, .. } = next(&lab.rx) else {
+            panic!("no answer")
+        };
+        result.unwrap();
+        let e = cli.claim(&sda, "scheduler sweep of sda").unwrap_err();
+        assert!(e.to_string().contains("scheduler sweep of sda"), "{e}");
+        assert!(cli.set_scheduler(&sda, "none", false).is_err());
+        // The TUI's own switches go through.
+        lab.exec.execute(Cmd::SetScheduler {
+            device: "sda".into(),
+            name: "bfq".into(),
+        });
+        let Msg::SchedulerSet { result, .. } = next(&lab.rx) else {
+            panic!("no answer")
+        };
+        assert_eq!(result.unwrap(), "bfq");
+        lab.exec.execute(Cmd::ReleaseSweep {
+            device: "sda".into(),
+        });
+        cli.claim(&sda, "scheduler sweep of sda").unwrap();
     }
 
     #[test]
