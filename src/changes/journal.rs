@@ -413,27 +413,15 @@ impl Journal {
             ));
         }
         let dir = self.open_dir()?;
-        let mut flags = OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-        if create {
-            flags |= OFlag::O_CREAT;
+        if !create
+            && confined::regular_size_at(&dir, &name)
+                .map_err(|e| JournalError::file("open", &path, e))?
+                .is_none()
+        {
+            return Ok(None);
         }
-        let fd = match openat(&dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
-            Ok(fd) => fd,
-            Err(Errno::ENOENT) if !create => return Ok(None),
-            Err(e) => return Err(JournalError::open("open", &path, e)),
-        };
-        let file = File::from(fd);
-        let is_file = file
-            .metadata()
-            .map_err(|e| JournalError::io("stat", &path, e))?
-            .is_file();
-        if !is_file {
-            return Err(JournalError::io(
-                "open",
-                &path,
-                io::Error::new(io::ErrorKind::InvalidData, "not a regular file"),
-            ));
-        }
+        let file = confined::open_regular_at(&dir, &name, Access::Lock { mode: 0o600 })
+            .map_err(|e| JournalError::file("open", &path, e))?;
         Ok(Some(ClaimFile {
             file,
             dir,
