@@ -426,7 +426,7 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
     );
     // Before the target is opened, the settings line shows what the device list read.
     assert!(
-        s.contains(" scheduler none   drive cache -   kernel flush policy write back"),
+        s.contains(" scheduler none   drive cache n/a   kernel flush policy write back"),
         "{s}"
     );
     snap("starting", &app);
@@ -2098,6 +2098,32 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     assert_eq!(req.target.to_str(), Some("/dev/loop0"));
     // Nothing unsaved about a past run: q does not ask to export it.
     assert_eq!(app.unsaved().collect::<Vec<_>>(), vec![0]);
+}
+
+#[test]
+fn the_drive_cache_has_one_spelling_and_compare_lists_only_real_changes() {
+    // A TUI run on a loop device (whose drive state the TUI never reads: it has no drive
+    // cache) against the same test run from the CLI, which recorded "n/a", and against an
+    // older record that wrote the unknown cache as "-". Nothing changed but the scheduler.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "mq-deadline", 512.0, 0.060);
+    assert_eq!(app.results.records[0].drive_cache.as_deref(), Some("n/a"));
+    let cli = past_run(500.0, "none");
+    let mut older = past_run(505.0, "none");
+    older.id = "older".into();
+    let mut json = serde_json::to_value(&older).unwrap();
+    json["settings"]["drive_cache"] = "-".into();
+    let older: disktriage::history::HistoryEntry = serde_json::from_value(json).unwrap();
+    assert_eq!(older.settings.drive_cache, None);
+    assert_eq!(app.results.add_past(vec![cli, older]), 2);
+    for past in [1, 2] {
+        app.results.marks = vec![past, 0];
+        keys(&mut app, "c");
+        let s = screen(&app, 80, 25);
+        assert!(s.contains("scheduler none -> mq-deadline"), "{s}");
+        assert!(!s.contains("drive cache"), "{s}");
+        assert!(s.contains("cache n/a/"), "{s}");
+    }
 }
 
 #[test]

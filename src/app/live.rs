@@ -505,12 +505,7 @@ impl App {
         self.changes.last_switch = None;
         self.several.showing = false;
         let record = self.results.records.len();
-        let drive_cache = self
-            .devices
-            .drives
-            .get(&device)
-            .and_then(DriveState::cache_word)
-            .map(str::to_string);
+        let drive_cache = self.drive_cache_word(&device);
         let mut rec = RunRecord::new(record, device.clone(), request.clone(), repeats);
         rec.drive_cache = drive_cache.clone();
         self.results.records.push(rec);
@@ -520,5 +515,29 @@ impl App {
         self.run = Some(run);
         self.screen = Screen::Run;
         vec![Cmd::StartRun(Box::new(request))]
+    }
+}
+
+impl App {
+    /// The drive's own cache of `device` as a run's record keeps it (one spelling,
+    /// `model::cache::recorded_drive_cache`): a device with no drive to ask (loop, zram, dm)
+    /// has none, as the CLI records it, though the TUI never reads its drive state; None while
+    /// a drive's state is not read yet.
+    pub(super) fn drive_cache_word(&self, device: &str) -> Option<String> {
+        // A partition's cache is its disk's.
+        let disk = self
+            .devices
+            .queue_of(device)
+            .or_else(|| self.devices.find(device));
+        if disk.is_some_and(|d| d.transport.is_virtual()) {
+            return Some(crate::model::cache::NO_DRIVE_CACHE.to_string());
+        }
+        let name = disk.map_or(device, |d| d.name.as_str());
+        let word = self
+            .devices
+            .drives
+            .get(name)
+            .and_then(DriveState::cache_word);
+        crate::model::cache::recorded_drive_cache(word)
     }
 }

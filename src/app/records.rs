@@ -150,7 +150,7 @@ impl RunRecord {
             params: s.params.clone(),
             scheduler: s.scheduler.clone(),
             kernel_cache: s.kernel_cache.as_deref().and_then(|k| k.parse().ok()),
-            drive_cache: s.drive_cache.clone(),
+            drive_cache: crate::model::cache::recorded_drive_cache(s.drive_cache.as_deref()),
             repeats_wanted: entry.repeats,
             runs: Vec::new(),
             error: entry.error.clone(),
@@ -246,7 +246,7 @@ fn past_report(p: &HistoryEntry) -> String {
         s.engine_asked,
         if s.direct { "O_DIRECT" } else { "BUFFERED" },
         s.scheduler.as_deref().unwrap_or("-"),
-        s.drive_cache.as_deref().unwrap_or("-"),
+        crate::model::cache::drive_cache_shown(s.drive_cache.as_deref()),
         s.kernel_cache.as_deref().unwrap_or("-"),
     );
     let _ = writeln!(out, "mean of {} repeat(s):", p.repeats);

@@ -11,6 +11,7 @@ use super::{count, ms, rate};
 use crate::app::records::{Delta, Significance, delta};
 use crate::app::{App, RunRecord, Stat};
 use crate::model::KernelWriteCache;
+use crate::model::cache::drive_cache_shown;
 use crate::model::text::neutralize_controls;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -40,7 +41,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             r.device,
             r.test.id(),
             r.scheduler.clone().unwrap_or_else(|| "-".into()),
-            r.drive_cache.clone().unwrap_or_else(|| "-".into()),
+            drive_cache_shown(r.drive_cache.as_deref()),
             KernelWriteCache::short_or_unknown(r.kernel_cache),
             r.io_path().unwrap_or("?"),
             r.repeats_done(),
@@ -241,7 +242,10 @@ pub(crate) fn changes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
         Some(b.params.clone()),
     );
     differ("scheduler ", a.scheduler.clone(), b.scheduler.clone());
-    differ("drive cache ", a.drive_cache.clone(), b.drive_cache.clone());
+    // A cache not known on one side (not read, or a record of an older version) is no change.
+    if a.drive_cache.is_some() && b.drive_cache.is_some() {
+        differ("drive cache ", a.drive_cache.clone(), b.drive_cache.clone());
+    }
     differ(
         "kernel flush policy ",
         a.kernel_cache.map(|c| c.as_str().to_string()),

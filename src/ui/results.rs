@@ -11,6 +11,7 @@ use super::{count, ms, rate, theme};
 use crate::app::{App, PhaseFigures, RunRecord};
 use crate::bench::outcome::RunReport;
 use crate::bench::spec::PhaseTag;
+use crate::model::cache::drive_cache_shown;
 use crate::model::text::neutralize_controls;
 use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label, rewrite_rates_note};
 
@@ -94,7 +95,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(r.device.clone()),
                 Cell::from(r.test.id()),
                 Cell::from(r.scheduler.clone().unwrap_or_else(|| "-".into())),
-                Cell::from(r.drive_cache.clone().unwrap_or_else(|| "-".into())),
+                Cell::from(drive_cache_shown(r.drive_cache.as_deref()).to_string()),
                 Cell::from(mbps),
                 Cell::from(iops),
                 Cell::from(p99),

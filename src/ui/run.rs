@@ -220,7 +220,7 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         Some(p) if !p.direct => "BUFFERED",
         _ => "O_DIRECT",
     };
-    let drive = run.drive_cache.as_deref().unwrap_or("-");
+    let drive = crate::model::cache::drive_cache_shown(run.drive_cache.as_deref());
     let l2 = Line::from(Span::styled(
         format!(" scheduler {sched}   drive cache {drive}   kernel flush policy {cache}"),
         theme::accent(),
