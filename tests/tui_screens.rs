@@ -1284,44 +1284,58 @@ fn quit_asks_before_discarding_unexported_results() {
 }
 
 #[test]
-fn a_one_io_run_shows_no_rate_without_its_time_base() {
+fn a_one_io_run_shows_its_rate_marked_as_a_low_count() {
+    // dd prints a rate for one block: so does every screen, and says how thin it is.
     let mut app = app_with("host-loop-zram", true);
-    let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
-    {
-        let p = &mut one.outcome.phases[0];
-        p.seconds = 0.000896;
-        p.rate_seconds = p.seconds;
-        let d = if p.read.ops > 0 {
-            &mut p.read
-        } else {
-            &mut p.write
-        };
-        d.bytes = 4096;
-        d.ops = 1;
-        d.bytes_per_sec = 4096.0 / 0.000896;
-        d.iops = 1.0 / 0.000896;
-        if let Some(l) = &mut d.latency {
-            l.count = 1;
-            l.mean_ns = 2_000.0;
-        }
-    }
+    let one = one_io_report();
     finish_with(&mut app, TestName::RandRead, false, &one);
     let run = screen(&app, 80, 25);
     keys(&mut app, "4");
     let results = screen(&app, 80, 25);
     key(&mut app, KeyCode::Enter);
-    let full = screen(&app, 80, 25);
+    let full = screen(&app, 132, 43);
+    key(&mut app, KeyCode::Esc);
+    // 4096 B in 0.896 ms: 4.6 MB/s, 1116 IOPS.
     for s in [&run, &results, &full] {
-        assert!(
-            !s.contains("1116") && !s.contains("1.1k"),
-            "a rate over one I/O:\n{s}"
-        );
-        assert!(s.contains("1 I/O in 0.90 ms"), "no time base:\n{s}");
+        assert!(s.contains("4.6"), "no MB/s:\n{s}");
+        assert!(s.contains("1 I/O in 0.90 ms: low count"), "no mark:\n{s}");
+        assert!(!s.contains("too few"), "{s}");
     }
-    snap("one_io_results", &{
-        key(&mut app, KeyCode::Esc);
-        app.clone()
-    });
+    assert!(
+        run.contains("IOPS mean 1116") && results.contains("1116*"),
+        "{run}\n{results}"
+    );
+    assert!(full.contains("1116 IOPS"), "{full}");
+    snap("one_io_results", &app);
+    // Compare shows the rates of two thin runs, marked, and judges them as any other.
+    finish_with(&mut app, TestName::RandRead, true, &one);
+    keys(&mut app, "c");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("MB/s") && s.contains("4.6"), "{s}");
+    assert!(s.contains("low count"), "{s}");
+    assert!(!s.contains("too few"), "{s}");
+}
+
+/// rand-read that did one I/O of 4 KiB in 0.896 ms.
+fn one_io_report() -> disktriage::bench::outcome::RunReport {
+    let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
+    let p = &mut one.outcome.phases[0];
+    p.seconds = 0.000896;
+    p.rate_seconds = p.seconds;
+    let d = if p.read.ops > 0 {
+        &mut p.read
+    } else {
+        &mut p.write
+    };
+    d.bytes = 4096;
+    d.ops = 1;
+    d.bytes_per_sec = 4096.0 / 0.000896;
+    d.iops = 1.0 / 0.000896;
+    if let Some(l) = &mut d.latency {
+        l.count = 1;
+        l.mean_ns = 2_000.0;
+    }
+    one
 }
 
 #[test]

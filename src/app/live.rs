@@ -19,7 +19,7 @@ use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
 use crate::bench::sweep::SweepKind;
 use crate::event::{Cmd, TaskError};
-use crate::report::run::rate_meaningful;
+use crate::report::run::rate_settled;
 
 use super::devices::DriveState;
 use super::records::RunRecord;
@@ -239,7 +239,7 @@ impl LiveRun {
                 self.points.push_back(point);
             }
             RunEvent::PhaseFinished { result, .. } => {
-                if rate_meaningful(result.read.ops + result.write.ops, result.rate_seconds)
+                if rate_settled(result.read.ops + result.write.ops, result.rate_seconds)
                     && let Some(sample) = PhaseSample::of(&result)
                 {
                     self.done.push(sample);

@@ -74,7 +74,7 @@ pub struct PhaseSample {
 
 impl PhaseSample {
     /// A phase that completed; `None` for a failed one. (Whether its rates mean anything
-    /// is the caller's rule: the reports' `rate_meaningful`.)
+    /// is the caller's rule: the reports' `rate_settled`.)
     pub fn of(p: &PhaseResult) -> Option<PhaseSample> {
         if !p.ok() {
             return None;

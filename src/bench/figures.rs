@@ -35,10 +35,10 @@ pub struct PhaseFigures {
 
 impl PhaseFigures {
     /// The phase as the sweep charts and the CrystalDiskMark grid read it: the means over
-    /// the repeats (with one repeat, the very figures of the CLI's table). None when too few
-    /// I/Os for a rate, as the CLI's knee leaves such a phase out too.
+    /// the repeats (with one repeat, the very figures of the CLI's table). None when its rate
+    /// is not settled (a low count of I/Os), as the CLI's knee leaves such a phase out too.
     pub fn sample(&self) -> Option<super::curve::PhaseSample> {
-        self.rates_meaningful().then(|| super::curve::PhaseSample {
+        self.rates_settled().then(|| super::curve::PhaseSample {
             tag: self.tag.clone(),
             bs: self.bs,
             mbps: self.mbps.mean,
@@ -48,9 +48,26 @@ impl PhaseFigures {
         })
     }
 
-    /// Are MB/s and IOPS worth showing (enough I/Os over enough time)?
-    pub fn rates_meaningful(&self) -> bool {
-        super::outcome::rate_meaningful(self.ops, self.seconds)
+    /// Are there MB/s and IOPS at all (an I/O completed in a measured time)? Every screen
+    /// shows them then, marked when `low_count`.
+    pub fn rates_measured(&self) -> bool {
+        super::outcome::rate_measured(self.ops, self.seconds)
+    }
+
+    /// Are the rates settled (enough I/Os over enough time)? Sweep charts and knees use only
+    /// these.
+    pub fn rates_settled(&self) -> bool {
+        super::outcome::rate_settled(self.ops, self.seconds)
+    }
+
+    /// The rates rest on few I/Os or little time: shown, and marked.
+    pub fn low_count(&self) -> bool {
+        super::outcome::low_count(self.ops, self.seconds)
+    }
+
+    /// "10 I/Os in 11.12 ms: low count", the mark of thin rates; None for settled ones.
+    pub fn low_count_note(&self) -> Option<String> {
+        super::outcome::low_count_note(self.ops, self.seconds)
     }
 
     /// "1 I/O in 0.90 ms": what the rates are computed over.
@@ -101,17 +118,26 @@ pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RowFigures {
     pub phases: usize,
-    /// None when no phase had enough I/Os for a rate.
+    /// None when no phase completed an I/O in a measured time.
     pub mbps: Option<f64>,
     pub iops: Option<f64>,
     pub p99_ms: Option<f64>,
     pub noise_pct: Option<f64>,
+    /// The rates come from phases with a low count (no phase had a settled one).
+    pub low_count: bool,
 }
 
 /// What a run's row shows: a single phase's figures, or for several the peak MB/s and IOPS
-/// and the worst p99 over all of them, with the largest spread.
+/// and the worst p99 over all of them, with the largest spread. The phases with settled
+/// rates make it when there are any; else those with a low count, and the row says so.
 pub fn row(all: &[PhaseFigures]) -> Option<RowFigures> {
-    let figures: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_meaningful()).collect();
+    let settled: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_settled()).collect();
+    let low_count = settled.is_empty();
+    let figures = if low_count {
+        all.iter().filter(|f| f.rates_measured()).collect()
+    } else {
+        settled
+    };
     if figures.is_empty() {
         return all.first().map(|f| RowFigures {
             phases: all.len(),
@@ -119,6 +145,7 @@ pub fn row(all: &[PhaseFigures]) -> Option<RowFigures> {
             iops: None,
             p99_ms: f.p99_ms.map(|s| s.mean),
             noise_pct: None,
+            low_count: false,
         });
     }
     let max = |v: &mut dyn Iterator<Item = f64>| v.reduce(f64::max);
@@ -128,5 +155,6 @@ pub fn row(all: &[PhaseFigures]) -> Option<RowFigures> {
         iops: max(&mut figures.iter().map(|f| f.iops.mean)),
         p99_ms: max(&mut figures.iter().filter_map(|f| f.p99_ms.map(|s| s.mean))),
         noise_pct: max(&mut figures.iter().filter_map(|f| f.mbps.spread_pct)),
+        low_count,
     })
 }

@@ -115,16 +115,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(pa.label.clone()).style(theme::title()),
             ]));
         }
-        let rates = pa.rates_meaningful() && pb.rates_meaningful();
+        let rates = pa.rates_measured() && pb.rates_measured();
         if !rates {
-            // A rate over a handful of I/Os measures the setup, not the device.
             rows.push(Row::new(vec![
                 Cell::from("MB/s, IOPS"),
                 Cell::from("-"),
                 Cell::from("-"),
                 Cell::from(""),
                 Cell::from(""),
-                Cell::from("too few I/Os").style(theme::dim()),
+                Cell::from("no I/O timed").style(theme::dim()),
             ]));
         }
         // The same number formats as Results and the Run screen.
@@ -145,6 +144,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false, ms);
         metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false, ms);
         metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false, ms);
+        // A rate over few I/Os is compared as any other, and said to be thin.
+        if rates && (pa.low_count() || pb.low_count()) {
+            let side =
+                |f: &crate::app::PhaseFigures| Cell::from(if f.low_count() { "*" } else { "" });
+            rows.push(Row::new(vec![
+                Cell::from("MB/s, IOPS"),
+                side(pa),
+                side(pb),
+                Cell::from(""),
+                Cell::from(""),
+                Cell::from("* low count").style(theme::warn()),
+            ]));
+        }
     }
     let block = |title: String| Block::default().borders(Borders::ALL).title(title);
     let noise = " noise = spread of each run's repeats (repeats >= 2 on the Test screen) ";

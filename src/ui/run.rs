@@ -487,16 +487,21 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             } else {
                 String::new()
             };
-            let l1 = if f.rates_meaningful() {
-                Line::from(vec![
+            let l1 = if f.rates_measured() {
+                let mut spans = vec![
                     Span::styled(" MB/s ", theme::dim()),
                     Span::raw(format!("mean {}{minmax}", rate(f.mbps.mean))),
                     Span::styled("  IOPS ", theme::dim()),
                     Span::raw(format!("mean {}{over}", count(f.iops.mean))),
-                ])
+                ];
+                // A rate over few I/Os is shown, as dd shows one, and said to be thin.
+                if let Some(note) = f.low_count_note() {
+                    spans.push(Span::styled(format!("  ({note})"), theme::warn()));
+                }
+                Line::from(spans)
             } else {
                 Line::from(Span::styled(
-                    format!(" {}{over}: too few for MB/s or IOPS", f.time_base()),
+                    format!(" {}{over}: no I/O in a measured time", f.time_base()),
                     theme::warn(),
                 ))
             };
