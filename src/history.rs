@@ -507,6 +507,7 @@ mod tests {
                     mean: mbps,
                     spread_pct: None,
                 },
+                mbps_min_max: None,
                 mean_ms: None,
                 p50_ms: None,
                 p99_ms: Some(Stat {

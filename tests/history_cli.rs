@@ -83,6 +83,7 @@ fn entry(disk: DiskIdentity, device: &str, mbps: f64, unix: u64) -> HistoryEntry
                 mean: mbps / 1.048576,
                 spread_pct: Some(2.5),
             },
+            mbps_min_max: None,
             mean_ms: None,
             p50_ms: None,
             p99_ms: Some(Stat {

@@ -200,8 +200,10 @@ impl RunRecord {
                 out,
                 "    {:.0} IOPS{}",
                 f.iops.mean,
-                f.p99_ms
-                    .map_or(String::new(), |p| format!(", p99 {:.3} ms", p.mean))
+                f.p99_ms.map_or(String::new(), |p| format!(
+                    ", p99 {:.3} ms over every repeat's I/Os",
+                    p.mean
+                ))
             );
         }
         // A sweep's knee over the means: the one the charts mark.

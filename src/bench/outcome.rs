@@ -258,7 +258,14 @@ impl PhaseResult {
 
     /// The latency summary of the phase's main direction (reads, unless it only writes).
     pub fn latency(&self) -> Option<&LatencySummary> {
-        self.read.latency.as_ref().or(self.write.latency.as_ref())
+        self.latency_direction().and_then(|d| d.latency.as_ref())
+    }
+
+    /// The phase's main direction for latency: reads, unless it only writes.
+    pub fn latency_direction(&self) -> Option<&DirTotals> {
+        [&self.read, &self.write]
+            .into_iter()
+            .find(|d| d.latency.is_some())
     }
 
     pub fn ok(&self) -> bool {

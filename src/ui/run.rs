@@ -475,11 +475,15 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                 .find(|f| f.label == run.label)
                 .map(|f| (f, n))
         });
-    let minmax = if s.count > 0 {
-        format!(" min {} max {}", rate(mb(s.min_rate)), rate(mb(s.max_rate)))
-    } else {
-        String::new()
+    // Once finished, min and max are over every repeat's intervals, as the mean is over
+    // every repeat (`bench::figures`); while running, over this repeat's intervals so far.
+    let min_max = match &finished {
+        Some((f, _)) => f.mbps_min_max,
+        None => (s.count > 0).then(|| (mb(s.min_rate), mb(s.max_rate))),
     };
+    let minmax = min_max.map_or(String::new(), |(lo, hi)| {
+        format!(" min {} max {}", rate(lo), rate(hi))
+    });
     let (l1, l2) = match &finished {
         Some((f, n)) => {
             let over = if *n > 1 {
