@@ -1391,6 +1391,35 @@ fn a_repeated_run_shows_figures_over_all_its_repeats() {
 }
 
 #[test]
+fn c_on_the_run_screen_compares_the_last_two_runs_even_with_marks() {
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 500.0, 0.060);
+    complete_run(&mut app, "none", 510.0, 0.060);
+    // Runs 1 and 2 marked A and B on Results.
+    keys(&mut app, "4");
+    key(&mut app, KeyCode::Up);
+    keys(&mut app, " ");
+    key(&mut app, KeyCode::Down);
+    keys(&mut app, " ");
+    assert_eq!(app.results.marks, vec![0, 1]);
+    complete_run(&mut app, "none", 520.0, 0.060);
+    assert_eq!(app.screen, Screen::Run);
+    // The help says what c does here.
+    keys(&mut app, "c");
+    assert_eq!(app.screen, Screen::Compare);
+    assert_eq!(app.comparison(), Some((1, 2)));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("A #2") && s.contains("B #3"), "{s}");
+    // c on Results still compares the marked runs.
+    keys(&mut app, "4");
+    keys(&mut app, "c");
+    assert_eq!(app.comparison(), Some((0, 1)));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("A #1") && s.contains("B #2"), "{s}");
+    assert_eq!(app.results.marks, vec![0, 1]);
+}
+
+#[test]
 fn a_cpu_bound_run_says_so_on_results_and_in_the_full_report() {
     let mut app = app_with("host-loop-zram", true);
     let mut r = report(TestName::RandRead, "loop0", "none", 512.0, 0.060);

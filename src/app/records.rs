@@ -286,6 +286,9 @@ pub struct Results {
     pub marks: Vec<usize>,
     /// First row of the Compare table shown (it scrolls when longer than the screen).
     pub compare_scroll: u16,
+    /// Compare shows the session's last two runs whatever is marked: `c` on the Run screen
+    /// asked for them (its help says so). Marking a run, or `c` on Results, ends it.
+    pub last_two: bool,
     /// The record an export was asked for, until the loop says how it went.
     exporting: Option<usize>,
 }
@@ -309,11 +312,12 @@ impl Results {
         let done: Vec<usize> = (0..self.records.len())
             .filter(|&i| !self.records[i].runs.is_empty())
             .collect();
+        let last_two = (done.len() >= 2).then(|| (done[done.len() - 2], done[done.len() - 1]));
         match self.marks.as_slice() {
+            _ if self.last_two => last_two,
             // A is the first marked, as Results shows it.
             [a, b] => Some((*a, *b)),
-            _ if done.len() >= 2 => Some((done[done.len() - 2], done[done.len() - 1])),
-            _ => None,
+            _ => last_two,
         }
     }
 
@@ -345,6 +349,7 @@ impl Results {
     /// Marks the selected record for comparison, or unmarks it; the oldest of two goes.
     fn toggle_mark(&mut self) {
         let r = self.row;
+        self.last_two = false;
         if let Some(pos) = self.marks.iter().position(|&m| m == r) {
             self.marks.remove(pos);
         } else {
@@ -427,6 +432,9 @@ impl App {
 
     /// `c`: the Compare screen, when there are two runs to compare.
     pub(super) fn compare_latest(&mut self) -> Vec<Cmd> {
+        // On the Run screen `c` compares the last two runs, as its help says; on Results, the
+        // marked ones when two are.
+        self.results.last_two = self.screen == Screen::Run;
         if self.results.comparison().is_some() {
             self.results.compare_scroll = 0;
             self.screen = Screen::Compare;
