@@ -503,8 +503,8 @@ fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
     )))));
     let stopped = bar(&app);
     assert!(stopped.contains("stopped"), "{stopped}");
-    // A quarter of 80 columns.
-    assert_eq!(stopped.matches('█').count(), 20, "{stopped}");
+    // A quarter of the bar: 80 columns less its label beside it (" stopped").
+    assert_eq!(stopped.matches('█').count(), (80 - 8) / 4, "{stopped}");
 }
 
 #[test]
@@ -1228,6 +1228,10 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
     let s = screen(&app, 80, 25);
     // 1.5 s of this repeat, then two more of 2 s each.
     assert!(s.contains("ETA 6 s"), "{s}");
+    // 4.5 s to go is not 4 s: an ETA rounds up.
+    tick(&mut app, 11.5);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("ETA 5 s"), "{s}");
 }
 
 #[test]
@@ -2213,6 +2217,7 @@ fn the_drive_cache_has_one_spelling_and_compare_lists_only_real_changes() {
     assert_eq!(app.results.add_past(vec![cli, older]), 2);
     for past in [1, 2] {
         app.results.marks = vec![past, 0];
+        keys(&mut app, "4");
         keys(&mut app, "c");
         let s = screen(&app, 80, 25);
         assert!(s.contains("scheduler none -> mq-deadline"), "{s}");

@@ -4,7 +4,7 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, Paragraph};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
 use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
@@ -297,10 +297,12 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             (
                 (done / total).clamp(0.0, 1.0),
                 format!(
-                    "{:.1} / {:.1} s  ETA {:.0} s",
+                    "{:.1} / {:.1} s  ETA {} s",
                     done,
                     total,
-                    (total - done).max(0.0) + remaining_phases(run) + remaining_runs(app, run)
+                    eta_seconds(
+                        (total - done).max(0.0) + remaining_phases(run) + remaining_runs(app, run)
+                    )
                 ),
             )
         }
@@ -329,12 +331,27 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             None => (0.0, format!("{:.1} s", elapsed)),
         },
     };
-    let gauge = Gauge::default()
-        .ratio(ratio)
-        .label(label)
-        .use_unicode(false)
-        .gauge_style(theme::accent());
-    frame.render_widget(gauge, area);
+    // The label goes beside the bar, not over it: drawn on the bar it hid the cells it
+    // covered, so the bar read shorter or longer than the share done.
+    let label_width = (label.chars().count() as u16 + 1).min(area.width / 2);
+    let [bar, text] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(label_width)]).areas(area);
+    // Whole cells only (as the gauge drew it without its unicode eighths).
+    let filled = (ratio.clamp(0.0, 1.0) * f64::from(bar.width)).floor() as usize;
+    frame.render_widget(
+        Paragraph::new(Span::styled("█".repeat(filled), theme::accent())),
+        bar,
+    );
+    frame.render_widget(Paragraph::new(format!(" {label}")), text);
+}
+
+/// Whole seconds an ETA shows: rounded up, so 1.5 s to go reads 2 s, never 1 (after
+/// rounding to the tenth, so 1.0000001 s of float noise still reads 1 s).
+fn eta_seconds(seconds: f64) -> u64 {
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return 0;
+    }
+    ((seconds * 10.0).round() / 10.0).ceil() as u64
 }
 
 /// Seconds of the phases after the current one, when they are time-bounded.
@@ -579,7 +596,18 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
 
 #[cfg(test)]
 mod tests {
-    use super::nice_ceiling;
+    use super::{eta_seconds, nice_ceiling};
+
+    #[test]
+    fn an_eta_rounds_up() {
+        assert_eq!(eta_seconds(1.5), 2);
+        assert_eq!(eta_seconds(2.5), 3);
+        assert_eq!(eta_seconds(1.4999999), 2);
+        assert_eq!(eta_seconds(1.0000001), 1);
+        assert_eq!(eta_seconds(0.0), 0);
+        assert_eq!(eta_seconds(f64::NAN), 0);
+        assert_eq!(eta_seconds(-3.0), 0);
+    }
 
     #[test]
     fn axis_tops() {
