@@ -1424,6 +1424,37 @@ fn c_on_the_run_screen_compares_the_last_two_runs_even_with_marks() {
 }
 
 #[test]
+fn a_cdm_cell_with_few_ios_keeps_its_figure_as_the_cli_grid_does() {
+    // A throttled disk's first CrystalDiskMark cell: 10 requests of 1 MiB in 85 ms. The CLI's
+    // grid prints its 123.36 MB/s; the TUI's grid shows the same, marked.
+    let mut app = app_with("host-loop-zram", true);
+    let mut r = report_phases(TestName::Cdm, "loop0", "none", |i| (100.0 + i as f64, 0.5));
+    {
+        let p = &mut r.outcome.phases[0];
+        p.seconds = 0.085;
+        p.rate_seconds = 0.085;
+        let d = if p.read.ops > 0 {
+            &mut p.read
+        } else {
+            &mut p.write
+        };
+        d.ops = 10;
+        d.bytes = 10 * p.job.bs;
+        d.bytes_per_sec = d.bytes as f64 / 0.085;
+        d.iops = 10.0 / 0.085;
+    }
+    let cell = disktriage::report::run::cdm_mbps(r.outcome.phases[0].bytes_per_sec() / 1e6);
+    assert!(disktriage::report::run::cdm_grid(&r).contains(&cell));
+    finish_with(&mut app, TestName::Cdm, false, &r);
+    let run = screen(&app, 132, 43);
+    keys(&mut app, "4");
+    let results = screen(&app, 132, 43);
+    for s in [&run, &results] {
+        assert!(s.contains(&format!("{cell}*")), "{cell} missing:\n{s}");
+    }
+}
+
+#[test]
 fn a_cpu_bound_run_says_so_on_results_and_in_the_full_report() {
     let mut app = app_with("host-loop-zram", true);
     let mut r = report(TestName::RandRead, "loop0", "none", 512.0, 0.060);

@@ -19,7 +19,6 @@ use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
 use crate::bench::sweep::SweepKind;
 use crate::event::{Cmd, TaskError};
-use crate::report::run::rate_settled;
 
 use super::devices::DriveState;
 use super::records::RunRecord;
@@ -239,9 +238,8 @@ impl LiveRun {
                 self.points.push_back(point);
             }
             RunEvent::PhaseFinished { result, .. } => {
-                if rate_settled(result.read.ops + result.write.ops, result.rate_seconds)
-                    && let Some(sample) = PhaseSample::of(&result)
-                {
+                // Grids show a phase with few I/Os (marked); curves leave it out.
+                if let Some(sample) = PhaseSample::of(&result) {
                     self.done.push(sample);
                 }
             }

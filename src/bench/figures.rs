@@ -43,16 +43,18 @@ pub struct PhaseFigures {
 
 impl PhaseFigures {
     /// The phase as the sweep charts and the CrystalDiskMark grid read it: the means over
-    /// the repeats (with one repeat, the very figures of the CLI's table). None when its rate
-    /// is not settled (a low count of I/Os), as the CLI's knee leaves such a phase out too.
+    /// the repeats (with one repeat, the very figures of the CLI's table). None when it has no
+    /// rate; a low count of I/Os is flagged, and curves leave such a phase out (as the CLI's
+    /// knee does).
     pub fn sample(&self) -> Option<super::curve::PhaseSample> {
-        self.rates_settled().then(|| super::curve::PhaseSample {
+        self.rates_measured().then(|| super::curve::PhaseSample {
             tag: self.tag.clone(),
             bs: self.bs,
             mbps: self.mbps.mean,
             iops: self.iops.mean,
             mean_ms: self.mean_ms.map(|s| s.mean),
             p99_ms: self.p99_ms.map(|s| s.mean),
+            low_count: self.low_count(),
         })
     }
 
