@@ -235,6 +235,33 @@ fn a_rewrites_record_says_its_rates_are_over_the_write_time() {
 }
 
 #[test]
+fn a_thin_record_shows_its_rate_marked_and_an_unknown_cache_as_elsewhere() {
+    let dir = scratch();
+    let h = dir.path().to_str().unwrap();
+    let history = History::new(dir.path());
+    let mut thin = entry(
+        DiskIdentity::Wwid(SATA_WWID.into()),
+        "sda",
+        33.6,
+        1_795_000_000,
+    );
+    thin.figures[0].ops = 97;
+    thin.figures[0].seconds = 3.03;
+    thin.settings.drive_cache = None;
+    history.append(&thin).unwrap();
+    let out = disktriage(&["--history-dir", h, "history"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let line = stdout.lines().find(|l| l.contains("sda")).unwrap();
+    assert!(line.contains("33.6*"), "{stdout}");
+    assert!(line.contains(" ? "), "{stdout}");
+    assert!(
+        stdout.contains("* 97 I/Os in 3.03 s: low count"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_corrupt_history_is_reported_with_its_line_and_left_alone() {
     let dir = scratch();
     let h = dir.path().to_str().unwrap();
