@@ -70,10 +70,21 @@ pub struct RunSettings {
     /// O_DIRECT (true) or through the page cache.
     pub direct: bool,
     pub scheduler: Option<String>,
-    /// The drive's own write cache: "on", "off", "n/a", or "?" when it could not be read.
+    /// The drive's own write cache: "on", "off", "n/a"; None when not known (not read, or
+    /// the read failed). Read back in that one spelling, whatever an older version wrote
+    /// (`model::cache::recorded_drive_cache`).
+    #[serde(default, deserialize_with = "drive_cache_in_one_spelling")]
     pub drive_cache: Option<String>,
     /// The kernel's flush policy: "write back" or "write through".
     pub kernel_cache: Option<String>,
+}
+
+/// A recorded drive cache, read in the one spelling (an old "-" or "?" is "not known").
+fn drive_cache_in_one_spelling<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    let word: Option<String> = Option::deserialize(d)?;
+    Ok(crate::model::cache::recorded_drive_cache(word.as_deref()))
 }
 
 /// One finished run (all its repeats) as the history keeps it.
@@ -168,7 +179,7 @@ impl HistoryEntry {
                 engine_asked: first.plan.engine.as_str().to_string(),
                 direct: first.plan.direct,
                 scheduler: target.scheduler.clone(),
-                drive_cache,
+                drive_cache: crate::model::cache::recorded_drive_cache(drive_cache.as_deref()),
                 kernel_cache: target.kernel_write_cache.map(|c| c.as_str().to_string()),
             },
             repeats: runs.len() as u32,
@@ -537,6 +548,7 @@ mod tests {
                     mean: mbps,
                     spread_pct: None,
                 },
+                mbps_min_max: None,
                 mean_ms: None,
                 p50_ms: None,
                 p99_ms: Some(Stat {

@@ -83,6 +83,7 @@ fn entry(disk: DiskIdentity, device: &str, mbps: f64, unix: u64) -> HistoryEntry
                 mean: mbps / 1.048576,
                 spread_pct: Some(2.5),
             },
+            mbps_min_max: None,
             mean_ms: None,
             p50_ms: None,
             p99_ms: Some(Stat {
@@ -231,6 +232,33 @@ fn a_rewrites_record_says_its_rates_are_over_the_write_time() {
     // On the rewrite's own lines, after its figures.
     let rewrite_at = stdout.find("80.0").unwrap();
     assert!(stdout.find(NOTE).unwrap() > rewrite_at, "{stdout}");
+}
+
+#[test]
+fn a_thin_record_shows_its_rate_marked_and_an_unknown_cache_as_elsewhere() {
+    let dir = scratch();
+    let h = dir.path().to_str().unwrap();
+    let history = History::new(dir.path());
+    let mut thin = entry(
+        DiskIdentity::Wwid(SATA_WWID.into()),
+        "sda",
+        33.6,
+        1_795_000_000,
+    );
+    thin.figures[0].ops = 97;
+    thin.figures[0].seconds = 3.03;
+    thin.settings.drive_cache = None;
+    history.append(&thin).unwrap();
+    let out = disktriage(&["--history-dir", h, "history"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let line = stdout.lines().find(|l| l.contains("sda")).unwrap();
+    assert!(line.contains("33.6*"), "{stdout}");
+    assert!(line.contains(" ? "), "{stdout}");
+    assert!(
+        stdout.contains("* 97 I/Os in 3.03 s: low count"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -437,7 +437,7 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
     );
     // Before the target is opened, the settings line shows what the device list read.
     assert!(
-        s.contains(" scheduler none   drive cache -   kernel flush policy write back"),
+        s.contains(" scheduler none   drive cache n/a   kernel flush policy write back"),
         "{s}"
     );
     snap("starting", &app);
@@ -514,8 +514,8 @@ fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
     )))));
     let stopped = bar(&app);
     assert!(stopped.contains("stopped"), "{stopped}");
-    // A quarter of 80 columns.
-    assert_eq!(stopped.matches('█').count(), 20, "{stopped}");
+    // A quarter of the bar: 80 columns less its label beside it (" stopped").
+    assert_eq!(stopped.matches('█').count(), (80 - 8) / 4, "{stopped}");
 }
 
 #[test]
@@ -1284,6 +1284,10 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
     let s = screen(&app, 80, 25);
     // 1.5 s of this repeat, then two more of 2 s each.
     assert!(s.contains("ETA 6 s"), "{s}");
+    // 4.5 s to go is not 4 s: an ETA rounds up.
+    tick(&mut app, 11.5);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("ETA 5 s"), "{s}");
 }
 
 #[test]
@@ -1424,44 +1428,170 @@ fn quit_says_the_history_keeps_what_it_recorded() {
 }
 
 #[test]
-fn a_one_io_run_shows_no_rate_without_its_time_base() {
+fn a_one_io_run_shows_its_rate_marked_as_a_low_count() {
+    // dd prints a rate for one block: so does every screen, and says how thin it is.
     let mut app = app_with("host-loop-zram", true);
-    let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
-    {
-        let p = &mut one.outcome.phases[0];
-        p.seconds = 0.000896;
-        p.rate_seconds = p.seconds;
-        let d = if p.read.ops > 0 {
-            &mut p.read
-        } else {
-            &mut p.write
-        };
-        d.bytes = 4096;
-        d.ops = 1;
-        d.bytes_per_sec = 4096.0 / 0.000896;
-        d.iops = 1.0 / 0.000896;
-        if let Some(l) = &mut d.latency {
-            l.count = 1;
-            l.mean_ns = 2_000.0;
-        }
-    }
+    let one = one_io_report();
     finish_with(&mut app, TestName::RandRead, false, &one);
     let run = screen(&app, 80, 25);
     keys(&mut app, "4");
     let results = screen(&app, 80, 25);
     key(&mut app, KeyCode::Enter);
-    let full = screen(&app, 80, 25);
+    let full = screen(&app, 132, 43);
+    key(&mut app, KeyCode::Esc);
+    // 4096 B in 0.896 ms: 4.6 MB/s, 1116 IOPS.
     for s in [&run, &results, &full] {
-        assert!(
-            !s.contains("1116") && !s.contains("1.1k"),
-            "a rate over one I/O:\n{s}"
-        );
-        assert!(s.contains("1 I/O in 0.90 ms"), "no time base:\n{s}");
+        assert!(s.contains("4.6"), "no MB/s:\n{s}");
+        assert!(s.contains("1 I/O in 0.90 ms: low count"), "no mark:\n{s}");
+        assert!(!s.contains("too few"), "{s}");
     }
-    snap("one_io_results", &{
-        key(&mut app, KeyCode::Esc);
-        app.clone()
-    });
+    assert!(
+        run.contains("IOPS mean 1116") && results.contains("1116*"),
+        "{run}\n{results}"
+    );
+    assert!(full.contains("1116 IOPS"), "{full}");
+    snap("one_io_results", &app);
+    // Compare shows the rates of two thin runs, marked, and judges them as any other.
+    finish_with(&mut app, TestName::RandRead, true, &one);
+    keys(&mut app, "c");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("MB/s") && s.contains("4.6"), "{s}");
+    assert!(s.contains("low count"), "{s}");
+    assert!(!s.contains("too few"), "{s}");
+}
+
+/// rand-read that did one I/O of 4 KiB in 0.896 ms.
+fn one_io_report() -> disktriage::bench::outcome::RunReport {
+    let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
+    let p = &mut one.outcome.phases[0];
+    p.seconds = 0.000896;
+    p.rate_seconds = p.seconds;
+    let d = if p.read.ops > 0 {
+        &mut p.read
+    } else {
+        &mut p.write
+    };
+    d.bytes = 4096;
+    d.ops = 1;
+    d.bytes_per_sec = 4096.0 / 0.000896;
+    d.iops = 1.0 / 0.000896;
+    if let Some(l) = &mut d.latency {
+        l.count = 1;
+        l.mean_ns = 2_000.0;
+    }
+    one
+}
+
+#[test]
+fn a_repeated_run_shows_figures_over_all_its_repeats() {
+    // Two repeats: the first at about 100 MB/s with every I/O at 1 ms, the second at about
+    // 300 MB/s with 4 % of its I/Os at 10 ms. Over both: 2 % of the I/Os took 10 ms (p99
+    // 10 ms, not the mean 5.5 of the repeats' p99s), and the intervals ran from 95 MB/s (the
+    // first repeat's slowest) to 318 MB/s.
+    let mut app = app_with("host-loop-zram", true);
+    app.values.repeats = 2;
+    pick_rand_read(&mut app);
+    let cmds = keys(&mut app, "r");
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    for (mbps, slow) in [(100.0, 0), (300.0, 40)] {
+        feed(&mut app, TestName::RandRead, "loop0", "none", 40, mbps);
+        let mut r = report(TestName::RandRead, "loop0", "none", mbps, 1.0);
+        let p = &mut r.outcome.phases[0];
+        let mut d = disktriage::bench::stats::DirStats::default();
+        for i in 0..1000 {
+            d.record(4096, if i < slow { 10_000_000 } else { 1_000_000 });
+        }
+        let bytes_per_sec = p.read.bytes_per_sec;
+        p.read = disktriage::bench::outcome::DirTotals {
+            bytes_per_sec,
+            iops: bytes_per_sec / 4096.0,
+            ..disktriage::bench::outcome::DirTotals::over(&d, p.rate_seconds)
+        };
+        app.update(Msg::RunFinished(Box::new(Ok(r))));
+    }
+    assert!(!app.running());
+    let run = screen(&app, 80, 25);
+    assert!(
+        run.contains("MB/s mean 200.0 min 95.0 max 318.0"),
+        "min/max not over both repeats:\n{run}"
+    );
+    assert!(
+        run.contains("p99 10.00"),
+        "p99 not over both repeats:\n{run}"
+    );
+    let f = app.results.records[0].headline().unwrap();
+    assert!((f.p99_ms.unwrap().mean - 10.0).abs() < 0.01, "{f:?}");
+    let (lo, hi) = f.mbps_min_max.unwrap();
+    assert!(
+        (lo - 95.0).abs() < 0.01 && (hi - 318.0).abs() < 0.01,
+        "{f:?}"
+    );
+    keys(&mut app, "4");
+    let results = screen(&app, 80, 25);
+    assert!(
+        results.contains("200.0") && results.contains("10.00"),
+        "{results}"
+    );
+}
+
+#[test]
+fn c_on_the_run_screen_compares_the_last_two_runs_even_with_marks() {
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 500.0, 0.060);
+    complete_run(&mut app, "none", 510.0, 0.060);
+    // Runs 1 and 2 marked A and B on Results.
+    keys(&mut app, "4");
+    key(&mut app, KeyCode::Up);
+    keys(&mut app, " ");
+    key(&mut app, KeyCode::Down);
+    keys(&mut app, " ");
+    assert_eq!(app.results.marks, vec![0, 1]);
+    complete_run(&mut app, "none", 520.0, 0.060);
+    assert_eq!(app.screen, Screen::Run);
+    // The help says what c does here.
+    keys(&mut app, "c");
+    assert_eq!(app.screen, Screen::Compare);
+    assert_eq!(app.comparison(), Some((1, 2)));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("A #2") && s.contains("B #3"), "{s}");
+    // c on Results still compares the marked runs.
+    keys(&mut app, "4");
+    keys(&mut app, "c");
+    assert_eq!(app.comparison(), Some((0, 1)));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("A #1") && s.contains("B #2"), "{s}");
+    assert_eq!(app.results.marks, vec![0, 1]);
+}
+
+#[test]
+fn a_cdm_cell_with_few_ios_keeps_its_figure_as_the_cli_grid_does() {
+    // A throttled disk's first CrystalDiskMark cell: 10 requests of 1 MiB in 85 ms. The CLI's
+    // grid prints its 123.36 MB/s; the TUI's grid shows the same, marked.
+    let mut app = app_with("host-loop-zram", true);
+    let mut r = report_phases(TestName::Cdm, "loop0", "none", |i| (100.0 + i as f64, 0.5));
+    {
+        let p = &mut r.outcome.phases[0];
+        p.seconds = 0.085;
+        p.rate_seconds = 0.085;
+        let d = if p.read.ops > 0 {
+            &mut p.read
+        } else {
+            &mut p.write
+        };
+        d.ops = 10;
+        d.bytes = 10 * p.job.bs;
+        d.bytes_per_sec = d.bytes as f64 / 0.085;
+        d.iops = 10.0 / 0.085;
+    }
+    let cell = disktriage::report::run::cdm_mbps(r.outcome.phases[0].bytes_per_sec() / 1e6);
+    assert!(disktriage::report::run::cdm_grid(&r).contains(&cell));
+    finish_with(&mut app, TestName::Cdm, false, &r);
+    let run = screen(&app, 132, 43);
+    keys(&mut app, "4");
+    let results = screen(&app, 132, 43);
+    for s in [&run, &results] {
+        assert!(s.contains(&format!("{cell}*")), "{cell} missing:\n{s}");
+    }
 }
 
 #[test]
@@ -2271,6 +2401,33 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     let s = screen(&app, 80, 25);
     assert!(s.contains("#2 rand-read on loop0"), "{s}");
     assert!(s.contains("run #2 finished"), "{s}");
+}
+
+#[test]
+fn the_drive_cache_has_one_spelling_and_compare_lists_only_real_changes() {
+    // A TUI run on a loop device (whose drive state the TUI never reads: it has no drive
+    // cache) against the same test run from the CLI, which recorded "n/a", and against an
+    // older record that wrote the unknown cache as "-". Nothing changed but the scheduler.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "mq-deadline", 512.0, 0.060);
+    assert_eq!(app.results.records[0].drive_cache.as_deref(), Some("n/a"));
+    let cli = past_run(500.0, "none");
+    let mut older = past_run(505.0, "none");
+    older.id = "older".into();
+    let mut json = serde_json::to_value(&older).unwrap();
+    json["settings"]["drive_cache"] = "-".into();
+    let older: disktriage::history::HistoryEntry = serde_json::from_value(json).unwrap();
+    assert_eq!(older.settings.drive_cache, None);
+    assert_eq!(app.results.add_past(vec![cli, older]), 2);
+    for past in [1, 2] {
+        app.results.marks = vec![past, 0];
+        keys(&mut app, "4");
+        keys(&mut app, "c");
+        let s = screen(&app, 80, 25);
+        assert!(s.contains("scheduler none -> mq-deadline"), "{s}");
+        assert!(!s.contains("drive cache"), "{s}");
+        assert!(s.contains("cache n/a/"), "{s}");
+    }
 }
 
 #[test]

@@ -378,3 +378,75 @@ fn a_devices_several_row_and_its_results_row_show_one_figure() {
         "{results}"
     );
 }
+
+#[test]
+fn a_throttled_device_shows_its_rate_marked_as_a_low_count() {
+    // loop1 is throttled: 97 requests of 1 MiB in 3.03 s. Its MB/s is the figure the admin
+    // needs; it is shown on every row, and said to rest on few I/Os.
+    let mut app = app_with("host-loop-zram", true);
+    mark(&mut app, &["loop0", "loop1"]);
+    started(&run_test(&mut app, TestName::SeqRead));
+    finish(&mut app, 0, "loop0", TestName::SeqRead, 300.0);
+    let mut slow = report(TestName::SeqRead, "loop1", "none", 33.6, 2.0);
+    {
+        let p = &mut slow.outcome.phases[0];
+        p.seconds = 3.03;
+        p.rate_seconds = 3.03;
+        p.read.ops = 97;
+        p.read.bytes = 97 << 20;
+        p.read.bytes_per_sec = (97u64 << 20) as f64 / 3.03;
+        p.read.iops = 97.0 / 3.03;
+    }
+    app.update(Msg::Several(SeveralMsg::Finished {
+        index: 1,
+        result: Box::new(Ok(slow)),
+    }));
+    assert!(!app.running());
+    let s = screen(&app, 80, 25);
+    let row = |s: &str, header: &str| {
+        s.lines()
+            .skip_while(|l| !l.contains(header))
+            .find(|l| l.contains("loop1"))
+            .unwrap_or_else(|| panic!("no loop1 row after {header}:\n{s}"))
+            .to_string()
+    };
+    // 97 MiB in 3.03 s: 33.6 MB/s, 32 IOPS.
+    assert!(row(&s, "Run: seq-read").contains("33.6 MB/s"), "{s}");
+    assert!(row(&s, "TARGET").contains("33.6"), "{s}");
+    assert!(s.contains("97 I/Os in 3.03 s: low count"), "{s}");
+    assert!(!s.contains("too few"), "{s}");
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(row(&s, "DEVICE").contains("33.6"), "{s}");
+    assert!(row(&s, "TARGET").contains("33.6"), "{s}");
+    // The CLI's text and JSON say the same.
+    let multi = disktriage::report::multi::MultiResult {
+        test: TestName::SeqRead,
+        mode: disktriage::report::multi::Mode::Parallel,
+        repeats: 1,
+        targets: app.results.records[..2]
+            .iter()
+            .map(|r| disktriage::report::multi::TargetResult {
+                target: format!("/dev/{}", r.device),
+                role: disktriage::bench::multi::Role::Target,
+                reports: r.runs.clone(),
+                error: None,
+            })
+            .collect(),
+        stopped: false,
+    };
+    let text = disktriage::report::multi::render_text(&multi, 80);
+    assert!(text.contains("97 I/Os in 3.03 s: low count"), "{text}");
+    assert!(!text.contains("too few"), "{text}");
+    let line = text.lines().find(|l| l.starts_with("loop1")).unwrap();
+    assert!(line.contains("33.6") && line.contains("32"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&disktriage::report::multi::render_json(&multi).unwrap()).unwrap();
+    let row = &json["targets"][1]["row"];
+    assert!(
+        (row["mbps"]["mean"].as_f64().unwrap() - 33.57).abs() < 0.01,
+        "{row}"
+    );
+    assert_eq!(row["low_count"], true, "{row}");
+    assert_eq!(json["targets"][0]["row"]["low_count"], false);
+}

@@ -19,7 +19,6 @@ use crate::bench::spec::{Job, Plan};
 use crate::bench::stats::IntervalPoint;
 use crate::bench::sweep::SweepKind;
 use crate::event::{Cmd, TaskError};
-use crate::report::run::rate_meaningful;
 
 use super::devices::DriveState;
 use super::records::RunRecord;
@@ -251,9 +250,8 @@ impl LiveRun {
                 self.points.push_back(point);
             }
             RunEvent::PhaseFinished { result, .. } => {
-                if rate_meaningful(result.read.ops + result.write.ops, result.rate_seconds)
-                    && let Some(sample) = PhaseSample::of(&result)
-                {
+                // Grids show a phase with few I/Os (marked); curves leave it out.
+                if let Some(sample) = PhaseSample::of(&result) {
                     self.done.push(sample);
                 }
             }
@@ -556,12 +554,7 @@ impl App {
         self.changes.last_switch_gone = None;
         self.several.showing = false;
         let record = self.results.records.len();
-        let drive_cache = self
-            .devices
-            .drives
-            .get(&device)
-            .and_then(DriveState::cache_word)
-            .map(str::to_string);
+        let drive_cache = self.drive_cache_word(&device);
         let mut rec = RunRecord::new(
             self.results.next_id(false),
             device.clone(),
@@ -576,5 +569,29 @@ impl App {
         self.run = Some(run);
         self.screen = Screen::Run;
         vec![Cmd::StartRun(Box::new(request))]
+    }
+}
+
+impl App {
+    /// The drive's own cache of `device` as a run's record keeps it (one spelling,
+    /// `model::cache::recorded_drive_cache`): a device with no drive to ask (loop, zram, dm)
+    /// has none, as the CLI records it, though the TUI never reads its drive state; None while
+    /// a drive's state is not read yet.
+    pub(super) fn drive_cache_word(&self, device: &str) -> Option<String> {
+        // A partition's cache is its disk's.
+        let disk = self
+            .devices
+            .queue_of(device)
+            .or_else(|| self.devices.find(device));
+        if disk.is_some_and(|d| d.transport.is_virtual()) {
+            return Some(crate::model::cache::NO_DRIVE_CACHE.to_string());
+        }
+        let name = disk.map_or(device, |d| d.name.as_str());
+        let word = self
+            .devices
+            .drives
+            .get(name)
+            .and_then(DriveState::cache_word);
+        crate::model::cache::recorded_drive_cache(word)
     }
 }

@@ -169,7 +169,7 @@ impl RunRecord {
             params: s.params.clone(),
             scheduler: s.scheduler.clone(),
             kernel_cache: s.kernel_cache.as_deref().and_then(|k| k.parse().ok()),
-            drive_cache: s.drive_cache.clone(),
+            drive_cache: crate::model::cache::recorded_drive_cache(s.drive_cache.as_deref()),
             repeats_wanted: entry.repeats,
             runs: Vec::new(),
             error: entry.error.clone(),
@@ -221,8 +221,10 @@ impl RunRecord {
                 out,
                 "    {:.0} IOPS{}",
                 f.iops.mean,
-                f.p99_ms
-                    .map_or(String::new(), |p| format!(", p99 {:.3} ms", p.mean))
+                f.p99_ms.map_or(String::new(), |p| format!(
+                    ", p99 {:.3} ms over every repeat's I/Os",
+                    p.mean
+                ))
             );
         }
         // A sweep's knee over the means: the one the charts mark.
@@ -267,7 +269,7 @@ fn past_report(p: &HistoryEntry) -> String {
         s.engine_asked,
         if s.direct { "O_DIRECT" } else { "BUFFERED" },
         s.scheduler.as_deref().unwrap_or("-"),
-        s.drive_cache.as_deref().unwrap_or("-"),
+        crate::model::cache::drive_cache_shown(s.drive_cache.as_deref()),
         s.kernel_cache.as_deref().unwrap_or("-"),
     );
     let _ = writeln!(out, "mean of {} repeat(s):", p.repeats);
@@ -305,6 +307,9 @@ pub struct Results {
     pub marks: Vec<usize>,
     /// First row of the Compare table shown (it scrolls when longer than the screen).
     pub compare_scroll: u16,
+    /// Compare shows the session's last two runs whatever is marked: `c` on the Run screen
+    /// asked for them (its help says so). Marking a run, or `c` on Results, ends it.
+    pub last_two: bool,
     /// The record an export was asked for, until the loop says how it went.
     exporting: Option<usize>,
 }
@@ -342,11 +347,12 @@ impl Results {
         let done: Vec<usize> = (0..self.records.len())
             .filter(|&i| !self.records[i].runs.is_empty())
             .collect();
+        let last_two = (done.len() >= 2).then(|| (done[done.len() - 2], done[done.len() - 1]));
         match self.marks.as_slice() {
+            _ if self.last_two => last_two,
             // A is the first marked, as Results shows it.
             [a, b] => Some((*a, *b)),
-            _ if done.len() >= 2 => Some((done[done.len() - 2], done[done.len() - 1])),
-            _ => None,
+            _ => last_two,
         }
     }
 
@@ -387,6 +393,7 @@ impl Results {
     /// Marks the selected record for comparison, or unmarks it; the oldest of two goes.
     fn toggle_mark(&mut self) {
         let r = self.row;
+        self.last_two = false;
         if let Some(pos) = self.marks.iter().position(|&m| m == r) {
             self.marks.remove(pos);
         } else {
@@ -475,6 +482,9 @@ impl App {
 
     /// `c`: the Compare screen, when there are two runs to compare.
     pub(super) fn compare_latest(&mut self) -> Vec<Cmd> {
+        // On the Run screen `c` compares the last two runs, as its help says; on Results, the
+        // marked ones when two are.
+        self.results.last_two = self.screen == Screen::Run;
         if self.results.comparison().is_some() {
             self.results.compare_scroll = 0;
             self.screen = Screen::Compare;

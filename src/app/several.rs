@@ -343,12 +343,7 @@ impl App {
                 t.request.clone(),
                 run.repeats,
             );
-            rec.drive_cache = self
-                .devices
-                .drives
-                .get(&t.device)
-                .and_then(super::DriveState::cache_word)
-                .map(str::to_string);
+            rec.drive_cache = self.drive_cache_word(&t.device);
             self.results.records.push(rec);
         }
         let batch = run.batch();

@@ -252,6 +252,10 @@ impl App {
 
     /// Starts the run of the current step, filed under its value's record.
     fn sweep_run_step(&mut self) -> Vec<Cmd> {
+        let cache_now = self
+            .sweep
+            .as_ref()
+            .and_then(|sw| self.drive_cache_word(&sw.device));
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
         };
@@ -261,13 +265,8 @@ impl App {
         sw.stage = SweepStage::Running;
         let value = sw.settings[step.setting].clone();
         let drive_cache = match sw.kind {
-            SweepKind::WriteCache => Some(value.clone()),
-            SweepKind::Scheduler => self
-                .devices
-                .drives
-                .get(&sw.device)
-                .and_then(super::DriveState::cache_word)
-                .map(str::to_string),
+            SweepKind::WriteCache => crate::model::cache::recorded_drive_cache(Some(&value)),
+            SweepKind::Scheduler => cache_now,
         };
         let record = match sw.records[step.setting] {
             Some(r) => r,

@@ -70,13 +70,17 @@ pub struct PhaseSample {
     pub iops: f64,
     pub mean_ms: Option<f64>,
     pub p99_ms: Option<f64>,
+    /// Its rates rest on few I/Os (`outcome::low_count`): grids show them, marked; curves
+    /// and their knees leave the phase out.
+    pub low_count: bool,
 }
 
 impl PhaseSample {
-    /// A phase that completed; `None` for a failed one. (Whether its rates mean anything
-    /// is the caller's rule: the reports' `rate_meaningful`.)
+    /// A phase that completed with an I/O in a measured time; `None` for a failed one or one
+    /// with no rate.
     pub fn of(p: &PhaseResult) -> Option<PhaseSample> {
-        if !p.ok() {
+        let ops = p.read.ops + p.write.ops;
+        if !p.ok() || !super::outcome::rate_measured(ops, p.rate_seconds) {
             return None;
         }
         Some(PhaseSample {
@@ -86,6 +90,7 @@ impl PhaseSample {
             iops: p.iops(),
             mean_ms: p.latency().map(|l| l.mean_ns / 1e6),
             p99_ms: p.latency().map(|l| l.p99_ns as f64 / 1e6),
+            low_count: super::outcome::low_count(ops, p.rate_seconds),
         })
     }
 }
@@ -212,6 +217,9 @@ impl Curve {
 /// (forward, backward, random) then its writes; a queue-depth sweep's IOPS, MB/s and latency.
 /// Other phases give no curve.
 pub fn curves(samples: &[PhaseSample]) -> Vec<Curve> {
+    // A rate over few I/Os would bend a curve and move its knee: curves use settled ones.
+    let settled: Vec<PhaseSample> = samples.iter().filter(|s| !s.low_count).cloned().collect();
+    let samples = settled.as_slice();
     let mut out = Vec::new();
     for write in [false, true] {
         for (access, legend, letter) in [
@@ -387,6 +395,7 @@ mod tests {
             iops: mbps * 1e6 / bs as f64,
             mean_ms: Some(1000.0 / mbps),
             p99_ms: Some(3000.0 / mbps),
+            low_count: false,
         }
     }
 

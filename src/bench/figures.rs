@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::outcome::{PhaseResult, RunReport};
 use super::spec::PhaseTag;
 
+use super::stats::{LatencyHistogram, LatencySummary};
 pub use super::stats::{Stat, TimeBase};
 
 /// A phase's figures over the repeats.
@@ -24,9 +25,16 @@ pub struct PhaseFigures {
     /// before it existed measured every rate over the elapsed time.
     #[serde(default)]
     pub time_base: TimeBase,
-    /// MB/s (10^6 bytes per second).
+    /// MB/s (10^6 bytes per second): the mean of the repeats' MB/s, their spread the noise.
     pub mbps: Stat,
     pub iops: Stat,
+    /// The slowest and fastest MB/s of a whole interval, over every repeat's intervals (a
+    /// sliver at a phase's end is left out, as the live figures leave it out). None in
+    /// records of versions before it, and for phases with no whole interval.
+    #[serde(default)]
+    pub mbps_min_max: Option<(f64, f64)>,
+    /// Latencies over every I/O of every repeat (the repeats' histograms merged): `mean` is
+    /// that figure, `spread_pct` the spread of the repeats' own figures.
     pub mean_ms: Option<Stat>,
     pub p50_ms: Option<Stat>,
     pub p99_ms: Option<Stat>,
@@ -35,22 +43,41 @@ pub struct PhaseFigures {
 
 impl PhaseFigures {
     /// The phase as the sweep charts and the CrystalDiskMark grid read it: the means over
-    /// the repeats (with one repeat, the very figures of the CLI's table). None when too few
-    /// I/Os for a rate, as the CLI's knee leaves such a phase out too.
+    /// the repeats (with one repeat, the very figures of the CLI's table). None when it has no
+    /// rate; a low count of I/Os is flagged, and curves leave such a phase out (as the CLI's
+    /// knee does).
     pub fn sample(&self) -> Option<super::curve::PhaseSample> {
-        self.rates_meaningful().then(|| super::curve::PhaseSample {
+        self.rates_measured().then(|| super::curve::PhaseSample {
             tag: self.tag.clone(),
             bs: self.bs,
             mbps: self.mbps.mean,
             iops: self.iops.mean,
             mean_ms: self.mean_ms.map(|s| s.mean),
             p99_ms: self.p99_ms.map(|s| s.mean),
+            low_count: self.low_count(),
         })
     }
 
-    /// Are MB/s and IOPS worth showing (enough I/Os over enough time)?
-    pub fn rates_meaningful(&self) -> bool {
-        super::outcome::rate_meaningful(self.ops, self.seconds)
+    /// Are there MB/s and IOPS at all (an I/O completed in a measured time)? Every screen
+    /// shows them then, marked when `low_count`.
+    pub fn rates_measured(&self) -> bool {
+        super::outcome::rate_measured(self.ops, self.seconds)
+    }
+
+    /// Are the rates settled (enough I/Os over enough time)? Sweep charts and knees use only
+    /// these.
+    pub fn rates_settled(&self) -> bool {
+        super::outcome::rate_settled(self.ops, self.seconds)
+    }
+
+    /// The rates rest on few I/Os or little time: shown, and marked.
+    pub fn low_count(&self) -> bool {
+        super::outcome::low_count(self.ops, self.seconds)
+    }
+
+    /// "10 I/Os in 11.12 ms: low count", the mark of thin rates; None for settled ones.
+    pub fn low_count_note(&self) -> Option<String> {
+        super::outcome::low_count_note(self.ops, self.seconds)
     }
 
     /// "1 I/O in 0.90 ms": what the rates are computed over.
@@ -60,7 +87,8 @@ impl PhaseFigures {
 }
 
 /// Per phase (in the first repeat's order), the figures over the repeats of one test; phases
-/// that failed in a repeat are left out of that repeat's share.
+/// that failed in a repeat are left out of that repeat's share. This is the one place a
+/// figure over repeats is computed: every screen, export and the history take it from here.
 pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
     let Some(first) = runs.first() else {
         return Vec::new();
@@ -70,15 +98,31 @@ pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
         .phases
         .iter()
         .filter_map(|p0| {
-            let phases: Vec<&PhaseResult> = runs
+            // Each repeat's share of the phase, with the length of a whole interval of its
+            // plan.
+            let shares: Vec<(&PhaseResult, f64)> = runs
                 .iter()
-                .filter_map(|r| r.outcome.phases.iter().find(|p| p.label == p0.label))
-                .filter(|p| p.ok())
+                .filter_map(|r| {
+                    let p = r.outcome.phases.iter().find(|p| p.label == p0.label)?;
+                    Some((p, r.plan.interval.as_secs_f64()))
+                })
+                .filter(|(p, _)| p.ok())
                 .collect();
+            let phases: Vec<&PhaseResult> = shares.iter().map(|(p, _)| *p).collect();
             let pick = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
                 Stat::of(&phases.iter().filter_map(|p| f(p)).collect::<Vec<_>>())
             };
             let n = phases.len().max(1);
+            let merged = merged_latency(&phases);
+            // A latency figure over all the repeats' I/Os, its spread the repeats' own.
+            let lat = |f: &dyn Fn(&LatencySummary) -> f64| {
+                let each = pick(&|p| p.latency().map(f))?;
+                Some(Stat {
+                    mean: merged.as_ref().map_or(each.mean, f),
+                    spread_pct: each.spread_pct,
+                })
+            };
+            let ms = 1e6;
             Some(PhaseFigures {
                 label: p0.label.clone(),
                 tag: p0.tag.clone(),
@@ -88,30 +132,78 @@ pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
                 time_base: p0.time_base,
                 mbps: pick(&|p| Some(p.bytes_per_sec() / 1e6))?,
                 iops: pick(&|p| Some(p.iops()))?,
-                mean_ms: pick(&|p| p.latency().map(|l| l.mean_ns / 1e6)),
-                p50_ms: pick(&|p| p.latency().map(|l| l.p50_ns as f64 / 1e6)),
-                p99_ms: pick(&|p| p.latency().map(|l| l.p99_ns as f64 / 1e6)),
-                p999_ms: pick(&|p| p.latency().map(|l| l.p999_ns as f64 / 1e6)),
+                mbps_min_max: interval_mbps_min_max(&shares),
+                mean_ms: lat(&|l| l.mean_ns / ms),
+                p50_ms: lat(&|l| l.p50_ns as f64 / ms),
+                p99_ms: lat(&|l| l.p99_ns as f64 / ms),
+                p999_ms: lat(&|l| l.p999_ns as f64 / ms),
             })
         })
         .collect()
+}
+
+/// The latency of the phases' main direction over all their I/Os: their histograms merged.
+/// None when a phase has no histogram kept (a report built without one): then the figures
+/// over the repeats are the mean of each repeat's.
+fn merged_latency(phases: &[&PhaseResult]) -> Option<LatencySummary> {
+    if let [one] = phases {
+        return one.latency().copied();
+    }
+    let mut merged = LatencyHistogram::new();
+    for p in phases {
+        let d = p.latency_direction()?;
+        if d.latency_buckets.is_empty() {
+            return None;
+        }
+        for &(value, count) in &d.latency_buckets {
+            merged.record_n(value, count);
+        }
+    }
+    merged.summary()
+}
+
+/// The slowest and fastest MB/s of a whole interval (at least half the plan's interval, as
+/// the live figures count one) over every repeat's series.
+fn interval_mbps_min_max(shares: &[(&PhaseResult, f64)]) -> Option<(f64, f64)> {
+    shares
+        .iter()
+        .flat_map(|(p, interval)| {
+            p.series
+                .points
+                .iter()
+                .filter(move |pt| pt.seconds() > 0.0 && pt.seconds() >= interval / 2.0)
+                .map(|pt| pt.rate() / 1e6)
+        })
+        .fold(None, |acc, r| match acc {
+            None => Some((r, r)),
+            Some((lo, hi)) => Some((f64::min(lo, r), f64::max(hi, r))),
+        })
 }
 
 /// A run's figures in one row (Results, `disktriage history`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RowFigures {
     pub phases: usize,
-    /// None when no phase had enough I/Os for a rate.
+    /// None when no phase completed an I/O in a measured time.
     pub mbps: Option<f64>,
     pub iops: Option<f64>,
     pub p99_ms: Option<f64>,
     pub noise_pct: Option<f64>,
+    /// The rates come from phases with a low count (no phase had a settled one).
+    pub low_count: bool,
 }
 
 /// What a run's row shows: a single phase's figures, or for several the peak MB/s and IOPS
-/// and the worst p99 over all of them, with the largest spread.
+/// and the worst p99 over all of them, with the largest spread. The phases with settled
+/// rates make it when there are any; else those with a low count, and the row says so.
 pub fn row(all: &[PhaseFigures]) -> Option<RowFigures> {
-    let figures: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_meaningful()).collect();
+    let settled: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_settled()).collect();
+    let low_count = settled.is_empty();
+    let figures = if low_count {
+        all.iter().filter(|f| f.rates_measured()).collect()
+    } else {
+        settled
+    };
     if figures.is_empty() {
         return all.first().map(|f| RowFigures {
             phases: all.len(),
@@ -119,6 +211,7 @@ pub fn row(all: &[PhaseFigures]) -> Option<RowFigures> {
             iops: None,
             p99_ms: f.p99_ms.map(|s| s.mean),
             noise_pct: None,
+            low_count: false,
         });
     }
     let max = |v: &mut dyn Iterator<Item = f64>| v.reduce(f64::max);
@@ -128,5 +221,6 @@ pub fn row(all: &[PhaseFigures]) -> Option<RowFigures> {
         iops: max(&mut figures.iter().map(|f| f.iops.mean)),
         p99_ms: max(&mut figures.iter().filter_map(|f| f.p99_ms.map(|s| s.mean))),
         noise_pct: max(&mut figures.iter().filter_map(|f| f.mbps.spread_pct)),
+        low_count,
     })
 }

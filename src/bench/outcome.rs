@@ -94,14 +94,40 @@ impl Witness {
 }
 
 /// One direction's totals.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DirTotals {
     pub bytes: u64,
     pub ops: u64,
     /// Bytes per second over the phase's time base (`PhaseResult::rate_seconds`).
     pub bytes_per_sec: f64,
     pub iops: f64,
+    /// The rates rest on few I/Os or little time (`low_count`): shown, and said to be thin.
+    pub low_count: bool,
     pub latency: Option<LatencySummary>,
+    /// The latency histogram behind `latency`, as its non-empty buckets (value, count): a
+    /// figure over several repeats merges them (`bench::figures`). Not written out.
+    #[serde(skip)]
+    pub latency_buckets: Vec<(u64, u64)>,
+}
+
+impl DirTotals {
+    /// A direction's totals with its rates over `rate_seconds` (the phase's time base).
+    pub fn over(d: &super::stats::DirStats, rate_seconds: f64) -> DirTotals {
+        use super::stats::per_second;
+        DirTotals {
+            bytes: d.bytes,
+            ops: d.ops,
+            bytes_per_sec: per_second(d.bytes as f64, rate_seconds),
+            iops: per_second(d.ops as f64, rate_seconds),
+            low_count: low_count(d.ops, rate_seconds),
+            latency: d.latency_summary(),
+            latency_buckets: d
+                .hist
+                .as_ref()
+                .map(super::stats::LatencyHistogram::nonzero_buckets)
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// A worker's share of a phase.
@@ -181,15 +207,34 @@ pub fn cpu_bound(busy_seconds: f64, seconds: f64, io_threads: u32, cpus: usize) 
     seconds > 0.0 && busy_seconds / seconds >= CPU_BOUND_SHARE * cores
 }
 
-/// Fewest I/Os, and shortest measured time, over which a rate (MB/s, IOPS) is worth showing.
-/// Below either, a rate mostly measures the setup around the I/O: the figures say how many
-/// I/Os took how long instead.
+/// Fewest I/Os, and shortest measured time, that make a rate (MB/s, IOPS) a settled figure.
+/// Below either, a rate measures the setup around the I/O as much as the device: it is still
+/// shown (dd prints one for a single block, and the slow disk is the one the admin needs it
+/// for), marked as a low count, and knees and charts of sweeps leave it out.
 pub const MIN_RATE_OPS: u64 = 100;
 pub const MIN_RATE_SECONDS: f64 = 0.01;
 
-/// Is a rate over `ops` I/Os in `seconds` worth showing?
-pub fn rate_meaningful(ops: u64, seconds: f64) -> bool {
+/// Is there a rate over `ops` I/Os in `seconds` at all: at least one I/O completed in a
+/// measured time.
+pub fn rate_measured(ops: u64, seconds: f64) -> bool {
+    ops > 0 && seconds > 0.0 && seconds.is_finite()
+}
+
+/// Is a rate over `ops` I/Os in `seconds` a settled figure (enough I/Os over enough time)?
+/// Sweeps' knees and charts use only these.
+pub fn rate_settled(ops: u64, seconds: f64) -> bool {
     ops >= MIN_RATE_OPS && seconds >= MIN_RATE_SECONDS
+}
+
+/// A rate that is shown but rests on few I/Os or little time: every output marks it.
+pub fn low_count(ops: u64, seconds: f64) -> bool {
+    rate_measured(ops, seconds) && !rate_settled(ops, seconds)
+}
+
+/// The mark of a rate with a low count, "10 I/Os in 11.12 ms: low count"; None when the
+/// count is enough (or there is no rate).
+pub fn low_count_note(ops: u64, seconds: f64) -> Option<String> {
+    low_count(ops, seconds).then(|| format!("{}: low count", time_base(ops, seconds)))
 }
 
 /// The time base of a rate: "1 I/O in 0.90 ms", "4096 I/Os in 2.00 s".
@@ -213,7 +258,14 @@ impl PhaseResult {
 
     /// The latency summary of the phase's main direction (reads, unless it only writes).
     pub fn latency(&self) -> Option<&LatencySummary> {
-        self.read.latency.as_ref().or(self.write.latency.as_ref())
+        self.latency_direction().and_then(|d| d.latency.as_ref())
+    }
+
+    /// The phase's main direction for latency: reads, unless it only writes.
+    pub fn latency_direction(&self) -> Option<&DirTotals> {
+        [&self.read, &self.write]
+            .into_iter()
+            .find(|d| d.latency.is_some())
     }
 
     pub fn ok(&self) -> bool {

@@ -1084,13 +1084,7 @@ fn run_phase(
 
 /// One direction's totals, its rates over `rate_seconds` (the phase's time base).
 fn dir_totals(d: &super::stats::DirStats, rate_seconds: f64) -> DirTotals {
-    DirTotals {
-        bytes: d.bytes,
-        ops: d.ops,
-        bytes_per_sec: per_second(d.bytes as f64, rate_seconds),
-        iops: per_second(d.ops as f64, rate_seconds),
-        latency: d.latency_summary(),
-    }
+    DirTotals::over(d, rate_seconds)
 }
 
 fn send_points(events: &Option<Sender<RunEvent>>, index: usize, points: &mut Vec<IntervalPoint>) {

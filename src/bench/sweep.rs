@@ -16,7 +16,7 @@
 use serde::Serialize;
 
 use super::catalog::TestName;
-use super::outcome::{PhaseResult, RunReport, rate_meaningful};
+use super::outcome::{PhaseResult, RunReport, rate_settled};
 use super::stats::{Delta, Significance, Stat, delta};
 use crate::model::DriveCache;
 use crate::model::cache::on_off;
@@ -211,8 +211,9 @@ impl Metric {
         }
     }
 
-    /// The figure of one finished run; `None` when the run failed, was stopped, or did too
-    /// few I/Os for a rate (the report then shows no rate either).
+    /// The figure of one finished run; `None` when the run failed, was stopped, or its rate
+    /// rests on a low count of I/Os (the report shows that rate, marked; a winner is not
+    /// named on it).
     pub fn of(self, report: &RunReport) -> Option<f64> {
         if report.outcome.stopped || report.error().is_some() {
             return None;
@@ -221,7 +222,7 @@ impl Metric {
         let rated = || {
             phases
                 .iter()
-                .filter(|p| rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
+                .filter(|p| rate_settled(p.read.ops + p.write.ops, p.rate_seconds))
         };
         match self {
             Metric::MbPerSec => rated().map(|p| p.bytes_per_sec() / 1e6).reduce(f64::max),

@@ -24,14 +24,12 @@ pub fn record_run(root: &SysRoot, dir: &Path, runs: &[RunReport]) {
     let drive_cache = match (&report.target.device, report.target.kind) {
         (Some(name), TargetClass::BlockDevice) if crate::sys::privilege::is_root() => {
             let drives = LinuxDrives::new(root.clone());
-            Some(
-                drives
-                    .device(name)
-                    .ok()
-                    .and_then(|dev| drive_state::cache_status(&drives, &dev).ok())
-                    .map_or("?", |s| s.drive_word())
-                    .to_string(),
-            )
+            // Not known when it cannot be read: the history's one spelling for that is none.
+            drives
+                .device(name)
+                .ok()
+                .and_then(|dev| drive_state::cache_status(&drives, &dev).ok())
+                .map(|s| s.drive_word().to_string())
         }
         _ => None,
     };

@@ -27,6 +27,27 @@ pub fn cache_word(enabled: Option<bool>) -> &'static str {
     enabled.map(on_off).unwrap_or("none")
 }
 
+/// The drive's own cache of a device that has none to ask about (loop, zram, md, dm, nbd,
+/// ram): what `CacheStatus::drive_word` says of it when read.
+pub const NO_DRIVE_CACHE: &str = "n/a";
+
+/// The drive's cache as a record keeps it, in the one spelling every screen, export and the
+/// history use: "on", "off", "n/a" (no volatile cache, or no way to ask this drive); None when
+/// it is not known (never read, or the read failed). Records of earlier versions wrote an
+/// unknown cache as "-", "?" or "": they read as None, so a spelling is never a change.
+pub fn recorded_drive_cache(word: Option<&str>) -> Option<String> {
+    match word.map(str::trim) {
+        Some(w @ ("on" | "off")) => Some(w.to_string()),
+        Some("n/a" | "none") => Some(NO_DRIVE_CACHE.to_string()),
+        _ => None,
+    }
+}
+
+/// A recorded drive cache as the screens show it: the word, or "?" when it is not known.
+pub fn drive_cache_shown(recorded: Option<&str>) -> &str {
+    recorded.unwrap_or("?")
+}
+
 /// The kernel's flush policy for the device, from `queue/write_cache`. This is what the block
 /// layer believes, which decides whether it sends FLUSH/FUA; it is not the drive's own cache
 /// setting (that needs ATA SET FEATURES, the SCSI caching page or NVMe Set Features).
@@ -201,7 +222,7 @@ impl CacheStatus {
         self.drive
             .as_ref()
             .and_then(|d| d.enabled)
-            .map_or("n/a", on_off)
+            .map_or(NO_DRIVE_CACHE, on_off)
     }
 
     pub fn new(
@@ -270,6 +291,24 @@ mod tests {
             KernelWriteCache::from_enabled(false),
             KernelWriteCache::WriteThrough
         );
+    }
+
+    #[test]
+    fn a_recorded_drive_cache_has_one_spelling() {
+        for (old, now) in [
+            (Some("on"), Some("on")),
+            (Some("off"), Some("off")),
+            (Some("n/a"), Some("n/a")),
+            (Some("none"), Some("n/a")),
+            (Some("-"), None),
+            (Some("?"), None),
+            (Some(""), None),
+            (None, None),
+        ] {
+            assert_eq!(recorded_drive_cache(old).as_deref(), now, "{old:?}");
+        }
+        assert_eq!(drive_cache_shown(None), "?");
+        assert_eq!(drive_cache_shown(Some("n/a")), "n/a");
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub fn render_text(
         let cell = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_string(), f);
         let s = &e.settings;
         let when = e.when();
+        // A rate over few I/Os is shown, marked; the facts below say how few.
+        let low_count = r.is_some_and(|r| r.low_count && r.mbps.is_some());
+        let low = if low_count { "*" } else { "" };
         let _ = writeln!(
             out,
             "{:<16}  {:<8} {:<12} {:<11} {:<3} {:>8} {:>7} {:>7} {:>2}",
@@ -54,9 +57,11 @@ pub fn render_text(
             neutralize_controls(&e.device),
             neutralize_controls(&e.test),
             neutralize_controls(s.scheduler.as_deref().unwrap_or("-")),
-            neutralize_controls(s.drive_cache.as_deref().unwrap_or("-")),
-            cell(r.and_then(|r| r.mbps), rate),
-            cell(r.and_then(|r| r.iops), count),
+            neutralize_controls(crate::model::cache::drive_cache_shown(
+                s.drive_cache.as_deref()
+            )),
+            cell(r.and_then(|r| r.mbps), rate) + low,
+            cell(r.and_then(|r| r.iops), count) + low,
             cell(r.and_then(|r| r.p99_ms), ms),
             e.repeats,
         );
@@ -73,6 +78,14 @@ pub fn render_text(
         }
         if e.figures.len() > 1 {
             facts.push("peak MB/s and IOPS, worst p99 of the phases".into());
+        }
+        if low_count {
+            facts.extend(
+                e.figures
+                    .iter()
+                    .filter_map(|f| f.low_count_note())
+                    .map(|n| format!("* {n}")),
+            );
         }
         // A rewrite's rates are over the time its writes took, as its Results said.
         if let Some(note) = e

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::table::{self, Column};
 use crate::bench::catalog::TestName;
+use crate::bench::figures::PhaseFigures;
 use crate::bench::multi::{MultiVerdict, Role};
 use crate::bench::outcome::{RunReport, TargetClass};
 use crate::bench::stats::Stat;
@@ -49,13 +50,16 @@ pub struct TargetRow {
     /// Repeats whose first phase completed without an error.
     pub repeats: usize,
     /// MB/s (10^6 B/s) over the repeats, mean and spread, as Results and every report show
-    /// them for the same runs (`bench::figures`); None when too few I/Os for a rate.
+    /// them for the same runs (`bench::figures`); None when no I/O completed in a measured
+    /// time.
     pub mbps: Option<Stat>,
     /// The MB/s the verdict weighs: as `mbps`, and also for a target so slow that it did
     /// fewer than 100 I/Os in the time (the time base says how few).
     pub verdict_mbps: Option<Stat>,
-    /// "19 I/Os in 1.00 s" when the rate is too thin to show.
-    pub few_ios: Option<String>,
+    /// The rates rest on few I/Os or little time (`bench::outcome::low_count`): shown, marked.
+    pub low_count: bool,
+    /// "19 I/Os in 1.00 s: low count" when `low_count`.
+    pub low_count_note: Option<String>,
     pub iops: Option<Stat>,
     /// Mean p99 latency over the repeats, in milliseconds (as `mbps`, from `bench::figures`).
     pub p99_ms: Option<f64>,
@@ -76,7 +80,7 @@ impl TargetRow {
         // the history): the first phase's over the repeats. A row of its own rules would
         // show another MB/s for the same runs whenever a repeat was thin or empty.
         let first = crate::bench::figures::figures(reports).into_iter().next();
-        let shown = first.as_ref().filter(|f| f.rates_meaningful());
+        let shown = first.as_ref().filter(|f| f.rates_measured());
         let repeats = reports
             .iter()
             .filter_map(|r| r.outcome.phases.first())
@@ -110,10 +114,8 @@ impl TargetRow {
                 .as_ref()
                 .filter(|f| f.ops > 0 && f.seconds >= MIN_RATE_SECONDS)
                 .map(|f| f.mbps),
-            few_ios: first
-                .as_ref()
-                .filter(|f| f.ops > 0 && !f.rates_meaningful())
-                .map(|f| f.time_base()),
+            low_count: first.as_ref().is_some_and(PhaseFigures::low_count),
+            low_count_note: first.as_ref().and_then(PhaseFigures::low_count_note),
             iops: shown.map(|f| f.iops),
             p99_ms: first.as_ref().and_then(|f| f.p99_ms).map(|s| s.mean),
             witness,
@@ -209,11 +211,15 @@ pub fn row_cells(row: &TargetRow, verdict: &MultiVerdict, ratio: Option<f64>) ->
     } else {
         ""
     };
+    // A rate over few I/Os is marked where it stands; the note under the table says how few.
+    let low = if row.low_count { "*" } else { "" };
     vec![
         row.name(),
         row.role.label().to_string(),
-        row.mbps.map_or("-".into(), |s| format!("{:.1}", s.mean)),
-        row.iops.map_or("-".into(), |s| format!("{:.0}", s.mean)),
+        row.mbps
+            .map_or("-".into(), |s| format!("{:.1}{low}", s.mean)),
+        row.iops
+            .map_or("-".into(), |s| format!("{:.0}{low}", s.mean)),
         row.p99_ms.map_or("-".into(), |p| format!("{p:.3}")),
         row.mbps
             .and_then(|s| s.spread_pct)
@@ -226,6 +232,18 @@ pub fn row_cells(row: &TargetRow, verdict: &MultiVerdict, ratio: Option<f64>) ->
         },
         flag.to_string(),
     ]
+}
+
+/// What the mark "*" on a row's MB/s and IOPS means: "loop1: * 97 I/Os in 3.03 s: low
+/// count: its MB/s and IOPS rest on few I/Os", wrapped to `width`; None for settled rates.
+pub fn low_count_line(row: &TargetRow, width: usize) -> Option<String> {
+    row.low_count_note.as_ref().map(|note| {
+        table::wrap(
+            &format!("{}: ", row.name()),
+            &format!("* {note}: its MB/s and IOPS rest on few I/Os"),
+            width,
+        )
+    })
 }
 
 /// The columns of the several-targets table.
@@ -300,15 +318,8 @@ pub fn render_text(r: &MultiResult, width: usize) -> String {
                 width,
             ));
         }
-        if let (Some(few), Some(v)) = (&row.few_ios, row.verdict_mbps) {
-            out.push_str(&table::wrap(
-                &format!("{}: ", row.name()),
-                &format!(
-                    "{few}, too few for MB/s to be shown; the verdict counts it at {:.1} MB/s",
-                    v.mean
-                ),
-                width,
-            ));
+        if let Some(note) = low_count_line(row, width) {
+            out.push_str(&note);
         }
         if let WitnessMark::Differs { bytes_diff_pct } = row.witness {
             out.push_str(&table::wrap(

@@ -190,7 +190,10 @@ fn target_line(t: &TargetInfo) -> String {
     s
 }
 
-pub use crate::bench::outcome::{MIN_RATE_OPS, MIN_RATE_SECONDS, rate_meaningful, time_base};
+pub use crate::bench::outcome::{
+    MIN_RATE_OPS, MIN_RATE_SECONDS, low_count, low_count_note, rate_measured, rate_settled,
+    time_base,
+};
 
 /// What a screen says of rates over a rewrite's busy time, where there is no room for the
 /// seconds (`rewrite_time_base` has them); None for rates over the measured time.
@@ -242,21 +245,23 @@ fn dir_lines(out: &mut String, name: &str, d: &DirTotals, seconds: f64) {
     if d.ops == 0 {
         return;
     }
-    if !rate_meaningful(d.ops, seconds) {
+    if !rate_measured(d.ops, seconds) {
         let _ = writeln!(
             out,
-            "{name:<6} {}: {} (too few for MB/s or IOPS)",
+            "{name:<6} {}: {} I/Os in no measured time",
             Bytes(d.bytes).iec(),
-            time_base(d.ops, seconds)
+            d.ops
         );
         if let Some(l) = &d.latency {
             let _ = writeln!(out, "       latency (ms): {}", latency_line(l));
         }
         return;
     }
+    // A rate over few I/Os is shown as dd shows one, and marked.
+    let low = low_count_note(d.ops, seconds).map_or(String::new(), |n| format!(" ({n})"));
     let _ = writeln!(
         out,
-        "{name:<6} {:>10.1} MB/s ({:.1} MiB/s)  {:>10.0} IOPS  {} in {:.2} s",
+        "{name:<6} {:>10.1} MB/s ({:.1} MiB/s)  {:>10.0} IOPS  {} in {:.2} s{low}",
         mbps(d.bytes_per_sec),
         BytesPerSec(d.bytes_per_sec).mib_per_sec(),
         d.iops,
@@ -518,10 +523,12 @@ pub fn metadata_table(r: &RunReport) -> String {
     );
     for p in &r.outcome.phases {
         let ops = p.read.ops + p.write.ops;
-        let rate = if rate_meaningful(ops, p.rate_seconds) {
-            format!("{:.0}", p.iops())
-        } else {
+        let rate = if !rate_measured(ops, p.rate_seconds) {
             "-".into()
+        } else if low_count(ops, p.rate_seconds) {
+            format!("{:.0}*", p.iops())
+        } else {
+            format!("{:.0}", p.iops())
         };
         let l = p.latency();
         let lat = |f: fn(&LatencySummary) -> f64| l.map_or("-".into(), |l| ms(f(l)));
@@ -536,19 +543,15 @@ pub fn metadata_table(r: &RunReport) -> String {
             lat(|l| l.max_ns as f64),
         );
     }
-    if let Some(p) = r
-        .outcome
-        .phases
-        .iter()
-        .find(|p| !rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
-    {
-        let _ = writeln!(
-            out,
-            "files/s needs at least {MIN_RATE_OPS} files and {:.0} ms: {} took {:.2} ms",
-            MIN_RATE_SECONDS * 1e3,
-            p.label,
-            p.seconds * 1e3
-        );
+    for p in &r.outcome.phases {
+        if let Some(note) = low_count_note(p.read.ops + p.write.ops, p.rate_seconds) {
+            let _ = writeln!(
+                out,
+                "* {}: {note} (a settled files/s needs {MIN_RATE_OPS} files and {:.0} ms)",
+                p.label,
+                MIN_RATE_SECONDS * 1e3,
+            );
+        }
     }
     let _ = writeln!(
         out,
@@ -671,7 +674,7 @@ pub fn sweep_curves(r: &RunReport) -> Vec<Curve> {
         .outcome
         .phases
         .iter()
-        .filter(|p| rate_meaningful(p.read.ops + p.write.ops, p.rate_seconds))
+        .filter(|p| rate_settled(p.read.ops + p.write.ops, p.rate_seconds))
         .filter_map(PhaseSample::of)
         .collect();
     curve::curves(&samples)
@@ -929,6 +932,9 @@ pub fn render_csv(r: &RunReport) -> String {
         );
         if let Some(line) = rewrite_time_base(p) {
             let _ = writeln!(out, "# phase {i} {}: {line}", p.label);
+        }
+        if let Some(note) = low_count_note(p.read.ops + p.write.ops, p.rate_seconds) {
+            let _ = writeln!(out, "# phase {i} {}: {note}", p.label);
         }
     }
     out.push_str(
@@ -1312,13 +1318,7 @@ mod tests {
             }),
             sync: figures(if engine == EngineKind::Sync { 9e5 } else { 1e5 }),
         });
-        let none = DirTotals {
-            bytes: 0,
-            ops: 0,
-            bytes_per_sec: 0.0,
-            iops: 0.0,
-            latency: None,
-        };
+        let none = DirTotals::default();
         let result = PhaseResult {
             label: phase.label.clone(),
             tag: phase.tag.clone(),
@@ -1400,7 +1400,7 @@ mod tests {
             ops: 1000,
             bytes_per_sec: 819_200.0,
             iops: 200.0,
-            latency: None,
+            ..DirTotals::default()
         };
         p.witness = Some(crate::bench::outcome::Witness {
             source: "/sys/dev/block/7:0/stat (loop0)".into(),
@@ -1586,6 +1586,55 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_short_run_shows_its_rate_and_says_the_count_is_low_in_every_output() {
+        // "read 10.0 MiB: 10 I/Os in 11.12 ms (too few for MB/s or IOPS)" hid the rate.
+        let mut r = report(1, EngineKind::Sync, false);
+        let p = &mut r.outcome.phases[0];
+        p.seconds = 0.01112;
+        p.rate_seconds = 0.01112;
+        let mut d = crate::bench::stats::DirStats::default();
+        for _ in 0..10 {
+            d.record(1 << 20, 1_100_000);
+        }
+        p.read = DirTotals::over(&d, p.rate_seconds);
+        p.series
+            .push(crate::bench::stats::IntervalPoint::from_stats(
+                0.0,
+                0.01112,
+                &crate::bench::stats::IoStats::default(),
+                None,
+            ));
+        let text = render_text(&r);
+        let read = text.lines().find(|l| l.starts_with("read")).unwrap();
+        // 10 MiB in 11.12 ms: 943.0 MB/s, 899 IOPS.
+        assert!(
+            read.contains("943.0 MB/s") && read.contains("899 IOPS"),
+            "{text}"
+        );
+        assert!(read.contains("(10 I/Os in 11.12 ms: low count)"), "{text}");
+        assert!(!text.contains("too few"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
+        let read = &json["outcome"]["phases"][0]["read"];
+        assert_eq!(read["low_count"], true, "{read}");
+        assert!(read["bytes_per_sec"].as_f64().unwrap() > 9e8, "{read}");
+        assert!(read.get("latency_buckets").is_none(), "{read}");
+        let csv = render_csv(&r);
+        assert!(
+            csv.contains("# phase 0 rand-read: 10 I/Os in 11.12 ms: low count"),
+            "{csv}"
+        );
+        // Enough I/Os: no mark anywhere.
+        let mut d = crate::bench::stats::DirStats::default();
+        for _ in 0..100 {
+            d.record(1 << 20, 1_100_000);
+        }
+        r.outcome.phases[0].read = DirTotals::over(&d, 0.01112);
+        assert!(!render_text(&r).contains("low count"));
+        assert!(!render_csv(&r).contains("low count"));
+        assert!(!render_json(&r).unwrap().contains("\"low_count\": true"));
     }
 
     #[test]

@@ -391,8 +391,11 @@ pub fn cdm(frame: &mut Frame, area: Rect, title: &str, rows: &[String], samples:
         })
     };
     let cell = |s: Option<&PhaseSample>| -> Cell<'static> {
+        // A cell over few I/Os keeps its figure, marked "*" as Results marks it.
         let mb = Line::from(Span::styled(
-            s.map_or("-".to_string(), |s| cdm_mbps(s.mbps)),
+            s.map_or("-".to_string(), |s| {
+                cdm_mbps(s.mbps) + if s.low_count { "*" } else { "" }
+            }),
             theme::title(),
         ))
         .right_aligned();

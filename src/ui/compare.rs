@@ -11,6 +11,7 @@ use super::{count, ms, rate};
 use crate::app::records::{Delta, Significance, delta};
 use crate::app::{App, RunRecord, Stat};
 use crate::model::KernelWriteCache;
+use crate::model::cache::drive_cache_shown;
 use crate::model::text::neutralize_controls;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -37,7 +38,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             r.device,
             r.test.id(),
             r.scheduler.clone().unwrap_or_else(|| "-".into()),
-            r.drive_cache.clone().unwrap_or_else(|| "-".into()),
+            drive_cache_shown(r.drive_cache.as_deref()),
             KernelWriteCache::short_or_unknown(r.kernel_cache),
             r.io_path().unwrap_or("?"),
             r.repeats_done(),
@@ -111,16 +112,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(pa.label.clone()).style(theme::title()),
             ]));
         }
-        let rates = pa.rates_meaningful() && pb.rates_meaningful();
+        let rates = pa.rates_measured() && pb.rates_measured();
         if !rates {
-            // A rate over a handful of I/Os measures the setup, not the device.
             rows.push(Row::new(vec![
                 Cell::from("MB/s, IOPS"),
                 Cell::from("-"),
                 Cell::from("-"),
                 Cell::from(""),
                 Cell::from(""),
-                Cell::from("too few I/Os").style(theme::dim()),
+                Cell::from("no I/O timed").style(theme::dim()),
             ]));
         }
         // The same number formats as Results and the Run screen.
@@ -141,6 +141,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false, ms);
         metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false, ms);
         metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false, ms);
+        // A rate over few I/Os is compared as any other, and said to be thin.
+        if rates && (pa.low_count() || pb.low_count()) {
+            let side =
+                |f: &crate::app::PhaseFigures| Cell::from(if f.low_count() { "*" } else { "" });
+            rows.push(Row::new(vec![
+                Cell::from("MB/s, IOPS"),
+                side(pa),
+                side(pb),
+                Cell::from(""),
+                Cell::from(""),
+                Cell::from("* low count").style(theme::warn()),
+            ]));
+        }
     }
     let block = |title: String| Block::default().borders(Borders::ALL).title(title);
     let noise = " noise = spread of each run's repeats (repeats >= 2 on the Test screen) ";
@@ -238,7 +251,10 @@ pub(crate) fn changes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
         Some(b.params.clone()),
     );
     differ("scheduler ", a.scheduler.clone(), b.scheduler.clone());
-    differ("drive cache ", a.drive_cache.clone(), b.drive_cache.clone());
+    // A cache not known on one side (not read, or a record of an older version) is no change.
+    if a.drive_cache.is_some() && b.drive_cache.is_some() {
+        differ("drive cache ", a.drive_cache.clone(), b.drive_cache.clone());
+    }
     differ(
         "kernel flush policy ",
         a.kernel_cache.map(|c| c.as_str().to_string()),

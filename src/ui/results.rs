@@ -11,6 +11,7 @@ use super::{count, ms, rate, theme};
 use crate::app::{App, PhaseFigures, RunRecord};
 use crate::bench::outcome::RunReport;
 use crate::bench::spec::PhaseTag;
+use crate::model::cache::drive_cache_shown;
 use crate::model::text::neutralize_controls;
 use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label, rewrite_rates_note};
 
@@ -70,9 +71,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 None => "",
             };
             let (mbps, iops, p99, noise) = match r.row() {
+                // A rate over few I/Os is marked where it stands (the detail says how few).
                 Some(f) => (
-                    f.mbps.map_or("-".into(), rate),
-                    f.iops.map_or("-".into(), count),
+                    f.mbps
+                        .map_or("-".into(), |m| low_mark(rate(m), f.low_count)),
+                    f.iops
+                        .map_or("-".into(), |i| low_mark(count(i), f.low_count)),
                     f.p99_ms.map_or("-".into(), ms),
                     f.noise_pct.map_or("-".into(), |s| format!("{s:.1}%")),
                 ),
@@ -91,7 +95,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(r.device.clone()),
                 Cell::from(r.test.id()),
                 Cell::from(r.scheduler.clone().unwrap_or_else(|| "-".into())),
-                Cell::from(r.drive_cache.clone().unwrap_or_else(|| "-".into())),
+                Cell::from(drive_cache_shown(r.drive_cache.as_deref()).to_string()),
                 Cell::from(mbps),
                 Cell::from(iops),
                 Cell::from(p99),
@@ -236,13 +240,19 @@ fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
         }
     }
     let figures = r.figures();
-    if let [f] = figures.as_slice()
-        && !f.rates_meaningful()
-    {
-        lines.push(Line::from(Span::styled(
-            format!("{}: too few for MB/s or IOPS", f.time_base()),
+    let thin: Vec<String> = figures
+        .iter()
+        .filter_map(PhaseFigures::low_count_note)
+        .collect();
+    match thin.as_slice() {
+        [] => {}
+        [one] if figures.len() == 1 => {
+            lines.push(Line::from(Span::styled(format!("* {one}"), theme::warn())))
+        }
+        _ => lines.push(Line::from(Span::styled(
+            format!("* {} phases with a low count of I/Os", thin.len()),
             theme::warn(),
-        )));
+        ))),
     }
     if figures.len() > 1 {
         lines.push(Line::from(Span::styled(
@@ -257,7 +267,13 @@ fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
             PhaseTag::Metadata { .. } => metadata_grid(&figures),
             _ => figures
                 .iter()
-                .map(|f| format!("{:<24} {:>9} MB/s", f.label, rate(f.mbps.mean)))
+                .map(|f| {
+                    format!(
+                        "{:<24} {:>9} MB/s",
+                        f.label,
+                        low_mark(rate(f.mbps.mean), f.low_count())
+                    )
+                })
                 .collect(),
         };
         let mut grid = grid.into_iter();
@@ -269,6 +285,12 @@ fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
     lines
 }
 
+/// A rate with a low count of I/Os behind it, marked "*" (`PhaseFigures::low_count_note` says
+/// how few).
+fn low_mark(figure: String, low_count: bool) -> String {
+    if low_count { figure + "*" } else { figure }
+}
+
 /// The metadata test: files per second and p99 of each of its six phases.
 fn metadata_grid(figures: &[PhaseFigures]) -> Vec<String> {
     let mut out = vec![format!("{:<18} {:>9} {:>9}", "", "files/s", "p99 ms")];
@@ -276,7 +298,7 @@ fn metadata_grid(figures: &[PhaseFigures]) -> Vec<String> {
         format!(
             "{:<18} {:>9} {:>9}",
             f.label,
-            count(f.iops.mean),
+            low_mark(count(f.iops.mean), f.low_count()),
             f.p99_ms.map_or("-".into(), |p| ms(p.mean))
         )
     }));

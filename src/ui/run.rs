@@ -4,7 +4,7 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, Gauge, GraphType, Paragraph};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
 use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
@@ -231,7 +231,7 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         Some(p) if !p.direct => "BUFFERED",
         _ => "O_DIRECT",
     };
-    let drive = run.drive_cache.as_deref().unwrap_or("-");
+    let drive = crate::model::cache::drive_cache_shown(run.drive_cache.as_deref());
     let l2 = Line::from(Span::styled(
         format!(" scheduler {sched}   drive cache {drive}   kernel flush policy {cache}"),
         theme::accent(),
@@ -315,10 +315,12 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             (
                 (done / total).clamp(0.0, 1.0),
                 format!(
-                    "{:.1} / {:.1} s  ETA {:.0} s",
+                    "{:.1} / {:.1} s  ETA {} s",
                     done,
                     total,
-                    (total - done).max(0.0) + remaining_phases(run) + remaining_runs(app, run)
+                    eta_seconds(
+                        (total - done).max(0.0) + remaining_phases(run) + remaining_runs(app, run)
+                    )
                 ),
             )
         }
@@ -347,12 +349,27 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             None => (0.0, format!("{:.1} s", elapsed)),
         },
     };
-    let gauge = Gauge::default()
-        .ratio(ratio)
-        .label(label)
-        .use_unicode(false)
-        .gauge_style(theme::accent());
-    frame.render_widget(gauge, area);
+    // The label goes beside the bar, not over it: drawn on the bar it hid the cells it
+    // covered, so the bar read shorter or longer than the share done.
+    let label_width = (label.chars().count() as u16 + 1).min(area.width / 2);
+    let [bar, text] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(label_width)]).areas(area);
+    // Whole cells only (as the gauge drew it without its unicode eighths).
+    let filled = (ratio.clamp(0.0, 1.0) * f64::from(bar.width)).floor() as usize;
+    frame.render_widget(
+        Paragraph::new(Span::styled("█".repeat(filled), theme::accent())),
+        bar,
+    );
+    frame.render_widget(Paragraph::new(format!(" {label}")), text);
+}
+
+/// Whole seconds an ETA shows: rounded up, so 1.5 s to go reads 2 s, never 1 (after
+/// rounding to the tenth, so 1.0000001 s of float noise still reads 1 s).
+fn eta_seconds(seconds: f64) -> u64 {
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return 0;
+    }
+    ((seconds * 10.0).round() / 10.0).ceil() as u64
 }
 
 /// Seconds of the phases after the current one, when they are time-bounded.
@@ -493,11 +510,15 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                 .find(|f| f.label == run.label)
                 .map(|f| (f, n))
         });
-    let minmax = if s.count > 0 {
-        format!(" min {} max {}", rate(mb(s.min_rate)), rate(mb(s.max_rate)))
-    } else {
-        String::new()
+    // Once finished, min and max are over every repeat's intervals, as the mean is over
+    // every repeat (`bench::figures`); while running, over this repeat's intervals so far.
+    let min_max = match &finished {
+        Some((f, _)) => f.mbps_min_max,
+        None => (s.count > 0).then(|| (mb(s.min_rate), mb(s.max_rate))),
     };
+    let minmax = min_max.map_or(String::new(), |(lo, hi)| {
+        format!(" min {} max {}", rate(lo), rate(hi))
+    });
     let (l1, l2) = match &finished {
         Some((f, n)) => {
             let over = if *n > 1 {
@@ -505,16 +526,21 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             } else {
                 String::new()
             };
-            let l1 = if f.rates_meaningful() {
-                Line::from(vec![
+            let l1 = if f.rates_measured() {
+                let mut spans = vec![
                     Span::styled(" MB/s ", theme::dim()),
                     Span::raw(format!("mean {}{minmax}", rate(f.mbps.mean))),
                     Span::styled("  IOPS ", theme::dim()),
                     Span::raw(format!("mean {}{over}", count(f.iops.mean))),
-                ])
+                ];
+                // A rate over few I/Os is shown, as dd shows one, and said to be thin.
+                if let Some(note) = f.low_count_note() {
+                    spans.push(Span::styled(format!("  ({note})"), theme::warn()));
+                }
+                Line::from(spans)
             } else {
                 Line::from(Span::styled(
-                    format!(" {}{over}: too few for MB/s or IOPS", f.time_base()),
+                    format!(" {}{over}: no I/O in a measured time", f.time_base()),
                     theme::warn(),
                 ))
             };
@@ -588,7 +614,18 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
 
 #[cfg(test)]
 mod tests {
-    use super::nice_ceiling;
+    use super::{eta_seconds, nice_ceiling};
+
+    #[test]
+    fn an_eta_rounds_up() {
+        assert_eq!(eta_seconds(1.5), 2);
+        assert_eq!(eta_seconds(2.5), 3);
+        assert_eq!(eta_seconds(1.4999999), 2);
+        assert_eq!(eta_seconds(1.0000001), 1);
+        assert_eq!(eta_seconds(0.0), 0);
+        assert_eq!(eta_seconds(f64::NAN), 0);
+        assert_eq!(eta_seconds(-3.0), 0);
+    }
 
     #[test]
     fn axis_tops() {

@@ -79,10 +79,15 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             .get(i)
             .and_then(|r| r.mbps)
             .filter(|_| t.state == TargetState::Done);
+        let low = rows.get(i).is_some_and(|r| r.low_count);
         let (figure, style) = match (t.state, t.live_mbps()) {
             (TargetState::Failed, _) => ("FAILED".to_string(), theme::bad()),
             (TargetState::Done, _) if done.is_some() => (
-                format!("{} MB/s", rate(done.map_or(0.0, |s| s.mean))),
+                format!(
+                    "{} MB/s{}",
+                    rate(done.map_or(0.0, |s| s.mean)),
+                    if low { "*" } else { "" }
+                ),
                 theme::title(),
             ),
             (TargetState::Waiting, _) if run.is_active() => ("waiting".into(), theme::dim()),
@@ -170,6 +175,15 @@ pub fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
             }
         })
         .collect();
+    for note in rows
+        .iter()
+        .filter_map(|r| multi_report::low_count_line(r, width))
+    {
+        lines.extend(
+            note.lines()
+                .map(|l| Line::from(Span::styled(l.to_string(), theme::warn()))),
+        );
+    }
     if run.finished {
         for l in table::wrap("Verdict: ", &verdict.sentence(), width).lines() {
             lines.push(Line::from(Span::styled(l.to_string(), theme::title())));

@@ -283,14 +283,9 @@ pub fn phase_result(ph: &spec::Phase, mbps: f64, p99_ms: f64) -> PhaseResult {
         bytes_per_sec: bps,
         iops,
         latency: Some(lat),
+        ..DirTotals::default()
     };
-    let unused = DirTotals {
-        bytes: 0,
-        ops: 0,
-        bytes_per_sec: 0.0,
-        iops: 0.0,
-        latency: None,
-    };
+    let unused = DirTotals::default();
     let (read, write) = if job.writes() {
         (unused, used)
     } else {

@@ -334,16 +334,11 @@ fn run_phase(
         (Some(a), Some(b)) => b.saturating_sub(a),
         _ => Duration::ZERO,
     };
+    // No bytes move: files per second are the IOPS.
     let dir = |d: &DirStats| DirTotals {
         bytes: 0,
-        ops: d.ops,
         bytes_per_sec: 0.0,
-        iops: if seconds > 0.0 {
-            d.ops as f64 / seconds
-        } else {
-            0.0
-        },
-        latency: d.latency_summary(),
+        ..DirTotals::over(d, seconds)
     };
     PhaseResult {
         label: r.phase.label.clone(),
