@@ -57,6 +57,9 @@ pub struct RunSettings {
     pub engine_asked: String,
     /// O_DIRECT (true) or through the page cache.
     pub direct: bool,
+    /// Buffers in huge pages (`--huge-pages`); absent (false) in records from before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub huge_pages: bool,
     pub scheduler: Option<String>,
     /// The drive's own write cache: "on", "off", "n/a", or "?" when it could not be read.
     pub drive_cache: Option<String>,
@@ -155,6 +158,7 @@ impl HistoryEntry {
                 engine: first.outcome.engine.as_str().to_string(),
                 engine_asked: first.plan.engine.as_str().to_string(),
                 direct: first.plan.direct,
+                huge_pages: first.plan.huge_pages,
                 scheduler: target.scheduler.clone(),
                 drive_cache,
                 kernel_cache: target.kernel_write_cache.map(|c| c.as_str().to_string()),
@@ -476,6 +480,7 @@ mod tests {
                 engine: "sync".into(),
                 engine_asked: "auto".into(),
                 direct: true,
+                huge_pages: false,
                 scheduler: Some("mq-deadline".into()),
                 drive_cache: Some("on".into()),
                 kernel_cache: Some("write back".into()),

@@ -116,7 +116,11 @@ pub fn start_watched(
     };
     // A rewrite writes back what it reads: it has no pattern.
     let pattern = if plan.writes() && !plan.rewrites() {
-        Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
+        Some(DataPattern::new(
+            plan.data,
+            plan.max_bs() as usize,
+            plan.huge_pages,
+        )?)
     } else {
         None
     };
