@@ -230,6 +230,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub buffered: bool,
 
+    /// Hold the I/O buffers and write data in huge pages: a request of 1 MiB or more is then
+    /// one piece for the kernel, which some devices split less than the 4 KiB pages of dd's
+    /// and fio's buffers (fewer, larger requests; fio's --mem=mmaphuge). Every output says so.
+    #[arg(long)]
+    pub huge_pages: bool,
+
     /// Write zeros instead of incompressible random data.
     #[arg(long)]
     pub zeros: bool,

@@ -69,6 +69,9 @@ pub struct RunSettings {
     pub engine_asked: String,
     /// O_DIRECT (true) or through the page cache.
     pub direct: bool,
+    /// Buffers in huge pages (`--huge-pages`); absent (false) in records from before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub huge_pages: bool,
     pub scheduler: Option<String>,
     /// The drive's own write cache: "on", "off", "n/a"; None when not known (not read, or
     /// the read failed). Read back in that one spelling, whatever an older version wrote
@@ -178,6 +181,7 @@ impl HistoryEntry {
                 engine: first.outcome.engine.as_str().to_string(),
                 engine_asked: first.plan.engine.as_str().to_string(),
                 direct: first.plan.direct,
+                huge_pages: first.plan.huge_pages,
                 scheduler: target.scheduler.clone(),
                 drive_cache: crate::model::cache::recorded_drive_cache(drive_cache.as_deref()),
                 kernel_cache: target.kernel_write_cache.map(|c| c.as_str().to_string()),
@@ -528,6 +532,7 @@ mod tests {
                 engine: "sync".into(),
                 engine_asked: "auto".into(),
                 direct: true,
+                huge_pages: false,
                 scheduler: Some("mq-deadline".into()),
                 drive_cache: Some("on".into()),
                 kernel_cache: Some("write back".into()),

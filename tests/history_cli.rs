@@ -63,6 +63,7 @@ fn entry(disk: DiskIdentity, device: &str, mbps: f64, unix: u64) -> HistoryEntry
             engine: "sync".into(),
             engine_asked: "auto".into(),
             direct: true,
+            huge_pages: false,
             scheduler: Some("mq-deadline".into()),
             drive_cache: Some("on".into()),
             kernel_cache: Some("write back".into()),

@@ -10,7 +10,7 @@ use common::{HISTORY_ENV, history_dir};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{LoopDev, Mounted, Zram, disktriage, root_or_skip, scratch, skip};
+use common::{LoopDev, Mounted, Zram, disktriage, root_or_skip, scratch, sh, skip};
 use disktriage::bench::pattern::{DataKind, DataPattern};
 use disktriage::bench::spec::DEFAULT_SEED;
 use serde_json::Value;
@@ -154,7 +154,8 @@ fn root_write_test_writes_the_pattern_it_claims_where_it_claims() {
     }
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 64 << 20, 512);
-    let pattern = DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20).unwrap();
+    let pattern =
+        DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20, false).unwrap();
     let name = l.name.clone();
 
     // Forward: exactly the first 8 blocks of 64 KiB.
@@ -260,7 +261,8 @@ fn root_write_test_writes_the_pattern_it_claims_where_it_claims() {
 
 /// Compares `len` bytes of `path` from `offset` with the pattern, 1 MiB at a time.
 fn assert_holds_pattern(path: &str, offset: u64, len: u64, what: &str) {
-    let pattern = DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20).unwrap();
+    let pattern =
+        DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20, false).unwrap();
     let mut o = offset;
     while o < offset + len {
         let n = (1u64 << 20).min(offset + len - o) as usize;
@@ -505,7 +507,8 @@ fn root_backward_and_sweep_patterns_touch_their_offsets() {
             "1M rnd_rd"
         ]
     );
-    let pattern = DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20).unwrap();
+    let pattern =
+        DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20, false).unwrap();
     let last = device_bytes(l.image.to_str().unwrap(), 15 << 20, 1 << 20);
     assert_eq!(last, pattern.expected(15 << 20, 1 << 20));
 
@@ -789,7 +792,8 @@ fn root_file_targets() {
     assert_eq!(doc["target"]["kind"], "file");
     assert_eq!(doc["target"]["created"], true);
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 16 << 20);
-    let pattern = DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20).unwrap();
+    let pattern =
+        DataPattern::new(DataKind::Random { seed: DEFAULT_SEED }, 1 << 20, false).unwrap();
     assert_eq!(
         device_bytes(f, 15 << 20, 4096),
         pattern.expected(15 << 20, 4096),
@@ -1651,7 +1655,8 @@ fn root_a_dropped_io_uring_queue_leaves_the_device_free_at_once() {
     };
     for i in 0..10 {
         let fd = Arc::new(std::os::fd::OwnedFd::from(claim().unwrap()));
-        let mut q = UringQueue::new(Arc::clone(&fd), 4, 1 << 20, None, SyncMode::None).unwrap();
+        let mut q =
+            UringQueue::new(Arc::clone(&fd), 4, 1 << 20, None, SyncMode::None, false).unwrap();
         assert!(
             q.uses_fixed_buffers(),
             "the file and buffers are registered"
@@ -1952,5 +1957,103 @@ fn root_runs_of_one_session_reuse_the_first_probe() {
         assert_eq!(c["reused"], true, "the later runs probed again: {c}");
         assert_eq!(c["used"], choices[0]["used"], "{c}");
         assert_eq!(c["reason"], choices[0]["reason"], "{c}");
+    }
+}
+
+/// Reads completed and sectors read in `/sys/block/NAME/stat`.
+fn reads_counted(name: &str) -> (u64, u64) {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let f: Vec<u64> = stat
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (f[0], f[2])
+}
+
+/// Requests per MiB the device counted while `work` ran (with the MiB read, for messages).
+fn requests_per_mib(name: &str, work: impl FnOnce()) -> (f64, u64) {
+    let (r0, s0) = reads_counted(name);
+    work();
+    let (r1, s1) = reads_counted(name);
+    let mib = (s1 - s0) * 512 / (1 << 20);
+    assert!(mib > 0, "nothing was read from {name}");
+    ((r1 - r0) as f64 / mib as f64, mib)
+}
+
+/// A 1 MiB direct read by disktriage reaches the device as the same requests as dd's and
+/// fio's: its buffers are in ordinary pages like theirs, so the block layer splits a request
+/// where it splits theirs (on a loop device, 256 pages against 128 segments: two requests).
+/// Buffers in huge pages (`--huge-pages`) are one segment per request, never split; they are
+/// an option the run, its JSON and its fio line name, not what the figures come from.
+#[test]
+fn root_a_1_mib_read_sends_the_device_what_dd_and_fio_send() {
+    if !root_or_skip("root_a_1_mib_read_sends_the_device_what_dd_and_fio_send") {
+        return;
+    }
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 128 << 20, 512);
+    let (dd, dd_mib) = requests_per_mib(&l.name, || {
+        let input = format!("if={}", l.path_str());
+        sh(
+            "dd",
+            &[&input, "of=/dev/null", "iflag=direct", "bs=1M", "count=64"],
+        );
+    });
+    assert_eq!(dd_mib, 64);
+    let ours = |engine: &str, extra: &[&str]| {
+        let mut args = vec![
+            l.path_str(),
+            "--test",
+            "seq-read",
+            "--engine",
+            engine,
+            "--io-size",
+            "64M",
+            "--warmup",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let doc = run_json(&args);
+        let w = &phase(&doc, 0)["witness"];
+        let per_mib = u(&w["read_ios"]) as f64 / (u(&w["read_bytes"]) as f64 / f64::from(1 << 20));
+        (per_mib, doc)
+    };
+    for engine in ["uring", "sync"] {
+        let (per_mib, doc) = ours(engine, &[]);
+        assert!(
+            (per_mib - dd).abs() <= dd * 0.02,
+            "{engine}: disktriage sent {per_mib:.2} requests per MiB, dd {dd:.2}"
+        );
+        assert_eq!(doc["plan"]["huge_pages"], false, "{engine}");
+        if engine == "uring" {
+            // The buffers in ordinary pages are still registered with the ring.
+            assert_eq!(phase(&doc, 0)["fixed_buffers"], true);
+        }
+        // fio, as disktriage exports the run, sends the same.
+        if Command::new("fio").arg("--version").output().is_ok() {
+            let cmd = doc["fio_commands"][0].as_str().unwrap().to_string();
+            assert!(!cmd.contains("--mem="), "{cmd}");
+            let (fio, _) = requests_per_mib(&l.name, || {
+                fio_iops(&cmd);
+            });
+            assert!(
+                (per_mib - fio).abs() <= fio * 0.02,
+                "{engine}: disktriage sent {per_mib:.2} requests per MiB, fio {fio:.2}: {cmd}"
+            );
+        }
+    }
+    // Huge pages on request: named in the JSON and the fio line, and where the kernel has
+    // transparent huge pages, fewer requests than dd sends.
+    let (huge, doc) = ours("uring", &["--huge-pages"]);
+    assert_eq!(doc["plan"]["huge_pages"], true);
+    let cmd = doc["fio_commands"][0].as_str().unwrap();
+    assert!(cmd.contains("--mem=mmaphuge"), "{cmd}");
+    let thp =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if thp.contains("[always]") || thp.contains("[madvise]") {
+        assert!(
+            huge < dd,
+            "--huge-pages sent {huge:.2} requests per MiB, dd {dd:.2}"
+        );
     }
 }

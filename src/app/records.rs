@@ -119,13 +119,17 @@ impl RunRecord {
         }
     }
 
-    /// "O_DIRECT" or "BUFFERED": the I/O path its runs took.
+    /// "O_DIRECT" or "BUFFERED": the I/O path its runs took, with ", huge pages" when its
+    /// buffers were (`--huge-pages`), so Compare names that difference too.
     pub fn io_path(&self) -> Option<&'static str> {
-        let direct = match &self.past {
-            Some(p) if self.runs.is_empty() => Some(p.settings.direct),
-            _ => self.runs.first().map(|r| r.plan.direct),
+        let path = match &self.past {
+            Some(p) if self.runs.is_empty() => Some((p.settings.direct, p.settings.huge_pages)),
+            _ => self
+                .runs
+                .first()
+                .map(|r| (r.plan.direct, r.plan.huge_pages)),
         };
-        direct.map(|d| if d { "O_DIRECT" } else { "BUFFERED" })
+        path.map(|(direct, huge)| crate::bench::spec::io_path_label(direct, huge))
     }
 
     /// The engine that ran ("uring", "sync", "auto" when phases differ).
@@ -267,7 +271,7 @@ fn past_report(p: &HistoryEntry) -> String {
         s.params,
         s.engine,
         s.engine_asked,
-        if s.direct { "O_DIRECT" } else { "BUFFERED" },
+        crate::bench::spec::io_path_label(s.direct, s.huge_pages),
         s.scheduler.as_deref().unwrap_or("-"),
         crate::model::cache::drive_cache_shown(s.drive_cache.as_deref()),
         s.kernel_cache.as_deref().unwrap_or("-"),

@@ -36,6 +36,8 @@ pub struct TestParams {
     pub read_pct: Option<u8>,
     pub interval: Option<Duration>,
     pub buffered: bool,
+    /// I/O buffers in huge pages (`--huge-pages`; see `Plan::huge_pages`).
+    pub huge_pages: bool,
     pub zeros: bool,
     /// Rewrite of existing data: each write reads its block and writes the same bytes back
     /// (`--preserve`, GNOME Disks' way of timing writes on a disk that holds data).
@@ -82,6 +84,8 @@ pub enum Param {
     Repeats,
     Engine,
     Buffered,
+    /// I/O buffers in 4 KiB pages (as dd's and fio's) or huge pages.
+    HugePages,
     /// Files the metadata test creates, stats and deletes.
     Files,
 }
@@ -388,6 +392,7 @@ const DATA: [&str; 3] = [
 ];
 const WRITES: [&str; 2] = ["left out", "included"];
 const PATHS: [&str; 2] = ["O_DIRECT", "BUFFERED (page cache)"];
+const PAGES: [&str; 2] = ["4 KiB pages, as dd and fio", "huge pages (fewer requests)"];
 const SYNCS: [SyncMode; 3] = [SyncMode::None, SyncMode::Dsync, SyncMode::Sync];
 
 /// A duration in whole seconds when it is one ("10s"), else in milliseconds ("250ms").
@@ -438,7 +443,7 @@ fn picked(place: usize) -> Option<Value> {
 }
 
 /// Every parameter, once.
-pub const PARAMS: [ParamInfo; 23] = [
+pub const PARAMS: [ParamInfo; 24] = [
     ParamInfo {
         param: Param::Bs,
         label: "request size",
@@ -729,6 +734,19 @@ pub const PARAMS: [ParamInfo; 23] = [
         )),
     },
     ParamInfo {
+        param: Param::HugePages,
+        label: "buffers",
+        kind: Kind::Choice,
+        flag: Some("--huge-pages"),
+        get: |v| picked(usize::from(v.params.huge_pages)),
+        set: |v, x| v.params.huge_pages = x.is_some_and(|x| x.pick() == 1),
+        form: Some(Form::cycle(
+            OTHER,
+            |v| named(&PAGES, v),
+            Fallback::Test(|_| Value::Pick(0)),
+        )),
+    },
+    ParamInfo {
         param: Param::Files,
         label: "files",
         kind: Kind::Count,
@@ -757,11 +775,12 @@ impl Param {
 }
 
 /// The parameters every test takes, shown after the test's own on the Test screen.
-pub const COMMON: [Param; 4] = [
+pub const COMMON: [Param; 5] = [
     Param::Repeats,
     Param::TempPoll,
     Param::Engine,
     Param::Buffered,
+    Param::HugePages,
 ];
 
 /// A test's defaults: what a parameter the admin left out means. Each family says them for its

@@ -50,8 +50,11 @@ pub struct DataPattern {
 }
 
 impl DataPattern {
-    /// Builds the pattern for requests of up to `max_request` bytes.
-    pub fn new(kind: DataKind, max_request: usize) -> io::Result<DataPattern> {
+    /// Builds the pattern for requests of up to `max_request` bytes, in huge pages when the
+    /// run asks for them (`--huge-pages`), else in ordinary pages as a request buffer is
+    /// (`AlignedBuf::for_requests`): a write from it is as many pieces for the kernel as
+    /// dd's and fio's writes of the same size.
+    pub fn new(kind: DataKind, max_request: usize, huge_pages: bool) -> io::Result<DataPattern> {
         if kind.rewrites() {
             // A rewrite's data is the block's own: a pattern would be a way to write it wrong.
             return Err(io::Error::new(
@@ -63,7 +66,14 @@ impl DataPattern {
         // the repeats that follow it, so every request is one contiguous slice. Requests may
         // be longer than the period (up to the plan's 256 MiB): the tail then holds several
         // repeats, and byte i is always pattern[i % period].
-        let mut buf = AlignedBuf::zeroed_huge_pages(PATTERN_PERIOD + max_request)?;
+        let len = PATTERN_PERIOD
+            .checked_add(max_request)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "write pattern too large"))?;
+        let mut buf = if huge_pages {
+            AlignedBuf::zeroed_huge_pages(len)?
+        } else {
+            AlignedBuf::for_requests(len, false)?
+        };
         if let DataKind::Random { seed } = kind {
             let bytes = buf.as_mut_slice();
             for (i, chunk) in bytes[..PATTERN_PERIOD].chunks_exact_mut(8).enumerate() {
@@ -114,8 +124,8 @@ mod tests {
 
     #[test]
     fn random_data_is_periodic_and_reproducible() {
-        let a = DataPattern::new(DataKind::Random { seed: 9 }, 1 << 20).unwrap();
-        let b = DataPattern::new(DataKind::Random { seed: 9 }, 4096).unwrap();
+        let a = DataPattern::new(DataKind::Random { seed: 9 }, 1 << 20, false).unwrap();
+        let b = DataPattern::new(DataKind::Random { seed: 9 }, 4096, false).unwrap();
         assert_eq!(a.expected(12288, 4096), b.expected(12288, 4096));
         // Wraps: the block at period-2048 continues with the first bytes.
         let end = (PATTERN_PERIOD - 2048) as u64;
@@ -141,7 +151,7 @@ mod tests {
     fn requests_larger_than_the_period_repeat_it_at_the_right_phase() {
         // The largest request a plan accepts is 256 MiB; 32 MiB is four periods.
         let big = 32 << 20;
-        let p = DataPattern::new(DataKind::Random { seed: 5 }, big).unwrap();
+        let p = DataPattern::new(DataKind::Random { seed: 5 }, big, false).unwrap();
         assert_eq!(p.max_request(), big);
         let one_period = p.expected(0, PATTERN_PERIOD).to_vec();
         // Whatever the offset, byte i of a write at o is pattern[(o + i) mod period].
@@ -158,13 +168,13 @@ mod tests {
                 assert_eq!(data[i], one_period[phase], "offset {offset}, byte {i}");
             }
         }
-        let z = DataPattern::new(DataKind::Zeros, big).unwrap();
+        let z = DataPattern::new(DataKind::Zeros, big, false).unwrap();
         assert!(z.expected(512, big).iter().all(|&x| x == 0));
     }
 
     #[test]
     fn a_rewrite_has_no_pattern_to_write() {
-        assert!(DataPattern::new(DataKind::Rewrite, 4096).is_err());
+        assert!(DataPattern::new(DataKind::Rewrite, 4096, false).is_err());
         assert_eq!(
             serde_json::to_string(&DataKind::Rewrite).unwrap(),
             r#"{"kind":"rewrite"}"#
@@ -173,7 +183,7 @@ mod tests {
 
     #[test]
     fn zeros_are_zeros() {
-        let z = DataPattern::new(DataKind::Zeros, 4096).unwrap();
+        let z = DataPattern::new(DataKind::Zeros, 4096, false).unwrap();
         assert!(z.expected(123 * 512, 4096).iter().all(|&x| x == 0));
         assert_eq!(z.max_request(), 4096);
     }

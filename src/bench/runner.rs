@@ -368,6 +368,7 @@ fn spawn_workers(
                 (true, false, None) => None,
             },
             interval: input.plan.interval,
+            huge_pages: input.plan.huge_pages,
             tx: tx.clone(),
             stop: Arc::clone(stop),
             gate: Arc::clone(gate),

@@ -180,7 +180,11 @@ impl Ready {
         let prepared = &mut self.prepared;
         // A rewrite writes back what it reads: it has no pattern.
         let pattern = if plan.writes() && !plan.rewrites() {
-            Some(DataPattern::new(plan.data, plan.max_bs() as usize)?)
+            Some(DataPattern::new(
+                plan.data,
+                plan.max_bs() as usize,
+                plan.huge_pages,
+            )?)
         } else {
             None
         };

@@ -186,6 +186,12 @@ pub struct Plan {
     pub test: TestName,
     pub phases: Vec<Phase>,
     pub direct: bool,
+    /// I/O buffers and write data in transparent huge pages (`--huge-pages`): a large request
+    /// is then one piece for the kernel instead of one per 4 KiB page, and a device that takes
+    /// fewer pieces per request than a request has pages splits it less than dd's and fio's
+    /// (a 1 MiB read from a loop device: one request instead of two). Off by default, so the
+    /// figures are those of dd and fio on the same device; every output names it when on.
+    pub huge_pages: bool,
     pub engine: EngineKind,
     pub data: DataKind,
     #[serde(serialize_with = "ser_secs")]
@@ -194,7 +200,28 @@ pub struct Plan {
     pub notes: Vec<String>,
 }
 
+/// What a run with `--huge-pages` says among its notes (text, JSON).
+pub const HUGE_PAGES_NOTE: &str = "HUGE PAGES: the I/O buffers are in 2 MiB pages \
+     (--huge-pages), so a request of 1 MiB or more is one piece for the kernel; a device may \
+     get fewer, larger requests than dd and fio send from their 4 KiB pages, and other figures";
+
+/// "O_DIRECT" or "BUFFERED", with ", huge pages" when the buffers were (`--huge-pages`): the
+/// short form the screens, the history and Compare show.
+pub fn io_path_label(direct: bool, huge_pages: bool) -> &'static str {
+    match (direct, huge_pages) {
+        (true, false) => "O_DIRECT",
+        (false, false) => "BUFFERED",
+        (true, true) => "O_DIRECT, huge pages",
+        (false, true) => "BUFFERED, huge pages",
+    }
+}
+
 impl Plan {
+    /// `io_path_label` of this plan.
+    pub fn io_path_label(&self) -> &'static str {
+        io_path_label(self.direct, self.huge_pages)
+    }
+
     pub fn writes(&self) -> bool {
         self.phases.iter().any(|p| p.job.writes())
     }
@@ -284,7 +311,8 @@ pub struct MemoryNeed {
 
 impl Plan {
     /// The memory this plan allocates. Phases run one after another, each allocating its own
-    /// buffers (request size, in whole huge pages from 1 MiB on, x queue depth per worker,
+    /// buffers (request size in whole pages, huge ones from 1 MiB on with `--huge-pages`,
+    /// x queue depth per worker,
     /// with either engine) and latency histograms (per I/O thread: one per direction being
     /// recorded and one in transit; per worker and per phase: the totals); the write pattern
     /// (period + largest request) and the series of every phase live for the whole run.
@@ -308,7 +336,7 @@ impl Plan {
                 .saturating_mul(4)
                 .saturating_add(workers.saturating_mul(2))
                 .saturating_add(8);
-            crate::sys::direct::request_buffer_bytes(j.bs)
+            crate::sys::direct::request_buffer_bytes(j.bs, self.huge_pages)
                 .saturating_mul(u64::from(j.qd))
                 .saturating_mul(workers)
                 .saturating_add(histograms.saturating_mul(hist))
@@ -355,9 +383,10 @@ pub fn check_memory(plan: &Plan, available: Option<u64>) -> Result<(), SpecError
     } else {
         " and latency histograms"
     };
-    // From 1 MiB on a request's buffer is whole huge pages: say so where that is more.
-    let held = crate::sys::direct::request_buffer_bytes(need.bs);
-    let buffer = if held > need.bs {
+    // With --huge-pages, from 1 MiB on a request's buffer is whole huge pages: say so where
+    // that is more.
+    let held = crate::sys::direct::request_buffer_bytes(need.bs, plan.huge_pages);
+    let buffer = if plan.huge_pages && held > need.bs {
         format!(
             "{} in {} of huge pages",
             exact_size(need.bs),
@@ -541,11 +570,15 @@ pub fn build_plan(
     if params.preserve && phases.iter().any(|p| p.job.writes()) {
         notes.push(REWRITE_NOTE.into());
     }
+    if params.huge_pages {
+        notes.push(HUGE_PAGES_NOTE.into());
+    }
 
     let plan = Plan {
         test,
         phases,
         direct,
+        huge_pages: params.huge_pages,
         engine: params.engine,
         data: if params.preserve {
             DataKind::Rewrite
@@ -759,8 +792,26 @@ mod tests {
             },
         );
         let need = w.memory_need();
-        assert!(need.total >= 2048 * MIB + 9 * MIB, "{}", need.total);
+        assert!(need.total >= 1024 * MIB + 2 * MIB, "{}", need.total);
         let err = check_memory(&w, Some(GIB)).unwrap_err().to_string();
+        assert!(
+            err.contains("(1 MiB x QD 64 x 16 workers), write data and latency histograms"),
+            "{err}"
+        );
+        // With --huge-pages a 1 MiB buffer takes a whole 2 MiB page, and the message says so.
+        let huge = big(
+            TestName::RandWrite,
+            TestParams {
+                bs: Some(MIB),
+                qd: Some(64),
+                jobs: Some(16),
+                huge_pages: true,
+                ..Default::default()
+            },
+        );
+        // 1024 buffers of 2 MiB instead of 1 MiB.
+        assert_eq!(huge.memory_need().total - need.total, 1024 * MIB);
+        let err = check_memory(&huge, Some(GIB)).unwrap_err().to_string();
         assert!(
             err.contains(
                 "(1 MiB in 2 MiB of huge pages x QD 64 x 16 workers), write data and latency \
@@ -782,8 +833,8 @@ mod tests {
         let err = check_memory(&sweep, Some(8 * GIB)).unwrap_err().to_string();
         assert!(
             err.contains(
-                "needs 16.0 GiB of memory for its I/O buffers (1 MiB in 2 MiB of huge pages x \
-                 QD 1024 x 8 workers in phase \"large sequential QD1024\")"
+                "needs 8.0 GiB of memory for its I/O buffers (1 MiB x QD 1024 x 8 workers in \
+                 phase \"large sequential QD1024\")"
             ),
             "{err}"
         );

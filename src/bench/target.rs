@@ -802,7 +802,8 @@ fn create_test_file(
             seed: params.seed.unwrap_or(DEFAULT_SEED),
         }
     };
-    let pattern = DataPattern::new(kind, CHUNK)?;
+    // Laying the file out is not measured: the data sits in ordinary pages.
+    let pattern = DataPattern::new(kind, CHUNK, false)?;
     let fd = direct::create_file(path)
         .with_context(|| format!("cannot create the test file {}", path.display()))?;
     let created = CreatedFile {

@@ -135,6 +135,8 @@ pub struct WorkerCtx {
     /// `None` for a job that only reads.
     pub write_data: Option<WriteData>,
     pub interval: Duration,
+    /// Buffers in huge pages (`Plan::huge_pages`).
+    pub huge_pages: bool,
     pub tx: Sender<WorkerMsg>,
     pub stop: Arc<AtomicBool>,
     /// Met between warm-up and measurement (see the module doc).
@@ -343,6 +345,7 @@ fn uring_worker(ctx: WorkerCtx) {
         job.bs as usize,
         pattern_buf,
         job.sync,
+        ctx.huge_pages,
     );
     let mut queue = match queue {
         Ok(q) => q,
@@ -577,7 +580,7 @@ fn sync_worker(ctx: WorkerCtx) {
 
 /// One synchronous I/O thread: one outstanding I/O at a time.
 fn sync_thread(ctx: &WorkerCtx, thread: u32) {
-    let mut buf = match AlignedBuf::for_requests(ctx.job.bs as usize) {
+    let mut buf = match AlignedBuf::for_requests(ctx.job.bs as usize, ctx.huge_pages) {
         Ok(b) => b,
         Err(e) => return setup_failed(ctx, format!("cannot allocate an I/O buffer: {e}")),
     };

@@ -42,6 +42,7 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
         read_pct: a.read_pct,
         interval: a.interval,
         buffered: a.buffered,
+        huge_pages: a.huge_pages,
         zeros: a.zeros,
         preserve: a.preserve,
         sync: a.sync.map(|s| match s {

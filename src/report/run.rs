@@ -59,12 +59,23 @@ pub fn phase_engine_label(p: &PhaseResult) -> String {
     engine_label(p.engine, p.io_threads, p.fixed_buffers, calls)
 }
 
-fn how(plan: &Plan, job: &Job, p: Option<&PhaseResult>) -> String {
-    let io = if plan.direct {
+/// How the I/O went: "O_DIRECT" or "BUFFERED (page cache)", and the buffers when they were
+/// in huge pages (`--huge-pages`).
+fn io_path(plan: &Plan) -> String {
+    let path = if plan.direct {
         "O_DIRECT"
     } else {
         "BUFFERED (page cache)"
     };
+    if plan.huge_pages {
+        format!("{path}, buffers in huge pages")
+    } else {
+        path.to_string()
+    }
+}
+
+fn how(plan: &Plan, job: &Job, p: Option<&PhaseResult>) -> String {
+    let io = io_path(plan);
     let engine = match p {
         Some(r) => phase_engine_label(r),
         None => plan.engine.as_str().to_string(),
@@ -841,11 +852,7 @@ pub fn cdm_grid(r: &RunReport) -> String {
                 t.as_secs_f64()
             )),
             j.warmup.as_secs_f64(),
-            if r.plan.direct {
-                "O_DIRECT"
-            } else {
-                "BUFFERED (page cache)"
-            },
+            io_path(&r.plan),
             Bytes(j.region_len).iec(),
             if r.plan.rewrites() && r.plan.writes() {
                 format!("; writes: {REWRITE_LABEL}, rated over the time the writes took")
@@ -906,6 +913,12 @@ pub fn render_csv(r: &RunReport) -> String {
     let mut out = String::new();
     if !r.plan.direct {
         out.push_str("# BUFFERED (page cache): figures may not reflect the device\n");
+    }
+    if r.plan.huge_pages {
+        out.push_str(
+            "# buffers in huge pages (--huge-pages): large requests reach the device in fewer \
+             pieces than dd's and fio's\n",
+        );
     }
     if r.plan.rewrites() && r.plan.writes() {
         let _ = writeln!(out, "# {REWRITE_NOTE}");
@@ -1195,6 +1208,23 @@ fn fio_command(
         FioEngine::Uring { fixed: true } => cmd.push_str(" --fixedbufs --registerfiles"),
         FioEngine::Uring { fixed: false } => {}
         FioEngine::Psync => cmd.push_str(" --thread"),
+    }
+    if plan.huge_pages {
+        // fio's buffers in huge pages as disktriage's were: its own hugetlb pages, which the
+        // system must have reserved (each job maps bs x iodepth, plus a page for O_DIRECT's
+        // alignment, rounded up to 2 MiB).
+        let per_job =
+            j.bs.saturating_mul(u64::from(iodepth))
+                .saturating_add(4096)
+                .div_ceil(2 << 20);
+        let _ = writeln!(
+            out,
+            "# buffers in huge pages (disktriage --huge-pages): fio's --mem=mmaphuge takes {} \
+             huge page(s) of 2 MiB, which must be free (HugePages_Free in /proc/meminfo; \
+             reserve them with sysctl vm.nr_hugepages)",
+            per_job.saturating_mul(u64::from(jobs)),
+        );
+        cmd.push_str(" --mem=mmaphuge");
     }
     // disktriage submits one I/O at a time, as fio's io_uring does by default; when no
     // completion is ready it waits for an eighth of the queue, fio's batch_complete_min.
@@ -1738,6 +1768,53 @@ mod tests {
             fio.contains("--time_based --runtime=10000ms --ramp_time=1000ms"),
             "{fio}"
         );
+    }
+
+    #[test]
+    fn huge_page_buffers_are_named_in_every_output_and_in_the_fio_line() {
+        // The default: ordinary pages, as dd's and fio's; nothing to say, fio's default memory.
+        let plain = report(32, EngineKind::Uring, true);
+        assert!(!plain.plan.huge_pages);
+        assert!(!render_text(&plain).contains("huge"));
+        assert!(!report_fio_commands(&plain).join("\n").contains("--mem="));
+        let mut r = report(32, EngineKind::Uring, true);
+        r.plan.huge_pages = true;
+        let text = render_text(&r);
+        assert!(
+            text.contains("O_DIRECT, buffers in huge pages, io_uring (fixed buffers)"),
+            "{text}"
+        );
+        assert!(render_csv(&r).contains("# buffers in huge pages (--huge-pages)"));
+        let json: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
+        assert_eq!(json["plan"]["huge_pages"], true);
+        // fio's own huge pages, and how many it needs: 4 KiB x QD32 + a page, in one 2 MiB
+        // page per job.
+        let fio = report_fio_commands(&r).join("\n");
+        assert!(
+            fio.contains("--fixedbufs --registerfiles --mem=mmaphuge"),
+            "{fio}"
+        );
+        assert!(fio.contains("--mem=mmaphuge takes 1 huge page(s)"), "{fio}");
+        // 1 MiB requests on 8 pread threads: 8 jobs of 1 MiB + a page, a 2 MiB page each.
+        let facts = gib_device();
+        let params = TestParams {
+            bs: Some(1 << 20),
+            qd: Some(8),
+            engine: EngineKind::Sync,
+            huge_pages: true,
+            ..TestParams::default()
+        };
+        let plan = build_plan(TestName::SeqRead, &params, &facts, false).unwrap();
+        assert!(
+            plan.notes
+                .iter()
+                .any(|n| n == crate::bench::spec::HUGE_PAGES_NOTE),
+            "{:?}",
+            plan.notes
+        );
+        let fio = fio_commands(&plan, std::path::Path::new("/dev/sdx"), None);
+        assert!(fio.contains("takes 8 huge page(s)"), "{fio}");
+        assert!(fio.contains("--thread --mem=mmaphuge"), "{fio}");
     }
 
     #[test]

@@ -20,28 +20,39 @@ use crate::model::{DevNum, FileId};
 /// Alignment of every I/O buffer.
 pub const BUFFER_ALIGN: usize = 4096;
 
-/// A zero-initialised heap buffer with a fixed alignment, for O_DIRECT.
+/// A zero-initialised buffer with a fixed alignment, for O_DIRECT.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
-    /// The allocation, which may be larger than the buffer (whole huge pages).
+    /// The allocation, which may be larger than the buffer (whole pages).
     layout: Layout,
     len: usize,
+    /// A mapping of its own (`mmap`), given back with `munmap`; else from the allocator.
+    mapped: bool,
 }
 
 /// A transparent huge page on x86_64.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// From this request size on, a request's buffer gets huge pages of its own.
+/// A base page.
+const PAGE: usize = 4096;
+
+/// From this request size on, a request's buffer gets huge pages of its own when the run asks
+/// for huge pages (`--huge-pages`).
 const HUGE_PAGE_REQUEST: usize = 1 << 20;
 
-/// The bytes a request buffer of `len` bytes takes (`AlignedBuf::for_requests`): from
-/// `HUGE_PAGE_REQUEST` on, whole huge pages.
-pub fn request_buffer_bytes(len: u64) -> u64 {
-    if len >= HUGE_PAGE_REQUEST as u64 {
+/// From this size on, a buffer in ordinary pages is a mapping of its own, as glibc's malloc
+/// makes one from its default `M_MMAP_THRESHOLD` (128 KiB) on: dd's and fio's buffers of
+/// 1 MiB requests are such mappings, in 4 KiB pages.
+const OWN_MAPPING: usize = 128 << 10;
+
+/// The bytes a request buffer of `len` bytes takes (`AlignedBuf::for_requests`): with huge
+/// pages, from `HUGE_PAGE_REQUEST` on, whole huge pages; else whole 4 KiB pages.
+pub fn request_buffer_bytes(len: u64, huge_pages: bool) -> u64 {
+    if huge_pages && len >= HUGE_PAGE_REQUEST as u64 {
         len.div_ceil(HUGE_PAGE as u64)
             .saturating_mul(HUGE_PAGE as u64)
     } else {
-        len
+        len.div_ceil(PAGE as u64).saturating_mul(PAGE as u64)
     }
 }
 
@@ -51,6 +62,10 @@ unsafe impl Send for AlignedBuf {}
 // SAFETY: see Send; shared references only allow reads.
 unsafe impl Sync for AlignedBuf {}
 
+fn out_of_memory() -> io::Error {
+    io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate an I/O buffer")
+}
+
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes (at least 1) aligned to `align` (a power of two).
     pub fn zeroed(len: usize, align: usize) -> io::Result<AlignedBuf> {
@@ -58,44 +73,93 @@ impl AlignedBuf {
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         // SAFETY: the layout has a non-zero size (len.max(1)).
         let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate an I/O buffer")
-        })?;
+        let ptr = NonNull::new(raw).ok_or_else(out_of_memory)?;
         Ok(AlignedBuf {
             ptr,
             layout,
             len: layout.size(),
+            mapped: false,
         })
     }
 
     /// The buffer of one outstanding request of `len` bytes (a pread/pwrite thread's, an
-    /// io_uring slot's). From 1 MiB on it is rounded up to whole 2 MiB pages and backed by
-    /// huge pages where the kernel allows: the kernel copies or pins a large request's pages
-    /// as a few large pieces instead of one piece per 4 KiB page. The buffer is still `len`
-    /// bytes long; the rest of the last huge page is unused.
-    pub fn for_requests(len: usize) -> io::Result<AlignedBuf> {
-        if len < HUGE_PAGE_REQUEST {
+    /// io_uring slot's), or the write pattern, in the pages the run asked for.
+    ///
+    /// By default in ordinary 4 KiB pages, as dd's and fio's buffers are: a request's pages
+    /// are then as many pieces (segments) for the kernel as theirs, and a device that takes
+    /// fewer segments per request than a large request has pages (a loop device: 128, so a
+    /// 1 MiB request becomes two) gets it split as it gets theirs. A buffer from 128 KiB on
+    /// is a mapping of its own, like malloc's, marked never to become a huge page, so the
+    /// figure does not depend on the system's transparent huge page setting.
+    ///
+    /// With `huge_pages`, from 1 MiB on the buffer is rounded up to whole 2 MiB pages backed
+    /// by transparent huge pages where the kernel allows: a 1 MiB request is then one piece,
+    /// never split for its segments (fewer, larger requests than dd and fio send). The buffer
+    /// is still `len` bytes long; the rest of the last huge page is unused.
+    pub fn for_requests(len: usize, huge_pages: bool) -> io::Result<AlignedBuf> {
+        if huge_pages && len >= HUGE_PAGE_REQUEST {
+            let mut buf = AlignedBuf::zeroed_huge_pages(
+                usize::try_from(request_buffer_bytes(len as u64, true))
+                    .map_err(|_| out_of_memory())?,
+            )?;
+            buf.len = len;
+            return Ok(buf);
+        }
+        if len < OWN_MAPPING {
             return AlignedBuf::zeroed(len, BUFFER_ALIGN);
         }
-        let mut buf = AlignedBuf::zeroed_huge_pages(request_buffer_bytes(len as u64) as usize)?;
-        buf.len = len;
-        Ok(buf)
+        AlignedBuf::mapped_small_pages(len)
+    }
+
+    /// A zeroed anonymous mapping of `len` bytes in 4 KiB pages (see `for_requests`).
+    fn mapped_small_pages(len: usize) -> io::Result<AlignedBuf> {
+        let size = len
+            .checked_next_multiple_of(PAGE)
+            .ok_or_else(out_of_memory)?;
+        let layout = Layout::from_size_align(size, PAGE)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: a new private anonymous mapping at an address the kernel picks; it aliases
+        // nothing. The result is checked against MAP_FAILED before use.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return Err(out_of_memory());
+        }
+        // SAFETY: madvise only marks the pages of this new mapping [raw, raw + size), before
+        // any of them is touched, so none is faulted in as a huge page. Its failure (a kernel
+        // without transparent huge pages) changes nothing, so the result is ignored.
+        unsafe {
+            libc::madvise(raw, size, libc::MADV_NOHUGEPAGE);
+        }
+        // An anonymous mapping reads as zeros: nothing to clear.
+        let ptr = NonNull::new(raw.cast::<u8>()).ok_or_else(out_of_memory)?;
+        Ok(AlignedBuf {
+            ptr,
+            layout,
+            len,
+            mapped: true,
+        })
     }
 
     /// A zero-initialised buffer backed by transparent huge pages where the kernel allows
-    /// them, for the write pattern that every write reads from: the kernel's pinning of the
-    /// user pages for each O_DIRECT request and the CPU's TLB then cover it with a few
-    /// entries. Only whole 2 MiB pages inside the buffer can be huge: the 1 MiB pattern with
-    /// 1 MiB requests is one, with 4 KiB requests it stays in 4 KiB pages (256 of them, which
-    /// the TLB holds anyway).
+    /// them (`--huge-pages`): the kernel's pinning of the user pages for each O_DIRECT
+    /// request and the CPU's TLB then cover it with a few entries, and a request in it is
+    /// one physically contiguous piece up to 2 MiB. Only whole 2 MiB pages inside the buffer
+    /// can be huge.
     pub fn zeroed_huge_pages(len: usize) -> io::Result<AlignedBuf> {
         let layout = Layout::from_size_align(len.max(1), HUGE_PAGE)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         // SAFETY: the layout has a non-zero size (len.max(1)).
         let raw = unsafe { alloc::alloc(layout) };
-        let ptr = NonNull::new(raw).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate an I/O buffer")
-        })?;
+        let ptr = NonNull::new(raw).ok_or_else(out_of_memory)?;
         // SAFETY: madvise only gives advice about the pages of [raw, raw + size), which is
         // this allocation (page-aligned since the alignment is 2 MiB); it does not touch the
         // memory. Its failure (THP disabled, an old kernel) only means 4 KiB pages, so the
@@ -110,6 +174,7 @@ impl AlignedBuf {
             ptr,
             layout,
             len: layout.size(),
+            mapped: false,
         })
     }
 
@@ -142,7 +207,13 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: ptr was allocated with exactly this layout by alloc_zeroed.
+        if self.mapped {
+            // SAFETY: ptr is the start of this buffer's own mapping of layout.size() bytes
+            // (mapped_small_pages), unmapped once, here.
+            unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.layout.size()) };
+            return;
+        }
+        // SAFETY: ptr was allocated with exactly this layout by the global allocator.
         unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
     }
 }
@@ -719,25 +790,78 @@ mod tests {
         assert_eq!(b.as_slice()[9_999], 7);
     }
 
+    /// How many of the buffer's pages are transparent huge pages (AnonHugePages of its
+    /// mapping in /proc/self/smaps), in bytes.
+    fn huge_bytes_of(b: &AlignedBuf) -> u64 {
+        let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
+        let addr = b.as_ptr() as usize;
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ')
+                && let Some((lo, hi)) = range.split_once('-')
+                && let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+            {
+                inside = lo <= addr && addr < hi;
+            } else if inside && let Some(kb) = line.strip_prefix("AnonHugePages:") {
+                return kb
+                    .trim()
+                    .trim_end_matches(" kB")
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap()
+                    * 1024;
+            }
+        }
+        0
+    }
+
     #[test]
-    fn request_buffers_are_their_length_in_whole_huge_pages_from_1_mib() {
-        // Small requests: exactly their size, 4 KiB aligned.
-        let small = AlignedBuf::for_requests(64 << 10).unwrap();
-        assert_eq!((small.len(), small.layout.size()), (64 << 10, 64 << 10));
-        assert_eq!(request_buffer_bytes(64 << 10), 64 << 10);
-        // 1 MiB and up: the request's length, in an allocation of whole 2 MiB pages.
+    fn request_buffers_are_in_small_pages_unless_huge_pages_are_asked() {
+        // Small requests: exactly their size, 4 KiB aligned, either way.
+        for huge in [false, true] {
+            let small = AlignedBuf::for_requests(64 << 10, huge).unwrap();
+            assert_eq!((small.len(), small.layout.size()), (64 << 10, 64 << 10));
+            assert_eq!(request_buffer_bytes(64 << 10, huge), 64 << 10);
+        }
+        // By default, 1 MiB and up: a mapping of its own in whole 4 KiB pages, none huge
+        // (with THP "always" too), like dd's and fio's malloc'd buffers.
+        for len in [1 << 20, 3 << 20, (4 << 20) + 512] {
+            let mut b = AlignedBuf::for_requests(len, false).unwrap();
+            assert!(b.mapped);
+            assert_eq!(b.len(), len);
+            assert_eq!(b.as_ptr() as usize % BUFFER_ALIGN, 0);
+            assert_eq!(b.layout.size(), len.next_multiple_of(PAGE));
+            assert_eq!(
+                request_buffer_bytes(len as u64, false),
+                b.layout.size() as u64
+            );
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+            b.as_mut_slice().fill(1);
+            assert_eq!(
+                huge_bytes_of(&b),
+                0,
+                "{len}: no huge page in the default buffer"
+            );
+        }
+        // With huge pages, 1 MiB and up: the request's length, in an allocation of whole
+        // 2 MiB pages.
         for (len, pages) in [
             (1 << 20, 1),
             (2 << 20, 1),
             (3 << 20, 2),
             ((4 << 20) + 512, 3),
         ] {
-            let mut b = AlignedBuf::for_requests(len).unwrap();
+            let mut b = AlignedBuf::for_requests(len, true).unwrap();
+            assert!(!b.mapped);
             assert_eq!(b.len(), len);
             assert_eq!(b.as_mut_slice().len(), len);
             assert_eq!(b.as_ptr() as usize % HUGE_PAGE, 0);
             assert_eq!(b.layout.size(), pages * HUGE_PAGE);
-            assert_eq!(request_buffer_bytes(len as u64), (pages * HUGE_PAGE) as u64);
+            assert_eq!(
+                request_buffer_bytes(len as u64, true),
+                (pages * HUGE_PAGE) as u64
+            );
             assert!(b.as_slice().iter().all(|&x| x == 0));
         }
     }

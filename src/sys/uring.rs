@@ -65,6 +65,7 @@ impl UringQueue {
         slot_len: usize,
         pattern: Option<Arc<AlignedBuf>>,
         sync: SyncMode,
+        huge_pages: bool,
     ) -> io::Result<UringQueue> {
         let entries = depth.max(1).next_power_of_two();
         // SINGLE_ISSUER + DEFER_TASKRUN (6.1+) cut completion overhead; fall back quietly on
@@ -76,7 +77,7 @@ impl UringQueue {
             .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
             .or_else(|_| IoUring::new(entries))?;
         let slots = (0..depth)
-            .map(|_| AlignedBuf::for_requests(slot_len))
+            .map(|_| AlignedBuf::for_requests(slot_len, huge_pages))
             .collect::<io::Result<Vec<_>>>()?;
         let rw_flags = match sync {
             SyncMode::None => 0,
@@ -370,7 +371,7 @@ mod tests {
     #[test]
     fn reads_land_in_their_slots() {
         let (_f, fd) = temp_file(16384);
-        let mut q = UringQueue::new(fd, 2, 4096, None, SyncMode::None).unwrap();
+        let mut q = UringQueue::new(fd, 2, 4096, None, SyncMode::None, false).unwrap();
         q.push_read(0, 0, 4096).unwrap();
         q.push_read(1, 8192, 4096).unwrap();
         assert!(q.push_read(1, 0, 4096).is_err(), "slot 1 is busy");
@@ -390,7 +391,8 @@ mod tests {
         let (f, fd) = temp_file(8192);
         let mut pattern = AlignedBuf::zeroed(8192, BUFFER_ALIGN).unwrap();
         pattern.as_mut_slice().fill(0xAB);
-        let mut q = UringQueue::new(fd, 1, 4096, Some(Arc::new(pattern)), SyncMode::Dsync).unwrap();
+        let mut q =
+            UringQueue::new(fd, 1, 4096, Some(Arc::new(pattern)), SyncMode::Dsync, false).unwrap();
         assert!(
             q.push_write(0, 0, 4096, WriteSource::Pattern(8000))
                 .is_err(),
@@ -412,7 +414,7 @@ mod tests {
     #[test]
     fn buffers_and_file_are_registered_together() {
         let (_f, fd) = temp_file(8192);
-        let mut q = UringQueue::new(fd, 2, 4096, None, SyncMode::None).unwrap();
+        let mut q = UringQueue::new(fd, 2, 4096, None, SyncMode::None, false).unwrap();
         // The kernel's own account of the ring: registered files and buffers.
         let info =
             std::fs::read_to_string(format!("/proc/self/fdinfo/{}", q.ring.as_raw_fd())).unwrap();

@@ -227,10 +227,7 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         Span::raw(rest),
     ]);
     let how = run.job.as_ref().map(|j| j.describe()).unwrap_or_default();
-    let direct = match &run.plan {
-        Some(p) if !p.direct => "BUFFERED",
-        _ => "O_DIRECT",
-    };
+    let direct = run.plan.as_ref().map_or("O_DIRECT", |p| p.io_path_label());
     let drive = crate::model::cache::drive_cache_shown(run.drive_cache.as_deref());
     let l2 = Line::from(Span::styled(
         format!(" scheduler {sched}   drive cache {drive}   kernel flush policy {cache}"),
