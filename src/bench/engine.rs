@@ -842,6 +842,7 @@ mod tests {
             test: crate::bench::catalog::TestName::SizeSweep,
             phases,
             direct: true,
+            huge_pages: false,
             engine: EngineKind::Auto,
             data: crate::bench::pattern::DataKind::Zeros,
             interval: Duration::from_millis(250),
