@@ -68,27 +68,50 @@ pub fn device_family(root: &SysRoot, dev: DevNum) -> Vec<DevNum> {
 /// `devs` without touching it, so a hung network file system another process has open cannot
 /// stall a run.
 pub fn openers(devs: &[DevNum]) -> Vec<(u32, String)> {
-    let mounts: Vec<String> =
-        read_text_file(Path::new("/proc/self/mountinfo"), MAX_MOUNTINFO_BYTES)
-            .map(|t| parse_mountinfo(&t))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|m| m.dev.is_some_and(|d| devs.contains(&d)))
-            .map(|m| m.mount_point)
-            .collect();
-    let under_mount = |path: &str| {
-        mounts.iter().any(|m| {
-            m == "/"
-                || path
-                    .strip_prefix(m.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    let mounts = mount_points(|dev| dev.is_some_and(|d| devs.contains(&d)));
+    other_processes(|proc_dir| {
+        fs::read_dir(proc_dir.join("fd")).is_ok_and(|fds| {
+            fds.flatten().take(MAX_FDS_PER_PROCESS).any(|fd| {
+                fs::read_link(fd.path()).is_ok_and(|target| {
+                    let t = target.to_string_lossy();
+                    is_block_node_of(&t, devs) || (t.starts_with('/') && under_any(&mounts, &t))
+                })
+            })
         })
-    };
-    let is_our_node = |path: &str| {
-        path.starts_with("/dev/")
-            && fs::metadata(path)
-                .is_ok_and(|m| m.file_type().is_block_device() && devs.contains(&devnum(m.rdev())))
-    };
+    })
+}
+
+/// The mount points whose device `keep` accepts, from this process's mount table.
+fn mount_points(keep: impl Fn(Option<DevNum>) -> bool) -> Vec<String> {
+    read_text_file(Path::new("/proc/self/mountinfo"), MAX_MOUNTINFO_BYTES)
+        .map(|t| parse_mountinfo(&t))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| keep(m.dev))
+        .map(|m| m.mount_point)
+        .collect()
+}
+
+/// Is `path` (as the kernel shows it) at or below one of `mounts`?
+fn under_any(mounts: &[String], path: &str) -> bool {
+    mounts.iter().any(|m| {
+        m == "/"
+            || path
+                .strip_prefix(m.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+/// Is `path` a `/dev` node of one of `devs`? (devtmpfs: a stat never blocks.)
+fn is_block_node_of(path: &str, devs: &[DevNum]) -> bool {
+    path.starts_with("/dev/")
+        && fs::metadata(path)
+            .is_ok_and(|m| m.file_type().is_block_device() && devs.contains(&devnum(m.rdev())))
+}
+
+/// The processes other than this one for which `matches` (given `/proc/PID`) holds, with their
+/// names.
+fn other_processes(mut matches: impl FnMut(&Path) -> bool) -> Vec<(u32, String)> {
     let me = std::process::id();
     let Ok(procs) = fs::read_dir("/proc") else {
         return Vec::new();
@@ -98,24 +121,13 @@ pub fn openers(devs: &[DevNum]) -> Vec<(u32, String)> {
         let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
             continue;
         };
-        if pid == me {
+        if pid == me || !matches(&p.path()) {
             continue;
         }
-        let Ok(fds) = fs::read_dir(p.path().join("fd")) else {
-            continue;
-        };
-        let uses = fds.flatten().take(MAX_FDS_PER_PROCESS).any(|fd| {
-            fs::read_link(fd.path()).is_ok_and(|target| {
-                let t = target.to_string_lossy();
-                is_our_node(&t) || (t.starts_with('/') && under_mount(&t))
-            })
-        });
-        if uses {
-            let name = fs::read_to_string(p.path().join("comm"))
-                .map(|s| s.trim_end().to_string())
-                .unwrap_or_else(|_| "?".into());
-            found.push((pid, name));
-        }
+        let name = fs::read_to_string(p.path().join("comm"))
+            .map(|s| s.trim_end().to_string())
+            .unwrap_or_else(|_| "?".into());
+        found.push((pid, name));
     }
     found
 }
@@ -149,34 +161,14 @@ pub enum Written<'a> {
 /// itself, and processes in a PID namespace whose /proc this is not.
 pub fn writers(what: Written) -> Vec<(u32, String)> {
     let file_mounts: Vec<String> = match what {
-        Written::File { id, .. } => {
-            read_text_file(Path::new("/proc/self/mountinfo"), MAX_MOUNTINFO_BYTES)
-                .map(|t| parse_mountinfo(&t))
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|m| m.dev == Some(id.dev))
-                .map(|m| m.mount_point)
-                .collect()
-        }
+        Written::File { id, .. } => mount_points(|dev| dev == Some(id.dev)),
         Written::Devices(_) => Vec::new(),
     };
     let is_target = |fd_link: &Path, shown: &str| match what {
-        Written::Devices(devs) => {
-            shown.starts_with("/dev/")
-                && fs::metadata(shown).is_ok_and(|m| {
-                    m.file_type().is_block_device() && devs.contains(&devnum(m.rdev()))
-                })
-        }
+        Written::Devices(devs) => is_block_node_of(shown, devs),
         Written::File { id, path } => {
             let name = shown.strip_suffix(" (deleted)").unwrap_or(shown);
-            let on_its_fs = name.starts_with('/')
-                && file_mounts.iter().any(|m| {
-                    m == "/"
-                        || name
-                            .strip_prefix(m.as_str())
-                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-                });
-            if on_its_fs {
+            if name.starts_with('/') && under_any(&file_mounts, name) {
                 fs::metadata(fd_link).is_ok_and(|m| {
                     m.file_type().is_file() && devnum(m.dev()) == id.dev && m.ino() == id.ino
                 })
@@ -185,41 +177,22 @@ pub fn writers(what: Written) -> Vec<(u32, String)> {
             }
         }
     };
-    let me = std::process::id();
-    let Ok(procs) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut found = Vec::new();
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let writes_fd = fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+    other_processes(|proc_dir| {
+        let writes_fd = fs::read_dir(proc_dir.join("fd")).is_ok_and(|fds| {
             fds.flatten().take(MAX_FDS_PER_PROCESS).any(|fd| {
                 fs::read_link(fd.path()).is_ok_and(|shown| {
                     is_target(&fd.path(), &shown.to_string_lossy())
-                        && fd_writable(&p.path().join("fdinfo").join(fd.file_name()))
+                        && fd_writable(&proc_dir.join("fdinfo").join(fd.file_name()))
                 })
             })
         });
-        let maps_it = match what {
-            Written::File { id, .. } if !writes_fd => {
-                read_text_file(&p.path().join("maps"), MAX_MAPS_BYTES)
-                    .is_ok_and(|maps| maps_shared_writable(&maps, id))
+        writes_fd
+            || match what {
+                Written::File { id, .. } => read_text_file(&proc_dir.join("maps"), MAX_MAPS_BYTES)
+                    .is_ok_and(|maps| maps_shared_writable(&maps, id)),
+                Written::Devices(_) => false,
             }
-            _ => false,
-        };
-        if writes_fd || maps_it {
-            let name = fs::read_to_string(p.path().join("comm"))
-                .map(|s| s.trim_end().to_string())
-                .unwrap_or_else(|_| "?".into());
-            found.push((pid, name));
-        }
-    }
-    found
+    })
 }
 
 /// Does this `/proc/PID/fdinfo/N` say the descriptor was opened for writing? Its `flags:`
