@@ -86,11 +86,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             .into_iter()
             .map(|l| Line::from(Span::styled(format!(" {l}"), theme::accent()))),
     );
+    // A run's parameters longer than the box take a second row.
+    let head_lines = super::fit::wrap(head_lines, area.width.saturating_sub(2).into());
     let [head, body] = Layout::vertical([
         Constraint::Length(head_lines.len() as u16 + 2),
         Constraint::Min(0),
     ])
     .areas(area);
+    super::fit::lines(
+        &head_lines,
+        Block::default().borders(Borders::ALL).inner(head),
+    );
     frame.render_widget(
         Paragraph::new(head_lines).block(
             Block::default()

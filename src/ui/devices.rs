@@ -99,6 +99,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         " Devices ".to_string()
     };
+    super::fit::title(&title, list_area);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -156,6 +157,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (None, Some(name)) => format!(" {name} (gone) "),
         (None, None) => " Details ".to_string(),
     };
+    super::fit::title(&title, detail_area);
     frame.render_widget(
         Paragraph::new(detail).wrap(Wrap { trim: false }).block(
             Block::default()

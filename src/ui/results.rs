@@ -45,6 +45,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             area.width.saturating_sub(2) as usize,
         ));
     }
+    // A line longer than the box (the engine of every phase) takes the rows it needs.
+    let lines = super::fit::wrap(lines, area.width.saturating_sub(2).into());
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
     let table_min = app.results.records.len().min(3) as u16 + 3;
     let room = area.height.saturating_sub(table_min).max(5);
@@ -105,6 +107,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             .style(style)
         })
         .collect();
+    let title = if app.results.records.iter().any(|r| r.past.is_some()) {
+        " Results (Space marks A/B for compare; h#: past runs from the history) "
+    } else {
+        " Results (Space marks A/B for compare) "
+    };
+    super::fit::title(title, table_area);
     let table = Table::new(
         rows,
         [
@@ -125,14 +133,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     .column_spacing(1)
     .row_highlight_style(theme::selected())
     .highlight_symbol(">")
-    .block(Block::default().borders(Borders::ALL).title(Span::styled(
-        if app.results.records.iter().any(|r| r.past.is_some()) {
-            " Results (Space marks A/B for compare; h#: past runs from the history) "
-        } else {
-            " Results (Space marks A/B for compare) "
-        },
-        theme::title(),
-    )));
+    .block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title(Span::styled(title, theme::title())),
+    );
     let mut state = TableState::default().with_selected(Some(app.results.row));
     frame.render_stateful_widget(table, table_area, &mut state);
     let (text, drawn) = match (drawing, selected) {
@@ -146,6 +151,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         _ => (detail, None),
     };
+    super::fit::lines(&lines, Block::default().borders(Borders::ALL).inner(text));
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL)),
         text,
