@@ -90,24 +90,26 @@ pub(crate) fn title(title: &str, area: Rect) {
     text(title, area.width.saturating_sub(2).into());
 }
 
-/// Notes the cells of a table laid out as ratatui's `Table` lays them out: `inner` is the
-/// area inside the border, `selection` the width of the highlight symbol's column (0 when
-/// there is none) and the columns are spaced by one cell.
-pub(crate) fn table<S: AsRef<str>>(
-    rows: &[Vec<S>],
-    widths: &[Constraint],
-    inner: Rect,
-    selection: u16,
-) {
-    let [_, columns] = Layout::horizontal([Constraint::Length(selection), Constraint::Fill(0)])
+/// The widths of a table's columns as ratatui's `Table` lays them out: `inner` is the area
+/// inside the border, `selection` the width of the highlight symbol's column (0 when there is
+/// none), and the columns are spaced by one cell.
+pub(crate) fn columns(widths: &[Constraint], inner: Rect, selection: u16) -> Vec<usize> {
+    let [_, area] = Layout::horizontal([Constraint::Length(selection), Constraint::Fill(0)])
         .areas(Rect::new(0, 0, inner.width, 1));
-    let rects = Layout::horizontal(widths.iter().copied())
+    Layout::horizontal(widths.iter().copied())
         .flex(Flex::Start)
         .spacing(1)
-        .split(columns);
+        .split(area)
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect()
+}
+
+/// Notes a table's cells against the widths of its columns (from [`columns`]).
+pub(crate) fn cells<S: AsRef<str>, R: AsRef<[S]>>(rows: &[R], columns: &[usize]) {
     for row in rows {
-        for (cell, r) in row.iter().zip(rects.iter()) {
-            text(cell.as_ref(), r.width.into());
+        for (cell, &room) in row.as_ref().iter().zip(columns) {
+            text(cell.as_ref(), room);
         }
     }
 }
@@ -193,6 +195,12 @@ pub(crate) fn elide(s: &str, width: usize) -> String {
     out
 }
 
+/// Shortens a name whose start says the most (a drive's model) to `width` characters, marked
+/// `~` at its end. Not a cut.
+pub(crate) fn elide_end(s: &str, width: usize) -> String {
+    crate::report::table::fit(s, width)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +210,7 @@ mod tests {
         assert_eq!(elide("/tmp/some/long/path.img", 11), "/tmp/~h.img");
         assert_eq!(elide("short", 10), "short");
         assert_eq!(elide("abcdef", 5), "ab~ef");
+        assert_eq!(elide_end("QEMU NVMe Ctrl", 13), "QEMU NVMe Ct~");
     }
 
     fn text_of(lines: &[Line<'_>]) -> Vec<String> {
