@@ -3508,3 +3508,34 @@ fn a_scheduler_switch_on_a_long_device_name_says_every_key_at_80_columns() {
         "{s}"
     );
 }
+
+#[test]
+fn compare_gives_each_runs_parameters_whole_at_80_columns() {
+    let mut app = lab_app_with_drive_states(false);
+    // nvme0n1 is the third visible device.
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    app.values.repeats = 10;
+    for sched in ["mq-deadline", "none"] {
+        let r = report(TestName::ConcurrentRead, "nvme0n1", sched, 900.0, 0.5);
+        finish_with(&mut app, TestName::ConcurrentRead, sched == "none", &r);
+    }
+    // B ran deeper: the change of parameters is one change, longer than a row.
+    let deeper = app.results.records[0].params.replace(
+        "QD1, 2 workers, forward read",
+        "QD32, 8 workers, random read",
+    );
+    assert_ne!(deeper, app.results.records[0].params);
+    app.results.records[1].params = deeper.clone();
+    keys(&mut app, "4");
+    keys(&mut app, "c");
+    assert_eq!(app.screen, Screen::Compare);
+    let s = assert_nothing_cut(&app);
+    for tag in ["A #1", "B #2"] {
+        let at = s.find(tag).unwrap_or_else(|| panic!("{tag}:\n{s}"));
+        assert!(s[at..].contains("O_DIRECT x10"), "{tag}:\n{s}");
+    }
+    let change = format!("parameters {} -> {deeper}", app.results.records[0].params);
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words(&s).contains(&words(&change)), "{change}:\n{s}");
+}
