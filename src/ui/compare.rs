@@ -196,6 +196,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .max()
         .unwrap_or(0)
         .clamp(13, 22) as u16;
+    if fa.len() > 1 {
+        for f in &fa {
+            super::fit::text(&f.label, label_w.into());
+        }
+    }
     let table = Table::new(
         rows,
         [
