@@ -7,7 +7,7 @@ use ratatui::widgets::{
     Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap,
 };
 
-use super::{cut, theme};
+use super::theme;
 use crate::app::App;
 use crate::model::cache::on_off;
 use crate::model::{BlockDevice, InUse, KernelWriteCache};
@@ -394,7 +394,7 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     if let Some(f) = &d.backing_file {
         lines.push(Line::from(kv(
             "backing file",
-            cut(f, width.saturating_sub(14)),
+            super::fit::elide(f, width.saturating_sub(14)),
         )));
     }
     for n in &d.notes {
