@@ -5,6 +5,7 @@ mod chart;
 mod compare;
 mod devices;
 mod dialogs;
+pub mod fit;
 mod health;
 mod picker;
 mod results;
@@ -37,10 +38,14 @@ pub fn render(app: &App, frame: &mut Frame) {
         );
         return;
     }
+    // A message longer than a row takes the rows it needs (at most three) from the screen
+    // above it rather than losing its end.
+    let status_lines = status_lines(app, area.width);
+    let status_rows = (status_lines.len() as u16).clamp(1, 3);
     let [top, body, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(0),
-        Constraint::Length(1),
+        Constraint::Length(status_rows),
     ])
     .areas(area);
     top_bar(app, frame, top);
@@ -55,7 +60,8 @@ pub fn render(app: &App, frame: &mut Frame) {
         Screen::Compare => compare::render(app, frame, body),
         Screen::Health => health::render(app, frame, body),
     }
-    status_line(app, frame, status);
+    fit::lines(&status_lines, status);
+    frame.render_widget(Paragraph::new(status_lines), status);
     dialogs::render(app, frame, area);
 }
 
@@ -82,11 +88,12 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
     let pad = (area.width as usize).saturating_sub(used + right.len());
     spans.push(Span::raw(" ".repeat(pad)));
     spans.push(Span::styled(right, theme::dim()));
+    fit::lines(&[Line::from(spans.clone())], area);
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// Keys of the current screen, or the latest message.
-fn status_line(app: &App, frame: &mut Frame, area: Rect) {
+/// Keys of the current screen, or the latest message, wrapped to `width`.
+fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let line = if let Some((msg, _)) = &app.status {
         Line::from(Span::styled(format!(" {msg}"), theme::accent()))
     } else if !app.is_root {
@@ -98,11 +105,14 @@ fn status_line(app: &App, frame: &mut Frame, area: Rect) {
         let keys = crate::app::keys::status_keys(app.screen);
         Line::from(Span::styled(format!(" {keys}"), theme::dim()))
     };
-    frame.render_widget(Paragraph::new(line), area);
+    fit::wrap(vec![line], width.into())
 }
 
 /// Cuts text to `width` characters, marking the cut with `~` (ASCII: safe on every console).
+/// A cut loses words or figures, so it is noted as one (see `fit`); a name or a path that may
+/// be shortened goes through `fit::elide` instead.
 pub(crate) fn cut(s: &str, width: usize) -> String {
+    fit::text(s, width);
     crate::report::table::fit(s, width)
 }
 

@@ -2114,14 +2114,27 @@ fn a_file_target_shows_the_free_space_first_and_runs_on_a_new_file() {
             .find(|l| l.contains("new test file"))
             .map(|l| l.trim_matches('"').trim().to_string())
     };
+    // The path is not cut: it takes the next row (a path longer than a row loses its
+    // middle, never its file's name).
+    let path = "   /tmp/dtcap/mnt/disktriage-test-1.bin; x stops";
     assert_eq!(
         line(&app).as_deref(),
-        Some("writing the new test file (0 B of 1.0 GiB) /tmp/dtcap/mnt/disktriage-test-1.bi~")
+        Some("writing the new test file (0 B of 1.0 GiB)")
+    );
+    assert!(
+        screen(&app, 80, 25).contains(path),
+        "{}",
+        screen(&app, 80, 25)
     );
     app.update(Msg::LaidOut(384 << 20));
     assert_eq!(
         line(&app).as_deref(),
-        Some("writing the new test file (384.0 MiB of 1.0 GiB) /tmp/dtcap/mnt/disktriage-tes~")
+        Some("writing the new test file (384.0 MiB of 1.0 GiB)")
+    );
+    assert!(
+        screen(&app, 80, 25).contains(path),
+        "{}",
+        screen(&app, 80, 25)
     );
     snap("file_layout", &app);
     app.update(Msg::LaidOut(1 << 30));
@@ -3404,4 +3417,125 @@ fn a_sweep_of_a_device_another_disktriage_holds_is_refused_before_anything() {
         matches!(cmds.last(), Some(Cmd::ReleaseSweep { .. })),
         "after the scheduler is back: {cmds:?}"
     );
+}
+
+/// Collapses a screen's rows into one text (borders and padding out), so a line that wraps
+/// reads as one.
+fn flowing(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|l| {
+            l.trim_matches('"')
+                .trim_matches(|c| c == '│' || c == '┌' || c == '└' || c == ' ')
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Draws at 80x25 and fails on any cut, naming it.
+fn assert_nothing_cut(app: &App) -> String {
+    let (t, cuts) = draw_checked(app, 80, 25);
+    assert!(cuts.is_empty(), "{cuts:#?}\n{}", t.backend());
+    flowing(&t.backend().to_string())
+}
+
+#[test]
+fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
+    let mut app = app_with("host-loop-zram", true);
+    let phases = plan(TestName::QdSweep).phases;
+    // IOPS that grow with every depth: the legend says where it still rises.
+    let sweep = report_phases(TestName::QdSweep, "loop0", "none", |i| {
+        match phases[i].tag {
+            disktriage::bench::spec::PhaseTag::QdSweep { small: true, qd } => {
+                (f64::from(qd) * 20.0, 0.1)
+            }
+            disktriage::bench::spec::PhaseTag::QdSweep { qd, .. } => (f64::from(qd) * 90.0, 0.9),
+            _ => (100.0, 0.1),
+        }
+    });
+    finish_with(&mut app, TestName::QdSweep, false, &sweep);
+    keys(&mut app, "4");
+    assert_nothing_cut(&app);
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("S IOPS rising at QD 32") && s.contains("L MB/s rising at QD 32"),
+        "{s}"
+    );
+    // Where the panel has room, the whole words.
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("S IOPS still rising at QD 32"), "{s}");
+}
+
+#[test]
+fn results_give_the_engine_of_every_phase_whole_at_80_columns() {
+    use disktriage::bench::spec::EngineKind;
+    let mut app = app_with("host-loop-zram", true);
+    let mut cdm = report_phases(TestName::Cdm, "loop0", "none", |_| (1000.0, 0.5));
+    for (i, p) in cdm.outcome.phases.iter_mut().enumerate() {
+        p.engine_choice = qd1_choice();
+        if i % 2 == 1 {
+            p.engine = EngineKind::Uring;
+            p.engine_choice.used = EngineKind::Uring;
+        }
+    }
+    finish_with(&mut app, TestName::Cdm, false, &cdm);
+    keys(&mut app, "4");
+    let s = assert_nothing_cut(&app);
+    assert!(s.contains("engine per phase:"), "{s}");
+    // The last phase's engine and its probe's figures, whole.
+    let last = cdm.outcome.phases.last().unwrap();
+    assert!(
+        s.contains(&format!(
+            "{} io_uring (probe 219k vs sync 494k)",
+            last.label
+        )),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_scheduler_switch_on_a_long_device_name_says_every_key_at_80_columns() {
+    let mut app = lab_app_with_drive_states(false);
+    app.update(Msg::SchedulerSet {
+        device: "nvme0n1".into(),
+        result: Ok("none".into()),
+    });
+    let s = assert_nothing_cut(&app);
+    assert!(
+        s.contains(
+            "nvme0n1: scheduler now none (back to mq-deadline on exit); R retests, P permanent"
+        ),
+        "{s}"
+    );
+}
+
+#[test]
+fn compare_gives_each_runs_parameters_whole_at_80_columns() {
+    let mut app = lab_app_with_drive_states(false);
+    // nvme0n1 is the third visible device.
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    app.values.repeats = 10;
+    for sched in ["mq-deadline", "none"] {
+        let r = report(TestName::ConcurrentRead, "nvme0n1", sched, 900.0, 0.5);
+        finish_with(&mut app, TestName::ConcurrentRead, sched == "none", &r);
+    }
+    // B ran deeper: the change of parameters is one change, longer than a row.
+    let deeper = app.results.records[0].params.replace(
+        "QD1, 2 workers, forward read",
+        "QD32, 8 workers, random read",
+    );
+    assert_ne!(deeper, app.results.records[0].params);
+    app.results.records[1].params = deeper.clone();
+    keys(&mut app, "4");
+    keys(&mut app, "c");
+    assert_eq!(app.screen, Screen::Compare);
+    let s = assert_nothing_cut(&app);
+    for tag in ["A #1", "B #2"] {
+        let at = s.find(tag).unwrap_or_else(|| panic!("{tag}:\n{s}"));
+        assert!(s[at..].contains("O_DIRECT x10"), "{tag}:\n{s}");
+    }
+    let change = format!("parameters {} -> {deeper}", app.results.records[0].params);
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words(&s).contains(&words(&change)), "{change}:\n{s}");
 }

@@ -450,3 +450,28 @@ fn a_throttled_device_shows_its_rate_marked_as_a_low_count() {
     assert_eq!(row["low_count"], true, "{row}");
     assert_eq!(json["targets"][0]["row"]["low_count"], false);
 }
+
+/// Collapses a screen's rows into one text (borders and padding out), so a message that wraps
+/// reads as one.
+fn flowing(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|l| l.trim_matches('"').trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_several_disk_status_line_is_never_cut_at_80_columns() {
+    let mut app = app_with("host-loop-zram", true);
+    mark(&mut app, &["loop0", "loop1", "vda", "zram0"]);
+    let (t, cuts) = draw_checked(&app, 80, 25);
+    assert!(cuts.is_empty(), "{cuts:?}\n{}", t.backend());
+    let s = flowing(&screen(&app, 80, 25));
+    assert!(
+        s.contains(
+            "4 marked (loop0, loop1, vda, zram0): the test you run (2, r) runs on all of them at once"
+        ),
+        "{s}"
+    );
+}

@@ -128,16 +128,18 @@ fn y_label(panel: Panel, v: f64) -> String {
 
 fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves: &[&Curve]) {
     let short = panel.title(false).len() as u16 + 4 > area.width;
-    let block = Block::default().borders(Borders::ALL).title(Span::styled(
-        format!(" {} ", panel.title(short)),
-        theme::title(),
-    ));
+    let title = format!(" {} ", panel.title(short));
+    super::fit::title(&title, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(title, theme::title()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let legend = legend_lines(curves, inner.width);
     let legend_h = (legend.len() as u16).min(inner.height.saturating_sub(4));
     let [plot, key] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(legend_h)]).areas(inner);
+    super::fit::lines(&legend, key);
     frame.render_widget(Paragraph::new(legend), key);
     if plot.height < 4 || plot.width < 12 {
         return;
@@ -354,7 +356,13 @@ fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
         let mut text = format!(" {}", c.legend);
         match c.knee {
             Some(Knee::At(_)) => text.push_str(&format!(" knee {}", c.knee_text())),
-            Some(Knee::StillRising) => text.push_str(&format!(" {}", c.knee_text())),
+            Some(Knee::StillRising) => {
+                text.push_str(&format!(" {}", c.knee_text()));
+                // A narrow panel drops a word, never the figure where it still rises.
+                if 1 + text.len() > width as usize {
+                    text = text.replacen(" still rising", " rising", 1);
+                }
+            }
             Some(Knee::TooFew) | None => {}
         }
         let w = 1 + text.len() + 2;
@@ -369,7 +377,9 @@ fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
     if !current.is_empty() {
         lines.push(Line::from(current));
     }
-    lines
+    // An entry wider than the panel ("S IOPS still rising at QD 32") goes on in the next row
+    // rather than losing its number.
+    super::fit::wrap(lines, width.into())
 }
 
 /// CrystalDiskMark's grid: one row per test, Read and Write MB/s side by side; the IOPS and
@@ -378,6 +388,7 @@ pub fn cdm(frame: &mut Frame, area: Rect, title: &str, rows: &[String], samples:
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(format!(" {title} "), theme::title()));
+    super::fit::title(&format!(" {title} "), area);
     // The header, then two lines a row when they fit (one otherwise).
     let inner_h = area.height.saturating_sub(2);
     let tall = inner_h > 2 * rows.len() as u16;

@@ -7,7 +7,7 @@ use ratatui::widgets::{
     Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap,
 };
 
-use super::{cut, theme};
+use super::theme;
 use crate::app::App;
 use crate::model::cache::on_off;
 use crate::model::{BlockDevice, InUse, KernelWriteCache};
@@ -44,6 +44,24 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (a, b)
     };
 
+    let widths = [
+        Constraint::Length(9),
+        Constraint::Min(8),
+        Constraint::Length(10),
+        Constraint::Length(6),
+        Constraint::Length(4),
+        Constraint::Length(11),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(4),
+    ];
+    // Names (the device's, its model) may lose their middle to their column; the settings
+    // must fit theirs.
+    let columns = super::fit::columns(
+        &widths,
+        Block::default().borders(Borders::ALL).inner(list_area),
+        1,
+    );
     let header = Row::new([
         "DEVICE", "MODEL", "SIZE", "TRAN", "TYPE", "SCHED", "WCACHE", "HEALTH", "USE",
     ])
@@ -58,34 +76,26 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
             // A marked device (Space) shows a `*` before its name.
             let name = if app.several.marks.contains(&d.name) {
-                Cell::from(format!("*{}", d.name)).style(theme::accent())
+                Cell::from(super::fit::elide(&format!("*{}", d.name), columns[0]))
+                    .style(theme::accent())
             } else {
-                Cell::from(d.name.clone())
+                Cell::from(super::fit::elide(&d.name, columns[0]))
             };
-            Row::new(vec![
-                name,
-                Cell::from(d.description().unwrap_or_default()),
-                Cell::from(d.size_bytes.map_or("?".into(), |b| b.iec())),
-                Cell::from(d.transport.as_str()),
-                Cell::from(d.media_label()),
-                Cell::from(sched),
-                Cell::from(KernelWriteCache::short_or_unknown(d.kernel_write_cache)),
-                health_cell(app, d),
-                use_cell,
-            ])
+            let model = super::fit::elide_end(&d.description().unwrap_or_default(), columns[1]);
+            let settings = [
+                d.size_bytes.map_or("?".into(), |b| b.iec()),
+                d.transport.as_str().to_string(),
+                d.media_label().to_string(),
+                sched,
+                KernelWriteCache::short_or_unknown(d.kernel_write_cache).to_string(),
+            ];
+            super::fit::cells(std::slice::from_ref(&settings), &columns[2..]);
+            let mut cells = vec![name, Cell::from(model)];
+            cells.extend(settings.into_iter().map(Cell::from));
+            cells.extend([health_cell(app, d), use_cell]);
+            Row::new(cells)
         })
         .collect();
-    let widths = [
-        Constraint::Length(9),
-        Constraint::Min(8),
-        Constraint::Length(10),
-        Constraint::Length(6),
-        Constraint::Length(4),
-        Constraint::Length(11),
-        Constraint::Length(6),
-        Constraint::Length(6),
-        Constraint::Length(4),
-    ];
     let hidden = app
         .devices
         .inventory
@@ -99,6 +109,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         " Devices ".to_string()
     };
+    super::fit::title(&title, list_area);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -156,6 +167,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (None, Some(name)) => format!(" {name} (gone) "),
         (None, None) => " Details ".to_string(),
     };
+    super::fit::title(&title, detail_area);
     frame.render_widget(
         Paragraph::new(detail).wrap(Wrap { trim: false }).block(
             Block::default()
@@ -382,7 +394,7 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     if let Some(f) = &d.backing_file {
         lines.push(Line::from(kv(
             "backing file",
-            cut(f, width.saturating_sub(14)),
+            super::fit::elide(f, width.saturating_sub(14)),
         )));
     }
     for n in &d.notes {

@@ -29,6 +29,7 @@ fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>,
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
     let h = rows as u16 + 2;
     let rect = centered(area, w, h);
+    super::fit::title(&format!(" {title} "), rect);
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }).block(

@@ -27,6 +27,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ),
         None => format!(" Health of {name} (gone from the device list) "),
     };
+    super::fit::title(&title, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(title, theme::title()));
@@ -71,10 +72,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     match &self_test {
         Some(Ok(s)) if s.is_running() => {
+            super::fit::text(&line.content, top.width.into());
             frame.render_widget(Paragraph::new(Line::from(line)), top);
             progress(s, frame, gauge_area);
         }
         Some(Ok(s)) if s.supported => {
+            super::fit::text(&line.content, top.width.into());
             frame.render_widget(Paragraph::new(Line::from(line)), top);
             let est = |m: Option<u32>| m.map_or(String::new(), |m| format!(" (about {m} min)"));
             frame.render_widget(

@@ -26,7 +26,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Writes::Always => "W",
                 Writes::Optional => "w",
             };
-            ListItem::new(format!("{mark} {}", t.id))
+            let item = format!("{mark} {}", t.id);
+            // Inside the border, after the cursor's column.
+            super::fit::text(&item, usize::from(left.width.saturating_sub(3)));
+            ListItem::new(item)
         })
         .collect();
     let focus_tests = app.picker_focus == PickerFocus::Tests;
@@ -89,6 +92,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         about,
     );
 
+    let widths = [
+        Constraint::Length(14),
+        Constraint::Min(12),
+        Constraint::Length(7),
+    ];
+    let columns = super::fit::columns(
+        &widths,
+        Block::default().borders(Borders::ALL).inner(form),
+        1,
+    );
     let rows: Vec<Row> = fields
         .iter()
         .map(|&f| {
@@ -99,6 +112,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     crate::model::Bytes(crate::bench::target::DEFAULT_FILE_SIZE).iec()
                 );
             }
+            super::fit::cells(&[[f.label(), value.as_str()]], &columns);
             Row::new(vec![
                 Cell::from(f.label()),
                 Cell::from(value),
@@ -106,26 +120,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ])
         })
         .collect();
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(14),
-            Constraint::Min(12),
-            Constraint::Length(7),
-        ],
-    )
-    .column_spacing(1)
-    .highlight_symbol(">")
-    .row_highlight_style(if focus_tests {
-        theme::dim()
-    } else {
-        theme::selected()
-    })
-    .block(
-        Block::default()
-            .borders(Borders::ALL)
-            .title(" Parameters (Enter type, Left/Right change, d default) "),
-    );
+    let table = Table::new(rows, widths)
+        .column_spacing(1)
+        .highlight_symbol(">")
+        .row_highlight_style(if focus_tests {
+            theme::dim()
+        } else {
+            theme::selected()
+        })
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Parameters (Enter type, Left/Right change, d default) "),
+        );
     let mut ts = TableState::default()
         .with_selected((app.picker_focus == PickerFocus::Params).then_some(app.picker_field));
     frame.render_stateful_widget(table, form, &mut ts);

@@ -45,6 +45,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             area.width.saturating_sub(2) as usize,
         ));
     }
+    // A line longer than the box (the engine of every phase) takes the rows it needs.
+    let lines = super::fit::wrap(lines, area.width.saturating_sub(2).into());
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
     let table_min = app.results.records.len().min(3) as u16 + 3;
     let room = area.height.saturating_sub(table_min).max(5);
@@ -55,6 +57,26 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     let [table_area, detail] =
         Layout::vertical([Constraint::Min(table_min), Constraint::Length(detail_h)]).areas(area);
+    let widths = [
+        Constraint::Length(1),
+        Constraint::Length(3),
+        Constraint::Length(7),
+        Constraint::Min(9),
+        Constraint::Length(11),
+        Constraint::Length(3),
+        Constraint::Length(8),
+        Constraint::Length(7),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(6),
+    ];
+    // A device's name may lose its middle to its column; every other cell must fit.
+    let columns = super::fit::columns(
+        &widths,
+        Block::default().borders(Borders::ALL).inner(table_area),
+        1,
+    );
+    let mut shown: Vec<Vec<String>> = Vec::new();
     let header = Row::new([
         "", "#", "DEVICE", "TEST", "SCHED", "WC", "MB/s", "IOPS", "p99 ms", "n", "noise",
     ])
@@ -89,50 +111,41 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             } else {
                 ratatui::style::Style::default()
             };
-            Row::new(vec![
-                Cell::from(mark).style(theme::warn()),
-                Cell::from(r.number()),
-                Cell::from(r.device.clone()),
-                Cell::from(r.test.id()),
-                Cell::from(r.scheduler.clone().unwrap_or_else(|| "-".into())),
-                Cell::from(drive_cache_shown(r.drive_cache.as_deref()).to_string()),
-                Cell::from(mbps),
-                Cell::from(iops),
-                Cell::from(p99),
-                Cell::from(format!("{}/{}", r.repeats_done(), r.repeats_wanted)),
-                Cell::from(noise),
-            ])
-            .style(style)
+            let mut row = vec![Cell::from(mark).style(theme::warn())];
+            let texts = vec![
+                r.number(),
+                super::fit::elide(&r.device, columns[2]),
+                r.test.id().to_string(),
+                r.scheduler.clone().unwrap_or_else(|| "-".into()),
+                drive_cache_shown(r.drive_cache.as_deref()).to_string(),
+                mbps,
+                iops,
+                p99,
+                format!("{}/{}", r.repeats_done(), r.repeats_wanted),
+                noise,
+            ];
+            row.extend(texts.iter().cloned().map(Cell::from));
+            shown.push(std::iter::once(String::new()).chain(texts).collect());
+            Row::new(row).style(style)
         })
         .collect();
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(1),
-            Constraint::Length(3),
-            Constraint::Length(7),
-            Constraint::Min(9),
-            Constraint::Length(11),
-            Constraint::Length(3),
-            Constraint::Length(8),
-            Constraint::Length(7),
-            Constraint::Length(6),
-            Constraint::Length(5),
-            Constraint::Length(6),
-        ],
-    )
-    .header(header)
-    .column_spacing(1)
-    .row_highlight_style(theme::selected())
-    .highlight_symbol(">")
-    .block(Block::default().borders(Borders::ALL).title(Span::styled(
-        if app.results.records.iter().any(|r| r.past.is_some()) {
-            " Results (Space marks A/B for compare; h#: past runs from the history) "
-        } else {
-            " Results (Space marks A/B for compare) "
-        },
-        theme::title(),
-    )));
+    super::fit::cells(&shown, &columns);
+    let title = if app.results.records.iter().any(|r| r.past.is_some()) {
+        " Results (Space marks A/B for compare; h#: past runs from the history) "
+    } else {
+        " Results (Space marks A/B for compare) "
+    };
+    super::fit::title(title, table_area);
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .row_highlight_style(theme::selected())
+        .highlight_symbol(">")
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled(title, theme::title())),
+        );
     let mut state = TableState::default().with_selected(Some(app.results.row));
     frame.render_stateful_widget(table, table_area, &mut state);
     let (text, drawn) = match (drawing, selected) {
@@ -146,6 +159,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         _ => (detail, None),
     };
+    super::fit::lines(&lines, Block::default().borders(Borders::ALL).inner(text));
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL)),
         text,

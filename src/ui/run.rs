@@ -40,18 +40,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     // A sweep says where it is on a line of its own.
     let sweep = app.sweep.as_ref().filter(|s| s.active());
+    let head_lines = header_lines(app, run, area.width);
+    let head_rows = head_lines.len() as u16;
+    let figure_lines = numbers(app, run, area.width);
     let [head, gauge, charts, lat, figures] = Layout::vertical([
-        Constraint::Length(3 + u16::from(sweep.is_some())),
+        Constraint::Length(head_rows + u16::from(sweep.is_some())),
         Constraint::Length(1),
         charts_c,
         lat_c,
-        Constraint::Length(2),
+        Constraint::Length(figure_lines.len() as u16),
     ])
     .areas(area);
-    header(app, run, frame, head);
+    super::fit::lines(&head_lines, head);
+    frame.render_widget(Paragraph::new(head_lines), head);
     if let Some(sw) = sweep {
         let [_, line] =
-            Layout::vertical([Constraint::Length(3), Constraint::Length(1)]).areas(head);
+            Layout::vertical([Constraint::Length(head_rows), Constraint::Length(1)]).areas(head);
         frame.render_widget(
             Paragraph::new(Span::styled(
                 super::cut(
@@ -149,7 +153,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             true,
         ),
     }
-    numbers(app, run, frame, figures);
+    super::fit::lines(&figure_lines, figures);
+    frame.render_widget(Paragraph::new(figure_lines), figures);
 }
 
 /// Seconds between the start of the run (when temperature polling starts) and the start of the
@@ -158,7 +163,9 @@ fn warmup_offset(run: &LiveRun) -> f64 {
     run.job.as_ref().map_or(0.0, |j| j.warmup.as_secs_f64())
 }
 
-fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
+/// The run's title, its device's settings and what it runs, wrapped to `width` (a long line
+/// takes a second row rather than losing its end).
+fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
     // The opened target's reading once there is one; until then what the device list shows
     // for the queue the run goes to (a partition's disk), which a switch updates at once;
     // "?" where the list knows nothing.
@@ -218,7 +225,7 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     };
     let used = title.chars().count() + state.content.chars().count();
     let mut rest = progress(false);
-    if used + rest.chars().count() > area.width as usize {
+    if used + rest.chars().count() > width as usize {
         rest = progress(true);
     }
     let l1 = Line::from(vec![
@@ -235,10 +242,12 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     ));
     // The engine is known once the warm-up (and auto's probe) is over.
     let engine = match (&run.engine, &run.plan) {
-        (Some(c), _) => format!(", {} ({})", c.used.as_str(), c.short_reason()),
-        (None, Some(p)) => format!(", engine {}", p.engine.as_str()),
+        (Some(c), _) => format!("{} ({})", c.used.as_str(), c.short_reason()),
+        (None, Some(p)) => format!("engine {}", p.engine.as_str()),
         (None, None) => String::new(),
     };
+    // A path longer than a row loses its middle, never its end (the file's name).
+    let path = super::fit::elide(&run.path, usize::from(width).saturating_sub(4));
     let l3 = if run.starting {
         // Opening can wait for a busy device, and a file test writes its whole file first.
         // The figures come before the path, which is what a narrow screen cuts.
@@ -248,23 +257,20 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                     " writing the new test file ({} of {}) {}; x stops",
                     Bytes(run.laid_out).iec(),
                     Bytes(size).iec(),
-                    run.path
+                    path
                 )
             } else {
                 format!(
                     " flushing the new test file to the device {}; x stops",
-                    run.path
+                    path
                 )
             }
         } else if run.test.info().family.directory_runner().is_some() {
-            format!(" making a scratch directory in {}; x stops", run.path)
+            format!(" making a scratch directory in {}; x stops", path)
         } else {
-            format!(" checking and opening {}; x stops", run.path)
+            format!(" checking and opening {}; x stops", path)
         };
-        Line::from(Span::styled(
-            super::cut(&what, area.width.into()),
-            theme::dim(),
-        ))
+        Line::from(Span::styled(what, theme::dim()))
     } else if run.finished && run.job.is_none() {
         Line::from(Span::styled(
             " it never started: nothing was tested",
@@ -278,12 +284,27 @@ fn header(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             theme::dim(),
         ))
     } else {
-        Line::from(Span::styled(
-            format!(" {direct}, {how}{engine}"),
-            theme::dim(),
-        ))
+        // A full row drops the word "probe" (the figures stay), then gives the engine and
+        // its probe's figures a row of their own.
+        let what = format!(" {direct}, {how}");
+        let whole = format!("{what}, {engine}");
+        let shorter = format!("{what}, {}", engine.replacen("(probe ", "(", 1));
+        let fits = |s: &str| s.chars().count() <= usize::from(width);
+        if engine.is_empty() {
+            Line::from(Span::styled(what, theme::dim()))
+        } else if fits(&whole) {
+            Line::from(Span::styled(whole, theme::dim()))
+        } else if fits(&shorter) {
+            Line::from(Span::styled(shorter, theme::dim()))
+        } else {
+            let engine = Line::from(Span::styled(format!("   {engine}"), theme::dim()));
+            return super::fit::wrap(
+                vec![l1, l2, Line::from(Span::styled(what, theme::dim())), engine],
+                width.into(),
+            );
+        }
     };
-    frame.render_widget(Paragraph::new(vec![l1, l2, l3]), area);
+    super::fit::wrap(vec![l1, l2, l3], width.into())
 }
 
 /// For a run bounded by a count of I/Os: the I/Os done so far and the count (never 0).
@@ -357,7 +378,9 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         Paragraph::new(Span::styled("█".repeat(filled), theme::accent())),
         bar,
     );
-    frame.render_widget(Paragraph::new(format!(" {label}")), text);
+    let label = format!(" {label}");
+    super::fit::text(&label, text.width.into());
+    frame.render_widget(Paragraph::new(label), text);
 }
 
 /// Whole seconds an ETA shows: rounded up, so 1.5 s to go reads 2 s, never 1 (after
@@ -451,6 +474,7 @@ fn chart(
             format!("{v:.3}")
         }
     };
+    super::fit::title(title, area);
     let chart = Chart::new(datasets)
         .block(
             Block::default()
@@ -491,7 +515,8 @@ fn nice_ceiling(v: f64) -> f64 {
 /// The figures under the charts. While a run goes: the current interval, and the means so far
 /// (totals over the measured time). Once it finished: the figures Results shows for it (over
 /// its repeats), so every screen gives the same number for the same run.
-fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
+/// The figures under the charts (and a failed run's error), wrapped to `width`.
+fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
     let s = &run.stats;
     let mb = |b: f64| BytesPerSec(b).mb_per_sec();
     let ms = |ns: f64| ms(ns / 1e6);
@@ -606,7 +631,7 @@ fn numbers(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         Some(e) => Line::from(Span::styled(format!(" ERROR: {e}"), theme::bad())),
         None => l2,
     };
-    frame.render_widget(Paragraph::new(vec![l1, l2]), area);
+    super::fit::wrap(vec![l1, l2], width.into())
 }
 
 #[cfg(test)]

@@ -18,9 +18,11 @@ use crate::report::table;
 
 /// The Run screen for `run`.
 pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
+    let title = title(run);
+    super::fit::title(&title, area);
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(Span::styled(title(run), theme::title()));
+        .title(Span::styled(title, theme::title()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let summary = summary_lines(run, inner.width as usize);
@@ -32,7 +34,9 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
     constraints.extend((0..n).map(|_| Constraint::Length(per)));
     constraints.push(Constraint::Min(0));
     let areas = Layout::vertical(constraints).split(inner);
-    frame.render_widget(Paragraph::new(state_line(app, run)), areas[0]);
+    let state = state_line(app, run);
+    super::fit::lines(std::slice::from_ref(&state), areas[0]);
+    frame.render_widget(Paragraph::new(state), areas[0]);
     let scale = run
         .targets
         .iter()
@@ -52,7 +56,9 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             Role::Array => " (array)",
             _ => "",
         };
-        frame.render_widget(Paragraph::new(format!("{}{role}", t.device)), name_area);
+        let name = format!("{}{role}", t.device);
+        super::fit::text(&name, name_area.width.into());
+        frame.render_widget(Paragraph::new(name), name_area);
         let width = line_area.width as usize;
         let skip = t.line.len().saturating_sub(width);
         // The sparkline takes integers: tenths of MB/s keep small rates visible.
@@ -95,11 +101,11 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             (TargetState::Running, None) => ("warming up".into(), theme::dim()),
             _ => ("-".into(), theme::dim()),
         };
-        frame.render_widget(
-            Paragraph::new(Span::styled(format!(" {figure}"), style)),
-            figure_area,
-        );
+        let figure = format!(" {figure}");
+        super::fit::text(&figure, figure_area.width.into());
+        frame.render_widget(Paragraph::new(Span::styled(figure, style)), figure_area);
     }
+    super::fit::lines(&summary, areas[areas.len() - 1]);
     frame.render_widget(Paragraph::new(summary), areas[areas.len() - 1]);
 }
 

@@ -110,7 +110,7 @@ fn test_lines(r: &SweepResult, t: &TestSweep, width: usize, out: &mut Vec<Line<'
             Span::styled(
                 format!(
                     "{:<nw$} {figure:>fw$} {spread:>sw$} {delta:>dw$} {:<bw$} ",
-                    cut(&name, nw),
+                    super::fit::elide(&name, nw),
                     row.beyond_noise()
                 ),
                 text_style,

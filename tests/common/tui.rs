@@ -77,10 +77,33 @@ pub fn tick(app: &mut App, secs: f64) -> Vec<Cmd> {
     app.update(Msg::Tick(Duration::from_secs_f64(secs)))
 }
 
+/// Draws the app at `w` x `h`; fails when a word or a figure had to be cut to fit (a name or
+/// a path may be shortened in its middle: that is not a cut).
 fn draw(app: &App, w: u16, h: u16) -> Terminal<TestBackend> {
-    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-    t.draw(|f| disktriage::ui::render(app, f)).expect("draw");
+    let (t, cuts) = draw_checked(app, w, h);
+    assert!(
+        cuts.is_empty(),
+        "cut at {w}x{h}:\n{}\n{}",
+        cuts.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        t.backend()
+    );
     t
+}
+
+/// Draws the app at `w` x `h` and returns what was cut to fit.
+pub fn draw_checked(
+    app: &App,
+    w: u16,
+    h: u16,
+) -> (Terminal<TestBackend>, Vec<disktriage::ui::fit::Cut>) {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    let mut cuts = Vec::new();
+    t.draw(|f| cuts = disktriage::ui::fit::render_checked(app, f))
+        .expect("draw");
+    (t, cuts)
 }
 
 /// Draws the app at `w` x `h` and returns the screen's cells, with their colours and

@@ -1,0 +1,263 @@
+//! Text that must be read whole. Every place that draws a line, a title or a table cell into a
+//! fixed width tells this module what it wanted to show and how much room it had; a line that
+//! does not fit is a cut (a word or a number the admin cannot read). Names and paths may be
+//! shortened on purpose with [`elide`], which keeps both ends and marks the middle; every
+//! other shortening ([`super::cut`]) counts as a cut.
+//!
+//! The record is kept only while [`render_checked`] draws (the snapshot tests call it at
+//! 80x25); an ordinary `render` records nothing and changes nothing.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::{Line, Span};
+
+use crate::app::App;
+
+thread_local! {
+    /// `Some` while `render_checked` draws on this thread.
+    static CUTS: RefCell<Option<Vec<Cut>>> = const { RefCell::new(None) };
+}
+
+/// A text that was drawn into less room than it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// What the screen wanted to show.
+    pub text: String,
+    /// Its width in cells.
+    pub width: usize,
+    /// The cells it had.
+    pub room: usize,
+}
+
+impl fmt::Display for Cut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?} needs {} cells, has {}",
+            self.text, self.width, self.room
+        )
+    }
+}
+
+/// Draws the app as [`super::render`] does and returns every text that was cut.
+pub fn render_checked(app: &App, frame: &mut Frame) -> Vec<Cut> {
+    CUTS.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    super::render(app, frame);
+    CUTS.with(|c| c.borrow_mut().take().unwrap_or_default())
+}
+
+fn record(text: &str, width: usize, room: usize) {
+    CUTS.with(|c| {
+        if let Some(cuts) = c.borrow_mut().as_mut() {
+            cuts.push(Cut {
+                text: text.to_string(),
+                width,
+                room,
+            });
+        }
+    });
+}
+
+/// Notes `text` drawn into `room` cells.
+pub(crate) fn text(text: &str, room: usize) {
+    let width = text.trim_end().chars().count();
+    if width > room {
+        record(text, width, room);
+    }
+}
+
+/// Notes lines drawn unwrapped into `area` (the area inside any border): each must fit its
+/// width, and all of them its height.
+pub(crate) fn lines(lines: &[Line<'_>], area: Rect) {
+    for l in lines {
+        let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+        text(&s, area.width.into());
+    }
+    if lines.len() > area.height.into() {
+        let lost: Vec<String> = lines[usize::from(area.height)..]
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        record(&lost.join(" / "), lines.len(), area.height.into());
+    }
+}
+
+/// Notes a bordered block's title drawn on `area` (the block's outer area).
+pub(crate) fn title(title: &str, area: Rect) {
+    text(title, area.width.saturating_sub(2).into());
+}
+
+/// The widths of a table's columns as ratatui's `Table` lays them out: `inner` is the area
+/// inside the border, `selection` the width of the highlight symbol's column (0 when there is
+/// none), and the columns are spaced by one cell.
+pub(crate) fn columns(widths: &[Constraint], inner: Rect, selection: u16) -> Vec<usize> {
+    let [_, area] = Layout::horizontal([Constraint::Length(selection), Constraint::Fill(0)])
+        .areas(Rect::new(0, 0, inner.width, 1));
+    Layout::horizontal(widths.iter().copied())
+        .flex(Flex::Start)
+        .spacing(1)
+        .split(area)
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect()
+}
+
+/// Notes a table's cells against the widths of its columns (from [`columns`]).
+pub(crate) fn cells<S: AsRef<str>, R: AsRef<[S]>>(rows: &[R], columns: &[usize]) {
+    for row in rows {
+        for (cell, &room) in row.as_ref().iter().zip(columns) {
+            text(cell.as_ref(), room);
+        }
+    }
+}
+
+/// Wraps each line that is wider than `width` at its spaces, keeping every span's style; the
+/// lines it adds are indented two cells past the line's own indent. A word wider than a whole
+/// line is split where the line ends: nothing is lost.
+pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for line in lines {
+        if line.width() <= width || width < 8 {
+            out.push(line);
+            continue;
+        }
+        let style = line.style;
+        let lead = line
+            .spans
+            .iter()
+            .flat_map(|s| s.content.chars())
+            .take_while(|c| *c == ' ')
+            .count();
+        let indent = (lead + 2).min(width / 2);
+        let mut current: Vec<Span<'static>> = Vec::new();
+        let mut used = 0usize;
+        // The spaces before the next word, with their style: dropped at a line break.
+        let mut gap: Vec<Span<'static>> = Vec::new();
+        let mut gap_len = 0usize;
+        for span in line.spans {
+            let mut rest: &str = &span.content;
+            while !rest.is_empty() {
+                let spaces = rest.len() - rest.trim_start_matches(' ').len();
+                if spaces > 0 {
+                    gap.push(Span::styled(rest[..spaces].to_string(), span.style));
+                    gap_len += spaces;
+                    rest = &rest[spaces..];
+                    continue;
+                }
+                let end = rest.find(' ').unwrap_or(rest.len());
+                let mut word = &rest[..end];
+                rest = &rest[end..];
+                while !word.is_empty() {
+                    let n = word.chars().count();
+                    if used > indent && used + gap_len + n > width {
+                        out.push(Line::from(std::mem::take(&mut current)).style(style));
+                        current.push(Span::raw(" ".repeat(indent)));
+                        used = indent;
+                        gap.clear();
+                        gap_len = 0;
+                    }
+                    current.append(&mut gap);
+                    used += gap_len;
+                    gap_len = 0;
+                    let room = width.saturating_sub(used).max(1);
+                    let take: String = word.chars().take(room).collect();
+                    word = &word[take.len()..];
+                    used += take.chars().count();
+                    current.push(Span::styled(take, span.style));
+                }
+            }
+        }
+        if !current.is_empty() {
+            out.push(Line::from(current).style(style));
+        }
+    }
+    out
+}
+
+/// Shortens a name or a path to `width` characters by taking out its middle, marked `~`
+/// (ASCII: safe on every console), so both its start and its end stay readable. Not a cut.
+pub(crate) fn elide(s: &str, width: usize) -> String {
+    let count = s.chars().count();
+    if count <= width {
+        return s.to_string();
+    }
+    if width < 3 {
+        return s.chars().take(width).collect();
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    let mut out: String = s.chars().take(head).collect();
+    out.push('~');
+    out.extend(s.chars().skip(count - tail));
+    out
+}
+
+/// Shortens a name whose start says the most (a drive's model) to `width` characters, marked
+/// `~` at its end. Not a cut.
+pub(crate) fn elide_end(s: &str, width: usize) -> String {
+    crate::report::table::fit(s, width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elide_keeps_both_ends() {
+        assert_eq!(elide("/tmp/some/long/path.img", 11), "/tmp/~h.img");
+        assert_eq!(elide("short", 10), "short");
+        assert_eq!(elide("abcdef", 5), "ab~ef");
+        assert_eq!(elide_end("QEMU NVMe Ctrl", 13), "QEMU NVMe Ct~");
+    }
+
+    fn text_of(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_keeps_every_character() {
+        let line = Line::from(vec![
+            Span::raw(" engine per phase: "),
+            Span::styled(
+                "SEQ1M io_uring (probe 812k vs sync 498k)",
+                ratatui::style::Style::default(),
+            ),
+        ]);
+        let lines = wrap(vec![line], 30);
+        let text = text_of(&lines);
+        assert_eq!(
+            text,
+            [
+                " engine per phase: SEQ1M",
+                "   io_uring (probe 812k vs",
+                "   sync 498k)"
+            ]
+        );
+        let long = wrap(vec![Line::from("/a/very/long/path/without/spaces x")], 10);
+        assert!(text_of(&long).iter().all(|l| l.chars().count() <= 10));
+        assert_eq!(
+            text_of(&long).concat().replace(' ', ""),
+            "/a/very/long/path/without/spacesx"
+        );
+        let fits = wrap(vec![Line::from("short")], 10);
+        assert_eq!(text_of(&fits), ["short"]);
+    }
+
+    #[test]
+    fn only_a_checked_render_records() {
+        text("a long line", 3);
+        assert!(CUTS.with(|c| c.borrow().is_none()));
+        CUTS.with(|c| *c.borrow_mut() = Some(Vec::new()));
+        text("fits", 4);
+        text("a long line", 3);
+        let cuts = CUTS.with(|c| c.borrow_mut().take().unwrap_or_default());
+        assert_eq!(cuts.len(), 1);
+        assert_eq!(cuts[0].room, 3);
+    }
+}
