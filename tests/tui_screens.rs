@@ -542,16 +542,19 @@ fn run_controls_stop_rerun_export_and_quit() {
         0.05,
     )))));
     assert!(!app.running());
-    // Stopped after 2 s of a longer run: the bar ends part way and says so.
+    // The end of the run is said on the screen the admin is on (the Test screen)...
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("run #1 stopped; what completed is kept, R reruns, c compares"),
+        "{s}"
+    );
+    // ...and stays there. Stopped after 2 s of a longer run: the bar ends part way and says
+    // so.
     keys(&mut app, "3");
     let s = screen(&app, 80, 25);
     let bar = s.lines().nth(4).unwrap_or_default();
     assert!(bar.contains("stopped") && bar.contains('█'), "{s}");
     assert!(bar.contains("  "), "a partly filled bar: {s}");
-    assert!(
-        s.contains("run #1 stopped; what completed is kept, R reruns, c compares"),
-        "{s}"
-    );
     // Rerun: the same request again.
     let cmds = keys(&mut app, "R");
     let [Cmd::StartRun(req)] = cmds.as_slice() else {

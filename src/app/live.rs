@@ -308,7 +308,7 @@ impl App {
         run.target = Some(target);
         run.plan = Some(plan);
         if !notes.is_empty() {
-            self.status = Some((notes.join("; "), self.now));
+            self.info(notes.join("; "));
         }
     }
 
@@ -553,6 +553,7 @@ impl App {
         self.changes.last_switch = None;
         self.changes.last_switch_gone = None;
         self.several.showing = false;
+        self.clear_status();
         let record = self.results.records.len();
         let drive_cache = self.drive_cache_word(&device);
         let mut rec = RunRecord::new(

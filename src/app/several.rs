@@ -425,6 +425,7 @@ impl App {
 
     /// Records the targets in Results and starts the first group.
     fn start_several(&mut self, mut run: SeveralRun) -> Vec<Cmd> {
+        self.clear_status();
         self.changes.last_switch = None;
         self.changes.last_switch_gone = None;
         for t in &mut run.targets {
