@@ -220,6 +220,19 @@ impl App {
         self.status_on = None;
     }
 
+    /// Would the key bound to `action` do something now (rather than only say why not)? The
+    /// status line lists only these.
+    pub fn key_works_now(&self, action: Action) -> bool {
+        let any_run = self.results.latest().is_some();
+        match action {
+            Action::Stop => self.running(),
+            Action::Rerun => !self.running() && any_run,
+            Action::Compare => self.results.comparison().is_some(),
+            Action::Report | Action::Export => !self.results.records.is_empty(),
+            _ => true,
+        }
+    }
+
     /// A run starts: what the status line said before is about another moment.
     fn clear_status(&mut self) {
         self.status = None;

@@ -95,7 +95,7 @@ fn status_line(app: &App, frame: &mut Frame, area: Rect) {
             theme::warn(),
         ))
     } else {
-        let keys = crate::app::keys::status_keys(app.screen);
+        let keys = crate::app::keys::status_keys_now(app);
         Line::from(Span::styled(format!(" {keys}"), theme::dim()))
     };
     frame.render_widget(Paragraph::new(line), area);

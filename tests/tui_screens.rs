@@ -545,7 +545,7 @@ fn run_controls_stop_rerun_export_and_quit() {
     // The end of the run is said on the screen the admin is on (the Test screen)...
     let s = screen(&app, 80, 25);
     assert!(
-        s.contains("run #1 stopped; what completed is kept, R reruns, c compares"),
+        s.contains("run #1 stopped; what completed is kept, R reruns"),
         "{s}"
     );
     // ...and stays there. Stopped after 2 s of a longer run: the bar ends part way and says

@@ -126,3 +126,36 @@ fn a_switch_offers_r_only_when_there_is_a_test_to_retest() {
     let said = status_line(&app);
     assert!(said.contains("R retests"), "{said}");
 }
+
+/// The keys the status line lists work now: a running test offers its stop, not a rerun
+/// (refused while it runs) nor a comparison of runs that do not exist; a finished one offers
+/// its rerun, not a stop.
+#[test]
+fn the_key_list_offers_only_keys_that_work_now() {
+    let mut app = app_with("host-loop-zram", true);
+    pick_rand_read(&mut app);
+    keys(&mut app, "r");
+    feed(&mut app, TestName::RandRead, "loop0", "none", 8, 300.0);
+    tick(&mut app, 30.0);
+    let said = status_line(&app);
+    assert!(said.contains("x or Esc stop"), "{said}");
+    assert!(!said.contains("r rerun"), "{said}");
+    assert!(!said.contains("c compare"), "{said}");
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::RandRead,
+        "loop0",
+        "none",
+        300.0,
+        0.05,
+    )))));
+    // The end of the run is said, without the comparison a single run cannot have.
+    let said = status_line(&app);
+    assert!(said.contains("run #1 finished"), "{said}");
+    assert!(!said.contains("c compares"), "{said}");
+    tick(&mut app, 60.0);
+    let said = status_line(&app);
+    assert!(said.contains("r rerun"), "{said}");
+    assert!(!said.contains("stop"), "{said}");
+    // One run: nothing to compare it with yet.
+    assert!(!said.contains("c compare"), "{said}");
+}
