@@ -131,6 +131,9 @@ pub struct App {
     pub health: health::HealthView,
     /// A short message for the status line and when it was set.
     pub status: Option<(String, Duration)>,
+    /// The screen the status message belongs to: the one shown when the update that said it
+    /// ended (None until then). On any other screen, or once a run starts, it is gone.
+    status_on: Option<Screen>,
     pub is_root: bool,
     /// Only glyphs the Linux console's fonts have (TERM=linux).
     pub console: bool,
@@ -165,6 +168,7 @@ impl App {
             sweep: None,
             health: health::HealthView::default(),
             status: None,
+            status_on: None,
             is_root,
             console,
             show_temperature: false,
@@ -211,6 +215,42 @@ impl App {
 
     fn info(&mut self, text: impl Into<String>) {
         self.status = Some((text.into(), self.now));
+        // Whose it is is settled when the update ends: an action that says something and
+        // changes the screen says it on the screen it went to.
+        self.status_on = None;
+    }
+
+    /// Would the key bound to `action` do something now (rather than only say why not)? The
+    /// status line lists only these.
+    pub fn key_works_now(&self, action: Action) -> bool {
+        let any_run = self.results.latest().is_some();
+        match action {
+            Action::Stop => self.running(),
+            Action::Rerun => !self.running() && any_run,
+            Action::Compare => self.results.comparison().is_some(),
+            Action::Report | Action::Export => !self.results.records.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// A run starts: what the status line said before is about another moment.
+    fn clear_status(&mut self) {
+        self.status = None;
+        self.status_on = None;
+    }
+
+    /// After an update: a new message belongs to the screen now shown; a message of another
+    /// screen is gone (coming back does not bring it back).
+    fn settle_status(&mut self) {
+        if self.status.is_none() {
+            self.status_on = None;
+            return;
+        }
+        match self.status_on {
+            None => self.status_on = Some(self.screen),
+            Some(on) if on != self.screen => self.clear_status(),
+            Some(_) => {}
+        }
     }
 
     fn error(&mut self, text: impl Into<String>) {
@@ -219,6 +259,12 @@ impl App {
 
     /// The one transition function.
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
+        let cmds = self.transition(msg);
+        self.settle_status();
+        cmds
+    }
+
+    fn transition(&mut self, msg: Msg) -> Vec<Cmd> {
         match msg {
             Msg::Key(k) => self.key(k),
             Msg::Resize => Vec::new(),

@@ -132,6 +132,7 @@ Measurement: O_DIRECT unless --buffered; latency is total latency (from just bef
 Examples:
   disktriage run /dev/sdb --test seq-read
   disktriage run /dev/sdb --test rand-read --bs 4k --qd 32 --time 30s
+  disktriage run /dev/sdb --test rand-read --time 10s --repeats 5 --json
   disktriage run /dev/sdb --test seq-write --io-size 200M --destroy-data sdb
   disktriage run /mnt/scratch/test.bin --test cdm --size 1G
   disktriage run /dev/nvme0n1 --test size-sweep --min-bs 4k --max-bs 16M --csv
@@ -297,9 +298,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub one_by_one: bool,
 
-    /// Runs of each value in a sweep (default 3), or, with several targets or --members,
-    /// runs of the whole set; the spread of the repeats is the noise that differences are
-    /// weighed against.
+    /// Runs of the test on one target (the report gives the mean and spread over them, and
+    /// --json every repeat's report), of each value in a sweep (default 3), or, with several
+    /// targets or --members, of the whole set; the spread of the repeats is the noise that
+    /// differences are weighed against.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeats: Option<u32>,
 

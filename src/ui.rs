@@ -102,7 +102,7 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             theme::warn(),
         ))
     } else {
-        let keys = crate::app::keys::status_keys(app.screen);
+        let keys = crate::app::keys::status_keys_now(app);
         Line::from(Span::styled(format!(" {keys}"), theme::dim()))
     };
     fit::wrap(vec![line], width.into())

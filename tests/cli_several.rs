@@ -38,10 +38,6 @@ fn flags_of_several_targets_need_several_targets() {
         "--one-by-one needs several targets (or --members)",
     );
     refused(
-        &["run", a, "--repeats", "3"],
-        "--repeats needs several targets (or --members)",
-    );
-    refused(
         &["run", a, b, "--members"],
         "--members takes one target, the md array",
     );

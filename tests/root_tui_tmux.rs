@@ -282,11 +282,11 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         "{first_mbps} and {second_mbps} MB/s on Run:\n{s}"
     );
 
-    // Quit: two results were not exported, so q asks; a second q confirms. The terminal
-    // comes back and the scheduler is put back.
+    // Quit: two results were not exported, so q asks (saying the history keeps their
+    // figures); a second q confirms. The terminal comes back and the scheduler is put back.
     tmux.keys(&["q"]);
     tmux.wait_for(
-        "quit and discard 2 results?",
+        "2 results not exported: the history keeps the figures",
         Duration::from_secs(2),
         "quit asks",
     );
@@ -726,7 +726,11 @@ fn root_tmux_two_marked_loop_devices_run_together() {
         assert!(row.contains(" ok"), "{row}");
     }
     tmux.keys(&["q"]);
-    tmux.wait_for("discard 2 results", Duration::from_secs(2), "quit asks");
+    tmux.wait_for(
+        "2 results not exported: the history keeps the figures",
+        Duration::from_secs(2),
+        "quit asks",
+    );
     tmux.keys(&["y"]);
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
 }

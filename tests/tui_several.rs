@@ -163,7 +163,8 @@ fn marked_devices_run_together_with_a_line_each_and_a_verdict() {
     // The live line of the slow device reads lower on the one scale: at under half of the
     // fast one, its upper row stays empty.
     let bars = |l: String| l.chars().filter(|c| ('▁'..='█').contains(c)).count();
-    assert!(bars(line("loop0")) >= 40, "{s}");
+    // (The fast line fills its columns: 32 at 80, beside the rate, progress and ETA.)
+    assert!(bars(line("loop0")) >= 32, "{s}");
     assert_eq!(bars(line("loop1")), 0, "{s}");
 
     assert!(finish(&mut app, 0, "loop0", TestName::SeqRead, 300.0).is_empty());
@@ -474,4 +475,40 @@ fn the_several_disk_status_line_is_never_cut_at_80_columns() {
         ),
         "{s}"
     );
+}
+
+/// The live view shows each device's rate, how far its run is and its ETA (counting the
+/// repeats still to come), whole at 80 columns: not only a line of bars.
+#[test]
+fn the_live_view_shows_each_devices_rate_progress_and_eta() {
+    let mut app = app_with("host-loop-zram", true);
+    mark(&mut app, &["loop0", "loop1"]);
+    app.values.repeats = 2;
+    started(&run_test(&mut app, TestName::SeqRead));
+    tick(&mut app, 3.0);
+    feed_target(&mut app, 0, "loop0", TestName::SeqRead, 12, 300.0);
+    feed_target(&mut app, 1, "loop1", TestName::SeqRead, 12, 90.0);
+    tick(&mut app, 7.0);
+    // A repeat of seq-read takes its warm-up and its time; 4 s of the first are done.
+    let whole = plan(TestName::SeqRead)
+        .expected_duration()
+        .unwrap()
+        .as_secs_f64();
+    let pct = (4.0 / (2.0 * whole) * 100.0).floor() as u64;
+    let eta = (2.0 * whole - 4.0).ceil() as u64;
+    for (w, h) in SIZES {
+        let s = screen(&app, w, h);
+        for (name, mbps) in [("loop0", "303.2 MB/s"), ("loop1", "91.0 MB/s")] {
+            let line = s
+                .lines()
+                .find(|l| l.contains(&format!("│{name}")))
+                .unwrap_or_else(|| panic!("no line for {name}:\n{s}"));
+            assert!(line.contains(mbps), "{w}x{h} {name}: {s}");
+            assert!(line.contains(&format!("{pct} %")), "{w}x{h} {name}: {s}");
+            assert!(
+                line.contains(&format!("ETA {eta} s")),
+                "{w}x{h} {name}: {s}"
+            );
+        }
+    }
 }

@@ -234,6 +234,16 @@ impl App {
         }]
     }
 
+    /// "R retests, " when R has a test of this session to run again; else nothing: a key
+    /// that would only say "nothing to rerun" is not offered.
+    fn retest_hint(&self) -> &'static str {
+        if self.results.latest().is_some() {
+            "R retests, "
+        } else {
+            ""
+        }
+    }
+
     pub(super) fn scheduler_set(
         &mut self,
         device: String,
@@ -261,8 +271,9 @@ impl App {
             .restores_to(&device)
             .map(|o| format!(" (back to {o} on exit)"))
             .unwrap_or_default();
+        let retest = self.retest_hint();
         self.info(format!(
-            "{device}: scheduler now {active}{restore}; R retests, P permanent"
+            "{device}: scheduler now {active}{restore}; {retest}P permanent"
         ));
         vec![Cmd::RefreshInventory]
     }
@@ -396,9 +407,15 @@ impl App {
             .flush_policy_read_back(&device, change.kernel_after);
         let kernel = change.kernel_after.map_or("?", |k| k.as_str());
         if change.took_effect() {
+            let retest = self.retest_hint().trim_end_matches(", ");
+            let retest = if retest.is_empty() {
+                String::new()
+            } else {
+                format!("; {retest}")
+            };
             self.info(format!(
                 "{device}: the drive reports its write cache {}{back}; kernel flush \
-                 policy {kernel}; R retests",
+                 policy {kernel}{retest}",
                 on_off(after)
             ));
         } else {

@@ -81,13 +81,14 @@ impl App {
         };
         let test = self.picker_test();
         let facts = match &self.file_target {
-            // The new file is as large as the region asked for (1 GiB unless set).
-            Some(_) => TargetFacts {
+            // The new file is as large as the region asked for (unless set, the default
+            // that fits the free space).
+            Some(ft) => TargetFacts {
                 size: self
                     .values
                     .params(test)
                     .size
-                    .unwrap_or(crate::bench::target::DEFAULT_FILE_SIZE),
+                    .unwrap_or(crate::bench::target::default_file_size_within(ft.free)),
                 logical_block_size: d.logical_block_size.unwrap_or(4096),
                 max_request: None,
                 is_file: true,
@@ -129,11 +130,16 @@ impl App {
         }
         if let Some(ft) = &self.file_target {
             let test = self.picker_test();
-            let params = self.values.params(test);
+            let mut params = self.values.params(test);
             let directory = test.info().family.directory_runner().is_some();
+            // Unless set, the file is the size the dialog offered: it fits the free space. (A
+            // directory test makes no such file.)
             let size = params
                 .size
-                .unwrap_or(crate::bench::target::DEFAULT_FILE_SIZE);
+                .unwrap_or(crate::bench::target::default_file_size_within(ft.free));
+            if !directory {
+                params.size = Some(size);
+            }
             if !directory && size > ft.free {
                 let msg = format!(
                     "a {} test file does not fit in the {} free on {}: set a smaller region size",

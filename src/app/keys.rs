@@ -590,11 +590,23 @@ pub fn direction(code: KeyCode) -> i32 {
 
 /// The status line's keys for a screen: its own keys, then the switches, as "r rerun".
 pub fn status_keys(screen: Screen) -> String {
+    status_keys_where(screen, |_| true)
+}
+
+/// The status line's keys for `app` as it is now: those of `status_keys` that do something in
+/// this moment (no stop when nothing runs, no rerun while a test runs, no compare without two
+/// runs, no report or export without a run).
+pub fn status_keys_now(app: &super::App) -> String {
+    status_keys_where(app.screen, |action| app.key_works_now(action))
+}
+
+fn status_keys_where(screen: Screen, works: impl Fn(Action) -> bool) -> String {
     let own = BINDINGS.iter().filter(|b| b.scope.screen() == Some(screen));
     let everywhere = BINDINGS
         .iter()
         .filter(|b| b.scope.screen().is_none() && b.scope.applies_somewhere_on(screen));
     own.chain(everywhere)
+        .filter(|b| works(b.action))
         .filter_map(|b| b.label.map(|l| format!("{} {l}", b.names)))
         .collect::<Vec<_>>()
         .join("  ")

@@ -308,7 +308,7 @@ impl App {
         run.target = Some(target);
         run.plan = Some(plan);
         if !notes.is_empty() {
-            self.status = Some((notes.join("; "), self.now));
+            self.info(notes.join("; "));
         }
     }
 
@@ -369,15 +369,26 @@ impl App {
                 self.results.row = record;
                 // The words fit 80 columns with the largest record numbers.
                 let next = if stopped || run.stopping {
-                    "stopped; what completed is kept, R reruns, c compares"
+                    "stopped; what completed is kept, R reruns"
                 } else {
-                    "finished; s switches the scheduler, R reruns, c compares"
+                    "finished; s switches the scheduler, R reruns"
                 };
+                // `c` compares the last two finished runs: offered once there are two.
+                let finished = self
+                    .results
+                    .records
+                    .iter()
+                    .filter(|r| !r.runs.is_empty())
+                    .count();
+                let compare = if finished >= 2 { ", c compares" } else { "" };
                 match error {
                     Some(e) => self.error(format!("the run failed: {e}")),
                     None => {
                         let number = self.results.records.get(record).map(RunRecord::number);
-                        self.info(format!("run #{} {next}", number.unwrap_or_default()));
+                        self.info(format!(
+                            "run #{} {next}{compare}",
+                            number.unwrap_or_default()
+                        ));
                     }
                 }
             }
@@ -553,6 +564,7 @@ impl App {
         self.changes.last_switch = None;
         self.changes.last_switch_gone = None;
         self.several.showing = false;
+        self.clear_status();
         let record = self.results.records.len();
         let drive_cache = self.drive_cache_word(&device);
         let mut rec = RunRecord::new(

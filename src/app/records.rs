@@ -190,66 +190,16 @@ impl RunRecord {
     /// The full report: the figures the Results table uses (per phase, the mean over the
     /// repeats and each repeat's value), then every repeat's own report.
     pub fn report_text(&self) -> String {
-        use std::fmt::Write as _;
         if let Some(p) = self.past.as_deref().filter(|_| self.runs.is_empty()) {
             return past_report(p);
         }
-        let n = self.runs.len();
-        if n <= 1 {
-            return self
-                .runs
-                .first()
-                .map(crate::report::run::render_text)
-                .unwrap_or_default();
-        }
-        let mut out = format!("mean of {n} repeats, as Results and Compare show it:\n");
-        for f in self.figures() {
-            let each: Vec<String> = self
-                .runs
-                .iter()
-                .filter_map(|r| r.outcome.phases.iter().find(|p| p.label == f.label))
-                .filter(|p| p.ok())
-                .map(|p| format!("{:.1}", p.bytes_per_sec() / 1e6))
-                .collect();
-            let _ = writeln!(
-                out,
-                "  {}: {:.1} MB/s = mean of {}{}",
-                f.label,
-                f.mbps.mean,
-                each.join(", "),
-                f.mbps
-                    .spread_pct
-                    .map_or(String::new(), |s| format!(" (spread {s:.1} %)")),
-            );
-            let _ = writeln!(
-                out,
-                "    {:.0} IOPS{}",
-                f.iops.mean,
-                f.p99_ms.map_or(String::new(), |p| format!(
-                    ", p99 {:.3} ms over every repeat's I/Os",
-                    p.mean
-                ))
-            );
-        }
-        // A sweep's knee over the means: the one the charts mark.
-        let knees: Vec<String> = crate::bench::curve::curves(&self.samples())
-            .iter()
-            .filter(|c| c.knee.is_some())
-            .map(|c| format!("{} {}", c.name, c.knee_text()))
-            .collect();
-        if !knees.is_empty() {
-            let _ = writeln!(out, "  knee of the means: {}", knees.join(", "));
-            let _ = writeln!(out, "  (knee: {})", crate::bench::curve::KNEE_RULE);
-        }
-        for (i, r) in self.runs.iter().enumerate() {
-            let _ = write!(
-                out,
-                "\n--- repeat {} of {n} ---\n{}",
-                i + 1,
-                crate::report::run::render_text(r)
-            );
-        }
-        out
+        crate::report::run::render_repeats_text(
+            &self.runs,
+            &format!(
+                "mean of {} repeats, as Results and Compare show it:",
+                self.runs.len()
+            ),
+        )
     }
 }
 

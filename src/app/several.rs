@@ -67,12 +67,99 @@ pub struct SeveralTarget {
     pub interval: f64,
     pub reports: Vec<RunReport>,
     pub error: Option<String>,
+    /// The plan of its current repeat, once it started: the progress and ETA follow it.
+    pub plan: Option<Plan>,
+    /// Which phases of the plan probe the engines (the runner says so first): counted in the
+    /// ETA, as on the single Run screen.
+    pub probes: Vec<bool>,
+    /// The phase being run, and when it started.
+    pub phase: usize,
+    pub phase_started_at: Duration,
+    /// When its first repeat started: a count-bounded run's ETA is extrapolated from it.
+    pub first_started_at: Option<Duration>,
+}
+
+/// How far a device of a run on several devices is, over all its repeats.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TargetProgress {
+    /// Share done, 0 to 1.
+    pub ratio: f64,
+    /// Seconds still to go, when they can be told (a time-bounded plan, or a count-bounded
+    /// one with enough done to extrapolate).
+    pub eta_s: Option<f64>,
 }
 
 impl SeveralTarget {
     /// The live figure: MB/s over the measured time of the current phase so far.
     pub fn live_mbps(&self) -> Option<f64> {
         (self.stats.seconds > 0.0).then(|| self.stats.mean_rate() / 1e6)
+    }
+
+    /// How far the device is through its `repeats` runs at `now`: for a time-bounded plan
+    /// from its phases' warm-ups, times and engine probes (later repeats probe nothing: the
+    /// choice is remembered); for a count-bounded one from the I/Os done. None before its
+    /// first run started.
+    pub fn progress(&self, repeats: u32, now: Duration) -> Option<TargetProgress> {
+        let plan = self.plan.as_ref()?;
+        let phases = plan.phases.len().max(1);
+        let repeats = f64::from(repeats.max(1));
+        // Repeats that ended (a report each); the one running counts by its phases.
+        let ended = self.reports.len() as f64;
+        let running = self.state == TargetState::Running;
+        let in_phase = now.saturating_sub(self.phase_started_at).as_secs_f64();
+        let expected: Option<Vec<f64>> = plan
+            .phases
+            .iter()
+            .enumerate()
+            .map(|(i, ph)| {
+                let probes = self.probes.get(i).copied().unwrap_or(false);
+                crate::bench::engine::expected_phase(&ph.job, probes).map(|d| d.as_secs_f64())
+            })
+            .collect();
+        if let (Some(this_repeat), Some(later)) = (expected, plan.expected_duration()) {
+            let later = later.as_secs_f64();
+            let first: f64 = this_repeat.iter().sum();
+            let done_now = if running {
+                let before: f64 = this_repeat.iter().take(self.phase).sum();
+                let current = this_repeat.get(self.phase).copied().unwrap_or(0.0);
+                before + in_phase.min(current)
+            } else {
+                0.0
+            };
+            // The repeat running (or next) and those after it.
+            let still = (repeats - ended).max(0.0);
+            let total = ended * later
+                + if still > 0.0 { first } else { 0.0 }
+                + (still - 1.0).max(0.0) * later;
+            let done = ended * later + done_now;
+            if total <= 0.0 {
+                return None;
+            }
+            return Some(TargetProgress {
+                ratio: (done / total).clamp(0.0, 1.0),
+                eta_s: Some((total - done).max(0.0)),
+            });
+        }
+        // Count-bounded: the share of the current phase's I/Os done.
+        let share = self
+            .plan
+            .as_ref()
+            .and_then(|p| p.phases.get(self.phase))
+            .and_then(|ph| ph.job.ops_per_worker.map(|n| n * u64::from(ph.job.workers)))
+            .filter(|&want| want > 0 && running)
+            .map_or(0.0, |want| (self.stats.ops as f64 / want as f64).min(1.0));
+        let in_repeat = if running {
+            (self.phase as f64 + share) / phases as f64
+        } else {
+            0.0
+        };
+        let ratio = ((ended + in_repeat) / repeats).clamp(0.0, 1.0);
+        let elapsed = now
+            .saturating_sub(self.first_started_at.unwrap_or(now))
+            .as_secs_f64();
+        // Too little done to extrapolate from says nothing.
+        let eta_s = (ratio >= 0.02 && elapsed > 0.0).then(|| elapsed * (1.0 - ratio) / ratio);
+        Some(TargetProgress { ratio, eta_s })
     }
 }
 
@@ -267,6 +354,11 @@ impl App {
                 interval: 0.25,
                 reports: Vec::new(),
                 error: None,
+                plan: None,
+                probes: Vec::new(),
+                phase: 0,
+                phase_started_at: self.now,
+                first_started_at: None,
             });
         }
         let groups = if members {
@@ -333,6 +425,7 @@ impl App {
 
     /// Records the targets in Results and starts the first group.
     fn start_several(&mut self, mut run: SeveralRun) -> Vec<Cmd> {
+        self.clear_status();
         self.changes.last_switch = None;
         self.changes.last_switch_gone = None;
         for t in &mut run.targets {
@@ -390,6 +483,10 @@ impl App {
             t.reports.clear();
             t.error = None;
             t.measuring = false;
+            t.plan = None;
+            t.probes.clear();
+            t.phase = 0;
+            t.first_started_at = None;
             // A write test needs a fresh confirmation every time.
             t.request.confirmation = None;
         }
@@ -424,6 +521,11 @@ impl App {
                 };
                 t.state = TargetState::Running;
                 started(t, &target, &plan, &mut self.results.records);
+                t.plan = Some(*plan);
+                t.probes.clear();
+                t.phase = 0;
+                t.phase_started_at = now;
+                t.first_started_at.get_or_insert(now);
                 Vec::new()
             }
             SeveralMsg::Refused { index, error } => {
@@ -438,7 +540,7 @@ impl App {
             }
             SeveralMsg::Event { index, ev } => {
                 if let Some(t) = run.targets.get_mut(index) {
-                    event(t, *ev);
+                    event(t, *ev, now);
                 }
                 Vec::new()
             }
@@ -525,12 +627,15 @@ fn started(t: &mut SeveralTarget, target: &TargetInfo, plan: &Plan, records: &mu
 }
 
 /// A runner event of one target: the line and the live figure follow its intervals.
-fn event(t: &mut SeveralTarget, ev: RunEvent) {
+fn event(t: &mut SeveralTarget, ev: RunEvent, now: Duration) {
     match ev {
-        RunEvent::PhaseStarted { label, .. } => {
+        RunEvent::Probes { phases } => t.probes = phases,
+        RunEvent::PhaseStarted { index, label, .. } => {
             t.label = label;
             t.measuring = false;
             t.stats = LiveStats::default();
+            t.phase = index;
+            t.phase_started_at = now;
         }
         RunEvent::Measuring { .. } => t.measuring = true,
         RunEvent::Point { point, .. } => {
@@ -546,7 +651,7 @@ fn event(t: &mut SeveralTarget, ev: RunEvent) {
             }
             t.line.push_back(point.rate() / 1e6);
         }
-        RunEvent::PhaseFinished { .. } | RunEvent::Probes { .. } | RunEvent::Probed { .. } => {}
+        RunEvent::PhaseFinished { .. } | RunEvent::Probed { .. } => {}
     }
 }
 

@@ -204,6 +204,7 @@ impl App {
         };
         self.changes.last_switch = None;
         self.changes.last_switch_gone = None;
+        self.clear_status();
         let what = format!("{} of {device}", kind.title().to_lowercase());
         self.sweep = Some(SweepRun {
             kind,

@@ -32,6 +32,21 @@ use crate::sys::dirops::{self, DirTarget, ScratchDir};
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
 
+/// The default size of a new test file on a file system with `free` bytes free, as the TUI's
+/// file dialog offers it: 1 GiB when that fits, else the whole MiBs of 90 % of the free space
+/// (the file system keeps some room for its own blocks). 1 GiB when not even 1 MiB would fit:
+/// the run is then refused with the sizes.
+pub fn default_file_size_within(free: u64) -> u64 {
+    const MIB: u64 = 1 << 20;
+    if DEFAULT_FILE_SIZE <= free {
+        return DEFAULT_FILE_SIZE;
+    }
+    match free / 10 * 9 / MIB * MIB {
+        0 => DEFAULT_FILE_SIZE,
+        fits => fits,
+    }
+}
+
 /// An opened target, ready for the runner.
 pub struct PreparedTarget {
     pub info: TargetInfo,
@@ -970,5 +985,20 @@ mod tests {
             "{e}"
         );
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_default_file_size_fits_the_free_space() {
+        assert_eq!(default_file_size_within(3 << 30), DEFAULT_FILE_SIZE);
+        assert_eq!(default_file_size_within(1 << 30), DEFAULT_FILE_SIZE);
+        assert_eq!(default_file_size_within(600 << 20), 540 << 20);
+        assert_eq!(default_file_size_within((1 << 30) - 1), 921 << 20);
+        for free in [2u64 << 20, 5 << 20, 123_456_789, (1 << 30) - 4096] {
+            let size = default_file_size_within(free);
+            assert!(size <= free && size.is_multiple_of(4096), "{free}: {size}");
+        }
+        // Nothing fits: the 1 GiB the run then refuses, naming both sizes.
+        assert_eq!(default_file_size_within(4096), DEFAULT_FILE_SIZE);
+        assert_eq!(default_file_size_within(1 << 20), DEFAULT_FILE_SIZE);
     }
 }

@@ -34,7 +34,8 @@ use crate::sys::{SysRoot, signals};
 
 /// Does this command line ask for the several-targets run?
 pub fn wanted(args: &RunArgs) -> bool {
-    !args.more_targets.is_empty() || args.members || args.one_by_one || args.repeats.is_some()
+    // `--repeats` with one target is the single-target run, repeated (`super::run`).
+    !args.more_targets.is_empty() || args.members || args.one_by_one
 }
 
 /// One target as planned: its path, role and the confirmation that is its own.
@@ -51,16 +52,10 @@ fn check_flags(args: &RunArgs) -> anyhow::Result<()> {
     if args.members && several {
         bail!("--members takes one target, the md array: its members are found from it");
     }
-    if !several && !args.members {
-        if args.one_by_one {
-            bail!(
-                "--one-by-one needs several targets (or --members): disktriage run TARGET \
-                 TARGET..."
-            );
-        }
+    if !several && !args.members && args.one_by_one {
         bail!(
-            "--repeats needs several targets (or --members), or a sweep (--sweep-sched, \
-             --sweep-cache): disktriage run TARGET TARGET..."
+            "--one-by-one needs several targets (or --members): disktriage run TARGET \
+             TARGET..."
         );
     }
     if args.fio {

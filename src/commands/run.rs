@@ -101,49 +101,106 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         signal_hook::flag::register(sig as i32, Arc::clone(&layout_stop))?;
         signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
     }
-    let started = session::start_with_stop(
-        root,
-        &RunRequest {
-            target: args.target.clone(),
-            test,
-            params: params.clone(),
-            confirmation: args.destroy_data.clone(),
-            temperature: session::TempPoll::Off,
-        },
-        Some(&layout_stop),
-    );
-    let session = match started {
-        Ok(s) => s,
-        Err(e) => match signal_exit_code(interrupted.load(Ordering::Relaxed)) {
-            Some(code) => {
-                let text = neutralize_controls(&format!("{e:#}"));
-                crate::report::output::write_stderr(&format!("disktriage: {text}\n"));
-                return Ok(ExitCode::from(code));
+    // `--repeats N`: the test N times, one after the other, each with its own session (the
+    // engine probe is remembered for the invocation); a signal or a failed repeat ends the
+    // repeats, and what completed is reported.
+    let asked = args.repeats.unwrap_or(1);
+    let mut reports: Vec<crate::bench::outcome::RunReport> = Vec::new();
+    let mut later_error: Option<anyhow::Error> = None;
+    for repeat in 1..=asked {
+        if repeat > 1 && layout_stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let started = session::start_with_stop(
+            root,
+            &RunRequest {
+                target: args.target.clone(),
+                test,
+                params: params.clone(),
+                confirmation: args.destroy_data.clone(),
+                temperature: session::TempPoll::Off,
+            },
+            Some(&layout_stop),
+        );
+        let session = match started {
+            Ok(s) => s,
+            Err(e) if !reports.is_empty() => {
+                later_error = Some(e);
+                break;
             }
-            None => return Err(e),
-        },
+            Err(e) => match signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+                Some(code) => {
+                    let text = neutralize_controls(&format!("{e:#}"));
+                    crate::report::output::write_stderr(&format!("disktriage: {text}\n"));
+                    return Ok(ExitCode::from(code));
+                }
+                None => return Err(e),
+            },
+        };
+        let stop = session.handle.stop_flag();
+        let mut registered = Vec::new();
+        for &sig in &stop_signals {
+            registered.push(signal_hook::flag::register(sig as i32, Arc::clone(&stop))?);
+        }
+        // A signal between the start and the registration above.
+        if layout_stop.load(Ordering::Relaxed) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let progress = io::stderr().is_terminal();
+        follow(&session.events, &session.plan, progress, (repeat, asked));
+        let finished = session.finish();
+        // This session's flag is done with: the next repeat registers its own.
+        for id in registered {
+            signal_hook::low_level::unregister(id);
+        }
+        match finished {
+            Ok(report) => {
+                let ended = report.error().is_some() || report.outcome.stopped;
+                reports.push(report);
+                if ended {
+                    break;
+                }
+            }
+            Err(e) if !reports.is_empty() => {
+                later_error = Some(e);
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let Some(last) = reports.last() else {
+        anyhow::bail!("no repeat ran");
     };
-    let stop = session.handle.stop_flag();
-    for &sig in &stop_signals {
-        signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
-    }
-    // A signal between the start and the registration above.
-    if layout_stop.load(Ordering::Relaxed) {
-        stop.store(true, Ordering::Relaxed);
-    }
-    let progress = io::stderr().is_terminal();
-    follow(&session.events, &session.plan, progress);
-    let report = session.finish()?;
-    let text = if args.json {
-        export::render(std::slice::from_ref(&report), ExportFormat::Json)?
+    let text = if args.json && args.repeats.is_some() {
+        report::render_repeats_json(&reports, asked)?
+    } else if args.json {
+        export::render(&reports, ExportFormat::Json)?
     } else if args.csv {
-        export::render(std::slice::from_ref(&report), ExportFormat::Csv)?
+        export::render(&reports, ExportFormat::Csv)?
+    } else if args.repeats.is_some() {
+        let n = reports.len();
+        let ran = if n < asked as usize {
+            format!(", {n} of the {asked} asked ran")
+        } else {
+            String::new()
+        };
+        report::render_repeats_text(
+            &reports,
+            &format!("mean of {n} repeats{ran} (their spread is the run-to-run noise):"),
+        )
     } else {
-        report::render_text(&report)
+        report::render_text(last)
     };
     crate::report::output::write_stdout(&text)?;
-    super::history::record_run(root, history_dir, std::slice::from_ref(&report));
-    if let Some(e) = report.error() {
+    // All the repeats are one run in the history, as the TUI records its repeats.
+    super::history::record_run(root, history_dir, &reports);
+    if let Some(e) = later_error {
+        return Err(e.context(format!(
+            "repeat {} of {asked} could not run (the report above has those that did)",
+            reports.len() + 1
+        )));
+    }
+    if let Some(e) = last.error() {
         if args.json || args.csv {
             crate::report::output::write_stderr(&format!("disktriage: {e}\n"));
         }
@@ -223,7 +280,8 @@ fn fio_warning_text(path: &str, verdict: Result<(), WriteRefusal>) -> Option<Str
 
 /// Reads the runner's events until it finishes, drawing a progress line when stderr is a
 /// terminal.
-fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
+/// With repeats, `repeat` (this one, how many) is named before the phase.
+fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool, repeat: (u32, u32)) {
     let started = Instant::now();
     // Until the runner says which phases probe the engines, none is counted.
     let mut expected = plan.expected_duration();
@@ -249,7 +307,11 @@ fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool) {
                 job,
                 probing,
             } => {
-                label = l;
+                label = if repeat.1 > 1 {
+                    format!("repeat {}/{} {l}", repeat.0, repeat.1)
+                } else {
+                    l
+                };
                 phase = (index + 1, count);
                 measuring_since = None;
                 let what = before_measuring(probing, &job);

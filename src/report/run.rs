@@ -895,6 +895,102 @@ pub fn render_json(r: &RunReport) -> anyhow::Result<String> {
     Ok(s)
 }
 
+/// The report of a test's repeats: `heading`, then per phase the figures over the repeats
+/// (`bench::figures`: the mean MB/s with each repeat's value and their spread, the run-to-run
+/// noise; IOPS; p99 over every repeat's I/Os), a sweep's knees of the means, then every
+/// repeat's own report. With one repeat, that repeat's report alone.
+pub fn render_repeats_text(runs: &[RunReport], heading: &str) -> String {
+    let n = runs.len();
+    if n <= 1 {
+        return runs.first().map(render_text).unwrap_or_default();
+    }
+    let figures = crate::bench::figures::figures(runs);
+    let mut out = format!("{heading}\n");
+    for f in &figures {
+        let each: Vec<String> = runs
+            .iter()
+            .filter_map(|r| r.outcome.phases.iter().find(|p| p.label == f.label))
+            .filter(|p| p.ok())
+            .map(|p| format!("{:.1}", p.bytes_per_sec() / 1e6))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {}: {:.1} MB/s = mean of {}{}",
+            f.label,
+            f.mbps.mean,
+            each.join(", "),
+            f.mbps
+                .spread_pct
+                .map_or(String::new(), |s| format!(" (spread {s:.1} %)")),
+        );
+        let _ = writeln!(
+            out,
+            "    {:.0} IOPS{}",
+            f.iops.mean,
+            f.p99_ms.map_or(String::new(), |p| format!(
+                ", p99 {:.3} ms over every repeat's I/Os",
+                p.mean
+            ))
+        );
+    }
+    // A sweep's knee over the means: the one the charts mark.
+    let samples: Vec<PhaseSample> = figures
+        .iter()
+        .filter_map(crate::bench::figures::PhaseFigures::sample)
+        .collect();
+    let knees: Vec<String> = curve::curves(&samples)
+        .iter()
+        .filter(|c| c.knee.is_some())
+        .map(|c| format!("{} {}", c.name, c.knee_text()))
+        .collect();
+    if !knees.is_empty() {
+        let _ = writeln!(out, "  knee of the means: {}", knees.join(", "));
+        let _ = writeln!(out, "  (knee: {})", curve::KNEE_RULE);
+    }
+    for (i, r) in runs.iter().enumerate() {
+        let _ = write!(out, "\n--- repeat {} of {n} ---\n{}", i + 1, render_text(r));
+    }
+    out
+}
+
+/// Version of the layout of a repeated run's JSON (`render_repeats_json`).
+pub const REPEATS_JSON_SCHEMA: u32 = 1;
+
+/// A test's repeats as JSON: the figures over them (per phase the mean and spread, as the
+/// text and the history show them) and every repeat's full report as `render_json` prints it.
+/// `asked` is how many were asked for (more than ran when a signal or a failure ended them).
+pub fn render_repeats_json(runs: &[RunReport], asked: u32) -> anyhow::Result<String> {
+    #[derive(Serialize)]
+    struct Repeats {
+        schema: u32,
+        test: String,
+        target: String,
+        /// The repeats that ran (each has its report below).
+        repeats: usize,
+        repeats_asked: u32,
+        figures: Vec<crate::bench::figures::PhaseFigures>,
+        reports: Vec<serde_json::Value>,
+    }
+    let first = runs
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("no repeat ran"))?;
+    let reports = runs
+        .iter()
+        .map(|r| Ok(serde_json::from_str(&render_json(r)?)?))
+        .collect::<anyhow::Result<Vec<serde_json::Value>>>()?;
+    let mut s = serde_json::to_string_pretty(&Repeats {
+        schema: REPEATS_JSON_SCHEMA,
+        test: first.test.to_string(),
+        target: first.target.path.to_string_lossy().into_owned(),
+        repeats: runs.len(),
+        repeats_asked: asked,
+        figures: crate::bench::figures::figures(runs),
+        reports,
+    })?;
+    s.push('\n');
+    Ok(s)
+}
+
 /// The report with a target path JSON can hold. JSON strings are Unicode and a Linux path is
 /// bytes: a path that is not UTF-8 is written with U+FFFD for each byte sequence that is not
 /// (as `to_string_lossy` does), so the result of a finished run is never lost to its name.

@@ -297,10 +297,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 ),
             ]));
             lines.extend(text(&format!(
-                "A new file {} is created (the region size: 1 GiB unless set), tested with \
+                "A new file {} is created (the region size: {} unless set), tested with \
                  the test you choose, and removed afterwards. Nothing else on the file system \
                  is touched. The metadata test uses a scratch directory there instead.",
-                ft.file.display()
+                ft.file.display(),
+                crate::model::Bytes(crate::bench::target::default_file_size_within(ft.free)).iec()
             )));
             lines.push(Line::from(Span::styled(
                 "Enter: choose the test   Esc: cancel",

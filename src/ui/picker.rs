@@ -106,10 +106,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .map(|&f| {
             let (mut value, is_default) = app.values.show(test, f);
-            if f == crate::app::picker::Field::Size && is_default && app.file_target.is_some() {
+            if f == crate::app::picker::Field::Size
+                && is_default
+                && let Some(ft) = &app.file_target
+            {
                 value = format!(
                     "{} (the new file)",
-                    crate::model::Bytes(crate::bench::target::DEFAULT_FILE_SIZE).iec()
+                    crate::model::Bytes(crate::bench::target::default_file_size_within(ft.free))
+                        .iec()
                 );
             }
             super::fit::cells(&[[f.label(), value.as_str()]], &columns);

@@ -385,7 +385,7 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
 
 /// Whole seconds an ETA shows: rounded up, so 1.5 s to go reads 2 s, never 1 (after
 /// rounding to the tenth, so 1.0000001 s of float noise still reads 1 s).
-fn eta_seconds(seconds: f64) -> u64 {
+pub(super) fn eta_seconds(seconds: f64) -> u64 {
     if !seconds.is_finite() || seconds <= 0.0 {
         return 0;
     }

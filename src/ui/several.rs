@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 
 use super::{rate, theme};
 use crate::app::App;
-use crate::app::several::{SeveralRun, TargetState};
+use crate::app::several::{SeveralRun, TargetProgress, TargetState};
 use crate::bench::multi::Role;
 use crate::report::multi as multi_report;
 use crate::report::table;
@@ -49,7 +49,8 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
         let [name_area, line_area, figure_area] = Layout::horizontal([
             Constraint::Length(14),
             Constraint::Min(10),
-            Constraint::Length(22),
+            // The progress and ETA need room only while the run goes.
+            Constraint::Length(if run.is_active() { FIGURE_WIDTH } else { 22 }),
         ])
         .areas(areas[1 + i]);
         let role = match t.role {
@@ -101,12 +102,35 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             (TargetState::Running, None) => ("warming up".into(), theme::dim()),
             _ => ("-".into(), theme::dim()),
         };
-        let figure = format!(" {figure}");
-        super::fit::text(&figure, figure_area.width.into());
-        frame.render_widget(Paragraph::new(Span::styled(figure, style)), figure_area);
+        // How far the device is and how long it still needs, over all its repeats: while it
+        // runs (or waits for its next repeat), not once it ended.
+        let how_far = t
+            .progress(run.repeats, app.now)
+            .filter(|_| run.is_active() && t.state != TargetState::Failed)
+            .map(progress_text)
+            .unwrap_or_default();
+        let line = Line::from(vec![
+            Span::styled(format!(" {figure}"), style),
+            Span::styled(how_far, theme::dim()),
+        ]);
+        super::fit::lines(std::slice::from_ref(&line), figure_area);
+        frame.render_widget(Paragraph::new(line), figure_area);
     }
     super::fit::lines(&summary, areas[areas.len() - 1]);
     frame.render_widget(Paragraph::new(summary), areas[areas.len() - 1]);
+}
+
+/// Columns of a device's figures: " 9999.9 MB/s*  100 %  ETA 9999 s".
+const FIGURE_WIDTH: u16 = 32;
+
+/// "  45 %  ETA 12 s": the share done and the seconds to go (rounded up, as the single Run
+/// screen's ETA).
+fn progress_text(p: TargetProgress) -> String {
+    let pct = (p.ratio * 100.0).floor() as u64;
+    match p.eta_s {
+        Some(eta) => format!("  {pct} %  ETA {} s", super::run::eta_seconds(eta)),
+        None => format!("  {pct} %"),
+    }
 }
 
 fn title(run: &SeveralRun) -> String {
