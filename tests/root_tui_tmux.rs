@@ -210,7 +210,7 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         "Enter",
     ]);
     let s = tmux.wait_for(
-        "duration        2s",
+        "duration       2s",
         Duration::from_secs(2),
         "parameters set",
     );
@@ -556,8 +556,8 @@ fn root_tmux_size_sweep_is_charted_live_and_its_export_gives_the_same_knees() {
         "Enter", "Enter", "6", "4", "k", "Enter", "Down", "Enter", "2", "5", "6", "k", "Enter",
         "Down", "Down", "Enter", "1", "Enter", "Down", "Enter", "0", "Enter",
     ]);
-    let s = tmux.wait_for("largest size    256k", Duration::from_secs(2), "sizes set");
-    assert!(s.contains("smallest size   64k"), "{s}");
+    let s = tmux.wait_for("largest size   256k", Duration::from_secs(2), "sizes set");
+    assert!(s.contains("smallest size  64k"), "{s}");
     assert!(s.contains("warm-up         0s"), "{s}");
     tmux.keys(&["r"]);
     // Live: the chart grows as the sizes finish.
@@ -780,7 +780,7 @@ fn root_tmux_quit_while_the_test_file_is_written_removes_it() {
     // seq-read, region size 3 GiB.
     tmux.keys(&["Right", "Down", "Down", "Down", "Down", "Down", "Down"]);
     tmux.keys(&["Enter", "C-u", "3G", "Enter"]);
-    tmux.wait_for("region size     3.0 GiB", Duration::from_secs(2), "region");
+    tmux.wait_for("region size    3.0 GiB", Duration::from_secs(2), "region");
     tmux.keys(&["r"]);
     let s = tmux.wait_for(
         "writing the new test file",
