@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use ratatui::crossterm::{cursor, execute};
 
@@ -117,15 +117,21 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
         .map(RestoreGuard::shared)
         .map_err(Clone::clone);
     let history = crate::history::History::new(history_dir);
-    let result = main_loop(
-        &mut terminal,
-        (tx, rx),
-        &root,
-        drives,
-        changer,
-        history,
-        &signalled,
-    );
+    let console = std::env::var("TERM").is_ok_and(|t| t == "linux");
+    let result = event::spawn_input(tx.clone())
+        .map_err(anyhow::Error::from)
+        .and_then(|_| {
+            main_loop(
+                &mut terminal,
+                (tx, rx),
+                &root,
+                drives,
+                changer,
+                history,
+                &signalled,
+                (privilege::is_root(), console),
+            )
+        });
     // Settings first: after a hangup (SSH dropped, window closed) every write to the terminal
     // fails, and nothing done to it may stand between the admin and the original settings.
     let restored = guard.as_ref().ok().map(RestoreGuard::restore_now);
@@ -214,20 +220,67 @@ fn exit_code(signalled: &AtomicUsize) -> ExitCode {
     }
 }
 
-fn main_loop(
-    terminal: &mut Tty,
+/// A terminal's error: whether it says the terminal hung up (`hung_up`).
+trait TermError: std::error::Error + Send + Sync + 'static {
+    fn hung_up(&self) -> bool;
+}
+
+impl TermError for io::Error {
+    fn hung_up(&self) -> bool {
+        hung_up(self)
+    }
+}
+
+impl TermError for std::convert::Infallible {
+    fn hung_up(&self) -> bool {
+        match *self {}
+    }
+}
+
+/// Draws the app, and counts the frame. `Ok(false)`: the terminal hung up.
+fn draw<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &App,
+    stats: &mut UiStats,
+) -> anyhow::Result<bool>
+where
+    B::Error: TermError,
+{
+    match terminal.draw(|f| crate::ui::render(app, f)) {
+        Ok(_) => {
+            stats.frames += 1;
+            Ok(true)
+        }
+        Err(e) if e.hung_up() => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Feeds the messages on `rx` to the app, draws, and hands the app's commands to the
+/// executor, until the app quits, a signal arrives or the terminal hangs up. Keys come from
+/// whoever holds `tx` (the input thread in the program).
+///
+/// The device list is drawn first: the inventory (what `disktriage list` reads) is read
+/// before the loop, and its frame is drawn before anything slower is started, without the
+/// wait between frames for data (`MIN_FRAME`): the drives' own state (cache, SMART, logs) and
+/// the offer of changes a killed session left behind fill in as they arrive.
+#[allow(clippy::too_many_arguments)]
+fn main_loop<B: Backend>(
+    terminal: &mut Terminal<B>,
     (tx, rx): (Sender<Msg>, Receiver<Msg>),
     root: &SysRoot,
     drives: Arc<dyn DriveControl>,
     changer: Result<SharedChanger, String>,
     history: crate::history::History,
     signalled: &AtomicUsize,
-) -> anyhow::Result<ExitCode> {
+    (is_root, console): (bool, bool),
+) -> anyhow::Result<ExitCode>
+where
+    B::Error: TermError,
+{
     let started = Instant::now();
-    event::spawn_input(tx.clone())?;
     event::spawn_ticker(tx.clone(), started, TICK)?;
-    let console = std::env::var("TERM").is_ok_and(|t| t == "linux");
-    let mut app = App::new(privilege::is_root(), console);
+    let mut app = App::new(is_root, console);
     app.export_dir = crate::report::export::export_dir(history.dir());
     let mut exec = Executor::new(
         root.clone(),
@@ -239,12 +292,15 @@ fn main_loop(
         }),
     )
     .with_history(history);
+    // Queues the inventory: the first message, and the first frame.
     exec.execute(Cmd::RefreshInventory);
-    exec.offer_orphans();
+    let mut orphans_offered = false;
 
     let mut hangup = false;
     let mut stats = UiStats::new(started);
-    let mut dirty = true;
+    // Nothing is drawn before the inventory: a frame without the devices would hold the
+    // device list back by `MIN_FRAME`.
+    let mut dirty = false;
     let mut last_frame = Instant::now() - MIN_FRAME;
     loop {
         stats.account(app.running());
@@ -254,14 +310,10 @@ fn main_loop(
             break;
         }
         if dirty && (last_frame.elapsed() >= MIN_FRAME) {
-            if let Err(e) = terminal.draw(|f| crate::ui::render(&app, f)) {
-                if hung_up(&e) {
-                    hangup = true;
-                    break;
-                }
-                return Err(e.into());
+            if !draw(terminal, &app, &mut stats)? {
+                hangup = true;
+                break;
             }
-            stats.frames += 1;
             last_frame = Instant::now();
             dirty = false;
         }
@@ -270,7 +322,10 @@ fn main_loop(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
         };
-        let key = matches!(msg, Msg::Key(_) | Msg::Resize);
+        // Keys answer at once; an inventory (the first one is the device list the admin
+        // waits for, the others come every 10 s) is no stream to pace.
+        let at_once = matches!(msg, Msg::Key(_) | Msg::Resize | Msg::Inventory(_));
+        let inventory = matches!(msg, Msg::Inventory(_));
         // While a test runs its samples redraw the screen (4 a second at the default
         // interval); the clock alone only needs to move the progress bar once a second.
         let quiet_tick = matches!(msg, Msg::Tick(_))
@@ -279,7 +334,7 @@ fn main_loop(
         if matches!(msg, Msg::Resize)
             && let Err(e) = terminal.autoresize()
         {
-            if hung_up(&e) {
+            if e.hung_up() {
                 hangup = true;
                 break;
             }
@@ -287,9 +342,15 @@ fn main_loop(
         }
         let cmds = app.update(msg);
         dirty |= !quiet_tick;
-        if key {
-            // Keys answer at once.
-            last_frame = Instant::now() - MIN_FRAME;
+        if at_once {
+            // Drawn before the commands start (the drive reads the first inventory asks
+            // for, a run a key starts): what they do arrives as messages and is drawn then.
+            if !draw(terminal, &app, &mut stats)? {
+                hangup = true;
+                break;
+            }
+            last_frame = Instant::now();
+            dirty = false;
         }
         for c in cmds {
             if c == Cmd::Quit {
@@ -302,6 +363,11 @@ fn main_loop(
                 });
             }
             exec.execute(c);
+        }
+        if inventory && !orphans_offered {
+            // The journal is read after the device list is on the screen.
+            orphans_offered = true;
+            exec.offer_orphans();
         }
     }
     exec.shutdown();
@@ -384,5 +450,141 @@ impl UiStats {
         };
         json.push('\n');
         let _ = std::fs::write(path, json);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::mpsc;
+
+    use ratatui::backend::{ClearType, TestBackend, WindowSize};
+    use ratatui::buffer::Cell;
+    use ratatui::layout::{Position, Size};
+
+    use super::*;
+    use crate::model::Transport;
+    use crate::sys::{FakeDevice, FakeDrives};
+
+    /// One frame as the terminal got it: its text, and how many drive commands had been
+    /// issued by then.
+    struct Shown {
+        text: String,
+        drive_calls: usize,
+    }
+
+    /// A `TestBackend` that keeps every frame it is sent (`Shown`).
+    struct Recording {
+        inner: TestBackend,
+        drives: Arc<FakeDrives>,
+        frames: Vec<Shown>,
+    }
+
+    impl Backend for Recording {
+        type Error = std::convert::Infallible;
+
+        fn draw<'a, I>(&mut self, content: I) -> Result<(), Self::Error>
+        where
+            I: Iterator<Item = (u16, u16, &'a Cell)>,
+        {
+            self.inner.draw(content)
+        }
+        fn hide_cursor(&mut self) -> Result<(), Self::Error> {
+            self.inner.hide_cursor()
+        }
+        fn show_cursor(&mut self) -> Result<(), Self::Error> {
+            self.inner.show_cursor()
+        }
+        fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
+            self.inner.get_cursor_position()
+        }
+        fn set_cursor_position<P: Into<Position>>(
+            &mut self,
+            position: P,
+        ) -> Result<(), Self::Error> {
+            self.inner.set_cursor_position(position)
+        }
+        fn clear(&mut self) -> Result<(), Self::Error> {
+            self.inner.clear()
+        }
+        fn clear_region(&mut self, clear_type: ClearType) -> Result<(), Self::Error> {
+            self.inner.clear_region(clear_type)
+        }
+        fn size(&self) -> Result<Size, Self::Error> {
+            self.inner.size()
+        }
+        fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
+            self.inner.window_size()
+        }
+        fn flush(&mut self) -> Result<(), Self::Error> {
+            let buffer = self.inner.buffer();
+            let text = buffer
+                .content()
+                .chunks(usize::from(buffer.area.width.max(1)))
+                .map(|row| row.iter().map(Cell::symbol).collect::<String>())
+                .collect::<Vec<_>>()
+                .join("\n");
+            self.frames.push(Shown {
+                text,
+                drive_calls: self.drives.calls().len(),
+            });
+            self.inner.flush()
+        }
+    }
+
+    /// The first frame the admin sees lists the devices (no empty frame first, which held
+    /// the list back by the wait between frames for data, `MIN_FRAME`), and it is drawn
+    /// before the drives are asked anything (their SMART and cache fill in afterwards). How
+    /// long it takes on a real terminal: `benches/first_frame.rs`.
+    #[test]
+    fn the_first_frame_lists_the_devices_before_the_drives_are_read() {
+        let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let mut terminal = Terminal::new(Recording {
+            inner: TestBackend::new(80, 25),
+            drives: Arc::clone(&drives),
+            frames: Vec::new(),
+        })
+        .unwrap();
+        let (tx, rx) = mpsc::channel();
+        let quit = tx.clone();
+        let quitter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(400));
+            let _ = quit.send(Msg::Key(ratatui::crossterm::event::KeyEvent::new(
+                ratatui::crossterm::event::KeyCode::Char('q'),
+                ratatui::crossterm::event::KeyModifiers::NONE,
+            )));
+        });
+        let history = tempfile::tempdir().unwrap();
+        let drives_dyn: Arc<dyn DriveControl> = drives.clone();
+        let code = main_loop(
+            &mut terminal,
+            (tx, rx),
+            &SysRoot::new("tests/fixtures/sysfs/qemu-lab"),
+            drives_dyn,
+            Err("no changes in this test".into()),
+            crate::history::History::new(history.path()),
+            &AtomicUsize::new(0),
+            (true, false),
+        )
+        .unwrap();
+        quitter.join().unwrap();
+        assert_eq!(code, ExitCode::SUCCESS);
+        let frames = &terminal.backend().frames;
+        let first = frames.first().expect("a frame was drawn");
+        assert!(
+            first.text.contains("sda") && first.text.contains("nvme0n1"),
+            "the first frame does not list the devices:\n{}",
+            first.text
+        );
+        assert_eq!(
+            first.drive_calls, 0,
+            "the drives were read before the device list was drawn"
+        );
+        assert!(
+            drives.calls().iter().any(|c| c.contains("sda")),
+            "the drive was never read: {:?}",
+            drives.calls()
+        );
     }
 }

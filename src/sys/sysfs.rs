@@ -181,14 +181,53 @@ impl SysRoot {
             s.file = direct::file_identity(&self.below_root(&s.path)).map(|(id, _)| id);
         }
 
-        let mut devices: Vec<BlockDevice> =
-            names.iter().map(|name| self.read_device(name)).collect();
+        let mut devices = self.read_devices(&names);
         usage::assess_all(&mut devices, &mounts, &swaps);
         Ok(Inventory {
             devices,
             usage_complete,
             notes,
             swaps,
+        })
+    }
+
+    /// Reads the devices `names`, in that order. With many devices (64 loop devices, a
+    /// storage server) the reads are shared among a few threads: the TUI's device list waits
+    /// for them.
+    fn read_devices(&self, names: &[String]) -> Vec<BlockDevice> {
+        const PER_THREAD: usize = 16;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .min(4)
+            .min(names.len().div_ceil(PER_THREAD));
+        if threads <= 1 {
+            return names.iter().map(|name| self.read_device(name)).collect();
+        }
+        let chunk = names.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = names
+                .chunks(chunk)
+                .map(|part| {
+                    let reader = std::thread::Builder::new()
+                        .name("inventory".into())
+                        .spawn_scoped(scope, move || {
+                            part.iter().map(|name| self.read_device(name)).collect()
+                        });
+                    (part, reader)
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|(part, reader)| {
+                    // A thread that could not be started or that panicked (a bug): its
+                    // devices are read here instead.
+                    reader.ok().and_then(|r| r.join().ok()).unwrap_or_else(|| {
+                        part.iter()
+                            .map(|name| self.read_device(name))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect()
         })
     }
 
@@ -407,6 +446,10 @@ impl SysRoot {
         };
         let mut parts: Vec<Partition> = entries
             .filter_map(Result::ok)
+            // An attribute (a regular file) is no partition: skipping it by the directory
+            // entry's type saves a stat of `<attribute>/partition` for each of the 30 or so
+            // attributes of every device.
+            .filter(|e| !e.file_type().is_ok_and(|t| t.is_file()))
             .filter(|e| e.path().join("partition").is_file())
             .filter_map(|e| e.file_name().into_string().ok())
             .map(|name| {
@@ -892,6 +935,46 @@ mod tests {
             "{:?}",
             inv.devices[0].in_use
         );
+    }
+
+    /// Many devices are read by several threads: the inventory lists them in the same
+    /// (natural) order, each as one read of it alone finds it, partitions included.
+    #[test]
+    fn many_devices_are_read_in_order_and_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for i in 0..70u32 {
+            let dev = root.join(format!("sys/block/sd{i}"));
+            fs::create_dir_all(dev.join("queue")).unwrap();
+            fs::write(dev.join("dev"), format!("8:{}\n", i * 16)).unwrap();
+            fs::write(dev.join("size"), format!("{}\n", (i + 1) * 2048)).unwrap();
+            fs::write(dev.join("queue/rotational"), "0\n").unwrap();
+            if i % 7 == 0 {
+                let part = dev.join(format!("sd{i}p1"));
+                fs::create_dir_all(&part).unwrap();
+                fs::write(part.join("partition"), "1\n").unwrap();
+                fs::write(part.join("size"), "1024\n").unwrap();
+            }
+        }
+        fs::create_dir_all(root.join("proc/self")).unwrap();
+        fs::write(root.join("proc/self/mountinfo"), "").unwrap();
+        fs::write(
+            root.join("proc/swaps"),
+            "Filename Type Size Used Priority\n",
+        )
+        .unwrap();
+        let sys = SysRoot::new(root);
+        let inv = sys.inventory().unwrap();
+        let names: Vec<&str> = inv.devices.iter().map(|d| d.name.as_str()).collect();
+        let expected: Vec<String> = (0..70).map(|i| format!("sd{i}")).collect();
+        assert_eq!(names, expected);
+        for d in &inv.devices {
+            let mut alone = sys.read_device(&d.name);
+            alone.in_use.clone_from(&d.in_use);
+            assert_eq!(*d, alone);
+        }
+        assert_eq!(inv.devices[7].partitions.len(), 1);
+        assert_eq!(inv.devices[8].partitions.len(), 0);
     }
 
     #[test]
