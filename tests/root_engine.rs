@@ -1184,10 +1184,12 @@ fn root_a_read_only_device_is_not_a_missing_privilege() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(!out.status.success(), "{text}");
+        // Refused before the run starts, with the way to make it writable.
         assert!(
-            text.contains("the device is read-only (ro=1 in sysfs / BLKROGET)"),
+            text.contains("refusing to write to") && text.contains("the device is read-only"),
             "{text}"
         );
+        assert!(text.contains("blockdev --setrw"), "{text}");
         assert!(!text.contains("needs root"), "running as root: {text}");
     }
 }
@@ -1992,14 +1994,22 @@ fn root_a_1_mib_read_sends_the_device_what_dd_and_fio_send() {
     }
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 128 << 20, 512);
-    let (dd, dd_mib) = requests_per_mib(&l.name, || {
-        let input = format!("if={}", l.path_str());
-        sh(
-            "dd",
-            &[&input, "of=/dev/null", "iflag=direct", "bs=1M", "count=64"],
-        );
-    });
-    assert_eq!(dd_mib, 64);
+    // A buffer of 4 KiB pages that happens to be physically contiguous is merged into fewer
+    // segments, for any tool: each figure is the most requests per MiB of three tries, which is
+    // the split every tool's ordinary pages get unless luck merged all three.
+    const TRIES: usize = 3;
+    let most = |figures: &mut dyn Iterator<Item = f64>| figures.fold(0.0, f64::max);
+    let dd = most(&mut (0..TRIES).map(|_| {
+        let (per_mib, mib) = requests_per_mib(&l.name, || {
+            let input = format!("if={}", l.path_str());
+            sh(
+                "dd",
+                &[&input, "of=/dev/null", "iflag=direct", "bs=1M", "count=64"],
+            );
+        });
+        assert_eq!(mib, 64);
+        per_mib
+    }));
     let ours = |engine: &str, extra: &[&str]| {
         let mut args = vec![
             l.path_str(),
@@ -2019,7 +2029,10 @@ fn root_a_1_mib_read_sends_the_device_what_dd_and_fio_send() {
         (per_mib, doc)
     };
     for engine in ["uring", "sync"] {
-        let (per_mib, doc) = ours(engine, &[]);
+        let (mut per_mib, doc) = ours(engine, &[]);
+        for _ in 1..TRIES {
+            per_mib = per_mib.max(ours(engine, &[]).0);
+        }
         assert!(
             (per_mib - dd).abs() <= dd * 0.02,
             "{engine}: disktriage sent {per_mib:.2} requests per MiB, dd {dd:.2}"
@@ -2033,9 +2046,12 @@ fn root_a_1_mib_read_sends_the_device_what_dd_and_fio_send() {
         if Command::new("fio").arg("--version").output().is_ok() {
             let cmd = doc["fio_commands"][0].as_str().unwrap().to_string();
             assert!(!cmd.contains("--mem="), "{cmd}");
-            let (fio, _) = requests_per_mib(&l.name, || {
-                fio_iops(&cmd);
-            });
+            let fio = most(&mut (0..TRIES).map(|_| {
+                requests_per_mib(&l.name, || {
+                    fio_iops(&cmd);
+                })
+                .0
+            }));
             assert!(
                 (per_mib - fio).abs() <= fio * 0.02,
                 "{engine}: disktriage sent {per_mib:.2} requests per MiB, fio {fio:.2}: {cmd}"

@@ -214,7 +214,7 @@ fn root_tmux_look_test_switch_retest_compare_quit() {
         Duration::from_secs(2),
         "parameters set",
     );
-    assert!(s.contains("warm-up         0s"), "{s}");
+    assert!(s.contains("warm-up        0s"), "{s}");
     tmux.keys(&["r"]);
     let s = tmux.wait_for(
         &format!("#1 rand-read on {} finished", l.name),
@@ -558,7 +558,7 @@ fn root_tmux_size_sweep_is_charted_live_and_its_export_gives_the_same_knees() {
     ]);
     let s = tmux.wait_for("largest size   256k", Duration::from_secs(2), "sizes set");
     assert!(s.contains("smallest size  64k"), "{s}");
-    assert!(s.contains("warm-up         0s"), "{s}");
+    assert!(s.contains("warm-up        0s"), "{s}");
     tmux.keys(&["r"]);
     // Live: the chart grows as the sizes finish.
     let s = tmux.wait_for(
