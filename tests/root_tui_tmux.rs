@@ -536,9 +536,11 @@ fn root_tmux_size_sweep_is_charted_live_and_its_export_gives_the_same_knees() {
     let tmux = Tmux {
         socket: format!("disktriage-test-sweep-{}", std::process::id()),
     };
-    // Exports go to the current directory: the scratch one.
+    // Exports go to `exports/` beside the history: a history of its own in the scratch
+    // directory, so the export found is this test's.
     let cmd = format!(
-        "cd {dir} && {bin} --journal-dir {dir}/journal; echo EXITED-$?; sleep 60",
+        "cd {dir} && {bin} --journal-dir {dir}/journal --history-dir {dir}/history; \
+         echo EXITED-$?; sleep 60",
         dir = dir.path().display(),
         bin = env!("CARGO_BIN_EXE_disktriage"),
     );
@@ -588,7 +590,7 @@ fn root_tmux_size_sweep_is_charted_live_and_its_export_gives_the_same_knees() {
     tmux.keys(&["e"]);
     tmux.keys(&["j"]);
     tmux.wait_for("exported to", Duration::from_secs(5), "exported");
-    let file = std::fs::read_dir(dir.path())
+    let file = std::fs::read_dir(dir.path().join("history/exports"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|x| x == "json"))
