@@ -268,6 +268,19 @@ enum Hop {
     Down,
 }
 
+impl Hop {
+    /// The direction a walk has after taking this hop, having gone `dir` so far (an alias
+    /// keeps it); `None` when the hop turns back (up after down, or down after up), which
+    /// would reach a sibling partition, not the same data.
+    fn after(self, dir: Option<Hop>) -> Option<Option<Hop>> {
+        match (self, dir) {
+            (Hop::Alias, d) => Some(d),
+            (Hop::Up, Some(Hop::Down)) | (Hop::Down, Some(Hop::Up)) => None,
+            (h, _) => Some(Some(h)),
+        }
+    }
+}
+
 struct Edge {
     to: usize,
     hop: Hop,
@@ -404,10 +417,8 @@ impl Graph {
                     if path.is_empty() && e.hop != Hop::Alias {
                         continue;
                     }
-                    let dir = match (e.hop, dir) {
-                        (Hop::Alias, d) => d,
-                        (Hop::Up, Some(Hop::Down)) | (Hop::Down, Some(Hop::Up)) => continue,
-                        (h, _) => Some(h),
+                    let Some(dir) = e.hop.after(dir) else {
+                        continue;
                     };
                     if !seen.insert((e.to, dir)) {
                         continue;
@@ -472,10 +483,8 @@ impl Graph {
         }
         while let Some((at, dir)) = queue.pop_front() {
             for e in &self.edges[at] {
-                let dir = match (e.hop, dir) {
-                    (Hop::Alias, d) => d,
-                    (Hop::Up, Some(Hop::Down)) | (Hop::Down, Some(Hop::Up)) => continue,
-                    (h, _) => Some(h),
+                let Some(dir) = e.hop.after(dir) else {
+                    continue;
                 };
                 if !seen.insert((e.to, dir)) {
                     continue;
