@@ -7,6 +7,9 @@
 //!   written as SVG;
 //! - the manual page, `disktriage man`.
 //!
+//! The documentation that shows them is checked here too: README.md stays short, and every
+//! relative link in README.md and `docs/*.md` points at a file or heading that exists.
+//!
 //! Regenerate them all with one command:
 //!
 //!     DISKTRIAGE_UPDATE_ASSETS=1 cargo test --test assets
@@ -33,8 +36,12 @@ use ratatui::style::{Color, Modifier};
 
 const UPDATE_VAR: &str = "DISKTRIAGE_UPDATE_ASSETS";
 
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
 fn assets() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets")
+    root().join("assets")
 }
 
 /// Compares a generated asset with the committed file; rewrites the file instead when
@@ -218,13 +225,17 @@ fn the_screenshots_show_what_their_names_say() {
 }
 
 #[test]
-fn the_readme_shows_every_screenshot() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+fn the_docs_show_every_screenshot() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains("](assets/screen-run-80x25.svg)"),
+        "README.md does not show the run screen"
+    );
+    let screen = std::fs::read_to_string(root().join("docs/screen.md")).unwrap();
     for shot in shots() {
         assert!(
-            readme.contains(&format!("assets/{}", shot.name)),
-            "README.md does not show assets/{}",
+            screen.contains(&format!("](../assets/{})", shot.name)),
+            "docs/screen.md does not show assets/{}",
             shot.name
         );
     }
@@ -596,4 +607,193 @@ fn an_unknown_shell_is_refused_with_the_choices() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("[possible values: bash, zsh, fish]"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// The documentation: README.md's size, and every relative link in it and in docs/
+// ---------------------------------------------------------------------------------------
+
+/// README.md is for the admin; everything longer goes into `docs/`.
+const README_MAX_BYTES: u64 = 20_000;
+
+/// README.md and every Markdown file in `docs/`.
+fn markdown_files() -> Vec<PathBuf> {
+    let mut files = vec![root().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    assert!(!docs.is_empty(), "docs/ holds no Markdown file");
+    files.extend(docs);
+    files
+}
+
+/// The lines of a Markdown text outside fenced code blocks.
+fn prose_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut fenced = false;
+    text.lines().filter(move |line| {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            return false;
+        }
+        !fenced
+    })
+}
+
+/// The anchor GitHub gives a heading: the text as shown (code marks and link syntax dropped),
+/// lower case, with everything but letters, digits, spaces, `-` and `_` removed and spaces
+/// turned into `-`.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every anchor of a Markdown text; a repeated heading gets `-1`, `-2` ... as on GitHub.
+fn anchors(text: &str) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for line in prose_lines(text) {
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if hashes == 0 || hashes > 6 || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let base = heading_anchor(line[hashes..].trim());
+        let repeats = seen
+            .iter()
+            .filter(|a| {
+                **a == base
+                    || a.strip_prefix(&format!("{base}-"))
+                        .is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .count();
+        seen.push(if repeats == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{repeats}")
+        });
+    }
+    seen
+}
+
+/// The targets of the inline links and images of a Markdown text, outside fenced code.
+fn link_targets(text: &str) -> Vec<String> {
+    let prose: Vec<&str> = prose_lines(text).collect();
+    let prose = prose.join("\n");
+    let mut targets = Vec::new();
+    let mut rest = prose.as_str();
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let end = rest.find([')', '\n']).unwrap_or(rest.len());
+        // `[text](target "title")`: the target is the first word.
+        if let Some(target) = rest[..end].split_whitespace().next() {
+            targets.push(target.to_string());
+        }
+        rest = &rest[end..];
+    }
+    targets
+}
+
+/// Why a link from `file` to `target` is broken, or None when its file and anchor exist.
+/// Links that leave the repository (a scheme such as `https:`) are not checked here.
+fn broken_link(file: &Path, target: &str) -> Option<String> {
+    if target.contains("://") || target.starts_with("mailto:") {
+        return None;
+    }
+    let (path, anchor) = match target.split_once('#') {
+        Some((path, anchor)) => (path, Some(anchor)),
+        None => (target, None),
+    };
+    let linked = if path.is_empty() {
+        file.to_path_buf()
+    } else {
+        file.parent().unwrap().join(path)
+    };
+    if !linked.exists() {
+        return Some(format!("{target}: {} does not exist", linked.display()));
+    }
+    let anchor = anchor?;
+    if linked.extension().is_none_or(|e| e != "md") {
+        return Some(format!(
+            "{target}: an anchor into a file that is not Markdown"
+        ));
+    }
+    let text = std::fs::read_to_string(&linked).unwrap();
+    if anchors(&text).iter().any(|a| a == anchor) {
+        None
+    } else {
+        Some(format!(
+            "{target}: {} has no heading #{anchor}",
+            linked.display()
+        ))
+    }
+}
+
+/// The broken links of the given Markdown files, one line each.
+fn broken_links(files: &[PathBuf]) -> Vec<String> {
+    let mut broken = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for target in link_targets(&text) {
+            if let Some(why) = broken_link(file, &target) {
+                let name = file.strip_prefix(root()).unwrap_or(file);
+                broken.push(format!("{}: {why}", name.display()));
+            }
+        }
+    }
+    broken
+}
+
+#[test]
+fn the_readme_is_at_most_20000_bytes() {
+    let size = std::fs::metadata(root().join("README.md")).unwrap().len();
+    assert!(
+        size <= README_MAX_BYTES,
+        "README.md is {size} bytes, more than {README_MAX_BYTES}: move the details into docs/"
+    );
+}
+
+#[test]
+fn every_relative_link_in_the_docs_points_at_a_file_and_heading_that_exist() {
+    let files = markdown_files();
+    let linked: usize = files
+        .iter()
+        .map(|f| link_targets(&std::fs::read_to_string(f).unwrap()).len())
+        .sum();
+    assert!(
+        linked > 20,
+        "only {linked} links found: is the parser blind?"
+    );
+    let broken = broken_links(&files);
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_link_check_finds_a_missing_file_and_a_missing_heading() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.md");
+    std::fs::write(
+        dir.path().join("other.md"),
+        "# Other\n\n## Write speed: `--preserve`\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &page,
+        "# Page\n\n## Same\n\n## Same\n\n[ok](other.md#write-speed---preserve) \
+         [ok](#same-1) [ok](other.md)\n[missing](gone.md) [no heading](other.md#nowhere)\n\
+         [no heading](#same-2) ![image](missing.svg)\n\n```\n[in code](nowhere.md)\n```\n",
+    )
+    .unwrap();
+    let broken = broken_links(&[page]);
+    assert_eq!(broken.len(), 4, "{broken:#?}");
+    for target in ["gone.md", "other.md#nowhere", "#same-2", "missing.svg"] {
+        assert!(
+            broken.iter().any(|b| b.contains(&format!("{target}:"))),
+            "{target} not reported: {broken:#?}"
+        );
+    }
 }
