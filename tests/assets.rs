@@ -5,7 +5,8 @@
 //!   synthetic run samples (as `tests/tui_screens.rs` builds them), drawn by `ui::render`
 //!   through ratatui's TestBackend, and the buffer's cells (symbol, colours, bold, reverse)
 //!   written as SVG;
-//! - the manual page, `disktriage man`.
+//! - the manual page, `disktriage man`;
+//! - the table of keys in `docs/screen.md`, from the key bindings.
 //!
 //! The documentation that shows them is checked here too: README.md stays short, and every
 //! relative link in README.md and `docs/*.md` points at a file or heading that exists.
@@ -607,6 +608,89 @@ fn an_unknown_shell_is_refused_with_the_choices() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("[possible values: bash, zsh, fish]"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// The key table in docs/screen.md, generated from the bindings
+// ---------------------------------------------------------------------------------------
+
+const KEYS_BEGIN: &str =
+    "<!-- keys: generated from BINDINGS (src/app/keys.rs) by tests/assets.rs -->";
+const KEYS_END: &str = "<!-- end of the generated keys -->";
+
+/// Every key binding as a Markdown table, in the help screen's order: the keys that work
+/// everywhere, then each screen's own.
+fn keys_markdown() -> String {
+    use disktriage::app::Screen;
+    use disktriage::app::keys::{BINDINGS, Binding, Scope};
+    let cell = |text: &str| text.replace('|', "\\|");
+    let row = |out: &mut String, b: &Binding| {
+        let place = match b.scope {
+            Scope::Global => "everywhere",
+            Scope::NotOnTest => "everywhere but Test",
+            Scope::On(screen) => screen.title(),
+            Scope::TestList => "Test, on the list of tests",
+            Scope::TestForm => "Test, on the parameters",
+        };
+        writeln!(out, "| {place} | `{}` | {} |", cell(b.names), cell(b.help)).unwrap();
+    };
+    let screen_of = |scope: Scope| match scope {
+        Scope::Global | Scope::NotOnTest => None,
+        Scope::On(screen) => Some(screen),
+        Scope::TestList | Scope::TestForm => Some(Screen::Tests),
+    };
+    let mut out = String::from("| where | keys | what they do |\n|---|---|---|\n");
+    for b in BINDINGS.iter().filter(|b| screen_of(b.scope).is_none()) {
+        row(&mut out, b);
+    }
+    for screen in Screen::WITH_KEYS {
+        for b in BINDINGS
+            .iter()
+            .filter(|b| screen_of(b.scope) == Some(screen))
+        {
+            row(&mut out, b);
+        }
+    }
+    out
+}
+
+/// Compares the generated part of a Markdown file (between `begin` and `end`) with
+/// `generated`, or rewrites that part when `DISKTRIAGE_UPDATE_ASSETS=1`.
+fn check_or_update_region(file: &str, begin: &str, end: &str, generated: &str) -> Option<String> {
+    let path = root().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (Some(start), Some(stop)) = (text.find(begin), text.find(end)) else {
+        return Some(format!("{file} lacks the markers {begin} ... {end}"));
+    };
+    let inner = start + begin.len();
+    assert!(
+        inner <= stop,
+        "{file}: the end marker comes before the start"
+    );
+    let wanted = format!("\n{generated}");
+    if text[inner..stop] == wanted {
+        return None;
+    }
+    if std::env::var_os(UPDATE_VAR).is_some_and(|v| v == "1") {
+        std::fs::write(
+            &path,
+            format!("{}{wanted}{}", &text[..inner], &text[stop..]),
+        )
+        .unwrap();
+        eprintln!("wrote {}", path.display());
+        return None;
+    }
+    Some(format!("{file}: the generated keys are stale"))
+}
+
+#[test]
+fn the_key_table_in_the_docs_is_current() {
+    let table = keys_markdown();
+    assert!(table.contains("| everywhere | `? or F1` |"), "{table}");
+    assert!(table.contains("| Health |"), "{table}");
+    assert_current(
+        check_or_update_region("docs/screen.md", KEYS_BEGIN, KEYS_END, &table).as_slice(),
+    );
 }
 
 // ---------------------------------------------------------------------------------------
