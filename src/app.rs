@@ -228,6 +228,7 @@ impl App {
             Action::Stop => self.running(),
             Action::Rerun => !self.running() && any_run,
             Action::Compare => self.results.comparison().is_some(),
+            Action::Before => !self.results.earlier_runs(self.results.row).is_empty(),
             Action::Report | Action::Export => !self.results.records.is_empty(),
             _ => true,
         }
@@ -376,6 +377,10 @@ impl App {
             Msg::RunFinished(result) if self.sweeping() => self.sweep_run_finished(*result),
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Several(m) => self.several_msg(m),
+            Msg::RecordDisk { record, disk } => {
+                self.results.identified(record, disk);
+                Vec::new()
+            }
             Msg::PastRuns(entries) => {
                 let added = self.results.add_past(entries);
                 if added > 0 {
@@ -485,6 +490,7 @@ impl App {
             }
             Action::Rerun => return self.rerun(None),
             Action::Compare => return self.compare_latest(),
+            Action::Before => return self.compare_before(),
             Action::Sweep if self.screen == Screen::Tests => {
                 let kind = match code {
                     KeyCode::Char('W') => crate::bench::sweep::SweepKind::WriteCache,

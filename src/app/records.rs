@@ -14,7 +14,7 @@ use crate::bench::session::RunRequest;
 pub use crate::bench::stats::{Delta, Significance, Stat, delta};
 use crate::event::Cmd;
 use crate::history::HistoryEntry;
-use crate::model::KernelWriteCache;
+use crate::model::{DiskIdentity, KernelWriteCache};
 use crate::report::export::ExportFormat;
 
 /// One test as the admin started it, with all its repeats.
@@ -44,6 +44,10 @@ pub struct RunRecord {
     /// The device it ran on went away (or its name is another device's now): a rerun would
     /// land on another disk, so there is none.
     pub device_gone: bool,
+    /// What the history knows its target by (the disk's identity, a file's path): a past
+    /// run's as recorded, a session run's once the loop has handed it to the history. Runs of
+    /// one test on one disk across sessions are found by it (`Results::earlier_runs`).
+    pub disk: Option<DiskIdentity>,
 }
 
 impl RunRecord {
@@ -75,6 +79,7 @@ impl RunRecord {
             runs_in_history: 0,
             past: None,
             device_gone: false,
+            disk: None,
         }
     }
 
@@ -109,6 +114,28 @@ impl RunRecord {
     /// Has figures to show and compare: a finished repeat, or a past run.
     pub fn has_results(&self) -> bool {
         !self.runs.is_empty() || self.past.is_some()
+    }
+
+    /// When its first repeat started (seconds since the epoch), as the history records it.
+    pub fn started_unix(&self) -> Option<u64> {
+        match &self.past {
+            Some(p) => Some(p.started_unix),
+            None => self.runs.first().map(|r| r.started_unix),
+        }
+    }
+
+    /// Did it run on the same target as `other`? By the history's identity when both have one
+    /// (a disk renamed between boots is still the same disk); two runs of this session
+    /// without one, by the path they opened. A past run is never matched by a name alone: the
+    /// name may be another disk's now.
+    fn same_target(&self, other: &RunRecord) -> bool {
+        match (&self.disk, &other.disk) {
+            (Some(a), Some(b)) => a == b,
+            _ if self.past.is_none() && other.past.is_none() => {
+                self.request.target == other.request.target
+            }
+            _ => false,
+        }
     }
 
     /// Repeats completed (a past run's as recorded).
@@ -180,6 +207,7 @@ impl RunRecord {
             // It is in the history already: nothing is lost on quitting.
             exported: true,
             runs_in_history: 0,
+            disk: Some(entry.disk.clone()),
             past: Some(Box::new(entry)),
             device_gone: false,
         })
@@ -289,6 +317,13 @@ impl Results {
             .count()
     }
 
+    /// The loop says what the history knows `record`'s target by.
+    pub(super) fn identified(&mut self, record: usize, disk: DiskIdentity) {
+        if let Some(rec) = self.records.get_mut(record) {
+            rec.disk = Some(disk);
+        }
+    }
+
     /// The loop added `runs` more of `record`'s runs to the history.
     pub(super) fn recorded_in_history(&mut self, record: usize, runs: usize) {
         if let Some(rec) = self.records.get_mut(record) {
@@ -308,6 +343,40 @@ impl Results {
             [a, b] => Some((*a, *b)),
             _ => last_two,
         }
+    }
+
+    /// The runs of `record`'s test on its disk (or file) that started before it, in this
+    /// session or in the history, most recent first: what its before/after compares with
+    /// (`b`). Only runs with figures and no error are offered: a failed run is no "before".
+    pub fn earlier_runs(&self, record: usize) -> Vec<usize> {
+        let Some(shown) = self.records.get(record) else {
+            return Vec::new();
+        };
+        // The order runs happened in: by start time; within this session, by run number (a
+        // clock step must not reorder its runs); a past run before a session run of the same
+        // second (the history holds other sessions').
+        let order = |i: usize| {
+            let r = &self.records[i];
+            (r.started_unix().unwrap_or(0), r.past.is_none(), r.id)
+        };
+        let earlier = |i: usize| match (self.records[i].past.is_none(), shown.past.is_none()) {
+            (true, true) => self.records[i].id < shown.id,
+            _ => order(i) < order(record),
+        };
+        let mut found: Vec<usize> = (0..self.records.len())
+            .filter(|&i| i != record)
+            .filter(|&i| {
+                let r = &self.records[i];
+                r.test == shown.test
+                    && r.has_results()
+                    && r.error.is_none()
+                    && r.row().is_some()
+                    && r.same_target(shown)
+            })
+            .filter(|&i| earlier(i))
+            .collect();
+        found.sort_by_key(|&i| std::cmp::Reverse(order(i)));
+        found
     }
 
     /// Adds earlier sessions' runs (oldest first) after the session's records, skipping those
@@ -432,6 +501,34 @@ impl App {
             Action::Back => self.screen = Screen::Results,
             _ => {}
         }
+    }
+
+    /// `b` on Results: the selected run (B) against the most recent earlier run of the same
+    /// test on the same disk (A), from this session or the history; or why there is none.
+    pub(super) fn compare_before(&mut self) -> Vec<Cmd> {
+        let row = self.results.row;
+        let Some(shown) = self.results.selected() else {
+            return Vec::new();
+        };
+        if !shown.has_results() || shown.row().is_none() {
+            let why = format!("run #{} has no figures to compare", shown.number());
+            self.info(why);
+            return Vec::new();
+        }
+        let Some(&before) = self.results.earlier_runs(row).first() else {
+            let why = format!(
+                "no earlier {} on {} in this session or the history",
+                shown.test.id(),
+                crate::model::text::neutralize_controls(&shown.device)
+            );
+            self.info(why);
+            return Vec::new();
+        };
+        self.results.last_two = false;
+        self.results.marks = vec![before, row];
+        self.results.compare_scroll = 0;
+        self.screen = Screen::Compare;
+        Vec::new()
     }
 
     /// `c`: the Compare screen, when there are two runs to compare.
