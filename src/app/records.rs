@@ -116,6 +116,16 @@ impl RunRecord {
         !self.runs.is_empty() || self.past.is_some()
     }
 
+    /// What it ran on, as the admin named it: the device ("sdb") for a device, the path for
+    /// a file (whose `device` is the one under its file system).
+    pub fn target_name(&self) -> String {
+        let path = self.request.target.display().to_string();
+        match path.strip_prefix("/dev/") {
+            Some(_) if !self.device.is_empty() => self.device.clone(),
+            _ => path,
+        }
+    }
+
     /// When its first repeat started (seconds since the epoch), as the history records it.
     pub fn started_unix(&self) -> Option<u64> {
         match &self.past {
@@ -367,11 +377,12 @@ impl Results {
             .filter(|&i| i != record)
             .filter(|&i| {
                 let r = &self.records[i];
+                // The cheap tests first: the figures are worked out last.
                 r.test == shown.test
                     && r.has_results()
                     && r.error.is_none()
-                    && r.row().is_some()
                     && r.same_target(shown)
+                    && r.row().is_some()
             })
             .filter(|&i| earlier(i))
             .collect();
@@ -519,7 +530,7 @@ impl App {
             let why = format!(
                 "no earlier {} on {} in this session or the history",
                 shown.test.id(),
-                crate::model::text::neutralize_controls(&shown.device)
+                crate::model::text::neutralize_controls(&shown.target_name())
             );
             self.info(why);
             return Vec::new();
@@ -543,5 +554,76 @@ impl App {
             self.error("comparing needs two finished runs: run a test, switch, rerun (R)");
         }
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::spec::EngineKind;
+
+    /// A finished session record of rand-read on zram0 (the shared test report), started at
+    /// `unix`, known to the history as `disk` when given.
+    fn session(results: &mut Results, unix: u64, disk: Option<&str>) -> usize {
+        let mut report = crate::report::run::tests::report(1, EngineKind::Sync, false);
+        report.started_unix = unix;
+        let request = RunRequest {
+            target: report.target.path.clone(),
+            test: report.test,
+            params: Default::default(),
+            confirmation: None,
+            temperature: Default::default(),
+        };
+        let mut rec = RunRecord::new(results.next_id(false), "zram0".into(), request, 1);
+        rec.runs.push(report);
+        rec.disk = disk.map(|d| DiskIdentity::Name(d.into()));
+        results.records.push(rec);
+        results.records.len() - 1
+    }
+
+    /// A run of an earlier session on `disk`, started at `unix`, from the history.
+    fn past(results: &mut Results, unix: u64, disk: &str, error: Option<&str>) -> usize {
+        let mut report = crate::report::run::tests::report(1, EngineKind::Sync, false);
+        report.started_unix = unix;
+        let mut entry = HistoryEntry::of_runs(DiskIdentity::Name(disk.into()), &[report], None)
+            .expect("an entry");
+        entry.error = error.map(str::to_string);
+        results.add_past(vec![entry]);
+        results.records.len() - 1
+    }
+
+    #[test]
+    fn earlier_runs_are_the_same_test_on_the_same_disk_newest_first() {
+        let mut r = Results::default();
+        let old = past(&mut r, 100, "zram0", None);
+        let failed = past(&mut r, 150, "zram0", Some("EIO at 0"));
+        let other_disk = past(&mut r, 160, "zram1", None);
+        let yesterday = past(&mut r, 200, "zram0", None);
+        let first = session(&mut r, 300, Some("zram0"));
+        let second = session(&mut r, 300, Some("zram0"));
+        // This session's earlier run (same second: its number says which came first), then
+        // the history's, newest first; not the failed run, not another disk's.
+        assert_eq!(r.earlier_runs(second), [first, yesterday, old]);
+        assert_eq!(r.earlier_runs(first), [yesterday, old]);
+        assert_eq!(r.earlier_runs(yesterday), [old]);
+        assert!(r.earlier_runs(old).is_empty());
+        assert!(r.earlier_runs(other_disk).is_empty());
+        assert_eq!(r.earlier_runs(failed), [old]);
+    }
+
+    #[test]
+    fn a_run_the_history_has_not_placed_matches_only_this_sessions_runs_by_path() {
+        let mut r = Results::default();
+        let past_run = past(&mut r, 100, "zram0", None);
+        let first = session(&mut r, 300, None);
+        let second = session(&mut r, 400, None);
+        // Without the disk's identity, a past run (whose name may be another disk's now) is
+        // not offered; this session's run on the same path is.
+        assert_eq!(r.earlier_runs(second), [first]);
+        assert!(r.earlier_runs(first).is_empty());
+        assert!(r.earlier_runs(past_run).is_empty());
+        // Once the history says which disk it is, the past run of that disk is offered too.
+        r.identified(second, DiskIdentity::Name("zram0".into()));
+        assert_eq!(r.earlier_runs(second), [first, past_run]);
     }
 }

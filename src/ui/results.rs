@@ -188,8 +188,13 @@ fn earlier_lines(r: &RunRecord, earlier: &[&RunRecord]) -> Vec<Line<'static>> {
     }
     let mut lines = vec![Line::from(Span::styled(
         format!(
-            "earlier {} on this disk, newest first (b compares with the first):",
-            r.test.id()
+            "earlier {} on this {}, newest first (b compares with the first):",
+            r.test.id(),
+            if r.request.target.starts_with("/dev") {
+                "disk"
+            } else {
+                "file"
+            }
         ),
         theme::accent(),
     ))];
