@@ -135,14 +135,17 @@ impl RunRecord {
     }
 
     /// Did it run on the same target as `other`? By the history's identity when both have one
-    /// (a disk renamed between boots is still the same disk); two runs of this session
-    /// without one, by the path they opened. A past run is never matched by a name alone: the
-    /// name may be another disk's now.
+    /// (a disk renamed between boots is still the same disk, a loop device attached to
+    /// another image is not); two runs of this session without one, by the path they opened,
+    /// unless the device went away since (its name may be another device's now). A past run
+    /// is never matched by a name alone.
     fn same_target(&self, other: &RunRecord) -> bool {
         match (&self.disk, &other.disk) {
             (Some(a), Some(b)) => a == b,
             _ if self.past.is_none() && other.past.is_none() => {
-                self.request.target == other.request.target
+                !self.device_gone
+                    && !other.device_gone
+                    && self.request.target == other.request.target
             }
             _ => false,
         }
@@ -625,5 +628,9 @@ mod tests {
         // Once the history says which disk it is, the past run of that disk is offered too.
         r.identified(second, DiskIdentity::Name("zram0".into()));
         assert_eq!(r.earlier_runs(second), [first, past_run]);
+        // A device that went away may have its name on another device now: its runs are not
+        // matched by the path.
+        r.records[first].device_gone = true;
+        assert_eq!(r.earlier_runs(second), [past_run]);
     }
 }
