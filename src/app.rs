@@ -384,9 +384,23 @@ impl App {
             Msg::PastRuns(entries) => {
                 let added = self.results.add_past(entries);
                 if added > 0 {
-                    self.info(format!(
-                        "{added} past run(s) of this disk from the history in Results (h#)"
-                    ));
+                    // The run just over has a before now: say which key compares the two.
+                    let before = self.results.latest().and_then(|latest| {
+                        let earlier = *self.results.earlier_runs(latest).first()?;
+                        let number = |i: usize| self.results.records[i].number();
+                        Some((number(latest), number(earlier)))
+                    });
+                    self.info(match before {
+                        Some((now, was)) => format!(
+                            "{added} past run(s) of this disk in Results (h#): b there compares \
+                             #{now} with #{was}"
+                        ),
+                        None => {
+                            format!(
+                                "{added} past run(s) of this disk from the history in Results (h#)"
+                            )
+                        }
+                    });
                 }
                 Vec::new()
             }

@@ -2547,6 +2547,12 @@ fn results_offer_the_earlier_runs_of_the_same_test_on_the_same_disk_and_b_compar
     let mut today = report(TestName::SeqRead, "loop0", "none", 512.0, 0.060);
     today.started_unix = YESTERDAY + day + 600;
     run_into_history(&mut app, &history, &mut mine, TestName::SeqRead, a, &today);
+    // The Run screen says that this run has a before, and which key compares the two.
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("3 past run(s) of this disk in Results (h#): b there compares #2 with #h3"),
+        "{s}"
+    );
 
     // Results shows run #2; of all the runs, it offers the two earlier seq-reads on loop0,
     // yesterday's first, and not seq-read on loop1 (today's #1, or the history's) nor the
