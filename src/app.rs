@@ -228,7 +228,7 @@ impl App {
             Action::Stop => self.running(),
             Action::Rerun => !self.running() && any_run,
             Action::Compare => self.results.comparison().is_some(),
-            Action::Before => !self.results.earlier_runs(self.results.row).is_empty(),
+            Action::Before => self.results.before(self.results.row).is_some(),
             Action::Report | Action::Export => !self.results.records.is_empty(),
             _ => true,
         }
@@ -386,7 +386,7 @@ impl App {
                 if added > 0 {
                     // The run just over has a before now: say which key compares the two.
                     let before = self.results.latest().and_then(|latest| {
-                        let earlier = *self.results.earlier_runs(latest).first()?;
+                        let earlier = self.results.before(latest)?;
                         let number = |i: usize| self.results.records[i].number();
                         Some((number(latest), number(earlier)))
                     });

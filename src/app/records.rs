@@ -393,6 +393,16 @@ impl Results {
         found
     }
 
+    /// What `b` compares `record` with: the most recent of its earlier runs, when it has
+    /// figures of its own to set against it.
+    pub fn before(&self, record: usize) -> Option<usize> {
+        let shown = self.records.get(record)?;
+        if !shown.has_results() || shown.row().is_none() {
+            return None;
+        }
+        self.earlier_runs(record).first().copied()
+    }
+
     /// Adds earlier sessions' runs (oldest first) after the session's records, skipping those
     /// already shown; returns how many were added.
     pub fn add_past(&mut self, entries: Vec<HistoryEntry>) -> usize {
@@ -529,7 +539,7 @@ impl App {
             self.info(why);
             return Vec::new();
         }
-        let Some(&before) = self.results.earlier_runs(row).first() else {
+        let Some(before) = self.results.before(row) else {
             let why = format!(
                 "no earlier {} on {} in this session or the history",
                 shown.test.id(),
@@ -612,6 +622,12 @@ mod tests {
         assert!(r.earlier_runs(old).is_empty());
         assert!(r.earlier_runs(other_disk).is_empty());
         assert_eq!(r.earlier_runs(failed), [old]);
+        assert_eq!(r.before(second), Some(first));
+        // A run that ended before its first repeat has no figures to set against a before.
+        let request = r.records[second].request.clone();
+        r.records
+            .push(RunRecord::new(2, "zram0".into(), request, 1));
+        assert_eq!(r.before(r.records.len() - 1), None);
     }
 
     #[test]

@@ -30,12 +30,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let drawing = selected
         .and_then(|r| r.runs.first())
         .and_then(|run| Drawing::of(&run.plan));
-    let earlier: Vec<&RunRecord> = app
-        .results
-        .earlier_runs(app.results.row)
-        .into_iter()
-        .filter_map(|i| app.results.records.get(i))
-        .collect();
+    // Listed when `b` can compare with them (the shown run has figures of its own).
+    let earlier: Vec<&RunRecord> = match app.results.before(app.results.row) {
+        Some(_) => app
+            .results
+            .earlier_runs(app.results.row)
+            .into_iter()
+            .filter_map(|i| app.results.records.get(i))
+            .collect(),
+        None => Vec::new(),
+    };
     let mut lines = selected
         .map(|r| detail_lines(r, &earlier, drawing.is_none()))
         .unwrap_or_default();
