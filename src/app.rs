@@ -228,6 +228,7 @@ impl App {
             Action::Stop => self.running(),
             Action::Rerun => !self.running() && any_run,
             Action::Compare => self.results.comparison().is_some(),
+            Action::Before => self.results.before(self.results.row).is_some(),
             Action::Report | Action::Export => !self.results.records.is_empty(),
             _ => true,
         }
@@ -376,12 +377,30 @@ impl App {
             Msg::RunFinished(result) if self.sweeping() => self.sweep_run_finished(*result),
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Several(m) => self.several_msg(m),
+            Msg::RecordDisk { record, disk } => {
+                self.results.identified(record, disk);
+                Vec::new()
+            }
             Msg::PastRuns(entries) => {
                 let added = self.results.add_past(entries);
                 if added > 0 {
-                    self.info(format!(
-                        "{added} past run(s) of this disk from the history in Results (h#)"
-                    ));
+                    // The run just over has a before now: say which key compares the two.
+                    let before = self.results.latest().and_then(|latest| {
+                        let earlier = self.results.before(latest)?;
+                        let number = |i: usize| self.results.records[i].number();
+                        Some((number(latest), number(earlier)))
+                    });
+                    self.info(match before {
+                        Some((now, was)) => format!(
+                            "{added} past run(s) of this disk in Results (h#): b there compares \
+                             #{now} with #{was}"
+                        ),
+                        None => {
+                            format!(
+                                "{added} past run(s) of this disk from the history in Results (h#)"
+                            )
+                        }
+                    });
                 }
                 Vec::new()
             }
@@ -485,6 +504,7 @@ impl App {
             }
             Action::Rerun => return self.rerun(None),
             Action::Compare => return self.compare_latest(),
+            Action::Before => return self.compare_before(),
             Action::Sweep if self.screen == Screen::Tests => {
                 let kind = match code {
                     KeyCode::Char('W') => crate::bench::sweep::SweepKind::WriteCache,

@@ -16,7 +16,9 @@ use crate::bench::session::RunRequest;
 use crate::bench::spec::Plan;
 use crate::changes::{CacheChange, ChangeError};
 use crate::history::HistoryEntry;
-use crate::model::{CacheStatus, DriveLogs, Inventory, SelfTestKind, SelfTestStatus, SmartHealth};
+use crate::model::{
+    CacheStatus, DiskIdentity, DriveLogs, Inventory, SelfTestKind, SelfTestStatus, SmartHealth,
+};
 use crate::persist::{PersistError, Persisted, UdevRule};
 use crate::report::export::ExportFormat;
 use crate::sys::DriveError;
@@ -142,6 +144,13 @@ pub enum Msg {
         device: String,
         at: f64,
         celsius: i64,
+    },
+    /// What the history knows `record`'s target by (its disk's identity, a file's path), sent
+    /// when the record is handed to the history whether or not it could be written: Results
+    /// finds the earlier runs of the same test on the same disk by it, across sessions.
+    RecordDisk {
+        record: usize,
+        disk: DiskIdentity,
     },
     /// Earlier sessions' runs of the disk a run just finished on (oldest first).
     PastRuns(Vec<HistoryEntry>),

@@ -454,14 +454,10 @@ impl History {
                         first.clone()
                     });
                 }
-                let mut past: Vec<HistoryEntry> = loaded
-                    .of_disk(&disk)
-                    .filter(|e| !mine.contains(&e.id) && out.recorded.as_ref() != Some(&e.id))
-                    .cloned()
-                    .collect();
-                let skip = past.len().saturating_sub(keep);
-                past.drain(..skip);
-                out.past = past;
+                let test = runs.first().map(|r| r.test.id()).unwrap_or_default();
+                out.past = recall(&loaded, &disk, test, keep, |id| {
+                    mine.contains(id) || out.recorded.as_deref() == Some(id)
+                });
             }
             Err(e) => out.notes.push(format!("cannot read the history: {e:#}")),
         }
@@ -470,6 +466,28 @@ impl History {
         }
         out
     }
+}
+
+/// Of `disk`'s runs in `loaded` that are not this session's (`mine`), oldest first: the
+/// `keep` newest, and the newest of `test` however old, so a before/after of the test just
+/// run (Results' `b`) finds its latest earlier run even after many runs of other tests.
+fn recall(
+    loaded: &Loaded,
+    disk: &DiskIdentity,
+    test: &str,
+    keep: usize,
+    mine: impl Fn(&str) -> bool,
+) -> Vec<HistoryEntry> {
+    let mut past: Vec<&HistoryEntry> = loaded.of_disk(disk).filter(|e| !mine(&e.id)).collect();
+    let skip = past.len().saturating_sub(keep);
+    let same_test = past.iter().rposition(|e| e.test == test);
+    let mut kept: Vec<HistoryEntry> = Vec::with_capacity(keep + 1);
+    for (i, e) in past.drain(..).enumerate() {
+        if i >= skip || Some(i) == same_test {
+            kept.push(e.clone());
+        }
+    }
+    kept
 }
 
 fn ends_without_newline(file: &mut File) -> anyhow::Result<bool> {
@@ -729,6 +747,36 @@ mod tests {
             "{:?}",
             loaded.problems
         );
+    }
+
+    #[test]
+    fn the_recall_keeps_the_newest_run_of_the_same_test_however_old() {
+        let disk = DiskIdentity::Wwid("naa.1".into());
+        let mut loaded = Loaded::default();
+        let mut add = |id: &str, test: &str, disk: &str| {
+            let mut e = entry(disk, 1.0);
+            e.id = id.into();
+            e.test = test.into();
+            loaded.entries.push(e);
+        };
+        add("old-seq", "seq-read", "naa.1");
+        add("seq", "seq-read", "naa.1");
+        for i in 0..8 {
+            add(&format!("rand{i}"), "rand-read", "naa.1");
+        }
+        add("other-disk-seq", "seq-read", "naa.2");
+        add("mine", "seq-read", "naa.1");
+        let ids = |past: Vec<HistoryEntry>| past.into_iter().map(|e| e.id).collect::<Vec<_>>();
+        let past = ids(recall(&loaded, &disk, "seq-read", 8, |id| id == "mine"));
+        // The 8 newest of the disk are rand-read; the newest seq-read comes too, in its
+        // place (oldest first), not the one before it, not another disk's, not this session's.
+        assert_eq!(past.len(), 9, "{past:?}");
+        assert_eq!(past[0], "seq");
+        assert_eq!(past[8], "rand7");
+        // Among the newest anyway, nothing is added.
+        let past = ids(recall(&loaded, &disk, "rand-read", 8, |id| id == "mine"));
+        assert_eq!(past.len(), 8, "{past:?}");
+        assert_eq!(past[0], "rand0");
     }
 
     #[test]

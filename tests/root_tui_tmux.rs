@@ -929,3 +929,208 @@ fn root_tmux_the_selection_follows_the_device_when_loop_devices_go() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
 }
+
+/// Sets seq-read (the first test) to 1 s without warm-up on the Test screen and runs it;
+/// returns the Run screen's mean MB/s once `#1 seq-read on NAME finished` shows.
+fn seq_read_one_second(tmux: &Tmux, name: &str) -> String {
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Parameters", Duration::from_secs(2), "test picker");
+    tmux.keys(&[
+        // Fields: request size, queue depth, workers, duration, amount, warm-up.
+        "Enter", "Down", "Down", "Down", "Enter", "1", "Enter", "Down", "Down", "Enter", "0",
+        "Enter",
+    ]);
+    tmux.wait_for(
+        "duration       1s",
+        Duration::from_secs(2),
+        "parameters set",
+    );
+    tmux.keys(&["r"]);
+    let s = tmux.wait_for(
+        &format!("#1 seq-read on {name} finished"),
+        Duration::from_secs(30),
+        "run finished",
+    );
+    word_after(&s, "MB/s mean ")
+}
+
+#[test]
+fn root_tmux_a_before_after_across_sessions_is_one_key() {
+    let test = "root_tmux_a_before_after_across_sessions_is_one_key";
+    let Some(_one_at_a_time) = prerequisites(test) else {
+        return;
+    };
+    let dir = scratch();
+    let l = LoopDev::new(dir.path(), 256 << 20, 512);
+    let tmux = Tmux {
+        socket: format!("disktriage-test-before-{}", std::process::id()),
+    };
+    // A journal and a history of its own: the second session finds only the first's run.
+    let args = format!(
+        "--journal-dir {} --history-dir {}",
+        dir.path().join("journal").display(),
+        dir.path().join("history").display()
+    );
+
+    // Yesterday: seq-read, nothing earlier to compare with, quit.
+    tmux.start(&["TERM=linux"], &args);
+    tmux.select(&l.name);
+    let before = seq_read_one_second(&tmux, &l.name);
+    tmux.keys(&["4"]);
+    let s = tmux.wait_for("Results (", Duration::from_secs(2), "results");
+    assert!(!s.contains("b before"), "nothing earlier, no key:\n{s}");
+    tmux.keys(&["b"]);
+    tmux.wait_for(
+        &format!(
+            "no earlier seq-read on {} in this session or the history",
+            l.name
+        ),
+        Duration::from_secs(2),
+        "b says why not",
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("quit?", Duration::from_secs(2), "quit asks");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "first session over");
+    tmux.run(&["kill-session", "-t", "dt"]);
+
+    // Today: seq-read again; Results offers yesterday's run and b compares the two.
+    tmux.start(&["TERM=linux"], &args);
+    tmux.select(&l.name);
+    let after = seq_read_one_second(&tmux, &l.name);
+    tmux.keys(&["4"]);
+    let s = tmux.wait_for(
+        "earlier seq-read on this disk, newest first",
+        Duration::from_secs(5),
+        "results offer the earlier run",
+    );
+    let offered = s
+        .lines()
+        .find(|line| line.contains("#h1 "))
+        .unwrap_or_default();
+    assert!(offered.contains(&format!("{before} MB/s")), "{s}");
+    assert!(s.contains("b before"), "{s}");
+    tmux.keys(&["b"]);
+    let s = tmux.wait_for("Compare A -> B", Duration::from_secs(2), "before/after");
+    assert!(s.contains(&format!("A #h1 {} seq-read", l.name)), "{s}");
+    assert!(s.contains(&format!("B #1 {} seq-read", l.name)), "{s}");
+    // The figures compared are the ones each Run screen showed (and the history kept).
+    let mbps_row = s.lines().find(|l| l.contains("│MB/s")).unwrap();
+    assert!(
+        mbps_row.contains(&before) && mbps_row.contains(&after),
+        "{before} and {after} MB/s on Run:\n{s}"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("quit?", Duration::from_secs(2), "quit asks");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "second session over");
+}
+
+#[test]
+fn root_tmux_the_earlier_run_is_the_same_data_not_the_same_name() {
+    let test = "root_tmux_the_earlier_run_is_the_same_data_not_the_same_name";
+    let Some(_one_at_a_time) = prerequisites(test) else {
+        return;
+    };
+    let dir = scratch();
+    let first = LoopDev::new(dir.path(), 256 << 20, 512);
+    let image = first.image.clone();
+    let tmux = Tmux {
+        socket: format!("disktriage-test-same-data-{}", std::process::id()),
+    };
+    let args = format!(
+        "--journal-dir {} --history-dir {}",
+        dir.path().join("journal").display(),
+        dir.path().join("history").display()
+    );
+    tmux.start(&["TERM=linux"], &args);
+    tmux.select(&first.name);
+    let before = seq_read_one_second(&tmux, &first.name);
+    tmux.keys(&["q"]);
+    tmux.wait_for("quit?", Duration::from_secs(2), "quit asks");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "first session over");
+    tmux.run(&["kill-session", "-t", "dt"]);
+
+    // The next session: the same loop device over another image (the same name, other
+    // data), and the first image on another loop device (another name, the same data).
+    let node = first.path.clone();
+    let name = first.name.clone();
+    drop(first);
+    let other = dir.path().join("other.img");
+    std::fs::File::create(&other)
+        .and_then(|f| f.set_len(256 << 20))
+        .unwrap();
+    let attached = Command::new("losetup")
+        .arg(&node)
+        .arg(&other)
+        .status()
+        .unwrap();
+    if !attached.success() {
+        skip(test, "another test took the loop device in between");
+        return;
+    }
+    let _same_name = LoopDev {
+        path: node,
+        name: name.clone(),
+        image: other,
+    };
+    let same_data = LoopDev::attach(&image, &[]);
+    tmux.start(&["TERM=linux"], &args);
+    tmux.select(&name);
+    seq_read_one_second(&tmux, &name);
+    tmux.keys(&["4"]);
+    tmux.wait_for("Results (", Duration::from_secs(2), "results");
+    // Whatever the history sends back in a moment: the run of this name was on other data.
+    std::thread::sleep(Duration::from_millis(500));
+    let s = tmux.screen();
+    assert!(!s.contains("earlier seq-read"), "{s}");
+    assert!(!s.contains("b before"), "{s}");
+    tmux.keys(&["b"]);
+    tmux.wait_for(
+        &format!("no earlier seq-read on {name} in this session or the history"),
+        Duration::from_secs(2),
+        "b says why not",
+    );
+
+    // seq-read on the first image under its new name: yesterday's run is its before.
+    tmux.keys(&["1"]);
+    tmux.select(&same_data.name);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("duration       1s", Duration::from_secs(2), "test picker");
+    tmux.keys(&["r"]);
+    let s = tmux.wait_for(
+        &format!("#2 seq-read on {} finished", same_data.name),
+        Duration::from_secs(30),
+        "run on the same data finished",
+    );
+    let after = word_after(&s, "MB/s mean ");
+    tmux.keys(&["4"]);
+    let s = tmux.wait_for(
+        "earlier seq-read on this disk, newest first",
+        Duration::from_secs(5),
+        "the same data's run offered",
+    );
+    let offered: Vec<&str> = s.lines().filter(|l| l.contains("│  #")).collect();
+    assert_eq!(offered.len(), 1, "only yesterday's run on this image:\n{s}");
+    assert!(
+        offered[0].contains("#h1 ") && offered[0].contains(&format!("{before} MB/s")),
+        "{s}"
+    );
+    tmux.keys(&["b"]);
+    let s = tmux.wait_for("Compare A -> B", Duration::from_secs(2), "before/after");
+    assert!(s.contains(&format!("A #h1 {name} seq-read")), "{s}");
+    assert!(
+        s.contains(&format!("B #2 {} seq-read", same_data.name)),
+        "{s}"
+    );
+    let mbps_row = s.lines().find(|l| l.contains("│MB/s")).unwrap();
+    assert!(
+        mbps_row.contains(&before) && mbps_row.contains(&after),
+        "{before} and {after} MB/s on Run:\n{s}"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("quit?", Duration::from_secs(2), "quit asks");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "second session over");
+}

@@ -2421,6 +2421,213 @@ fn a_finished_test_goes_to_the_history_and_past_runs_come_back_to_compare() {
     assert!(s.contains("run #2 finished"), "{s}");
 }
 
+/// Yesterday, 2026-11-18 11:06 UTC, in seconds since the epoch.
+const YESTERDAY: u64 = 1_795_000_000;
+
+/// A run of an earlier session as the history keeps it: `test` on `device`, whose loop image
+/// is `image`, at `mbps` under `sched`, three repeats started at `unix`.
+fn recorded_run(
+    test: TestName,
+    device: &str,
+    image: &str,
+    sched: &str,
+    mbps: f64,
+    unix: u64,
+) -> disktriage::history::HistoryEntry {
+    let mut runs: Vec<_> = [0.98, 1.0, 1.02]
+        .iter()
+        .map(|k| report(test, device, sched, mbps * k, 0.070))
+        .collect();
+    for r in &mut runs {
+        r.started_unix = unix;
+    }
+    disktriage::history::HistoryEntry::of_runs(
+        disktriage::model::DiskIdentity::LoopImage(image.into()),
+        &runs,
+        Some("n/a".into()),
+    )
+    .unwrap()
+}
+
+/// Runs `test` on the selected device from the Test screen, finishes it with `report`, and
+/// does what the loop does with the finished test: hands it to `history` (a real one in a
+/// temporary directory), says which disk it was on, and gives back the disk's runs of other
+/// sessions (as many as the TUI keeps).
+fn run_into_history(
+    app: &mut App,
+    history: &disktriage::history::History,
+    mine: &mut std::collections::HashSet<String>,
+    test: TestName,
+    image: &str,
+    report: &disktriage::bench::outcome::RunReport,
+) {
+    keys(app, "2");
+    app.picker_test = disktriage::app::picker::index_of(test);
+    let cmds = keys(app, "r");
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    app.update(Msg::RunStarted {
+        target: Box::new(report.target.clone()),
+        plan: Box::new(report.plan.clone()),
+        notes: vec![],
+    });
+    let cmds = app.update(Msg::RunFinished(Box::new(Ok(report.clone()))));
+    let (record, runs, drive_cache) = cmds
+        .into_iter()
+        .find_map(|c| match c {
+            Cmd::RecordHistory {
+                record,
+                runs,
+                drive_cache,
+            } => Some((record, runs, drive_cache)),
+            _ => None,
+        })
+        .expect("the finished test goes to the history");
+    let disk = disktriage::model::DiskIdentity::LoopImage(image.into());
+    let recalled = history.record_and_recall(disk.clone(), &runs, drive_cache, mine, 8);
+    mine.extend(recalled.recorded.clone());
+    app.update(Msg::RecordDisk { record, disk });
+    app.update(Msg::PastRuns(recalled.past));
+}
+
+#[test]
+fn results_offer_the_earlier_runs_of_the_same_test_on_the_same_disk_and_b_compares() {
+    // The history of earlier sessions: seq-read on loop0 (a.img) two days ago and yesterday
+    // under mq-deadline; rand-read on loop0 after that; seq-read on loop1 (b.img) later still.
+    let dir = tempfile::tempdir().unwrap();
+    let history = disktriage::history::History::new(dir.path());
+    let (a, b) = ("/tmp/dtcap/a.img", "/tmp/dtcap/b.img");
+    let day = 86_400;
+    for e in [
+        recorded_run(
+            TestName::SeqRead,
+            "loop0",
+            a,
+            "mq-deadline",
+            400.0,
+            YESTERDAY - day,
+        ),
+        recorded_run(
+            TestName::SeqRead,
+            "loop0",
+            a,
+            "mq-deadline",
+            430.0,
+            YESTERDAY,
+        ),
+        recorded_run(
+            TestName::RandRead,
+            "loop0",
+            a,
+            "none",
+            90.0,
+            YESTERDAY + 3_600,
+        ),
+        recorded_run(
+            TestName::SeqRead,
+            "loop1",
+            b,
+            "none",
+            700.0,
+            YESTERDAY + 7_200,
+        ),
+    ] {
+        history.append(&e).unwrap();
+    }
+    let mut mine = std::collections::HashSet::new();
+    let mut app = app_with("host-loop-zram", true);
+    // Today: seq-read on loop1 (#1), then on loop0 with the scheduler switched to none (#2).
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.selected_device().unwrap().name, "loop1");
+    let mut today = report(TestName::SeqRead, "loop1", "none", 690.0, 0.060);
+    today.started_unix = YESTERDAY + day;
+    run_into_history(&mut app, &history, &mut mine, TestName::SeqRead, b, &today);
+    keys(&mut app, "1");
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.selected_device().unwrap().name, "loop0");
+    let mut today = report(TestName::SeqRead, "loop0", "none", 512.0, 0.060);
+    today.started_unix = YESTERDAY + day + 600;
+    run_into_history(&mut app, &history, &mut mine, TestName::SeqRead, a, &today);
+    // The Run screen says that this run has a before, and which key compares the two.
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("3 past run(s) of this disk in Results (h#): b there compares #2 with #h3"),
+        "{s}"
+    );
+
+    // Results shows run #2; of all the runs, it offers the two earlier seq-reads on loop0,
+    // yesterday's first, and not seq-read on loop1 (today's #1, or the history's) nor the
+    // history's rand-read on loop0.
+    keys(&mut app, "4");
+    let numbers: Vec<String> = app.results.records.iter().map(|r| r.number()).collect();
+    assert_eq!(numbers, ["1", "h1", "2", "h2", "h3", "h4"], "{numbers:?}");
+    assert_eq!(app.results.selected().unwrap().number(), "2");
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("earlier seq-read on this disk, newest first"),
+        "{s}"
+    );
+    let line_of = |number: &str, when: &str| {
+        s.lines()
+            .position(|l| l.contains(number) && l.contains(when))
+            .unwrap_or_else(|| panic!("{number} of {when} offered: {s}"))
+    };
+    let yesterday = line_of(
+        "#h3 ",
+        "2026-11-18 11:06 UTC  sched mq-deadline  430.0 MB/s",
+    );
+    let before = line_of(
+        "#h2 ",
+        "2026-11-17 11:06 UTC  sched mq-deadline  400.0 MB/s",
+    );
+    assert!(yesterday < before, "newest first: {s}");
+    assert!(s.contains("b before"), "the footer offers the key: {s}");
+    snap("results_offer_earlier_runs", &app);
+
+    // One key: yesterday's run (A, from the history) against today's (B).
+    keys(&mut app, "b");
+    assert_eq!(app.screen, Screen::Compare);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("A #h3 loop0 seq-read, sched mq-deadline"), "{s}");
+    assert!(s.contains("B #2 loop0 seq-read, sched none"), "{s}");
+    assert!(s.contains("changed: scheduler mq-deadline -> none"), "{s}");
+    // The figures compared are the ones the history stored, and this run's as recorded.
+    let stored = history.load().unwrap();
+    let mean = |test: &str, disk: &str, unix: u64| {
+        let e = stored
+            .entries
+            .iter()
+            .find(|e| e.test == test && e.disk.value() == disk && e.started_unix == unix)
+            .unwrap();
+        disktriage::report::table::rate(e.figures[0].mbps.mean)
+    };
+    let (was, now) = (
+        mean("seq-read", a, YESTERDAY),
+        mean("seq-read", a, YESTERDAY + day + 600),
+    );
+    assert!(
+        s.lines()
+            .any(|l| l.contains("MB/s") && l.contains(&was) && l.contains(&now)),
+        "MB/s {was} -> {now}: {s}"
+    );
+    snap("compare_before_after_across_sessions", &app);
+
+    // The oldest rand-read has nothing earlier: no key offered, and b says so.
+    keys(&mut app, "4");
+    while app.results.selected().unwrap().number() != "h4" {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("b before"), "{s}");
+    assert!(!s.contains("earlier rand-read"), "{s}");
+    keys(&mut app, "b");
+    assert_eq!(app.screen, Screen::Results);
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("no earlier rand-read on loop0 in this session or the history"),
+        "{s}"
+    );
+}
+
 #[test]
 fn the_drive_cache_has_one_spelling_and_compare_lists_only_real_changes() {
     // A TUI run on a loop device (whose drive state the TUI never reads: it has no drive

@@ -90,6 +90,8 @@ pub enum Action {
     Stop,
     Rerun,
     Compare,
+    /// Results: the selected run against the latest earlier run of its test on its disk.
+    Before,
     Temperature,
     Mark,
     /// Devices: mark an md array and each of its members.
@@ -458,6 +460,14 @@ pub const BINDINGS: &[Binding] = &[
         None,
         "the last sweep's table and bars",
         A::SweepResult,
+    ),
+    bind(
+        S::On(Screen::Results),
+        &[KeyCode::Char('b')],
+        "b",
+        Some("before"),
+        "before/after: vs the previous run of this test on this disk",
+        A::Before,
     ),
     // Compare
     bind(

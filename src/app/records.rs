@@ -14,7 +14,7 @@ use crate::bench::session::RunRequest;
 pub use crate::bench::stats::{Delta, Significance, Stat, delta};
 use crate::event::Cmd;
 use crate::history::HistoryEntry;
-use crate::model::KernelWriteCache;
+use crate::model::{DiskIdentity, KernelWriteCache};
 use crate::report::export::ExportFormat;
 
 /// One test as the admin started it, with all its repeats.
@@ -44,6 +44,10 @@ pub struct RunRecord {
     /// The device it ran on went away (or its name is another device's now): a rerun would
     /// land on another disk, so there is none.
     pub device_gone: bool,
+    /// What the history knows its target by (the disk's identity, a file's path): a past
+    /// run's as recorded, a session run's once the loop has handed it to the history. Runs of
+    /// one test on one disk across sessions are found by it (`Results::earlier_runs`).
+    pub disk: Option<DiskIdentity>,
 }
 
 impl RunRecord {
@@ -75,6 +79,7 @@ impl RunRecord {
             runs_in_history: 0,
             past: None,
             device_gone: false,
+            disk: None,
         }
     }
 
@@ -109,6 +114,41 @@ impl RunRecord {
     /// Has figures to show and compare: a finished repeat, or a past run.
     pub fn has_results(&self) -> bool {
         !self.runs.is_empty() || self.past.is_some()
+    }
+
+    /// What it ran on, as the admin named it: the device ("sdb") for a device, the path for
+    /// a file (whose `device` is the one under its file system).
+    pub fn target_name(&self) -> String {
+        let path = self.request.target.display().to_string();
+        match path.strip_prefix("/dev/") {
+            Some(_) if !self.device.is_empty() => self.device.clone(),
+            _ => path,
+        }
+    }
+
+    /// When its first repeat started (seconds since the epoch), as the history records it.
+    pub fn started_unix(&self) -> Option<u64> {
+        match &self.past {
+            Some(p) => Some(p.started_unix),
+            None => self.runs.first().map(|r| r.started_unix),
+        }
+    }
+
+    /// Did it run on the same target as `other`? By the history's identity when both have one
+    /// (a disk renamed between boots is still the same disk, a loop device attached to
+    /// another image is not); two runs of this session without one, by the path they opened,
+    /// unless the device went away since (its name may be another device's now). A past run
+    /// is never matched by a name alone.
+    fn same_target(&self, other: &RunRecord) -> bool {
+        match (&self.disk, &other.disk) {
+            (Some(a), Some(b)) => a == b,
+            _ if self.past.is_none() && other.past.is_none() => {
+                !self.device_gone
+                    && !other.device_gone
+                    && self.request.target == other.request.target
+            }
+            _ => false,
+        }
     }
 
     /// Repeats completed (a past run's as recorded).
@@ -180,6 +220,7 @@ impl RunRecord {
             // It is in the history already: nothing is lost on quitting.
             exported: true,
             runs_in_history: 0,
+            disk: Some(entry.disk.clone()),
             past: Some(Box::new(entry)),
             device_gone: false,
         })
@@ -289,6 +330,13 @@ impl Results {
             .count()
     }
 
+    /// The loop says what the history knows `record`'s target by.
+    pub(super) fn identified(&mut self, record: usize, disk: DiskIdentity) {
+        if let Some(rec) = self.records.get_mut(record) {
+            rec.disk = Some(disk);
+        }
+    }
+
     /// The loop added `runs` more of `record`'s runs to the history.
     pub(super) fn recorded_in_history(&mut self, record: usize, runs: usize) {
         if let Some(rec) = self.records.get_mut(record) {
@@ -308,6 +356,51 @@ impl Results {
             [a, b] => Some((*a, *b)),
             _ => last_two,
         }
+    }
+
+    /// The runs of `record`'s test on its disk (or file) that started before it, in this
+    /// session or in the history, most recent first: what its before/after compares with
+    /// (`b`). Only runs with figures and no error are offered: a failed run is no "before".
+    pub fn earlier_runs(&self, record: usize) -> Vec<usize> {
+        let Some(shown) = self.records.get(record) else {
+            return Vec::new();
+        };
+        // The order runs happened in: by start time; within this session, by run number (a
+        // clock step must not reorder its runs); a past run before a session run of the same
+        // second (the history holds other sessions').
+        let order = |i: usize| {
+            let r = &self.records[i];
+            (r.started_unix().unwrap_or(0), r.past.is_none(), r.id)
+        };
+        let earlier = |i: usize| match (self.records[i].past.is_none(), shown.past.is_none()) {
+            (true, true) => self.records[i].id < shown.id,
+            _ => order(i) < order(record),
+        };
+        let mut found: Vec<usize> = (0..self.records.len())
+            .filter(|&i| i != record)
+            .filter(|&i| {
+                let r = &self.records[i];
+                // The cheap tests first: the figures are worked out last.
+                r.test == shown.test
+                    && r.has_results()
+                    && r.error.is_none()
+                    && r.same_target(shown)
+                    && r.row().is_some()
+            })
+            .filter(|&i| earlier(i))
+            .collect();
+        found.sort_by_key(|&i| std::cmp::Reverse(order(i)));
+        found
+    }
+
+    /// What `b` compares `record` with: the most recent of its earlier runs, when it has
+    /// figures of its own to set against it.
+    pub fn before(&self, record: usize) -> Option<usize> {
+        let shown = self.records.get(record)?;
+        if !shown.has_results() || shown.row().is_none() {
+            return None;
+        }
+        self.earlier_runs(record).first().copied()
     }
 
     /// Adds earlier sessions' runs (oldest first) after the session's records, skipping those
@@ -434,6 +527,34 @@ impl App {
         }
     }
 
+    /// `b` on Results: the selected run (B) against the most recent earlier run of the same
+    /// test on the same disk (A), from this session or the history; or why there is none.
+    pub(super) fn compare_before(&mut self) -> Vec<Cmd> {
+        let row = self.results.row;
+        let Some(shown) = self.results.selected() else {
+            return Vec::new();
+        };
+        if !shown.has_results() || shown.row().is_none() {
+            let why = format!("run #{} has no figures to compare", shown.number());
+            self.info(why);
+            return Vec::new();
+        }
+        let Some(before) = self.results.before(row) else {
+            let why = format!(
+                "no earlier {} on {} in this session or the history",
+                shown.test.id(),
+                crate::model::text::neutralize_controls(&shown.target_name())
+            );
+            self.info(why);
+            return Vec::new();
+        };
+        self.results.last_two = false;
+        self.results.marks = vec![before, row];
+        self.results.compare_scroll = 0;
+        self.screen = Screen::Compare;
+        Vec::new()
+    }
+
     /// `c`: the Compare screen, when there are two runs to compare.
     pub(super) fn compare_latest(&mut self) -> Vec<Cmd> {
         // On the Run screen `c` compares the last two runs, as its help says; on Results, the
@@ -446,5 +567,86 @@ impl App {
             self.error("comparing needs two finished runs: run a test, switch, rerun (R)");
         }
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::spec::EngineKind;
+
+    /// A finished session record of rand-read on zram0 (the shared test report), started at
+    /// `unix`, known to the history as `disk` when given.
+    fn session(results: &mut Results, unix: u64, disk: Option<&str>) -> usize {
+        let mut report = crate::report::run::tests::report(1, EngineKind::Sync, false);
+        report.started_unix = unix;
+        let request = RunRequest {
+            target: report.target.path.clone(),
+            test: report.test,
+            params: Default::default(),
+            confirmation: None,
+            temperature: Default::default(),
+        };
+        let mut rec = RunRecord::new(results.next_id(false), "zram0".into(), request, 1);
+        rec.runs.push(report);
+        rec.disk = disk.map(|d| DiskIdentity::Name(d.into()));
+        results.records.push(rec);
+        results.records.len() - 1
+    }
+
+    /// A run of an earlier session on `disk`, started at `unix`, from the history.
+    fn past(results: &mut Results, unix: u64, disk: &str, error: Option<&str>) -> usize {
+        let mut report = crate::report::run::tests::report(1, EngineKind::Sync, false);
+        report.started_unix = unix;
+        let mut entry = HistoryEntry::of_runs(DiskIdentity::Name(disk.into()), &[report], None)
+            .expect("an entry");
+        entry.error = error.map(str::to_string);
+        results.add_past(vec![entry]);
+        results.records.len() - 1
+    }
+
+    #[test]
+    fn earlier_runs_are_the_same_test_on_the_same_disk_newest_first() {
+        let mut r = Results::default();
+        let old = past(&mut r, 100, "zram0", None);
+        let failed = past(&mut r, 150, "zram0", Some("EIO at 0"));
+        let other_disk = past(&mut r, 160, "zram1", None);
+        let yesterday = past(&mut r, 200, "zram0", None);
+        let first = session(&mut r, 300, Some("zram0"));
+        let second = session(&mut r, 300, Some("zram0"));
+        // This session's earlier run (same second: its number says which came first), then
+        // the history's, newest first; not the failed run, not another disk's.
+        assert_eq!(r.earlier_runs(second), [first, yesterday, old]);
+        assert_eq!(r.earlier_runs(first), [yesterday, old]);
+        assert_eq!(r.earlier_runs(yesterday), [old]);
+        assert!(r.earlier_runs(old).is_empty());
+        assert!(r.earlier_runs(other_disk).is_empty());
+        assert_eq!(r.earlier_runs(failed), [old]);
+        assert_eq!(r.before(second), Some(first));
+        // A run that ended before its first repeat has no figures to set against a before.
+        let request = r.records[second].request.clone();
+        r.records
+            .push(RunRecord::new(2, "zram0".into(), request, 1));
+        assert_eq!(r.before(r.records.len() - 1), None);
+    }
+
+    #[test]
+    fn a_run_the_history_has_not_placed_matches_only_this_sessions_runs_by_path() {
+        let mut r = Results::default();
+        let past_run = past(&mut r, 100, "zram0", None);
+        let first = session(&mut r, 300, None);
+        let second = session(&mut r, 400, None);
+        // Without the disk's identity, a past run (whose name may be another disk's now) is
+        // not offered; this session's run on the same path is.
+        assert_eq!(r.earlier_runs(second), [first]);
+        assert!(r.earlier_runs(first).is_empty());
+        assert!(r.earlier_runs(past_run).is_empty());
+        // Once the history says which disk it is, the past run of that disk is offered too.
+        r.identified(second, DiskIdentity::Name("zram0".into()));
+        assert_eq!(r.earlier_runs(second), [first, past_run]);
+        // A device that went away may have its name on another device now: its runs are not
+        // matched by the path.
+        r.records[first].device_gone = true;
+        assert_eq!(r.earlier_runs(second), [past_run]);
     }
 }

@@ -1397,7 +1397,7 @@ fn shell_quote(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::bench::catalog::TestName;
     use crate::bench::engine::{EngineProbe, ProbeFigures};
@@ -1418,8 +1418,9 @@ mod tests {
         }
     }
 
-    /// A finished rand-read at `qd` that ran with `engine`.
-    fn report(qd: u32, engine: EngineKind, fixed_buffers: bool) -> RunReport {
+    /// A finished rand-read at `qd` that ran with `engine` (on zram0; other modules' tests
+    /// use it too).
+    pub(crate) fn report(qd: u32, engine: EngineKind, fixed_buffers: bool) -> RunReport {
         let facts = gib_device();
         let params = TestParams {
             qd: Some(qd),

@@ -138,6 +138,10 @@ impl Executor {
         let Some(history) = &self.history else { return };
         let Some(first) = runs.first() else { return };
         let disk = history::identity_of(&self.root, &first.target);
+        self.send(Msg::RecordDisk {
+            record,
+            disk: disk.clone(),
+        });
         let recalled =
             history.record_and_recall(disk, runs, drive_cache, &self.recorded, PAST_RUNS);
         if recalled.recorded.is_some() {
@@ -1077,6 +1081,47 @@ mod tests {
             params: TestParams::default(),
             confirmation: None,
             temperature: TempPoll::Off,
+        }
+    }
+
+    /// A finished test goes to the history; the app is told what disk it was on (Results
+    /// finds the same test's earlier runs on that disk by it) and gets the disk's earlier
+    /// runs back, the same test's newest among them.
+    #[test]
+    fn a_recorded_test_is_said_by_its_disk_and_its_earlier_runs_come_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::new(dir.path());
+        let run = crate::report::run::tests::report(1, crate::bench::spec::EngineKind::Sync, false);
+        let root = SysRoot::new("tests/fixtures/sysfs/host-loop-zram");
+        let disk = history::identity_of(&root, &run.target);
+        let mut earlier =
+            history::HistoryEntry::of_runs(disk.clone(), std::slice::from_ref(&run), None).unwrap();
+        earlier.id = "yesterday".into();
+        history.append(&earlier).unwrap();
+        let mut lab = lab(false, "unused");
+        lab.exec = lab.exec.with_history(history);
+        lab.exec.execute(Cmd::RecordHistory {
+            record: 3,
+            runs: vec![run],
+            drive_cache: None,
+        });
+        match next(&lab.rx) {
+            Msg::RecordDisk { record, disk: said } => {
+                assert_eq!(record, 3);
+                assert_eq!(said, disk);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(
+            next(&lab.rx),
+            Msg::HistoryRecorded { record: 3, runs: 1 }
+        ));
+        match next(&lab.rx) {
+            Msg::PastRuns(past) => {
+                let ids: Vec<&str> = past.iter().map(|e| e.id.as_str()).collect();
+                assert_eq!(ids, ["yesterday"]);
+            }
+            other => panic!("unexpected {other:?}"),
         }
     }
 

@@ -30,8 +30,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let drawing = selected
         .and_then(|r| r.runs.first())
         .and_then(|run| Drawing::of(&run.plan));
+    // Listed when `b` can compare with them (the shown run has figures of its own).
+    let earlier: Vec<&RunRecord> = match app.results.before(app.results.row) {
+        Some(_) => app
+            .results
+            .earlier_runs(app.results.row)
+            .into_iter()
+            .filter_map(|i| app.results.records.get(i))
+            .collect(),
+        None => Vec::new(),
+    };
     let mut lines = selected
-        .map(|r| detail_lines(r, drawing.is_none()))
+        .map(|r| detail_lines(r, &earlier, drawing.is_none()))
         .unwrap_or_default();
     // A record of a run on several devices also shows that run's rows and verdict.
     if let Some(run) = app
@@ -170,9 +180,63 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
 }
 
-/// The selected record: what ran where, its error, and for several phases all of them (a
-/// CrystalDiskMark grid, a size-sweep table, a queue-depth table).
-fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
+/// How many earlier runs of the same test the detail lists (the rest are in the table).
+const EARLIER_SHOWN: usize = 3;
+
+/// The earlier runs of the selected record's test on its disk, most recent first: the first
+/// is the one `b` compares with. Each with its date, scheduler and headline figure, so the
+/// admin sees what a before/after would set against what.
+fn earlier_lines(r: &RunRecord, earlier: &[&RunRecord]) -> Vec<Line<'static>> {
+    if earlier.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "earlier {} on this {}, newest first (b compares with the first):",
+            r.test.id(),
+            if r.request.target.starts_with("/dev") {
+                "disk"
+            } else {
+                "file"
+            }
+        ),
+        theme::accent(),
+    ))];
+    for e in earlier.iter().take(EARLIER_SHOWN) {
+        // A run of this session is told by that (its number says which); a past run by its
+        // date, the before of a before/after across sessions.
+        let when = match (&e.past, e.started_unix()) {
+            (None, _) => "this session".to_string(),
+            (Some(_), Some(unix)) => crate::history::utc_minute(unix),
+            (Some(_), None) => "?".to_string(),
+        };
+        let figure = match e.row() {
+            Some(f) => match (f.mbps, f.iops) {
+                (Some(m), _) => format!("{} MB/s", low_mark(rate(m), f.low_count)),
+                (None, Some(i)) => format!("{} IOPS", low_mark(count(i), f.low_count)),
+                (None, None) => "-".into(),
+            },
+            None => "-".into(),
+        };
+        lines.push(Line::from(neutralize_controls(&format!(
+            "  #{:<3} {when}  sched {}  {figure}",
+            e.number(),
+            e.scheduler.as_deref().unwrap_or("-"),
+        ))));
+    }
+    if earlier.len() > EARLIER_SHOWN {
+        lines.push(Line::from(Span::styled(
+            format!("  and {} older in the list", earlier.len() - EARLIER_SHOWN),
+            theme::dim(),
+        )));
+    }
+    lines
+}
+
+/// The selected record: what ran where, its error, the earlier runs of its test on its disk,
+/// and for several phases all of them (a CrystalDiskMark grid, a size-sweep table, a
+/// queue-depth table).
+fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<Line<'static>> {
     let number = format!("#{} ", r.number());
     let mut lines = vec![Line::from(vec![
         Span::styled(number, theme::title()),
@@ -268,6 +332,7 @@ fn detail_lines(r: &RunRecord, with_grid: bool) -> Vec<Line<'static>> {
             theme::warn(),
         ))),
     }
+    lines.extend(earlier_lines(r, earlier));
     if figures.len() > 1 {
         lines.push(Line::from(Span::styled(
             "the row shows the peak MB/s and IOPS and the worst p99 of the phases",
