@@ -9,12 +9,11 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::TryRecvError;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use nix::sys::signal::Signal;
 
 use super::run::params_from_args;
 use crate::bench::catalog::{TestName, Writes};
@@ -29,8 +28,9 @@ use crate::model::BytesPerSec;
 use crate::model::text::neutralize_controls;
 use crate::report::multi::{self as report, Mode, MultiResult, TargetResult};
 use crate::report::output::{DEFAULT_WIDTH, write_stderr, write_stdout};
+use crate::sys::SysRoot;
 use crate::sys::direct::{self, PathKind};
-use crate::sys::{SysRoot, signals};
+use crate::sys::signals::{Catch, StopSignals};
 
 /// Does this command line ask for the several-targets run?
 pub fn wanted(args: &RunArgs) -> bool {
@@ -285,16 +285,8 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
     } else {
         plan_targets(root, args, test, &params)?
     };
-    let stop_signals: Vec<Signal> = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]
-        .into_iter()
-        .filter(|&sig| !(sig == Signal::SIGHUP && signals::is_ignored(sig)))
-        .collect();
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicUsize::new(0));
-    for &sig in &stop_signals {
-        signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
-        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
-    }
+    let signals = StopSignals::catch(Catch::Command)?;
+    let stop = signals.flag();
     let mode = if args.one_by_one {
         Mode::OneByOne
     } else {
@@ -321,7 +313,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         test,
         params: &params,
         planned: &planned,
-        stop: &stop,
+        stop,
         progress: io::stderr().is_terminal(),
     };
     // The array of a members run goes alone first: its speed is the sum of its members', and
@@ -373,7 +365,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         }
         return Ok(ExitCode::FAILURE);
     }
-    if let Some(code) = super::run::signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+    if let Some(code) = signals.exit_code() {
         return Ok(ExitCode::from(code));
     }
     Ok(ExitCode::SUCCESS)

@@ -5,12 +5,9 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-use nix::sys::signal::Signal;
 
 use crate::bench::catalog::{CATALOG, TestName, Writes};
 use crate::bench::runner::RunEvent;
@@ -25,7 +22,8 @@ use crate::report::export::{self, ExportFormat};
 use crate::report::run as report;
 use crate::sys::direct::PathKind;
 use crate::sys::direct::SyncMode;
-use crate::sys::{SysRoot, direct, signals};
+use crate::sys::signals::{Catch, StopSignals};
+use crate::sys::{SysRoot, direct};
 
 /// The admin's flags as test parameters.
 pub fn params_from_args(a: &RunArgs) -> TestParams {
@@ -91,16 +89,8 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
     // removed; during the run they set the runner's stop flag: workers finish their current
     // I/O and the figures of what completed are reported. The exit status is 128 + the signal.
     // A SIGHUP ignored at start (`nohup`) stays ignored.
-    let stop_signals: Vec<Signal> = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]
-        .into_iter()
-        .filter(|&sig| !(sig == Signal::SIGHUP && signals::is_ignored(sig)))
-        .collect();
-    let layout_stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicUsize::new(0));
-    for &sig in &stop_signals {
-        signal_hook::flag::register(sig as i32, Arc::clone(&layout_stop))?;
-        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
-    }
+    let signals = StopSignals::catch(Catch::Command)?;
+    let layout_stop = signals.flag();
     // `--repeats N`: the test N times, one after the other, each with its own session (the
     // engine probe is remembered for the invocation); a signal or a failed repeat ends the
     // repeats, and what completed is reported.
@@ -120,7 +110,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
                 confirmation: args.destroy_data.clone(),
                 temperature: session::TempPoll::Off,
             },
-            Some(&layout_stop),
+            Some(layout_stop.as_ref()),
         );
         let session = match started {
             Ok(s) => s,
@@ -128,7 +118,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
                 later_error = Some(e);
                 break;
             }
-            Err(e) => match signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+            Err(e) => match signals.exit_code() {
                 Some(code) => {
                     let text = neutralize_controls(&format!("{e:#}"));
                     crate::report::output::write_stderr(&format!("disktriage: {text}\n"));
@@ -137,22 +127,13 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
                 None => return Err(e),
             },
         };
-        let stop = session.handle.stop_flag();
-        let mut registered = Vec::new();
-        for &sig in &stop_signals {
-            registered.push(signal_hook::flag::register(sig as i32, Arc::clone(&stop))?);
-        }
-        // A signal between the start and the registration above.
-        if layout_stop.load(Ordering::Relaxed) {
-            stop.store(true, Ordering::Relaxed);
-        }
+        // A signal between the start and this link is passed on by the link.
+        let linked = signals.also_set(&session.handle.stop_flag())?;
         let progress = io::stderr().is_terminal();
         follow(&session.events, &session.plan, progress, (repeat, asked));
         let finished = session.finish();
-        // This session's flag is done with: the next repeat registers its own.
-        for id in registered {
-            signal_hook::low_level::unregister(id);
-        }
+        // This session's flag is done with: the next repeat links its own.
+        drop(linked);
         match finished {
             Ok(report) => {
                 let ended = report.error().is_some() || report.outcome.stopped;
@@ -206,19 +187,10 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         }
         return Ok(ExitCode::FAILURE);
     }
-    if let Some(code) = signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+    if let Some(code) = signals.exit_code() {
         return Ok(ExitCode::from(code));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The exit status after a stop by signal `signo` (0: none): 128 + the signal, as a shell
-/// reports a process the signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
-pub(crate) fn signal_exit_code(signo: usize) -> Option<u8> {
-    if signo == 0 {
-        return None;
-    }
-    u8::try_from(128 + signo).ok()
 }
 
 /// Prints what fio would run. Nothing is written and no file is created: a missing file
@@ -432,13 +404,5 @@ mod tests {
             );
             assert!(words.contains(&format!("from: {}", t.origin)), "{}", t.id);
         }
-    }
-
-    #[test]
-    fn a_stop_by_signal_exits_with_128_plus_the_signal() {
-        assert_eq!(signal_exit_code(0), None);
-        assert_eq!(signal_exit_code(Signal::SIGINT as usize), Some(130));
-        assert_eq!(signal_exit_code(Signal::SIGTERM as usize), Some(143));
-        assert_eq!(signal_exit_code(Signal::SIGHUP as usize), Some(129));
     }
 }

@@ -12,13 +12,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use nix::sys::signal::Signal;
 
-use super::run::{fmt_secs, params_from_args, signal_exit_code};
+use super::run::{fmt_secs, params_from_args};
 use crate::bench::catalog::TestName;
 use crate::bench::runner::RunEvent;
 use crate::bench::session::{self, RunRequest, TempPoll};
@@ -36,7 +35,8 @@ use crate::model::{BlockDevice, BytesPerSec, Lifetime};
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::sweep::{self as render, SweepEnd};
 use crate::sys::direct::{self, PathKind};
-use crate::sys::{DriveControl, LinuxDrives, SysRoot, signals};
+use crate::sys::signals::{Catch, StopSignals};
+use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 
 /// What a sweep goes through.
 #[derive(Debug, Clone)]
@@ -318,20 +318,13 @@ pub fn run(
     guard.install_panic_hook();
     // Ctrl-C, SIGTERM and SIGHUP stop the run in progress and end the sweep; the setting is
     // put back below, as after any other end. A SIGHUP ignored at start stays ignored.
-    let stop = Arc::new(AtomicBool::new(false));
-    let signo = Arc::new(AtomicUsize::new(0));
-    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        if sig == Signal::SIGHUP && signals::is_ignored(sig) {
-            continue;
-        }
-        signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
-        signal_hook::flag::register_usize(sig as i32, Arc::clone(&signo), sig as usize)?;
-    }
+    let signals = StopSignals::catch(Catch::Command)?;
+    let stop = signals.flag();
 
     let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let total = sweep.settings.len() * sweep.repeats as usize * sweep.tests.len();
     let mut done = 0;
-    let driven = drive(&sweep, &guard, &stop, |step| {
+    let driven = drive(&sweep, &guard, stop, |step| {
         done += 1;
         let (test, params) = &tests[step.test];
         let request = RunRequest {
@@ -351,7 +344,7 @@ pub fn run(
             root,
             history_dir,
             &request,
-            &stop,
+            stop,
             progress.then_some(label.as_str()),
         )
     });
@@ -365,9 +358,8 @@ pub fn run(
         &sweep.tests,
         &driven.samples,
     );
-    let signal = i32::try_from(signo.load(Ordering::Relaxed)).unwrap_or(0);
-    let stopped_by = Signal::try_from(signal)
-        .ok()
+    let stopped_by = signals
+        .signal()
         .map(|s| s.as_str().to_string())
         .or_else(|| driven.stopped.then(|| "a signal".to_string()));
     let mut end = SweepEnd {
@@ -400,7 +392,7 @@ pub fn run(
         render::render_text(&result, &end, output_width())
     };
     write_stdout(&text)?;
-    if let Some(code) = signal_exit_code(signo.load(Ordering::Relaxed)) {
+    if let Some(code) = signals.exit_code() {
         return Ok(ExitCode::from(code));
     }
     if let Some(e) = &end.error {
