@@ -5,7 +5,6 @@
 //! others: its failure is named next to their figures.
 
 use std::collections::HashSet;
-use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::run::params_from_args;
+use super::params::params_from_args;
 use crate::bench::catalog::{TestName, Writes};
 use crate::bench::multi::{self, ListRefusal, Role};
 use crate::bench::runner::RunEvent;
@@ -24,6 +23,7 @@ use crate::bench::session::{self, RunRequest, Session, TempPoll};
 use crate::bench::spec::TestParams;
 use crate::bench::target;
 use crate::cli::RunArgs;
+use crate::flow::progress::ProgressLine;
 use crate::model::BytesPerSec;
 use crate::model::text::neutralize_controls;
 use crate::report::multi::{self as report, Mode, MultiResult, TargetResult};
@@ -314,7 +314,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         params: &params,
         planned: &planned,
         stop,
-        progress: io::stderr().is_terminal(),
+        progress: ProgressLine::on_terminal(),
     };
     // The array of a members run goes alone first: its speed is the sum of its members', and
     // measured together they would share the same disks.
@@ -378,7 +378,7 @@ struct Runner<'a> {
     params: &'a TestParams,
     planned: &'a [Planned],
     stop: &'a Arc<AtomicBool>,
-    progress: bool,
+    progress: ProgressLine,
 }
 
 /// Is this start failure the guard's refusal (which stops everything before any I/O of the
@@ -442,9 +442,6 @@ impl Runner<'_> {
     fn follow(&self, sessions: &[(usize, Session)], result: &MultiResult) {
         let mut latest: Vec<Option<f64>> = vec![None; sessions.len()];
         let mut done = vec![false; sessions.len()];
-        // Locked per write, never for the whole run: a panic message or warning another thread
-        // writes meanwhile would wait for the lock forever, and the run with it.
-        let mut err = io::stderr();
         while done.iter().any(|d| !d) {
             if self.stop.load(Ordering::Relaxed) {
                 for (_, s) in sessions {
@@ -466,7 +463,7 @@ impl Runner<'_> {
                     }
                 }
             }
-            if self.progress {
+            if self.progress.shown() {
                 let figures: Vec<String> = sessions
                     .iter()
                     .zip(&latest)
@@ -481,14 +478,11 @@ impl Runner<'_> {
                         }
                     })
                     .collect();
-                let _ = write!(err, "\r\x1b[K[{}] {} MB/s", self.test, figures.join("  "));
-                let _ = err.flush();
+                self.progress
+                    .show(&format!("[{}] {} MB/s", self.test, figures.join("  ")));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        if self.progress {
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-        }
+        self.progress.clear();
     }
 }

@@ -13,11 +13,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::run::{fmt_secs, params_from_args};
+use super::params::params_from_args;
 use crate::bench::catalog::TestName;
 use crate::bench::runner::RunEvent;
 use crate::bench::session::{self, RunRequest, TempPoll};
@@ -30,8 +30,9 @@ use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal};
 use crate::cli::{DEFAULT_TEST, RunArgs};
 use crate::drive_state;
+use crate::flow::progress::{Eta, ProgressLine, rate_text};
 use crate::model::text::neutralize_controls;
-use crate::model::{BlockDevice, BytesPerSec, Lifetime};
+use crate::model::{BlockDevice, Lifetime};
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::sweep::{self as render, SweepEnd};
 use crate::sys::direct::{self, PathKind};
@@ -424,30 +425,22 @@ fn run_step(
         }
         Err(e) => return StepOutcome::Failed(format!("{e:#}")),
     };
-    let started = Instant::now();
-    let mut expected = session.plan.expected_duration();
-    let plan = session.plan.clone();
+    let line = ProgressLine::new(progress.is_some());
+    let mut eta = Eta::start(&session.plan);
     session.relay(stop, Duration::from_millis(100), |ev| {
         // The first run of the sweep probes the engines (the others reuse its choice): its
         // ETA counts the probe.
-        if let RunEvent::Probes { phases } = &ev {
-            expected = crate::bench::engine::expected_duration(&plan, phases);
-        }
+        eta.saw(&ev);
         if let (RunEvent::Point { point, .. }, Some(label)) = (ev, progress) {
-            let eta = expected
-                .map(|e| e.saturating_sub(started.elapsed()))
-                .map_or(String::new(), |left| format!("  ETA {}", fmt_secs(left)));
-            write_stderr(&format!(
-                "\r\x1b[K{label}  {:.1} MB/s  {:.0} IOPS{eta}",
-                BytesPerSec(point.rate()).mb_per_sec(),
-                point.iops()
+            line.show(&format!(
+                "{label}  {}{}",
+                rate_text(point.rate(), point.iops()),
+                eta.text()
             ));
         }
         true
     });
-    if progress.is_some() {
-        write_stderr("\r\x1b[K");
-    }
+    line.clear();
     let metric = Metric::for_test(request.test);
     match session.finish() {
         Ok(report) if report.outcome.stopped => StepOutcome::Stopped,
