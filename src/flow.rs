@@ -13,3 +13,4 @@
 //! system's part stays in `sys`).
 
 pub mod progress;
+pub mod setting_sweep;

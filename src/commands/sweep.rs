@@ -1,6 +1,7 @@
 //! `disktriage run --sweep-sched` and `--sweep-cache`: the test under each value of the
 //! disk's I/O scheduler or of the drive's write cache, repeats interleaved, and the table of
-//! `bench::sweep`.
+//! `bench::sweep`. The steps, refusals and sentences are the state machine
+//! `flow::setting_sweep`, which the TUI's sweep drives too; this command drives it in a loop.
 //!
 //! Every change goes through the journal (`Changer`, session lifetime) behind a
 //! `RestoreGuard`: the value found at start is put back at the end, after an error, and after
@@ -31,6 +32,7 @@ use crate::changes::{Changer, Journal};
 use crate::cli::{DEFAULT_TEST, RunArgs};
 use crate::drive_state;
 use crate::flow::progress::{Eta, ProgressLine, rate_text};
+use crate::flow::setting_sweep::{self, Next, RunEnd, SettingSweep};
 use crate::model::text::neutralize_controls;
 use crate::model::{BlockDevice, Lifetime};
 use crate::report::output::{output_width, write_stderr, write_stdout};
@@ -60,6 +62,16 @@ pub enum StepOutcome {
     Stopped,
     /// Refused or failed: the sweep ends with this error.
     Failed(String),
+}
+
+impl From<StepOutcome> for RunEnd {
+    fn from(outcome: StepOutcome) -> RunEnd {
+        match outcome {
+            StepOutcome::Figure(value) => RunEnd::figure(value),
+            StepOutcome::Stopped => RunEnd::stopped(),
+            StepOutcome::Failed(e) => RunEnd::failed(e),
+        }
+    }
 }
 
 /// The runs a sweep made.
@@ -103,43 +115,51 @@ pub fn apply(changer: &Changer, sweep: &Sweep, value: &str) -> anyhow::Result<()
     Ok(())
 }
 
-/// Makes the sweep's runs in `sweep::order`, setting each value through the guard's
-/// changer before its runs. Ends early when `stop` is set, a run stops or fails, or a value
-/// cannot be set. Does not restore: the caller's guard does.
+/// Makes the sweep's runs in `sweep::order` as the setting sweep's state machine says,
+/// setting each value through the guard's changer before its runs. Ends early when `stop` is
+/// set (seen before each step), a run stops or fails, or a value cannot be set. Does not
+/// restore: the caller's guard does (through the journal, whatever ended the sweep). The
+/// device's settings are claimed by the caller, before it read the values.
 pub fn drive(
     sweep: &Sweep,
     guard: &RestoreGuard,
     stop: &AtomicBool,
     mut run_one: impl FnMut(&SweepStep) -> StepOutcome,
 ) -> Driven {
-    let mut driven = Driven::default();
-    // The first value is the one found at start: nothing to set for it.
-    let mut current = 0;
-    for step in sweep::order(sweep.settings.len(), sweep.repeats, sweep.tests.len()) {
-        if stop.load(Ordering::Relaxed) {
-            driven.stopped = true;
-            break;
-        }
-        if step.setting != current {
-            if let Err(e) = apply(&guard.changer(), sweep, &sweep.settings[step.setting]) {
-                driven.error = Some(format!("{e:#}"));
+    let mut machine = SettingSweep::new(
+        sweep.kind,
+        sweep.device.name.clone(),
+        sweep.settings.clone(),
+        sweep.tests.clone(),
+        sweep.repeats,
+    );
+    let mut next = machine.claimed(Ok(()));
+    // A step's run follows its switch without a look at `stop` in between: the run itself
+    // is stopped by it.
+    let mut switched = false;
+    loop {
+        next = match next {
+            Next::Switch(_) | Next::Run(_) if !switched && stop.load(Ordering::Relaxed) => {
+                machine.stop_now();
                 break;
             }
-            current = step.setting;
-        }
-        match run_one(&step) {
-            StepOutcome::Figure(value) => driven.samples.push(SweepSample { step, value }),
-            StepOutcome::Stopped => {
-                driven.stopped = true;
-                break;
+            Next::Switch(i) => {
+                switched = true;
+                let set = apply(&guard.changer(), sweep, &sweep.settings[i]);
+                machine.switched(set.map_err(|e| format!("{e:#}")))
             }
-            StepOutcome::Failed(e) => {
-                driven.error = Some(e);
-                break;
+            Next::Run(step) => {
+                switched = false;
+                machine.ran(run_one(&step).into())
             }
-        }
+            Next::PutBack | Next::Done | Next::Refused | Next::Wait => break,
+        };
     }
-    driven
+    Driven {
+        samples: machine.samples,
+        error: machine.error,
+        stopped: machine.stopping,
+    }
 }
 
 /// A test of the sweep with its parameters.
@@ -196,44 +216,21 @@ pub fn values(
     kind: SweepKind,
     asked: &[String],
 ) -> anyhow::Result<(Vec<String>, Vec<String>)> {
-    let mut notes = Vec::new();
-    let settings = match kind {
+    match kind {
         SweepKind::Scheduler => {
             let set = drives
                 .scheduler(dev)
-                .with_context(|| format!("cannot sweep the scheduler of {}", dev.name))?;
-            let Some(active) = set.active.clone() else {
-                bail!(
-                    "cannot sweep the scheduler of {}: the kernel offers none for it",
-                    dev.name
-                );
-            };
-            let values = sweep::scheduler_values(&set.available, &active, asked)
-                .map_err(|e| anyhow::anyhow!("cannot sweep the scheduler of {}: {e}", dev.name))?;
-            if !asked.is_empty() && !asked.contains(&active) {
-                notes.push(format!(
-                    "{active}, the scheduler at start, is part of the sweep: the differences \
-                     are to it"
-                ));
-            }
-            values
+                .with_context(|| setting_sweep::cannot_sweep(kind, &dev.name))?;
+            setting_sweep::scheduler_values(&dev.name, &set, asked).map_err(anyhow::Error::msg)
         }
         SweepKind::WriteCache => {
-            let why =
-                |e: String| anyhow::anyhow!("cannot sweep the write cache of {}: {e}", dev.name);
-            // The words of `disktriage cache` and of the screen ("not supported on loop").
-            let status = drive_state::cache_status(drives, dev).map_err(|e| why(e.to_string()))?;
-            match (&status.drive, status.drive_unavailable) {
-                (Some(cache), _) => sweep::cache_values(cache).map_err(why)?,
-                (None, reason) => {
-                    return Err(why(
-                        reason.unwrap_or_else(|| "the drive's cache state is unknown".into())
-                    ));
-                }
-            }
+            let status = drive_state::cache_status(drives, dev).map_err(|e| e.to_string());
+            let settings =
+                setting_sweep::cache_values(&dev.name, status.as_ref().map_err(Clone::clone))
+                    .map_err(anyhow::Error::msg)?;
+            Ok((settings, Vec::new()))
         }
-    };
-    Ok((settings, notes))
+    }
 }
 
 /// A sweep changes a setting of one disk and compares that disk with itself: several targets
@@ -300,10 +297,7 @@ pub fn run(
     // The disk's settings are this sweep's until it ends (the claim goes with the changer,
     // after the guard put the setting back): a second sweep of the disk is refused before it
     // reads the value at start, which would be this one's temporary value.
-    changer.claim(
-        &device,
-        &format!("{} of {}", kind.title().to_lowercase(), device.name),
-    )?;
+    changer.claim(&device, &setting_sweep::claim_label(kind, &device.name))?;
     let asked = args.sweep_sched.clone().unwrap_or_default();
     let (settings, more) = values(drives.as_ref(), &device, kind, &asked)?;
     notes.extend(more);
@@ -449,7 +443,7 @@ fn run_step(
             // with the scheduler or cache state it ran under.
             super::history::record_run(root, history_dir, std::slice::from_ref(&report));
             match report.error() {
-                Some(e) => StepOutcome::Failed(format!("{} failed: {e}", request.test)),
+                Some(e) => StepOutcome::Failed(setting_sweep::run_failed(request.test, &e)),
                 None => StepOutcome::Figure(metric.of(&report)),
             }
         }
