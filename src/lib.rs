@@ -21,7 +21,7 @@
 //! - `report`: headless output (text, JSON, CSV, fio), exports, the number formats every
 //!   screen shares, and stdout/stderr.
 //! - `flow`: the orchestration both faces share (the progress line, the setting-sweep state
-//!   machine, the history recorder); it knows no terminal and no command line.
+//!   machine); it draws no screen and parses no command line.
 //! - `cli` parses the command line; `commands`: the CLI's command bodies; `install`
 //!   generates the man page and the shell completions.
 //! - `event` (messages and commands), `app` (state and `update(Msg)`), `ui` (drawing) and
