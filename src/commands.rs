@@ -4,6 +4,7 @@
 
 pub mod history;
 pub mod multi;
+pub mod params;
 pub mod run;
 pub mod sweep;
 

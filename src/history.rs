@@ -420,7 +420,29 @@ pub struct Recalled {
     pub notes: Vec<String>,
 }
 
+/// How a test that could not be added to the history is said, before the reason.
+pub const NOT_ADDED: &str = "the run was not added to the history";
+
 impl History {
+    /// The one recorder of both faces: adds a finished test (its repeats on one target,
+    /// `runs`) to the history as one entry, on the disk `disk` (`identity_of` its target),
+    /// with the drive's cache state `drive_cache`. `stop` ends a wait for the history's lock
+    /// (a signal). `None` when there is nothing to add; else the entry's id and the warnings
+    /// worth showing, or why it was not added (a sentence that begins with `NOT_ADDED`).
+    pub fn record_test(
+        &self,
+        disk: DiskIdentity,
+        runs: &[RunReport],
+        drive_cache: Option<String>,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Result<(String, Vec<String>), String>> {
+        let entry = HistoryEntry::of_runs(disk, runs, drive_cache)?;
+        Some(match self.append_unless(&entry, stop) {
+            Ok(warnings) => Ok((entry.id, warnings)),
+            Err(e) => Err(format!("{NOT_ADDED}: {e:#}")),
+        })
+    }
+
     /// What the TUI does when a test is over: adds it (all its `runs`) to the history, then
     /// reads back the `keep` newest runs of the same disk that are not this session's
     /// (`mine`, and the one just added). Nothing here fails: problems become notes.
@@ -433,16 +455,13 @@ impl History {
         keep: usize,
     ) -> Recalled {
         let mut out = Recalled::default();
-        if let Some(entry) = HistoryEntry::of_runs(disk.clone(), runs, drive_cache) {
-            match self.append(&entry) {
-                Ok(warnings) => {
-                    out.recorded = Some(entry.id.clone());
-                    out.notes.extend(warnings);
-                }
-                Err(e) => out
-                    .notes
-                    .push(format!("the run was not added to the history: {e:#}")),
+        match self.record_test(disk.clone(), runs, drive_cache, &|| false) {
+            Some(Ok((id, warnings))) => {
+                out.recorded = Some(id);
+                out.notes.extend(warnings);
             }
+            Some(Err(not_added)) => out.notes.push(not_added),
+            None => {}
         }
         match self.load() {
             Ok(loaded) => {

@@ -20,6 +20,8 @@
 //! - `persist`: the udev rule that makes a scheduler permanent (by WWN or serial).
 //! - `report`: headless output (text, JSON, CSV, fio), exports, the number formats every
 //!   screen shares, and stdout/stderr.
+//! - `flow`: the orchestration both faces share (the progress line, the setting-sweep state
+//!   machine); it draws no screen and parses no command line.
 //! - `cli` parses the command line; `commands`: the CLI's command bodies; `install`
 //!   generates the man page and the shell completions.
 //! - `event` (messages and commands), `app` (state and `update(Msg)`), `ui` (drawing) and
@@ -34,6 +36,7 @@ pub mod cli;
 pub mod commands;
 pub mod drive_state;
 pub mod event;
+pub mod flow;
 pub mod history;
 pub mod install;
 pub mod model;
@@ -94,6 +97,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ),
         Some(Command::Run(args)) if args.sweep_sched.is_some() || args.sweep_cache => {
             commands::sweep::run(&root, &cli.journal_dir, &history_dir, &args)
+        }
+        Some(Command::Run(args)) if commands::multi::wanted(&args) => {
+            commands::multi::run(&root, &history_dir, &args)
         }
         Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
         Some(Command::History(args)) => commands::history::history(&root, &history_dir, &args),

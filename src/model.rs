@@ -12,13 +12,13 @@ pub mod text;
 pub mod units;
 pub mod usage;
 
-pub use cache::{CacheAgreement, CacheStatus, DriveCache, KernelWriteCache};
+pub use cache::{CacheAgreement, CacheStatus, DriveCache};
 pub use change::{
     DeviceId, DeviceIdentity, JournalEntry, Lifetime, Owner, Setting, SettingKind, is_kernel_name,
 };
 pub use device::{
-    BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, LoopBacking, LoopLink,
-    Partition, SchedulerSet, Transport,
+    BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, KernelWriteCache,
+    LoopBacking, LoopLink, Partition, SchedulerSet, Transport,
 };
 pub use drivelog::{
     DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestKind, SelfTestLog,

@@ -35,6 +35,7 @@ use crate::event::{self, Cmd, Msg};
 use crate::model::Lifetime;
 use crate::report::output::write_stderr;
 use crate::sys::privilege;
+use crate::sys::signals::{self, Catch, StopSignals};
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 use executor::Executor;
 
@@ -85,15 +86,8 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
         g.install_panic_hook();
     }
     // Which signal ended the session (0: none); the exit status is then 128 + the signal.
-    let signalled = Arc::new(AtomicUsize::new(0));
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGQUIT,
-    ] {
-        signal_hook::flag::register_usize(sig, Arc::clone(&signalled), sig as usize)?;
-    }
+    let signals = StopSignals::catch(Catch::Session)?;
+    let signalled = signals.signalled();
 
     ratatui::crossterm::terminal::enable_raw_mode()
         .context("cannot switch the terminal to raw mode")?;
@@ -128,7 +122,7 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
                 drives,
                 changer,
                 history,
-                &signalled,
+                signalled,
                 (privilege::is_root(), console),
             )
         });
@@ -216,7 +210,7 @@ fn release_terminal(mut terminal: ManuallyDrop<Tty>) {
 fn exit_code(signalled: &AtomicUsize) -> ExitCode {
     match signalled.load(Ordering::Relaxed) {
         0 => ExitCode::SUCCESS,
-        sig => u8::try_from(128 + sig).map_or(ExitCode::FAILURE, ExitCode::from),
+        sig => signals::exit_code(sig).map_or(ExitCode::FAILURE, ExitCode::from),
     }
 }
 

@@ -3,7 +3,9 @@
 //! interleaved (`bench::sweep` has the order, the figures and the winner, the same as
 //! `disktriage run --sweep-sched` prints).
 //!
-//! The app drives it one message at a time, through the loop's ordinary commands: first claim
+//! The steps, refusals and sentences are the state machine `flow::setting_sweep`, the same one
+//! `disktriage run --sweep-*` drives. The app drives it one message at a time, through the
+//! loop's ordinary commands (the UI thread never waits for a switch or a run): first claim
 //! the device's settings (`Cmd::ClaimSweep`, the same claim `disktriage run --sweep-*` takes:
 //! a sweep elsewhere refuses this one, and this one refuses the others until it ends), switch the
 //! setting (`Cmd::SetScheduler` / `Cmd::SetDriveCache`: journaled, put back on exit like any
@@ -18,90 +20,42 @@ use super::{App, Screen};
 use crate::bench::catalog::Writes;
 use crate::bench::outcome::RunReport;
 use crate::bench::session::RunRequest;
-use crate::bench::sweep::{
-    self, DEFAULT_REPEATS, Metric, SweepKind, SweepResult, SweepSample, SweepStep,
-};
+use crate::bench::sweep::{DEFAULT_REPEATS, SweepKind};
 use crate::changes::CacheChange;
 use crate::event::{Cmd, TaskError};
+pub use crate::flow::setting_sweep::SweepStage;
+use crate::flow::setting_sweep::{self, Next, RunEnd, SettingSweep};
 
-/// Where a sweep is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SweepStage {
-    /// Waiting for the loop to claim the device's settings, before anything runs.
-    Claiming,
-    /// Waiting for the loop to switch to the next value.
-    Switching,
-    /// A run is in progress.
-    Running,
-    /// Waiting for the value found at start to be set back.
-    Restoring,
-    Done,
-}
-
-/// A sweep in progress, or the last one, finished.
+/// A sweep in progress, or the last one, finished: the state machine both faces drive
+/// (`flow::setting_sweep`, read through `Deref`), the test as it runs under every value, and
+/// where its runs are filed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepRun {
-    pub kind: SweepKind,
-    pub device: String,
+    pub sweep: SettingSweep,
     /// The test as it runs under every value (with its confirmation, once given).
     pub request: RunRequest,
-    /// The values, the one found at start first.
-    pub settings: Vec<String>,
-    pub repeats: u32,
-    pub steps: Vec<SweepStep>,
-    /// The step in progress (`steps.len()` once all are made).
-    pub at: usize,
-    /// The value the device has now (an index into `settings`).
-    pub current: usize,
-    pub samples: Vec<SweepSample>,
     /// Each value's record in Results, from its first run on.
     pub records: Vec<Option<usize>>,
-    pub stage: SweepStage,
-    /// `x`: the sweep ends after the run in progress (which stops too).
-    pub stopping: bool,
-    pub error: Option<String>,
-    /// The value found at start could not be set back: why.
-    pub restore_error: Option<String>,
 }
 
-impl SweepRun {
-    pub fn active(&self) -> bool {
-        self.stage != SweepStage::Done
-    }
+impl std::ops::Deref for SweepRun {
+    type Target = SettingSweep;
 
-    /// The figures so far (all of them once done): the same as the CLI's table.
-    pub fn result(&self) -> SweepResult {
-        SweepResult::build(
-            self.kind,
-            &self.device,
-            &self.settings,
-            self.repeats,
-            &[self.request.test],
-            &self.samples,
-        )
+    fn deref(&self) -> &SettingSweep {
+        &self.sweep
     }
+}
 
-    /// "sweep of the scheduler, run 5 of 12: bfq, repeat 2 of 3".
-    pub fn progress(&self) -> String {
-        let Some(step) = self.steps.get(self.at) else {
-            return format!("{}: putting the value at start back", self.kind.title());
-        };
-        format!(
-            "{}, run {} of {}: {}, repeat {} of {}",
-            self.kind.title(),
-            self.at + 1,
-            self.steps.len(),
-            sweep::label(self.kind, &self.settings[step.setting]),
-            step.repeat + 1,
-            self.repeats
-        )
+impl std::ops::DerefMut for SweepRun {
+    fn deref_mut(&mut self) -> &mut SettingSweep {
+        &mut self.sweep
     }
 }
 
 impl App {
     /// A sweep is switching, running or putting back.
     pub fn sweeping(&self) -> bool {
-        self.sweep.as_ref().is_some_and(SweepRun::active)
+        self.sweep.as_ref().is_some_and(|s| s.active())
     }
 
     /// The values a sweep of `device` goes through, the one at start first; or why it cannot
@@ -114,36 +68,28 @@ impl App {
                     .find(device)
                     .and_then(|d| d.scheduler.clone())
                     .unwrap_or_default();
-                let Some(active) = set.active.clone() else {
-                    return Err(format!(
-                        "cannot sweep the scheduler of {device}: the kernel offers none for it"
-                    ));
-                };
-                sweep::scheduler_values(&set.available, &active, &[])
-                    .map_err(|e| format!("cannot sweep the scheduler of {device}: {e}"))
+                setting_sweep::scheduler_values(device, &set, &[]).map(|(values, _)| values)
             }
-            SweepKind::WriteCache => {
-                let why = |e: &str| format!("cannot sweep the write cache of {device}: {e}");
-                match self
-                    .devices
-                    .drives
-                    .get(device)
-                    .and_then(|d| d.cache.as_ref())
-                {
-                    Some(Ok(status)) => match (&status.drive, &status.drive_unavailable) {
-                        (Some(cache), _) => sweep::cache_values(cache).map_err(|e| why(&e)),
-                        (None, Some(reason)) => Err(why(reason)),
-                        (None, None) => Err(why("the drive's cache state is unknown")),
+            SweepKind::WriteCache => match self
+                .devices
+                .drives
+                .get(device)
+                .and_then(|d| d.cache.as_ref())
+            {
+                Some(status) => setting_sweep::cache_values(
+                    device,
+                    status.as_ref().map_err(ToString::to_string),
+                ),
+                // Loop, zram, md and dm have no drive behind them: never read, as in the
+                // device list ("not supported on loop", as `disktriage cache` says).
+                None => Err(setting_sweep::cache_refusal(
+                    device,
+                    &match self.devices.find(device).map(|d| d.transport) {
+                        Some(t) if t.is_virtual() => format!("not supported on {t}"),
+                        _ => "its state is not read yet; w shows it, then try again".to_string(),
                     },
-                    Some(Err(e)) => Err(why(&e.to_string())),
-                    // Loop, zram, md and dm have no drive behind them: never read, as in the
-                    // device list ("not supported on loop", as `disktriage cache` says).
-                    None => match self.devices.find(device).map(|d| d.transport) {
-                        Some(t) if t.is_virtual() => Err(why(&format!("not supported on {t}"))),
-                        _ => Err(why("its state is not read yet; w shows it, then try again")),
-                    },
-                }
-            }
+                )),
+            },
         }
     }
 
@@ -205,22 +151,13 @@ impl App {
         self.changes.last_switch = None;
         self.changes.last_switch_gone = None;
         self.clear_status();
-        let what = format!("{} of {device}", kind.title().to_lowercase());
+        let records = vec![None; settings.len()];
+        let sweep = SettingSweep::new(kind, device.clone(), settings, vec![request.test], repeats);
+        let what = sweep.claim_label();
         self.sweep = Some(SweepRun {
-            kind,
-            device: device.clone(),
+            sweep,
             request,
-            records: vec![None; settings.len()],
-            steps: sweep::order(settings.len(), repeats, 1),
-            settings,
-            repeats,
-            at: 0,
-            current: 0,
-            samples: Vec::new(),
-            stage: SweepStage::Claiming,
-            stopping: false,
-            error: None,
-            restore_error: None,
+            records,
         });
         vec![Cmd::ClaimSweep { device, what }]
     }
@@ -235,19 +172,31 @@ impl App {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
         };
-        if sw.stage != SweepStage::Claiming || sw.device != device {
+        if sw.device != device {
             return Vec::new();
         }
-        match result {
-            Ok(()) if sw.stopping => self.sweep_done(),
-            Ok(()) => self.sweep_run_step(),
-            Err(e) => {
-                let e = format!("cannot sweep {device}: {e}");
-                sw.error = Some(e.clone());
-                sw.stage = SweepStage::Done;
-                self.error(e);
+        let next = sw.sweep.claimed(result.map_err(|e| e.to_string()));
+        self.sweep_act(next)
+    }
+
+    /// Does what the sweep's state machine says next, through the loop's commands.
+    fn sweep_act(&mut self, next: Next) -> Vec<Cmd> {
+        let Some(sw) = &self.sweep else {
+            return Vec::new();
+        };
+        match next {
+            Next::Switch(i) => vec![set_cmd(sw, i)],
+            Next::PutBack => vec![set_cmd(sw, 0)],
+            Next::Run(_) => self.sweep_run_step(),
+            Next::Done => self.sweep_done(),
+            // Nothing ran or was switched: the refusal alone.
+            Next::Refused => {
+                if let Some(e) = sw.error.clone() {
+                    self.error(e);
+                }
                 Vec::new()
             }
+            Next::Wait => Vec::new(),
         }
     }
 
@@ -263,7 +212,6 @@ impl App {
         let Some(step) = sw.steps.get(sw.at).copied() else {
             return Vec::new();
         };
-        sw.stage = SweepStage::Running;
         let value = sw.settings[step.setting].clone();
         let drive_cache = match sw.kind {
             SweepKind::WriteCache => crate::model::cache::recorded_drive_cache(Some(&value)),
@@ -302,53 +250,39 @@ impl App {
         };
         let step = sw.steps.get(sw.at).copied();
         let record = step.and_then(|s| sw.records[s.setting]);
+        let end = match &result {
+            Ok(report) => RunEnd::of_report(sw.request.test, report),
+            Err(e) => RunEnd::failed(e.to_string()),
+        };
         // Each finished run of a sweep goes to the history, as the CLI's sweep does.
         let mut history = None;
-        match result {
-            Ok(report) => {
-                let stopped = report.outcome.stopped;
-                let error = report.error();
-                if let Some(step) = step
-                    && !stopped
-                    && error.is_none()
-                {
-                    sw.samples.push(SweepSample {
-                        step,
-                        value: Metric::for_test(sw.request.test).of(&report),
+        if let Ok(report) = result {
+            let stopped = report.outcome.stopped;
+            let error = report.error();
+            if let Some((index, rec)) =
+                record.and_then(|r| Some((r, self.results.records.get_mut(r)?)))
+            {
+                if !stopped {
+                    history = Some(Cmd::RecordHistory {
+                        record: index,
+                        runs: vec![report.clone()],
+                        drive_cache: rec.drive_cache.clone(),
                     });
                 }
-                if stopped {
-                    sw.stopping = true;
-                }
-                if let Some(e) = &error {
-                    sw.error = Some(format!("{} failed: {e}", sw.request.test));
-                }
-                if let Some((index, rec)) =
-                    record.and_then(|r| Some((r, self.results.records.get_mut(r)?)))
-                {
-                    if !stopped {
-                        history = Some(Cmd::RecordHistory {
-                            record: index,
-                            runs: vec![report.clone()],
-                            drive_cache: rec.drive_cache.clone(),
-                        });
-                    }
-                    rec.runs.push(report);
-                    rec.exported = false;
-                    if let Some(e) = error {
-                        rec.error = Some(e);
-                    }
+                rec.runs.push(report);
+                rec.exported = false;
+                if let Some(e) = error {
+                    rec.error = Some(e);
                 }
             }
-            Err(e) => sw.error = Some(e.to_string()),
         }
+        let next = sw.sweep.ran(end);
         if let Some(run) = &mut self.run {
             run.finished = true;
             run.error = sw.error.clone();
         }
-        sw.at += 1;
         let mut cmds: Vec<Cmd> = history.into_iter().collect();
-        cmds.extend(self.sweep_next());
+        cmds.extend(self.sweep_act(next));
         cmds
     }
 
@@ -371,46 +305,15 @@ impl App {
             run.finished = true;
             run.error = Some(e.clone());
         }
-        sw.error = Some(e);
-        self.sweep_end()
+        let next = sw.sweep.refused(e);
+        self.sweep_act(next)
     }
 
-    /// The next step: a switch, a run, or the end.
-    fn sweep_next(&mut self) -> Vec<Cmd> {
-        let Some(sw) = &mut self.sweep else {
-            return Vec::new();
-        };
-        let next = sw.steps.get(sw.at).copied();
-        match next {
-            Some(step) if !sw.stopping && sw.error.is_none() => {
-                if step.setting == sw.current {
-                    return self.sweep_run_step();
-                }
-                sw.stage = SweepStage::Switching;
-                vec![set_cmd(sw, step.setting)]
-            }
-            _ => self.sweep_end(),
-        }
-    }
-
-    /// Puts the value at start back, or shows the result when it is there already.
-    fn sweep_end(&mut self) -> Vec<Cmd> {
-        let Some(sw) = &mut self.sweep else {
-            return Vec::new();
-        };
-        if sw.current != 0 {
-            sw.stage = SweepStage::Restoring;
-            return vec![set_cmd(sw, 0)];
-        }
-        self.sweep_done()
-    }
-
+    /// The sweep is over (its state machine says `Done`): the result view opens.
     fn sweep_done(&mut self) -> Vec<Cmd> {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
         };
-        sw.stage = SweepStage::Done;
-        sw.at = sw.steps.len().min(sw.at);
         let last = sw.records.iter().flatten().max().copied();
         if let Some(r) = last {
             self.results.row = r;
@@ -433,45 +336,8 @@ impl App {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
         };
-        let wanted = match sw.stage {
-            SweepStage::Switching => sw.steps.get(sw.at).map_or(0, |s| s.setting),
-            _ => 0,
-        };
-        let outcome = reported.and_then(|now| {
-            if now == sw.settings[wanted] {
-                Ok(())
-            } else {
-                Err(format!(
-                    "asked {} for {}, it reports {now}",
-                    sw.device,
-                    sweep::label(sw.kind, &sw.settings[wanted])
-                ))
-            }
-        });
-        match (sw.stage, outcome) {
-            (SweepStage::Switching, Ok(())) => {
-                sw.current = wanted;
-                // `x` while the switch was under way: no more runs.
-                if sw.stopping {
-                    return self.sweep_end();
-                }
-                self.sweep_run_step()
-            }
-            (SweepStage::Switching, Err(e)) => {
-                sw.error = Some(e);
-                self.sweep_end()
-            }
-            (SweepStage::Restoring, Ok(())) => {
-                sw.current = 0;
-                self.sweep_done()
-            }
-            (SweepStage::Restoring, Err(e)) => {
-                // The session's journal still puts it back on exit.
-                sw.restore_error = Some(format!("{e}; it is put back on exit"));
-                self.sweep_done()
-            }
-            _ => Vec::new(),
-        }
+        let next = sw.sweep.reported(reported);
+        self.sweep_act(next)
     }
 
     /// `Msg::SchedulerSet` while a sweep waits for it: the usual bookkeeping, then the sweep.
@@ -483,10 +349,7 @@ impl App {
         let reported = match result {
             Ok(active) => {
                 self.scheduler_set(device.clone(), Ok(active.clone()));
-                let restoring = self
-                    .sweep
-                    .as_ref()
-                    .is_some_and(|s| s.stage == SweepStage::Restoring);
+                let restoring = self.sweep.as_ref().is_some_and(|s| s.restoring());
                 self.info(if restoring {
                     format!("{device}: scheduler back to {active}, as found")
                 } else {
@@ -527,9 +390,9 @@ impl App {
 
     /// Is this switch's answer one a sweep waits for?
     pub(super) fn sweep_waits_for_switch(&self, device: &str) -> bool {
-        self.sweep.as_ref().is_some_and(|s| {
-            matches!(s.stage, SweepStage::Switching | SweepStage::Restoring) && s.device == device
-        })
+        self.sweep
+            .as_ref()
+            .is_some_and(|s| s.waits_for_switch(device))
     }
 
     /// `x` during a sweep: the run in progress stops, and the sweep ends after it.
@@ -537,7 +400,7 @@ impl App {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
         };
-        sw.stopping = true;
+        sw.stop();
         self.info("stopping the sweep: the value at start is put back");
         if let Some(run) = &mut self.run
             && run.is_active()

@@ -11,6 +11,7 @@ use crate::history::{History, HistoryEntry};
 use crate::model::DiskIdentity;
 use crate::model::text::neutralize_controls;
 use crate::report::output::{write_stderr, write_stdout};
+use crate::sys::signals::{Catch, StopSignals};
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 use crate::{drive_state, report};
 
@@ -33,15 +34,12 @@ pub fn record_run(root: &SysRoot, dir: &Path, runs: &[RunReport]) {
         }
         _ => None,
     };
-    let Some(entry) = HistoryEntry::of_runs(disk, runs, drive_cache) else {
-        return;
-    };
     // Another process holding the history's lock must not keep this one from ending on
     // Ctrl-C, SIGTERM or SIGHUP: the wait polls a flag those signals set (and is bounded).
-    let stop = crate::sys::signals::StopFlag::new().ok();
+    let stop = StopSignals::catch(Catch::Command).ok();
     let stopped = || stop.as_ref().is_some_and(|s| s.is_set());
-    match History::new(dir).append_unless(&entry, &stopped) {
-        Ok(warnings) => {
+    match History::new(dir).record_test(disk, runs, drive_cache, &stopped) {
+        Some(Ok((_, warnings))) => {
             for w in warnings {
                 write_stderr(&format!(
                     "disktriage: history: {}\n",
@@ -49,10 +47,11 @@ pub fn record_run(root: &SysRoot, dir: &Path, runs: &[RunReport]) {
                 ));
             }
         }
-        Err(e) => write_stderr(&format!(
-            "disktriage: warning: the run was not added to the history: {}\n",
-            neutralize_controls(&format!("{e:#}"))
+        Some(Err(not_added)) => write_stderr(&format!(
+            "disktriage: warning: {}\n",
+            neutralize_controls(&not_added)
         )),
+        None => {}
     }
 }
 

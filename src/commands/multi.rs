@@ -5,18 +5,16 @@
 //! others: its failure is named next to their figures.
 
 use std::collections::HashSet;
-use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::TryRecvError;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use nix::sys::signal::Signal;
 
-use super::run::params_from_args;
+use super::params::params_from_args;
 use crate::bench::catalog::{TestName, Writes};
 use crate::bench::multi::{self, ListRefusal, Role};
 use crate::bench::runner::RunEvent;
@@ -25,12 +23,14 @@ use crate::bench::session::{self, RunRequest, Session, TempPoll};
 use crate::bench::spec::TestParams;
 use crate::bench::target;
 use crate::cli::RunArgs;
+use crate::flow::progress::ProgressLine;
 use crate::model::BytesPerSec;
 use crate::model::text::neutralize_controls;
 use crate::report::multi::{self as report, Mode, MultiResult, TargetResult};
 use crate::report::output::{DEFAULT_WIDTH, write_stderr, write_stdout};
+use crate::sys::SysRoot;
 use crate::sys::direct::{self, PathKind};
-use crate::sys::{SysRoot, signals};
+use crate::sys::signals::{Catch, StopSignals};
 
 /// Does this command line ask for the several-targets run?
 pub fn wanted(args: &RunArgs) -> bool {
@@ -285,16 +285,8 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
     } else {
         plan_targets(root, args, test, &params)?
     };
-    let stop_signals: Vec<Signal> = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]
-        .into_iter()
-        .filter(|&sig| !(sig == Signal::SIGHUP && signals::is_ignored(sig)))
-        .collect();
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicUsize::new(0));
-    for &sig in &stop_signals {
-        signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
-        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
-    }
+    let signals = StopSignals::catch(Catch::Command)?;
+    let stop = signals.flag();
     let mode = if args.one_by_one {
         Mode::OneByOne
     } else {
@@ -321,8 +313,8 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         test,
         params: &params,
         planned: &planned,
-        stop: &stop,
-        progress: io::stderr().is_terminal(),
+        stop,
+        progress: ProgressLine::on_terminal(),
     };
     // The array of a members run goes alone first: its speed is the sum of its members', and
     // measured together they would share the same disks.
@@ -373,7 +365,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         }
         return Ok(ExitCode::FAILURE);
     }
-    if let Some(code) = super::run::signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+    if let Some(code) = signals.exit_code() {
         return Ok(ExitCode::from(code));
     }
     Ok(ExitCode::SUCCESS)
@@ -386,7 +378,7 @@ struct Runner<'a> {
     params: &'a TestParams,
     planned: &'a [Planned],
     stop: &'a Arc<AtomicBool>,
-    progress: bool,
+    progress: ProgressLine,
 }
 
 /// Is this start failure the guard's refusal (which stops everything before any I/O of the
@@ -450,9 +442,6 @@ impl Runner<'_> {
     fn follow(&self, sessions: &[(usize, Session)], result: &MultiResult) {
         let mut latest: Vec<Option<f64>> = vec![None; sessions.len()];
         let mut done = vec![false; sessions.len()];
-        // Locked per write, never for the whole run: a panic message or warning another thread
-        // writes meanwhile would wait for the lock forever, and the run with it.
-        let mut err = io::stderr();
         while done.iter().any(|d| !d) {
             if self.stop.load(Ordering::Relaxed) {
                 for (_, s) in sessions {
@@ -474,7 +463,7 @@ impl Runner<'_> {
                     }
                 }
             }
-            if self.progress {
+            if self.progress.shown() {
                 let figures: Vec<String> = sessions
                     .iter()
                     .zip(&latest)
@@ -489,14 +478,11 @@ impl Runner<'_> {
                         }
                     })
                     .collect();
-                let _ = write!(err, "\r\x1b[K[{}] {} MB/s", self.test, figures.join("  "));
-                let _ = err.flush();
+                self.progress
+                    .show(&format!("[{}] {} MB/s", self.test, figures.join("  ")));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        if self.progress {
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-        }
+        self.progress.clear();
     }
 }

@@ -2,78 +2,32 @@
 //! live progress line on stderr, print the report. Ctrl-C, SIGTERM or SIGHUP stop the run
 //! cleanly: what completed is still reported, and the exit status is 128 + the signal.
 
-use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
-use nix::sys::signal::Signal;
+use std::sync::atomic::Ordering;
 
 use crate::bench::catalog::{CATALOG, TestName, Writes};
-use crate::bench::runner::RunEvent;
 use crate::bench::safety::{self, WriteRefusal};
 use crate::bench::session::{self, RunRequest};
-use crate::bench::spec::{self, EngineKind, TestParams};
+use crate::bench::spec;
 use crate::bench::target::{self, TargetRequest};
-use crate::cli::{EngineArg, RunArgs, SyncArg};
-use crate::model::BytesPerSec;
+use crate::cli::RunArgs;
+use crate::flow::progress::{ProgressLine, follow_run};
 use crate::model::text::neutralize_controls;
 use crate::report::export::{self, ExportFormat};
 use crate::report::run as report;
 use crate::sys::direct::PathKind;
-use crate::sys::direct::SyncMode;
-use crate::sys::{SysRoot, direct, signals};
-
-/// The admin's flags as test parameters.
-pub fn params_from_args(a: &RunArgs) -> TestParams {
-    TestParams {
-        bs: a.bs,
-        qd: a.qd,
-        jobs: a.jobs,
-        time: a.time,
-        warmup: a.warmup,
-        size: a.size,
-        offset: a.offset,
-        io_size: a.io_size,
-        count: a.count,
-        read_pct: a.read_pct,
-        interval: a.interval,
-        buffered: a.buffered,
-        huge_pages: a.huge_pages,
-        zeros: a.zeros,
-        preserve: a.preserve,
-        sync: a.sync.map(|s| match s {
-            SyncArg::Dsync => SyncMode::Dsync,
-            SyncArg::Sync => SyncMode::Sync,
-        }),
-        engine: match a.engine {
-            EngineArg::Auto => EngineKind::Auto,
-            EngineArg::Uring => EngineKind::Uring,
-            EngineArg::Sync => EngineKind::Sync,
-        },
-        min_bs: a.min_bs,
-        max_bs: a.max_bs,
-        qds: a.qds.clone(),
-        include_writes: a.write,
-        seed: a.seed,
-        files: a.files,
-    }
-}
+use crate::sys::signals::{Catch, StopSignals};
+use crate::sys::{SysRoot, direct};
 
 /// Runs the command; the exit code is 1 when the run failed part-way (after its report).
 pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result<ExitCode> {
-    if super::multi::wanted(args) {
-        return super::multi::run(root, history_dir, args);
-    }
     let test: TestName = args
         .test
         .as_deref()
         .unwrap_or(crate::cli::DEFAULT_TEST)
         .parse()?;
-    let params = params_from_args(args);
+    let params = super::params::params_from_args(args);
     let request = TargetRequest {
         path: &args.target,
         root,
@@ -91,16 +45,8 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
     // removed; during the run they set the runner's stop flag: workers finish their current
     // I/O and the figures of what completed are reported. The exit status is 128 + the signal.
     // A SIGHUP ignored at start (`nohup`) stays ignored.
-    let stop_signals: Vec<Signal> = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]
-        .into_iter()
-        .filter(|&sig| !(sig == Signal::SIGHUP && signals::is_ignored(sig)))
-        .collect();
-    let layout_stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicUsize::new(0));
-    for &sig in &stop_signals {
-        signal_hook::flag::register(sig as i32, Arc::clone(&layout_stop))?;
-        signal_hook::flag::register_usize(sig as i32, Arc::clone(&interrupted), sig as usize)?;
-    }
+    let signals = StopSignals::catch(Catch::Command)?;
+    let layout_stop = signals.flag();
     // `--repeats N`: the test N times, one after the other, each with its own session (the
     // engine probe is remembered for the invocation); a signal or a failed repeat ends the
     // repeats, and what completed is reported.
@@ -120,7 +66,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
                 confirmation: args.destroy_data.clone(),
                 temperature: session::TempPoll::Off,
             },
-            Some(&layout_stop),
+            Some(layout_stop.as_ref()),
         );
         let session = match started {
             Ok(s) => s,
@@ -128,7 +74,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
                 later_error = Some(e);
                 break;
             }
-            Err(e) => match signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+            Err(e) => match signals.exit_code() {
                 Some(code) => {
                     let text = neutralize_controls(&format!("{e:#}"));
                     crate::report::output::write_stderr(&format!("disktriage: {text}\n"));
@@ -137,22 +83,17 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
                 None => return Err(e),
             },
         };
-        let stop = session.handle.stop_flag();
-        let mut registered = Vec::new();
-        for &sig in &stop_signals {
-            registered.push(signal_hook::flag::register(sig as i32, Arc::clone(&stop))?);
-        }
-        // A signal between the start and the registration above.
-        if layout_stop.load(Ordering::Relaxed) {
-            stop.store(true, Ordering::Relaxed);
-        }
-        let progress = io::stderr().is_terminal();
-        follow(&session.events, &session.plan, progress, (repeat, asked));
+        // A signal between the start and this link is passed on by the link.
+        let linked = signals.also_set(&session.handle.stop_flag())?;
+        follow_run(
+            &session.events,
+            &session.plan,
+            ProgressLine::on_terminal(),
+            (repeat, asked),
+        );
         let finished = session.finish();
-        // This session's flag is done with: the next repeat registers its own.
-        for id in registered {
-            signal_hook::low_level::unregister(id);
-        }
+        // This session's flag is done with: the next repeat links its own.
+        drop(linked);
         match finished {
             Ok(report) => {
                 let ended = report.error().is_some() || report.outcome.stopped;
@@ -206,19 +147,10 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         }
         return Ok(ExitCode::FAILURE);
     }
-    if let Some(code) = signal_exit_code(interrupted.load(Ordering::Relaxed)) {
+    if let Some(code) = signals.exit_code() {
         return Ok(ExitCode::from(code));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The exit status after a stop by signal `signo` (0: none): 128 + the signal, as a shell
-/// reports a process the signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
-pub(crate) fn signal_exit_code(signo: usize) -> Option<u8> {
-    if signo == 0 {
-        return None;
-    }
-    u8::try_from(128 + signo).ok()
 }
 
 /// Prints what fio would run. Nothing is written and no file is created: a missing file
@@ -276,99 +208,6 @@ fn fio_warning_text(path: &str, verdict: Result<(), WriteRefusal>) -> Option<Str
         "this command writes to {path} and destroys data that is in use; disktriage refuses \
          to run it ({why})"
     )))
-}
-
-/// Reads the runner's events until it finishes, drawing a progress line when stderr is a
-/// terminal.
-/// With repeats, `repeat` (this one, how many) is named before the phase.
-fn follow(rx: &mpsc::Receiver<RunEvent>, plan: &spec::Plan, progress: bool, repeat: (u32, u32)) {
-    let started = Instant::now();
-    // Until the runner says which phases probe the engines, none is counted.
-    let mut expected = plan.expected_duration();
-    let mut label = String::new();
-    let mut phase = (0, plan.phases.len());
-    let mut measuring_since: Option<Instant> = None;
-    // Locked per write, never for the whole run: a panic message or warning another thread
-    // writes meanwhile would wait for the lock forever, and the run with it.
-    let mut err = io::stderr();
-    for event in rx.iter() {
-        if !progress {
-            continue;
-        }
-        match event {
-            RunEvent::Probes { phases } => {
-                expected = crate::bench::engine::expected_duration(plan, &phases);
-                continue;
-            }
-            RunEvent::PhaseStarted {
-                index,
-                count,
-                label: l,
-                job,
-                probing,
-            } => {
-                label = if repeat.1 > 1 {
-                    format!("repeat {}/{} {l}", repeat.0, repeat.1)
-                } else {
-                    l
-                };
-                phase = (index + 1, count);
-                measuring_since = None;
-                let what = before_measuring(probing, &job);
-                let _ = write!(err, "\r\x1b[K[{}/{} {label}] {what}", phase.0, phase.1);
-            }
-            RunEvent::Probed { index } => {
-                if let Some(p) = plan.phases.get(index) {
-                    let what = before_measuring(false, &p.job);
-                    let _ = write!(err, "\r\x1b[K[{}/{} {label}] {what}", phase.0, phase.1);
-                }
-            }
-            RunEvent::Measuring { .. } => measuring_since = Some(Instant::now()),
-            RunEvent::Point { point, .. } => {
-                let eta = expected
-                    .map(|e| e.saturating_sub(started.elapsed()))
-                    .map_or(String::new(), |left| format!("  ETA {}", fmt_secs(left)));
-                let lat = point.latency().map_or(String::new(), |l| {
-                    format!("  p99 {:.3} ms", l.p99_ns as f64 / 1e6)
-                });
-                let _ = write!(
-                    err,
-                    "\r\x1b[K[{}/{} {label}] {:.1} s  {:.1} MB/s  {:.0} IOPS{lat}{eta}",
-                    phase.0,
-                    phase.1,
-                    measuring_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
-                    BytesPerSec(point.rate()).mb_per_sec(),
-                    point.iops(),
-                );
-            }
-            RunEvent::PhaseFinished { .. } => {}
-        }
-        let _ = err.flush();
-    }
-    if progress {
-        let _ = write!(err, "\r\x1b[K");
-        let _ = err.flush();
-    }
-}
-
-/// What a phase does before it measures: "probing the engines", "warming up", "starting".
-fn before_measuring(probing: bool, job: &spec::Job) -> &'static str {
-    if probing {
-        "probing the engines (io_uring vs sync threads)"
-    } else if job.warmup.is_zero() {
-        "starting"
-    } else {
-        "warming up"
-    }
-}
-
-pub(crate) fn fmt_secs(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
-    }
 }
 
 /// `disktriage tests`: the catalogue, word-wrapped to `width` columns (80 on a console or a
@@ -432,13 +271,5 @@ mod tests {
             );
             assert!(words.contains(&format!("from: {}", t.origin)), "{}", t.id);
         }
-    }
-
-    #[test]
-    fn a_stop_by_signal_exits_with_128_plus_the_signal() {
-        assert_eq!(signal_exit_code(0), None);
-        assert_eq!(signal_exit_code(Signal::SIGINT as usize), Some(130));
-        assert_eq!(signal_exit_code(Signal::SIGTERM as usize), Some(143));
-        assert_eq!(signal_exit_code(Signal::SIGHUP as usize), Some(129));
     }
 }

@@ -1,6 +1,7 @@
 //! `disktriage run --sweep-sched` and `--sweep-cache`: the test under each value of the
 //! disk's I/O scheduler or of the drive's write cache, repeats interleaved, and the table of
-//! `bench::sweep`.
+//! `bench::sweep`. The steps, refusals and sentences are the state machine
+//! `flow::setting_sweep`, which the TUI's sweep drives too; this command drives it in a loop.
 //!
 //! Every change goes through the journal (`Changer`, session lifetime) behind a
 //! `RestoreGuard`: the value found at start is put back at the end, after an error, and after
@@ -12,13 +13,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
-use nix::sys::signal::Signal;
 
-use super::run::{fmt_secs, params_from_args, signal_exit_code};
+use super::params::params_from_args;
 use crate::bench::catalog::TestName;
 use crate::bench::runner::RunEvent;
 use crate::bench::session::{self, RunRequest, TempPoll};
@@ -31,12 +31,15 @@ use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal};
 use crate::cli::{DEFAULT_TEST, RunArgs};
 use crate::drive_state;
+use crate::flow::progress::{Eta, ProgressLine, rate_text};
+use crate::flow::setting_sweep::{self, Next, RunEnd, SettingSweep};
 use crate::model::text::neutralize_controls;
-use crate::model::{BlockDevice, BytesPerSec, Lifetime};
+use crate::model::{BlockDevice, Lifetime};
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::sweep::{self as render, SweepEnd};
 use crate::sys::direct::{self, PathKind};
-use crate::sys::{DriveControl, LinuxDrives, SysRoot, signals};
+use crate::sys::signals::{Catch, StopSignals};
+use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 
 /// What a sweep goes through.
 #[derive(Debug, Clone)]
@@ -59,6 +62,16 @@ pub enum StepOutcome {
     Stopped,
     /// Refused or failed: the sweep ends with this error.
     Failed(String),
+}
+
+impl From<StepOutcome> for RunEnd {
+    fn from(outcome: StepOutcome) -> RunEnd {
+        match outcome {
+            StepOutcome::Figure(value) => RunEnd::figure(value),
+            StepOutcome::Stopped => RunEnd::stopped(),
+            StepOutcome::Failed(e) => RunEnd::failed(e),
+        }
+    }
 }
 
 /// The runs a sweep made.
@@ -102,43 +115,51 @@ pub fn apply(changer: &Changer, sweep: &Sweep, value: &str) -> anyhow::Result<()
     Ok(())
 }
 
-/// Makes the sweep's runs in `sweep::order`, setting each value through the guard's
-/// changer before its runs. Ends early when `stop` is set, a run stops or fails, or a value
-/// cannot be set. Does not restore: the caller's guard does.
+/// Makes the sweep's runs in `sweep::order` as the setting sweep's state machine says,
+/// setting each value through the guard's changer before its runs. Ends early when `stop` is
+/// set (seen before each step), a run stops or fails, or a value cannot be set. Does not
+/// restore: the caller's guard does (through the journal, whatever ended the sweep). The
+/// device's settings are claimed by the caller, before it read the values.
 pub fn drive(
     sweep: &Sweep,
     guard: &RestoreGuard,
     stop: &AtomicBool,
     mut run_one: impl FnMut(&SweepStep) -> StepOutcome,
 ) -> Driven {
-    let mut driven = Driven::default();
-    // The first value is the one found at start: nothing to set for it.
-    let mut current = 0;
-    for step in sweep::order(sweep.settings.len(), sweep.repeats, sweep.tests.len()) {
-        if stop.load(Ordering::Relaxed) {
-            driven.stopped = true;
-            break;
-        }
-        if step.setting != current {
-            if let Err(e) = apply(&guard.changer(), sweep, &sweep.settings[step.setting]) {
-                driven.error = Some(format!("{e:#}"));
+    let mut machine = SettingSweep::new(
+        sweep.kind,
+        sweep.device.name.clone(),
+        sweep.settings.clone(),
+        sweep.tests.clone(),
+        sweep.repeats,
+    );
+    let mut next = machine.claimed(Ok(()));
+    // A step's run follows its switch without a look at `stop` in between: the run itself
+    // is stopped by it.
+    let mut switched = false;
+    loop {
+        next = match next {
+            Next::Switch(_) | Next::Run(_) if !switched && stop.load(Ordering::Relaxed) => {
+                machine.stop_now();
                 break;
             }
-            current = step.setting;
-        }
-        match run_one(&step) {
-            StepOutcome::Figure(value) => driven.samples.push(SweepSample { step, value }),
-            StepOutcome::Stopped => {
-                driven.stopped = true;
-                break;
+            Next::Switch(i) => {
+                switched = true;
+                let set = apply(&guard.changer(), sweep, &sweep.settings[i]);
+                machine.switched(set.map_err(|e| format!("{e:#}")))
             }
-            StepOutcome::Failed(e) => {
-                driven.error = Some(e);
-                break;
+            Next::Run(step) => {
+                switched = false;
+                machine.ran(run_one(&step).into())
             }
-        }
+            Next::PutBack | Next::Done | Next::Refused | Next::Wait => break,
+        };
     }
-    driven
+    Driven {
+        samples: machine.samples,
+        error: machine.error,
+        stopped: machine.stopping,
+    }
 }
 
 /// A test of the sweep with its parameters.
@@ -195,44 +216,21 @@ pub fn values(
     kind: SweepKind,
     asked: &[String],
 ) -> anyhow::Result<(Vec<String>, Vec<String>)> {
-    let mut notes = Vec::new();
-    let settings = match kind {
+    match kind {
         SweepKind::Scheduler => {
             let set = drives
                 .scheduler(dev)
-                .with_context(|| format!("cannot sweep the scheduler of {}", dev.name))?;
-            let Some(active) = set.active.clone() else {
-                bail!(
-                    "cannot sweep the scheduler of {}: the kernel offers none for it",
-                    dev.name
-                );
-            };
-            let values = sweep::scheduler_values(&set.available, &active, asked)
-                .map_err(|e| anyhow::anyhow!("cannot sweep the scheduler of {}: {e}", dev.name))?;
-            if !asked.is_empty() && !asked.contains(&active) {
-                notes.push(format!(
-                    "{active}, the scheduler at start, is part of the sweep: the differences \
-                     are to it"
-                ));
-            }
-            values
+                .with_context(|| setting_sweep::cannot_sweep(kind, &dev.name))?;
+            setting_sweep::scheduler_values(&dev.name, &set, asked).map_err(anyhow::Error::msg)
         }
         SweepKind::WriteCache => {
-            let why =
-                |e: String| anyhow::anyhow!("cannot sweep the write cache of {}: {e}", dev.name);
-            // The words of `disktriage cache` and of the screen ("not supported on loop").
-            let status = drive_state::cache_status(drives, dev).map_err(|e| why(e.to_string()))?;
-            match (&status.drive, status.drive_unavailable) {
-                (Some(cache), _) => sweep::cache_values(cache).map_err(why)?,
-                (None, reason) => {
-                    return Err(why(
-                        reason.unwrap_or_else(|| "the drive's cache state is unknown".into())
-                    ));
-                }
-            }
+            let status = drive_state::cache_status(drives, dev).map_err(|e| e.to_string());
+            let settings =
+                setting_sweep::cache_values(&dev.name, status.as_ref().map_err(Clone::clone))
+                    .map_err(anyhow::Error::msg)?;
+            Ok((settings, Vec::new()))
         }
-    };
-    Ok((settings, notes))
+    }
 }
 
 /// A sweep changes a setting of one disk and compares that disk with itself: several targets
@@ -299,10 +297,7 @@ pub fn run(
     // The disk's settings are this sweep's until it ends (the claim goes with the changer,
     // after the guard put the setting back): a second sweep of the disk is refused before it
     // reads the value at start, which would be this one's temporary value.
-    changer.claim(
-        &device,
-        &format!("{} of {}", kind.title().to_lowercase(), device.name),
-    )?;
+    changer.claim(&device, &setting_sweep::claim_label(kind, &device.name))?;
     let asked = args.sweep_sched.clone().unwrap_or_default();
     let (settings, more) = values(drives.as_ref(), &device, kind, &asked)?;
     notes.extend(more);
@@ -318,20 +313,13 @@ pub fn run(
     guard.install_panic_hook();
     // Ctrl-C, SIGTERM and SIGHUP stop the run in progress and end the sweep; the setting is
     // put back below, as after any other end. A SIGHUP ignored at start stays ignored.
-    let stop = Arc::new(AtomicBool::new(false));
-    let signo = Arc::new(AtomicUsize::new(0));
-    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        if sig == Signal::SIGHUP && signals::is_ignored(sig) {
-            continue;
-        }
-        signal_hook::flag::register(sig as i32, Arc::clone(&stop))?;
-        signal_hook::flag::register_usize(sig as i32, Arc::clone(&signo), sig as usize)?;
-    }
+    let signals = StopSignals::catch(Catch::Command)?;
+    let stop = signals.flag();
 
     let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let total = sweep.settings.len() * sweep.repeats as usize * sweep.tests.len();
     let mut done = 0;
-    let driven = drive(&sweep, &guard, &stop, |step| {
+    let driven = drive(&sweep, &guard, stop, |step| {
         done += 1;
         let (test, params) = &tests[step.test];
         let request = RunRequest {
@@ -351,7 +339,7 @@ pub fn run(
             root,
             history_dir,
             &request,
-            &stop,
+            stop,
             progress.then_some(label.as_str()),
         )
     });
@@ -365,9 +353,8 @@ pub fn run(
         &sweep.tests,
         &driven.samples,
     );
-    let signal = i32::try_from(signo.load(Ordering::Relaxed)).unwrap_or(0);
-    let stopped_by = Signal::try_from(signal)
-        .ok()
+    let stopped_by = signals
+        .signal()
         .map(|s| s.as_str().to_string())
         .or_else(|| driven.stopped.then(|| "a signal".to_string()));
     let mut end = SweepEnd {
@@ -400,7 +387,7 @@ pub fn run(
         render::render_text(&result, &end, output_width())
     };
     write_stdout(&text)?;
-    if let Some(code) = signal_exit_code(signo.load(Ordering::Relaxed)) {
+    if let Some(code) = signals.exit_code() {
         return Ok(ExitCode::from(code));
     }
     if let Some(e) = &end.error {
@@ -432,30 +419,22 @@ fn run_step(
         }
         Err(e) => return StepOutcome::Failed(format!("{e:#}")),
     };
-    let started = Instant::now();
-    let mut expected = session.plan.expected_duration();
-    let plan = session.plan.clone();
+    let line = ProgressLine::new(progress.is_some());
+    let mut eta = Eta::start(&session.plan);
     session.relay(stop, Duration::from_millis(100), |ev| {
         // The first run of the sweep probes the engines (the others reuse its choice): its
         // ETA counts the probe.
-        if let RunEvent::Probes { phases } = &ev {
-            expected = crate::bench::engine::expected_duration(&plan, phases);
-        }
+        eta.saw(&ev);
         if let (RunEvent::Point { point, .. }, Some(label)) = (ev, progress) {
-            let eta = expected
-                .map(|e| e.saturating_sub(started.elapsed()))
-                .map_or(String::new(), |left| format!("  ETA {}", fmt_secs(left)));
-            write_stderr(&format!(
-                "\r\x1b[K{label}  {:.1} MB/s  {:.0} IOPS{eta}",
-                BytesPerSec(point.rate()).mb_per_sec(),
-                point.iops()
+            line.show(&format!(
+                "{label}  {}{}",
+                rate_text(point.rate(), point.iops()),
+                eta.text()
             ));
         }
         true
     });
-    if progress.is_some() {
-        write_stderr("\r\x1b[K");
-    }
+    line.clear();
     let metric = Metric::for_test(request.test);
     match session.finish() {
         Ok(report) if report.outcome.stopped => StepOutcome::Stopped,
@@ -464,7 +443,7 @@ fn run_step(
             // with the scheduler or cache state it ran under.
             super::history::record_run(root, history_dir, std::slice::from_ref(&report));
             match report.error() {
-                Some(e) => StepOutcome::Failed(format!("{} failed: {e}", request.test)),
+                Some(e) => StepOutcome::Failed(setting_sweep::run_failed(request.test, &e)),
                 None => StepOutcome::Figure(metric.of(&report)),
             }
         }

@@ -6,16 +6,17 @@
 //! whether the drive acknowledges writes before they reach the media; the kernel's flag only
 //! decides whether the kernel sends FLUSH/FUA. They are kept apart here and compared.
 //!
-//! This module also owns the words for them, spelled once: "on" / "off" / "none" for the
-//! drive's cache (`on_off`, `cache_word`), "write back" / "write through" as sysfs writes them
-//! and "back" / "thru" in narrow tables for the kernel's policy (`KernelWriteCache`).
+//! This module also owns the words for the drive's cache, spelled once: "on" / "off" / "none"
+//! (`on_off`, `cache_word`). The kernel's policy (`KernelWriteCache`, "write back" / "write
+//! through" as sysfs writes them, "back" / "thru" in narrow tables) is a property of the
+//! device's queue and lives with the device, in `device`: this module reads it from there,
+//! and `device` needs nothing from here.
 
 use std::fmt;
-use std::str::FromStr;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
-use super::device::{ParseValueError, Transport};
+use super::device::{KernelWriteCache, Transport};
 
 /// "on" or "off": the drive's write cache, switched on or off.
 pub fn on_off(enabled: bool) -> &'static str {
@@ -46,74 +47,6 @@ pub fn recorded_drive_cache(word: Option<&str>) -> Option<String> {
 /// A recorded drive cache as the screens show it: the word, or "?" when it is not known.
 pub fn drive_cache_shown(recorded: Option<&str>) -> &str {
     recorded.unwrap_or("?")
-}
-
-/// The kernel's flush policy for the device, from `queue/write_cache`. This is what the block
-/// layer believes, which decides whether it sends FLUSH/FUA; it is not the drive's own cache
-/// setting (that needs ATA SET FEATURES, the SCSI caching page or NVMe Set Features).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KernelWriteCache {
-    WriteBack,
-    WriteThrough,
-}
-
-impl KernelWriteCache {
-    pub const ALL: [KernelWriteCache; 2] =
-        [KernelWriteCache::WriteBack, KernelWriteCache::WriteThrough];
-
-    /// The words sysfs reads and writes: `queue/write_cache`, and virtio's `cache_type`, which
-    /// speaks the same two.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KernelWriteCache::WriteBack => "write back",
-            KernelWriteCache::WriteThrough => "write through",
-        }
-    }
-
-    /// The short word for narrow table columns: "back" or "thru".
-    pub fn short(self) -> &'static str {
-        match self {
-            KernelWriteCache::WriteBack => "back",
-            KernelWriteCache::WriteThrough => "thru",
-        }
-    }
-
-    /// `short` for a policy sysfs may not have given: `?` when unknown (the tables' cell).
-    pub fn short_or_unknown(policy: Option<KernelWriteCache>) -> &'static str {
-        policy.map_or("?", KernelWriteCache::short)
-    }
-
-    /// The policy that goes with a drive cache on (write back: flushes needed) or off.
-    pub fn from_enabled(enabled: bool) -> Self {
-        if enabled {
-            KernelWriteCache::WriteBack
-        } else {
-            KernelWriteCache::WriteThrough
-        }
-    }
-}
-
-impl fmt::Display for KernelWriteCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for KernelWriteCache {
-    type Err = ParseValueError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.as_str() == s.trim())
-            .ok_or_else(|| ParseValueError::new("a sysfs write cache mode", s))
-    }
-}
-
-impl Serialize for KernelWriteCache {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
 }
 
 /// What the drive says about its volatile write cache.

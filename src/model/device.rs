@@ -3,14 +3,16 @@
 //!
 //! Every field the kernel may fail to report is an `Option`: `None` means "unknown" and is shown
 //! as `?`, never guessed. Nothing here does I/O; `crate::sys::sysfs` fills these structs.
+//! The device's own facts that other model files build on live here, so they point down to
+//! it: the kernel's flush policy of its queue (`KernelWriteCache`, compared by `cache`) and
+//! the swap areas of the inventory (`SwapEntry`, read by `usage`'s in-use verdict).
 
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
-use super::cache::KernelWriteCache;
 use super::units::Bytes;
 
 /// A device number as the kernel prints it in `dev` files and mountinfo: `major:minor`.
@@ -59,6 +61,74 @@ impl ParseValueError {
         // Keep error messages short even when a file holds garbage.
         let found: String = found.chars().take(64).collect();
         ParseValueError { expected, found }
+    }
+}
+
+/// The kernel's flush policy for the device, from `queue/write_cache`. This is what the block
+/// layer believes, which decides whether it sends FLUSH/FUA; it is not the drive's own cache
+/// setting (that needs ATA SET FEATURES, the SCSI caching page or NVMe Set Features).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelWriteCache {
+    WriteBack,
+    WriteThrough,
+}
+
+impl KernelWriteCache {
+    pub const ALL: [KernelWriteCache; 2] =
+        [KernelWriteCache::WriteBack, KernelWriteCache::WriteThrough];
+
+    /// The words sysfs reads and writes: `queue/write_cache`, and virtio's `cache_type`, which
+    /// speaks the same two.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelWriteCache::WriteBack => "write back",
+            KernelWriteCache::WriteThrough => "write through",
+        }
+    }
+
+    /// The short word for narrow table columns: "back" or "thru".
+    pub fn short(self) -> &'static str {
+        match self {
+            KernelWriteCache::WriteBack => "back",
+            KernelWriteCache::WriteThrough => "thru",
+        }
+    }
+
+    /// `short` for a policy sysfs may not have given: `?` when unknown (the tables' cell).
+    pub fn short_or_unknown(policy: Option<KernelWriteCache>) -> &'static str {
+        policy.map_or("?", KernelWriteCache::short)
+    }
+
+    /// The policy that goes with a drive cache on (write back: flushes needed) or off.
+    pub fn from_enabled(enabled: bool) -> Self {
+        if enabled {
+            KernelWriteCache::WriteBack
+        } else {
+            KernelWriteCache::WriteThrough
+        }
+    }
+}
+
+impl fmt::Display for KernelWriteCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for KernelWriteCache {
+    type Err = ParseValueError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s.trim())
+            .ok_or_else(|| ParseValueError::new("a sysfs write cache mode", s))
+    }
+}
+
+impl Serialize for KernelWriteCache {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -503,6 +573,37 @@ impl BlockDevice {
     }
 }
 
+/// What backs a swap area: the Type column of `/proc/swaps`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwapKind {
+    /// A block device ("partition", whatever the device: zram, a whole disk, an LV).
+    Partition,
+    /// A swap file on a file system ("file").
+    File,
+    /// A type this program does not know (never written by the kernels it knows).
+    Unknown,
+}
+
+impl SwapKind {
+    /// The kind `/proc/swaps` names.
+    pub fn from_proc(column: &str) -> Self {
+        match column {
+            "partition" => SwapKind::Partition,
+            "file" => SwapKind::File,
+            _ => SwapKind::Unknown,
+        }
+    }
+}
+
+/// One active swap area from `/proc/swaps`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwapEntry {
+    pub path: String,
+    pub kind: SwapKind,
+    /// For swap files: the file's identity, when the `sys` layer could stat it.
+    pub file: Option<FileId>,
+}
+
 /// The whole inventory plus what could not be checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inventory {
@@ -514,7 +615,7 @@ pub struct Inventory {
     pub notes: Vec<String>,
     /// Active swap areas, for checking file targets against swap files.
     #[serde(skip)]
-    pub swaps: Vec<super::usage::SwapEntry>,
+    pub swaps: Vec<SwapEntry>,
 }
 
 impl Inventory {

@@ -12,7 +12,9 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use super::device::{BlockDevice, DevNum, FileId, Holder, InUse, LoopBacking, LoopLink};
+use super::device::{
+    BlockDevice, DevNum, FileId, Holder, InUse, LoopBacking, LoopLink, SwapEntry, SwapKind,
+};
 
 /// One line of `/proc/self/mountinfo`, reduced to what the verdict needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,37 +25,6 @@ pub struct MountEntry {
     pub source: String,
     pub mount_point: String,
     pub fstype: String,
-}
-
-/// What backs a swap area: the Type column of `/proc/swaps`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SwapKind {
-    /// A block device ("partition", whatever the device: zram, a whole disk, an LV).
-    Partition,
-    /// A swap file on a file system ("file").
-    File,
-    /// A type this program does not know (never written by the kernels it knows).
-    Unknown,
-}
-
-impl SwapKind {
-    /// The kind `/proc/swaps` names.
-    pub fn from_proc(column: &str) -> Self {
-        match column {
-            "partition" => SwapKind::Partition,
-            "file" => SwapKind::File,
-            _ => SwapKind::Unknown,
-        }
-    }
-}
-
-/// One active swap area from `/proc/swaps`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SwapEntry {
-    pub path: String,
-    pub kind: SwapKind,
-    /// For swap files: the file's identity, when the `sys` layer could stat it.
-    pub file: Option<FileId>,
 }
 
 /// Does `source` (a mount or swap path) name the node `name`, or its dm alias?

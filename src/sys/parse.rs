@@ -2,8 +2,9 @@
 //! bytes and never touch the filesystem, so tests feed them captured and garbage input alike.
 
 use crate::model::DevNum;
+use crate::model::device::{SwapEntry, SwapKind};
 use crate::model::text::{clean_text, unescape_octal};
-use crate::model::usage::{MountEntry, SwapEntry, SwapKind};
+use crate::model::usage::MountEntry;
 
 /// Parses `/proc/self/mountinfo`. Lines that do not have the documented shape are skipped
 /// (see `Documentation/filesystems/proc.rst`, "mountinfo").

@@ -5,13 +5,15 @@
 //! (async-signal-safe); a thread named `signal-restore` reads the first signal, runs the
 //! registered callback (which may lock, allocate and issue ioctls, as restoring needs), then
 //! exits with 128 + the signal. A second signal during the restore waits in the pipe: the
-//! restore is not interrupted. Flags set by signals (the TUI's loop, a CLI run's stop) are
-//! `signal_hook::flag` registrations, which live alongside this one.
+//! restore is not interrupted. Flags set by signals (the TUI's loop, a CLI run's stop, a wait
+//! for the history's lock) are one guard's, `StopSignals`: `signal_hook::flag` registrations,
+//! which live alongside this one.
 //! SIGKILL cannot be caught; `disktriage restore` covers that case from the journal. Signals
 //! the parent set to be ignored (`nohup`) stay ignored.
 
 use std::ffi::c_int;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use nix::sys::signal::Signal;
 use signal_hook::iterator::Signals;
@@ -83,41 +85,169 @@ fn install() -> Result<(), String> {
     Ok(())
 }
 
-/// A flag that SIGINT, SIGTERM and SIGHUP set while it lives (a SIGHUP ignored at start stays
-/// ignored), for a wait that must end on them (a lock held by another process): the wait
-/// polls `is_set`. Dropping it removes its handlers; the program's other handlers stay.
-pub struct StopFlag {
-    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+/// The signals a [`StopSignals`] catches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Catch {
+    /// A headless command's: SIGINT, SIGTERM and SIGHUP (the terminal or the SSH connection
+    /// went away); a SIGHUP ignored at start (`nohup`) stays ignored, as the parent asked.
+    Command,
+    /// The interactive program's: SIGTERM, SIGHUP, SIGINT and SIGQUIT, each caught whatever
+    /// the parent left (the program owns the terminal until it ends).
+    Session,
+}
+
+impl Catch {
+    fn signals(self) -> Vec<Signal> {
+        match self {
+            Catch::Command => SIGNALS
+                .into_iter()
+                .filter(|&sig| !(sig == Signal::SIGHUP && is_ignored(sig)))
+                .collect(),
+            Catch::Session => vec![
+                Signal::SIGTERM,
+                Signal::SIGHUP,
+                Signal::SIGINT,
+                Signal::SIGQUIT,
+            ],
+        }
+    }
+}
+
+/// The one stop-signal guard of the program's front ends: while it lives, the signals of its
+/// [`Catch`] set its stop flag and record which signal came (the last one, when several do),
+/// instead of ending the process. A run polls the flag (or hands it to the runner, or links
+/// a run's own flag to it with [`StopSignals::also_set`]) and finishes what it can; the exit
+/// status is then [`StopSignals::exit_code`], 128 + the signal, as a shell reports a process
+/// the signal ended. Dropping it removes its handlers; the program's other handlers stay (a
+/// signal that then has no handler left is ignored: `signal-hook` does not put the default
+/// back).
+pub struct StopSignals {
+    flag: Arc<AtomicBool>,
+    signo: Arc<AtomicUsize>,
+    signals: Vec<Signal>,
     ids: Vec<signal_hook::SigId>,
 }
 
-impl StopFlag {
-    pub fn new() -> std::io::Result<StopFlag> {
-        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let mut out = StopFlag {
-            flag,
+impl StopSignals {
+    /// Starts catching the signals of `catch`.
+    pub fn catch(catch: Catch) -> std::io::Result<StopSignals> {
+        let mut out = StopSignals {
+            flag: Arc::new(AtomicBool::new(false)),
+            signo: Arc::new(AtomicUsize::new(0)),
+            signals: catch.signals(),
             ids: Vec::new(),
         };
-        for sig in SIGNALS {
-            if sig == Signal::SIGHUP && is_ignored(sig) {
-                continue;
-            }
-            let id = signal_hook::flag::register(sig as c_int, std::sync::Arc::clone(&out.flag))?;
-            out.ids.push(id);
+        for &sig in &out.signals {
+            let flag = signal_hook::flag::register(sig as c_int, Arc::clone(&out.flag))?;
+            out.ids.push(flag);
+            let signo = signal_hook::flag::register_usize(
+                sig as c_int,
+                Arc::clone(&out.signo),
+                sig as usize,
+            )?;
+            out.ids.push(signo);
         }
         Ok(out)
     }
 
-    /// True once one of the signals came after the flag was made.
+    /// True once one of the signals came after the guard was made.
     pub fn is_set(&self) -> bool {
-        self.flag.load(std::sync::atomic::Ordering::Relaxed)
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// The stop flag the signals set, to hand to what polls it (a runner, a test-file layout).
+    pub fn flag(&self) -> &Arc<AtomicBool> {
+        &self.flag
+    }
+
+    /// The number of the signal that came (0: none), for a loop that ends on it.
+    pub fn signalled(&self) -> &AtomicUsize {
+        &self.signo
+    }
+
+    /// The signal that came, if one did.
+    pub fn signal(&self) -> Option<Signal> {
+        i32::try_from(self.signo.load(Ordering::Relaxed))
+            .ok()
+            .and_then(|n| Signal::try_from(n).ok())
+    }
+
+    /// The exit status after a stop by one of the signals: 128 + the signal; `None` when
+    /// none came.
+    pub fn exit_code(&self) -> Option<u8> {
+        exit_code(self.signo.load(Ordering::Relaxed))
+    }
+
+    /// Makes the same signals also set `flag` (a run's own stop flag) until the returned
+    /// link is dropped. A signal that came before the link is passed on at once.
+    pub fn also_set(&self, flag: &Arc<AtomicBool>) -> std::io::Result<Linked> {
+        let mut ids = Vec::new();
+        for &sig in &self.signals {
+            ids.push(signal_hook::flag::register(sig as c_int, Arc::clone(flag))?);
+        }
+        if self.is_set() {
+            flag.store(true, Ordering::Relaxed);
+        }
+        Ok(Linked { ids })
     }
 }
 
-impl Drop for StopFlag {
+impl Drop for StopSignals {
     fn drop(&mut self) {
         for id in self.ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
+    }
+}
+
+/// A flag linked to a [`StopSignals`] by [`StopSignals::also_set`]; dropping it unlinks the
+/// flag.
+pub struct Linked {
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Drop for Linked {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// The exit status after a stop by signal `signo` (0: none): 128 + the signal, as a shell
+/// reports a process the signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+pub fn exit_code(signo: usize) -> Option<u8> {
+    if signo == 0 {
+        return None;
+    }
+    u8::try_from(128 + signo).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_by_signal_exits_with_128_plus_the_signal() {
+        assert_eq!(exit_code(0), None);
+        assert_eq!(exit_code(Signal::SIGINT as usize), Some(130));
+        assert_eq!(exit_code(Signal::SIGTERM as usize), Some(143));
+        assert_eq!(exit_code(Signal::SIGHUP as usize), Some(129));
+    }
+
+    #[test]
+    fn a_command_catches_int_term_and_hup_and_a_session_also_quit() {
+        let command = Catch::Command.signals();
+        assert!(command.contains(&Signal::SIGINT) && command.contains(&Signal::SIGTERM));
+        assert!(!command.contains(&Signal::SIGQUIT));
+        assert_eq!(
+            Catch::Session.signals(),
+            [
+                Signal::SIGTERM,
+                Signal::SIGHUP,
+                Signal::SIGINT,
+                Signal::SIGQUIT
+            ]
+        );
     }
 }

@@ -18,8 +18,9 @@ use super::parse::{
     DiskStat, parse_devnum, parse_disk_stat, parse_flag, parse_inflight, parse_mountinfo,
     parse_number, parse_swaps, parse_vpd_serial,
 };
+use crate::model::device::{SwapEntry, SwapKind};
 use crate::model::text::clean_text;
-use crate::model::usage::{self, MountEntry, SwapEntry};
+use crate::model::usage::{self, MountEntry};
 use crate::model::{
     BlockDevice, Bytes, DevNum, DeviceIdentity, DiskIdentity, Holder, HolderKind, Inventory,
     KernelWriteCache, LoopBacking, Partition, SchedulerSet, Transport,
@@ -177,7 +178,7 @@ impl SysRoot {
         let usage_complete = mounts.is_some() && swaps.is_some();
         let mounts: Vec<MountEntry> = mounts.unwrap_or_default();
         let mut swaps: Vec<SwapEntry> = swaps.unwrap_or_default();
-        for s in swaps.iter_mut().filter(|s| s.kind == usage::SwapKind::File) {
+        for s in swaps.iter_mut().filter(|s| s.kind == SwapKind::File) {
             s.file = direct::file_identity(&self.below_root(&s.path)).map(|(id, _)| id);
         }
 

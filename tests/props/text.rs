@@ -7,8 +7,9 @@ use proptest::test_runner::TestCaseResult;
 
 use disktriage::model::cache::{CacheAgreement, CacheStatus, DriveCache};
 use disktriage::model::device::ParseValueError;
+use disktriage::model::device::{SwapEntry, SwapKind};
 use disktriage::model::text;
-use disktriage::model::usage::{MountEntry, SwapEntry, SwapKind};
+use disktriage::model::usage::MountEntry;
 use disktriage::model::{DevNum, KernelWriteCache, SchedulerSet, Transport};
 use disktriage::sys::parse;
 use disktriage::sys::sysfs::{classify_holder, classify_transport, dev_node_path};

@@ -1,0 +1,18 @@
+//! Orchestration shared by the two faces, the headless commands (`commands`) and the
+//! interactive program (`app`, `tui`): written once here so that both behave and speak alike.
+//! It sits below both and above the engine, the journal and the history; it draws no screen
+//! and parses no command line.
+//!
+//! - `progress`: the progress line of a headless run on stderr (phase, figures, ETA), for
+//!   `run` on one target or several and the sweeps.
+//! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
+//!   put back; its refusals and the sentences that say them), which the CLI drives in a loop
+//!   and the TUI one message at a time.
+//!
+//! Two more pieces both faces share live lower down, where what they need is: the stop-signal
+//! guard is `sys::signals::StopSignals` (it registers handlers: the operating system's part
+//! stays in `sys`), and the history recorder is `history::History::record_test` (one entry
+//! per test and target, which the CLI prints about and the TUI recalls past runs after).
+
+pub mod progress;
+pub mod setting_sweep;
