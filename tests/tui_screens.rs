@@ -101,7 +101,8 @@ fn finished_run_results_and_comparison() {
         cmds,
         [Cmd::SetScheduler {
             device: "loop0".into(),
-            name: "mq-deadline".into()
+            name: "mq-deadline".into(),
+            chosen: None,
         }]
     );
     app.update(Msg::SchedulerSet {
@@ -629,7 +630,8 @@ fn drive_state_health_badges_and_cache_dialog() {
         cmds,
         [Cmd::SetDriveCache {
             device: "sda".into(),
-            enabled: true
+            enabled: true,
+            chosen: None,
         }]
     );
 }
@@ -2496,7 +2498,8 @@ fn p_after_a_switch_shows_the_udev_rule_before_writing_it() {
         [Cmd::PlanPersist {
             device: "sda".into(),
             scheduler: "none".into(),
-            class: false
+            class: false,
+            chosen: None,
         }]
     );
     // What the loop answers: the plan for the lab's SATA disk, by its t10 id (nothing
@@ -2563,7 +2566,8 @@ fn p_after_a_switch_shows_the_udev_rule_before_writing_it() {
         [Cmd::PlanPersist {
             device: "sdb".into(),
             scheduler: "none".into(),
-            class: true
+            class: true,
+            chosen: None,
         }]
     );
     app.update(Msg::PersistPlanned {
@@ -2630,11 +2634,13 @@ fn drive_sweep(
                 device,
                 result: Ok(()),
             }),
-            Cmd::SetScheduler { device, name } => app.update(Msg::SchedulerSet {
+            Cmd::SetScheduler { device, name, .. } => app.update(Msg::SchedulerSet {
                 device,
                 result: Ok(name),
             }),
-            Cmd::SetDriveCache { device, enabled } => {
+            Cmd::SetDriveCache {
+                device, enabled, ..
+            } => {
                 let cache = |on: bool| DriveCache {
                     enabled: Some(on),
                     changeable: true,
@@ -2809,6 +2815,7 @@ fn scheduler_sweep_from_the_test_screen() {
             device: "loop0".into(),
             scheduler: "bfq".into(),
             class: false,
+            chosen: None,
         }]
     );
 }
@@ -2968,6 +2975,7 @@ fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
     let set = |name: &str| Cmd::SetScheduler {
         device: "loop0".into(),
         name: name.into(),
+        chosen: None,
     };
     let cmds = keys(&mut app, "S");
     let cmds = claimed(&mut app, cmds);
@@ -3021,6 +3029,7 @@ fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
     let set = |name: &str| Cmd::SetScheduler {
         device: "loop0".into(),
         name: name.into(),
+        chosen: None,
     };
     let release = || Cmd::ReleaseSweep {
         device: "loop0".into(),
@@ -3256,7 +3265,8 @@ fn health_view_shows_smart_the_logs_and_runs_a_self_test() {
         cmds,
         [Cmd::StartSelfTest {
             device: "sda".into(),
-            kind: SelfTestKind::Long
+            kind: SelfTestKind::Long,
+            chosen: None,
         }]
     );
     let cmds = app.update(Msg::SelfTestStarted {

@@ -163,6 +163,7 @@ impl RunRecord {
             params: Default::default(),
             confirmation: None,
             temperature: Default::default(),
+            device: None,
         };
         let s = &entry.settings;
         Some(RunRecord {

@@ -168,6 +168,7 @@ impl App {
             params: self.values.params(test),
             confirmation: None,
             temperature: self.values.temperature(),
+            device: None,
         };
         // Repeats from the Test screen; a single one cannot tell a winner from the noise.
         let repeats = match self.values.repeats {
@@ -565,10 +566,12 @@ fn set_cmd(sw: &SweepRun, i: usize) -> Cmd {
         SweepKind::Scheduler => Cmd::SetScheduler {
             device: sw.device.clone(),
             name: value.clone(),
+            chosen: None,
         },
         SweepKind::WriteCache => Cmd::SetDriveCache {
             device: sw.device.clone(),
             enabled: value == crate::model::cache::on_off(true),
+            chosen: None,
         },
     }
 }

@@ -208,10 +208,12 @@ impl Executor {
         }
     }
 
-    /// Makes a journaled change to a device through the session's changer.
+    /// Makes a journaled change to a device through the session's changer, refused when the
+    /// name holds another device than the one `chosen` (detached, another attached since).
     fn change<T>(
         &self,
         device: &str,
+        chosen: Option<&crate::model::ChosenDevice>,
         apply: impl FnOnce(
             &Changer,
             &crate::model::BlockDevice,
@@ -221,7 +223,7 @@ impl Executor {
             .changer
             .as_ref()
             .map_err(|why| TaskError::ChangesUnavailable(why.clone()))?;
-        let dev = self.drives.device(device)?;
+        let dev = self.drives.chosen_device(device, chosen)?;
         Ok(apply(&locked(changer), &dev)?)
     }
 
@@ -231,9 +233,15 @@ impl Executor {
                 let inv = self.root.inventory().map_err(TaskError::from);
                 self.send(Msg::Inventory(inv));
             }
-            Cmd::SetScheduler { device, name } => {
+            Cmd::SetScheduler {
+                device,
+                name,
+                chosen,
+            } => {
                 let result = self
-                    .change(&device, |c, dev| c.set_scheduler(dev, &name, false))
+                    .change(&device, chosen.as_ref(), |c, dev| {
+                        c.set_scheduler(dev, &name, false)
+                    })
                     .map(|change| {
                         self.remember(&device, true, &change.journal);
                         change.after.active.unwrap_or(change.requested)
@@ -241,9 +249,15 @@ impl Executor {
                 self.send(Msg::SchedulerSet { device, result });
             }
             Cmd::KeepScheduler { device } => self.keep(&device, true),
-            Cmd::SetDriveCache { device, enabled } => {
+            Cmd::SetDriveCache {
+                device,
+                enabled,
+                chosen,
+            } => {
                 let result = self
-                    .change(&device, |c, dev| c.set_write_cache(dev, enabled, false))
+                    .change(&device, chosen.as_ref(), |c, dev| {
+                        c.set_write_cache(dev, enabled, false)
+                    })
                     .map(|change| {
                         self.remember(&device, false, &change.journal);
                         Box::new(change)
@@ -252,7 +266,7 @@ impl Executor {
             }
             Cmd::KeepDriveCache { device } => self.keep(&device, false),
             Cmd::ClaimSweep { device, what } => {
-                let result = self.change(&device, |c, dev| c.claim(dev, &what));
+                let result = self.change(&device, None, |c, dev| c.claim(dev, &what));
                 self.send(Msg::SweepClaimed { device, result });
             }
             Cmd::ReleaseSweep { device } => {
@@ -297,14 +311,18 @@ impl Executor {
                         }
                     });
             }
-            Cmd::StartSelfTest { device, kind } => {
+            Cmd::StartSelfTest {
+                device,
+                kind,
+                chosen,
+            } => {
                 let drives = Arc::clone(&self.drives);
                 let tx = self.tx.clone();
                 let _ = std::thread::Builder::new()
                     .name(format!("selftest-{device}"))
                     .spawn(move || {
                         let result = drives
-                            .device(&device)
+                            .chosen_device(&device, chosen.as_ref())
                             .and_then(|d| drives.start_self_test(&d, kind))
                             .map_err(TaskError::from);
                         let _ = tx.send(Msg::SelfTestStarted {
@@ -373,7 +391,21 @@ impl Executor {
                 device,
                 scheduler,
                 class,
+                chosen,
             } => {
+                // The rule is planned from what sysfs says about the name now: it must still
+                // be the device chosen, or the rule would name another disk's serial.
+                if let Err(e) = self.drives.chosen_device(&device, chosen.as_ref())
+                    && matches!(e, crate::sys::DriveError::NotChosen(_))
+                {
+                    self.send(Msg::PersistPlanned {
+                        device,
+                        scheduler,
+                        class,
+                        result: Err(TaskError::from(e)),
+                    });
+                    return;
+                }
                 let opts = PersistOptions {
                     target_root: self.persist_root.clone(),
                     class,
@@ -742,6 +774,7 @@ mod tests {
             device: "nvme0n1".into(),
             scheduler: "none".into(),
             class: false,
+            chosen: None,
         });
         let Msg::PersistPlanned { result, .. } = next(&rx) else {
             panic!("no plan")
@@ -765,6 +798,7 @@ mod tests {
             device: "sdb".into(),
             scheduler: "none".into(),
             class: false,
+            chosen: None,
         });
         let Msg::PersistPlanned { result, .. } = next(&rx) else {
             panic!("no answer")
@@ -784,6 +818,7 @@ mod tests {
         lab.exec.execute(Cmd::SetScheduler {
             device: "sda".into(),
             name: "bfq".into(),
+            chosen: None,
         });
         match next(&lab.rx) {
             Msg::SchedulerSet { device, result } => {
@@ -822,6 +857,7 @@ mod tests {
         lab.exec.execute(Cmd::SetScheduler {
             device: "sda".into(),
             name: "bfq".into(),
+            chosen: None,
         });
         let Msg::SchedulerSet { result, .. } = next(&lab.rx) else {
             panic!("no answer")
@@ -845,6 +881,7 @@ mod tests {
         lab.exec.execute(Cmd::SetScheduler {
             device: "sda".into(),
             name: "bfq".into(),
+            chosen: None,
         });
         let Msg::SchedulerSet { result, .. } = next(&lab.rx) else {
             panic!("no answer")
@@ -862,6 +899,7 @@ mod tests {
         lab.exec.execute(Cmd::SetScheduler {
             device: "sda".into(),
             name: "kyber".into(),
+            chosen: None,
         });
         next(&lab.rx);
         lab.exec.execute(Cmd::KeepScheduler {
@@ -881,6 +919,7 @@ mod tests {
         lab.exec.execute(Cmd::SetDriveCache {
             device: "sda".into(),
             enabled: false,
+            chosen: None,
         });
         match next(&lab.rx) {
             Msg::DriveCacheSet { result, .. } => {
@@ -929,6 +968,7 @@ mod tests {
             params: TestParams::default(),
             confirmation: None,
             temperature: TempPoll::Off,
+            device: None,
         })));
         match next(&lab.rx) {
             Msg::RunRefused(why) => assert_eq!(why, "refusing to write to sda: it is mounted"),
@@ -1077,6 +1117,7 @@ mod tests {
             params: TestParams::default(),
             confirmation: None,
             temperature: TempPoll::Off,
+            device: None,
         }
     }
 
@@ -1254,7 +1295,8 @@ mod tests {
             cmds,
             [Cmd::StartSelfTest {
                 device: "sda".into(),
-                kind: SelfTestKind::Short
+                kind: SelfTestKind::Short,
+                chosen: None,
             }]
         );
         pump(&mut app, &mut lab, cmds);
@@ -1323,6 +1365,7 @@ mod tests {
         lab.exec.execute(Cmd::StartSelfTest {
             device: "loop0".into(),
             kind: crate::model::SelfTestKind::Short,
+            chosen: None,
         });
         match next(&lab.rx) {
             Msg::SelfTestStarted { result, .. } => {
