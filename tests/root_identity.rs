@@ -70,7 +70,7 @@ fn another_scheduler(name: &str) -> String {
 
 /// The read and write I/O counts of `/sys/block/NAME/stat` (fields 1 and 5).
 fn io_counts(name: &str) -> (u64, u64) {
-    let text = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let text = std::fs::read_to_string(format!("/sys/class/block/{name}/stat")).unwrap();
     let f: Vec<u64> = text
         .split_whitespace()
         .map(|w| w.parse().unwrap())
@@ -297,4 +297,77 @@ fn root_the_chosen_device_still_runs() {
         .finish()
         .unwrap();
     assert!(report.error().is_none(), "{:?}", report.error());
+}
+
+/// An image with one partition (the rest of the image), its bytes a pattern of `seed`.
+fn partitioned(dir: &Path, name: &str, seed: u8) -> PathBuf {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let path = image(dir, name, 16 << 20, seed);
+    let mut sfdisk = Command::new("sfdisk")
+        .args(["-q", path.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sfdisk
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"label: dos\n,,L\n")
+        .unwrap();
+    assert!(sfdisk.wait().unwrap().success());
+    path
+}
+
+/// A partition chosen on one disk is not the partition of the same name on the disk attached
+/// under the disk's name since: a read test of it is refused, no I/O reaches the new one. The
+/// partition of the disk chosen still runs.
+#[test]
+fn root_a_partition_of_a_replaced_disk_is_another_partition() {
+    if !root_or_skip("root_a_partition_of_a_replaced_disk_is_another_partition") {
+        return;
+    }
+    let dir = shm_scratch();
+    let a = partitioned(dir.path(), "a.img", 1);
+    let b = partitioned(dir.path(), "b.img", 2);
+    let mut l = LoopDev::attach(&a, &["-P"]);
+    let parts = l.expose_partitions();
+    let p1 = parts.first().expect("a partition").clone();
+    let chosen_part = chosen(&p1);
+    assert_eq!(chosen_part.disk.as_deref(), Some(l.name.as_str()));
+    let request = RunRequest {
+        target: PathBuf::from("/dev").join(&p1),
+        test: TestName::SeqRead,
+        params: TestParams {
+            time: Some(Duration::from_millis(100)),
+            warmup: Some(Duration::ZERO),
+            ..TestParams::default()
+        },
+        confirmation: None,
+        temperature: TempPoll::Off,
+        device: Some(chosen_part.clone()),
+    };
+    // The partition chosen, still there: it runs.
+    let report = session::start(&SysRoot::host(), &request)
+        .unwrap()
+        .finish()
+        .unwrap();
+    assert!(report.error().is_none(), "{:?}", report.error());
+
+    l.reattach(&b);
+    let parts = l.expose_partitions();
+    assert!(parts.contains(&p1), "{parts:?}");
+    let b_bytes = std::fs::read(&b).unwrap();
+    let before = io_counts(&p1);
+    let e = session::start(&SysRoot::host(), &request)
+        .err()
+        .expect("a read test ran on the new disk's partition");
+    let text = format!("{e:#}");
+    assert!(
+        text.contains(&format!("{p1} is no longer the device you chose")),
+        "{text}"
+    );
+    assert!(text.contains("nothing was done"), "{text}");
+    assert_eq!(io_counts(&p1), before, "I/O reached the new partition");
+    assert_eq!(std::fs::read(&b).unwrap(), b_bytes);
 }
