@@ -6,6 +6,8 @@
 //!
 //! Root only (loop devices over files in /dev/shm); skipped otherwise.
 
+#![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -370,4 +372,42 @@ fn root_a_partition_of_a_replaced_disk_is_another_partition() {
     assert!(text.contains("nothing was done"), "{text}");
     assert_eq!(io_counts(&p1), before, "I/O reached the new partition");
     assert_eq!(std::fs::read(&b).unwrap(), b_bytes);
+}
+
+/// Drive commands (cache switch, self-test, SMART: SG_IO and NVMe ioctls) open the device node
+/// first: a node that is another device than the one read is refused before any command
+/// reaches it. `raw_pages` (`debug pages`) is the one such open a loop device gets to.
+#[test]
+fn root_a_drive_command_opens_only_the_device_read() {
+    if !root_or_skip("root_a_drive_command_opens_only_the_device_read") {
+        return;
+    }
+    let dir = shm_scratch();
+    let a = image(dir.path(), "a.img", 8 << 20, 1);
+    let b = image(dir.path(), "b.img", 8 << 20, 2);
+    let mut l = LoopDev::attach(&a, &[]);
+    let drives = LinuxDrives::host();
+    let read = drives.device(&l.name).unwrap();
+    let pages = drives.raw_pages(&read);
+    assert!(
+        !pages
+            .iter()
+            .any(|p| p.bytes.as_ref().is_err_and(|e| e.contains("no longer"))),
+        "{pages:?}"
+    );
+    l.reattach(&b);
+    let pages = drives.raw_pages(&read);
+    let [page] = pages.as_slice() else {
+        panic!("{pages:?}")
+    };
+    assert_eq!(page.name, "open");
+    let e = page
+        .bytes
+        .as_ref()
+        .expect_err("the other device was opened");
+    assert!(
+        e.contains(&format!("{} is no longer the device you chose", l.name))
+            && e.contains(&format!("now backing {}", b.display())),
+        "{e}"
+    );
 }

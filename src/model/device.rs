@@ -837,6 +837,136 @@ mod tests {
         assert!(!disk.same_device(&moved));
         assert!(!disk.same_device(&swapped));
         assert!(disk.same_device(&disk.clone()));
+        // The kernel's sequence number tells a disk replugged (or a loop device attached
+        // again) from the one before, where it is known on both sides.
+        let mut seq = disk.clone();
+        seq.diskseq = Some(7);
+        let mut replugged = seq.clone();
+        replugged.diskseq = Some(8);
+        assert!(!seq.same_device(&replugged));
+        assert!(seq.same_device(&disk));
+    }
+
+    #[test]
+    fn a_request_is_refused_on_another_device_under_the_chosen_name() {
+        let mut a = BlockDevice::unknown("loop5", "/dev/loop5".into());
+        a.transport = Transport::Loop;
+        a.dev = Some(DevNum { major: 7, minor: 5 });
+        a.diskseq = Some(40);
+        a.backing_file = Some("/dev/shm/a.img".into());
+        a.loop_backing = Some(LoopBacking {
+            file: Some(FileId {
+                dev: DevNum {
+                    major: 0,
+                    minor: 26,
+                },
+                ino: 12,
+            }),
+            block: None,
+        });
+        let chosen = a.chosen();
+        assert_eq!(chosen.refusal(Some(&a.chosen())), None);
+        let mut b = a.clone();
+        b.diskseq = Some(41);
+        b.backing_file = Some("/dev/shm/b.img".into());
+        b.loop_backing = Some(LoopBacking {
+            file: Some(FileId {
+                dev: DevNum {
+                    major: 0,
+                    minor: 26,
+                },
+                ino: 13,
+            }),
+            block: None,
+        });
+        assert_eq!(
+            chosen.refusal(Some(&b.chosen())).as_deref(),
+            Some(
+                "loop5 is no longer the device you chose (7:5 backing /dev/shm/a.img); now \
+                 backing /dev/shm/b.img: nothing was done"
+            )
+        );
+        // Only the sequence number differs (the same image detached and attached again,
+        // a disk with no serial replugged): another device all the same.
+        let mut again = a.clone();
+        again.diskseq = Some(42);
+        assert!(chosen.refusal(Some(&again.chosen())).is_some());
+        // Detached: nothing is behind it now.
+        let mut detached = a.clone();
+        detached.backing_file = None;
+        detached.loop_backing = None;
+        assert!(
+            chosen
+                .refusal(Some(&detached.chosen()))
+                .is_some_and(|w| w.contains("now detached"))
+        );
+        assert_eq!(
+            chosen.refusal(None).as_deref(),
+            Some("loop5 is gone: nothing was done")
+        );
+        // A reading without the sequence number or the image's identity (an older kernel,
+        // a sysfs directory) is compared on what it has.
+        let partial = ChosenDevice {
+            name: "loop5".into(),
+            dev: a.dev,
+            backing_file: a.backing_file.clone(),
+            ..ChosenDevice::default()
+        };
+        assert_eq!(chosen.refusal(Some(&partial)), None);
+        // A disk by its serial.
+        let mut sdb = BlockDevice::unknown("sdb", "/dev/sdb".into());
+        sdb.dev = Some(DevNum {
+            major: 8,
+            minor: 16,
+        });
+        sdb.serial = Some("S1".into());
+        let mut other = sdb.clone();
+        other.serial = Some("S2".into());
+        assert_eq!(
+            sdb.chosen().refusal(Some(&other.chosen())).as_deref(),
+            Some(
+                "sdb is no longer the device you chose (8:16 serial S1); now serial S2: nothing was done"
+            )
+        );
+    }
+
+    #[test]
+    fn a_partition_is_chosen_with_its_disk() {
+        let mut disk = BlockDevice::unknown("loop5", "/dev/loop5".into());
+        disk.dev = Some(DevNum { major: 7, minor: 5 });
+        disk.diskseq = Some(40);
+        disk.partitions.push(Partition {
+            name: "loop5p1".into(),
+            path: "/dev/loop5p1".into(),
+            dev: Some(DevNum {
+                major: 259,
+                minor: 0,
+            }),
+            number: Some(1),
+            start_sector: Some(2048),
+            size_bytes: None,
+            read_only: None,
+            holders: Vec::new(),
+        });
+        let part = disk.chosen_partition("loop5p1").unwrap();
+        assert_eq!(
+            part.dev,
+            Some(DevNum {
+                major: 259,
+                minor: 0
+            })
+        );
+        assert_eq!(part.diskseq, Some(40));
+        assert_eq!(part.disk.as_deref(), Some("loop5"));
+        // The partition of the same name and number on the disk attached since.
+        let new_disk = ChosenDevice {
+            diskseq: Some(41),
+            ..part.clone()
+        };
+        assert!(part.refusal(Some(&new_disk)).is_some_and(|w| {
+            w.starts_with("loop5p1 is no longer the device you chose (259:0 on loop5)")
+        }));
+        assert!(disk.chosen_partition("loop5p2").is_none());
     }
 
     #[test]
