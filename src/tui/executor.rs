@@ -830,6 +830,80 @@ mod tests {
         assert_eq!(active_scheduler(&lab.drives, "sda"), "bfq");
     }
 
+    /// A command made for the device on the screen is refused when the name holds another
+    /// device by the time it runs (another serial, a new `diskseq`): nothing is switched,
+    /// started or planned, and the answer says why.
+    #[test]
+    fn a_command_for_a_device_that_changed_under_its_name_does_nothing() {
+        let mut lab = lab(true, "unused");
+        let sda = lab.drives.device("sda").unwrap();
+        let before = active_scheduler(&lab.drives, "sda");
+        let cache_before = lab.drives.drive_cache(&sda).unwrap();
+        let chosen = crate::model::ChosenDevice {
+            serial: Some("ANOTHER-DISK".into()),
+            diskseq: Some(1),
+            ..sda.chosen()
+        };
+        let refused = |e: &TaskError| {
+            e.to_string()
+                .contains("sda is no longer the device you chose")
+        };
+        lab.exec.execute(Cmd::SetScheduler {
+            device: "sda".into(),
+            name: "bfq".into(),
+            chosen: Some(chosen.clone()),
+        });
+        match next(&lab.rx) {
+            Msg::SchedulerSet { result, .. } => {
+                assert!(result.as_ref().is_err_and(refused), "{result:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(active_scheduler(&lab.drives, "sda"), before);
+        lab.exec.execute(Cmd::SetDriveCache {
+            device: "sda".into(),
+            enabled: !cache_before.enabled.unwrap_or(true),
+            chosen: Some(chosen.clone()),
+        });
+        match next(&lab.rx) {
+            Msg::DriveCacheSet { result, .. } => {
+                assert!(result.as_ref().is_err_and(refused), "{result:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(lab.drives.drive_cache(&sda).unwrap(), cache_before);
+        lab.exec.execute(Cmd::StartSelfTest {
+            device: "sda".into(),
+            kind: crate::model::SelfTestKind::Short,
+            chosen: Some(chosen.clone()),
+        });
+        match next(&lab.rx) {
+            Msg::SelfTestStarted { result, .. } => {
+                assert!(result.as_ref().is_err_and(refused), "{result:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        lab.exec.execute(Cmd::PlanPersist {
+            device: "sda".into(),
+            scheduler: "none".into(),
+            class: false,
+            chosen: Some(chosen),
+        });
+        match next(&lab.rx) {
+            Msg::PersistPlanned { result, .. } => {
+                assert!(result.as_ref().is_err_and(refused), "{result:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let sent: Vec<String> = lab
+            .drives
+            .calls()
+            .into_iter()
+            .filter(|c| c.starts_with("set_") || c.starts_with("start_"))
+            .collect();
+        assert!(sent.is_empty(), "{sent:?}");
+    }
+
     /// The TUI's sweep takes the same claim as `disktriage run --sweep-*`: refused while a
     /// CLI sweep (another journal handle on the same directory) holds the device, and while
     /// the TUI holds it, the CLI's claim and switch are refused; released, both are free.
