@@ -411,3 +411,45 @@ fn root_a_drive_command_opens_only_the_device_read() {
         "{e}"
     );
 }
+
+/// Between the check of a loop device's sysfs directory and the write through it, the loop
+/// device cannot be attached to another file: its node is held open, so a detach waits for
+/// the last close and an attach to another file is refused as busy. (A loop device keeps its
+/// sysfs directory across a re-attach: the directory alone would not tell.)
+#[test]
+fn root_a_loop_device_checked_for_a_write_cannot_be_reattached_before_it() {
+    if !root_or_skip("root_a_loop_device_checked_for_a_write_cannot_be_reattached_before_it") {
+        return;
+    }
+    use std::process::Command;
+    let dir = shm_scratch();
+    let a = image(dir.path(), "a.img", 8 << 20, 1);
+    let b = image(dir.path(), "b.img", 8 << 20, 2);
+    let l = LoopDev::attach(&a, &[]);
+    let root = SysRoot::host();
+    let checked = root.open_chosen_dir(&chosen(&l.name)).unwrap();
+    // The racer: detach and attach to B under the same name.
+    let _ = Command::new("losetup").args(["-d", l.path_str()]).status();
+    let attach_b = Command::new("losetup")
+        .args([l.path_str(), b.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        !attach_b.status.success(),
+        "{} was attached to B while checked",
+        l.name
+    );
+    let backing = std::fs::read_to_string(format!("/sys/block/{}/loop/backing_file", l.name))
+        .unwrap_or_default();
+    assert_eq!(backing.trim(), a.to_str().unwrap());
+    let other = another_scheduler(&l.name);
+    checked.write("queue/scheduler", &other).unwrap();
+    drop(checked);
+    // The deferred detach happens at the last close.
+    let gone = poll(50, || {
+        std::fs::read_to_string(format!("/sys/block/{}/loop/backing_file", l.name))
+            .is_err()
+            .then_some(())
+    });
+    assert!(gone.is_some(), "the detach did not follow the close");
+}

@@ -124,6 +124,10 @@ pub fn read_attr_text(path: &Path) -> io::Result<String> {
 pub struct DeviceDir {
     dir: std::os::fd::OwnedFd,
     path: PathBuf,
+    /// A loop device's node, held open while the directory is used: a loop device keeps its
+    /// sysfs directory when it is detached and attached to another file, but while it is open
+    /// a detach is deferred to the last close, so the device checked stays the device written.
+    _held: Option<fs::File>,
 }
 
 impl DeviceDir {
@@ -185,6 +189,16 @@ impl DeviceDir {
         }
     }
 }
+
+/// Is the device chosen a loop device attached to a file (by what was recorded of it)?
+fn is_loop(chosen: &ChosenDevice) -> bool {
+    chosen.disk.is_none()
+        && (chosen.loop_file.is_some() || chosen.backing_file.is_some())
+        && chosen.dev.is_some_and(|d| d.major == LOOP_MAJOR)
+}
+
+/// The block major of loop devices (include/uapi/linux/major.h).
+const LOOP_MAJOR: u32 = 7;
 
 /// The root under which `sys/` and `proc/` are found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -350,11 +364,45 @@ impl SysRoot {
             }
             Err(e) => return Err(DriveError::io("open", &path, e)),
         };
-        let dir = DeviceDir { dir, path };
+        let held = if self.root == Path::new("/") && is_loop(chosen) {
+            Some(self.hold_loop_node(chosen)?)
+        } else {
+            None
+        };
+        let dir = DeviceDir {
+            dir,
+            path,
+            _held: held,
+        };
         if let Some(why) = chosen.refusal(Some(&dir.found(&chosen.name))) {
             return Err(DriveError::NotChosen(why));
         }
         Ok(dir)
+    }
+
+    /// Opens a loop device's node (read-only, without blocking; nothing is read) and checks
+    /// that it is the device chosen: held open, it cannot be attached to another file.
+    fn hold_loop_node(&self, chosen: &ChosenDevice) -> Result<fs::File, DriveError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let node = dev_node_path(&chosen.name);
+        let file = match fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&node)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(DriveError::NotChosen(
+                    chosen.refusal(None).unwrap_or_default(),
+                ));
+            }
+            Err(e) => return Err(DriveError::from_io("open", &node, &e)),
+        };
+        match direct::refuse_unless_chosen(&file, chosen) {
+            Ok(Ok(())) => Ok(file),
+            Ok(Err(why)) => Err(DriveError::NotChosen(why)),
+            Err(e) => Err(DriveError::from_io("fstat", &node, &e)),
+        }
     }
 
     /// Reads everything sysfs says about one block device.
