@@ -2972,10 +2972,12 @@ fn sweeps_are_refused_where_the_setting_cannot_change() {
 fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
+    // Every switch of the sweep names loop0 as it was when the sweep started.
+    let loop0 = app.devices.inventory.as_ref().unwrap().chosen("loop0");
     let set = |name: &str| Cmd::SetScheduler {
         device: "loop0".into(),
         name: name.into(),
-        chosen: None,
+        chosen: loop0.clone(),
     };
     let cmds = keys(&mut app, "S");
     let cmds = claimed(&mut app, cmds);
@@ -3026,10 +3028,17 @@ fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
 
 #[test]
 fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
+    // Every switch of the sweep names loop0 as it was when the sweep started.
+    let loop0 = app_with("host-loop-zram", true)
+        .devices
+        .inventory
+        .as_ref()
+        .unwrap()
+        .chosen("loop0");
     let set = |name: &str| Cmd::SetScheduler {
         device: "loop0".into(),
         name: name.into(),
-        chosen: None,
+        chosen: loop0.clone(),
     };
     let release = || Cmd::ReleaseSweep {
         device: "loop0".into(),
