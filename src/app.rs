@@ -259,6 +259,82 @@ impl App {
     }
 
     /// The one transition function.
+    /// `cmd` with the identity of the device it acts on, as the admin chose it: the device of
+    /// that name in the inventory on the screen (kept on its device by identity at every
+    /// refresh). The executor refuses the action when the name holds another device by then.
+    /// Commands that already carry an identity, or act on no device, are left as they are.
+    pub fn stamp(&self, cmd: Cmd) -> Cmd {
+        let inv = self.devices.inventory.as_ref();
+        let chosen_of = |name: &str| inv.and_then(|i| i.chosen(name));
+        let by_path = |target: &std::path::Path| {
+            let inv = inv?;
+            let name = inv.devices.iter().find_map(|d| {
+                if d.path == target {
+                    return Some(d.name.clone());
+                }
+                d.partitions
+                    .iter()
+                    .find(|p| p.path == target)
+                    .map(|p| p.name.clone())
+            })?;
+            inv.chosen(&name)
+        };
+        let stamp_run = |mut request: crate::bench::session::RunRequest| {
+            if request.device.is_none() {
+                request.device = by_path(&request.target);
+            }
+            request
+        };
+        match cmd {
+            Cmd::SetScheduler {
+                device,
+                name,
+                chosen: None,
+            } => Cmd::SetScheduler {
+                chosen: chosen_of(&device),
+                device,
+                name,
+            },
+            Cmd::SetDriveCache {
+                device,
+                enabled,
+                chosen: None,
+            } => Cmd::SetDriveCache {
+                chosen: chosen_of(&device),
+                device,
+                enabled,
+            },
+            Cmd::StartSelfTest {
+                device,
+                kind,
+                chosen: None,
+            } => Cmd::StartSelfTest {
+                chosen: chosen_of(&device),
+                device,
+                kind,
+            },
+            Cmd::PlanPersist {
+                device,
+                scheduler,
+                class,
+                chosen: None,
+            } => Cmd::PlanPersist {
+                chosen: chosen_of(&device),
+                device,
+                scheduler,
+                class,
+            },
+            Cmd::StartRun(request) => Cmd::StartRun(Box::new(stamp_run(*request))),
+            Cmd::StartSeveral(targets) => Cmd::StartSeveral(
+                targets
+                    .into_iter()
+                    .map(|(i, request)| (i, stamp_run(request)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         let cmds = self.transition(msg);
         self.settle_status();

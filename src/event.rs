@@ -17,7 +17,8 @@ use crate::bench::spec::Plan;
 use crate::changes::{CacheChange, ChangeError};
 use crate::history::HistoryEntry;
 use crate::model::{
-    CacheStatus, DiskIdentity, DriveLogs, Inventory, SelfTestKind, SelfTestStatus, SmartHealth,
+    CacheStatus, ChosenDevice, DiskIdentity, DriveLogs, Inventory, SelfTestKind, SelfTestStatus,
+    SmartHealth,
 };
 use crate::persist::{PersistError, Persisted, UdevRule};
 use crate::report::export::ExportFormat;
@@ -210,6 +211,9 @@ pub enum Cmd {
     SetScheduler {
         device: String,
         name: String,
+        /// The device as the admin chose it (stamped by `App::stamp` from the inventory on the
+        /// screen): the action is refused when the name holds another device now.
+        chosen: Option<ChosenDevice>,
     },
     /// Stop restoring this device's scheduler on exit: the admin keeps the change.
     KeepScheduler {
@@ -224,6 +228,9 @@ pub enum Cmd {
     StartSelfTest {
         device: String,
         kind: SelfTestKind,
+        /// The device as the admin chose it (stamped by `App::stamp` from the inventory on the
+        /// screen): the action is refused when the name holds another device now.
+        chosen: Option<ChosenDevice>,
     },
     /// Read the drive's self-test state (while a self-test runs).
     PollSelfTest {
@@ -233,6 +240,9 @@ pub enum Cmd {
     SetDriveCache {
         device: String,
         enabled: bool,
+        /// The device as the admin chose it (stamped by `App::stamp` from the inventory on the
+        /// screen): the action is refused when the name holds another device now.
+        chosen: Option<ChosenDevice>,
     },
     /// Keep the drive cache change: not put back on exit.
     KeepDriveCache {
@@ -274,6 +284,9 @@ pub enum Cmd {
         device: String,
         scheduler: String,
         class: bool,
+        /// The device as the admin chose it (stamped by `App::stamp` from the inventory on the
+        /// screen): the action is refused when the name holds another device now.
+        chosen: Option<ChosenDevice>,
     },
     /// Write a planned rule.
     WritePersist(Box<UdevRule>),

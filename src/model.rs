@@ -17,8 +17,8 @@ pub use change::{
     DeviceId, DeviceIdentity, JournalEntry, Lifetime, Owner, Setting, SettingKind, is_kernel_name,
 };
 pub use device::{
-    BlockDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory, KernelWriteCache,
-    LoopBacking, LoopLink, Partition, SchedulerSet, Transport,
+    BlockDevice, ChosenDevice, DevNum, FileId, Holder, HolderKind, InUse, Inventory,
+    KernelWriteCache, LoopBacking, LoopLink, Partition, SchedulerSet, Transport,
 };
 pub use drivelog::{
     DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestKind, SelfTestLog,

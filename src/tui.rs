@@ -8,7 +8,7 @@
 //! after a SIGKILL the next start offers to put it back. A panic on another thread (a bug)
 //! ends only that thread: the screen says so, and the session goes on.
 
-mod executor;
+pub mod executor;
 
 use std::io::{self, IsTerminal};
 use std::mem::ManuallyDrop;
@@ -356,7 +356,7 @@ where
                     ExitCode::SUCCESS
                 });
             }
-            exec.execute(c);
+            exec.execute(app.stamp(c));
         }
         if inventory && !orphans_offered {
             // The journal is read after the device list is on the screen.

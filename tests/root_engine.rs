@@ -1943,6 +1943,7 @@ fn root_runs_of_one_session_reuse_the_first_probe() {
         },
         confirmation: None,
         temperature: TempPoll::Off,
+        device: None,
     };
     // Three runs of one test on one device in one process (the TUI's retests and repeats):
     // one probe, one engine, so Compare finds no engine change between them.

@@ -244,6 +244,7 @@ fn root_a_file_target_run_removes_its_file_and_touches_nothing_else() {
                 // A new file: no confirmation, as on the command line.
                 confirmation: None,
                 temperature: TempPoll::Off,
+                device: None,
             },
         )
         .unwrap();
@@ -280,6 +281,7 @@ fn root_a_file_target_run_removes_its_file_and_touches_nothing_else() {
             },
             confirmation: None,
             temperature: TempPoll::Off,
+            device: None,
         },
     );
     let err = format!("{:#}", refused.err().expect("refused"));

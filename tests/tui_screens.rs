@@ -101,7 +101,8 @@ fn finished_run_results_and_comparison() {
         cmds,
         [Cmd::SetScheduler {
             device: "loop0".into(),
-            name: "mq-deadline".into()
+            name: "mq-deadline".into(),
+            chosen: None,
         }]
     );
     app.update(Msg::SchedulerSet {
@@ -629,7 +630,8 @@ fn drive_state_health_badges_and_cache_dialog() {
         cmds,
         [Cmd::SetDriveCache {
             device: "sda".into(),
-            enabled: true
+            enabled: true,
+            chosen: None,
         }]
     );
 }
@@ -2703,7 +2705,8 @@ fn p_after_a_switch_shows_the_udev_rule_before_writing_it() {
         [Cmd::PlanPersist {
             device: "sda".into(),
             scheduler: "none".into(),
-            class: false
+            class: false,
+            chosen: None,
         }]
     );
     // What the loop answers: the plan for the lab's SATA disk, by its t10 id (nothing
@@ -2770,7 +2773,8 @@ fn p_after_a_switch_shows_the_udev_rule_before_writing_it() {
         [Cmd::PlanPersist {
             device: "sdb".into(),
             scheduler: "none".into(),
-            class: true
+            class: true,
+            chosen: None,
         }]
     );
     app.update(Msg::PersistPlanned {
@@ -2837,11 +2841,13 @@ fn drive_sweep(
                 device,
                 result: Ok(()),
             }),
-            Cmd::SetScheduler { device, name } => app.update(Msg::SchedulerSet {
+            Cmd::SetScheduler { device, name, .. } => app.update(Msg::SchedulerSet {
                 device,
                 result: Ok(name),
             }),
-            Cmd::SetDriveCache { device, enabled } => {
+            Cmd::SetDriveCache {
+                device, enabled, ..
+            } => {
                 let cache = |on: bool| DriveCache {
                     enabled: Some(on),
                     changeable: true,
@@ -3016,6 +3022,7 @@ fn scheduler_sweep_from_the_test_screen() {
             device: "loop0".into(),
             scheduler: "bfq".into(),
             class: false,
+            chosen: None,
         }]
     );
 }
@@ -3172,9 +3179,12 @@ fn sweeps_are_refused_where_the_setting_cannot_change() {
 fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
+    // Every switch of the sweep names loop0 as it was when the sweep started.
+    let loop0 = app.devices.inventory.as_ref().unwrap().chosen("loop0");
     let set = |name: &str| Cmd::SetScheduler {
         device: "loop0".into(),
         name: name.into(),
+        chosen: loop0.clone(),
     };
     let cmds = keys(&mut app, "S");
     let cmds = claimed(&mut app, cmds);
@@ -3225,9 +3235,17 @@ fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
 
 #[test]
 fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
+    // Every switch of the sweep names loop0 as it was when the sweep started.
+    let loop0 = app_with("host-loop-zram", true)
+        .devices
+        .inventory
+        .as_ref()
+        .unwrap()
+        .chosen("loop0");
     let set = |name: &str| Cmd::SetScheduler {
         device: "loop0".into(),
         name: name.into(),
+        chosen: loop0.clone(),
     };
     let release = || Cmd::ReleaseSweep {
         device: "loop0".into(),
@@ -3463,7 +3481,8 @@ fn health_view_shows_smart_the_logs_and_runs_a_self_test() {
         cmds,
         [Cmd::StartSelfTest {
             device: "sda".into(),
-            kind: SelfTestKind::Long
+            kind: SelfTestKind::Long,
+            chosen: None,
         }]
     );
     let cmds = app.update(Msg::SelfTestStarted {

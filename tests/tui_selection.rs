@@ -396,3 +396,49 @@ fn an_unrelated_device_going_leaves_the_status_alone() {
     assert!(status(&app).contains("scheduler now"), "{}", status(&app));
     assert_eq!(selected(&app).as_deref(), Some("loop1"));
 }
+
+/// Every command that acts on a device leaves the app with the identity of the device on the
+/// screen (`App::stamp`, as the TUI's loop hands it to the executor): the executor refuses it
+/// when the name holds another device by the time it acts (root_identity.rs tests that on
+/// real loop devices).
+#[test]
+fn commands_carry_the_identity_of_the_device_on_the_screen() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "j");
+    keys(&mut app, "s");
+    key(&mut app, KeyCode::Down);
+    let cmds: Vec<Cmd> = key(&mut app, KeyCode::Enter)
+        .into_iter()
+        .map(|c| app.stamp(c))
+        .collect();
+    let want = inventory().chosen("loop1").unwrap();
+    assert!(
+        want.dev.is_some() && want.backing_file.is_some(),
+        "{want:?}"
+    );
+    let [Cmd::SetScheduler { device, chosen, .. }] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(device, "loop1");
+    assert_eq!(chosen.as_ref(), Some(&want));
+    // A run on the Test screen: its request names the device chosen.
+    pick_rand_read(&mut app);
+    let cmds: Vec<Cmd> = keys(&mut app, "r")
+        .into_iter()
+        .map(|c| app.stamp(c))
+        .collect();
+    let [Cmd::StartRun(req)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(req.device.as_ref(), Some(&want));
+    // The identity taken before loop1 was re-attached to another file is refused against
+    // the device under the name now.
+    let now = reattached(inventory(), "loop1", "/tmp/other.img");
+    let new = now.chosen("loop1").unwrap();
+    assert!(
+        want.refusal(Some(&new))
+            .is_some_and(|w| w.contains("loop1 is no longer the device you chose")),
+        "{:?}",
+        want.refusal(Some(&new))
+    );
+}

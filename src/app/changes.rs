@@ -313,6 +313,7 @@ impl App {
             device,
             scheduler,
             class: false,
+            chosen: None,
         }]
     }
 
@@ -343,6 +344,7 @@ impl App {
             device: result.device,
             scheduler,
             class: false,
+            chosen: None,
         }]
     }
 

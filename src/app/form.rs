@@ -160,6 +160,7 @@ impl App {
                 params,
                 confirmation: None,
                 temperature: self.values.temperature(),
+                device: None,
             };
             return self.launch(request, self.values.repeats.max(1));
         }
@@ -178,6 +179,7 @@ impl App {
             params: self.values.params(test),
             confirmation: None,
             temperature: self.values.temperature(),
+            device: None,
         };
         if self.several.marks.len() >= 2 {
             return self.launch_several(request, self.values.repeats.max(1));

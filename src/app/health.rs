@@ -84,6 +84,7 @@ impl App {
                     return vec![Cmd::StartSelfTest {
                         device,
                         kind: SelfTestKind::Abort,
+                        chosen: None,
                     }];
                 }
                 self.ask_self_test(device, SelfTestKind::Abort);

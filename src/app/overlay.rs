@@ -207,6 +207,7 @@ impl Overlay {
                         device,
                         scheduler,
                         class: !class,
+                        chosen: None,
                     }))
                 }
                 (KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('q'), _) => {
@@ -237,10 +238,12 @@ impl Overlay {
                 KeyCode::Char('o') | KeyCode::Char('0') => close(Intent::Cmd(Cmd::SetDriveCache {
                     device,
                     enabled: false,
+                    chosen: None,
                 })),
                 KeyCode::Char('n') | KeyCode::Char('1') => close(Intent::Cmd(Cmd::SetDriveCache {
                     device,
                     enabled: true,
+                    chosen: None,
                 })),
                 KeyCode::Char('K') => close(Intent::Keep(Setting::DriveCache, device)),
                 KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => CLOSE,
@@ -252,9 +255,11 @@ impl Overlay {
                 _ => CLOSE,
             },
             Overlay::SelfTest { device, kind } => match code {
-                KeyCode::Char('y') | KeyCode::Enter => {
-                    close(Intent::Cmd(Cmd::StartSelfTest { device, kind }))
-                }
+                KeyCode::Char('y') | KeyCode::Enter => close(Intent::Cmd(Cmd::StartSelfTest {
+                    device,
+                    kind,
+                    chosen: None,
+                })),
                 _ => close(Intent::Info("no self-test started".into())),
             },
             Overlay::QuitConfirm => match code {
@@ -378,6 +383,7 @@ impl Overlay {
                     Some(name) => close(Intent::Cmd(Cmd::SetScheduler {
                         device,
                         name: name.clone(),
+                        chosen: None,
                     })),
                     None => CLOSE,
                 },
@@ -467,7 +473,8 @@ mod tests {
             intent,
             Some(Intent::Cmd(Cmd::SetScheduler {
                 device: "sda".into(),
-                name: "bfq".into()
+                name: "bfq".into(),
+                chosen: None,
             }))
         );
         assert_eq!(

@@ -203,6 +203,7 @@ impl RunRecord {
             params: Default::default(),
             confirmation: None,
             temperature: Default::default(),
+            device: None,
         };
         let s = &entry.settings;
         Some(RunRecord {
@@ -586,6 +587,7 @@ mod tests {
             params: Default::default(),
             confirmation: None,
             temperature: Default::default(),
+            device: None,
         };
         let mut rec = RunRecord::new(results.next_id(false), "zram0".into(), request, 1);
         rec.runs.push(report);

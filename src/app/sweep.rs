@@ -114,6 +114,9 @@ impl App {
             params: self.values.params(test),
             confirmation: None,
             temperature: self.values.temperature(),
+            // The device as chosen when the sweep starts: every switch and every run of the
+            // sweep is refused on another device that takes its name meanwhile.
+            device: Some(dev.chosen()),
         };
         // Repeats from the Test screen; a single one cannot tell a winner from the noise.
         let repeats = match self.values.repeats {
@@ -428,10 +431,12 @@ fn set_cmd(sw: &SweepRun, i: usize) -> Cmd {
         SweepKind::Scheduler => Cmd::SetScheduler {
             device: sw.device.clone(),
             name: value.clone(),
+            chosen: sw.request.device.clone(),
         },
         SweepKind::WriteCache => Cmd::SetDriveCache {
             device: sw.device.clone(),
             enabled: value == crate::model::cache::on_off(true),
+            chosen: sw.request.device.clone(),
         },
     }
 }

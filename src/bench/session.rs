@@ -37,6 +37,9 @@ pub struct RunRequest {
     /// What the admin typed to confirm writing.
     pub confirmation: Option<String>,
     pub temperature: TempPoll,
+    /// The device as the admin chose it (the TUI fills it from the inventory on the screen):
+    /// a block device that is no longer that device is refused before any I/O.
+    pub device: Option<crate::model::ChosenDevice>,
 }
 
 /// A run in progress.
@@ -115,6 +118,7 @@ pub fn check(root: &SysRoot, req: &RunRequest) -> anyhow::Result<target::Checked
         confirmation: req.confirmation.as_deref(),
         stop: None,
         laid_out: None,
+        chosen: req.device.as_ref(),
     })?;
     planned(req, &checked.facts, checked.writes_allowed)?;
     Ok(checked)
@@ -163,6 +167,7 @@ pub fn ready(
         confirmation: req.confirmation.as_deref(),
         stop,
         laid_out,
+        chosen: req.device.as_ref(),
     })?;
     // A refusal here drops `prepared`, and with it the file this run created.
     let plan = planned(req, &prepared.facts, prepared.writes_allowed)?;
@@ -393,6 +398,7 @@ mod tests {
             },
             confirmation: None,
             temperature: TempPoll::Off,
+            device: None,
         };
         let refused = start_watched(&SysRoot::host(), &req, None, Some(laid_out.as_ref()));
         done.store(true, Ordering::Relaxed);

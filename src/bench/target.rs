@@ -75,6 +75,9 @@ pub struct TargetRequest<'a> {
     /// Where the layout of a new test file keeps the bytes it has written so far, for a
     /// progress display.
     pub laid_out: Option<&'a AtomicU64>,
+    /// The device as the admin chose it (the TUI's inventory): a block device opened is
+    /// refused unless it is still that device (`refuse_unless_chosen`).
+    pub chosen: Option<&'a crate::model::ChosenDevice>,
 }
 
 /// Whether the test must write, may write, or never writes.
@@ -201,6 +204,7 @@ pub fn check(req: &TargetRequest) -> anyhow::Result<Checked> {
             };
             let fd = direct::reopen(&pinned, reading)
                 .map_err(|e| crate::sys::error::open_error(e, path, reading))?;
+            refuse_unless_chosen(&fd, req.chosen, None)?;
             let name = name.unwrap_or_else(|| dev.to_string());
             if writes_allowed {
                 refuse_read_only(&fd, &name)?;
@@ -235,6 +239,28 @@ pub fn check(req: &TargetRequest) -> anyhow::Result<Checked> {
             })
         }
     }
+}
+
+/// Refuses the opened block device `fd` unless it is the device the admin chose (`chosen`)
+/// and the one the write guard checked (`checked`, the live inventory's entry).
+fn refuse_unless_chosen(
+    fd: &OwnedFd,
+    chosen: Option<&crate::model::ChosenDevice>,
+    checked: Option<&crate::model::ChosenDevice>,
+) -> anyhow::Result<()> {
+    for expected in [chosen, checked].into_iter().flatten() {
+        match direct::refuse_unless_chosen(fd, expected) {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => bail!(why),
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "cannot check that {} is the device chosen",
+                    expected.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// btrfs gives its files an anonymous device (0:N): the mount's source is the disk whose
@@ -392,6 +418,12 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec, req.stop)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
+            // What was opened must be the device chosen and the device the write guard just
+            // checked: a loop device detached and attached to another file, a disk swapped
+            // under its name, in between is refused before any I/O. Held open (exclusively for
+            // a write) from here, a loop device cannot be attached to another file.
+            let checked = name.as_deref().and_then(|n| live.chosen(n));
+            refuse_unless_chosen(&fd, req.chosen, checked.as_ref())?;
             if writes_allowed && req.params.preserve {
                 let shown = name.clone().unwrap_or_else(|| dev.to_string());
                 super::rewrite_guard::refuse_other_writers_of_device(dev, &shown)?;
@@ -905,6 +937,7 @@ pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<T
         confirmation: None,
         stop: None,
         laid_out: None,
+        chosen: None,
     })?;
     Ok(prepared.facts)
 }
@@ -964,6 +997,7 @@ mod tests {
             confirmation: None,
             stop: None,
             laid_out: None,
+            chosen: None,
         };
         let checked = check(&req).unwrap();
         assert!(!path.exists());

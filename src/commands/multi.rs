@@ -266,6 +266,7 @@ impl Planned {
             params: params.clone(),
             confirmation: self.confirmation.clone(),
             temperature: TempPoll::Off,
+            device: None,
         }
     }
 }

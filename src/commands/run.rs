@@ -36,6 +36,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         confirmation: args.destroy_data.as_deref(),
         stop: None,
         laid_out: None,
+        chosen: None,
     };
     if args.fio {
         return print_fio(&request);
@@ -65,6 +66,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
                 params: params.clone(),
                 confirmation: args.destroy_data.clone(),
                 temperature: session::TempPoll::Off,
+                device: None,
             },
             Some(layout_stop.as_ref()),
         );

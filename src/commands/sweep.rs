@@ -328,6 +328,7 @@ pub fn run(
             params: params.clone(),
             confirmation: args.destroy_data.clone(),
             temperature: TempPoll::Off,
+            device: None,
         };
         let label = format!(
             "[sweep {done}/{total}: {}, repeat {}/{}] {test}",

@@ -457,6 +457,11 @@ pub struct BlockDevice {
     pub loop_backing: Option<LoopBacking>,
     /// For device-mapper devices: the dm name (`/dev/mapper/<name>`).
     pub dm_name: Option<String>,
+    /// The kernel's sequence number of the disk (`diskseq`, Linux 5.15 and later): a new one
+    /// each time a disk appears or a loop device is attached to a file, never reused before a
+    /// reboot. Internal: it tells two devices apart that share a name and a number.
+    #[serde(skip)]
+    pub diskseq: Option<u64>,
     pub partitions: Vec<Partition>,
     pub holders: Vec<Holder>,
     /// Why the device must not be written to; empty when nothing uses it (as far as the
@@ -492,6 +497,7 @@ impl BlockDevice {
             backing_file: None,
             loop_backing: None,
             dm_name: None,
+            diskseq: None,
             partitions: Vec::new(),
             holders: Vec::new(),
             in_use: Vec::new(),
@@ -526,12 +532,44 @@ impl BlockDevice {
             (Some(a), Some(b)) => a == b,
             _ => self.backing_file == later.backing_file,
         };
+        let same_seq = match (self.diskseq, later.diskseq) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
         self.name == later.name
             && self.dev == later.dev
+            && same_seq
             && self.serial == later.serial
             && self.dm_name == later.dm_name
             && same_backing
             && (self.is_placeholder() || !later.is_placeholder())
+    }
+
+    /// The identity of this device as the admin chose it, which an action checks on what it
+    /// opens at the moment it acts (`ChosenDevice`).
+    pub fn chosen(&self) -> ChosenDevice {
+        ChosenDevice {
+            name: self.name.clone(),
+            dev: self.dev,
+            diskseq: self.diskseq,
+            loop_file: self.loop_backing.and_then(|b| b.file),
+            backing_file: self.backing_file.clone(),
+            serial: self.serial.clone(),
+            disk: None,
+        }
+    }
+
+    /// The identity of its partition `name` as chosen: the partition's number, and what makes
+    /// the disk it is on that disk (its sequence number, image, serial). A partition of the
+    /// same name on another disk attached since is another partition.
+    pub fn chosen_partition(&self, name: &str) -> Option<ChosenDevice> {
+        let part = self.partitions.iter().find(|p| p.name == name)?;
+        Some(ChosenDevice {
+            name: part.name.clone(),
+            dev: part.dev,
+            disk: Some(self.name.clone()),
+            ..self.chosen()
+        })
     }
 
     /// "SSD" or "HDD" from the kernel's rotational flag.
@@ -604,6 +642,106 @@ pub struct SwapEntry {
     pub file: Option<FileId>,
 }
 
+/// A device as the admin chose it (from the inventory on the screen, or the one the write
+/// guard checked): what an action checks on the object it opens, at the moment it acts, so
+/// that a device detached and another attached under the same name in between is refused
+/// instead of changed (a USB stick swapped, `losetup -d loop5; losetup loop5 other.img`).
+///
+/// The same struct holds what was found at that moment (`sys` fills it from the opened
+/// descriptor or the sysfs directory); fields the finder could not read are `None` and not
+/// compared, except the device number.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChosenDevice {
+    /// The kernel name (`loop5`, `sdb1`).
+    pub name: String,
+    pub dev: Option<DevNum>,
+    /// The disk's `diskseq` (for a partition, its disk's).
+    pub diskseq: Option<u64>,
+    /// A loop device's backing file (device and inode), for a partition its disk's.
+    pub loop_file: Option<FileId>,
+    /// The backing file's path, for the words and where its identity is unknown.
+    pub backing_file: Option<String>,
+    pub serial: Option<String>,
+    /// For a partition: the disk it is on.
+    pub disk: Option<String>,
+}
+
+impl ChosenDevice {
+    /// Why `found` (what is under the name now; `None` when nothing is) is not the device
+    /// chosen, as the sentence a refusal shows, e.g. "loop5 is no longer the device you chose
+    /// (7:5 backing /dev/shm/a.img); now backing /dev/shm/b.img: nothing was done". `None`
+    /// when it is the same device.
+    pub fn refusal(&self, found: Option<&ChosenDevice>) -> Option<String> {
+        let Some(now) = found else {
+            return Some(format!("{} is gone: nothing was done", self.name));
+        };
+        let both = |a: Option<u64>, b: Option<u64>| matches!((a, b), (Some(x), Some(y)) if x != y);
+        let differs = self.dev.is_some() && self.dev != now.dev
+            || both(self.diskseq, now.diskseq)
+            || matches!((self.loop_file, now.loop_file), (Some(a), Some(b)) if a != b)
+            // The image's path decides only where its identity is unknown.
+            || (self.loop_file.is_none() || now.loop_file.is_none())
+                && self.backing_file.is_some()
+                && now.backing_file.is_some()
+                && self.backing_file != now.backing_file
+            // A loop device chosen attached that is detached now.
+            || self.loop_file.is_some() && now.loop_file.is_none() && now.backing_file.is_none()
+            || self.serial.is_some() && now.serial.is_some() && self.serial != now.serial;
+        if !differs {
+            return None;
+        }
+        Some(format!(
+            "{} is no longer the device you chose ({}); now {}: nothing was done",
+            self.name,
+            self.describe(),
+            now.describe_change(self)
+        ))
+    }
+
+    /// "7:5 backing /dev/shm/a.img", "8:16 serial S1", "8:17 on sdb".
+    fn describe(&self) -> String {
+        let mut words = vec![self.dev.map_or_else(|| "?".to_string(), |d| d.to_string())];
+        if let Some(disk) = &self.disk {
+            words.push(format!("on {disk}"));
+        }
+        if let Some(file) = &self.backing_file {
+            words.push(format!("backing {file}"));
+        } else if let Some(serial) = &self.serial {
+            words.push(format!("serial {serial}"));
+        }
+        super::text::neutralize_controls(&words.join(" "))
+    }
+
+    /// What differs in this (found) reading from `chosen`, in words.
+    fn describe_change(&self, chosen: &ChosenDevice) -> String {
+        let mut words = Vec::new();
+        if self.dev != chosen.dev {
+            words.push(format!(
+                "device {}",
+                self.dev.map_or_else(|| "?".to_string(), |d| d.to_string())
+            ));
+        }
+        match &self.backing_file {
+            Some(file) => words.push(format!("backing {file}")),
+            None if chosen.backing_file.is_some() => words.push("detached".to_string()),
+            None => {}
+        }
+        if let (Some(now), Some(then)) = (&self.serial, &chosen.serial)
+            && now != then
+        {
+            words.push(format!("serial {now}"));
+        }
+        if words.is_empty() {
+            if let (Some(now), Some(_)) = (self.diskseq, chosen.diskseq) {
+                words.push(format!("another disk (diskseq {now})"));
+            } else {
+                words.push("another disk".to_string());
+            }
+        }
+        super::text::neutralize_controls(&words.join(", "))
+    }
+}
+
 /// The whole inventory plus what could not be checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inventory {
@@ -621,6 +759,15 @@ pub struct Inventory {
 impl Inventory {
     pub fn find(&self, name: &str) -> Option<&BlockDevice> {
         self.devices.iter().find(|d| d.name == name)
+    }
+
+    /// The identity of the disk or partition `name` as this inventory saw it: what a request
+    /// made from it carries (`ChosenDevice`).
+    pub fn chosen(&self, name: &str) -> Option<ChosenDevice> {
+        match self.find(name) {
+            Some(d) => Some(d.chosen()),
+            None => self.devices.iter().find_map(|d| d.chosen_partition(name)),
+        }
     }
 
     /// The whole device that owns the queue of `name`: the device itself, or the disk a
@@ -791,6 +938,136 @@ mod tests {
         assert!(!disk.same_device(&moved));
         assert!(!disk.same_device(&swapped));
         assert!(disk.same_device(&disk.clone()));
+        // The kernel's sequence number tells a disk replugged (or a loop device attached
+        // again) from the one before, where it is known on both sides.
+        let mut seq = disk.clone();
+        seq.diskseq = Some(7);
+        let mut replugged = seq.clone();
+        replugged.diskseq = Some(8);
+        assert!(!seq.same_device(&replugged));
+        assert!(seq.same_device(&disk));
+    }
+
+    #[test]
+    fn a_request_is_refused_on_another_device_under_the_chosen_name() {
+        let mut a = BlockDevice::unknown("loop5", "/dev/loop5".into());
+        a.transport = Transport::Loop;
+        a.dev = Some(DevNum { major: 7, minor: 5 });
+        a.diskseq = Some(40);
+        a.backing_file = Some("/dev/shm/a.img".into());
+        a.loop_backing = Some(LoopBacking {
+            file: Some(FileId {
+                dev: DevNum {
+                    major: 0,
+                    minor: 26,
+                },
+                ino: 12,
+            }),
+            block: None,
+        });
+        let chosen = a.chosen();
+        assert_eq!(chosen.refusal(Some(&a.chosen())), None);
+        let mut b = a.clone();
+        b.diskseq = Some(41);
+        b.backing_file = Some("/dev/shm/b.img".into());
+        b.loop_backing = Some(LoopBacking {
+            file: Some(FileId {
+                dev: DevNum {
+                    major: 0,
+                    minor: 26,
+                },
+                ino: 13,
+            }),
+            block: None,
+        });
+        assert_eq!(
+            chosen.refusal(Some(&b.chosen())).as_deref(),
+            Some(
+                "loop5 is no longer the device you chose (7:5 backing /dev/shm/a.img); now \
+                 backing /dev/shm/b.img: nothing was done"
+            )
+        );
+        // Only the sequence number differs (the same image detached and attached again,
+        // a disk with no serial replugged): another device all the same.
+        let mut again = a.clone();
+        again.diskseq = Some(42);
+        assert!(chosen.refusal(Some(&again.chosen())).is_some());
+        // Detached: nothing is behind it now.
+        let mut detached = a.clone();
+        detached.backing_file = None;
+        detached.loop_backing = None;
+        assert!(
+            chosen
+                .refusal(Some(&detached.chosen()))
+                .is_some_and(|w| w.contains("now detached"))
+        );
+        assert_eq!(
+            chosen.refusal(None).as_deref(),
+            Some("loop5 is gone: nothing was done")
+        );
+        // A reading without the sequence number or the image's identity (an older kernel,
+        // a sysfs directory) is compared on what it has.
+        let partial = ChosenDevice {
+            name: "loop5".into(),
+            dev: a.dev,
+            backing_file: a.backing_file.clone(),
+            ..ChosenDevice::default()
+        };
+        assert_eq!(chosen.refusal(Some(&partial)), None);
+        // A disk by its serial.
+        let mut sdb = BlockDevice::unknown("sdb", "/dev/sdb".into());
+        sdb.dev = Some(DevNum {
+            major: 8,
+            minor: 16,
+        });
+        sdb.serial = Some("S1".into());
+        let mut other = sdb.clone();
+        other.serial = Some("S2".into());
+        assert_eq!(
+            sdb.chosen().refusal(Some(&other.chosen())).as_deref(),
+            Some(
+                "sdb is no longer the device you chose (8:16 serial S1); now serial S2: nothing was done"
+            )
+        );
+    }
+
+    #[test]
+    fn a_partition_is_chosen_with_its_disk() {
+        let mut disk = BlockDevice::unknown("loop5", "/dev/loop5".into());
+        disk.dev = Some(DevNum { major: 7, minor: 5 });
+        disk.diskseq = Some(40);
+        disk.partitions.push(Partition {
+            name: "loop5p1".into(),
+            path: "/dev/loop5p1".into(),
+            dev: Some(DevNum {
+                major: 259,
+                minor: 0,
+            }),
+            number: Some(1),
+            start_sector: Some(2048),
+            size_bytes: None,
+            read_only: None,
+            holders: Vec::new(),
+        });
+        let part = disk.chosen_partition("loop5p1").unwrap();
+        assert_eq!(
+            part.dev,
+            Some(DevNum {
+                major: 259,
+                minor: 0
+            })
+        );
+        assert_eq!(part.diskseq, Some(40));
+        assert_eq!(part.disk.as_deref(), Some("loop5"));
+        // The partition of the same name and number on the disk attached since.
+        let new_disk = ChosenDevice {
+            diskseq: Some(41),
+            ..part.clone()
+        };
+        assert!(part.refusal(Some(&new_disk)).is_some_and(|w| {
+            w.starts_with("loop5p1 is no longer the device you chose (259:0 on loop5)")
+        }));
+        assert!(disk.chosen_partition("loop5p2").is_none());
     }
 
     #[test]

@@ -8,14 +8,14 @@
 use std::alloc::{self, Layout};
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::model::{DevNum, FileId};
+use crate::model::{ChosenDevice, DevNum, FileId};
 
 /// Alignment of every I/O buffer.
 pub const BUFFER_ALIGN: usize = 4096;
@@ -330,6 +330,77 @@ pub fn loop_status(node: &Path, dev: DevNum) -> io::Result<(FileId, Option<DevNu
         ino: info.lo_inode,
     };
     Ok((id, (info.lo_rdevice != 0).then(|| devnum(info.lo_rdevice))))
+}
+
+// BLKGETDISKSEQ, _IOR(0x12, 128, __u64) in include/uapi/linux/fs.h (Linux 5.15).
+nix::ioctl_read!(blk_get_diskseq, 0x12, 128, u64);
+
+/// What the opened block device `fd` is, in the terms of `chosen`: its number (fstat), its
+/// disk's `diskseq` (BLKGETDISKSEQ, which a partition answers with its disk's), and when
+/// `chosen` is a loop device (or a partition of one), the backing file's identity
+/// (LOOP_GET_STATUS64 on this descriptor, which a partition also answers for its disk) and
+/// path (sysfs). `None` when `fd` is not a block device at all.
+pub fn found_on_fd(fd: &impl AsFd, chosen: &ChosenDevice) -> io::Result<Option<ChosenDevice>> {
+    let st = nix::sys::stat::fstat(fd.as_fd()).map_err(io::Error::from)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFBLK {
+        return Ok(None);
+    }
+    let dev = devnum(st.st_rdev);
+    let raw = fd.as_fd().as_raw_fd();
+    let mut seq: u64 = 0;
+    // SAFETY: BLKGETDISKSEQ writes one u64 through a valid pointer to a local; the fd is open
+    // for the call. Kernels before 5.15 answer ENOTTY: then the sequence is unknown.
+    let diskseq = unsafe { blk_get_diskseq(raw, &mut seq) }.ok().map(|_| seq);
+    let mut found = ChosenDevice {
+        name: block_name(dev).unwrap_or_else(|| chosen.name.clone()),
+        dev: Some(dev),
+        diskseq,
+        ..ChosenDevice::default()
+    };
+    if chosen.loop_file.is_some() || chosen.backing_file.is_some() {
+        // SAFETY: LoopInfo64 is plain integers and byte arrays, for which all-zero is valid.
+        let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+        // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (the layout above) through
+        // a valid pointer to a local; the fd is open for the call. A detached loop device
+        // answers ENXIO, a device that is no loop device ENOTTY: no backing file.
+        if unsafe { loop_get_status64(raw, &mut info) }.is_ok() {
+            found.loop_file = Some(FileId {
+                dev: devnum(info.lo_device),
+                ino: info.lo_inode,
+            });
+            // The path for the words: the disk's attribute (a partition's is one level up).
+            let sys = PathBuf::from(format!("/sys/dev/block/{dev}"));
+            found.backing_file = [
+                sys.join("loop/backing_file"),
+                sys.join("../loop/backing_file"),
+            ]
+            .iter()
+            .find_map(|p| fs::read_to_string(p).ok())
+            .map(|s| s.trim_end().to_string())
+            .filter(|s| !s.is_empty())
+            .or_else(|| {
+                Some(format!(
+                    "inode {} on {}",
+                    info.lo_inode,
+                    devnum(info.lo_device)
+                ))
+            });
+        }
+    }
+    Ok(Some(found))
+}
+
+/// Refuses the opened block device `fd` unless it is the device `chosen`: the sentence says
+/// what is there now and that nothing was done (`ChosenDevice::refusal`).
+pub fn refuse_unless_chosen(
+    fd: &impl AsFd,
+    chosen: &ChosenDevice,
+) -> io::Result<Result<(), String>> {
+    let found = found_on_fd(fd, chosen)?;
+    Ok(match chosen.refusal(found.as_ref()) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    })
 }
 
 /// `st_dev`/`st_ino` of the file at `path` (symlinks followed), and `st_rdev` when it is a

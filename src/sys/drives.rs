@@ -219,6 +219,17 @@ impl LinuxDrives {
             .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| DriveError::from_io("open", &path, &e))?;
+        // The node opened must be the device read (a disk swapped under its name since, a
+        // loop device attached to another file, is refused before any command reaches it). A
+        // captured tree's nodes are stand-ins: only a live one is checked.
+        if self.root.root() == Path::new("/") && dev.dev.is_some() {
+            let chosen = dev.chosen();
+            match super::direct::refuse_unless_chosen(&file, &chosen) {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => return Err(DriveError::NotChosen(why)),
+                Err(e) => return Err(DriveError::from_io("fstat", &path, &e)),
+            }
+        }
         Ok((file, path))
     }
 
@@ -233,9 +244,12 @@ impl LinuxDrives {
             .map_err(|e| DriveError::from_io("read", &path, &e))
     }
 
+    /// Writes attribute `rel` of `dev` through its sysfs directory, once that directory is
+    /// found to be the device read (`SysRoot::open_chosen_dir`).
     fn write_attr(&self, dev: &BlockDevice, rel: &str, value: &str) -> Result<(), DriveError> {
-        let path = self.attr_path(dev, rel);
-        super::sysfs::write_attr(&path, value).map_err(|e| DriveError::from_io("write", &path, &e))
+        let dir = self.root.open_chosen_dir(&dev.chosen())?;
+        dir.write(rel, value)
+            .map_err(|e| DriveError::from_io("write", &dir.path_of(rel), &e))
     }
 
     /// Asks `sd` to re-read the device (caching page included): after a raw MODE SELECT it
@@ -429,11 +443,17 @@ impl DriveControl for LinuxDrives {
         }
         // A name not listed may still work: the kernel loads `<name>-iosched` on demand. It
         // answers EINVAL when there is no such scheduler.
-        let path = self.attr_path(dev, "queue/scheduler");
-        match super::sysfs::write_attr(&path, name) {
+        // Written through the directory found to be the device read: a device attached under
+        // its name since is refused, nothing written.
+        let dir = self.root.open_chosen_dir(&dev.chosen())?;
+        match dir.write("queue/scheduler", name) {
             Ok(()) => Ok(Applied::default()),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(unknown()),
-            Err(e) => Err(DriveError::from_io("write", &path, &e)),
+            Err(e) => Err(DriveError::from_io(
+                "write",
+                &dir.path_of("queue/scheduler"),
+                &e,
+            )),
         }
     }
 

@@ -62,6 +62,11 @@ pub enum DriveError {
     #[error("{0}")]
     NoDevice(String),
 
+    /// The device under the name is not the one the request was made for (detached, another
+    /// attached under its name): the sentence says what changed and that nothing was done.
+    #[error("{0}")]
+    NotChosen(String),
+
     /// The request itself is wrong (an unknown scheduler name); the text says what is valid.
     #[error("{0}")]
     Invalid(String),

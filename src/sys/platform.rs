@@ -43,6 +43,28 @@ pub trait DriveControl: Send + Sync {
     /// `DriveError::Invalid`: it could point outside `/sys/block`.
     fn device(&self, name: &str) -> Result<BlockDevice, DriveError>;
 
+    /// `device(name)`, refused (`DriveError::NotChosen`, nothing done) unless it is still the
+    /// device `chosen` (the one the admin chose on the screen). The actions that follow check
+    /// the object they open against this reading (`LinuxDrives`), so what they act on is the
+    /// device chosen.
+    fn chosen_device(
+        &self,
+        name: &str,
+        chosen: Option<&crate::model::ChosenDevice>,
+    ) -> Result<BlockDevice, DriveError> {
+        let found = self.device(name);
+        let Some(chosen) = chosen else { return found };
+        let now = match &found {
+            Ok(dev) => Some(dev.chosen()),
+            Err(DriveError::NoDevice(_)) => None,
+            Err(_) => return found,
+        };
+        match chosen.refusal(now.as_ref()) {
+            Some(why) => Err(DriveError::NotChosen(why)),
+            None => found,
+        }
+    }
+
     /// What tells this disk from another that later gets its name (`diskseq`, a loop
     /// device's image, ...), recorded with every journal entry and compared on restore.
     /// Unknown (empty) by default.

@@ -212,10 +212,12 @@ impl Executor {
         }
     }
 
-    /// Makes a journaled change to a device through the session's changer.
+    /// Makes a journaled change to a device through the session's changer, refused when the
+    /// name holds another device than the one `chosen` (detached, another attached since).
     fn change<T>(
         &self,
         device: &str,
+        chosen: Option<&crate::model::ChosenDevice>,
         apply: impl FnOnce(
             &Changer,
             &crate::model::BlockDevice,
@@ -225,7 +227,7 @@ impl Executor {
             .changer
             .as_ref()
             .map_err(|why| TaskError::ChangesUnavailable(why.clone()))?;
-        let dev = self.drives.device(device)?;
+        let dev = self.drives.chosen_device(device, chosen)?;
         Ok(apply(&locked(changer), &dev)?)
     }
 
@@ -235,9 +237,15 @@ impl Executor {
                 let inv = self.root.inventory().map_err(TaskError::from);
                 self.send(Msg::Inventory(inv));
             }
-            Cmd::SetScheduler { device, name } => {
+            Cmd::SetScheduler {
+                device,
+                name,
+                chosen,
+            } => {
                 let result = self
-                    .change(&device, |c, dev| c.set_scheduler(dev, &name, false))
+                    .change(&device, chosen.as_ref(), |c, dev| {
+                        c.set_scheduler(dev, &name, false)
+                    })
                     .map(|change| {
                         self.remember(&device, true, &change.journal);
                         change.after.active.unwrap_or(change.requested)
@@ -245,9 +253,15 @@ impl Executor {
                 self.send(Msg::SchedulerSet { device, result });
             }
             Cmd::KeepScheduler { device } => self.keep(&device, true),
-            Cmd::SetDriveCache { device, enabled } => {
+            Cmd::SetDriveCache {
+                device,
+                enabled,
+                chosen,
+            } => {
                 let result = self
-                    .change(&device, |c, dev| c.set_write_cache(dev, enabled, false))
+                    .change(&device, chosen.as_ref(), |c, dev| {
+                        c.set_write_cache(dev, enabled, false)
+                    })
                     .map(|change| {
                         self.remember(&device, false, &change.journal);
                         Box::new(change)
@@ -256,7 +270,7 @@ impl Executor {
             }
             Cmd::KeepDriveCache { device } => self.keep(&device, false),
             Cmd::ClaimSweep { device, what } => {
-                let result = self.change(&device, |c, dev| c.claim(dev, &what));
+                let result = self.change(&device, None, |c, dev| c.claim(dev, &what));
                 self.send(Msg::SweepClaimed { device, result });
             }
             Cmd::ReleaseSweep { device } => {
@@ -301,14 +315,18 @@ impl Executor {
                         }
                     });
             }
-            Cmd::StartSelfTest { device, kind } => {
+            Cmd::StartSelfTest {
+                device,
+                kind,
+                chosen,
+            } => {
                 let drives = Arc::clone(&self.drives);
                 let tx = self.tx.clone();
                 let _ = std::thread::Builder::new()
                     .name(format!("selftest-{device}"))
                     .spawn(move || {
                         let result = drives
-                            .device(&device)
+                            .chosen_device(&device, chosen.as_ref())
                             .and_then(|d| drives.start_self_test(&d, kind))
                             .map_err(TaskError::from);
                         let _ = tx.send(Msg::SelfTestStarted {
@@ -377,7 +395,21 @@ impl Executor {
                 device,
                 scheduler,
                 class,
+                chosen,
             } => {
+                // The rule is planned from what sysfs says about the name now: it must still
+                // be the device chosen, or the rule would name another disk's serial.
+                if let Err(e) = self.drives.chosen_device(&device, chosen.as_ref())
+                    && matches!(e, crate::sys::DriveError::NotChosen(_))
+                {
+                    self.send(Msg::PersistPlanned {
+                        device,
+                        scheduler,
+                        class,
+                        result: Err(TaskError::from(e)),
+                    });
+                    return;
+                }
                 let opts = PersistOptions {
                     target_root: self.persist_root.clone(),
                     class,
@@ -746,6 +778,7 @@ mod tests {
             device: "nvme0n1".into(),
             scheduler: "none".into(),
             class: false,
+            chosen: None,
         });
         let Msg::PersistPlanned { result, .. } = next(&rx) else {
             panic!("no plan")
@@ -769,6 +802,7 @@ mod tests {
             device: "sdb".into(),
             scheduler: "none".into(),
             class: false,
+            chosen: None,
         });
         let Msg::PersistPlanned { result, .. } = next(&rx) else {
             panic!("no answer")
@@ -788,6 +822,7 @@ mod tests {
         lab.exec.execute(Cmd::SetScheduler {
             device: "sda".into(),
             name: "bfq".into(),
+            chosen: None,
         });
         match next(&lab.rx) {
             Msg::SchedulerSet { device, result } => {
@@ -797,6 +832,80 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert_eq!(active_scheduler(&lab.drives, "sda"), "bfq");
+    }
+
+    /// A command made for the device on the screen is refused when the name holds another
+    /// device by the time it runs (another serial, a new `diskseq`): nothing is switched,
+    /// started or planned, and the answer says why.
+    #[test]
+    fn a_command_for_a_device_that_changed_under_its_name_does_nothing() {
+        let mut lab = lab(true, "unused");
+        let sda = lab.drives.device("sda").unwrap();
+        let before = active_scheduler(&lab.drives, "sda");
+        let cache_before = lab.drives.drive_cache(&sda).unwrap();
+        let chosen = crate::model::ChosenDevice {
+            serial: Some("ANOTHER-DISK".into()),
+            diskseq: Some(1),
+            ..sda.chosen()
+        };
+        let refused = |e: &TaskError| {
+            e.to_string()
+                .contains("sda is no longer the device you chose")
+        };
+        lab.exec.execute(Cmd::SetScheduler {
+            device: "sda".into(),
+            name: "bfq".into(),
+            chosen: Some(chosen.clone()),
+        });
+        match next(&lab.rx) {
+            Msg::SchedulerSet { result, .. } => {
+                assert!(result.as_ref().is_err_and(refused), "{result:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(active_scheduler(&lab.drives, "sda"), before);
+        lab.exec.execute(Cmd::SetDriveCache {
+            device: "sda".into(),
+            enabled: !cache_before.enabled.unwrap_or(true),
+            chosen: Some(chosen.clone()),
+        });
+        match next(&lab.rx) {
+            Msg::DriveCacheSet { result, .. } => {
+                assert!(result.as_ref().is_err_and(refused), "{result:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(lab.drives.drive_cache(&sda).unwrap(), cache_before);
+        lab.exec.execute(Cmd::StartSelfTest {
+            device: "sda".into(),
+            kind: crate::model::SelfTestKind::Short,
+            chosen: Some(chosen.clone()),
+        });
+        match next(&lab.rx) {
+            Msg::SelfTestStarted { result, .. } => {
+                assert!(result.as_ref().is_err_and(refused), "{result:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        lab.exec.execute(Cmd::PlanPersist {
+            device: "sda".into(),
+            scheduler: "none".into(),
+            class: false,
+            chosen: Some(chosen),
+        });
+        match next(&lab.rx) {
+            Msg::PersistPlanned { result, .. } => {
+                assert!(result.as_ref().is_err_and(refused), "{result:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let sent: Vec<String> = lab
+            .drives
+            .calls()
+            .into_iter()
+            .filter(|c| c.starts_with("set_") || c.starts_with("start_"))
+            .collect();
+        assert!(sent.is_empty(), "{sent:?}");
     }
 
     /// The TUI's sweep takes the same claim as `disktriage run --sweep-*`: refused while a
@@ -826,6 +935,7 @@ mod tests {
         lab.exec.execute(Cmd::SetScheduler {
             device: "sda".into(),
             name: "bfq".into(),
+            chosen: None,
         });
         let Msg::SchedulerSet { result, .. } = next(&lab.rx) else {
             panic!("no answer")
@@ -849,6 +959,7 @@ mod tests {
         lab.exec.execute(Cmd::SetScheduler {
             device: "sda".into(),
             name: "bfq".into(),
+            chosen: None,
         });
         let Msg::SchedulerSet { result, .. } = next(&lab.rx) else {
             panic!("no answer")
@@ -866,6 +977,7 @@ mod tests {
         lab.exec.execute(Cmd::SetScheduler {
             device: "sda".into(),
             name: "kyber".into(),
+            chosen: None,
         });
         next(&lab.rx);
         lab.exec.execute(Cmd::KeepScheduler {
@@ -885,6 +997,7 @@ mod tests {
         lab.exec.execute(Cmd::SetDriveCache {
             device: "sda".into(),
             enabled: false,
+            chosen: None,
         });
         match next(&lab.rx) {
             Msg::DriveCacheSet { result, .. } => {
@@ -933,6 +1046,7 @@ mod tests {
             params: TestParams::default(),
             confirmation: None,
             temperature: TempPoll::Off,
+            device: None,
         })));
         match next(&lab.rx) {
             Msg::RunRefused(why) => assert_eq!(why, "refusing to write to sda: it is mounted"),
@@ -1081,6 +1195,7 @@ mod tests {
             params: TestParams::default(),
             confirmation: None,
             temperature: TempPoll::Off,
+            device: None,
         }
     }
 
@@ -1299,7 +1414,8 @@ mod tests {
             cmds,
             [Cmd::StartSelfTest {
                 device: "sda".into(),
-                kind: SelfTestKind::Short
+                kind: SelfTestKind::Short,
+                chosen: None,
             }]
         );
         pump(&mut app, &mut lab, cmds);
@@ -1368,6 +1484,7 @@ mod tests {
         lab.exec.execute(Cmd::StartSelfTest {
             device: "loop0".into(),
             kind: crate::model::SelfTestKind::Short,
+            chosen: None,
         });
         match next(&lab.rx) {
             Msg::SelfTestStarted { result, .. } => {
