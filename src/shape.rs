@@ -67,8 +67,8 @@ const KNOWN_BIG: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Import {
     from: String,
-    to: String,
     line: usize,
+    to: String,
     path: String,
 }
 
@@ -149,7 +149,7 @@ impl Crate {
         Ok(Crate { files, layers })
     }
 
-    /// Every import between two different files, in file and line order.
+    /// Every import of a file by another, in file and line order.
     fn imports(&self) -> Vec<Import> {
         let mut out = Vec::new();
         for f in self.files.values() {
@@ -439,6 +439,12 @@ fn without_tests(code: &str) -> (String, usize) {
                 '(' | '[' => depth += 1,
                 ')' | ']' => depth = depth.saturating_sub(1),
                 ';' if depth == 0 => break,
+                // The end of the block around an item without `;` or body (a field, an arm):
+                // stop before it.
+                '}' if depth == 0 => {
+                    k = k.saturating_sub(1);
+                    break;
+                }
                 '{' if depth == 0 => {
                     let mut braces = 0usize;
                     while k < c.len() {
@@ -858,7 +864,9 @@ fn fixture() -> BTreeMap<String, String> {
         ("high.rs", "pub const VALUE: u8 = 1;\n"),
         (
             "top.rs",
-            "use crate::low::{self, a::Ay};\npub fn g() -> &'static str {\n    low::S\n}\n",
+            "use crate::low::{self, a::Ay};\npub fn g() -> &'static str {\n    low::S\n}\npub struct \
+             T {\n    #[cfg(test)]\n    pub probe: u8\n}\npub fn h() -> u8 {\n    \
+             crate::high::VALUE\n}\n",
         ),
         ("checks.rs", "use crate::high::VALUE;\nuse crate::low::a;\n"),
     ];
@@ -888,6 +896,7 @@ fn the_checker_reads_every_kind_of_path_and_nothing_else() {
             "src/low/b.rs:1 imports src/low/a.rs (crate::low::a::Ay)",
             "src/top.rs:1 imports src/low.rs (crate::low)",
             "src/top.rs:1 imports src/low/a.rs (crate::low::a::Ay)",
+            "src/top.rs:10 imports src/high.rs (crate::high::VALUE)",
         ]
     );
 }
