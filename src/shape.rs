@@ -357,42 +357,36 @@ fn blank_comments_and_strings(text: &str) -> String {
                 i += 1;
             }
         } else if at(i) == '"' {
-            out.push('"');
-            i += 1;
-            while i < c.len() && c[i] != '"' {
-                if c[i] == '\\' {
-                    blank(&mut out, c[i]);
-                    i += 1;
-                }
-                if i < c.len() {
-                    blank(&mut out, c[i]);
-                    i += 1;
-                }
-            }
-            out.push('"');
-            i += 1;
+            i = blank_quoted(&c, i, &mut out);
         } else if at(i) == '\'' && (at(i + 1) == '\\' || (at(i + 1) != '\'' && at(i + 2) == '\'')) {
             // A character literal ('a', '\n', '\u{1F600}'); a lifetime ('a) has no closing quote.
-            out.push('\'');
-            i += 1;
-            while i < c.len() && c[i] != '\'' {
-                if c[i] == '\\' {
-                    blank(&mut out, c[i]);
-                    i += 1;
-                }
-                if i < c.len() {
-                    blank(&mut out, c[i]);
-                    i += 1;
-                }
-            }
-            out.push('\'');
-            i += 1;
+            i = blank_quoted(&c, i, &mut out);
         } else {
             out.push(c[i]);
             i += 1;
         }
     }
     out
+}
+
+/// A string or character literal opening at `c[i]`, its inside blanked (escapes skipped) onto
+/// `out`; returns the index after its closing quote.
+fn blank_quoted(c: &[char], mut i: usize, out: &mut String) -> usize {
+    let quote = c[i];
+    out.push(quote);
+    i += 1;
+    while i < c.len() && c[i] != quote {
+        if c[i] == '\\' {
+            out.push(' ');
+            i += 1;
+        }
+        if let Some(&ch) = c.get(i) {
+            out.push(if ch == '\n' { '\n' } else { ' ' });
+            i += 1;
+        }
+    }
+    out.push(quote);
+    i + 1
 }
 
 /// Where the opening quote of a raw string starting at `i` is (`r"`, `r#"`, `br"`), if one
