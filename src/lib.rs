@@ -50,6 +50,10 @@ pub mod sys;
 pub mod tui;
 pub mod ui;
 
+// The map above, no import circles and no big files: checked on every test run.
+#[cfg(test)]
+mod shape;
+
 use std::process::ExitCode;
 
 use cli::{Cli, Command, DebugCommand, ListArgs};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::model::{DevNum, Owner};
-use crate::sys::{FakeDevice, FakeDrives};
+use crate::sys::{FakeDevice, FakeDrives, process};
 
 struct Lab {
     drives: Arc<FakeDrives>,

@@ -1,0 +1,82 @@
+//! A run's report as JSON (the summary of every phase, its per-interval series, the fio
+//! command of each phase and a sweep's knees), and a test's repeats as JSON.
+
+use serde::Serialize;
+
+use super::fio::report_fio_commands;
+use super::shared::sweep_curves;
+use crate::bench::curve;
+use crate::bench::outcome::RunReport;
+
+/// The result as JSON: the summary of every phase and its per-interval series.
+pub fn render_json(r: &RunReport) -> anyhow::Result<String> {
+    /// The report plus the fio command line of each phase, with the engine it used.
+    #[derive(Serialize)]
+    struct WithFio<'a> {
+        #[serde(flatten)]
+        report: &'a RunReport,
+        fio_commands: Vec<String>,
+        /// A sweep's knees, the same the table and the TUI's charts show.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        knees: Vec<curve::KneeReport>,
+    }
+    let safe = json_safe(r);
+    let mut s = serde_json::to_string_pretty(&WithFio {
+        report: &safe,
+        fio_commands: report_fio_commands(r),
+        knees: curve::knee_reports(&sweep_curves(r)),
+    })?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// Version of the layout of a repeated run's JSON (`render_repeats_json`).
+pub const REPEATS_JSON_SCHEMA: u32 = 1;
+
+/// A test's repeats as JSON: the figures over them (per phase the mean and spread, as the
+/// text and the history show them) and every repeat's full report as `render_json` prints it.
+/// `asked` is how many were asked for (more than ran when a signal or a failure ended them).
+pub fn render_repeats_json(runs: &[RunReport], asked: u32) -> anyhow::Result<String> {
+    #[derive(Serialize)]
+    struct Repeats {
+        schema: u32,
+        test: String,
+        target: String,
+        /// The repeats that ran (each has its report below).
+        repeats: usize,
+        repeats_asked: u32,
+        figures: Vec<crate::bench::figures::PhaseFigures>,
+        reports: Vec<serde_json::Value>,
+    }
+    let first = runs
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("no repeat ran"))?;
+    let reports = runs
+        .iter()
+        .map(|r| Ok(serde_json::from_str(&render_json(r)?)?))
+        .collect::<anyhow::Result<Vec<serde_json::Value>>>()?;
+    let mut s = serde_json::to_string_pretty(&Repeats {
+        schema: REPEATS_JSON_SCHEMA,
+        test: first.test.to_string(),
+        target: first.target.path.to_string_lossy().into_owned(),
+        repeats: runs.len(),
+        repeats_asked: asked,
+        figures: crate::bench::figures::figures(runs),
+        reports,
+    })?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// The report with a target path JSON can hold. JSON strings are Unicode and a Linux path is
+/// bytes: a path that is not UTF-8 is written with U+FFFD for each byte sequence that is not
+/// (as `to_string_lossy` does), so the result of a finished run is never lost to its name.
+/// The text report shows the same name.
+pub fn json_safe(r: &RunReport) -> std::borrow::Cow<'_, RunReport> {
+    if r.target.path.to_str().is_some() {
+        return std::borrow::Cow::Borrowed(r);
+    }
+    let mut owned = r.clone();
+    owned.target.path = r.target.path.to_string_lossy().into_owned().into();
+    std::borrow::Cow::Owned(owned)
+}

@@ -1,0 +1,1008 @@
+//! The crate's shape, checked on every `cargo test --lib`: it reads `src/`, builds the
+//! file-level import graph and fails on
+//! - an import circle between files (the files of the circle and the imports that close it),
+//! - an import that points up the layers (the order is `src/lib.rs`'s module map, read from
+//!   its bullets: the one source of truth),
+//! - a file over `MAX_LINES` lines not counting its `#[cfg(test)]` items.
+//!
+//! An import is any path that names a module of the crate: `use crate::a::b`, grouped
+//! `use crate::{a::b, c}`, `super::`, `self::`, a child module by its name, and the same paths
+//! written inline in code (`crate::a::f()`). Each points at the deepest module file the path
+//! names (`crate::report::run::render_text` is `src/report/run.rs`). A module naming its own
+//! submodules (`mod x; pub use x::Y;`) is the module tree, not an import; its submodules'
+//! `super::` paths up to it are. Comments, strings and `#[cfg(test)]` items are not read:
+//! tests may reach anywhere.
+//!
+//! What is wrong today and being mended is listed in `KNOWN_*`, and the test checks that each
+//! listed exception is still there: when one is mended, the test says to remove it from the
+//! list. So the lists only shrink, and anything new fails.
+//!
+//! Test code only: `lib.rs` declares this module under `#[cfg(test)]`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Lines a file of `src/` may have, its `#[cfg(test)]` items not counted.
+const MAX_LINES: usize = 800;
+
+/// Import circles between files that exist today, each by its files (sorted), being broken up
+/// by issue 24 (bench's floors; `commands/run` and `multi`; `model`). Only ever remove one.
+const KNOWN_CIRCLES: &[&[&str]] = &[
+    &[
+        "src/bench/catalog.rs",
+        "src/bench/engine.rs",
+        "src/bench/family.rs",
+        "src/bench/family/cdm.rs",
+        "src/bench/family/metadata.rs",
+        "src/bench/family/qd_sweep.rs",
+        "src/bench/family/single.rs",
+        "src/bench/family/size_sweep.rs",
+        "src/bench/guards.rs",
+        "src/bench/outcome.rs",
+        "src/bench/params.rs",
+        "src/bench/runner.rs",
+        "src/bench/spec.rs",
+        "src/bench/worker.rs",
+    ],
+    &["src/commands/multi.rs", "src/commands/run.rs"],
+    &[
+        "src/model/cache.rs",
+        "src/model/device.rs",
+        "src/model/usage.rs",
+    ],
+];
+
+/// Imports that point up the layers today: (importing file, imported file). None.
+const KNOWN_UPWARD: &[(&str, &str)] = &[];
+
+/// Files over `MAX_LINES` today (issue 24: bench's floors split them). Only ever remove one.
+const KNOWN_BIG: &[&str] = &[
+    "src/bench/params.rs",
+    "src/bench/runner.rs",
+    "src/bench/target.rs",
+];
+
+/// One file's import of another: the line and the path as written.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Import {
+    from: String,
+    line: usize,
+    to: String,
+    path: String,
+}
+
+impl std::fmt::Display for Import {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{} imports {} ({})",
+            self.from, self.line, self.to, self.path
+        )
+    }
+}
+
+/// A module file: its module path (`["report", "run"]`) and its code with comments, string
+/// contents and `#[cfg(test)]` items blanked (line breaks kept, so lines still count).
+struct ModuleFile {
+    file: String,
+    module: Vec<String>,
+    code: String,
+    lines_without_tests: usize,
+}
+
+/// The crate as read: its module files, by module path, and the layers of lib.rs's map.
+struct Crate {
+    files: BTreeMap<Vec<String>, ModuleFile>,
+    layers: Vec<String>,
+}
+
+impl Crate {
+    /// Reads every `.rs` file under `src` and walks the modules from `lib.rs`.
+    fn read(src: &Path) -> Result<Crate, String> {
+        let mut sources = BTreeMap::new();
+        read_dir(src, src, &mut sources)?;
+        Crate::from_sources(&sources)
+    }
+
+    /// The crate of `sources` (path under `src/` to text): modules are found from `lib.rs`'s
+    /// `mod` declarations down, test-only ones (`#[cfg(test)] mod x;`) left out.
+    fn from_sources(sources: &BTreeMap<String, String>) -> Result<Crate, String> {
+        let lib = sources.get("lib.rs").ok_or("no src/lib.rs")?;
+        let layers = layers_of(lib);
+        let mut files = BTreeMap::new();
+        let mut todo = vec![(Vec::<String>::new(), "lib.rs".to_string())];
+        while let Some((module, file)) = todo.pop() {
+            let text = sources
+                .get(&file)
+                .ok_or_else(|| format!("src/{file} is declared but missing"))?;
+            let (code, test_lines) = without_tests(&blank_comments_and_strings(text));
+            for child in child_modules(&code) {
+                let dir = match module.last() {
+                    None => String::new(),
+                    Some(_) => {
+                        format!("{}/", file.trim_end_matches(".rs").trim_end_matches("/mod"))
+                    }
+                };
+                let flat = format!("{dir}{child}.rs");
+                let nested = format!("{dir}{child}/mod.rs");
+                let path = if sources.contains_key(&flat) {
+                    flat
+                } else {
+                    nested
+                };
+                let mut m = module.clone();
+                m.push(child);
+                todo.push((m, path));
+            }
+            let lines_without_tests = text.lines().count().saturating_sub(test_lines);
+            files.insert(
+                module.clone(),
+                ModuleFile {
+                    file: format!("src/{file}"),
+                    module,
+                    code,
+                    lines_without_tests,
+                },
+            );
+        }
+        Ok(Crate { files, layers })
+    }
+
+    /// Every import of a file by another, in file and line order.
+    fn imports(&self) -> Vec<Import> {
+        let mut out = Vec::new();
+        for f in self.files.values() {
+            for (line, segments) in paths(&f.code) {
+                let Some(to) = self.resolve(&f.module, &segments) else {
+                    continue;
+                };
+                // A module names its own submodules (`mod x; pub use x::Y; x::f()`): that is
+                // the module tree, not an import.
+                if !to.module.starts_with(&f.module) {
+                    out.push(Import {
+                        from: f.file.clone(),
+                        to: to.file.clone(),
+                        line,
+                        path: segments.join("::"),
+                    });
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        merge_lines(out)
+    }
+
+    /// The module file a path written in `module` names: the deepest module along it. None
+    /// for a path outside the crate (`std::`, a dependency, a local item).
+    fn resolve(&self, module: &[String], segments: &[String]) -> Option<&ModuleFile> {
+        let mut at: Vec<String> = module.to_vec();
+        let mut rest = segments;
+        match segments.first().map(String::as_str) {
+            Some("crate") => {
+                at.clear();
+                rest = &segments[1..];
+            }
+            Some("self") => rest = &segments[1..],
+            Some("super") => {
+                while rest.first().map(String::as_str) == Some("super") {
+                    at.pop()?;
+                    rest = &rest[1..];
+                }
+            }
+            Some(first) => {
+                // A child module named by itself; anything else is not the crate's.
+                let mut child = at.clone();
+                child.push(first.to_string());
+                if !self.files.contains_key(&child) {
+                    return None;
+                }
+            }
+            None => return None,
+        }
+        for s in rest {
+            at.push(s.clone());
+            if !self.files.contains_key(&at) {
+                at.pop();
+                break;
+            }
+        }
+        self.files.get(&at)
+    }
+
+    /// A file's layer: the place of its top module in lib.rs's map; lib.rs is above them all.
+    fn layer(&self, file: &str) -> Option<usize> {
+        let f = self.files.values().find(|f| f.file == file)?;
+        match f.module.first() {
+            None => Some(self.layers.len()),
+            Some(top) => self.layers.iter().position(|l| l == top),
+        }
+    }
+}
+
+/// One import per file, target and line: the paths of a `use` line that names several items
+/// of one module are written as one (`super::shared::{mbps, ms}`).
+fn merge_lines(imports: Vec<Import>) -> Vec<Import> {
+    let mut out: Vec<Import> = Vec::new();
+    let mut names: Vec<Vec<String>> = Vec::new();
+    for i in imports {
+        match out.last() {
+            Some(last) if (&last.from, &last.to, last.line) == (&i.from, &i.to, i.line) => {
+                names.last_mut().expect("one per import").push(i.path);
+            }
+            _ => {
+                names.push(vec![i.path.clone()]);
+                out.push(i);
+            }
+        }
+    }
+    for (import, paths) in out.iter_mut().zip(names) {
+        if paths.len() < 2 {
+            continue;
+        }
+        let split: Vec<Vec<&str>> = paths.iter().map(|p| p.split("::").collect()).collect();
+        let mut common = 0;
+        while split
+            .iter()
+            .all(|s| s.len() > common + 1 && s[common] == split[0][common])
+        {
+            common += 1;
+        }
+        let tails: Vec<String> = split.iter().map(|s| s[common..].join("::")).collect();
+        import.path = format!(
+            "{}::{{{}}}",
+            split[0][..common].join("::"),
+            tails.join(", ")
+        );
+    }
+    out
+}
+
+fn read_dir(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.is_dir() {
+            read_dir(root, &path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let rel = path.strip_prefix(root).map_err(|e| e.to_string())?;
+            out.insert(rel.to_string_lossy().into_owned(), text);
+        }
+    }
+    Ok(())
+}
+
+/// The layers, bottom up, from lib.rs's module map: in each `//! - ` bullet, in order, the
+/// backticked names that lib.rs declares as modules.
+fn layers_of(lib: &str) -> Vec<String> {
+    let code = blank_comments_and_strings(lib);
+    let declared = child_modules(&without_tests(&code).0);
+    let mut bullets = Vec::new();
+    let mut current: Option<String> = None;
+    for line in lib.lines() {
+        let Some(doc) = line.trim_start().strip_prefix("//!") else {
+            continue;
+        };
+        let doc = doc.trim();
+        if let Some(item) = doc.strip_prefix("- ") {
+            bullets.extend(current.take());
+            current = Some(item.to_string());
+        } else if doc.is_empty() {
+            bullets.extend(current.take());
+        } else if let Some(c) = current.as_mut() {
+            c.push(' ');
+            c.push_str(doc);
+        }
+    }
+    bullets.extend(current);
+    let mut layers: Vec<String> = Vec::new();
+    for b in bullets {
+        for name in b.split('`').skip(1).step_by(2) {
+            if declared.iter().any(|d| d == name) && !layers.iter().any(|l| l == name) {
+                layers.push(name.to_string());
+            }
+        }
+    }
+    layers
+}
+
+/// `text` with every comment and the inside of every string and character literal turned
+/// into spaces; line breaks stay where they were.
+fn blank_comments_and_strings(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
+    let mut i = 0;
+    while i < c.len() {
+        let at = |k: usize| c.get(k).copied().unwrap_or('\0');
+        if at(i) == '/' && at(i + 1) == '/' {
+            while i < c.len() && c[i] != '\n' {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+        } else if at(i) == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < c.len() {
+                if at(i) == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if at(i) == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+            }
+        } else if let Some(quote) = raw_string_quote(&c, i) {
+            // A raw string: r"..", r#".."#, br"..": it ends at a quote and as many #.
+            let hashes = quote - i - if at(i) == 'b' { 2 } else { 1 };
+            out.extend(&c[i..=quote]);
+            i = quote + 1;
+            while i < c.len() {
+                if c[i] == '"' && (1..=hashes).all(|h| at(i + h) == '#') {
+                    out.extend(&c[i..=i + hashes]);
+                    i += hashes + 1;
+                    break;
+                }
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+        } else if at(i) == '"' {
+            i = blank_quoted(&c, i, &mut out);
+        } else if at(i) == '\'' && (at(i + 1) == '\\' || (at(i + 1) != '\'' && at(i + 2) == '\'')) {
+            // A character literal ('a', '\n', '\u{1F600}'); a lifetime ('a) has no closing quote.
+            i = blank_quoted(&c, i, &mut out);
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A string or character literal opening at `c[i]`, its inside blanked (escapes skipped) onto
+/// `out`; returns the index after its closing quote.
+fn blank_quoted(c: &[char], mut i: usize, out: &mut String) -> usize {
+    let quote = c[i];
+    out.push(quote);
+    i += 1;
+    while i < c.len() && c[i] != quote {
+        if c[i] == '\\' {
+            out.push(' ');
+            i += 1;
+        }
+        if let Some(&ch) = c.get(i) {
+            out.push(if ch == '\n' { '\n' } else { ' ' });
+            i += 1;
+        }
+    }
+    out.push(quote);
+    i + 1
+}
+
+/// Where the opening quote of a raw string starting at `i` is (`r"`, `r#"`, `br"`), if one
+/// starts there.
+fn raw_string_quote(c: &[char], i: usize) -> Option<usize> {
+    let before = i.checked_sub(1).and_then(|b| c.get(b)).copied();
+    if before.is_some_and(is_ident) {
+        return None;
+    }
+    let mut k = i;
+    if c.get(k) == Some(&'b') {
+        k += 1;
+    }
+    if c.get(k) != Some(&'r') {
+        return None;
+    }
+    k += 1;
+    while c.get(k) == Some(&'#') {
+        k += 1;
+    }
+    (c.get(k) == Some(&'"')).then_some(k)
+}
+
+fn is_ident(ch: char) -> bool {
+    ch.is_alphanumeric() || ch == '_'
+}
+
+/// `code` (comments and strings blanked) with every `#[cfg(test)]` item blanked, and how
+/// many lines those items spanned.
+fn without_tests(code: &str) -> (String, usize) {
+    let mut c: Vec<char> = code.chars().collect();
+    let mut test_lines = 0;
+    let mut i = 0;
+    while i < c.len() {
+        let Some(after) = cfg_test_at(&c, i) else {
+            i += 1;
+            continue;
+        };
+        // The item: further attributes, then up to its `;` or its closing brace.
+        let mut k = after;
+        let mut depth = 0usize;
+        while k < c.len() {
+            match c[k] {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth = depth.saturating_sub(1),
+                ';' if depth == 0 => break,
+                // The end of the block around an item without `;` or body (a field, an arm):
+                // stop before it.
+                '}' if depth == 0 => {
+                    k = k.saturating_sub(1);
+                    break;
+                }
+                '{' if depth == 0 => {
+                    let mut braces = 0usize;
+                    while k < c.len() {
+                        match c[k] {
+                            '{' => braces += 1,
+                            '}' => {
+                                braces -= 1;
+                                if braces == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        k += 1;
+                    }
+                    break;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        let end = k.min(c.len().saturating_sub(1));
+        test_lines += c[i..=end].iter().filter(|&&ch| ch == '\n').count() + 1;
+        for ch in &mut c[i..=end] {
+            if *ch != '\n' {
+                *ch = ' ';
+            }
+        }
+        i = end + 1;
+    }
+    (c.into_iter().collect(), test_lines)
+}
+
+/// The index after `#[cfg(test)]` when it starts at `i` (spaces allowed between tokens).
+fn cfg_test_at(c: &[char], i: usize) -> Option<usize> {
+    let mut k = i;
+    for token in ["#", "[", "cfg", "(", "test", ")", "]"] {
+        while c.get(k).is_some_and(|ch| ch.is_whitespace()) && k > i {
+            k += 1;
+        }
+        for t in token.chars() {
+            if c.get(k) != Some(&t) {
+                return None;
+            }
+            k += 1;
+        }
+    }
+    Some(k)
+}
+
+/// The modules a file declares with `mod name;` (test-only ones are blanked already).
+fn child_modules(code: &str) -> Vec<String> {
+    let tokens = tokens(code);
+    let mut out = Vec::new();
+    for w in tokens.windows(3) {
+        if w[0].1 == "mod" && w[2].1 == ";" && w[1].1.chars().all(is_ident) {
+            out.push(w[1].1.clone());
+        }
+    }
+    out
+}
+
+/// The code's tokens with their lines: identifiers, `::`, and single punctuation.
+fn tokens(code: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut line = 1;
+    let c: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '\n' {
+            line += 1;
+            i += 1;
+        } else if ch.is_whitespace() {
+            i += 1;
+        } else if is_ident(ch) {
+            let start = i;
+            while i < c.len() && is_ident(c[i]) {
+                i += 1;
+            }
+            out.push((line, c[start..i].iter().collect()));
+        } else if ch == ':' && c.get(i + 1) == Some(&':') {
+            out.push((line, "::".to_string()));
+            i += 2;
+        } else {
+            out.push((line, ch.to_string()));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Every path in the code, with its line: the trees of `use` declarations expanded
+/// (`use a::{b, c::d}` is `a::b` and `a::c::d`), and every other `x::y` written inline.
+fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
+    let t = tokens(code);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < t.len() {
+        if t[i].1 == "use" && (i == 0 || t[i - 1].1 != "::") {
+            let mut k = i + 1;
+            if t.get(k).is_some_and(|x| x.1 == "::") {
+                // `use ::dep::x`: outside the crate.
+                while k < t.len() && t[k].1 != ";" {
+                    k += 1;
+                }
+                i = k;
+                continue;
+            }
+            use_tree(&t, &mut k, &[], &mut out);
+            i = k;
+            continue;
+        }
+        // An inline path: identifier (`::` identifier)+, not the tail of a longer one.
+        let starts = t[i].1.chars().all(is_ident)
+            && t.get(i + 1).is_some_and(|x| x.1 == "::")
+            && (i == 0 || t[i - 1].1 != "::");
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let line = t[i].0;
+        let mut segments = vec![t[i].1.clone()];
+        let mut k = i + 1;
+        while k + 1 < t.len() && t[k].1 == "::" && t[k + 1].1.chars().all(is_ident) {
+            segments.push(t[k + 1].1.clone());
+            k += 2;
+        }
+        out.push((line, segments));
+        i = k;
+    }
+    out
+}
+
+/// One use tree from `t[*k]`, under `prefix`; leaves `*k` after it (at `,`, `}` or `;`).
+fn use_tree(
+    t: &[(usize, String)],
+    k: &mut usize,
+    prefix: &[String],
+    out: &mut Vec<(usize, Vec<String>)>,
+) {
+    let mut path = prefix.to_vec();
+    let mut line = t.get(*k).map_or(0, |x| x.0);
+    while let Some((l, tok)) = t.get(*k) {
+        match tok.as_str() {
+            "{" => {
+                *k += 1;
+                loop {
+                    match t.get(*k).map(|x| x.1.as_str()) {
+                        Some("}") => {
+                            *k += 1;
+                            break;
+                        }
+                        Some(",") => *k += 1,
+                        None => return,
+                        Some(_) => use_tree(t, k, &path, out),
+                    }
+                }
+                return;
+            }
+            "::" => *k += 1,
+            "*" => {
+                *k += 1;
+                out.push((line, path));
+                return;
+            }
+            "as" => {
+                // `as name`: the name is not part of the path.
+                *k += 2;
+            }
+            "," | "}" | ";" => {
+                if !path.is_empty() {
+                    out.push((line, path));
+                }
+                return;
+            }
+            "self" if path.len() == prefix.len() && !prefix.is_empty() => {
+                // `use a::{self, b}`: `self` is `a`.
+                line = *l;
+                *k += 1;
+            }
+            word if word.chars().all(is_ident) => {
+                if path.len() == prefix.len() {
+                    line = *l;
+                }
+                path.push(word.to_string());
+                *k += 1;
+            }
+            _ => {
+                *k += 1;
+            }
+        }
+    }
+}
+
+/// The circles of the graph: its strongly connected parts of more than one file, each
+/// sorted (Tarjan's algorithm).
+fn circles(imports: &[Import]) -> Vec<Vec<String>> {
+    let mut next: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for i in imports {
+        next.entry(&i.from).or_default().insert(&i.to);
+        next.entry(&i.to).or_default();
+    }
+    struct Walk<'a> {
+        next: &'a BTreeMap<&'a str, BTreeSet<&'a str>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        found: Vec<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a str) {
+            let n = self.index.len();
+            self.index.insert(v, n);
+            self.low.insert(v, n);
+            self.stack.push(v);
+            self.on_stack.insert(v);
+            let next = self.next;
+            for &w in next.get(v).into_iter().flatten() {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).expect("visited");
+                    *lv = (*lv).min(lw);
+                } else if self.on_stack.contains(w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).expect("visited");
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut part = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack.remove(w);
+                    part.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if part.len() > 1 {
+                    part.sort();
+                    self.found.push(part);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        next: &next,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for &v in next.keys() {
+        if !walk.index.contains_key(v) {
+            walk.visit(v);
+        }
+    }
+    walk.found.sort();
+    walk.found
+}
+
+/// What today's exceptions are, so the check can hold them to it.
+struct Known<'a> {
+    circles: &'a [&'a [&'a str]],
+    upward: &'a [(&'a str, &'a str)],
+    big: &'a [&'a str],
+}
+
+/// Everything wrong with the crate's shape beyond `known`, and every exception in `known`
+/// that is gone; empty when the shape holds.
+fn check(krate: &Crate, known: &Known) -> Vec<String> {
+    let mut failures = Vec::new();
+    let imports = krate.imports();
+    for top in krate.files.keys().filter(|m| m.len() == 1) {
+        if !krate.layers.contains(&top[0]) {
+            failures.push(format!(
+                "module `{}` is not in src/lib.rs's module map: add it to the bullets, at its \
+                 layer",
+                top[0]
+            ));
+        }
+    }
+
+    let found = circles(&imports);
+    for circle in &found {
+        if known.circles.iter().any(|k| k.iter().eq(circle.iter())) {
+            continue;
+        }
+        let mut s = format!(
+            "import circle between {} files: {}\n",
+            circle.len(),
+            circle.join(", ")
+        );
+        s.push_str("  the imports among them (break one of these):\n");
+        for i in imports
+            .iter()
+            .filter(|i| circle.contains(&i.from) && circle.contains(&i.to))
+        {
+            let _ = writeln!(s, "    {i}");
+        }
+        failures.push(s);
+    }
+    for k in known.circles {
+        if !found.iter().any(|c| k.iter().eq(c.iter())) {
+            failures.push(format!(
+                "the known circle [{}] is not there any more (as listed): remove it from the \
+                 list KNOWN_CIRCLES in src/shape.rs{}",
+                k.join(", "),
+                if found.is_empty() {
+                    String::new()
+                } else {
+                    format!("; the circles there are now: {found:?}")
+                }
+            ));
+        }
+    }
+
+    let mut upward = BTreeSet::new();
+    for i in &imports {
+        let (Some(from), Some(to)) = (krate.layer(&i.from), krate.layer(&i.to)) else {
+            continue;
+        };
+        if to > from && !i.from.ends_with("src/lib.rs") {
+            upward.insert((i.from.as_str(), i.to.as_str()));
+            if !known.upward.contains(&(i.from.as_str(), i.to.as_str())) {
+                failures.push(format!(
+                    "import up the layers (src/lib.rs's module map: {}): {i}",
+                    krate.layers.join(" < ")
+                ));
+            }
+        }
+    }
+    for k in known.upward {
+        if !upward.contains(k) {
+            failures.push(format!(
+                "the known upward import {} -> {} is not there any more: remove it from the list \
+                 KNOWN_UPWARD in src/shape.rs",
+                k.0, k.1
+            ));
+        }
+    }
+
+    for f in krate.files.values() {
+        let big = f.lines_without_tests > MAX_LINES;
+        let listed = known.big.contains(&f.file.as_str());
+        if big && !listed {
+            failures.push(format!(
+                "{} has {} lines without its tests, more than {MAX_LINES}: split it",
+                f.file, f.lines_without_tests
+            ));
+        } else if listed && !big {
+            failures.push(format!(
+                "{} has {} lines without its tests now: remove it from the list KNOWN_BIG in \
+                 src/shape.rs",
+                f.file, f.lines_without_tests
+            ));
+        }
+    }
+    for k in known.big {
+        if !krate.files.values().any(|f| f.file == *k) {
+            failures.push(format!(
+                "{k} is gone: remove it from the list KNOWN_BIG in src/shape.rs"
+            ));
+        }
+    }
+    failures
+}
+
+#[test]
+fn the_crate_keeps_its_shape() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let krate = Crate::read(&src).expect("src/ reads");
+    let failures = check(
+        &krate,
+        &Known {
+            circles: KNOWN_CIRCLES,
+            upward: KNOWN_UPWARD,
+            big: KNOWN_BIG,
+        },
+    );
+    assert!(
+        failures.is_empty(),
+        "the crate's shape (src/shape.rs):\n\n{}",
+        failures.join("\n")
+    );
+}
+
+/// A crate of three layers, `low` under `high` under `top`, for the checker's own tests:
+/// `low/a.rs` and `low/b.rs` import each other, `low.rs` and `low/b.rs` reach up into `high`,
+/// `top` down into `low`; what is in a comment, a string or a `#[cfg(test)]` item does not
+/// count.
+fn fixture() -> BTreeMap<String, String> {
+    let files = [
+        (
+            "lib.rs",
+            "//! A fixture.\n//!\n//! - `low`: the bottom, with `a` and `b`.\n//! - `high`: above \
+             it,\n//!   uses `low`.\n//! - `top`: uses both.\n\npub mod high;\npub mod low;\npub \
+             mod top;\n#[cfg(test)]\nmod checks;\n",
+        ),
+        (
+            "low.rs",
+            "//! Low: see `crate::high::Thing` (a comment).\npub mod a;\npub mod b;\n\npub const \
+             S: &str = \"crate::high::VALUE\";\npub fn up() -> u8 {\n    crate::high::VALUE\n}\n",
+        ),
+        (
+            "low/a.rs",
+            "use super::b::{BEE, Bee};\npub struct Ay(Bee);\npub const A: u8 = BEE;\n",
+        ),
+        (
+            "low/b.rs",
+            "use crate::{high, low::a::Ay};\npub struct Bee;\npub const BEE: u8 = 0;\nfn f(_: Ay) -> char {\n    '{'\n}\n\
+             #[cfg(test)]\nmod tests {\n    use crate::high::VALUE;\n}\n",
+        ),
+        ("high.rs", "pub const VALUE: u8 = 1;\n"),
+        (
+            "top.rs",
+            "use crate::low::{self, a::Ay};\npub fn g() -> &'static str {\n    low::S\n}\npub struct \
+             T {\n    #[cfg(test)]\n    pub probe: u8\n}\npub fn h() -> u8 {\n    \
+             crate::high::VALUE\n}\n",
+        ),
+        ("checks.rs", "use crate::high::VALUE;\nuse crate::low::a;\n"),
+    ];
+    files
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+const NOTHING_KNOWN: Known = Known {
+    circles: &[],
+    upward: &[],
+    big: &[],
+};
+
+#[test]
+fn the_checker_reads_every_kind_of_path_and_nothing_else() {
+    let krate = Crate::from_sources(&fixture()).expect("the fixture reads");
+    assert_eq!(krate.layers, ["low", "high", "top"]);
+    let found: Vec<String> = krate.imports().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        found,
+        [
+            "src/low.rs:7 imports src/high.rs (crate::high::VALUE)",
+            "src/low/a.rs:1 imports src/low/b.rs (super::b::{BEE, Bee})",
+            "src/low/b.rs:1 imports src/high.rs (crate::high)",
+            "src/low/b.rs:1 imports src/low/a.rs (crate::low::a::Ay)",
+            "src/top.rs:1 imports src/low.rs (crate::low)",
+            "src/top.rs:1 imports src/low/a.rs (crate::low::a::Ay)",
+            "src/top.rs:10 imports src/high.rs (crate::high::VALUE)",
+        ]
+    );
+}
+
+#[test]
+fn an_injected_circle_fails_naming_its_files_and_imports() {
+    let krate = Crate::from_sources(&fixture()).expect("the fixture reads");
+    let failures = check(&krate, &NOTHING_KNOWN).join("\n");
+    assert!(
+        failures.contains("import circle between 2 files: src/low/a.rs, src/low/b.rs"),
+        "{failures}"
+    );
+    assert!(
+        failures.contains("src/low/a.rs:1 imports src/low/b.rs (super::b::{BEE, Bee})"),
+        "{failures}"
+    );
+    assert!(
+        failures.contains("src/low/b.rs:1 imports src/low/a.rs (crate::low::a::Ay)"),
+        "{failures}"
+    );
+}
+
+#[test]
+fn an_import_up_the_layers_fails_with_its_line_and_down_is_fine() {
+    let krate = Crate::from_sources(&fixture()).expect("the fixture reads");
+    let failures = check(&krate, &NOTHING_KNOWN);
+    let upward: Vec<&String> = failures
+        .iter()
+        .filter(|f| f.starts_with("import up the layers"))
+        .collect();
+    assert_eq!(upward.len(), 2, "{failures:#?}");
+    assert!(upward[0].ends_with("src/low.rs:7 imports src/high.rs (crate::high::VALUE)"));
+    assert!(upward[1].ends_with("src/low/b.rs:1 imports src/high.rs (crate::high)"));
+}
+
+#[test]
+fn known_exceptions_pass_and_a_mended_one_must_leave_the_list() {
+    let krate = Crate::from_sources(&fixture()).expect("the fixture reads");
+    let as_today = Known {
+        circles: &[&["src/low/a.rs", "src/low/b.rs"]],
+        upward: &[
+            ("src/low.rs", "src/high.rs"),
+            ("src/low/b.rs", "src/high.rs"),
+        ],
+        big: &[],
+    };
+    assert_eq!(check(&krate, &as_today), Vec::<String>::new());
+
+    let stale = Known {
+        circles: &[
+            &["src/low/a.rs", "src/low/b.rs"],
+            &["src/high.rs", "src/low.rs"],
+        ],
+        upward: &[
+            ("src/low.rs", "src/high.rs"),
+            ("src/low/b.rs", "src/high.rs"),
+            ("src/low/a.rs", "src/high.rs"),
+        ],
+        big: &["src/low.rs", "src/gone.rs"],
+    };
+    let failures = check(&krate, &stale);
+    assert_eq!(failures.len(), 4, "{failures:#?}");
+    assert!(
+        failures
+            .iter()
+            .all(|f| f.contains("remove it from the list"))
+    );
+}
+
+#[test]
+fn a_big_file_fails_and_its_tests_do_not_count() {
+    let mut sources = fixture();
+    let code = "pub fn f() {}\n".repeat(MAX_LINES);
+    let tests = format!(
+        "#[cfg(test)]\nmod tests {{\n{}}}\n",
+        "    // a test\n".repeat(300)
+    );
+    sources.insert("high.rs".into(), format!("{code}{tests}"));
+    let krate = Crate::from_sources(&sources).expect("the fixture reads");
+    assert_eq!(
+        check(&krate, &NOTHING_KNOWN)
+            .iter()
+            .filter(|f| f.contains("split it"))
+            .count(),
+        0
+    );
+
+    sources.insert(
+        "high.rs".into(),
+        format!("{code}pub fn one_more() {{}}\n{tests}"),
+    );
+    let krate = Crate::from_sources(&sources).expect("the fixture reads");
+    let failures = check(&krate, &NOTHING_KNOWN);
+    assert!(
+        failures.contains(&format!(
+            "src/high.rs has {} lines without its tests, more than {MAX_LINES}: split it",
+            MAX_LINES + 1
+        )),
+        "{failures:#?}"
+    );
+}
+
+#[test]
+fn a_module_missing_from_the_map_fails() {
+    let mut sources = fixture();
+    let lib = sources["lib.rs"].replace("pub mod low;", "pub mod low;\npub mod stray;");
+    sources.insert("lib.rs".into(), lib);
+    sources.insert("stray.rs".into(), String::new());
+    let krate = Crate::from_sources(&sources).expect("the fixture reads");
+    assert!(
+        check(&krate, &NOTHING_KNOWN)
+            .iter()
+            .any(|f| f.starts_with("module `stray` is not in src/lib.rs's module map"))
+    );
+}
