@@ -28,30 +28,22 @@ const MAX_LINES: usize = 800;
 
 /// Import circles between files that exist today, each by its files (sorted), being broken up
 /// by issue 24 (bench's floors; `commands/run` and `multi`; `model`). Only ever remove one.
-const KNOWN_CIRCLES: &[&[&str]] = &[
-    &[
-        "src/bench/catalog.rs",
-        "src/bench/engine.rs",
-        "src/bench/family.rs",
-        "src/bench/family/cdm.rs",
-        "src/bench/family/metadata.rs",
-        "src/bench/family/qd_sweep.rs",
-        "src/bench/family/single.rs",
-        "src/bench/family/size_sweep.rs",
-        "src/bench/guards.rs",
-        "src/bench/outcome.rs",
-        "src/bench/params.rs",
-        "src/bench/runner.rs",
-        "src/bench/spec.rs",
-        "src/bench/worker.rs",
-    ],
-    &["src/commands/multi.rs", "src/commands/run.rs"],
-    &[
-        "src/model/cache.rs",
-        "src/model/device.rs",
-        "src/model/usage.rs",
-    ],
-];
+const KNOWN_CIRCLES: &[&[&str]] = &[&[
+    "src/bench/catalog.rs",
+    "src/bench/engine.rs",
+    "src/bench/family.rs",
+    "src/bench/family/cdm.rs",
+    "src/bench/family/metadata.rs",
+    "src/bench/family/qd_sweep.rs",
+    "src/bench/family/single.rs",
+    "src/bench/family/size_sweep.rs",
+    "src/bench/guards.rs",
+    "src/bench/outcome.rs",
+    "src/bench/params.rs",
+    "src/bench/runner.rs",
+    "src/bench/spec.rs",
+    "src/bench/worker.rs",
+]];
 
 /// Imports that point up the layers today: (importing file, imported file). None.
 const KNOWN_UPWARD: &[(&str, &str)] = &[];

@@ -13,6 +13,9 @@ use anyhow::Context;
 
 use super::error::DriveError;
 
+mod chosen;
+pub use chosen::DeviceDir;
+
 use super::direct;
 use super::parse::{
     DiskStat, parse_devnum, parse_disk_stat, parse_flag, parse_inflight, parse_mountinfo,
@@ -22,8 +25,8 @@ use crate::model::device::{SwapEntry, SwapKind};
 use crate::model::text::clean_text;
 use crate::model::usage::{self, MountEntry};
 use crate::model::{
-    BlockDevice, Bytes, ChosenDevice, DevNum, DeviceIdentity, DiskIdentity, Holder, HolderKind,
-    Inventory, KernelWriteCache, LoopBacking, Partition, SchedulerSet, Transport,
+    BlockDevice, Bytes, DevNum, DeviceIdentity, DiskIdentity, Holder, HolderKind, Inventory,
+    KernelWriteCache, LoopBacking, Partition, SchedulerSet, Transport,
 };
 
 /// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
@@ -116,90 +119,6 @@ pub fn write_attr(path: &Path, value: &str) -> io::Result<()> {
 pub fn read_attr_text(path: &Path) -> io::Result<String> {
     read_text_file(path, MAX_ATTR_BYTES)
 }
-
-/// A block device's sysfs directory, opened once and found to still be the device chosen
-/// (`SysRoot::open_chosen_dir`): its attributes are read and written through this descriptor,
-/// never by the path again, so a device that replaces it under the same name later gets a
-/// directory of its own that this one never reaches.
-#[derive(Debug)]
-pub struct DeviceDir {
-    dir: std::os::fd::OwnedFd,
-    path: PathBuf,
-    /// A loop device's node, held open while the directory is used: a loop device keeps its
-    /// sysfs directory when it is detached and attached to another file, but while it is open
-    /// a detach is deferred to the last close, so the device checked stays the device written.
-    _held: Option<fs::File>,
-}
-
-impl DeviceDir {
-    /// The path of attribute `rel` (for messages).
-    pub fn path_of(&self, rel: &str) -> PathBuf {
-        self.path.join(rel)
-    }
-
-    /// Reads attribute `rel` (a regular file, without blocking), trimmed.
-    pub fn read(&self, rel: &str) -> io::Result<String> {
-        use nix::fcntl::{OFlag, openat};
-        use nix::sys::stat::Mode;
-        let fd = openat(
-            &self.dir,
-            rel,
-            OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW,
-            Mode::empty(),
-        )
-        .map_err(io::Error::from)?;
-        let file = fs::File::from(fd);
-        not_regular(&file.metadata()?)?;
-        let mut buf = Vec::new();
-        file.take(MAX_ATTR_BYTES).read_to_end(&mut buf)?;
-        Ok(String::from_utf8_lossy(&buf).trim().to_string())
-    }
-
-    /// Writes attribute `rel` (a regular file, without blocking).
-    pub fn write(&self, rel: &str, value: &str) -> io::Result<()> {
-        use nix::fcntl::{OFlag, openat};
-        use nix::sys::stat::Mode;
-        use std::io::Write;
-        let fd = openat(
-            &self.dir,
-            rel,
-            OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW,
-            Mode::empty(),
-        )
-        .map_err(io::Error::from)?;
-        let mut file = fs::File::from(fd);
-        not_regular(&file.metadata()?)?;
-        file.write_all(value.as_bytes())
-    }
-
-    /// What the directory says the device is now: its number, `diskseq` and a loop device's
-    /// backing file (the path; its identity is not in sysfs).
-    fn found(&self, name: &str) -> ChosenDevice {
-        let backing = self
-            .read("loop/backing_file")
-            .ok()
-            .filter(|s| !s.is_empty());
-        ChosenDevice {
-            name: name.to_string(),
-            dev: self.read("dev").ok().as_deref().and_then(parse_devnum),
-            diskseq: self.read("diskseq").ok().and_then(|s| s.parse().ok()),
-            loop_file: None,
-            backing_file: backing,
-            serial: None,
-            disk: None,
-        }
-    }
-}
-
-/// Is the device chosen a loop device attached to a file (by what was recorded of it)?
-fn is_loop(chosen: &ChosenDevice) -> bool {
-    chosen.disk.is_none()
-        && (chosen.loop_file.is_some() || chosen.backing_file.is_some())
-        && chosen.dev.is_some_and(|d| d.major == LOOP_MAJOR)
-}
-
-/// The block major of loop devices (include/uapi/linux/major.h).
-const LOOP_MAJOR: u32 = 7;
 
 /// The root under which `sys/` and `proc/` are found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -335,74 +254,6 @@ impl SysRoot {
                 ));
                 None
             }
-        }
-    }
-
-    /// Opens the sysfs directory of `chosen` and checks, on that directory, that it is still
-    /// the device chosen (its `dev`, `diskseq`, a loop device's image): a device detached and
-    /// another attached under the same name since is refused with the sentence that says so,
-    /// before anything is written.
-    pub fn open_chosen_dir(&self, chosen: &ChosenDevice) -> Result<DeviceDir, DriveError> {
-        use nix::fcntl::{OFlag, open};
-        use nix::sys::stat::Mode;
-        if !crate::model::is_kernel_name(&chosen.name) {
-            return Err(DriveError::Invalid(format!(
-                "{:?} is not a kernel device name",
-                crate::model::text::neutralize_controls(&chosen.name)
-            )));
-        }
-        let path = self.block_dir(&chosen.name);
-        let dir = match open(
-            &path,
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        ) {
-            Ok(dir) => dir,
-            Err(nix::errno::Errno::ENOENT) => {
-                return Err(DriveError::NotChosen(
-                    chosen.refusal(None).unwrap_or_default(),
-                ));
-            }
-            Err(e) => return Err(DriveError::io("open", &path, e)),
-        };
-        let held = if self.root == Path::new("/") && is_loop(chosen) {
-            Some(self.hold_loop_node(chosen)?)
-        } else {
-            None
-        };
-        let dir = DeviceDir {
-            dir,
-            path,
-            _held: held,
-        };
-        if let Some(why) = chosen.refusal(Some(&dir.found(&chosen.name))) {
-            return Err(DriveError::NotChosen(why));
-        }
-        Ok(dir)
-    }
-
-    /// Opens a loop device's node (read-only, without blocking; nothing is read) and checks
-    /// that it is the device chosen: held open, it cannot be attached to another file.
-    fn hold_loop_node(&self, chosen: &ChosenDevice) -> Result<fs::File, DriveError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let node = dev_node_path(&chosen.name);
-        let file = match fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&node)
-        {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(DriveError::NotChosen(
-                    chosen.refusal(None).unwrap_or_default(),
-                ));
-            }
-            Err(e) => return Err(DriveError::from_io("open", &node, &e)),
-        };
-        match direct::refuse_unless_chosen(&file, chosen) {
-            Ok(Ok(())) => Ok(file),
-            Ok(Err(why)) => Err(DriveError::NotChosen(why)),
-            Err(e) => Err(DriveError::from_io("fstat", &node, &e)),
         }
     }
 
