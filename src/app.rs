@@ -487,8 +487,10 @@ impl App {
             Action::Compare => return self.compare_latest(),
             Action::Sweep if self.screen == Screen::Tests => {
                 let kind = match code {
-                    KeyCode::Char('W') => crate::bench::sweep::SweepKind::WriteCache,
-                    _ => crate::bench::sweep::SweepKind::Scheduler,
+                    KeyCode::Char('W') => {
+                        crate::bench::analysis::setting_sweep::SweepKind::WriteCache
+                    }
+                    _ => crate::bench::analysis::setting_sweep::SweepKind::Scheduler,
                 };
                 return self.start_sweep(kind);
             }

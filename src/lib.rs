@@ -14,7 +14,7 @@
 //! - `drive_state`: read-only views of a drive (cache, SMART health, scheduler, temperature).
 //! - `changes`: journaled, undoable setting changes and the guard that restores them.
 //! - `bench`: the I/O test engine (catalogue, plans, target preparation, workers, runner,
-//!   statistics); `bench::outcome` is what a run produced.
+//!   statistics); `bench::results::outcome` is what a run produced.
 //! - `history`: the run history (JSON lines under /var/lib/disktriage), keyed by the disk's
 //!   stable identity.
 //! - `persist`: the udev rule that makes a scheduler permanent (by WWN or serial).

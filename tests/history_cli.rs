@@ -12,9 +12,9 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use disktriage::bench::figures::{PhaseFigures, Stat};
+use disktriage::bench::analysis::figures::{PhaseFigures, Stat};
+use disktriage::bench::results::stats::TimeBase;
 use disktriage::bench::spec::PhaseTag;
-use disktriage::bench::stats::TimeBase;
 use disktriage::history::{HISTORY_SCHEMA, History, HistoryEntry, RunSettings};
 use disktriage::model::DiskIdentity;
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use disktriage::bench::catalog::TestName;
-use disktriage::bench::outcome::{RunReport, TargetClass};
+use disktriage::bench::results::outcome::{RunReport, TargetClass};
 use disktriage::bench::spec::{self, PhaseTag, TargetFacts, TestParams};
 
 use disktriage::changes::{Changer, Journal, RestoreScope};

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{LoopDev, Mounted, Zram, disktriage, root_or_skip, scratch, sh, skip};
-use disktriage::bench::pattern::{DataKind, DataPattern};
+use disktriage::bench::exec::pattern::{DataKind, DataPattern};
 use disktriage::bench::spec::DEFAULT_SEED;
 use serde_json::Value;
 
@@ -1927,8 +1927,8 @@ fn root_runs_of_one_session_reuse_the_first_probe() {
         return;
     }
     use disktriage::bench::catalog::TestName;
-    use disktriage::bench::params::TestParams;
-    use disktriage::bench::session::{self, RunRequest, TempPoll};
+    use disktriage::bench::exec::session::{self, RunRequest, TempPoll};
+    use disktriage::bench::plan::params::TestParams;
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 64 << 20, 512);
     let root = disktriage::sys::SysRoot::host();

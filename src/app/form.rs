@@ -6,7 +6,7 @@ use super::keys::Action;
 use super::picker::{Field, fields_for};
 use super::{App, Overlay, PickerFocus, step};
 use crate::bench::catalog::CATALOG;
-use crate::bench::session::RunRequest;
+use crate::bench::exec::session::RunRequest;
 use crate::bench::spec::{self, TargetFacts};
 use crate::event::Cmd;
 
@@ -84,11 +84,9 @@ impl App {
             // The new file is as large as the region asked for (unless set, the default
             // that fits the free space).
             Some(ft) => TargetFacts {
-                size: self
-                    .values
-                    .params(test)
-                    .size
-                    .unwrap_or(crate::bench::target::default_file_size_within(ft.free)),
+                size: self.values.params(test).size.unwrap_or(
+                    crate::bench::exec::target::default_file_size_within(ft.free),
+                ),
                 logical_block_size: d.logical_block_size.unwrap_or(4096),
                 max_request: None,
                 is_file: true,
@@ -136,7 +134,9 @@ impl App {
             // directory test makes no such file.)
             let size = params
                 .size
-                .unwrap_or(crate::bench::target::default_file_size_within(ft.free));
+                .unwrap_or(crate::bench::exec::target::default_file_size_within(
+                    ft.free,
+                ));
             if !directory {
                 params.size = Some(size);
             }

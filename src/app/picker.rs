@@ -1,13 +1,13 @@
 //! The test picker's form: stepping, typing and showing the values the admin chose for a
 //! test's parameters (`Values`: a `TestParams`, plus the session's repeats and temperature
 //! polling). Which fields a test has come from its family; each field's label, choices,
-//! checks, default and display from its row in the parameter table (`bench::params::PARAMS`),
+//! checks, default and display from its row in the parameter table (`bench::plan::params::PARAMS`),
 //! so a new parameter needs nothing here.
 
 use crate::bench::catalog::{CATALOG, TestName};
-pub use crate::bench::params::Param as Field;
-pub use crate::bench::params::Values;
-use crate::bench::params::{Fallback, Kind, Steps, TestParams, Value};
+pub use crate::bench::plan::params::Param as Field;
+pub use crate::bench::plan::params::Values;
+use crate::bench::plan::params::{Fallback, Kind, Steps, TestParams, Value};
 
 impl Field {
     /// Can a value be typed (as opposed to only cycled)? Only what the Test screen shows.
@@ -95,8 +95,8 @@ impl Values {
 
 impl Values {
     /// The temperature polling these values ask for.
-    pub fn temperature(&self) -> crate::bench::session::TempPoll {
-        use crate::bench::session::TempPoll;
+    pub fn temperature(&self) -> crate::bench::exec::session::TempPoll {
+        use crate::bench::exec::session::TempPoll;
         match self.temp_poll {
             None => TempPoll::Default,
             Some(d) if d.is_zero() => TempPoll::Off,

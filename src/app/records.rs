@@ -5,13 +5,13 @@
 
 use super::keys::Action;
 use super::{App, Overlay, Screen, scroll, step};
+use crate::bench::analysis::curve::PhaseSample;
+pub use crate::bench::analysis::figures::{PhaseFigures, RowFigures};
+use crate::bench::analysis::figures::{figures, row};
 use crate::bench::catalog::TestName;
-use crate::bench::curve::PhaseSample;
-pub use crate::bench::figures::{PhaseFigures, RowFigures};
-use crate::bench::figures::{figures, row};
-use crate::bench::outcome::RunReport;
-use crate::bench::session::RunRequest;
-pub use crate::bench::stats::{Delta, Significance, Stat, delta};
+use crate::bench::exec::session::RunRequest;
+use crate::bench::results::outcome::RunReport;
+pub use crate::bench::results::stats::{Delta, Significance, Stat, delta};
 use crate::event::Cmd;
 use crate::history::HistoryEntry;
 use crate::model::KernelWriteCache;

@@ -1,19 +1,21 @@
 //! The test catalogue: every test the seeds describe (dd, concurrent dd, ORION, iozone/diskperf
 //! sweeps, CrystalDiskMark), with its defaults and where it comes from.
 
+pub mod family;
+
 use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::family::cdm::Cdm;
-use super::family::metadata::Metadata;
-use super::family::qd_sweep::QdSweep;
-use super::family::single::Single;
-use super::family::size_sweep::SizeSweep;
-use super::family::{Family, PlanContext};
-use super::params::{Defaults, Param, TestParams};
-use super::spec::{Phase, SpecError};
+use crate::bench::catalog::family::cdm::Cdm;
+use crate::bench::catalog::family::metadata::Metadata;
+use crate::bench::catalog::family::qd_sweep::QdSweep;
+use crate::bench::catalog::family::single::Single;
+use crate::bench::catalog::family::size_sweep::SizeSweep;
+use crate::bench::catalog::family::{Family, PlanContext};
+use crate::bench::plan::params::{Defaults, Param, TestParams};
+use crate::bench::spec::{Phase, SpecError};
 
 /// A test users can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

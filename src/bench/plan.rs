@@ -2,6 +2,8 @@
 //! offset. Being stateless, one planner serves a single io_uring worker and the threads of a
 //! synchronous worker alike, and tests can check every offset a pattern touches.
 
+pub mod params;
+
 use serde::Serialize;
 
 /// The order in which a worker walks its region.

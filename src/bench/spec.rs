@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::catalog::{CATALOG, TestName, Writes};
-pub use super::family::size_sweep::sweep_column;
-use super::family::{PlanContext, check_request_size};
-pub use super::params::{DEFAULT_SEED, TestParams};
-use super::params::{Param, resolve};
-use super::pattern::DataKind;
-use super::plan::{Access, Mix};
-use super::stats::IntervalPoint;
+pub use crate::bench::catalog::family::size_sweep::sweep_column;
+use crate::bench::catalog::family::{PlanContext, check_request_size};
+use crate::bench::catalog::{CATALOG, TestName, Writes};
+use crate::bench::exec::pattern::DataKind;
+pub use crate::bench::plan::params::{DEFAULT_SEED, TestParams};
+use crate::bench::plan::params::{Param, resolve};
+use crate::bench::plan::{Access, Mix};
+use crate::bench::results::stats::IntervalPoint;
 use crate::model::Bytes;
 use crate::sys::direct::SyncMode;
 
@@ -85,7 +85,7 @@ pub enum PhaseTag {
     },
     /// One of the metadata test's six phases: an operation, in sequential or random order.
     Metadata {
-        op: super::family::metadata::MetaOp,
+        op: crate::bench::catalog::family::metadata::MetaOp,
         random: bool,
     },
 }
@@ -166,8 +166,11 @@ impl Job {
     }
 
     /// What its rates are over: the measured time, or a rewrite's write-busy time.
-    pub fn time_base(&self) -> super::stats::TimeBase {
-        super::stats::TimeBase::of(self.rewrite, self.mix.reads() && self.mix.writes())
+    pub fn time_base(&self) -> crate::bench::results::stats::TimeBase {
+        crate::bench::results::stats::TimeBase::of(
+            self.rewrite,
+            self.mix.reads() && self.mix.writes(),
+        )
     }
 }
 
@@ -317,11 +320,12 @@ impl Plan {
     /// recorded and one in transit; per worker and per phase: the totals); the write pattern
     /// (period + largest request) and the series of every phase live for the whole run.
     pub fn memory_need(&self) -> MemoryNeed {
-        let hist = super::stats::LatencyHistogram::footprint_bytes();
-        let series = (super::runner::SERIES_CAPACITY * std::mem::size_of::<IntervalPoint>()) as u64
+        let hist = crate::bench::results::stats::LatencyHistogram::footprint_bytes();
+        let series = (crate::bench::exec::runner::SERIES_CAPACITY
+            * std::mem::size_of::<IntervalPoint>()) as u64
             * self.phases.len() as u64;
         let pattern = if self.writes() && !self.rewrites() {
-            (super::pattern::PATTERN_PERIOD as u64).saturating_add(self.max_bs())
+            (crate::bench::exec::pattern::PATTERN_PERIOD as u64).saturating_add(self.max_bs())
         } else {
             0
         };
@@ -606,9 +610,9 @@ pub fn build_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params::MIB;
+    use crate::bench::plan::params::MIB;
 
-    use crate::bench::family::tests::{dev, plan};
+    use crate::bench::catalog::family::tests::{dev, plan};
 
     #[test]
     fn io_size_bounds_instead_of_time() {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::run::rewrite_rates_note;
 use super::table::{count, ms, rate};
-use crate::bench::figures::row;
+use crate::bench::analysis::figures::row;
 use crate::history::{HISTORY_SCHEMA, HistoryEntry};
 use crate::model::DiskIdentity;
 use crate::model::text::neutralize_controls;

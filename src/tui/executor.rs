@@ -10,8 +10,8 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::bench::outcome::{RunReport, TargetClass};
-use crate::bench::session::{self, RunRequest, Session, TempPoll};
+use crate::bench::exec::session::{self, RunRequest, Session, TempPoll};
+use crate::bench::results::outcome::{RunReport, TargetClass};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::drive_state::temperature::{PollConfig, TempPoller};

@@ -19,8 +19,8 @@ use ratatui::widgets::{
 };
 
 use super::{count, theme};
+use crate::bench::analysis::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
 use crate::bench::catalog::TestName;
-use crate::bench::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
 use crate::bench::spec::{PhaseTag, Plan};
 use crate::report::run::{cdm_iops, cdm_mbps, cdm_ms};
 

@@ -112,8 +112,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             {
                 value = format!(
                     "{} (the new file)",
-                    crate::model::Bytes(crate::bench::target::default_file_size_within(ft.free))
-                        .iec()
+                    crate::model::Bytes(crate::bench::exec::target::default_file_size_within(
+                        ft.free
+                    ))
+                    .iec()
                 );
             }
             super::fit::cells(&[[f.label(), value.as_str()]], &columns);

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 use super::chart::{self, Drawing};
 use super::{count, ms, rate, theme};
 use crate::app::{App, PhaseFigures, RunRecord};
-use crate::bench::outcome::RunReport;
+use crate::bench::results::outcome::RunReport;
 use crate::bench::spec::PhaseTag;
 use crate::model::cache::drive_cache_shown;
 use crate::model::text::neutralize_controls;

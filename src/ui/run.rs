@@ -9,7 +9,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
-use crate::bench::engine::expected_phase;
+use crate::bench::exec::probe::expected_phase;
 use crate::model::{Bytes, BytesPerSec};
 use crate::report::run::chart_time_base;
 
@@ -533,7 +533,7 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                 .map(|f| (f, n))
         });
     // Once finished, min and max are over every repeat's intervals, as the mean is over
-    // every repeat (`bench::figures`); while running, over this repeat's intervals so far.
+    // every repeat (`bench::analysis::figures`); while running, over this repeat's intervals so far.
     let min_max = match &finished {
         Some((f, _)) => f.mbps_min_max,
         None => (s.count > 0).then(|| (mb(s.min_rate), mb(s.max_rate))),

@@ -7,15 +7,15 @@ use std::time::Duration;
 
 use disktriage::app::App;
 use disktriage::bench::catalog::TestName;
-use disktriage::bench::engine::{self, EngineChoice, EngineProbe, ProbeFigures};
-use disktriage::bench::outcome::{
+use disktriage::bench::exec::probe::{self, EngineChoice, EngineProbe, ProbeFigures};
+use disktriage::bench::exec::runner::RunEvent;
+use disktriage::bench::results::outcome::{
     DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
 };
-use disktriage::bench::runner::RunEvent;
-use disktriage::bench::spec::{self, EngineKind, TargetFacts, TestParams};
-use disktriage::bench::stats::{
+use disktriage::bench::results::stats::{
     BoundedSeries, DirPoint, IntervalPoint, LATENCY_DEFINITION, LatencyPoint, LatencySummary,
 };
+use disktriage::bench::spec::{self, EngineKind, TargetFacts, TestParams};
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{KernelWriteCache, Transport};
 use disktriage::sys::SysRoot;
@@ -228,7 +228,7 @@ pub fn qd1_choice() -> EngineChoice {
             cpu_us_per_io: 2.0,
         })
     };
-    engine::choose(EngineProbe {
+    probe::choose(EngineProbe {
         window_s: 0.2,
         total_s: 0.6,
         set_aside: 0,

@@ -11,7 +11,7 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::plan::OpKind;
+use crate::bench::plan::OpKind;
 
 /// What every latency figure measures; the JSON report carries it as `latency_definition`.
 pub const LATENCY_DEFINITION: &str = "total: from just before the system call that hands the I/O to \

@@ -15,12 +15,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use super::catalog::{TestName, Writes};
-use super::outcome::RunOutcome;
-use super::params::{COMMON, Defaults, Param, Resolved, TestParams};
-use super::plan::{Access, Mix};
-use super::runner::RunEvent;
-use super::spec::{Job, Phase, Plan, SpecError, check_range};
+use crate::bench::catalog::{TestName, Writes};
+use crate::bench::exec::runner::RunEvent;
+use crate::bench::plan::params::{COMMON, Defaults, Param, Resolved, TestParams};
+use crate::bench::plan::{Access, Mix};
+use crate::bench::results::outcome::RunOutcome;
+use crate::bench::spec::{Job, Phase, Plan, SpecError, check_range};
 use crate::model::Bytes;
 use crate::sys::direct::SyncMode;
 use crate::sys::dirops::ScratchDir;
@@ -170,7 +170,7 @@ pub(crate) const fn short_phases(time: Duration, warmup: Duration) -> Defaults {
 #[cfg(test)]
 pub(crate) mod tests {
     use crate::bench::catalog::TestName;
-    use crate::bench::params::{KIB, TestParams};
+    use crate::bench::plan::params::{KIB, TestParams};
     use crate::bench::spec::{Plan, SpecError, TargetFacts, build_plan};
 
     /// A device of `size` bytes with `lbs`-byte logical blocks.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{Family, PlanContext};
 use crate::bench::catalog::{TestName, Writes};
-use crate::bench::params::{Defaults, KIB, Param, TestParams};
+use crate::bench::plan::params::{Defaults, KIB, Param, TestParams};
 use crate::bench::plan::{Access, Mix};
 use crate::bench::spec::{Phase, PhaseTag, SpecError};
 use crate::sys::direct::SyncMode;
@@ -105,8 +105,8 @@ impl Family for Single {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::family::tests::{dev, plan};
-    use crate::bench::params::MIB;
+    use crate::bench::catalog::family::tests::{dev, plan};
+    use crate::bench::plan::params::MIB;
     use crate::bench::spec::build_plan;
 
     #[test]

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::outcome::RunReport;
+use crate::bench::results::outcome::RunReport;
 use crate::model::{BytesPerSec, Transport};
 use crate::sys::links::{LayerFact, LinkFacts};
 

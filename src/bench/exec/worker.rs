@@ -28,12 +28,12 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::engine::completions_per_wait;
-use super::gate::Gate;
-use super::pattern::DataPattern;
-use super::plan::{OpKind, Planner};
-use super::spec::{EngineKind, Job};
-use super::stats::{IoStats, WorkerSample};
+use crate::bench::exec::gate::Gate;
+use crate::bench::exec::pattern::DataPattern;
+use crate::bench::exec::probe::completions_per_wait;
+use crate::bench::plan::{OpKind, Planner};
+use crate::bench::results::stats::{IoStats, WorkerSample};
+use crate::bench::spec::{EngineKind, Job};
 use crate::sys::direct::{self, AlignedBuf};
 pub use crate::sys::error::FailureFacts;
 use crate::sys::error::{describe_errno, errno_hint};

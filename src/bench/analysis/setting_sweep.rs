@@ -5,7 +5,7 @@
 //! the TUI: the order of the runs, the figure a run contributes (`Metric`, the test's headline
 //! figure as the report prints it), and the result (`SweepResult`): per value its mean and
 //! spread over the repeats, the difference to the value found at start and whether it is
-//! beyond the noise (`bench::stats`, the rule Compare uses), and the winner. Whoever drives
+//! beyond the noise (`bench::results::stats`, the rule Compare uses), and the winner. Whoever drives
 //! the runs and the changes builds it from `SweepSample`s.
 //!
 //! The repeats are interleaved (a, b, c, a, b, c, ...) so that a drift (a drive warming up,
@@ -15,9 +15,9 @@
 
 use serde::Serialize;
 
-use super::catalog::TestName;
-use super::outcome::{PhaseResult, RunReport, rate_settled};
-use super::stats::{Delta, Significance, Stat, delta};
+use crate::bench::catalog::TestName;
+use crate::bench::results::outcome::{PhaseResult, RunReport, rate_settled};
+use crate::bench::results::stats::{Delta, Significance, Stat, delta};
 use crate::model::DriveCache;
 use crate::model::cache::on_off;
 

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::plan::{Access, Mix};
-use super::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
+use crate::bench::plan::{Access, Mix};
+use crate::bench::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
 use crate::model::{DevNum, FileId, Transport};
 use crate::sys::direct::SyncMode;
 
@@ -844,7 +844,7 @@ mod tests {
             direct: true,
             huge_pages: false,
             engine: EngineKind::Auto,
-            data: crate::bench::pattern::DataKind::Zeros,
+            data: crate::bench::exec::pattern::DataKind::Zeros,
             interval: Duration::from_millis(250),
             notes: Vec::new(),
         }

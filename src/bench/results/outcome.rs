@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::catalog::TestName;
-use super::engine::EngineChoice;
-use super::spec::{EngineKind, Job, PhaseTag, Plan};
-use super::stats::{BoundedSeries, IoStats, LatencySummary, TimeBase};
-use super::worker::IoFailure;
+use crate::bench::catalog::TestName;
+use crate::bench::exec::probe::EngineChoice;
+use crate::bench::exec::worker::IoFailure;
+use crate::bench::results::stats::{BoundedSeries, IoStats, LatencySummary, TimeBase};
+use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan};
 use crate::model::activity::{BackgroundIo, BusyProcess};
 use crate::model::{KernelWriteCache, Transport};
 use crate::sys::host::HostInfo;
@@ -46,7 +46,7 @@ pub struct Witness {
 }
 
 impl Witness {
-    pub(super) fn compare(
+    pub(crate) fn compare(
         source: String,
         before: &DiskStat,
         after: &DiskStat,
@@ -105,15 +105,15 @@ pub struct DirTotals {
     pub low_count: bool,
     pub latency: Option<LatencySummary>,
     /// The latency histogram behind `latency`, as its non-empty buckets (value, count): a
-    /// figure over several repeats merges them (`bench::figures`). Not written out.
+    /// figure over several repeats merges them (`bench::analysis::figures`). Not written out.
     #[serde(skip)]
     pub latency_buckets: Vec<(u64, u64)>,
 }
 
 impl DirTotals {
     /// A direction's totals with its rates over `rate_seconds` (the phase's time base).
-    pub fn over(d: &super::stats::DirStats, rate_seconds: f64) -> DirTotals {
-        use super::stats::per_second;
+    pub fn over(d: &crate::bench::results::stats::DirStats, rate_seconds: f64) -> DirTotals {
+        use crate::bench::results::stats::per_second;
         DirTotals {
             bytes: d.bytes,
             ops: d.ops,
@@ -124,7 +124,7 @@ impl DirTotals {
             latency_buckets: d
                 .hist
                 .as_ref()
-                .map(super::stats::LatencyHistogram::nonzero_buckets)
+                .map(crate::bench::results::stats::LatencyHistogram::nonzero_buckets)
                 .unwrap_or_default(),
         }
     }
@@ -331,7 +331,7 @@ pub struct TargetInfo {
     /// The most the link to the disk carries (SATA, NVMe's PCIe, USB), where it is known: a
     /// faster figure came from a cache.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub link_ceiling: Option<super::guards::LinkCeiling>,
+    pub link_ceiling: Option<crate::bench::results::guards::LinkCeiling>,
 }
 
 /// Version of the JSON result layout.

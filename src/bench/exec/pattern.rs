@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::plan::splitmix64;
+use crate::bench::plan::splitmix64;
 use crate::sys::direct::AlignedBuf;
 
 /// Bytes before the pattern repeats. Two blocks whose offsets differ by a multiple of this hold

@@ -11,19 +11,21 @@ use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::engine::{
+use crate::bench::exec::gate::Gate;
+use crate::bench::exec::pattern::DataPattern;
+use crate::bench::exec::probe::{
     self, Decision, EngineChoice, EngineMemory, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS,
     ProbeKey, ProbeRound, ProbeShape, TargetId, probe_figures,
 };
-use super::gate::Gate;
-use super::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
-use super::pattern::DataPattern;
-use super::plan::Planner;
-use super::spec::{EngineKind, Job, Phase, Plan};
-use super::stats::{
+use crate::bench::exec::worker::{
+    FailureFacts, IoFailure, WorkerCtx, WorkerMsg, WriteData, run_worker,
+};
+use crate::bench::plan::Planner;
+use crate::bench::results::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
+use crate::bench::results::stats::{
     BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION, mean_busy_seconds, per_second,
 };
-use super::worker::{FailureFacts, IoFailure, WorkerCtx, WorkerMsg, WriteData, run_worker};
+use crate::bench::spec::{EngineKind, Job, Phase, Plan};
 use crate::model::activity::{BackgroundIo, ProcessIo, busy_between};
 use crate::model::{DevNum, Transport};
 use crate::sys::SysRoot;
@@ -99,7 +101,7 @@ pub struct RunInput {
     pub block_device: bool,
     pub size_at_start: u64,
     /// The kind of device (of the file's file system, for a file), when known: without a
-    /// warm-up it decides the engine (`engine::decide`).
+    /// warm-up it decides the engine (`probe::decide`).
     pub transport: Option<Transport>,
 }
 
@@ -147,7 +149,7 @@ impl EngineBook {
     fn decide(&self, input: &RunInput, phase: &Phase) -> (ProbeShape, Decision) {
         let shape = ProbeShape::of(&phase.tag, &phase.job, input.plan.direct);
         let known = self.recall(shape);
-        let d = engine::decide(
+        let d = probe::decide(
             input.plan.engine,
             &phase.job,
             &self.uring,
@@ -232,8 +234,8 @@ pub fn start(input: RunInput) -> anyhow::Result<RunHandle> {
 /// Starts a directory test's own runner (`Family::directory_runner`) on its own thread. If the
 /// thread cannot start, the scratch directory is dropped with the input, and so removed.
 pub fn start_directory(
-    runner: super::family::DirectoryRunner,
-    input: super::family::DirectoryRun,
+    runner: crate::bench::catalog::family::DirectoryRunner,
+    input: crate::bench::catalog::family::DirectoryRun,
 ) -> anyhow::Result<RunHandle> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -277,7 +279,7 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
     };
     if let Some(tx) = &input.events {
         let phases =
-            engine::probing_phases(&input.plan, |p| book.decide(&input, p).1 == Decision::Probe);
+            probe::probing_phases(&input.plan, |p| book.decide(&input, p).1 == Decision::Probe);
         let _ = tx.send(RunEvent::Probes { phases });
     }
     let count = input.plan.phases.len();
@@ -512,11 +514,11 @@ struct ProbeFailure {
 }
 
 /// Probes both engines in the order io_uring, sync, sync, io_uring (so a load that grows or
-/// fades during the probe favours neither) and picks one (`engine::choose`). When that pass
+/// fades during the probe favours neither) and picks one (`probe::choose`). When that pass
 /// finds them within `PROBE_TIE` of each other, a second pass is added before deciding: a
 /// tie is where 200 ms of each is least able to tell the faster one, and a wrong pick costs
 /// the run its speed for its whole length. A pass whose rounds of one engine disagree is
-/// followed by another too, and disturbed rounds are set aside (`engine::another_pass`,
+/// followed by another too, and disturbed rounds are set aside (`probe::another_pass`,
 /// `engine::probe_figures`).
 fn probe_engines(
     input: &RunInput,
@@ -584,13 +586,13 @@ fn probe_engines(
         if stop.load(Ordering::Relaxed) {
             return Ok(stopped());
         }
-        if !engine::another_pass(uring.as_deref(), sync.as_deref(), per_pass, passes) {
+        if !probe::another_pass(uring.as_deref(), sync.as_deref(), per_pass, passes) {
             break;
         }
     }
     let figures = |rounds: &Option<Vec<ProbeRound>>| rounds.as_deref().and_then(probe_figures);
     let (u, s) = (figures(&uring), figures(&sync));
-    Ok(engine::choose(EngineProbe {
+    Ok(probe::choose(EngineProbe {
         window_s: f64::from(per_pass as u32 * passes) * PROBE_WINDOW_MS as f64 / 1e3,
         total_s: started.elapsed().as_secs_f64(),
         set_aside: u.map_or(0, |f| f.1) + s.map_or(0, |f| f.1),
@@ -698,7 +700,7 @@ impl Aggregator {
         thread: ThreadId,
         interval: u64,
         end_s: Option<f64>,
-        stats: &super::stats::SampleStats,
+        stats: &crate::bench::results::stats::SampleStats,
     ) {
         let (worker, _) = thread;
         if let Some(w) = self.per_worker.get_mut(worker as usize) {
@@ -867,7 +869,7 @@ fn run_phase(
         Decision::Known(c) => (c, None),
         Decision::Probe => {
             // A sweep's shape is probed once, with the phase where the engine weighs most.
-            let probed = engine::probe_job(&plan.phases, plan.direct, &shape).unwrap_or(job);
+            let probed = probe::probe_job(&plan.phases, plan.direct, &shape).unwrap_or(job);
             let outcome = probe_engines(input, probed, stop);
             if let Some(ev) = &input.events {
                 let _ = ev.send(RunEvent::Probed { index });
@@ -1026,7 +1028,7 @@ fn run_phase(
     } else {
         seconds
     };
-    let dir = |d: &super::stats::DirStats| dir_totals(d, rate_seconds);
+    let dir = |d: &crate::bench::results::stats::DirStats| dir_totals(d, rate_seconds);
     let workers = agg
         .per_worker
         .iter()
@@ -1064,7 +1066,7 @@ fn run_phase(
         rate_seconds,
         cpu_seconds: cpu.as_secs_f64(),
         cpu_wait_seconds: cpu_wait.as_secs_f64(),
-        cpu_bound: super::outcome::cpu_bound(
+        cpu_bound: crate::bench::results::outcome::cpu_bound(
             cpu.as_secs_f64() + cpu_wait.as_secs_f64(),
             seconds,
             threads as u32,
@@ -1084,7 +1086,7 @@ fn run_phase(
 }
 
 /// One direction's totals, its rates over `rate_seconds` (the phase's time base).
-fn dir_totals(d: &super::stats::DirStats, rate_seconds: f64) -> DirTotals {
+fn dir_totals(d: &crate::bench::results::stats::DirStats, rate_seconds: f64) -> DirTotals {
     DirTotals::over(d, rate_seconds)
 }
 
@@ -1099,7 +1101,7 @@ fn send_points(events: &Option<Sender<RunEvent>>, index: usize, points: &mut Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::stats::SampleStats;
+    use crate::bench::results::stats::SampleStats;
 
     fn stat(read_sectors: u64, read_ios: u64, merges: u64) -> DiskStat {
         DiskStat {
@@ -1167,7 +1169,7 @@ mod tests {
 
     fn sample(bytes: u64) -> SampleStats {
         let mut s = IoStats::default();
-        s.record(super::super::plan::OpKind::Read, bytes, 1000);
+        s.record(crate::bench::plan::OpKind::Read, bytes, 1000);
         s.take_sample()
     }
 
@@ -1205,7 +1207,7 @@ mod tests {
     fn rewrite_sample(bytes: u64, busy_ms: u64) -> SampleStats {
         let mut s = IoStats::default();
         for _ in 0..bytes / 4096 {
-            s.record(super::super::plan::OpKind::Write, 4096, 1000);
+            s.record(crate::bench::plan::OpKind::Write, 4096, 1000);
             s.record_read_back(4096);
         }
         s.record_busy(busy_ms * 1_000_000);

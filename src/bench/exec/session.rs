@@ -9,12 +9,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::catalog::TestName;
-use super::outcome::{RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo};
-use super::pattern::DataPattern;
-use super::runner::{self, RunEvent, RunHandle, RunInput};
-use super::spec::{self, Plan, TestParams};
-use super::target::{self, TargetRequest};
+use crate::bench::catalog::TestName;
+use crate::bench::exec::pattern::DataPattern;
+use crate::bench::exec::runner::{self, RunEvent, RunHandle, RunInput};
+use crate::bench::exec::target::{self, TargetRequest};
+use crate::bench::results::outcome::{
+    RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
+};
+use crate::bench::spec::{self, Plan, TestParams};
 use crate::sys::SysRoot;
 
 /// Whether to read the drive's temperature during a run.
@@ -221,7 +223,7 @@ impl Ready {
 fn start_directory(
     root: &SysRoot,
     req: &RunRequest,
-    runner: super::family::DirectoryRunner,
+    runner: crate::bench::catalog::family::DirectoryRunner,
 ) -> anyhow::Result<Session> {
     let prepared = target::prepare_directory(&req.target, root, req.test)?;
     let plan = spec::build_plan(req.test, &req.params, &prepared.facts, true)
@@ -242,7 +244,7 @@ fn start_directory(
     let (tx, events) = mpsc::channel();
     let handle = runner::start_directory(
         runner,
-        super::family::DirectoryRun {
+        crate::bench::catalog::family::DirectoryRun {
             plan: plan.clone(),
             scratch: prepared.scratch,
             events: Some(tx),
@@ -341,7 +343,7 @@ impl Session {
             self.started_unix,
             outcome,
         );
-        let faster = super::guards::faster_than_link(&report);
+        let faster = crate::bench::results::guards::faster_than_link(&report);
         report.notes.extend(faster);
         Ok(report)
     }

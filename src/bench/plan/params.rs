@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use super::catalog::TestName;
-use super::spec::EngineKind;
+use crate::bench::catalog::TestName;
+use crate::bench::spec::EngineKind;
 use crate::model::{Bytes, TimeSpan};
 use crate::sys::direct::SyncMode;
 

@@ -17,13 +17,13 @@ use serde::Serialize;
 
 use super::{DirectoryRun, DirectoryRunner, Family, PlanContext};
 use crate::bench::catalog::{TestName, Writes};
-use crate::bench::engine::EngineChoice;
-use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, WorkerTotals};
-use crate::bench::params::{Defaults, Param, TestParams};
+use crate::bench::exec::probe::EngineChoice;
+use crate::bench::exec::runner::{RunEvent, SERIES_CAPACITY};
+use crate::bench::plan::params::{Defaults, Param, TestParams};
 use crate::bench::plan::{Access, Mix, OpKind, splitmix64};
-use crate::bench::runner::{RunEvent, SERIES_CAPACITY};
+use crate::bench::results::outcome::{DirTotals, PhaseResult, RunOutcome, WorkerTotals};
+use crate::bench::results::stats::{BoundedSeries, DirStats, IntervalPoint, IoStats, TimeBase};
 use crate::bench::spec::{EngineKind, Job, Phase, PhaseTag, SpecError, check_range};
-use crate::bench::stats::{BoundedSeries, DirStats, IntervalPoint, IoStats, TimeBase};
 use crate::sys::direct::SyncMode;
 use crate::sys::dirops::ScratchDir;
 use crate::sys::privilege::{process_cpu_time, thread_run_delay};
@@ -353,7 +353,7 @@ fn run_phase(
         rate_seconds: seconds,
         cpu_seconds: cpu.as_secs_f64(),
         cpu_wait_seconds: cpu_wait.as_secs_f64(),
-        cpu_bound: crate::bench::outcome::cpu_bound(
+        cpu_bound: crate::bench::results::outcome::cpu_bound(
             (cpu + cpu_wait).as_secs_f64(),
             seconds,
             1,
@@ -386,7 +386,7 @@ fn run_phase(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::family::tests::plan;
+    use crate::bench::catalog::family::tests::plan;
 
     #[test]
     fn six_phases_in_bonnies_order() {

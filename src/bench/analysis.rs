@@ -1,0 +1,8 @@
+//! What is made of results after a run: figures over repeats (`figures`), curves over a
+//! sweep's phases (`curve`), the verdicts of a run on several disks (`several_disks`) and
+//! setting sweeps (`setting_sweep`: which scheduler or cache setting is faster).
+
+pub mod curve;
+pub mod figures;
+pub mod setting_sweep;
+pub mod several_disks;

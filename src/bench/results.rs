@@ -1,0 +1,7 @@
+//! What a run produces: the live statistics its workers fill in (`stats`), each phase's
+//! figures and the result file (`outcome`), and the honesty guards said beside a figure that
+//! cannot mean what it seems (`guards`). Plain data below the execution floor, which fills it.
+
+pub mod guards;
+pub mod outcome;
+pub mod stats;
