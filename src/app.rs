@@ -27,7 +27,8 @@ use std::time::Duration;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::bench::catalog::{CATALOG, TestName};
+use crate::bench::catalog::CATALOG;
+use crate::bench::plan::test_name::TestName;
 use crate::event::{Cmd, FileTarget, Msg};
 use crate::model::BlockDevice;
 pub use changes::{CacheSwitch, Change, Changes, SchedulerChange, SessionChanges};

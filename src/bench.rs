@@ -18,7 +18,6 @@ pub mod catalog;
 pub mod exec;
 pub mod plan;
 pub mod results;
-pub mod spec;
 
 mod old_paths;
 #[doc(hidden)]

@@ -11,9 +11,9 @@ use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 
 use crate::bench::exec::runner::RunEvent;
 use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::Plan;
 use crate::bench::results::outcome::RunReport;
 use crate::bench::results::outcome::TargetInfo;
-use crate::bench::spec::Plan;
 use crate::changes::{CacheChange, ChangeError};
 use crate::history::HistoryEntry;
 use crate::model::{CacheStatus, DriveLogs, Inventory, SelfTestKind, SelfTestStatus, SmartHealth};

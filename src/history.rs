@@ -32,8 +32,8 @@ use anyhow::{Context, anyhow};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::analysis::figures::{self, PhaseFigures};
+use crate::bench::plan::Plan;
 use crate::bench::results::outcome::{RunReport, TargetClass, TargetInfo};
-use crate::bench::spec::Plan;
 use crate::model::DiskIdentity;
 use crate::sys::SysRoot;
 use crate::sys::confined::{self, Access, DirError, FileError, open_regular_at};
@@ -142,7 +142,7 @@ pub fn params_text(plan: &Plan) -> String {
         many if plan.rewrites() && plan.writes() => format!(
             "{} phases, writes: {}",
             many.len(),
-            crate::bench::spec::REWRITE_LABEL
+            crate::bench::plan::REWRITE_LABEL
         ),
         many => format!("{} phases", many.len()),
     }
@@ -509,8 +509,8 @@ fn read_capped(dir: &File, name: &str) -> Result<Option<(String, bool)>, FileErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::analysis::figures::Stat;
-    use crate::bench::spec::PhaseTag;
+    use crate::bench::analysis::compare::Stat;
+    use crate::bench::plan::PhaseTag;
 
     fn entry(disk: &str, mbps: f64) -> HistoryEntry {
         HistoryEntry {

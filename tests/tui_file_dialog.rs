@@ -36,7 +36,7 @@ fn the_default_region_fits_the_free_space_the_dialog_shows() {
     assert_eq!(app.screen, Screen::Tests);
     // seq-read, its region left at its default: it runs, on a file that fits.
     app.picker_test =
-        disktriage::app::picker::index_of(disktriage::bench::catalog::TestName::SeqRead);
+        disktriage::app::picker::index_of(disktriage::bench::plan::test_name::TestName::SeqRead);
     let s = screen(&app, 80, 25);
     assert!(!s.contains("1.0 GiB (the new file)"), "{s}");
     let cmds = keys(&mut app, "r");
@@ -64,7 +64,7 @@ fn with_room_the_default_stays_1_gib() {
     assert!(s.contains("1.0 GiB unless set"), "{s}");
     key(&mut app, KeyCode::Enter);
     app.picker_test =
-        disktriage::app::picker::index_of(disktriage::bench::catalog::TestName::SeqRead);
+        disktriage::app::picker::index_of(disktriage::bench::plan::test_name::TestName::SeqRead);
     let cmds = keys(&mut app, "r");
     let [Cmd::StartRun(req)] = cmds.as_slice() else {
         panic!("{cmds:?} {:?}", app.overlay)

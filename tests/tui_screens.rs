@@ -8,7 +8,7 @@ mod common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::catalog::TestName;
+use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{Inventory, Transport};
 use disktriage::report::export::ExportFormat;
@@ -940,9 +940,9 @@ fn compare_says_what_changed_between_the_runs() {
     // threads, as auto chooses on this device).
     let mut b = report(TestName::RandRead, "loop0", "mq-deadline", 448.0, 0.075);
     b.plan.direct = false;
-    b.outcome.engine = disktriage::bench::spec::EngineKind::Uring;
+    b.outcome.engine = disktriage::bench::plan::params::EngineKind::Uring;
     for p in &mut b.outcome.phases {
-        p.engine = disktriage::bench::spec::EngineKind::Uring;
+        p.engine = disktriage::bench::plan::params::EngineKind::Uring;
     }
     finish_with(&mut app, TestName::RandRead, true, &b);
     app.results.records[1].drive_cache = Some("off".into());
@@ -1256,10 +1256,10 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
     let [Cmd::StartRun(req)] = cmds.as_slice() else {
         panic!("{cmds:?}")
     };
-    let plan = disktriage::bench::spec::build_plan(
+    let plan = disktriage::bench::catalog::build::build_plan(
         TestName::RandRead,
         &req.params,
-        &disktriage::bench::spec::TargetFacts {
+        &disktriage::bench::plan::TargetFacts {
             size: 64 << 20,
             logical_block_size: 512,
             max_request: None,
@@ -1877,7 +1877,9 @@ fn full_report_of_a_repeated_sweep_gives_the_knee_the_chart_marks() {
 
 #[test]
 fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
-    use disktriage::bench::spec::{self, TargetFacts, TestParams};
+    use disktriage::bench::catalog::build::build_plan;
+    use disktriage::bench::plan::TargetFacts;
+    use disktriage::bench::plan::params::TestParams;
     let params = TestParams {
         include_writes: true,
         min_bs: Some(64 << 10),
@@ -1890,7 +1892,7 @@ fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
         max_request: Some(1280 << 10),
         is_file: false,
     };
-    let plan = spec::build_plan(TestName::SizeSweep, &params, &facts, true).unwrap();
+    let plan = build_plan(TestName::SizeSweep, &params, &facts, true).unwrap();
     let mut sweep = report_phases(TestName::SizeSweep, "loop0", "none", |_| (1.0, 1.0));
     // Reads level off at 512k; writes, slower, are still climbing at 1M.
     sweep.outcome.phases = plan
@@ -1939,8 +1941,10 @@ fn cli_sweep_tables_end_with_the_knees() {
 
 #[test]
 fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
+    use disktriage::bench::catalog::build::build_plan;
     use disktriage::bench::exec::runner::RunEvent;
-    use disktriage::bench::spec::{self, TargetFacts, TestParams};
+    use disktriage::bench::plan::TargetFacts;
+    use disktriage::bench::plan::params::TestParams;
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "j"); // loop1: free
     keys(&mut app, "2");
@@ -1973,7 +1977,7 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
     assert_eq!(req.confirmation.as_deref(), Some("loop1"));
 
     // The run as the engine reports it, with the plan that rewrites.
-    let plan = spec::build_plan(
+    let plan = build_plan(
         TestName::RandWrite,
         &req.params,
         &TargetFacts {
@@ -3459,10 +3463,10 @@ fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
     // IOPS that grow with every depth: the legend says where it still rises.
     let sweep = report_phases(TestName::QdSweep, "loop0", "none", |i| {
         match phases[i].tag {
-            disktriage::bench::spec::PhaseTag::QdSweep { small: true, qd } => {
+            disktriage::bench::plan::PhaseTag::QdSweep { small: true, qd } => {
                 (f64::from(qd) * 20.0, 0.1)
             }
-            disktriage::bench::spec::PhaseTag::QdSweep { qd, .. } => (f64::from(qd) * 90.0, 0.9),
+            disktriage::bench::plan::PhaseTag::QdSweep { qd, .. } => (f64::from(qd) * 90.0, 0.9),
             _ => (100.0, 0.1),
         }
     });
@@ -3481,7 +3485,7 @@ fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
 
 #[test]
 fn results_give_the_engine_of_every_phase_whole_at_80_columns() {
-    use disktriage::bench::spec::EngineKind;
+    use disktriage::bench::plan::params::EngineKind;
     let mut app = app_with("host-loop-zram", true);
     let mut cdm = report_phases(TestName::Cdm, "loop0", "none", |_| (1000.0, 0.5));
     for (i, p) in cdm.outcome.phases.iter_mut().enumerate() {

@@ -10,9 +10,10 @@ mod common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::catalog::{CATALOG, TestName};
+use disktriage::bench::catalog::CATALOG;
 use disktriage::bench::exec::runner::RunEvent;
 use disktriage::bench::exec::session::RunRequest;
+use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::{Cmd, Msg, SeveralMsg, TaskError};
 use ratatui::crossterm::event::KeyCode;
 

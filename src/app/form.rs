@@ -6,8 +6,9 @@ use super::keys::Action;
 use super::picker::{Field, fields_for};
 use super::{App, Overlay, PickerFocus, step};
 use crate::bench::catalog::CATALOG;
+use crate::bench::catalog::build::build_plan;
 use crate::bench::exec::session::RunRequest;
-use crate::bench::spec::{self, TargetFacts};
+use crate::bench::plan::TargetFacts;
 use crate::event::Cmd;
 
 impl App {
@@ -103,7 +104,7 @@ impl App {
                 }
             }
         };
-        spec::build_plan(test, &self.values.params(test), &facts, true)
+        build_plan(test, &self.values.params(test), &facts, true)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
@@ -129,7 +130,7 @@ impl App {
         if let Some(ft) = &self.file_target {
             let test = self.picker_test();
             let mut params = self.values.params(test);
-            let directory = test.info().family.directory_runner().is_some();
+            let directory = test.info().family.runs_in_directory();
             // Unless set, the file is the size the dialog offered: it fits the free space. (A
             // directory test makes no such file.)
             let size = params

@@ -9,15 +9,15 @@ use super::keys::Action;
 use super::{App, Overlay, Screen};
 use crate::bench::analysis::curve::PhaseSample;
 use crate::bench::analysis::setting_sweep::SweepKind;
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::exec::probe::EngineChoice;
 use crate::bench::exec::runner::RunEvent;
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::test_name::{TestName, Writes};
+use crate::bench::plan::{Job, Plan};
+use crate::bench::results::engine_choice::EngineChoice;
 use crate::bench::results::outcome::RunReport;
 use crate::bench::results::outcome::TargetInfo;
 use crate::bench::results::stats::IntervalPoint;
-use crate::bench::spec::{Job, Plan};
 use crate::event::{Cmd, TaskError};
 
 use super::devices::DriveState;

@@ -78,7 +78,7 @@ pub enum Overlay {
     FileTarget(Box<crate::event::FileTarget>),
     /// Type every device's name to allow a write test on several devices at once.
     ConfirmSeveral {
-        test: crate::bench::catalog::TestName,
+        test: crate::bench::plan::test_name::TestName,
         devices: Vec<String>,
         typed: String,
         wrong: bool,

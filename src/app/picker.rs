@@ -4,10 +4,11 @@
 //! checks, default and display from its row in the parameter table (`bench::plan::params::PARAMS`),
 //! so a new parameter needs nothing here.
 
-use crate::bench::catalog::{CATALOG, TestName};
+use crate::bench::catalog::CATALOG;
 pub use crate::bench::plan::params::Param as Field;
 pub use crate::bench::plan::params::Values;
 use crate::bench::plan::params::{Fallback, Kind, Steps, TestParams, Value};
+use crate::bench::plan::test_name::TestName;
 
 impl Field {
     /// Can a value be typed (as opposed to only cycled)? Only what the Test screen shows.
@@ -107,7 +108,7 @@ impl Values {
 
 /// Does this test with these values write to the target (and so need the confirmation)?
 pub fn writes(test: TestName, values: &Values) -> bool {
-    test.writes_with(&values.params(test)) == crate::bench::catalog::Writes::Always
+    test.writes_with(&values.params(test)) == crate::bench::plan::test_name::Writes::Always
 }
 
 /// The catalogue index of a test.

@@ -12,12 +12,12 @@ use super::live::LiveStats;
 use super::records::RunRecord;
 use super::{App, Overlay, Screen};
 use crate::bench::analysis::several_disks::{self, Role};
-use crate::bench::catalog::{TestName, Writes};
 use crate::bench::exec::runner::RunEvent;
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::Plan;
+use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::results::outcome::{RunReport, TargetInfo};
-use crate::bench::spec::Plan;
 use crate::event::{Cmd, SeveralMsg, TaskError};
 use crate::report::multi::{Mode, MultiResult, TargetResult};
 

@@ -1,12 +1,11 @@
 //! The test catalogue: every test the seeds describe (dd, concurrent dd, ORION, iozone/diskperf
 //! sweeps, CrystalDiskMark), with its defaults and where it comes from.
 
+pub mod build;
 pub mod family;
 
 use std::fmt;
 use std::str::FromStr;
-
-use serde::Serialize;
 
 use crate::bench::catalog::family::cdm::Cdm;
 use crate::bench::catalog::family::metadata::Metadata;
@@ -14,39 +13,13 @@ use crate::bench::catalog::family::qd_sweep::QdSweep;
 use crate::bench::catalog::family::single::Single;
 use crate::bench::catalog::family::size_sweep::SizeSweep;
 use crate::bench::catalog::family::{Family, PlanContext};
-use crate::bench::plan::params::{Defaults, Param, TestParams};
-use crate::bench::spec::{Phase, SpecError};
+use crate::bench::plan::metric::Metric;
+use crate::bench::plan::params::{Defaults, Param, Resolved, TestParams, resolve_with};
+use crate::bench::plan::{Phase, SpecError};
 
-/// A test users can ask for by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TestName {
-    SeqRead,
-    SeqWrite,
-    SeqReadQ8,
-    SeqWriteQ8,
-    ConcurrentRead,
-    ConcurrentWrite,
-    SyncLatency,
-    RandRead,
-    RandWrite,
-    RandMixed,
-    SizeSweep,
-    QdSweep,
-    Cdm,
-    CdmNvme,
-    Metadata,
-}
-
-/// Whether a test writes to its target. The catalogue's `writes` says what a test can do;
-/// whether one run writes is decided by `TestName::writes_with`, from its parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Writes {
-    Never,
-    Always,
-    /// Writes are part of the test but can be left out (sweeps, CrystalDiskMark presets).
-    Optional,
-}
+// `pub` for the old paths (`bench/old_paths.rs`): the files other branches are rewriting still
+// take these from here.
+pub use crate::bench::plan::test_name::{TestName, Writes};
 
 /// A catalogue entry.
 #[derive(Clone, Copy)]
@@ -58,6 +31,9 @@ pub struct TestInfo {
     /// What the test can do, for the lists (`disktriage tests`, the Test screen's marks); the
     /// family's rule must agree (a test checks).
     pub writes: Writes,
+    /// The figure the test is judged on: the headline of its report, what a setting sweep
+    /// compares.
+    pub metric: Metric,
     /// The family that owns its parameters, defaults, writes rule and phases.
     pub family: &'static dyn Family,
 }
@@ -69,6 +45,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "sequential read, 1 MiB requests, QD1",
         origin: "dd if=DEV of=/dev/null bs=1MiB iflag=direct",
         writes: Writes::Never,
+        metric: Metric::MbPerSec,
         family: &Single,
     },
     TestInfo {
@@ -77,6 +54,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "sequential write, 1 MiB requests, QD1",
         origin: "dd if=/dev/zero of=DEV bs=1MiB oflag=direct",
         writes: Writes::Always,
+        metric: Metric::MbPerSec,
         family: &Single,
     },
     TestInfo {
@@ -85,6 +63,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "sequential read, 1 MiB requests, QD8",
         origin: "CrystalDiskMark SEQ1M Q8T1",
         writes: Writes::Never,
+        metric: Metric::MbPerSec,
         family: &Single,
     },
     TestInfo {
@@ -93,6 +72,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "sequential write, 1 MiB requests, QD8",
         origin: "CrystalDiskMark SEQ1M Q8T1",
         writes: Writes::Always,
+        metric: Metric::MbPerSec,
         family: &Single,
     },
     TestInfo {
@@ -101,6 +81,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "N sequential readers on disjoint regions (default 2), each rate and the total",
         origin: "two dd readers, the second with skip=200",
         writes: Writes::Never,
+        metric: Metric::MbPerSec,
         family: &Single,
     },
     TestInfo {
@@ -109,6 +90,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "N sequential writers on disjoint regions (default 2), each rate and the total",
         origin: "two dd writers, the second with seek=200",
         writes: Writes::Always,
+        metric: Metric::MbPerSec,
         family: &Single,
     },
     TestInfo {
@@ -117,6 +99,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "1000 synchronous 512-byte writes (O_DSYNC, or O_SYNC), latency per write",
         origin: "dd if=/dev/zero of=DEV bs=512 count=1000 oflag=dsync",
         writes: Writes::Always,
+        metric: Metric::MeanLatencyMs,
         family: &Single,
     },
     TestInfo {
@@ -125,6 +108,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "random read, 4 KiB requests (8 KiB is ORION's small I/O), QD and workers settable",
         origin: "CrystalDiskMark RND4K, ORION small random",
         writes: Writes::Never,
+        metric: Metric::Iops,
         family: &Single,
     },
     TestInfo {
@@ -133,6 +117,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "random write, 4 KiB requests, QD and workers settable",
         origin: "CrystalDiskMark RND4K write",
         writes: Writes::Always,
+        metric: Metric::Iops,
         family: &Single,
     },
     TestInfo {
@@ -141,6 +126,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "random mixed read/write (70 % reads by default), 4 KiB requests",
         origin: "CrystalDiskMark mix R70/W30, ORION -write",
         writes: Writes::Always,
+        metric: Metric::Iops,
         family: &Single,
     },
     TestInfo {
@@ -150,6 +136,7 @@ pub const CATALOG: [TestInfo; 15] = [
                   read (and write with --write), MB/s table",
         origin: "SGI diskperf, iozone -a",
         writes: Writes::Optional,
+        metric: Metric::MbPerSec,
         family: &SizeSweep,
     },
     TestInfo {
@@ -160,6 +147,7 @@ pub const CATALOG: [TestInfo; 15] = [
                   and the load of each",
         origin: "Oracle ORION -run simple/advanced",
         writes: Writes::Optional,
+        metric: Metric::MbPerSec,
         family: &QdSweep,
     },
     TestInfo {
@@ -169,6 +157,7 @@ pub const CATALOG: [TestInfo; 15] = [
                   and write",
         origin: "CrystalDiskMark / KDiskMark default profile",
         writes: Writes::Optional,
+        metric: Metric::MbPerSec,
         family: &Cdm,
     },
     TestInfo {
@@ -177,6 +166,7 @@ pub const CATALOG: [TestInfo; 15] = [
         summary: "CrystalDiskMark's NVMe set: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1",
         origin: "CrystalDiskMark NVMe SSD profile",
         writes: Writes::Optional,
+        metric: Metric::MbPerSec,
         family: &Cdm,
     },
     TestInfo {
@@ -187,6 +177,8 @@ pub const CATALOG: [TestInfo; 15] = [
                   latency per operation",
         origin: "bonnie++ -n 16",
         writes: Writes::Always,
+        // Its rate is files per second, counted as its I/Os.
+        metric: Metric::Iops,
         family: &Metadata,
     },
 ];
@@ -229,6 +221,18 @@ impl TestName {
     pub(crate) fn phases(self, ctx: &PlanContext) -> Result<Vec<Phase>, SpecError> {
         self.info().family.phases(self, ctx)
     }
+}
+
+impl Metric {
+    /// The figure `test` is judged on (its catalogue row's).
+    pub fn for_test(test: TestName) -> Metric {
+        test.info().metric
+    }
+}
+
+/// `params` with `test`'s defaults filled in: what its plan is built from.
+pub fn resolve(test: TestName, params: &TestParams) -> Resolved {
+    resolve_with(&test.defaults(), params)
 }
 
 impl fmt::Display for TestName {

@@ -6,11 +6,11 @@
 use serde::Serialize;
 
 use super::table::{self, Column};
+use crate::bench::analysis::compare::Stat;
 use crate::bench::analysis::figures::PhaseFigures;
 use crate::bench::analysis::several_disks::{MultiVerdict, Role};
-use crate::bench::catalog::TestName;
+use crate::bench::plan::test_name::TestName;
 use crate::bench::results::outcome::{RunReport, TargetClass};
-use crate::bench::results::stats::Stat;
 use crate::model::text::neutralize_controls;
 use crate::report::run::MIN_RATE_SECONDS;
 

@@ -148,7 +148,7 @@ pub fn render_json(r: &SweepResult, end: &SweepEnd) -> anyhow::Result<String> {
 mod tests {
     use super::*;
     use crate::bench::analysis::setting_sweep::{SweepKind, SweepSample, order};
-    use crate::bench::catalog::TestName;
+    use crate::bench::plan::test_name::TestName;
 
     fn result(kind: SweepKind, settings: &[&str], values: &[&[f64]], runs: usize) -> SweepResult {
         let settings: Vec<String> = settings.iter().map(|s| s.to_string()).collect();

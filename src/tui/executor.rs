@@ -406,7 +406,7 @@ impl Executor {
         let stop = Arc::new(AtomicBool::new(false));
         self.stop = Some(Arc::clone(&stop));
         // A stopped metadata run deletes its files before it ends: quitting waits longer.
-        self.scratch_run = request.test.info().family.directory_runner().is_some();
+        self.scratch_run = request.test.info().family.runs_in_directory();
         let start = Arc::clone(&self.start);
         let root = self.root.clone();
         let request = request.clone();
@@ -665,8 +665,8 @@ mod tests {
     use std::sync::mpsc::{self, Receiver};
 
     use super::*;
-    use crate::bench::catalog::TestName;
-    use crate::bench::spec::TestParams;
+    use crate::bench::plan::params::TestParams;
+    use crate::bench::plan::test_name::TestName;
     use crate::changes::Journal;
     use crate::model::{Lifetime, Transport};
     use crate::sys::{FakeDevice, FakeDrives};

@@ -265,7 +265,7 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                     path
                 )
             }
-        } else if run.test.info().family.directory_runner().is_some() {
+        } else if run.test.info().family.runs_in_directory() {
             format!(" making a scratch directory in {}; x stops", path)
         } else {
             format!(" checking and opening {}; x stops", path)
@@ -276,7 +276,7 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
             " it never started: nothing was tested",
             theme::dim(),
         ))
-    } else if run.test.info().family.directory_runner().is_some() {
+    } else if run.test.info().family.runs_in_directory() {
         // The metadata test moves no bytes: its rate is the IOPS chart's files/s.
         let files = run.job.as_ref().and_then(|j| j.ops_per_worker).unwrap_or(0);
         Line::from(Span::styled(

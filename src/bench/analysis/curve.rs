@@ -6,9 +6,10 @@
 
 use serde::Serialize;
 
+use crate::bench::catalog::family::size_sweep::sweep_column;
 use crate::bench::plan::Access;
+use crate::bench::plan::PhaseTag;
 use crate::bench::results::outcome::PhaseResult;
-use crate::bench::spec::{PhaseTag, sweep_column};
 use crate::model::Bytes;
 
 /// The knee: past it the figure grows by less than this many percent.

@@ -4,11 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bench::plan::PhaseTag;
 use crate::bench::results::outcome::{PhaseResult, RunReport};
-use crate::bench::spec::PhaseTag;
 
+use crate::bench::analysis::compare::Stat;
+use crate::bench::plan::TimeBase;
 use crate::bench::results::stats::{LatencyHistogram, LatencySummary};
-pub use crate::bench::results::stats::{Stat, TimeBase};
 
 /// A phase's figures over the repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

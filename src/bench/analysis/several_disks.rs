@@ -10,8 +10,8 @@
 
 use serde::Serialize;
 
+use crate::bench::analysis::compare::{Significance, Stat, delta};
 use crate::bench::exec::safety;
-use crate::bench::results::stats::{Significance, Stat, delta};
 use crate::model::{HolderKind, Inventory};
 
 /// How much slower than the others a target must be to be named when the noise is unknown

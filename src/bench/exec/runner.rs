@@ -12,20 +12,22 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::bench::exec::gate::Gate;
+use crate::bench::exec::io_sequence::Planner;
 use crate::bench::exec::pattern::DataPattern;
 use crate::bench::exec::probe::{
-    self, Decision, EngineChoice, EngineMemory, EngineProbe, PROBE_RAMP_MS, PROBE_WINDOW_MS,
-    ProbeKey, ProbeRound, ProbeShape, TargetId, probe_figures,
+    self, Decision, EngineMemory, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeKey, ProbeRound, ProbeShape,
+    TargetId, probe_figures,
 };
-use crate::bench::exec::worker::{
-    FailureFacts, IoFailure, WorkerCtx, WorkerMsg, WriteData, run_worker,
-};
-use crate::bench::plan::Planner;
+use crate::bench::exec::worker::{FailureFacts, WorkerCtx, WorkerMsg, WriteData, run_worker};
+use crate::bench::plan::params::EngineKind;
+use crate::bench::plan::{Job, Phase, Plan};
+use crate::bench::results::engine_choice::{EngineChoice, EngineProbe};
+use crate::bench::results::failure::IoFailure;
 use crate::bench::results::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
 use crate::bench::results::stats::{
-    BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION, mean_busy_seconds, per_second,
+    BoundedSeries, IntervalPoint, IoStats, LATENCY_DEFINITION, SERIES_CAPACITY, mean_busy_seconds,
+    per_second,
 };
-use crate::bench::spec::{EngineKind, Job, Phase, Plan};
 use crate::model::activity::{BackgroundIo, ProcessIo, busy_between};
 use crate::model::{DevNum, Transport};
 use crate::sys::SysRoot;
@@ -33,9 +35,6 @@ use crate::sys::activity;
 use crate::sys::direct;
 use crate::sys::parse::DiskStat;
 use crate::sys::privilege::process_cpu_time;
-
-/// Points a phase's series keeps before it coarsens (at 250 ms: 17 minutes at full detail).
-pub const SERIES_CAPACITY: usize = 4096;
 
 /// The engine choices of the probes made in this process: the TUI's session, or one CLI
 /// invocation (its repeats, sweeps and several targets). See `engine::EngineMemory`.
@@ -86,6 +85,17 @@ pub struct StatSource {
     pub dev: DevNum,
     pub name: String,
 }
+
+/// What a directory test's runner gets: its plan, the scratch directory it works in (removed
+/// when dropped) and where to send its events.
+pub struct DirectoryRun {
+    pub plan: Plan,
+    pub scratch: crate::sys::dirops::ScratchDir,
+    pub events: Option<Sender<RunEvent>>,
+}
+
+/// Runs a directory test to its end or until the flag is set.
+pub type DirectoryRunner = fn(DirectoryRun, &AtomicBool) -> RunOutcome;
 
 /// Everything a run needs besides the plan.
 pub struct RunInput {
@@ -231,12 +241,9 @@ pub fn start(input: RunInput) -> anyhow::Result<RunHandle> {
     Ok(RunHandle { stop, thread })
 }
 
-/// Starts a directory test's own runner (`Family::directory_runner`) on its own thread. If the
+/// Starts a directory test's runner (`exec::directory::run`) on its own thread. If the
 /// thread cannot start, the scratch directory is dropped with the input, and so removed.
-pub fn start_directory(
-    runner: crate::bench::catalog::family::DirectoryRunner,
-    input: crate::bench::catalog::family::DirectoryRun,
-) -> anyhow::Result<RunHandle> {
+pub fn start_directory(runner: DirectoryRunner, input: DirectoryRun) -> anyhow::Result<RunHandle> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let thread = std::thread::Builder::new()

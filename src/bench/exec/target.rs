@@ -16,14 +16,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::exec::pattern::{DataKind, DataPattern};
+use crate::bench::catalog::resolve;
+use crate::bench::exec::pattern::DataPattern;
 use crate::bench::exec::runner::StatSource;
 use crate::bench::exec::safety;
-use crate::bench::plan::params::resolve;
+use crate::bench::plan::DataKind;
+use crate::bench::plan::TargetFacts;
+use crate::bench::plan::params::{DEFAULT_SEED, TestParams};
+use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::results::guards;
 use crate::bench::results::outcome::{TargetClass, TargetInfo};
-use crate::bench::spec::{DEFAULT_SEED, TargetFacts, TestParams};
 use crate::model::{BlockDevice, Bytes, FileId, Inventory};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};

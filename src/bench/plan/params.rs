@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use crate::bench::catalog::TestName;
-use crate::bench::spec::EngineKind;
+use serde::Serialize;
+
 use crate::model::{Bytes, TimeSpan};
 use crate::sys::direct::SyncMode;
 
@@ -17,6 +17,30 @@ pub const DEFAULT_SEED: u64 = 0x6469_736b_7472_6961; // "disktria"
 
 /// The sample interval of the series unless `--interval` says otherwise.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Which I/O engine drives the workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// Chosen per phase by the runner: pread/pwrite at QD1, and at higher depths whichever of
+    /// the two others a short probe at the start of the warm-up finds faster on this target.
+    #[default]
+    Auto,
+    /// io_uring: one ring per worker keeps QD I/Os in flight from one thread.
+    Uring,
+    /// pread/pwrite: one thread per outstanding I/O.
+    Sync,
+}
+
+impl EngineKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Auto => "auto",
+            EngineKind::Uring => "io_uring",
+            EngineKind::Sync => "sync",
+        }
+    }
+}
 
 /// The admin's overrides; `None` keeps the test's default.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -830,7 +854,7 @@ impl Defaults {
 }
 
 /// A request with its defaults applied: what a plan is built from. Nothing is validated here
-/// (`spec::build_plan` does that).
+/// (`catalog::build::build_plan` does that).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
     pub bs: u64,
@@ -858,9 +882,8 @@ pub struct Resolved {
     pub files: u64,
 }
 
-/// `params` with `test`'s defaults filled in.
-pub fn resolve(test: TestName, params: &TestParams) -> Resolved {
-    let d = test.defaults();
+/// `params` with a test's defaults `d` filled in (`catalog::resolve` finds the test's).
+pub fn resolve_with(d: &Defaults, params: &TestParams) -> Resolved {
     // An explicit --io-size or --count replaces the default time limit (and warm-up: dd's
     // semantics, nothing extra).
     let explicit_amount = params.io_size.is_some() || params.count.is_some();
@@ -915,6 +938,8 @@ impl TestParams {
 mod tests {
     use super::*;
     use crate::bench::catalog::CATALOG;
+    use crate::bench::catalog::resolve;
+    use crate::bench::plan::test_name::TestName;
 
     #[test]
     fn every_parameter_is_described_once() {

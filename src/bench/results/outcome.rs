@@ -6,11 +6,13 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::bench::catalog::TestName;
-use crate::bench::exec::probe::EngineChoice;
-use crate::bench::exec::worker::IoFailure;
-use crate::bench::results::stats::{BoundedSeries, IoStats, LatencySummary, TimeBase};
-use crate::bench::spec::{EngineKind, Job, PhaseTag, Plan};
+use crate::bench::plan::TimeBase;
+use crate::bench::plan::params::EngineKind;
+use crate::bench::plan::test_name::TestName;
+use crate::bench::plan::{Job, PhaseTag, Plan};
+use crate::bench::results::engine_choice::EngineChoice;
+use crate::bench::results::failure::IoFailure;
+use crate::bench::results::stats::{BoundedSeries, IoStats, LatencySummary};
 use crate::model::activity::{BackgroundIo, BusyProcess};
 use crate::model::{KernelWriteCache, Transport};
 use crate::sys::host::HostInfo;
@@ -309,6 +311,14 @@ pub enum TargetClass {
     Directory,
 }
 
+/// The most a link carries, after its line encoding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkCeiling {
+    /// "SATA 6.0 Gbps", "PCIe 8.0 GT/s x4", "USB 480 Mbps".
+    pub link: String,
+    pub bytes_per_sec: f64,
+}
+
 /// The target as the report describes it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TargetInfo {
@@ -331,7 +341,7 @@ pub struct TargetInfo {
     /// The most the link to the disk carries (SATA, NVMe's PCIe, USB), where it is known: a
     /// faster figure came from a cache.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub link_ceiling: Option<crate::bench::results::guards::LinkCeiling>,
+    pub link_ceiling: Option<crate::bench::results::outcome::LinkCeiling>,
 }
 
 /// Version of the JSON result layout.

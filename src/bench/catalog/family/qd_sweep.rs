@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use super::{Family, PlanContext, short_phases};
-use crate::bench::catalog::{TestName, Writes};
 use crate::bench::plan::params::{Defaults, KIB, MIB, Param, TestParams};
+use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{MAX_QUEUE_DEPTH, Phase, PhaseTag, SpecError, check_range};
+use crate::bench::plan::{MAX_QUEUE_DEPTH, Phase, PhaseTag, SpecError, check_range};
 
 pub struct QdSweep;
 
