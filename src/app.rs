@@ -18,6 +18,7 @@ pub mod health;
 pub mod keys;
 pub mod live;
 pub mod overlay;
+pub mod params;
 pub mod picker;
 pub mod records;
 pub mod several;

@@ -1,13 +1,14 @@
 //! The test picker's form: stepping, typing and showing the values the admin chose for a
 //! test's parameters (`Values`: a `TestParams`, plus the session's repeats and temperature
 //! polling). Which fields a test has come from its family; each field's label, choices,
-//! checks, default and display from its row in the parameter table (`bench::plan::params::PARAMS`),
+//! checks, default and display from its row in the parameter table (`app::params::PARAMS`),
 //! so a new parameter needs nothing here.
 
+pub use super::params::Values;
+use super::params::{Fallback, Kind, Steps, Value};
 use crate::bench::catalog::CATALOG;
 pub use crate::bench::plan::params::Param as Field;
-pub use crate::bench::plan::params::Values;
-use crate::bench::plan::params::{Fallback, Kind, Steps, TestParams, Value};
+use crate::bench::plan::params::TestParams;
 use crate::bench::plan::test_name::TestName;
 
 impl Field {

@@ -267,6 +267,9 @@ impl FromStr for TestName {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::plan::params::KIB;
+    use crate::sys::direct::SyncMode;
+    use std::time::Duration;
 
     #[test]
     fn names_round_trip_and_are_unique() {
@@ -348,6 +351,42 @@ mod tests {
                     t.id
                 ),
             }
+        }
+    }
+
+    #[test]
+    fn resolve_fills_in_the_tests_defaults_and_an_amount_replaces_the_time() {
+        let r = resolve(TestName::RandMixed, &TestParams::default());
+        assert_eq!((r.bs, r.qd, r.jobs, r.read_pct), (4 * KIB, 1, 1, 70));
+        assert_eq!(r.time, Some(Duration::from_secs(10)));
+        let counted = resolve(
+            TestName::SeqRead,
+            &TestParams {
+                count: Some(5),
+                ..TestParams::default()
+            },
+        );
+        assert_eq!((counted.time, counted.warmup), (None, Duration::ZERO));
+        let latency = resolve(TestName::SyncLatency, &TestParams::default());
+        assert_eq!((latency.time, latency.count), (None, Some(1000)));
+        assert_eq!(latency.sync, SyncMode::Dsync);
+    }
+
+    #[test]
+    fn only_keeps_what_a_test_takes() {
+        let p = TestParams {
+            bs: Some(8192),
+            read_pct: Some(50),
+            buffered: true,
+            ..TestParams::default()
+        };
+        let kept = p.only(&[Param::Bs, Param::Buffered]);
+        assert_eq!(
+            (kept.bs, kept.read_pct, kept.buffered),
+            (Some(8192), None, true)
+        );
+        for t in &CATALOG {
+            assert!(!t.name.params().is_empty(), "{}", t.id);
         }
     }
 }
