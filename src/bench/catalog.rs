@@ -1,5 +1,8 @@
 //! The test catalogue: every test the seeds describe (dd, concurrent dd, ORION, iozone/diskperf
-//! sweeps, CrystalDiskMark), with its defaults and where it comes from.
+//! sweeps, CrystalDiskMark), one row each carrying everything about the test: its name, summary
+//! and origin, whether it writes, the figure it is judged on, and the family that owns its
+//! parameters, defaults and phases (`family/`). `build` turns a request for a test into its
+//! plan. Above the plan types (`bench::plan`), below everything that runs or reads a test.
 
 pub mod build;
 pub mod family;

@@ -5,7 +5,7 @@
 //!
 //! The verdict compares each target with the median of the others. A target is the outlier
 //! when it is slower than that median by more than the run-to-run noise (the spread of the
-//! repeats, `stats::delta`), or, without repeats to measure the noise, by more than
+//! repeats, `compare::delta`), or, without repeats to measure the noise, by more than
 //! `NO_REPEATS_THRESHOLD_PCT`.
 
 use serde::Serialize;

@@ -14,7 +14,7 @@ use crate::bench::plan::{
 use crate::model::Bytes;
 
 /// Checks the request and turns it into phases: the checks every test shares are made here,
-/// then the test's family plans its phases (`bench/family/`).
+/// then the test's family plans its phases (`catalog/family/`).
 pub fn build_plan(
     test: TestName,
     params: &TestParams,

@@ -6,7 +6,8 @@
 //! keeps the same depth for less CPU and often more IOPS. So the runner runs each candidate
 //! for a short probe at the start of the warm-up and keeps the faster one. A run counted in
 //! I/Os without a warm-up at QD1 (dd's way: nothing extra is done) uses pread/pwrite, as dd
-//! does. Pure: the runner measures, this module decides and words the decision.
+//! does. Pure: the runner measures, this module decides; the choice and the words every output
+//! says it in are `results::engine_choice`.
 //!
 //! A probe is made once per target and job shape in a session (the TUI's, one CLI
 //! invocation): its choice is kept in an `EngineMemory` and reused by later phases, repeats
@@ -505,7 +506,6 @@ pub fn expected_duration(plan: &Plan, probing: &[bool]) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::results::engine_choice::engine_label;
 
     #[test]
     fn io_uring_waits_for_an_eighth_of_the_queue_and_below_qd16_for_one() {
@@ -1025,23 +1025,5 @@ mod tests {
                 .get("reused")
                 .is_none()
         );
-    }
-
-    #[test]
-    fn labels() {
-        assert_eq!(
-            engine_label(EngineKind::Sync, 4, false, Mix::Read),
-            "sync (4 pread threads)"
-        );
-        assert_eq!(
-            engine_label(EngineKind::Sync, 1, false, Mix::Write),
-            "sync (1 pwrite thread)"
-        );
-        assert_eq!(
-            engine_label(EngineKind::Uring, 1, true, Mix::Read),
-            "io_uring (fixed buffers)"
-        );
-        assert_eq!(kilo(3816.4), "3.8k");
-        assert_eq!(kilo(950.0), "950");
     }
 }

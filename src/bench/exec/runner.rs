@@ -37,7 +37,7 @@ use crate::sys::parse::DiskStat;
 use crate::sys::privilege::process_cpu_time;
 
 /// The engine choices of the probes made in this process: the TUI's session, or one CLI
-/// invocation (its repeats, sweeps and several targets). See `engine::EngineMemory`.
+/// invocation (its repeats, sweeps and several targets). See `probe::EngineMemory`.
 static ENGINE_MEMORY: Mutex<EngineMemory> = Mutex::new(EngineMemory::new());
 
 fn with_memory<T>(f: impl FnOnce(&mut EngineMemory) -> T) -> T {
@@ -52,7 +52,7 @@ fn with_memory<T>(f: impl FnOnce(&mut EngineMemory) -> T) -> T {
 pub enum RunEvent {
     /// Sent first: which phases will probe the engines before their warm-up (the others
     /// reuse an earlier probe's choice or need none), for an ETA that counts the probes
-    /// (`engine::expected_duration`).
+    /// (`probe::expected_duration`).
     Probes { phases: Vec<bool> },
     /// Phase `index` of `count` started: with `probing`, the engine probe runs first, then
     /// what is left of the warm-up, if any; else the warm-up, if any.
@@ -526,7 +526,7 @@ struct ProbeFailure {
 /// tie is where 200 ms of each is least able to tell the faster one, and a wrong pick costs
 /// the run its speed for its whole length. A pass whose rounds of one engine disagree is
 /// followed by another too, and disturbed rounds are set aside (`probe::another_pass`,
-/// `engine::probe_figures`).
+/// `probe::probe_figures`).
 fn probe_engines(
     input: &RunInput,
     job: &Job,

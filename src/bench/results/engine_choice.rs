@@ -99,3 +99,26 @@ pub fn engine_label(used: EngineKind, threads: u32, fixed_buffers: bool, mix: Mi
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels() {
+        assert_eq!(
+            engine_label(EngineKind::Sync, 4, false, Mix::Read),
+            "sync (4 pread threads)"
+        );
+        assert_eq!(
+            engine_label(EngineKind::Sync, 1, false, Mix::Write),
+            "sync (1 pwrite thread)"
+        );
+        assert_eq!(
+            engine_label(EngineKind::Uring, 1, true, Mix::Read),
+            "io_uring (fixed buffers)"
+        );
+        assert_eq!(kilo(3816.4), "3.8k");
+        assert_eq!(kilo(950.0), "950");
+    }
+}

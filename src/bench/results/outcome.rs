@@ -1,6 +1,6 @@
 //! What a run produced: each phase's figures, the kernel's witness, the target as measured and
-//! the whole result file. Plain data below the engine (which fills it) and the reports (which
-//! render it), so the engine never reaches up into `report`.
+//! the whole result file. Plain data below the execution floor (which fills it) and the reports
+//! (which render it), so the engine never reaches up into `report`.
 
 use std::path::PathBuf;
 
