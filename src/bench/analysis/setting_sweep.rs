@@ -5,8 +5,8 @@
 //! the TUI: the order of the runs, the figure a run contributes (`Metric`, the test's headline
 //! figure as the report prints it), and the result (`SweepResult`): per value its mean and
 //! spread over the repeats, the difference to the value found at start and whether it is
-//! beyond the noise (`bench::results::stats`, the rule Compare uses), and the winner. Whoever drives
-//! the runs and the changes builds it from `SweepSample`s.
+//! beyond the noise (`bench::analysis::compare`, the rule Compare uses), and the winner.
+//! Whoever drives the runs and the changes builds it from `SweepSample`s.
 //!
 //! The repeats are interleaved (a, b, c, a, b, c, ...) so that a drift (a drive warming up,
 //! another program, the page cache of the host) hits every value alike instead of the last
