@@ -14,6 +14,7 @@ pub mod probe;
 pub mod rewrite_guard;
 pub mod runner;
 pub mod safety;
+pub mod series;
 pub mod session;
 pub mod target;
 pub mod worker;
