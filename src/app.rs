@@ -18,6 +18,7 @@ pub mod health;
 pub mod keys;
 pub mod live;
 pub mod overlay;
+pub mod params;
 pub mod picker;
 pub mod records;
 pub mod several;
@@ -27,7 +28,8 @@ use std::time::Duration;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::bench::catalog::{CATALOG, TestName};
+use crate::bench::catalog::CATALOG;
+use crate::bench::plan::test_name::TestName;
 use crate::event::{Cmd, FileTarget, Msg};
 use crate::model::BlockDevice;
 pub use changes::{CacheSwitch, Change, Changes, SchedulerChange, SessionChanges};
@@ -583,8 +585,10 @@ impl App {
             Action::Before => return self.compare_before(),
             Action::Sweep if self.screen == Screen::Tests => {
                 let kind = match code {
-                    KeyCode::Char('W') => crate::bench::sweep::SweepKind::WriteCache,
-                    _ => crate::bench::sweep::SweepKind::Scheduler,
+                    KeyCode::Char('W') => {
+                        crate::bench::analysis::setting_sweep::SweepKind::WriteCache
+                    }
+                    _ => crate::bench::analysis::setting_sweep::SweepKind::Scheduler,
                 };
                 return self.start_sweep(kind);
             }

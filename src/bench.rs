@@ -1,23 +1,24 @@
-//! The I/O test engine: the catalogue, plans, workers, statistics and the runner.
+//! The I/O test engine, in floors that only point down (each uses only those listed before
+//! it):
+//!
+//! - `plan`: the leaf of plan types: a test's name, its parameters (without the Test screen's
+//!   semantics, which are `app`'s), the plan, its phases and jobs, the engine kind, the
+//!   errors. Pure data and the checks on it.
+//! - `catalog`: one row per test carrying everything about that test; each family owns its
+//!   tests' parameters, defaults and phases, and `build_plan` turns a request into a plan.
+//! - `results`: what a run produces: the live statistics workers fill in, each phase's
+//!   figures, the result file, and the honesty guards said beside them.
+//! - `exec`: running a plan: the target, the safety checks, the engine probe, the workers,
+//!   the gate, the runner and the session that ties them.
+//! - `analysis`: what is made of results afterwards: run-to-run comparison, figures over
+//!   repeats, curves, several-disk verdicts, setting sweeps.
 
+pub mod analysis;
 pub mod catalog;
-pub mod curve;
-pub mod engine;
-pub mod family;
-pub mod figures;
-pub mod gate;
-pub mod guards;
-pub mod multi;
-pub mod outcome;
-pub mod params;
-pub mod pattern;
+pub mod exec;
 pub mod plan;
-pub mod rewrite_guard;
-pub mod runner;
-pub mod safety;
-pub mod session;
-pub mod spec;
-pub mod stats;
-pub mod sweep;
-pub mod target;
-pub mod worker;
+pub mod results;
+
+mod old_paths;
+#[doc(hidden)]
+pub use old_paths::*;

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 
-use crate::bench::outcome::RunReport;
-use crate::bench::outcome::TargetInfo;
-use crate::bench::runner::RunEvent;
-use crate::bench::session::RunRequest;
-use crate::bench::spec::Plan;
+use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::Plan;
+use crate::bench::results::outcome::RunReport;
+use crate::bench::results::outcome::TargetInfo;
 use crate::changes::{CacheChange, ChangeError};
 use crate::history::HistoryEntry;
 use crate::model::{

@@ -1,7 +1,7 @@
 //! The run history: every finished run, one JSON line each, in `history.jsonl` under
 //! `/var/lib/disktriage/` (or `--history-dir`), keyed by the disk's stable identity so a disk
 //! renamed between boots keeps its past, with the settings it ran under and the figures the
-//! report showed (`bench::figures`, the same numbers as Results and Compare).
+//! report showed (`bench::analysis::figures`, the same numbers as Results and Compare).
 //!
 //! Writing: under an exclusive lock (`history.lock`), one `write` of one whole line to a file
 //! opened with O_APPEND, so concurrent runs never interleave or lose records.
@@ -31,9 +31,9 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::figures::{self, PhaseFigures};
-use crate::bench::outcome::{RunReport, TargetClass, TargetInfo};
-use crate::bench::spec::Plan;
+use crate::bench::analysis::figures::{self, PhaseFigures};
+use crate::bench::plan::Plan;
+use crate::bench::results::outcome::{RunReport, TargetClass, TargetInfo};
 use crate::model::DiskIdentity;
 use crate::sys::SysRoot;
 use crate::sys::confined::{self, Access, DirError, FileError, open_regular_at};
@@ -142,7 +142,7 @@ pub fn params_text(plan: &Plan) -> String {
         many if plan.rewrites() && plan.writes() => format!(
             "{} phases, writes: {}",
             many.len(),
-            crate::bench::spec::REWRITE_LABEL
+            crate::bench::plan::REWRITE_LABEL
         ),
         many => format!("{} phases", many.len()),
     }
@@ -546,8 +546,8 @@ fn read_capped(dir: &File, name: &str) -> Result<Option<(String, bool)>, FileErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::figures::Stat;
-    use crate::bench::spec::PhaseTag;
+    use crate::bench::analysis::compare::Stat;
+    use crate::bench::plan::PhaseTag;
 
     fn entry(disk: &str, mbps: f64) -> HistoryEntry {
         HistoryEntry {

@@ -1,8 +1,7 @@
 //! disktriage: storage triage for the Linux console.
 //!
 //! The crate is a library with a thin binary (`src/main.rs`). Layers only point down: the
-//! modules are listed from the bottom up, and each uses only those listed before it (tests
-//! aside: `bench`'s check that every parameter has its `run` flag reads `cli`).
+//! modules are listed from the bottom up, and each uses only those listed before it.
 //!
 //! - `model`: plain data (devices, units, usage, caches, SMART, recorded changes, display-safe
 //!   text).
@@ -13,8 +12,9 @@
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
 //! - `drive_state`: read-only views of a drive (cache, SMART health, scheduler, temperature).
 //! - `changes`: journaled, undoable setting changes and the guard that restores them.
-//! - `bench`: the I/O test engine (catalogue, plans, target preparation, workers, runner,
-//!   statistics); `bench::outcome` is what a run produced.
+//! - `bench`: the I/O test engine, in floors that only point down: `plan` (the plan types),
+//!   `catalog` (one row per test), `results` (what a run produced), `exec` (running a plan)
+//!   and `analysis` (comparison, figures, curves, several-disk verdicts, setting sweeps).
 //! - `history`: the run history (JSON lines under /var/lib/disktriage), keyed by the disk's
 //!   stable identity.
 //! - `persist`: the udev rule that makes a scheduler permanent (by WWN or serial).

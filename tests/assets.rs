@@ -29,7 +29,7 @@ use std::process::Command;
 
 use common::tui::*;
 use disktriage::app::App;
-use disktriage::bench::catalog::TestName;
+use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::Msg;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;

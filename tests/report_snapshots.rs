@@ -9,9 +9,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use disktriage::bench::catalog::TestName;
-use disktriage::bench::outcome::{RunReport, TargetClass};
-use disktriage::bench::spec::{self, PhaseTag, TargetFacts, TestParams};
+use disktriage::bench::catalog::build::build_plan;
+use disktriage::bench::plan::params::TestParams;
+use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::plan::{PhaseTag, TargetFacts};
+use disktriage::bench::results::outcome::{RunReport, TargetClass};
 
 use disktriage::changes::{Changer, Journal, RestoreScope};
 use disktriage::drive_state;
@@ -291,7 +293,7 @@ fn smart_with_logs_a_failed_self_test_and_errors() {
 /// stay readable).
 fn family_run(test: TestName, params: &TestParams) -> RunReport {
     let mut r = common::tui::report_phases(test, "sdb", "mq-deadline", |_| (0.0, 0.0));
-    r.plan = spec::build_plan(
+    r.plan = build_plan(
         test,
         params,
         &TargetFacts {

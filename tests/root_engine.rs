@@ -11,8 +11,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{LoopDev, Mounted, Zram, disktriage, root_or_skip, scratch, sh, skip};
-use disktriage::bench::pattern::{DataKind, DataPattern};
-use disktriage::bench::spec::DEFAULT_SEED;
+use disktriage::bench::exec::pattern::DataPattern;
+use disktriage::bench::plan::DataKind;
+use disktriage::bench::plan::params::DEFAULT_SEED;
 use serde_json::Value;
 
 fn run_json(args: &[&str]) -> Value {
@@ -1926,9 +1927,9 @@ fn root_runs_of_one_session_reuse_the_first_probe() {
     if !root_or_skip("root_runs_of_one_session_reuse_the_first_probe") {
         return;
     }
-    use disktriage::bench::catalog::TestName;
-    use disktriage::bench::params::TestParams;
-    use disktriage::bench::session::{self, RunRequest, TempPoll};
+    use disktriage::bench::exec::session::{self, RunRequest, TempPoll};
+    use disktriage::bench::plan::params::TestParams;
+    use disktriage::bench::plan::test_name::TestName;
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 64 << 20, 512);
     let root = disktriage::sys::SysRoot::host();

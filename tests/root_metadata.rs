@@ -217,9 +217,9 @@ fn root_metadata_refuses_what_is_not_a_writable_directory() {
 
 #[test]
 fn root_a_file_target_run_removes_its_file_and_touches_nothing_else() {
-    use disktriage::bench::catalog::TestName;
-    use disktriage::bench::session::{self, RunRequest, TempPoll};
-    use disktriage::bench::spec::TestParams;
+    use disktriage::bench::exec::session::{self, RunRequest, TempPoll};
+    use disktriage::bench::plan::params::TestParams;
+    use disktriage::bench::plan::test_name::TestName;
     if !root_or_skip("root_a_file_target_run_removes_its_file_and_touches_nothing_else") {
         return;
     }

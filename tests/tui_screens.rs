@@ -8,7 +8,7 @@ mod common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::catalog::TestName;
+use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{Inventory, Transport};
 use disktriage::report::export::ExportFormat;
@@ -478,7 +478,7 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
 /// count it did, and says it was stopped.
 #[test]
 fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
-    use disktriage::bench::runner::RunEvent;
+    use disktriage::bench::exec::runner::RunEvent;
     let mut app = app_with("host-loop-zram", true);
     pick_rand_read(&mut app);
     keys(&mut app, "r");
@@ -711,7 +711,7 @@ fn drive_temperature_on_the_run_time_axis() {
     };
     assert_eq!(
         req.temperature,
-        disktriage::bench::session::TempPoll::Every(std::time::Duration::from_secs(1))
+        disktriage::bench::exec::session::TempPoll::Every(std::time::Duration::from_secs(1))
     );
     feed(&mut app, TestName::RandRead, "loop0", "none", 24, 512.0);
     for (i, c) in [41, 42, 42, 44, 45, 47, 48].iter().enumerate() {
@@ -730,7 +730,7 @@ fn drive_temperature_on_the_run_time_axis() {
 }
 
 /// An interval of `mb` megabytes read from `start` to `end` seconds.
-fn span(start: f64, end: f64, mb: u64) -> disktriage::bench::stats::IntervalPoint {
+fn span(start: f64, end: f64, mb: u64) -> disktriage::bench::results::stats::IntervalPoint {
     let mut p = common::tui::point(0, 100.0);
     p.start_s = start;
     p.end_s = end;
@@ -753,7 +753,7 @@ fn run_screen_mean_is_the_total_over_the_time_and_the_results_figure() {
         span(0.5, 0.85, 35),
     ] {
         app.update(Msg::Run(Box::new(
-            disktriage::bench::runner::RunEvent::Point { index: 0, point: p },
+            disktriage::bench::exec::runner::RunEvent::Point { index: 0, point: p },
         )));
     }
     let live = screen(&app, 80, 25);
@@ -942,9 +942,9 @@ fn compare_says_what_changed_between_the_runs() {
     // threads, as auto chooses on this device).
     let mut b = report(TestName::RandRead, "loop0", "mq-deadline", 448.0, 0.075);
     b.plan.direct = false;
-    b.outcome.engine = disktriage::bench::spec::EngineKind::Uring;
+    b.outcome.engine = disktriage::bench::plan::params::EngineKind::Uring;
     for p in &mut b.outcome.phases {
-        p.engine = disktriage::bench::spec::EngineKind::Uring;
+        p.engine = disktriage::bench::plan::params::EngineKind::Uring;
     }
     finish_with(&mut app, TestName::RandRead, true, &b);
     app.results.records[1].drive_cache = Some("off".into());
@@ -1135,8 +1135,8 @@ fn compare_scrolls_keeps_the_marks_and_says_when_nothing_matches() {
 
 #[test]
 fn numbers_are_never_cut_at_80_columns() {
-    use disktriage::bench::runner::RunEvent;
-    use disktriage::bench::stats::LatencyPoint;
+    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::results::stats::LatencyPoint;
     let mut app = app_with("host-loop-zram", true);
     app.values.repeats = 3;
     keys(&mut app, "2");
@@ -1258,10 +1258,10 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
     let [Cmd::StartRun(req)] = cmds.as_slice() else {
         panic!("{cmds:?}")
     };
-    let plan = disktriage::bench::spec::build_plan(
+    let plan = disktriage::bench::catalog::build::build_plan(
         TestName::RandRead,
         &req.params,
-        &disktriage::bench::spec::TargetFacts {
+        &disktriage::bench::plan::TargetFacts {
             size: 64 << 20,
             logical_block_size: 512,
             max_request: None,
@@ -1277,7 +1277,7 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
         notes: vec![],
     });
     app.update(Msg::Run(Box::new(
-        disktriage::bench::runner::RunEvent::PhaseStarted {
+        disktriage::bench::exec::runner::RunEvent::PhaseStarted {
             index: 0,
             count: 1,
             label: "rand-read".into(),
@@ -1466,7 +1466,7 @@ fn a_one_io_run_shows_its_rate_marked_as_a_low_count() {
 }
 
 /// rand-read that did one I/O of 4 KiB in 0.896 ms.
-fn one_io_report() -> disktriage::bench::outcome::RunReport {
+fn one_io_report() -> disktriage::bench::results::outcome::RunReport {
     let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
     let p = &mut one.outcome.phases[0];
     p.seconds = 0.000896;
@@ -1502,15 +1502,15 @@ fn a_repeated_run_shows_figures_over_all_its_repeats() {
         feed(&mut app, TestName::RandRead, "loop0", "none", 40, mbps);
         let mut r = report(TestName::RandRead, "loop0", "none", mbps, 1.0);
         let p = &mut r.outcome.phases[0];
-        let mut d = disktriage::bench::stats::DirStats::default();
+        let mut d = disktriage::bench::results::stats::DirStats::default();
         for i in 0..1000 {
             d.record(4096, if i < slow { 10_000_000 } else { 1_000_000 });
         }
         let bytes_per_sec = p.read.bytes_per_sec;
-        p.read = disktriage::bench::outcome::DirTotals {
+        p.read = disktriage::bench::results::outcome::DirTotals {
             bytes_per_sec,
             iops: bytes_per_sec / 4096.0,
-            ..disktriage::bench::outcome::DirTotals::over(&d, p.rate_seconds)
+            ..disktriage::bench::results::outcome::DirTotals::over(&d, p.rate_seconds)
         };
         app.update(Msg::RunFinished(Box::new(Ok(r))));
     }
@@ -1743,8 +1743,12 @@ fn qd_sweep_charts_iops_mbps_and_latency_with_the_knees() {
 
 /// Feeds a started multi-phase run its phases up to `upto` (exclusive), each with a few
 /// points and its result, and starts the next one.
-fn feed_phases(app: &mut App, report: &disktriage::bench::outcome::RunReport, upto: usize) {
-    use disktriage::bench::runner::RunEvent;
+fn feed_phases(
+    app: &mut App,
+    report: &disktriage::bench::results::outcome::RunReport,
+    upto: usize,
+) {
+    use disktriage::bench::exec::runner::RunEvent;
     app.update(Msg::RunStarted {
         target: Box::new(report.target.clone()),
         plan: Box::new(report.plan.clone()),
@@ -1875,7 +1879,9 @@ fn full_report_of_a_repeated_sweep_gives_the_knee_the_chart_marks() {
 
 #[test]
 fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
-    use disktriage::bench::spec::{self, TargetFacts, TestParams};
+    use disktriage::bench::catalog::build::build_plan;
+    use disktriage::bench::plan::TargetFacts;
+    use disktriage::bench::plan::params::TestParams;
     let params = TestParams {
         include_writes: true,
         min_bs: Some(64 << 10),
@@ -1888,7 +1894,7 @@ fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
         max_request: Some(1280 << 10),
         is_file: false,
     };
-    let plan = spec::build_plan(TestName::SizeSweep, &params, &facts, true).unwrap();
+    let plan = build_plan(TestName::SizeSweep, &params, &facts, true).unwrap();
     let mut sweep = report_phases(TestName::SizeSweep, "loop0", "none", |_| (1.0, 1.0));
     // Reads level off at 512k; writes, slower, are still climbing at 1M.
     sweep.outcome.phases = plan
@@ -1937,8 +1943,10 @@ fn cli_sweep_tables_end_with_the_knees() {
 
 #[test]
 fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
-    use disktriage::bench::runner::RunEvent;
-    use disktriage::bench::spec::{self, TargetFacts, TestParams};
+    use disktriage::bench::catalog::build::build_plan;
+    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::plan::TargetFacts;
+    use disktriage::bench::plan::params::TestParams;
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "j"); // loop1: free
     keys(&mut app, "2");
@@ -1971,7 +1979,7 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
     assert_eq!(req.confirmation.as_deref(), Some("loop1"));
 
     // The run as the engine reports it, with the plan that rewrites.
-    let plan = spec::build_plan(
+    let plan = build_plan(
         TestName::RandWrite,
         &req.params,
         &TargetFacts {
@@ -2202,8 +2210,8 @@ fn a_device_without_a_mounted_file_system_says_so() {
 
 #[test]
 fn a_metadata_run_shows_files_per_second_live_and_in_results() {
-    use disktriage::bench::runner::RunEvent;
-    use disktriage::bench::stats::{DirPoint, IntervalPoint};
+    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::results::stats::{DirPoint, IntervalPoint};
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "f");
     app.update(Msg::FileTarget(Ok(file_target(3 << 30))));
@@ -2214,7 +2222,7 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
     // The report's figures: files/s per phase, no bytes.
     let mut report = report_phases(TestName::Metadata, "loop0p1", "none", |_| (1.0, 0.05));
     report.target.path = "/tmp/dtcap/mnt".into();
-    report.target.kind = disktriage::bench::outcome::TargetClass::Directory;
+    report.target.kind = disktriage::bench::results::outcome::TargetClass::Directory;
     for (i, p) in report.outcome.phases.iter_mut().enumerate() {
         let rate = [21_000.0, 250_000.0, 90_000.0, 4_000.0, 600_000.0, 150_000.0][i];
         for d in [&mut p.read, &mut p.write] {
@@ -2283,7 +2291,7 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
 
 #[test]
 fn a_figure_faster_than_the_link_is_flagged() {
-    use disktriage::bench::guards::{faster_than_link, sata_ceiling, usb_ceiling};
+    use disktriage::bench::results::guards::{faster_than_link, sata_ceiling, usb_ceiling};
     let mut r = report(TestName::SeqRead, "sda", "none", 812.0, 1.0);
     assert!(
         faster_than_link(&r).is_empty(),
@@ -2303,7 +2311,7 @@ fn a_figure_faster_than_the_link_is_flagged() {
 
 #[test]
 fn results_say_when_a_figure_is_faster_than_the_link() {
-    use disktriage::bench::guards::{faster_than_link, sata_ceiling};
+    use disktriage::bench::results::guards::{faster_than_link, sata_ceiling};
     let mut app = app_with("host-loop-zram", true);
     let mut r = report(TestName::SeqRead, "loop0", "none", 812.0, 1.0);
     r.target.link_ceiling = sata_ceiling("6.0 Gbps");
@@ -2822,8 +2830,12 @@ fn drive_sweep(
                 let device = sw.device.clone();
                 // The scheduler a run reports is the device's; a cache sweep keeps it.
                 let sched = match sw.kind {
-                    disktriage::bench::sweep::SweepKind::Scheduler => value.clone(),
-                    disktriage::bench::sweep::SweepKind::WriteCache => "mq-deadline".into(),
+                    disktriage::bench::analysis::setting_sweep::SweepKind::Scheduler => {
+                        value.clone()
+                    }
+                    disktriage::bench::analysis::setting_sweep::SweepKind::WriteCache => {
+                        "mq-deadline".into()
+                    }
                 };
                 let m = mbps(&value, step.repeat);
                 feed(app, req.test, &device, &sched, 8, m);
@@ -2900,7 +2912,7 @@ fn switches(cmds: &[Cmd]) -> Vec<String> {
 
 #[test]
 fn scheduler_sweep_from_the_test_screen() {
-    use disktriage::bench::sweep::SweepKind;
+    use disktriage::bench::analysis::setting_sweep::SweepKind;
     use disktriage::report::sweep::{SweepEnd, render_text};
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
@@ -3071,7 +3083,7 @@ fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
     };
     assert_eq!(
         *sweep,
-        Some(disktriage::bench::sweep::SweepKind::WriteCache)
+        Some(disktriage::bench::analysis::setting_sweep::SweepKind::WriteCache)
     );
     let first = keys(&mut app, "sda");
     assert!(first.is_empty());
@@ -3541,7 +3553,7 @@ fn health_view_of_a_drive_without_self_tests() {
 /// in the ETA), warming up, or nothing at all when there is no warm-up.
 #[test]
 fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
-    use disktriage::bench::runner::RunEvent;
+    use disktriage::bench::exec::runner::RunEvent;
     use std::time::Duration;
     let mut app = app_with("host-loop-zram", true);
     pick_rand_read(&mut app);
@@ -3677,10 +3689,10 @@ fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
     // IOPS that grow with every depth: the legend says where it still rises.
     let sweep = report_phases(TestName::QdSweep, "loop0", "none", |i| {
         match phases[i].tag {
-            disktriage::bench::spec::PhaseTag::QdSweep { small: true, qd } => {
+            disktriage::bench::plan::PhaseTag::QdSweep { small: true, qd } => {
                 (f64::from(qd) * 20.0, 0.1)
             }
-            disktriage::bench::spec::PhaseTag::QdSweep { qd, .. } => (f64::from(qd) * 90.0, 0.9),
+            disktriage::bench::plan::PhaseTag::QdSweep { qd, .. } => (f64::from(qd) * 90.0, 0.9),
             _ => (100.0, 0.1),
         }
     });
@@ -3699,7 +3711,7 @@ fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
 
 #[test]
 fn results_give_the_engine_of_every_phase_whole_at_80_columns() {
-    use disktriage::bench::spec::EngineKind;
+    use disktriage::bench::plan::params::EngineKind;
     let mut app = app_with("host-loop-zram", true);
     let mut cdm = report_phases(TestName::Cdm, "loop0", "none", |_| (1000.0, 0.5));
     for (i, p) in cdm.outcome.phases.iter_mut().enumerate() {

@@ -10,9 +10,10 @@ mod common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::catalog::{CATALOG, TestName};
-use disktriage::bench::runner::RunEvent;
-use disktriage::bench::session::RunRequest;
+use disktriage::bench::catalog::CATALOG;
+use disktriage::bench::exec::runner::RunEvent;
+use disktriage::bench::exec::session::RunRequest;
+use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::{Cmd, Msg, SeveralMsg, TaskError};
 use ratatui::crossterm::event::KeyCode;
 
@@ -429,7 +430,7 @@ fn a_throttled_device_shows_its_rate_marked_as_a_low_count() {
             .iter()
             .map(|r| disktriage::report::multi::TargetResult {
                 target: format!("/dev/{}", r.device),
-                role: disktriage::bench::multi::Role::Target,
+                role: disktriage::bench::analysis::several_disks::Role::Target,
                 reports: r.runs.clone(),
                 error: None,
             })

@@ -8,7 +8,7 @@ mod common;
 
 use common::tui::*;
 use disktriage::app::{Overlay, Screen};
-use disktriage::bench::catalog::TestName;
+use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::{Cmd, Msg};
 use ratatui::crossterm::event::KeyCode;
 

@@ -324,7 +324,7 @@ impl App {
             return Vec::new();
         };
         let result = sw.result();
-        if result.kind != crate::bench::sweep::SweepKind::Scheduler {
+        if result.kind != crate::bench::analysis::setting_sweep::SweepKind::Scheduler {
             self.error("only a scheduler can be made permanent by a udev rule");
             return Vec::new();
         }

@@ -6,8 +6,9 @@ use super::keys::Action;
 use super::picker::{Field, fields_for};
 use super::{App, Overlay, PickerFocus, step};
 use crate::bench::catalog::CATALOG;
-use crate::bench::session::RunRequest;
-use crate::bench::spec::{self, TargetFacts};
+use crate::bench::catalog::build::build_plan;
+use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::TargetFacts;
 use crate::event::Cmd;
 
 impl App {
@@ -84,11 +85,9 @@ impl App {
             // The new file is as large as the region asked for (unless set, the default
             // that fits the free space).
             Some(ft) => TargetFacts {
-                size: self
-                    .values
-                    .params(test)
-                    .size
-                    .unwrap_or(crate::bench::target::default_file_size_within(ft.free)),
+                size: self.values.params(test).size.unwrap_or(
+                    crate::bench::exec::target::default_file_size_within(ft.free),
+                ),
                 logical_block_size: d.logical_block_size.unwrap_or(4096),
                 max_request: None,
                 is_file: true,
@@ -105,7 +104,7 @@ impl App {
                 }
             }
         };
-        spec::build_plan(test, &self.values.params(test), &facts, true)
+        build_plan(test, &self.values.params(test), &facts, true)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
@@ -131,12 +130,14 @@ impl App {
         if let Some(ft) = &self.file_target {
             let test = self.picker_test();
             let mut params = self.values.params(test);
-            let directory = test.info().family.directory_runner().is_some();
+            let directory = test.info().family.runs_in_directory();
             // Unless set, the file is the size the dialog offered: it fits the free space. (A
             // directory test makes no such file.)
             let size = params
                 .size
-                .unwrap_or(crate::bench::target::default_file_size_within(ft.free));
+                .unwrap_or(crate::bench::exec::target::default_file_size_within(
+                    ft.free,
+                ));
             if !directory {
                 params.size = Some(size);
             }

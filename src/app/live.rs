@@ -7,17 +7,17 @@ use std::time::Duration;
 
 use super::keys::Action;
 use super::{App, Overlay, Screen};
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::curve::PhaseSample;
-use crate::bench::engine::EngineChoice;
-use crate::bench::outcome::RunReport;
-use crate::bench::outcome::TargetInfo;
-use crate::bench::runner::RunEvent;
-use crate::bench::safety::{self, WriteRefusal};
-use crate::bench::session::RunRequest;
-use crate::bench::spec::{Job, Plan};
-use crate::bench::stats::IntervalPoint;
-use crate::bench::sweep::SweepKind;
+use crate::bench::analysis::curve::PhaseSample;
+use crate::bench::analysis::setting_sweep::SweepKind;
+use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::safety::{self, WriteRefusal};
+use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::test_name::{TestName, Writes};
+use crate::bench::plan::{Job, Plan};
+use crate::bench::results::engine_choice::EngineChoice;
+use crate::bench::results::outcome::RunReport;
+use crate::bench::results::outcome::TargetInfo;
+use crate::bench::results::stats::IntervalPoint;
 use crate::event::{Cmd, TaskError};
 
 use super::devices::DriveState;
@@ -99,7 +99,7 @@ pub(super) fn creates_test_file(
 ) -> Option<u64> {
     file_target
         .is_some_and(|ft| request.target == ft.file)
-        .then(|| crate::bench::target::test_file_size(&request.params))
+        .then(|| crate::bench::exec::target::test_file_size(&request.params))
 }
 
 /// The run on the Run screen (live, or the last one, finished).

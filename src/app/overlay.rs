@@ -7,9 +7,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, ModifierKeyCode
 use super::changes::Setting;
 use super::keys;
 use super::picker::Field;
-use crate::bench::safety;
-use crate::bench::session::RunRequest;
-use crate::bench::sweep::SweepKind;
+use crate::bench::analysis::setting_sweep::SweepKind;
+use crate::bench::exec::safety;
+use crate::bench::exec::session::RunRequest;
 use crate::event::Cmd;
 use crate::persist::Persisted;
 use crate::report::export::ExportFormat;
@@ -78,7 +78,7 @@ pub enum Overlay {
     FileTarget(Box<crate::event::FileTarget>),
     /// Type every device's name to allow a write test on several devices at once.
     ConfirmSeveral {
-        test: crate::bench::catalog::TestName,
+        test: crate::bench::plan::test_name::TestName,
         devices: Vec<String>,
         typed: String,
         wrong: bool,
@@ -342,7 +342,12 @@ impl Overlay {
                     KeyCode::Enter => {
                         let names: Vec<Option<String>> =
                             devices.iter().cloned().map(Some).collect();
-                        if crate::bench::multi::split_confirmation(&names, Some(&typed)).is_ok() {
+                        if crate::bench::analysis::several_disks::split_confirmation(
+                            &names,
+                            Some(&typed),
+                        )
+                        .is_ok()
+                        {
                             return close(Intent::LaunchSeveral(typed));
                         }
                         wrong = true;

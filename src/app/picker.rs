@@ -1,13 +1,15 @@
 //! The test picker's form: stepping, typing and showing the values the admin chose for a
 //! test's parameters (`Values`: a `TestParams`, plus the session's repeats and temperature
 //! polling). Which fields a test has come from its family; each field's label, choices,
-//! checks, default and display from its row in the parameter table (`bench::params::PARAMS`),
+//! checks, default and display from its row in the parameter table (`app::params::PARAMS`),
 //! so a new parameter needs nothing here.
 
-use crate::bench::catalog::{CATALOG, TestName};
-pub use crate::bench::params::Param as Field;
-pub use crate::bench::params::Values;
-use crate::bench::params::{Fallback, Kind, Steps, TestParams, Value};
+pub use super::params::Values;
+use super::params::{Fallback, Kind, Steps, Value};
+use crate::bench::catalog::CATALOG;
+pub use crate::bench::plan::params::Param as Field;
+use crate::bench::plan::params::TestParams;
+use crate::bench::plan::test_name::TestName;
 
 impl Field {
     /// Can a value be typed (as opposed to only cycled)? Only what the Test screen shows.
@@ -95,8 +97,8 @@ impl Values {
 
 impl Values {
     /// The temperature polling these values ask for.
-    pub fn temperature(&self) -> crate::bench::session::TempPoll {
-        use crate::bench::session::TempPoll;
+    pub fn temperature(&self) -> crate::bench::exec::session::TempPoll {
+        use crate::bench::exec::session::TempPoll;
         match self.temp_poll {
             None => TempPoll::Default,
             Some(d) if d.is_zero() => TempPoll::Off,
@@ -107,7 +109,7 @@ impl Values {
 
 /// Does this test with these values write to the target (and so need the confirmation)?
 pub fn writes(test: TestName, values: &Values) -> bool {
-    test.writes_with(&values.params(test)) == crate::bench::catalog::Writes::Always
+    test.writes_with(&values.params(test)) == crate::bench::plan::test_name::Writes::Always
 }
 
 /// The catalogue index of a test.

@@ -5,13 +5,13 @@
 
 use super::keys::Action;
 use super::{App, Overlay, Screen, scroll, step};
-use crate::bench::catalog::TestName;
-use crate::bench::curve::PhaseSample;
-pub use crate::bench::figures::{PhaseFigures, RowFigures};
-use crate::bench::figures::{figures, row};
-use crate::bench::outcome::RunReport;
-use crate::bench::session::RunRequest;
-pub use crate::bench::stats::{Delta, Significance, Stat, delta};
+pub use crate::bench::analysis::compare::{Delta, Significance, Stat, delta};
+use crate::bench::analysis::curve::PhaseSample;
+pub use crate::bench::analysis::figures::{PhaseFigures, RowFigures};
+use crate::bench::analysis::figures::{figures, row};
+use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::test_name::TestName;
+use crate::bench::results::outcome::RunReport;
 use crate::event::Cmd;
 use crate::history::HistoryEntry;
 use crate::model::{DiskIdentity, KernelWriteCache};
@@ -169,7 +169,7 @@ impl RunRecord {
                 .first()
                 .map(|r| (r.plan.direct, r.plan.huge_pages)),
         };
-        path.map(|(direct, huge)| crate::bench::spec::io_path_label(direct, huge))
+        path.map(|(direct, huge)| crate::bench::plan::io_path_label(direct, huge))
     }
 
     /// The engine that ran ("uring", "sync", "auto" when phases differ).
@@ -263,7 +263,7 @@ fn past_report(p: &HistoryEntry) -> String {
         s.params,
         s.engine,
         s.engine_asked,
-        crate::bench::spec::io_path_label(s.direct, s.huge_pages),
+        crate::bench::plan::io_path_label(s.direct, s.huge_pages),
         s.scheduler.as_deref().unwrap_or("-"),
         crate::model::cache::drive_cache_shown(s.drive_cache.as_deref()),
         s.kernel_cache.as_deref().unwrap_or("-"),

@@ -11,13 +11,13 @@ use std::time::Duration;
 use super::live::LiveStats;
 use super::records::RunRecord;
 use super::{App, Overlay, Screen};
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::multi::{self, Role};
-use crate::bench::outcome::{RunReport, TargetInfo};
-use crate::bench::runner::RunEvent;
-use crate::bench::safety::{self, WriteRefusal};
-use crate::bench::session::RunRequest;
-use crate::bench::spec::Plan;
+use crate::bench::analysis::several_disks::{self, Role};
+use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::safety::{self, WriteRefusal};
+use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::Plan;
+use crate::bench::plan::test_name::{TestName, Writes};
+use crate::bench::results::outcome::{RunReport, TargetInfo};
 use crate::event::{Cmd, SeveralMsg, TaskError};
 use crate::report::multi::{Mode, MultiResult, TargetResult};
 
@@ -113,7 +113,7 @@ impl SeveralTarget {
             .enumerate()
             .map(|(i, ph)| {
                 let probes = self.probes.get(i).copied().unwrap_or(false);
-                crate::bench::engine::expected_phase(&ph.job, probes).map(|d| d.as_secs_f64())
+                crate::bench::exec::probe::expected_phase(&ph.job, probes).map(|d| d.as_secs_f64())
             })
             .collect();
         if let (Some(this_repeat), Some(later)) = (expected, plan.expected_duration()) {
@@ -288,7 +288,7 @@ impl App {
             .devices
             .inventory
             .as_ref()
-            .map(|inv| multi::md_members(inv, &name))
+            .map(|inv| several_disks::md_members(inv, &name))
             .unwrap_or_default();
         if members.is_empty() {
             self.error(format!(
@@ -409,7 +409,7 @@ impl App {
         };
         let names: Vec<Option<String>> =
             run.targets.iter().map(|t| Some(t.device.clone())).collect();
-        match multi::split_confirmation(&names, Some(typed)) {
+        match several_disks::split_confirmation(&names, Some(typed)) {
             Ok(each) => {
                 for (t, c) in run.targets.iter_mut().zip(each) {
                     t.request.confirmation = c;

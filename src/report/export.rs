@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::run;
-use crate::bench::outcome::RunReport;
+use crate::bench::results::outcome::RunReport;
 
 /// What an export writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::run::rewrite_rates_note;
 use super::table::{count, ms, rate};
-use crate::bench::figures::row;
+use crate::bench::analysis::figures::row;
 use crate::history::{HISTORY_SCHEMA, HistoryEntry};
 use crate::model::DiskIdentity;
 use crate::model::text::neutralize_controls;
@@ -68,7 +68,7 @@ pub fn render_text(
         let mut facts = vec![
             s.params.clone(),
             format!("engine {}", s.engine),
-            crate::bench::spec::io_path_label(s.direct, s.huge_pages).to_string(),
+            crate::bench::plan::io_path_label(s.direct, s.huge_pages).to_string(),
         ];
         if let Some(k) = &s.kernel_cache {
             facts.push(format!("kernel {k}"));

@@ -6,11 +6,11 @@
 use serde::Serialize;
 
 use super::table::{self, Column};
-use crate::bench::catalog::TestName;
-use crate::bench::figures::PhaseFigures;
-use crate::bench::multi::{MultiVerdict, Role};
-use crate::bench::outcome::{RunReport, TargetClass};
-use crate::bench::stats::Stat;
+use crate::bench::analysis::compare::Stat;
+use crate::bench::analysis::figures::PhaseFigures;
+use crate::bench::analysis::several_disks::{MultiVerdict, Role};
+use crate::bench::plan::test_name::TestName;
+use crate::bench::results::outcome::{RunReport, TargetClass};
 use crate::model::text::neutralize_controls;
 use crate::report::run::MIN_RATE_SECONDS;
 
@@ -50,18 +50,18 @@ pub struct TargetRow {
     /// Repeats whose first phase completed without an error.
     pub repeats: usize,
     /// MB/s (10^6 B/s) over the repeats, mean and spread, as Results and every report show
-    /// them for the same runs (`bench::figures`); None when no I/O completed in a measured
+    /// them for the same runs (`bench::analysis::figures`); None when no I/O completed in a measured
     /// time.
     pub mbps: Option<Stat>,
     /// The MB/s the verdict weighs: as `mbps`, and also for a target so slow that it did
     /// fewer than 100 I/Os in the time (the time base says how few).
     pub verdict_mbps: Option<Stat>,
-    /// The rates rest on few I/Os or little time (`bench::outcome::low_count`): shown, marked.
+    /// The rates rest on few I/Os or little time (`bench::results::outcome::low_count`): shown, marked.
     pub low_count: bool,
     /// "19 I/Os in 1.00 s: low count" when `low_count`.
     pub low_count_note: Option<String>,
     pub iops: Option<Stat>,
-    /// Mean p99 latency over the repeats, in milliseconds (as `mbps`, from `bench::figures`).
+    /// Mean p99 latency over the repeats, in milliseconds (as `mbps`, from `bench::analysis::figures`).
     pub p99_ms: Option<f64>,
     pub witness: WitnessMark,
     /// What ended the target's run early (a device error), or why it did not start.
@@ -79,7 +79,9 @@ impl TargetRow {
         // The figures every other screen shows for these runs (Results, the full report,
         // the history): the first phase's over the repeats. A row of its own rules would
         // show another MB/s for the same runs whenever a repeat was thin or empty.
-        let first = crate::bench::figures::figures(reports).into_iter().next();
+        let first = crate::bench::analysis::figures::figures(reports)
+            .into_iter()
+            .next();
         let shown = first.as_ref().filter(|f| f.rates_measured());
         let repeats = reports
             .iter()
@@ -181,7 +183,7 @@ pub fn verdict_of_rows(rows: &[TargetRow]) -> MultiVerdict {
         .filter(|r| r.role != Role::Array && r.error.is_none())
         .filter_map(|r| r.verdict_mbps.map(|s| (r.name(), s)))
         .collect();
-    crate::bench::multi::outlier_verdict(&figures)
+    crate::bench::analysis::several_disks::outlier_verdict(&figures)
 }
 
 /// "x1.9 of a member": the array's MB/s against the median of its members'.
@@ -192,7 +194,7 @@ pub fn array_ratio(rows: &[TargetRow]) -> Option<f64> {
         .filter(|r| r.role == Role::Member && r.error.is_none())
         .filter_map(|r| r.mbps.map(|s| s.mean))
         .collect();
-    let median = crate::bench::multi::median(&mut members)?;
+    let median = crate::bench::analysis::several_disks::median(&mut members)?;
     (median > 0.0).then(|| array / median)
 }
 

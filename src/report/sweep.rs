@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::table::{self, Column};
-use crate::bench::sweep::{SweepResult, TestSweep};
+use crate::bench::analysis::setting_sweep::{SweepResult, TestSweep};
 use crate::changes::RestoreOutcome;
 use crate::model::text::neutralize_controls;
 
@@ -147,8 +147,8 @@ pub fn render_json(r: &SweepResult, end: &SweepEnd) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::catalog::TestName;
-    use crate::bench::sweep::{SweepKind, SweepSample, order};
+    use crate::bench::analysis::setting_sweep::{SweepKind, SweepSample, order};
+    use crate::bench::plan::test_name::TestName;
 
     fn result(kind: SweepKind, settings: &[&str], values: &[&[f64]], runs: usize) -> SweepResult {
         let settings: Vec<String> = settings.iter().map(|s| s.to_string()).collect();

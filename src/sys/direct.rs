@@ -237,7 +237,7 @@ pub enum SyncMode {
 }
 
 /// What a path given as a test target is, found before anything is opened (not to be
-/// confused with `bench::outcome::TargetClass`, what a run measured).
+/// confused with `bench::results::outcome::TargetClass`, what a run measured).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathKind {
     /// A block device with its kernel name (e.g. `loop0`, `sda1`).

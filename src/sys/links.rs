@@ -1,4 +1,4 @@
-//! What the honesty guards (`bench::guards`) read from sysfs: the speed of the link a disk
+//! What the honesty guards (`bench::results::guards`) read from sysfs: the speed of the link a disk
 //! hangs on, found by walking up its device path (the SATA port's `ata_link/linkN/sata_spd`,
 //! the PCIe function's `current_link_speed`/`current_link_width`, the USB device's `speed`),
 //! and the layers under a block device with what they are made of (dm-crypt from `dm/uuid`'s

@@ -13,7 +13,7 @@ use crate::model::{
 use super::error::DriveError;
 
 /// A device argument resolved to its whole disk (not a test's target, which is
-/// `crate::bench::outcome::TargetInfo`).
+/// `crate::bench::results::outcome::TargetInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedDisk {
     /// The whole disk, freshly read from sysfs.

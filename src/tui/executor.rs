@@ -10,8 +10,8 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::bench::outcome::{RunReport, TargetClass};
-use crate::bench::session::{self, RunRequest, Session, TempPoll};
+use crate::bench::exec::session::{self, RunRequest, Session, TempPoll};
+use crate::bench::results::outcome::{RunReport, TargetClass};
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::drive_state::temperature::{PollConfig, TempPoller};
@@ -442,7 +442,7 @@ impl Executor {
         let stop = Arc::new(AtomicBool::new(false));
         self.stop = Some(Arc::clone(&stop));
         // A stopped metadata run deletes its files before it ends: quitting waits longer.
-        self.scratch_run = request.test.info().family.directory_runner().is_some();
+        self.scratch_run = request.test.info().family.runs_in_directory();
         let start = Arc::clone(&self.start);
         let root = self.root.clone();
         let request = request.clone();
@@ -701,8 +701,8 @@ mod tests {
     use std::sync::mpsc::{self, Receiver};
 
     use super::*;
-    use crate::bench::catalog::TestName;
-    use crate::bench::spec::TestParams;
+    use crate::bench::plan::params::TestParams;
+    use crate::bench::plan::test_name::TestName;
     use crate::changes::Journal;
     use crate::model::{Lifetime, Transport};
     use crate::sys::{FakeDevice, FakeDrives};

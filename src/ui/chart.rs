@@ -19,9 +19,9 @@ use ratatui::widgets::{
 };
 
 use super::{count, theme};
-use crate::bench::catalog::TestName;
-use crate::bench::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
-use crate::bench::spec::{PhaseTag, Plan};
+use crate::bench::analysis::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
+use crate::bench::plan::test_name::TestName;
+use crate::bench::plan::{PhaseTag, Plan};
 use crate::report::run::{cdm_iops, cdm_mbps, cdm_ms};
 
 /// What a run's phases are drawn as, beside the text.

@@ -10,7 +10,8 @@ use ratatui::widgets::{
 use super::theme;
 use crate::app::picker::{fields_for, writes};
 use crate::app::{App, PickerFocus};
-use crate::bench::catalog::{CATALOG, Writes};
+use crate::bench::catalog::CATALOG;
+use crate::bench::plan::test_name::Writes;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     // The longest name (concurrent-write, 16) after the cursor and the write mark, whole.
@@ -112,8 +113,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             {
                 value = format!(
                     "{} (the new file)",
-                    crate::model::Bytes(crate::bench::target::default_file_size_within(ft.free))
-                        .iec()
+                    crate::model::Bytes(crate::bench::exec::target::default_file_size_within(
+                        ft.free
+                    ))
+                    .iec()
                 );
             }
             super::fit::cells(&[[f.label(), value.as_str()]], &columns);
@@ -151,9 +154,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
 /// What the Test screen says about where `r` runs the test: the target, and whether the test
 /// writes there, may not, or only reads.
-fn target_lines(app: &App, test: crate::bench::catalog::TestName) -> Vec<Line<'static>> {
+fn target_lines(app: &App, test: crate::bench::plan::test_name::TestName) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    let directory = test.info().family.directory_runner().is_some();
+    let directory = test.info().family.runs_in_directory();
     let marks = &app.several.marks;
     match (app.selected_device(), &app.file_target) {
         // Several marked devices: the test runs on each of them at once.

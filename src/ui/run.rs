@@ -9,7 +9,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
-use crate::bench::engine::expected_phase;
+use crate::bench::exec::probe::expected_phase;
 use crate::model::{Bytes, BytesPerSec};
 use crate::report::run::chart_time_base;
 
@@ -265,7 +265,7 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                     path
                 )
             }
-        } else if run.test.info().family.directory_runner().is_some() {
+        } else if run.test.info().family.runs_in_directory() {
             format!(" making a scratch directory in {}; x stops", path)
         } else {
             format!(" checking and opening {}; x stops", path)
@@ -276,7 +276,7 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
             " it never started: nothing was tested",
             theme::dim(),
         ))
-    } else if run.test.info().family.directory_runner().is_some() {
+    } else if run.test.info().family.runs_in_directory() {
         // The metadata test moves no bytes: its rate is the IOPS chart's files/s.
         let files = run.job.as_ref().and_then(|j| j.ops_per_worker).unwrap_or(0);
         Line::from(Span::styled(
@@ -533,7 +533,7 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                 .map(|f| (f, n))
         });
     // Once finished, min and max are over every repeat's intervals, as the mean is over
-    // every repeat (`bench::figures`); while running, over this repeat's intervals so far.
+    // every repeat (`bench::analysis::figures`); while running, over this repeat's intervals so far.
     let min_max = match &finished {
         Some((f, _)) => f.mbps_min_max,
         None => (s.count > 0).then(|| (mb(s.min_rate), mb(s.max_rate))),

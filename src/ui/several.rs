@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 use super::{rate, theme};
 use crate::app::App;
 use crate::app::several::{SeveralRun, TargetProgress, TargetState};
-use crate::bench::multi::Role;
+use crate::bench::analysis::several_disks::Role;
 use crate::report::multi as multi_report;
 use crate::report::table;
 

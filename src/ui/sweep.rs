@@ -1,7 +1,7 @@
 //! The sweep's result view: per test, one horizontal bar per value (the mean of its repeats)
 //! beside the CLI's columns (figure, spread, delta to the value at start, beyond the noise),
 //! the winner marked, and the verdict in the CLI's words. The figures come from
-//! `bench::sweep` as `disktriage run --sweep-*` prints them. Bars are drawn with the full and
+//! `bench::analysis::setting_sweep` as `disktriage run --sweep-*` prints them. Bars are drawn with the full and
 //! the left half block, which the Linux console's fonts have (CP437).
 
 use ratatui::Frame;
@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::{cut, theme};
 use crate::app::keys::wrap_words;
 use crate::app::{App, SweepRun, SweepStage};
-use crate::bench::sweep::{SweepKind, SweepResult, TestSweep, label};
+use crate::bench::analysis::setting_sweep::{SweepKind, SweepResult, TestSweep, label};
 use crate::report::sweep::heading;
 
 /// A bar of `value` against `max` in `width` cells, in half cells: full blocks and a half

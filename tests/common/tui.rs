@@ -6,14 +6,18 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use disktriage::app::App;
-use disktriage::bench::catalog::TestName;
-use disktriage::bench::engine::{self, EngineChoice, EngineProbe, ProbeFigures};
-use disktriage::bench::outcome::{
+use disktriage::bench::catalog::build::build_plan;
+use disktriage::bench::exec::probe;
+use disktriage::bench::exec::runner::RunEvent;
+use disktriage::bench::plan::TargetFacts;
+use disktriage::bench::plan::params::{EngineKind, TestParams};
+use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::plan::{Phase, PhaseTag, Plan};
+use disktriage::bench::results::engine_choice::{EngineChoice, EngineProbe, ProbeFigures};
+use disktriage::bench::results::outcome::{
     DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
 };
-use disktriage::bench::runner::RunEvent;
-use disktriage::bench::spec::{self, EngineKind, TargetFacts, TestParams};
-use disktriage::bench::stats::{
+use disktriage::bench::results::stats::{
     BoundedSeries, DirPoint, IntervalPoint, LATENCY_DEFINITION, LatencyPoint, LatencySummary,
 };
 use disktriage::event::{Cmd, Msg};
@@ -146,8 +150,8 @@ pub fn target(device: &str, sched: &str) -> TargetInfo {
     }
 }
 
-pub fn plan(test: TestName) -> spec::Plan {
-    spec::build_plan(
+pub fn plan(test: TestName) -> Plan {
+    build_plan(
         test,
         &TestParams::default(),
         &TargetFacts {
@@ -199,7 +203,7 @@ pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mb
 
 /// The run of `plan` (its first phase) starts on `device` and begins measuring, as the runner
 /// says it, one second in.
-pub fn start_measuring(app: &mut App, plan: &spec::Plan, device: &str, sched: &str) {
+pub fn start_measuring(app: &mut App, plan: &Plan, device: &str, sched: &str) {
     app.update(Msg::RunStarted {
         target: Box::new(target(device, sched)),
         plan: Box::new(plan.clone()),
@@ -228,7 +232,7 @@ pub fn qd1_choice() -> EngineChoice {
             cpu_us_per_io: 2.0,
         })
     };
-    engine::choose(EngineProbe {
+    probe::choose(EngineProbe {
         window_s: 0.2,
         total_s: 0.6,
         set_aside: 0,
@@ -281,7 +285,7 @@ pub fn report_phases(
 }
 
 /// A phase's result: 10 s at `mbps`, read or written as the phase does, with p99 `p99_ms`.
-pub fn phase_result(ph: &spec::Phase, mbps: f64, p99_ms: f64) -> PhaseResult {
+pub fn phase_result(ph: &Phase, mbps: f64, p99_ms: f64) -> PhaseResult {
     let job = ph.job.clone();
     let secs = 10.0;
     let bps = mbps * 1e6;
@@ -453,7 +457,7 @@ pub fn ssd_like_qd_sweep(device: &str) -> RunReport {
     let phases = plan(TestName::QdSweep).phases;
     report_phases(TestName::QdSweep, device, "none", |i| {
         let (small, qd) = match phases[i].tag {
-            spec::PhaseTag::QdSweep { small, qd } => (small, f64::from(qd)),
+            PhaseTag::QdSweep { small, qd } => (small, f64::from(qd)),
             _ => (true, 1.0),
         };
         if small {

@@ -11,7 +11,7 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::plan::OpKind;
+use crate::bench::plan::OpKind;
 
 /// What every latency figure measures; the JSON report carries it as `latency_definition`.
 pub const LATENCY_DEFINITION: &str = "total: from just before the system call that hands the I/O to \
@@ -444,52 +444,6 @@ pub fn per_second(count: f64, seconds: f64) -> f64 {
     if seconds > 0.0 { count / seconds } else { 0.0 }
 }
 
-/// What a phase's rates (MB/s, MiB/s, IOPS) are computed over. Written to JSON as
-/// `"elapsed"`, `"write-busy"` or `"io-busy"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TimeBase {
-    /// The phase's measured time on the clock (every test but a rewrite).
-    #[default]
-    Elapsed,
-    /// A rewrite of existing data (`--preserve`) that only writes: the time its writes were in
-    /// flight, not the reads before them. Each I/O thread adds up its write latencies and
-    /// divides them by its lanes (outstanding I/Os: one for a pread/pwrite thread, the queue
-    /// depth for io_uring); the time base is the sum over the threads that wrote divided by
-    /// their number, the mean per-thread write-busy time. At QD1 it is exactly the sum of the
-    /// write latencies; at any depth and on either engine the IOPS are the lanes over the
-    /// mean write latency.
-    WriteBusy,
-    /// A rewrite in a phase that mixes reads and writes: the same rule over its timed I/O, the
-    /// mix's reads and the writes (never the reads that fetch a block to rewrite).
-    IoBusy,
-}
-
-impl TimeBase {
-    /// The time base of a phase that does (`rewrite`) or does not rewrite, with or without
-    /// reads of its own (`mixed`).
-    pub fn of(rewrite: bool, mixed: bool) -> TimeBase {
-        match (rewrite, mixed) {
-            (false, _) => TimeBase::Elapsed,
-            (true, false) => TimeBase::WriteBusy,
-            (true, true) => TimeBase::IoBusy,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TimeBase::Elapsed => "elapsed",
-            TimeBase::WriteBusy => "write-busy",
-            TimeBase::IoBusy => "io-busy",
-        }
-    }
-
-    /// Is it the busy time of a rewrite's timed I/O?
-    pub fn is_busy(self) -> bool {
-        self != TimeBase::Elapsed
-    }
-}
-
 /// The time base of a rewrite phase from its threads' busy times: the sum over the threads
 /// that counted some, divided by their number (the mean per-thread busy time). 0 when no
 /// thread counted any.
@@ -504,6 +458,9 @@ pub fn mean_busy_seconds(busy_ns: impl IntoIterator<Item = u64>) -> f64 {
         sum as f64 / 1e9 / threads as f64
     }
 }
+
+/// Points a phase's series keeps before it coarsens (at 250 ms: 17 minutes at full detail).
+pub const SERIES_CAPACITY: usize = 4096;
 
 /// A time series of bounded size: when full, neighbouring points are merged pairwise, so a long
 /// run keeps its whole span at a coarser step instead of dropping its beginning. Byte and
@@ -575,82 +532,10 @@ impl BoundedSeries {
     }
 }
 
-// The run-to-run noise: a figure over repeats and whether a difference exceeds its spread.
-// Results, Compare and the several-targets verdict all judge differences with it.
-
-/// A figure over the repeats: mean, and spread = (max - min) / mean when there are two or more.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
-pub struct Stat {
-    pub mean: f64,
-    pub spread_pct: Option<f64>,
-}
-
-impl Stat {
-    pub fn of(values: &[f64]) -> Option<Stat> {
-        if values.is_empty() {
-            return None;
-        }
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
-        let spread_pct = (values.len() >= 2 && mean > 0.0).then(|| {
-            let max = values.iter().copied().fold(f64::MIN, f64::max);
-            let min = values.iter().copied().fold(f64::MAX, f64::min);
-            (max - min) / mean * 100.0
-        });
-        Some(Stat { mean, spread_pct })
-    }
-}
-
-/// How a difference between two records (or two sets of runs) compares with their noise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Significance {
-    /// The difference is larger than the spread of either record's repeats.
-    Significant,
-    WithinNoise,
-    /// A record has a single repeat: its noise is not measured.
-    NoiseUnknown,
-}
-
-/// One metric of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Delta {
-    pub a: f64,
-    pub b: f64,
-    /// (b - a) / a in percent.
-    pub pct: f64,
-    /// The larger spread of the two, in percent.
-    pub noise_pct: Option<f64>,
-    pub significance: Significance,
-}
-
-/// Compares two figures of the same metric.
-pub fn delta(a: Stat, b: Stat) -> Delta {
-    let pct = if a.mean.abs() > 0.0 {
-        (b.mean - a.mean) / a.mean * 100.0
-    } else {
-        0.0
-    };
-    let noise_pct = match (a.spread_pct, b.spread_pct) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        _ => None,
-    };
-    let significance = match noise_pct {
-        Some(n) if pct.abs() > n => Significance::Significant,
-        Some(_) => Significance::WithinNoise,
-        None => Significance::NoiseUnknown,
-    };
-    Delta {
-        a: a.mean,
-        b: b.mean,
-        pct,
-        noise_pct,
-        significance,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::plan::TimeBase;
 
     #[test]
     fn histogram_resolution_and_summary() {
@@ -780,40 +665,5 @@ mod tests {
         assert_eq!(names, ["\"elapsed\"", "\"write-busy\"", "\"io-busy\""]);
         // Figures recorded before the time base existed were over the elapsed time.
         assert_eq!(TimeBase::default(), TimeBase::Elapsed);
-    }
-
-    #[test]
-    fn stats_and_spread() {
-        let s = Stat::of(&[100.0, 110.0, 90.0]).unwrap();
-        assert_eq!(s.mean, 100.0);
-        assert_eq!(s.spread_pct, Some(20.0));
-        assert_eq!(Stat::of(&[5.0]).unwrap().spread_pct, None);
-        assert!(Stat::of(&[]).is_none());
-    }
-
-    #[test]
-    fn deltas_against_noise() {
-        let a = Stat {
-            mean: 100.0,
-            spread_pct: Some(4.0),
-        };
-        let b = Stat {
-            mean: 110.0,
-            spread_pct: Some(6.0),
-        };
-        let d = delta(a, b);
-        assert_eq!(d.pct, 10.0);
-        assert_eq!(d.noise_pct, Some(6.0));
-        assert_eq!(d.significance, Significance::Significant);
-        let c = Stat {
-            mean: 103.0,
-            spread_pct: Some(2.0),
-        };
-        assert_eq!(delta(a, c).significance, Significance::WithinNoise);
-        let single = Stat {
-            mean: 150.0,
-            spread_pct: None,
-        };
-        assert_eq!(delta(a, single).significance, Significance::NoiseUnknown);
     }
 }

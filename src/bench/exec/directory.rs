@@ -1,155 +1,27 @@
-//! The metadata test, bonnie++'s `-n`: create, stat and delete `--files` empty files (16,384 by
-//! default, bonnie++ -n 16) in sequential order, then again in random order: six phases, each
-//! reported as files per second with the latency of each operation. It runs on a directory, in a
-//! scratch directory of its own (`sys::dirops::ScratchDir`) that is removed afterwards with
-//! whatever it still holds, whether the run ends, fails or is stopped.
-//!
-//! Unlike the other families it does no block I/O, so it brings its own runner
-//! (`Family::directory_runner`): one thread, one system call at a time, timed as the engine
-//! times an I/O (from just before the call to its return), with the same histograms, interval
-//! series and events, so every screen and export reads it like any other run.
+//! The directory engine: the metadata test's runner (bonnie++'s `-n`). It does no block I/O:
+//! one thread makes one system call at a time in a scratch directory of the test's own
+//! (`sys::dirops::ScratchDir`, removed afterwards with whatever it still holds), timed as the
+//! engine times an I/O (from just before the call to its return), with the same histograms,
+//! interval series and events, so every screen and export reads it like any other run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
-use super::{DirectoryRun, DirectoryRunner, Family, PlanContext};
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::engine::EngineChoice;
-use crate::bench::outcome::{DirTotals, PhaseResult, RunOutcome, WorkerTotals};
-use crate::bench::params::{Defaults, Param, TestParams};
-use crate::bench::plan::{Access, Mix, OpKind, splitmix64};
-use crate::bench::runner::{RunEvent, SERIES_CAPACITY};
-use crate::bench::spec::{EngineKind, Job, Phase, PhaseTag, SpecError, check_range};
-use crate::bench::stats::{BoundedSeries, DirStats, IntervalPoint, IoStats, TimeBase};
-use crate::sys::direct::SyncMode;
+use crate::bench::exec::runner::{DirectoryRun, RunEvent};
+use crate::bench::plan::params::EngineKind;
+use crate::bench::plan::{MetaOp, Phase, PhaseTag, TimeBase, splitmix64};
+use crate::bench::results::engine_choice::EngineChoice;
+use crate::bench::results::outcome::{DirTotals, PhaseResult, RunOutcome, WorkerTotals};
+use crate::bench::results::stats::{
+    BoundedSeries, DirStats, IntervalPoint, IoStats, SERIES_CAPACITY,
+};
 use crate::sys::dirops::ScratchDir;
 use crate::sys::privilege::{process_cpu_time, thread_run_delay};
-
-pub struct Metadata;
 
 /// What the metadata test's latencies measure (the JSON's and CSV's `latency_definition`).
 pub const METADATA_LATENCY: &str = "total: from just before the create (open O_CREAT|O_EXCL and \
      close), stat (fstatat) or delete (unlinkat) system call to its return";
-
-/// The most files a run may create (bonnie++ allows -n up to 1024 x 1024 too).
-pub const MAX_FILES: u64 = 1 << 20;
-
-/// What a phase does to each file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MetaOp {
-    Create,
-    Stat,
-    Delete,
-}
-
-impl MetaOp {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MetaOp::Create => "create",
-            MetaOp::Stat => "stat",
-            MetaOp::Delete => "delete",
-        }
-    }
-
-    /// Which direction of the statistics counts it: a stat reads, a create or delete writes.
-    fn kind(self) -> OpKind {
-        match self {
-            MetaOp::Stat => OpKind::Read,
-            MetaOp::Create | MetaOp::Delete => OpKind::Write,
-        }
-    }
-}
-
-/// The six phases in bonnie++'s order.
-const PHASES: [(MetaOp, bool); 6] = [
-    (MetaOp::Create, false),
-    (MetaOp::Stat, false),
-    (MetaOp::Delete, false),
-    (MetaOp::Create, true),
-    (MetaOp::Stat, true),
-    (MetaOp::Delete, true),
-];
-
-/// "create sequential", "stat random": a phase's label.
-pub fn phase_label(op: MetaOp, random: bool) -> String {
-    format!(
-        "{} {}",
-        op.as_str(),
-        if random { "random" } else { "sequential" }
-    )
-}
-
-impl Family for Metadata {
-    fn defaults(&self, _test: TestName) -> Defaults {
-        Defaults {
-            time: None,
-            warmup: Duration::ZERO,
-            ..Defaults::BASE
-        }
-    }
-
-    fn params(&self, _test: TestName) -> &'static [Param] {
-        &[Param::Files]
-    }
-
-    fn common_params(&self) -> &'static [Param] {
-        // No engine and no I/O path: it makes system calls on a directory, one at a time.
-        &[Param::Repeats, Param::TempPoll]
-    }
-
-    fn writes(&self, _test: TestName, _params: &TestParams) -> Writes {
-        // It creates files, but only in a new directory of its own: the target module lets
-        // it do so without a confirmation, as it lets a run create a new test file.
-        Writes::Always
-    }
-
-    fn phases(&self, _test: TestName, ctx: &PlanContext) -> Result<Vec<Phase>, SpecError> {
-        let files = ctx.resolved.files;
-        check_range("file count (--files)", files, 1, MAX_FILES)?;
-        Ok(PHASES
-            .iter()
-            .map(|&(op, random)| Phase {
-                label: phase_label(op, random),
-                tag: PhaseTag::Metadata { op, random },
-                job: Job {
-                    bs: 0,
-                    qd: 1,
-                    workers: 1,
-                    access: if random {
-                        Access::Random
-                    } else {
-                        Access::Forward
-                    },
-                    mix: match op.kind() {
-                        OpKind::Read => Mix::Read,
-                        OpKind::Write => Mix::Write,
-                    },
-                    region_start: 0,
-                    region_len: 0,
-                    split_region: false,
-                    time: None,
-                    warmup: Duration::ZERO,
-                    ops_per_worker: Some(files),
-                    sync: SyncMode::None,
-                    rewrite: false,
-                    seed: ctx.resolved.seed ^ (PHASES.len() as u64),
-                },
-            })
-            .collect())
-    }
-
-    fn lower_hint(&self) -> &'static str {
-        "the file count (--files)"
-    }
-
-    fn directory_runner(&self) -> Option<DirectoryRunner> {
-        Some(run)
-    }
-}
 
 /// The order in which a phase visits files 0..n: ascending, or a permutation drawn from
 /// `seed` (Fisher-Yates with SplitMix64, so a seed repeats its order).
@@ -166,7 +38,7 @@ pub fn order(n: usize, random: bool, seed: u64) -> Vec<usize> {
 }
 
 /// Runs the six phases in the scratch directory, then removes it.
-fn run(input: DirectoryRun, stop: &AtomicBool) -> RunOutcome {
+pub fn run(input: DirectoryRun, stop: &AtomicBool) -> RunOutcome {
     let DirectoryRun {
         plan,
         mut scratch,
@@ -353,7 +225,7 @@ fn run_phase(
         rate_seconds: seconds,
         cpu_seconds: cpu.as_secs_f64(),
         cpu_wait_seconds: cpu_wait.as_secs_f64(),
-        cpu_bound: crate::bench::outcome::cpu_bound(
+        cpu_bound: crate::bench::results::outcome::cpu_bound(
             (cpu + cpu_wait).as_secs_f64(),
             seconds,
             1,
@@ -386,48 +258,9 @@ fn run_phase(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::family::tests::plan;
-
-    #[test]
-    fn six_phases_in_bonnies_order() {
-        let p = plan(TestName::Metadata, &TestParams::default()).unwrap();
-        let labels: Vec<&str> = p.phases.iter().map(|p| p.label.as_str()).collect();
-        assert_eq!(
-            labels,
-            [
-                "create sequential",
-                "stat sequential",
-                "delete sequential",
-                "create random",
-                "stat random",
-                "delete random"
-            ]
-        );
-        assert!(
-            p.phases
-                .iter()
-                .all(|p| p.job.ops_per_worker == Some(16 * 1024))
-        );
-        assert!(p.writes());
-        let few = plan(
-            TestName::Metadata,
-            &TestParams {
-                files: Some(100),
-                ..TestParams::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(few.phases[4].job.ops_per_worker, Some(100));
-        let none = plan(
-            TestName::Metadata,
-            &TestParams {
-                files: Some(0),
-                ..TestParams::default()
-            },
-        )
-        .unwrap_err();
-        assert!(none.to_string().contains("file count"), "{none}");
-    }
+    use crate::bench::catalog::family::tests::plan;
+    use crate::bench::plan::params::TestParams;
+    use crate::bench::plan::test_name::TestName;
 
     #[test]
     fn random_orders_are_permutations_that_repeat_with_the_seed() {

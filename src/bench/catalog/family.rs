@@ -3,7 +3,7 @@
 //! of it writes, and the phases it plans. The catalogue row of a test names its family.
 //!
 //! The checks every test shares (request size, queue depth, region, bounds) are made once in
-//! `spec::build_plan`, which then hands the family a `PlanContext` to build phases with.
+//! `catalog::build::build_plan`, which then hands the family a `PlanContext` to build phases with.
 
 pub mod cdm;
 pub mod metadata;
@@ -11,19 +11,14 @@ pub mod qd_sweep;
 pub mod single;
 pub mod size_sweep;
 
-use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use super::catalog::{TestName, Writes};
-use super::outcome::RunOutcome;
-use super::params::{COMMON, Defaults, Param, Resolved, TestParams};
-use super::plan::{Access, Mix};
-use super::runner::RunEvent;
-use super::spec::{Job, Phase, Plan, SpecError, check_range};
+use crate::bench::plan::params::{COMMON, Defaults, Param, Resolved, TestParams};
+use crate::bench::plan::test_name::{TestName, Writes};
+use crate::bench::plan::{Access, Mix};
+use crate::bench::plan::{Job, Phase, SpecError, check_range};
 use crate::model::Bytes;
 use crate::sys::direct::SyncMode;
-use crate::sys::dirops::ScratchDir;
 
 /// What a family of tests knows about its tests.
 pub trait Family: Sync {
@@ -52,23 +47,12 @@ pub trait Family: Sync {
     }
 
     /// A family whose tests run in a directory instead of on a device or file (the metadata
-    /// test) runs them itself: the target is then a directory, checked and given a scratch
-    /// directory by `target::prepare_directory`, and this function is the runner's thread.
-    fn directory_runner(&self) -> Option<DirectoryRunner> {
-        None
+    /// test): the target is then a directory, checked and given a scratch directory by
+    /// `target::prepare_directory`, and the directory engine (`exec::directory`) runs it.
+    fn runs_in_directory(&self) -> bool {
+        false
     }
 }
-
-/// What a directory test's runner gets: its plan, the scratch directory it works in (removed
-/// when dropped) and where to send its events.
-pub struct DirectoryRun {
-    pub plan: Plan,
-    pub scratch: ScratchDir,
-    pub events: Option<Sender<RunEvent>>,
-}
-
-/// Runs a directory test to its end or until the flag is set.
-pub type DirectoryRunner = fn(DirectoryRun, &AtomicBool) -> RunOutcome;
 
 /// The validated request a family builds its phases from.
 pub struct PlanContext<'a> {
@@ -169,9 +153,10 @@ pub(crate) const fn short_phases(time: Duration, warmup: Duration) -> Defaults {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use crate::bench::catalog::TestName;
-    use crate::bench::params::{KIB, TestParams};
-    use crate::bench::spec::{Plan, SpecError, TargetFacts, build_plan};
+    use crate::bench::catalog::build::build_plan;
+    use crate::bench::plan::params::{KIB, TestParams};
+    use crate::bench::plan::test_name::TestName;
+    use crate::bench::plan::{Plan, SpecError, TargetFacts};
 
     /// A device of `size` bytes with `lbs`-byte logical blocks.
     pub fn dev(size: u64, lbs: u32) -> TargetFacts {

@@ -5,13 +5,13 @@
 //!
 //! The verdict compares each target with the median of the others. A target is the outlier
 //! when it is slower than that median by more than the run-to-run noise (the spread of the
-//! repeats, `stats::delta`), or, without repeats to measure the noise, by more than
+//! repeats, `compare::delta`), or, without repeats to measure the noise, by more than
 //! `NO_REPEATS_THRESHOLD_PCT`.
 
 use serde::Serialize;
 
-use super::safety;
-use super::stats::{Significance, Stat, delta};
+use crate::bench::analysis::compare::{Significance, Stat, delta};
+use crate::bench::exec::safety;
 use crate::model::{HolderKind, Inventory};
 
 /// How much slower than the others a target must be to be named when the noise is unknown

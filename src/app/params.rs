@@ -1,94 +1,13 @@
-//! The one table of test parameters: what the admin can set (`TestParams`, from the command
-//! line or the test picker, and `Values`, which adds the session's settings), each
-//! parameter's label, kind, flag, where its value is held and how the Test screen steps,
-//! checks and shows it (`PARAMS`), a test's defaults (`Defaults`, owned by its family in
-//! `bench/family/`) and `resolve`, the one place that fills in what the admin left out.
+//! The Test screen's table of parameters: each parameter's label, kind, `run` flag, where its
+//! value is held (`Values`: a run's `TestParams` plus the session's settings) and how the Test
+//! screen steps, checks and shows it (`PARAMS`); what Left/Right do (`Steps`). The run's
+//! parameters themselves, and what leaving one out means, are `bench::plan::params`.
 
 use std::time::Duration;
 
-use super::catalog::TestName;
-use super::spec::EngineKind;
+use crate::bench::plan::params::{Defaults, EngineKind, Param, TestParams};
 use crate::model::{Bytes, TimeSpan};
 use crate::sys::direct::SyncMode;
-
-/// Default seed: runs repeat the same offsets and data unless asked otherwise (fio's
-/// `randrepeat=1`, GNOME Disks' seed 42).
-pub const DEFAULT_SEED: u64 = 0x6469_736b_7472_6961; // "disktria"
-
-/// The sample interval of the series unless `--interval` says otherwise.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
-
-/// The admin's overrides; `None` keeps the test's default.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TestParams {
-    pub bs: Option<u64>,
-    pub qd: Option<u32>,
-    pub jobs: Option<u32>,
-    pub time: Option<Duration>,
-    pub warmup: Option<Duration>,
-    /// Bytes of the target the test may use (CrystalDiskMark's test size).
-    pub size: Option<u64>,
-    pub offset: Option<u64>,
-    /// Bytes each worker transfers (fio's io_size, dd's bs x count).
-    pub io_size: Option<u64>,
-    /// I/Os each worker issues.
-    pub count: Option<u64>,
-    pub read_pct: Option<u8>,
-    pub interval: Option<Duration>,
-    pub buffered: bool,
-    /// I/O buffers in huge pages (`--huge-pages`; see `Plan::huge_pages`).
-    pub huge_pages: bool,
-    pub zeros: bool,
-    /// Rewrite of existing data: each write reads its block and writes the same bytes back
-    /// (`--preserve`, GNOME Disks' way of timing writes on a disk that holds data).
-    pub preserve: bool,
-    pub sync: Option<SyncMode>,
-    pub engine: EngineKind,
-    pub min_bs: Option<u64>,
-    pub max_bs: Option<u64>,
-    pub qds: Option<Vec<u32>>,
-    /// Include the write half of optional-write tests (sweeps, CrystalDiskMark).
-    pub include_writes: bool,
-    pub seed: Option<u64>,
-    /// Files the metadata test creates, stats and deletes.
-    pub files: Option<u64>,
-}
-
-/// A parameter of a run. Most are `TestParams` fields; `TempPoll` and `Repeats` belong to the
-/// interactive session (how often the temperature is read, how often the test runs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Param {
-    Bs,
-    Qd,
-    Jobs,
-    Time,
-    Warmup,
-    Size,
-    Offset,
-    /// Bytes each worker transfers (replaces the duration).
-    Amount,
-    Count,
-    ReadPct,
-    Interval,
-    MinBs,
-    MaxBs,
-    Qds,
-    /// The write half of sweeps and CrystalDiskMark.
-    Writes,
-    /// Random (incompressible) or zero data for writes.
-    Data,
-    Sync,
-    Seed,
-    /// How often the drive's temperature is read during the run.
-    TempPoll,
-    Repeats,
-    Engine,
-    Buffered,
-    /// I/O buffers in 4 KiB pages (as dd's and fio's) or huge pages.
-    HugePages,
-    /// Files the metadata test creates, stats and deletes.
-    Files,
-}
 
 /// What kind of value a parameter takes, which decides how it is typed and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -774,147 +693,10 @@ impl Param {
     }
 }
 
-/// The parameters every test takes, shown after the test's own on the Test screen.
-pub const COMMON: [Param; 5] = [
-    Param::Repeats,
-    Param::TempPoll,
-    Param::Engine,
-    Param::Buffered,
-    Param::HugePages,
-];
-
-/// A test's defaults: what a parameter the admin left out means. Each family says them for its
-/// tests (`Family::defaults`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Defaults {
-    pub bs: u64,
-    /// When the default request size is smaller than the logical block size, O_DIRECT cannot
-    /// send it: use one block instead, and say so (sync-latency's 512 bytes on 4Kn).
-    pub bs_grows_to_block: bool,
-    pub qd: u32,
-    pub jobs: u32,
-    /// `None`: the run is bounded by `count`.
-    pub time: Option<Duration>,
-    pub warmup: Duration,
-    pub count: Option<u64>,
-    pub sync: SyncMode,
-    pub read_pct: u8,
-    pub min_bs: u64,
-    pub max_bs: u64,
-    pub qds: &'static [u32],
-    /// Files the metadata test creates (bonnie++ -n 16: 16 x 1024).
-    pub files: u64,
-}
-
-pub const KIB: u64 = 1024;
-pub const MIB: u64 = 1024 * 1024;
-
-impl Defaults {
-    /// 1 MiB sequential at QD1 for 10 s after 1 s of warm-up: dd's test, the base of the
-    /// others.
-    pub const BASE: Defaults = Defaults {
-        bs: MIB,
-        bs_grows_to_block: false,
-        qd: 1,
-        jobs: 1,
-        time: Some(Duration::from_secs(10)),
-        warmup: Duration::from_secs(1),
-        count: None,
-        sync: SyncMode::None,
-        read_pct: 100,
-        min_bs: 4 * KIB,
-        max_bs: MIB,
-        qds: &[1, 2, 4, 8, 16, 32],
-        files: 16 * 1024,
-    };
-}
-
-/// A request with its defaults applied: what a plan is built from. Nothing is validated here
-/// (`spec::build_plan` does that).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Resolved {
-    pub bs: u64,
-    pub qd: u32,
-    pub jobs: u32,
-    /// The measured time of each phase; `None` when an amount bounds it.
-    pub time: Option<Duration>,
-    pub warmup: Duration,
-    /// I/Os per worker (`--count`, or the test's default count).
-    pub count: Option<u64>,
-    /// Bytes per worker.
-    pub io_size: Option<u64>,
-    /// The admin gave `--io-size` or `--count`: it replaces the default time limit.
-    pub explicit_amount: bool,
-    pub read_pct: u8,
-    pub sync: SyncMode,
-    pub seed: u64,
-    pub interval: Duration,
-    pub offset: u64,
-    /// `None`: from the offset to the end of the target.
-    pub size: Option<u64>,
-    pub min_bs: u64,
-    pub max_bs: u64,
-    pub qds: Vec<u32>,
-    pub files: u64,
-}
-
-/// `params` with `test`'s defaults filled in.
-pub fn resolve(test: TestName, params: &TestParams) -> Resolved {
-    let d = test.defaults();
-    // An explicit --io-size or --count replaces the default time limit (and warm-up: dd's
-    // semantics, nothing extra).
-    let explicit_amount = params.io_size.is_some() || params.count.is_some();
-    let time = match params.time {
-        Some(t) if t.is_zero() => None,
-        Some(t) => Some(t),
-        None if explicit_amount => None,
-        None => d.time,
-    };
-    let warmup = params.warmup.unwrap_or(if explicit_amount {
-        Duration::ZERO
-    } else {
-        d.warmup
-    });
-    Resolved {
-        bs: params.bs.unwrap_or(d.bs),
-        qd: params.qd.unwrap_or(d.qd),
-        jobs: params.jobs.unwrap_or(d.jobs),
-        time,
-        warmup,
-        count: params.count.or(d.count),
-        io_size: params.io_size,
-        explicit_amount,
-        read_pct: params.read_pct.unwrap_or(d.read_pct),
-        sync: params.sync.unwrap_or(d.sync),
-        seed: params.seed.unwrap_or(DEFAULT_SEED),
-        interval: params.interval.unwrap_or(DEFAULT_INTERVAL),
-        offset: params.offset.unwrap_or(0),
-        size: params.size,
-        min_bs: params.min_bs.unwrap_or(d.min_bs),
-        max_bs: params.max_bs.unwrap_or(d.max_bs),
-        qds: params.qds.clone().unwrap_or_else(|| d.qds.to_vec()),
-        files: params.files.unwrap_or(d.files),
-    }
-}
-
-impl TestParams {
-    /// Only the parameters in `keep`: what a test that takes those makes of these.
-    pub fn only(&self, keep: &[Param]) -> TestParams {
-        let mut v = Values {
-            params: self.clone(),
-            ..Values::new()
-        };
-        for info in PARAMS.iter().filter(|i| !keep.contains(&i.param)) {
-            (info.set)(&mut v, None);
-        }
-        v.params
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::catalog::CATALOG;
+    use crate::bench::plan::test_name::TestName;
 
     #[test]
     fn every_parameter_is_described_once() {
@@ -991,38 +773,44 @@ mod tests {
     }
 
     #[test]
-    fn resolve_fills_in_the_tests_defaults_and_an_amount_replaces_the_time() {
-        let r = resolve(TestName::RandMixed, &TestParams::default());
-        assert_eq!((r.bs, r.qd, r.jobs, r.read_pct), (4 * KIB, 1, 1, 70));
-        assert_eq!(r.time, Some(Duration::from_secs(10)));
-        let counted = resolve(
-            TestName::SeqRead,
-            &TestParams {
-                count: Some(5),
-                ..TestParams::default()
-            },
-        );
-        assert_eq!((counted.time, counted.warmup), (None, Duration::ZERO));
-        let latency = resolve(TestName::SyncLatency, &TestParams::default());
-        assert_eq!((latency.time, latency.count), (None, Some(1000)));
-        assert_eq!(latency.sync, SyncMode::Dsync);
-    }
-
-    #[test]
-    fn only_keeps_what_a_test_takes() {
-        let p = TestParams {
+    fn clearing_a_parameter_is_setting_it_to_its_default() {
+        // `TestParams::clear` (what a test that does not take a parameter makes of it) and
+        // this table's `set` to the default must agree on every parameter.
+        let full = TestParams {
             bs: Some(8192),
+            qd: Some(4),
+            jobs: Some(2),
+            time: Some(Duration::from_secs(3)),
+            warmup: Some(Duration::from_secs(1)),
+            size: Some(1 << 30),
+            offset: Some(4096),
+            io_size: Some(1 << 20),
+            count: Some(10),
             read_pct: Some(50),
+            interval: Some(Duration::from_millis(100)),
             buffered: true,
-            ..TestParams::default()
+            huge_pages: true,
+            zeros: true,
+            preserve: true,
+            sync: Some(SyncMode::Dsync),
+            engine: EngineKind::Uring,
+            min_bs: Some(4096),
+            max_bs: Some(1 << 20),
+            qds: Some(vec![1, 2]),
+            include_writes: true,
+            seed: Some(7),
+            files: Some(100),
         };
-        let kept = p.only(&[Param::Bs, Param::Buffered]);
-        assert_eq!(
-            (kept.bs, kept.read_pct, kept.buffered),
-            (Some(8192), None, true)
-        );
-        for t in &CATALOG {
-            assert!(!t.name.params().is_empty(), "{}", t.id);
+        assert_eq!(PARAMS.len(), Param::ALL.len());
+        for info in &PARAMS {
+            let mut v = Values {
+                params: full.clone(),
+                ..Values::new()
+            };
+            (info.set)(&mut v, None);
+            let mut cleared = full.clone();
+            cleared.clear(info.param);
+            assert_eq!(v.params, cleared, "{:?}", info.param);
         }
     }
 }

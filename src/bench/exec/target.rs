@@ -16,14 +16,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 
-use super::catalog::{TestName, Writes};
-use super::guards;
-use super::outcome::{TargetClass, TargetInfo};
-use super::params::resolve;
-use super::pattern::{DataKind, DataPattern};
-use super::runner::StatSource;
-use super::safety;
-use super::spec::{DEFAULT_SEED, TargetFacts, TestParams};
+use crate::bench::catalog::resolve;
+use crate::bench::exec::pattern::DataPattern;
+use crate::bench::exec::runner::StatSource;
+use crate::bench::exec::safety;
+use crate::bench::plan::DataKind;
+use crate::bench::plan::TargetFacts;
+use crate::bench::plan::params::{DEFAULT_SEED, TestParams};
+use crate::bench::plan::test_name::{TestName, Writes};
+use crate::bench::results::guards;
+use crate::bench::results::outcome::{TargetClass, TargetInfo};
 use crate::model::{BlockDevice, Bytes, FileId, Inventory};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};
@@ -426,7 +428,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             refuse_unless_chosen(&fd, req.chosen, checked.as_ref())?;
             if writes_allowed && req.params.preserve {
                 let shown = name.clone().unwrap_or_else(|| dev.to_string());
-                super::rewrite_guard::refuse_other_writers_of_device(dev, &shown)?;
+                crate::bench::exec::rewrite_guard::refuse_other_writers_of_device(dev, &shown)?;
             }
             // The device was busy when checked: whatever held it may have left something on
             // it that does not claim it (a loop device stacked over it and mounted). Now that
@@ -496,7 +498,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             let fd = direct::reopen(&pinned, spec)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
             if writes_allowed && req.params.preserve {
-                super::rewrite_guard::refuse_other_writers_of_file(
+                crate::bench::exec::rewrite_guard::refuse_other_writers_of_file(
                     id,
                     &real_path.to_string_lossy(),
                 )?;

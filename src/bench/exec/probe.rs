@@ -6,7 +6,8 @@
 //! keeps the same depth for less CPU and often more IOPS. So the runner runs each candidate
 //! for a short probe at the start of the warm-up and keeps the faster one. A run counted in
 //! I/Os without a warm-up at QD1 (dd's way: nothing extra is done) uses pread/pwrite, as dd
-//! does. Pure: the runner measures, this module decides and words the decision.
+//! does. Pure: the runner measures, this module decides; the choice and the words every output
+//! says it in are `results::engine_choice`.
 //!
 //! A probe is made once per target and job shape in a session (the TUI's, one CLI
 //! invocation): its choice is kept in an `EngineMemory` and reused by later phases, repeats
@@ -18,10 +19,10 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
-
-use super::plan::{Access, Mix};
-use super::spec::{EngineKind, Job, Phase, PhaseTag, Plan};
+use crate::bench::plan::params::EngineKind;
+use crate::bench::plan::{Access, Mix};
+use crate::bench::plan::{Job, Phase, PhaseTag, Plan};
+use crate::bench::results::engine_choice::{EngineChoice, EngineProbe, ProbeFigures, kilo};
 use crate::model::{DevNum, FileId, Transport};
 use crate::sys::direct::SyncMode;
 
@@ -147,100 +148,6 @@ pub fn another_pass(
             tied(uf.iops, sf.iops) || last_unsteady(u) || last_unsteady(s)
         }
         _ => false,
-    }
-}
-
-/// What one candidate did in its probe.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ProbeFigures {
-    pub iops: f64,
-    /// CPU time of the whole process (all threads, including the kernel's io_uring workers)
-    /// per I/O, in microseconds.
-    pub cpu_us_per_io: f64,
-}
-
-/// The probe of both candidates. `None` for a candidate that could not run (its set-up or an
-/// I/O failed).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct EngineProbe {
-    /// Counted seconds of each candidate (two rounds, after their ramps).
-    pub window_s: f64,
-    /// Wall time of the whole probe, ramps included; part of the warm-up.
-    pub total_s: f64,
-    pub uring: Option<ProbeFigures>,
-    pub sync: Option<ProbeFigures>,
-    /// Rounds set aside as disturbed, of both candidates.
-    pub set_aside: u32,
-}
-
-/// The engine a phase ran with and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EngineChoice {
-    /// What the admin asked for: auto, io_uring or sync.
-    pub asked: EngineKind,
-    /// What ran: io_uring or sync.
-    pub used: EngineKind,
-    /// Why, in words: "auto: QD1, one pread at a time, as dd and fio's psync".
-    pub reason: String,
-    pub probe: Option<EngineProbe>,
-    /// The choice (and `probe`) came from a probe made earlier in the session (an earlier
-    /// phase, repeat or run of the same target and job shape): this phase did not probe.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub reused: bool,
-}
-
-impl EngineChoice {
-    /// The few words an 80-column screen has room for: "probe 812k vs uring 498k" (IOPS).
-    pub fn short_reason(&self) -> String {
-        match (&self.probe, self.asked) {
-            (Some(p), _) => {
-                let (mine, other, other_name) = match self.used {
-                    EngineKind::Uring => (p.uring, p.sync, "sync"),
-                    _ => (p.sync, p.uring, "uring"),
-                };
-                match (mine, other) {
-                    (Some(m), Some(o)) => {
-                        format!("probe {} vs {other_name} {}", kilo(m.iops), kilo(o.iops))
-                    }
-                    _ => format!("probe: {other_name} failed"),
-                }
-            }
-            (None, EngineKind::Auto) if self.reason.contains("QD1") => "auto: QD1".into(),
-            (None, EngineKind::Auto) => "auto: no io_uring".into(),
-            (None, _) if self.asked == self.used => "as asked".into(),
-            (None, _) => "no io_uring".into(),
-        }
-    }
-}
-
-/// "812k", "3.8k", "950": IOPS in few characters.
-pub fn kilo(v: f64) -> String {
-    if v >= 100_000.0 {
-        format!("{:.0}k", v / 1e3)
-    } else if v >= 1_000.0 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
-}
-
-/// What the engine is called in reports: "sync (32 pread threads)", "io_uring (fixed
-/// buffers)".
-pub fn engine_label(used: EngineKind, threads: u32, fixed_buffers: bool, mix: Mix) -> String {
-    match used {
-        EngineKind::Uring if fixed_buffers => "io_uring (fixed buffers)".into(),
-        EngineKind::Uring => "io_uring".into(),
-        _ => {
-            let call = match mix {
-                Mix::Read => "pread",
-                Mix::Write => "pwrite",
-                Mix::Mixed { .. } => "pread/pwrite",
-            };
-            format!(
-                "sync ({threads} {call} thread{})",
-                if threads == 1 { "" } else { "s" }
-            )
-        }
     }
 }
 
@@ -839,12 +746,12 @@ mod tests {
 
     fn plan_of(phases: Vec<Phase>) -> Plan {
         Plan {
-            test: crate::bench::catalog::TestName::SizeSweep,
+            test: crate::bench::plan::test_name::TestName::SizeSweep,
             phases,
             direct: true,
             huge_pages: false,
             engine: EngineKind::Auto,
-            data: crate::bench::pattern::DataKind::Zeros,
+            data: crate::bench::plan::DataKind::Zeros,
             interval: Duration::from_millis(250),
             notes: Vec::new(),
         }
@@ -1118,23 +1025,5 @@ mod tests {
                 .get("reused")
                 .is_none()
         );
-    }
-
-    #[test]
-    fn labels() {
-        assert_eq!(
-            engine_label(EngineKind::Sync, 4, false, Mix::Read),
-            "sync (4 pread threads)"
-        );
-        assert_eq!(
-            engine_label(EngineKind::Sync, 1, false, Mix::Write),
-            "sync (1 pwrite thread)"
-        );
-        assert_eq!(
-            engine_label(EngineKind::Uring, 1, true, Mix::Read),
-            "io_uring (fixed buffers)"
-        );
-        assert_eq!(kilo(3816.4), "3.8k");
-        assert_eq!(kilo(950.0), "950");
     }
 }

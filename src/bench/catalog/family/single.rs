@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use super::{Family, PlanContext};
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::params::{Defaults, KIB, Param, TestParams};
+use crate::bench::plan::params::{Defaults, KIB, Param, TestParams};
+use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{Phase, PhaseTag, SpecError};
+use crate::bench::plan::{Phase, PhaseTag, SpecError};
 use crate::sys::direct::SyncMode;
 
 pub struct Single;
@@ -105,9 +105,9 @@ impl Family for Single {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::family::tests::{dev, plan};
-    use crate::bench::params::MIB;
-    use crate::bench::spec::build_plan;
+    use crate::bench::catalog::build::build_plan;
+    use crate::bench::catalog::family::tests::{dev, plan};
+    use crate::bench::plan::params::MIB;
 
     #[test]
     fn seq_read_defaults() {

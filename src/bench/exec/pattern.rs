@@ -6,9 +6,7 @@
 use std::io;
 use std::sync::Arc;
 
-use serde::Serialize;
-
-use super::plan::splitmix64;
+use crate::bench::plan::{DataKind, splitmix64};
 use crate::sys::direct::AlignedBuf;
 
 /// Bytes before the pattern repeats. Two blocks whose offsets differ by a multiple of this hold
@@ -22,25 +20,6 @@ use crate::sys::direct::AlignedBuf;
 /// on a loop device and 4 KiB random writes at QD32 on zram ran 3-8 % slower than fio writing
 /// one hot buffer; with 1 MiB they are level (`cargo bench --bench vs_fio`).
 pub const PATTERN_PERIOD: usize = 1 << 20;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum DataKind {
-    Random {
-        seed: u64,
-    },
-    Zeros,
-    /// Rewrite of existing data (`--preserve`): each write puts back the bytes its own read
-    /// of the block just returned, so there is no pattern and nothing to verify against.
-    Rewrite,
-}
-
-impl DataKind {
-    /// Writes put back what the blocks held.
-    pub fn rewrites(self) -> bool {
-        self == DataKind::Rewrite
-    }
-}
 
 /// The write data of a run.
 #[derive(Debug, Clone)]

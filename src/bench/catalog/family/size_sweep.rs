@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use super::{Family, PlanContext, short_phases};
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::params::{Defaults, Param, TestParams};
+use crate::bench::plan::params::{Defaults, Param, TestParams};
+use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{Phase, PhaseTag, SpecError};
+use crate::bench::plan::{Phase, PhaseTag, SpecError};
 use crate::model::Bytes;
 
 pub struct SizeSweep;
@@ -88,8 +88,8 @@ impl Family for SizeSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::family::tests::plan;
-    use crate::bench::params::KIB;
+    use crate::bench::catalog::family::tests::plan;
+    use crate::bench::plan::params::KIB;
 
     #[test]
     fn size_sweep_doubles_and_names_columns() {

@@ -5,8 +5,8 @@
 //! the TUI: the order of the runs, the figure a run contributes (`Metric`, the test's headline
 //! figure as the report prints it), and the result (`SweepResult`): per value its mean and
 //! spread over the repeats, the difference to the value found at start and whether it is
-//! beyond the noise (`bench::stats`, the rule Compare uses), and the winner. Whoever drives
-//! the runs and the changes builds it from `SweepSample`s.
+//! beyond the noise (`bench::analysis::compare`, the rule Compare uses), and the winner.
+//! Whoever drives the runs and the changes builds it from `SweepSample`s.
 //!
 //! The repeats are interleaved (a, b, c, a, b, c, ...) so that a drift (a drive warming up,
 //! another program, the page cache of the host) hits every value alike instead of the last
@@ -15,9 +15,10 @@
 
 use serde::Serialize;
 
-use super::catalog::TestName;
-use super::outcome::{PhaseResult, RunReport, rate_settled};
-use super::stats::{Delta, Significance, Stat, delta};
+use crate::bench::analysis::compare::{Delta, Significance, Stat, delta};
+use crate::bench::plan::metric::Metric;
+use crate::bench::plan::test_name::TestName;
+use crate::bench::results::outcome::{PhaseResult, RunReport, rate_settled};
 use crate::model::DriveCache;
 use crate::model::cache::on_off;
 
@@ -145,72 +146,7 @@ pub fn cache_values(cache: &DriveCache) -> Result<Vec<String>, String> {
     Ok(vec![on_off(on).to_string(), on_off(!on).to_string()])
 }
 
-/// The figure a test's sweep compares: the headline of its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// MB/s (10^6 bytes per second): sequential and concurrent tests; for tests of several
-    /// phases (sweeps, CrystalDiskMark) the peak over the phases, as Results shows them.
-    MbPerSec,
-    /// I/Os per second: random tests.
-    Iops,
-    /// Mean time per write in ms: `sync-latency` ("ms per I/O on average").
-    MeanLatencyMs,
-}
-
 impl Metric {
-    pub fn for_test(test: TestName) -> Metric {
-        match test {
-            // The metadata test's rate is files per second, counted as its I/Os.
-            TestName::RandRead | TestName::RandWrite | TestName::RandMixed | TestName::Metadata => {
-                Metric::Iops
-            }
-            TestName::SyncLatency => Metric::MeanLatencyMs,
-            TestName::SeqRead
-            | TestName::SeqWrite
-            | TestName::SeqReadQ8
-            | TestName::SeqWriteQ8
-            | TestName::ConcurrentRead
-            | TestName::ConcurrentWrite
-            | TestName::SizeSweep
-            | TestName::QdSweep
-            | TestName::Cdm
-            | TestName::CdmNvme => Metric::MbPerSec,
-        }
-    }
-
-    /// The unit as the tables head it.
-    pub fn unit(self) -> &'static str {
-        match self {
-            Metric::MbPerSec => "MB/s",
-            Metric::Iops => "IOPS",
-            Metric::MeanLatencyMs => "ms/write",
-        }
-    }
-
-    pub fn higher_is_better(self) -> bool {
-        !matches!(self, Metric::MeanLatencyMs)
-    }
-
-    /// "MB/s, higher is better".
-    pub fn describe(self) -> String {
-        let way = if self.higher_is_better() {
-            "higher"
-        } else {
-            "lower"
-        };
-        format!("{}, {way} is better", self.unit())
-    }
-
-    /// A value as every output prints it (one text for the CLI, the JSON reader and the TUI).
-    pub fn format(self, v: f64) -> String {
-        match self {
-            Metric::MbPerSec => format!("{v:.1}"),
-            Metric::Iops => format!("{v:.0}"),
-            Metric::MeanLatencyMs => format!("{v:.3}"),
-        }
-    }
-
     /// The figure of one finished run; `None` when the run failed, was stopped, or its rate
     /// rests on a low count of I/Os (the report shows that rate, marked; a winner is not
     /// named on it).

@@ -6,19 +6,9 @@
 //! - a throughput above the link's ceiling (SATA link speed, an NVMe controller's PCIe width
 //!   and speed, the USB speed) cannot have come through that link: a cache answered.
 
-use serde::Serialize;
-
-use super::outcome::RunReport;
+use crate::bench::results::outcome::{LinkCeiling, RunReport};
 use crate::model::{BytesPerSec, Transport};
 use crate::sys::links::{LayerFact, LinkFacts};
-
-/// The most a link carries, after its line encoding.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LinkCeiling {
-    /// "SATA 6.0 Gbps", "PCIe 8.0 GT/s x4", "USB 480 Mbps".
-    pub link: String,
-    pub bytes_per_sec: f64,
-}
 
 /// The first number in `text` ("6.0 Gbps" -> 6.0, "8.0 GT/s PCIe" -> 8.0).
 fn leading_number(text: &str) -> Option<f64> {

@@ -10,7 +10,7 @@
 //! lock), I/O through descriptors already closed (an io_uring with registered files), writers
 //! in the kernel (nfsd, a loop device attached later), and processes in another PID namespace.
 
-use super::safety::{self, WriteRefusal};
+use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::model::{DevNum, FileId};
 use crate::sys::SysRoot;
 use crate::sys::activity::{self, Written};

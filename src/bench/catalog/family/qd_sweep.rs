@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use super::{Family, PlanContext, short_phases};
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::params::{Defaults, KIB, MIB, Param, TestParams};
+use crate::bench::plan::params::{Defaults, KIB, MIB, Param, TestParams};
+use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{MAX_QUEUE_DEPTH, Phase, PhaseTag, SpecError, check_range};
+use crate::bench::plan::{MAX_QUEUE_DEPTH, Phase, PhaseTag, SpecError, check_range};
 
 pub struct QdSweep;
 
@@ -84,7 +84,7 @@ impl Family for QdSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::family::tests::plan;
+    use crate::bench::catalog::family::tests::plan;
 
     #[test]
     fn qd_sweep_small_and_large() {

@@ -6,9 +6,10 @@
 
 use serde::Serialize;
 
-use super::outcome::PhaseResult;
-use super::plan::Access;
-use super::spec::{PhaseTag, sweep_column};
+use crate::bench::catalog::family::size_sweep::sweep_column;
+use crate::bench::plan::Access;
+use crate::bench::plan::PhaseTag;
+use crate::bench::results::outcome::PhaseResult;
 use crate::model::Bytes;
 
 /// The knee: past it the figure grows by less than this many percent.
@@ -80,7 +81,7 @@ impl PhaseSample {
     /// with no rate.
     pub fn of(p: &PhaseResult) -> Option<PhaseSample> {
         let ops = p.read.ops + p.write.ops;
-        if !p.ok() || !super::outcome::rate_measured(ops, p.rate_seconds) {
+        if !p.ok() || !crate::bench::results::outcome::rate_measured(ops, p.rate_seconds) {
             return None;
         }
         Some(PhaseSample {
@@ -90,7 +91,7 @@ impl PhaseSample {
             iops: p.iops(),
             mean_ms: p.latency().map(|l| l.mean_ns / 1e6),
             p99_ms: p.latency().map(|l| l.p99_ns as f64 / 1e6),
-            low_count: super::outcome::low_count(ops, p.rate_seconds),
+            low_count: crate::bench::results::outcome::low_count(ops, p.rate_seconds),
         })
     }
 }

@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use super::{Family, PlanContext, short_phases};
-use crate::bench::catalog::{TestName, Writes};
-use crate::bench::params::{Defaults, KIB, MIB, Param, TestParams};
+use crate::bench::plan::params::{Defaults, KIB, MIB, Param, TestParams};
+use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{Phase, PhaseTag, SpecError};
+use crate::bench::plan::{Phase, PhaseTag, SpecError};
 
 pub struct Cdm;
 
@@ -80,7 +80,7 @@ impl Family for Cdm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::family::tests::plan;
+    use crate::bench::catalog::family::tests::plan;
 
     #[test]
     fn cdm_order_and_parameters() {

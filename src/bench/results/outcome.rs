@@ -1,16 +1,18 @@
 //! What a run produced: each phase's figures, the kernel's witness, the target as measured and
-//! the whole result file. Plain data below the engine (which fills it) and the reports (which
-//! render it), so the engine never reaches up into `report`.
+//! the whole result file. Plain data below the execution floor (which fills it) and the reports
+//! (which render it), so the engine never reaches up into `report`.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::catalog::TestName;
-use super::engine::EngineChoice;
-use super::spec::{EngineKind, Job, PhaseTag, Plan};
-use super::stats::{BoundedSeries, IoStats, LatencySummary, TimeBase};
-use super::worker::IoFailure;
+use crate::bench::plan::TimeBase;
+use crate::bench::plan::params::EngineKind;
+use crate::bench::plan::test_name::TestName;
+use crate::bench::plan::{Job, PhaseTag, Plan};
+use crate::bench::results::engine_choice::EngineChoice;
+use crate::bench::results::failure::IoFailure;
+use crate::bench::results::stats::{BoundedSeries, IoStats, LatencySummary};
 use crate::model::activity::{BackgroundIo, BusyProcess};
 use crate::model::{KernelWriteCache, Transport};
 use crate::sys::host::HostInfo;
@@ -46,7 +48,7 @@ pub struct Witness {
 }
 
 impl Witness {
-    pub(super) fn compare(
+    pub(crate) fn compare(
         source: String,
         before: &DiskStat,
         after: &DiskStat,
@@ -105,15 +107,15 @@ pub struct DirTotals {
     pub low_count: bool,
     pub latency: Option<LatencySummary>,
     /// The latency histogram behind `latency`, as its non-empty buckets (value, count): a
-    /// figure over several repeats merges them (`bench::figures`). Not written out.
+    /// figure over several repeats merges them (`bench::analysis::figures`). Not written out.
     #[serde(skip)]
     pub latency_buckets: Vec<(u64, u64)>,
 }
 
 impl DirTotals {
     /// A direction's totals with its rates over `rate_seconds` (the phase's time base).
-    pub fn over(d: &super::stats::DirStats, rate_seconds: f64) -> DirTotals {
-        use super::stats::per_second;
+    pub fn over(d: &crate::bench::results::stats::DirStats, rate_seconds: f64) -> DirTotals {
+        use crate::bench::results::stats::per_second;
         DirTotals {
             bytes: d.bytes,
             ops: d.ops,
@@ -124,7 +126,7 @@ impl DirTotals {
             latency_buckets: d
                 .hist
                 .as_ref()
-                .map(super::stats::LatencyHistogram::nonzero_buckets)
+                .map(crate::bench::results::stats::LatencyHistogram::nonzero_buckets)
                 .unwrap_or_default(),
         }
     }
@@ -309,6 +311,14 @@ pub enum TargetClass {
     Directory,
 }
 
+/// The most a link carries, after its line encoding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkCeiling {
+    /// "SATA 6.0 Gbps", "PCIe 8.0 GT/s x4", "USB 480 Mbps".
+    pub link: String,
+    pub bytes_per_sec: f64,
+}
+
 /// The target as the report describes it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TargetInfo {
@@ -331,7 +341,7 @@ pub struct TargetInfo {
     /// The most the link to the disk carries (SATA, NVMe's PCIe, USB), where it is known: a
     /// faster figure came from a cache.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub link_ceiling: Option<super::guards::LinkCeiling>,
+    pub link_ceiling: Option<crate::bench::results::outcome::LinkCeiling>,
 }
 
 /// Version of the JSON result layout.

@@ -9,12 +9,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::catalog::TestName;
-use super::outcome::{RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo};
-use super::pattern::DataPattern;
-use super::runner::{self, RunEvent, RunHandle, RunInput};
-use super::spec::{self, Plan, TestParams};
-use super::target::{self, TargetRequest};
+use crate::bench::catalog::build::build_plan;
+use crate::bench::exec::directory;
+use crate::bench::exec::memory::check_memory;
+use crate::bench::exec::pattern::DataPattern;
+use crate::bench::exec::runner::{self, RunEvent, RunHandle, RunInput};
+use crate::bench::exec::target::{self, TargetRequest};
+use crate::bench::plan::Plan;
+use crate::bench::plan::TargetFacts;
+use crate::bench::plan::params::TestParams;
+use crate::bench::plan::test_name::TestName;
+use crate::bench::results::outcome::{
+    RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
+};
 use crate::sys::SysRoot;
 
 /// Whether to read the drive's temperature during a run.
@@ -80,8 +87,8 @@ pub fn start_watched(
     stop: Option<&AtomicBool>,
     laid_out: Option<&AtomicU64>,
 ) -> anyhow::Result<Session> {
-    if let Some(runner) = req.test.info().family.directory_runner() {
-        return start_directory(root, req, runner);
+    if req.test.info().family.runs_in_directory() {
+        return start_directory(root, req);
     }
     check(root, req)?;
     ready(root, req, stop, laid_out)?.launch()
@@ -93,7 +100,7 @@ pub fn start_watched(
 /// be laid out with. `start_watched` calls it first; a run over several targets calls it for
 /// every target before any starts.
 pub fn check(root: &SysRoot, req: &RunRequest) -> anyhow::Result<target::Checked> {
-    if req.test.info().family.directory_runner().is_some() {
+    if req.test.info().family.runs_in_directory() {
         // A directory test writes only in a scratch directory it makes itself.
         return Ok(target::Checked {
             object: target::TargetObject::New {
@@ -101,7 +108,7 @@ pub fn check(root: &SysRoot, req: &RunRequest) -> anyhow::Result<target::Checked
                 path: req.target.clone(),
                 name: String::new(),
             },
-            facts: spec::TargetFacts {
+            facts: TargetFacts {
                 size: 1,
                 logical_block_size: 4096,
                 max_request: None,
@@ -127,10 +134,10 @@ pub fn check(root: &SysRoot, req: &RunRequest) -> anyhow::Result<target::Checked
 /// The plan of `req` on a target with `facts`, refused when its buffers would not fit in
 /// memory: settings the plan accepts (256 MiB x QD 1024) would otherwise end in the OOM
 /// killer, unexplained.
-fn planned(req: &RunRequest, facts: &spec::TargetFacts, writes: bool) -> anyhow::Result<Plan> {
-    spec::build_plan(req.test, &req.params, facts, writes)
+fn planned(req: &RunRequest, facts: &TargetFacts, writes: bool) -> anyhow::Result<Plan> {
+    build_plan(req.test, &req.params, facts, writes)
         .and_then(|plan| {
-            spec::check_memory(&plan, crate::sys::host::available_memory())?;
+            check_memory(&plan, crate::sys::host::available_memory())?;
             Ok(plan)
         })
         .map_err(|e| {
@@ -223,15 +230,11 @@ impl Ready {
 
 /// A directory test (the metadata test): its scratch directory is made first, and removed
 /// again (it is dropped) when the plan is refused or the runner cannot start.
-fn start_directory(
-    root: &SysRoot,
-    req: &RunRequest,
-    runner: super::family::DirectoryRunner,
-) -> anyhow::Result<Session> {
+fn start_directory(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
     let prepared = target::prepare_directory(&req.target, root, req.test)?;
-    let plan = spec::build_plan(req.test, &req.params, &prepared.facts, true)
+    let plan = build_plan(req.test, &req.params, &prepared.facts, true)
         .and_then(|plan| {
-            spec::check_memory(&plan, crate::sys::host::available_memory())?;
+            check_memory(&plan, crate::sys::host::available_memory())?;
             Ok(plan)
         })
         .map_err(|e| {
@@ -246,8 +249,8 @@ fn start_directory(
         .map_or(0, |d| d.as_secs());
     let (tx, events) = mpsc::channel();
     let handle = runner::start_directory(
-        runner,
-        super::family::DirectoryRun {
+        directory::run,
+        runner::DirectoryRun {
             plan: plan.clone(),
             scratch: prepared.scratch,
             events: Some(tx),
@@ -346,7 +349,7 @@ impl Session {
             self.started_unix,
             outcome,
         );
-        let faster = super::guards::faster_than_link(&report);
+        let faster = crate::bench::results::guards::faster_than_link(&report);
         report.notes.extend(faster);
         Ok(report)
     }

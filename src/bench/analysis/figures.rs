@@ -4,11 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::outcome::{PhaseResult, RunReport};
-use super::spec::PhaseTag;
+use crate::bench::plan::PhaseTag;
+use crate::bench::results::outcome::{PhaseResult, RunReport};
 
-use super::stats::{LatencyHistogram, LatencySummary};
-pub use super::stats::{Stat, TimeBase};
+use crate::bench::analysis::compare::Stat;
+use crate::bench::plan::TimeBase;
+use crate::bench::results::stats::{LatencyHistogram, LatencySummary};
 
 /// A phase's figures over the repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,43 +47,44 @@ impl PhaseFigures {
     /// the repeats (with one repeat, the very figures of the CLI's table). None when it has no
     /// rate; a low count of I/Os is flagged, and curves leave such a phase out (as the CLI's
     /// knee does).
-    pub fn sample(&self) -> Option<super::curve::PhaseSample> {
-        self.rates_measured().then(|| super::curve::PhaseSample {
-            tag: self.tag.clone(),
-            bs: self.bs,
-            mbps: self.mbps.mean,
-            iops: self.iops.mean,
-            mean_ms: self.mean_ms.map(|s| s.mean),
-            p99_ms: self.p99_ms.map(|s| s.mean),
-            low_count: self.low_count(),
-        })
+    pub fn sample(&self) -> Option<crate::bench::analysis::curve::PhaseSample> {
+        self.rates_measured()
+            .then(|| crate::bench::analysis::curve::PhaseSample {
+                tag: self.tag.clone(),
+                bs: self.bs,
+                mbps: self.mbps.mean,
+                iops: self.iops.mean,
+                mean_ms: self.mean_ms.map(|s| s.mean),
+                p99_ms: self.p99_ms.map(|s| s.mean),
+                low_count: self.low_count(),
+            })
     }
 
     /// Are there MB/s and IOPS at all (an I/O completed in a measured time)? Every screen
     /// shows them then, marked when `low_count`.
     pub fn rates_measured(&self) -> bool {
-        super::outcome::rate_measured(self.ops, self.seconds)
+        crate::bench::results::outcome::rate_measured(self.ops, self.seconds)
     }
 
     /// Are the rates settled (enough I/Os over enough time)? Sweep charts and knees use only
     /// these.
     pub fn rates_settled(&self) -> bool {
-        super::outcome::rate_settled(self.ops, self.seconds)
+        crate::bench::results::outcome::rate_settled(self.ops, self.seconds)
     }
 
     /// The rates rest on few I/Os or little time: shown, and marked.
     pub fn low_count(&self) -> bool {
-        super::outcome::low_count(self.ops, self.seconds)
+        crate::bench::results::outcome::low_count(self.ops, self.seconds)
     }
 
     /// "10 I/Os in 11.12 ms: low count", the mark of thin rates; None for settled ones.
     pub fn low_count_note(&self) -> Option<String> {
-        super::outcome::low_count_note(self.ops, self.seconds)
+        crate::bench::results::outcome::low_count_note(self.ops, self.seconds)
     }
 
     /// "1 I/O in 0.90 ms": what the rates are computed over.
     pub fn time_base(&self) -> String {
-        super::outcome::time_base(self.ops, self.seconds)
+        crate::bench::results::outcome::time_base(self.ops, self.seconds)
     }
 }
 
