@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::*;
 use disktriage::bench::catalog::TestName;
-use disktriage::bench::params::TestParams;
+use disktriage::bench::plan::params::TestParams;
 use disktriage::bench::session::{self, RunRequest, TempPoll};
 use disktriage::changes::{Changer, Journal};
 use disktriage::event::{Cmd, Msg};
