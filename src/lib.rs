@@ -8,6 +8,9 @@
 //!   text).
 //! - `smart`: decodes drive pages (ATA, NVMe, SCSI sense, smartctl JSON) into a verdict, and
 //!   builds the commands that ask for them.
+//! - `scan`: the surface scan's pure core (latency buckets, merged range lists, the block map,
+//!   ddrescue mapfiles, badblocks lists, the bisection of a failed block, the verdict), over
+//!   a `BlockReader` trait that `sys::scan` implements for a device.
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
 //!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
@@ -39,6 +42,7 @@ pub mod install;
 pub mod model;
 pub mod persist;
 pub mod report;
+pub mod scan;
 pub mod smart;
 // The one exemption from the crate's `unsafe_code = "deny"`: ioctls, io_uring and signal
 // handlers, each `unsafe` block with a `SAFETY:` comment.
