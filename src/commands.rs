@@ -5,6 +5,7 @@
 pub mod history;
 pub mod multi;
 pub mod run;
+pub mod scan;
 pub mod sweep;
 
 use std::path::Path;

@@ -86,7 +86,7 @@ impl<V: RangeValue> RangeList<V> {
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &(Span, V)> {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &(Span, V)> {
         self.items.iter()
     }
 
