@@ -88,7 +88,11 @@ fn image_with_data(dir: &Path, name: &str, size: u64) -> PathBuf {
 }
 
 fn ddrescuelog(test: &str) -> bool {
-    if Command::new("ddrescuelog").arg("--version").output().is_ok() {
+    if Command::new("ddrescuelog")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
         return true;
     }
     skip(
@@ -137,12 +141,15 @@ fn a_full_scan_reads_every_byte_and_writes_nothing() {
     let out = disktriage(&["scan", dev.path_str()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("<5 ms"), "{text}");
+    assert!(text.contains("Blocks ms      <5"), "{text}");
     assert!(
         text.contains("per-command timeout is not available"),
         "{text}"
     );
-    assert!(text.contains("Verdict: every block read in under"), "{text}");
+    assert!(
+        text.contains("Verdict: every block read in under"),
+        "{text}"
+    );
     assert_eq!(counters(&dev.name)[2..], before[2..], "no write");
 }
 
@@ -189,18 +196,27 @@ fn absurd_arguments_are_refused_before_any_read() {
     let too_big = format!("{}", (max_kb + 4) * 1024);
     let before = counters(&dev.name);
     for (args, words) in [
-        (vec!["--offset", "511"], "multiple of the logical block size"),
+        (
+            vec!["--offset", "511"],
+            "multiple of the logical block size",
+        ),
         (vec!["--offset", "16M"], "beyond the end"),
         (vec!["--size", "0"], "nothing to scan"),
         (vec!["--size", "17M"], "beyond the end"),
         (vec!["--offset", "8M", "--size", "9M"], "beyond the end"),
         (vec!["--block", "0"], "multiple of the logical block size"),
-        (vec!["--block", "1000"], "multiple of the logical block size"),
+        (
+            vec!["--block", "1000"],
+            "multiple of the logical block size",
+        ),
         (vec!["--block", too_big.as_str()], "largest transfer"),
         (vec!["--block", "8191T"], "largest transfer"),
         (vec!["--slow", "0"], "--slow"),
         (vec!["--timeout", "0.0000001"], "--timeout"),
-        (vec!["--badblocks", "/tmp/x", "--bb-size", "1000"], "--bb-size"),
+        (
+            vec!["--badblocks", "/tmp/x", "--bb-size", "1000"],
+            "--bb-size",
+        ),
     ] {
         let mut all = vec!["scan", dev.path_str()];
         all.extend(&args);
@@ -212,7 +228,11 @@ fn absurd_arguments_are_refused_before_any_read() {
     // Not a block device.
     let out = disktriage(&["scan", dev.image.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("not a block device"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a block device"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -245,7 +265,10 @@ fn ddrescuelog_reads_the_mapfile_and_agrees_with_the_json() {
     assert_eq!(blocks, (3..8).collect::<Vec<_>>());
     assert!(common::sh("ddrescuelog", &["-b", "1048576", "-l-", map_s]).is_empty());
     // Not all done: -D (--done-status) says so with exit status 1.
-    let done = Command::new("ddrescuelog").args(["-D", map_s]).status().unwrap();
+    let done = Command::new("ddrescuelog")
+        .args(["-D", map_s])
+        .status()
+        .unwrap();
     assert_eq!(done.code(), Some(1));
     // The rest of the device, resumed from that mapfile: then ddrescuelog finds it all done.
     let before = sectors_read(&dev.name);
@@ -253,8 +276,16 @@ fn ddrescuelog_reads_the_mapfile_and_agrees_with_the_json() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(json(&out)["bytes_read"], 27 << 20);
     assert_eq!(sectors_read(&dev.name) - before, (27 << 20) / 512);
-    let done = Command::new("ddrescuelog").args(["-D", map_s]).status().unwrap();
-    assert_eq!(done.code(), Some(0), "{}", fs::read_to_string(&map).unwrap());
+    let done = Command::new("ddrescuelog")
+        .args(["-D", map_s])
+        .status()
+        .unwrap();
+    assert_eq!(
+        done.code(),
+        Some(0),
+        "{}",
+        fs::read_to_string(&map).unwrap()
+    );
     let totals = common::sh("ddrescuelog", &["-t", map_s]);
     assert!(totals.contains("100%"), "{totals}");
 }
@@ -313,7 +344,10 @@ fn interrupt_when_read(dev: &LoopDev, extra: &[&str], after: u64) -> Output {
     let deadline = Instant::now() + Duration::from_secs(60);
     while sectors_read(&dev.name) - start < after {
         assert!(Instant::now() < deadline, "the scan did not start reading");
-        assert!(child.try_wait().unwrap().is_none(), "the scan ended too soon");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the scan ended too soon"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
     nix::sys::signal::kill(
@@ -343,7 +377,10 @@ fn a_stopped_scan_saves_the_mapfile_and_the_next_reads_only_the_rest() {
     let read_first = first["bytes_read"].as_u64().unwrap();
     assert!(read_first > 0 && read_first < size, "{read_first}");
     assert!(
-        first["verdict"].as_str().unwrap().starts_with("stopped after"),
+        first["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("stopped after"),
         "{}",
         first["verdict"]
     );
@@ -351,7 +388,15 @@ fn a_stopped_scan_saves_the_mapfile_and_the_next_reads_only_the_rest() {
     assert!(text.contains("  +\n") && text.contains("  ?\n"), "{text}");
 
     let before = sectors_read(&dev.name);
-    let out = disktriage(&["scan", dev.path_str(), "--json", "--block", "64k", "--mapfile", map_s]);
+    let out = disktriage(&[
+        "scan",
+        dev.path_str(),
+        "--json",
+        "--block",
+        "64k",
+        "--mapfile",
+        map_s,
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let second = json(&out);
     assert_eq!(second["end"], "finished");
@@ -444,12 +489,25 @@ fn output_files_are_never_written_through_a_link_or_into_a_fifo() {
         for flag in ["--mapfile", "--badblocks"] {
             let started = Instant::now();
             let out = disktriage(&["scan", dev.path_str(), flag, path.to_str().unwrap()]);
-            assert_eq!(out.status.code(), Some(1), "{flag} {path:?}: {}", stderr(&out));
-            assert!(started.elapsed() < Duration::from_secs(20), "blocked on {path:?}");
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{flag} {path:?}: {}",
+                stderr(&out)
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "blocked on {path:?}"
+            );
         }
     }
     assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
-    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     // The badblocks list of a clean device: written, empty.
     let bb = dir.path().join("bad.txt");
     let out = disktriage(&["scan", dev.path_str(), "--badblocks", bb.to_str().unwrap()]);
@@ -467,16 +525,25 @@ fn a_device_that_shrinks_mid_scan_ends_the_scan_with_what_was_read() {
     let dev = LoopDev::new(dir.path(), size, 512);
     let map = dir.path().join("shrink.map");
     let start = sectors_read(&dev.name);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
         .env(HISTORY_ENV, history_dir())
-        .args(["scan", dev.path_str(), "--json", "--block", "64k", "--mapfile"])
+        .args([
+            "scan",
+            dev.path_str(),
+            "--json",
+            "--block",
+            "64k",
+            "--mapfile",
+        ])
         .arg(&map)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    poll(3000, || (sectors_read(&dev.name) - start >= 64 << 11).then_some(()))
-        .expect("the scan reads");
+    poll(3000, || {
+        (sectors_read(&dev.name) - start >= 64 << 11).then_some(())
+    })
+    .expect("the scan reads");
     // The image shrinks to 128 MiB and the loop device follows (losetup -c): the device is
     // no longer what the scan started on.
     fs::OpenOptions::new()
@@ -488,14 +555,24 @@ fn a_device_that_shrinks_mid_scan_ends_the_scan_with_what_was_read() {
     common::sh("losetup", &["-c", dev.path_str()]);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
-    assert!(stderr(&out).contains("could not finish"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("could not finish"),
+        "{}",
+        stderr(&out)
+    );
     let doc = json(&out);
     assert_eq!(doc["end"], "gone");
     let why = doc["end_reason"].as_str().unwrap();
-    assert!(why.contains("size changed") || why.contains("smaller"), "{why}");
+    assert!(
+        why.contains("size changed") || why.contains("smaller"),
+        "{why}"
+    );
     let read = doc["bytes_read"].as_u64().unwrap();
     assert!(read >= 64 << 20 && read < size, "{read}");
-    assert!(doc["errors"].as_array().unwrap().is_empty(), "no bad sector invented");
+    assert!(
+        doc["errors"].as_array().unwrap().is_empty(),
+        "no bad sector invented"
+    );
     // The mapfile keeps what was read.
     let text = fs::read_to_string(&map).unwrap();
     assert!(text.contains("  +\n"), "{text}");
@@ -515,7 +592,15 @@ fn a_scan_of_an_8_tib_device_stays_under_30_mib() {
     let offset = (size - (2 << 30)).to_string();
     let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
         .env(HISTORY_ENV, history_dir())
-        .args(["scan", dev.path_str(), "--json", "--offset", &offset, "--size", "2G"])
+        .args([
+            "scan",
+            dev.path_str(),
+            "--json",
+            "--offset",
+            &offset,
+            "--size",
+            "2G",
+        ])
         .arg("--mapfile")
         .arg(&map)
         .arg("--badblocks")
@@ -543,7 +628,10 @@ fn wait_with_peak_rss(mut child: std::process::Child) -> (i32, u64) {
     let mut samples = 0u32;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            assert!(samples > 10, "too few samples of the scan's memory ({samples})");
+            assert!(
+                samples > 10,
+                "too few samples of the scan's memory ({samples})"
+            );
             return (status.code().unwrap_or(-1), peak);
         }
         if let Ok(text) = fs::read_to_string(&status_path)

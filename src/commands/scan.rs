@@ -290,6 +290,7 @@ fn describe(device: &ScanDevice, shown: &str) -> ScanTarget {
         physical_block_size: device.physical,
         identity,
         model,
+        partition_start: device.partition_start,
     }
 }
 
@@ -317,8 +318,16 @@ fn mapfile_comments(target: &ScanTarget) -> Vec<String> {
             "Mapfile. Created by disktriage version {} (scan)",
             env!("CARGO_PKG_VERSION")
         ),
-        format!("{DEVICE_COMMENT}{} size {}", target.identity, target.size),
+        device_comment(target),
     ]
+}
+
+/// The mapfile comment naming the disk, on one line as `Mapfile::render` writes it.
+fn device_comment(target: &ScanTarget) -> String {
+    format!("{DEVICE_COMMENT}{} size {}", target.identity, target.size)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// The mapfile already at `out`, checked to be of this device; `None` when there is none.
@@ -340,7 +349,7 @@ fn existing_mapfile(out: &OutputFile, target: &ScanTarget) -> anyhow::Result<Opt
             target.size
         );
     }
-    let ours = format!("{DEVICE_COMMENT}{} size {}", target.identity, target.size);
+    let ours = device_comment(target);
     if let Some(line) = text
         .lines()
         .filter_map(|l| l.strip_prefix("# "))

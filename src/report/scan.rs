@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, DiskIdentity};
+use crate::report::table::wrap;
 use crate::scan::Span;
 use crate::scan::engine::{End, Scan};
 use crate::scan::verdict::verdict;
@@ -24,6 +25,9 @@ pub struct ScanTarget {
     /// The disk's identity (world-wide id, serial, loop image, else the name).
     pub identity: DiskIdentity,
     pub model: Option<String>,
+    /// For a partition: its first byte on the disk (LBAs in the report count from the
+    /// partition's start).
+    pub partition_start: Option<u64>,
 }
 
 /// A finished (or stopped) scan with what the report says around it.
@@ -266,16 +270,14 @@ pub fn render_text(run: &ScanRun, width: usize) -> String {
         run.seconds,
         Bytes(scan.bytes_bad),
     ));
-    let buckets: Vec<String> = scan
-        .buckets
-        .iter()
-        .map(|(b, n)| {
-            format!("{} ms {n}", b.label())
-                .replace("ERR ms", "ERR")
-                .replace("TIME ms", "TIME")
-        })
-        .collect();
-    out.push_str(&format!("  Blocks    {}\n", buckets.join("  ")));
+    // One column per bucket, 8 wide: a count of 1 MiB blocks of a 8 TiB disk fits.
+    let (mut labels, mut counts) = (String::new(), String::new());
+    for (b, n) in scan.buckets.iter() {
+        labels.push_str(&format!("{:>8}", b.label()));
+        counts.push_str(&format!("{n:>8}"));
+    }
+    out.push_str(&format!("  Blocks ms{labels}\n"));
+    out.push_str(&format!("         {counts}\n"));
     let map_width = width.saturating_sub(14).clamp(10, 120);
     out.push_str(&format!("  Map       [{}]\n", scan.map.line(map_width)));
     out.push_str(&format!(
@@ -286,7 +288,22 @@ pub fn render_text(run: &ScanRun, width: usize) -> String {
             .collect::<Vec<_>>()
             .join("  ")
     ));
-    out.push_str(&format!("  Timeout   {}\n", timeout_note(run)));
+    out.push_str(&wrap(
+        "  Timeout   ",
+        &format!("{}.", timeout_note(run)),
+        width,
+    ));
+    if let Some(start) = t.partition_start {
+        out.push_str(&wrap(
+            "  LBAs      ",
+            &format!(
+                "count from the partition's start, which is the disk's LBA {} (add it for \
+                 smartctl or hdparm).",
+                start / sector
+            ),
+            width,
+        ));
+    }
     list_lines(
         &mut out,
         "Unreadable (offset, length in bytes; sectors; errno):",
@@ -340,4 +357,136 @@ pub fn render_text(run: &ScanRun, width: usize) -> String {
     }
     out.push_str(&format!("Verdict: {}.\n", verdict(scan)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::engine::tests::{FakeDisk, config, run_to_end};
+    use crate::scan::mapfile::Mapfile;
+    use std::time::Duration;
+
+    fn target(size: u64) -> ScanTarget {
+        ScanTarget {
+            path: "/dev/sdx\u{1b}[2J".into(),
+            name: Some("sdx".into()),
+            dev: "8:16".into(),
+            size,
+            logical_block_size: 512,
+            physical_block_size: 4096,
+            identity: DiskIdentity::Serial("S3Z\nX".into()),
+            model: None,
+            partition_start: Some(2048 * 512),
+        }
+    }
+
+    /// The scan of a fake disk with 16 bad sectors at LBA 8192 (ENODATA, as scsi_debug's
+    /// medium errors come), one at LBA 20000 (EIO) and one slow block.
+    fn scan() -> Scan {
+        let size = 16 << 20;
+        let mut disk = FakeDisk::new(size, 512);
+        for lba in 8192..8208 {
+            disk.bad.insert(lba, libc::ENODATA);
+        }
+        disk.bad.insert(20000, libc::EIO);
+        disk.latency
+            .push((Span::new(12 << 20, 1 << 20), Duration::from_millis(320)));
+        let mut scan = Scan::new(config(Span::new(0, size)), Mapfile::new(size));
+        run_to_end(&mut scan, &mut disk);
+        scan
+    }
+
+    #[test]
+    fn json_lists_the_sectors_slow_blocks_and_buckets() {
+        let scan = scan();
+        let t = target(16 << 20);
+        let run = ScanRun {
+            target: &t,
+            scan: &scan,
+            seconds: 0.5,
+            timeout_enforced: false,
+            mapfile: None,
+            badblocks: None,
+        };
+        let doc: serde_json::Value =
+            serde_json::from_str(&render_json(&run).expect("json")).expect("parses");
+        assert_eq!(doc["bytes_read"], (16 << 20) - 17 * 512);
+        assert_eq!(doc["bytes_unreadable"], 17 * 512);
+        let errors = doc["errors"].as_array().expect("errors");
+        assert_eq!(errors.len(), 2);
+        assert_eq!(errors[0]["offset"], 8192 * 512);
+        assert_eq!(errors[0]["length"], 16 * 512);
+        assert_eq!(errors[0]["errno"], libc::ENODATA);
+        assert_eq!(errors[0]["errno_name"], "ENODATA");
+        assert_eq!(errors[1]["lba"], 20000);
+        assert_eq!(errors[1]["errno_name"], "EIO");
+        let slow = doc["slow"].as_array().expect("slow");
+        assert_eq!(slow.len(), 1);
+        assert_eq!(slow[0]["offset"], 12 << 20);
+        assert_eq!(slow[0]["ms"], 320);
+        assert_eq!(slow[0]["reread_ms"], 320);
+        let buckets = doc["buckets"].as_array().expect("buckets");
+        let labels: Vec<&str> = buckets.iter().filter_map(|b| b["label"].as_str()).collect();
+        assert_eq!(
+            labels,
+            ["<5", "<20", "<50", "<150", "<500", ">=500", "ERR", "TIME"]
+        );
+        assert_eq!(buckets[0]["upto_ms"], 5);
+        assert_eq!(buckets[5]["upto_ms"], serde_json::Value::Null);
+        assert_eq!(buckets[6]["blocks"], 2);
+        assert_eq!(buckets[4]["blocks"], 1);
+        assert_eq!(doc["target"]["identity"]["by"], "serial");
+        assert_eq!(
+            doc["verdict"],
+            "17 unreadable sectors in 2 areas, the first at LBA 8192-8207"
+        );
+    }
+
+    #[test]
+    fn text_names_the_areas_in_bytes_and_lbas() {
+        let scan = scan();
+        let t = target(16 << 20);
+        let run = ScanRun {
+            target: &t,
+            scan: &scan,
+            seconds: 0.5,
+            timeout_enforced: false,
+            mapfile: Some("/tmp/sdx.map".into()),
+            badblocks: None,
+        };
+        let text = render_text(&run, 80);
+        assert!(
+            !text.contains('\u{1b}'),
+            "control characters neutralised: {text}"
+        );
+        assert!(
+            text.contains("4194304 +8192  LBA 8192-8207  ENODATA"),
+            "{text}"
+        );
+        assert!(text.contains("10240000 +512  LBA 20000  EIO"), "{text}");
+        assert!(
+            text.contains("12582912 +1048576  LBA 24576-26623  320 ms, then 320 ms"),
+            "{text}"
+        );
+        assert!(text.contains("     ERR    TIME\n"), "{text}");
+        assert!(text.contains("       2       0\n"), "{text}");
+        assert!(text.contains("disk's LBA 2048"), "{text}");
+        assert!(text.contains("Mapfile: /tmp/sdx.map"), "{text}");
+        assert!(text.contains("not available on this transport"), "{text}");
+        assert!(
+            text.ends_with(
+                "Verdict: 17 unreadable sectors in 2 areas, the first at LBA 8192-8207.\n"
+            ),
+            "{text}"
+        );
+        // The map marks the bad blocks' cells.
+        let map_line = text.lines().find(|l| l.contains("Map ")).expect("map line");
+        assert!(
+            map_line.contains('X') && map_line.contains('+'),
+            "{map_line}"
+        );
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "too wide: {line}");
+        }
+    }
 }

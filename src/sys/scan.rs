@@ -36,6 +36,8 @@ pub struct ScanDevice {
     pub physical: u32,
     /// `queue/max_sectors_kb` in bytes: the largest request the kernel sends the device.
     pub max_transfer: Option<u64>,
+    /// For a partition: where it starts on its disk, in bytes (sysfs `start`, 512-byte units).
+    pub partition_start: Option<u64>,
     /// `diskseq` at open: another device under the same number has another one.
     diskseq: Option<u64>,
     buf: Option<AlignedBuf>,
@@ -95,6 +97,9 @@ impl ScanDevice {
             physical,
             max_transfer,
             diskseq: number(&disk_dir.join("diskseq")),
+            partition_start: number(&dev_dir(dev).join("partition"))
+                .and_then(|_| number(&dev_dir(dev).join("start")))
+                .map(|sectors| sectors.saturating_mul(512)),
             buf: None,
         })
     }
