@@ -170,7 +170,8 @@ so.
 by ddrescuelog and ddrescueview. Given an existing mapfile of the same device, the scan \
 resumes: it reads only what is not tried ('?', and ddrescue's '*' and '/'); --retry also \
 reads the bad sectors ('-') again. The mapfile is saved every 30 s, at the end, and on \
-Ctrl-C, SIGTERM or SIGHUP before the exit. --badblocks FILE writes the unreadable blocks in \
+Ctrl-C, SIGTERM or SIGHUP before the exit (a stop takes effect between two reads: a read in \
+progress is finished first). --badblocks FILE writes the unreadable blocks in \
 --bb-size units (default 4096, the file system's block size), one number a line, for \
 `e2fsck -l FILE` / `mke2fs -l FILE`. Neither file may be on the disk being scanned.
 
