@@ -11,9 +11,10 @@
 #   groff-base: groff formats the man page with warnings on (tests/assets.rs)
 #   ioping (with fio): copied into the lab guest, witnesses of latency; dmsetup: builds the
 #   lab's dm-delay device; mdadm: builds the lab's md arrays (the members table)
+#   gddrescue: ddrescuelog reads back the scan's mapfile, ddrescue writes one it resumes
 set -euo pipefail
 packages=(util-linux fdisk e2fsprogs bindfs procps fio tmux qemu-system-x86 linux-image-amd64
-    busybox-static cpio smartmontools nvme-cli groff-base ioping dmsetup mdadm)
+    busybox-static cpio smartmontools nvme-cli groff-base ioping dmsetup mdadm gddrescue)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null || missing+=("$p")

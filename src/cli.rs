@@ -80,6 +80,12 @@ pub enum Command {
     /// List the tests `run` knows, with their defaults and origins.
     Tests,
 
+    /// Read a whole disk (or a part) read-only, block by block, timing each: where it is
+    /// unreadable (to the sector) and where it is slow; a ddrescue mapfile and a badblocks
+    /// list on request.
+    #[command(after_help = SCAN_HELP)]
+    Scan(ScanArgs),
+
     /// Show or switch the drive's own volatile write cache (what `hdparm -W` does), natively
     /// for SATA, SCSI, NVMe and virtio. Needs root.
     #[command(after_help = CACHE_HELP)]
@@ -146,6 +152,40 @@ Examples:
 Several targets: the same test runs on each at the same time (--one-by-one: in turn). One row per target, then the verdict: the target slower than the median of the others by more than the run-to-run noise (the spread of --repeats), or by 20 % without repeats, is named; else \"no outlier\". A write test needs every written device named in one --destroy-data list.
 
 Sweeps: --sweep-sched and --sweep-cache run the test under each value of the setting, the value found at start first, then the others, --repeats times (default 3) in turns (a, b, c, a, b, c, ...) so that a drift hits every value alike. The table gives each value's figure (MB/s, IOPS for random tests, ms per write for sync-latency) as the mean of its repeats, their spread, the difference to the value found at start and whether it is beyond the noise (larger than the spread of either), and the winner. The setting is journaled and put back at the end, on Ctrl-C, SIGTERM, SIGHUP and errors; after a SIGKILL, `disktriage restore` (or the next start of the screen) puts it back. --sweep-cache needs a drive whose write cache the host can switch (not loop, zram, md, dm).";
+
+const SCAN_HELP: &str = "\
+Read-only: the device is opened with O_RDONLY|O_DIRECT and never written; a scan is allowed \
+on a mounted or held device. The scan goes on past every error. Buckets (as MHDD/Victoria): \
+<5, <20, <50, <150, <500, >=500 ms, ERR (unreadable) and TIME (--timeout or longer). A block \
+that fails is read again in halves down to the logical block size, so the report names the \
+exact unreadable sectors with the kernel's errno; a slow block (--slow or longer) is read a \
+second time later in the scan (not at once, which the drive's cache would answer), and both \
+times are kept.
+
+Timeouts: a plain O_DIRECT read cannot be abandoned, so a weak sector is waited for through \
+the kernel's own retries (/sys/block/X/device/timeout) and then counted TIME; the output says \
+so.
+
+--mapfile FILE writes GNU ddrescue's mapfile ('+' read, '-' bad sector, '?' not tried), read \
+by ddrescuelog and ddrescueview. Given an existing mapfile of the same device, the scan \
+resumes: it reads only what is not tried ('?', and ddrescue's '*' and '/'); --retry also \
+reads the bad sectors ('-') again. The mapfile is saved every 30 s, at the end, and on \
+Ctrl-C, SIGTERM or SIGHUP before the exit (a stop takes effect between two reads: a read in \
+progress is finished first). --badblocks FILE writes the unreadable blocks in \
+--bb-size units (default 4096, the file system's block size), one number a line, for \
+`e2fsck -l FILE` / `mke2fs -l FILE`. Neither file may be on the disk being scanned.
+
+Exit status: 0 every block of the range was read (now or in the mapfile's earlier runs), 1 \
+error, 2 usage, 5 some sectors could not be read (they are listed), 6 the scan could not \
+finish (the device went away or changed; what was read is reported), 128 + the signal when \
+stopped (130 for Ctrl-C).
+
+Examples:
+  disktriage scan /dev/sdb
+  disktriage scan /dev/sdb --json > sdb-scan.json
+  disktriage scan /dev/sdb --mapfile sdb.map      (again later: resumes)
+  disktriage scan /dev/sdb1 --badblocks bad.txt && e2fsck -l bad.txt /dev/sdb1
+  disktriage scan /dev/nvme0n1 --offset 100G --size 10G --slow 50ms";
 
 /// Synchronous write modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -327,6 +367,53 @@ pub struct RunArgs {
     /// state found at start is put back.
     #[arg(long, conflicts_with_all = ["csv", "fio"])]
     pub sweep_cache: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// The block device to read: a disk or a partition (e.g. /dev/sdb).
+    pub target: PathBuf,
+
+    /// Where the scan starts (a multiple of the logical block size).
+    #[arg(long, value_parser = parse_size)]
+    pub offset: Option<u64>,
+
+    /// Bytes to scan from --offset (default: to the end of the device).
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// Bytes per read (default 1M, at most the device's largest transfer, max_sectors_kb).
+    #[arg(long, value_parser = parse_size)]
+    pub block: Option<u64>,
+
+    /// A block that takes this long or longer is slow, and is read a second time.
+    #[arg(long, value_parser = parse_duration, default_value = "150ms")]
+    pub slow: Duration,
+
+    /// A block that takes this long or longer is counted TIME.
+    #[arg(long, value_parser = parse_duration, default_value = "3s")]
+    pub timeout: Duration,
+
+    /// Print the result as JSON: bytes_read, seconds, buckets, errors, slow, timeouts and the
+    /// target's identity.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write (and resume from) a GNU ddrescue mapfile.
+    #[arg(long, value_name = "FILE")]
+    pub mapfile: Option<PathBuf>,
+
+    /// With --mapfile: read the sectors it marks bad ('-') again.
+    #[arg(long, requires = "mapfile")]
+    pub retry: bool,
+
+    /// Write the unreadable blocks to FILE, one block number a line (e2fsck -l, mke2fs -l).
+    #[arg(long, value_name = "FILE")]
+    pub badblocks: Option<PathBuf>,
+
+    /// The block size of the --badblocks numbers.
+    #[arg(long, value_name = "N", value_parser = parse_size, default_value = "4096", requires = "badblocks")]
+    pub bb_size: u64,
 }
 
 /// The test `run` runs when --test is not given.

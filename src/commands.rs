@@ -6,6 +6,7 @@ pub mod history;
 pub mod multi;
 pub mod params;
 pub mod run;
+pub mod scan;
 pub mod sweep;
 
 use std::path::Path;

@@ -7,6 +7,9 @@
 //!   text).
 //! - `smart`: decodes drive pages (ATA, NVMe, SCSI sense, smartctl JSON) into a verdict, and
 //!   builds the commands that ask for them.
+//! - `scan`: the surface scan's pure core (latency buckets, merged range lists, the block map,
+//!   ddrescue mapfiles, badblocks lists, the bisection of a failed block, the verdict), over
+//!   a `BlockReader` trait that `sys::scan` implements for a device.
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
 //!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
@@ -42,6 +45,7 @@ pub mod install;
 pub mod model;
 pub mod persist;
 pub mod report;
+pub mod scan;
 pub mod smart;
 // The one exemption from the crate's `unsafe_code = "deny"`: ioctls, io_uring and signal
 // handlers, each `unsafe` block with a `SAFETY:` comment.
@@ -106,6 +110,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             commands::multi::run(&root, &history_dir, &args)
         }
         Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
+        Some(Command::Scan(args)) => commands::scan::scan(&args),
         Some(Command::History(args)) => commands::history::history(&root, &history_dir, &args),
         Some(Command::Completions { shell }) => {
             write_stdout(&install::completion_script(shell))?;

@@ -8,6 +8,7 @@ pub mod multi;
 pub mod output;
 pub mod restore;
 pub mod run;
+pub mod scan;
 pub mod sched;
 pub mod smart;
 pub mod sweep;

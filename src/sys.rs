@@ -23,6 +23,7 @@ pub mod passthru;
 pub mod platform;
 pub mod privilege;
 pub mod process;
+pub mod scan;
 pub mod signals;
 pub mod smartctl;
 pub mod sysfs;

@@ -1,0 +1,420 @@
+//! `disktriage scan`: the surface scan of one block device, read-only.
+//!
+//! Every check runs before the first read: the arguments, the device, the output files (never
+//! on the scanned disk: a scan writes nothing to it, not even through a file system on it) and
+//! an existing mapfile (it must be of a device of this size, and of this disk when it says
+//! which). Then the engine reads block by block; between reads the stop flag (SIGINT, SIGTERM,
+//! SIGHUP) is checked, the mapfile saved every 30 s and the progress line drawn. On a stop the
+//! mapfile and the badblocks list are saved, the summary of what was read is printed, and the
+//! exit status is 128 + the signal.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use nix::sys::signal::Signal;
+
+use crate::cli::ScanArgs;
+use crate::model::Bytes;
+use crate::model::text::neutralize_controls;
+use crate::report::output::{output_width, write_stderr, write_stdout};
+use crate::report::scan::{self as report, ScanRun, ScanTarget};
+use crate::scan::Span;
+use crate::scan::badblocks;
+use crate::scan::blockmap::DEFAULT_CELLS;
+use crate::scan::engine::{End, Scan, ScanConfig, Step};
+use crate::scan::mapfile::{Mapfile, Status};
+use crate::sys::scan::{MAX_BLOCK, OutputFile, ScanDevice, whole_disk};
+use crate::sys::{SysRoot, activity, signals};
+
+/// Exit status when some sectors could not be read.
+pub const EXIT_UNREADABLE: u8 = 5;
+/// Exit status when the scan could not finish (the device went away or changed).
+pub const EXIT_INCOMPLETE: u8 = 6;
+
+/// The default read size.
+const DEFAULT_BLOCK: u64 = 1 << 20;
+/// How often the mapfile is saved during a scan.
+const SAVE_EVERY: Duration = Duration::from_secs(30);
+/// How often the progress line is redrawn.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// The comment line that says which disk a mapfile is of.
+const DEVICE_COMMENT: &str = "disktriage device: ";
+
+/// Runs the command.
+pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
+    let bb_size = badblocks::check_bb_size(args.bb_size).map_err(anyhow::Error::msg)?;
+    check_durations(args)?;
+    let shown = args.target.display().to_string();
+    let mut device = ScanDevice::open(&args.target)
+        .with_context(|| format!("cannot open {} for reading", neutralize_controls(&shown)))?;
+    let sector = u64::from(device.logical.max(512));
+    let domain = domain(args, device.size, sector)?;
+    let block = block_size(args.block, sector, device.max_transfer)?;
+    device
+        .set_block(block)
+        .context("cannot allocate the read buffer")?;
+    let target = describe(&device, &shown);
+
+    // The output files: checked, and an existing mapfile read, before anything is read.
+    let disk_family = activity::device_family(&SysRoot::host(), whole_disk(device.dev));
+    let mapfile_out = args
+        .mapfile
+        .as_deref()
+        .map(|p| output_file(p, "--mapfile", &disk_family))
+        .transpose()?;
+    let badblocks_out = args
+        .badblocks
+        .as_deref()
+        .map(|p| output_file(p, "--badblocks", &disk_family))
+        .transpose()?;
+    let map = match &mapfile_out {
+        Some(out) => existing_mapfile(out, &target)?,
+        None => None,
+    };
+    let resumed = map.is_some();
+    let map = map.unwrap_or_else(|| Mapfile::new(device.size));
+
+    let mut scan = Scan::new(
+        ScanConfig {
+            domain,
+            block,
+            sector,
+            slow: args.slow,
+            timeout: args.timeout,
+            retry: args.retry,
+            map_cells: DEFAULT_CELLS,
+        },
+        map,
+    );
+    if resumed {
+        write_stderr(&format!(
+            "disktriage: resuming from {}: {} of the range left to read\n",
+            neutralize_controls(
+                &args
+                    .mapfile
+                    .as_deref()
+                    .unwrap_or(Path::new(""))
+                    .display()
+                    .to_string()
+            ),
+            Bytes(scan.planned)
+        ));
+    }
+
+    let signo = stop_signals()?;
+    let comments = mapfile_comments(&target);
+    let started = Instant::now();
+    let mut last_save = Instant::now();
+    let mut last_progress = Instant::now();
+    let mut progress = Progress::new(&target);
+    let mut save_error: Option<String> = None;
+    loop {
+        if signo.load(Ordering::Relaxed) != 0 {
+            scan.stop();
+            break;
+        }
+        if scan.step(&mut device) == Step::Done {
+            break;
+        }
+        if let Some(out) = &mapfile_out
+            && last_save.elapsed() >= SAVE_EVERY
+        {
+            last_save = Instant::now();
+            if let Err(e) = out.replace(&scan.mapfile.render(&comments))
+                && save_error.is_none()
+            {
+                let text = format!("cannot save the mapfile {}: {e}", out.path.display());
+                write_stderr(&format!("\ndisktriage: {}\n", neutralize_controls(&text)));
+                save_error = Some(text);
+            }
+        }
+        if last_progress.elapsed() >= PROGRESS_EVERY {
+            last_progress = Instant::now();
+            progress.draw(&scan, started.elapsed());
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    progress.clear();
+
+    // Saved first: the files are what a stopped scan leaves for the next one.
+    let mut file_errors = Vec::new();
+    if let Some(out) = &mapfile_out
+        && let Err(e) = out.replace(&scan.mapfile.render(&comments))
+    {
+        file_errors.push(format!(
+            "cannot save the mapfile {}: {e}",
+            out.path.display()
+        ));
+    }
+    if let Some(out) = &badblocks_out {
+        let bad = scan
+            .mapfile
+            .regions()
+            .filter(|&(_, s)| s == Status::BadSector)
+            .filter_map(|(span, _)| span.intersect(&domain));
+        if let Err(e) = out.replace(&badblocks::render(bad, bb_size)) {
+            file_errors.push(format!(
+                "cannot write the badblocks list {}: {e}",
+                out.path.display()
+            ));
+        }
+    }
+
+    let run = ScanRun {
+        target: &target,
+        scan: &scan,
+        seconds,
+        timeout_enforced: false,
+        mapfile: args.mapfile.as_ref().map(|p| p.display().to_string()),
+        badblocks: args.badblocks.as_ref().map(|p| p.display().to_string()),
+    };
+    let text = if args.json {
+        report::render_json(&run)?
+    } else {
+        report::render_text(&run, output_width())
+    };
+    write_stdout(&text)?;
+    if let Some(e) = file_errors.into_iter().next() {
+        bail!("{}", neutralize_controls(&e));
+    }
+    if let Some(code) = crate::commands::run::signal_exit_code(signo.load(Ordering::Relaxed)) {
+        return Ok(ExitCode::from(code));
+    }
+    if let Some(End::Gone(why)) = &scan.end {
+        write_stderr(&format!(
+            "disktriage: the scan of {} could not finish: {}\n",
+            neutralize_controls(&shown),
+            neutralize_controls(why)
+        ));
+        return Ok(ExitCode::from(EXIT_INCOMPLETE));
+    }
+    if scan.mapfile.bytes_with(Status::BadSector, domain) > 0 {
+        return Ok(ExitCode::from(EXIT_UNREADABLE));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// SIGINT, SIGTERM and SIGHUP set the returned number (a SIGHUP ignored at start stays
+/// ignored): the scan stops between two reads.
+fn stop_signals() -> anyhow::Result<Arc<AtomicUsize>> {
+    let signo = Arc::new(AtomicUsize::new(0));
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        if sig == Signal::SIGHUP && signals::is_ignored(sig) {
+            continue;
+        }
+        signal_hook::flag::register_usize(sig as i32, Arc::clone(&signo), sig as usize)?;
+    }
+    Ok(signo)
+}
+
+fn check_durations(args: &ScanArgs) -> anyhow::Result<()> {
+    let ms = Duration::from_millis(1);
+    if args.slow < ms {
+        bail!("--slow must be at least 1ms (every block would be slow and read twice)");
+    }
+    if args.timeout < ms {
+        bail!("--timeout must be at least 1ms");
+    }
+    Ok(())
+}
+
+/// The byte range to scan, from --offset and --size, checked against the device.
+fn domain(args: &ScanArgs, device_size: u64, sector: u64) -> anyhow::Result<Span> {
+    let offset = args.offset.unwrap_or(0);
+    if !offset.is_multiple_of(sector) {
+        bail!("--offset {offset} is not a multiple of the logical block size ({sector} bytes)");
+    }
+    if offset >= device_size {
+        bail!("--offset {offset} is at or beyond the end of the device ({device_size} bytes)");
+    }
+    let size = match args.size {
+        None => device_size - offset,
+        Some(0) => bail!("--size 0: nothing to scan"),
+        Some(s) => s,
+    };
+    if !size.is_multiple_of(sector) {
+        bail!("--size {size} is not a multiple of the logical block size ({sector} bytes)");
+    }
+    if size > device_size - offset {
+        bail!(
+            "--offset {offset} --size {size} goes beyond the end of the device ({device_size} \
+             bytes)"
+        );
+    }
+    Ok(Span::new(offset, size))
+}
+
+/// The read size: --block, else 1 MiB, never more than the device's largest transfer.
+fn block_size(asked: Option<u64>, sector: u64, max_transfer: Option<u64>) -> anyhow::Result<u64> {
+    let limit = max_transfer
+        .filter(|&m| m >= sector)
+        .unwrap_or(MAX_BLOCK)
+        .min(MAX_BLOCK);
+    let block = match asked {
+        None => DEFAULT_BLOCK.min(limit) / sector * sector,
+        Some(b) => {
+            if b == 0 || !b.is_multiple_of(sector) {
+                bail!("--block {b} must be a multiple of the logical block size ({sector} bytes)");
+            }
+            if b > limit {
+                bail!(
+                    "--block {b} is larger than the device's largest transfer ({limit} bytes, \
+                     queue/max_sectors_kb)"
+                );
+            }
+            b
+        }
+    };
+    Ok(block.max(sector))
+}
+
+fn describe(device: &ScanDevice, shown: &str) -> ScanTarget {
+    let host = SysRoot::host();
+    let name = device.name.clone();
+    let (identity, model) = match &name {
+        Some(n) => (host.disk_identity(n), host.device_identity(n).model),
+        None => (crate::model::DiskIdentity::Name(shown.to_string()), None),
+    };
+    ScanTarget {
+        path: shown.to_string(),
+        name,
+        dev: device.dev.to_string(),
+        size: device.size,
+        logical_block_size: device.logical,
+        physical_block_size: device.physical,
+        identity,
+        model,
+        partition_start: device.partition_start,
+    }
+}
+
+/// An output file, refused when it would be on the scanned disk.
+fn output_file(
+    path: &Path,
+    flag: &str,
+    disk_family: &[crate::model::DevNum],
+) -> anyhow::Result<OutputFile> {
+    let shown = neutralize_controls(&path.display().to_string());
+    let out = OutputFile::at(path).with_context(|| format!("{flag} {shown}"))?;
+    if disk_family.contains(&out.fs_dev) {
+        bail!(
+            "{flag} {shown} is on a file system of the disk being scanned: a scan never writes \
+             to it; put the file elsewhere (e.g. /tmp or another disk)"
+        );
+    }
+    Ok(out)
+}
+
+/// The comments written at the top of the mapfile.
+fn mapfile_comments(target: &ScanTarget) -> Vec<String> {
+    vec![
+        format!(
+            "Mapfile. Created by disktriage version {} (scan)",
+            env!("CARGO_PKG_VERSION")
+        ),
+        device_comment(target),
+    ]
+}
+
+/// The mapfile comment naming the disk, on one line as `Mapfile::render` writes it.
+fn device_comment(target: &ScanTarget) -> String {
+    format!("{DEVICE_COMMENT}{} size {}", target.identity, target.size)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// The mapfile already at `out`, checked to be of this device; `None` when there is none.
+fn existing_mapfile(out: &OutputFile, target: &ScanTarget) -> anyhow::Result<Option<Mapfile>> {
+    let shown = neutralize_controls(&out.path.display().to_string());
+    let Some(text) = out
+        .read_existing()
+        .with_context(|| format!("cannot read the mapfile {shown}"))?
+    else {
+        return Ok(None);
+    };
+    let map =
+        Mapfile::parse(&text).with_context(|| format!("{shown} is not a ddrescue mapfile"))?;
+    if map.size() != target.size {
+        bail!(
+            "the mapfile {shown} covers {} bytes, the device has {}: it is of another device \
+             (remove it or name another file)",
+            map.size(),
+            target.size
+        );
+    }
+    let ours = device_comment(target);
+    if let Some(line) = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# "))
+        .find(|l| l.starts_with(DEVICE_COMMENT))
+        && line != ours
+    {
+        bail!(
+            "the mapfile {shown} is of another disk ({}; this one is {}): remove it or name \
+             another file",
+            neutralize_controls(line.trim_start_matches(DEVICE_COMMENT)),
+            neutralize_controls(ours.trim_start_matches(DEVICE_COMMENT))
+        );
+    }
+    Ok(Some(map))
+}
+
+/// The progress line on stderr when it is a terminal.
+struct Progress {
+    on: bool,
+    name: String,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(target: &ScanTarget) -> Progress {
+        Progress {
+            on: std::io::stderr().is_terminal(),
+            name: neutralize_controls(target.name.as_deref().unwrap_or(&target.path)),
+            drawn: false,
+        }
+    }
+
+    fn draw(&mut self, scan: &Scan, elapsed: Duration) {
+        if !self.on {
+            return;
+        }
+        let done = scan.done;
+        let pct = if scan.planned == 0 {
+            100.0
+        } else {
+            done as f64 * 100.0 / scan.planned as f64
+        };
+        let secs = elapsed.as_secs_f64();
+        let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+        let eta = if rate > 0.0 {
+            let left = scan.planned.saturating_sub(done) as f64 / rate;
+            format!("{}:{:02}", (left / 60.0) as u64, (left % 60.0) as u64)
+        } else {
+            "-".into()
+        };
+        write_stderr(&format!(
+            "\r\x1b[Kscan {}: {pct:.1} % {} of {}  {:.0} MB/s  ETA {eta}  unreadable {}  slow {}",
+            self.name,
+            Bytes(done),
+            Bytes(scan.planned),
+            rate / 1e6,
+            Bytes(scan.bytes_bad),
+            scan.slow.len(),
+        ));
+        self.drawn = true;
+    }
+
+    fn clear(&mut self) {
+        if self.drawn {
+            write_stderr("\r\x1b[K");
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! What `disktriage scan` prints: the text summary (buckets, the map, the unreadable, slow and
+//! TIME areas in bytes and LBAs, the verdict) and the JSON document.
+
+use serde::Serialize;
+
+use crate::model::text::neutralize_controls;
+use crate::model::{Bytes, DiskIdentity};
+use crate::report::table::wrap;
+use crate::scan::Span;
+use crate::scan::engine::{End, Scan};
+use crate::scan::verdict::verdict;
+
+/// What is known of the device scanned.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScanTarget {
+    /// The path as given.
+    pub path: String,
+    /// The kernel name.
+    pub name: Option<String>,
+    /// "major:minor".
+    pub dev: String,
+    pub size: u64,
+    pub logical_block_size: u32,
+    pub physical_block_size: u32,
+    /// The disk's identity (world-wide id, serial, loop image, else the name).
+    pub identity: DiskIdentity,
+    pub model: Option<String>,
+    /// For a partition: its first byte on the disk (LBAs in the report count from the
+    /// partition's start).
+    pub partition_start: Option<u64>,
+}
+
+/// A finished (or stopped) scan with what the report says around it.
+pub struct ScanRun<'a> {
+    pub target: &'a ScanTarget,
+    pub scan: &'a Scan,
+    pub seconds: f64,
+    /// Whether a read is abandoned at --timeout (SG_IO); plain reads are waited for.
+    pub timeout_enforced: bool,
+    pub mapfile: Option<String>,
+    pub badblocks: Option<String>,
+}
+
+/// The sentence about timeouts every output carries.
+pub fn timeout_note(run: &ScanRun) -> String {
+    let t = run.scan.config.timeout.as_millis();
+    if run.timeout_enforced {
+        format!("a read is abandoned after {t} ms and counted TIME")
+    } else {
+        format!(
+            "a per-command timeout is not available on this transport (plain O_DIRECT reads): \
+             a slow block is waited for, then counted TIME at {t} ms or more"
+        )
+    }
+}
+
+fn end_words(end: Option<&End>) -> (&'static str, Option<String>) {
+    match end {
+        Some(End::Finished) | None => ("finished", None),
+        Some(End::Stopped) => ("stopped", None),
+        Some(End::Gone(why)) => ("gone", Some(neutralize_controls(why))),
+    }
+}
+
+/// An errno's symbolic name ("EIO").
+fn errno_name(errno: i32) -> String {
+    format!("{:?}", nix::errno::Errno::from_raw(errno))
+}
+
+fn lba_range(span: Span, sector: u64) -> String {
+    let sector = sector.max(1);
+    let first = span.offset / sector;
+    let last = (span.end().max(1) - 1) / sector;
+    if first == last {
+        format!("LBA {first}")
+    } else {
+        format!("LBA {first}-{last}")
+    }
+}
+
+#[derive(Serialize)]
+struct JsonBucket {
+    label: &'static str,
+    upto_ms: Option<u64>,
+    blocks: u64,
+}
+
+#[derive(Serialize)]
+struct JsonError {
+    offset: u64,
+    length: u64,
+    errno: i32,
+    errno_name: String,
+    lba: u64,
+    sectors: u64,
+}
+
+#[derive(Serialize)]
+struct JsonSlow {
+    offset: u64,
+    length: u64,
+    ms: u64,
+    reread_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reread_errno: Option<i32>,
+}
+
+#[derive(Serialize)]
+struct JsonRange {
+    offset: u64,
+    length: u64,
+}
+
+#[derive(Serialize)]
+struct JsonScan<'a> {
+    target: &'a ScanTarget,
+    offset: u64,
+    size: u64,
+    block: u64,
+    slow_ms: u128,
+    timeout_ms: u128,
+    timeout_enforced: bool,
+    timeout_note: String,
+    /// Bytes this run had to read (all of the range, or what the mapfile left).
+    bytes_planned: u64,
+    bytes_read: u64,
+    bytes_unreadable: u64,
+    seconds: f64,
+    end: &'static str,
+    end_reason: Option<String>,
+    buckets: Vec<JsonBucket>,
+    errors: Vec<JsonError>,
+    slow: Vec<JsonSlow>,
+    timeouts: Vec<JsonRange>,
+    failed_then_read: u64,
+    verdict: String,
+    mapfile: Option<String>,
+    badblocks: Option<String>,
+}
+
+/// The JSON document.
+pub fn render_json(run: &ScanRun) -> anyhow::Result<String> {
+    let scan = run.scan;
+    let sector = scan.config.sector.max(1);
+    let (end, end_reason) = end_words(scan.end.as_ref());
+    let doc = JsonScan {
+        target: run.target,
+        offset: scan.config.domain.offset,
+        size: scan.config.domain.length,
+        block: scan.config.block,
+        slow_ms: scan.config.slow.as_millis(),
+        timeout_ms: scan.config.timeout.as_millis(),
+        timeout_enforced: run.timeout_enforced,
+        timeout_note: timeout_note(run),
+        bytes_planned: scan.planned,
+        bytes_read: scan.bytes_read,
+        bytes_unreadable: scan.bytes_bad,
+        seconds: run.seconds,
+        end,
+        end_reason,
+        buckets: scan
+            .buckets
+            .iter()
+            .map(|(b, blocks)| JsonBucket {
+                label: b.label(),
+                upto_ms: b.upto_ms(),
+                blocks,
+            })
+            .collect(),
+        errors: scan
+            .errors
+            .iter()
+            .map(|(s, e)| JsonError {
+                offset: s.offset,
+                length: s.length,
+                errno: e.0,
+                errno_name: errno_name(e.0),
+                lba: s.offset / sector,
+                sectors: s.length.div_ceil(sector),
+            })
+            .collect(),
+        slow: scan
+            .slow
+            .iter()
+            .map(|(s, t)| JsonSlow {
+                offset: s.offset,
+                length: s.length,
+                ms: t.ms,
+                reread_ms: t.reread_ms,
+                reread_errno: t.reread_errno,
+            })
+            .collect(),
+        timeouts: scan
+            .timeouts
+            .iter()
+            .map(|(s, _)| JsonRange {
+                offset: s.offset,
+                length: s.length,
+            })
+            .collect(),
+        failed_then_read: scan.failed_then_read,
+        verdict: verdict(scan),
+        mapfile: run.mapfile.clone(),
+        badblocks: run.badblocks.clone(),
+    };
+    Ok(serde_json::to_string_pretty(&doc)? + "\n")
+}
+
+/// Areas listed in the text; the rest are counted (all of them are in --json).
+const TEXT_LIST_LIMIT: usize = 20;
+
+fn list_lines<T>(
+    out: &mut String,
+    title: &str,
+    items: impl ExactSizeIterator<Item = T>,
+    line: impl Fn(T) -> String,
+) {
+    let total = items.len();
+    if total == 0 {
+        return;
+    }
+    out.push_str(&format!("{title}\n"));
+    for item in items.take(TEXT_LIST_LIMIT) {
+        out.push_str(&format!("  {}\n", line(item)));
+    }
+    if total > TEXT_LIST_LIMIT {
+        out.push_str(&format!(
+            "  ... and {} more (all of them in --json)\n",
+            total - TEXT_LIST_LIMIT
+        ));
+    }
+}
+
+/// The text summary, `width` columns wide (the map line fits in it).
+pub fn render_text(run: &ScanRun, width: usize) -> String {
+    let scan = run.scan;
+    let t = run.target;
+    let sector = scan.config.sector.max(1);
+    let domain = scan.config.domain;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "Scan of {} ({}, {}, {}, {}-byte sectors, {})\n",
+        neutralize_controls(&t.path),
+        neutralize_controls(t.name.as_deref().unwrap_or("?")),
+        t.dev,
+        Bytes(t.size),
+        t.logical_block_size,
+        neutralize_controls(&t.identity.to_string()),
+    ));
+    out.push_str(&format!(
+        "  Range     bytes {}-{} ({}), {}, {} blocks\n",
+        domain.offset,
+        domain.end().saturating_sub(1),
+        lba_range(domain, sector),
+        Bytes(domain.length),
+        Bytes(scan.config.block),
+    ));
+    let rate = if run.seconds > 0.0 {
+        format!(
+            "{:.0} MB/s",
+            (scan.bytes_read + scan.bytes_bad) as f64 / run.seconds / 1e6
+        )
+    } else {
+        "-".into()
+    };
+    out.push_str(&format!(
+        "  Read      {} of {} to read in {:.1} s ({rate}), {} unreadable\n",
+        Bytes(scan.bytes_read),
+        Bytes(scan.planned),
+        run.seconds,
+        Bytes(scan.bytes_bad),
+    ));
+    // One column per bucket, 8 wide: a count of 1 MiB blocks of a 8 TiB disk fits.
+    let (mut labels, mut counts) = (String::new(), String::new());
+    for (b, n) in scan.buckets.iter() {
+        labels.push_str(&format!("{:>8}", b.label()));
+        counts.push_str(&format!("{n:>8}"));
+    }
+    out.push_str(&format!("  Blocks ms{labels}\n"));
+    out.push_str(&format!("         {counts}\n"));
+    let map_width = width.saturating_sub(14).clamp(10, 120);
+    out.push_str(&format!("  Map       [{}]\n", scan.map.line(map_width)));
+    out.push_str(&format!(
+        "            {}\n",
+        crate::scan::buckets::Bucket::ALL
+            .iter()
+            .map(|b| format!("{} {}", b.glyph(), b.label()))
+            .collect::<Vec<_>>()
+            .join("  ")
+    ));
+    out.push_str(&wrap(
+        "  Timeout   ",
+        &format!("{}.", timeout_note(run)),
+        width,
+    ));
+    if let Some(start) = t.partition_start {
+        out.push_str(&wrap(
+            "  LBAs      ",
+            &format!(
+                "count from the partition's start, which is the disk's LBA {} (add it for \
+                 smartctl or hdparm).",
+                start / sector
+            ),
+            width,
+        ));
+    }
+    list_lines(
+        &mut out,
+        "Unreadable (offset, length in bytes; sectors; errno):",
+        scan.errors.iter(),
+        |(s, e)| {
+            format!(
+                "{} +{}  {}  {}",
+                s.offset,
+                s.length,
+                lba_range(*s, sector),
+                errno_name(e.0)
+            )
+        },
+    );
+    list_lines(
+        &mut out,
+        &format!(
+            "Slow, {} ms or more (offset, length in bytes; sectors; first and second read):",
+            scan.config.slow.as_millis()
+        ),
+        scan.slow.iter(),
+        |(s, tm)| {
+            let again = match (tm.reread_ms, tm.reread_errno) {
+                (Some(ms), _) => format!("{ms} ms"),
+                (None, Some(e)) => format!("failed ({})", errno_name(e)),
+                (None, None) => "not read again".into(),
+            };
+            format!(
+                "{} +{}  {}  {} ms, then {again}",
+                s.offset,
+                s.length,
+                lba_range(*s, sector),
+                tm.ms
+            )
+        },
+    );
+    list_lines(
+        &mut out,
+        "TIME (offset, length in bytes; sectors):",
+        scan.timeouts.iter(),
+        |(s, _)| format!("{} +{}  {}", s.offset, s.length, lba_range(*s, sector)),
+    );
+    if let Some(m) = &run.mapfile {
+        out.push_str(&format!(
+            "Mapfile: {} (GNU ddrescue format)\n",
+            neutralize_controls(m)
+        ));
+    }
+    if let Some(b) = &run.badblocks {
+        out.push_str(&format!("Bad blocks: {}\n", neutralize_controls(b)));
+    }
+    out.push_str(&format!("Verdict: {}.\n", verdict(scan)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::engine::tests::{FakeDisk, config, run_to_end};
+    use crate::scan::mapfile::Mapfile;
+    use std::time::Duration;
+
+    fn target(size: u64) -> ScanTarget {
+        ScanTarget {
+            path: "/dev/sdx\u{1b}[2J".into(),
+            name: Some("sdx".into()),
+            dev: "8:16".into(),
+            size,
+            logical_block_size: 512,
+            physical_block_size: 4096,
+            identity: DiskIdentity::Serial("S3Z\nX".into()),
+            model: None,
+            partition_start: Some(2048 * 512),
+        }
+    }
+
+    /// The scan of a fake disk with 16 bad sectors at LBA 8192 (ENODATA, as scsi_debug's
+    /// medium errors come), one at LBA 20000 (EIO) and one slow block.
+    fn scan() -> Scan {
+        let size = 16 << 20;
+        let mut disk = FakeDisk::new(size, 512);
+        for lba in 8192..8208 {
+            disk.bad.insert(lba, libc::ENODATA);
+        }
+        disk.bad.insert(20000, libc::EIO);
+        disk.latency
+            .push((Span::new(12 << 20, 1 << 20), Duration::from_millis(320)));
+        let mut scan = Scan::new(config(Span::new(0, size)), Mapfile::new(size));
+        run_to_end(&mut scan, &mut disk);
+        scan
+    }
+
+    #[test]
+    fn json_lists_the_sectors_slow_blocks_and_buckets() {
+        let scan = scan();
+        let t = target(16 << 20);
+        let run = ScanRun {
+            target: &t,
+            scan: &scan,
+            seconds: 0.5,
+            timeout_enforced: false,
+            mapfile: None,
+            badblocks: None,
+        };
+        let doc: serde_json::Value =
+            serde_json::from_str(&render_json(&run).expect("json")).expect("parses");
+        assert_eq!(doc["bytes_read"], (16 << 20) - 17 * 512);
+        assert_eq!(doc["bytes_unreadable"], 17 * 512);
+        let errors = doc["errors"].as_array().expect("errors");
+        assert_eq!(errors.len(), 2);
+        assert_eq!(errors[0]["offset"], 8192 * 512);
+        assert_eq!(errors[0]["length"], 16 * 512);
+        assert_eq!(errors[0]["errno"], libc::ENODATA);
+        assert_eq!(errors[0]["errno_name"], "ENODATA");
+        assert_eq!(errors[1]["lba"], 20000);
+        assert_eq!(errors[1]["errno_name"], "EIO");
+        let slow = doc["slow"].as_array().expect("slow");
+        assert_eq!(slow.len(), 1);
+        assert_eq!(slow[0]["offset"], 12 << 20);
+        assert_eq!(slow[0]["ms"], 320);
+        assert_eq!(slow[0]["reread_ms"], 320);
+        let buckets = doc["buckets"].as_array().expect("buckets");
+        let labels: Vec<&str> = buckets.iter().filter_map(|b| b["label"].as_str()).collect();
+        assert_eq!(
+            labels,
+            ["<5", "<20", "<50", "<150", "<500", ">=500", "ERR", "TIME"]
+        );
+        assert_eq!(buckets[0]["upto_ms"], 5);
+        assert_eq!(buckets[5]["upto_ms"], serde_json::Value::Null);
+        assert_eq!(buckets[6]["blocks"], 2);
+        assert_eq!(buckets[4]["blocks"], 1);
+        assert_eq!(doc["target"]["identity"]["by"], "serial");
+        assert_eq!(
+            doc["verdict"],
+            "17 unreadable sectors in 2 areas, the first at LBA 8192-8207"
+        );
+    }
+
+    #[test]
+    fn text_names_the_areas_in_bytes_and_lbas() {
+        let scan = scan();
+        let t = target(16 << 20);
+        let run = ScanRun {
+            target: &t,
+            scan: &scan,
+            seconds: 0.5,
+            timeout_enforced: false,
+            mapfile: Some("/tmp/sdx.map".into()),
+            badblocks: None,
+        };
+        let text = render_text(&run, 80);
+        assert!(
+            !text.contains('\u{1b}'),
+            "control characters neutralised: {text}"
+        );
+        assert!(
+            text.contains("4194304 +8192  LBA 8192-8207  ENODATA"),
+            "{text}"
+        );
+        assert!(text.contains("10240000 +512  LBA 20000  EIO"), "{text}");
+        assert!(
+            text.contains("12582912 +1048576  LBA 24576-26623  320 ms, then 320 ms"),
+            "{text}"
+        );
+        assert!(text.contains("     ERR    TIME\n"), "{text}");
+        assert!(text.contains("       2       0\n"), "{text}");
+        assert!(text.contains("disk's LBA 2048"), "{text}");
+        assert!(text.contains("Mapfile: /tmp/sdx.map"), "{text}");
+        assert!(text.contains("not available on this transport"), "{text}");
+        assert!(
+            text.ends_with(
+                "Verdict: 17 unreadable sectors in 2 areas, the first at LBA 8192-8207.\n"
+            ),
+            "{text}"
+        );
+        // The map marks the bad blocks' cells.
+        let map_line = text.lines().find(|l| l.contains("Map ")).expect("map line");
+        assert!(
+            map_line.contains('X') && map_line.contains('+'),
+            "{map_line}"
+        );
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "too wide: {line}");
+        }
+    }
+}
