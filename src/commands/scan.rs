@@ -11,12 +11,9 @@
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use nix::sys::signal::Signal;
 
 use crate::cli::ScanArgs;
 use crate::model::Bytes;
@@ -29,7 +26,8 @@ use crate::scan::blockmap::DEFAULT_CELLS;
 use crate::scan::engine::{End, Scan, ScanConfig, Step};
 use crate::scan::mapfile::{Mapfile, Status};
 use crate::sys::scan::{MAX_BLOCK, OutputFile, ScanDevice, whole_disk};
-use crate::sys::{SysRoot, activity, signals};
+use crate::sys::signals::{Catch, StopSignals};
+use crate::sys::{SysRoot, activity};
 
 /// Exit status when some sectors could not be read.
 pub const EXIT_UNREADABLE: u8 = 5;
@@ -107,7 +105,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         ));
     }
 
-    let signo = stop_signals()?;
+    let signals = StopSignals::catch(Catch::Command)?;
     let comments = mapfile_comments(&target);
     let started = Instant::now();
     let mut last_save = Instant::now();
@@ -115,7 +113,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let mut progress = Progress::new(&target);
     let mut save_error: Option<String> = None;
     loop {
-        if signo.load(Ordering::Relaxed) != 0 {
+        if signals.is_set() {
             scan.stop();
             break;
         }
@@ -183,7 +181,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = file_errors.into_iter().next() {
         bail!("{}", neutralize_controls(&e));
     }
-    if let Some(code) = crate::commands::run::signal_exit_code(signo.load(Ordering::Relaxed)) {
+    if let Some(code) = signals.exit_code() {
         return Ok(ExitCode::from(code));
     }
     if let Some(End::Gone(why)) = &scan.end {
@@ -198,19 +196,6 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_UNREADABLE));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// SIGINT, SIGTERM and SIGHUP set the returned number (a SIGHUP ignored at start stays
-/// ignored): the scan stops between two reads.
-fn stop_signals() -> anyhow::Result<Arc<AtomicUsize>> {
-    let signo = Arc::new(AtomicUsize::new(0));
-    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        if sig == Signal::SIGHUP && signals::is_ignored(sig) {
-            continue;
-        }
-        signal_hook::flag::register_usize(sig as i32, Arc::clone(&signo), sig as usize)?;
-    }
-    Ok(signo)
 }
 
 fn check_durations(args: &ScanArgs) -> anyhow::Result<()> {
