@@ -281,7 +281,7 @@ impl App {
             })?;
             inv.chosen(&name)
         };
-        let stamp_run = |mut request: crate::bench::session::RunRequest| {
+        let stamp_run = |mut request: crate::bench::exec::session::RunRequest| {
             if request.device.is_none() {
                 request.device = by_path(&request.target);
             }

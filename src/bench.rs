@@ -18,7 +18,3 @@ pub mod catalog;
 pub mod exec;
 pub mod plan;
 pub mod results;
-
-mod old_paths;
-#[doc(hidden)]
-pub use old_paths::*;

@@ -28,7 +28,7 @@ use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use ratatui::crossterm::{cursor, execute};
 
 use crate::app::App;
-use crate::bench::session;
+use crate::bench::exec::session;
 use crate::changes::guard::{RestoreGuard, SharedChanger};
 use crate::changes::{Changer, Journal};
 use crate::event::{self, Cmd, Msg};

@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use disktriage::bench::catalog::TestName;
+use disktriage::bench::exec::session::{self, RunRequest, TempPoll};
 use disktriage::bench::plan::params::TestParams;
-use disktriage::bench::session::{self, RunRequest, TempPoll};
+use disktriage::bench::plan::test_name::TestName;
 use disktriage::changes::{Changer, Journal};
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{ChosenDevice, Lifetime};

@@ -2469,7 +2469,7 @@ fn run_into_history(
     mine: &mut std::collections::HashSet<String>,
     test: TestName,
     image: &str,
-    report: &disktriage::bench::outcome::RunReport,
+    report: &disktriage::bench::results::outcome::RunReport,
 ) {
     keys(app, "2");
     app.picker_test = disktriage::app::picker::index_of(test);

@@ -574,7 +574,7 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::spec::EngineKind;
+    use crate::bench::plan::params::EngineKind;
 
     /// A finished session record of rand-read on zram0 (the shared test report), started at
     /// `unix`, known to the history as `disk` when given.

@@ -17,10 +17,10 @@
 use super::overlay::Overlay;
 use super::records::RunRecord;
 use super::{App, Screen};
-use crate::bench::catalog::Writes;
-use crate::bench::outcome::RunReport;
-use crate::bench::session::RunRequest;
-use crate::bench::sweep::{DEFAULT_REPEATS, SweepKind};
+use crate::bench::analysis::setting_sweep::{DEFAULT_REPEATS, SweepKind};
+use crate::bench::exec::session::RunRequest;
+use crate::bench::plan::test_name::Writes;
+use crate::bench::results::outcome::RunReport;
 use crate::changes::CacheChange;
 use crate::event::{Cmd, TaskError};
 pub use crate::flow::setting_sweep::SweepStage;

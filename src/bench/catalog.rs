@@ -20,9 +20,7 @@ use crate::bench::plan::metric::Metric;
 use crate::bench::plan::params::{Defaults, Param, Resolved, TestParams, resolve_with};
 use crate::bench::plan::{Phase, SpecError};
 
-// `pub` for the old paths (`bench/old_paths.rs`): the files other branches are rewriting still
-// take these from here.
-pub use crate::bench::plan::test_name::{TestName, Writes};
+use crate::bench::plan::test_name::{TestName, Writes};
 
 /// A catalogue entry.
 #[derive(Clone, Copy)]

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::bench::outcome::{RunReport, TargetClass};
+use crate::bench::results::outcome::{RunReport, TargetClass};
 use crate::cli::HistoryArgs;
 use crate::history::{History, HistoryEntry};
 use crate::model::DiskIdentity;

@@ -1,7 +1,7 @@
 //! The admin's `run` flags as the engine's test parameters, shared by `run` on one target,
 //! `run` on several and the setting sweeps.
 
-use crate::bench::spec::{EngineKind, TestParams};
+use crate::bench::plan::params::{EngineKind, TestParams};
 use crate::cli::{EngineArg, RunArgs, SyncArg};
 use crate::sys::direct::SyncMode;
 

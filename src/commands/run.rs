@@ -6,11 +6,12 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use crate::bench::catalog::{CATALOG, TestName, Writes};
-use crate::bench::safety::{self, WriteRefusal};
-use crate::bench::session::{self, RunRequest};
-use crate::bench::spec;
-use crate::bench::target::{self, TargetRequest};
+use crate::bench::catalog::CATALOG;
+use crate::bench::catalog::build::build_plan;
+use crate::bench::exec::safety::{self, WriteRefusal};
+use crate::bench::exec::session::{self, RunRequest};
+use crate::bench::exec::target::{self, TargetRequest};
+use crate::bench::plan::test_name::{TestName, Writes};
 use crate::cli::RunArgs;
 use crate::flow::progress::{ProgressLine, follow_run};
 use crate::model::text::neutralize_controls;
@@ -52,7 +53,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
     // engine probe is remembered for the invocation); a signal or a failed repeat ends the
     // repeats, and what completed is reported.
     let asked = args.repeats.unwrap_or(1);
-    let mut reports: Vec<crate::bench::outcome::RunReport> = Vec::new();
+    let mut reports: Vec<crate::bench::results::outcome::RunReport> = Vec::new();
     let mut later_error: Option<anyhow::Error> = None;
     for repeat in 1..=asked {
         if repeat > 1 && layout_stop.load(Ordering::Relaxed) {
@@ -163,7 +164,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
 /// stderr: the output stays a script that can be pasted, and the reason is in it.
 fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
     let facts = target::probe(req.path, req.root, req.params.size)?;
-    let plan = spec::build_plan(req.test, req.params, &facts, true)?;
+    let plan = build_plan(req.test, req.params, &facts, true)?;
     let mut text = String::new();
     // A rewrite's fio line only reads (fio cannot rewrite in place): no write to warn of.
     if plan.writes()

@@ -19,14 +19,15 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 
 use super::params::params_from_args;
-use crate::bench::catalog::TestName;
-use crate::bench::runner::RunEvent;
-use crate::bench::session::{self, RunRequest, TempPoll};
-use crate::bench::spec::TestParams;
-use crate::bench::sweep::{
-    self, CACHE_PRESET, CACHE_PRESET_WRITE_BYTES, DEFAULT_REPEATS, MAX_REPEATS, Metric, SweepKind,
+use crate::bench::analysis::setting_sweep::{
+    self as sweep, CACHE_PRESET, CACHE_PRESET_WRITE_BYTES, DEFAULT_REPEATS, MAX_REPEATS, SweepKind,
     SweepResult, SweepSample, SweepStep,
 };
+use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::session::{self, RunRequest, TempPoll};
+use crate::bench::plan::metric::Metric;
+use crate::bench::plan::params::TestParams;
+use crate::bench::plan::test_name::TestName;
 use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal};
 use crate::cli::{DEFAULT_TEST, RunArgs};

@@ -8,8 +8,8 @@ use std::io::{self, IsTerminal};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::bench::runner::RunEvent;
-use crate::bench::spec::{Job, Plan};
+use crate::bench::exec::runner::RunEvent;
+use crate::bench::plan::{Job, Plan};
 use crate::model::BytesPerSec;
 use crate::report::output::write_stderr;
 
@@ -72,7 +72,7 @@ impl Eta {
     /// Takes the probe into account when the runner names the phases that probe.
     pub fn saw(&mut self, event: &RunEvent) {
         if let RunEvent::Probes { phases } = event {
-            self.expected = crate::bench::engine::expected_duration(&self.plan, phases);
+            self.expected = crate::bench::exec::probe::expected_duration(&self.plan, phases);
         }
     }
 

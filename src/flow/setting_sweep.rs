@@ -11,9 +11,12 @@
 //! loop's commands, so its UI thread never waits for a switch or a run. The refusals and the
 //! sentences a sweep says are here, once.
 
-use crate::bench::catalog::TestName;
-use crate::bench::outcome::RunReport;
-use crate::bench::sweep::{self, Metric, SweepKind, SweepResult, SweepSample, SweepStep};
+use crate::bench::analysis::setting_sweep::{
+    self as sweep, SweepKind, SweepResult, SweepSample, SweepStep,
+};
+use crate::bench::plan::metric::Metric;
+use crate::bench::plan::test_name::TestName;
+use crate::bench::results::outcome::RunReport;
 use crate::model::{CacheStatus, SchedulerSet};
 
 /// Where a sweep is.

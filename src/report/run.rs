@@ -35,7 +35,7 @@ pub use shared::{
 pub use size_sweep::sweep_table;
 pub use text::{render_repeats_text, render_text};
 
-pub use crate::bench::outcome::{
+pub use crate::bench::results::outcome::{
     MIN_RATE_OPS, MIN_RATE_SECONDS, low_count, low_count_note, rate_measured, rate_settled,
     time_base,
 };
@@ -43,18 +43,22 @@ pub use crate::bench::outcome::{
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bench::catalog::TestName;
-    use crate::bench::engine::{self, EngineProbe, ProbeFigures};
-    use crate::bench::outcome::RUN_JSON_SCHEMA;
-    use crate::bench::outcome::{
+    use crate::bench::exec::probe as engine;
+    use crate::bench::plan::TimeBase;
+    use crate::bench::plan::params::EngineKind;
+    use crate::bench::plan::test_name::TestName;
+    use crate::bench::results::engine_choice::{EngineProbe, ProbeFigures};
+    use crate::bench::results::outcome::RUN_JSON_SCHEMA;
+    use crate::bench::results::outcome::{
         DirTotals, PhaseResult, RunOutcome, RunReport, TargetClass, TargetInfo,
     };
-    use crate::bench::spec::EngineKind;
-    use crate::bench::stats::{LatencySummary, TimeBase};
+    use crate::bench::results::stats::LatencySummary;
     use crate::sys::host::HostInfo;
 
-    use crate::bench::spec::{TargetFacts, TestParams, build_plan};
-    use crate::bench::stats::{BoundedSeries, LATENCY_DEFINITION};
+    use crate::bench::catalog::build::build_plan;
+    use crate::bench::plan::TargetFacts;
+    use crate::bench::plan::params::TestParams;
+    use crate::bench::results::stats::{BoundedSeries, LATENCY_DEFINITION};
     use std::path::PathBuf;
 
     /// A 1 GiB block device of 512-byte sectors.
@@ -178,7 +182,7 @@ pub(crate) mod tests {
             iops: 200.0,
             ..DirTotals::default()
         };
-        p.witness = Some(crate::bench::outcome::Witness {
+        p.witness = Some(crate::bench::results::outcome::Witness {
             source: "/sys/dev/block/7:0/stat (loop0)".into(),
             read_bytes: 4096 * 1000,
             write_bytes: 4096 * 1000,
@@ -279,12 +283,12 @@ pub(crate) mod tests {
         // One interval of the series: 1 MB rewritten in 0.25 s, its writes in flight for
         // 0.125 s of it.
         let p = &mut r.outcome.phases[0];
-        p.series = crate::bench::stats::BoundedSeries::new(4);
-        p.series.push(crate::bench::stats::IntervalPoint {
+        p.series = crate::bench::results::stats::BoundedSeries::new(4);
+        p.series.push(crate::bench::results::stats::IntervalPoint {
             start_s: 0.0,
             end_s: 0.25,
             read: Default::default(),
-            write: crate::bench::stats::DirPoint {
+            write: crate::bench::results::stats::DirPoint {
                 bytes: 1_000_000,
                 ops: 250,
                 latency: None,
@@ -328,7 +332,7 @@ pub(crate) mod tests {
         assert_eq!(cols[13..17], ["1000000", "250", "8.000", "2000.0"], "{row}");
         assert_eq!(cols.last(), Some(&"0.125000"), "{row}");
         // Results, the history and Compare read the figures from here: the same 0.8192 MB/s.
-        let f = crate::bench::figures::figures(std::slice::from_ref(&r));
+        let f = crate::bench::analysis::figures::figures(std::slice::from_ref(&r));
         assert_eq!(f[0].mbps.mean, 0.8192);
         assert_eq!(f[0].iops.mean, 200.0);
         assert_eq!((f[0].seconds, f[0].time_base), (5.0, TimeBase::WriteBusy));
@@ -371,16 +375,16 @@ pub(crate) mod tests {
         let p = &mut r.outcome.phases[0];
         p.seconds = 0.01112;
         p.rate_seconds = 0.01112;
-        let mut d = crate::bench::stats::DirStats::default();
+        let mut d = crate::bench::results::stats::DirStats::default();
         for _ in 0..10 {
             d.record(1 << 20, 1_100_000);
         }
         p.read = DirTotals::over(&d, p.rate_seconds);
         p.series
-            .push(crate::bench::stats::IntervalPoint::from_stats(
+            .push(crate::bench::results::stats::IntervalPoint::from_stats(
                 0.0,
                 0.01112,
-                &crate::bench::stats::IoStats::default(),
+                &crate::bench::results::stats::IoStats::default(),
                 None,
             ));
         let text = render_text(&r);
@@ -403,7 +407,7 @@ pub(crate) mod tests {
             "{csv}"
         );
         // Enough I/Os: no mark anywhere.
-        let mut d = crate::bench::stats::DirStats::default();
+        let mut d = crate::bench::results::stats::DirStats::default();
         for _ in 0..100 {
             d.record(1 << 20, 1_100_000);
         }
@@ -554,7 +558,7 @@ pub(crate) mod tests {
         assert!(
             plan.notes
                 .iter()
-                .any(|n| n == crate::bench::spec::HUGE_PAGES_NOTE),
+                .any(|n| n == crate::bench::plan::HUGE_PAGES_NOTE),
             "{:?}",
             plan.notes
         );

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use super::shared::{io_path, mbps, witness_lines};
-use crate::bench::outcome::{PhaseResult, RunReport};
-use crate::bench::spec::{PhaseTag, REWRITE_LABEL};
+use crate::bench::plan::{PhaseTag, REWRITE_LABEL};
+use crate::bench::results::outcome::{PhaseResult, RunReport};
 use crate::model::Bytes;
 
 /// A CrystalDiskMark cell's MB/s as CrystalDiskMark writes it (two decimals); the TUI's grid

@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::shared::{of_files, phase_engine_label, rewrite_time_base};
-use crate::bench::outcome::{RunReport, low_count_note};
-use crate::bench::spec::REWRITE_NOTE;
-use crate::bench::stats::per_second;
+use crate::bench::plan::REWRITE_NOTE;
+use crate::bench::results::outcome::{RunReport, low_count_note};
+use crate::bench::results::stats::per_second;
 
 /// The per-interval series of every phase as CSV, one row per interval.
 pub fn render_csv(r: &RunReport) -> String {

@@ -4,10 +4,11 @@
 use std::fmt::Write as _;
 
 use super::shared::{of_files, phase_engine_label};
-use crate::bench::engine;
-use crate::bench::outcome::{RunOutcome, RunReport};
+use crate::bench::exec::probe as engine;
+use crate::bench::plan::params::EngineKind;
 use crate::bench::plan::{Access, Mix};
-use crate::bench::spec::{EngineKind, PhaseTag, Plan, REWRITE_LABEL};
+use crate::bench::plan::{PhaseTag, Plan, REWRITE_LABEL};
+use crate::bench::results::outcome::{RunOutcome, RunReport};
 use crate::sys::direct::SyncMode;
 
 /// How fio issues a phase's I/O.
@@ -106,14 +107,14 @@ fn metadata_fio_script(plan: &Plan, target: &std::path::Path) -> String {
 }
 
 /// One metadata phase's fio command.
-fn metadata_fio_command(p: &crate::bench::spec::Phase, target: &std::path::Path) -> String {
+fn metadata_fio_command(p: &crate::bench::plan::Phase, target: &std::path::Path) -> String {
     let PhaseTag::Metadata { op, random } = p.tag else {
         return String::new();
     };
     let engine = match op {
-        crate::bench::family::metadata::MetaOp::Create => "filecreate",
-        crate::bench::family::metadata::MetaOp::Stat => "filestat",
-        crate::bench::family::metadata::MetaOp::Delete => "filedelete",
+        crate::bench::plan::MetaOp::Create => "filecreate",
+        crate::bench::plan::MetaOp::Stat => "filestat",
+        crate::bench::plan::MetaOp::Delete => "filedelete",
     };
     format!(
         "fio --name={} --directory={} --ioengine={engine} --nrfiles={} --filesize=4k --bs=4k \
@@ -160,7 +161,7 @@ pub fn report_fio_commands(r: &RunReport) -> Vec<String> {
 /// One phase's fio command line (with comment lines before it where fio differs).
 fn fio_command(
     plan: &Plan,
-    p: &crate::bench::spec::Phase,
+    p: &crate::bench::plan::Phase,
     target: &std::path::Path,
     engine: FioEngine,
 ) -> String {
@@ -287,14 +288,14 @@ fn fio_command(
     }
     if j.writes() {
         match plan.data {
-            crate::bench::pattern::DataKind::Zeros => cmd.push_str(" --zero_buffers"),
+            crate::bench::plan::DataKind::Zeros => cmd.push_str(" --zero_buffers"),
             // disktriage writes its random pattern as it is; fio's default scrambles part of
             // the buffer before every write, which costs it more than half its IOPS on zram.
-            crate::bench::pattern::DataKind::Random { .. } => {
+            crate::bench::plan::DataKind::Random { .. } => {
                 cmd.push_str(" --scramble_buffers=0");
             }
             // The line for a rewrite only reads (see above): no write data.
-            crate::bench::pattern::DataKind::Rewrite => {}
+            crate::bench::plan::DataKind::Rewrite => {}
         }
     }
     let _ = writeln!(out, "{cmd}");

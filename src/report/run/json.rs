@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::fio::report_fio_commands;
 use super::shared::sweep_curves;
-use crate::bench::curve;
-use crate::bench::outcome::RunReport;
+use crate::bench::analysis::curve;
+use crate::bench::results::outcome::RunReport;
 
 /// The result as JSON: the summary of every phase and its per-interval series.
 pub fn render_json(r: &RunReport) -> anyhow::Result<String> {
@@ -45,7 +45,7 @@ pub fn render_repeats_json(runs: &[RunReport], asked: u32) -> anyhow::Result<Str
         /// The repeats that ran (each has its report below).
         repeats: usize,
         repeats_asked: u32,
-        figures: Vec<crate::bench::figures::PhaseFigures>,
+        figures: Vec<crate::bench::analysis::figures::PhaseFigures>,
         reports: Vec<serde_json::Value>,
     }
     let first = runs
@@ -61,7 +61,7 @@ pub fn render_repeats_json(runs: &[RunReport], asked: u32) -> anyhow::Result<Str
         target: first.target.path.to_string_lossy().into_owned(),
         repeats: runs.len(),
         repeats_asked: asked,
-        figures: crate::bench::figures::figures(runs),
+        figures: crate::bench::analysis::figures::figures(runs),
         reports,
     })?;
     s.push('\n');

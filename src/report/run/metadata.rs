@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 
 use super::shared::ms;
-use crate::bench::outcome::{
+use crate::bench::results::outcome::{
     MIN_RATE_OPS, MIN_RATE_SECONDS, RunReport, low_count, low_count_note, rate_measured,
 };
-use crate::bench::stats::LatencySummary;
+use crate::bench::results::stats::LatencySummary;
 
 /// bonnie++ -n's figures: files per second of each phase and the latency of its operation.
 pub fn metadata_table(r: &RunReport) -> String {

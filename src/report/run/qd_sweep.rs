@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::shared::{mbps, ms, sweep_curves};
-use crate::bench::curve::{self, Curve};
-use crate::bench::outcome::{PhaseResult, RunReport};
-use crate::bench::spec::PhaseTag;
+use crate::bench::analysis::curve::{self, Curve};
+use crate::bench::plan::PhaseTag;
+use crate::bench::results::outcome::{PhaseResult, RunReport};
 use crate::model::Bytes;
 
 /// ORION-style: per queue depth the small-I/O IOPS and latency and the large-I/O MB/s, then

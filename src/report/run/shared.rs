@@ -4,12 +4,14 @@
 
 use std::fmt::Write as _;
 
-use crate::bench::curve::{self, Curve, PhaseSample};
-use crate::bench::engine::engine_label;
-use crate::bench::outcome::{PhaseResult, RunReport, TargetClass, TargetInfo, rate_settled};
+use crate::bench::analysis::curve::{self, Curve, PhaseSample};
 use crate::bench::plan::Mix;
-use crate::bench::spec::{PhaseTag, Plan, REWRITE_LABEL};
-use crate::bench::stats::TimeBase;
+use crate::bench::plan::TimeBase;
+use crate::bench::plan::{PhaseTag, Plan, REWRITE_LABEL};
+use crate::bench::results::engine_choice::engine_label;
+use crate::bench::results::outcome::{
+    PhaseResult, RunReport, TargetClass, TargetInfo, rate_settled,
+};
 use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, BytesPerSec};
 

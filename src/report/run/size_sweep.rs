@@ -4,10 +4,11 @@
 use std::fmt::Write as _;
 
 use super::shared::{engine_lines, mbps, sweep_curves, target_line};
-use crate::bench::curve;
-use crate::bench::outcome::RunReport;
+use crate::bench::analysis::curve;
+use crate::bench::catalog::family::size_sweep::sweep_column;
 use crate::bench::plan::Access;
-use crate::bench::spec::{PhaseTag, REWRITE_LABEL, sweep_column};
+use crate::bench::plan::{PhaseTag, REWRITE_LABEL};
+use crate::bench::results::outcome::RunReport;
 
 /// diskperf's table: one row per request size, MB/s per pattern and direction, gnuplot-ready
 /// (comment lines start with #, missing values are "-").

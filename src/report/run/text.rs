@@ -12,13 +12,13 @@ use super::shared::{
     target_line, witness_lines,
 };
 use super::size_sweep::sweep_table;
-use crate::bench::curve::{self, PhaseSample};
-use crate::bench::engine::EngineProbe;
-use crate::bench::outcome::{
+use crate::bench::analysis::curve::{self, PhaseSample};
+use crate::bench::plan::{Job, PhaseTag, Plan};
+use crate::bench::results::engine_choice::EngineProbe;
+use crate::bench::results::outcome::{
     DirTotals, PhaseResult, RunReport, TargetClass, low_count_note, rate_measured,
 };
-use crate::bench::spec::{Job, PhaseTag, Plan};
-use crate::bench::stats::LatencySummary;
+use crate::bench::results::stats::LatencySummary;
 use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, BytesPerSec};
 use crate::sys::direct::SyncMode;
@@ -299,7 +299,7 @@ pub fn render_repeats_text(runs: &[RunReport], heading: &str) -> String {
     if n <= 1 {
         return runs.first().map(render_text).unwrap_or_default();
     }
-    let figures = crate::bench::figures::figures(runs);
+    let figures = crate::bench::analysis::figures::figures(runs);
     let mut out = format!("{heading}\n");
     for f in &figures {
         let each: Vec<String> = runs
@@ -331,7 +331,7 @@ pub fn render_repeats_text(runs: &[RunReport], heading: &str) -> String {
     // A sweep's knee over the means: the one the charts mark.
     let samples: Vec<PhaseSample> = figures
         .iter()
-        .filter_map(crate::bench::figures::PhaseFigures::sample)
+        .filter_map(crate::bench::analysis::figures::PhaseFigures::sample)
         .collect();
     let knees: Vec<String> = curve::curves(&samples)
         .iter()
