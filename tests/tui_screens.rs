@@ -3781,3 +3781,18 @@ fn compare_gives_each_runs_parameters_whole_at_80_columns() {
     let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(words(&s).contains(&words(&change)), "{change}:\n{s}");
 }
+
+#[test]
+fn results_show_every_test_name_whole_or_elided_in_its_middle_at_80_columns() {
+    // seq-read-q8 was drawn "seq-read-q" at 80 columns: the TEST column is narrower than the
+    // longest test names. A name may lose its middle (marked), never its end.
+    let mut app = app_with("host-loop-zram", true);
+    for test in [TestName::SeqReadQ8, TestName::ConcurrentRead] {
+        let r = report(test, "loop0", "none", 300.0, 0.05);
+        finish_with(&mut app, test, false, &r);
+    }
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains(" seq-r~d-q8 "), "{s}");
+    assert!(!s.contains("seq-read-q "), "{s}");
+}

@@ -80,7 +80,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(5),
         Constraint::Length(6),
     ];
-    // A device's name may lose its middle to its column; every other cell must fit.
+    // A device's or a test's name may lose its middle to its column; every other cell must fit.
     let columns = super::fit::columns(
         &widths,
         Block::default().borders(Borders::ALL).inner(table_area),
@@ -125,7 +125,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let texts = vec![
                 r.number(),
                 super::fit::elide(&r.device, columns[2]),
-                r.test.id().to_string(),
+                // A test's name may lose its middle too (concurrent-read is longer than the
+                // column at 80 columns); its ends say which test it is.
+                super::fit::elide(r.test.id(), columns[3]),
                 r.scheduler.clone().unwrap_or_else(|| "-".into()),
                 drive_cache_shown(r.drive_cache.as_deref()).to_string(),
                 mbps,
