@@ -1,6 +1,6 @@
 //! `disktriage run --sweep-sched` and `--sweep-cache`: the test under each value of the
 //! disk's I/O scheduler or of the drive's write cache, repeats interleaved, and the table of
-//! `bench::sweep`. The steps, refusals and sentences are the state machine
+//! `bench::analysis::setting_sweep`. The steps, refusals and sentences are the state machine
 //! `flow::setting_sweep`, which the TUI's sweep drives too; this command drives it in a loop.
 //!
 //! Every change goes through the journal (`Changer`, session lifetime) behind a
