@@ -1,7 +1,7 @@
 //! A sweep started from the Test screen (`S`/`W`): the chosen test on the selected device under
 //! each I/O scheduler it offers, or with the drive's write cache on and off, repeats
-//! interleaved (`bench::analysis::setting_sweep` has the order, the figures and the winner, the same as
-//! `disktriage run --sweep-sched` prints).
+//! interleaved (`bench::analysis::setting_sweep` has the order, the figures and the winner,
+//! the same as `disktriage run --sweep-sched` prints).
 //!
 //! The steps, refusals and sentences are the state machine `flow::setting_sweep`, the same one
 //! `disktriage run --sweep-*` drives. The app drives it one message at a time, through the
