@@ -9,7 +9,7 @@ use super::keys::Action;
 use super::{App, Overlay, Screen};
 use crate::bench::analysis::curve::PhaseSample;
 use crate::bench::analysis::setting_sweep::SweepKind;
-use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::run_input::RunEvent;
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::test_name::{TestName, Writes};

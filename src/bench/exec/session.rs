@@ -13,7 +13,8 @@ use crate::bench::catalog::build::build_plan;
 use crate::bench::exec::directory;
 use crate::bench::exec::memory::check_memory;
 use crate::bench::exec::pattern::DataPattern;
-use crate::bench::exec::runner::{self, RunEvent, RunHandle, RunInput};
+use crate::bench::exec::run_input::{DirectoryRun, RunEvent, RunInput};
+use crate::bench::exec::runner::{self, RunHandle};
 use crate::bench::exec::target::{self, TargetRequest};
 use crate::bench::plan::Plan;
 use crate::bench::plan::TargetFacts;
@@ -250,7 +251,7 @@ fn start_directory(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> 
     let (tx, events) = mpsc::channel();
     let handle = runner::start_directory(
         directory::run,
-        runner::DirectoryRun {
+        DirectoryRun {
             plan: plan.clone(),
             scratch: prepared.scratch,
             events: Some(tx),

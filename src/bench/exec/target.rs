@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 
 use crate::bench::catalog::resolve;
 use crate::bench::exec::pattern::DataPattern;
-use crate::bench::exec::runner::StatSource;
+use crate::bench::exec::run_input::StatSource;
 use crate::bench::exec::safety;
 use crate::bench::plan::DataKind;
 use crate::bench::plan::TargetFacts;
