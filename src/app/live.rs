@@ -99,7 +99,7 @@ pub(super) fn creates_test_file(
 ) -> Option<u64> {
     file_target
         .is_some_and(|ft| request.target == ft.file)
-        .then(|| crate::bench::exec::target::test_file_size(&request.params))
+        .then(|| crate::bench::exec::test_file::test_file_size(&request.params))
 }
 
 /// The run on the Run screen (live, or the last one, finished).

@@ -1,10 +1,10 @@
-//! Running a plan: preparing and checking the target (`target`, `safety`, `rewrite_guard`),
-//! the memory a plan needs (`memory`), the data writes carry (`pattern`), which I/O comes
-//! next (`io_sequence`), the engine probe (`probe`) and its rounds (`probe_rounds`), the
-//! workers' I/O loops (`worker`), how they are started (`spawn`) and the gate they meet at
-//! (`gate`), what a run is given and reports (`run_input`), the runner that runs the phases
-//! (`runner`), the directory engine of the metadata test (`directory`), and the session that
-//! ties a request to a run (`session`).
+//! Running a plan: preparing and checking the target (`target`, `safety`, `rewrite_guard`)
+//! and the test file a run makes (`test_file`), the memory a plan needs (`memory`), the data
+//! writes carry (`pattern`), which I/O comes next (`io_sequence`), the engine probe (`probe`)
+//! and its rounds (`probe_rounds`), the workers' I/O loops (`worker`), how they are started
+//! (`spawn`) and the gate they meet at (`gate`), what a run is given and reports
+//! (`run_input`), the runner that runs the phases (`runner`), the directory engine of the
+//! metadata test (`directory`), and the session that ties a request to a run (`session`).
 
 pub mod directory;
 pub mod gate;
@@ -21,4 +21,5 @@ pub mod series;
 pub mod session;
 pub mod spawn;
 pub mod target;
+pub mod test_file;
 pub mod worker;
