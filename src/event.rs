@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 
-use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::run_input::RunEvent;
 use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::Plan;
 use crate::bench::results::outcome::RunReport;

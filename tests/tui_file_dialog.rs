@@ -43,7 +43,7 @@ fn the_default_region_fits_the_free_space_the_dialog_shows() {
     let [Cmd::StartRun(req)] = cmds.as_slice() else {
         panic!("{cmds:?} {:?}", app.overlay)
     };
-    let size = disktriage::bench::exec::target::test_file_size(&req.params);
+    let size = disktriage::bench::exec::test_file::test_file_size(&req.params);
     assert!(size <= free, "a {size}-byte file in {free} bytes free");
     assert!(size >= free / 2, "{size}: most of the free space is used");
     // The dialog and the Test screen said that size.
@@ -70,7 +70,7 @@ fn with_room_the_default_stays_1_gib() {
         panic!("{cmds:?} {:?}", app.overlay)
     };
     assert_eq!(
-        disktriage::bench::exec::target::test_file_size(&req.params),
+        disktriage::bench::exec::test_file::test_file_size(&req.params),
         1 << 30
     );
 }

@@ -478,7 +478,7 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
 /// count it did, and says it was stopped.
 #[test]
 fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
-    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::exec::run_input::RunEvent;
     let mut app = app_with("host-loop-zram", true);
     pick_rand_read(&mut app);
     keys(&mut app, "r");
@@ -753,7 +753,7 @@ fn run_screen_mean_is_the_total_over_the_time_and_the_results_figure() {
         span(0.5, 0.85, 35),
     ] {
         app.update(Msg::Run(Box::new(
-            disktriage::bench::exec::runner::RunEvent::Point { index: 0, point: p },
+            disktriage::bench::exec::run_input::RunEvent::Point { index: 0, point: p },
         )));
     }
     let live = screen(&app, 80, 25);
@@ -1135,7 +1135,7 @@ fn compare_scrolls_keeps_the_marks_and_says_when_nothing_matches() {
 
 #[test]
 fn numbers_are_never_cut_at_80_columns() {
-    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::exec::run_input::RunEvent;
     use disktriage::bench::results::stats::LatencyPoint;
     let mut app = app_with("host-loop-zram", true);
     app.values.repeats = 3;
@@ -1277,7 +1277,7 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
         notes: vec![],
     });
     app.update(Msg::Run(Box::new(
-        disktriage::bench::exec::runner::RunEvent::PhaseStarted {
+        disktriage::bench::exec::run_input::RunEvent::PhaseStarted {
             index: 0,
             count: 1,
             label: "rand-read".into(),
@@ -1748,7 +1748,7 @@ fn feed_phases(
     report: &disktriage::bench::results::outcome::RunReport,
     upto: usize,
 ) {
-    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::exec::run_input::RunEvent;
     app.update(Msg::RunStarted {
         target: Box::new(report.target.clone()),
         plan: Box::new(report.plan.clone()),
@@ -1944,7 +1944,7 @@ fn cli_sweep_tables_end_with_the_knees() {
 #[test]
 fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
     use disktriage::bench::catalog::build::build_plan;
-    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::exec::run_input::RunEvent;
     use disktriage::bench::plan::TargetFacts;
     use disktriage::bench::plan::params::TestParams;
     let mut app = app_with("host-loop-zram", true);
@@ -2210,7 +2210,7 @@ fn a_device_without_a_mounted_file_system_says_so() {
 
 #[test]
 fn a_metadata_run_shows_files_per_second_live_and_in_results() {
-    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::exec::run_input::RunEvent;
     use disktriage::bench::results::stats::{DirPoint, IntervalPoint};
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "f");
@@ -3553,7 +3553,7 @@ fn health_view_of_a_drive_without_self_tests() {
 /// in the ETA), warming up, or nothing at all when there is no warm-up.
 #[test]
 fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
-    use disktriage::bench::exec::runner::RunEvent;
+    use disktriage::bench::exec::run_input::RunEvent;
     use std::time::Duration;
     let mut app = app_with("host-loop-zram", true);
     pick_rand_read(&mut app);

@@ -11,7 +11,7 @@ mod common;
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::catalog::CATALOG;
-use disktriage::bench::exec::runner::RunEvent;
+use disktriage::bench::exec::run_input::RunEvent;
 use disktriage::bench::exec::session::RunRequest;
 use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::{Cmd, Msg, SeveralMsg, TaskError};

@@ -86,7 +86,7 @@ impl App {
             // that fits the free space).
             Some(ft) => TargetFacts {
                 size: self.values.params(test).size.unwrap_or(
-                    crate::bench::exec::target::default_file_size_within(ft.free),
+                    crate::bench::exec::test_file::default_file_size_within(ft.free),
                 ),
                 logical_block_size: d.logical_block_size.unwrap_or(4096),
                 max_request: None,
@@ -133,11 +133,12 @@ impl App {
             let directory = test.info().family.runs_in_directory();
             // Unless set, the file is the size the dialog offered: it fits the free space. (A
             // directory test makes no such file.)
-            let size = params
-                .size
-                .unwrap_or(crate::bench::exec::target::default_file_size_within(
-                    ft.free,
-                ));
+            let size =
+                params
+                    .size
+                    .unwrap_or(crate::bench::exec::test_file::default_file_size_within(
+                        ft.free,
+                    ));
             if !directory {
                 params.size = Some(size);
             }

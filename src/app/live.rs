@@ -9,7 +9,7 @@ use super::keys::Action;
 use super::{App, Overlay, Screen};
 use crate::bench::analysis::curve::PhaseSample;
 use crate::bench::analysis::setting_sweep::SweepKind;
-use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::run_input::RunEvent;
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::test_name::{TestName, Writes};
@@ -99,7 +99,7 @@ pub(super) fn creates_test_file(
 ) -> Option<u64> {
     file_target
         .is_some_and(|ft| request.target == ft.file)
-        .then(|| crate::bench::exec::target::test_file_size(&request.params))
+        .then(|| crate::bench::exec::test_file::test_file_size(&request.params))
 }
 
 /// The run on the Run screen (live, or the last one, finished).

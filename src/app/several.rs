@@ -12,7 +12,7 @@ use super::live::LiveStats;
 use super::records::RunRecord;
 use super::{App, Overlay, Screen};
 use crate::bench::analysis::several_disks::{self, Role};
-use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::run_input::RunEvent;
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::Plan;

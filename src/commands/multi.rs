@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 
 use super::params::params_from_args;
 use crate::bench::analysis::several_disks::{self as multi, ListRefusal, Role};
-use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::run_input::RunEvent;
 use crate::bench::exec::safety::WriteRefusal;
 use crate::bench::exec::session::{self, RunRequest, Session, TempPoll};
 use crate::bench::exec::target;

@@ -23,7 +23,7 @@ use crate::bench::analysis::setting_sweep::{
     self as sweep, CACHE_PRESET, CACHE_PRESET_WRITE_BYTES, DEFAULT_REPEATS, MAX_REPEATS, SweepKind,
     SweepResult, SweepSample, SweepStep,
 };
-use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::run_input::RunEvent;
 use crate::bench::exec::session::{self, RunRequest, TempPoll};
 use crate::bench::plan::metric::Metric;
 use crate::bench::plan::params::TestParams;

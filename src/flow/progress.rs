@@ -8,7 +8,7 @@ use std::io::{self, IsTerminal};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::bench::exec::runner::RunEvent;
+use crate::bench::exec::run_input::RunEvent;
 use crate::bench::plan::{Job, Plan};
 use crate::model::BytesPerSec;
 use crate::report::output::write_stderr;

@@ -301,7 +301,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                  the test you choose, and removed afterwards. Nothing else on the file system \
                  is touched. The metadata test uses a scratch directory there instead.",
                 ft.file.display(),
-                crate::model::Bytes(crate::bench::exec::target::default_file_size_within(
+                crate::model::Bytes(crate::bench::exec::test_file::default_file_size_within(
                     ft.free
                 ))
                 .iec()

@@ -113,7 +113,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             {
                 value = format!(
                     "{} (the new file)",
-                    crate::model::Bytes(crate::bench::exec::target::default_file_size_within(
+                    crate::model::Bytes(crate::bench::exec::test_file::default_file_size_within(
                         ft.free
                     ))
                     .iec()

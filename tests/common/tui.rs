@@ -8,7 +8,7 @@ use std::time::Duration;
 use disktriage::app::App;
 use disktriage::bench::catalog::build::build_plan;
 use disktriage::bench::exec::probe;
-use disktriage::bench::exec::runner::RunEvent;
+use disktriage::bench::exec::run_input::RunEvent;
 use disktriage::bench::plan::TargetFacts;
 use disktriage::bench::plan::params::{EngineKind, TestParams};
 use disktriage::bench::plan::test_name::TestName;

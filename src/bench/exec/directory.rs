@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use crate::bench::exec::runner::{DirectoryRun, RunEvent};
+use crate::bench::exec::run_input::{DirectoryRun, RunEvent};
 use crate::bench::plan::params::EngineKind;
 use crate::bench::plan::{MetaOp, Phase, PhaseTag, TimeBase, splitmix64};
 use crate::bench::results::engine_choice::EngineChoice;

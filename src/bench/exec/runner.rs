@@ -3,32 +3,29 @@
 //! the phase (the witness), folds the workers' interval samples into one bounded series, and
 //! streams events to whoever watches (the CLI's progress line, the TUI's charts).
 
-use std::os::fd::OwnedFd;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::bench::exec::gate::Gate;
-use crate::bench::exec::io_sequence::Planner;
-use crate::bench::exec::pattern::DataPattern;
-use crate::bench::exec::probe::{
-    self, Decision, EngineMemory, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeKey, ProbeRound, ProbeShape,
-    TargetId, probe_figures,
+use crate::bench::exec::probe::{self, Decision, EngineMemory, ProbeKey, ProbeShape, TargetId};
+use crate::bench::exec::probe_rounds::{probe_engines, probe_failed_choice};
+use crate::bench::exec::run_input::{
+    DirectoryRun, DirectoryRunner, RunEvent, RunInput, StatSource,
 };
 use crate::bench::exec::series::Aggregator;
-use crate::bench::exec::worker::{FailureFacts, WorkerCtx, WorkerMsg, WriteData, run_worker};
+use crate::bench::exec::spawn::{Spawned, failure_facts, spawn_workers, threads_per_worker};
+use crate::bench::exec::worker::WorkerMsg;
+use crate::bench::plan::Phase;
 use crate::bench::plan::params::EngineKind;
-use crate::bench::plan::{Job, Phase, Plan};
-use crate::bench::results::engine_choice::{EngineChoice, EngineProbe};
+use crate::bench::results::engine_choice::EngineChoice;
 use crate::bench::results::failure::IoFailure;
 use crate::bench::results::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
 use crate::bench::results::stats::{IntervalPoint, LATENCY_DEFINITION, per_second};
 use crate::model::activity::{BackgroundIo, ProcessIo, busy_between};
-use crate::model::{DevNum, Transport};
-use crate::sys::SysRoot;
 use crate::sys::activity;
 use crate::sys::direct;
 use crate::sys::parse::DiskStat;
@@ -43,74 +40,6 @@ fn with_memory<T>(f: impl FnOnce(&mut EngineMemory) -> T) -> T {
     // whole: still usable.
     let mut memory = ENGINE_MEMORY.lock().unwrap_or_else(PoisonError::into_inner);
     f(&mut memory)
-}
-
-/// What a run reports while it goes.
-#[derive(Debug, Clone)]
-pub enum RunEvent {
-    /// Sent first: which phases will probe the engines before their warm-up (the others
-    /// reuse an earlier probe's choice or need none), for an ETA that counts the probes
-    /// (`probe::expected_duration`).
-    Probes { phases: Vec<bool> },
-    /// Phase `index` of `count` started: with `probing`, the engine probe runs first, then
-    /// what is left of the warm-up, if any; else the warm-up, if any.
-    PhaseStarted {
-        index: usize,
-        count: usize,
-        label: String,
-        job: Box<Job>,
-        probing: bool,
-    },
-    /// The probe of phase `index` is over (the rest of the warm-up, if any, runs now).
-    Probed { index: usize },
-    /// The warm-up is over; measurement starts now, with this engine.
-    Measuring {
-        index: usize,
-        engine: Box<EngineChoice>,
-    },
-    /// One interval of the phase's series.
-    Point { index: usize, point: IntervalPoint },
-    PhaseFinished {
-        index: usize,
-        result: Box<PhaseResult>,
-    },
-}
-
-/// Where the runner reads the kernel's counters for the target.
-#[derive(Debug, Clone)]
-pub struct StatSource {
-    pub root: SysRoot,
-    pub dev: DevNum,
-    pub name: String,
-}
-
-/// What a directory test's runner gets: its plan, the scratch directory it works in (removed
-/// when dropped) and where to send its events.
-pub struct DirectoryRun {
-    pub plan: Plan,
-    pub scratch: crate::sys::dirops::ScratchDir,
-    pub events: Option<Sender<RunEvent>>,
-}
-
-/// Runs a directory test to its end or until the flag is set.
-pub type DirectoryRunner = fn(DirectoryRun, &AtomicBool) -> RunOutcome;
-
-/// Everything a run needs besides the plan.
-pub struct RunInput {
-    pub plan: Plan,
-    pub fd: Arc<OwnedFd>,
-    pub pattern: Option<DataPattern>,
-    pub stat: Option<StatSource>,
-    /// Shown when there is no stat source (e.g. a file on tmpfs).
-    pub no_stat_reason: Option<String>,
-    pub events: Option<Sender<RunEvent>>,
-    /// The target is a block device (else a file), and its size at the start: a failure is
-    /// explained against them (a removed device vs a full file system).
-    pub block_device: bool,
-    pub size_at_start: u64,
-    /// The kind of device (of the file's file system, for a file), when known: without a
-    /// warm-up it decides the engine (`probe::decide`).
-    pub transport: Option<Transport>,
 }
 
 /// The target's identity for the memory of probes, `None` when it cannot be read (then every
@@ -172,33 +101,6 @@ impl EngineBook {
             with_memory(|m| m.remember(k, choice));
         }
         self.this_run.push((shape, choice.clone()));
-    }
-}
-
-/// Looks at the target right after an I/O failed: whether its device is still there, its
-/// size now, its read-only flag.
-fn failure_facts(input: &RunInput) -> FailureFacts {
-    let size_now = if input.block_device {
-        direct::block_geometry(&input.fd)
-            .ok()
-            .map(|(size, _, _)| size)
-    } else {
-        direct::file_len(&input.fd).ok()
-    };
-    FailureFacts {
-        block_device: input.block_device,
-        device_gone: input.block_device
-            && input
-                .stat
-                .as_ref()
-                .is_some_and(|s| !s.root.dev_present(s.dev)),
-        size_at_start: input.size_at_start,
-        size_now,
-        read_only: input
-            .block_device
-            .then(|| direct::read_only_fd(&input.fd).ok())
-            .flatten(),
-        root: crate::sys::privilege::is_root(),
     }
 }
 
@@ -318,313 +220,6 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
         background,
         stopped: stop.load(Ordering::Relaxed) && phases.iter().all(PhaseResult::ok),
         phases,
-    }
-}
-
-/// Threads doing I/O for each worker.
-fn threads_per_worker(engine: EngineKind, job: &Job) -> usize {
-    match engine {
-        EngineKind::Uring => 1,
-        EngineKind::Sync | EngineKind::Auto => job.qd as usize,
-    }
-}
-
-/// The worker threads of one job, started and waiting at the gate after their warm-up.
-struct Spawned {
-    handles: Vec<JoinHandle<()>>,
-    /// Threads that will send `Done`.
-    alive: usize,
-    setup_error: Option<String>,
-}
-
-fn spawn_workers(
-    input: &RunInput,
-    job: &Job,
-    engine: EngineKind,
-    gate: &Arc<Gate>,
-    tx: &Sender<WorkerMsg>,
-    stop: &Arc<AtomicBool>,
-) -> Spawned {
-    let per_worker = threads_per_worker(engine, job);
-    let mut spawned = Spawned {
-        handles: Vec::new(),
-        alive: job.workers as usize * per_worker,
-        setup_error: None,
-    };
-    for w in 0..job.workers {
-        let (start, len) = job.worker_region(w);
-        let seed = job.seed ^ u64::from(w).wrapping_mul(0x9E37_79B9);
-        let Some(planner) = Planner::new(start, len, job.bs, job.access, job.mix, seed) else {
-            spawned.setup_error = Some(format!("worker {w}: region too small for one request"));
-            for _ in 0..per_worker {
-                gate.forget();
-            }
-            spawned.alive -= per_worker;
-            continue;
-        };
-        let ctx = WorkerCtx {
-            worker: w,
-            fd: Arc::clone(&input.fd),
-            job: job.clone(),
-            planner,
-            write_data: match (job.writes(), job.rewrite, &input.pattern) {
-                (false, _, _) => None,
-                (true, true, _) => Some(WriteData::Rewrite),
-                (true, false, Some(p)) => Some(WriteData::Pattern(p.clone())),
-                // Refused by the worker before any I/O: a write needs its data.
-                (true, false, None) => None,
-            },
-            interval: input.plan.interval,
-            huge_pages: input.plan.huge_pages,
-            tx: tx.clone(),
-            stop: Arc::clone(stop),
-            gate: Arc::clone(gate),
-            next_op: Arc::new(AtomicU64::new(0)),
-            issued: Arc::new(AtomicU64::new(0)),
-        };
-        match std::thread::Builder::new()
-            .name(format!("io-worker-{w}"))
-            .spawn(move || run_worker(ctx, engine))
-        {
-            Ok(h) => spawned.handles.push(h),
-            Err(e) => {
-                spawned.setup_error = Some(format!("cannot start worker thread {w}: {e}"));
-                for _ in 0..per_worker {
-                    gate.forget();
-                }
-                spawned.alive -= per_worker;
-            }
-        }
-    }
-    spawned
-}
-
-/// How a probe round ended without a figure.
-enum RoundEnd {
-    /// The engine could not run (its set-up failed, or nothing was counted): the other
-    /// candidate may still.
-    NotRun,
-    /// The admin stopped the run.
-    Stopped,
-    /// An I/O failed: the run's error. With the I/Os and bytes that completed in the round
-    /// before it.
-    Failed {
-        failure: IoFailure,
-        ops: u64,
-        bytes: u64,
-    },
-}
-
-/// Runs `job` with `engine` for a short ramp and a counted window, and measures it. Nothing
-/// of it is reported as the test's figures.
-fn probe_round(
-    input: &RunInput,
-    job: &Job,
-    engine: EngineKind,
-    stop: &Arc<AtomicBool>,
-) -> Result<ProbeRound, RoundEnd> {
-    let mut probe_job = job.clone();
-    probe_job.warmup = Duration::from_millis(PROBE_RAMP_MS);
-    probe_job.time = Some(Duration::from_millis(PROBE_WINDOW_MS));
-    probe_job.ops_per_worker = None;
-    // The probe's own stop flag: an I/O error in it must not end the run as if the admin had
-    // stopped it. The admin's stop is passed on below.
-    let local_stop = Arc::new(AtomicBool::new(stop.load(Ordering::Relaxed)));
-    let threads = job.workers as usize * threads_per_worker(engine, job);
-    let gate = Arc::new(Gate::new(threads));
-    let (tx, rx) = mpsc::channel::<WorkerMsg>();
-    let spawned = spawn_workers(input, &probe_job, engine, &gate, &tx, &local_stop);
-    drop(tx);
-    let mut ok = spawned.setup_error.is_none();
-    if !ok {
-        local_stop.store(true, Ordering::Relaxed);
-    }
-    gate.wait_all();
-    let cpu0 = process_cpu_time();
-    let t0 = gate.open();
-    let mut alive = spawned.alive;
-    let mut ops = 0u64;
-    // Everything that completed, the ramp's I/O included: what a failure is reported with.
-    let mut all_ops = 0u64;
-    let mut all_bytes = 0u64;
-    let mut io_failure: Option<IoFailure> = None;
-    let mut t_end = t0;
-    while alive > 0 {
-        match rx.recv_timeout(Duration::from_millis(20)) {
-            Ok(WorkerMsg::Sample(s)) => {
-                ops += s.stats.read.ops + s.stats.write.ops;
-                all_ops += s.stats.read.ops + s.stats.write.ops;
-                all_bytes += s.stats.read.bytes + s.stats.write.bytes;
-            }
-            Ok(WorkerMsg::Done {
-                failure,
-                setup_error,
-                ended,
-                ..
-            }) => {
-                alive -= 1;
-                t_end = t_end.max(ended.unwrap_or_else(Instant::now));
-                if failure.is_some() || setup_error.is_some() {
-                    ok = false;
-                    local_stop.store(true, Ordering::Relaxed);
-                }
-                if io_failure.is_none() {
-                    io_failure = failure;
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
-        if stop.load(Ordering::Relaxed) {
-            local_stop.store(true, Ordering::Relaxed);
-        }
-    }
-    let cpu = process_cpu_time().saturating_sub(cpu0);
-    for h in spawned.handles {
-        let _ = h.join();
-    }
-    let seconds = (t_end - t0).as_secs_f64();
-    if let Some(mut failure) = io_failure {
-        if failure.errno.is_some() {
-            failure.facts = Some(failure_facts(input));
-        }
-        return Err(RoundEnd::Failed {
-            failure,
-            ops: all_ops,
-            bytes: all_bytes,
-        });
-    }
-    if stop.load(Ordering::Relaxed) {
-        return Err(RoundEnd::Stopped);
-    }
-    if ok && ops > 0 && seconds > 0.0 {
-        Ok(ProbeRound {
-            ops,
-            seconds,
-            cpu_seconds: cpu.as_secs_f64(),
-        })
-    } else {
-        Err(RoundEnd::NotRun)
-    }
-}
-
-/// A probe that met an I/O error: the error, which engine met it, and what completed in
-/// the probe before it.
-struct ProbeFailure {
-    failure: IoFailure,
-    engine: EngineKind,
-    ops: u64,
-    bytes: u64,
-    seconds: f64,
-}
-
-/// Probes both engines in the order io_uring, sync, sync, io_uring (so a load that grows or
-/// fades during the probe favours neither) and picks one (`probe::choose`). When that pass
-/// finds them within `PROBE_TIE` of each other, a second pass is added before deciding: a
-/// tie is where 200 ms of each is least able to tell the faster one, and a wrong pick costs
-/// the run its speed for its whole length. A pass whose rounds of one engine disagree is
-/// followed by another too, and disturbed rounds are set aside (`probe::another_pass`,
-/// `probe::probe_figures`).
-fn probe_engines(
-    input: &RunInput,
-    job: &Job,
-    stop: &Arc<AtomicBool>,
-) -> Result<EngineChoice, ProbeFailure> {
-    const ORDER: [EngineKind; 4] = [
-        EngineKind::Uring,
-        EngineKind::Sync,
-        EngineKind::Sync,
-        EngineKind::Uring,
-    ];
-    let per_pass = ORDER.iter().filter(|e| **e == EngineKind::Uring).count();
-    let started = Instant::now();
-    // A candidate's rounds so far; `None` once a round of it failed.
-    let mut uring: Option<Vec<ProbeRound>> = Some(Vec::new());
-    let mut sync: Option<Vec<ProbeRound>> = Some(Vec::new());
-    let mut passes = 0u32;
-    // I/O the probe completed before a failure, over all its rounds.
-    let (mut ops, mut bytes) = (0u64, 0u64);
-    let stopped = || EngineChoice {
-        asked: EngineKind::Auto,
-        used: EngineKind::Sync,
-        reason: "auto: the run was stopped during the probe".into(),
-        probe: None,
-        reused: false,
-    };
-    loop {
-        passes += 1;
-        for engine in ORDER {
-            let rounds = if engine == EngineKind::Uring {
-                &mut uring
-            } else {
-                &mut sync
-            };
-            if let Some(done) = rounds {
-                match probe_round(input, job, engine, stop) {
-                    Ok(r) => {
-                        // The ramp's I/O is not counted in `r`; near enough for a report of
-                        // what completed before a failure, which counts it below.
-                        ops += r.ops;
-                        bytes += r.ops * job.bs;
-                        done.push(r);
-                    }
-                    Err(RoundEnd::NotRun) => *rounds = None,
-                    Err(RoundEnd::Stopped) => return Ok(stopped()),
-                    // An I/O error is not an engine's weakness: it is the device's answer,
-                    // and the run's error.
-                    Err(RoundEnd::Failed {
-                        failure,
-                        ops: o,
-                        bytes: b,
-                    }) => {
-                        return Err(ProbeFailure {
-                            failure,
-                            engine,
-                            ops: ops + o,
-                            bytes: bytes + b,
-                            seconds: started.elapsed().as_secs_f64(),
-                        });
-                    }
-                }
-            }
-        }
-        if stop.load(Ordering::Relaxed) {
-            return Ok(stopped());
-        }
-        if !probe::another_pass(uring.as_deref(), sync.as_deref(), per_pass, passes) {
-            break;
-        }
-    }
-    let figures = |rounds: &Option<Vec<ProbeRound>>| rounds.as_deref().and_then(probe_figures);
-    let (u, s) = (figures(&uring), figures(&sync));
-    Ok(probe::choose(EngineProbe {
-        window_s: f64::from(per_pass as u32 * passes) * PROBE_WINDOW_MS as f64 / 1e3,
-        total_s: started.elapsed().as_secs_f64(),
-        set_aside: u.map_or(0, |f| f.1) + s.map_or(0, |f| f.1),
-        uring: u.map(|f| f.0),
-        sync: s.map(|f| f.0),
-    }))
-}
-
-/// The engine line of a phase whose probe met an I/O error: which engine met it, when, and
-/// what completed before it (the failure itself, with its offset, is the phase's error).
-fn probe_failed_choice(f: &ProbeFailure) -> EngineChoice {
-    EngineChoice {
-        asked: EngineKind::Auto,
-        used: f.engine,
-        reason: format!(
-            "auto: the engine probe ({} round) met an I/O error after {:.2} s, {} I/Os ({}) \
-             completed before it; nothing was measured",
-            match f.engine {
-                EngineKind::Uring => "io_uring",
-                _ => "sync",
-            },
-            f.seconds,
-            f.ops,
-            crate::model::Bytes(f.bytes).iec()
-        ),
-        probe: None,
-        reused: false,
     }
 }
 

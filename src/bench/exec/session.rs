@@ -13,8 +13,10 @@ use crate::bench::catalog::build::build_plan;
 use crate::bench::exec::directory;
 use crate::bench::exec::memory::check_memory;
 use crate::bench::exec::pattern::DataPattern;
-use crate::bench::exec::runner::{self, RunEvent, RunHandle, RunInput};
+use crate::bench::exec::run_input::{DirectoryRun, RunEvent, RunInput};
+use crate::bench::exec::runner::{self, RunHandle};
 use crate::bench::exec::target::{self, TargetRequest};
+use crate::bench::exec::test_file;
 use crate::bench::plan::Plan;
 use crate::bench::plan::TargetFacts;
 use crate::bench::plan::params::TestParams;
@@ -60,7 +62,7 @@ pub struct Session {
     started_unix: u64,
     /// The test file this run created, if it did: kept by `finish`, removed by
     /// `finish_removing_test_file` (and when the session is dropped unfinished).
-    created: Option<target::CreatedFile>,
+    created: Option<test_file::CreatedFile>,
 }
 
 /// Checks, opens and starts. Errors (refused writes, bad parameters, open failures) come back
@@ -250,7 +252,7 @@ fn start_directory(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> 
     let (tx, events) = mpsc::channel();
     let handle = runner::start_directory(
         directory::run,
-        runner::DirectoryRun {
+        DirectoryRun {
             plan: plan.clone(),
             scratch: prepared.scratch,
             events: Some(tx),

@@ -1,7 +1,7 @@
 //! Turning the TARGET of `disktriage run` into an open file descriptor, the facts a plan needs
 //! and a description for the report — with the write guard applied first. A block device is
-//! written only after `safety` agrees; a file is created (and filled) when missing and never
-//! anything else is touched.
+//! written only after `safety` agrees; a file is created (and filled) when missing
+//! (`test_file`) and never anything else is touched.
 //!
 //! `check` makes every refusal that needs no file (in use, confirmation, read-only, a bare
 //! device name, the planned file's facts) without opening anything for writing; `prepare` then
@@ -12,17 +12,18 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use anyhow::{Context, bail};
 
 use crate::bench::catalog::resolve;
-use crate::bench::exec::pattern::DataPattern;
-use crate::bench::exec::runner::StatSource;
+use crate::bench::exec::run_input::StatSource;
 use crate::bench::exec::safety;
-use crate::bench::plan::DataKind;
+use crate::bench::exec::test_file::{
+    CreatedFile, DEFAULT_FILE_SIZE, create_test_file, refuse_new_file_path, test_file_size,
+};
 use crate::bench::plan::TargetFacts;
-use crate::bench::plan::params::{DEFAULT_SEED, TestParams};
+use crate::bench::plan::params::TestParams;
 use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::results::guards;
 use crate::bench::results::outcome::{TargetClass, TargetInfo};
@@ -30,24 +31,6 @@ use crate::model::{BlockDevice, Bytes, FileId, Inventory};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};
 use crate::sys::dirops::{self, DirTarget, ScratchDir};
-
-/// Size of a test file created when the target does not exist and no --size is given.
-pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
-
-/// The default size of a new test file on a file system with `free` bytes free, as the TUI's
-/// file dialog offers it: 1 GiB when that fits, else the whole MiBs of 90 % of the free space
-/// (the file system keeps some room for its own blocks). 1 GiB when not even 1 MiB would fit:
-/// the run is then refused with the sizes.
-pub fn default_file_size_within(free: u64) -> u64 {
-    const MIB: u64 = 1 << 20;
-    if DEFAULT_FILE_SIZE <= free {
-        return DEFAULT_FILE_SIZE;
-    }
-    match free / 10 * 9 / MIB * MIB {
-        0 => DEFAULT_FILE_SIZE,
-        fits => fits,
-    }
-}
 
 /// An opened target, ready for the runner.
 pub struct PreparedTarget {
@@ -653,92 +636,6 @@ pub fn prepare_directory(
     })
 }
 
-/// Where a new test file must not be created: under /dev, /proc or /sys
-/// (`refuse_system_directory`), or at a bare name that is a block device's
-/// (`refuse_bare_device_name`).
-fn refuse_new_file_path(path: &Path) -> anyhow::Result<()> {
-    refuse_bare_device_name(path)?;
-    refuse_system_directory(path)
-}
-
-/// `run loop4` in a directory without `./loop4` would create a 1 GiB test file named `loop4`,
-/// and `--destroy-data loop4` reads as if it named the device: a bare name (one component, no
-/// `/`) that does not exist but is a block device's kernel name is refused with both ways to
-/// say what was meant. `./loop4` still creates the file.
-fn refuse_bare_device_name(path: &Path) -> anyhow::Result<()> {
-    let mut components = path.components();
-    let (Some(std::path::Component::Normal(name)), None) = (components.next(), components.next())
-    else {
-        return Ok(());
-    };
-    // `./loop4` has a CurDir component first; a bare `loop4` has only its name.
-    if path.as_os_str().as_encoded_bytes().contains(&b'/') {
-        return Ok(());
-    }
-    let name = name.to_string_lossy();
-    if !SysRoot::host().has_block_device(&name) {
-        return Ok(());
-    }
-    bail!(
-        "{name} does not exist in this directory, and {name} is a block device: to test the \
-         device give its path, /dev/{name}; to create a test file named {name} here, give \
-         ./{name}"
-    )
-}
-
-/// Test files are never created under /dev, /proc or /sys (a typo in a device name would
-/// otherwise fill RAM with a 1 GiB file in devtmpfs): the missing path is an error that lists
-/// the block devices, so the admin sees the right name. A file system mounted below /dev that
-/// holds files (the tmpfs at /dev/shm, or anything mounted in it) is not /dev itself: a test
-/// file there is allowed.
-fn refuse_system_directory(path: &Path) -> anyhow::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let Ok(dir) = std::fs::canonicalize(parent) else {
-        // A missing directory: creating the file fails with its own message.
-        return Ok(());
-    };
-    let fs_type = direct::filesystem_type(&dir);
-    let file_system_below_dev = dir.starts_with("/dev")
-        && fs_type
-            .as_deref()
-            .is_some_and(|t| !matches!(t, "devtmpfs" | "devpts" | "mqueue" | "hugetlbfs"));
-    let under = ["/dev", "/proc", "/sys"]
-        .into_iter()
-        .find(|top| dir.starts_with(top) && !file_system_below_dev)
-        .map(|top| format!("under {top}"));
-    let refused = under.or_else(|| {
-        fs_type
-            .as_deref()
-            .filter(|t| matches!(*t, "devtmpfs" | "proc" | "sysfs"))
-            .map(|t| format!("on a {t} file system ({} is one)", dir.display()))
-    });
-    let Some(where_) = refused else {
-        return Ok(());
-    };
-    let names: Vec<String> = match SysRoot::host().inventory() {
-        Ok(inv) => inv
-            .visible(false)
-            .flat_map(|d| {
-                std::iter::once(d.name.clone()).chain(d.partitions.iter().map(|p| p.name.clone()))
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    let list = if names.is_empty() {
-        "none found".to_string()
-    } else {
-        names.join(", ")
-    };
-    bail!(
-        "{} does not exist, and test files are not created {where_}: name an existing block \
-         device (block devices: {list})",
-        path.display()
-    )
-}
-
 /// The report's description of a target; `disk` is the inventory's device behind it.
 fn describe(
     root: &SysRoot,
@@ -787,125 +684,6 @@ fn facts_of(size: u64, lbs: u32, disk: Option<&BlockDevice>, is_file: bool) -> T
             .and_then(|d| d.max_sectors_kb)
             .map(|kb| u64::from(kb) * 1024),
         is_file,
-    }
-}
-
-/// A test file this run created. Until `keep` is called (the run has started), dropping it
-/// removes the file again, so a failed or interrupted start leaves nothing behind that the next
-/// run would take for the admin's own file.
-pub struct CreatedFile {
-    path: PathBuf,
-    pub fd: OwnedFd,
-    keep: bool,
-}
-
-impl CreatedFile {
-    /// The run has started on the file: it stays.
-    pub fn keep(mut self) {
-        self.keep = true;
-    }
-
-    /// Removes the file now, if it is still the one this run created, and says what failed.
-    pub fn remove(mut self) -> std::io::Result<()> {
-        self.keep = true;
-        direct::remove_file_if_same(&self.path, &self.fd)
-    }
-}
-
-impl Drop for CreatedFile {
-    fn drop(&mut self) {
-        if !self.keep {
-            // Only the file this run created: not whatever may have been renamed there since.
-            let _ = direct::remove_file_if_same(&self.path, &self.fd);
-        }
-    }
-}
-
-/// The size of a new test file: `--size` (default 1 GiB) up to a whole number of 4 KiB.
-pub fn test_file_size(params: &TestParams) -> u64 {
-    params
-        .size
-        .unwrap_or(DEFAULT_FILE_SIZE)
-        .div_ceil(4096)
-        .saturating_mul(4096)
-}
-
-/// Creates a test file of `--size` (default 1 GiB) filled with the run's data pattern, so that
-/// read tests read real data, not holes. On any failure, or when `stop` is set (a signal), the
-/// partial file is removed. `laid_out` follows the bytes written.
-fn create_test_file(
-    path: &Path,
-    params: &TestParams,
-    stop: Option<&AtomicBool>,
-    laid_out: Option<&AtomicU64>,
-) -> anyhow::Result<CreatedFile> {
-    const CHUNK: usize = 1 << 20;
-    if params.size == Some(0) {
-        bail!("--size must be larger than 0 to create {}", path.display());
-    }
-    let size = test_file_size(params);
-    let kind = if params.zeros {
-        DataKind::Zeros
-    } else {
-        DataKind::Random {
-            seed: params.seed.unwrap_or(DEFAULT_SEED),
-        }
-    };
-    // Laying the file out is not measured: the data sits in ordinary pages.
-    let pattern = DataPattern::new(kind, CHUNK, false)?;
-    let fd = direct::create_file(path)
-        .with_context(|| format!("cannot create the test file {}", path.display()))?;
-    let created = CreatedFile {
-        path: path.to_path_buf(),
-        fd,
-        keep: false,
-    };
-    let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
-    let interrupted = || {
-        anyhow::anyhow!(
-            "interrupted while creating the test file {}: it was removed (nothing was tested)",
-            path.display()
-        )
-    };
-    let result = (|| -> anyhow::Result<()> {
-        let mut offset = 0u64;
-        while offset < size {
-            if stopped() {
-                return Err(interrupted());
-            }
-            let len = CHUNK.min((size - offset) as usize);
-            let n = direct::write_at(&created.fd, pattern.expected(offset, len), offset).map_err(
-                |e| {
-                    anyhow::anyhow!(
-                        "writing the test file failed at offset {offset}: {}",
-                        crate::sys::error::describe_io(&e)
-                    )
-                },
-            )?;
-            if n == 0 {
-                bail!("writing the test file made no progress at offset {offset}");
-            }
-            offset += n as u64;
-            if let Some(l) = laid_out {
-                l.store(offset, Ordering::Relaxed);
-            }
-        }
-        direct::sync_data(&created.fd).context("cannot flush the new test file")?;
-        if stopped() {
-            return Err(interrupted());
-        }
-        // Start cold: reads must come from the device, not the pages this layout cached.
-        let _ = direct::drop_cache(&created.fd);
-        Ok(())
-    })();
-    match result {
-        Ok(()) => Ok(created),
-        Err(e) if stopped() => Err(e),
-        Err(e) => Err(e.context(format!(
-            "cannot create the {} test file {} (removed again)",
-            Bytes(size).iec(),
-            path.display()
-        ))),
     }
 }
 
@@ -1021,20 +799,5 @@ mod tests {
             "{e}"
         );
         assert!(!path.exists());
-    }
-
-    #[test]
-    fn the_default_file_size_fits_the_free_space() {
-        assert_eq!(default_file_size_within(3 << 30), DEFAULT_FILE_SIZE);
-        assert_eq!(default_file_size_within(1 << 30), DEFAULT_FILE_SIZE);
-        assert_eq!(default_file_size_within(600 << 20), 540 << 20);
-        assert_eq!(default_file_size_within((1 << 30) - 1), 921 << 20);
-        for free in [2u64 << 20, 5 << 20, 123_456_789, (1 << 30) - 4096] {
-            let size = default_file_size_within(free);
-            assert!(size <= free && size.is_multiple_of(4096), "{free}: {size}");
-        }
-        // Nothing fits: the 1 GiB the run then refuses, naming both sizes.
-        assert_eq!(default_file_size_within(4096), DEFAULT_FILE_SIZE);
-        assert_eq!(default_file_size_within(1 << 20), DEFAULT_FILE_SIZE);
     }
 }
