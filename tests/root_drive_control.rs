@@ -315,10 +315,11 @@ struct Hold {
 
 impl Hold {
     fn start(journal: &Path, dev: &str, sched: &str, extra: &[&str]) -> Hold {
-        // SIGHUP at its default whatever the suite was started under (`nohup` ignores it, and
-        // an ignored SIGHUP stays ignored by design: `root_nohup_keeps_sighup_ignored`).
+        // Every signal at its default whatever the suite was started under: `nohup` ignores
+        // SIGHUP, a script's background job SIGINT and SIGQUIT, and a signal ignored at start
+        // stays ignored by design (`root_nohup_keeps_sighup_ignored`).
         let mut child = Command::new("env")
-            .arg("--default-signal=HUP")
+            .arg("--default-signal")
             .arg(env!("CARGO_BIN_EXE_disktriage"))
             .env(HISTORY_ENV, history_dir())
             .arg("--journal-dir")
