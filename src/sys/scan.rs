@@ -111,17 +111,6 @@ impl ScanDevice {
         self.buf = Some(AlignedBuf::for_requests(len, false)?);
         Ok(())
     }
-
-    /// The read counters of the device (`/sys/dev/block/M:m/stat`): reads completed and
-    /// sectors read, writes completed and sectors written.
-    pub fn counters(&self) -> Option<[u64; 4]> {
-        let text = read_attr_text(&dev_dir(self.dev).join("stat")).ok()?;
-        let f: Vec<u64> = text
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect();
-        Some([*f.first()?, *f.get(2)?, *f.get(4)?, *f.get(6)?])
-    }
 }
 
 impl BlockReader for ScanDevice {
