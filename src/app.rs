@@ -21,6 +21,7 @@ pub mod overlay;
 pub mod params;
 pub mod picker;
 pub mod records;
+pub mod screens;
 pub mod several;
 pub mod sweep;
 
@@ -40,49 +41,8 @@ use overlay::Intent;
 pub use overlay::Overlay;
 use picker::Values;
 pub use records::{PhaseFigures, Results, RunRecord, Stat};
+pub use screens::{Screen, ScreenDef, ScreenStates};
 pub use sweep::{SweepRun, SweepStage};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
-    Devices,
-    Tests,
-    Run,
-    Results,
-    Compare,
-    /// One drive's health: SMART, its logs, its self-tests (`h` on Devices; not a tab).
-    Health,
-}
-
-impl Screen {
-    pub const ALL: [Screen; 5] = [
-        Screen::Devices,
-        Screen::Tests,
-        Screen::Run,
-        Screen::Results,
-        Screen::Compare,
-    ];
-
-    /// Every screen with keys of its own: the tabs, then the views opened from them.
-    pub const WITH_KEYS: [Screen; 6] = [
-        Screen::Devices,
-        Screen::Tests,
-        Screen::Run,
-        Screen::Results,
-        Screen::Compare,
-        Screen::Health,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Screen::Health => "Health",
-            Screen::Devices => "Devices",
-            Screen::Tests => "Test",
-            Screen::Run => "Run",
-            Screen::Results => "Results",
-            Screen::Compare => "Compare",
-        }
-    }
-}
 
 /// Where keys go on the test screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +111,8 @@ pub struct App {
     pub file_target: Option<FileTarget>,
     /// Marked devices and the runs on several devices at once.
     pub several: several::Several,
+    /// The state of the screens that are components (`screens`): `screens.scan`, ...
+    pub screens: ScreenStates,
 }
 
 impl App {
@@ -181,6 +143,7 @@ impl App {
             )),
             file_target: None,
             several: several::Several::default(),
+            screens: ScreenStates::default(),
         }
     }
 
@@ -225,6 +188,10 @@ impl App {
     /// Would the key bound to `action` do something now (rather than only say why not)? The
     /// status line lists only these.
     pub fn key_works_now(&self, action: Action) -> bool {
+        let def = self.screen.def();
+        if def.keys.iter().any(|b| b.action == action) {
+            return (def.works_now)(self, action);
+        }
         let any_run = self.results.latest().is_some();
         match action {
             Action::Stop => self.running(),
@@ -325,6 +292,15 @@ impl App {
                 device,
                 scheduler,
                 class,
+            },
+            Cmd::StartScan {
+                device,
+                path,
+                chosen: None,
+            } => Cmd::StartScan {
+                chosen: chosen_of(&device),
+                device,
+                path,
             },
             Cmd::StartRun(request) => Cmd::StartRun(Box::new(stamp_run(*request))),
             Cmd::StartSeveral(targets) => Cmd::StartSeveral(
@@ -455,6 +431,11 @@ impl App {
             Msg::RunFinished(result) if self.sweeping() => self.sweep_run_finished(*result),
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Several(m) => self.several_msg(m),
+            Msg::Scan(update) => self.scan_update(*update),
+            Msg::ScanRefused(why) => {
+                self.scan_refused(why);
+                Vec::new()
+            }
             Msg::RecordDisk { record, disk } => {
                 self.results.identified(record, disk);
                 Vec::new()
@@ -555,7 +536,7 @@ impl App {
             }
             Action::GoTo => {
                 if let KeyCode::Char(c @ '1'..='5') = code {
-                    self.screen = Screen::ALL[(c as usize) - ('1' as usize)];
+                    return self.go_to(Screen::ALL[(c as usize) - ('1' as usize)]);
                 }
             }
             Action::NextScreen => {
@@ -565,7 +546,7 @@ impl App {
                     .position(|s| *s == self.screen)
                     .unwrap_or(0);
                 let step = if dir < 0 { n - 1 } else { 1 };
-                self.screen = Screen::ALL[(i + step) % n];
+                return self.go_to(Screen::ALL[(i + step) % n]);
             }
             Action::Scheduler => return self.open_scheduler(),
             Action::DriveCache => return self.open_drive_cache(),
@@ -593,16 +574,21 @@ impl App {
                 return self.start_sweep(kind);
             }
             Action::SweepResult => self.show_sweep(),
-            _ => match self.screen {
-                Screen::Devices => return self.devices_act(action, dir),
-                Screen::Tests => return self.tests_act(action, dir),
-                Screen::Run => return self.run_act(action),
-                Screen::Results => self.results_act(action, dir),
-                Screen::Compare => self.compare_act(action, dir),
-                Screen::Health => return self.health_act(action, dir),
-            },
+            _ => return (self.screen.def().act)(self, action, code),
         }
         Vec::new()
+    }
+
+    /// Goes to `screen` from a number key or Tab: the screen left ends what it must
+    /// (`ScreenDef::leave`).
+    fn go_to(&mut self, screen: Screen) -> Vec<Cmd> {
+        let cmds = if screen == self.screen {
+            Vec::new()
+        } else {
+            (self.screen.def().leave)(self)
+        };
+        self.screen = screen;
+        cmds
     }
 
     /// Carries out what a dialog's key asked for.

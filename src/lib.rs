@@ -27,6 +27,8 @@
 //!   machine); it draws no screen and parses no command line.
 //! - `cli` parses the command line; `commands`: the CLI's command bodies; `install`
 //!   generates the man page and the shell completions.
+//! - `theme`: the colours and glyphs every screen shares (sixteen-colour safe; only the Linux
+//!   console's glyphs on `TERM=linux`).
 //! - `event` (messages and commands), `app` (state and `update(Msg)`), `ui` (drawing) and
 //!   `tui` (terminal, loop and executor): the interactive program.
 //!
@@ -51,6 +53,7 @@ pub mod smart;
 // handlers, each `unsafe` block with a `SAFETY:` comment.
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod theme;
 pub mod tui;
 pub mod ui;
 

@@ -9,6 +9,7 @@
 //! ends only that thread: the screen says so, and the session goes on.
 
 pub mod executor;
+pub mod scan_worker;
 
 use std::io::{self, IsTerminal};
 use std::mem::ManuallyDrop;

@@ -12,7 +12,6 @@ mod results;
 mod run;
 mod several;
 mod sweep;
-pub mod theme;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -20,6 +19,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::app::{App, Screen};
+/// The colours and glyphs live below the app (`crate::theme`): a screen component draws with
+/// them from its one file under `app/screens/`.
+pub use crate::theme;
 
 /// The smallest terminal the screens are laid out for.
 pub const MIN_WIDTH: u16 = 80;
@@ -49,6 +51,18 @@ pub fn render(app: &App, frame: &mut Frame) {
     ])
     .areas(area);
     top_bar(app, frame, top);
+    if let Some(draw) = app.screen.def().draw {
+        draw(app, frame, body);
+    } else {
+        legacy_screen(app, frame, body);
+    }
+    fit::lines(&status_lines, status);
+    frame.render_widget(Paragraph::new(status_lines), status);
+    dialogs::render(app, frame, area);
+}
+
+/// The screens older than the registry (`app::screens`), whose drawing is still here.
+fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
     match app.screen {
         Screen::Devices => devices::render(app, frame, body),
         Screen::Tests => picker::render(app, frame, body),
@@ -59,10 +73,9 @@ pub fn render(app: &App, frame: &mut Frame) {
         Screen::Results => results::render(app, frame, body),
         Screen::Compare => compare::render(app, frame, body),
         Screen::Health => health::render(app, frame, body),
+        // Drawn by its component (`ScreenDef::draw`).
+        Screen::Scan => {}
     }
-    fit::lines(&status_lines, status);
-    frame.render_widget(Paragraph::new(status_lines), status);
-    dialogs::render(app, frame, area);
 }
 
 fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
@@ -76,9 +89,9 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
             spans.push(Span::raw(text));
         }
     }
-    if app.screen == Screen::Health {
+    if !app.screen.is_tab() {
         spans.push(Span::raw(" "));
-        spans.push(Span::styled("Health", theme::selected()));
+        spans.push(Span::styled(app.screen.title(), theme::selected()));
     }
     if app.running() {
         spans.push(Span::styled("  RUNNING", theme::warn()));

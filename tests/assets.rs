@@ -614,15 +614,14 @@ fn an_unknown_shell_is_refused_with_the_choices() {
 // The key table in docs/screen.md, generated from the bindings
 // ---------------------------------------------------------------------------------------
 
-const KEYS_BEGIN: &str =
-    "<!-- keys: generated from BINDINGS (src/app/keys.rs) by tests/assets.rs -->";
+const KEYS_BEGIN: &str = "<!-- keys: generated from BINDINGS (src/app/keys.rs) and the screens' rows (src/app/screens/) by tests/assets.rs -->";
 const KEYS_END: &str = "<!-- end of the generated keys -->";
 
 /// Every key binding as a Markdown table, in the help screen's order: the keys that work
 /// everywhere, then each screen's own.
 fn keys_markdown() -> String {
     use disktriage::app::Screen;
-    use disktriage::app::keys::{BINDINGS, Binding, Scope};
+    use disktriage::app::keys::{Binding, Scope, all};
     let cell = |text: &str| text.replace('|', "\\|");
     let row = |out: &mut String, b: &Binding| {
         let place = match b.scope {
@@ -640,14 +639,11 @@ fn keys_markdown() -> String {
         Scope::TestList | Scope::TestForm => Some(Screen::Tests),
     };
     let mut out = String::from("| where | keys | what they do |\n|---|---|---|\n");
-    for b in BINDINGS.iter().filter(|b| screen_of(b.scope).is_none()) {
+    for b in all().filter(|b| screen_of(b.scope).is_none()) {
         row(&mut out, b);
     }
-    for screen in Screen::WITH_KEYS {
-        for b in BINDINGS
-            .iter()
-            .filter(|b| screen_of(b.scope) == Some(screen))
-        {
+    for &screen in Screen::WITH_KEYS {
+        for b in all().filter(|b| screen_of(b.scope) == Some(screen)) {
             row(&mut out, b);
         }
     }

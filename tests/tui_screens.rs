@@ -266,7 +266,6 @@ fn words(s: &str) -> String {
 
 #[test]
 fn help_lists_every_binding_at_both_sizes() {
-    use disktriage::app::keys::BINDINGS;
     for (w, h) in SIZES {
         let mut app = app_with("host-loop-zram", true);
         keys(&mut app, "?");
@@ -283,7 +282,7 @@ fn help_lists_every_binding_at_both_sizes() {
             pages.push(page);
             key(&mut app, KeyCode::Down);
         }
-        for b in BINDINGS {
+        for b in disktriage::app::keys::all() {
             let entry = words(&format!("{} {}", b.names, b.help));
             assert!(
                 pages.iter().any(|p| p.contains(&entry)),

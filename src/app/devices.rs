@@ -410,6 +410,7 @@ impl App {
                 | Action::Mark
                 | Action::Members
                 | Action::ReadSmart
+                | Action::SurfaceScan
         );
         if on_selection && self.devices.gone.is_some() {
             let why = self.no_selection();
@@ -479,6 +480,12 @@ impl App {
             Action::ReadSmart => {
                 if let Some(d) = self.devices.selected().map(|d| d.name.clone()) {
                     return self.open_health(d);
+                }
+            }
+            Action::SurfaceScan => {
+                if let Some(d) = self.devices.selected() {
+                    let (name, path) = (d.name.clone(), d.path.clone());
+                    return self.open_scan(name, path);
                 }
             }
             _ => {}

@@ -109,6 +109,8 @@ pub enum Action {
     SelfTestLong,
     /// Health: abort the running self-test.
     SelfTestAbort,
+    /// Devices: the surface scan of the selected device.
+    SurfaceScan,
 }
 
 /// One key (or a few keys doing one thing) in one place.
@@ -259,6 +261,14 @@ pub const BINDINGS: &[Binding] = &[
         Some("file"),
         "test a file on its file system",
         A::TestFile,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Char('b')],
+        "b",
+        None,
+        "surface scan (read-only)",
+        A::SurfaceScan,
     ),
     bind(
         S::On(Screen::Devices),
@@ -577,11 +587,18 @@ pub const BINDINGS: &[Binding] = &[
     ),
 ];
 
+/// Every binding: `BINDINGS`, then each registered screen's own rows (`ScreenDef::keys`).
+pub fn all() -> impl Iterator<Item = &'static Binding> {
+    BINDINGS.iter().chain(
+        Screen::REGISTERED
+            .iter()
+            .flat_map(|screen| screen.def().keys.iter()),
+    )
+}
+
 /// The binding a key has on a screen, if any.
 pub fn binding_for(screen: Screen, focus: PickerFocus, code: KeyCode) -> Option<&'static Binding> {
-    BINDINGS
-        .iter()
-        .find(|b| b.scope.applies(screen, focus) && b.keys.contains(&code))
+    all().find(|b| b.scope.applies(screen, focus) && b.keys.contains(&code))
 }
 
 /// -1 for the keys that go back or up (Up, k, Left, h, PageUp, Home), +1 for the others.
@@ -611,10 +628,9 @@ pub fn status_keys_now(app: &super::App) -> String {
 }
 
 fn status_keys_where(screen: Screen, works: impl Fn(Action) -> bool) -> String {
-    let own = BINDINGS.iter().filter(|b| b.scope.screen() == Some(screen));
-    let everywhere = BINDINGS
-        .iter()
-        .filter(|b| b.scope.screen().is_none() && b.scope.applies_somewhere_on(screen));
+    let own = all().filter(|b| b.scope.screen() == Some(screen));
+    let everywhere =
+        all().filter(|b| b.scope.screen().is_none() && b.scope.applies_somewhere_on(screen));
     own.chain(everywhere)
         .filter(|b| works(b.action))
         .filter_map(|b| b.label.map(|l| format!("{} {l}", b.names)))
@@ -638,16 +654,16 @@ pub const HELP_TEXT_WIDTH: usize = 62;
 pub fn help_rows(width: usize) -> Vec<(String, String)> {
     let width = width.max(20);
     let mut rows = Vec::new();
-    for b in BINDINGS.iter().filter(|b| b.scope.screen().is_none()) {
+    for b in all().filter(|b| b.scope.screen().is_none()) {
         let mut first = b.names.to_string();
         for line in wrap_words(b.help, width) {
             rows.push((std::mem::take(&mut first), line));
         }
     }
-    for screen in Screen::WITH_KEYS {
+    for &screen in Screen::WITH_KEYS {
         let mut first = screen.title().to_string();
         let mut line = String::new();
-        for b in BINDINGS.iter().filter(|b| b.scope.screen() == Some(screen)) {
+        for b in all().filter(|b| b.scope.screen() == Some(screen)) {
             let entry = help_entry(b);
             if !line.is_empty() && line.chars().count() + 2 + entry.chars().count() > width {
                 line.push(',');
@@ -690,10 +706,11 @@ mod tests {
 
     #[test]
     fn no_key_does_two_things_in_one_place() {
-        for screen in Screen::WITH_KEYS {
+        let every: Vec<&Binding> = all().collect();
+        for &screen in Screen::WITH_KEYS {
             for focus in [PickerFocus::Tests, PickerFocus::Params] {
-                for (i, a) in BINDINGS.iter().enumerate() {
-                    for b in &BINDINGS[i + 1..] {
+                for (i, a) in every.iter().enumerate() {
+                    for b in &every[i + 1..] {
                         if a.scope.applies(screen, focus) && b.scope.applies(screen, focus) {
                             let shared: Vec<_> =
                                 a.keys.iter().filter(|k| b.keys.contains(k)).collect();
@@ -712,7 +729,7 @@ mod tests {
 
     #[test]
     fn help_key_column_fits_every_key() {
-        for b in BINDINGS.iter().filter(|b| b.scope.screen().is_none()) {
+        for b in all().filter(|b| b.scope.screen().is_none()) {
             assert!(b.names.chars().count() < HELP_KEY_WIDTH, "{}", b.names);
         }
         for (_, text) in help_rows(HELP_TEXT_WIDTH) {
@@ -722,7 +739,7 @@ mod tests {
 
     #[test]
     fn status_lines_fit_80_columns() {
-        for screen in Screen::WITH_KEYS {
+        for &screen in Screen::WITH_KEYS {
             let s = status_keys(screen);
             assert!(s.chars().count() < 80, "{screen:?}: {s}");
         }

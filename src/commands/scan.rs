@@ -236,7 +236,11 @@ fn domain(args: &ScanArgs, device_size: u64, sector: u64) -> anyhow::Result<Span
 }
 
 /// The read size: --block, else 1 MiB, never more than the device's largest transfer.
-fn block_size(asked: Option<u64>, sector: u64, max_transfer: Option<u64>) -> anyhow::Result<u64> {
+pub fn block_size(
+    asked: Option<u64>,
+    sector: u64,
+    max_transfer: Option<u64>,
+) -> anyhow::Result<u64> {
     let limit = max_transfer
         .filter(|&m| m >= sector)
         .unwrap_or(MAX_BLOCK)

@@ -63,11 +63,12 @@ fn end_words(end: Option<&End>) -> (&'static str, Option<String>) {
 }
 
 /// An errno's symbolic name ("EIO").
-fn errno_name(errno: i32) -> String {
+pub fn errno_name(errno: i32) -> String {
     format!("{:?}", nix::errno::Errno::from_raw(errno))
 }
 
-fn lba_range(span: Span, sector: u64) -> String {
+/// "LBA 8192-8207" for a byte range, in `sector`-byte units.
+pub fn lba_range(span: Span, sector: u64) -> String {
     let sector = sector.max(1);
     let first = span.offset / sector;
     let last = (span.end().max(1) - 1) / sector;

@@ -104,6 +104,15 @@ impl ScanDevice {
         })
     }
 
+    /// Whether the opened device is still the one the admin chose (`ChosenDevice`): the
+    /// sentence of the refusal when it is not (another device under the name since).
+    pub fn refuse_unless_chosen(
+        &self,
+        chosen: &crate::model::ChosenDevice,
+    ) -> io::Result<Result<(), String>> {
+        direct::refuse_unless_chosen(&self.fd, chosen)
+    }
+
     /// Prepares the read buffer for blocks of `block` bytes.
     pub fn set_block(&mut self, block: u64) -> io::Result<()> {
         let len = usize::try_from(block)

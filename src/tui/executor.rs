@@ -72,6 +72,8 @@ pub struct Executor {
     recorded: HashSet<String>,
     /// The system root udev rules are written under (`/`).
     persist_root: PathBuf,
+    /// The surface scan's stop flag and worker.
+    scan: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
 }
 
 /// How many of a disk's past runs Results shows (the newest).
@@ -108,6 +110,7 @@ impl Executor {
             history: None,
             recorded: HashSet::new(),
             persist_root: PathBuf::from("/"),
+            scan: None,
         }
     }
 
@@ -429,7 +432,36 @@ impl Executor {
                 let result = persist::install(&rule, &self.persist_root).map_err(TaskError::from);
                 self.send(Msg::Persisted(result));
             }
+            Cmd::StartScan {
+                device,
+                path,
+                chosen,
+            } => self.start_scan(device, &path, chosen),
+            Cmd::StopScan => {
+                if let Some((stop, _)) = &self.scan {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
             Cmd::Quit => {}
+        }
+    }
+
+    /// Starts the surface scan on a thread of its own (one at a time: the app asks for a
+    /// second only once the first has ended).
+    fn start_scan(
+        &mut self,
+        device: String,
+        path: &std::path::Path,
+        chosen: Option<crate::model::ChosenDevice>,
+    ) {
+        if let Some((stop, worker)) = self.scan.take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = worker.join();
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        match super::scan_worker::spawn(device, path, chosen, Arc::clone(&stop), self.tx.clone()) {
+            Ok(worker) => self.scan = Some((stop, worker)),
+            Err(e) => self.send(Msg::ScanRefused(format!("cannot start the scan: {e}"))),
         }
     }
 
@@ -556,13 +588,17 @@ impl Executor {
         for (stop, _) in &self.several {
             stop.store(true, Ordering::Relaxed);
         }
+        if let Some((stop, _)) = &self.scan {
+            stop.store(true, Ordering::Relaxed);
+        }
         // A stopped metadata run deletes the files it created before it ends: removing
         // many thousands on a slow disk takes more than a few seconds.
         let wait = if self.scratch_run { 300 } else { 5 };
         let deadline = Instant::now() + Duration::from_secs(wait);
         let relays = self.forwarder.take().into_iter();
         let several = self.several.drain(..).map(|(_, f)| f);
-        for f in relays.chain(several) {
+        let scan = self.scan.take().map(|(_, f)| f).into_iter();
+        for f in relays.chain(several).chain(scan) {
             while !f.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }

@@ -1,0 +1,145 @@
+//! The screens, registered in one table. A screen is a component (as in ratatui's component
+//! template): its state, its rows of the key table, its key handlers and its drawing in one
+//! file under `app/screens/`, and one line in `screens!` below. That line declares the
+//! `Screen` variant, puts the component's state into `App::screens` and hands the app its
+//! `ScreenDef`: the title the top bar and the help show, the key rows that dispatch, the status
+//! line, the help and `docs/screen.md` read (`keys::all`), what its keys do, whether a key
+//! works now, its drawing, and what leaving it does.
+//!
+//! The screens older than the registry go through the same table with their title and their
+//! handlers; their key rows are still in `keys::BINDINGS` and their drawing in `ui/` (which
+//! `ui::render` calls when a `ScreenDef` has no `draw`).
+//!
+//! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
+//! lies below `app`: the layers still point down (`shape`).
+
+pub mod scan;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+
+use super::App;
+use super::keys::{self, Action, Binding};
+use crate::event::Cmd;
+
+/// Everything the app needs to know about one screen.
+#[derive(Clone, Copy)]
+pub struct ScreenDef {
+    /// Its name on the top bar and in the help.
+    pub title: &'static str,
+    /// Its rows of the key table (`Scope::On(its screen)`), after `keys::BINDINGS`' rows.
+    pub keys: &'static [Binding],
+    /// Carries out one of its keys' actions (the key, for the keys with a direction).
+    pub act: fn(&mut App, Action, KeyCode) -> Vec<Cmd>,
+    /// Does the key bound to this action do something now? The status line lists only these.
+    pub works_now: fn(&App, Action) -> bool,
+    /// Draws it into the body of the screen; `None`: its drawing is in `ui/`.
+    pub draw: Option<fn(&App, &mut Frame, Rect)>,
+    /// The app goes to another screen (a number key, Tab): what that ends here.
+    pub leave: fn(&mut App) -> Vec<Cmd>,
+}
+
+/// Declares the screens: each line `Variant [{ field: State }] => its ScreenDef,` makes the
+/// `Screen` variant, the `App::screens.field` state of a component, and the registry entry.
+macro_rules! screens {
+    ($( $(#[$doc:meta])* $variant:ident $({ $field:ident : $state:ty })? => $def:expr, )*) => {
+        /// The screens, in the help's order.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Screen {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Screen {
+            /// Every registered screen, in the order of the registry.
+            pub const REGISTERED: &'static [Screen] = &[$(Screen::$variant),*];
+
+            /// The screen's registry entry.
+            pub fn def(self) -> &'static ScreenDef {
+                match self {
+                    $( Screen::$variant => &$def, )*
+                }
+            }
+        }
+
+        /// The state of the screens that keep their own (the components).
+        #[derive(Debug, Clone, PartialEq, Default)]
+        pub struct ScreenStates {
+            $($( pub $field: $state, )?)*
+        }
+    };
+}
+
+screens! {
+    Devices => DEVICES,
+    Tests => TESTS,
+    Run => RUN,
+    Results => RESULTS,
+    Compare => COMPARE,
+    /// One drive's health: SMART, its logs, its self-tests (`h` on Devices; not a tab).
+    Health => HEALTH,
+    /// The surface scan of one device (`b` on Devices; not a tab).
+    Scan { scan: scan::ScanScreen } => scan::SCREEN,
+}
+
+impl Screen {
+    /// The tabs: the screens `1`-`5` and Tab go to, in the top bar's order.
+    pub const ALL: [Screen; 5] = [
+        Screen::Devices,
+        Screen::Tests,
+        Screen::Run,
+        Screen::Results,
+        Screen::Compare,
+    ];
+
+    /// Every screen with keys of its own: the tabs, then the views opened from them.
+    pub const WITH_KEYS: &'static [Screen] = Screen::REGISTERED;
+
+    pub fn title(self) -> &'static str {
+        self.def().title
+    }
+
+    /// A tab (on the top bar with its number), rather than a view opened from one.
+    pub fn is_tab(self) -> bool {
+        Screen::ALL.contains(&self)
+    }
+}
+
+fn always(_: &App, _: Action) -> bool {
+    true
+}
+
+fn nothing(_: &mut App) -> Vec<Cmd> {
+    Vec::new()
+}
+
+/// A screen older than the registry: its keys in `keys::BINDINGS`, its drawing in `ui/`.
+const fn legacy(title: &'static str, act: fn(&mut App, Action, KeyCode) -> Vec<Cmd>) -> ScreenDef {
+    ScreenDef {
+        title,
+        keys: &[],
+        act,
+        works_now: always,
+        draw: None,
+        leave: nothing,
+    }
+}
+
+const DEVICES: ScreenDef = legacy("Devices", |app, action, code| {
+    app.devices_act(action, keys::direction(code))
+});
+const TESTS: ScreenDef = legacy("Test", |app, action, code| {
+    app.tests_act(action, keys::direction(code))
+});
+const RUN: ScreenDef = legacy("Run", |app, action, _| app.run_act(action));
+const RESULTS: ScreenDef = legacy("Results", |app, action, code| {
+    app.results_act(action, keys::direction(code));
+    Vec::new()
+});
+const COMPARE: ScreenDef = legacy("Compare", |app, action, code| {
+    app.compare_act(action, keys::direction(code));
+    Vec::new()
+});
+const HEALTH: ScreenDef = legacy("Health", |app, action, code| {
+    app.health_act(action, keys::direction(code))
+});

@@ -1,0 +1,570 @@
+//! The surface scan screen (`b` on Devices), the first screen built as one component: its
+//! state, its keys, what they do, and its drawing are all here; `screens!` registers it.
+//!
+//! The scan reads the selected device, read-only (allowed on a mounted or held device: it
+//! never writes), on a worker thread (`tui::scan_worker`) that sends what it found once per
+//! interval (`Msg::Scan`). The screen shows the block map filling as it goes (one cell per
+//! span of the device, its worst bucket's glyph in the bucket's colour, so it reads on a
+//! monochrome console and on `TERM=linux`), the bucket counts, throughput against position
+//! (a rotating disk's zone curve), position, ETA and the stop key; after the end (finished,
+//! stopped, device gone: it says which) the unreadable, slow and TIME ranges in bytes and LBAs,
+//! and `h` opens the Health view of the same disk. Leaving the screen stops a running scan.
+
+use std::path::PathBuf;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span as TextSpan};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
+
+use super::super::keys::{Action, Binding, Scope};
+use super::super::{App, Screen};
+use super::ScreenDef;
+use crate::event::{Cmd, ScanUpdate};
+use crate::model::Bytes;
+use crate::report::scan::{errno_name, lba_range};
+use crate::scan::buckets::Bucket;
+use crate::scan::engine::End;
+use crate::theme;
+
+/// Where the scan is.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// No scan this session.
+    #[default]
+    Idle,
+    /// Asked for; the device is being opened and checked.
+    Starting,
+    Running,
+    /// Stop asked for; the worker ends after the read in flight.
+    Stopping,
+    /// Ended (finished, stopped or device gone: `ScanUpdate::end`).
+    Ended,
+    /// Did not start: why.
+    Refused(String),
+}
+
+/// The screen's state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ScanScreen {
+    /// The device scanned (kernel name) and its path.
+    pub device: Option<String>,
+    pub path: Option<PathBuf>,
+    pub phase: Phase,
+    /// The latest news from the worker.
+    pub last: Option<Box<ScanUpdate>>,
+    /// The first row of the range list shown.
+    pub scroll: u16,
+}
+
+impl ScanScreen {
+    /// A scan is under way (stopping included: its worker still reads).
+    pub fn running(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Starting | Phase::Running | Phase::Stopping
+        )
+    }
+}
+
+/// The screen's rows of the key table.
+const KEYS: &[Binding] = &[
+    Binding {
+        scope: Scope::On(Screen::Scan),
+        keys: &[KeyCode::Char('x')],
+        names: "x",
+        label: Some("stop"),
+        help: "stop the scan (it ends with what it read)",
+        action: Action::Stop,
+    },
+    Binding {
+        scope: Scope::On(Screen::Scan),
+        keys: &[KeyCode::Char('h')],
+        names: "h",
+        label: Some("health"),
+        help: "the same disk's health: SMART, error log",
+        action: Action::ReadSmart,
+    },
+    Binding {
+        scope: Scope::On(Screen::Scan),
+        keys: &[
+            KeyCode::Up,
+            KeyCode::Char('k'),
+            KeyCode::Down,
+            KeyCode::Char('j'),
+        ],
+        names: "Up/Down",
+        label: None,
+        help: "scroll the ranges",
+        action: Action::Move,
+    },
+    Binding {
+        scope: Scope::On(Screen::Scan),
+        keys: &[KeyCode::PageUp, KeyCode::PageDown],
+        names: "PageUp/PageDown",
+        label: None,
+        help: "scroll a page",
+        action: Action::Page,
+    },
+    Binding {
+        scope: Scope::On(Screen::Scan),
+        keys: &[KeyCode::Esc],
+        names: "Esc",
+        label: Some("back"),
+        help: "back to Devices (stops a running scan)",
+        action: Action::Back,
+    },
+];
+
+/// The registry entry.
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Scan",
+    keys: KEYS,
+    act,
+    works_now,
+    draw: Some(draw),
+    leave,
+};
+
+fn works_now(app: &App, action: Action) -> bool {
+    let s = &app.screens.scan;
+    match action {
+        Action::Stop => matches!(s.phase, Phase::Starting | Phase::Running),
+        Action::ReadSmart => !s.running() && s.device.is_some(),
+        _ => true,
+    }
+}
+
+fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
+    let dir = super::super::keys::direction(code);
+    match action {
+        Action::Stop => return app.stop_scan(),
+        Action::Back => {
+            let cmds = leave(app);
+            app.screen = Screen::Devices;
+            return cmds;
+        }
+        Action::ReadSmart => {
+            if app.screens.scan.running() {
+                app.info("the scan still runs: x stops it, then h reads the disk's health");
+                return Vec::new();
+            }
+            if let Some(device) = app.screens.scan.device.clone() {
+                return app.open_health(device);
+            }
+        }
+        Action::Move => {
+            let s = &mut app.screens.scan;
+            s.scroll = super::super::scroll(s.scroll, dir, 1).min(range_count(s) as u16);
+        }
+        Action::Page => {
+            let s = &mut app.screens.scan;
+            s.scroll = super::super::scroll(s.scroll, dir, 10).min(range_count(s) as u16);
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Leaving the screen stops a running scan: a scan nobody watches is not left reading.
+fn leave(app: &mut App) -> Vec<Cmd> {
+    if matches!(app.screens.scan.phase, Phase::Starting | Phase::Running) {
+        return app.stop_scan();
+    }
+    Vec::new()
+}
+
+fn range_count(s: &ScanScreen) -> usize {
+    s.last
+        .as_ref()
+        .map_or(0, |u| u.errors.len() + u.slow.len() + u.timeouts.len())
+}
+
+impl App {
+    /// Opens the scan screen on `device` and starts its scan, unless one runs (then the
+    /// screen shows that one).
+    pub(in crate::app) fn open_scan(&mut self, device: String, path: PathBuf) -> Vec<Cmd> {
+        self.screen = Screen::Scan;
+        let s = &mut self.screens.scan;
+        if s.running() {
+            let other = s.device.clone().unwrap_or_default();
+            self.info(format!(
+                "a scan of {other} runs: x stops it before another starts"
+            ));
+            return Vec::new();
+        }
+        *s = ScanScreen {
+            device: Some(device.clone()),
+            path: Some(path.clone()),
+            phase: Phase::Starting,
+            last: None,
+            scroll: 0,
+        };
+        self.info(format!(
+            "{device}: surface scan, read-only (nothing is written)"
+        ));
+        vec![Cmd::StartScan {
+            device,
+            path,
+            chosen: None,
+        }]
+    }
+
+    fn stop_scan(&mut self) -> Vec<Cmd> {
+        let s = &mut self.screens.scan;
+        if !matches!(s.phase, Phase::Starting | Phase::Running) {
+            return Vec::new();
+        }
+        s.phase = Phase::Stopping;
+        self.info("stopping the scan: it ends with what it read");
+        vec![Cmd::StopScan]
+    }
+
+    /// The worker's news.
+    pub(in crate::app) fn scan_update(&mut self, update: ScanUpdate) -> Vec<Cmd> {
+        let s = &mut self.screens.scan;
+        if s.device.as_deref() != Some(update.device.as_str()) {
+            return Vec::new();
+        }
+        let ended = update.end.clone();
+        match &ended {
+            Some(_) => s.phase = Phase::Ended,
+            None if s.phase == Phase::Starting => s.phase = Phase::Running,
+            None => {}
+        }
+        s.last = Some(Box::new(update));
+        if let Some(end) = ended
+            && self.screen == Screen::Scan
+        {
+            self.info(match end {
+                End::Finished => "scan finished: h reads the disk's SMART and error log",
+                End::Stopped => "scan stopped: what it read is shown",
+                End::Gone(_) => "the device went away: the scan ends with what it read",
+            });
+        }
+        Vec::new()
+    }
+
+    pub(in crate::app) fn scan_refused(&mut self, why: String) {
+        let s = &mut self.screens.scan;
+        if s.running() {
+            s.phase = Phase::Refused(why.clone());
+            self.error(format!("no scan: {why}"));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Drawing (reads the app, never changes it)
+// ---------------------------------------------------------------------------------------
+
+/// A bucket's colour on the map and in the legend.
+fn bucket_style(b: Bucket) -> Style {
+    match b {
+        Bucket::Under5 => Style::default().fg(Color::Green),
+        Bucket::Under20 => Style::default().fg(Color::Cyan),
+        Bucket::Under50 => Style::default().fg(Color::Blue),
+        Bucket::Under150 => Style::default().fg(Color::Yellow),
+        Bucket::Under500 => theme::warn(),
+        Bucket::Over500 => Style::default().fg(Color::Magenta),
+        Bucket::Time => Style::default()
+            .fg(Color::Magenta)
+            .add_modifier(ratatui::style::Modifier::BOLD),
+        Bucket::Err => theme::bad(),
+    }
+}
+
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
+    let s = &app.screens.scan;
+    let Some(device) = s.device.as_deref() else {
+        frame.render_widget(
+            Paragraph::new(" No scan yet: b on Devices scans the selected device."),
+            area,
+        );
+        return;
+    };
+    let ended = !s.running();
+    let chart_rows = if ended {
+        0
+    } else {
+        (area.height / 3).clamp(5, 14)
+    };
+    let ranges_rows = if ended { (area.height / 2).max(5) } else { 0 };
+    let [head, map, legend, chart, ranges] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Min(3),
+        Constraint::Length(2),
+        Constraint::Length(chart_rows),
+        Constraint::Length(ranges_rows),
+    ])
+    .areas(area);
+    frame.render_widget(Paragraph::new(header(s, device)), head);
+    draw_map(s, frame, map);
+    frame.render_widget(Paragraph::new(legend_lines(s, legend.width)), legend);
+    if chart_rows > 0 {
+        draw_zone(app, s, frame, chart);
+    }
+    if ranges_rows > 0 {
+        draw_ranges(s, frame, ranges);
+    }
+}
+
+fn clock(secs: u64) -> String {
+    if secs >= 3600 {
+        format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
+    } else {
+        format!("{}:{:02}", secs / 60, secs % 60)
+    }
+}
+
+fn header(s: &ScanScreen, device: &str) -> Vec<Line<'static>> {
+    let path = s
+        .path
+        .as_ref()
+        .map_or_else(String::new, |p| p.display().to_string());
+    let Some(u) = &s.last else {
+        let second = match &s.phase {
+            Phase::Refused(why) => TextSpan::styled(format!(" not started: {why}"), theme::bad()),
+            _ => TextSpan::raw(" opening the device (read-only)..."),
+        };
+        return vec![
+            Line::from(TextSpan::styled(
+                format!(" Surface scan of {device} ({path}), read-only"),
+                theme::title(),
+            )),
+            Line::from(second),
+        ];
+    };
+    let first = Line::from(vec![
+        TextSpan::styled(format!(" Surface scan of {device}"), theme::title()),
+        TextSpan::raw(format!(
+            " ({path}, {}, {}-byte sectors, {} reads), read-only",
+            Bytes(u.size),
+            u.sector,
+            Bytes(u.block)
+        )),
+    ]);
+    let secs = u.elapsed.as_secs_f64();
+    let mbps = if secs > 0.0 {
+        u.done as f64 / secs / 1e6
+    } else {
+        0.0
+    };
+    let pct = if u.planned > 0 {
+        u.done as f64 * 100.0 / u.planned as f64
+    } else {
+        100.0
+    };
+    let second = match &u.end {
+        None => {
+            let eta = if mbps > 0.0 {
+                clock(((u.planned - u.done.min(u.planned)) as f64 / (mbps * 1e6)) as u64)
+            } else {
+                "-".into()
+            };
+            let state = if s.phase == Phase::Stopping {
+                "stopping"
+            } else {
+                "reading"
+            };
+            Line::from(vec![
+                TextSpan::styled(format!(" {state} {pct:.0}%"), theme::warn()),
+                TextSpan::raw(format!(
+                    "  at {} of {}  {mbps:.0} MB/s  ETA {eta}  elapsed {}",
+                    Bytes(u.position),
+                    Bytes(u.size),
+                    clock(secs as u64)
+                )),
+            ])
+        }
+        Some(end) => {
+            let (word, style) = match end {
+                End::Finished => ("finished".to_string(), theme::good()),
+                End::Stopped => ("stopped".to_string(), theme::warn()),
+                End::Gone(why) => (format!("ended: {why}"), theme::bad()),
+            };
+            let verdict = u.verdict.clone().unwrap_or_default();
+            Line::from(vec![
+                TextSpan::styled(format!(" {word}"), style),
+                TextSpan::raw(format!(
+                    ": {} of {} in {} ({mbps:.0} MB/s). {verdict}",
+                    Bytes(u.done),
+                    Bytes(u.planned),
+                    clock(secs as u64)
+                )),
+            ])
+        }
+    };
+    vec![first, second]
+}
+
+fn draw_map(s: &ScanScreen, frame: &mut Frame, area: Rect) {
+    let span_text = s.last.as_ref().map_or_else(String::new, |u| {
+        let cells =
+            u64::from(area.width.saturating_sub(2)) * u64::from(area.height.saturating_sub(2));
+        let cells = cells.min(u.map.cells().len() as u64).max(1);
+        format!(" Map: a cell is {} ", Bytes(u.size.div_ceil(cells)))
+    });
+    let block = Block::default().borders(Borders::ALL).title(span_text);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(u) = &s.last else { return };
+    let (w, h) = (usize::from(inner.width), usize::from(inner.height));
+    let line = u.map.line(w * h);
+    let glyphs: Vec<char> = line.chars().collect();
+    let lines: Vec<Line> = glyphs
+        .chunks(w.max(1))
+        .map(|row| {
+            Line::from(
+                row.iter()
+                    .map(|&c| {
+                        let style = Bucket::ALL
+                            .iter()
+                            .find(|b| b.glyph() == c)
+                            .map_or_else(Style::default, |b| bucket_style(*b));
+                        TextSpan::styled(c.to_string(), style)
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The buckets' glyphs, names and counts, over two rows.
+fn legend_lines(s: &ScanScreen, width: u16) -> Vec<Line<'static>> {
+    let count = |b: Bucket| s.last.as_ref().map_or(0, |u| u.buckets.get(b));
+    let entry = |b: Bucket| {
+        vec![
+            TextSpan::styled(b.glyph().to_string(), bucket_style(b)),
+            TextSpan::raw(format!(" {:<5} {:<7}", b.label(), count(b))),
+        ]
+    };
+    let per_row = if width >= 120 { 8 } else { 4 };
+    Bucket::ALL
+        .chunks(per_row)
+        .map(|row| {
+            let mut spans = vec![TextSpan::raw(" ")];
+            for &b in row {
+                spans.extend(entry(b));
+            }
+            if per_row == 4 && row.contains(&Bucket::Err) || per_row == 8 {
+                spans.push(TextSpan::styled(" (ms; blank: not read)", theme::dim()));
+            }
+            Line::from(spans)
+        })
+        .collect()
+}
+
+fn draw_zone(app: &App, s: &ScanScreen, frame: &mut Frame, area: Rect) {
+    let Some(u) = &s.last else { return };
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let points: Vec<(f64, f64)> = u.zone.iter().map(|&(at, mbps)| (gib(at), mbps)).collect();
+    let top = points.iter().map(|p| p.1).fold(1.0_f64, f64::max) * 1.1;
+    let right = gib(u.size).max(f64::MIN_POSITIVE);
+    let data = Dataset::default()
+        .marker(theme::marker(app.console))
+        .graph_type(GraphType::Line)
+        .style(theme::series_a())
+        .data(&points);
+    let chart = Chart::new(vec![data])
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Throughput (MB/s) against position (GiB) "),
+        )
+        .x_axis(Axis::default().bounds([0.0, right]).labels(vec![
+            TextSpan::raw("0"),
+            TextSpan::raw(format!("{right:.1}")),
+        ]))
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, top])
+                .labels(vec![TextSpan::raw("0"), TextSpan::raw(format!("{top:.0}"))]),
+        );
+    frame.render_widget(chart, area);
+}
+
+/// The ranges as `disktriage scan` lists them: offset +length in bytes, the LBAs, and why.
+pub fn range_lines(u: &ScanUpdate) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (span, errno) in &u.errors {
+        out.push(Line::from(vec![
+            TextSpan::styled("bad  ", theme::bad()),
+            TextSpan::raw(format!(
+                "{} +{}  {}  {}",
+                span.offset,
+                span.length,
+                lba_range(*span, u.sector),
+                errno_name(*errno)
+            )),
+        ]));
+    }
+    for (span, t) in &u.slow {
+        let again = match (t.reread_ms, t.reread_errno) {
+            (Some(ms), _) => format!("{ms} ms"),
+            (None, Some(e)) => format!("failed ({})", errno_name(e)),
+            (None, None) => "not read again".into(),
+        };
+        out.push(Line::from(vec![
+            TextSpan::styled("slow ", theme::warn()),
+            TextSpan::raw(format!(
+                "{} +{}  {}  {} ms, then {again}",
+                span.offset,
+                span.length,
+                lba_range(*span, u.sector),
+                t.ms
+            )),
+        ]));
+    }
+    for span in &u.timeouts {
+        out.push(Line::from(vec![
+            TextSpan::styled("TIME ", bucket_style(Bucket::Time)),
+            TextSpan::raw(format!(
+                "{} +{}  {}",
+                span.offset,
+                span.length,
+                lba_range(*span, u.sector)
+            )),
+        ]));
+    }
+    out
+}
+
+fn draw_ranges(s: &ScanScreen, frame: &mut Frame, area: Rect) {
+    let Some(u) = &s.last else {
+        frame.render_widget(
+            Block::default().borders(Borders::ALL).title(" Ranges "),
+            area,
+        );
+        return;
+    };
+    let lines = range_lines(u);
+    let title = format!(
+        " {} unreadable, {} slow (>= {} ms), {} TIME: offset +length in bytes, LBAs ",
+        u.errors.len(),
+        u.slow.len(),
+        u.slow_ms,
+        u.timeouts.len()
+    );
+    let body: Vec<Line> = if lines.is_empty() {
+        vec![Line::from(TextSpan::styled(
+            match u.end {
+                Some(End::Finished) => " every block read, none slow",
+                _ => " none in what was read",
+            },
+            theme::good(),
+        ))]
+    } else {
+        lines
+    };
+    let max_scroll = (body.len() as u16).saturating_sub(area.height.saturating_sub(2));
+    frame.render_widget(
+        Paragraph::new(body)
+            .block(Block::default().borders(Borders::ALL).title(title))
+            .scroll((s.scroll.min(max_scroll), 0)),
+        area,
+    );
+}

@@ -1,0 +1,178 @@
+//! The TUI's surface scan worker: opens the device read-only (`sys::scan::ScanDevice`: never
+//! for writing, never exclusively, so a mounted or held device is scanned too), checks it is
+//! still the device the admin chose (`ChosenDevice`, as a test run does), then steps the
+//! engine (`scan::engine`) and sends what it found once per interval (`Msg::Scan`), never
+//! per read, and once more at the end with why it ended. The stop flag is read between reads.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::event::{Msg, ScanUpdate, ZONE_POINTS};
+use crate::model::ChosenDevice;
+use crate::scan::Span;
+use crate::scan::blockmap::DEFAULT_CELLS;
+use crate::scan::engine::{BlockReader, Scan, ScanConfig, Step};
+use crate::scan::mapfile::Mapfile;
+use crate::scan::verdict::verdict;
+use crate::sys::scan::ScanDevice;
+
+/// How often the screen hears from the scan.
+pub const INTERVAL: Duration = Duration::from_millis(250);
+
+/// The CLI's defaults: slow at 150 ms, TIME at 3 s.
+const SLOW: Duration = Duration::from_millis(150);
+const TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Starts the scan of `path` (kernel name `device`) on a thread of its own.
+pub fn spawn(
+    device: String,
+    path: &Path,
+    chosen: Option<ChosenDevice>,
+    stop: std::sync::Arc<AtomicBool>,
+    tx: Sender<Msg>,
+) -> std::io::Result<JoinHandle<()>> {
+    let path = path.to_path_buf();
+    std::thread::Builder::new()
+        .name("scan".into())
+        .spawn(move || {
+            let mut reader = match open(&path, chosen.as_ref()) {
+                Ok(r) => r,
+                Err(why) => {
+                    let _ = tx.send(Msg::ScanRefused(why));
+                    return;
+                }
+            };
+            let sector = u64::from(reader.logical.max(512));
+            let block = crate::commands::scan::block_size(None, sector, reader.max_transfer)
+                .unwrap_or(sector);
+            if let Err(e) = reader.set_block(block) {
+                let _ = tx.send(Msg::ScanRefused(format!("cannot allocate the buffer: {e}")));
+                return;
+            }
+            let scan = Scan::new(
+                ScanConfig {
+                    domain: Span::new(0, reader.size),
+                    block,
+                    sector,
+                    slow: SLOW,
+                    timeout: TIMEOUT,
+                    retry: false,
+                    map_cells: DEFAULT_CELLS,
+                },
+                Mapfile::new(reader.size),
+            );
+            drive(device, scan, &mut reader, &stop, &tx, INTERVAL);
+        })
+}
+
+/// Opens the device for the scan, refused when the name holds another device than `chosen`.
+fn open(path: &Path, chosen: Option<&ChosenDevice>) -> Result<ScanDevice, String> {
+    let shown = crate::model::text::neutralize_controls(&path.display().to_string());
+    let device = ScanDevice::open(path).map_err(|e| format!("cannot open {shown}: {e}"))?;
+    if let Some(chosen) = chosen {
+        match device.refuse_unless_chosen(chosen) {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => return Err(why),
+            Err(e) => {
+                return Err(format!(
+                    "cannot check that {shown} is the device chosen: {e}"
+                ));
+            }
+        }
+    }
+    Ok(device)
+}
+
+/// Steps `scan` on `reader` until it ends or `stop` is set, sending an update every `every`
+/// and a last one at the end. The scan's memory does not grow with the device, nor does an
+/// update's (`ScanUpdate`).
+pub fn drive(
+    device: String,
+    mut scan: Scan,
+    reader: &mut dyn BlockReader,
+    stop: &AtomicBool,
+    tx: &Sender<Msg>,
+    every: Duration,
+) {
+    let started = Instant::now();
+    let mut zone = Zone::default();
+    let mut last = Instant::now();
+    let mut done_then = 0u64;
+    let position_then = scan.position();
+    let mut position_then = position_then;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            scan.stop();
+            break;
+        }
+        if scan.step(reader) == Step::Done {
+            break;
+        }
+        let since = last.elapsed();
+        if since >= every {
+            let bytes = scan.done.saturating_sub(done_then);
+            zone.add(
+                position_then / 2 + scan.position() / 2,
+                bytes as f64 / since.as_secs_f64() / 1e6,
+            );
+            (done_then, position_then, last) = (scan.done, scan.position(), Instant::now());
+            if tx
+                .send(Msg::Scan(Box::new(update(&device, &scan, &zone, started))))
+                .is_err()
+            {
+                // Nobody listens any more (the session ended): stop reading.
+                scan.stop();
+                break;
+            }
+        }
+    }
+    let _ = tx.send(Msg::Scan(Box::new(update(&device, &scan, &zone, started))));
+}
+
+/// Throughput against position, at most `ZONE_POINTS` points: when full, neighbours merge.
+#[derive(Default)]
+struct Zone(Vec<(u64, f64)>);
+
+impl Zone {
+    fn add(&mut self, at: u64, mbps: f64) {
+        if self.0.len() >= ZONE_POINTS {
+            self.0 = self
+                .0
+                .chunks(2)
+                .map(|pair| {
+                    let n = pair.len() as f64;
+                    let at = pair.iter().map(|p| p.0 / pair.len() as u64).sum();
+                    (at, pair.iter().map(|p| p.1).sum::<f64>() / n)
+                })
+                .collect();
+        }
+        self.0.push((at, mbps));
+    }
+}
+
+fn update(device: &str, scan: &Scan, zone: &Zone, started: Instant) -> ScanUpdate {
+    ScanUpdate {
+        device: device.to_string(),
+        size: scan.mapfile.size(),
+        sector: scan.config.sector,
+        block: scan.config.block,
+        slow_ms: scan.config.slow.as_millis() as u64,
+        position: scan.position(),
+        planned: scan.planned,
+        done: scan.done,
+        bytes_read: scan.bytes_read,
+        bytes_bad: scan.bytes_bad,
+        buckets: scan.buckets.clone(),
+        map: scan.map.clone(),
+        errors: scan.errors.iter().map(|(s, e)| (*s, e.0)).collect(),
+        slow: scan.slow.iter().map(|(s, t)| (*s, *t)).collect(),
+        timeouts: scan.timeouts.iter().map(|(s, _)| *s).collect(),
+        zone: zone.0.clone(),
+        elapsed: started.elapsed(),
+        verdict: scan.end.as_ref().map(|_| verdict(scan)),
+        end: scan.end.clone(),
+    }
+}
