@@ -64,7 +64,10 @@ pub fn spawn(
                 },
                 Mapfile::new(reader.size),
             );
-            drive(device, scan, &mut reader, &stop, &tx, INTERVAL);
+            let started = Instant::now();
+            drive(device, scan, &mut reader, &stop, &tx, INTERVAL, &mut || {
+                started.elapsed()
+            });
         })
 }
 
@@ -87,7 +90,8 @@ fn open(path: &Path, chosen: Option<&ChosenDevice>) -> Result<ScanDevice, String
 }
 
 /// Steps `scan` on `reader` until it ends or `stop` is set, sending an update every `every`
-/// and a last one at the end. The scan's memory does not grow with the device, nor does an
+/// of `clock` (the time since the scan started: the wall clock, a fake one in tests) and a
+/// last one at the end. The scan's memory does not grow with the device, nor does an
 /// update's (`ScanUpdate`).
 pub fn drive(
     device: String,
@@ -96,13 +100,12 @@ pub fn drive(
     stop: &AtomicBool,
     tx: &Sender<Msg>,
     every: Duration,
+    clock: &mut dyn FnMut() -> Duration,
 ) {
-    let started = Instant::now();
     let mut zone = Zone::default();
-    let mut last = Instant::now();
+    let mut last = clock();
     let mut done_then = 0u64;
-    let position_then = scan.position();
-    let mut position_then = position_then;
+    let mut position_then = scan.position();
     loop {
         if stop.load(Ordering::Relaxed) {
             scan.stop();
@@ -111,16 +114,17 @@ pub fn drive(
         if scan.step(reader) == Step::Done {
             break;
         }
-        let since = last.elapsed();
-        if since >= every {
+        let now = clock();
+        let since = now.saturating_sub(last);
+        if since >= every && !since.is_zero() {
             let bytes = scan.done.saturating_sub(done_then);
             zone.add(
                 position_then / 2 + scan.position() / 2,
                 bytes as f64 / since.as_secs_f64() / 1e6,
             );
-            (done_then, position_then, last) = (scan.done, scan.position(), Instant::now());
+            (done_then, position_then, last) = (scan.done, scan.position(), now);
             if tx
-                .send(Msg::Scan(Box::new(update(&device, &scan, &zone, started))))
+                .send(Msg::Scan(Box::new(update(&device, &scan, &zone, now))))
                 .is_err()
             {
                 // Nobody listens any more (the session ended): stop reading.
@@ -129,7 +133,7 @@ pub fn drive(
             }
         }
     }
-    let _ = tx.send(Msg::Scan(Box::new(update(&device, &scan, &zone, started))));
+    let _ = tx.send(Msg::Scan(Box::new(update(&device, &scan, &zone, clock()))));
 }
 
 /// Throughput against position, at most `ZONE_POINTS` points: when full, neighbours merge.
@@ -153,7 +157,7 @@ impl Zone {
     }
 }
 
-fn update(device: &str, scan: &Scan, zone: &Zone, started: Instant) -> ScanUpdate {
+fn update(device: &str, scan: &Scan, zone: &Zone, elapsed: Duration) -> ScanUpdate {
     ScanUpdate {
         device: device.to_string(),
         size: scan.mapfile.size(),
@@ -171,7 +175,7 @@ fn update(device: &str, scan: &Scan, zone: &Zone, started: Instant) -> ScanUpdat
         slow: scan.slow.iter().map(|(s, t)| (*s, *t)).collect(),
         timeouts: scan.timeouts.iter().map(|(s, _)| *s).collect(),
         zone: zone.0.clone(),
-        elapsed: started.elapsed(),
+        elapsed,
         verdict: scan.end.as_ref().map(|_| verdict(scan)),
         end: scan.end.clone(),
     }

@@ -17,7 +17,7 @@ use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span as TextSpan};
-use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Wrap};
 
 use super::super::keys::{Action, Binding, Scope};
 use super::super::{App, Screen};
@@ -285,22 +285,29 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     };
+    // Running: the map and the zone curve. Ended: the ranges take the room of the curve,
+    // which stays when the screen is tall enough for both.
     let ended = !s.running();
-    let chart_rows = if ended {
-        0
-    } else {
-        (area.height / 3).clamp(5, 14)
+    let tall = area.height >= 35;
+    let chart_rows = match (ended, tall) {
+        (false, _) => (area.height / 3).clamp(5, 14),
+        (true, true) => 8,
+        (true, false) => 0,
     };
-    let ranges_rows = if ended { (area.height / 2).max(5) } else { 0 };
+    let ranges_rows = if ended { (area.height / 3).max(6) } else { 0 };
     let [head, map, legend, chart, ranges] = Layout::vertical([
-        Constraint::Length(2),
+        // Ended, the verdict may need a row more.
+        Constraint::Length(if ended { 3 } else { 2 }),
         Constraint::Min(3),
         Constraint::Length(2),
         Constraint::Length(chart_rows),
         Constraint::Length(ranges_rows),
     ])
     .areas(area);
-    frame.render_widget(Paragraph::new(header(s, device)), head);
+    frame.render_widget(
+        Paragraph::new(header(s, device)).wrap(Wrap { trim: false }),
+        head,
+    );
     draw_map(s, frame, map);
     frame.render_widget(Paragraph::new(legend_lines(s, legend.width)), legend);
     if chart_rows > 0 {
@@ -320,11 +327,11 @@ fn clock(secs: u64) -> String {
 }
 
 fn header(s: &ScanScreen, device: &str) -> Vec<Line<'static>> {
-    let path = s
-        .path
-        .as_ref()
-        .map_or_else(String::new, |p| p.display().to_string());
     let Some(u) = &s.last else {
+        let path = s
+            .path
+            .as_ref()
+            .map_or_else(String::new, |p| p.display().to_string());
         let second = match &s.phase {
             Phase::Refused(why) => TextSpan::styled(format!(" not started: {why}"), theme::bad()),
             _ => TextSpan::raw(" opening the device (read-only)..."),
@@ -340,7 +347,7 @@ fn header(s: &ScanScreen, device: &str) -> Vec<Line<'static>> {
     let first = Line::from(vec![
         TextSpan::styled(format!(" Surface scan of {device}"), theme::title()),
         TextSpan::raw(format!(
-            " ({path}, {}, {}-byte sectors, {} reads), read-only",
+            ", read-only: {}, {}-byte sectors, {} reads",
             Bytes(u.size),
             u.sector,
             Bytes(u.block)
@@ -383,7 +390,8 @@ fn header(s: &ScanScreen, device: &str) -> Vec<Line<'static>> {
             let (word, style) = match end {
                 End::Finished => ("finished".to_string(), theme::good()),
                 End::Stopped => ("stopped".to_string(), theme::warn()),
-                End::Gone(why) => (format!("ended: {why}"), theme::bad()),
+                // The verdict says why.
+                End::Gone(_) => ("device gone".to_string(), theme::bad()),
             };
             let verdict = u.verdict.clone().unwrap_or_default();
             Line::from(vec![
@@ -405,7 +413,10 @@ fn draw_map(s: &ScanScreen, frame: &mut Frame, area: Rect) {
         let cells =
             u64::from(area.width.saturating_sub(2)) * u64::from(area.height.saturating_sub(2));
         let cells = cells.min(u.map.cells().len() as u64).max(1);
-        format!(" Map: a cell is {} ", Bytes(u.size.div_ceil(cells)))
+        format!(
+            " Map: a cell is {}, its worst read (ms); blank: not read yet ",
+            Bytes(u.size.div_ceil(cells))
+        )
     });
     let block = Block::default().borders(Borders::ALL).title(span_text);
     let inner = block.inner(area);
@@ -450,9 +461,6 @@ fn legend_lines(s: &ScanScreen, width: u16) -> Vec<Line<'static>> {
             for &b in row {
                 spans.extend(entry(b));
             }
-            if per_row == 4 && row.contains(&Bucket::Err) || per_row == 8 {
-                spans.push(TextSpan::styled(" (ms; blank: not read)", theme::dim()));
-            }
             Line::from(spans)
         })
         .collect()
@@ -460,10 +468,15 @@ fn legend_lines(s: &ScanScreen, width: u16) -> Vec<Line<'static>> {
 
 fn draw_zone(app: &App, s: &ScanScreen, frame: &mut Frame, area: Rect) {
     let Some(u) = &s.last else { return };
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    let points: Vec<(f64, f64)> = u.zone.iter().map(|&(at, mbps)| (gib(at), mbps)).collect();
+    let (unit, shift) = if u.size >= 4 << 30 {
+        ("GiB", 30)
+    } else {
+        ("MiB", 20)
+    };
+    let at = |b: u64| b as f64 / (1u64 << shift) as f64;
+    let points: Vec<(f64, f64)> = u.zone.iter().map(|&(p, mbps)| (at(p), mbps)).collect();
     let top = points.iter().map(|p| p.1).fold(1.0_f64, f64::max) * 1.1;
-    let right = gib(u.size).max(f64::MIN_POSITIVE);
+    let right = at(u.size).max(f64::MIN_POSITIVE);
     let data = Dataset::default()
         .marker(theme::marker(app.console))
         .graph_type(GraphType::Line)
@@ -473,7 +486,7 @@ fn draw_zone(app: &App, s: &ScanScreen, frame: &mut Frame, area: Rect) {
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(" Throughput (MB/s) against position (GiB) "),
+                .title(format!(" Throughput (MB/s) against position ({unit}) ")),
         )
         .x_axis(Axis::default().bounds([0.0, right]).labels(vec![
             TextSpan::raw("0"),
