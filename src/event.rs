@@ -345,6 +345,11 @@ pub enum Cmd {
     },
     /// Stop the scan; it ends with what it read.
     StopScan,
+    /// Add an ended scan (its map and counts) to the history, as a run is.
+    RecordScan {
+        update: Box<ScanUpdate>,
+        path: PathBuf,
+    },
     Export {
         reports: Vec<RunReport>,
         format: ExportFormat,

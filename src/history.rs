@@ -117,6 +117,42 @@ pub struct HistoryEntry {
     pub error: Option<String>,
     /// Stopped by the admin before the end.
     pub stopped: bool,
+    /// A surface scan's map and counts (the entry of a scan, test "surface-scan"); absent in
+    /// the entries of tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanRecord>,
+}
+
+/// The test name a surface scan is recorded under.
+pub const SCAN_TEST: &str = "surface-scan";
+
+/// Cells of a scan's map in the history (each the worst of the cells it covers).
+pub const SCAN_MAP_CELLS: usize = 512;
+
+/// Unreadable ranges kept in a scan's record, at most (the count is always whole).
+pub const SCAN_RANGES_KEPT: usize = 64;
+
+/// What the history keeps of a surface scan: its map and its counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanRecord {
+    /// Bytes planned, read, unreadable; seconds it took.
+    pub planned: u64,
+    pub bytes_read: u64,
+    pub bytes_bad: u64,
+    pub seconds: f64,
+    /// Blocks per latency bucket, by its label ("<5", ..., "ERR", "TIME").
+    pub buckets: Vec<(String, u64)>,
+    /// The block map: `SCAN_MAP_CELLS` glyphs over the device (`Bucket::glyph`; a space: not
+    /// read).
+    pub map: String,
+    /// Unreadable ranges (offset, length in bytes, errno), the first `SCAN_RANGES_KEPT`.
+    pub unreadable: Vec<(u64, u64, i32)>,
+    pub unreadable_ranges: usize,
+    pub slow_ranges: usize,
+    pub time_ranges: usize,
+    /// "finished", "stopped", or "gone: why".
+    pub end: String,
+    pub verdict: String,
 }
 
 /// What the history knows a run's target by: a file by its full path, a block device by its
@@ -190,7 +226,51 @@ impl HistoryEntry {
             figures: figures::figures(runs),
             error: runs.iter().find_map(RunReport::error),
             stopped: runs.iter().any(|r| r.outcome.stopped),
+            scan: None,
         })
+    }
+
+    /// The entry of a surface scan of `device` (its path `target`, block size `block`) on the
+    /// disk `disk`, started at `started_unix`.
+    pub fn of_scan(
+        disk: DiskIdentity,
+        device: &str,
+        target: &str,
+        block: u64,
+        started_unix: u64,
+        record: ScanRecord,
+    ) -> HistoryEntry {
+        let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        HistoryEntry {
+            schema: HISTORY_SCHEMA,
+            id: format!("{started_unix}-{}-{n}", std::process::id()),
+            tool: format!("disktriage {}", env!("CARGO_PKG_VERSION")),
+            started_unix,
+            host: crate::sys::host::host_info().hostname,
+            disk,
+            device: device.to_string(),
+            model: None,
+            target: target.to_string(),
+            test: SCAN_TEST.to_string(),
+            settings: RunSettings {
+                params: format!("read-only, {} reads", crate::model::Bytes(block)),
+                bs: block,
+                qd: 1,
+                jobs: 1,
+                engine: "sync".into(),
+                engine_asked: "sync".into(),
+                direct: true,
+                huge_pages: false,
+                scheduler: None,
+                drive_cache: None,
+                kernel_cache: None,
+            },
+            repeats: 1,
+            figures: Vec::new(),
+            error: record.end.starts_with("gone").then(|| record.end.clone()),
+            stopped: record.end == "stopped",
+            scan: Some(record),
+        }
     }
 
     /// The time it started, "2026-11-23 14:05 UTC".
@@ -437,10 +517,21 @@ impl History {
         stop: &dyn Fn() -> bool,
     ) -> Option<Result<(String, Vec<String>), String>> {
         let entry = HistoryEntry::of_runs(disk, runs, drive_cache)?;
-        Some(match self.append_unless(&entry, stop) {
+        Some(self.record(entry, stop))
+    }
+
+    /// The one recorder: adds `entry` (a test's, `record_test`; a surface scan's,
+    /// `HistoryEntry::of_scan`); its id and the warnings worth showing, or why it was not
+    /// added (a sentence that begins with `NOT_ADDED`).
+    pub fn record(
+        &self,
+        entry: HistoryEntry,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(String, Vec<String>), String> {
+        match self.append_unless(&entry, stop) {
             Ok(warnings) => Ok((entry.id, warnings)),
             Err(e) => Err(format!("{NOT_ADDED}: {e:#}")),
-        })
+        }
     }
 
     /// What the TUI does when a test is over: adds it (all its `runs`) to the history, then
@@ -601,6 +692,7 @@ mod tests {
             }],
             error: None,
             stopped: false,
+            scan: None,
         }
     }
 

@@ -192,9 +192,17 @@ fn running_scan_shows_the_map_counts_zone_curve_position_eta_and_stop_key() {
 
 #[test]
 fn finished_scan_lists_the_ranges_in_bytes_and_lbas_and_h_opens_health() {
-    let updates = scan_updates(None, None);
+    let mut updates = scan_updates(None, None);
     let mut app = app_scanning();
+    let last = updates.pop().unwrap();
     feed(&mut app, updates);
+    // The end goes into the history, as a run does.
+    let cmds = app.update(Msg::Scan(Box::new(last)));
+    assert!(
+        matches!(cmds.as_slice(), [Cmd::RecordScan { update, path }]
+            if update.end == Some(End::Finished) && path.to_str() == Some("/dev/loop0")),
+        "{cmds:?}"
+    );
     assert_eq!(app.screens.scan.phase, Phase::Ended);
     let s = screen(&app, 132, 43);
     assert!(s.contains("finished"), "{s}");

@@ -437,12 +437,39 @@ impl Executor {
                 path,
                 chosen,
             } => self.start_scan(device, &path, chosen),
+            Cmd::RecordScan { update, path } => self.record_scan(&update, &path),
             Cmd::StopScan => {
                 if let Some((stop, _)) = &self.scan {
                     stop.store(true, Ordering::Relaxed);
                 }
             }
             Cmd::Quit => {}
+        }
+    }
+
+    /// Adds an ended scan to the history through the one recorder; a failure is a line on
+    /// the status bar.
+    fn record_scan(&mut self, update: &crate::event::ScanUpdate, path: &std::path::Path) {
+        let Some(history) = &self.history else { return };
+        let disk = self.root.disk_identity(&update.device);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let started = now.saturating_sub(update.elapsed).as_secs();
+        let entry = history::HistoryEntry::of_scan(
+            disk,
+            &update.device,
+            &path.display().to_string(),
+            update.block,
+            started,
+            super::scan_worker::record_of(update),
+        );
+        let notes = match history.record(entry, &|| false) {
+            Ok((_, warnings)) => warnings,
+            Err(not_added) => vec![not_added],
+        };
+        for note in notes {
+            self.send(Msg::HistoryNote(note));
         }
     }
 
@@ -1278,6 +1305,64 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// An ended scan goes into the history with its map and counts, keyed by the disk.
+    #[test]
+    fn an_ended_scan_is_recorded_with_its_map_and_counts() {
+        use crate::scan::Span;
+        use crate::scan::blockmap::BlockMap;
+        use crate::scan::buckets::{Bucket, BucketCounts};
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::new(dir.path());
+        let mut lab = lab(false, "unused");
+        lab.exec = lab.exec.with_history(History::new(dir.path()));
+        let mut map = BlockMap::new(Span::new(0, 64 << 20), 8192);
+        map.record(Span::new(0, 64 << 20), Bucket::Under5);
+        map.record(Span::new(40 << 20, 1 << 20), Bucket::Err);
+        let mut buckets = BucketCounts::default();
+        for _ in 0..63 {
+            buckets.add(Bucket::Under5);
+        }
+        buckets.add(Bucket::Err);
+        let update = crate::event::ScanUpdate {
+            device: "loop0".into(),
+            size: 64 << 20,
+            sector: 512,
+            block: 1 << 20,
+            slow_ms: 150,
+            position: 64 << 20,
+            planned: 64 << 20,
+            done: 64 << 20,
+            bytes_read: (64 << 20) - 8192,
+            bytes_bad: 8192,
+            buckets,
+            map,
+            errors: vec![(Span::new(40 << 20, 8192), 5)],
+            slow: vec![],
+            timeouts: vec![],
+            zone: vec![],
+            elapsed: Duration::from_secs(2),
+            end: Some(crate::scan::engine::End::Finished),
+            verdict: Some("16 unreadable sectors at LBA 81920-81935".into()),
+        };
+        lab.exec.execute(Cmd::RecordScan {
+            update: Box::new(update),
+            path: "/dev/loop0".into(),
+        });
+        let loaded = history.load().unwrap();
+        let [entry] = loaded.entries.as_slice() else {
+            panic!("{:?}", loaded.entries)
+        };
+        assert_eq!(entry.test, history::SCAN_TEST);
+        assert_eq!(entry.device, "loop0");
+        let scan = entry.scan.as_ref().unwrap();
+        assert_eq!(scan.map.chars().count(), history::SCAN_MAP_CELLS);
+        assert_eq!(scan.map.matches('X').count(), 8, "{}", scan.map);
+        assert!(scan.map.chars().all(|c| c == '.' || c == 'X'));
+        assert!(scan.buckets.contains(&("ERR".to_string(), 1)));
+        assert_eq!(scan.unreadable, vec![(40 << 20, 8192, 5)]);
+        assert_eq!(scan.end, "finished");
     }
 
     /// x on the Run screen while the test file is still being written stops the writing: the

@@ -234,6 +234,10 @@ impl App {
             None if s.phase == Phase::Starting => s.phase = Phase::Running,
             None => {}
         }
+        let record = ended.is_some().then(|| Cmd::RecordScan {
+            update: Box::new(update.clone()),
+            path: s.path.clone().unwrap_or_default(),
+        });
         s.last = Some(Box::new(update));
         if let Some(end) = ended
             && self.screen == Screen::Scan
@@ -244,7 +248,8 @@ impl App {
                 End::Gone(_) => "the device went away: the scan ends with what it read",
             });
         }
-        Vec::new()
+        // The map and counts go into the history, as a run does.
+        record.into_iter().collect()
     }
 
     pub(in crate::app) fn scan_refused(&mut self, why: String) {
