@@ -300,19 +300,22 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         (true, false) => 0,
     };
     let ranges_rows = if ended { (area.height / 3).max(6) } else { 0 };
+    let head_lines = header(s, device);
+    // Each line of the header takes the rows it wraps to (the verdict may be long).
+    let width = usize::from(area.width.max(1));
+    let head_rows: usize = head_lines
+        .iter()
+        .map(|l| l.width().div_ceil(width).max(1))
+        .sum();
     let [head, map, legend, chart, ranges] = Layout::vertical([
-        // Ended, the verdict may need a row more.
-        Constraint::Length(if ended { 3 } else { 2 }),
+        Constraint::Length((head_rows as u16).min(area.height / 4).max(2)),
         Constraint::Min(3),
         Constraint::Length(2),
         Constraint::Length(chart_rows),
         Constraint::Length(ranges_rows),
     ])
     .areas(area);
-    frame.render_widget(
-        Paragraph::new(header(s, device)).wrap(Wrap { trim: false }),
-        head,
-    );
+    frame.render_widget(Paragraph::new(head_lines).wrap(Wrap { trim: false }), head);
     draw_map(s, frame, map);
     frame.render_widget(Paragraph::new(legend_lines(s, legend.width)), legend);
     if chart_rows > 0 {
@@ -495,7 +498,7 @@ fn draw_zone(app: &App, s: &ScanScreen, frame: &mut Frame, area: Rect) {
         )
         .x_axis(Axis::default().bounds([0.0, right]).labels(vec![
             TextSpan::raw("0"),
-            TextSpan::raw(format!("{right:.1}")),
+            TextSpan::raw(format!("{right:.0}")),
         ]))
         .y_axis(
             Axis::default()
