@@ -314,7 +314,15 @@ impl App {
     }
 
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
-        let cmds = self.transition(msg);
+        let was_on = self.screen;
+        let mut cmds = self.transition(msg);
+        // Whatever took the app to another screen (a number key, Tab, R, a dialog), the
+        // screen left ends what it must first (a scan stops).
+        if self.screen != was_on {
+            let mut left = (was_on.def().leave)(self);
+            left.append(&mut cmds);
+            cmds = left;
+        }
         self.settle_status();
         cmds
     }
@@ -579,16 +587,11 @@ impl App {
         Vec::new()
     }
 
-    /// Goes to `screen` from a number key or Tab: the screen left ends what it must
-    /// (`ScreenDef::leave`).
+    /// Goes to `screen` from a number key or Tab (`update` lets the screen left end what it
+    /// must: `ScreenDef::leave`).
     fn go_to(&mut self, screen: Screen) -> Vec<Cmd> {
-        let cmds = if screen == self.screen {
-            Vec::new()
-        } else {
-            (self.screen.def().leave)(self)
-        };
         self.screen = screen;
-        cmds
+        Vec::new()
     }
 
     /// Carries out what a dialog's key asked for.

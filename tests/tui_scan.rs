@@ -16,6 +16,7 @@ use std::time::Duration;
 use common::tui::*;
 use disktriage::app::screens::scan::Phase;
 use disktriage::app::{App, Overlay, Screen};
+use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::{Cmd, Msg, ScanUpdate};
 use disktriage::scan::Span;
 use disktriage::scan::blockmap::DEFAULT_CELLS;
@@ -329,4 +330,51 @@ fn a_second_b_while_a_scan_runs_starts_no_other() {
     // Esc stopped it; until the worker says it ended, b shows that scan.
     assert!(key(&mut app, KeyCode::Char('b')).is_empty());
     assert_eq!(app.screen, Screen::Scan);
+}
+
+/// A finished rand-read on loop0: R retests it from any screen.
+fn after_a_run(app: &mut App) {
+    key(app, KeyCode::Char('1'));
+    pick_rand_read(app);
+    keys(app, "r");
+    common::tui::feed(app, TestName::RandRead, "loop0", "none", 4, 300.0);
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::RandRead,
+        "loop0",
+        "none",
+        300.0,
+        0.05,
+    )))));
+    assert!(!app.running());
+}
+
+#[test]
+fn a_retest_from_the_scan_screen_stops_the_scan_before_the_run() {
+    let mut app = app_with("host-loop-zram", true);
+    after_a_run(&mut app);
+    key(&mut app, KeyCode::Char('1'));
+    assert_eq!(key(&mut app, KeyCode::Char('b')).len(), 1);
+    feed(&mut app, up_to(&scan_updates(None, None), 8 * MIB));
+    // R goes to the Run screen without a number key: the scan stops all the same.
+    let cmds = key(&mut app, KeyCode::Char('R'));
+    assert_eq!(app.screen, Screen::Run);
+    assert!(cmds.contains(&Cmd::StopScan), "{cmds:?}");
+    assert!(
+        cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
+        "{cmds:?}"
+    );
+}
+
+#[test]
+fn no_scan_starts_while_a_test_runs() {
+    let mut app = app_with("host-loop-zram", true);
+    pick_rand_read(&mut app);
+    keys(&mut app, "r");
+    assert!(app.running());
+    key(&mut app, KeyCode::Char('1'));
+    let cmds = key(&mut app, KeyCode::Char('b'));
+    assert!(cmds.is_empty(), "{cmds:?}");
+    assert_ne!(app.screen, Screen::Scan);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("a test is running"), "{s}");
 }

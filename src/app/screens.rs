@@ -36,7 +36,8 @@ pub struct ScreenDef {
     pub works_now: fn(&App, Action) -> bool,
     /// Draws it into the body of the screen; `None`: its drawing is in `ui/`.
     pub draw: Option<fn(&App, &mut Frame, Rect)>,
-    /// The app goes to another screen (a number key, Tab): what that ends here.
+    /// The app went to another screen (a number key, Tab, R, a dialog; `App::update` calls
+    /// it): what that ends here.
     pub leave: fn(&mut App) -> Vec<Cmd>,
 }
 

@@ -141,11 +141,8 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
     let dir = super::super::keys::direction(code);
     match action {
         Action::Stop => return app.stop_scan(),
-        Action::Back => {
-            let cmds = leave(app);
-            app.screen = Screen::Devices;
-            return cmds;
-        }
+        // Leaving stops a running scan (`leave`, called by `App::update`).
+        Action::Back => app.screen = Screen::Devices,
         Action::ReadSmart => {
             if app.screens.scan.running() {
                 app.info("the scan still runs: x stops it, then h reads the disk's health");
@@ -186,6 +183,11 @@ impl App {
     /// Opens the scan screen on `device` and starts its scan, unless one runs (then the
     /// screen shows that one).
     pub(in crate::app) fn open_scan(&mut self, device: String, path: PathBuf) -> Vec<Cmd> {
+        if self.running() {
+            // Each would measure the other, and a write test would change what is read.
+            self.error("a test is running (x on Run stops it): no scan meanwhile");
+            return Vec::new();
+        }
         self.screen = Screen::Scan;
         let s = &mut self.screens.scan;
         if s.running() {
