@@ -378,3 +378,33 @@ fn no_scan_starts_while_a_test_runs() {
     let s = screen(&app, 80, 25);
     assert!(s.contains("a test is running"), "{s}");
 }
+
+#[test]
+fn the_ranges_of_a_large_disk_read_whole_at_80_columns() {
+    let mut app = app_scanning();
+    let mut last = scan_updates(None, None).pop().unwrap();
+    // An 8 TB disk's offsets and LBAs.
+    let far = 8_001_563_222_016;
+    last.size = 8_001_563_222_016 + (1 << 20);
+    last.slow = vec![(
+        Span::new(far, MIB),
+        disktriage::scan::engine::SlowTimes {
+            ms: 612,
+            reread_ms: None,
+            reread_errno: None,
+        },
+    )];
+    feed(&mut app, [last]);
+    let s = screen(&app, 80, 25);
+    let joined: String = s
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '"' || c == '│').trim_end())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        joined.contains(
+            "slow 8001563222016 +1048576  LBA 15628053168-15628055215  612 ms, then not read again"
+        ),
+        "{s}"
+    );
+}

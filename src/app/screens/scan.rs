@@ -583,10 +583,15 @@ fn draw_ranges(s: &ScanScreen, frame: &mut Frame, area: Rect) {
     } else {
         lines
     };
-    let max_scroll = (body.len() as u16).saturating_sub(area.height.saturating_sub(2));
+    // A line longer than the box (the offsets of a large disk at 80 columns) wraps: an
+    // offset or an LBA is read whole or not at all.
+    let inner = usize::from(area.width.saturating_sub(2).max(1));
+    let rows: usize = body.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let max_scroll = (rows as u16).saturating_sub(area.height.saturating_sub(2));
     frame.render_widget(
         Paragraph::new(body)
             .block(Block::default().borders(Borders::ALL).title(title))
+            .wrap(Wrap { trim: false })
             .scroll((s.scroll.min(max_scroll), 0)),
         area,
     );
