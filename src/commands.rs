@@ -3,10 +3,10 @@
 //! (changes through the journaled `Changer`), and prints what the device reports afterwards.
 
 pub mod history;
-pub mod multi;
 pub mod params;
 pub mod run;
 pub mod scan;
+pub mod several;
 pub mod sweep;
 
 use std::path::Path;
