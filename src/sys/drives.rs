@@ -41,8 +41,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::drive_control::{Applied, DriveControl, ResolvedDisk};
 use super::error::DriveError;
-use super::platform::{Applied, DriveControl, ResolvedDisk};
 use super::smartctl;
 use super::sysfs::{AttrReader, SysRoot};
 use crate::model::{

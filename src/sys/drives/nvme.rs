@@ -19,9 +19,9 @@ use crate::smart::nvme::{
     STC_ABORT, STC_EXTENDED, STC_SHORT, Select, parse_health_log, parse_identify_controller,
 };
 use crate::smart::nvme_log;
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
 use crate::sys::passthru::nvme::admin;
-use crate::sys::platform::Applied;
 use crate::sys::sysfs::AttrReader;
 
 /// NVMe namespaces: `nvme<C>n<N>`, read from the controller's attributes.

@@ -28,10 +28,10 @@ use crate::smart::ata_log::{
     LOG_SUMMARY_ERROR, MAX_EXT_PAGES,
 };
 use crate::smart::sense::Sense;
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
 use crate::sys::passthru::ata::{self, AtaAnswer};
 use crate::sys::passthru::sgio::{self, TIMEOUT_MS, Transfer};
-use crate::sys::platform::Applied;
 
 /// Disks behind libata: it puts `ata<N>` in the disk's sysfs path, and its SCSI translation
 /// reports the vendor "ATA" (the fallback when the path does not tell). To the kernel they

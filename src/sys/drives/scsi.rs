@@ -20,10 +20,10 @@ use super::{
 use crate::model::{BlockDevice, DriveCache, SmartReading, Transport};
 use crate::smart::scsi::PageControl;
 use crate::smart::sense::Sense;
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
 use crate::sys::parse::parse_vpd_serial;
 use crate::sys::passthru::scsi::{select_caching, sense_caching};
-use crate::sys::platform::Applied;
 use crate::sys::sysfs::AttrReader;
 
 /// SCSI disks: `sd*` and `sr*`, or a SCSI target (`target<H>:<C>:<T>`) in the sysfs path.

@@ -13,8 +13,8 @@ use super::{
     CACHE, LinuxDrives, RawPage, Seen, TransportDriver, TransportRow, sata, scsi, sg_raw_pages,
 };
 use crate::model::{BlockDevice, DriveCache, SmartReading, Transport};
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
-use crate::sys::platform::Applied;
 
 /// Disks behind a USB bridge: the bridge puts `usb<N>` in the disk's sysfs path. Asked
 /// before `sata`: a bridge that speaks SAT reports the vendor "ATA" too. To the kernel they

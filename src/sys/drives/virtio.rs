@@ -8,8 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 
 use super::{CACHE, LinuxDrives, Seen, TransportDriver, TransportRow};
 use crate::model::{BlockDevice, DriveCache, KernelWriteCache, Transport};
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
-use crate::sys::platform::Applied;
 use crate::sys::sysfs::AttrReader;
 
 /// virtio-blk disks: `vd<letters>`.
