@@ -6,8 +6,8 @@ pub mod history;
 pub mod params;
 pub mod run;
 pub mod scan;
+pub mod setting_sweep;
 pub mod several;
-pub mod sweep;
 
 use std::path::Path;
 use std::process::ExitCode;
