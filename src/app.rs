@@ -7,7 +7,7 @@
 //! `devices` (the inventory and the drives' state), `form` (the Test screen's keys; `picker`
 //! the form's fields and values), `live` (starting, following and repeating a run),
 //! `records` (results, marks, export, compare), `changes` (scheduler and drive-cache
-//! switches), `sweep` (a test under every scheduler or cache state), `health` (a drive's
+//! switches), `setting_sweep` (a test under every scheduler or cache state), `health` (a drive's
 //! health view, its logs and self-tests), `overlay` (dialogs and their keys), and `keys`
 //! (the one table of key bindings that dispatch, the status line and the help read).
 
@@ -22,8 +22,8 @@ pub mod params;
 pub mod picker;
 pub mod records;
 pub mod screens;
+pub mod setting_sweep;
 pub mod several;
-pub mod sweep;
 
 use std::time::Duration;
 
@@ -42,7 +42,7 @@ pub use overlay::Overlay;
 use picker::Values;
 pub use records::{PhaseFigures, Results, RunRecord, Stat};
 pub use screens::{Screen, ScreenDef, ScreenStates};
-pub use sweep::{SweepRun, SweepStage};
+pub use setting_sweep::{SweepRun, SweepStage};
 
 /// Where keys go on the test screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

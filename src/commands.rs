@@ -3,11 +3,11 @@
 //! (changes through the journaled `Changer`), and prints what the device reports afterwards.
 
 pub mod history;
-pub mod multi;
 pub mod params;
 pub mod run;
 pub mod scan;
-pub mod sweep;
+pub mod setting_sweep;
+pub mod several;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -107,10 +107,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             },
         ),
         Some(Command::Run(args)) if args.sweep_sched.is_some() || args.sweep_cache => {
-            commands::sweep::run(&root, &cli.journal_dir, &history_dir, &args)
+            commands::setting_sweep::run(&root, &cli.journal_dir, &history_dir, &args)
         }
-        Some(Command::Run(args)) if commands::multi::wanted(&args) => {
-            commands::multi::run(&root, &history_dir, &args)
+        Some(Command::Run(args)) if commands::several::wanted(&args) => {
+            commands::several::run(&root, &history_dir, &args)
         }
         Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
         Some(Command::Scan(args)) => commands::scan::scan(&args),

@@ -4,14 +4,14 @@ pub mod cache;
 pub mod export;
 pub mod history;
 pub mod list;
-pub mod multi;
 pub mod output;
 pub mod restore;
 pub mod run;
 pub mod scan;
 pub mod sched;
+pub mod setting_sweep;
+pub mod several;
 pub mod smart;
-pub mod sweep;
 pub mod table;
 
 /// The lines that end a change report: how to undo it, then the change's notes.

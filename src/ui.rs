@@ -10,8 +10,8 @@ mod health;
 mod picker;
 mod results;
 mod run;
+mod setting_sweep;
 mod several;
-mod sweep;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -2912,7 +2912,7 @@ fn switches(cmds: &[Cmd]) -> Vec<String> {
 #[test]
 fn scheduler_sweep_from_the_test_screen() {
     use disktriage::bench::analysis::setting_sweep::SweepKind;
-    use disktriage::report::sweep::{SweepEnd, render_text};
+    use disktriage::report::setting_sweep::{SweepEnd, render_text};
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
     app.picker_test = disktriage::app::picker::index_of(TestName::SeqRead);

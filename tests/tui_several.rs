@@ -422,13 +422,13 @@ fn a_throttled_device_shows_its_rate_marked_as_a_low_count() {
     assert!(row(&s, "DEVICE").contains("33.6"), "{s}");
     assert!(row(&s, "TARGET").contains("33.6"), "{s}");
     // The CLI's text and JSON say the same.
-    let multi = disktriage::report::multi::MultiResult {
+    let multi = disktriage::report::several::SeveralResult {
         test: TestName::SeqRead,
-        mode: disktriage::report::multi::Mode::Parallel,
+        mode: disktriage::report::several::Mode::Parallel,
         repeats: 1,
         targets: app.results.records[..2]
             .iter()
-            .map(|r| disktriage::report::multi::TargetResult {
+            .map(|r| disktriage::report::several::TargetResult {
                 target: format!("/dev/{}", r.device),
                 role: disktriage::bench::analysis::several_disks::Role::Target,
                 reports: r.runs.clone(),
@@ -437,13 +437,13 @@ fn a_throttled_device_shows_its_rate_marked_as_a_low_count() {
             .collect(),
         stopped: false,
     };
-    let text = disktriage::report::multi::render_text(&multi, 80);
+    let text = disktriage::report::several::render_text(&multi, 80);
     assert!(text.contains("97 I/Os in 3.03 s: low count"), "{text}");
     assert!(!text.contains("too few"), "{text}");
     let line = text.lines().find(|l| l.starts_with("loop1")).unwrap();
     assert!(line.contains("33.6") && line.contains("32"), "{text}");
     let json: serde_json::Value =
-        serde_json::from_str(&disktriage::report::multi::render_json(&multi).unwrap()).unwrap();
+        serde_json::from_str(&disktriage::report::several::render_json(&multi).unwrap()).unwrap();
     let row = &json["targets"][1]["row"];
     assert!(
         (row["mbps"]["mean"].as_f64().unwrap() - 33.57).abs() < 0.01,

@@ -2,7 +2,7 @@
 //! array with each of its members), the chosen test run on every marked device at the same
 //! time (an array alone first, then its members), each device's live throughput, and once
 //! they finish the rows and the verdict that names the outlier, the same as
-//! `disktriage run TARGET TARGET...` prints (`report::multi`). Each device's runs are also a
+//! `disktriage run TARGET TARGET...` prints (`report::several`). Each device's runs are also a
 //! record of Results, where export and compare work as for any run.
 
 use std::collections::VecDeque;
@@ -19,7 +19,7 @@ use crate::bench::plan::Plan;
 use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::results::outcome::{RunReport, TargetInfo};
 use crate::event::{Cmd, SeveralMsg, TaskError};
-use crate::report::multi::{Mode, MultiResult, TargetResult};
+use crate::report::several::{Mode, SeveralResult, TargetResult};
 
 /// MB/s points each device's line keeps (a minute at 250 ms).
 pub const LINE_POINTS: usize = 240;
@@ -184,8 +184,8 @@ impl SeveralRun {
     }
 
     /// What the run came to, as the CLI reports it.
-    pub fn result(&self) -> MultiResult {
-        MultiResult {
+    pub fn result(&self) -> SeveralResult {
+        SeveralResult {
             test: self.test,
             mode: Mode::Parallel,
             repeats: self.repeats,

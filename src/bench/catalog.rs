@@ -12,9 +12,9 @@ use std::str::FromStr;
 
 use crate::bench::catalog::family::cdm::Cdm;
 use crate::bench::catalog::family::metadata::Metadata;
-use crate::bench::catalog::family::qd_sweep::QdSweep;
+use crate::bench::catalog::family::qd_scaling::QdScaling;
 use crate::bench::catalog::family::single::Single;
-use crate::bench::catalog::family::size_sweep::SizeSweep;
+use crate::bench::catalog::family::size_scaling::SizeScaling;
 use crate::bench::catalog::family::{Family, PlanContext};
 use crate::bench::plan::metric::Metric;
 use crate::bench::plan::params::{Defaults, Param, Resolved, TestParams, resolve_with};
@@ -138,7 +138,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "SGI diskperf, iozone -a",
         writes: Writes::Optional,
         metric: Metric::MbPerSec,
-        family: &SizeSweep,
+        family: &SizeScaling,
     },
     TestInfo {
         name: TestName::QdSweep,
@@ -149,7 +149,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "Oracle ORION -run simple/advanced",
         writes: Writes::Optional,
         metric: Metric::MbPerSec,
-        family: &QdSweep,
+        family: &QdScaling,
     },
     TestInfo {
         name: TestName::Cdm,

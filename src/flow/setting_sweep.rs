@@ -1,6 +1,6 @@
 //! The setting sweep as a pure state machine: one test (or the cache preset's two) under each
 //! value of a disk's I/O scheduler or of the drive's write cache, repeats interleaved
-//! (`bench::sweep::order`), and the value found at start put back at the end, after a
+//! (`bench::analysis::setting_sweep::order`), and the value found at start put back at the end, after a
 //! failure, and after a stop.
 //!
 //! The steps are check (`scheduler_values`, `cache_values`: may this disk be swept, and

@@ -8,7 +8,7 @@
 //! in every format.
 //!
 //! One file per format, over the lines they share (`shared`): `text` (the summary, laid out
-//! by the kind of the phases with the tables `metadata`, `size_sweep`, `qd_sweep` and `cdm`),
+//! by the kind of the phases with the tables `metadata`, `size_scaling`, `qd_scaling` and `cdm`),
 //! `json`, `csv` and `fio`. The files point down that list, never at this one, which only
 //! names what the rest of the crate uses.
 
@@ -17,9 +17,9 @@ mod csv;
 mod fio;
 mod json;
 mod metadata;
-mod qd_sweep;
+mod qd_scaling;
 mod shared;
-mod size_sweep;
+mod size_scaling;
 mod text;
 
 pub use cdm::{cdm_grid, cdm_iops, cdm_mbps, cdm_ms};
@@ -27,12 +27,12 @@ pub use csv::render_csv;
 pub use fio::{fio_commands, report_fio_commands};
 pub use json::{REPEATS_JSON_SCHEMA, json_safe, render_json, render_repeats_json};
 pub use metadata::metadata_table;
-pub use qd_sweep::qd_table;
+pub use qd_scaling::qd_table;
 pub use shared::{
     CPU_BOUND_NOTE, chart_time_base, others_line, phase_engine_label, rewrite_rates_note,
-    rewrite_time_base, sweep_curves,
+    rewrite_time_base, scaling_curves,
 };
-pub use size_sweep::sweep_table;
+pub use size_scaling::size_table;
 pub use text::{render_repeats_text, render_text};
 
 pub use crate::bench::results::outcome::{

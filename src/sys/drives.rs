@@ -1,16 +1,23 @@
-//! `LinuxDrives`: the `DriveControl` implementation on a Linux system (or a captured sysfs tree,
-//! for the sysfs parts). The scheduler is sysfs and the same everywhere; everything that talks
-//! to the drive itself is done by one driver per transport, chosen once in `driver_for`:
+//! The transports and `LinuxDrives`, the `DriveControl` implementation on a Linux system (or
+//! a captured sysfs tree, for the sysfs parts).
 //!
-//! | transport | driver       | write cache                           | SMART                      |
-//! |-----------|--------------|---------------------------------------|----------------------------|
-//! | sata      | `sata.rs`    | ATA IDENTIFY + SET FEATURES (SG_IO)   | ATA SMART (SG_IO)          |
-//! | usb       | `usb.rs`     | ATA via SAT, else SCSI caching page   | ATA via SAT, else smartctl |
-//! | scsi      | `scsi.rs`    | SCSI caching page (MODE SENSE/SELECT) | smartctl                   |
-//! | nvme      | `nvme.rs`    | Identify VWC + Get/Set Features 0x06  | SMART/Health log           |
-//! | virtio    | `virtio.rs`  | `/sys/block/vdX/cache_type`           | none                       |
-//! | unknown   | `scsi.rs`    | not supported                         | smartctl                   |
-//! | others    | `Unsupported`| not supported                         | none                       |
+//! Each transport is one file under `drives/` holding everything disktriage knows of it: how
+//! the inventory recognises its devices in sysfs, which identity attributes (vendor, model,
+//! serial, firmware) it reads, and its driver, which does everything that talks to the drive
+//! itself. `TRANSPORTS` below is the one table of them, in the order the inventory
+//! (`drives/inventory.rs`) asks: the first row that recognises a device is its transport. The
+//! scheduler is sysfs and the same everywhere.
+//!
+//! | transport | file                 | recognised by                        | write cache                           | SMART                      |
+//! |-----------|----------------------|--------------------------------------|---------------------------------------|----------------------------|
+//! | nvme      | `nvme.rs`            | name `nvme*`                         | Identify VWC + Get/Set Features 0x06  | SMART/Health log           |
+//! | loop, zram, dm, md, nbd, ram | `virtual_devices.rs` | name `loop*`, `zram*`, `dm-*`, `md*`, `nbd*`, `ram*` | not supported | none |
+//! | mmc       | `mmc.rs`             | name `mmcblk*`                       | not supported                         | none                       |
+//! | virtio    | `virtio.rs`          | name `vd*`                           | `/sys/block/vdX/cache_type`           | none                       |
+//! | usb       | `usb.rs`             | a `usbN` in the sysfs path           | ATA via SAT, else SCSI caching page   | ATA via SAT, else smartctl |
+//! | sata      | `sata.rs`            | an `ataN` in the path, vendor "ATA"  | ATA IDENTIFY + SET FEATURES (SG_IO)   | ATA SMART (SG_IO)          |
+//! | scsi      | `scsi.rs`            | name `sd*`/`sr*`, a `target*` in the path | SCSI caching page (MODE SENSE/SELECT) | smartctl             |
+//! | unknown   | `scsi.rs`            | anything else                        | not supported                         | smartctl                   |
 //!
 //! The drive's logs and self-tests follow the SMART column: ATA SMART logs and SMART
 //! EXECUTE OFF-LINE IMMEDIATE, NVMe log pages 0x01/0x06 and Device Self-test, the logs
@@ -19,22 +26,25 @@
 //! The commands the drivers send are in `crate::sys::passthru`; the pages they get back are
 //! decoded by the pure code in `crate::smart`.
 
+mod inventory;
+mod mmc;
 mod nvme;
 mod sata;
 mod scsi;
 mod usb;
 mod virtio;
+mod virtual_devices;
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::drive_control::{Applied, DriveControl, ResolvedDisk};
 use super::error::DriveError;
-use super::platform::{Applied, DriveControl, ResolvedDisk};
 use super::smartctl;
-use super::sysfs::SysRoot;
+use super::sysfs::{AttrReader, SysRoot};
 use crate::model::{
     BlockDevice, DriveCache, DriveLogs, KernelWriteCache, SchedulerSet, SelfTestKind,
     SelfTestStatus, SmartReading, Transport,
@@ -175,24 +185,105 @@ struct Unsupported;
 
 impl TransportDriver for Unsupported {}
 
-/// The one place that maps a transport to its driver. The match is exhaustive: a new
-/// `Transport` does not compile until it is given a driver here.
-fn driver_for(transport: Transport) -> &'static dyn TransportDriver {
-    match transport {
-        Transport::Sata => &sata::Sata,
-        Transport::Usb => &usb::Usb,
-        Transport::Scsi => &scsi::SCSI,
-        Transport::Nvme => &nvme::Nvme,
-        Transport::Virtio => &virtio::Virtio,
-        Transport::Unknown => &scsi::UNKNOWN,
-        Transport::Mmc
-        | Transport::Loop
-        | Transport::Zram
-        | Transport::Md
-        | Transport::Dm
-        | Transport::Nbd
-        | Transport::Ram => &Unsupported,
+/// What the inventory knows of a device when it asks the rows which transport it is.
+struct Seen<'a> {
+    /// The kernel name (`sda`, `nvme0n1`).
+    name: &'a str,
+    /// The device's path below `sys/` with the `/sys/block` symlink resolved, e.g.
+    /// `devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda`.
+    sys_path: &'a str,
+    /// `device/vendor`, which a SCSI device has ("ATA" for libata's disks).
+    scsi_vendor: Option<&'a str>,
+}
+
+impl Seen<'_> {
+    fn name_starts_with(&self, prefix: &str) -> bool {
+        self.name.starts_with(prefix)
     }
+
+    /// Whether a whole component of the sysfs path satisfies `pred`.
+    fn path_has(&self, pred: impl Fn(&str) -> bool) -> bool {
+        Path::new(self.sys_path).components().any(|c| match c {
+            Component::Normal(s) => s.to_str().is_some_and(&pred),
+            _ => false,
+        })
+    }
+
+    /// Whether a whole component of the sysfs path is `prefix` and a number (`usb2`, `ata1`),
+    /// not a word that merely starts so (`data1`, `usbhid`).
+    fn path_has_numbered(&self, prefix: &str) -> bool {
+        self.path_has(|s| {
+            s.strip_prefix(prefix)
+                .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+        })
+    }
+}
+
+/// One transport as disktriage knows it, written in the transport's file: how the inventory
+/// recognises its devices, which identity attributes it reads, and the driver that commands
+/// its drives.
+struct TransportRow {
+    transport: Transport,
+    /// Whether a device is of this transport. Rows are asked in `TRANSPORTS` order, so a row
+    /// need not exclude what the rows above it already took.
+    recognises: fn(&Seen) -> bool,
+    /// Reads the transport's identity attributes into the device; the attributes it reads
+    /// and cannot read add their notes in this order.
+    read_identity: fn(&Seen, &mut AttrReader, &mut BlockDevice),
+    driver: &'static dyn TransportDriver,
+}
+
+/// The `read_identity` of a transport whose devices have no identity attributes.
+fn no_identity(_: &Seen, _: &mut AttrReader, _: &mut BlockDevice) {}
+
+/// Every transport, in the order the inventory asks them: the first row that recognises a
+/// device is its transport. Kernel names come first (the surest witness), then the sysfs path
+/// of SCSI disks: a USB bridge puts `usbN` in it and libata `ataN`, the vendor "ATA" (the SAT
+/// layer's) is libata's fallback. The last row takes every device the others did not.
+/// Adding a transport is its file and one line here.
+const TRANSPORTS: &[&TransportRow] = &[
+    &nvme::ROW,
+    &virtual_devices::LOOP,
+    &virtual_devices::ZRAM,
+    &virtual_devices::DM,
+    &virtual_devices::MD,
+    &mmc::ROW,
+    &virtual_devices::NBD,
+    &virtual_devices::RAM,
+    &virtio::ROW,
+    &usb::ROW,
+    &sata::ROW,
+    &scsi::ROW,
+    &scsi::UNKNOWN_ROW,
+];
+
+/// The row of the device `seen`: the first that recognises it.
+fn row_of(seen: &Seen) -> &'static TransportRow {
+    TRANSPORTS
+        .iter()
+        .copied()
+        .find(|row| (row.recognises)(seen))
+        .unwrap_or(&scsi::UNKNOWN_ROW)
+}
+
+/// The transport of a device from its kernel name, its resolved sysfs path (below `sys/`) and
+/// its SCSI vendor string, as the inventory decides it.
+pub fn classify_transport(name: &str, sys_path: &str, scsi_vendor: Option<&str>) -> Transport {
+    row_of(&Seen {
+        name,
+        sys_path,
+        scsi_vendor,
+    })
+    .transport
+}
+
+/// The driver of a transport: its row's. Every `Transport` has a row (a unit test checks), so
+/// `Unsupported` is only a safe answer, never the expected one.
+fn driver_for(transport: Transport) -> &'static dyn TransportDriver {
+    TRANSPORTS
+        .iter()
+        .find(|row| row.transport == transport)
+        .map_or(&Unsupported, |row| row.driver)
 }
 
 impl LinuxDrives {
@@ -591,5 +682,117 @@ mod tests {
             }
         );
         assert_eq!(drives.temperature(&dev).unwrap(), None);
+    }
+
+    /// Every `Transport` is a row of the table, once: a transport without one would be
+    /// unrecognisable and get no driver.
+    #[test]
+    fn every_transport_has_one_row() {
+        // A new variant does not compile here until it is listed.
+        fn listed(t: Transport) -> Transport {
+            match t {
+                Transport::Nvme
+                | Transport::Sata
+                | Transport::Scsi
+                | Transport::Usb
+                | Transport::Virtio
+                | Transport::Mmc
+                | Transport::Loop
+                | Transport::Zram
+                | Transport::Md
+                | Transport::Dm
+                | Transport::Nbd
+                | Transport::Ram
+                | Transport::Unknown => t,
+            }
+        }
+        let all = [
+            Transport::Nvme,
+            Transport::Sata,
+            Transport::Scsi,
+            Transport::Usb,
+            Transport::Virtio,
+            Transport::Mmc,
+            Transport::Loop,
+            Transport::Zram,
+            Transport::Md,
+            Transport::Dm,
+            Transport::Nbd,
+            Transport::Ram,
+            Transport::Unknown,
+        ];
+        for t in all.map(listed) {
+            let rows = TRANSPORTS.iter().filter(|r| r.transport == t).count();
+            assert_eq!(rows, 1, "{t}: {rows} rows");
+        }
+        assert_eq!(TRANSPORTS.len(), all.len());
+        // The last row takes what no other recognised.
+        let last = TRANSPORTS.last().unwrap();
+        assert_eq!(last.transport, Transport::Unknown);
+        assert!((last.recognises)(&Seen {
+            name: "",
+            sys_path: "",
+            scsi_vendor: None
+        }));
+    }
+
+    #[test]
+    fn transports_from_names_and_paths() {
+        let t = classify_transport;
+        assert_eq!(
+            t(
+                "nvme0n1",
+                "devices/pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1",
+                None
+            ),
+            Transport::Nvme
+        );
+        assert_eq!(
+            t(
+                "sda",
+                "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
+                Some("ATA")
+            ),
+            Transport::Sata
+        );
+        assert_eq!(
+            t(
+                "sdb",
+                "devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb",
+                Some("ATA")
+            ),
+            Transport::Usb
+        );
+        assert_eq!(
+            t(
+                "sdc",
+                "devices/pci0000:00/0000:00:05.0/virtio2/host2/target2:0:0/2:0:0:0/block/sdc",
+                Some("QEMU")
+            ),
+            Transport::Scsi
+        );
+        assert_eq!(t("sdd", "", Some("ATA")), Transport::Sata);
+        assert_eq!(
+            t(
+                "vda",
+                "devices/pci0000:00/0000:00:02.0/virtio1/block/vda",
+                None
+            ),
+            Transport::Virtio
+        );
+        assert_eq!(
+            t("loop0", "devices/virtual/block/loop0", None),
+            Transport::Loop
+        );
+        assert_eq!(t("zram0", "", None), Transport::Zram);
+        assert_eq!(t("md127", "", None), Transport::Md);
+        assert_eq!(t("dm-3", "", None), Transport::Dm);
+        assert_eq!(t("mmcblk0", "", None), Transport::Mmc);
+        assert_eq!(t("xvda", "", None), Transport::Unknown);
+        // "ata" must be a whole numbered component, not a substring of something else.
+        assert_eq!(
+            t("sde", "devices/data1/target1:0:0/block/sde", Some("IBM")),
+            Transport::Scsi
+        );
     }
 }

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
+use super::drive_control::{Applied, DriveControl, ResolvedDisk};
 use super::error::DriveError;
-use super::platform::{Applied, DriveControl, ResolvedDisk};
 use crate::model::{
     BlockDevice, DevNum, DeviceIdentity, DriveCache, DriveLogs, KernelWriteCache, SchedulerSet,
     SelfTestKind, SelfTestProgress, SelfTestStatus, SmartReading, Transport,

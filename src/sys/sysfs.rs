@@ -1,5 +1,8 @@
-//! Reads the block-device inventory from sysfs and procfs under a root directory: `/` on a
-//! live system, a captured tree in `tests/fixtures/sysfs/<scenario>/` in tests.
+//! Reads sysfs and procfs under a root directory: `/` on a live system, a captured tree in
+//! `tests/fixtures/sysfs/<scenario>/` in tests. `SysRoot` is the root; this file reads what
+//! is the same for every device (attributes, holders, partitions, identities for the journal
+//! and udev, names typed by the admin, counters). The inventory walk (`SysRoot::inventory`,
+//! `SysRoot::read_device`) is in `drives/inventory.rs`, beside the transport table it asks.
 //!
 //! Every attribute is optional. An attribute that is missing, unreadable or malformed leaves
 //! its field unknown (`None`) and, when the reason is worth telling (permission, I/O error),
@@ -7,7 +10,7 @@
 
 use std::fs;
 use std::io::{self, Read};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -18,15 +21,11 @@ pub use chosen::DeviceDir;
 
 use super::direct;
 use super::parse::{
-    DiskStat, parse_devnum, parse_disk_stat, parse_flag, parse_inflight, parse_mountinfo,
-    parse_number, parse_swaps, parse_vpd_serial,
+    DiskStat, parse_devnum, parse_disk_stat, parse_flag, parse_inflight, parse_number,
 };
-use crate::model::device::{SwapEntry, SwapKind};
 use crate::model::text::clean_text;
-use crate::model::usage::{self, MountEntry};
 use crate::model::{
-    BlockDevice, Bytes, DevNum, DeviceIdentity, DiskIdentity, Holder, HolderKind, Inventory,
-    KernelWriteCache, LoopBacking, Partition, SchedulerSet, Transport,
+    Bytes, DevNum, DeviceIdentity, DiskIdentity, Holder, HolderKind, LoopBacking, Partition,
 };
 
 /// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
@@ -35,7 +34,7 @@ const MAX_ATTR_BYTES: u64 = 64 * 1024;
 
 /// Largest `/proc` table (mountinfo, swaps) read. A table is never cut: a partial mount table
 /// would hide mounts from the write guard, so a larger one is an error (writes are refused).
-const MAX_TABLE_BYTES: u64 = 16 << 20;
+pub(in crate::sys) const MAX_TABLE_BYTES: u64 = 16 << 20;
 
 /// Opens a file under the root for reading, only if it is a regular file. sysfs attributes
 /// and procfs tables are regular files; a FIFO (whose open and read wait for a writer
@@ -152,188 +151,8 @@ impl SysRoot {
         self.root.join("sys/block").join(name)
     }
 
-    /// Lists and reads every entry of `/sys/block`, sorted by name (numbers in natural order).
-    pub fn inventory(&self) -> anyhow::Result<Inventory> {
-        let block = self.root.join("sys/block");
-        let entries = fs::read_dir(&block)
-            .with_context(|| format!("cannot list {} (is sysfs mounted?)", block.display()))?;
-        let mut notes = Vec::new();
-        let mut names = Vec::new();
-        let mut listed: Vec<String> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        listed.sort_by_key(|a| natural_key(a));
-        for name in listed {
-            // Following the symlink: a device removed while we list is no longer a directory.
-            if block.join(&name).is_dir() {
-                names.push(name);
-            } else {
-                notes.push(format!(
-                    "skipped /sys/block/{}: not a device directory (removed while listing?)",
-                    crate::model::text::neutralize_controls(&name)
-                ));
-            }
-        }
-
-        let mounts = self.read_table("proc/self/mountinfo", parse_mountinfo, &mut notes);
-        let swaps = self.read_table("proc/swaps", parse_swaps, &mut notes);
-        let usage_complete = mounts.is_some() && swaps.is_some();
-        let mounts: Vec<MountEntry> = mounts.unwrap_or_default();
-        let mut swaps: Vec<SwapEntry> = swaps.unwrap_or_default();
-        for s in swaps.iter_mut().filter(|s| s.kind == SwapKind::File) {
-            s.file = direct::file_identity(&self.below_root(&s.path)).map(|(id, _)| id);
-        }
-
-        let mut devices = self.read_devices(&names);
-        usage::assess_all(&mut devices, &mounts, &swaps);
-        Ok(Inventory {
-            devices,
-            usage_complete,
-            notes,
-            swaps,
-        })
-    }
-
-    /// Reads the devices `names`, in that order. With many devices (64 loop devices, a
-    /// storage server) the reads are shared among a few threads: the TUI's device list waits
-    /// for them.
-    fn read_devices(&self, names: &[String]) -> Vec<BlockDevice> {
-        const PER_THREAD: usize = 16;
-        let threads = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZeroUsize::get)
-            .min(4)
-            .min(names.len().div_ceil(PER_THREAD));
-        if threads <= 1 {
-            return names.iter().map(|name| self.read_device(name)).collect();
-        }
-        let chunk = names.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let parts: Vec<_> = names
-                .chunks(chunk)
-                .map(|part| {
-                    let reader = std::thread::Builder::new()
-                        .name("inventory".into())
-                        .spawn_scoped(scope, move || {
-                            part.iter().map(|name| self.read_device(name)).collect()
-                        });
-                    (part, reader)
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|(part, reader)| {
-                    // A thread that could not be started or that panicked (a bug): its
-                    // devices are read here instead.
-                    reader.ok().and_then(|r| r.join().ok()).unwrap_or_else(|| {
-                        part.iter()
-                            .map(|name| self.read_device(name))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect()
-        })
-    }
-
-    /// Reads one `/proc` table, noting (not failing) when it cannot be read.
-    fn read_table<T>(
-        &self,
-        rel: &str,
-        parse: fn(&str) -> Vec<T>,
-        notes: &mut Vec<String>,
-    ) -> Option<Vec<T>> {
-        let path = self.root.join(rel);
-        // Paths in these tables may hold any byte but NUL: the text is decoded leniently, so
-        // one odd mount point does not make the whole table unreadable.
-        match read_text_file(&path, MAX_TABLE_BYTES) {
-            Ok(text) => Some(parse(&text)),
-            Err(e) => {
-                notes.push(format!(
-                    "cannot read /{rel} ({}): in-use checks are incomplete",
-                    super::error::describe_io_brief(&e)
-                ));
-                None
-            }
-        }
-    }
-
-    /// Reads everything sysfs says about one block device.
-    pub fn read_device(&self, name: &str) -> BlockDevice {
-        let dir = self.block_dir(name);
-        let mut r = AttrReader::new(&dir);
-        let mut d = BlockDevice::unknown(name, dev_node_path(name));
-
-        d.dev = r.text("dev").as_deref().and_then(parse_devnum);
-        d.diskseq = r.number("diskseq");
-        d.size_bytes = r
-            .text("size")
-            .as_deref()
-            .and_then(parse_number::<u64>)
-            .map(Bytes::from_kernel_sectors);
-        d.removable = r.text("removable").as_deref().and_then(parse_flag);
-        d.read_only = r.text("ro").as_deref().and_then(parse_flag);
-
-        d.rotational = r.text("queue/rotational").as_deref().and_then(parse_flag);
-        d.logical_block_size = r.number("queue/logical_block_size");
-        d.physical_block_size = r.number("queue/physical_block_size");
-        d.nr_requests = r.number("queue/nr_requests");
-        d.read_ahead_kb = r.number("queue/read_ahead_kb");
-        d.max_sectors_kb = r.number("queue/max_sectors_kb");
-        d.scheduler = match r.text("queue/scheduler") {
-            Some(text) => text.parse::<SchedulerSet>().ok(),
-            // Bio-based devices (zram on recent kernels) have a queue but no scheduler file:
-            // no scheduler applies, which is not the same as unknown.
-            None if dir.join("queue").is_dir() && !dir.join("queue/scheduler").exists() => {
-                Some(SchedulerSet::default())
-            }
-            None => None,
-        };
-        d.kernel_write_cache = r
-            .text("queue/write_cache")
-            .and_then(|s| s.parse::<KernelWriteCache>().ok());
-
-        d.backing_file = r.clean("loop/backing_file");
-        if let Some(text) = &d.backing_file {
-            d.loop_backing = Some(self.loop_backing(name, d.dev, text));
-        }
-        d.dm_name = r.clean("dm/name");
-
-        let scsi_vendor = r.clean("device/vendor");
-        let sys_path = self.relative_canonical(&dir);
-        d.transport = classify_transport(name, &sys_path, scsi_vendor.as_deref());
-        match d.transport {
-            Transport::Nvme => {
-                d.model = r.clean("device/model");
-                d.serial = r.clean("device/serial");
-                d.firmware = r.clean("device/firmware_rev");
-            }
-            Transport::Sata | Transport::Scsi | Transport::Usb => {
-                d.vendor = scsi_vendor;
-                d.model = r.clean("device/model");
-                d.serial = r
-                    .bytes("device/vpd_pg80")
-                    .and_then(|p| parse_vpd_serial(&p));
-                d.firmware = r.clean("device/rev");
-            }
-            Transport::Virtio => {
-                d.serial = r.clean("serial");
-            }
-            Transport::Mmc => {
-                d.model = r.clean("device/name");
-                d.serial = r.clean("device/serial");
-                d.firmware = r.clean("device/fwrev");
-            }
-            _ => {}
-        }
-
-        d.holders = self.holders(&dir.join("holders"));
-        d.partitions = self.partitions(&dir);
-        d.notes = r.notes;
-        d
-    }
-
     /// An absolute path of the running system as seen below this root.
-    fn below_root(&self, path: &str) -> PathBuf {
+    pub(in crate::sys) fn below_root(&self, path: &str) -> PathBuf {
         self.root.join(path.trim_start_matches('/'))
     }
 
@@ -341,7 +160,12 @@ impl SysRoot {
     /// backing file's identity even when its path is stale, deleted or names another file in
     /// this mount namespace), else by a stat of the path sysfs shows, else unknown (then the
     /// path text is compared).
-    fn loop_backing(&self, name: &str, dev: Option<DevNum>, text: &str) -> LoopBacking {
+    pub(in crate::sys) fn loop_backing(
+        &self,
+        name: &str,
+        dev: Option<DevNum>,
+        text: &str,
+    ) -> LoopBacking {
         let node = self.below_root(&dev_node_path(name).to_string_lossy());
         if let Some(dev) = dev
             && let Ok((file, block)) = direct::loop_status(&node, dev)
@@ -411,7 +235,7 @@ impl SysRoot {
 
     /// The device's path below `sys/` after resolving the `/sys/block` symlink, e.g.
     /// `devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda`.
-    fn relative_canonical(&self, dir: &Path) -> String {
+    pub(in crate::sys) fn relative_canonical(&self, dir: &Path) -> String {
         let (Ok(full), Ok(root)) = (
             fs::canonicalize(dir),
             fs::canonicalize(self.root.join("sys")),
@@ -423,7 +247,7 @@ impl SysRoot {
             .unwrap_or_default()
     }
 
-    fn holders(&self, holders_dir: &Path) -> Vec<Holder> {
+    pub(in crate::sys) fn holders(&self, holders_dir: &Path) -> Vec<Holder> {
         let mut names: Vec<String> = match fs::read_dir(holders_dir) {
             Ok(entries) => entries
                 .filter_map(Result::ok)
@@ -445,7 +269,7 @@ impl SysRoot {
             .collect()
     }
 
-    fn partitions(&self, dir: &Path) -> Vec<Partition> {
+    pub(in crate::sys) fn partitions(&self, dir: &Path) -> Vec<Partition> {
         let Ok(entries) = fs::read_dir(dir) else {
             return Vec::new();
         };
@@ -585,13 +409,13 @@ impl SysRoot {
 }
 
 /// Reads attributes below one directory and remembers why some could not be read.
-struct AttrReader<'a> {
+pub(in crate::sys) struct AttrReader<'a> {
     dir: &'a Path,
-    notes: Vec<String>,
+    pub(in crate::sys) notes: Vec<String>,
 }
 
 impl<'a> AttrReader<'a> {
-    fn new(dir: &'a Path) -> Self {
+    pub(in crate::sys) fn new(dir: &'a Path) -> Self {
         AttrReader {
             dir,
             notes: Vec::new(),
@@ -599,7 +423,7 @@ impl<'a> AttrReader<'a> {
     }
 
     /// Raw bytes of an attribute; `None` when absent or unreadable (then noted).
-    fn bytes(&mut self, rel: &str) -> Option<Vec<u8>> {
+    pub(in crate::sys) fn bytes(&mut self, rel: &str) -> Option<Vec<u8>> {
         let path = self.dir.join(rel);
         match read_attr_bytes(&path, MAX_ATTR_BYTES) {
             Ok(buf) => Some(buf),
@@ -615,17 +439,17 @@ impl<'a> AttrReader<'a> {
     }
 
     /// The attribute as trimmed text (lossy UTF-8).
-    fn text(&mut self, rel: &str) -> Option<String> {
+    pub(in crate::sys) fn text(&mut self, rel: &str) -> Option<String> {
         self.bytes(rel)
             .map(|b| String::from_utf8_lossy(&b).trim().to_string())
     }
 
     /// The attribute as display-safe text, `None` if empty.
-    fn clean(&mut self, rel: &str) -> Option<String> {
+    pub(in crate::sys) fn clean(&mut self, rel: &str) -> Option<String> {
         self.bytes(rel).and_then(|b| clean_text(&b))
     }
 
-    fn number<T: std::str::FromStr>(&mut self, rel: &str) -> Option<T> {
+    pub(in crate::sys) fn number<T: std::str::FromStr>(&mut self, rel: &str) -> Option<T> {
         self.text(rel).as_deref().and_then(parse_number)
     }
 }
@@ -633,51 +457,6 @@ impl<'a> AttrReader<'a> {
 /// `/dev/<name>`; the kernel writes `/` in device names as `!` in sysfs (e.g. `cciss!c0d0`).
 pub fn dev_node_path(name: &str) -> PathBuf {
     PathBuf::from("/dev").join(name.replace('!', "/"))
-}
-
-/// Decides the transport from the kernel name, the device's resolved sysfs path and the SCSI
-/// vendor string. The path is the most reliable witness for SCSI disks: a USB bridge puts
-/// `usbN` in it and libata puts `ataN`; the vendor "ATA" (the SAT layer's) is the fallback.
-pub fn classify_transport(name: &str, sys_path: &str, scsi_vendor: Option<&str>) -> Transport {
-    let prefix = |p: &str| name.starts_with(p);
-    let in_path = |pred: &dyn Fn(&str) -> bool| {
-        Path::new(sys_path).components().any(|c| match c {
-            Component::Normal(s) => s.to_str().is_some_and(pred),
-            _ => false,
-        })
-    };
-    let numbered = |s: &str, p: &str| {
-        s.strip_prefix(p)
-            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
-    };
-
-    if prefix("nvme") {
-        Transport::Nvme
-    } else if prefix("loop") {
-        Transport::Loop
-    } else if prefix("zram") {
-        Transport::Zram
-    } else if prefix("dm-") {
-        Transport::Dm
-    } else if prefix("md") {
-        Transport::Md
-    } else if prefix("mmcblk") {
-        Transport::Mmc
-    } else if prefix("nbd") {
-        Transport::Nbd
-    } else if prefix("ram") {
-        Transport::Ram
-    } else if prefix("vd") {
-        Transport::Virtio
-    } else if in_path(&|s| numbered(s, "usb")) {
-        Transport::Usb
-    } else if in_path(&|s| numbered(s, "ata")) || scsi_vendor == Some("ATA") {
-        Transport::Sata
-    } else if prefix("sd") || prefix("sr") || in_path(&|s| s.starts_with("target")) {
-        Transport::Scsi
-    } else {
-        Transport::Unknown
-    }
 }
 
 /// What kind of stacked device a holder is, from its name and dm uuid prefix (lvm2 uses
@@ -698,7 +477,7 @@ pub fn classify_holder(name: &str, dm_uuid: Option<&str>) -> HolderKind {
 }
 
 /// Sort key that orders `loop2` before `loop10`.
-fn natural_key(s: &str) -> Vec<(String, u64)> {
+pub(in crate::sys) fn natural_key(s: &str) -> Vec<(String, u64)> {
     let mut key = Vec::new();
     let mut text = String::new();
     let mut digits = String::new();
@@ -806,66 +585,6 @@ mod tests {
         assert_eq!(id.wwid.as_deref(), Some("naa.5000c500a1b2c3d4"));
         assert_eq!(id.model.as_deref(), Some("ST4000NM0035"));
         assert_eq!(id.backing_file, None);
-    }
-
-    #[test]
-    fn transports_from_names_and_paths() {
-        let t = classify_transport;
-        assert_eq!(
-            t(
-                "nvme0n1",
-                "devices/pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1",
-                None
-            ),
-            Transport::Nvme
-        );
-        assert_eq!(
-            t(
-                "sda",
-                "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
-                Some("ATA")
-            ),
-            Transport::Sata
-        );
-        assert_eq!(
-            t(
-                "sdb",
-                "devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb",
-                Some("ATA")
-            ),
-            Transport::Usb
-        );
-        assert_eq!(
-            t(
-                "sdc",
-                "devices/pci0000:00/0000:00:05.0/virtio2/host2/target2:0:0/2:0:0:0/block/sdc",
-                Some("QEMU")
-            ),
-            Transport::Scsi
-        );
-        assert_eq!(t("sdd", "", Some("ATA")), Transport::Sata);
-        assert_eq!(
-            t(
-                "vda",
-                "devices/pci0000:00/0000:00:02.0/virtio1/block/vda",
-                None
-            ),
-            Transport::Virtio
-        );
-        assert_eq!(
-            t("loop0", "devices/virtual/block/loop0", None),
-            Transport::Loop
-        );
-        assert_eq!(t("zram0", "", None), Transport::Zram);
-        assert_eq!(t("md127", "", None), Transport::Md);
-        assert_eq!(t("dm-3", "", None), Transport::Dm);
-        assert_eq!(t("mmcblk0", "", None), Transport::Mmc);
-        assert_eq!(t("xvda", "", None), Transport::Unknown);
-        // "ata" must be a whole numbered component, not a substring of something else.
-        assert_eq!(
-            t("sde", "devices/data1/target1:0:0/block/sde", Some("IBM")),
-            Transport::Scsi
-        );
     }
 
     #[test]

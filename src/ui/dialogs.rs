@@ -45,7 +45,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let Some(overlay) = &app.overlay else { return };
     match overlay {
         Overlay::Help { scroll } => help(frame, area, *scroll),
-        Overlay::Sweep { scroll } => super::sweep::render(app, frame, area, *scroll),
+        Overlay::Sweep { scroll } => super::setting_sweep::render(app, frame, area, *scroll),
         Overlay::Error(msg) => {
             let mut lines: Vec<Line> = wrap_text(msg, 66)
                 .into_iter()

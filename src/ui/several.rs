@@ -1,6 +1,6 @@
 //! The Run screen of a run on several devices: one throughput line and one live figure per
 //! device (the lines share one scale, so the slow device reads low at a glance), then the
-//! rows and the verdict once they are known, drawn from `report::multi` as the CLI prints
+//! rows and the verdict once they are known, drawn from `report::several` as the CLI prints
 //! them.
 
 use ratatui::Frame;
@@ -13,7 +13,7 @@ use super::{rate, theme};
 use crate::app::App;
 use crate::app::several::{SeveralRun, TargetProgress, TargetState};
 use crate::bench::analysis::several_disks::Role;
-use crate::report::multi as multi_report;
+use crate::report::several as several_report;
 use crate::report::table;
 
 /// The Run screen for `run`.
@@ -179,13 +179,13 @@ pub fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
     }
     let result = run.result();
     let rows = result.rows();
-    let verdict = multi_report::verdict_of_rows(&rows);
-    let ratio = multi_report::array_ratio(&rows);
+    let verdict = several_report::verdict_of_rows(&rows);
+    let ratio = several_report::array_ratio(&rows);
     let mut cells: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| multi_report::row_cells(r, &verdict, ratio))
+        .map(|r| several_report::row_cells(r, &verdict, ratio))
         .collect();
-    let mut columns = multi_report::COLUMNS.to_vec();
+    let mut columns = several_report::COLUMNS.to_vec();
     if rows.iter().all(|r| r.role == Role::Target) {
         columns.remove(1);
         for c in &mut cells {
@@ -207,7 +207,7 @@ pub fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
         .collect();
     for note in rows
         .iter()
-        .filter_map(|r| multi_report::low_count_line(r, width))
+        .filter_map(|r| several_report::low_count_line(r, width))
     {
         lines.extend(
             note.lines()

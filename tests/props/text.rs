@@ -11,8 +11,9 @@ use disktriage::model::device::{SwapEntry, SwapKind};
 use disktriage::model::text;
 use disktriage::model::usage::MountEntry;
 use disktriage::model::{DevNum, KernelWriteCache, SchedulerSet, Transport};
+use disktriage::sys::drives::classify_transport;
 use disktriage::sys::parse;
-use disktriage::sys::sysfs::{classify_holder, classify_transport, dev_node_path};
+use disktriage::sys::sysfs::{classify_holder, dev_node_path};
 
 use super::strategies::{hostile_bytes, hostile_text, kernel_escape, number_text};
 use super::{Outcome, display_safe, run};

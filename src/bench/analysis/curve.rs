@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::bench::catalog::family::size_sweep::sweep_column;
+use crate::bench::catalog::family::size_scaling::size_column;
 use crate::bench::plan::Access;
 use crate::bench::plan::PhaseTag;
 use crate::bench::results::outcome::PhaseResult;
@@ -243,7 +243,7 @@ pub fn curves(samples: &[PhaseSample]) -> Vec<Curve> {
             };
             out.push(Curve::new(
                 panel,
-                sweep_column(access, write),
+                size_column(access, write),
                 legend,
                 letter,
                 XAxis::RequestSizeBytes,

@@ -1,7 +1,7 @@
 //! A sweep: one test run under each value of one setting (every I/O scheduler the device
 //! offers, or the drive's volatile write cache on and off), and which value wins.
 //!
-//! This module is plain data and pure functions, shared by the CLI (`commands::sweep`) and
+//! This module is plain data and pure functions, shared by the CLI (`commands::setting_sweep`) and
 //! the TUI: the order of the runs, the figure a run contributes (`Metric`, the test's headline
 //! figure as the report prints it), and the result (`SweepResult`): per value its mean and
 //! spread over the repeats, the difference to the value found at start and whether it is

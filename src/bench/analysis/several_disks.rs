@@ -58,7 +58,7 @@ pub struct Standing {
 
 /// The verdict over several targets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MultiVerdict {
+pub struct SeveralVerdict {
     /// Every compared target's standing, in the order given.
     pub standings: Vec<Standing>,
     /// The targets slower than the others beyond the threshold, slowest first.
@@ -81,9 +81,9 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
 /// Names the outlier among `(name, MB/s over the repeats)`: a target slower than the median
 /// of the others by more than the noise (the larger spread of its repeats and the others'),
 /// or by `NO_REPEATS_THRESHOLD_PCT` when any of them has a single repeat.
-pub fn outlier_verdict(figures: &[(String, Stat)]) -> MultiVerdict {
+pub fn outlier_verdict(figures: &[(String, Stat)]) -> SeveralVerdict {
     if figures.len() < 2 {
-        return MultiVerdict {
+        return SeveralVerdict {
             standings: Vec::new(),
             outliers: Vec::new(),
             not_compared: Some(format!(
@@ -142,14 +142,14 @@ pub fn outlier_verdict(figures: &[(String, Stat)]) -> MultiVerdict {
         .collect();
     let mut slow: Vec<&Standing> = standings.iter().filter(|s| s.slower).collect();
     slow.sort_by(|a, b| a.diff_pct.total_cmp(&b.diff_pct));
-    MultiVerdict {
+    SeveralVerdict {
         outliers: slow.iter().map(|s| s.name.clone()).collect(),
         standings,
         not_compared: None,
     }
 }
 
-impl MultiVerdict {
+impl SeveralVerdict {
     /// One sentence: the outlier(s) with how much slower they are, or "no outlier".
     pub fn sentence(&self) -> String {
         if let Some(why) = &self.not_compared {

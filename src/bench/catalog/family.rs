@@ -7,9 +7,9 @@
 
 pub mod cdm;
 pub mod metadata;
-pub mod qd_sweep;
+pub mod qd_scaling;
 pub mod single;
-pub mod size_sweep;
+pub mod size_scaling;
 
 use std::time::Duration;
 

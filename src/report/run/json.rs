@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::fio::report_fio_commands;
-use super::shared::sweep_curves;
+use super::shared::scaling_curves;
 use crate::bench::analysis::curve;
 use crate::bench::results::outcome::RunReport;
 
@@ -24,7 +24,7 @@ pub fn render_json(r: &RunReport) -> anyhow::Result<String> {
     let mut s = serde_json::to_string_pretty(&WithFio {
         report: &safe,
         fio_commands: report_fio_commands(r),
-        knees: curve::knee_reports(&sweep_curves(r)),
+        knees: curve::knee_reports(&scaling_curves(r)),
     })?;
     s.push('\n');
     Ok(s)

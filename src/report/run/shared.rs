@@ -245,7 +245,7 @@ pub(super) fn of_files(plan: &Plan) -> bool {
 
 /// The curves of a sweep run (none for other tests), from the phases that completed with
 /// enough I/Os for a rate: the knees the table, the JSON and the TUI's charts give.
-pub fn sweep_curves(r: &RunReport) -> Vec<Curve> {
+pub fn scaling_curves(r: &RunReport) -> Vec<Curve> {
     let samples: Vec<PhaseSample> = r
         .outcome
         .phases

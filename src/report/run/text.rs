@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 
 use super::cdm::cdm_grid;
 use super::metadata::metadata_table;
-use super::qd_sweep::qd_table;
+use super::qd_scaling::qd_table;
 use super::shared::{
     CPU_BOUND_NOTE, engine_lines, io_path, mbps, ms, phase_engine_label, rewrite_time_base,
     target_line, witness_lines,
 };
-use super::size_sweep::sweep_table;
+use super::size_scaling::size_table;
 use crate::bench::analysis::curve::{self, PhaseSample};
 use crate::bench::plan::{Job, PhaseTag, Plan};
 use crate::bench::results::engine_choice::EngineProbe;
@@ -236,7 +236,7 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
 fn results_text(out: &mut String, r: &RunReport) -> bool {
     match r.plan.kind() {
         Some(PhaseTag::Sweep { .. }) => {
-            out.push_str(&sweep_table(r));
+            out.push_str(&size_table(r));
             for p in r
                 .outcome
                 .phases

@@ -8,7 +8,8 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::{LinuxDrives, RawPage, SELF_TEST, TransportDriver, bad_answer};
+use super::{LinuxDrives, RawPage, SELF_TEST, Seen, TransportDriver, TransportRow, bad_answer};
+use crate::model::Transport;
 use crate::model::{
     BlockDevice, DriveCache, DriveLogs, LogRead, NvmeHealth, SelfTestKind, SelfTestStatus,
     SmartReading,
@@ -18,12 +19,28 @@ use crate::smart::nvme::{
     STC_ABORT, STC_EXTENDED, STC_SHORT, Select, parse_health_log, parse_identify_controller,
 };
 use crate::smart::nvme_log;
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
 use crate::sys::passthru::nvme::admin;
-use crate::sys::platform::Applied;
+use crate::sys::sysfs::AttrReader;
+
+/// NVMe namespaces: `nvme<C>n<N>`, read from the controller's attributes.
+pub(super) const ROW: TransportRow = TransportRow {
+    transport: Transport::Nvme,
+    recognises: |seen: &Seen| seen.name_starts_with("nvme"),
+    read_identity,
+    driver: &Nvme,
+};
+
+/// Model, serial and firmware of the namespace's controller.
+fn read_identity(_: &Seen, attrs: &mut AttrReader, d: &mut BlockDevice) {
+    d.model = attrs.clean("device/model");
+    d.serial = attrs.clean("device/serial");
+    d.firmware = attrs.clean("device/firmware_rev");
+}
 
 /// The NVMe driver.
-pub(super) struct Nvme;
+struct Nvme;
 
 impl TransportDriver for Nvme {
     fn drive_cache(

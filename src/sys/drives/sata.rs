@@ -10,10 +10,13 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::{CACHE, LinuxDrives, RawPage, SELF_TEST, TransportDriver, bad_answer, sg_raw_pages};
+use super::{
+    CACHE, LinuxDrives, RawPage, SELF_TEST, Seen, TransportDriver, TransportRow, bad_answer, scsi,
+    sg_raw_pages,
+};
 use crate::model::{
     AtaSmart, AtaSmartStatus, BlockDevice, DriveCache, DriveLogs, ErrorLog, LogRead, SelfTestKind,
-    SelfTestLog, SelfTestStatus, SmartReading,
+    SelfTestLog, SelfTestStatus, SmartReading, Transport,
 };
 use crate::smart::ata::{
     AtaCommand, AtaIdentity, SELF_TEST_ABORT, SELF_TEST_EXTENDED, SELF_TEST_SHORT, SmartData,
@@ -25,13 +28,23 @@ use crate::smart::ata_log::{
     LOG_SUMMARY_ERROR, MAX_EXT_PAGES,
 };
 use crate::smart::sense::Sense;
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
 use crate::sys::passthru::ata::{self, AtaAnswer};
 use crate::sys::passthru::sgio::{self, TIMEOUT_MS, Transfer};
-use crate::sys::platform::Applied;
+
+/// Disks behind libata: it puts `ata<N>` in the disk's sysfs path, and its SCSI translation
+/// reports the vendor "ATA" (the fallback when the path does not tell). To the kernel they
+/// are SCSI disks, with a SCSI disk's identity attributes.
+pub(super) const ROW: TransportRow = TransportRow {
+    transport: Transport::Sata,
+    recognises: |seen: &Seen| seen.path_has_numbered("ata") || seen.scsi_vendor == Some("ATA"),
+    read_identity: scsi::read_identity,
+    driver: &Sata,
+};
 
 /// The libata driver.
-pub(super) struct Sata;
+struct Sata;
 
 impl TransportDriver for Sata {
     fn drive_cache(

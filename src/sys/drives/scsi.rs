@@ -14,26 +14,62 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::{CACHE, LinuxDrives, RawPage, TransportDriver, sg_raw_pages};
-use crate::model::{BlockDevice, DriveCache, SmartReading};
+use super::{
+    CACHE, LinuxDrives, RawPage, Seen, TransportDriver, TransportRow, no_identity, sg_raw_pages,
+};
+use crate::model::{BlockDevice, DriveCache, SmartReading, Transport};
 use crate::smart::scsi::PageControl;
 use crate::smart::sense::Sense;
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
+use crate::sys::parse::parse_vpd_serial;
 use crate::sys::passthru::scsi::{select_caching, sense_caching};
-use crate::sys::platform::Applied;
+use crate::sys::sysfs::AttrReader;
+
+/// SCSI disks: `sd*` and `sr*`, or a SCSI target (`target<H>:<C>:<T>`) in the sysfs path.
+/// Asked after `usb` and `sata`, whose disks are SCSI disks too.
+pub(super) const ROW: TransportRow = TransportRow {
+    transport: Transport::Scsi,
+    recognises: |seen: &Seen| {
+        seen.name_starts_with("sd")
+            || seen.name_starts_with("sr")
+            || seen.path_has(|s| s.starts_with("target"))
+    },
+    read_identity,
+    driver: &SCSI,
+};
+
+/// Disks no other row recognised (`xvda`, `cciss!c0d0`): the last row of the table.
+pub(super) const UNKNOWN_ROW: TransportRow = TransportRow {
+    transport: Transport::Unknown,
+    recognises: |_: &Seen| true,
+    read_identity: no_identity,
+    driver: &UNKNOWN,
+};
+
+/// A SCSI device's identity (also libata's and USB bridges' disks): the vendor (read before
+/// the transport was known), model, the serial from VPD page 0x80 and the firmware revision.
+pub(super) fn read_identity(seen: &Seen, attrs: &mut AttrReader, d: &mut BlockDevice) {
+    d.vendor = seen.scsi_vendor.map(str::to_string);
+    d.model = attrs.clean("device/model");
+    d.serial = attrs
+        .bytes("device/vpd_pg80")
+        .and_then(|p| parse_vpd_serial(&p));
+    d.firmware = attrs.clean("device/rev");
+}
 
 /// The SCSI disk driver, with or without the caching mode page commands.
-pub(super) struct Scsi {
+struct Scsi {
     cache_commands: bool,
 }
 
 /// SCSI disks.
-pub(super) const SCSI: Scsi = Scsi {
+const SCSI: Scsi = Scsi {
     cache_commands: true,
 };
 
 /// Disks of a transport sysfs does not tell: no cache command is sent to them.
-pub(super) const UNKNOWN: Scsi = Scsi {
+const UNKNOWN: Scsi = Scsi {
     cache_commands: false,
 };
 

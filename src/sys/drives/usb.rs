@@ -9,13 +9,25 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::{CACHE, LinuxDrives, RawPage, TransportDriver, sata, scsi, sg_raw_pages};
-use crate::model::{BlockDevice, DriveCache, SmartReading};
+use super::{
+    CACHE, LinuxDrives, RawPage, Seen, TransportDriver, TransportRow, sata, scsi, sg_raw_pages,
+};
+use crate::model::{BlockDevice, DriveCache, SmartReading, Transport};
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
-use crate::sys::platform::Applied;
+
+/// Disks behind a USB bridge: the bridge puts `usb<N>` in the disk's sysfs path. Asked
+/// before `sata`: a bridge that speaks SAT reports the vendor "ATA" too. To the kernel they
+/// are SCSI disks, with a SCSI disk's identity attributes.
+pub(super) const ROW: TransportRow = TransportRow {
+    transport: Transport::Usb,
+    recognises: |seen: &Seen| seen.path_has_numbered("usb"),
+    read_identity: scsi::read_identity,
+    driver: &Usb,
+};
 
 /// The USB bridge driver.
-pub(super) struct Usb;
+struct Usb;
 
 impl TransportDriver for Usb {
     fn drive_cache(

@@ -6,13 +6,27 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 
-use super::{CACHE, LinuxDrives, TransportDriver};
-use crate::model::{BlockDevice, DriveCache, KernelWriteCache};
+use super::{CACHE, LinuxDrives, Seen, TransportDriver, TransportRow};
+use crate::model::{BlockDevice, DriveCache, KernelWriteCache, Transport};
+use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
-use crate::sys::platform::Applied;
+use crate::sys::sysfs::AttrReader;
+
+/// virtio-blk disks: `vd<letters>`.
+pub(super) const ROW: TransportRow = TransportRow {
+    transport: Transport::Virtio,
+    recognises: |seen: &Seen| seen.name_starts_with("vd"),
+    read_identity,
+    driver: &Virtio,
+};
+
+/// The serial the host gave the disk; virtio-blk has no model or firmware.
+fn read_identity(_: &Seen, attrs: &mut AttrReader, d: &mut BlockDevice) {
+    d.serial = attrs.clean("serial");
+}
 
 /// The virtio-blk driver.
-pub(super) struct Virtio;
+struct Virtio;
 
 impl TransportDriver for Virtio {
     fn drive_cache(

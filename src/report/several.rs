@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::table::{self, Column};
 use crate::bench::analysis::compare::Stat;
 use crate::bench::analysis::figures::PhaseFigures;
-use crate::bench::analysis::several_disks::{MultiVerdict, Role};
+use crate::bench::analysis::several_disks::{Role, SeveralVerdict};
 use crate::bench::plan::test_name::TestName;
 use crate::bench::results::outcome::{RunReport, TargetClass};
 use crate::model::text::neutralize_controls;
@@ -144,7 +144,7 @@ pub struct TargetResult {
 
 /// The same test on several targets.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MultiResult {
+pub struct SeveralResult {
     pub test: TestName,
     pub mode: Mode,
     pub repeats: u32,
@@ -153,7 +153,7 @@ pub struct MultiResult {
     pub stopped: bool,
 }
 
-impl MultiResult {
+impl SeveralResult {
     pub fn rows(&self) -> Vec<TargetRow> {
         self.targets
             .iter()
@@ -161,7 +161,7 @@ impl MultiResult {
             .collect()
     }
 
-    pub fn verdict(&self) -> MultiVerdict {
+    pub fn verdict(&self) -> SeveralVerdict {
         verdict_of_rows(&self.rows())
     }
 
@@ -177,7 +177,7 @@ impl MultiResult {
 
 /// The verdict over rows: those with figures and no error are compared. The array of a
 /// members run is left out: it is not a peer of its members.
-pub fn verdict_of_rows(rows: &[TargetRow]) -> MultiVerdict {
+pub fn verdict_of_rows(rows: &[TargetRow]) -> SeveralVerdict {
     let figures: Vec<(String, Stat)> = rows
         .iter()
         .filter(|r| r.role != Role::Array && r.error.is_none())
@@ -199,7 +199,7 @@ pub fn array_ratio(rows: &[TargetRow]) -> Option<f64> {
 }
 
 /// The table's cells of one row: name, role, MB/s, IOPS, p99, noise, vs others, kernel.
-pub fn row_cells(row: &TargetRow, verdict: &MultiVerdict, ratio: Option<f64>) -> Vec<String> {
+pub fn row_cells(row: &TargetRow, verdict: &SeveralVerdict, ratio: Option<f64>) -> Vec<String> {
     let standing = verdict.standings.iter().find(|s| s.name == row.name());
     let vs = match (row.role, standing, ratio) {
         (Role::Array, _, Some(r)) => format!("x{r:.1} member"),
@@ -262,7 +262,7 @@ pub const COLUMNS: [Column; 9] = [
 ];
 
 /// What the first line says: the test, how many targets, how they ran.
-pub fn headline(r: &MultiResult) -> String {
+pub fn headline(r: &SeveralResult) -> String {
     let how = match r.mode {
         Mode::Parallel => "in parallel",
         Mode::OneByOne => "one by one",
@@ -286,7 +286,7 @@ pub fn headline(r: &MultiResult) -> String {
 
 /// The text report: the headline, the table, each failure, each witness that disagrees, and
 /// the verdict.
-pub fn render_text(r: &MultiResult, width: usize) -> String {
+pub fn render_text(r: &SeveralResult, width: usize) -> String {
     let rows = r.rows();
     let verdict = verdict_of_rows(&rows);
     let ratio = array_ratio(&rows);
@@ -343,7 +343,7 @@ pub fn render_text(r: &MultiResult, width: usize) -> String {
 
 /// JSON: each target's row and its full reports (one per repeat, as `run --json` prints
 /// one), and the verdict.
-pub fn render_json(r: &MultiResult) -> anyhow::Result<String> {
+pub fn render_json(r: &SeveralResult) -> anyhow::Result<String> {
     #[derive(Serialize)]
     struct Target {
         target: String,
@@ -356,7 +356,7 @@ pub fn render_json(r: &MultiResult) -> anyhow::Result<String> {
     struct Verdict {
         sentence: String,
         #[serde(flatten)]
-        verdict: MultiVerdict,
+        verdict: SeveralVerdict,
     }
     #[derive(Serialize)]
     struct Doc {

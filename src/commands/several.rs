@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 
 use super::params::params_from_args;
-use crate::bench::analysis::several_disks::{self as multi, ListRefusal, Role};
+use crate::bench::analysis::several_disks::{self, ListRefusal, Role};
 use crate::bench::exec::run_input::RunEvent;
 use crate::bench::exec::safety::WriteRefusal;
 use crate::bench::exec::session::{self, RunRequest, Session, TempPoll};
@@ -26,8 +26,8 @@ use crate::cli::RunArgs;
 use crate::flow::progress::ProgressLine;
 use crate::model::BytesPerSec;
 use crate::model::text::neutralize_controls;
-use crate::report::multi::{self as report, Mode, MultiResult, TargetResult};
 use crate::report::output::{DEFAULT_WIDTH, write_stderr, write_stdout};
+use crate::report::several::{self as report, Mode, SeveralResult, TargetResult};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, PathKind};
 use crate::sys::signals::{Catch, StopSignals};
@@ -93,7 +93,7 @@ fn members_of(
         );
     }
     let inv = root.inventory()?;
-    let members = multi::md_members(&inv, &name);
+    let members = several_disks::md_members(&inv, &name);
     if members.is_empty() {
         bail!(
             "{name} has no members in the device list: --members needs an assembled md array \
@@ -236,7 +236,7 @@ fn plan_targets(
         Writes::Optional => args.destroy_data.is_some(),
     };
     let confirmations = if writes {
-        multi::split_confirmation(&names, args.destroy_data.as_deref())?
+        several_disks::split_confirmation(&names, args.destroy_data.as_deref())?
     } else {
         vec![None; names.len()]
     };
@@ -294,7 +294,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         Mode::Parallel
     };
     let repeats = args.repeats.unwrap_or(1);
-    let mut result = MultiResult {
+    let mut result = SeveralResult {
         test,
         mode,
         repeats,
@@ -394,7 +394,7 @@ impl Runner<'_> {
     /// Every target is opened (a new test file laid out) before any starts: a refusal of one
     /// (what changed since the checks) comes before anything is written to the others, and
     /// the files laid out for them are removed again.
-    fn together(&self, indices: &[usize], result: &mut MultiResult) -> anyhow::Result<()> {
+    fn together(&self, indices: &[usize], result: &mut SeveralResult) -> anyhow::Result<()> {
         let mut ready: Vec<(usize, session::Ready)> = Vec::new();
         for &i in indices {
             let p = &self.planned[i];
@@ -440,7 +440,7 @@ impl Runner<'_> {
 
     /// Reads every session's events until all are done, passing a stop on to each, with one
     /// progress line (each target's latest MB/s) when stderr is a terminal.
-    fn follow(&self, sessions: &[(usize, Session)], result: &MultiResult) {
+    fn follow(&self, sessions: &[(usize, Session)], result: &SeveralResult) {
         let mut latest: Vec<Option<f64>> = vec![None; sessions.len()];
         let mut done = vec![false; sessions.len()];
         while done.iter().any(|d| !d) {

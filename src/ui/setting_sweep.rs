@@ -14,7 +14,7 @@ use super::{cut, theme};
 use crate::app::keys::wrap_words;
 use crate::app::{App, SweepRun, SweepStage};
 use crate::bench::analysis::setting_sweep::{SweepKind, SweepResult, TestSweep, label};
-use crate::report::sweep::heading;
+use crate::report::setting_sweep::heading;
 
 /// A bar of `value` against `max` in `width` cells, in half cells: full blocks and a half
 /// block at the end. Empty for no value or no width.

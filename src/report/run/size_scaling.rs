@@ -3,16 +3,16 @@
 
 use std::fmt::Write as _;
 
-use super::shared::{engine_lines, mbps, sweep_curves, target_line};
+use super::shared::{engine_lines, mbps, scaling_curves, target_line};
 use crate::bench::analysis::curve;
-use crate::bench::catalog::family::size_sweep::sweep_column;
+use crate::bench::catalog::family::size_scaling::size_column;
 use crate::bench::plan::Access;
 use crate::bench::plan::{PhaseTag, REWRITE_LABEL};
 use crate::bench::results::outcome::RunReport;
 
 /// diskperf's table: one row per request size, MB/s per pattern and direction, gnuplot-ready
 /// (comment lines start with #, missing values are "-").
-pub fn sweep_table(r: &RunReport) -> String {
+pub fn size_table(r: &RunReport) -> String {
     let mut out = String::new();
     let phases = &r.outcome.phases;
     let mut sizes: Vec<u64> = r.plan.phases.iter().map(|p| p.job.bs).collect();
@@ -68,7 +68,7 @@ pub fn sweep_table(r: &RunReport) -> String {
     let mut header = format!("# {:<10}", "req_size");
     let mut units = format!("# {:<10}", "(bytes)");
     for (a, w) in cols {
-        let _ = write!(header, " {:>9}", sweep_column(a, w));
+        let _ = write!(header, " {:>9}", size_column(a, w));
         let _ = write!(units, " {:>9}", "(MB/s)");
     }
     let _ = writeln!(out, "{header}\n{units}");
@@ -97,7 +97,7 @@ pub fn sweep_table(r: &RunReport) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    let knees: Vec<String> = sweep_curves(r)
+    let knees: Vec<String> = scaling_curves(r)
         .iter()
         .map(|c| format!("{} {}", c.name, c.knee_text()))
         .collect();

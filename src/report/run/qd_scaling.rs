@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::shared::{mbps, ms, sweep_curves};
+use super::shared::{mbps, ms, scaling_curves};
 use crate::bench::analysis::curve::{self, Curve};
 use crate::bench::plan::PhaseTag;
 use crate::bench::results::outcome::{PhaseResult, RunReport};
@@ -81,7 +81,7 @@ pub fn qd_table(r: &RunReport) -> String {
             qd_of(p)
         );
     }
-    let curves = sweep_curves(r);
+    let curves = scaling_curves(r);
     let with_knee: Vec<&Curve> = curves.iter().filter(|c| c.knee.is_some()).collect();
     for c in &with_knee {
         let (figure, value) = match c.panel {

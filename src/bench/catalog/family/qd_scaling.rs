@@ -1,3 +1,6 @@
+//! The `qd-sweep` test: how the disk scales with the queue depth (a parameter sweep, not a
+//! setting sweep).
+//!
 //! ORION's sweep: queue depths 1, 2, 4 .. 32 (`--qds`) for small random I/O (8 KiB, `--bs`)
 //! and large sequential I/O (1 MiB): max IOPS, max MB/s, min latency and the load of each.
 
@@ -9,12 +12,12 @@ use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::plan::{Access, Mix};
 use crate::bench::plan::{MAX_QUEUE_DEPTH, Phase, PhaseTag, SpecError, check_range};
 
-pub struct QdSweep;
+pub struct QdScaling;
 
 /// The large sequential request: ORION's 1 MiB.
 const LARGE: u64 = MIB;
 
-impl Family for QdSweep {
+impl Family for QdScaling {
     fn defaults(&self, _test: TestName) -> Defaults {
         Defaults {
             bs: 8 * KIB,

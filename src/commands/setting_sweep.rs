@@ -37,7 +37,7 @@ use crate::flow::setting_sweep::{self, Next, RunEnd, SettingSweep};
 use crate::model::text::neutralize_controls;
 use crate::model::{BlockDevice, Lifetime};
 use crate::report::output::{output_width, write_stderr, write_stdout};
-use crate::report::sweep::{self as render, SweepEnd};
+use crate::report::setting_sweep::{self as render, SweepEnd};
 use crate::sys::direct::{self, PathKind};
 use crate::sys::signals::{Catch, StopSignals};
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};

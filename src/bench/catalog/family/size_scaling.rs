@@ -1,3 +1,6 @@
+//! The `size-sweep` test: how the disk scales with the request size (a parameter sweep, not
+//! a setting sweep).
+//!
 //! SGI diskperf's and iozone's sweep: request sizes doubling from `--min-bs` to `--max-bs`,
 //! each read forwards, backwards and at random (and written, with `--write`).
 
@@ -10,10 +13,10 @@ use crate::bench::plan::{Access, Mix};
 use crate::bench::plan::{Phase, PhaseTag, SpecError};
 use crate::model::Bytes;
 
-pub struct SizeSweep;
+pub struct SizeScaling;
 
 /// diskperf's column names: fwd_wt fwd_rd bwd_wt bwd_rd rnd_wt rnd_rd.
-pub fn sweep_column(access: Access, write: bool) -> &'static str {
+pub fn size_column(access: Access, write: bool) -> &'static str {
     match (access, write) {
         (Access::Forward, true) => "fwd_wt",
         (Access::Forward, false) => "fwd_rd",
@@ -24,7 +27,7 @@ pub fn sweep_column(access: Access, write: bool) -> &'static str {
     }
 }
 
-impl Family for SizeSweep {
+impl Family for SizeScaling {
     fn defaults(&self, _test: TestName) -> Defaults {
         short_phases(Duration::from_secs(2), Duration::from_millis(500))
     }
@@ -65,11 +68,7 @@ impl Family for SizeSweep {
                     }
                     let mix = if write { Mix::Write } else { Mix::Read };
                     phases.push(Phase {
-                        label: format!(
-                            "{} {}",
-                            Bytes(size_bs).short(),
-                            sweep_column(access, write)
-                        ),
+                        label: format!("{} {}", Bytes(size_bs).short(), size_column(access, write)),
                         tag: PhaseTag::Sweep { access, write },
                         job: ctx.job(size_bs, r.qd, r.jobs, access, mix)?,
                     });
