@@ -137,6 +137,143 @@ mod tests {
     use crate::bench::results::failure::IoFailure;
     use crate::sys::error::{FailureFacts, errno_hint};
 
+    mod common_loop {
+        use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+        use std::sync::{Arc, mpsc};
+        use std::time::{Duration, Instant};
+
+        use super::super::run_worker;
+        use crate::bench::exec::engine::{
+            Bound, EngineThread, IoEngine, Recorder, WorkerCtx, WorkerMsg,
+        };
+        use crate::bench::exec::gate::Gate;
+        use crate::bench::exec::io_sequence::Planner;
+        use crate::bench::plan::params::EngineKind;
+        use crate::bench::plan::{Access, Job, Mix, OpKind};
+        use crate::bench::results::failure::IoFailure;
+        use crate::sys::direct::SyncMode;
+
+        /// Calls of `FakeThread::run`, by phase: without a recorder (warm-up), with one.
+        static WARM_RUNS: AtomicU32 = AtomicU32::new(0);
+        static MEASURED_RUNS: AtomicU32 = AtomicU32::new(0);
+
+        /// Three threads per worker; the third cannot be set up.
+        struct Fake;
+
+        impl IoEngine for Fake {
+            fn kind(&self) -> EngineKind {
+                EngineKind::Sync
+            }
+            fn threads_per_worker(&self, _job: &Job) -> u32 {
+                3
+            }
+            fn may_fix_buffers(&self) -> bool {
+                false
+            }
+            fn open_thread(
+                &self,
+                _ctx: &WorkerCtx,
+                thread: u32,
+            ) -> Result<Box<dyn EngineThread>, String> {
+                if thread == 2 {
+                    return Err("no buffer for thread 2".into());
+                }
+                Ok(Box::new(FakeThread))
+            }
+        }
+
+        /// One I/O per phase, of 4 KiB in 1 ms.
+        struct FakeThread;
+
+        impl EngineThread for FakeThread {
+            fn lanes(&self) -> u32 {
+                1
+            }
+            fn fixed_buffers(&self) -> bool {
+                false
+            }
+            fn run(
+                &mut self,
+                _ctx: &WorkerCtx,
+                _bound: &Bound,
+                rec: Option<&mut Recorder>,
+            ) -> Option<IoFailure> {
+                match rec {
+                    Some(r) => {
+                        MEASURED_RUNS.fetch_add(1, Ordering::Relaxed);
+                        r.record(OpKind::Read, 4096, Duration::from_millis(1));
+                    }
+                    None => {
+                        WARM_RUNS.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                None
+            }
+        }
+
+        #[test]
+        fn the_common_loop_takes_each_engine_thread_through_warm_up_and_measurement() {
+            let job = Job {
+                bs: 4096,
+                qd: 3,
+                workers: 1,
+                access: Access::Random,
+                mix: Mix::Read,
+                region_start: 0,
+                region_len: 1 << 20,
+                split_region: false,
+                time: Some(Duration::from_millis(10)),
+                warmup: Duration::from_millis(1),
+                ops_per_worker: None,
+                sync: SyncMode::None,
+                seed: 1,
+                rewrite: false,
+            };
+            let fd = std::fs::File::open("/dev/null").unwrap().into();
+            let gate = Arc::new(Gate::new(3));
+            let (tx, rx) = mpsc::channel();
+            let ctx = WorkerCtx {
+                worker: 0,
+                fd: Arc::new(fd),
+                planner: Planner::new(0, 1 << 20, 4096, Access::Random, Mix::Read, 1).unwrap(),
+                job,
+                write_data: None,
+                interval: Duration::from_millis(250),
+                huge_pages: false,
+                tx,
+                stop: Arc::new(AtomicBool::new(false)),
+                gate: Arc::clone(&gate),
+                next_op: Arc::new(AtomicU64::new(0)),
+                issued: Arc::new(AtomicU64::new(0)),
+            };
+            let worker = std::thread::spawn(move || run_worker(ctx, &Fake));
+            // The thread that could not start does not hold the gate.
+            gate.wait_all();
+            gate.open();
+            worker.join().unwrap();
+            let (mut ops, mut done, mut errors) = (0, 0, Vec::new());
+            for m in rx.try_iter() {
+                match m {
+                    WorkerMsg::Sample(s) => ops += s.stats.read.ops,
+                    WorkerMsg::Done {
+                        setup_error, ended, ..
+                    } => {
+                        done += 1;
+                        match setup_error {
+                            Some(e) => errors.push(e),
+                            None => assert!(ended.is_some_and(|e| e <= Instant::now())),
+                        }
+                    }
+                }
+            }
+            assert_eq!(done, 3, "one Done per thread");
+            assert_eq!(errors, ["no buffer for thread 2"]);
+            assert_eq!(WARM_RUNS.load(Ordering::Relaxed), 2);
+            assert_eq!(MEASURED_RUNS.load(Ordering::Relaxed), 2);
+            assert_eq!(ops, 2, "each measured I/O recorded once");
+        }
+    }
+
     #[test]
     fn a_failed_submission_is_not_described_as_an_empty_read() {
         let f = IoFailure {
