@@ -90,6 +90,7 @@ pub fn run(input: DirectoryRun, stop: &AtomicBool) -> RunOutcome {
         ));
     }
     RunOutcome {
+        // The name its outputs give it: one system call at a time, as the threads engine.
         engine: EngineKind::Sync,
         latency_definition: METADATA_LATENCY,
         notes,

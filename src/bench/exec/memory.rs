@@ -2,8 +2,8 @@
 //! and series), and the check made before anything is allocated that it fits in the share of
 //! the available memory a test may use.
 
+use crate::bench::exec::engines;
 use crate::bench::exec::pattern::PATTERN_PERIOD;
-use crate::bench::plan::params::EngineKind;
 use crate::bench::plan::{Job, Plan, SpecError};
 use crate::bench::results::stats::{IntervalPoint, LatencyHistogram};
 use crate::model::Bytes;
@@ -44,11 +44,12 @@ impl Plan {
         };
         let phase_need = |j: &Job| {
             let workers = u64::from(j.workers);
-            let threads = match self.engine {
-                EngineKind::Uring => workers,
-                // Auto may choose the threads: count the larger of the two.
-                EngineKind::Sync | EngineKind::Auto => workers.saturating_mul(u64::from(j.qd)),
-            };
+            // Auto may choose either engine: count the one with more threads.
+            let threads = engines::candidates(self.engine)
+                .iter()
+                .map(|e| workers.saturating_mul(u64::from(e.threads_per_worker(j))))
+                .max()
+                .unwrap_or(workers);
             let histograms = threads
                 .saturating_mul(4)
                 .saturating_add(workers.saturating_mul(2))
@@ -138,6 +139,7 @@ mod tests {
     use super::*;
     use crate::bench::catalog::build::build_plan;
     use crate::bench::catalog::family::tests::dev;
+    use crate::bench::plan::params::EngineKind;
     use crate::bench::plan::params::{MIB, TestParams};
     use crate::bench::plan::test_name::TestName;
 

@@ -16,6 +16,10 @@
 //! size, access or queue depth left out): a curve measured with one engine throughout is a
 //! curve of the device. A phase without a warm-up is not probed at all: the admin asked for
 //! nothing before the measurement, so the engine comes from what is known (`decide`).
+//!
+//! The matches on `EngineKind` here are that policy, a choice between the two engines' names
+//! and the words that say why; what an engine does is in `exec/engines/`, reached through
+//! `engines::for_kind` once the choice is made.
 
 use std::time::Duration;
 
@@ -45,18 +49,6 @@ pub const PROBE_MAX_PASSES: u32 = 2;
 /// round was enough for the sum of the rounds to pick the threads on a file on ext4, at two
 /// thirds of io_uring's IOPS.
 pub const PROBE_DISTURBED: f64 = 0.2;
-
-/// Completions the io_uring engine waits for when none is ready: one per eight I/Os of the
-/// queue, at least one. Each wait that ends on a single completion costs the CPU that
-/// completes I/O a wake-up of the sleeping submitter; waiting for an eighth of the queue
-/// keeps seven eighths of it in flight meanwhile and wakes the submitter a quarter as often.
-/// At QD32 on a file on ext4 over a loop device that gave 3-5 % more IOPS than waiting for one
-/// (medians of three sets of 6-8 alternating runs, 316k vs 306k), with a p50 no higher.
-/// Waiting for 16 was as fast and put p50 up 8 %: the first completions of a wait are seen
-/// later. QD1-15 waits for one, as before. fio's equivalent is `--iodepth_batch_complete_min`.
-pub fn completions_per_wait(qd: u32) -> u32 {
-    (qd / 8).max(1)
-}
 
 /// Whether two probed rates are a tie (within `PROBE_TIE` of each other).
 pub fn tied(a: f64, b: f64) -> bool {
@@ -506,15 +498,6 @@ pub fn expected_duration(plan: &Plan, probing: &[bool]) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn io_uring_waits_for_an_eighth_of_the_queue_and_below_qd16_for_one() {
-        let waits: Vec<u32> = [1, 2, 8, 15, 16, 32, 1024]
-            .into_iter()
-            .map(completions_per_wait)
-            .collect();
-        assert_eq!(waits, vec![1, 1, 1, 1, 2, 4, 128]);
-    }
 
     fn probe(uring: Option<(f64, f64)>, sync: Option<(f64, f64)>) -> EngineProbe {
         let f = |(iops, cpu_us_per_io)| ProbeFigures {

@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use crate::bench::exec::engine::WorkerMsg;
+use crate::bench::exec::engines;
 use crate::bench::exec::gate::Gate;
 use crate::bench::exec::probe::{self, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeRound, probe_figures};
 use crate::bench::exec::run_input::RunInput;
-use crate::bench::exec::spawn::{failure_facts, spawn_workers, threads_per_worker};
-use crate::bench::exec::worker::WorkerMsg;
+use crate::bench::exec::spawn::{failure_facts, io_threads, spawn_workers};
 use crate::bench::plan::Job;
 use crate::bench::plan::params::EngineKind;
 use crate::bench::results::engine_choice::{EngineChoice, EngineProbe};
@@ -48,8 +49,8 @@ fn probe_round(
     // The probe's own stop flag: an I/O error in it must not end the run as if the admin had
     // stopped it. The admin's stop is passed on below.
     let local_stop = Arc::new(AtomicBool::new(stop.load(Ordering::Relaxed)));
-    let threads = job.workers as usize * threads_per_worker(engine, job);
-    let gate = Arc::new(Gate::new(threads));
+    let engine = engines::for_kind(engine);
+    let gate = Arc::new(Gate::new(io_threads(engine, job)));
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
     let spawned = spawn_workers(input, &probe_job, engine, &gate, &tx, &local_stop);
     drop(tx);
@@ -148,6 +149,7 @@ pub(crate) fn probe_engines(
     job: &Job,
     stop: &Arc<AtomicBool>,
 ) -> Result<EngineChoice, ProbeFailure> {
+    // The probe's policy names the two candidates it compares (see `probe`'s doc).
     const ORDER: [EngineKind; 4] = [
         EngineKind::Uring,
         EngineKind::Sync,

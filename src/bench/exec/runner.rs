@@ -10,6 +10,8 @@ use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::bench::exec::engine::WorkerMsg;
+use crate::bench::exec::engines;
 use crate::bench::exec::gate::Gate;
 use crate::bench::exec::probe::{self, Decision, EngineMemory, ProbeKey, ProbeShape, TargetId};
 use crate::bench::exec::probe_rounds::{probe_engines, probe_failed_choice};
@@ -17,8 +19,7 @@ use crate::bench::exec::run_input::{
     DirectoryRun, DirectoryRunner, RunEvent, RunInput, StatSource,
 };
 use crate::bench::exec::series::Aggregator;
-use crate::bench::exec::spawn::{Spawned, failure_facts, spawn_workers, threads_per_worker};
-use crate::bench::exec::worker::WorkerMsg;
+use crate::bench::exec::spawn::{Spawned, failure_facts, io_threads, spawn_workers};
 use crate::bench::plan::Phase;
 use crate::bench::plan::params::EngineKind;
 use crate::bench::results::engine_choice::EngineChoice;
@@ -155,10 +156,14 @@ pub fn start_directory(runner: DirectoryRunner, input: DirectoryRun) -> anyhow::
 fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
     let mut notes = Vec::new();
     // Whether this process may use io_uring (a sysctl or seccomp filter can forbid it).
-    let uring = match input.plan.engine {
-        EngineKind::Sync => Ok(()),
-        _ => crate::sys::uring::probe().map_err(|e| e.to_string()),
-    };
+    // Asked only of the engines the plan may run on: a plan for the threads asks nothing.
+    let uring = engines::candidates(input.plan.engine)
+        .iter()
+        .map(|e| e.available())
+        .find(Result::is_err)
+        .unwrap_or(Ok(()));
+    // The choice's policy (`probe::decide`), not an engine's behaviour: when does a missing
+    // io_uring deserve a note.
     let wants_uring = match input.plan.engine {
         EngineKind::Sync => false,
         EngineKind::Uring => true,
@@ -303,7 +308,8 @@ fn run_phase(
             }
         }
     };
-    let engine = choice.used;
+    // The engine is chosen here, once for the phase's workers.
+    let engine = engines::for_kind(choice.used);
     // The probe is the start of the warm-up: the warm-up still lasts at least as configured.
     let mut run_job = job.clone();
     run_job.warmup = job.warmup.saturating_sub(warmup_started.elapsed());
@@ -311,7 +317,7 @@ fn run_phase(
     let threads = if probe_failure.is_some() {
         0
     } else {
-        job.workers as usize * threads_per_worker(engine, job)
+        io_threads(engine, job)
     };
     let gate = Arc::new(Gate::new(threads));
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
@@ -349,7 +355,7 @@ fn run_phase(
     let threads = alive;
     let mut failure: Option<IoFailure> = probe_failure;
     // No I/O thread ran after a probe's error: no buffers were registered for the phase.
-    let mut fixed_buffers = engine == EngineKind::Uring && failure.is_none();
+    let mut fixed_buffers = engine.may_fix_buffers() && failure.is_none();
     let mut points = Vec::new();
     let mut t_end = t0;
     let mut worker_end = vec![t0; job.workers as usize];
@@ -477,7 +483,7 @@ fn run_phase(
         label: phase.label.clone(),
         tag: phase.tag.clone(),
         job: job.clone(),
-        engine,
+        engine: choice.used,
         engine_choice: choice,
         io_threads: threads as u32,
         fixed_buffers,

@@ -7,13 +7,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 
+use crate::bench::exec::engine::{IoEngine, WorkerCtx, WorkerMsg, WriteData};
 use crate::bench::exec::gate::Gate;
 use crate::bench::exec::io_sequence::Planner;
 use crate::bench::exec::run_input::RunInput;
-use crate::bench::exec::worker::{FailureFacts, WorkerCtx, WorkerMsg, WriteData, run_worker};
+use crate::bench::exec::worker::run_worker;
 use crate::bench::plan::Job;
-use crate::bench::plan::params::EngineKind;
 use crate::sys::direct;
+use crate::sys::error::FailureFacts;
 
 /// Looks at the target right after an I/O failed: whether its device is still there, its
 /// size now, its read-only flag.
@@ -42,12 +43,9 @@ pub(crate) fn failure_facts(input: &RunInput) -> FailureFacts {
     }
 }
 
-/// Threads doing I/O for each worker.
-pub(crate) fn threads_per_worker(engine: EngineKind, job: &Job) -> usize {
-    match engine {
-        EngineKind::Uring => 1,
-        EngineKind::Sync | EngineKind::Auto => job.qd as usize,
-    }
+/// Threads doing I/O for a job: the gate waits for as many.
+pub(crate) fn io_threads(engine: &dyn IoEngine, job: &Job) -> usize {
+    job.workers as usize * engine.threads_per_worker(job) as usize
 }
 
 /// The worker threads of one job, started and waiting at the gate after their warm-up.
@@ -61,15 +59,15 @@ pub(crate) struct Spawned {
 pub(crate) fn spawn_workers(
     input: &RunInput,
     job: &Job,
-    engine: EngineKind,
+    engine: &'static dyn IoEngine,
     gate: &Arc<Gate>,
     tx: &Sender<WorkerMsg>,
     stop: &Arc<AtomicBool>,
 ) -> Spawned {
-    let per_worker = threads_per_worker(engine, job);
+    let per_worker = engine.threads_per_worker(job) as usize;
     let mut spawned = Spawned {
         handles: Vec::new(),
-        alive: job.workers as usize * per_worker,
+        alive: io_threads(engine, job),
         setup_error: None,
     };
     for w in 0..job.workers {

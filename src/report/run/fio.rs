@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 
 use super::shared::{of_files, phase_engine_label};
-use crate::bench::exec::probe as engine;
+use crate::bench::exec::engines::io_uring::completions_per_wait;
+use crate::bench::exec::probe;
 use crate::bench::plan::params::EngineKind;
 use crate::bench::plan::{Access, Mix};
 use crate::bench::plan::{PhaseTag, Plan, REWRITE_LABEL};
@@ -48,7 +49,7 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunO
                 None,
             ),
             Some(_) => (FioEngine::Psync, None),
-            None => match engine::static_choice(plan.engine, j, &Ok(())) {
+            None => match probe::static_choice(plan.engine, j, &Ok(())) {
                 Some(c) => (planned(c.used), None),
                 None => (FioEngine::Uring { fixed: true }, Some(FioEngine::Psync)),
             },
@@ -240,7 +241,7 @@ fn fio_command(
     }
     // disktriage submits one I/O at a time, as fio's io_uring does by default; when no
     // completion is ready it waits for an eighth of the queue, fio's batch_complete_min.
-    let per_wait = engine::completions_per_wait(iodepth);
+    let per_wait = completions_per_wait(iodepth);
     if matches!(engine, FioEngine::Uring { .. }) && per_wait > 1 {
         let _ = write!(cmd, " --iodepth_batch_complete_min={per_wait}");
     }
