@@ -152,7 +152,9 @@ impl ScanDevice {
             }
             SgError::Invalid(what) => format!("SG_IO on {disk_name}: {what}"),
         })?;
-        if reply.host_status != 0 && reply.host_status != DID_TIME_OUT {
+        // A medium error at the first sector (host status DID_MEDIUM_ERROR) or a slow one
+        // still shows that SG_IO reads work.
+        if ![0, DID_TIME_OUT, DID_MEDIUM_ERROR].contains(&reply.host_status) {
             return Err(format!(
                 "SG_IO READ on {disk_name} failed (host status 0x{:02x})",
                 reply.host_status
@@ -233,6 +235,8 @@ impl BlockReader for ScanDevice {
     }
 }
 
+/// `host_status` of an unrecovered medium error (the SCSI layer's `DID_MEDIUM_ERROR`).
+const DID_MEDIUM_ERROR: u16 = 0x13;
 /// SCSI status CHECK CONDITION.
 const CHECK_CONDITION: u8 = 0x02;
 const MEDIUM_ERROR: u8 = 0x03;
@@ -439,6 +443,14 @@ mod tests {
         // Unrecovered read error: what the block layer reports as ENODATA.
         assert_eq!(
             sg_outcome(reply(CHECK_CONDITION, 0, &sense(3, 0x11, 0)), false),
+            ReadOutcome::Failed(libc::ENODATA)
+        );
+        // As the SCSI layer returns it: with DID_MEDIUM_ERROR in the host status.
+        assert_eq!(
+            sg_outcome(
+                reply(CHECK_CONDITION, DID_MEDIUM_ERROR, &sense(3, 0x11, 0)),
+                false
+            ),
             ReadOutcome::Failed(libc::ENODATA)
         );
         assert_eq!(
