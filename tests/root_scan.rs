@@ -127,7 +127,11 @@ fn a_full_scan_reads_every_byte_and_writes_nothing() {
     assert_eq!(doc["timeout_enforced"], false);
     assert_eq!(
         doc["timeout_reason"],
-        format!("{} is not a SCSI or SATA disk (sd): plain O_DIRECT reads", dev.name).as_str()
+        format!(
+            "{} is not a SCSI or SATA disk (sd): plain O_DIRECT reads",
+            dev.name
+        )
+        .as_str()
     );
     let blocks: u64 = doc["buckets"]
         .as_array()
