@@ -60,9 +60,9 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let target = describe(&device, &shown);
     // Where the transport has a per-command timeout (sd: SATA, SAS, USB), a weak sector is
     // abandoned at --timeout instead of waited for through the kernel's retries.
-    let (timeout_enforced, timeout_reason) = match device.enforce_timeout(args.timeout) {
-        Ok(how) => (true, how),
-        Err(why) => (false, why),
+    let (abandon_after, timeout_reason) = match device.enforce_timeout(args.timeout) {
+        Ok((how, after)) => (Some(after), how),
+        Err(why) => (None, why),
     };
 
     // The output files: checked, and an existing mapfile read, before anything is read.
@@ -174,7 +174,8 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         target: &target,
         scan: &scan,
         seconds,
-        timeout_enforced,
+        timeout_enforced: abandon_after.is_some(),
+        abandon_after,
         timeout_reason,
         mapfile: args.mapfile.as_ref().map(|p| p.display().to_string()),
         badblocks: args.badblocks.as_ref().map(|p| p.display().to_string()),

@@ -37,6 +37,8 @@ pub struct ScanRun<'a> {
     pub seconds: f64,
     /// Whether a read is abandoned at --timeout (SG_IO); plain reads are waited for.
     pub timeout_enforced: bool,
+    /// When a read is abandoned (at least --timeout: SG_IO has a floor of its own).
+    pub abandon_after: Option<std::time::Duration>,
     /// How it is enforced, or why it is not (the transport, the refusal).
     pub timeout_reason: String,
     pub mapfile: Option<String>,
@@ -47,10 +49,16 @@ pub struct ScanRun<'a> {
 pub fn timeout_note(run: &ScanRun) -> String {
     let t = run.scan.config.timeout.as_millis();
     let reason = neutralize_controls(&run.timeout_reason);
-    if run.timeout_enforced {
+    if let Some(after) = run.abandon_after.filter(|_| run.timeout_enforced) {
+        let after = after.as_millis();
+        let between = if after > t {
+            format!("; one that takes {t} ms or more but answers before is counted TIME")
+        } else {
+            String::new()
+        };
         format!(
-            "a read is abandoned after {t} ms ({reason}) and counted TIME, not read: a \
-             mapfile keeps it as not tried for the next run"
+            "a read is abandoned after {after} ms ({reason}) and counted TIME, not read: a \
+             mapfile keeps it as not tried for the next run{between}"
         )
     } else {
         format!(
@@ -126,6 +134,8 @@ struct JsonScan<'a> {
     slow_ms: u128,
     timeout_ms: u128,
     timeout_enforced: bool,
+    /// When a read is abandoned (SG_IO), in ms.
+    abandon_after_ms: Option<u128>,
     timeout_reason: String,
     timeout_note: String,
     /// Bytes this run had to read (all of the range, or what the mapfile left).
@@ -160,6 +170,7 @@ pub fn render_json(run: &ScanRun) -> anyhow::Result<String> {
         slow_ms: scan.config.slow.as_millis(),
         timeout_ms: scan.config.timeout.as_millis(),
         timeout_enforced: run.timeout_enforced,
+        abandon_after_ms: run.abandon_after.map(|d| d.as_millis()),
         timeout_reason: neutralize_controls(&run.timeout_reason),
         timeout_note: timeout_note(run),
         bytes_planned: scan.planned,
@@ -416,6 +427,7 @@ mod tests {
             scan: &scan,
             seconds: 0.5,
             timeout_enforced: false,
+            abandon_after: None,
             timeout_reason: "sdx refused READ through SG_IO (ILLEGAL REQUEST)".into(),
             mapfile: None,
             badblocks: None,
@@ -466,6 +478,7 @@ mod tests {
             scan: &scan,
             seconds: 0.5,
             timeout_enforced: true,
+            abandon_after: Some(Duration::from_secs(3)),
             timeout_reason: "SG_IO READ on the SCSI disk sdx, each command with a 3000 ms \
                              timeout"
                 .into(),
@@ -501,6 +514,7 @@ mod tests {
             scan: &scan,
             seconds: 0.5,
             timeout_enforced: false,
+            abandon_after: None,
             timeout_reason: "sdx refused READ through SG_IO (ILLEGAL REQUEST)".into(),
             mapfile: Some("/tmp/sdx.map".into()),
             badblocks: None,

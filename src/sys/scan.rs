@@ -10,7 +10,9 @@
 //! disk the SCSI disk driver (sd) runs (SATA, SAS, USB, virtio-scsi), `enforce_timeout` moves
 //! the reads to SG_IO READ(10)/READ(16) with `--timeout` as each command's own timeout: the
 //! SCSI layer aborts a command that takes longer, without retries, and the block is reported
-//! as abandoned (`ReadOutcome::TimedOut`). Those reads go around the block layer, so they are
+//! as abandoned (`ReadOutcome::TimedOut`). The kernel gives SG_IO on a block device at least
+//! 7 s (`BLK_MIN_SG_TIMEOUT`), so a shorter --timeout still counts TIME from --timeout, but a
+//! command is abandoned only at 7 s (seen in the QEMU lab: a 1 s timeout aborted at 7 s). Those reads go around the block layer, so they are
 //! not counted in `/sys/block/X/stat`.
 
 use std::io::{self, Read};
@@ -55,7 +57,7 @@ pub struct ScanDevice {
 /// How SG_IO reads are addressed and timed.
 #[derive(Debug, Clone, Copy)]
 struct SgReads {
-    /// The command timeout given to the SCSI layer.
+    /// The command timeout given to the SCSI layer (at least `SG_MIN_TIMEOUT`).
     timeout: Duration,
     /// The device's first LBA on its disk (a partition's start; 0 for a whole disk): the
     /// commands address the disk.
@@ -129,7 +131,7 @@ impl ScanDevice {
     /// SCSI disk (sd) that accepts it: `Ok` says how, `Err` why not (the reads stay plain
     /// O_DIRECT reads, waited for). A one-sector read at the device's start checks that SG_IO
     /// and READ work before the scan relies on them.
-    pub fn enforce_timeout(&mut self, timeout: Duration) -> Result<String, String> {
+    pub fn enforce_timeout(&mut self, timeout: Duration) -> Result<(String, Duration), String> {
         let disk = whole_disk(self.dev);
         let disk_name = direct::block_name(disk).unwrap_or_else(|| disk.to_string());
         if !dev_dir(disk).join("device/scsi_disk").is_dir() {
@@ -139,7 +141,7 @@ impl ScanDevice {
         }
         let logical = u64::from(self.logical.max(512));
         let sg = SgReads {
-            timeout,
+            timeout: timeout.max(SG_MIN_TIMEOUT),
             first_lba: self.partition_start.unwrap_or(0) / logical,
             logical,
         };
@@ -168,9 +170,17 @@ impl ScanDevice {
             ));
         }
         self.sg = Some(sg);
-        Ok(format!(
-            "SG_IO READ on the SCSI disk {disk_name}, each command with a {} ms timeout",
-            timeout.as_millis()
+        let floor = if timeout < SG_MIN_TIMEOUT {
+            " (the kernel's shortest for SG_IO)"
+        } else {
+            ""
+        };
+        Ok((
+            format!(
+                "SG_IO READ on the SCSI disk {disk_name}, each command with a {} ms timeout{floor}",
+                sg.timeout.as_millis()
+            ),
+            sg.timeout,
         ))
     }
 
@@ -234,6 +244,10 @@ impl BlockReader for ScanDevice {
         }
     }
 }
+
+/// The shortest command timeout the kernel gives SG_IO on a block device
+/// (`BLK_MIN_SG_TIMEOUT`, 7 s): a shorter one is raised to it.
+pub const SG_MIN_TIMEOUT: Duration = Duration::from_secs(7);
 
 /// `host_status` of an unrecovered medium error (the SCSI layer's `DID_MEDIUM_ERROR`).
 const DID_MEDIUM_ERROR: u16 = 0x13;
