@@ -503,6 +503,24 @@ mod tests {
             ),
             "{flat}"
         );
+        // SG_IO's floor: abandoned later than --timeout, TIME from --timeout.
+        let later = ScanRun {
+            abandon_after: Some(Duration::from_secs(7)),
+            ..run
+        };
+        let flat = render_text(&later, 80)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.contains("a read is abandoned after 7000 ms")
+                && flat
+                    .contains("one that takes 3000 ms or more but answers before is counted TIME"),
+            "{flat}"
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&render_json(&later).expect("json")).expect("parses");
+        assert_eq!(doc["abandon_after_ms"], 7000);
     }
 
     #[test]
