@@ -162,9 +162,14 @@ exact unreadable sectors with the kernel's errno; a slow block (--slow or longer
 second time later in the scan (not at once, which the drive's cache would answer), and both \
 times are kept.
 
-Timeouts: a plain O_DIRECT read cannot be abandoned, so a weak sector is waited for through \
-the kernel's own retries (/sys/block/X/device/timeout) and then counted TIME; the output says \
-so.
+Timeouts: on a SCSI or SATA disk (the sd driver: SATA, SAS, USB, virtio-scsi) the blocks are \
+read with SG_IO READ commands that carry --timeout as their own timeout (at least 7 s, the \
+kernel's shortest for SG_IO): a block the disk has not answered by then is abandoned (no \
+kernel retries), counted TIME, left not tried ('*') in the mapfile and makes the exit status \
+5. Elsewhere (loop, NVMe, virtio-blk, md, dm) a plain \
+O_DIRECT read cannot be abandoned: a weak sector is waited for through the kernel's own \
+retries and then counted TIME. The output says which, and why (JSON: timeout_enforced, \
+timeout_reason).
 
 --mapfile FILE writes GNU ddrescue's mapfile ('+' read, '-' bad sector, '?' not tried), read \
 by ddrescuelog and ddrescueview. Given an existing mapfile of the same device, the scan \
@@ -390,7 +395,8 @@ pub struct ScanArgs {
     #[arg(long, value_parser = parse_duration, default_value = "150ms")]
     pub slow: Duration,
 
-    /// A block that takes this long or longer is counted TIME.
+    /// A block that takes this long or longer is counted TIME; on a SCSI or SATA disk it is
+    /// abandoned then.
     #[arg(long, value_parser = parse_duration, default_value = "3s")]
     pub timeout: Duration,
 

@@ -123,7 +123,16 @@ fn a_full_scan_reads_every_byte_and_writes_nothing() {
     assert_eq!(doc["target"]["size"], size);
     assert_eq!(doc["target"]["name"], dev.name.as_str());
     assert_eq!(doc["target"]["identity"]["by"], "loop-image");
+    // A loop device has no per-command timeout: the output says so and why.
     assert_eq!(doc["timeout_enforced"], false);
+    assert_eq!(
+        doc["timeout_reason"],
+        format!(
+            "{} is not a SCSI or SATA disk (sd): plain O_DIRECT reads",
+            dev.name
+        )
+        .as_str()
+    );
     let blocks: u64 = doc["buckets"]
         .as_array()
         .unwrap()

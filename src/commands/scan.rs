@@ -58,6 +58,12 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         .set_block(block)
         .context("cannot allocate the read buffer")?;
     let target = describe(&device, &shown);
+    // Where the transport has a per-command timeout (sd: SATA, SAS, USB), a weak sector is
+    // abandoned at --timeout instead of waited for through the kernel's retries.
+    let (abandon_after, timeout_reason) = match device.enforce_timeout(args.timeout) {
+        Ok((how, after)) => (Some(after), how),
+        Err(why) => (None, why),
+    };
 
     // The output files: checked, and an existing mapfile read, before anything is read.
     let disk_family = activity::device_family(&SysRoot::host(), whole_disk(device.dev));
@@ -168,7 +174,9 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         target: &target,
         scan: &scan,
         seconds,
-        timeout_enforced: false,
+        timeout_enforced: abandon_after.is_some(),
+        abandon_after,
+        timeout_reason,
         mapfile: args.mapfile.as_ref().map(|p| p.display().to_string()),
         badblocks: args.badblocks.as_ref().map(|p| p.display().to_string()),
     };
@@ -192,7 +200,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::from(EXIT_INCOMPLETE));
     }
-    if scan.mapfile.bytes_with(Status::BadSector, domain) > 0 {
+    if scan.mapfile.bytes_with(Status::BadSector, domain) > 0 || scan.bytes_abandoned > 0 {
         return Ok(ExitCode::from(EXIT_UNREADABLE));
     }
     Ok(ExitCode::SUCCESS)

@@ -37,6 +37,10 @@ pub struct ScanRun<'a> {
     pub seconds: f64,
     /// Whether a read is abandoned at --timeout (SG_IO); plain reads are waited for.
     pub timeout_enforced: bool,
+    /// When a read is abandoned (at least --timeout: SG_IO has a floor of its own).
+    pub abandon_after: Option<std::time::Duration>,
+    /// How it is enforced, or why it is not (the transport, the refusal).
+    pub timeout_reason: String,
     pub mapfile: Option<String>,
     pub badblocks: Option<String>,
 }
@@ -44,12 +48,22 @@ pub struct ScanRun<'a> {
 /// The sentence about timeouts every output carries.
 pub fn timeout_note(run: &ScanRun) -> String {
     let t = run.scan.config.timeout.as_millis();
-    if run.timeout_enforced {
-        format!("a read is abandoned after {t} ms and counted TIME")
+    let reason = neutralize_controls(&run.timeout_reason);
+    if let Some(after) = run.abandon_after.filter(|_| run.timeout_enforced) {
+        let after = after.as_millis();
+        let between = if after > t {
+            format!("; one that takes {t} ms or more but answers before is counted TIME")
+        } else {
+            String::new()
+        };
+        format!(
+            "a read is abandoned after {after} ms ({reason}) and counted TIME, not read: a \
+             mapfile keeps it as not tried for the next run{between}"
+        )
     } else {
         format!(
-            "a per-command timeout is not available on this transport (plain O_DIRECT reads): \
-             a slow block is waited for, then counted TIME at {t} ms or more"
+            "a per-command timeout is not available ({reason}): a slow block is waited for, \
+             then counted TIME at {t} ms or more"
         )
     }
 }
@@ -121,11 +135,16 @@ struct JsonScan<'a> {
     slow_ms: u128,
     timeout_ms: u128,
     timeout_enforced: bool,
+    /// When a read is abandoned (SG_IO), in ms.
+    abandon_after_ms: Option<u128>,
+    timeout_reason: String,
     timeout_note: String,
     /// Bytes this run had to read (all of the range, or what the mapfile left).
     bytes_planned: u64,
     bytes_read: u64,
     bytes_unreadable: u64,
+    /// Bytes of blocks abandoned at the per-command timeout (not read).
+    bytes_abandoned: u64,
     seconds: f64,
     end: &'static str,
     end_reason: Option<String>,
@@ -152,10 +171,13 @@ pub fn render_json(run: &ScanRun) -> anyhow::Result<String> {
         slow_ms: scan.config.slow.as_millis(),
         timeout_ms: scan.config.timeout.as_millis(),
         timeout_enforced: run.timeout_enforced,
+        abandon_after_ms: run.abandon_after.map(|d| d.as_millis()),
+        timeout_reason: neutralize_controls(&run.timeout_reason),
         timeout_note: timeout_note(run),
         bytes_planned: scan.planned,
         bytes_read: scan.bytes_read,
         bytes_unreadable: scan.bytes_bad,
+        bytes_abandoned: scan.bytes_abandoned,
         seconds: run.seconds,
         end,
         end_reason,
@@ -406,6 +428,8 @@ mod tests {
             scan: &scan,
             seconds: 0.5,
             timeout_enforced: false,
+            abandon_after: None,
+            timeout_reason: "sdx refused READ through SG_IO (ILLEGAL REQUEST)".into(),
             mapfile: None,
             badblocks: None,
         };
@@ -444,6 +468,63 @@ mod tests {
     }
 
     #[test]
+    fn an_enforced_timeout_says_how_and_counts_what_was_abandoned() {
+        let mut disk = FakeDisk::new(8 << 20, 512);
+        disk.abandon.push(Span::new(2 << 20, 1 << 20));
+        let mut scan = Scan::new(config(Span::new(0, 8 << 20)), Mapfile::new(8 << 20));
+        run_to_end(&mut scan, &mut disk);
+        let t = target(8 << 20);
+        let run = ScanRun {
+            target: &t,
+            scan: &scan,
+            seconds: 0.5,
+            timeout_enforced: true,
+            abandon_after: Some(Duration::from_secs(3)),
+            timeout_reason: "SG_IO READ on the SCSI disk sdx, each command with a 3000 ms \
+                             timeout"
+                .into(),
+            mapfile: None,
+            badblocks: None,
+        };
+        let doc: serde_json::Value =
+            serde_json::from_str(&render_json(&run).expect("json")).expect("parses");
+        assert_eq!(doc["timeout_enforced"], true);
+        assert_eq!(doc["bytes_abandoned"], 1 << 20);
+        assert_eq!(doc["bytes_read"], 7 << 20);
+        assert_eq!(doc["timeouts"][0]["offset"], 2 << 20);
+        assert_eq!(doc["timeouts"][0]["length"], 1 << 20);
+        let flat = render_text(&run, 80)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.contains(
+                "Timeout a read is abandoned after 3000 ms (SG_IO READ on the SCSI disk sdx, \
+                 each command with a 3000 ms timeout) and counted TIME, not read"
+            ),
+            "{flat}"
+        );
+        // SG_IO's floor: abandoned later than --timeout, TIME from --timeout.
+        let later = ScanRun {
+            abandon_after: Some(Duration::from_secs(7)),
+            ..run
+        };
+        let flat = render_text(&later, 80)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.contains("a read is abandoned after 7000 ms")
+                && flat
+                    .contains("one that takes 3000 ms or more but answers before is counted TIME"),
+            "{flat}"
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&render_json(&later).expect("json")).expect("parses");
+        assert_eq!(doc["abandon_after_ms"], 7000);
+    }
+
+    #[test]
     fn text_names_the_areas_in_bytes_and_lbas() {
         let scan = scan();
         let t = target(16 << 20);
@@ -452,6 +533,8 @@ mod tests {
             scan: &scan,
             seconds: 0.5,
             timeout_enforced: false,
+            abandon_after: None,
+            timeout_reason: "sdx refused READ through SG_IO (ILLEGAL REQUEST)".into(),
             mapfile: Some("/tmp/sdx.map".into()),
             badblocks: None,
         };
@@ -473,7 +556,14 @@ mod tests {
         assert!(text.contains("       2       0\n"), "{text}");
         assert!(text.contains("disk's LBA 2048"), "{text}");
         assert!(text.contains("Mapfile: /tmp/sdx.map"), "{text}");
-        assert!(text.contains("not available on this transport"), "{text}");
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(
+                "a per-command timeout is not available (sdx refused READ through SG_IO \
+                 (ILLEGAL REQUEST)): a slow block is waited for"
+            ),
+            "{text}"
+        );
         assert!(
             text.ends_with(
                 "Verdict: 17 unreadable sectors in 2 areas, the first at LBA 8192-8207.\n"

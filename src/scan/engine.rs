@@ -32,6 +32,8 @@ pub enum ReadOutcome {
     Failed(i32),
     /// Fewer bytes than asked (the device got smaller): this many.
     Short(u64),
+    /// Abandoned at the per-command timeout (SG_IO): no data, the block is not read.
+    TimedOut,
 }
 
 /// A read and the time it took.
@@ -149,6 +151,9 @@ pub struct Scan {
     pub done: u64,
     pub bytes_read: u64,
     pub bytes_bad: u64,
+    /// Bytes of blocks abandoned at the per-command timeout: not read, left `*` (non-trimmed)
+    /// in the mapfile so that the next run reads them again.
+    pub bytes_abandoned: u64,
     pub buckets: BucketCounts,
     pub errors: RangeList<Errno>,
     pub slow: RangeList<SlowTimes>,
@@ -196,6 +201,7 @@ impl Scan {
             done: 0,
             bytes_read: 0,
             bytes_bad: 0,
+            bytes_abandoned: 0,
             buckets: BucketCounts::default(),
             errors: RangeList::new(),
             slow: RangeList::new(),
@@ -339,6 +345,15 @@ impl Scan {
                     }
                 }
             }
+            ReadOutcome::TimedOut => {
+                self.buckets.add(Bucket::Time);
+                self.map.record(block, Bucket::Time);
+                self.mapfile.set(block, Status::NonTrimmed);
+                self.timeouts.insert(block, ());
+                self.bytes_abandoned += block.length;
+                self.done += block.length;
+                self.advance(block);
+            }
             ReadOutcome::Short(got) => {
                 let why = reader.gone().unwrap_or_else(|| {
                     format!(
@@ -372,6 +387,9 @@ impl Scan {
                 }
                 Err(errno)
             }
+            // A part abandoned at the timeout is not read: for the map it is as bad as an
+            // unreadable one, and ETIMEDOUT says why.
+            ReadOutcome::TimedOut => Err(libc::ETIMEDOUT),
             ReadOutcome::Short(_) => {
                 let why = reader.gone().unwrap_or_else(|| {
                     "a read returned fewer bytes: the device got smaller".into()
@@ -423,6 +441,7 @@ impl Scan {
                 }
                 times.reread_errno = Some(errno);
             }
+            ReadOutcome::TimedOut => times.reread_errno = Some(libc::ETIMEDOUT),
             ReadOutcome::Short(_) => {}
         }
         self.slow.insert(span, times);
@@ -458,6 +477,8 @@ pub(crate) mod tests {
         pub latency_once: Vec<(Span, Duration)>,
         /// After this many reads the device is gone.
         pub gone_after: Option<u64>,
+        /// Reads that start in these ranges are abandoned at the per-command timeout.
+        pub abandon: Vec<Span>,
         pub reads: Vec<Span>,
         pub seen: BTreeSet<u64>,
     }
@@ -471,6 +492,7 @@ pub(crate) mod tests {
                 latency: Vec::new(),
                 latency_once: Vec::new(),
                 gone_after: None,
+                abandon: Vec::new(),
                 reads: Vec::new(),
                 seen: BTreeSet::new(),
             }
@@ -499,6 +521,12 @@ pub(crate) mod tests {
             if span.end() > self.size {
                 return TimedRead {
                     outcome: ReadOutcome::Short(self.size.saturating_sub(span.offset)),
+                    elapsed,
+                };
+            }
+            if self.abandon.iter().any(starts_in) {
+                return TimedRead {
+                    outcome: ReadOutcome::TimedOut,
                     elapsed,
                 };
             }
@@ -620,6 +648,38 @@ pub(crate) mod tests {
         assert_eq!(scan.bytes_read, size);
         // 2048 blocks, 3 second reads.
         assert_eq!(disk.reads.len(), 2048 + 3);
+    }
+
+    #[test]
+    fn a_block_abandoned_at_the_timeout_is_time_not_read_and_tried_again_next_run() {
+        let size = 8 << 20;
+        let mut disk = FakeDisk::new(size, 512);
+        disk.abandon.push(Span::new(3 << 20, 1 << 20));
+        let mut scan = Scan::new(config(Span::new(0, size)), Mapfile::new(size));
+        run_to_end(&mut scan, &mut disk);
+        assert_eq!(scan.end, Some(End::Finished));
+        assert_eq!(scan.buckets.get(Bucket::Time), 1);
+        assert_eq!(scan.buckets.get(Bucket::Err), 0);
+        let timeouts: Vec<Span> = scan.timeouts.iter().map(|(s, _)| *s).collect();
+        assert_eq!(timeouts, vec![Span::new(3 << 20, 1 << 20)]);
+        assert_eq!(scan.bytes_abandoned, 1 << 20);
+        assert_eq!(scan.bytes_read, size - (1 << 20));
+        assert_eq!(scan.done, size);
+        assert!(scan.errors.is_empty());
+        // Not bisected: one read of the block, none of its parts.
+        assert_eq!(disk.reads.len(), 8);
+        let domain = Span::new(0, size);
+        assert_eq!(scan.mapfile.bytes_with(Status::NonTrimmed, domain), 1 << 20);
+        assert_eq!(
+            scan.mapfile.bytes_with(Status::Finished, domain),
+            size - (1 << 20)
+        );
+        // The next run reads that block again, and only it.
+        let mut disk = FakeDisk::new(size, 512);
+        let mut again = Scan::new(config(domain), scan.mapfile.clone());
+        run_to_end(&mut again, &mut disk);
+        assert_eq!(disk.reads, vec![Span::new(3 << 20, 1 << 20)]);
+        assert_eq!(again.mapfile.bytes_with(Status::Finished, domain), size);
     }
 
     #[test]

@@ -72,6 +72,17 @@ fn findings(scan: &Scan, sector: u64) -> String {
             format!("nothing read{old}")
         };
     }
+    if scan.bytes_abandoned > 0 {
+        let first = scan.timeouts.iter().next().map(|(s, _)| *s);
+        let at = first.map_or(String::new(), |s| {
+            format!(", the first at {}", lbas(s, sector))
+        });
+        // When is in the Timeout line: SG_IO may abandon later than --timeout.
+        return format!(
+            "{} not read: abandoned at the command timeout{at}{old}",
+            plural(scan.bytes_abandoned.div_ceil(sector), "sector", "sectors"),
+        );
+    }
     let timeouts = scan.buckets.get(Bucket::Time);
     if timeouts > 0 {
         return format!(
@@ -123,6 +134,17 @@ mod tests {
         let mut scan = Scan::new(config(Span::new(0, disk.size)), Mapfile::new(disk.size));
         run_to_end(&mut scan, disk);
         scan
+    }
+
+    #[test]
+    fn blocks_abandoned_at_the_timeout_are_not_called_read() {
+        let mut disk = FakeDisk::new(8 << 20, 512);
+        disk.abandon.push(Span::new(2 << 20, 1 << 20));
+        let scan = scan_of(&mut disk);
+        assert_eq!(
+            verdict(&scan),
+            "2048 sectors not read: abandoned at the command timeout, the first at LBA 4096-6143"
+        );
     }
 
     #[test]

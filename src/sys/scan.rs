@@ -6,21 +6,30 @@
 //! replaced atomically.
 //!
 //! A plain O_DIRECT read cannot be abandoned: a weak sector is waited for through the kernel's
-//! own retries (`/sys/block/X/device/timeout`, 30 s by default) and then classified TIME. The
-//! per-command timeout of SG_IO is not used here yet.
+//! own retries (`/sys/block/X/device/timeout`, 30 s by default) and then classified TIME. On a
+//! disk the SCSI disk driver (sd) runs (SATA, SAS, USB, virtio-scsi), `enforce_timeout` moves
+//! the reads to SG_IO READ(10)/READ(16) with `--timeout` as each command's own timeout: the
+//! SCSI layer aborts a command that takes longer, without retries, and the block is reported
+//! as abandoned (`ReadOutcome::TimedOut`). The kernel gives SG_IO on a block device at least
+//! 7 s (`BLK_MIN_SG_TIMEOUT`), so a shorter --timeout still counts TIME from --timeout, but a
+//! command is abandoned only at 7 s (seen in the QEMU lab: a 1 s timeout aborted at 7 s). Those reads go around the block layer, so they are
+//! not counted in `/sys/block/X/stat`.
 
 use std::io::{self, Read};
+use std::os::fd::AsRawFd;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::confined::{self, Access};
 use super::direct::{self, AlignedBuf, OpenSpec, Opened, SyncMode};
+use super::passthru::sgio::{self, DID_TIME_OUT, DRIVER_SENSE, SgError, SgRawReply, Transfer};
 use super::sysfs::read_attr_text;
 use crate::model::DevNum;
 use crate::scan::Span;
 use crate::scan::engine::{BlockReader, ReadOutcome, TimedRead};
+use crate::smart::sense::parse_sense;
 
 /// The largest read of a scan whatever the device says (the kernel splits larger requests).
 pub const MAX_BLOCK: u64 = 64 << 20;
@@ -41,6 +50,19 @@ pub struct ScanDevice {
     /// `diskseq` at open: another device under the same number has another one.
     diskseq: Option<u64>,
     buf: Option<AlignedBuf>,
+    /// Reads go through SG_IO with a per-command timeout (see `enforce_timeout`).
+    sg: Option<SgReads>,
+}
+
+/// How SG_IO reads are addressed and timed.
+#[derive(Debug, Clone, Copy)]
+struct SgReads {
+    /// The command timeout given to the SCSI layer (at least `SG_MIN_TIMEOUT`).
+    timeout: Duration,
+    /// The device's first LBA on its disk (a partition's start; 0 for a whole disk): the
+    /// commands address the disk.
+    first_lba: u64,
+    logical: u64,
 }
 
 /// The sysfs directory of a device number.
@@ -101,6 +123,7 @@ impl ScanDevice {
                 .and_then(|_| number(&dev_dir(dev).join("start")))
                 .map(|sectors| sectors.saturating_mul(512)),
             buf: None,
+            sg: None,
         })
     }
 
@@ -111,6 +134,63 @@ impl ScanDevice {
         chosen: &crate::model::ChosenDevice,
     ) -> io::Result<Result<(), String>> {
         direct::refuse_unless_chosen(&self.fd, chosen)
+    }
+
+    /// Reads through SG_IO with `timeout` as each command's timeout, when the device is a
+    /// SCSI disk (sd) that accepts it: `Ok` says how, `Err` why not (the reads stay plain
+    /// O_DIRECT reads, waited for). A one-sector read at the device's start checks that SG_IO
+    /// and READ work before the scan relies on them.
+    pub fn enforce_timeout(&mut self, timeout: Duration) -> Result<(String, Duration), String> {
+        let disk = whole_disk(self.dev);
+        let disk_name = direct::block_name(disk).unwrap_or_else(|| disk.to_string());
+        if !dev_dir(disk).join("device/scsi_disk").is_dir() {
+            return Err(format!(
+                "{disk_name} is not a SCSI or SATA disk (sd): plain O_DIRECT reads"
+            ));
+        }
+        let logical = u64::from(self.logical.max(512));
+        let sg = SgReads {
+            timeout: timeout.max(SG_MIN_TIMEOUT),
+            first_lba: self.partition_start.unwrap_or(0) / logical,
+            logical,
+        };
+        let mut probe = AlignedBuf::for_requests(self.logical.max(512) as usize, false)
+            .map_err(|e| format!("no buffer for the SG_IO check: {e}"))?;
+        let slice = probe.as_mut_slice();
+        let reply = sg_read(&self.fd, sg, 0, slice).map_err(|e| match e {
+            SgError::Errno(errno) => {
+                format!("SG_IO on {disk_name} failed ({errno})")
+            }
+            SgError::Invalid(what) => format!("SG_IO on {disk_name}: {what}"),
+        })?;
+        // A medium error at the first sector (host status DID_MEDIUM_ERROR) or a slow one
+        // still shows that SG_IO reads work.
+        if ![0, DID_TIME_OUT, DID_MEDIUM_ERROR].contains(&reply.host_status) {
+            return Err(format!(
+                "SG_IO READ on {disk_name} failed (host status 0x{:02x})",
+                reply.host_status
+            ));
+        }
+        if reply.status == CHECK_CONDITION
+            && parse_sense(&reply.sense).is_ok_and(|s| s.key == ILLEGAL_REQUEST)
+        {
+            return Err(format!(
+                "{disk_name} refused READ through SG_IO (ILLEGAL REQUEST)"
+            ));
+        }
+        self.sg = Some(sg);
+        let floor = if timeout < SG_MIN_TIMEOUT {
+            " (the kernel's shortest for SG_IO)"
+        } else {
+            ""
+        };
+        Ok((
+            format!(
+                "SG_IO READ on the SCSI disk {disk_name}, each command with a {} ms timeout{floor}",
+                sg.timeout.as_millis()
+            ),
+            sg.timeout,
+        ))
     }
 
     /// Prepares the read buffer for blocks of `block` bytes.
@@ -129,9 +209,13 @@ impl BlockReader for ScanDevice {
             None => ReadOutcome::Failed(libc::ENOMEM),
             Some(buf) => {
                 let len = usize::try_from(span.length).unwrap_or(usize::MAX);
-                match buf.as_mut_slice().get_mut(..len) {
-                    None => ReadOutcome::Failed(libc::EINVAL),
-                    Some(slice) => read_full(&self.fd, slice, span.offset),
+                match (buf.as_mut_slice().get_mut(..len), self.sg) {
+                    (None, _) => ReadOutcome::Failed(libc::EINVAL),
+                    (Some(slice), None) => read_full(&self.fd, slice, span.offset),
+                    (Some(slice), Some(sg)) => {
+                        let reply = sg_read(&self.fd, sg, span.offset, slice);
+                        sg_outcome(reply, start.elapsed() >= sg.timeout)
+                    }
                 }
             }
         };
@@ -168,6 +252,93 @@ impl BlockReader for ScanDevice {
             )),
         }
     }
+}
+
+/// The shortest command timeout the kernel gives SG_IO on a block device
+/// (`BLK_MIN_SG_TIMEOUT`, 7 s): a shorter one is raised to it.
+pub const SG_MIN_TIMEOUT: Duration = Duration::from_secs(7);
+
+/// `host_status` of an unrecovered medium error (the SCSI layer's `DID_MEDIUM_ERROR`).
+const DID_MEDIUM_ERROR: u16 = 0x13;
+/// SCSI status CHECK CONDITION.
+const CHECK_CONDITION: u8 = 0x02;
+const MEDIUM_ERROR: u8 = 0x03;
+const ILLEGAL_REQUEST: u8 = 0x05;
+
+/// The read CDB for `count` logical blocks at `lba`: READ(10) when it can address them (what
+/// sd itself sends, and what some USB bridges only know), else READ(16).
+fn read_cdb(lba: u64, count: u32) -> Vec<u8> {
+    match (u32::try_from(lba), u16::try_from(count)) {
+        (Ok(lba32), Ok(count16)) if lba32.checked_add(u32::from(count16)).is_some() => {
+            let mut cdb = vec![0x28, 0];
+            cdb.extend_from_slice(&lba32.to_be_bytes());
+            cdb.push(0);
+            cdb.extend_from_slice(&count16.to_be_bytes());
+            cdb.push(0);
+            cdb
+        }
+        _ => {
+            let mut cdb = vec![0x88, 0];
+            cdb.extend_from_slice(&lba.to_be_bytes());
+            cdb.extend_from_slice(&count.to_be_bytes());
+            cdb.extend_from_slice(&[0, 0]);
+            cdb
+        }
+    }
+}
+
+/// Reads `buf.len()` bytes at `offset` of the device through SG_IO.
+fn sg_read(fd: &OwnedFd, sg: SgReads, offset: u64, buf: &mut [u8]) -> Result<SgRawReply, SgError> {
+    let count = u32::try_from(buf.len() as u64 / sg.logical)
+        .map_err(|_| SgError::Invalid(format!("a read of {} bytes", buf.len())))?;
+    let lba = sg.first_lba + offset / sg.logical;
+    // The SCSI layer's timeout is in milliseconds; 0 would mean its default.
+    let timeout_ms = u32::try_from(sg.timeout.as_millis())
+        .unwrap_or(u32::MAX)
+        .max(1);
+    sgio::execute_fd(
+        fd.as_raw_fd(),
+        &read_cdb(lba, count),
+        Transfer::FromDevice(buf),
+        timeout_ms,
+    )
+}
+
+/// What an SG_IO read's reply means for the scan. `late`: it came back at or after the
+/// timeout, so a failure is the abort's doing (libata's error handling, say, can answer a
+/// timed-out command with a sense instead of `DID_TIME_OUT`). Errnos are the ones a plain
+/// read gets from the block layer for the same answer: ENODATA for an unrecovered medium
+/// error, EIO otherwise.
+fn sg_outcome(reply: Result<SgRawReply, SgError>, late: bool) -> ReadOutcome {
+    let reply = match reply {
+        Ok(r) => r,
+        Err(SgError::Errno(errno)) => return ReadOutcome::Failed(errno as i32),
+        Err(SgError::Invalid(_)) => return ReadOutcome::Failed(libc::EINVAL),
+    };
+    let transport_ok =
+        reply.host_status == 0 && (reply.driver_status == 0 || reply.driver_status == DRIVER_SENSE);
+    if reply.host_status == DID_TIME_OUT {
+        return ReadOutcome::TimedOut;
+    }
+    if transport_ok && reply.status == 0 {
+        // GOOD with bytes missing: not a read of the block.
+        return if reply.resid > 0 {
+            ReadOutcome::Failed(libc::EIO)
+        } else {
+            ReadOutcome::Read
+        };
+    }
+    if late {
+        return ReadOutcome::TimedOut;
+    }
+    if reply.status == CHECK_CONDITION
+        && let Ok(sense) = parse_sense(&reply.sense)
+        && sense.key == MEDIUM_ERROR
+        && matches!(sense.asc, 0x11 | 0x13 | 0x14)
+    {
+        return ReadOutcome::Failed(libc::ENODATA);
+    }
+    ReadOutcome::Failed(libc::EIO)
 }
 
 /// Reads all of `buf` at `offset`: the errno of a failed read, or how much came before the
@@ -242,5 +413,91 @@ impl OutputFile {
     pub fn replace(&self, text: &str) -> io::Result<()> {
         confined::replace_file_at(&self.dir, &self.name, text.as_bytes(), 0o644)
             .map_err(|e| io::Error::other(format!("cannot {} it: {}", e.op, e.error)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(status: u8, host_status: u16, sense: &[u8]) -> Result<SgRawReply, SgError> {
+        Ok(SgRawReply {
+            status,
+            host_status,
+            driver_status: if sense.is_empty() { 0 } else { DRIVER_SENSE },
+            sense: sense.to_vec(),
+            resid: 0,
+        })
+    }
+
+    /// Fixed-format sense data with a key, ASC and ASCQ.
+    fn sense(key: u8, asc: u8, ascq: u8) -> Vec<u8> {
+        let mut s = vec![0u8; 18];
+        s[0] = 0x70;
+        s[2] = key;
+        s[7] = 10;
+        s[12] = asc;
+        s[13] = ascq;
+        s
+    }
+
+    #[test]
+    fn read10_while_it_can_address_the_blocks_then_read16() {
+        assert_eq!(
+            read_cdb(8192, 2048),
+            vec![0x28, 0, 0, 0, 0x20, 0, 0, 0x08, 0, 0]
+        );
+        let past_2tib = read_cdb(u64::from(u32::MAX), 8);
+        assert_eq!(past_2tib.len(), 16);
+        assert_eq!(past_2tib[0], 0x88);
+        assert_eq!(&past_2tib[2..10], &u64::from(u32::MAX).to_be_bytes());
+        assert_eq!(&past_2tib[10..14], &8u32.to_be_bytes());
+        // More blocks than READ(10) counts.
+        assert_eq!(read_cdb(0, 65536)[0], 0x88);
+    }
+
+    #[test]
+    fn replies_are_classified_as_a_plain_read_would_be() {
+        assert_eq!(sg_outcome(reply(0, 0, &[]), false), ReadOutcome::Read);
+        assert_eq!(
+            sg_outcome(reply(0, DID_TIME_OUT, &[]), false),
+            ReadOutcome::TimedOut
+        );
+        // Unrecovered read error: what the block layer reports as ENODATA.
+        assert_eq!(
+            sg_outcome(reply(CHECK_CONDITION, 0, &sense(3, 0x11, 0)), false),
+            ReadOutcome::Failed(libc::ENODATA)
+        );
+        // As the SCSI layer returns it: with DID_MEDIUM_ERROR in the host status.
+        assert_eq!(
+            sg_outcome(
+                reply(CHECK_CONDITION, DID_MEDIUM_ERROR, &sense(3, 0x11, 0)),
+                false
+            ),
+            ReadOutcome::Failed(libc::ENODATA)
+        );
+        assert_eq!(
+            sg_outcome(reply(CHECK_CONDITION, 0, &sense(4, 0x44, 0)), false),
+            ReadOutcome::Failed(libc::EIO)
+        );
+        // A failure that came after the timeout is the abort's.
+        assert_eq!(
+            sg_outcome(reply(CHECK_CONDITION, 0, &sense(0xb, 0, 0)), true),
+            ReadOutcome::TimedOut
+        );
+        // A good read is good even when late (it is then counted TIME by its time).
+        assert_eq!(sg_outcome(reply(0, 0, &[]), true), ReadOutcome::Read);
+        let mut short = reply(0, 0, &[]).unwrap();
+        short.resid = 512;
+        assert_eq!(sg_outcome(Ok(short), false), ReadOutcome::Failed(libc::EIO));
+        assert_eq!(
+            sg_outcome(Err(SgError::Errno(nix::errno::Errno::ENODEV)), false),
+            ReadOutcome::Failed(libc::ENODEV)
+        );
+        // Transport failures other than the timeout (the disk went away).
+        assert_eq!(
+            sg_outcome(reply(0, 0x01, &[]), false),
+            ReadOutcome::Failed(libc::EIO)
+        );
     }
 }

@@ -57,11 +57,12 @@ modules_for() {
 }
 
 # Modules copied into the guest but not loaded at boot: the guest script loads them with
-# parameters (`insmod /lab/modules/null_blk.ko irqmode=2 ...`). Their dependencies are loaded
-# at boot. null_blk without parameters would add a disk the boot's disk count does not expect.
+# parameters (`insmod /lab/modules/null_blk.ko irqmode=2 ...`, scsi_debug with its medium
+# errors). Their dependencies are loaded at boot. null_blk or scsi_debug without parameters
+# would add a disk the boot's disk count does not expect.
 modules_on_demand_for() {
     case "$1" in
-        standard) echo "null_blk" ;;
+        standard) echo "null_blk scsi_debug" ;;
     esac
 }
 

@@ -6,7 +6,7 @@
 
 use std::ffi::{c_int, c_uint, c_void};
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 
 use nix::errno::Errno;
@@ -24,7 +24,7 @@ const SG_DXFER_NONE: c_int = -1;
 const SG_DXFER_TO_DEV: c_int = -2;
 const SG_DXFER_FROM_DEV: c_int = -3;
 /// `driver_status` value that only says "sense data follows".
-const DRIVER_SENSE: u16 = 0x08;
+pub const DRIVER_SENSE: u16 = 0x08;
 const SENSE_LEN: usize = 64;
 
 /// `struct sg_io_hdr` exactly as `<scsi/sg.h>` lays it out.
@@ -74,6 +74,21 @@ pub struct SgReply {
     pub resid: i32,
 }
 
+/// What came back, all of it: the transport-level statuses too, for callers that tell a
+/// timeout (`host_status` `DID_TIME_OUT`) from other transport failures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SgRawReply {
+    pub status: u8,
+    /// `DID_*` of the host adapter (0 OK, `DID_TIME_OUT` when the command timed out).
+    pub host_status: u16,
+    pub driver_status: u16,
+    pub sense: Vec<u8>,
+    pub resid: i32,
+}
+
+/// `host_status` when the command's timeout expired and it was aborted (`DID_TIME_OUT`).
+pub const DID_TIME_OUT: u16 = 0x03;
+
 /// Sends `cdb` with SG_IO. Transport failures (host or driver status other than "sense
 /// follows") are errors; the SCSI status and sense are returned for the caller to judge.
 pub fn execute(
@@ -84,8 +99,47 @@ pub fn execute(
     transfer: Transfer<'_>,
     timeout_ms: u32,
 ) -> Result<SgReply, DriveError> {
+    let raw = execute_fd(file.as_raw_fd(), cdb, transfer, timeout_ms).map_err(|e| match e {
+        SgError::Invalid(what) => DriveError::Invalid(format!("{op}: {what}")),
+        SgError::Errno(errno) => DriveError::io(format!("SG_IO {op}"), path, errno),
+    })?;
+    if raw.host_status != 0 || (raw.driver_status != 0 && raw.driver_status != DRIVER_SENSE) {
+        return Err(DriveError::Device {
+            op: format!("SG_IO {op}"),
+            path: path.to_path_buf(),
+            detail: format!(
+                "transport error (host status 0x{:02x}, driver status 0x{:02x})",
+                raw.host_status, raw.driver_status
+            ),
+        });
+    }
+    Ok(SgReply {
+        status: raw.status,
+        sense: raw.sense,
+        resid: raw.resid,
+    })
+}
+
+/// Why SG_IO could not be sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SgError {
+    /// The command or the transfer does not fit the header's fields.
+    Invalid(String),
+    /// The ioctl failed (ENOTTY: not a SCSI device; EPERM; ENODEV: gone).
+    Errno(Errno),
+}
+
+/// Sends `cdb` with SG_IO on `fd` and returns every status, judging none of them.
+/// `timeout_ms` is the command's own timeout: when it expires the SCSI layer aborts the
+/// command and the reply has `host_status` `DID_TIME_OUT`.
+pub fn execute_fd(
+    fd: RawFd,
+    cdb: &[u8],
+    transfer: Transfer<'_>,
+    timeout_ms: u32,
+) -> Result<SgRawReply, SgError> {
     let cmd_len = u8::try_from(cdb.len())
-        .map_err(|_| DriveError::Invalid(format!("{op}: CDB of {} bytes", cdb.len())))?;
+        .map_err(|_| SgError::Invalid(format!("CDB of {} bytes", cdb.len())))?;
     let mut sense = [0u8; SENSE_LEN];
     let (direction, data, len): (c_int, *mut c_void, usize) = match transfer {
         Transfer::None => (SG_DXFER_NONE, std::ptr::null_mut(), 0),
@@ -93,8 +147,8 @@ pub fn execute(
         // The kernel only reads a TO_DEV buffer; the field is `void *` for both directions.
         Transfer::ToDevice(buf) => (SG_DXFER_TO_DEV, buf.as_ptr().cast_mut().cast(), buf.len()),
     };
-    let dxfer_len = c_uint::try_from(len)
-        .map_err(|_| DriveError::Invalid(format!("{op}: transfer of {len} bytes")))?;
+    let dxfer_len =
+        c_uint::try_from(len).map_err(|_| SgError::Invalid(format!("transfer of {len} bytes")))?;
     let mut hdr = SgIoHdr {
         interface_id: c_int::from(b'S'),
         dxfer_direction: direction,
@@ -124,26 +178,19 @@ pub fn execute(
         // to `cdb` (cmd_len bytes), `sense` (mx_sb_len bytes) and the transfer buffer
         // (dxfer_len bytes, writable for FROM_DEV, only read by the kernel for TO_DEV), all
         // borrowed for the whole call; SG_IO is synchronous, so none is used after it returns.
-        let rc = unsafe { libc::ioctl(file.as_raw_fd(), SG_IO, &mut hdr as *mut SgIoHdr) };
+        // `fd` is only passed to the kernel, which checks it.
+        let rc = unsafe { libc::ioctl(fd, SG_IO, &mut hdr as *mut SgIoHdr) };
         match Errno::result(rc) {
             Ok(_) => break,
             Err(Errno::EINTR) => continue,
-            Err(errno) => return Err(DriveError::io(format!("SG_IO {op}"), path, errno)),
+            Err(errno) => return Err(SgError::Errno(errno)),
         }
     }
-    if hdr.host_status != 0 || (hdr.driver_status != 0 && hdr.driver_status != DRIVER_SENSE) {
-        return Err(DriveError::Device {
-            op: format!("SG_IO {op}"),
-            path: path.to_path_buf(),
-            detail: format!(
-                "transport error (host status 0x{:02x}, driver status 0x{:02x})",
-                hdr.host_status, hdr.driver_status
-            ),
-        });
-    }
     let written = usize::from(hdr.sb_len_wr).min(SENSE_LEN);
-    Ok(SgReply {
+    Ok(SgRawReply {
         status: hdr.status,
+        host_status: hdr.host_status,
+        driver_status: hdr.driver_status,
         sense: sense[..written].to_vec(),
         resid: hdr.resid,
     })

@@ -1,0 +1,176 @@
+#!/bin/sh
+# Guest side of tests/qemu_lab_scan.rs: the surface scan on devices whose bad, slow and
+# stalling areas are known, in one boot. Each step prints a `===== NAME` header, then the
+# scan's JSON, `rc=N` and its stderr; `stat NAME ...` lines are /sys/block/NAME/stat.
+#
+# The devices:
+# - scsi_debug (an sd disk: the scan reads it through SG_IO) with 16 unrecoverable sectors at
+#   LBA 8192 (`opts=2`), and `sdlin`, a dm-linear over it (plain O_DIRECT reads of the same
+#   sectors). Later the disk answers every command after `delay` jiffies (25 s, then 10 s at
+#   HZ=250), longer than --timeout: through SG_IO a block is abandoned at the timeout (at
+#   least the kernel's 7 s), through dm-linear it is waited for.
+# - null_blk (1 GiB, no data) under dm tables: `dtslow` with a 1 MiB dm-delay segment of
+#   300 ms at 24 MiB; `dterr` with 40 dm-error sectors at sector 40970 (inside a block: the
+#   scan bisects to them); `dttime` with a 64 KiB dm-delay segment of 1500 ms at 8 MiB (more
+#   than --timeout 1s); `dtresume`, every read delayed 40 ms, stopped with SIGINT part way and
+#   run again with the same mapfile.
+#
+# Runnable alone while developing it:
+#     DISKTRIAGE_BIN=... LAB_TOOLS="dmsetup ddrescuelog" tests/vm/lab.sh run /tmp/w \
+#         tests/vm/scan-guest.sh
+set -u
+export DM_DISABLE_UDEV=1
+
+section() { echo "===== $*"; }
+W=/tmp/scan
+mkdir -p $W
+
+# The kernel name of the dm device called $1.
+dm_name() {
+    for d in /sys/block/dm-*; do
+        [ "$(cat "$d/dm/name" 2>/dev/null)" = "$1" ] && basename "$d"
+    done
+}
+
+# Every scanned device's counters: the host checks that no sector was written.
+stats() {
+    for n in $sdbg nullb0 $sdlin $dtslow $dterr $dttime $dtresume; do
+        echo "stat $n $(cat /sys/block/$n/stat)"
+    done
+}
+
+# Runs a scan with its arguments and prints its JSON, status and stderr.
+scan() {
+    disktriage scan "$@" --json >$W/out 2>$W/err
+    rc=$?
+    cat $W/out
+    echo "rc=$rc"
+    cat $W/err
+}
+
+section SETUP
+insmod /lab/modules/scsi_debug.ko dev_size_mb=16 opts=2 medium_error_start=8192 \
+    medium_error_count=16
+echo "scsi_debug rc=$?"
+sdbg=
+i=0
+while [ -z "$sdbg" ] && [ $i -lt 100 ]; do
+    for d in /sys/block/sd*; do
+        [ "$(tr -d ' ' <"$d/device/model" 2>/dev/null)" = scsi_debug ] && sdbg=$(basename "$d")
+    done
+    [ -n "$sdbg" ] || sleep 0.1
+    i=$((i + 1))
+done
+insmod /lab/modules/null_blk.ko nr_devices=1 gb=1 queue_mode=2 irqmode=0
+echo "null_blk rc=$?"
+dmsetup create sdlin --noudevsync --table "0 32768 linear /dev/$sdbg 0"
+printf '0 49152 linear /dev/nullb0 0\n49152 2048 delay /dev/nullb0 49152 300\n51200 79872 linear /dev/nullb0 51200\n' |
+    dmsetup create dtslow --noudevsync
+printf '0 40970 linear /dev/nullb0 0\n40970 40 error\n41010 90062 linear /dev/nullb0 41010\n' |
+    dmsetup create dterr --noudevsync
+printf '0 16384 linear /dev/nullb0 0\n16384 128 delay /dev/nullb0 16384 1500\n16512 49024 linear /dev/nullb0 16512\n' |
+    dmsetup create dttime --noudevsync
+dmsetup create dtresume --noudevsync --table "0 131072 delay /dev/nullb0 0 40"
+sdlin=$(dm_name sdlin)
+dtslow=$(dm_name dtslow)
+dterr=$(dm_name dterr)
+dttime=$(dm_name dttime)
+dtresume=$(dm_name dtresume)
+echo "devices sdbg=$sdbg sdlin=$sdlin dtslow=$dtslow dterr=$dterr dttime=$dttime dtresume=$dtresume"
+dmsetup table
+
+section STATS-BEFORE
+stats
+
+# 16 unreadable sectors through SG_IO (the sd disk) and through plain reads (dm-linear).
+section SCAN-SD
+scan /dev/$sdbg --mapfile $W/sd.map --badblocks $W/sd.bb --bb-size 512
+section SD-MAPFILE
+cat $W/sd.map
+section SD-BADBLOCKS
+cat $W/sd.bb
+section DDRESCUELOG-SD-BAD
+ddrescuelog -b 512 -l- $W/sd.map
+echo "rc=$?"
+section DDRESCUELOG-SD-UNDONE
+ddrescuelog -b 512 -l'?*/' $W/sd.map
+echo "rc=$?"
+section SCAN-SDLIN
+scan /dev/$sdlin --mapfile $W/sdlin.map --badblocks $W/sdlin.bb --bb-size 512
+section SDLIN-MAPFILE
+cat $W/sdlin.map
+section SDLIN-BADBLOCKS
+cat $W/sdlin.bb
+
+# One slow segment and nothing else (the threshold is above the emulator's hiccups).
+section SCAN-SLOW
+scan /dev/$dtslow --slow 250ms --block 64k
+
+# dm-error sectors, to the sector, with EIO.
+section SCAN-ERR
+scan /dev/$dterr --mapfile $W/err.map
+section ERR-MAPFILE
+cat $W/err.map
+section DDRESCUELOG-ERR-BAD
+ddrescuelog -b 512 -l- $W/err.map
+echo "rc=$?"
+
+# A segment slower than --timeout on dm: waited for, then TIME.
+section SCAN-TIME
+scan /dev/$dttime --timeout 1s --block 64k
+
+# Stopped part way with SIGINT, then resumed: the second run reads only the rest.
+section RESUME-FIRST
+cut_at=$((16 << 11))
+echo "stat $dtresume $(cat /sys/block/$dtresume/stat)"
+disktriage scan /dev/$dtresume --mapfile $W/resume.map --slow 2s --json >$W/out 2>$W/err &
+pid=$!
+i=0
+while [ "$(awk '{ print $3 }' /sys/block/$dtresume/stat)" -lt $cut_at ] && [ $i -lt 600 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+kill -INT $pid
+wait $pid
+rc=$?
+echo "stat $dtresume $(cat /sys/block/$dtresume/stat)"
+cat $W/out
+echo "rc=$rc"
+cat $W/err
+section RESUME-MAPFILE
+cat $W/resume.map
+section RESUME-SECOND
+echo "stat $dtresume $(cat /sys/block/$dtresume/stat)"
+disktriage scan /dev/$dtresume --mapfile $W/resume.map --slow 2s --json >$W/out 2>$W/err
+rc=$?
+echo "stat $dtresume $(cat /sys/block/$dtresume/stat)"
+cat $W/out
+echo "rc=$rc"
+cat $W/err
+
+# The sd disk answers every command after 25 s (6250 jiffies at HZ=250): through SG_IO each
+# block is abandoned at the kernel's shortest SG_IO timeout, 7 s (asked for 1 s); then, at
+# 10 s, through dm-linear a block is waited for (plain reads: the sd timeout is 30 s).
+section SD-DELAY
+# opts=1: scsi_debug logs every command and abort (in dmesg, below), medium errors off.
+echo 1 >/sys/bus/pseudo/drivers/scsi_debug/opts
+echo 6250 >/sys/bus/pseudo/drivers/scsi_debug/delay
+echo "delay=$(cat /sys/bus/pseudo/drivers/scsi_debug/delay) rc=$?"
+section SCAN-SD-TIMEOUT
+scan /dev/$sdbg --size 128k --block 64k --timeout 1s
+section SD-TIMEOUT-DMESG
+dmesg | grep scsi_debug | tail -n 12
+section SCAN-SD-TIMEOUT-TEXT
+disktriage scan /dev/$sdbg --size 64k --block 64k --timeout 1s
+echo "rc=$?"
+echo 2500 >/sys/bus/pseudo/drivers/scsi_debug/delay
+section SCAN-SDLIN-TIMEOUT
+scan /dev/$sdlin --size 64k --block 64k --timeout 1s
+echo 1 >/sys/bus/pseudo/drivers/scsi_debug/delay
+
+section STATS-AFTER
+stats
+
+section TEARDOWN
+for n in sdlin dtslow dterr dttime dtresume; do dmsetup remove $n; done
+echo "rc=$?"
