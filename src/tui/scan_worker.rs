@@ -53,6 +53,10 @@ pub fn spawn(
                 let _ = tx.send(Msg::ScanRefused(format!("cannot allocate the buffer: {e}")));
                 return;
             }
+            // As the CLI does: on an sd disk (SATA, SAS, USB) a weak sector is abandoned at the
+            // command timeout instead of stalling the screen through the kernel's retries;
+            // elsewhere it is waited for and still counted TIME.
+            let _ = reader.enforce_timeout(TIMEOUT);
             let scan = Scan::new(
                 ScanConfig {
                     domain: Span::new(0, reader.size),
