@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
@@ -17,13 +17,7 @@ use disktriage::bench::plan::test_name::TestName;
 use disktriage::event::{Cmd, Msg, SeveralMsg, TaskError};
 use ratatui::crossterm::event::KeyCode;
 
-const SIZES: [(u16, u16); 2] = [(80, 25), (132, 43)];
-
-fn snap(name: &str, app: &App) {
-    for (w, h) in SIZES {
-        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(app, w, h));
-    }
-}
+use crate::{SIZES, snap};
 
 /// Selects `name` on the Devices screen.
 fn select(app: &mut App, name: &str) {
