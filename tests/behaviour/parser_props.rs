@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-mod props;
+use crate::props;
 
 /// Cases per property in the normal test run: enough to catch a regression in the shapes
 /// the generators make, small enough to keep this file's run to seconds in debug builds.
