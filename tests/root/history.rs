@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-mod common;
+use crate::common;
 use common::history_dir;
 
 use std::fs;

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

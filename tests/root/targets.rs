@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
