@@ -20,7 +20,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-mod common;
+use crate::common;
 use common::{HISTORY_ENV, history_dir};
 
 use std::fmt::Write as _;
