@@ -24,6 +24,11 @@ pub mod records;
 pub mod several;
 pub mod sweep;
 
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::app::Item` without knowing the files below.
+pub use keys::{BINDINGS, Binding, Scope};
+pub use picker::{Field, fields_for, index_of};
+
 use std::time::Duration;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -29,7 +29,7 @@ use std::process::Command;
 
 use common::tui::*;
 use disktriage::app::App;
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::TestName;
 use disktriage::event::Msg;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::KeyCode;
@@ -98,7 +98,7 @@ fn live_run(console: bool) -> App {
     let mut app = app_with("host-loop-zram", true);
     app.console = console;
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    app.picker_test = disktriage::app::index_of(TestName::RandRead);
     keys(&mut app, "r");
     feed(&mut app, TestName::RandRead, "loop0", "none", 24, 512.0);
     for (i, c) in [41, 42, 42, 43, 44, 44].iter().enumerate() {
@@ -116,7 +116,7 @@ fn live_run(console: bool) -> App {
 fn run_repeats(app: &mut App, sched: &str, mbps: &[f64], p99_ms: f64) {
     if app.results.records.is_empty() {
         keys(app, "2");
-        app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+        app.picker_test = disktriage::app::index_of(TestName::RandRead);
         keys(app, "r");
     } else {
         keys(app, "R");
@@ -615,14 +615,14 @@ fn an_unknown_shell_is_refused_with_the_choices() {
 // ---------------------------------------------------------------------------------------
 
 const KEYS_BEGIN: &str =
-    "<!-- keys: generated from BINDINGS (src/app/keys.rs) by tests/assets.rs -->";
+    "<!-- keys: generated from BINDINGS (src/app/keys.rs) by tests/assets/ -->";
 const KEYS_END: &str = "<!-- end of the generated keys -->";
 
 /// Every key binding as a Markdown table, in the help screen's order: the keys that work
 /// everywhere, then each screen's own.
 fn keys_markdown() -> String {
     use disktriage::app::Screen;
-    use disktriage::app::keys::{BINDINGS, Binding, Scope};
+    use disktriage::app::{BINDINGS, Binding, Scope};
     let cell = |text: &str| text.replace('|', "\\|");
     let row = |out: &mut String, b: &Binding| {
         let place = match b.scope {

@@ -9,3 +9,4 @@
 mod common;
 
 mod assets;
+mod public_paths;

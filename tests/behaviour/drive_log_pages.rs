@@ -9,12 +9,12 @@
 use std::path::PathBuf;
 
 use disktriage::model::{DriveLogs, LogRead, SelfTestOutcome, SmartReading, Transport, Verdict};
-use disktriage::smart::ata::parse_smart_data;
-use disktriage::smart::ata_log::{parse_self_test_log, parse_summary_error_log, self_test_status};
-use disktriage::smart::nvme::{parse_health_log, parse_identify_controller};
-use disktriage::smart::nvme_log::parse_error_log;
-use disktriage::smart::smartctl::parse_smartctl_logs;
-use disktriage::smart::verdict::{assess, judge_logs};
+use disktriage::smart::parse_error_log;
+use disktriage::smart::parse_smart_data;
+use disktriage::smart::parse_smartctl_logs;
+use disktriage::smart::{assess, judge_logs};
+use disktriage::smart::{parse_health_log, parse_identify_controller};
+use disktriage::smart::{parse_self_test_log, parse_summary_error_log, self_test_status};
 
 fn path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -106,7 +106,7 @@ fn nvme_error_log_and_no_device_self_test() {
 fn a_failed_last_self_test_makes_the_verdict_a_warning_once() {
     let json = std::fs::read_to_string(path("smartctl-qemu-sata-0-aftertest.json")).unwrap();
     let mut logs: DriveLogs = parse_smartctl_logs(&json, "sda", Transport::Sata).unwrap();
-    let reading = disktriage::smart::smartctl::parse_smartctl_json(&json, None).unwrap();
+    let reading = disktriage::smart::parse_smartctl_json(&json, None).unwrap();
     let mut health = assess(
         "sda",
         Transport::Sata,

@@ -9,11 +9,11 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use disktriage::bench::catalog::build::build_plan;
-use disktriage::bench::plan::params::TestParams;
-use disktriage::bench::plan::test_name::TestName;
-use disktriage::bench::plan::{PhaseTag, TargetFacts};
-use disktriage::bench::results::outcome::{RunReport, TargetClass};
+use disktriage::bench::TestName;
+use disktriage::bench::TestParams;
+use disktriage::bench::build_plan;
+use disktriage::bench::{PhaseTag, TargetFacts};
+use disktriage::bench::{RunReport, TargetClass};
 
 use disktriage::changes::{Changer, Journal, RestoreScope};
 use disktriage::drive_state;
@@ -21,10 +21,10 @@ use disktriage::model::{
     AtaSmart, AtaSmartStatus, CacheStatus, Lifetime, Owner, SmartReading, Transport,
 };
 use disktriage::report;
-use disktriage::smart::ata::{
+use disktriage::smart::parse_health_log;
+use disktriage::smart::{
     attribute_table, parse_identify, parse_smart_data, parse_smart_thresholds,
 };
-use disktriage::smart::nvme::parse_health_log;
 use disktriage::sys::{DriveControl, FakeDevice, FakeDrives};
 
 /// What the reports name as the journal (the real one lives in a temporary directory).
@@ -88,7 +88,7 @@ fn smart_sata_lab_drive() {
     let d = drives();
     let target = d.resolve("/dev/sda1").unwrap();
     let h = drive_state::smart_health(d.as_ref(), &target.device).unwrap();
-    insta::assert_snapshot!(report::smart::render_text(
+    insta::assert_snapshot!(report::render_smart_text(
         &h,
         target.partition.as_deref(),
         80
@@ -100,7 +100,7 @@ fn smart_nvme_critical_warning() {
     let d = drives();
     let dev = d.device("nvme1n1").unwrap();
     let h = drive_state::smart_health(d.as_ref(), &dev).unwrap();
-    insta::assert_snapshot!(report::smart::render_text(&h, None, 80));
+    insta::assert_snapshot!(report::render_smart_text(&h, None, 80));
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn smart_ata_with_bad_sectors_and_a_vendor_attribute() {
     d.update("sda", |dev| dev.smart = Ok(SmartReading::Ata(smart)));
     let dev = d.device("sda").unwrap();
     let h = drive_state::smart_health(d.as_ref(), &dev).unwrap();
-    insta::assert_snapshot!(report::smart::render_text(&h, None, 80));
+    insta::assert_snapshot!(report::render_smart_text(&h, None, 80));
 }
 
 #[test]
@@ -140,11 +140,11 @@ fn cache_status_and_changes() {
 
     let sda = d.device("sda").unwrap();
     let status = drive_state::cache_status(d.as_ref(), &sda).unwrap();
-    out += &report::cache::render_status(&status, None, 80);
+    out += &report::render_cache_status(&status, None, 80);
 
     let loop0 = d.device("loop0").unwrap();
     let status = drive_state::cache_status(d.as_ref(), &loop0).unwrap();
-    out += &report::cache::render_status(&status, None, 80);
+    out += &report::render_cache_status(&status, None, 80);
 
     let c = changer(&d, dir.path());
     let change = c.set_write_cache(&sda, false, false).unwrap();
@@ -154,7 +154,7 @@ fn cache_status_and_changes() {
         Ok(change.after.clone()),
         change.kernel_after,
     );
-    out += &report::cache::render_change(&change, &status, Some("sda1"), shown, 80);
+    out += &report::render_cache_change(&change, &status, Some("sda1"), shown, 80);
 
     let nvme = d.device("nvme1n1").unwrap();
     let change = c.set_write_cache(&nvme, false, true).unwrap();
@@ -164,7 +164,7 @@ fn cache_status_and_changes() {
         Ok(change.after.clone()),
         change.kernel_after,
     );
-    out += &report::cache::render_change(&change, &status, None, shown, 80);
+    out += &report::render_cache_change(&change, &status, None, shown, 80);
 
     // A drive that acknowledges but keeps its cache: the report says what the drive says.
     d.update("sda", |dev| dev.cache_ignores_set = true);
@@ -175,7 +175,7 @@ fn cache_status_and_changes() {
         Ok(change.after.clone()),
         change.kernel_after,
     );
-    out += &report::cache::render_change(&change, &status, None, shown, 80);
+    out += &report::render_cache_change(&change, &status, None, shown, 80);
     insta::assert_snapshot!(out);
 }
 
@@ -186,15 +186,15 @@ fn sched_change_and_restore() {
     let shown = Path::new(SHOWN_JOURNAL);
     let c = changer(&d, dir.path());
     let sda = d.device("sda").unwrap();
-    let mut out = report::sched::render_status(&sda.name, &d.scheduler(&sda).unwrap(), None);
+    let mut out = report::render_sched_status(&sda.name, &d.scheduler(&sda).unwrap(), None);
     let change = c.set_scheduler(&sda, "bfq", false).unwrap();
-    out += &report::sched::render_change(&change, None, shown, 80);
+    out += &report::render_sched_change(&change, None, shown, 80);
     let change = c.set_scheduler(&sda, "kyber", false).unwrap();
-    out += &report::sched::render_change(&change, Some("sda1"), shown, 80);
+    out += &report::render_sched_change(&change, Some("sda1"), shown, 80);
     c.set_write_cache(&sda, false, false).unwrap();
     d.remove("nvme1n1");
     let outcomes = c.restore(RestoreScope::All { force: false }).unwrap();
-    out += &report::restore::render_text(&outcomes);
+    out += &report::render_restore_text(&outcomes);
     insta::assert_snapshot!(out);
 }
 
@@ -273,13 +273,13 @@ fn smart_with_logs_a_failed_self_test_and_errors() {
     let (h, logs) = drive_state::smart_report(d.as_ref(), &dev).unwrap();
     assert_eq!(h.verdict, Verdict::Warning);
     let logs = logs.unwrap();
-    let mut text = report::smart::render_text(&h, None, 80);
+    let mut text = report::render_smart_text(&h, None, 80);
     text.push('\n');
-    text.push_str(&report::smart::render_logs_text(&logs, 80));
+    text.push_str(&report::render_smart_logs_text(&logs, 80));
     text.push_str("\n--self-test long says:\n");
-    text.push_str(&report::table::wrap(
+    text.push_str(&report::wrap(
         "",
-        &report::smart::self_test_warning(SelfTestKind::Long, Some(&status)),
+        &report::self_test_warning(SelfTestKind::Long, Some(&status)),
         80,
     ));
     for line in text.lines() {
@@ -368,17 +368,17 @@ fn one_run_of_each_family_in_text_csv_and_json() {
     ];
     for (test, params) in runs {
         let r = family_run(test, &params);
-        let mut out = report::run::render_text(&r);
+        let mut out = report::render_run_text(&r);
         out += "--- csv ---\n";
-        out += &report::run::render_csv(&r);
+        out += &report::render_run_csv(&r);
         out += "--- json ---\n";
-        out += &report::run::render_json(&r).unwrap();
+        out += &report::render_run_json(&r).unwrap();
         let mut failed = r.clone();
         if let Some(last) = failed.outcome.phases.last_mut() {
             last.setup_error = Some("the device went away".into());
         }
         out += "--- text, the last phase failed ---\n";
-        out += &report::run::render_text(&failed);
+        out += &report::render_run_text(&failed);
         insta::assert_snapshot!(format!("family_run_{}", test.id()), out);
     }
 }

@@ -7,14 +7,14 @@
 use std::path::PathBuf;
 
 use disktriage::model::{AtaSmart, AttributeState, SmartReading, Transport, Verdict};
-use disktriage::smart::ata::{
+use disktriage::smart::assess;
+use disktriage::smart::parse_smartctl_json;
+use disktriage::smart::{AtaOutcome, ata_outcome};
+use disktriage::smart::{
     attribute_table, parse_identify, parse_smart_data, parse_smart_thresholds, smart_status,
 };
-use disktriage::smart::nvme::{parse_health_log, parse_identify_controller};
-use disktriage::smart::scsi::{build_caching_select, parse_caching_page};
-use disktriage::smart::sense::{AtaOutcome, ata_outcome};
-use disktriage::smart::smartctl::parse_smartctl_json;
-use disktriage::smart::verdict::assess;
+use disktriage::smart::{build_caching_select, parse_caching_page};
+use disktriage::smart::{parse_health_log, parse_identify_controller};
 
 fn path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

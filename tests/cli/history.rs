@@ -12,10 +12,10 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use disktriage::bench::analysis::compare::Stat;
-use disktriage::bench::analysis::figures::PhaseFigures;
-use disktriage::bench::plan::PhaseTag;
-use disktriage::bench::plan::TimeBase;
+use disktriage::bench::PhaseFigures;
+use disktriage::bench::PhaseTag;
+use disktriage::bench::Stat;
+use disktriage::bench::TimeBase;
 use disktriage::history::{HISTORY_SCHEMA, History, HistoryEntry, RunSettings};
 use disktriage::model::DiskIdentity;
 
@@ -518,7 +518,7 @@ fn sched_persist_refuses_with_the_reason() {
 #[test]
 fn a_tui_test_is_recorded_and_the_disks_other_runs_come_back() {
     use common::tui::report;
-    use disktriage::bench::plan::test_name::TestName;
+    use disktriage::bench::TestName;
     use std::collections::HashSet;
 
     let dir = scratch();

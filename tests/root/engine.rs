@@ -11,9 +11,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{LoopDev, Mounted, Zram, disktriage, root_or_skip, scratch, skip};
-use disktriage::bench::exec::pattern::DataPattern;
-use disktriage::bench::plan::DataKind;
-use disktriage::bench::plan::params::DEFAULT_SEED;
+use disktriage::bench::DEFAULT_SEED;
+use disktriage::bench::DataKind;
+use disktriage::bench::DataPattern;
 use serde_json::Value;
 
 pub(crate) fn run_json(args: &[&str]) -> Value {
@@ -1237,4 +1237,3 @@ fn root_fio_for_a_write_test_on_a_mounted_device_warns() {
         "{text}"
     );
 }
-

@@ -417,8 +417,8 @@ fn root_cpu_bound_runs_are_flagged_and_device_bound_ones_are_not() {
 /// queue itself: once it is dropped, the device must be free at once, every time.
 #[test]
 fn root_a_dropped_io_uring_queue_leaves_the_device_free_at_once() {
-    use disktriage::sys::direct::SyncMode;
-    use disktriage::sys::uring::{UringQueue, WriteSource};
+    use disktriage::sys::SyncMode;
+    use disktriage::sys::{UringQueue, WriteSource};
     use std::os::unix::fs::OpenOptionsExt;
     use std::sync::Arc;
     if !root_or_skip("root_a_dropped_io_uring_queue_leaves_the_device_free_at_once") {
@@ -704,9 +704,9 @@ fn root_runs_of_one_session_reuse_the_first_probe() {
     if !root_or_skip("root_runs_of_one_session_reuse_the_first_probe") {
         return;
     }
-    use disktriage::bench::exec::session::{self, RunRequest, TempPoll};
-    use disktriage::bench::plan::params::TestParams;
-    use disktriage::bench::plan::test_name::TestName;
+    use disktriage::bench::TestName;
+    use disktriage::bench::TestParams;
+    use disktriage::bench::{RunRequest, TempPoll, start_session};
     let dir = scratch();
     let l = LoopDev::new(dir.path(), 64 << 20, 512);
     let root = disktriage::sys::SysRoot::host();
@@ -727,7 +727,7 @@ fn root_runs_of_one_session_reuse_the_first_probe() {
     // one probe, one engine, so Compare finds no engine change between them.
     let choices: Vec<Value> = (0..3)
         .map(|_| {
-            let report = session::start(&root, &request).unwrap().finish().unwrap();
+            let report = start_session(&root, &request).unwrap().finish().unwrap();
             assert!(report.error().is_none(), "{:?}", report.error());
             serde_json::to_value(&report.outcome.phases[0].engine_choice).unwrap()
         })

@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use disktriage::bench::exec::session::{self, RunRequest, TempPoll};
-use disktriage::bench::plan::params::TestParams;
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::TestName;
+use disktriage::bench::TestParams;
+use disktriage::bench::{RunRequest, TempPoll, start_session, start_session_watched};
 use disktriage::changes::{Changer, Journal};
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{ChosenDevice, Lifetime};
 use disktriage::sys::{DriveControl, LinuxDrives, SysRoot};
-use disktriage::tui::executor::{Executor, RunStarter};
+use disktriage::tui::{Executor, RunStarter};
 
 /// A scratch directory in /dev/shm (tmpfs, as the brief's images), removed on drop.
 fn shm_scratch() -> tempfile::TempDir {
@@ -135,7 +135,7 @@ fn executor(journal: &Path) -> (Executor, mpsc::Receiver<Msg>) {
         Lifetime::Session,
     );
     let start: RunStarter = Arc::new(|root, request, stop, laid_out| {
-        session::start_watched(root, request, Some(stop), Some(laid_out))
+        start_session_watched(root, request, Some(stop), Some(laid_out))
     });
     let exec = Executor::new(
         SysRoot::host(),
@@ -265,7 +265,7 @@ fn root_a_write_test_of_a_reattached_loop_device_is_refused() {
     assert_eq!(io_counts(&s.l.name), before, "I/O reached B");
     assert_eq!(std::fs::read(&s.b).unwrap(), s.b_bytes, "B was written");
     // The same request through the CLI's entry (session::start) is refused the same way.
-    let e = session::start(&SysRoot::host(), &short(TestName::SeqWrite, &s, true))
+    let e = start_session(&SysRoot::host(), &short(TestName::SeqWrite, &s, true))
         .err()
         .expect("a write test ran on another device");
     refusal_words(&format!("{e:#}"), &s);
@@ -294,7 +294,7 @@ fn root_the_chosen_device_still_runs() {
         temperature: TempPoll::Off,
         device: Some(chosen(&l.name)),
     };
-    let report = session::start(&SysRoot::host(), &request)
+    let report = start_session(&SysRoot::host(), &request)
         .unwrap()
         .finish()
         .unwrap();
@@ -350,7 +350,7 @@ fn root_a_partition_of_a_replaced_disk_is_another_partition() {
         device: Some(chosen_part.clone()),
     };
     // The partition chosen, still there: it runs.
-    let report = session::start(&SysRoot::host(), &request)
+    let report = start_session(&SysRoot::host(), &request)
         .unwrap()
         .finish()
         .unwrap();
@@ -361,7 +361,7 @@ fn root_a_partition_of_a_replaced_disk_is_another_partition() {
     assert!(parts.contains(&p1), "{parts:?}");
     let b_bytes = std::fs::read(&b).unwrap();
     let before = io_counts(&p1);
-    let e = session::start(&SysRoot::host(), &request)
+    let e = start_session(&SysRoot::host(), &request)
         .err()
         .expect("a read test ran on the new disk's partition");
     let text = format!("{e:#}");

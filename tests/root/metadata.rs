@@ -217,9 +217,9 @@ fn root_metadata_refuses_what_is_not_a_writable_directory() {
 
 #[test]
 fn root_a_file_target_run_removes_its_file_and_touches_nothing_else() {
-    use disktriage::bench::exec::session::{self, RunRequest, TempPoll};
-    use disktriage::bench::plan::params::TestParams;
-    use disktriage::bench::plan::test_name::TestName;
+    use disktriage::bench::TestName;
+    use disktriage::bench::TestParams;
+    use disktriage::bench::{RunRequest, TempPoll, start_session};
     if !root_or_skip("root_a_file_target_run_removes_its_file_and_touches_nothing_else") {
         return;
     }
@@ -231,7 +231,7 @@ fn root_a_file_target_run_removes_its_file_and_touches_nothing_else() {
     let file = mnt.dir.join("disktriage-test-1.bin");
     let root = disktriage::sys::SysRoot::host();
     for test in [TestName::SeqWrite, TestName::RandRead] {
-        let s = session::start(
+        let s = start_session(
             &root,
             &RunRequest {
                 target: file.clone(),
@@ -270,7 +270,7 @@ fn root_a_file_target_run_removes_its_file_and_touches_nothing_else() {
     );
     // An existing file is not a new one: writing to it still needs its name.
     std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
-    let refused = session::start(
+    let refused = start_session(
         &root,
         &RunRequest {
             target: file.clone(),

@@ -8,10 +8,10 @@ use crate::common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{Inventory, Transport};
-use disktriage::report::export::ExportFormat;
+use disktriage::report::ExportFormat;
 use ratatui::crossterm::event::KeyCode;
 
 use crate::{SIZES, snap};
@@ -258,7 +258,7 @@ fn words(s: &str) -> String {
 
 #[test]
 fn help_lists_every_binding_at_both_sizes() {
-    use disktriage::app::keys::BINDINGS;
+    use disktriage::app::BINDINGS;
     for (w, h) in SIZES {
         let mut app = app_with("host-loop-zram", true);
         keys(&mut app, "?");
@@ -470,7 +470,7 @@ fn a_run_that_is_starting_says_so_and_x_stops_it() {
 /// count it did, and says it was stopped.
 #[test]
 fn a_stopped_count_bound_run_ends_its_bar_at_the_share_it_did() {
-    use disktriage::bench::exec::run_input::RunEvent;
+    use disktriage::bench::RunEvent;
     let mut app = app_with("host-loop-zram", true);
     pick_rand_read(&mut app);
     keys(&mut app, "r");
@@ -687,10 +687,10 @@ fn drive_temperature_on_the_run_time_axis() {
     pick_rand_read(&mut app);
     // The temperature field: every 1 s.
     key(&mut app, KeyCode::Enter);
-    let fields = disktriage::app::picker::fields_for(TestName::RandRead);
+    let fields = disktriage::app::fields_for(TestName::RandRead);
     let at = fields
         .iter()
-        .position(|f| *f == disktriage::app::picker::Field::TempPoll)
+        .position(|f| *f == disktriage::app::Field::TempPoll)
         .unwrap();
     for _ in 0..at {
         key(&mut app, KeyCode::Down);
@@ -703,7 +703,7 @@ fn drive_temperature_on_the_run_time_axis() {
     };
     assert_eq!(
         req.temperature,
-        disktriage::bench::exec::session::TempPoll::Every(std::time::Duration::from_secs(1))
+        disktriage::bench::TempPoll::Every(std::time::Duration::from_secs(1))
     );
     feed(&mut app, TestName::RandRead, "loop0", "none", 24, 512.0);
     for (i, c) in [41, 42, 42, 44, 45, 47, 48].iter().enumerate() {
@@ -722,7 +722,7 @@ fn drive_temperature_on_the_run_time_axis() {
 }
 
 /// An interval of `mb` megabytes read from `start` to `end` seconds.
-pub(crate) fn span(start: f64, end: f64, mb: u64) -> disktriage::bench::results::stats::IntervalPoint {
+pub(crate) fn span(start: f64, end: f64, mb: u64) -> disktriage::bench::IntervalPoint {
     let mut p = common::tui::point(0, 100.0);
     p.start_s = start;
     p.end_s = end;
@@ -744,9 +744,10 @@ fn run_screen_mean_is_the_total_over_the_time_and_the_results_figure() {
         span(0.25, 0.5, 50),
         span(0.5, 0.85, 35),
     ] {
-        app.update(Msg::Run(Box::new(
-            disktriage::bench::exec::run_input::RunEvent::Point { index: 0, point: p },
-        )));
+        app.update(Msg::Run(Box::new(disktriage::bench::RunEvent::Point {
+            index: 0,
+            point: p,
+        })));
     }
     let live = screen(&app, 80, 25);
     assert!(live.contains("mean 158.8"), "{live}");
@@ -787,7 +788,7 @@ fn results_summarise_every_phase_of_a_cdm_and_a_sweep() {
         assert!(s.contains(row), "{row} missing:\n{s}");
     }
     // Figure for figure the CLI's grid (MB/s, IOPS, mean ms of read and write).
-    let cli = disktriage::report::run::render_text(&cdm);
+    let cli = disktriage::report::render_run_text(&cdm);
     let rows: Vec<&str> = cli
         .lines()
         .filter(|l| l.starts_with("SEQ") || l.starts_with("RND"))
@@ -832,7 +833,7 @@ fn full_report_of_a_repeated_run_shows_every_repeat_and_the_mean() {
     let mut app = app_with("host-loop-zram", true);
     app.values.repeats = 3;
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    app.picker_test = disktriage::app::index_of(TestName::RandRead);
     keys(&mut app, "r");
     for mbps in [480.0, 500.0, 520.0] {
         app.update(Msg::RunFinished(Box::new(Ok(report(
@@ -934,9 +935,9 @@ fn compare_says_what_changed_between_the_runs() {
     // threads, as auto chooses on this device).
     let mut b = report(TestName::RandRead, "loop0", "mq-deadline", 448.0, 0.075);
     b.plan.direct = false;
-    b.outcome.engine = disktriage::bench::plan::params::EngineKind::Uring;
+    b.outcome.engine = disktriage::bench::EngineKind::Uring;
     for p in &mut b.outcome.phases {
-        p.engine = disktriage::bench::plan::params::EngineKind::Uring;
+        p.engine = disktriage::bench::EngineKind::Uring;
     }
     finish_with(&mut app, TestName::RandRead, true, &b);
     app.results.records[1].drive_cache = Some("off".into());

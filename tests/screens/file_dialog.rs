@@ -35,15 +35,14 @@ fn the_default_region_fits_the_free_space_the_dialog_shows() {
     key(&mut app, KeyCode::Enter);
     assert_eq!(app.screen, Screen::Tests);
     // seq-read, its region left at its default: it runs, on a file that fits.
-    app.picker_test =
-        disktriage::app::picker::index_of(disktriage::bench::plan::test_name::TestName::SeqRead);
+    app.picker_test = disktriage::app::index_of(disktriage::bench::TestName::SeqRead);
     let s = screen(&app, 80, 25);
     assert!(!s.contains("1.0 GiB (the new file)"), "{s}");
     let cmds = keys(&mut app, "r");
     let [Cmd::StartRun(req)] = cmds.as_slice() else {
         panic!("{cmds:?} {:?}", app.overlay)
     };
-    let size = disktriage::bench::exec::test_file::test_file_size(&req.params);
+    let size = disktriage::bench::test_file_size(&req.params);
     assert!(size <= free, "a {size}-byte file in {free} bytes free");
     assert!(size >= free / 2, "{size}: most of the free space is used");
     // The dialog and the Test screen said that size.
@@ -63,14 +62,10 @@ fn with_room_the_default_stays_1_gib() {
     let s = screen(&app, 80, 25);
     assert!(s.contains("1.0 GiB unless set"), "{s}");
     key(&mut app, KeyCode::Enter);
-    app.picker_test =
-        disktriage::app::picker::index_of(disktriage::bench::plan::test_name::TestName::SeqRead);
+    app.picker_test = disktriage::app::index_of(disktriage::bench::TestName::SeqRead);
     let cmds = keys(&mut app, "r");
     let [Cmd::StartRun(req)] = cmds.as_slice() else {
         panic!("{cmds:?} {:?}", app.overlay)
     };
-    assert_eq!(
-        disktriage::bench::exec::test_file::test_file_size(&req.params),
-        1 << 30
-    );
+    assert_eq!(disktriage::bench::test_file_size(&req.params), 1 << 30);
 }

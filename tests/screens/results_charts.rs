@@ -6,9 +6,9 @@ use crate::common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg};
-use disktriage::report::export::ExportFormat;
+use disktriage::report::ExportFormat;
 use ratatui::crossterm::event::KeyCode;
 
 use crate::devices_run::{CDM_MBPS, span};
@@ -16,12 +16,12 @@ use crate::{SIZES, snap};
 
 #[test]
 fn numbers_are_never_cut_at_80_columns() {
-    use disktriage::bench::exec::run_input::RunEvent;
-    use disktriage::bench::results::stats::LatencyPoint;
+    use disktriage::bench::LatencyPoint;
+    use disktriage::bench::RunEvent;
     let mut app = app_with("host-loop-zram", true);
     app.values.repeats = 3;
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::Cdm);
+    app.picker_test = disktriage::app::index_of(TestName::Cdm);
     keys(&mut app, "r");
     let plan = plan(TestName::Cdm);
     app.update(Msg::RunStarted {
@@ -91,10 +91,10 @@ fn numbers_are_never_cut_at_80_columns() {
 
 #[test]
 fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
-    use disktriage::app::picker::{Field, fields_for};
+    use disktriage::app::{Field, fields_for};
     let mut app = app_with("host-loop-zram", true); // loop0: 64 MiB
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    app.picker_test = disktriage::app::index_of(TestName::RandRead);
     key(&mut app, KeyCode::Enter);
     let fields = fields_for(TestName::RandRead);
     let type_into = |app: &mut App, field: Field, text: &str| {
@@ -139,10 +139,10 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
     let [Cmd::StartRun(req)] = cmds.as_slice() else {
         panic!("{cmds:?}")
     };
-    let plan = disktriage::bench::catalog::build::build_plan(
+    let plan = disktriage::bench::build_plan(
         TestName::RandRead,
         &req.params,
-        &disktriage::bench::plan::TargetFacts {
+        &disktriage::bench::TargetFacts {
             size: 64 << 20,
             logical_block_size: 512,
             max_request: None,
@@ -158,7 +158,7 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
         notes: vec![],
     });
     app.update(Msg::Run(Box::new(
-        disktriage::bench::exec::run_input::RunEvent::PhaseStarted {
+        disktriage::bench::RunEvent::PhaseStarted {
             index: 0,
             count: 1,
             label: "rand-read".into(),
@@ -231,8 +231,8 @@ fn quit_asks_before_discarding_unexported_results() {
 
 #[test]
 fn the_test_screen_at_80_columns_shows_every_name_value_and_mark_whole() {
-    use disktriage::app::picker::fields_for;
-    use disktriage::bench::catalog::CATALOG;
+    use disktriage::app::fields_for;
+    use disktriage::bench::CATALOG;
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
     let s = screen(&app, 80, 25);
@@ -347,7 +347,7 @@ fn a_one_io_run_shows_its_rate_marked_as_a_low_count() {
 }
 
 /// rand-read that did one I/O of 4 KiB in 0.896 ms.
-fn one_io_report() -> disktriage::bench::results::outcome::RunReport {
+fn one_io_report() -> disktriage::bench::RunReport {
     let mut one = report(TestName::RandRead, "loop0", "none", 4.571, 0.002);
     let p = &mut one.outcome.phases[0];
     p.seconds = 0.000896;
@@ -383,15 +383,15 @@ fn a_repeated_run_shows_figures_over_all_its_repeats() {
         feed(&mut app, TestName::RandRead, "loop0", "none", 40, mbps);
         let mut r = report(TestName::RandRead, "loop0", "none", mbps, 1.0);
         let p = &mut r.outcome.phases[0];
-        let mut d = disktriage::bench::results::stats::DirStats::default();
+        let mut d = disktriage::bench::DirStats::default();
         for i in 0..1000 {
             d.record(4096, if i < slow { 10_000_000 } else { 1_000_000 });
         }
         let bytes_per_sec = p.read.bytes_per_sec;
-        p.read = disktriage::bench::results::outcome::DirTotals {
+        p.read = disktriage::bench::DirTotals {
             bytes_per_sec,
             iops: bytes_per_sec / 4096.0,
-            ..disktriage::bench::results::outcome::DirTotals::over(&d, p.rate_seconds)
+            ..disktriage::bench::DirTotals::over(&d, p.rate_seconds)
         };
         app.update(Msg::RunFinished(Box::new(Ok(r))));
     }
@@ -469,8 +469,8 @@ fn a_cdm_cell_with_few_ios_keeps_its_figure_as_the_cli_grid_does() {
         d.bytes_per_sec = d.bytes as f64 / 0.085;
         d.iops = 10.0 / 0.085;
     }
-    let cell = disktriage::report::run::cdm_mbps(r.outcome.phases[0].bytes_per_sec() / 1e6);
-    assert!(disktriage::report::run::cdm_grid(&r).contains(&cell));
+    let cell = disktriage::report::cdm_mbps(r.outcome.phases[0].bytes_per_sec() / 1e6);
+    assert!(disktriage::report::cdm_grid(&r).contains(&cell));
     finish_with(&mut app, TestName::Cdm, false, &r);
     let run = screen(&app, 132, 43);
     keys(&mut app, "4");
@@ -525,13 +525,13 @@ fn size_sweep_chart_marks_the_knee_the_cli_reports() {
     keys(&mut app, "4");
     let s = screen(&app, 80, 25);
     // One letter per curve, the knee of each in the legend: the knee the CLI prints.
-    let cli = disktriage::report::run::render_text(&sweep);
+    let cli = disktriage::report::render_run_text(&sweep);
     assert!(
         cli.contains("# knee: fwd_rd 128k, bwd_rd 128k, rnd_rd still rising at 1M"),
         "{cli}"
     );
     // The JSON (and the TUI's export, which is the same text) gives the same knees.
-    let json = disktriage::report::export::render(std::slice::from_ref(&sweep), ExportFormat::Json)
+    let json = disktriage::report::render_export(std::slice::from_ref(&sweep), ExportFormat::Json)
         .unwrap();
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let knees: Vec<(String, serde_json::Value, bool)> = json["knees"]
@@ -595,7 +595,7 @@ fn qd_sweep_charts_iops_mbps_and_latency_with_the_knees() {
     let sweep = ssd_like_qd_sweep("loop0");
     finish_with(&mut app, TestName::QdSweep, false, &sweep);
     keys(&mut app, "4");
-    let cli = disktriage::report::run::render_text(&sweep);
+    let cli = disktriage::report::render_run_text(&sweep);
     let s = screen(&app, 132, 43);
     for (cli_line, legend) in [
         ("Knee Small IOPS=", "S IOPS knee QD "),
@@ -624,12 +624,8 @@ fn qd_sweep_charts_iops_mbps_and_latency_with_the_knees() {
 
 /// Feeds a started multi-phase run its phases up to `upto` (exclusive), each with a few
 /// points and its result, and starts the next one.
-fn feed_phases(
-    app: &mut App,
-    report: &disktriage::bench::results::outcome::RunReport,
-    upto: usize,
-) {
-    use disktriage::bench::exec::run_input::RunEvent;
+fn feed_phases(app: &mut App, report: &disktriage::bench::RunReport, upto: usize) {
+    use disktriage::bench::RunEvent;
     app.update(Msg::RunStarted {
         target: Box::new(report.target.clone()),
         plan: Box::new(report.plan.clone()),
@@ -669,7 +665,7 @@ fn sweeps_and_cdm_draw_their_finished_phases_live() {
     // A size sweep 2/3 through: the sizes done are charted, the rest are not yet.
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::SizeSweep);
+    app.picker_test = disktriage::app::index_of(TestName::SizeSweep);
     keys(&mut app, "r");
     let sweep = disk_like_size_sweep("loop0");
     feed_phases(&mut app, &sweep, 18);
@@ -688,7 +684,7 @@ fn sweeps_and_cdm_draw_their_finished_phases_live() {
     // CrystalDiskMark: the rows done have figures, the others wait.
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::CdmNvme);
+    app.picker_test = disktriage::app::index_of(TestName::CdmNvme);
     keys(&mut app, "r");
     let cdm = report_phases(TestName::CdmNvme, "loop0", "none", |i| (CDM_MBPS[i], 0.5));
     feed_phases(&mut app, &cdm, 3);
@@ -708,7 +704,7 @@ fn a_test_of_a_known_phase_kind_gets_that_kinds_drawing_whatever_its_name() {
     sweep.plan.test = TestName::SeqRead;
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::SeqRead);
+    app.picker_test = disktriage::app::index_of(TestName::SeqRead);
     keys(&mut app, "r");
     feed_phases(&mut app, &sweep, 18);
     let s = screen(&app, 80, 25);
@@ -724,7 +720,7 @@ fn a_test_of_a_known_phase_kind_gets_that_kinds_drawing_whatever_its_name() {
     cdm.plan.test = TestName::SeqRead;
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::SeqRead);
+    app.picker_test = disktriage::app::index_of(TestName::SeqRead);
     keys(&mut app, "r");
     feed_phases(&mut app, &cdm, 3);
     let s = screen(&app, 80, 25);
@@ -760,9 +756,9 @@ fn full_report_of_a_repeated_sweep_gives_the_knee_the_chart_marks() {
 
 #[test]
 fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
-    use disktriage::bench::catalog::build::build_plan;
-    use disktriage::bench::plan::TargetFacts;
-    use disktriage::bench::plan::params::TestParams;
+    use disktriage::bench::TargetFacts;
+    use disktriage::bench::TestParams;
+    use disktriage::bench::build_plan;
     let params = TestParams {
         include_writes: true,
         min_bs: Some(64 << 10),
@@ -795,7 +791,7 @@ fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
     let mut app = app_with("host-loop-zram", true);
     finish_with(&mut app, TestName::SizeSweep, false, &sweep);
     keys(&mut app, "4");
-    let cli = disktriage::report::run::render_text(&sweep);
+    let cli = disktriage::report::render_run_text(&sweep);
     assert!(
         cli.contains("# knee: fwd_rd 512k, bwd_rd 512k, rnd_rd 512k, fwd_wt still rising at 1M"),
         "{cli}"
@@ -814,11 +810,10 @@ fn a_size_sweep_with_writes_charts_reads_and_writes_side_by_side() {
 
 #[test]
 fn cli_sweep_tables_end_with_the_knees() {
-    let size = disktriage::report::run::render_text(&disk_like_size_sweep("loop0"));
+    let size = disktriage::report::render_run_text(&disk_like_size_sweep("loop0"));
     insta::assert_snapshot!("cli_size_sweep_table", size);
-    let qd = disktriage::report::run::render_text(&ssd_like_qd_sweep("loop0"));
+    let qd = disktriage::report::render_run_text(&ssd_like_qd_sweep("loop0"));
     assert!(qd.contains("Knee Small IOPS=83746 @ QD 8"), "{qd}");
     assert!(qd.contains("Knee Large MBPS=2700.11 @ QD 4"), "{qd}");
     insta::assert_snapshot!("cli_qd_sweep_table", qd);
 }
-

@@ -10,10 +10,10 @@ use crate::common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::catalog::CATALOG;
-use disktriage::bench::exec::run_input::RunEvent;
-use disktriage::bench::exec::session::RunRequest;
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::CATALOG;
+use disktriage::bench::RunEvent;
+use disktriage::bench::RunRequest;
+use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg, SeveralMsg, TaskError};
 use ratatui::crossterm::event::KeyCode;
 
@@ -416,28 +416,28 @@ fn a_throttled_device_shows_its_rate_marked_as_a_low_count() {
     assert!(row(&s, "DEVICE").contains("33.6"), "{s}");
     assert!(row(&s, "TARGET").contains("33.6"), "{s}");
     // The CLI's text and JSON say the same.
-    let multi = disktriage::report::multi::MultiResult {
+    let multi = disktriage::report::MultiResult {
         test: TestName::SeqRead,
-        mode: disktriage::report::multi::Mode::Parallel,
+        mode: disktriage::report::Mode::Parallel,
         repeats: 1,
         targets: app.results.records[..2]
             .iter()
-            .map(|r| disktriage::report::multi::TargetResult {
+            .map(|r| disktriage::report::TargetResult {
                 target: format!("/dev/{}", r.device),
-                role: disktriage::bench::analysis::several_disks::Role::Target,
+                role: disktriage::bench::Role::Target,
                 reports: r.runs.clone(),
                 error: None,
             })
             .collect(),
         stopped: false,
     };
-    let text = disktriage::report::multi::render_text(&multi, 80);
+    let text = disktriage::report::render_multi_text(&multi, 80);
     assert!(text.contains("97 I/Os in 3.03 s: low count"), "{text}");
     assert!(!text.contains("too few"), "{text}");
     let line = text.lines().find(|l| l.starts_with("loop1")).unwrap();
     assert!(line.contains("33.6") && line.contains("32"), "{text}");
     let json: serde_json::Value =
-        serde_json::from_str(&disktriage::report::multi::render_json(&multi).unwrap()).unwrap();
+        serde_json::from_str(&disktriage::report::render_multi_json(&multi).unwrap()).unwrap();
     let row = &json["targets"][1]["row"];
     assert!(
         (row["mbps"]["mean"].as_f64().unwrap() - 33.57).abs() < 0.01,

@@ -8,7 +8,7 @@ use crate::common;
 
 use common::tui::*;
 use disktriage::app::{Overlay, Screen};
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg};
 use ratatui::crossterm::event::KeyCode;
 

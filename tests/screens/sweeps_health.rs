@@ -6,7 +6,7 @@ use crate::common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::Transport;
 use ratatui::crossterm::event::KeyCode;
@@ -40,12 +40,8 @@ fn drive_sweep(
                 let device = sw.device.clone();
                 // The scheduler a run reports is the device's; a cache sweep keeps it.
                 let sched = match sw.kind {
-                    disktriage::bench::analysis::setting_sweep::SweepKind::Scheduler => {
-                        value.clone()
-                    }
-                    disktriage::bench::analysis::setting_sweep::SweepKind::WriteCache => {
-                        "mq-deadline".into()
-                    }
+                    disktriage::bench::SweepKind::Scheduler => value.clone(),
+                    disktriage::bench::SweepKind::WriteCache => "mq-deadline".into(),
                 };
                 let m = mbps(&value, step.repeat);
                 feed(app, req.test, &device, &sched, 8, m);
@@ -122,11 +118,11 @@ fn switches(cmds: &[Cmd]) -> Vec<String> {
 
 #[test]
 fn scheduler_sweep_from_the_test_screen() {
-    use disktriage::bench::analysis::setting_sweep::SweepKind;
-    use disktriage::report::sweep::{SweepEnd, render_text};
+    use disktriage::bench::SweepKind;
+    use disktriage::report::{SweepEnd, render_sweep_text};
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::SeqRead);
+    app.picker_test = disktriage::app::index_of(TestName::SeqRead);
     let first = keys(&mut app, "S");
     let first = claimed(&mut app, first);
     // The first run is under the scheduler found at start: nothing to switch yet.
@@ -207,7 +203,7 @@ fn scheduler_sweep_from_the_test_screen() {
     assert_eq!(result.tests[0].verdict.winner(), Some("bfq"));
     let s = screen(&app, 80, 25);
     // The CLI's figures, word for word.
-    let cli = render_text(&result, &SweepEnd::default(), 80);
+    let cli = render_sweep_text(&result, &SweepEnd::default(), 80);
     for line in cli.lines().skip(4).take(4) {
         let cells: Vec<&str> = line.split_whitespace().collect();
         let row = s
@@ -286,15 +282,12 @@ fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
         key(&mut app, KeyCode::Down);
     }
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::SyncLatency);
+    app.picker_test = disktriage::app::index_of(TestName::SyncLatency);
     assert!(keys(&mut app, "W").is_empty());
     let Some(Overlay::Confirm { sweep, .. }) = &app.overlay else {
         panic!("{:?}", app.overlay)
     };
-    assert_eq!(
-        *sweep,
-        Some(disktriage::bench::analysis::setting_sweep::SweepKind::WriteCache)
-    );
+    assert_eq!(*sweep, Some(disktriage::bench::SweepKind::WriteCache));
     let first = keys(&mut app, "sda");
     assert!(first.is_empty());
     let first = key(&mut app, KeyCode::Enter);
@@ -564,23 +557,21 @@ fn flat_screen(app: &App) -> String {
 /// a short self-test, with its execution status byte and estimates.
 fn sata_logs() -> disktriage::model::DriveLogs {
     use disktriage::model::{DriveLogs, LogRead, Transport};
-    use disktriage::smart::{ata, ata_log};
-    let data = ata::parse_smart_data(&page("qemu-sata-0-aftertest-ata-smart-data.hex")).unwrap();
+    use disktriage::smart;
+    let data = smart::parse_smart_data(&page("qemu-sata-0-aftertest-ata-smart-data.hex")).unwrap();
     DriveLogs {
         device: "sda".into(),
         transport: Transport::Sata,
         source: "ATA SMART logs".into(),
         error_log: LogRead::Read(
-            ata_log::parse_summary_error_log(&page(
-                "qemu-sata-0-aftertest-ata-smart-log-error.hex",
-            ))
-            .unwrap(),
-        ),
-        self_test_log: LogRead::Read(
-            ata_log::parse_self_test_log(&page("qemu-sata-0-aftertest-ata-smart-log-selftest.hex"))
+            smart::parse_summary_error_log(&page("qemu-sata-0-aftertest-ata-smart-log-error.hex"))
                 .unwrap(),
         ),
-        self_test: ata_log::self_test_status(&data),
+        self_test_log: LogRead::Read(
+            smart::parse_self_test_log(&page("qemu-sata-0-aftertest-ata-smart-log-selftest.hex"))
+                .unwrap(),
+        ),
+        self_test: smart::self_test_status(&data),
     }
 }
 
@@ -590,22 +581,22 @@ fn sata_status() -> Msg {
     use disktriage::model::{
         AtaSmart, CacheStatus, DriveCache, KernelWriteCache, SmartReading, Transport,
     };
-    use disktriage::smart::ata;
-    use disktriage::smart::sense::{AtaOutcome, ata_outcome};
-    let data = ata::parse_smart_data(&page("qemu-sata-0-ata-smart-data.hex")).unwrap();
+    use disktriage::smart;
+    use disktriage::smart::{AtaOutcome, ata_outcome};
+    let data = smart::parse_smart_data(&page("qemu-sata-0-ata-smart-data.hex")).unwrap();
     let thresholds =
-        ata::parse_smart_thresholds(&page("qemu-sata-0-ata-smart-thresholds.hex")).unwrap();
+        smart::parse_smart_thresholds(&page("qemu-sata-0-ata-smart-thresholds.hex")).unwrap();
     let sense = page("qemu-sata-0-ata-smart-status-sense.hex");
     let AtaOutcome::Done(Some(regs)) = ata_outcome(sense[0], &sense[1..]) else {
         panic!("no registers")
     };
-    let (status, status_note) = ata::smart_status(regs.lba_mid, regs.lba_high);
+    let (status, status_note) = smart::smart_status(regs.lba_mid, regs.lba_high);
     let reading = SmartReading::Ata(AtaSmart {
         smart_supported: true,
         smart_enabled: true,
         status,
         status_note,
-        attributes: ata::attribute_table(&data, Some(&thresholds)),
+        attributes: smart::attribute_table(&data, Some(&thresholds)),
         attribute_problem: None,
     });
     let cache = DriveCache {
@@ -622,7 +613,7 @@ fn sata_status() -> Msg {
             Ok(cache),
             Some(KernelWriteCache::WriteBack),
         )),
-        health: Some(Ok(Box::new(disktriage::smart::verdict::assess(
+        health: Some(Ok(Box::new(disktriage::smart::assess(
             "sda",
             Transport::Sata,
             reading,
@@ -633,7 +624,7 @@ fn sata_status() -> Msg {
 /// The lab's NVMe drive's logs: the captured error log, and no Device Self-test.
 fn nvme_logs() -> disktriage::model::DriveLogs {
     use disktriage::model::{DriveLogs, LogRead, SelfTestStatus, Transport};
-    use disktriage::smart::nvme_log;
+    use disktriage::smart;
     let why = "not supported by this drive (Identify Controller: OACS bit 4, Device \
                Self-test, is clear)";
     DriveLogs {
@@ -641,7 +632,7 @@ fn nvme_logs() -> disktriage::model::DriveLogs {
         transport: Transport::Nvme,
         source: "NVMe log pages".into(),
         error_log: LogRead::Read(
-            nvme_log::parse_error_log(&page("qemu-nvme-warn-nvme-error-log.hex")).unwrap(),
+            smart::parse_error_log(&page("qemu-nvme-warn-nvme-error-log.hex")).unwrap(),
         ),
         self_test_log: LogRead::NotSupported { reason: why.into() },
         self_test: SelfTestStatus::unsupported(why),
@@ -763,7 +754,7 @@ fn health_view_of_a_drive_without_self_tests() {
 /// in the ETA), warming up, or nothing at all when there is no warm-up.
 #[test]
 fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
-    use disktriage::bench::exec::run_input::RunEvent;
+    use disktriage::bench::RunEvent;
     use std::time::Duration;
     let mut app = app_with("host-loop-zram", true);
     pick_rand_read(&mut app);
@@ -899,10 +890,8 @@ fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
     // IOPS that grow with every depth: the legend says where it still rises.
     let sweep = report_phases(TestName::QdSweep, "loop0", "none", |i| {
         match phases[i].tag {
-            disktriage::bench::plan::PhaseTag::QdSweep { small: true, qd } => {
-                (f64::from(qd) * 20.0, 0.1)
-            }
-            disktriage::bench::plan::PhaseTag::QdSweep { qd, .. } => (f64::from(qd) * 90.0, 0.9),
+            disktriage::bench::PhaseTag::QdSweep { small: true, qd } => (f64::from(qd) * 20.0, 0.1),
+            disktriage::bench::PhaseTag::QdSweep { qd, .. } => (f64::from(qd) * 90.0, 0.9),
             _ => (100.0, 0.1),
         }
     });
@@ -921,7 +910,7 @@ fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
 
 #[test]
 fn results_give_the_engine_of_every_phase_whole_at_80_columns() {
-    use disktriage::bench::plan::params::EngineKind;
+    use disktriage::bench::EngineKind;
     let mut app = app_with("host-loop-zram", true);
     let mut cdm = report_phases(TestName::Cdm, "loop0", "none", |_| (1000.0, 0.5));
     for (i, p) in cdm.outcome.phases.iter_mut().enumerate() {

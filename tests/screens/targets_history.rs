@@ -6,7 +6,7 @@ use crate::common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg};
 use disktriage::sys::SysRoot;
 use ratatui::crossterm::event::KeyCode;
@@ -15,10 +15,10 @@ use crate::{SIZES, snap};
 
 #[test]
 fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
-    use disktriage::bench::catalog::build::build_plan;
-    use disktriage::bench::exec::run_input::RunEvent;
-    use disktriage::bench::plan::TargetFacts;
-    use disktriage::bench::plan::params::TestParams;
+    use disktriage::bench::RunEvent;
+    use disktriage::bench::TargetFacts;
+    use disktriage::bench::TestParams;
+    use disktriage::bench::build_plan;
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "j"); // loop1: free
     keys(&mut app, "2");
@@ -117,7 +117,7 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
     // they rated the rewritten bytes over the whole phase, and read back so. Compare says the
     // two figures are over different times.
     let mut old = disktriage::history::HistoryEntry::of_runs(
-        disktriage::model::identity::DiskIdentity::Name("loop1".into()),
+        disktriage::model::DiskIdentity::Name("loop1".into()),
         &app.results.records[0].runs,
         None,
     )
@@ -282,19 +282,19 @@ fn a_device_without_a_mounted_file_system_says_so() {
 
 #[test]
 fn a_metadata_run_shows_files_per_second_live_and_in_results() {
-    use disktriage::bench::exec::run_input::RunEvent;
-    use disktriage::bench::results::stats::{DirPoint, IntervalPoint};
+    use disktriage::bench::RunEvent;
+    use disktriage::bench::{DirPoint, IntervalPoint};
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "f");
     app.update(Msg::FileTarget(Ok(file_target(3 << 30))));
     key(&mut app, KeyCode::Enter);
-    app.picker_test = disktriage::app::picker::index_of(TestName::Metadata);
+    app.picker_test = disktriage::app::index_of(TestName::Metadata);
     let cmds = keys(&mut app, "r");
     assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
     // The report's figures: files/s per phase, no bytes.
     let mut report = report_phases(TestName::Metadata, "loop0p1", "none", |_| (1.0, 0.05));
     report.target.path = "/tmp/dtcap/mnt".into();
-    report.target.kind = disktriage::bench::results::outcome::TargetClass::Directory;
+    report.target.kind = disktriage::bench::TargetClass::Directory;
     for (i, p) in report.outcome.phases.iter_mut().enumerate() {
         let rate = [21_000.0, 250_000.0, 90_000.0, 4_000.0, 600_000.0, 150_000.0][i];
         for d in [&mut p.read, &mut p.write] {
@@ -363,7 +363,7 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
 
 #[test]
 fn a_figure_faster_than_the_link_is_flagged() {
-    use disktriage::bench::results::guards::{faster_than_link, sata_ceiling, usb_ceiling};
+    use disktriage::bench::{faster_than_link, sata_ceiling, usb_ceiling};
     let mut r = report(TestName::SeqRead, "sda", "none", 812.0, 1.0);
     assert!(
         faster_than_link(&r).is_empty(),
@@ -383,7 +383,7 @@ fn a_figure_faster_than_the_link_is_flagged() {
 
 #[test]
 fn results_say_when_a_figure_is_faster_than_the_link() {
-    use disktriage::bench::results::guards::{faster_than_link, sata_ceiling};
+    use disktriage::bench::{faster_than_link, sata_ceiling};
     let mut app = app_with("host-loop-zram", true);
     let mut r = report(TestName::SeqRead, "loop0", "none", 812.0, 1.0);
     r.target.link_ceiling = sata_ceiling("6.0 Gbps");
@@ -541,10 +541,10 @@ fn run_into_history(
     mine: &mut std::collections::HashSet<String>,
     test: TestName,
     image: &str,
-    report: &disktriage::bench::results::outcome::RunReport,
+    report: &disktriage::bench::RunReport,
 ) {
     keys(app, "2");
-    app.picker_test = disktriage::app::picker::index_of(test);
+    app.picker_test = disktriage::app::index_of(test);
     let cmds = keys(app, "r");
     assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
     app.update(Msg::RunStarted {
@@ -680,7 +680,7 @@ fn results_offer_the_earlier_runs_of_the_same_test_on_the_same_disk_and_b_compar
             .iter()
             .find(|e| e.test == test && e.disk.value() == disk && e.started_unix == unix)
             .unwrap();
-        disktriage::report::table::rate(e.figures[0].mbps.mean)
+        disktriage::report::rate(e.figures[0].mbps.mean)
     };
     let (was, now) = (
         mean("seq-read", a, YESTERDAY),
@@ -741,7 +741,7 @@ fn the_drive_cache_has_one_spelling_and_compare_lists_only_real_changes() {
 fn a_test_that_is_over_is_handed_to_the_history_once() {
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
-    app.picker_test = disktriage::app::picker::index_of(TestName::RandRead);
+    app.picker_test = disktriage::app::index_of(TestName::RandRead);
     keys(&mut app, "r");
     let rep = report(TestName::RandRead, "loop0", "none", 500.0, 0.05);
     app.update(Msg::RunStarted {
@@ -874,4 +874,3 @@ fn p_after_a_switch_shows_the_udev_rule_before_writing_it() {
     assert!(cmds.is_empty(), "{cmds:?}");
     assert!(app.overlay.is_none());
 }
-
