@@ -1,5 +1,5 @@
 //! The long run of the parsers' property tests (`tests/props/`): the same properties as
-//! `tests/parser_props.rs`, with many more generated cases.
+//! `tests/behaviour/parser_props.rs`, with many more generated cases.
 //!
 //!     cargo bench --bench parser_props                 # 100,000 cases per property
 //!     cargo bench --bench parser_props -- 1000000      # cases per property

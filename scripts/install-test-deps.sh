@@ -8,7 +8,7 @@
 #   qemu-system-x86, linux-image-amd64, busybox-static, cpio: the QEMU lab
 #   smartmontools, nvme-cli: copied into the lab guest, the smartctl fallback and independent
 #   witnesses of the drives' cache state (disktriage itself needs neither)
-#   groff-base: groff formats the man page with warnings on (tests/assets.rs)
+#   groff-base: groff formats the man page with warnings on (tests/assets/)
 #   ioping (with fio): copied into the lab guest, witnesses of latency; dmsetup: builds the
 #   lab's dm-delay device; mdadm: builds the lab's md arrays (the members table)
 #   gddrescue: ddrescuelog reads back the scan's mapfile, ddrescue writes one it resumes

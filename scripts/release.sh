@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the executable to carry to a rescue system: one static binary (glibc linked in, no
 # shared library needed), stripped, with its checksum. The QEMU lab boots this same build in
-# a bare initramfs (tests/qemu_lab.rs).
+# a bare initramfs (tests/lab/qemu_lab.rs).
 #
 #   scripts/release.sh      writes dist/disktriage and dist/SHA256SUMS, prints the size
 #

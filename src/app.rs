@@ -25,6 +25,11 @@ pub mod screens;
 pub mod setting_sweep;
 pub mod several;
 
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::app::Item` without knowing the files below.
+pub use keys::{BINDINGS, Binding, Scope, all as all_bindings};
+pub use picker::{Field, fields_for, index_of};
+
 use std::time::Duration;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -18,3 +18,31 @@ pub mod catalog;
 pub mod exec;
 pub mod plan;
 pub mod results;
+
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::bench::Item` without knowing the files below.
+pub use analysis::compare::Stat;
+pub use analysis::figures::PhaseFigures;
+pub use analysis::setting_sweep::SweepKind;
+pub use analysis::several_disks::Role;
+pub use catalog::CATALOG;
+pub use catalog::build::build_plan;
+pub use exec::pattern::DataPattern;
+pub use exec::probe::choose as choose_engine;
+pub use exec::run_input::RunEvent;
+pub use exec::session::{
+    RunRequest, TempPoll, start as start_session, start_watched as start_session_watched,
+};
+pub use exec::test_file::test_file_size;
+pub use plan::params::{DEFAULT_SEED, EngineKind, TestParams};
+pub use plan::test_name::TestName;
+pub use plan::{DataKind, Phase, PhaseTag, Plan, TargetFacts, TimeBase};
+pub use results::engine_choice::{EngineChoice, EngineProbe, ProbeFigures};
+pub use results::guards::{faster_than_link, sata_ceiling, usb_ceiling};
+pub use results::outcome::{
+    DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
+};
+pub use results::stats::{
+    BoundedSeries, DirPoint, DirStats, IntervalPoint, LATENCY_DEFINITION, LatencyPoint,
+    LatencySummary,
+};

@@ -1,7 +1,7 @@
 //! What an admin installs beside the binary: the manual page and the shell completion scripts.
 //! Both are generated from the clap definition in `cli`, so they cannot disagree with the
 //! options the binary takes. `assets/disktriage.1` is this module's man page, checked for
-//! staleness by `tests/assets.rs`.
+//! staleness by `tests/assets/`.
 
 use std::io::Write;
 

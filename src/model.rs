@@ -12,6 +12,12 @@ pub mod text;
 pub mod units;
 pub mod usage;
 
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::model::Item` without knowing the files below.
+pub use device::{ParseValueError, SwapEntry, SwapKind};
+pub use text::{clean_text, neutralize_controls, unescape_octal};
+pub use usage::MountEntry;
+
 pub use cache::{CacheAgreement, CacheStatus, DriveCache};
 pub use change::{
     DeviceId, DeviceIdentity, JournalEntry, Lifetime, Owner, Setting, SettingKind, is_kernel_name,

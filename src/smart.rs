@@ -16,6 +16,26 @@ pub mod sense;
 pub mod smartctl;
 pub mod verdict;
 
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::smart::Item` without knowing the files below.
+pub use ata::{
+    attribute_table, decode_raw, parse_identify, parse_smart_data, parse_smart_thresholds,
+    smart_status,
+};
+pub use ata_log::{
+    decode_self_test_status, parse_ext_error_log, parse_ext_self_test_log, parse_self_test_log,
+    parse_summary_error_log, self_test_status,
+};
+pub use nvme::{SELF_TEST_LOG_LEN, describe_status, parse_health_log, parse_identify_controller};
+pub use nvme_log::{
+    parse_error_log, parse_self_test_log as parse_nvme_self_test_log,
+    self_test_status as nvme_self_test_status,
+};
+pub use scsi::{build_caching_select, parse_caching_page};
+pub use sense::{AtaOutcome, AtaRegisters, ScsiOutcome, ata_outcome, parse_sense, scsi_outcome};
+pub use smartctl::{parse_smartctl_json, parse_smartctl_logs};
+pub use verdict::{assess, judge_logs};
+
 /// A page or answer that does not have the expected shape.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{what}: {problem}")]

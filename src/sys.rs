@@ -30,6 +30,18 @@ pub mod sysfs;
 pub mod uring;
 
 pub use drive_control::{Applied, DriveControl, ResolvedDisk};
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::sys::Item` without knowing the files below.
+pub use direct::SyncMode;
+pub use drives::classify_transport;
+pub use host::HostInfo;
+pub use parse::{
+    parse_devnum, parse_disk_stat, parse_flag, parse_inflight, parse_mountinfo, parse_number,
+    parse_stat_start_time, parse_swaps, parse_vpd_serial,
+};
+pub use sysfs::{classify_holder, dev_node_path};
+pub use uring::{UringQueue, WriteSource};
+
 pub use drives::LinuxDrives;
 pub use error::DriveError;
 pub use fake::{FakeDevice, FakeDrives};

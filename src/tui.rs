@@ -11,6 +11,10 @@
 pub mod executor;
 pub mod scan_worker;
 
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::tui::Item` without knowing the files below.
+pub use executor::{Executor, RunStarter};
+
 use std::io::{self, IsTerminal};
 use std::mem::ManuallyDrop;
 use std::panic::PanicHookInfo;
@@ -38,7 +42,6 @@ use crate::report::output::write_stderr;
 use crate::sys::privilege;
 use crate::sys::signals::{self, Catch, StopSignals};
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
-use executor::Executor;
 
 /// How often the clock ticks (and the screen may refresh while idle).
 const TICK: Duration = Duration::from_millis(250);

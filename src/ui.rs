@@ -13,6 +13,10 @@ mod run;
 mod setting_sweep;
 mod several;
 
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::ui::Item` without knowing the files below.
+pub use fit::{Cut, render_checked};
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

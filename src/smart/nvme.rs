@@ -357,7 +357,7 @@ mod tests {
     #[test]
     fn implausible_composite_temperature_is_unknown() {
         // 512 K (239 C) and 0xFFFF K are a broken sensor or garbage, not a temperature to
-        // chart (found by tests/parser_props.rs); -40 C and 125 C are still shown.
+        // chart (found by tests/behaviour/parser_props.rs); -40 C and 125 C are still shown.
         let with_kelvin = |k: u16| {
             let mut p = [0u8; 512];
             p[1..3].copy_from_slice(&k.to_le_bytes());

@@ -173,7 +173,7 @@ mod tests {
     fn swap_paths_keep_whitespace_the_kernel_does_not_escape() {
         // The kernel escapes only space, tab, newline and backslash in the path; a carriage
         // return or a no-break space in a swap file's name is part of the name, and the
-        // columns are separated by spaces and tabs only (found by tests/parser_props.rs).
+        // columns are separated by spaces and tabs only (found by tests/behaviour/parser_props.rs).
         let text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
                     /\r                                      partition\t0\t\t0\t\t0\n\
                     /swap\u{a0}file                          file\t1024\t\t0\t\t-2\n";

@@ -636,7 +636,7 @@ mod tests {
     fn a_mount_point_that_is_not_utf8_keeps_the_in_use_check_complete() {
         // Linux allows any byte in a directory name. One such mount point made the whole
         // mount table unreadable, so every write test was refused as "in-use checks are
-        // incomplete" and the real mount was not seen (found by tests/parser_props.rs).
+        // incomplete" and the real mount was not seen (found by tests/behaviour/parser_props.rs).
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         fs::create_dir_all(root.join("sys/block/sda")).unwrap();

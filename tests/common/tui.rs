@@ -6,24 +6,23 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use disktriage::app::App;
-use disktriage::bench::catalog::build::build_plan;
-use disktriage::bench::exec::probe;
-use disktriage::bench::exec::run_input::RunEvent;
-use disktriage::bench::plan::TargetFacts;
-use disktriage::bench::plan::params::{EngineKind, TestParams};
-use disktriage::bench::plan::test_name::TestName;
-use disktriage::bench::plan::{Phase, PhaseTag, Plan};
-use disktriage::bench::results::engine_choice::{EngineChoice, EngineProbe, ProbeFigures};
-use disktriage::bench::results::outcome::{
-    DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
-};
-use disktriage::bench::results::stats::{
+use disktriage::bench::RunEvent;
+use disktriage::bench::TargetFacts;
+use disktriage::bench::TestName;
+use disktriage::bench::build_plan;
+use disktriage::bench::{
     BoundedSeries, DirPoint, IntervalPoint, LATENCY_DEFINITION, LatencyPoint, LatencySummary,
 };
+use disktriage::bench::{
+    DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
+};
+use disktriage::bench::{EngineChoice, EngineProbe, ProbeFigures};
+use disktriage::bench::{EngineKind, TestParams};
+use disktriage::bench::{Phase, PhaseTag, Plan};
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{KernelWriteCache, Transport};
+use disktriage::sys::HostInfo;
 use disktriage::sys::SysRoot;
-use disktriage::sys::host::HostInfo;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -102,10 +101,10 @@ pub fn draw_checked(
     app: &App,
     w: u16,
     h: u16,
-) -> (Terminal<TestBackend>, Vec<disktriage::ui::fit::Cut>) {
+) -> (Terminal<TestBackend>, Vec<disktriage::ui::Cut>) {
     let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
     let mut cuts = Vec::new();
-    t.draw(|f| cuts = disktriage::ui::fit::render_checked(app, f))
+    t.draw(|f| cuts = disktriage::ui::render_checked(app, f))
         .expect("draw");
     (t, cuts)
 }
@@ -232,7 +231,7 @@ pub fn qd1_choice() -> EngineChoice {
             cpu_us_per_io: 2.0,
         })
     };
-    probe::choose(EngineProbe {
+    disktriage::bench::choose_engine(EngineProbe {
         window_s: 0.2,
         total_s: 0.6,
         set_aside: 0,
@@ -352,7 +351,7 @@ pub fn finish_with(app: &mut App, test: TestName, rerun: bool, report: &RunRepor
         keys(app, "R")
     } else {
         keys(app, "2");
-        app.picker_test = disktriage::app::picker::index_of(test);
+        app.picker_test = disktriage::app::index_of(test);
         keys(app, "r")
     };
     assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
@@ -404,8 +403,7 @@ pub fn lab_app_with_drive_states(sata_cache_on: bool) -> App {
 
     let mut app = app_with("qemu-lab", true);
     let warn =
-        disktriage::smart::nvme::parse_health_log(&page("qemu-nvme-warn-nvme-smart-log.hex"))
-            .unwrap();
+        disktriage::smart::parse_health_log(&page("qemu-nvme-warn-nvme-smart-log.hex")).unwrap();
     let mut nvme = FakeDevice::new("nvme0n1", Transport::Nvme);
     nvme.smart = Ok(SmartReading::Nvme(warn));
     let mut sata = FakeDevice::new("sda", Transport::Sata);

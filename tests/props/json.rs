@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use disktriage::model::{LogRead, SelfTestOutcome};
 use disktriage::model::{SmartReading, Transport, Verdict};
-use disktriage::smart::smartctl::{parse_smartctl_json, parse_smartctl_logs};
-use disktriage::smart::verdict;
+use disktriage::smart;
+use disktriage::smart::{parse_smartctl_json, parse_smartctl_logs};
 
 use super::strategies::{apply, fixture, hostile_text, mutation};
 use super::{Outcome, accepted, display_safe, expect_accepted, plausible_celsius, run};
@@ -359,7 +359,7 @@ pub fn smartctl(cases: u32) -> Result<Outcome, String> {
             );
         }
         let unreadable = report.exit_status & 0x03 != 0;
-        let health = verdict::assess(
+        let health = smart::assess(
             "sdb",
             Transport::Scsi,
             SmartReading::Smartctl(Box::new(report)),

@@ -11,9 +11,9 @@
 //! no control characters, counts fit the page, temperatures are plausible or absent,
 //! well-formed input round-trips).
 //!
-//! The same properties serve two runners: `tests/parser_props.rs` runs a few cases of each in
-//! the normal `cargo test`, and `benches/parser_props.rs` (`cargo bench --bench parser_props`)
-//! runs a long campaign with a case count per parser and its timing.
+//! The same properties serve two runners: `tests/behaviour/parser_props.rs` runs a few cases of
+//! each in the normal `cargo test`, and `benches/parser_props.rs` (`cargo bench --bench
+//! parser_props`) runs a long campaign with a case count per parser and its timing.
 
 #![allow(dead_code)] // the test and the bench use different parts
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report

@@ -8,10 +8,10 @@ use proptest::test_runner::TestCaseResult;
 
 use disktriage::model::{AtaSmart, AttributeState, SmartHealth, SmartReading, Transport, Verdict};
 use disktriage::model::{DriveLogs, LogRead, SelfTestOutcome};
-use disktriage::smart::sense::{
+use disktriage::smart;
+use disktriage::smart::{
     AtaOutcome, AtaRegisters, ScsiOutcome, ata_outcome, parse_sense, scsi_outcome,
 };
-use disktriage::smart::{ata, ata_log, nvme, nvme_log, scsi, verdict};
 
 use super::strategies::{fix_checksum, interesting_byte, mutated_any, page};
 use super::{Outcome, accepted, display_safe, expect_accepted, plausible_celsius, run};
@@ -57,7 +57,7 @@ pub fn check_health(h: &SmartHealth) -> TestCaseResult {
 pub fn ata_identify(cases: u32) -> Result<Outcome, String> {
     let bases = vec![page("qemu-sata-0-ata-identify.hex")];
     let outcome = run(cases, pages_like(bases, 512, Some(512)), |p| {
-        match ata::parse_identify(&p) {
+        match smart::parse_identify(&p) {
             Ok(id) => {
                 accepted();
                 prop_assert!(p.len() >= 512);
@@ -76,7 +76,7 @@ pub fn ata_identify(cases: u32) -> Result<Outcome, String> {
             }
         }
         if p.len() < 512 {
-            prop_assert!(ata::parse_identify(&p).is_err());
+            prop_assert!(smart::parse_identify(&p).is_err());
         }
         Ok(())
     });
@@ -97,11 +97,11 @@ pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
         (data, thresholds, registers, raw),
         |(data, thresholds, (mid, high), (id, raw))| {
             // Any raw value of any attribute decodes or is left undecoded.
-            if let Some(text) = ata::decode_raw(id, &raw) {
+            if let Some(text) = smart::decode_raw(id, &raw) {
                 prop_assert!(display_safe(&text));
             }
-            let data = ata::parse_smart_data(&data);
-            let thresholds = ata::parse_smart_thresholds(&thresholds);
+            let data = smart::parse_smart_data(&data);
+            let thresholds = smart::parse_smart_thresholds(&thresholds);
             if let Ok(t) = &thresholds {
                 prop_assert!(t.len() <= 30, "{} thresholds", t.len());
                 prop_assert!(t.iter().all(|(id, _)| *id != 0));
@@ -110,7 +110,7 @@ pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
             accepted();
             prop_assert!(data.attributes.len() <= 30);
             prop_assert!(data.attributes.iter().all(|a| a.id != 0));
-            let table = ata::attribute_table(&data, thresholds.as_deref().ok());
+            let table = smart::attribute_table(&data, thresholds.as_deref().ok());
             prop_assert_eq!(table.len(), data.attributes.len());
             for a in &table {
                 prop_assert!(a.raw < 1 << 48);
@@ -128,7 +128,7 @@ pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
                     prop_assert!((1..=125).contains(&celsius), "{text}");
                 }
             }
-            let (status, status_note) = ata::smart_status(mid, high);
+            let (status, status_note) = smart::smart_status(mid, high);
             let reading = AtaSmart {
                 smart_supported: true,
                 smart_enabled: true,
@@ -137,7 +137,7 @@ pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
                 attributes: table,
                 attribute_problem: thresholds.err().map(|e| e.to_string()),
             };
-            let health = verdict::assess("sda", Transport::Sata, SmartReading::Ata(reading));
+            let health = smart::assess("sda", Transport::Sata, SmartReading::Ata(reading));
             check_health(&health)?;
             prop_assert!(health.verdict != Verdict::Unavailable);
             Ok(())
@@ -295,7 +295,7 @@ pub fn sense(cases: u32) -> Result<Outcome, String> {
             for n in 0..sb.len() {
                 let _ = parse_sense(&sb[..n]);
             }
-            let _ = ata::smart_status(regs.lba_mid, regs.lba_high);
+            let _ = smart::smart_status(regs.lba_mid, regs.lba_high);
             Ok(())
         },
     );
@@ -345,7 +345,7 @@ pub fn caching_page(cases: u32) -> Result<Outcome, String> {
         1 => vec(any::<u8>(), 0..64),
     ];
     let outcome = run(cases, resp, |resp| {
-        let Ok(p) = scsi::parse_caching_page(&resp) else {
+        let Ok(p) = smart::parse_caching_page(&resp) else {
             return Ok(());
         };
         accepted();
@@ -356,11 +356,11 @@ pub fn caching_page(cases: u32) -> Result<Outcome, String> {
         prop_assert_eq!(p.wce, p.bytes[2] & 0x04 != 0);
         // What we would select reads back as what we asked for.
         for wce in [true, false] {
-            let mut sel = scsi::build_caching_select(&p, wce);
+            let mut sel = smart::build_caching_select(&p, wce);
             prop_assert_eq!(sel.len(), 8 + p.bytes.len());
             let mdl = (sel.len() - 2) as u16;
             sel[..2].copy_from_slice(&mdl.to_be_bytes());
-            let again = scsi::parse_caching_page(&sel).unwrap();
+            let again = smart::parse_caching_page(&sel).unwrap();
             prop_assert_eq!(again.wce, wce);
             prop_assert_eq!(again.rcd, p.rcd);
             prop_assert!(!again.saveable, "PS not masked");
@@ -377,7 +377,7 @@ pub fn nvme_identify(cases: u32) -> Result<Outcome, String> {
         page("qemu-nvme-warn-nvme-identify-controller.hex"),
     ];
     let outcome = run(cases, pages_like(bases, 4096, None), |p| {
-        match nvme::parse_identify_controller(&p) {
+        match smart::parse_identify_controller(&p) {
             Ok(c) => {
                 accepted();
                 prop_assert!(p.len() >= 4096);
@@ -403,8 +403,8 @@ pub fn nvme_health(cases: u32) -> Result<Outcome, String> {
         cases,
         (pages_like(bases, 512, None), any::<u32>()),
         |(p, status)| {
-            prop_assert!(display_safe(&nvme::describe_status(status)));
-            let h = match nvme::parse_health_log(&p) {
+            prop_assert!(display_safe(&smart::describe_status(status)));
+            let h = match smart::parse_health_log(&p) {
                 Ok(h) => h,
                 Err(_) => {
                     prop_assert!(p.len() < 512 || p[0] & 0xc0 != 0);
@@ -435,7 +435,7 @@ pub fn nvme_health(cases: u32) -> Result<Outcome, String> {
                 h.temperature_c()
             );
             let failed = h.critical_warning != 0;
-            let health = verdict::assess("nvme0n1", Transport::Nvme, SmartReading::Nvme(h));
+            let health = smart::assess("nvme0n1", Transport::Nvme, SmartReading::Nvme(h));
             check_health(&health)?;
             prop_assert_eq!(health.verdict == Verdict::Failed, failed);
             Ok(())
@@ -467,12 +467,12 @@ pub fn check_logs(logs: &DriveLogs) -> TestCaseResult {
         prop_assert!(r.percent_done <= 100, "{r:?}");
     }
     prop_assert!(st.supported || st.unsupported_reason.is_some());
-    let mut health = verdict::assess(
+    let mut health = smart::assess(
         &logs.device,
         logs.transport,
         SmartReading::Unavailable { reason: "x".into() },
     );
-    verdict::judge_logs(&mut health, logs);
+    smart::judge_logs(&mut health, logs);
     prop_assert_eq!(health.verdict, Verdict::Unavailable);
     check_health(&health)?;
     Ok(())
@@ -504,36 +504,36 @@ pub fn ata_logs(cases: u32) -> Result<Outcome, String> {
         any::<u8>(),
     );
     let outcome = run(cases, input, |(one, many, data, status)| {
-        let (outcome, text, remaining) = ata_log::decode_self_test_status(status);
+        let (outcome, text, remaining) = smart::decode_self_test_status(status);
         prop_assert!(!text.is_empty());
         prop_assert_eq!(remaining.is_some(), outcome == SelfTestOutcome::InProgress);
         prop_assert!(remaining.is_none_or(|r| r <= 100));
         let mut logs = DriveLogs::unavailable("sda", Transport::Sata, "x");
         let mut any = false;
-        if let Ok(l) = ata_log::parse_summary_error_log(&one) {
+        if let Ok(l) = smart::parse_summary_error_log(&one) {
             prop_assert!(l.entries.len() <= 5);
             prop_assert!(l.entries.iter().all(|e| e.lba.is_some_and(|x| x < 1 << 28)));
             logs.error_log = LogRead::Read(l);
             any = true;
         }
-        if let Ok(l) = ata_log::parse_self_test_log(&one) {
+        if let Ok(l) = smart::parse_self_test_log(&one) {
             prop_assert!(l.entries.len() <= 21);
             logs.self_test_log = LogRead::Read(l);
             any = true;
         }
-        if let Ok(l) = ata_log::parse_ext_error_log(&many) {
+        if let Ok(l) = smart::parse_ext_error_log(&many) {
             prop_assert!(l.entries.len() <= 4 * (many.len() / 512));
             prop_assert!(l.entries.iter().all(|e| e.lba.is_some_and(|x| x < 1 << 48)));
             logs.error_log = LogRead::Read(l);
             any = true;
         }
-        if let Ok(l) = ata_log::parse_ext_self_test_log(&many) {
+        if let Ok(l) = smart::parse_ext_self_test_log(&many) {
             prop_assert!(l.entries.len() <= 19 * (many.len() / 512));
             logs.self_test_log = LogRead::Read(l);
             any = true;
         }
-        if let Ok(d) = ata::parse_smart_data(&data) {
-            logs.self_test = ata_log::self_test_status(&d);
+        if let Ok(d) = smart::parse_smart_data(&data) {
+            logs.self_test = smart::self_test_status(&d);
             any = true;
         }
         if any {
@@ -546,20 +546,20 @@ pub fn ata_logs(cases: u32) -> Result<Outcome, String> {
 
 pub fn nvme_logs(cases: u32) -> Result<Outcome, String> {
     // QEMU has no Device Self-test log: the base is a hand-made one with one result.
-    let mut self_test = vec![0u8; nvme::SELF_TEST_LOG_LEN];
+    let mut self_test = vec![0u8; smart::SELF_TEST_LOG_LEN];
     for r in self_test[4..].chunks_exact_mut(28) {
         r[0] = 0x0F;
     }
     self_test[4] = 0x10;
     let input = (
         pages_like(vec![page("qemu-nvme-0-nvme-error-log.hex")], 256, None),
-        pages_like(vec![self_test], nvme::SELF_TEST_LOG_LEN, None),
+        pages_like(vec![self_test], smart::SELF_TEST_LOG_LEN, None),
         any::<u16>(),
     );
     let outcome = run(cases, input, |(errors, tests, edstt)| {
         let mut logs = DriveLogs::unavailable("nvme0n1", Transport::Nvme, "x");
         let mut any = false;
-        if let Ok(l) = nvme_log::parse_error_log(&errors) {
+        if let Ok(l) = smart::parse_error_log(&errors) {
             prop_assert!(l.entries.len() <= errors.len() / 64);
             prop_assert!(l.entries.windows(2).all(|w| w[0].number > w[1].number));
             prop_assert!(l.entries.iter().all(|e| e.number != 0));
@@ -567,9 +567,9 @@ pub fn nvme_logs(cases: u32) -> Result<Outcome, String> {
             logs.error_log = LogRead::Read(l);
             any = true;
         }
-        if let Ok((l, running)) = nvme_log::parse_self_test_log(&tests) {
+        if let Ok((l, running)) = smart::parse_nvme_self_test_log(&tests) {
             prop_assert!(l.entries.len() <= 20);
-            logs.self_test = nvme_log::self_test_status(&l, running, edstt);
+            logs.self_test = smart::nvme_self_test_status(&l, running, edstt);
             logs.self_test_log = LogRead::Read(l);
             any = true;
         }

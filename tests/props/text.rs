@@ -5,15 +5,14 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseResult;
 
-use disktriage::model::cache::{CacheAgreement, CacheStatus, DriveCache};
-use disktriage::model::device::ParseValueError;
-use disktriage::model::device::{SwapEntry, SwapKind};
-use disktriage::model::text;
-use disktriage::model::usage::MountEntry;
+use disktriage::model;
+use disktriage::model::MountEntry;
+use disktriage::model::ParseValueError;
+use disktriage::model::{CacheAgreement, CacheStatus, DriveCache};
 use disktriage::model::{DevNum, KernelWriteCache, SchedulerSet, Transport};
-use disktriage::sys::drives::classify_transport;
-use disktriage::sys::parse;
-use disktriage::sys::sysfs::{classify_holder, dev_node_path};
+use disktriage::model::{SwapEntry, SwapKind};
+use disktriage::sys;
+use disktriage::sys::{classify_holder, classify_transport, dev_node_path};
 
 use super::strategies::{hostile_bytes, hostile_text, kernel_escape, number_text};
 use super::{Outcome, display_safe, run};
@@ -36,17 +35,17 @@ pub fn unescape_octal(cases: u32) -> Result<Outcome, String> {
         any::<String>(),
     ];
     run(cases, (input, hostile_text(40)), |(s, raw)| {
-        let out = text::unescape_octal(&s);
+        let out = model::unescape_octal(&s);
         prop_assert!(display_safe(&out), "control character in {out:?}");
         // An escape turns four characters into one; nothing ever grows.
         prop_assert!(out.chars().count() <= s.chars().count());
         if !s.contains('\\') {
-            prop_assert_eq!(&out, &text::neutralize_controls(&s));
+            prop_assert_eq!(&out, &model::neutralize_controls(&s));
         }
         // What the kernel escapes comes back, with controls made visible.
         prop_assert_eq!(
-            text::unescape_octal(&kernel_escape(&raw)),
-            text::neutralize_controls(&raw)
+            model::unescape_octal(&kernel_escape(&raw)),
+            model::neutralize_controls(&raw)
         );
         Ok(())
     })
@@ -55,14 +54,14 @@ pub fn unescape_octal(cases: u32) -> Result<Outcome, String> {
 pub fn neutralize_controls(cases: u32) -> Result<Outcome, String> {
     let input = prop_oneof![hostile_text(60), any::<String>()];
     run(cases, input, |s| {
-        let out = text::neutralize_controls(&s);
+        let out = model::neutralize_controls(&s);
         prop_assert!(display_safe(&out));
         prop_assert_eq!(out.chars().count(), s.chars().count());
         for (a, b) in s.chars().zip(out.chars()) {
             let kept = if a.is_control() { b == '?' } else { a == b };
             prop_assert!(kept, "{:?} became {:?}", a, b);
         }
-        prop_assert_eq!(text::neutralize_controls(&out), out);
+        prop_assert_eq!(model::neutralize_controls(&out), out);
         Ok(())
     })
 }
@@ -76,14 +75,14 @@ pub fn clean_text(cases: u32) -> Result<Outcome, String> {
         v
     });
     run(cases, input, |raw| {
-        match text::clean_text(&raw) {
+        match model::clean_text(&raw) {
             Some(s) => {
                 prop_assert!(display_safe(&s), "control character in {s:?}");
                 prop_assert!(!s.is_empty());
                 prop_assert_eq!(s.trim(), s.as_str(), "not trimmed");
                 prop_assert!(s.chars().count() <= raw.len());
                 // Cleaning clean text changes nothing.
-                let again = text::clean_text(s.as_bytes());
+                let again = model::clean_text(s.as_bytes());
                 prop_assert_eq!(again.as_deref(), Some(s.as_str()));
             }
             None => {
@@ -131,9 +130,9 @@ impl MountLine {
     fn expected(&self) -> MountEntry {
         MountEntry {
             dev: Some(self.dev),
-            mount_point: text::neutralize_controls(&self.mount_point),
-            fstype: text::neutralize_controls(&self.fstype),
-            source: text::neutralize_controls(&self.source),
+            mount_point: model::neutralize_controls(&self.mount_point),
+            fstype: model::neutralize_controls(&self.fstype),
+            source: model::neutralize_controls(&self.source),
         }
     }
 }
@@ -217,12 +216,12 @@ pub fn mountinfo(cases: u32) -> Result<Outcome, String> {
             let one = match line {
                 MountText::Good(l) => {
                     let t = l.fields().join(" ");
-                    let parsed = parse::parse_mountinfo(&t);
+                    let parsed = sys::parse_mountinfo(&t);
                     prop_assert_eq!(&parsed, &vec![l.expected()], "line {:?}", t);
                     t
                 }
                 MountText::Broken(t) => {
-                    let parsed = parse::parse_mountinfo(t);
+                    let parsed = sys::parse_mountinfo(t);
                     prop_assert!(parsed.len() <= t.split('\n').count());
                     t.clone()
                 }
@@ -230,14 +229,12 @@ pub fn mountinfo(cases: u32) -> Result<Outcome, String> {
             // In the table a line ends at "\n" or "\r\n": a last field ending in "\r"
             // loses it, as `str::lines` does (the kernel never ends a line with "\r";
             // the super options, which are not read, are the last field).
-            all.extend(parse::parse_mountinfo(
-                one.strip_suffix('\r').unwrap_or(&one),
-            ));
+            all.extend(sys::parse_mountinfo(one.strip_suffix('\r').unwrap_or(&one)));
             text.push_str(&one);
             text.push('\n');
         }
         // The table is the lines' entries, in order, whatever their neighbours.
-        let table = parse::parse_mountinfo(&text);
+        let table = sys::parse_mountinfo(&text);
         prop_assert_eq!(&table, &all);
         for m in &table {
             prop_assert!(display_safe(&m.mount_point) && display_safe(&m.fstype));
@@ -273,11 +270,11 @@ pub fn swaps(cases: u32) -> Result<Outcome, String> {
             text.push_str(&swap_line(path, kind, *size, *used, *prio));
             text.push('\n');
         }
-        let parsed = parse::parse_swaps(&text);
+        let parsed = sys::parse_swaps(&text);
         let expected: Vec<SwapEntry> = entries
             .iter()
             .map(|(path, kind, ..)| SwapEntry {
-                path: text::neutralize_controls(path),
+                path: model::neutralize_controls(path),
                 kind: SwapKind::from_proc(kind),
                 file: None,
             })
@@ -287,7 +284,7 @@ pub fn swaps(cases: u32) -> Result<Outcome, String> {
             text.push_str(g);
             text.push('\n');
         }
-        let parsed = parse::parse_swaps(&text);
+        let parsed = sys::parse_swaps(&text);
         prop_assert!(parsed.len() <= text.lines().count().saturating_sub(1));
         prop_assert!(parsed.iter().all(|s| display_safe(&s.path)));
         Ok(())
@@ -332,27 +329,27 @@ pub fn sysfs_values(cases: u32) -> Result<Outcome, String> {
         inputs,
         |((num, n, dev, junk), (counters, gaps), (words, sep), (names, active), wc)| {
             // Booleans.
-            let flag = parse::parse_flag(&num);
+            let flag = sys::parse_flag(&num);
             prop_assert_eq!(flag.is_some(), matches!(num.trim(), "0" | "1"));
             prop_assert_eq!(
-                parse::parse_flag(&junk).is_some(),
+                sys::parse_flag(&junk).is_some(),
                 matches!(junk.trim(), "0" | "1")
             );
 
             // Numbers: a number the kernel prints comes back; anything accepted is a number.
-            prop_assert_eq!(parse::parse_number::<u64>(&format!("{n}\n")), Some(n));
+            prop_assert_eq!(sys::parse_number::<u64>(&format!("{n}\n")), Some(n));
             for text in [&num, &junk] {
-                if let Some(v) = parse::parse_number::<u64>(text) {
+                if let Some(v) = sys::parse_number::<u64>(text) {
                     let digits = text.trim().trim_start_matches('+');
                     prop_assert!(digits.bytes().all(|b| b.is_ascii_digit()));
                     prop_assert_eq!(digits.parse::<u128>().ok(), Some(u128::from(v)));
                 }
-                let _ = parse::parse_number::<u32>(text);
-                let _ = parse::parse_number::<i64>(text);
+                let _ = sys::parse_number::<u32>(text);
+                let _ = sys::parse_number::<i64>(text);
             }
 
             // Device numbers.
-            prop_assert_eq!(parse::parse_devnum(&format!("{dev}\n")), Some(dev));
+            prop_assert_eq!(sys::parse_devnum(&format!("{dev}\n")), Some(dev));
             for text in [&num, &junk] {
                 match text.parse::<DevNum>() {
                     Ok(d) => prop_assert!(text.contains(':') && d.to_string().contains(':')),
@@ -366,7 +363,7 @@ pub fn sysfs_values(cases: u32) -> Result<Outcome, String> {
                 .zip(&gaps)
                 .map(|(c, g)| format!("{g}{c}"))
                 .collect();
-            let stat = parse::parse_disk_stat(&format!("{line}\n"));
+            let stat = sys::parse_disk_stat(&format!("{line}\n"));
             if counters.len() >= 11 {
                 let s = stat.unwrap();
                 prop_assert_eq!(
@@ -388,14 +385,14 @@ pub fn sysfs_values(cases: u32) -> Result<Outcome, String> {
             } else {
                 prop_assert!(stat.is_none());
             }
-            let inflight = parse::parse_inflight(&line);
+            let inflight = sys::parse_inflight(&line);
             prop_assert_eq!(
                 inflight,
                 (counters.len() >= 2).then(|| (counters[0], counters[1]))
             );
-            let _ = parse::parse_disk_stat(&junk);
-            let _ = parse::parse_inflight(&junk);
-            let _ = parse::parse_stat_start_time(&junk);
+            let _ = sys::parse_disk_stat(&junk);
+            let _ = sys::parse_inflight(&junk);
+            let _ = sys::parse_stat_start_time(&junk);
 
             // Scheduler lists: whatever is accepted is consistent.
             let text = words.join(&sep);
@@ -472,15 +469,10 @@ pub fn stat_start_time(cases: u32) -> Result<Outcome, String> {
             line.push_str(&format!(" {f}"));
         }
         line.push('\n');
-        prop_assert_eq!(
-            parse::parse_stat_start_time(&line),
-            Some(start),
-            "{:?}",
-            line
-        );
+        prop_assert_eq!(sys::parse_stat_start_time(&line), Some(start), "{:?}", line);
         // A line that ends before field 22 has no start time.
-        prop_assert_eq!(parse::parse_stat_start_time(&head), None, "{:?}", head);
-        let _ = parse::parse_stat_start_time(&junk);
+        prop_assert_eq!(sys::parse_stat_start_time(&head), None, "{:?}", head);
+        let _ = sys::parse_stat_start_time(&junk);
         Ok(())
     })
 }
@@ -504,7 +496,7 @@ pub fn vpd_serial(cases: u32) -> Result<Outcome, String> {
         1 => vec(any::<u8>(), 0..8),
     ];
     run(cases, page, |page| {
-        let serial = parse::parse_vpd_serial(&page);
+        let serial = sys::parse_vpd_serial(&page);
         if let Some(s) = &serial {
             prop_assert!(page.len() >= 4 && page[1] == 0x80);
             prop_assert!(display_safe(s));

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Guest side of tests/qemu_lab.rs: drive control on every lab drive in one boot. Each step
+# Guest side of tests/lab/qemu_lab.rs: drive control on every lab drive in one boot. Each step
 # prints a `===== NAME` header and its output; `rc=N` lines carry exit statuses. The host
 # test asserts on the sections. smartctl and nvme (from the host, via LAB_TOOLS) are
 # independent witnesses of the drives' cache state; fio and ioping witness latency.

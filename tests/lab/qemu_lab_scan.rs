@@ -1,0 +1,489 @@
+//! The surface scan on emulated devices whose bad, slow and stalling areas are known: boots
+//! the QEMU lab once (`tests/vm/lab.sh`, disk set `standard`), runs `tests/vm/scan-guest.sh`
+//! with the static binary, and asserts on what the guest printed:
+//!
+//! - scsi_debug with 16 unrecoverable sectors at LBA 8192 (`opts=2`): exactly those sectors
+//!   unreadable in the JSON, the mapfile, the badblocks list and for ddrescuelog, every other
+//!   byte read; through SG_IO (the sd disk itself) and through plain reads (dm-linear over it);
+//! - a dm-delay segment of 300 ms over null_blk: exactly that segment slow, nothing else;
+//! - a dm-error segment: exactly those sectors, EIO;
+//! - a dm-delay segment slower than `--timeout`: TIME, waited for (not enforced on dm);
+//! - a scan stopped with SIGINT and run again with its mapfile reads only the rest (the
+//!   device's read counter);
+//! - a scsi_debug disk that answers after 25 s: through SG_IO every block is abandoned at the
+//!   kernel's shortest SG_IO timeout (7 s, `--timeout 1s` asked), well before; through
+//!   dm-linear (at 10 s) it is waited for;
+//! - no sector written on any scanned device (their write counters).
+//!
+//! `DISKTRIAGE_LAB_SCAN_RESULTS=FILE` reads a saved guest output (target/lab/qemu-lab-scan-
+//! results.log) instead of booting: for working on the assertions.
+//!
+//! Root only, like the other lab tests. Skipped with the reason when the lab cannot run,
+//! failing instead with `DISKTRIAGE_REQUIRE_ROOT=1`.
+
+use crate::common;
+use crate::{Results, build_static_binary, repo};
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// Host tools the guest gets: dmsetup builds the dm tables, ddrescuelog reads the mapfiles
+/// back (optional: without it that check is skipped and said so).
+const LAB_TOOLS: [&str; 2] = ["dmsetup", "ddrescuelog"];
+const MIB: u64 = 1 << 20;
+/// scsi_debug's size (`dev_size_mb=16`) and its bad sectors.
+const SD_SIZE: u64 = 16 * MIB;
+const SD_BAD_LBA: u64 = 8192;
+const SD_BAD_COUNT: u64 = 16;
+
+impl Results {
+    /// The JSON document in a section: from its first `{` line to the `rc=` line.
+    fn scan_json(&self, name: &str) -> Value {
+        let body: String = self
+            .text(name)
+            .lines()
+            .skip_while(|l| !l.starts_with('{'))
+            .take_while(|l| !l.starts_with("rc="))
+            .collect::<Vec<_>>()
+            .join("\n");
+        serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("section {name:?} is not JSON ({e}):\n{}", self.text(name)))
+    }
+
+    /// The `/sys/block/X/stat` lines of a section (`stat NAME f0 f1 ...`), in order.
+    fn stats(&self, name: &str) -> Vec<(String, Vec<u64>)> {
+        self.text(name)
+            .lines()
+            .filter_map(|l| l.strip_prefix("stat "))
+            .map(|l| {
+                let mut words = l.split_whitespace();
+                let dev = words.next().unwrap().to_string();
+                (dev, words.map(|w| w.parse().unwrap()).collect())
+            })
+            .collect()
+    }
+
+    /// The numbers a section lists, one a line (a badblocks list, ddrescuelog -l).
+    fn numbers(&self, name: &str) -> Vec<u64> {
+        self.text(name)
+            .lines()
+            .take_while(|l| !l.starts_with("rc="))
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                l.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{name}: not a number: {l:?}"))
+            })
+            .collect()
+    }
+}
+
+/// `/sys/block/X/stat` fields.
+const SECTORS_READ: usize = 2;
+const WRITES: usize = 4;
+const SECTORS_WRITTEN: usize = 6;
+
+/// The regions of a ddrescue mapfile: (pos, size, status).
+fn mapfile_regions(text: &str) -> Vec<(u64, u64, char)> {
+    let hex = |w: &str| u64::from_str_radix(w.trim_start_matches("0x"), 16).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() == 3 && w[0].starts_with("0x") && w[1].starts_with("0x"))
+        .map(|w| (hex(w[0]), hex(w[1]), w[2].chars().next().unwrap()))
+        .collect()
+}
+
+fn shared_lab() -> &'static Results {
+    static LAB: OnceLock<Result<Results, String>> = OnceLock::new();
+    let lab = LAB.get_or_init(|| {
+        std::panic::catch_unwind(|| {
+            if let Some(saved) = std::env::var_os("DISKTRIAGE_LAB_SCAN_RESULTS") {
+                return Results::parse(&std::fs::read_to_string(saved).unwrap());
+            }
+            let work = tempfile::Builder::new()
+                .prefix("disktriage-lab-scan.")
+                .tempdir()
+                .unwrap();
+            run_lab(work.path())
+        })
+        .map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "the lab boot panicked".to_string())
+        })
+    });
+    match lab {
+        Ok(lab) => lab,
+        Err(why) => panic!("{why}"),
+    }
+}
+
+fn run_lab(work: &Path) -> Results {
+    let bin = build_static_binary();
+    let tools: Vec<&str> = LAB_TOOLS.iter().copied().filter(|t| on_host(t)).collect();
+    let status = Command::new(repo().join("tests/vm/lab.sh"))
+        .arg("run")
+        .arg(work)
+        .arg(repo().join("tests/vm/scan-guest.sh"))
+        .arg("standard")
+        .env("DISKTRIAGE_BIN", &bin)
+        .env("LAB_TOOLS", tools.join(" "))
+        .env("LAB_TIMEOUT", "480")
+        .status()
+        .expect("run tests/vm/lab.sh");
+    let keep = repo().join("target/lab");
+    std::fs::create_dir_all(&keep).unwrap();
+    for log in ["results.log", "console.log"] {
+        let _ = std::fs::copy(work.join(log), keep.join(format!("qemu-lab-scan-{log}")));
+    }
+    assert!(
+        status.success(),
+        "the lab did not run to the end; see target/lab/qemu-lab-scan-console.log and \
+         target/lab/qemu-lab-scan-results.log"
+    );
+    Results::parse(&std::fs::read_to_string(work.join("results.log")).unwrap())
+}
+
+fn on_host(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Lab prerequisites: root, the packages `lab.sh check` wants, and dmsetup.
+fn lab_or_skip(test: &str) -> bool {
+    if std::env::var_os("DISKTRIAGE_LAB_SCAN_RESULTS").is_some() {
+        return true;
+    }
+    if !common::root_or_skip(test) {
+        return false;
+    }
+    let check = Command::new(repo().join("tests/vm/lab.sh"))
+        .arg("check")
+        .output()
+        .expect("run tests/vm/lab.sh check");
+    if !check.status.success() {
+        return common::skip(test, String::from_utf8_lossy(&check.stdout).trim());
+    }
+    if !on_host("dmsetup") {
+        return common::skip(
+            test,
+            "dmsetup missing (scripts/install-test-deps.sh installs it)",
+        );
+    }
+    true
+}
+
+/// The (offset, length, errno) of a scan's unreadable ranges.
+fn errors(doc: &Value) -> Vec<(u64, u64, i64)> {
+    doc["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["offset"].as_u64().unwrap(),
+                e["length"].as_u64().unwrap(),
+                e["errno"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The (offset, length) of a list of ranges (`slow`, `timeouts`).
+fn ranges(doc: &Value, key: &str) -> Vec<(u64, u64)> {
+    doc[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {doc}"))
+        .iter()
+        .map(|r| (r["offset"].as_u64().unwrap(), r["length"].as_u64().unwrap()))
+        .collect()
+}
+
+fn bucket(doc: &Value, label: &str) -> u64 {
+    doc["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["label"] == label)
+        .unwrap()["blocks"]
+        .as_u64()
+        .unwrap()
+}
+
+/// The medium errors of the scsi_debug disk, as `section` reported them (JSON, mapfile,
+/// badblocks list with --bb-size 512).
+fn assert_sixteen_bad_sectors(r: &Results, scan: &str, map: &str, bb: &str, enforced: bool) {
+    let doc = r.scan_json(scan);
+    let bad = (SD_BAD_LBA * 512, SD_BAD_COUNT * 512);
+    assert_eq!(r.rc(scan), 5, "{scan}: some sectors unreadable");
+    assert_eq!(doc["timeout_enforced"], enforced, "{scan}: {doc}");
+    assert_eq!(doc["end"], "finished", "{scan}");
+    // Exactly the 16 sectors, with the errno a plain read gets for an unrecovered read error.
+    assert_eq!(
+        errors(&doc),
+        vec![(bad.0, bad.1, i64::from(libc::ENODATA))],
+        "{scan}"
+    );
+    assert_eq!(doc["bytes_unreadable"], bad.1, "{scan}");
+    assert_eq!(doc["bytes_read"], SD_SIZE - bad.1, "{scan}");
+    assert_eq!(doc["bytes_abandoned"], 0, "{scan}");
+    assert_eq!(
+        doc["verdict"], "16 unreadable sectors at LBA 8192-8207",
+        "{scan}"
+    );
+    assert_eq!(
+        mapfile_regions(r.text(map)),
+        vec![
+            (0, bad.0, '+'),
+            (bad.0, bad.1, '-'),
+            (bad.0 + bad.1, SD_SIZE - bad.0 - bad.1, '+'),
+        ],
+        "{map}"
+    );
+    assert_eq!(
+        r.numbers(bb),
+        (SD_BAD_LBA..SD_BAD_LBA + SD_BAD_COUNT).collect::<Vec<_>>(),
+        "{bb}"
+    );
+}
+
+#[test]
+fn qemu_lab_scan_medium_errors_to_the_sector() {
+    if !lab_or_skip("qemu_lab_scan_medium_errors_to_the_sector") {
+        return;
+    }
+    let r = shared_lab();
+    // Through SG_IO on the sd disk, and through plain reads of a dm-linear over it.
+    assert_sixteen_bad_sectors(r, "SCAN-SD", "SD-MAPFILE", "SD-BADBLOCKS", true);
+    assert_sixteen_bad_sectors(r, "SCAN-SDLIN", "SDLIN-MAPFILE", "SDLIN-BADBLOCKS", false);
+    let reason = r.scan_json("SCAN-SDLIN")["timeout_reason"].clone();
+    assert!(
+        reason
+            .as_str()
+            .unwrap()
+            .contains("is not a SCSI or SATA disk"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn qemu_lab_scan_ddrescuelog_agrees() {
+    if !lab_or_skip("qemu_lab_scan_ddrescuelog_agrees") {
+        return;
+    }
+    let r = shared_lab();
+    if r.text("DDRESCUELOG-SD-BAD").contains("not found") || !on_host("ddrescuelog") {
+        common::skip(
+            "qemu_lab_scan_ddrescuelog_agrees",
+            "ddrescuelog missing (Debian's gddrescue)",
+        );
+        return;
+    }
+    // ddrescuelog reads our mapfile back: the bad blocks are the JSON's, nothing is left
+    // untried.
+    let doc = r.scan_json("SCAN-SD");
+    let json_bad: Vec<u64> = errors(&doc)
+        .iter()
+        .flat_map(|&(offset, length, _)| offset / 512..(offset + length) / 512)
+        .collect();
+    assert_eq!(r.rc("DDRESCUELOG-SD-BAD"), 0);
+    assert_eq!(r.numbers("DDRESCUELOG-SD-BAD"), json_bad);
+    assert_eq!(r.rc("DDRESCUELOG-SD-UNDONE"), 0);
+    assert_eq!(r.numbers("DDRESCUELOG-SD-UNDONE"), Vec::<u64>::new());
+    let doc = r.scan_json("SCAN-ERR");
+    let json_bad: Vec<u64> = errors(&doc)
+        .iter()
+        .flat_map(|&(offset, length, _)| offset / 512..(offset + length) / 512)
+        .collect();
+    assert_eq!(r.numbers("DDRESCUELOG-ERR-BAD"), json_bad);
+    assert_eq!(json_bad, (40970..41010).collect::<Vec<_>>());
+}
+
+#[test]
+fn qemu_lab_scan_a_dm_delay_segment_is_the_only_slow_area() {
+    if !lab_or_skip("qemu_lab_scan_a_dm_delay_segment_is_the_only_slow_area") {
+        return;
+    }
+    let r = shared_lab();
+    let doc = r.scan_json("SCAN-SLOW");
+    assert_eq!(r.rc("SCAN-SLOW"), 0, "{doc}");
+    assert_eq!(ranges(&doc, "slow"), vec![(24 * MIB, MIB)], "{doc}");
+    let slow = &doc["slow"][0];
+    // dm-delay holds the request 300 ms; the second read, later, too.
+    assert!(slow["ms"].as_u64().unwrap() >= 300, "{slow}");
+    assert!(slow["reread_ms"].as_u64().unwrap() >= 300, "{slow}");
+    assert_eq!(errors(&doc), vec![], "{doc}");
+    assert_eq!(ranges(&doc, "timeouts"), vec![], "{doc}");
+    assert_eq!(doc["bytes_read"], 64 * MIB);
+    // dm's largest request is 127 KiB: the guest reads 64 KiB blocks, 16 of them slow.
+    assert_eq!(doc["block"], 64 << 10);
+    assert_eq!(bucket(&doc, "<500"), 16, "{doc}");
+}
+
+#[test]
+fn qemu_lab_scan_dm_error_sectors_are_named_with_eio() {
+    if !lab_or_skip("qemu_lab_scan_dm_error_sectors_are_named_with_eio") {
+        return;
+    }
+    let r = shared_lab();
+    let doc = r.scan_json("SCAN-ERR");
+    assert_eq!(r.rc("SCAN-ERR"), 5, "{doc}");
+    assert_eq!(
+        errors(&doc),
+        vec![(40970 * 512, 40 * 512, i64::from(libc::EIO))],
+        "{doc}"
+    );
+    assert_eq!(doc["errors"][0]["errno_name"], "EIO");
+    assert_eq!(doc["bytes_read"], 64 * MIB - 40 * 512);
+    assert_eq!(
+        mapfile_regions(r.text("ERR-MAPFILE")),
+        vec![
+            (0, 40970 * 512, '+'),
+            (40970 * 512, 40 * 512, '-'),
+            (41010 * 512, 64 * MIB - 41010 * 512, '+'),
+        ]
+    );
+    assert_eq!(ranges(&doc, "slow"), vec![], "{doc}");
+}
+
+#[test]
+fn qemu_lab_scan_a_segment_slower_than_the_timeout_is_time_on_dm() {
+    if !lab_or_skip("qemu_lab_scan_a_segment_slower_than_the_timeout_is_time_on_dm") {
+        return;
+    }
+    let r = shared_lab();
+    let doc = r.scan_json("SCAN-TIME");
+    // Waited for (dm has no per-command timeout), read, and counted TIME.
+    assert_eq!(r.rc("SCAN-TIME"), 0, "{doc}");
+    assert_eq!(doc["timeout_enforced"], false);
+    assert_eq!(ranges(&doc, "timeouts"), vec![(8 * MIB, 64 << 10)], "{doc}");
+    assert_eq!(bucket(&doc, "TIME"), 1, "{doc}");
+    assert_eq!(ranges(&doc, "slow"), vec![], "{doc}");
+    assert_eq!(errors(&doc), vec![], "{doc}");
+    assert_eq!(doc["bytes_read"], 32 * MIB);
+    assert_eq!(doc["bytes_abandoned"], 0);
+}
+
+#[test]
+fn qemu_lab_scan_a_stopped_scan_resumes_reading_only_the_rest() {
+    if !lab_or_skip("qemu_lab_scan_a_stopped_scan_resumes_reading_only_the_rest") {
+        return;
+    }
+    let r = shared_lab();
+    let size = 64 * MIB;
+    let first = r.scan_json("RESUME-FIRST");
+    assert_eq!(r.rc("RESUME-FIRST"), 130, "{first}");
+    assert_eq!(first["end"], "stopped");
+    let read1 = first["bytes_read"].as_u64().unwrap();
+    assert!(read1 > 0 && read1 < size, "stopped part way: {first}");
+    let s1 = r.stats("RESUME-FIRST");
+    assert_eq!(
+        (s1[1].1[SECTORS_READ] - s1[0].1[SECTORS_READ]) * 512,
+        read1,
+        "the first run's reads"
+    );
+    // The mapfile saved at the stop has what was read as read, the rest untried.
+    assert_eq!(
+        mapfile_regions(r.text("RESUME-MAPFILE")),
+        vec![(0, read1, '+'), (read1, size - read1, '?')]
+    );
+    let second = r.scan_json("RESUME-SECOND");
+    assert_eq!(r.rc("RESUME-SECOND"), 0, "{second}");
+    assert_eq!(second["end"], "finished");
+    assert_eq!(second["bytes_planned"], size - read1, "{second}");
+    assert_eq!(second["bytes_read"], size - read1, "{second}");
+    let s2 = r.stats("RESUME-SECOND");
+    // Nothing read between the runs, and the second read only the rest.
+    assert_eq!(s2[0].1[SECTORS_READ], s1[1].1[SECTORS_READ]);
+    assert_eq!(
+        (s2[1].1[SECTORS_READ] - s2[0].1[SECTORS_READ]) * 512,
+        size - read1,
+        "the second run's reads"
+    );
+    assert!(r.text("RESUME-SECOND").contains("resuming from"));
+}
+
+#[test]
+fn qemu_lab_scan_sg_io_abandons_a_block_at_the_timeout() {
+    if !lab_or_skip("qemu_lab_scan_sg_io_abandons_a_block_at_the_timeout") {
+        return;
+    }
+    let r = shared_lab();
+    assert!(r.text("SD-DELAY").contains("delay=6250 rc=0"));
+    // Through SG_IO: both 64 KiB blocks abandoned, not after the disk's 25 s but at the
+    // kernel's shortest SG_IO timeout, 7 s (1 s asked; the block layer rounds its timer up to
+    // the next second).
+    let doc = r.scan_json("SCAN-SD-TIMEOUT");
+    assert_eq!(r.rc("SCAN-SD-TIMEOUT"), 5, "{doc}");
+    assert_eq!(doc["timeout_enforced"], true, "{doc}");
+    assert_eq!(doc["timeout_ms"], 1000, "{doc}");
+    assert_eq!(doc["abandon_after_ms"], 7000, "{doc}");
+    assert!(
+        doc["timeout_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("SG_IO READ on the SCSI disk sd"),
+        "{doc}"
+    );
+    assert_eq!(ranges(&doc, "timeouts"), vec![(0, 128 << 10)], "{doc}");
+    assert_eq!(bucket(&doc, "TIME"), 2, "{doc}");
+    assert_eq!(doc["bytes_abandoned"], 128 << 10);
+    assert_eq!(doc["bytes_read"], 0);
+    assert_eq!(errors(&doc), vec![], "{doc}");
+    let seconds = doc["seconds"].as_f64().unwrap();
+    assert!(
+        (14.0..2.0 * 12.0).contains(&seconds),
+        "two blocks abandoned at 7 s took {seconds} s (the disk answers after 25 s)"
+    );
+    let text = r.text("SCAN-SD-TIMEOUT-TEXT");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("Timeout a read is abandoned after 7000 ms (SG_IO READ on the SCSI disk sd")
+            && flat.contains("one that takes 1000 ms or more but answers before is counted TIME")
+            && flat.contains(
+                "Verdict: 128 sectors not read: abandoned at the command timeout, the first at LBA \
+                 0-127."
+            ),
+        "{text}"
+    );
+    assert_eq!(r.rc("SCAN-SD-TIMEOUT-TEXT"), 5);
+    // Through dm-linear over the same disk: waited for, then TIME.
+    let doc = r.scan_json("SCAN-SDLIN-TIMEOUT");
+    assert_eq!(r.rc("SCAN-SDLIN-TIMEOUT"), 0, "{doc}");
+    assert_eq!(doc["timeout_enforced"], false, "{doc}");
+    assert_eq!(ranges(&doc, "timeouts"), vec![(0, 64 << 10)], "{doc}");
+    assert_eq!(doc["bytes_read"], 64 << 10);
+    let seconds = doc["seconds"].as_f64().unwrap();
+    assert!(seconds >= 9.0, "the disk's delay: {seconds} s");
+}
+
+#[test]
+fn qemu_lab_scan_writes_no_sector() {
+    if !lab_or_skip("qemu_lab_scan_writes_no_sector") {
+        return;
+    }
+    let r = shared_lab();
+    let before = r.stats("STATS-BEFORE");
+    let after = r.stats("STATS-AFTER");
+    assert_eq!(before.len(), 7, "every scanned device: {before:?}");
+    assert_eq!(
+        before.iter().map(|(d, _)| d).collect::<Vec<_>>(),
+        after.iter().map(|(d, _)| d).collect::<Vec<_>>()
+    );
+    for ((dev, b), (_, a)) in before.iter().zip(&after) {
+        assert_eq!(a[WRITES], b[WRITES], "{dev}: writes completed");
+        assert_eq!(
+            a[SECTORS_WRITTEN], b[SECTORS_WRITTEN],
+            "{dev}: sectors written"
+        );
+        // The scans did read them (the sd disk through dm-linear: SG_IO is not counted).
+        assert!(a[SECTORS_READ] > b[SECTORS_READ], "{dev}: read");
+    }
+}

@@ -1,0 +1,312 @@
+//! The TUI's surface scan on real loop devices (root): the worker reads every block of a
+//! device, refuses a device re-attached under the name the admin chose, ends with what it
+//! read when the device changes under it; and in tmux at 80x25 (TERM=linux) `b` on Devices
+//! scans the selected device to the end, shows every block read and the ranges, `h` opens
+//! the Health view of the same disk.
+
+use std::fs;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::common;
+use crate::common::{HISTORY_ENV, LoopDev, history_dir, root_or_skip, scratch, skip};
+use disktriage::event::{Msg, ScanUpdate};
+use disktriage::scan::Span;
+use disktriage::scan::blockmap::DEFAULT_CELLS;
+use disktriage::scan::engine::{End, Scan, ScanConfig};
+use disktriage::scan::mapfile::Mapfile;
+use disktriage::sys::SysRoot;
+use disktriage::sys::scan::ScanDevice;
+use disktriage::tui::scan_worker;
+
+/// Images in memory: a scan reads them at memory speed.
+fn shm_scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("disktriage-scan-tui-")
+        .tempdir_in("/dev/shm")
+        .unwrap()
+}
+
+/// Every message of a scan until its last update (or a refusal), within `timeout`.
+fn until_end(rx: &mpsc::Receiver<Msg>, timeout: Duration) -> Vec<Msg> {
+    let deadline = Instant::now() + timeout;
+    let mut out = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let msg = rx.recv_timeout(left).expect("the scan ends in time");
+        let end = match &msg {
+            Msg::Scan(u) => u.end.is_some(),
+            Msg::ScanRefused(_) => true,
+            _ => false,
+        };
+        out.push(msg);
+        if end {
+            return out;
+        }
+    }
+}
+
+fn last_update(msgs: &[Msg]) -> &ScanUpdate {
+    match msgs.last() {
+        Some(Msg::Scan(u)) => u,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn root_scan_worker_reads_every_block_of_the_chosen_loop_device() {
+    if !root_or_skip("root_scan_worker_reads_every_block_of_the_chosen_loop_device") {
+        return;
+    }
+    let dir = shm_scratch();
+    let dev = LoopDev::new(dir.path(), 256 << 20, 512);
+    let chosen = SysRoot::host().inventory().unwrap().chosen(&dev.name);
+    assert!(chosen.is_some());
+    let (tx, rx) = mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let worker = scan_worker::spawn(dev.name.clone(), &dev.path, chosen, stop, tx).unwrap();
+    let msgs = until_end(&rx, Duration::from_secs(60));
+    worker.join().unwrap();
+    let last = last_update(&msgs);
+    assert_eq!(last.end, Some(End::Finished));
+    assert_eq!(last.done, 256 << 20);
+    assert_eq!(last.bytes_read, 256 << 20);
+    assert!(last.errors.is_empty() && last.timeouts.is_empty());
+    assert!(
+        last.verdict
+            .as_deref()
+            .unwrap()
+            .starts_with("every block read")
+    );
+}
+
+#[test]
+fn root_scan_worker_refuses_a_device_reattached_under_the_chosen_name() {
+    if !root_or_skip("root_scan_worker_refuses_a_device_reattached_under_the_chosen_name") {
+        return;
+    }
+    let dir = shm_scratch();
+    let mut dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    let chosen = SysRoot::host().inventory().unwrap().chosen(&dev.name);
+    assert!(chosen.is_some());
+    // Another image under the same name: what the admin chose is not there any more.
+    let other = common::sparse_image(dir.path(), "other.img", 64 << 20);
+    dev.reattach(&other);
+    let (tx, rx) = mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let worker = scan_worker::spawn(dev.name.clone(), &dev.path, chosen, stop, tx).unwrap();
+    let msgs = until_end(&rx, Duration::from_secs(20));
+    worker.join().unwrap();
+    let [Msg::ScanRefused(why)] = msgs.as_slice() else {
+        let ends: Vec<_> = msgs
+            .iter()
+            .map(|m| match m {
+                Msg::Scan(u) => format!("read {} bytes, end {:?}", u.done, u.end),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        panic!("the scan started on another device: {ends:?}")
+    };
+    assert!(why.contains("no longer the device you chose"), "{why}");
+    assert!(why.contains("other.img"), "{why}");
+}
+
+#[test]
+fn root_scan_worker_ends_with_what_it_read_when_the_device_changes_under_it() {
+    if !root_or_skip("root_scan_worker_ends_with_what_it_read_when_the_device_changes_under_it") {
+        return;
+    }
+    let dir = shm_scratch();
+    let size: u64 = 1 << 30;
+    let dev = LoopDev::new(dir.path(), size, 512);
+    // Small reads, so the scan is still going when the device shrinks.
+    let mut reader = ScanDevice::open(&dev.path).unwrap();
+    reader.set_block(64 << 10).unwrap();
+    let scan = Scan::new(
+        ScanConfig {
+            domain: Span::new(0, size),
+            block: 64 << 10,
+            sector: 512,
+            slow: Duration::from_millis(150),
+            timeout: Duration::from_secs(3),
+            retry: false,
+            map_cells: DEFAULT_CELLS,
+        },
+        Mapfile::new(size),
+    );
+    let (tx, rx) = mpsc::channel();
+    let stop = AtomicBool::new(false);
+    let image = dev.image.clone();
+    let path = dev.path_str().to_string();
+    let msgs = std::thread::scope(|s| {
+        s.spawn(|| {
+            let started = Instant::now();
+            scan_worker::drive(
+                dev.name.clone(),
+                scan,
+                &mut reader,
+                &stop,
+                &tx,
+                Duration::from_millis(50),
+                &mut || started.elapsed(),
+            );
+        });
+        // The first update: the scan reads; then the image shrinks and the device follows.
+        let first = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert!(
+            matches!(&first, Msg::Scan(u) if u.end.is_none()),
+            "{first:?}"
+        );
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&image)
+            .unwrap()
+            .set_len(128 << 20)
+            .unwrap();
+        common::sh("losetup", &["-c", &path]);
+        until_end(&rx, Duration::from_secs(120))
+    });
+    let last = last_update(&msgs);
+    assert!(matches!(&last.end, Some(End::Gone(_))), "{:?}", last.end);
+    assert!(last.done < size, "{}", last.done);
+    assert!(
+        last.errors.is_empty(),
+        "no bad sector invented: {:?}",
+        last.errors
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// In tmux
+// ---------------------------------------------------------------------------------------
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.run(&["send-keys", "-t", "dt", k]);
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    /// disktriage at 80x25 on the Linux console's terminal type; EXITED-<status> at its end.
+    fn start(&self, journal: &std::path::Path) {
+        let cmd = format!(
+            "{} --journal-dir {}; echo EXITED-$?; sleep 60",
+            env!("CARGO_BIN_EXE_disktriage"),
+            journal.display()
+        );
+        let history = format!("{HISTORY_ENV}={}", history_dir().display());
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "new-session", "-d", "-s", "dt"])
+            .args(["-x", "80", "-y", "25", "env", &history, "TERM=linux"])
+            .args(["sh", "-c", &cmd])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        self.wait_for("DEVICE", Duration::from_secs(10), "device list");
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-J", "-t", "dt"])
+    }
+
+    fn wait_for(&self, text: &str, timeout: Duration, step: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                eprintln!("--- {step}:\n{s}");
+                return s;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "{step}: {text:?} did not appear within {timeout:?}; the screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+#[test]
+fn root_tmux_b_scans_the_selected_loop_device_to_the_end_and_lists_the_ranges() {
+    let test = "root_tmux_b_scans_the_selected_loop_device_to_the_end_and_lists_the_ranges";
+    if !root_or_skip(test) {
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        skip(test, "tmux is not installed");
+        return;
+    }
+    let dir = shm_scratch();
+    let journal = scratch();
+    let dev = LoopDev::new(dir.path(), 512 << 20, 512);
+    let tmux = Tmux {
+        socket: format!("disktriage-test-scan-{}", std::process::id()),
+    };
+    tmux.start(journal.path());
+    let title = format!("┌ {} ", dev.name);
+    for _ in 0..30 {
+        if tmux.screen().contains(&title) {
+            break;
+        }
+        tmux.keys(&["Down"]);
+    }
+    tmux.wait_for(&title, Duration::from_secs(2), "device selected");
+    tmux.keys(&["b"]);
+    tmux.wait_for(
+        &format!("Surface scan of {}", dev.name),
+        Duration::from_secs(5),
+        "the scan screen",
+    );
+    let s = tmux.wait_for("finished", Duration::from_secs(120), "the scan finished");
+    assert!(
+        s.contains("512 MiB of 512 MiB") || s.contains("512.0 MiB of 512.0 MiB"),
+        "{s}"
+    );
+    assert!(s.contains("every block read"), "{s}");
+    assert!(s.contains("0 unreadable, 0 slow"), "the ranges view:\n{s}");
+    // Every cell of the map read: no blank left inside its box.
+    let map_rows: Vec<&str> = s
+        .lines()
+        .skip_while(|l| !l.starts_with("┌ Map"))
+        .skip(1)
+        .take_while(|l| l.starts_with('│'))
+        .collect();
+    assert!(!map_rows.is_empty(), "{s}");
+    assert!(
+        map_rows.iter().all(|r| !r.trim_matches('│').contains(' ')),
+        "a cell not read:\n{s}"
+    );
+    tmux.keys(&["h"]);
+    tmux.wait_for(
+        &format!("Health of {}", dev.name),
+        Duration::from_secs(5),
+        "the health view of the same disk",
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+}

@@ -1,0 +1,997 @@
+//! Setting sweeps from the Test screen, the Health view, the probe on the run screen and what must stay whole at 80 columns.
+
+#![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
+
+use crate::common;
+
+use common::tui::*;
+use disktriage::app::{App, Overlay, Screen};
+use disktriage::bench::TestName;
+use disktriage::event::{Cmd, Msg};
+use disktriage::model::Transport;
+use ratatui::crossterm::event::KeyCode;
+
+use crate::snap;
+
+/// Answers a sweep's commands as the loop would, until none are left: a switch is reported
+/// done as asked, a run is fed and finished at `mbps(value, repeat)` MB/s (p99
+/// `p99(value)` ms). `at_run(app, n)` looks at the app while run `n` (from 0) is live.
+/// Returns every command the app gave.
+fn drive_sweep(
+    app: &mut App,
+    first: Vec<Cmd>,
+    test: TestName,
+    mbps: impl Fn(&str, u32) -> f64,
+    p99: impl Fn(&str) -> f64,
+    mut at_run: impl FnMut(&App, usize),
+) -> Vec<Cmd> {
+    use disktriage::changes::{CacheChange, JournalNote};
+    use disktriage::model::DriveCache;
+    let mut queue: std::collections::VecDeque<Cmd> = first.into();
+    let mut seen = Vec::new();
+    let mut runs = 0;
+    while let Some(cmd) = queue.pop_front() {
+        seen.push(cmd.clone());
+        let more = match cmd {
+            Cmd::StartRun(req) => {
+                let sw = app.sweep.as_ref().unwrap();
+                let step = sw.steps[sw.at];
+                let value = sw.settings[step.setting].clone();
+                let device = sw.device.clone();
+                // The scheduler a run reports is the device's; a cache sweep keeps it.
+                let sched = match sw.kind {
+                    disktriage::bench::SweepKind::Scheduler => value.clone(),
+                    disktriage::bench::SweepKind::WriteCache => "mq-deadline".into(),
+                };
+                let m = mbps(&value, step.repeat);
+                feed(app, req.test, &device, &sched, 8, m);
+                at_run(app, runs);
+                runs += 1;
+                app.update(Msg::RunFinished(Box::new(Ok(report(
+                    test,
+                    &device,
+                    &sched,
+                    m,
+                    p99(&value),
+                )))))
+            }
+            Cmd::ClaimSweep { device, .. } => app.update(Msg::SweepClaimed {
+                device,
+                result: Ok(()),
+            }),
+            Cmd::SetScheduler { device, name, .. } => app.update(Msg::SchedulerSet {
+                device,
+                result: Ok(name),
+            }),
+            Cmd::SetDriveCache {
+                device, enabled, ..
+            } => {
+                let cache = |on: bool| DriveCache {
+                    enabled: Some(on),
+                    changeable: true,
+                    fixed_reason: None,
+                    source: "test".into(),
+                };
+                app.update(Msg::DriveCacheSet {
+                    device: device.clone(),
+                    result: Ok(Box::new(CacheChange {
+                        device,
+                        transport: Transport::Sata,
+                        requested: enabled,
+                        before: cache(!enabled),
+                        after: cache(enabled),
+                        kernel_after: None,
+                        journal: JournalNote::Unchanged,
+                        notes: vec![],
+                    })),
+                })
+            }
+            _ => Vec::new(),
+        };
+        queue.extend(more);
+    }
+    seen
+}
+
+/// The loop's answer to a sweep's first command, the claim of its device: taken. Returns
+/// what the app asks next (its first run).
+fn claimed(app: &mut App, first: Vec<Cmd>) -> Vec<Cmd> {
+    let [Cmd::ClaimSweep { device, what }] = first.as_slice() else {
+        panic!("a sweep claims its device first: {first:?}")
+    };
+    assert!(what.ends_with(&format!("sweep of {device}")), "{what}");
+    app.update(Msg::SweepClaimed {
+        device: device.clone(),
+        result: Ok(()),
+    })
+}
+
+fn switches(cmds: &[Cmd]) -> Vec<String> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Cmd::SetScheduler { name, .. } => Some(name.clone()),
+            Cmd::SetDriveCache { enabled, .. } => Some(if *enabled { "on" } else { "off" }.into()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn scheduler_sweep_from_the_test_screen() {
+    use disktriage::bench::SweepKind;
+    use disktriage::report::{SweepEnd, render_sweep_text};
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::index_of(TestName::SeqRead);
+    let first = keys(&mut app, "S");
+    let first = claimed(&mut app, first);
+    // The first run is under the scheduler found at start: nothing to switch yet.
+    assert!(matches!(first.as_slice(), [Cmd::StartRun(_)]), "{first:?}");
+    let sw = app.sweep.as_ref().unwrap();
+    assert_eq!(sw.kind, SweepKind::Scheduler);
+    assert_eq!(sw.settings, ["none", "mq-deadline", "kyber", "bfq"]);
+    assert_eq!(sw.repeats, 3, "3 repeats unless the Test screen sets more");
+    let figure = |s: &str, repeat: u32| {
+        let base = match s {
+            "none" => 500.0,
+            "mq-deadline" => 510.0,
+            "kyber" => 400.0,
+            _ => 600.0,
+        };
+        base + f64::from(repeat) * 2.0
+    };
+    let cmds = drive_sweep(
+        &mut app,
+        first,
+        TestName::SeqRead,
+        figure,
+        |_| 0.5,
+        |app, n| {
+            if n == 5 {
+                let s = screen(app, 80, 25);
+                assert!(
+                    s.contains("Scheduler sweep, run 6 of 12: mq-deadline, repeat 2 of 3"),
+                    "{s}"
+                );
+                assert!(s.contains("RUNNING"), "{s}");
+                snap("sweep_running", app);
+                // Nothing else starts or switches while a sweep runs.
+                let mut probe = app.clone();
+                assert!(keys(&mut probe, "s").is_empty());
+                assert!(matches!(probe.overlay, Some(Overlay::Error(_))));
+            }
+        },
+    );
+    // Every one of the 12 runs goes to the history, one entry each, as the CLI's sweep does.
+    let recorded: Vec<usize> = cmds
+        .iter()
+        .filter_map(|c| match c {
+            Cmd::RecordHistory { runs, .. } => Some(runs.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded, vec![1; 12]);
+    // Interleaved: each repeat goes through every scheduler; the one at start comes back at
+    // the end.
+    assert_eq!(
+        switches(&cmds),
+        [
+            "mq-deadline",
+            "kyber",
+            "bfq",
+            "none",
+            "mq-deadline",
+            "kyber",
+            "bfq",
+            "none",
+            "mq-deadline",
+            "kyber",
+            "bfq",
+            "none"
+        ]
+    );
+    let sw = app.sweep.as_ref().unwrap();
+    assert!(!sw.active());
+    assert!(!app.running());
+    assert_eq!(app.overlay, Some(Overlay::Sweep { scroll: 0 }));
+    // Each scheduler's runs are one record in Results, with its three repeats.
+    assert_eq!(app.results.records.len(), 4);
+    assert!(app.results.records.iter().all(|r| r.runs.len() == 3));
+    assert_eq!(app.results.records[3].scheduler.as_deref(), Some("bfq"));
+
+    let result = sw.result();
+    assert_eq!(result.tests[0].verdict.winner(), Some("bfq"));
+    let s = screen(&app, 80, 25);
+    // The CLI's figures, word for word.
+    let cli = render_sweep_text(&result, &SweepEnd::default(), 80);
+    for line in cli.lines().skip(4).take(4) {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let row = s
+            .lines()
+            .find(|l| l.contains(&format!("│{} ", cells[0])))
+            .unwrap_or_else(|| panic!("no row for {line}: {s}"));
+        for cell in cells
+            .iter()
+            .filter(|c| c.chars().any(|ch| ch.is_ascii_digit()))
+        {
+            assert!(row.contains(cell), "{cell} of {line:?} not in {row:?}");
+        }
+    }
+    assert!(s.contains("winner: bfq, +19.9 % MB/s against none"), "{s}");
+    assert!(s.contains("the scheduler of loop0 is back to none"), "{s}");
+    assert!(s.contains("█"), "{s}");
+    assert!(
+        s.lines()
+            .any(|l| l.contains("bfq") && l.contains(" winner")),
+        "{s}"
+    );
+    snap("sweep_result", &app);
+
+    // Closed, and shown again from Results.
+    keys(&mut app, "q");
+    assert_eq!(app.overlay, None);
+    keys(&mut app, "4v");
+    assert_eq!(app.overlay, Some(Overlay::Sweep { scroll: 0 }));
+    // P makes the winner permanent: the rule for bfq on loop0 is planned (and shown before
+    // anything is written), not for the scheduler the device has now.
+    assert_eq!(
+        keys(&mut app, "P"),
+        [Cmd::PlanPersist {
+            device: "loop0".into(),
+            scheduler: "bfq".into(),
+            class: false,
+            chosen: None,
+        }]
+    );
+}
+
+#[test]
+fn sweep_result_on_the_linux_console_uses_only_its_glyphs() {
+    let mut app = app_with("host-loop-zram", true);
+    app.console = true;
+    keys(&mut app, "2");
+    let first = keys(&mut app, "S");
+    let first = claimed(&mut app, first);
+    drive_sweep(
+        &mut app,
+        first,
+        TestName::SeqRead,
+        |s, r| if s == "kyber" { 300.0 } else { 500.0 } + f64::from(r),
+        |_| 0.5,
+        |_, _| {},
+    );
+    for line in symbols(&app, 80, 25) {
+        for ch in line.chars() {
+            assert!(
+                ch.is_ascii() || ('\u{2500}'..='\u{259f}').contains(&ch),
+                "{ch:?} is not on the Linux console: {line}"
+            );
+        }
+    }
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("no scheduler is better beyond the noise than none (the one at start)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
+    let mut app = lab_app_with_drive_states(true);
+    while app.selected_device().unwrap().name != "sda" {
+        key(&mut app, KeyCode::Down);
+    }
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::index_of(TestName::SyncLatency);
+    assert!(keys(&mut app, "W").is_empty());
+    let Some(Overlay::Confirm { sweep, .. }) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert_eq!(*sweep, Some(disktriage::bench::SweepKind::WriteCache));
+    let first = keys(&mut app, "sda");
+    assert!(first.is_empty());
+    let first = key(&mut app, KeyCode::Enter);
+    let first = claimed(&mut app, first);
+    let [Cmd::StartRun(req)] = first.as_slice() else {
+        panic!("{first:?}")
+    };
+    assert_eq!(req.confirmation.as_deref(), Some("sda"));
+    let cmds = drive_sweep(
+        &mut app,
+        first.clone(),
+        TestName::SyncLatency,
+        |_, _| 1.0,
+        // The seed's laptop: 0.36 ms a write with the cache, 11.18 ms without.
+        |v| if v == "on" { 0.36 * 3.0 } else { 11.18 * 3.0 },
+        |_, _| {},
+    );
+    assert_eq!(switches(&cmds), ["off", "on", "off", "on", "off", "on"]);
+    // Every run of the sweep went with the one confirmation.
+    assert!(cmds.iter().all(|c| match c {
+        Cmd::StartRun(r) => r.confirmation.as_deref() == Some("sda"),
+        _ => true,
+    }));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("WRITE CACHE"), "{s}");
+    assert!(s.contains("ms/write"), "{s}");
+    assert!(s.contains("11.180"), "{s}");
+    assert!(
+        s.contains("no write cache state is better beyond the noise than cache on"),
+        "{s}"
+    );
+    assert!(
+        s.contains("the write cache of sda is back to cache on"),
+        "{s}"
+    );
+    snap("sweep_cache_result", &app);
+    assert_eq!(
+        app.changes.cache.len(),
+        0,
+        "back as found: nothing to restore"
+    );
+    // A cache state is no scheduler: P says so and plans no rule.
+    assert!(keys(&mut app, "P").is_empty());
+    assert!(screen(&app, 80, 25).contains("only a scheduler can be made permanent"));
+}
+
+#[test]
+fn sweeps_are_refused_where_the_setting_cannot_change() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    // Loop devices have no drive: their state is never read, and the reason is the CLI's.
+    assert!(keys(&mut app, "W").is_empty());
+    assert_eq!(
+        app.overlay,
+        Some(Overlay::Error(
+            "cannot sweep the write cache of loop0: not supported on loop".into()
+        ))
+    );
+    app.overlay = None;
+    // The same once a state is read, from what the drive says.
+    let fake = disktriage::sys::FakeDrives::new()
+        .with(disktriage::sys::FakeDevice::new("loop0", Transport::Loop));
+    use disktriage::sys::DriveControl;
+    let dev = fake.device("loop0").unwrap();
+    fake.update("loop0", |d| {
+        if let Ok(c) = &mut d.cache {
+            c.enabled = None;
+        }
+    });
+    app.update(Msg::DriveStatus {
+        device: "loop0".into(),
+        cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
+        health: None,
+    });
+    assert!(keys(&mut app, "W").is_empty());
+    assert_eq!(
+        app.overlay,
+        Some(Overlay::Error(
+            "cannot sweep the write cache of loop0: the drive reports no volatile write cache"
+                .into()
+        ))
+    );
+    app.overlay = None;
+    // The drive state of loop0 as the loop reads it.
+    let fake = disktriage::sys::FakeDrives::new()
+        .with(disktriage::sys::FakeDevice::new("loop0", Transport::Loop).without_cache_control());
+    let dev = fake.device("loop0").unwrap();
+    app.update(Msg::DriveStatus {
+        device: "loop0".into(),
+        cache: Ok(disktriage::drive_state::cache_status(&fake, &dev).unwrap()),
+        health: None,
+    });
+    assert!(keys(&mut app, "W").is_empty());
+    assert_eq!(
+        app.overlay,
+        Some(Overlay::Error(
+            "cannot sweep the write cache of loop0: not supported on loop".into()
+        ))
+    );
+    assert!(app.sweep.is_none());
+}
+
+#[test]
+fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    // Every switch of the sweep names loop0 as it was when the sweep started.
+    let loop0 = app.devices.inventory.as_ref().unwrap().chosen("loop0");
+    let set = |name: &str| Cmd::SetScheduler {
+        device: "loop0".into(),
+        name: name.into(),
+        chosen: loop0.clone(),
+    };
+    let cmds = keys(&mut app, "S");
+    let cmds = claimed(&mut app, cmds);
+    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    // Two runs complete (none, then mq-deadline); the third (kyber) is stopped with x.
+    for (sched, next) in [("none", "mq-deadline"), ("mq-deadline", "kyber")] {
+        feed(&mut app, TestName::SeqRead, "loop0", sched, 8, 500.0);
+        let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
+            TestName::SeqRead,
+            "loop0",
+            sched,
+            500.0,
+            0.5,
+        )))));
+        assert!(matches!(cmds[0], Cmd::RecordHistory { .. }), "{cmds:?}");
+        assert_eq!(cmds[1..], [set(next)]);
+        let cmds = app.update(Msg::SchedulerSet {
+            device: "loop0".into(),
+            result: Ok(next.into()),
+        });
+        assert!(
+            cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
+            "{cmds:?}"
+        );
+    }
+    feed(&mut app, TestName::SeqRead, "loop0", "kyber", 4, 500.0);
+    assert_eq!(keys(&mut app, "x"), [Cmd::StopRun]);
+    // The runner reports the stopped run; the sweep puts the scheduler at start back.
+    let mut stopped = report(TestName::SeqRead, "loop0", "kyber", 100.0, 0.5);
+    stopped.outcome.stopped = true;
+    let cmds = app.update(Msg::RunFinished(Box::new(Ok(stopped))));
+    assert_eq!(cmds, [set("none")]);
+    assert!(app.sweeping(), "still putting back");
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("none".into()),
+    });
+    assert!(!app.sweeping());
+    assert!(app.changes.scheduler.is_empty(), "back as found");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("stopped (x), after 2 of 12 runs"), "{s}");
+    assert!(s.contains("the scheduler of loop0 is back to none"), "{s}");
+    // The stopped run's figures are not counted.
+    let r = app.sweep.as_ref().unwrap().result();
+    assert_eq!(r.runs_done, 2);
+    assert!(r.tests[0].rows[2].figure.is_none());
+}
+
+#[test]
+fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
+    // Every switch of the sweep names loop0 as it was when the sweep started.
+    let loop0 = app_with("host-loop-zram", true)
+        .devices
+        .inventory
+        .as_ref()
+        .unwrap()
+        .chosen("loop0");
+    let set = |name: &str| Cmd::SetScheduler {
+        device: "loop0".into(),
+        name: name.into(),
+        chosen: loop0.clone(),
+    };
+    let release = || Cmd::ReleaseSweep {
+        device: "loop0".into(),
+    };
+    // Refused at once (under the scheduler at start): nothing to put back, the view says why.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    let first = keys(&mut app, "S");
+    claimed(&mut app, first);
+    let cmds = app.update(Msg::RunRefused("loop0 is busy".into()));
+    assert_eq!(cmds, [Cmd::RefreshInventory, release()]);
+    assert!(!app.sweeping() && !app.running());
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("ended by an error: loop0 is busy, after 0 of 12"),
+        "{s}"
+    );
+
+    // x while the loop switches to the second scheduler: no run starts, the first comes back.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    let first = keys(&mut app, "S");
+    claimed(&mut app, first);
+    feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
+    let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::SeqRead,
+        "loop0",
+        "none",
+        500.0,
+        0.5,
+    )))));
+    assert!(matches!(cmds[0], Cmd::RecordHistory { .. }), "{cmds:?}");
+    assert_eq!(cmds[1..], [set("mq-deadline")]);
+    assert!(app.running(), "between runs, a sweep is still running");
+    assert!(keys(&mut app, "x").is_empty());
+    let cmds = app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("mq-deadline".into()),
+    });
+    assert!(cmds.contains(&set("none")), "{cmds:?}");
+    assert!(
+        !cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
+        "{cmds:?}"
+    );
+    app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Ok("none".into()),
+    });
+    assert!(!app.sweeping());
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("stopped (x), after 1 of 12 runs"), "{s}");
+
+    // A switch the kernel refuses ends the sweep with its reason.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    let first = keys(&mut app, "S");
+    claimed(&mut app, first);
+    feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
+    app.update(Msg::RunFinished(Box::new(Ok(report(
+        TestName::SeqRead,
+        "loop0",
+        "none",
+        500.0,
+        0.5,
+    )))));
+    let cmds = app.update(Msg::SchedulerSet {
+        device: "loop0".into(),
+        result: Err(disktriage::event::TaskError::Change("EBUSY".into())),
+    });
+    assert_eq!(
+        cmds,
+        [Cmd::RefreshInventory, release()],
+        "still at none: nothing to put back"
+    );
+    let s = flat_screen(&app);
+    assert!(
+        s.contains("ended by an error: cannot switch the scheduler of loop0: EBUSY"),
+        "{s}"
+    );
+}
+
+fn flat_screen(app: &App) -> String {
+    screen(app, 132, 43)
+        .lines()
+        .map(|l| l.trim_matches('"').trim_matches('│').trim())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The lab's SATA disk's logs as the driver assembles them from the captured pages: after
+/// a short self-test, with its execution status byte and estimates.
+fn sata_logs() -> disktriage::model::DriveLogs {
+    use disktriage::model::{DriveLogs, LogRead, Transport};
+    use disktriage::smart;
+    let data = smart::parse_smart_data(&page("qemu-sata-0-aftertest-ata-smart-data.hex")).unwrap();
+    DriveLogs {
+        device: "sda".into(),
+        transport: Transport::Sata,
+        source: "ATA SMART logs".into(),
+        error_log: LogRead::Read(
+            smart::parse_summary_error_log(&page("qemu-sata-0-aftertest-ata-smart-log-error.hex"))
+                .unwrap(),
+        ),
+        self_test_log: LogRead::Read(
+            smart::parse_self_test_log(&page("qemu-sata-0-aftertest-ata-smart-log-selftest.hex"))
+                .unwrap(),
+        ),
+        self_test: smart::self_test_status(&data),
+    }
+}
+
+/// What the lab's SATA disk answers to `h`: its cache and its SMART health, judged from the
+/// captured pages as the driver reads them.
+fn sata_status() -> Msg {
+    use disktriage::model::{
+        AtaSmart, CacheStatus, DriveCache, KernelWriteCache, SmartReading, Transport,
+    };
+    use disktriage::smart;
+    use disktriage::smart::{AtaOutcome, ata_outcome};
+    let data = smart::parse_smart_data(&page("qemu-sata-0-ata-smart-data.hex")).unwrap();
+    let thresholds =
+        smart::parse_smart_thresholds(&page("qemu-sata-0-ata-smart-thresholds.hex")).unwrap();
+    let sense = page("qemu-sata-0-ata-smart-status-sense.hex");
+    let AtaOutcome::Done(Some(regs)) = ata_outcome(sense[0], &sense[1..]) else {
+        panic!("no registers")
+    };
+    let (status, status_note) = smart::smart_status(regs.lba_mid, regs.lba_high);
+    let reading = SmartReading::Ata(AtaSmart {
+        smart_supported: true,
+        smart_enabled: true,
+        status,
+        status_note,
+        attributes: smart::attribute_table(&data, Some(&thresholds)),
+        attribute_problem: None,
+    });
+    let cache = DriveCache {
+        enabled: Some(true),
+        changeable: true,
+        fixed_reason: None,
+        source: "ATA IDENTIFY".into(),
+    };
+    Msg::DriveStatus {
+        device: "sda".into(),
+        cache: Ok(CacheStatus::new(
+            "sda",
+            Transport::Sata,
+            Ok(cache),
+            Some(KernelWriteCache::WriteBack),
+        )),
+        health: Some(Ok(Box::new(disktriage::smart::assess(
+            "sda",
+            Transport::Sata,
+            reading,
+        )))),
+    }
+}
+
+/// The lab's NVMe drive's logs: the captured error log, and no Device Self-test.
+fn nvme_logs() -> disktriage::model::DriveLogs {
+    use disktriage::model::{DriveLogs, LogRead, SelfTestStatus, Transport};
+    use disktriage::smart;
+    let why = "not supported by this drive (Identify Controller: OACS bit 4, Device \
+               Self-test, is clear)";
+    DriveLogs {
+        device: "nvme0n1".into(),
+        transport: Transport::Nvme,
+        source: "NVMe log pages".into(),
+        error_log: LogRead::Read(
+            smart::parse_error_log(&page("qemu-nvme-warn-nvme-error-log.hex")).unwrap(),
+        ),
+        self_test_log: LogRead::NotSupported { reason: why.into() },
+        self_test: SelfTestStatus::unsupported(why),
+    }
+}
+
+#[test]
+fn health_view_shows_smart_the_logs_and_runs_a_self_test() {
+    use disktriage::model::{SelfTestKind, SelfTestProgress};
+    let mut app = lab_app_with_drive_states(true);
+    // sda is the fourth visible device.
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Down);
+    }
+    let cmds = keys(&mut app, "h");
+    assert_eq!(
+        cmds,
+        [Cmd::ReadDriveStatus {
+            device: "sda".into(),
+            health: true
+        }]
+    );
+    assert_eq!(app.screen, Screen::Health);
+    app.update(sata_status());
+    app.update(Msg::DriveLogs {
+        device: "sda".into(),
+        result: Ok(Box::new(sata_logs())),
+    });
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("Health of sda"), "{s}");
+    assert!(
+        s.contains("Self-test: none running; the last one: completed without error"),
+        "{s}"
+    );
+    assert!(
+        s.contains("t short (about 2 min)  T long (about 54 min)"),
+        "{s}"
+    );
+    let big = screen(&app, 132, 43);
+    assert!(
+        big.contains("Error log: 0 error(s) over the drive's life"),
+        "{big}"
+    );
+    assert!(big.contains("SMART PASSED (from ATA SMART)"), "{big}");
+    assert!(
+        big.contains("1 short completed without error  4660"),
+        "{big}"
+    );
+    snap("health_sata", &app);
+
+    // The long test asks first and says what it costs.
+    keys(&mut app, "T");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("about 54 min"), "{s}");
+    assert!(s.contains("changes no data"), "{s}");
+    snap("health_long_test_confirm", &app);
+    let cmds = keys(&mut app, "y");
+    assert_eq!(
+        cmds,
+        [Cmd::StartSelfTest {
+            device: "sda".into(),
+            kind: SelfTestKind::Long,
+            chosen: None,
+        }]
+    );
+    let cmds = app.update(Msg::SelfTestStarted {
+        device: "sda".into(),
+        kind: SelfTestKind::Long,
+        result: Ok(()),
+    });
+    assert_eq!(
+        cmds,
+        [Cmd::PollSelfTest {
+            device: "sda".into()
+        }]
+    );
+    let mut running = sata_logs().self_test;
+    running.last = None;
+    running.running = Some(SelfTestProgress {
+        kind: None,
+        percent_done: 40,
+    });
+    app.update(Msg::SelfTestStatus {
+        device: "sda".into(),
+        result: Ok(running),
+    });
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("long self-test 40% done"), "{s}");
+    snap("health_self_test_running", &app);
+}
+
+#[test]
+fn health_view_of_a_drive_without_self_tests() {
+    let mut app = lab_app_with_drive_states(true);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    keys(&mut app, "h");
+    app.update(Msg::DriveLogs {
+        device: "nvme0n1".into(),
+        result: Ok(Box::new(nvme_logs())),
+    });
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("Self-test: not supported by this drive"), "{s}");
+    // t says why instead of asking.
+    assert!(keys(&mut app, "t").is_empty());
+    assert!(app.overlay.is_none());
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("nvme0n1: cannot start a self-test: not supported by this drive"),
+        "{s}"
+    );
+    snap("health_nvme_no_self_test", &app);
+    // Esc goes back to the list.
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Devices);
+}
+
+/// The Run screen says what a phase does before it measures: probing the engines (counted
+/// in the ETA), warming up, or nothing at all when there is no warm-up.
+#[test]
+fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
+    use disktriage::bench::RunEvent;
+    use std::time::Duration;
+    let mut app = app_with("host-loop-zram", true);
+    pick_rand_read(&mut app);
+    keys(&mut app, "r");
+    let mut plan = plan(TestName::RandRead);
+    plan.phases[0].job.time = Some(Duration::from_secs(2));
+    plan.phases[0].job.warmup = Duration::from_millis(200);
+    app.update(Msg::RunStarted {
+        target: Box::new(target("loop0", "none")),
+        plan: Box::new(plan.clone()),
+        notes: vec![],
+    });
+    app.update(Msg::Run(Box::new(RunEvent::Probes { phases: vec![true] })));
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: "rand-read".into(),
+        job: Box::new(plan.phases[0].job.clone()),
+        probing: true,
+    })));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("probing engines"), "{s}");
+    assert!(!s.contains("warming up"), "{s}");
+    // 2 s measured after the probe (0.6 s), which outlasts the 0.2 s warm-up: 2.6 s.
+    assert!(s.contains("/ 2.6 s"), "{s}");
+    assert!(s.contains("ETA 3 s"), "{s}");
+    app.update(Msg::Run(Box::new(RunEvent::Probed { index: 0 })));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("warming up"), "{s}");
+    assert!(!s.contains("probing"), "{s}");
+
+    // No warm-up: nothing is done before the measurement, and nothing says "warming up".
+    let mut plan = plan.clone();
+    plan.phases[0].job.warmup = Duration::ZERO;
+    app.update(Msg::Run(Box::new(RunEvent::Probes {
+        phases: vec![false],
+    })));
+    app.update(Msg::Run(Box::new(RunEvent::PhaseStarted {
+        index: 0,
+        count: 1,
+        label: "rand-read".into(),
+        job: Box::new(plan.phases[0].job.clone()),
+        probing: false,
+    })));
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("warming up") && !s.contains("probing"), "{s}");
+    assert!(s.contains("/ 2.0 s"), "{s}");
+}
+
+#[test]
+fn a_sweep_of_a_device_another_disktriage_holds_is_refused_before_anything() {
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    let first = keys(&mut app, "S");
+    assert_eq!(
+        first,
+        [Cmd::ClaimSweep {
+            device: "loop0".into(),
+            what: "scheduler sweep of loop0".into(),
+        }]
+    );
+    assert!(app.sweeping(), "waiting for the claim");
+    let held = "loop0's settings are held by another disktriage (pid 4242: scheduler sweep of \
+                loop0), which puts them back when it ends: wait for it to end or stop it, then \
+                try again. Nothing was changed";
+    let cmds = app.update(Msg::SweepClaimed {
+        device: "loop0".into(),
+        result: Err(disktriage::event::TaskError::Change(held.into())),
+    });
+    // Nothing runs, nothing is switched, nothing to release.
+    assert!(cmds.is_empty(), "{cmds:?}");
+    assert!(!app.sweeping() && !app.running());
+    let Some(Overlay::Error(e)) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert!(
+        e.contains("cannot sweep loop0: loop0's settings are held by"),
+        "{e}"
+    );
+    assert!(e.contains("pid 4242"), "{e}");
+    // Once the other one is done, S sweeps, and the end of the sweep releases the claim.
+    keys(&mut app, "q");
+    let first = keys(&mut app, "S");
+    let first = claimed(&mut app, first);
+    let cmds = drive_sweep(
+        &mut app,
+        first,
+        TestName::SeqRead,
+        |_, _| 500.0,
+        |_| 0.5,
+        |_, _| {},
+    );
+    let releases: Vec<&Cmd> = cmds
+        .iter()
+        .filter(|c| matches!(c, Cmd::ReleaseSweep { .. }))
+        .collect();
+    assert_eq!(
+        releases,
+        [&Cmd::ReleaseSweep {
+            device: "loop0".into()
+        }]
+    );
+    assert!(
+        matches!(cmds.last(), Some(Cmd::ReleaseSweep { .. })),
+        "after the scheduler is back: {cmds:?}"
+    );
+}
+
+/// Collapses a screen's rows into one text (borders and padding out), so a line that wraps
+/// reads as one.
+fn flowing(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|l| {
+            l.trim_matches('"')
+                .trim_matches(|c| c == '│' || c == '┌' || c == '└' || c == ' ')
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Draws at 80x25 and fails on any cut, naming it.
+fn assert_nothing_cut(app: &App) -> String {
+    let (t, cuts) = draw_checked(app, 80, 25);
+    assert!(cuts.is_empty(), "{cuts:#?}\n{}", t.backend());
+    flowing(&t.backend().to_string())
+}
+
+#[test]
+fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
+    let mut app = app_with("host-loop-zram", true);
+    let phases = plan(TestName::QdSweep).phases;
+    // IOPS that grow with every depth: the legend says where it still rises.
+    let sweep = report_phases(TestName::QdSweep, "loop0", "none", |i| {
+        match phases[i].tag {
+            disktriage::bench::PhaseTag::QdSweep { small: true, qd } => (f64::from(qd) * 20.0, 0.1),
+            disktriage::bench::PhaseTag::QdSweep { qd, .. } => (f64::from(qd) * 90.0, 0.9),
+            _ => (100.0, 0.1),
+        }
+    });
+    finish_with(&mut app, TestName::QdSweep, false, &sweep);
+    keys(&mut app, "4");
+    assert_nothing_cut(&app);
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("S IOPS rising at QD 32") && s.contains("L MB/s rising at QD 32"),
+        "{s}"
+    );
+    // Where the panel has room, the whole words.
+    let s = screen(&app, 132, 43);
+    assert!(s.contains("S IOPS still rising at QD 32"), "{s}");
+}
+
+#[test]
+fn results_give_the_engine_of_every_phase_whole_at_80_columns() {
+    use disktriage::bench::EngineKind;
+    let mut app = app_with("host-loop-zram", true);
+    let mut cdm = report_phases(TestName::Cdm, "loop0", "none", |_| (1000.0, 0.5));
+    for (i, p) in cdm.outcome.phases.iter_mut().enumerate() {
+        p.engine_choice = qd1_choice();
+        if i % 2 == 1 {
+            p.engine = EngineKind::Uring;
+            p.engine_choice.used = EngineKind::Uring;
+        }
+    }
+    finish_with(&mut app, TestName::Cdm, false, &cdm);
+    keys(&mut app, "4");
+    let s = assert_nothing_cut(&app);
+    assert!(s.contains("engine per phase:"), "{s}");
+    // The last phase's engine and its probe's figures, whole.
+    let last = cdm.outcome.phases.last().unwrap();
+    assert!(
+        s.contains(&format!(
+            "{} io_uring (probe 219k vs sync 494k)",
+            last.label
+        )),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_scheduler_switch_on_a_long_device_name_says_every_key_at_80_columns() {
+    let mut app = lab_app_with_drive_states(false);
+    app.update(Msg::SchedulerSet {
+        device: "nvme0n1".into(),
+        result: Ok("none".into()),
+    });
+    let s = assert_nothing_cut(&app);
+    // Nothing has run: R has nothing to retest and is not offered.
+    assert!(
+        s.contains("nvme0n1: scheduler now none (back to mq-deadline on exit); P permanent"),
+        "{s}"
+    );
+}
+
+#[test]
+fn compare_gives_each_runs_parameters_whole_at_80_columns() {
+    let mut app = lab_app_with_drive_states(false);
+    // nvme0n1 is the third visible device.
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    app.values.repeats = 10;
+    for sched in ["mq-deadline", "none"] {
+        let r = report(TestName::ConcurrentRead, "nvme0n1", sched, 900.0, 0.5);
+        finish_with(&mut app, TestName::ConcurrentRead, sched == "none", &r);
+    }
+    // B ran deeper: the change of parameters is one change, longer than a row.
+    let deeper = app.results.records[0].params.replace(
+        "QD1, 2 workers, forward read",
+        "QD32, 8 workers, random read",
+    );
+    assert_ne!(deeper, app.results.records[0].params);
+    app.results.records[1].params = deeper.clone();
+    keys(&mut app, "4");
+    keys(&mut app, "c");
+    assert_eq!(app.screen, Screen::Compare);
+    let s = assert_nothing_cut(&app);
+    for tag in ["A #1", "B #2"] {
+        let at = s.find(tag).unwrap_or_else(|| panic!("{tag}:\n{s}"));
+        assert!(s[at..].contains("O_DIRECT x10"), "{tag}:\n{s}");
+    }
+    let change = format!("parameters {} -> {deeper}", app.results.records[0].params);
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words(&s).contains(&words(&change)), "{change}:\n{s}");
+}
+
+#[test]
+fn results_show_every_test_name_whole_or_elided_in_its_middle_at_80_columns() {
+    // seq-read-q8 was drawn "seq-read-q" at 80 columns: the TEST column is narrower than the
+    // longest test names. A name may lose its middle (marked), never its end.
+    let mut app = app_with("host-loop-zram", true);
+    for test in [TestName::SeqReadQ8, TestName::ConcurrentRead] {
+        let r = report(test, "loop0", "none", 300.0, 0.05);
+        finish_with(&mut app, test, false, &r);
+    }
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains(" seq-r~d-q8 "), "{s}");
+    assert!(!s.contains("seq-read-q "), "{s}");
+}
