@@ -46,6 +46,7 @@ use overlay::Intent;
 pub use overlay::Overlay;
 use picker::Values;
 pub use records::{PhaseFigures, Results, RunRecord, Stat};
+pub use screens::scan::Phase as ScanPhase;
 pub use screens::{Screen, ScreenDef, ScreenStates};
 pub use setting_sweep::{SweepRun, SweepStage};
 

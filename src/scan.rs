@@ -23,6 +23,12 @@ pub mod mapfile;
 pub mod ranges;
 pub mod verdict;
 
+// The library's surface: what a user of the crate (and the integration tests, which check it)
+// reaches as `disktriage::scan::Item` without knowing the files below.
+pub use blockmap::DEFAULT_CELLS;
+pub use engine::{BlockReader, End, ReadOutcome, Scan, ScanConfig, SlowTimes, TimedRead};
+pub use mapfile::Mapfile;
+
 /// A byte range `[offset, offset + length)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Span {

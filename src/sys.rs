@@ -39,6 +39,7 @@ pub use parse::{
     parse_devnum, parse_disk_stat, parse_flag, parse_inflight, parse_mountinfo, parse_number,
     parse_stat_start_time, parse_swaps, parse_vpd_serial,
 };
+pub use scan::ScanDevice;
 pub use sysfs::{classify_holder, dev_node_path};
 pub use uring::{UringQueue, WriteSource};
 

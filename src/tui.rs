@@ -14,6 +14,7 @@ pub mod scan_worker;
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::tui::Item` without knowing the files below.
 pub use executor::{Executor, RunStarter};
+pub use scan_worker::{drive as drive_scan, spawn as spawn_scan};
 
 use std::io::{self, IsTerminal};
 use std::mem::ManuallyDrop;

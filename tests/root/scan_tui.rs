@@ -14,13 +14,12 @@ use std::time::{Duration, Instant};
 use crate::common;
 use crate::common::{HISTORY_ENV, LoopDev, history_dir, root_or_skip, scratch, skip};
 use disktriage::event::{Msg, ScanUpdate};
+use disktriage::scan::DEFAULT_CELLS;
+use disktriage::scan::Mapfile;
 use disktriage::scan::Span;
-use disktriage::scan::blockmap::DEFAULT_CELLS;
-use disktriage::scan::engine::{End, Scan, ScanConfig};
-use disktriage::scan::mapfile::Mapfile;
+use disktriage::scan::{End, Scan, ScanConfig};
+use disktriage::sys::ScanDevice;
 use disktriage::sys::SysRoot;
-use disktriage::sys::scan::ScanDevice;
-use disktriage::tui::scan_worker;
 
 /// Images in memory: a scan reads them at memory speed.
 fn shm_scratch() -> tempfile::TempDir {
@@ -67,7 +66,8 @@ fn root_scan_worker_reads_every_block_of_the_chosen_loop_device() {
     assert!(chosen.is_some());
     let (tx, rx) = mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
-    let worker = scan_worker::spawn(dev.name.clone(), &dev.path, chosen, stop, tx).unwrap();
+    let worker =
+        disktriage::tui::spawn_scan(dev.name.clone(), &dev.path, chosen, stop, tx).unwrap();
     let msgs = until_end(&rx, Duration::from_secs(60));
     worker.join().unwrap();
     let last = last_update(&msgs);
@@ -97,7 +97,8 @@ fn root_scan_worker_refuses_a_device_reattached_under_the_chosen_name() {
     dev.reattach(&other);
     let (tx, rx) = mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
-    let worker = scan_worker::spawn(dev.name.clone(), &dev.path, chosen, stop, tx).unwrap();
+    let worker =
+        disktriage::tui::spawn_scan(dev.name.clone(), &dev.path, chosen, stop, tx).unwrap();
     let msgs = until_end(&rx, Duration::from_secs(20));
     worker.join().unwrap();
     let [Msg::ScanRefused(why)] = msgs.as_slice() else {
@@ -144,7 +145,7 @@ fn root_scan_worker_ends_with_what_it_read_when_the_device_changes_under_it() {
     let msgs = std::thread::scope(|s| {
         s.spawn(|| {
             let started = Instant::now();
-            scan_worker::drive(
+            disktriage::tui::drive_scan(
                 dev.name.clone(),
                 scan,
                 &mut reader,

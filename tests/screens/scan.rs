@@ -12,15 +12,15 @@ use std::time::Duration;
 use crate::common;
 use crate::common::tui::*;
 use crate::snap;
-use disktriage::app::screens::scan::Phase;
+use disktriage::app::ScanPhase as Phase;
 use disktriage::app::{App, Overlay, Screen};
-use disktriage::bench::plan::test_name::TestName;
+use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg, ScanUpdate};
+use disktriage::scan::DEFAULT_CELLS;
+use disktriage::scan::Mapfile;
 use disktriage::scan::Span;
-use disktriage::scan::blockmap::DEFAULT_CELLS;
-use disktriage::scan::engine::{BlockReader, End, ReadOutcome, Scan, ScanConfig, TimedRead};
-use disktriage::scan::mapfile::Mapfile;
-use disktriage::tui::scan_worker::drive;
+use disktriage::scan::{BlockReader, End, ReadOutcome, Scan, ScanConfig, TimedRead};
+use disktriage::tui::drive_scan as drive;
 use ratatui::crossterm::event::KeyCode;
 
 const MIB: u64 = 1 << 20;
@@ -378,7 +378,7 @@ fn the_ranges_of_a_large_disk_read_whole_at_80_columns() {
     last.size = 8_001_563_222_016 + (1 << 20);
     last.slow = vec![(
         Span::new(far, MIB),
-        disktriage::scan::engine::SlowTimes {
+        disktriage::scan::SlowTimes {
             ms: 612,
             reread_ms: None,
             reread_errno: None,
