@@ -5,14 +5,14 @@
 //! the Health view of the same disk.
 
 use std::fs;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::common;
-use crate::common::{HISTORY_ENV, LoopDev, history_dir, root_or_skip, scratch, skip};
+use crate::common::{LoopDev, root_or_skip, scratch};
+use crate::tui_tmux::Tmux;
 use disktriage::event::{Msg, ScanUpdate};
 use disktriage::scan::DEFAULT_CELLS;
 use disktriage::scan::Mapfile;
@@ -184,99 +184,24 @@ fn root_scan_worker_ends_with_what_it_read_when_the_device_changes_under_it() {
 // In tmux
 // ---------------------------------------------------------------------------------------
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            self.run(&["send-keys", "-t", "dt", k]);
-            std::thread::sleep(Duration::from_millis(60));
-        }
-    }
-
-    /// disktriage at 80x25 on the Linux console's terminal type; EXITED-<status> at its end.
-    fn start(&self, journal: &std::path::Path) {
-        let cmd = format!(
-            "{} --journal-dir {}; echo EXITED-$?; sleep 60",
-            env!("CARGO_BIN_EXE_disktriage"),
-            journal.display()
-        );
-        let history = format!("{HISTORY_ENV}={}", history_dir().display());
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "new-session", "-d", "-s", "dt"])
-            .args(["-x", "80", "-y", "25", "env", &history, "TERM=linux"])
-            .args(["sh", "-c", &cmd])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        self.wait_for("DEVICE", Duration::from_secs(10), "device list");
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-J", "-t", "dt"])
-    }
-
-    fn wait_for(&self, text: &str, timeout: Duration, step: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if s.contains(text) {
-                eprintln!("--- {step}:\n{s}");
-                return s;
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "{step}: {text:?} did not appear within {timeout:?}; the screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
 #[test]
 fn root_tmux_b_scans_the_selected_loop_device_to_the_end_and_lists_the_ranges() {
-    let test = "root_tmux_b_scans_the_selected_loop_device_to_the_end_and_lists_the_ranges";
-    if !root_or_skip(test) {
+    let Some(_one_at_a_time) = crate::tui_tmux::prerequisites(
+        "root_tmux_b_scans_the_selected_loop_device_to_the_end_and_lists_the_ranges",
+    ) else {
         return;
-    }
-    if Command::new("tmux").arg("-V").output().is_err() {
-        skip(test, "tmux is not installed");
-        return;
-    }
+    };
     let dir = shm_scratch();
     let journal = scratch();
     let dev = LoopDev::new(dir.path(), 512 << 20, 512);
     let tmux = Tmux {
         socket: format!("disktriage-test-scan-{}", std::process::id()),
     };
-    tmux.start(journal.path());
-    let title = format!("┌ {} ", dev.name);
-    for _ in 0..30 {
-        if tmux.screen().contains(&title) {
-            break;
-        }
-        tmux.keys(&["Down"]);
-    }
-    tmux.wait_for(&title, Duration::from_secs(2), "device selected");
+    tmux.start(
+        &["TERM=linux"],
+        &format!("--journal-dir {}", journal.path().display()),
+    );
+    tmux.select(&dev.name);
     tmux.keys(&["b"]);
     tmux.wait_for(
         &format!("Surface scan of {}", dev.name),

@@ -17,12 +17,12 @@ use common::{LoopDev, Mounted, root_or_skip, scratch, skip};
 /// The TUI tests watch the same device list: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-struct Tmux {
-    socket: String,
+pub struct Tmux {
+    pub socket: String,
 }
 
 impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
+    pub fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.socket])
             .args(args)
@@ -31,7 +31,7 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub fn keys(&self, keys: &[&str]) {
         for k in keys {
             self.run(&["send-keys", "-t", "dt", k]);
             std::thread::sleep(Duration::from_millis(60));
@@ -40,7 +40,7 @@ impl Tmux {
 
     /// Starts disktriage (with `args`) in session "dt" at 80x25, under `env` settings; the
     /// shell prints EXITED-<status> when it ends.
-    fn start(&self, env: &[&str], args: &str) {
+    pub fn start(&self, env: &[&str], args: &str) {
         let cmd = format!(
             "{} {args}; echo EXITED-$?; sleep 60",
             env!("CARGO_BIN_EXE_disktriage")
@@ -78,7 +78,7 @@ impl Tmux {
     }
 
     /// Moves the device list's selection down to `name`; returns the screen.
-    fn select(&self, name: &str) -> String {
+    pub fn select(&self, name: &str) -> String {
         let title = format!("┌ {name} ");
         for _ in 0..30 {
             if self.screen().contains(&title) {
@@ -104,12 +104,12 @@ impl Tmux {
 
     /// The pane's text; lines the terminal wrapped are joined (-J), so a word the shell
     /// prints after the last screen line (EXITED-137) is found whole.
-    fn screen(&self) -> String {
+    pub fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-J", "-t", "dt"])
     }
 
     /// Waits until the screen contains `text`; returns the screen.
-    fn wait_for(&self, text: &str, timeout: Duration, step: &str) -> String {
+    pub fn wait_for(&self, text: &str, timeout: Duration, step: &str) -> String {
         let start = Instant::now();
         loop {
             let s = self.screen();
@@ -136,7 +136,7 @@ impl Drop for Tmux {
 
 /// Root and tmux, and the lock that keeps these tests apart; `None` (after saying why) when
 /// the test must be skipped.
-fn prerequisites(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+pub fn prerequisites(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
     if !root_or_skip(test) {
         return None;
     }
