@@ -2,12 +2,11 @@
 //! and the test file a run makes (`test_file`), the memory a plan needs (`memory`), the data
 //! writes carry (`pattern`), which I/O comes next (`io_sequence`), the engine probe (`probe`)
 //! and its rounds (`probe_rounds`), the I/O engines' interface (`engine`) and the engines, one
-//! file each (`engines`), the common worker loop that drives them (`worker`), how they are started
-//! (`spawn`) and the gate they meet at (`gate`), what a run is given and reports
-//! (`run_input`), the runner that runs the phases (`runner`), the directory engine of the
-//! metadata test (`directory`), and the session that ties a request to a run (`session`).
+//! file each (`engines`, the metadata test's directory engine among them), the common worker
+//! loop that drives them (`worker`), how they are started (`spawn`) and the gate they meet at
+//! (`gate`), what a run is given and reports (`run_input`), the runner that runs the phases
+//! (`runner`), and the session that ties a request to a run (`session`).
 
-pub mod directory;
 pub mod engine;
 pub mod engines;
 pub mod gate;

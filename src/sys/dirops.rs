@@ -144,6 +144,11 @@ impl ScratchDir {
         })
     }
 
+    /// A second descriptor of the scratch directory itself (a run's open target).
+    pub fn dir_fd(&self) -> io::Result<OwnedFd> {
+        self.dir.try_clone()
+    }
+
     /// The scratch directory's path (for messages and reports).
     pub fn path(&self) -> &Path {
         &self.path

@@ -48,7 +48,7 @@ pub trait Family: Sync {
 
     /// A family whose tests run in a directory instead of on a device or file (the metadata
     /// test): the target is then a directory, checked and given a scratch directory by
-    /// `target::prepare_directory`, and the directory engine (`exec::directory`) runs it.
+    /// `target::prepare_directory`, and the directory engine (`exec::engines::directory`) runs it in the common runner.
     fn runs_in_directory(&self) -> bool {
         false
     }

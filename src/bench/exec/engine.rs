@@ -10,11 +10,15 @@
 //! (warm-up, measured), and the engine keeps its I/Os in flight inside that call. So there
 //! is one dynamic call per phase, never one per I/O: an engine's inner loop is plain code
 //! the compiler sees whole.
+//!
+//! What a worker works on (`Work`) is blocks of the target for the block engines, and files
+//! in a scratch directory for the directory engine (the metadata test, as fio's
+//! `engines/filestat.c`): one "I/O" there is one create, stat or delete system call.
 
 use std::os::fd::OwnedFd;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::bench::exec::gate::Gate;
@@ -23,8 +27,11 @@ use crate::bench::exec::pattern::DataPattern;
 use crate::bench::plan::Job;
 use crate::bench::plan::OpKind;
 use crate::bench::plan::params::EngineKind;
+use crate::bench::plan::{MetaOp, PhaseTag};
+use crate::bench::results::engine_choice::EngineChoice;
 use crate::bench::results::failure::IoFailure;
-use crate::bench::results::stats::{IoStats, WorkerSample};
+use crate::bench::results::stats::{IoStats, LATENCY_DEFINITION, WorkerSample};
+use crate::sys::dirops::ScratchDir;
 
 /// An I/O engine: how a worker's I/O threads are made. One static value per engine
 /// (`engines::for_kind`); what a thread needs to keep is in its `EngineThread`.
@@ -44,6 +51,17 @@ pub trait IoEngine: Sync {
     /// io_uring), and if not, why.
     fn available(&self) -> Result<(), String> {
         Ok(())
+    }
+
+    /// What its latencies measure (the JSON's and CSV's `latency_definition`).
+    fn latency_definition(&self) -> &'static str {
+        LATENCY_DEFINITION
+    }
+
+    /// Whether its jobs write bytes (a job that writes then needs its data); the directory
+    /// engine's "writes" create and delete files.
+    fn writes_bytes(&self) -> bool {
+        true
     }
 
     /// Sets up I/O thread `thread` of the worker of `ctx` (its buffers, its ring, its own
@@ -71,6 +89,76 @@ pub trait EngineThread {
         bound: &Bound,
         rec: Option<&mut Recorder>,
     ) -> Option<IoFailure>;
+
+    /// Why the thread stopped when that is not an I/O failure (a system call of the
+    /// directory engine failed): a sentence, reported as the phase's error. Asked once,
+    /// after the measured loop.
+    fn error(&mut self) -> Option<String> {
+        None
+    }
+}
+
+/// A block engine's `open_thread` refuses a worker on files with this.
+pub const NOT_BLOCKS: &str = "internal error: a block engine was given files to work on";
+
+/// An engine that only one kind of phase runs on, whatever the plan's engine: the directory
+/// engine for a metadata phase. It is chosen without a probe, for the reason it gives.
+pub struct OwnEngine {
+    pub engine: &'static dyn IoEngine,
+    pub choice: EngineChoice,
+}
+
+/// What a worker works on.
+pub enum Work {
+    /// Blocks of the open target, in the planner's order (the block engines).
+    Blocks(Planner),
+    /// Files in a scratch directory (the directory engine).
+    Files(FileWork),
+}
+
+/// One metadata phase's work: which system call, on which files, in which order.
+pub struct FileWork {
+    /// Shared with the runner, which removes it after the last phase.
+    pub scratch: Arc<Mutex<ScratchDir>>,
+    pub op: MetaOp,
+    /// The file numbers in the order the phase visits them.
+    pub order: Vec<usize>,
+}
+
+impl FileWork {
+    /// The work of a phase with `tag` in `scratch`, or `None` when the phase is not a
+    /// metadata phase. Phase `index` of the plan: each random phase walks its own order.
+    pub fn of(
+        scratch: &Arc<Mutex<ScratchDir>>,
+        tag: &PhaseTag,
+        index: usize,
+        job: &Job,
+    ) -> Option<FileWork> {
+        let PhaseTag::Metadata { op, random } = *tag else {
+            return None;
+        };
+        let files = job.ops_per_worker.unwrap_or(0) as usize;
+        let seed = job.seed.wrapping_add(index as u64 * 0x9E37_79B9);
+        Some(FileWork {
+            scratch: Arc::clone(scratch),
+            op,
+            order: file_order(files, random, seed),
+        })
+    }
+}
+
+/// The order in which a phase visits files 0..n: ascending, or a permutation drawn from
+/// `seed` (Fisher-Yates with SplitMix64, so a seed repeats its order).
+pub fn file_order(n: usize, random: bool, seed: u64) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..n).collect();
+    if random {
+        for i in (1..n).rev() {
+            let r = crate::bench::plan::splitmix64(seed.wrapping_add(i as u64));
+            let j = (r % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+    v
 }
 
 /// What a worker thread tells the runner.
@@ -107,7 +195,7 @@ pub struct WorkerCtx {
     pub worker: u32,
     pub fd: Arc<OwnedFd>,
     pub job: Job,
-    pub planner: Planner,
+    pub work: Work,
     /// `None` for a job that only reads.
     pub write_data: Option<WriteData>,
     pub interval: Duration,
@@ -121,6 +209,16 @@ pub struct WorkerCtx {
     pub next_op: Arc<AtomicU64>,
     /// Measured I/Os issued so far; shared like `next_op`, for `ops_per_worker`.
     pub issued: Arc<AtomicU64>,
+}
+
+impl WorkerCtx {
+    /// The planner of a block engine's worker; `None` for a worker on files.
+    pub fn planner(&self) -> Option<&Planner> {
+        match &self.work {
+            Work::Blocks(p) => Some(p),
+            Work::Files(_) => None,
+        }
+    }
 }
 
 /// The bounds of one loop (warm-up or measured).
@@ -246,6 +344,18 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_file_orders_are_permutations_that_repeat_with_the_seed() {
+        assert_eq!(file_order(5, false, 1), [0, 1, 2, 3, 4]);
+        let a = file_order(1000, true, 7);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..1000).collect::<Vec<_>>());
+        assert_ne!(a, (0..1000).collect::<Vec<_>>());
+        assert_eq!(a, file_order(1000, true, 7));
+        assert_ne!(a, file_order(1000, true, 8));
+    }
 
     #[test]
     fn a_time_bounded_recorder_folds_the_rest_into_its_last_interval() {

@@ -1,13 +1,23 @@
 //! The I/O engines, one file each, and the one place that picks an engine from an
 //! `EngineKind` (fio's `load_ioengine`): `io_uring` (one thread per worker keeping the queue
 //! depth in flight through a ring) and `threads` (one pread/pwrite thread per outstanding
-//! I/O, fio's psync with `numjobs`). Everything else reaches an engine through `IoEngine`.
+//! I/O, fio's psync with `numjobs`), and `directory` (the metadata test's system calls on
+//! files, fio's `filestat`), which runs the phases it owns (`own_engine`) whatever the plan's
+//! engine. Everything else reaches an engine through `IoEngine`.
 
+pub mod directory;
 pub mod io_uring;
 pub mod threads;
 
-use crate::bench::exec::engine::IoEngine;
+use crate::bench::exec::engine::{IoEngine, OwnEngine};
+use crate::bench::plan::PhaseTag;
 use crate::bench::plan::params::EngineKind;
+
+/// The engine a phase with `tag` runs on whatever the plan asks (a metadata phase, on the
+/// directory engine), with the choice its results show; `None` for a phase of blocks.
+pub fn own_engine(tag: &PhaseTag) -> Option<OwnEngine> {
+    directory::own_engine(tag)
+}
 
 /// The engine that runs `kind`. The runner resolves `Auto` (`probe::decide`) before it starts
 /// workers; should an unresolved `Auto` get here, the threads run it, as pread/pwrite work

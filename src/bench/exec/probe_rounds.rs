@@ -52,7 +52,7 @@ fn probe_round(
     let engine = engines::for_kind(engine);
     let gate = Arc::new(Gate::new(io_threads(engine, job)));
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
-    let spawned = spawn_workers(input, &probe_job, engine, &gate, &tx, &local_stop);
+    let spawned = spawn_workers(input, (&probe_job, None), engine, &gate, &tx, &local_stop);
     drop(tx);
     let mut ok = spawned.setup_error.is_none();
     if !ok {

@@ -1,16 +1,15 @@
 //! What a run is given and what it says while it goes: the input of a run (the plan, the open
-//! target, where the kernel's counters for it are read), a directory test's input and runner,
-//! and the events a run streams to whoever watches.
+//! target or a directory test's scratch directory, where the kernel's counters for it are
+//! read), and the events a run streams to whoever watches.
 
 use std::os::fd::OwnedFd;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 
 use crate::bench::exec::pattern::DataPattern;
 use crate::bench::plan::{Job, Plan};
 use crate::bench::results::engine_choice::EngineChoice;
-use crate::bench::results::outcome::{PhaseResult, RunOutcome};
+use crate::bench::results::outcome::PhaseResult;
 use crate::bench::results::stats::IntervalPoint;
 use crate::model::{DevNum, Transport};
 use crate::sys::SysRoot;
@@ -54,17 +53,6 @@ pub struct StatSource {
     pub name: String,
 }
 
-/// What a directory test's runner gets: its plan, the scratch directory it works in (removed
-/// when dropped) and where to send its events.
-pub struct DirectoryRun {
-    pub plan: Plan,
-    pub scratch: crate::sys::dirops::ScratchDir,
-    pub events: Option<Sender<RunEvent>>,
-}
-
-/// Runs a directory test to its end or until the flag is set.
-pub type DirectoryRunner = fn(DirectoryRun, &AtomicBool) -> RunOutcome;
-
 /// Everything a run needs besides the plan.
 pub struct RunInput {
     pub plan: Plan,
@@ -81,4 +69,8 @@ pub struct RunInput {
     /// The kind of device (of the file's file system, for a file), when known: without a
     /// warm-up it decides the engine (`probe::decide`).
     pub transport: Option<Transport>,
+    /// A directory test's scratch directory (its metadata phases work in it, on the
+    /// directory engine; `fd` is the directory): removed by the runner at the end, and when
+    /// dropped.
+    pub scratch: Option<Arc<Mutex<crate::sys::dirops::ScratchDir>>>,
 }

@@ -10,14 +10,12 @@ use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::bench::exec::engine::WorkerMsg;
+use crate::bench::exec::engine::{FileWork, IoEngine, WorkerMsg};
 use crate::bench::exec::engines;
 use crate::bench::exec::gate::Gate;
 use crate::bench::exec::probe::{self, Decision, EngineMemory, ProbeKey, ProbeShape, TargetId};
 use crate::bench::exec::probe_rounds::{probe_engines, probe_failed_choice};
-use crate::bench::exec::run_input::{
-    DirectoryRun, DirectoryRunner, RunEvent, RunInput, StatSource,
-};
+use crate::bench::exec::run_input::{RunEvent, RunInput, StatSource};
 use crate::bench::exec::series::Aggregator;
 use crate::bench::exec::spawn::{Spawned, failure_facts, io_threads, spawn_workers};
 use crate::bench::plan::Phase;
@@ -142,18 +140,7 @@ pub fn start(input: RunInput) -> anyhow::Result<RunHandle> {
     Ok(RunHandle { stop, thread })
 }
 
-/// Starts a directory test's runner (`exec::directory::run`) on its own thread. If the
-/// thread cannot start, the scratch directory is dropped with the input, and so removed.
-pub fn start_directory(runner: DirectoryRunner, input: DirectoryRun) -> anyhow::Result<RunHandle> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let thread = std::thread::Builder::new()
-        .name("dir-runner".into())
-        .spawn(move || runner(input, &flag))?;
-    Ok(RunHandle { stop, thread })
-}
-
-fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
+fn run(mut input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
     let mut notes = Vec::new();
     // Whether this process may use io_uring (a sysctl or seccomp filter can forbid it).
     // Asked only of the engines the plan may run on: a plan for the threads asks nothing.
@@ -163,11 +150,17 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
         .find(Result::is_err)
         .unwrap_or(Ok(()));
     // The choice's policy (`probe::decide`), not an engine's behaviour: when does a missing
-    // io_uring deserve a note.
+    // io_uring deserve a note. Only phases of blocks choose an engine: the metadata test's
+    // have their own.
+    let mut choosing = input
+        .plan
+        .phases
+        .iter()
+        .filter(|p| engines::own_engine(&p.tag).is_none());
     let wants_uring = match input.plan.engine {
         EngineKind::Sync => false,
-        EngineKind::Uring => true,
-        EngineKind::Auto => input.plan.phases.iter().any(|p| p.job.qd > 1),
+        EngineKind::Uring => choosing.next().is_some(),
+        EngineKind::Auto => choosing.any(|p| p.job.qd > 1),
     };
     if let Err(e) = &uring
         && wants_uring
@@ -190,8 +183,9 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
         this_run: Vec::new(),
     };
     if let Some(tx) = &input.events {
-        let phases =
-            probe::probing_phases(&input.plan, |p| book.decide(&input, p).1 == Decision::Probe);
+        let phases = probe::probing_phases(&input.plan, |p| {
+            engines::own_engine(&p.tag).is_none() && book.decide(&input, p).1 == Decision::Probe
+        });
         let _ = tx.send(RunEvent::Probes { phases });
     }
     let count = input.plan.phases.len();
@@ -213,19 +207,49 @@ fn run(input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
             break;
         }
     }
+    // A plan of phases with their own engine (the metadata test's) is defined by it, even
+    // when no phase ran.
+    let own = input
+        .plan
+        .phases
+        .first()
+        .and_then(|p| engines::own_engine(&p.tag));
     let engine = match phases.first().map(|p| p.engine) {
         Some(first) if phases.iter().all(|p| p.engine == first) => first,
         Some(_) => EngineKind::Auto,
-        None => input.plan.engine,
+        None => own.as_ref().map_or(input.plan.engine, |o| o.engine.kind()),
     };
+    if let Some(note) = remove_scratch(input.scratch.take()) {
+        notes.push(note);
+    }
     RunOutcome {
         engine,
-        latency_definition: LATENCY_DEFINITION,
+        latency_definition: own
+            .as_ref()
+            .map_or(LATENCY_DEFINITION, |o| o.engine.latency_definition()),
         notes,
         background,
         stopped: stop.load(Ordering::Relaxed) && phases.iter().all(PhaseResult::ok),
         phases,
     }
+}
+
+/// Removes a directory test's scratch directory with whatever it still holds; says what
+/// could not be removed.
+fn remove_scratch(scratch: Option<Arc<Mutex<crate::sys::dirops::ScratchDir>>>) -> Option<String> {
+    // Every worker is joined: the run holds the only reference. Were one still held, the
+    // directory would be removed when that is dropped.
+    let scratch = Arc::try_unwrap(scratch?)
+        .ok()?
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    let path = scratch.path().display().to_string();
+    scratch.remove().err().map(|e| {
+        format!(
+            "could not remove the scratch directory {path}: {} - remove it by hand",
+            crate::sys::error::describe_io(&e)
+        )
+    })
 }
 
 /// How long the device is watched for other I/O before the first phase.
@@ -279,7 +303,15 @@ fn run_phase(
 ) -> PhaseResult {
     let job = &phase.job;
     let plan = &input.plan;
-    let (shape, decision) = book.decide(input, phase);
+    // A phase with its own engine (a metadata phase) needs no choice and no probe.
+    let own = engines::own_engine(&phase.tag);
+    let (shape, decision) = match &own {
+        Some(o) => (
+            ProbeShape::of(&phase.tag, job, plan.direct),
+            Decision::Known(o.choice.clone()),
+        ),
+        None => book.decide(input, phase),
+    };
     if let Some(ev) = &input.events {
         let _ = ev.send(RunEvent::PhaseStarted {
             index,
@@ -309,7 +341,14 @@ fn run_phase(
         }
     };
     // The engine is chosen here, once for the phase's workers.
-    let engine = engines::for_kind(choice.used);
+    let engine: &'static dyn IoEngine = match &own {
+        Some(o) => o.engine,
+        None => engines::for_kind(choice.used),
+    };
+    let files = input
+        .scratch
+        .as_ref()
+        .and_then(|s| FileWork::of(s, &phase.tag, index, job));
     // The probe is the start of the warm-up: the warm-up still lasts at least as configured.
     let mut run_job = job.clone();
     run_job.warmup = job.warmup.saturating_sub(warmup_started.elapsed());
@@ -332,7 +371,7 @@ fn run_phase(
             setup_error: None,
         }
     } else {
-        spawn_workers(input, &run_job, engine, &gate, &tx, stop)
+        spawn_workers(input, (&run_job, files), engine, &gate, &tx, stop)
     };
     drop(tx);
 
@@ -528,6 +567,107 @@ fn send_points(events: &Option<Sender<RunEvent>>, index: usize, points: &mut Vec
 mod tests {
     use super::*;
     use crate::bench::results::stats::IoStats;
+
+    /// The metadata test, on the directory engine in this runner.
+    mod directory {
+        use std::sync::{Arc, Mutex};
+
+        use super::super::run;
+        use crate::bench::catalog::family::tests::plan;
+        use crate::bench::exec::engines::directory::{METADATA_LATENCY, METADATA_NO_WITNESS};
+        use crate::bench::exec::run_input::RunInput;
+        use crate::bench::plan::params::{EngineKind, TestParams};
+        use crate::bench::plan::test_name::TestName;
+        use crate::bench::results::outcome::RunOutcome;
+        use crate::sys::dirops::ScratchDir;
+
+        fn run_on(scratch: ScratchDir, files: u64, stop: bool) -> RunOutcome {
+            let p = plan(
+                TestName::Metadata,
+                &TestParams {
+                    files: Some(files),
+                    ..TestParams::default()
+                },
+            )
+            .unwrap();
+            let input = RunInput {
+                plan: p,
+                fd: Arc::new(scratch.dir_fd().unwrap()),
+                pattern: None,
+                stat: None,
+                no_stat_reason: Some(METADATA_NO_WITNESS.into()),
+                events: None,
+                block_device: false,
+                size_at_start: 0,
+                transport: None,
+                scratch: Some(Arc::new(Mutex::new(scratch))),
+            };
+            run(input, &Arc::new(std::sync::atomic::AtomicBool::new(stop)))
+        }
+
+        #[test]
+        fn a_run_counts_every_file_and_leaves_nothing_behind() {
+            let top = tempfile::tempdir().unwrap();
+            let out = run_on(ScratchDir::create(top.path()).unwrap(), 300, false);
+            assert_eq!(out.phases.len(), 6);
+            assert_eq!(out.engine, EngineKind::Sync);
+            assert_eq!(out.latency_definition, METADATA_LATENCY);
+            for p in &out.phases {
+                assert!(p.ok(), "{}: {:?}", p.label, p.setup_error);
+                assert_eq!(p.read.ops + p.write.ops, 300, "{}", p.label);
+                assert_eq!(p.read.bytes + p.write.bytes, 0, "{}", p.label);
+                let l = p.latency().unwrap();
+                assert_eq!(l.count, 300);
+                assert!(l.p50_ns <= l.p99_ns && l.p99_ns <= l.max_ns);
+                assert!(p.iops() > 0.0, "files/s");
+                assert_eq!(p.series.totals().1, 300, "{}", p.label);
+                assert_eq!(p.io_threads, 1);
+                assert!(p.engine_choice.reason.contains("as bonnie++ -n"));
+                assert!(p.engine_choice.probe.is_none());
+                assert!(p.witness.is_none());
+                assert_eq!(p.witness_note.as_deref(), Some(METADATA_NO_WITNESS));
+            }
+            // A stat reads, a create or a delete writes.
+            assert_eq!(out.phases[1].read.ops, 300);
+            assert_eq!(out.phases[0].write.ops, 300);
+            assert!(out.notes.is_empty(), "{:?}", out.notes);
+            assert_eq!(std::fs::read_dir(top.path()).unwrap().count(), 0);
+        }
+
+        #[test]
+        fn a_stopped_run_still_removes_its_files() {
+            let top = tempfile::tempdir().unwrap();
+            let out = run_on(ScratchDir::create(top.path()).unwrap(), 50, true);
+            assert!(out.phases.is_empty() && out.stopped);
+            assert_eq!(out.latency_definition, METADATA_LATENCY);
+            assert_eq!(std::fs::read_dir(top.path()).unwrap().count(), 0);
+        }
+
+        #[test]
+        fn a_failing_phase_is_reported_and_cleaned_up() {
+            let top = tempfile::tempdir().unwrap();
+            let mut scratch = ScratchDir::create(top.path()).unwrap();
+            // A file already there: the create of file 5 fails with EEXIST (O_EXCL).
+            std::fs::write(scratch.path().join("f0000000005"), b"").unwrap();
+            scratch.create_file(19).unwrap();
+            scratch.delete_file(19).unwrap();
+            let out = run_on(scratch, 20, false);
+            assert_eq!(out.phases.len(), 1);
+            let err = out.error().unwrap();
+            assert!(
+                err.contains("create of f0000000005") && err.contains("EEXIST"),
+                "{err}"
+            );
+            assert_eq!(out.phases[0].write.ops, 5);
+            assert!(!out.stopped && !out.phases[0].stopped);
+            // The stray file is not ours: the directory stays, and the report says so.
+            assert!(
+                out.notes[0].contains("could not remove the scratch directory"),
+                "{:?}",
+                out.notes
+            );
+        }
+    }
 
     fn stat(read_sectors: u64, read_ios: u64, merges: u64) -> DiskStat {
         DiskStat {

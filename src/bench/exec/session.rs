@@ -4,16 +4,18 @@
 //! is done assemble the report that every output format renders.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use anyhow::Context;
+
 use crate::bench::catalog::build::build_plan;
-use crate::bench::exec::directory;
+use crate::bench::exec::engines::directory::METADATA_NO_WITNESS;
 use crate::bench::exec::memory::check_memory;
 use crate::bench::exec::pattern::DataPattern;
-use crate::bench::exec::run_input::{DirectoryRun, RunEvent, RunInput};
+use crate::bench::exec::run_input::{RunEvent, RunInput};
 use crate::bench::exec::runner::{self, RunHandle};
 use crate::bench::exec::target::{self, TargetRequest};
 use crate::bench::exec::test_file;
@@ -216,6 +218,7 @@ impl Ready {
             block_device: prepared.info.kind == TargetClass::BlockDevice,
             size_at_start: prepared.info.size_bytes,
             transport: prepared.info.transport,
+            scratch: None,
         })?;
         Ok(Session {
             handle,
@@ -231,7 +234,9 @@ impl Ready {
 }
 
 /// A directory test (the metadata test): its scratch directory is made first, and removed
-/// again (it is dropped) when the plan is refused or the runner cannot start.
+/// again (it is dropped) when the plan is refused or the runner cannot start. Its phases run
+/// on the directory engine (`engines::directory`) in the common runner; the scratch
+/// directory is the open target.
 fn start_directory(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
     let prepared = target::prepare_directory(&req.target, root, req.test)?;
     let plan = build_plan(req.test, &req.params, &prepared.facts, true)
@@ -250,14 +255,25 @@ fn start_directory(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> 
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let (tx, events) = mpsc::channel();
-    let handle = runner::start_directory(
-        directory::run,
-        DirectoryRun {
-            plan: plan.clone(),
-            scratch: prepared.scratch,
-            events: Some(tx),
-        },
-    )?;
+    let fd = prepared.scratch.dir_fd().with_context(|| {
+        format!(
+            "cannot open the scratch directory {}",
+            prepared.scratch.path().display()
+        )
+    })?;
+    let handle = runner::start(RunInput {
+        plan: plan.clone(),
+        fd: Arc::new(fd),
+        pattern: None,
+        // No block device to count bytes on: files are counted, not bytes.
+        stat: None,
+        no_stat_reason: Some(METADATA_NO_WITNESS.into()),
+        events: Some(tx),
+        block_device: false,
+        size_at_start: 0,
+        transport: None,
+        scratch: Some(Arc::new(Mutex::new(prepared.scratch))),
+    })?;
     Ok(Session {
         handle,
         events,

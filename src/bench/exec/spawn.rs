@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 
-use crate::bench::exec::engine::{IoEngine, WorkerCtx, WorkerMsg, WriteData};
+use crate::bench::exec::engine::{FileWork, IoEngine, Work, WorkerCtx, WorkerMsg, WriteData};
 use crate::bench::exec::gate::Gate;
 use crate::bench::exec::io_sequence::Planner;
 use crate::bench::exec::run_input::RunInput;
@@ -56,9 +56,11 @@ pub(crate) struct Spawned {
     pub(crate) setup_error: Option<String>,
 }
 
+/// The workers of `job` with `engine`; with `files`, the first works on them (a job on
+/// files has one worker), else each on its blocks.
 pub(crate) fn spawn_workers(
     input: &RunInput,
-    job: &Job,
+    (job, mut files): (&Job, Option<FileWork>),
     engine: &'static dyn IoEngine,
     gate: &Arc<Gate>,
     tx: &Sender<WorkerMsg>,
@@ -73,19 +75,26 @@ pub(crate) fn spawn_workers(
     for w in 0..job.workers {
         let (start, len) = job.worker_region(w);
         let seed = job.seed ^ u64::from(w).wrapping_mul(0x9E37_79B9);
-        let Some(planner) = Planner::new(start, len, job.bs, job.access, job.mix, seed) else {
-            spawned.setup_error = Some(format!("worker {w}: region too small for one request"));
-            for _ in 0..per_worker {
-                gate.forget();
-            }
-            spawned.alive -= per_worker;
-            continue;
+        let work = match files.take() {
+            Some(f) => Work::Files(f),
+            None => match Planner::new(start, len, job.bs, job.access, job.mix, seed) {
+                Some(planner) => Work::Blocks(planner),
+                None => {
+                    spawned.setup_error =
+                        Some(format!("worker {w}: region too small for one request"));
+                    for _ in 0..per_worker {
+                        gate.forget();
+                    }
+                    spawned.alive -= per_worker;
+                    continue;
+                }
+            },
         };
         let ctx = WorkerCtx {
             worker: w,
             fd: Arc::clone(&input.fd),
             job: job.clone(),
-            planner,
+            work,
             write_data: match (job.writes(), job.rewrite, &input.pattern) {
                 (false, _, _) => None,
                 (true, true, _) => Some(WriteData::Rewrite),

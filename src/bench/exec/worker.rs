@@ -28,7 +28,7 @@ use crate::sys::privilege::thread_run_delay;
 /// Runs one worker with `engine`: starts the worker's other I/O threads and runs the first
 /// one itself. Every thread sends `Done` exactly once.
 pub fn run_worker(ctx: WorkerCtx, engine: &'static dyn IoEngine) {
-    if ctx.job.writes() && ctx.write_data.is_none() {
+    if engine.writes_bytes() && ctx.job.writes() && ctx.write_data.is_none() {
         return setup_failed(
             &ctx,
             "internal error: a job that writes has no write data".into(),
@@ -76,12 +76,14 @@ fn io_thread(ctx: &WorkerCtx, engine: &dyn IoEngine, thread: u32) {
     };
     let fixed_buffers = io.fixed_buffers();
     let (failure, cpu_wait, ended) = run_phases(ctx, thread, io.as_mut());
+    // A failure that is not an I/O's (a directory engine's system call), in words.
+    let error = io.error();
     // The ring and buffers go before the runner hears of the end.
     drop(io);
     let _ = ctx.tx.send(WorkerMsg::Done {
         worker: ctx.worker,
         failure,
-        setup_error: None,
+        setup_error: error,
         fixed_buffers,
         cpu_wait,
         ended,
@@ -144,7 +146,7 @@ mod tests {
 
         use super::super::run_worker;
         use crate::bench::exec::engine::{
-            Bound, EngineThread, IoEngine, Recorder, WorkerCtx, WorkerMsg,
+            Bound, EngineThread, IoEngine, Recorder, Work, WorkerCtx, WorkerMsg,
         };
         use crate::bench::exec::gate::Gate;
         use crate::bench::exec::io_sequence::Planner;
@@ -235,7 +237,9 @@ mod tests {
             let ctx = WorkerCtx {
                 worker: 0,
                 fd: Arc::new(fd),
-                planner: Planner::new(0, 1 << 20, 4096, Access::Random, Mix::Read, 1).unwrap(),
+                work: Work::Blocks(
+                    Planner::new(0, 1 << 20, 4096, Access::Random, Mix::Read, 1).unwrap(),
+                ),
                 job,
                 write_data: None,
                 interval: Duration::from_millis(250),

@@ -5,7 +5,7 @@
 //! whatever it still holds, whether the run ends, fails or is stopped.
 //!
 //! Unlike the other families it does no block I/O: it runs in a directory
-//! (`Family::runs_in_directory`), on the directory engine (`exec::directory`).
+//! (`Family::runs_in_directory`), on the directory engine (`exec::engines::directory`).
 
 use std::time::Duration;
 

@@ -10,7 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::bench::exec::engine::{Bound, EngineThread, IoEngine, Recorder, WorkerCtx, WriteData};
+use crate::bench::exec::engine::{
+    Bound, EngineThread, IoEngine, NOT_BLOCKS, Recorder, WorkerCtx, WriteData,
+};
+use crate::bench::exec::io_sequence::Planner;
 use crate::bench::plan::Job;
 use crate::bench::plan::OpKind;
 use crate::bench::plan::params::EngineKind;
@@ -52,6 +55,7 @@ impl IoEngine for IoUring {
 
     fn open_thread(&self, ctx: &WorkerCtx, _thread: u32) -> Result<Box<dyn EngineThread>, String> {
         let job = &ctx.job;
+        let planner = ctx.planner().ok_or(NOT_BLOCKS)?.clone();
         let pattern_buf = match &ctx.write_data {
             Some(WriteData::Pattern(p)) => Some(p.shared()),
             Some(WriteData::Rewrite) | None => None,
@@ -65,13 +69,14 @@ impl IoEngine for IoUring {
             ctx.huge_pages,
         )
         .map_err(|e| format!("cannot set up io_uring: {e}"))?;
-        Ok(Box::new(UringThread { queue }))
+        Ok(Box::new(UringThread { queue, planner }))
     }
 }
 
 /// A worker's ring.
 struct UringThread {
     queue: UringQueue,
+    planner: Planner,
 }
 
 impl EngineThread for UringThread {
@@ -90,7 +95,7 @@ impl EngineThread for UringThread {
         bound: &Bound,
         rec: Option<&mut Recorder>,
     ) -> Option<IoFailure> {
-        uring_loop(ctx, &mut self.queue, bound, rec)
+        uring_loop(ctx, &self.planner, &mut self.queue, bound, rec)
     }
 }
 
@@ -126,6 +131,7 @@ fn submission_failure(ctx: &WorkerCtx, e: std::io::Error) -> IoFailure {
 /// Keeps the ring full until a bound is reached, then drains it. Returns the first failure.
 fn uring_loop(
     ctx: &WorkerCtx,
+    planner: &Planner,
     queue: &mut UringQueue,
     bound: &Bound,
     mut rec: Option<&mut Recorder>,
@@ -165,7 +171,7 @@ fn uring_loop(
                 break;
             }
             let k = ctx.next_op.fetch_add(1, Ordering::Relaxed);
-            let io = ctx.planner.op(k);
+            let io = planner.op(k);
             let read_back =
                 io.kind == OpKind::Write && matches!(ctx.write_data, Some(WriteData::Rewrite));
             let pushed = match (io.kind, &ctx.write_data) {

@@ -10,7 +10,10 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::bench::exec::engine::{Bound, EngineThread, IoEngine, Recorder, WorkerCtx, WriteData};
+use crate::bench::exec::engine::{
+    Bound, EngineThread, IoEngine, NOT_BLOCKS, Recorder, WorkerCtx, WriteData,
+};
+use crate::bench::exec::io_sequence::Planner;
 use crate::bench::plan::Job;
 use crate::bench::plan::OpKind;
 use crate::bench::plan::params::EngineKind;
@@ -37,14 +40,20 @@ impl IoEngine for Threads {
     fn open_thread(&self, ctx: &WorkerCtx, thread: u32) -> Result<Box<dyn EngineThread>, String> {
         let buf = AlignedBuf::for_requests(ctx.job.bs as usize, ctx.huge_pages)
             .map_err(|e| format!("cannot allocate an I/O buffer: {e}"))?;
-        let ops = OpSequence::new(ctx.planner.order_free(), thread, ctx.job.qd.max(1));
+        let planner = ctx.planner().ok_or(NOT_BLOCKS)?.clone();
+        let ops = OpSequence::new(planner.order_free(), thread, ctx.job.qd.max(1));
         // Each I/O thread uses its own open file whenever more than one thread would share the
         // run's (several per worker, or several workers; see `reopen_for_thread`). If that
         // fails the shared one still does the same I/O, only a little slower, so it is used.
         let own_fd = (ctx.job.qd > 1 || ctx.job.workers > 1)
             .then(|| direct::reopen_for_thread(&ctx.fd).ok())
             .flatten();
-        Ok(Box::new(SyncThread { buf, ops, own_fd }))
+        Ok(Box::new(SyncThread {
+            buf,
+            ops,
+            own_fd,
+            planner,
+        }))
     }
 }
 
@@ -53,6 +62,7 @@ struct SyncThread {
     buf: AlignedBuf,
     ops: OpSequence,
     own_fd: Option<OwnedFd>,
+    planner: Planner,
 }
 
 impl EngineThread for SyncThread {
@@ -74,7 +84,16 @@ impl EngineThread for SyncThread {
         // The I/O count bound is shared by the worker's threads, and only the measured phase
         // counts.
         let issued = rec.is_some().then_some(&*ctx.issued);
-        sync_loop(ctx, fd, &mut self.buf, bound, rec, issued, &mut self.ops)
+        sync_loop(
+            ctx,
+            &self.planner,
+            fd,
+            &mut self.buf,
+            bound,
+            rec,
+            issued,
+            &mut self.ops,
+        )
     }
 }
 
@@ -109,8 +128,10 @@ impl OpSequence {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn sync_loop(
     ctx: &WorkerCtx,
+    planner: &Planner,
     fd: &OwnedFd,
     buf: &mut AlignedBuf,
     bound: &Bound,
@@ -132,7 +153,7 @@ fn sync_loop(
             return None;
         }
         let k = ops.take(&ctx.next_op);
-        let io = ctx.planner.op(k);
+        let io = planner.op(k);
         let mut started = Instant::now();
         if bound.deadline.is_some_and(|d| started >= d) {
             return None;
