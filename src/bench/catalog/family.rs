@@ -48,7 +48,8 @@ pub trait Family: Sync {
 
     /// A family whose tests run in a directory instead of on a device or file (the metadata
     /// test): the target is then a directory, checked and given a scratch directory by
-    /// `target::prepare_directory`, and the directory engine (`exec::engines::directory`) runs it in the common runner.
+    /// `target::prepare_directory`, and the common runner runs it on the directory engine
+    /// (`exec::engines::directory`).
     fn runs_in_directory(&self) -> bool {
         false
     }
