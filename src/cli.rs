@@ -420,6 +420,19 @@ pub struct ScanArgs {
     /// The block size of the --badblocks numbers.
     #[arg(long, value_name = "N", value_parser = parse_size, default_value = "4096", requires = "badblocks")]
     pub bb_size: u64,
+
+    /// After the scan, overwrite each unreadable sector it found with zeros (its data is
+    /// already lost; the write lets the drive remap it), read it again and report it repaired
+    /// or still unreadable, with the drive's reallocated and pending counts (SMART 5, 197)
+    /// before and after. Nothing else is written. Needs --destroy-data NAME; refused, before
+    /// anything is read, on a device that is mounted, active swap, held by md/dm/LVM or whose
+    /// partition is.
+    #[arg(long)]
+    pub repair: bool,
+
+    /// With --repair: the device's own name (sdb or /dev/sdb), to confirm the write.
+    #[arg(long, value_name = "NAME", requires = "repair")]
+    pub destroy_data: Option<String>,
 }
 
 /// The test `run` runs when --test is not given.
