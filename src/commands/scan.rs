@@ -190,7 +190,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
     // The repair: only after a scan that ran to its end on the same device, only the sectors
     // this scan found unreadable in the range scanned.
     let repaired = match repairer.as_mut() {
-        Some(r) if scan.end.is_none() && signals.exit_code().is_none() => {
+        Some(r) if matches!(scan.end, Some(End::Finished)) && signals.exit_code().is_none() => {
             let bad: Vec<Span> = scan
                 .errors
                 .iter()
@@ -198,7 +198,8 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
                 .collect();
             Some(r.run(&bad, sector, block, &mut device))
         }
-        _ => None,
+        Some(r) => Some(r.not_run(sector)),
+        None => None,
     };
 
     let run = ScanRun {
@@ -523,6 +524,19 @@ impl Repairer {
             disk,
             before,
         })
+    }
+
+    /// The report of a repair that did not run because the scan did not finish.
+    fn not_run(&self, sector: u64) -> RepairRun {
+        RepairRun {
+            repair: repair::Repair {
+                sectors: Vec::new(),
+                stopped: Some("the scan did not finish, so nothing was written".into()),
+            },
+            sector,
+            before: self.before.clone(),
+            after: self.before.clone(),
+        }
     }
 
     /// Writes zeros over `bad` and reads each sector back through the scan's reader; the
