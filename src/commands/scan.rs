@@ -239,6 +239,8 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         && r.repair.still_unreadable() == 0
         && scan.bytes_abandoned == 0
         && scan.errors.total_bytes() == r.repair.attempted() * sector
+        // Bad sectors an earlier run left in the mapfile (not read again) are not repaired.
+        && scan.mapfile.bytes_with(Status::BadSector, domain) == scan.errors.total_bytes()
     {
         return Ok(ExitCode::SUCCESS);
     }

@@ -534,6 +534,85 @@ mod tests {
     }
 
     #[test]
+    fn a_repair_is_a_section_of_the_text_and_an_object_of_the_json() {
+        use crate::scan::repair::{Repair, SectorResult};
+        let scan = scan();
+        let t = target(16 << 20);
+        let repair = RepairRun {
+            repair: Repair {
+                sectors: vec![
+                    (8192 * 512, SectorResult::Repaired),
+                    (8193 * 512, SectorResult::StillUnreadable(libc::ENODATA)),
+                    (8194 * 512, SectorResult::WriteFailed(libc::EIO)),
+                ],
+                stopped: None,
+            },
+            sector: 512,
+            before: SectorCounts {
+                reallocated: Some(0),
+                pending: Some(3),
+                note: None,
+            },
+            after: SectorCounts {
+                reallocated: Some(1),
+                pending: None,
+                note: None,
+            },
+        };
+        let run = ScanRun {
+            target: &t,
+            scan: &scan,
+            seconds: 0.5,
+            timeout_enforced: false,
+            abandon_after: None,
+            timeout_reason: "loop".into(),
+            mapfile: None,
+            badblocks: None,
+            repair: Some(&repair),
+        };
+        let doc: serde_json::Value =
+            serde_json::from_str(&render_json(&run).expect("json")).expect("parses");
+        let r = &doc["repair"];
+        assert_eq!(r["sectors_attempted"], 3);
+        assert_eq!(r["repaired"], 1);
+        assert_eq!(r["still_unreadable"], 2);
+        assert_eq!(r["still_unreadable_ranges"][0]["offset"], 8193 * 512);
+        assert_eq!(r["still_unreadable_ranges"][0]["length"], 1024);
+        assert_eq!(r["smart_before"]["pending"], 3);
+        assert!(r["smart_after"]["pending"].is_null());
+        assert_eq!(r["smart_after"]["reallocated"], 1);
+        let text = render_text(&run, 80);
+        assert!(
+            text.contains("3 sectors attempted: 1 repaired, 2 still unreadable"),
+            "{text}"
+        );
+        assert!(
+            text.contains("8193 LBA") || text.contains("LBA 8193-8194"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Reallocated sectors (SMART 5): 0 before, 1 after"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Pending sectors (SMART 197): 3 before, not available after"),
+            "{text}"
+        );
+        // Without --repair: no repair in either.
+        let plain = ScanRun {
+            repair: None,
+            ..run
+        };
+        assert!(
+            render_json(&plain)
+                .expect("json")
+                .find("\"repair\"")
+                .is_none()
+        );
+        assert!(!render_text(&plain, 80).contains("Repair"));
+    }
+
+    #[test]
     fn json_lists_the_sectors_slow_blocks_and_buckets() {
         let scan = scan();
         let t = target(16 << 20);
