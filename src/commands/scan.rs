@@ -196,7 +196,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .filter_map(|(span, _)| span.intersect(&domain))
                 .collect();
-            Some(r.run(&bad, sector, block, &mut device))
+            Some(r.run(&bad, sector, block, &mut device, &|| signals.is_set()))
         }
         Some(r) => Some(r.not_run(sector)),
         None => None,
@@ -543,14 +543,23 @@ impl Repairer {
 
     /// Writes zeros over `bad` and reads each sector back through the scan's reader; the
     /// written device is checked to be the one checked before each write.
-    fn run(&mut self, bad: &[Span], sector: u64, block: u64, device: &mut ScanDevice) -> RepairRun {
+    fn run(
+        &mut self,
+        bad: &[Span],
+        sector: u64,
+        block: u64,
+        device: &mut ScanDevice,
+        stop: &dyn Fn() -> bool,
+    ) -> RepairRun {
         let Repairer {
             writer,
             probe,
             checked: chosen,
             ..
         } = self;
-        let mut still_ours = || match probe.refuse_unless_chosen(&chosen) {
+        // A signal (SIGINT, SIGTERM, SIGHUP) stops the repair before the next write too.
+        let mut still_ours = || match probe.refuse_unless_chosen(chosen) {
+            _ if stop() => Some("stopped by a signal".to_string()),
             Ok(Ok(())) => None,
             Ok(Err(why)) => Some(why),
             Err(e) => Some(format!("cannot check the device: {e}")),
@@ -560,11 +569,7 @@ impl Repairer {
             repair,
             sector,
             before: self.before.clone(),
-            after: if bad.is_empty() {
-                self.before.clone()
-            } else {
-                sector_counts(&self.disk)
-            },
+            after: sector_counts(&self.disk),
         }
     }
 }
