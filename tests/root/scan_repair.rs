@@ -1,7 +1,8 @@
 //! `disktriage scan --repair` on real loop devices (root): the write tests' guard refuses it,
 //! before the scan reads anything, without `--destroy-data`, with another device's name, on a
-//! mounted device, and on a device a mounted loop device is stacked on; a repair after a scan
-//! that found no unreadable sector writes nothing (the device's write counter, the image).
+//! mounted device, on a device a mounted loop device is stacked on, on a disk whose partition
+//! is mounted and on a read-only device; a repair after a scan that found no unreadable sector
+//! writes nothing (the device's write counter, the image).
 //!
 //! Unreadable sectors cannot be made on the host (no dm, no scsi_debug): which sectors are
 //! written and what the re-read says are tested with a fake device in `scan::repair`.
@@ -245,4 +246,19 @@ fn a_repair_after_a_scan_without_bad_sectors_writes_nothing() {
         "{text}"
     );
     assert_eq!(counters(&dev.name)[3], before[3]);
+}
+
+#[test]
+fn a_repair_of_a_read_only_device_is_refused_before_any_read() {
+    if !root_or_skip("a_repair_of_a_read_only_device_is_refused_before_any_read") {
+        return;
+    }
+    let dir = shm_scratch();
+    let image = sparse_image(dir.path(), "ro.img", 64 << 20);
+    let dev = LoopDev::attach(&image, &["--read-only"]);
+    assert_refused_before_reading(
+        &dev,
+        &["--destroy-data", &dev.name],
+        &format!("refusing to write to {}: the device is read-only", dev.name),
+    );
 }
