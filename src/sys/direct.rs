@@ -487,29 +487,8 @@ pub fn describe_fd(fd: &OwnedFd) -> io::Result<Opened> {
 /// Opens the object `pinned` holds (through `/proc/self/fd`, never by its name again) for the
 /// test, and checks that the result is that same object.
 pub fn reopen(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
-    reopen_with(pinned, |magic| open(magic, spec))
-}
-
-/// `reopen` for writing only, with O_DIRECT and O_EXCL (`scan --repair`: nothing is read
-/// through this descriptor, and O_EXCL fails with EBUSY while the device is mounted or held).
-pub fn reopen_direct_write_only_exclusive(pinned: &OwnedFd) -> io::Result<OwnedFd> {
-    reopen_with(pinned, |magic| {
-        let file = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_DIRECT | libc::O_EXCL | libc::O_CLOEXEC)
-            .open(magic)?;
-        Ok(OwnedFd::from(file))
-    })
-}
-
-/// Opens the object `pinned` holds through `/proc/self/fd` with `opener`, and checks the
-/// descriptor opened is that very object.
-fn reopen_with(
-    pinned: &OwnedFd,
-    opener: impl FnOnce(&Path) -> io::Result<OwnedFd>,
-) -> io::Result<OwnedFd> {
     let magic = PathBuf::from(format!("/proc/self/fd/{}", pinned.as_raw_fd()));
-    let fd = opener(&magic).map_err(|e| {
+    let fd = open(&magic, spec).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound && !Path::new("/proc/self/fd").is_dir() {
             io::Error::new(
                 io::ErrorKind::NotFound,

@@ -142,8 +142,22 @@ impl ScanDevice {
 
     /// Opens the device the scan reads for `--repair`'s writes: O_DIRECT, write-only and
     /// exclusive, the very object the scan opened (not the path again).
+    /// O_EXCL fails with EBUSY while the device is mounted or held. The caller checks the
+    /// identity of what was opened (`ZeroWriter::refuse_unless_chosen`) before any write.
     pub fn open_writer(&self) -> io::Result<ZeroWriter> {
-        let fd = direct::reopen_direct_write_only_exclusive(&self.pinned)?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT | libc::O_EXCL | libc::O_CLOEXEC)
+            .open(format!("/proc/self/fd/{}", self.pinned.as_raw_fd()))?;
+        let meta = file.metadata()?;
+        if !std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type())
+            || direct::devnum(meta.rdev()) != self.dev
+        {
+            return Err(io::Error::other(
+                "the device changed while it was being opened for writing",
+            ));
+        }
+        let fd = OwnedFd::from(file);
         Ok(ZeroWriter {
             fd,
             buf: None,
