@@ -154,8 +154,8 @@ Several targets: the same test runs on each at the same time (--one-by-one: in t
 Sweeps: --sweep-sched and --sweep-cache run the test under each value of the setting, the value found at start first, then the others, --repeats times (default 3) in turns (a, b, c, a, b, c, ...) so that a drift hits every value alike. The table gives each value's figure (MB/s, IOPS for random tests, ms per write for sync-latency) as the mean of its repeats, their spread, the difference to the value found at start and whether it is beyond the noise (larger than the spread of either), and the winner. The setting is journaled and put back at the end, on Ctrl-C, SIGTERM, SIGHUP and errors; after a SIGKILL, `disktriage restore` (or the next start of the screen) puts it back. --sweep-cache needs a drive whose write cache the host can switch (not loop, zram, md, dm).";
 
 const SCAN_HELP: &str = "\
-Read-only: the device is opened with O_RDONLY|O_DIRECT and never written; a scan is allowed \
-on a mounted or held device. The scan goes on past every error. Buckets (as MHDD/Victoria): \
+Read-only (unless --repair): the device is opened with O_RDONLY|O_DIRECT and never written; \
+a scan is allowed on a mounted or held device. The scan goes on past every error. Buckets (as MHDD/Victoria): \
 <5, <20, <50, <150, <500, >=500 ms, ERR (unreadable) and TIME (--timeout or longer). A block \
 that fails is read again in halves down to the logical block size, so the report names the \
 exact unreadable sectors with the kernel's errno; a slow block (--slow or longer) is read a \
@@ -180,17 +180,27 @@ progress is finished first). --badblocks FILE writes the unreadable blocks in \
 --bb-size units (default 4096, the file system's block size), one number a line, for \
 `e2fsck -l FILE` / `mke2fs -l FILE`. Neither file may be on the disk being scanned.
 
+--repair --destroy-data NAME writes zeros over the sectors this scan found unreadable, and \
+nothing else, then reads each again (JSON: repair). It is guarded like a write test, before \
+anything is read: refused without the device's own name, on a device that is mounted, active \
+swap, held by md/dm/LVM or whose partition (or a device stacked on it) is in use, and on a \
+read-only device. The writes go through an O_DIRECT|O_WRONLY|O_EXCL descriptor checked to be \
+the device before each write. The drive's reallocated and pending sector counts (SMART 5 and \
+197) are shown before and after, \"not available\" when SMART does not give them.
+
 Exit status: 0 every block of the range was read (now or in the mapfile's earlier runs), 1 \
 error, 2 usage, 5 some sectors could not be read (they are listed), 6 the scan could not \
 finish (the device went away or changed; what was read is reported), 128 + the signal when \
-stopped (130 for Ctrl-C).
+stopped (130 for Ctrl-C). With --repair: 0 when every unreadable sector reads after its \
+rewrite, else the scan's own status.
 
 Examples:
   disktriage scan /dev/sdb
   disktriage scan /dev/sdb --json > sdb-scan.json
   disktriage scan /dev/sdb --mapfile sdb.map      (again later: resumes)
   disktriage scan /dev/sdb1 --badblocks bad.txt && e2fsck -l bad.txt /dev/sdb1
-  disktriage scan /dev/nvme0n1 --offset 100G --size 10G --slow 50ms";
+  disktriage scan /dev/nvme0n1 --offset 100G --size 10G --slow 50ms
+  disktriage scan /dev/sdb --repair --destroy-data sdb   (writes: zeros over the unreadable sectors)";
 
 /// Synchronous write modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -420,6 +430,19 @@ pub struct ScanArgs {
     /// The block size of the --badblocks numbers.
     #[arg(long, value_name = "N", value_parser = parse_size, default_value = "4096", requires = "badblocks")]
     pub bb_size: u64,
+
+    /// After the scan, overwrite each unreadable sector it found with zeros (its data is
+    /// already lost; the write lets the drive remap it), read it again and report it repaired
+    /// or still unreadable, with the drive's reallocated and pending counts (SMART 5, 197)
+    /// before and after. Nothing else is written. Needs --destroy-data NAME; refused, before
+    /// anything is read, on a device that is mounted, active swap, held by md/dm/LVM or whose
+    /// partition is.
+    #[arg(long)]
+    pub repair: bool,
+
+    /// With --repair: the device's own name (sdb or /dev/sdb), to confirm the write.
+    #[arg(long, value_name = "NAME", requires = "repair")]
+    pub destroy_data: Option<String>,
 }
 
 /// The test `run` runs when --test is not given.

@@ -13,6 +13,7 @@
 //! - `bisect`: the split of a failed block down to the exact unreadable sectors.
 //! - `engine`: the scan itself, one read per step, so the caller can stop, save and report.
 //! - `verdict`: the one-line summary.
+//! - `repair`: `--repair`, the bad sectors overwritten with zeros and read again.
 
 pub mod badblocks;
 pub mod bisect;
@@ -21,6 +22,7 @@ pub mod buckets;
 pub mod engine;
 pub mod mapfile;
 pub mod ranges;
+pub mod repair;
 pub mod verdict;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)

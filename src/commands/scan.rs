@@ -15,18 +15,24 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::cli::ScanArgs;
 use crate::model::Bytes;
 use crate::model::text::neutralize_controls;
+use crate::model::{ChosenDevice, SmartReading};
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::scan::{self as report, ScanRun, ScanTarget};
+use crate::report::scan::{RepairRun, SectorCounts};
 use crate::scan::Span;
 use crate::scan::badblocks;
 use crate::scan::blockmap::DEFAULT_CELLS;
 use crate::scan::engine::{End, Scan, ScanConfig, Step};
 use crate::scan::mapfile::{Mapfile, Status};
-use crate::sys::scan::{MAX_BLOCK, OutputFile, ScanDevice, whole_disk};
+use crate::scan::repair;
+use crate::sys::drive_control::DriveControl;
+use crate::sys::scan::{MAX_BLOCK, OutputFile, ScanDevice, WrittenDevice, ZeroWriter, whole_disk};
 use crate::sys::signals::{Catch, StopSignals};
+use crate::sys::{LinuxDrives, direct};
 use crate::sys::{SysRoot, activity};
 
 /// Exit status when some sectors could not be read.
@@ -58,6 +64,17 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         .set_block(block)
         .context("cannot allocate the read buffer")?;
     let target = describe(&device, &shown);
+    // --repair: the write tests' guard, before anything is read (the SG_IO probe below reads a
+    // sector) and before any output file is touched.
+    let mut repairer = if args.repair {
+        Some(Repairer::prepare(
+            &device,
+            args.destroy_data.as_deref(),
+            block,
+        )?)
+    } else {
+        None
+    };
     // Where the transport has a per-command timeout (sd: SATA, SAS, USB), a weak sector is
     // abandoned at --timeout instead of waited for through the kernel's retries.
     let (abandon_after, timeout_reason) = match device.enforce_timeout(args.timeout) {
@@ -170,6 +187,21 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
+    // The repair: only after a scan that ran to its end on the same device, only the sectors
+    // this scan found unreadable in the range scanned.
+    let repaired = match repairer.as_mut() {
+        Some(r) if matches!(scan.end, Some(End::Finished)) && signals.exit_code().is_none() => {
+            let bad: Vec<Span> = scan
+                .errors
+                .iter()
+                .filter_map(|(span, _)| span.intersect(&domain))
+                .collect();
+            Some(r.run(&bad, sector, block, &mut device, &|| signals.is_set()))
+        }
+        Some(r) => Some(r.not_run(sector)),
+        None => None,
+    };
+
     let run = ScanRun {
         target: &target,
         scan: &scan,
@@ -179,6 +211,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         timeout_reason,
         mapfile: args.mapfile.as_ref().map(|p| p.display().to_string()),
         badblocks: args.badblocks.as_ref().map(|p| p.display().to_string()),
+        repair: repaired.as_ref(),
     };
     let text = if args.json {
         report::render_json(&run)?
@@ -199,6 +232,17 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
             neutralize_controls(why)
         ));
         return Ok(ExitCode::from(EXIT_INCOMPLETE));
+    }
+    // After a repair: 0 when every sector now reads (and nothing was abandoned).
+    if let Some(r) = &repaired
+        && r.repair.stopped.is_none()
+        && r.repair.still_unreadable() == 0
+        && scan.bytes_abandoned == 0
+        && scan.errors.total_bytes() == r.repair.attempted() * sector
+        // Bad sectors an earlier run left in the mapfile (not read again) are not repaired.
+        && scan.mapfile.bytes_with(Status::BadSector, domain) == scan.errors.total_bytes()
+    {
+        return Ok(ExitCode::SUCCESS);
     }
     if scan.mapfile.bytes_with(Status::BadSector, domain) > 0 || scan.bytes_abandoned > 0 {
         return Ok(ExitCode::from(EXIT_UNREADABLE));
@@ -413,5 +457,164 @@ impl Progress {
         if self.drawn {
             write_stderr("\r\x1b[K");
         }
+    }
+}
+
+/// `--repair`: the device checked as a write test checks it, and the descriptor the zeros are
+/// written through, opened and checked before the scan starts.
+struct Repairer {
+    writer: ZeroWriter,
+    /// The writer's descriptor again, to check between writes that it is still the device.
+    probe: WrittenDevice,
+    /// The device as the write guard saw it in the live inventory.
+    checked: ChosenDevice,
+    /// The whole disk, whose SMART counts are read.
+    disk: String,
+    before: SectorCounts,
+}
+
+impl Repairer {
+    /// The write guard (`safety::check_device_write` on the live system, whatever else is
+    /// given), the read-only flag, then the O_DIRECT|O_WRONLY|O_EXCL descriptor, both
+    /// descriptors checked to be the device the guard checked; the SMART counts before.
+    fn prepare(
+        device: &ScanDevice,
+        confirmation: Option<&str>,
+        max_write: u64,
+    ) -> anyhow::Result<Repairer> {
+        let name = device.name.clone().ok_or_else(|| WriteRefusal::Unknown {
+            name: format!("device {}", device.dev),
+        })?;
+        let live = SysRoot::host().inventory().context(
+            "cannot read the running system's devices to check that the target is unused",
+        )?;
+        safety::check_device_write(&live, &name, confirmation)?;
+        if device.read_only().unwrap_or(false) {
+            return Err(WriteRefusal::ReadOnly { name }.into());
+        }
+        let checked = live
+            .chosen(&name)
+            .ok_or_else(|| WriteRefusal::Unknown { name: name.clone() })?;
+        let mut writer = device.open_writer().with_context(|| {
+            format!("cannot open {name} for writing (O_DIRECT, exclusively) to repair it")
+        })?;
+        for verdict in [
+            device.refuse_unless_chosen(&checked),
+            writer.refuse_unless_chosen(&checked),
+        ] {
+            match verdict {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => bail!("{}", neutralize_controls(&why)),
+                Err(e) => {
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("cannot check that {name} is the device checked")));
+                }
+            }
+        }
+        writer
+            .set_max_write(max_write)
+            .context("cannot allocate the repair's buffer")?;
+        let probe = writer
+            .probe()
+            .context("cannot hold the device opened for the repair")?;
+        let disk = direct::block_name(whole_disk(device.dev)).unwrap_or_else(|| name.clone());
+        let before = sector_counts(&disk);
+        Ok(Repairer {
+            writer,
+            probe,
+            checked,
+            disk,
+            before,
+        })
+    }
+
+    /// The report of a repair that did not run because the scan did not finish.
+    fn not_run(&self, sector: u64) -> RepairRun {
+        RepairRun {
+            repair: repair::Repair {
+                sectors: Vec::new(),
+                stopped: Some("the scan did not finish, so nothing was written".into()),
+            },
+            sector,
+            before: self.before.clone(),
+            after: self.before.clone(),
+        }
+    }
+
+    /// Writes zeros over `bad` and reads each sector back through the scan's reader; the
+    /// written device is checked to be the one checked before each write.
+    fn run(
+        &mut self,
+        bad: &[Span],
+        sector: u64,
+        block: u64,
+        device: &mut ScanDevice,
+        stop: &dyn Fn() -> bool,
+    ) -> RepairRun {
+        let Repairer {
+            writer,
+            probe,
+            checked: chosen,
+            ..
+        } = self;
+        // A signal (SIGINT, SIGTERM, SIGHUP) stops the repair before the next write too.
+        let mut still_ours = || match probe.refuse_unless_chosen(chosen) {
+            _ if stop() => Some("stopped by a signal".to_string()),
+            Ok(Ok(())) => None,
+            Ok(Err(why)) => Some(why),
+            Err(e) => Some(format!("cannot check the device: {e}")),
+        };
+        let repair = repair::repair(bad, sector, block, writer, device, &mut still_ours);
+        RepairRun {
+            repair,
+            sector,
+            before: self.before.clone(),
+            after: sector_counts(&self.disk),
+        }
+    }
+}
+
+/// The reallocated (5) and pending (197) sector counts of `disk`, read as the Health view
+/// reads SMART; "not available" (`None`) when the drive does not give them.
+fn sector_counts(disk: &str) -> SectorCounts {
+    let drives = LinuxDrives::new(SysRoot::host());
+    let reading = drives
+        .device(disk)
+        .map_err(|e| e.to_string())
+        .and_then(|dev| drives.smart(&dev).map_err(|e| e.to_string()));
+    let ata = match reading {
+        Ok(SmartReading::Ata(ata)) => ata,
+        Ok(SmartReading::Smartctl(report)) => match report.ata {
+            Some(ata) => ata,
+            None => {
+                return SectorCounts {
+                    note: Some("smartctl gives no ATA attributes for this drive".into()),
+                    ..SectorCounts::default()
+                };
+            }
+        },
+        Ok(SmartReading::Nvme(_)) => {
+            return SectorCounts {
+                note: Some("an NVMe drive has no reallocated or pending sector counts".into()),
+                ..SectorCounts::default()
+            };
+        }
+        Ok(SmartReading::Unavailable { reason }) | Err(reason) => {
+            return SectorCounts {
+                note: Some(reason),
+                ..SectorCounts::default()
+            };
+        }
+    };
+    let raw = |id: u8| {
+        ata.attributes
+            .iter()
+            .find(|a| a.id == id)
+            .map(|a| a.raw & 0xffff_ffff)
+    };
+    SectorCounts {
+        reallocated: raw(5),
+        pending: raw(197),
+        note: None,
     }
 }

@@ -8,6 +8,7 @@ use crate::model::{Bytes, DiskIdentity};
 use crate::report::table::wrap;
 use crate::scan::Span;
 use crate::scan::engine::{End, Scan};
+use crate::scan::repair::Repair;
 use crate::scan::verdict::verdict;
 
 /// What is known of the device scanned.
@@ -43,6 +44,113 @@ pub struct ScanRun<'a> {
     pub timeout_reason: String,
     pub mapfile: Option<String>,
     pub badblocks: Option<String>,
+    /// `--repair`: what the rewrite of the unreadable sectors came to.
+    pub repair: Option<&'a RepairRun>,
+}
+
+/// The drive's sector counts from SMART (ATA attributes 5 and 197), each `None` when SMART does
+/// not give it; `note` says why none could be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SectorCounts {
+    /// Reallocated_Sector_Ct (5), raw.
+    pub reallocated: Option<u64>,
+    /// Current_Pending_Sector (197), raw.
+    pub pending: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `scan --repair`: the repair and the drive's counts around it.
+#[derive(Debug, Clone)]
+pub struct RepairRun {
+    pub repair: Repair,
+    pub sector: u64,
+    pub before: SectorCounts,
+    pub after: SectorCounts,
+}
+
+#[derive(Serialize)]
+struct JsonRepair<'a> {
+    sectors_attempted: u64,
+    repaired: u64,
+    still_unreadable: u64,
+    /// The sectors not repaired, merged (bytes).
+    still_unreadable_ranges: Vec<JsonRange>,
+    /// Why the repair stopped before the end, when it did.
+    stopped: Option<String>,
+    smart_before: &'a SectorCounts,
+    smart_after: &'a SectorCounts,
+}
+
+fn json_repair(r: &RepairRun) -> JsonRepair<'_> {
+    JsonRepair {
+        sectors_attempted: r.repair.attempted(),
+        repaired: r.repair.repaired(),
+        still_unreadable: r.repair.still_unreadable(),
+        still_unreadable_ranges: r
+            .repair
+            .unrepaired_ranges(r.sector)
+            .into_iter()
+            .map(|s| JsonRange {
+                offset: s.offset,
+                length: s.length,
+            })
+            .collect(),
+        stopped: r.repair.stopped.as_deref().map(neutralize_controls),
+        smart_before: &r.before,
+        smart_after: &r.after,
+    }
+}
+
+fn count_words(n: Option<u64>) -> String {
+    n.map_or_else(|| "not available".to_string(), |n| n.to_string())
+}
+
+/// The text section of a repair.
+fn repair_text(out: &mut String, r: &RepairRun) {
+    let rep = &r.repair;
+    out.push_str("Repair (zeros written over the unreadable sectors, then read again):\n");
+    if rep.attempted() == 0 && rep.stopped.is_none() {
+        out.push_str("  no unreadable sector: nothing written\n");
+    } else {
+        out.push_str(&format!(
+            "  {} sectors attempted: {} repaired, {} still unreadable\n",
+            rep.attempted(),
+            rep.repaired(),
+            rep.still_unreadable()
+        ));
+    }
+    if let Some(why) = &rep.stopped {
+        out.push_str(&format!(
+            "  stopped before the end, nothing more written: {}\n",
+            neutralize_controls(why)
+        ));
+    }
+    let ranges = rep.unrepaired_ranges(r.sector);
+    list_lines(out, "  Still unreadable:", ranges.iter(), |s| {
+        format!("{} +{}  {}", s.offset, s.length, lba_range(*s, r.sector))
+    });
+    for (label, before, after) in [
+        (
+            "Reallocated sectors (SMART 5)",
+            r.before.reallocated,
+            r.after.reallocated,
+        ),
+        (
+            "Pending sectors (SMART 197)",
+            r.before.pending,
+            r.after.pending,
+        ),
+    ] {
+        let text = match (before, after) {
+            (None, None) => "not available".to_string(),
+            (b, a) => format!("{} before, {} after", count_words(b), count_words(a)),
+        };
+        out.push_str(&format!("  {label}: {text}\n"));
+    }
+    if let Some(note) = r.before.note.as_ref().or(r.after.note.as_ref()) {
+        out.push_str(&format!("  (SMART: {})\n", neutralize_controls(note)));
+    }
 }
 
 /// The sentence about timeouts every output carries.
@@ -156,6 +264,8 @@ struct JsonScan<'a> {
     verdict: String,
     mapfile: Option<String>,
     badblocks: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repair: Option<JsonRepair<'a>>,
 }
 
 /// The JSON document.
@@ -225,6 +335,7 @@ pub fn render_json(run: &ScanRun) -> anyhow::Result<String> {
         verdict: verdict(scan),
         mapfile: run.mapfile.clone(),
         badblocks: run.badblocks.clone(),
+        repair: run.repair.map(json_repair),
     };
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
@@ -378,6 +489,9 @@ pub fn render_text(run: &ScanRun, width: usize) -> String {
     if let Some(b) = &run.badblocks {
         out.push_str(&format!("Bad blocks: {}\n", neutralize_controls(b)));
     }
+    if let Some(r) = run.repair {
+        repair_text(&mut out, r);
+    }
     out.push_str(&format!("Verdict: {}.\n", verdict(scan)));
     out
 }
@@ -420,6 +534,85 @@ mod tests {
     }
 
     #[test]
+    fn a_repair_is_a_section_of_the_text_and_an_object_of_the_json() {
+        use crate::scan::repair::{Repair, SectorResult};
+        let scan = scan();
+        let t = target(16 << 20);
+        let repair = RepairRun {
+            repair: Repair {
+                sectors: vec![
+                    (8192 * 512, SectorResult::Repaired),
+                    (8193 * 512, SectorResult::StillUnreadable(libc::ENODATA)),
+                    (8194 * 512, SectorResult::WriteFailed(libc::EIO)),
+                ],
+                stopped: None,
+            },
+            sector: 512,
+            before: SectorCounts {
+                reallocated: Some(0),
+                pending: Some(3),
+                note: None,
+            },
+            after: SectorCounts {
+                reallocated: Some(1),
+                pending: None,
+                note: None,
+            },
+        };
+        let run = ScanRun {
+            target: &t,
+            scan: &scan,
+            seconds: 0.5,
+            timeout_enforced: false,
+            abandon_after: None,
+            timeout_reason: "loop".into(),
+            mapfile: None,
+            badblocks: None,
+            repair: Some(&repair),
+        };
+        let doc: serde_json::Value =
+            serde_json::from_str(&render_json(&run).expect("json")).expect("parses");
+        let r = &doc["repair"];
+        assert_eq!(r["sectors_attempted"], 3);
+        assert_eq!(r["repaired"], 1);
+        assert_eq!(r["still_unreadable"], 2);
+        assert_eq!(r["still_unreadable_ranges"][0]["offset"], 8193 * 512);
+        assert_eq!(r["still_unreadable_ranges"][0]["length"], 1024);
+        assert_eq!(r["smart_before"]["pending"], 3);
+        assert!(r["smart_after"]["pending"].is_null());
+        assert_eq!(r["smart_after"]["reallocated"], 1);
+        let text = render_text(&run, 80);
+        assert!(
+            text.contains("3 sectors attempted: 1 repaired, 2 still unreadable"),
+            "{text}"
+        );
+        assert!(
+            text.contains("8193 LBA") || text.contains("LBA 8193-8194"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Reallocated sectors (SMART 5): 0 before, 1 after"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Pending sectors (SMART 197): 3 before, not available after"),
+            "{text}"
+        );
+        // Without --repair: no repair in either.
+        let plain = ScanRun {
+            repair: None,
+            ..run
+        };
+        assert!(
+            render_json(&plain)
+                .expect("json")
+                .find("\"repair\"")
+                .is_none()
+        );
+        assert!(!render_text(&plain, 80).contains("Repair"));
+    }
+
+    #[test]
     fn json_lists_the_sectors_slow_blocks_and_buckets() {
         let scan = scan();
         let t = target(16 << 20);
@@ -432,6 +625,7 @@ mod tests {
             timeout_reason: "sdx refused READ through SG_IO (ILLEGAL REQUEST)".into(),
             mapfile: None,
             badblocks: None,
+            repair: None,
         };
         let doc: serde_json::Value =
             serde_json::from_str(&render_json(&run).expect("json")).expect("parses");
@@ -485,6 +679,7 @@ mod tests {
                 .into(),
             mapfile: None,
             badblocks: None,
+            repair: None,
         };
         let doc: serde_json::Value =
             serde_json::from_str(&render_json(&run).expect("json")).expect("parses");
@@ -537,6 +732,7 @@ mod tests {
             timeout_reason: "sdx refused READ through SG_IO (ILLEGAL REQUEST)".into(),
             mapfile: Some("/tmp/sdx.map".into()),
             badblocks: None,
+            repair: None,
         };
         let text = render_text(&run, 80);
         assert!(

@@ -29,6 +29,7 @@ use super::sysfs::read_attr_text;
 use crate::model::DevNum;
 use crate::scan::Span;
 use crate::scan::engine::{BlockReader, ReadOutcome, TimedRead};
+use crate::scan::repair::SectorWriter;
 use crate::smart::sense::parse_sense;
 
 /// The largest read of a scan whatever the device says (the kernel splits larger requests).
@@ -37,6 +38,8 @@ pub const MAX_BLOCK: u64 = 64 << 20;
 /// A block device opened for the scan.
 pub struct ScanDevice {
     fd: OwnedFd,
+    /// What the path named when the scan started (O_PATH): a repair's writer opens this object.
+    pinned: OwnedFd,
     pub dev: DevNum,
     /// The kernel name (`sdb`, `loop0`), when sysfs knows the number.
     pub name: Option<String>,
@@ -112,6 +115,7 @@ impl ScanDevice {
             number(&disk_dir.join("queue/max_sectors_kb")).map(|kb| kb.saturating_mul(1024));
         Ok(ScanDevice {
             fd,
+            pinned,
             dev,
             name,
             size,
@@ -134,6 +138,36 @@ impl ScanDevice {
         chosen: &crate::model::ChosenDevice,
     ) -> io::Result<Result<(), String>> {
         direct::refuse_unless_chosen(&self.fd, chosen)
+    }
+
+    /// Opens the device the scan reads for `--repair`'s writes: O_DIRECT, write-only and
+    /// exclusive, the very object the scan opened (not the path again).
+    /// O_EXCL fails with EBUSY while the device is mounted or held. The caller checks the
+    /// identity of what was opened (`ZeroWriter::refuse_unless_chosen`) before any write.
+    pub fn open_writer(&self) -> io::Result<ZeroWriter> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT | libc::O_EXCL | libc::O_CLOEXEC)
+            .open(format!("/proc/self/fd/{}", self.pinned.as_raw_fd()))?;
+        let meta = file.metadata()?;
+        if !std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type())
+            || direct::devnum(meta.rdev()) != self.dev
+        {
+            return Err(io::Error::other(
+                "the device changed while it was being opened for writing",
+            ));
+        }
+        let fd = OwnedFd::from(file);
+        Ok(ZeroWriter {
+            fd,
+            buf: None,
+            logical: u64::from(self.logical.max(512)),
+        })
+    }
+
+    /// The kernel's read-only flag of the device (BLKROGET).
+    pub fn read_only(&self) -> io::Result<bool> {
+        direct::read_only_fd(&self.fd)
     }
 
     /// Reads through SG_IO with `timeout` as each command's timeout, when the device is a
@@ -251,6 +285,79 @@ impl BlockReader for ScanDevice {
                 super::error::describe_io(&e)
             )),
         }
+    }
+}
+
+/// The descriptor `scan --repair` writes zeros through (O_DIRECT, O_WRONLY, O_EXCL).
+pub struct ZeroWriter {
+    fd: OwnedFd,
+    /// Zeros, aligned for O_DIRECT, as large as the largest write asked so far.
+    buf: Option<AlignedBuf>,
+    logical: u64,
+}
+
+impl ZeroWriter {
+    /// Refuses the written device unless it is `chosen`, checked on this descriptor.
+    pub fn refuse_unless_chosen(
+        &self,
+        chosen: &crate::model::ChosenDevice,
+    ) -> io::Result<Result<(), String>> {
+        direct::refuse_unless_chosen(&self.fd, chosen)
+    }
+
+    /// A second descriptor of the same open device (dup), to check its identity between writes.
+    pub fn probe(&self) -> io::Result<WrittenDevice> {
+        Ok(WrittenDevice {
+            fd: self.fd.try_clone()?,
+        })
+    }
+
+    /// Prepares the zeros for writes of up to `len` bytes (allocated once, before any write).
+    pub fn set_max_write(&mut self, len: u64) -> io::Result<()> {
+        let len = usize::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "write too large"))?;
+        self.buf = Some(AlignedBuf::zeroed(len.max(1), 4096)?);
+        Ok(())
+    }
+}
+
+/// The device a `ZeroWriter` writes, held through a duplicate of its descriptor.
+pub struct WrittenDevice {
+    fd: OwnedFd,
+}
+
+impl WrittenDevice {
+    /// Refuses the written device unless it is `chosen`, checked on the writer's descriptor.
+    pub fn refuse_unless_chosen(
+        &self,
+        chosen: &crate::model::ChosenDevice,
+    ) -> io::Result<Result<(), String>> {
+        direct::refuse_unless_chosen(&self.fd, chosen)
+    }
+}
+
+impl SectorWriter for ZeroWriter {
+    fn write_zeros(&mut self, span: Span) -> Result<(), i32> {
+        if !span.offset.is_multiple_of(self.logical) || !span.length.is_multiple_of(self.logical) {
+            return Err(libc::EINVAL);
+        }
+        let Some(buf) = self.buf.as_ref() else {
+            return Err(libc::ENOMEM);
+        };
+        let len = usize::try_from(span.length).unwrap_or(usize::MAX);
+        let Some(zeros) = buf.as_slice().get(..len) else {
+            return Err(libc::EINVAL);
+        };
+        let mut done = 0usize;
+        while done < zeros.len() {
+            match direct::write_at(&self.fd, &zeros[done..], span.offset + done as u64) {
+                Ok(0) => return Err(libc::EIO),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.raw_os_error().unwrap_or(libc::EIO)),
+            }
+        }
+        Ok(())
     }
 }
 

@@ -20,6 +20,7 @@ mod metadata;
 mod preserve;
 mod safety;
 mod scan;
+mod scan_repair;
 mod scan_tui;
 mod several;
 mod sweep;

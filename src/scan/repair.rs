@@ -1,0 +1,323 @@
+//! The optional repair after a scan (`scan --repair`): each unreadable sector the scan found is
+//! overwritten with zeros (its data is already lost; a write lets the drive remap a pending
+//! sector, as hdparm `--repair-sector` and Victoria's Remap do), then read again.
+//!
+//! Pure: the writes go through `SectorWriter`, the re-reads through the scan's `BlockReader`.
+//! Only the spans given are written, each write exactly a run of whole sectors of a bad range
+//! (never more than `max_write` bytes), nothing else; the guard that decides whether a repair may
+//! run at all is the write tests' (`bench::exec::safety`), applied by the caller before the scan.
+
+use super::Span;
+use super::engine::{BlockReader, ReadOutcome};
+
+/// Writes zeros to the device.
+pub trait SectorWriter {
+    /// Writes zeros over `span` (whole logical blocks, at most `max_write` bytes): `Err` with the
+    /// errno when the write fails or is short.
+    fn write_zeros(&mut self, span: Span) -> Result<(), i32>;
+}
+
+/// What the repair of one sector came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SectorResult {
+    /// Written, and read back without an error.
+    Repaired,
+    /// The write failed (errno): the sector was not read again.
+    WriteFailed(i32),
+    /// Written, but the read back failed (errno, or 0 for a short read or a timeout).
+    StillUnreadable(i32),
+}
+
+/// The repair of every bad sector given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Repair {
+    /// Each sector attempted (offset in bytes) and what came of it, in order.
+    pub sectors: Vec<(u64, SectorResult)>,
+    /// Why the repair stopped before the end (the device went away), if it did.
+    pub stopped: Option<String>,
+}
+
+impl Repair {
+    pub fn attempted(&self) -> u64 {
+        self.sectors.len() as u64
+    }
+
+    pub fn repaired(&self) -> u64 {
+        self.sectors
+            .iter()
+            .filter(|(_, r)| *r == SectorResult::Repaired)
+            .count() as u64
+    }
+
+    /// Every sector not repaired (write failed or read back failed).
+    pub fn still_unreadable(&self) -> u64 {
+        self.attempted() - self.repaired()
+    }
+
+    /// The sectors not repaired, merged into byte ranges.
+    pub fn unrepaired_ranges(&self, sector: u64) -> Vec<Span> {
+        let mut out: Vec<Span> = Vec::new();
+        for &(offset, r) in &self.sectors {
+            if r == SectorResult::Repaired {
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.end() == offset => last.length += sector,
+                _ => out.push(Span::new(offset, sector)),
+            }
+        }
+        out
+    }
+}
+
+/// Writes zeros over each span of `bad` (sorted, aligned to `sector`), in writes of at most
+/// `max_write` bytes, then reads each sector of it back one by one. A write that fails is split
+/// down to sectors, so one failing sector does not count its neighbours as failed. Before each
+/// write `still_ours` is asked whether the device is still the one checked: `Some(why)` stops the
+/// repair there, nothing more written.
+pub fn repair(
+    bad: &[Span],
+    sector: u64,
+    max_write: u64,
+    writer: &mut impl SectorWriter,
+    reader: &mut impl BlockReader,
+    still_ours: &mut impl FnMut() -> Option<String>,
+) -> Repair {
+    let sector = sector.max(1);
+    let max_write = (max_write / sector).max(1) * sector;
+    let mut out = Repair::default();
+    for span in bad {
+        // Only whole sectors: a span that is not aligned is shrunk to the sectors inside it.
+        let start = span.offset.div_ceil(sector) * sector;
+        let end = span.end() / sector * sector;
+        let mut at = start;
+        while at < end {
+            if let Some(why) = still_ours() {
+                out.stopped = Some(why);
+                return out;
+            }
+            let chunk = Span::new(at, (end - at).min(max_write));
+            let written: Vec<(u64, Result<(), i32>)> = match writer.write_zeros(chunk) {
+                Ok(()) => sectors_of(chunk, sector).map(|s| (s, Ok(()))).collect(),
+                Err(_) if chunk.length > sector => sectors_of(chunk, sector)
+                    .map(|s| (s, writer.write_zeros(Span::new(s, sector))))
+                    .collect(),
+                Err(errno) => vec![(at, Err(errno))],
+            };
+            for (offset, result) in written {
+                let outcome = match result {
+                    Err(errno) => SectorResult::WriteFailed(errno),
+                    Ok(()) => match reader.read(Span::new(offset, sector)).outcome {
+                        ReadOutcome::Read => SectorResult::Repaired,
+                        ReadOutcome::Failed(errno) => SectorResult::StillUnreadable(errno),
+                        ReadOutcome::Short(_) | ReadOutcome::TimedOut => {
+                            SectorResult::StillUnreadable(0)
+                        }
+                    },
+                };
+                out.sectors.push((offset, outcome));
+            }
+            at = chunk.end();
+        }
+    }
+    out
+}
+
+fn sectors_of(span: Span, sector: u64) -> impl Iterator<Item = u64> {
+    (span.offset..span.end()).step_by(sector as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::engine::TimedRead;
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+    use std::rc::Rc;
+    use std::time::Duration;
+
+    /// A device of 512-byte sectors: `bad` sectors fail to read until written; `dead` ones fail
+    /// to read and to write.
+    #[derive(Default)]
+    struct Fake {
+        bad: BTreeSet<u64>,
+        dead: BTreeSet<u64>,
+        writes: Vec<Span>,
+        reads: Vec<Span>,
+    }
+
+    impl SectorWriter for Fake {
+        fn write_zeros(&mut self, span: Span) -> Result<(), i32> {
+            assert_eq!(span.offset % 512, 0);
+            assert_eq!(span.length % 512, 0);
+            if sectors_of(span, 512).any(|s| self.dead.contains(&s)) {
+                return Err(5);
+            }
+            self.writes.push(span);
+            for s in sectors_of(span, 512) {
+                self.bad.remove(&s);
+            }
+            Ok(())
+        }
+    }
+
+    impl BlockReader for Fake {
+        fn read(&mut self, span: Span) -> TimedRead {
+            self.reads.push(span);
+            let bad =
+                sectors_of(span, 512).any(|s| self.bad.contains(&s) || self.dead.contains(&s));
+            TimedRead {
+                outcome: if bad {
+                    ReadOutcome::Failed(61)
+                } else {
+                    ReadOutcome::Read
+                },
+                elapsed: Duration::from_millis(1),
+            }
+        }
+        fn gone(&mut self) -> Option<String> {
+            None
+        }
+    }
+
+    fn ours() -> impl FnMut() -> Option<String> {
+        || None
+    }
+
+    #[test]
+    fn exactly_the_bad_ranges_are_written_then_read_back() {
+        let mut dev = Fake::default();
+        dev.bad.extend([8192 * 512, 8193 * 512, 100 * 512]);
+        let bad = [Span::new(100 * 512, 512), Span::new(8192 * 512, 1024)];
+        let mut rw = Fake {
+            bad: dev.bad.clone(),
+            ..Fake::default()
+        };
+        let r = repair(&bad, 512, 1 << 20, &mut rw, &mut dev, &mut ours());
+        // The writer saw exactly the two ranges, nothing else.
+        assert_eq!(rw.writes, bad.to_vec());
+        // Each sector read back on its own.
+        assert_eq!(
+            dev.reads,
+            vec![
+                Span::new(100 * 512, 512),
+                Span::new(8192 * 512, 512),
+                Span::new(8193 * 512, 512)
+            ]
+        );
+        assert_eq!(r.attempted(), 3);
+        // The reader here is a separate fake still holding the bad sectors: nothing repaired.
+        assert_eq!(r.repaired(), 0);
+        assert_eq!(r.still_unreadable(), 3);
+        assert_eq!(
+            r.unrepaired_ranges(512),
+            vec![Span::new(100 * 512, 512), Span::new(8192 * 512, 1024)]
+        );
+    }
+
+    /// One device behind two handles: a written sector reads again, a dead one stays
+    /// unreadable.
+    #[derive(Clone)]
+    struct Shared(Rc<RefCell<Fake>>);
+    impl SectorWriter for Shared {
+        fn write_zeros(&mut self, span: Span) -> Result<(), i32> {
+            self.0.borrow_mut().write_zeros(span)
+        }
+    }
+    impl BlockReader for Shared {
+        fn read(&mut self, span: Span) -> TimedRead {
+            self.0.borrow_mut().read(span)
+        }
+        fn gone(&mut self) -> Option<String> {
+            None
+        }
+    }
+
+    #[test]
+    fn written_sectors_read_again_and_a_dead_one_is_split_out() {
+        let mut dev = Fake::default();
+        dev.bad.extend([10 * 512, 11 * 512, 13 * 512]);
+        dev.dead.insert(12 * 512);
+        let mut w = Shared(Rc::new(RefCell::new(dev)));
+        let mut rd = w.clone();
+        let r = repair(
+            &[Span::new(10 * 512, 4 * 512)],
+            512,
+            1 << 20,
+            &mut w,
+            &mut rd,
+            &mut ours(),
+        );
+        let dev = w.0.borrow();
+        // The 4-sector write failed on the dead sector and was split: 3 single-sector writes.
+        assert_eq!(
+            dev.writes,
+            vec![
+                Span::new(10 * 512, 512),
+                Span::new(11 * 512, 512),
+                Span::new(13 * 512, 512)
+            ]
+        );
+        assert_eq!(
+            r.sectors,
+            vec![
+                (10 * 512, SectorResult::Repaired),
+                (11 * 512, SectorResult::Repaired),
+                (12 * 512, SectorResult::WriteFailed(5)),
+                (13 * 512, SectorResult::Repaired),
+            ]
+        );
+        assert_eq!(
+            (r.attempted(), r.repaired(), r.still_unreadable()),
+            (4, 3, 1)
+        );
+        // The dead sector was not read again (its write failed).
+        assert!(!dev.reads.contains(&Span::new(12 * 512, 512)));
+        assert_eq!(r.unrepaired_ranges(512), vec![Span::new(12 * 512, 512)]);
+    }
+
+    #[test]
+    fn nothing_bad_writes_nothing() {
+        let mut w = Fake::default();
+        let mut rd = Fake::default();
+        let r = repair(&[], 512, 1 << 20, &mut w, &mut rd, &mut ours());
+        assert!(w.writes.is_empty() && rd.reads.is_empty());
+        assert_eq!(r, Repair::default());
+    }
+
+    #[test]
+    fn writes_are_split_at_max_write_and_aligned() {
+        let mut w = Fake::default();
+        let mut rd = Fake::default();
+        // 5 sectors, at most 2 per write; a span with ragged ends keeps only whole sectors.
+        let bad = [Span::new(0, 5 * 512), Span::new(10 * 512 + 1, 2 * 512)];
+        let r = repair(&bad, 512, 1024, &mut w, &mut rd, &mut ours());
+        assert_eq!(
+            w.writes,
+            vec![
+                Span::new(0, 1024),
+                Span::new(1024, 1024),
+                Span::new(2048, 512),
+                Span::new(11 * 512, 512),
+            ]
+        );
+        assert_eq!(r.repaired(), 6);
+    }
+
+    #[test]
+    fn a_device_that_changed_stops_the_repair_before_the_next_write() {
+        let mut w = Fake::default();
+        let mut rd = Fake::default();
+        let bad = [Span::new(0, 512), Span::new(4096, 512)];
+        let mut calls = 0;
+        let mut check = || {
+            calls += 1;
+            (calls > 1).then(|| "another device".to_string())
+        };
+        let r = repair(&bad, 512, 1 << 20, &mut w, &mut rd, &mut check);
+        assert_eq!(w.writes, vec![Span::new(0, 512)]);
+        assert_eq!(r.stopped.as_deref(), Some("another device"));
+        assert_eq!(r.attempted(), 1);
+    }
+}
