@@ -606,12 +606,9 @@ fn sector_counts(disk: &str) -> SectorCounts {
             };
         }
     };
-    let raw = |id: u8| {
-        ata.attributes
-            .iter()
-            .find(|a| a.id == id)
-            .map(|a| a.raw & 0xffff_ffff)
-    };
+    // The attribute's raw value as the Health view shows it ("N sectors") and the SMART
+    // verdict judges it: all 48 bits, so the before/after agrees with that screen.
+    let raw = |id: u8| ata.attributes.iter().find(|a| a.id == id).map(|a| a.raw);
     SectorCounts {
         reallocated: raw(5),
         pending: raw(197),
