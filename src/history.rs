@@ -121,6 +121,27 @@ pub struct HistoryEntry {
     /// the entries of tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scan: Option<ScanRecord>,
+    /// A triage's verdict and key values (the entry of a triage, test "triage"); absent in
+    /// the entries of tests and scans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triage: Option<TriageRecord>,
+}
+
+/// The test name a triage is recorded under.
+pub const TRIAGE_TEST: &str = "triage";
+
+/// What the history keeps of one disk's triage: enough for the next triage of the same disk
+/// to say what changed ("pending sectors 0 -> 24 since 2026-11-20").
+///
+/// SKELETON: the fields are the `h7-rules` helper's to settle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TriageRecord {
+    /// "healthy", "suspect", "failing", "unknown".
+    pub verdict: String,
+    /// The key values by name ("pending sectors" -> 24): what `triage::changes` compares.
+    pub values: std::collections::BTreeMap<String, f64>,
+    /// The rule ids that fired.
+    pub rules: Vec<String>,
 }
 
 /// The test name a surface scan is recorded under.
@@ -227,6 +248,7 @@ impl HistoryEntry {
             error: runs.iter().find_map(RunReport::error),
             stopped: runs.iter().any(|r| r.outcome.stopped),
             scan: None,
+            triage: None,
         })
     }
 
@@ -270,6 +292,7 @@ impl HistoryEntry {
             error: record.end.starts_with("gone").then(|| record.end.clone()),
             stopped: record.end == "stopped",
             scan: Some(record),
+            triage: None,
         }
     }
 
@@ -693,6 +716,7 @@ mod tests {
             error: None,
             stopped: false,
             scan: None,
+            triage: None,
         }
     }
 

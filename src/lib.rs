@@ -20,6 +20,8 @@
 //!   and `analysis` (comparison, figures, curves, several-disk verdicts, setting sweeps).
 //! - `history`: the run history (JSON lines under /var/lib/disktriage), keyed by the disk's
 //!   stable identity.
+//! - `triage`: one verdict per disk (healthy, suspect, failing, unknown) from gathered facts
+//!   and one table of stated rules, and the gathering itself (read-only, time-bounded).
 //! - `persist`: the udev rule that makes a scheduler permanent (by WWN or serial).
 //! - `report`: headless output (text, JSON, CSV, fio), exports, the number formats every
 //!   screen shares, and stdout/stderr.
@@ -54,6 +56,7 @@ pub mod smart;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod theme;
+pub mod triage;
 pub mod tui;
 pub mod ui;
 

@@ -13,6 +13,7 @@ pub mod setting_sweep;
 pub mod several;
 pub mod smart;
 pub mod table;
+pub mod triage;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::report::Item` without knowing the files below.

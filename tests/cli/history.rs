@@ -97,6 +97,7 @@ fn entry(disk: DiskIdentity, device: &str, mbps: f64, unix: u64) -> HistoryEntry
         error: None,
         stopped: false,
         scan: None,
+        triage: None,
     }
 }
 

@@ -1,0 +1,23 @@
+//! The triage: one verdict per disk (healthy, suspect, failing or unknown) with the findings
+//! behind it, from facts gathered read-only within a time bound.
+//!
+//! - `facts`: what was gathered about one disk (identity, SMART, logs, link, measurements) as
+//!   plain data; the JSON report's `disks[]` entries are built from it.
+//! - `rules`: the one table of stated rules and `judge`, pure functions over `facts`.
+//! - `gather`: reads the facts of the chosen disks (through `sys`) and measures them, in
+//!   parallel and within the bound, reporting progress per disk.
+//!
+//! The JSON schema, the Prometheus series and the exit status are `report::triage`'s.
+
+pub mod changes;
+pub mod facts;
+pub mod gather;
+pub mod rules;
+
+pub use changes::Change;
+pub use facts::{
+    DiskFacts, DiskIdentityFacts, LinkState, Measurements, SeqPosition, SeqRead, SurfaceSample,
+    TriageVerdict,
+};
+pub use gather::{GatherOptions, Progress, gather};
+pub use rules::{Finding, Judgement, RULES, Rule, judge, judge_all};

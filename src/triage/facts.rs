@@ -1,0 +1,134 @@
+//! What the triage gathered about one disk, as plain data. Every field that could not be read
+//! is `None` with the reason in `DiskFacts::problems`, so a rule can tell "zero" from "not
+//! known" and the verdict `unknown` can say why.
+
+use serde::Serialize;
+
+use crate::model::{DriveLogs, SmartHealth, Transport};
+use crate::scan::buckets::BucketCounts;
+
+/// A disk's verdict: its worst finding. `Ord` is severity (`Unknown` sorts worst, since a disk
+/// that could not be read at all needs the admin's eyes first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TriageVerdict {
+    Healthy,
+    Suspect,
+    Failing,
+    Unknown,
+}
+
+impl TriageVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TriageVerdict::Healthy => "healthy",
+            TriageVerdict::Suspect => "suspect",
+            TriageVerdict::Failing => "failing",
+            TriageVerdict::Unknown => "unknown",
+        }
+    }
+
+    /// The exit status of a triage whose worst verdict this is: 0 healthy; 1 and 2 stay for
+    /// errors and usage, so suspect 3, failing 4, unknown 5.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            TriageVerdict::Healthy => 0,
+            TriageVerdict::Suspect => 3,
+            TriageVerdict::Failing => 4,
+            TriageVerdict::Unknown => 5,
+        }
+    }
+}
+
+/// Who the disk is: what the JSON's `identity` holds and the history keys the next triage by.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct DiskIdentityFacts {
+    /// Kernel name: "sdb", "nvme0n1", "loop3".
+    pub device: String,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub wwn: Option<String>,
+    pub firmware: Option<String>,
+    pub capacity_bytes: u64,
+    pub logical_block_size: u32,
+    pub transport: Option<Transport>,
+    /// The rotation rate in rpm where the drive reports one (`Some(0)`: not rotating).
+    pub rotation_rpm: Option<u32>,
+}
+
+/// The link a disk hangs on: what it negotiated against the best both ends support.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct LinkState {
+    /// "sata", "pcie" or "usb".
+    pub kind: String,
+    /// As the kernel words it: "1.5 Gbps", "8.0 GT/s PCIe", "480".
+    pub current: String,
+    /// The same in Gbit/s (SATA, USB) or GT/s (PCIe), for comparing.
+    pub current_rate: Option<f64>,
+    /// The best the disk and its port both support, as words and as a rate (`None`: unknown,
+    /// and then no rule judges the link).
+    pub best: Option<String>,
+    pub best_rate: Option<f64>,
+    /// PCIe lanes now and at most.
+    pub width: Option<u32>,
+    pub max_width: Option<u32>,
+}
+
+/// Where on the disk a sequential read was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SeqPosition {
+    Start,
+    Middle,
+    End,
+}
+
+/// One sequential read: where, how much, how fast (MB/s = 10^6 bytes per second).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeqRead {
+    pub position: SeqPosition,
+    pub offset: u64,
+    pub bytes: u64,
+    pub mb_per_s: f64,
+}
+
+/// The sampled surface read: reads spread over the whole LBA range, classed in the scan's
+/// buckets.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SurfaceSample {
+    pub reads: u64,
+    pub read_bytes: u32,
+    pub buckets: BucketCounts,
+    /// Unreadable samples: (byte offset, errno), at most a few hundred kept.
+    pub unreadable: Vec<(u64, i32)>,
+    /// Samples at or above the scan's slow limit: (byte offset, ms).
+    pub slow: Vec<(u64, f64)>,
+}
+
+/// What was measured on the disk.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Measurements {
+    pub surface: Option<SurfaceSample>,
+    pub seq: Vec<SeqRead>,
+    /// QD1 random read latency percentiles in ms: p50 and p99.
+    pub random_read_p50_ms: Option<f64>,
+    pub random_read_p99_ms: Option<f64>,
+    /// The drive's temperature, lowest and highest seen during the triage.
+    pub temperature_min_c: Option<i64>,
+    pub temperature_max_c: Option<i64>,
+}
+
+/// Everything gathered about one disk.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DiskFacts {
+    pub identity: DiskIdentityFacts,
+    pub smart: Option<SmartHealth>,
+    pub logs: Option<DriveLogs>,
+    pub link: Option<LinkState>,
+    pub measurements: Measurements,
+    /// What could not be read or measured, each a sentence ("SMART: the drive refuses the
+    /// command", "surface: stopped at the 60 s bound after 1,200 of 4,000 reads").
+    pub problems: Vec<String>,
+    /// Seconds the gathering of this disk took.
+    pub seconds: f64,
+}
