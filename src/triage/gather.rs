@@ -449,7 +449,10 @@ fn measure_disk(
     );
     let total = surface_plan.len();
     r.step(&format!("surface 0/{total}"), 0.3);
-    let limit = Limit { until: end, stop: halt };
+    let limit = Limit {
+        until: end,
+        stop: halt,
+    };
     let (sample, problem) = measure::surface(&mut device, &surface_plan, &limit, &mut |done| {
         r.step(
             &format!("surface {done}/{total}"),

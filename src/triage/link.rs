@@ -139,7 +139,10 @@ mod tests {
         };
         let l = link_state(Transport::Sata, &unknown, None).unwrap();
         assert_eq!((l.current_rate, l.best_rate), (None, None));
-        assert_eq!(link_state(Transport::Sata, &LinkFacts::default(), None), None);
+        assert_eq!(
+            link_state(Transport::Sata, &LinkFacts::default(), None),
+            None
+        );
     }
 
     #[test]

@@ -310,7 +310,15 @@ mod tests {
             until: Instant::now() + Duration::from_secs(60),
             stop: &stop,
         };
-        let r = seq_read(&mut dev, SeqPosition::End, 1 << 29, 8 << 20, 1 << 20, &limit).unwrap();
+        let r = seq_read(
+            &mut dev,
+            SeqPosition::End,
+            1 << 29,
+            8 << 20,
+            1 << 20,
+            &limit,
+        )
+        .unwrap();
         assert_eq!(r.bytes, 8 << 20);
         assert_eq!(dev.reads.len(), 8);
         assert!(r.mb_per_s > 0.0);

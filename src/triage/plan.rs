@@ -12,7 +12,11 @@ pub struct Spread(u64);
 impl Spread {
     /// Seeded from `seed` (0 is replaced: xorshift never leaves 0).
     pub fn new(seed: u64) -> Spread {
-        Spread(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+        Spread(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
     }
 
     /// Seeded from the clock and the disk's name, so two disks and two runs differ.
@@ -21,11 +25,9 @@ impl Spread {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
-        let salt = salt
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-            });
+        let salt = salt.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
         Spread::new(nanos ^ salt)
     }
 
