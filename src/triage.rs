@@ -6,12 +6,19 @@
 //! - `rules`: the one table of stated rules and `judge`, pure functions over `facts`.
 //! - `gather`: reads the facts of the chosen disks (through `sys`) and measures them, in
 //!   parallel and within the bound, reporting progress per disk.
+//! - `measure`: the reads themselves over a `BlockReader` (surface samples, sequential, QD1
+//!   random), each stopping at its limit; `plan`: their pure arithmetic (strata, aligned
+//!   offsets, percentiles, MB/s); `link`: the negotiated link against the best both ends
+//!   support.
 //!
 //! The JSON schema, the Prometheus series and the exit status are `report::triage`'s.
 
 pub mod changes;
 pub mod facts;
 pub mod gather;
+pub mod link;
+pub mod measure;
+pub mod plan;
 pub mod rules;
 
 pub use changes::Change;
@@ -19,5 +26,5 @@ pub use facts::{
     DiskFacts, DiskIdentityFacts, LinkState, Measurements, SeqPosition, SeqRead, SurfaceSample,
     TriageVerdict,
 };
-pub use gather::{GatherOptions, Progress, gather};
+pub use gather::{GatherOptions, Progress, every_disk, gather, gather_until};
 pub use rules::{Finding, Judgement, RULES, Rule, judge, judge_all};
