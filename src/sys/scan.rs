@@ -494,7 +494,20 @@ impl OutputFile {
             .read(true)
             .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
             .open(parent)?;
-        let fs_dev = direct::devnum(dir.metadata()?.dev());
+        let meta = dir.metadata()?;
+        // Anyone may rename or delete names in a directory others can write without the
+        // sticky bit: the file written there could be swapped before anyone reads it.
+        if meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "anyone can write to {} (and it has no sticky bit): choose a directory \
+                     only its owner can write, or `chmod o-w` it",
+                    parent.display()
+                ),
+            ));
+        }
+        let fs_dev = direct::devnum(meta.dev());
         Ok(OutputFile {
             dir: OwnedFd::from(dir),
             name,

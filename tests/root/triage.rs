@@ -509,3 +509,64 @@ fn a_mounted_device_is_triaged() {
     assert!(now[1] > before[1]);
     assert!(now[2] - before[2] < 4, "{before:?} -> {now:?}");
 }
+
+/// Attack 5 (files in directories the program does not own): a directory anyone can write
+/// without the sticky bit lets another user swap the file after it is written, so `--prom`
+/// (and the scan's mapfile, through the same opener) refuses it before any read; a sticky one
+/// (/tmp's shape) is fine.
+#[test]
+fn prom_into_a_directory_anyone_can_write_is_refused_before_any_read() {
+    use std::os::unix::fs::PermissionsExt;
+    if !root_or_skip("prom_into_a_directory_anyone_can_write_is_refused_before_any_read") {
+        return;
+    }
+    let dir = shm_scratch();
+    let history = scratch();
+    let dev = loop_with_data(dir.path(), "ww.img", 64 << 20);
+    let open_dir = dir.path().join("open");
+    fs::create_dir(&open_dir).unwrap();
+    fs::set_permissions(&open_dir, fs::Permissions::from_mode(0o777)).unwrap();
+    let prom = open_dir.join("disktriage.prom");
+    let before = counters(&dev.name);
+    let out = triage_cmd(
+        history.path(),
+        &[dev.path_str(), "--quick", "--prom", prom.to_str().unwrap()],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("anyone can write") && stderr(&out).contains("sticky"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!prom.exists());
+    assert_eq!(counters(&dev.name)[0], before[0], "read before refusing");
+    let map = open_dir.join("scan.map");
+    let out = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .args(["scan", "--size", "1M", "--mapfile", map.to_str().unwrap()])
+        .arg(dev.path_str())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("anyone can write"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!map.exists());
+    // With the sticky bit others cannot rename or delete what root wrote: allowed.
+    fs::set_permissions(&open_dir, fs::Permissions::from_mode(0o1777)).unwrap();
+    let out = triage_cmd(
+        history.path(),
+        &[dev.path_str(), "--quick", "--prom", prom.to_str().unwrap()],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        fs::read_to_string(&prom)
+            .unwrap()
+            .contains("disktriage_verdict{")
+    );
+}
