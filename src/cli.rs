@@ -428,7 +428,8 @@ pub struct ScanArgs {
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
 
-    /// Bytes per read (default 1M, at most the device's largest transfer, max_sectors_kb).
+    /// Bytes per read (default 1M; on a SCSI or SATA disk at most its largest transfer,
+    /// max_sectors_kb, since a read there may be one SG_IO command).
     #[arg(long, value_parser = parse_size)]
     pub block: Option<u64>,
 

@@ -6,7 +6,8 @@
 #   R=5 scripts/ab/scan-vs-dd.sh                 a loop device over a 1 GiB file in /dev/shm
 #   DEV=/dev/sdb R=5 scripts/ab/scan-vs-dd.sh    a device you name (read only: nothing is written)
 # DT=path/to/disktriage (default target/release/disktriage), MIB=how much of the device each
-# run reads (default 1024, at most the device), NICE=-10 runs both at that priority.
+# run reads (default 1024, at most the device), NICE=-10 runs both at that priority,
+# MAXKB=128 sets the test loop device's queue/max_sectors_kb (an NVMe disk's largest transfer).
 set -u
 cd "$(dirname "$0")/../.."
 P=(); [ -n "${NICE:-}" ] && P=(nice -n "$NICE")
@@ -18,6 +19,7 @@ else
   D=$(losetup -f --show "$W/img")
   trap 'losetup -d "$D"; rm -rf "$W"' EXIT
   dd if=/dev/urandom of="$D" bs=1M count=1024 oflag=direct status=none
+  [ -n "${MAXKB:-}" ] && echo "$MAXKB" > "/sys/block/${D#/dev/}/queue/max_sectors_kb"
 fi
 SIZE=$(blockdev --getsize64 "$D"); MAX=$(( SIZE >> 20 ))
 MIB=${MIB:-1024}; [ "$MIB" -gt "$MAX" ] && MIB=$MAX

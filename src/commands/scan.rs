@@ -59,7 +59,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot open {} for reading", neutralize_controls(&shown)))?;
     let sector = u64::from(device.logical.max(512));
     let domain = domain(args, device.size, sector)?;
-    let block = block_size(args.block, sector, device.max_transfer)?;
+    let block = block_size(args.block, sector, device.block_limit())?;
     device
         .set_block(block)
         .context("cannot allocate the read buffer")?;
@@ -287,7 +287,8 @@ fn domain(args: &ScanArgs, device_size: u64, sector: u64) -> anyhow::Result<Span
     Ok(Span::new(offset, size))
 }
 
-/// The read size: --block, else 1 MiB, never more than the device's largest transfer.
+/// The read size: --block, else 1 MiB, never more than `limit` (`ScanDevice::block_limit`:
+/// an SCSI disk's largest transfer, since a read there may be one SG_IO command).
 pub fn block_size(
     asked: Option<u64>,
     sector: u64,
@@ -303,10 +304,14 @@ pub fn block_size(
             if b == 0 || !b.is_multiple_of(sector) {
                 bail!("--block {b} must be a multiple of the logical block size ({sector} bytes)");
             }
+            if b > limit && limit == MAX_BLOCK {
+                bail!("--block {b} is larger than the largest block a scan reads ({limit} bytes)");
+            }
             if b > limit {
                 bail!(
                     "--block {b} is larger than the device's largest transfer ({limit} bytes, \
-                     queue/max_sectors_kb)"
+                     queue/max_sectors_kb: on a SCSI or SATA disk a read may be one SG_IO \
+                     command)"
                 );
             }
             b

@@ -48,6 +48,9 @@ pub struct ScanDevice {
     pub physical: u32,
     /// `queue/max_sectors_kb` in bytes: the largest request the kernel sends the device.
     pub max_transfer: Option<u64>,
+    /// The disk is a SCSI disk (sd: SATA, SAS, USB, virtio-scsi), whose reads may go through
+    /// SG_IO (`enforce_timeout`), one command per read.
+    sd_disk: bool,
     /// For a partition: where it starts on its disk, in bytes (sysfs `start`, 512-byte units).
     pub partition_start: Option<u64>,
     /// `diskseq` at open: another device under the same number has another one.
@@ -122,6 +125,7 @@ impl ScanDevice {
             logical,
             physical,
             max_transfer,
+            sd_disk: disk_dir.join("device/scsi_disk").is_dir(),
             diskseq: number(&disk_dir.join("diskseq")),
             partition_start: number(&dev_dir(dev).join("partition"))
                 .and_then(|_| number(&dev_dir(dev).join("start")))
@@ -225,6 +229,19 @@ impl ScanDevice {
             ),
             sg.timeout,
         ))
+    }
+
+    /// The largest read the scan may ask for: on an sd disk, where a read may be one SG_IO
+    /// command, `max_transfer`; elsewhere none, since the kernel splits a larger plain read
+    /// into requests it sends together, as it does dd's 1 MiB (reading only `max_transfer`
+    /// at a time would leave an NVMe disk with 128 KiB transfers one request deep, at a
+    /// fraction of dd's rate).
+    pub fn block_limit(&self) -> Option<u64> {
+        if self.sd_disk {
+            self.max_transfer
+        } else {
+            None
+        }
     }
 
     /// Prepares the read buffer for blocks of `block` bytes.

@@ -47,7 +47,7 @@ pub fn spawn(
                 }
             };
             let sector = u64::from(reader.logical.max(512));
-            let block = crate::commands::scan::block_size(None, sector, reader.max_transfer)
+            let block = crate::commands::scan::block_size(None, sector, reader.block_limit())
                 .unwrap_or(sector);
             if let Err(e) = reader.set_block(block) {
                 let _ = tx.send(Msg::ScanRefused(format!("cannot allocate the buffer: {e}")));
