@@ -487,6 +487,46 @@ fn an_unknown_device_is_an_error() {
 }
 
 #[test]
+fn a_prom_path_that_is_a_link_or_a_fifo_is_refused_before_any_read() {
+    if !root_or_skip("a_prom_path_that_is_a_link_or_a_fifo_is_refused_before_any_read") {
+        return;
+    }
+    let dir = shm_scratch();
+    let history = scratch();
+    let dev = loop_with_data(dir.path(), "p.img", 64 << 20);
+    let target = history.path().join("elsewhere");
+    fs::write(&target, "keep me\n").unwrap();
+    let link = history.path().join("link.prom");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let fifo = history.path().join("fifo.prom");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    for prom in [&link, &fifo] {
+        let before = counters(&dev.name);
+        let started = Instant::now();
+        let out = triage_cmd(
+            history.path(),
+            &[&dev.name, "--quick", "--prom", prom.to_str().unwrap()],
+        )
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("--prom"), "{}", stderr(&out));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "it waited on the FIFO"
+        );
+        assert_eq!(counters(&dev.name)[1], before[1], "the disk was read first");
+    }
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
 fn a_mounted_device_is_triaged() {
     if !root_or_skip("a_mounted_device_is_triaged") {
         return;
