@@ -296,6 +296,49 @@ impl HistoryEntry {
         }
     }
 
+    /// The entry of a triage of `device` (the disk `disk`, its model `model`), started at
+    /// `started_unix`, with what the next triage compares (`record`).
+    pub fn of_triage(
+        disk: DiskIdentity,
+        device: &str,
+        model: Option<String>,
+        started_unix: u64,
+        record: TriageRecord,
+    ) -> HistoryEntry {
+        let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        HistoryEntry {
+            schema: HISTORY_SCHEMA,
+            id: format!("{started_unix}-{}-{n}", std::process::id()),
+            tool: format!("disktriage {}", env!("CARGO_PKG_VERSION")),
+            started_unix,
+            host: crate::sys::host::host_info().hostname,
+            disk,
+            device: device.to_string(),
+            model,
+            target: format!("/dev/{device}"),
+            test: TRIAGE_TEST.to_string(),
+            settings: RunSettings {
+                params: "read-only triage".into(),
+                bs: 0,
+                qd: 1,
+                jobs: 1,
+                engine: "sync".into(),
+                engine_asked: "sync".into(),
+                direct: true,
+                huge_pages: false,
+                scheduler: None,
+                drive_cache: None,
+                kernel_cache: None,
+            },
+            repeats: 1,
+            figures: Vec::new(),
+            error: None,
+            stopped: false,
+            scan: None,
+            triage: Some(record),
+        }
+    }
+
     /// The time it started, "2026-11-23 14:05 UTC".
     pub fn when(&self) -> String {
         utc_minute(self.started_unix)

@@ -26,4 +26,5 @@ mod scan_tui;
 mod several;
 mod sweep;
 mod targets;
+mod triage;
 mod tui_tmux;
