@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::{HISTORY_ENV, LoopDev, history_dir, root_or_skip, scratch, skip};
+use disktriage::history::{DEFAULT_HISTORY_DIR, FILE};
 use nix::fcntl::{Flock, FlockArg};
 
 fn repo() -> PathBuf {
@@ -402,6 +403,7 @@ fn root_the_playbook_triages_a_loop_device_on_localhost() {
         "disktriage_args": ["--quick"],
         "disktriage_json_dir": json_dir,
     });
+    let real_history_before = real_history();
     let out = playbook(
         &venv,
         dir.path(),
@@ -431,6 +433,18 @@ fn root_the_playbook_triages_a_loop_device_on_localhost() {
         other => panic!("not a verdict: {other}"),
     };
     assert_eq!(kept["exit_status"], status, "{kept}");
+    // The module inherited the suite's history directory: the real history is untouched.
+    assert_eq!(
+        real_history(),
+        real_history_before,
+        "the real history was written"
+    );
+}
+
+/// What /var/lib/disktriage holds now: the history file's size and time, if any.
+fn real_history() -> Option<(u64, std::time::SystemTime)> {
+    let m = fs::metadata(Path::new(DEFAULT_HISTORY_DIR).join(FILE)).ok()?;
+    Some((m.len(), m.modified().ok()?))
 }
 
 /// The `disktriage_verdict` samples of a --prom file, by the Prometheus client's parser.
@@ -614,7 +628,8 @@ fn root_a_scrape_during_a_rewrite_never_sees_a_half_file() {
         "{}",
         text(&out)
     );
-    let rewrites = 6;
+    // A quick triage of two small loop devices takes a fraction of a second: many rewrites.
+    let rewrites = 40;
     let summary = scrape_while(&venv, &textfile_dir, || {
         for _ in 0..rewrites {
             let out = triage_prom(&file, &loops);
