@@ -318,6 +318,16 @@ mod tests {
         fs::write(nvme.join("current_link_width"), "0\n").unwrap();
         fs::write(usb.join("busnum"), "2\n").unwrap();
         fs::write(usb.join("speed"), "5000\n").unwrap();
+        // What a real machine has besides (kernel 6.x): the port's limit, the function's
+        // maximum link, the USB device's version.
+        fs::write(
+            sata.join("link1/ata_link/link1/hw_sata_spd_limit"),
+            "6.0 Gbps\n",
+        )
+        .unwrap();
+        fs::write(nvme.join("max_link_speed"), "8.0 GT/s PCIe\n").unwrap();
+        fs::write(nvme.join("max_link_width"), "4\n").unwrap();
+        fs::write(usb.join("version"), " 3.20\n").unwrap();
         let block = t.path().join("sys/block");
         fs::create_dir_all(&block).unwrap();
         for (n, p) in [("sda", &sda), ("nvme0n1", &nvme0n1), ("sdc", &sdc)] {
@@ -333,8 +343,19 @@ mod tests {
             (n.pcie_speed.as_deref(), n.pcie_width.as_deref()),
             (Some("Unknown"), Some("0"))
         );
+        assert_eq!(
+            (n.pcie_max_speed.as_deref(), n.pcie_max_width.as_deref()),
+            (Some("8.0 GT/s PCIe"), Some("4"))
+        );
         assert_eq!(n.sata_spd, None);
-        assert_eq!(link_facts(&root, "sdc").usb_speed.as_deref(), Some("5000"));
+        assert_eq!(n.sata_spd_limit, None);
+        assert_eq!(
+            link_facts(&root, "sda").sata_spd_limit.as_deref(),
+            Some("6.0 Gbps")
+        );
+        let u = link_facts(&root, "sdc");
+        assert_eq!(u.usb_speed.as_deref(), Some("5000"));
+        assert_eq!(u.usb_version.as_deref(), Some("3.20"));
         assert_eq!(link_facts(&root, "nope"), LinkFacts::default());
         // The lab's capture has none of them: nothing is made up.
         assert_eq!(link_facts(&lab(), "sda"), LinkFacts::default());

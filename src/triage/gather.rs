@@ -281,7 +281,7 @@ fn temperature(drives: &dyn DriveControl, dev: &BlockDevice) -> Result<Option<i6
 /// measurements, the surface last (it takes what time is left).
 fn gather_one(
     root: &SysRoot,
-    drives: &dyn DriveControl,
+    drives: &LinuxDrives,
     r: &Reporter,
     sizes: Sizes,
     deadline: Instant,
@@ -299,7 +299,7 @@ fn gather_one(
 
     r.step("link", 0.02);
     let facts = links::link_facts(root, &dev.name);
-    let link = link_state(dev.transport, &facts, None);
+    let link = link_state(dev.transport, &facts, drives.sata_generation(&dev));
     r.update(|f| f.link = link);
 
     r.step("SMART", 0.05);

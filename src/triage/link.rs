@@ -27,15 +27,6 @@ pub fn sata_gen_rate(generation: u8) -> Option<f64> {
     }
 }
 
-/// The highest SATA generation a drive supports from its IDENTIFY word 76 (bits 1-3), `None`
-/// when the word is not valid (0x0000 or 0xFFFF) or names none.
-pub fn sata_gen_of_word76(word: u16) -> Option<u8> {
-    if word == 0 || word == 0xFFFF {
-        return None;
-    }
-    (1..=3u8).rev().find(|g| word & (1 << g) != 0)
-}
-
 /// The best USB rate in Gb/s a device of USB `version` ("3.20", "2.00") can run at.
 fn usb_best_rate(version: &str) -> Option<f64> {
     let v = leading_number(version)?;
@@ -148,12 +139,12 @@ mod tests {
     #[test]
     fn identify_word_76_names_the_generations() {
         // Gen1 | Gen2 | Gen3 (bits 1-3) plus NCQ (bit 8): Gen3.
-        assert_eq!(sata_gen_of_word76(0x010E), Some(3));
-        assert_eq!(sata_gen_of_word76(0x0006), Some(2));
-        assert_eq!(sata_gen_of_word76(0x0002), Some(1));
-        assert_eq!(sata_gen_of_word76(0x0000), None);
-        assert_eq!(sata_gen_of_word76(0xFFFF), None);
-        assert_eq!(sata_gen_of_word76(0x0100), None);
+        assert_eq!(crate::smart::ata::sata_generation_of(0x010E), Some(3));
+        assert_eq!(crate::smart::ata::sata_generation_of(0x0006), Some(2));
+        assert_eq!(crate::smart::ata::sata_generation_of(0x0002), Some(1));
+        assert_eq!(crate::smart::ata::sata_generation_of(0x0000), None);
+        assert_eq!(crate::smart::ata::sata_generation_of(0xFFFF), None);
+        assert_eq!(crate::smart::ata::sata_generation_of(0x0100), None);
     }
 
     #[test]
