@@ -226,9 +226,18 @@ fn triage_of_loop_devices_measures_judges_healthy_and_writes_nothing() {
     let b = loop_with_data(dir.path(), "b.img", 256 << 20);
     let sums = [checksum(&a.image), checksum(&b.image)];
     let before = [counters(&a.name), counters(&b.name)];
+    let prom = history.path().join("disktriage.prom");
     let out = triage_cmd(
         history.path(),
-        &[&a.name, b.path_str(), "--json", "--bound", "30"],
+        &[
+            &a.name,
+            b.path_str(),
+            "--json",
+            "--bound",
+            "30",
+            "--prom",
+            prom.to_str().unwrap(),
+        ],
     )
     .output()
     .unwrap();
@@ -268,6 +277,14 @@ fn triage_of_loop_devices_measures_judges_healthy_and_writes_nothing() {
         );
     }
     assert_eq!([checksum(&a.image), checksum(&b.image)], sums);
+    // The Prometheus file is there, and no temporary file is left beside it.
+    assert!(prom.is_file());
+    let leftovers: Vec<String> = fs::read_dir(history.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert_eq!(leftovers, Vec::<String>::new());
     // Each disk is in the history, as a triage.
     let text = fs::read_to_string(history.path().join("history.jsonl")).unwrap();
     let entries: Vec<serde_json::Value> = text.lines().map(|l| json(l.as_bytes())).collect();
@@ -372,6 +389,55 @@ fn the_bound_holds_when_reads_are_slow_or_hang() {
     for plain in [&devs[0], &devs[3]] {
         assert_measured(disk(&plain.name));
     }
+}
+
+#[test]
+fn ctrl_c_ends_the_triage_with_what_was_gathered() {
+    let test = "ctrl_c_ends_the_triage_with_what_was_gathered";
+    if !root_or_skip(test) {
+        return;
+    }
+    let Some(mut throttle) = Throttle::new(test) else {
+        return;
+    };
+    let dir = shm_scratch();
+    let history = scratch();
+    let plain = loop_with_data(dir.path(), "plain.img", 256 << 20);
+    let hung = loop_with_data(dir.path(), "hung.img", 256 << 20);
+    throttle.limit(&hung.name, "read_bps_device", 1);
+    let cmd = throttle.wrap(&triage_cmd(
+        history.path(),
+        &[&plain.name, &hung.name, "--json"],
+    ));
+    let mut cmd = cmd;
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let signalled = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let printed = json_when_printed(&mut child, Duration::from_secs(20));
+    throttle.lift();
+    let status = child.wait().unwrap();
+    let (doc, at) = printed.expect("no report within 20 s of the signal");
+    let after = at - signalled;
+    assert!(
+        after < Duration::from_secs(3),
+        "the report came {after:?} after SIGINT"
+    );
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let disks = doc["disks"].as_array().unwrap();
+    let disk = |name: &str| disks.iter().find(|d| d["device"] == name).unwrap();
+    assert_measured(disk(&plain.name));
+    assert!(
+        disk(&hung.name)["problems"]
+            .to_string()
+            .contains("stopped by the admin"),
+        "{:#}",
+        disk(&hung.name)
+    );
 }
 
 #[test]
