@@ -629,7 +629,7 @@ fn root_a_scrape_during_a_rewrite_never_sees_a_half_file() {
         text(&out)
     );
     // A quick triage of two small loop devices takes a fraction of a second: many rewrites.
-    let rewrites = 40;
+    let rewrites = 20;
     let summary = scrape_while(&venv, &textfile_dir, || {
         for _ in 0..rewrites {
             let out = triage_prom(&file, &loops);
