@@ -545,6 +545,7 @@ fn root_the_prom_file_parses_with_one_verdict_per_disk() {
 fn scrape_while(venv: &Path, dir: &Path, rewrite: impl FnOnce()) -> serde_json::Value {
     let stop = dir.with_extension("stop");
     let _ = fs::remove_file(&stop);
+    let _ = fs::remove_file(format!("{}.ready", stop.display()));
     let reader = Command::new(venv.join("bin/python"))
         .arg(fixture("scrape.py"))
         .arg("watch")
@@ -562,10 +563,16 @@ fn scrape_while(venv: &Path, dir: &Path, rewrite: impl FnOnce()) -> serde_json::
         }
     }
     let stopper = StopReader(stop.clone());
+    let ready = PathBuf::from(format!("{}.ready", stop.display()));
+    assert!(
+        common::poll(1500, || ready.exists().then_some(())).is_some(),
+        "the reader did not start reading within 30 s"
+    );
     rewrite();
     drop(stopper);
     let out = reader.wait_with_output().unwrap();
     let _ = fs::remove_file(&stop);
+    let _ = fs::remove_file(&ready);
     assert!(out.status.success(), "{}", text(&out));
     serde_json::from_slice(&out.stdout).unwrap()
 }
