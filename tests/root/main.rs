@@ -13,6 +13,7 @@ mod common;
 mod drive_control;
 mod engine;
 mod engine_choice;
+mod fleet;
 mod history;
 mod identity;
 mod inventory;
