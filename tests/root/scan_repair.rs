@@ -339,3 +339,31 @@ fn a_repair_of_an_unused_partition_runs_beside_a_mounted_one_and_a_mounted_one_i
     assert_eq!(counters(p2)[1] - b2[1], p2_sectors, "{p2} read whole");
     assert_eq!(counters(p1)[1], b1[1], "{p1} was read");
 }
+
+#[test]
+fn a_repair_of_a_device_another_process_holds_exclusively_is_refused_before_any_read() {
+    let test = "a_repair_of_a_device_another_process_holds_exclusively_is_refused_before_any_read";
+    if !root_or_skip(test) {
+        return;
+    }
+    let dir = shm_scratch();
+    let dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    // Held as mkfs, a mount or another write test holds a device: opened with O_EXCL. Nothing
+    // in /proc says so (no mount, no holder), only the kernel's claim.
+    use std::os::unix::fs::OpenOptionsExt;
+    let _held = fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&dev.path)
+        .unwrap();
+    let sum = checksum(&dev.image);
+    assert_refused_before_reading(
+        &dev,
+        &["--destroy-data", &dev.name],
+        &format!(
+            "cannot open {} for writing (O_DIRECT, exclusively)",
+            dev.name
+        ),
+    );
+    assert_eq!(checksum(&dev.image), sum);
+}
