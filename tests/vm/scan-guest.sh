@@ -14,6 +14,10 @@
 #   scan bisects to them); `dttime` with a 64 KiB dm-delay segment of 1500 ms at 8 MiB (more
 #   than --timeout 1s); `dtresume`, every read delayed 40 ms, stopped with SIGINT part way and
 #   run again with the same mapfile.
+# - at the end, `scan --repair` on the scsi_debug disk (medium errors back on): refused while
+#   dm-linear holds it, without --destroy-data and with another name; then run, once as JSON
+#   with a mapfile and a badblocks list and once as text over the 64 KiB around the bad
+#   sectors, each between `stat` lines of the disk; a plain read and the content afterwards.
 #
 # Runnable alone while developing it:
 #     DISKTRIAGE_BIN=... LAB_TOOLS="dmsetup ddrescuelog" tests/vm/lab.sh run /tmp/w \
