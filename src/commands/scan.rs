@@ -518,6 +518,13 @@ impl Progress {
 
 /// `--repair`: the device checked as a write test checks it, and the descriptor the zeros are
 /// written through, opened and checked before the scan starts.
+///
+/// What O_EXCL promises, and what it does not: from before the scan to the end of the repair
+/// no exclusive opener (a mount, mkfs, md/dm/LVM, another write test) can take the device, and
+/// one that holds it already refuses the repair before anything is read. A process that writes
+/// the device without O_EXCL (`dd of=`) is not stopped: the repair writes only the sectors the
+/// scan found unreadable, so its writes elsewhere stand; one of its own to such a sector
+/// between the scan and the repair is overwritten with zeros, as the typed name confirmed.
 struct Repairer {
     writer: ZeroWriter,
     /// The writer's descriptor again, to check between writes that it is still the device.
