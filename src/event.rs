@@ -22,11 +22,10 @@ use crate::model::{
 };
 use crate::persist::{PersistError, Persisted, UdevRule};
 use crate::report::export::ExportFormat;
-use crate::scan::Span;
-use crate::scan::blockmap::BlockMap;
-use crate::scan::buckets::BucketCounts;
-use crate::scan::engine::{End, SlowTimes};
 use crate::sys::DriveError;
+
+/// The scan's state as the screen shows it (and the history keeps it): `scan::snapshot`.
+pub use crate::scan::snapshot::ScanUpdate;
 
 /// Why work the loop did for the app failed. The variant says what failed, so the app (and
 /// its tests) can tell a drive's refusal from a session that cannot change settings; the text
@@ -188,39 +187,6 @@ pub enum Msg {
     Scan(Box<ScanUpdate>),
     /// The scan did not start (cannot open, another device under the chosen name): why.
     ScanRefused(String),
-}
-
-/// The surface scan as the screen shows it: a copy of the engine's state of a size that does
-/// not grow with the device (the fixed map, merged range lists, a bounded zone curve).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScanUpdate {
-    pub device: String,
-    /// The device's size in bytes, its logical block size and the read size.
-    pub size: u64,
-    pub sector: u64,
-    pub block: u64,
-    pub slow_ms: u64,
-    /// The next byte the scan reads.
-    pub position: u64,
-    /// Bytes to read and bytes done (read, or found unreadable).
-    pub planned: u64,
-    pub done: u64,
-    pub bytes_read: u64,
-    pub bytes_bad: u64,
-    pub buckets: BucketCounts,
-    pub map: BlockMap,
-    /// Unreadable ranges with their errno, slow ranges with their times, TIME ranges.
-    pub errors: Vec<(Span, i32)>,
-    pub slow: Vec<(Span, SlowTimes)>,
-    pub timeouts: Vec<Span>,
-    /// Throughput against position: (byte offset, MB/s), at most `ZONE_POINTS`.
-    pub zone: Vec<(u64, f64)>,
-    /// Since the scan started.
-    pub elapsed: Duration,
-    /// Why it ended; `None` while it runs.
-    pub end: Option<End>,
-    /// The one-line verdict (`scan::verdict`), set at the end.
-    pub verdict: Option<String>,
 }
 
 /// Points of a scan's zone curve, at most (neighbours merge beyond).

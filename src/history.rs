@@ -35,6 +35,8 @@ use crate::bench::analysis::figures::{self, PhaseFigures};
 use crate::bench::plan::Plan;
 use crate::bench::results::outcome::{RunReport, TargetClass, TargetInfo};
 use crate::model::DiskIdentity;
+use crate::scan::engine::End;
+use crate::scan::snapshot::ScanUpdate;
 use crate::sys::SysRoot;
 use crate::sys::confined::{self, Access, DirError, FileError, open_regular_at};
 
@@ -176,6 +178,48 @@ pub struct ScanRecord {
     /// "finished", "stopped", or "gone: why".
     pub end: String,
     pub verdict: String,
+}
+
+impl ScanRecord {
+    /// What the history keeps of a scan (`HistoryEntry::of_scan`): its map in
+    /// `SCAN_MAP_CELLS` glyphs, its counts and its first unreadable ranges.
+    pub fn of(u: &ScanUpdate) -> ScanRecord {
+        let mut map = u.map.line(SCAN_MAP_CELLS);
+        // A map of fewer cells (a small device) is spread over the record's cells.
+        let glyphs: Vec<char> = map.chars().collect();
+        if !glyphs.is_empty() && glyphs.len() < SCAN_MAP_CELLS {
+            map = (0..SCAN_MAP_CELLS)
+                .map(|i| glyphs[i * glyphs.len() / SCAN_MAP_CELLS])
+                .collect();
+        }
+        ScanRecord {
+            planned: u.planned,
+            bytes_read: u.bytes_read,
+            bytes_bad: u.bytes_bad,
+            seconds: u.elapsed.as_secs_f64(),
+            buckets: u
+                .buckets
+                .iter()
+                .map(|(b, n)| (b.label().to_string(), n))
+                .collect(),
+            map,
+            unreadable: u
+                .errors
+                .iter()
+                .take(SCAN_RANGES_KEPT)
+                .map(|(s, e)| (s.offset, s.length, *e))
+                .collect(),
+            unreadable_ranges: u.errors.len(),
+            slow_ranges: u.slow.len(),
+            time_ranges: u.timeouts.len(),
+            end: match &u.end {
+                Some(End::Finished) | None => "finished".into(),
+                Some(End::Stopped) => "stopped".into(),
+                Some(End::Gone(why)) => format!("gone: {why}"),
+            },
+            verdict: u.verdict.clone().unwrap_or_default(),
+        }
+    }
 }
 
 /// What the history knows a run's target by: a file by its full path, a block device by its
@@ -639,6 +683,31 @@ impl History {
             Ok(warnings) => Ok((entry.id, warnings)),
             Err(e) => Err(format!("{NOT_ADDED}: {e:#}")),
         }
+    }
+
+    /// The one recorder of a surface scan, the TUI's and `disktriage scan`'s: adds the scan
+    /// `update` (ended, or stopped) of `target` on the disk `disk` to the history, as it started
+    /// `update.elapsed` ago; its id and warnings, or why it was not added (`record`).
+    pub fn record_scan(
+        &self,
+        disk: DiskIdentity,
+        update: &ScanUpdate,
+        target: &str,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(String, Vec<String>), String> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let started = now.saturating_sub(update.elapsed).as_secs();
+        let entry = HistoryEntry::of_scan(
+            disk,
+            &update.device,
+            target,
+            update.block,
+            started,
+            ScanRecord::of(update),
+        );
+        self.record(entry, stop)
     }
 
     /// What the TUI does when a test is over: adds it (all its `runs`) to the history, then

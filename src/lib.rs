@@ -116,7 +116,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             commands::several::run(&root, &history_dir, &args)
         }
         Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
-        Some(Command::Scan(args)) => commands::scan::scan(&args),
+        Some(Command::Scan(args)) => commands::scan::scan(&history_dir, &args),
         Some(Command::Triage(args)) => commands::triage::triage(&root, &history_dir, &args),
         Some(Command::History(args)) => commands::history::history(&root, &history_dir, &args),
         Some(Command::Completions { shell }) => {

@@ -14,6 +14,7 @@
 //! - `engine`: the scan itself, one read per step, so the caller can stop, save and report.
 //! - `verdict`: the one-line summary.
 //! - `repair`: `--repair`, the bad sectors overwritten with zeros and read again.
+//! - `snapshot`: a scan's state of a fixed size, for the screen and the history.
 
 pub mod badblocks;
 pub mod bisect;
@@ -23,6 +24,7 @@ pub mod engine;
 pub mod mapfile;
 pub mod ranges;
 pub mod repair;
+pub mod snapshot;
 pub mod verdict;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)

@@ -236,6 +236,23 @@ impl TermError for std::convert::Infallible {
     }
 }
 
+/// After `Executor::shutdown` stopped a scan the quit cut short: its last word (the update the
+/// worker sent as it stopped, with why it ended) goes into the history through the app, as a
+/// scan the stop key ended does. Only those records: nothing else runs once quitting.
+fn record_stopped_scan(app: &mut App, rx: &Receiver<Msg>, exec: &mut Executor) {
+    while let Ok(msg) = rx.try_recv() {
+        if let Msg::Scan(update) = msg
+            && update.end.is_some()
+        {
+            for c in app.update(Msg::Scan(update)) {
+                if matches!(c, Cmd::RecordScan { .. }) {
+                    exec.execute(c);
+                }
+            }
+        }
+    }
+}
+
 /// Draws the app, and counts the frame. `Ok(false)`: the terminal hung up.
 fn draw<B: Backend>(
     terminal: &mut Terminal<B>,
@@ -354,6 +371,7 @@ where
         for c in cmds {
             if c == Cmd::Quit {
                 exec.shutdown();
+                record_stopped_scan(&mut app, &rx, &mut exec);
                 stats.write();
                 return Ok(if app.interrupted {
                     ExitCode::from(128 + libc::SIGINT as u8)
@@ -370,6 +388,7 @@ where
         }
     }
     exec.shutdown();
+    record_stopped_scan(&mut app, &rx, &mut exec);
     stats.write();
     if hangup && signalled.load(Ordering::Relaxed) == 0 {
         // The terminal went away before its SIGHUP arrived: the same end, the same status.

@@ -266,7 +266,7 @@ pub const BINDINGS: &[Binding] = &[
         S::On(Screen::Devices),
         &[KeyCode::Char('b')],
         "b",
-        None,
+        Some("scan"),
         "surface scan (read-only)",
         A::SurfaceScan,
     ),
@@ -282,7 +282,8 @@ pub const BINDINGS: &[Binding] = &[
         S::On(Screen::Devices),
         &[KeyCode::Char('m')],
         "m",
-        Some("md"),
+        // In the help only: the line has room for the scan (b) instead.
+        None,
         "mark an md array and its members",
         A::Members,
     ),
@@ -306,7 +307,7 @@ pub const BINDINGS: &[Binding] = &[
         S::On(Screen::Devices),
         &[KeyCode::Char('a')],
         "a",
-        Some("all"),
+        None,
         "show unused too",
         A::ShowAll,
     ),
@@ -735,6 +736,13 @@ mod tests {
         for (_, text) in help_rows(HELP_TEXT_WIDTH) {
             assert!(text.chars().count() <= HELP_TEXT_WIDTH, "{text}");
         }
+    }
+
+    #[test]
+    fn the_surface_scan_is_on_the_devices_status_line() {
+        // `b` is found without opening the help.
+        let s = status_keys(Screen::Devices);
+        assert!(s.contains("b scan"), "{s}");
     }
 
     #[test]

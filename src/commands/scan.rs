@@ -17,6 +17,7 @@ use anyhow::{Context, bail};
 
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::cli::ScanArgs;
+use crate::history::History;
 use crate::model::Bytes;
 use crate::model::text::neutralize_controls;
 use crate::model::{ChosenDevice, SmartReading};
@@ -29,6 +30,7 @@ use crate::scan::blockmap::DEFAULT_CELLS;
 use crate::scan::engine::{End, Scan, ScanConfig, Step};
 use crate::scan::mapfile::{Mapfile, Status};
 use crate::scan::repair;
+use crate::scan::snapshot::ScanUpdate;
 use crate::sys::drive_control::DriveControl;
 use crate::sys::scan::{MAX_BLOCK, OutputFile, ScanDevice, WrittenDevice, ZeroWriter, whole_disk};
 use crate::sys::signals::{Catch, StopSignals};
@@ -51,7 +53,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 const DEVICE_COMMENT: &str = "disktriage device: ";
 
 /// Runs the command.
-pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
+pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let bb_size = badblocks::check_bb_size(args.bb_size).map_err(anyhow::Error::msg)?;
     check_durations(args)?;
     let shown = args.target.display().to_string();
@@ -164,28 +166,14 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
     progress.clear();
 
     // Saved first: the files are what a stopped scan leaves for the next one.
-    let mut file_errors = Vec::new();
-    if let Some(out) = &mapfile_out
-        && let Err(e) = out.replace(&scan.mapfile.render(&comments))
-    {
-        file_errors.push(format!(
-            "cannot save the mapfile {}: {e}",
-            out.path.display()
-        ));
-    }
-    if let Some(out) = &badblocks_out {
-        let bad = scan
-            .mapfile
-            .regions()
-            .filter(|&(_, s)| s == Status::BadSector)
-            .filter_map(|(span, _)| span.intersect(&domain));
-        if let Err(e) = out.replace(&badblocks::render(bad, bb_size)) {
-            file_errors.push(format!(
-                "cannot write the badblocks list {}: {e}",
-                out.path.display()
-            ));
-        }
-    }
+    let outputs = Outputs {
+        mapfile: mapfile_out.as_ref(),
+        badblocks: badblocks_out.as_ref(),
+        bb_size,
+        comments: &comments,
+        domain,
+    };
+    let mut file_errors = outputs.save(&scan.mapfile);
 
     // The repair: only after a scan that ran to its end on the same device, only the sectors
     // this scan found unreadable in the range scanned.
@@ -201,6 +189,16 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         Some(r) => Some(r.not_run(sector)),
         None => None,
     };
+    // The map as the disk is now: the scan's, with each sector that reads after the repair
+    // read. Saved again when the repair changed it (a sector that now reads is '+' in the
+    // mapfile and gone from the badblocks list); the scan's own report keeps what it read.
+    let mut now = scan.mapfile.clone();
+    if let Some(r) = &repaired {
+        r.repair.mark_repaired(&mut now, sector);
+        if r.repair.repaired() > 0 {
+            file_errors = outputs.save(&now);
+        }
+    }
 
     let run = ScanRun {
         target: &target,
@@ -219,6 +217,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         report::render_text(&run, output_width())
     };
     write_stdout(&text)?;
+    record(history_dir, &target, &scan, seconds, &|| signals.is_set());
     if let Some(e) = file_errors.into_iter().next() {
         bail!("{}", neutralize_controls(&e));
     }
@@ -233,21 +232,40 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::from(EXIT_INCOMPLETE));
     }
-    // After a repair: 0 when every sector now reads (and nothing was abandoned).
-    if let Some(r) = &repaired
-        && r.repair.stopped.is_none()
-        && r.repair.still_unreadable() == 0
-        && scan.bytes_abandoned == 0
-        && scan.errors.total_bytes() == r.repair.attempted() * sector
-        // Bad sectors an earlier run left in the mapfile (not read again) are not repaired.
-        && scan.mapfile.bytes_with(Status::BadSector, domain) == scan.errors.total_bytes()
-    {
-        return Ok(ExitCode::SUCCESS);
-    }
-    if scan.mapfile.bytes_with(Status::BadSector, domain) > 0 || scan.bytes_abandoned > 0 {
+    // After a repair, the sectors that read again no longer count: 0 when every sector of the
+    // range now reads (bad sectors an earlier run left in the mapfile, not read again, are not
+    // repaired and still count) and nothing was abandoned.
+    if now.bytes_with(Status::BadSector, domain) > 0 || scan.bytes_abandoned > 0 {
         return Ok(ExitCode::from(EXIT_UNREADABLE));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Adds the scan (finished, stopped or cut short) to the history through the recorder the TUI's
+/// scan uses; says on stderr when it cannot (the result stands either way). `stop` ends a wait
+/// for the history's lock.
+fn record(dir: &Path, target: &ScanTarget, scan: &Scan, seconds: f64, stop: &dyn Fn() -> bool) {
+    let device = target.name.as_deref().unwrap_or(&target.path);
+    let update = ScanUpdate::of(
+        device,
+        scan,
+        Vec::new(),
+        Duration::from_secs_f64(seconds.max(0.0)),
+    );
+    match History::new(dir).record_scan(target.identity.clone(), &update, &target.path, stop) {
+        Ok((_, warnings)) => {
+            for w in warnings {
+                write_stderr(&format!(
+                    "disktriage: history: {}\n",
+                    neutralize_controls(&w)
+                ));
+            }
+        }
+        Err(not_added) => write_stderr(&format!(
+            "disktriage: warning: {}\n",
+            neutralize_controls(&not_added)
+        )),
+    }
 }
 
 fn check_durations(args: &ScanArgs) -> anyhow::Result<()> {
@@ -412,6 +430,44 @@ fn existing_mapfile(out: &OutputFile, target: &ScanTarget) -> anyhow::Result<Opt
     Ok(Some(map))
 }
 
+/// The files a scan leaves: the mapfile and the badblocks list, each when asked for.
+struct Outputs<'a> {
+    mapfile: Option<&'a OutputFile>,
+    badblocks: Option<&'a OutputFile>,
+    bb_size: u64,
+    comments: &'a [String],
+    domain: Span,
+}
+
+impl Outputs<'_> {
+    /// Writes both from `map` (the badblocks list: its bad sectors in the range scanned); the
+    /// errors, one a file, for the end of the run.
+    fn save(&self, map: &Mapfile) -> Vec<String> {
+        let mut errors = Vec::new();
+        if let Some(out) = self.mapfile
+            && let Err(e) = out.replace(&map.render(self.comments))
+        {
+            errors.push(format!(
+                "cannot save the mapfile {}: {e}",
+                out.path.display()
+            ));
+        }
+        if let Some(out) = self.badblocks {
+            let bad = map
+                .regions()
+                .filter(|&(_, s)| s == Status::BadSector)
+                .filter_map(|(span, _)| span.intersect(&self.domain));
+            if let Err(e) = out.replace(&badblocks::render(bad, self.bb_size)) {
+                errors.push(format!(
+                    "cannot write the badblocks list {}: {e}",
+                    out.path.display()
+                ));
+            }
+        }
+        errors
+    }
+}
+
 /// The progress line on stderr when it is a terminal.
 struct Progress {
     on: bool,
@@ -467,6 +523,13 @@ impl Progress {
 
 /// `--repair`: the device checked as a write test checks it, and the descriptor the zeros are
 /// written through, opened and checked before the scan starts.
+///
+/// What O_EXCL promises, and what it does not: from before the scan to the end of the repair
+/// no exclusive opener (a mount, mkfs, md/dm/LVM, another write test) can take the device, and
+/// one that holds it already refuses the repair before anything is read. A process that writes
+/// the device without O_EXCL (`dd of=`) is not stopped: the repair writes only the sectors the
+/// scan found unreadable, so its writes elsewhere stand; one of its own to such a sector
+/// between the scan and the repair is overwritten with zeros, as the typed name confirmed.
 struct Repairer {
     writer: ZeroWriter,
     /// The writer's descriptor again, to check between writes that it is still the device.

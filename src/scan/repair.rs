@@ -9,6 +9,7 @@
 
 use super::Span;
 use super::engine::{BlockReader, ReadOutcome};
+use super::mapfile::{Mapfile, Status};
 
 /// Writes zeros to the device.
 pub trait SectorWriter {
@@ -68,6 +69,17 @@ impl Repair {
             }
         }
         out
+    }
+
+    /// Brings `map` up to date after the repair: each sector that reads again after its write is
+    /// read ('+'); one whose write or re-read failed, or that the repair did not reach, keeps
+    /// its status. The saved mapfile and badblocks list then say what the disk is now.
+    pub fn mark_repaired(&self, map: &mut Mapfile, sector: u64) {
+        for &(offset, result) in &self.sectors {
+            if result == SectorResult::Repaired {
+                map.set(Span::new(offset, sector), Status::Finished);
+            }
+        }
     }
 }
 
@@ -275,6 +287,35 @@ mod tests {
         // The dead sector was not read again (its write failed).
         assert!(!dev.reads.contains(&Span::new(12 * 512, 512)));
         assert_eq!(r.unrepaired_ranges(512), vec![Span::new(12 * 512, 512)]);
+    }
+
+    #[test]
+    fn a_repaired_sector_is_read_in_the_map_the_others_stay_bad() {
+        let mut map = Mapfile::new(64 * 512);
+        map.set(Span::new(0, 64 * 512), Status::Finished);
+        map.set(Span::new(10 * 512, 4 * 512), Status::BadSector);
+        map.set(Span::new(30 * 512, 512), Status::BadSector);
+        let r = Repair {
+            sectors: vec![
+                (10 * 512, SectorResult::Repaired),
+                (11 * 512, SectorResult::StillUnreadable(61)),
+                (12 * 512, SectorResult::WriteFailed(5)),
+                (13 * 512, SectorResult::Repaired),
+            ],
+            // Sector 30 was not reached.
+            stopped: Some("stopped by a signal".into()),
+        };
+        r.mark_repaired(&mut map, 512);
+        assert_eq!(
+            map.regions().collect::<Vec<_>>(),
+            vec![
+                (Span::new(0, 11 * 512), Status::Finished),
+                (Span::new(11 * 512, 2 * 512), Status::BadSector),
+                (Span::new(13 * 512, 17 * 512), Status::Finished),
+                (Span::new(30 * 512, 512), Status::BadSector),
+                (Span::new(31 * 512, 33 * 512), Status::Finished),
+            ]
+        );
     }
 
     #[test]

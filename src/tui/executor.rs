@@ -452,19 +452,8 @@ impl Executor {
     fn record_scan(&mut self, update: &crate::event::ScanUpdate, path: &std::path::Path) {
         let Some(history) = &self.history else { return };
         let disk = self.root.disk_identity(&update.device);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        let started = now.saturating_sub(update.elapsed).as_secs();
-        let entry = history::HistoryEntry::of_scan(
-            disk,
-            &update.device,
-            &path.display().to_string(),
-            update.block,
-            started,
-            super::scan_worker::record_of(update),
-        );
-        let notes = match history.record(entry, &|| false) {
+        let notes = match history.record_scan(disk, update, &path.display().to_string(), &|| false)
+        {
             Ok((_, warnings)) => warnings,
             Err(not_added) => vec![not_added],
         };

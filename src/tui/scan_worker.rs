@@ -11,13 +11,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::event::{Msg, ScanUpdate, ZONE_POINTS};
-use crate::history::{SCAN_MAP_CELLS, SCAN_RANGES_KEPT, ScanRecord};
 use crate::model::ChosenDevice;
 use crate::scan::Span;
 use crate::scan::blockmap::DEFAULT_CELLS;
-use crate::scan::engine::{BlockReader, End, Scan, ScanConfig, Step};
+use crate::scan::engine::{BlockReader, Scan, ScanConfig, Step};
 use crate::scan::mapfile::Mapfile;
-use crate::scan::verdict::verdict;
 use crate::sys::scan::ScanDevice;
 
 /// How often the screen hears from the scan.
@@ -163,65 +161,5 @@ impl Zone {
 }
 
 fn update(device: &str, scan: &Scan, zone: &Zone, elapsed: Duration) -> ScanUpdate {
-    ScanUpdate {
-        device: device.to_string(),
-        size: scan.mapfile.size(),
-        sector: scan.config.sector,
-        block: scan.config.block,
-        slow_ms: scan.config.slow.as_millis() as u64,
-        position: scan.position(),
-        planned: scan.planned,
-        done: scan.done,
-        bytes_read: scan.bytes_read,
-        bytes_bad: scan.bytes_bad,
-        buckets: scan.buckets.clone(),
-        map: scan.map.clone(),
-        errors: scan.errors.iter().map(|(s, e)| (*s, e.0)).collect(),
-        slow: scan.slow.iter().map(|(s, t)| (*s, *t)).collect(),
-        timeouts: scan.timeouts.iter().map(|(s, _)| *s).collect(),
-        zone: zone.0.clone(),
-        elapsed,
-        verdict: scan.end.as_ref().map(|_| verdict(scan)),
-        end: scan.end.clone(),
-    }
-}
-
-/// What the history keeps of an ended scan (`HistoryEntry::of_scan`): its map in
-/// `SCAN_MAP_CELLS` glyphs, its counts and its first unreadable ranges.
-pub fn record_of(u: &ScanUpdate) -> ScanRecord {
-    let mut map = u.map.line(SCAN_MAP_CELLS);
-    // A map of fewer cells (a small device) is spread over the record's cells.
-    let glyphs: Vec<char> = map.chars().collect();
-    if !glyphs.is_empty() && glyphs.len() < SCAN_MAP_CELLS {
-        map = (0..SCAN_MAP_CELLS)
-            .map(|i| glyphs[i * glyphs.len() / SCAN_MAP_CELLS])
-            .collect();
-    }
-    ScanRecord {
-        planned: u.planned,
-        bytes_read: u.bytes_read,
-        bytes_bad: u.bytes_bad,
-        seconds: u.elapsed.as_secs_f64(),
-        buckets: u
-            .buckets
-            .iter()
-            .map(|(b, n)| (b.label().to_string(), n))
-            .collect(),
-        map,
-        unreadable: u
-            .errors
-            .iter()
-            .take(SCAN_RANGES_KEPT)
-            .map(|(s, e)| (s.offset, s.length, *e))
-            .collect(),
-        unreadable_ranges: u.errors.len(),
-        slow_ranges: u.slow.len(),
-        time_ranges: u.timeouts.len(),
-        end: match &u.end {
-            Some(End::Finished) | None => "finished".into(),
-            Some(End::Stopped) => "stopped".into(),
-            Some(End::Gone(why)) => format!("gone: {why}"),
-        },
-        verdict: u.verdict.clone().unwrap_or_default(),
-    }
+    ScanUpdate::of(device, scan, zone.0.clone(), elapsed)
 }

@@ -78,6 +78,20 @@ impl Results {
             .unwrap_or_else(|| panic!("no section {name:?} in the guest output"))
     }
 
+    /// The JSON document in a section: from its first line that opens one (`{` or `[`; lines
+    /// before it, a stat line say, are skipped) to the `rc=` line.
+    pub fn json(&self, name: &str) -> serde_json::Value {
+        let body: String = self
+            .text(name)
+            .lines()
+            .skip_while(|l| !l.starts_with('{') && !l.starts_with('['))
+            .take_while(|l| !l.starts_with("rc="))
+            .collect::<Vec<_>>()
+            .join("\n");
+        serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("section {name:?} is not JSON ({e}):\n{}", self.text(name)))
+    }
+
     /// The exit status printed in a section (`rc=N`, the first one).
     pub fn rc(&self, name: &str) -> i32 {
         self.text(name)

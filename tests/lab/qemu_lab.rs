@@ -49,18 +49,6 @@ const TRANSPORTS: [&str; 4] = ["sata", "nvme", "scsi", "virtio"];
 const LAB_TOOLS: [&str; 6] = ["smartctl", "nvme", "fio", "ioping", "dmsetup", "mdadm"];
 
 impl Results {
-    /// The JSON document in a section (lines before an `rc=` line).
-    fn json(&self, name: &str) -> Value {
-        let body: String = self
-            .text(name)
-            .lines()
-            .take_while(|l| !l.starts_with("rc="))
-            .collect::<Vec<_>>()
-            .join("\n");
-        serde_json::from_str(&body)
-            .unwrap_or_else(|e| panic!("section {name:?} is not JSON ({e}):\n{body}"))
-    }
-
     /// The active scheduler in a `queue/scheduler` line of a section.
     fn kernel_scheduler(&self, name: &str) -> String {
         active_in(self.text(name))

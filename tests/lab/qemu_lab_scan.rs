@@ -13,7 +13,12 @@
 //! - a scsi_debug disk that answers after 25 s: through SG_IO every block is abandoned at the
 //!   kernel's shortest SG_IO timeout (7 s, `--timeout 1s` asked), well before; through
 //!   dm-linear (at 10 s) it is waited for;
-//! - no sector written on any scanned device (their write counters).
+//! - no sector written on any scanned device (their write counters);
+//! - `scan --repair` on the scsi_debug disk: refused while dm-linear holds it, without the
+//!   typed name and with another one, writing nothing; then it writes exactly the 16 bad
+//!   sectors (the write counter, and a pattern around them that stays), reads them back still
+//!   unreadable (scsi_debug takes a WRITE over its medium errors but keeps failing READs there)
+//!   and says so, with the SMART counts "not available" (scsi_debug has none), exit status 5.
 //!
 //! `DISKTRIAGE_LAB_SCAN_RESULTS=FILE` reads a saved guest output (target/lab/qemu-lab-scan-
 //! results.log) instead of booting: for working on the assertions.
@@ -40,19 +45,6 @@ const SD_BAD_LBA: u64 = 8192;
 const SD_BAD_COUNT: u64 = 16;
 
 impl Results {
-    /// The JSON document in a section: from its first `{` line to the `rc=` line.
-    fn scan_json(&self, name: &str) -> Value {
-        let body: String = self
-            .text(name)
-            .lines()
-            .skip_while(|l| !l.starts_with('{'))
-            .take_while(|l| !l.starts_with("rc="))
-            .collect::<Vec<_>>()
-            .join("\n");
-        serde_json::from_str(&body)
-            .unwrap_or_else(|e| panic!("section {name:?} is not JSON ({e}):\n{}", self.text(name)))
-    }
-
     /// The `/sys/block/X/stat` lines of a section (`stat NAME f0 f1 ...`), in order.
     fn stats(&self, name: &str) -> Vec<(String, Vec<u64>)> {
         self.text(name)
@@ -220,7 +212,7 @@ fn bucket(doc: &Value, label: &str) -> u64 {
 /// The medium errors of the scsi_debug disk, as `section` reported them (JSON, mapfile,
 /// badblocks list with --bb-size 512).
 fn assert_sixteen_bad_sectors(r: &Results, scan: &str, map: &str, bb: &str, enforced: bool) {
-    let doc = r.scan_json(scan);
+    let doc = r.json(scan);
     let bad = (SD_BAD_LBA * 512, SD_BAD_COUNT * 512);
     assert_eq!(r.rc(scan), 5, "{scan}: some sectors unreadable");
     assert_eq!(doc["timeout_enforced"], enforced, "{scan}: {doc}");
@@ -263,7 +255,7 @@ fn qemu_lab_scan_medium_errors_to_the_sector() {
     // Through SG_IO on the sd disk, and through plain reads of a dm-linear over it.
     assert_sixteen_bad_sectors(r, "SCAN-SD", "SD-MAPFILE", "SD-BADBLOCKS", true);
     assert_sixteen_bad_sectors(r, "SCAN-SDLIN", "SDLIN-MAPFILE", "SDLIN-BADBLOCKS", false);
-    let reason = r.scan_json("SCAN-SDLIN")["timeout_reason"].clone();
+    let reason = r.json("SCAN-SDLIN")["timeout_reason"].clone();
     assert!(
         reason
             .as_str()
@@ -288,7 +280,7 @@ fn qemu_lab_scan_ddrescuelog_agrees() {
     }
     // ddrescuelog reads our mapfile back: the bad blocks are the JSON's, nothing is left
     // untried.
-    let doc = r.scan_json("SCAN-SD");
+    let doc = r.json("SCAN-SD");
     let json_bad: Vec<u64> = errors(&doc)
         .iter()
         .flat_map(|&(offset, length, _)| offset / 512..(offset + length) / 512)
@@ -297,7 +289,7 @@ fn qemu_lab_scan_ddrescuelog_agrees() {
     assert_eq!(r.numbers("DDRESCUELOG-SD-BAD"), json_bad);
     assert_eq!(r.rc("DDRESCUELOG-SD-UNDONE"), 0);
     assert_eq!(r.numbers("DDRESCUELOG-SD-UNDONE"), Vec::<u64>::new());
-    let doc = r.scan_json("SCAN-ERR");
+    let doc = r.json("SCAN-ERR");
     let json_bad: Vec<u64> = errors(&doc)
         .iter()
         .flat_map(|&(offset, length, _)| offset / 512..(offset + length) / 512)
@@ -312,7 +304,7 @@ fn qemu_lab_scan_a_dm_delay_segment_is_the_only_slow_area() {
         return;
     }
     let r = shared_lab();
-    let doc = r.scan_json("SCAN-SLOW");
+    let doc = r.json("SCAN-SLOW");
     assert_eq!(r.rc("SCAN-SLOW"), 0, "{doc}");
     assert_eq!(ranges(&doc, "slow"), vec![(24 * MIB, MIB)], "{doc}");
     let slow = &doc["slow"][0];
@@ -333,7 +325,7 @@ fn qemu_lab_scan_dm_error_sectors_are_named_with_eio() {
         return;
     }
     let r = shared_lab();
-    let doc = r.scan_json("SCAN-ERR");
+    let doc = r.json("SCAN-ERR");
     assert_eq!(r.rc("SCAN-ERR"), 5, "{doc}");
     assert_eq!(
         errors(&doc),
@@ -359,7 +351,7 @@ fn qemu_lab_scan_a_segment_slower_than_the_timeout_is_time_on_dm() {
         return;
     }
     let r = shared_lab();
-    let doc = r.scan_json("SCAN-TIME");
+    let doc = r.json("SCAN-TIME");
     // Waited for (dm has no per-command timeout), read, and counted TIME.
     assert_eq!(r.rc("SCAN-TIME"), 0, "{doc}");
     assert_eq!(doc["timeout_enforced"], false);
@@ -378,7 +370,7 @@ fn qemu_lab_scan_a_stopped_scan_resumes_reading_only_the_rest() {
     }
     let r = shared_lab();
     let size = 64 * MIB;
-    let first = r.scan_json("RESUME-FIRST");
+    let first = r.json("RESUME-FIRST");
     assert_eq!(r.rc("RESUME-FIRST"), 130, "{first}");
     assert_eq!(first["end"], "stopped");
     let read1 = first["bytes_read"].as_u64().unwrap();
@@ -394,7 +386,7 @@ fn qemu_lab_scan_a_stopped_scan_resumes_reading_only_the_rest() {
         mapfile_regions(r.text("RESUME-MAPFILE")),
         vec![(0, read1, '+'), (read1, size - read1, '?')]
     );
-    let second = r.scan_json("RESUME-SECOND");
+    let second = r.json("RESUME-SECOND");
     assert_eq!(r.rc("RESUME-SECOND"), 0, "{second}");
     assert_eq!(second["end"], "finished");
     assert_eq!(second["bytes_planned"], size - read1, "{second}");
@@ -420,7 +412,7 @@ fn qemu_lab_scan_sg_io_abandons_a_block_at_the_timeout() {
     // Through SG_IO: both 64 KiB blocks abandoned, not after the disk's 25 s but at the
     // kernel's shortest SG_IO timeout, 7 s (1 s asked; the block layer rounds its timer up to
     // the next second).
-    let doc = r.scan_json("SCAN-SD-TIMEOUT");
+    let doc = r.json("SCAN-SD-TIMEOUT");
     assert_eq!(r.rc("SCAN-SD-TIMEOUT"), 5, "{doc}");
     assert_eq!(doc["timeout_enforced"], true, "{doc}");
     assert_eq!(doc["timeout_ms"], 1000, "{doc}");
@@ -455,7 +447,7 @@ fn qemu_lab_scan_sg_io_abandons_a_block_at_the_timeout() {
     );
     assert_eq!(r.rc("SCAN-SD-TIMEOUT-TEXT"), 5);
     // Through dm-linear over the same disk: waited for, then TIME.
-    let doc = r.scan_json("SCAN-SDLIN-TIMEOUT");
+    let doc = r.json("SCAN-SDLIN-TIMEOUT");
     assert_eq!(r.rc("SCAN-SDLIN-TIMEOUT"), 0, "{doc}");
     assert_eq!(doc["timeout_enforced"], false, "{doc}");
     assert_eq!(ranges(&doc, "timeouts"), vec![(0, 64 << 10)], "{doc}");
@@ -486,4 +478,120 @@ fn qemu_lab_scan_writes_no_sector() {
         // The scans did read them (the sd disk through dm-linear: SG_IO is not counted).
         assert!(a[SECTORS_READ] > b[SECTORS_READ], "{dev}: read");
     }
+}
+
+/// The growth of (writes completed, sectors written) between the first and last `stat` lines
+/// of a section.
+fn writes_in(r: &Results, name: &str) -> (u64, u64) {
+    let s = r.stats(name);
+    assert!(s.len() >= 2, "{name}: two stat lines: {}", r.text(name));
+    let (first, last) = (&s[0].1, &s[s.len() - 1].1);
+    (
+        last[WRITES] - first[WRITES],
+        last[SECTORS_WRITTEN] - first[SECTORS_WRITTEN],
+    )
+}
+
+#[test]
+fn qemu_lab_scan_repair_refusals_write_nothing() {
+    if !lab_or_skip("qemu_lab_scan_repair_refusals_write_nothing") {
+        return;
+    }
+    let r = shared_lab();
+    let sd = r
+        .text("REPAIR")
+        .lines()
+        .find_map(|l| l.strip_prefix("device "))
+        .unwrap()
+        .trim()
+        .to_string();
+    for (section, words) in [
+        // dm-linear (sdlin) over the disk: held by dm.
+        ("REPAIR-HELD", format!("refusing to write to {sd}:")),
+        (
+            "REPAIR-NO-NAME",
+            format!("pass --destroy-data {sd} to confirm"),
+        ),
+        (
+            "REPAIR-WRONG-NAME",
+            format!("does not name the target {sd}"),
+        ),
+    ] {
+        let text = r.text(section);
+        assert_eq!(r.rc(section), 1, "{section}: {text}");
+        assert!(text.contains(&words), "{section}: {words:?} in {text}");
+        assert!(
+            !text.contains('{'),
+            "{section}: a refused repair printed a report"
+        );
+        assert_eq!(writes_in(r, section), (0, 0), "{section}: written");
+    }
+}
+
+#[test]
+fn qemu_lab_scan_repair_writes_only_the_bad_sectors_and_says_they_stay_bad() {
+    if !lab_or_skip("qemu_lab_scan_repair_writes_only_the_bad_sectors_and_says_they_stay_bad") {
+        return;
+    }
+    let r = shared_lab();
+    assert!(r.text("REPAIR-SETUP").contains("pattern rc=0"));
+    let doc = r.json("REPAIR");
+    // The scan found the 16 sectors, the repair wrote them and nothing else...
+    let bad = (SD_BAD_LBA * 512, SD_BAD_COUNT * 512);
+    assert_eq!(errors(&doc), vec![(bad.0, bad.1, i64::from(libc::ENODATA))]);
+    let (writes, sectors) = writes_in(r, "REPAIR");
+    assert_eq!(sectors, SD_BAD_COUNT, "sectors written: {doc}");
+    assert!(writes >= 1, "{writes} writes");
+    // ... and read them back still unreadable: said so, status 5.
+    let repair = &doc["repair"];
+    assert_eq!(repair["sectors_attempted"], SD_BAD_COUNT, "{repair}");
+    assert_eq!(repair["repaired"], 0, "{repair}");
+    assert_eq!(repair["still_unreadable"], SD_BAD_COUNT, "{repair}");
+    assert_eq!(
+        ranges(repair, "still_unreadable_ranges"),
+        vec![bad],
+        "{repair}"
+    );
+    assert!(repair["stopped"].is_null(), "{repair}");
+    assert_eq!(r.rc("REPAIR"), 5);
+    // No SMART on scsi_debug: the counts are null, with the reason, before and after.
+    for when in ["smart_before", "smart_after"] {
+        for count in ["reallocated", "pending"] {
+            assert!(repair[when][count].is_null(), "{when}.{count}: {repair}");
+        }
+        assert!(
+            !repair[when]["note"].as_str().unwrap_or("").is_empty(),
+            "{when}: a reason: {repair}"
+        );
+    }
+    // The files say what the disk is now: the sectors still bad.
+    assert_eq!(
+        mapfile_regions(r.text("REPAIR-MAPFILE")),
+        vec![
+            (0, bad.0, '+'),
+            (bad.0, bad.1, '-'),
+            (bad.0 + bad.1, SD_SIZE - bad.0 - bad.1, '+'),
+        ]
+    );
+    assert_eq!(
+        r.numbers("REPAIR-BADBLOCKS"),
+        (SD_BAD_LBA..SD_BAD_LBA + SD_BAD_COUNT).collect::<Vec<_>>()
+    );
+    // The text, over the 64 KiB around them: the same 16 sectors written, the counts "not
+    // available".
+    let text = r.text("REPAIR-TEXT");
+    assert_eq!(writes_in(r, "REPAIR-TEXT").1, SD_BAD_COUNT, "{text}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for words in [
+        "16 sectors attempted: 0 repaired, 16 still unreadable",
+        "Reallocated sectors (SMART 5): not available",
+        "Pending sectors (SMART 197): not available",
+    ] {
+        assert!(flat.contains(words), "{words:?} in {text}");
+    }
+    assert_eq!(r.rc("REPAIR-TEXT"), 5);
+    // A witness: a plain read of LBA 8192 still fails.
+    assert_ne!(r.rc("REPAIR-REREAD"), 0, "{}", r.text("REPAIR-REREAD"));
+    // With the errors off: zeros over exactly LBA 8192-8207, the pattern around them intact.
+    assert_eq!(r.rc("REPAIR-CONTENT"), 0, "{}", r.text("REPAIR-CONTENT"));
 }

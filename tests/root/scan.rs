@@ -215,10 +215,7 @@ fn absurd_arguments_are_refused_before_any_read() {
             vec!["--block", "1000"],
             "multiple of the logical block size",
         ),
-        (
-            vec!["--block", too_big.as_str()],
-            "largest block a scan reads",
-        ),
+        (vec!["--block", too_big.as_str()], "largest block a scan reads"),
         (vec!["--block", "8191T"], "largest block a scan reads"),
         (vec!["--slow", "0"], "--slow"),
         (vec!["--timeout", "0.0000001"], "--timeout"),
@@ -656,6 +653,50 @@ fn wait_with_peak_rss(mut child: std::process::Child) -> (i32, u64) {
     }
 }
 
+#[test]
+fn a_cli_scan_is_recorded_in_the_history() {
+    if !root_or_skip("a_cli_scan_is_recorded_in_the_history") {
+        return;
+    }
+    let dir = shm_scratch();
+    let dev = LoopDev::new(dir.path(), 16 << 20, 512);
+    let history = dir.path().join("history");
+    let out = disktriage(&[
+        "--history-dir",
+        history.to_str().unwrap(),
+        "scan",
+        dev.path_str(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    let text = fs::read_to_string(history.join("history.jsonl"))
+        .unwrap_or_else(|e| panic!("no history written ({e}); stderr: {}", stderr(&out)));
+    let entries: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 1, "{text}");
+    let e = &entries[0];
+    assert_eq!(e["test"], "surface-scan", "{e}");
+    assert_eq!(e["device"], dev.name.as_str(), "{e}");
+    assert_eq!(e["stopped"], false, "{e}");
+    let scan = &e["scan"];
+    assert_eq!(scan["end"], "finished", "{scan}");
+    assert_eq!(scan["bytes_read"], 16 << 20, "{scan}");
+    assert_eq!(scan["bytes_read"], doc["bytes_read"]);
+    assert_eq!(scan["verdict"], doc["verdict"], "{scan}");
+    // And `disktriage history` lists it for the device.
+    let out = disktriage(&[
+        "--history-dir",
+        history.to_str().unwrap(),
+        "history",
+        dev.path_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("surface-scan"), "{listed}");
+}
 /// A device whose largest transfer is below 1 MiB (an NVMe disk's 128 KiB, here a loop device
 /// set so) is still read in 1 MiB blocks: the kernel sends the pieces together, as it does
 /// dd's `bs=1M`; a scan of 128 KiB reads one request deep ran at 0.74 of dd's rate

@@ -39,7 +39,7 @@ fn stderr(out: &Output) -> String {
 
 /// [reads completed, sectors read, writes completed, sectors written].
 fn counters(name: &str) -> [u64; 4] {
-    let text = fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let text = fs::read_to_string(format!("/sys/class/block/{name}/stat")).unwrap();
     let f: Vec<u64> = text
         .split_whitespace()
         .map(|w| w.parse().unwrap())
@@ -261,4 +261,109 @@ fn a_repair_of_a_read_only_device_is_refused_before_any_read() {
         &["--destroy-data", &dev.name],
         &format!("refusing to write to {}: the device is read-only", dev.name),
     );
+}
+
+#[test]
+fn a_repair_of_an_unused_partition_runs_beside_a_mounted_one_and_a_mounted_one_is_refused() {
+    let test =
+        "a_repair_of_an_unused_partition_runs_beside_a_mounted_one_and_a_mounted_one_is_refused";
+    if !root_or_skip(test) {
+        return;
+    }
+    let dir = shm_scratch();
+    let image = sparse_image(dir.path(), "two.img", 96 << 20);
+    // Two partitions: p1 32 MiB (mounted below), p2 the rest.
+    let mut sfdisk = Command::new("sfdisk")
+        .args(["--quiet", image.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sfdisk");
+    {
+        use std::io::Write;
+        sfdisk
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"label: dos\n,32M,L\n,,L\n")
+            .unwrap();
+    }
+    assert!(sfdisk.wait().unwrap().success(), "sfdisk failed");
+    let dev = LoopDev::attach(&image, &["-P"]);
+    let parts = dev.expose_partitions();
+    let [p1, p2] = parts.as_slice() else {
+        common::skip(test, "the kernel shows not two partitions of the image");
+        return;
+    };
+    let _mount = Mounted::ext4(&format!("/dev/{p1}"), &dir.path().join("mnt"));
+    // The mounted partition: refused before anything is read.
+    let before = counters(p1);
+    let out = disktriage(&[
+        "scan",
+        &format!("/dev/{p1}"),
+        "--repair",
+        "--destroy-data",
+        p1,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("refusing to write to {p1}: mounted at")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        counters(p1)[3],
+        before[3],
+        "the refused repair wrote to {p1}"
+    );
+    // Its unused sibling: the repair runs (only the sectors of p2 could be written; none is
+    // bad here, so nothing is), the disk's other partition untouched.
+    let (b1, b2) = (counters(p1), counters(p2));
+    let out = disktriage(&[
+        "scan",
+        &format!("/dev/{p2}"),
+        "--repair",
+        "--destroy-data",
+        p2,
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["repair"]["sectors_attempted"], 0, "{doc}");
+    let p2_sectors: u64 = fs::read_to_string(format!("/sys/class/block/{p2}/size"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(doc["bytes_read"], p2_sectors * 512, "{doc}");
+    assert_eq!(counters(p2)[3], b2[3], "sectors written to {p2}");
+    assert_eq!(counters(p2)[1] - b2[1], p2_sectors, "{p2} read whole");
+    assert_eq!(counters(p1)[1], b1[1], "{p1} was read");
+}
+
+#[test]
+fn a_repair_of_a_device_another_process_holds_exclusively_is_refused_before_any_read() {
+    let test = "a_repair_of_a_device_another_process_holds_exclusively_is_refused_before_any_read";
+    if !root_or_skip(test) {
+        return;
+    }
+    let dir = shm_scratch();
+    let dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    // Held as mkfs, a mount or another write test holds a device: opened with O_EXCL. Nothing
+    // in /proc says so (no mount, no holder), only the kernel's claim.
+    use std::os::unix::fs::OpenOptionsExt;
+    let _held = fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&dev.path)
+        .unwrap();
+    let sum = checksum(&dev.image);
+    assert_refused_before_reading(
+        &dev,
+        &["--destroy-data", &dev.name],
+        &format!(
+            "cannot open {} for writing (O_DIRECT, exclusively)",
+            dev.name
+        ),
+    );
+    assert_eq!(checksum(&dev.image), sum);
 }

@@ -236,3 +236,53 @@ fn root_tmux_b_scans_the_selected_loop_device_to_the_end_and_lists_the_ranges() 
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
 }
+
+#[test]
+fn root_tmux_a_scan_stopped_by_quitting_is_in_the_history_as_stopped() {
+    let Some(_one_at_a_time) = crate::tui_tmux::prerequisites(
+        "root_tmux_a_scan_stopped_by_quitting_is_in_the_history_as_stopped",
+    ) else {
+        return;
+    };
+    let dir = shm_scratch();
+    let journal = scratch();
+    // Sparse and large: the scan is still reading when the program is quit.
+    let dev = LoopDev::new(dir.path(), 64 << 30, 512);
+    let history = dir.path().join("history");
+    let tmux = Tmux {
+        socket: format!("disktriage-test-scan-quit-{}", std::process::id()),
+    };
+    tmux.start(
+        &["TERM=linux"],
+        &format!(
+            "--journal-dir {} --history-dir {}",
+            journal.path().display(),
+            history.display()
+        ),
+    );
+    tmux.select(&dev.name);
+    tmux.keys(&["b"]);
+    tmux.wait_for(
+        &format!("Surface scan of {}", dev.name),
+        Duration::from_secs(5),
+        "the scan screen",
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    // q, and q again to confirm quitting while the scan runs.
+    tmux.keys(&["q", "q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(20), "after quit");
+    let text = std::fs::read_to_string(history.join("history.jsonl"))
+        .unwrap_or_else(|e| panic!("no history written: {e}"));
+    let scans: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["test"] == "surface-scan")
+        .collect();
+    assert_eq!(scans.len(), 1, "{text}");
+    let e = &scans[0];
+    assert_eq!(e["device"], dev.name.as_str(), "{e}");
+    assert_eq!(e["stopped"], true, "{e}");
+    assert_eq!(e["scan"]["end"], "stopped", "{e}");
+    let read = e["scan"]["bytes_read"].as_u64().unwrap();
+    assert!(read > 0 && read < 64 << 30, "read part of it: {e}");
+}

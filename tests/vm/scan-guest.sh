@@ -14,6 +14,10 @@
 #   scan bisects to them); `dttime` with a 64 KiB dm-delay segment of 1500 ms at 8 MiB (more
 #   than --timeout 1s); `dtresume`, every read delayed 40 ms, stopped with SIGINT part way and
 #   run again with the same mapfile.
+# - at the end, `scan --repair` on the scsi_debug disk (medium errors back on): refused while
+#   dm-linear holds it, without --destroy-data and with another name; then run, once as JSON
+#   with a mapfile and a badblocks list and once as text over the 64 KiB around the bad
+#   sectors, each between `stat` lines of the disk; a plain read and the content afterwards.
 #
 # Runnable alone while developing it:
 #     DISKTRIAGE_BIN=... LAB_TOOLS="dmsetup ddrescuelog" tests/vm/lab.sh run /tmp/w \
@@ -171,6 +175,67 @@ echo 1 >/sys/bus/pseudo/drivers/scsi_debug/delay
 section STATS-AFTER
 stats
 
+# scan --repair on the scsi_debug disk, its medium errors back on (opts=2). scsi_debug fails a
+# READ that touches LBA 8192-8207 as long as the option is on, but takes a WRITE there like any
+# other (resp_write_dt0 never checks medium_error_start) and does not clear the error: the
+# repair writes the 16 sectors and reads them back still unreadable. A pattern around them
+# (written before the counters are taken) shows that nothing else was written.
+section REPAIR-SETUP
+echo 2 >/sys/bus/pseudo/drivers/scsi_debug/opts
+echo "opts=$(cat /sys/bus/pseudo/drivers/scsi_debug/opts)"
+# 200 sectors of 0xaa over LBA 8100-8299.
+head -c $((200 * 512)) /dev/zero | tr '\000' '\252' >$W/pattern
+dd if=$W/pattern of=/dev/$sdbg bs=512 seek=8100 count=200 oflag=direct conv=notrunc 2>&1
+echo "pattern rc=$?"
+sd_stat() { echo "stat $sdbg $(cat /sys/block/$sdbg/stat)"; }
+
+# Refused while dm-linear (sdlin) holds the disk, and without the typed name, or with another.
+section REPAIR-HELD
+sd_stat
+scan /dev/$sdbg --repair --destroy-data $sdbg
+sd_stat
+
 section TEARDOWN
 for n in sdlin dtslow dterr dttime dtresume; do dmsetup remove $n; done
+echo "rc=$?"
+
+section REPAIR-NO-NAME
+sd_stat
+scan /dev/$sdbg --repair
+sd_stat
+section REPAIR-WRONG-NAME
+sd_stat
+scan /dev/$sdbg --repair --destroy-data nullb0
+sd_stat
+
+section REPAIR
+echo "device $sdbg"
+sd_stat
+scan /dev/$sdbg --repair --destroy-data /dev/$sdbg --mapfile $W/repair.map \
+    --badblocks $W/repair.bb --bb-size 512
+sd_stat
+section REPAIR-MAPFILE
+cat $W/repair.map
+section REPAIR-BADBLOCKS
+cat $W/repair.bb
+# The same, as text, over the 64 KiB around the bad sectors only.
+section REPAIR-TEXT
+sd_stat
+disktriage scan /dev/$sdbg --offset 4M --size 64k --repair --destroy-data $sdbg
+echo "rc=$?"
+sd_stat
+# A plain read of the first bad sector still fails: scsi_debug kept the error.
+section REPAIR-REREAD
+dd if=/dev/$sdbg of=/dev/null bs=512 skip=8192 count=1 iflag=direct 2>&1
+echo "rc=$?"
+# With the errors off, LBA 8100-8299 reads as the pattern with zeros over LBA 8192-8207.
+section REPAIR-CONTENT
+echo 0 >/sys/bus/pseudo/drivers/scsi_debug/opts
+{
+    head -c $((92 * 512)) $W/pattern
+    head -c $((16 * 512)) /dev/zero
+    head -c $((92 * 512)) $W/pattern
+} >$W/expected
+dd if=/dev/$sdbg of=$W/content bs=512 skip=8100 count=200 iflag=direct 2>/dev/null
+cmp $W/expected $W/content
 echo "rc=$?"
