@@ -10,6 +10,7 @@
 
 pub mod executor;
 pub mod scan_worker;
+pub mod triage_worker;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::tui::Item` without knowing the files below.
