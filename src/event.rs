@@ -192,12 +192,16 @@ pub enum Msg {
     Triage(TriageMsg),
 }
 
+/// What a finished triage hands the screen (the report's types, reached from here by the
+/// screen's tests as what the message carries).
+pub use crate::report::triage::{DiskReport, TriageReport};
+
 /// What the triage worker says: each disk's progress as it goes, then the report; or why it
 /// did not start.
 #[derive(Debug, Clone)]
 pub enum TriageMsg {
     Progress(Box<crate::triage::Progress>),
-    Finished(Box<crate::report::triage::TriageReport>),
+    Finished(Box<TriageReport>),
     Refused(String),
 }
 

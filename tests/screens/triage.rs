@@ -9,8 +9,7 @@ use crate::snap;
 use disktriage::app::TriagePhase as Phase;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::TestName;
-use disktriage::event::{Cmd, Msg, TriageMsg};
-use disktriage::report::triage::{DiskReport, TriageReport};
+use disktriage::event::{Cmd, DiskReport, Msg, TriageMsg, TriageReport};
 use disktriage::triage::{
     Change, DiskFacts, DiskIdentityFacts, Finding, GatherOptions, Judgement, Progress,
     TriageVerdict,
