@@ -25,4 +25,5 @@ mod scan_tui;
 mod several;
 mod sweep;
 mod targets;
+mod triage_tui;
 mod tui_tmux;
