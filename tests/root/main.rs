@@ -25,5 +25,6 @@ mod scan_tui;
 mod several;
 mod sweep;
 mod targets;
+mod triage;
 mod triage_tui;
 mod tui_tmux;
