@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 
 use crate::cli::TriageArgs;
-use crate::history::{History, HistoryEntry, TRIAGE_TEST};
+use crate::history::{History, HistoryEntry};
 use crate::model::text::neutralize_controls;
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::triage::{DiskReport, TriageReport, prom_text, render_table, to_json};
@@ -97,13 +97,10 @@ pub fn triage(
         let name = facts.identity.device.clone();
         let disk = root.disk_identity(&name);
         let record = triage::changes::record_of(&facts, &judgement);
-        let previous = loaded.as_ref().ok().and_then(|l| {
-            l.of_disk(&disk)
-                .filter(|e| e.test == TRIAGE_TEST)
-                .filter_map(|e| e.triage.as_ref().map(|t| (e.started_unix, t)))
-                .filter(|(when, _)| *when <= started_unix)
-                .last()
-        });
+        let previous = loaded
+            .as_ref()
+            .ok()
+            .and_then(|l| l.last_triage(&disk, started_unix));
         let changes = previous
             .map(|(since, before)| triage::changes::changes(before, since, &record))
             .unwrap_or_default();
@@ -112,6 +109,7 @@ pub fn triage(
             &name,
             facts.identity.model.clone(),
             started_unix,
+            facts.seconds,
             record,
         );
         if let Err(not_added) = history.record(entry, &|| signals.is_set()) {
