@@ -6,9 +6,7 @@
 //! It lives here rather than in `triage` because it builds `report::triage::TriageReport` and
 //! reads and writes the history: `triage` lies below both.
 
-use crate::history::{
-    HISTORY_SCHEMA, History, HistoryEntry, Loaded, RunSettings, TRIAGE_TEST, TriageRecord,
-};
+use crate::history::{History, HistoryEntry, Loaded};
 use crate::model::DiskIdentity;
 use crate::report::triage::{DiskReport, TriageReport};
 use crate::triage::{DiskFacts, changes, judge_all};
@@ -20,23 +18,6 @@ pub struct TriageRun {
     pub started_unix: u64,
     pub seconds: f64,
     pub bound_seconds: f64,
-}
-
-/// The newest triage record of `disk` in `loaded` and when it was made. A disk known only by
-/// its kernel name has none: after a reboot the name may be another disk's, and "pending
-/// sectors 0 -> 24" about another disk would mislead.
-pub fn previous_triage<'a>(
-    loaded: &'a Loaded,
-    disk: &'a DiskIdentity,
-) -> Option<(&'a TriageRecord, u64)> {
-    if matches!(disk, DiskIdentity::Name(_)) {
-        return None;
-    }
-    loaded
-        .of_disk(disk)
-        .filter(|e| e.test == TRIAGE_TEST)
-        .filter_map(|e| e.triage.as_ref().map(|t| (t, e.started_unix)))
-        .max_by_key(|(_, at)| *at)
 }
 
 /// Judges `facts` (in the order gathered) and builds the report, each disk with what changed
@@ -56,8 +37,9 @@ pub fn assemble(
         .map(|(i, (facts, judgement))| {
             let now = changes::record_of(&facts, &judgement);
             let changes = match (earlier, identities.get(i)) {
-                (Some(loaded), Some(id)) => previous_triage(loaded, id)
-                    .map(|(before, since)| changes::changes(before, since, &now))
+                (Some(loaded), Some(id)) => loaded
+                    .last_triage(id, run.started_unix.saturating_add(1))
+                    .map(|(since, before)| changes::changes(before, since, &now))
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
@@ -79,42 +61,14 @@ pub fn assemble(
 
 /// The history's entry for one disk of a triage.
 pub fn entry_of(report: &TriageReport, disk: &DiskReport, identity: DiskIdentity) -> HistoryEntry {
-    let device = disk.facts.identity.device.clone();
-    HistoryEntry {
-        schema: HISTORY_SCHEMA,
-        id: format!(
-            "{}-{}-triage-{device}",
-            report.started_unix,
-            std::process::id()
-        ),
-        tool: format!("disktriage {}", env!("CARGO_PKG_VERSION")),
-        started_unix: report.started_unix,
-        host: report.host.clone(),
-        disk: identity,
-        target: format!("/dev/{device}"),
-        device,
-        model: disk.facts.identity.model.clone(),
-        test: TRIAGE_TEST.to_string(),
-        settings: RunSettings {
-            params: format!("read-only, bound {:.0} s", report.bound_seconds),
-            bs: 0,
-            qd: 1,
-            jobs: 1,
-            engine: "sync".into(),
-            engine_asked: "sync".into(),
-            direct: true,
-            huge_pages: false,
-            scheduler: None,
-            drive_cache: None,
-            kernel_cache: None,
-        },
-        repeats: 1,
-        figures: Vec::new(),
-        error: None,
-        stopped: false,
-        scan: None,
-        triage: Some(changes::record_of(&disk.facts, &disk.judgement)),
-    }
+    HistoryEntry::of_triage(
+        identity,
+        &disk.facts.identity.device,
+        disk.facts.identity.model.clone(),
+        report.started_unix,
+        disk.facts.seconds,
+        changes::record_of(&disk.facts, &disk.judgement),
+    )
 }
 
 /// Adds each disk of `report` to `history` (`identities` in the report's order). Returns the
@@ -173,11 +127,27 @@ mod tests {
         assert!(record(&history, &report, &ids, &|| false).is_empty());
         let loaded = history.load().unwrap();
         assert_eq!(loaded.entries.len(), 2);
-        assert!(loaded.entries.iter().all(|e| e.test == TRIAGE_TEST));
-        let (record, at) = previous_triage(&loaded, &ids[0]).unwrap();
+        assert!(
+            loaded
+                .entries
+                .iter()
+                .all(|e| e.test == crate::history::TRIAGE_TEST)
+        );
+        let (at, record) = loaded.last_triage(&ids[0], u64::MAX).unwrap();
         assert_eq!(at, 1_800_000_000);
         assert_eq!(record.verdict, report.disks[0].judgement.verdict.as_str());
+        // The next triage of the same disk finds it and compares.
+        let next = assemble(
+            vec![facts("sdb"), facts("loop9")],
+            &ids,
+            Some(&loaded),
+            TriageRun {
+                started_unix: 1_800_000_100,
+                ..run()
+            },
+        );
+        assert_eq!(next.disks.len(), 2);
         // A disk known only by its kernel name is not compared: the name may be another's.
-        assert!(previous_triage(&loaded, &ids[1]).is_none());
+        assert!(loaded.last_triage(&ids[1], u64::MAX).is_none());
     }
 }

@@ -33,11 +33,10 @@ pub type Gatherer = Arc<
         + Sync,
 >;
 
-/// The program's gatherer: `triage::gather`, which ends at its bound.
+/// The program's gatherer: `triage::gather_until`, which ends at its bound or soon after the
+/// stop flag is set, with what was gathered.
 pub fn real_gatherer() -> Gatherer {
-    Arc::new(|root, devices, options, progress, _stop| {
-        crate::triage::gather(root, devices, options, progress)
-    })
+    Arc::new(crate::triage::gather_until)
 }
 
 /// What one triage needs besides its disks.
