@@ -11,8 +11,8 @@ use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::TestName;
 use disktriage::event::{Cmd, DiskReport, Msg, TriageMsg, TriageReport};
 use disktriage::triage::{
-    Change, DiskFacts, DiskIdentityFacts, Finding, GatherOptions, Judgement, Progress,
-    TriageVerdict,
+    Change, DiskFacts, DiskIdentityFacts, Finding, GatherOptions, Judgement, Measurements,
+    Progress, SeqPosition, SeqRead, SurfaceSample, TriageVerdict,
 };
 use ratatui::crossterm::event::KeyCode;
 
@@ -50,6 +50,30 @@ fn facts(device: &str, model: &str) -> DiskFacts {
             capacity_bytes: 64 << 20,
             logical_block_size: 512,
             ..Default::default()
+        },
+        measurements: Measurements {
+            surface: Some(SurfaceSample {
+                reads: 4000,
+                read_bytes: 4096,
+                ..Default::default()
+            }),
+            seq: [
+                (SeqPosition::Start, 182.0),
+                (SeqPosition::Middle, 150.0),
+                (SeqPosition::End, 96.0),
+            ]
+            .into_iter()
+            .map(|(position, mb_per_s)| SeqRead {
+                position,
+                offset: 0,
+                bytes: 64 << 20,
+                mb_per_s,
+            })
+            .collect(),
+            random_read_p50_ms: Some(8.1),
+            random_read_p99_ms: Some(21.5),
+            temperature_min_c: Some(34),
+            temperature_max_c: Some(36),
         },
         seconds: 7.5,
         ..Default::default()
@@ -162,6 +186,10 @@ fn finished_triage_lists_worst_first_with_findings_next_steps_and_changes() {
         "{s}"
     );
     assert!(s.contains("worst FAILING"), "{s}");
+    assert!(
+        s.contains("measured: surface 4000 reads, 0 unreadable, 0 slow, seq read 182/150/96"),
+        "{s}"
+    );
     snap("triage_finished", &app);
     tick(&mut app, 20.0);
     let s = screen(&app, 80, 25);
@@ -184,6 +212,7 @@ fn an_unknown_verdict_says_why() {
     assert_eq!(key(&mut app, KeyCode::Char('v')).len(), 1);
     let mut f = facts("loop0", "a.img");
     f.identity.model = None;
+    f.measurements = Measurements::default();
     f.problems = vec![
         "cannot open /dev/loop0: No such device or address".into(),
         "SMART: none on loop (no drive behind it)".into(),
@@ -200,6 +229,7 @@ fn an_unknown_verdict_says_why() {
     assert!(s.contains("UNKNOWN  -"), "{s}");
     assert!(s.contains("cannot open /dev/loop0"), "{s}");
     assert!(s.contains("not read: SMART: none on loop"), "{s}");
+    assert!(s.contains("measured: nothing (see below)"), "{s}");
     snap("triage_unknown", &app);
 }
 

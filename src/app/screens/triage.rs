@@ -555,6 +555,37 @@ fn number(x: f64) -> String {
     }
 }
 
+/// What was measured on the disk, in one line: the evidence behind a "healthy".
+fn measured(f: &crate::triage::DiskFacts) -> String {
+    let m = &f.measurements;
+    let mut parts = Vec::new();
+    if let Some(s) = &m.surface {
+        parts.push(format!(
+            "surface {} reads, {} unreadable, {} slow",
+            s.reads,
+            s.unreadable.len(),
+            s.slow.len()
+        ));
+    }
+    if !m.seq.is_empty() {
+        let rates: Vec<String> = m.seq.iter().map(|r| format!("{:.0}", r.mb_per_s)).collect();
+        parts.push(format!("seq read {} MB/s", rates.join("/")));
+    }
+    if let Some(p99) = m.random_read_p99_ms {
+        parts.push(format!("QD1 p99 {p99:.2} ms"));
+    }
+    match (m.temperature_min_c, m.temperature_max_c) {
+        (Some(lo), Some(hi)) if lo != hi => parts.push(format!("{lo}-{hi} C")),
+        (_, Some(t)) | (Some(t), None) => parts.push(format!("{t} C")),
+        (None, None) => {}
+    }
+    if parts.is_empty() {
+        "nothing (see below)".to_string()
+    } else {
+        format!("{}; {:.1} s", parts.join(", "), f.seconds)
+    }
+}
+
 /// The selected disk's findings (each a sentence and its next step), what could not be read,
 /// and what changed since its last triage.
 pub fn detail_lines(d: &DiskReport) -> Vec<Line<'static>> {
@@ -580,6 +611,10 @@ pub fn detail_lines(d: &DiskReport) -> Vec<Line<'static>> {
             TextSpan::raw(f.next_step.clone()),
         ]));
     }
+    out.push(Line::from(vec![
+        TextSpan::styled("measured: ", theme::title()),
+        TextSpan::raw(measured(&d.facts)),
+    ]));
     for p in &d.facts.problems {
         out.push(Line::from(vec![
             TextSpan::styled("not read: ", theme::dim()),
