@@ -52,6 +52,15 @@ pub fn triage(
             })
         })
         .transpose()?;
+    // A link, a FIFO or a directory at --prom's name is refused now, not after the reads.
+    if let Some(out) = &prom_out {
+        out.read_existing().with_context(|| {
+            format!(
+                "cannot write --prom {}",
+                neutralize_controls(&out.path.display().to_string())
+            )
+        })?;
+    }
     let options = GatherOptions {
         bound: args.bound.unwrap_or(if args.quick {
             QUICK_BOUND
