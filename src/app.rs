@@ -47,6 +47,7 @@ pub use overlay::Overlay;
 use picker::Values;
 pub use records::{PhaseFigures, Results, RunRecord, Stat};
 pub use screens::scan::Phase as ScanPhase;
+pub use screens::triage::Phase as TriagePhase;
 pub use screens::{Screen, ScreenDef, ScreenStates};
 pub use setting_sweep::{SweepRun, SweepStage};
 
@@ -308,6 +309,15 @@ impl App {
                 device,
                 path,
             },
+            Cmd::StartTriage {
+                devices,
+                chosen,
+                options,
+            } if chosen.is_empty() => Cmd::StartTriage {
+                chosen: devices.iter().map(|d| chosen_of(d)).collect(),
+                devices,
+                options,
+            },
             Cmd::StartRun(request) => Cmd::StartRun(Box::new(stamp_run(*request))),
             Cmd::StartSeveral(targets) => Cmd::StartSeveral(
                 targets
@@ -448,6 +458,10 @@ impl App {
             Msg::Scan(update) => self.scan_update(*update),
             Msg::ScanRefused(why) => {
                 self.scan_refused(why);
+                Vec::new()
+            }
+            Msg::Triage(m) => {
+                self.triage_msg(m);
                 Vec::new()
             }
             Msg::RecordDisk { record, disk } => {

@@ -187,6 +187,21 @@ pub enum Msg {
     Scan(Box<ScanUpdate>),
     /// The scan did not start (cannot open, another device under the chosen name): why.
     ScanRefused(String),
+    /// The triage's news (`Cmd::StartTriage`).
+    Triage(TriageMsg),
+}
+
+/// What a finished triage hands the screen (the report's types, reached from here by the
+/// screen's tests as what the message carries).
+pub use crate::report::triage::{DiskReport, TriageReport};
+
+/// What the triage worker says: each disk's progress as it goes, then the report; or why it
+/// did not start.
+#[derive(Debug, Clone)]
+pub enum TriageMsg {
+    Progress(Box<crate::triage::Progress>),
+    Finished(Box<TriageReport>),
+    Refused(String),
 }
 
 /// Points of a scan's zone curve, at most (neighbours merge beyond).
@@ -311,6 +326,17 @@ pub enum Cmd {
     },
     /// Stop the scan; it ends with what it read.
     StopScan,
+    /// Triage `devices` (kernel names) read-only within `options.bound`: `Msg::Triage` as it
+    /// goes, then the report, which the worker also adds to the history.
+    StartTriage {
+        devices: Vec<String>,
+        /// Each device as the admin chose it (stamped by `App::stamp`, in `devices`' order):
+        /// the triage is refused when a name holds another device now.
+        chosen: Vec<Option<ChosenDevice>>,
+        options: crate::triage::GatherOptions,
+    },
+    /// Stop the triage: it ends with what was gathered.
+    StopTriage,
     /// Add an ended scan (its map and counts) to the history, as a run is.
     RecordScan {
         update: Box<ScanUpdate>,

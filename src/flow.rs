@@ -8,6 +8,8 @@
 //! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
 //!   put back; its refusals and the sentences that say them), which the CLI drives in a loop
 //!   and the TUI one message at a time.
+//! - `triage`: a triage's gathered facts judged, with each disk's changes since its last
+//!   triage, as the report both faces show, and recorded in the history.
 //!
 //! Two more pieces both faces share live lower down, where what they need is: the stop-signal
 //! guard is `sys::signals::StopSignals` (it registers handlers: the operating system's part
@@ -16,3 +18,4 @@
 
 pub mod progress;
 pub mod setting_sweep;
+pub mod triage;

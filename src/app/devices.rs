@@ -411,6 +411,7 @@ impl App {
                 | Action::Members
                 | Action::ReadSmart
                 | Action::SurfaceScan
+                | Action::Triage
         );
         if on_selection && self.devices.gone.is_some() {
             let why = self.no_selection();
@@ -488,6 +489,7 @@ impl App {
                     return self.open_scan(name, path);
                 }
             }
+            Action::Triage => return self.start_triage(),
             _ => {}
         }
         Vec::new()

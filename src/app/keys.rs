@@ -111,6 +111,8 @@ pub enum Action {
     SelfTestAbort,
     /// Devices: the surface scan of the selected device.
     SurfaceScan,
+    /// Devices: triage the marked disks, else the selected one.
+    Triage,
 }
 
 /// One key (or a few keys doing one thing) in one place.
@@ -310,6 +312,14 @@ pub const BINDINGS: &[Binding] = &[
         None,
         "show unused too",
         A::ShowAll,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Char('v')],
+        "v",
+        None,
+        "triage the marked disks, else this one",
+        A::Triage,
     ),
     // Test
     bind(

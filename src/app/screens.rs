@@ -14,6 +14,7 @@
 //! lies below `app`: the layers still point down (`shape`).
 
 pub mod scan;
+pub mod triage;
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyCode;
@@ -81,6 +82,8 @@ screens! {
     Health => HEALTH,
     /// The surface scan of one device (`b` on Devices; not a tab).
     Scan { scan: scan::ScanScreen } => scan::SCREEN,
+    /// One verdict per disk for the marked or the selected disks (`v` on Devices; not a tab).
+    Triage { triage: triage::TriageScreen } => triage::SCREEN,
 }
 
 impl Screen {

@@ -74,6 +74,9 @@ pub struct Executor {
     persist_root: PathBuf,
     /// The surface scan's stop flag and worker.
     scan: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+    /// The triage's stop flag and worker, and what gathers its facts.
+    triage: super::triage_worker::Running,
+    gatherer: super::triage_worker::Gatherer,
 }
 
 /// How many of a disk's past runs Results shows (the newest).
@@ -111,7 +114,15 @@ impl Executor {
             recorded: HashSet::new(),
             persist_root: PathBuf::from("/"),
             scan: None,
+            triage: None,
+            gatherer: super::triage_worker::real_gatherer(),
         }
+    }
+
+    /// Gathers a triage's facts with `gatherer` instead of `triage::gather` (tests).
+    pub fn with_triage_gatherer(mut self, gatherer: super::triage_worker::Gatherer) -> Self {
+        (self.gatherer, self.triage) = (gatherer, None);
+        self
     }
 
     /// Checks the targets of a run on several devices with `check` instead of
@@ -443,6 +454,27 @@ impl Executor {
                     stop.store(true, Ordering::Relaxed);
                 }
             }
+            Cmd::StartTriage {
+                devices,
+                chosen,
+                options,
+            } => {
+                let job = super::triage_worker::TriageJob {
+                    root: self.root.clone(),
+                    devices,
+                    chosen,
+                    options,
+                    drives: Arc::clone(&self.drives),
+                    history: self.history.clone(),
+                    gatherer: Arc::clone(&self.gatherer),
+                };
+                super::triage_worker::start(&mut self.triage, job, &self.tx);
+            }
+            Cmd::StopTriage => {
+                if let Some((stop, _)) = &self.triage {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
             Cmd::Quit => {}
         }
     }
@@ -607,6 +639,9 @@ impl Executor {
         if let Some((stop, _)) = &self.scan {
             stop.store(true, Ordering::Relaxed);
         }
+        if let Some((stop, _)) = &self.triage {
+            stop.store(true, Ordering::Relaxed);
+        }
         // A stopped metadata run deletes the files it created before it ends: removing
         // many thousands on a slow disk takes more than a few seconds.
         let wait = if self.scratch_run { 300 } else { 5 };
@@ -614,7 +649,8 @@ impl Executor {
         let relays = self.forwarder.take().into_iter();
         let several = self.several.drain(..).map(|(_, f)| f);
         let scan = self.scan.take().map(|(_, f)| f).into_iter();
-        for f in relays.chain(several).chain(scan) {
+        let triage = self.triage.take().map(|(_, f)| f).into_iter();
+        for f in relays.chain(several).chain(scan).chain(triage) {
             while !f.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }

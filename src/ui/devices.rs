@@ -168,11 +168,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (None, None) => " Details ".to_string(),
     };
     super::fit::title(&title, detail_area);
+    // The triage key on the panel's lower edge: the status line has no room left for it.
+    let triage = match (app.several.marks.len(), app.selected_device()) {
+        (0, Some(_)) => " v triage: one verdict, read-only ".to_string(),
+        (0, None) => String::new(),
+        (n, _) => format!(" v triage the {n} marked, read-only "),
+    };
+    super::fit::title(&triage, detail_area);
     frame.render_widget(
         Paragraph::new(detail).wrap(Wrap { trim: false }).block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(Span::styled(title, theme::title())),
+                .title(Span::styled(title, theme::title()))
+                .title_bottom(Span::styled(triage, theme::dim())),
         ),
         detail_area,
     );

@@ -27,4 +27,5 @@ mod several;
 mod sweep;
 mod targets;
 mod triage;
+mod triage_tui;
 mod tui_tmux;

@@ -19,6 +19,7 @@ mod several;
 mod status;
 mod sweeps_health;
 mod targets_history;
+mod triage;
 
 use common::tui::screen;
 use disktriage::app::App;

@@ -1,0 +1,153 @@
+//! The triage's last step, the same for `disktriage triage` and the TUI's triage key: the
+//! gathered facts judged (`triage::judge_all`, each disk against its siblings), each disk's
+//! changes since its previous triage in the history, the report, and the history's entries
+//! the next triage compares with.
+//!
+//! It lives here rather than in `triage` because it builds `report::triage::TriageReport` and
+//! reads and writes the history: `triage` lies below both.
+
+use crate::history::{History, HistoryEntry, Loaded};
+use crate::model::DiskIdentity;
+use crate::report::triage::{DiskReport, TriageReport};
+use crate::triage::{DiskFacts, changes, judge_all};
+
+/// When and where a triage ran, for its report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriageRun {
+    pub host: Option<String>,
+    pub started_unix: u64,
+    pub seconds: f64,
+    pub bound_seconds: f64,
+}
+
+/// Judges `facts` (in the order gathered) and builds the report, each disk with what changed
+/// since its previous triage in `earlier` (the history as it was before this triage; `None`:
+/// not read). `identities[i]` is what the history knows disk `i` by.
+pub fn assemble(
+    facts: Vec<DiskFacts>,
+    identities: &[DiskIdentity],
+    earlier: Option<&Loaded>,
+    run: TriageRun,
+) -> TriageReport {
+    let judgements = judge_all(&facts);
+    let disks = facts
+        .into_iter()
+        .zip(judgements)
+        .enumerate()
+        .map(|(i, (facts, judgement))| {
+            let now = changes::record_of(&facts, &judgement);
+            let changes = match (earlier, identities.get(i)) {
+                (Some(loaded), Some(id)) => loaded
+                    .last_triage(id, run.started_unix.saturating_add(1))
+                    .map(|(since, before)| changes::changes(before, since, &now))
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            DiskReport {
+                facts,
+                judgement,
+                changes,
+            }
+        })
+        .collect();
+    TriageReport {
+        host: run.host,
+        started_unix: run.started_unix,
+        seconds: run.seconds,
+        bound_seconds: run.bound_seconds,
+        disks,
+    }
+}
+
+/// The history's entry for one disk of a triage.
+pub fn entry_of(report: &TriageReport, disk: &DiskReport, identity: DiskIdentity) -> HistoryEntry {
+    HistoryEntry::of_triage(
+        identity,
+        &disk.facts.identity.device,
+        disk.facts.identity.model.clone(),
+        report.started_unix,
+        disk.facts.seconds,
+        changes::record_of(&disk.facts, &disk.judgement),
+    )
+}
+
+/// Adds each disk of `report` to `history` (`identities` in the report's order). Returns the
+/// lines worth showing: warnings, and why an entry was not added. `stop` ends a wait for the
+/// history's lock.
+pub fn record(
+    history: &History,
+    report: &TriageReport,
+    identities: &[DiskIdentity],
+    stop: &dyn Fn() -> bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (disk, identity) in report.disks.iter().zip(identities) {
+        match history.record(entry_of(report, disk, identity.clone()), stop) {
+            Ok((_, warnings)) => notes.extend(warnings),
+            Err(not_added) => notes.push(not_added),
+        }
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::triage::DiskIdentityFacts;
+
+    fn facts(device: &str) -> DiskFacts {
+        DiskFacts {
+            identity: DiskIdentityFacts {
+                device: device.into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn run() -> TriageRun {
+        TriageRun {
+            host: Some("web01".into()),
+            started_unix: 1_800_000_000,
+            seconds: 8.0,
+            bound_seconds: 60.0,
+        }
+    }
+
+    #[test]
+    fn a_triage_is_recorded_per_disk_and_the_next_finds_it_by_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::new(dir.path());
+        let ids = vec![
+            DiskIdentity::Serial("S1".into()),
+            DiskIdentity::Name("loop9".into()),
+        ];
+        let report = assemble(vec![facts("sdb"), facts("loop9")], &ids, None, run());
+        assert_eq!(report.disks.len(), 2);
+        assert!(record(&history, &report, &ids, &|| false).is_empty());
+        let loaded = history.load().unwrap();
+        assert_eq!(loaded.entries.len(), 2);
+        assert!(
+            loaded
+                .entries
+                .iter()
+                .all(|e| e.test == crate::history::TRIAGE_TEST)
+        );
+        let (at, record) = loaded.last_triage(&ids[0], u64::MAX).unwrap();
+        assert_eq!(at, 1_800_000_000);
+        assert_eq!(record.verdict, report.disks[0].judgement.verdict.as_str());
+        // The next triage of the same disk finds it and compares.
+        let next = assemble(
+            vec![facts("sdb"), facts("loop9")],
+            &ids,
+            Some(&loaded),
+            TriageRun {
+                started_unix: 1_800_000_100,
+                ..run()
+            },
+        );
+        assert_eq!(next.disks.len(), 2);
+        // A disk known only by its kernel name is not compared: the name may be another's.
+        assert!(loaded.last_triage(&ids[1], u64::MAX).is_none());
+    }
+}
