@@ -215,7 +215,10 @@ fn absurd_arguments_are_refused_before_any_read() {
             vec!["--block", "1000"],
             "multiple of the logical block size",
         ),
-        (vec!["--block", too_big.as_str()], "largest block a scan reads"),
+        (
+            vec!["--block", too_big.as_str()],
+            "largest block a scan reads",
+        ),
         (vec!["--block", "8191T"], "largest block a scan reads"),
         (vec!["--slow", "0"], "--slow"),
         (vec!["--timeout", "0.0000001"], "--timeout"),

@@ -1,0 +1,100 @@
+//! What the history keeps of a surface scan (its map and counts) and of a triage (each
+//! disk's verdict and key values), beside the figures of a run.
+
+use serde::{Deserialize, Serialize};
+
+use crate::scan::engine::End;
+use crate::scan::snapshot::ScanUpdate;
+
+/// The test name a triage is recorded under.
+pub const TRIAGE_TEST: &str = "triage";
+
+/// What the history keeps of one disk's triage: enough for the next triage of the same disk
+/// to say what changed ("pending sectors 0 -> 24 since 2026-11-20"). Written by
+/// `triage::changes::record_of`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TriageRecord {
+    /// "healthy", "suspect", "failing", "unknown".
+    pub verdict: String,
+    /// The key values by name ("pending sectors" -> 24): what `triage::changes` compares. A
+    /// value that could not be read is left out, never recorded as 0.
+    #[serde(default)]
+    pub values: std::collections::BTreeMap<String, f64>,
+    /// The ids of the rules that fired, worst first.
+    #[serde(default)]
+    pub rules: Vec<String>,
+}
+
+/// The test name a surface scan is recorded under.
+pub const SCAN_TEST: &str = "surface-scan";
+
+/// Cells of a scan's map in the history (each the worst of the cells it covers).
+pub const SCAN_MAP_CELLS: usize = 512;
+
+/// Unreadable ranges kept in a scan's record, at most (the count is always whole).
+pub const SCAN_RANGES_KEPT: usize = 64;
+
+/// What the history keeps of a surface scan: its map and its counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanRecord {
+    /// Bytes planned, read, unreadable; seconds it took.
+    pub planned: u64,
+    pub bytes_read: u64,
+    pub bytes_bad: u64,
+    pub seconds: f64,
+    /// Blocks per latency bucket, by its label ("<5", ..., "ERR", "TIME").
+    pub buckets: Vec<(String, u64)>,
+    /// The block map: `SCAN_MAP_CELLS` glyphs over the device (`Bucket::glyph`; a space: not
+    /// read).
+    pub map: String,
+    /// Unreadable ranges (offset, length in bytes, errno), the first `SCAN_RANGES_KEPT`.
+    pub unreadable: Vec<(u64, u64, i32)>,
+    pub unreadable_ranges: usize,
+    pub slow_ranges: usize,
+    pub time_ranges: usize,
+    /// "finished", "stopped", or "gone: why".
+    pub end: String,
+    pub verdict: String,
+}
+
+impl ScanRecord {
+    /// What the history keeps of a scan (`HistoryEntry::of_scan`): its map in
+    /// `SCAN_MAP_CELLS` glyphs, its counts and its first unreadable ranges.
+    pub fn of(u: &ScanUpdate) -> ScanRecord {
+        let mut map = u.map.line(SCAN_MAP_CELLS);
+        // A map of fewer cells (a small device) is spread over the record's cells.
+        let glyphs: Vec<char> = map.chars().collect();
+        if !glyphs.is_empty() && glyphs.len() < SCAN_MAP_CELLS {
+            map = (0..SCAN_MAP_CELLS)
+                .map(|i| glyphs[i * glyphs.len() / SCAN_MAP_CELLS])
+                .collect();
+        }
+        ScanRecord {
+            planned: u.planned,
+            bytes_read: u.bytes_read,
+            bytes_bad: u.bytes_bad,
+            seconds: u.elapsed.as_secs_f64(),
+            buckets: u
+                .buckets
+                .iter()
+                .map(|(b, n)| (b.label().to_string(), n))
+                .collect(),
+            map,
+            unreadable: u
+                .errors
+                .iter()
+                .take(SCAN_RANGES_KEPT)
+                .map(|(s, e)| (s.offset, s.length, *e))
+                .collect(),
+            unreadable_ranges: u.errors.len(),
+            slow_ranges: u.slow.len(),
+            time_ranges: u.timeouts.len(),
+            end: match &u.end {
+                Some(End::Finished) | None => "finished".into(),
+                Some(End::Stopped) => "stopped".into(),
+                Some(End::Gone(why)) => format!("gone: {why}"),
+            },
+            verdict: u.verdict.clone().unwrap_or_default(),
+        }
+    }
+}
