@@ -224,12 +224,14 @@ fn findings(disk: &Value) -> &Vec<Value> {
         .unwrap_or_else(|| panic!("no findings list: {disk:#}"))
 }
 
-/// The findings that gave the disk its verdict.
-fn worst_findings(disk: &Value) -> Vec<&Value> {
-    findings(disk)
+/// The disk's finding of the rule `id`, which must have given the disk its verdict.
+fn finding<'a>(disk: &'a Value, id: &str) -> &'a Value {
+    let found = findings(disk)
         .iter()
-        .filter(|f| f["severity"] == disk["verdict"])
-        .collect()
+        .find(|f| f["rule"] == id)
+        .unwrap_or_else(|| panic!("no {id} finding: {disk:#}"));
+    assert_eq!(found["severity"], disk["verdict"], "{disk:#}");
+    found
 }
 
 /// The exit status of a verdict, as the contract sets it.
@@ -262,11 +264,13 @@ fn qemu_lab_triage_the_nvme_critical_warning_is_failing_and_named() {
     assert_eq!(disk["smart"]["critical_warning"], 4, "{disk:#}");
     assert_eq!(disk["identity"]["serial"], "DT-NVME-WARN", "{disk:#}");
     // Bit 2 of the critical warning: the NVM subsystem's reliability is degraded.
-    let named = worst_findings(disk).into_iter().any(|f| {
-        let s = f["sentence"].as_str().unwrap().to_lowercase();
-        s.contains("reliability") && s.contains("degraded")
-    });
-    assert!(named, "no failing finding names the warning: {disk:#}");
+    let warning = finding(disk, "nvme-critical-warning");
+    let sentence = warning["sentence"].as_str().unwrap().to_lowercase();
+    assert!(
+        sentence.contains("reliability") && sentence.contains("degraded"),
+        "the sentence does not name the warning: {warning:#}"
+    );
+    assert_eq!(warning["value"], 4.0, "{warning:#}");
 }
 
 #[test]
@@ -301,14 +305,13 @@ fn qemu_lab_triage_medium_errors_are_found_and_their_lbas_named() {
             "LBA {lba} (a {read_sectors}-sector read) is not in the bad sectors {bad:?}: {disk:#}"
         );
     }
-    // The finding names them: a number in its sentence is an unreadable sample's LBA or a bad
-    // sector's.
-    let named = worst_findings(disk).into_iter().any(|f| {
-        numbers_in(f["sentence"].as_str().unwrap())
-            .iter()
-            .any(|n| unreadable.contains(n) || bad.contains(n))
-    });
-    assert!(named, "no {verdict} finding names the LBAs: {disk:#}");
+    // The finding names them: a number in its sentence is an unreadable sample's LBA.
+    let found = finding(disk, "surface-unreadable");
+    let named: Vec<u64> = numbers_in(found["sentence"].as_str().unwrap())
+        .into_iter()
+        .filter(|n| unreadable.contains(n))
+        .collect();
+    assert!(!named.is_empty(), "the LBAs are not named: {found:#}");
 }
 
 #[test]
@@ -322,7 +325,6 @@ fn qemu_lab_triage_a_slow_region_makes_its_disk_suspect() {
     for disk in [lab.disk("dtslow"), &alone["disks"][0]] {
         assert_eq!(disk["device"], lab.devices["dtslow"].as_str(), "{disk:#}");
         assert_eq!(disk["verdict"], "suspect", "{disk:#}");
-        assert!(!worst_findings(disk).is_empty(), "{disk:#}");
         let surface = &disk["measurements"]["surface"];
         assert_eq!(surface["unreadable"], serde_json::json!([]), "{disk:#}");
         let read_bytes = surface["read_bytes"].as_u64().unwrap();
@@ -333,6 +335,14 @@ fn qemu_lab_triage_a_slow_region_makes_its_disk_suspect() {
             .map(|s| (s["offset"].as_u64().unwrap(), s["ms"].as_f64().unwrap()))
             .collect();
         let in_segment = |offset: u64| offset < SLOW_AT + SLOW_LEN && offset + read_bytes > SLOW_AT;
+        // The slowest sample is named by its LBA (512-byte sectors on null_blk), in the segment.
+        let found = finding(disk, "surface-slow");
+        assert!(
+            numbers_in(found["sentence"].as_str().unwrap())
+                .iter()
+                .any(|n| in_segment(n * 512)),
+            "the sentence names no LBA in the segment: {found:#}"
+        );
         assert!(
             slow.iter()
                 .any(|&(offset, ms)| in_segment(offset) && ms >= SLOW_MS),
@@ -404,10 +414,7 @@ fn qemu_lab_triage_the_throttled_virtio_disk_is_the_outlier() {
         );
     }
     assert_eq!(disk["verdict"], "suspect", "{disk:#}");
-    let outlier = worst_findings(disk)
-        .into_iter()
-        .find(|f| f["rule"].as_str().unwrap().contains("outlier"))
-        .unwrap_or_else(|| panic!("no outlier finding: {disk:#}"));
+    let outlier = finding(disk, "outlier-seq-read");
     // Its sequential reads are QEMU's throttle, well below its siblings'.
     let mean = |name: &str| {
         let seq = lab.disk(name)["measurements"]["seq_read"]
