@@ -86,6 +86,12 @@ pub enum Command {
     #[command(after_help = SCAN_HELP)]
     Scan(ScanArgs),
 
+    /// One verdict per disk (healthy, suspect, failing, unknown) with the findings behind it:
+    /// SMART, the drive's logs, the link against the best it could run at, a sampled surface
+    /// read, sequential and random read speed and the temperature. Read-only and time-bounded.
+    #[command(after_help = TRIAGE_HELP)]
+    Triage(TriageArgs),
+
     /// Show or switch the drive's own volatile write cache (what `hdparm -W` does), natively
     /// for SATA, SCSI, NVMe and virtio. Needs root.
     #[command(after_help = CACHE_HELP)]
@@ -152,6 +158,31 @@ Examples:
 Several targets: the same test runs on each at the same time (--one-by-one: in turn). One row per target, then the verdict: the target slower than the median of the others by more than the run-to-run noise (the spread of --repeats), or by 20 % without repeats, is named; else \"no outlier\". A write test needs every written device named in one --destroy-data list.
 
 Sweeps: --sweep-sched and --sweep-cache run the test under each value of the setting, the value found at start first, then the others, --repeats times (default 3) in turns (a, b, c, a, b, c, ...) so that a drift hits every value alike. The table gives each value's figure (MB/s, IOPS for random tests, ms per write for sync-latency) as the mean of its repeats, their spread, the difference to the value found at start and whether it is beyond the noise (larger than the spread of either), and the winner. The setting is journaled and put back at the end, on Ctrl-C, SIGTERM, SIGHUP and errors; after a SIGKILL, `disktriage restore` (or the next start of the screen) puts it back. --sweep-cache needs a drive whose write cache the host can switch (not loop, zram, md, dm).";
+
+const TRIAGE_HELP: &str = "\
+Read-only: each disk is opened with O_RDONLY|O_DIRECT and never written (a mounted or held \
+disk is triaged too); SMART and the drive's logs are read through the same read-only commands \
+as `disktriage smart`. All disks are gathered at once, one thread each, and the whole triage \
+ends within --bound (default 60 s, 10 s with --quick) even when a disk hangs: a disk not done \
+by then is judged on what was gathered, and says where it stopped.
+
+Per disk: identity, the SMART verdict and the counters that matter for failure, the error \
+log and the last self-test, the negotiated link against the best both ends support (SATA, \
+PCIe, USB), a sampled surface read (3000 reads of 64 KiB spread over the whole disk, 500 \
+with --quick, in the scan's latency buckets), sequential reads at the start, middle and end \
+(MB/s = 10^6 bytes/s), QD1 random 4 KiB read latency (p50, p99) and the temperature. Each \
+disk is recorded in the history, and the next triage of the same disk says what changed.
+
+Without DEV: every whole disk of the inventory (not partitions, RAM disks or empty devices).
+
+Exit status: the worst verdict: 0 healthy, 3 suspect, 4 failing, 5 unknown; 1 error, 2 usage; \
+128 + the signal when stopped (Ctrl-C, SIGTERM, SIGHUP), after printing what was gathered.
+
+Examples:
+  disktriage triage
+  disktriage triage sdb /dev/sdc --quick
+  disktriage triage --json > triage.json
+  disktriage triage --prom /var/lib/node_exporter/textfile/disktriage.prom";
 
 const SCAN_HELP: &str = "\
 Read-only (unless --repair): the device is opened with O_RDONLY|O_DIRECT and never written; \
@@ -443,6 +474,40 @@ pub struct ScanArgs {
     /// With --repair: the device's own name (sdb or /dev/sdb), to confirm the write.
     #[arg(long, value_name = "NAME", requires = "repair")]
     pub destroy_data: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// The disks to triage (sdb or /dev/sdb); every whole disk when none is named.
+    #[arg(value_name = "DEV")]
+    pub devices: Vec<String>,
+
+    /// A shorter triage (about 10 s): fewer samples, shorter reads.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Print the JSON report (schema 1, docs/triage.md) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the Prometheus text format to FILE (node_exporter's textfile collector),
+    /// atomically: a temporary file in the same directory, synced, then renamed.
+    #[arg(long, value_name = "FILE")]
+    pub prom: Option<PathBuf>,
+
+    /// The whole triage ends within this many seconds (default 60; 10 with --quick).
+    #[arg(long, value_name = "SECS", value_parser = parse_bound)]
+    pub bound: Option<Duration>,
+}
+
+/// Parses --bound: a duration (a bare number is seconds) of at least one second and at most a
+/// day.
+pub fn parse_bound(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(86_400) {
+        return Err("the bound is between 1 s and a day".into());
+    }
+    Ok(d)
 }
 
 /// The test `run` runs when --test is not given.

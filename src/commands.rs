@@ -8,6 +8,7 @@ pub mod run;
 pub mod scan;
 pub mod setting_sweep;
 pub mod several;
+pub mod triage;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -131,16 +131,18 @@ pub struct HistoryEntry {
 pub const TRIAGE_TEST: &str = "triage";
 
 /// What the history keeps of one disk's triage: enough for the next triage of the same disk
-/// to say what changed ("pending sectors 0 -> 24 since 2026-11-20").
-///
-/// SKELETON: the fields are the `h7-rules` helper's to settle.
+/// to say what changed ("pending sectors 0 -> 24 since 2026-11-20"). Written by
+/// `triage::changes::record_of`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TriageRecord {
     /// "healthy", "suspect", "failing", "unknown".
     pub verdict: String,
-    /// The key values by name ("pending sectors" -> 24): what `triage::changes` compares.
+    /// The key values by name ("pending sectors" -> 24): what `triage::changes` compares. A
+    /// value that could not be read is left out, never recorded as 0.
+    #[serde(default)]
     pub values: std::collections::BTreeMap<String, f64>,
-    /// The rule ids that fired.
+    /// The ids of the rules that fired, worst first.
+    #[serde(default)]
     pub rules: Vec<String>,
 }
 
@@ -296,6 +298,50 @@ impl HistoryEntry {
         }
     }
 
+    /// The entry of a triage of `device` (its model, if known) on the disk `disk`, started
+    /// at `started_unix` and taking `seconds`.
+    pub fn of_triage(
+        disk: DiskIdentity,
+        device: &str,
+        model: Option<String>,
+        started_unix: u64,
+        seconds: f64,
+        record: TriageRecord,
+    ) -> HistoryEntry {
+        let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        HistoryEntry {
+            schema: HISTORY_SCHEMA,
+            id: format!("{started_unix}-{}-{n}", std::process::id()),
+            tool: format!("disktriage {}", env!("CARGO_PKG_VERSION")),
+            started_unix,
+            host: crate::sys::host::host_info().hostname,
+            disk,
+            device: device.to_string(),
+            model,
+            target: format!("/dev/{device}"),
+            test: TRIAGE_TEST.to_string(),
+            settings: RunSettings {
+                params: format!("read-only triage, {seconds:.1} s"),
+                bs: 0,
+                qd: 1,
+                jobs: 1,
+                engine: "sync".into(),
+                engine_asked: "sync".into(),
+                direct: true,
+                huge_pages: false,
+                scheduler: None,
+                drive_cache: None,
+                kernel_cache: None,
+            },
+            repeats: 1,
+            figures: Vec::new(),
+            error: None,
+            stopped: false,
+            scan: None,
+            triage: Some(record),
+        }
+    }
+
     /// The time it started, "2026-11-23 14:05 UTC".
     pub fn when(&self) -> String {
         utc_minute(self.started_unix)
@@ -304,9 +350,31 @@ impl HistoryEntry {
 
 /// "YYYY-MM-DD HH:MM UTC" from seconds since the epoch (the civil calendar, no time zones).
 pub fn utc_minute(unix: u64) -> String {
-    let days = (unix / 86_400) as i64;
+    let (year, month, day) = civil(unix);
     let secs = unix % 86_400;
-    // Howard Hinnant's days-to-civil.
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+/// "YYYY-MM-DDTHH:MM:SSZ" (RFC 3339, UTC) from seconds since the epoch: the JSON reports'
+/// times.
+pub fn utc_rfc3339(unix: u64) -> String {
+    let (year, month, day) = civil(unix);
+    let secs = unix % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// The civil date (year, month, day) of a Unix time: Howard Hinnant's days-to-civil.
+fn civil(unix: u64) -> (i64, i64, i64) {
+    let days = (unix / 86_400) as i64;
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -316,11 +384,7 @@ pub fn utc_minute(unix: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        secs / 3600,
-        secs % 3600 / 60
-    )
+    (year, month, day)
 }
 
 /// What reading the history found: the entries (oldest first) and the lines that did not
@@ -335,6 +399,26 @@ impl Loaded {
     /// The entries of one disk, oldest first.
     pub fn of_disk<'a>(&'a self, disk: &'a DiskIdentity) -> impl Iterator<Item = &'a HistoryEntry> {
         self.entries.iter().filter(move |e| &e.disk == disk)
+    }
+
+    /// The newest triage of `disk` that started before `before_unix`: when it started and
+    /// what it kept. A disk known only by its kernel name has no past here: `sda` today may
+    /// be another disk than `sda` yesterday, and its "changes" would be another disk's.
+    pub fn last_triage(
+        &self,
+        disk: &DiskIdentity,
+        before_unix: u64,
+    ) -> Option<(u64, &TriageRecord)> {
+        if matches!(disk, DiskIdentity::Name(_)) {
+            return None;
+        }
+        self.entries
+            .iter()
+            .filter(|e| &e.disk == disk)
+            .filter(|e| e.test == TRIAGE_TEST && e.started_unix < before_unix)
+            .filter_map(|e| Some((e.started_unix, e.triage.as_ref()?)))
+            // The last of the newest: records are appended in time order.
+            .max_by_key(|(started, _)| *started)
     }
 }
 
@@ -919,5 +1003,57 @@ mod tests {
         assert_eq!(utc_minute(0), "1970-01-01 00:00 UTC");
         assert_eq!(utc_minute(951_782_400), "2000-02-29 00:00 UTC");
         assert_eq!(utc_minute(1_795_000_000), "2026-11-18 11:06 UTC");
+        assert_eq!(utc_rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
+        assert_eq!(utc_rfc3339(951_782_399), "2000-02-28T23:59:59Z");
+    }
+
+    fn triage_entry(disk: DiskIdentity, started: u64, pending: f64) -> HistoryEntry {
+        let mut record = TriageRecord {
+            verdict: "healthy".into(),
+            ..Default::default()
+        };
+        record.values.insert("pending sectors".into(), pending);
+        HistoryEntry::of_triage(disk, "sdb", Some("M1".into()), started, 9.5, record)
+    }
+
+    #[test]
+    fn the_last_triage_of_a_disk_is_its_newest_earlier_one() {
+        let disk = DiskIdentity::Serial("S1".into());
+        let other = DiskIdentity::Serial("S2".into());
+        let mut loaded = Loaded::default();
+        loaded.entries.push(triage_entry(disk.clone(), 100, 1.0));
+        loaded.entries.push(entry("S1", 5.0)); // a test run of the same disk: not a triage
+        loaded.entries.push(triage_entry(disk.clone(), 200, 2.0));
+        loaded.entries.push(triage_entry(other.clone(), 250, 9.0));
+        loaded.entries.push(triage_entry(disk.clone(), 300, 3.0));
+        let pending = |found: Option<(u64, &TriageRecord)>| {
+            found.map(|(at, r)| (at, r.values["pending sectors"]))
+        };
+        assert_eq!(pending(loaded.last_triage(&disk, 300)), Some((200, 2.0)));
+        assert_eq!(pending(loaded.last_triage(&disk, 301)), Some((300, 3.0)));
+        assert_eq!(pending(loaded.last_triage(&disk, 100)), None);
+        assert_eq!(pending(loaded.last_triage(&other, 999)), Some((250, 9.0)));
+        // A kernel name is no identity to compare a past with.
+        let name = DiskIdentity::Name("sdb".into());
+        loaded.entries.push(triage_entry(name.clone(), 100, 1.0));
+        assert_eq!(pending(loaded.last_triage(&name, 999)), None);
+    }
+
+    #[test]
+    fn a_triage_entry_round_trips_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::new(dir.path());
+        let e = triage_entry(DiskIdentity::Wwid("naa.9".into()), 1_795_000_000, 24.0);
+        assert_eq!(e.test, TRIAGE_TEST);
+        h.append(&e).unwrap();
+        let loaded = h.load().unwrap();
+        assert_eq!(loaded.entries, [e]);
+        // A record without values or rules (an older writer) still reads.
+        let mut v = serde_json::to_value(&loaded.entries[0]).unwrap();
+        v["triage"] = serde_json::json!({"verdict": "suspect"});
+        let mut again = Loaded::default();
+        parse("history.jsonl", &format!("{v}\n"), &mut again);
+        assert!(again.problems.is_empty(), "{:?}", again.problems);
+        assert_eq!(again.entries[0].triage.as_ref().unwrap().verdict, "suspect");
     }
 }

@@ -117,6 +117,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
         Some(Command::Scan(args)) => commands::scan::scan(&args),
+        Some(Command::Triage(args)) => commands::triage::triage(&root, &history_dir, &args),
         Some(Command::History(args)) => commands::history::history(&root, &history_dir, &args),
         Some(Command::Completions { shell }) => {
             write_stdout(&install::completion_script(shell))?;

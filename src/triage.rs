@@ -12,6 +12,9 @@
 pub mod changes;
 pub mod facts;
 pub mod gather;
+pub mod link;
+pub mod measure;
+pub mod plan;
 pub mod rules;
 
 pub use changes::Change;
@@ -19,5 +22,5 @@ pub use facts::{
     DiskFacts, DiskIdentityFacts, LinkState, Measurements, SeqPosition, SeqRead, SurfaceSample,
     TriageVerdict,
 };
-pub use gather::{GatherOptions, Progress, gather};
+pub use gather::{GatherOptions, Progress, every_disk, gather, gather_until};
 pub use rules::{Finding, Judgement, RULES, Rule, judge, judge_all};

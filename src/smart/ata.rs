@@ -232,6 +232,18 @@ pub struct AtaIdentity {
     pub flush_ext_supported: bool,
     /// The General Purpose Logging feature set (READ LOG EXT), IDENTIFY word 84 bit 5.
     pub gpl_supported: bool,
+    /// The highest SATA generation the drive supports (1: 1.5, 2: 3.0, 3: 6.0 Gb/s), from
+    /// word 76 (Serial ATA capabilities) bits 1-3; `None` on PATA or when it names none.
+    pub sata_generation: Option<u8>,
+}
+
+/// The highest SATA generation in IDENTIFY word 76 (bits 1-3), `None` when the word is not
+/// valid (0x0000 or 0xFFFF) or names none.
+pub fn sata_generation_of(word76: u16) -> Option<u8> {
+    if word76 == 0 || word76 == 0xFFFF {
+        return None;
+    }
+    (1..=3u8).rev().find(|g| word76 & (1 << g) != 0)
 }
 
 const IDENTIFY: &str = "IDENTIFY DEVICE page";
@@ -283,6 +295,7 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
         // hdparm's `flush_wcache`: bits 15:13 of word 83 = 011b and bit 13 (FLUSH CACHE EXT).
         flush_ext_supported: w83 & 0xE000 == 0x6000,
         gpl_supported: valid_feature_word(w[84]) && w[84] & 0x0020 != 0,
+        sata_generation: sata_generation_of(w[76]),
     })
 }
 

@@ -23,6 +23,13 @@ pub struct LinkFacts {
     pub pcie_width: Option<String>,
     /// "480", "5000" (Mbit/s, the USB device's `speed`).
     pub usb_speed: Option<String>,
+    /// The best the SATA port supports (`ata_link`'s `hw_sata_spd_limit`, "6.0 Gbps").
+    pub sata_spd_limit: Option<String>,
+    /// The PCIe function's maximum link ("8.0 GT/s PCIe", "4": `max_link_speed`/`_width`).
+    pub pcie_max_speed: Option<String>,
+    pub pcie_max_width: Option<String>,
+    /// The USB version the device declares (`version`, " 3.20"): what it could run at.
+    pub usb_version: Option<String>,
 }
 
 /// A layer under a file system that changes what its figures mean, with what an admin knows
@@ -58,8 +65,8 @@ fn is_ata_port(name: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// The `sata_spd` of an ATA port directory: `ataN/linkM/ata_link/linkM/sata_spd`.
-fn sata_spd(port: &Path) -> Option<String> {
+/// An attribute of an ATA port's link: `ataN/linkM/ata_link/linkM/<attribute>`.
+fn ata_link_attr(port: &Path, attribute: &str) -> Option<String> {
     let mut links: Vec<String> = fs::read_dir(port)
         .ok()?
         .filter_map(Result::ok)
@@ -69,7 +76,7 @@ fn sata_spd(port: &Path) -> Option<String> {
     links.sort();
     links
         .iter()
-        .find_map(|l| attr(&port.join(l).join("ata_link").join(l).join("sata_spd")))
+        .find_map(|l| attr(&port.join(l).join("ata_link").join(l).join(attribute)))
 }
 
 /// The link attributes above disk `name` (`/sys/block/<name>`).
@@ -90,14 +97,18 @@ pub fn link_facts(root: &SysRoot, name: &str) -> LinkFacts {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if facts.sata_spd.is_none() && is_ata_port(&base) {
-            facts.sata_spd = sata_spd(dir);
+            facts.sata_spd = ata_link_attr(dir, "sata_spd");
+            facts.sata_spd_limit = ata_link_attr(dir, "hw_sata_spd_limit");
         }
         if facts.pcie_speed.is_none() && dir.join("current_link_speed").exists() {
             facts.pcie_speed = attr(&dir.join("current_link_speed"));
             facts.pcie_width = attr(&dir.join("current_link_width"));
+            facts.pcie_max_speed = attr(&dir.join("max_link_speed"));
+            facts.pcie_max_width = attr(&dir.join("max_link_width"));
         }
         if facts.usb_speed.is_none() && dir.join("busnum").exists() {
             facts.usb_speed = attr(&dir.join("speed"));
+            facts.usb_version = attr(&dir.join("version"));
         }
     }
     facts
@@ -307,6 +318,16 @@ mod tests {
         fs::write(nvme.join("current_link_width"), "0\n").unwrap();
         fs::write(usb.join("busnum"), "2\n").unwrap();
         fs::write(usb.join("speed"), "5000\n").unwrap();
+        // What a real machine has besides (kernel 6.x): the port's limit, the function's
+        // maximum link, the USB device's version.
+        fs::write(
+            sata.join("link1/ata_link/link1/hw_sata_spd_limit"),
+            "6.0 Gbps\n",
+        )
+        .unwrap();
+        fs::write(nvme.join("max_link_speed"), "8.0 GT/s PCIe\n").unwrap();
+        fs::write(nvme.join("max_link_width"), "4\n").unwrap();
+        fs::write(usb.join("version"), " 3.20\n").unwrap();
         let block = t.path().join("sys/block");
         fs::create_dir_all(&block).unwrap();
         for (n, p) in [("sda", &sda), ("nvme0n1", &nvme0n1), ("sdc", &sdc)] {
@@ -322,8 +343,19 @@ mod tests {
             (n.pcie_speed.as_deref(), n.pcie_width.as_deref()),
             (Some("Unknown"), Some("0"))
         );
+        assert_eq!(
+            (n.pcie_max_speed.as_deref(), n.pcie_max_width.as_deref()),
+            (Some("8.0 GT/s PCIe"), Some("4"))
+        );
         assert_eq!(n.sata_spd, None);
-        assert_eq!(link_facts(&root, "sdc").usb_speed.as_deref(), Some("5000"));
+        assert_eq!(n.sata_spd_limit, None);
+        assert_eq!(
+            link_facts(&root, "sda").sata_spd_limit.as_deref(),
+            Some("6.0 Gbps")
+        );
+        let u = link_facts(&root, "sdc");
+        assert_eq!(u.usb_speed.as_deref(), Some("5000"));
+        assert_eq!(u.usb_version.as_deref(), Some("3.20"));
         assert_eq!(link_facts(&root, "nope"), LinkFacts::default());
         // The lab's capture has none of them: nothing is made up.
         assert_eq!(link_facts(&lab(), "sda"), LinkFacts::default());

@@ -1,11 +1,21 @@
 //! What changed since the last triage of the same disk: the history keeps each disk's verdict
-//! and key values (`history::TriageRecord`); the next triage compares them.
+//! and key values (`history::TriageRecord`, made by `record_of`); the next triage compares
+//! them (`changes`). The caller finds the earlier record with `history::Loaded::last_triage`
+//! (by the disk's identity: WWN or serial, never the kernel name alone).
 //!
-//! SKELETON: the `h7-rules` helper's work.
+//! Counters (sector and error counts, unreadable and slow samples, the NVMe spare and wear)
+//! are reported on any change: one new pending sector matters. Measurements (the speeds, the
+//! latency, the temperature) move a little every time; they are reported when they moved by
+//! `MEASURE_CHANGE` or more.
+
+use std::fmt;
+
+use serde::Serialize;
 
 use super::facts::DiskFacts;
-use super::rules::Judgement;
-use crate::history::TriageRecord;
+use super::rules::{Judgement, number, seq_mean};
+use crate::history::{TriageRecord, utc_minute};
+use crate::model::{AtaAttribute, SmartHealth, Verdict};
 
 /// One value that changed: "pending sectors 0 -> 24 since 2026-11-20 14:05 UTC".
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -17,12 +27,102 @@ pub struct Change {
     pub since_unix: u64,
 }
 
-/// What the history keeps of this disk's triage.
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} -> {} since {}",
+            self.what,
+            number(self.before),
+            number(self.after),
+            utc_minute(self.since_unix)
+        )
+    }
+}
+
+/// The names of the values a record keeps (the JSON's and the sentences' words).
+pub const PENDING: &str = "pending sectors";
+pub const REALLOCATED: &str = "reallocated sectors";
+pub const OFFLINE_UNCORRECTABLE: &str = "offline-uncorrectable sectors";
+pub const REPORTED_UNCORRECT: &str = "reported uncorrectable errors";
+pub const CRC_ERRORS: &str = "interface CRC errors";
+pub const CRITICAL_WARNING: &str = "NVMe critical warning";
+pub const MEDIA_ERRORS: &str = "NVMe media errors";
+pub const AVAILABLE_SPARE: &str = "NVMe available spare %";
+pub const PERCENTAGE_USED: &str = "NVMe percentage used %";
+pub const ERROR_LOG: &str = "error log entries";
+pub const UNREADABLE: &str = "unreadable samples";
+pub const SLOW: &str = "slow samples";
+pub const SEQ_READ: &str = "sequential read MB/s";
+pub const RANDOM_P99: &str = "random read p99 ms";
+pub const TEMPERATURE: &str = "highest temperature °C";
+
+/// Values that are measurements, not counters: reported only when they moved this much
+/// (relative to the earlier value), past the noise of a short measurement.
+pub const MEASURES: [&str; 3] = [SEQ_READ, RANDOM_P99, TEMPERATURE];
+pub const MEASURE_CHANGE: f64 = 0.20;
+
+/// What the history keeps of this disk's triage: the verdict, the rule ids, and every key
+/// value that could be read (one that could not is left out, never kept as 0).
 pub fn record_of(facts: &DiskFacts, judgement: &Judgement) -> TriageRecord {
-    let _ = facts;
+    let mut values = std::collections::BTreeMap::new();
+    let mut put = |name: &str, v: Option<f64>| {
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            values.insert(name.to_string(), v);
+        }
+    };
+    let smart = facts
+        .smart
+        .as_ref()
+        .filter(|h| h.verdict != Verdict::Unavailable);
+    let raw = |id: u8| ata_attribute(smart, id).map(|a| a.raw as f64);
+    put(PENDING, raw(197));
+    put(REALLOCATED, raw(5));
+    put(OFFLINE_UNCORRECTABLE, raw(198));
+    put(REPORTED_UNCORRECT, raw(187));
+    put(CRC_ERRORS, raw(199));
+    let nvme = smart.and_then(|h| h.nvme.as_ref());
+    put(
+        CRITICAL_WARNING,
+        nvme.map(|n| f64::from(n.critical_warning)),
+    );
+    put(MEDIA_ERRORS, nvme.map(|n| n.media_errors as f64));
+    put(
+        AVAILABLE_SPARE,
+        nvme.map(|n| f64::from(n.available_spare_pct)),
+    );
+    put(PERCENTAGE_USED, nvme.map(|n| f64::from(n.percentage_used)));
+    put(
+        ERROR_LOG,
+        facts
+            .logs
+            .as_ref()
+            .and_then(|l| l.error_log.read())
+            .map(|l| l.count as f64),
+    );
+    let m = &facts.measurements;
+    let surface = m.surface.as_ref();
+    put(UNREADABLE, surface.map(|s| s.unreadable.len() as f64));
+    put(
+        SLOW,
+        surface.map(|s| {
+            s.slow
+                .iter()
+                .filter(|(_, ms)| *ms >= super::rules::SLOW_MS)
+                .count() as f64
+        }),
+    );
+    put(SEQ_READ, seq_mean(facts).map(|v| (v * 10.0).round() / 10.0));
+    put(RANDOM_P99, m.random_read_p99_ms);
+    put(
+        TEMPERATURE,
+        m.temperature_max_c
+            .or_else(|| smart.and_then(|h| h.temperature_c))
+            .map(|t| t as f64),
+    );
     TriageRecord {
         verdict: judgement.verdict.as_str().to_string(),
-        values: Default::default(),
+        values,
         rules: judgement
             .findings
             .iter()
@@ -31,8 +131,158 @@ pub fn record_of(facts: &DiskFacts, judgement: &Judgement) -> TriageRecord {
     }
 }
 
-/// The values that changed between an earlier record (made at `since_unix`) and now.
+fn ata_attribute(smart: Option<&SmartHealth>, id: u8) -> Option<&AtaAttribute> {
+    smart?
+        .ata
+        .as_ref()?
+        .attributes
+        .iter()
+        .find(|a| a.id == id && a.known)
+}
+
+/// The values that changed between an earlier record (made at `since_unix`) and now, in
+/// the order of their names. A value known only on one side is no change (it was not
+/// read then, or is not now).
 pub fn changes(previous: &TriageRecord, since_unix: u64, now: &TriageRecord) -> Vec<Change> {
-    let _ = (previous, since_unix, now);
-    Vec::new()
+    now.values
+        .iter()
+        .filter_map(|(what, &after)| {
+            let before = *previous.values.get(what)?;
+            let changed = if MEASURES.contains(&what.as_str()) {
+                (after - before).abs() >= MEASURE_CHANGE * before.abs() && after != before
+            } else {
+                after != before
+            };
+            changed.then(|| Change {
+                what: what.clone(),
+                before,
+                after,
+                since_unix,
+            })
+        })
+        .collect()
+}
+
+/// A change as the JSON report writes it: `since` in RFC 3339.
+#[derive(Debug, Serialize)]
+pub struct ChangeJson<'a> {
+    pub what: &'a str,
+    pub before: f64,
+    pub after: f64,
+    pub since: String,
+}
+
+impl Change {
+    pub fn to_json(&self) -> ChangeJson<'_> {
+        ChangeJson {
+            what: &self.what,
+            before: self.before,
+            after: self.after,
+            since: crate::history::utc_rfc3339(self.since_unix),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AtaSmart, AtaSmartStatus, AttributeState, SmartReading, Transport};
+    use crate::triage::facts::{SeqPosition, SeqRead, SurfaceSample};
+    use crate::triage::rules::judge;
+
+    fn attribute(id: u8, raw: u64) -> AtaAttribute {
+        AtaAttribute {
+            id,
+            name: crate::smart::ata::attribute_name(id).unwrap_or("?").into(),
+            known: crate::smart::ata::attribute_name(id).is_some(),
+            flags: 0,
+            prefailure: false,
+            value: 100,
+            worst: 100,
+            threshold: Some(0),
+            raw,
+            decoded: None,
+            state: AttributeState::NoThreshold,
+        }
+    }
+
+    fn facts(pending: u64, mb: f64) -> DiskFacts {
+        let mut d = DiskFacts::default();
+        d.identity.device = "sdb".into();
+        d.smart = Some(crate::smart::assess(
+            "sdb",
+            Transport::Sata,
+            SmartReading::Ata(AtaSmart {
+                smart_supported: true,
+                smart_enabled: true,
+                status: AtaSmartStatus::Good,
+                status_note: None,
+                attributes: vec![attribute(197, pending), attribute(5, 0)],
+                attribute_problem: None,
+            }),
+        ));
+        d.measurements.seq = vec![SeqRead {
+            position: SeqPosition::Start,
+            offset: 0,
+            bytes: 1 << 26,
+            mb_per_s: mb,
+        }];
+        d.measurements.surface = Some(SurfaceSample {
+            reads: 100,
+            ..Default::default()
+        });
+        d
+    }
+
+    fn record(d: &DiskFacts) -> TriageRecord {
+        record_of(d, &judge(d, &[]))
+    }
+
+    #[test]
+    fn the_record_keeps_the_verdict_the_rules_and_what_was_read() {
+        let r = record(&facts(24, 180.0));
+        assert_eq!(r.verdict, "failing");
+        assert_eq!(r.rules, ["ata-pending-sectors"]);
+        assert_eq!(r.values[PENDING], 24.0);
+        assert_eq!(r.values[REALLOCATED], 0.0);
+        assert_eq!(r.values[SEQ_READ], 180.0);
+        assert_eq!(r.values[UNREADABLE], 0.0);
+        // Not read: left out, not 0.
+        assert!(!r.values.contains_key(CRC_ERRORS));
+        assert!(!r.values.contains_key(MEDIA_ERRORS));
+        assert!(!r.values.contains_key(RANDOM_P99));
+        let mut d = facts(0, 180.0);
+        d.smart = None;
+        d.measurements.surface = None;
+        let r = record(&d);
+        assert!(!r.values.contains_key(PENDING));
+        assert!(!r.values.contains_key(UNREADABLE));
+    }
+
+    #[test]
+    fn counters_change_on_any_difference_measures_past_a_fifth() {
+        let since = 1_795_000_000;
+        let before = record(&facts(0, 200.0));
+        let now = record(&facts(24, 190.0));
+        let found = changes(&before, since, &now);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].to_string(),
+            "pending sectors 0 -> 24 since 2026-11-18 11:06 UTC"
+        );
+        assert_eq!(found[0].to_json().since, "2026-11-18T11:06:40Z");
+        // A fifth slower is a change.
+        let now = record(&facts(0, 150.0));
+        let found = changes(&before, since, &now);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].what, SEQ_READ);
+        assert_eq!((found[0].before, found[0].after), (200.0, 150.0));
+        // Nothing changed: nothing said.
+        assert!(changes(&before, since, &before).is_empty());
+        // Known on one side only: no change.
+        let mut d = facts(5, 200.0);
+        d.smart = None;
+        assert!(changes(&before, since, &record(&d)).is_empty());
+        assert!(changes(&record(&d), since, &before).is_empty());
+    }
 }

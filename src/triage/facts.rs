@@ -126,6 +126,10 @@ pub struct DiskFacts {
     pub logs: Option<DriveLogs>,
     pub link: Option<LinkState>,
     pub measurements: Measurements,
+    /// The drive's own warning temperature in degrees Celsius, where it states one (NVMe
+    /// Identify Controller's WCTEMP; `None` otherwise: no threshold is guessed). The rule
+    /// `temperature-high` judges against it. Added by h7-rules; h7-gather fills it.
+    pub temperature_warning_c: Option<i64>,
     /// What could not be read or measured, each a sentence ("SMART: the drive refuses the
     /// command", "surface: stopped at the 60 s bound after 1,200 of 4,000 reads").
     pub problems: Vec<String>,

@@ -3,13 +3,25 @@
 //! end, QD1 random read latency and the temperature throughout. Disks are gathered in
 //! parallel (one thread each); progress goes out per disk as it happens.
 //!
-//! SKELETON: the body is the `h7-gather` helper's work.
+//! The bound holds even when a disk hangs: a read stuck in the kernel cannot be abandoned, so
+//! each disk's thread fills its facts into a shared slot as it goes, and `gather` returns at
+//! the bound (plus `MARGIN`) with what every slot holds then. A disk still busy is left to its
+//! thread (it only reads, and its result is no longer waited for) and its facts say where it
+//! stopped.
 
-use std::sync::mpsc::Sender;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use super::facts::DiskFacts;
-use crate::sys::SysRoot;
+use super::facts::{DiskFacts, DiskIdentityFacts, SeqPosition};
+use super::link::link_state;
+use super::measure::{self, Limit, Sizes};
+use super::plan::{self, Spread};
+use crate::drive_state;
+use crate::model::{BlockDevice, Transport};
+use crate::sys::scan::ScanDevice;
+use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, links};
 
 /// How long and how much.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +40,12 @@ impl Default for GatherOptions {
     }
 }
 
+/// How long after the bound `gather` waits for the last facts before it returns without them.
+pub const MARGIN: Duration = Duration::from_millis(1500);
+
+/// What each disk keeps back from its measurements for the closing temperature reading.
+const CLOSING: Duration = Duration::from_millis(1000);
+
 /// One disk's progress, as the TUI's per-disk line and the CLI's stderr show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -42,25 +60,477 @@ pub struct Progress {
     pub done: Option<Box<DiskFacts>>,
 }
 
+/// A disk's facts as far as its thread got, and what it was doing.
+struct Slot {
+    facts: DiskFacts,
+    step: String,
+    finished: bool,
+}
+
+/// What a disk's thread reports through.
+struct Reporter {
+    disk: usize,
+    device: String,
+    slot: Arc<Mutex<Slot>>,
+    progress: Option<Sender<Progress>>,
+    started: Instant,
+}
+
+impl Reporter {
+    /// Changes the slot's facts (the lock is held only for this, never across a read).
+    fn update(&self, change: impl FnOnce(&mut DiskFacts)) {
+        if let Ok(mut slot) = self.slot.lock() {
+            change(&mut slot.facts);
+            slot.facts.seconds = self.started.elapsed().as_secs_f64();
+        }
+    }
+
+    fn problem(&self, sentence: String) {
+        self.update(|f| f.problems.push(sentence));
+    }
+
+    fn step(&self, step: &str, fraction: f64) {
+        if let Ok(mut slot) = self.slot.lock() {
+            slot.step = step.to_string();
+        }
+        if let Some(tx) = &self.progress {
+            let _ = tx.send(Progress {
+                disk: self.disk,
+                device: self.device.clone(),
+                step: step.to_string(),
+                fraction: fraction.clamp(0.0, 1.0),
+                done: None,
+            });
+        }
+    }
+}
+
 /// Gathers the facts of `devices` (kernel names) in parallel, sending progress on `progress`
 /// (the receiver may be gone: progress is then dropped). Returns the facts in the order asked;
-/// a disk that could not be read at all has its reasons in `problems`.
+/// a disk that could not be read at all has its reasons in `problems`. Returns by the bound
+/// plus `MARGIN` whatever the disks do.
 pub fn gather(
     root: &SysRoot,
     devices: &[String],
     options: &GatherOptions,
     progress: Option<Sender<Progress>>,
 ) -> Vec<DiskFacts> {
-    let _ = (root, options, progress);
-    devices
+    gather_until(root, devices, options, progress, &AtomicBool::new(false))
+}
+
+/// `gather`, ending early (with what was gathered, each unfinished disk saying so) when `stop`
+/// turns true (Ctrl-C).
+pub fn gather_until(
+    root: &SysRoot,
+    devices: &[String],
+    options: &GatherOptions,
+    progress: Option<Sender<Progress>>,
+    stop: &AtomicBool,
+) -> Vec<DiskFacts> {
+    let started = Instant::now();
+    let deadline = started + options.bound;
+    let sizes = Sizes::of(options.quick);
+    // The disks' threads stop at this flag too: set at the deadline, on a stop, and when
+    // `gather` returns, so a slow disk's thread does not go on reading for nobody.
+    let halt = Arc::new(AtomicBool::new(false));
+    let (done_tx, done_rx) = mpsc::channel::<usize>();
+    let slots: Vec<Arc<Mutex<Slot>>> = devices
         .iter()
-        .map(|device| DiskFacts {
-            identity: super::facts::DiskIdentityFacts {
-                device: device.clone(),
-                ..Default::default()
-            },
-            problems: vec!["not gathered yet (skeleton)".to_string()],
-            ..Default::default()
+        .map(|device| {
+            Arc::new(Mutex::new(Slot {
+                facts: DiskFacts {
+                    identity: DiskIdentityFacts {
+                        device: device.clone(),
+                        ..DiskIdentityFacts::default()
+                    },
+                    ..DiskFacts::default()
+                },
+                step: "starting".into(),
+                finished: false,
+            }))
+        })
+        .collect();
+    let mut running = 0usize;
+    for (disk, device) in devices.iter().enumerate() {
+        let reporter = Reporter {
+            disk,
+            device: device.clone(),
+            slot: Arc::clone(&slots[disk]),
+            progress: progress.clone(),
+            started,
+        };
+        let root = root.clone();
+        let halt = Arc::clone(&halt);
+        let done_tx = done_tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("triage-{device}"))
+            .spawn(move || {
+                let drives = LinuxDrives::new(root.clone());
+                gather_one(&root, &drives, &reporter, sizes, deadline, &halt);
+                if let Ok(mut slot) = reporter.slot.lock() {
+                    slot.finished = true;
+                    slot.step = "done".into();
+                }
+                let _ = done_tx.send(disk);
+            });
+        match spawned {
+            Ok(_) => running += 1,
+            Err(e) => {
+                if let Ok(mut slot) = slots[disk].lock() {
+                    slot.facts
+                        .problems
+                        .push(format!("could not start its thread: {e}"));
+                    slot.finished = true;
+                }
+            }
+        }
+    }
+    drop(done_tx);
+    let mut give_up = deadline + MARGIN;
+    let mut stop_seen = false;
+    while running > 0 {
+        if stop.load(Ordering::Relaxed) && !stop_seen {
+            // After a stop, the disks get the margin to hand in what they have.
+            stop_seen = true;
+            halt.store(true, Ordering::Relaxed);
+            give_up = give_up.min(Instant::now() + MARGIN);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            halt.store(true, Ordering::Relaxed);
+        }
+        if now >= give_up {
+            break;
+        }
+        // Woken every 100 ms to see a stop.
+        match done_rx.recv_timeout((give_up - now).min(Duration::from_millis(100))) {
+            Ok(_) => running -= 1,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    halt.store(true, Ordering::Relaxed);
+    let stopped = stop.load(Ordering::Relaxed);
+    slots
+        .iter()
+        .enumerate()
+        .map(|(disk, slot)| {
+            // A thread holds the lock only while it changes its facts, never across a read.
+            let (mut facts, step, finished) = match slot.lock() {
+                Ok(s) => (s.facts.clone(), s.step.clone(), s.finished),
+                Err(poisoned) => {
+                    let s = poisoned.into_inner();
+                    (s.facts.clone(), s.step.clone(), s.finished)
+                }
+            };
+            if !finished {
+                facts.seconds = started.elapsed().as_secs_f64();
+                facts.problems.push(if stopped {
+                    format!("stopped by the admin during {step}: what was gathered until then")
+                } else {
+                    format!(
+                        "did not finish within the {} s bound: still waiting for {step} \
+                         (a read or a drive command hangs)",
+                        options.bound.as_secs()
+                    )
+                });
+            }
+            if let Some(tx) = &progress {
+                let _ = tx.send(Progress {
+                    disk,
+                    device: facts.identity.device.clone(),
+                    step: "done".into(),
+                    fraction: 1.0,
+                    done: Some(Box::new(facts.clone())),
+                });
+            }
+            facts
         })
         .collect()
+}
+
+/// The disk's identity from the inventory's reader.
+fn identity_of(root: &SysRoot, dev: &BlockDevice) -> DiskIdentityFacts {
+    DiskIdentityFacts {
+        device: dev.name.clone(),
+        model: dev.model.clone(),
+        serial: dev.serial.clone(),
+        wwn: root.device_identity(&dev.name).wwid,
+        firmware: dev.firmware.clone(),
+        capacity_bytes: dev.size_bytes.map_or(0, |b| b.0),
+        logical_block_size: dev.logical_block_size.unwrap_or(512),
+        transport: Some(dev.transport),
+        // sysfs tells rotating from not; the rate itself needs the drive's IDENTIFY.
+        rotation_rpm: match dev.rotational {
+            Some(false) => Some(0),
+            _ => None,
+        },
+    }
+}
+
+/// A temperature reading; `None` without a sensor. A transport without one is no problem.
+fn temperature(drives: &dyn DriveControl, dev: &BlockDevice) -> Result<Option<i64>, String> {
+    match drives.temperature(dev) {
+        Ok(t) => Ok(t),
+        Err(DriveError::NotSupported { .. }) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Everything about one disk, in order of cost: what sysfs says, SMART and the logs, then the
+/// measurements, the surface last (it takes what time is left).
+fn gather_one(
+    root: &SysRoot,
+    drives: &LinuxDrives,
+    r: &Reporter,
+    sizes: Sizes,
+    deadline: Instant,
+    halt: &AtomicBool,
+) {
+    r.step("identity", 0.0);
+    let dev = match drives.device(&r.device) {
+        Ok(dev) => dev,
+        Err(e) => {
+            r.problem(format!("cannot read the device: {e}"));
+            return;
+        }
+    };
+    r.update(|f| f.identity = identity_of(root, &dev));
+
+    r.step("link", 0.02);
+    let facts = links::link_facts(root, &dev.name);
+    let link = link_state(dev.transport, &facts, drives.sata_generation(&dev));
+    r.update(|f| f.link = link);
+
+    r.step("SMART", 0.05);
+    let mut temps: Vec<i64> = Vec::new();
+    match drive_state::smart_report(drives, &dev) {
+        Ok((health, logs)) => {
+            let logs = match logs {
+                Ok(logs) => Some(logs),
+                Err(DriveError::NotSupported { .. }) => None,
+                Err(e) => {
+                    r.problem(format!("drive logs: {e}"));
+                    None
+                }
+            };
+            temps.extend(health.temperature_c);
+            r.update(|f| {
+                f.smart = Some(health);
+                f.logs = logs;
+            });
+        }
+        Err(e) => r.problem(format!("SMART: {e}")),
+    }
+    if temps.is_empty() {
+        match temperature(drives, &dev) {
+            Ok(t) => temps.extend(t),
+            Err(e) => r.problem(format!("temperature: {e}")),
+        }
+    }
+    record_temperatures(r, &temps);
+    if halt.load(Ordering::Relaxed) {
+        return;
+    }
+
+    measure_disk(root, &dev, r, sizes, deadline, halt);
+
+    if let Ok(Some(t)) = temperature(drives, &dev) {
+        temps.push(t);
+        record_temperatures(r, &temps);
+    }
+}
+
+fn record_temperatures(r: &Reporter, temps: &[i64]) {
+    let (min, max) = (temps.iter().min().copied(), temps.iter().max().copied());
+    r.update(|f| {
+        f.measurements.temperature_min_c = min;
+        f.measurements.temperature_max_c = max;
+    });
+}
+
+/// The reads: sequential, random, then the sampled surface until the deadline.
+fn measure_disk(
+    root: &SysRoot,
+    dev: &BlockDevice,
+    r: &Reporter,
+    sizes: Sizes,
+    deadline: Instant,
+    halt: &AtomicBool,
+) {
+    r.step("opening", 0.1);
+    let node = root
+        .root()
+        .join(dev.path.strip_prefix("/").unwrap_or(&dev.path));
+    let mut device = match ScanDevice::open(&node) {
+        Ok(d) => d,
+        Err(e) => {
+            r.problem(format!(
+                "cannot open {} for reading: {}",
+                node.display(),
+                crate::sys::error::describe_io(&e)
+            ));
+            return;
+        }
+    };
+    let align = u64::from(device.logical.max(512));
+    let capacity = device.size;
+    // Sequential reads in 1 MiB requests (less when the device takes less at once).
+    let chunk = plan::read_len(
+        device.max_transfer.unwrap_or(1 << 20).min(1 << 20),
+        capacity,
+        align,
+    )
+    .unwrap_or(align);
+    let buffer = chunk.max(measure::SURFACE_READ).max(align);
+    if let Err(e) = device.set_block(buffer) {
+        r.problem(format!("no read buffer: {e}"));
+        return;
+    }
+    let end = deadline.checked_sub(CLOSING).unwrap_or(deadline);
+    let mut spread = Spread::from_clock(&dev.name);
+
+    match plan::seq_offsets(capacity, align, sizes.seq_bytes) {
+        Some((len, offsets)) => {
+            let positions = [SeqPosition::Start, SeqPosition::Middle, SeqPosition::End];
+            for (i, (position, offset)) in positions.into_iter().zip(offsets).enumerate() {
+                let word = ["start", "middle", "end"][i];
+                r.step(&format!("seq read {word}"), 0.1 + 0.05 * i as f64);
+                let limit = Limit {
+                    until: (Instant::now() + sizes.seq_time).min(end),
+                    stop: halt,
+                };
+                match measure::seq_read(&mut device, position, offset, len, chunk, &limit) {
+                    Ok(seq) => r.update(|f| f.measurements.seq.push(seq)),
+                    Err(e) => r.problem(e),
+                }
+                if halt.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+        }
+        None => r.problem("the device is too small to read".into()),
+    }
+
+    r.step("random 4k reads", 0.25);
+    let limit = Limit {
+        until: (Instant::now() + sizes.random_time).min(end),
+        stop: halt,
+    };
+    let (latencies, failed) = measure::random_qd1(
+        &mut device,
+        capacity,
+        align,
+        sizes.random_reads,
+        &limit,
+        &mut spread,
+    );
+    if failed > 0 {
+        r.problem(format!("random reads: {failed} of them failed"));
+    }
+    let (p50, p99) = (
+        plan::percentile(&latencies, 50.0),
+        plan::percentile(&latencies, 99.0),
+    );
+    r.update(|f| {
+        f.measurements.random_read_p50_ms = p50;
+        f.measurements.random_read_p99_ms = p99;
+    });
+    if halt.load(Ordering::Relaxed) {
+        return;
+    }
+
+    let surface_plan = plan::surface_plan(
+        capacity,
+        align,
+        measure::SURFACE_READ,
+        sizes.surface_reads,
+        &mut spread,
+    );
+    let total = surface_plan.len();
+    r.step(&format!("surface 0/{total}"), 0.3);
+    let limit = Limit {
+        until: end,
+        stop: halt,
+    };
+    let (sample, problem) = measure::surface(&mut device, &surface_plan, &limit, &mut |done| {
+        r.step(
+            &format!("surface {done}/{total}"),
+            0.3 + 0.7 * done as f64 / total.max(1) as f64,
+        );
+    });
+    r.update(|f| {
+        f.measurements.surface = Some(sample);
+        f.problems.extend(problem);
+    });
+}
+
+/// The disks a triage with no DEV looks at: every whole disk of the inventory that has a size
+/// (an unattached loop device has none), not RAM disks.
+pub fn every_disk(root: &SysRoot) -> anyhow::Result<Vec<String>> {
+    let inventory = root.inventory()?;
+    Ok(inventory
+        .devices
+        .iter()
+        .filter(|d| d.transport != Transport::Ram && !d.name.starts_with("ram"))
+        .filter(|d| d.size_bytes.is_some_and(|s| s.0 > 0))
+        .map(|d| d.name.clone())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_disk_of_a_captured_tree_without_partitions_and_empty_devices() {
+        let root = SysRoot::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sysfs/host-loop-zram"
+        ));
+        let disks = every_disk(&root).unwrap();
+        assert!(!disks.is_empty());
+        let inventory = root.inventory().unwrap();
+        for name in &disks {
+            let d = inventory.find(name).unwrap();
+            assert!(d.size_bytes.is_some_and(|s| s.0 > 0), "{name}");
+            assert!(!name.starts_with("ram"));
+        }
+        // No partition is listed as a disk.
+        for d in &inventory.devices {
+            for p in &d.partitions {
+                assert!(!disks.contains(&p.name), "{}", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_disk_is_said_and_the_bound_holds() {
+        let root = SysRoot::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sysfs/qemu-lab"
+        ));
+        let started = Instant::now();
+        let (tx, rx) = mpsc::channel();
+        let facts = gather(
+            &root,
+            &["nope".to_string()],
+            &GatherOptions {
+                bound: Duration::from_secs(5),
+                quick: true,
+            },
+            Some(tx),
+        );
+        assert!(started.elapsed() < Duration::from_secs(5) + MARGIN);
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].identity.device, "nope");
+        assert!(
+            facts[0].problems[0].starts_with("cannot read the device"),
+            "{:?}",
+            facts[0].problems
+        );
+        let last = rx.try_iter().last().unwrap();
+        assert!(last.done.is_some());
+        assert_eq!(last.fraction, 1.0);
+    }
 }

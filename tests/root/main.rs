@@ -25,4 +25,5 @@ mod scan_tui;
 mod several;
 mod sweep;
 mod targets;
+mod triage;
 mod tui_tmux;

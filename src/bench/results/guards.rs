@@ -192,6 +192,7 @@ mod tests {
             pcie_speed: Some("2.5 GT/s PCIe".into()),
             pcie_width: Some("1".into()),
             usb_speed: Some("480".into()),
+            ..LinkFacts::default()
         };
         assert_eq!(
             link_ceiling(Transport::Sata, &facts).unwrap().link,

@@ -33,6 +33,18 @@ use crate::sys::error::DriveError;
 use crate::sys::passthru::ata::{self, AtaAnswer};
 use crate::sys::passthru::sgio::{self, TIMEOUT_MS, Transfer};
 
+impl super::LinuxDrives {
+    /// The highest SATA generation the drive supports (IDENTIFY word 76), for the triage's
+    /// link judgement; `None` for other transports or when the drive cannot be asked.
+    pub fn sata_generation(&self, dev: &BlockDevice) -> Option<u8> {
+        if dev.transport != Transport::Sata {
+            return None;
+        }
+        let (file, path) = self.open(dev).ok()?;
+        identify(&file, &path).ok()?.ok()?.sata_generation
+    }
+}
+
 /// Disks behind libata: it puts `ata<N>` in the disk's sysfs path, and its SCSI translation
 /// reports the vendor "ATA" (the fallback when the path does not tell). To the kernel they
 /// are SCSI disks, with a SCSI disk's identity attributes.

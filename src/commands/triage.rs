@@ -1,0 +1,266 @@
+//! `disktriage triage`: one verdict per disk, read-only and within a time bound.
+//!
+//! The disks named (or every whole disk of the inventory) are resolved first: a name that is
+//! no block device is an error before anything is read. Then `triage::gather` reads them all
+//! at once within the bound (a signal ends it early with what was gathered), the rules judge
+//! them, the history says what changed since each disk's last triage and records this one,
+//! and the table or the JSON goes to stdout, the Prometheus text to --prom's file (replaced
+//! atomically). The exit status is the worst verdict (0, 3, 4, 5), or 128 + the signal.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+
+use crate::cli::TriageArgs;
+use crate::history::{History, HistoryEntry, TRIAGE_TEST};
+use crate::model::text::neutralize_controls;
+use crate::report::output::{output_width, write_stderr, write_stdout};
+use crate::report::triage::{DiskReport, TriageReport, prom_text, render_table, to_json};
+use crate::sys::SysRoot;
+use crate::sys::scan::OutputFile;
+use crate::sys::signals::{Catch, StopSignals};
+use crate::triage::{self, GatherOptions, Progress};
+
+/// The default bound of a triage, and of a quick one.
+pub const DEFAULT_BOUND: Duration = Duration::from_secs(60);
+pub const QUICK_BOUND: Duration = Duration::from_secs(10);
+
+/// How often the progress line is redrawn.
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// Runs the command.
+pub fn triage(
+    root: &SysRoot,
+    history_dir: &std::path::Path,
+    args: &TriageArgs,
+) -> anyhow::Result<ExitCode> {
+    let devices = disks(root, &args.devices)?;
+    // The output file is checked (its directory opened) before anything is read.
+    let prom_out = args
+        .prom
+        .as_deref()
+        .map(|p| {
+            OutputFile::at(p).with_context(|| {
+                format!(
+                    "cannot open the directory of --prom {}",
+                    neutralize_controls(&p.display().to_string())
+                )
+            })
+        })
+        .transpose()?;
+    let options = GatherOptions {
+        bound: args.bound.unwrap_or(if args.quick {
+            QUICK_BOUND
+        } else {
+            DEFAULT_BOUND
+        }),
+        quick: args.quick,
+    };
+    let signals = StopSignals::catch(Catch::Command)?;
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let started = Instant::now();
+
+    let (tx, printer) = if std::io::stderr().is_terminal() {
+        let (tx, rx) = mpsc::channel();
+        let names = devices.clone();
+        let printer = std::thread::Builder::new()
+            .name("triage-progress".into())
+            .spawn(move || print_progress(&names, &rx))
+            .ok();
+        (Some(tx), printer)
+    } else {
+        (None, None)
+    };
+    let facts = triage::gather_until(root, &devices, &options, tx, signals.flag());
+    if let Some(p) = printer {
+        let _ = p.join();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+
+    let judgements = triage::judge_all(&facts);
+    let history = History::new(history_dir);
+    let loaded = history.load();
+    if let Err(e) = &loaded {
+        write_stderr(&format!(
+            "disktriage: cannot read the history: {}\n",
+            neutralize_controls(&format!("{e:#}"))
+        ));
+    }
+    let mut disks = Vec::with_capacity(facts.len());
+    for (facts, judgement) in facts.into_iter().zip(judgements) {
+        let name = facts.identity.device.clone();
+        let disk = root.disk_identity(&name);
+        let record = triage::changes::record_of(&facts, &judgement);
+        let previous = loaded.as_ref().ok().and_then(|l| {
+            l.of_disk(&disk)
+                .filter(|e| e.test == TRIAGE_TEST)
+                .filter_map(|e| e.triage.as_ref().map(|t| (e.started_unix, t)))
+                .filter(|(when, _)| *when <= started_unix)
+                .last()
+        });
+        let changes = previous
+            .map(|(since, before)| triage::changes::changes(before, since, &record))
+            .unwrap_or_default();
+        let entry = HistoryEntry::of_triage(
+            disk,
+            &name,
+            facts.identity.model.clone(),
+            started_unix,
+            facts.seconds,
+            record,
+        );
+        if let Err(not_added) = history.record(entry, &|| signals.is_set()) {
+            write_stderr(&format!(
+                "disktriage: {}: {}\n",
+                neutralize_controls(&name),
+                neutralize_controls(&not_added)
+            ));
+        }
+        disks.push(DiskReport {
+            facts,
+            judgement,
+            changes,
+        });
+    }
+    // Worst first, then by name.
+    disks.sort_by(|a, b| {
+        b.judgement
+            .verdict
+            .cmp(&a.judgement.verdict)
+            .then_with(|| a.facts.identity.device.cmp(&b.facts.identity.device))
+    });
+    let report = TriageReport {
+        host: crate::sys::host::host_info().hostname,
+        started_unix,
+        seconds,
+        bound_seconds: options.bound.as_secs_f64(),
+        disks,
+    };
+
+    let mut failed = None;
+    if let Some(out) = &prom_out
+        && let Err(e) = out.replace(&prom_text(&report))
+    {
+        failed = Some(format!(
+            "cannot write --prom {}: {e}",
+            neutralize_controls(&out.path.display().to_string())
+        ));
+    }
+    let text = if args.json {
+        let mut t = serde_json::to_string_pretty(&to_json(&report))
+            .context("cannot encode the JSON report")?;
+        t.push('\n');
+        t
+    } else {
+        render_table(&report, output_width())
+    };
+    write_stdout(&text)?;
+    if let Some(e) = failed {
+        bail!(e);
+    }
+    if let Some(code) = signals.exit_code() {
+        return Ok(ExitCode::from(code));
+    }
+    Ok(ExitCode::from(report.worst().exit_status()))
+}
+
+/// The kernel names of the disks to triage: each DEV resolved to its whole disk (a partition
+/// means its disk; a disk named twice is triaged once), or every disk of the inventory.
+pub fn disks(root: &SysRoot, args: &[String]) -> anyhow::Result<Vec<String>> {
+    if args.is_empty() {
+        let all = triage::every_disk(root).context("cannot list the disks")?;
+        if all.is_empty() {
+            bail!("no disks to triage (the inventory lists none with a size)");
+        }
+        return Ok(all);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for arg in args {
+        let (disk, _partition) = root.resolve_disk(arg)?;
+        if !out.contains(&disk) {
+            out.push(disk);
+        }
+    }
+    Ok(out)
+}
+
+/// Draws one progress line on stderr (a terminal) until every disk is done: each disk's
+/// name and step, cut to the terminal's width.
+fn print_progress(names: &[String], rx: &mpsc::Receiver<Progress>) {
+    let mut steps: BTreeMap<usize, (String, bool)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, _)| (i, ("starting".to_string(), false)))
+        .collect();
+    let width = output_width().max(20);
+    let mut last = Instant::now();
+    let mut drawn = false;
+    loop {
+        match rx.recv_timeout(PROGRESS_EVERY) {
+            Ok(p) => {
+                let done = p.done.is_some();
+                steps.insert(p.disk, (p.step, done));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if steps.values().all(|(_, done)| *done) {
+            break;
+        }
+        if last.elapsed() >= PROGRESS_EVERY {
+            last = Instant::now();
+            let line: String = steps
+                .iter()
+                .filter(|(_, (_, done))| !done)
+                .map(|(i, (step, _))| {
+                    format!("{} {step}", names.get(*i).map_or("?", String::as_str))
+                })
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let line = neutralize_controls(&format!("triage: {line}"));
+            let cut: String = line.chars().take(width - 1).collect();
+            write_stderr(&format!("\r\x1b[K{cut}"));
+            drawn = true;
+        }
+    }
+    if drawn {
+        write_stderr("\r\x1b[K");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lab() -> SysRoot {
+        SysRoot::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sysfs/qemu-lab"
+        ))
+    }
+
+    #[test]
+    fn named_disks_resolve_to_whole_disks_once() {
+        let root = lab();
+        assert_eq!(
+            disks(&root, &["sda".into(), "/dev/sda".into()]).unwrap(),
+            ["sda"]
+        );
+        let err = disks(&root, &["nope".into()]).unwrap_err().to_string();
+        assert!(err.contains("no block device"), "{err}");
+    }
+
+    #[test]
+    fn no_dev_means_every_disk_of_the_inventory() {
+        let root = lab();
+        let all = disks(&root, &[]).unwrap();
+        assert_eq!(all, triage::every_disk(&root).unwrap());
+        assert!(all.iter().all(|d| !d.starts_with("ram")));
+    }
+}

@@ -1,0 +1,445 @@
+//! `disktriage triage` on real loop devices (root): it measures (a sampled surface read,
+//! sequential reads at the start, middle and end, random read latency) and judges healthy
+//! devices healthy with exit 0 and the JSON schema's fields; it writes nothing (the device's
+//! write counters, the image's checksum); the bound holds even when a device is slow or its
+//! reads hang (reads throttled with the blkio cgroup: a hung read cannot be abandoned, the
+//! result must not wait for it); 16 devices at once finish within the default bound (the wall
+//! time is printed); a device name that is not one is an error (exit 1); a mounted device is
+//! triaged too.
+//!
+//! Only devices these tests create are named; `triage` without DEV (every disk of the host) is
+//! never run here: `every_disk` is tested on a captured sysfs tree.
+
+#![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
+
+use crate::common;
+
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{LoopDev, Mounted, poll, root_or_skip, scratch, sparse_image};
+use disktriage::sys::SysRoot;
+use disktriage::triage::{self, GatherOptions};
+
+/// A scratch directory in /dev/shm (the images are sparse files there), removed on drop.
+fn shm_scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("disktriage-triage.")
+        .tempdir_in("/dev/shm")
+        .expect("scratch dir in /dev/shm")
+}
+
+fn triage_cmd(history: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_disktriage"));
+    cmd.arg("--history-dir")
+        .arg(history)
+        .arg("triage")
+        .args(args);
+    cmd
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes));
+    })
+}
+
+/// [reads completed, sectors read, writes completed, sectors written] of `/sys/block/X/stat`.
+fn counters(name: &str) -> [u64; 4] {
+    let text = fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let f: Vec<u64> = text
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    [f[0], f[2], f[4], f[6]]
+}
+
+fn checksum(path: &Path) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    fs::read(path).unwrap().hash(&mut h);
+    h.finish()
+}
+
+/// An image with data written over its whole length (every MiB's first bytes), attached.
+fn loop_with_data(dir: &Path, name: &str, size: u64) -> LoopDev {
+    let image = sparse_image(dir, name, size);
+    let mut f = fs::OpenOptions::new().write(true).open(&image).unwrap();
+    use std::io::{Seek, SeekFrom, Write};
+    for mib in (0..size >> 20).step_by(7) {
+        f.seek(SeekFrom::Start(mib << 20)).unwrap();
+        f.write_all(format!("disktriage {name} MiB {mib}").as_bytes())
+            .unwrap();
+    }
+    drop(f);
+    LoopDev::attach(&image, &[])
+}
+
+/// A blkio (cgroup v1) group whose read limits apply to the processes put in it; the limits
+/// are lifted and the group removed on drop (once its processes are gone).
+struct Throttle {
+    dir: PathBuf,
+    limits: Vec<(String, String)>,
+}
+
+impl Throttle {
+    fn new(test: &str) -> Option<Throttle> {
+        let base = Path::new("/sys/fs/cgroup/blkio");
+        if !base.join("blkio.throttle.read_bps_device").exists() {
+            common::skip(test, "no blkio cgroup (v1) with read throttling");
+            return None;
+        }
+        let dir = base.join(format!("disktriage-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        Some(Throttle {
+            dir,
+            limits: Vec::new(),
+        })
+    }
+
+    /// Limits reads of `dev` (its kernel name) through `file` (`read_bps_device`,
+    /// `read_iops_device`) to `value`.
+    fn limit(&mut self, dev: &str, file: &str, value: u64) {
+        let num = fs::read_to_string(format!("/sys/block/{dev}/dev")).unwrap();
+        let num = num.trim().to_string();
+        let path = format!("blkio.throttle.{file}");
+        fs::write(self.dir.join(&path), format!("{num} {value}")).unwrap();
+        self.limits.push((path, num));
+    }
+
+    fn lift(&mut self) {
+        for (file, num) in self.limits.drain(..) {
+            let _ = fs::write(self.dir.join(file), format!("{num} 0"));
+        }
+    }
+
+    /// A command that runs `cmd` inside the group.
+    fn wrap(&self, cmd: &Command) -> Command {
+        let mut line = String::from("echo $$ > \"$0\" && exec");
+        let mut args: Vec<String> = vec![self.dir.join("cgroup.procs").display().to_string()];
+        line.push_str(" \"$1\"");
+        args.push(cmd.get_program().to_string_lossy().into_owned());
+        for (i, a) in cmd.get_args().enumerate() {
+            line.push_str(&format!(" \"${{{}}}\"", i + 2));
+            args.push(a.to_string_lossy().into_owned());
+        }
+        let mut sh = Command::new("sh");
+        sh.arg("-c").arg(line).args(args);
+        sh
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        self.lift();
+        let gone = poll(1000, || fs::remove_dir(&self.dir).ok());
+        if gone.is_none() {
+            eprintln!("could not remove {}", self.dir.display());
+        }
+    }
+}
+
+/// Waits until `child` has printed a whole JSON document on stdout (the process may not exit
+/// yet: a thread stuck in a hung read keeps it), or `limit`. The document and when it was
+/// complete.
+fn json_when_printed(child: &mut Child, limit: Duration) -> Option<(serde_json::Value, Instant)> {
+    let mut out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let until = Instant::now() + limit;
+    let mut text = Vec::new();
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(chunk) => {
+                text.extend(chunk);
+                if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&text) {
+                    return Some((v, Instant::now()));
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+fn assert_measured(disk: &serde_json::Value) {
+    let m = &disk["measurements"];
+    let surface = &m["surface"];
+    assert!(surface["reads"].as_u64().unwrap() >= 500, "{disk:#}");
+    assert_eq!(surface["read_bytes"], 65536, "{disk:#}");
+    assert_eq!(surface["unreadable"].as_array().unwrap().len(), 0);
+    let seq = m["seq_read"].as_array().unwrap();
+    let positions: Vec<&str> = seq
+        .iter()
+        .map(|s| s["position"].as_str().unwrap())
+        .collect();
+    assert_eq!(positions, ["start", "middle", "end"], "{disk:#}");
+    for s in seq {
+        assert!(s["mb_per_s"].as_f64().unwrap() > 0.0);
+        assert!(s["bytes"].as_u64().unwrap() > 0);
+    }
+    let random = &m["random_read_qd1"];
+    assert!(random["p50_ms"].as_f64().unwrap() > 0.0, "{disk:#}");
+    assert!(random["p99_ms"].as_f64().unwrap() >= random["p50_ms"].as_f64().unwrap());
+    for field in [
+        "model",
+        "serial",
+        "wwn",
+        "firmware",
+        "capacity_bytes",
+        "logical_block_size",
+        "transport",
+        "rotation_rpm",
+    ] {
+        assert!(disk["identity"].get(field).is_some(), "identity.{field}");
+    }
+    for field in [
+        "findings", "problems", "smart", "logs", "link", "changes", "seconds",
+    ] {
+        assert!(disk.get(field).is_some(), "{field} missing: {disk:#}");
+    }
+}
+
+#[test]
+fn triage_of_loop_devices_measures_judges_healthy_and_writes_nothing() {
+    if !root_or_skip("triage_of_loop_devices_measures_judges_healthy_and_writes_nothing") {
+        return;
+    }
+    let dir = shm_scratch();
+    let history = scratch();
+    let a = loop_with_data(dir.path(), "a.img", 512 << 20);
+    let b = loop_with_data(dir.path(), "b.img", 256 << 20);
+    let sums = [checksum(&a.image), checksum(&b.image)];
+    let before = [counters(&a.name), counters(&b.name)];
+    let out = triage_cmd(
+        history.path(),
+        &[&a.name, b.path_str(), "--json", "--bound", "30"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out.stdout);
+    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["verdict"], "healthy");
+    assert_eq!(doc["exit_status"], 0);
+    assert_eq!(doc["bound_seconds"], 30.0);
+    assert!(doc["seconds"].as_f64().unwrap() < 30.0 + 2.0);
+    let disks = doc["disks"].as_array().unwrap();
+    let names: Vec<&str> = disks
+        .iter()
+        .map(|d| d["device"].as_str().unwrap())
+        .collect();
+    let mut want = [a.name.as_str(), b.name.as_str()];
+    want.sort();
+    assert_eq!(names, want);
+    for d in disks {
+        assert_eq!(d["verdict"], "healthy", "{d:#}");
+        assert_measured(d);
+    }
+    let cap = |name: &str| {
+        disks.iter().find(|d| d["device"] == name).unwrap()["identity"]["capacity_bytes"].clone()
+    };
+    assert_eq!(cap(&a.name), 512u64 << 20);
+    assert_eq!(cap(&b.name), 256u64 << 20);
+    // Read, never written: the write counters and the images are as they were.
+    for (dev, before) in [(&a, before[0]), (&b, before[1])] {
+        let now = counters(&dev.name);
+        assert!(now[1] > before[1], "{} was not read", dev.name);
+        assert_eq!(
+            [now[2], now[3]],
+            [before[2], before[3]],
+            "{} was written",
+            dev.name
+        );
+    }
+    assert_eq!([checksum(&a.image), checksum(&b.image)], sums);
+    // Each disk is in the history, as a triage.
+    let text = fs::read_to_string(history.path().join("history.jsonl")).unwrap();
+    let entries: Vec<serde_json::Value> = text.lines().map(|l| json(l.as_bytes())).collect();
+    assert_eq!(entries.len(), 2);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["test"] == "triage" && e["triage"].is_object())
+    );
+}
+
+#[test]
+fn gather_measures_a_loop_device_and_says_nothing_went_wrong() {
+    if !root_or_skip("gather_measures_a_loop_device_and_says_nothing_went_wrong") {
+        return;
+    }
+    let dir = shm_scratch();
+    let dev = loop_with_data(dir.path(), "g.img", 256 << 20);
+    let before = counters(&dev.name);
+    let facts = triage::gather(
+        &SysRoot::host(),
+        std::slice::from_ref(&dev.name),
+        &GatherOptions {
+            bound: Duration::from_secs(20),
+            quick: true,
+        },
+        None,
+    );
+    let f = &facts[0];
+    assert_eq!(f.problems, Vec::<String>::new());
+    assert_eq!(f.identity.capacity_bytes, 256 << 20);
+    assert_eq!(f.identity.logical_block_size, 512);
+    let surface = f.measurements.surface.as_ref().unwrap();
+    assert_eq!(surface.reads, 500);
+    assert_eq!(surface.buckets.total(), 500);
+    assert!(surface.unreadable.is_empty());
+    assert_eq!(f.measurements.seq.len(), 3);
+    assert!(f.measurements.random_read_p50_ms.is_some());
+    assert!(
+        f.smart.is_some(),
+        "SMART (unavailable on a loop device) is still said"
+    );
+    // The kernel counted the reads: 500 samples of 64 KiB, three sequential reads and the
+    // random ones at least.
+    let now = counters(&dev.name);
+    assert!(now[1] - before[1] >= 500 * 128, "{before:?} -> {now:?}");
+    assert_eq!([now[2], now[3]], [before[2], before[3]]);
+}
+
+#[test]
+fn the_bound_holds_when_reads_are_slow_or_hang() {
+    let test = "the_bound_holds_when_reads_are_slow_or_hang";
+    if !root_or_skip(test) {
+        return;
+    }
+    let Some(mut throttle) = Throttle::new(test) else {
+        return;
+    };
+    let dir = shm_scratch();
+    let history = scratch();
+    let devs: Vec<LoopDev> = (0..4)
+        .map(|i| loop_with_data(dir.path(), &format!("bound{i}.img"), 256 << 20))
+        .collect();
+    // One disk slow (20 reads a second), one whose reads hang (a byte a second: a 64 KiB
+    // read takes 18 hours), two plain.
+    throttle.limit(&devs[1].name, "read_iops_device", 20);
+    throttle.limit(&devs[2].name, "read_bps_device", 1);
+    let mut args: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+    args.extend(["--json", "--bound", "5"]);
+    let cmd = throttle.wrap(&triage_cmd(history.path(), &args));
+    let mut cmd = cmd;
+    let started = Instant::now();
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    let printed = json_when_printed(&mut child, Duration::from_secs(30));
+    // Let the stuck read finish so the process can end, whatever the outcome.
+    throttle.lift();
+    let status = child.wait().unwrap();
+    let (doc, at) = printed.expect("no report within 30 s");
+    let wall = at - started;
+    eprintln!("triage --bound 5 of 4 loop devices (one slow, one hung): report after {wall:?}");
+    assert!(
+        wall < Duration::from_millis(5000 + 2500),
+        "the report came after {wall:?}"
+    );
+    assert!(status.code().is_some(), "{status:?}");
+    let disks = doc["disks"].as_array().unwrap();
+    assert_eq!(disks.len(), 4);
+    let disk = |name: &str| disks.iter().find(|d| d["device"] == name).unwrap();
+    let hung = disk(&devs[2].name);
+    let problems = hung["problems"].to_string();
+    assert!(
+        problems.contains("did not finish within the 5 s bound"),
+        "{hung:#}"
+    );
+    let slow = disk(&devs[1].name);
+    assert!(
+        slow["problems"]
+            .to_string()
+            .contains("stopped at the time bound"),
+        "{slow:#}"
+    );
+    for plain in [&devs[0], &devs[3]] {
+        assert_measured(disk(&plain.name));
+    }
+}
+
+#[test]
+fn sixteen_loop_devices_at_once_within_the_default_bound() {
+    if !root_or_skip("sixteen_loop_devices_at_once_within_the_default_bound") {
+        return;
+    }
+    let dir = shm_scratch();
+    let history = scratch();
+    let devs: Vec<LoopDev> = (0..16)
+        .map(|i| loop_with_data(dir.path(), &format!("many{i}.img"), 1 << 30))
+        .collect();
+    let mut args: Vec<&str> = devs.iter().map(|d| d.name.as_str()).collect();
+    args.push("--json");
+    let started = Instant::now();
+    let out = triage_cmd(history.path(), &args).output().unwrap();
+    let wall = started.elapsed();
+    eprintln!("triage of 16 loop devices (1 GiB each, default bound): {wall:?}");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(wall < Duration::from_secs(60 + 3), "{wall:?}");
+    let doc = json(&out.stdout);
+    let disks = doc["disks"].as_array().unwrap();
+    assert_eq!(disks.len(), 16);
+    for d in disks {
+        assert_eq!(d["verdict"], "healthy", "{d:#}");
+        assert_measured(d);
+    }
+}
+
+#[test]
+fn an_unknown_device_is_an_error() {
+    if !root_or_skip("an_unknown_device_is_an_error") {
+        return;
+    }
+    let history = scratch();
+    for name in ["nosuchdisk9", "/dev/nosuchdisk9", "../sda"] {
+        let out = triage_cmd(history.path(), &[name]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
+        assert!(stderr(&out).contains("nosuchdisk9") || name == "../sda");
+        assert!(out.stdout.is_empty());
+    }
+    // A bound of nothing is a usage error.
+    let out = triage_cmd(history.path(), &["loop0", "--bound", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn a_mounted_device_is_triaged() {
+    if !root_or_skip("a_mounted_device_is_triaged") {
+        return;
+    }
+    let dir = shm_scratch();
+    let history = scratch();
+    let image = sparse_image(dir.path(), "fs.img", 128 << 20);
+    let dev = LoopDev::attach(&image, &[]);
+    let _mount = Mounted::ext4(dev.path_str(), &dir.path().join("mnt"));
+    let before = counters(&dev.name);
+    let out = triage_cmd(history.path(), &[dev.path_str(), "--json", "--quick"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out.stdout);
+    assert_measured(&doc["disks"][0]);
+    // The triage read it; any write is the mounted file system's own (a journal commit), not
+    // the triage's: at most a few.
+    let now = counters(&dev.name);
+    assert!(now[1] > before[1]);
+    assert!(now[2] - before[2] < 4, "{before:?} -> {now:?}");
+}
