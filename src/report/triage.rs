@@ -1,9 +1,17 @@
-//! The triage's outputs: the 80-column table (one line per disk, worst first), the JSON
-//! report (a stable schema, `docs/triage.md`), the Prometheus text for node_exporter's textfile
-//! collector, and the exit status (the worst verdict).
-//!
-//! SKELETON: the `h7-rules` helper's work.
+//! The triage's outputs: the 80-column table (one line per disk, worst first, then every
+//! disk that is not healthy with its findings and next steps), the JSON report (a stable
+//! schema, `docs/triage.md`), the Prometheus text for node_exporter's textfile collector,
+//! and the exit status (the worst verdict).
 
+use std::cmp::Reverse;
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::table::{Column, render, wrap};
+use crate::history::utc_rfc3339;
+use crate::model::text::neutralize_controls;
+use crate::triage::rules::{ata_raw, nvme, smart};
 use crate::triage::{Change, DiskFacts, Judgement, TriageVerdict};
 
 /// One disk of a triage: what was gathered, the verdict, and what changed since the last one.
@@ -33,31 +41,462 @@ impl TriageReport {
             .max()
             .unwrap_or(TriageVerdict::Healthy)
     }
+
+    /// The disks worst first, then by device name: the order of every output.
+    pub fn ordered(&self) -> Vec<&DiskReport> {
+        let mut disks: Vec<&DiskReport> = self.disks.iter().collect();
+        disks.sort_by(|a, b| {
+            (Reverse(a.judgement.verdict), &a.facts.identity.device)
+                .cmp(&(Reverse(b.judgement.verdict), &b.facts.identity.device))
+        });
+        disks
+    }
 }
 
-/// The table: one line per disk, worst first, fitting `width` columns (80 at least).
+/// The narrowest table `render_table` draws.
+pub const MIN_WIDTH: usize = 80;
+
+/// The table: a heading, one line per disk worst first, then each disk that is not healthy
+/// with all its findings and next steps, and what changed since the last triage. Fits
+/// `width` columns (80 at least).
 pub fn render_table(report: &TriageReport, width: usize) -> String {
-    let _ = width;
-    report
-        .disks
+    let width = width.max(MIN_WIDTH);
+    let disks = report.ordered();
+    let mut out = String::new();
+    let host = report
+        .host
+        .as_deref()
+        .map(|h| format!(" on {}", neutralize_controls(h)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "Triage of {}{host}: {} (took {:.1} s, bound {:.0} s)",
+        plural(disks.len(), "disk", "disks"),
+        report.worst().as_str(),
+        report.seconds,
+        report.bound_seconds
+    );
+    if disks.is_empty() {
+        out.push_str("No disks to triage.\n");
+        return out;
+    }
+    out.push('\n');
+    let columns = [
+        Column::left("DEVICE"),
+        Column::left("VERDICT"),
+        Column::left("MODEL").shrink_to(8, 1),
+        Column::left("FINDING").shrink_to(16, 0),
+    ];
+    let rows: Vec<Vec<String>> = disks
         .iter()
         .map(|d| {
-            format!(
-                "{} {}\n",
-                d.facts.identity.device,
-                d.judgement.verdict.as_str()
-            )
+            let first = d
+                .judgement
+                .findings
+                .first()
+                .map(|f| neutralize_controls(&f.sentence))
+                .unwrap_or_default();
+            vec![
+                neutralize_controls(&d.facts.identity.device),
+                d.judgement.verdict.as_str().to_string(),
+                model_words(&d.facts),
+                first,
+            ]
         })
-        .collect()
+        .collect();
+    // Cut to 18 before fitting: the finding needs the room more than a long model name.
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|mut r| {
+            r[2] = super::table::fit(&r[2], 18);
+            r
+        })
+        .collect();
+    out.push_str(&render(&columns, &rows, width));
+    for d in &disks {
+        let shown = d.judgement.verdict != TriageVerdict::Healthy || !d.changes.is_empty();
+        if !shown {
+            continue;
+        }
+        out.push('\n');
+        out.push_str(&disk_details(d, width));
+    }
+    out
 }
 
-/// The JSON report (`docs/triage.md` documents the schema).
-pub fn to_json(report: &TriageReport) -> serde_json::Value {
-    serde_json::json!({ "schema": 1, "disks": report.disks.len() })
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
 }
 
-/// The Prometheus text exposition for node_exporter's textfile collector.
+fn model_words(facts: &DiskFacts) -> String {
+    facts
+        .identity
+        .model
+        .as_deref()
+        .map(neutralize_controls)
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// A disk's block under the table: who it is, each finding with its next step, what
+/// could not be read (when it is not healthy), what changed.
+fn disk_details(d: &DiskReport, width: usize) -> String {
+    let id = &d.facts.identity;
+    let head = format!(
+        "/dev/{}: {} ",
+        neutralize_controls(&id.device),
+        d.judgement.verdict.as_str()
+    );
+    let mut who = Vec::new();
+    if let Some(model) = &id.model {
+        who.push(neutralize_controls(model));
+    }
+    if let Some(serial) = &id.serial {
+        who.push(format!("serial {}", neutralize_controls(serial)));
+    }
+    if id.capacity_bytes > 0 {
+        who.push(crate::model::Bytes(id.capacity_bytes).to_string());
+    }
+    let who = if who.is_empty() {
+        String::new()
+    } else {
+        format!("({})", who.join(", "))
+    };
+    let mut out = wrap(&head, &who, width);
+    for f in &d.judgement.findings {
+        let tag = format!("  [{}] ", f.severity.as_str());
+        out.push_str(&wrap(&tag, &neutralize_controls(&f.sentence), width));
+        out.push_str(&wrap(
+            "      next: ",
+            &neutralize_controls(&f.next_step),
+            width,
+        ));
+    }
+    // An unknown disk's finding already gives the reasons.
+    if !matches!(
+        d.judgement.verdict,
+        TriageVerdict::Healthy | TriageVerdict::Unknown
+    ) {
+        for p in &d.facts.problems {
+            out.push_str(&wrap("  not read: ", &neutralize_controls(p), width));
+        }
+    }
+    for c in &d.changes {
+        out.push_str(&wrap(
+            "  changed: ",
+            &neutralize_controls(&c.to_string()),
+            width,
+        ));
+    }
+    out
+}
+
+/// The JSON report (`docs/triage.md` documents the schema): disks worst first, then by name.
+pub fn to_json(report: &TriageReport) -> Value {
+    let worst = report.worst();
+    json!({
+        "schema": 1,
+        "host": report.host,
+        "started": utc_rfc3339(report.started_unix),
+        "seconds": report.seconds,
+        "bound_seconds": report.bound_seconds,
+        "verdict": worst.as_str(),
+        "exit_status": worst.exit_status(),
+        "disks": report.ordered().into_iter().map(disk_json).collect::<Vec<_>>(),
+    })
+}
+
+fn disk_json(d: &DiskReport) -> Value {
+    let f = &d.facts;
+    let id = &f.identity;
+    json!({
+        "device": id.device,
+        "verdict": d.judgement.verdict.as_str(),
+        "identity": {
+            "model": id.model,
+            "serial": id.serial,
+            "wwn": id.wwn,
+            "firmware": id.firmware,
+            "capacity_bytes": id.capacity_bytes,
+            "logical_block_size": id.logical_block_size,
+            "transport": id.transport.map(|t| t.as_str()),
+            "rotation_rpm": id.rotation_rpm,
+        },
+        "findings": d.judgement.findings,
+        "problems": f.problems,
+        "smart": smart_json(f),
+        "logs": logs_json(f),
+        "link": f.link,
+        "measurements": measurements_json(f),
+        "changes": d.changes.iter().map(Change::to_json).collect::<Vec<_>>(),
+        "seconds": f.seconds,
+    })
+}
+
+fn smart_json(f: &DiskFacts) -> Value {
+    let Some(h) = &f.smart else {
+        return Value::Null;
+    };
+    let n = nvme(f);
+    json!({
+        "verdict": h.verdict,
+        "reallocated_sectors": ata_raw(f, 5),
+        "pending_sectors": ata_raw(f, 197),
+        "offline_uncorrectable": ata_raw(f, 198),
+        "crc_errors": ata_raw(f, 199),
+        "reported_uncorrect": ata_raw(f, 187),
+        "critical_warning": n.map(|n| n.critical_warning),
+        "media_errors": n.map(|n| u64::try_from(n.media_errors).unwrap_or(u64::MAX)),
+        "available_spare": n.map(|n| n.available_spare_pct),
+        "available_spare_threshold": n.map(|n| n.available_spare_threshold_pct),
+        "percentage_used": n.map(|n| n.percentage_used),
+        "warning_temp_minutes": n.map(|n| n.warning_temp_minutes),
+        "critical_temp_minutes": n.map(|n| n.critical_temp_minutes),
+        "power_on_hours": smart(f).and_then(|h| h.power_on_hours),
+        "temperature_c": smart(f).and_then(|h| h.temperature_c),
+    })
+}
+
+fn logs_json(f: &DiskFacts) -> Value {
+    let Some(logs) = &f.logs else {
+        return Value::Null;
+    };
+    let errors = logs.error_log.read();
+    let last_self_test = logs
+        .last_finished_self_test()
+        .map(|t| format!("{}: {} (at {} h)", t.kind, t.result, t.power_on_hours))
+        .or_else(|| logs.self_test.last.clone());
+    json!({
+        "errors": errors.map(|e| e.count),
+        "last_error_power_on_hours": errors
+            .and_then(|e| e.entries.first())
+            .and_then(|e| e.power_on_hours),
+        "last_self_test": last_self_test,
+    })
+}
+
+fn measurements_json(f: &DiskFacts) -> Value {
+    let m = &f.measurements;
+    let block = u64::from(f.identity.logical_block_size.max(1));
+    let surface = m.surface.as_ref().map(|s| {
+        json!({
+            "reads": s.reads,
+            "read_bytes": s.read_bytes,
+            "buckets": s.buckets.iter().map(|(b, blocks)| json!({
+                "label": b.label(), "upto_ms": b.upto_ms(), "blocks": blocks,
+            })).collect::<Vec<_>>(),
+            "unreadable": s.unreadable.iter().map(|(offset, errno)| json!({
+                "offset": offset, "lba": offset / block, "errno": errno,
+            })).collect::<Vec<_>>(),
+            "slow": s.slow.iter().map(|(offset, ms)| json!({
+                "offset": offset, "ms": ms,
+            })).collect::<Vec<_>>(),
+        })
+    });
+    let random = (m.random_read_p50_ms.is_some() || m.random_read_p99_ms.is_some())
+        .then(|| json!({"p50_ms": m.random_read_p50_ms, "p99_ms": m.random_read_p99_ms}));
+    let temperature = (m.temperature_min_c.is_some() || m.temperature_max_c.is_some())
+        .then(|| json!({"min": m.temperature_min_c, "max": m.temperature_max_c}));
+    json!({
+        "surface": surface,
+        "seq_read": m.seq,
+        "random_read_qd1": random,
+        "temperature_c": temperature,
+    })
+}
+
+/// A label value escaped as the Prometheus text format says: backslash, double quote and
+/// line feed.
+pub fn escape_label(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One metric family: its samples (labels, value), written with HELP and TYPE only when it
+/// has any.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    samples: Vec<(String, f64)>,
+}
+
+impl Family {
+    fn new(name: &'static str, help: &'static str) -> Self {
+        Family {
+            name,
+            help,
+            samples: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, labels: &str, value: Option<f64>) {
+        if let Some(v) = value.filter(|v| v.is_finite()) {
+            self.samples.push((labels.to_string(), v));
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        if self.samples.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
+        let _ = writeln!(out, "# TYPE {} gauge", self.name);
+        for (labels, v) in &self.samples {
+            if labels.is_empty() {
+                let _ = writeln!(out, "{} {v}", self.name);
+            } else {
+                let _ = writeln!(out, "{}{{{labels}}} {v}", self.name);
+            }
+        }
+    }
+}
+
+/// The verdict as the `disktriage_verdict` series gives it.
+pub fn verdict_number(v: TriageVerdict) -> f64 {
+    match v {
+        TriageVerdict::Healthy => 0.0,
+        TriageVerdict::Suspect => 1.0,
+        TriageVerdict::Failing => 2.0,
+        TriageVerdict::Unknown => 3.0,
+    }
+}
+
+/// The Prometheus text exposition for node_exporter's textfile collector: every series a
+/// gauge, one sample per disk labelled by device, model and serial; a value not known leaves
+/// its sample out.
 pub fn prom_text(report: &TriageReport) -> String {
-    let _ = report;
-    String::new()
+    let mut verdict = Family::new(
+        "disktriage_verdict",
+        "The disk's triage verdict: 0 healthy, 1 suspect, 2 failing, 3 unknown.",
+    );
+    let mut findings = Family::new(
+        "disktriage_findings",
+        "The number of findings of the disk's triage.",
+    );
+    let mut pending = Family::new(
+        "disktriage_smart_pending_sectors",
+        "ATA 197 Current_Pending_Sector: sectors the drive could not read.",
+    );
+    let mut reallocated = Family::new(
+        "disktriage_smart_reallocated_sectors",
+        "ATA 5 Reallocated_Sector_Ct: sectors remapped to spares.",
+    );
+    let mut media = Family::new(
+        "disktriage_smart_media_errors",
+        "NVMe media and data integrity errors.",
+    );
+    let mut critical = Family::new(
+        "disktriage_smart_critical_warning",
+        "The NVMe critical-warning byte (0: no warning).",
+    );
+    let mut used = Family::new(
+        "disktriage_smart_percentage_used",
+        "NVMe percentage used of the rated endurance.",
+    );
+    let mut seq = Family::new(
+        "disktriage_seq_read_bytes_per_second",
+        "Sequential read speed at the start, middle and end of the disk.",
+    );
+    let mut p99 = Family::new(
+        "disktriage_random_read_p99_seconds",
+        "QD1 random read latency, 99th percentile.",
+    );
+    let mut temperature = Family::new(
+        "disktriage_temperature_celsius",
+        "The highest drive temperature seen during the triage.",
+    );
+    let mut unreadable = Family::new(
+        "disktriage_surface_unreadable_samples",
+        "Sampled surface reads that failed.",
+    );
+    for d in report.ordered() {
+        let f = &d.facts;
+        let id = &f.identity;
+        let labels = format!(
+            "device=\"{}\",model=\"{}\",serial=\"{}\"",
+            escape_label(&id.device),
+            escape_label(id.model.as_deref().unwrap_or("")),
+            escape_label(id.serial.as_deref().unwrap_or(""))
+        );
+        verdict.add(&labels, Some(verdict_number(d.judgement.verdict)));
+        findings.add(&labels, Some(d.judgement.findings.len() as f64));
+        pending.add(&labels, ata_raw(f, 197).map(|v| v as f64));
+        reallocated.add(&labels, ata_raw(f, 5).map(|v| v as f64));
+        let n = nvme(f);
+        media.add(&labels, n.map(|n| n.media_errors as f64));
+        critical.add(&labels, n.map(|n| f64::from(n.critical_warning)));
+        used.add(&labels, n.map(|n| f64::from(n.percentage_used)));
+        for s in &f.measurements.seq {
+            let position = match s.position {
+                crate::triage::SeqPosition::Start => "start",
+                crate::triage::SeqPosition::Middle => "middle",
+                crate::triage::SeqPosition::End => "end",
+            };
+            seq.add(
+                &format!("{labels},position=\"{position}\""),
+                Some(s.mb_per_s * 1e6),
+            );
+        }
+        p99.add(
+            &labels,
+            f.measurements.random_read_p99_ms.map(|ms| ms / 1000.0),
+        );
+        temperature.add(
+            &labels,
+            f.measurements
+                .temperature_max_c
+                .or_else(|| smart(f).and_then(|h| h.temperature_c))
+                .map(|t| t as f64),
+        );
+        unreadable.add(
+            &labels,
+            f.measurements
+                .surface
+                .as_ref()
+                .map(|s| s.unreadable.len() as f64),
+        );
+    }
+    let mut last = Family::new(
+        "disktriage_last_triage_timestamp_seconds",
+        "When the last triage started, in seconds since the Unix epoch.",
+    );
+    last.add("", Some(report.started_unix as f64));
+    let mut duration = Family::new(
+        "disktriage_triage_duration_seconds",
+        "How long the last triage took.",
+    );
+    duration.add("", Some(report.seconds));
+    let mut out = String::new();
+    for family in [
+        &verdict,
+        &findings,
+        &pending,
+        &reallocated,
+        &media,
+        &critical,
+        &used,
+        &seq,
+        &p99,
+        &temperature,
+        &unreadable,
+        &last,
+        &duration,
+    ] {
+        family.write(&mut out);
+    }
+    out
 }
+
+#[cfg(test)]
+mod tests;

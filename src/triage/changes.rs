@@ -13,9 +13,8 @@ use std::fmt;
 use serde::Serialize;
 
 use super::facts::DiskFacts;
-use super::rules::{Judgement, number, seq_mean};
+use super::rules::{Judgement, ata_raw, number, nvme, seq_mean, smart};
 use crate::history::{TriageRecord, utc_minute};
-use crate::model::{AtaAttribute, SmartHealth, Verdict};
 
 /// One value that changed: "pending sectors 0 -> 24 since 2026-11-20 14:05 UTC".
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -71,17 +70,13 @@ pub fn record_of(facts: &DiskFacts, judgement: &Judgement) -> TriageRecord {
             values.insert(name.to_string(), v);
         }
     };
-    let smart = facts
-        .smart
-        .as_ref()
-        .filter(|h| h.verdict != Verdict::Unavailable);
-    let raw = |id: u8| ata_attribute(smart, id).map(|a| a.raw as f64);
+    let raw = |id: u8| ata_raw(facts, id).map(|v| v as f64);
     put(PENDING, raw(197));
     put(REALLOCATED, raw(5));
     put(OFFLINE_UNCORRECTABLE, raw(198));
     put(REPORTED_UNCORRECT, raw(187));
     put(CRC_ERRORS, raw(199));
-    let nvme = smart.and_then(|h| h.nvme.as_ref());
+    let nvme = nvme(facts);
     put(
         CRITICAL_WARNING,
         nvme.map(|n| f64::from(n.critical_warning)),
@@ -117,7 +112,7 @@ pub fn record_of(facts: &DiskFacts, judgement: &Judgement) -> TriageRecord {
     put(
         TEMPERATURE,
         m.temperature_max_c
-            .or_else(|| smart.and_then(|h| h.temperature_c))
+            .or_else(|| smart(facts).and_then(|h| h.temperature_c))
             .map(|t| t as f64),
     );
     TriageRecord {
@@ -129,15 +124,6 @@ pub fn record_of(facts: &DiskFacts, judgement: &Judgement) -> TriageRecord {
             .map(|f| f.rule.to_string())
             .collect(),
     }
-}
-
-fn ata_attribute(smart: Option<&SmartHealth>, id: u8) -> Option<&AtaAttribute> {
-    smart?
-        .ata
-        .as_ref()?
-        .attributes
-        .iter()
-        .find(|a| a.id == id && a.known)
 }
 
 /// The values that changed between an earlier record (made at `since_unix`) and now, in
@@ -186,7 +172,9 @@ impl Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AtaSmart, AtaSmartStatus, AttributeState, SmartReading, Transport};
+    use crate::model::{
+        AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, SmartReading, Transport,
+    };
     use crate::triage::facts::{SeqPosition, SeqRead, SurfaceSample};
     use crate::triage::rules::judge;
 

@@ -273,7 +273,7 @@ fn dev(disk: &DiskFacts) -> String {
 }
 
 /// SMART data that could be read (not `Verdict::Unavailable`).
-fn smart(disk: &DiskFacts) -> Option<&SmartHealth> {
+pub fn smart(disk: &DiskFacts) -> Option<&SmartHealth> {
     disk.smart
         .as_ref()
         .filter(|h| h.verdict != Verdict::Unavailable)
@@ -289,7 +289,14 @@ fn ata_attribute(disk: &DiskFacts, id: u8) -> Option<&AtaAttribute> {
         .find(|a| a.id == id && a.known)
 }
 
-fn nvme(disk: &DiskFacts) -> Option<&NvmeHealth> {
+/// The raw value of a known ATA attribute in the readable SMART data (the whole 48 bits):
+/// what the rules judge, the history keeps and the reports print.
+pub fn ata_raw(disk: &DiskFacts, id: u8) -> Option<u64> {
+    ata_attribute(disk, id).map(|a| a.raw)
+}
+
+/// The NVMe health log of the readable SMART data.
+pub fn nvme(disk: &DiskFacts) -> Option<&NvmeHealth> {
     smart(disk)?.nvme.as_ref()
 }
 
