@@ -6,6 +6,10 @@
 //! - `rules`: the one table of stated rules and `judge`, pure functions over `facts`.
 //! - `gather`: reads the facts of the chosen disks (through `sys`) and measures them, in
 //!   parallel and within the bound, reporting progress per disk.
+//! - `measure`: the reads themselves over a `BlockReader` (surface samples, sequential, QD1
+//!   random), each stopping at its limit; `plan`: their pure arithmetic (strata, aligned
+//!   offsets, percentiles, MB/s); `link`: the negotiated link against the best both ends
+//!   support.
 //!
 //! The JSON schema, the Prometheus series and the exit status are `report::triage`'s.
 

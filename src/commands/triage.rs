@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 
 use crate::cli::TriageArgs;
-use crate::history::{History, HistoryEntry, TRIAGE_TEST};
+use crate::history::{History, HistoryEntry};
 use crate::model::text::neutralize_controls;
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::triage::{DiskReport, TriageReport, prom_text, render_table, to_json};
@@ -52,6 +52,15 @@ pub fn triage(
             })
         })
         .transpose()?;
+    // A link, a FIFO or a directory at --prom's name is refused now, not after the reads.
+    if let Some(out) = &prom_out {
+        out.read_existing().with_context(|| {
+            format!(
+                "cannot write --prom {}",
+                neutralize_controls(&out.path.display().to_string())
+            )
+        })?;
+    }
     let options = GatherOptions {
         bound: args.bound.unwrap_or(if args.quick {
             QUICK_BOUND
@@ -97,13 +106,10 @@ pub fn triage(
         let name = facts.identity.device.clone();
         let disk = root.disk_identity(&name);
         let record = triage::changes::record_of(&facts, &judgement);
-        let previous = loaded.as_ref().ok().and_then(|l| {
-            l.of_disk(&disk)
-                .filter(|e| e.test == TRIAGE_TEST)
-                .filter_map(|e| e.triage.as_ref().map(|t| (e.started_unix, t)))
-                .filter(|(when, _)| *when <= started_unix)
-                .last()
-        });
+        let previous = loaded
+            .as_ref()
+            .ok()
+            .and_then(|l| l.last_triage(&disk, started_unix));
         let changes = previous
             .map(|(since, before)| triage::changes::changes(before, since, &record))
             .unwrap_or_default();

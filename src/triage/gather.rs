@@ -303,6 +303,8 @@ fn gather_one(
     r.update(|f| f.link = link);
 
     r.step("SMART", 0.05);
+    let warning = drives.nvme_warning_temperature(&dev);
+    r.update(|f| f.temperature_warning_c = warning);
     let mut temps: Vec<i64> = Vec::new();
     match drive_state::smart_report(drives, &dev) {
         Ok((health, logs)) => {

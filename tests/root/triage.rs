@@ -226,9 +226,18 @@ fn triage_of_loop_devices_measures_judges_healthy_and_writes_nothing() {
     let b = loop_with_data(dir.path(), "b.img", 256 << 20);
     let sums = [checksum(&a.image), checksum(&b.image)];
     let before = [counters(&a.name), counters(&b.name)];
+    let prom = history.path().join("disktriage.prom");
     let out = triage_cmd(
         history.path(),
-        &[&a.name, b.path_str(), "--json", "--bound", "30"],
+        &[
+            &a.name,
+            b.path_str(),
+            "--json",
+            "--bound",
+            "30",
+            "--prom",
+            prom.to_str().unwrap(),
+        ],
     )
     .output()
     .unwrap();
@@ -268,6 +277,14 @@ fn triage_of_loop_devices_measures_judges_healthy_and_writes_nothing() {
         );
     }
     assert_eq!([checksum(&a.image), checksum(&b.image)], sums);
+    // The Prometheus file is there, and no temporary file is left beside it.
+    assert!(prom.is_file());
+    let leftovers: Vec<String> = fs::read_dir(history.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert_eq!(leftovers, Vec::<String>::new());
     // Each disk is in the history, as a triage.
     let text = fs::read_to_string(history.path().join("history.jsonl")).unwrap();
     let entries: Vec<serde_json::Value> = text.lines().map(|l| json(l.as_bytes())).collect();
@@ -375,6 +392,55 @@ fn the_bound_holds_when_reads_are_slow_or_hang() {
 }
 
 #[test]
+fn ctrl_c_ends_the_triage_with_what_was_gathered() {
+    let test = "ctrl_c_ends_the_triage_with_what_was_gathered";
+    if !root_or_skip(test) {
+        return;
+    }
+    let Some(mut throttle) = Throttle::new(test) else {
+        return;
+    };
+    let dir = shm_scratch();
+    let history = scratch();
+    let plain = loop_with_data(dir.path(), "plain.img", 256 << 20);
+    let hung = loop_with_data(dir.path(), "hung.img", 256 << 20);
+    throttle.limit(&hung.name, "read_bps_device", 1);
+    let cmd = throttle.wrap(&triage_cmd(
+        history.path(),
+        &[&plain.name, &hung.name, "--json"],
+    ));
+    let mut cmd = cmd;
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let signalled = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let printed = json_when_printed(&mut child, Duration::from_secs(20));
+    throttle.lift();
+    let status = child.wait().unwrap();
+    let (doc, at) = printed.expect("no report within 20 s of the signal");
+    let after = at - signalled;
+    assert!(
+        after < Duration::from_secs(3),
+        "the report came {after:?} after SIGINT"
+    );
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let disks = doc["disks"].as_array().unwrap();
+    let disk = |name: &str| disks.iter().find(|d| d["device"] == name).unwrap();
+    assert_measured(disk(&plain.name));
+    assert!(
+        disk(&hung.name)["problems"]
+            .to_string()
+            .contains("stopped by the admin"),
+        "{:#}",
+        disk(&hung.name)
+    );
+}
+
+#[test]
 fn sixteen_loop_devices_at_once_within_the_default_bound() {
     if !root_or_skip("sixteen_loop_devices_at_once_within_the_default_bound") {
         return;
@@ -418,6 +484,46 @@ fn an_unknown_device_is_an_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn a_prom_path_that_is_a_link_or_a_fifo_is_refused_before_any_read() {
+    if !root_or_skip("a_prom_path_that_is_a_link_or_a_fifo_is_refused_before_any_read") {
+        return;
+    }
+    let dir = shm_scratch();
+    let history = scratch();
+    let dev = loop_with_data(dir.path(), "p.img", 64 << 20);
+    let target = history.path().join("elsewhere");
+    fs::write(&target, "keep me\n").unwrap();
+    let link = history.path().join("link.prom");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let fifo = history.path().join("fifo.prom");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    for prom in [&link, &fifo] {
+        let before = counters(&dev.name);
+        let started = Instant::now();
+        let out = triage_cmd(
+            history.path(),
+            &[&dev.name, "--quick", "--prom", prom.to_str().unwrap()],
+        )
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("--prom"), "{}", stderr(&out));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "it waited on the FIFO"
+        );
+        assert_eq!(counters(&dev.name)[1], before[1], "the disk was read first");
+    }
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 #[test]

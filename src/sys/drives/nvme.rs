@@ -247,6 +247,20 @@ fn self_test(
     Ok((log, status))
 }
 
+impl LinuxDrives {
+    /// The NVMe controller's own warning temperature (Identify Controller WCTEMP) in degrees
+    /// Celsius, for the triage's temperature rule; `None` for other transports, when the
+    /// controller reports none (0) or cannot be asked.
+    pub fn nvme_warning_temperature(&self, dev: &BlockDevice) -> Option<i64> {
+        if dev.transport != Transport::Nvme {
+            return None;
+        }
+        let (file, path) = self.open(dev).ok()?;
+        let kelvin = controller(&file, &path).ok()?.warning_temp_kelvin;
+        (kelvin > 0).then(|| i64::from(kelvin) - 273)
+    }
+}
+
 fn controller(file: &File, path: &Path) -> Result<NvmeController, DriveError> {
     let mut page = vec![0u8; IDENTIFY_LEN];
     admin(

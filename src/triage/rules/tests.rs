@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::model::{
-    AtaSmart, DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestLog, SelfTestStatus,
-    SmartReading, Transport,
+    AtaSmart, AtaSmartStatus, AttributeState, DriveLogs, ErrorEntry, ErrorLog, LogRead,
+    SelfTestEntry, SelfTestLog, SelfTestOutcome, SelfTestStatus, SmartReading, Transport,
 };
 use crate::smart::{assess, parse_health_log, parse_smartctl_json, parse_smartctl_logs};
 use crate::triage::facts::{LinkState, SeqPosition, SeqRead, SurfaceSample};

@@ -1,0 +1,581 @@
+//! The checks of `RULES`, one function each, with the thresholds they judge by and where
+//! each comes from. Each returns its findings unstamped (`Rule::apply` stamps the rule's id
+//! and severity).
+
+use super::{Finding, ata_count, dev, hit, number, nvme, plural, smart};
+use crate::model::{AtaSmartStatus, AttributeState, SelfTestOutcome, Verdict};
+use crate::triage::facts::DiskFacts;
+
+/// Unknown: nothing at all could be read, so no rule could judge. The reason is the
+/// gathering's own (`DiskFacts::problems`).
+pub(super) fn nothing_read(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let m = &disk.measurements;
+    let measured = m.surface.as_ref().is_some_and(|s| s.reads > 0)
+        || !m.seq.is_empty()
+        || m.random_read_p50_ms.is_some();
+    if smart(disk).is_some() || measured {
+        return Vec::new();
+    }
+    let mut why: Vec<String> = disk.problems.clone();
+    if let Some(reason) = disk
+        .smart
+        .as_ref()
+        .and_then(|h| h.unavailable_reason.clone())
+        && !why.iter().any(|p| p.contains(&reason))
+    {
+        why.insert(0, reason);
+    }
+    let why = if why.is_empty() {
+        "no reason was recorded".to_string()
+    } else {
+        why.join("; ")
+    };
+    hit(
+        format!("nothing could be read from the disk: {why}"),
+        format!(
+            "check that {} answers (dmesg, the cable, power) and that disktriage runs as root",
+            dev(disk)
+        ),
+        None,
+        None,
+    )
+}
+
+/// smartctl's and the drive's own verdict: SMART RETURN STATUS failing, smartctl's
+/// `smart_status.passed` false, or a prefailure attribute failing now when the status is
+/// unknown (`crate::smart::verdict`). NVMe critical warnings have their own rule, by name.
+pub(super) fn smart_failed(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(h) = smart(disk) else {
+        return Vec::new();
+    };
+    let reasons: Vec<&str> = h
+        .findings
+        .iter()
+        .filter(|f| f.severity == Verdict::Failed)
+        .map(|f| f.text.as_str())
+        .filter(|t| !t.starts_with("NVMe critical warning"))
+        .collect();
+    if reasons.is_empty() {
+        return Vec::new();
+    }
+    hit(
+        format!(
+            "the drive's SMART overall health is FAILED: {}",
+            reasons.join("; ")
+        ),
+        "back up now, then replace the disk",
+        None,
+        None,
+    )
+}
+
+/// 197: sectors the drive could not read and waits to reallocate. Any is data at risk now
+/// (libatasmart's BAD_SECTOR; Backblaze counts it among its five failure predictors).
+pub(super) fn ata_pending(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let device = dev(disk);
+    ata_count(
+        disk,
+        197,
+        |n| {
+            format!(
+                "{} the drive could not read (pending reallocation)",
+                plural(n, "sector", "sectors")
+            )
+        },
+        &format!("back up now, then run `disktriage scan {device}` for the full map; replace"),
+    )
+}
+
+/// 198: sectors the offline scan found uncorrectable (libatasmart's BAD_SECTOR; Backblaze).
+pub(super) fn ata_offline_uncorrectable(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let device = dev(disk);
+    ata_count(
+        disk,
+        198,
+        |n| {
+            format!(
+                "{} found uncorrectable by the drive's offline scan",
+                plural(n, "sector", "sectors")
+            )
+        },
+        &format!("back up now, then run `disktriage scan {device}` for the full map; replace"),
+    )
+}
+
+/// The NVMe SMART/Health log's critical-warning byte (NVMe base spec, log page 02h byte 0);
+/// smartctl fails the drive on any bit. The sentence names the bits.
+pub(super) fn nvme_critical_warning(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(n) = nvme(disk).filter(|n| n.critical_warning != 0) else {
+        return Vec::new();
+    };
+    let names = if n.critical_warnings.is_empty() {
+        format!("bits 0x{:02x}", n.critical_warning)
+    } else {
+        n.critical_warnings.join(", ")
+    };
+    // Bit 1 alone is the temperature: the room or the airflow, not yet the drive.
+    let next = if n.critical_warning == 0x02 {
+        "check the cooling and airflow now; back up"
+    } else {
+        "back up now, then replace the drive"
+    };
+    hit(
+        format!("the NVMe drive raises a critical warning: {names}"),
+        next,
+        Some(f64::from(n.critical_warning)),
+        Some(0.0),
+    )
+}
+
+/// Available spare below the drive's own Available Spare Threshold (NVMe base spec, log page
+/// 02h bytes 3 and 4): the drive runs out of blocks to remap.
+pub(super) fn nvme_spare(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    match nvme(disk) {
+        Some(n) if n.available_spare_pct < n.available_spare_threshold_pct => hit(
+            format!(
+                "the NVMe drive's available spare is {} %, below its own threshold of {} %",
+                n.available_spare_pct, n.available_spare_threshold_pct
+            ),
+            "back up now, then replace the drive",
+            Some(f64::from(n.available_spare_pct)),
+            Some(f64::from(n.available_spare_threshold_pct)),
+        ),
+        _ => Vec::new(),
+    }
+}
+
+/// The newest finished self-test failed (smartctl's exit bit 7; a later passed test
+/// supersedes an old failure, as in `crate::smart::verdict::judge_logs`).
+pub(super) fn self_test_failed(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(t) = disk
+        .logs
+        .as_ref()
+        .and_then(|l| l.last_finished_self_test())
+        .filter(|t| t.outcome == SelfTestOutcome::Failed)
+    else {
+        return Vec::new();
+    };
+    let lba = t
+        .first_failing_lba
+        .map(|l| format!(", first failing LBA {l}"))
+        .unwrap_or_default();
+    hit(
+        format!(
+            "the drive's last self-test ({}, at {} power-on hours) failed: {}{lba}",
+            t.kind, t.power_on_hours, t.result
+        ),
+        "back up now, then replace the disk",
+        t.first_failing_lba.map(|l| l as f64),
+        None,
+    )
+}
+
+/// LBAs named in a sentence, at most.
+const LBAS_NAMED: usize = 5;
+
+/// Any sampled read that failed: the disk returned an error for data it holds.
+pub(super) fn surface_unreadable(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(s) = disk
+        .measurements
+        .surface
+        .as_ref()
+        .filter(|s| !s.unreadable.is_empty())
+    else {
+        return Vec::new();
+    };
+    let block = u64::from(disk.identity.logical_block_size.max(1));
+    let lbas: Vec<String> = s
+        .unreadable
+        .iter()
+        .take(LBAS_NAMED)
+        .map(|(offset, _)| (offset / block).to_string())
+        .collect();
+    let more = s.unreadable.len().saturating_sub(LBAS_NAMED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let n = s.unreadable.len() as u64;
+    hit(
+        format!(
+            "{} of {} sampled reads failed: unreadable at LBA {}{more}",
+            n,
+            s.reads,
+            lbas.join(", ")
+        ),
+        format!(
+            "back up now, then run `disktriage scan {}` for the full map",
+            dev(disk)
+        ),
+        Some(n as f64),
+        Some(0.0),
+    )
+}
+
+/// 5: sectors already remapped. A few are common and stable; Backblaze's statistics show
+/// the failure rate rising with any count above 0, so it is worth watching, not yet failing.
+pub(super) fn ata_reallocated(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    ata_count(
+        disk,
+        5,
+        |n| {
+            format!(
+                "{} already reallocated to spares",
+                plural(n, "sector", "sectors")
+            )
+        },
+        "back up, and triage it again in a few days: a growing count means replace",
+    )
+}
+
+/// 187: reads the drive could not correct with ECC (Backblaze's five; libatasmart).
+pub(super) fn ata_reported_uncorrect(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    ata_count(
+        disk,
+        187,
+        |n| {
+            format!(
+                "the drive reported {} it could not correct",
+                plural(n, "read error", "read errors")
+            )
+        },
+        "back up, and triage it again in a few days: a growing count means replace",
+    )
+}
+
+/// 199: CRC errors on the SATA link. The count never goes down; it is the cable or the port,
+/// not the media (smartmontools' attribute notes).
+pub(super) fn ata_crc(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    ata_count(
+        disk,
+        199,
+        |n| {
+            format!(
+                "{} on the link between disk and port (interface CRC)",
+                plural(n, "transfer error", "transfer errors")
+            )
+        },
+        "check the cable or port (reseat or replace the SATA cable); a count that grows \
+         after that is the port",
+    )
+}
+
+/// A known attribute whose normalized value is at or below the drive's own threshold, now
+/// or in the past (smartctl's WHEN_FAILED column). A prefailure one failing now with the
+/// status unknown is already `smart-failed`.
+pub(super) fn attribute_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(ata) = smart(disk).and_then(|h| h.ata.as_ref()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for a in &ata.attributes {
+        let when = match a.state {
+            AttributeState::FailingNow
+                if !(ata.status == AtaSmartStatus::Unknown && a.prefailure) =>
+            {
+                "now"
+            }
+            AttributeState::FailedInPast => "in the past",
+            _ => continue,
+        };
+        if !a.known {
+            continue;
+        }
+        let threshold = a.threshold.unwrap_or(0);
+        let value = if when == "now" { a.value } else { a.worst };
+        out.extend(hit(
+            format!(
+                "attribute {} {} fell to {value}, at or below the drive's threshold {threshold} \
+                 ({when})",
+                a.id, a.name
+            ),
+            format!(
+                "back up, and run a long self-test (`disktriage smart {} --self-test long`)",
+                dev(disk)
+            ),
+            Some(f64::from(value)),
+            Some(f64::from(threshold)),
+        ));
+    }
+    out
+}
+
+/// NVMe Media and Data Integrity Errors: unrecovered data errors (NVMe base spec, log page
+/// 02h bytes 160-175; smartctl prints them, `crate::smart::verdict` warns on any).
+pub(super) fn nvme_media_errors(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    match nvme(disk) {
+        Some(n) if n.media_errors > 0 => hit(
+            format!(
+                "the NVMe drive counted {} media and data integrity errors",
+                n.media_errors
+            ),
+            "back up, and triage it again in a few days: a growing count means replace",
+            Some(n.media_errors as f64),
+            Some(0.0),
+        ),
+        _ => Vec::new(),
+    }
+}
+
+/// Percentage Used: the vendor's estimate of the rated endurance used; 100 means reached
+/// (NVMe base spec, log page 02h byte 5; it may pass 100).
+pub(super) fn nvme_percentage_used(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    match nvme(disk) {
+        Some(n) if n.percentage_used >= 100 => hit(
+            format!(
+                "the NVMe drive has used {} % of its rated write endurance",
+                n.percentage_used
+            ),
+            "plan to replace the drive; back up",
+            Some(f64::from(n.percentage_used)),
+            Some(100.0),
+        ),
+        _ => Vec::new(),
+    }
+}
+
+/// Warning and Critical Composite Temperature Time: minutes the drive ran above its own
+/// WCTEMP and CCTEMP (NVMe base spec, log page 02h bytes 192-199). Any minute counts.
+pub(super) fn nvme_temperature_time(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(n) = nvme(disk) else {
+        return Vec::new();
+    };
+    if n.warning_temp_minutes == 0 && n.critical_temp_minutes == 0 {
+        return Vec::new();
+    }
+    hit(
+        format!(
+            "the NVMe drive ran {} minutes above its warning temperature and {} above its \
+             critical one",
+            n.warning_temp_minutes, n.critical_temp_minutes
+        ),
+        "check the cooling and airflow (a heatsink, the fans)",
+        Some(f64::from(n.warning_temp_minutes) + f64::from(n.critical_temp_minutes)),
+        Some(0.0),
+    )
+}
+
+/// Errors are "recent" within this many power-on hours (a week of running). Older ones are
+/// common on healthy drives and not judged, as `crate::smart::verdict` notes them only.
+pub const RECENT_ERROR_HOURS: u64 = 168;
+
+/// The drive's error log: an error logged within `RECENT_ERROR_HOURS` of the current
+/// power-on hours. Only where the log gives the hour of the error (ATA); an NVMe error log
+/// has no age and is not judged.
+pub(super) fn error_log_recent(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(log) = disk.logs.as_ref().and_then(|l| l.error_log.read()) else {
+        return Vec::new();
+    };
+    let (Some(now), Some(newest)) = (
+        smart(disk).and_then(|h| h.power_on_hours),
+        log.entries.first(),
+    ) else {
+        return Vec::new();
+    };
+    let Some(at) = newest.power_on_hours else {
+        return Vec::new();
+    };
+    // The ATA log's hours wrap at 65536; an hour "in the future" is not judged.
+    let Some(age) = now.checked_sub(at).filter(|a| *a <= RECENT_ERROR_HOURS) else {
+        return Vec::new();
+    };
+    hit(
+        format!(
+            "the drive logged {} over its life, the newest {age} power-on hours ago: {}",
+            plural(log.count, "error", "errors"),
+            newest.error
+        ),
+        format!(
+            "look at the error log (`disktriage smart {}`) and run a long self-test",
+            dev(disk)
+        ),
+        Some(age as f64),
+        Some(RECENT_ERROR_HOURS as f64),
+    )
+}
+
+fn rate_words(rate: f64, kind: &str) -> String {
+    let unit = if kind == "pcie" { "GT/s" } else { "Gb/s" };
+    format!("{} {unit}", number(rate))
+}
+
+/// The negotiated link against the best the disk and its port both support (SATA's
+/// `sata_spd` against IDENTIFY; PCIe's current against maximum link speed and width; USB).
+/// Judged only where the best is known.
+pub(super) fn link_below_best(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(link) = &disk.link else {
+        return Vec::new();
+    };
+    let slower = match (link.current_rate, link.best_rate) {
+        // A hundredth of slack for rates read as decimals ("1.5 Gbps").
+        (Some(now), Some(best)) if now < best * 0.99 => Some((now, best)),
+        _ => None,
+    };
+    let narrower = match (link.width, link.max_width) {
+        (Some(now), Some(most)) if now < most => Some((now, most)),
+        _ => None,
+    };
+    if slower.is_none() && narrower.is_none() {
+        return Vec::new();
+    }
+    let mut runs = Vec::new();
+    let mut could = Vec::new();
+    if let Some((now, best)) = slower {
+        runs.push(rate_words(now, &link.kind));
+        could.push(rate_words(best, &link.kind));
+    }
+    if let Some((now, most)) = narrower {
+        runs.push(format!("x{now}"));
+        could.push(format!("x{most}"));
+    }
+    let (runs, could) = (runs.join(" "), could.join(" "));
+    let next = if link.kind == "pcie" {
+        format!(
+            "check the slot and riser: the link runs at {runs} where {could} is possible \
+             (reseat the drive or use another slot)"
+        )
+    } else {
+        format!("check the cable or port: the link runs at {runs} on a {could} disk")
+    };
+    let (value, threshold) = match slower {
+        Some((now, best)) => (now, best),
+        None => narrower.map_or((0.0, 0.0), |(n, m)| (f64::from(n), f64::from(m))),
+    };
+    hit(
+        format!(
+            "the {} link runs at {runs}, below the {could} the disk and its port support",
+            link.kind.to_uppercase()
+        ),
+        next,
+        Some(value),
+        Some(threshold),
+    )
+}
+
+/// A sampled read is slow from here: the upper limit of the scan's `<150` bucket, past which
+/// MHDD and Victoria count a block as delayed (a healthy disk's random read is some 20 ms).
+pub const SLOW_MS: f64 = 150.0;
+
+/// Sampled reads at or above `SLOW_MS`: a weak area the drive reads only with retries.
+pub(super) fn surface_slow(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(s) = disk.measurements.surface.as_ref() else {
+        return Vec::new();
+    };
+    let slow: Vec<&(u64, f64)> = s.slow.iter().filter(|(_, ms)| *ms >= SLOW_MS).collect();
+    let Some(slowest) = slow.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+        return Vec::new();
+    };
+    let block = u64::from(disk.identity.logical_block_size.max(1));
+    hit(
+        format!(
+            "{} of {} sampled reads took {} ms or more (the slowest {} ms, at LBA {})",
+            slow.len(),
+            s.reads,
+            number(SLOW_MS),
+            number(slowest.1),
+            slowest.0 / block
+        ),
+        format!(
+            "run `disktriage scan {}` for the full map of slow blocks; back up",
+            dev(disk)
+        ),
+        Some(slowest.1),
+        Some(SLOW_MS),
+    )
+}
+
+/// The highest temperature seen during the triage (or in the SMART data) above the drive's
+/// own warning threshold (NVMe's WCTEMP), where the drive states one. No threshold is
+/// guessed for drives that state none.
+pub(super) fn temperature_high(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(limit) = disk.temperature_warning_c else {
+        return Vec::new();
+    };
+    let seen = disk
+        .measurements
+        .temperature_max_c
+        .into_iter()
+        .chain(smart(disk).and_then(|h| h.temperature_c))
+        .max();
+    match seen {
+        Some(t) if t > limit => hit(
+            format!("the drive reached {t} °C, above its own warning threshold of {limit} °C"),
+            "check the cooling and airflow (a heatsink, the fans)",
+            Some(t as f64),
+            Some(limit as f64),
+        ),
+        _ => Vec::new(),
+    }
+}
+
+/// The outlier rule's limit: more than this fraction below the siblings' median. Disks of
+/// one model on one host read within a few percent of each other; 20 % is well past that
+/// spread and past the noise of a short read.
+pub const OUTLIER_FRACTION: f64 = 0.20;
+
+/// Siblings needed for a median worth comparing with.
+pub const OUTLIER_MIN_SIBLINGS: usize = 2;
+
+/// The mean of a disk's sequential reads (start, middle, end) in MB/s.
+pub fn seq_mean(disk: &DiskFacts) -> Option<f64> {
+    let speeds: Vec<f64> = disk
+        .measurements
+        .seq
+        .iter()
+        .map(|s| s.mb_per_s)
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .collect();
+    (!speeds.is_empty()).then(|| speeds.iter().sum::<f64>() / speeds.len() as f64)
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+/// A disk much slower than its equals: its mean sequential read more than
+/// `OUTLIER_FRACTION` below the median of at least `OUTLIER_MIN_SIBLINGS` siblings'.
+pub(super) fn outlier_seq_read(disk: &DiskFacts, siblings: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(mine) = seq_mean(disk) else {
+        return Vec::new();
+    };
+    let measured: Vec<(&str, f64)> = siblings
+        .iter()
+        .filter_map(|s| Some((s.identity.device.as_str(), seq_mean(s)?)))
+        .collect();
+    if measured.len() < OUTLIER_MIN_SIBLINGS {
+        return Vec::new();
+    }
+    let Some(mid) = median(measured.iter().map(|(_, v)| *v).collect()) else {
+        return Vec::new();
+    };
+    let limit = mid * (1.0 - OUTLIER_FRACTION);
+    if mine >= limit || mid <= 0.0 {
+        return Vec::new();
+    }
+    let names: Vec<&str> = measured.iter().map(|(n, _)| *n).collect();
+    hit(
+        format!(
+            "it reads {} MB/s sequentially, {} % below the {} MB/s median of its {} \
+             siblings ({})",
+            number(mine),
+            number(((1.0 - mine / mid) * 100.0).round()),
+            number(mid),
+            measured.len(),
+            names.join(", ")
+        ),
+        format!(
+            "check its link and cable, then run `disktriage scan {}`: a disk slower than its \
+             equals often retries reads",
+            dev(disk)
+        ),
+        Some(mine),
+        Some(limit),
+    )
+}
