@@ -8,7 +8,9 @@
 //!   names the unreadable LBAs the sampled surface read hit;
 //! - a dm-delay segment over null_blk makes its disk suspect (slow samples, in the segment);
 //! - the plain SATA (7200 rpm), NVMe, SCSI and virtio disks are healthy;
-//! - of three virtio disks of the same size, the one QEMU throttles is suspect as the outlier;
+//! - of three virtio disks of the same size, which QEMU throttles to 32, 32 and 8 MB/s (the fast
+//!   two too, so that the emulator's load does not set their speed), the slow one is suspect as
+//!   the outlier;
 //! - the exit status is the worst verdict (4 with a failing disk, 0 for the healthy ones
 //!   alone, 3 for the slow one alone);
 //! - the triage of every lab disk at once ends within its bound, and writes nothing.
