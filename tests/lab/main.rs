@@ -3,8 +3,9 @@
 //! binary.
 //!
 //! A new file of lab tests is one more `mod` line below; it reaches the shared boot through
-//! `crate::qemu_lab`, or boots a lab of its own (`qemu_lab_scan`: the scan's guest) with the
-//! static binary (`build_static_binary`) and reads its guest's sections (`Results`) below.
+//! `crate::qemu_lab`, or boots a lab of its own (`qemu_lab_scan`: the scan's guest;
+//! `qemu_lab_triage`: the triage's) with the static binary (`build_static_binary`) and reads
+//! its guest's sections (`Results`) below.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
@@ -13,6 +14,7 @@ mod common;
 
 mod qemu_lab;
 mod qemu_lab_scan;
+mod qemu_lab_triage;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

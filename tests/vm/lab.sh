@@ -6,7 +6,7 @@
 # usage:
 #   tests/vm/lab.sh check
 #       exit 0 when the lab can run here; otherwise print what is missing and exit 3.
-#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture]
+#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage]
 #       builds WORKDIR/initramfs.cpio.gz (busybox, kernel modules, the static disktriage binary
 #       from $DISKTRIAGE_BIN if set, GUEST_SCRIPT as /lab/guest.sh, the tools named in
 #       $LAB_TOOLS with their libraries), creates sparse disk images in
@@ -53,6 +53,7 @@ modules_for() {
             echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1 xts dm_crypt"
             ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
+        triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay" ;;
     esac
 }
 
@@ -62,7 +63,7 @@ modules_for() {
 # would add a disk the boot's disk count does not expect.
 modules_on_demand_for() {
     case "$1" in
-        standard) echo "null_blk scsi_debug" ;;
+        standard | triage) echo "null_blk scsi_debug" ;;
     esac
 }
 
@@ -155,15 +156,22 @@ run() {
     kver=$(find_kernel)
     mkdir -p "$work"
 
+    # The triage's SATA disk says it spins (IDENTIFY word 217), as a plain hard disk does; its
+    # DT-VIRTIO-0 is throttled as its siblings are (below).
+    local sata_rotation= virtio0_throttle=
+    if [ "$diskset" = triage ]; then
+        sata_rotation=",rotation_rate=7200"
+        virtio0_throttle=",throttling.bps-total=32000000"
+    fi
     local disks=(
         -drive "if=none,id=sata0,file=$work/sata.img,format=raw"
-        -device "ide-hd,drive=sata0,bus=ide.0,serial=DT-SATA-0,model=DT SATA DISK"
+        -device "ide-hd,drive=sata0,bus=ide.0,serial=DT-SATA-0,model=DT SATA DISK$sata_rotation"
         -drive "if=none,id=nvme0,file=$work/nvme.img,format=raw"
         -device "nvme,drive=nvme0,serial=DT-NVME-0"
         -device virtio-scsi-pci,id=scsi0
         -drive "if=none,id=scsi0d,file=$work/scsi.img,format=raw"
         -device "scsi-hd,drive=scsi0d,bus=scsi0.0,serial=DT-SCSI-0"
-        -drive "if=none,id=vblk0,file=$work/virtio.img,format=raw"
+        -drive "if=none,id=vblk0,file=$work/virtio.img,format=raw$virtio0_throttle"
         -device "virtio-blk-pci,drive=vblk0,serial=DT-VIRTIO-0"
     )
     local images=(sata nvme scsi virtio) expect=4
@@ -204,6 +212,30 @@ run() {
                 images+=("extra$i")
             done
             expect=9
+            ;;
+        triage)
+            # tests/vm/triage-guest.sh: an NVMe whose controller reports "reliability
+            # degraded" (critical warning bit 2), and two more virtio disks the size of
+            # DT-VIRTIO-0. QEMU throttles the three: DT-VIRTIO-0 and -1 at 32 MB/s, DT-VIRTIO-2,
+            # the outlier among its equal siblings, at a quarter of that. (The fast two are
+            # throttled too, so their speed does not depend on how busy the emulating host
+            # and the guest's one CPU are: the outlier rule compares them with each other.)
+            disks+=(
+                -drive "if=none,id=nvme1,file=$work/nvmewarn.img,format=raw"
+                -device "nvme,drive=nvme1,serial=DT-NVME-WARN,smart_critical_warning=4"
+            )
+            images+=(nvmewarn)
+            local v bps
+            for v in 1 2; do
+                bps=32000000
+                [ "$v" = 2 ] && bps=8000000
+                disks+=(
+                    -drive "if=none,id=vblk$v,file=$work/virtio$v.img,format=raw,throttling.bps-total=$bps"
+                    -device "virtio-blk-pci,drive=vblk$v,serial=DT-VIRTIO-$v"
+                )
+                images+=("virtio$v")
+            done
+            expect=7
             ;;
         *) echo "unknown disk set $diskset" >&2; return 2 ;;
     esac

@@ -1,0 +1,145 @@
+#!/bin/sh
+# Guest side of tests/lab/qemu_lab_triage.rs: `disktriage triage` on disks whose faults are
+# known, in one boot (tests/vm/lab.sh, disk set `triage`). Each step prints a `===== NAME`
+# header, then what the step printed, `rc=N` and its stderr; `stat NAME ...` lines are
+# /sys/block/NAME/stat, `wall=S` the step's wall time in seconds (the guest's /proc/uptime).
+#
+# The disks:
+# - from QEMU: SATA on AHCI (7200 rpm), NVMe, NVMe with critical warning 4 ("reliability
+#   degraded"), SCSI on virtio-scsi, three virtio disks of the same size, the third throttled
+#   by QEMU (the outlier among equal siblings);
+# - scsi_debug (an sd disk, read through SG_IO), 1 GiB (16 MiB of RAM behind it, repeated:
+#   `virtual_gb`), with $SD_BAD_COUNT unrecoverable sectors at LBA $SD_BAD_LBA (`opts=2`);
+# - `dtslow`, a dm table over null_blk (no data), $SLOW_TOTAL_MIB MiB, with a $SLOW_MIB MiB
+#   dm-delay segment of $SLOW_MS ms at $SLOW_AT_MIB MiB.
+# The bad and slow areas are away from the start, middle and end, where the sequential reads
+# go (64 MiB each), so only the sampled surface read (3000 reads of 64 KiB, one in each of
+# 3000 equal strata) meets them: some 12 samples in the bad sectors, some 19 in the slow
+# segment. The sizes differ from the other disks', so no two of them look like siblings.
+#
+# Runnable alone while developing it:
+#     DISKTRIAGE_BIN=... LAB_TOOLS=dmsetup tests/vm/lab.sh run /tmp/w tests/vm/triage-guest.sh \
+#         triage
+set -u
+export DM_DISABLE_UDEV=1
+
+# Keep in step with the constants of tests/lab/qemu_lab_triage.rs.
+SD_BAD_LBA=524288
+SD_BAD_COUNT=8192
+SLOW_TOTAL_MIB=320
+SLOW_AT_MIB=80
+SLOW_MIB=2
+SLOW_MS=400
+
+section() { echo "===== $*"; }
+W=/tmp/triage
+mkdir -p $W
+
+# The serial from virtio's `serial`, NVMe's `device/serial` (space padded) or the SCSI VPD page
+# 0x80 (a 4-byte binary header, no printable characters in it for these lengths).
+serial_of() {
+    for f in "$1/serial" "$1/device/serial" "$1/device/vpd_pg80"; do
+        if [ -r "$f" ]; then
+            tr -dc 'A-Za-z0-9-' <"$f"
+            return
+        fi
+    done
+}
+
+by_serial() {
+    for d in /sys/block/*; do
+        if [ "$(serial_of "$d")" = "$1" ]; then
+            basename "$d"
+            return
+        fi
+    done
+}
+
+# The kernel name of the dm device called $1.
+dm_name() {
+    for d in /sys/block/dm-*; do
+        [ "$(cat "$d/dm/name" 2>/dev/null)" = "$1" ] && basename "$d"
+    done
+}
+
+# Seconds since boot, to the hundredth.
+now() { cut -d' ' -f1 /proc/uptime; }
+
+# Runs a triage with its arguments; prints its output, status, wall time and stderr (stderr
+# is a file, not a terminal: no progress lines).
+triage() {
+    t0=$(now)
+    disktriage triage "$@" >$W/out 2>$W/err
+    rc=$?
+    t1=$(now)
+    cat $W/out
+    echo "rc=$rc"
+    echo "wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+    cat $W/err
+}
+
+section SETUP
+insmod /lab/modules/scsi_debug.ko dev_size_mb=16 virtual_gb=1 opts=2 \
+    medium_error_start=$SD_BAD_LBA medium_error_count=$SD_BAD_COUNT
+echo "scsi_debug rc=$?"
+sdbg=
+i=0
+while [ -z "$sdbg" ] && [ $i -lt 100 ]; do
+    for d in /sys/block/sd*; do
+        [ "$(tr -d ' ' <"$d/device/model" 2>/dev/null)" = scsi_debug ] && sdbg=$(basename "$d")
+    done
+    [ -n "$sdbg" ] || sleep 0.1
+    i=$((i + 1))
+done
+insmod /lab/modules/null_blk.ko nr_devices=1 gb=1 queue_mode=2 irqmode=0
+echo "null_blk rc=$?"
+mib=2048 # sectors
+{
+    echo "0 $((SLOW_AT_MIB * mib)) linear /dev/nullb0 0"
+    echo "$((SLOW_AT_MIB * mib)) $((SLOW_MIB * mib)) delay /dev/nullb0 $((SLOW_AT_MIB * mib)) $SLOW_MS"
+    echo "$(((SLOW_AT_MIB + SLOW_MIB) * mib)) $(((SLOW_TOTAL_MIB - SLOW_AT_MIB - SLOW_MIB) * mib)) linear /dev/nullb0 $(((SLOW_AT_MIB + SLOW_MIB) * mib))"
+} | dmsetup create dtslow --noudevsync
+echo "dmsetup rc=$?"
+dtslow=$(dm_name dtslow)
+dmsetup table
+
+sata=$(by_serial DT-SATA-0)
+nvme=$(by_serial DT-NVME-0)
+nvmewarn=$(by_serial DT-NVME-WARN)
+scsi=$(by_serial DT-SCSI-0)
+virtio0=$(by_serial DT-VIRTIO-0)
+virtio1=$(by_serial DT-VIRTIO-1)
+virtio2=$(by_serial DT-VIRTIO-2)
+all="$sata $nvme $nvmewarn $scsi $virtio0 $virtio1 $virtio2 $sdbg $dtslow"
+
+section DEVICES
+echo "sata=$sata nvme=$nvme nvmewarn=$nvmewarn scsi=$scsi virtio0=$virtio0 virtio1=$virtio1 virtio2=$virtio2 sdbg=$sdbg dtslow=$dtslow"
+for n in $all; do
+    echo "$n size=$(cat /sys/block/$n/size) rotational=$(cat /sys/block/$n/queue/rotational)"
+done
+for l in /sys/class/ata_link/*; do
+    [ -r "$l/sata_spd" ] && echo "$(basename "$l") sata_spd=$(cat "$l/sata_spd")"
+done
+
+section STATS-BEFORE
+for n in $all; do echo "stat $n $(cat /sys/block/$n/stat)"; done
+
+# Every lab disk at once, as JSON: the verdicts, the findings, the exit status, the wall time.
+section TRIAGE-ALL
+# shellcheck disable=SC2086 # one argument per disk
+triage --json $(for n in $all; do echo "/dev/$n"; done)
+
+section STATS-AFTER
+for n in $all; do echo "stat $n $(cat /sys/block/$n/stat)"; done
+
+# The healthy disks alone, as the table a person reads: exit status 0.
+section TRIAGE-HEALTHY
+triage "/dev/$sata" "/dev/$nvme" "/dev/$scsi" "/dev/$virtio0" "/dev/$virtio1"
+
+# The slow region alone: suspect, exit status 3.
+section TRIAGE-SLOW
+triage --json "/dev/$dtslow"
+
+section TEARDOWN
+dmsetup remove dtslow
+echo "rc=$?"
