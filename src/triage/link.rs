@@ -73,14 +73,21 @@ pub fn link_state(
         Transport::Nvme => {
             let current = facts.pcie_speed.clone()?;
             let best = facts.pcie_max_speed.clone();
+            let current_rate = leading_number(&current);
+            // A function with no link (QEMU's controller on the root bus: speed "Unknown",
+            // width 0, maximum 255) has no widths to compare: a link is x1 to x32.
+            let lanes = |w: Option<&str>| {
+                w.and_then(|w| w.trim().parse::<u32>().ok())
+                    .filter(|w| (1..=32).contains(w) && current_rate.is_some())
+            };
             Some(LinkState {
                 kind: "pcie".into(),
-                current_rate: leading_number(&current),
+                current_rate,
                 current,
                 best_rate: best.as_deref().and_then(leading_number),
                 best,
-                width: facts.pcie_width.as_deref().and_then(|w| w.parse().ok()),
-                max_width: facts.pcie_max_width.as_deref().and_then(|w| w.parse().ok()),
+                width: lanes(facts.pcie_width.as_deref()),
+                max_width: lanes(facts.pcie_max_width.as_deref()),
             })
         }
         Transport::Usb => {
@@ -164,10 +171,13 @@ mod tests {
         let lab = LinkFacts {
             pcie_speed: Some("Unknown".into()),
             pcie_width: Some("0".into()),
+            pcie_max_speed: Some("Unknown".into()),
+            pcie_max_width: Some("255".into()),
             ..LinkFacts::default()
         };
         let l = link_state(Transport::Nvme, &lab, None).unwrap();
         assert_eq!((l.current_rate, l.best_rate), (None, None));
+        assert_eq!((l.width, l.max_width), (None, None));
     }
 
     #[test]

@@ -445,7 +445,10 @@ pub(super) fn link_below_best(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding
     hit(
         format!(
             "the {} link runs at {runs}, below the {could} the disk and its port support",
-            link.kind.to_uppercase()
+            match link.kind.as_str() {
+                "pcie" => "PCIe".to_string(),
+                other => other.to_uppercase(),
+            }
         ),
         next,
         Some(value),
