@@ -291,6 +291,7 @@ fn measurements_json(f: &DiskFacts) -> Value {
             "unreadable": s.unreadable.iter().map(|(offset, errno)| json!({
                 "offset": offset, "lba": offset / block, "errno": errno,
             })).collect::<Vec<_>>(),
+            "slow_once": s.slow_once,
             "slow": s.slow.iter().map(|(offset, ms)| json!({
                 "offset": offset, "ms": ms,
             })).collect::<Vec<_>>(),

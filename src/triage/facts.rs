@@ -101,8 +101,13 @@ pub struct SurfaceSample {
     pub buckets: BucketCounts,
     /// Unreadable samples: (byte offset, errno), at most a few hundred kept.
     pub unreadable: Vec<(u64, i32)>,
-    /// Samples at or above the scan's slow limit: (byte offset, ms).
+    /// Samples at or above the scan's slow limit twice (read again after the others, as
+    /// the scan re-reads its slow blocks), or once when there was no time left to read them
+    /// again: (byte offset, the slower of the two ms).
     pub slow: Vec<(u64, f64)>,
+    /// Samples slow once and fast when read again (a hiccup of the host or another process,
+    /// not a weak area): not judged.
+    pub slow_once: u64,
 }
 
 /// What was measured on the disk.

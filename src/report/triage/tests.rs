@@ -73,6 +73,7 @@ fn sata(device: &str, pending: u64) -> DiskFacts {
             vec![]
         },
         slow: vec![],
+        slow_once: 0,
     });
     d.measurements.seq = seq(180.0);
     d.measurements.random_read_p50_ms = Some(12.5);
@@ -293,7 +294,7 @@ fn the_json_has_exactly_the_contracts_fields() {
     let surface = &sdb["measurements"]["surface"];
     assert_eq!(
         keys(surface),
-        set("reads read_bytes buckets unreadable slow")
+        set("reads read_bytes buckets unreadable slow_once slow")
     );
     assert_eq!(keys(&surface["buckets"][0]), set("label upto_ms blocks"));
     assert_eq!(surface["buckets"][1]["label"], "<20");

@@ -440,6 +440,7 @@ fn surface(unreadable: Vec<(u64, i32)>, slow: Vec<(u64, f64)>) -> SurfaceSample 
         read_bytes: 4096,
         unreadable,
         slow,
+        slow_once: 0,
         ..Default::default()
     }
 }
