@@ -377,13 +377,10 @@ fn measure_disk(
     };
     let align = u64::from(device.logical.max(512));
     let capacity = device.size;
-    // Sequential reads in 1 MiB requests (less when the device takes less at once).
-    let chunk = plan::read_len(
-        device.max_transfer.unwrap_or(1 << 20).min(1 << 20),
-        capacity,
-        align,
-    )
-    .unwrap_or(align);
+    // Sequential reads of 1 MiB, as `dd bs=1M iflag=direct` reads, whatever the device's
+    // largest transfer: the kernel sends the pieces of a larger read together (reading only
+    // an NVMe disk's 128 KiB at a time would report a fraction of what dd shows).
+    let chunk = plan::read_len(1 << 20, capacity, align).unwrap_or(align);
     let buffer = chunk.max(measure::SURFACE_READ).max(align);
     if let Err(e) = device.set_block(buffer) {
         r.problem(format!("no read buffer: {e}"));

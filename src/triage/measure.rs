@@ -142,7 +142,9 @@ pub fn surface(
                 sample.slow_once += 1;
                 continue;
             }
-            sample.slow.push((span.offset, first_ms.max(ms(again.elapsed))));
+            sample
+                .slow
+                .push((span.offset, first_ms.max(ms(again.elapsed))));
         } else {
             sample.slow.push((span.offset, first_ms));
         }
