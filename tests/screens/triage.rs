@@ -352,4 +352,15 @@ fn a_refused_triage_says_why() {
         app.overlay
     );
     assert!(matches!(app.screens.triage.phase, Phase::Refused(_)));
+    // Under the error: nothing was read, so no clock runs on and no disk waits.
+    app.overlay = None;
+    tick(&mut app, 5.0);
+    let text = screen(&app, 80, 25);
+    assert!(text.contains("refused, nothing was read"), "{text}");
+    assert!(
+        text.contains("nothing was done"),
+        "the whole reason, wrapped: {text}"
+    );
+    assert!(!text.contains("elapsed"), "{text}");
+    assert!(!text.contains("waiting"), "{text}");
 }

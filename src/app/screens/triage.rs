@@ -385,16 +385,18 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
 fn draw_running(app: &App, s: &TriageScreen, frame: &mut Frame, area: Rect) {
     let elapsed = app.now.saturating_sub(s.started);
     let n = s.lines.len();
+    // A refused triage read nothing: no clock runs and no disk is waiting.
+    let refused = matches!(s.phase, Phase::Refused(_));
     let mut lines = vec![Line::from(vec![
         TextSpan::styled(
             format!(" Triage of {}, read-only", disks(n)),
             theme::title(),
         ),
-        TextSpan::raw(format!(
-            ": {} elapsed of at most {}",
-            clock(elapsed),
-            clock(s.bound)
-        )),
+        TextSpan::raw(if refused {
+            ": refused, nothing was read".to_string()
+        } else {
+            format!(": {} elapsed of at most {}", clock(elapsed), clock(s.bound))
+        }),
     ])];
     lines.push(match &s.phase {
         Phase::Refused(why) => Line::from(TextSpan::styled(
@@ -420,7 +422,7 @@ fn draw_running(app: &App, s: &TriageScreen, frame: &mut Frame, area: Rect) {
         .clamp(6, 16);
     let bar_w = if area.width >= 120 { 40 } else { 20 };
     let step_w = usize::from(area.width).saturating_sub(name_w + bar_w + 10);
-    for l in &s.lines {
+    for l in s.lines.iter().filter(|_| !refused) {
         let filled = ((l.fraction * bar_w as f64).round() as usize).min(bar_w);
         let (word, style) = if l.done {
             ("done", theme::good())
@@ -447,7 +449,7 @@ fn draw_running(app: &App, s: &TriageScreen, frame: &mut Frame, area: Rect) {
             ),
         ]));
     }
-    frame.render_widget(Paragraph::new(lines), area);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
 }
 
 /// The disk's first finding in a few words, for its line: the worst finding's sentence; for a
