@@ -16,10 +16,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 
 use crate::cli::TriageArgs;
-use crate::history::{History, HistoryEntry};
+use crate::flow::{self, triage::TriageRun};
+use crate::history::History;
+use crate::model::DiskIdentity;
 use crate::model::text::neutralize_controls;
 use crate::report::output::{output_width, write_stderr, write_stdout};
-use crate::report::triage::{DiskReport, TriageReport, prom_text, render_table, to_json};
+use crate::report::triage::{prom_text, render_table, to_json};
 use crate::sys::SysRoot;
 use crate::sys::scan::OutputFile;
 use crate::sys::signals::{Catch, StopSignals};
@@ -92,62 +94,46 @@ pub fn triage(
     }
     let seconds = started.elapsed().as_secs_f64();
 
-    let judgements = triage::judge_all(&facts);
     let history = History::new(history_dir);
-    let loaded = history.load();
-    if let Err(e) = &loaded {
-        write_stderr(&format!(
-            "disktriage: cannot read the history: {}\n",
-            neutralize_controls(&format!("{e:#}"))
-        ));
-    }
-    let mut disks = Vec::with_capacity(facts.len());
-    for (facts, judgement) in facts.into_iter().zip(judgements) {
-        let name = facts.identity.device.clone();
-        let disk = root.disk_identity(&name);
-        let record = triage::changes::record_of(&facts, &judgement);
-        let previous = loaded
-            .as_ref()
-            .ok()
-            .and_then(|l| l.last_triage(&disk, started_unix));
-        let changes = previous
-            .map(|(since, before)| triage::changes::changes(before, since, &record))
-            .unwrap_or_default();
-        let entry = HistoryEntry::of_triage(
-            disk,
-            &name,
-            facts.identity.model.clone(),
-            started_unix,
-            facts.seconds,
-            record,
-        );
-        if let Err(not_added) = history.record(entry, &|| signals.is_set()) {
+    let loaded = match history.load() {
+        Ok(l) => Some(l),
+        Err(e) => {
             write_stderr(&format!(
-                "disktriage: {}: {}\n",
-                neutralize_controls(&name),
-                neutralize_controls(&not_added)
+                "disktriage: cannot read the history: {}\n",
+                neutralize_controls(&format!("{e:#}"))
             ));
+            None
         }
-        disks.push(DiskReport {
-            facts,
-            judgement,
-            changes,
-        });
+    };
+    let identities: Vec<DiskIdentity> = facts
+        .iter()
+        .map(|f| root.disk_identity(&f.identity.device))
+        .collect();
+    let mut report = flow::triage::assemble(
+        facts,
+        &identities,
+        loaded.as_ref(),
+        TriageRun {
+            host: crate::sys::host::host_info().hostname,
+            started_unix,
+            seconds,
+            bound_seconds: options.bound.as_secs_f64(),
+        },
+    );
+    // A triage of a captured tree (--root) read the tree's files, not a disk of this
+    // machine: the history keeps this machine's disks only.
+    if root.root() == std::path::Path::new("/") {
+        for note in flow::triage::record(&history, &report, &identities, &|| signals.is_set()) {
+            write_stderr(&format!("disktriage: {}\n", neutralize_controls(&note)));
+        }
     }
     // Worst first, then by name.
-    disks.sort_by(|a, b| {
+    report.disks.sort_by(|a, b| {
         b.judgement
             .verdict
             .cmp(&a.judgement.verdict)
             .then_with(|| a.facts.identity.device.cmp(&b.facts.identity.device))
     });
-    let report = TriageReport {
-        host: crate::sys::host::host_info().hostname,
-        started_unix,
-        seconds,
-        bound_seconds: options.bound.as_secs_f64(),
-        disks,
-    };
 
     let mut failed = None;
     if let Some(out) = &prom_out

@@ -826,3 +826,35 @@ fn sched_persist_says_the_cause_of_an_error_once() {
     let cause = line.rsplit(": ").next().unwrap();
     assert_eq!(line.matches(cause).count(), 1, "the cause twice: {line}");
 }
+
+/// Attack 4 (options for captured trees): a triage of a captured tree (`--root`) read the
+/// tree's files, not a disk of this machine; it says so (unknown, exit 5) and adds nothing to
+/// the history, where it would be the "earlier triage" of a real disk.
+#[test]
+fn a_triage_of_a_captured_tree_is_not_kept_in_the_history() {
+    let dir = scratch();
+    let h = dir.path().to_str().unwrap();
+    let out = disktriage(&[
+        "--root",
+        &lab(),
+        "--history-dir",
+        h,
+        "triage",
+        "--quick",
+        "--json",
+        "sda",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["disks"][0]["verdict"], "unknown");
+    assert!(
+        !dir.path().join("history.jsonl").exists(),
+        "{:?}",
+        fs::read_to_string(dir.path().join("history.jsonl"))
+    );
+}

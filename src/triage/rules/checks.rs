@@ -562,6 +562,21 @@ pub(super) fn outlier_seq_read(disk: &DiskFacts, siblings: &[&DiskFacts]) -> Vec
     if mine >= limit || mid <= 0.0 {
         return Vec::new();
     }
+    // Slower at every position measured, each against the siblings' median there: disks
+    // gathered in parallel share the host (its CPU for loop and zram, a controller), and a
+    // moment of contention makes one read slow, not all three. A slow disk is slow throughout.
+    let slow_everywhere = disk.measurements.seq.iter().all(|own| {
+        let there: Vec<f64> = siblings
+            .iter()
+            .flat_map(|s| s.measurements.seq.iter())
+            .filter(|s| s.position == own.position && s.mb_per_s.is_finite())
+            .map(|s| s.mb_per_s)
+            .collect();
+        median(there).is_none_or(|m| own.mb_per_s < m * (1.0 - OUTLIER_FRACTION))
+    });
+    if !slow_everywhere {
+        return Vec::new();
+    }
     let names: Vec<&str> = measured.iter().map(|(n, _)| *n).collect();
     hit(
         format!(
