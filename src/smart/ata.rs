@@ -235,6 +235,19 @@ pub struct AtaIdentity {
     /// The highest SATA generation the drive supports (1: 1.5, 2: 3.0, 3: 6.0 Gb/s), from
     /// word 76 (Serial ATA capabilities) bits 1-3; `None` on PATA or when it names none.
     pub sata_generation: Option<u8>,
+    /// The nominal media rotation rate (word 217): `Some(0)` a drive that does not rotate
+    /// (0x0001), `Some(rpm)` for 0x0401-0xFFFE, `None` when not reported or reserved.
+    pub rotation_rpm: Option<u32>,
+}
+
+/// The rotation rate of IDENTIFY word 217 (ACS-3 7.12.7.80): 0x0001 non-rotating media,
+/// 0x0401-0xFFFE the rate in rpm; 0x0000 not reported, the rest reserved.
+pub fn rotation_rpm_of(word217: u16) -> Option<u32> {
+    match word217 {
+        0x0001 => Some(0),
+        0x0401..=0xFFFE => Some(u32::from(word217)),
+        _ => None,
+    }
 }
 
 /// The highest SATA generation in IDENTIFY word 76 (bits 1-3), `None` when the word is not
@@ -296,6 +309,7 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
         flush_ext_supported: w83 & 0xE000 == 0x6000,
         gpl_supported: valid_feature_word(w[84]) && w[84] & 0x0020 != 0,
         sata_generation: sata_generation_of(w[76]),
+        rotation_rpm: rotation_rpm_of(w[217]),
     })
 }
 

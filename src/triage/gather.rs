@@ -299,7 +299,17 @@ fn gather_one(
 
     r.step("link", 0.02);
     let facts = links::link_facts(root, &dev.name);
-    let link = link_state(dev.transport, &facts, drives.sata_generation(&dev));
+    let ata = drives.sata_identity(&dev);
+    let link = link_state(
+        dev.transport,
+        &facts,
+        ata.as_ref().and_then(|a| a.sata_generation),
+    );
+    // The rotation rate is the drive's own word (IDENTIFY 217); sysfs only tells rotating
+    // from not.
+    if let Some(rpm) = ata.as_ref().and_then(|a| a.rotation_rpm) {
+        r.update(|f| f.identity.rotation_rpm = Some(rpm));
+    }
     r.update(|f| f.link = link);
 
     r.step("SMART", 0.05);

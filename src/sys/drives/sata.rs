@@ -34,14 +34,15 @@ use crate::sys::passthru::ata::{self, AtaAnswer};
 use crate::sys::passthru::sgio::{self, TIMEOUT_MS, Transfer};
 
 impl super::LinuxDrives {
-    /// The highest SATA generation the drive supports (IDENTIFY word 76), for the triage's
-    /// link judgement; `None` for other transports or when the drive cannot be asked.
-    pub fn sata_generation(&self, dev: &BlockDevice) -> Option<u8> {
+    /// The drive's IDENTIFY DEVICE page, decoded, for the triage (the highest SATA
+    /// generation for the link judgement, the rotation rate); `None` for other transports or
+    /// when the drive cannot be asked.
+    pub fn sata_identity(&self, dev: &BlockDevice) -> Option<crate::smart::ata::AtaIdentity> {
         if dev.transport != Transport::Sata {
             return None;
         }
         let (file, path) = self.open(dev).ok()?;
-        identify(&file, &path).ok()?.ok()?.sata_generation
+        identify(&file, &path).ok()?.ok()
     }
 }
 
