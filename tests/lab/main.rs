@@ -17,7 +17,7 @@ mod qemu_lab_scan;
 mod qemu_lab_triage;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The repository's root.
@@ -44,6 +44,86 @@ pub fn build_static_binary() -> PathBuf {
     let sums = std::fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
     assert!(sums.trim_end().ends_with("  disktriage"), "{sums}");
     dist.join("disktriage")
+}
+
+/// One boot of the lab: `tests/vm/lab.sh run WORK tests/vm/SCRIPT DISKSET` with the static
+/// binary and `tools` copied into the guest.
+pub struct Boot<'a> {
+    /// The guest script under tests/vm/.
+    pub script: &'a str,
+    pub diskset: &'a str,
+    /// The kept logs' name: target/lab/qemu-lab{label}-results.log (`""`, `"-scan"`).
+    pub label: &'a str,
+    pub tools: &'a [&'a str],
+    /// A shell line lab.sh runs on the host before the boot (`$WORK` is its directory).
+    pub prepare: Option<&'a str>,
+    pub timeout_s: u32,
+}
+
+/// Boots the lab, keeps its logs under target/lab where a developer reads them after a
+/// failure, and returns the guest's output.
+pub fn boot(work: &Path, b: &Boot) -> Results {
+    let bin = build_static_binary();
+    let mut cmd = Command::new(repo().join("tests/vm/lab.sh"));
+    cmd.arg("run")
+        .arg(work)
+        .arg(repo().join("tests/vm").join(b.script))
+        .arg(b.diskset)
+        .env("DISKTRIAGE_BIN", &bin)
+        .env("LAB_TOOLS", b.tools.join(" "))
+        .env("LAB_TIMEOUT", b.timeout_s.to_string());
+    if let Some(prepare) = b.prepare {
+        cmd.env("LAB_PREPARE", prepare);
+    }
+    let status = cmd.status().expect("run tests/vm/lab.sh");
+    let keep = repo().join("target/lab");
+    std::fs::create_dir_all(&keep).unwrap();
+    let kept = |log: &str| format!("target/lab/qemu-lab{}-{log}", b.label);
+    for log in ["results.log", "console.log"] {
+        let _ = std::fs::copy(work.join(log), repo().join(kept(log)));
+    }
+    assert!(
+        status.success(),
+        "the lab did not run to the end; see {} and {}",
+        kept("console.log"),
+        kept("results.log")
+    );
+    Results::parse(&std::fs::read_to_string(work.join("results.log")).unwrap())
+}
+
+/// Is `tool` on the host's PATH?
+pub fn on_host(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Lab prerequisites: root, the packages `lab.sh check` wants, and each of `needed` on the
+/// host. With `replay_env` set in the environment (a saved results log), no boot is needed.
+pub fn lab_or_skip(test: &str, replay_env: Option<&str>, needed: &[&str]) -> bool {
+    if replay_env.is_some_and(|v| std::env::var_os(v).is_some()) {
+        return true;
+    }
+    if !common::root_or_skip(test) {
+        return false;
+    }
+    let check = Command::new(repo().join("tests/vm/lab.sh"))
+        .arg("check")
+        .output()
+        .expect("run tests/vm/lab.sh check");
+    if !check.status.success() {
+        return common::skip(test, String::from_utf8_lossy(&check.stdout).trim());
+    }
+    for tool in needed {
+        if !on_host(tool) {
+            return common::skip(
+                test,
+                &format!("{tool} missing (scripts/install-test-deps.sh installs it)"),
+            );
+        }
+    }
+    true
 }
 
 /// The guest's output, split at `===== NAME` lines.

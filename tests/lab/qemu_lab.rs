@@ -31,12 +31,10 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-use crate::common;
-use crate::{Results, build_static_binary, repo};
+use crate::{Boot, Results, boot};
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -104,63 +102,25 @@ fn shared_lab() -> &'static (Results, f64) {
 }
 
 fn run_lab(work: &Path) -> (Results, f64) {
-    let bin = build_static_binary();
     let started = Instant::now();
-    let status = Command::new(repo().join("tests/vm/lab.sh"))
-        .args(["run"])
-        .arg(work)
-        .arg(repo().join("tests/vm/drive-control-guest.sh"))
-        .arg("standard")
-        .env("DISKTRIAGE_BIN", &bin)
-        .env("LAB_TOOLS", LAB_TOOLS.join(" "))
-        .env(
-            "LAB_PREPARE",
-            r#"printf "label: gpt\n,64M,L\n" | sfdisk -q "$WORK/virtio.img""#,
-        )
-        .env("LAB_TIMEOUT", "480")
-        .status()
-        .expect("run tests/vm/lab.sh");
-    let seconds = started.elapsed().as_secs_f64();
-    // Keep the logs where a developer can read them after a failure.
-    let keep = repo().join("target/lab");
-    std::fs::create_dir_all(&keep).unwrap();
-    for log in ["results.log", "console.log"] {
-        let _ = std::fs::copy(work.join(log), keep.join(format!("qemu-lab-{log}")));
-    }
-    assert!(
-        status.success(),
-        "the lab did not run to the end; see target/lab/qemu-lab-console.log and \
-         target/lab/qemu-lab-results.log"
+    let results = boot(
+        work,
+        &Boot {
+            script: "drive-control-guest.sh",
+            diskset: "standard",
+            label: "",
+            tools: &LAB_TOOLS,
+            prepare: Some(r#"printf "label: gpt\n,64M,L\n" | sfdisk -q "$WORK/virtio.img""#),
+            timeout_s: 480,
+        },
     );
-    let log = std::fs::read_to_string(work.join("results.log")).unwrap();
-    (Results::parse(&log), seconds)
+    (results, started.elapsed().as_secs_f64())
 }
 
 /// Lab prerequisites: root, the packages `lab.sh check` wants, and the witnesses.
 fn lab_or_skip(test: &str) -> bool {
-    if !common::root_or_skip(test) {
-        return false;
-    }
-    let check = Command::new(repo().join("tests/vm/lab.sh"))
-        .arg("check")
-        .output()
-        .expect("run tests/vm/lab.sh check");
-    if !check.status.success() {
-        return common::skip(test, String::from_utf8_lossy(&check.stdout).trim());
-    }
-    for tool in LAB_TOOLS.iter().chain(&["sfdisk"]) {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            return common::skip(
-                test,
-                &format!("{tool} missing (scripts/install-test-deps.sh installs it)"),
-            );
-        }
-    }
-    true
+    let needed: Vec<&str> = LAB_TOOLS.iter().copied().chain(["sfdisk"]).collect();
+    crate::lab_or_skip(test, None, &needed)
 }
 
 #[test]

@@ -27,10 +27,9 @@
 //! failing instead with `DISKTRIAGE_REQUIRE_ROOT=1`.
 
 use crate::common;
-use crate::{Results, build_static_binary, repo};
+use crate::{Boot, Results, boot, on_host};
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -116,63 +115,26 @@ fn shared_lab() -> &'static Results {
 }
 
 fn run_lab(work: &Path) -> Results {
-    let bin = build_static_binary();
+    // The witnesses the host has (each optional to the scan's checks).
     let tools: Vec<&str> = LAB_TOOLS.iter().copied().filter(|t| on_host(t)).collect();
-    let status = Command::new(repo().join("tests/vm/lab.sh"))
-        .arg("run")
-        .arg(work)
-        .arg(repo().join("tests/vm/scan-guest.sh"))
-        .arg("standard")
-        .env("DISKTRIAGE_BIN", &bin)
-        .env("LAB_TOOLS", tools.join(" "))
-        .env("LAB_TIMEOUT", "480")
-        .status()
-        .expect("run tests/vm/lab.sh");
-    let keep = repo().join("target/lab");
-    std::fs::create_dir_all(&keep).unwrap();
-    for log in ["results.log", "console.log"] {
-        let _ = std::fs::copy(work.join(log), keep.join(format!("qemu-lab-scan-{log}")));
-    }
-    assert!(
-        status.success(),
-        "the lab did not run to the end; see target/lab/qemu-lab-scan-console.log and \
-         target/lab/qemu-lab-scan-results.log"
-    );
-    Results::parse(&std::fs::read_to_string(work.join("results.log")).unwrap())
-}
-
-fn on_host(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    boot(
+        work,
+        &Boot {
+            script: "scan-guest.sh",
+            diskset: "standard",
+            label: "-scan",
+            tools: &tools,
+            prepare: None,
+            timeout_s: 480,
+        },
+    )
 }
 
 /// Lab prerequisites: root, the packages `lab.sh check` wants, and dmsetup.
 fn lab_or_skip(test: &str) -> bool {
-    if std::env::var_os("DISKTRIAGE_LAB_SCAN_RESULTS").is_some() {
-        return true;
-    }
-    if !common::root_or_skip(test) {
-        return false;
-    }
-    let check = Command::new(repo().join("tests/vm/lab.sh"))
-        .arg("check")
-        .output()
-        .expect("run tests/vm/lab.sh check");
-    if !check.status.success() {
-        return common::skip(test, String::from_utf8_lossy(&check.stdout).trim());
-    }
-    if !on_host("dmsetup") {
-        return common::skip(
-            test,
-            "dmsetup missing (scripts/install-test-deps.sh installs it)",
-        );
-    }
-    true
+    crate::lab_or_skip(test, Some("DISKTRIAGE_LAB_SCAN_RESULTS"), &["dmsetup"])
 }
 
-/// The (offset, length, errno) of a scan's unreadable ranges.
 fn errors(doc: &Value) -> Vec<(u64, u64, i64)> {
     doc["errors"]
         .as_array()

@@ -24,12 +24,10 @@
 //! Root only, like the other lab tests. Skipped with the reason when the lab cannot run,
 //! failing instead with `DISKTRIAGE_REQUIRE_ROOT=1`.
 
-use crate::common;
-use crate::{Results, build_static_binary, repo};
+use crate::{Boot, Results, boot};
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -164,62 +162,24 @@ fn shared_lab() -> &'static Lab {
 }
 
 fn run_lab(work: &Path) -> Results {
-    let bin = build_static_binary();
-    let status = Command::new(repo().join("tests/vm/lab.sh"))
-        .arg("run")
-        .arg(work)
-        .arg(repo().join("tests/vm/triage-guest.sh"))
-        .arg("triage")
-        .env("DISKTRIAGE_BIN", &bin)
-        .env("LAB_TOOLS", LAB_TOOLS.join(" "))
-        .env("LAB_TIMEOUT", "600")
-        .status()
-        .expect("run tests/vm/lab.sh");
-    let keep = repo().join("target/lab");
-    std::fs::create_dir_all(&keep).unwrap();
-    for log in ["results.log", "console.log"] {
-        let _ = std::fs::copy(work.join(log), keep.join(format!("qemu-lab-triage-{log}")));
-    }
-    assert!(
-        status.success(),
-        "the lab did not run to the end; see target/lab/qemu-lab-triage-console.log and \
-         target/lab/qemu-lab-triage-results.log"
-    );
-    Results::parse(&std::fs::read_to_string(work.join("results.log")).unwrap())
-}
-
-fn on_host(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    boot(
+        work,
+        &Boot {
+            script: "triage-guest.sh",
+            diskset: "triage",
+            label: "-triage",
+            tools: &LAB_TOOLS,
+            prepare: None,
+            timeout_s: 600,
+        },
+    )
 }
 
 /// Lab prerequisites: root, the packages `lab.sh check` wants, and dmsetup.
 fn lab_or_skip(test: &str) -> bool {
-    if std::env::var_os("DISKTRIAGE_LAB_TRIAGE_RESULTS").is_some() {
-        return true;
-    }
-    if !common::root_or_skip(test) {
-        return false;
-    }
-    let check = Command::new(repo().join("tests/vm/lab.sh"))
-        .arg("check")
-        .output()
-        .expect("run tests/vm/lab.sh check");
-    if !check.status.success() {
-        return common::skip(test, String::from_utf8_lossy(&check.stdout).trim());
-    }
-    if !on_host("dmsetup") {
-        return common::skip(
-            test,
-            "dmsetup missing (scripts/install-test-deps.sh installs it)",
-        );
-    }
-    true
+    crate::lab_or_skip(test, Some("DISKTRIAGE_LAB_TRIAGE_RESULTS"), &["dmsetup"])
 }
 
-/// A disk's findings.
 fn findings(disk: &Value) -> &Vec<Value> {
     disk["findings"]
         .as_array()
