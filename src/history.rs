@@ -220,37 +220,20 @@ impl HistoryEntry {
         started_unix: u64,
         record: ScanRecord,
     ) -> HistoryEntry {
-        let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
         HistoryEntry {
-            schema: HISTORY_SCHEMA,
-            id: format!("{started_unix}-{}-{n}", std::process::id()),
-            tool: format!("disktriage {}", env!("CARGO_PKG_VERSION")),
-            started_unix,
-            host: crate::sys::host::host_info().hostname,
-            disk,
-            device: device.to_string(),
             model: None,
-            target: target.to_string(),
-            test: SCAN_TEST.to_string(),
-            settings: RunSettings {
-                params: format!("read-only, {} reads", crate::model::Bytes(block)),
-                bs: block,
-                qd: 1,
-                jobs: 1,
-                engine: "sync".into(),
-                engine_asked: "sync".into(),
-                direct: true,
-                huge_pages: false,
-                scheduler: None,
-                drive_cache: None,
-                kernel_cache: None,
-            },
-            repeats: 1,
-            figures: Vec::new(),
             error: record.end.starts_with("gone").then(|| record.end.clone()),
             stopped: record.end == "stopped",
             scan: Some(record),
-            triage: None,
+            ..HistoryEntry::read_only(
+                disk,
+                device,
+                target,
+                SCAN_TEST,
+                started_unix,
+                format!("read-only, {} reads", crate::model::Bytes(block)),
+                block,
+            )
         }
     }
 
@@ -264,6 +247,32 @@ impl HistoryEntry {
         seconds: f64,
         record: TriageRecord,
     ) -> HistoryEntry {
+        HistoryEntry {
+            model,
+            triage: Some(record),
+            ..HistoryEntry::read_only(
+                disk,
+                device,
+                &format!("/dev/{device}"),
+                TRIAGE_TEST,
+                started_unix,
+                format!("read-only triage, {seconds:.1} s"),
+                0,
+            )
+        }
+    }
+
+    /// The common part of a read-only entry that is not a run (a scan, a triage): one
+    /// synchronous O_DIRECT reader, no settings changed, no figures.
+    fn read_only(
+        disk: DiskIdentity,
+        device: &str,
+        target: &str,
+        test: &str,
+        started_unix: u64,
+        params: String,
+        bs: u64,
+    ) -> HistoryEntry {
         let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
         HistoryEntry {
             schema: HISTORY_SCHEMA,
@@ -273,12 +282,12 @@ impl HistoryEntry {
             host: crate::sys::host::host_info().hostname,
             disk,
             device: device.to_string(),
-            model,
-            target: format!("/dev/{device}"),
-            test: TRIAGE_TEST.to_string(),
+            model: None,
+            target: target.to_string(),
+            test: test.to_string(),
             settings: RunSettings {
-                params: format!("read-only triage, {seconds:.1} s"),
-                bs: 0,
+                params,
+                bs,
                 qd: 1,
                 jobs: 1,
                 engine: "sync".into(),
@@ -294,7 +303,7 @@ impl HistoryEntry {
             error: None,
             stopped: false,
             scan: None,
-            triage: Some(record),
+            triage: None,
         }
     }
 
