@@ -17,9 +17,11 @@ if [ -n "${DEV:-}" ]; then
 else
   W=$(mktemp -d /dev/shm/scandd.XXXX); truncate -s 1G "$W/img"
   D=$(losetup -f --show "$W/img")
-  trap 'losetup -d "$D"; rm -rf "$W"' EXIT
+  Q=/sys/block/${D#/dev/}/queue/max_sectors_kb; KB=$(cat "$Q")
+  # The largest transfer outlives the detach: put it back for the next user of the name.
+  trap 'echo "$KB" > "$Q"; losetup -d "$D"; rm -rf "$W"' EXIT
   dd if=/dev/urandom of="$D" bs=1M count=1024 oflag=direct status=none
-  [ -n "${MAXKB:-}" ] && echo "$MAXKB" > "/sys/block/${D#/dev/}/queue/max_sectors_kb"
+  [ -n "${MAXKB:-}" ] && echo "$MAXKB" > "$Q"
 fi
 SIZE=$(blockdev --getsize64 "$D"); MAX=$(( SIZE >> 20 ))
 MIB=${MIB:-1024}; [ "$MIB" -gt "$MAX" ] && MIB=$MAX

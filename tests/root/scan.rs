@@ -709,13 +709,19 @@ fn a_small_largest_transfer_does_not_shrink_the_blocks_of_a_plain_read() {
     if !root_or_skip("a_small_largest_transfer_does_not_shrink_the_blocks_of_a_plain_read") {
         return;
     }
+    /// Puts the loop device's largest transfer back: it outlives the detach, and the next
+    /// test attached under the name would inherit 128 KiB.
+    struct MaxTransfer(String, String);
+    impl Drop for MaxTransfer {
+        fn drop(&mut self) {
+            let _ = fs::write(&self.0, &self.1);
+        }
+    }
     let dir = shm_scratch();
     let dev = LoopDev::new(dir.path(), 16 << 20, 512);
-    fs::write(
-        format!("/sys/block/{}/queue/max_sectors_kb", dev.name),
-        "128",
-    )
-    .unwrap();
+    let attr = format!("/sys/block/{}/queue/max_sectors_kb", dev.name);
+    let _restore = MaxTransfer(attr.clone(), fs::read_to_string(&attr).unwrap());
+    fs::write(&attr, "128").unwrap();
     let out = disktriage(&["scan", dev.path_str(), "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
