@@ -19,6 +19,7 @@ mod qemu_lab_triage;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// The repository's root.
 pub fn repo() -> PathBuf {
@@ -44,6 +45,27 @@ pub fn build_static_binary() -> PathBuf {
     let sums = std::fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
     assert!(sums.trim_end().ends_with("  disktriage"), "{sums}");
     dist.join("disktriage")
+}
+
+/// The lab is booted once per lab: every test of it reads the same guest output. `init`
+/// boots (or reads a saved log); a boot that failed is remembered as its message, so the
+/// other tests fail with it rather than booting again.
+pub fn booted_once<T: Send + Sync>(
+    cell: &'static OnceLock<Result<T, String>>,
+    init: impl FnOnce() -> T + std::panic::UnwindSafe,
+) -> &'static T {
+    let lab = cell.get_or_init(|| {
+        std::panic::catch_unwind(init).map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "the lab boot panicked".to_string())
+        })
+    });
+    match lab {
+        Ok(lab) => lab,
+        Err(why) => panic!("{why}"),
+    }
 }
 
 /// One boot of the lab: `tests/vm/lab.sh run WORK tests/vm/SCRIPT DISKSET` with the static

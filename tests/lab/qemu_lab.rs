@@ -31,7 +31,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
-use crate::{Boot, Results, boot};
+use crate::{Boot, Results, boot, booted_once};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -75,30 +75,16 @@ fn active_in(text: &str) -> String {
         .to_string()
 }
 
-/// The lab is booted once per test binary: every test here reads the same guest output.
-/// A boot that failed is remembered as its message, so the other tests fail with it rather
-/// than booting again.
+/// The lab, booted once for every test here (`booted_once`).
 fn shared_lab() -> &'static (Results, f64) {
     static LAB: OnceLock<Result<(Results, f64), String>> = OnceLock::new();
-    let lab = LAB.get_or_init(|| {
-        std::panic::catch_unwind(|| {
-            let work = tempfile::Builder::new()
-                .prefix("disktriage-lab.")
-                .tempdir()
-                .unwrap();
-            run_lab(work.path())
-        })
-        .map_err(|e| {
-            e.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "the lab boot panicked".to_string())
-        })
-    });
-    match lab {
-        Ok(lab) => lab,
-        Err(why) => panic!("{why}"),
-    }
+    booted_once(&LAB, || {
+        let work = tempfile::Builder::new()
+            .prefix("disktriage-lab.")
+            .tempdir()
+            .unwrap();
+        run_lab(work.path())
+    })
 }
 
 fn run_lab(work: &Path) -> (Results, f64) {

@@ -27,7 +27,7 @@
 //! failing instead with `DISKTRIAGE_REQUIRE_ROOT=1`.
 
 use crate::common;
-use crate::{Boot, Results, boot, on_host};
+use crate::{Boot, Results, boot, booted_once, on_host};
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -90,28 +90,16 @@ fn mapfile_regions(text: &str) -> Vec<(u64, u64, char)> {
 
 fn shared_lab() -> &'static Results {
     static LAB: OnceLock<Result<Results, String>> = OnceLock::new();
-    let lab = LAB.get_or_init(|| {
-        std::panic::catch_unwind(|| {
-            if let Some(saved) = std::env::var_os("DISKTRIAGE_LAB_SCAN_RESULTS") {
-                return Results::parse(&std::fs::read_to_string(saved).unwrap());
-            }
-            let work = tempfile::Builder::new()
-                .prefix("disktriage-lab-scan.")
-                .tempdir()
-                .unwrap();
-            run_lab(work.path())
-        })
-        .map_err(|e| {
-            e.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "the lab boot panicked".to_string())
-        })
-    });
-    match lab {
-        Ok(lab) => lab,
-        Err(why) => panic!("{why}"),
-    }
+    booted_once(&LAB, || {
+        if let Some(saved) = std::env::var_os("DISKTRIAGE_LAB_SCAN_RESULTS") {
+            return Results::parse(&std::fs::read_to_string(saved).unwrap());
+        }
+        let work = tempfile::Builder::new()
+            .prefix("disktriage-lab-scan.")
+            .tempdir()
+            .unwrap();
+        run_lab(work.path())
+    })
 }
 
 fn run_lab(work: &Path) -> Results {

@@ -24,7 +24,7 @@
 //! Root only, like the other lab tests. Skipped with the reason when the lab cannot run,
 //! failing instead with `DISKTRIAGE_REQUIRE_ROOT=1`.
 
-use crate::{Boot, Results, boot};
+use crate::{Boot, Results, boot, booted_once};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -128,37 +128,25 @@ impl Lab {
 
 fn shared_lab() -> &'static Lab {
     static LAB: OnceLock<Result<Lab, String>> = OnceLock::new();
-    let lab = LAB.get_or_init(|| {
-        std::panic::catch_unwind(|| {
-            let results = match std::env::var_os("DISKTRIAGE_LAB_TRIAGE_RESULTS") {
-                Some(saved) => Results::parse(&std::fs::read_to_string(saved).unwrap()),
-                None => {
-                    let work = tempfile::Builder::new()
-                        .prefix("disktriage-lab-triage.")
-                        .tempdir()
-                        .unwrap();
-                    run_lab(work.path())
-                }
-            };
-            let doc = results.triage_json("TRIAGE-ALL");
-            let devices = results.triage_devices();
-            Lab {
-                results,
-                doc,
-                devices,
+    booted_once(&LAB, || {
+        let results = match std::env::var_os("DISKTRIAGE_LAB_TRIAGE_RESULTS") {
+            Some(saved) => Results::parse(&std::fs::read_to_string(saved).unwrap()),
+            None => {
+                let work = tempfile::Builder::new()
+                    .prefix("disktriage-lab-triage.")
+                    .tempdir()
+                    .unwrap();
+                run_lab(work.path())
             }
-        })
-        .map_err(|e| {
-            e.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "the lab boot panicked".to_string())
-        })
-    });
-    match lab {
-        Ok(lab) => lab,
-        Err(why) => panic!("{why}"),
-    }
+        };
+        let doc = results.triage_json("TRIAGE-ALL");
+        let devices = results.triage_devices();
+        Lab {
+            results,
+            doc,
+            devices,
+        }
+    })
 }
 
 fn run_lab(work: &Path) -> Results {
