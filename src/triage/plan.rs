@@ -2,21 +2,20 @@
 //! surface reads go (evenly spaced strata over the whole device, a random aligned offset in
 //! each), where the random 4 KiB reads go, the percentiles of their latencies and MB/s.
 
+use crate::bench::plan::splitmix64;
 use crate::scan::Span;
 
-/// A small, fast pseudo-random generator (xorshift64*): the sample positions need spread, not
-/// cryptographic quality, and no dependency is worth it.
+/// Where the samples go: the k-th value is `bench::plan::splitmix64` of the seed plus k, the
+/// generator the tests' I/O sequences use (spread, not cryptographic quality, is what matters).
 #[derive(Debug, Clone)]
-pub struct Spread(u64);
+pub struct Spread {
+    seed: u64,
+    drawn: u64,
+}
 
 impl Spread {
-    /// Seeded from `seed` (0 is replaced: xorshift never leaves 0).
     pub fn new(seed: u64) -> Spread {
-        Spread(if seed == 0 {
-            0x9E37_79B9_7F4A_7C15
-        } else {
-            seed
-        })
+        Spread { seed, drawn: 0 }
     }
 
     /// Seeded from the clock and the disk's name, so two disks and two runs differ.
@@ -32,12 +31,11 @@ impl Spread {
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.drawn = self.drawn.wrapping_add(1);
+        splitmix64(
+            self.seed
+                .wrapping_add(self.drawn.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        )
     }
 
     /// A number in `0..n` (0 when `n` is 0).
