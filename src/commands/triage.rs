@@ -109,7 +109,7 @@ pub fn triage(
         .iter()
         .map(|f| root.disk_identity(&f.identity.device))
         .collect();
-    let mut report = flow::triage::assemble(
+    let report = flow::triage::assemble(
         facts,
         &identities,
         loaded.as_ref(),
@@ -127,13 +127,6 @@ pub fn triage(
             write_stderr(&format!("disktriage: {}\n", neutralize_controls(&note)));
         }
     }
-    // Worst first, then by name.
-    report.disks.sort_by(|a, b| {
-        b.judgement
-            .verdict
-            .cmp(&a.judgement.verdict)
-            .then_with(|| a.facts.identity.device.cmp(&b.facts.identity.device))
-    });
 
     let mut failed = None;
     if let Some(out) = &prom_out

@@ -79,17 +79,7 @@ impl TriageScreen {
 
     /// The report's disks, worst first, then by device name.
     pub fn order(&self) -> Vec<&DiskReport> {
-        let Some(report) = &self.report else {
-            return Vec::new();
-        };
-        let mut disks: Vec<&DiskReport> = report.disks.iter().collect();
-        disks.sort_by(|a, b| {
-            b.judgement
-                .verdict
-                .cmp(&a.judgement.verdict)
-                .then_with(|| a.facts.identity.device.cmp(&b.facts.identity.device))
-        });
-        disks
+        self.report.as_ref().map_or_else(Vec::new, |r| r.ordered())
     }
 
     /// The disk selected in the list, once the report is in.
