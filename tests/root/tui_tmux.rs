@@ -62,13 +62,28 @@ impl Tmux {
 
     fn start_shell(&self, env: &[&str], cmd: &str) {
         let history = format!("{HISTORY_ENV}={}", history_dir().display());
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "new-session", "-d", "-s", "dt"])
-            .args(["-x", "80", "-y", "25", "env", &history])
-            .args(env)
-            .args(["sh", "-c", cmd])
-            .output()
-            .unwrap();
+        let new_session = || {
+            Command::new("tmux")
+                .args(["-L", &self.socket, "new-session", "-d", "-s", "dt"])
+                .args(["-x", "80", "-y", "25", "env", &history])
+                .args(env)
+                .args(["sh", "-c", cmd])
+                .output()
+                .unwrap()
+        };
+        // After `kill-session` of the last session its server is on the way out; a
+        // new-session that reaches the socket meanwhile fails with "server exited
+        // unexpectedly" (CI saw it). A moment later the socket is free: try again.
+        let mut out = new_session();
+        for _ in 0..20 {
+            if out.status.success()
+                || !String::from_utf8_lossy(&out.stderr).contains("server exited unexpectedly")
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            out = new_session();
+        }
         assert!(
             out.status.success(),
             "{}",
