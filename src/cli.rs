@@ -92,6 +92,14 @@ pub enum Command {
     #[command(after_help = TRIAGE_HELP)]
     Triage(TriageArgs),
 
+    /// Does the drive keep what it acknowledged? Times durable 4 KiB commits (O_DSYNC, and
+    /// write + flush) with the write cache as found and off, and one flush after 64 MiB of
+    /// dirty data, against the physical floor (one revolution per commit on a rotating disk).
+    /// With --record LOG and, after a power cut, --verify LOG: the power-cut check. Writes
+    /// (except --verify): needs --destroy-data NAME.
+    #[command(after_help = FLUSHCHECK_HELP)]
+    Flushcheck(FlushcheckArgs),
+
     /// Show or switch the drive's own volatile write cache (what `hdparm -W` does), natively
     /// for SATA, SCSI, NVMe and virtio. Needs root.
     #[command(after_help = CACHE_HELP)]
@@ -183,6 +191,17 @@ Examples:
   disktriage triage sdb /dev/sdc --quick
   disktriage triage --json > triage.json
   disktriage triage --prom /var/lib/node_exporter/textfile/disktriage.prom";
+
+const FLUSHCHECK_HELP: &str = "\
+Exit status: 0 commits wait for the medium (timing) or nothing acknowledged was lost \
+(--verify); 3 a volatile cache acknowledges commits; 4 acknowledged records were lost or torn; \
+5 timing cannot tell; 1 an error; 2 a usage error.
+
+Examples:
+  disktriage flushcheck /dev/sdb --destroy-data sdb
+  disktriage flushcheck /dev/sdb --record /root/flush.log --destroy-data sdb
+  (cut the power; after the reboot:)
+  disktriage flushcheck /dev/sdb --verify /root/flush.log";
 
 const SCAN_HELP: &str = "\
 Read-only (unless --repair): the device is opened with O_RDONLY|O_DIRECT and never written; \
@@ -475,6 +494,36 @@ pub struct ScanArgs {
     /// With --repair: the device's own name (sdb or /dev/sdb), to confirm the write.
     #[arg(long, value_name = "NAME", requires = "repair")]
     pub destroy_data: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FlushcheckArgs {
+    /// The block device (e.g. /dev/sdb). Its data is destroyed (except by --verify).
+    pub device: PathBuf,
+
+    /// The power-cut check, step one: write sequence-numbered records to DEV, flushing after
+    /// each, and append every acknowledged number to LOG (on another device) until the power
+    /// goes.
+    #[arg(long, value_name = "LOG", conflicts_with = "verify")]
+    pub record: Option<PathBuf>,
+
+    /// The power-cut check, step two (after the reboot): read the records back and report
+    /// every acknowledged one that is missing or torn. Read-only.
+    #[arg(long, value_name = "LOG")]
+    pub verify: Option<PathBuf>,
+
+    /// The device's own name (sdb or /dev/sdb), to confirm that its data may be destroyed.
+    #[arg(long, value_name = "NAME")]
+    pub destroy_data: Option<String>,
+
+    /// The rotation rate in rpm, when the drive does not say it (behind a USB bridge or a
+    /// RAID controller); 0 for a disk that does not rotate.
+    #[arg(long, value_name = "RPM")]
+    pub rpm: Option<u32>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 //! `restore` and the hidden `debug` tools. Each resolves the device, acts through the library
 //! (changes through the journaled `Changer`), and prints what the device reports afterwards.
 
+pub mod flushcheck;
 pub mod history;
 pub mod params;
 pub mod run;

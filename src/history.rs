@@ -128,10 +128,15 @@ pub struct HistoryEntry {
     /// the entries of tests and scans.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triage: Option<TriageRecord>,
+    /// A flush check's verdict (tests "flushcheck" and "flushcheck-verify"); absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<FlushRecord>,
 }
 
 pub use records::{
-    SCAN_MAP_CELLS, SCAN_RANGES_KEPT, SCAN_TEST, ScanRecord, TRIAGE_TEST, TriageRecord,
+    FLUSH_TIMING_TEST, FLUSH_VERIFY_TEST, FlushRecord, SCAN_MAP_CELLS, SCAN_RANGES_KEPT, SCAN_TEST,
+    ScanRecord, TRIAGE_TEST, TriageRecord,
 };
 
 /// What the history knows a run's target by: a file by its full path, a block device by its
@@ -207,6 +212,7 @@ impl HistoryEntry {
             stopped: runs.iter().any(|r| r.outcome.stopped),
             scan: None,
             triage: None,
+            flush: None,
         })
     }
 
@@ -262,6 +268,32 @@ impl HistoryEntry {
         }
     }
 
+    /// A flush check's entry: `test` is `FLUSH_TIMING_TEST` or `FLUSH_VERIFY_TEST`; `params`
+    /// says what was done ("timing, 200 commits", "verify of /root/flush.log"), `bs` the
+    /// record or commit size.
+    pub fn of_flushcheck(
+        disk: DiskIdentity,
+        device: &str,
+        test: &str,
+        started_unix: u64,
+        params: String,
+        bs: u64,
+        record: FlushRecord,
+    ) -> HistoryEntry {
+        HistoryEntry {
+            flush: Some(record),
+            ..HistoryEntry::read_only(
+                disk,
+                device,
+                &format!("/dev/{device}"),
+                test,
+                started_unix,
+                params,
+                bs,
+            )
+        }
+    }
+
     /// The common part of a read-only entry that is not a run (a scan, a triage): one
     /// synchronous O_DIRECT reader, no settings changed, no figures.
     fn read_only(
@@ -304,6 +336,7 @@ impl HistoryEntry {
             stopped: false,
             scan: None,
             triage: None,
+            flush: None,
         }
     }
 
@@ -384,6 +417,21 @@ impl Loaded {
             .filter_map(|e| Some((e.started_unix, e.triage.as_ref()?)))
             // The last of the newest: records are appended in time order.
             .max_by_key(|(started, _)| *started)
+    }
+}
+
+impl Loaded {
+    /// The newest flush check (timing or verify) of `disk`: when it started, its test name
+    /// and what it kept. Like `last_triage`, never by kernel name alone.
+    pub fn last_flushcheck(&self, disk: &DiskIdentity) -> Option<(u64, &str, &FlushRecord)> {
+        if matches!(disk, DiskIdentity::Name(_)) {
+            return None;
+        }
+        self.entries
+            .iter()
+            .filter(|e| &e.disk == disk)
+            .filter_map(|e| Some((e.started_unix, e.test.as_str(), e.flush.as_ref()?)))
+            .max_by_key(|(started, _, _)| *started)
     }
 }
 
@@ -791,6 +839,7 @@ mod tests {
             stopped: false,
             scan: None,
             triage: None,
+            flush: None,
         }
     }
 

@@ -44,6 +44,7 @@ pub mod commands;
 pub mod drive_state;
 pub mod event;
 pub mod flow;
+pub mod flush;
 pub mod history;
 pub mod install;
 pub mod model;
@@ -118,6 +119,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Run(args)) => commands::run::run(&root, &history_dir, &args),
         Some(Command::Scan(args)) => commands::scan::scan(&history_dir, &args),
         Some(Command::Triage(args)) => commands::triage::triage(&root, &history_dir, &args),
+        Some(Command::Flushcheck(args)) => {
+            commands::flushcheck::flushcheck(&root, &cli.journal_dir, &history_dir, &args)
+        }
         Some(Command::History(args)) => commands::history::history(&root, &history_dir, &args),
         Some(Command::Completions { shell }) => {
             write_stdout(&install::completion_script(shell))?;

@@ -2,6 +2,7 @@
 
 pub mod cache;
 pub mod export;
+pub mod flushcheck;
 pub mod history;
 pub mod list;
 pub mod output;

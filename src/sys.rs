@@ -17,6 +17,7 @@ pub mod drive_control;
 pub mod drives;
 pub mod error;
 pub mod fake;
+pub mod flush;
 pub mod host;
 pub mod links;
 pub mod parse;

@@ -25,6 +25,42 @@ pub struct TriageRecord {
     pub rules: Vec<String>,
 }
 
+/// The test name the flush check's timing is recorded under.
+pub const FLUSH_TIMING_TEST: &str = "flushcheck";
+/// The test name the power-cut check's verify is recorded under.
+pub const FLUSH_VERIFY_TEST: &str = "flushcheck-verify";
+
+/// What the history keeps of a flush check: the timing check's verdict and figures, or the
+/// power-cut check's counts. The triage reads the newest one of a disk (a lying cache under
+/// a database is a finding).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FlushRecord {
+    /// Timing: "waits-for-medium", "volatile-cache" or "unknown". Verify: "nothing-lost" or
+    /// "lost".
+    pub verdict: String,
+    /// The sentence the admin was shown.
+    pub sentence: String,
+    /// Timing: median durable 4 KiB commit with the write cache as found (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_ms: Option<f64>,
+    /// Timing: one revolution (ms); absent where the disk does not rotate or nobody knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_ms: Option<f64>,
+    /// Timing: the flush after 64 MiB of dirty data (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_after_dirty_ms: Option<f64>,
+    /// Verify: acknowledged records checked, verified, and the lost ones (the first 64
+    /// sequence numbers; `lost_count` is whole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledged: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<u64>,
+}
+
 /// The test name a surface scan is recorded under.
 pub const SCAN_TEST: &str = "surface-scan";
 

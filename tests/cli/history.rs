@@ -98,6 +98,7 @@ fn entry(disk: DiskIdentity, device: &str, mbps: f64, unix: u64) -> HistoryEntry
         stopped: false,
         scan: None,
         triage: None,
+        flush: None,
     }
 }
 

@@ -1,0 +1,1 @@
+//! The timing check's report: text and JSON (filled in by its helper).
