@@ -141,6 +141,11 @@ pub fn run_timing(
         rotation,
         kernel_write_cache,
     };
+    // Why the cache stays as found is known from the start: said even when the run ends early.
+    let mut cache = cache;
+    if let CacheOff::Not(why) = &mut cache {
+        facts.cache_off_note = Some(std::mem::take(why));
+    }
     let mut run = Run {
         device,
         config,
@@ -163,7 +168,7 @@ pub fn run_timing(
         Err(e) => return Err(e.end(facts)),
     }
     match cache {
-        CacheOff::Not(why) => facts.cache_off_note = Some(why),
+        CacheOff::Not(_) => {}
         CacheOff::Switch(switch) => {
             if let Err(why) = switch.turn_off() {
                 facts.cache_off_note =

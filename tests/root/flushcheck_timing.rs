@@ -431,3 +431,63 @@ fn flushcheck_stops_on_sigint_without_a_verdict() {
             .unwrap_or(true)
     );
 }
+
+/// A small tmpfs mounted for one test; unmounted on drop.
+struct SmallTmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallTmpfs {
+    fn new(size: &str) -> SmallTmpfs {
+        let dir = common::scratch();
+        common::sh(
+            "mount",
+            &[
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "tmpfs",
+                dir.path().to_str().unwrap(),
+            ],
+        );
+        SmallTmpfs { dir }
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn flushcheck_names_the_write_that_failed_and_what_completed() {
+    if !root_or_skip("flushcheck_names_the_write_that_failed_and_what_completed") {
+        return;
+    }
+    // A 128 MiB image on a 6 MiB tmpfs: the commits (in the first MiB) fit, the 64 MiB of
+    // dirty data runs out of space at 6 MiB and the loop device fails the write.
+    let fs = SmallTmpfs::new("6m");
+    let dev = LoopDev::new(fs.dir.path(), 128 << 20, 512);
+    let history = fs.dir.path().join("history");
+    let (doc, code) = run_json(dev.path_str(), &dev.name, &[], &history);
+    assert_eq!(code, 1, "{doc}");
+    let ended = doc["ended"].as_str().unwrap();
+    assert!(
+        ended.starts_with("the write of 1048576 bytes at offset ")
+            && ended.contains("failed: No space left on device (ENOSPC)"),
+        "{ended}"
+    );
+    assert!(doc["verdict"].is_null(), "{doc}");
+    // What completed is reported: the commits and the write + flush.
+    assert_eq!(doc["commit"]["count"], 200);
+    assert_eq!(doc["write_flush"]["count"], 200);
+    assert!(doc["flush_after_dirty_ms"].is_null());
+    assert_eq!(
+        doc["cache_off_note"],
+        "drive write cache control not supported on loop"
+    );
+    // No verdict, no history entry.
+    assert!(!history.exists() || fs::read_dir(&history).unwrap().count() == 0);
+}

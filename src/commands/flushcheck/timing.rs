@@ -344,3 +344,65 @@ fn record(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Transport;
+    use crate::sys::{FakeDevice, FakeDrives};
+
+    fn cache_on(drives: &FakeDrives) -> Option<bool> {
+        let dev = drives.device("sda").unwrap();
+        drives.drive_cache(&dev).unwrap().enabled
+    }
+
+    #[test]
+    fn the_switch_turns_the_cache_off_and_puts_it_back_through_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let drives: Arc<dyn DriveControl> = Arc::clone(&fake) as Arc<dyn DriveControl>;
+        let dev = drives.device("sda").unwrap();
+        assert_eq!(cache_switchable(drives.as_ref(), &dev), Ok(()));
+        let guard = switch_guard(&drives, dir.path(), &dev).unwrap();
+        // Another switch of the disk meanwhile is refused (the claim).
+        let other = Changer::new(
+            Arc::clone(&drives),
+            Journal::open(dir.path()).unwrap(),
+            Lifetime::Persisted,
+        );
+        let mut switch = JournaledSwitch {
+            guard: &guard,
+            dev: &dev,
+            restored: Vec::new(),
+        };
+        switch.turn_off().unwrap();
+        assert_eq!(cache_on(&fake), Some(false));
+        assert!(other.set_write_cache(&dev, true, false).is_err());
+        // The journal holds the original until it is put back.
+        assert_eq!(guard.changer().journal().entries().unwrap().len(), 1);
+        switch.put_back().unwrap();
+        assert_eq!(cache_on(&fake), Some(true));
+        assert!(
+            switch.restored.iter().any(|l| l.contains("put back to on")),
+            "{:?}",
+            switch.restored
+        );
+        assert!(guard.changer().journal().entries().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_switched_says_why() {
+        let drives =
+            FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata).without_cache_control());
+        let dev = drives.device("sda").unwrap();
+        let why = cache_switchable(&drives, &dev).unwrap_err();
+        assert!(!why.is_empty());
+        let off = FakeDrives::new().with(FakeDevice::new("sdb", Transport::Sata));
+        let sdb = off.device("sdb").unwrap();
+        off.set_drive_cache(&sdb, false).unwrap();
+        assert_eq!(
+            cache_switchable(&off, &sdb).unwrap_err(),
+            "the drive's write cache was already off: the commits above are with it off"
+        );
+    }
+}
