@@ -4,8 +4,11 @@
 //! a loop device over a file runs end to end with `--json` (the contract's fields, the
 //! verdict and its exit status, the cache-switch refusal for loop, the history entry); a loop
 //! on tmpfs with `--rpm 7200` commits far below half a revolution: volatile-cache, exit 3; a
-//! symlink to the device is the same device; a device smaller than 64 MiB gets less dirty
-//! data, said; SIGINT ends the run with 130 and no verdict.
+//! symlink to the device is the same device, and a second check of it under that other name
+//! while the first runs is refused (EBUSY); a partition gets its own size of dirty data and
+//! leaves the whole disk's cache alone; a device smaller than 64 MiB gets less dirty data,
+//! said; SIGINT ends the run with 130 and no verdict; a write that fails mid-run (ENOSPC
+//! under a loop on a small tmpfs) is named with its offset and errno, exit 1.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
@@ -490,4 +493,95 @@ fn flushcheck_names_the_write_that_failed_and_what_completed() {
     );
     // No verdict, no history entry.
     assert!(!history.exists() || fs::read_dir(&history).unwrap().count() == 0);
+}
+
+#[test]
+fn a_second_flushcheck_of_the_same_device_under_another_name_is_refused() {
+    if !root_or_skip("a_second_flushcheck_of_the_same_device_under_another_name_is_refused") {
+        return;
+    }
+    // On the root file system, so the first run lasts seconds.
+    let dir = common::scratch();
+    let dev = LoopDev::new(dir.path(), 128 << 20, 512);
+    let link = dir.path().join("same-disk");
+    std::os::unix::fs::symlink(&dev.path, &link).unwrap();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, dir.path().join("history"))
+        .args(["flushcheck", dev.path_str(), "--destroy-data", &dev.name])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = disktriage(&[
+        "flushcheck",
+        link.to_str().unwrap(),
+        "--destroy-data",
+        &dev.name,
+    ]);
+    let still_running = first.try_wait().unwrap().is_none();
+    let _ = first.wait();
+    assert!(
+        still_running,
+        "the first check ended before the second started"
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Device or resource busy"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn flushcheck_of_a_partition_leaves_the_disks_cache_alone() {
+    let test = "flushcheck_of_a_partition_leaves_the_disks_cache_alone";
+    if !root_or_skip(test) {
+        return;
+    }
+    let dir = shm_scratch();
+    let image = sparse_image(dir.path(), "parted.img", 96 << 20);
+    let mut sfdisk = Command::new("sfdisk")
+        .args(["--quiet", image.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sfdisk");
+    {
+        use std::io::Write;
+        sfdisk
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"label: dos\n,40M,L\n,,L\n")
+            .unwrap();
+    }
+    assert!(sfdisk.wait().unwrap().success(), "sfdisk failed");
+    let dev = LoopDev::attach(&image, &["-P"]);
+    let parts = dev.expose_partitions();
+    let Some(part) = parts.first() else {
+        common::skip(test, "the kernel shows no partition of the image");
+        return;
+    };
+    let path = format!("/dev/{part}");
+    let (doc, code) = run_json(&path, part, &[], &dir.path().join("history"));
+    assert!(code == 0 || code == 5, "{doc}");
+    assert_eq!(doc["name"], part.as_str());
+    assert_eq!(
+        doc["cache_off_note"],
+        format!(
+            "{part} is a partition: the write cache is the whole disk {}'s, which a \
+             partition's check does not switch",
+            dev.name
+        )
+    );
+    // 40 MiB partition: 40 MiB of dirty data.
+    assert_eq!(doc["dirty_bytes"], 40 << 20);
+    assert!(
+        doc["rpm_source"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("of {} under {part}", dev.name)),
+        "{doc}"
+    );
 }
