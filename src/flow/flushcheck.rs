@@ -9,11 +9,35 @@
 //! this module only asks it to turn the cache off and to put it back, and always asks for the
 //! latter once it asked for the former, whatever ends the run.
 
+use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use crate::flush::timing::{COMMITS, DIRTY_BYTES, Rotation, Stats, TimingFacts};
 use crate::sys::error::describe_io;
 use crate::sys::flush::{Durability, FlushDevice};
+
+/// What the run writes through: `sys::flush::FlushDevice`, or a fake in the tests.
+pub trait TimedDevice {
+    /// Writes `buf` at `offset` made durable as `how` says; how long it took.
+    fn write(&self, buf: &[u8], offset: u64, how: Durability) -> io::Result<Duration>;
+    /// One cache flush; how long it took.
+    fn flush(&self) -> io::Result<Duration>;
+    /// Why the device no longer answers as the one opened, if it does not.
+    fn gone(&self) -> Option<String>;
+}
+
+impl TimedDevice for FlushDevice {
+    fn write(&self, buf: &[u8], offset: u64, how: Durability) -> io::Result<Duration> {
+        FlushDevice::write(self, buf, offset, how)
+    }
+    fn flush(&self) -> io::Result<Duration> {
+        FlushDevice::flush(self)
+    }
+    fn gone(&self) -> Option<String> {
+        FlushDevice::gone(self)
+    }
+}
 
 /// The commits rewrite the blocks of this region at the start of the device, in turn.
 pub const REGION: u64 = 1 << 20;
@@ -121,7 +145,7 @@ pub enum TimingEnd {
 /// Runs the timing check on `device` (already checked by the write guard). `progress` is
 /// called after every write; `stop` is polled between writes.
 pub fn run_timing(
-    device: &FlushDevice,
+    device: &dyn TimedDevice,
     rotation: Rotation,
     kernel_write_cache: Option<String>,
     config: &TimingConfig,
@@ -210,7 +234,7 @@ impl RunError {
 }
 
 struct Run<'a, 'p> {
-    device: &'a FlushDevice,
+    device: &'a dyn TimedDevice,
     config: &'a TimingConfig,
     progress: &'p mut dyn FnMut(Progress),
     stop: &'a AtomicBool,
@@ -225,7 +249,7 @@ impl Run<'_, '_> {
     }
 
     /// The error of `what` at `offset`, with what the device says of itself now.
-    fn failed(&self, what: &str, offset: Option<u64>, e: &std::io::Error) -> RunError {
+    fn failed(&self, what: &str, offset: Option<u64>, e: &io::Error) -> RunError {
         let at = offset
             .map(|o| format!(" at offset {o}"))
             .unwrap_or_default();
@@ -329,6 +353,158 @@ fn stamp(buf: &mut [u8], phase: Phase, i: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::cell::{Cell, RefCell};
+    use std::sync::atomic::AtomicBool;
+
+    /// A device whose writes take `ms` each, that fails the `fail_at`th write with EIO and
+    /// sets `stop` at the `stop_at`th.
+    struct Fake<'a> {
+        ms: f64,
+        writes: Cell<u64>,
+        fail_at: Option<u64>,
+        stop_at: Option<u64>,
+        stop: &'a AtomicBool,
+    }
+
+    impl TimedDevice for Fake<'_> {
+        fn write(&self, buf: &[u8], offset: u64, how: Durability) -> io::Result<Duration> {
+            let n = self.writes.get() + 1;
+            self.writes.set(n);
+            if Some(n) == self.stop_at {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+            if Some(n) == self.fail_at {
+                return Err(io::Error::from_raw_os_error(libc::EIO));
+            }
+            assert_eq!(offset % 4096, 0);
+            assert!(!buf.is_empty());
+            let _ = how;
+            Ok(Duration::from_secs_f64(self.ms / 1000.0))
+        }
+        fn flush(&self) -> io::Result<Duration> {
+            Ok(Duration::from_micros(20))
+        }
+        fn gone(&self) -> Option<String> {
+            None
+        }
+    }
+
+    struct Switch<'a> {
+        log: &'a RefCell<Vec<String>>,
+    }
+
+    impl CacheSwitch for Switch<'_> {
+        fn turn_off(&mut self) -> Result<(), String> {
+            self.log.borrow_mut().push("off".into());
+            Ok(())
+        }
+        fn put_back(&mut self) -> Result<(), String> {
+            self.log.borrow_mut().push("back".into());
+            Ok(())
+        }
+    }
+
+    fn rotation() -> Rotation {
+        Rotation {
+            rpm: Some(7200),
+            rotational: Some(true),
+            source: "test".into(),
+        }
+    }
+
+    /// Runs on a fake of 1 GiB; the end, the log of cache switches.
+    fn run(
+        fail_at: Option<u64>,
+        stop_at: Option<u64>,
+    ) -> (Result<TimingFacts, TimingEnd>, Vec<String>) {
+        let stop = AtomicBool::new(false);
+        let log = RefCell::new(Vec::new());
+        let dev = Fake {
+            ms: 0.08,
+            writes: Cell::new(0),
+            fail_at,
+            stop_at,
+            stop: &stop,
+        };
+        let config = TimingConfig::for_device(1 << 30, 512).unwrap();
+        let mut switch = Switch { log: &log };
+        let end = run_timing(
+            &dev,
+            rotation(),
+            Some("write back".into()),
+            &config,
+            CacheOff::Switch(&mut switch),
+            &mut |_| {},
+            &stop,
+        );
+        (end, log.into_inner())
+    }
+
+    // 200 commits, 200 write + flush, 64 dirty pieces of 1 MiB: the cache-off commits are
+    // writes 465 to 664.
+    const CACHE_OFF_FIRST: u64 = 465;
+
+    #[test]
+    fn a_whole_run_measures_every_phase_and_puts_the_cache_back() {
+        let (end, log) = run(None, None);
+        let f = end.unwrap();
+        assert_eq!(f.commit.unwrap().count, COMMITS);
+        assert_eq!(f.write_flush.unwrap().count, COMMITS);
+        assert_eq!(f.cache_off_commit.unwrap().count, COMMITS);
+        assert!((f.commit.unwrap().median_ms - 0.08).abs() < 1e-9);
+        assert!((f.dirty_write_ms.unwrap() - 64.0 * 0.08).abs() < 1e-6);
+        assert_eq!(f.dirty_bytes, DIRTY_BYTES);
+        assert_eq!(log, ["off", "back"]);
+        assert_eq!(
+            crate::flush::timing::judge(&f).verdict,
+            crate::flush::timing::Verdict::VolatileCache
+        );
+    }
+
+    #[test]
+    fn a_stop_or_an_error_with_the_cache_off_still_puts_it_back() {
+        let (end, log) = run(None, Some(CACHE_OFF_FIRST + 10));
+        let Err(TimingEnd::Stopped(f)) = end else {
+            panic!("not stopped: {end:?}")
+        };
+        assert_eq!(f.cache_off_commit, None);
+        assert_eq!(f.commit.unwrap().count, COMMITS);
+        assert_eq!(log, ["off", "back"]);
+
+        let (end, log) = run(Some(CACHE_OFF_FIRST + 2), None);
+        let Err(TimingEnd::Failed { error, .. }) = end else {
+            panic!("not failed: {end:?}")
+        };
+        assert_eq!(
+            error,
+            "the O_DSYNC write of 4096 bytes at offset 8192 failed: I/O error (EIO)"
+        );
+        assert_eq!(log, ["off", "back"]);
+    }
+
+    #[test]
+    fn an_early_end_never_switches_the_cache() {
+        let (end, log) = run(Some(3), None);
+        let Err(TimingEnd::Failed { error, facts }) = end else {
+            panic!("not failed: {end:?}")
+        };
+        assert!(error.contains("at offset 8192"), "{error}");
+        assert_eq!(facts.commit, None);
+        assert!(log.is_empty());
+        let (end, log) = run(None, Some(250));
+        assert!(matches!(end, Err(TimingEnd::Stopped(_))));
+        assert!(log.is_empty());
+        // A dirty write that fails names its size and offset.
+        let (end, _) = run(Some(403), None);
+        let Err(TimingEnd::Failed { error, .. }) = end else {
+            panic!("not failed: {end:?}")
+        };
+        assert_eq!(
+            error,
+            "the write of 1048576 bytes at offset 2097152 failed: I/O error (EIO)"
+        );
+    }
 
     #[test]
     fn the_plan_fits_the_device() {
