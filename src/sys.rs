@@ -24,6 +24,7 @@ pub mod parse;
 pub mod passthru;
 pub mod privilege;
 pub mod process;
+pub mod rotation;
 pub mod scan;
 pub mod signals;
 pub mod smartctl;
