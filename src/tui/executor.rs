@@ -497,7 +497,11 @@ impl Executor {
                     path,
                     confirmation,
                     chosen,
-                    changer: self.changer.as_ref().ok().cloned(),
+                    journal_dir: self
+                        .changer
+                        .as_ref()
+                        .ok()
+                        .map(|c| locked(c).journal().dir().to_path_buf()),
                     history: self.history.clone(),
                     width: crate::report::output::DEFAULT_WIDTH,
                 };

@@ -31,7 +31,7 @@ use crate::flow::progress::ProgressLine;
 use crate::flush::timing::{Judgement, Rotation, TimingFacts, Verdict, dirty_words, judge};
 use crate::history::{FLUSH_TIMING_TEST, FlushRecord, History, HistoryEntry};
 use crate::model::text::neutralize_controls;
-use crate::model::{BlockDevice, Lifetime};
+use crate::model::{BlockDevice, ChosenDevice, Lifetime};
 use crate::report::flushcheck::timing::{TimingReport, render_json, render_text};
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::sys::signals::{Catch, StopSignals};
@@ -45,15 +45,59 @@ pub const MIN_RPM: u32 = 1025;
 /// How often the progress line is redrawn.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
-/// Runs the timing check. The `--root` tree is not used: a write is checked against the
-/// live system, whatever `--root` says.
-pub fn timing(
-    _root: &SysRoot,
-    journal_dir: &Path,
-    history_dir: &Path,
-    args: &FlushcheckArgs,
-) -> anyhow::Result<ExitCode> {
-    if let Some(rpm) = args.rpm
+/// What a timing check is asked: the CLI's arguments, or the TUI's.
+pub struct TimingRequest<'a> {
+    pub path: &'a Path,
+    /// The device's name as the admin typed it.
+    pub confirmation: Option<&'a str>,
+    pub rpm: Option<u32>,
+    /// Where the cache switch is journaled.
+    pub journal_dir: &'a Path,
+    /// The history the finished check is added to (none: not recorded).
+    pub history_dir: Option<&'a Path>,
+    /// The device as the admin chose it on a screen: refused when the name holds another
+    /// device now.
+    pub expect: Option<&'a ChosenDevice>,
+}
+
+/// A timing check that ran (to its end, or stopped, or failed mid-run): what the report
+/// shows, and what the caller says or exits with.
+pub struct TimingRun {
+    pub device: String,
+    pub name: String,
+    pub disk_name: String,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub facts: TimingFacts,
+    /// `None` when the run did not finish (`ended` says why).
+    pub judgement: Option<Judgement>,
+    pub ended: Option<String>,
+    /// The failed operation, when a write or flush failed.
+    pub failed: Option<String>,
+    pub restored: Vec<String>,
+    /// Why the write cache could not be put back.
+    pub restore_error: Option<String>,
+}
+
+impl TimingRun {
+    /// The report's view of the run.
+    pub fn report(&self) -> TimingReport<'_> {
+        TimingReport {
+            device: &self.device,
+            name: &self.name,
+            model: self.model.as_deref(),
+            serial: self.serial.as_deref(),
+            facts: &self.facts,
+            judgement: self.judgement.as_ref(),
+            ended: self.ended.clone(),
+            restored: self.restored.clone(),
+        }
+    }
+}
+
+/// Checks `--rpm`: 0 (does not rotate) or a rate a drive can report.
+fn check_rpm(rpm: Option<u32>) -> anyhow::Result<()> {
+    if let Some(rpm) = rpm
         && rpm != 0
         && !(MIN_RPM..=MAX_RPM).contains(&rpm)
     {
@@ -62,15 +106,107 @@ pub fn timing(
              not {rpm}"
         );
     }
+    Ok(())
+}
+
+/// Runs the timing check. The `--root` tree is not used: a write is checked against the
+/// live system, whatever `--root` says.
+pub fn timing(
+    _root: &SysRoot,
+    journal_dir: &Path,
+    history_dir: &Path,
+    args: &FlushcheckArgs,
+) -> anyhow::Result<ExitCode> {
+    check_rpm(args.rpm)?;
+    let signals = StopSignals::catch(Catch::Command)?;
+    let line = ProgressLine::on_terminal();
+    let mut last = Instant::now() - PROGRESS_EVERY;
+    let shown = neutralize_controls(&args.device.display().to_string());
+    let mut progress = |p: Progress| {
+        if line.shown() && (last.elapsed() >= PROGRESS_EVERY || p.done == p.total) {
+            last = Instant::now();
+            line.show(&format!(
+                "flushcheck {shown}: {} {}/{}",
+                p.phase.label(),
+                p.done,
+                p.total
+            ));
+        }
+    };
+    let run = check(
+        &TimingRequest {
+            path: &args.device,
+            confirmation: args.destroy_data.as_deref(),
+            rpm: args.rpm,
+            journal_dir,
+            history_dir: Some(history_dir),
+            expect: None,
+        },
+        true,
+        &mut progress,
+        signals.flag(),
+    );
+    line.clear();
+    let mut run = run?;
+    if run.ended.as_deref() == Some("stopped")
+        && let Some(sig) = signals.signal()
+    {
+        run.ended = Some(format!("stopped by {}", sig.as_str()));
+    }
+    let text = if args.json {
+        render_json(&run.report())?
+    } else {
+        render_text(&run.report(), output_width())
+    };
+    write_stdout(&text)?;
+    if let Some(e) = &run.restore_error {
+        bail!(
+            "the write cache of {} could not be put back: {}; run `disktriage restore`",
+            run.disk_name,
+            neutralize_controls(e)
+        );
+    }
+    if let Some(code) = signals.exit_code() {
+        return Ok(ExitCode::from(code));
+    }
+    if let Some(e) = &run.failed {
+        bail!(
+            "the flush check of {} ended: {}",
+            run.name,
+            neutralize_controls(e)
+        );
+    }
+    Ok(match run.judgement.as_ref().map(|j| j.verdict) {
+        Some(Verdict::WaitsForMedium) => ExitCode::SUCCESS,
+        Some(Verdict::VolatileCache) => ExitCode::from(EXIT_VOLATILE_CACHE),
+        _ => ExitCode::from(EXIT_UNKNOWN),
+    })
+}
+
+/// The timing check itself, the same for the CLI and the TUI: the guard before anything
+/// touches the device, the plan, the rotation rate, the journaled cache switch, the run, the
+/// judgement and the history. `panic_hook`: the guard's restore on a panic in any thread (the
+/// TUI's session guard has its own).
+pub fn check(
+    req: &TimingRequest<'_>,
+    panic_hook: bool,
+    progress: &mut dyn FnMut(Progress),
+    stop: &std::sync::atomic::AtomicBool,
+) -> anyhow::Result<TimingRun> {
+    check_rpm(req.rpm)?;
     // The guard, before anything else touches the device.
     let WriteTarget {
         device,
         name,
         chosen,
-    } = prepare_write(&args.device, args.destroy_data.as_deref())?;
+    } = prepare_write(req.path, req.confirmation)?;
+    if let Some(expected) = req.expect
+        && let Some(why) = expected.refusal(Some(&chosen))
+    {
+        bail!("{}", neutralize_controls(&why));
+    }
     let config = TimingConfig::for_device(device.size, device.logical)
         .map_err(|why| anyhow::anyhow!("{name}: {why}"))?;
-    let signals = StopSignals::catch(Catch::Command)?;
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -91,7 +227,7 @@ pub fn timing(
         .and_then(|d| d.kernel_write_cache)
         .map(|k| k.as_str().to_string());
     let mut rot = rotation::rotation(&name);
-    if let Some(rpm) = args.rpm {
+    if let Some(rpm) = req.rpm {
         rot = Rotation {
             rpm: Some(rpm),
             source: "--rpm".into(),
@@ -109,7 +245,7 @@ pub fn timing(
         (None, false) => Some(format!("{disk_name} is not known to sysfs as a disk")),
         (Some(dev), false) => match cache_switchable(drives.as_ref(), dev) {
             Err(why) => Some(why),
-            Ok(()) => match switch_guard(&drives, journal_dir, dev) {
+            Ok(()) => match switch_guard(&drives, req.journal_dir, dev, panic_hook) {
                 Ok(guard) => {
                     guarded = Some((guard, dev.clone()));
                     None
@@ -127,31 +263,15 @@ pub fn timing(
         (Some(s), _) => CacheOff::Switch(s),
         (None, note) => CacheOff::Not(note.unwrap_or_else(|| "not switched".into())),
     };
-
-    let line = ProgressLine::on_terminal();
-    let mut last = Instant::now() - PROGRESS_EVERY;
-    let shown = neutralize_controls(&name);
-    let mut progress = |p: Progress| {
-        if line.shown() && (last.elapsed() >= PROGRESS_EVERY || p.done == p.total) {
-            last = Instant::now();
-            line.show(&format!(
-                "flushcheck {shown}: {} {}/{}",
-                p.phase.label(),
-                p.done,
-                p.total
-            ));
-        }
-    };
     let outcome = run_timing(
         &device,
         rot,
         kernel_write_cache,
         &config,
         cache,
-        &mut progress,
-        signals.flag(),
+        progress,
+        stop,
     );
-    line.clear();
     let mut restored = switch.map(|s| s.restored).unwrap_or_default();
     // Whatever the switch did not put back (an early end), the guard does now.
     let mut restore_error = None;
@@ -170,62 +290,27 @@ pub fn timing(
 
     let (facts, ended, failed) = match outcome {
         Ok(f) => (f, None, None),
-        Err(TimingEnd::Stopped(f)) => {
-            let sig = signals
-                .signal()
-                .map(|s| s.as_str().to_string())
-                .unwrap_or_else(|| "a signal".into());
-            (*f, Some(format!("stopped by {sig}")), None)
-        }
+        Err(TimingEnd::Stopped(f)) => (*f, Some("stopped".to_string()), None),
         Err(TimingEnd::Failed { error, facts }) => (*facts, Some(error.clone()), Some(error)),
     };
     let judgement = ended.is_none().then(|| judge(&facts));
-    let report = TimingReport {
-        device: &args.device.display().to_string(),
-        name: &name,
-        model: model.as_deref(),
-        serial: serial.as_deref(),
-        facts: &facts,
-        judgement: judgement.as_ref(),
+    if let (Some(j), Some(dir)) = (&judgement, req.history_dir) {
+        record(dir, &name, &facts, &config, j, started_unix, &|| {
+            stop.load(std::sync::atomic::Ordering::Relaxed)
+        });
+    }
+    Ok(TimingRun {
+        device: req.path.display().to_string(),
+        name,
+        disk_name,
+        model,
+        serial,
+        facts,
+        judgement,
         ended,
+        failed,
         restored,
-    };
-    let text = if args.json {
-        render_json(&report)?
-    } else {
-        render_text(&report, output_width())
-    };
-    write_stdout(&text)?;
-    if let Some(j) = &judgement {
-        record(
-            history_dir,
-            &name,
-            &facts,
-            &config,
-            j,
-            started_unix,
-            &|| signals.is_set(),
-        );
-    }
-    if let Some(e) = restore_error {
-        bail!(
-            "the write cache of {disk_name} could not be put back: {}; run `disktriage restore`",
-            neutralize_controls(&e)
-        );
-    }
-    if let Some(code) = signals.exit_code() {
-        return Ok(ExitCode::from(code));
-    }
-    if let Some(e) = failed {
-        bail!(
-            "the flush check of {name} ended: {}",
-            neutralize_controls(&e)
-        );
-    }
-    Ok(match judgement.map(|j| j.verdict) {
-        Some(Verdict::WaitsForMedium) => ExitCode::SUCCESS,
-        Some(Verdict::VolatileCache) => ExitCode::from(EXIT_VOLATILE_CACHE),
-        _ => ExitCode::from(EXIT_UNKNOWN),
+        restore_error,
     })
 }
 
@@ -249,6 +334,7 @@ fn switch_guard(
     drives: &Arc<dyn DriveControl>,
     journal_dir: &Path,
     dev: &BlockDevice,
+    panic_hook: bool,
 ) -> Result<RestoreGuard, String> {
     let journal = Journal::open(journal_dir).map_err(|e| {
         format!(
@@ -261,7 +347,9 @@ fn switch_guard(
         .claim(dev, &format!("flush check of {}", dev.name))
         .map_err(|e| e.to_string())?;
     let guard = RestoreGuard::new(changer, crate::report::restore::announce);
-    guard.install_panic_hook();
+    if panic_hook {
+        guard.install_panic_hook();
+    }
     Ok(guard)
 }
 
@@ -363,7 +451,7 @@ mod tests {
         let drives: Arc<dyn DriveControl> = Arc::clone(&fake) as Arc<dyn DriveControl>;
         let dev = drives.device("sda").unwrap();
         assert_eq!(cache_switchable(drives.as_ref(), &dev), Ok(()));
-        let guard = switch_guard(&drives, dir.path(), &dev).unwrap();
+        let guard = switch_guard(&drives, dir.path(), &dev, false).unwrap();
         // Another switch of the disk meanwhile is refused (the claim).
         let other = Changer::new(
             Arc::clone(&drives),
