@@ -503,7 +503,8 @@ impl Executor {
                         .ok()
                         .map(|c| locked(c).journal().dir().to_path_buf()),
                     history: self.history.clone(),
-                    width: crate::report::output::DEFAULT_WIDTH,
+                    // The screen keeps a column of margin on each side.
+                    width: crate::report::output::DEFAULT_WIDTH - 2,
                 };
                 let checker = Arc::clone(&self.flush_checker);
                 super::flush_worker::start(&mut self.flush, job, checker, &self.tx);

@@ -83,8 +83,10 @@ pub fn real_checker() -> FlushChecker {
                 run.disk_name
             ));
         }
+        // The figures; the verdict and the next step are the screen's own first lines.
         let lines: Vec<String> = render_text(&run.report(), job.width)
             .lines()
+            .take_while(|l| !l.trim_start().starts_with("Verdict:"))
             .map(str::to_string)
             .collect();
         match (&run.judgement, &run.ended) {
