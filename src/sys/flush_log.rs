@@ -160,16 +160,21 @@ impl LogFile {
     }
 }
 
-/// Every device whose data lives on `target`'s disk: the whole disk, its partitions, every
-/// device stacked on any of them (dm, md: holders, through any number of layers), and every
-/// loop device whose backing file is on one of those (and in turn what is stacked on it).
+/// Every device that shares a medium with `target`: going down first (a partition to its
+/// disk, a dm or md device to its slaves, a loop device to the file system its backing file
+/// is on, through any number of layers) to the devices the target's data lives on; then up
+/// from each of those: the disk, its partitions, every device stacked on any of them (dm,
+/// md: holders), and every loop device whose backing file is on one of those (and in turn
+/// what is stacked on it). A LOG on a file system of any of them goes down with the target.
 pub fn target_family(target: DevNum) -> Vec<DevNum> {
     let host = SysRoot::host();
-    let mut family: BTreeSet<DevNum> = device_family(&host, whole_disk(target))
-        .into_iter()
-        .collect();
-    // Loop devices over a file on the family, until no new one joins.
     let loops = loop_devices(&host);
+    let mut family: BTreeSet<DevNum> = BTreeSet::new();
+    for root in roots(target, &loops) {
+        family.insert(root);
+        family.extend(device_family(&host, whole_disk(root)));
+    }
+    // Loop devices over a file on the family, until no new one joins.
     loop {
         let before = family.len();
         for (dev, backing) in &loops {
@@ -185,6 +190,42 @@ pub fn target_family(target: DevNum) -> Vec<DevNum> {
         }
     }
     family.into_iter().collect()
+}
+
+/// The devices `target`'s data lives on: below every partition, dm/md slave and loop
+/// backing file, the ones with nothing further below (a disk, or the anonymous device of a
+/// file system without one: tmpfs, FUSE).
+fn roots(target: DevNum, loops: &[(DevNum, DevNum)]) -> BTreeSet<DevNum> {
+    let mut out = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![target];
+    while let Some(dev) = todo.pop() {
+        if !seen.insert(dev) || seen.len() >= MAX_WALK {
+            continue;
+        }
+        let disk = whole_disk(dev);
+        if disk != dev {
+            todo.push(disk);
+            continue;
+        }
+        let mut below: Vec<DevNum> = loops
+            .iter()
+            .filter(|(l, _)| *l == dev)
+            .map(|(_, backing)| *backing)
+            .collect();
+        if let Ok(entries) = std::fs::read_dir(super::flush::dev_dir(dev).join("slaves")) {
+            below.extend(entries.flatten().filter_map(|e| {
+                read_attr_text(&e.path().join("dev"))
+                    .ok()
+                    .and_then(|t| t.trim().parse::<DevNum>().ok())
+            }));
+        }
+        if below.is_empty() {
+            out.insert(dev);
+        }
+        todo.extend(below);
+    }
+    out
 }
 
 /// Each attached loop device with the device of the file system its backing file is on.

@@ -67,9 +67,9 @@ fn log_dir_for(log: &Path, target: &FlushDevice, writing: bool) -> anyhow::Resul
     let dir = LogDir::open(log, writing).with_context(|| format!("LOG {shown}"))?;
     if target_family(target.dev).contains(&dir.fs_dev) {
         bail!(
-            "LOG {shown} is on a file system that lives on {} (the device checked, a partition \
-             of it, or something stacked on it): a power cut would take the LOG with the \
-             records; put the LOG on another disk",
+            "LOG {shown} is on a file system that shares a disk with {} (the device checked, \
+             what it lives on, a partition of either, or something stacked on them): a power \
+             cut would take the LOG with the records; put the LOG on another disk",
             target.name.as_deref().unwrap_or("the device")
         );
     }
