@@ -14,6 +14,7 @@ mod drive_control;
 mod engine;
 mod engine_choice;
 mod fleet;
+mod flushcheck_powercut;
 mod history;
 mod identity;
 mod inventory;
