@@ -95,14 +95,22 @@ fn assert_record_refused(dev: &LoopDev, log: &Path, words: &str) {
     pattern(dev);
     let before = head(dev);
     let existed = log.exists();
-    let out = run(&[
-        "flushcheck",
-        dev.path_str(),
-        "--record",
-        log.to_str().unwrap(),
-        "--destroy-data",
-        &dev.name,
-    ]);
+    // A record that is not refused would run until stopped: it is killed after 20 s.
+    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args([
+            "flushcheck",
+            dev.path_str(),
+            "--record",
+            log.to_str().unwrap(),
+            "--destroy-data",
+            &dev.name,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_output(child, Duration::from_secs(20));
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "LOG {}: {err}", log.display());
     assert!(err.contains(words), "LOG {}: {err}", log.display());
