@@ -359,6 +359,42 @@ fn verify_refuses_a_log_of_another_device_and_a_file_that_is_no_log() {
     assert!(err.contains("not a disktriage flushcheck LOG"), "{err}");
 }
 
+#[test]
+fn a_small_ring_wraps_and_an_older_recordings_log_finds_its_records_gone() {
+    if !root_or_skip("a_small_ring_wraps_and_an_older_recordings_log_finds_its_records_gone") {
+        return;
+    }
+    let dir = scratch();
+    // 64 KiB: a ring of 16 records, overwritten many times in a second.
+    let (_fs, dev) = target(dir.path(), 64 * 1024);
+    let first = dir.path().join("first.log");
+    let out = record_for(&dev, &first, 1.0);
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    let (code, json, err) = verify_json(dev.path_str(), &first, &dir.path().join("h"));
+    assert_eq!(code, Some(0), "{json} {err}");
+    let acked = json["acknowledged"].as_u64().unwrap();
+    assert!(acked > 16, "the ring did not wrap: {json}");
+    assert_eq!(json["verified"], 16, "{json}");
+    assert_eq!(json["superseded"].as_u64().unwrap(), acked - 16, "{json}");
+    // A second recording on the same device: the first LOG's records are gone.
+    let second = dir.path().join("second.log");
+    let out = record_for(&dev, &second, 1.0);
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    let (_, json, _) = verify_json(dev.path_str(), &second, &dir.path().join("h"));
+    // The slots the second recording wrote (all 16 unless the machine was very slow).
+    let overwritten = json["acknowledged"].as_u64().unwrap().min(16);
+    assert!(overwritten > 0, "{json}");
+    let (code, json, err) = verify_json(dev.path_str(), &first, &dir.path().join("h"));
+    assert_eq!(code, Some(4), "{json} {err}");
+    assert_eq!(
+        json["lost"].as_array().unwrap().len() as u64,
+        overwritten,
+        "{json}"
+    );
+    assert_eq!(json["other_run"], overwritten, "{json}");
+    assert_eq!(json["verdict"], "lost");
+}
+
 // ---- the FUSE disk: an honest volatile cache and a liar ----
 
 const FUSE_SIZE: u64 = 16 * MIB;
