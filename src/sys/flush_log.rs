@@ -105,8 +105,11 @@ impl LogDir {
         .map_err(|e| match e {
             nix::errno::Errno::EEXIST => io::Error::new(
                 io::ErrorKind::AlreadyExists,
-                "it already exists: --record starts a new LOG (move the old one away, or \
-                 verify it with --verify)",
+                format!(
+                    "it already exists{}: --record starts a new LOG (move the old one away, or \
+                     verify it with --verify)",
+                    self.existing_kind()
+                ),
             ),
             e => io::Error::from(e),
         })?;
@@ -123,6 +126,27 @@ impl LogDir {
             dev: st.st_dev,
             ino: st.st_ino,
         })
+    }
+
+    /// What is at the name already, in words (" as a block device"), never following a
+    /// symlink; empty for a regular file or when it cannot be told.
+    fn existing_kind(&self) -> &'static str {
+        let Ok(st) = nix::sys::stat::fstatat(
+            &self.dir,
+            self.name.as_str(),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) else {
+            return "";
+        };
+        match SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT {
+            SFlag::S_IFBLK => " as a block device (the LOG is a file on another disk)",
+            SFlag::S_IFCHR => " as a character device",
+            SFlag::S_IFLNK => " as a symbolic link",
+            SFlag::S_IFDIR => " as a directory",
+            SFlag::S_IFIFO => " as a FIFO",
+            SFlag::S_IFSOCK => " as a socket",
+            _ => "",
+        }
     }
 
     /// The LOG's text (a regular file, never through a symlink).

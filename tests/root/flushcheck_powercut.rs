@@ -190,7 +190,7 @@ fn a_log_on_the_device_or_what_it_lives_on_is_refused() {
     let dir = scratch();
     let (fs, dev) = target(dir.path(), 16 * MIB);
     // The device itself as the LOG.
-    assert_record_refused(&dev, &dev.path, "already exists");
+    assert_record_refused(&dev, &dev.path, "already exists as a block device");
     // Beside the target's image: the file system the target lives on.
     assert_record_refused(&dev, &fs.dir.join("flush.log"), "shares a disk with");
 }
@@ -256,7 +256,7 @@ fn a_log_in_a_directory_anyone_can_write_or_an_existing_log_is_refused() {
     // A symlink at the name, even to a missing file, is not created through.
     let link = dir.path().join("link.log");
     std::os::unix::fs::symlink(dir.path().join("elsewhere"), &link).unwrap();
-    assert_record_refused(&dev, &link, "already exists");
+    assert_record_refused(&dev, &link, "already exists as a symbolic link");
     assert!(!dir.path().join("elsewhere").exists());
 }
 
