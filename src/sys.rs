@@ -18,6 +18,7 @@ pub mod drives;
 pub mod error;
 pub mod fake;
 pub mod flush;
+pub mod flush_log;
 pub mod host;
 pub mod links;
 pub mod parse;

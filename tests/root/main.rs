@@ -15,6 +15,7 @@ mod engine;
 mod engine_choice;
 mod fleet;
 mod flushcheck_timing;
+mod flushcheck_powercut;
 mod history;
 mod identity;
 mod inventory;
