@@ -12,7 +12,7 @@
 //! Records go to a ring of `slots` slots at the start of the device; record `seq` goes to
 //! slot `seq % slots`.
 
-use crate::bench::plan::splitmix64;
+use crate::model::units::splitmix64;
 
 /// The first 8 bytes of every record.
 pub const MAGIC: &[u8; 8] = b"DTFLUSH\x01";
