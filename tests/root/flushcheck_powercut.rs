@@ -471,7 +471,10 @@ fn fuse_available(test: &str) -> bool {
 
 /// Records on a loop device over the FUSE disk in `mode`, cuts the power mid-record, then
 /// "reboots" (a new daemon over the same store, a new loop device) and verifies.
-fn power_cut(mode: &str) -> (Option<i32>, serde_json::Value, String) {
+/// A record, the power cut, the reboot and the verify on the cache disk in `mode`: verify's
+/// exit status, JSON and stderr, and then the JSON of `disktriage triage` of the same disk
+/// with the same history (the triage reads the disk's newest flush check from it).
+fn power_cut(mode: &str) -> (Option<i32>, serde_json::Value, String, serde_json::Value) {
     let dir = scratch();
     let store = dir.path().join(format!("{mode}.store"));
     let log = dir.path().join(format!("{mode}.log"));
@@ -505,11 +508,29 @@ fn power_cut(mode: &str) -> (Option<i32>, serde_json::Value, String) {
     // The reboot.
     let disk = CacheDisk::start(mode, &store, &dir.path().join(format!("{mode}-2")));
     let dev = LoopDev::attach(&disk.mnt.join("disk"), &[]);
-    let result = verify_json(dev.path_str(), &log, &dir.path().join("history"));
-    eprintln!("{mode}: {}", result.1);
+    let history = dir.path().join("history");
+    let (code, json, err) = verify_json(dev.path_str(), &log, &history);
+    eprintln!("{mode}: {json}");
+    let triage = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .args(["--history-dir", history.to_str().unwrap()])
+        .args(["triage", dev.path_str(), "--quick", "--json"])
+        .output()
+        .unwrap();
+    let triage: serde_json::Value = serde_json::from_slice(&triage.stdout)
+        .unwrap_or_else(|e| panic!("{mode}: triage JSON: {e}: {}", text(&triage.stderr)));
     drop(dev);
     drop(disk);
-    result
+    (code, json, err, triage)
+}
+
+/// The rule ids of the triage's (only) disk.
+fn triage_rules(triage: &serde_json::Value) -> Vec<String> {
+    triage["disks"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -518,14 +539,18 @@ fn an_honest_volatile_cache_and_a_lying_one_are_told_apart() {
     if !root_or_skip(test) || !fuse_available(test) {
         return;
     }
-    let (code, honest, err) = power_cut("honest");
+    let (code, honest, err, triage) = power_cut("honest");
     let acked = honest["acknowledged"].as_u64().unwrap();
     assert!(acked > 0, "honest: nothing acknowledged: {honest} {err}");
     assert_eq!(code, Some(0), "honest: {honest} {err}");
     assert_eq!(honest["lost"], serde_json::json!([]), "{honest}");
     assert_eq!(honest["verdict"], "nothing-lost");
+    assert!(
+        !triage_rules(&triage).iter().any(|r| r.starts_with("flush-")),
+        "{triage}"
+    );
 
-    let (code, liar, err) = power_cut("liar");
+    let (code, liar, err, triage) = power_cut("liar");
     let acked = liar["acknowledged"].as_u64().unwrap();
     assert_eq!(code, Some(4), "liar: {liar} {err}");
     assert_eq!(liar["verdict"], "lost");
@@ -548,4 +573,10 @@ fn an_honest_volatile_cache_and_a_lying_one_are_told_apart() {
         liar["sentence"].as_str().unwrap().contains("lost"),
         "{liar}"
     );
+    // The next triage of the disk says it: a cache that lies about flushes is failing.
+    assert!(
+        triage_rules(&triage).contains(&"flush-lost-writes".to_string()),
+        "{triage}"
+    );
+    assert_eq!(triage["disks"][0]["verdict"], "failing", "{triage}");
 }
