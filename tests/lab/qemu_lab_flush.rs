@@ -251,9 +251,13 @@ fn assert_recorded(r: &Results, section: &str) {
             .is_some_and(|n| n > 0),
         "nothing in the LOG:\n{text}"
     );
-    // It told the admin when to cut the power.
+    // It told the admin when to cut the power (its stderr follows `stderr:`).
+    let stderr = text
+        .split_once("\nstderr:\n")
+        .unwrap_or_else(|| panic!("no stderr in {section}:\n{text}"))
+        .1;
     assert!(
-        text.to_lowercase().contains("power"),
+        stderr.to_lowercase().contains("power"),
         "no word of the power cut on stderr:\n{text}"
     );
 }

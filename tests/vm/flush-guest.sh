@@ -37,7 +37,8 @@ export DM_DISABLE_UDEV=1
 # Keep in step with tests/lab/qemu_lab_flush.rs.
 DM_DELAY_MS=20
 NULLB_CACHE_MIB=4
-NULLB_SIZE_MIB=256
+# 128 MiB each: the guest has 1 GiB of memory, and memory_backed keeps every block written.
+NULLB_SIZE_MIB=128
 RECORD_SECONDS=3
 
 fsection() { echo "===== $*"; }
@@ -65,10 +66,10 @@ f_by_serial() {
     done
 }
 
-# Runs disktriage with its arguments (under a timeout: a hung check must not eat the boot);
-# prints its stdout, `rc=N`, then its stderr.
+# Runs disktriage with its arguments (under a timeout of $DT_TIMEOUT s, 300 unless set: a
+# hung check must not eat the boot); prints its stdout, `rc=N`, then its stderr.
 dt() {
-    timeout -s KILL 300 disktriage "$@" >$F/out 2>$F/err
+    timeout -s KILL "${DT_TIMEOUT:-300}" disktriage "$@" >$F/out 2>$F/err
     rc=$?
     cat $F/out
     echo "rc=$rc"
@@ -267,6 +268,7 @@ f_powercut() {
     echo "ended_after_s=$((i / 10))"
     echo "log_lines=$(wc -l <"$F/$cfg.log" 2>/dev/null)"
     # The stderr's progress lines are many: the first and last few.
+    echo "stderr:"
     head -n 5 $F/rec.err
     echo ...
     tail -n 5 $F/rec.err
@@ -289,14 +291,15 @@ echo "mke2fs_rc=$?"
 mkdir -p $F/mnt
 mount -t ext2 "$loop" $F/mnt 2>/dev/null || mount "$loop" $F/mnt
 echo "mount_rc=$?"
-dt flushcheck "/dev/$honest" --record $F/mnt/stacked.log --destroy-data "$honest"
+# A refusal is immediate; a record that is not refused would run until killed.
+DT_TIMEOUT=30 dt flushcheck "/dev/$honest" --record $F/mnt/stacked.log --destroy-data "$honest"
 echo "log_exists=$([ -e $F/mnt/stacked.log ] && echo yes || echo no)"
 umount $F/mnt
 losetup -d "$loop"
 
 # The LOG is the target's own device node.
 fsection FLUSH-LOG-SAME
-dt flushcheck "/dev/$honest" --record "/dev/$honest" --destroy-data "$honest"
+DT_TIMEOUT=30 dt flushcheck "/dev/$honest" --record "/dev/$honest" --destroy-data "$honest"
 
 fsection FLUSH-TEARDOWN
 for c in nullb1 nullb2; do
