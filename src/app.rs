@@ -46,6 +46,7 @@ use overlay::Intent;
 pub use overlay::Overlay;
 use picker::Values;
 pub use records::{PhaseFigures, Results, RunRecord, Stat};
+pub use screens::flush::Phase as FlushPhase;
 pub use screens::scan::Phase as ScanPhase;
 pub use screens::triage::Phase as TriagePhase;
 pub use screens::{Screen, ScreenDef, ScreenStates};
@@ -318,6 +319,17 @@ impl App {
                 devices,
                 options,
             },
+            Cmd::StartFlushcheck {
+                device,
+                path,
+                confirmation,
+                chosen: None,
+            } => Cmd::StartFlushcheck {
+                chosen: chosen_of(&device),
+                device,
+                path,
+                confirmation,
+            },
             Cmd::StartRun(request) => Cmd::StartRun(Box::new(stamp_run(*request))),
             Cmd::StartSeveral(targets) => Cmd::StartSeveral(
                 targets
@@ -462,6 +474,10 @@ impl App {
             }
             Msg::Triage(m) => {
                 self.triage_msg(m);
+                Vec::new()
+            }
+            Msg::Flush(m) => {
+                self.flush_msg(m);
                 Vec::new()
             }
             Msg::RecordDisk { record, disk } => {
@@ -641,6 +657,11 @@ impl App {
                 sweep: None,
             } => self.launch(*request, repeats),
             Intent::LaunchSeveral(typed) => self.confirm_several(&typed),
+            Intent::LaunchFlush {
+                device,
+                path,
+                confirmation,
+            } => self.start_flushcheck(device, path, confirmation),
             Intent::PersistSweepWinner => self.persist_sweep_winner(),
             Intent::RetestOn { device, record } => self.retest_on(&device, record),
             Intent::RerunWhereItRan(record) => {

@@ -189,6 +189,33 @@ pub enum Msg {
     ScanRefused(String),
     /// The triage's news (`Cmd::StartTriage`).
     Triage(TriageMsg),
+    /// The flush check's news (`Cmd::StartFlushcheck`).
+    Flush(FlushMsg),
+}
+
+/// What the flush check worker says: the step under way, then how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlushMsg {
+    /// The step under way ("commits with the write cache as found") and how far the whole
+    /// check is, 0.0 ..= 1.0.
+    Progress { step: String, fraction: f64 },
+    /// The check ended with a verdict.
+    Finished(Box<FlushDone>),
+    /// It was refused before anything was written, or failed (the sentence says which, and
+    /// what was put back).
+    Failed(String),
+}
+
+/// A finished flush check as the screen shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlushDone {
+    /// "waits-for-medium", "volatile-cache" or "unknown" (the JSON's word).
+    pub verdict: String,
+    /// The verdict in a sentence, and what to do.
+    pub sentence: String,
+    pub next_step: String,
+    /// The report's lines, as `disktriage flushcheck` prints them at this width.
+    pub lines: Vec<String>,
 }
 
 /// What a finished triage hands the screen (the report's types, reached from here by the
@@ -337,6 +364,18 @@ pub enum Cmd {
     },
     /// Stop the triage: it ends with what was gathered.
     StopTriage,
+    /// The flush check's timing (a write test: `confirmation` is the name the admin typed) on
+    /// `device` (its path under /dev): `Msg::Flush` as it goes.
+    StartFlushcheck {
+        device: String,
+        path: PathBuf,
+        confirmation: String,
+        /// The device as the admin chose it (stamped by `App::stamp`): refused when the name
+        /// holds another device now.
+        chosen: Option<ChosenDevice>,
+    },
+    /// Stop the flush check; the write cache is put back.
+    StopFlushcheck,
     /// Add an ended scan (its map and counts) to the history, as a run is.
     RecordScan {
         update: Box<ScanUpdate>,

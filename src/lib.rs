@@ -10,6 +10,8 @@
 //! - `scan`: the surface scan's pure core (latency buckets, merged range lists, the block map,
 //!   ddrescue mapfiles, badblocks lists, the bisection of a failed block, the verdict), over
 //!   a `BlockReader` trait that `sys::scan` implements for a device.
+//! - `flush`: the flush check's pure core (the timing verdict against one revolution, the
+//!   power-cut check's records, its LOG and the verify of what came back).
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
 //!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).

@@ -23,8 +23,8 @@ pub mod rules;
 
 pub use changes::Change;
 pub use facts::{
-    DiskFacts, DiskIdentityFacts, LinkState, Measurements, SeqPosition, SeqRead, SurfaceSample,
-    TriageVerdict,
+    DiskFacts, DiskIdentityFacts, FlushFact, LinkState, Measurements, SeqPosition, SeqRead,
+    SurfaceSample, TriageVerdict,
 };
 pub use gather::{GatherOptions, Progress, every_disk, gather, gather_until};
 pub use rules::{Finding, Judgement, RULES, Rule, judge, judge_all};

@@ -9,6 +9,7 @@
 //! ends only that thread: the screen says so, and the session goes on.
 
 pub mod executor;
+pub mod flush_worker;
 pub mod scan_worker;
 pub mod triage_worker;
 

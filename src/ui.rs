@@ -78,7 +78,7 @@ fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
         Screen::Compare => compare::render(app, frame, body),
         Screen::Health => health::render(app, frame, body),
         // Drawn by its component (`ScreenDef::draw`).
-        Screen::Scan | Screen::Triage => {}
+        Screen::Scan | Screen::Triage | Screen::Flush => {}
     }
 }
 

@@ -275,6 +275,7 @@ pub fn mounted_file_system(d: &BlockDevice) -> Option<(String, String, String)> 
 fn overlay_devices(overlay: &Overlay) -> Vec<&str> {
     match overlay {
         Overlay::Confirm { device, .. }
+        | Overlay::ConfirmFlush { device, .. }
         | Overlay::Scheduler { device, .. }
         | Overlay::DriveCache { device }
         | Overlay::Retest { device, .. }
@@ -412,6 +413,7 @@ impl App {
                 | Action::ReadSmart
                 | Action::SurfaceScan
                 | Action::Triage
+                | Action::FlushCheck
         );
         if on_selection && self.devices.gone.is_some() {
             let why = self.no_selection();
@@ -490,6 +492,7 @@ impl App {
                 }
             }
             Action::Triage => return self.start_triage(),
+            Action::FlushCheck => return self.ask_flushcheck(),
             _ => {}
         }
         Vec::new()

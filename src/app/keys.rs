@@ -113,6 +113,8 @@ pub enum Action {
     SurfaceScan,
     /// Devices: triage the marked disks, else the selected one.
     Triage,
+    /// Devices: the flush check's timing on the selected device (after its name is typed).
+    FlushCheck,
 }
 
 /// One key (or a few keys doing one thing) in one place.
@@ -288,6 +290,14 @@ pub const BINDINGS: &[Binding] = &[
         None,
         "mark an md array and its members",
         A::Members,
+    ),
+    bind(
+        S::On(Screen::Devices),
+        &[KeyCode::Char('F')],
+        "F",
+        None,
+        "flush check (writes)",
+        A::FlushCheck,
     ),
     bind(
         S::On(Screen::Devices),

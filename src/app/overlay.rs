@@ -96,6 +96,13 @@ pub enum Overlay {
     Sweep {
         scroll: u16,
     },
+    /// Type the device's name to allow the flush check (it writes).
+    ConfirmFlush {
+        device: String,
+        path: std::path::PathBuf,
+        typed: String,
+        wrong: bool,
+    },
     /// Start a self-test? What it costs, and y/Enter to start it.
     SelfTest {
         device: String,
@@ -119,6 +126,12 @@ pub enum Intent {
     },
     /// Start the write test on several devices waiting for these typed names.
     LaunchSeveral(String),
+    /// Start the flush check: the device's name was typed.
+    LaunchFlush {
+        device: String,
+        path: std::path::PathBuf,
+        confirmation: String,
+    },
     /// Make the last scheduler sweep's winner permanent (the udev rule dialog).
     PersistSweepWinner,
     /// Run a record's test on the device whose setting changed.
@@ -322,6 +335,41 @@ impl Overlay {
                     repeats,
                     sweep,
                     device,
+                    typed,
+                    wrong,
+                })
+            }
+            Overlay::ConfirmFlush {
+                device,
+                path,
+                mut typed,
+                ..
+            } => {
+                let mut wrong = false;
+                match code {
+                    KeyCode::Esc => {
+                        return close(Intent::Info(
+                            "flush check cancelled: nothing was written".into(),
+                        ));
+                    }
+                    KeyCode::Enter if safety::confirms(&typed, &device) => {
+                        return close(Intent::LaunchFlush {
+                            device,
+                            path,
+                            confirmation: typed,
+                        });
+                    }
+                    KeyCode::Enter => wrong = true,
+                    KeyCode::Backspace => {
+                        typed.pop();
+                    }
+                    KeyCode::Null => typed.clear(),
+                    KeyCode::Char(c) if typed.len() < 64 && !c.is_control() => typed.push(c),
+                    _ => {}
+                }
+                stay(Overlay::ConfirmFlush {
+                    device,
+                    path,
                     typed,
                     wrong,
                 })

@@ -13,6 +13,7 @@
 //! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
 //! lies below `app`: the layers still point down (`shape`).
 
+pub mod flush;
 pub mod scan;
 pub mod triage;
 
@@ -84,6 +85,8 @@ screens! {
     Scan { scan: scan::ScanScreen } => scan::SCREEN,
     /// One verdict per disk for the marked or the selected disks (`v` on Devices; not a tab).
     Triage { triage: triage::TriageScreen } => triage::SCREEN,
+    /// The flush check's timing on one device (`F` on Devices; not a tab).
+    Flush { flush: flush::FlushScreen } => flush::SCREEN,
 }
 
 impl Screen {

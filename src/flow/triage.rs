@@ -6,10 +6,10 @@
 //! It lives here rather than in `triage` because it builds `report::triage::TriageReport` and
 //! reads and writes the history: `triage` lies below both.
 
-use crate::history::{History, HistoryEntry, Loaded};
+use crate::history::{FLUSH_VERIFY_TEST, History, HistoryEntry, Loaded, utc_minute};
 use crate::model::DiskIdentity;
 use crate::report::triage::{DiskReport, TriageReport};
-use crate::triage::{DiskFacts, changes, judge_all};
+use crate::triage::{DiskFacts, FlushFact, changes, judge_all};
 
 /// When and where a triage ran, for its report.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +29,12 @@ pub fn assemble(
     earlier: Option<&Loaded>,
     run: TriageRun,
 ) -> TriageReport {
+    let mut facts = facts;
+    if let Some(loaded) = earlier {
+        for (disk, id) in facts.iter_mut().zip(identities) {
+            disk.flush = flush_fact(loaded, id);
+        }
+    }
     let judgements = judge_all(&facts);
     let disks = facts
         .into_iter()
@@ -57,6 +63,18 @@ pub fn assemble(
         bound_seconds: run.bound_seconds,
         disks,
     }
+}
+
+/// The newest flush check of `disk` in the history, as the rules read it.
+fn flush_fact(loaded: &Loaded, disk: &DiskIdentity) -> Option<FlushFact> {
+    let (started, test, record) = loaded.last_flushcheck(disk)?;
+    Some(FlushFact {
+        verify: test == FLUSH_VERIFY_TEST,
+        verdict: record.verdict.clone(),
+        sentence: record.sentence.clone(),
+        when: utc_minute(started),
+        lost: record.lost_count.unwrap_or(0),
+    })
 }
 
 /// The history's entry for one disk of a triage.
@@ -149,5 +167,114 @@ mod tests {
         assert_eq!(next.disks.len(), 2);
         // A disk known only by its kernel name is not compared: the name may be another's.
         assert!(loaded.last_triage(&ids[1], u64::MAX).is_none());
+    }
+
+    #[test]
+    fn the_newest_flush_check_of_the_disk_becomes_a_finding() {
+        use crate::history::{FLUSH_TIMING_TEST, FlushRecord};
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::new(dir.path());
+        let ids = vec![
+            DiskIdentity::Serial("S1".into()),
+            DiskIdentity::Serial("S2".into()),
+            DiskIdentity::Name("loop9".into()),
+        ];
+        let timing = |started, verdict: &str| {
+            HistoryEntry::of_flushcheck(
+                ids[0].clone(),
+                "sdb",
+                FLUSH_TIMING_TEST,
+                started,
+                "timing".into(),
+                4096,
+                FlushRecord {
+                    verdict: verdict.into(),
+                    sentence: format!("commits {verdict}"),
+                    ..Default::default()
+                },
+            )
+        };
+        history
+            .append(&timing(1_700_000_000, "waits-for-medium"))
+            .unwrap();
+        history
+            .append(&timing(1_700_000_100, "volatile-cache"))
+            .unwrap();
+        let lost = HistoryEntry::of_flushcheck(
+            ids[1].clone(),
+            "sdc",
+            FLUSH_VERIFY_TEST,
+            1_700_000_200,
+            "verify".into(),
+            4096,
+            FlushRecord {
+                verdict: "lost".into(),
+                sentence: "12 of 800 acknowledged records were lost".into(),
+                lost_count: Some(12),
+                ..Default::default()
+            },
+        );
+        history.append(&lost).unwrap();
+        // Known only by its kernel name: another disk's check must not be pinned on it.
+        let by_name = HistoryEntry::of_flushcheck(
+            ids[2].clone(),
+            "loop9",
+            FLUSH_VERIFY_TEST,
+            1_700_000_300,
+            "verify".into(),
+            4096,
+            FlushRecord {
+                verdict: "lost".into(),
+                lost_count: Some(1),
+                ..Default::default()
+            },
+        );
+        history.append(&by_name).unwrap();
+        let loaded = history.load().unwrap();
+        let report = assemble(
+            vec![facts("sdb"), facts("sdc"), facts("loop9")],
+            &ids,
+            Some(&loaded),
+            run(),
+        );
+        let rules = |i: usize| -> Vec<&str> {
+            report.disks[i]
+                .judgement
+                .findings
+                .iter()
+                .map(|f| f.rule)
+                // The facts are empty: "nothing-read" fires too.
+                .filter(|r| r.starts_with("flush-"))
+                .collect()
+        };
+        assert_eq!(
+            rules(0),
+            ["flush-volatile-cache"],
+            "the newest timing counts"
+        );
+        let finding = |i: usize, rule: &str| {
+            report.disks[i]
+                .judgement
+                .findings
+                .iter()
+                .find(|f| f.rule == rule)
+                .cloned()
+                .unwrap()
+        };
+        let f = finding(0, "flush-volatile-cache");
+        assert!(
+            f.sentence.contains("commits volatile-cache"),
+            "{}",
+            f.sentence
+        );
+        assert_eq!(rules(1), ["flush-lost-writes"]);
+        let f = finding(1, "flush-lost-writes");
+        assert!(
+            f.sentence.contains("lost 12 acknowledged writes"),
+            "{}",
+            f.sentence
+        );
+        assert_eq!(f.severity.as_str(), "failing");
+        assert!(rules(2).is_empty(), "{:?}", rules(2));
     }
 }

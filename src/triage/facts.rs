@@ -123,6 +123,24 @@ pub struct Measurements {
     pub temperature_max_c: Option<i64>,
 }
 
+/// The newest flush check of the disk in the history (`disktriage flushcheck`), which the
+/// triage does not run itself (it writes): a lying or volatile cache under a database is a
+/// finding.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlushFact {
+    /// The power-cut check's verify (`true`) or the timing check.
+    pub verify: bool,
+    /// The check's verdict word: "waits-for-medium", "volatile-cache", "unknown" (timing);
+    /// "nothing-lost", "lost" (verify).
+    pub verdict: String,
+    /// The sentence the check printed.
+    pub sentence: String,
+    /// When it ran, "2026-11-23 14:05 UTC".
+    pub when: String,
+    /// Verify: acknowledged records lost.
+    pub lost: u64,
+}
+
 /// Everything gathered about one disk.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DiskFacts {
@@ -135,6 +153,8 @@ pub struct DiskFacts {
     /// Identify Controller's WCTEMP; `None` otherwise: no threshold is guessed). The rule
     /// `temperature-high` judges against it. Added by h7-rules; h7-gather fills it.
     pub temperature_warning_c: Option<i64>,
+    /// The newest flush check of this disk in the history, filled in by `flow::triage`.
+    pub flush: Option<FlushFact>,
     /// What could not be read or measured, each a sentence ("SMART: the drive refuses the
     /// command", "surface: stopped at the 60 s bound after 1,200 of 4,000 reads").
     pub problems: Vec<String>,

@@ -108,6 +108,12 @@ pub static RULES: &[Rule] = &[
         check: surface_unreadable,
     },
     Rule {
+        id: "flush-lost-writes",
+        severity: Failing,
+        checks: "the newest power-cut check (`flushcheck --verify`) found acknowledged writes lost or torn",
+        check: flush_lost_writes,
+    },
+    Rule {
         id: "ata-reallocated-sectors",
         severity: Suspect,
         checks: "ATA 5 Reallocated_Sector_Ct above 0",
@@ -178,6 +184,12 @@ pub static RULES: &[Rule] = &[
         severity: Suspect,
         checks: "sequential read more than 20 % below the median of its siblings",
         check: outlier_seq_read,
+    },
+    Rule {
+        id: "flush-volatile-cache",
+        severity: Suspect,
+        checks: "the newest flush timing check found commits acknowledged faster than half a revolution",
+        check: flush_volatile_cache,
     },
 ];
 

@@ -77,6 +77,9 @@ pub struct Executor {
     /// The triage's stop flag and worker, and what gathers its facts.
     triage: super::triage_worker::Running,
     gatherer: super::triage_worker::Gatherer,
+    /// The flush check's stop flag and worker, and what runs it.
+    flush: super::flush_worker::Running,
+    flush_checker: super::flush_worker::FlushChecker,
 }
 
 /// How many of a disk's past runs Results shows (the newest).
@@ -116,7 +119,15 @@ impl Executor {
             scan: None,
             triage: None,
             gatherer: super::triage_worker::real_gatherer(),
+            flush: None,
+            flush_checker: super::flush_worker::real_checker(),
         }
+    }
+
+    /// Runs the flush check with `checker` instead of the real one (tests).
+    pub fn with_flush_checker(mut self, checker: super::flush_worker::FlushChecker) -> Self {
+        (self.flush_checker, self.flush) = (checker, None);
+        self
     }
 
     /// Gathers a triage's facts with `gatherer` instead of `triage::gather` (tests).
@@ -447,7 +458,7 @@ impl Executor {
                 device,
                 path,
                 chosen,
-            } => self.start_scan(device, &path, chosen),
+            } => super::scan_worker::start(&mut self.scan, device, &path, chosen, &self.tx),
             Cmd::RecordScan { update, path } => self.record_scan(&update, &path),
             Cmd::StopScan => {
                 if let Some((stop, _)) = &self.scan {
@@ -475,6 +486,29 @@ impl Executor {
                     stop.store(true, Ordering::Relaxed);
                 }
             }
+            Cmd::StartFlushcheck {
+                device,
+                path,
+                confirmation,
+                chosen,
+            } => {
+                let job = super::flush_worker::FlushJob {
+                    device,
+                    path,
+                    confirmation,
+                    chosen,
+                    changer: self.changer.as_ref().ok().cloned(),
+                    history: self.history.clone(),
+                    width: crate::report::output::DEFAULT_WIDTH,
+                };
+                let checker = Arc::clone(&self.flush_checker);
+                super::flush_worker::start(&mut self.flush, job, checker, &self.tx);
+            }
+            Cmd::StopFlushcheck => {
+                if let Some((stop, _)) = &self.flush {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
             Cmd::Quit => {}
         }
     }
@@ -491,25 +525,6 @@ impl Executor {
         };
         for note in notes {
             self.send(Msg::HistoryNote(note));
-        }
-    }
-
-    /// Starts the surface scan on a thread of its own (one at a time: the app asks for a
-    /// second only once the first has ended).
-    fn start_scan(
-        &mut self,
-        device: String,
-        path: &std::path::Path,
-        chosen: Option<crate::model::ChosenDevice>,
-    ) {
-        if let Some((stop, worker)) = self.scan.take() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = worker.join();
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        match super::scan_worker::spawn(device, path, chosen, Arc::clone(&stop), self.tx.clone()) {
-            Ok(worker) => self.scan = Some((stop, worker)),
-            Err(e) => self.send(Msg::ScanRefused(format!("cannot start the scan: {e}"))),
         }
     }
 

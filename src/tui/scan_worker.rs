@@ -5,6 +5,7 @@
 //! per read, and once more at the end with why it ended. The stop flag is read between reads.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
@@ -24,6 +25,29 @@ pub const INTERVAL: Duration = Duration::from_millis(250);
 /// The CLI's defaults: slow at 150 ms, TIME at 3 s.
 const SLOW: Duration = Duration::from_millis(150);
 const TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Starts the surface scan on a thread of its own, after stopping and joining the one in
+/// `running` (the app asks for a second only once the first has ended); a scan that cannot
+/// start is said (`Msg::ScanRefused`).
+pub fn start(
+    running: &mut Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+    device: String,
+    path: &Path,
+    chosen: Option<ChosenDevice>,
+    tx: &Sender<Msg>,
+) {
+    if let Some((stop, worker)) = running.take() {
+        stop.store(true, Ordering::Relaxed);
+        let _ = worker.join();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    match spawn(device, path, chosen, Arc::clone(&stop), tx.clone()) {
+        Ok(worker) => *running = Some((stop, worker)),
+        Err(e) => {
+            let _ = tx.send(Msg::ScanRefused(format!("cannot start the scan: {e}")));
+        }
+    }
+}
 
 /// Starts the scan of `path` (kernel name `device`) on a thread of its own.
 pub fn spawn(

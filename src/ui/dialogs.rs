@@ -96,6 +96,36 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             lines.push(Line::from(Span::styled("Esc cancels", theme::dim())));
             dialog(frame, area, "Confirm a write test", lines, 64);
         }
+        Overlay::ConfirmFlush {
+            device,
+            typed,
+            wrong,
+            ..
+        } => {
+            let what = format!(
+                "The flush check WRITES to the first 64 MiB of {device} and destroys the data \
+                 on it; it switches the drive's write cache off and back."
+            );
+            let mut lines: Vec<Line> = wrap_text(&what, 60)
+                .into_iter()
+                .map(|l| Line::from(Span::styled(l, theme::warn())))
+                .collect();
+            lines.extend([
+                Line::from(format!("Type the device name ({device}) and press Enter:")),
+                Line::from(vec![
+                    Span::raw("> "),
+                    Span::styled(format!("{typed}_"), theme::title()),
+                ]),
+            ]);
+            if *wrong {
+                lines.push(Line::from(Span::styled(
+                    format!("\"{typed}\" is not {device}: nothing was written"),
+                    theme::bad(),
+                )));
+            }
+            lines.push(Line::from(Span::styled("Esc cancels", theme::dim())));
+            dialog(frame, area, "Confirm the flush check", lines, 64);
+        }
         Overlay::ConfirmSeveral {
             test,
             devices,

@@ -12,6 +12,7 @@ mod common;
 
 mod devices_run;
 mod file_dialog;
+mod flush;
 mod results_charts;
 mod scan;
 mod selection;

@@ -597,3 +597,52 @@ pub(super) fn outlier_seq_read(disk: &DiskFacts, siblings: &[&DiskFacts]) -> Vec
         Some(limit),
     )
 }
+
+/// The power-cut check lost what the drive acknowledged: the data a database was told is
+/// safe did not survive the power cut. Only the newest flush check of the disk counts.
+pub(super) fn flush_lost_writes(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(f) = disk.flush.as_ref().filter(|f| f.verify && f.lost > 0) else {
+        return Vec::new();
+    };
+    hit(
+        format!(
+            "the power-cut check of {} lost {}: the drive's cache lies about flushes ({})",
+            f.when,
+            plural(f.lost, "acknowledged write", "acknowledged writes"),
+            f.sentence.trim_end_matches('.')
+        ),
+        format!(
+            "turn the write cache off (`disktriage cache {} off`) and check again, or keep \
+             databases off this disk",
+            dev(disk)
+        ),
+        Some(f.lost as f64),
+        Some(0.0),
+    )
+}
+
+/// The timing check found commits acknowledged by a volatile cache: safe only behind a
+/// battery- or capacitor-backed cache, which timing cannot see.
+pub(super) fn flush_volatile_cache(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(f) = disk
+        .flush
+        .as_ref()
+        .filter(|f| !f.verify && f.verdict == "volatile-cache")
+    else {
+        return Vec::new();
+    };
+    hit(
+        format!(
+            "the flush timing check of {}: {}",
+            f.when,
+            f.sentence.trim_end_matches('.')
+        ),
+        format!(
+            "run the power-cut check (`disktriage flushcheck {} --record LOG`) or turn the \
+             write cache off for databases",
+            dev(disk)
+        ),
+        None,
+        None,
+    )
+}

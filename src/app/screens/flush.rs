@@ -1,0 +1,348 @@
+//! The flush check screen (`F` on Devices, after the device's name is typed): the timing
+//! check of `disktriage flushcheck` on the selected device; its state, keys and drawing,
+//! which `screens!` registers.
+//!
+//! The worker (`tui::flush_worker`) checks the device as every write test does, times the
+//! durable commits and the flush after dirty data, with the write cache as found and off
+//! (put back after), and sends the step under way (`Msg::Flush`); the screen shows the step,
+//! a bar and the elapsed time, and `x` stops it. At the end: the verdict as a word and in a
+//! sentence, what to do, and the report `disktriage flushcheck` prints; `h` opens the
+//! device's Health view. Leaving the screen stops a running check (the cache is put back).
+
+use std::time::Duration;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span as TextSpan};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::super::keys::{Action, Binding, Scope};
+use super::super::{App, Screen};
+use super::ScreenDef;
+use crate::event::{Cmd, FlushDone, FlushMsg};
+use crate::theme;
+
+/// Where the check is.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// No check this session.
+    #[default]
+    Idle,
+    Running,
+    /// Stop asked for; the worker puts the cache back and ends.
+    Stopping,
+    /// The verdict is in.
+    Ended,
+    /// Refused, failed or stopped: why.
+    Failed(String),
+}
+
+/// The screen's state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlushScreen {
+    pub phase: Phase,
+    pub device: String,
+    /// The step under way and how far the check is (0.0 ..= 1.0).
+    pub step: String,
+    pub fraction: f64,
+    /// The app's clock when it started.
+    pub started: Duration,
+    pub done: Option<Box<FlushDone>>,
+    /// The first report line shown.
+    pub scroll: u16,
+}
+
+impl FlushScreen {
+    /// A check is under way (stopping included: its worker still writes or restores).
+    pub fn running(&self) -> bool {
+        matches!(self.phase, Phase::Running | Phase::Stopping)
+    }
+}
+
+const KEYS: &[Binding] = &[
+    Binding {
+        scope: Scope::On(Screen::Flush),
+        keys: &[KeyCode::Char('x')],
+        names: "x",
+        label: Some("stop"),
+        help: "stop the flush check (the write cache is put back)",
+        action: Action::Stop,
+    },
+    Binding {
+        scope: Scope::On(Screen::Flush),
+        keys: &[KeyCode::Char('h')],
+        names: "h",
+        label: Some("health"),
+        help: "the device's health: SMART, error log",
+        action: Action::ReadSmart,
+    },
+    Binding {
+        scope: Scope::On(Screen::Flush),
+        keys: &[
+            KeyCode::Up,
+            KeyCode::Char('k'),
+            KeyCode::Down,
+            KeyCode::Char('j'),
+            KeyCode::PageUp,
+            KeyCode::PageDown,
+        ],
+        names: "Up/Down",
+        label: None,
+        help: "scroll the report",
+        action: Action::Page,
+    },
+    Binding {
+        scope: Scope::On(Screen::Flush),
+        keys: &[KeyCode::Esc],
+        names: "Esc",
+        label: Some("back"),
+        help: "back to Devices (stops a running check)",
+        action: Action::Back,
+    },
+];
+
+/// The registry entry.
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Flush",
+    keys: KEYS,
+    act,
+    works_now,
+    draw: Some(draw),
+    leave,
+};
+
+fn works_now(app: &App, action: Action) -> bool {
+    let s = &app.screens.flush;
+    match action {
+        Action::Stop => s.phase == Phase::Running,
+        Action::ReadSmart => !s.running() && !s.device.is_empty(),
+        Action::Page => s.done.is_some(),
+        _ => true,
+    }
+}
+
+fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
+    match action {
+        Action::Stop => return app.stop_flushcheck(),
+        // Leaving stops a running check (`leave`, called by `App::update`).
+        Action::Back => app.screen = Screen::Devices,
+        Action::ReadSmart => {
+            let device = app.screens.flush.device.clone();
+            return app.open_health(device);
+        }
+        Action::Page => {
+            let step = match code {
+                KeyCode::PageUp | KeyCode::PageDown => 10,
+                _ => 1,
+            };
+            let dir = super::super::keys::direction(code);
+            let s = &mut app.screens.flush;
+            s.scroll = super::super::scroll(s.scroll, dir, step).min(200);
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Leaving the screen stops a running check: nobody watches it any more.
+fn leave(app: &mut App) -> Vec<Cmd> {
+    if app.screens.flush.phase == Phase::Running {
+        return app.stop_flushcheck();
+    }
+    Vec::new()
+}
+
+impl App {
+    /// `F` on Devices: asks for the selected device's name (the check writes), then starts
+    /// it. While one runs, the key shows that one.
+    pub(in crate::app) fn ask_flushcheck(&mut self) -> Vec<Cmd> {
+        if self.screens.flush.running() {
+            self.screen = Screen::Flush;
+            self.info("a flush check runs: x stops it before another starts");
+            return Vec::new();
+        }
+        if self.running() {
+            self.error("a test is running (x on Run stops it): no flush check meanwhile");
+            return Vec::new();
+        }
+        let Some(d) = self.devices.selected() else {
+            let why = self.no_selection();
+            self.info(why);
+            return Vec::new();
+        };
+        self.overlay = Some(super::super::overlay::Overlay::ConfirmFlush {
+            device: d.name.clone(),
+            path: d.path.clone(),
+            typed: String::new(),
+            wrong: false,
+        });
+        Vec::new()
+    }
+
+    /// The name was typed: the check starts (the worker checks the device before it writes).
+    pub(in crate::app) fn start_flushcheck(
+        &mut self,
+        device: String,
+        path: std::path::PathBuf,
+        confirmation: String,
+    ) -> Vec<Cmd> {
+        self.screens.flush = FlushScreen {
+            phase: Phase::Running,
+            device: device.clone(),
+            step: "checking the device".into(),
+            started: self.now,
+            ..FlushScreen::default()
+        };
+        self.screen = Screen::Flush;
+        self.info(format!("flush check of {device}: writing"));
+        vec![Cmd::StartFlushcheck {
+            device,
+            path,
+            confirmation,
+            chosen: None,
+        }]
+    }
+
+    fn stop_flushcheck(&mut self) -> Vec<Cmd> {
+        let s = &mut self.screens.flush;
+        if s.phase != Phase::Running {
+            return Vec::new();
+        }
+        s.phase = Phase::Stopping;
+        self.info("stopping the flush check: the write cache is put back");
+        vec![Cmd::StopFlushcheck]
+    }
+
+    /// The worker's news.
+    pub(in crate::app) fn flush_msg(&mut self, msg: FlushMsg) {
+        let s = &mut self.screens.flush;
+        if !s.running() {
+            return;
+        }
+        match msg {
+            FlushMsg::Progress { step, fraction } => {
+                s.step = step;
+                s.fraction = fraction.clamp(0.0, 1.0);
+            }
+            FlushMsg::Finished(done) => {
+                let word = verdict_word(&done.verdict);
+                s.phase = Phase::Ended;
+                s.scroll = 0;
+                s.done = Some(done);
+                if self.screen == Screen::Flush {
+                    self.info(format!("flush check done: {word}"));
+                }
+            }
+            FlushMsg::Failed(why) => {
+                s.phase = Phase::Failed(why.clone());
+                self.error(format!("flush check: {why}"));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Drawing (reads the app, never changes it)
+// ---------------------------------------------------------------------------------------
+
+/// The verdict as words that say it without colour.
+pub fn verdict_word(verdict: &str) -> &'static str {
+    match verdict {
+        "waits-for-medium" => "commits WAIT for the medium",
+        "volatile-cache" => "a VOLATILE CACHE acknowledges commits",
+        _ => "timing cannot tell (UNKNOWN)",
+    }
+}
+
+fn verdict_style(verdict: &str) -> ratatui::style::Style {
+    match verdict {
+        "waits-for-medium" => theme::good(),
+        "volatile-cache" => theme::bad(),
+        _ => theme::warn(),
+    }
+}
+
+fn clock(d: Duration) -> String {
+    let secs = d.as_secs();
+    format!("{}:{:02}", secs / 60, secs % 60)
+}
+
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
+    let s = &app.screens.flush;
+    let title = |what: &str| {
+        Line::from(TextSpan::styled(
+            format!("Flush check of {}{what}", s.device),
+            theme::title(),
+        ))
+    };
+    let lines: Vec<Line> = match (&s.phase, &s.done) {
+        (Phase::Idle, _) => vec![Line::raw(
+            "No flush check yet: F on Devices times durable commits on the selected device \
+             (it writes: its name is asked first).",
+        )],
+        (Phase::Ended, Some(done)) => {
+            let mut lines = vec![
+                title(""),
+                Line::from(vec![
+                    TextSpan::raw("Verdict: "),
+                    TextSpan::styled(verdict_word(&done.verdict), verdict_style(&done.verdict)),
+                ]),
+                Line::raw(done.sentence.clone()),
+                Line::from(TextSpan::styled(
+                    format!("Next: {}", done.next_step),
+                    theme::accent(),
+                )),
+                Line::raw(""),
+            ];
+            lines.extend(
+                done.lines
+                    .iter()
+                    .skip(usize::from(s.scroll))
+                    .map(|l| Line::raw(l.clone())),
+            );
+            lines
+        }
+        (Phase::Failed(why), _) => vec![
+            title(""),
+            Line::from(TextSpan::styled(why.clone(), theme::bad())),
+        ],
+        _ => {
+            let elapsed = app.now.saturating_sub(s.started);
+            let bar_w = if area.width >= 120 { 40 } else { 20 };
+            let filled = ((s.fraction * bar_w as f64).round() as usize).min(bar_w);
+            let state = if s.phase == Phase::Stopping {
+                TextSpan::styled(
+                    "stopping: the write cache is put back, then it ends",
+                    theme::warn(),
+                )
+            } else {
+                TextSpan::styled(
+                    "durable 4 KiB commits, 64 MiB then a flush, the write cache off and back",
+                    theme::dim(),
+                )
+            };
+            vec![
+                title(&format!(": {} elapsed, writes", clock(elapsed))),
+                Line::from(state),
+                Line::raw(""),
+                Line::from(vec![
+                    TextSpan::styled("█".repeat(filled), theme::accent()),
+                    TextSpan::styled("░".repeat(bar_w - filled), theme::dim()),
+                    TextSpan::raw(format!(
+                        " {:>3}% {}",
+                        (s.fraction * 100.0).round() as u32,
+                        s.step
+                    )),
+                ]),
+            ]
+        }
+    };
+    // One column of margin on each side, so wrapped lines keep the indent of the first.
+    let inner = Rect {
+        x: area.x.saturating_add(1),
+        width: area.width.saturating_sub(2),
+        ..area
+    };
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
