@@ -18,6 +18,10 @@
 //! the power cycle), and the tests assert those first: a lab that does not behave as built
 //! fails as such, not as a wrong verdict.
 //!
+//! Run as root: `cargo test --test lab flush -- --nocapture` (one boot of the triage's lab,
+//! about two minutes under TCG, shared with the triage's tests when both run; the JSON of
+//! each check is printed). The guest's output is kept in target/lab/qemu-lab-triage-*.log.
+//!
 //! `DISKTRIAGE_LAB_FLUSH_RESULTS=FILE` reads a saved guest output (target/lab/qemu-lab-triage-
 //! results.log, or the output of flush-guest.sh run alone as the lab's guest script) instead
 //! of booting; `DISKTRIAGE_LAB_TRIAGE_RESULTS` (the same boot's log) serves too.
