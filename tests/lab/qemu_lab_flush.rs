@@ -11,8 +11,9 @@
 //!   configfs (`power` 0): the honest device (the kernel sends its flushes) loses nothing
 //!   acknowledged (exit 0); the liar (`queue/write_cache` "write through": the kernel strips
 //!   the flushes, null_blk still caches) is caught, the lost sequence numbers named (exit 4);
-//! - a LOG on a file system stacked on the device checked (a loop device over it), or the
-//!   device's own node, is refused (exit 1, with the reason).
+//! - a LOG on a file system stacked on the device checked (a loop device over it), beside
+//!   the image a loop target lives in, or the device's own node, is refused (exit 1, with
+//!   the reason).
 //!
 //! Before each disktriage step the guest checks the device with shell tools (ioping, dd and
 //! the power cycle), and the tests assert those first: a lab that does not behave as built
@@ -371,4 +372,20 @@ fn qemu_lab_flush_a_log_on_the_device_checked_is_refused() {
         &[honest, loop_dev, "stacked.log", "LOG"],
     );
     assert_refused(r, "FLUSH-LOG-SAME", &[honest, "LOG"]);
+    // The target stacked on the LOG's disk: a loop device over an image on the file system
+    // the LOG is on. The guard has nothing against the loop device; the LOG check refuses.
+    let under = words(r.text("FLUSH-LOG-UNDER"));
+    for step in ["mke2fs_rc", "mount_rc", "losetup_rc"] {
+        assert_eq!(under[step], "0", "the LOG's file system: {under:?}");
+    }
+    let target = under["target"].trim_start_matches("/dev/");
+    assert_refused(
+        r,
+        "FLUSH-LOG-UNDER",
+        &[under["under"].as_str(), target, "beside.log"],
+    );
+    assert_eq!(
+        under["log_exists"], "no",
+        "the refused LOG was created: {under:?}"
+    );
 }
