@@ -12,9 +12,12 @@
 #   ioping (with fio): copied into the lab guest, witnesses of latency; dmsetup: builds the
 #   lab's dm-delay device; mdadm: builds the lab's md arrays (the members table)
 #   gddrescue: ddrescuelog reads back the scan's mapfile, ddrescue writes one it resumes
+#   python3: runs tests/fuse/cachedisk.py, the FUSE disk with a volatile cache (honest or
+#   lying about flushes) of the power-cut check's tests; it speaks /dev/fuse itself, so it
+#   needs no libfuse nor Python package
 set -euo pipefail
 packages=(util-linux fdisk e2fsprogs bindfs procps fio tmux qemu-system-x86 linux-image-amd64
-    busybox-static cpio smartmontools nvme-cli groff-base ioping dmsetup mdadm gddrescue)
+    busybox-static cpio smartmontools nvme-cli groff-base ioping dmsetup mdadm gddrescue python3)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null || missing+=("$p")

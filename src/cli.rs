@@ -414,8 +414,9 @@ pub struct FlushcheckArgs {
     #[arg(long, value_name = "RPM")]
     pub rpm: Option<u32>,
 
-    /// Print the result as JSON.
-    #[arg(long)]
+    /// Print the result as JSON (the timing check, --verify; --record prints its progress on
+    /// stderr).
+    #[arg(long, conflicts_with = "record")]
     pub json: bool,
 }
 

@@ -3,6 +3,8 @@
 //! It sits below both and above the engine, the journal and the history; it draws no screen
 //! and parses no command line.
 //!
+//! - `flushcheck`: the flush check's timing run (commits, write + flush, the flush after
+//!   dirty data, the commits with the write cache off), for the CLI and the TUI's worker.
 //! - `progress`: the progress line of a headless run on stderr (phase, figures, ETA), for
 //!   `run` on one target or several and the sweeps.
 //! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
@@ -16,6 +18,7 @@
 //! stays in `sys`), and the history recorder is `history::History::record_test` (one entry
 //! per test and target, which the CLI prints about and the TUI recalls past runs after).
 
+pub mod flushcheck;
 pub mod progress;
 pub mod setting_sweep;
 pub mod triage;

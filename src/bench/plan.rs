@@ -333,14 +333,9 @@ pub enum OpKind {
     Write,
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a counter-based generator, so the k-th random value
-/// needs no state and any thread can compute it.
-pub fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// SplitMix64, the project's one generator (it lives in `model::units` so that the layers
+/// below `bench` reach it too).
+pub use crate::model::units::splitmix64;
 
 /// What a phase does to each file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -158,6 +158,15 @@ impl FromStr for TimeSpan {
     }
 }
 
+/// SplitMix64 (Steele, Lea, Flood 2014): a counter-based generator, so the k-th random value
+/// needs no state and any thread can compute it.
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

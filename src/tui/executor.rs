@@ -497,9 +497,14 @@ impl Executor {
                     path,
                     confirmation,
                     chosen,
-                    changer: self.changer.as_ref().ok().cloned(),
+                    journal_dir: self
+                        .changer
+                        .as_ref()
+                        .ok()
+                        .map(|c| locked(c).journal().dir().to_path_buf()),
                     history: self.history.clone(),
-                    width: crate::report::output::DEFAULT_WIDTH,
+                    // The screen keeps a column of margin on each side.
+                    width: crate::report::output::DEFAULT_WIDTH - 2,
                 };
                 let checker = Arc::clone(&self.flush_checker);
                 super::flush_worker::start(&mut self.flush, job, checker, &self.tx);

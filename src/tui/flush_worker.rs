@@ -11,10 +11,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 
-use crate::changes::guard::SharedChanger;
+use crate::commands::flushcheck::timing::{TimingRequest, check};
 use crate::event::{FlushDone, FlushMsg, Msg};
+use crate::flow::flushcheck::{Phase, Progress};
 use crate::history::History;
 use crate::model::ChosenDevice;
+use crate::report::flushcheck::timing::render_text;
 
 /// What one flush check needs.
 pub struct FlushJob {
@@ -24,8 +26,9 @@ pub struct FlushJob {
     pub confirmation: String,
     /// The device as the admin chose it: refused when the name holds another device now.
     pub chosen: Option<ChosenDevice>,
-    /// The session's changer (the write-cache switch), or none: the cache stays as found.
-    pub changer: Option<SharedChanger>,
+    /// The session's journal, where the check's write-cache switch is journaled (none: the
+    /// session has no journal, and the cache stays as found).
+    pub journal_dir: Option<PathBuf>,
     pub history: Option<History>,
     /// The width the report's lines are laid out for.
     pub width: usize,
@@ -38,9 +41,80 @@ pub type FlushChecker = Arc<
     dyn Fn(&FlushJob, &dyn Fn(String, f64), &AtomicBool) -> Result<FlushDone, String> + Send + Sync,
 >;
 
-/// The program's checker (filled in when the timing check lands).
+/// The program's checker: `disktriage flushcheck`'s own timing check (the write guard, the
+/// journaled cache switch put back at its end, the history), its report laid out for the
+/// screen.
 pub fn real_checker() -> FlushChecker {
-    Arc::new(|_job, _progress, _stop| Err("the timing check is not built yet".to_string()))
+    Arc::new(|job, progress, stop| {
+        let Some(journal_dir) = job.journal_dir.as_deref() else {
+            return Err(
+                "the session has no change journal, so the write cache could not be put back \
+                 after the check: nothing was written"
+                    .into(),
+            );
+        };
+        let history_dir = job.history.as_ref().map(|h| h.dir().to_path_buf());
+        let mut relay = |p: Progress| {
+            let (base, share) = phase_share(p.phase);
+            let within = p.done as f64 / p.total.max(1) as f64;
+            progress(
+                format!("{} {}/{}", p.phase.label(), p.done, p.total),
+                base + share * within,
+            );
+        };
+        let run = check(
+            &TimingRequest {
+                path: &job.path,
+                confirmation: Some(&job.confirmation),
+                rpm: None,
+                journal_dir,
+                history_dir: history_dir.as_deref(),
+                expect: job.chosen.as_ref(),
+            },
+            false,
+            &mut relay,
+            stop,
+        )
+        .map_err(|e| format!("{e:#}"))?;
+        if let Some(e) = &run.restore_error {
+            return Err(format!(
+                "the write cache of {} could not be put back: {e}; `disktriage restore` puts \
+                 it back",
+                run.disk_name
+            ));
+        }
+        // The figures; the verdict and the next step are the screen's own first lines.
+        let lines: Vec<String> = render_text(&run.report(), job.width)
+            .lines()
+            .take_while(|l| !l.trim_start().starts_with("Verdict:"))
+            .map(str::to_string)
+            .collect();
+        match (&run.judgement, &run.ended) {
+            (Some(j), _) => Ok(FlushDone {
+                verdict: j.verdict.as_str().to_string(),
+                sentence: j.sentence.clone(),
+                next_step: j.next_step.clone(),
+                lines,
+            }),
+            (None, ended) => Err(format!(
+                "the flush check of {} ended before its verdict: {}; the write cache is as \
+                 found",
+                run.name,
+                ended.as_deref().unwrap_or("stopped")
+            )),
+        }
+    })
+}
+
+/// Where each phase starts in the whole check's progress, and its share (the commits and
+/// the flushes are quick; the dirty data and the cache-off commits take longer).
+fn phase_share(phase: Phase) -> (f64, f64) {
+    match phase {
+        Phase::Commits => (0.0, 0.2),
+        Phase::WriteFlush => (0.2, 0.2),
+        Phase::Dirty => (0.4, 0.3),
+        Phase::CacheOffCommits => (0.7, 0.3),
+    }
 }
 
 /// The check under way: its stop flag and its worker.

@@ -14,6 +14,8 @@ mod drive_control;
 mod engine;
 mod engine_choice;
 mod fleet;
+mod flushcheck_powercut;
+mod flushcheck_timing;
 mod history;
 mod identity;
 mod inventory;

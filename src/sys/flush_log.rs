@@ -1,0 +1,319 @@
+//! The power-cut check's LOG file on disk: created new (never an old LOG reused, never
+//! through a symlink, only a regular file, in a directory others cannot swap it in), every
+//! append made durable (written, then fdatasync) before the next record goes to the device;
+//! and the refusal of a LOG whose file system lives on the device checked (the device, a
+//! partition of it, anything stacked on it, a loop device over a file on any of those): a
+//! power cut would take the LOG with the records, and a LOG written through the device under
+//! test proves nothing.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{Mode, SFlag, fstat};
+
+use super::activity::device_family;
+use super::confined::{self, Access};
+use super::direct::devnum;
+use super::scan::whole_disk;
+use super::sysfs::{SysRoot, read_attr_text};
+use crate::model::DevNum;
+
+/// The largest LOG read back (a recording of days at thousands of records a second).
+const MAX_LOG: u64 = 1 << 30;
+/// Bound on the loop devices and layers walked.
+const MAX_WALK: usize = 4096;
+
+/// The directory a LOG is in, opened once; the file is then made and read through it.
+pub struct LogDir {
+    dir: OwnedFd,
+    name: String,
+    /// The path as given, for messages.
+    pub path: PathBuf,
+    /// The device number of the file system the directory is on.
+    pub fs_dev: DevNum,
+    /// Whether that file system keeps its data in RAM only (tmpfs, ramfs): fine for a test,
+    /// lost in a real power cut.
+    pub in_ram: bool,
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+impl LogDir {
+    /// Opens the directory of `path` (followed as given) and keeps the name. With `writing`,
+    /// a directory anyone can write without the sticky bit is refused: the LOG could be
+    /// swapped there before the verify reads it.
+    pub fn open(path: &Path, writing: bool) -> io::Result<LogDir> {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| !n.is_empty() && *n != "." && *n != "..")
+            .ok_or_else(|| invalid("not a file name (UTF-8)".into()))?
+            .to_string();
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let dir = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(parent)?;
+        let meta = dir.metadata()?;
+        if writing && meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "anyone can write to {} (and it has no sticky bit): choose a directory \
+                     only its owner can write, or `chmod o-w` it",
+                    parent.display()
+                ),
+            ));
+        }
+        let in_ram = nix::sys::statfs::fstatfs(&dir).is_ok_and(|s| {
+            let t = s.filesystem_type();
+            t == nix::sys::statfs::TMPFS_MAGIC || t.0 == 0x8584_58f6 // ramfs
+        });
+        Ok(LogDir {
+            dir: OwnedFd::from(dir),
+            name,
+            path: path.to_path_buf(),
+            fs_dev: devnum(meta.dev()),
+            in_ram,
+        })
+    }
+
+    /// Creates the LOG: a new regular file (O_CREAT|O_EXCL|O_NOFOLLOW), so an existing file
+    /// (an old LOG, a symlink, a device node, a FIFO) is refused and never mixed in.
+    pub fn create(&self) -> io::Result<LogFile> {
+        let fd = openat(
+            &self.dir,
+            self.name.as_str(),
+            OFlag::O_WRONLY
+                | OFlag::O_APPEND
+                | OFlag::O_CREAT
+                | OFlag::O_EXCL
+                | OFlag::O_NOFOLLOW
+                | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o644),
+        )
+        .map_err(|e| match e {
+            nix::errno::Errno::EEXIST => io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "it already exists{}: --record starts a new LOG (move the old one away, or \
+                     verify it with --verify)",
+                    self.existing_kind()
+                ),
+            ),
+            e => io::Error::from(e),
+        })?;
+        let st = fstat(&fd).map_err(io::Error::from)?;
+        if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
+            return Err(invalid("it is not a regular file".into()));
+        }
+        let file = File::from(fd);
+        // The new name must be durable too: a LOG whose directory entry is lost in the cut
+        // is a LOG lost.
+        nix::unistd::fsync(&self.dir).map_err(io::Error::from)?;
+        Ok(LogFile {
+            file,
+            dev: st.st_dev,
+            ino: st.st_ino,
+        })
+    }
+
+    /// What is at the name already, in words (" as a block device"), never following a
+    /// symlink; empty for a regular file or when it cannot be told.
+    fn existing_kind(&self) -> &'static str {
+        let Ok(st) = nix::sys::stat::fstatat(
+            &self.dir,
+            self.name.as_str(),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) else {
+            return "";
+        };
+        match SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT {
+            SFlag::S_IFBLK => " as a block device (the LOG is a file on another disk)",
+            SFlag::S_IFCHR => " as a character device",
+            SFlag::S_IFLNK => " as a symbolic link",
+            SFlag::S_IFDIR => " as a directory",
+            SFlag::S_IFIFO => " as a FIFO",
+            SFlag::S_IFSOCK => " as a socket",
+            _ => "",
+        }
+    }
+
+    /// The LOG's text (a regular file, never through a symlink).
+    pub fn read(&self) -> io::Result<String> {
+        let file = confined::open_regular_at(&self.dir, &self.name, Access::Read)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let mut text = String::new();
+        file.take(MAX_LOG).read_to_string(&mut text)?;
+        Ok(text)
+    }
+}
+
+/// The LOG being written.
+pub struct LogFile {
+    file: File,
+    dev: u64,
+    ino: u64,
+}
+
+impl LogFile {
+    /// Appends `text` and makes it durable (fdatasync) before returning.
+    pub fn append_durably(&mut self, text: &str) -> io::Result<()> {
+        self.file.write_all(text.as_bytes())?;
+        loop {
+            match nix::unistd::fdatasync(self.file.as_fd()) {
+                Err(nix::errno::Errno::EINTR) => {}
+                other => return other.map_err(io::Error::from),
+            }
+        }
+    }
+
+    /// Device and inode of the LOG (for the messages and tests).
+    pub fn id(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+}
+
+/// Every device that shares a medium with `target`: going down first (a partition to its
+/// disk, a dm or md device to its slaves, a loop device to the file system its backing file
+/// is on, through any number of layers) to the devices the target's data lives on; then up
+/// from each of those: the disk, its partitions, every device stacked on any of them (dm,
+/// md: holders), and every loop device whose backing file is on one of those (and in turn
+/// what is stacked on it). A LOG on a file system of any of them goes down with the target.
+pub fn target_family(target: DevNum) -> Vec<DevNum> {
+    let host = SysRoot::host();
+    let loops = loop_devices(&host);
+    let mut family: BTreeSet<DevNum> = BTreeSet::new();
+    for root in roots(target, &loops) {
+        family.insert(root);
+        family.extend(device_family(&host, whole_disk(root)));
+    }
+    // Loop devices over a file on the family, until no new one joins.
+    loop {
+        let before = family.len();
+        for (dev, backing) in &loops {
+            if family.len() >= MAX_WALK {
+                break;
+            }
+            if !family.contains(dev) && family.contains(backing) {
+                family.extend(device_family(&host, *dev));
+            }
+        }
+        if family.len() == before || family.len() >= MAX_WALK {
+            break;
+        }
+    }
+    family.into_iter().collect()
+}
+
+/// The devices `target`'s data lives on: below every partition, dm/md slave and loop
+/// backing file, the ones with nothing further below (a disk, or the anonymous device of a
+/// file system without one: tmpfs, FUSE).
+fn roots(target: DevNum, loops: &[(DevNum, DevNum)]) -> BTreeSet<DevNum> {
+    let mut out = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![target];
+    while let Some(dev) = todo.pop() {
+        if !seen.insert(dev) || seen.len() >= MAX_WALK {
+            continue;
+        }
+        let disk = whole_disk(dev);
+        if disk != dev {
+            todo.push(disk);
+            continue;
+        }
+        let mut below: Vec<DevNum> = loops
+            .iter()
+            .filter(|(l, _)| *l == dev)
+            .map(|(_, backing)| *backing)
+            .collect();
+        if let Ok(entries) = std::fs::read_dir(super::flush::dev_dir(dev).join("slaves")) {
+            below.extend(entries.flatten().filter_map(|e| {
+                read_attr_text(&e.path().join("dev"))
+                    .ok()
+                    .and_then(|t| t.trim().parse::<DevNum>().ok())
+            }));
+        }
+        if below.is_empty() {
+            out.insert(dev);
+        }
+        todo.extend(below);
+    }
+    out
+}
+
+/// Each attached loop device with the device of the file system its backing file is on.
+fn loop_devices(host: &SysRoot) -> Vec<(DevNum, DevNum)> {
+    let Ok(entries) = std::fs::read_dir(host.root().join("sys/block")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten().take(MAX_WALK) {
+        let name = e.file_name().to_string_lossy().to_string();
+        let dir = e.path();
+        let Ok(text) = read_attr_text(&dir.join("loop/backing_file")) else {
+            continue;
+        };
+        let dev = read_attr_text(&dir.join("dev"))
+            .ok()
+            .and_then(|t| t.trim().parse::<DevNum>().ok());
+        let Some(dev) = dev else { continue };
+        if let Some(file) = host.loop_backing(&name, Some(dev), text.trim_end()).file {
+            out.push((dev, file.dev));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_is_created_once_and_appended_durably() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("flush.log");
+        let log_dir = LogDir::open(&path, true).expect("dir");
+        let mut log = log_dir.create().expect("created");
+        log.append_durably("a\n").expect("append");
+        log.append_durably("b\n").expect("append");
+        assert_eq!(log_dir.read().expect("read"), "a\nb\n");
+        let e = LogDir::open(&path, true)
+            .expect("dir")
+            .create()
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("already exists"), "{e}");
+    }
+
+    #[test]
+    fn a_symlink_is_neither_created_through_nor_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("real");
+        std::fs::write(&target, "x").expect("write");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let d = LogDir::open(&link, true).expect("dir");
+        assert!(d.create().is_err());
+        assert!(d.read().is_err());
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
+        assert!(
+            LogDir::open(&dangling, true)
+                .expect("dir")
+                .create()
+                .is_err()
+        );
+        assert!(!dir.path().join("nowhere").exists());
+    }
+}
