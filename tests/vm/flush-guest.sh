@@ -31,6 +31,11 @@
 #   flush $DM_DELAY_MS ms) is accepted; ioping's O_DSYNC writes on it: min 69.5 ms, avg
 #   72.1 ms (a write then a flush, each rounded up to whole 4 ms ticks); it shows the SATA
 #   disk as its only slave, rotational 1, write_cache "write back".
+# - disktriage itself (main at 5b48946 merged, in the triage's boot): SATA commit_ms 0.36
+#   (cache off 0.19), floor 8.33, rpm 7200 from VPD B1h: volatile-cache, exit 3; dm-delay
+#   commit_ms 47.97, rpm 7200 "of sda under dm-0": waits-for-medium, exit 0; the power cut:
+#   honest 8560 acknowledged, 8560 verified, exit 0; liar 13138 acknowledged, 1010 lost
+#   (12128-13137, the newest), exit 4; the three LOG cases refused, exit 1.
 set -u
 export DM_DISABLE_UDEV=1
 
