@@ -546,7 +546,9 @@ fn an_honest_volatile_cache_and_a_lying_one_are_told_apart() {
     assert_eq!(honest["lost"], serde_json::json!([]), "{honest}");
     assert_eq!(honest["verdict"], "nothing-lost");
     assert!(
-        !triage_rules(&triage).iter().any(|r| r.starts_with("flush-")),
+        !triage_rules(&triage)
+            .iter()
+            .any(|r| r.starts_with("flush-")),
         "{triage}"
     );
 
