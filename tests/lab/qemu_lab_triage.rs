@@ -18,6 +18,9 @@
 //! The wall time of the triage of the lab's disks is printed (`cargo test --test lab triage
 //! -- --nocapture`): the figure the docs quote.
 //!
+//! The same boot then runs the flush check's lab (tests/vm/flush-guest.sh, asserted by
+//! `qemu_lab_flush`): it writes to the SATA disk, so it comes after the triage.
+//!
 //! `DISKTRIAGE_LAB_TRIAGE_RESULTS=FILE` reads a saved guest output (target/lab/qemu-lab-triage-
 //! results.log) instead of booting: for working on the assertions.
 //!
