@@ -173,6 +173,30 @@ fn close(intent: Intent) -> Next {
 
 const CLOSE: Next = (None, None);
 
+/// What a key does to a typed device name (the write dialogs).
+enum Typing {
+    Cancel,
+    Enter,
+    /// Edited (or a key the field ignores).
+    Edited,
+}
+
+/// Edits `typed` with `code`: Backspace, Ctrl-U (`Null`), printable characters up to
+/// `limit` bytes; Esc cancels and Enter submits.
+fn type_name(typed: &mut String, code: KeyCode, limit: usize) -> Typing {
+    match code {
+        KeyCode::Esc => return Typing::Cancel,
+        KeyCode::Enter => return Typing::Enter,
+        KeyCode::Backspace => {
+            typed.pop();
+        }
+        KeyCode::Null => typed.clear(),
+        KeyCode::Char(c) if typed.len() < limit && !c.is_control() => typed.push(c),
+        _ => {}
+    }
+    Typing::Edited
+}
+
 impl Overlay {
     /// The dialog's answer to a key.
     pub fn key(self, k: KeyEvent) -> Next {
@@ -306,14 +330,13 @@ impl Overlay {
                 mut typed,
                 ..
             } => {
-                let mut wrong = false;
-                match code {
-                    KeyCode::Esc => {
+                let wrong = match type_name(&mut typed, code, 64) {
+                    Typing::Cancel => {
                         return close(Intent::Info(
                             "write test cancelled: nothing was written".into(),
                         ));
                     }
-                    KeyCode::Enter if safety::confirms(&typed, &device) => {
+                    Typing::Enter if safety::confirms(&typed, &device) => {
                         let mut request = request;
                         request.confirmation = Some(typed);
                         return close(Intent::Launch {
@@ -322,14 +345,9 @@ impl Overlay {
                             sweep,
                         });
                     }
-                    KeyCode::Enter => wrong = true,
-                    KeyCode::Backspace => {
-                        typed.pop();
-                    }
-                    KeyCode::Null => typed.clear(),
-                    KeyCode::Char(c) if typed.len() < 64 && !c.is_control() => typed.push(c),
-                    _ => {}
-                }
+                    Typing::Enter => true,
+                    Typing::Edited => false,
+                };
                 stay(Overlay::Confirm {
                     request,
                     repeats,
@@ -345,28 +363,22 @@ impl Overlay {
                 mut typed,
                 ..
             } => {
-                let mut wrong = false;
-                match code {
-                    KeyCode::Esc => {
+                let wrong = match type_name(&mut typed, code, 64) {
+                    Typing::Cancel => {
                         return close(Intent::Info(
                             "flush check cancelled: nothing was written".into(),
                         ));
                     }
-                    KeyCode::Enter if safety::confirms(&typed, &device) => {
+                    Typing::Enter if safety::confirms(&typed, &device) => {
                         return close(Intent::LaunchFlush {
                             device,
                             path,
                             confirmation: typed,
                         });
                     }
-                    KeyCode::Enter => wrong = true,
-                    KeyCode::Backspace => {
-                        typed.pop();
-                    }
-                    KeyCode::Null => typed.clear(),
-                    KeyCode::Char(c) if typed.len() < 64 && !c.is_control() => typed.push(c),
-                    _ => {}
-                }
+                    Typing::Enter => true,
+                    Typing::Edited => false,
+                };
                 stay(Overlay::ConfirmFlush {
                     device,
                     path,
@@ -380,14 +392,13 @@ impl Overlay {
                 mut typed,
                 ..
             } => {
-                let mut wrong = false;
-                match code {
-                    KeyCode::Esc => {
+                let wrong = match type_name(&mut typed, code, 256) {
+                    Typing::Cancel => {
                         return close(Intent::Info(
                             "write test cancelled: nothing was written".into(),
                         ));
                     }
-                    KeyCode::Enter => {
+                    Typing::Enter => {
                         let names: Vec<Option<String>> =
                             devices.iter().cloned().map(Some).collect();
                         if crate::bench::analysis::several_disks::split_confirmation(
@@ -398,15 +409,10 @@ impl Overlay {
                         {
                             return close(Intent::LaunchSeveral(typed));
                         }
-                        wrong = true;
+                        true
                     }
-                    KeyCode::Backspace => {
-                        typed.pop();
-                    }
-                    KeyCode::Null => typed.clear(),
-                    KeyCode::Char(c) if typed.len() < 256 && !c.is_control() => typed.push(c),
-                    _ => {}
-                }
+                    Typing::Edited => false,
+                };
                 stay(Overlay::ConfirmSeveral {
                     test,
                     devices,

@@ -13,8 +13,10 @@ use anyhow::{Context, bail};
 
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::cli::FlushcheckArgs;
+use crate::history::{History, HistoryEntry};
 use crate::model::ChosenDevice;
 use crate::model::text::neutralize_controls;
+use crate::report::output::write_stderr;
 use crate::sys::SysRoot;
 use crate::sys::flush::{FlushDevice, PinnedDevice};
 
@@ -85,4 +87,24 @@ pub fn prepare_write(path: &Path, confirmation: Option<&str>) -> anyhow::Result<
         name,
         chosen,
     })
+}
+
+/// Adds a flush check's entry to the history in `dir`; says on stderr what the history warns
+/// of, or that the entry is not in it (never a failed check). `stop` ends a wait for the
+/// history's lock.
+pub(crate) fn add_to_history(dir: &Path, entry: &HistoryEntry, stop: &dyn Fn() -> bool) {
+    match History::new(dir).append_unless(entry, stop) {
+        Ok(warnings) => {
+            for w in warnings {
+                write_stderr(&format!(
+                    "disktriage: history: {}\n",
+                    neutralize_controls(&w)
+                ));
+            }
+        }
+        Err(e) => write_stderr(&format!(
+            "disktriage: warning: the check is not in the history: {}\n",
+            neutralize_controls(&format!("{e:#}"))
+        )),
+    }
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{OFlag, openat};
@@ -50,37 +50,13 @@ impl LogDir {
     /// a directory anyone can write without the sticky bit is refused: the LOG could be
     /// swapped there before the verify reads it.
     pub fn open(path: &Path, writing: bool) -> io::Result<LogDir> {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .filter(|n| !n.is_empty() && *n != "." && *n != "..")
-            .ok_or_else(|| invalid("not a file name (UTF-8)".into()))?
-            .to_string();
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let dir = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-            .open(parent)?;
-        let meta = dir.metadata()?;
-        if writing && meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "anyone can write to {} (and it has no sticky bit): choose a directory \
-                     only its owner can write, or `chmod o-w` it",
-                    parent.display()
-                ),
-            ));
-        }
+        let (dir, name, meta) = super::scan::open_parent(path, writing)?;
         let in_ram = nix::sys::statfs::fstatfs(&dir).is_ok_and(|s| {
             let t = s.filesystem_type();
             t == nix::sys::statfs::TMPFS_MAGIC || t.0 == 0x8584_58f6 // ramfs
         });
         Ok(LogDir {
-            dir: OwnedFd::from(dir),
+            dir,
             name,
             path: path.to_path_buf(),
             fs_dev: devnum(meta.dev()),

@@ -619,42 +619,51 @@ pub struct OutputFile {
     pub fs_dev: DevNum,
 }
 
+/// Opens the directory `path` names its file in (the directory's own path followed as
+/// given): the directory, the file's name in it and the directory's metadata. With
+/// `refuse_shared`, a directory anyone can write without the sticky bit is refused: anyone may
+/// rename or delete names there, so the file written could be swapped before it is read.
+pub fn open_parent(
+    path: &Path,
+    refuse_shared: bool,
+) -> io::Result<(OwnedFd, String, std::fs::Metadata)> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name (UTF-8)"))?
+        .to_string();
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(parent)?;
+    let meta = dir.metadata()?;
+    if refuse_shared && meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "anyone can write to {} (and it has no sticky bit): choose a directory only \
+                 its owner can write, or `chmod o-w` it",
+                parent.display()
+            ),
+        ));
+    }
+    Ok((OwnedFd::from(dir), name, meta))
+}
+
 impl OutputFile {
     /// Opens the directory of `path` (its own path followed as given) and keeps the name.
     pub fn at(path: &Path) -> io::Result<OutputFile> {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .filter(|n| !n.is_empty() && *n != "." && *n != "..")
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name (UTF-8)"))?
-            .to_string();
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let dir = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-            .open(parent)?;
-        let meta = dir.metadata()?;
-        // Anyone may rename or delete names in a directory others can write without the
-        // sticky bit: the file written there could be swapped before anyone reads it.
-        if meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "anyone can write to {} (and it has no sticky bit): choose a directory \
-                     only its owner can write, or `chmod o-w` it",
-                    parent.display()
-                ),
-            ));
-        }
-        let fs_dev = direct::devnum(meta.dev());
+        let (dir, name, meta) = open_parent(path, true)?;
         Ok(OutputFile {
-            dir: OwnedFd::from(dir),
+            dir,
             name,
             path: path.to_path_buf(),
-            fs_dev,
+            fs_dev: direct::devnum(meta.dev()),
         })
     }
 

@@ -54,7 +54,19 @@ pub fn real_checker() -> FlushChecker {
             );
         };
         let history_dir = job.history.as_ref().map(|h| h.dir().to_path_buf());
+        // One message per interval (and at each phase's end), never one per write.
+        let mut last: Option<(Phase, std::time::Instant)> = None;
         let mut relay = |p: Progress| {
+            let due = match last {
+                Some((phase, at)) => {
+                    phase != p.phase || at.elapsed() >= PROGRESS_EVERY || p.done >= p.total
+                }
+                None => true,
+            };
+            if !due {
+                return;
+            }
+            last = Some((p.phase, std::time::Instant::now()));
             let (base, share) = phase_share(p.phase);
             let within = p.done as f64 / p.total.max(1) as f64;
             progress(
@@ -105,6 +117,9 @@ pub fn real_checker() -> FlushChecker {
         }
     })
 }
+
+/// How often the screen hears of the check's progress.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Where each phase starts in the whole check's progress, and its share (the commits and
 /// the flushes are quick; the dirty data and the cache-off commits take longer).

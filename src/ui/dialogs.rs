@@ -76,25 +76,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     request.test, device
                 )
             };
-            let mut lines: Vec<Line> = wrap_text(&what, 60)
-                .into_iter()
-                .map(|l| Line::from(Span::styled(l, theme::warn())))
-                .collect();
-            lines.extend([
-                Line::from(format!("Type the device name ({device}) and press Enter:")),
-                Line::from(vec![
-                    Span::raw("> "),
-                    Span::styled(format!("{typed}_"), theme::title()),
-                ]),
-            ]);
-            if *wrong {
-                lines.push(Line::from(Span::styled(
-                    format!("\"{typed}\" is not {device}: nothing was written"),
-                    theme::bad(),
-                )));
-            }
-            lines.push(Line::from(Span::styled("Esc cancels", theme::dim())));
-            dialog(frame, area, "Confirm a write test", lines, 64);
+            dialog(
+                frame,
+                area,
+                "Confirm a write test",
+                typed_name_lines(&what, device, typed, *wrong),
+                64,
+            );
         }
         Overlay::ConfirmFlush {
             device,
@@ -106,25 +94,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 "The flush check WRITES to the first 64 MiB of {device} and destroys the data \
                  on it; it switches the drive's write cache off and back."
             );
-            let mut lines: Vec<Line> = wrap_text(&what, 60)
-                .into_iter()
-                .map(|l| Line::from(Span::styled(l, theme::warn())))
-                .collect();
-            lines.extend([
-                Line::from(format!("Type the device name ({device}) and press Enter:")),
-                Line::from(vec![
-                    Span::raw("> "),
-                    Span::styled(format!("{typed}_"), theme::title()),
-                ]),
-            ]);
-            if *wrong {
-                lines.push(Line::from(Span::styled(
-                    format!("\"{typed}\" is not {device}: nothing was written"),
-                    theme::bad(),
-                )));
-            }
-            lines.push(Line::from(Span::styled("Esc cancels", theme::dim())));
-            dialog(frame, area, "Confirm the flush check", lines, 64);
+            dialog(
+                frame,
+                area,
+                "Confirm the flush check",
+                typed_name_lines(&what, device, typed, *wrong),
+                64,
+            );
         }
         Overlay::ConfirmSeveral {
             test,
@@ -600,4 +576,28 @@ const HELP_WIDTH: u16 = (keys::HELP_KEY_WIDTH + keys::HELP_TEXT_WIDTH + 2) as u1
 /// Splits text into lines of at most `width` characters at spaces.
 pub(crate) fn wrap_text(text: &str, width: usize) -> Vec<String> {
     keys::wrap_words(text, width)
+}
+
+/// A write dialog's lines: what it writes (in the warning colour), the field for the
+/// device's name, and, after a wrong name, that nothing was written.
+fn typed_name_lines(what: &str, device: &str, typed: &str, wrong: bool) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = wrap_text(what, 60)
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, theme::warn())))
+        .collect();
+    lines.extend([
+        Line::from(format!("Type the device name ({device}) and press Enter:")),
+        Line::from(vec![
+            Span::raw("> "),
+            Span::styled(format!("{typed}_"), theme::title()),
+        ]),
+    ]);
+    if wrong {
+        lines.push(Line::from(Span::styled(
+            format!("\"{typed}\" is not {device}: nothing was written"),
+            theme::bad(),
+        )));
+    }
+    lines.push(Line::from(Span::styled("Esc cancels", theme::dim())));
+    lines
 }

@@ -14,6 +14,7 @@ mod drive_control;
 mod engine;
 mod engine_choice;
 mod fleet;
+mod flush_tui;
 mod flushcheck_powercut;
 mod flushcheck_timing;
 mod history;

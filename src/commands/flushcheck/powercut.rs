@@ -16,7 +16,7 @@ use crate::cli::FlushcheckArgs;
 use crate::flush::log::{self, LogHeader};
 use crate::flush::records::{self, Slot};
 use crate::flush::verify;
-use crate::history::{FLUSH_VERIFY_TEST, FlushRecord, History, HistoryEntry};
+use crate::history::{FLUSH_VERIFY_TEST, FlushRecord, HistoryEntry};
 use crate::model::text::neutralize_controls;
 use crate::report::flushcheck::powercut::VerifyReport;
 use crate::report::output::{output_width, write_stderr, write_stdout};
@@ -313,18 +313,5 @@ fn record_history(
         bs,
         flush,
     );
-    match History::new(dir).append(&entry) {
-        Ok(warnings) => {
-            for w in warnings {
-                write_stderr(&format!(
-                    "disktriage: history: {}\n",
-                    neutralize_controls(&w)
-                ));
-            }
-        }
-        Err(e) => write_stderr(&format!(
-            "disktriage: warning: the verify was not added to the history: {}\n",
-            neutralize_controls(&format!("{e:#}"))
-        )),
-    }
+    super::add_to_history(dir, &entry, &|| false);
 }

@@ -29,11 +29,11 @@ use crate::flow::flushcheck::{
 };
 use crate::flow::progress::ProgressLine;
 use crate::flush::timing::{Judgement, Rotation, TimingFacts, Verdict, dirty_words, judge};
-use crate::history::{FLUSH_TIMING_TEST, FlushRecord, History, HistoryEntry};
+use crate::history::{FLUSH_TIMING_TEST, FlushRecord, HistoryEntry};
 use crate::model::text::neutralize_controls;
 use crate::model::{BlockDevice, ChosenDevice, Lifetime};
 use crate::report::flushcheck::timing::{TimingReport, render_json, render_text};
-use crate::report::output::{output_width, write_stderr, write_stdout};
+use crate::report::output::{output_width, write_stdout};
 use crate::sys::signals::{Catch, StopSignals};
 use crate::sys::{DriveControl, LinuxDrives, SysRoot, direct, rotation, scan::whole_disk};
 
@@ -417,20 +417,7 @@ fn record(
             ..FlushRecord::default()
         },
     );
-    match History::new(dir).append_unless(&entry, stop) {
-        Ok(warnings) => {
-            for w in warnings {
-                write_stderr(&format!(
-                    "disktriage: history: {}\n",
-                    neutralize_controls(&w)
-                ));
-            }
-        }
-        Err(e) => write_stderr(&format!(
-            "disktriage: warning: the check is not in the history: {}\n",
-            neutralize_controls(&format!("{e:#}"))
-        )),
-    }
+    super::add_to_history(dir, &entry, stop);
 }
 
 #[cfg(test)]
