@@ -13,6 +13,7 @@
 mod common;
 
 mod qemu_lab;
+mod qemu_lab_flush;
 mod qemu_lab_scan;
 mod qemu_lab_triage;
 

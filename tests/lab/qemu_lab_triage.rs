@@ -18,6 +18,9 @@
 //! The wall time of the triage of the lab's disks is printed (`cargo test --test lab triage
 //! -- --nocapture`): the figure the docs quote.
 //!
+//! The same boot then runs the flush check's lab (tests/vm/flush-guest.sh, asserted by
+//! `qemu_lab_flush`): it writes to the SATA disk, so it comes after the triage.
+//!
 //! `DISKTRIAGE_LAB_TRIAGE_RESULTS=FILE` reads a saved guest output (target/lab/qemu-lab-triage-
 //! results.log) instead of booting: for working on the assertions.
 //!
@@ -32,8 +35,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// Host tools the guest gets: dmsetup builds the dm-delay table.
-const LAB_TOOLS: [&str; 1] = ["dmsetup"];
+/// Host tools the guest gets: dmsetup builds the dm-delay tables; ioping witnesses the flush
+/// lab's write latencies (tests/vm/flush-guest.sh, in the same boot).
+const LAB_TOOLS: [&str; 2] = ["dmsetup", "ioping"];
 const MIB: u64 = 1 << 20;
 /// QEMU's throttle of DT-VIRTIO-2, the outlier, in MB/s (tests/vm/lab.sh; its siblings 32).
 const OUTLIER_MB_PER_S: f64 = 8.0;
@@ -108,7 +112,7 @@ impl Results {
 
 /// The lab's triage of every disk: the guest output, the JSON, and the kernel names.
 struct Lab {
-    results: Results,
+    results: &'static Results,
     doc: Value,
     devices: BTreeMap<String, String>,
 }
@@ -126,10 +130,12 @@ impl Lab {
     }
 }
 
-fn shared_lab() -> &'static Lab {
-    static LAB: OnceLock<Result<Lab, String>> = OnceLock::new();
-    booted_once(&LAB, || {
-        let results = match std::env::var_os("DISKTRIAGE_LAB_TRIAGE_RESULTS") {
+/// The guest output of the triage's boot, booted once for the whole test binary: the flush
+/// lab (`qemu_lab_flush`, tests/vm/flush-guest.sh) runs in the same boot, after the triage.
+pub(crate) fn triage_boot() -> &'static Results {
+    static BOOT: OnceLock<Result<Results, String>> = OnceLock::new();
+    booted_once(&BOOT, || {
+        match std::env::var_os("DISKTRIAGE_LAB_TRIAGE_RESULTS") {
             Some(saved) => Results::parse(&std::fs::read_to_string(saved).unwrap()),
             None => {
                 let work = tempfile::Builder::new()
@@ -138,7 +144,14 @@ fn shared_lab() -> &'static Lab {
                     .unwrap();
                 run_lab(work.path())
             }
-        };
+        }
+    })
+}
+
+fn shared_lab() -> &'static Lab {
+    static LAB: OnceLock<Result<Lab, String>> = OnceLock::new();
+    booted_once(&LAB, || {
+        let results = triage_boot();
         let doc = results.triage_json("TRIAGE-ALL");
         let devices = results.triage_devices();
         Lab {
@@ -158,14 +171,15 @@ fn run_lab(work: &Path) -> Results {
             label: "-triage",
             tools: &LAB_TOOLS,
             prepare: None,
-            timeout_s: 600,
+            // The triage, then the flush lab (about two minutes more).
+            timeout_s: 900,
         },
     )
 }
 
-/// Lab prerequisites: root, the packages `lab.sh check` wants, and dmsetup.
-fn lab_or_skip(test: &str) -> bool {
-    crate::lab_or_skip(test, Some("DISKTRIAGE_LAB_TRIAGE_RESULTS"), &["dmsetup"])
+/// Lab prerequisites: root, the packages `lab.sh check` wants, and the guest's tools.
+pub(crate) fn lab_or_skip(test: &str) -> bool {
+    crate::lab_or_skip(test, Some("DISKTRIAGE_LAB_TRIAGE_RESULTS"), &LAB_TOOLS)
 }
 
 fn findings(disk: &Value) -> &Vec<Value> {

@@ -18,8 +18,8 @@
 # segment. The sizes differ from the other disks', so no two of them look like siblings.
 #
 # Runnable alone while developing it:
-#     DISKTRIAGE_BIN=... LAB_TOOLS=dmsetup tests/vm/lab.sh run /tmp/w tests/vm/triage-guest.sh \
-#         triage
+#     DISKTRIAGE_BIN=... LAB_TOOLS="dmsetup ioping" tests/vm/lab.sh run /tmp/w \
+#         tests/vm/triage-guest.sh triage
 set -u
 export DM_DISABLE_UDEV=1
 
@@ -143,3 +143,7 @@ triage --json "/dev/$dtslow"
 section TEARDOWN
 dmsetup remove dtslow
 echo "rc=$?"
+
+# The flush check's lab (tests/lab/qemu_lab_flush.rs) shares this boot: it writes to the disks,
+# so it comes after the triage, which it does not disturb.
+[ -r /lab/flush-guest.sh ] && sh /lab/flush-guest.sh
