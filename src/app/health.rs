@@ -35,6 +35,27 @@ pub struct SelfTestWatch {
 
 impl App {
     /// Opens the health view of `device` and reads its cache, health and logs again.
+    /// The Health view of the device a scan, triage or flush check ran on: refused (said)
+    /// when its name holds another device now, so a neighbour's SMART is never shown as its.
+    pub(super) fn open_health_of(
+        &mut self,
+        device: String,
+        chosen: Option<&crate::model::ChosenDevice>,
+    ) -> Vec<Cmd> {
+        if let Some(chosen) = chosen {
+            let now = self
+                .devices
+                .inventory
+                .as_ref()
+                .and_then(|i| i.chosen(&device));
+            if let Some(why) = chosen.refusal(now.as_ref()) {
+                self.error(why);
+                return Vec::new();
+            }
+        }
+        self.open_health(device)
+    }
+
     pub(super) fn open_health(&mut self, device: String) -> Vec<Cmd> {
         self.screen = Screen::Health;
         if self.health.device.as_deref() != Some(device.as_str()) {

@@ -442,3 +442,52 @@ fn commands_carry_the_identity_of_the_device_on_the_screen() {
         want.refusal(Some(&new))
     );
 }
+
+/// After a scan, a triage or a flush check of loop0, its name holds another device: `h` on
+/// that screen says so instead of showing the other device's health.
+#[test]
+fn h_after_a_check_refuses_a_device_reattached_under_its_name() {
+    use disktriage::event::{FlushDone, FlushMsg};
+    // The flush check.
+    let mut app = app_with("host-loop-zram", true);
+    key(&mut app, KeyCode::Char('F'));
+    keys(&mut app, "loop0");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.screen, Screen::Flush);
+    app.update(Msg::Flush(FlushMsg::Finished(Box::new(FlushDone {
+        verdict: "unknown".into(),
+        ..FlushDone::default()
+    }))));
+    refresh(&mut app, reattached(inventory(), "loop0", "/tmp/other.img"));
+    assert!(key(&mut app, KeyCode::Char('h')).is_empty());
+    assert_ne!(app.screen, Screen::Health, "another device's health shown");
+    assert!(
+        matches!(&app.overlay, Some(Overlay::Error(e)) if e.contains("/tmp/other.img")),
+        "{:?}",
+        app.overlay
+    );
+    // The same device still there: h opens its health.
+    let mut app = app_with("host-loop-zram", true);
+    key(&mut app, KeyCode::Char('F'));
+    keys(&mut app, "loop0");
+    key(&mut app, KeyCode::Enter);
+    app.update(Msg::Flush(FlushMsg::Finished(Box::default())));
+    refresh(&mut app, inventory());
+    key(&mut app, KeyCode::Char('h'));
+    assert_eq!(app.screen, Screen::Health);
+
+    // The scan: stopped, then the name holds another device.
+    let mut app = app_with("host-loop-zram", true);
+    key(&mut app, KeyCode::Char('b'));
+    assert_eq!(app.screen, Screen::Scan);
+    key(&mut app, KeyCode::Char('x'));
+    app.update(Msg::ScanRefused("stopped".into()));
+    app.overlay = None;
+    refresh(&mut app, reattached(inventory(), "loop0", "/tmp/other.img"));
+    key(&mut app, KeyCode::Char('h'));
+    assert_ne!(
+        app.screen,
+        Screen::Health,
+        "another device's health shown after a scan"
+    );
+}

@@ -43,6 +43,8 @@ pub enum Phase {
 pub struct FlushScreen {
     pub phase: Phase,
     pub device: String,
+    /// The device as it was when the check started (`h` refuses another under the name).
+    pub chosen: Option<crate::model::ChosenDevice>,
     /// The step under way and how far the check is (0.0 ..= 1.0).
     pub step: String,
     pub fraction: f64,
@@ -129,7 +131,8 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
         Action::Back => app.screen = Screen::Devices,
         Action::ReadSmart => {
             let device = app.screens.flush.device.clone();
-            return app.open_health(device);
+            let chosen = app.screens.flush.chosen.clone();
+            return app.open_health_of(device, chosen.as_ref());
         }
         Action::Page => {
             let step = match code {
@@ -187,9 +190,15 @@ impl App {
         path: std::path::PathBuf,
         confirmation: String,
     ) -> Vec<Cmd> {
+        let chosen = self
+            .devices
+            .inventory
+            .as_ref()
+            .and_then(|i| i.chosen(&device));
         self.screens.flush = FlushScreen {
             phase: Phase::Running,
             device: device.clone(),
+            chosen,
             step: "checking the device".into(),
             started: self.now,
             ..FlushScreen::default()

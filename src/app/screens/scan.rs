@@ -52,6 +52,8 @@ pub struct ScanScreen {
     /// The device scanned (kernel name) and its path.
     pub device: Option<String>,
     pub path: Option<PathBuf>,
+    /// The device as it was when the scan started (`h` refuses another under the name).
+    pub chosen: Option<crate::model::ChosenDevice>,
     pub phase: Phase,
     /// The latest news from the worker.
     pub last: Option<Box<ScanUpdate>>,
@@ -149,7 +151,8 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
                 return Vec::new();
             }
             if let Some(device) = app.screens.scan.device.clone() {
-                return app.open_health(device);
+                let chosen = app.screens.scan.chosen.clone();
+                return app.open_health_of(device, chosen.as_ref());
             }
         }
         Action::Move => {
@@ -197,9 +200,16 @@ impl App {
             ));
             return Vec::new();
         }
+        let chosen = self
+            .devices
+            .inventory
+            .as_ref()
+            .and_then(|i| i.chosen(&device));
+        let s = &mut self.screens.scan;
         *s = ScanScreen {
             device: Some(device.clone()),
             path: Some(path.clone()),
+            chosen,
             phase: Phase::Starting,
             last: None,
             scroll: 0,

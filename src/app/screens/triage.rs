@@ -69,6 +69,8 @@ pub struct TriageScreen {
     pub row: usize,
     /// The first row of the selected disk's findings shown.
     pub scroll: u16,
+    /// Each disk as it was when the triage started (`h` refuses another under its name).
+    pub chosen: Vec<(String, Option<crate::model::ChosenDevice>)>,
 }
 
 impl TriageScreen {
@@ -177,7 +179,14 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
                 .selected()
                 .map(|d| d.facts.identity.device.clone());
             if let Some(device) = device {
-                return app.open_health(device);
+                let chosen = app
+                    .screens
+                    .triage
+                    .chosen
+                    .iter()
+                    .find(|(d, _)| *d == device)
+                    .and_then(|(_, c)| c.clone());
+                return app.open_health_of(device, chosen.as_ref());
             }
         }
         Action::Move => {
@@ -230,6 +239,13 @@ impl App {
             self.several.marks.clone()
         };
         let options = GatherOptions::default();
+        let chosen = devices
+            .iter()
+            .map(|d| {
+                let c = self.devices.inventory.as_ref().and_then(|i| i.chosen(d));
+                (d.clone(), c)
+            })
+            .collect();
         self.screens.triage = TriageScreen {
             phase: Phase::Running,
             lines: devices
@@ -245,6 +261,7 @@ impl App {
             report: None,
             row: 0,
             scroll: 0,
+            chosen,
         };
         self.screen = Screen::Triage;
         let what = match devices.as_slice() {
