@@ -8,9 +8,7 @@
 #   R=5 scripts/ab/scan-vs-dd-lab.sh
 # R rounds (default 3), MIB=how much of each 256 MiB disk a run reads (default all of it),
 # DT=a static disktriage (default: built by scripts/release.sh into target/lab/dist, as the
-# lab tests do), WORK=the lab's directory (default a temporary one, removed at the end),
-# DEPTHS="0 2 8": each round also scans with at most that many blocks in flight (an A/B of
-# the read-ahead; 0: one at a time), printed as `scan-ahead-N` lines.
+# lab tests do), WORK=the lab's directory (default a temporary one, removed at the end).
 # The guest runs under software emulation (TCG) on one CPU: the rates are the emulator's, the
 # ratio is what compares.
 set -euo pipefail
@@ -29,7 +27,6 @@ mkdir -p "$WORK"
   echo '#!/bin/sh'
   echo "R=${R:-3}"
   [ -n "${MIB:-}" ] && echo "MIB=$MIB"
-  [ -n "${DEPTHS:-}" ] && echo "DEPTHS=\"$DEPTHS\""
   cat tests/vm/scan-vs-dd-guest.sh
 } >"$WORK/guest.sh"
 DISKTRIAGE_BIN="$(realpath "$DT")" LAB_TOOLS=dd LAB_TIMEOUT=${LAB_TIMEOUT:-1500} \

@@ -64,19 +64,6 @@ pub struct ScanDevice {
     ahead: ReadAhead,
 }
 
-/// The most blocks in flight: `MAX_IN_FLIGHT`, or for an A/B benchmark
-/// (`scripts/ab/scan-vs-dd-lab.sh DEPTHS=...`) the `DISKTRIAGE_SCAN_AHEAD` environment
-/// variable (0 or 1: one block at a time). Read once.
-fn read_ahead_cap() -> usize {
-    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CAP.get_or_init(|| {
-        std::env::var("DISKTRIAGE_SCAN_AHEAD")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .map_or(MAX_IN_FLIGHT, |n| n.min(MAX_IN_FLIGHT))
-    })
-}
-
 /// Blocks at least this large are not read ahead: the kernel already sends them as several
 /// requests at once (a plain read), and a scan with them is at dd's pace.
 const READ_AHEAD_BELOW: u64 = 1 << 20;
@@ -321,13 +308,9 @@ impl BlockReader for ScanDevice {
         if first.length >= READ_AHEAD_BELOW {
             return;
         }
-        let cap = read_ahead_cap();
-        if cap < 2 {
-            return;
-        }
         let depth = usize::try_from(READ_AHEAD_BELOW / first.length)
             .unwrap_or(MAX_IN_FLIGHT)
-            .clamp(2, cap);
+            .clamp(2, MAX_IN_FLIGHT);
         let (fd, sg) = (&self.fd, self.sg);
         // The threads read with the SG_IO settings of their start: `enforce_timeout` comes
         // before the scan's first read.

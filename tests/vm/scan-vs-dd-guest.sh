@@ -79,11 +79,6 @@ for pair in sata:DT-SATA-0 nvme:DT-NVME-0 scsi:DT-SCSI-0 virtio:DT-VIRTIO-0; do
         v=$(scan_rate "$dev" "$mib")
         echo "$v" >>/tmp/scan.rates
         echo "r$i scan $v MB/s"
-        # DEPTHS (an A/B of the scan's read-ahead): the scan again with each cap on the
-        # blocks in flight (DISKTRIAGE_SCAN_AHEAD; 0 = one block at a time).
-        for depth in ${DEPTHS:-}; do
-            echo "r$i scan-ahead-$depth $(DISKTRIAGE_SCAN_AHEAD=$depth scan_rate "$dev" "$mib") MB/s"
-        done
         i=$((i + 1))
     done
     d=$(median </tmp/dd.rates)
