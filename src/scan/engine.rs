@@ -50,16 +50,12 @@ pub trait BlockReader {
     /// After a failed or short read: why the device cannot be read any more (removed,
     /// replaced, resized), or `None` when it is still the device the scan started on.
     fn gone(&mut self) -> Option<String>;
-    /// The blocks the scan will read after the one it reads now, in order (at most
-    /// `READ_AHEAD_BLOCKS`; none at the end of the plan). A reader whose blocks are smaller
-    /// than the device could take at once (SG_IO commands of the disk's largest transfer) may
-    /// start reading some meanwhile, so that as many commands are in flight as with dd's
-    /// larger requests; the default ignores them.
-    fn read_ahead(&mut self, _next: &[Span]) {}
+    /// The block the scan will most likely read after the one it reads now (`None`: none
+    /// planned). A reader whose blocks are smaller than the device could take at once (SG_IO
+    /// commands of the disk's largest transfer) may start reading it meanwhile, so that two
+    /// commands are in flight as with dd's larger requests; the default ignores it.
+    fn read_ahead(&mut self, _next: Option<Span>) {}
 }
-
-/// Blocks named to `BlockReader::read_ahead`, at most (dd's 1 MiB in 128 KiB commands).
-pub const READ_AHEAD_BLOCKS: usize = 8;
 
 /// What the scan was asked to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,35 +233,20 @@ impl Scan {
         Some(Span::new(pos, end.saturating_sub(pos)))
     }
 
-    /// Where the scan is after reading `block` of region `region`: the region and the
-    /// position.
-    fn position_after(&self, region: usize, block: Span) -> (usize, u64) {
+    /// Where the scan is after reading `block`: the region and the position.
+    fn position_after(&self, block: Span) -> (usize, u64) {
         let pos = block.end();
-        match self.plan.get(region) {
-            Some(r) if pos >= r.end() => {
-                let next = region + 1;
+        match self.plan.get(self.region) {
+            Some(region) if pos >= region.end() => {
+                let next = self.region + 1;
                 (next, self.plan.get(next).map_or(pos, |r| r.offset))
             }
-            _ => (region, pos),
+            _ => (self.region, pos),
         }
-    }
-
-    /// The blocks after `block` in the plan's order, at most `READ_AHEAD_BLOCKS`.
-    fn blocks_after(&self, block: Span) -> Vec<Span> {
-        let mut next = Vec::with_capacity(READ_AHEAD_BLOCKS);
-        let (mut region, mut pos) = self.position_after(self.region, block);
-        while next.len() < READ_AHEAD_BLOCKS {
-            let Some(b) = self.block_at(region, pos).filter(|b| b.length > 0) else {
-                break;
-            };
-            next.push(b);
-            (region, pos) = self.position_after(region, b);
-        }
-        next
     }
 
     fn advance(&mut self, block: Span) {
-        (self.region, self.pos) = self.position_after(self.region, block);
+        (self.region, self.pos) = self.position_after(block);
         self.mapfile.current_pos = self.pos;
     }
 
@@ -332,7 +313,8 @@ impl Scan {
             self.finish(End::Finished);
             return Step::Done;
         };
-        reader.read_ahead(&self.blocks_after(block));
+        let (region, pos) = self.position_after(block);
+        reader.read_ahead(self.block_at(region, pos));
         self.read_block(reader, block);
         if self.end.is_some() {
             Step::Done
@@ -516,7 +498,7 @@ pub(crate) mod tests {
         pub reads: Vec<Span>,
         pub seen: BTreeSet<u64>,
         /// What `read_ahead` was told, in order.
-        pub hints: Vec<Vec<Span>>,
+        pub hints: Vec<Option<Span>>,
     }
 
     impl FakeDisk {
@@ -576,8 +558,8 @@ pub(crate) mod tests {
             TimedRead { outcome, elapsed }
         }
 
-        fn read_ahead(&mut self, next: &[Span]) {
-            self.hints.push(next.to_vec());
+        fn read_ahead(&mut self, next: Option<Span>) {
+            self.hints.push(next);
         }
 
         fn gone(&mut self) -> Option<String> {
@@ -868,7 +850,10 @@ pub(crate) mod tests {
             Span::new(6 * MIB, MIB / 2),
         ];
         assert_eq!(disk.reads, blocks);
-        // Before each block: the blocks after it (across the gap), none after the last.
-        assert_eq!(disk.hints, [&blocks[1..], &blocks[2..], &blocks[3..], &[]]);
+        // Before each block: the block after it (across the gap), and none after the last.
+        assert_eq!(
+            disk.hints,
+            [Some(blocks[1]), Some(blocks[2]), Some(blocks[3]), None]
+        );
     }
 }

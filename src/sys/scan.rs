@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use super::confined::{self, Access};
 use super::direct::{self, AlignedBuf, OpenSpec, Opened, SyncMode};
 use super::passthru::sgio::{self, DID_TIME_OUT, DRIVER_SENSE, SgError, SgRawReply, Transfer};
-use super::scan_ahead::{MAX_IN_FLIGHT, ReadAhead, Reader};
+use super::scan_ahead::{ReadAhead, Reader};
 use super::sysfs::read_attr_text;
 use crate::model::DevNum;
 use crate::scan::Span;
@@ -296,25 +296,19 @@ impl BlockReader for ScanDevice {
         }
     }
 
-    /// Starts reading the blocks the scan names next (`sys::scan_ahead`) while it waits for
-    /// the one before them: where each block is one command of the disk's largest transfer
-    /// (a SATA disk's 128 KiB), as many in flight as dd's 1 MiB request makes (8 of 128
-    /// KiB), at least two. Each block is timed from its own start, so its bucket is its own,
-    /// and read once: a slow block read again first leaves them waiting until the scan asks.
-    fn read_ahead(&mut self, next: &[Span]) {
-        let Some(first) = next.first().filter(|n| n.length > 0) else {
+    /// Starts reading `next` (`sys::scan_ahead`) while the scan waits for the block before
+    /// it: two commands in flight where each block is one command of the disk's largest
+    /// transfer (a SATA disk's 128 KiB), as dd's 1 MiB requests are. A block read ahead is
+    /// timed from its own start, so its bucket is its own, and read once: a slow block read
+    /// again first leaves it waiting until the scan asks for it.
+    fn read_ahead(&mut self, next: Option<Span>) {
+        let Some(next) = next.filter(|n| n.length > 0 && n.length < READ_AHEAD_BELOW) else {
             return;
         };
-        if first.length >= READ_AHEAD_BELOW {
-            return;
-        }
-        let depth = usize::try_from(READ_AHEAD_BELOW / first.length)
-            .unwrap_or(MAX_IN_FLIGHT)
-            .clamp(2, MAX_IN_FLIGHT);
         let (fd, sg) = (&self.fd, self.sg);
         // The threads read with the SG_IO settings of their start: `enforce_timeout` comes
         // before the scan's first read.
-        self.ahead.start(next, depth, || {
+        self.ahead.start(next, || {
             let fd = fd.try_clone().ok()?;
             let reader: Reader = Arc::new(move |buf, span| timed_read(&fd, sg, buf, span));
             Some(reader)

@@ -1,7 +1,7 @@
-//! The surface scan's read-ahead: while the scan waits for one block, threads of its own read
-//! the blocks the scan names next (`BlockReader::read_ahead`), so that with blocks of a SATA
-//! disk's largest transfer (128 KiB, one SG_IO command each) as many commands are in flight
-//! as dd's 1 MiB requests make. Each block is timed by the thread that reads it, from its own
+//! The surface scan's read-ahead: while the scan reads one block, two threads of its own
+//! read the blocks the scan names next (`BlockReader::read_ahead`), so that with blocks of a
+//! SATA disk's largest transfer (128 KiB, one SG_IO command each) two commands are in flight
+//! as with dd's 1 MiB requests. Each block is timed by the thread that reads it, from its own
 //! start, so its bucket is its own. The reads themselves are the caller's (`Reader`): this
 //! module only carries blocks to the threads and their results back.
 
@@ -16,11 +16,12 @@ use crate::scan::engine::TimedRead;
 /// descriptor of the scanned device).
 pub type Reader = Arc<dyn Fn(&mut AlignedBuf, Span) -> TimedRead + Send + Sync>;
 
-/// Blocks in flight at most (the threads are as many): dd's 1 MiB in 128 KiB commands.
-pub const MAX_IN_FLIGHT: usize = 8;
+/// Blocks in flight ahead of the scan, at most: with the scan's own read, two commands are
+/// in flight at any time; the threads are as many.
+const IN_FLIGHT: usize = 2;
 /// Results kept that the scan has not asked for (a block read ahead before the scan took
 /// another way); older ones are dropped.
-const KEPT: usize = MAX_IN_FLIGHT;
+const KEPT: usize = 4;
 
 type Job = (Span, AlignedBuf);
 type Done = (Span, TimedRead, AlignedBuf);
@@ -75,11 +76,9 @@ impl ReadAhead {
         }
     }
 
-    /// Starts reading the blocks of `next`, in order, on the threads, until `depth` blocks
-    /// (at most `MAX_IN_FLIGHT`) are in flight; a block read or being read already is not
-    /// read again. `reader` starts the threads the first time.
-    pub fn start(&mut self, next: &[Span], depth: usize, reader: impl FnOnce() -> Option<Reader>) {
-        let depth = depth.clamp(1, MAX_IN_FLIGHT);
+    /// Starts reading `next` on a thread when fewer than `IN_FLIGHT` blocks are in flight and
+    /// it is not read or being read already. `reader` starts the threads the first time.
+    pub fn start(&mut self, next: Span, reader: impl FnOnce() -> Option<Reader>) {
         // Results that came back meanwhile make room.
         if let Some(t) = &self.threads {
             let arrived: Vec<Done> = t.done.try_iter().collect();
@@ -87,60 +86,48 @@ impl ReadAhead {
                 self.arrived(s, read, buf);
             }
         }
-        let mut reader = Some(reader);
-        for &span in next {
-            if self.outstanding.len() >= depth {
-                break;
-            }
-            if self.outstanding.contains(&span) || self.done.iter().any(|(s, _)| *s == span) {
-                continue;
-            }
-            if !self.submit(span, &mut reader) {
-                break;
-            }
+        if self.outstanding.len() >= IN_FLIGHT
+            || self.outstanding.contains(&next)
+            || self.done.iter().any(|(s, _)| *s == next)
+        {
+            return;
         }
-    }
-
-    /// Hands `span` to the threads (started with `reader` the first time); false when it
-    /// cannot (no buffer, no thread).
-    fn submit(&mut self, span: Span, reader: &mut Option<impl FnOnce() -> Option<Reader>>) -> bool {
-        let len = usize::try_from(span.length).unwrap_or(usize::MAX);
+        let len = usize::try_from(next.length).unwrap_or(usize::MAX);
         let buf = match self.spare.iter().position(|b| b.len() >= len) {
             Some(i) => self.spare.swap_remove(i),
             None => match AlignedBuf::for_requests(len, false) {
                 Ok(b) => b,
-                Err(_) => return false,
+                Err(_) => return,
             },
         };
         if self.threads.is_none() {
-            match reader.take().and_then(|r| r()).and_then(|r| spawn(r).ok()) {
+            match reader().and_then(|r| spawn(r).ok()) {
                 Some(t) => self.threads = Some(t),
                 None => {
                     self.spare.push(buf);
-                    return false;
+                    return;
                 }
             }
         }
         let sent = self
             .threads
             .as_ref()
-            .is_some_and(|t| t.jobs.send((span, buf)).is_ok());
+            .is_some_and(|t| t.jobs.send((next, buf)).is_ok());
         if sent {
-            self.outstanding.push(span);
+            self.outstanding.push(next);
         } else {
             self.threads = None;
         }
-        sent
     }
 }
 
-/// `MAX_IN_FLIGHT` threads taking blocks from one queue; they end when the `ReadAhead` is
-/// dropped (its end of the queue closes).
+/// `IN_FLIGHT` threads taking blocks from one queue; they end when the `ReadAhead` is dropped
+/// (its end of the queue closes).
 fn spawn(reader: Reader) -> std::io::Result<Threads> {
     let (jobs, job_rx) = channel::<Job>();
     let (done_tx, done) = channel::<Done>();
     let job_rx = Arc::new(Mutex::new(job_rx));
-    for _ in 0..MAX_IN_FLIGHT {
+    for _ in 0..IN_FLIGHT {
         let (job_rx, done_tx, reader) = (Arc::clone(&job_rx), done_tx.clone(), Arc::clone(&reader));
         std::thread::Builder::new()
             .name("scan-ahead".into())
@@ -192,8 +179,7 @@ mod tests {
         // The engine's order: name the next block, then ask for this one.
         let mut got = Vec::new();
         for i in 0..10 {
-            let next: Vec<Span> = (i + 1..(i + 9).min(10)).map(block).collect();
-            ahead.start(&next, 2, || Some(Arc::clone(&reader)));
+            ahead.start(block(i + 1), || Some(Arc::clone(&reader)));
             match ahead.take(block(i)) {
                 Some(read) => got.push((i, read.outcome)),
                 // Block 0 was never read ahead: the scan reads it itself.
@@ -207,17 +193,14 @@ mod tests {
         sorted.sort_by_key(|s| s.offset);
         sorted.dedup();
         assert_eq!(sorted.len(), seen.len(), "a block read twice: {seen:?}");
-        assert!(
-            peak.load(Ordering::SeqCst) <= 2,
-            "more than the depth in flight"
-        );
+        assert!(peak.load(Ordering::SeqCst) <= IN_FLIGHT);
     }
 
     #[test]
     fn a_block_not_read_ahead_is_left_to_the_caller() {
         let (reader, seen, _) = counting();
         let mut ahead = ReadAhead::default();
-        ahead.start(&[Span::new(8192, 4096)], 2, || Some(Arc::clone(&reader)));
+        ahead.start(Span::new(8192, 4096), || Some(Arc::clone(&reader)));
         assert!(ahead.take(Span::new(0, 4096)).is_none());
         // Asked later, the block read ahead is handed over, read once.
         assert!(ahead.take(Span::new(8192, 4096)).is_some());
@@ -226,25 +209,5 @@ mod tests {
             "handed over twice"
         );
         assert_eq!(seen.lock().unwrap().len(), 1);
-    }
-
-    #[test]
-    fn a_deeper_read_ahead_keeps_more_in_flight_and_still_reads_each_once() {
-        let (reader, seen, peak) = counting();
-        let mut ahead = ReadAhead::default();
-        let block = |i: u64| Span::new(i * 4096, 4096);
-        for i in 0..24 {
-            let next: Vec<Span> = (i + 1..(i + 9).min(24)).map(block).collect();
-            ahead.start(&next, 8, || Some(Arc::clone(&reader)));
-            let _ = ahead.take(block(i));
-        }
-        let seen = seen.lock().unwrap().clone();
-        assert_eq!(
-            seen.len(),
-            23,
-            "blocks 1-23 read ahead, once each: {seen:?}"
-        );
-        let peak = peak.load(Ordering::SeqCst);
-        assert!((4..=MAX_IN_FLIGHT).contains(&peak), "peak {peak}");
     }
 }
