@@ -27,7 +27,6 @@ pub mod privilege;
 pub mod process;
 pub mod rotation;
 pub mod scan;
-pub mod scan_ahead;
 pub mod signals;
 pub mod smartctl;
 pub mod sysfs;

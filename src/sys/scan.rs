@@ -25,14 +25,12 @@ use std::time::{Duration, Instant};
 use super::confined::{self, Access};
 use super::direct::{self, AlignedBuf, OpenSpec, Opened, SyncMode};
 use super::passthru::sgio::{self, DID_TIME_OUT, DRIVER_SENSE, SgError, SgRawReply, Transfer};
-use super::scan_ahead::{ReadAhead, Reader};
 use super::sysfs::read_attr_text;
 use crate::model::DevNum;
 use crate::scan::Span;
 use crate::scan::engine::{BlockReader, ReadOutcome, TimedRead};
 use crate::scan::repair::SectorWriter;
 use crate::smart::sense::parse_sense;
-use std::sync::Arc;
 
 /// The largest read of a scan whatever the device says (the kernel splits larger requests).
 pub const MAX_BLOCK: u64 = 64 << 20;
@@ -60,8 +58,41 @@ pub struct ScanDevice {
     buf: Option<AlignedBuf>,
     /// Reads go through SG_IO with a per-command timeout (see `enforce_timeout`).
     sg: Option<SgReads>,
-    /// The blocks read ahead of the scan (`BlockReader::read_ahead`).
-    ahead: ReadAhead,
+    /// The thread that reads a block ahead (`BlockReader::read_ahead`), started with the
+    /// first one; the block it reads now; a spare buffer for the next one.
+    ahead: Option<AheadReader>,
+    pending: Option<Span>,
+    spare: Option<AlignedBuf>,
+}
+
+/// A block to read ahead, and the buffer to read it into.
+type AheadJob = (Span, AlignedBuf);
+/// A block read ahead: its span, its timed read and the buffer back.
+type AheadDone = (Span, TimedRead, AlignedBuf);
+
+/// The read-ahead thread's two ends: it reads each job on its own descriptor (a duplicate
+/// of the scan's) and ends when the scan's device is dropped.
+struct AheadReader {
+    jobs: std::sync::mpsc::Sender<AheadJob>,
+    done: std::sync::mpsc::Receiver<AheadDone>,
+}
+
+impl AheadReader {
+    fn start(fd: OwnedFd, sg: Option<SgReads>) -> io::Result<AheadReader> {
+        let (jobs, job_rx) = std::sync::mpsc::channel::<AheadJob>();
+        let (done_tx, done) = std::sync::mpsc::channel::<AheadDone>();
+        std::thread::Builder::new()
+            .name("scan-ahead".into())
+            .spawn(move || {
+                for (span, mut buf) in job_rx {
+                    let read = timed_read(&fd, sg, &mut buf, span);
+                    if done_tx.send((span, read, buf)).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(AheadReader { jobs, done })
+    }
 }
 
 /// Blocks at least this large are not read ahead: the kernel already sends them as several
@@ -140,7 +171,9 @@ impl ScanDevice {
                 .map(|sectors| sectors.saturating_mul(512)),
             buf: None,
             sg: None,
-            ahead: ReadAhead::default(),
+            ahead: None,
+            pending: None,
+            spare: None,
         })
     }
 
@@ -281,9 +314,32 @@ fn timed_read(fd: &OwnedFd, sg: Option<SgReads>, buf: &mut AlignedBuf, span: Spa
     }
 }
 
+impl ScanDevice {
+    /// Waits for the block being read ahead, if any: its read (the buffer goes back to the
+    /// spare).
+    fn join_ahead(&mut self) -> Option<(Span, TimedRead)> {
+        self.pending.take()?;
+        let ahead = self.ahead.as_ref()?;
+        match ahead.done.recv() {
+            Ok((span, read, buf)) => {
+                self.spare = Some(buf);
+                Some((span, read))
+            }
+            // The thread is gone (it panicked): reads go on without it.
+            Err(_) => {
+                self.ahead = None;
+                None
+            }
+        }
+    }
+}
+
 impl BlockReader for ScanDevice {
     fn read(&mut self, span: Span) -> TimedRead {
-        if let Some(read) = self.ahead.take(span) {
+        if self.pending == Some(span)
+            && let Some((done, read)) = self.join_ahead()
+            && done == span
+        {
             return read;
         }
         let sg = self.sg;
@@ -296,23 +352,53 @@ impl BlockReader for ScanDevice {
         }
     }
 
-    /// Starts reading `next` (`sys::scan_ahead`) while the scan waits for the block before
-    /// it: two commands in flight where each block is one command of the disk's largest
-    /// transfer (a SATA disk's 128 KiB), as dd's 1 MiB requests are. A block read ahead is
-    /// timed from its own start, so its bucket is its own, and read once: a slow block read
-    /// again first leaves it waiting until the scan asks for it.
+    /// Starts reading `next` on a thread of its own while the scan reads the block before
+    /// it: two commands in flight, where each block is one command of the disk's largest
+    /// transfer (a SATA disk's 128 KiB) and dd's 1 MiB requests would otherwise be twice as
+    /// deep. A block read ahead is timed from its own start, so its bucket is its own; one
+    /// that the scan does not ask for next (a slow block read again first) waits until it
+    /// is, and another hint replaces it.
     fn read_ahead(&mut self, next: Option<Span>) {
         let Some(next) = next.filter(|n| n.length > 0 && n.length < READ_AHEAD_BELOW) else {
             return;
         };
-        let (fd, sg) = (&self.fd, self.sg);
-        // The threads read with the SG_IO settings of their start: `enforce_timeout` comes
-        // before the scan's first read.
-        self.ahead.start(next, || {
-            let fd = fd.try_clone().ok()?;
-            let reader: Reader = Arc::new(move |buf, span| timed_read(&fd, sg, buf, span));
-            Some(reader)
-        });
+        if self.pending == Some(next) {
+            return;
+        }
+        // A block read ahead for nothing (the scan took another way) is finished first.
+        let _ = self.join_ahead();
+        let len = usize::try_from(next.length).unwrap_or(usize::MAX);
+        let buf = match self.spare.take() {
+            Some(b) if b.len() >= len => b,
+            _ => match AlignedBuf::for_requests(len, false) {
+                Ok(b) => b,
+                Err(_) => return,
+            },
+        };
+        if self.ahead.is_none() {
+            // The thread reads with the SG_IO settings of its start: `enforce_timeout` comes
+            // before the scan's first read.
+            let started = self
+                .fd
+                .try_clone()
+                .and_then(|fd| AheadReader::start(fd, self.sg));
+            match started {
+                Ok(reader) => self.ahead = Some(reader),
+                Err(_) => {
+                    self.spare = Some(buf);
+                    return;
+                }
+            }
+        }
+        let sent = self
+            .ahead
+            .as_ref()
+            .is_some_and(|a| a.jobs.send((next, buf)).is_ok());
+        if sent {
+            self.pending = Some(next);
+        } else {
+            self.ahead = None;
+        }
     }
 
     fn gone(&mut self) -> Option<String> {
