@@ -50,11 +50,6 @@ pub trait BlockReader {
     /// After a failed or short read: why the device cannot be read any more (removed,
     /// replaced, resized), or `None` when it is still the device the scan started on.
     fn gone(&mut self) -> Option<String>;
-    /// The block the scan will most likely read after the one it reads now (`None`: none
-    /// planned). A reader whose blocks are smaller than the device could take at once (SG_IO
-    /// commands of the disk's largest transfer) may start reading it meanwhile, so that two
-    /// commands are in flight as with dd's larger requests; the default ignores it.
-    fn read_ahead(&mut self, _next: Option<Span>) {}
 }
 
 /// What the scan was asked to do.
@@ -221,32 +216,23 @@ impl Scan {
     /// The next block of the plan (without taking it): up to the next multiple of the block
     /// size, so blocks stay aligned after a region that starts anywhere.
     fn peek_block(&self) -> Option<Span> {
-        self.block_at(self.region, self.pos)
-    }
-
-    /// The block that starts at `pos` in region `region` of the plan.
-    fn block_at(&self, region: usize, pos: u64) -> Option<Span> {
-        let region = self.plan.get(region)?;
+        let region = self.plan.get(self.region)?;
         let block = self.config.block.max(self.config.sector).max(1);
-        let boundary = (pos / block).saturating_add(1).saturating_mul(block);
+        let boundary = (self.pos / block).saturating_add(1).saturating_mul(block);
         let end = boundary.min(region.end());
-        Some(Span::new(pos, end.saturating_sub(pos)))
-    }
-
-    /// Where the scan is after reading `block`: the region and the position.
-    fn position_after(&self, block: Span) -> (usize, u64) {
-        let pos = block.end();
-        match self.plan.get(self.region) {
-            Some(region) if pos >= region.end() => {
-                let next = self.region + 1;
-                (next, self.plan.get(next).map_or(pos, |r| r.offset))
-            }
-            _ => (self.region, pos),
-        }
+        Some(Span::new(self.pos, end - self.pos))
     }
 
     fn advance(&mut self, block: Span) {
-        (self.region, self.pos) = self.position_after(block);
+        self.pos = block.end();
+        if let Some(region) = self.plan.get(self.region)
+            && self.pos >= region.end()
+        {
+            self.region += 1;
+            if let Some(next) = self.plan.get(self.region) {
+                self.pos = next.offset;
+            }
+        }
         self.mapfile.current_pos = self.pos;
     }
 
@@ -313,8 +299,6 @@ impl Scan {
             self.finish(End::Finished);
             return Step::Done;
         };
-        let (region, pos) = self.position_after(block);
-        reader.read_ahead(self.block_at(region, pos));
         self.read_block(reader, block);
         if self.end.is_some() {
             Step::Done
@@ -497,8 +481,6 @@ pub(crate) mod tests {
         pub abandon: Vec<Span>,
         pub reads: Vec<Span>,
         pub seen: BTreeSet<u64>,
-        /// What `read_ahead` was told, in order.
-        pub hints: Vec<Option<Span>>,
     }
 
     impl FakeDisk {
@@ -513,7 +495,6 @@ pub(crate) mod tests {
                 abandon: Vec::new(),
                 reads: Vec::new(),
                 seen: BTreeSet::new(),
-                hints: Vec::new(),
             }
         }
     }
@@ -556,10 +537,6 @@ pub(crate) mod tests {
                 None => ReadOutcome::Read,
             };
             TimedRead { outcome, elapsed }
-        }
-
-        fn read_ahead(&mut self, next: Option<Span>) {
-            self.hints.push(next);
         }
 
         fn gone(&mut self) -> Option<String> {
@@ -828,32 +805,5 @@ pub(crate) mod tests {
         assert_eq!(scan.failed_then_read, 1);
         assert!(scan.errors.is_empty());
         assert_eq!(scan.bytes_read, size);
-    }
-
-    #[test]
-    fn each_block_of_the_main_pass_comes_with_the_next_one_as_its_read_ahead() {
-        const MIB: u64 = 1 << 20;
-        // Two regions left to read (a resumed map): 0-2 MiB and 5-6.5 MiB, 1 MiB blocks.
-        let mut map = Mapfile::new(8 * MIB);
-        map.set(Span::new(2 * MIB, 3 * MIB), Status::Finished);
-        map.set(
-            Span::new(6 * MIB + MIB / 2, MIB + MIB / 2),
-            Status::Finished,
-        );
-        let mut scan = Scan::new(config(Span::new(0, 8 * MIB)), map);
-        let mut disk = FakeDisk::new(8 * MIB, 512);
-        run_to_end(&mut scan, &mut disk);
-        let blocks = [
-            Span::new(0, MIB),
-            Span::new(MIB, MIB),
-            Span::new(5 * MIB, MIB),
-            Span::new(6 * MIB, MIB / 2),
-        ];
-        assert_eq!(disk.reads, blocks);
-        // Before each block: the block after it (across the gap), and none after the last.
-        assert_eq!(
-            disk.hints,
-            [Some(blocks[1]), Some(blocks[2]), Some(blocks[3]), None]
-        );
     }
 }

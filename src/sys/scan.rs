@@ -58,46 +58,7 @@ pub struct ScanDevice {
     buf: Option<AlignedBuf>,
     /// Reads go through SG_IO with a per-command timeout (see `enforce_timeout`).
     sg: Option<SgReads>,
-    /// The thread that reads a block ahead (`BlockReader::read_ahead`), started with the
-    /// first one; the block it reads now; a spare buffer for the next one.
-    ahead: Option<AheadReader>,
-    pending: Option<Span>,
-    spare: Option<AlignedBuf>,
 }
-
-/// A block to read ahead, and the buffer to read it into.
-type AheadJob = (Span, AlignedBuf);
-/// A block read ahead: its span, its timed read and the buffer back.
-type AheadDone = (Span, TimedRead, AlignedBuf);
-
-/// The read-ahead thread's two ends: it reads each job on its own descriptor (a duplicate
-/// of the scan's) and ends when the scan's device is dropped.
-struct AheadReader {
-    jobs: std::sync::mpsc::Sender<AheadJob>,
-    done: std::sync::mpsc::Receiver<AheadDone>,
-}
-
-impl AheadReader {
-    fn start(fd: OwnedFd, sg: Option<SgReads>) -> io::Result<AheadReader> {
-        let (jobs, job_rx) = std::sync::mpsc::channel::<AheadJob>();
-        let (done_tx, done) = std::sync::mpsc::channel::<AheadDone>();
-        std::thread::Builder::new()
-            .name("scan-ahead".into())
-            .spawn(move || {
-                for (span, mut buf) in job_rx {
-                    let read = timed_read(&fd, sg, &mut buf, span);
-                    if done_tx.send((span, read, buf)).is_err() {
-                        break;
-                    }
-                }
-            })?;
-        Ok(AheadReader { jobs, done })
-    }
-}
-
-/// Blocks at least this large are not read ahead: the kernel already sends them as several
-/// requests at once (a plain read), and a scan with them is at dd's pace.
-const READ_AHEAD_BELOW: u64 = 1 << 20;
 
 /// How SG_IO reads are addressed and timed.
 #[derive(Debug, Clone, Copy)]
@@ -171,9 +132,6 @@ impl ScanDevice {
                 .map(|sectors| sectors.saturating_mul(512)),
             buf: None,
             sg: None,
-            ahead: None,
-            pending: None,
-            spare: None,
         })
     }
 
@@ -295,109 +253,26 @@ impl ScanDevice {
     }
 }
 
-/// One timed read of `span` into `buf`: a plain O_DIRECT read, or an SG_IO READ with its
-/// own timeout. The time runs from the command's start to its answer.
-fn timed_read(fd: &OwnedFd, sg: Option<SgReads>, buf: &mut AlignedBuf, span: Span) -> TimedRead {
-    let start = Instant::now();
-    let len = usize::try_from(span.length).unwrap_or(usize::MAX);
-    let outcome = match (buf.as_mut_slice().get_mut(..len), sg) {
-        (None, _) => ReadOutcome::Failed(libc::EINVAL),
-        (Some(slice), None) => read_full(fd, slice, span.offset),
-        (Some(slice), Some(sg)) => {
-            let reply = sg_read(fd, sg, span.offset, slice);
-            sg_outcome(reply, start.elapsed() >= sg.timeout)
-        }
-    };
-    TimedRead {
-        outcome,
-        elapsed: start.elapsed(),
-    }
-}
-
-impl ScanDevice {
-    /// Waits for the block being read ahead, if any: its read (the buffer goes back to the
-    /// spare).
-    fn join_ahead(&mut self) -> Option<(Span, TimedRead)> {
-        self.pending.take()?;
-        let ahead = self.ahead.as_ref()?;
-        match ahead.done.recv() {
-            Ok((span, read, buf)) => {
-                self.spare = Some(buf);
-                Some((span, read))
-            }
-            // The thread is gone (it panicked): reads go on without it.
-            Err(_) => {
-                self.ahead = None;
-                None
-            }
-        }
-    }
-}
-
 impl BlockReader for ScanDevice {
     fn read(&mut self, span: Span) -> TimedRead {
-        if self.pending == Some(span)
-            && let Some((done, read)) = self.join_ahead()
-            && done == span
-        {
-            return read;
-        }
-        let sg = self.sg;
-        match self.buf.as_mut() {
-            None => TimedRead {
-                outcome: ReadOutcome::Failed(libc::ENOMEM),
-                elapsed: Duration::ZERO,
-            },
-            Some(buf) => timed_read(&self.fd, sg, buf, span),
-        }
-    }
-
-    /// Starts reading `next` on a thread of its own while the scan reads the block before
-    /// it: two commands in flight, where each block is one command of the disk's largest
-    /// transfer (a SATA disk's 128 KiB) and dd's 1 MiB requests would otherwise be twice as
-    /// deep. A block read ahead is timed from its own start, so its bucket is its own; one
-    /// that the scan does not ask for next (a slow block read again first) waits until it
-    /// is, and another hint replaces it.
-    fn read_ahead(&mut self, next: Option<Span>) {
-        let Some(next) = next.filter(|n| n.length > 0 && n.length < READ_AHEAD_BELOW) else {
-            return;
-        };
-        if self.pending == Some(next) {
-            return;
-        }
-        // A block read ahead for nothing (the scan took another way) is finished first.
-        let _ = self.join_ahead();
-        let len = usize::try_from(next.length).unwrap_or(usize::MAX);
-        let buf = match self.spare.take() {
-            Some(b) if b.len() >= len => b,
-            _ => match AlignedBuf::for_requests(len, false) {
-                Ok(b) => b,
-                Err(_) => return,
-            },
-        };
-        if self.ahead.is_none() {
-            // The thread reads with the SG_IO settings of its start: `enforce_timeout` comes
-            // before the scan's first read.
-            let started = self
-                .fd
-                .try_clone()
-                .and_then(|fd| AheadReader::start(fd, self.sg));
-            match started {
-                Ok(reader) => self.ahead = Some(reader),
-                Err(_) => {
-                    self.spare = Some(buf);
-                    return;
+        let start = Instant::now();
+        let outcome = match self.buf.as_mut() {
+            None => ReadOutcome::Failed(libc::ENOMEM),
+            Some(buf) => {
+                let len = usize::try_from(span.length).unwrap_or(usize::MAX);
+                match (buf.as_mut_slice().get_mut(..len), self.sg) {
+                    (None, _) => ReadOutcome::Failed(libc::EINVAL),
+                    (Some(slice), None) => read_full(&self.fd, slice, span.offset),
+                    (Some(slice), Some(sg)) => {
+                        let reply = sg_read(&self.fd, sg, span.offset, slice);
+                        sg_outcome(reply, start.elapsed() >= sg.timeout)
+                    }
                 }
             }
-        }
-        let sent = self
-            .ahead
-            .as_ref()
-            .is_some_and(|a| a.jobs.send((next, buf)).is_ok());
-        if sent {
-            self.pending = Some(next);
-        } else {
-            self.ahead = None;
+        };
+        TimedRead {
+            outcome,
+            elapsed: start.elapsed(),
         }
     }
 
