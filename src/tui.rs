@@ -16,6 +16,9 @@ pub mod triage_worker;
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::tui::Item` without knowing the files below.
 pub use executor::{Executor, RunStarter};
+pub use flush_worker::{
+    FlushChecker, FlushJob, real_checker as real_flush_checker, run as run_flush,
+};
 pub use scan_worker::{drive as drive_scan, spawn as spawn_scan};
 pub use triage_worker::{Gatherer, TriageJob, real_gatherer, run as run_triage};
 

@@ -14,7 +14,7 @@ use crate::tui_tmux::Tmux;
 use disktriage::event::{FlushMsg, Msg};
 use disktriage::history::History;
 use disktriage::sys::SysRoot;
-use disktriage::tui::flush_worker::{FlushJob, real_checker, run};
+use disktriage::tui::{FlushJob, real_flush_checker as real_checker, run_flush as run};
 
 fn shm_scratch() -> tempfile::TempDir {
     tempfile::Builder::new()
