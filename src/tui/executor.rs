@@ -662,6 +662,10 @@ impl Executor {
         if let Some((stop, _)) = &self.triage {
             stop.store(true, Ordering::Relaxed);
         }
+        // A flush check puts the write cache back itself: waited for, before the session's.
+        if let Some((stop, _)) = &self.flush {
+            stop.store(true, Ordering::Relaxed);
+        }
         // A stopped metadata run deletes the files it created before it ends: removing
         // many thousands on a slow disk takes more than a few seconds.
         let wait = if self.scratch_run { 300 } else { 5 };
@@ -670,7 +674,8 @@ impl Executor {
         let several = self.several.drain(..).map(|(_, f)| f);
         let scan = self.scan.take().map(|(_, f)| f).into_iter();
         let triage = self.triage.take().map(|(_, f)| f).into_iter();
-        for f in relays.chain(several).chain(scan).chain(triage) {
+        let flush = self.flush.take().map(|(_, f)| f).into_iter();
+        for f in relays.chain(several).chain(scan).chain(triage).chain(flush) {
             while !f.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -1455,6 +1460,47 @@ mod tests {
             vec![None, Some(0), Some(1)],
             "every start answered"
         );
+    }
+
+    /// Quitting while a flush check runs stops it and waits until it has put the write cache
+    /// back (it returns only then), so the session's restore on the way out does not race it.
+    #[test]
+    fn quitting_during_a_flush_check_stops_it_and_waits_for_it() {
+        let (tx, rx) = mpsc::channel();
+        let put_back = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&put_back);
+        let mut exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            Arc::new(FakeDrives::new()),
+            Err("unused".into()),
+            Arc::new(|_, _, _, _| Err(anyhow::anyhow!("unused"))),
+        )
+        .with_flush_checker(Arc::new(move |_job, _progress, stop| {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            // Putting the cache back takes a moment.
+            std::thread::sleep(Duration::from_millis(200));
+            seen.store(true, Ordering::Relaxed);
+            Err("stopped".into())
+        }));
+        exec.execute(Cmd::StartFlushcheck {
+            device: "loop0".into(),
+            path: "/dev/loop0".into(),
+            confirmation: "loop0".into(),
+            chosen: None,
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        exec.shutdown();
+        assert!(
+            put_back.load(Ordering::Relaxed),
+            "shutdown returned before the check had put the cache back"
+        );
+        assert!(matches!(
+            rx.try_recv(),
+            Ok(Msg::Flush(crate::event::FlushMsg::Failed(_)))
+        ));
     }
 
     /// What a SATA drive with self-tests reports: its logs with one passed short test, a
