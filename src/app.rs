@@ -242,7 +242,7 @@ impl App {
     /// Commands that already carry an identity, or act on no device, are left as they are.
     pub fn stamp(&self, cmd: Cmd) -> Cmd {
         let inv = self.devices.inventory.as_ref();
-        let chosen_of = |name: &str| inv.and_then(|i| i.chosen(name));
+        let chosen_of = |name: &str| self.devices.chosen(name);
         let by_path = |target: &std::path::Path| {
             let inv = inv?;
             let name = inv.devices.iter().find_map(|d| {

@@ -122,6 +122,11 @@ impl Devices {
         self.inventory.as_ref().and_then(|i| i.find(name))
     }
 
+    /// The device under `name` now, as an action chosen on it is checked against later.
+    pub fn chosen(&self, name: &str) -> Option<crate::model::ChosenDevice> {
+        self.inventory.as_ref().and_then(|i| i.chosen(name))
+    }
+
     /// The whole device whose queue serves `name` (a partition's disk).
     pub fn queue_of(&self, name: &str) -> Option<&BlockDevice> {
         self.inventory.as_ref().and_then(|i| i.queue_of(name))

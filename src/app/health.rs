@@ -43,11 +43,7 @@ impl App {
         chosen: Option<&crate::model::ChosenDevice>,
     ) -> Vec<Cmd> {
         if let Some(chosen) = chosen {
-            let now = self
-                .devices
-                .inventory
-                .as_ref()
-                .and_then(|i| i.chosen(&device));
+            let now = self.devices.chosen(&device);
             if let Some(why) = chosen.refusal(now.as_ref()) {
                 self.error(why);
                 return Vec::new();

@@ -190,11 +190,7 @@ impl App {
         path: std::path::PathBuf,
         confirmation: String,
     ) -> Vec<Cmd> {
-        let chosen = self
-            .devices
-            .inventory
-            .as_ref()
-            .and_then(|i| i.chosen(&device));
+        let chosen = self.devices.chosen(&device);
         self.screens.flush = FlushScreen {
             phase: Phase::Running,
             device: device.clone(),

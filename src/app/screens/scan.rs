@@ -200,11 +200,7 @@ impl App {
             ));
             return Vec::new();
         }
-        let chosen = self
-            .devices
-            .inventory
-            .as_ref()
-            .and_then(|i| i.chosen(&device));
+        let chosen = self.devices.chosen(&device);
         let s = &mut self.screens.scan;
         *s = ScanScreen {
             device: Some(device.clone()),

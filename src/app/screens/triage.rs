@@ -241,10 +241,7 @@ impl App {
         let options = GatherOptions::default();
         let chosen = devices
             .iter()
-            .map(|d| {
-                let c = self.devices.inventory.as_ref().and_then(|i| i.chosen(d));
-                (d.clone(), c)
-            })
+            .map(|d| (d.clone(), self.devices.chosen(d)))
             .collect();
         self.screens.triage = TriageScreen {
             phase: Phase::Running,
