@@ -22,6 +22,21 @@ pub struct DiskReport {
     pub changes: Vec<Change>,
 }
 
+impl DiskReport {
+    /// The disk's first finding in a few words, for its line in the table and on the screen:
+    /// the worst finding's sentence; for a disk that could not be judged, why; else that
+    /// nothing was found.
+    pub fn first_finding(&self) -> String {
+        if let Some(f) = self.judgement.findings.first() {
+            return f.sentence.clone();
+        }
+        match (self.judgement.verdict, self.facts.problems.first()) {
+            (TriageVerdict::Unknown, Some(why)) => why.clone(),
+            _ => "no finding".to_string(),
+        }
+    }
+}
+
 /// A whole triage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TriageReport {
@@ -90,12 +105,7 @@ pub fn render_table(report: &TriageReport, width: usize) -> String {
     let rows: Vec<Vec<String>> = disks
         .iter()
         .map(|d| {
-            let first = d
-                .judgement
-                .findings
-                .first()
-                .map(|f| neutralize_controls(&f.sentence))
-                .unwrap_or_default();
+            let first = neutralize_controls(&d.first_finding());
             vec![
                 neutralize_controls(&d.facts.identity.device),
                 d.judgement.verdict.as_str().to_string(),

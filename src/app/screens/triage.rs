@@ -456,18 +456,6 @@ fn draw_running(app: &App, s: &TriageScreen, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
 }
 
-/// The disk's first finding in a few words, for its line: the worst finding's sentence; for a
-/// disk that could not be judged, why; else that nothing was found.
-fn first_finding(d: &DiskReport) -> String {
-    if let Some(f) = d.judgement.findings.first() {
-        return f.sentence.clone();
-    }
-    match (d.judgement.verdict, d.facts.problems.first()) {
-        (TriageVerdict::Unknown, Some(why)) => why.clone(),
-        _ => "no finding".to_string(),
-    }
-}
-
 fn draw_report(s: &TriageScreen, report: &TriageReport, frame: &mut Frame, area: Rect) {
     let order = s.order();
     let worst = report.worst();
@@ -524,7 +512,7 @@ fn draw_report(s: &TriageScreen, report: &TriageReport, frame: &mut Frame, area:
             TextSpan::raw(format!(
                 "  {:<model_w$} {}",
                 fit(model, model_w),
-                fit(&first_finding(d), find_w)
+                fit(&d.first_finding(), find_w)
             )),
         ]);
         if i == selected {
