@@ -20,7 +20,9 @@ Timeouts: on a SCSI or SATA disk (the sd driver: SATA, SAS, USB, virtio-scsi) th
 read with SG_IO READ commands that carry --timeout as their own timeout (at least 7 s, the \
 kernel's shortest for SG_IO): a block the disk has not answered by then is abandoned (no \
 kernel retries), counted TIME, left not tried ('*') in the mapfile and makes the exit status \
-5. Elsewhere (loop, NVMe, virtio-blk, md, dm) a plain \
+5. A block larger than the disk's largest transfer is several commands, sent together \
+through the disk's sg node (one after another without one: modprobe sg). Elsewhere (loop, \
+NVMe, virtio-blk, md, dm) a plain \
 O_DIRECT read cannot be abandoned: a weak sector is waited for through the kernel's own \
 retries and then counted TIME. The output says which, and why (JSON: timeout_enforced, \
 timeout_reason).
@@ -69,8 +71,8 @@ pub struct ScanArgs {
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
 
-    /// Bytes per read (default 1M; on a SCSI or SATA disk at most its largest transfer,
-    /// max_sectors_kb, since a read there may be one SG_IO command).
+    /// Bytes per read (default 1M, at most 64M; on a SCSI or SATA disk whose largest
+    /// transfer is smaller, read as several SG_IO commands sent together).
     #[arg(long, value_parser = parse_size)]
     pub block: Option<u64>,
 

@@ -61,7 +61,7 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot open {} for reading", neutralize_controls(&shown)))?;
     let sector = u64::from(device.logical.max(512));
     let domain = domain(args, device.size, sector)?;
-    let block = block_size(args.block, sector, device.block_limit())?;
+    let block = block_size(args.block, sector)?;
     device
         .set_block(block)
         .context("cannot allocate the read buffer")?;
@@ -305,31 +305,19 @@ fn domain(args: &ScanArgs, device_size: u64, sector: u64) -> anyhow::Result<Span
     Ok(Span::new(offset, size))
 }
 
-/// The read size: --block, else 1 MiB, never more than `limit` (`ScanDevice::block_limit`:
-/// an SCSI disk's largest transfer, since a read there may be one SG_IO command).
-pub fn block_size(
-    asked: Option<u64>,
-    sector: u64,
-    max_transfer: Option<u64>,
-) -> anyhow::Result<u64> {
-    let limit = max_transfer
-        .filter(|&m| m >= sector)
-        .unwrap_or(MAX_BLOCK)
-        .min(MAX_BLOCK);
+/// The read size: --block, else 1 MiB, at most `MAX_BLOCK`. Whatever the device's largest
+/// transfer: the kernel splits a larger plain read into requests it sends together, and an
+/// SG_IO read is sent in pieces (`ScanDevice::enforce_timeout`).
+pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
     let block = match asked {
-        None => DEFAULT_BLOCK.min(limit) / sector * sector,
+        None => DEFAULT_BLOCK / sector * sector,
         Some(b) => {
             if b == 0 || !b.is_multiple_of(sector) {
                 bail!("--block {b} must be a multiple of the logical block size ({sector} bytes)");
             }
-            if b > limit && limit == MAX_BLOCK {
-                bail!("--block {b} is larger than the largest block a scan reads ({limit} bytes)");
-            }
-            if b > limit {
+            if b > MAX_BLOCK {
                 bail!(
-                    "--block {b} is larger than the device's largest transfer ({limit} bytes, \
-                     queue/max_sectors_kb: on a SCSI or SATA disk a read may be one SG_IO \
-                     command)"
+                    "--block {b} is larger than the largest block a scan reads ({MAX_BLOCK} bytes)"
                 );
             }
             b

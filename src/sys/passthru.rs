@@ -10,4 +10,5 @@
 pub mod ata;
 pub mod nvme;
 pub mod scsi;
+pub mod sg_queue;
 pub mod sgio;

@@ -12,8 +12,14 @@
 //! SCSI layer aborts a command that takes longer, without retries, and the block is reported
 //! as abandoned (`ReadOutcome::TimedOut`). The kernel gives SG_IO on a block device at least
 //! 7 s (`BLK_MIN_SG_TIMEOUT`), so a shorter --timeout still counts TIME from --timeout, but a
-//! command is abandoned only at 7 s (seen in the QEMU lab: a 1 s timeout aborted at 7 s). Those reads go around the block layer, so they are
-//! not counted in `/sys/block/X/stat`.
+//! command is abandoned only at 7 s (seen in the QEMU lab: a 1 s timeout aborted at 7 s).
+//! Those reads go around the block layer, so they are not counted in `/sys/block/X/stat`.
+//!
+//! A block larger than the disk's largest transfer (`queue/max_sectors_kb`: 128 KiB on QEMU's
+//! AHCI disk) is read in pieces of that size, each its own command with its own timeout. They
+//! go to the disk together through its SCSI generic node (`passthru::sg_queue`), as the block
+//! layer sends the requests of dd's 1 MiB read; without an sg node (the `sg` module not
+//! loaded), one after another, and the Timeout line says so.
 
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -24,9 +30,10 @@ use std::time::{Duration, Instant};
 
 use super::confined::{self, Access};
 use super::direct::{self, AlignedBuf, OpenSpec, Opened, SyncMode};
+use super::passthru::sg_queue::{self, SgQueue};
 use super::passthru::sgio::{self, DID_TIME_OUT, DRIVER_SENSE, SgError, SgRawReply, Transfer};
 use super::sysfs::read_attr_text;
-use crate::model::DevNum;
+use crate::model::{Bytes, DevNum};
 use crate::scan::Span;
 use crate::scan::engine::{BlockReader, ReadOutcome, TimedRead};
 use crate::scan::repair::SectorWriter;
@@ -48,9 +55,6 @@ pub struct ScanDevice {
     pub physical: u32,
     /// `queue/max_sectors_kb` in bytes: the largest request the kernel sends the device.
     pub max_transfer: Option<u64>,
-    /// The disk is a SCSI disk (sd: SATA, SAS, USB, virtio-scsi), whose reads may go through
-    /// SG_IO (`enforce_timeout`), one command per read.
-    sd_disk: bool,
     /// For a partition: where it starts on its disk, in bytes (sysfs `start`, 512-byte units).
     pub partition_start: Option<u64>,
     /// `diskseq` at open: another device under the same number has another one.
@@ -58,6 +62,9 @@ pub struct ScanDevice {
     buf: Option<AlignedBuf>,
     /// Reads go through SG_IO with a per-command timeout (see `enforce_timeout`).
     sg: Option<SgReads>,
+    /// With SG_IO, the pieces of a block larger than the disk's largest transfer go to the
+    /// disk together through its sg node; without it, one after another.
+    queue: Option<SgQueue>,
 }
 
 /// How SG_IO reads are addressed and timed.
@@ -69,6 +76,9 @@ struct SgReads {
     /// commands address the disk.
     first_lba: u64,
     logical: u64,
+    /// The largest read of one command (the disk's largest transfer, whole logical blocks): a
+    /// larger block is read in pieces of this size.
+    piece: u64,
 }
 
 /// The sysfs directory of a device number.
@@ -125,13 +135,13 @@ impl ScanDevice {
             logical,
             physical,
             max_transfer,
-            sd_disk: disk_dir.join("device/scsi_disk").is_dir(),
             diskseq: number(&disk_dir.join("diskseq")),
             partition_start: number(&dev_dir(dev).join("partition"))
                 .and_then(|_| number(&dev_dir(dev).join("start")))
                 .map(|sectors| sectors.saturating_mul(512)),
             buf: None,
             sg: None,
+            queue: None,
         })
     }
 
@@ -187,10 +197,18 @@ impl ScanDevice {
             ));
         }
         let logical = u64::from(self.logical.max(512));
+        let block = self.buf.as_ref().map_or(logical, |b| b.len() as u64);
+        let piece = self
+            .max_transfer
+            .map(|m| m / logical * logical)
+            .filter(|&p| p >= logical)
+            .unwrap_or(block)
+            .min(block.max(logical));
         let sg = SgReads {
             timeout: timeout.max(SG_MIN_TIMEOUT),
             first_lba: self.partition_start.unwrap_or(0) / logical,
             logical,
+            piece,
         };
         let mut probe = AlignedBuf::for_requests(self.logical.max(512) as usize, false)
             .map_err(|e| format!("no buffer for the SG_IO check: {e}"))?;
@@ -222,25 +240,43 @@ impl ScanDevice {
         } else {
             ""
         };
+        let how = self.open_queue(disk, block, piece);
         Ok((
             format!(
-                "SG_IO READ on the SCSI disk {disk_name}, each command with a {} ms timeout{floor}",
+                "SG_IO READ on the SCSI disk {disk_name}, each command with a {} ms timeout{floor}{how}",
                 sg.timeout.as_millis()
             ),
             sg.timeout,
         ))
     }
 
-    /// The largest read the scan may ask for: on an sd disk, where a read may be one SG_IO
-    /// command, `max_transfer`; elsewhere none, since the kernel splits a larger plain read
-    /// into requests it sends together, as it does dd's 1 MiB (reading only `max_transfer`
-    /// at a time would leave an NVMe disk with 128 KiB transfers one request deep, at a
-    /// fraction of dd's rate).
-    pub fn block_limit(&self) -> Option<u64> {
-        if self.sd_disk {
-            self.max_transfer
-        } else {
-            None
+    /// For a block larger than one command: opens the disk's sg node so that the block's
+    /// pieces go to the disk together. Says how the block is read, for the Timeout line.
+    fn open_queue(&mut self, disk: DevNum, block: u64, piece: u64) -> String {
+        let pieces = block.div_ceil(piece.max(1));
+        if pieces <= 1 {
+            return String::new();
+        }
+        let in_flight = usize::try_from(pieces)
+            .unwrap_or(sg_queue::MAX_IN_FLIGHT)
+            .min(sg_queue::MAX_IN_FLIGHT);
+        let piece_len = usize::try_from(piece).unwrap_or(usize::MAX);
+        match SgQueue::open(&dev_dir(disk), in_flight, piece_len) {
+            Ok(q) => {
+                let how = format!(
+                    "; a {} block is {pieces} commands of {}, sent together through {}",
+                    Bytes(block),
+                    Bytes(piece),
+                    q.node
+                );
+                self.queue = Some(q);
+                how
+            }
+            Err(why) => format!(
+                "; a {} block is {pieces} commands of {}, one after another: {why}",
+                Bytes(block),
+                Bytes(piece)
+            ),
         }
     }
 
@@ -264,8 +300,7 @@ impl BlockReader for ScanDevice {
                     (None, _) => ReadOutcome::Failed(libc::EINVAL),
                     (Some(slice), None) => read_full(&self.fd, slice, span.offset),
                     (Some(slice), Some(sg)) => {
-                        let reply = sg_read(&self.fd, sg, span.offset, slice);
-                        sg_outcome(reply, start.elapsed() >= sg.timeout)
+                        sg_read_block(&self.fd, self.queue.as_mut(), sg, span.offset, slice)
                     }
                 }
             }
@@ -416,16 +451,72 @@ fn sg_read(fd: &OwnedFd, sg: SgReads, offset: u64, buf: &mut [u8]) -> Result<SgR
     let count = u32::try_from(buf.len() as u64 / sg.logical)
         .map_err(|_| SgError::Invalid(format!("a read of {} bytes", buf.len())))?;
     let lba = sg.first_lba + offset / sg.logical;
-    // The SCSI layer's timeout is in milliseconds; 0 would mean its default.
-    let timeout_ms = u32::try_from(sg.timeout.as_millis())
-        .unwrap_or(u32::MAX)
-        .max(1);
+    let timeout_ms = command_timeout_ms(sg);
     sgio::execute_fd(
         fd.as_raw_fd(),
         &read_cdb(lba, count),
         Transfer::FromDevice(buf),
         timeout_ms,
     )
+}
+
+/// Reads `buf.len()` bytes at `offset` through SG_IO in commands of at most `sg.piece`: with
+/// a queue, sent together (as the block layer sends the requests of one large read), else one
+/// after another. The block's outcome is its worst piece's (`worst_outcome`).
+fn sg_read_block(
+    fd: &OwnedFd,
+    queue: Option<&mut SgQueue>,
+    sg: SgReads,
+    offset: u64,
+    buf: &mut [u8],
+) -> ReadOutcome {
+    let piece = usize::try_from(sg.piece).unwrap_or(usize::MAX).max(1);
+    let mut outcomes = Vec::new();
+    match queue {
+        Some(q) if buf.len() > piece => {
+            let start = Instant::now();
+            let cdbs: Vec<(Vec<u8>, usize)> = (0..buf.len())
+                .step_by(piece)
+                .map(|at| {
+                    let len = piece.min(buf.len() - at);
+                    let lba = sg.first_lba + (offset + at as u64) / sg.logical;
+                    let count = u32::try_from(len as u64 / sg.logical).unwrap_or(u32::MAX);
+                    (read_cdb(lba, count), len)
+                })
+                .collect();
+            let replies = q.run(&cdbs, command_timeout_ms(sg));
+            let late = start.elapsed() >= sg.timeout;
+            outcomes.extend(replies.into_iter().map(|r| sg_outcome(r, late)));
+        }
+        _ => {
+            for (i, chunk) in buf.chunks_mut(piece).enumerate() {
+                let began = Instant::now();
+                let reply = sg_read(fd, sg, offset + (i * piece) as u64, chunk);
+                outcomes.push(sg_outcome(reply, began.elapsed() >= sg.timeout));
+            }
+        }
+    }
+    worst_outcome(&outcomes)
+}
+
+/// The outcome of a block from its pieces': abandoned when one was (the block is left for the
+/// next run), else the first failure (the engine bisects the block to its sectors), else read.
+fn worst_outcome(pieces: &[ReadOutcome]) -> ReadOutcome {
+    if pieces.contains(&ReadOutcome::TimedOut) {
+        return ReadOutcome::TimedOut;
+    }
+    pieces
+        .iter()
+        .find(|o| **o != ReadOutcome::Read)
+        .copied()
+        .unwrap_or(ReadOutcome::Read)
+}
+
+/// The command timeout in milliseconds, as the SCSI layer takes it (0 would mean its default).
+fn command_timeout_ms(sg: SgReads) -> u32 {
+    u32::try_from(sg.timeout.as_millis())
+        .unwrap_or(u32::MAX)
+        .max(1)
 }
 
 /// What an SG_IO read's reply means for the scan. `late`: it came back at or after the
@@ -600,6 +691,22 @@ mod tests {
         assert_eq!(&past_2tib[10..14], &8u32.to_be_bytes());
         // More blocks than READ(10) counts.
         assert_eq!(read_cdb(0, 65536)[0], 0x88);
+    }
+
+    #[test]
+    fn a_block_read_in_pieces_is_as_bad_as_its_worst_piece() {
+        use ReadOutcome::{Failed, Read, TimedOut};
+        assert_eq!(worst_outcome(&[Read, Read, Read]), Read);
+        // A medium error in one piece fails the block (the engine bisects it to the sector).
+        assert_eq!(
+            worst_outcome(&[Read, Failed(libc::ENODATA), Failed(libc::EIO)]),
+            Failed(libc::ENODATA)
+        );
+        // One piece abandoned at the timeout leaves the whole block for the next run.
+        assert_eq!(
+            worst_outcome(&[Failed(libc::EIO), Read, TimedOut]),
+            TimedOut
+        );
     }
 
     #[test]

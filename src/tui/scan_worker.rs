@@ -69,8 +69,7 @@ pub fn spawn(
                 }
             };
             let sector = u64::from(reader.logical.max(512));
-            let block = crate::commands::scan::block_size(None, sector, reader.block_limit())
-                .unwrap_or(sector);
+            let block = crate::commands::scan::block_size(None, sector).unwrap_or(sector);
             if let Err(e) = reader.set_block(block) {
                 let _ = tx.send(Msg::ScanRefused(format!("cannot allocate the buffer: {e}")));
                 return;

@@ -205,6 +205,17 @@ fn qemu_lab_scan_medium_errors_to_the_sector() {
     // Through SG_IO on the sd disk, and through plain reads of a dm-linear over it.
     assert_sixteen_bad_sectors(r, "SCAN-SD", "SD-MAPFILE", "SD-BADBLOCKS", true);
     assert_sixteen_bad_sectors(r, "SCAN-SDLIN", "SDLIN-MAPFILE", "SDLIN-BADBLOCKS", false);
+    // With the disk's largest transfer at 64 KiB, each 1 MiB block is 16 commands sent
+    // together through its sg node: the same 16 sectors, nothing else.
+    assert_sixteen_bad_sectors(r, "SCAN-SD-PIECES", "SDP-MAPFILE", "SDP-BADBLOCKS", true);
+    let doc = r.json("SCAN-SD-PIECES");
+    assert_eq!(doc["block"], 1 << 20, "{doc}");
+    let reason = doc["timeout_reason"].as_str().unwrap();
+    assert!(
+        reason
+            .contains("a 1.0 MiB block is 16 commands of 64.0 KiB, sent together through /dev/sg"),
+        "{reason}"
+    );
     let reason = r.json("SCAN-SDLIN")["timeout_reason"].clone();
     assert!(
         reason
@@ -396,6 +407,27 @@ fn qemu_lab_scan_sg_io_abandons_a_block_at_the_timeout() {
         "{text}"
     );
     assert_eq!(r.rc("SCAN-SD-TIMEOUT-TEXT"), 5);
+    // One 128 KiB block in two 64 KiB commands sent together: both abandoned at 7 s at
+    // once, the block TIME, none of it read.
+    let doc = r.json("SCAN-SD-TIMEOUT-PIECES");
+    assert_eq!(r.rc("SCAN-SD-TIMEOUT-PIECES"), 5, "{doc}");
+    assert!(
+        doc["timeout_reason"]
+            .as_str()
+            .unwrap()
+            .contains("a 128.0 KiB block is 2 commands of 64.0 KiB, sent together through /dev/sg"),
+        "{doc}"
+    );
+    assert_eq!(ranges(&doc, "timeouts"), vec![(0, 128 << 10)], "{doc}");
+    assert_eq!(bucket(&doc, "TIME"), 1, "{doc}");
+    assert_eq!(doc["bytes_abandoned"], 128 << 10);
+    assert_eq!(doc["bytes_read"], 0);
+    assert_eq!(errors(&doc), vec![], "{doc}");
+    let seconds = doc["seconds"].as_f64().unwrap();
+    assert!(
+        (7.0..14.0).contains(&seconds),
+        "two commands in flight together, each abandoned at 7 s, took {seconds} s"
+    );
     // Through dm-linear over the same disk: waited for, then TIME.
     let doc = r.json("SCAN-SDLIN-TIMEOUT");
     assert_eq!(r.rc("SCAN-SDLIN-TIMEOUT"), 0, "{doc}");

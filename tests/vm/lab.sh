@@ -50,7 +50,7 @@ check() {
 modules_for() {
     case "$1" in
         standard)
-            echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1 xts dm_crypt"
+            echo "ahci sd_mod sg nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1 xts dm_crypt"
             ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
         triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay" ;;

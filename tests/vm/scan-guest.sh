@@ -8,7 +8,9 @@
 #   LBA 8192 (`opts=2`), and `sdlin`, a dm-linear over it (plain O_DIRECT reads of the same
 #   sectors). Later the disk answers every command after `delay` jiffies (25 s, then 10 s at
 #   HZ=250), longer than --timeout: through SG_IO a block is abandoned at the timeout (at
-#   least the kernel's 7 s), through dm-linear it is waited for.
+#   least the kernel's 7 s), through dm-linear it is waited for. Twice with the disk's largest
+#   transfer cut to 64 KiB (`max_sectors_kb`): a block is then several SG_IO commands sent
+#   together through the disk's sg node (the `sg` module is loaded in the standard boot).
 # - null_blk (1 GiB, no data) under dm tables: `dtslow` with a 1 MiB dm-delay segment of
 #   300 ms at 24 MiB; `dterr` with 40 dm-error sectors at sector 40970 (inside a block: the
 #   scan bisects to them); `dttime` with a 64 KiB dm-delay segment of 1500 ms at 8 MiB (more
@@ -99,6 +101,17 @@ echo "rc=$?"
 section DDRESCUELOG-SD-UNDONE
 ddrescuelog -b 512 -l'?*/' $W/sd.map
 echo "rc=$?"
+# The same 16 sectors with the disk's largest transfer cut to 64 KiB: a 1 MiB block is 16
+# SG_IO commands sent together through the disk's sg node.
+sd_max=$(cat /sys/block/$sdbg/queue/max_sectors_kb)
+echo 64 >/sys/block/$sdbg/queue/max_sectors_kb
+section SCAN-SD-PIECES
+scan /dev/$sdbg --mapfile $W/sdp.map --badblocks $W/sdp.bb --bb-size 512
+echo "$sd_max" >/sys/block/$sdbg/queue/max_sectors_kb
+section SDP-MAPFILE
+cat $W/sdp.map
+section SDP-BADBLOCKS
+cat $W/sdp.bb
 section SCAN-SDLIN
 scan /dev/$sdlin --mapfile $W/sdlin.map --badblocks $W/sdlin.bb --bb-size 512
 section SDLIN-MAPFILE
@@ -162,6 +175,11 @@ echo 6250 >/sys/bus/pseudo/drivers/scsi_debug/delay
 echo "delay=$(cat /sys/bus/pseudo/drivers/scsi_debug/delay) rc=$?"
 section SCAN-SD-TIMEOUT
 scan /dev/$sdbg --size 128k --block 64k --timeout 1s
+# One 128 KiB block in two 64 KiB commands sent together: both abandoned at 7 s, not 14.
+echo 64 >/sys/block/$sdbg/queue/max_sectors_kb
+section SCAN-SD-TIMEOUT-PIECES
+scan /dev/$sdbg --size 128k --block 128k --timeout 1s
+echo "$sd_max" >/sys/block/$sdbg/queue/max_sectors_kb
 section SD-TIMEOUT-DMESG
 dmesg | grep scsi_debug | tail -n 12
 section SCAN-SD-TIMEOUT-TEXT

@@ -70,7 +70,10 @@ for pair in sata:DT-SATA-0 nvme:DT-NVME-0 scsi:DT-SCSI-0 virtio:DT-VIRTIO-0; do
     echo "device $dev $mib MiB a run, max_sectors_kb $(cat /sys/block/$name/queue/max_sectors_kb)"
     : >/tmp/dd.rates
     : >/tmp/scan.rates
-    block=$(disktriage scan "$dev" --size 1M --json 2>/dev/null | awk -F'[:,]' '/"block"/ { print $2 + 0 }')
+    disktriage scan "$dev" --size 1M --json >/tmp/probe.json 2>/dev/null
+    block=$(awk -F'[:,]' '/"block"/ { print $2 + 0 }' /tmp/probe.json)
+    # How the scan reads this disk (SG_IO or plain; a block in pieces, together or not).
+    grep '"timeout_reason"' /tmp/probe.json
     i=1
     while [ $i -le "$R" ]; do
         v=$(dd_rate "$dev" "$mib")

@@ -22,36 +22,36 @@ pub const FLUSH_TIMEOUT_MS: u32 = 60_000;
 
 const SG_DXFER_NONE: c_int = -1;
 const SG_DXFER_TO_DEV: c_int = -2;
-const SG_DXFER_FROM_DEV: c_int = -3;
+pub(super) const SG_DXFER_FROM_DEV: c_int = -3;
 /// `driver_status` value that only says "sense data follows".
 pub const DRIVER_SENSE: u16 = 0x08;
-const SENSE_LEN: usize = 64;
+pub(super) const SENSE_LEN: usize = 64;
 
 /// `struct sg_io_hdr` exactly as `<scsi/sg.h>` lays it out.
 #[repr(C)]
-struct SgIoHdr {
-    interface_id: c_int,
-    dxfer_direction: c_int,
-    cmd_len: u8,
-    mx_sb_len: u8,
-    iovec_count: u16,
-    dxfer_len: c_uint,
-    dxferp: *mut c_void,
-    cmdp: *const u8,
-    sbp: *mut u8,
-    timeout: c_uint,
-    flags: c_uint,
-    pack_id: c_int,
-    usr_ptr: *mut c_void,
-    status: u8,
-    masked_status: u8,
-    msg_status: u8,
-    sb_len_wr: u8,
-    host_status: u16,
-    driver_status: u16,
-    resid: c_int,
-    duration: c_uint,
-    info: c_uint,
+pub(super) struct SgIoHdr {
+    pub(super) interface_id: c_int,
+    pub(super) dxfer_direction: c_int,
+    pub(super) cmd_len: u8,
+    pub(super) mx_sb_len: u8,
+    pub(super) iovec_count: u16,
+    pub(super) dxfer_len: c_uint,
+    pub(super) dxferp: *mut c_void,
+    pub(super) cmdp: *const u8,
+    pub(super) sbp: *mut u8,
+    pub(super) timeout: c_uint,
+    pub(super) flags: c_uint,
+    pub(super) pack_id: c_int,
+    pub(super) usr_ptr: *mut c_void,
+    pub(super) status: u8,
+    pub(super) masked_status: u8,
+    pub(super) msg_status: u8,
+    pub(super) sb_len_wr: u8,
+    pub(super) host_status: u16,
+    pub(super) driver_status: u16,
+    pub(super) resid: c_int,
+    pub(super) duration: c_uint,
+    pub(super) info: c_uint,
 }
 
 const _: () = assert!(size_of::<SgIoHdr>() == 88);
