@@ -318,6 +318,11 @@ impl BlockReader for ScanDevice {
         }
         let disk_dir = dev_dir(whole_disk(self.dev));
         let seq = number(&disk_dir.join("diskseq"));
+        // Its attributes going away with it: the disk is being removed (seen in the QEMU lab
+        // when an sd disk was deleted mid-scan), not replaced.
+        if self.diskseq.is_some() && seq.is_none() {
+            return Some(format!("the device {} was removed", self.dev));
+        }
         if self.diskseq.is_some() && seq != self.diskseq {
             return Some(format!(
                 "the device {} is another disk now (diskseq {} -> {})",
@@ -327,6 +332,11 @@ impl BlockReader for ScanDevice {
             ));
         }
         match direct::block_geometry(&self.fd) {
+            // The kernel sets a disk's capacity to 0 as it deletes it.
+            Ok((0, _, _)) if self.size > 0 => Some(format!(
+                "the device {} was removed (its size is 0 now)",
+                self.dev
+            )),
             Ok((size, _, _)) if size != self.size => Some(format!(
                 "the device's size changed from {} to {size} bytes",
                 self.size

@@ -577,3 +577,32 @@ fn qemu_lab_scan_repair_writes_only_the_bad_sectors_and_says_they_stay_bad() {
     // With the errors off: zeros over exactly LBA 8192-8207, the pattern around them intact.
     assert_eq!(r.rc("REPAIR-CONTENT"), 0, "{}", r.text("REPAIR-CONTENT"));
 }
+
+#[test]
+fn qemu_lab_scan_a_disk_removed_while_read_in_pieces_ends_the_scan_with_what_was_read() {
+    if !lab_or_skip(
+        "qemu_lab_scan_a_disk_removed_while_read_in_pieces_ends_the_scan_with_what_was_read",
+    ) {
+        return;
+    }
+    let r = shared_lab();
+    let doc = r.json("SCAN-SD-REMOVED");
+    assert!(r.text("SCAN-SD-REMOVED").contains("delete rc=0"), "{doc}");
+    assert!(
+        doc["timeout_reason"]
+            .as_str()
+            .unwrap()
+            .contains("sent together through /dev/sg"),
+        "{doc}"
+    );
+    assert_eq!(r.rc("SCAN-SD-REMOVED"), 6, "{doc}");
+    assert_eq!(doc["end"], "gone", "{doc}");
+    assert!(
+        doc["end_reason"].as_str().unwrap().contains("removed"),
+        "{doc}"
+    );
+    let read = doc["bytes_read"].as_u64().unwrap();
+    assert!(read > 0 && read < SD_SIZE, "{read} of {SD_SIZE}");
+    // The commands the removal cut short are not bad sectors.
+    assert_eq!(errors(&doc), vec![], "{doc}");
+}

@@ -257,3 +257,20 @@ echo 0 >/sys/bus/pseudo/drivers/scsi_debug/opts
 dd if=/dev/$sdbg of=$W/content bs=512 skip=8100 count=200 iflag=direct 2>/dev/null
 cmp $W/expected $W/content
 echo "rc=$?"
+
+# The sd disk removed while a scan reads it in pieces (max_sectors_kb 64: 16 commands a block,
+# sent together through its sg node, each answered 100 ms late): the scan ends with what it
+# read and says the device is gone. Last: the disk does not come back.
+section SCAN-SD-REMOVED
+echo 64 >/sys/block/$sdbg/queue/max_sectors_kb
+echo 25 >/sys/bus/pseudo/drivers/scsi_debug/delay
+disktriage scan /dev/$sdbg --json >$W/out 2>$W/err &
+pid=$!
+sleep 0.6
+echo 1 >/sys/block/$sdbg/device/delete
+echo "delete rc=$?"
+wait $pid
+rc=$?
+cat $W/out
+echo "rc=$rc"
+cat $W/err
