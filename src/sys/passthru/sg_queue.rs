@@ -275,36 +275,17 @@ impl Slot {
         })
     }
 
+    /// A READ's header: the data to the mapped reserved buffer, the sense bytes to this slot's.
     fn header(&mut self, cdb: &[u8], len: usize, timeout_ms: u32) -> Result<SgIoHdr, SgError> {
-        let cmd_len = u8::try_from(cdb.len())
-            .map_err(|_| SgError::Invalid(format!("CDB of {} bytes", cdb.len())))?;
-        let dxfer_len =
-            u32::try_from(len).map_err(|_| SgError::Invalid(format!("transfer of {len} bytes")))?;
-        Ok(SgIoHdr {
-            interface_id: c_int::from(b'S'),
-            dxfer_direction: SG_DXFER_FROM_DEV,
-            cmd_len,
-            mx_sb_len: SENSE_LEN as u8,
-            iovec_count: 0,
-            dxfer_len,
-            // The data goes to the mapped reserved buffer.
-            dxferp: std::ptr::null_mut(),
-            cmdp: cdb.as_ptr(),
-            sbp: self.sense.as_mut_ptr(),
-            timeout: timeout_ms,
-            flags: SG_FLAG_MMAP_IO,
-            pack_id: 0,
-            usr_ptr: std::ptr::null_mut(),
-            status: 0,
-            masked_status: 0,
-            msg_status: 0,
-            sb_len_wr: 0,
-            host_status: 0,
-            driver_status: 0,
-            resid: 0,
-            duration: 0,
-            info: 0,
-        })
+        let mut hdr = SgIoHdr::for_cdb(
+            cdb,
+            self.sense.as_mut_ptr(),
+            SG_DXFER_FROM_DEV,
+            len,
+            timeout_ms,
+        )?;
+        hdr.flags = SG_FLAG_MMAP_IO;
+        Ok(hdr)
     }
 
     /// Queues one READ on this descriptor.

@@ -56,6 +56,48 @@ pub(super) struct SgIoHdr {
 
 const _: () = assert!(size_of::<SgIoHdr>() == 88);
 
+impl SgIoHdr {
+    /// The header of one command: `cdb`, `sense` for its sense bytes (`SENSE_LEN` of them), a
+    /// data phase of `len` bytes in `direction` with no buffer named yet, `timeout_ms`, every
+    /// status field zero.
+    pub(super) fn for_cdb(
+        cdb: &[u8],
+        sense: *mut u8,
+        direction: c_int,
+        len: usize,
+        timeout_ms: u32,
+    ) -> Result<SgIoHdr, SgError> {
+        let cmd_len = u8::try_from(cdb.len())
+            .map_err(|_| SgError::Invalid(format!("CDB of {} bytes", cdb.len())))?;
+        let dxfer_len = c_uint::try_from(len)
+            .map_err(|_| SgError::Invalid(format!("transfer of {len} bytes")))?;
+        Ok(SgIoHdr {
+            interface_id: c_int::from(b'S'),
+            dxfer_direction: direction,
+            cmd_len,
+            mx_sb_len: SENSE_LEN as u8,
+            iovec_count: 0,
+            dxfer_len,
+            dxferp: std::ptr::null_mut(),
+            cmdp: cdb.as_ptr(),
+            sbp: sense,
+            timeout: timeout_ms,
+            flags: 0,
+            pack_id: 0,
+            usr_ptr: std::ptr::null_mut(),
+            status: 0,
+            masked_status: 0,
+            msg_status: 0,
+            sb_len_wr: 0,
+            host_status: 0,
+            driver_status: 0,
+            resid: 0,
+            duration: 0,
+            info: 0,
+        })
+    }
+}
+
 /// The data phase of a command.
 pub enum Transfer<'a> {
     None,
@@ -138,8 +180,6 @@ pub fn execute_fd(
     transfer: Transfer<'_>,
     timeout_ms: u32,
 ) -> Result<SgRawReply, SgError> {
-    let cmd_len = u8::try_from(cdb.len())
-        .map_err(|_| SgError::Invalid(format!("CDB of {} bytes", cdb.len())))?;
     let mut sense = [0u8; SENSE_LEN];
     let (direction, data, len): (c_int, *mut c_void, usize) = match transfer {
         Transfer::None => (SG_DXFER_NONE, std::ptr::null_mut(), 0),
@@ -147,32 +187,8 @@ pub fn execute_fd(
         // The kernel only reads a TO_DEV buffer; the field is `void *` for both directions.
         Transfer::ToDevice(buf) => (SG_DXFER_TO_DEV, buf.as_ptr().cast_mut().cast(), buf.len()),
     };
-    let dxfer_len =
-        c_uint::try_from(len).map_err(|_| SgError::Invalid(format!("transfer of {len} bytes")))?;
-    let mut hdr = SgIoHdr {
-        interface_id: c_int::from(b'S'),
-        dxfer_direction: direction,
-        cmd_len,
-        mx_sb_len: SENSE_LEN as u8,
-        iovec_count: 0,
-        dxfer_len,
-        dxferp: data,
-        cmdp: cdb.as_ptr(),
-        sbp: sense.as_mut_ptr(),
-        timeout: timeout_ms,
-        flags: 0,
-        pack_id: 0,
-        usr_ptr: std::ptr::null_mut(),
-        status: 0,
-        masked_status: 0,
-        msg_status: 0,
-        sb_len_wr: 0,
-        host_status: 0,
-        driver_status: 0,
-        resid: 0,
-        duration: 0,
-        info: 0,
-    };
+    let mut hdr = SgIoHdr::for_cdb(cdb, sense.as_mut_ptr(), direction, len, timeout_ms)?;
+    hdr.dxferp = data;
     loop {
         // SAFETY: `hdr` is a valid `sg_io_hdr` that lives across the call. Its pointers refer
         // to `cdb` (cmd_len bytes), `sense` (mx_sb_len bytes) and the transfer buffer
