@@ -1,7 +1,8 @@
 //! Pass-through commands: the raw bytes disktriage sends to a drive and the ioctls that carry
-//! them. `sgio` moves one SCSI command through `SG_IO`; `ata` wraps ATA commands in ATA
-//! PASS-THROUGH(16) on top of it; `scsi` is MODE SENSE / MODE SELECT of the caching page;
-//! `nvme` is the NVMe admin ioctl.
+//! them. `sgio` moves one SCSI command through `SG_IO`; `sg_queue` keeps several READs in
+//! flight through a disk's sg node (the surface scan's pieces of a block); `ata` wraps ATA
+//! commands in ATA PASS-THROUGH(16) on top of `sgio`; `scsi` is MODE SENSE / MODE SELECT of
+//! the caching page; `nvme` is the NVMe admin ioctl.
 //!
 //! These modules know how to issue a command and report its transport-level outcome, not which
 //! drive needs which command: that choice is made per transport in `crate::sys::drives`. The
