@@ -17,12 +17,12 @@ second time later in the scan (not at once, which the drive's cache would answer
 times are kept.
 
 Timeouts: on a SCSI or SATA disk (the sd driver: SATA, SAS, USB, virtio-scsi) the blocks are \
-read with SG_IO READ commands that carry --timeout as their own timeout (at least 7 s, the \
-kernel's shortest for SG_IO): a block the disk has not answered by then is abandoned (no \
-kernel retries), counted TIME, left not tried ('*') in the mapfile and makes the exit status \
-5. A block larger than the disk's largest transfer is several commands, sent together \
-through the disk's sg node (one after another without one: modprobe sg). Elsewhere (loop, \
-NVMe, virtio-blk, md, dm) a plain \
+read with SCSI READ commands that carry --timeout as their own timeout, through the disk's sg \
+node (/dev/sgN; without one, SG_IO on the block device, where the kernel gives a command at \
+least 7 s: modprobe sg): a block the disk has not answered by then is abandoned (no kernel \
+retries), counted TIME, left not tried ('*') in the mapfile and makes the exit status 5. A \
+block larger than the disk's largest transfer is several commands, sent together through the \
+sg node. Elsewhere (loop, NVMe, virtio-blk, md, dm) a plain \
 O_DIRECT read cannot be abandoned: a weak sector is waited for through the kernel's own \
 retries and then counted TIME. The output says which, and why (JSON: timeout_enforced, \
 timeout_reason).

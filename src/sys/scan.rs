@@ -8,18 +8,18 @@
 //! A plain O_DIRECT read cannot be abandoned: a weak sector is waited for through the kernel's
 //! own retries (`/sys/block/X/device/timeout`, 30 s by default) and then classified TIME. On a
 //! disk the SCSI disk driver (sd) runs (SATA, SAS, USB, virtio-scsi), `enforce_timeout` moves
-//! the reads to SG_IO READ(10)/READ(16) with `--timeout` as each command's own timeout: the
-//! SCSI layer aborts a command that takes longer, without retries, and the block is reported
-//! as abandoned (`ReadOutcome::TimedOut`). The kernel gives SG_IO on a block device at least
-//! 7 s (`BLK_MIN_SG_TIMEOUT`), so a shorter --timeout still counts TIME from --timeout, but a
-//! command is abandoned only at 7 s (seen in the QEMU lab: a 1 s timeout aborted at 7 s).
-//! Those reads go around the block layer, so they are not counted in `/sys/block/X/stat`.
-//!
-//! A block larger than the disk's largest transfer (`queue/max_sectors_kb`: 128 KiB on QEMU's
-//! AHCI disk) is read in pieces of that size, each its own command with its own timeout. They
-//! go to the disk together through its SCSI generic node (`passthru::sg_queue`), as the block
-//! layer sends the requests of dd's 1 MiB read; without an sg node (the `sg` module not
-//! loaded), one after another, and the Timeout line says so.
+//! the reads to SCSI READ(10)/READ(16) commands with `--timeout` as each command's own
+//! timeout: the SCSI layer aborts a command that takes longer, without retries, and the block
+//! is reported as abandoned (`ReadOutcome::TimedOut`). They go through the disk's SCSI generic
+//! node (`passthru::sg_queue`), which gives a command the timeout asked for (the block layer
+//! rounds its timer up to a whole second), and where a block is larger than the disk's largest
+//! transfer (`queue/max_sectors_kb`: 128 KiB on QEMU's AHCI disk) its pieces go to the disk
+//! together, as the block layer sends the requests of dd's 1 MiB read. Without an sg node (the
+//! `sg` module not loaded) they go through SG_IO on the block device, one after another, and
+//! the kernel gives each at least 7 s (`BLK_MIN_SG_TIMEOUT`: a 1 s timeout aborted at 7 s in
+//! the QEMU lab), so a shorter --timeout still counts TIME from --timeout but abandons at 7 s.
+//! The Timeout line says which. Those reads go around the block layer's accounting, so they
+//! are not counted in `/sys/block/X/stat`.
 
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -70,7 +70,8 @@ pub struct ScanDevice {
 /// How SG_IO reads are addressed and timed.
 #[derive(Debug, Clone, Copy)]
 struct SgReads {
-    /// The command timeout given to the SCSI layer (at least `SG_MIN_TIMEOUT`).
+    /// The command timeout given to the SCSI layer: --timeout through the sg node, at least
+    /// `SG_MIN_TIMEOUT` through SG_IO on the block device.
     timeout: Duration,
     /// The device's first LBA on its disk (a partition's start; 0 for a whole disk): the
     /// commands address the disk.
@@ -234,49 +235,74 @@ impl ScanDevice {
                 "{disk_name} refused READ through SG_IO (ILLEGAL REQUEST)"
             ));
         }
+        let (how, sg) = self.open_queue(disk, &disk_name, block, sg, timeout);
         self.sg = Some(sg);
-        let floor = if timeout < SG_MIN_TIMEOUT {
-            " (the kernel's shortest for SG_IO)"
-        } else {
-            ""
-        };
-        let how = self.open_queue(disk, block, piece);
-        Ok((
-            format!(
-                "SG_IO READ on the SCSI disk {disk_name}, each command with a {} ms timeout{floor}{how}",
-                sg.timeout.as_millis()
-            ),
-            sg.timeout,
-        ))
+        Ok((how, sg.timeout))
     }
 
-    /// For a block larger than one command: opens the disk's sg node so that the block's
-    /// pieces go to the disk together. Says how the block is read, for the Timeout line.
-    fn open_queue(&mut self, disk: DevNum, block: u64, piece: u64) -> String {
-        let pieces = block.div_ceil(piece.max(1));
-        if pieces <= 1 {
-            return String::new();
-        }
+    /// Opens the disk's sg node (`sg_queue`) for the scan's reads: each command there carries
+    /// `timeout` itself (the SCSI generic driver has no 7 s floor: in the QEMU lab a 1 s
+    /// timeout aborted at 2.1 s, the block layer's timer rounding up to whole seconds, where
+    /// SG_IO on the block device aborted at 7.1 s), and the pieces of a block larger than one
+    /// command go to the disk together. Without a node, SG_IO on the block device: the 7 s
+    /// floor, and the pieces one after another. Says how, for the Timeout line.
+    fn open_queue(
+        &mut self,
+        disk: DevNum,
+        disk_name: &str,
+        block: u64,
+        mut sg: SgReads,
+        timeout: Duration,
+    ) -> (String, SgReads) {
+        let pieces = block.div_ceil(sg.piece.max(1));
         let in_flight = usize::try_from(pieces)
             .unwrap_or(sg_queue::MAX_IN_FLIGHT)
-            .min(sg_queue::MAX_IN_FLIGHT);
-        let piece_len = usize::try_from(piece).unwrap_or(usize::MAX);
+            .clamp(1, sg_queue::MAX_IN_FLIGHT);
+        let piece_len = usize::try_from(sg.piece).unwrap_or(usize::MAX);
+        let split = |together: &str| {
+            if pieces > 1 {
+                format!(
+                    "; a {} block is {pieces} commands of {}, {together}",
+                    Bytes(block),
+                    Bytes(sg.piece)
+                )
+            } else {
+                String::new()
+            }
+        };
         match SgQueue::open(&dev_dir(disk), in_flight, piece_len) {
             Ok(q) => {
+                sg.timeout = timeout.max(Duration::from_millis(1));
                 let how = format!(
-                    "; a {} block is {pieces} commands of {}, sent together through {}",
-                    Bytes(block),
-                    Bytes(piece),
-                    q.node
+                    "SG_IO READ through {}, the sg node of the SCSI disk {disk_name}, each \
+                     command with a {} ms timeout{}",
+                    q.node,
+                    sg.timeout.as_millis(),
+                    split("sent together")
                 );
                 self.queue = Some(q);
-                how
+                (how, sg)
             }
-            Err(why) => format!(
-                "; a {} block is {pieces} commands of {}, one after another: {why}",
-                Bytes(block),
-                Bytes(piece)
-            ),
+            Err(why) => {
+                let floor = if timeout < SG_MIN_TIMEOUT {
+                    ", the kernel's shortest for SG_IO on a block device"
+                } else {
+                    ""
+                };
+                let split = split("one after another");
+                // Why not through the sg node, where it would have made a difference.
+                let why = if floor.is_empty() && split.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {why}")
+                };
+                let how = format!(
+                    "SG_IO READ on the SCSI disk {disk_name}, each command with a {} ms \
+                     timeout{floor}{split}{why}",
+                    sg.timeout.as_millis(),
+                );
+                (how, sg)
+            }
         }
     }
 
@@ -470,9 +496,10 @@ fn sg_read(fd: &OwnedFd, sg: SgReads, offset: u64, buf: &mut [u8]) -> Result<SgR
     )
 }
 
-/// Reads `buf.len()` bytes at `offset` through SG_IO in commands of at most `sg.piece`: with
-/// a queue, sent together (as the block layer sends the requests of one large read), else one
-/// after another. The block's outcome is its worst piece's (`worst_outcome`).
+/// Reads `buf.len()` bytes at `offset` in SCSI READs of at most `sg.piece`: through the sg
+/// node, sent together (as the block layer sends the requests of one large read), else
+/// through SG_IO on the block device, one after another. The block's outcome is its worst
+/// piece's (`worst_outcome`).
 fn sg_read_block(
     fd: &OwnedFd,
     queue: Option<&mut SgQueue>,
@@ -483,7 +510,7 @@ fn sg_read_block(
     let piece = usize::try_from(sg.piece).unwrap_or(usize::MAX).max(1);
     let mut outcomes = Vec::new();
     match queue {
-        Some(q) if buf.len() > piece => {
+        Some(q) => {
             let start = Instant::now();
             let cdbs: Vec<(Vec<u8>, usize)> = (0..buf.len())
                 .step_by(piece)

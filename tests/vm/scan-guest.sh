@@ -7,10 +7,11 @@
 # - scsi_debug (an sd disk: the scan reads it through SG_IO) with 16 unrecoverable sectors at
 #   LBA 8192 (`opts=2`), and `sdlin`, a dm-linear over it (plain O_DIRECT reads of the same
 #   sectors). Later the disk answers every command after `delay` jiffies (25 s, then 10 s at
-#   HZ=250), longer than --timeout: through SG_IO a block is abandoned at the timeout (at
-#   least the kernel's 7 s), through dm-linear it is waited for. Twice with the disk's largest
-#   transfer cut to 64 KiB (`max_sectors_kb`): a block is then several SG_IO commands sent
-#   together through the disk's sg node (the `sg` module is loaded in the standard boot).
+#   HZ=250), longer than --timeout: through its sg node (the `sg` module is loaded in the
+#   standard boot) a block is abandoned at the timeout; with the module removed, through SG_IO
+#   on the block device, at the kernel's 7 s; through dm-linear it is waited for. With the
+#   disk's largest transfer cut to 64 KiB (`max_sectors_kb`) a block is several commands, sent
+#   together through the sg node.
 # - null_blk (1 GiB, no data) under dm tables: `dtslow` with a 1 MiB dm-delay segment of
 #   300 ms at 24 MiB; `dterr` with 40 dm-error sectors at sector 40970 (inside a block: the
 #   scan bisects to them); `dttime` with a 64 KiB dm-delay segment of 1500 ms at 8 MiB (more
@@ -173,18 +174,29 @@ section SD-DELAY
 echo 1 >/sys/bus/pseudo/drivers/scsi_debug/opts
 echo 6250 >/sys/bus/pseudo/drivers/scsi_debug/delay
 echo "delay=$(cat /sys/bus/pseudo/drivers/scsi_debug/delay) rc=$?"
+# Through the disk's sg node each command carries --timeout itself.
 section SCAN-SD-TIMEOUT
 scan /dev/$sdbg --size 128k --block 64k --timeout 1s
-# One 128 KiB block in two 64 KiB commands sent together: both abandoned at 7 s, not 14.
-echo 64 >/sys/block/$sdbg/queue/max_sectors_kb
-section SCAN-SD-TIMEOUT-PIECES
-scan /dev/$sdbg --size 128k --block 128k --timeout 1s
-echo "$sd_max" >/sys/block/$sdbg/queue/max_sectors_kb
 section SD-TIMEOUT-DMESG
 dmesg | grep scsi_debug | tail -n 12
 section SCAN-SD-TIMEOUT-TEXT
 disktriage scan /dev/$sdbg --size 64k --block 64k --timeout 1s
 echo "rc=$?"
+# One 128 KiB block in two 64 KiB commands sent together: both abandoned at once.
+echo 64 >/sys/block/$sdbg/queue/max_sectors_kb
+section SCAN-SD-TIMEOUT-PIECES
+scan /dev/$sdbg --size 128k --block 128k --timeout 2s
+echo "$sd_max" >/sys/block/$sdbg/queue/max_sectors_kb
+# Without the sg module: SG_IO on the block device, where the kernel gives a command 7 s.
+rmmod sg
+echo "rmmod sg rc=$?"
+section SCAN-SD-TIMEOUT-NO-SG
+scan /dev/$sdbg --size 128k --block 64k --timeout 1s
+section SCAN-SD-TIMEOUT-NO-SG-TEXT
+disktriage scan /dev/$sdbg --size 64k --block 64k --timeout 1s
+echo "rc=$?"
+insmod /lab/modules/sg.ko
+echo "insmod sg rc=$?"
 echo 2500 >/sys/bus/pseudo/drivers/scsi_debug/delay
 section SCAN-SDLIN-TIMEOUT
 scan /dev/$sdlin --size 64k --block 64k --timeout 1s

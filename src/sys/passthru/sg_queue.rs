@@ -1,9 +1,10 @@
-//! Several SCSI READ commands in flight from one thread, for the surface scan of a disk whose
-//! largest transfer is below the scan's block (QEMU's AHCI disk: 128 KiB against 1 MiB).
-//! SG_IO on the block device waits for one command at a time; the SCSI generic driver's (sg)
-//! asynchronous interface does not: a `sg_io_hdr` written to `/dev/sgN` queues a command and a
-//! read() of that descriptor returns its reply, so the pieces of one block go to the disk
-//! together, as the block layer sends the requests of dd's 1 MiB read.
+//! The surface scan's SCSI READs on an sd disk, through its SCSI generic node (sg): each
+//! command carries the scan's own timeout (SG_IO on the block device gives every command at
+//! least 7 s; sg gives what is asked), and several are in flight from one thread. A `sg_io_hdr`
+//! written to `/dev/sgN` queues a command and a read() of that descriptor returns its reply, so
+//! the pieces of a block larger than the disk's largest transfer (QEMU's AHCI disk: 128 KiB
+//! against the scan's 1 MiB) go to the disk together, as the block layer sends the requests of
+//! dd's 1 MiB read.
 //!
 //! One descriptor per command in flight, each with its reserved buffer mapped into the process
 //! (`SG_FLAG_MMAP_IO`): nothing is copied, since the scan only needs to know whether a block
