@@ -62,8 +62,8 @@ pub struct ScanDevice {
     buf: Option<AlignedBuf>,
     /// Reads go through SG_IO with a per-command timeout (see `enforce_timeout`).
     sg: Option<SgReads>,
-    /// With SG_IO, the pieces of a block larger than the disk's largest transfer go to the
-    /// disk together through its sg node; without it, one after another.
+    /// The disk's sg node, which the SG reads go through when the disk has one
+    /// (`open_queue`); without it, SG_IO on the block device.
     queue: Option<SgQueue>,
 }
 

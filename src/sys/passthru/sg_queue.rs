@@ -341,14 +341,7 @@ impl Slot {
                 Err(errno) => return Err(SgError::Errno(errno)),
             }
         }
-        let written = usize::from(hdr.sb_len_wr).min(SENSE_LEN);
-        Ok(SgRawReply {
-            status: hdr.status,
-            host_status: hdr.host_status,
-            driver_status: hdr.driver_status,
-            sense: self.sense[..written].to_vec(),
-            resid: hdr.resid,
-        })
+        Ok(hdr.reply(&self.sense[..]))
     }
 }
 

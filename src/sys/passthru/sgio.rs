@@ -57,6 +57,19 @@ pub(super) struct SgIoHdr {
 const _: () = assert!(size_of::<SgIoHdr>() == 88);
 
 impl SgIoHdr {
+    /// What came back in this header once the command has run, with the sense bytes the
+    /// kernel wrote into `sense` (the buffer `sbp` named).
+    pub(super) fn reply(&self, sense: &[u8]) -> SgRawReply {
+        let written = usize::from(self.sb_len_wr).min(SENSE_LEN).min(sense.len());
+        SgRawReply {
+            status: self.status,
+            host_status: self.host_status,
+            driver_status: self.driver_status,
+            sense: sense[..written].to_vec(),
+            resid: self.resid,
+        }
+    }
+
     /// The header of one command: `cdb`, `sense` for its sense bytes (`SENSE_LEN` of them), a
     /// data phase of `len` bytes in `direction` with no buffer named yet, `timeout_ms`, every
     /// status field zero.
@@ -202,14 +215,7 @@ pub fn execute_fd(
             Err(errno) => return Err(SgError::Errno(errno)),
         }
     }
-    let written = usize::from(hdr.sb_len_wr).min(SENSE_LEN);
-    Ok(SgRawReply {
-        status: hdr.status,
-        host_status: hdr.host_status,
-        driver_status: hdr.driver_status,
-        sense: sense[..written].to_vec(),
-        resid: hdr.resid,
-    })
+    Ok(hdr.reply(&sense))
 }
 
 #[cfg(test)]
