@@ -69,6 +69,24 @@ fn run(args: &[&str]) -> Output {
         .expect("run disktriage")
 }
 
+/// Starts `flushcheck DEV --record LOG` with the device's name typed, its output piped.
+fn start_record(dev: &LoopDev, log: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args([
+            "flushcheck",
+            dev.path_str(),
+            "--record",
+            log.to_str().unwrap(),
+            "--destroy-data",
+            &dev.name,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -96,20 +114,7 @@ fn assert_record_refused(dev: &LoopDev, log: &Path, words: &str) {
     let before = head(dev);
     let existed = log.exists();
     // A record that is not refused would run until stopped: it is killed after 20 s.
-    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .env(HISTORY_ENV, history_dir())
-        .args([
-            "flushcheck",
-            dev.path_str(),
-            "--record",
-            log.to_str().unwrap(),
-            "--destroy-data",
-            &dev.name,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start_record(dev, log);
     let out = wait_output(child, Duration::from_secs(20));
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "LOG {}: {err}", log.display());
@@ -123,20 +128,7 @@ fn assert_record_refused(dev: &LoopDev, log: &Path, words: &str) {
 
 /// Starts `--record`, lets it run `secs`, stops it with SIGTERM; returns its output.
 fn record_for(dev: &LoopDev, log: &Path, secs: f64) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .env(HISTORY_ENV, history_dir())
-        .args([
-            "flushcheck",
-            dev.path_str(),
-            "--record",
-            log.to_str().unwrap(),
-            "--destroy-data",
-            &dev.name,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start_record(dev, log);
     std::thread::sleep(Duration::from_secs_f64(secs));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
@@ -480,20 +472,7 @@ fn power_cut(mode: &str) -> (Option<i32>, serde_json::Value, String, serde_json:
     let log = dir.path().join(format!("{mode}.log"));
     let mut disk = CacheDisk::start(mode, &store, &dir.path().join(format!("{mode}-1")));
     let dev = LoopDev::attach(&disk.mnt.join("disk"), &[]);
-    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .env(HISTORY_ENV, history_dir())
-        .args([
-            "flushcheck",
-            dev.path_str(),
-            "--record",
-            log.to_str().unwrap(),
-            "--destroy-data",
-            &dev.name,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start_record(&dev, &log);
     std::thread::sleep(Duration::from_millis(1500));
     disk.cut();
     let out = wait_output(child, Duration::from_secs(60));
