@@ -496,8 +496,8 @@ keeps serving I/O, slower while it runs. A long test reads the whole surface and
 hours on a large disk; --self-test abort stops it. Run `disktriage smart DEV` again to see \
 its progress and result. ATA and NVMe drives (where the controller has Device Self-test).
 
-Exit status: 0 PASSED, 1 error, 2 WARNING, 3 FAILED, 4 not available (no drive answers SMART: \
-loop, zram, md, dm, a USB bridge that passes no commands).";
+Exit status: 0 PASSED, 1 error, 2 usage, 3 WARNING, 4 FAILED, 5 not available (no drive answers \
+SMART: loop, zram, md, dm, a USB bridge that passes no commands).";
 
 const SCHED_HELP: &str = "\
 Without NAME, prints the active scheduler and the ones offered. With NAME, switches, reads \

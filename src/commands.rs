@@ -21,7 +21,7 @@ use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal, RestoreScope};
 use crate::cli::{CacheArgs, OnOff, RestoreArgs, SchedArgs, SmartArgs};
 use crate::model::cache::on_off;
-use crate::model::{CacheStatus, Lifetime, SelfTestKind, Verdict};
+use crate::model::{CacheStatus, Lifetime, SelfTestKind, Verdict, exit};
 use crate::report::output::write_stdout;
 use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, process};
 use crate::{drive_state, persist, report};
@@ -110,8 +110,9 @@ pub fn cache(
     })
 }
 
-/// `disktriage smart DEV [--self-test KIND]`. Exit 0 PASSED or not available, 2 WARNING,
-/// 3 FAILED; with `--self-test`, 0 when the drive took the command.
+/// `disktriage smart DEV [--self-test KIND]`. Exit 0 PASSED, 3 WARNING, 4 FAILED, 5 not
+/// available (`model::exit`, as `triage` says suspect, failing, unknown); with `--self-test`,
+/// 0 when the drive took the command.
 pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<ExitCode> {
     let drives = drives(root);
     let target = drives.resolve(&args.device)?;
@@ -154,13 +155,14 @@ pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<E
 }
 
 /// `smart`'s exit status: a script that asks whether a disk is healthy must not read "no
-/// drive answered" (a loop device, a bridge that passes no commands) as a pass.
+/// drive answered" (a loop device, a bridge that passes no commands) as a pass. 2 stays the
+/// usage error's, as for every command.
 fn smart_exit_code(verdict: Verdict) -> ExitCode {
     match verdict {
         Verdict::Passed => ExitCode::SUCCESS,
-        Verdict::Warning => ExitCode::from(2),
-        Verdict::Failed => ExitCode::from(3),
-        Verdict::Unavailable => ExitCode::from(4),
+        Verdict::Warning => ExitCode::from(exit::SUSPECT),
+        Verdict::Failed => ExitCode::from(exit::FAILING),
+        Verdict::Unavailable => ExitCode::from(exit::UNKNOWN),
     }
 }
 

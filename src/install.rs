@@ -198,27 +198,13 @@ fn closing_sections() -> Roff {
              every boot, for one disk by its world-wide id or serial, or for every \
              rotational or non-rotational disk (--persist-class).",
         )])
-        .control("SH", ["EXIT STATUS"])
-        .control("TP", [])
-        .text([bold("0")])
-        .text([roman("Success; smart: PASSED or not available.")])
-        .control("TP", [])
-        .text([bold("1")])
-        .text([roman(
-            "An error, printed on standard error with what to do.",
-        )])
-        .control("TP", [])
-        .text([bold("2")])
-        .text([roman("smart: WARNING.")])
-        .control("TP", [])
-        .text([bold("3")])
-        .text([roman("smart: FAILED.")])
-        .control("TP", [])
-        .text([bold("130")])
-        .text([roman(
-            "run: stopped by Ctrl-C or SIGTERM; what completed was printed.",
-        )])
-        .control("SH", ["SEE ALSO"])
+        .control("SH", ["EXIT STATUS"]);
+    for (status, meaning) in crate::model::exit::TABLE {
+        roff.control("TP", [])
+            .text([bold(*status)])
+            .text([roman(*meaning)]);
+    }
+    roff.control("SH", ["SEE ALSO"])
         .text([roman("fio(1), hdparm(8), smartctl(8), losetup(8)")]);
     roff
 }

@@ -15,7 +15,12 @@ fn main() -> ExitCode {
             // hung up.
             let text = disktriage::model::text::neutralize_controls(&format!("{err:#}"));
             disktriage::report::output::write_stderr(&format!("disktriage: {text}\n"));
-            ExitCode::FAILURE
+            // A usage error found after parsing exits as clap's own do.
+            if disktriage::model::exit::is_usage(&err) {
+                ExitCode::from(disktriage::model::exit::USAGE)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

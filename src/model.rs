@@ -6,6 +6,7 @@ pub mod cache;
 pub mod change;
 pub mod device;
 pub mod drivelog;
+pub mod exit;
 pub mod identity;
 pub mod smart;
 pub mod text;
@@ -30,6 +31,7 @@ pub use drivelog::{
     DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestKind, SelfTestLog,
     SelfTestOutcome, SelfTestProgress, SelfTestStatus,
 };
+pub use exit::{TABLE as EXIT_STATUSES, UsageError};
 pub use identity::DiskIdentity;
 pub use smart::{
     AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,

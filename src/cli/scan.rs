@@ -20,9 +20,9 @@ Timeouts: on a SCSI or SATA disk (the sd driver: SATA, SAS, USB, virtio-scsi) th
 read with SCSI READ commands that carry --timeout as their own timeout, through the disk's sg \
 node (/dev/sgN; without one, SG_IO on the block device, where the kernel gives a command at \
 least 7 s: modprobe sg): a block the disk has not answered by then is abandoned (no kernel \
-retries), counted TIME, left not tried ('*') in the mapfile and makes the exit status 5. A \
-block larger than the disk's largest transfer is several commands, sent together through the \
-sg node. Elsewhere (loop, NVMe, virtio-blk, md, dm) a plain \
+retries), counted TIME, left not tried ('*') in the mapfile and makes the exit status 3 (4 \
+if a sector is unreadable). A block larger than the disk's largest transfer is several \
+commands, sent together through the sg node. Elsewhere (loop, NVMe, virtio-blk, md, dm) a plain \
 O_DIRECT read cannot be abandoned: a weak sector is waited for through the kernel's own \
 retries and then counted TIME. The output says which, and why (JSON: timeout_enforced, \
 timeout_reason).
@@ -45,9 +45,9 @@ the device before each write. The drive's reallocated and pending sector counts 
 197) are shown before and after, \"not available\" when SMART does not give them.
 
 Exit status: 0 every block of the range was read (now or in the mapfile's earlier runs), 1 \
-error, 2 usage, 5 some sectors could not be read (they are listed), 6 the scan could not \
-finish (the device went away or changed; what was read is reported), 128 + the signal when \
-stopped (130 for Ctrl-C). With --repair: 0 when every unreadable sector reads after its \
+error, 2 usage, 3 no sector unreadable but blocks abandoned at --timeout, 4 some sectors could \
+not be read (they are listed), 5 the scan could not finish (the device went away or changed; \
+what was read is reported), 128 + the signal when stopped (130 for Ctrl-C). With --repair: 0 when every unreadable sector reads after its \
 rewrite, else the scan's own status.
 
 Examples:

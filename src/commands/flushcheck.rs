@@ -21,11 +21,11 @@ use crate::sys::SysRoot;
 use crate::sys::flush::{FlushDevice, PinnedDevice};
 
 /// Exit status of the timing check when a volatile cache acknowledges commits.
-pub const EXIT_VOLATILE_CACHE: u8 = 3;
+pub const EXIT_VOLATILE_CACHE: u8 = crate::model::exit::SUSPECT;
 /// Exit status of `--verify` when acknowledged records were lost or torn.
-pub const EXIT_LOST: u8 = 4;
+pub const EXIT_LOST: u8 = crate::model::exit::FAILING;
 /// Exit status of the timing check when timing cannot tell.
-pub const EXIT_UNKNOWN: u8 = 5;
+pub const EXIT_UNKNOWN: u8 = crate::model::exit::UNKNOWN;
 
 /// Runs the command.
 pub fn flushcheck(
@@ -64,7 +64,7 @@ pub fn prepare_write(path: &Path, confirmation: Option<&str>) -> anyhow::Result<
     let live = SysRoot::host()
         .inventory()
         .context("cannot read the running system's devices to check that the target is unused")?;
-    safety::check_device_write(&live, &name, confirmation)?;
+    safety::check_device_write(&live, &name, confirmation).map_err(safety::refusal_error)?;
     let device = pinned
         .open(true)
         .with_context(|| format!("cannot open {shown} for writing (O_DIRECT, exclusively)"))?;

@@ -6,7 +6,8 @@
 //! which). Then the engine reads block by block; between reads the stop flag (SIGINT, SIGTERM,
 //! SIGHUP) is checked, the mapfile saved every 30 s and the progress line drawn. On a stop the
 //! mapfile and the badblocks list are saved, the summary of what was read is printed, and the
-//! exit status is 128 + the signal.
+//! exit status is 128 + the signal. Otherwise 0 every sector read, 4 some unreadable, 3 none
+//! unreadable but blocks abandoned at `--timeout`, 5 the scan could not finish.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -18,8 +19,9 @@ use anyhow::{Context, bail};
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::cli::ScanArgs;
 use crate::history::History;
-use crate::model::Bytes;
+use crate::model::exit::usage_bail;
 use crate::model::text::neutralize_controls;
+use crate::model::{Bytes, UsageError, exit};
 use crate::model::{ChosenDevice, SmartReading};
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::scan::{self as report, ScanRun, ScanTarget};
@@ -37,10 +39,12 @@ use crate::sys::signals::{Catch, StopSignals};
 use crate::sys::{LinuxDrives, direct};
 use crate::sys::{SysRoot, activity};
 
-/// Exit status when some sectors could not be read.
-pub const EXIT_UNREADABLE: u8 = 5;
-/// Exit status when the scan could not finish (the device went away or changed).
-pub const EXIT_INCOMPLETE: u8 = 6;
+/// Exit status when some sectors could not be read: failing, as `triage` and `smart` say it.
+pub const EXIT_UNREADABLE: u8 = exit::FAILING;
+/// Exit status when no sector failed but some blocks were abandoned at `--timeout`: suspect.
+pub const EXIT_ABANDONED: u8 = exit::SUSPECT;
+/// Exit status when the scan could not finish (the device went away or changed): unknown.
+pub const EXIT_INCOMPLETE: u8 = exit::UNKNOWN;
 
 /// The default read size.
 const DEFAULT_BLOCK: u64 = 1 << 20;
@@ -54,7 +58,7 @@ const DEVICE_COMMENT: &str = "disktriage device: ";
 
 /// Runs the command.
 pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
-    let bb_size = badblocks::check_bb_size(args.bb_size).map_err(anyhow::Error::msg)?;
+    let bb_size = badblocks::check_bb_size(args.bb_size).map_err(UsageError)?;
     check_durations(args)?;
     let shown = args.target.display().to_string();
     let mut device = ScanDevice::open(&args.target)
@@ -235,8 +239,11 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     // After a repair, the sectors that read again no longer count: 0 when every sector of the
     // range now reads (bad sectors an earlier run left in the mapfile, not read again, are not
     // repaired and still count) and nothing was abandoned.
-    if now.bytes_with(Status::BadSector, domain) > 0 || scan.bytes_abandoned > 0 {
+    if now.bytes_with(Status::BadSector, domain) > 0 {
         return Ok(ExitCode::from(EXIT_UNREADABLE));
+    }
+    if scan.bytes_abandoned > 0 {
+        return Ok(ExitCode::from(EXIT_ABANDONED));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -271,10 +278,10 @@ fn record(dir: &Path, target: &ScanTarget, scan: &Scan, seconds: f64, stop: &dyn
 fn check_durations(args: &ScanArgs) -> anyhow::Result<()> {
     let ms = Duration::from_millis(1);
     if args.slow < ms {
-        bail!("--slow must be at least 1ms (every block would be slow and read twice)");
+        usage_bail!("--slow must be at least 1ms (every block would be slow and read twice)");
     }
     if args.timeout < ms {
-        bail!("--timeout must be at least 1ms");
+        usage_bail!("--timeout must be at least 1ms");
     }
     Ok(())
 }
@@ -283,21 +290,25 @@ fn check_durations(args: &ScanArgs) -> anyhow::Result<()> {
 fn domain(args: &ScanArgs, device_size: u64, sector: u64) -> anyhow::Result<Span> {
     let offset = args.offset.unwrap_or(0);
     if !offset.is_multiple_of(sector) {
-        bail!("--offset {offset} is not a multiple of the logical block size ({sector} bytes)");
+        usage_bail!(
+            "--offset {offset} is not a multiple of the logical block size ({sector} bytes)"
+        );
     }
     if offset >= device_size {
-        bail!("--offset {offset} is at or beyond the end of the device ({device_size} bytes)");
+        usage_bail!(
+            "--offset {offset} is at or beyond the end of the device ({device_size} bytes)"
+        );
     }
     let size = match args.size {
         None => device_size - offset,
-        Some(0) => bail!("--size 0: nothing to scan"),
+        Some(0) => usage_bail!("--size 0: nothing to scan"),
         Some(s) => s,
     };
     if !size.is_multiple_of(sector) {
-        bail!("--size {size} is not a multiple of the logical block size ({sector} bytes)");
+        usage_bail!("--size {size} is not a multiple of the logical block size ({sector} bytes)");
     }
     if size > device_size - offset {
-        bail!(
+        usage_bail!(
             "--offset {offset} --size {size} goes beyond the end of the device ({device_size} \
              bytes)"
         );
@@ -313,10 +324,12 @@ pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
         None => DEFAULT_BLOCK / sector * sector,
         Some(b) => {
             if b == 0 || !b.is_multiple_of(sector) {
-                bail!("--block {b} must be a multiple of the logical block size ({sector} bytes)");
+                usage_bail!(
+                    "--block {b} must be a multiple of the logical block size ({sector} bytes)"
+                );
             }
             if b > MAX_BLOCK {
-                bail!(
+                usage_bail!(
                     "--block {b} is larger than the largest block a scan reads ({MAX_BLOCK} bytes)"
                 );
             }
@@ -544,7 +557,7 @@ impl Repairer {
         let live = SysRoot::host().inventory().context(
             "cannot read the running system's devices to check that the target is unused",
         )?;
-        safety::check_device_write(&live, &name, confirmation)?;
+        safety::check_device_write(&live, &name, confirmation).map_err(safety::refusal_error)?;
         if device.read_only().unwrap_or(false) {
             return Err(WriteRefusal::ReadOnly { name }.into());
         }

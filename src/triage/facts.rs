@@ -33,9 +33,9 @@ impl TriageVerdict {
     pub fn exit_status(self) -> u8 {
         match self {
             TriageVerdict::Healthy => 0,
-            TriageVerdict::Suspect => 3,
-            TriageVerdict::Failing => 4,
-            TriageVerdict::Unknown => 5,
+            TriageVerdict::Suspect => crate::model::exit::SUSPECT,
+            TriageVerdict::Failing => crate::model::exit::FAILING,
+            TriageVerdict::Unknown => crate::model::exit::UNKNOWN,
         }
     }
 }

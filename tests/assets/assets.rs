@@ -676,7 +676,24 @@ fn check_or_update_region(file: &str, begin: &str, end: &str, generated: &str) -
         eprintln!("wrote {}", path.display());
         return None;
     }
-    Some(format!("{file}: the generated keys are stale"))
+    Some(format!(
+        "{file}: the generated part between {begin} and {end} is stale"
+    ))
+}
+
+const EXITS_BEGIN: &str = "<!-- exit statuses: generated from model::exit::TABLE (src/model/exit.rs) by tests/assets/ -->";
+const EXITS_END: &str = "<!-- end of the generated exit statuses -->";
+
+#[test]
+fn the_exit_status_table_in_the_docs_is_current() {
+    let mut table = String::from("| status | means |\n|---|---|\n");
+    for (status, meaning) in disktriage::model::EXIT_STATUSES {
+        writeln!(table, "| {status} | {meaning} |").unwrap();
+    }
+    assert!(table.contains("| 2 | A usage error"), "{table}");
+    assert_current(
+        check_or_update_region("docs/commands.md", EXITS_BEGIN, EXITS_END, &table).as_slice(),
+    );
 }
 
 #[test]

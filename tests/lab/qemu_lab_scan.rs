@@ -164,7 +164,7 @@ fn bucket(doc: &Value, label: &str) -> u64 {
 fn assert_sixteen_bad_sectors(r: &Results, scan: &str, map: &str, bb: &str, enforced: bool) {
     let doc = r.json(scan);
     let bad = (SD_BAD_LBA * 512, SD_BAD_COUNT * 512);
-    assert_eq!(r.rc(scan), 5, "{scan}: some sectors unreadable");
+    assert_eq!(r.rc(scan), 4, "{scan}: some sectors unreadable");
     assert_eq!(doc["timeout_enforced"], enforced, "{scan}: {doc}");
     assert_eq!(doc["end"], "finished", "{scan}");
     // Exactly the 16 sectors, with the errno a plain read gets for an unrecovered read error.
@@ -287,7 +287,7 @@ fn qemu_lab_scan_dm_error_sectors_are_named_with_eio() {
     }
     let r = shared_lab();
     let doc = r.json("SCAN-ERR");
-    assert_eq!(r.rc("SCAN-ERR"), 5, "{doc}");
+    assert_eq!(r.rc("SCAN-ERR"), 4, "{doc}");
     assert_eq!(
         errors(&doc),
         vec![(40970 * 512, 40 * 512, i64::from(libc::EIO))],
@@ -367,7 +367,11 @@ fn qemu_lab_scan_a_stopped_scan_resumes_reading_only_the_rest() {
 /// abandoned, `blocks` of them over `bytes`, none read, no bad sector invented.
 fn assert_all_abandoned(r: &Results, scan: &str, blocks: u64, bytes: u64) -> Value {
     let doc = r.json(scan);
-    assert_eq!(r.rc(scan), 5, "{scan}: {doc}");
+    assert_eq!(
+        r.rc(scan),
+        3,
+        "{scan}: abandoned, nothing unreadable: {doc}"
+    );
     assert_eq!(doc["timeout_enforced"], true, "{scan}: {doc}");
     assert_eq!(ranges(&doc, "timeouts"), vec![(0, bytes)], "{scan}: {doc}");
     assert_eq!(bucket(&doc, "TIME"), blocks, "{scan}: {doc}");
@@ -419,7 +423,8 @@ fn qemu_lab_scan_a_block_is_abandoned_at_the_timeout_through_the_sg_node() {
             ),
         "{text}"
     );
-    assert_eq!(r.rc("SCAN-SD-TIMEOUT-TEXT"), 5);
+    // Nothing unreadable, only abandoned: suspect.
+    assert_eq!(r.rc("SCAN-SD-TIMEOUT-TEXT"), 3);
     // One 128 KiB block in two 64 KiB commands sent together (2 s each): both abandoned at
     // once, the block TIME, none of it read; one after the other would take 4 s at least.
     let doc = assert_all_abandoned(r, "SCAN-SD-TIMEOUT-PIECES", 1, 128 << 10);
@@ -474,7 +479,7 @@ fn qemu_lab_scan_without_the_sg_module_a_block_is_abandoned_at_the_kernels_7_s()
             && text.contains("one that takes 1000 ms or more but answers before is counted TIME"),
         "{text}"
     );
-    assert_eq!(r.rc("SCAN-SD-TIMEOUT-NO-SG-TEXT"), 5);
+    assert_eq!(r.rc("SCAN-SD-TIMEOUT-NO-SG-TEXT"), 3);
     assert!(
         r.text("SCAN-SD-TIMEOUT-NO-SG-TEXT")
             .contains("insmod sg rc=0")
@@ -578,7 +583,7 @@ fn qemu_lab_scan_repair_writes_only_the_bad_sectors_and_says_they_stay_bad() {
         "{repair}"
     );
     assert!(repair["stopped"].is_null(), "{repair}");
-    assert_eq!(r.rc("REPAIR"), 5);
+    assert_eq!(r.rc("REPAIR"), 4);
     // No SMART on scsi_debug: the counts are null, with the reason, before and after.
     for when in ["smart_before", "smart_after"] {
         for count in ["reallocated", "pending"] {
@@ -614,7 +619,7 @@ fn qemu_lab_scan_repair_writes_only_the_bad_sectors_and_says_they_stay_bad() {
     ] {
         assert!(flat.contains(words), "{words:?} in {text}");
     }
-    assert_eq!(r.rc("REPAIR-TEXT"), 5);
+    assert_eq!(r.rc("REPAIR-TEXT"), 4);
     // A witness: a plain read of LBA 8192 still fails.
     assert_ne!(r.rc("REPAIR-REREAD"), 0, "{}", r.text("REPAIR-REREAD"));
     // With the errors off: zeros over exactly LBA 8192-8207, the pattern around them intact.
@@ -638,7 +643,7 @@ fn qemu_lab_scan_a_disk_removed_while_read_in_pieces_ends_the_scan_with_what_was
             .contains("a 1.0 MiB block is 16 commands of 64.0 KiB, sent together"),
         "{doc}"
     );
-    assert_eq!(r.rc("SCAN-SD-REMOVED"), 6, "{doc}");
+    assert_eq!(r.rc("SCAN-SD-REMOVED"), 5, "{doc}");
     assert_eq!(doc["end"], "gone", "{doc}");
     assert!(
         doc["end_reason"].as_str().unwrap().contains("removed"),

@@ -235,7 +235,7 @@ fn root_loop_has_no_drive_cache_and_no_smart() {
 
     // No drive answered: not a pass for a script that asks whether the disk is healthy.
     let out = run(&journal, &["smart", &l.name]);
-    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(out.status.code(), Some(5));
     assert_eq!(
         stdout(&out),
         format!("{} (loop): SMART not available on loop\n", l.name)

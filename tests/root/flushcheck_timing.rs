@@ -66,13 +66,22 @@ fn fill(image: &Path) {
 /// Runs `flushcheck extra...` on `dev` and checks that it is refused (exit 1) with `words`
 /// in the refusal, with nothing written to the device (its counter and its image).
 fn assert_refused(dev: &LoopDev, extra: &[&str], words: &str) {
+    assert_refused_with(dev, extra, words, 1);
+}
+
+/// [`assert_refused`] for a usage error: exit 2, as clap's own.
+fn assert_usage_error(dev: &LoopDev, extra: &[&str], words: &str) {
+    assert_refused_with(dev, extra, words, 2);
+}
+
+fn assert_refused_with(dev: &LoopDev, extra: &[&str], words: &str, code: i32) {
     let sum = checksum(&dev.image);
     let before = sectors_written(&dev.name);
     let mut args = vec!["flushcheck", dev.path_str()];
     args.extend_from_slice(extra);
     let out = disktriage(&args);
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     assert!(
         err.contains(words),
         "{args:?}: expected {words:?} in: {err}"
@@ -95,12 +104,14 @@ fn flushcheck_without_destroy_data_or_with_another_name_is_refused() {
     let dev = LoopDev::new(dir.path(), 32 << 20, 512);
     let other = LoopDev::new(dir.path(), 16 << 20, 512);
     fill(&dev.image);
-    assert_refused(
+    assert_usage_error(
         &dev,
         &[],
         &format!("pass --destroy-data {} to confirm", dev.name),
     );
-    for wrong in [other.name.as_str(), "/dev/sda", "loop", ""] {
+    // The name with a space after it is not the name.
+    let spaced = format!("{} ", dev.name);
+    for wrong in [other.name.as_str(), "/dev/sda", "loop", "", spaced.as_str()] {
         assert_refused(
             &dev,
             &["--destroy-data", wrong],
@@ -183,7 +194,7 @@ fn flushcheck_with_an_absurd_rpm_is_refused_before_anything() {
     let dev = LoopDev::new(dir.path(), 32 << 20, 512);
     fill(&dev.image);
     for rpm in ["1", "1024", "30001", "4294967295"] {
-        assert_refused(
+        assert_usage_error(
             &dev,
             &["--destroy-data", &dev.name, "--rpm", rpm],
             "--rpm takes 0 (the disk does not rotate) or a rate from 1025 to 30000",

@@ -65,7 +65,13 @@ fn assert_refused_before_reading(dev: &LoopDev, extra: &[&str], words: &str) {
     args.extend_from_slice(extra);
     let out = disktriage(&args);
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    // No --destroy-data at all is a usage error (2); every other refusal an error (1).
+    let expected = if extra.contains(&"--destroy-data") {
+        1
+    } else {
+        2
+    };
+    assert_eq!(out.status.code(), Some(expected), "{args:?}: {err}");
     assert!(
         err.contains(words),
         "{args:?}: expected {words:?} in: {err}"
@@ -108,7 +114,10 @@ fn a_repair_with_another_devices_name_is_refused_before_any_read() {
     let dev = LoopDev::new(dir.path(), 64 << 20, 512);
     let other = LoopDev::new(dir.path(), 32 << 20, 512);
     let sum = checksum(&dev.image);
-    for wrong in [other.name.as_str(), "/dev/sda", "loop", ""] {
+    // The name typed with a space after it is not the name (as the prompt of a terminal may
+    // leave it when pasted).
+    let spaced = format!("{} ", dev.name);
+    for wrong in [other.name.as_str(), "/dev/sda", "loop", "", spaced.as_str()] {
         assert_refused_before_reading(
             &dev,
             &["--destroy-data", wrong],

@@ -2,7 +2,7 @@
 //! only when the admin typed the device's own name. Pure: it decides from the inventory.
 
 use crate::model::usage;
-use crate::model::{FileId, InUse, Inventory};
+use crate::model::{FileId, InUse, Inventory, UsageError};
 
 /// Why a write test may not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -113,10 +113,19 @@ pub fn usage_of<'a>(inv: &'a Inventory, name: &str) -> Option<Vec<&'a InUse>> {
     })
 }
 
-/// Does `given` (what the admin typed) name `name`? Accepts `sdb` and `/dev/sdb`.
+/// Does `given` (what the admin typed) name `name`? Accepts `sdb` and `/dev/sdb`, exactly:
+/// a name with a space before or after it is not the device's name.
 pub fn confirms(given: &str, name: &str) -> bool {
-    let given = given.trim();
     given == name || given.strip_prefix("/dev/") == Some(name)
+}
+
+/// The error a command that always writes returns for a refusal: a missing `--destroy-data`
+/// is a usage error (exit status 2), any other refusal an error (1).
+pub fn refusal_error(refusal: WriteRefusal) -> anyhow::Error {
+    match refusal {
+        WriteRefusal::NotConfirmed { .. } => UsageError(refusal.to_string()).into(),
+        refusal => refusal.into(),
+    }
 }
 
 /// Decides whether a write test may run on block device `name`.
@@ -187,7 +196,7 @@ pub fn check_file_write(
         });
     }
     match confirmation {
-        Some(g) if g.trim() == confirmation_name || g.trim() == path => Ok(()),
+        Some(g) if g == confirmation_name || g == path => Ok(()),
         Some(g) => Err(WriteRefusal::WrongFileName {
             given: g.into(),
             path: path.into(),
@@ -242,6 +251,35 @@ pub fn check_confirmation(name: &str, confirmation: Option<&str>) -> Result<(), 
 mod tests {
     use super::*;
     use crate::model::{BlockDevice, Holder, HolderKind, Partition};
+
+    #[test]
+    fn a_typed_name_is_the_device_name_exactly() {
+        assert!(confirms("loop0", "loop0"));
+        assert!(confirms("/dev/loop0", "loop0"));
+        // What the admin typed is what is checked: a stray space names no device.
+        for given in [
+            "loop0 ",
+            " loop0",
+            "/dev/loop0 ",
+            "loop0\n",
+            "loop",
+            "/dev/loop0/",
+        ] {
+            assert!(!confirms(given, "loop0"), "{given:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_confirmation_is_a_usage_error_and_a_wrong_one_is_not() {
+        let missing = refusal_error(WriteRefusal::NotConfirmed {
+            name: "loop0".into(),
+        });
+        assert!(crate::model::exit::is_usage(&missing));
+        let in_use = refusal_error(WriteRefusal::ReadOnly {
+            name: "loop0".into(),
+        });
+        assert!(!crate::model::exit::is_usage(&in_use));
+    }
 
     fn inv() -> Inventory {
         let mut free = BlockDevice::unknown("loop1", "/dev/loop1".into());

@@ -101,7 +101,7 @@ fn check_rpm(rpm: Option<u32>) -> anyhow::Result<()> {
         && rpm != 0
         && !(MIN_RPM..=MAX_RPM).contains(&rpm)
     {
-        bail!(
+        crate::model::exit::usage_bail!(
             "--rpm takes 0 (the disk does not rotate) or a rate from {MIN_RPM} to {MAX_RPM}, \
              not {rpm}"
         );
