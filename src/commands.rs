@@ -58,6 +58,24 @@ fn orphan_hint(journal_dir: &Path) -> String {
     )
 }
 
+/// The exit status of an error a command returned: 2 for a usage error (an argument found
+/// wrong after parsing, or a write asked without `--destroy-data`, for one target or a list),
+/// 1 for every other error (`model::exit` has the table).
+pub fn exit_status_of(err: &anyhow::Error) -> u8 {
+    let unconfirmed = err.chain().any(|e| {
+        crate::bench::exec::safety::is_unconfirmed(e)
+            || matches!(
+                e.downcast_ref::<crate::bench::analysis::several_disks::ListRefusal>(),
+                Some(crate::bench::analysis::several_disks::ListRefusal::NotConfirmed { .. })
+            )
+    });
+    if unconfirmed || exit::is_usage(err) {
+        exit::USAGE
+    } else {
+        exit::ERROR
+    }
+}
+
 /// `disktriage cache DEV [on|off] [--keep]`.
 pub fn cache(
     root: &SysRoot,

@@ -16,11 +16,7 @@ fn main() -> ExitCode {
             let text = disktriage::model::text::neutralize_controls(&format!("{err:#}"));
             disktriage::report::output::write_stderr(&format!("disktriage: {text}\n"));
             // A usage error found after parsing exits as clap's own do.
-            if disktriage::model::exit::is_usage(&err) {
-                ExitCode::from(disktriage::model::exit::USAGE)
-            } else {
-                ExitCode::FAILURE
-            }
+            ExitCode::from(disktriage::commands::exit_status_of(&err))
         }
     }
 }

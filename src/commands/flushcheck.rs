@@ -64,7 +64,7 @@ pub fn prepare_write(path: &Path, confirmation: Option<&str>) -> anyhow::Result<
     let live = SysRoot::host()
         .inventory()
         .context("cannot read the running system's devices to check that the target is unused")?;
-    safety::check_device_write(&live, &name, confirmation).map_err(safety::refusal_error)?;
+    safety::check_device_write(&live, &name, confirmation)?;
     let device = pinned
         .open(true)
         .with_context(|| format!("cannot open {shown} for writing (O_DIRECT, exclusively)"))?;

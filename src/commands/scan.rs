@@ -557,7 +557,7 @@ impl Repairer {
         let live = SysRoot::host().inventory().context(
             "cannot read the running system's devices to check that the target is unused",
         )?;
-        safety::check_device_write(&live, &name, confirmation).map_err(safety::refusal_error)?;
+        safety::check_device_write(&live, &name, confirmation)?;
         if device.read_only().unwrap_or(false) {
             return Err(WriteRefusal::ReadOnly { name }.into());
         }

@@ -35,7 +35,7 @@ pub const TABLE: &[(&str, &str)] = &[
     (
         "2",
         "A usage error, found before anything was read or written: an option missing or out of \
-         range, or scan --repair and flushcheck without --destroy-data.",
+         range, or a write (run, scan --repair, flushcheck) asked without --destroy-data.",
     ),
     (
         "3",

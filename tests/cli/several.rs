@@ -116,7 +116,9 @@ fn one_destroy_data_list_names_every_written_target() {
     let check = |extra: &[&str], expected: &str| {
         let out = run(extra);
         let (stdout, stderr) = text(&out);
-        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stdout}{stderr}");
+        // No list at all is a usage error (2); a list that names the wrong files a refusal (1).
+        let code = if extra.is_empty() { 2 } else { 1 };
+        assert_eq!(out.status.code(), Some(code), "{extra:?}: {stdout}{stderr}");
         let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.contains(expected), "{extra:?}: {stderr}");
     };
@@ -132,6 +134,11 @@ fn one_destroy_data_list_names_every_written_target() {
     check(
         &["--destroy-data", "a.img,b.img,c.img"],
         "--destroy-data names c.img, which is not one of the targets written",
+    );
+    // Each name exactly: a space after the comma is not part of the list's syntax.
+    check(
+        &["--destroy-data", "a.img, b.img"],
+        "--destroy-data a.img, b.img does not name b.img",
     );
     // Nothing was written by a refused run.
     for f in [a, b] {

@@ -620,7 +620,8 @@ fn root_write_guard() {
     let l = LoopDev::new(dir.path(), 64 << 20, 512);
     // Without the confirmation: refused, nothing written.
     let out = disktriage(&["run", l.path_str(), "--test", "seq-write", "--count", "1"]);
-    assert!(!out.status.success());
+    // A usage error: exit 2, as for every command that writes.
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&format!("pass --destroy-data {}", l.name)),
@@ -805,6 +806,7 @@ fn root_file_targets() {
     assert_eq!(u(&phase(&doc, 0)["read"]["ops"]), 100);
     let out = disktriage(&["run", f, "--test", "seq-write", "--count", "1"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("pass --destroy-data test.bin"));
+    assert_eq!(out.status.code(), Some(2));
     run_json(&[
         f,
         "--test",

@@ -246,7 +246,6 @@ pub fn split_confirmation(
     };
     let mut entries: Vec<Option<&str>> = given
         .split(',')
-        .map(str::trim)
         .filter(|e| !e.is_empty())
         .map(Some)
         .collect();
@@ -442,10 +441,16 @@ mod tests {
             split_confirmation(&targets, Some("loop1,/dev/loop0")),
             Ok(vec![Some("/dev/loop0".into()), Some("loop1".into())])
         );
-        assert_eq!(
-            split_confirmation(&targets, Some(" loop0 , loop1 ")),
-            Ok(vec![Some("loop0".into()), Some("loop1".into())])
-        );
+        // Each name exactly, as for one target: a name with a space around it names no device.
+        for spaced in [" loop0 , loop1 ", "loop0, loop1", "loop0 ,loop1"] {
+            assert!(
+                matches!(
+                    split_confirmation(&targets, Some(spaced)),
+                    Err(ListRefusal::Missing { .. })
+                ),
+                "{spaced:?}"
+            );
+        }
         // A created file needs no name.
         assert_eq!(
             split_confirmation(&names(&["loop0", ""]), Some("loop0")),

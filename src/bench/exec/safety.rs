@@ -2,7 +2,7 @@
 //! only when the admin typed the device's own name. Pure: it decides from the inventory.
 
 use crate::model::usage;
-use crate::model::{FileId, InUse, Inventory, UsageError};
+use crate::model::{FileId, InUse, Inventory};
 
 /// Why a write test may not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,13 +119,17 @@ pub fn confirms(given: &str, name: &str) -> bool {
     given == name || given.strip_prefix("/dev/") == Some(name)
 }
 
-/// The error a command that always writes returns for a refusal: a missing `--destroy-data`
-/// is a usage error (exit status 2), any other refusal an error (1).
-pub fn refusal_error(refusal: WriteRefusal) -> anyhow::Error {
-    match refusal {
-        WriteRefusal::NotConfirmed { .. } => UsageError(refusal.to_string()).into(),
-        refusal => refusal.into(),
-    }
+/// Is `err` the refusal of a write for want of any `--destroy-data`? The binary exits 2 for
+/// it, as for every usage error; another name typed, or a device in use, is a refusal (1).
+pub fn is_unconfirmed(err: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        err.downcast_ref::<WriteRefusal>(),
+        Some(
+            WriteRefusal::NotConfirmed { .. }
+                | WriteRefusal::RewriteNotConfirmed { .. }
+                | WriteRefusal::FileNotConfirmed { .. }
+        )
+    )
 }
 
 /// Decides whether a write test may run on block device `name`.
@@ -270,15 +274,17 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_confirmation_is_a_usage_error_and_a_wrong_one_is_not() {
-        let missing = refusal_error(WriteRefusal::NotConfirmed {
+    fn only_a_missing_confirmation_is_unconfirmed() {
+        let missing = WriteRefusal::NotConfirmed {
             name: "loop0".into(),
-        });
-        assert!(crate::model::exit::is_usage(&missing));
-        let in_use = refusal_error(WriteRefusal::ReadOnly {
+        };
+        assert!(is_unconfirmed(&missing));
+        assert!(is_unconfirmed(&missing.clone().for_rewrite(true)));
+        let wrong = WriteRefusal::WrongName {
+            given: "loop1".into(),
             name: "loop0".into(),
-        });
-        assert!(!crate::model::exit::is_usage(&in_use));
+        };
+        assert!(!is_unconfirmed(&wrong));
     }
 
     fn inv() -> Inventory {
