@@ -92,6 +92,20 @@ fn a_wrong_name_starts_nothing_and_esc_cancels() {
 }
 
 #[test]
+fn the_name_with_a_trailing_space_starts_nothing() {
+    let mut app = app_with("host-loop-zram", true);
+    key(&mut app, KeyCode::Char('F'));
+    keys(&mut app, "loop0 ");
+    assert!(key(&mut app, KeyCode::Enter).is_empty());
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("\"loop0 \" is not loop0: nothing was written"),
+        "{s}"
+    );
+    assert_eq!(app.screen, Screen::Devices);
+}
+
+#[test]
 fn running_shows_the_step_a_bar_and_stop() {
     let mut app = app_checking_loop0();
     app.update(progress(
