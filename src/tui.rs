@@ -27,7 +27,7 @@ use std::mem::ManuallyDrop;
 use std::panic::PanicHookInfo;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::ThreadId;
@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
-use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
+use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen};
 use ratatui::crossterm::{cursor, execute};
 
 use crate::app::App;
@@ -55,9 +55,33 @@ const TICK: Duration = Duration::from_millis(250);
 /// The fastest the screen is redrawn for data (keys redraw at once).
 const MIN_FRAME: Duration = Duration::from_millis(100);
 
+/// Set when the terminal has no alternate screen (the kernel's console): what the session
+/// drew stays on the one screen there, so leaving clears it (read by the panic route too).
+static NO_ALTERNATE_SCREEN: AtomicBool = AtomicBool::new(false);
+
 fn restore_terminal() {
     let _ = ratatui::crossterm::terminal::disable_raw_mode();
-    let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
+    if NO_ALTERNATE_SCREEN.load(Ordering::Relaxed) {
+        // No screen to go back to: a blank one, the cursor at its top, so the shell's prompt
+        // and the restore report stand on lines of their own, nothing of the frame around.
+        let _ = execute!(
+            io::stdout(),
+            Clear(ClearType::All),
+            cursor::MoveTo(0, 0),
+            cursor::Show
+        );
+    } else {
+        let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
+    }
+}
+
+/// Does a terminal of type `term` lack an alternate screen (terminfo without smcup/rmcup)?
+/// The Linux console (`linux`, and its variants such as `linux-16color`) has none and keeps
+/// its earlier output; so do the old VTs. Without TERM nothing can be confirmed: no.
+pub fn lacks_alternate_screen(term: Option<&str>) -> bool {
+    term.is_some_and(|t| {
+        t == "linux" || t.starts_with("linux-") || t == "dumb" || t.starts_with("vt1")
+    })
 }
 
 /// Runs the interactive program until the admin quits.
@@ -100,6 +124,11 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
     let signals = StopSignals::catch(Catch::Session)?;
     let signalled = signals.signalled();
 
+    let term = std::env::var("TERM").ok();
+    let console = term
+        .as_deref()
+        .is_some_and(|t| t == "linux" || t.starts_with("linux-"));
+    NO_ALTERNATE_SCREEN.store(lacks_alternate_screen(term.as_deref()), Ordering::Relaxed);
     ratatui::crossterm::terminal::enable_raw_mode()
         .context("cannot switch the terminal to raw mode")?;
     let mut stdout = io::stdout();
@@ -117,12 +146,19 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
             return Err(e).context("cannot set up the terminal");
         }
     };
+    // The renderer writes only the cells that changed since the frame before, starting from
+    // blank ones: the screen must be blank too. On the kernel's console (no alternate screen)
+    // it still holds the earlier output, which would show through every blank cell.
+    if let Err(e) = terminal.clear() {
+        release_terminal(terminal);
+        restore_terminal();
+        return Err(e).context("cannot clear the terminal");
+    }
     let changer = guard
         .as_ref()
         .map(RestoreGuard::shared)
         .map_err(Clone::clone);
     let history = crate::history::History::new(history_dir);
-    let console = std::env::var("TERM").is_ok_and(|t| t == "linux");
     let result = event::spawn_input(tx.clone())
         .map_err(anyhow::Error::from)
         .and_then(|_| {
@@ -490,6 +526,17 @@ mod tests {
     use super::*;
     use crate::model::Transport;
     use crate::sys::{FakeDevice, FakeDrives};
+
+    #[test]
+    fn the_kernels_console_has_no_alternate_screen() {
+        for term in ["linux", "linux-16color", "vt100", "dumb"] {
+            assert!(lacks_alternate_screen(Some(term)), "{term}");
+        }
+        for term in ["xterm-256color", "screen", "tmux-256color", "rxvt-unicode"] {
+            assert!(!lacks_alternate_screen(Some(term)), "{term}");
+        }
+        assert!(!lacks_alternate_screen(None));
+    }
 
     /// One frame as the terminal got it: its text, and how many drive commands had been
     /// issued by then.

@@ -5,7 +5,8 @@
 //! A new file of lab tests is one more `mod` line below; it reaches the shared boot through
 //! `crate::qemu_lab`, or boots a lab of its own (`qemu_lab_scan`: the scan's guest;
 //! `qemu_lab_triage`: the triage's) with the static binary (`build_static_binary`) and reads
-//! its guest's sections (`Results`) below.
+//! its guest's sections (`Results`) below; `qemu_lab_console` drives its guest while it runs
+//! (`start_boot`).
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
@@ -13,6 +14,7 @@
 mod common;
 
 mod qemu_lab;
+mod qemu_lab_console;
 mod qemu_lab_flush;
 mod qemu_lab_scan;
 mod qemu_lab_triage;
@@ -86,6 +88,15 @@ pub struct Boot<'a> {
 /// Boots the lab, keeps its logs under target/lab where a developer reads them after a
 /// failure, and returns the guest's output.
 pub fn boot(work: &Path, b: &Boot) -> Results {
+    let status = start_boot(work, b)
+        .wait()
+        .expect("wait for tests/vm/lab.sh");
+    finish_boot(work, b, status)
+}
+
+/// Starts the boot [`boot`] waits for, for a test that drives the guest while it runs (the
+/// console's keys): the lab.sh process.
+pub fn start_boot(work: &Path, b: &Boot) -> std::process::Child {
     let bin = build_static_binary();
     let mut cmd = Command::new(repo().join("tests/vm/lab.sh"));
     cmd.arg("run")
@@ -98,7 +109,11 @@ pub fn boot(work: &Path, b: &Boot) -> Results {
     if let Some(prepare) = b.prepare {
         cmd.env("LAB_PREPARE", prepare);
     }
-    let status = cmd.status().expect("run tests/vm/lab.sh");
+    cmd.spawn().expect("run tests/vm/lab.sh")
+}
+
+/// After lab.sh ended with `status`: keeps the logs and returns the guest's output.
+pub fn finish_boot(work: &Path, b: &Boot, status: std::process::ExitStatus) -> Results {
     let keep = repo().join("target/lab");
     std::fs::create_dir_all(&keep).unwrap();
     let kept = |log: &str| format!("target/lab/qemu-lab{}-{log}", b.label);

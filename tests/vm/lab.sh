@@ -6,7 +6,7 @@
 # usage:
 #   tests/vm/lab.sh check
 #       exit 0 when the lab can run here; otherwise print what is missing and exit 3.
-#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage]
+#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage|console]
 #       builds WORKDIR/initramfs.cpio.gz (busybox, kernel modules, the static disktriage binary
 #       from $DISKTRIAGE_BIN if set, GUEST_SCRIPT as /lab/guest.sh, the tools named in
 #       $LAB_TOOLS with their libraries), creates sparse disk images in
@@ -14,6 +14,9 @@
 #       second serial port) ends up in WORKDIR/results.log, the kernel console in
 #       WORKDIR/console.log. Exit 0 when the guest script ran to the end. $LAB_PREPARE, if set,
 #       is run by bash with $WORK set before the boot, to prepare the disk images.
+#       The `console` disk set adds what a test drives the kernel's own console with: the
+#       standard VGA (vgacon, 80x25 text), QEMU's monitor on WORKDIR/monitor.sock (`sendkey`,
+#       `screendump`) and a third serial port (the guest's ttyS2) on WORKDIR/control.sock.
 #
 # Packages (Debian): qemu-system-x86, linux-image-amd64, busybox-static.
 set -euo pipefail
@@ -54,6 +57,8 @@ modules_for() {
             ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
         triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay" ;;
+        # No DRM driver: the console stays vgacon, the VGA's text mode with its ROM font.
+        console) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi" ;;
     esac
 }
 
@@ -184,8 +189,17 @@ run() {
         -drive "if=none,id=vblk0,file=$work/virtio.img,format=raw$virtio0_throttle"
         -device "virtio-blk-pci,drive=vblk0,serial=DT-VIRTIO-0"
     )
-    local images=(sata nvme scsi virtio) expect=4
+    local images=(sata nvme scsi virtio) expect=4 console_args=(-monitor none)
     case "$diskset" in
+        console)
+            rm -f "$work/monitor.sock" "$work/control.sock"
+            console_args=(
+                -vga std
+                -monitor "unix:$work/monitor.sock,server=on,wait=off"
+                -chardev "socket,id=control,path=$work/control.sock,server=on,wait=off"
+                -device "isa-serial,chardev=control"
+            )
+            ;;
         standard)
             disks+=(
                 -drive "if=none,id=nvme1,file=$work/nvmewarn.img,format=raw"
@@ -263,11 +277,11 @@ run() {
     rm -f "$work/results.log" "$work/console.log"
     timeout "${LAB_TIMEOUT:-600}" qemu-system-x86_64 \
         -accel tcg -M q35 -cpu max -m 1024 -smp 1 \
-        -display none -monitor none -no-reboot \
+        -display none -no-reboot \
         -serial "file:$work/console.log" -serial "file:$work/results.log" \
         -kernel "/boot/vmlinuz-$kver" -initrd "$work/initramfs.cpio.gz" \
         -append "console=ttyS0 panic=-1 loglevel=4" \
-        "${disks[@]}" || {
+        "${disks[@]}" "${console_args[@]}" || {
         echo "qemu failed or timed out; console tail:" >&2
         tail -n 30 "$work/console.log" >&2 || true
         return 1
