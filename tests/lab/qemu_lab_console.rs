@@ -7,8 +7,9 @@
 //! back as the kernel holds it (`/dev/vcsa1`, asked for on the guest's ttyS2), then asserts
 //! what an admin at that console sees:
 //!
-//! - every screen visited (Devices, the help, Test, Run, Results, Compare) holds nothing of
-//!   the earlier output: each cell is one the program drew;
+//! - every screen visited (Devices, the help, Test, Run, Results, Compare, Health, a surface
+//!   scan running and stopped, a triage, the flush check's dialog and the check running)
+//!   holds nothing of the earlier output: each cell is one the program drew;
 //! - no glyph is the font's stand-in for a character it lacks (vgacon draws those as `?`);
 //! - after `q`, the screen holds nothing of the frame and the shell's next line
 //!   (`AFTER rc=0`) starts a line of its own.
@@ -203,9 +204,12 @@ fn assert_clean(name: &str, screen: &Screen) {
             "{name}: the console's earlier output ({mark:?}) shows through:\n{all}"
         );
     }
-    // vgacon draws a character its font lacks as `?`; the program's own `?` is the help key
-    // in the header ("?:help") and the help's first line ("? or F1").
-    let own = all.matches("?:help").count() + all.matches("? or F1").count();
+    // vgacon draws a character its font lacks as `?`; the program's own are the help key in
+    // the header ("?:help") and the help's first line ("? or F1").
+    let own: usize = ["?:help", "? or F1"]
+        .iter()
+        .map(|own| all.matches(own).count())
+        .sum();
     assert_eq!(
         all.matches('?').count(),
         own,
@@ -233,11 +237,12 @@ fn qemu_lab_console_every_screen_is_drawn_whole_and_quit_leaves_a_clean_console(
     };
     let mut lab = start_boot(work.path(), &boot);
     let mut console = Console::attach(work.path());
+    // `words`: what the screen shows once drawn (one of them, `|` between).
     let visit = |console: &mut Console, name: &str, key: Option<&str>, words: &str| {
         if let Some(key) = key {
             console.key(key);
         }
-        let screen = console.wait_for(name, |s| s.contains(words));
+        let screen = console.wait_for(name, |s| words.split('|').any(|w| s.contains(w)));
         assert_clean(name, &screen);
         screen
     };
@@ -256,6 +261,37 @@ fn qemu_lab_console_every_screen_is_drawn_whole_and_quit_leaves_a_clean_console(
     visit(&mut console, "run", Some("3"), "No test has run yet");
     visit(&mut console, "results", Some("4"), "No runs yet");
     visit(&mut console, "compare", Some("5"), "┌ Compare");
+    visit(&mut console, "devices-selected", Some("1"), "┌ Devices");
+    visit(&mut console, "health", Some("h"), "Health of nvme0n1");
+    visit(
+        &mut console,
+        "devices-from-health",
+        Some("esc"),
+        "┌ Devices",
+    );
+    // The surface scan, read-only, while it reads and once stopped.
+    visit(&mut console, "scan", Some("b"), "Surface scan of nvme0n1");
+    visit(
+        &mut console,
+        "scan-stopped",
+        Some("x"),
+        "scan stopped|scan finished",
+    );
+    visit(&mut console, "devices-from-scan", Some("1"), "┌ Devices");
+    visit(&mut console, "triage", Some("v"), "Triage of 1 disk");
+    visit(&mut console, "devices-from-triage", Some("1"), "┌ Devices");
+    // The flush check writes: its dialog, the name typed, the check running.
+    visit(
+        &mut console,
+        "flush-dialog",
+        Some("shift-f"),
+        "WRITES to the first 64 MiB",
+    );
+    for key in ["n", "v", "m", "e", "0", "n", "1"] {
+        console.key(key);
+    }
+    visit(&mut console, "flush", Some("ret"), "Flush check of nvme0n1");
+    // q while the check writes: it is stopped (the cache put back) and the program ends.
     console.key("q");
     let after = console.wait_for("after-quit", |s| s.contains("AFTER rc=0"));
     let all = after.joined();
