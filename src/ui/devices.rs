@@ -110,6 +110,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         " Devices ".to_string()
     };
     super::fit::title(&title, list_area);
+    // No row out of sight without a mark: the list's lower edge says how many are.
+    let row = app.selected_device().map(|_| app.devices.row);
+    let window = super::fit::Window::over(
+        devices.len(),
+        usize::from(list_area.height.saturating_sub(3)),
+        row,
+    );
+    let more = window.mark();
+    super::fit::title(&more, list_area);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -120,7 +129,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(Span::styled(title, theme::title())),
+                .title(Span::styled(title, theme::title()))
+                .title_bottom(Span::styled(more, theme::dim())),
         );
     if devices.is_empty() {
         let msg = match (&app.devices.inventory, hidden) {
@@ -141,8 +151,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         // No `>` on any row while the selected device is gone: the row it had is another
         // device's now.
-        let row = app.selected_device().map(|_| app.devices.row);
-        let mut state = TableState::default().with_selected(row);
+        let mut state = TableState::default()
+            .with_selected(row)
+            .with_offset(window.offset);
         frame.render_stateful_widget(table, list_area, &mut state);
     }
 

@@ -90,6 +90,40 @@ pub(crate) fn title(title: &str, area: Rect) {
     text(title, area.width.saturating_sub(2).into());
 }
 
+/// The rows of a list a screen shows: from `offset`, with how many it leaves out above and
+/// below, so the list can say so (a row out of sight is a cut too, unless it is marked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub offset: usize,
+    pub above: usize,
+    pub below: usize,
+}
+
+impl Window {
+    /// The window over `rows` rows of which `visible` fit, `selected` among them as ratatui's
+    /// `Table` keeps it (the selected row the last one shown once it is past the first page).
+    pub(crate) fn over(rows: usize, visible: usize, selected: Option<usize>) -> Window {
+        let visible = visible.max(1);
+        let offset = selected.map_or(0, |s| (s + 1).saturating_sub(visible));
+        let offset = offset.min(rows.saturating_sub(visible));
+        Window {
+            offset,
+            above: offset,
+            below: rows.saturating_sub(offset + visible),
+        }
+    }
+
+    /// " 2 more above, 3 below (Up/Down) ", or nothing when every row shows.
+    pub(crate) fn mark(&self) -> String {
+        match (self.above, self.below) {
+            (0, 0) => String::new(),
+            (a, 0) => format!(" {a} more above (Up/Down, Home) "),
+            (0, b) => format!(" {b} more below (Up/Down, End) "),
+            (a, b) => format!(" {a} more above, {b} below (Up/Down) "),
+        }
+    }
+}
+
 /// The widths of a table's columns as ratatui's `Table` lays them out: `inner` is the area
 /// inside the border, `selection` the width of the highlight symbol's column (0 when there is
 /// none), and the columns are spaced by one cell.
@@ -204,6 +238,29 @@ pub(crate) fn elide_end(s: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_says_what_it_leaves_out() {
+        // 12 rows, 11 fit: the twelfth was out of sight with nothing to say so.
+        assert_eq!(
+            Window::over(12, 11, Some(0)).mark(),
+            " 1 more below (Up/Down, End) "
+        );
+        assert_eq!(
+            Window::over(12, 11, Some(11)),
+            Window {
+                offset: 1,
+                above: 1,
+                below: 0
+            }
+        );
+        assert_eq!(
+            Window::over(12, 5, Some(6)).mark(),
+            " 2 more above, 5 below (Up/Down) "
+        );
+        assert_eq!(Window::over(3, 5, Some(2)).mark(), "");
+        assert_eq!(Window::over(0, 0, None).mark(), "");
+    }
 
     #[test]
     fn elide_keeps_both_ends() {

@@ -25,6 +25,44 @@ fn devices_screen() {
 }
 
 #[test]
+fn a_device_list_taller_than_its_pane_says_how_many_rows_are_out_of_sight() {
+    // The lab's eleven devices and three more SCSI disks: fourteen rows, twelve fit at 80x25
+    // (an admin found vda out of sight with nothing to say so).
+    let mut inv = disktriage::sys::SysRoot::new(common::tui::fixture("qemu-lab"))
+        .inventory()
+        .unwrap();
+    let sdb = inv
+        .devices
+        .iter()
+        .find(|d| d.name == "sdb")
+        .unwrap()
+        .clone();
+    for name in ["sdx", "sdy", "sdz"] {
+        let mut d = sdb.clone();
+        d.name = name.into();
+        inv.devices.push(d);
+    }
+    let mut app = App::new(true, false);
+    app.update(Msg::Inventory(Ok(inv)));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains(" 2 more below (Up/Down, End) "), "{s}");
+    key(&mut app, KeyCode::End);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains(" 2 more above (Up/Down, Home) "), "{s}");
+    assert!(s.contains(">sdz"), "{s}");
+    key(&mut app, KeyCode::Up);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains(" 1 more above, 1 below (Up/Down) "), "{s}");
+    assert!(s.contains(">sdy"), "{s}");
+    // The lab's eleven fit: nothing to say.
+    let s = screen(&app_with("qemu-lab", true), 80, 25);
+    assert!(
+        !s.contains("more below") && !s.contains("more above"),
+        "{s}"
+    );
+}
+
+#[test]
 fn no_devices_and_not_root() {
     let mut app = App::new(false, false);
     app.update(Msg::Inventory(Ok(Inventory {
