@@ -31,8 +31,14 @@ pub fn repo() -> PathBuf {
 
 /// Builds the binary the lab boots with `scripts/release.sh`: the static, stripped executable
 /// a release ships, checked against its SHA256SUMS. In its own target directory so it does not
-/// wait for the lock of the running test build.
+/// wait for the lock of the running test build. Once per test process: the labs boot in
+/// parallel, and one build's SHA256SUMS read while another rewrites it was empty (CI saw it).
 pub fn build_static_binary() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    booted_once(&BUILT, build_static_binary_now).clone()
+}
+
+fn build_static_binary_now() -> PathBuf {
     let target_dir = repo().join("target/lab");
     let dist = target_dir.join("dist");
     let out = Command::new(repo().join("scripts/release.sh"))

@@ -687,7 +687,7 @@ fn check_smart(r: &Results, dev: &dyn Fn(&str) -> String) {
         warn["findings"],
         serde_json::json!([{"severity": "FAILED", "text": "NVMe critical warning: reliability degraded"}])
     );
-    assert_eq!(r.rc("SMART nvmewarn"), 3);
+    assert_eq!(r.rc("SMART nvmewarn"), 4);
 
     let scsi = r.json("SMART scsi");
     assert_eq!(scsi["verdict"], "UNAVAILABLE");
@@ -712,8 +712,8 @@ fn check_smart(r: &Results, dev: &dyn Fn(&str) -> String) {
         "SMART not available on virtio"
     );
     // No drive answered: a script asking whether the disk is healthy does not read a pass.
-    assert_eq!(r.rc("SMART scsi"), 4);
-    assert_eq!(r.rc("SMART virtio"), 4);
+    assert_eq!(r.rc("SMART scsi"), 5);
+    assert_eq!(r.rc("SMART virtio"), 5);
 
     assert_fits(r, "SMART-TEXT sata");
     assert_fits(r, "SMART-TEXT nvmewarn");

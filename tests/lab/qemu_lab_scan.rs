@@ -535,20 +535,23 @@ fn qemu_lab_scan_repair_refusals_write_nothing() {
         .unwrap()
         .trim()
         .to_string();
-    for (section, words) in [
+    // A refusal is an error (1); a write asked without --destroy-data a usage error (2).
+    for (section, words, code) in [
         // dm-linear (sdlin) over the disk: held by dm.
-        ("REPAIR-HELD", format!("refusing to write to {sd}:")),
+        ("REPAIR-HELD", format!("refusing to write to {sd}:"), 1),
         (
             "REPAIR-NO-NAME",
             format!("pass --destroy-data {sd} to confirm"),
+            2,
         ),
         (
             "REPAIR-WRONG-NAME",
             format!("does not name the target {sd}"),
+            1,
         ),
     ] {
         let text = r.text(section);
-        assert_eq!(r.rc(section), 1, "{section}: {text}");
+        assert_eq!(r.rc(section), code, "{section}: {text}");
         assert!(text.contains(&words), "{section}: {words:?} in {text}");
         assert!(
             !text.contains('{'),
