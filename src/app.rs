@@ -105,6 +105,8 @@ pub struct App {
     /// ended (None until then). On any other screen, or once a run starts, it is gone.
     status_on: Option<Screen>,
     pub is_root: bool,
+    /// Why nothing may be switched: the devices come from a captured tree (`--root TREE`).
+    pub captured_root: Option<String>,
     /// Only glyphs the Linux console's fonts have (TERM=linux).
     pub console: bool,
     /// The run screen's right chart shows the drive temperature instead of IOPS.
@@ -142,6 +144,7 @@ impl App {
             status: None,
             status_on: None,
             is_root,
+            captured_root: None,
             console,
             show_temperature: false,
             quitting: false,
@@ -566,6 +569,24 @@ impl App {
     /// of every screen here, the others in their screen's module.
     fn act(&mut self, action: Action, code: KeyCode) -> Vec<Cmd> {
         let dir = keys::direction(code);
+        // Under a captured tree every key that switches, writes a boot rule, starts a
+        // self-test or the flush check (which switches the cache) says why, and does nothing.
+        if let Some(why) = &self.captured_root
+            && matches!(
+                action,
+                Action::Scheduler
+                    | Action::DriveCache
+                    | Action::Persist
+                    | Action::Sweep
+                    | Action::SelfTestShort
+                    | Action::SelfTestLong
+                    | Action::SelfTestAbort
+                    | Action::FlushCheck
+            )
+        {
+            self.error(why.clone());
+            return Vec::new();
+        }
         match action {
             Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
             Action::Quit => {

@@ -146,6 +146,26 @@ pub enum Command {
     Debug(DebugCommand),
 }
 
+impl Command {
+    /// Does this command switch a setting (a scheduler, a write cache, a boot rule), start a
+    /// self-test or put settings back? Those are refused under a captured `--root`.
+    pub fn switches(&self) -> bool {
+        match self {
+            Command::Cache(a) => a.state.is_some(),
+            Command::Sched(a) => a.name.is_some() && !a.dry_run,
+            Command::Smart(a) => a.self_test.is_some(),
+            Command::Run(a) => a.sweep_sched.is_some() || a.sweep_cache,
+            Command::Restore(a) => !a.list,
+            // The timing and the record switch the drive's cache off and back; --verify reads.
+            Command::Flushcheck(a) => a.verify.is_none(),
+            Command::Debug(DebugCommand::Hold { cache, sched, .. }) => {
+                cache.is_some() || sched.is_some()
+            }
+            _ => false,
+        }
+    }
+}
+
 const RUN_HELP: &str = "\
 Sizes take k, M, G, T suffixes in powers of 1024 (4k = 4096; KiB/MiB/GiB also accepted); durations take ms, s, m, h (a bare number is seconds).
 

@@ -77,6 +77,12 @@ use sys::SysRoot;
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let root = SysRoot::new(&cli.root);
     let history_dir = cli.history_dir();
+    // One check before anything is opened: a captured tree is read, never switched.
+    if let Some(why) = root.switching_refused()
+        && cli.command.as_ref().is_some_and(Command::switches)
+    {
+        return Err(model::UsageError(why).into());
+    }
     match cli.command {
         Some(Command::List(args)) => list(&root, &args),
         Some(Command::Cache(args)) => {

@@ -95,16 +95,21 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
     let drives: Arc<dyn DriveControl> = Arc::new(LinuxDrives::new(root.clone()));
     // Changes need the journal (and root); without it the screen still shows everything, and
     // a change attempt says why it cannot be made.
-    let guard = match Journal::open(journal_dir) {
-        Ok(journal) if privilege::is_root() => Ok(RestoreGuard::new(
-            Changer::new(Arc::clone(&drives), journal, Lifetime::Session),
-            crate::report::restore::announce,
-        )),
-        Ok(_) => Err("changing settings needs root".to_string()),
-        Err(e) => Err(format!(
-            "cannot open the change journal in {}: {e}",
-            journal_dir.display()
-        )),
+    // A captured tree (`--root TREE`) is read, never switched: no journal is opened.
+    let guard = if let Some(why) = root.switching_refused() {
+        Err(why)
+    } else {
+        match Journal::open(journal_dir) {
+            Ok(journal) if privilege::is_root() => Ok(RestoreGuard::new(
+                Changer::new(Arc::clone(&drives), journal, Lifetime::Session),
+                crate::report::restore::announce,
+            )),
+            Ok(_) => Err("changing settings needs root".to_string()),
+            Err(e) => Err(format!(
+                "cannot open the change journal in {}: {e}",
+                journal_dir.display()
+            )),
+        }
     };
     // The terminal's hook is installed first and the guard's after it, so the guard's runs
     // first: the settings come back, then the terminal, then the panic message and the
@@ -339,6 +344,7 @@ where
     let started = Instant::now();
     event::spawn_ticker(tx.clone(), started, TICK)?;
     let mut app = App::new(is_root, console);
+    app.captured_root = root.switching_refused();
     app.export_dir = crate::report::export::export_dir(history.dir());
     let mut exec = Executor::new(
         root.clone(),

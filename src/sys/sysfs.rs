@@ -139,6 +139,23 @@ impl SysRoot {
         &self.root
     }
 
+    /// Why nothing may be switched under this root, or None for the running system. A
+    /// captured tree (`--root TREE`) is for reading: a scheduler written into it lands in a
+    /// file (or, through a symlinked directory, outside the tree), and the journal would tie
+    /// a change the system never saw to the live disk of that name for the next `restore`.
+    /// A root that resolves to `/` is the running system; one that does not resolve is not.
+    pub fn switching_refused(&self) -> Option<String> {
+        if fs::canonicalize(&self.root).is_ok_and(|r| r == Path::new("/")) {
+            return None;
+        }
+        Some(format!(
+            "--root {} is a captured tree, read-only: switching (a scheduler, a write cache, \
+             a boot rule, a self-test, a sweep, a restore) is refused, nothing was opened or \
+             journaled; run disktriage without --root on the system itself",
+            self.root.display()
+        ))
+    }
+
     /// Is `name` the kernel name of a block device or partition (`<root>/sys/class/block/
     /// <name>` exists)? A name that is not one plain path component is never one.
     pub fn has_block_device(&self, name: &str) -> bool {

@@ -2,7 +2,8 @@
 //! never weakens the live in-use guard; a refused run creates no test file; with several
 //! targets every one is checked before any is written or laid out, and two names of one
 //! object are one target; a read-only device and a bare device name are refused before
-//! anything starts.
+//! anything starts; a captured tree (`--root TREE`) switches nothing, even one whose sys/ is a
+//! link to the live /sys.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
@@ -391,4 +392,109 @@ fn root_targets_a_bare_device_name_is_not_a_new_file() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(cwd.join(&device.name).exists());
+}
+
+#[test]
+fn root_targets_a_captured_tree_never_switches_the_live_disk() {
+    if !root_or_skip("root_targets_a_captured_tree_never_switches_the_live_disk") {
+        return;
+    }
+    let dir = scratch();
+    let dev = LoopDev::new(dir.path(), 16 << 20, 512);
+    let live = PathBuf::from("/sys/block")
+        .join(&dev.name)
+        .join("queue/scheduler");
+    let before = fs::read_to_string(&live).unwrap();
+    let other = before
+        .split_whitespace()
+        .find(|w| !w.starts_with('['))
+        .expect("a second scheduler on a loop device")
+        .to_string();
+    // The attack: a tree whose sys/ is a link to the live /sys, so a scheduler written "into
+    // the tree" lands on the live disk, journaled for a later plain `restore`.
+    let tree = dir.path().join("tree");
+    fs::create_dir_all(&tree).unwrap();
+    std::os::unix::fs::symlink("/sys", tree.join("sys")).unwrap();
+    let journal = dir.path().join("journal");
+    let sysimage = dir.path().join("sysimage");
+    fs::create_dir_all(sysimage.join("etc/udev/rules.d")).unwrap();
+    let (tree_s, journal_s, sysimage_s) = (
+        tree.to_str().unwrap(),
+        journal.to_str().unwrap(),
+        sysimage.to_str().unwrap(),
+    );
+    let name = dev.name.as_str();
+    let attempts: [&[&str]; 8] = [
+        &["sched", name, &other],
+        &[
+            "sched",
+            name,
+            &other,
+            "--persist",
+            "--target-root",
+            sysimage_s,
+        ],
+        &["cache", name, "off"],
+        &["smart", name, "--self-test", "short"],
+        &["restore"],
+        &[
+            "run",
+            dev.path_str(),
+            "--test",
+            "rand-read",
+            "--sweep-sched",
+            "--time",
+            "1",
+        ],
+        &["flushcheck", dev.path_str(), "--destroy-data", name],
+        &["debug", "hold", name, "--sched", &other, "--seconds", "1"],
+    ];
+    for args in attempts {
+        let mut full = vec!["--root", tree_s, "--journal-dir", journal_s];
+        full.extend_from_slice(args);
+        let out = common::disktriage(&full);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("is a captured tree, read-only"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&live).unwrap(),
+            before,
+            "{args:?} switched {name}"
+        );
+    }
+    assert!(
+        !journal.exists(),
+        "a journal was made under a captured tree"
+    );
+    assert_eq!(
+        fs::read_dir(sysimage.join("etc/udev/rules.d"))
+            .unwrap()
+            .count(),
+        0
+    );
+    // Reading the tree is what it is for: the same device is listed.
+    let out = common::disktriage(&["--root", tree_s, "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(name));
+    // And the running system itself (`--root /`) still switches.
+    let slash = [
+        "--root",
+        "/",
+        "--journal-dir",
+        journal_s,
+        "sched",
+        name,
+        &other,
+        "--keep",
+    ];
+    let out = common::disktriage(&slash);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        fs::read_to_string(&live)
+            .unwrap()
+            .contains(&format!("[{other}]"))
+    );
 }

@@ -491,3 +491,27 @@ fn h_after_a_check_refuses_a_device_reattached_under_its_name() {
         "another device's health shown after a scan"
     );
 }
+
+#[test]
+fn under_a_captured_tree_every_switch_key_says_why_and_does_nothing() {
+    let why = "--root /srv/capture is a captured tree, read-only";
+    // s and w on Devices, P anywhere but Test, F the flush check (it switches the cache).
+    for k in ["s", "w", "P", "F"] {
+        let mut app = app_with("host-loop-zram", true);
+        app.captured_root = Some(why.to_string());
+        keys(&mut app, "j");
+        let cmds = keys(&mut app, k);
+        assert!(cmds.is_empty(), "{k}: {cmds:?}");
+        assert!(
+            app.overlay.is_none() || said(&app).contains(why),
+            "{k}: {:?}",
+            app.overlay
+        );
+        assert!(said(&app).contains(why), "{k}: {}", said(&app));
+    }
+    // The same keys on the running system open their dialogs.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "j");
+    keys(&mut app, "s");
+    assert!(matches!(app.overlay, Some(Overlay::Scheduler { .. })));
+}
