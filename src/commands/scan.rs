@@ -89,7 +89,7 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     };
 
     // The output files: checked, and an existing mapfile read, before anything is read.
-    let disk_family = activity::device_family(&SysRoot::host(), whole_disk(device.dev));
+    let disk_family = activity::stacked_on(whole_disk(device.dev));
     let mapfile_out = args
         .mapfile
         .as_deref()
@@ -98,7 +98,16 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let badblocks_out = args
         .badblocks
         .as_deref()
-        .map(|p| output_file(p, "--badblocks", &disk_family))
+        .map(|p| {
+            let out = output_file(p, "--badblocks", &disk_family)?;
+            out.refuse_existing().with_context(|| {
+                format!(
+                    "--badblocks {}",
+                    neutralize_controls(&p.display().to_string())
+                )
+            })?;
+            anyhow::Ok(out)
+        })
         .transpose()?;
     let map = match &mapfile_out {
         Some(out) => existing_mapfile(out, &target)?,
@@ -199,7 +208,7 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let mut now = scan.mapfile.clone();
     if let Some(r) = &repaired {
         r.repair.mark_repaired(&mut now, sector);
-        if r.repair.repaired() > 0 {
+        if r.repair.reads_now() {
             file_errors = outputs.save(&now);
         }
     }
@@ -626,12 +635,25 @@ impl Repairer {
             checked: chosen,
             ..
         } = self;
-        // A signal (SIGINT, SIGTERM, SIGHUP) stops the repair before the next write too.
-        let mut still_ours = || match probe.refuse_unless_chosen(chosen) {
-            _ if stop() => Some("stopped by a signal".to_string()),
-            Ok(Ok(())) => None,
-            Ok(Err(why)) => Some(why),
-            Err(e) => Some(format!("cannot check the device: {e}")),
+        // A signal (SIGINT, SIGTERM, SIGHUP) stops the repair before the next write too. The
+        // scan may have lasted hours: what O_EXCL does not stop (a loop device stacked on the
+        // target since, mounted or not) is looked for again in the live system before the
+        // first write, and again at most once a second after it.
+        let mut in_use_checked: Option<Instant> = None;
+        let mut still_ours = || {
+            if stop() {
+                return Some("stopped by a signal".to_string());
+            }
+            match probe.refuse_unless_chosen(chosen) {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => return Some(why),
+                Err(e) => return Some(format!("cannot check the device: {e}")),
+            }
+            if in_use_checked.is_none_or(|at| at.elapsed() >= IN_USE_RECHECK) {
+                in_use_checked = Some(Instant::now());
+                return in_use_now(&chosen.name).err();
+            }
+            None
         };
         let repair = repair::repair(bad, sector, block, writer, device, &mut still_ours);
         RepairRun {
@@ -641,6 +663,19 @@ impl Repairer {
             after: sector_counts(&self.disk),
         }
     }
+}
+
+/// How often the repair looks again for a new user of the device between its writes.
+const IN_USE_RECHECK: Duration = Duration::from_secs(1);
+
+/// The write guard's in-use check on the live system now (the name was confirmed before the
+/// scan): `Err` with why nothing more may be written.
+fn in_use_now(name: &str) -> Result<(), String> {
+    let live = SysRoot::host()
+        .inventory()
+        .map_err(|e| format!("cannot read the running system's devices to check {name}: {e:#}"))?;
+    safety::check_device_write(&live, name, Some(name))
+        .map_err(|e| format!("checked again after the scan: {e}"))
 }
 
 /// The reallocated (5) and pending (197) sector counts of `disk`, read as the Health view

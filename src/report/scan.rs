@@ -76,6 +76,10 @@ struct JsonRepair<'a> {
     still_unreadable: u64,
     /// The sectors not repaired, merged (bytes).
     still_unreadable_ranges: Vec<JsonRange>,
+    /// Sectors that read just before their write, so were not written (rewritten since the
+    /// scan).
+    readable_again: u64,
+    readable_again_ranges: Vec<JsonRange>,
     /// Why the repair stopped before the end, when it did.
     stopped: Option<String>,
     smart_before: &'a SectorCounts,
@@ -87,19 +91,23 @@ fn json_repair(r: &RepairRun) -> JsonRepair<'_> {
         sectors_attempted: r.repair.attempted(),
         repaired: r.repair.repaired(),
         still_unreadable: r.repair.still_unreadable(),
-        still_unreadable_ranges: r
-            .repair
-            .unrepaired_ranges(r.sector)
-            .into_iter()
-            .map(|s| JsonRange {
-                offset: s.offset,
-                length: s.length,
-            })
-            .collect(),
+        still_unreadable_ranges: json_ranges(r.repair.unrepaired_ranges(r.sector)),
+        readable_again: r.repair.readable_again(),
+        readable_again_ranges: json_ranges(r.repair.readable_again_ranges(r.sector)),
         stopped: r.repair.stopped.as_deref().map(neutralize_controls),
         smart_before: &r.before,
         smart_after: &r.after,
     }
+}
+
+fn json_ranges(spans: Vec<Span>) -> Vec<JsonRange> {
+    spans
+        .into_iter()
+        .map(|s| JsonRange {
+            offset: s.offset,
+            length: s.length,
+        })
+        .collect()
 }
 
 fn count_words(n: Option<u64>) -> String {
@@ -120,6 +128,13 @@ fn repair_text(out: &mut String, r: &RepairRun) {
             rep.still_unreadable()
         ));
     }
+    if rep.readable_again() > 0 {
+        out.push_str(&format!(
+            "  {} readable again, not written: rewritten since the scan (by a file system or \
+             the drive), so zeros would destroy their data\n",
+            rep.readable_again()
+        ));
+    }
     if let Some(why) = &rep.stopped {
         out.push_str(&format!(
             "  stopped before the end, nothing more written: {}\n",
@@ -128,6 +143,10 @@ fn repair_text(out: &mut String, r: &RepairRun) {
     }
     let ranges = rep.unrepaired_ranges(r.sector);
     list_lines(out, "  Still unreadable:", ranges.iter(), |s| {
+        format!("{} +{}  {}", s.offset, s.length, lba_range(*s, r.sector))
+    });
+    let ranges = rep.readable_again_ranges(r.sector);
+    list_lines(out, "  Readable again, not written:", ranges.iter(), |s| {
         format!("{} +{}  {}", s.offset, s.length, lba_range(*s, r.sector))
     });
     for (label, before, after) in [

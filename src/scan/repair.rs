@@ -1,6 +1,7 @@
 //! The optional repair after a scan (`scan --repair`): each unreadable sector the scan found is
 //! overwritten with zeros (its data is already lost; a write lets the drive remap a pending
-//! sector, as hdparm `--repair-sector` and Victoria's Remap do), then read again.
+//! sector, as hdparm `--repair-sector` and Victoria's Remap do), then read again. A sector that
+//! reads just before its write is not written: something rewrote it after the scan.
 //!
 //! Pure: the writes go through `SectorWriter`, the re-reads through the scan's `BlockReader`.
 //! Only the spans given are written, each write exactly a run of whole sectors of a bad range
@@ -28,6 +29,9 @@ pub enum SectorResult {
     WriteFailed(i32),
     /// Written, but the read back failed (errno, or 0 for a short read or a timeout).
     StillUnreadable(i32),
+    /// Read without an error just before its write, so not written: its data is back (a file
+    /// system or the drive rewrote it after the scan) and zeros would destroy it.
+    ReadableAgain,
 }
 
 /// The repair of every bad sector given.
@@ -45,49 +49,78 @@ impl Repair {
     }
 
     pub fn repaired(&self) -> u64 {
-        self.sectors
-            .iter()
-            .filter(|(_, r)| *r == SectorResult::Repaired)
-            .count() as u64
+        self.count(|r| r == SectorResult::Repaired)
+    }
+
+    /// The sectors that read before their write, left alone.
+    pub fn readable_again(&self) -> u64 {
+        self.count(|r| r == SectorResult::ReadableAgain)
     }
 
     /// Every sector not repaired (write failed or read back failed).
     pub fn still_unreadable(&self) -> u64 {
-        self.attempted() - self.repaired()
+        self.count(|r| {
+            matches!(
+                r,
+                SectorResult::WriteFailed(_) | SectorResult::StillUnreadable(_)
+            )
+        })
+    }
+
+    fn count(&self, which: impl Fn(SectorResult) -> bool) -> u64 {
+        self.sectors.iter().filter(|(_, r)| which(*r)).count() as u64
     }
 
     /// The sectors not repaired, merged into byte ranges.
     pub fn unrepaired_ranges(&self, sector: u64) -> Vec<Span> {
-        let mut out: Vec<Span> = Vec::new();
-        for &(offset, r) in &self.sectors {
-            if r == SectorResult::Repaired {
-                continue;
-            }
-            match out.last_mut() {
-                Some(last) if last.end() == offset => last.length += sector,
-                _ => out.push(Span::new(offset, sector)),
-            }
-        }
-        out
+        self.ranges(sector, |r| {
+            matches!(
+                r,
+                SectorResult::WriteFailed(_) | SectorResult::StillUnreadable(_)
+            )
+        })
     }
 
-    /// Brings `map` up to date after the repair: each sector that reads again after its write is
-    /// read ('+'); one whose write or re-read failed, or that the repair did not reach, keeps
-    /// its status. The saved mapfile and badblocks list then say what the disk is now.
+    /// The sectors left alone because they read again, merged into byte ranges.
+    pub fn readable_again_ranges(&self, sector: u64) -> Vec<Span> {
+        self.ranges(sector, |r| r == SectorResult::ReadableAgain)
+    }
+
+    fn ranges(&self, sector: u64, which: impl Fn(SectorResult) -> bool) -> Vec<Span> {
+        let offsets: Vec<u64> = self
+            .sectors
+            .iter()
+            .filter(|(_, r)| which(*r))
+            .map(|(offset, _)| *offset)
+            .collect();
+        runs_of(&offsets, sector)
+    }
+
+    /// Brings `map` up to date after the repair: each sector that reads now (after its write,
+    /// or before it) is read ('+'); one whose write or re-read failed, or that the repair did
+    /// not reach, keeps its status. The saved mapfile and badblocks list then say what the disk
+    /// is now.
     pub fn mark_repaired(&self, map: &mut Mapfile, sector: u64) {
         for &(offset, result) in &self.sectors {
-            if result == SectorResult::Repaired {
+            if matches!(result, SectorResult::Repaired | SectorResult::ReadableAgain) {
                 map.set(Span::new(offset, sector), Status::Finished);
             }
         }
     }
+
+    /// Did the repair change what the map says (a sector reads now)?
+    pub fn reads_now(&self) -> bool {
+        self.repaired() + self.readable_again() > 0
+    }
 }
 
 /// Writes zeros over each span of `bad` (sorted, aligned to `sector`), in writes of at most
-/// `max_write` bytes, then reads each sector of it back one by one. A write that fails is split
-/// down to sectors, so one failing sector does not count its neighbours as failed. Before each
-/// write `still_ours` is asked whether the device is still the one checked: `Some(why)` stops the
-/// repair there, nothing more written.
+/// `max_write` bytes, then reads each sector of it back one by one. Each sector is read again
+/// first: one that reads now holds data again (a file system or the drive rewrote it since the
+/// scan) and is left alone, [`SectorResult::ReadableAgain`]. A write that fails is split down
+/// to sectors, so one failing sector does not count its neighbours as failed. Before each write
+/// `still_ours` is asked whether the device may still be written: `Some(why)` stops the repair
+/// there, nothing more written.
 pub fn repair(
     bad: &[Span],
     sector: u64,
@@ -99,41 +132,73 @@ pub fn repair(
     let sector = sector.max(1);
     let max_write = (max_write / sector).max(1) * sector;
     let mut out = Repair::default();
-    for span in bad {
+    'spans: for span in bad {
         // Only whole sectors: a span that is not aligned is shrunk to the sectors inside it.
         let start = span.offset.div_ceil(sector) * sector;
         let end = span.end() / sector * sector;
         let mut at = start;
         while at < end {
-            if let Some(why) = still_ours() {
-                out.stopped = Some(why);
-                return out;
-            }
             let chunk = Span::new(at, (end - at).min(max_write));
-            let written: Vec<(u64, Result<(), i32>)> = match writer.write_zeros(chunk) {
-                Ok(()) => sectors_of(chunk, sector).map(|s| (s, Ok(()))).collect(),
-                Err(_) if chunk.length > sector => sectors_of(chunk, sector)
-                    .map(|s| (s, writer.write_zeros(Span::new(s, sector))))
-                    .collect(),
-                Err(errno) => vec![(at, Err(errno))],
-            };
-            for (offset, result) in written {
-                let outcome = match result {
-                    Err(errno) => SectorResult::WriteFailed(errno),
-                    Ok(()) => match reader.read(Span::new(offset, sector)).outcome {
-                        ReadOutcome::Read => SectorResult::Repaired,
-                        ReadOutcome::Failed(errno) => SectorResult::StillUnreadable(errno),
-                        ReadOutcome::Short(_) | ReadOutcome::TimedOut => {
-                            SectorResult::StillUnreadable(0)
-                        }
-                    },
-                };
-                out.sectors.push((offset, outcome));
+            let mut unreadable = Vec::new();
+            for s in sectors_of(chunk, sector) {
+                match reader.read(Span::new(s, sector)).outcome {
+                    ReadOutcome::Read => out.sectors.push((s, SectorResult::ReadableAgain)),
+                    _ => unreadable.push(s),
+                }
+            }
+            for run in runs_of(&unreadable, sector) {
+                if let Some(why) = still_ours() {
+                    out.stopped = Some(why);
+                    break 'spans;
+                }
+                write_and_read_back(run, sector, writer, reader, &mut out);
             }
             at = chunk.end();
         }
     }
+    out.sectors.sort_by_key(|&(offset, _)| offset);
     out
+}
+
+/// Writes zeros over `run` (split to sectors when the whole write fails) and reads each
+/// written sector back.
+fn write_and_read_back(
+    run: Span,
+    sector: u64,
+    writer: &mut impl SectorWriter,
+    reader: &mut impl BlockReader,
+    out: &mut Repair,
+) {
+    let written: Vec<(u64, Result<(), i32>)> = match writer.write_zeros(run) {
+        Ok(()) => sectors_of(run, sector).map(|s| (s, Ok(()))).collect(),
+        Err(_) if run.length > sector => sectors_of(run, sector)
+            .map(|s| (s, writer.write_zeros(Span::new(s, sector))))
+            .collect(),
+        Err(errno) => vec![(run.offset, Err(errno))],
+    };
+    for (offset, result) in written {
+        let outcome = match result {
+            Err(errno) => SectorResult::WriteFailed(errno),
+            Ok(()) => match reader.read(Span::new(offset, sector)).outcome {
+                ReadOutcome::Read => SectorResult::Repaired,
+                ReadOutcome::Failed(errno) => SectorResult::StillUnreadable(errno),
+                ReadOutcome::Short(_) | ReadOutcome::TimedOut => SectorResult::StillUnreadable(0),
+            },
+        };
+        out.sectors.push((offset, outcome));
+    }
+}
+
+/// Sorted sector offsets merged into runs of adjacent sectors.
+fn runs_of(offsets: &[u64], sector: u64) -> Vec<Span> {
+    let mut runs: Vec<Span> = Vec::new();
+    for &s in offsets {
+        match runs.last_mut() {
+            Some(last) if last.end() == s => last.length += sector,
+            _ => runs.push(Span::new(s, sector)),
+        }
+    }
+    runs
 }
 
 fn sectors_of(span: Span, sector: u64) -> impl Iterator<Item = u64> {
@@ -209,11 +274,14 @@ mod tests {
         let r = repair(&bad, 512, 1 << 20, &mut rw, &mut dev, &mut ours());
         // The writer saw exactly the two ranges, nothing else.
         assert_eq!(rw.writes, bad.to_vec());
-        // Each sector read back on its own.
+        // Each sector read on its own before the write (still unreadable), and after it.
         assert_eq!(
             dev.reads,
             vec![
                 Span::new(100 * 512, 512),
+                Span::new(100 * 512, 512),
+                Span::new(8192 * 512, 512),
+                Span::new(8193 * 512, 512),
                 Span::new(8192 * 512, 512),
                 Span::new(8193 * 512, 512)
             ]
@@ -284,8 +352,9 @@ mod tests {
             (r.attempted(), r.repaired(), r.still_unreadable()),
             (4, 3, 1)
         );
-        // The dead sector was not read again (its write failed).
-        assert!(!dev.reads.contains(&Span::new(12 * 512, 512)));
+        // The dead sector was read before the write only (its write failed).
+        let dead = Span::new(12 * 512, 512);
+        assert_eq!(dev.reads.iter().filter(|&&r| r == dead).count(), 1);
         assert_eq!(r.unrepaired_ranges(512), vec![Span::new(12 * 512, 512)]);
     }
 
@@ -329,13 +398,15 @@ mod tests {
 
     #[test]
     fn writes_are_split_at_max_write_and_aligned() {
-        let mut w = Fake::default();
-        let mut rd = Fake::default();
+        let mut dev = Fake::default();
+        dev.bad.extend((0..12).map(|s| s * 512));
+        let mut w = Shared(Rc::new(RefCell::new(dev)));
+        let mut rd = w.clone();
         // 5 sectors, at most 2 per write; a span with ragged ends keeps only whole sectors.
         let bad = [Span::new(0, 5 * 512), Span::new(10 * 512 + 1, 2 * 512)];
         let r = repair(&bad, 512, 1024, &mut w, &mut rd, &mut ours());
         assert_eq!(
-            w.writes,
+            w.0.borrow().writes,
             vec![
                 Span::new(0, 1024),
                 Span::new(1024, 1024),
@@ -347,9 +418,56 @@ mod tests {
     }
 
     #[test]
+    fn a_sector_that_reads_before_its_write_is_left_alone() {
+        // Sectors 20-23 were unreadable in the scan; 21 and 22 were rewritten since (a file
+        // system's new data, remapped by the drive): only 20 and 23 are written.
+        let mut dev = Fake::default();
+        dev.bad.extend([20 * 512, 23 * 512]);
+        let mut w = Shared(Rc::new(RefCell::new(dev)));
+        let mut rd = w.clone();
+        let r = repair(
+            &[Span::new(20 * 512, 4 * 512)],
+            512,
+            1 << 20,
+            &mut w,
+            &mut rd,
+            &mut ours(),
+        );
+        assert_eq!(
+            w.0.borrow().writes,
+            vec![Span::new(20 * 512, 512), Span::new(23 * 512, 512)]
+        );
+        assert_eq!(
+            r.sectors,
+            vec![
+                (20 * 512, SectorResult::Repaired),
+                (21 * 512, SectorResult::ReadableAgain),
+                (22 * 512, SectorResult::ReadableAgain),
+                (23 * 512, SectorResult::Repaired),
+            ]
+        );
+        assert_eq!(
+            (r.repaired(), r.readable_again(), r.still_unreadable()),
+            (2, 2, 0)
+        );
+        assert_eq!(
+            r.readable_again_ranges(512),
+            vec![Span::new(21 * 512, 2 * 512)]
+        );
+        // In the map, all four read now.
+        let mut map = Mapfile::new(64 * 512);
+        map.set(Span::new(0, 64 * 512), Status::Finished);
+        map.set(Span::new(20 * 512, 4 * 512), Status::BadSector);
+        r.mark_repaired(&mut map, 512);
+        assert_eq!(map.bytes_with(Status::BadSector, Span::new(0, 64 * 512)), 0);
+    }
+
+    #[test]
     fn a_device_that_changed_stops_the_repair_before_the_next_write() {
-        let mut w = Fake::default();
-        let mut rd = Fake::default();
+        let mut dev = Fake::default();
+        dev.bad.extend([0, 4096]);
+        let mut w = Shared(Rc::new(RefCell::new(dev)));
+        let mut rd = w.clone();
         let bad = [Span::new(0, 512), Span::new(4096, 512)];
         let mut calls = 0;
         let mut check = || {
@@ -357,7 +475,7 @@ mod tests {
             (calls > 1).then(|| "another device".to_string())
         };
         let r = repair(&bad, 512, 1 << 20, &mut w, &mut rd, &mut check);
-        assert_eq!(w.writes, vec![Span::new(0, 512)]);
+        assert_eq!(w.0.borrow().writes, vec![Span::new(0, 512)]);
         assert_eq!(r.stopped.as_deref(), Some("another device"));
         assert_eq!(r.attempted(), 1);
     }

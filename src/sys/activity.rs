@@ -1,7 +1,9 @@
 //! Who else is using a device: the processes that have it, one of its partitions or the
 //! devices stacked on it, or a file on any of them, open (from `/proc/PID/fd`), and their I/O
-//! counters (through sysinfo). `model::activity` decides what counts as busy. And who can
-//! write a target while a rewrite (`--preserve`) runs: `writers`.
+//! counters (through sysinfo). `model::activity` decides what counts as busy. Who can
+//! write a target while a rewrite (`--preserve`) runs: `writers`. And which devices share a
+//! medium with a target, for the files a check or a scan must not put on it:
+//! `target_family`, `stacked_on`.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -10,12 +12,15 @@ use std::path::Path;
 
 use super::direct::devnum;
 use super::parse::parse_mountinfo;
+use super::scan::whole_disk;
 use super::sysfs::{SysRoot, read_attr_text, read_text_file};
 use crate::model::activity::ProcessIo;
 use crate::model::{DevNum, FileId};
 
 /// Bounds for the walk over stacked devices: a cycle or a huge tree must not stall a run.
 const MAX_FAMILY: usize = 256;
+/// Bound on the loop devices and layers walked down and up from a target.
+const MAX_WALK: usize = 4096;
 /// Bounds for the scan of `/proc`, so a machine with millions of open files is not walked
 /// whole before every run.
 const MAX_FDS_PER_PROCESS: usize = 65_536;
@@ -260,6 +265,115 @@ pub fn io_counters(processes: &[(u32, String)]) -> Vec<ProcessIo> {
             })
         })
         .collect()
+}
+
+/// Every device that shares a medium with `target`: going down first (a partition to its
+/// disk, a dm or md device to its slaves, a loop device to the file system its backing file
+/// is on, through any number of layers) to the devices the target's data lives on; then up
+/// from each of those ([`stacked_on`]). A power-cut check's LOG on a file system of any of
+/// them goes down with the target.
+pub fn target_family(target: DevNum) -> Vec<DevNum> {
+    let host = SysRoot::host();
+    let loops = loop_devices(&host);
+    let roots = roots(target, &loops);
+    stacked_on_with(&host, &loops, roots)
+}
+
+/// Every device whose data lives on `disk`: the disk, its partitions, every device stacked on
+/// any of them (dm, md: holders), and every loop device whose backing file is on one of those
+/// (and in turn what is stacked on it). A scan's mapfile on a file system of any of them
+/// would be written to the disk scanned.
+pub fn stacked_on(disk: DevNum) -> Vec<DevNum> {
+    let host = SysRoot::host();
+    let loops = loop_devices(&host);
+    stacked_on_with(&host, &loops, [disk])
+}
+
+fn stacked_on_with(
+    host: &SysRoot,
+    loops: &[(DevNum, DevNum)],
+    disks: impl IntoIterator<Item = DevNum>,
+) -> Vec<DevNum> {
+    let mut family: BTreeSet<DevNum> = BTreeSet::new();
+    for disk in disks {
+        family.insert(disk);
+        family.extend(device_family(host, whole_disk(disk)));
+    }
+    // Loop devices over a file on the family, until no new one joins.
+    loop {
+        let before = family.len();
+        for (dev, backing) in loops {
+            if family.len() >= MAX_WALK {
+                break;
+            }
+            if !family.contains(dev) && family.contains(backing) {
+                family.extend(device_family(host, *dev));
+            }
+        }
+        if family.len() == before || family.len() >= MAX_WALK {
+            break;
+        }
+    }
+    family.into_iter().collect()
+}
+
+/// The devices `target`'s data lives on: below every partition, dm/md slave and loop
+/// backing file, the ones with nothing further below (a disk, or the anonymous device of a
+/// file system without one: tmpfs, FUSE).
+fn roots(target: DevNum, loops: &[(DevNum, DevNum)]) -> BTreeSet<DevNum> {
+    let mut out = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![target];
+    while let Some(dev) = todo.pop() {
+        if !seen.insert(dev) || seen.len() >= MAX_WALK {
+            continue;
+        }
+        let disk = whole_disk(dev);
+        if disk != dev {
+            todo.push(disk);
+            continue;
+        }
+        let mut below: Vec<DevNum> = loops
+            .iter()
+            .filter(|(l, _)| *l == dev)
+            .map(|(_, backing)| *backing)
+            .collect();
+        if let Ok(entries) = std::fs::read_dir(super::flush::dev_dir(dev).join("slaves")) {
+            below.extend(entries.flatten().filter_map(|e| {
+                read_attr_text(&e.path().join("dev"))
+                    .ok()
+                    .and_then(|t| t.trim().parse::<DevNum>().ok())
+            }));
+        }
+        if below.is_empty() {
+            out.insert(dev);
+        }
+        todo.extend(below);
+    }
+    out
+}
+
+/// Each attached loop device with the device of the file system its backing file is on.
+fn loop_devices(host: &SysRoot) -> Vec<(DevNum, DevNum)> {
+    let Ok(entries) = fs::read_dir(host.root().join("sys/block")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten().take(MAX_WALK) {
+        let name = e.file_name().to_string_lossy().to_string();
+        let dir = e.path();
+        let Ok(text) = read_attr_text(&dir.join("loop/backing_file")) else {
+            continue;
+        };
+        let dev = read_attr_text(&dir.join("dev"))
+            .ok()
+            .and_then(|t| t.trim().parse::<DevNum>().ok());
+        let Some(dev) = dev else { continue };
+        if let Some(file) = host.loop_backing(&name, Some(dev), text.trim_end()).file {
+            out.push((dev, file.dev));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -208,6 +208,14 @@ pub fn regular_size_at(dir: &impl AsFd, name: &str) -> Result<Option<u64>, FileE
     }
 }
 
+/// What is at `name` in `dir`, in words ("a symbolic link"), never following a symlink;
+/// `None` when nothing is there (or it cannot be told).
+pub fn kind_at(dir: &impl AsFd, name: &str) -> Option<&'static str> {
+    fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)
+        .ok()
+        .map(|st| kind_word(&st))
+}
+
 /// Renames `from` over `to`, both in `dir` (a symlink at `to` is replaced, never followed).
 pub fn rename_at(dir: &impl AsFd, from: &str, to: &str) -> io::Result<()> {
     renameat(dir, from, dir, to).map_err(io::Error::from)

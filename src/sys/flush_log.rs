@@ -1,12 +1,8 @@
 //! The power-cut check's LOG file on disk: created new (never an old LOG reused, never
 //! through a symlink, only a regular file, in a directory others cannot swap it in), every
-//! append made durable (written, then fdatasync) before the next record goes to the device;
-//! and the refusal of a LOG whose file system lives on the device checked (the device, a
-//! partition of it, anything stacked on it, a loop device over a file on any of those): a
-//! power cut would take the LOG with the records, and a LOG written through the device under
-//! test proves nothing.
+//! append made durable (written, then fdatasync) before the next record goes to the device.
+//! Whether the LOG's file system lives on the device checked is `activity::target_family`'s.
 
-use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -16,17 +12,12 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, SFlag, fstat};
 
-use super::activity::device_family;
 use super::confined::{self, Access};
 use super::direct::devnum;
-use super::scan::whole_disk;
-use super::sysfs::{SysRoot, read_attr_text};
 use crate::model::DevNum;
 
 /// The largest LOG read back (a recording of days at thousands of records a second).
 const MAX_LOG: u64 = 1 << 30;
-/// Bound on the loop devices and layers walked.
-const MAX_WALK: usize = 4096;
 
 /// The directory a LOG is in, opened once; the file is then made and read through it.
 pub struct LogDir {
@@ -104,24 +95,15 @@ impl LogDir {
         })
     }
 
-    /// What is at the name already, in words (" as a block device"), never following a
-    /// symlink; empty for a regular file or when it cannot be told.
-    fn existing_kind(&self) -> &'static str {
-        let Ok(st) = nix::sys::stat::fstatat(
-            &self.dir,
-            self.name.as_str(),
-            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
-        ) else {
-            return "";
-        };
-        match SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT {
-            SFlag::S_IFBLK => " as a block device (the LOG is a file on another disk)",
-            SFlag::S_IFCHR => " as a character device",
-            SFlag::S_IFLNK => " as a symbolic link",
-            SFlag::S_IFDIR => " as a directory",
-            SFlag::S_IFIFO => " as a FIFO",
-            SFlag::S_IFSOCK => " as a socket",
-            _ => "",
+    /// What is at the name already, in words (" as a block device"); empty for a regular
+    /// file or when it cannot be told.
+    fn existing_kind(&self) -> String {
+        match confined::kind_at(&self.dir, &self.name) {
+            None | Some("a regular file") => String::new(),
+            Some("a block device") => {
+                " as a block device (the LOG is a file on another disk)".to_string()
+            }
+            Some(kind) => format!(" as {kind}"),
         }
     }
 
@@ -158,97 +140,6 @@ impl LogFile {
     pub fn id(&self) -> (u64, u64) {
         (self.dev, self.ino)
     }
-}
-
-/// Every device that shares a medium with `target`: going down first (a partition to its
-/// disk, a dm or md device to its slaves, a loop device to the file system its backing file
-/// is on, through any number of layers) to the devices the target's data lives on; then up
-/// from each of those: the disk, its partitions, every device stacked on any of them (dm,
-/// md: holders), and every loop device whose backing file is on one of those (and in turn
-/// what is stacked on it). A LOG on a file system of any of them goes down with the target.
-pub fn target_family(target: DevNum) -> Vec<DevNum> {
-    let host = SysRoot::host();
-    let loops = loop_devices(&host);
-    let mut family: BTreeSet<DevNum> = BTreeSet::new();
-    for root in roots(target, &loops) {
-        family.insert(root);
-        family.extend(device_family(&host, whole_disk(root)));
-    }
-    // Loop devices over a file on the family, until no new one joins.
-    loop {
-        let before = family.len();
-        for (dev, backing) in &loops {
-            if family.len() >= MAX_WALK {
-                break;
-            }
-            if !family.contains(dev) && family.contains(backing) {
-                family.extend(device_family(&host, *dev));
-            }
-        }
-        if family.len() == before || family.len() >= MAX_WALK {
-            break;
-        }
-    }
-    family.into_iter().collect()
-}
-
-/// The devices `target`'s data lives on: below every partition, dm/md slave and loop
-/// backing file, the ones with nothing further below (a disk, or the anonymous device of a
-/// file system without one: tmpfs, FUSE).
-fn roots(target: DevNum, loops: &[(DevNum, DevNum)]) -> BTreeSet<DevNum> {
-    let mut out = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![target];
-    while let Some(dev) = todo.pop() {
-        if !seen.insert(dev) || seen.len() >= MAX_WALK {
-            continue;
-        }
-        let disk = whole_disk(dev);
-        if disk != dev {
-            todo.push(disk);
-            continue;
-        }
-        let mut below: Vec<DevNum> = loops
-            .iter()
-            .filter(|(l, _)| *l == dev)
-            .map(|(_, backing)| *backing)
-            .collect();
-        if let Ok(entries) = std::fs::read_dir(super::flush::dev_dir(dev).join("slaves")) {
-            below.extend(entries.flatten().filter_map(|e| {
-                read_attr_text(&e.path().join("dev"))
-                    .ok()
-                    .and_then(|t| t.trim().parse::<DevNum>().ok())
-            }));
-        }
-        if below.is_empty() {
-            out.insert(dev);
-        }
-        todo.extend(below);
-    }
-    out
-}
-
-/// Each attached loop device with the device of the file system its backing file is on.
-fn loop_devices(host: &SysRoot) -> Vec<(DevNum, DevNum)> {
-    let Ok(entries) = std::fs::read_dir(host.root().join("sys/block")) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten().take(MAX_WALK) {
-        let name = e.file_name().to_string_lossy().to_string();
-        let dir = e.path();
-        let Ok(text) = read_attr_text(&dir.join("loop/backing_file")) else {
-            continue;
-        };
-        let dev = read_attr_text(&dir.join("dev"))
-            .ok()
-            .and_then(|t| t.trim().parse::<DevNum>().ok());
-        let Some(dev) = dev else { continue };
-        if let Some(file) = host.loop_backing(&name, Some(dev), text.trim_end()).file {
-            out.push((dev, file.dev));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -671,16 +671,55 @@ impl OutputFile {
     }
 
     /// The file's text, `None` when it does not exist; a symlink, FIFO, device or directory
-    /// at the name is refused.
+    /// at the name is refused, and so is a file another user owns or can write: its contents
+    /// decide what the scan reads, and one planted in a shared directory could mark the whole
+    /// disk read.
     pub fn read_existing(&self) -> io::Result<Option<String>> {
         let file = match confined::open_regular_at(&self.dir, &self.name, Access::Read) {
             Ok(f) => f,
             Err(e) if e.is_not_found() => return Ok(None),
             Err(e) => return Err(io::Error::other(e.to_string())),
         };
+        let meta = file.metadata()?;
+        let me = nix::unistd::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "it belongs to uid {}, not to uid {me} who runs the scan: another user's file \
+                     is not trusted to say what was read (remove it or name another file)",
+                    meta.uid()
+                ),
+            ));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "other users can write it (mode {:04o}): it is not trusted to say what was \
+                     read (`chmod go-w` it, or name another file)",
+                    meta.mode() & 0o7777
+                ),
+            ));
+        }
         let mut text = String::new();
         file.take(MAX_MAPFILE).read_to_string(&mut text)?;
         Ok(Some(text))
+    }
+
+    /// Refuses a name that exists already (a regular file or anything else, never followed):
+    /// the file is written new, so nothing there is lost to it.
+    pub fn refuse_existing(&self) -> io::Result<()> {
+        match confined::kind_at(&self.dir, &self.name) {
+            None => Ok(()),
+            Some(kind) => Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "it already exists (as {kind}): it is written new, never over another \
+                     file; move the old one away or name another file"
+                ),
+            )),
+        }
     }
 
     /// Replaces the file with `text` atomically (a temporary file renamed over it).

@@ -18,6 +18,7 @@ use crate::common;
 use std::fs;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -728,4 +729,117 @@ fn a_small_largest_transfer_does_not_shrink_the_blocks_of_a_plain_read() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["block"], 1 << 20, "{doc}");
     assert_eq!(doc["bytes_read"], 16 << 20);
+}
+
+#[test]
+fn a_badblocks_list_is_checked_before_the_scan_and_never_replaces_a_file() {
+    if !root_or_skip("a_badblocks_list_is_checked_before_the_scan_and_never_replaces_a_file") {
+        return;
+    }
+    let dir = shm_scratch();
+    let dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    let victim = dir.path().join("fstab");
+    fs::write(&victim, "precious\n").unwrap();
+    let link = dir.path().join("link.bb");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let fifo = dir.path().join("fifo.bb");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let subdir = dir.path().join("dir.bb");
+    fs::create_dir(&subdir).unwrap();
+    for (path, kind) in [
+        (&victim, "a regular file"),
+        (&link, "a symbolic link"),
+        (&fifo, "a FIFO"),
+        (&subdir, "a directory"),
+    ] {
+        let before = counters(&dev.name);
+        let out = disktriage(&[
+            "scan",
+            dev.path_str(),
+            "--badblocks",
+            path.to_str().unwrap(),
+        ]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{path:?}: {err}");
+        assert!(
+            err.contains("already exists") && err.contains(kind),
+            "{path:?}: {err}"
+        );
+        // Refused up front: the 64 MiB (131072 sectors) were not read first.
+        assert!(
+            counters(&dev.name)[1] - before[1] < 2048,
+            "{path:?}: the scan read the device before refusing"
+        );
+    }
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+/// A ddrescue mapfile saying every byte of a `size`-byte device was read.
+fn all_read_mapfile(size: u64) -> String {
+    format!("# Mapfile\n0x{size:X} +\n0x0 0x{size:X} +\n")
+}
+
+#[test]
+fn a_mapfile_another_user_owns_or_can_write_is_refused() {
+    if !root_or_skip("a_mapfile_another_user_owns_or_can_write_is_refused") {
+        return;
+    }
+    let dir = shm_scratch();
+    let size = 64 << 20;
+    let dev = LoopDev::new(dir.path(), size, 512);
+    // A shared directory as /tmp is: anyone may create files, the sticky bit keeps names.
+    let shared = dir.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    let map = shared.join("scan.map");
+    fs::write(&map, all_read_mapfile(size)).unwrap();
+    fs::set_permissions(&map, fs::Permissions::from_mode(0o644)).unwrap();
+    let map_s = map.to_str().unwrap();
+    for (uid, mode, words) in [
+        (65534, 0o644, "belongs to uid 65534"),
+        (0, 0o666, "other users can write it"),
+        (0, 0o664, "other users can write it"),
+    ] {
+        nix::unistd::chown(&map, Some(nix::unistd::Uid::from_raw(uid)), None).unwrap();
+        fs::set_permissions(&map, fs::Permissions::from_mode(mode)).unwrap();
+        let before = counters(&dev.name);
+        let out = disktriage(&["scan", dev.path_str(), "--json", "--mapfile", map_s]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "uid {uid} mode {mode:o}: {err}");
+        assert!(err.contains(words), "uid {uid} mode {mode:o}: {err}");
+        assert!(out.stdout.is_empty(), "a refused scan printed a report");
+        assert!(counters(&dev.name)[1] - before[1] < 2048);
+    }
+    // Our own file, only ours to write: trusted, so nothing is left to read.
+    nix::unistd::chown(&map, Some(nix::unistd::Uid::from_raw(0)), None).unwrap();
+    fs::set_permissions(&map, fs::Permissions::from_mode(0o644)).unwrap();
+    let out = disktriage(&["scan", dev.path_str(), "--json", "--mapfile", map_s]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["bytes_read"], 0);
+}
+
+#[test]
+fn output_files_on_a_loop_over_a_file_on_the_scanned_disk_are_refused() {
+    if !root_or_skip("output_files_on_a_loop_over_a_file_on_the_scanned_disk_are_refused") {
+        return;
+    }
+    let dir = shm_scratch();
+    let image = sparse_image(dir.path(), "disk.img", 64 << 20);
+    let disk = LoopDev::attach(&image, &[]);
+    let disk_fs = Mounted::ext4(disk.path_str(), &dir.path().join("disk"));
+    // A file system on a loop device over a file on the scanned disk's file system.
+    let inner_image = sparse_image(&disk_fs.dir, "inner.img", 16 << 20);
+    let inner = LoopDev::attach(&inner_image, &[]);
+    let inner_fs = Mounted::ext4(inner.path_str(), &dir.path().join("inner"));
+    for flag in ["--mapfile", "--badblocks"] {
+        let file = inner_fs.dir.join("scan.out");
+        let out = disktriage(&["scan", disk.path_str(), flag, file.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{flag}: {err}");
+        assert!(
+            err.contains("on a file system of the disk being scanned"),
+            "{flag}: {err}"
+        );
+        assert!(!file.exists(), "{flag}: written");
+    }
 }

@@ -23,7 +23,8 @@ use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::sys::SysRoot;
 use crate::sys::error::describe_io;
 use crate::sys::flush::{Durability, FlushDevice, PinnedDevice};
-use crate::sys::flush_log::{LogDir, target_family};
+use crate::sys::activity::target_family;
+use crate::sys::flush_log::LogDir;
 use crate::sys::signals::{Catch, StopSignals};
 
 /// The ring starts at the device start.
