@@ -19,7 +19,9 @@
 //!
 //! The acknowledged numbers are appended one line at a time while the power may go at any
 //! moment: a last line without its newline is a torn append and is ignored (its write was
-//! never acknowledged to the admin's LOG either).
+//! never acknowledged to the admin's LOG either). A recording that ends by itself (a signal,
+//! the device gone) appends an `ended: WHY` line: no power cut came, so the verify proves
+//! nothing about one.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +29,8 @@ use std::collections::BTreeMap;
 pub const FORMAT_LINE: &str = "disktriage flushcheck log 1";
 /// The line between the header and the acknowledged sequence numbers.
 pub const ACK_LINE: &str = "acknowledged:";
+/// The start of the last line of a recording that ended without a power cut.
+pub const END_PREFIX: &str = "ended: ";
 
 /// What the LOG's header says about the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +56,8 @@ pub struct Log {
     pub acknowledged: Vec<u64>,
     /// Whether a torn last line was ignored.
     pub torn_last_line: bool,
+    /// Why the recording ended by itself (no power cut), when it says so.
+    pub ended: Option<String>,
 }
 
 /// A header value on one line: control characters (a newline in a serial) would break the
@@ -93,6 +99,11 @@ pub fn format_ack(seq: u64) -> String {
     format!("{seq}\n")
 }
 
+/// The last line of a recording that ended by itself, `why` in words.
+pub fn format_end(why: &str) -> String {
+    format!("{END_PREFIX}{}\n", clean(why))
+}
+
 fn number<T: std::str::FromStr>(keys: &BTreeMap<&str, &str>, key: &str) -> Result<T, String> {
     let v = keys
         .get(key)
@@ -116,6 +127,7 @@ pub fn parse(text: &str) -> Result<Log, String> {
     let mut in_header = true;
     let mut acknowledged = Vec::new();
     let mut torn_last_line = false;
+    let mut ended = None;
     for (i, raw) in lines.enumerate() {
         let lineno = i + 2;
         let Some(line) = raw.strip_suffix('\n') else {
@@ -123,6 +135,11 @@ pub fn parse(text: &str) -> Result<Log, String> {
             torn_last_line = true;
             break;
         };
+        if ended.is_some() {
+            return Err(format!(
+                "line {lineno} follows the line that ended the recording"
+            ));
+        }
         if in_header {
             if line == ACK_LINE {
                 in_header = false;
@@ -134,14 +151,20 @@ pub fn parse(text: &str) -> Result<Log, String> {
             keys.insert(k, v);
             continue;
         }
+        if let Some(why) = line.strip_prefix(END_PREFIX) {
+            ended = Some(why.to_string());
+            continue;
+        }
         let seq: u64 = line
             .parse()
             .map_err(|_| format!("line {lineno} is not a sequence number: {line:?}"))?;
-        if let Some(&last) = acknowledged.last()
-            && seq <= last
-        {
+        // A recording acknowledges 0, 1, 2, ... one after another: any other number (a huge
+        // one would make every earlier record look superseded) is not of one recording.
+        let expected = acknowledged.len() as u64;
+        if seq != expected {
             return Err(format!(
-                "line {lineno}: sequence number {seq} after {last} (the numbers only grow)"
+                "line {lineno}: sequence number {seq} where {expected} comes next (a recording \
+                 acknowledges 0, 1, 2, ... in order: this LOG was edited or mixed with another)"
             ));
         }
         acknowledged.push(seq);
@@ -173,6 +196,16 @@ pub fn parse(text: &str) -> Result<Log, String> {
              the {size_bytes}-byte device it names"
         ));
     }
+    let logical_block_size: u32 = number(&keys, "logical_block_size")?;
+    if logical_block_size < 512
+        || !logical_block_size.is_power_of_two()
+        || !record_bytes.is_multiple_of(logical_block_size)
+    {
+        return Err(format!(
+            "its logical block size ({logical_block_size} bytes) is absurd for {record_bytes}-byte \
+             records"
+        ));
+    }
     let text_of = |k: &str| keys.get(k).map(|v| v.to_string()).filter(|v| !v.is_empty());
     Ok(Log {
         header: LogHeader {
@@ -184,11 +217,12 @@ pub fn parse(text: &str) -> Result<Log, String> {
             size_bytes,
             serial: text_of("serial"),
             wwid: text_of("wwid"),
-            logical_block_size: number(&keys, "logical_block_size")?,
+            logical_block_size,
             started_unix: number(&keys, "started_unix")?,
         },
         acknowledged,
         torn_last_line,
+        ended,
     })
 }
 
@@ -228,9 +262,26 @@ mod tests {
         let log = parse(&text).expect("parses");
         assert_eq!(log.acknowledged, vec![0, 1]);
         assert!(log.torn_last_line);
-        // Torn in the middle of a number: "12" of "123".
-        let text = format_header(&header()) + "122\n12";
-        assert_eq!(parse(&text).expect("parses").acknowledged, vec![122]);
+        // Torn in the middle of a number: "1" of "12".
+        let text = format_header(&header()) + "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n1";
+        assert_eq!(parse(&text).expect("parses").acknowledged.len(), 12);
+    }
+
+    #[test]
+    fn a_recording_that_ended_by_itself_says_why() {
+        let text = format_header(&header()) + &format_ack(0) + &format_end("stopped by\nSIGTERM");
+        let log = parse(&text).expect("parses");
+        assert_eq!(log.acknowledged, vec![0]);
+        assert_eq!(log.ended.as_deref(), Some("stopped by SIGTERM"));
+        assert_eq!(
+            parse(&(format_header(&header()) + "0\n"))
+                .expect("parses")
+                .ended,
+            None
+        );
+        // Nothing may follow it.
+        let e = parse(&(text + "1\n")).expect_err("refused");
+        assert!(e.contains("follows the line that ended"), "{e}");
     }
 
     #[test]
@@ -246,10 +297,14 @@ mod tests {
         assert!(parse("").is_err());
         let e = parse("disktriage flushcheck log 1\nrun_id=1\n").expect_err("refused");
         assert!(e.contains("not complete"), "{e}");
-        let e = parse(&(format_header(&header()) + "1\nx\n2\n")).expect_err("refused");
+        let e = parse(&(format_header(&header()) + "0\nx\n2\n")).expect_err("refused");
         assert!(e.contains("line 13"), "{e}");
-        let e = parse(&(format_header(&header()) + "5\n3\n")).expect_err("refused");
-        assert!(e.contains("only grow"), "{e}");
+        // Numbers out of order, a gap, or one line appended with the largest number (which
+        // made every earlier record look superseded: "nothing lost").
+        for tail in ["0\n1\n0\n", "0\n2\n", "1\n", "0\n1\n18446744073709551615\n"] {
+            let e = parse(&(format_header(&header()) + tail)).expect_err("refused");
+            assert!(e.contains("comes next"), "{tail:?}: {e}");
+        }
     }
 
     #[test]
@@ -265,5 +320,11 @@ mod tests {
         assert!(parse(&format_header(&h)).is_err());
         let text = format_header(&header()).replace("run_id=5f0e2b9c01d4a733", "run_id=zz");
         assert!(parse(&text).is_err());
+        for size in [0, 3, 256, 8192] {
+            let mut h = header();
+            h.logical_block_size = size;
+            let e = parse(&format_header(&h)).expect_err("refused");
+            assert!(e.contains("logical block size"), "{size}: {e}");
+        }
     }
 }

@@ -5,7 +5,9 @@
 //! overwritten by a later acknowledged record in the same slot (superseded, nothing to
 //! check). Any other acknowledged `seq` must still be in its slot, or a record with a larger
 //! sequence number in the same slot (written after it: also superseded); anything else is
-//! lost, and torn when the slot held a part of a record of this run.
+//! lost, and torn when the slot held a part of a record of this run. A slot holding a record
+//! of a later recording was overwritten by it: that is no loss of the drive's, and this LOG
+//! can no longer tell.
 
 use std::collections::BTreeSet;
 
@@ -21,9 +23,11 @@ pub struct Verdict {
     pub lost: Vec<u64>,
     /// The lost ones whose slot held a torn or garbled record of this run.
     pub torn: Vec<u64>,
-    /// Slots that held a record of another run (an older recording) where this run's was
-    /// expected.
+    /// Slots that held a record of another, older run where this run's was expected.
     pub other_run: u64,
+    /// Acknowledged sequence numbers whose slot a later recording overwrote: not lost, not
+    /// verifiable.
+    pub overwritten_later: Vec<u64>,
     /// Slots that could not be read (each one's record counted lost).
     pub unreadable: Vec<(u64, String)>,
 }
@@ -33,11 +37,21 @@ impl Verdict {
     pub fn nothing_lost(&self) -> bool {
         self.lost.is_empty()
     }
+
+    /// Nothing lost, but a later recording overwrote records this LOG names: no verdict.
+    pub fn cannot_tell(&self) -> bool {
+        self.nothing_lost() && !self.overwritten_later.is_empty()
+    }
 }
 
 /// Judges `acknowledged` (the LOG's numbers, increasing) against the ring of `slots` slots,
-/// reading each needed slot once with `read`.
-pub fn verify(acknowledged: &[u64], slots: u64, mut read: impl FnMut(u64) -> Slot) -> Verdict {
+/// reading each needed slot once with `read`; `is_later` tells a later recording's run id.
+pub fn verify(
+    acknowledged: &[u64],
+    slots: u64,
+    is_later: impl Fn(u64) -> bool,
+    mut read: impl FnMut(u64) -> Slot,
+) -> Verdict {
     let slots = slots.max(1);
     let mut v = Verdict {
         acknowledged: acknowledged.len() as u64,
@@ -63,6 +77,7 @@ pub fn verify(acknowledged: &[u64], slots: u64, mut read: impl FnMut(u64) -> Slo
                 v.lost.push(seq);
                 v.torn.push(seq);
             }
+            Slot::OtherRun { run } if is_later(run) => v.overwritten_later.push(seq),
             Slot::OtherRun { .. } => {
                 v.other_run += 1;
                 v.lost.push(seq);
@@ -91,10 +106,14 @@ mod tests {
         m
     }
 
+    /// Run ids above 1000 are later recordings'.
     fn run(acked: &[u64], slots: u64, dev: &HashMap<u64, Slot>) -> Verdict {
-        verify(acked, slots, |s| {
-            dev.get(&s).cloned().unwrap_or(Slot::Empty)
-        })
+        verify(
+            acked,
+            slots,
+            |r| r > 1000,
+            |s| dev.get(&s).cloned().unwrap_or(Slot::Empty),
+        )
     }
 
     #[test]
@@ -169,6 +188,23 @@ mod tests {
     }
 
     #[test]
+    fn a_ring_a_later_recording_overwrote_is_not_a_loss() {
+        let mut dev = ring(0..10, 16);
+        for slot in [3, 4] {
+            dev.insert(slot, Slot::OtherRun { run: 5000 });
+        }
+        let v = run(&(0..10).collect::<Vec<_>>(), 16, &dev);
+        assert_eq!(v.overwritten_later, vec![3, 4]);
+        assert!(v.nothing_lost() && v.cannot_tell());
+        assert_eq!(v.other_run, 0);
+        // An older recording's record where this one's should be: lost.
+        dev.insert(5, Slot::OtherRun { run: 7 });
+        let v = run(&(0..10).collect::<Vec<_>>(), 16, &dev);
+        assert_eq!(v.lost, vec![5]);
+        assert!(!v.cannot_tell());
+    }
+
+    #[test]
     fn an_unreadable_slot_is_lost_with_its_reason() {
         let mut dev = ring(0..4, 16);
         dev.insert(2, Slot::Unreadable("EIO".into()));
@@ -216,10 +252,15 @@ mod tests {
         let dev = ring(0..100, 8);
         let mut reads = 0;
         let acked: Vec<u64> = (0..100).collect();
-        let v = verify(&acked, 8, |s| {
-            reads += 1;
-            dev.get(&s).cloned().unwrap_or(Slot::Empty)
-        });
+        let v = verify(
+            &acked,
+            8,
+            |_| false,
+            |s| {
+                reads += 1;
+                dev.get(&s).cloned().unwrap_or(Slot::Empty)
+            },
+        );
         assert_eq!(reads, 8);
         assert_eq!(v.verified, 8);
         assert_eq!(v.superseded, 92);

@@ -281,18 +281,56 @@ fn record_then_verify_without_a_power_cut_loses_nothing() {
     assert_eq!(json["torn"], serde_json::json!([]));
     assert_eq!(json["verdict"], "nothing-lost");
     assert_eq!(json["device"], dev.name.as_str());
-    assert!(json["sentence"].as_str().unwrap().contains("came back"));
-    // The LOG holds exactly the acknowledged numbers, 0 upwards.
+    // The recording was stopped by SIGTERM, not by a power cut: the verify says so and
+    // claims nothing about one.
+    let sentence = json["sentence"].as_str().unwrap();
+    assert!(sentence.contains("came back"), "{sentence}");
+    assert!(
+        sentence.contains("ended by itself (stopped by signal 15) with no power cut"),
+        "{sentence}"
+    );
+    assert!(!sentence.contains("through this power cut"), "{sentence}");
+    assert_eq!(json["ended"], "stopped by signal 15", "{json}");
+    // The LOG holds exactly the acknowledged numbers, 0 upwards, then how it ended.
     let logtext = fs::read_to_string(&log).unwrap();
     assert!(logtext.starts_with("disktriage flushcheck log 1\n"));
-    let nums: Vec<&str> = logtext
+    let lines: Vec<&str> = logtext
         .split("acknowledged:\n")
         .nth(1)
         .unwrap()
         .lines()
         .collect();
+    let (end, nums) = lines.split_last().unwrap();
+    assert_eq!(*end, "ended: stopped by signal 15");
     assert_eq!(nums.len() as u64, acked);
     assert_eq!(nums.last().copied(), Some((acked - 1).to_string().as_str()));
+    // A LOG with one number appended that no recording wrote (the largest u64 made every
+    // earlier record look superseded: "nothing lost") or an absurd block size: refused.
+    let base = logtext
+        .trim_end_matches("ended: stopped by signal 15\n")
+        .to_string();
+    let forged = [
+        base.clone() + "18446744073709551615\n",
+        base.replace("logical_block_size=512\n", "logical_block_size=3\n"),
+        base.replace("logical_block_size=512\n", "logical_block_size=0\n"),
+    ];
+    for (i, forgery) in forged.iter().enumerate() {
+        let bad = dir.path().join(format!("forged-{i}.log"));
+        fs::write(&bad, forgery).unwrap();
+        let out = run(&[
+            "flushcheck",
+            dev.path_str(),
+            "--verify",
+            bad.to_str().unwrap(),
+        ]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "forged {i}: {err}");
+        assert!(
+            err.contains("comes next") || err.contains("logical block size"),
+            "forged {i}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "forged {i}: a verdict was printed");
+    }
     // Recorded in the history.
     let hist = fs::read_dir(&history)
         .unwrap()
@@ -352,8 +390,8 @@ fn verify_refuses_a_log_of_another_device_and_a_file_that_is_no_log() {
 }
 
 #[test]
-fn a_small_ring_wraps_and_an_older_recordings_log_finds_its_records_gone() {
-    if !root_or_skip("a_small_ring_wraps_and_an_older_recordings_log_finds_its_records_gone") {
+fn a_small_ring_wraps_and_a_later_recording_overwrites_an_older_logs_records() {
+    if !root_or_skip("a_small_ring_wraps_and_a_later_recording_overwrites_an_older_logs_records") {
         return;
     }
     let dir = scratch();
@@ -376,15 +414,24 @@ fn a_small_ring_wraps_and_an_older_recordings_log_finds_its_records_gone() {
     // The slots the second recording wrote (all 16 unless the machine was very slow).
     let overwritten = json["acknowledged"].as_u64().unwrap().min(16);
     assert!(overwritten > 0, "{json}");
+    // A later recording overwrote them: not the drive's loss, and no verdict (exit 5).
     let (code, json, err) = verify_json(dev.path_str(), &first, &dir.path().join("h"));
-    assert_eq!(code, Some(4), "{json} {err}");
+    assert_eq!(code, Some(5), "{json} {err}");
+    assert_eq!(json["lost"], serde_json::json!([]), "{json}");
     assert_eq!(
-        json["lost"].as_array().unwrap().len() as u64,
+        json["overwritten_later"].as_array().unwrap().len() as u64,
         overwritten,
         "{json}"
     );
-    assert_eq!(json["other_run"], overwritten, "{json}");
-    assert_eq!(json["verdict"], "lost");
+    assert_eq!(json["other_run"], 0, "{json}");
+    assert_eq!(json["verdict"], "cannot-tell");
+    assert!(
+        json["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("overwritten by a later --record on this device, not lost by it"),
+        "{json}"
+    );
 }
 
 // ---- the FUSE disk: an honest volatile cache and a liar ----

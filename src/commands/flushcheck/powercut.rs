@@ -21,9 +21,9 @@ use crate::model::text::neutralize_controls;
 use crate::report::flushcheck::powercut::VerifyReport;
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::sys::SysRoot;
+use crate::sys::activity::target_family;
 use crate::sys::error::describe_io;
 use crate::sys::flush::{Durability, FlushDevice, PinnedDevice};
-use crate::sys::activity::target_family;
 use crate::sys::flush_log::LogDir;
 use crate::sys::signals::{Catch, StopSignals};
 
@@ -37,9 +37,10 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// A run id nobody else's recording shares: std's hasher keys come from the OS's random
-/// source, mixed with the pid and the time.
-fn new_run_id() -> u64 {
+/// A run id nobody else's recording shares: the start (unix seconds) in the high 32 bits, so
+/// a verify tells a later recording's records from an older one's, and 32 bits from std's
+/// hasher (its keys come from the OS's random source) mixed with the pid and the time.
+fn new_run_id(started_unix: u64) -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u32(std::process::id());
@@ -49,7 +50,15 @@ fn new_run_id() -> u64 {
             .map(|d| d.as_nanos())
             .unwrap_or(0),
     );
-    h.finish()
+    (started_unix << 32) | (h.finish() & 0xffff_ffff)
+}
+
+/// Is `run` the id of a recording started at or after `started_unix` (and not in the
+/// future)? Ids of older versions are random: one passes only by a chance of about
+/// (now - started) / 2^32.
+fn is_later_run(run: u64, started_unix: u64, now_unix: u64) -> bool {
+    let start = run >> 32;
+    start >= started_unix && start <= now_unix
 }
 
 /// The serial and world-wide id the disk reports, when it reports them.
@@ -112,7 +121,8 @@ pub fn record(
         .create()
         .with_context(|| format!("cannot create LOG {shown_log}"))?;
     let (serial, wwid) = identity_of(&target.name);
-    let run_id = new_run_id();
+    let started_unix = unix_now();
+    let run_id = new_run_id(started_unix);
     let header = LogHeader {
         run_id,
         record_bytes: len,
@@ -123,7 +133,7 @@ pub fn record(
         serial,
         wwid,
         logical_block_size: device.logical,
-        started_unix: unix_now(),
+        started_unix,
     };
     logfile
         .append_durably(&log::format_header(&header))
@@ -140,6 +150,14 @@ pub fn record(
     let mut seq: u64 = 0;
     loop {
         if let Some(code) = signals.exit_code() {
+            // No power cut came: the LOG says so, and the verify will not claim one.
+            let why = format!("stopped by signal {}", code.saturating_sub(128));
+            if let Err(e) = logfile.append_durably(&log::format_end(&why)) {
+                write_stderr(&format!(
+                    "disktriage: cannot note in LOG {shown_log} that the recording was {why}: \
+                     {e}\n"
+                ));
+            }
             write_stderr(&format!(
                 "disktriage: stopped by a signal after {acknowledged} acknowledged records; \
                  LOG {shown_log} is complete and can be verified\n"
@@ -251,7 +269,8 @@ pub fn verify(
     }
     let mut buf = FlushDevice::buffer(len)?;
     let run = h.run_id;
-    let verdict = verify::verify(&parsed.acknowledged, h.slots, |slot| {
+    let later = |run| is_later_run(run, h.started_unix, started_unix);
+    let verdict = verify::verify(&parsed.acknowledged, h.slots, later, |slot| {
         let offset = h.region_offset + slot * u64::from(h.record_bytes);
         match device.read(&mut buf.as_mut_slice()[..len], offset) {
             Ok(n) if n == len => records::decode(&buf.as_slice()[..len], run),
@@ -264,6 +283,7 @@ pub fn verify(
         log: shown_log.clone(),
         run_id: run,
         verdict,
+        ended: parsed.ended.clone(),
     };
     record_history(
         history_dir,
@@ -279,7 +299,9 @@ pub fn verify(
     } else {
         write_stdout(&report.text(output_width()))?;
     }
-    Ok(if report.verdict.nothing_lost() {
+    Ok(if report.verdict.cannot_tell() {
+        ExitCode::from(crate::model::exit::UNKNOWN)
+    } else if report.verdict.nothing_lost() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_LOST)

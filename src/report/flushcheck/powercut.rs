@@ -18,6 +18,8 @@ pub struct VerifyReport {
     pub log: String,
     pub run_id: u64,
     pub verdict: Verdict,
+    /// Why the recording ended by itself (no power cut), when its LOG says so.
+    pub ended: Option<String>,
 }
 
 /// The JSON form (fixed field names: device, acknowledged, verified, superseded, lost, torn,
@@ -33,15 +35,19 @@ pub struct VerifyJson<'a> {
     pub lost: &'a [u64],
     pub torn: &'a [u64],
     pub other_run: u64,
+    pub overwritten_later: &'a [u64],
+    pub ended: Option<&'a str>,
     pub unreadable_slots: Vec<u64>,
     pub verdict: &'static str,
     pub sentence: String,
 }
 
 impl VerifyReport {
-    /// "nothing-lost" or "lost".
+    /// "nothing-lost", "cannot-tell" (a later recording overwrote the ring) or "lost".
     pub fn verdict_word(&self) -> &'static str {
-        if self.verdict.nothing_lost() {
+        if self.verdict.cannot_tell() {
+            "cannot-tell"
+        } else if self.verdict.nothing_lost() {
             "nothing-lost"
         } else {
             "lost"
@@ -55,6 +61,30 @@ impl VerifyReport {
             return "the device acknowledged no record before the recording ended: there is \
                     nothing to verify (record again, and cut the power while it records)"
                 .to_string();
+        }
+        if v.cannot_tell() {
+            return format!(
+                "{} acknowledged record{} were overwritten by a later --record on this device, \
+                 not lost by it: this LOG can no longer be verified (verify each LOG after its \
+                 own power cut, before recording again)",
+                v.overwritten_later.len(),
+                if v.overwritten_later.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            );
+        }
+        if v.nothing_lost()
+            && let Some(why) = &self.ended
+        {
+            return format!(
+                "every record the device acknowledged came back ({} verified, {} superseded \
+                 by later writes), but the recording ended by itself ({why}) with no power cut: \
+                 this says nothing about the write cache through one (record again and cut \
+                 the power while it records)",
+                v.verified, v.superseded
+            );
         }
         if v.nothing_lost() {
             return format!(
@@ -89,6 +119,8 @@ impl VerifyReport {
             lost: &self.verdict.lost,
             torn: &self.verdict.torn,
             other_run: self.verdict.other_run,
+            overwritten_later: &self.verdict.overwritten_later,
+            ended: self.ended.as_deref(),
             unreadable_slots: self.verdict.unreadable.iter().map(|(s, _)| *s).collect(),
             verdict: self.verdict_word(),
             sentence: self.sentence(),
@@ -122,6 +154,16 @@ impl VerifyReport {
                     "{} slot(s) held a record of another recording where this one's was \
                      expected",
                     v.other_run
+                ),
+                width,
+                "  ",
+            );
+        }
+        if !v.overwritten_later.is_empty() {
+            out += &wrap(
+                &format!(
+                    "overwritten by a later recording: {}",
+                    list(&v.overwritten_later)
                 ),
                 width,
                 "  ",
@@ -203,7 +245,29 @@ mod tests {
                 torn,
                 ..Verdict::default()
             },
+            ended: None,
         }
+    }
+
+    #[test]
+    fn a_recording_with_no_power_cut_and_an_overwritten_ring_say_so() {
+        let mut r = report(vec![], vec![]);
+        r.ended = Some("stopped by SIGTERM".into());
+        let t = r.text(80);
+        assert!(t.contains("ended by itself (stopped by SIGTERM)"), "{t}");
+        assert!(!t.contains("through this power cut"), "{t}");
+        let mut r = report(vec![], vec![]);
+        r.verdict.overwritten_later = vec![7, 8];
+        let t = r.text(80);
+        assert!(t.contains("overwritten by a later recording: 7 8"), "{t}");
+        assert!(
+            t.contains("cannot-tell: 2 acknowledged records were overwritten"),
+            "{t}"
+        );
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        let j = serde_json::to_value(r.json()).expect("json");
+        assert_eq!(j["verdict"], "cannot-tell");
+        assert_eq!(j["overwritten_later"], serde_json::json!([7, 8]));
     }
 
     #[test]
