@@ -410,3 +410,88 @@ impl Drop for FlippingLink {
         let _ = fs::remove_file(&self.link);
     }
 }
+
+/// Can a FUSE disk (`tests/fuse/cachedisk.py`) run here? Skips (or, where required, fails)
+/// the test when not.
+pub fn fuse_available(test: &str) -> bool {
+    if !Path::new("/dev/fuse").exists() {
+        let _ = Command::new("modprobe").arg("fuse").status();
+    }
+    if !Path::new("/dev/fuse").exists() {
+        return skip(test, "no /dev/fuse (the fuse module)");
+    }
+    if Command::new("python3").arg("-c").arg("1").output().is_err() {
+        return skip(test, "no python3 (scripts/install-test-deps.sh)");
+    }
+    true
+}
+
+/// tests/fuse/cachedisk.py serving one file, `disk`, of `size` bytes over `store` at `mnt`;
+/// killed (SIGKILL: for the cache modes the power cut) and lazily unmounted on drop.
+pub struct CacheDisk {
+    child: Option<std::process::Child>,
+    pub mnt: PathBuf,
+}
+
+impl CacheDisk {
+    /// Starts it in `mode` (honest, liar, bad) with `env` set, and waits until it is mounted.
+    pub fn start(
+        mode: &str,
+        store: &Path,
+        mnt: &Path,
+        size: u64,
+        env: &[(&str, String)],
+    ) -> CacheDisk {
+        fs::create_dir_all(mnt).unwrap();
+        let ready = mnt.with_extension("ready");
+        let _ = fs::remove_file(&ready);
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuse/cachedisk.py");
+        let child = Command::new("python3")
+            .arg(script)
+            .args([mode, store.to_str().unwrap(), mnt.to_str().unwrap()])
+            .arg(size.to_string())
+            .arg(&ready)
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("python3");
+        let mut disk = CacheDisk {
+            child: Some(child),
+            mnt: mnt.to_path_buf(),
+        };
+        let up = poll(250, || {
+            if let Some(c) = disk.child.as_mut()
+                && let Ok(Some(status)) = c.try_wait()
+            {
+                panic!("cachedisk.py {mode} exited: {status}");
+            }
+            ready.exists().then_some(())
+        });
+        assert!(up.is_some(), "cachedisk.py {mode} did not mount");
+        disk
+    }
+
+    /// The file the loop device goes over.
+    pub fn file(&self) -> PathBuf {
+        self.mnt.join("disk")
+    }
+
+    /// The power cut: SIGKILL (its cache is gone), then a lazy unmount.
+    pub fn cut(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(&self.mnt)
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+impl Drop for CacheDisk {
+    fn drop(&mut self) {
+        self.cut();
+    }
+}

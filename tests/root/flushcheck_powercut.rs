@@ -14,7 +14,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    HISTORY_ENV, LoopDev, Mounted, history_dir, poll, root_or_skip, scratch, sh, skip,
+    CacheDisk, HISTORY_ENV, LoopDev, Mounted, fuse_available, history_dir, poll, root_or_skip,
+    scratch, sh,
 };
 
 const MIB: u64 = 1 << 20;
@@ -438,76 +439,6 @@ fn a_small_ring_wraps_and_a_later_recording_overwrites_an_older_logs_records() {
 
 const FUSE_SIZE: u64 = 16 * MIB;
 
-/// tests/fuse/cachedisk.py serving one file over `store`; killed (SIGKILL, the power cut)
-/// and lazily unmounted on drop.
-struct CacheDisk {
-    child: Option<Child>,
-    mnt: PathBuf,
-}
-
-impl CacheDisk {
-    fn start(mode: &str, store: &Path, mnt: &Path) -> CacheDisk {
-        fs::create_dir_all(mnt).unwrap();
-        let ready = mnt.with_extension("ready");
-        let _ = fs::remove_file(&ready);
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuse/cachedisk.py");
-        let child = Command::new("python3")
-            .arg(script)
-            .args([mode, store.to_str().unwrap(), mnt.to_str().unwrap()])
-            .arg(FUSE_SIZE.to_string())
-            .arg(&ready)
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3");
-        let mut disk = CacheDisk {
-            child: Some(child),
-            mnt: mnt.to_path_buf(),
-        };
-        let up = poll(250, || {
-            if let Some(c) = disk.child.as_mut()
-                && let Ok(Some(status)) = c.try_wait()
-            {
-                panic!("cachedisk.py {mode} exited: {status}");
-            }
-            ready.exists().then_some(())
-        });
-        assert!(up.is_some(), "cachedisk.py {mode} did not mount");
-        disk
-    }
-
-    /// The power cut: SIGKILL (its cache is gone), then a lazy unmount.
-    fn cut(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(&self.mnt)
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
-impl Drop for CacheDisk {
-    fn drop(&mut self) {
-        self.cut();
-    }
-}
-
-fn fuse_available(test: &str) -> bool {
-    if !Path::new("/dev/fuse").exists() {
-        let _ = Command::new("modprobe").arg("fuse").status();
-    }
-    if !Path::new("/dev/fuse").exists() {
-        return skip(test, "no /dev/fuse (the fuse module)");
-    }
-    if Command::new("python3").arg("-c").arg("1").output().is_err() {
-        return skip(test, "no python3 (scripts/install-test-deps.sh)");
-    }
-    true
-}
-
 /// Records on a loop device over the FUSE disk in `mode`, cuts the power mid-record, then
 /// "reboots" (a new daemon over the same store, a new loop device) and verifies.
 /// A record, the power cut, the reboot and the verify on the cache disk in `mode`: verify's
@@ -517,7 +448,13 @@ fn power_cut(mode: &str) -> (Option<i32>, serde_json::Value, String, serde_json:
     let dir = scratch();
     let store = dir.path().join(format!("{mode}.store"));
     let log = dir.path().join(format!("{mode}.log"));
-    let mut disk = CacheDisk::start(mode, &store, &dir.path().join(format!("{mode}-1")));
+    let mut disk = CacheDisk::start(
+        mode,
+        &store,
+        &dir.path().join(format!("{mode}-1")),
+        FUSE_SIZE,
+        &[],
+    );
     let dev = LoopDev::attach(&disk.mnt.join("disk"), &[]);
     let child = start_record(&dev, &log);
     std::thread::sleep(Duration::from_millis(1500));
@@ -532,7 +469,13 @@ fn power_cut(mode: &str) -> (Option<i32>, serde_json::Value, String, serde_json:
     drop(dev);
     drop(disk);
     // The reboot.
-    let disk = CacheDisk::start(mode, &store, &dir.path().join(format!("{mode}-2")));
+    let disk = CacheDisk::start(
+        mode,
+        &store,
+        &dir.path().join(format!("{mode}-2")),
+        FUSE_SIZE,
+        &[],
+    );
     let dev = LoopDev::attach(&disk.mnt.join("disk"), &[]);
     let history = dir.path().join("history");
     let (code, json, err) = verify_json(dev.path_str(), &log, &history);

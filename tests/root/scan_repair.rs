@@ -13,7 +13,7 @@ use crate::common;
 
 use std::fs;
 use std::hash::{Hash, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{HISTORY_ENV, LoopDev, Mounted, history_dir, root_or_skip, sparse_image};
@@ -375,4 +375,201 @@ fn a_repair_of_a_device_another_process_holds_exclusively_is_refused_before_any_
         ),
     );
     assert_eq!(checksum(&dev.image), sum);
+}
+
+// ---- a disk with unreadable sectors: tests/fuse/cachedisk.py in mode `bad` ----
+
+const BAD_DISK: u64 = 64 << 20;
+/// Sectors 16384-16391 (8 MiB) read back EIO until written.
+const BAD_LBA: u64 = 16384;
+const BAD_COUNT: u64 = 8;
+/// The scan is held (or slowed) from 60 MiB, long after it bisected the bad block to its
+/// sectors, while the test acts between the scan and the repair.
+const HOLD_AT: u64 = 60 << 20;
+/// From there each read (of 128 KiB, FUSE's largest) is this late when slowed: 32 of them,
+/// 3.2 s in all.
+const SLOW_MS: u64 = 100;
+
+/// The byte each sector of the bad disk holds before the test: never zero.
+const FILL: u8 = 0xa5;
+
+/// A FUSE disk with the bad sectors, its store filled, the hold file in place (or, `slow`,
+/// every read from HOLD_AT late instead); the loop device over it. The hold file is removed
+/// first on drop (a read held forever would leave the scan unkillable in D state). A loop
+/// device stacked on the disk waits for a held read, so that test slows the scan instead.
+struct HeldBadDisk {
+    hold: PathBuf,
+    store: PathBuf,
+    dev: Option<LoopDev>,
+    _disk: common::CacheDisk,
+}
+
+impl HeldBadDisk {
+    fn start(dir: &Path, slow: bool) -> HeldBadDisk {
+        let store = dir.join("bad.store");
+        fs::write(&store, vec![FILL; BAD_DISK as usize]).unwrap();
+        let hold = dir.join("hold");
+        let pause = if slow {
+            (
+                "CACHEDISK_SLOW",
+                format!(
+                    "{}:{HOLD_AT}:{SLOW_MS}",
+                    hold.with_extension("held").display()
+                ),
+            )
+        } else {
+            fs::write(&hold, "").unwrap();
+            ("CACHEDISK_HOLD", format!("{}:{HOLD_AT}", hold.display()))
+        };
+        let disk = common::CacheDisk::start(
+            "bad",
+            &store,
+            &dir.join("bad"),
+            BAD_DISK,
+            &[
+                (
+                    "CACHEDISK_BAD",
+                    format!("{}+{}", BAD_LBA * 512, BAD_COUNT * 512),
+                ),
+                pause,
+            ],
+        );
+        let dev = LoopDev::attach(&disk.file(), &[]);
+        HeldBadDisk {
+            hold,
+            store,
+            dev: Some(dev),
+            _disk: disk,
+        }
+    }
+
+    fn dev(&self) -> &LoopDev {
+        self.dev.as_ref().unwrap()
+    }
+
+    /// Waits until the scan's read at HOLD_AT is held (or slowed).
+    fn wait_held(&self) {
+        let held = self.hold.with_extension("held");
+        let seen = common::poll(600, || held.exists().then_some(()));
+        assert!(seen.is_some(), "the scan never reached {HOLD_AT}");
+    }
+
+    fn release(&self) {
+        let _ = fs::remove_file(&self.hold);
+    }
+
+    /// The store's sector `lba`.
+    fn sector(&self, lba: u64) -> Vec<u8> {
+        let all = fs::read(&self.store).unwrap();
+        all[(lba * 512) as usize..((lba + 1) * 512) as usize].to_vec()
+    }
+}
+
+impl Drop for HeldBadDisk {
+    fn drop(&mut self) {
+        self.release();
+        self.dev.take();
+    }
+}
+
+/// Starts `scan DEV --repair --destroy-data NAME --json` on the held disk.
+fn start_repair(disk: &HeldBadDisk) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args([
+            "scan",
+            disk.dev().path_str(),
+            "--repair",
+            "--destroy-data",
+            &disk.dev().name,
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run disktriage")
+}
+
+#[test]
+fn a_sector_rewritten_after_the_scan_is_not_zeroed_by_the_repair() {
+    let test = "a_sector_rewritten_after_the_scan_is_not_zeroed_by_the_repair";
+    if !root_or_skip(test) || !common::fuse_available(test) {
+        return;
+    }
+    let dir = shm_scratch();
+    let disk = HeldBadDisk::start(dir.path(), false);
+    let child = start_repair(&disk);
+    disk.wait_held();
+    // Meanwhile a file system writes new data over two of the sectors the scan found
+    // unreadable (the drive remaps them on write): through the FUSE file, as the loop device
+    // is busy with the held read.
+    let new_data = vec![0x5a_u8; 1024];
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(disk._disk.file())
+        .unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, &new_data, (BAD_LBA + 2) * 512).unwrap();
+    drop(file);
+    disk.release();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let repair = &doc["repair"];
+    // The scan saw all 8 unreadable; the repair wrote the 6 still unreadable, left the 2.
+    assert_eq!(doc["bytes_unreadable"], BAD_COUNT * 512, "{doc}");
+    assert_eq!(repair["readable_again"], 2, "{repair}");
+    assert_eq!(
+        repair["readable_again_ranges"],
+        serde_json::json!([{"offset": (BAD_LBA + 2) * 512, "length": 1024}]),
+        "{repair}"
+    );
+    assert_eq!(repair["repaired"], 6, "{repair}");
+    assert_eq!(repair["still_unreadable"], 0, "{repair}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // The new data stands; the six others are zeros; every other sector as it was.
+    for lba in BAD_LBA..BAD_LBA + BAD_COUNT {
+        let want = if lba == BAD_LBA + 2 || lba == BAD_LBA + 3 {
+            0x5a
+        } else {
+            0
+        };
+        assert!(disk.sector(lba).iter().all(|&b| b == want), "sector {lba}");
+    }
+    assert!(disk.sector(BAD_LBA - 1).iter().all(|&b| b == FILL));
+    assert!(disk.sector(BAD_LBA + BAD_COUNT).iter().all(|&b| b == FILL));
+}
+
+#[test]
+fn a_loop_device_stacked_during_the_scan_stops_the_repair_before_any_write() {
+    let test = "a_loop_device_stacked_during_the_scan_stops_the_repair_before_any_write";
+    if !root_or_skip(test) || !common::fuse_available(test) {
+        return;
+    }
+    let dir = shm_scratch();
+    let disk = HeldBadDisk::start(dir.path(), true);
+    let before = checksum(&disk.store);
+    let child = start_repair(&disk);
+    disk.wait_held();
+    // A loop device over the scanned device, attached while the scan runs: O_EXCL does not
+    // stop it (loop does not claim its backing device). Mounted or not, it uses the data.
+    let stacked = LoopDev::attach(&disk.dev().path, &[]);
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let repair = &doc["repair"];
+    let stopped = repair["stopped"].as_str().unwrap_or_default();
+    assert!(stopped.contains("checked again after the scan"), "{repair}");
+    assert!(stopped.contains(&stacked.name), "{repair}");
+    assert_eq!(repair["repaired"], 0, "{repair}");
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    // The scan was still reading when the loop device came: it was attached in time.
+    assert!(doc["seconds"].as_f64().unwrap() > 1.0, "{doc}");
+    drop(stacked);
+    assert_eq!(
+        checksum(&disk.store),
+        before,
+        "the repair wrote to the disk"
+    );
 }

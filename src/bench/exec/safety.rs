@@ -2,7 +2,7 @@
 //! only when the admin typed the device's own name. Pure: it decides from the inventory.
 
 use crate::model::usage;
-use crate::model::{FileId, InUse, Inventory};
+use crate::model::{DevNum, FileId, InUse, Inventory};
 
 /// Why a write test may not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -163,6 +163,12 @@ pub fn check_device_write(
             reasons: text,
         });
     }
+    if let Some(reasons) = loops_stacked_on(inv, name) {
+        return Err(WriteRefusal::InUse {
+            name: name.into(),
+            reasons,
+        });
+    }
     if !inv.usage_complete {
         return Err(WriteRefusal::UsageUnknown {
             name: name.into(),
@@ -170,6 +176,49 @@ pub fn check_device_write(
         });
     }
     check_confirmation(name, confirmation)
+}
+
+/// The loop devices attached over `name` (a disk: over it or one of its partitions; a
+/// partition: over it or its whole disk), mounted or not, in words; `None` when there are
+/// none. Loop claims nothing, so O_EXCL does not stop one attached later, and whatever uses it
+/// (a mount made a minute from now, a VM's disk) uses this data.
+fn loops_stacked_on(inv: &Inventory, name: &str) -> Option<String> {
+    let (disk, target) = inv.devices.iter().find_map(|d| {
+        if d.name == name {
+            Some((d, None))
+        } else {
+            d.partitions
+                .iter()
+                .find(|p| p.name == name)
+                .map(|p| (d, Some(p)))
+        }
+    })?;
+    let covered: Vec<DevNum> = match target {
+        // Writing the disk writes every partition; a loop over a partition uses the disk.
+        None => std::iter::once(disk.dev)
+            .chain(disk.partitions.iter().map(|p| p.dev))
+            .flatten()
+            .collect(),
+        // Writing a partition writes what a loop over the whole disk shows.
+        Some(p) => [p.dev, disk.dev].into_iter().flatten().collect(),
+    };
+    let loops: Vec<String> = inv
+        .devices
+        .iter()
+        .filter(|l| {
+            l.loop_backing
+                .and_then(|b| b.block)
+                .is_some_and(|b| covered.contains(&b))
+        })
+        .map(|l| {
+            format!(
+                "{} is a loop device attached over it (detach it first: losetup -d {})",
+                l.name,
+                l.path.display()
+            )
+        })
+        .collect();
+    (!loops.is_empty()).then(|| loops.join("; "))
 }
 
 /// Decides whether a write test may overwrite the existing regular file `path` (its real path,
@@ -333,6 +382,57 @@ mod tests {
             notes: vec![],
             swaps: vec![],
         }
+    }
+
+    #[test]
+    fn a_loop_device_attached_over_the_target_refuses_it_mounted_or_not() {
+        let dev = |major, minor| Some(DevNum { major, minor });
+        let mut disk = BlockDevice::unknown("sdb", "/dev/sdb".into());
+        disk.dev = dev(8, 16);
+        disk.partitions = vec![Partition {
+            name: "sdb1".into(),
+            path: "/dev/sdb1".into(),
+            dev: dev(8, 17),
+            number: Some(1),
+            start_sector: None,
+            size_bytes: None,
+            read_only: None,
+            holders: vec![],
+        }];
+        let other = BlockDevice::unknown("sdc", "/dev/sdc".into());
+        let over = |backing| {
+            let mut l = BlockDevice::unknown("loop7", "/dev/loop7".into());
+            l.loop_backing = Some(crate::model::LoopBacking {
+                file: None,
+                block: backing,
+            });
+            l
+        };
+        let inv_with = |l: BlockDevice| Inventory {
+            devices: vec![disk.clone(), other.clone(), l],
+            usage_complete: true,
+            notes: vec![],
+            swaps: vec![],
+        };
+        // Over the disk: the disk and its partition refused; another disk not.
+        let i = inv_with(over(dev(8, 16)));
+        for name in ["sdb", "sdb1"] {
+            let e = check_device_write(&i, name, Some(name)).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("loop7 is a loop device attached over it"),
+                "{e}"
+            );
+        }
+        assert_eq!(check_device_write(&i, "sdc", Some("sdc")), Ok(()));
+        // Over the partition: the partition and its disk refused.
+        let i = inv_with(over(dev(8, 17)));
+        for name in ["sdb", "sdb1"] {
+            assert!(check_device_write(&i, name, Some(name)).is_err(), "{name}");
+        }
+        // A loop device over a file: not over the disk.
+        let i = inv_with(over(None));
+        assert_eq!(check_device_write(&i, "sdb", Some("sdb")), Ok(()));
     }
 
     #[test]
