@@ -354,8 +354,10 @@ impl SysRoot {
         )))
     }
 
-    /// The kernel name in an argument: a bare name, or a path under `/dev` (symlinks such as
-    /// `/dev/disk/by-id/...` or `/dev/mapper/...` resolved below the root).
+    /// The kernel name in an argument: a bare name, or a path. A path to a block device node
+    /// anywhere (`/dev/mapper/x` made by dmsetup without udev, a node made by mknod) is the
+    /// device of that number (`sys/dev/block/M:m`); otherwise a path under `/dev` (symlinks
+    /// such as `/dev/disk/by-id/...` resolved below the root) names it.
     fn device_name(&self, arg: &str) -> Result<String, DriveError> {
         let invalid = || {
             DriveError::NoDevice(format!(
@@ -363,6 +365,11 @@ impl SysRoot {
                 crate::model::text::neutralize_controls(arg)
             ))
         };
+        if let Some(rel) = arg.strip_prefix('/')
+            && let Some(name) = self.node_name(&self.root.join(rel))
+        {
+            return Ok(name);
+        }
         let name = if let Some(rel) = arg.strip_prefix('/') {
             let dev_root = self.root.join("dev");
             match fs::canonicalize(self.root.join(rel)) {
@@ -389,6 +396,20 @@ impl SysRoot {
             && !name.contains('/')
             && !name.chars().any(char::is_control);
         if valid { Ok(name) } else { Err(invalid()) }
+    }
+
+    /// The kernel name of the block device node at `path` (followed), by its device number;
+    /// `None` when it is no block device node or sysfs does not know the number.
+    fn node_name(&self, path: &Path) -> Option<String> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let meta = fs::metadata(path).ok()?;
+        if !meta.file_type().is_block_device() {
+            return None;
+        }
+        let dev = super::direct::devnum(meta.rdev());
+        let link = fs::read_link(self.root.join(format!("sys/dev/block/{dev}"))).ok()?;
+        let name = link.file_name()?.to_str()?.to_string();
+        crate::model::is_kernel_name(&name).then_some(name)
     }
 
     /// The kernel's I/O counters for a device (`/sys/block/X/stat`).

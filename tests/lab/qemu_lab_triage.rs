@@ -494,3 +494,38 @@ fn qemu_lab_triage_of_every_lab_disk_ends_within_its_bound_and_writes_nothing() 
         );
     }
 }
+
+#[test]
+fn qemu_lab_triage_device_nodes_without_udev_are_the_devices_of_their_numbers() {
+    if !lab_or_skip("qemu_lab_triage_device_nodes_without_udev_are_the_devices_of_their_numbers") {
+        return;
+    }
+    let lab = shared_lab();
+    let r = &lab.results;
+    let nodes = r.text("NAMES-NODES");
+    // No udev in the lab: dmsetup made a device node, not a link.
+    assert!(
+        nodes
+            .lines()
+            .any(|l| l.starts_with('b') && l.contains("/dev/mapper/dtslow")),
+        "{nodes}"
+    );
+    assert_eq!(
+        nodes.matches("sched-rc=0").count(),
+        2,
+        "sched by node:\n{nodes}"
+    );
+    assert!(nodes.contains(lab.devices["dtslow"].as_str()), "{nodes}");
+    assert!(nodes.contains(lab.devices["sata"].as_str()), "{nodes}");
+    let doc = r.triage_json("NAMES-TRIAGE");
+    let mut named: Vec<&str> = doc["disks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc:#}"))
+        .iter()
+        .map(|d| d["device"].as_str().unwrap())
+        .collect();
+    named.sort_unstable();
+    let mut want = vec![lab.devices["dtslow"].as_str(), lab.devices["sata"].as_str()];
+    want.sort_unstable();
+    assert_eq!(named, want, "{doc:#}");
+}

@@ -498,3 +498,29 @@ fn root_targets_a_captured_tree_never_switches_the_live_disk() {
             .contains(&format!("[{other}]"))
     );
 }
+
+#[test]
+fn root_targets_a_device_node_anywhere_is_the_device_of_its_number() {
+    if !root_or_skip("root_targets_a_device_node_anywhere_is_the_device_of_its_number") {
+        return;
+    }
+    let dir = scratch();
+    let dev = LoopDev::new(dir.path(), 16 << 20, 512);
+    // As a rescue system without udev has them: a node dmsetup or mknod made, no link.
+    let numbers = fs::read_to_string(format!("/sys/block/{}/dev", dev.name)).unwrap();
+    let (major, minor) = numbers.trim().split_once(':').unwrap();
+    let node = dir.path().join("mapper-like-node");
+    sh("mknod", &[node.to_str().unwrap(), "b", major, minor]);
+    let node_s = node.to_str().unwrap();
+    let out = common::disktriage(&["sched", node_s, "--json"]);
+    assert!(out.status.success(), "sched: {}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["device"], dev.name.as_str(), "{doc}");
+    let out = common::disktriage(&["triage", "--quick", "--json", node_s]);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(doc["disks"][0]["device"], dev.name.as_str(), "{doc}");
+    // A node of no block device (a character device) is still refused.
+    let out = common::disktriage(&["triage", "--quick", "/dev/null"]);
+    assert!(!out.status.success(), "{}", stderr(&out));
+}

@@ -140,6 +140,20 @@ triage "/dev/$sata" "/dev/$nvme" "/dev/$scsi" "/dev/$virtio0" "/dev/$virtio1"
 section TRIAGE-SLOW
 triage --json "/dev/$dtslow"
 
+# Names as a rescue system without udev has them: /dev/mapper/dtslow is a node dmsetup made
+# (no link to ../dm-N), and a node made by mknod in another directory; each is the device of
+# its number, for the triage and for the commands that resolve a disk (sched).
+section NAMES-NODES
+ls -l /dev/mapper/dtslow
+mknod $W/the-sata-disk b $(tr ':' ' ' </sys/block/$sata/dev)
+echo "sched:"
+disktriage sched /dev/mapper/dtslow
+echo "sched-rc=$?"
+disktriage sched $W/the-sata-disk
+echo "sched-rc=$?"
+section NAMES-TRIAGE
+triage --quick --json /dev/mapper/dtslow $W/the-sata-disk
+
 section TEARDOWN
 dmsetup remove dtslow
 echo "rc=$?"
