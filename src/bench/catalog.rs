@@ -126,7 +126,7 @@ pub const CATALOG: [TestInfo; 15] = [
         id: "rand-mixed",
         summary: "random mixed read/write (70 % reads by default), 4 KiB requests",
         origin: "CrystalDiskMark mix R70/W30, ORION -write",
-        writes: Writes::Always,
+        writes: Writes::Optional,
         metric: Metric::Iops,
         family: &Single,
     },
@@ -311,8 +311,13 @@ mod tests {
             Writes::Always
         );
         assert_eq!(TestName::RandMixed.writes_with(&none), Writes::Always);
+        // rand-mixed at --read-pct 100 only reads: no confirmation asked.
         assert_eq!(
             TestName::RandMixed.writes_with(&with(Some(100), false)),
+            Writes::Never
+        );
+        assert_eq!(
+            TestName::RandMixed.writes_with(&with(Some(99), false)),
             Writes::Always
         );
         assert_eq!(TestName::SizeSweep.writes_with(&none), Writes::Never);

@@ -317,8 +317,9 @@ pub enum Mix {
 }
 
 impl Mix {
+    /// Does it write? A mix of 100 % reads does not.
     pub fn writes(self) -> bool {
-        !matches!(self, Mix::Read)
+        !matches!(self, Mix::Read | Mix::Mixed { read_pct: 100.. })
     }
 
     pub fn reads(self) -> bool {

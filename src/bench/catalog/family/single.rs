@@ -76,10 +76,11 @@ impl Family for Single {
         }
     }
 
-    fn writes(&self, test: TestName, _params: &TestParams) -> Writes {
+    fn writes(&self, test: TestName, params: &TestParams) -> Writes {
         match preset(test).0 {
             Direction::Read => Writes::Never,
-            // A mixed test is a write test, even at --read-pct 100: it is confirmed as one.
+            // A mix of 100 % reads writes nothing: it is a read test, asked no confirmation.
+            Direction::Mixed if params.read_pct == Some(100) => Writes::Never,
             Direction::Write | Direction::Mixed => Writes::Always,
         }
     }
