@@ -275,8 +275,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub jobs: Option<u32>,
 
-    /// Measured time of each phase (0 = no time limit).
-    #[arg(long, value_parser = parse_duration)]
+    /// Measured time of each phase, at least 100ms (0 = no time limit).
+    #[arg(long, value_parser = parse_run_time)]
     pub time: Option<Duration>,
 
     /// Warm-up before measuring, not counted.
@@ -490,6 +490,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .map_err(|e| e.to_string())
 }
 
+/// `--time`: a duration of 0 (no limit) or at least `MIN_TIME`, for clap.
+fn parse_run_time(s: &str) -> Result<Duration, String> {
+    let min = crate::bench::catalog::build::MIN_TIME;
+    match parse_duration(s)? {
+        t if t.is_zero() || t >= min => Ok(t),
+        t => Err(format!(
+            "{t:?} is too short to measure anything: give at least {min:?} (0 for no time limit)"
+        )),
+    }
+}
+
 const CACHE_HELP: &str = "\
 Without on/off, prints what the drive reports and, separately, the kernel's flush policy \
 (queue/write_cache: whether the kernel sends cache flushes), with a line when they disagree.
@@ -700,7 +711,7 @@ pub struct SchedArgs {
 pub struct HistoryArgs {
     /// Only this disk's runs (`sda`, `/dev/sda`; a partition means its disk; a file target's
     /// path).
-    pub device: Option<String>,
+    pub device: Option<std::ffi::OsString>,
 
     /// Print the records as JSON: {"schema", "runs": [...]}, oldest first.
     #[arg(long)]

@@ -74,9 +74,19 @@ fn wanted(root: &SysRoot, arg: &str) -> (DiskIdentity, Option<String>) {
 
 /// `disktriage history [--json] [DEV]`.
 pub fn history(root: &SysRoot, dir: &Path, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    // Checked before the history is read: every name the history holds is UTF-8 text.
+    let device = match args.device.as_deref().map(|d| d.to_str()) {
+        Some(None) => crate::model::exit::usage_bail!(
+            "the device {:?} is not UTF-8: no disk or file the history names is called that \
+             (a kernel name, a /dev path or a test file's path as `disktriage history` lists it)",
+            args.device.as_deref().unwrap_or_default()
+        ),
+        Some(Some(d)) => Some(d),
+        None => None,
+    };
     let history = History::new(dir);
     let loaded = history.load()?;
-    let filter = args.device.as_deref().map(|d| wanted(root, d));
+    let filter = device.map(|d| wanted(root, d));
     let entries: Vec<&HistoryEntry> = match &filter {
         Some((disk, _)) => loaded
             .entries

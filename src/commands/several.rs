@@ -280,6 +280,12 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         .as_deref()
         .unwrap_or(crate::cli::DEFAULT_TEST)
         .parse()?;
+    if test.info().family.runs_in_directory() {
+        crate::model::exit::usage_bail!(
+            "--test {test} runs in one directory at a time (it creates and removes files of its \
+             own there): give one directory, and run it again for the next"
+        );
+    }
     let params = params_from_args(args);
     let planned = if args.members {
         members_of(root, &args.target, test, &params, args)?

@@ -56,7 +56,7 @@ pub fn triage(
         .transpose()?;
     // A link, a FIFO or a directory at --prom's name is refused now, not after the reads.
     if let Some(out) = &prom_out {
-        out.read_existing().with_context(|| {
+        out.refuse_unless_replaceable().with_context(|| {
             format!(
                 "cannot write --prom {}",
                 neutralize_controls(&out.path.display().to_string())

@@ -630,12 +630,27 @@ pub fn open_parent(
     path: &Path,
     refuse_shared: bool,
 ) -> io::Result<(OwnedFd, String, std::fs::Metadata)> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name (UTF-8)"))?
-        .to_string();
+    let name = match path.file_name().map(|n| n.to_str()) {
+        Some(Some(n)) if !n.is_empty() && n != "." && n != ".." => n.to_string(),
+        Some(None) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "its file name is not UTF-8: name the file in plain characters",
+            ));
+        }
+        _ if path.is_dir() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is a directory: name a file in it (DIR/NAME)",
+            ));
+        }
+        _ => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it names no file (it ends in /, . or ..)",
+            ));
+        }
+    };
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -645,6 +660,16 @@ pub fn open_parent(
         .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
         .open(parent)?;
     let meta = dir.metadata()?;
+    if let Some(fs) = kernel_interface(&dir) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is {fs}, a kernel interface, not a file system for files: name a file on a \
+                 disk (e.g. under /var/lib or /tmp)",
+                parent.display()
+            ),
+        ));
+    }
     if refuse_shared && meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
@@ -656,6 +681,30 @@ pub fn open_parent(
         ));
     }
     Ok((OwnedFd::from(dir), name, meta))
+}
+
+/// The kernel interface the directory `dir` is in (`/proc`, `/sys`, ...), in words; `None` for
+/// a file system that holds files. A file written there is a command to the kernel
+/// (`/proc/sys/vm/drop_caches`), never a report.
+fn kernel_interface(dir: &impl std::os::fd::AsFd) -> Option<&'static str> {
+    use nix::sys::statfs::{
+        CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC, DEVPTS_SUPER_MAGIC,
+        PROC_SUPER_MAGIC, SECURITYFS_MAGIC, SYSFS_MAGIC, TRACEFS_MAGIC, fstatfs,
+    };
+    let kind = fstatfs(dir).ok()?.filesystem_type();
+    [
+        (PROC_SUPER_MAGIC, "procfs (/proc)"),
+        (SYSFS_MAGIC, "sysfs (/sys)"),
+        (CGROUP_SUPER_MAGIC, "cgroupfs"),
+        (CGROUP2_SUPER_MAGIC, "cgroup2fs"),
+        (DEBUGFS_MAGIC, "debugfs"),
+        (SECURITYFS_MAGIC, "securityfs"),
+        (TRACEFS_MAGIC, "tracefs"),
+        (DEVPTS_SUPER_MAGIC, "devpts"),
+    ]
+    .into_iter()
+    .find(|(magic, _)| *magic == kind)
+    .map(|(_, words)| words)
 }
 
 impl OutputFile {
@@ -705,6 +754,18 @@ impl OutputFile {
         let mut text = String::new();
         file.take(MAX_MAPFILE).read_to_string(&mut text)?;
         Ok(Some(text))
+    }
+
+    /// Refuses what may not be replaced at the name: anything but a regular file (a link, a
+    /// FIFO, a device, a directory), never followed. Nothing there, or a regular file, passes.
+    pub fn refuse_unless_replaceable(&self) -> io::Result<()> {
+        match confined::kind_at(&self.dir, &self.name) {
+            None | Some("a regular file") => Ok(()),
+            Some(kind) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("it is {kind}, not a regular file: name a file or a new name"),
+            )),
+        }
     }
 
     /// Refuses a name that exists already (a regular file or anything else, never followed):

@@ -524,3 +524,95 @@ fn root_targets_a_device_node_anywhere_is_the_device_of_its_number() {
     let out = common::disktriage(&["triage", "--quick", "/dev/null"]);
     assert!(!out.status.success(), "{}", stderr(&out));
 }
+
+/// `[reads, sectors read, writes, sectors written]` of a block device.
+fn io_counters(name: &str) -> [u64; 4] {
+    let text = fs::read_to_string(format!("/sys/class/block/{name}/stat")).unwrap();
+    let f: Vec<u64> = text
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    [f[0], f[2], f[4], f[6]]
+}
+
+#[test]
+fn root_targets_odd_requests_are_refused_in_words_and_a_read_only_mix_asks_nothing() {
+    if !root_or_skip(
+        "root_targets_odd_requests_are_refused_in_words_and_a_read_only_mix_asks_nothing",
+    ) {
+        return;
+    }
+    let dir = scratch();
+    let dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    let target = dev.path_str();
+    // A --time too short to measure: a usage error, not a run of 0 I/Os called a result.
+    let out = common::disktriage(&["run", target, "--test", "seq-read", "--time", "0.0000001"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("too short to measure"),
+        "{}",
+        stderr(&out)
+    );
+    // A read test with --destroy-data naming another device: the admin meant another target.
+    let out = common::disktriage(&[
+        "run",
+        target,
+        "--test",
+        "seq-read",
+        "--time",
+        "0.2",
+        "--destroy-data",
+        "sdz",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("does not name the target {}", dev.name)),
+        "{}",
+        stderr(&out)
+    );
+    // rand-mixed at --read-pct 100 only reads: it runs without --destroy-data, writes nothing.
+    let before = io_counters(&dev.name);
+    let out = common::disktriage(&[
+        "run",
+        target,
+        "--test",
+        "rand-mixed",
+        "--read-pct",
+        "100",
+        "--time",
+        "0.3",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = io_counters(&dev.name);
+    assert_eq!(after[3], before[3], "rand-mixed --read-pct 100 wrote");
+    assert!(
+        after[1] > before[1],
+        "rand-mixed --read-pct 100 read nothing"
+    );
+    // The metadata test on two directories: it runs in one, said so.
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    fs::create_dir_all(&a).unwrap();
+    fs::create_dir_all(&b).unwrap();
+    let out = common::disktriage(&[
+        "run",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--test",
+        "metadata",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("runs in one directory at a time"),
+        "{}",
+        stderr(&out)
+    );
+    // history with a name that is not UTF-8: said in words, not a parser's error.
+    let out = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(common::HISTORY_ENV, common::history_dir())
+        .arg("history")
+        .arg(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"\xff"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is not UTF-8"), "{}", stderr(&out));
+}

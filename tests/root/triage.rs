@@ -487,8 +487,8 @@ fn an_unknown_device_is_an_error() {
 }
 
 #[test]
-fn a_prom_path_that_is_a_link_or_a_fifo_is_refused_before_any_read() {
-    if !root_or_skip("a_prom_path_that_is_a_link_or_a_fifo_is_refused_before_any_read") {
+fn a_prom_path_that_is_no_file_to_write_is_refused_in_words_before_any_read() {
+    if !root_or_skip("a_prom_path_that_is_no_file_to_write_is_refused_in_words_before_any_read") {
         return;
     }
     let dir = shm_scratch();
@@ -500,7 +500,16 @@ fn a_prom_path_that_is_a_link_or_a_fifo_is_refused_before_any_read() {
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let fifo = history.path().join("fifo.prom");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-    for prom in [&link, &fifo] {
+    let dot = PathBuf::from(".");
+    let drop_caches = PathBuf::from("/proc/sys/vm/drop_caches");
+    // Each refused with what is wrong in words: a kernel interface is not "needs root", a
+    // directory is not "not a file name (UTF-8)".
+    for (prom, words) in [
+        (&link, "a symbolic link, not a regular file"),
+        (&fifo, "a FIFO (named pipe), not a regular file"),
+        (&dot, "it is a directory: name a file in it"),
+        (&drop_caches, "is procfs (/proc), a kernel interface"),
+    ] {
         let before = counters(&dev.name);
         let started = Instant::now();
         let out = triage_cmd(
@@ -511,6 +520,7 @@ fn a_prom_path_that_is_a_link_or_a_fifo_is_refused_before_any_read() {
         .unwrap();
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         assert!(stderr(&out).contains("--prom"), "{}", stderr(&out));
+        assert!(stderr(&out).contains(words), "{prom:?}: {}", stderr(&out));
         assert!(
             started.elapsed() < Duration::from_secs(5),
             "it waited on the FIFO"

@@ -15,6 +15,9 @@ use crate::model::Bytes;
 
 /// Checks the request and turns it into phases: the checks every test shares are made here,
 /// then the test's family plans its phases (`catalog/family/`).
+/// The shortest measured time a run accepts (besides 0, no limit).
+pub const MIN_TIME: std::time::Duration = std::time::Duration::from_millis(100);
+
 pub fn build_plan(
     test: TestName,
     params: &TestParams,
@@ -93,6 +96,14 @@ pub fn build_plan(
                  and deletes files of its own, so there is nothing to preserve"
             )));
         }
+    }
+    // --time 0 is "no time limit"; any other time shorter than this measures nothing (a run of
+    // 100 ns completed no I/O and called it a result).
+    if let Some(t) = params.time.filter(|t| !t.is_zero() && *t < MIN_TIME) {
+        return Err(SpecError::Invalid(format!(
+            "--time {t:?} is too short to measure anything: give at least {MIN_TIME:?} (0 for no \
+             time limit)"
+        )));
     }
     if params.io_size == Some(0) || params.count == Some(0) {
         return Err(SpecError::Invalid(

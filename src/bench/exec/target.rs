@@ -301,7 +301,14 @@ fn device_writes(
         Ok(())
     };
     match need {
-        Writes::Never => Ok(false),
+        // A read test needs no confirmation, but one that names another device is a mistake
+        // the admin must hear of: they meant another target.
+        Writes::Never => match (req.confirmation, name) {
+            (Some(given), Some(name)) => safety::check_confirmation(name, Some(given))
+                .map(|()| false)
+                .map_err(Into::into),
+            _ => Ok(false),
+        },
         Writes::Always => guard().map(|()| true),
         // Optional writes (CrystalDiskMark): with a confirmation they must pass the guard;
         // without one the reads run alone.
@@ -341,7 +348,17 @@ fn file_writes(
         Ok(())
     };
     match need {
-        Writes::Never => Ok(false),
+        Writes::Never => match req.confirmation {
+            Some(given) if given != file_name && given != real => {
+                Err(safety::WriteRefusal::WrongFileName {
+                    given: given.to_string(),
+                    path: real,
+                    name: file_name,
+                }
+                .into())
+            }
+            _ => Ok(false),
+        },
         _ if created => Ok(true),
         Writes::Always => guard(req.confirmation).map(|()| true),
         Writes::Optional => match req.confirmation {

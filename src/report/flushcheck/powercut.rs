@@ -261,7 +261,10 @@ mod tests {
         let mut r = report(vec![], vec![]);
         r.verdict.overwritten_later = vec![7, 8];
         let t = r.text(80);
-        assert!(flat(&t).contains("overwritten by a later recording: 7 8"), "{t}");
+        assert!(
+            flat(&t).contains("overwritten by a later recording: 7 8"),
+            "{t}"
+        );
         assert!(
             flat(&t).contains("cannot-tell: 2 acknowledged records were overwritten"),
             "{t}"
