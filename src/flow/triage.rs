@@ -98,14 +98,16 @@ pub fn record(
     identities: &[DiskIdentity],
     stop: &dyn Fn() -> bool,
 ) -> Vec<String> {
-    let mut notes = Vec::new();
-    for (disk, identity) in report.disks.iter().zip(identities) {
-        match history.record(entry_of(report, disk, identity.clone()), stop) {
-            Ok((_, warnings)) => notes.extend(warnings),
-            Err(not_added) => notes.push(not_added),
-        }
+    let entries = report
+        .disks
+        .iter()
+        .zip(identities)
+        .map(|(disk, identity)| entry_of(report, disk, identity.clone()))
+        .collect();
+    match history.record_all(entries, stop) {
+        Ok((_, warnings)) => warnings,
+        Err(not_added) => vec![not_added],
     }
-    notes
 }
 
 #[cfg(test)]

@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+/// How a disk that no worker reached within the bound says so (the start of its problem).
+pub const NOT_REACHED: &str = "not reached within the";
+
 use crate::model::{DriveLogs, SmartHealth, Transport};
 use crate::scan::buckets::BucketCounts;
 

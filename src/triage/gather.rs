@@ -1,7 +1,10 @@
 //! Gathers the facts of the chosen disks, read-only and within a time bound: SMART and the
 //! drive's logs, the link, a sampled surface read, sequential reads at the start, middle and
 //! end, QD1 random read latency and the temperature throughout. Disks are gathered in
-//! parallel (one thread each); progress goes out per disk as it happens.
+//! parallel by a pool of at most `WORKERS` threads (so at most that many drive commands and
+//! `smartctl` children at once), each disk given a fair share of the time left when it is
+//! taken; progress goes out per disk as it happens. A disk no worker reached by the bound
+//! says so.
 //!
 //! The bound holds even when a disk hangs: a read stuck in the kernel cannot be abandoned, so
 //! each disk's thread fills its facts into a shared slot as it goes, and `gather` returns at
@@ -9,12 +12,12 @@
 //! thread (it only reads, and its result is no longer waited for) and its facts say where it
 //! stopped.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::facts::{DiskFacts, DiskIdentityFacts, SeqPosition};
+use super::facts::{DiskFacts, DiskIdentityFacts, NOT_REACHED, SeqPosition};
 use super::link::link_state;
 use super::measure::{self, Limit, Sizes};
 use super::plan::{self, Spread};
@@ -29,6 +32,9 @@ pub struct GatherOptions {
     /// The whole triage ends within this (default 60 s; `--quick` about 10 s).
     pub bound: Duration,
     pub quick: bool,
+    /// When the bound began (the command's start, before the disks were listed); `None`:
+    /// when the gathering begins.
+    pub since: Option<Instant>,
 }
 
 impl Default for GatherOptions {
@@ -36,6 +42,7 @@ impl Default for GatherOptions {
         GatherOptions {
             bound: Duration::from_secs(60),
             quick: false,
+            since: None,
         }
     }
 }
@@ -43,8 +50,16 @@ impl Default for GatherOptions {
 /// How long after the bound `gather` waits for the last facts before it returns without them.
 pub const MARGIN: Duration = Duration::from_millis(1500);
 
-/// What each disk keeps back from its measurements for the closing temperature reading.
+/// What each disk keeps back from its measurements for the closing temperature reading (at
+/// most a quarter of its share of the time).
 const CLOSING: Duration = Duration::from_millis(1000);
+
+/// The most disks gathered at once: each is a thread, its drive commands and at most one
+/// `smartctl` child. A thousand disks at once took longer to start than the bound.
+pub const WORKERS: usize = 32;
+
+/// The step of a disk no worker has taken yet.
+const NOT_TAKEN: &str = "waiting for a worker";
 
 /// One disk's progress, as the TUI's per-disk line and the CLI's stderr show it.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,7 +142,7 @@ pub fn gather_until(
     progress: Option<Sender<Progress>>,
     stop: &AtomicBool,
 ) -> Vec<DiskFacts> {
-    let started = Instant::now();
+    let started = options.since.unwrap_or_else(Instant::now);
     let deadline = started + options.bound;
     let sizes = Sizes::of(options.quick);
     // The disks' threads stop at this flag too: set at the deadline, on a stop, and when
@@ -145,50 +160,85 @@ pub fn gather_until(
                     },
                     ..DiskFacts::default()
                 },
-                step: "starting".into(),
+                step: NOT_TAKEN.into(),
                 finished: false,
             }))
         })
         .collect();
+    // The pool: each worker takes the next disk until none is left. A disk taken after the
+    // deadline (or a stop) is not read: it is "not reached".
+    let next = Arc::new(AtomicUsize::new(0));
+    let devices: Arc<Vec<String>> = Arc::new(devices.to_vec());
+    let slots = Arc::new(slots);
+    let workers = devices.len().min(WORKERS);
     let mut running = 0usize;
-    for (disk, device) in devices.iter().enumerate() {
-        let reporter = Reporter {
-            disk,
-            device: device.clone(),
-            slot: Arc::clone(&slots[disk]),
-            progress: progress.clone(),
-            started,
-        };
-        let root = root.clone();
-        let halt = Arc::clone(&halt);
-        let done_tx = done_tx.clone();
+    for worker in 0..workers {
+        let (root, halt, done_tx, next, devices, taken, progress) = (
+            root.clone(),
+            Arc::clone(&halt),
+            done_tx.clone(),
+            Arc::clone(&next),
+            Arc::clone(&devices),
+            Arc::clone(&slots),
+            progress.clone(),
+        );
         let spawned = std::thread::Builder::new()
-            .name(format!("triage-{device}"))
+            .name(format!("triage-{worker}"))
             .spawn(move || {
                 let drives = LinuxDrives::new(root.clone());
-                gather_one(&root, &drives, &reporter, sizes, deadline, &halt);
-                if let Ok(mut slot) = reporter.slot.lock() {
-                    slot.finished = true;
-                    slot.step = "done".into();
+                loop {
+                    let disk = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(device) = devices.get(disk) else {
+                        break;
+                    };
+                    let reporter = Reporter {
+                        disk,
+                        device: device.clone(),
+                        slot: Arc::clone(&taken[disk]),
+                        progress: progress.clone(),
+                        started,
+                    };
+                    let now = Instant::now();
+                    if halt.load(Ordering::Relaxed) || now >= deadline {
+                        let _ = done_tx.send(disk);
+                        continue;
+                    }
+                    // This disk's share of what is left: the time left, times the workers,
+                    // over the disks not yet taken (this one among them).
+                    let left = devices.len() - disk;
+                    let share = (deadline - now).mul_f64(workers as f64 / left.max(1) as f64);
+                    let own = (now + share).min(deadline);
+                    gather_one(&root, &drives, &reporter, sizes, own, &halt);
+                    if let Ok(mut slot) = reporter.slot.lock() {
+                        slot.finished = true;
+                        slot.step = "done".into();
+                    }
+                    let _ = done_tx.send(disk);
                 }
-                let _ = done_tx.send(disk);
             });
         match spawned {
             Ok(_) => running += 1,
             Err(e) => {
-                if let Ok(mut slot) = slots[disk].lock() {
-                    slot.facts
-                        .problems
-                        .push(format!("could not start its thread: {e}"));
-                    slot.finished = true;
+                if running == 0 && worker == 0 {
+                    for slot in slots.iter() {
+                        if let Ok(mut slot) = slot.lock() {
+                            slot.facts
+                                .problems
+                                .push(format!("could not start a thread: {e}"));
+                            slot.finished = true;
+                        }
+                    }
                 }
+                break;
             }
         }
     }
+    // Every disk sends one message when it is done or passed over.
+    let mut waiting = if running == 0 { 0 } else { devices.len() };
     drop(done_tx);
     let mut give_up = deadline + MARGIN;
     let mut stop_seen = false;
-    while running > 0 {
+    while waiting > 0 {
         if stop.load(Ordering::Relaxed) && !stop_seen {
             // After a stop, the disks get the margin to hand in what they have.
             stop_seen = true;
@@ -204,7 +254,7 @@ pub fn gather_until(
         }
         // Woken every 100 ms to see a stop.
         match done_rx.recv_timeout((give_up - now).min(Duration::from_millis(100))) {
-            Ok(_) => running -= 1,
+            Ok(_) => waiting -= 1,
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
@@ -223,7 +273,14 @@ pub fn gather_until(
                     (s.facts.clone(), s.step.clone(), s.finished)
                 }
             };
-            if !finished {
+            if !finished && step == NOT_TAKEN {
+                facts.problems.push(format!(
+                    "{NOT_REACHED} {} s bound ({} disks, {workers} at a time): give a longer \
+                     --bound or fewer disks",
+                    options.bound.as_secs(),
+                    devices.len()
+                ));
+            } else if !finished {
                 facts.seconds = started.elapsed().as_secs_f64();
                 facts.problems.push(if stopped {
                     format!("stopped by the admin during {step}: what was gathered until then")
@@ -396,7 +453,8 @@ fn measure_disk(
         r.problem(format!("no read buffer: {e}"));
         return;
     }
-    let end = deadline.checked_sub(CLOSING).unwrap_or(deadline);
+    let closing = CLOSING.min(deadline.saturating_duration_since(Instant::now()) / 4);
+    let end = deadline.checked_sub(closing).unwrap_or(deadline);
     let mut spread = Spread::from_clock(&dev.name);
 
     match plan::seq_offsets(capacity, align, sizes.seq_bytes) {
@@ -527,6 +585,7 @@ mod tests {
             &GatherOptions {
                 bound: Duration::from_secs(5),
                 quick: true,
+                since: None,
             },
             Some(tx),
         );

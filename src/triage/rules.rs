@@ -218,21 +218,41 @@ pub fn judge(disk: &DiskFacts, others: &[&DiskFacts]) -> Judgement {
     }
 }
 
-/// Judges every disk of one triage (each against the others), in the disks' order.
+/// Judges every disk of one triage (each against the others), in the disks' order. The disks
+/// are grouped by what makes them equals first, so each is compared with its group only: a
+/// thousand disks are not a million pairs.
 pub fn judge_all(disks: &[DiskFacts]) -> Vec<Judgement> {
+    let mut groups: std::collections::HashMap<SiblingKey<'_>, Vec<&DiskFacts>> =
+        std::collections::HashMap::new();
+    for disk in disks {
+        if let Some(key) = sibling_key(disk) {
+            groups.entry(key).or_default().push(disk);
+        }
+    }
     disks
         .iter()
-        .enumerate()
-        .map(|(i, disk)| {
-            let others: Vec<&DiskFacts> = disks
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, d)| d)
-                .collect();
-            judge(disk, &others)
+        .map(|disk| {
+            let group = sibling_key(disk)
+                .and_then(|key| groups.get(&key))
+                .map_or(&[][..], Vec::as_slice);
+            judge(disk, group)
         })
         .collect()
+}
+
+/// What makes two disks equals (`siblings_of`): the capacity and the model, or without a
+/// model the transport. `None`: a disk that has no equals (unknown capacity, or neither a
+/// model nor a transport).
+type SiblingKey<'a> = (u64, Option<&'a str>, Option<crate::model::Transport>);
+
+fn sibling_key(disk: &DiskFacts) -> Option<SiblingKey<'_>> {
+    let me = &disk.identity;
+    match (&me.model, me.transport) {
+        _ if me.capacity_bytes == 0 => None,
+        (Some(model), _) => Some((me.capacity_bytes, Some(model.as_str()), None)),
+        (None, Some(transport)) => Some((me.capacity_bytes, None, Some(transport))),
+        (None, None) => None,
+    }
 }
 
 /// The disks of `others` that are equals of `disk`: the same model and capacity when the

@@ -310,6 +310,7 @@ fn gather_measures_a_loop_device_and_says_nothing_went_wrong() {
         &GatherOptions {
             bound: Duration::from_secs(20),
             quick: true,
+            since: None,
         },
         None,
     );

@@ -34,6 +34,7 @@ fn job(devices: &[&LoopDev], history: Option<History>) -> TriageJob {
         options: GatherOptions {
             bound: Duration::from_secs(20),
             quick: true,
+            since: None,
         },
         drives: Arc::new(LinuxDrives::new(SysRoot::host())),
         history,

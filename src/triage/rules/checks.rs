@@ -4,7 +4,7 @@
 
 use super::{Finding, ata_count, dev, hit, number, nvme, plural, smart};
 use crate::model::{AtaSmartStatus, AttributeState, SelfTestOutcome, Verdict};
-use crate::triage::facts::DiskFacts;
+use crate::triage::facts::{DiskFacts, NOT_REACHED};
 
 /// Unknown: nothing at all could be read, so no rule could judge. The reason is the
 /// gathering's own (`DiskFacts::problems`).
@@ -30,12 +30,20 @@ pub(super) fn nothing_read(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     } else {
         why.join("; ")
     };
-    hit(
-        format!("nothing could be read from the disk: {why}"),
+    let next = if disk.problems.iter().any(|p| p.starts_with(NOT_REACHED)) {
+        format!(
+            "triage {} again, alone or with a longer --bound: it was never read",
+            dev(disk)
+        )
+    } else {
         format!(
             "check that {} answers (dmesg, the cable, power) and that disktriage runs as root",
             dev(disk)
-        ),
+        )
+    };
+    hit(
+        format!("nothing could be read from the disk: {why}"),
+        next,
         None,
         None,
     )
@@ -517,29 +525,43 @@ pub(super) fn temperature_high(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Findin
 /// spread and past the noise of a short read.
 pub const OUTLIER_FRACTION: f64 = 0.20;
 
+/// Siblings an outlier's sentence names; the rest are counted.
+const NAMED_SIBLINGS: usize = 5;
+
 /// Siblings needed for a median worth comparing with.
 pub const OUTLIER_MIN_SIBLINGS: usize = 2;
 
 /// The mean of a disk's sequential reads (start, middle, end) in MB/s.
 pub fn seq_mean(disk: &DiskFacts) -> Option<f64> {
-    let speeds: Vec<f64> = disk
+    // Called for every sibling of every disk: no allocation.
+    let (sum, count) = disk
         .measurements
         .seq
         .iter()
         .map(|s| s.mb_per_s)
         .filter(|v| v.is_finite() && *v >= 0.0)
-        .collect();
-    (!speeds.is_empty()).then(|| speeds.iter().sum::<f64>() / speeds.len() as f64)
+        .fold((0.0, 0usize), |(sum, n), v| (sum + v, n + 1));
+    (count > 0).then(|| sum / count as f64)
 }
 
+/// The median, by selection rather than a sort (a disk among a thousand equals).
 fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
     let n = values.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(values[n / 2]),
-        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    if n == 0 {
+        return None;
     }
+    let (below, mid, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let upper = *mid;
+    if n % 2 == 1 {
+        return Some(upper);
+    }
+    // The lower middle is the largest of the half below.
+    let lower = below
+        .iter()
+        .copied()
+        .max_by(f64::total_cmp)
+        .unwrap_or(upper);
+    Some((lower + upper) / 2.0)
 }
 
 /// A disk much slower than its equals: its mean sequential read more than
@@ -577,7 +599,16 @@ pub(super) fn outlier_seq_read(disk: &DiskFacts, siblings: &[&DiskFacts]) -> Vec
     if !slow_everywhere {
         return Vec::new();
     }
-    let names: Vec<&str> = measured.iter().map(|(n, _)| *n).collect();
+    // A host of a thousand equal disks names a few of them, not all.
+    let mut names = measured
+        .iter()
+        .take(NAMED_SIBLINGS)
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if measured.len() > NAMED_SIBLINGS {
+        names += &format!(" and {} more", measured.len() - NAMED_SIBLINGS);
+    }
     hit(
         format!(
             "it reads {} MB/s sequentially, {} % below the {} MB/s median of its {} \
@@ -586,7 +617,7 @@ pub(super) fn outlier_seq_read(disk: &DiskFacts, siblings: &[&DiskFacts]) -> Vec
             number(((1.0 - mine / mid) * 100.0).round()),
             number(mid),
             measured.len(),
-            names.join(", ")
+            names
         ),
         format!(
             "check its link and cable, then run `disktriage scan {}`: a disk slower than its \
@@ -645,4 +676,18 @@ pub(super) fn flush_volatile_cache(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Fi
         None,
         None,
     )
+}
+
+#[cfg(test)]
+mod median_tests {
+    use super::median;
+
+    #[test]
+    fn the_median_by_selection_is_the_sorted_middle() {
+        assert_eq!(median(vec![]), None);
+        assert_eq!(median(vec![3.0]), Some(3.0));
+        assert_eq!(median(vec![5.0, 1.0, 3.0]), Some(3.0));
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(vec![2.0, 2.0, 9.0, 1.0]), Some(2.0));
+    }
 }
