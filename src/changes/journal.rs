@@ -55,8 +55,9 @@ const CLAIM_PREFIX: &str = "claim.";
 const CLAIM_SUFFIX: &str = ".lock";
 /// What a claim file says about its holder is at most this long.
 const MAX_CLAIM_TEXT: u64 = 4096;
-/// A journal larger than this is not read (200,000 entries take about 60 MiB).
-const MAX_BYTES: u64 = 512 << 20;
+/// A journal larger than this is not read: one entry is a setting changed and not yet put
+/// back (about 220 bytes; 200,000 of them, far past any real journal, take 45 MiB).
+const MAX_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -74,6 +75,15 @@ pub enum JournalError {
         path.display()
     )]
     Corrupt { path: PathBuf, problem: ParseError },
+    /// Larger than any journal disktriage writes: not read at all.
+    #[error(
+        "change journal {} is {} MiB, more than the {} MiB any journal of disktriage's reaches \
+         (one entry per setting changed): it was not read; look at it and move it aside",
+        path.display(),
+        size >> 20,
+        MAX_BYTES >> 20
+    )]
+    TooLarge { path: PathBuf, size: u64 },
     /// The directory could be changed by someone other than root (or the user running).
     #[error(
         "refusing the journal directory {}: {problem}; it must be owned by {owners} and not \
@@ -315,8 +325,15 @@ impl Journal {
             Err(e) if e.is_not_found() => return Ok(JournalFile::default()),
             Err(e) => return Err(JournalError::file("open", &path, e)),
         };
+        let size = file
+            .metadata()
+            .map_err(|e| JournalError::io("read", &path, e))?
+            .len();
+        if size > MAX_BYTES {
+            return Err(JournalError::TooLarge { path, size });
+        }
         let mut bytes = Vec::new();
-        file.take(MAX_BYTES)
+        file.take(MAX_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| JournalError::io("read", &path, e))?;
         parse(&bytes).map_err(|problem| JournalError::Corrupt { path, problem })
@@ -852,6 +869,26 @@ mod tests {
                 ("sdb".to_string(), SettingKind::Scheduler)
             ]
         );
+    }
+
+    #[test]
+    fn a_journal_past_the_cap_is_not_read_and_said_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open_as(dir.path(), owner(1)).unwrap();
+        // Sparse: 300 MB that would have been read whole.
+        let f = fs::File::create(j.file()).unwrap();
+        f.set_len(300_000_000).unwrap();
+        let e = j.entries().unwrap_err();
+        assert!(matches!(e, JournalError::TooLarge { .. }), "{e}");
+        assert!(
+            e.to_string().contains("is 286 MiB, more than the 64 MiB"),
+            "{e}"
+        );
+        assert!(
+            j.record(&dev("sda"), sched("none"), Lifetime::Persisted)
+                .is_err()
+        );
+        assert_eq!(fs::metadata(j.file()).unwrap().len(), 300_000_000);
     }
 
     #[test]

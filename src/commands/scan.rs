@@ -9,7 +9,7 @@
 //! exit status is 128 + the signal. Otherwise 0 every sector read, 4 some unreadable, 3 none
 //! unreadable but blocks abandoned at `--timeout`, 5 the scan could not finish.
 
-use std::io::IsTerminal;
+use std::io::{BufRead, IsTerminal};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ use crate::scan::Span;
 use crate::scan::badblocks;
 use crate::scan::blockmap::DEFAULT_CELLS;
 use crate::scan::engine::{End, Scan, ScanConfig, Step};
-use crate::scan::mapfile::{Mapfile, Status};
+use crate::scan::mapfile::{Mapfile, MapfileParser, Status};
 use crate::scan::repair;
 use crate::scan::snapshot::ScanUpdate;
 use crate::sys::drive_control::DriveControl;
@@ -205,13 +205,17 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     // The map as the disk is now: the scan's, with each sector that reads after the repair
     // read. Saved again when the repair changed it (a sector that now reads is '+' in the
     // mapfile and gone from the badblocks list); the scan's own report keeps what it read.
-    let mut now = scan.mapfile.clone();
-    if let Some(r) = &repaired {
+    // Copied only when the repair changed it: the map of a dying disk can be millions of
+    // regions.
+    let repaired_map = repaired.as_ref().filter(|r| r.repair.reads_now()).map(|r| {
+        let mut now = scan.mapfile.clone();
         r.repair.mark_repaired(&mut now, sector);
-        if r.repair.reads_now() {
-            file_errors = outputs.save(&now);
-        }
+        now
+    });
+    if let Some(now) = &repaired_map {
+        file_errors = outputs.save(now);
     }
+    let now = repaired_map.as_ref().unwrap_or(&scan.mapfile);
 
     let run = ScanRun {
         target: &target,
@@ -407,14 +411,33 @@ fn device_comment(target: &ScanTarget) -> String {
 /// The mapfile already at `out`, checked to be of this device; `None` when there is none.
 fn existing_mapfile(out: &OutputFile, target: &ScanTarget) -> anyhow::Result<Option<Mapfile>> {
     let shown = neutralize_controls(&out.path.display().to_string());
-    let Some(text) = out
-        .read_existing()
-        .with_context(|| format!("cannot read the mapfile {shown}"))?
-    else {
+    let cannot_read = || format!("cannot read the mapfile {shown}");
+    let Some(mut reader) = out.open_existing().with_context(cannot_read)? else {
         return Ok(None);
     };
-    let map =
-        Mapfile::parse(&text).with_context(|| format!("{shown} is not a ddrescue mapfile"))?;
+    // A line at a time: a mapfile of millions of regions is never held whole as text.
+    let mut parser = MapfileParser::default();
+    let mut device_line: Option<String> = None;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).with_context(cannot_read)? == 0 {
+            break;
+        }
+        let text = line.trim_end_matches(['\n', '\r']);
+        if device_line.is_none()
+            && let Some(comment) = text.strip_prefix("# ")
+            && comment.starts_with(DEVICE_COMMENT)
+        {
+            device_line = Some(comment.to_string());
+        }
+        parser
+            .line(text)
+            .with_context(|| format!("{shown} is not a ddrescue mapfile"))?;
+    }
+    let map = parser
+        .finish()
+        .with_context(|| format!("{shown} is not a ddrescue mapfile"))?;
     if map.size() != target.size {
         bail!(
             "the mapfile {shown} covers {} bytes, the device has {}: it is of another device \
@@ -424,10 +447,7 @@ fn existing_mapfile(out: &OutputFile, target: &ScanTarget) -> anyhow::Result<Opt
         );
     }
     let ours = device_comment(target);
-    if let Some(line) = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("# "))
-        .find(|l| l.starts_with(DEVICE_COMMENT))
+    if let Some(line) = device_line
         && line != ours
     {
         bail!(
@@ -455,7 +475,7 @@ impl Outputs<'_> {
     fn save(&self, map: &Mapfile) -> Vec<String> {
         let mut errors = Vec::new();
         if let Some(out) = self.mapfile
-            && let Err(e) = out.replace(&map.render(self.comments))
+            && let Err(e) = out.replace_with(&mut |w| map.write_to(self.comments, w))
         {
             errors.push(format!(
                 "cannot save the mapfile {}: {e}",

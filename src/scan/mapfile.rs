@@ -206,116 +206,56 @@ impl Mapfile {
     /// Parses a mapfile. The regions must be in order, contiguous from 0, each of a non-zero
     /// size with one of the five statuses.
     pub fn parse(text: &str) -> Result<Mapfile, MapfileError> {
-        let mut status_line: Option<(u64, char, Option<u32>)> = None;
-        let mut regions = BTreeMap::new();
-        let mut end = 0u64;
-        let mut last: Option<(u64, Status)> = None;
-        for (index, raw) in text.lines().enumerate() {
-            let line = index + 1;
-            let err = |reason: String| MapfileError { line, reason };
-            let trimmed = raw.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
-            }
-            let fields: Vec<&str> = trimmed.split_whitespace().collect();
-            if status_line.is_none() {
-                if !(2..=3).contains(&fields.len()) {
-                    return Err(err(
-                        "expected \"current_pos current_status [current_pass]\"".into(),
-                    ));
-                }
-                let pos = parse_number(fields[0])
-                    .ok_or_else(|| err(format!("{:?} is not a position", fields[0])))?;
-                let phase = fields[1]
-                    .chars()
-                    .next()
-                    .filter(|c| fields[1].len() == 1 && PHASES.contains(c))
-                    .ok_or_else(|| err(format!("{:?} is not a ddrescue phase", fields[1])))?;
-                let pass = match fields.get(2) {
-                    Some(f) => Some(
-                        f.parse::<u32>()
-                            .map_err(|_| err(format!("{f:?} is not a pass number")))?,
-                    ),
-                    None => None,
-                };
-                status_line = Some((pos, phase, pass));
-                continue;
-            }
-            if fields.len() != 3 {
-                return Err(err("expected \"pos size status\"".into()));
-            }
-            let pos = parse_number(fields[0])
-                .ok_or_else(|| err(format!("{:?} is not a position", fields[0])))?;
-            let size = parse_number(fields[1])
-                .filter(|&s| s > 0)
-                .ok_or_else(|| err(format!("{:?} is not a size above 0", fields[1])))?;
-            let status = Status::from_char(fields[2])
-                .ok_or_else(|| err(format!("{:?} is not a block status", fields[2])))?;
-            if pos != end {
-                return Err(err(format!(
-                    "the region starts at {pos:#x}, the one before ends at {end:#x}: regions \
-                     must be in order and contiguous from 0"
-                )));
-            }
-            end = pos
-                .checked_add(size)
-                .filter(|&e| e <= i64::MAX as u64)
-                .ok_or_else(|| err("the region ends beyond 2^63".into()))?;
-            // ddrescue itself never writes neighbours of one status; another tool might.
-            match last {
-                Some((start, st)) if st == status => {
-                    regions.insert(start, (end - start, status));
-                }
-                _ => {
-                    regions.insert(pos, (size, status));
-                    last = Some((pos, status));
-                }
-            }
+        let mut parser = MapfileParser::default();
+        for raw in text.lines() {
+            parser.line(raw)?;
         }
-        let Some((current_pos, current_status, current_pass)) = status_line else {
-            return Err(MapfileError {
-                line: text.lines().count(),
-                reason: "no status line: not a ddrescue mapfile".into(),
-            });
-        };
-        Ok(Mapfile {
-            current_pos,
-            current_status,
-            current_pass,
-            regions,
-            size: end,
-        })
+        parser.finish()
     }
 
     /// The mapfile's text: `comments` (each written after "# "), the status line, the
     /// regions, in ddrescue's own layout.
     pub fn render(&self, comments: &[String]) -> String {
-        let mut out = String::new();
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail, and every byte written is UTF-8 text.
+        let _ = self.write_to(comments, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// `render`, written to `out` a line at a time: a map of millions of regions is never
+    /// held whole as text (saved every 30 s during a scan, it was once a second copy of it).
+    pub fn write_to(
+        &self,
+        comments: &[String],
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
         for c in comments {
             // A comment never spans lines: a newline in it would start a data line.
             let one_line: String = c
                 .chars()
                 .map(|ch| if ch.is_control() { ' ' } else { ch })
                 .collect();
-            out.push_str(&format!("# {one_line}\n"));
+            writeln!(out, "# {one_line}")?;
         }
-        out.push_str("# current_pos  current_status  current_pass\n");
-        out.push_str(&format!(
-            "{:#010X}     {}               {}\n",
+        writeln!(out, "# current_pos  current_status  current_pass")?;
+        writeln!(
+            out,
+            "{:#010X}     {}               {}",
             Hex(self.current_pos),
             self.current_status,
             self.current_pass.unwrap_or(1)
-        ));
-        out.push_str("#      pos        size  status\n");
+        )?;
+        writeln!(out, "#      pos        size  status")?;
         for (span, status) in self.regions() {
-            out.push_str(&format!(
-                "{:#010X}  {:#010X}  {}\n",
+            writeln!(
+                out,
+                "{:#010X}  {:#010X}  {}",
                 Hex(span.offset),
                 Hex(span.length),
                 status.char()
-            ));
+            )?;
         }
-        out
+        Ok(())
     }
 }
 
@@ -342,6 +282,103 @@ fn parse_number(text: &str) -> Option<u64> {
     };
     // A digit string only: from_str_radix accepts a leading '+'.
     (!text.contains('+')).then_some(v)
+}
+
+/// A mapfile read a line at a time (`Mapfile::parse` whole): a file of millions of regions is
+/// never held as text beside its map.
+#[derive(Debug, Default)]
+pub struct MapfileParser {
+    lines: usize,
+    status_line: Option<(u64, char, Option<u32>)>,
+    regions: BTreeMap<u64, (u64, Status)>,
+    end: u64,
+    last: Option<(u64, Status)>,
+}
+
+impl MapfileParser {
+    /// Takes the next line (without its line break).
+    pub fn line(&mut self, raw: &str) -> Result<(), MapfileError> {
+        self.lines += 1;
+        let line = self.lines;
+        let err = |reason: String| MapfileError { line, reason };
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            return Ok(());
+        }
+        let fields: Vec<&str> = trimmed.split_whitespace().collect();
+        if self.status_line.is_none() {
+            if !(2..=3).contains(&fields.len()) {
+                return Err(err(
+                    "expected \"current_pos current_status [current_pass]\"".into(),
+                ));
+            }
+            let pos = parse_number(fields[0])
+                .ok_or_else(|| err(format!("{:?} is not a position", fields[0])))?;
+            let phase = fields[1]
+                .chars()
+                .next()
+                .filter(|c| fields[1].len() == 1 && PHASES.contains(c))
+                .ok_or_else(|| err(format!("{:?} is not a ddrescue phase", fields[1])))?;
+            let pass = match fields.get(2) {
+                Some(f) => Some(
+                    f.parse::<u32>()
+                        .map_err(|_| err(format!("{f:?} is not a pass number")))?,
+                ),
+                None => None,
+            };
+            self.status_line = Some((pos, phase, pass));
+            return Ok(());
+        }
+        if fields.len() != 3 {
+            return Err(err("expected \"pos size status\"".into()));
+        }
+        let pos = parse_number(fields[0])
+            .ok_or_else(|| err(format!("{:?} is not a position", fields[0])))?;
+        let size = parse_number(fields[1])
+            .filter(|&s| s > 0)
+            .ok_or_else(|| err(format!("{:?} is not a size above 0", fields[1])))?;
+        let status = Status::from_char(fields[2])
+            .ok_or_else(|| err(format!("{:?} is not a block status", fields[2])))?;
+        let end = self.end;
+        if pos != end {
+            return Err(err(format!(
+                "the region starts at {pos:#x}, the one before ends at {end:#x}: regions \
+                 must be in order and contiguous from 0"
+            )));
+        }
+        self.end = pos
+            .checked_add(size)
+            .filter(|&e| e <= i64::MAX as u64)
+            .ok_or_else(|| err("the region ends beyond 2^63".into()))?;
+        // ddrescue itself never writes neighbours of one status; another tool might.
+        match self.last {
+            Some((start, st)) if st == status => {
+                self.regions.insert(start, (self.end - start, status));
+            }
+            _ => {
+                self.regions.insert(pos, (size, status));
+                self.last = Some((pos, status));
+            }
+        }
+        Ok(())
+    }
+
+    /// The map, once every line was given.
+    pub fn finish(self) -> Result<Mapfile, MapfileError> {
+        let Some((current_pos, current_status, current_pass)) = self.status_line else {
+            return Err(MapfileError {
+                line: self.lines,
+                reason: "no status line: not a ddrescue mapfile".into(),
+            });
+        };
+        Ok(Mapfile {
+            current_pos,
+            current_status,
+            current_pass,
+            regions: self.regions,
+            size: self.end,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -420,6 +420,17 @@ pub fn replace_file_at(
     bytes: &[u8],
     mode: u32,
 ) -> Result<(), ReplaceError> {
+    replace_file_with(dir, name, mode, &mut |w| w.write_all(bytes))
+}
+
+/// `replace_file_at`, the contents written by `write` (through a buffer) rather than given
+/// whole.
+pub fn replace_file_with(
+    dir: &OwnedFd,
+    name: &str,
+    mode: u32,
+    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), ReplaceError> {
     let fail = |op, error| ReplaceError { op, error };
     match fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(st) => check_regular(&st, false).map_err(|e| fail("replace", e))?,
@@ -449,9 +460,9 @@ pub fn replace_file_at(
     let written = (|| -> io::Result<()> {
         // The mode asked for, whatever the umask.
         fchmod(&fd, Mode::from_bits_truncate(mode)).map_err(io::Error::from)?;
-        let mut file = File::from(fd);
-        file.write_all(bytes)?;
-        file.sync_all()
+        let mut file = io::BufWriter::with_capacity(1 << 20, File::from(fd));
+        write(&mut file)?;
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()
     })()
     .map_err(|e| fail("write", FileError::Io(e)))
     .and_then(|()| {

@@ -719,11 +719,12 @@ impl OutputFile {
         })
     }
 
-    /// The file's text, `None` when it does not exist; a symlink, FIFO, device or directory
-    /// at the name is refused, and so is a file another user owns or can write: its contents
-    /// decide what the scan reads, and one planted in a shared directory could mark the whole
-    /// disk read.
-    pub fn read_existing(&self) -> io::Result<Option<String>> {
+    /// The file opened for reading, to be read a line at a time (at most `MAX_MAPFILE`
+    /// bytes: a read past them fails), `None` when it does not exist; a symlink, FIFO, device
+    /// or directory at the name is refused, and so is a file another user owns or can write:
+    /// its contents decide what the scan reads, and one planted in a shared directory could
+    /// mark the whole disk read.
+    pub fn open_existing(&self) -> io::Result<Option<impl io::BufRead + use<>>> {
         let file = match confined::open_regular_at(&self.dir, &self.name, Access::Read) {
             Ok(f) => f,
             Err(e) if e.is_not_found() => return Ok(None),
@@ -751,9 +752,17 @@ impl OutputFile {
                 ),
             ));
         }
-        let mut text = String::new();
-        file.take(MAX_MAPFILE).read_to_string(&mut text)?;
-        Ok(Some(text))
+        if meta.len() > MAX_MAPFILE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "it is {} MiB, more than the {} MiB a mapfile of the worst disk reaches",
+                    meta.len() >> 20,
+                    MAX_MAPFILE >> 20
+                ),
+            ));
+        }
+        Ok(Some(io::BufReader::new(file.take(MAX_MAPFILE))))
     }
 
     /// Refuses what may not be replaced at the name: anything but a regular file (a link, a
@@ -785,7 +794,15 @@ impl OutputFile {
 
     /// Replaces the file with `text` atomically (a temporary file renamed over it).
     pub fn replace(&self, text: &str) -> io::Result<()> {
-        confined::replace_file_at(&self.dir, &self.name, text.as_bytes(), 0o644)
+        self.replace_with(&mut |w| w.write_all(text.as_bytes()))
+    }
+
+    /// `replace`, the text written by `write` as it goes.
+    pub fn replace_with(
+        &self,
+        write: &mut dyn FnMut(&mut dyn io::Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        confined::replace_file_with(&self.dir, &self.name, 0o644, write)
             .map_err(|e| io::Error::other(format!("cannot {} it: {}", e.op, e.error)))
     }
 }
