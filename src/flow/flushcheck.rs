@@ -164,6 +164,7 @@ pub fn run_timing(
         dirty_bytes: config.dirty_bytes,
         rotation,
         kernel_write_cache,
+        no_drive: None,
     };
     // Why the cache stays as found is known from the start: said even when the run ends early.
     let mut cache = cache;

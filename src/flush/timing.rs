@@ -120,6 +120,9 @@ pub struct TimingFacts {
     pub rotation: Rotation,
     /// `queue/write_cache`: "write back" or "write through".
     pub kernel_write_cache: Option<String>,
+    /// A device with no drive of its own (loop, zram): where its flushes go, and what to
+    /// judge instead. Timing it judges nothing.
+    pub no_drive: Option<(String, String)>,
 }
 
 /// What timing can say.
@@ -169,6 +172,11 @@ pub fn judge(f: &TimingFacts) -> Judgement {
         sentence: String::new(),
         next_step: String::new(),
     };
+    if let Some((sentence, next)) = &f.no_drive {
+        j.sentence = sentence.clone();
+        j.next_step = next.clone();
+        return j;
+    }
     let Some(c) = commit else {
         j.sentence = "no commit was measured: timing cannot tell".into();
         j.next_step = POWER_CUT.into();
@@ -337,7 +345,26 @@ mod tests {
                 source: "test".into(),
             },
             kernel_write_cache: Some("write back".into()),
+            no_drive: None,
         }
+    }
+
+    #[test]
+    fn a_device_with_no_drive_judges_nothing_and_says_where_flushes_go() {
+        let mut f = facts(0.05, None);
+        f.no_drive = Some((
+            "loop2 is a loop device over /srv/a.img on ext4 on vda1 of vda: it has no drive".into(),
+            "judge vda instead".into(),
+        ));
+        let j = judge(&f);
+        assert_eq!(j.verdict, Verdict::Unknown);
+        assert!(
+            j.sentence.contains("on ext4 on vda1 of vda"),
+            "{}",
+            j.sentence
+        );
+        assert_eq!(j.next_step, "judge vda instead");
+        assert!(!j.next_step.contains("power-cut"), "{}", j.next_step);
     }
 
     #[test]

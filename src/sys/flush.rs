@@ -38,6 +38,81 @@ pub struct FlushDevice {
     pub physical: u32,
 }
 
+/// Where the flushes of `name` (a kernel name) go when it has no drive of its own (a loop or
+/// zram device): the sentence and the next step; `None` for a device with a drive. A loop
+/// device's flush becomes an fsync of its backing file: the file system under it, and that
+/// file system's disk, decide whether it is durable.
+pub fn without_drive(name: &str) -> Option<(String, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = PathBuf::from("/sys/class/block").join(name);
+    if dir.join("comp_algorithm").exists() {
+        return Some((
+            format!(
+                "{name} is a zram device: its data lives in memory, and a power cut loses all of \
+                 it whatever a flush did"
+            ),
+            "nothing to judge: keep nothing on it that must survive a power cut".into(),
+        ));
+    }
+    let backing = super::sysfs::read_attr_text(&dir.join("loop/backing_file")).ok()?;
+    let backing = backing.trim_end();
+    let shown = crate::model::text::neutralize_controls(backing);
+    let (under, disk) = match std::fs::metadata(backing) {
+        Ok(meta) => {
+            let dev = direct::devnum(meta.dev());
+            let fs = fs_type(Path::new(backing));
+            match direct::block_name(dev) {
+                Some(part) => {
+                    let disk = direct::block_name(super::scan::whole_disk(dev))
+                        .unwrap_or_else(|| part.clone());
+                    let on = if disk == part {
+                        part
+                    } else {
+                        format!("{part} of {disk}")
+                    };
+                    (format!("{fs} on {on}"), Some(disk))
+                }
+                None => (fs, None),
+            }
+        }
+        Err(e) => (format!("a file that cannot be reached ({e})"), None),
+    };
+    let sentence = format!(
+        "{name} is a loop device over {shown} on {under}: it has no drive of its own, so its \
+         flushes go to that file system and timing {name} judges nothing"
+    );
+    let next = match disk {
+        Some(disk) => format!(
+            "judge {disk} instead: disktriage flushcheck /dev/{disk} on a disk that holds \
+             nothing, or triage it"
+        ),
+        None => "nothing to judge here: nothing under it keeps data through a power cut".into(),
+    };
+    Some((sentence, next))
+}
+
+/// The file system type `path` is on, in words.
+fn fs_type(path: &Path) -> String {
+    use nix::sys::statfs::{
+        BTRFS_SUPER_MAGIC, EXT4_SUPER_MAGIC, FUSE_SUPER_MAGIC, NFS_SUPER_MAGIC, TMPFS_MAGIC,
+        XFS_SUPER_MAGIC, statfs,
+    };
+    let Ok(kind) = statfs(path).map(|s| s.filesystem_type()) else {
+        return "a file system".into();
+    };
+    [
+        (EXT4_SUPER_MAGIC, "ext4"),
+        (XFS_SUPER_MAGIC, "xfs"),
+        (BTRFS_SUPER_MAGIC, "btrfs"),
+        (TMPFS_MAGIC, "tmpfs (memory)"),
+        (FUSE_SUPER_MAGIC, "a FUSE file system"),
+        (NFS_SUPER_MAGIC, "NFS"),
+    ]
+    .into_iter()
+    .find(|(magic, _)| *magic == kind)
+    .map_or_else(|| "a file system".to_string(), |(_, w)| w.to_string())
+}
+
 /// The sysfs directory of a device number.
 pub fn dev_dir(dev: DevNum) -> PathBuf {
     PathBuf::from(format!("/sys/dev/block/{dev}"))

@@ -19,6 +19,16 @@ use crate::flush::timing::{Rotation, thousands};
 use crate::model::is_kernel_name;
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 
+/// The source of a device with no drive of its own (loop, zram).
+const NO_DRIVE: &str =
+    "no drive of its own (its queue/rotational is the kernel's default, not a fact)";
+
+/// Is the device in `dir` one with no drive of its own: a loop device (its `loop/`) or a zram
+/// device (its `comp_algorithm`)?
+fn has_no_drive(dir: &Path) -> bool {
+    dir.join("loop").is_dir() || dir.join("comp_algorithm").exists()
+}
+
 /// The source of a disk that rotates at a rate nobody gave.
 const ROTATES_NO_RATE: &str = "queue/rotational: rotates, rate not said";
 
@@ -61,7 +71,13 @@ pub fn rotation(name: &str) -> Rotation {
 /// partitions by name); `ata` asks a disk's IDENTIFY word 217 (the rate, `Some(0)` for
 /// non-rotating).
 pub fn rotation_in(class_block: &Path, name: &str, ata: &dyn Fn(&str) -> Option<u32>) -> Rotation {
-    let rotational = read_flag(&disk_dir(class_block, name).join("queue/rotational"));
+    let dir = disk_dir(class_block, name);
+    // Nothing is inferred from a flag the kernel sets by default on a device with no drive.
+    let rotational = if has_no_drive(&dir) {
+        None
+    } else {
+        read_flag(&dir.join("queue/rotational"))
+    };
     let mut leaves = Vec::new();
     let mut seen = HashSet::new();
     collect(class_block, name, 0, &mut seen, &mut leaves, ata);
@@ -118,6 +134,14 @@ fn leaf(class_block: &Path, name: &str, ata: &dyn Fn(&str) -> Option<u32>) -> Le
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| name.to_string());
+    // A loop or zram device has no drive: its queue/rotational is the kernel's default.
+    if has_no_drive(&dir) {
+        return Leaf {
+            name: disk,
+            rpm: None,
+            source: NO_DRIVE,
+        };
+    }
     if let Some(rpm) = fs::read(dir.join("device/vpd_pgb1"))
         .ok()
         .and_then(|b| parse_vpd_b1(&b))

@@ -227,6 +227,9 @@ pub fn check(
         .and_then(|d| d.kernel_write_cache)
         .map(|k| k.as_str().to_string());
     let mut rot = rotation::rotation(&name);
+    // A loop or zram device has no drive: where its flushes go is all there is to say, unless
+    // the admin gave the rate of what is under it.
+    let no_drive = crate::sys::flush::without_drive(&disk_name).filter(|_| req.rpm.is_none());
     if let Some(rpm) = req.rpm {
         rot = Rotation {
             rpm: Some(rpm),
@@ -293,6 +296,7 @@ pub fn check(
         Err(TimingEnd::Stopped(f)) => (*f, Some("stopped".to_string()), None),
         Err(TimingEnd::Failed { error, facts }) => (*facts, Some(error.clone()), Some(error)),
     };
+    let facts = TimingFacts { no_drive, ..facts };
     let judgement = ended.is_none().then(|| judge(&facts));
     if let (Some(j), Some(dir)) = (&judgement, req.history_dir) {
         record(dir, &name, &facts, &config, j, started_unix, &|| {

@@ -265,6 +265,7 @@ mod tests {
                 source: "--rpm".into(),
             },
             kernel_write_cache: Some("write back".into()),
+            no_drive: None,
         }
     }
 
