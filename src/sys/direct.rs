@@ -707,27 +707,32 @@ pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
 }
 
 /// Removes the file at `path` if it is still the file `fd` has open (a file this program
-/// created and is giving up).
+/// created and is giving up): `true` when it was removed, `false` when another file (or
+/// none) is at the path now and was left alone.
 ///
 /// The entry is first moved into a directory of this process's own (mode 0700, made next to
 /// it), and compared there: what is compared is what is unlinked, and nobody can put another
 /// file in its place between the two. Another file found at the path (renamed there since) is
 /// put back, never over a file that appeared at the path meanwhile, and left alone. Where no
 /// such directory can be made, the comparison is made at the path itself.
-pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<()> {
+pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<bool> {
     let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
     let ours = |m: &fs::Metadata| m.dev() == st.st_dev && m.ino() == st.st_ino;
-    if !ours(&fs::symlink_metadata(path)?) {
-        return Ok(());
+    match fs::symlink_metadata(path) {
+        Ok(m) if ours(&m) => {}
+        // Renamed away, or removed by someone else: nothing of ours is at the path.
+        Ok(_) => return Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
     }
     let (Some(name), parent) = (path.file_name(), path.parent()) else {
-        return Ok(());
+        return Ok(false);
     };
     let parent = parent
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let Ok(private) = private_dir(parent) else {
-        return fs::remove_file(path);
+        return fs::remove_file(path).map(|()| true);
     };
     let held = private.join(name);
     let result = fs::rename(path, &held).and_then(|()| remove_held(&held, path, &st));
@@ -739,10 +744,10 @@ pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<()> {
 /// The second half of `remove_file_if_same`: `held` (moved away from `path` into a private
 /// directory) is unlinked if it is the file `st` describes, else put back at `path`, never over
 /// a file that is there now.
-fn remove_held(held: &Path, path: &Path, st: &nix::sys::stat::FileStat) -> io::Result<()> {
+fn remove_held(held: &Path, path: &Path, st: &nix::sys::stat::FileStat) -> io::Result<bool> {
     let meta = fs::symlink_metadata(held)?;
     if meta.dev() == st.st_dev && meta.ino() == st.st_ino {
-        return fs::remove_file(held);
+        return fs::remove_file(held).map(|()| true);
     }
     nix::fcntl::renameat2(
         nix::fcntl::AT_FDCWD,
@@ -751,6 +756,7 @@ fn remove_held(held: &Path, path: &Path, st: &nix::sys::stat::FileStat) -> io::R
         path,
         nix::fcntl::RenameFlags::RENAME_NOREPLACE,
     )
+    .map(|()| false)
     .map_err(|e| {
         io::Error::new(
             io::Error::from(e).kind(),

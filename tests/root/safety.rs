@@ -385,6 +385,39 @@ fn root_interrupted_layout_removes_the_new_file() {
         assert!(!file.exists(), "{sig}: the partial file is gone");
     }
 
+    // A layout stopped after its file was renamed: the renamed file is left under its new
+    // name, and the message says so (it said "it was removed").
+    let moved = mounted.dir.join("moved.bin");
+    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args(["run", &f, "--test", "seq-read", "--size", "768M"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::metadata(&file).map_or(0, |m| m.len()) < (8 << 20)
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::fs::rename(&file, &moved).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("it is no longer at that path (renamed or replaced meanwhile)"),
+        "{err}"
+    );
+    assert!(!err.contains("it was removed"), "{err}");
+    assert!(moved.exists(), "the renamed file was removed");
+    std::fs::remove_file(&moved).unwrap();
+
     // The next run creates its own file again and writes it without --destroy-data.
     let out = disktriage(&[
         "run",

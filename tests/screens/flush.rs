@@ -170,6 +170,14 @@ fn a_refusal_is_said_and_shown() {
         s.contains("loop0 is mounted on /mnt: nothing was written"),
         "{s}"
     );
+    // The status line no longer says it is writing.
+    let status = app
+        .status
+        .as_ref()
+        .map(|(t, _)| t.clone())
+        .unwrap_or_default();
+    assert!(!status.contains("writing"), "{status}");
+    assert!(status.contains("flush check ended"), "{status}");
 }
 
 #[test]

@@ -241,6 +241,8 @@ impl App {
             }
             FlushMsg::Failed(why) => {
                 s.phase = Phase::Failed(why.clone());
+                // The status line said "writing" since the start: it says what happened now.
+                self.info(format!("flush check ended, nothing more written: {why}"));
                 self.error(format!("flush check: {why}"));
             }
         }

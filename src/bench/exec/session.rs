@@ -347,7 +347,11 @@ impl Session {
         if let Some(file) = created {
             let path = report.target.path.display().to_string();
             report.notes.push(match file.remove() {
-                Ok(()) => format!("the test file {path} was removed"),
+                Ok(true) => format!("the test file {path} was removed"),
+                Ok(false) => format!(
+                    "the test file {path} was left alone: another file (or none) is at its path \
+                     now, so the one this run made was renamed or replaced meanwhile"
+                ),
                 Err(e) => format!(
                     "could not remove the test file {path}: {} - remove it by hand",
                     crate::sys::error::describe_io(&e)

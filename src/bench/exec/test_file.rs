@@ -135,7 +135,7 @@ impl CreatedFile {
     }
 
     /// Removes the file now, if it is still the one this run created, and says what failed.
-    pub fn remove(mut self) -> std::io::Result<()> {
+    pub fn remove(mut self) -> std::io::Result<bool> {
         self.keep = true;
         direct::remove_file_if_same(&self.path, &self.fd)
     }
@@ -190,12 +190,9 @@ pub(crate) fn create_test_file(
         keep: false,
     };
     let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
-    let interrupted = || {
-        anyhow::anyhow!(
-            "interrupted while creating the test file {}: it was removed (nothing was tested)",
-            path.display()
-        )
-    };
+    // What is said is what happened: the file is removed here, and only if it is still at
+    // its path (renamed meanwhile, it is left under its new name).
+    let interrupted = || anyhow::anyhow!("interrupted");
     let result = (|| -> anyhow::Result<()> {
         let mut offset = 0u64;
         while offset < size {
@@ -229,7 +226,22 @@ pub(crate) fn create_test_file(
     })();
     match result {
         Ok(()) => Ok(created),
-        Err(e) if stopped() => Err(e),
+        Err(_) if stopped() => {
+            let what = match created.remove() {
+                Ok(true) => "it was removed".to_string(),
+                Ok(false) => "it is no longer at that path (renamed or replaced meanwhile), \
+                              so it was left where it is"
+                    .to_string(),
+                Err(e) => format!(
+                    "it could not be removed ({}): remove it by hand",
+                    crate::sys::error::describe_io(&e)
+                ),
+            };
+            Err(anyhow::anyhow!(
+                "interrupted while creating the test file {}: {what} (nothing was tested)",
+                path.display()
+            ))
+        }
         Err(e) => Err(e.context(format!(
             "cannot create the {} test file {} (removed again)",
             Bytes(size).iec(),
