@@ -495,3 +495,13 @@ impl Drop for CacheDisk {
         self.cut();
     }
 }
+
+/// `[reads, sectors read, writes, sectors written]` of a block device (its sysfs `stat`).
+pub fn io_counters(name: &str) -> [u64; 4] {
+    let text = fs::read_to_string(format!("/sys/class/block/{name}/stat")).unwrap();
+    let f: Vec<u64> = text
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    [f[0], f[2], f[4], f[6]]
+}

@@ -337,6 +337,32 @@ fn root_missing_target_under_dev_is_not_created() {
     }
 }
 
+/// Starts a read test on the new file `file` (768 MiB to lay out) and returns once its
+/// layout has begun (8 MiB written).
+fn start_layout(file: &std::path::Path) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--test",
+            "seq-read",
+            "--size",
+            "768M",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::metadata(file).map_or(0, |m| m.len()) < (8 << 20)
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child
+}
+
 #[test]
 fn root_interrupted_layout_removes_the_new_file() {
     if !root_or_skip("root_interrupted_layout_removes_the_new_file") {
@@ -352,20 +378,7 @@ fn root_interrupted_layout_removes_the_new_file() {
         nix::sys::signal::Signal::SIGTERM,
         nix::sys::signal::Signal::SIGHUP,
     ] {
-        let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-            .env(HISTORY_ENV, history_dir())
-            .args(["run", &f, "--test", "seq-read", "--size", "768M"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Wait until the layout has begun, then interrupt it.
-        let start = Instant::now();
-        while std::fs::metadata(&file).map_or(0, |m| m.len()) < (8 << 20)
-            && start.elapsed() < Duration::from_secs(20)
-        {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let child = start_layout(&file);
         let len = std::fs::metadata(&file).map_or(0, |m| m.len());
         assert!(
             len > 0 && len < 768 << 20,
@@ -388,19 +401,7 @@ fn root_interrupted_layout_removes_the_new_file() {
     // A layout stopped after its file was renamed: the renamed file is left under its new
     // name, and the message says so (it said "it was removed").
     let moved = mounted.dir.join("moved.bin");
-    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .env(HISTORY_ENV, history_dir())
-        .args(["run", &f, "--test", "seq-read", "--size", "768M"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while std::fs::metadata(&file).map_or(0, |m| m.len()) < (8 << 20)
-        && start.elapsed() < Duration::from_secs(20)
-    {
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let child = start_layout(&file);
     std::fs::rename(&file, &moved).unwrap();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),

@@ -39,12 +39,7 @@ fn stderr(out: &Output) -> String {
 
 /// [reads completed, sectors read, writes completed, sectors written].
 fn counters(name: &str) -> [u64; 4] {
-    let text = fs::read_to_string(format!("/sys/class/block/{name}/stat")).unwrap();
-    let f: Vec<u64> = text
-        .split_whitespace()
-        .map(|w| w.parse().unwrap())
-        .collect();
-    [f[0], f[2], f[4], f[6]]
+    common::io_counters(name)
 }
 
 fn checksum(path: &Path) -> u64 {

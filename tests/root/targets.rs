@@ -525,16 +525,6 @@ fn root_targets_a_device_node_anywhere_is_the_device_of_its_number() {
     assert!(!out.status.success(), "{}", stderr(&out));
 }
 
-/// `[reads, sectors read, writes, sectors written]` of a block device.
-fn io_counters(name: &str) -> [u64; 4] {
-    let text = fs::read_to_string(format!("/sys/class/block/{name}/stat")).unwrap();
-    let f: Vec<u64> = text
-        .split_whitespace()
-        .map(|w| w.parse().unwrap())
-        .collect();
-    [f[0], f[2], f[4], f[6]]
-}
-
 #[test]
 fn root_targets_odd_requests_are_refused_in_words_and_a_read_only_mix_asks_nothing() {
     if !root_or_skip(
@@ -571,7 +561,7 @@ fn root_targets_odd_requests_are_refused_in_words_and_a_read_only_mix_asks_nothi
         stderr(&out)
     );
     // rand-mixed at --read-pct 100 only reads: it runs without --destroy-data, writes nothing.
-    let before = io_counters(&dev.name);
+    let before = common::io_counters(&dev.name);
     let out = common::disktriage(&[
         "run",
         target,
@@ -583,7 +573,7 @@ fn root_targets_odd_requests_are_refused_in_words_and_a_read_only_mix_asks_nothi
         "0.3",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let after = io_counters(&dev.name);
+    let after = common::io_counters(&dev.name);
     assert_eq!(after[3], before[3], "rand-mixed --read-pct 100 wrote");
     assert!(
         after[1] > before[1],
