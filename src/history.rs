@@ -20,6 +20,7 @@
 //! line is not rotated away (the file grows past the bound instead, with a warning). A history
 //! that cannot be written is a warning for the caller, never a failed run.
 
+mod recorders;
 mod records;
 
 use std::fs::{self, File};
@@ -134,6 +135,7 @@ pub struct HistoryEntry {
     pub flush: Option<FlushRecord>,
 }
 
+pub use recorders::{NOT_ADDED, Recalled};
 pub use records::{
     FLUSH_TIMING_TEST, FLUSH_VERIFY_TEST, FlushRecord, SCAN_MAP_CELLS, SCAN_RANGES_KEPT, SCAN_TEST,
     ScanRecord, TRIAGE_TEST, TriageRecord,
@@ -622,154 +624,6 @@ impl History {
     }
 }
 
-/// What `History::record_and_recall` did.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Recalled {
-    /// The id of the record added (none when it could not be written).
-    pub recorded: Option<String>,
-    /// The disk's runs of other sessions, the newest, oldest first.
-    pub past: Vec<HistoryEntry>,
-    /// Lines worth showing: the history could not be written or read, a bad line.
-    pub notes: Vec<String>,
-}
-
-/// How a test that could not be added to the history is said, before the reason.
-pub const NOT_ADDED: &str = "the run was not added to the history";
-
-impl History {
-    /// The one recorder of both faces: adds a finished test (its repeats on one target,
-    /// `runs`) to the history as one entry, on the disk `disk` (`identity_of` its target),
-    /// with the drive's cache state `drive_cache`. `stop` ends a wait for the history's lock
-    /// (a signal). `None` when there is nothing to add; else the entry's id and the warnings
-    /// worth showing, or why it was not added (a sentence that begins with `NOT_ADDED`).
-    pub fn record_test(
-        &self,
-        disk: DiskIdentity,
-        runs: &[RunReport],
-        drive_cache: Option<String>,
-        stop: &dyn Fn() -> bool,
-    ) -> Option<Result<(String, Vec<String>), String>> {
-        let entry = HistoryEntry::of_runs(disk, runs, drive_cache)?;
-        Some(self.record(entry, stop))
-    }
-
-    /// The one recorder: adds `entry` (a test's, `record_test`; a surface scan's,
-    /// `HistoryEntry::of_scan`); its id and the warnings worth showing, or why it was not
-    /// added (a sentence that begins with `NOT_ADDED`).
-    pub fn record(
-        &self,
-        entry: HistoryEntry,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<(String, Vec<String>), String> {
-        match self.append_unless(&entry, stop) {
-            Ok(warnings) => Ok((entry.id, warnings)),
-            Err(e) => Err(format!("{NOT_ADDED}: {e:#}")),
-        }
-    }
-
-    /// `record` for several entries, written together: each one's id, or why none was added.
-    pub fn record_all(
-        &self,
-        entries: Vec<HistoryEntry>,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<(Vec<String>, Vec<String>), String> {
-        match self.append_all_unless(&entries, stop) {
-            Ok(warnings) => Ok((entries.into_iter().map(|e| e.id).collect(), warnings)),
-            Err(e) => Err(format!("{NOT_ADDED}: {e:#}")),
-        }
-    }
-
-    /// The one recorder of a surface scan, the TUI's and `disktriage scan`'s: adds the scan
-    /// `update` (ended, or stopped) of `target` on the disk `disk` to the history, as it started
-    /// `update.elapsed` ago; its id and warnings, or why it was not added (`record`).
-    pub fn record_scan(
-        &self,
-        disk: DiskIdentity,
-        update: &ScanUpdate,
-        target: &str,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<(String, Vec<String>), String> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        let started = now.saturating_sub(update.elapsed).as_secs();
-        let entry = HistoryEntry::of_scan(
-            disk,
-            &update.device,
-            target,
-            update.block,
-            started,
-            ScanRecord::of(update),
-        );
-        self.record(entry, stop)
-    }
-
-    /// What the TUI does when a test is over: adds it (all its `runs`) to the history, then
-    /// reads back the `keep` newest runs of the same disk that are not this session's
-    /// (`mine`, and the one just added). Nothing here fails: problems become notes.
-    pub fn record_and_recall(
-        &self,
-        disk: DiskIdentity,
-        runs: &[RunReport],
-        drive_cache: Option<String>,
-        mine: &std::collections::HashSet<String>,
-        keep: usize,
-    ) -> Recalled {
-        let mut out = Recalled::default();
-        match self.record_test(disk.clone(), runs, drive_cache, &|| false) {
-            Some(Ok((id, warnings))) => {
-                out.recorded = Some(id);
-                out.notes.extend(warnings);
-            }
-            Some(Err(not_added)) => out.notes.push(not_added),
-            None => {}
-        }
-        match self.load() {
-            Ok(loaded) => {
-                if let Some(first) = loaded.problems.first() {
-                    let more = loaded.problems.len() - 1;
-                    out.notes.push(if more > 0 {
-                        format!("{first} (and {more} more)")
-                    } else {
-                        first.clone()
-                    });
-                }
-                let test = runs.first().map(|r| r.test.id()).unwrap_or_default();
-                out.past = recall(&loaded, &disk, test, keep, |id| {
-                    mine.contains(id) || out.recorded.as_deref() == Some(id)
-                });
-            }
-            Err(e) => out.notes.push(format!("cannot read the history: {e:#}")),
-        }
-        for n in &mut out.notes {
-            *n = crate::model::text::neutralize_controls(n);
-        }
-        out
-    }
-}
-
-/// Of `disk`'s runs in `loaded` that are not this session's (`mine`), oldest first: the
-/// `keep` newest, and the newest of `test` however old, so a before/after of the test just
-/// run (Results' `b`) finds its latest earlier run even after many runs of other tests.
-fn recall(
-    loaded: &Loaded,
-    disk: &DiskIdentity,
-    test: &str,
-    keep: usize,
-    mine: impl Fn(&str) -> bool,
-) -> Vec<HistoryEntry> {
-    let mut past: Vec<&HistoryEntry> = loaded.of_disk(disk).filter(|e| !mine(&e.id)).collect();
-    let skip = past.len().saturating_sub(keep);
-    let same_test = past.iter().rposition(|e| e.test == test);
-    let mut kept: Vec<HistoryEntry> = Vec::with_capacity(keep + 1);
-    for (i, e) in past.drain(..).enumerate() {
-        if i >= skip || Some(i) == same_test {
-            kept.push(e.clone());
-        }
-    }
-    kept
-}
-
 fn ends_without_newline(file: &mut File) -> anyhow::Result<bool> {
     let len = file.metadata()?.len();
     if len == 0 {
@@ -806,6 +660,7 @@ fn read_capped(dir: &File, name: &str) -> Result<Option<(String, bool)>, FileErr
 
 #[cfg(test)]
 mod tests {
+    use super::recorders::recall;
     use super::*;
     use crate::bench::analysis::compare::Stat;
     use crate::bench::plan::PhaseTag;

@@ -77,9 +77,18 @@ use sys::SysRoot;
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let root = SysRoot::new(&cli.root);
     let history_dir = cli.history_dir();
-    // One check before anything is opened: a captured tree is read, never switched.
+    // One check before anything is opened: a captured tree is read, never switched. A boot
+    // rule written into an installed system's image (`--persist --target-root DIR`, DIR not
+    // the running system) reaches nothing live, and is allowed.
+    let into_an_image = |c: &Command| {
+        matches!(c, Command::Sched(a) if a.persist
+            && SysRoot::new(&a.target_root).switching_refused().is_some())
+    };
     if let Some(why) = root.switching_refused()
-        && cli.command.as_ref().is_some_and(Command::switches)
+        && cli
+            .command
+            .as_ref()
+            .is_some_and(|c| c.switches() && !into_an_image(c))
     {
         return Err(model::UsageError(why).into());
     }

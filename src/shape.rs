@@ -568,7 +568,15 @@ fn use_tree(
                         }
                         Some(",") => *k += 1,
                         None => return,
-                        Some(_) => use_tree(t, k, &path, out),
+                        Some(_) => {
+                            // A tree that ends without a closing brace (a `;`, or `use` not
+                            // starting a declaration: `impl Trait + use<>`) must not stall.
+                            let at = *k;
+                            use_tree(t, k, &path, out);
+                            if *k == at {
+                                *k += 1;
+                            }
+                        }
                     }
                 }
                 return;

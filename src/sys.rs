@@ -21,6 +21,7 @@ pub mod flush;
 pub mod flush_log;
 pub mod host;
 pub mod links;
+pub mod output_file;
 pub mod parse;
 pub mod passthru;
 pub mod privilege;

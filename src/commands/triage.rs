@@ -23,7 +23,7 @@ use crate::model::text::neutralize_controls;
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::triage::{prom_text, render_table, to_json};
 use crate::sys::SysRoot;
-use crate::sys::scan::OutputFile;
+use crate::sys::output_file::OutputFile;
 use crate::sys::signals::{Catch, StopSignals};
 use crate::triage::{self, GatherOptions, Progress};
 

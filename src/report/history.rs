@@ -10,8 +10,8 @@ use super::run::rewrite_rates_note;
 use super::table::{count, ms, rate};
 use crate::bench::analysis::figures::row;
 use crate::history::{HISTORY_SCHEMA, HistoryEntry};
-use crate::model::DiskIdentity;
 use crate::model::text::neutralize_controls;
+use crate::model::{Bytes, DiskIdentity};
 
 /// The text listing. `filter` is the disk asked for and its kernel name now, if any.
 pub fn render_text(
@@ -57,14 +57,27 @@ pub fn render_text(
             neutralize_controls(&e.device),
             neutralize_controls(&e.test),
             neutralize_controls(s.scheduler.as_deref().unwrap_or("-")),
-            neutralize_controls(crate::model::cache::drive_cache_shown(
-                s.drive_cache.as_deref()
-            )),
+            // A scan, a triage or a flush check switched nothing and read no cache state.
+            if record_line(e).is_some() {
+                "-".to_string()
+            } else {
+                neutralize_controls(crate::model::cache::drive_cache_shown(
+                    s.drive_cache.as_deref(),
+                ))
+            },
             cell(r.and_then(|r| r.mbps), rate) + low,
             cell(r.and_then(|r| r.iops), count) + low,
             cell(r.and_then(|r| r.p99_ms), ms),
             e.repeats,
         );
+        // A scan, a triage and a flush check have no rates: their line says what they found.
+        if let Some(found) = record_line(e) {
+            let _ = writeln!(out, "  {}", neutralize_controls(&found));
+            if filter.is_none() {
+                let _ = writeln!(out, "  disk: {}", e.disk);
+            }
+            continue;
+        }
         let mut facts = vec![
             s.params.clone(),
             format!("engine {}", s.engine),
@@ -109,6 +122,42 @@ pub fn render_text(
         }
     }
     out
+}
+
+/// What a scan, a triage or a flush check found, on one line; `None` for a test's entry.
+fn record_line(e: &HistoryEntry) -> Option<String> {
+    if let Some(scan) = &e.scan {
+        let sectors = if scan.bytes_bad > 0 {
+            format!(
+                " in {} range{}",
+                scan.unreadable_ranges,
+                if scan.unreadable_ranges == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
+        return Some(format!(
+            "read {} of {}; unreadable {}{sectors}; slow ranges {}, TIME {}; {} in {:.0} s: {}",
+            Bytes(scan.bytes_read).iec(),
+            Bytes(scan.planned).iec(),
+            Bytes(scan.bytes_bad).iec(),
+            scan.slow_ranges,
+            scan.time_ranges,
+            scan.end,
+            scan.seconds,
+            scan.verdict
+        ));
+    }
+    if let Some(t) = &e.triage {
+        let first = t
+            .rules
+            .first()
+            .map_or("no finding".to_string(), |r| format!("first finding {r}"));
+        return Some(format!("verdict {}; {first}", t.verdict));
+    }
+    e.flush
+        .as_ref()
+        .map(|f| format!("verdict {}: {}", f.verdict, f.sentence))
 }
 
 #[derive(Serialize)]

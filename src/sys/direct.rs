@@ -707,8 +707,7 @@ pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
 }
 
 /// Removes the file at `path` if it is still the file `fd` has open (a file this program
-/// created and is giving up): `true` when it was removed, `false` when another file (or
-/// none) is at the path now and was left alone.
+/// created and is giving up): `false` when another file (or none) is there, left alone.
 ///
 /// The entry is first moved into a directory of this process's own (mode 0700, made next to
 /// it), and compared there: what is compared is what is unlinked, and nobody can put another

@@ -41,7 +41,7 @@ impl LogDir {
     /// a directory anyone can write without the sticky bit is refused: the LOG could be
     /// swapped there before the verify reads it.
     pub fn open(path: &Path, writing: bool) -> io::Result<LogDir> {
-        let (dir, name, meta) = super::scan::open_parent(path, writing)?;
+        let (dir, name, meta) = super::output_file::open_parent(path, writing)?;
         let in_ram = nix::sys::statfs::fstatfs(&dir).is_ok_and(|s| {
             let t = s.filesystem_type();
             t == nix::sys::statfs::TMPFS_MAGIC || t.0 == 0x8584_58f6 // ramfs

@@ -150,8 +150,9 @@ impl SysRoot {
         }
         Some(format!(
             "--root {} is a captured tree, read-only: switching (a scheduler, a write cache, \
-             a boot rule, a self-test, a sweep, a restore) is refused, nothing was opened or \
-             journaled; run disktriage without --root on the system itself",
+             a boot rule on this system, a self-test, a sweep, a restore) is refused, nothing \
+             was opened or journaled; run disktriage without --root on the system itself (a \
+             boot rule for an installed system's image takes --persist --target-root DIR)",
             self.root.display()
         ))
     }

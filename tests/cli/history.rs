@@ -859,3 +859,63 @@ fn a_triage_of_a_captured_tree_is_not_kept_in_the_history() {
         fs::read_to_string(dir.path().join("history.jsonl"))
     );
 }
+
+#[test]
+fn a_scan_a_triage_and_a_flush_check_say_what_they_found() {
+    use disktriage::history::{FlushRecord, ScanRecord, TriageRecord};
+    let dir = scratch();
+    let h = dir.path().to_str().unwrap();
+    let history = History::new(dir.path());
+    let sata = DiskIdentity::Wwid(SATA_WWID.into());
+    let bare = |test: &str, unix: u64| HistoryEntry {
+        test: test.into(),
+        figures: Vec::new(),
+        ..entry(sata.clone(), "sda", 0.0, unix)
+    };
+    let mut scan = bare("surface-scan", 1_795_000_000);
+    scan.scan = Some(ScanRecord {
+        planned: 1 << 30,
+        bytes_read: 1 << 30,
+        bytes_bad: 17 * 512,
+        seconds: 12.0,
+        buckets: Vec::new(),
+        map: String::new(),
+        unreadable: vec![(4096, 17 * 512, 61)],
+        unreadable_ranges: 1,
+        slow_ranges: 2,
+        time_ranges: 0,
+        end: "finished".into(),
+        verdict: "17 unreadable sectors at LBA 8-24".into(),
+    });
+    let mut triage = bare("triage", 1_795_000_100);
+    triage.triage = Some(TriageRecord {
+        verdict: "suspect".into(),
+        values: Default::default(),
+        rules: vec!["pending-sectors".into(), "outlier-seq-read".into()],
+    });
+    let mut flush = bare("flushcheck", 1_795_000_200);
+    flush.flush = Some(FlushRecord {
+        verdict: "volatile-cache".into(),
+        sentence: "commits in 0.08 ms on a 7,200 rpm disk".into(),
+        ..FlushRecord::default()
+    });
+    for e in [&scan, &triage, &flush] {
+        history.append(e).unwrap();
+    }
+    let out = disktriage(&["--history-dir", h, "history"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    for words in [
+        "read 1.0 GiB of 1.0 GiB; unreadable 8.5 KiB in 1 range; slow ranges 2, TIME 0; \
+         finished in 12 s: 17 unreadable sectors at LBA 8-24",
+        "verdict suspect; first finding pending-sectors",
+        "verdict volatile-cache: commits in 0.08 ms on a 7,200 rpm disk",
+    ] {
+        assert!(stdout.contains(words), "{words:?} in:\n{stdout}");
+    }
+    // No "?" for a drive cache none of them read, no test parameters.
+    for line in stdout.lines().filter(|l| l.contains(" sda ")) {
+        assert!(!line.contains(" ? "), "{line}");
+    }
+    assert!(!stdout.contains("engine sync"), "{stdout}");
+}
