@@ -1,84 +1,22 @@
-//! A triage of a thousand disks keeps its bound (root): a thousand loop devices at once, in a
-//! test binary of its own, so no other test sees them in its device list while they exist
-//! (cargo runs one test binary at a time).
+//! Root tests that need the machine to themselves, one test binary (cargo runs one test binary
+//! at a time) whose tests also run one at a time (`alone`): a thousand loop devices no other
+//! test may see in its device list, and a scan that keeps both cores busy for half a minute
+//! while the root tests' timings are measured elsewhere.
+//!
+//! A new file of such tests is one more `mod` line below.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
 #[path = "../common/mod.rs"]
 mod common;
 
-use std::time::{Duration, Instant};
+mod mapfile;
+mod triage;
 
-use common::{LoopDev, root_or_skip};
+use std::sync::{Mutex, MutexGuard};
 
-const DISKS: usize = 1000;
-const BOUND_S: u64 = 5;
-
-#[test]
-fn a_triage_of_a_thousand_disks_keeps_its_bound_and_says_which_it_did_not_reach() {
-    if !root_or_skip("a_triage_of_a_thousand_disks_keeps_its_bound_and_says_which_it_did_not_reach")
-    {
-        return;
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("disktriage-many.")
-        .tempdir_in("/dev/shm")
-        .unwrap();
-    let disks: Vec<LoopDev> = (0..DISKS)
-        .map(|i| {
-            LoopDev::attach(
-                &common::sparse_image(dir.path(), &format!("{i}.img"), 16 << 20),
-                &[],
-            )
-        })
-        .collect();
-    let history = dir.path().join("history");
-    let mut args = vec![
-        "--history-dir".to_string(),
-        history.display().to_string(),
-        "triage".into(),
-        "--json".into(),
-        "--bound".into(),
-        BOUND_S.to_string(),
-    ];
-    args.extend(disks.iter().map(|d| d.path_str().to_string()));
-    let started = Instant::now();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_disktriage"))
-        .args(&args)
-        .output()
-        .unwrap();
-    let wall = started.elapsed();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let doc: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
-    let reported = Duration::from_secs_f64(doc["seconds"].as_f64().unwrap());
-    eprintln!(
-        "{DISKS} disks, --bound {BOUND_S}: {:.2} s wall, {:.2} s in the report",
-        wall.as_secs_f64(),
-        reported.as_secs_f64()
-    );
-    // Every disk has its line, within the bound and the margin the gathering allows for its
-    // last facts; the time reported is the time taken, less the report's own writing.
-    assert_eq!(doc["disks"].as_array().unwrap().len(), DISKS, "{err}");
-    let bound = Duration::from_secs(BOUND_S);
-    assert!(
-        reported <= bound + Duration::from_secs(2),
-        "the report says {reported:?} for a {bound:?} bound"
-    );
-    assert!(
-        wall <= reported + Duration::from_millis(2500),
-        "{wall:?} taken, {reported:?} in the report"
-    );
-    // A disk not reached is unknown, with the reason.
-    for disk in doc["disks"].as_array().unwrap() {
-        let problems = disk["problems"].to_string();
-        if problems.contains("not reached within the") {
-            assert_eq!(disk["verdict"], "unknown", "{disk}");
-        }
-    }
-    assert!(
-        matches!(out.status.code(), Some(0 | 3 | 4 | 5)),
-        "{:?}: {err}",
-        out.status
-    );
+/// Held for the whole of a test: the next one waits (a failed test's poisoned lock too).
+pub fn alone() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
 }
