@@ -242,6 +242,30 @@ fn the_docs_show_every_screenshot() {
     }
 }
 
+/// The pictures taken on the kernel's own consoles (`tests/lab/qemu_lab_console.rs` writes
+/// them from QEMU's `screendump`): each is there, a PNG of its console's size in pixels, and
+/// docs/screen.md shows it.
+#[test]
+fn the_real_console_pictures_are_kept_and_shown() {
+    let screen = std::fs::read_to_string(root().join("docs/screen.md")).unwrap();
+    for (name, size) in [
+        ("screen-console-vgacon-80x25.png", (720, 400)),
+        ("screen-console-fbcon-128x48.png", (1024, 768)),
+    ] {
+        let file = std::fs::File::open(assets().join(name))
+            .unwrap_or_else(|e| panic!("assets/{name}: {e}"));
+        let reader = png::Decoder::new(std::io::BufReader::new(file))
+            .read_info()
+            .unwrap_or_else(|e| panic!("assets/{name} is not a PNG: {e}"));
+        let info = reader.info();
+        assert_eq!((info.width, info.height), size, "assets/{name}");
+        assert!(
+            screen.contains(&format!("](../assets/{name})")),
+            "docs/screen.md does not show assets/{name}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Buffer to SVG
 // ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 # usage:
 #   tests/vm/lab.sh check
 #       exit 0 when the lab can run here; otherwise print what is missing and exit 3.
-#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage|console]
+#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage|console|fbcon]
 #       builds WORKDIR/initramfs.cpio.gz (busybox, kernel modules, the static disktriage binary
 #       from $DISKTRIAGE_BIN if set, GUEST_SCRIPT as /lab/guest.sh, the tools named in
 #       $LAB_TOOLS with their libraries), creates sparse disk images in
@@ -17,6 +17,8 @@
 #       The `console` disk set adds what a test drives the kernel's own console with: the
 #       standard VGA (vgacon, 80x25 text), QEMU's monitor on WORKDIR/monitor.sock (`sendkey`,
 #       `screendump`) and a third serial port (the guest's ttyS2) on WORKDIR/control.sock.
+#       `fbcon` is the same with the standard VGA's DRM driver (bochs) loaded: the kernel's
+#       framebuffer console at 1024x768, 128x48 cells of its 8x16 font.
 #
 # Packages (Debian): qemu-system-x86, linux-image-amd64, busybox-static.
 set -euo pipefail
@@ -59,6 +61,8 @@ modules_for() {
         triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay" ;;
         # No DRM driver: the console stays vgacon, the VGA's text mode with its ROM font.
         console) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi" ;;
+        # The standard VGA's DRM driver: fbcon takes over tty1 when it binds.
+        fbcon) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi bochs" ;;
     esac
 }
 
@@ -189,9 +193,10 @@ run() {
         -drive "if=none,id=vblk0,file=$work/virtio.img,format=raw$virtio0_throttle"
         -device "virtio-blk-pci,drive=vblk0,serial=DT-VIRTIO-0"
     )
-    local images=(sata nvme scsi virtio) expect=4 console_args=(-monitor none)
+    local images=(sata nvme scsi virtio) expect=4 console_args=(-monitor none) video=
     case "$diskset" in
-        console)
+        console | fbcon)
+            [ "$diskset" = fbcon ] && video=" video=1024x768"
             rm -f "$work/monitor.sock" "$work/control.sock"
             console_args=(
                 -vga std
@@ -280,7 +285,7 @@ run() {
         -display none -no-reboot \
         -serial "file:$work/console.log" -serial "file:$work/results.log" \
         -kernel "/boot/vmlinuz-$kver" -initrd "$work/initramfs.cpio.gz" \
-        -append "console=ttyS0 panic=-1 loglevel=4" \
+        -append "console=ttyS0 panic=-1 loglevel=4$video" \
         "${disks[@]}" "${console_args[@]}" || {
         echo "qemu failed or timed out; console tail:" >&2
         tail -n 30 "$work/console.log" >&2 || true
