@@ -206,6 +206,9 @@ pub struct Changer {
     /// Devices this changer claimed (`claim`, a sweep), by kernel name: held until
     /// `release` or until the changer is dropped (after its guard put the settings back).
     claims: Mutex<HashMap<String, DeviceClaim>>,
+    /// The one device and setting this changer's session restores (`only`): a changer
+    /// beside the session's in the same process, whose entries share the session's owner.
+    only: Option<(String, SettingKind)>,
 }
 
 impl Changer {
@@ -217,7 +220,17 @@ impl Changer {
             journal,
             lifetime,
             claims: Mutex::new(HashMap::new()),
+            only: None,
         }
+    }
+
+    /// A changer that restores (`RestoreScope::Mine`) only `device`'s `kind`: what a task
+    /// inside a session switches for itself (the screen's flush check and its write cache).
+    /// The journal knows entries by process, so without this, putting the task's setting
+    /// back would also undo the admin's own switches of the session.
+    pub fn only(mut self, device: &str, kind: SettingKind) -> Self {
+        self.only = Some((device.to_string(), kind));
+        self
     }
 
     /// Claims `dev`'s settings for this changer (a sweep: `what` is "scheduler sweep"):

@@ -53,7 +53,13 @@ impl Changer {
             let selected: Vec<&JournalEntry> = group
                 .iter()
                 .filter(|e| match scope {
-                    RestoreScope::Mine => e.owner == me && e.lifetime == Lifetime::Session,
+                    RestoreScope::Mine => {
+                        e.owner == me
+                            && e.lifetime == Lifetime::Session
+                            && self.only.as_ref().is_none_or(|(name, kind)| {
+                                e.device.name == *name && e.original.kind() == *kind
+                            })
+                    }
                     RestoreScope::All { .. } => true,
                     RestoreScope::Orphans => {
                         e.lifetime == Lifetime::Session && e.owner != me && !alive.of(&e.owner)

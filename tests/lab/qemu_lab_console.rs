@@ -520,6 +520,15 @@ fn every_screen_on(kind: &Kind) {
         "the verdict {word} has the colours of the disk's name"
     );
     visit(&mut console, "devices-from-triage", Some("1"), "┌ Devices");
+    // A scheduler switch, put back on exit (and said so below the cleared screen).
+    visit(
+        &mut console,
+        "sched-menu",
+        Some("s"),
+        "Scheduler of nvme0n1",
+    );
+    console.key("down");
+    visit(&mut console, "switched", Some("ret"), "scheduler now none");
     // The flush check writes: its dialog, the name typed, the check running.
     visit(
         &mut console,
@@ -553,6 +562,15 @@ fn every_screen_on(kind: &Kind) {
         .iter()
         .position(|row| row.contains("AFTER rc=0"))
         .unwrap();
+    let put_back = after
+        .text
+        .iter()
+        .position(|row| row.contains("put back to mq-deadline"))
+        .unwrap_or_else(|| panic!("no word of the scheduler put back:\n{all}"));
+    assert!(
+        put_back < line && after.text[put_back].starts_with("nvme0n1"),
+        "the restore report is not on a line of its own above the shell's:\n{all}"
+    );
     assert!(
         after.text[line].starts_with("AFTER rc=0"),
         "the shell's line is glued to what was there:\n{all}"

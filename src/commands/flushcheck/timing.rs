@@ -31,7 +31,7 @@ use crate::flow::progress::ProgressLine;
 use crate::flush::timing::{Judgement, Rotation, TimingFacts, Verdict, dirty_words, judge};
 use crate::history::{FLUSH_TIMING_TEST, FlushRecord, HistoryEntry};
 use crate::model::text::neutralize_controls;
-use crate::model::{BlockDevice, ChosenDevice, Lifetime};
+use crate::model::{BlockDevice, ChosenDevice, Lifetime, SettingKind};
 use crate::report::flushcheck::timing::{TimingReport, render_json, render_text};
 use crate::report::output::{output_width, write_stdout};
 use crate::sys::signals::{Catch, StopSignals};
@@ -346,7 +346,10 @@ fn switch_guard(
             journal_dir.display()
         )
     })?;
-    let changer = Changer::new(Arc::clone(drives), journal, Lifetime::Session);
+    // Only the write cache of this disk: in the screen's process the session's own switches
+    // share the journal's owner, and are the session's to put back.
+    let changer = Changer::new(Arc::clone(drives), journal, Lifetime::Session)
+        .only(&dev.name, SettingKind::DriveWriteCache);
     changer
         .claim(dev, &format!("flush check of {}", dev.name))
         .map_err(|e| e.to_string())?;
@@ -427,6 +430,7 @@ fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::changes::RestoreScope;
     use crate::model::Transport;
     use crate::sys::{FakeDevice, FakeDrives};
 
@@ -467,6 +471,53 @@ mod tests {
             switch.restored
         );
         assert!(guard.changer().journal().entries().unwrap().is_empty());
+    }
+
+    /// The screen's flush check runs in the session's process: putting its cache back must
+    /// not put back what the admin switched in the session (another disk's scheduler, here),
+    /// nor may its guard's drop; the session does that on exit.
+    #[test]
+    fn putting_the_cache_back_leaves_the_sessions_other_switches_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = Arc::new(
+            FakeDrives::new()
+                .with(FakeDevice::new("sda", Transport::Sata))
+                .with(FakeDevice::new("sdb", Transport::Sata)),
+        );
+        let drives: Arc<dyn DriveControl> = Arc::clone(&fake) as Arc<dyn DriveControl>;
+        let (sda, sdb) = (drives.device("sda").unwrap(), drives.device("sdb").unwrap());
+        let session = Changer::new(
+            Arc::clone(&drives),
+            Journal::open(dir.path()).unwrap(),
+            Lifetime::Session,
+        );
+        let found = drives.scheduler(&sdb).unwrap().active.unwrap();
+        let other = drives
+            .scheduler(&sdb)
+            .unwrap()
+            .available
+            .into_iter()
+            .find(|s| *s != found)
+            .unwrap();
+        session.set_scheduler(&sdb, &other, false).unwrap();
+        let sched_of_sdb = || drives.scheduler(&sdb).unwrap().active.unwrap();
+        {
+            let guard = switch_guard(&drives, dir.path(), &sda, false).unwrap();
+            let mut switch = JournaledSwitch {
+                guard: &guard,
+                dev: &sda,
+                restored: Vec::new(),
+            };
+            switch.turn_off().unwrap();
+            switch.put_back().unwrap();
+            assert_eq!(cache_on(&fake), Some(true));
+            assert_eq!(sched_of_sdb(), other, "{:?}", switch.restored);
+        }
+        // The guard is gone; the session's switch still stands, and is the session's to undo.
+        assert_eq!(sched_of_sdb(), other);
+        let outcomes = session.restore(RestoreScope::Mine).unwrap();
+        assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+        assert_eq!(sched_of_sdb(), found);
     }
 
     #[test]
