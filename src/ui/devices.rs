@@ -3,9 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap,
-};
+use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 
 use super::theme;
 use crate::app::App;
@@ -186,8 +184,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (n, _) => format!(" v triage the {n} marked, read-only "),
     };
     super::fit::title(&triage, detail_area);
+    let detail = super::fit::pane(
+        detail,
+        Block::default().borders(Borders::ALL).inner(detail_area),
+    );
     frame.render_widget(
-        Paragraph::new(detail).wrap(Wrap { trim: false }).block(
+        Paragraph::new(detail).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(Span::styled(title, theme::title()))
@@ -289,7 +291,7 @@ fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
     lines.push(Line::from(vec![label("SMART"), health]));
 }
 
-/// Every inventory field of the device, a line each group.
+/// Every inventory field of the device, a line each group, the identifying ones first.
 fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     let kv = |k: &str, v: String| {
         vec![
@@ -312,6 +314,47 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     l2.extend(kv("serial", opt(&d.serial)));
     l2.extend(kv("firmware", opt(&d.firmware)));
     lines.push(Line::from(l2));
+    // What tells this device from another of the same model or image comes first: a pane
+    // too short for every line keeps these (`fit::pane`).
+    let usage = d.usage_summary();
+    lines.push(Line::from(vec![
+        Span::styled("in use ", theme::dim()),
+        if d.is_in_use() {
+            Span::styled(usage, theme::warn())
+        } else {
+            Span::styled(usage, theme::good())
+        },
+    ]));
+    if let Some(f) = &d.backing_file {
+        lines.push(Line::from(kv(
+            "backing file",
+            super::fit::elide(f, width.saturating_sub(14)),
+        )));
+    }
+    if !d.partitions.is_empty() {
+        let parts = d
+            .partitions
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p.name,
+                    p.size_bytes.map_or("?".into(), |b| b.iec())
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        lines.push(Line::from(kv("partitions", parts)));
+    }
+    if !d.holders.is_empty() {
+        let h = d
+            .holders
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        lines.push(Line::from(kv("holders", h)));
+    }
     let mut l3 = kv("transport", d.transport.to_string());
     l3.extend(kv(
         "rotational",
@@ -377,45 +420,6 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
         ),
     )));
     drive_lines(app, d, &mut lines);
-    let usage = d.usage_summary();
-    lines.push(Line::from(vec![
-        Span::styled("in use ", theme::dim()),
-        if d.is_in_use() {
-            Span::styled(usage, theme::warn())
-        } else {
-            Span::styled(usage, theme::good())
-        },
-    ]));
-    if !d.partitions.is_empty() {
-        let parts = d
-            .partitions
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} {}",
-                    p.name,
-                    p.size_bytes.map_or("?".into(), |b| b.iec())
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        lines.push(Line::from(kv("partitions", parts)));
-    }
-    if !d.holders.is_empty() {
-        let h = d
-            .holders
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
-        lines.push(Line::from(kv("holders", h)));
-    }
-    if let Some(f) = &d.backing_file {
-        lines.push(Line::from(kv(
-            "backing file",
-            super::fit::elide(f, width.saturating_sub(14)),
-        )));
-    }
     for n in &d.notes {
         lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));
     }

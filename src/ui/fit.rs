@@ -211,6 +211,54 @@ pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>
     out
 }
 
+/// Fits a pane's lines into `area` (inside its border): each wrapped to the width, then as
+/// many whole lines as fit, in the order given (a pane lists its identifying lines first). What
+/// does not fit is named on the last row, by each line's label (its first span), so nothing
+/// goes without a mark.
+pub(crate) fn pane(lines: Vec<Line<'static>>, area: Rect) -> Vec<Line<'static>> {
+    let (width, height) = (usize::from(area.width), usize::from(area.height));
+    let wrapped: Vec<Vec<Line<'static>>> =
+        lines.iter().map(|l| wrap(vec![l.clone()], width)).collect();
+    if wrapped.iter().map(Vec::len).sum::<usize>() <= height {
+        return wrapped.into_iter().flatten().collect();
+    }
+    let mut out = Vec::new();
+    let mut kept = 0;
+    for w in &wrapped {
+        // One row stays for the mark.
+        if out.len() + w.len() + 1 > height {
+            break;
+        }
+        out.extend(w.iter().cloned());
+        kept += 1;
+    }
+    let mut labels: Vec<String> = Vec::new();
+    for l in &lines[kept..] {
+        let first = l.spans.first().map_or("", |s| s.content.as_ref()).trim();
+        // A key's hint ("f test a file on ...") is named by its key and first word.
+        let label = if first.chars().count() == 1 {
+            let next = l.spans.get(1).map_or("", |s| s.content.as_ref());
+            format!("{first} {}", next.split(' ').next().unwrap_or(""))
+        } else if first.chars().count() <= 20 {
+            first.to_string()
+        } else {
+            // A line without a label of its own (a note, a warning).
+            "note".to_string()
+        };
+        if !label.is_empty() && !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    let mark = format!("not shown: {}", labels.join(", "));
+    if height > 0 {
+        out.push(Line::from(Span::styled(
+            elide_end(&mark, width),
+            crate::theme::dim(),
+        )));
+    }
+    out
+}
+
 /// Shortens a name or a path to `width` characters by taking out its middle, marked `~`
 /// (ASCII: safe on every console), so both its start and its end stay readable. Not a cut.
 pub(crate) fn elide(s: &str, width: usize) -> String {

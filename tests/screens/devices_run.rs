@@ -63,6 +63,24 @@ fn a_device_list_taller_than_its_pane_says_how_many_rows_are_out_of_sight() {
 }
 
 #[test]
+fn the_detail_pane_keeps_the_identifying_lines_and_marks_what_it_leaves_out() {
+    // Every device shown (a): the list takes the rows it needs and the detail pane is left
+    // with eight; an admin found "backing file" and "in use" gone, the lines that tell two
+    // loop devices with the same image name apart.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "a");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("backing file /tmp/dtcap/a.img"), "{s}");
+    assert!(
+        s.contains("in use loop0p1 mounted at /tmp/dtcap/mnt"),
+        "{s}"
+    );
+    // What is left out is named on the pane's last row.
+    assert!(s.contains("not shown: scheduler, "), "{s}");
+    snap("devices_all_details", &app);
+}
+
+#[test]
 fn no_devices_and_not_root() {
     let mut app = App::new(false, false);
     app.update(Msg::Inventory(Ok(Inventory {
