@@ -380,6 +380,14 @@ pub const BINDINGS: &[Binding] = &[
     bind(S::TestForm, UP_DOWN, "Up/Down", None, "fields", A::Move),
     bind(
         S::TestForm,
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last field",
+        A::Ends,
+    ),
+    bind(
+        S::TestForm,
         &[KeyCode::Esc],
         "Esc",
         None,

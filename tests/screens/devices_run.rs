@@ -96,6 +96,35 @@ fn no_devices_and_not_root() {
 }
 
 #[test]
+fn a_long_test_description_is_shown_whole_and_the_parameters_say_what_scrolled_away() {
+    // qd-sweep's summary is four lines at 80 columns; its box had two ("...(and writes with
+    // a read % below" and nothing after).
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..11 {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("qd-sweep"), "{s}");
+    assert!(s.contains("load of each"), "{s}");
+    assert!(s.contains("from: Oracle ORION"), "{s}");
+    // The parameters have the rows that are left and say how many more there are.
+    key(&mut app, KeyCode::Enter);
+    for _ in 0..10 {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("more above (Up/Down, Home)"), "{s}");
+    snap("picker_qd_sweep", &app);
+    // Home goes where the mark says.
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.picker_field, 0);
+    key(&mut app, KeyCode::End);
+    // qd-sweep's eleven fields: the last.
+    assert_eq!(app.picker_field, 10);
+}
+
+#[test]
 fn test_picker() {
     let mut app = app_with("host-loop-zram", true);
     pick_rand_read(&mut app);
