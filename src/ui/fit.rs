@@ -216,6 +216,16 @@ pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>
 /// does not fit is named on the last row, by each line's label (its first span), so nothing
 /// goes without a mark.
 pub(crate) fn pane(lines: Vec<Line<'static>>, area: Rect) -> Vec<Line<'static>> {
+    pane_or(lines, area, None)
+}
+
+/// [`pane`], with the mark saying `hint` (where the lines left out can be read) after how
+/// many they are, instead of naming them: for lines without labels of their own.
+pub(crate) fn pane_or(
+    lines: Vec<Line<'static>>,
+    area: Rect,
+    hint: Option<&str>,
+) -> Vec<Line<'static>> {
     let (width, height) = (usize::from(area.width), usize::from(area.height));
     let wrapped: Vec<Vec<Line<'static>>> =
         lines.iter().map(|l| wrap(vec![l.clone()], width)).collect();
@@ -249,7 +259,14 @@ pub(crate) fn pane(lines: Vec<Line<'static>>, area: Rect) -> Vec<Line<'static>> 
             labels.push(label);
         }
     }
-    let mark = format!("not shown: {}", labels.join(", "));
+    let left = lines.len() - kept;
+    let mark = match hint {
+        Some(hint) => format!(
+            "~ {left} more line{} not shown: {hint}",
+            if left == 1 { "" } else { "s" }
+        ),
+        None => format!("not shown: {}", labels.join(", ")),
+    };
     if height > 0 {
         out.push(Line::from(Span::styled(
             elide_end(&mark, width),

@@ -817,3 +817,27 @@ fn cli_sweep_tables_end_with_the_knees() {
     assert!(qd.contains("Knee Large MBPS=2700.11 @ QD 4"), "{qd}");
     insta::assert_snapshot!("cli_qd_sweep_table", qd);
 }
+
+#[test]
+fn a_qd_sweep_on_results_at_80x25_draws_its_charts_or_says_why_not() {
+    // Three runs of the sweep: the table, the detail and the earlier runs b compares with
+    // leave the charts a few rows; an admin found three empty frames there.
+    let mut app = app_with("host-loop-zram", true);
+    let mut sweep = ssd_like_qd_sweep("loop0");
+    // A CPU-bound phase: one more note in the text above the charts.
+    sweep.outcome.phases[0].cpu_bound = true;
+    finish_with(&mut app, TestName::QdSweep, false, &sweep);
+    for _ in 0..4 {
+        finish_with(&mut app, TestName::QdSweep, true, &sweep);
+    }
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    // Each chart has its scale (the plot's rows): 100.0k, 50.0k and 0 on the IOPS axis.
+    for label in ["│100.0k│", "│50.0k │", "│0     │", "S IOPS knee QD 8"] {
+        assert!(s.contains(label), "{label} missing:\n{s}");
+    }
+    // The text names what it left out for them, the list how many runs are above.
+    assert!(s.contains("more lines not shown"), "{s}");
+    assert!(s.contains(" 2 more above (Up/Down, Home) "), "{s}");
+    snap("qd_sweep_chart_crowded", &app);
+}
