@@ -436,13 +436,28 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 area.height.saturating_sub(2),
             );
             frame.render_widget(Clear, rect);
+            // The CLI's tables keep their columns in the box (a column wrapped onto a line
+            // of its own read as another row).
+            let inner = Block::default().borders(Borders::ALL).inner(rect);
+            let lines = super::fit::report(&text, inner.width.into());
+            let rows = usize::from(inner.height);
+            let top = usize::from(*scroll).min(lines.len().saturating_sub(1));
+            let window = super::fit::Window {
+                offset: top,
+                above: top,
+                below: lines.len().saturating_sub(top + rows),
+            };
+            let more = window.mark().replace(", End", "").replace(", Home", "");
+            super::fit::title(&more, rect);
             frame.render_widget(
-                Paragraph::new(text)
-                    .wrap(Wrap { trim: false })
-                    .scroll((*scroll, 0))
-                    .block(Block::default().borders(Borders::ALL).title(format!(
-                        " Report of run #{number} (Up/Down scroll, Esc closes) "
-                    ))),
+                Paragraph::new(lines).scroll((*scroll, 0)).block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .title(format!(
+                            " Report of run #{number} (Up/Down scroll, Esc closes) "
+                        ))
+                        .title_bottom(Span::styled(more, theme::dim())),
+                ),
                 rect,
             );
         }

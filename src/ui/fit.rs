@@ -276,6 +276,59 @@ pub(crate) fn pane_or(
     out
 }
 
+/// Fits text written for a wider screen (the CLI's reports) into `width` columns without
+/// breaking its tables: consecutive lines with columns (two spaces between words) are a
+/// table, and a table wider than `width` loses the blank columns all its rows share (one
+/// space stays between columns) when that makes it fit, so every column stays under its
+/// header. Anything else too wide is wrapped as prose is ([`wrap`]).
+pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
+    let is_row = |l: &str| l.trim_start().contains("  ");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i + 1;
+        if is_row(lines[i]) {
+            while j < lines.len() && is_row(lines[j]) {
+                j += 1;
+            }
+        }
+        // A table is squeezed only when that makes it fit; text with columns that would
+        // not fit anyway keeps its indents and wraps.
+        let block = match squeeze(&lines[i..j], width) {
+            s if j - i > 1 && s.iter().all(|l| l.chars().count() <= width) => s,
+            _ => lines[i..j].iter().map(|l| l.to_string()).collect(),
+        };
+        out.extend(wrap(block.into_iter().map(Line::from).collect(), width));
+        i = j;
+    }
+    out
+}
+
+/// Takes out columns that are blank in every line of `block`, each after another blank one
+/// (so words stay apart), from the right, until the widest line fits `width`.
+fn squeeze(block: &[&str], width: usize) -> Vec<String> {
+    let mut rows: Vec<Vec<char>> = block
+        .iter()
+        .map(|l| l.trim_end().chars().collect())
+        .collect();
+    let widest = |rows: &[Vec<char>]| rows.iter().map(Vec::len).max().unwrap_or(0);
+    let blank =
+        |rows: &[Vec<char>], c: usize| rows.iter().all(|r| r.get(c).is_none_or(|&ch| ch == ' '));
+    let mut c = widest(&rows);
+    while widest(&rows) > width && c > 1 {
+        c -= 1;
+        if blank(&rows, c) && blank(&rows, c - 1) {
+            for r in &mut rows {
+                if c < r.len() {
+                    r.remove(c);
+                }
+            }
+        }
+    }
+    rows.into_iter().map(|r| r.into_iter().collect()).collect()
+}
+
 /// Shortens a name or a path to `width` characters by taking out its middle, marked `~`
 /// (ASCII: safe on every console), so both its start and its end stay readable. Not a cut.
 pub(crate) fn elide(s: &str, width: usize) -> String {
@@ -369,6 +422,28 @@ mod tests {
         );
         let fits = wrap(vec![Line::from("short")], 10);
         assert_eq!(text_of(&fits), ["short"]);
+    }
+
+    #[test]
+    fn a_report_table_loses_its_shared_blank_columns_not_its_alignment() {
+        let table = "            Read MB/s  Write MB/s\nSEQ1M Q8T1    1000.00     1000.00\nRND4K Q1T1      17.00        9.50\n\nprose after it";
+        let lines = text_of(&report(table, 31));
+        assert_eq!(
+            lines,
+            [
+                "           Read MB/s Write MB/s",
+                "SEQ1M Q8T1   1000.00    1000.00",
+                "RND4K Q1T1     17.00       9.50",
+                "",
+                "prose after it"
+            ]
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 31));
+        // A table that fits is left as it is.
+        assert_eq!(
+            text_of(&report(table, 40))[0],
+            "            Read MB/s  Write MB/s"
+        );
     }
 
     #[test]

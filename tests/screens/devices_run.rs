@@ -938,6 +938,8 @@ fn full_report_of_a_repeated_run_shows_every_repeat_and_the_mean() {
     assert!(s.contains("500.0 MB/s"), "{s}");
     assert!(s.contains("480.0, 500.0, 520.0"), "{s}");
     assert!(s.contains("rand-read: 500.0 MB/s"), "{s}");
+    // The box says how much more there is to scroll.
+    assert!(s.contains(" 21 more below (Up/Down) "), "{s}");
     snap("report_repeats", &app);
     // Every repeat's own report follows.
     let mut text = s;

@@ -841,3 +841,33 @@ fn a_qd_sweep_on_results_at_80x25_draws_its_charts_or_says_why_not() {
     assert!(s.contains(" 2 more above (Up/Down, Home) "), "{s}");
     snap("qd_sweep_chart_crowded", &app);
 }
+
+#[test]
+fn the_full_report_keeps_a_table_row_on_one_line_at_80x25() {
+    // CrystalDiskMark's table is 82 columns in the CLI: in the report box (76) each row's
+    // last column wrapped onto a line of its own, read as another row.
+    let mut app = app_with("host-loop-zram", true);
+    let cdm = report_phases(TestName::Cdm, "loop0", "none", |_| (1000.0, 0.5));
+    finish_with(&mut app, TestName::Cdm, false, &cdm);
+    keys(&mut app, "4");
+    key(&mut app, KeyCode::Enter);
+    let mut rows = Vec::new();
+    for _ in 0..40 {
+        rows.extend(
+            screen(&app, 80, 25)
+                .lines()
+                .filter(|l| l.contains("Q8T1") || l.contains("Write ms"))
+                .map(String::from),
+        );
+        key(&mut app, KeyCode::Down);
+    }
+    assert!(!rows.is_empty(), "the table never showed");
+    for row in &rows {
+        assert!(
+            row.contains("0.167")
+                || row.contains("Read ms  Write ms")
+                || row.contains("Read ms Write ms"),
+            "a row without its last column: {row}"
+        );
+    }
+}
