@@ -62,7 +62,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
     fit::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
-    dialogs::render(app, frame, area);
+    dialogs::render(app, frame, area, body);
 }
 
 /// The screens older than the registry (`app::screens`), whose drawing is still here.

@@ -31,16 +31,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(p, area);
         return;
     }
-    let wide = area.width >= 120;
-    let (list_area, detail_area) = if wide {
-        let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
-            .areas(area);
-        (a, b)
-    } else {
-        let rows = (devices.len() as u16 + 3).clamp(4, area.height.saturating_sub(9).max(4));
-        let [a, b] = Layout::vertical([Constraint::Length(rows), Constraint::Min(0)]).areas(area);
-        (a, b)
-    };
+    let (list_area, detail_area) = panes(devices.len(), area);
 
     let widths = [
         Constraint::Length(9),
@@ -110,11 +101,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     super::fit::title(&title, list_area);
     // No row out of sight without a mark: the list's lower edge says how many are.
     let row = app.selected_device().map(|_| app.devices.row);
-    let window = super::fit::Window::over(
-        devices.len(),
-        usize::from(list_area.height.saturating_sub(3)),
-        row,
-    );
+    let window = window(devices.len(), list_area, row);
     let more = window.mark();
     super::fit::title(&more, list_area);
     let table = Table::new(rows, widths)
@@ -197,6 +184,37 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ),
         detail_area,
     );
+}
+
+/// The list's and the details' areas: side by side on a wide screen, else the list above,
+/// as tall as its rows, leaving the details at least 9.
+fn panes(rows: usize, area: Rect) -> (Rect, Rect) {
+    if area.width >= 120 {
+        let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
+            .areas(area);
+        (a, b)
+    } else {
+        let rows = (rows as u16 + 3).clamp(4, area.height.saturating_sub(9).max(4));
+        let [a, b] = Layout::vertical([Constraint::Length(rows), Constraint::Min(0)]).areas(area);
+        (a, b)
+    }
+}
+
+/// The rows of the list in sight (inside the border, under the header).
+fn window(rows: usize, list: Rect, row: Option<usize>) -> super::fit::Window {
+    super::fit::Window::over(rows, usize::from(list.height.saturating_sub(3)), row)
+}
+
+/// The screen row of the selected device in the list drawn into `area`, so a dialog about it
+/// can leave it in sight.
+pub(super) fn selected_row_y(app: &App, area: Rect) -> Option<u16> {
+    app.selected_device()?;
+    let rows = app.visible_devices().len();
+    let (list, _) = panes(rows, area);
+    let w = window(rows, list, Some(app.devices.row));
+    // The border and the header above the first row.
+    let y = list.y + 2 + u16::try_from(app.devices.row.checked_sub(w.offset)?).ok()?;
+    (y < list.bottom().saturating_sub(1)).then_some(y)
 }
 
 /// The HEALTH column: the SMART verdict in a word once read.
