@@ -198,7 +198,7 @@ pub fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
         .map(|(i, l)| {
             if i == 0 {
                 Line::from(Span::styled(l.to_string(), theme::header()))
-            } else if l.ends_with("SLOWER") || l.ends_with("FAILED") {
+            } else if l.ends_with("SLOWER") || l.ends_with("SLOWER?") || l.ends_with("FAILED") {
                 Line::from(Span::styled(l.to_string(), theme::bad()))
             } else {
                 Line::from(l.to_string())
