@@ -187,14 +187,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 /// The list's and the details' areas: side by side on a wide screen, else the list above,
-/// as tall as its rows, leaving the details at least 9.
+/// as tall as its rows, leaving the details at least 8 (six lines: the identifying ones and
+/// the mark of what is not shown, `fit::pane`).
 fn panes(rows: usize, area: Rect) -> (Rect, Rect) {
     if area.width >= 120 {
         let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
             .areas(area);
         (a, b)
     } else {
-        let rows = (rows as u16 + 3).clamp(4, area.height.saturating_sub(9).max(4));
+        let rows = (rows as u16 + 3).clamp(4, area.height.saturating_sub(8).max(4));
         let [a, b] = Layout::vertical([Constraint::Length(rows), Constraint::Min(0)]).areas(area);
         (a, b)
     }

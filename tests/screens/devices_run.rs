@@ -76,8 +76,29 @@ fn the_detail_pane_keeps_the_identifying_lines_and_marks_what_it_leaves_out() {
         "{s}"
     );
     // What is left out is named on the pane's last row.
-    assert!(s.contains("not shown: scheduler, "), "{s}");
+    assert!(s.contains("not shown: ") && s.contains("scheduler"), "{s}");
     snap("devices_all_details", &app);
+}
+
+#[test]
+fn the_devices_footer_lists_the_triage_and_the_flush_check() {
+    // v and F were only in the help: the footer had no room for them at 80 columns. The
+    // device's own keys take a row, the settings' keys the next.
+    let app = app_with("host-loop-zram", true);
+    let s = screen(&app, 80, 25);
+    let rows: Vec<&str> = s.lines().rev().take(2).collect();
+    assert!(
+        rows[1].contains("v triage") && rows[1].contains("F flush"),
+        "{s}"
+    );
+    assert!(
+        rows[0].contains("s sched") && rows[0].contains("P boot"),
+        "{s}"
+    );
+    // Where one row holds them all, one row.
+    let s = screen(&app, 132, 43);
+    let last = s.lines().last().unwrap();
+    assert!(last.contains("F flush") && last.contains("P boot"), "{s}");
 }
 
 #[test]
