@@ -454,6 +454,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         S::On(Screen::Results),
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last",
+        A::Ends,
+    ),
+    bind(
+        S::On(Screen::Results),
         &[KeyCode::Char(' ')],
         "Space",
         None,

@@ -491,6 +491,7 @@ impl App {
         let row = self.results.row;
         match action {
             Action::Move => self.results.row = step(row, dir, n.saturating_sub(1)),
+            Action::Ends => self.results.row = if dir < 0 { 0 } else { n.saturating_sub(1) },
             Action::Mark if n > 0 => self.results.toggle_mark(),
             Action::Export if past => self.error(
                 "a past run is in the history already: `disktriage history --json DEV` prints \

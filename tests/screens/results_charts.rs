@@ -871,3 +871,19 @@ fn the_full_report_keeps_a_table_row_on_one_line_at_80x25() {
         );
     }
 }
+
+#[test]
+fn home_and_end_reach_the_first_and_the_last_run_on_results() {
+    let mut app = app_with("host-loop-zram", true);
+    let r = report(TestName::RandRead, "loop0", "none", 500.0, 0.06);
+    finish_with(&mut app, TestName::RandRead, false, &r);
+    for _ in 0..4 {
+        finish_with(&mut app, TestName::RandRead, true, &r);
+    }
+    keys(&mut app, "4");
+    assert_eq!(app.results.row, 4);
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.results.row, 0, "Home: the first run");
+    key(&mut app, KeyCode::End);
+    assert_eq!(app.results.row, 4, "End: the last run");
+}
