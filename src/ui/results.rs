@@ -91,11 +91,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         "", "#", "DEVICE", "TEST", "SCHED", "WC", "MB/s", "IOPS", "p99 ms", "n", "noise",
     ])
     .style(theme::header());
-    let rows: Vec<Row> = app
-        .results
-        .records
+    // The session's runs first, the history's after them.
+    let order = app.results.shown_order();
+    let rows: Vec<Row> = order
         .iter()
-        .enumerate()
+        .filter_map(|&i| Some((i, app.results.records.get(i)?)))
         .map(|(i, r)| {
             let mark = match app.results.marks.iter().position(|&m| m == i) {
                 Some(0) => "A",
@@ -149,10 +149,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     super::fit::title(title, table_area);
     // Inside the border, under the header.
+    let at = order.iter().position(|&i| i == app.results.row);
     let window = super::fit::Window::over(
-        app.results.records.len(),
+        order.len(),
         usize::from(table_area.height.saturating_sub(3)),
-        Some(app.results.row),
+        at,
     );
     let more = window.mark();
     super::fit::title(&more, table_area);
@@ -168,7 +169,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .title_bottom(Span::styled(more, theme::dim())),
         );
     let mut state = TableState::default()
-        .with_selected(Some(app.results.row))
+        .with_selected(at)
         .with_offset(window.offset);
     frame.render_stateful_widget(table, table_area, &mut state);
     let (text, drawn, lines) = match (drawing, selected) {
