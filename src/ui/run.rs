@@ -585,7 +585,16 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                 } else {
                     parts.join(" ")
                 }),
-                Span::styled("  whole run", theme::dim()),
+                // A run of several phases (a sweep, metadata) shows its last phase's figures,
+                // named above; Results has every phase's.
+                Span::styled(
+                    if run.phases > 1 {
+                        "  last phase"
+                    } else {
+                        "  whole run"
+                    },
+                    theme::dim(),
+                ),
             ]);
             (l1, l2)
         }

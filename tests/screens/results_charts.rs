@@ -887,3 +887,26 @@ fn home_and_end_reach_the_first_and_the_last_run_on_results() {
     key(&mut app, KeyCode::End);
     assert_eq!(app.results.row, 4, "End: the last run");
 }
+
+#[test]
+fn a_finished_sweep_on_the_run_screen_names_the_phase_its_figures_are_of() {
+    // The figures under the chart were the last phase's (QD 32 large), labelled "whole run".
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::index_of(TestName::QdSweep);
+    keys(&mut app, "r");
+    let sweep = ssd_like_qd_sweep("loop0");
+    let last = sweep.outcome.phases.len() - 1;
+    feed_phases(&mut app, &sweep, last);
+    app.update(Msg::RunFinished(Box::new(Ok(sweep.clone()))));
+    keys(&mut app, "3");
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("whole run"), "{s}");
+    // The phase is named in the line above ("large sequential QD32 ... phase 12/12").
+    assert!(s.contains("  last phase"), "{s}");
+    // A single-phase run's figures are the whole run's.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    keys(&mut app, "3");
+    assert!(screen(&app, 80, 25).contains("whole run"));
+}
