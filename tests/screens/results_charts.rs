@@ -910,3 +910,22 @@ fn a_finished_sweep_on_the_run_screen_names_the_phase_its_figures_are_of() {
     keys(&mut app, "3");
     assert!(screen(&app, 80, 25).contains("whole run"));
 }
+
+#[test]
+fn a_sweep_before_its_first_phase_has_no_empty_field_in_its_header() {
+    // "O_DIRECT, , engine auto": the job is not known before the first phase starts.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::index_of(TestName::QdSweep);
+    keys(&mut app, "r");
+    let sweep = ssd_like_qd_sweep("loop0");
+    app.update(Msg::RunStarted {
+        target: Box::new(sweep.target.clone()),
+        plan: Box::new(sweep.plan.clone()),
+        notes: vec![],
+    });
+    tick(&mut app, 0.5);
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains(", ,"), "{s}");
+    assert!(s.contains(" O_DIRECT, engine auto"), "{s}");
+}
