@@ -194,7 +194,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, body: Rect) {
                 .enumerate()
                 .map(|(i, o)| {
                     let active = current.as_deref() == Some(o.as_str());
-                    let text = format!("{} {o}", if active { "*" } else { " " });
+                    let text = format!(
+                        "{}{} {o}",
+                        if i == *selected { ">" } else { " " },
+                        if active { "*" } else { " " }
+                    );
                     if i == *selected {
                         Line::from(Span::styled(text, theme::selected()))
                     } else {

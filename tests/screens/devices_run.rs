@@ -192,6 +192,13 @@ fn finished_run_results_and_comparison() {
     // Switch the scheduler: the menu, then the result as the loop reports it.
     keys(&mut app, "s");
     assert!(matches!(app.overlay, Some(Overlay::Scheduler { .. })));
+    // The selection is marked with the lists' `>`, not only in reverse video (which a
+    // monochrome console may not show).
+    key(&mut app, KeyCode::Down);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("│ * none"), "{s}");
+    assert!(s.contains("│>  mq-deadline"), "{s}");
+    key(&mut app, KeyCode::Up);
     snap("scheduler_menu", &app);
     key(&mut app, KeyCode::Down);
     let cmds = key(&mut app, KeyCode::Enter);
