@@ -663,6 +663,8 @@ fn health_view_shows_smart_the_logs_and_runs_a_self_test() {
     });
     let s = screen(&app, 80, 25);
     assert!(s.contains("Health of sda"), "{s}");
+    // The logs go on below the box, and its lower edge says so.
+    assert!(s.contains("more below (Up/Down)"), "{s}");
     assert!(
         s.contains("Self-test: none running; the last one: completed without error"),
         "{s}"
