@@ -721,7 +721,8 @@ pub fn help_rows(width: usize) -> Vec<(String, String)> {
         let mut line = String::new();
         for b in all().filter(|b| b.scope.screen() == Some(screen)) {
             let entry = help_entry(b);
-            if !line.is_empty() && line.chars().count() + 2 + entry.chars().count() > width {
+            // Room for the entry and the comma that ends the row if the next one breaks.
+            if !line.is_empty() && line.chars().count() + 2 + entry.chars().count() + 1 > width {
                 line.push(',');
                 rows.push((std::mem::take(&mut first), std::mem::take(&mut line)));
             }
