@@ -494,12 +494,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, body: Rect) {
             let lines = super::fit::report(&text, inner.width.into());
             let rows = usize::from(inner.height);
             let top = usize::from(*scroll).min(lines.len().saturating_sub(1));
-            let window = super::fit::Window {
-                offset: top,
-                above: top,
-                below: lines.len().saturating_sub(top + rows),
-            };
-            let more = window.mark().replace(", End", "").replace(", Home", "");
+            let more = super::fit::scrolled(lines.len(), top, rows);
             super::fit::title(&more, rect);
             frame.render_widget(
                 Paragraph::new(lines).scroll((*scroll, 0)).block(
@@ -613,6 +608,7 @@ fn help(frame: &mut Frame, area: Rect, scroll: u16) {
     } else {
         " Keys "
     };
+    let more = super::fit::scrolled(rows.len(), scroll.into(), visible.into());
     let lines: Vec<Line> = rows
         .into_iter()
         .map(|(k, v)| {
@@ -631,7 +627,8 @@ fn help(frame: &mut Frame, area: Rect, scroll: u16) {
         Paragraph::new(lines).scroll((scroll, 0)).block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(Span::styled(title, theme::title())),
+                .title(Span::styled(title, theme::title()))
+                .title_bottom(Span::styled(more, theme::dim())),
         ),
         rect,
     );

@@ -124,6 +124,19 @@ impl Window {
     }
 }
 
+/// The mark of a scrolled text of `total` lines, `visible` of them shown from line `top`: the
+/// words of [`Window::mark`], without Home and End (a scrolled text has no ends keys).
+pub(crate) fn scrolled(total: usize, top: usize, visible: usize) -> String {
+    Window {
+        offset: top,
+        above: top,
+        below: total.saturating_sub(top + visible),
+    }
+    .mark()
+    .replace(", Home)", ")")
+    .replace(", End)", ")")
+}
+
 /// The widths of a table's columns as ratatui's `Table` lays them out: `inner` is the area
 /// inside the border, `selection` the width of the highlight symbol's column (0 when there is
 /// none), and the columns are spaced by one cell.

@@ -151,14 +151,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let max_scroll = (lines.len() as u16).saturating_sub(body.height);
     let top = app.health.scroll.min(max_scroll);
     // The box's lower edge says how many lines are out of sight, as every list does.
-    let window = super::fit::Window {
-        offset: top.into(),
-        above: top.into(),
-        below: lines
-            .len()
-            .saturating_sub(usize::from(top) + usize::from(body.height)),
-    };
-    let more = window.mark().replace(", End", "");
+    let more = super::fit::scrolled(lines.len(), top.into(), body.height.into());
     super::fit::title(&more, area);
     if !more.is_empty() {
         let edge = Rect {

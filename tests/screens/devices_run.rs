@@ -406,6 +406,8 @@ fn help_overlay_lists_every_key() {
     for k in ["1-5", "q / Ctrl-C", "x or Esc stop"] {
         assert!(s.contains(k), "{k} missing:\n{s}");
     }
+    // How much more there is to scroll.
+    assert!(s.contains("more below (Up/Down)"), "{s}");
     snap("help", &app);
     // The Results keys are a few rows further down at 80x25.
     for _ in 0..6 {
