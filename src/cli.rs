@@ -187,7 +187,7 @@ Examples:
   disktriage run /dev/sdb --test seq-read --sweep-sched none,bfq --repeats 5
   disktriage run /dev/sdb --sweep-cache --destroy-data sdb
 
-Several targets: the same test runs on each at the same time (--one-by-one: in turn). One row per target, then the verdict: the target slower than the median of the others by more than the run-to-run noise (the spread of --repeats), or by 20 % without repeats, is named; else \"no outlier\". A write test needs every written device named in one --destroy-data list.
+Several targets: the same test runs on each at the same time (--one-by-one: in turn). One row per target, then the verdict: the target slower than the median of the others by more than the run-to-run noise (the spread of --repeats) is named; without repeats (no noise figure) one slower by 20 % is a possible outlier, to be confirmed with --repeats; else \"no outlier\". A write test needs every written device named in one --destroy-data list.
 
 Sweeps: --sweep-sched and --sweep-cache run the test under each value of the setting, the value found at start first, then the others, --repeats times (default 3) in turns (a, b, c, a, b, c, ...) so that a drift hits every value alike. The table gives each value's figure (MB/s, IOPS for random tests, ms per write for sync-latency) as the mean of its repeats, their spread, the difference to the value found at start and whether it is beyond the noise (larger than the spread of either), and the winner. The setting is journaled and put back at the end, on Ctrl-C, SIGTERM, SIGHUP and errors; after a SIGKILL, `disktriage restore` (or the next start of the screen) puts it back. --sweep-cache needs a drive whose write cache the host can switch (not loop, zram, md, dm).";
 

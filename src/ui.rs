@@ -62,7 +62,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
     fit::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
-    dialogs::render(app, frame, area);
+    dialogs::render(app, frame, area, body);
 }
 
 /// The screens older than the registry (`app::screens`), whose drawing is still here.
@@ -120,7 +120,18 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         ))
     } else {
         let keys = crate::app::keys::status_keys_now(app);
-        Line::from(Span::styled(format!(" {keys}"), theme::dim()))
+        if keys.chars().count() < usize::from(width) {
+            Line::from(Span::styled(format!(" {keys}"), theme::dim()))
+        } else {
+            // Too many for a row (Devices at 80 columns): the screen's own keys on one, the
+            // switches on the next, rather than a break in the middle of either.
+            let lines = crate::app::keys::status_key_groups_now(app)
+                .into_iter()
+                .filter(|g| !g.is_empty())
+                .map(|g| Line::from(Span::styled(format!(" {g}"), theme::dim())))
+                .collect();
+            return fit::wrap(lines, width.into());
+        }
     };
     fit::wrap(vec![line], width.into())
 }

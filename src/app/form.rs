@@ -30,6 +30,13 @@ impl App {
             (PickerFocus::Params, Action::Move) => {
                 self.picker_field = step(self.picker_field, dir, fields.len().saturating_sub(1));
             }
+            (PickerFocus::Params, Action::Ends) => {
+                self.picker_field = if dir < 0 {
+                    0
+                } else {
+                    fields.len().saturating_sub(1)
+                };
+            }
             (PickerFocus::Params, Action::Step) => {
                 if let Some(f) = field {
                     self.step_valid(f, dir);

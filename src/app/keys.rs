@@ -295,7 +295,7 @@ pub const BINDINGS: &[Binding] = &[
         S::On(Screen::Devices),
         &[KeyCode::Char('F')],
         "F",
-        None,
+        Some("flush"),
         "flush check (writes)",
         A::FlushCheck,
     ),
@@ -327,7 +327,7 @@ pub const BINDINGS: &[Binding] = &[
         S::On(Screen::Devices),
         &[KeyCode::Char('v')],
         "v",
-        None,
+        Some("triage"),
         "triage the marked disks, else this one",
         A::Triage,
     ),
@@ -378,6 +378,14 @@ pub const BINDINGS: &[Binding] = &[
         A::Default,
     ),
     bind(S::TestForm, UP_DOWN, "Up/Down", None, "fields", A::Move),
+    bind(
+        S::TestForm,
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last field",
+        A::Ends,
+    ),
     bind(
         S::TestForm,
         &[KeyCode::Esc],
@@ -443,6 +451,14 @@ pub const BINDINGS: &[Binding] = &[
         None,
         "select",
         A::Move,
+    ),
+    bind(
+        S::On(Screen::Results),
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last",
+        A::Ends,
     ),
     bind(
         S::On(Screen::Results),
@@ -648,15 +664,34 @@ pub fn status_keys_now(app: &super::App) -> String {
     status_keys_where(app.screen, |action| app.key_works_now(action))
 }
 
+/// [`status_keys_now`] in its two groups: the screen's own keys, and the keys that work on
+/// every screen (the settings' switches). A status line too narrow for both puts each on a
+/// row of its own.
+pub fn status_key_groups_now(app: &super::App) -> [String; 2] {
+    status_key_groups(app.screen, |action| app.key_works_now(action))
+}
+
 fn status_keys_where(screen: Screen, works: impl Fn(Action) -> bool) -> String {
-    let own = all().filter(|b| b.scope.screen() == Some(screen));
-    let everywhere =
-        all().filter(|b| b.scope.screen().is_none() && b.scope.applies_somewhere_on(screen));
-    own.chain(everywhere)
-        .filter(|b| works(b.action))
-        .filter_map(|b| b.label.map(|l| format!("{} {l}", b.names)))
+    let [own, everywhere] = status_key_groups(screen, works);
+    [own, everywhere]
+        .into_iter()
+        .filter(|g| !g.is_empty())
         .collect::<Vec<_>>()
         .join("  ")
+}
+
+fn status_key_groups(screen: Screen, works: impl Fn(Action) -> bool) -> [String; 2] {
+    let labels = |bindings: &mut dyn Iterator<Item = &'static Binding>| {
+        bindings
+            .filter(|b| works(b.action))
+            .filter_map(|b| b.label.map(|l| format!("{} {l}", b.names)))
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let mut own = all().filter(|b| b.scope.screen() == Some(screen));
+    let mut everywhere =
+        all().filter(|b| b.scope.screen().is_none() && b.scope.applies_somewhere_on(screen));
+    [labels(&mut own), labels(&mut everywhere)]
 }
 
 /// What one help entry reads: "r rerun".
@@ -686,7 +721,8 @@ pub fn help_rows(width: usize) -> Vec<(String, String)> {
         let mut line = String::new();
         for b in all().filter(|b| b.scope.screen() == Some(screen)) {
             let entry = help_entry(b);
-            if !line.is_empty() && line.chars().count() + 2 + entry.chars().count() > width {
+            // Room for the entry and the comma that ends the row if the next one breaks.
+            if !line.is_empty() && line.chars().count() + 2 + entry.chars().count() + 1 > width {
                 line.push(',');
                 rows.push((std::mem::take(&mut first), std::mem::take(&mut line)));
             }
@@ -767,9 +803,16 @@ mod tests {
 
     #[test]
     fn status_lines_fit_80_columns() {
+        // One row, or on a screen with more keys than that (Devices) two: its own keys and
+        // the switches, each whole.
         for &screen in Screen::WITH_KEYS {
             let s = status_keys(screen);
-            assert!(s.chars().count() < 80, "{screen:?}: {s}");
+            if s.chars().count() < 80 {
+                continue;
+            }
+            for group in status_key_groups(screen, |_| true) {
+                assert!(group.chars().count() < 80, "{screen:?}: {group}");
+            }
         }
     }
 }

@@ -433,6 +433,14 @@ impl Results {
             .count()
     }
 
+    /// The records in the order Results lists them: the session's runs, then the history's
+    /// (a past run added after a test sat between that test and the next).
+    pub fn shown_order(&self) -> Vec<usize> {
+        let (session, past): (Vec<usize>, Vec<usize>) =
+            (0..self.records.len()).partition(|&i| self.records[i].past.is_none());
+        session.into_iter().chain(past).collect()
+    }
+
     /// The session's latest record (past runs from the history are not the session's).
     pub fn latest(&self) -> Option<usize> {
         self.records.iter().rposition(|r| r.past.is_none())
@@ -490,7 +498,16 @@ impl App {
         let past = self.results.selected().is_some_and(|r| r.past.is_some());
         let row = self.results.row;
         match action {
-            Action::Move => self.results.row = step(row, dir, n.saturating_sub(1)),
+            Action::Move | Action::Ends => {
+                let order = self.results.shown_order();
+                let at = order.iter().position(|&i| i == row).unwrap_or(0);
+                let to = match action {
+                    Action::Move => step(at, dir, n.saturating_sub(1)),
+                    _ if dir < 0 => 0,
+                    _ => n.saturating_sub(1),
+                };
+                self.results.row = order.get(to).copied().unwrap_or(row);
+            }
             Action::Mark if n > 0 => self.results.toggle_mark(),
             Action::Export if past => self.error(
                 "a past run is in the history already: `disktriage history --json DEV` prints \

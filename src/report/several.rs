@@ -206,7 +206,10 @@ pub fn row_cells(row: &TargetRow, verdict: &SeveralVerdict, ratio: Option<f64>) 
         (_, Some(s), _) => format!("{:+.1} %", s.diff_pct),
         _ => "-".into(),
     };
-    let flag = if verdict.outliers.contains(&row.name()) {
+    // Without a noise figure the mark asks, as the verdict does.
+    let flag = if verdict.outliers.contains(&row.name()) && verdict.tentative {
+        "SLOWER?"
+    } else if verdict.outliers.contains(&row.name()) {
         "SLOWER"
     } else if row.error.is_some() {
         "FAILED"

@@ -142,6 +142,15 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
     super::fit::lines(&legend, key);
     frame.render_widget(Paragraph::new(legend), key);
     if plot.height < 4 || plot.width < 12 {
+        // Never an empty frame: say why there is no chart and where its figures are.
+        let why = super::fit::pane(
+            vec![Line::from(Span::styled(
+                "no room to draw: a taller terminal, or Enter for the table",
+                theme::dim(),
+            ))],
+            plot,
+        );
+        frame.render_widget(Paragraph::new(why), plot);
         return;
     }
 

@@ -3,9 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap,
-};
+use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 
 use super::theme;
 use crate::app::App;
@@ -33,16 +31,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(p, area);
         return;
     }
-    let wide = area.width >= 120;
-    let (list_area, detail_area) = if wide {
-        let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
-            .areas(area);
-        (a, b)
-    } else {
-        let rows = (devices.len() as u16 + 3).clamp(4, area.height.saturating_sub(9).max(4));
-        let [a, b] = Layout::vertical([Constraint::Length(rows), Constraint::Min(0)]).areas(area);
-        (a, b)
-    };
+    let (list_area, detail_area) = panes(devices.len(), area);
 
     let widths = [
         Constraint::Length(9),
@@ -112,11 +101,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     super::fit::title(&title, list_area);
     // No row out of sight without a mark: the list's lower edge says how many are.
     let row = app.selected_device().map(|_| app.devices.row);
-    let window = super::fit::Window::over(
-        devices.len(),
-        usize::from(list_area.height.saturating_sub(3)),
-        row,
-    );
+    let window = window(devices.len(), list_area, row);
     let more = window.mark();
     super::fit::title(&more, list_area);
     let table = Table::new(rows, widths)
@@ -186,8 +171,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (n, _) => format!(" v triage the {n} marked, read-only "),
     };
     super::fit::title(&triage, detail_area);
+    let detail = super::fit::pane(
+        detail,
+        Block::default().borders(Borders::ALL).inner(detail_area),
+    );
     frame.render_widget(
-        Paragraph::new(detail).wrap(Wrap { trim: false }).block(
+        Paragraph::new(detail).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(Span::styled(title, theme::title()))
@@ -195,6 +184,38 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ),
         detail_area,
     );
+}
+
+/// The list's and the details' areas: side by side on a wide screen, else the list above,
+/// as tall as its rows, leaving the details at least 8 (six lines: the identifying ones and
+/// the mark of what is not shown, `fit::pane`).
+fn panes(rows: usize, area: Rect) -> (Rect, Rect) {
+    if area.width >= 120 {
+        let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
+            .areas(area);
+        (a, b)
+    } else {
+        let rows = (rows as u16 + 3).clamp(4, area.height.saturating_sub(8).max(4));
+        let [a, b] = Layout::vertical([Constraint::Length(rows), Constraint::Min(0)]).areas(area);
+        (a, b)
+    }
+}
+
+/// The rows of the list in sight (inside the border, under the header).
+fn window(rows: usize, list: Rect, row: Option<usize>) -> super::fit::Window {
+    super::fit::Window::over(rows, usize::from(list.height.saturating_sub(3)), row)
+}
+
+/// The screen row of the selected device in the list drawn into `area`, so a dialog about it
+/// can leave it in sight.
+pub(super) fn selected_row_y(app: &App, area: Rect) -> Option<u16> {
+    app.selected_device()?;
+    let rows = app.visible_devices().len();
+    let (list, _) = panes(rows, area);
+    let w = window(rows, list, Some(app.devices.row));
+    // The border and the header above the first row.
+    let y = list.y + 2 + u16::try_from(app.devices.row.checked_sub(w.offset)?).ok()?;
+    (y < list.bottom().saturating_sub(1)).then_some(y)
 }
 
 /// The HEALTH column: the SMART verdict in a word once read.
@@ -289,7 +310,7 @@ fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
     lines.push(Line::from(vec![label("SMART"), health]));
 }
 
-/// Every inventory field of the device, a line each group.
+/// Every inventory field of the device, a line each group, the identifying ones first.
 fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     let kv = |k: &str, v: String| {
         vec![
@@ -312,6 +333,47 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     l2.extend(kv("serial", opt(&d.serial)));
     l2.extend(kv("firmware", opt(&d.firmware)));
     lines.push(Line::from(l2));
+    // What tells this device from another of the same model or image comes first: a pane
+    // too short for every line keeps these (`fit::pane`).
+    let usage = d.usage_summary();
+    lines.push(Line::from(vec![
+        Span::styled("in use ", theme::dim()),
+        if d.is_in_use() {
+            Span::styled(usage, theme::warn())
+        } else {
+            Span::styled(usage, theme::good())
+        },
+    ]));
+    if let Some(f) = &d.backing_file {
+        lines.push(Line::from(kv(
+            "backing file",
+            super::fit::elide(f, width.saturating_sub(14)),
+        )));
+    }
+    if !d.partitions.is_empty() {
+        let parts = d
+            .partitions
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p.name,
+                    p.size_bytes.map_or("?".into(), |b| b.iec())
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        lines.push(Line::from(kv("partitions", parts)));
+    }
+    if !d.holders.is_empty() {
+        let h = d
+            .holders
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        lines.push(Line::from(kv("holders", h)));
+    }
     let mut l3 = kv("transport", d.transport.to_string());
     l3.extend(kv(
         "rotational",
@@ -377,45 +439,6 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
         ),
     )));
     drive_lines(app, d, &mut lines);
-    let usage = d.usage_summary();
-    lines.push(Line::from(vec![
-        Span::styled("in use ", theme::dim()),
-        if d.is_in_use() {
-            Span::styled(usage, theme::warn())
-        } else {
-            Span::styled(usage, theme::good())
-        },
-    ]));
-    if !d.partitions.is_empty() {
-        let parts = d
-            .partitions
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} {}",
-                    p.name,
-                    p.size_bytes.map_or("?".into(), |b| b.iec())
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        lines.push(Line::from(kv("partitions", parts)));
-    }
-    if !d.holders.is_empty() {
-        let h = d
-            .holders
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
-        lines.push(Line::from(kv("holders", h)));
-    }
-    if let Some(f) = &d.backing_file {
-        lines.push(Line::from(kv(
-            "backing file",
-            super::fit::elide(f, width.saturating_sub(14)),
-        )));
-    }
     for n in &d.notes {
         lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));
     }

@@ -24,11 +24,43 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>, w: u16) {
+    dialog_clear_of(frame, area, None, title, lines, w);
+}
+
+/// A centred rectangle as [`centered`], moved clear of the screen row `keep` (the device the
+/// dialog is about: a dialog over its row left the row's start in sight beside it, and the
+/// name seemed to appear twice): just below the row, else just above it.
+fn clear_of(area: Rect, w: u16, h: u16, keep: Option<u16>) -> Rect {
+    let rect = centered(area, w, h);
+    let Some(y) = keep.filter(|&y| y >= rect.y && y < rect.bottom()) else {
+        return rect;
+    };
+    if y + 1 + rect.height <= area.bottom() {
+        Rect { y: y + 1, ..rect }
+    } else if y >= area.y + rect.height {
+        Rect {
+            y: y - rect.height,
+            ..rect
+        }
+    } else {
+        rect
+    }
+}
+
+/// A dialog as [`dialog`], clear of the screen row `keep` (see [`clear_of`]).
+fn dialog_clear_of(
+    frame: &mut Frame,
+    area: Rect,
+    keep: Option<u16>,
+    title: &str,
+    lines: Vec<Line<'static>>,
+    w: u16,
+) {
     // Tall enough for the wrapped lines: nothing in a dialog is cut off.
     let inner = usize::from(w.min(area.width).saturating_sub(2)).max(1);
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
     let h = rows as u16 + 2;
-    let rect = centered(area, w, h);
+    let rect = clear_of(area, w, h, keep);
     super::fit::title(&format!(" {title} "), rect);
     frame.render_widget(Clear, rect);
     frame.render_widget(
@@ -41,8 +73,15 @@ fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>,
     );
 }
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+/// Draws the open dialog over the screen; `body` is the screen's area under the top bar, where
+/// the Devices list is (a dialog about the selected device leaves its row in sight).
+pub fn render(app: &App, frame: &mut Frame, area: Rect, body: Rect) {
     let Some(overlay) = &app.overlay else { return };
+    let keep = if app.screen == crate::app::Screen::Devices {
+        super::devices::selected_row_y(app, body)
+    } else {
+        None
+    };
     match overlay {
         Overlay::Help { scroll } => help(frame, area, *scroll),
         Overlay::Sweep { scroll } => super::setting_sweep::render(app, frame, area, *scroll),
@@ -94,9 +133,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 "The flush check WRITES to the first 64 MiB of {device} and destroys the data \
                  on it; it switches the drive's write cache off and back."
             );
-            dialog(
+            dialog_clear_of(
                 frame,
                 area,
+                keep,
                 "Confirm the flush check",
                 typed_name_lines(&what, device, typed, *wrong),
                 64,
@@ -154,7 +194,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .enumerate()
                 .map(|(i, o)| {
                     let active = current.as_deref() == Some(o.as_str());
-                    let text = format!("{} {o}", if active { "*" } else { " " });
+                    let text = format!(
+                        "{}{} {o}",
+                        if i == *selected { ">" } else { " " },
+                        if active { "*" } else { " " }
+                    );
                     if i == *selected {
                         Line::from(Span::styled(text, theme::selected()))
                     } else {
@@ -166,9 +210,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 "Enter switches (put back on exit), K keeps the current choice, Esc closes",
                 theme::dim(),
             )));
-            dialog(
+            dialog_clear_of(
                 frame,
                 area,
+                keep,
                 &format!("Scheduler of {device} (* active)"),
                 lines,
                 60,
@@ -269,7 +314,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 },
                 theme::dim(),
             )));
-            dialog(frame, area, &format!("Write cache of {device}"), lines, 70);
+            dialog_clear_of(
+                frame,
+                area,
+                keep,
+                &format!("Write cache of {device}"),
+                lines,
+                70,
+            );
         }
         Overlay::Orphans { lines } => {
             let mut l: Vec<Line> = vec![Line::from(
@@ -316,7 +368,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 "Enter: choose the test   Esc: cancel",
                 theme::warn(),
             )));
-            dialog(frame, area, "Test a file", lines, 74);
+            dialog_clear_of(frame, area, keep, "Test a file", lines, 74);
         }
         Overlay::Message { title, lines } => {
             let mut l: Vec<Line> = lines.iter().map(|x| Line::from(x.clone())).collect();
@@ -436,13 +488,23 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 area.height.saturating_sub(2),
             );
             frame.render_widget(Clear, rect);
+            // The CLI's tables keep their columns in the box (a column wrapped onto a line
+            // of its own read as another row).
+            let inner = Block::default().borders(Borders::ALL).inner(rect);
+            let lines = super::fit::report(&text, inner.width.into());
+            let rows = usize::from(inner.height);
+            let top = usize::from(*scroll).min(lines.len().saturating_sub(1));
+            let more = super::fit::scrolled(lines.len(), top, rows);
+            super::fit::title(&more, rect);
             frame.render_widget(
-                Paragraph::new(text)
-                    .wrap(Wrap { trim: false })
-                    .scroll((*scroll, 0))
-                    .block(Block::default().borders(Borders::ALL).title(format!(
-                        " Report of run #{number} (Up/Down scroll, Esc closes) "
-                    ))),
+                Paragraph::new(lines).scroll((*scroll, 0)).block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .title(format!(
+                            " Report of run #{number} (Up/Down scroll, Esc closes) "
+                        ))
+                        .title_bottom(Span::styled(more, theme::dim())),
+                ),
                 rect,
             );
         }
@@ -546,6 +608,7 @@ fn help(frame: &mut Frame, area: Rect, scroll: u16) {
     } else {
         " Keys "
     };
+    let more = super::fit::scrolled(rows.len(), scroll.into(), visible.into());
     let lines: Vec<Line> = rows
         .into_iter()
         .map(|(k, v)| {
@@ -564,7 +627,8 @@ fn help(frame: &mut Frame, area: Rect, scroll: u16) {
         Paragraph::new(lines).scroll((scroll, 0)).block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(Span::styled(title, theme::title())),
+                .title(Span::styled(title, theme::title()))
+                .title_bottom(Span::styled(more, theme::dim())),
         ),
         rect,
     );

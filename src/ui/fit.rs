@@ -124,6 +124,19 @@ impl Window {
     }
 }
 
+/// The mark of a scrolled text of `total` lines, `visible` of them shown from line `top`: the
+/// words of [`Window::mark`], without Home and End (a scrolled text has no ends keys).
+pub(crate) fn scrolled(total: usize, top: usize, visible: usize) -> String {
+    Window {
+        offset: top,
+        above: top,
+        below: total.saturating_sub(top + visible),
+    }
+    .mark()
+    .replace(", Home)", ")")
+    .replace(", End)", ")")
+}
+
 /// The widths of a table's columns as ratatui's `Table` lays them out: `inner` is the area
 /// inside the border, `selection` the width of the highlight symbol's column (0 when there is
 /// none), and the columns are spaced by one cell.
@@ -209,6 +222,124 @@ pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>
         }
     }
     out
+}
+
+/// Fits a pane's lines into `area` (inside its border): each wrapped to the width, then as
+/// many whole lines as fit, in the order given (a pane lists its identifying lines first). What
+/// does not fit is named on the last row, by each line's label (its first span), so nothing
+/// goes without a mark.
+pub(crate) fn pane(lines: Vec<Line<'static>>, area: Rect) -> Vec<Line<'static>> {
+    pane_or(lines, area, None)
+}
+
+/// [`pane`], with the mark saying `hint` (where the lines left out can be read) after how
+/// many they are, instead of naming them: for lines without labels of their own.
+pub(crate) fn pane_or(
+    lines: Vec<Line<'static>>,
+    area: Rect,
+    hint: Option<&str>,
+) -> Vec<Line<'static>> {
+    let (width, height) = (usize::from(area.width), usize::from(area.height));
+    let wrapped: Vec<Vec<Line<'static>>> =
+        lines.iter().map(|l| wrap(vec![l.clone()], width)).collect();
+    if wrapped.iter().map(Vec::len).sum::<usize>() <= height {
+        return wrapped.into_iter().flatten().collect();
+    }
+    let mut out = Vec::new();
+    let mut kept = 0;
+    for w in &wrapped {
+        // One row stays for the mark.
+        if out.len() + w.len() + 1 > height {
+            break;
+        }
+        out.extend(w.iter().cloned());
+        kept += 1;
+    }
+    let mut labels: Vec<String> = Vec::new();
+    for l in &lines[kept..] {
+        let first = l.spans.first().map_or("", |s| s.content.as_ref()).trim();
+        // A key's hint ("f test a file on ...") is named by its key and first word.
+        let label = if first.chars().count() == 1 {
+            let next = l.spans.get(1).map_or("", |s| s.content.as_ref());
+            format!("{first} {}", next.split(' ').next().unwrap_or(""))
+        } else if first.chars().count() <= 20 {
+            first.to_string()
+        } else {
+            // A line without a label of its own (a note, a warning).
+            "note".to_string()
+        };
+        if !label.is_empty() && !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    let left = lines.len() - kept;
+    let mark = match hint {
+        Some(hint) => format!(
+            "~ {left} more line{} not shown: {hint}",
+            if left == 1 { "" } else { "s" }
+        ),
+        None => format!("not shown: {}", labels.join(", ")),
+    };
+    if height > 0 {
+        out.push(Line::from(Span::styled(
+            elide_end(&mark, width),
+            crate::theme::dim(),
+        )));
+    }
+    out
+}
+
+/// Fits text written for a wider screen (the CLI's reports) into `width` columns without
+/// breaking its tables: consecutive lines with columns (two spaces between words) are a
+/// table, and a table wider than `width` loses the blank columns all its rows share (one
+/// space stays between columns) when that makes it fit, so every column stays under its
+/// header. Anything else too wide is wrapped as prose is ([`wrap`]).
+pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
+    let is_row = |l: &str| l.trim_start().contains("  ");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i + 1;
+        if is_row(lines[i]) {
+            while j < lines.len() && is_row(lines[j]) {
+                j += 1;
+            }
+        }
+        // A table is squeezed only when that makes it fit; text with columns that would
+        // not fit anyway keeps its indents and wraps.
+        let block = match squeeze(&lines[i..j], width) {
+            s if j - i > 1 && s.iter().all(|l| l.chars().count() <= width) => s,
+            _ => lines[i..j].iter().map(|l| l.to_string()).collect(),
+        };
+        out.extend(wrap(block.into_iter().map(Line::from).collect(), width));
+        i = j;
+    }
+    out
+}
+
+/// Takes out columns that are blank in every line of `block`, each after another blank one
+/// (so words stay apart), from the right, until the widest line fits `width`.
+fn squeeze(block: &[&str], width: usize) -> Vec<String> {
+    let mut rows: Vec<Vec<char>> = block
+        .iter()
+        .map(|l| l.trim_end().chars().collect())
+        .collect();
+    let widest = |rows: &[Vec<char>]| rows.iter().map(Vec::len).max().unwrap_or(0);
+    let blank =
+        |rows: &[Vec<char>], c: usize| rows.iter().all(|r| r.get(c).is_none_or(|&ch| ch == ' '));
+    let mut c = widest(&rows);
+    while widest(&rows) > width && c > 1 {
+        c -= 1;
+        if blank(&rows, c) && blank(&rows, c - 1) {
+            for r in &mut rows {
+                if c < r.len() {
+                    r.remove(c);
+                }
+            }
+        }
+    }
+    rows.into_iter().map(|r| r.into_iter().collect()).collect()
 }
 
 /// Shortens a name or a path to `width` characters by taking out its middle, marked `~`
@@ -304,6 +435,28 @@ mod tests {
         );
         let fits = wrap(vec![Line::from("short")], 10);
         assert_eq!(text_of(&fits), ["short"]);
+    }
+
+    #[test]
+    fn a_report_table_loses_its_shared_blank_columns_not_its_alignment() {
+        let table = "            Read MB/s  Write MB/s\nSEQ1M Q8T1    1000.00     1000.00\nRND4K Q1T1      17.00        9.50\n\nprose after it";
+        let lines = text_of(&report(table, 31));
+        assert_eq!(
+            lines,
+            [
+                "           Read MB/s Write MB/s",
+                "SEQ1M Q8T1   1000.00    1000.00",
+                "RND4K Q1T1     17.00       9.50",
+                "",
+                "prose after it"
+            ]
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 31));
+        // A table that fits is left as it is.
+        assert_eq!(
+            text_of(&report(table, 40))[0],
+            "            Read MB/s  Write MB/s"
+        );
     }
 
     #[test]

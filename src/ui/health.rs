@@ -149,10 +149,23 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
     }
     let max_scroll = (lines.len() as u16).saturating_sub(body.height);
+    let top = app.health.scroll.min(max_scroll);
+    // The box's lower edge says how many lines are out of sight, as every list does.
+    let more = super::fit::scrolled(lines.len(), top.into(), body.height.into());
+    super::fit::title(&more, area);
+    if !more.is_empty() {
+        let edge = Rect {
+            x: area.x + 1,
+            y: area.bottom().saturating_sub(1),
+            width: (more.chars().count() as u16).min(area.width.saturating_sub(2)),
+            height: 1,
+        };
+        frame.render_widget(Paragraph::new(Span::styled(more, theme::dim())), edge);
+    }
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .scroll((app.health.scroll.min(max_scroll), 0)),
+            .scroll((top, 0)),
         body,
     );
 }

@@ -40,13 +40,23 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             theme::selected()
         } else {
             theme::title()
-        })
-        .block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(Span::styled(" Tests ", theme::title())),
-        );
-    let mut state = ListState::default().with_selected(Some(app.picker_test));
+        });
+    let window = super::fit::Window::over(
+        CATALOG.len(),
+        usize::from(left.height.saturating_sub(2)),
+        Some(app.picker_test),
+    );
+    let more = window.mark();
+    super::fit::title(&more, left);
+    let list = list.block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title(Span::styled(" Tests ", theme::title()))
+            .title_bottom(Span::styled(more, theme::dim())),
+    );
+    let mut state = ListState::default()
+        .with_selected(Some(app.picker_test))
+        .with_offset(window.offset);
     frame.render_stateful_widget(list, left, &mut state);
     frame.render_widget(
         Paragraph::new(vec![
@@ -73,19 +83,28 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .max(1)
         })
         .sum();
+    // The test's description whole (qd-sweep's is four lines at 80 columns): the parameters
+    // scroll in what is left, and say so.
+    let about_text = super::fit::wrap(
+        vec![
+            Line::from(Span::styled(info.summary, theme::title())),
+            Line::from(Span::styled(format!("from: {}", info.origin), theme::dim())),
+        ],
+        inner,
+    );
     let [about, form, target] = Layout::vertical([
-        Constraint::Length(4),
+        Constraint::Length(about_text.len() as u16 + 2),
         Constraint::Min(0),
         Constraint::Length((rows as u16 + 2).max(5)),
     ])
     .areas(right);
 
-    let about_text = vec![
-        Line::from(Span::styled(info.summary, theme::title())),
-        Line::from(Span::styled(format!("from: {}", info.origin), theme::dim())),
-    ];
+    super::fit::lines(
+        &about_text,
+        Block::default().borders(Borders::ALL).inner(about),
+    );
     frame.render_widget(
-        Paragraph::new(about_text).wrap(Wrap { trim: true }).block(
+        Paragraph::new(about_text).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(format!(" {} ", info.id)),
@@ -127,6 +146,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ])
         })
         .collect();
+    let selected = (app.picker_focus == PickerFocus::Params).then_some(app.picker_field);
+    let window = super::fit::Window::over(
+        fields.len(),
+        usize::from(form.height.saturating_sub(2)),
+        selected,
+    );
+    let more = window.mark();
+    super::fit::title(&more, form);
     let table = Table::new(rows, widths)
         .column_spacing(1)
         .highlight_symbol(">")
@@ -138,10 +165,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(" Parameters (Enter type, Left/Right change, d default) "),
+                .title(" Parameters (Enter type, Left/Right change, d default) ")
+                .title_bottom(Span::styled(more, theme::dim())),
         );
     let mut ts = TableState::default()
-        .with_selected((app.picker_focus == PickerFocus::Params).then_some(app.picker_field));
+        .with_selected(selected)
+        .with_offset(window.offset);
     frame.render_stateful_widget(table, form, &mut ts);
 
     frame.render_widget(

@@ -91,11 +91,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         "", "#", "DEVICE", "TEST", "SCHED", "WC", "MB/s", "IOPS", "p99 ms", "n", "noise",
     ])
     .style(theme::header());
-    let rows: Vec<Row> = app
-        .results
-        .records
+    // The session's runs first, the history's after them.
+    let order = app.results.shown_order();
+    let rows: Vec<Row> = order
         .iter()
-        .enumerate()
+        .filter_map(|&i| Some((i, app.results.records.get(i)?)))
         .map(|(i, r)| {
             let mark = match app.results.marks.iter().position(|&m| m == i) {
                 Some(0) => "A",
@@ -148,6 +148,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         " Results (Space marks A/B for compare) "
     };
     super::fit::title(title, table_area);
+    // Inside the border, under the header.
+    let at = order.iter().position(|&i| i == app.results.row);
+    let window = super::fit::Window::over(
+        order.len(),
+        usize::from(table_area.height.saturating_sub(3)),
+        at,
+    );
+    let more = window.mark();
+    super::fit::title(&more, table_area);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -156,20 +165,32 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(Span::styled(title, theme::title())),
+                .title(Span::styled(title, theme::title()))
+                .title_bottom(Span::styled(more, theme::dim())),
         );
-    let mut state = TableState::default().with_selected(Some(app.results.row));
+    let mut state = TableState::default()
+        .with_selected(at)
+        .with_offset(window.offset);
     frame.render_stateful_widget(table, table_area, &mut state);
-    let (text, drawn) = match (drawing, selected) {
+    let (text, drawn, lines) = match (drawing, selected) {
         (Some(d), Some(r)) => {
-            let [text, drawn] = Layout::vertical([
-                Constraint::Length(lines.len() as u16 + 2),
-                Constraint::Min(0),
-            ])
-            .areas(detail);
-            (text, Some((d, r, drawn)))
+            // The drawing is what a sweep's record is for: it keeps the rows its charts need,
+            // and the text above it names what it has no room for.
+            // (A CrystalDiskMark grid says itself what it has no room for.)
+            let keep = if d == Drawing::Sweep { CHART_ROWS } else { 0 };
+            let text_h = (lines.len() as u16 + 2)
+                .min(detail.height.saturating_sub(keep))
+                .max(3);
+            let [text, drawn] =
+                Layout::vertical([Constraint::Length(text_h), Constraint::Min(0)]).areas(detail);
+            let lines = super::fit::pane_or(
+                lines,
+                Block::default().borders(Borders::ALL).inner(text),
+                Some("a taller terminal shows them"),
+            );
+            (text, Some((d, r, drawn)), lines)
         }
-        _ => (detail, None),
+        _ => (detail, None, lines),
     };
     super::fit::lines(&lines, Block::default().borders(Borders::ALL).inner(text));
     frame.render_widget(
@@ -181,6 +202,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         chart::draw(frame, area, app.console, d, r.test, plan, &r.samples());
     }
 }
+
+/// The rows a sweep's charts keep under the record's text: the border, the legend and a plot
+/// of eight rows (six of them the graph's).
+const CHART_ROWS: u16 = 11;
 
 /// How many earlier runs of the same test the detail lists (the rest are in the table).
 const EARLIER_SHOWN: usize = 3;

@@ -286,7 +286,12 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
     } else {
         // A full row drops the word "probe" (the figures stay), then gives the engine and
         // its probe's figures a row of their own.
-        let what = format!(" {direct}, {how}");
+        // Before a sweep's first phase starts its job (`how`) is not known: no empty field.
+        let what = if how.is_empty() {
+            format!(" {direct}")
+        } else {
+            format!(" {direct}, {how}")
+        };
         let whole = format!("{what}, {engine}");
         let shorter = format!("{what}, {}", engine.replacen("(probe ", "(", 1));
         let fits = |s: &str| s.chars().count() <= usize::from(width);
@@ -585,7 +590,16 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                 } else {
                     parts.join(" ")
                 }),
-                Span::styled("  whole run", theme::dim()),
+                // A run of several phases (a sweep, metadata) shows its last phase's figures,
+                // named above; Results has every phase's.
+                Span::styled(
+                    if run.phases > 1 {
+                        "  last phase"
+                    } else {
+                        "  whole run"
+                    },
+                    theme::dim(),
+                ),
             ]);
             (l1, l2)
         }

@@ -210,11 +210,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
         .areas(v);
     frame.render_widget(Clear, rect);
     let title = format!(" {} ", sw.kind.title());
+    let more = super::fit::scrolled(lines.len(), scroll.into(), h.saturating_sub(2).into());
+    super::fit::title(&more, rect);
     frame.render_widget(
         Paragraph::new(lines).scroll((scroll, 0)).block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(Span::styled(title, theme::title())),
+                .title(Span::styled(title, theme::title()))
+                .title_bottom(Span::styled(more, theme::dim())),
         ),
         rect,
     );

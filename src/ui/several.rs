@@ -198,13 +198,27 @@ pub fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
         .map(|(i, l)| {
             if i == 0 {
                 Line::from(Span::styled(l.to_string(), theme::header()))
-            } else if l.ends_with("SLOWER") || l.ends_with("FAILED") {
+            } else if l.ends_with("SLOWER") || l.ends_with("SLOWER?") || l.ends_with("FAILED") {
                 Line::from(Span::styled(l.to_string(), theme::bad()))
             } else {
                 Line::from(l.to_string())
             }
         })
         .collect();
+    // Why a device failed, where the table says it did (as the CLI's report says it).
+    for row in &rows {
+        if let Some(e) = &row.error {
+            let why = table::wrap(
+                &format!("{} FAILED: ", row.name()),
+                &crate::model::text::neutralize_controls(e),
+                width,
+            );
+            lines.extend(
+                why.lines()
+                    .map(|l| Line::from(Span::styled(l.to_string(), theme::bad()))),
+            );
+        }
+    }
     for note in rows
         .iter()
         .filter_map(|r| several_report::low_count_line(r, width))

@@ -1020,12 +1020,13 @@ fn qemu_lab_several_disks() {
             .find(|l| l.starts_with(&format!("{name} ")))
             .unwrap_or_else(|| panic!("no row for {name}:\n{text}"))
     };
-    assert!(row(slow).trim_end().ends_with("SLOWER"), "{text}");
+    // One repeat: no noise figure, so the verdict asks to confirm it (`SLOWER?`).
+    assert!(row(slow).trim_end().ends_with("SLOWER?"), "{text}");
     for fast in [fast0, fast1] {
         assert!(!row(fast).contains("SLOWER"), "{text}");
     }
     assert!(
-        flat(text).contains(&format!("Verdict: outlier: {slow} is")),
+        flat(text).contains(&format!("Verdict: possible outlier: {slow} is")),
         "{text}"
     );
 

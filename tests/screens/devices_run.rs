@@ -63,6 +63,45 @@ fn a_device_list_taller_than_its_pane_says_how_many_rows_are_out_of_sight() {
 }
 
 #[test]
+fn the_detail_pane_keeps_the_identifying_lines_and_marks_what_it_leaves_out() {
+    // Every device shown (a): the list takes the rows it needs and the detail pane is left
+    // with eight; an admin found "backing file" and "in use" gone, the lines that tell two
+    // loop devices with the same image name apart.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "a");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("backing file /tmp/dtcap/a.img"), "{s}");
+    assert!(
+        s.contains("in use loop0p1 mounted at /tmp/dtcap/mnt"),
+        "{s}"
+    );
+    // What is left out is named on the pane's last row.
+    assert!(s.contains("not shown: ") && s.contains("scheduler"), "{s}");
+    snap("devices_all_details", &app);
+}
+
+#[test]
+fn the_devices_footer_lists_the_triage_and_the_flush_check() {
+    // v and F were only in the help: the footer had no room for them at 80 columns. The
+    // device's own keys take a row, the settings' keys the next.
+    let app = app_with("host-loop-zram", true);
+    let s = screen(&app, 80, 25);
+    let rows: Vec<&str> = s.lines().rev().take(2).collect();
+    assert!(
+        rows[1].contains("v triage") && rows[1].contains("F flush"),
+        "{s}"
+    );
+    assert!(
+        rows[0].contains("s sched") && rows[0].contains("P boot"),
+        "{s}"
+    );
+    // Where one row holds them all, one row.
+    let s = screen(&app, 132, 43);
+    let last = s.lines().last().unwrap();
+    assert!(last.contains("F flush") && last.contains("P boot"), "{s}");
+}
+
+#[test]
 fn no_devices_and_not_root() {
     let mut app = App::new(false, false);
     app.update(Msg::Inventory(Ok(Inventory {
@@ -75,6 +114,35 @@ fn no_devices_and_not_root() {
     assert!(s.contains("No block devices."), "{s}");
     assert!(s.contains("not root: the list is read-only"), "{s}");
     snap("no_devices_not_root", &app);
+}
+
+#[test]
+fn a_long_test_description_is_shown_whole_and_the_parameters_say_what_scrolled_away() {
+    // qd-sweep's summary is four lines at 80 columns; its box had two ("...(and writes with
+    // a read % below" and nothing after).
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    for _ in 0..11 {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("qd-sweep"), "{s}");
+    assert!(s.contains("load of each"), "{s}");
+    assert!(s.contains("from: Oracle ORION"), "{s}");
+    // The parameters have the rows that are left and say how many more there are.
+    key(&mut app, KeyCode::Enter);
+    for _ in 0..10 {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("more above (Up/Down, Home)"), "{s}");
+    snap("picker_qd_sweep", &app);
+    // Home goes where the mark says.
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.picker_field, 0);
+    key(&mut app, KeyCode::End);
+    // qd-sweep's eleven fields: the last.
+    assert_eq!(app.picker_field, 10);
 }
 
 #[test]
@@ -124,6 +192,13 @@ fn finished_run_results_and_comparison() {
     // Switch the scheduler: the menu, then the result as the loop reports it.
     keys(&mut app, "s");
     assert!(matches!(app.overlay, Some(Overlay::Scheduler { .. })));
+    // The selection is marked with the lists' `>`, not only in reverse video (which a
+    // monochrome console may not show).
+    key(&mut app, KeyCode::Down);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("│ * none"), "{s}");
+    assert!(s.contains("│>  mq-deadline"), "{s}");
+    key(&mut app, KeyCode::Up);
     snap("scheduler_menu", &app);
     key(&mut app, KeyCode::Down);
     let cmds = key(&mut app, KeyCode::Enter);
@@ -328,16 +403,20 @@ fn help_overlay_lists_every_key() {
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "?");
     let s = screen(&app, 80, 25);
-    for k in [
-        "1-5",
-        "q / Ctrl-C",
-        "Space mark A/B",
-        "x or Esc stop",
-        "e export",
-    ] {
+    for k in ["1-5", "q / Ctrl-C", "x or Esc stop"] {
         assert!(s.contains(k), "{k} missing:\n{s}");
     }
+    // How much more there is to scroll.
+    assert!(s.contains("more below (Up/Down)"), "{s}");
     snap("help", &app);
+    // The Results keys are a few rows further down at 80x25.
+    for _ in 0..6 {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    for k in ["Space mark A/B", "e export", "Home/End first/last"] {
+        assert!(s.contains(k), "{k} missing:\n{s}");
+    }
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.overlay, None);
 }
@@ -891,6 +970,8 @@ fn full_report_of_a_repeated_run_shows_every_repeat_and_the_mean() {
     assert!(s.contains("500.0 MB/s"), "{s}");
     assert!(s.contains("480.0, 500.0, 520.0"), "{s}");
     assert!(s.contains("rand-read: 500.0 MB/s"), "{s}");
+    // The box says how much more there is to scroll.
+    assert!(s.contains(" 21 more below (Up/Down) "), "{s}");
     snap("report_repeats", &app);
     // Every repeat's own report follows.
     let mut text = s;

@@ -214,3 +214,30 @@ fn no_flush_check_while_a_test_runs() {
         app.overlay
     );
 }
+
+#[test]
+fn the_confirmation_leaves_the_selected_row_in_sight() {
+    // Every device shown and a loop device in the middle of the list selected: the centred
+    // dialog covered its row, and the name showed twice, once in the row's remains and once
+    // in the dialog.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "a");
+    for _ in 0..6 {
+        key(&mut app, KeyCode::Down);
+    }
+    let name = app.selected_device().unwrap().name.clone();
+    assert!(key(&mut app, KeyCode::Char('F')).is_empty());
+    for (w, h) in crate::SIZES {
+        let s = screen(&app, w, h);
+        let row = s
+            .lines()
+            .find(|l| l.contains(&format!(">{name} ")))
+            .unwrap_or_else(|| panic!("no selected row >{name} at {w}x{h}:\n{s}"));
+        // The whole row, up to its last cells.
+        assert!(
+            row.contains("loop   SSD  none        thru"),
+            "covered at {w}x{h}:\n{s}"
+        );
+    }
+    snap("flush_confirm_clear_of_the_row", &app);
+}

@@ -817,3 +817,115 @@ fn cli_sweep_tables_end_with_the_knees() {
     assert!(qd.contains("Knee Large MBPS=2700.11 @ QD 4"), "{qd}");
     insta::assert_snapshot!("cli_qd_sweep_table", qd);
 }
+
+#[test]
+fn a_qd_sweep_on_results_at_80x25_draws_its_charts_or_says_why_not() {
+    // Three runs of the sweep: the table, the detail and the earlier runs b compares with
+    // leave the charts a few rows; an admin found three empty frames there.
+    let mut app = app_with("host-loop-zram", true);
+    let mut sweep = ssd_like_qd_sweep("loop0");
+    // A CPU-bound phase: one more note in the text above the charts.
+    sweep.outcome.phases[0].cpu_bound = true;
+    finish_with(&mut app, TestName::QdSweep, false, &sweep);
+    for _ in 0..4 {
+        finish_with(&mut app, TestName::QdSweep, true, &sweep);
+    }
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    // Each chart has its scale (the plot's rows): 100.0k, 50.0k and 0 on the IOPS axis.
+    for label in ["│100.0k│", "│50.0k │", "│0     │", "S IOPS knee QD 8"] {
+        assert!(s.contains(label), "{label} missing:\n{s}");
+    }
+    // The text names what it left out for them, the list how many runs are above.
+    assert!(s.contains("more lines not shown"), "{s}");
+    assert!(s.contains(" 2 more above (Up/Down, Home) "), "{s}");
+    snap("qd_sweep_chart_crowded", &app);
+}
+
+#[test]
+fn the_full_report_keeps_a_table_row_on_one_line_at_80x25() {
+    // CrystalDiskMark's table is 82 columns in the CLI: in the report box (76) each row's
+    // last column wrapped onto a line of its own, read as another row.
+    let mut app = app_with("host-loop-zram", true);
+    let cdm = report_phases(TestName::Cdm, "loop0", "none", |_| (1000.0, 0.5));
+    finish_with(&mut app, TestName::Cdm, false, &cdm);
+    keys(&mut app, "4");
+    key(&mut app, KeyCode::Enter);
+    let mut rows = Vec::new();
+    for _ in 0..40 {
+        rows.extend(
+            screen(&app, 80, 25)
+                .lines()
+                .filter(|l| l.contains("Q8T1") || l.contains("Write ms"))
+                .map(String::from),
+        );
+        key(&mut app, KeyCode::Down);
+    }
+    assert!(!rows.is_empty(), "the table never showed");
+    for row in &rows {
+        assert!(
+            row.contains("0.167")
+                || row.contains("Read ms  Write ms")
+                || row.contains("Read ms Write ms"),
+            "a row without its last column: {row}"
+        );
+    }
+}
+
+#[test]
+fn home_and_end_reach_the_first_and_the_last_run_on_results() {
+    let mut app = app_with("host-loop-zram", true);
+    let r = report(TestName::RandRead, "loop0", "none", 500.0, 0.06);
+    finish_with(&mut app, TestName::RandRead, false, &r);
+    for _ in 0..4 {
+        finish_with(&mut app, TestName::RandRead, true, &r);
+    }
+    keys(&mut app, "4");
+    assert_eq!(app.results.row, 4);
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.results.row, 0, "Home: the first run");
+    key(&mut app, KeyCode::End);
+    assert_eq!(app.results.row, 4, "End: the last run");
+}
+
+#[test]
+fn a_finished_sweep_on_the_run_screen_names_the_phase_its_figures_are_of() {
+    // The figures under the chart were the last phase's (QD 32 large), labelled "whole run".
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::index_of(TestName::QdSweep);
+    keys(&mut app, "r");
+    let sweep = ssd_like_qd_sweep("loop0");
+    let last = sweep.outcome.phases.len() - 1;
+    feed_phases(&mut app, &sweep, last);
+    app.update(Msg::RunFinished(Box::new(Ok(sweep.clone()))));
+    keys(&mut app, "3");
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("whole run"), "{s}");
+    // The phase is named in the line above ("large sequential QD32 ... phase 12/12").
+    assert!(s.contains("  last phase"), "{s}");
+    // A single-phase run's figures are the whole run's.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    keys(&mut app, "3");
+    assert!(screen(&app, 80, 25).contains("whole run"));
+}
+
+#[test]
+fn a_sweep_before_its_first_phase_has_no_empty_field_in_its_header() {
+    // "O_DIRECT, , engine auto": the job is not known before the first phase starts.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "2");
+    app.picker_test = disktriage::app::index_of(TestName::QdSweep);
+    keys(&mut app, "r");
+    let sweep = ssd_like_qd_sweep("loop0");
+    app.update(Msg::RunStarted {
+        target: Box::new(sweep.target.clone()),
+        plan: Box::new(sweep.plan.clone()),
+        notes: vec![],
+    });
+    tick(&mut app, 0.5);
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains(", ,"), "{s}");
+    assert!(s.contains(" O_DIRECT, engine auto"), "{s}");
+}

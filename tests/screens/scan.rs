@@ -398,3 +398,29 @@ fn the_ranges_of_a_large_disk_read_whole_at_80_columns() {
         "{s}"
     );
 }
+
+#[test]
+fn ranges_out_of_sight_are_counted_above_and_below() {
+    let mut app = app_scanning();
+    let mut last = scan_updates(None, None).pop().unwrap();
+    last.slow = (0..30)
+        .map(|i| {
+            (
+                Span::new(i * 2 * MIB, MIB),
+                disktriage::scan::SlowTimes {
+                    ms: 200,
+                    reread_ms: None,
+                    reread_errno: None,
+                },
+            )
+        })
+        .collect();
+    feed(&mut app, [last]);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("more below (Up/Down)"), "{s}");
+    for _ in 0..5 {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("5 more above,"), "{s}");
+}

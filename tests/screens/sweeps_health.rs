@@ -663,6 +663,8 @@ fn health_view_shows_smart_the_logs_and_runs_a_self_test() {
     });
     let s = screen(&app, 80, 25);
     assert!(s.contains("Health of sda"), "{s}");
+    // The logs go on below the box, and its lower edge says so.
+    assert!(s.contains("more below (Up/Down)"), "{s}");
     assert!(
         s.contains("Self-test: none running; the last one: completed without error"),
         "{s}"
@@ -748,6 +750,22 @@ fn health_view_of_a_drive_without_self_tests() {
     // Esc goes back to the list.
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Devices);
+}
+
+#[test]
+fn the_health_view_of_a_loop_device_offers_no_self_test() {
+    // loop0 has no drive behind it: the view says so, and the status line offered t short,
+    // T long, x abort and r reread all the same.
+    let mut app = app_with("host-loop-zram", true);
+    keys(&mut app, "h");
+    assert_eq!(app.screen, Screen::Health);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("No drive behind this device"), "{s}");
+    let status = s.lines().last().unwrap();
+    for k in ["t short", "T long", "x abort", "r reread"] {
+        assert!(!status.contains(k), "{k} offered: {status}");
+    }
+    assert!(status.contains("Esc back"), "{status}");
 }
 
 /// The Run screen says what a phase does before it measures: probing the engines (counted

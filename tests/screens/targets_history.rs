@@ -874,3 +874,40 @@ fn p_after_a_switch_shows_the_udev_rule_before_writing_it() {
     assert!(cmds.is_empty(), "{cmds:?}");
     assert!(app.overlay.is_none());
 }
+
+#[test]
+fn the_sessions_runs_come_first_and_the_history_after_them() {
+    // A run, the history's run of the same test, a second run: the history's row sat
+    // between the session's two.
+    let mut app = app_with("host-loop-zram", true);
+    complete_run(&mut app, "none", 512.0, 0.060);
+    app.update(Msg::PastRuns(vec![past_run(430.0, "mq-deadline")]));
+    complete_run(&mut app, "none", 520.0, 0.060);
+    keys(&mut app, "4");
+    let s = screen(&app, 80, 25);
+    let order: Vec<&str> = s
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l
+                .trim_matches(['"', '│', '>', ' ', 'A', 'B'])
+                .split_whitespace()
+                .collect();
+            cells
+                .first()
+                .copied()
+                .filter(|c| *c == "1" || *c == "2" || *c == "h1")
+        })
+        .collect();
+    assert_eq!(order, ["1", "2", "h1"], "{s}");
+    // Up/Down and Home/End go in the order shown.
+    assert_eq!(app.results.selected().unwrap().number(), "2");
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.results.selected().unwrap().number(), "h1");
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.results.selected().unwrap().number(), "1");
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.results.selected().unwrap().number(), "2");
+    key(&mut app, KeyCode::End);
+    assert_eq!(app.results.selected().unwrap().number(), "h1");
+    snap("results_history_after_the_session", &app);
+}

@@ -364,3 +364,33 @@ fn a_refused_triage_says_why() {
     assert!(!text.contains("elapsed"), "{text}");
     assert!(!text.contains("waiting"), "{text}");
 }
+
+#[test]
+fn a_triage_of_more_disks_than_its_list_shows_says_how_many_more() {
+    let mut app = app_triaging_two();
+    let disks = (0..14)
+        .map(|i| DiskReport {
+            facts: facts(&format!("sd{}", (b'a' + i) as char), "ST4000DM004-2CV104"),
+            judgement: Judgement {
+                verdict: TriageVerdict::Healthy,
+                findings: Vec::new(),
+            },
+            changes: Vec::new(),
+        })
+        .collect();
+    app.update(report(disks));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("more below (Up/Down)"), "{s}");
+    for _ in 0..6 {
+        key(&mut app, KeyCode::Down);
+    }
+    for _ in 0..7 {
+        key(&mut app, KeyCode::Down);
+    }
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("more above (Up/Down)"), "{s}");
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Up);
+    }
+    snap("triage_more_disks", &app);
+}

@@ -593,12 +593,28 @@ fn draw_ranges(s: &ScanScreen, frame: &mut Frame, area: Rect) {
     // offset or an LBA is read whole or not at all.
     let inner = usize::from(area.width.saturating_sub(2).max(1));
     let rows: usize = body.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let max_scroll = (rows as u16).saturating_sub(area.height.saturating_sub(2));
+    let visible = usize::from(area.height.saturating_sub(2));
+    let max_scroll = (rows as u16).saturating_sub(visible as u16);
+    let top = s.scroll.min(max_scroll);
+    // The box's lower edge says how many lines are out of sight, as every list does.
+    let above = usize::from(top);
+    let below = rows.saturating_sub(above + visible);
+    let more = match (above, below) {
+        (0, 0) => String::new(),
+        (a, 0) => format!(" {a} more above (Up/Down) "),
+        (0, b) => format!(" {b} more below (Up/Down) "),
+        (a, b) => format!(" {a} more above, {b} below (Up/Down) "),
+    };
     frame.render_widget(
         Paragraph::new(body)
-            .block(Block::default().borders(Borders::ALL).title(title))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(title)
+                    .title_bottom(TextSpan::styled(more, theme::dim())),
+            )
             .wrap(Wrap { trim: false })
-            .scroll((s.scroll.min(max_scroll), 0)),
+            .scroll((top, 0)),
         area,
     );
 }

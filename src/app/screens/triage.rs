@@ -496,9 +496,23 @@ fn draw_report(s: &TriageScreen, report: &TriageReport, frame: &mut Frame, area:
         theme::header(),
     ))];
     let selected = s.row.min(order.len().saturating_sub(1));
-    // The list scrolls to keep the selected disk in view.
-    let shown = usize::from(list_rows.saturating_sub(1)).max(1);
+    // The list scrolls to keep the selected disk in view, and its header says how many disks
+    // are out of sight (the words of every list's mark, `ui::fit::Window`).
+    let room = usize::from(list_rows.saturating_sub(1)).max(1);
+    // When the disks do not all fit, the list's last row says how many are out of sight.
+    let shown = if order.len() > room {
+        room.saturating_sub(1).max(1)
+    } else {
+        room
+    };
     let first = selected.saturating_sub(shown - 1);
+    let below = order.len().saturating_sub(first + shown);
+    let more = match (first, below) {
+        (0, 0) => None,
+        (a, 0) => Some(format!(" {a} more above (Up/Down)")),
+        (0, b) => Some(format!(" {b} more below (Up/Down)")),
+        (a, b) => Some(format!(" {a} more above, {b} below (Up/Down)")),
+    };
     for (i, d) in order.iter().enumerate().skip(first).take(shown) {
         let v = d.judgement.verdict;
         let model = d.facts.identity.model.as_deref().unwrap_or("-");
@@ -519,6 +533,9 @@ fn draw_report(s: &TriageScreen, report: &TriageReport, frame: &mut Frame, area:
             line = line.style(theme::selected());
         }
         rows.push(line);
+    }
+    if let Some(more) = more {
+        rows.push(Line::from(TextSpan::styled(more, theme::dim())));
     }
     frame.render_widget(Paragraph::new(rows), list_area);
 

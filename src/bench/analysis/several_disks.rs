@@ -5,8 +5,8 @@
 //!
 //! The verdict compares each target with the median of the others. A target is the outlier
 //! when it is slower than that median by more than the run-to-run noise (the spread of the
-//! repeats, `compare::delta`), or, without repeats to measure the noise, by more than
-//! `NO_REPEATS_THRESHOLD_PCT`.
+//! repeats, `compare::delta`), or, without repeats to measure the noise, a possible outlier
+//! when slower by more than `NO_REPEATS_THRESHOLD_PCT`.
 
 use serde::Serialize;
 
@@ -65,6 +65,10 @@ pub struct SeveralVerdict {
     pub outliers: Vec<String>,
     /// Why no comparison was made (fewer than two targets with figures).
     pub not_compared: Option<String>,
+    /// The outliers are named against the fixed line, with no noise figure: one run can put
+    /// one of two equal devices 38 % behind, so they are possible outliers, to be confirmed
+    /// by repeats.
+    pub tentative: bool,
 }
 
 /// The median; of an even count, the lower of the two middle values. With three targets the
@@ -90,6 +94,7 @@ pub fn outlier_verdict(figures: &[(String, Stat)]) -> SeveralVerdict {
                 "a verdict needs two targets with figures, {} had them",
                 figures.len()
             )),
+            tentative: false,
         };
     }
     let all_repeated = figures.iter().all(|(_, s)| s.spread_pct.is_some());
@@ -144,6 +149,7 @@ pub fn outlier_verdict(figures: &[(String, Stat)]) -> SeveralVerdict {
     slow.sort_by(|a, b| a.diff_pct.total_cmp(&b.diff_pct));
     SeveralVerdict {
         outliers: slow.iter().map(|s| s.name.clone()).collect(),
+        tentative: slow.iter().any(|s| !s.threshold_is_noise),
         standings,
         not_compared: None,
     }
@@ -197,7 +203,14 @@ impl SeveralVerdict {
         } else {
             "outliers"
         };
-        format!("{word}: {}", parts.join("; "))
+        if self.tentative {
+            format!(
+                "possible {word}: {}: repeat to confirm (2 or more repeats)",
+                parts.join("; ")
+            )
+        } else {
+            format!("{word}: {}", parts.join("; "))
+        }
     }
 }
 
@@ -345,11 +358,35 @@ mod tests {
         assert!((vdd.diff_pct - (50.0 - 148.0) / 148.0 * 100.0).abs() < 1e-9);
         assert!(!vdd.threshold_is_noise);
         assert!(
-            v.sentence().starts_with("outlier: vdd is 66.2 % slower"),
+            v.sentence()
+                .starts_with("possible outlier: vdd is 66.2 % slower"),
             "{}",
             v.sentence()
         );
         assert!(v.sentence().contains("threshold 20 %"), "{}", v.sentence());
+    }
+
+    #[test]
+    fn without_a_noise_figure_an_outlier_is_only_possible() {
+        // Two equal loop devices, one repeat: one read 38.4 % slower (with three repeats
+        // the same pair was 6.7 % apart, within the noise). No firm verdict from one run.
+        let v = outlier_verdict(&[single("loop0", 100.0), single("loop1", 61.6)]);
+        assert_eq!(v.outliers, ["loop1"]);
+        assert!(v.tentative);
+        let s = v.sentence();
+        assert!(
+            s.starts_with("possible outlier: loop1 is 38.4 % slower"),
+            "{s}"
+        );
+        assert!(s.ends_with("repeat to confirm (2 or more repeats)"), "{s}");
+        // With the noise measured the verdict is firm.
+        let v = outlier_verdict(&[repeated("a", 100.0, 2.0), repeated("b", 60.0, 3.0)]);
+        assert!(!v.tentative);
+        assert!(
+            v.sentence().starts_with("outlier: b is"),
+            "{}",
+            v.sentence()
+        );
     }
 
     #[test]
@@ -411,7 +448,7 @@ mod tests {
         ]);
         assert_eq!(v.outliers, ["e", "d"]);
         assert!(
-            v.sentence().starts_with("outliers: e is"),
+            v.sentence().starts_with("possible outliers: e is"),
             "{}",
             v.sentence()
         );
