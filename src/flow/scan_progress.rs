@@ -119,7 +119,10 @@ pub fn line(f: &ScanFigures, width: usize) -> String {
             };
             fields.push(format!("{el}{}", clock(f.elapsed)));
             fields.push(format!("{bad}{}", Bytes(f.bytes_bad)));
-            fields.push(format!("slow {}", f.slow));
+            // Slow and TIME ranges once there are any.
+            if f.slow > 0 {
+                fields.push(format!("slow {}", f.slow));
+            }
             if f.timeouts > 0 {
                 fields.push(format!("TIME {}", f.timeouts));
             }
