@@ -468,14 +468,21 @@ fn while_a_read_hangs_the_worker_sends_it_in_flight_with_what_was_found_before()
             );
         });
         reached_rx.recv().unwrap();
-        let in_flight = |m: Msg| match m {
-            Msg::Scan(u) if u.in_flight.is_some() => Some(u),
-            _ => None,
+        // The next update with a read in flight; a failure, not a hang, when none comes.
+        let in_flight = || loop {
+            match rx.recv_timeout(Duration::from_secs(10)) {
+                Ok(Msg::Scan(u)) if u.in_flight.is_some() => return Some(u),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
         };
-        let first = rx.iter().find_map(in_flight).unwrap();
-        let later = rx.iter().find_map(in_flight).unwrap();
+        let first = in_flight();
+        let later = in_flight();
         release_tx.send(()).unwrap();
-        (first, later)
+        (
+            first.expect("an update while the read hangs"),
+            later.expect("another one"),
+        )
     });
     // The scan as it stood when the read began: at 50 MiB, the unreadable sectors at 40 MiB
     // found, the read in flight there, its wait growing, the clock with it.
