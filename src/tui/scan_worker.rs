@@ -200,8 +200,9 @@ pub fn drive_watched(
                     );
                     (done_then, position_then, last) = (scan.done, scan.position(), now);
                     tx.send(Msg::Scan(Box::new(update(&device, scan, &zone, now))))
+                        .is_ok()
                 });
-                if sent.is_err() {
+                if !sent {
                     // Nobody listens any more (the session ended): stop reading.
                     live.with(Scan::stop);
                     break;
