@@ -7,6 +7,7 @@
 //!   dirty data, the commits with the write cache off), for the CLI and the TUI's worker.
 //! - `progress`: the progress line of a headless run on stderr (phase, figures, ETA), for
 //!   `run` on one target or several and the sweeps.
+//! - `scan_progress`: `scan`'s progress line (the read in flight, what was found, 80 columns).
 //! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
 //!   put back; its refusals and the sentences that say them), which the CLI drives in a loop
 //!   and the TUI one message at a time.
@@ -20,5 +21,6 @@
 
 pub mod flushcheck;
 pub mod progress;
+pub mod scan_progress;
 pub mod setting_sweep;
 pub mod triage;

@@ -12,6 +12,7 @@
 //! - `badblocks`: the unreadable blocks in N-byte units, for `e2fsck -l` / `mke2fs -l`.
 //! - `bisect`: the split of a failed block down to the exact unreadable sectors.
 //! - `engine`: the scan itself, one read per step, so the caller can stop, save and report.
+//! - `live`: a scan shared with a thread that shows it, with the read in flight, while it hangs.
 //! - `verdict`: the one-line summary.
 //! - `repair`: `--repair`, the bad sectors overwritten with zeros and read again.
 //! - `snapshot`: a scan's state of a fixed size, for the screen and the history.
@@ -21,6 +22,7 @@ pub mod bisect;
 pub mod blockmap;
 pub mod buckets;
 pub mod engine;
+pub mod live;
 pub mod mapfile;
 pub mod ranges;
 pub mod repair;
@@ -31,6 +33,7 @@ pub mod verdict;
 // reaches as `disktriage::scan::Item` without knowing the files below.
 pub use blockmap::DEFAULT_CELLS;
 pub use engine::{BlockReader, End, ReadOutcome, Scan, ScanConfig, SlowTimes, TimedRead};
+pub use live::{InFlight, LiveScan};
 pub use mapfile::Mapfile;
 
 /// A byte range `[offset, offset + length)`.

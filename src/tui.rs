@@ -19,7 +19,9 @@ pub use executor::{Executor, RunStarter};
 pub use flush_worker::{
     FlushChecker, FlushJob, real_checker as real_flush_checker, run as run_flush,
 };
-pub use scan_worker::{drive as drive_scan, spawn as spawn_scan};
+pub use scan_worker::{
+    drive as drive_scan, drive_watched as drive_scan_watched, spawn as spawn_scan,
+};
 pub use triage_worker::{Gatherer, TriageJob, real_gatherer, run as run_triage};
 
 use std::io::{self, IsTerminal};

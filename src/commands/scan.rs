@@ -4,12 +4,13 @@
 //! on the scanned disk: a scan writes nothing to it, not even through a file system on it) and
 //! an existing mapfile (it must be of a device of this size, and of this disk when it says
 //! which). Then the engine reads block by block; between reads the stop flag (SIGINT, SIGTERM,
-//! SIGHUP) is checked, the mapfile saved every 30 s and the progress line drawn. On a stop the
+//! SIGHUP) is checked and the mapfile saved every 30 s; the progress line is drawn on a timer of
+//! its own (`flow::scan_progress`), so a read that hangs shows as waiting. On a stop the
 //! mapfile and the badblocks list are saved, the summary of what was read is printed, and the
 //! exit status is 128 + the signal. Otherwise 0 every sector read, 4 some unreadable, 3 none
 //! unreadable but blocks abandoned at `--timeout`, 5 the scan could not finish.
 
-use std::io::{BufRead, IsTerminal};
+use std::io::BufRead;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use anyhow::{Context, bail};
 
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::cli::ScanArgs;
+use crate::flow::scan_progress::ScanProgress;
 use crate::history::History;
 use crate::model::exit::usage_bail;
 use crate::model::text::neutralize_controls;
@@ -30,6 +32,7 @@ use crate::scan::Span;
 use crate::scan::badblocks;
 use crate::scan::blockmap::DEFAULT_CELLS;
 use crate::scan::engine::{End, Scan, ScanConfig, Step};
+use crate::scan::live::LiveScan;
 use crate::scan::mapfile::{Mapfile, MapfileParser, Status};
 use crate::scan::repair;
 use crate::scan::snapshot::ScanUpdate;
@@ -51,7 +54,7 @@ pub const EXIT_INCOMPLETE: u8 = exit::UNKNOWN;
 const DEFAULT_BLOCK: u64 = 1 << 20;
 /// How often the mapfile is saved during a scan.
 const SAVE_EVERY: Duration = Duration::from_secs(30);
-/// How often the progress line is redrawn.
+/// How often the progress line is redrawn, whether reads complete or hang.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// The comment line that says which disk a mapfile is of.
@@ -117,7 +120,7 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let resumed = map.is_some();
     let map = map.unwrap_or_else(|| Mapfile::new(device.size));
 
-    let mut scan = Scan::new(
+    let scan = Scan::new(
         ScanConfig {
             domain,
             block,
@@ -148,34 +151,53 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let comments = mapfile_comments(&target);
     let started = Instant::now();
     let mut last_save = Instant::now();
-    let mut last_progress = Instant::now();
-    let mut progress = Progress::new(&target);
+    let progress = ScanProgress::on_terminal(&neutralize_controls(
+        target.name.as_deref().unwrap_or(&target.path),
+    ));
     let mut save_error: Option<String> = None;
-    loop {
-        if signals.is_set() {
-            scan.stop();
-            break;
+    let live = LiveScan::new(scan);
+    let (quit, quit_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        // The progress line on its own timer, not after each read: a read that hangs shows as
+        // waiting, and the clock runs.
+        if progress.shown() {
+            let (live, progress) = (&live, &progress);
+            let _ = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn_scoped(s, move || {
+                    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                        quit_rx.recv_timeout(PROGRESS_EVERY)
+                    {
+                        live.view(|scan, in_flight| {
+                            progress.draw(scan, in_flight, started.elapsed());
+                        });
+                    }
+                });
         }
-        if scan.step(&mut device) == Step::Done {
-            break;
-        }
-        if let Some(out) = &mapfile_out
-            && last_save.elapsed() >= SAVE_EVERY
-        {
-            last_save = Instant::now();
-            if let Err(e) = out.replace(&scan.mapfile.render(&comments))
-                && save_error.is_none()
+        loop {
+            if signals.is_set() {
+                live.with(Scan::stop);
+                break;
+            }
+            if live.step(&mut device) == Step::Done {
+                break;
+            }
+            if let Some(out) = &mapfile_out
+                && last_save.elapsed() >= SAVE_EVERY
             {
-                let text = format!("cannot save the mapfile {}: {e}", out.path.display());
-                write_stderr(&format!("\ndisktriage: {}\n", neutralize_controls(&text)));
-                save_error = Some(text);
+                last_save = Instant::now();
+                if let Err(e) = live.view(|scan, _| out.replace(&scan.mapfile.render(&comments)))
+                    && save_error.is_none()
+                {
+                    let text = format!("cannot save the mapfile {}: {e}", out.path.display());
+                    write_stderr(&format!("\ndisktriage: {}\n", neutralize_controls(&text)));
+                    save_error = Some(text);
+                }
             }
         }
-        if last_progress.elapsed() >= PROGRESS_EVERY {
-            last_progress = Instant::now();
-            progress.draw(&scan, started.elapsed());
-        }
-    }
+        drop(quit);
+    });
+    let scan = live.into_scan();
     let seconds = started.elapsed().as_secs_f64();
     progress.clear();
 
@@ -496,59 +518,6 @@ impl Outputs<'_> {
             }
         }
         errors
-    }
-}
-
-/// The progress line on stderr when it is a terminal.
-struct Progress {
-    on: bool,
-    name: String,
-    drawn: bool,
-}
-
-impl Progress {
-    fn new(target: &ScanTarget) -> Progress {
-        Progress {
-            on: std::io::stderr().is_terminal(),
-            name: neutralize_controls(target.name.as_deref().unwrap_or(&target.path)),
-            drawn: false,
-        }
-    }
-
-    fn draw(&mut self, scan: &Scan, elapsed: Duration) {
-        if !self.on {
-            return;
-        }
-        let done = scan.done;
-        let pct = if scan.planned == 0 {
-            100.0
-        } else {
-            done as f64 * 100.0 / scan.planned as f64
-        };
-        let secs = elapsed.as_secs_f64();
-        let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
-        let eta = if rate > 0.0 {
-            let left = scan.planned.saturating_sub(done) as f64 / rate;
-            format!("{}:{:02}", (left / 60.0) as u64, (left % 60.0) as u64)
-        } else {
-            "-".into()
-        };
-        write_stderr(&format!(
-            "\r\x1b[Kscan {}: {pct:.1} % {} of {}  {:.0} MB/s  ETA {eta}  unreadable {}  slow {}",
-            self.name,
-            Bytes(done),
-            Bytes(scan.planned),
-            rate / 1e6,
-            Bytes(scan.bytes_bad),
-            scan.slow.len(),
-        ));
-        self.drawn = true;
-    }
-
-    fn clear(&mut self) {
-        if self.drawn {
-            write_stderr("\r\x1b[K");
-        }
     }
 }
 

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 
 use crate::cli::TriageArgs;
+use crate::flow::scan_progress::{WIDTH, clock};
 use crate::flow::{self, triage::TriageRun};
 use crate::history::History;
 use crate::model::DiskIdentity;
@@ -179,48 +180,80 @@ pub fn disks(root: &SysRoot, args: &[String]) -> anyhow::Result<Vec<String>> {
     Ok(out)
 }
 
-/// Draws one progress line on stderr (a terminal) until every disk is done: each disk's
-/// name and step, cut to the terminal's width.
+/// Draws one progress line on stderr (a terminal) until every disk is done, on its own timer
+/// whether news comes or not: the time since the start, each disk's name and step, and how
+/// long a step has lasted once it takes `STEP_SHOWN_AFTER` (a disk that hangs in a read).
 fn print_progress(names: &[String], rx: &mpsc::Receiver<Progress>) {
-    let mut steps: BTreeMap<usize, (String, bool)> = names
+    let started = Instant::now();
+    // Each disk's step, when it began, and whether the disk is done.
+    let mut steps: BTreeMap<usize, (String, Instant, bool)> = names
         .iter()
         .enumerate()
-        .map(|(i, _)| (i, ("starting".to_string(), false)))
+        .map(|(i, _)| (i, ("starting".to_string(), started, false)))
         .collect();
-    let width = output_width().max(20);
     let mut last = Instant::now();
     let mut drawn = false;
     loop {
         match rx.recv_timeout(PROGRESS_EVERY) {
             Ok(p) => {
                 let done = p.done.is_some();
-                steps.insert(p.disk, (p.step, done));
+                let since = match steps.get(&p.disk) {
+                    Some((step, since, _)) if *step == p.step => *since,
+                    _ => Instant::now(),
+                };
+                steps.insert(p.disk, (p.step, since, done));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        if steps.values().all(|(_, done)| *done) {
+        if steps.values().all(|(_, _, done)| *done) {
             break;
         }
         if last.elapsed() >= PROGRESS_EVERY {
             last = Instant::now();
-            let line: String = steps
+            let busy: Vec<(String, String, Duration)> = steps
                 .iter()
-                .filter(|(_, (_, done))| !done)
-                .map(|(i, (step, _))| {
-                    format!("{} {step}", names.get(*i).map_or("?", String::as_str))
+                .filter(|(_, (_, _, done))| !done)
+                .map(|(i, (step, since, _))| {
+                    let name = names.get(*i).map_or("?", String::as_str);
+                    (name.to_string(), step.clone(), since.elapsed())
                 })
-                .collect::<Vec<_>>()
-                .join(" | ");
-            let line = neutralize_controls(&format!("triage: {line}"));
-            let cut: String = line.chars().take(width - 1).collect();
-            write_stderr(&format!("\r\x1b[K{cut}"));
+                .collect();
+            let line = progress_line(&busy, started.elapsed(), WIDTH);
+            write_stderr(&format!("\r\x1b[K{line}"));
             drawn = true;
         }
     }
     if drawn {
         write_stderr("\r\x1b[K");
     }
+}
+
+/// A step that has lasted this long says so: no step of a healthy disk's triage waits that
+/// long on one read.
+const STEP_SHOWN_AFTER: Duration = Duration::from_secs(2);
+
+/// "triage 0:12: sda SMART | sdb seq read middle 6 s": the clock, then each disk still busy
+/// with its step (and how long it has lasted, once `STEP_SHOWN_AFTER`), at most `width`
+/// columns: what does not fit is cut with a `~`.
+fn progress_line(busy: &[(String, String, Duration)], elapsed: Duration, width: usize) -> String {
+    let disks: Vec<String> = busy
+        .iter()
+        .map(|(name, step, lasted)| {
+            if *lasted >= STEP_SHOWN_AFTER {
+                format!("{name} {step} {} s", lasted.as_secs())
+            } else {
+                format!("{name} {step}")
+            }
+        })
+        .collect();
+    let line = neutralize_controls(&format!("triage {}: {}", clock(elapsed), disks.join(" | ")));
+    if line.chars().count() <= width {
+        return line;
+    }
+    let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
+    cut.push('~');
+    cut
 }
 
 #[cfg(test)]
@@ -232,6 +265,42 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/sysfs/qemu-lab"
         ))
+    }
+
+    #[test]
+    fn the_progress_line_says_how_long_a_step_waits_and_fits_80_columns() {
+        let busy = vec![
+            (
+                "sda".to_string(),
+                "SMART".to_string(),
+                Duration::from_millis(300),
+            ),
+            (
+                "sdb".to_string(),
+                "seq read middle".to_string(),
+                Duration::from_secs(6),
+            ),
+        ];
+        assert_eq!(
+            progress_line(&busy, Duration::from_secs(12), WIDTH),
+            "triage 0:12: sda SMART | sdb seq read middle 6 s"
+        );
+        let many: Vec<_> = (0..40)
+            .map(|i| {
+                (
+                    format!("sd{i}"),
+                    "surface 1200/4000".to_string(),
+                    Duration::from_secs(99),
+                )
+            })
+            .collect();
+        let line = progress_line(&many, Duration::from_secs(3 * 3600), WIDTH);
+        assert_eq!(line.chars().count(), WIDTH, "{line}");
+        assert!(
+            line.starts_with("triage 3:00:00: sd0 surface 1200/4000 99 s |"),
+            "{line}"
+        );
+        assert!(line.ends_with('~'), "cut with a mark: {line}");
     }
 
     #[test]

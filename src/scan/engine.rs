@@ -1,7 +1,8 @@
 //! The scan: every block of the range read once, timed, classified; a failed block bisected
 //! to its sectors; a slow block read once more later; the mapfile, the map and the range lists
 //! kept up to date. One read per `step`, so the caller checks its stop flag, saves the mapfile
-//! and prints progress between reads.
+//! and prints progress between reads; or `begin` and `complete` around the read, so that the
+//! scan can be shown as it stands while a read hangs (`scan::live`).
 //!
 //! The device is behind `BlockReader`. A slow block is read again only once the scan has moved
 //! `REREAD_DISTANCE` further (or at the end): read again at once it would come from the
@@ -123,6 +124,24 @@ pub enum End {
 pub enum Step {
     Continue,
     Done,
+}
+
+/// A read `Scan::begin` hands out, for `Scan::complete` to take back with its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextRead {
+    pub span: Span,
+    kind: ReadKind,
+}
+
+/// Which of the scan's reads it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadKind {
+    /// A block of the plan.
+    Block,
+    /// A part of the failed block being bisected.
+    Part,
+    /// A slow block's second read; its first took this many ms.
+    Reread(u64),
 }
 
 /// The failed block being bisected.
@@ -267,39 +286,13 @@ impl Scan {
         self.end = Some(end);
     }
 
-    fn timed(&mut self, reader: &mut dyn BlockReader, span: Span) -> TimedRead {
-        let r = reader.read(span);
-        self.read_time = self.read_time.saturating_add(r.elapsed);
-        r
-    }
-
     /// Does one read (or ends the scan). `Done` once the scan has ended.
     pub fn step(&mut self, reader: &mut dyn BlockReader) -> Step {
-        if self.end.is_some() {
-            return Step::Done;
-        }
-        if self.bisecting.is_some() {
-            self.bisect_step(reader);
-            return Step::Continue;
-        }
-        let next = self.peek_block();
-        let reread_due = match (self.rereads.front(), next) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some((span, _)), Some(block)) => {
-                self.rereads.len() >= MAX_PENDING_REREADS
-                    || block.offset.saturating_sub(span.end()) >= REREAD_DISTANCE
-            }
-        };
-        if reread_due {
-            self.reread(reader);
-            return Step::Continue;
-        }
-        let Some(block) = next else {
-            self.finish(End::Finished);
+        let Some(next) = self.begin() else {
             return Step::Done;
         };
-        self.read_block(reader, block);
+        let r = reader.read(next.span);
+        self.complete(next, r, reader);
         if self.end.is_some() {
             Step::Done
         } else {
@@ -307,8 +300,67 @@ impl Scan {
         }
     }
 
-    fn read_block(&mut self, reader: &mut dyn BlockReader, block: Span) {
-        let r = self.timed(reader, block);
+    /// The read the scan does next, or `None` once it has ended (a scan with nothing left
+    /// to read ends here). `step` split in two, so that a caller can read on while another
+    /// thread shows the scan as it stood when the read began (a read may hang for minutes):
+    /// the read's result goes back through `complete`.
+    pub fn begin(&mut self) -> Option<NextRead> {
+        loop {
+            if self.end.is_some() {
+                return None;
+            }
+            if let Some(mut b) = self.bisecting.take() {
+                let Some(part) = b.bisection.next_read() else {
+                    if !b.bad_found {
+                        self.failed_then_read += 1;
+                    }
+                    self.advance(b.block);
+                    continue;
+                };
+                self.bisecting = Some(b);
+                return Some(NextRead {
+                    span: part,
+                    kind: ReadKind::Part,
+                });
+            }
+            let next = self.peek_block();
+            let reread_due = match (self.rereads.front(), next) {
+                (None, _) => false,
+                (Some(_), None) => true,
+                (Some((span, _)), Some(block)) => {
+                    self.rereads.len() >= MAX_PENDING_REREADS
+                        || block.offset.saturating_sub(span.end()) >= REREAD_DISTANCE
+                }
+            };
+            if reread_due && let Some((span, ms)) = self.rereads.pop_front() {
+                return Some(NextRead {
+                    span,
+                    kind: ReadKind::Reread(ms),
+                });
+            }
+            let Some(block) = next else {
+                self.finish(End::Finished);
+                return None;
+            };
+            return Some(NextRead {
+                span: block,
+                kind: ReadKind::Block,
+            });
+        }
+    }
+
+    /// Takes the result `r` of the read `begin` handed out; `reader` says whether the device
+    /// is gone after a failed read.
+    pub fn complete(&mut self, next: NextRead, r: TimedRead, reader: &mut dyn BlockReader) {
+        self.read_time = self.read_time.saturating_add(r.elapsed);
+        match next.kind {
+            ReadKind::Block => self.read_block(reader, next.span, r),
+            ReadKind::Part => self.bisect_part(reader, r),
+            ReadKind::Reread(ms) => self.reread(reader, next.span, ms, r),
+        }
+    }
+
+    fn read_block(&mut self, reader: &mut dyn BlockReader, block: Span, r: TimedRead) {
         match r.outcome {
             ReadOutcome::Read => {
                 let bucket = Bucket::of_latency(r.elapsed, self.config.timeout);
@@ -366,18 +418,10 @@ impl Scan {
         }
     }
 
-    fn bisect_step(&mut self, reader: &mut dyn BlockReader) {
+    fn bisect_part(&mut self, reader: &mut dyn BlockReader, r: TimedRead) {
         let Some(mut b) = self.bisecting.take() else {
             return;
         };
-        let Some(part) = b.bisection.next_read() else {
-            if !b.bad_found {
-                self.failed_then_read += 1;
-            }
-            self.advance(b.block);
-            return;
-        };
-        let r = self.timed(reader, part);
         let result = match r.outcome {
             ReadOutcome::Read => Ok(()),
             ReadOutcome::Failed(errno) => {
@@ -421,11 +465,7 @@ impl Scan {
         }
     }
 
-    fn reread(&mut self, reader: &mut dyn BlockReader) {
-        let Some((span, ms)) = self.rereads.pop_front() else {
-            return;
-        };
-        let r = self.timed(reader, span);
+    fn reread(&mut self, reader: &mut dyn BlockReader, span: Span, ms: u64, r: TimedRead) {
         let mut times = SlowTimes {
             ms,
             reread_ms: None,

@@ -9,6 +9,7 @@ use super::Span;
 use super::blockmap::BlockMap;
 use super::buckets::BucketCounts;
 use super::engine::{End, Scan, SlowTimes};
+use super::live::InFlight;
 use super::verdict::verdict;
 
 /// The surface scan as the screen shows it: a copy of the engine's state of a size that does
@@ -38,6 +39,9 @@ pub struct ScanUpdate {
     pub zone: Vec<(u64, f64)>,
     /// Since the scan started.
     pub elapsed: Duration,
+    /// The read under way when the update was taken, with how long it had waited then;
+    /// `None` between reads and in the last update.
+    pub in_flight: Option<InFlight>,
     /// Why it ended; `None` while it runs.
     pub end: Option<End>,
     /// The one-line verdict (`scan::verdict`), set at the end.
@@ -66,6 +70,7 @@ impl ScanUpdate {
             timeouts: scan.timeouts.iter().map(|(s, _)| *s).collect(),
             zone,
             elapsed,
+            in_flight: None,
             verdict: scan.end.as_ref().map(|_| verdict(scan)),
             end: scan.end.clone(),
         }

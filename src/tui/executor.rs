@@ -1393,6 +1393,7 @@ mod tests {
             timeouts: vec![],
             zone: vec![],
             elapsed: Duration::from_secs(2),
+            in_flight: None,
             end: Some(crate::scan::engine::End::Finished),
             verdict: Some("16 unreadable sectors at LBA 81920-81935".into()),
         };

@@ -3,11 +3,13 @@
 //! still the device the admin chose (`ChosenDevice`, as a test run does), then steps the
 //! engine (`scan::engine`) and sends what it found once per interval (`Msg::Scan`), never
 //! per read, and once more at the end with why it ended. The stop flag is read between reads.
+//! While a read hangs, a watcher thread sends the scan as it stood with the read in flight,
+//! once per interval (`scan::live`).
 
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -16,6 +18,7 @@ use crate::model::ChosenDevice;
 use crate::scan::Span;
 use crate::scan::blockmap::DEFAULT_CELLS;
 use crate::scan::engine::{BlockReader, Scan, ScanConfig, Step};
+use crate::scan::live::LiveScan;
 use crate::scan::mapfile::Mapfile;
 use crate::sys::scan::ScanDevice;
 
@@ -91,9 +94,16 @@ pub fn spawn(
                 Mapfile::new(reader.size),
             );
             let started = Instant::now();
-            drive(device, scan, &mut reader, &stop, &tx, INTERVAL, &mut || {
-                started.elapsed()
-            });
+            drive_watched(
+                device,
+                scan,
+                &mut reader,
+                &stop,
+                &tx,
+                INTERVAL,
+                &mut || started.elapsed(),
+                Some(INTERVAL),
+            );
         })
 }
 
@@ -121,45 +131,124 @@ fn open(path: &Path, chosen: Option<&ChosenDevice>) -> Result<ScanDevice, String
 /// update's (`ScanUpdate`).
 pub fn drive(
     device: String,
-    mut scan: Scan,
+    scan: Scan,
     reader: &mut dyn BlockReader,
     stop: &AtomicBool,
     tx: &Sender<Msg>,
     every: Duration,
     clock: &mut dyn FnMut() -> Duration,
 ) {
-    let mut zone = Zone::default();
-    let mut last = clock();
-    let mut done_then = 0u64;
-    let mut position_then = scan.position();
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            scan.stop();
-            break;
+    drive_watched(device, scan, reader, stop, tx, every, clock, None);
+}
+
+/// `drive`, and with `watch`, a second thread that looks at the scan every `watch` of the wall
+/// clock and, while a read has been in flight that long, sends the scan as it stood when that
+/// read began with the read in flight (`ScanUpdate::in_flight`): a read that hangs no longer
+/// freezes the screen on the update before it.
+#[allow(clippy::too_many_arguments)]
+pub fn drive_watched(
+    device: String,
+    scan: Scan,
+    reader: &mut dyn BlockReader,
+    stop: &AtomicBool,
+    tx: &Sender<Msg>,
+    every: Duration,
+    clock: &mut dyn FnMut() -> Duration,
+    watch: Option<Duration>,
+) {
+    let live = LiveScan::new(scan);
+    let zone = Mutex::new(Zone::default());
+    // The clock when the read in flight began (nanoseconds), for the watcher's updates.
+    let began = AtomicU64::new(0);
+    let (quit, quit_rx) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        if let Some(period) = watch {
+            let watcher = Watcher {
+                live: &live,
+                zone: &zone,
+                began: &began,
+                tx,
+                device: &device,
+            };
+            // Without the watcher the scan still runs, as it did before there was one.
+            let _ = std::thread::Builder::new()
+                .name("scan-watch".into())
+                .spawn_scoped(s, move || watcher.run(period, &quit_rx));
         }
-        if scan.step(reader) == Step::Done {
-            break;
-        }
-        let now = clock();
-        let since = now.saturating_sub(last);
-        if since >= every && !since.is_zero() {
-            let bytes = scan.done.saturating_sub(done_then);
-            zone.add(
-                position_then / 2 + scan.position() / 2,
-                bytes as f64 / since.as_secs_f64() / 1e6,
-            );
-            (done_then, position_then, last) = (scan.done, scan.position(), now);
-            if tx
-                .send(Msg::Scan(Box::new(update(&device, &scan, &zone, now))))
-                .is_err()
-            {
-                // Nobody listens any more (the session ended): stop reading.
-                scan.stop();
+        let mut last = clock();
+        began.store(nanos(last), Ordering::Relaxed);
+        let mut done_then = 0u64;
+        let mut position_then = live.view(|scan, _| scan.position());
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                live.with(Scan::stop);
                 break;
             }
+            if live.step(reader) == Step::Done {
+                break;
+            }
+            let now = clock();
+            began.store(nanos(now), Ordering::Relaxed);
+            let since = now.saturating_sub(last);
+            if since >= every && !since.is_zero() {
+                let sent = live.view(|scan, _| {
+                    let mut zone = zone.lock().unwrap_or_else(PoisonError::into_inner);
+                    let bytes = scan.done.saturating_sub(done_then);
+                    zone.add(
+                        position_then / 2 + scan.position() / 2,
+                        bytes as f64 / since.as_secs_f64() / 1e6,
+                    );
+                    (done_then, position_then, last) = (scan.done, scan.position(), now);
+                    tx.send(Msg::Scan(Box::new(update(&device, scan, &zone, now))))
+                        .is_ok()
+                });
+                if !sent {
+                    // Nobody listens any more (the session ended): stop reading.
+                    live.with(Scan::stop);
+                    break;
+                }
+            }
+        }
+        drop(quit);
+    });
+    let zone = zone.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let scan = live.into_scan();
+    let _ = tx.send(Msg::Scan(Box::new(update(&device, &scan, &zone, clock()))));
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// What the watcher thread shares with the reading one.
+struct Watcher<'a> {
+    live: &'a LiveScan,
+    zone: &'a Mutex<Zone>,
+    began: &'a AtomicU64,
+    tx: &'a Sender<Msg>,
+    device: &'a str,
+}
+
+impl Watcher<'_> {
+    /// Every `period` until `quit` closes: the scan with its read in flight, when that read
+    /// has waited `period` or more.
+    fn run(&self, period: Duration, quit: &mpsc::Receiver<()>) {
+        while let Err(mpsc::RecvTimeoutError::Timeout) = quit.recv_timeout(period) {
+            self.live.view(|scan, in_flight| {
+                let Some(f) = in_flight.filter(|f| f.waited >= period) else {
+                    return;
+                };
+                let elapsed = Duration::from_nanos(self.began.load(Ordering::Relaxed))
+                    .saturating_add(f.waited);
+                let zone = self.zone.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut u = update(self.device, scan, &zone, elapsed);
+                u.in_flight = Some(f);
+                // Sent under the scan's lock: it arrives before the update that follows the
+                // read, never after it.
+                let _ = self.tx.send(Msg::Scan(Box::new(u)));
+            });
         }
     }
-    let _ = tx.send(Msg::Scan(Box::new(update(&device, &scan, &zone, clock()))));
 }
 
 /// Throughput against position, at most `ZONE_POINTS` points: when full, neighbours merge.

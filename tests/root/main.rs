@@ -24,6 +24,7 @@ mod metadata;
 mod preserve;
 mod safety;
 mod scan;
+mod scan_live;
 mod scan_repair;
 mod scan_tui;
 mod several;

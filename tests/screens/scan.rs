@@ -424,3 +424,143 @@ fn ranges_out_of_sight_are_counted_above_and_below() {
     let s = screen(&app, 80, 25);
     assert!(s.contains("5 more above,"), "{s}");
 }
+
+/// A disk that reads at once, unreadable in `BAD`, whose read at `hang_at` waits until
+/// `release` says go (a dying disk's read that hangs).
+struct HangingDisk {
+    hang_at: u64,
+    reached: mpsc::Sender<()>,
+    release: mpsc::Receiver<()>,
+}
+
+impl BlockReader for HangingDisk {
+    fn read(&mut self, span: Span) -> TimedRead {
+        if span.offset == self.hang_at {
+            let _ = self.reached.send(());
+            let _ = self.release.recv();
+        }
+        let outcome = if span.intersect(&BAD).is_some() {
+            ReadOutcome::Failed(libc::EIO)
+        } else {
+            ReadOutcome::Read
+        };
+        TimedRead {
+            outcome,
+            elapsed: Duration::from_micros(100),
+        }
+    }
+
+    fn gone(&mut self) -> Option<String> {
+        None
+    }
+}
+
+#[test]
+fn while_a_read_hangs_the_worker_sends_it_in_flight_with_what_was_found_before() {
+    let scan = Scan::new(
+        ScanConfig {
+            domain: Span::new(0, SIZE),
+            block: MIB,
+            sector: 512,
+            slow: Duration::from_millis(150),
+            timeout: Duration::from_secs(3),
+            retry: false,
+            map_cells: DEFAULT_CELLS,
+        },
+        Mapfile::new(SIZE),
+    );
+    let (reached, reached_rx) = mpsc::channel();
+    let (release_tx, release) = mpsc::channel();
+    let mut disk = HangingDisk {
+        hang_at: 50 * MIB,
+        reached,
+        release,
+    };
+    let (tx, rx) = mpsc::channel();
+    let stop = AtomicBool::new(false);
+    let started = std::time::Instant::now();
+    let (waiting, later) = std::thread::scope(|s| {
+        s.spawn(|| {
+            disktriage::tui::drive_scan_watched(
+                "loop0".into(),
+                scan,
+                &mut disk,
+                &stop,
+                &tx,
+                // Every read is quicker than this: only the watcher sends while it hangs.
+                Duration::from_secs(3600),
+                &mut || started.elapsed(),
+                Some(Duration::from_millis(20)),
+            );
+        });
+        reached_rx.recv().unwrap();
+        // The next update with a read in flight; a failure, not a hang, when none comes.
+        let in_flight = || loop {
+            match rx.recv_timeout(Duration::from_secs(10)) {
+                Ok(Msg::Scan(u)) if u.in_flight.is_some() => return Some(u),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        };
+        let first = in_flight();
+        let later = in_flight();
+        release_tx.send(()).unwrap();
+        (
+            first.expect("an update while the read hangs"),
+            later.expect("another one"),
+        )
+    });
+    // The scan as it stood when the read began: at 50 MiB, the unreadable sectors at 40 MiB
+    // found, the read in flight there, its wait growing, the clock with it.
+    let f = waiting.in_flight.unwrap();
+    assert_eq!((f.offset, f.length), (50 * MIB, MIB));
+    assert!(f.waited >= Duration::from_millis(20), "{f:?}");
+    assert_eq!(waiting.position, 50 * MIB);
+    assert_eq!(waiting.errors, vec![(BAD, libc::EIO)]);
+    assert_eq!(waiting.bytes_bad, BAD.length);
+    let g = later.in_flight.unwrap();
+    assert!(g.waited > f.waited, "{f:?} then {g:?}");
+    assert!(later.elapsed > waiting.elapsed);
+    assert!(waiting.elapsed >= f.waited);
+    // Once it read, the scan goes on to the end and its last word has no read in flight.
+    drop(tx);
+    let last = rx
+        .iter()
+        .filter_map(|m| match m {
+            Msg::Scan(u) => Some(u),
+            _ => None,
+        })
+        .last()
+        .unwrap();
+    assert_eq!(last.end, Some(End::Finished));
+    assert_eq!(last.in_flight, None);
+}
+
+#[test]
+fn a_read_in_flight_shows_waiting_with_a_clock_that_runs_on_between_updates() {
+    let updates = scan_updates(None, None);
+    let mut app = app_scanning();
+    let mut shown = up_to(&updates, 48 * MIB);
+    // The worker's word 6 s into a read at 50 MiB that hangs.
+    let mut hanging = shown.last().unwrap().clone();
+    hanging.position = 50 * MIB;
+    hanging.elapsed += Duration::from_secs(6);
+    hanging.in_flight = Some(disktriage::scan::InFlight {
+        offset: 50 * MIB,
+        length: MIB,
+        waited: Duration::from_secs(6),
+    });
+    shown.push(hanging);
+    tick(&mut app, 1.0);
+    feed(&mut app, shown);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("waiting 6 s at 50.0 MiB"), "{s}");
+    assert!(s.contains("elapsed 0:06"), "{s}");
+    // No word from the worker for 9 s (it is stuck in the read): the screen's clock runs on.
+    tick(&mut app, 10.0);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("waiting 15 s at 50.0 MiB"), "{s}");
+    assert!(s.contains("elapsed 0:15"), "{s}");
+    assert!(!s.contains("ETA"), "no ETA while it waits:\n{s}");
+    snap("scan_waiting", &app);
+}

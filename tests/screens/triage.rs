@@ -394,3 +394,25 @@ fn a_triage_of_more_disks_than_its_list_shows_says_how_many_more() {
     }
     snap("triage_more_disks", &app);
 }
+
+#[test]
+fn a_step_that_lasts_says_how_long_on_the_screens_own_clock() {
+    let mut app = app_triaging_two();
+    tick(&mut app, 1.0);
+    app.update(progress(0, "loop0", "SMART", 0.05));
+    app.update(progress(1, "loop1", "seq read middle", 0.5));
+    tick(&mut app, 2.5);
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("SMART 1 s"), "a short step says nothing:\n{s}");
+    // loop1 hangs in its read: no news, but the screen's clock runs.
+    app.update(progress(0, "loop0", "surface 1800/4000", 0.45));
+    tick(&mut app, 7.0);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("seq read middle 6 s"), "{s}");
+    assert!(s.contains("surface 1800/4000 4 s"), "{s}");
+    // The same step again is no new step.
+    app.update(progress(1, "loop1", "seq read middle", 0.5));
+    tick(&mut app, 9.0);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("seq read middle 8 s"), "{s}");
+}

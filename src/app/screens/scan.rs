@@ -57,6 +57,9 @@ pub struct ScanScreen {
     pub phase: Phase,
     /// The latest news from the worker.
     pub last: Option<Box<ScanUpdate>>,
+    /// The app's clock when it came: while the scan runs, its clock and the wait of a read
+    /// in flight run on from there with the app's own ticks, not with the worker's news.
+    pub received: std::time::Duration,
     /// The first row of the range list shown.
     pub scroll: u16,
 }
@@ -208,6 +211,7 @@ impl App {
             chosen,
             phase: Phase::Starting,
             last: None,
+            received: self.now,
             scroll: 0,
         };
         self.info(format!(
@@ -247,6 +251,7 @@ impl App {
             path: s.path.clone().unwrap_or_default(),
         });
         s.last = Some(Box::new(update));
+        s.received = self.now;
         if let Some(end) = ended
             && self.screen == Screen::Scan
         {
@@ -308,7 +313,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         (true, false) => 0,
     };
     let ranges_rows = if ended { (area.height / 3).max(6) } else { 0 };
-    let head_lines = header(s, device);
+    let head_lines = header(s, device, app.now.saturating_sub(s.received));
     // Each line of the header takes the rows it wraps to (the verdict may be long).
     let width = usize::from(area.width.max(1));
     let head_rows: usize = head_lines
@@ -342,7 +347,8 @@ fn clock(secs: u64) -> String {
     }
 }
 
-fn header(s: &ScanScreen, device: &str) -> Vec<Line<'static>> {
+/// The header; `since` is the app's time since the last update came.
+fn header(s: &ScanScreen, device: &str, since: std::time::Duration) -> Vec<Line<'static>> {
     let Some(u) = &s.last else {
         let path = s
             .path
@@ -369,7 +375,14 @@ fn header(s: &ScanScreen, device: &str) -> Vec<Line<'static>> {
             Bytes(u.block)
         )),
     ]);
-    let secs = u.elapsed.as_secs_f64();
+    // While it runs the clock runs on between updates (a read may hang for minutes).
+    let running = u.end.is_none();
+    let elapsed = if running {
+        u.elapsed.saturating_add(since)
+    } else {
+        u.elapsed
+    };
+    let secs = elapsed.as_secs_f64();
     let mbps = if secs > 0.0 {
         u.done as f64 / secs / 1e6
     } else {
@@ -382,25 +395,35 @@ fn header(s: &ScanScreen, device: &str) -> Vec<Line<'static>> {
     };
     let second = match &u.end {
         None => {
-            let eta = if mbps > 0.0 {
-                clock(((u.planned - u.done.min(u.planned)) as f64 / (mbps * 1e6)) as u64)
-            } else {
-                "-".into()
-            };
             let state = if s.phase == Phase::Stopping {
                 "stopping"
             } else {
                 "reading"
             };
-            Line::from(vec![
-                TextSpan::styled(format!(" {state} {pct:.0}%"), theme::warn()),
-                TextSpan::raw(format!(
-                    "  at {} of {}  {mbps:.0} MB/s  ETA {eta}  elapsed {}",
-                    Bytes(u.position),
-                    Bytes(u.size),
-                    clock(secs as u64)
-                )),
-            ])
+            let mut spans = vec![TextSpan::styled(
+                format!(" {state} {pct:.0}%"),
+                theme::warn(),
+            )];
+            let waiting = u.in_flight.map(|f| f.later(since)).filter(|f| f.shown());
+            match waiting {
+                // A hanging read: where and how long, instead of a rate and an ETA that mean
+                // nothing meanwhile.
+                Some(f) => spans.push(TextSpan::styled(format!("  {}", f.text()), theme::bad())),
+                None => {
+                    let eta = if mbps > 0.0 {
+                        clock(((u.planned - u.done.min(u.planned)) as f64 / (mbps * 1e6)) as u64)
+                    } else {
+                        "-".into()
+                    };
+                    spans.push(TextSpan::raw(format!(
+                        "  at {} of {}  {mbps:.0} MB/s  ETA {eta}",
+                        Bytes(u.position),
+                        Bytes(u.size),
+                    )));
+                }
+            }
+            spans.push(TextSpan::raw(format!("  elapsed {}", clock(secs as u64))));
+            Line::from(spans)
         }
         Some(end) => {
             let (word, style) = match end {

@@ -53,7 +53,12 @@ pub struct DiskLine {
     /// 0.0 ..= 1.0 of the disk's work.
     pub fraction: f64,
     pub done: bool,
+    /// The app's clock when the step began: one that lasts (a read that hangs) says how long.
+    pub since: Duration,
 }
+
+/// A disk's step that has lasted this long says so.
+const STEP_SHOWN_AFTER: Duration = Duration::from_secs(2);
 
 /// The screen's state.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -250,6 +255,7 @@ impl App {
                 .map(|d| DiskLine {
                     device: d.clone(),
                     step: "waiting".into(),
+                    since: self.now,
                     ..DiskLine::default()
                 })
                 .collect(),
@@ -288,12 +294,13 @@ impl App {
 
     /// The worker's news.
     pub(in crate::app) fn triage_msg(&mut self, msg: TriageMsg) {
+        let now = self.now;
         let s = &mut self.screens.triage;
         if !s.running() {
             return;
         }
         match msg {
-            TriageMsg::Progress(p) => progress(s, &p),
+            TriageMsg::Progress(p) => progress(s, &p, now),
             TriageMsg::Finished(report) => {
                 let worst = report.worst();
                 let any = !report.disks.is_empty();
@@ -317,10 +324,13 @@ impl App {
     }
 }
 
-fn progress(s: &mut TriageScreen, p: &Progress) {
+fn progress(s: &mut TriageScreen, p: &Progress, now: Duration) {
     let Some(line) = s.lines.get_mut(p.disk).filter(|l| l.device == p.device) else {
         return;
     };
+    if line.step != p.step {
+        line.since = now;
+    }
     line.step.clone_from(&p.step);
     line.fraction = p.fraction.clamp(0.0, 1.0);
     if p.done.is_some() {
@@ -433,8 +443,14 @@ fn draw_running(app: &App, s: &TriageScreen, frame: &mut Frame, area: Rect) {
         } else {
             ("", theme::accent())
         };
+        // A step that lasts says how long, on the screen's own clock: no news comes from a
+        // disk while its read hangs.
+        let lasted = app.now.saturating_sub(l.since);
         let step = if l.done {
             word.to_string()
+        } else if lasted >= STEP_SHOWN_AFTER {
+            let secs = format!(" {} s", lasted.as_secs());
+            format!("{}{secs}", fit(&l.step, step_w.saturating_sub(secs.len())))
         } else {
             fit(&l.step, step_w)
         };

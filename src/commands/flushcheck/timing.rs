@@ -15,7 +15,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::bail;
@@ -28,6 +28,7 @@ use crate::flow::flushcheck::{
     CacheOff, CacheSwitch, Progress, TimingConfig, TimingEnd, run_timing,
 };
 use crate::flow::progress::ProgressLine;
+use crate::flow::scan_progress::{WIDTH, clock};
 use crate::flush::timing::{Judgement, Rotation, TimingFacts, Verdict, dirty_words, judge};
 use crate::history::{FLUSH_TIMING_TEST, FlushRecord, HistoryEntry};
 use crate::model::text::neutralize_controls;
@@ -44,6 +45,34 @@ pub const MIN_RPM: u32 = 1025;
 
 /// How often the progress line is redrawn.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// A wait with no progress this long says so: a commit of a healthy disk takes milliseconds.
+const WAIT_SHOWN_AFTER: Duration = Duration::from_secs(2);
+
+/// "flushcheck /dev/sdb: O_DSYNC commits 120/200  0:12" and, once nothing has completed for
+/// `WAIT_SHOWN_AFTER`, "  waiting 6 s": at most `width` columns, the phase's label cut with a
+/// `~` first.
+fn progress_line(
+    shown: &str,
+    p: &Progress,
+    elapsed: Duration,
+    since: Duration,
+    width: usize,
+) -> String {
+    let mut tail = format!(" {}/{}  {}", p.done, p.total, clock(elapsed));
+    if since >= WAIT_SHOWN_AFTER {
+        tail.push_str(&format!("  waiting {} s", since.as_secs()));
+    }
+    let head = format!("flushcheck {shown}: {}", p.phase.label());
+    let room = width.saturating_sub(tail.chars().count());
+    if head.chars().count() <= room {
+        return format!("{head}{tail}");
+    }
+    let mut cut: String = head.chars().take(room.saturating_sub(1)).collect();
+    cut.push('~');
+    let line = format!("{cut}{tail}");
+    line.chars().take(width).collect()
+}
 
 /// What a timing check is asked: the CLI's arguments, or the TUI's.
 pub struct TimingRequest<'a> {
@@ -120,32 +149,53 @@ pub fn timing(
     check_rpm(args.rpm)?;
     let signals = StopSignals::catch(Catch::Command)?;
     let line = ProgressLine::on_terminal();
-    let mut last = Instant::now() - PROGRESS_EVERY;
     let shown = neutralize_controls(&args.device.display().to_string());
+    // The latest progress and when it came; a thread of its own redraws the line from it, so
+    // the clock runs and a write or flush that hangs says so.
+    let latest: Mutex<Option<(Progress, Instant)>> = Mutex::new(None);
+    let started = Instant::now();
     let mut progress = |p: Progress| {
-        if line.shown() && (last.elapsed() >= PROGRESS_EVERY || p.done == p.total) {
-            last = Instant::now();
-            line.show(&format!(
-                "flushcheck {shown}: {} {}/{}",
-                p.phase.label(),
-                p.done,
-                p.total
-            ));
-        }
+        *latest.lock().unwrap_or_else(PoisonError::into_inner) = Some((p, Instant::now()));
     };
-    let run = check(
-        &TimingRequest {
-            path: &args.device,
-            confirmation: args.destroy_data.as_deref(),
-            rpm: args.rpm,
-            journal_dir,
-            history_dir: Some(history_dir),
-            expect: None,
-        },
-        true,
-        &mut progress,
-        signals.flag(),
-    );
+    let (quit, quit_rx) = std::sync::mpsc::channel::<()>();
+    let run = std::thread::scope(|s| {
+        if line.shown() {
+            let (latest, shown) = (&latest, &shown);
+            let _ = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn_scoped(s, move || {
+                    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                        quit_rx.recv_timeout(PROGRESS_EVERY)
+                    {
+                        let now = *latest.lock().unwrap_or_else(PoisonError::into_inner);
+                        if let Some((p, at)) = now {
+                            line.show(&progress_line(
+                                shown,
+                                &p,
+                                started.elapsed(),
+                                at.elapsed(),
+                                WIDTH,
+                            ));
+                        }
+                    }
+                });
+        }
+        let run = check(
+            &TimingRequest {
+                path: &args.device,
+                confirmation: args.destroy_data.as_deref(),
+                rpm: args.rpm,
+                journal_dir,
+                history_dir: Some(history_dir),
+                expect: None,
+            },
+            true,
+            &mut progress,
+            signals.flag(),
+        );
+        drop(quit);
+        run
+    });
     line.clear();
     let mut run = run?;
     if run.ended.as_deref() == Some("stopped")
@@ -431,6 +481,43 @@ fn record(
 mod tests {
     use super::*;
     use crate::changes::RestoreScope;
+
+    #[test]
+    fn the_progress_line_says_a_hanging_flush_waits_and_fits_80_columns() {
+        let p = Progress {
+            phase: crate::flow::flushcheck::Phase::Commits,
+            done: 120,
+            total: 200,
+        };
+        let at = |since| progress_line("/dev/sdb", &p, Duration::from_secs(12), since, WIDTH);
+        assert_eq!(
+            at(Duration::from_millis(300)),
+            "flushcheck /dev/sdb: O_DSYNC commits 120/200  0:12"
+        );
+        assert_eq!(
+            at(Duration::from_secs(6)),
+            "flushcheck /dev/sdb: O_DSYNC commits 120/200  0:12  waiting 6 s"
+        );
+        let long = "/dev/disk/by-id/ata-ST16000NM001G-2KK103_ZL2ABCDE-part1";
+        let p = Progress {
+            phase: crate::flow::flushcheck::Phase::CacheOffCommits,
+            done: 123_456,
+            total: 1_000_000,
+        };
+        let line = progress_line(
+            long,
+            &p,
+            Duration::from_secs(36_000),
+            Duration::from_secs(999),
+            WIDTH,
+        );
+        assert!(line.chars().count() <= WIDTH, "{line}");
+        assert!(
+            line.ends_with("123456/1000000  10:00:00  waiting 999 s"),
+            "{line}"
+        );
+        assert!(line.contains('~'), "cut with a mark: {line}");
+    }
     use crate::model::Transport;
     use crate::sys::{FakeDevice, FakeDrives};
 
