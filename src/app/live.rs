@@ -124,6 +124,9 @@ pub struct LiveRun {
     pub probes: Vec<bool>,
     pub started_at: Duration,
     pub phase_started_at: Duration,
+    /// When an I/O last completed (or the phase began measuring): a disk that hangs in a
+    /// read sends no rate, and the screen says how long it has waited.
+    pub last_io_at: Duration,
     /// This phase's points, oldest first, at most `LIVE_HISTORY`.
     pub points: VecDeque<IntervalPoint>,
     pub stats: LiveStats,
@@ -176,6 +179,7 @@ impl LiveRun {
             probes: Vec::new(),
             started_at: now,
             phase_started_at: now,
+            last_io_at: now,
             points: VecDeque::new(),
             stats: LiveStats::default(),
             stopping: false,
@@ -223,6 +227,7 @@ impl LiveRun {
                 self.probing = probing;
                 self.engine = None;
                 self.phase_started_at = now;
+                self.last_io_at = now;
                 self.points.clear();
                 self.stats = LiveStats::default();
             }
@@ -230,6 +235,7 @@ impl LiveRun {
             RunEvent::Measuring { engine, .. } => {
                 self.probing = false;
                 self.measuring = true;
+                self.last_io_at = now;
                 self.engine = Some(*engine);
             }
             RunEvent::Point { point, .. } => {
@@ -240,6 +246,9 @@ impl LiveRun {
                     .plan
                     .as_ref()
                     .map_or(0.25, |p| p.interval.as_secs_f64());
+                if point.ops() > 0 {
+                    self.last_io_at = now;
+                }
                 self.stats.add(&point, nominal / 2.0);
                 if point.seconds() < nominal / 2.0 {
                     return;

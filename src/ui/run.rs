@@ -338,12 +338,13 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             (
                 (done / total).clamp(0.0, 1.0),
                 format!(
-                    "{:.1} / {:.1} s  ETA {} s",
+                    "{:.1} / {:.1} s  ETA {} s{}",
                     done,
                     total,
                     eta_seconds(
                         (total - done).max(0.0) + remaining_phases(run) + remaining_runs(app, run)
-                    )
+                    ),
+                    waiting(app, run)
                 ),
             )
         }
@@ -367,9 +368,9 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         _ => match ops_share(run) {
             Some((ops, want)) => (
                 (ops as f64 / want as f64).clamp(0.0, 1.0),
-                format!("{ops} / {want} I/Os  {:.1} s", elapsed),
+                format!("{ops} / {want} I/Os  {:.1} s{}", elapsed, waiting(app, run)),
             ),
-            None => (0.0, format!("{:.1} s", elapsed)),
+            None => (0.0, format!("{:.1} s{}", elapsed, waiting(app, run))),
         },
     };
     // The label goes beside the bar, not over it: drawn on the bar it hid the cells it
@@ -386,6 +387,17 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     let label = format!(" {label}");
     super::fit::text(&label, text.width.into());
     frame.render_widget(Paragraph::new(label), text);
+}
+
+/// "  waiting 7 s" while a measuring run has seen no I/O complete for 2 s or more (a disk
+/// hanging in a read: no rate comes, the clock runs on); empty otherwise.
+fn waiting(app: &App, run: &LiveRun) -> String {
+    let waited = app.now.saturating_sub(run.last_io_at);
+    if run.measuring && !run.finished && waited >= std::time::Duration::from_secs(2) {
+        format!("  waiting {} s", waited.as_secs())
+    } else {
+        String::new()
+    }
 }
 
 /// Whole seconds an ETA shows: rounded up, so 1.5 s to go reads 2 s, never 1 (after

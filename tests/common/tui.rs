@@ -188,10 +188,11 @@ pub fn point(i: u64, mbps: f64) -> IntervalPoint {
     }
 }
 
-/// Feeds a started run `n` points of about `mbps`.
+/// Feeds a started run `n` points of about `mbps`, one each 0.25 s as the runner sends them.
 pub fn feed(app: &mut App, test: TestName, device: &str, sched: &str, n: u64, mbps: f64) {
     start_measuring(app, &plan(test), device, sched);
     for i in 0..n {
+        tick(app, 1.0 + (i + 1) as f64 * 0.25);
         app.update(Msg::Run(Box::new(RunEvent::Point {
             index: 0,
             point: point(i, mbps),

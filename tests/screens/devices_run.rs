@@ -8,6 +8,7 @@ use crate::common;
 
 use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
+use disktriage::bench::RunEvent;
 use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{Inventory, Transport};
@@ -179,6 +180,37 @@ fn running_test() {
     assert!(s.contains("scheduler none"), "{s}");
     assert!(s.contains("RUNNING"), "{s}");
     snap("running", &app);
+}
+
+/// A run whose I/O hangs (a dying disk's read) goes on counting on the screen's clock and
+/// says how long nothing has completed; the first I/O to complete clears it.
+#[test]
+fn a_run_whose_io_hangs_says_how_long_it_has_waited() {
+    let mut app = app_with("host-loop-zram", true);
+    pick_rand_read(&mut app);
+    key(&mut app, KeyCode::Char('r'));
+    start_measuring(&mut app, &plan(TestName::RandRead), "loop0", "none");
+    // A point every 0.25 s for 2 s.
+    for i in 0..8 {
+        tick(&mut app, 1.0 + (i + 1) as f64 * 0.25);
+        app.update(Msg::Run(Box::new(RunEvent::Point {
+            index: 0,
+            point: point(i, 500.0),
+        })));
+    }
+    let before = screen(&app, 80, 25);
+    assert!(!before.contains("waiting"), "{before}");
+    // Then none for 7 s.
+    tick(&mut app, 3.0 + 7.0);
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("waiting 7 s"), "{s}");
+    assert!(s.contains("/ 11.0 s"), "the clock runs on:\n{s}");
+    app.update(Msg::Run(Box::new(RunEvent::Point {
+        index: 0,
+        point: point(9, 500.0),
+    })));
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("waiting"), "{s}");
 }
 
 #[test]

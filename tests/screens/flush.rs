@@ -108,11 +108,12 @@ fn the_name_with_a_trailing_space_starts_nothing() {
 #[test]
 fn running_shows_the_step_a_bar_and_stop() {
     let mut app = app_checking_loop0();
+    // (The status line's news gives way to the keys after a few seconds.)
+    tick(&mut app, 11.5);
     app.update(progress(
         "commits with the write cache as found 120/200",
         0.3,
     ));
-    // (The status line's news gives way to the keys after a few seconds.)
     tick(&mut app, 12.0);
     let s = screen(&app, 80, 25);
     assert!(
@@ -125,6 +126,28 @@ fn running_shows_the_step_a_bar_and_stop() {
     );
     assert!(s.contains("x stop"), "{s}");
     snap("flush_running", &app);
+}
+
+/// A check whose write or flush hangs says how long nothing has moved, on the screen's own
+/// clock; the next step clears it.
+#[test]
+fn a_check_that_hangs_says_how_long_it_has_waited() {
+    let mut app = app_checking_loop0();
+    tick(&mut app, 1.0);
+    app.update(progress("one flush after 64 MiB of dirty data", 0.6));
+    tick(&mut app, 2.5);
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("waiting"), "{s}");
+    tick(&mut app, 9.0);
+    let s = screen(&app, 80, 25);
+    assert!(
+        s.contains("60% one flush after 64 MiB of dirty data  waiting 8 s"),
+        "{s}"
+    );
+    assert!(s.contains("0:09 elapsed"), "{s}");
+    app.update(progress("commits with the write cache off 1/200", 0.7));
+    let s = screen(&app, 80, 25);
+    assert!(!s.contains("waiting"), "{s}");
 }
 
 #[test]

@@ -645,6 +645,10 @@ fn feed_phases(app: &mut App, report: &disktriage::bench::RunReport, upto: usize
             engine: Box::new(qd1_choice()),
         })));
         for i in 0..6 {
+            // The phase under way sends its points every 0.25 s up to the screen's 30 s.
+            if index == upto {
+                tick(app, 30.0 - (6 - i) as f64 * 0.25);
+            }
             app.update(Msg::Run(Box::new(RunEvent::Point {
                 index,
                 point: point(i, p.bytes_per_sec() / 1e6),

@@ -84,6 +84,7 @@ fn preserve_is_a_write_data_choice_and_every_screen_says_rewrite() {
     // Each interval's bytes took half of it to write (the reads took the rest): its rates
     // are over that half, twice the bytes over the interval.
     for i in 0..24 {
+        tick(&mut app, 1.0 + (i + 1) as f64 * 0.25);
         let mut p = point(i, 90.0);
         p.busy_s = Some(p.seconds() / 2.0);
         app.update(Msg::Run(Box::new(RunEvent::Point { index: 0, point: p })));
@@ -329,6 +330,7 @@ fn a_metadata_run_shows_files_per_second_live_and_in_results() {
         engine: Box::new(report.outcome.phases[3].engine_choice.clone()),
     })));
     for i in 0..8u64 {
+        tick(&mut app, 1.0 + (i + 1) as f64 * 0.25);
         app.update(Msg::Run(Box::new(RunEvent::Point {
             index: 3,
             point: IntervalPoint {

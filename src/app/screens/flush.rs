@@ -50,6 +50,9 @@ pub struct FlushScreen {
     pub fraction: f64,
     /// The app's clock when it started.
     pub started: Duration,
+    /// The app's clock when the step or the share last moved: a write or a flush the device
+    /// does not answer moves neither, and the screen says how long it has waited.
+    pub moved: Duration,
     pub done: Option<Box<FlushDone>>,
     /// The first report line shown.
     pub scroll: u16,
@@ -197,6 +200,7 @@ impl App {
             chosen,
             step: "checking the device".into(),
             started: self.now,
+            moved: self.now,
             ..FlushScreen::default()
         };
         self.screen = Screen::Flush;
@@ -227,8 +231,12 @@ impl App {
         }
         match msg {
             FlushMsg::Progress { step, fraction } => {
+                let fraction = fraction.clamp(0.0, 1.0);
+                if step != s.step || fraction != s.fraction {
+                    s.moved = self.now;
+                }
                 s.step = step;
-                s.fraction = fraction.clamp(0.0, 1.0);
+                s.fraction = fraction;
             }
             FlushMsg::Finished(done) => {
                 let word = verdict_word(&done.verdict);
@@ -273,6 +281,16 @@ fn verdict_style(verdict: &str) -> ratatui::style::Style {
 fn clock(d: Duration) -> String {
     let secs = d.as_secs();
     format!("{}:{:02}", secs / 60, secs % 60)
+}
+
+/// "  waiting 8 s" once nothing has moved for 2 s (a write or flush the device does not
+/// answer); empty before.
+fn waiting(still: Duration) -> String {
+    if still >= Duration::from_secs(2) {
+        format!("  waiting {} s", still.as_secs())
+    } else {
+        String::new()
+    }
 }
 
 fn draw(app: &App, frame: &mut Frame, area: Rect) {
@@ -337,9 +355,10 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
                     TextSpan::styled("█".repeat(filled), theme::accent()),
                     TextSpan::styled("░".repeat(bar_w - filled), theme::dim()),
                     TextSpan::raw(format!(
-                        " {:>3}% {}",
+                        " {:>3}% {}{}",
                         (s.fraction * 100.0).round() as u32,
-                        s.step
+                        s.step,
+                        waiting(app.now.saturating_sub(s.moved))
                     )),
                 ]),
             ]
