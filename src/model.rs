@@ -34,7 +34,7 @@ pub use drivelog::{
 pub use exit::{TABLE as EXIT_STATUSES, UsageError};
 pub use identity::DiskIdentity;
 pub use smart::{
-    AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth, SmartHealth,
-    SmartReading, SmartctlReport, Verdict,
+    AtaAttribute, AtaDrive, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth,
+    SmartHealth, SmartReading, SmartctlReport, Verdict,
 };
 pub use units::{Bytes, BytesPerSec, TimeSpan};

@@ -109,6 +109,21 @@ pub struct AtaSmart {
     pub attributes: Vec<AtaAttribute>,
     /// Why the attribute table is missing or incomplete (checksum mismatch, unreadable page).
     pub attribute_problem: Option<String>,
+    /// What the attributes' meaning and raw layout depend on (`crate::smart::meaning`).
+    pub drive: AtaDrive,
+}
+
+/// The drive an attribute table came from, as far as its meaning depends on it: SSDs reuse
+/// hard-disk ids under other meanings, vendors pack raw values their own way, and a sector
+/// count above the drive's sectors cannot be true.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AtaDrive {
+    /// The model string (IDENTIFY words 27-46, or smartctl's "Device Model").
+    pub model: Option<String>,
+    /// `Some(true)`: the drive says it does not rotate (IDENTIFY word 217 = 1).
+    pub solid_state: Option<bool>,
+    /// The drive's addressable logical sectors.
+    pub sectors: Option<u64>,
 }
 
 /// Whether an attribute's normalized value is above its threshold (smartmontools'
@@ -155,6 +170,10 @@ pub struct AtaAttribute {
     pub raw: u64,
     /// The raw value in words for attributes whose layout is known ("31 C", "1 h").
     pub decoded: Option<String>,
+    /// The raw value as smartctl printed it ("0 (2000 0)", "39384h+40m+45.152s") when the
+    /// table came from a smartctl report: smartctl read it in the layout its drive database
+    /// gives that drive. `None` for tables read natively.
+    pub raw_text: Option<String>,
     pub state: AttributeState,
 }
 

@@ -238,6 +238,20 @@ pub struct AtaIdentity {
     /// The nominal media rotation rate (word 217): `Some(0)` a drive that does not rotate
     /// (0x0001), `Some(rpm)` for 0x0401-0xFFFE, `None` when not reported or reserved.
     pub rotation_rpm: Option<u32>,
+    /// Addressable logical sectors: words 100-103 when the 48-bit feature set is supported
+    /// (word 83 bit 10), else words 60-61; `None` when the count is 0.
+    pub sectors: Option<u64>,
+}
+
+impl AtaIdentity {
+    /// What the attribute table's meaning depends on (`crate::smart::meaning`).
+    pub fn drive(&self) -> crate::model::AtaDrive {
+        crate::model::AtaDrive {
+            model: (!self.model.is_empty()).then(|| self.model.clone()),
+            solid_state: self.rotation_rpm.map(|rpm| rpm == 0),
+            sectors: self.sectors,
+        }
+    }
 }
 
 /// The rotation rate of IDENTIFY word 217 (ACS-3 7.12.7.80): 0x0001 non-rotating media,
@@ -310,6 +324,18 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
         gpl_supported: valid_feature_word(w[84]) && w[84] & 0x0020 != 0,
         sata_generation: sata_generation_of(w[76]),
         rotation_rpm: rotation_rpm_of(w[217]),
+        sectors: {
+            let lba48 = valid_feature_word(w83) && w83 & 0x0400 != 0;
+            let count = if lba48 {
+                w[100..104]
+                    .iter()
+                    .rev()
+                    .fold(0u64, |acc, &x| (acc << 16) | u64::from(x))
+            } else {
+                u64::from(w[60]) | (u64::from(w[61]) << 16)
+            };
+            (count > 0).then_some(count)
+        },
     })
 }
 
@@ -562,6 +588,7 @@ pub fn attribute_table(data: &SmartData, thresholds: Option<&[(u8, u8)]>) -> Vec
                 worst: a.worst,
                 threshold,
                 raw: raw48(&a.raw),
+                raw_text: None,
                 decoded: if name.is_some() {
                     decode_raw(a.id, &a.raw)
                 } else {
@@ -667,6 +694,7 @@ mod tests {
                 worst: 100,
                 threshold: None,
                 raw,
+                raw_text: None,
                 decoded: None,
                 state: AttributeState::NoThreshold,
             })

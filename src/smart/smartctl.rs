@@ -31,6 +31,14 @@ struct Doc {
     ata_smart_attributes: Option<AtaTable>,
     nvme_smart_health_information_log: Option<NvmeLog>,
     scsi_grown_defect_list: Option<u64>,
+    model_name: Option<String>,
+    rotation_rate: Option<u32>,
+    user_capacity: Option<Capacity>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Capacity {
+    blocks: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -102,6 +110,7 @@ struct Flags {
 #[derive(Debug, Deserialize)]
 struct Raw {
     value: Option<u64>,
+    string: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,10 +168,19 @@ pub fn parse_smartctl_json(
         .map(|s| crate::model::text::neutralize_controls(&s))
         .collect();
     let passed = doc.smart_status.as_ref().and_then(|s| s.passed);
+    let drive = crate::model::AtaDrive {
+        model: doc
+            .model_name
+            .as_deref()
+            .map(crate::model::text::neutralize_controls),
+        // smartctl's rotation_rate: 0 for "Solid State Device", absent when not reported.
+        solid_state: doc.rotation_rate.map(|rpm| rpm == 0),
+        sectors: doc.user_capacity.and_then(|c| c.blocks).filter(|b| *b > 0),
+    };
     let ata = doc
         .ata_smart_attributes
         .and_then(|t| t.table)
-        .map(|rows| ata_from_rows(rows, passed));
+        .map(|rows| ata_from_rows(rows, passed, drive));
     Ok(SmartctlReport {
         version,
         exit_status,
@@ -190,12 +208,21 @@ pub fn parse_smartctl_json(
     })
 }
 
-fn ata_from_rows(rows: Vec<AtaRow>, passed: Option<bool>) -> AtaSmart {
+fn ata_from_rows(
+    rows: Vec<AtaRow>,
+    passed: Option<bool>,
+    drive: crate::model::AtaDrive,
+) -> AtaSmart {
     let attributes = rows
         .into_iter()
         .filter_map(|r| {
             let id = r.id.filter(|id| *id != 0)?;
             let known = attribute_name(id).is_some();
+            let raw_text = r
+                .raw
+                .as_ref()
+                .and_then(|raw| raw.string.as_deref())
+                .map(crate::model::text::neutralize_controls);
             let raw = r.raw.and_then(|raw| raw.value).unwrap_or(0) & 0xffff_ffff_ffff;
             let raw_bytes: [u8; 6] = {
                 let b = raw.to_le_bytes();
@@ -222,6 +249,7 @@ fn ata_from_rows(rows: Vec<AtaRow>, passed: Option<bool>) -> AtaSmart {
                 worst: r.worst.unwrap_or(0),
                 threshold,
                 raw,
+                raw_text,
                 decoded: if known {
                     decode_raw(id, &raw_bytes)
                 } else {
@@ -241,6 +269,7 @@ fn ata_from_rows(rows: Vec<AtaRow>, passed: Option<bool>) -> AtaSmart {
         },
         status_note: None,
         attributes,
+        drive,
         attribute_problem: None,
     }
 }

@@ -375,6 +375,7 @@ mod tests {
             worst,
             threshold: Some(thresh),
             raw,
+            raw_text: None,
             decoded: None,
             state,
         }
@@ -387,6 +388,7 @@ mod tests {
             status,
             status_note: None,
             attributes,
+            drive: Default::default(),
             attribute_problem: None,
         })
     }
@@ -508,6 +510,7 @@ mod tests {
             status: AtaSmartStatus::Unknown,
             status_note: None,
             attributes: vec![],
+            drive: Default::default(),
             attribute_problem: None,
         };
         let h = assess("sda", Transport::Sata, SmartReading::Ata(a.clone()));

@@ -187,6 +187,7 @@ mod tests {
             worst: 100,
             threshold: Some(0),
             raw,
+            raw_text: None,
             decoded: None,
             state: AttributeState::NoThreshold,
         }
@@ -204,6 +205,7 @@ mod tests {
                 status: AtaSmartStatus::Good,
                 status_note: None,
                 attributes: vec![attribute(197, pending), attribute(5, 0)],
+                drive: Default::default(),
                 attribute_problem: None,
             }),
         ));

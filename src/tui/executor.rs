@@ -1518,6 +1518,7 @@ mod tests {
             status: AtaSmartStatus::Good,
             status_note: None,
             attributes: Vec::new(),
+            drive: Default::default(),
             attribute_problem: None,
         }));
         let idle = SelfTestStatus {

@@ -51,6 +51,7 @@ fn lab_sata_smart() -> AtaSmart {
         status: AtaSmartStatus::Good,
         status_note: None,
         attributes: attribute_table(&data, Some(&thresholds)),
+        drive: Default::default(),
         attribute_problem: None,
     }
 }

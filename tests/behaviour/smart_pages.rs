@@ -50,6 +50,7 @@ fn sata_reading() -> AtaSmart {
         status,
         status_note,
         attributes: attribute_table(&data, Some(&thresholds)),
+        drive: Default::default(),
         attribute_problem: None,
     }
 }

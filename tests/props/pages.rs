@@ -135,6 +135,7 @@ pub fn ata_smart(cases: u32) -> Result<Outcome, String> {
                 status,
                 status_note,
                 attributes: table,
+                drive: Default::default(),
                 attribute_problem: thresholds.err().map(|e| e.to_string()),
             };
             let health = smart::assess("sda", Transport::Sata, SmartReading::Ata(reading));

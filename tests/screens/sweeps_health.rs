@@ -597,6 +597,7 @@ fn sata_status() -> Msg {
         status,
         status_note,
         attributes: smart::attribute_table(&data, Some(&thresholds)),
+        drive: Default::default(),
         attribute_problem: None,
     });
     let cache = DriveCache {

@@ -20,6 +20,7 @@ fn attribute(id: u8, raw: u64) -> AtaAttribute {
         worst: 100,
         threshold: Some(0),
         raw,
+        raw_text: None,
         decoded: None,
         state: AttributeState::NoThreshold,
     }
@@ -56,6 +57,7 @@ fn sata(device: &str, pending: u64) -> DiskFacts {
             status: AtaSmartStatus::Good,
             status_note: None,
             attributes: vec![attribute(5, 0), attribute(197, pending), attribute(9, 4660)],
+            drive: Default::default(),
             attribute_problem: None,
         }),
     ));

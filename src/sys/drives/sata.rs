@@ -434,6 +434,7 @@ pub(super) fn smart(file: &File, path: &Path) -> Result<Result<AtaSmart, Sense>,
         status: AtaSmartStatus::Unknown,
         status_note: None,
         attributes: Vec::new(),
+        drive: id.drive(),
         attribute_problem: None,
     };
     if !(id.smart_supported && id.smart_enabled) {
@@ -564,6 +565,7 @@ mod tests {
             status: AtaSmartStatus::Good,
             status_note: None,
             attributes: attribute_table(&data, None),
+            drive: Default::default(),
             attribute_problem: None,
         });
         let health = assess("sda", Transport::Sata, reading);

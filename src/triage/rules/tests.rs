@@ -30,6 +30,7 @@ fn attr(id: u8, prefailure: bool, value: u8, worst: u8, thresh: u8, raw: u64) ->
         worst,
         threshold: Some(thresh),
         raw,
+        raw_text: None,
         decoded: None,
         state,
     }
@@ -45,6 +46,7 @@ fn ata_health(status: AtaSmartStatus, attributes: Vec<AtaAttribute>) -> SmartHea
             status,
             status_note: None,
             attributes,
+            drive: Default::default(),
             attribute_problem: None,
         }),
     )
