@@ -9,6 +9,7 @@
 
 pub mod ata;
 pub mod ata_log;
+pub mod meaning;
 pub mod nvme;
 pub mod nvme_log;
 pub mod scsi;

@@ -14,6 +14,7 @@
 //! The JSON schema, the Prometheus series and the exit status are `report::triage`'s.
 
 pub mod changes;
+pub mod counters;
 pub mod facts;
 pub mod gather;
 pub mod link;

@@ -9,6 +9,7 @@
 use crate::history::{FLUSH_VERIFY_TEST, History, HistoryEntry, Loaded, utc_minute};
 use crate::model::DiskIdentity;
 use crate::report::triage::{DiskReport, TriageReport};
+use crate::triage::facts::PreviousTriage;
 use crate::triage::{DiskFacts, FlushFact, changes, judge_all};
 
 /// When and where a triage ran, for its report.
@@ -33,6 +34,13 @@ pub fn assemble(
     if let Some(loaded) = earlier {
         for (disk, id) in facts.iter_mut().zip(identities) {
             disk.flush = flush_fact(loaded, id);
+            disk.previous = loaded
+                .last_triage(id, run.started_unix.saturating_add(1))
+                .map(|(since, before)| PreviousTriage {
+                    since_unix: since,
+                    now_unix: run.started_unix,
+                    values: before.values.clone(),
+                });
         }
     }
     let judgements = judge_all(&facts);

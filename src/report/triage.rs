@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use super::table::{Column, render, wrap};
 use crate::history::utc_rfc3339;
 use crate::model::text::neutralize_controls;
-use crate::triage::rules::{ata_raw, nvme, smart};
+use crate::smart::meaning::Meaning;
+use crate::triage::rules::{nvme, smart};
 use crate::triage::{Change, DiskFacts, Judgement, TriageVerdict};
 
 /// One disk of a triage: what was gathered, the verdict, and what changed since the last one.
@@ -124,7 +125,9 @@ pub fn render_table(report: &TriageReport, width: usize) -> String {
         .collect();
     out.push_str(&render(&columns, &rows, width));
     for d in &disks {
-        let shown = d.judgement.verdict != TriageVerdict::Healthy || !d.changes.is_empty();
+        let shown = d.judgement.verdict != TriageVerdict::Healthy
+            || !d.changes.is_empty()
+            || !d.judgement.notes.is_empty();
         if !shown {
             continue;
         }
@@ -152,7 +155,7 @@ fn model_words(facts: &DiskFacts) -> String {
 }
 
 /// A disk's block under the table: who it is, each finding with its next step, what
-/// could not be read (when it is not healthy), what changed.
+/// could not be read (when it is not healthy), the notes, what changed.
 fn disk_details(d: &DiskReport, width: usize) -> String {
     let id = &d.facts.identity;
     let head = format!(
@@ -193,6 +196,9 @@ fn disk_details(d: &DiskReport, width: usize) -> String {
         for p in &d.facts.problems {
             out.push_str(&wrap("  not read: ", &neutralize_controls(p), width));
         }
+    }
+    for n in &d.judgement.notes {
+        out.push_str(&wrap("  note: ", &neutralize_controls(n), width));
     }
     for c in &d.changes {
         out.push_str(&wrap(
@@ -236,6 +242,7 @@ fn disk_json(d: &DiskReport) -> Value {
             "rotation_rpm": id.rotation_rpm,
         },
         "findings": d.judgement.findings,
+        "notes": d.judgement.notes,
         "problems": f.problems,
         "smart": smart_json(f),
         "logs": logs_json(f),
@@ -253,11 +260,12 @@ fn smart_json(f: &DiskFacts) -> Value {
     let n = nvme(f);
     json!({
         "verdict": h.verdict,
-        "reallocated_sectors": ata_raw(f, 5),
-        "pending_sectors": ata_raw(f, 197),
-        "offline_uncorrectable": ata_raw(f, 198),
-        "crc_errors": ata_raw(f, 199),
-        "reported_uncorrect": ata_raw(f, 187),
+        "reallocated_sectors": f.ata_count(Meaning::ReallocatedSectors),
+        "retired_blocks": f.ata_count(Meaning::RetiredBlocks),
+        "pending_sectors": f.ata_count(Meaning::PendingSectors),
+        "offline_uncorrectable": f.ata_count(Meaning::OfflineUncorrectable),
+        "crc_errors": f.ata_count(Meaning::CrcErrors),
+        "reported_uncorrect": f.ata_count(Meaning::ReportedUncorrect),
         "critical_warning": n.map(|n| n.critical_warning),
         "media_errors": n.map(|n| u64::try_from(n.media_errors).unwrap_or(u64::MAX)),
         "available_spare": n.map(|n| n.available_spare_pct),
@@ -442,8 +450,14 @@ pub fn prom_text(report: &TriageReport) -> String {
         );
         verdict.add(&labels, Some(verdict_number(d.judgement.verdict)));
         findings.add(&labels, Some(d.judgement.findings.len() as f64));
-        pending.add(&labels, ata_raw(f, 197).map(|v| v as f64));
-        reallocated.add(&labels, ata_raw(f, 5).map(|v| v as f64));
+        pending.add(
+            &labels,
+            f.ata_count(Meaning::PendingSectors).map(|v| v as f64),
+        );
+        reallocated.add(
+            &labels,
+            f.ata_count(Meaning::ReallocatedSectors).map(|v| v as f64),
+        );
         let n = nvme(f);
         media.add(&labels, n.map(|n| n.media_errors as f64));
         critical.add(&labels, n.map(|n| f64::from(n.critical_warning)));

@@ -1,14 +1,16 @@
 //! The health verdict: PASSED, WARNING or FAILED with reasons, from what a drive reported.
 //!
 //! The rules, and where they come from:
-//! - ATA FAILED: SMART RETURN STATUS says failing; or the status is unknown and a known
-//!   prefailure attribute is at or below its threshold now (smartctl's rule, `ataprint.cpp`).
-//! - ATA WARNING: a known attribute at or below its threshold now or in the past (smartctl
-//!   prints these, libatasmart 0.19 calls the latter BAD_ATTRIBUTE_IN_THE_PAST); reallocated,
-//!   pending, offline-uncorrectable or reported-uncorrectable sector counts above zero
-//!   (libatasmart's BAD_SECTOR idea); an attribute table that could not be read or checked.
-//! - Vendor-specific attributes disktriage does not know are shown raw and never change the
-//!   verdict: their raw layout and even their threshold semantics vary by vendor.
+//! - ATA FAILED: SMART RETURN STATUS says failing; or a prefailure attribute, whatever its
+//!   id, is at or below its nonzero threshold now (the SMART standard's own rule, which
+//!   smartctl prints as FAILING_NOW).
+//! - ATA WARNING: an old-age attribute at or below its threshold now, or a temperature
+//!   attribute at its limit; reallocated, pending, offline-uncorrectable or
+//!   reported-uncorrectable counts above zero (libatasmart's BAD_SECTOR idea), each read by
+//!   its meaning on this drive (`super::meaning`); an attribute table that could not be read.
+//! - Notes, never a verdict: an attribute at its threshold only in the past, a lifetime
+//!   interface CRC count (the cable), an SSD's retired blocks, a count the drive does not
+//!   report or that cannot be true.
 //! - NVMe FAILED: any critical-warning bit (smartctl: `passed = critical_warning == 0`).
 //!   WARNING: percentage used at or above 100, media and data-integrity errors above zero.
 //! - smartctl: its `smart_status.passed`, plus the same table rules on the data it returns;
@@ -17,14 +19,11 @@
 //!   errors in the error log are a note.
 
 use super::ata::attribute_temperature;
+use super::meaning::{self, Count, Meaning};
 use crate::model::{
-    AtaSmart, AtaSmartStatus, AttributeState, DriveLogs, Finding, NvmeHealth, SelfTestOutcome,
-    SmartHealth, SmartReading, SmartctlReport, Transport, Verdict,
+    AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, DriveLogs, Finding, NvmeHealth,
+    SelfTestOutcome, SmartHealth, SmartReading, SmartctlReport, Transport, Verdict,
 };
-
-/// Attributes whose raw value counts bad sectors or uncorrectable errors: above zero is a
-/// warning whatever the normalized value says.
-const SECTOR_COUNTS: [u8; 5] = [5, 196, 197, 198, 187];
 
 struct Judge {
     findings: Vec<Finding>,
@@ -189,6 +188,17 @@ fn ata_unavailable(ata: &AtaSmart) -> Option<String> {
     }
 }
 
+/// How a FAILED reason from a prefailure attribute at its threshold ends (the triage's
+/// attribute rules judge those in their own words, not as the drive's overall status).
+pub const PREFAILURE_AT_THRESHOLD: &str =
+    ": a prefailure attribute, the drive predicts its failure";
+
+/// NVMe media errors of exactly a multiple of 2^32: a counter's high word set by firmware,
+/// not four billion errors on a drive that reads fine.
+pub fn implausible_media_errors(n: u128) -> bool {
+    n >= 1 << 32 && n.is_multiple_of(1 << 32)
+}
+
 fn judge_ata(ata: &AtaSmart, judge: &mut Judge) {
     if let Some(note) = &ata.status_note {
         judge.notes.push(note.clone());
@@ -197,70 +207,72 @@ fn judge_ata(ata: &AtaSmart, judge: &mut Judge) {
         AtaSmartStatus::Failing => {
             judge.fail("SMART RETURN STATUS: the drive predicts its own failure");
         }
-        AtaSmartStatus::Unknown => {
-            judge
-                .notes
-                .push("SMART status unknown: judged by the attribute table".into());
-            for a in &ata.attributes {
-                if a.known && a.prefailure && a.state == AttributeState::FailingNow {
-                    judge.fail(format!(
-                        "{} {} value {} <= threshold {} now (prefailure attribute)",
-                        a.id,
-                        a.name,
-                        a.value,
-                        a.threshold.unwrap_or(0)
-                    ));
-                }
-            }
-        }
+        AtaSmartStatus::Unknown => judge
+            .notes
+            .push("SMART status unknown: judged by the attribute table".into()),
         AtaSmartStatus::Good => {}
     }
     if let Some(problem) = &ata.attribute_problem {
         judge.warn(format!("attribute table not checked: {problem}"));
     }
     for a in &ata.attributes {
+        let reading = meaning::read(a, &ata.drive);
         let threshold = a.threshold.unwrap_or(0);
-        if !a.known {
-            if matches!(
-                a.state,
-                AttributeState::FailingNow | AttributeState::FailedInPast
-            ) {
-                judge.notes.push(format!(
-                    "{} (vendor-specific) is at or below its threshold {} ({}): not judged, \
-                     its meaning is the vendor's",
-                    a.id,
-                    threshold,
-                    a.state.when_failed()
-                ));
-            }
-            continue;
-        }
         match a.state {
-            // Already a FAILED reason when the status is unknown.
-            AttributeState::FailingNow
-                if !(ata.status == AtaSmartStatus::Unknown && a.prefailure) =>
-            {
-                judge.warn(format!(
-                    "{} {} value {} <= threshold {} now",
-                    a.id, a.name, a.value, threshold
-                ));
+            // The SMART standard's own rule, whatever the id: a prefailure attribute at its
+            // threshold predicts failure, an old-age one says the drive is worn.
+            AttributeState::FailingNow if threshold > 0 => {
+                let words = meaning::failing_now_words(a, reading.meaning);
+                if reading.meaning == Meaning::Temperature || !a.prefailure {
+                    judge.warn(words);
+                } else {
+                    judge.fail(format!("{words}{PREFAILURE_AT_THRESHOLD}"));
+                }
             }
-            AttributeState::FailedInPast => judge.warn(format!(
-                "{} {} worst {} <= threshold {} in the past",
-                a.id, a.name, a.worst, threshold
+            // One hot day or one bad hour long ago: a note, not a finding.
+            AttributeState::FailedInPast if threshold > 0 => judge.notes.push(format!(
+                "{} {} was at or below its threshold {} in the past (worst {}); fine now",
+                a.id, a.name, threshold, a.worst
             )),
             _ => {}
         }
-        if SECTOR_COUNTS.contains(&a.id) && a.raw > 0 {
-            judge.warn(format!("{} {} {} > 0", a.id, a.name, a.raw));
-        }
-        if a.id == 199 && a.raw > 0 {
-            judge.notes.push(format!(
-                "199 {} {}: interface CRC errors, usually a cable or connector",
-                a.name, a.raw
-            ));
+        match (reading.meaning, &reading.count) {
+            (m, Count::NotReported) if m.is_count() => judge.notes.push(format!(
+                "{} {}: the drive does not report it (raw {})",
+                a.id,
+                a.name,
+                raw_shown(a)
+            )),
+            (m, Count::Implausible(why)) if m.is_count() => judge.notes.push(format!(
+                "{} {} {}: implausible ({why}), not judged",
+                a.id,
+                a.name,
+                raw_shown(a)
+            )),
+            (
+                Meaning::ReallocatedSectors
+                | Meaning::PendingSectors
+                | Meaning::OfflineUncorrectable
+                | Meaning::ReportedUncorrect,
+                Count::Value(n),
+            ) if *n > 0 => judge.warn(format!("{} {} {} > 0", a.id, a.name, n)),
+            (Meaning::RetiredBlocks, Count::Value(n)) if *n > 0 => judge.notes.push(format!(
+                "{} {} {}: NAND blocks the SSD retired (wear, not unreadable sectors)",
+                a.id, a.name, n
+            )),
+            (Meaning::CrcErrors, Count::Value(n)) if *n > 0 => judge.notes.push(format!(
+                "{} {} {}: interface CRC errors in the drive's life, usually a cable or \
+                 connector; check the cable if it grows",
+                a.id, a.name, n
+            )),
+            _ => {}
         }
     }
+}
+
+/// The raw value as the drive's report printed it, else the 48-bit number.
+fn raw_shown(a: &AtaAttribute) -> String {
+    a.raw_text.clone().unwrap_or_else(|| a.raw.to_string())
 }
 
 /// Temperature from the attribute table (`crate::smart::ata::attribute_temperature`).
@@ -280,13 +292,27 @@ fn judge_nvme(nvme: &NvmeHealth, judge: &mut Judge) {
     for name in &nvme.critical_warnings {
         judge.fail(format!("NVMe critical warning: {name}"));
     }
+    if nvme.warning_temp_minutes > 0 || nvme.critical_temp_minutes > 0 {
+        judge.notes.push(format!(
+            "the NVMe drive ran {} minutes above its warning temperature and {} above its \
+             critical one in its life (a note: the critical-warning bit says when it is too \
+             hot now)",
+            nvme.warning_temp_minutes, nvme.critical_temp_minutes
+        ));
+    }
     if nvme.percentage_used >= 100 {
         judge.warn(format!(
             "NVMe percentage used {}% >= 100% (rated endurance reached)",
             nvme.percentage_used
         ));
     }
-    if nvme.media_errors > 0 {
+    if implausible_media_errors(nvme.media_errors) {
+        judge.notes.push(format!(
+            "NVMe media and data integrity errors {}: implausible (exactly a multiple of \
+             2^32), not judged",
+            nvme.media_errors
+        ));
+    } else if nvme.media_errors > 0 {
         judge.warn(format!(
             "NVMe media and data integrity errors: {}",
             nvme.media_errors
@@ -431,7 +457,7 @@ mod tests {
         );
         assert_eq!(h.verdict, Verdict::Warning);
         assert_eq!(texts(&h), ["5 Reallocated_Sector_Ct 12 > 0"]);
-        for id in [196, 197, 198, 187] {
+        for id in [197, 198, 187] {
             let h = assess(
                 "sda",
                 Transport::Sata,
@@ -453,53 +479,54 @@ mod tests {
     }
 
     #[test]
-    fn threshold_rules() {
-        // Status good, known attribute failing now: warning.
+    fn the_standards_threshold_rule_judges_every_id() {
+        // Status good, a prefailure attribute failing now: the drive predicts its failure.
         let h = assess(
             "sda",
             Transport::Sata,
             ata(AtaSmartStatus::Good, vec![attr(1, true, 10, 10, 50, 0)]),
         );
-        assert_eq!(h.verdict, Verdict::Warning);
-        assert!(texts(&h)[0].contains("<= threshold 50 now"));
-        // Status unknown, prefailure failing now: FAILED (smartctl's rule).
-        let h = assess(
-            "sda",
-            Transport::Usb,
-            ata(AtaSmartStatus::Unknown, vec![attr(1, true, 10, 10, 50, 0)]),
-        );
         assert_eq!(h.verdict, Verdict::Failed);
-        assert_eq!(h.findings.len(), 1);
-        // Status unknown, old-age attribute failing now: warning only.
+        assert!(texts(&h)[0].contains("at 10, threshold 50, now): a prefailure"));
+        // An old-age attribute failing now: a warning.
         let h = assess(
             "sda",
             Transport::Usb,
             ata(AtaSmartStatus::Unknown, vec![attr(9, false, 10, 10, 50, 0)]),
         );
         assert_eq!(h.verdict, Verdict::Warning);
-        // Failed in the past: warning.
+        // Failed in the past only: a note, the verdict stays PASSED.
         let h = assess(
             "sda",
             Transport::Sata,
             ata(AtaSmartStatus::Good, vec![attr(3, true, 100, 20, 21, 0)]),
         );
-        assert_eq!(h.verdict, Verdict::Warning);
-        assert!(texts(&h)[0].contains("in the past"));
-    }
-
-    #[test]
-    fn unknown_vendor_attributes_never_decide() {
-        // Vendor-specific 231 at its threshold, even prefailure with unknown status.
+        assert_eq!(h.verdict, Verdict::Passed);
+        assert!(h.notes.iter().any(|n| n.contains("in the past")));
+        // A vendor-specific id counts too: 231 SSD_Life_Left (prefailure) at its threshold on
+        // a Kingston SSD, and 202 Percent_Lifetime_Remain (old-age) at 0 on a Crucial.
         let h = assess(
             "sda",
             Transport::Sata,
             ata(
-                AtaSmartStatus::Unknown,
-                vec![attr(231, true, 1, 1, 10, 99_999)],
+                AtaSmartStatus::Good,
+                vec![
+                    attr(231, true, 10, 10, 10, 0),
+                    attr(202, false, 0, 0, 1, 100),
+                ],
             ),
         );
-        assert_eq!(h.verdict, Verdict::Passed);
-        assert!(h.notes.iter().any(|n| n.contains("231 (vendor-specific)")));
+        assert_eq!(h.verdict, Verdict::Failed);
+        assert!(texts(&h)[0].contains("231 Unknown_Attribute at 10, threshold 10"));
+        assert!(texts(&h)[1].contains("202"));
+        // A temperature at its limit is a warning, whatever its flags.
+        let h = assess(
+            "sda",
+            Transport::Sata,
+            ata(AtaSmartStatus::Good, vec![attr(194, true, 40, 26, 50, 60)]),
+        );
+        assert_eq!(h.verdict, Verdict::Warning);
+        assert!(texts(&h)[0].contains("temperature at its limit"));
     }
 
     #[test]

@@ -3,17 +3,17 @@
 //! them (`changes`). The caller finds the earlier record with `history::Loaded::last_triage`
 //! (by the disk's identity: WWN or serial, never the kernel name alone).
 //!
-//! Counters (sector and error counts, unreadable samples, the NVMe spare and wear) are
-//! reported on any change: one new pending sector matters. Measurements (`MEASURES`: the
-//! speed, the latency, the temperature, the slow samples) are kept but never reported as a
-//! change: they move with the host's load, not only with the disk.
+//! Counters (sector and error counts, the NVMe spare and wear) are reported on any change:
+//! one new pending sector matters. Unreadable samples only beyond the sampling's noise, and
+//! measurements never (`super::counters` says why).
 
 use std::fmt;
 
 use serde::Serialize;
 
+use super::counters::{sampled_change, values_of};
 use super::facts::DiskFacts;
-use super::rules::{Judgement, ata_raw, number, nvme, seq_mean, smart};
+use super::rules::{Judgement, number};
 use crate::history::{TriageRecord, utc_minute};
 
 /// One value that changed: "pending sectors 0 -> 24 since 2026-11-20 14:05 UTC".
@@ -39,87 +39,18 @@ impl fmt::Display for Change {
     }
 }
 
-/// The names of the values a record keeps (the JSON's and the sentences' words).
-pub const PENDING: &str = "pending sectors";
-pub const REALLOCATED: &str = "reallocated sectors";
-pub const OFFLINE_UNCORRECTABLE: &str = "offline-uncorrectable sectors";
-pub const REPORTED_UNCORRECT: &str = "reported uncorrectable errors";
-pub const CRC_ERRORS: &str = "interface CRC errors";
-pub const CRITICAL_WARNING: &str = "NVMe critical warning";
-pub const MEDIA_ERRORS: &str = "NVMe media errors";
-pub const AVAILABLE_SPARE: &str = "NVMe available spare %";
-pub const PERCENTAGE_USED: &str = "NVMe percentage used %";
-pub const ERROR_LOG: &str = "error log entries";
-pub const UNREADABLE: &str = "unreadable samples";
-pub const SLOW: &str = "slow samples";
-pub const SEQ_READ: &str = "sequential read MB/s";
-pub const RANDOM_P99: &str = "random read p99 ms";
-pub const TEMPERATURE: &str = "highest temperature °C";
-
-/// Values that are measurements, not counters: kept in the record, never reported as a
-/// change. A short measurement moves with the host's load (a triage of one disk and one of
-/// nine in parallel read the same disk at 1,042 and 198 MB/s), and two triages of an
-/// unchanged disk must not read as a changed disk; a slow disk is a finding of its own
-/// (`surface-slow`, `outlier-seq-read`), judged on the run itself.
-pub const MEASURES: [&str; 4] = [SEQ_READ, RANDOM_P99, TEMPERATURE, SLOW];
+pub use super::counters::{
+    AVAILABLE_SPARE, CRC_ERRORS, CRITICAL_WARNING, ERROR_LOG, MEASURES, MEDIA_ERRORS,
+    OFFLINE_UNCORRECTABLE, PENDING, PERCENTAGE_USED, RANDOM_P99, REALLOCATED, REPORTED_UNCORRECT,
+    RETIRED, SEQ_READ, SLOW, SURFACE_READS, TEMPERATURE, UNREADABLE,
+};
 
 /// What the history keeps of this disk's triage: the verdict, the rule ids, and every key
-/// value that could be read (one that could not is left out, never kept as 0).
+/// value that could be read (`counters::values_of`).
 pub fn record_of(facts: &DiskFacts, judgement: &Judgement) -> TriageRecord {
-    let mut values = std::collections::BTreeMap::new();
-    let mut put = |name: &str, v: Option<f64>| {
-        if let Some(v) = v.filter(|v| v.is_finite()) {
-            values.insert(name.to_string(), v);
-        }
-    };
-    let raw = |id: u8| ata_raw(facts, id).map(|v| v as f64);
-    put(PENDING, raw(197));
-    put(REALLOCATED, raw(5));
-    put(OFFLINE_UNCORRECTABLE, raw(198));
-    put(REPORTED_UNCORRECT, raw(187));
-    put(CRC_ERRORS, raw(199));
-    let nvme = nvme(facts);
-    put(
-        CRITICAL_WARNING,
-        nvme.map(|n| f64::from(n.critical_warning)),
-    );
-    put(MEDIA_ERRORS, nvme.map(|n| n.media_errors as f64));
-    put(
-        AVAILABLE_SPARE,
-        nvme.map(|n| f64::from(n.available_spare_pct)),
-    );
-    put(PERCENTAGE_USED, nvme.map(|n| f64::from(n.percentage_used)));
-    put(
-        ERROR_LOG,
-        facts
-            .logs
-            .as_ref()
-            .and_then(|l| l.error_log.read())
-            .map(|l| l.count as f64),
-    );
-    let m = &facts.measurements;
-    let surface = m.surface.as_ref();
-    put(UNREADABLE, surface.map(|s| s.unreadable.len() as f64));
-    put(
-        SLOW,
-        surface.map(|s| {
-            s.slow
-                .iter()
-                .filter(|(_, ms)| *ms >= super::rules::SLOW_MS)
-                .count() as f64
-        }),
-    );
-    put(SEQ_READ, seq_mean(facts).map(|v| (v * 10.0).round() / 10.0));
-    put(RANDOM_P99, m.random_read_p99_ms);
-    put(
-        TEMPERATURE,
-        m.temperature_max_c
-            .or_else(|| smart(facts).and_then(|h| h.temperature_c))
-            .map(|t| t as f64),
-    );
     TriageRecord {
         verdict: judgement.verdict.as_str().to_string(),
-        values,
+        values: values_of(facts),
         rules: judgement
             .findings
             .iter()
@@ -136,7 +67,12 @@ pub fn changes(previous: &TriageRecord, since_unix: u64, now: &TriageRecord) -> 
         .iter()
         .filter_map(|(what, &after)| {
             let before = *previous.values.get(what)?;
-            let changed = !MEASURES.contains(&what.as_str()) && after != before;
+            let changed = if what == UNREADABLE {
+                // Each triage samples other places: only a difference beyond that is one.
+                sampled_change(&previous.values, &now.values)
+            } else {
+                !MEASURES.contains(&what.as_str()) && after != before
+            };
             changed.then(|| Change {
                 what: what.clone(),
                 before,

@@ -9,6 +9,7 @@ pub const NOT_REACHED: &str = "not reached within the";
 
 use crate::model::{DriveLogs, SmartHealth, Transport};
 use crate::scan::buckets::BucketCounts;
+use crate::smart::meaning::{self, Meaning};
 
 /// A disk's verdict: its worst finding. `Ord` is severity (`Unknown` sorts worst, since a disk
 /// that could not be read at all needs the admin's eyes first).
@@ -95,6 +96,10 @@ pub struct SeqRead {
     pub mb_per_s: f64,
 }
 
+/// A sampled read is slow from here: the upper limit of the scan's `<150` bucket, past which
+/// MHDD and Victoria count a block as delayed (a healthy disk's random read is some 20 ms).
+pub const SLOW_MS: f64 = 150.0;
+
 /// The sampled surface read: reads spread over the whole LBA range, classed in the scan's
 /// buckets.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -144,6 +149,15 @@ pub struct FlushFact {
     pub lost: u64,
 }
 
+/// The values the previous triage of a disk kept (`history::TriageRecord::values`, named as
+/// in `super::counters`) and when it and this one ran.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PreviousTriage {
+    pub since_unix: u64,
+    pub now_unix: u64,
+    pub values: std::collections::BTreeMap<String, f64>,
+}
+
 /// Everything gathered about one disk.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DiskFacts {
@@ -158,9 +172,61 @@ pub struct DiskFacts {
     pub temperature_warning_c: Option<i64>,
     /// The newest flush check of this disk in the history, filled in by `flow::triage`.
     pub flush: Option<FlushFact>,
+    /// The previous triage of this disk in the history, filled in by `flow::triage`: what
+    /// the growth rules compare with.
+    pub previous: Option<PreviousTriage>,
     /// What could not be read or measured, each a sentence ("SMART: the drive refuses the
     /// command", "surface: stopped at the 60 s bound after 1,200 of 4,000 reads").
     pub problems: Vec<String>,
     /// Seconds the gathering of this disk took.
     pub seconds: f64,
+}
+
+impl DiskFacts {
+    /// The SMART data, when they could be read (not `Verdict::Unavailable`).
+    pub fn readable_smart(&self) -> Option<&SmartHealth> {
+        self.smart
+            .as_ref()
+            .filter(|h| h.verdict != crate::model::Verdict::Unavailable)
+    }
+
+    /// The NVMe health log of the readable SMART data.
+    pub fn nvme_health(&self) -> Option<&crate::model::NvmeHealth> {
+        self.readable_smart()?.nvme.as_ref()
+    }
+
+    /// The ATA attribute with `meaning` on this drive, read in its layout
+    /// (`crate::smart::meaning`), with the attribute it came from.
+    pub fn ata_reading(
+        &self,
+        meaning: Meaning,
+    ) -> Option<(&crate::model::AtaAttribute, meaning::Reading)> {
+        let ata = self.readable_smart()?.ata.as_ref()?;
+        ata.attributes.iter().find_map(|a| {
+            let r = meaning::read(a, &ata.drive);
+            (r.meaning == meaning).then_some((a, r))
+        })
+    }
+
+    /// The plausible count of the ATA attribute with `meaning`: `None` when the drive has
+    /// none, does not report it, or reports one that cannot be true.
+    pub fn ata_count(&self, meaning: Meaning) -> Option<u64> {
+        match self.ata_reading(meaning)?.1.count {
+            meaning::Count::Value(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The mean of the sequential reads in MB/s, if any was measured.
+    pub fn seq_mean(&self) -> Option<f64> {
+        // Called for every sibling of every disk: no allocation.
+        let (sum, count) = self
+            .measurements
+            .seq
+            .iter()
+            .map(|s| s.mb_per_s)
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .fold((0.0, 0usize), |(sum, n), v| (sum + v, n + 1));
+        (count > 0).then(|| sum / count as f64)
+    }
 }

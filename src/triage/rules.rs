@@ -12,7 +12,8 @@
 use serde::Serialize;
 
 use super::facts::{DiskFacts, TriageVerdict};
-use crate::model::{AtaAttribute, NvmeHealth, SmartHealth, Verdict};
+use crate::model::{NvmeHealth, SmartHealth};
+use crate::smart::meaning::Meaning;
 
 /// What one rule found on one disk.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -74,7 +75,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "ata-pending-sectors",
         severity: Failing,
-        checks: "ATA 197 Current_Pending_Sector above 0",
+        checks: "ATA 197 Current_Pending_Sector above 0 (read by its meaning on the drive: a count it does not report or that cannot be true is a note)",
         check: ata_pending,
     },
     Rule {
@@ -82,6 +83,12 @@ pub static RULES: &[Rule] = &[
         severity: Failing,
         checks: "ATA 198 Offline_Uncorrectable above 0",
         check: ata_offline_uncorrectable,
+    },
+    Rule {
+        id: "attribute-prefail-at-threshold",
+        severity: Failing,
+        checks: "a prefailure ATA attribute, whatever its id, at or below its nonzero threshold now (the SMART standard's failure prediction)",
+        check: prefail_at_threshold,
     },
     Rule {
         id: "nvme-critical-warning",
@@ -116,7 +123,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "ata-reallocated-sectors",
         severity: Suspect,
-        checks: "ATA 5 Reallocated_Sector_Ct above 0",
+        checks: "ATA 5 Reallocated_Sector_Ct above 0 on a hard disk (an SSD's 5 counts retired NAND blocks: a note)",
         check: ata_reallocated,
     },
     Rule {
@@ -126,16 +133,28 @@ pub static RULES: &[Rule] = &[
         check: ata_reported_uncorrect,
     },
     Rule {
-        id: "ata-crc-errors",
+        id: "counters-grew",
         severity: Suspect,
-        checks: "ATA 199 UDMA_CRC_Error_Count above 0 (the cable or port)",
-        check: ata_crc,
+        checks: "reallocated, pending, offline-uncorrectable or reported-uncorrectable sectors, NVMe media errors or error-log entries grew since the disk's previous triage, or its unreadable samples beyond the sampling's noise",
+        check: counters_grew,
     },
     Rule {
-        id: "smart-attribute-threshold",
+        id: "crc-errors-grew",
         severity: Suspect,
-        checks: "a known ATA attribute at or below its threshold, now or in the past",
-        check: attribute_threshold,
+        checks: "ATA 199 interface CRC errors grew since the disk's previous triage (the cable or port; a lifetime count is a note)",
+        check: crc_grew,
+    },
+    Rule {
+        id: "attribute-old-age-at-threshold",
+        severity: Suspect,
+        checks: "an old-age ATA attribute, whatever its id, at or below its nonzero threshold now (worn: an SSD's rated life or spare used up; in the past is a note)",
+        check: old_age_at_threshold,
+    },
+    Rule {
+        id: "temperature-at-threshold",
+        severity: Suspect,
+        checks: "an ATA temperature attribute at or below its threshold now",
+        check: temperature_at_threshold,
     },
     Rule {
         id: "nvme-media-errors",
@@ -148,12 +167,6 @@ pub static RULES: &[Rule] = &[
         severity: Suspect,
         checks: "NVMe percentage used at or above 100",
         check: nvme_percentage_used,
-    },
-    Rule {
-        id: "nvme-temperature-time",
-        severity: Suspect,
-        checks: "minutes spent above the NVMe warning or critical composite temperature",
-        check: nvme_temperature_time,
     },
     Rule {
         id: "error-log-recent",
@@ -193,11 +206,14 @@ pub static RULES: &[Rule] = &[
     },
 ];
 
-/// A disk's verdict with the findings behind it, worst first.
+/// A disk's verdict with the findings behind it, worst first, and the notes: what was seen
+/// and judged not to be a finding (a lifetime CRC count, an attribute at its threshold only
+/// in the past, a count that cannot be true), so the admin sees it was looked at.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Judgement {
     pub verdict: TriageVerdict,
     pub findings: Vec<Finding>,
+    pub notes: Vec<String>,
 }
 
 /// Judges one disk against the rules, `others` being every other disk of the same triage
@@ -215,6 +231,7 @@ pub fn judge(disk: &DiskFacts, others: &[&DiskFacts]) -> Judgement {
             .first()
             .map_or(TriageVerdict::Healthy, |f| f.severity),
         findings,
+        notes: notes_of(disk),
     }
 }
 
@@ -304,42 +321,25 @@ fn dev(disk: &DiskFacts) -> String {
 
 /// SMART data that could be read (not `Verdict::Unavailable`).
 pub fn smart(disk: &DiskFacts) -> Option<&SmartHealth> {
-    disk.smart
-        .as_ref()
-        .filter(|h| h.verdict != Verdict::Unavailable)
-}
-
-/// A known ATA attribute of the readable SMART data.
-fn ata_attribute(disk: &DiskFacts, id: u8) -> Option<&AtaAttribute> {
-    smart(disk)?
-        .ata
-        .as_ref()?
-        .attributes
-        .iter()
-        .find(|a| a.id == id && a.known)
-}
-
-/// The raw value of a known ATA attribute in the readable SMART data (the whole 48 bits):
-/// what the rules judge, the history keeps and the reports print.
-pub fn ata_raw(disk: &DiskFacts, id: u8) -> Option<u64> {
-    ata_attribute(disk, id).map(|a| a.raw)
+    disk.readable_smart()
 }
 
 /// The NVMe health log of the readable SMART data.
 pub fn nvme(disk: &DiskFacts) -> Option<&NvmeHealth> {
-    smart(disk)?.nvme.as_ref()
+    disk.nvme_health()
 }
 
-/// A rule on an ATA sector or error count: a finding when its raw value is above 0 (the
-/// whole 48-bit raw value, as `crate::smart::verdict` judges it).
+/// A rule on an ATA sector or error count: a finding when the attribute with `meaning`
+/// reads above 0 in its layout on this drive (`crate::smart::meaning`, as
+/// `crate::smart::verdict` judges it). A count not reported or implausible is a note.
 fn ata_count(
     disk: &DiskFacts,
-    id: u8,
+    meaning: Meaning,
     sentence: impl Fn(u64) -> String,
     next_step: &str,
 ) -> Vec<Finding> {
-    match ata_attribute(disk, id) {
-        Some(a) if a.raw > 0 => hit(sentence(a.raw), next_step, Some(a.raw as f64), Some(0.0)),
+    match disk.ata_count(meaning) {
+        Some(n) if n > 0 => hit(sentence(n), next_step, Some(n as f64), Some(0.0)),
         _ => Vec::new(),
     }
 }
@@ -350,6 +350,14 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     } else {
         format!("{n} {many}")
     }
+}
+
+/// The SMART reading's notes, as the drive's health verdict made them
+/// (`crate::smart::verdict`): the one place they are worded.
+fn notes_of(disk: &DiskFacts) -> Vec<String> {
+    disk.readable_smart()
+        .map(|h| h.notes.clone())
+        .unwrap_or_default()
 }
 
 /// A number as an admin reads it: no ".0" on whole numbers.

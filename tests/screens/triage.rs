@@ -108,6 +108,7 @@ fn failing_and_healthy() -> Msg {
             facts: facts("loop1", "WDC WD40EFRX-68N32N0"),
             judgement: Judgement {
                 verdict: TriageVerdict::Healthy,
+                notes: Vec::new(),
                 findings: Vec::new(),
             },
             changes: Vec::new(),
@@ -116,6 +117,7 @@ fn failing_and_healthy() -> Msg {
             facts: facts("loop0", "ST4000DM004-2CV104"),
             judgement: Judgement {
                 verdict: TriageVerdict::Failing,
+                notes: Vec::new(),
                 findings: vec![
                     finding(
                         "ata-pending-sectors",
@@ -221,6 +223,7 @@ fn an_unknown_verdict_says_why() {
         facts: f,
         judgement: Judgement {
             verdict: TriageVerdict::Unknown,
+            notes: Vec::new(),
             findings: Vec::new(),
         },
         changes: Vec::new(),
@@ -231,6 +234,28 @@ fn an_unknown_verdict_says_why() {
     assert!(s.contains("not read: SMART: none on loop"), "{s}");
     assert!(s.contains("measured: nothing (see below)"), "{s}");
     snap("triage_unknown", &app);
+}
+
+#[test]
+fn a_healthy_disk_shows_what_was_seen_and_not_judged_as_notes() {
+    let mut app = app_with("host-loop-zram", true);
+    assert_eq!(key(&mut app, KeyCode::Char('v')).len(), 1);
+    app.update(report(vec![DiskReport {
+        facts: facts("loop0", "ST4000DM004-2CV104"),
+        judgement: Judgement {
+            verdict: TriageVerdict::Healthy,
+            findings: Vec::new(),
+            notes: vec![
+                "199 UDMA_CRC_Error_Count 12: interface CRC errors in the drive's life, \
+                 usually a cable or connector; check the cable if it grows"
+                    .into(),
+            ],
+        },
+        changes: Vec::new(),
+    }]));
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("healthy: no rule found anything"), "{s}");
+    assert!(s.contains("note: 199 UDMA_CRC_Error_Count 12"), "{s}");
 }
 
 #[test]
@@ -373,6 +398,7 @@ fn a_triage_of_more_disks_than_its_list_shows_says_how_many_more() {
             facts: facts(&format!("sd{}", (b'a' + i) as char), "ST4000DM004-2CV104"),
             judgement: Judgement {
                 verdict: TriageVerdict::Healthy,
+                notes: Vec::new(),
                 findings: Vec::new(),
             },
             changes: Vec::new(),

@@ -614,7 +614,7 @@ fn measured(f: &crate::triage::DiskFacts) -> String {
 }
 
 /// The selected disk's findings (each a sentence and its next step), what could not be read,
-/// and what changed since its last triage.
+/// the notes (seen, not judged) and what changed since its last triage.
 pub fn detail_lines(d: &DiskReport) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if d.judgement.findings.is_empty() {
@@ -646,6 +646,12 @@ pub fn detail_lines(d: &DiskReport) -> Vec<Line<'static>> {
         out.push(Line::from(vec![
             TextSpan::styled("not read: ", theme::dim()),
             TextSpan::raw(p.clone()),
+        ]));
+    }
+    for n in &d.judgement.notes {
+        out.push(Line::from(vec![
+            TextSpan::styled("note: ", theme::title()),
+            TextSpan::raw(n.clone()),
         ]));
     }
     if d.changes.is_empty() {

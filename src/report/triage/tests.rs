@@ -248,7 +248,7 @@ fn the_json_has_exactly_the_contracts_fields() {
         assert_eq!(
             keys(d),
             set(
-                "device verdict identity findings problems smart logs link measurements \
+                "device verdict identity findings notes problems smart logs link measurements \
                  changes seconds"
             )
         );
@@ -275,7 +275,7 @@ fn the_json_has_exactly_the_contracts_fields() {
     assert_eq!(
         keys(&sdb["smart"]),
         set(
-            "verdict reallocated_sectors pending_sectors offline_uncorrectable crc_errors \
+            "verdict reallocated_sectors retired_blocks pending_sectors offline_uncorrectable crc_errors \
              reported_uncorrect critical_warning media_errors available_spare \
              available_spare_threshold percentage_used warning_temp_minutes \
              critical_temp_minutes power_on_hours temperature_c"

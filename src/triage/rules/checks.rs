@@ -3,7 +3,11 @@
 //! and severity).
 
 use super::{Finding, ata_count, dev, hit, number, nvme, plural, smart};
-use crate::model::{AtaSmartStatus, AttributeState, SelfTestOutcome, Verdict};
+use crate::history::utc_minute;
+use crate::model::{AttributeState, SelfTestOutcome, Verdict};
+use crate::smart::meaning::{self, Meaning};
+use crate::smart::verdict::{PREFAILURE_AT_THRESHOLD, implausible_media_errors};
+use crate::triage::counters;
 use crate::triage::facts::{DiskFacts, NOT_REACHED};
 
 /// Unknown: nothing at all could be read, so no rule could judge. The reason is the
@@ -62,6 +66,8 @@ pub(super) fn smart_failed(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
         .filter(|f| f.severity == Verdict::Failed)
         .map(|f| f.text.as_str())
         .filter(|t| !t.starts_with("NVMe critical warning"))
+        // The attribute rules below judge those, in their own words.
+        .filter(|t| !t.ends_with(PREFAILURE_AT_THRESHOLD))
         .collect();
     if reasons.is_empty() {
         return Vec::new();
@@ -83,7 +89,7 @@ pub(super) fn ata_pending(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let device = dev(disk);
     ata_count(
         disk,
-        197,
+        Meaning::PendingSectors,
         |n| {
             format!(
                 "{} the drive could not read (pending reallocation)",
@@ -99,7 +105,7 @@ pub(super) fn ata_offline_uncorrectable(disk: &DiskFacts, _: &[&DiskFacts]) -> V
     let device = dev(disk);
     ata_count(
         disk,
-        198,
+        Meaning::OfflineUncorrectable,
         |n| {
             format!(
                 "{} found uncorrectable by the drive's offline scan",
@@ -223,10 +229,11 @@ pub(super) fn surface_unreadable(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Find
 
 /// 5: sectors already remapped. A few are common and stable; Backblaze's statistics show
 /// the failure rate rising with any count above 0, so it is worth watching, not yet failing.
+/// An SSD's 5 counts retired NAND blocks (wear): a note, not this finding.
 pub(super) fn ata_reallocated(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     ata_count(
         disk,
-        5,
+        Meaning::ReallocatedSectors,
         |n| {
             format!(
                 "{} already reallocated to spares",
@@ -241,7 +248,7 @@ pub(super) fn ata_reallocated(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding
 pub(super) fn ata_reported_uncorrect(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     ata_count(
         disk,
-        187,
+        Meaning::ReportedUncorrect,
         |n| {
             format!(
                 "the drive reported {} it could not correct",
@@ -252,68 +259,141 @@ pub(super) fn ata_reported_uncorrect(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<
     )
 }
 
-/// 199: CRC errors on the SATA link. The count never goes down; it is the cable or the port,
-/// not the media (smartmontools' attribute notes).
-pub(super) fn ata_crc(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
-    ata_count(
-        disk,
-        199,
-        |n| {
-            format!(
-                "{} on the link between disk and port (interface CRC)",
-                plural(n, "transfer error", "transfer errors")
+/// 199: CRC errors on the SATA link. The count never goes down and is about the cable or
+/// the port, not the media (smartmontools' attribute notes): a lifetime total is a note
+/// (`notes_of`); growth since the previous triage of the disk is this finding.
+pub(super) fn crc_grew(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    grew(disk, &[counters::CRC_ERRORS])
+        .into_iter()
+        .flat_map(|(sentence, before, after)| {
+            hit(
+                format!("{sentence}: transfer errors on the link between disk and port"),
+                "check the cable or port (reseat or replace the SATA cable); a count that \
+                 grows after that is the port",
+                Some(after),
+                Some(before),
             )
-        },
-        "check the cable or port (reseat or replace the SATA cable); a count that grows \
-         after that is the port",
+        })
+        .collect()
+}
+
+/// Damage counters that grew since the previous triage of the same disk (by WWN or
+/// serial): a stronger signal than any lifetime total, since a drive that is getting worse
+/// is the one to act on (`counters::DAMAGE`; unreadable samples beyond the sampling's own
+/// noise).
+pub(super) fn counters_grew(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let mut names = counters::DAMAGE.to_vec();
+    names.push(counters::UNREADABLE);
+    let found = grew(disk, &names);
+    let Some((_, before, after)) = found.first().cloned() else {
+        return Vec::new();
+    };
+    let sentences: Vec<String> = found.into_iter().map(|(s, _, _)| s).collect();
+    hit(
+        format!("the disk got worse: {}", sentences.join("; ")),
+        "back up now; a count that keeps growing means replace",
+        Some(after),
+        Some(before),
     )
 }
 
-/// A known attribute whose normalized value is at or below the drive's own threshold, now
-/// or in the past (smartctl's WHEN_FAILED column). A prefailure one failing now with the
-/// status unknown is already `smart-failed`.
-pub(super) fn attribute_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+/// The counters of `names` that grew since the previous triage, each as "pending sectors
+/// 0 -> 24 between 2026-11-20 14:05 UTC and 2026-12-07 09:12 UTC", with both values.
+fn grew(disk: &DiskFacts, names: &[&str]) -> Vec<(String, f64, f64)> {
+    let Some(previous) = &disk.previous else {
+        return Vec::new();
+    };
+    let now = counters::values_of(disk);
+    counters::grown(&previous.values, &now, names)
+        .into_iter()
+        .map(|(what, before, after)| {
+            (
+                format!(
+                    "{what} {} -> {} between {} and {}",
+                    number(before),
+                    number(after),
+                    utc_minute(previous.since_unix),
+                    utc_minute(previous.now_unix)
+                ),
+                before,
+                after,
+            )
+        })
+        .collect()
+}
+
+/// The SMART standard's own rule, whatever the id: an attribute whose normalized value is at
+/// or below its nonzero threshold now. `prefailure` picks the attributes that predict the
+/// drive's failure (failing) or those that say it is worn (suspect); temperatures have their
+/// own rule. "In the past" is a note (`notes_of`): one hot day, one bad hour long ago.
+fn at_threshold(disk: &DiskFacts, prefailure: bool) -> Vec<Finding> {
     let Some(ata) = smart(disk).and_then(|h| h.ata.as_ref()) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for a in &ata.attributes {
-        let when = match a.state {
-            AttributeState::FailingNow
-                if !(ata.status == AtaSmartStatus::Unknown && a.prefailure) =>
-            {
-                "now"
-            }
-            AttributeState::FailedInPast => "in the past",
-            _ => continue,
-        };
-        if !a.known {
+        let threshold = a.threshold.unwrap_or(0);
+        if a.state != AttributeState::FailingNow || threshold == 0 {
             continue;
         }
-        let threshold = a.threshold.unwrap_or(0);
-        let value = if when == "now" { a.value } else { a.worst };
-        out.extend(hit(
-            format!(
-                "attribute {} {} fell to {value}, at or below the drive's threshold {threshold} \
-                 ({when})",
-                a.id, a.name
-            ),
-            format!(
+        let m = meaning::meaning_of(a, &ata.drive);
+        if m == Meaning::Temperature || a.prefailure != prefailure {
+            continue;
+        }
+        let next = match m {
+            Meaning::LifeLeft | Meaning::SpareLeft => "back up, and replace it soon".to_string(),
+            _ if prefailure => "back up now, then replace the disk".to_string(),
+            _ => format!(
                 "back up, and run a long self-test (`disktriage smart {} --self-test long`)",
                 dev(disk)
             ),
-            Some(f64::from(value)),
+        };
+        out.extend(hit(
+            meaning::failing_now_words(a, m),
+            next,
+            Some(f64::from(a.value)),
             Some(f64::from(threshold)),
         ));
     }
     out
 }
 
+/// A prefailure attribute at its threshold now: the drive predicts its own failure even
+/// where its status answer (or a bridge) says PASSED.
+pub(super) fn prefail_at_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    at_threshold(disk, true)
+}
+
+/// An old-age attribute at its threshold now: worn (an SSD's rated life, its spare blocks).
+pub(super) fn old_age_at_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    at_threshold(disk, false)
+}
+
+/// A temperature attribute at its threshold now: too hot now, whatever its flags.
+pub(super) fn temperature_at_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(ata) = smart(disk).and_then(|h| h.ata.as_ref()) else {
+        return Vec::new();
+    };
+    ata.attributes
+        .iter()
+        .filter(|a| a.state == AttributeState::FailingNow && a.threshold.unwrap_or(0) > 0)
+        .filter(|a| meaning::meaning_of(a, &ata.drive) == Meaning::Temperature)
+        .flat_map(|a| {
+            hit(
+                meaning::failing_now_words(a, Meaning::Temperature),
+                "check the cooling and airflow now",
+                Some(f64::from(a.value)),
+                a.threshold.map(f64::from),
+            )
+        })
+        .collect()
+}
+
 /// NVMe Media and Data Integrity Errors: unrecovered data errors (NVMe base spec, log page
 /// 02h bytes 160-175; smartctl prints them, `crate::smart::verdict` warns on any).
 pub(super) fn nvme_media_errors(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     match nvme(disk) {
-        Some(n) if n.media_errors > 0 => hit(
+        Some(n) if n.media_errors > 0 && !implausible_media_errors(n.media_errors) => hit(
             format!(
                 "the NVMe drive counted {} media and data integrity errors",
                 n.media_errors
@@ -341,27 +421,6 @@ pub(super) fn nvme_percentage_used(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Fi
         ),
         _ => Vec::new(),
     }
-}
-
-/// Warning and Critical Composite Temperature Time: minutes the drive ran above its own
-/// WCTEMP and CCTEMP (NVMe base spec, log page 02h bytes 192-199). Any minute counts.
-pub(super) fn nvme_temperature_time(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
-    let Some(n) = nvme(disk) else {
-        return Vec::new();
-    };
-    if n.warning_temp_minutes == 0 && n.critical_temp_minutes == 0 {
-        return Vec::new();
-    }
-    hit(
-        format!(
-            "the NVMe drive ran {} minutes above its warning temperature and {} above its \
-             critical one",
-            n.warning_temp_minutes, n.critical_temp_minutes
-        ),
-        "check the cooling and airflow (a heatsink, the fans)",
-        Some(f64::from(n.warning_temp_minutes) + f64::from(n.critical_temp_minutes)),
-        Some(0.0),
-    )
 }
 
 /// Errors are "recent" within this many power-on hours (a week of running). Older ones are
@@ -464,9 +523,7 @@ pub(super) fn link_below_best(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding
     )
 }
 
-/// A sampled read is slow from here: the upper limit of the scan's `<150` bucket, past which
-/// MHDD and Victoria count a block as delayed (a healthy disk's random read is some 20 ms).
-pub const SLOW_MS: f64 = 150.0;
+pub use crate::triage::facts::SLOW_MS;
 
 /// Sampled reads at or above `SLOW_MS`: a weak area the drive reads only with retries.
 pub(super) fn surface_slow(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
@@ -533,15 +590,7 @@ pub const OUTLIER_MIN_SIBLINGS: usize = 2;
 
 /// The mean of a disk's sequential reads (start, middle, end) in MB/s.
 pub fn seq_mean(disk: &DiskFacts) -> Option<f64> {
-    // Called for every sibling of every disk: no allocation.
-    let (sum, count) = disk
-        .measurements
-        .seq
-        .iter()
-        .map(|s| s.mb_per_s)
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .fold((0.0, 0usize), |(sum, n), v| (sum + v, n + 1));
-    (count > 0).then(|| sum / count as f64)
+    disk.seq_mean()
 }
 
 /// The median, by selection rather than a sort (a disk among a thousand equals).

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::model::{
-    AtaSmart, AtaSmartStatus, AttributeState, DriveLogs, ErrorEntry, ErrorLog, LogRead,
-    SelfTestEntry, SelfTestLog, SelfTestOutcome, SelfTestStatus, SmartReading, Transport,
+    AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, DriveLogs, ErrorEntry, ErrorLog,
+    LogRead, SelfTestEntry, SelfTestLog, SelfTestOutcome, SelfTestStatus, SmartReading, Transport,
 };
 use crate::smart::{assess, parse_health_log, parse_smartctl_json, parse_smartctl_logs};
 use crate::triage::facts::{LinkState, SeqPosition, SeqRead, SurfaceSample};
@@ -37,6 +37,15 @@ fn attr(id: u8, prefailure: bool, value: u8, worst: u8, thresh: u8, raw: u64) ->
 }
 
 fn ata_health(status: AtaSmartStatus, attributes: Vec<AtaAttribute>) -> SmartHealth {
+    ata_health_on(Default::default(), status, attributes)
+}
+
+/// `ata_health` of a table from `drive` (its meaning depends on the drive).
+fn ata_health_on(
+    drive: crate::model::AtaDrive,
+    status: AtaSmartStatus,
+    attributes: Vec<AtaAttribute>,
+) -> SmartHealth {
     assess(
         "sda",
         Transport::Sata,
@@ -46,7 +55,7 @@ fn ata_health(status: AtaSmartStatus, attributes: Vec<AtaAttribute>) -> SmartHea
             status,
             status_note: None,
             attributes,
-            drive: Default::default(),
+            drive,
             attribute_problem: None,
         }),
     )
@@ -203,7 +212,6 @@ fn ata_counts_give_their_verdicts() {
         (198, "ata-offline-uncorrectable", TriageVerdict::Failing),
         (5, "ata-reallocated-sectors", TriageVerdict::Suspect),
         (187, "ata-reported-uncorrect", TriageVerdict::Suspect),
-        (199, "ata-crc-errors", TriageVerdict::Suspect),
     ] {
         let j = judged(&with_smart(ata_health(
             AtaSmartStatus::Good,
@@ -219,14 +227,18 @@ fn ata_counts_give_their_verdicts() {
         )));
         assert!(j.findings.is_empty(), "{id}: {:?}", j.findings);
     }
+    // A lifetime CRC count is about the cable and never resets: a note, not a finding.
     let j = judged(&with_smart(ata_health(
         AtaSmartStatus::Good,
-        vec![attr(199, false, 200, 200, 0, 3)],
+        vec![attr(199, false, 200, 200, 0, 12)],
     )));
+    assert_eq!(j.verdict, TriageVerdict::Healthy, "{:?}", j.findings);
     assert!(
-        only(&j, "ata-crc-errors")
-            .next_step
-            .contains("check the cable")
+        j.notes
+            .iter()
+            .any(|n| n.contains("12") && n.contains("check the cable if it grows")),
+        "{:?}",
+        j.notes
     );
     let j = judged(&with_smart(ata_health(
         AtaSmartStatus::Good,
@@ -240,25 +252,185 @@ fn ata_counts_give_their_verdicts() {
 }
 
 #[test]
-fn attributes_at_their_threshold_are_suspect_vendor_ones_never() {
+fn the_standards_threshold_rule_judges_every_id_by_its_flags() {
+    // A prefailure attribute at its threshold now: the drive predicts its failure, even
+    // with the status PASSED (the issue's `184 End-to-End_Error 098 098 099 NOW` was only
+    // suspect).
     let j = judged(&with_smart(ata_health(
         AtaSmartStatus::Good,
-        vec![attr(1, true, 5, 5, 6, 0)],
+        vec![attr(184, true, 98, 98, 99, 2)],
     )));
-    assert_eq!(j.verdict, TriageVerdict::Suspect);
-    let f = only(&j, "smart-attribute-threshold");
-    assert_eq!((f.value, f.threshold), (Some(5.0), Some(6.0)));
+    assert_eq!(j.verdict, TriageVerdict::Failing, "{:?}", j.findings);
+    let f = only(&j, "attribute-prefail-at-threshold");
+    assert_eq!((f.value, f.threshold), (Some(98.0), Some(99.0)));
+    assert!(f.sentence.contains("corrupted data"), "{f:?}");
+    assert!(!rules_of(&j).contains(&"smart-failed"), "{:?}", j.findings);
+    // A vendor-specific id counts too: `231 SSD_Life_Left 010 010 010` (prefailure).
     let j = judged(&with_smart(ata_health(
         AtaSmartStatus::Good,
-        vec![attr(231, true, 1, 1, 10, 0)],
+        vec![attr(231, true, 10, 10, 10, 0)],
     )));
-    assert!(j.findings.is_empty(), "{:?}", j.findings);
-    // A prefailure one failing now with the status unknown: smart-failed, not twice.
+    assert_eq!(j.verdict, TriageVerdict::Failing, "{:?}", j.findings);
+    // An old-age one (`202 Percent_Lifetime_Remain 000 000 001` on a Crucial): suspect, in
+    // words from its meaning on that drive.
+    let crucial = crate::model::AtaDrive {
+        model: Some("CT120BX500SSD1".into()),
+        solid_state: Some(true),
+        sectors: Some(234_441_648),
+    };
+    let h = ata_health_on(
+        crucial,
+        AtaSmartStatus::Good,
+        vec![attr(202, false, 0, 0, 1, 100)],
+    );
+    let j = judged(&with_smart(h));
+    assert_eq!(j.verdict, TriageVerdict::Suspect, "{:?}", j.findings);
+    let f = only(&j, "attribute-old-age-at-threshold");
+    assert!(f.sentence.contains("used its rated life"), "{f:?}");
+    assert!(f.next_step.contains("replace it soon"), "{f:?}");
+    // In the past only (`190 ... In_the_past` after one hot day): a note.
+    let j = judged(&with_smart(ata_health(
+        AtaSmartStatus::Good,
+        vec![attr(190, false, 66, 45, 45, 34)],
+    )));
+    assert_eq!(j.verdict, TriageVerdict::Healthy, "{:?}", j.findings);
+    assert!(
+        j.notes.iter().any(|n| n.contains("in the past")),
+        "{:?}",
+        j.notes
+    );
+    // A temperature at its threshold now: its own finding, not a failure.
+    let j = judged(&with_smart(ata_health(
+        AtaSmartStatus::Good,
+        vec![attr(194, false, 40, 26, 50, 60)],
+    )));
+    assert_eq!(rules_of(&j), ["temperature-at-threshold"]);
+    // Status unknown and a prefailure attribute failing: judged once, by the attribute rule.
     let j = judged(&with_smart(ata_health(
         AtaSmartStatus::Unknown,
         vec![attr(1, true, 5, 5, 6, 0)],
     )));
-    assert_eq!(rules_of(&j), ["smart-failed"]);
+    assert_eq!(rules_of(&j), ["attribute-prefail-at-threshold"]);
+}
+
+#[test]
+fn counts_are_read_by_their_meaning_sentinels_and_impossible_ones_are_notes() {
+    // `197 ... 4294967295` on an HP disk: not reported.
+    let j = judged(&with_smart(ata_health(
+        AtaSmartStatus::Good,
+        vec![attr(197, false, 100, 100, 0, 4_294_967_295)],
+    )));
+    assert_eq!(j.verdict, TriageVerdict::Healthy, "{:?}", j.findings);
+    assert!(
+        j.notes.iter().any(|n| n.contains("does not report")),
+        "{:?}",
+        j.notes
+    );
+    // `198 ... 205784768053248` on a healthy Seagate SSD: implausible, never a verdict.
+    let j = judged(&with_smart(ata_health(
+        AtaSmartStatus::Good,
+        vec![attr(198, false, 100, 100, 0, 205_784_768_053_248)],
+    )));
+    assert_eq!(j.verdict, TriageVerdict::Healthy, "{:?}", j.findings);
+    assert!(
+        j.notes.iter().any(|n| n.contains("implausible")),
+        "{:?}",
+        j.notes
+    );
+    // `5 ... 0 (2000 0)`: the count is the low word.
+    let j = judged(&with_smart(ata_health(
+        AtaSmartStatus::Good,
+        vec![attr(5, true, 100, 100, 36, 2000 << 16)],
+    )));
+    assert_eq!(j.verdict, TriageVerdict::Healthy, "{:?}", j.findings);
+    // An SSD's 5 is retired NAND blocks: a note, not reallocated sectors.
+    let flash = crate::model::AtaDrive {
+        solid_state: Some(true),
+        ..Default::default()
+    };
+    let h = ata_health_on(
+        flash,
+        AtaSmartStatus::Good,
+        vec![attr(5, true, 100, 100, 10, 7)],
+    );
+    let j = judged(&with_smart(h));
+    assert_eq!(j.verdict, TriageVerdict::Healthy, "{:?}", j.findings);
+    assert!(
+        j.notes.iter().any(|n| n.contains("retired")),
+        "{:?}",
+        j.notes
+    );
+}
+
+#[test]
+fn growth_since_the_previous_triage_is_a_finding_with_both_values_and_dates() {
+    let previous = |pairs: &[(&str, f64)]| crate::triage::facts::PreviousTriage {
+        since_unix: 1_795_000_000,
+        now_unix: 1_796_500_000,
+        values: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+    };
+    use crate::triage::counters::{CRC_ERRORS, PENDING, REALLOCATED, SURFACE_READS, UNREADABLE};
+    let mut d = with_smart(ata_health(
+        AtaSmartStatus::Good,
+        vec![
+            attr(5, true, 100, 100, 36, 8),
+            attr(197, false, 100, 100, 0, 0),
+            attr(199, false, 200, 200, 0, 12),
+        ],
+    ));
+    // The first triage: 8 reallocated sectors (suspect), 12 CRC errors (a note).
+    assert_eq!(rules_of(&judged(&d)), ["ata-reallocated-sectors"]);
+    // Nothing grew: nothing more.
+    d.previous = Some(previous(&[
+        (REALLOCATED, 8.0),
+        (PENDING, 0.0),
+        (CRC_ERRORS, 12.0),
+    ]));
+    assert_eq!(rules_of(&judged(&d)), ["ata-reallocated-sectors"]);
+    // Reallocated 2 -> 8 and CRC 3 -> 12 since then.
+    d.previous = Some(previous(&[
+        (REALLOCATED, 2.0),
+        (PENDING, 0.0),
+        (CRC_ERRORS, 3.0),
+    ]));
+    let j = judged(&d);
+    assert_eq!(
+        rules_of(&j),
+        [
+            "ata-reallocated-sectors",
+            "counters-grew",
+            "crc-errors-grew"
+        ]
+    );
+    let f = only(&j, "counters-grew");
+    assert!(
+        f.sentence.contains(
+            "reallocated sectors 2 -> 8 between 2026-11-18 11:06 UTC and 2026-12-05 19:46 UTC"
+        ),
+        "{f:?}"
+    );
+    assert_eq!((f.value, f.threshold), (Some(8.0), Some(2.0)));
+    assert!(
+        only(&j, "crc-errors-grew")
+            .next_step
+            .contains("check the cable")
+    );
+    // Unreadable samples: 3 -> 2 of as many reads is the samples falling elsewhere.
+    let mut d = disk("sda");
+    d.measurements.surface = Some(SurfaceSample {
+        reads: 1000,
+        unreadable: vec![(0, 5), (4096, 5)],
+        ..Default::default()
+    });
+    d.previous = Some(previous(&[(UNREADABLE, 3.0), (SURFACE_READS, 1000.0)]));
+    assert!(!rules_of(&judged(&d)).contains(&"counters-grew"));
+    d.previous = Some(previous(&[(UNREADABLE, 0.0), (SURFACE_READS, 1000.0)]));
+    d.measurements.surface = Some(SurfaceSample {
+        reads: 1000,
+        unreadable: (0..8).map(|i| (i * 65536, 5)).collect(),
+        ..Default::default()
+    });
+    assert!(rules_of(&judged(&d)).contains(&"counters-grew"));
 }
 
 #[test]
@@ -304,14 +476,23 @@ fn nvme_counters_and_spare() {
     let j = judged(&with_smart(nvme_health(|n| n.percentage_used = 99)));
     assert!(j.findings.is_empty());
 
+    // Minutes above the warning temperature in the drive's life: a note (the
+    // critical-warning bit says when it is too hot now).
     let j = judged(&with_smart(nvme_health(|n| n.warning_temp_minutes = 7)));
+    assert!(j.findings.is_empty(), "{:?}", j.findings);
     assert!(
-        only(&j, "nvme-temperature-time")
-            .sentence
-            .contains("7 minutes")
+        j.notes.iter().any(|n| n.contains("7 minutes")),
+        "{:?}",
+        j.notes
     );
-    let j = judged(&with_smart(nvme_health(|n| n.critical_temp_minutes = 1)));
-    only(&j, "nvme-temperature-time");
+    // Media errors of exactly 2^32 with no log entry: implausible, not judged.
+    let j = judged(&with_smart(nvme_health(|n| n.media_errors = 1 << 32)));
+    assert!(j.findings.is_empty(), "{:?}", j.findings);
+    assert!(
+        j.notes.iter().any(|n| n.contains("implausible")),
+        "{:?}",
+        j.notes
+    );
 }
 
 fn logs(errors: Vec<ErrorEntry>, count: u64, tests: Vec<SelfTestEntry>) -> DriveLogs {
@@ -646,7 +827,12 @@ fn the_lab_sata_disk_is_healthy_and_its_page_with_pending_sectors_fails() {
     let crc = rows.iter_mut().find(|r| r["id"] == 199).unwrap();
     crc["raw"] = serde_json::json!({"value": 5, "string": "5"});
     let j = judged(&from_smartctl("sda", Transport::Sata, &doc));
-    assert_eq!(rules_of(&j), ["ata-pending-sectors", "ata-crc-errors"]);
+    assert_eq!(rules_of(&j), ["ata-pending-sectors"]);
+    assert!(
+        j.notes
+            .iter()
+            .any(|n| n.contains("199 UDMA_CRC_Error_Count 5"))
+    );
 }
 
 #[test]
