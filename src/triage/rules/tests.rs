@@ -9,8 +9,9 @@ use crate::model::{
     AtaSmart, AtaSmartStatus, AttributeState, DriveLogs, ErrorEntry, ErrorLog, LogRead,
     SelfTestEntry, SelfTestLog, SelfTestOutcome, SelfTestStatus, SmartReading, Transport,
 };
+use crate::scan::Span;
 use crate::smart::{assess, parse_health_log, parse_smartctl_json, parse_smartctl_logs};
-use crate::triage::facts::{LinkState, SeqPosition, SeqRead, SurfaceSample};
+use crate::triage::facts::{LinkState, SeqPosition, SeqRead, SurfaceSample, Unreadable};
 
 fn attr(id: u8, prefailure: bool, value: u8, worst: u8, thresh: u8, raw: u64) -> AtaAttribute {
     let state = match thresh {
@@ -438,7 +439,14 @@ fn surface(unreadable: Vec<(u64, i32)>, slow: Vec<(u64, f64)>) -> SurfaceSample 
     SurfaceSample {
         reads: 4000,
         read_bytes: 4096,
-        unreadable,
+        unreadable: unreadable
+            .into_iter()
+            .map(|(offset, errno)| Unreadable {
+                sample: Span::new(offset, 4096),
+                at: Span::new(offset, 512),
+                errno,
+            })
+            .collect(),
         slow,
         slow_once: 0,
         ..Default::default()
