@@ -201,7 +201,8 @@ by then is judged on what was gathered, and says where it stopped.
 Per disk: identity, the SMART verdict and the counters that matter for failure, the error \
 log and the last self-test, the negotiated link against the best both ends support (SATA, \
 PCIe, USB), a sampled surface read (3000 reads of 64 KiB spread over the whole disk, 500 \
-with --quick, in the scan's latency buckets), sequential reads at the start, middle and end \
+with --quick, in the scan's latency buckets; a failed one is split down to its first \
+unreadable sector, which the report names), sequential reads at the start, middle and end \
 (MB/s = 10^6 bytes/s), QD1 random 4 KiB read latency (p50, p99) and the temperature. Each \
 disk is recorded in the history, and the next triage of the same disk says what changed.
 

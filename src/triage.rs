@@ -25,7 +25,7 @@ pub mod rules;
 pub use changes::Change;
 pub use facts::{
     DiskFacts, DiskIdentityFacts, FlushFact, LinkState, Measurements, SeqPosition, SeqRead,
-    SurfaceSample, TriageVerdict,
+    SurfaceSample, TriageVerdict, Unreadable,
 };
 pub use gather::{GatherOptions, Progress, every_disk, gather, gather_until};
 pub use rules::{Finding, Judgement, RULES, Rule, judge, judge_all};

@@ -306,9 +306,15 @@ fn measurements_json(f: &DiskFacts) -> Value {
             "buckets": s.buckets.iter().map(|(b, blocks)| json!({
                 "label": b.label(), "upto_ms": b.upto_ms(), "blocks": blocks,
             })).collect::<Vec<_>>(),
-            "unreadable": s.unreadable.iter().map(|(offset, errno)| json!({
-                "offset": offset, "lba": offset / block, "errno": errno,
-            })).collect::<Vec<_>>(),
+            // The first unreadable sector of each failed sample; `sectors` above 1 when the
+            // split stopped first and it is somewhere in that range.
+            "unreadable": s.unreadable.iter().map(|u| {
+                let (lba, sectors) = u.lbas(block);
+                json!({
+                    "offset": u.at.offset, "lba": lba, "sectors": sectors, "errno": u.errno,
+                    "sample_lba": u.sample.offset / block,
+                })
+            }).collect::<Vec<_>>(),
             "slow_once": s.slow_once,
             "slow": s.slow.iter().map(|(offset, ms)| json!({
                 "offset": offset, "ms": ms,

@@ -8,6 +8,7 @@ use serde::Serialize;
 pub const NOT_REACHED: &str = "not reached within the";
 
 use crate::model::{DriveLogs, SmartHealth, Transport};
+use crate::scan::Span;
 use crate::scan::buckets::BucketCounts;
 use crate::smart::meaning::{self, Meaning};
 
@@ -107,8 +108,9 @@ pub struct SurfaceSample {
     pub reads: u64,
     pub read_bytes: u32,
     pub buckets: BucketCounts,
-    /// Unreadable samples: (byte offset, errno), at most a few hundred kept.
-    pub unreadable: Vec<(u64, i32)>,
+    /// Unreadable samples, each with where its first unreadable sector is; at most a few
+    /// hundred kept.
+    pub unreadable: Vec<Unreadable>,
     /// Samples at or above the scan's slow limit twice (read again after the others, as
     /// the scan re-reads its slow blocks), or once when there was no time left to read them
     /// again: (byte offset, the slower of the two ms).
@@ -116,6 +118,67 @@ pub struct SurfaceSample {
     /// Samples slow once and fast when read again (a hiccup of the host or another process,
     /// not a weak area): not judged.
     pub slow_once: u64,
+}
+
+/// A sample whose read failed, split to find its first unreadable sector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The sample that failed.
+    pub sample: Span,
+    /// Where its first unreadable sector is: that one sector when the split found it, else
+    /// the part of the sample it is somewhere in (the split stopped at its bound).
+    pub at: Span,
+    /// The errno of the sector's own read, else of the sample's.
+    pub errno: i32,
+}
+
+impl Unreadable {
+    /// The first LBA of `at` and how many sectors it spans, in sectors of `block` bytes.
+    pub fn lbas(&self, block: u64) -> (u64, u64) {
+        let block = block.max(1);
+        (
+            self.at.offset / block,
+            self.at.length.div_ceil(block).max(1),
+        )
+    }
+}
+
+impl SurfaceSample {
+    /// Where the samples failed, for a sentence: "at LBA 1000, 2000 and 2 more", a place
+    /// known only to a range "somewhere in LBA 2000-2127", at most `named` places. Samples
+    /// that found the same place (overlapping ones, on a small disk) name it once.
+    pub fn unreadable_words(&self, block: u64, named: usize) -> String {
+        let mut places: Vec<(u64, u64)> = Vec::new();
+        for u in &self.unreadable {
+            let place = u.lbas(block);
+            if !places.contains(&place) {
+                places.push(place);
+            }
+        }
+        let mut out = String::new();
+        let mut exact_before = false;
+        for (i, (lba, sectors)) in places.iter().take(named).enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            if *sectors == 1 {
+                // A run of exact LBAs shares one "at LBA".
+                if !exact_before {
+                    out.push_str("at LBA ");
+                }
+                out.push_str(&lba.to_string());
+                exact_before = true;
+            } else {
+                out.push_str(&format!("somewhere in LBA {lba}-{}", lba + sectors - 1));
+                exact_before = false;
+            }
+        }
+        let more = places.len().saturating_sub(named);
+        if more > 0 {
+            out.push_str(&format!(" and {more} more"));
+        }
+        out
+    }
 }
 
 /// What was measured on the disk.
@@ -228,5 +291,45 @@ impl DiskFacts {
             .filter(|v| v.is_finite() && *v >= 0.0)
             .fold((0.0, 0usize), |(sum, n), v| (sum + v, n + 1));
         (count > 0).then(|| sum / count as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(sample_lba: u64, lba: u64, sectors: u64) -> Unreadable {
+        Unreadable {
+            sample: Span::new(sample_lba * 512, 65536),
+            at: Span::new(lba * 512, sectors * 512),
+            errno: 5,
+        }
+    }
+
+    #[test]
+    fn the_words_say_a_sector_or_a_range_and_name_a_place_once() {
+        let s = SurfaceSample {
+            unreadable: vec![
+                failed(950, 1000, 1),
+                failed(990, 1000, 1),
+                failed(2000, 2000, 1),
+                failed(3000, 3000, 128),
+                failed(4000, 4010, 1),
+                failed(5000, 5000, 1),
+                failed(6000, 6064, 64),
+            ],
+            ..SurfaceSample::default()
+        };
+        assert_eq!(
+            s.unreadable_words(512, 4),
+            "at LBA 1000, 2000, somewhere in LBA 3000-3127, at LBA 4010 and 2 more"
+        );
+        assert_eq!(
+            s.unreadable_words(512, 10),
+            "at LBA 1000, 2000, somewhere in LBA 3000-3127, at LBA 4010, 5000, \
+             somewhere in LBA 6064-6127"
+        );
+        // In 4 KiB sectors the same bytes are other LBAs.
+        assert_eq!(failed(0, 8000, 8).lbas(4096), (1000, 1));
     }
 }

@@ -520,12 +520,13 @@ fn measure_disk(
         until: end,
         stop: halt,
     };
-    let (sample, problem) = measure::surface(&mut device, &surface_plan, &limit, &mut |done| {
-        r.step(
-            &format!("surface {done}/{total}"),
-            0.3 + 0.7 * done as f64 / total.max(1) as f64,
-        );
-    });
+    let (sample, problem) =
+        measure::surface(&mut device, &surface_plan, align, &limit, &mut |done| {
+            r.step(
+                &format!("surface {done}/{total}"),
+                0.3 + 0.7 * done as f64 / total.max(1) as f64,
+            );
+        });
     r.update(|f| {
         f.measurements.surface = Some(sample);
         f.problems.extend(problem);

@@ -1,14 +1,16 @@
 //! The triage's measurements on an opened device (anything that reads timed blocks, a
-//! `scan::engine::BlockReader`): the sampled surface read, the sequential reads at the start,
-//! middle and end, and the QD1 random 4 KiB reads. Each stops at its own time limit, at the
-//! triage's deadline or when asked to stop, and says so; none writes.
+//! `scan::engine::BlockReader`): the sampled surface read (a failed sample split down to its
+//! first unreadable sector, within a bounded number of reads), the sequential reads at the
+//! start, middle and end, and the QD1 random 4 KiB reads. Each stops at its own time limit, at
+//! the triage's deadline or when asked to stop, and says so; none writes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::facts::{SeqPosition, SeqRead, SurfaceSample};
+use super::facts::{SeqPosition, SeqRead, SurfaceSample, Unreadable};
 use super::plan::{self, Spread};
 use crate::scan::Span;
+use crate::scan::bisect::{Bisection, Found};
 use crate::scan::buckets::Bucket;
 use crate::scan::engine::{BlockReader, ReadOutcome};
 
@@ -20,6 +22,12 @@ pub const TIMEOUT: Duration = Duration::from_secs(3);
 pub const SURFACE_READ: u64 = 64 << 10;
 /// The bytes of one random read.
 pub const RANDOM_READ: u64 = 4 << 10;
+/// Reads of one failed sample's split, at most: enough to find the first unreadable sector
+/// of a 64 KiB sample of 512-byte sectors (at most two reads per halving, seven halvings).
+pub const SPLIT_READS: u64 = 16;
+/// Split reads of the whole surface read, at most: on a disk with many failed samples the
+/// later ones keep their sample's range (`disktriage scan` maps them all).
+pub const SPLIT_BUDGET: u64 = 256;
 /// The unreadable and slow samples kept, at most (the counts stay whole in the buckets).
 pub const KEPT: usize = 256;
 
@@ -72,11 +80,13 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// The sampled surface read of `plan` (from `plan::surface_plan`). `progress(done)` is called
-/// now and then. The problem says where it stopped when it could not read the whole plan.
+/// The sampled surface read of `plan` (from `plan::surface_plan`), on a device of `sector`-byte
+/// logical blocks. `progress(done)` is called now and then. The problem says where it stopped
+/// when it could not read the whole plan.
 pub fn surface(
     reader: &mut dyn BlockReader,
     plan: &[Span],
+    sector: u64,
     limit: &Limit,
     progress: &mut dyn FnMut(usize),
 ) -> (SurfaceSample, Option<String>) {
@@ -88,6 +98,7 @@ pub fn surface(
     };
     let mut problem = None;
     let mut first_slow: Vec<(Span, f64)> = Vec::new();
+    let mut split_budget = SPLIT_BUDGET;
     for (i, span) in plan.iter().enumerate() {
         if limit.over() {
             problem = Some(format!(
@@ -101,32 +112,42 @@ pub fn surface(
         let bucket = match read.outcome {
             ReadOutcome::Read => Bucket::of_latency(read.elapsed, TIMEOUT),
             ReadOutcome::TimedOut => Bucket::Time,
-            ReadOutcome::Failed(errno) => {
-                if sample.unreadable.len() < KEPT {
-                    sample.unreadable.push((span.offset, errno));
-                }
-                Bucket::Err
-            }
-            ReadOutcome::Short(_) => {
-                if sample.unreadable.len() < KEPT {
-                    sample.unreadable.push((span.offset, libc::EIO));
-                }
-                Bucket::Err
-            }
+            ReadOutcome::Failed(_) | ReadOutcome::Short(_) => Bucket::Err,
         };
         sample.buckets.add(bucket);
         if bucket != Bucket::Err && read.elapsed >= SLOW && first_slow.len() < KEPT {
             first_slow.push((*span, ms(read.elapsed)));
         }
-        if bucket == Bucket::Err
-            && let Some(why) = reader.gone()
-        {
-            problem = Some(format!(
-                "surface: stopped after {} of {} reads: {why}",
-                i + 1,
-                plan.len()
-            ));
-            break;
+        if bucket == Bucket::Err {
+            let whole = Unreadable {
+                sample: *span,
+                at: *span,
+                errno: match read.outcome {
+                    ReadOutcome::Failed(errno) => errno,
+                    _ => libc::EIO,
+                },
+            };
+            let mut gone = reader.gone();
+            if sample.unreadable.len() < KEPT {
+                // A short read is a device that got smaller: nothing to split.
+                let found = if gone.is_none() && matches!(read.outcome, ReadOutcome::Failed(_)) {
+                    let (found, split_gone) =
+                        first_unreadable(reader, whole, sector, limit, &mut split_budget);
+                    gone = split_gone;
+                    found
+                } else {
+                    whole
+                };
+                sample.unreadable.push(found);
+            }
+            if let Some(why) = gone {
+                problem = Some(format!(
+                    "surface: stopped after {} of {} reads: {why}",
+                    i + 1,
+                    plan.len()
+                ));
+                break;
+            }
         }
         if i % 64 == 0 {
             progress(i);
@@ -150,6 +171,70 @@ pub fn surface(
         }
     }
     (sample, problem)
+}
+
+/// Where the first unreadable sector of a failed sample (`failed`, its `at` the whole sample)
+/// is: the scan's bisection (`scan::bisect`) reads the left part first, so the first part
+/// one sector long that fails is the first unreadable sector. At most `SPLIT_READS` reads
+/// and what is left of `budget`, none once `limit` is over: stopped before, the sector is
+/// somewhere from the last byte read good to the end of the smallest part that failed.
+/// The second value says why the device cannot be read any more, when a split read found it
+/// gone.
+fn first_unreadable(
+    reader: &mut dyn BlockReader,
+    failed: Unreadable,
+    sector: u64,
+    limit: &Limit,
+    budget: &mut u64,
+) -> (Unreadable, Option<String>) {
+    let sample = failed.sample;
+    let Some(mut split) = Bisection::split(sample, sector) else {
+        // One sector: the sample is the sector.
+        return (failed, None);
+    };
+    // Every byte before `clear_to` read; the ends of the parts that failed.
+    let mut clear_to = sample.offset;
+    let mut failed_ends = vec![sample.end()];
+    let mut reads = 0;
+    let mut gone = None;
+    while let Some(part) = split.next_read() {
+        if reads >= SPLIT_READS || *budget == 0 || limit.over() {
+            break;
+        }
+        let read = reader.read(part);
+        reads += 1;
+        *budget -= 1;
+        let result = match read.outcome {
+            ReadOutcome::Read => Ok(()),
+            ReadOutcome::Failed(errno) => {
+                gone = reader.gone();
+                if gone.is_some() {
+                    break;
+                }
+                Err(errno)
+            }
+            // As in the scan: a part abandoned at the timeout is not read.
+            ReadOutcome::TimedOut => Err(libc::ETIMEDOUT),
+            ReadOutcome::Short(_) => {
+                gone = reader.gone();
+                break;
+            }
+        };
+        match split.record(result) {
+            Some(Found::Bad(at, errno)) => return (Unreadable { sample, at, errno }, None),
+            Some(Found::Good(good)) if good.offset <= clear_to => clear_to = good.end(),
+            Some(Found::Good(_)) => {}
+            None => failed_ends.push(part.end()),
+        }
+    }
+    // A failed part that ends past the good bytes holds an unreadable sector; none when every
+    // part read (a flaky read): then the whole sample, as it failed.
+    let at = failed_ends
+        .into_iter()
+        .filter(|&end| end > clear_to)
+        .min()
+        .map_or(sample, |end| Span::new(clear_to, end - clear_to));
+    (Unreadable { at, ..failed }, gone)
 }
 
 /// One sequential read of `len` bytes from `offset` in `chunk`-byte reads, until `len` is read
@@ -234,14 +319,19 @@ pub fn random_qd1(
 mod tests {
     use super::*;
     use crate::scan::engine::TimedRead;
+    use std::sync::Arc;
 
-    /// A device of `size` bytes whose reads take `each` and fail inside `bad`.
+    /// A device of `size` bytes whose reads take `each` and fail when they touch `bad`.
     struct Fake {
         size: u64,
-        bad: Option<Span>,
+        bad: Vec<Span>,
         each: Duration,
         /// Reads after this many take 1 ms (a stall of the host that passes).
         fast_after: Option<usize>,
+        /// Only reads of at least this many bytes fail (a flaky sample whose parts read).
+        fail_from: u64,
+        /// Raised after this many reads: the triage's stop (or its bound) mid-split.
+        stop_after: Option<(usize, Arc<AtomicBool>)>,
         reads: Vec<Span>,
     }
 
@@ -249,9 +339,13 @@ mod tests {
         fn read(&mut self, span: Span) -> TimedRead {
             assert!(span.offset + span.length <= self.size, "read past the end");
             self.reads.push(span);
-            let hit = self
-                .bad
-                .is_some_and(|b| span.offset < b.offset + b.length && b.offset < span.end());
+            if let Some((n, stop)) = &self.stop_after
+                && self.reads.len() >= *n
+            {
+                stop.store(true, Ordering::Relaxed);
+            }
+            let hit = span.length >= self.fail_from
+                && self.bad.iter().any(|b| span.intersect(b).is_some());
             TimedRead {
                 outcome: if hit {
                     ReadOutcome::Failed(libc::EIO)
@@ -272,39 +366,183 @@ mod tests {
     fn fake(size: u64) -> Fake {
         Fake {
             size,
-            bad: None,
+            bad: Vec::new(),
             each: Duration::from_millis(1),
             fast_after: None,
+            fail_from: 0,
+            stop_after: None,
             reads: Vec::new(),
         }
+    }
+
+    /// Sectors of 512 bytes, as spans.
+    fn sectors(lbas: &[u64]) -> Vec<Span> {
+        lbas.iter().map(|l| Span::new(l * 512, 512)).collect()
+    }
+
+    fn surface_of(dev: &mut Fake, plan: &[Span], sector: u64, stop: &AtomicBool) -> SurfaceSample {
+        let limit = Limit {
+            until: Instant::now() + Duration::from_secs(60),
+            stop,
+        };
+        surface(dev, plan, sector, &limit, &mut |_| {}).0
+    }
+
+    /// The sample of the issue: LBA 409600 is the bad one, in the sample that starts at
+    /// 409511 (which reads); the sample is named by the sector, and the reads stay few.
+    #[test]
+    fn a_failed_sample_names_its_one_bad_sector() {
+        let stop = AtomicBool::new(false);
+        let mut dev = fake(1 << 30);
+        dev.bad = sectors(&[409_600]);
+        let sample = Span::new(409_511 * 512, SURFACE_READ);
+        let s = surface_of(&mut dev, &[sample], 512, &stop);
+        assert_eq!(
+            s.unreadable,
+            [Unreadable {
+                sample,
+                at: Span::new(409_600 * 512, 512),
+                errno: libc::EIO,
+            }]
+        );
+        assert_eq!(s.unreadable_words(512, 5), "at LBA 409600");
+        // One sample read, judged once; the split's reads are not samples.
+        assert_eq!((s.reads, s.buckets.get(Bucket::Err)), (1, 1));
+        assert!(dev.reads.len() as u64 <= 1 + SPLIT_READS, "{:?}", dev.reads);
+        // In the very middle of its sample, and on a disk of 4 KiB sectors.
+        for (sector, lba) in [(512, 409_511 + 64), (4096, 51_200 + 8)] {
+            let mut dev = fake(1 << 30);
+            dev.bad = vec![Span::new(lba * sector, sector)];
+            let sample = Span::new((lba - SURFACE_READ / sector / 2) * sector, SURFACE_READ);
+            let s = surface_of(&mut dev, &[sample], sector, &stop);
+            assert_eq!(s.unreadable[0].at, Span::new(lba * sector, sector));
+            assert_eq!(s.unreadable[0].lbas(sector), (lba, 1));
+        }
+    }
+
+    #[test]
+    fn of_several_bad_sectors_the_first_is_named() {
+        let stop = AtomicBool::new(false);
+        let mut dev = fake(1 << 30);
+        dev.bad = sectors(&[409_630, 409_560, 409_600, 409_601]);
+        let sample = Span::new(409_511 * 512, SURFACE_READ);
+        let s = surface_of(&mut dev, &[sample], 512, &stop);
+        assert_eq!(s.unreadable[0].at, Span::new(409_560 * 512, 512));
+        assert!(dev.reads.len() as u64 <= 1 + SPLIT_READS);
+        // Two overlapping samples that hold the same first bad sector name it once.
+        let plan = [sample, Span::new(409_520 * 512, SURFACE_READ)];
+        let s = surface_of(&mut fake_with(&dev.bad), &plan, 512, &stop);
+        assert_eq!(s.unreadable.len(), 2);
+        assert_eq!(s.unreadable_words(512, 5), "at LBA 409560");
+    }
+
+    fn fake_with(bad: &[Span]) -> Fake {
+        let mut dev = fake(1 << 30);
+        dev.bad = bad.to_vec();
+        dev
+    }
+
+    /// Every sector bad: the halving goes left each time, so the first sector is found in
+    /// one read per halving (7 for 128 sectors), never 128 reads.
+    #[test]
+    fn a_sample_bad_throughout_costs_one_read_per_halving() {
+        let stop = AtomicBool::new(false);
+        let mut dev = fake(1 << 30);
+        dev.bad = vec![Span::new(409_000 * 512, 1 << 20)];
+        let sample = Span::new(409_511 * 512, SURFACE_READ);
+        let s = surface_of(&mut dev, &[sample], 512, &stop);
+        assert_eq!(s.unreadable[0].at, Span::new(409_511 * 512, 512));
+        assert_eq!(dev.reads.len(), 1 + 7, "{:?}", dev.reads);
+    }
+
+    /// Stopped mid-split (the bound, or Ctrl-C): the place is the range the split had come
+    /// down to, which holds the bad sector, and said to be a range.
+    #[test]
+    fn a_split_stopped_early_says_the_range() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut dev = fake(1 << 30);
+        dev.bad = sectors(&[409_600]);
+        // The sample, then its first half (reads), its second half (fails): stopped there.
+        dev.stop_after = Some((3, Arc::clone(&stop)));
+        let sample = Span::new(409_511 * 512, SURFACE_READ);
+        let s = surface_of(&mut dev, &[sample], 512, &stop);
+        assert_eq!(dev.reads.len(), 3, "{:?}", dev.reads);
+        let at = s.unreadable[0].at;
+        assert_eq!(at, Span::new((409_511 + 64) * 512, 64 * 512));
+        assert_eq!(s.unreadable[0].lbas(512), (409_575, 64));
+        assert_eq!(s.unreadable_words(512, 5), "somewhere in LBA 409575-409638");
+        // Stopped before the split's first read: the whole sample.
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut dev = fake_with(&sectors(&[409_600]));
+        dev.stop_after = Some((1, Arc::clone(&stop)));
+        let s = surface_of(&mut dev, &[sample], 512, &stop);
+        assert_eq!(dev.reads.len(), 1);
+        assert_eq!(s.unreadable[0].at, sample);
+        assert_eq!(s.unreadable_words(512, 5), "somewhere in LBA 409511-409638");
+    }
+
+    /// Many failed samples: the split reads of the whole surface read stay within
+    /// `SPLIT_BUDGET`; the samples past it keep their range. A sample that failed but whose
+    /// parts all read (a flaky read) keeps its range too: no sector is invented.
+    #[test]
+    fn splits_are_bounded_over_the_surface_and_invent_nothing() {
+        let stop = AtomicBool::new(false);
+        let mut dev = fake(1 << 30);
+        dev.bad = vec![Span::new(0, 1 << 30)];
+        let plan = plan::surface_plan(1 << 30, 512, SURFACE_READ, 200, &mut Spread::new(5));
+        let s = surface_of(&mut dev, &plan, 512, &stop);
+        assert_eq!(s.unreadable.len(), 200);
+        assert!(
+            dev.reads.len() as u64 <= 200 + SPLIT_BUDGET,
+            "{}",
+            dev.reads.len()
+        );
+        let exact = s.unreadable.iter().filter(|u| u.at.length == 512).count() as u64;
+        assert_eq!(exact, SPLIT_BUDGET / 7, "7 reads each");
+        let last = s.unreadable[199];
+        assert_eq!(last.at, last.sample);
+        assert!(s.unreadable_words(512, 200).ends_with(&format!(
+            "somewhere in LBA {}-{}",
+            last.sample.offset / 512,
+            last.sample.end() / 512 - 1
+        )));
+
+        let mut flaky = fake_with(&sectors(&[409_600]));
+        flaky.fail_from = SURFACE_READ;
+        let sample = Span::new(409_511 * 512, SURFACE_READ);
+        let s = surface_of(&mut flaky, &[sample], 512, &stop);
+        assert_eq!(s.unreadable[0].at, sample);
+        assert!(flaky.reads.len() as u64 <= 1 + SPLIT_READS);
     }
 
     #[test]
     fn surface_classes_reads_and_keeps_the_unreadable_and_slow() {
         let size = 1 << 30;
         let mut dev = fake(size);
-        dev.bad = Some(Span::new(size / 2, 1 << 20));
+        dev.bad = vec![Span::new(size / 2, 1 << 20)];
         let plan = plan::surface_plan(size, 512, SURFACE_READ, 2000, &mut Spread::new(5));
         let stop = AtomicBool::new(false);
         let limit = Limit {
             until: Instant::now() + Duration::from_secs(60),
             stop: &stop,
         };
-        let (s, problem) = surface(&mut dev, &plan, &limit, &mut |_| {});
+        let (s, problem) = surface(&mut dev, &plan, 512, &limit, &mut |_| {});
         assert_eq!(problem, None);
         assert_eq!(s.reads, 2000);
         assert_eq!(s.read_bytes, 65536);
         assert_eq!(s.buckets.total(), 2000);
         assert!(!s.unreadable.is_empty());
-        assert!(s.unreadable.iter().all(|(o, e)| {
-            *e == libc::EIO && *o + 65536 > size / 2 && *o < size / 2 + (1 << 20)
+        assert!(s.unreadable.iter().all(|u| {
+            u.errno == libc::EIO
+                && u.sample.end() > size / 2
+                && u.sample.offset < size / 2 + (1 << 20)
         }));
         assert_eq!(s.buckets.get(Bucket::Err), s.unreadable.len() as u64);
         assert!(s.slow.is_empty());
 
         let mut slow = fake(size);
         slow.each = Duration::from_millis(200);
-        let (s, _) = surface(&mut slow, &plan[..10], &limit, &mut |_| {});
+        let (s, _) = surface(&mut slow, &plan[..10], 512, &limit, &mut |_| {});
         assert_eq!(s.slow.len(), 10);
         assert_eq!(s.slow_once, 0);
         assert_eq!(slow.reads.len(), 20, "each slow sample read once more");
@@ -314,7 +552,7 @@ mod tests {
         let mut stall = fake(size);
         stall.each = Duration::from_millis(200);
         stall.fast_after = Some(3);
-        let (s, _) = surface(&mut stall, &plan[..10], &limit, &mut |_| {});
+        let (s, _) = surface(&mut stall, &plan[..10], 512, &limit, &mut |_| {});
         assert!(s.slow.is_empty(), "{:?}", s.slow);
         assert_eq!(s.slow_once, 3);
         assert_eq!(s.buckets.get(Bucket::Under500), 3);
@@ -329,7 +567,7 @@ mod tests {
             until: Instant::now() + Duration::from_secs(60),
             stop: &stop,
         };
-        let (s, problem) = surface(&mut dev, &plan, &limit, &mut |_| {});
+        let (s, problem) = surface(&mut dev, &plan, 512, &limit, &mut |_| {});
         assert_eq!(s.reads, 0);
         assert_eq!(
             problem.as_deref(),
@@ -366,7 +604,7 @@ mod tests {
         };
         let r = seq_read(&mut dev, SeqPosition::Start, 0, 8 << 20, 1 << 20, &late).unwrap();
         assert_eq!(r.bytes, 1 << 20);
-        dev.bad = Some(Span::new(0, 4096));
+        dev.bad = vec![Span::new(0, 4096)];
         assert!(seq_read(&mut dev, SeqPosition::Start, 0, 8 << 20, 1 << 20, &limit).is_err());
     }
 }

@@ -5,7 +5,8 @@
 //! reads hang (reads throttled with the blkio cgroup: a hung read cannot be abandoned, the
 //! result must not wait for it); 16 devices at once finish within the default bound (the wall
 //! time is printed); a device name that is not one is an error (exit 1); a mounted device is
-//! triaged too.
+//! triaged too; a failed sample of a FUSE disk with one unreadable sector names that sector's
+//! LBA, in the JSON and the text, not the sample's start.
 //!
 //! Only devices these tests create are named; `triage` without DEV (every disk of the host) is
 //! never run here: `every_disk` is tested on a captured sysfs tree.
@@ -628,4 +629,114 @@ fn prom_into_a_directory_anyone_can_write_is_refused_before_any_read() {
             .unwrap()
             .contains("disktriage_verdict{")
     );
+}
+
+/// Sectors of the FUSE disk of `a_failed_sample_names_its_first_unreadable_sector`.
+const SPLIT_DISK_SECTORS: u64 = 15 << 11;
+/// Its one unreadable sector: not at a sample's start (a sample starts on any 512-byte
+/// boundary), so only a split of the sample names it.
+const SPLIT_BAD_LBA: u64 = 20_011;
+
+/// A failed 64 KiB sample is split down to its first unreadable sector, and that sector's LBA
+/// is what the JSON and the text name, not the sample's start. The disk is a FUSE disk
+/// (`tests/fuse/cachedisk.py`, mode bad) with LBA 20011 unreadable under a loop device, 15 MiB:
+/// `--quick`'s 500 samples then fall in strata of at most 62 start positions, so at least one
+/// 128-sector sample covers the bad sector whatever the random offsets. The sequential reads
+/// cover the whole disk and fail there too: their problems are not what is checked.
+#[test]
+fn a_failed_sample_names_its_first_unreadable_sector() {
+    let test = "a_failed_sample_names_its_first_unreadable_sector";
+    if !root_or_skip(test) || !common::fuse_available(test) {
+        return;
+    }
+    let dir = shm_scratch();
+    let history = scratch();
+    let size = SPLIT_DISK_SECTORS * 512;
+    let store = dir.path().join("bad.store");
+    fs::write(&store, vec![0x5au8; size as usize]).unwrap();
+    // Declared in this order so that the loop device is detached before the daemon under it
+    // is killed, also when an assertion fails.
+    let disk = common::CacheDisk::start(
+        "bad",
+        &store,
+        &dir.path().join("bad"),
+        size,
+        &[("CACHEDISK_BAD", format!("{}+512", SPLIT_BAD_LBA * 512))],
+    );
+    let dev = LoopDev::attach(&disk.file(), &[]);
+    // The disk is what the test says: the bad sector fails alone, its neighbours read.
+    let read_sector = |lba: u64| {
+        Command::new("dd")
+            .arg(format!("if={}", dev.path_str()))
+            .args(["of=/dev/null", "bs=512", "count=1", "iflag=direct"])
+            .arg(format!("skip={lba}"))
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    assert!(!read_sector(SPLIT_BAD_LBA), "LBA {SPLIT_BAD_LBA} reads");
+    for lba in [SPLIT_BAD_LBA - 1, SPLIT_BAD_LBA + 1] {
+        assert!(read_sector(lba), "LBA {lba} does not read");
+    }
+
+    let out = triage_cmd(history.path(), &[dev.path_str(), "--json", "--quick"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "failing: {}", stderr(&out));
+    let doc = json(&out.stdout);
+    let d = &doc["disks"][0];
+    let unreadable = d["measurements"]["surface"]["unreadable"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no surface sample: {d:#}"));
+    assert!(!unreadable.is_empty(), "no sample failed: {d:#}");
+    let lbas: Vec<u64> = unreadable
+        .iter()
+        .map(|u| u["lba"].as_u64().unwrap())
+        .collect();
+    assert!(
+        lbas.iter().all(|&lba| lba == SPLIT_BAD_LBA),
+        "the failed samples name LBA {lbas:?}, not {SPLIT_BAD_LBA}: {unreadable:#?}"
+    );
+    for u in unreadable {
+        assert_eq!(u["offset"], SPLIT_BAD_LBA * 512, "{u}");
+        assert_eq!(u["sectors"], 1, "found to the sector: {u}");
+        assert_eq!(u["errno"], 5, "{u}");
+        let sample = u["sample_lba"].as_u64().unwrap();
+        assert!(
+            sample <= SPLIT_BAD_LBA && SPLIT_BAD_LBA < sample + 128,
+            "the sample {sample} holds the sector: {u}"
+        );
+    }
+    let finding = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "surface-unreadable")
+        .unwrap_or_else(|| panic!("no surface-unreadable finding: {d:#}"));
+    assert_eq!(
+        finding["sentence"],
+        format!(
+            "{} of 500 sampled reads failed: unreadable at LBA {SPLIT_BAD_LBA}",
+            unreadable.len()
+        ),
+        "{finding:#}"
+    );
+
+    // The text says the same (its lines wrapped at 80 columns, so read as words).
+    let out = triage_cmd(history.path(), &[dev.path_str(), "--quick"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "failing: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(&format!(
+            "sampled reads failed: unreadable at LBA {SPLIT_BAD_LBA} next:"
+        )),
+        "{text}"
+    );
+    for neighbour in [SPLIT_BAD_LBA - 1, SPLIT_BAD_LBA + 1] {
+        assert!(!words.contains(&neighbour.to_string()), "{text}");
+    }
 }

@@ -1,7 +1,7 @@
 //! The triage screen (`v` on Devices): snapshots at 80x25 and 132x43 of a triage running
 //! (two disks, one mid-surface), finished (a failing and a healthy disk), and of a disk whose
 //! verdict is unknown with its reason; fed fake progress and a fake report, as the screen only
-//! takes data. And its keys: `v` triages the marked disks or else the selected one, only on
+//! takes data; a failed surface sample named by its unreadable sector. And its keys: `v` triages the marked disks or else the selected one, only on
 //! Devices; stop, leave, health.
 
 use crate::common::tui::*;
@@ -10,9 +10,10 @@ use disktriage::app::TriagePhase as Phase;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::TestName;
 use disktriage::event::{Cmd, DiskReport, Msg, TriageMsg, TriageReport};
+use disktriage::scan::Span;
 use disktriage::triage::{
     Change, DiskFacts, DiskIdentityFacts, Finding, GatherOptions, Judgement, Measurements,
-    Progress, SeqPosition, SeqRead, SurfaceSample, TriageVerdict,
+    Progress, SeqPosition, SeqRead, SurfaceSample, TriageVerdict, Unreadable, judge,
 };
 use ratatui::crossterm::event::KeyCode;
 
@@ -206,6 +207,37 @@ fn finished_triage_lists_worst_first_with_findings_next_steps_and_changes() {
     key(&mut app, KeyCode::Char('h'));
     assert_eq!(app.screen, Screen::Health);
     assert_eq!(app.health.device.as_deref(), Some("loop0"));
+}
+
+/// The screen shows the surface finding as the rule words it, for the CLI's text and JSON
+/// too: the failed sample's first unreadable sector (LBA 409600), not the sample's start
+/// (409511, which reads).
+#[test]
+fn a_failed_sample_is_named_by_its_unreadable_sector() {
+    let mut app = app_triaging_two();
+    let mut f = facts("loop0", "ST4000DM004-2CV104");
+    if let Some(s) = f.measurements.surface.as_mut() {
+        s.unreadable = vec![Unreadable {
+            sample: Span::new(409_511 * 512, 65536),
+            at: Span::new(409_600 * 512, 512),
+            errno: 5,
+        }];
+    }
+    let judgement = judge(&f, &[]);
+    app.update(report(vec![DiskReport {
+        facts: f,
+        judgement,
+        changes: Vec::new(),
+    }]));
+    for (w, h) in [(80, 25), (132, 43)] {
+        let s = screen(&app, w, h);
+        let words = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("1 of 4000 sampled reads failed: unreadable at LBA 409600"),
+            "{s}"
+        );
+        assert!(!s.contains("409511"), "{s}");
+    }
 }
 
 #[test]

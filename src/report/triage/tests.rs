@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use super::*;
 use crate::model::{AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, SmartReading};
 use crate::model::{NvmeHealth, Transport};
+use crate::scan::Span;
 use crate::scan::buckets::{Bucket, BucketCounts};
-use crate::triage::{LinkState, SeqPosition, SeqRead, SurfaceSample, judge_all};
+use crate::triage::{LinkState, SeqPosition, SeqRead, SurfaceSample, Unreadable, judge_all};
 
 fn attribute(id: u8, raw: u64) -> AtaAttribute {
     AtaAttribute {
@@ -70,7 +71,19 @@ fn sata(device: &str, pending: u64) -> DiskFacts {
         read_bytes: 4096,
         buckets,
         unreadable: if pending > 0 {
-            vec![(512 * 123_456, 5), (512 * 7_654_321, 5)]
+            vec![
+                // Found by the split inside its sample, and a sample that failed at its start.
+                Unreadable {
+                    sample: Span::new(512 * 123_450, 4096),
+                    at: Span::new(512 * 123_456, 512),
+                    errno: 5,
+                },
+                Unreadable {
+                    sample: Span::new(512 * 7_654_321, 4096),
+                    at: Span::new(512 * 7_654_321, 512),
+                    errno: 5,
+                },
+            ]
         } else {
             vec![]
         },
@@ -303,7 +316,8 @@ fn the_json_has_exactly_the_contracts_fields() {
     assert_eq!(surface["buckets"][1]["blocks"], 3990);
     assert_eq!(
         surface["unreadable"][0],
-        json!({"offset": 512 * 123_456, "lba": 123_456, "errno": 5})
+        json!({"offset": 512 * 123_456, "lba": 123_456, "sectors": 1, "errno": 5,
+               "sample_lba": 123_450})
     );
     assert_eq!(
         keys(&sdb["measurements"]["seq_read"][0]),
@@ -341,6 +355,44 @@ fn the_json_has_exactly_the_contracts_fields() {
     assert_eq!(vdb["measurements"]["seq_read"], json!([]));
     assert_eq!(vdb["identity"]["model"], Value::Null);
     assert_eq!(vdb["findings"][0]["severity"], "unknown");
+}
+
+/// A failed sample whose split stopped before its sector: the JSON gives the range
+/// (`sectors` above 1) and the text says "somewhere in LBA a-b", the same place.
+#[test]
+fn a_place_known_only_to_a_range_is_a_range_in_the_json_and_the_text() {
+    let mut r = report();
+    let sdb = r
+        .disks
+        .iter_mut()
+        .find(|d| d.facts.identity.device == "sdb")
+        .unwrap();
+    if let Some(s) = sdb.facts.measurements.surface.as_mut() {
+        s.unreadable = vec![Unreadable {
+            sample: Span::new(512 * 2000, 65536),
+            at: Span::new(512 * 2064, 512 * 64),
+            errno: 5,
+        }];
+    }
+    sdb.judgement = crate::triage::judge(&sdb.facts, &[]);
+    let v = to_json(&r);
+    let d = v["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == "sdb")
+        .unwrap();
+    assert_eq!(
+        d["measurements"]["surface"]["unreadable"],
+        json!([{"offset": 512 * 2064, "lba": 2064, "sectors": 64, "errno": 5,
+                "sample_lba": 2000}])
+    );
+    let text = render_table(&r, 80);
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("1 of 4000 sampled reads failed: unreadable somewhere in LBA 2064-2127"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -198,25 +198,13 @@ pub(super) fn surface_unreadable(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Find
         return Vec::new();
     };
     let block = u64::from(disk.identity.logical_block_size.max(1));
-    let lbas: Vec<String> = s
-        .unreadable
-        .iter()
-        .take(LBAS_NAMED)
-        .map(|(offset, _)| (offset / block).to_string())
-        .collect();
-    let more = s.unreadable.len().saturating_sub(LBAS_NAMED);
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
     let n = s.unreadable.len() as u64;
     hit(
         format!(
-            "{} of {} sampled reads failed: unreadable at LBA {}{more}",
+            "{} of {} sampled reads failed: unreadable {}",
             n,
             s.reads,
-            lbas.join(", ")
+            s.unreadable_words(block, LBAS_NAMED)
         ),
         format!(
             "back up now, then run `disktriage scan {}` for the full map",

@@ -9,8 +9,9 @@ use crate::model::{
     AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, DriveLogs, ErrorEntry, ErrorLog,
     LogRead, SelfTestEntry, SelfTestLog, SelfTestOutcome, SelfTestStatus, SmartReading, Transport,
 };
+use crate::scan::Span;
 use crate::smart::{assess, parse_health_log, parse_smartctl_json, parse_smartctl_logs};
-use crate::triage::facts::{LinkState, SeqPosition, SeqRead, SurfaceSample};
+use crate::triage::facts::{LinkState, SeqPosition, SeqRead, SurfaceSample, Unreadable};
 
 fn attr(id: u8, prefailure: bool, value: u8, worst: u8, thresh: u8, raw: u64) -> AtaAttribute {
     let state = match thresh {
@@ -417,19 +418,11 @@ fn growth_since_the_previous_triage_is_a_finding_with_both_values_and_dates() {
     );
     // Unreadable samples: 3 -> 2 of as many reads is the samples falling elsewhere.
     let mut d = disk("sda");
-    d.measurements.surface = Some(SurfaceSample {
-        reads: 1000,
-        unreadable: vec![(0, 5), (4096, 5)],
-        ..Default::default()
-    });
-    d.previous = Some(previous(&[(UNREADABLE, 3.0), (SURFACE_READS, 1000.0)]));
+    d.measurements.surface = Some(surface(vec![(0, 5), (65536, 5)], vec![]));
+    d.previous = Some(previous(&[(UNREADABLE, 3.0), (SURFACE_READS, 4000.0)]));
     assert!(!rules_of(&judged(&d)).contains(&"counters-grew"));
-    d.previous = Some(previous(&[(UNREADABLE, 0.0), (SURFACE_READS, 1000.0)]));
-    d.measurements.surface = Some(SurfaceSample {
-        reads: 1000,
-        unreadable: (0..8).map(|i| (i * 65536, 5)).collect(),
-        ..Default::default()
-    });
+    d.previous = Some(previous(&[(UNREADABLE, 0.0), (SURFACE_READS, 4000.0)]));
+    d.measurements.surface = Some(surface((0..8).map(|i| (i * 65536, 5)).collect(), vec![]));
     assert!(rules_of(&judged(&d)).contains(&"counters-grew"));
 }
 
@@ -621,7 +614,14 @@ fn surface(unreadable: Vec<(u64, i32)>, slow: Vec<(u64, f64)>) -> SurfaceSample 
     SurfaceSample {
         reads: 4000,
         read_bytes: 4096,
-        unreadable,
+        unreadable: unreadable
+            .into_iter()
+            .map(|(offset, errno)| Unreadable {
+                sample: Span::new(offset, 4096),
+                at: Span::new(offset, 512),
+                errno,
+            })
+            .collect(),
         slow,
         slow_once: 0,
         ..Default::default()
