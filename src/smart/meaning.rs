@@ -117,10 +117,7 @@ fn by_name(name: &str, solid_state: bool) -> Option<Meaning> {
     Some(match name {
         "Reallocated_Sector_Ct" if solid_state => RetiredBlocks,
         "Reallocated_Sector_Ct" => ReallocatedSectors,
-        "Reallocate_NAND_Blk_Cnt"
-        | "Retired_Block_Count"
-        | "Grown_Bad_Block_Ct"
-        | "Runtime_Bad_Block" => RetiredBlocks,
+        "Reallocate_NAND_Blk_Cnt" | "Retired_Block_Count" | "Grown_Bad_Block_Ct" => RetiredBlocks,
         "Reallocated_Event_Count" => ReallocationEvents,
         "Current_Pending_Sector"
         | "Pending_Sector_Count"
@@ -205,6 +202,9 @@ fn from_raw(meaning: Meaning, raw: u64) -> u64 {
         // on drives that keep them: "2725 (151 234 0)", "47060h+35m+00.858s").
         Meaning::PowerOnTime => raw & 0xff_ffff,
         Meaning::Temperature => raw & 0xff,
+        // Seagate packs three 16-bit counters ("2 2 2", the first the high word); a single
+        // count above 2^32 would be absurd anyway.
+        Meaning::CommandTimeouts if raw > u64::from(u32::MAX) => (raw >> 32) & 0xffff,
         _ => raw,
     }
 }
@@ -214,6 +214,9 @@ fn from_raw(meaning: Meaning, raw: u64) -> u64 {
 pub fn read(a: &AtaAttribute, drive: &AtaDrive) -> Reading {
     let meaning = meaning_of(a, drive);
     let value = match a.raw_text.as_deref().and_then(leading_number) {
+        // smartctl printed all 48 bits (a drive its database does not know): read them in
+        // this meaning's layout, as from the drive.
+        Some(n) if n > u64::from(u32::MAX) && n <= 0xffff_ffff_ffff => from_raw(meaning, n),
         Some(n) => n,
         None => from_raw(meaning, a.raw),
     };
@@ -349,6 +352,9 @@ mod tests {
             None,
         );
         assert_eq!(read(&a, &hdd()).count, Count::Value(47060));
+        // 188 "2 2 2" on a Seagate: three counters, the high word first.
+        let a = attr(188, "Command_Timeout", 8_590_065_666, None);
+        assert_eq!(read(&a, &hdd()).count, Count::Value(2));
         // 196 "2111 (12437 0)".
         let a = attr(196, "Reallocated_Event_Count", 53_416_508_262_463, None);
         assert_eq!(read(&a, &hdd()).count, Count::Value(2111));

@@ -16,4 +16,5 @@ mod drive_log_pages;
 mod inventory_fixtures;
 mod parser_props;
 mod report_snapshots;
+mod smart_meaning;
 mod smart_pages;
