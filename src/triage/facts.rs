@@ -192,6 +192,8 @@ pub struct Measurements {
     /// The drive's temperature, lowest and highest seen during the triage.
     pub temperature_min_c: Option<i64>,
     pub temperature_max_c: Option<i64>,
+    /// The interface CRC count read again after the reads (ATA drives that count them).
+    pub crc_errors_after: Option<u64>,
 }
 
 /// The newest flush check of the disk in the history (`disktriage flushcheck`), which the

@@ -373,6 +373,7 @@ fn gather_one(
     let warning = drives.nvme_warning_temperature(&dev);
     r.update(|f| f.temperature_warning_c = warning);
     let mut temps: Vec<i64> = Vec::new();
+    let mut crc_at_start = false;
     match drive_state::smart_report(drives, &dev) {
         Ok((health, logs)) => {
             let logs = match logs {
@@ -384,6 +385,7 @@ fn gather_one(
                 }
             };
             temps.extend(health.temperature_c);
+            crc_at_start = crc_count(&health).is_some();
             r.update(|f| {
                 f.smart = Some(health);
                 f.logs = logs;
@@ -404,10 +406,33 @@ fn gather_one(
 
     measure_disk(root, &dev, r, sizes, deadline, halt);
 
-    if let Ok(Some(t)) = temperature(drives, &dev) {
+    // A drive with an interface CRC count is read again: a count that grew while the triage
+    // read the disk is the link failing now (`crc-errors-grew`). The same read gives the
+    // closing temperature.
+    if crc_at_start {
+        match drive_state::smart_health(drives, &dev) {
+            Ok(health) => {
+                temps.extend(health.temperature_c);
+                record_temperatures(r, &temps);
+                let after = crc_count(&health);
+                r.update(|f| f.measurements.crc_errors_after = after);
+            }
+            Err(e) => r.problem(format!("SMART at the end: {e}")),
+        }
+    } else if let Ok(Some(t)) = temperature(drives, &dev) {
         temps.push(t);
         record_temperatures(r, &temps);
     }
+}
+
+/// The interface CRC count of a SMART reading, read by its meaning on the drive.
+fn crc_count(health: &crate::model::SmartHealth) -> Option<u64> {
+    let ata = health.ata.as_ref()?;
+    crate::smart::meaning::count_of(
+        &ata.attributes,
+        &ata.drive,
+        crate::smart::meaning::Meaning::CrcErrors,
+    )
 }
 
 fn record_temperatures(r: &Reporter, temps: &[i64]) {

@@ -141,7 +141,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "crc-errors-grew",
         severity: Suspect,
-        checks: "ATA 199 interface CRC errors grew since the disk's previous triage (the cable or port; a lifetime count is a note)",
+        checks: "ATA 199 interface CRC errors grew since the disk's previous triage or during this one (the cable or port; a lifetime count is a note)",
         check: crc_grew,
     },
     Rule {

@@ -75,6 +75,7 @@ fn facts(device: &str, model: &str) -> DiskFacts {
             random_read_p99_ms: Some(21.5),
             temperature_min_c: Some(34),
             temperature_max_c: Some(36),
+            crc_errors_after: None,
         },
         seconds: 7.5,
         ..Default::default()

@@ -249,10 +249,27 @@ pub(super) fn ata_reported_uncorrect(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<
 
 /// 199: CRC errors on the SATA link. The count never goes down and is about the cable or
 /// the port, not the media (smartmontools' attribute notes): a lifetime total is a note
-/// (`notes_of`); growth since the previous triage of the disk is this finding.
+/// (`notes_of`); growth since the previous triage of the disk, or while this one read it,
+/// is this finding.
 pub(super) fn crc_grew(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    // During this triage: the count read again after the reads.
+    let during = match (
+        disk.ata_count(Meaning::CrcErrors),
+        disk.measurements.crc_errors_after,
+    ) {
+        (Some(before), Some(after)) if after > before => Some((
+            format!(
+                "{} {before} -> {after} during this triage",
+                counters::CRC_ERRORS
+            ),
+            before as f64,
+            after as f64,
+        )),
+        _ => None,
+    };
     grew(disk, &[counters::CRC_ERRORS])
         .into_iter()
+        .chain(during)
         .flat_map(|(sentence, before, after)| {
             hit(
                 format!("{sentence}: transfer errors on the link between disk and port"),

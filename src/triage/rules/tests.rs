@@ -416,6 +416,19 @@ fn growth_since_the_previous_triage_is_a_finding_with_both_values_and_dates() {
             .next_step
             .contains("check the cable")
     );
+    // The CRC count read again after the reads grew: the link fails now.
+    let mut d = with_smart(ata_health(
+        AtaSmartStatus::Good,
+        vec![attr(199, false, 200, 200, 0, 12)],
+    ));
+    d.measurements.crc_errors_after = Some(12);
+    assert!(judged(&d).findings.is_empty());
+    d.measurements.crc_errors_after = Some(15);
+    assert!(
+        only(&judged(&d), "crc-errors-grew")
+            .sentence
+            .starts_with("interface CRC errors 12 -> 15 during this triage")
+    );
     // Unreadable samples: 3 -> 2 of as many reads is the samples falling elsewhere.
     let mut d = disk("sda");
     d.measurements.surface = Some(surface(vec![(0, 5), (65536, 5)], vec![]));
