@@ -179,6 +179,91 @@ mod tests {
         assert!(loaded.last_triage(&ids[1], u64::MAX).is_none());
     }
 
+    /// A SATA disk whose SMART reads `pending` sectors (197).
+    fn sata_with_pending(device: &str, pending: u64) -> DiskFacts {
+        use crate::model::{
+            AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, SmartReading, Transport,
+        };
+        let mut d = facts(device);
+        d.smart = Some(crate::smart::assess(
+            device,
+            Transport::Sata,
+            SmartReading::Ata(AtaSmart {
+                smart_supported: true,
+                smart_enabled: true,
+                status: AtaSmartStatus::Good,
+                status_note: None,
+                attributes: vec![AtaAttribute {
+                    id: 197,
+                    name: "Current_Pending_Sector".into(),
+                    known: true,
+                    flags: 0x32,
+                    prefailure: false,
+                    value: 100,
+                    worst: 100,
+                    threshold: Some(0),
+                    raw: pending,
+                    decoded: None,
+                    raw_text: None,
+                    state: AttributeState::NoThreshold,
+                }],
+                drive: Default::default(),
+                attribute_problem: None,
+            }),
+        ));
+        d
+    }
+
+    #[test]
+    fn growth_since_the_recorded_triage_is_a_finding_through_the_history_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::new(dir.path());
+        let ids = vec![DiskIdentity::Serial("S1".into())];
+        let first = assemble(vec![sata_with_pending("sdb", 0)], &ids, None, run());
+        assert_eq!(first.disks[0].judgement.verdict.as_str(), "healthy");
+        assert!(record(&history, &first, &ids, &|| false).is_empty());
+        let loaded = history.load().unwrap();
+        // Seventeen days later, under another kernel name, 24 pending sectors.
+        let later = run().started_unix + 17 * 86_400;
+        let next = assemble(
+            vec![sata_with_pending("sdc", 24)],
+            &ids,
+            Some(&loaded),
+            TriageRun {
+                started_unix: later,
+                ..run()
+            },
+        );
+        let j = &next.disks[0].judgement;
+        let grew: Vec<&str> = j
+            .findings
+            .iter()
+            .filter(|f| f.rule == "counters-grew")
+            .map(|f| f.sentence.as_str())
+            .collect();
+        assert_eq!(
+            grew,
+            [
+                "the disk got worse: pending sectors 0 -> 24 between 2027-01-15 08:00 UTC and \
+              2027-02-01 08:00 UTC"
+            ]
+        );
+        // The same disk again with no new damage: no growth said.
+        let again = assemble(
+            vec![sata_with_pending("sdb", 0)],
+            &ids,
+            Some(&loaded),
+            run(),
+        );
+        assert!(
+            again.disks[0]
+                .judgement
+                .findings
+                .iter()
+                .all(|f| f.rule != "counters-grew")
+        );
+    }
+
     #[test]
     fn the_newest_flush_check_of_the_disk_becomes_a_finding() {
         use crate::history::{FLUSH_TIMING_TEST, FlushRecord};
