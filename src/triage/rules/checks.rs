@@ -417,7 +417,13 @@ pub(super) fn nvme_percentage_used(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Fi
     match nvme(disk) {
         Some(n) if n.percentage_used >= 100 => hit(
             format!(
-                "the NVMe drive has used {} % of its rated write endurance",
+                "the NVMe drive has used {}{} % of its rated write endurance",
+                // The field stops at 255 (NVMe base spec): "at least".
+                if n.percentage_used == u8::MAX {
+                    "at least "
+                } else {
+                    ""
+                },
                 n.percentage_used
             ),
             "plan to replace the drive; back up",

@@ -479,6 +479,12 @@ fn nvme_counters_and_spare() {
 
     let j = judged(&with_smart(nvme_health(|n| n.percentage_used = 100)));
     assert_eq!(only(&j, "nvme-percentage-used").value, Some(100.0));
+    let j = judged(&with_smart(nvme_health(|n| n.percentage_used = 255)));
+    assert!(
+        only(&j, "nvme-percentage-used")
+            .sentence
+            .contains("used at least 255 %")
+    );
     let j = judged(&with_smart(nvme_health(|n| n.percentage_used = 99)));
     assert!(j.findings.is_empty());
 
