@@ -33,7 +33,7 @@ pub use nvme_log::{
 };
 pub use scsi::{build_caching_select, parse_caching_page};
 pub use sense::{AtaOutcome, AtaRegisters, ScsiOutcome, ata_outcome, parse_sense, scsi_outcome};
-pub use smartctl::{parse_smartctl_json, parse_smartctl_logs};
+pub use smartctl::{parse_smartctl_identity, parse_smartctl_json, parse_smartctl_logs};
 pub use verdict::{assess, judge_logs};
 
 /// A page or answer that does not have the expected shape.
