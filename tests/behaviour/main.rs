@@ -17,3 +17,4 @@ mod inventory_fixtures;
 mod parser_props;
 mod report_snapshots;
 mod smart_pages;
+mod smart_reports;
