@@ -34,7 +34,7 @@ pub use nvme_log::{
     parse_error_log, parse_self_test_log as parse_nvme_self_test_log,
     self_test_status as nvme_self_test_status,
 };
-pub use saved::parse_saved_report;
+pub use saved::{parse_saved_report, parse_saved_report_bytes, report_text};
 pub use scsi::{build_caching_select, parse_caching_page};
 pub use sense::{AtaOutcome, AtaRegisters, ScsiOutcome, ata_outcome, parse_sense, scsi_outcome};
 pub use smartctl::{parse_smartctl_identity, parse_smartctl_json, parse_smartctl_logs};

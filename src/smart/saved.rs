@@ -3,6 +3,8 @@
 //! (JSON starts with `{`), read into one `SavedReport`: the health data, the drive's identity
 //! and its logs, under the transport its protocol names.
 
+use std::borrow::Cow;
+
 use super::PageError;
 use super::smartctl::{parse_smartctl_identity, parse_smartctl_json, parse_smartctl_logs};
 use super::smartctl_text::{
@@ -18,6 +20,34 @@ fn transport_of(protocol: Option<&str>) -> Transport {
         Some("scsi") => Transport::Scsi,
         _ => Transport::Unknown,
     }
+}
+
+/// A saved report's bytes as text: UTF-8 (read lossily, so a Latin-1 capture keeps its
+/// ASCII), or UTF-16 after its byte-order mark (what Windows PowerShell's `>` writes).
+pub fn report_text(bytes: &[u8]) -> Cow<'_, str> {
+    let utf16 = |rest: &[u8], le: bool| -> String {
+        let units = rest.chunks_exact(2).map(|c| {
+            let pair = [c[0], c[1]];
+            if le {
+                u16::from_le_bytes(pair)
+            } else {
+                u16::from_be_bytes(pair)
+            }
+        });
+        char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect()
+    };
+    match bytes {
+        [0xff, 0xfe, rest @ ..] => Cow::Owned(utf16(rest, true)),
+        [0xfe, 0xff, rest @ ..] => Cow::Owned(utf16(rest, false)),
+        _ => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// `parse_saved_report` on a file's bytes (`report_text`).
+pub fn parse_saved_report_bytes(bytes: &[u8], device: &str) -> Result<SavedReport, PageError> {
+    parse_saved_report(&report_text(bytes), device)
 }
 
 /// Reads a saved report; `device` is the name its logs are filed under. Text that is neither
@@ -86,6 +116,26 @@ mod tests {
         assert_eq!(r.transport, Transport::Sata);
         assert_eq!(r.report.passed, Some(true));
         assert_eq!(r.identity.model.as_deref(), Some("Y"));
+    }
+
+    #[test]
+    fn utf16_from_windows_and_latin1_are_read() {
+        let text = "smartctl 7.3 2022-02-28 r5338 [x86_64-w64-mingw32-w10-b19045] (sf-7.3-1)\r\n\
+                    === START OF INFORMATION SECTION ===\r\nDevice Model:     Z\r\n";
+        let mut le = vec![0xff, 0xfe];
+        le.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        let r = parse_saved_report_bytes(&le, "ps.txt").unwrap();
+        assert_eq!(r.identity.model.as_deref(), Some("Z"));
+        let mut be = vec![0xfe, 0xff];
+        be.extend(text.encode_utf16().flat_map(u16::to_be_bytes));
+        assert_eq!(parse_saved_report_bytes(&be, "ps.txt").unwrap(), r);
+        // An odd byte at the end, or a lone surrogate, is a replacement character.
+        le.extend([0x00, 0xd8, 0x41]);
+        assert!(parse_saved_report_bytes(&le, "ps.txt").is_ok());
+        let latin1 = text.replace('Z', "Z\u{a0}").replace('\u{a0}', "\u{fffd}");
+        let mut bytes = latin1.into_bytes();
+        bytes.push(0xa0);
+        assert!(parse_saved_report_bytes(&bytes, "l.txt").is_ok());
     }
 
     #[test]
