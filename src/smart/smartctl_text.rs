@@ -734,7 +734,7 @@ fn nvme_health(t: &Text) -> Option<NvmeHealth> {
         if let Some(n) = key.strip_prefix("Temperature Sensor ") {
             let celsius = leading_int(value);
             if let (Ok(n), Some(c)) = (n.parse::<u8>(), celsius)
-                && let Ok(k) = u16::try_from(c + 273)
+                && let Some(k) = c.checked_add(273).and_then(|k| u16::try_from(k).ok())
             {
                 sensors.push((n, k));
             }

@@ -295,7 +295,7 @@ const ATA_STATUSES: [(&str, SelfTestOutcome); 10] = [
 /// A test's kind from smartctl's description: "Short offline" is short, "Extended captive"
 /// extended, "Vendor (0xc0)" stays as it is.
 fn kind_of(description: &str) -> String {
-    let d = collapse(description);
+    let d = crate::model::text::neutralize_controls(&collapse(description));
     match d.split_whitespace().next() {
         Some(first @ ("Short" | "Extended" | "Conveyance" | "Selective" | "Offline")) => {
             first.to_lowercase()

@@ -597,6 +597,13 @@ fn strings_cannot_drive_the_terminal() {
     assert_eq!(attr(&r, 9).raw_text.as_deref(), Some("39384h?"));
     let id = parse_smartctl_text_identity(&text).unwrap();
     assert_eq!(id.model.as_deref(), Some("ST2000?[2J"));
+    // A self-test's description (found by the property test: a C1 control before it).
+    let text = ata_x().replace("#10  Short offline", "#10  \u{9b}Short offline");
+    let logs = parse_smartctl_text_logs(&text, "x", Transport::Sata).unwrap();
+    let LogRead::Read(tests) = &logs.self_test_log else {
+        panic!("{:?}", logs.self_test_log);
+    };
+    assert_eq!(tests.entries[2].kind, "?short offline");
 }
 
 #[test]
@@ -624,6 +631,23 @@ fn every_cut_and_every_byte_changed_is_a_result_never_a_panic() {
             let _ = parse_smartctl_text_logs(&text, "x", Transport::Nvme);
         }
     }
+}
+
+#[test]
+fn numbers_beyond_every_range_are_unknown_not_a_panic() {
+    let huge = "9223372036854775807";
+    let text = format!(
+        "{BANNER}SMART/Health Information (NVMe Log 0x02)\nCritical Warning: 0x00\n\
+         Temperature: {huge} Celsius\nTemperature Sensor 1: {huge} Celsius\n\
+         Temperature Sensor 2: -{huge} Celsius\nAvailable Spare: 999999%\n\
+         Power On Hours: 99999999999999999999999999999999999999999\n"
+    );
+    let r = parse_smartctl_text(&text).unwrap();
+    let n = r.nvme.unwrap();
+    assert_eq!(n.temperature_c(), None);
+    assert!(n.temperature_sensors_kelvin.is_empty());
+    assert_eq!(n.available_spare_pct, 255, "saturated");
+    assert_eq!(n.power_on_hours, 0, "not a number");
 }
 
 #[test]
