@@ -208,6 +208,11 @@ disk is recorded in the history, and the next triage of the same disk says what 
 
 Without DEV: every whole disk of the inventory (not partitions, RAM disks or empty devices).
 
+With --report FILE...: saved smartctl reports (text of `smartctl -x` or `-a`, or `smartctl -j` \
+JSON, from this host or any other) are judged instead, each by its SMART data and logs as the \
+report gives them, named by its file name; a file that is not a smartctl report is named with \
+why, and the others are still judged (the exit status is then 1).
+
 Exit status: the worst verdict: 0 healthy, 3 suspect, 4 failing, 5 unknown; 1 error, 2 usage; \
 128 + the signal when stopped (Ctrl-C, SIGTERM, SIGHUP), after printing what was gathered.
 
@@ -215,7 +220,8 @@ Examples:
   disktriage triage
   disktriage triage sdb /dev/sdc --quick
   disktriage triage --json > triage.json
-  disktriage triage --prom /var/lib/node_exporter/textfile/disktriage.prom";
+  disktriage triage --prom /var/lib/node_exporter/textfile/disktriage.prom
+  smartctl -x /dev/sda > sda.txt; disktriage triage --report sda.txt other-host/*.json";
 
 const FLUSHCHECK_HELP: &str = "\
 Exit status: 0 commits wait for the medium (timing) or nothing acknowledged was lost \
@@ -463,6 +469,18 @@ pub struct TriageArgs {
     /// The whole triage ends within this many seconds (default 60; 10 with --quick).
     #[arg(long, value_name = "SECS", value_parser = parse_bound)]
     pub bound: Option<Duration>,
+
+    /// Judge saved smartctl reports instead of this host's disks: each FILE is `smartctl -x`
+    /// or `-a` text or `smartctl -j` JSON (told apart by content; `-` is standard input),
+    /// judged by the same rules and named by its file name. No device is touched and nothing
+    /// is recorded in the history. `--report A B` and `--report A --report B` both work.
+    #[arg(
+        long = "report",
+        value_name = "FILE",
+        num_args = 1..,
+        conflicts_with_all = ["devices", "quick", "bound"]
+    )]
+    pub reports: Vec<PathBuf>,
 }
 
 /// Parses --bound: a duration (a bare number is seconds) of at least one second and at most a

@@ -220,7 +220,7 @@ pub struct FlushDone {
 
 /// What a finished triage hands the screen (the report's types, reached from here by the
 /// screen's tests as what the message carries).
-pub use crate::report::triage::{DiskReport, TriageReport};
+pub use crate::report::triage::{DiskReport, TriageOf, TriageReport};
 
 /// What the triage worker says: each disk's progress as it goes, then the report; or why it
 /// did not start.

@@ -35,6 +35,6 @@ pub use exit::{TABLE as EXIT_STATUSES, UsageError};
 pub use identity::DiskIdentity;
 pub use smart::{
     AtaAttribute, AtaDrive, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth,
-    SmartHealth, SmartReading, SmartctlReport, Verdict,
+    SavedFormat, SavedReport, SmartHealth, SmartReading, SmartctlIdentity, SmartctlReport, Verdict,
 };
 pub use units::{Bytes, BytesPerSec, TimeSpan};

@@ -1,7 +1,8 @@
 //! Pure codecs for what drives send and answer: ATA PASS-THROUGH(16) command blocks, IDENTIFY,
 //! SMART data and threshold pages, SCSI sense data and the caching mode page, NVMe Identify
 //! Controller and the SMART/Health log, the drives' error and self-test logs (`ata_log`,
-//! `nvme_log`), `smartctl -j` JSON, and the health verdict drawn from them.
+//! `nvme_log`), `smartctl -j` JSON and `smartctl -x`/`-a` text (`smartctl_text`; either one
+//! saved to a file: `saved`), and the health verdict drawn from them.
 //!
 //! Everything here works on byte slices and returns plain data from `crate::model`; nothing
 //! touches a device, so tests feed captured pages (`tests/fixtures/pages/`), hand-made ones and
@@ -12,9 +13,11 @@ pub mod ata_log;
 pub mod meaning;
 pub mod nvme;
 pub mod nvme_log;
+pub mod saved;
 pub mod scsi;
 pub mod sense;
 pub mod smartctl;
+pub mod smartctl_text;
 pub mod verdict;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
@@ -27,14 +30,19 @@ pub use ata_log::{
     decode_self_test_status, parse_ext_error_log, parse_ext_self_test_log, parse_self_test_log,
     parse_summary_error_log, self_test_status,
 };
+pub use meaning::{Count, Meaning, Reading, meaning_of, read as read_by_meaning};
 pub use nvme::{SELF_TEST_LOG_LEN, describe_status, parse_health_log, parse_identify_controller};
 pub use nvme_log::{
     parse_error_log, parse_self_test_log as parse_nvme_self_test_log,
     self_test_status as nvme_self_test_status,
 };
+pub use saved::{parse_saved_report, parse_saved_report_bytes, report_text};
 pub use scsi::{build_caching_select, parse_caching_page};
 pub use sense::{AtaOutcome, AtaRegisters, ScsiOutcome, ata_outcome, parse_sense, scsi_outcome};
-pub use smartctl::{parse_smartctl_json, parse_smartctl_logs};
+pub use smartctl::{parse_smartctl_identity, parse_smartctl_json, parse_smartctl_logs};
+pub use smartctl_text::{
+    parse_smartctl_text, parse_smartctl_text_identity, parse_smartctl_text_logs,
+};
 pub use verdict::{assess, judge_logs};
 
 /// A page or answer that does not have the expected shape.

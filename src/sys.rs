@@ -20,6 +20,7 @@ pub mod fake;
 pub mod flush;
 pub mod flush_log;
 pub mod host;
+pub mod input_file;
 pub mod links;
 pub mod output_file;
 pub mod parse;

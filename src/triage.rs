@@ -4,6 +4,7 @@
 //! - `facts`: what was gathered about one disk (identity, SMART, logs, link, measurements) as
 //!   plain data; the JSON report's `disks[]` entries are built from it.
 //! - `rules`: the one table of stated rules and `judge`, pure functions over `facts`.
+//! - `saved`: a saved smartctl report as a disk's facts (`triage --report`).
 //! - `gather`: reads the facts of the chosen disks (through `sys`) and measures them, in
 //!   parallel and within the bound, reporting progress per disk.
 //! - `measure`: the reads themselves over a `BlockReader` (surface samples, sequential, QD1
@@ -21,6 +22,7 @@ pub mod link;
 pub mod measure;
 pub mod plan;
 pub mod rules;
+pub mod saved;
 
 pub use changes::Change;
 pub use facts::{
@@ -29,3 +31,4 @@ pub use facts::{
 };
 pub use gather::{GatherOptions, Progress, every_disk, gather, gather_until};
 pub use rules::{Finding, Judgement, RULES, Rule, judge, judge_all};
+pub use saved::facts_of_report;

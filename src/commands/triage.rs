@@ -6,6 +6,7 @@
 //! them, the history says what changed since each disk's last triage and records this one,
 //! and the table or the JSON goes to stdout, the Prometheus text to --prom's file (replaced
 //! atomically). The exit status is the worst verdict (0, 3, 4, 5), or 128 + the signal.
+//! `--report FILE...` judges saved smartctl reports instead (`reports`).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -22,11 +23,13 @@ use crate::history::History;
 use crate::model::DiskIdentity;
 use crate::model::text::neutralize_controls;
 use crate::report::output::{output_width, write_stderr, write_stdout};
-use crate::report::triage::{prom_text, render_table, to_json};
+use crate::report::triage::{TriageReport, prom_text, render_table, to_json};
 use crate::sys::SysRoot;
 use crate::sys::output_file::OutputFile;
 use crate::sys::signals::{Catch, StopSignals};
 use crate::triage::{self, GatherOptions, Progress};
+
+mod reports;
 
 /// The default bound of a triage, and of a quick one.
 pub const DEFAULT_BOUND: Duration = Duration::from_secs(60);
@@ -41,32 +44,14 @@ pub fn triage(
     history_dir: &std::path::Path,
     args: &TriageArgs,
 ) -> anyhow::Result<ExitCode> {
+    if !args.reports.is_empty() {
+        return reports::triage_reports(args);
+    }
     // The bound and the time reported count from here: finding a thousand disks takes time
     // too.
     let started = Instant::now();
     let devices = disks(root, &args.devices)?;
-    // The output file is checked (its directory opened) before anything is read.
-    let prom_out = args
-        .prom
-        .as_deref()
-        .map(|p| {
-            OutputFile::at(p).with_context(|| {
-                format!(
-                    "cannot open the directory of --prom {}",
-                    neutralize_controls(&p.display().to_string())
-                )
-            })
-        })
-        .transpose()?;
-    // A link, a FIFO or a directory at --prom's name is refused now, not after the reads.
-    if let Some(out) = &prom_out {
-        out.refuse_unless_replaceable().with_context(|| {
-            format!(
-                "cannot write --prom {}",
-                neutralize_controls(&out.path.display().to_string())
-            )
-        })?;
-    }
+    let prom_out = prom_output(args)?;
     let options = GatherOptions {
         bound: args.bound.unwrap_or(if args.quick {
             QUICK_BOUND
@@ -133,9 +118,49 @@ pub fn triage(
         }
     }
 
+    write_outputs(&report, args, prom_out.as_ref())?;
+    if let Some(code) = signals.exit_code() {
+        return Ok(ExitCode::from(code));
+    }
+    Ok(ExitCode::from(report.worst().exit_status()))
+}
+
+/// --prom's file, checked before anything is read: its directory opened, and a link, a FIFO
+/// or a directory at its name refused now, not after the reads.
+fn prom_output(args: &TriageArgs) -> anyhow::Result<Option<OutputFile>> {
+    let prom_out = args
+        .prom
+        .as_deref()
+        .map(|p| {
+            OutputFile::at(p).with_context(|| {
+                format!(
+                    "cannot open the directory of --prom {}",
+                    neutralize_controls(&p.display().to_string())
+                )
+            })
+        })
+        .transpose()?;
+    if let Some(out) = &prom_out {
+        out.refuse_unless_replaceable().with_context(|| {
+            format!(
+                "cannot write --prom {}",
+                neutralize_controls(&out.path.display().to_string())
+            )
+        })?;
+    }
+    Ok(prom_out)
+}
+
+/// Replaces --prom's file and prints the table or the JSON; a --prom that could not be
+/// written is the error, after the report is printed.
+fn write_outputs(
+    report: &TriageReport,
+    args: &TriageArgs,
+    prom_out: Option<&OutputFile>,
+) -> anyhow::Result<()> {
     let mut failed = None;
-    if let Some(out) = &prom_out
-        && let Err(e) = out.replace(&prom_text(&report))
+    if let Some(out) = prom_out
+        && let Err(e) = out.replace(&prom_text(report))
     {
         failed = Some(format!(
             "cannot write --prom {}: {e}",
@@ -143,21 +168,18 @@ pub fn triage(
         ));
     }
     let text = if args.json {
-        let mut t = serde_json::to_string_pretty(&to_json(&report))
+        let mut t = serde_json::to_string_pretty(&to_json(report))
             .context("cannot encode the JSON report")?;
         t.push('\n');
         t
     } else {
-        render_table(&report, output_width())
+        render_table(report, output_width())
     };
     write_stdout(&text)?;
     if let Some(e) = failed {
         bail!(e);
     }
-    if let Some(code) = signals.exit_code() {
-        return Ok(ExitCode::from(code));
-    }
-    Ok(ExitCode::from(report.worst().exit_status()))
+    Ok(())
 }
 
 /// The kernel names of the disks to triage: each DEV resolved to its whole disk (a partition

@@ -70,6 +70,7 @@ pub fn assemble(
         seconds: run.seconds,
         bound_seconds: run.bound_seconds,
         disks,
+        of: crate::report::triage::TriageOf::Disks,
     }
 }
 

@@ -1,12 +1,14 @@
-//! SMART health as plain data: what a drive reported (`SmartReading`, one variant per source)
-//! and the verdict disktriage draws from it (`SmartHealth`). The parsers that fill these live in
-//! `crate::smart`; the rules that judge them in `crate::smart::verdict`.
+//! SMART health as plain data: what a drive reported (`SmartReading`, one variant per source),
+//! the verdict disktriage draws from it (`SmartHealth`), and a smartctl report saved to a file
+//! (`SavedReport`: the report, the drive's identity and its logs). The parsers that fill these
+//! live in `crate::smart`; the rules that judge them in `crate::smart::verdict`.
 
 use std::fmt;
 
 use serde::{Serialize, Serializer};
 
 use super::device::Transport;
+use super::drivelog::DriveLogs;
 
 /// The one-word health verdict of a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -259,4 +261,48 @@ pub struct SmartctlReport {
     pub nvme: Option<NvmeHealth>,
     /// smartctl's own messages (errors and warnings it printed).
     pub messages: Vec<String>,
+}
+
+/// Who the drive of a smartctl report is, as smartctl names it (its information section, or
+/// the JSON's `model_name`, `serial_number`, ...). Kept beside `SmartctlReport` rather than in
+/// it: the verdict needs none of it, and a saved report's triage needs all of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SmartctlIdentity {
+    /// smartctl's drive database family ("Seagate Barracuda 7200.14 (AF)").
+    pub model_family: Option<String>,
+    /// ATA "Device Model", NVMe "Model Number", SCSI "Vendor" and "Product" joined.
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    /// The world-wide name as sysfs spells it: `naa.5000cca...` (ATA, SCSI), `eui....` (NVMe).
+    pub wwn: Option<String>,
+    pub firmware: Option<String>,
+    pub capacity_bytes: Option<u64>,
+    pub logical_block_size: Option<u32>,
+    /// `Some(0)`: "Solid State Device".
+    pub rotation_rpm: Option<u32>,
+    /// "3.5 inches", "M.2".
+    pub form_factor: Option<String>,
+    /// NVMe: the controller's warning composite temperature (WCTEMP) in degrees Celsius.
+    pub warning_temperature_c: Option<i64>,
+}
+
+/// How a saved smartctl report was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SavedFormat {
+    /// `smartctl -x` or `-a` text.
+    Text,
+    /// `smartctl -j`.
+    Json,
+}
+
+/// A smartctl report saved to a file, read back: what it says of the drive's health, who the
+/// drive is and what it logged. The transport is the report's protocol (ATA is `Sata`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedReport {
+    pub format: SavedFormat,
+    pub transport: Transport,
+    pub identity: SmartctlIdentity,
+    pub report: SmartctlReport,
+    pub logs: DriveLogs,
 }

@@ -38,6 +38,27 @@ impl DiskReport {
     }
 }
 
+/// What a triage judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TriageOf {
+    /// This host's disks (`disktriage triage`, `v` on Devices), recorded in the history.
+    #[default]
+    Disks,
+    /// smartctl reports saved to files (`triage --report`): their SMART and logs only, each
+    /// named by its file, never recorded in the history (they are no disks of this host).
+    SavedReports,
+}
+
+impl TriageOf {
+    /// The JSON's `source`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TriageOf::Disks => "disks",
+            TriageOf::SavedReports => "saved-reports",
+        }
+    }
+}
+
 /// A whole triage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TriageReport {
@@ -46,6 +67,7 @@ pub struct TriageReport {
     pub seconds: f64,
     pub bound_seconds: f64,
     pub disks: Vec<DiskReport>,
+    pub of: TriageOf,
 }
 
 impl TriageReport {
@@ -84,21 +106,41 @@ pub fn render_table(report: &TriageReport, width: usize) -> String {
         .as_deref()
         .map(|h| format!(" on {}", neutralize_controls(h)))
         .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "Triage of {}{host}: {} (took {:.1} s, bound {:.0} s)",
-        plural(disks.len(), "disk", "disks"),
-        report.worst().as_str(),
-        report.seconds,
-        report.bound_seconds
-    );
+    match report.of {
+        TriageOf::Disks => {
+            let _ = writeln!(
+                out,
+                "Triage of {}{host}: {} (took {:.1} s, bound {:.0} s)",
+                plural(disks.len(), "disk", "disks"),
+                report.worst().as_str(),
+                report.seconds,
+                report.bound_seconds
+            );
+        }
+        TriageOf::SavedReports => {
+            let _ = writeln!(
+                out,
+                "Triage of {}: {}\n(SMART and the drive's logs only, nothing measured; not \
+                 recorded in the history)",
+                plural(
+                    disks.len(),
+                    "saved smartctl report",
+                    "saved smartctl reports"
+                ),
+                report.worst().as_str(),
+            );
+        }
+    }
     if disks.is_empty() {
         out.push_str("No disks to triage.\n");
         return out;
     }
     out.push('\n');
     let columns = [
-        Column::left("DEVICE"),
+        // A saved report's file name can be long: it gives way first, down to 24 columns
+        // (cut with a `~`; the block under the table names it whole). Kernel names never
+        // reach that.
+        Column::left("DEVICE").shrink_to(24, 0),
         Column::left("VERDICT"),
         Column::left("MODEL").shrink_to(8, 1),
         Column::left("FINDING").shrink_to(16, 0),
@@ -132,7 +174,7 @@ pub fn render_table(report: &TriageReport, width: usize) -> String {
             continue;
         }
         out.push('\n');
-        out.push_str(&disk_details(d, width));
+        out.push_str(&disk_details(d, report.of, width));
     }
     out
 }
@@ -156,10 +198,14 @@ fn model_words(facts: &DiskFacts) -> String {
 
 /// A disk's block under the table: who it is, each finding with its next step, what
 /// could not be read (when it is not healthy), the notes, what changed.
-fn disk_details(d: &DiskReport, width: usize) -> String {
+fn disk_details(d: &DiskReport, of: TriageOf, width: usize) -> String {
     let id = &d.facts.identity;
+    let dev = match of {
+        TriageOf::Disks => "/dev/",
+        TriageOf::SavedReports => "",
+    };
     let head = format!(
-        "/dev/{}: {} ",
+        "{dev}{}: {} ",
         neutralize_controls(&id.device),
         d.judgement.verdict.as_str()
     );
@@ -215,10 +261,12 @@ pub fn to_json(report: &TriageReport) -> Value {
     let worst = report.worst();
     json!({
         "schema": 1,
+        "source": report.of.as_str(),
         "host": report.host,
         "started": utc_rfc3339(report.started_unix),
         "seconds": report.seconds,
-        "bound_seconds": report.bound_seconds,
+        // Saved reports are judged, not gathered: no bound applies.
+        "bound_seconds": (report.of == TriageOf::Disks).then_some(report.bound_seconds),
         "verdict": worst.as_str(),
         "exit_status": worst.exit_status(),
         "disks": report.ordered().into_iter().map(disk_json).collect::<Vec<_>>(),

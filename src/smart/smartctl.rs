@@ -11,17 +11,16 @@ use serde::Deserialize;
 
 use super::PageError;
 use super::ata::{attribute_name, decode_raw};
-use crate::model::SmartctlReport;
 use crate::model::smart::PLAUSIBLE_CELSIUS;
 use crate::model::{AtaAttribute, AtaSmart, AtaSmartStatus, AttributeState, NvmeHealth};
 use crate::model::{
     DriveLogs, ErrorEntry, ErrorLog, LogRead, SelfTestEntry, SelfTestLog, SelfTestOutcome,
     SelfTestStatus, Transport,
 };
+use crate::model::{SmartctlIdentity, SmartctlReport};
 
 #[derive(Debug, Deserialize)]
 struct Doc {
-    json_format_version: Option<Vec<u32>>,
     smartctl: Option<Info>,
     device: Option<Device>,
     smart_support: Option<Support>,
@@ -136,20 +135,51 @@ struct NvmeLog {
 
 const WHAT: &str = "smartctl JSON";
 
+/// The keys of SMART data: with a device that names its protocol, they make a document
+/// smartctl's even without its header (other tools edit that out of what they keep).
+const SMART_KEYS: [&str; 5] = [
+    "smart_status",
+    "ata_smart_attributes",
+    "nvme_smart_health_information_log",
+    "scsi_grown_defect_list",
+    "scsi_error_counter_log",
+];
+
+/// The document as JSON, if it is smartctl's: its header (`json_format_version` or the
+/// `smartctl` block), or a `device` with its `protocol` and SMART data.
+fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
+    let doc: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| PageError::new(WHAT, format!("not JSON: {e}")))?;
+    let has = |k: &str| doc.get(k).is_some();
+    let headed = has("json_format_version") || has("smartctl");
+    let device = doc
+        .get("device")
+        .and_then(|d| d.get("protocol"))
+        .is_some_and(serde_json::Value::is_string);
+    let headless = device && SMART_KEYS.iter().any(|k| has(k));
+    if !(headed || headless) {
+        return Err(PageError::new(
+            WHAT,
+            "neither json_format_version nor smartctl, nor a device with SMART data: not \
+             smartctl output",
+        ));
+    }
+    Ok(doc)
+}
+
+/// A smartctl document read into `T`: a field of another type than smartctl writes is named.
+fn typed<T: serde::de::DeserializeOwned>(doc: serde_json::Value) -> Result<T, PageError> {
+    serde_json::from_value(doc)
+        .map_err(|e| PageError::new(WHAT, format!("not as smartctl writes it: {e}")))
+}
+
 /// Parses `smartctl -j -a` output. `process_exit` is the process's exit code, used when the
 /// JSON does not carry `smartctl.exit_status`.
 pub fn parse_smartctl_json(
     text: &str,
     process_exit: Option<i32>,
 ) -> Result<SmartctlReport, PageError> {
-    let doc: Doc =
-        serde_json::from_str(text).map_err(|e| PageError::new(WHAT, format!("not JSON: {e}")))?;
-    if doc.json_format_version.is_none() && doc.smartctl.is_none() {
-        return Err(PageError::new(
-            WHAT,
-            "neither json_format_version nor smartctl: not smartctl output",
-        ));
-    }
+    let doc: Doc = typed(smartctl_document(text)?)?;
     let info = doc.smartctl;
     let version = info
         .as_ref()
@@ -205,6 +235,73 @@ pub fn parse_smartctl_json(
         ata,
         nvme: doc.nvme_smart_health_information_log.map(nvme_from_log),
         messages,
+    })
+}
+
+/// The drive's identity in `smartctl -j` output: `model_family`, `model_name` (SCSI: vendor
+/// and product), `serial_number`, `wwn` (SCSI: `logical_unit_id`; NVMe: the first namespace's
+/// EUI-64), `firmware_version`, `user_capacity.bytes`, `logical_block_size`,
+/// `rotation_rate` and `form_factor.name`. Read leniently: a field of an unexpected type is
+/// left out, as hand-edited documents have them.
+pub fn parse_smartctl_identity(text: &str) -> Result<SmartctlIdentity, PageError> {
+    let doc = smartctl_document(text)?;
+    let string = |key: &str| {
+        doc.get(key)
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(crate::model::text::neutralize_controls)
+    };
+    let number = |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_u64);
+    let joined = |a: &str, b: &str| match (string(a), string(b)) {
+        (Some(a), Some(b)) => Some(format!("{a} {b}")),
+        (a, b) => a.or(b),
+    };
+    let wwn = doc
+        .get("wwn")
+        .and_then(|w| {
+            let (naa, oui, id) = (
+                number(w.get("naa"))?,
+                number(w.get("oui"))?,
+                number(w.get("id"))?,
+            );
+            Some(format!("naa.{naa:x}{oui:06x}{id:09x}"))
+        })
+        .or_else(|| {
+            let lu = string("logical_unit_id")?;
+            let hex = lu.strip_prefix("0x").unwrap_or(&lu).to_lowercase();
+            hex.chars()
+                .all(|c| c.is_ascii_hexdigit())
+                .then(|| format!("naa.{hex}"))
+        })
+        .or_else(|| {
+            let eui = doc.get("nvme_namespaces")?.get(0)?.get("eui64")?;
+            let (oui, ext) = (number(eui.get("oui"))?, number(eui.get("ext_id"))?);
+            Some(format!("eui.{oui:06x}{ext:010x}"))
+        });
+    Ok(SmartctlIdentity {
+        model_family: string("model_family"),
+        model: string("model_name")
+            .or_else(|| string("scsi_model_name"))
+            .or_else(|| joined("scsi_vendor", "scsi_product"))
+            .or_else(|| joined("vendor", "product")),
+        serial: string("serial_number"),
+        wwn,
+        firmware: string("firmware_version")
+            .or_else(|| string("scsi_revision"))
+            .or_else(|| string("revision")),
+        capacity_bytes: number(doc.get("user_capacity").and_then(|c| c.get("bytes")))
+            .filter(|b| *b > 0),
+        logical_block_size: number(doc.get("logical_block_size"))
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0),
+        rotation_rpm: number(doc.get("rotation_rate")).and_then(|n| u32::try_from(n).ok()),
+        form_factor: doc
+            .get("form_factor")
+            .and_then(|f| f.get("name"))
+            .and_then(serde_json::Value::as_str)
+            .map(crate::model::text::neutralize_controls),
+        warning_temperature_c: None,
     })
 }
 
@@ -309,7 +406,6 @@ fn nvme_from_log(l: NvmeLog) -> NvmeHealth {
 /// and self-test execution status; SCSI's self-test results and error counter log.
 #[derive(Debug, Deserialize)]
 struct LogDoc {
-    json_format_version: Option<Vec<u32>>,
     smartctl: Option<Info>,
     ata_smart_data: Option<AtaData>,
     ata_smart_error_log: Option<AtaErrorLogs>,
@@ -558,14 +654,7 @@ pub fn parse_smartctl_logs(
     device: &str,
     transport: Transport,
 ) -> Result<DriveLogs, PageError> {
-    let doc: LogDoc =
-        serde_json::from_str(json).map_err(|e| PageError::new(WHAT, format!("not JSON: {e}")))?;
-    if doc.json_format_version.is_none() && doc.smartctl.is_none() {
-        return Err(PageError::new(
-            WHAT,
-            "neither json_format_version nor smartctl: not smartctl output",
-        ));
-    }
+    let doc: LogDoc = typed(smartctl_document(json)?)?;
     let version = doc
         .smartctl
         .as_ref()
@@ -673,6 +762,40 @@ mod tests {
         assert!(parse_smartctl_json("\x1b[2J", None).is_err());
         // Wrong types inside a known key are an error, not a panic.
         assert!(parse_smartctl_json(r#"{"smartctl":{"exit_status":"x"}}"#, None).is_err());
+    }
+
+    #[test]
+    fn a_document_without_its_header_is_smartctls_when_it_has_a_device_and_smart_data() {
+        // scrutiny's smart-scsi.json: smartctl's header block edited out, the rest as printed.
+        let doc = r#"{"device":{"name":"/dev/sdg","protocol":"SCSI"},
+            "model_name":"SEAGATE ST4000NM0043","smart_status":{"passed":true},
+            "scsi_grown_defect_list":56}"#;
+        let r = parse_smartctl_json(doc, None).unwrap();
+        assert_eq!(r.passed, Some(true));
+        assert_eq!(r.scsi_grown_defects, Some(56));
+        let id = parse_smartctl_identity(doc).unwrap();
+        assert_eq!(id.model.as_deref(), Some("SEAGATE ST4000NM0043"));
+        assert!(parse_smartctl_logs(doc, "sdg", Transport::Scsi).is_ok());
+        // A device alone, or SMART data without a device, is anybody's JSON.
+        for other in [
+            r#"{"device":{"protocol":"SCSI"}}"#,
+            r#"{"smart_status":{"passed":true}}"#,
+            r#"{"device":{"name":"x"},"smart_status":{"passed":true}}"#,
+        ] {
+            let e = parse_smartctl_json(other, None).unwrap_err();
+            assert!(e.problem.contains("not smartctl output"), "{other}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_named_not_called_not_json() {
+        let e = parse_smartctl_json(
+            r#"{"json_format_version":[1,0],"smart_support":true}"#,
+            None,
+        )
+        .unwrap_err();
+        assert!(!e.problem.starts_with("not JSON"), "{e}");
+        assert!(e.problem.contains("boolean"), "{e}");
     }
 
     #[test]

@@ -18,3 +18,4 @@ mod parser_props;
 mod report_snapshots;
 mod smart_meaning;
 mod smart_pages;
+mod smart_reports;

@@ -43,6 +43,7 @@ fn every_property_has_a_test() {
         "ATA SMART logs (error, self-test, extended) + status byte",
         "NVMe Error Information + Device Self-test logs",
         "smartctl JSON logs",
+        "smartctl text + logs + verdict",
         "drive cache vs kernel flush policy",
     ];
     let all: Vec<&str> = props::ALL.iter().map(|p| p.name).collect();
@@ -147,4 +148,9 @@ fn nvme_logs() {
 #[test]
 fn smartctl_logs() {
     check("smartctl JSON logs");
+}
+
+#[test]
+fn smartctl_text() {
+    check("smartctl text + logs + verdict");
 }

@@ -4,27 +4,10 @@
 //! natively (`raw.value`, as a drive sends them) by its own meaning table. Both must agree on
 //! every value a rule judges.
 
-use std::path::PathBuf;
-
+use crate::common::smart_reports;
 use disktriage::model::AtaAttribute;
-use disktriage::smart::meaning::{self, Meaning};
 use disktriage::smart::parse_smartctl_json;
-
-/// The shared reports' folder, or `None` (said once) when this checkout has none beside it.
-/// CI always has it: there, its absence is a failure.
-pub fn smart_reports() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/smart-reports");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("DISKTRIAGE_REQUIRE_ROOT").is_none(),
-        "{} is missing: CI runs with ../shared beside the clone",
-        dir.display()
-    );
-    eprintln!("skipped: {} is absent", dir.display());
-    None
-}
+use disktriage::smart::{Meaning, meaning_of, read_by_meaning};
 
 /// Every ATA attribute table of the shared JSON reports, with its file name.
 fn tables(dir: &std::path::Path) -> Vec<(String, disktriage::model::AtaSmart)> {
@@ -63,7 +46,7 @@ fn judged(m: Meaning) -> bool {
 
 #[test]
 fn native_raw_values_read_as_smartctl_printed_them() {
-    let Some(dir) = smart_reports() else {
+    let Some(dir) = smart_reports("smart_meaning") else {
         return;
     };
     let tables = tables(&dir);
@@ -71,7 +54,7 @@ fn native_raw_values_read_as_smartctl_printed_them() {
     let (mut rows, mut differ) = (0, Vec::new());
     for (file, ata) in &tables {
         for a in &ata.attributes {
-            let by_smartctl = meaning::read(a, &ata.drive);
+            let by_smartctl = read_by_meaning(a, &ata.drive);
             if !judged(by_smartctl.meaning) {
                 continue;
             }
@@ -80,7 +63,7 @@ fn native_raw_values_read_as_smartctl_printed_them() {
                 raw_text: None,
                 ..a.clone()
             };
-            let ours = meaning::read(&raw_only, &ata.drive);
+            let ours = read_by_meaning(&raw_only, &ata.drive);
             rows += 1;
             if ours.count != by_smartctl.count {
                 differ.push(format!(
@@ -97,14 +80,14 @@ fn native_raw_values_read_as_smartctl_printed_them() {
 
 #[test]
 fn a_table_read_natively_means_what_smartctl_named_it() {
-    let Some(dir) = smart_reports() else {
+    let Some(dir) = smart_reports("smart_meaning") else {
         return;
     };
     let (mut rows, mut differ) = (0, Vec::new());
     for (file, ata) in tables(&dir) {
         for a in &ata.attributes {
-            let named = meaning::meaning_of(a, &ata.drive);
-            let ours = meaning::meaning_of(&native(a), &ata.drive);
+            let named = meaning_of(a, &ata.drive);
+            let ours = meaning_of(&native(a), &ata.drive);
             // The meanings a rule judges by (a count, the life left); an unknown name
             // (Unknown_Attribute) has nothing to agree with.
             let matters = |m: Meaning| m.is_count() || m == Meaning::LifeLeft;

@@ -1,6 +1,6 @@
 //! The command line without root, one test binary: the binary built for this run started on
 //! files and scratch directories (messages, repeats, several targets, the run history and the
-//! safety of its directory).
+//! safety of its directory, saved smartctl reports judged by `triage --report`).
 //!
 //! A new file of such tests is one more `mod` line below.
 
@@ -14,3 +14,4 @@ mod history_dir_safety;
 mod messages;
 mod repeats;
 mod several;
+mod triage_reports;

@@ -33,6 +33,25 @@ pub fn skip(test: &str, reason: &str) -> bool {
     false
 }
 
+/// The shared set of real smartctl reports beside the repository
+/// (`../shared/data/smart-reports`: `text/`, `json/`, `MANIFEST.tsv`; its licences keep it out
+/// of the repository). `None` after printing why when it is absent; with
+/// `DISKTRIAGE_REQUIRE_ROOT=1` (CI) its absence fails the test instead.
+pub fn smart_reports(test: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/smart-reports");
+    if dir.join("MANIFEST.tsv").is_file() {
+        return Some(dir);
+    }
+    skip(
+        test,
+        &format!(
+            "the shared smartctl reports are not at {} (a checkout without ../shared)",
+            dir.display()
+        ),
+    );
+    None
+}
+
 /// Runs a command and returns stdout; panics with its stderr when it fails.
 pub fn sh(cmd: &str, args: &[&str]) -> String {
     let out = Command::new(cmd)

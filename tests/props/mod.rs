@@ -1,10 +1,11 @@
 //! Property-based robustness checks for every parser of bytes that come from outside the
-//! program: sysfs and procfs text, drive pages, sense data and smartctl's JSON.
+//! program: sysfs and procfs text, drive pages, sense data and smartctl's JSON and text.
 //!
 //! The generators are not only random bytes: they mutate the pages captured from the QEMU
 //! lab's drives (`tests/fixtures/pages/`), build mountinfo, swaps and `stat` lines field by
 //! field with the kernel's escapes, write sysfs trees with hostile attribute text, and mutate
-//! smartctl's JSON node by node (wrong types, missing keys, huge arrays, out-of-range numbers).
+//! smartctl's JSON node by node (wrong types, missing keys, huge arrays, out-of-range numbers)
+//! and real drives' smartctl text line by line.
 //!
 //! Each property says: the parser returns (no panic, no hang), a rejection is the parser's
 //! typed error, and what it returns obeys the invariants a user relies on (display text holds
@@ -20,6 +21,7 @@
 
 pub mod json;
 pub mod pages;
+pub mod smartctl_text;
 pub mod strategies;
 pub mod text;
 pub mod tree;
@@ -148,6 +150,11 @@ pub const ALL: &[Property] = &[
         name: "smartctl JSON logs",
         cost: 2,
         check: json::smartctl_logs,
+    },
+    Property {
+        name: "smartctl text + logs + verdict",
+        cost: 2,
+        check: smartctl_text::smartctl_text,
     },
     Property {
         name: "drive cache vs kernel flush policy",

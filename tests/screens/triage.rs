@@ -9,7 +9,7 @@ use crate::snap;
 use disktriage::app::TriagePhase as Phase;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::TestName;
-use disktriage::event::{Cmd, DiskReport, Msg, TriageMsg, TriageReport};
+use disktriage::event::{Cmd, DiskReport, Msg, TriageMsg, TriageOf, TriageReport};
 use disktriage::scan::Span;
 use disktriage::triage::{
     Change, DiskFacts, DiskIdentityFacts, Finding, GatherOptions, Judgement, Measurements,
@@ -100,6 +100,7 @@ fn report(disks: Vec<DiskReport>) -> Msg {
         seconds: 8.1,
         bound_seconds: 60.0,
         disks,
+        of: TriageOf::Disks,
     })))
 }
 

@@ -194,6 +194,7 @@ fn report() -> TriageReport {
         seconds: 42.3,
         bound_seconds: 60.0,
         disks,
+        of: TriageOf::Disks,
     }
 }
 
@@ -227,6 +228,51 @@ fn an_empty_triage_says_so() {
     assert_eq!(to_json(&r)["exit_status"], 0);
 }
 
+#[test]
+fn saved_reports_say_what_they_are_and_fit_80_columns() {
+    let mut r = report();
+    r.of = TriageOf::SavedReports;
+    r.host = None;
+    for d in &mut r.disks {
+        d.facts.identity.device = format!(
+            "HDD__Seagate__ST4000DM000-1F2168__{}.txt",
+            d.facts.identity.device
+        );
+        d.changes.clear();
+    }
+    let text = render_table(&r, 80);
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{line:?} is too wide");
+    }
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Triage of 4 saved smartctl reports: unknown")
+    );
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .contains("not recorded in the history"),
+        "{text}"
+    );
+    // The file name is cut in the table and whole in the block under it, without /dev/.
+    assert!(
+        text.contains("\nHDD__Seagate__ST4000DM0~ failing"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nHDD__Seagate__ST4000DM000-1F2168__sdb.txt: failing"),
+        "{text}"
+    );
+    assert!(!text.contains("/dev/HDD"), "{text}");
+    let v = to_json(&r);
+    assert_eq!(v["source"], "saved-reports");
+    assert_eq!(v["bound_seconds"], Value::Null, "no bound applies");
+    assert_eq!(v["host"], Value::Null);
+    assert_eq!(to_json(&report())["source"], "disks");
+}
+
 fn keys(v: &Value) -> BTreeSet<String> {
     v.as_object()
         .unwrap_or_else(|| panic!("not an object: {v}"))
@@ -244,7 +290,7 @@ fn the_json_has_exactly_the_contracts_fields() {
     let v = to_json(&report());
     assert_eq!(
         keys(&v),
-        set("schema host started seconds bound_seconds verdict exit_status disks")
+        set("schema source host started seconds bound_seconds verdict exit_status disks")
     );
     assert_eq!(v["schema"], 1);
     assert_eq!(v["host"], "web01");

@@ -1,0 +1,295 @@
+//! `disktriage triage --report FILE...`: saved smartctl reports judged without a device. Tiny
+//! reports written to a scratch directory (a clean PASSED drive, a FAILED one, a file that is
+//! no report), the real drives' reports of `tests/fixtures/smartctl-text/`, and a few of the
+//! shared set beside the repository (skipped where it is absent).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::common;
+use common::{HISTORY_ENV, history_dir, scratch};
+
+const PASSED: &str = "smartctl 7.4 2023-08-01 r5530 [x86_64-linux-6.1.0] (local build)
+Copyright (C) 2002-23, Bruce Allen, Christian Franke, www.smartmontools.org
+
+=== START OF INFORMATION SECTION ===
+Device Model:     WDC WD40EFRX-68N32N0
+Serial Number:    WD-WCC7K0000001
+User Capacity:    4,000,787,030,016 bytes [4.00 TB]
+Sector Sizes:     512 bytes logical, 4096 bytes physical
+Rotation Rate:    5400 rpm
+
+=== START OF READ SMART DATA SECTION ===
+SMART overall-health self-assessment test result: PASSED
+
+ID# ATTRIBUTE_NAME          FLAGS    VALUE WORST THRESH FAIL RAW_VALUE
+  5 Reallocated_Sector_Ct   PO--CK   200   200   140    -    0
+  9 Power_On_Hours          -O--CK   051   051   000    -    36000
+194 Temperature_Celsius     -O---K   118   104   000    -    32
+197 Current_Pending_Sector  -O--CK   200   200   000    -    0
+198 Offline_Uncorrectable   ----CK   100   253   000    -    0
+199 UDMA_CRC_Error_Count    -O--CK   200   200   000    -    0
+";
+
+/// The same drive, failing: its health says so and a prefailure attribute is below its
+/// threshold now.
+fn failed() -> String {
+    PASSED
+        .replace("WD-WCC7K0000001", "WD-WCC7K0000002")
+        .replace("result: PASSED", "result: FAILED!")
+        .replace(
+            "PO--CK   200   200   140    -    0",
+            "PO--CK   001   001   140    NOW  4760",
+        )
+}
+
+fn triage(args: &[&str]) -> Output {
+    let mut all = vec!["triage"];
+    all.extend_from_slice(args);
+    common::disktriage(&all)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out.stdout)))
+}
+
+/// The verdict of each disk of a `--json` report, by device.
+fn verdicts(doc: &serde_json::Value) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = doc["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["device"].as_str().unwrap().to_string(),
+                d["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn write(dir: &Path, name: &str, contents: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_clean_report_is_healthy_and_a_failed_one_failing() {
+    let dir = scratch();
+    let ok = write(dir.path(), "ok.txt", PASSED);
+    let bad = write(dir.path(), "bad.txt", &failed());
+    let out = triage(&["--report", &ok]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.starts_with("Triage of 1 saved smartctl report: healthy\n"),
+        "{table}"
+    );
+    assert!(table.contains("not recorded in the history"), "{table}");
+    assert!(
+        table.contains("\nok.txt "),
+        "named by its file name: {table}"
+    );
+
+    let out = triage(&["--report", &ok, &bad]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("\nbad.txt: failing (WDC WD40EFRX-68N32N0"),
+        "{table}"
+    );
+    assert!(!table.contains("/dev/bad.txt:"), "{table}");
+
+    // --report twice is the same as one --report with two files.
+    let out = triage(&["--json", "--report", &ok, "--report", &bad]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let doc = json(&out);
+    assert_eq!(doc["source"], "saved-reports");
+    assert_eq!(doc["verdict"], "failing");
+    assert_eq!(doc["exit_status"], 4);
+    assert_eq!(
+        verdicts(&doc),
+        [
+            ("bad.txt".to_string(), "failing".to_string()),
+            ("ok.txt".to_string(), "healthy".to_string())
+        ]
+    );
+    let bad_disk = &doc["disks"][0];
+    assert_eq!(bad_disk["identity"]["serial"], "WD-WCC7K0000002");
+    assert_eq!(bad_disk["identity"]["capacity_bytes"], 4_000_787_030_016u64);
+    assert_eq!(bad_disk["smart"]["reallocated_sectors"], 4760);
+    let rules: Vec<&str> = bad_disk["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"smart-failed"), "{rules:?}");
+}
+
+#[test]
+fn a_file_that_is_no_report_is_named_and_the_others_are_still_judged() {
+    let dir = scratch();
+    let ok = write(dir.path(), "ok.txt", PASSED);
+    let junk = write(dir.path(), "x.txt", "Hello, this is no smartctl output.\n");
+    let missing = dir.path().join("gone.txt");
+    let missing = missing.to_str().unwrap();
+    let out = triage(&["--json", "--report", &junk, &ok, missing]);
+    assert_eq!(out.status.code(), Some(1), "an error, after the report");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("{junk}: not a smartctl report: ")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{missing}: cannot read it: No such file")),
+        "{err}"
+    );
+    assert!(err.contains("2 of 3 files were not judged"), "{err}");
+    let doc = json(&out);
+    assert_eq!(
+        verdicts(&doc),
+        [("ok.txt".to_string(), "healthy".to_string())]
+    );
+    // Nothing judged at all: the error alone, no empty report.
+    let out = triage(&["--report", &junk]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("no report could be judged"));
+    // A directory is no report either.
+    let out = triage(&["--report", dir.path().to_str().unwrap()]);
+    assert!(text(&out.stderr).contains("it is a directory"));
+}
+
+#[test]
+fn reports_are_never_recorded_and_take_no_device_arguments() {
+    let dir = scratch();
+    let ok = write(dir.path(), "ok.txt", PASSED);
+    let history = dir.path().join("history");
+    let out = common::disktriage(&[
+        "--history-dir",
+        history.to_str().unwrap(),
+        "triage",
+        "--report",
+        &ok,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let recorded = std::fs::read_dir(&history).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(recorded, 0, "the history was written");
+    // (After --report, every word up to the next option is a FILE: `--report a b`.)
+    for conflicting in [&["sda"][..], &["--quick"], &["--bound", "5"]] {
+        let mut args = conflicting.to_vec();
+        args.extend(["--report", ok.as_str()]);
+        let out = triage(&args);
+        assert_eq!(out.status.code(), Some(2), "{conflicting:?}");
+    }
+}
+
+#[test]
+fn standard_input_and_the_prometheus_text() {
+    let dir = scratch();
+    let prom = dir.path().join("t.prom");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args(["triage", "--report", "-", "--prom", prom.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(failed().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("\nstdin: failing"));
+    let prom = std::fs::read_to_string(prom).unwrap();
+    assert!(
+        prom.contains(
+            "disktriage_verdict{device=\"stdin\",model=\"WDC WD40EFRX-68N32N0\",\
+             serial=\"WD-WCC7K0000002\"} 2"
+        ),
+        "{prom}"
+    );
+}
+
+#[test]
+fn real_drives_reports_from_the_fixtures() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/smartctl-text");
+    let f = |name: &str| fixtures.join(name).to_str().unwrap().to_string();
+    let hdd = f("HDD__HGST__HCC545050A7E380__0F10E45DEEEE.txt");
+    let nvme = f("NVMe__Crucial__CT500P1SSD8__1AA37AE5B55C.txt");
+    let ssd = f("SSD__Crucial__CT750MX300SSD1__27CAF7DC753C.txt");
+    let out = triage(&["--json", "--report", &hdd, &nvme, &ssd]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let doc = json(&out);
+    let disks = doc["disks"].as_array().unwrap();
+    assert_eq!(disks.len(), 3);
+    let disk = |name: &str| {
+        disks
+            .iter()
+            .find(|d| d["device"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let hdd = disk("HDD__HGST__HCC545050A7E380__0F10E45DEEEE.txt");
+    assert_eq!(hdd["smart"]["pending_sectors"], 24);
+    assert_eq!(hdd["logs"]["errors"], 14);
+    assert_eq!(hdd["identity"]["rotation_rpm"], 5400);
+    let nvme = disk("NVMe__Crucial__CT500P1SSD8__1AA37AE5B55C.txt");
+    assert_eq!(nvme["verdict"], "failing");
+    assert_eq!(nvme["smart"]["critical_warning"], 4);
+    assert_eq!(nvme["identity"]["transport"], "nvme");
+    let ssd = disk("SSD__Crucial__CT750MX300SSD1__27CAF7DC753C.txt");
+    assert_eq!(ssd["verdict"], "failing");
+}
+
+#[test]
+fn the_shared_reports_text_and_json() {
+    let Some(dir) = common::smart_reports("triage_reports::the_shared_reports_text_and_json")
+    else {
+        return;
+    };
+    let f = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let cases = [
+        ("json/AnalogJ_scrutiny__smart-ata.json", "healthy"),
+        (
+            "text/SSD__Apacer__Apacer_AS340_240GB__pysmart-sata_ssd_1_issue_72.txt",
+            "healthy",
+        ),
+        (
+            "text/HDD__Hitachi__HDS5C3020ALA632__6E9416759DB2.txt",
+            "failing",
+        ),
+        (
+            "text/SCSI__AVAGO__MR9361-16i__pysmart-unsupported_0.txt",
+            "unknown",
+        ),
+        ("json/AnalogJ_scrutiny__smart-fail.json", "unknown"),
+    ];
+    let paths: Vec<String> = cases.iter().map(|(n, _)| f(n)).collect();
+    let mut args = vec!["--json", "--report"];
+    args.extend(paths.iter().map(String::as_str));
+    let out = triage(&args);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
+    let doc = json(&out);
+    let got = verdicts(&doc);
+    for (name, verdict) in cases {
+        let file = Path::new(name).file_name().unwrap().to_str().unwrap();
+        assert!(
+            got.contains(&(file.to_string(), verdict.to_string())),
+            "{file}: {got:?}"
+        );
+    }
+}
