@@ -6,8 +6,9 @@
 //!
 //! Per kind (the manifest's: HDD, SSD, NVMe, SCSI): the reports; the clean drives (health
 //! PASSED, or SCSI's OK, and no errors by the manifest) called anything but healthy; the
-//! drives the SMART standard calls failing (health FAILED, or an attribute's normalized value
-//! at or below its nonzero threshold now) called failing, suspect, healthy or unknown. Then,
+//! drives the SMART standard calls failing (health FAILED, or a prefailure attribute's
+//! normalized value at or below its nonzero threshold now) and the worn ones (an old-age
+//! attribute there) called failing, suspect, healthy or unknown. Then,
 //! per finding rule, how many clean drives it fired on: each a false alarm or an early one.
 
 use std::collections::BTreeMap;
@@ -61,23 +62,44 @@ fn manifest(dir: &Path) -> anyhow::Result<BTreeMap<String, BTreeMap<String, Stri
         .collect())
 }
 
-/// Whether the SMART standard calls the drive failing: its health FAILED, or an attribute's
-/// normalized value at or below its nonzero threshold now (read from the report itself).
-fn standard_failing(dir: &Path, file: &str, row: &BTreeMap<String, String>) -> bool {
+/// What the SMART standard says of a drive, read from the report itself.
+#[derive(Clone, Copy, PartialEq)]
+enum Standard {
+    /// Its health FAILED, or a prefailure attribute's normalized value at or below its
+    /// nonzero threshold now: the drive predicts its failure.
+    Failing,
+    /// An old-age attribute (not a temperature) at or below its nonzero threshold now: worn.
+    Worn,
+    Neither,
+}
+
+fn standard(dir: &Path, file: &str, row: &BTreeMap<String, String>) -> Standard {
     if row.get("smart_status").map(String::as_str) == Some("FAILED") {
-        return true;
+        return Standard::Failing;
     }
     let Ok(bytes) = std::fs::read(dir.join(file)) else {
-        return false;
+        return Standard::Neither;
     };
     let Ok(saved) = parse_saved_report_bytes(&bytes, file) else {
-        return false;
+        return Standard::Neither;
     };
-    saved.report.ata.is_some_and(|ata| {
-        ata.attributes
-            .iter()
-            .any(|a| a.threshold.is_some_and(|t| t > 0 && a.value <= t))
-    })
+    let Some(ata) = saved.report.ata else {
+        return Standard::Neither;
+    };
+    let now: Vec<_> = ata
+        .attributes
+        .iter()
+        .filter(|a| a.threshold.is_some_and(|t| t > 0 && a.value <= t))
+        .collect();
+    if now.iter().any(|a| a.prefailure) {
+        Standard::Failing
+    } else if now.iter().any(|a| {
+        disktriage::smart::meaning_of(a, &ata.drive) != disktriage::smart::Meaning::Temperature
+    }) {
+        Standard::Worn
+    } else {
+        Standard::Neither
+    }
 }
 
 /// One kind's counts.
@@ -89,6 +111,9 @@ struct Counts {
     failing: usize,
     /// Of the standard's failing drives: failing, suspect, healthy, unknown.
     called: [usize; 4],
+    worn: usize,
+    /// Of the worn drives: the same.
+    worn_called: [usize; 4],
 }
 
 fn pct(n: usize, of: usize) -> String {
@@ -142,7 +167,7 @@ fn main() -> anyhow::Result<()> {
         let status = row.get("smart_status").map_or("", String::as_str);
         let clean = matches!(status, "PASSED" | "SCSI:OK")
             && row.get("has_errors").map(String::as_str) == Some("no");
-        let failing = standard_failing(dir, file, row);
+        let standard = standard(dir, file, row);
         for k in [kind, "all"] {
             let c = counts.entry(k).or_default();
             c.reports += 1;
@@ -150,15 +175,22 @@ fn main() -> anyhow::Result<()> {
                 c.clean += 1;
                 c.clean_not_healthy += usize::from(verdict != "healthy");
             }
-            if failing {
-                c.failing += 1;
-                let i = match verdict {
-                    "failing" => 0,
-                    "suspect" => 1,
-                    "healthy" => 2,
-                    _ => 3,
-                };
-                c.called[i] += 1;
+            let i = match verdict {
+                "failing" => 0,
+                "suspect" => 1,
+                "healthy" => 2,
+                _ => 3,
+            };
+            match standard {
+                Standard::Failing => {
+                    c.failing += 1;
+                    c.called[i] += 1;
+                }
+                Standard::Worn => {
+                    c.worn += 1;
+                    c.worn_called[i] += 1;
+                }
+                Standard::Neither => {}
             }
         }
         if clean {
@@ -184,7 +216,8 @@ fn main() -> anyhow::Result<()> {
     );
     println!(
         "clean: health PASSED (SCSI: OK) and no errors by the manifest; SMART failing: health \
-         FAILED, or an attribute's VALUE <= its nonzero THRESH now\n"
+         FAILED, or a prefailure attribute's VALUE <= its nonzero THRESH now; worn: an old-age \
+         one (not a temperature), which the rules call suspect\n"
     );
     println!(
         "{:<6} {:>7} {:>6} {:>17} {:>14} {:>8} {:>8} {:>8} {:>8}",
@@ -220,6 +253,11 @@ fn main() -> anyhow::Result<()> {
             c.called[3]
         );
     }
+    let all = counts.get("all").unwrap_or(&none);
+    println!(
+        "\nworn: {}, called failing {}, suspect {}, healthy {}, unknown {}",
+        all.worn, all.worn_called[0], all.worn_called[1], all.worn_called[2], all.worn_called[3]
+    );
     println!("\nFindings on clean drives, by rule (each a false alarm or an early one):\n");
     println!(
         "{:<28} {:>5} {:>5} {:>5} {:>5} {:>5}",

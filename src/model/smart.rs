@@ -71,6 +71,9 @@ pub struct SmartHealth {
     pub power_on_hours: Option<u64>,
     pub ata: Option<AtaSmart>,
     pub nvme: Option<NvmeHealth>,
+    /// SCSI: the grown defect list's length (blocks the disk reassigned), where smartctl
+    /// read it.
+    pub scsi_grown_defects: Option<u64>,
     /// Observations that do not change the verdict (unknown attributes past their threshold,
     /// a half SMART status answer from a bridge, ...).
     pub notes: Vec<String>,

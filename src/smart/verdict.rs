@@ -74,6 +74,7 @@ pub fn assess(device: &str, transport: Transport, reading: SmartReading) -> Smar
         power_on_hours: None,
         ata: None,
         nvme: None,
+        scsi_grown_defects: None,
         notes: Vec::new(),
     };
     let mut judge = Judge::new();
@@ -116,6 +117,7 @@ pub fn assess(device: &str, transport: Transport, reading: SmartReading) -> Smar
                 .or_else(|| report.ata.as_ref().and_then(ata_temperature))
                 .or_else(|| report.nvme.as_ref().and_then(NvmeHealth::temperature_c));
             health.power_on_hours = report.power_on_hours;
+            health.scsi_grown_defects = report.scsi_grown_defects;
             let report = *report;
             health.ata = report.ata;
             health.nvme = report.nvme;

@@ -18,6 +18,7 @@ pub const REALLOCATED: &str = "reallocated sectors";
 pub const RETIRED: &str = "retired NAND blocks";
 pub const OFFLINE_UNCORRECTABLE: &str = "offline-uncorrectable sectors";
 pub const REPORTED_UNCORRECT: &str = "reported uncorrectable errors";
+pub const GROWN_DEFECTS: &str = "SCSI grown defects";
 pub const CRC_ERRORS: &str = "interface CRC errors";
 pub const CRITICAL_WARNING: &str = "NVMe critical warning";
 pub const MEDIA_ERRORS: &str = "NVMe media errors";
@@ -40,8 +41,9 @@ pub const MEASURES: [&str; 5] = [SEQ_READ, RANDOM_P99, TEMPERATURE, SLOW, SURFAC
 
 /// Counters whose growth says the disk got worse (the `counters-grew` rule); the interface
 /// CRC count has a rule of its own (`crc-errors-grew`: the cable, not the disk).
-pub const DAMAGE: [&str; 6] = [
+pub const DAMAGE: [&str; 7] = [
     REALLOCATED,
+    GROWN_DEFECTS,
     PENDING,
     OFFLINE_UNCORRECTABLE,
     REPORTED_UNCORRECT,
@@ -65,6 +67,13 @@ pub fn values_of(facts: &DiskFacts) -> BTreeMap<String, f64> {
     put(OFFLINE_UNCORRECTABLE, count(Meaning::OfflineUncorrectable));
     put(REPORTED_UNCORRECT, count(Meaning::ReportedUncorrect));
     put(CRC_ERRORS, count(Meaning::CrcErrors));
+    put(
+        GROWN_DEFECTS,
+        facts
+            .readable_smart()
+            .and_then(|h| h.scsi_grown_defects)
+            .map(|n| n as f64),
+    );
     let nvme = facts.nvme_health();
     put(
         CRITICAL_WARNING,

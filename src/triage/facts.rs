@@ -59,6 +59,8 @@ pub struct DiskIdentityFacts {
     pub transport: Option<Transport>,
     /// The rotation rate in rpm where the drive reports one (`Some(0)`: not rotating).
     pub rotation_rpm: Option<u32>,
+    /// A saved smartctl report, not a disk of this host: `device` is the file's name.
+    pub from_saved_report: bool,
 }
 
 /// The link a disk hangs on: what it negotiated against the best both ends support.

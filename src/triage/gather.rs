@@ -322,6 +322,7 @@ fn identity_of(root: &SysRoot, dev: &BlockDevice) -> DiskIdentityFacts {
             Some(false) => Some(0),
             _ => None,
         },
+        from_saved_report: false,
     }
 }
 

@@ -127,6 +127,12 @@ pub static RULES: &[Rule] = &[
         check: ata_reallocated,
     },
     Rule {
+        id: "scsi-grown-defects",
+        severity: Suspect,
+        checks: "the SCSI disk's grown defect list (blocks it reassigned) is not empty",
+        check: scsi_grown_defects,
+    },
+    Rule {
         id: "ata-reported-uncorrect",
         severity: Suspect,
         checks: "ATA 187 Reported_Uncorrect above 0",
@@ -135,7 +141,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "counters-grew",
         severity: Suspect,
-        checks: "reallocated, pending, offline-uncorrectable or reported-uncorrectable sectors, NVMe media errors or error-log entries grew since the disk's previous triage, or its unreadable samples beyond the sampling's noise",
+        checks: "reallocated, pending, offline-uncorrectable or reported-uncorrectable sectors, SCSI grown defects, NVMe media errors or error-log entries grew since the disk's previous triage, or its unreadable samples beyond the sampling's noise",
         check: counters_grew,
     },
     Rule {
@@ -315,8 +321,14 @@ fn hit(
     }]
 }
 
+/// The disk's device path as the next steps name it; a saved report's disk is on another
+/// host (or another day), so it is a placeholder there.
 fn dev(disk: &DiskFacts) -> String {
-    format!("/dev/{}", disk.identity.device)
+    if disk.identity.from_saved_report {
+        "/dev/<its disk>".to_string()
+    } else {
+        format!("/dev/{}", disk.identity.device)
+    }
 }
 
 /// SMART data that could be read (not `Verdict::Unavailable`).

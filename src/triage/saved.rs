@@ -30,6 +30,7 @@ pub fn facts_of_report(name: &str, saved: SavedReport) -> DiskFacts {
             logical_block_size: identity.logical_block_size.unwrap_or(512),
             transport: Some(transport),
             rotation_rpm: identity.rotation_rpm,
+            from_saved_report: true,
         },
         smart: Some(health),
         logs: Some(logs),
@@ -89,7 +90,18 @@ ID# ATTRIBUTE_NAME          FLAGS    VALUE WORST THRESH FAIL RAW_VALUE
         );
         let (_, j) = judge(&pending);
         assert_eq!(j.verdict, TriageVerdict::Failing);
-        assert!(j.findings.iter().any(|f| f.rule == "ata-pending-sectors"));
+        let f = j
+            .findings
+            .iter()
+            .find(|f| f.rule == "ata-pending-sectors")
+            .unwrap();
+        // The report's disk is not a device of this host: its next step does not name the
+        // file as one.
+        assert!(
+            f.next_step.contains("disktriage scan /dev/<its disk>"),
+            "{f:?}"
+        );
+        assert!(!f.next_step.contains("r.txt"), "{f:?}");
         let failed = PASSED.replace("result: PASSED", "result: FAILED!");
         let (_, j) = judge(&failed);
         assert!(j.findings.iter().any(|f| f.rule == "smart-failed"));

@@ -232,6 +232,23 @@ pub(super) fn ata_reallocated(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding
     )
 }
 
+/// SCSI's grown defect list: blocks the disk reassigned since it left the factory, the SCSI
+/// counterpart of ATA 5 (smartctl's "Elements in grown defect list"; SBC's READ DEFECT DATA).
+pub(super) fn scsi_grown_defects(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    match smart(disk).and_then(|h| h.scsi_grown_defects) {
+        Some(n) if n > 0 => hit(
+            format!(
+                "{} in the disk's grown defect list (blocks reassigned to spares)",
+                plural(n, "entry", "entries")
+            ),
+            "back up, and triage it again in a few days: a growing list means replace",
+            Some(n as f64),
+            Some(0.0),
+        ),
+        _ => Vec::new(),
+    }
+}
+
 /// 187: reads the drive could not correct with ECC (Backblaze's five; libatasmart).
 pub(super) fn ata_reported_uncorrect(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     ata_count(

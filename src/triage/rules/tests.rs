@@ -315,6 +315,24 @@ fn the_standards_threshold_rule_judges_every_id_by_its_flags() {
 }
 
 #[test]
+fn a_scsi_disks_grown_defects_are_suspect() {
+    let doc = serde_json::json!({
+        "json_format_version": [1, 0],
+        "smartctl": {"version": [7, 3], "exit_status": 0},
+        "device": {"protocol": "SCSI"},
+        "smart_status": {"passed": true},
+        "scsi_grown_defect_list": 56
+    });
+    let j = judged(&from_smartctl("sdb", Transport::Scsi, &doc));
+    assert_eq!(j.verdict, TriageVerdict::Suspect, "{:?}", j.findings);
+    assert!(
+        only(&j, "scsi-grown-defects")
+            .sentence
+            .starts_with("56 entries in the disk's grown defect list")
+    );
+}
+
+#[test]
 fn counts_are_read_by_their_meaning_sentinels_and_impossible_ones_are_notes() {
     // `197 ... 4294967295` on an HP disk: not reported.
     let j = judged(&with_smart(ata_health(
