@@ -6,9 +6,8 @@
 //!
 //! Per kind (the manifest's: HDD, SSD, NVMe, SCSI): the reports; the clean drives (health
 //! PASSED, or SCSI's OK, and no errors by the manifest) called anything but healthy; the
-//! drives the SMART standard calls failing (health FAILED, or a prefailure attribute's
-//! normalized value at or below its nonzero threshold now) and the worn ones (an old-age
-//! attribute there) called failing, suspect, healthy or unknown. Then,
+//! drives the SMART standard calls failing (as issue 36's goals define it: `Signs`) called
+//! failing, suspect, healthy or unknown; the goals' rates. Then,
 //! per finding rule, how many clean drives it fired on: each a false alarm or an early one.
 
 use std::collections::BTreeMap;
@@ -62,44 +61,61 @@ fn manifest(dir: &Path) -> anyhow::Result<BTreeMap<String, BTreeMap<String, Stri
         .collect())
 }
 
-/// What the SMART standard says of a drive, read from the report itself.
-#[derive(Clone, Copy, PartialEq)]
-enum Standard {
-    /// Its health FAILED, or a prefailure attribute's normalized value at or below its
-    /// nonzero threshold now: the drive predicts its failure.
-    Failing,
-    /// An old-age attribute (not a temperature) at or below its nonzero threshold now: worn.
-    Worn,
-    Neither,
+/// What the issue's goals say of a drive, read from the report itself.
+#[derive(Clone, Copy, PartialEq, Default)]
+struct Signs {
+    /// The SMART standard calls it failing: health FAILED, an attribute other than a
+    /// temperature at or below its nonzero threshold now, pending or offline-uncorrectable
+    /// sectors where smartctl names the attribute so (a plausible count above 0), an NVMe
+    /// critical warning, or the NVMe spare below its threshold.
+    failing: bool,
+    /// A hard disk with reallocated sectors or reported-uncorrectable errors (never healthy).
+    damaged_hdd: bool,
+    /// It holds an attribute table or an NVMe health log (never unknown).
+    has_data: bool,
 }
 
-fn standard(dir: &Path, file: &str, row: &BTreeMap<String, String>) -> Standard {
-    if row.get("smart_status").map(String::as_str) == Some("FAILED") {
-        return Standard::Failing;
-    }
+fn signs(dir: &Path, file: &str, row: &BTreeMap<String, String>, kind: &str) -> Signs {
+    use disktriage::smart::{Count, Meaning, read_by_meaning};
+    let mut signs = Signs {
+        failing: row.get("smart_status").map(String::as_str) == Some("FAILED"),
+        ..Signs::default()
+    };
     let Ok(bytes) = std::fs::read(dir.join(file)) else {
-        return Standard::Neither;
+        return signs;
     };
     let Ok(saved) = parse_saved_report_bytes(&bytes, file) else {
-        return Standard::Neither;
+        return signs;
     };
-    let Some(ata) = saved.report.ata else {
-        return Standard::Neither;
-    };
-    let now: Vec<_> = ata
-        .attributes
-        .iter()
-        .filter(|a| a.threshold.is_some_and(|t| t > 0 && a.value <= t))
-        .collect();
-    if now.iter().any(|a| a.prefailure) {
-        Standard::Failing
-    } else if now.iter().any(|a| {
-        disktriage::smart::meaning_of(a, &ata.drive) != disktriage::smart::Meaning::Temperature
-    }) {
-        Standard::Worn
-    } else {
-        Standard::Neither
+    if let Some(n) = &saved.report.nvme {
+        signs.has_data = true;
+        signs.failing |=
+            n.critical_warning != 0 || n.available_spare_pct < n.available_spare_threshold_pct;
     }
+    if let Some(ata) = &saved.report.ata {
+        signs.has_data |= !ata.attributes.is_empty();
+        for a in &ata.attributes {
+            let reading = read_by_meaning(a, &ata.drive);
+            let now = a.threshold.is_some_and(|t| t > 0 && a.value <= t);
+            let count = match reading.count {
+                Count::Value(n) => n,
+                _ => 0,
+            };
+            signs.failing |= now && reading.meaning != Meaning::Temperature;
+            signs.failing |= count > 0
+                && matches!(
+                    a.name.as_str(),
+                    "Current_Pending_Sector" | "Offline_Uncorrectable"
+                );
+            signs.damaged_hdd |= kind == "HDD"
+                && count > 0
+                && matches!(
+                    a.name.as_str(),
+                    "Reallocated_Sector_Ct" | "Reported_Uncorrect"
+                );
+        }
+    }
+    signs
 }
 
 /// One kind's counts.
@@ -111,9 +127,13 @@ struct Counts {
     failing: usize,
     /// Of the standard's failing drives: failing, suspect, healthy, unknown.
     called: [usize; 4],
-    worn: usize,
-    /// Of the worn drives: the same.
-    worn_called: [usize; 4],
+    /// Reports with an attribute table or an NVMe health log, and of them called unknown.
+    with_data: usize,
+    with_data_unknown: usize,
+    /// Hard disks with reallocated sectors or reported-uncorrectable errors, and of them
+    /// called healthy.
+    damaged: usize,
+    damaged_healthy: usize,
 }
 
 fn pct(n: usize, of: usize) -> String {
@@ -167,7 +187,7 @@ fn main() -> anyhow::Result<()> {
         let status = row.get("smart_status").map_or("", String::as_str);
         let clean = matches!(status, "PASSED" | "SCSI:OK")
             && row.get("has_errors").map(String::as_str) == Some("no");
-        let standard = standard(dir, file, row);
+        let signs = signs(dir, file, row, kind);
         for k in [kind, "all"] {
             let c = counts.entry(k).or_default();
             c.reports += 1;
@@ -181,16 +201,17 @@ fn main() -> anyhow::Result<()> {
                 "healthy" => 2,
                 _ => 3,
             };
-            match standard {
-                Standard::Failing => {
-                    c.failing += 1;
-                    c.called[i] += 1;
-                }
-                Standard::Worn => {
-                    c.worn += 1;
-                    c.worn_called[i] += 1;
-                }
-                Standard::Neither => {}
+            if signs.failing {
+                c.failing += 1;
+                c.called[i] += 1;
+            }
+            if signs.has_data {
+                c.with_data += 1;
+                c.with_data_unknown += usize::from(verdict == "unknown");
+            }
+            if signs.damaged_hdd {
+                c.damaged += 1;
+                c.damaged_healthy += usize::from(verdict == "healthy");
             }
         }
         if clean {
@@ -216,8 +237,9 @@ fn main() -> anyhow::Result<()> {
     );
     println!(
         "clean: health PASSED (SCSI: OK) and no errors by the manifest; SMART failing: health \
-         FAILED, or a prefailure attribute's VALUE <= its nonzero THRESH now; worn: an old-age \
-         one (not a temperature), which the rules call suspect\n"
+         FAILED, an attribute other than a temperature at or below its nonzero threshold now, \
+         pending or offline-uncorrectable sectors (so named, a plausible count above 0), an \
+         NVMe critical warning or spare below its threshold\n"
     );
     println!(
         "{:<6} {:>7} {:>6} {:>17} {:>14} {:>8} {:>8} {:>8} {:>8}",
@@ -254,9 +276,31 @@ fn main() -> anyhow::Result<()> {
         );
     }
     let all = counts.get("all").unwrap_or(&none);
+    println!("\nGoals (issue 36):");
     println!(
-        "\nworn: {}, called failing {}, suspect {}, healthy {}, unknown {}",
-        all.worn, all.worn_called[0], all.worn_called[1], all.worn_called[2], all.worn_called[3]
+        "  reports with an attribute table or NVMe health log called unknown: {} of {} (goal 0)",
+        all.with_data_unknown, all.with_data
+    );
+    for k in ["HDD", "SSD", "NVMe"] {
+        let c = counts.get(k).unwrap_or(&none);
+        println!(
+            "  clean {k} called healthy: {} of {} = {} (goal >= 99.5 %)",
+            c.clean - c.clean_not_healthy,
+            c.clean,
+            pct(c.clean - c.clean_not_healthy, c.clean)
+        );
+    }
+    println!(
+        "  SMART failing called failing: {} of {} = {} (goal >= 99 %), healthy {} (goal 0)",
+        all.called[0],
+        all.failing,
+        pct(all.called[0], all.failing),
+        all.called[2]
+    );
+    println!(
+        "  hard disks with reallocated sectors or reported-uncorrectable errors called \
+         healthy: {} of {} (goal 0)",
+        all.damaged_healthy, all.damaged
     );
     println!("\nFindings on clean drives, by rule (each a false alarm or an early one):\n");
     println!(

@@ -219,6 +219,14 @@ pub const CRITICAL_WARNING_BITS: [&str; 6] = [
 ];
 
 /// Names of the bits set in a critical-warning byte.
+/// A warning composite temperature (Identify Controller WCTEMP, in Kelvin) as degrees Celsius,
+/// if plausible: 0 K means not reported, and a threshold outside 40-125 C (one at 0 C, or
+/// 65535 K) would call every drive hot or none; it is then not judged.
+pub fn plausible_warning_c(kelvin: i64) -> Option<i64> {
+    let c = kelvin - 273;
+    (kelvin > 0 && (40..=125).contains(&c)).then_some(c)
+}
+
 pub fn critical_warning_names(bits: u8) -> Vec<String> {
     CRITICAL_WARNING_BITS
         .iter()
@@ -297,6 +305,19 @@ pub fn describe_status(status: u32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_warning_temperature_outside_40_to_125_c_is_not_judged() {
+        assert_eq!(plausible_warning_c(0), None);
+        assert_eq!(
+            plausible_warning_c(273),
+            None,
+            "0 C would call every drive hot"
+        );
+        assert_eq!(plausible_warning_c(65535), None);
+        assert_eq!(plausible_warning_c(343), Some(70));
+    }
+
     use super::*;
 
     #[test]

@@ -156,7 +156,13 @@ fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
         .get("device")
         .and_then(|d| d.get("protocol"))
         .is_some_and(serde_json::Value::is_string);
-    let headless = device && SMART_KEYS.iter().any(|k| has(k));
+    // A fragment of `smartctl -i` (what scrutiny keeps of a drive without SMART data) is
+    // smartctl's too: it is judged on what it holds (nothing, so its verdict says why).
+    let headless = device
+        && SMART_KEYS
+            .iter()
+            .chain(&["smart_support", "model_name", "model_family"])
+            .any(|k| has(k));
     if !(headed || headless) {
         return Err(PageError::new(
             WHAT,
@@ -167,10 +173,45 @@ fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
     Ok(doc)
 }
 
-/// A smartctl document read into `T`: a field of another type than smartctl writes is named.
-fn typed<T: serde::de::DeserializeOwned>(doc: serde_json::Value) -> Result<T, PageError> {
-    serde_json::from_value(doc)
-        .map_err(|e| PageError::new(WHAT, format!("not as smartctl writes it: {e}")))
+/// A smartctl document read into `T`. A top-level field of another type than smartctl writes
+/// (`"smart_support": true` where an object was expected) loses that field, not the report:
+/// the names left out are returned, to be said.
+fn typed<T: serde::de::DeserializeOwned>(
+    doc: serde_json::Value,
+) -> Result<(T, Vec<String>), PageError> {
+    let err =
+        |e: serde_json::Error| PageError::new(WHAT, format!("not as smartctl writes it: {e}"));
+    match serde_json::from_value::<T>(doc.clone()) {
+        Ok(t) => return Ok((t, Vec::new())),
+        Err(e) if !doc.is_object() => return Err(err(e)),
+        Err(_) => {}
+    }
+    let serde_json::Value::Object(fields) = doc else {
+        return Err(PageError::new(WHAT, "not a JSON object"));
+    };
+    let mut kept = serde_json::Map::new();
+    let mut left_out = Vec::new();
+    for (key, value) in fields {
+        let alone =
+            serde_json::Value::Object(std::iter::once((key.clone(), value.clone())).collect());
+        if serde_json::from_value::<T>(alone).is_ok() {
+            kept.insert(key, value);
+        } else {
+            left_out.push(key);
+        }
+    }
+    let t = serde_json::from_value(serde_json::Value::Object(kept)).map_err(err)?;
+    Ok((t, left_out))
+}
+
+/// The note for fields `typed` left out.
+fn left_out_note(left_out: &[String]) -> Option<String> {
+    (!left_out.is_empty()).then(|| {
+        format!(
+            "{} not as smartctl writes it: left out, the rest read",
+            left_out.join(", ")
+        )
+    })
 }
 
 /// Parses `smartctl -j -a` output. `process_exit` is the process's exit code, used when the
@@ -179,7 +220,7 @@ pub fn parse_smartctl_json(
     text: &str,
     process_exit: Option<i32>,
 ) -> Result<SmartctlReport, PageError> {
-    let doc: Doc = typed(smartctl_document(text)?)?;
+    let (doc, left_out): (Doc, _) = typed(smartctl_document(text)?)?;
     let info = doc.smartctl;
     let version = info
         .as_ref()
@@ -196,6 +237,7 @@ pub fn parse_smartctl_json(
         .into_iter()
         .filter_map(|m| m.string)
         .map(|s| crate::model::text::neutralize_controls(&s))
+        .chain(left_out_note(&left_out).map(|n| crate::model::text::neutralize_controls(&n)))
         .collect();
     let passed = doc.smart_status.as_ref().and_then(|s| s.passed);
     let drive = crate::model::AtaDrive {
@@ -654,7 +696,7 @@ pub fn parse_smartctl_logs(
     device: &str,
     transport: Transport,
 ) -> Result<DriveLogs, PageError> {
-    let doc: LogDoc = typed(smartctl_document(json)?)?;
+    let (doc, _): (LogDoc, _) = typed(smartctl_document(json)?)?;
     let version = doc
         .smartctl
         .as_ref()
@@ -748,6 +790,42 @@ pub fn parse_smartctl_logs(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_field_of_another_type_loses_the_field_not_the_report() {
+        let text = r#"{
+            "json_format_version": [1, 0],
+            "smartctl": {"version": [7, 3], "exit_status": 0},
+            "device": {"protocol": "ATA"},
+            "smart_support": true,
+            "smart_status": {"passed": true},
+            "ata_smart_attributes": {"table": [
+                {"id": 197, "name": "Current_Pending_Sector", "value": 100, "worst": 100,
+                 "thresh": 0, "flags": {"value": 50, "prefailure": false},
+                 "raw": {"value": 24, "string": "24"}}
+            ]}
+        }"#;
+        let report = parse_smartctl_json(text, None).unwrap();
+        assert_eq!(report.passed, Some(true));
+        assert_eq!(report.smart_available, None, "the odd field is left out");
+        assert_eq!(report.ata.unwrap().attributes[0].raw, 24);
+        assert!(
+            report
+                .messages
+                .iter()
+                .any(|m| m.contains("smart_support not as smartctl writes it")),
+            "{:?}",
+            report.messages
+        );
+        // A scrutiny `--info` fragment without a header or SMART data is smartctl's too.
+        let fragment = r#"{"device": {"protocol": "ATA"}, "model_name": "WD Red SA500",
+                          "smart_support": true}"#;
+        let report = parse_smartctl_json(fragment, None).unwrap();
+        assert!(report.ata.is_none() && report.passed.is_none());
+        // What is no smartctl output at all stays refused.
+        assert!(parse_smartctl_json(r#"{"model_name": "x"}"#, None).is_err());
+    }
+
     use super::*;
 
     #[test]
@@ -760,8 +838,9 @@ mod tests {
             "not smartctl output"
         );
         assert!(parse_smartctl_json("\x1b[2J", None).is_err());
-        // Wrong types inside a known key are an error, not a panic.
-        assert!(parse_smartctl_json(r#"{"smartctl":{"exit_status":"x"}}"#, None).is_err());
+        // A wrong type inside a known key loses that key, without a panic.
+        let r = parse_smartctl_json(r#"{"smartctl":{"exit_status":"x"}}"#, None).unwrap();
+        assert!(r.messages[0].starts_with("smartctl not as smartctl writes it"));
     }
 
     #[test]
@@ -785,17 +864,6 @@ mod tests {
             let e = parse_smartctl_json(other, None).unwrap_err();
             assert!(e.problem.contains("not smartctl output"), "{other}: {e}");
         }
-    }
-
-    #[test]
-    fn a_field_of_the_wrong_type_is_named_not_called_not_json() {
-        let e = parse_smartctl_json(
-            r#"{"json_format_version":[1,0],"smart_support":true}"#,
-            None,
-        )
-        .unwrap_err();
-        assert!(!e.problem.starts_with("not JSON"), "{e}");
-        assert!(e.problem.contains("boolean"), "{e}");
     }
 
     #[test]

@@ -1,11 +1,10 @@
 //! The health verdict: PASSED, WARNING or FAILED with reasons, from what a drive reported.
 //!
 //! The rules, and where they come from:
-//! - ATA FAILED: SMART RETURN STATUS says failing; or a prefailure attribute, whatever its
-//!   id, is at or below its nonzero threshold now (the SMART standard's own rule, which
-//!   smartctl prints as FAILING_NOW).
-//! - ATA WARNING: an old-age attribute at or below its threshold now, or a temperature
-//!   attribute at its limit; reallocated, pending, offline-uncorrectable or
+//! - ATA FAILED: SMART RETURN STATUS says failing; or an attribute other than a temperature,
+//!   whatever its id, is at or below its nonzero threshold now (the SMART standard's own rule,
+//!   which smartctl prints as FAILING_NOW; prefailure or old-age only changes the words).
+//! - ATA WARNING: a temperature attribute at its limit; reallocated, pending, offline-uncorrectable or
 //!   reported-uncorrectable counts above zero (libatasmart's BAD_SECTOR idea), each read by
 //!   its meaning on this drive (`super::meaning`); an attribute table that could not be read.
 //! - Notes, never a verdict: an attribute at its threshold only in the past, a lifetime
@@ -194,6 +193,8 @@ fn ata_unavailable(ata: &AtaSmart) -> Option<String> {
 /// attribute rules judge those in their own words, not as the drive's overall status).
 pub const PREFAILURE_AT_THRESHOLD: &str =
     ": a prefailure attribute, the drive predicts its failure";
+/// The same for an old-age attribute.
+pub const OLD_AGE_AT_THRESHOLD: &str = ": an old-age attribute, worn past what the drive allows";
 
 /// NVMe media errors of exactly a multiple of 2^32: a counter's high word set by firmware,
 /// not four billion errors on a drive that reads fine.
@@ -221,14 +222,17 @@ fn judge_ata(ata: &AtaSmart, judge: &mut Judge) {
         let reading = meaning::read(a, &ata.drive);
         let threshold = a.threshold.unwrap_or(0);
         match a.state {
-            // The SMART standard's own rule, whatever the id: a prefailure attribute at its
-            // threshold predicts failure, an old-age one says the drive is worn.
+            // The SMART standard's own rule, whatever the id: the drive rates the attribute
+            // as failed (a prefailure one predicts the drive's failure, an old-age one is
+            // worn past what the drive allows). A temperature at its limit is a warning.
             AttributeState::FailingNow if threshold > 0 => {
                 let words = meaning::failing_now_words(a, reading.meaning);
-                if reading.meaning == Meaning::Temperature || !a.prefailure {
+                if reading.meaning == Meaning::Temperature {
                     judge.warn(words);
-                } else {
+                } else if a.prefailure {
                     judge.fail(format!("{words}{PREFAILURE_AT_THRESHOLD}"));
+                } else {
+                    judge.fail(format!("{words}{OLD_AGE_AT_THRESHOLD}"));
                 }
             }
             // One hot day or one bad hour long ago: a note, not a finding.
@@ -291,6 +295,21 @@ fn ata_power_on_hours(ata: &AtaSmart) -> Option<u64> {
 }
 
 fn judge_nvme(nvme: &NvmeHealth, judge: &mut Judge) {
+    // Values no working drive reports: said, and left out of the verdict.
+    if nvme.temperature_kelvin != 0 && nvme.temperature_c().is_none() {
+        judge.notes.push(format!(
+            "NVMe composite temperature {} K ({} C): implausible, not judged",
+            nvme.temperature_kelvin,
+            i64::from(nvme.temperature_kelvin) - 273
+        ));
+    }
+    if nvme.available_spare_pct == 0 && nvme.available_spare_threshold_pct == 0 {
+        judge.notes.push(
+            "NVMe available spare and its threshold both 0 %: not reported (implausible), \
+             not judged"
+                .into(),
+        );
+    }
     for name in &nvme.critical_warnings {
         judge.fail(format!("NVMe critical warning: {name}"));
     }
@@ -490,13 +509,18 @@ mod tests {
         );
         assert_eq!(h.verdict, Verdict::Failed);
         assert!(texts(&h)[0].contains("at 10, threshold 50, now): a prefailure"));
-        // An old-age attribute failing now: a warning.
+        // An old-age attribute failing now: failed too, worn past what the drive allows.
         let h = assess(
             "sda",
             Transport::Usb,
             ata(AtaSmartStatus::Unknown, vec![attr(9, false, 10, 10, 50, 0)]),
         );
-        assert_eq!(h.verdict, Verdict::Warning);
+        assert_eq!(h.verdict, Verdict::Failed);
+        assert!(
+            texts(&h)[0].ends_with(OLD_AGE_AT_THRESHOLD),
+            "{:?}",
+            texts(&h)
+        );
         // Failed in the past only: a note, the verdict stays PASSED.
         let h = assess(
             "sda",

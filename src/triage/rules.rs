@@ -85,10 +85,10 @@ pub static RULES: &[Rule] = &[
         check: ata_offline_uncorrectable,
     },
     Rule {
-        id: "attribute-prefail-at-threshold",
+        id: "attribute-at-threshold",
         severity: Failing,
-        checks: "a prefailure ATA attribute, whatever its id, at or below its nonzero threshold now (the SMART standard's failure prediction)",
-        check: prefail_at_threshold,
+        checks: "an ATA attribute other than a temperature, whatever its id, at or below its nonzero threshold now: the drive's own rule says it failed (a prefailure one predicts the drive's failure; an old-age one is worn past what the drive allows: an SSD's rated life, its spare)",
+        check: attribute_at_threshold,
     },
     Rule {
         id: "nvme-critical-warning",
@@ -149,12 +149,6 @@ pub static RULES: &[Rule] = &[
         severity: Suspect,
         checks: "ATA 199 interface CRC errors grew since the disk's previous triage or during this one (the cable or port; a lifetime count is a note)",
         check: crc_grew,
-    },
-    Rule {
-        id: "attribute-old-age-at-threshold",
-        severity: Suspect,
-        checks: "an old-age ATA attribute, whatever its id, at or below its nonzero threshold now (worn: an SSD's rated life or spare used up; in the past is a note)",
-        check: old_age_at_threshold,
     },
     Rule {
         id: "temperature-at-threshold",

@@ -34,7 +34,9 @@ pub fn facts_of_report(name: &str, saved: SavedReport) -> DiskFacts {
         },
         smart: Some(health),
         logs: Some(logs),
-        temperature_warning_c: identity.warning_temperature_c,
+        temperature_warning_c: identity
+            .warning_temperature_c
+            .and_then(|c| crate::smart::nvme::plausible_warning_c(c + 273)),
         ..DiskFacts::default()
     }
 }

@@ -257,7 +257,7 @@ impl LinuxDrives {
         }
         let (file, path) = self.open(dev).ok()?;
         let kelvin = controller(&file, &path).ok()?.warning_temp_kelvin;
-        (kelvin > 0).then(|| i64::from(kelvin) - 273)
+        crate::smart::nvme::plausible_warning_c(i64::from(kelvin))
     }
 }
 

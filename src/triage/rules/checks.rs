@@ -6,7 +6,9 @@ use super::{Finding, ata_count, dev, hit, number, nvme, plural, smart};
 use crate::history::utc_minute;
 use crate::model::{AttributeState, SelfTestOutcome, Verdict};
 use crate::smart::meaning::{self, Meaning};
-use crate::smart::verdict::{PREFAILURE_AT_THRESHOLD, implausible_media_errors};
+use crate::smart::verdict::{
+    OLD_AGE_AT_THRESHOLD, PREFAILURE_AT_THRESHOLD, implausible_media_errors,
+};
 use crate::triage::counters;
 use crate::triage::facts::{DiskFacts, NOT_REACHED};
 
@@ -67,7 +69,7 @@ pub(super) fn smart_failed(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
         .map(|f| f.text.as_str())
         .filter(|t| !t.starts_with("NVMe critical warning"))
         // The attribute rules below judge those, in their own words.
-        .filter(|t| !t.ends_with(PREFAILURE_AT_THRESHOLD))
+        .filter(|t| !t.ends_with(PREFAILURE_AT_THRESHOLD) && !t.ends_with(OLD_AGE_AT_THRESHOLD))
         .collect();
     if reasons.is_empty() {
         return Vec::new();
@@ -345,10 +347,12 @@ fn grew(disk: &DiskFacts, names: &[&str]) -> Vec<(String, f64, f64)> {
 }
 
 /// The SMART standard's own rule, whatever the id: an attribute whose normalized value is at
-/// or below its nonzero threshold now. `prefailure` picks the attributes that predict the
-/// drive's failure (failing) or those that say it is worn (suspect); temperatures have their
-/// own rule. "In the past" is a note (`notes_of`): one hot day, one bad hour long ago.
-fn at_threshold(disk: &DiskFacts, prefailure: bool) -> Vec<Finding> {
+/// or below its nonzero threshold now is one the drive rates as failed. A prefailure one
+/// predicts the drive's failure; an old-age one says it is worn past what the drive allows
+/// (an SSD at 0 % of its rated life, `184 End-to-End_Error` at its limit): both fail, in
+/// words and next steps from their meaning. Temperatures have their own rule; "in the past"
+/// is a note (`notes_of`): one hot day, one bad hour long ago.
+pub(super) fn attribute_at_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(ata) = smart(disk).and_then(|h| h.ata.as_ref()) else {
         return Vec::new();
     };
@@ -359,36 +363,26 @@ fn at_threshold(disk: &DiskFacts, prefailure: bool) -> Vec<Finding> {
             continue;
         }
         let m = meaning::meaning_of(a, &ata.drive);
-        if m == Meaning::Temperature || a.prefailure != prefailure {
+        if m == Meaning::Temperature {
             continue;
         }
         let next = match m {
-            Meaning::LifeLeft | Meaning::SpareLeft => "back up, and replace it soon".to_string(),
-            _ if prefailure => "back up now, then replace the disk".to_string(),
-            _ => format!(
-                "back up, and run a long self-test (`disktriage smart {} --self-test long`)",
-                dev(disk)
-            ),
+            Meaning::LifeLeft | Meaning::SpareLeft => "back up, and replace it soon",
+            _ => "back up now, then replace the disk",
+        };
+        let why = if a.prefailure {
+            PREFAILURE_AT_THRESHOLD
+        } else {
+            OLD_AGE_AT_THRESHOLD
         };
         out.extend(hit(
-            meaning::failing_now_words(a, m),
+            format!("{}{why}", meaning::failing_now_words(a, m)),
             next,
             Some(f64::from(a.value)),
             Some(f64::from(threshold)),
         ));
     }
     out
-}
-
-/// A prefailure attribute at its threshold now: the drive predicts its own failure even
-/// where its status answer (or a bridge) says PASSED.
-pub(super) fn prefail_at_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
-    at_threshold(disk, true)
-}
-
-/// An old-age attribute at its threshold now: worn (an SSD's rated life, its spare blocks).
-pub(super) fn old_age_at_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
-    at_threshold(disk, false)
 }
 
 /// A temperature attribute at its threshold now: too hot now, whatever its flags.

@@ -262,7 +262,7 @@ fn the_standards_threshold_rule_judges_every_id_by_its_flags() {
         vec![attr(184, true, 98, 98, 99, 2)],
     )));
     assert_eq!(j.verdict, TriageVerdict::Failing, "{:?}", j.findings);
-    let f = only(&j, "attribute-prefail-at-threshold");
+    let f = only(&j, "attribute-at-threshold");
     assert_eq!((f.value, f.threshold), (Some(98.0), Some(99.0)));
     assert!(f.sentence.contains("corrupted data"), "{f:?}");
     assert!(!rules_of(&j).contains(&"smart-failed"), "{:?}", j.findings);
@@ -272,8 +272,8 @@ fn the_standards_threshold_rule_judges_every_id_by_its_flags() {
         vec![attr(231, true, 10, 10, 10, 0)],
     )));
     assert_eq!(j.verdict, TriageVerdict::Failing, "{:?}", j.findings);
-    // An old-age one (`202 Percent_Lifetime_Remain 000 000 001` on a Crucial): suspect, in
-    // words from its meaning on that drive.
+    // An old-age one (`202 Percent_Lifetime_Remain 000 000 001` on a Crucial): failing too,
+    // in words from its meaning on that drive.
     let crucial = crate::model::AtaDrive {
         model: Some("CT120BX500SSD1".into()),
         solid_state: Some(true),
@@ -285,8 +285,12 @@ fn the_standards_threshold_rule_judges_every_id_by_its_flags() {
         vec![attr(202, false, 0, 0, 1, 100)],
     );
     let j = judged(&with_smart(h));
-    assert_eq!(j.verdict, TriageVerdict::Suspect, "{:?}", j.findings);
-    let f = only(&j, "attribute-old-age-at-threshold");
+    assert_eq!(j.verdict, TriageVerdict::Failing, "{:?}", j.findings);
+    let f = only(&j, "attribute-at-threshold");
+    assert!(
+        f.sentence.ends_with("worn past what the drive allows"),
+        "{f:?}"
+    );
     assert!(f.sentence.contains("used its rated life"), "{f:?}");
     assert!(f.next_step.contains("replace it soon"), "{f:?}");
     // In the past only (`190 ... In_the_past` after one hot day): a note.
@@ -311,7 +315,7 @@ fn the_standards_threshold_rule_judges_every_id_by_its_flags() {
         AtaSmartStatus::Unknown,
         vec![attr(1, true, 5, 5, 6, 0)],
     )));
-    assert_eq!(rules_of(&j), ["attribute-prefail-at-threshold"]);
+    assert_eq!(rules_of(&j), ["attribute-at-threshold"]);
 }
 
 #[test]
@@ -512,6 +516,19 @@ fn nvme_counters_and_spare() {
     assert!(j.findings.is_empty(), "{:?}", j.findings);
     assert!(
         j.notes.iter().any(|n| n.contains("7 minutes")),
+        "{:?}",
+        j.notes
+    );
+    // A temperature of 600 K, a spare and threshold both 0: implausible, said, not judged.
+    let j = judged(&with_smart(nvme_health(|n| {
+        n.temperature_kelvin = 600;
+        n.available_spare_pct = 0;
+        n.available_spare_threshold_pct = 0;
+    })));
+    assert!(j.findings.is_empty(), "{:?}", j.findings);
+    assert!(
+        j.notes.iter().any(|n| n.contains("600 K"))
+            && j.notes.iter().any(|n| n.contains("both 0 %")),
         "{:?}",
         j.notes
     );
