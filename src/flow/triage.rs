@@ -31,32 +31,33 @@ pub fn assemble(
     run: TriageRun,
 ) -> TriageReport {
     let mut facts = facts;
+    // Each disk's previous triage, looked up once: the growth rules and the changes read it.
+    let previous: Vec<_> = (0..facts.len())
+        .map(|i| {
+            let (loaded, id) = (earlier?, identities.get(i)?);
+            loaded.last_triage(id, run.started_unix.saturating_add(1))
+        })
+        .collect();
     if let Some(loaded) = earlier {
-        for (disk, id) in facts.iter_mut().zip(identities) {
+        for ((disk, id), before) in facts.iter_mut().zip(identities).zip(&previous) {
             disk.flush = flush_fact(loaded, id);
-            disk.previous = loaded
-                .last_triage(id, run.started_unix.saturating_add(1))
-                .map(|(since, before)| PreviousTriage {
-                    since_unix: since,
-                    now_unix: run.started_unix,
-                    values: before.values.clone(),
-                });
+            disk.previous = before.map(|(since, before)| PreviousTriage {
+                since_unix: since,
+                now_unix: run.started_unix,
+                values: before.values.clone(),
+            });
         }
     }
     let judgements = judge_all(&facts);
     let disks = facts
         .into_iter()
         .zip(judgements)
-        .enumerate()
-        .map(|(i, (facts, judgement))| {
+        .zip(previous)
+        .map(|((facts, judgement), before)| {
             let now = changes::record_of(&facts, &judgement);
-            let changes = match (earlier, identities.get(i)) {
-                (Some(loaded), Some(id)) => loaded
-                    .last_triage(id, run.started_unix.saturating_add(1))
-                    .map(|(since, before)| changes::changes(before, since, &now))
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
+            let changes = before
+                .map(|(since, before)| changes::changes(before, since, &now))
+                .unwrap_or_default();
             DiskReport {
                 facts,
                 judgement,
