@@ -90,6 +90,23 @@ fn mkdir(dir: &Path, name: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
+/// Each disk's `report` of a `--json` report, by device.
+fn report_paths(doc: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    let mut v: Vec<(String, serde_json::Value)> = doc["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["device"].as_str().unwrap().to_string(),
+                d["report"].clone(),
+            )
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
 #[test]
 fn a_clean_report_is_healthy_and_a_failed_one_failing() {
     let dir = scratch();
@@ -315,6 +332,53 @@ fn an_empty_directory_is_an_error_in_words() {
             "1 of 2 files and directories were not judged: {empty}"
         )),
         "{err}"
+    );
+}
+
+#[test]
+fn the_json_gives_each_disks_report_as_named_or_found() {
+    let dir = scratch();
+    let reports = mkdir(dir.path(), "reports");
+    write(Path::new(&reports), "sda.txt", PASSED);
+    write(Path::new(&reports), "sdb.txt", &failed());
+    let other = mkdir(dir.path(), "other");
+    write(Path::new(&other), "sda.txt", PASSED);
+    // Relative to the working directory, as given; the directory's files joined to the
+    // directory as given; two `sda.txt` are named by their paths.
+    let out = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .current_dir(dir.path())
+        .args(["triage", "--json", "--report", "reports", "./other/sda.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let doc = json(&out);
+    assert_eq!(
+        report_paths(&doc),
+        [
+            ("./other/sda.txt".to_string(), "./other/sda.txt".into()),
+            ("reports/sda.txt".to_string(), "reports/sda.txt".into()),
+            ("sdb.txt".to_string(), "reports/sdb.txt".into()),
+        ]
+    );
+    // Standard input is "-", as given.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args(["triage", "--json", "--report", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(PASSED.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        report_paths(&json(&out)),
+        [("stdin".to_string(), "-".into())]
     );
 }
 

@@ -169,7 +169,7 @@ fn fake_disk(device: &str, verdict: &str, model: &str, finding: Option<&str>) ->
         vec![]
     };
     serde_json::json!({
-        "device": device, "verdict": verdict,
+        "device": device, "report": null, "verdict": verdict,
         "identity": {"model": model, "serial": format!("SN-{device}"), "wwn": null,
                      "firmware": null, "capacity_bytes": 1_000_000_000, "logical_block_size": 512,
                      "transport": "sata", "rotation_rpm": 0},

@@ -154,7 +154,10 @@ fn read_report(path: &Path, name: &str) -> Result<DiskFacts, String> {
         .map_err(|e| format!("{shown}: cannot read it: {}", describe_io(&e)))?;
     let saved = parse_saved_report_bytes(&bytes, name)
         .map_err(|e| format!("{shown}: not a smartctl report: {}", e.problem))?;
-    Ok(facts_of_report(name, saved))
+    let mut facts = facts_of_report(name, saved);
+    // The path as given, so that a fleet's JSON leads back to the file.
+    facts.saved_report = Some(path.to_string_lossy().into_owned());
+    Ok(facts)
 }
 
 /// Runs `triage --report`.
