@@ -208,10 +208,11 @@ disk is recorded in the history, and the next triage of the same disk says what 
 
 Without DEV: every whole disk of the inventory (not partitions, RAM disks or empty devices).
 
-With --report FILE...: saved smartctl reports (text of `smartctl -x` or `-a`, or `smartctl -j` \
+With --report PATH...: saved smartctl reports (text of `smartctl -x` or `-a`, or `smartctl -j` \
 JSON, from this host or any other) are judged instead, each by its SMART data and logs as the \
-report gives them, named by its file name; a file that is not a smartctl report is named with \
-why, and the others are still judged (the exit status is then 1).
+report gives them, named by its file name. A directory stands for the files directly in it \
+(one level, not its subdirectories or dot-files). A file that is not a smartctl report is named \
+with why, and the others are still judged (the exit status is then 1).
 
 Exit status: the worst verdict: 0 healthy, 3 suspect, 4 failing, 5 unknown; 1 error, 2 usage; \
 128 + the signal when stopped (Ctrl-C, SIGTERM, SIGHUP), after printing what was gathered.
@@ -221,7 +222,8 @@ Examples:
   disktriage triage sdb /dev/sdc --quick
   disktriage triage --json > triage.json
   disktriage triage --prom /var/lib/node_exporter/textfile/disktriage.prom
-  smartctl -x /dev/sda > sda.txt; disktriage triage --report sda.txt other-host/*.json";
+  smartctl -x /dev/sda > sda.txt; disktriage triage --report sda.txt other-host/*.json
+  disktriage triage --json --report reports/";
 
 const FLUSHCHECK_HELP: &str = "\
 Exit status: 0 commits wait for the medium (timing) or nothing acknowledged was lost \
@@ -470,13 +472,14 @@ pub struct TriageArgs {
     #[arg(long, value_name = "SECS", value_parser = parse_bound)]
     pub bound: Option<Duration>,
 
-    /// Judge saved smartctl reports instead of this host's disks: each FILE is `smartctl -x`
+    /// Judge saved smartctl reports instead of this host's disks: each file is `smartctl -x`
     /// or `-a` text or `smartctl -j` JSON (told apart by content; `-` is standard input),
-    /// judged by the same rules and named by its file name. No device is touched and nothing
-    /// is recorded in the history. `--report A B` and `--report A --report B` both work.
+    /// judged by the same rules and named by its file name; a directory is the files directly
+    /// in it (not its subdirectories or dot-files). No device is touched and nothing is
+    /// recorded in the history. `--report A B` and `--report A --report B` both work.
     #[arg(
         long = "report",
-        value_name = "FILE",
+        value_name = "PATH",
         num_args = 1..,
         conflicts_with_all = ["devices", "quick", "bound"]
     )]

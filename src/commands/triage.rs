@@ -6,7 +6,8 @@
 //! them, the history says what changed since each disk's last triage and records this one,
 //! and the table or the JSON goes to stdout, the Prometheus text to --prom's file (replaced
 //! atomically). The exit status is the worst verdict (0, 3, 4, 5), or 128 + the signal.
-//! `--report FILE...` judges saved smartctl reports instead (`reports`).
+//! `--report PATH...` judges saved smartctl reports (files, or directories of them) instead
+//! (`reports`).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;

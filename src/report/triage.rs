@@ -278,6 +278,8 @@ fn disk_json(d: &DiskReport) -> Value {
     let id = &f.identity;
     json!({
         "device": id.device,
+        // The saved report's path (`--report`); null for a disk of this host.
+        "report": f.saved_report,
         "verdict": d.judgement.verdict.as_str(),
         "identity": {
             "model": id.model,

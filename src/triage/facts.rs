@@ -247,6 +247,10 @@ pub struct DiskFacts {
     pub problems: Vec<String>,
     /// Seconds the gathering of this disk took.
     pub seconds: f64,
+    /// The saved smartctl report these facts are read from (`triage --report`): its path as
+    /// named on the command line or found in a named directory, `-` for standard input;
+    /// `None` for a disk of this host.
+    pub saved_report: Option<String>,
 }
 
 impl DiskFacts {

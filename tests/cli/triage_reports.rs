@@ -1,7 +1,8 @@
-//! `disktriage triage --report FILE...`: saved smartctl reports judged without a device. Tiny
+//! `disktriage triage --report PATH...`: saved smartctl reports judged without a device. Tiny
 //! reports written to a scratch directory (a clean PASSED drive, a FAILED one, a file that is
-//! no report), the real drives' reports of `tests/fixtures/smartctl-text/`, and a few of the
-//! shared set beside the repository (skipped where it is absent).
+//! no report), directories of them (one level, dot-files skipped, what is no report named),
+//! the real drives' reports of `tests/fixtures/smartctl-text/`, and a few of the shared set
+//! beside the repository (skipped where it is absent).
 
 use std::io::Write;
 use std::path::Path;
@@ -80,6 +81,30 @@ fn write(dir: &Path, name: &str, contents: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, contents).unwrap();
     path.to_str().unwrap().to_string()
+}
+
+/// A new directory `name` in `dir`, as a string for the command line.
+fn mkdir(dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    std::fs::create_dir(&path).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Each disk's `report` of a `--json` report, by device.
+fn report_paths(doc: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    let mut v: Vec<(String, serde_json::Value)> = doc["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["device"].as_str().unwrap().to_string(),
+                d["report"].clone(),
+            )
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
 }
 
 #[test]
@@ -165,9 +190,196 @@ fn a_file_that_is_no_report_is_named_and_the_others_are_still_judged() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     assert!(text(&out.stderr).contains("no report could be judged"));
-    // A directory is no report either.
-    let out = triage(&["--report", dir.path().to_str().unwrap()]);
-    assert!(text(&out.stderr).contains("it is a directory"));
+}
+
+#[test]
+fn a_directory_is_read_one_level_deep_without_its_dot_files() {
+    let dir = scratch();
+    let reports = mkdir(dir.path(), "reports");
+    let r = Path::new(&reports);
+    write(r, "web01__sda.txt", PASSED);
+    write(r, "web01__sdb.txt", &failed());
+    // An editor's swap file of a failing report: were it read, a third disk would be judged.
+    write(r, ".web01__sdc.txt.swp", &failed());
+    // A subdirectory is not entered (one level only) and is said to be skipped; a symlink to
+    // a directory (here to its own: a loop) neither.
+    let old = mkdir(r, "old");
+    write(Path::new(&old), "web01__sdd.txt", &failed());
+    std::os::unix::fs::symlink(r, r.join("self")).unwrap();
+    // A symlink to a report in the directory is read.
+    let elsewhere = write(dir.path(), "db01__nvme0n1.txt", PASSED);
+    std::os::unix::fs::symlink(&elsewhere, r.join("db01__nvme0n1.txt")).unwrap();
+
+    let out = triage(&["--json", "--report", &reports]);
+    let err = text(&out.stderr);
+    // Nothing was refused: the exit status is the worst verdict's.
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    let doc = json(&out);
+    assert_eq!(
+        verdicts(&doc),
+        [
+            ("db01__nvme0n1.txt".to_string(), "healthy".to_string()),
+            ("web01__sda.txt".to_string(), "healthy".to_string()),
+            ("web01__sdb.txt".to_string(), "failing".to_string()),
+        ]
+    );
+    assert!(
+        err.contains(&format!(
+            "{old}: skipped: a directory (only the files directly in "
+        )),
+        "{err}"
+    );
+    assert!(err.contains("/self: skipped: a directory"), "{err}");
+    assert!(!err.contains("swp"), "a dot-file is skipped quietly: {err}");
+
+    // Named through a symlink, and with a trailing slash: the same directory.
+    let link = dir.path().join("latest");
+    std::os::unix::fs::symlink(r, &link).unwrap();
+    let out = triage(&["--report", &format!("{}/", link.display())]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.starts_with("Triage of 3 saved smartctl reports: failing\n"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_file_in_a_directory_that_is_no_report_is_named_and_the_rest_judged() {
+    let dir = scratch();
+    let reports = mkdir(dir.path(), "reports");
+    let r = Path::new(&reports);
+    write(r, "a.txt", PASSED);
+    write(r, "notes.md", "Collected on Tuesday.\n");
+    std::fs::write(
+        r.join("photo.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe",
+    )
+    .unwrap();
+    // A FIFO with no writer: refused at once, never waited on.
+    nix::unistd::mkfifo(
+        &r.join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    write(r, "z.txt", &failed());
+
+    let out = triage(&["--json", "--report", &reports]);
+    assert_eq!(out.status.code(), Some(1), "an error, after the report");
+    let err = text(&out.stderr);
+    for why in [
+        format!("{reports}/notes.md: not a smartctl report: "),
+        format!("{reports}/photo.png: not a smartctl report: "),
+        format!("{reports}/pipe: cannot read it: it is a FIFO (named pipe), not a file"),
+        "3 of 5 files were not judged".to_string(),
+    ] {
+        assert!(err.contains(&why), "no {why:?} in {err}");
+    }
+    // In name order.
+    let at = |s: &str| err.find(s).unwrap();
+    assert!(at("notes.md") < at("photo.png") && at("photo.png") < at("/pipe"));
+    let doc = json(&out);
+    assert_eq!(
+        verdicts(&doc),
+        [
+            ("a.txt".to_string(), "healthy".to_string()),
+            ("z.txt".to_string(), "failing".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn an_empty_directory_is_an_error_in_words() {
+    let dir = scratch();
+    let empty = mkdir(dir.path(), "empty");
+    let out = triage(&["--report", &empty]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("{empty}: no report in it: the directory is empty")),
+        "{err}"
+    );
+    assert!(err.contains("no report could be judged"), "{err}");
+
+    // Only a dot-file and a subdirectory: nothing to read either, and it says what it skipped.
+    let skipped = mkdir(dir.path(), "skipped");
+    write(Path::new(&skipped), ".a.txt", PASSED);
+    let sub = mkdir(Path::new(&skipped), "sub");
+    write(Path::new(&sub), "b.txt", PASSED);
+    let out = triage(&["--report", &skipped]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{skipped}: no report in it: 1 dot-file and 1 directory skipped \
+             (only the files directly in a directory are read)"
+        )),
+        "{err}"
+    );
+
+    // Beside a report: the report is judged, the empty directory named, and the exit is 1.
+    let ok = write(dir.path(), "ok.txt", PASSED);
+    let out = triage(&["--json", "--report", &empty, &ok]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        verdicts(&json(&out)),
+        [("ok.txt".to_string(), "healthy".to_string())]
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "1 of 2 files and directories were not judged: {empty}"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_json_gives_each_disks_report_as_named_or_found() {
+    let dir = scratch();
+    let reports = mkdir(dir.path(), "reports");
+    write(Path::new(&reports), "sda.txt", PASSED);
+    write(Path::new(&reports), "sdb.txt", &failed());
+    let other = mkdir(dir.path(), "other");
+    write(Path::new(&other), "sda.txt", PASSED);
+    // Relative to the working directory, as given; the directory's files joined to the
+    // directory as given; two `sda.txt` are named by their paths.
+    let out = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .current_dir(dir.path())
+        .args(["triage", "--json", "--report", "reports", "./other/sda.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let doc = json(&out);
+    assert_eq!(
+        report_paths(&doc),
+        [
+            ("./other/sda.txt".to_string(), "./other/sda.txt".into()),
+            ("reports/sda.txt".to_string(), "reports/sda.txt".into()),
+            ("sdb.txt".to_string(), "reports/sdb.txt".into()),
+        ]
+    );
+    // Standard input is "-", as given.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(HISTORY_ENV, history_dir())
+        .args(["triage", "--json", "--report", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(PASSED.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        report_paths(&json(&out)),
+        [("stdin".to_string(), "-".into())]
+    );
 }
 
 #[test]

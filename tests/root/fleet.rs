@@ -1,12 +1,15 @@
-//! The fleet recipes of `docs/fleet.md` on this host: the Ansible playbook
-//! `contrib/ansible/triage.yml` run by ansible-core against localhost (local connection), and
-//! the `--prom` file read by the Prometheus client library's text parser, also while triage
-//! rewrites it. ansible-core and prometheus_client come from PyPI into a venv under the target
-//! directory (`tests/fixtures/fleet/requirements.txt`), made once and reused.
+//! The fleet recipes of `docs/fleet.md` on this host: the Ansible playbooks
+//! `contrib/ansible/triage.yml` and `contrib/ansible/smartctl-collect.yml` run by ansible-core
+//! against localhost (local connection), and the `--prom` file read by the Prometheus client
+//! library's text parser, also while triage rewrites it. ansible-core and prometheus_client
+//! come from PyPI into a venv under the target directory
+//! (`tests/fixtures/fleet/requirements.txt`), made once and reused.
 //!
 //! The tests on real loop devices need root; the playbook's table logic is also tested on
-//! fake `disktriage` scripts (no root), and the half-file detector on a writer that is not
-//! atomic, so that neither check can pass by seeing nothing.
+//! fake `disktriage` scripts (no root), the collecting playbook on fake `smartctl` scripts
+//! (no root; as root also on this host's own smartctl, which may find no disk at all), and
+//! the half-file detector on a writer that is not atomic, so that neither check can pass by
+//! seeing nothing.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
@@ -95,8 +98,13 @@ fn python_venv(test: &str) -> Option<PathBuf> {
 /// ansible.cfg of the caller's is read), with Ansible's own files under the target directory
 /// and the default output format (the table is the `msg` list of the last task).
 fn playbook(venv: &Path, cwd: &Path, args: &[&str]) -> Output {
+    run_playbook(venv, cwd, "triage.yml", args)
+}
+
+/// `ansible-playbook contrib/ansible/NAME ARGS`, as `playbook` runs triage.yml.
+fn run_playbook(venv: &Path, cwd: &Path, name: &str, args: &[&str]) -> Output {
     Command::new(venv.join("bin/ansible-playbook"))
-        .arg(repo().join("contrib/ansible/triage.yml"))
+        .arg(repo().join("contrib/ansible").join(name))
         .args(args)
         .arg("-e")
         .arg(format!(
@@ -169,7 +177,7 @@ fn fake_disk(device: &str, verdict: &str, model: &str, finding: Option<&str>) ->
         vec![]
     };
     serde_json::json!({
-        "device": device, "verdict": verdict,
+        "device": device, "report": null, "verdict": verdict,
         "identity": {"model": model, "serial": format!("SN-{device}"), "wwn": null,
                      "firmware": null, "capacity_bytes": 1_000_000_000, "logical_block_size": 512,
                      "transport": "sata", "rotation_rpm": 0},
@@ -438,6 +446,276 @@ fn root_the_playbook_triages_a_loop_device_on_localhost() {
         real_history(),
         real_history_before,
         "the real history was written"
+    );
+}
+
+/// A fake `smartctl` at `dir/NAME`: `--scan-open` prints `scan` (one device a line, as
+/// smartctl words them), and `-j -x [OPTS] DEV` prints a captured report of the QEMU lab with
+/// the exit status smartctl gave: `/dev/sda` a clean SATA disk (0), `/dev/nvme0` an NVMe
+/// drive raising a critical warning (8: bit 3, the disk is failing), `/dev/bus/0` the SATA
+/// report behind a RAID controller (64: bit 6, errors in the log), anything else the virtio
+/// disk smartctl cannot read (1: bit 0). Each call's arguments go to `dir/NAME.args`.
+fn fake_smartctl(dir: &Path, name: &str, scan: &[&str]) -> PathBuf {
+    let pages = repo().join("tests/fixtures/pages");
+    let page = |f: &str| pages.join(f).display().to_string();
+    let script = dir.join(name);
+    let mut scan_text = scan.join("\n");
+    if !scan.is_empty() {
+        scan_text.push('\n');
+    }
+    fs::write(dir.join(format!("{name}.scan")), scan_text).unwrap();
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n\
+             echo \"$@\" >> '{args}'\n\
+             if [ \"$1\" = --scan-open ]; then cat '{scan}'; exit 0; fi\n\
+             for last; do :; done\n\
+             case \"$last\" in\n\
+             /dev/sda) cat '{sata}'; exit 0;;\n\
+             /dev/nvme0) cat '{nvme}'; exit 8;;\n\
+             /dev/bus/0) cat '{sata}'; exit 64;;\n\
+             *) cat '{virtio}'; exit 1;;\n\
+             esac\n",
+            args = dir.join(format!("{name}.args")).display(),
+            scan = dir.join(format!("{name}.scan")).display(),
+            sata = page("smartctl-qemu-sata-0.json"),
+            nvme = page("smartctl-qemu-nvme-warn.json"),
+            virtio = page("smartctl-qemu-virtio-0.json"),
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+/// The file names in `dir`, sorted.
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_collect_playbook_keeps_each_readable_report_and_judges_them_at_once() {
+    let test = "the_collect_playbook_keeps_each_readable_report_and_judges_them_at_once";
+    let Some(venv) = python_venv(test) else {
+        return;
+    };
+    let dir = scratch();
+    let d = dir.path();
+    // web01: a clean SATA disk, an NVMe drive that is failing, one smartctl cannot read, one
+    // --scan-open could not open (commented out), a disk behind a RAID controller. db01: one
+    // clean disk. empty01: nothing smartctl finds.
+    let web01 = fake_smartctl(
+        d,
+        "web01-smartctl",
+        &[
+            "/dev/sda -d sat # /dev/sda [SAT], ATA device",
+            "/dev/nvme0 -d nvme # /dev/nvme0, NVMe device",
+            "# /dev/sdz -d scsi # /dev/sdz, SCSI device open failed: No such device",
+            "/dev/vda -d auto # /dev/vda",
+            "/dev/bus/0 -d megaraid,1 # /dev/bus/0 [megaraid_disk_01], SCSI device",
+        ],
+    );
+    let db01 = fake_smartctl(
+        d,
+        "db01-smartctl",
+        &["/dev/sda -d sat # /dev/sda, ATA device"],
+    );
+    let empty01 = fake_smartctl(d, "empty01-smartctl", &[]);
+    let inventory = d.join("inventory");
+    let mut inv = String::new();
+    for (host, bin) in [("web01", &web01), ("db01", &db01), ("empty01", &empty01)] {
+        inv.push_str(&format!(
+            "{host} ansible_connection=local smartctl_bin={}\n",
+            bin.display()
+        ));
+    }
+    fs::write(&inventory, inv).unwrap();
+    let collect = d.join("collect");
+    let vars = |collect: &Path| {
+        serde_json::json!({
+            "disktriage_controller_bin": env!("CARGO_BIN_EXE_disktriage"),
+            "smartctl_collect_dir": collect,
+        })
+        .to_string()
+    };
+
+    let out = run_playbook(
+        &venv,
+        d,
+        "smartctl-collect.yml",
+        &["-i", inventory.to_str().unwrap(), "-e", &vars(&collect)],
+    );
+    let all = text(&out);
+    // A disk smartctl cannot read fails no host; verdicts fail nothing.
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    // Each report smartctl could read, named by host and disk (a RAID disk by its -d type
+    // too); not the one it could not.
+    let reports = collect.join("reports");
+    assert_eq!(
+        file_names(&reports),
+        [
+            "db01__sda.json",
+            "web01__bus_0__megaraid_1.json",
+            "web01__nvme0.json",
+            "web01__sda.json"
+        ],
+        "{all}"
+    );
+    let kept: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(reports.join("web01__sda.json")).unwrap())
+            .unwrap();
+    let captured: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(repo().join("tests/fixtures/pages/smartctl-qemu-sata-0.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(kept, captured, "the report is kept as smartctl printed it");
+    // smartctl ran with -j -x and the disk's -d options from the scan.
+    let calls = fs::read_to_string(d.join("web01-smartctl.args")).unwrap();
+    assert!(
+        calls.contains("-j -x -d megaraid,1 /dev/bus/0\n"),
+        "{calls}"
+    );
+    assert!(calls.contains("-j -x -d sat /dev/sda\n"), "{calls}");
+    assert!(!calls.contains("/dev/sdz"), "{calls}");
+    // What was left out is named.
+    assert!(
+        all.contains(
+            "/dev/vda: smartctl could not read it (exit 1): /dev/vda: Unable to detect device type"
+        ),
+        "{all}"
+    );
+    assert!(
+        all.contains("smartctl --scan-open could not open it: /dev/sdz -d scsi"),
+        "{all}"
+    );
+    // One triage of them all: its table printed, its JSON kept beside the reports.
+    assert!(
+        all.contains("Triage of 4 saved smartctl reports: failing"),
+        "{all}"
+    );
+    let triage: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(collect.join("triage.json")).unwrap()).unwrap();
+    assert_eq!(triage["source"], "saved-reports");
+    assert_eq!(triage["exit_status"], 4);
+    let mut judged: Vec<(String, String, String)> = triage["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|disk| {
+            (
+                disk["device"].as_str().unwrap().to_string(),
+                disk["verdict"].as_str().unwrap().to_string(),
+                disk["report"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    judged.sort();
+    let want: Vec<(String, String, String)> = [
+        ("db01__sda.json", "healthy"),
+        ("web01__bus_0__megaraid_1.json", "healthy"),
+        ("web01__nvme0.json", "failing"),
+        ("web01__sda.json", "healthy"),
+    ]
+    .iter()
+    .map(|(f, v)| {
+        (
+            f.to_string(),
+            v.to_string(),
+            reports.join(f).display().to_string(),
+        )
+    })
+    .collect();
+    assert_eq!(judged, want);
+
+    // Again into the same directory: refused, so that no earlier report is judged as new.
+    let out = run_playbook(
+        &venv,
+        d,
+        "smartctl-collect.yml",
+        &["-i", inventory.to_str().unwrap(), "-e", &vars(&collect)],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("reports is not empty"),
+        "{}",
+        text(&out)
+    );
+
+    // No host with a disk smartctl can read: nothing to judge, said so, and no failure.
+    let nothing = d.join("nothing");
+    let out = run_playbook(
+        &venv,
+        d,
+        "smartctl-collect.yml",
+        &[
+            "-i",
+            inventory.to_str().unwrap(),
+            "--limit",
+            "empty01",
+            "-e",
+            &vars(&nothing),
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("No report was collected"), "{all}");
+    assert!(file_names(&nothing.join("reports")).is_empty());
+    assert!(!nothing.join("triage.json").exists());
+}
+
+#[test]
+fn root_the_collect_playbook_runs_this_hosts_smartctl() {
+    let test = "root_the_collect_playbook_runs_this_hosts_smartctl";
+    if !root_or_skip(test) {
+        return;
+    }
+    if Command::new("smartctl").arg("--version").output().is_err() {
+        skip(test, "no smartctl (smartmontools) on this host");
+        return;
+    }
+    let Some(venv) = python_venv(test) else {
+        return;
+    };
+    let dir = scratch();
+    let collect = dir.path().join("collect");
+    let vars = serde_json::json!({
+        "disktriage_controller_bin": env!("CARGO_BIN_EXE_disktriage"),
+        "smartctl_collect_dir": collect,
+    });
+    let out = run_playbook(
+        &venv,
+        dir.path(),
+        "smartctl-collect.yml",
+        &["-c", "local", "-i", "localhost,", "-e", &vars.to_string()],
+    );
+    let all = text(&out);
+    // This host's disks may have no SMART at all (a VM's virtio disks): then nothing is
+    // collected and the play says so; else every report kept was judged.
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let kept = file_names(&collect.join("reports"));
+    if kept.is_empty() {
+        assert!(all.contains("No report was collected"), "{all}");
+        return;
+    }
+    let triage: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(collect.join("triage.json")).unwrap()).unwrap();
+    let mut judged: Vec<String> = triage["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|disk| disk["device"].as_str().unwrap().to_string())
+        .collect();
+    judged.sort();
+    assert_eq!(judged, kept, "{all}");
+    assert!(
+        kept.iter().all(|f| f.starts_with("localhost__")),
+        "{kept:?}"
     );
 }
 

@@ -266,8 +266,19 @@ fn saved_reports_say_what_they_are_and_fit_80_columns() {
         "{text}"
     );
     assert!(!text.contains("/dev/HDD"), "{text}");
+    r.disks[0].facts.saved_report = Some("reports/web01__sdb.txt".into());
     let v = to_json(&r);
     assert_eq!(v["source"], "saved-reports");
+    let paths: Vec<&Value> = v["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["report"])
+        .collect();
+    assert!(
+        paths.contains(&&json!("reports/web01__sdb.txt")),
+        "{paths:?}"
+    );
     assert_eq!(v["bound_seconds"], Value::Null, "no bound applies");
     assert_eq!(v["host"], Value::Null);
     assert_eq!(to_json(&report())["source"], "disks");
@@ -307,8 +318,8 @@ fn the_json_has_exactly_the_contracts_fields() {
         assert_eq!(
             keys(d),
             set(
-                "device verdict identity findings notes problems smart logs link measurements \
-                 changes seconds"
+                "device report verdict identity findings notes problems smart logs link \
+                 measurements changes seconds"
             )
         );
         assert_eq!(
@@ -331,6 +342,11 @@ fn the_json_has_exactly_the_contracts_fields() {
     }
     let sdb = &disks[2];
     assert_eq!(sdb["verdict"], "failing");
+    assert_eq!(
+        sdb["report"],
+        Value::Null,
+        "a disk of this host: no saved report"
+    );
     assert_eq!(
         keys(&sdb["smart"]),
         set(
