@@ -156,10 +156,9 @@ fn a_full_scan_reads_every_byte_and_writes_nothing() {
         text.contains("per-command timeout is not available"),
         "{text}"
     );
-    assert!(
-        text.contains("Verdict: every block read in under"),
-        "{text}"
-    );
+    // "in under 150 ms", or, when the host stalled one read (CI runs root tests side by
+    // side), "; 1 slow block ... then 0 ms": every block read either way.
+    assert!(text.contains("Verdict: every block read"), "{text}");
     assert_eq!(counters(&dev.name)[2..], before[2..], "no write");
 }
 
