@@ -124,11 +124,8 @@ impl Drop for RestoreGuard {
 /// terminal may be gone), then the previous hook (the TUI's restores the terminal and the
 /// default one prints the panic), then what was put back.
 ///
-/// Only a panic on the thread that installed the hook (the session's own) ends the session.
-/// Another thread's panic ends that thread alone, and whoever waits for it reports it (a run
-/// says "the test runner thread panicked") while the session goes on: putting its settings
-/// back then would undo the admin's switch under a screen that still shows it. They come back
-/// when the session ends, as always.
+/// Only the session thread's panic ends the session: a worker's is reported by whoever joins
+/// it, and putting settings back then would undo a switch the screen still shows.
 fn install_panic_hook(weak: Weak<Mutex<Changer>>, announce: Announcer) {
     let owner = std::thread::current().id();
     let previous = std::panic::take_hook();

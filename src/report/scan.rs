@@ -38,7 +38,7 @@ pub struct ScanRun<'a> {
     pub seconds: f64,
     /// Whether a read is abandoned at --timeout (SG_IO); plain reads are waited for.
     pub timeout_enforced: bool,
-    /// When a read is abandoned (at least --timeout: SG_IO has a floor of its own).
+    /// When a read is abandoned: --timeout, or later (`sys::scan::SG_MIN_TIMEOUT`).
     pub abandon_after: Option<std::time::Duration>,
     /// How it is enforced, or why it is not (the transport, the refusal).
     pub timeout_reason: String,
@@ -718,7 +718,7 @@ mod tests {
             ),
             "{flat}"
         );
-        // SG_IO's floor: abandoned later than --timeout, TIME from --timeout.
+        // Abandoned later than --timeout (SG_IO's floor), TIME still from --timeout.
         let later = ScanRun {
             abandon_after: Some(Duration::from_secs(7)),
             ..run

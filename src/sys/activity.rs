@@ -156,14 +156,8 @@ pub enum Written<'a> {
 /// shared writable mapping of it (`/proc/PID/maps`), which stays after its descriptor is
 /// closed. Read-only and O_PATH descriptors do not count.
 ///
-/// As in `openers`, a descriptor is first matched by the path the kernel shows: a `/dev`
-/// node is stat'ed (devtmpfs never blocks); for a file only descriptors under a mount of the
-/// file's own file system are stat'ed (through `/proc/PID/fd/N`, which opens nothing), so a
-/// hung network file system another process has open cannot stall the check.
-///
-/// Not seen: a process that opens the target after this call, I/O submitted through a
-/// descriptor already closed (an io_uring with registered files), writers in the kernel
-/// itself, and processes in a PID namespace whose /proc this is not.
+/// Matched as in `openers`, so a hung network file system cannot stall the check. Not seen:
+/// later openers, io_uring registered files, the kernel's own writers, other PID namespaces.
 pub fn writers(what: Written) -> Vec<(u32, String)> {
     let file_mounts: Vec<String> = match what {
         Written::File { id, .. } => mount_points(|dev| dev == Some(id.dev)),

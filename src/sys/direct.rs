@@ -85,17 +85,11 @@ impl AlignedBuf {
     /// The buffer of one outstanding request of `len` bytes (a pread/pwrite thread's, an
     /// io_uring slot's), or the write pattern, in the pages the run asked for.
     ///
-    /// By default in ordinary 4 KiB pages, as dd's and fio's buffers are: a request's pages
-    /// are then as many pieces (segments) for the kernel as theirs, and a device that takes
-    /// fewer segments per request than a large request has pages (a loop device: 128, so a
-    /// 1 MiB request becomes two) gets it split as it gets theirs. A buffer from 128 KiB on
-    /// is a mapping of its own, like malloc's, marked never to become a huge page, so the
-    /// figure does not depend on the system's transparent huge page setting.
-    ///
-    /// With `huge_pages`, from 1 MiB on the buffer is rounded up to whole 2 MiB pages backed
-    /// by transparent huge pages where the kernel allows: a 1 MiB request is then one piece,
-    /// never split for its segments (fewer, larger requests than dd and fio send). The buffer
-    /// is still `len` bytes long; the rest of the last huge page is unused.
+    /// In 4 KiB pages by default, as dd's and fio's are, so the kernel splits a request into
+    /// the same segments as theirs (a loop device takes 128: 1 MiB becomes two requests);
+    /// from 128 KiB on a mapping of its own never made a huge page, so the figure does not
+    /// depend on the THP setting. `huge_pages`: from 1 MiB on, whole 2 MiB huge pages, a
+    /// 1 MiB request one segment (larger requests than dd and fio send).
     pub fn for_requests(len: usize, huge_pages: bool) -> io::Result<AlignedBuf> {
         if huge_pages && len >= HUGE_PAGE_REQUEST {
             let mut buf = AlignedBuf::zeroed_huge_pages(
@@ -519,14 +513,10 @@ pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 /// `reopen`, waiting up to `EXCLUSIVE_PATIENCE` (which the refusal's words name) while an
 /// exclusive open is refused as busy (EBUSY); also says whether it had to wait.
 ///
-/// A process killed during an io_uring run keeps its exclusive claim until the kernel has
-/// torn down its rings, which the kernel does asynchronously after the process has been
-/// reaped: up to 90 ms later on this project's loaded 2-core machine. An admin's rerun right
-/// after a kill (or a crash, or the OOM killer) must not be refused for that. Nothing is
-/// written while waiting: the open either gets the claim or fails, and a claim that stays
-/// (a mount, md/dm, another program) is refused as before, after the wait. A set `stop` (the
-/// admin's `x`, quit or a signal) ends the wait at once, as an `Interrupted` open
-/// (`error::open_error` words both).
+/// Why wait: a killed io_uring run keeps its claim until the kernel tears its rings down
+/// after the reap (up to 90 ms seen here), and a rerun right after a kill must not be refused.
+/// A claim that stays (mount, md/dm, a program) is refused after the wait; a set `stop` ends
+/// it at once as `Interrupted`.
 pub fn reopen_waiting_for_release(
     pinned: &OwnedFd,
     spec: OpenSpec,
@@ -709,11 +699,9 @@ pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
 /// Removes the file at `path` if it is still the file `fd` has open (a file this program
 /// created and is giving up): `false` when another file (or none) is there, left alone.
 ///
-/// The entry is first moved into a directory of this process's own (mode 0700, made next to
-/// it), and compared there: what is compared is what is unlinked, and nobody can put another
-/// file in its place between the two. Another file found at the path (renamed there since) is
-/// put back, never over a file that appeared at the path meanwhile, and left alone. Where no
-/// such directory can be made, the comparison is made at the path itself.
+/// Compared after a move into a 0700 directory of our own beside it, so what is compared is
+/// what is unlinked; another file found there goes back (never over a newcomer). Without such
+/// a directory, compared at the path.
 pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<bool> {
     let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
     let ours = |m: &fs::Metadata| m.dev() == st.st_dev && m.ino() == st.st_ino;

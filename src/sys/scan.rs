@@ -10,14 +10,10 @@
 //! disk the SCSI disk driver (sd) runs (SATA, SAS, USB, virtio-scsi), `enforce_timeout` moves
 //! the reads to SCSI READ(10)/READ(16) commands with `--timeout` as each command's own
 //! timeout: the SCSI layer aborts a command that takes longer, without retries, and the block
-//! is reported as abandoned (`ReadOutcome::TimedOut`). They go through the disk's SCSI generic
-//! node (`passthru::sg_queue`), which gives a command the timeout asked for (the block layer
-//! rounds its timer up to a whole second), and where a block is larger than the disk's largest
-//! transfer (`queue/max_sectors_kb`: 128 KiB on QEMU's AHCI disk) its pieces go to the disk
-//! together, as the block layer sends the requests of dd's 1 MiB read. Without an sg node (the
-//! `sg` module not loaded) they go through SG_IO on the block device, one after another, and
-//! the kernel gives each at least 7 s (`BLK_MIN_SG_TIMEOUT`: a 1 s timeout aborted at 7 s in
-//! the QEMU lab), so a shorter --timeout still counts TIME from --timeout but abandons at 7 s.
+//! is reported as abandoned (`ReadOutcome::TimedOut`). They go through the disk's sg node
+//! (`passthru::sg_queue`), the pieces of a block larger than the disk's largest transfer
+//! (`queue/max_sectors_kb`) together; without one, through SG_IO on the block device, one
+//! after another and never sooner than `SG_MIN_TIMEOUT`.
 //! The Timeout line says which. Those reads go around the block layer's accounting, so they
 //! are not counted in `/sys/block/X/stat`.
 
@@ -240,11 +236,8 @@ impl ScanDevice {
     }
 
     /// Opens the disk's sg node (`sg_queue`) for the scan's reads: each command there carries
-    /// `timeout` itself (the SCSI generic driver has no 7 s floor: in the QEMU lab a 1 s
-    /// timeout aborted at 2.1 s, the block layer's timer rounding up to whole seconds, where
-    /// SG_IO on the block device aborted at 7.1 s), and the pieces of a block larger than one
-    /// command go to the disk together. Without a node, SG_IO on the block device: the 7 s
-    /// floor, and the pieces one after another. Says how, for the Timeout line.
+    /// `timeout` itself and the pieces of a block go to the disk together. Without a node,
+    /// SG_IO on the block device (`SG_MIN_TIMEOUT`). Says how, for the Timeout line.
     fn open_queue(
         &mut self,
         disk: DevNum,
@@ -449,7 +442,10 @@ impl SectorWriter for ZeroWriter {
 }
 
 /// The shortest command timeout the kernel gives SG_IO on a block device
-/// (`BLK_MIN_SG_TIMEOUT`, 7 s): a shorter one is raised to it.
+/// (`BLK_MIN_SG_TIMEOUT`): a shorter one is raised to it, so a scan counts TIME from
+/// --timeout but abandons at 7 s (a 1 s timeout aborted at 7.1 s in the QEMU lab). The sg node
+/// has no floor: there it aborted at 2.1 s, the block layer rounding its timer up to a second.
+/// This is the one place the floor is explained; the Timeout line says which applies.
 pub const SG_MIN_TIMEOUT: Duration = Duration::from_secs(7);
 
 /// `host_status` of an unrecovered medium error (the SCSI layer's `DID_MEDIUM_ERROR`).

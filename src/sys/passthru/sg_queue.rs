@@ -1,6 +1,6 @@
 //! The surface scan's SCSI READs on an sd disk, through its SCSI generic node (sg): each
-//! command carries the scan's own timeout (SG_IO on the block device gives every command at
-//! least 7 s; sg gives what is asked), and several are in flight from one thread. A `sg_io_hdr`
+//! command carries the scan's own timeout (no floor, unlike SG_IO on the block device:
+//! `sys::scan::SG_MIN_TIMEOUT`), and several are in flight from one thread. A `sg_io_hdr`
 //! written to `/dev/sgN` queues a command and a read() of that descriptor returns its reply, so
 //! the pieces of a block larger than the disk's largest transfer (QEMU's AHCI disk: 128 KiB
 //! against the scan's 1 MiB) go to the disk together, as the block layer sends the requests of
