@@ -12,6 +12,8 @@
 //!   a `BlockReader` trait that `sys::scan` implements for a device.
 //! - `flush`: the flush check's pure core (the timing verdict against one revolution, the
 //!   power-cut check's records, its LOG and the verify of what came back).
+//! - `capacity`: the fake-capacity probe's pure core (stamps, where to write and read, the
+//!   put-back), over a `SectorIo` trait that `sys` implements for a device.
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
 //!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
@@ -40,6 +42,7 @@
 
 pub mod app;
 pub mod bench;
+pub mod capacity;
 pub mod changes;
 pub mod cli;
 pub mod commands;
