@@ -4,7 +4,9 @@
 //!
 //! - `stamp`: the sector a probe writes (run, LBA, checksum) and what a read back shows.
 //! - `probe`: where to write and read, the saved sectors, and the put-back afterwards.
+//! - `journal`: the saved sectors as a file, for `restore` after a crash.
 
+pub mod journal;
 pub mod probe;
 pub mod stamp;
 

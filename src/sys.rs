@@ -9,6 +9,7 @@
 //! (`lib.rs` grants this module its one exemption).
 
 pub mod activity;
+pub mod capacity;
 pub mod confined;
 pub mod direct;
 pub mod dirops;

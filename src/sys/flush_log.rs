@@ -1,4 +1,5 @@
-//! The power-cut check's LOG file on disk: created new (never an old LOG reused, never
+//! A file of records made durable one by one, on a disk other than the one written: the
+//! power-cut check's LOG and the capacity probe's journal of saved sectors. Created new (never an old LOG reused, never
 //! through a symlink, only a regular file, in a directory others cannot swap it in), every
 //! append made durable (written, then fdatasync) before the next record goes to the device.
 //! Whether the LOG's file system lives on the device checked is `activity::target_family`'s.
@@ -58,6 +59,13 @@ impl LogDir {
     /// Creates the LOG: a new regular file (O_CREAT|O_EXCL|O_NOFOLLOW), so an existing file
     /// (an old LOG, a symlink, a device node, a FIFO) is refused and never mixed in.
     pub fn create(&self) -> io::Result<LogFile> {
+        self.create_new(
+            "--record starts a new LOG (move the old one away, or verify it with --verify)",
+        )
+    }
+
+    /// `create`, saying `when_it_exists` after "it already exists: " (what to do instead).
+    pub fn create_new(&self, when_it_exists: &str) -> io::Result<LogFile> {
         let fd = openat(
             &self.dir,
             self.name.as_str(),
@@ -73,8 +81,7 @@ impl LogDir {
             nix::errno::Errno::EEXIST => io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 format!(
-                    "it already exists{}: --record starts a new LOG (move the old one away, or \
-                     verify it with --verify)",
+                    "it already exists{}: {when_it_exists}",
                     self.existing_kind()
                 ),
             ),
@@ -109,11 +116,28 @@ impl LogDir {
 
     /// The LOG's text (a regular file, never through a symlink).
     pub fn read(&self) -> io::Result<String> {
+        String::from_utf8(self.read_bytes()?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
+    }
+
+    /// The file's bytes (a regular file, never through a symlink), at most `MAX_LOG`.
+    pub fn read_bytes(&self) -> io::Result<Vec<u8>> {
         let file = confined::open_regular_at(&self.dir, &self.name, Access::Read)
             .map_err(|e| io::Error::other(e.to_string()))?;
-        let mut text = String::new();
-        file.take(MAX_LOG).read_to_string(&mut text)?;
-        Ok(text)
+        let mut bytes = Vec::new();
+        file.take(MAX_LOG).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Removes the file (never through a symlink: the name itself) and makes that durable.
+    pub fn remove(&self) -> io::Result<()> {
+        nix::unistd::unlinkat(
+            &self.dir,
+            self.name.as_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        )
+        .map_err(io::Error::from)?;
+        nix::unistd::fsync(&self.dir).map_err(io::Error::from)
     }
 }
 
@@ -127,7 +151,12 @@ pub struct LogFile {
 impl LogFile {
     /// Appends `text` and makes it durable (fdatasync) before returning.
     pub fn append_durably(&mut self, text: &str) -> io::Result<()> {
-        self.file.write_all(text.as_bytes())?;
+        self.append_bytes_durably(text.as_bytes())
+    }
+
+    /// `append_durably` for bytes.
+    pub fn append_bytes_durably(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)?;
         loop {
             match nix::unistd::fdatasync(self.file.as_fd()) {
                 Err(nix::errno::Errno::EINTR) => {}

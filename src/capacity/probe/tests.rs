@@ -40,6 +40,8 @@ struct Sim {
     /// Ranges saved so far (lba, sectors): a write outside them fails the test.
     saved: Rc<RefCell<Vec<(u64, u64)>>>,
     writes: u64,
+    /// Writes after this many fail and change nothing (the power was cut).
+    dies_after: Option<u64>,
 }
 
 impl Sim {
@@ -52,6 +54,7 @@ impl Sim {
             store: HashMap::new(),
             saved: Rc::default(),
             writes: 0,
+            dies_after: None,
         }
     }
 
@@ -136,6 +139,9 @@ impl SectorIo for Sim {
             .any(|&(at, n)| at <= lba && lba + len <= at + n);
         assert!(covered, "wrote sectors {lba}+{len}, not saved first");
         self.writes += 1;
+        if self.dies_after.is_some_and(|n| self.writes > n) {
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
         let s = self.sector as usize;
         for (i, d) in data.chunks(s).enumerate() {
             match self.place(lba + i as u64) {
@@ -160,6 +166,8 @@ struct Keeper {
     count: u32,
     fail_at: Option<u32>,
     done: bool,
+    /// The journal as `sys::capacity::JournalSaver` would write it.
+    journal: Vec<u8>,
 }
 
 impl Saver for Keeper {
@@ -171,6 +179,8 @@ impl Saver for Keeper {
         self.saved
             .borrow_mut()
             .push((lba, data.len() as u64 / self.sector));
+        self.journal
+            .extend(crate::capacity::journal::record(lba, data));
         Ok(())
     }
     fn done(&mut self) -> io::Result<()> {
@@ -195,6 +205,7 @@ fn probe(mut sim: Sim, fail_save: Option<u32>, stop_after: Option<u32>) -> Outco
         count: 0,
         fail_at: fail_save,
         done: false,
+        journal: Vec::new(),
     };
     let reports = std::cell::Cell::new(0u32);
     let stop = || stop_after.is_some_and(|n| reports.get() >= n);
@@ -372,4 +383,71 @@ fn without_put_back_nothing_is_saved_or_restored() {
         "{end:?}"
     );
     assert_eq!(restored, None);
+}
+
+#[test]
+fn after_a_power_cut_mid_probe_the_journal_puts_every_sector_back() {
+    use crate::capacity::journal::{self, Header};
+    for (map, stored, dies_after) in [
+        (Map::Wrap { period: 1_000 }, 1_000, 20),
+        (Map::Wrap { period: 12_345 }, 12_345, 70),
+        (Map::Drop { from: 300_000 }, 300_000, 80),
+        (Map::Real, CLAIM, 5),
+    ] {
+        let mut sim = Sim::new(CLAIM, stored, map);
+        sim.dies_after = Some(dies_after);
+        let header = Header {
+            device: "sim".into(),
+            dev: (7, 0),
+            diskseq: 1,
+            sector: 512,
+            run: 42,
+        };
+        let mut saver = Keeper {
+            saved: Rc::clone(&sim.saved),
+            sector: 512,
+            count: 0,
+            fail_at: None,
+            done: false,
+            journal: journal::header(&header),
+        };
+        let stop = || false;
+        let mut progress = |_: Progress| {};
+        let config = ProbeConfig {
+            region_bytes: 2 << 20,
+            chunk_bytes: 64 << 10,
+            ..ProbeConfig::new(42, true)
+        };
+        let (_, restored) = Probe::new(config, &mut sim, &mut saver, &stop, &mut progress).run();
+        assert!(
+            restored.is_some_and(|r| r.error.is_some()),
+            "{map:?}: the put-back failed"
+        );
+        assert!(!sim.intact(), "{map:?}: the cut left stamps on the device");
+        assert!(!saver.done, "{map:?}: the journal is kept");
+
+        sim.dies_after = None;
+        let j = journal::parse(&saver.journal).expect("the journal reads back");
+        let back = journal::put_back(&j, &mut sim);
+        let mut bad: Vec<u64> = sim
+            .store
+            .iter()
+            .filter(|(p, d)| **d != sim.original(**p))
+            .map(|(p, _)| *p)
+            .collect();
+        bad.sort();
+        assert!(
+            sim.intact(),
+            "{map:?}: every sector is as it was: {} differ, first {:?}; records {}",
+            bad.len(),
+            &bad[..bad.len().min(5)],
+            j.records.len()
+        );
+        assert_eq!(back.error, None);
+        assert!(back.not_back.is_empty(), "{map:?}: {:?}", back.not_back);
+        assert_eq!(back.sectors, back.as_saved + back.shared);
+        if matches!(map, Map::Wrap { period: 1_000 }) {
+            assert!(back.shared > 0, "sectors 1000.. are sectors 0.. again");
+        }
+    }
 }
