@@ -1,6 +1,7 @@
 //! Headless output: what the commands print, as text (80 columns) and JSON.
 
 pub mod cache;
+pub mod capacity;
 pub mod export;
 pub mod flushcheck;
 pub mod history;

@@ -304,8 +304,8 @@ pub fn ms(x: f64) -> String {
 }
 
 /// 7200 as "7,200".
-pub fn thousands(n: u32) -> String {
-    let s = n.to_string();
+pub fn thousands(n: impl Into<u64>) -> String {
+    let s = n.into().to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
         if i > 0 && (s.len() - i).is_multiple_of(3) {
@@ -533,9 +533,9 @@ mod tests {
         assert_eq!(ms(8.3333), "8.33 ms");
         assert_eq!(ms(0.0042), "0.004 ms");
         assert_eq!(ms(1234.4), "1234 ms");
-        assert_eq!(thousands(7200), "7,200");
-        assert_eq!(thousands(15000), "15,000");
-        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(7200u32), "7,200");
+        assert_eq!(thousands(15000u32), "15,000");
+        assert_eq!(thousands(999u32), "999");
         assert_eq!(dirty_words(DIRTY_BYTES), "64 MiB");
         assert_eq!(dirty_words(12 << 10), "12 KiB");
     }

@@ -40,6 +40,22 @@ impl Bytes {
         format!("{value:.1} {}", UNITS[unit])
     }
 
+    /// Formats with decimal units and one decimal ("2.0 TB"), as a drive's box states its
+    /// capacity; plain bytes below 1 kB.
+    pub fn si(self) -> String {
+        const UNITS: [&str; 6] = ["kB", "MB", "GB", "TB", "PB", "EB"];
+        if self.0 < 1000 {
+            return format!("{} B", self.0);
+        }
+        let mut value = self.0 as f64 / 1000.0;
+        let mut unit = 0;
+        while value >= 999.95 && unit + 1 < UNITS.len() {
+            value /= 1000.0;
+            unit += 1;
+        }
+        format!("{value:.1} {}", UNITS[unit])
+    }
+
     /// A compact request-size label as benchmarks write it: "512", "4k", "1M" (powers of 1024).
     pub fn short(self) -> String {
         let b = self.0;
