@@ -14,6 +14,8 @@
 //!   power-cut check's records, its LOG and the verify of what came back).
 //! - `capacity`: the fake-capacity probe's pure core (stamps, where to write and read, the
 //!   put-back), over a `SectorIo` trait that `sys` implements for a device.
+//! - `trim`: whether a discard does what the device claims (the claims' bits, the read
+//!   back, the sentence).
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
 //!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
@@ -63,6 +65,7 @@ pub mod smart;
 pub mod sys;
 pub mod theme;
 pub mod triage;
+pub mod trim;
 pub mod tui;
 pub mod ui;
 

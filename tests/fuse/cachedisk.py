@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A one-file FUSE file system that behaves like a disk with a volatile write cache, for the
-power-cut check's root tests (tests/root/flushcheck_powercut.rs), or like a disk with
-unreadable sectors, for the root tests of `scan --repair`.
+power-cut check's root tests (tests/root/flushcheck_powercut.rs), like a disk with
+unreadable sectors, for the root tests of `scan --repair`, or like a fake-capacity stick
+that claims more than it stores, for the capacity probe's.
 
     cachedisk.py MODE STORE MOUNTPOINT SIZE READY_FILE
 
@@ -85,8 +86,9 @@ TTL = 3600
 
 
 class Disk:
-    def __init__(self, mode, store, size, bad=(), hold=None, slow=None):
+    def __init__(self, mode, store, size, bad=(), hold=None, slow=None, fake=None):
         self.mode = mode
+        self.fake = fake  # (kind, real bytes) or None (mode fake)
         self.size = size
         self.store = os.open(store, os.O_RDWR | os.O_CREAT, 0o600)
         if os.fstat(self.store).st_size < size:
@@ -109,8 +111,32 @@ class Disk:
             self.cache[n] = p
         return p
 
+    def _fake_pieces(self, offset, size):
+        """(offset in the store or None, length) for each stretch of the request."""
+        kind, real = self.fake
+        pos, end = offset, offset + size
+        while pos < end:
+            if pos < real:
+                take = min(end, real) - pos
+                yield pos, take
+            elif kind == "wrap":
+                at = pos % real
+                take = min(end - pos, real - at)
+                yield at, take
+            else:
+                take = end - pos
+                yield None, take
+            pos += take
+
     def read(self, offset, size):
         end = min(offset + size, self.size)
+        if self.mode == "fake":
+            out = bytearray()
+            for at, take in self._fake_pieces(offset, max(end - offset, 0)):
+                if at is None and self.fake[0] == "fail":
+                    return -errno.EIO
+                out += b"\0" * take if at is None else os.pread(self.store, take, at)
+            return bytes(out)
         if self.mode == "bad":
             size = max(end - offset, 0)
             if any(s in self.bad for s in self._sectors(offset, size)):
@@ -134,6 +160,15 @@ class Disk:
         if offset >= self.size:
             return -errno.ENOSPC
         data = data[: self.size - offset]
+        if self.mode == "fake":
+            i = 0
+            for at, take in self._fake_pieces(offset, len(data)):
+                if at is None and self.fake[0] == "fail":
+                    return -errno.EIO
+                if at is not None:
+                    os.pwrite(self.store, data[i:i + take], at)
+                i += take
+            return len(data)
         if self.mode == "bad":
             n = os.pwrite(self.store, data, offset)
             # A drive remaps a pending sector when it is written.
@@ -161,7 +196,7 @@ class Disk:
     def fsync(self):
         if self.mode == "honest":
             self._write_back(sync=True)
-        elif self.mode == "bad":
+        elif self.mode in ("bad", "fake"):
             os.fsync(self.store)
         # The liar acknowledges without writing anything.
 
@@ -258,7 +293,7 @@ def answer(fd, disk, req):
     elif opcode in (FUSE_OPEN, FUSE_OPENDIR):
         # Direct I/O for the bad disk: through the page cache a loop device's 512-byte read
         # would fetch, and fail on, the whole page around it.
-        direct = opcode == FUSE_OPEN and disk.mode == "bad"
+        direct = opcode == FUSE_OPEN and disk.mode in ("bad", "fake")
         out = struct.pack("<QII", 0, FOPEN_DIRECT_IO if direct else 0, 0)
     elif opcode == FUSE_READ:
         _fh, offset, size = struct.unpack_from("<QQI", body)
@@ -317,7 +352,7 @@ def slow_spec(spec):
 
 
 def main():
-    if len(sys.argv) != 6 or sys.argv[1] not in ("honest", "liar", "bad"):
+    if len(sys.argv) != 6 or sys.argv[1] not in ("honest", "liar", "bad", "fake"):
         sys.stderr.write(__doc__)
         return 2
     mode, store, mountpoint, size, ready = sys.argv[1:]
@@ -325,6 +360,12 @@ def main():
         disk = Disk(mode, store, int(size), bad_sectors(os.environ.get("CACHEDISK_BAD", "")),
                     hold_spec(os.environ.get("CACHEDISK_HOLD", "")),
                     slow_spec(os.environ.get("CACHEDISK_SLOW", "")))
+    elif mode == "fake":
+        kind, real = os.environ.get("CACHEDISK_FAKE", "").split(":")
+        if kind not in ("wrap", "drop", "fail") or int(real) % SECTOR or int(real) <= 0:
+            sys.stderr.write("CACHEDISK_FAKE=wrap|drop|fail:BYTES (a multiple of 512)\n")
+            return 2
+        disk = Disk(mode, store, int(size), fake=(kind, int(real)))
     else:
         disk = Disk(mode, store, int(size))
     fd = os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)
