@@ -187,7 +187,11 @@ mod tests {
 
     #[test]
     fn every_format_has_a_complete_row_its_key_and_a_text() {
-        let one = [crate::report::run::tests::report(1, EngineKind::Sync, false)];
+        let one = [crate::report::run::tests::report(
+            1,
+            EngineKind::Sync,
+            false,
+        )];
         let mut keys = Vec::new();
         for &f in ExportFormat::ALL {
             let row = f.row();
@@ -199,7 +203,11 @@ mod tests {
         }
         keys.sort_unstable();
         keys.dedup();
-        assert_eq!(keys.len(), ExportFormat::ALL.len(), "two formats share a key");
+        assert_eq!(
+            keys.len(),
+            ExportFormat::ALL.len(),
+            "two formats share a key"
+        );
         assert_eq!(ExportFormat::for_key('x'), None);
         assert_eq!(ExportFormat::names(), "JSON, CSV, fio");
     }
