@@ -304,6 +304,24 @@ mod tests {
     }
 
     #[test]
+    fn every_test_plans_from_its_own_row_and_no_two_plan_alike() {
+        // A test that borrowed another's preset would plan as that one.
+        let mut seen: Vec<Vec<String>> = Vec::new();
+        for &t in TestName::ALL {
+            let plan = family::tests::plan(t, &TestParams::default()).unwrap();
+            let phases: Vec<String> = (plan.phases.iter())
+                .map(|p| format!("{:?} {}", p.tag, p.job.describe()))
+                .collect();
+            assert!(!phases.is_empty(), "{t}");
+            assert!(
+                !seen.contains(&phases),
+                "{t} plans as another test: {phases:?}"
+            );
+            seen.push(phases);
+        }
+    }
+
+    #[test]
     fn whether_a_run_writes_follows_its_parameters() {
         let with = |read_pct: Option<u8>, include_writes: bool| TestParams {
             read_pct,
