@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::bench::plan::params::EngineKind;
 use crate::model::{Bytes, KernelWriteCache, SelfTestKind, TimeSpan};
 
 mod scan;
@@ -245,16 +246,16 @@ pub enum SyncArg {
     Sync,
 }
 
-/// The I/O engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
-    /// the faster of the two others on this target, found by a short probe of each at the
-    /// start of the warm-up (pread/pwrite alone for a run counted without warm-up, as dd).
-    Auto,
-    /// io_uring: a real queue of --qd I/Os from one thread per worker.
-    Uring,
-    /// pread/pwrite: one thread per outstanding I/O.
-    Sync,
+/// `--engine`'s values and their help: the engines' rows (`EngineKind::row`).
+impl ValueEnum for EngineKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        EngineKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let row = self.row();
+        Some(clap::builder::PossibleValue::new(row.arg).help(row.help))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -341,7 +342,7 @@ pub struct RunArgs {
 
     /// I/O engine.
     #[arg(long, value_enum, default_value = "auto")]
-    pub engine: EngineArg,
+    pub engine: EngineKind,
 
     /// Smallest request size of size-sweep (default 4k).
     #[arg(long, value_parser = parse_size)]

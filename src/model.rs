@@ -1,5 +1,6 @@
 //! Plain data shared by every layer: devices, units, usage, the drive's cache, SMART health and
-//! recorded setting changes. No I/O happens here.
+//! recorded setting changes. No I/O happens here. `variants` is the `with_all!` macro that
+//! gives a name enum its list of every variant.
 
 pub mod activity;
 pub mod cache;
@@ -12,6 +13,7 @@ pub mod smart;
 pub mod text;
 pub mod units;
 pub mod usage;
+pub mod variants;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::model::Item` without knowing the files below.

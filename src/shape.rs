@@ -988,3 +988,32 @@ fn a_module_missing_from_the_map_fails() {
             .any(|f| f.starts_with("module `stray` is not in src/lib.rs's module map"))
     );
 }
+
+/// The recipes in docs/development.md name files that exist (`<name>` stands for the new
+/// file: its folder must exist).
+#[test]
+fn the_recipes_name_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/development.md")).expect("the doc reads");
+    for recipe in [
+        "### Add a test family",
+        "### Add an I/O engine",
+        "### Add an export format",
+    ] {
+        let start = doc.find(recipe).expect("the recipe is in the doc") + recipe.len();
+        let text = &doc[start..];
+        let text = &text[..text.find("\n### ").unwrap_or(text.len())];
+        // The code spans that are paths under src/.
+        let files: Vec<&str> = text
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|s| s.starts_with("src/"))
+            .collect();
+        assert!(files.len() >= 2, "{recipe} names {files:?}");
+        for file in files {
+            let path = root.join(file.split('<').next().unwrap_or(file));
+            assert!(path.exists(), "{recipe} names {file}, which does not exist");
+        }
+    }
+}

@@ -450,11 +450,11 @@ impl Overlay {
                 _ => CLOSE,
             },
             Overlay::Export { record } => {
-                let format = match code {
-                    KeyCode::Char('j') => ExportFormat::Json,
-                    KeyCode::Char('c') => ExportFormat::Csv,
-                    KeyCode::Char('f') => ExportFormat::Fio,
-                    _ => return CLOSE,
+                let KeyCode::Char(key) = code else {
+                    return CLOSE;
+                };
+                let Some(format) = ExportFormat::for_key(key) else {
+                    return CLOSE;
                 };
                 close(Intent::Export { record, format })
             }

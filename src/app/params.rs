@@ -302,7 +302,7 @@ const OTHER: &[Value] = &[Value::Pick(1)];
 const OTHERS: &[Value] = &[Value::Pick(1), Value::Pick(2)];
 
 /// The engines in the order the Test screen cycles them (the default first).
-const ENGINES: [EngineKind; 3] = [EngineKind::Auto, EngineKind::Uring, EngineKind::Sync];
+const ENGINES: &[EngineKind] = EngineKind::ALL;
 /// Write data: random, zeros, or the rewrite of existing data (`--preserve`).
 const DATA: [&str; 3] = [
     "random (incompressible)",

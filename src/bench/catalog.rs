@@ -13,7 +13,7 @@ use std::str::FromStr;
 use crate::bench::catalog::family::cdm::Cdm;
 use crate::bench::catalog::family::metadata::Metadata;
 use crate::bench::catalog::family::qd_scaling::QdScaling;
-use crate::bench::catalog::family::single::Single;
+use crate::bench::catalog::family::single;
 use crate::bench::catalog::family::size_scaling::SizeScaling;
 use crate::bench::catalog::family::{Family, PlanContext};
 use crate::bench::plan::metric::Metric;
@@ -39,7 +39,8 @@ pub struct TestInfo {
     pub family: &'static dyn Family,
 }
 
-pub const CATALOG: [TestInfo; 15] = [
+/// One row per test, in `TestName`'s order (a new variant does not build without its row).
+pub const CATALOG: [TestInfo; TestName::ALL.len()] = [
     TestInfo {
         name: TestName::SeqRead,
         id: "seq-read",
@@ -47,7 +48,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "dd if=DEV of=/dev/null bs=1MiB iflag=direct",
         writes: Writes::Never,
         metric: Metric::MbPerSec,
-        family: &Single,
+        family: &single::SEQ_READ,
     },
     TestInfo {
         name: TestName::SeqWrite,
@@ -56,7 +57,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "dd if=/dev/zero of=DEV bs=1MiB oflag=direct",
         writes: Writes::Always,
         metric: Metric::MbPerSec,
-        family: &Single,
+        family: &single::SEQ_WRITE,
     },
     TestInfo {
         name: TestName::SeqReadQ8,
@@ -65,7 +66,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "CrystalDiskMark SEQ1M Q8T1",
         writes: Writes::Never,
         metric: Metric::MbPerSec,
-        family: &Single,
+        family: &single::SEQ_READ_Q8,
     },
     TestInfo {
         name: TestName::SeqWriteQ8,
@@ -74,7 +75,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "CrystalDiskMark SEQ1M Q8T1",
         writes: Writes::Always,
         metric: Metric::MbPerSec,
-        family: &Single,
+        family: &single::SEQ_WRITE_Q8,
     },
     TestInfo {
         name: TestName::ConcurrentRead,
@@ -83,7 +84,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "two dd readers, the second with skip=200",
         writes: Writes::Never,
         metric: Metric::MbPerSec,
-        family: &Single,
+        family: &single::CONCURRENT_READ,
     },
     TestInfo {
         name: TestName::ConcurrentWrite,
@@ -92,7 +93,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "two dd writers, the second with seek=200",
         writes: Writes::Always,
         metric: Metric::MbPerSec,
-        family: &Single,
+        family: &single::CONCURRENT_WRITE,
     },
     TestInfo {
         name: TestName::SyncLatency,
@@ -101,7 +102,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "dd if=/dev/zero of=DEV bs=512 count=1000 oflag=dsync",
         writes: Writes::Always,
         metric: Metric::MeanLatencyMs,
-        family: &Single,
+        family: &single::SYNC_LATENCY,
     },
     TestInfo {
         name: TestName::RandRead,
@@ -110,7 +111,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "CrystalDiskMark RND4K, ORION small random",
         writes: Writes::Never,
         metric: Metric::Iops,
-        family: &Single,
+        family: &single::RAND_READ,
     },
     TestInfo {
         name: TestName::RandWrite,
@@ -119,7 +120,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "CrystalDiskMark RND4K write",
         writes: Writes::Always,
         metric: Metric::Iops,
-        family: &Single,
+        family: &single::RAND_WRITE,
     },
     TestInfo {
         name: TestName::RandMixed,
@@ -128,7 +129,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "CrystalDiskMark mix R70/W30, ORION -write",
         writes: Writes::Optional,
         metric: Metric::Iops,
-        family: &Single,
+        family: &single::RAND_MIXED,
     },
     TestInfo {
         name: TestName::SizeSweep,
@@ -159,7 +160,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "CrystalDiskMark / KDiskMark default profile",
         writes: Writes::Optional,
         metric: Metric::MbPerSec,
-        family: &Cdm,
+        family: &Cdm::DEFAULT,
     },
     TestInfo {
         name: TestName::CdmNvme,
@@ -168,7 +169,7 @@ pub const CATALOG: [TestInfo; 15] = [
         origin: "CrystalDiskMark NVMe SSD profile",
         writes: Writes::Optional,
         metric: Metric::MbPerSec,
-        family: &Cdm,
+        family: &Cdm::NVME,
     },
     TestInfo {
         name: TestName::Metadata,
@@ -184,12 +185,23 @@ pub const CATALOG: [TestInfo; 15] = [
     },
 ];
 
+// Checked when the crate builds: row i is the row of `TestName::ALL[i]` (its length is
+// `ALL`'s), so `TestName::info` is total.
+const _: () = {
+    let mut i = 0;
+    while i < CATALOG.len() {
+        assert!(
+            CATALOG[i].name as usize == i,
+            "CATALOG's rows must be in TestName's order"
+        );
+        i += 1;
+    }
+};
+
 impl TestName {
+    /// The test's catalogue row: row `self as usize`, which the check below holds to be its.
     pub fn info(self) -> &'static TestInfo {
-        CATALOG
-            .iter()
-            .find(|t| t.name == self)
-            .unwrap_or(&CATALOG[0])
+        &CATALOG[self as usize]
     }
 
     pub fn id(self) -> &'static str {
@@ -273,10 +285,15 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn names_round_trip_and_are_unique() {
-        for t in &CATALOG {
-            assert_eq!(t.id.parse::<TestName>().unwrap(), t.name);
-            assert_eq!(t.name.info().id, t.id);
+    fn every_test_has_its_own_complete_row_and_its_name_round_trips() {
+        assert_eq!(TestName::ALL.len(), CATALOG.len());
+        for &t in TestName::ALL {
+            let row = t.info();
+            assert_eq!(row.name, t);
+            assert_eq!(t.id().parse::<TestName>().unwrap(), t);
+            assert_eq!(t.to_string(), row.id);
+            assert!(!row.summary.is_empty() && !row.origin.is_empty(), "{t}");
+            assert!(!t.params().is_empty(), "{t}");
         }
         let mut ids: Vec<_> = CATALOG.iter().map(|t| t.id).collect();
         ids.sort_unstable();
@@ -284,6 +301,24 @@ mod tests {
         assert_eq!(ids.len(), CATALOG.len());
         let err = "seq-reed".parse::<TestName>().unwrap_err().to_string();
         assert!(err.contains("seq-read, seq-write"), "{err}");
+    }
+
+    #[test]
+    fn every_test_plans_from_its_own_row_and_no_two_plan_alike() {
+        // A test that borrowed another's preset would plan as that one.
+        let mut seen: Vec<Vec<String>> = Vec::new();
+        for &t in TestName::ALL {
+            let plan = family::tests::plan(t, &TestParams::default()).unwrap();
+            let phases: Vec<String> = (plan.phases.iter())
+                .map(|p| format!("{:?} {}", p.tag, p.job.describe()))
+                .collect();
+            assert!(!phases.is_empty(), "{t}");
+            assert!(
+                !seen.contains(&phases),
+                "{t} plans as another test: {phases:?}"
+            );
+            seen.push(phases);
+        }
     }
 
     #[test]

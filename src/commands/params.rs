@@ -1,8 +1,8 @@
 //! The admin's `run` flags as the engine's test parameters, shared by `run` on one target,
 //! `run` on several and the setting sweeps.
 
-use crate::bench::plan::params::{EngineKind, TestParams};
-use crate::cli::{EngineArg, RunArgs, SyncArg};
+use crate::bench::plan::params::TestParams;
+use crate::cli::{RunArgs, SyncArg};
 use crate::sys::direct::SyncMode;
 
 /// The admin's flags as test parameters.
@@ -27,11 +27,7 @@ pub fn params_from_args(a: &RunArgs) -> TestParams {
             SyncArg::Dsync => SyncMode::Dsync,
             SyncArg::Sync => SyncMode::Sync,
         }),
-        engine: match a.engine {
-            EngineArg::Auto => EngineKind::Auto,
-            EngineArg::Uring => EngineKind::Uring,
-            EngineArg::Sync => EngineKind::Sync,
-        },
+        engine: a.engine,
         min_bs: a.min_bs,
         max_bs: a.max_bs,
         qds: a.qds.clone(),

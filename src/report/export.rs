@@ -1,29 +1,75 @@
 //! Exports of a test record to a file: the format, the text, the file's name and where it
 //! goes. The TUI's `e` key writes files with it; the CLI's `--json`/`--csv` print the same text.
+//! Each format is one file in `export/` (its row: dialog key, words, extension, text) and one
+//! arm in `ExportFormat::row`.
+
+mod csv;
+mod fio;
+mod json;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::run;
 use crate::bench::results::outcome::RunReport;
+use crate::model::variants::with_all;
 
-/// What an export writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    Json,
-    Csv,
-    Fio,
+with_all! {
+    /// What an export writes: one file each in `export/`, one row each in `ExportFormat::row`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum ExportFormat {
+        Json,
+        Csv,
+        Fio,
+    }
+}
+
+/// Everything about an export format.
+pub struct FormatRow {
+    /// Its key in the export dialog.
+    pub key: char,
+    /// Its short name, in the lists of formats ("JSON").
+    pub name: &'static str,
+    /// What the export dialog says it writes.
+    pub offer: &'static str,
+    /// The export file's extension.
+    pub extension: &'static str,
+    /// The text of a record's runs, the first one given apart (there is at least one).
+    pub render: fn(first: &RunReport, all: &[RunReport]) -> anyhow::Result<String>,
 }
 
 impl ExportFormat {
-    pub fn extension(self) -> &'static str {
+    /// The format's row (exhaustive: a new format does not build without one).
+    pub fn row(self) -> &'static FormatRow {
         match self {
-            ExportFormat::Json => "json",
-            ExportFormat::Csv => "csv",
-            ExportFormat::Fio => "fio.sh",
+            ExportFormat::Json => &json::ROW,
+            ExportFormat::Csv => &csv::ROW,
+            ExportFormat::Fio => &fio::ROW,
         }
+    }
+
+    pub fn extension(self) -> &'static str {
+        self.row().extension
+    }
+
+    /// The format the export dialog's `key` picks, if any.
+    pub fn for_key(key: char) -> Option<ExportFormat> {
+        ExportFormat::ALL
+            .iter()
+            .copied()
+            .find(|f| f.row().key == key)
+    }
+
+    /// The dialog's line for this format: "  j  JSON: summary and per-interval series".
+    pub fn dialog_line(self) -> String {
+        format!("  {}  {}", self.row().key, self.row().offer)
+    }
+
+    /// Every format's short name: "JSON, CSV, fio".
+    pub fn names() -> String {
+        let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.row().name).collect();
+        names.join(", ")
     }
 }
 
@@ -83,32 +129,7 @@ fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
 /// repeat under a `# repeat N` line) or a shell script of equivalent fio commands.
 pub fn render(reports: &[RunReport], format: ExportFormat) -> anyhow::Result<String> {
     let first = reports.first().context("nothing to export")?;
-    Ok(match format {
-        ExportFormat::Json if reports.len() == 1 => run::render_json(first)?,
-        ExportFormat::Json => {
-            let safe: Vec<_> = reports.iter().map(run::json_safe).collect();
-            let mut s = serde_json::to_string_pretty(&safe)?;
-            s.push('\n');
-            s
-        }
-        ExportFormat::Csv => reports
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let csv = run::render_csv(r);
-                if reports.len() > 1 {
-                    format!("# repeat {}\n{csv}", i + 1)
-                } else {
-                    csv
-                }
-            })
-            .collect(),
-        ExportFormat::Fio => format!(
-            "#!/bin/sh\n# fio jobs equivalent to disktriage's {}\n{}",
-            first.test,
-            run::fio_commands(&first.plan, &first.target.path, Some(&first.outcome))
-        ),
-    })
+    (format.row().render)(first, reports)
 }
 
 /// Writes an export into `dir` as `stem.ext`, or `stem-2.ext` and so on; returns its path.
@@ -154,6 +175,7 @@ pub fn write_export(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::plan::params::EngineKind;
 
     #[test]
     fn file_stems_name_device_test_and_record() {
@@ -161,6 +183,33 @@ mod tests {
             file_stem("loop0", "rand-read", 3),
             "disktriage-loop0-rand-read-3"
         );
+    }
+
+    #[test]
+    fn every_format_has_a_complete_row_its_key_and_a_text() {
+        let one = [crate::report::run::tests::report(
+            1,
+            EngineKind::Sync,
+            false,
+        )];
+        let mut keys = Vec::new();
+        for &f in ExportFormat::ALL {
+            let row = f.row();
+            assert!(!row.name.is_empty() && !row.offer.is_empty(), "{f:?}");
+            assert!(!row.extension.is_empty() && !row.extension.starts_with('.'));
+            assert_eq!(ExportFormat::for_key(row.key), Some(f));
+            assert!(!render(&one, f).unwrap().is_empty(), "{f:?}");
+            keys.push(row.key);
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(
+            keys.len(),
+            ExportFormat::ALL.len(),
+            "two formats share a key"
+        );
+        assert_eq!(ExportFormat::for_key('x'), None);
+        assert_eq!(ExportFormat::names(), "JSON, CSV, fio");
     }
 
     #[test]

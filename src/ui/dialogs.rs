@@ -11,6 +11,7 @@ use crate::app::records::RunRecord;
 use crate::app::{App, Overlay, keys};
 use crate::model::CacheStatus;
 use crate::model::cache::on_off;
+use crate::report::export::ExportFormat;
 
 /// A centred rectangle of at most `w` x `h` inside `area`.
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -220,7 +221,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, body: Rect) {
             );
         }
         Overlay::Export { record } => {
-            let lines = vec![
+            let mut lines = vec![
                 Line::from(format!(
                     "Export run #{}:",
                     app.results
@@ -229,9 +230,6 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, body: Rect) {
                         .map(RunRecord::number)
                         .unwrap_or_default()
                 )),
-                Line::from("  j  JSON: summary and per-interval series"),
-                Line::from("  c  CSV: the per-interval series"),
-                Line::from("  f  the equivalent fio command line"),
                 Line::from(Span::styled(
                     format!("into {}/", app.export_dir.display()),
                     theme::dim(),
@@ -241,6 +239,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, body: Rect) {
                     theme::dim(),
                 )),
             ];
+            // One line per export format, after the title line.
+            lines.splice(
+                1..1,
+                ExportFormat::ALL.iter().map(|f| f.dialog_line().into()),
+            );
             dialog(frame, area, "Export", lines, 56);
         }
         Overlay::Edit { field, text, error } => {
@@ -422,7 +425,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, body: Rect) {
                     theme::warn(),
                 )),
                 Line::from(Span::styled(
-                    "e exports first (JSON, CSV, fio), any other key stays",
+                    format!(
+                        "e exports first ({}), any other key stays",
+                        ExportFormat::names()
+                    ),
                     theme::dim(),
                 )),
             ];

@@ -235,10 +235,7 @@ pub(crate) fn probe_failed_choice(f: &ProbeFailure) -> EngineChoice {
         reason: format!(
             "auto: the engine probe ({} round) met an I/O error after {:.2} s, {} I/Os ({}) \
              completed before it; nothing was measured",
-            match f.engine {
-                EngineKind::Uring => "io_uring",
-                _ => "sync",
-            },
+            f.engine.as_str(),
             f.seconds,
             f.ops,
             crate::model::Bytes(f.bytes).iec()

@@ -158,9 +158,10 @@ fn run(mut input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
         .iter()
         .filter(|p| engines::own_engine(&p.tag).is_none());
     let wants_uring = match input.plan.engine {
-        EngineKind::Sync => false,
         EngineKind::Uring => choosing.next().is_some(),
         EngineKind::Auto => choosing.any(|p| p.job.qd > 1),
+        // Any other engine asked for does not use io_uring.
+        _ => false,
     };
     if let Err(e) = &uring
         && wants_uring

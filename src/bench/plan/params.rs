@@ -5,8 +5,6 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
-
 use crate::sys::direct::SyncMode;
 
 /// Default seed: runs repeat the same offsets and data unless asked otherwise (fio's
@@ -16,29 +14,8 @@ pub const DEFAULT_SEED: u64 = 0x6469_736b_7472_6961; // "disktria"
 /// The sample interval of the series unless `--interval` says otherwise.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
 
-/// Which I/O engine drives the workers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    /// Chosen per phase by the runner: pread/pwrite at QD1, and at higher depths whichever of
-    /// the two others a short probe at the start of the warm-up finds faster on this target.
-    #[default]
-    Auto,
-    /// io_uring: one ring per worker keeps QD I/Os in flight from one thread.
-    Uring,
-    /// pread/pwrite: one thread per outstanding I/O.
-    Sync,
-}
-
-impl EngineKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EngineKind::Auto => "auto",
-            EngineKind::Uring => "io_uring",
-            EngineKind::Sync => "sync",
-        }
-    }
-}
+// The engines' names have their own file; the plan and its users reach them here too.
+pub use super::engine_kind::EngineKind;
 
 /// The admin's overrides; `None` keeps the test's default.
 #[derive(Debug, Clone, PartialEq, Default)]

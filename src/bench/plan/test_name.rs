@@ -4,25 +4,30 @@
 
 use serde::Serialize;
 
-/// A test users can ask for by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TestName {
-    SeqRead,
-    SeqWrite,
-    SeqReadQ8,
-    SeqWriteQ8,
-    ConcurrentRead,
-    ConcurrentWrite,
-    SyncLatency,
-    RandRead,
-    RandWrite,
-    RandMixed,
-    SizeSweep,
-    QdSweep,
-    Cdm,
-    CdmNvme,
-    Metadata,
+use crate::model::variants::with_all;
+
+with_all! {
+    /// A test users can ask for by name. `TestName::ALL` lists them; each has one catalogue
+    /// row (`bench::catalog::CATALOG`, in this order, checked when the crate builds).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum TestName {
+        SeqRead,
+        SeqWrite,
+        SeqReadQ8,
+        SeqWriteQ8,
+        ConcurrentRead,
+        ConcurrentWrite,
+        SyncLatency,
+        RandRead,
+        RandWrite,
+        RandMixed,
+        SizeSweep,
+        QdSweep,
+        Cdm,
+        CdmNvme,
+        Metadata,
+    }
 }
 
 /// Whether a test writes to its target. The catalogue's `writes` says what a test can do;

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::bench::plan::Mix;
+use crate::bench::plan::engine_kind::IoShape;
 use crate::bench::plan::params::EngineKind;
 
 /// What one candidate did in its probe.
@@ -83,17 +84,18 @@ pub fn kilo(v: f64) -> String {
 /// What the engine is called in reports: "sync (32 pread threads)", "io_uring (fixed
 /// buffers)".
 pub fn engine_label(used: EngineKind, threads: u32, fixed_buffers: bool, mix: Mix) -> String {
-    match used {
-        EngineKind::Uring if fixed_buffers => "io_uring (fixed buffers)".into(),
-        EngineKind::Uring => "io_uring".into(),
-        _ => {
+    let name = used.as_str();
+    match used.row().shape {
+        IoShape::Ring if fixed_buffers => format!("{name} (fixed buffers)"),
+        IoShape::Ring => name.into(),
+        IoShape::ThreadPerIo => {
             let call = match mix {
                 Mix::Read => "pread",
                 Mix::Write => "pwrite",
                 Mix::Mixed { .. } => "pread/pwrite",
             };
             format!(
-                "sync ({threads} {call} thread{})",
+                "{name} ({threads} {call} thread{})",
                 if threads == 1 { "" } else { "s" }
             )
         }

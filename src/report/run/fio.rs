@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::shared::{of_files, phase_engine_label};
 use crate::bench::exec::engines::io_uring::completions_per_wait;
 use crate::bench::exec::probe;
+use crate::bench::plan::engine_kind::IoShape;
 use crate::bench::plan::params::EngineKind;
 use crate::bench::plan::{Access, Mix};
 use crate::bench::plan::{PhaseTag, Plan, REWRITE_LABEL};
@@ -20,6 +21,16 @@ enum FioEngine {
     Uring { fixed: bool },
     /// One pread/pwrite thread per outstanding I/O: psync with `numjobs` = workers x QD.
     Psync,
+}
+
+impl FioEngine {
+    /// How fio repeats an engine: by how the engine keeps its I/Os in flight (its row's shape).
+    fn of(kind: EngineKind, fixed: bool) -> FioEngine {
+        match kind.row().shape {
+            IoShape::Ring => FioEngine::Uring { fixed },
+            IoShape::ThreadPerIo => FioEngine::Psync,
+        }
+    }
 }
 
 /// The fio command lines that repeat a run, one per phase: with `outcome`, each phase's command
@@ -37,20 +48,10 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunO
             .and_then(|o| o.phases.get(i))
             .filter(|r| r.label == p.label);
         // disktriage registers its buffers wherever the kernel allows, as root it always does.
-        let planned = |kind: EngineKind| match kind {
-            EngineKind::Uring => FioEngine::Uring { fixed: true },
-            _ => FioEngine::Psync,
-        };
         let (engine, alternative) = match ran {
-            Some(r) if r.engine == EngineKind::Uring => (
-                FioEngine::Uring {
-                    fixed: r.fixed_buffers,
-                },
-                None,
-            ),
-            Some(_) => (FioEngine::Psync, None),
+            Some(r) => (FioEngine::of(r.engine, r.fixed_buffers), None),
             None => match probe::static_choice(plan.engine, j, &Ok(())) {
-                Some(c) => (planned(c.used), None),
+                Some(c) => (FioEngine::of(c.used, true), None),
                 None => (FioEngine::Uring { fixed: true }, Some(FioEngine::Psync)),
             },
         };
@@ -144,12 +145,7 @@ pub fn report_fio_commands(r: &RunReport) -> Vec<String> {
         .enumerate()
         .filter_map(|(i, ran)| {
             let p = r.plan.phases.get(i).filter(|p| p.label == ran.label)?;
-            let engine = match ran.engine {
-                EngineKind::Uring => FioEngine::Uring {
-                    fixed: ran.fixed_buffers,
-                },
-                _ => FioEngine::Psync,
-            };
+            let engine = FioEngine::of(ran.engine, ran.fixed_buffers);
             Some(
                 fio_command(&r.plan, p, &r.target.path, engine)
                     .trim_end()

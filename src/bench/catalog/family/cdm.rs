@@ -10,7 +10,18 @@ use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::plan::{Access, Mix};
 use crate::bench::plan::{Phase, PhaseTag, SpecError};
 
-pub struct Cdm;
+/// A CrystalDiskMark profile: its four rows. Each test of the family names its profile in its
+/// catalogue row (`family: &Cdm::DEFAULT`).
+pub struct Cdm {
+    rows: &'static [Row; 4],
+}
+
+impl Cdm {
+    pub const DEFAULT: Cdm = Cdm {
+        rows: &DEFAULT_ROWS,
+    };
+    pub const NVME: Cdm = Cdm { rows: &NVME_ROWS };
+}
 
 /// A row: its name, request size, queue depth, workers and access.
 type Row = (&'static str, u64, u32, u32, Access);
@@ -49,14 +60,9 @@ impl Family for Cdm {
         }
     }
 
-    fn phases(&self, test: TestName, ctx: &PlanContext) -> Result<Vec<Phase>, SpecError> {
-        let rows = if test == TestName::CdmNvme {
-            &NVME_ROWS
-        } else {
-            &DEFAULT_ROWS
-        };
+    fn phases(&self, _test: TestName, ctx: &PlanContext) -> Result<Vec<Phase>, SpecError> {
         let mut phases = Vec::new();
-        for &(row, bs, qd, workers, access) in rows {
+        for &(row, bs, qd, workers, access) in self.rows {
             ctx.check_bs(bs)?;
             for write in [false, true] {
                 if write && !ctx.writes_allowed {

@@ -11,7 +11,14 @@ use crate::bench::plan::{Access, Mix};
 use crate::bench::plan::{Phase, PhaseTag, SpecError};
 use crate::sys::direct::SyncMode;
 
-pub struct Single;
+/// One job's preset: its direction, its access pattern and its defaults. Each test of the
+/// family names its own in its catalogue row (`family: &single::SEQ_READ`), so no test can
+/// fall back to another's.
+pub struct Single {
+    direction: Direction,
+    access: Access,
+    defaults: Defaults,
+}
 
 /// What a single-job test does with its I/Os.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,53 +29,63 @@ enum Direction {
     Mixed,
 }
 
-/// A test's preset: its direction, its access pattern and its defaults.
-fn preset(test: TestName) -> (Direction, Access, Defaults) {
-    let seq = |qd, jobs| Defaults {
-        qd,
-        jobs,
-        ..Defaults::BASE
-    };
-    let rand = Defaults {
-        bs: 4 * KIB,
-        read_pct: 70,
-        ..Defaults::BASE
-    };
-    use Direction::*;
-    match test {
-        TestName::SeqWrite => (Write, Access::Forward, seq(1, 1)),
-        TestName::SeqReadQ8 => (Read, Access::Forward, seq(8, 1)),
-        TestName::SeqWriteQ8 => (Write, Access::Forward, seq(8, 1)),
-        TestName::ConcurrentRead => (Read, Access::Forward, seq(1, 2)),
-        TestName::ConcurrentWrite => (Write, Access::Forward, seq(1, 2)),
-        TestName::SyncLatency => (
-            Write,
-            Access::Forward,
-            Defaults {
-                bs: 512,
-                bs_grows_to_block: true,
-                time: None,
-                warmup: Duration::ZERO,
-                count: Some(1000),
-                sync: SyncMode::Dsync,
-                ..Defaults::BASE
-            },
-        ),
-        TestName::RandRead => (Read, Access::Random, rand),
-        TestName::RandWrite => (Write, Access::Random, rand),
-        TestName::RandMixed => (Mixed, Access::Random, rand),
-        _ => (Read, Access::Forward, seq(1, 1)),
+/// Sequential, 1 MiB requests (`Defaults::BASE`) at `qd` with `jobs` workers.
+const fn seq(direction: Direction, qd: u32, jobs: u32) -> Single {
+    Single {
+        direction,
+        access: Access::Forward,
+        defaults: Defaults {
+            qd,
+            jobs,
+            ..Defaults::BASE
+        },
     }
 }
 
+/// Random 4 KiB requests, 70 % reads when mixed.
+const fn rand(direction: Direction) -> Single {
+    Single {
+        direction,
+        access: Access::Random,
+        defaults: Defaults {
+            bs: 4 * KIB,
+            read_pct: 70,
+            ..Defaults::BASE
+        },
+    }
+}
+
+pub const SEQ_READ: Single = seq(Direction::Read, 1, 1);
+pub const SEQ_WRITE: Single = seq(Direction::Write, 1, 1);
+pub const SEQ_READ_Q8: Single = seq(Direction::Read, 8, 1);
+pub const SEQ_WRITE_Q8: Single = seq(Direction::Write, 8, 1);
+pub const CONCURRENT_READ: Single = seq(Direction::Read, 1, 2);
+pub const CONCURRENT_WRITE: Single = seq(Direction::Write, 1, 2);
+pub const SYNC_LATENCY: Single = Single {
+    direction: Direction::Write,
+    access: Access::Forward,
+    defaults: Defaults {
+        bs: 512,
+        bs_grows_to_block: true,
+        time: None,
+        warmup: Duration::ZERO,
+        count: Some(1000),
+        sync: SyncMode::Dsync,
+        ..Defaults::BASE
+    },
+};
+pub const RAND_READ: Single = rand(Direction::Read);
+pub const RAND_WRITE: Single = rand(Direction::Write);
+pub const RAND_MIXED: Single = rand(Direction::Mixed);
+
 impl Family for Single {
-    fn defaults(&self, test: TestName) -> Defaults {
-        preset(test).2
+    fn defaults(&self, _test: TestName) -> Defaults {
+        self.defaults
     }
 
     fn params(&self, test: TestName) -> &'static [Param] {
         use Param::*;
-        match (test, preset(test).0) {
+        match (test, self.direction) {
             (TestName::SyncLatency, _) => &[Bs, Size, Data],
             (_, Direction::Mixed) => &[Bs, Qd, Jobs, Time, Amount, Warmup, Size, ReadPct, Data],
             (_, Direction::Write) => &[Bs, Qd, Jobs, Time, Amount, Warmup, Size, Data],
@@ -76,8 +93,8 @@ impl Family for Single {
         }
     }
 
-    fn writes(&self, test: TestName, params: &TestParams) -> Writes {
-        match preset(test).0 {
+    fn writes(&self, _test: TestName, params: &TestParams) -> Writes {
+        match self.direction {
             Direction::Read => Writes::Never,
             // A mix of 100 % reads writes nothing: it is a read test, asked no confirmation.
             Direction::Mixed if params.read_pct == Some(100) => Writes::Never,
@@ -86,7 +103,7 @@ impl Family for Single {
     }
 
     fn phases(&self, test: TestName, ctx: &PlanContext) -> Result<Vec<Phase>, SpecError> {
-        let (direction, access, _) = preset(test);
+        let (direction, access) = (self.direction, self.access);
         let r = ctx.resolved;
         let mix = match direction {
             Direction::Read => Mix::Read,
