@@ -8,6 +8,7 @@
 //! after a SIGKILL the next start offers to put it back. A panic on another thread (a bug)
 //! ends only that thread: the screen says so, and the session goes on.
 
+pub mod drive_reads;
 pub mod executor;
 pub mod jobs;
 pub mod runs;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, OnceLock};
 
+use super::drive_reads;
 use super::jobs::{INTERVAL, Jobs};
 pub use super::runs::{RunChecker, RunStarter};
 use super::runs::{RunJob, SeveralJob};
@@ -270,75 +271,15 @@ impl Executor {
                 }
             }
             Cmd::ReadDriveStatus { device, health } => {
-                // SMART on a failing drive can take seconds: never on the UI thread.
-                let drives = Arc::clone(&self.drives);
-                let tx = self.tx.clone();
-                let _ = std::thread::Builder::new()
-                    .name(format!("drive-{device}"))
-                    .spawn(move || {
-                        let dev = drives.device(&device).map_err(TaskError::from);
-                        let cache = dev.clone().and_then(|d| {
-                            Ok(crate::drive_state::cache_status(drives.as_ref(), &d)?)
-                        });
-                        let health = health.then(|| {
-                            dev.and_then(|d| {
-                                Ok(Box::new(crate::drive_state::smart_health(
-                                    drives.as_ref(),
-                                    &d,
-                                )?))
-                            })
-                        });
-                        let read_logs = health.is_some();
-                        let _ = tx.send(Msg::DriveStatus {
-                            device: device.clone(),
-                            cache,
-                            health,
-                        });
-                        // The logs after the verdict: the badge shows first, the logs judge
-                        // it when they come.
-                        if read_logs {
-                            let result = drives
-                                .device(&device)
-                                .and_then(|d| drives.drive_logs(&d))
-                                .map(Box::new)
-                                .map_err(TaskError::from);
-                            let _ = tx.send(Msg::DriveLogs { device, result });
-                        }
-                    });
+                drive_reads::read_status(&self.drives, &self.tx, device, health);
             }
             Cmd::StartSelfTest {
                 device,
                 kind,
                 chosen,
-            } => {
-                let drives = Arc::clone(&self.drives);
-                let tx = self.tx.clone();
-                let _ = std::thread::Builder::new()
-                    .name(format!("selftest-{device}"))
-                    .spawn(move || {
-                        let result = drives
-                            .chosen_device(&device, chosen.as_ref())
-                            .and_then(|d| drives.start_self_test(&d, kind))
-                            .map_err(TaskError::from);
-                        let _ = tx.send(Msg::SelfTestStarted {
-                            device,
-                            kind,
-                            result,
-                        });
-                    });
-            }
+            } => drive_reads::start_self_test(&self.drives, &self.tx, device, kind, chosen),
             Cmd::PollSelfTest { device } => {
-                let drives = Arc::clone(&self.drives);
-                let tx = self.tx.clone();
-                let _ = std::thread::Builder::new()
-                    .name(format!("selftest-{device}"))
-                    .spawn(move || {
-                        let result = drives
-                            .device(&device)
-                            .and_then(|d| drives.self_test_status(&d))
-                            .map_err(TaskError::from);
-                        let _ = tx.send(Msg::SelfTestStatus { device, result });
-                    });
+                drive_reads::poll_self_test(&self.drives, &self.tx, device);
             }
             Cmd::RestoreOrphans => {
                 let lines = match &self.changer {
@@ -383,35 +324,7 @@ impl Executor {
                 scheduler,
                 class,
                 chosen,
-            } => {
-                // The rule is planned from what sysfs says about the name now: it must still
-                // be the device chosen, or the rule would name another disk's serial.
-                if let Err(e) = self.drives.chosen_device(&device, chosen.as_ref())
-                    && matches!(e, crate::sys::DriveError::NotChosen(_))
-                {
-                    self.send(Msg::PersistPlanned {
-                        device,
-                        scheduler,
-                        class,
-                        result: Err(TaskError::from(e)),
-                    });
-                    return;
-                }
-                let opts = PersistOptions {
-                    target_root: self.persist_root.clone(),
-                    class,
-                    dry_run: true,
-                };
-                let result = persist::persist_scheduler(&self.root, &device, &scheduler, &opts)
-                    .map(Box::new)
-                    .map_err(TaskError::from);
-                self.send(Msg::PersistPlanned {
-                    device,
-                    scheduler,
-                    class,
-                    result,
-                });
-            }
+            } => self.plan_persist(device, scheduler, class, chosen),
             Cmd::WritePersist(rule) => {
                 let result = persist::install(&rule, &self.persist_root).map_err(TaskError::from);
                 self.send(Msg::Persisted(result));
@@ -446,27 +359,74 @@ impl Executor {
                 path,
                 confirmation,
                 chosen,
-            } => {
-                let job = FlushJob {
-                    device,
-                    path,
-                    confirmation,
-                    chosen,
-                    journal_dir: self
-                        .changer
-                        .as_ref()
-                        .ok()
-                        .map(|c| locked(c).journal().dir().to_path_buf()),
-                    history: self.history.clone(),
-                    // The screen keeps a column of margin on each side.
-                    width: crate::report::output::DEFAULT_WIDTH - 2,
-                    interval: INTERVAL,
-                };
-                self.jobs.start(job.with(Arc::clone(&self.flush_checker)));
-            }
+            } => self.start_flushcheck(device, path, confirmation, chosen),
             Cmd::StopFlushcheck => self.jobs.stop("flushcheck"),
             Cmd::Quit => {}
         }
+    }
+
+    /// Plans the udev rule that makes `scheduler` permanent, writing nothing (the admin
+    /// confirms it first).
+    fn plan_persist(
+        &self,
+        device: String,
+        scheduler: String,
+        class: bool,
+        chosen: Option<crate::model::ChosenDevice>,
+    ) {
+        // The rule is planned from what sysfs says about the name now: it must still
+        // be the device chosen, or the rule would name another disk's serial.
+        if let Err(e) = self.drives.chosen_device(&device, chosen.as_ref())
+            && matches!(e, crate::sys::DriveError::NotChosen(_))
+        {
+            self.send(Msg::PersistPlanned {
+                device,
+                scheduler,
+                class,
+                result: Err(TaskError::from(e)),
+            });
+            return;
+        }
+        let opts = PersistOptions {
+            target_root: self.persist_root.clone(),
+            class,
+            dry_run: true,
+        };
+        let result = persist::persist_scheduler(&self.root, &device, &scheduler, &opts)
+            .map(Box::new)
+            .map_err(TaskError::from);
+        self.send(Msg::PersistPlanned {
+            device,
+            scheduler,
+            class,
+            result,
+        });
+    }
+
+    /// Starts the flush check job with the session's journal for its cache switch.
+    fn start_flushcheck(
+        &mut self,
+        device: String,
+        path: PathBuf,
+        confirmation: String,
+        chosen: Option<crate::model::ChosenDevice>,
+    ) {
+        let job = FlushJob {
+            device,
+            path,
+            confirmation,
+            chosen,
+            journal_dir: self
+                .changer
+                .as_ref()
+                .ok()
+                .map(|c| locked(c).journal().dir().to_path_buf()),
+            history: self.history.clone(),
+            // The screen keeps a column of margin on each side.
+            width: crate::report::output::DEFAULT_WIDTH - 2,
+            interval: INTERVAL,
+        };
+        self.jobs.start(job.with(Arc::clone(&self.flush_checker)));
     }
 
     /// Adds an ended scan to the history through the one recorder; a failure is a line on
