@@ -181,9 +181,11 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         &mut device,
         &|| signals.is_set(),
         &mut save,
-        progress
-            .shown()
-            .then_some((PROGRESS_EVERY, &draw as &(dyn Fn(&LiveScan) + Sync))),
+        progress.shown().then_some((
+            "progress",
+            PROGRESS_EVERY,
+            &draw as &(dyn Fn(&LiveScan) + Sync),
+        )),
     );
     let scan = live.into_scan();
     let seconds = started.elapsed().as_secs_f64();

@@ -61,8 +61,8 @@ pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
     Ok(block.max(sector))
 }
 
-/// A look at the scan from a thread of its own, and how often.
-pub type Watch<'a> = (Duration, &'a (dyn Fn(&LiveScan) + Sync));
+/// A look at the scan from a thread of its own: the thread's name, how often, and the look.
+pub type Watch<'a> = (&'static str, Duration, &'a (dyn Fn(&LiveScan) + Sync));
 
 /// Steps the scan in `live` on `reader` until it ends or `stop()`: after each read
 /// `after_read` (false: stop now), and with `watch`, a thread that calls its function every
@@ -77,10 +77,10 @@ pub fn read_until_done(
 ) {
     let (quit, quit_rx) = mpsc::channel::<()>();
     std::thread::scope(|s| {
-        if let Some((period, look)) = watch {
+        if let Some((name, period, look)) = watch {
             // Without the watcher the scan still runs, as it did before there was one.
             let _ = std::thread::Builder::new()
-                .name("scan-watch".into())
+                .name(name.into())
                 .spawn_scoped(s, move || {
                     while let Err(mpsc::RecvTimeoutError::Timeout) = quit_rx.recv_timeout(period) {
                         look(live);
@@ -269,7 +269,7 @@ pub fn drive_watched(
         reader,
         &|| ctx.stopped(),
         &mut after_read,
-        watch.map(|p| (p, &watcher as &(dyn Fn(&LiveScan) + Sync))),
+        watch.map(|p| ("scan-watch", p, &watcher as &(dyn Fn(&LiveScan) + Sync))),
     );
     let zone = zone.into_inner().unwrap_or_else(PoisonError::into_inner);
     let scan = live.into_scan();
@@ -308,6 +308,92 @@ fn update(device: &str, scan: &Scan, zone: &Zone, elapsed: Duration) -> ScanUpda
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scan::engine::{End, ReadOutcome, TimedRead};
+    use std::sync::atomic::AtomicUsize;
+
+    /// Reads every block at once, counting them.
+    struct Quick(usize);
+
+    impl BlockReader for Quick {
+        fn read(&mut self, _: Span) -> TimedRead {
+            self.0 += 1;
+            TimedRead {
+                outcome: ReadOutcome::Read,
+                elapsed: Duration::from_micros(10),
+            }
+        }
+        fn gone(&mut self) -> Option<String> {
+            None
+        }
+    }
+
+    fn scan(blocks: u64) -> LiveScan {
+        let size = blocks * 4096;
+        LiveScan::new(Scan::new(
+            ScanConfig {
+                domain: Span::new(0, size),
+                block: 4096,
+                sector: 512,
+                slow: SLOW,
+                timeout: TIMEOUT,
+                retry: false,
+                map_cells: DEFAULT_CELLS,
+            },
+            Mapfile::new(size),
+        ))
+    }
+
+    /// The CLI's use of the loop: to the end, or stopped by its flag, or by `after_read`;
+    /// the watch looks on its own thread meanwhile.
+    #[test]
+    fn the_loop_runs_to_the_end_or_stops_when_asked() {
+        let live = scan(64);
+        let mut disk = Quick(0);
+        let mut after = 0;
+        read_until_done(
+            &live,
+            &mut disk,
+            &|| false,
+            &mut |_| {
+                after += 1;
+                true
+            },
+            None,
+        );
+        // Every block read, and `after_read` after each read that did not end the scan.
+        assert_eq!(disk.0, 64);
+        assert!((63..=64).contains(&after), "{after}");
+        assert_eq!(live.into_scan().end, Some(End::Finished));
+
+        let live = scan(64);
+        let mut disk = Quick(0);
+        let reads = AtomicUsize::new(0);
+        let looked = AtomicUsize::new(0);
+        let look = |_: &LiveScan| {
+            looked.fetch_add(1, Ordering::Relaxed);
+        };
+        read_until_done(
+            &live,
+            &mut disk,
+            &|| reads.load(Ordering::Relaxed) >= 10,
+            &mut |_| {
+                reads.fetch_add(1, Ordering::Relaxed);
+                // Slow enough for the watch to look at least once.
+                std::thread::sleep(Duration::from_millis(2));
+                true
+            },
+            Some(("test-watch", Duration::from_millis(1), &look)),
+        );
+        assert_eq!(disk.0, 10);
+        assert!(looked.load(Ordering::Relaxed) > 0);
+        assert_eq!(live.into_scan().end, Some(End::Stopped));
+
+        let live = scan(64);
+        let mut disk = Quick(0);
+        read_until_done(&live, &mut disk, &|| false, &mut |_| false, None);
+        assert_eq!(disk.0, 1);
+        assert_eq!(live.into_scan().end, Some(End::Stopped));
+    }
 
     /// The CLI's flags default to the scan's defaults here: the TUI's scan and
     /// `disktriage scan` without flags read alike.
