@@ -193,46 +193,41 @@ pub enum Msg {
     Flush(FlushMsg),
 }
 
-/// What the flush check worker says: the step under way, then how it ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FlushMsg {
-    /// The step under way ("commits with the write cache as found") and how far the whole
-    /// check is, 0.0 ..= 1.0.
-    Progress { step: String, fraction: f64 },
-    /// The check ended with a verdict.
-    Finished(Box<FlushDone>),
-    /// It was refused before anything was written, or failed (the sentence says which, and
-    /// what was put back).
-    Failed(String),
+pub use crate::flow::flushcheck::{FlushDone, FlushMsg};
+
+// What each job says, as the screen hears it (`tui::jobs` starts them).
+impl From<crate::flow::scan::ScanMsg> for Msg {
+    fn from(m: crate::flow::scan::ScanMsg) -> Msg {
+        match m {
+            crate::flow::scan::ScanMsg::Update(u) => Msg::Scan(u),
+            crate::flow::scan::ScanMsg::Refused(why) => Msg::ScanRefused(why),
+        }
+    }
 }
 
-/// A finished flush check as the screen shows it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FlushDone {
-    /// "waits-for-medium", "volatile-cache" or "unknown" (the JSON's word).
-    pub verdict: String,
-    /// The verdict in a sentence, and what to do.
-    pub sentence: String,
-    pub next_step: String,
-    /// The report's lines, as `disktriage flushcheck` prints them at this width.
-    pub lines: Vec<String>,
+impl From<crate::flow::triage::TriageNews> for Msg {
+    fn from(m: crate::flow::triage::TriageNews) -> Msg {
+        match m {
+            crate::flow::triage::TriageNews::Triage(t) => Msg::Triage(t),
+            crate::flow::triage::TriageNews::HistoryNote(n) => Msg::HistoryNote(n),
+        }
+    }
+}
+
+impl From<FlushMsg> for Msg {
+    fn from(m: FlushMsg) -> Msg {
+        Msg::Flush(m)
+    }
 }
 
 /// What a finished triage hands the screen (the report's types, reached from here by the
 /// screen's tests as what the message carries).
 pub use crate::report::triage::{DiskReport, TriageOf, TriageReport};
 
-/// What the triage worker says: each disk's progress as it goes, then the report; or why it
-/// did not start.
-#[derive(Debug, Clone)]
-pub enum TriageMsg {
-    Progress(Box<crate::triage::Progress>),
-    Finished(Box<TriageReport>),
-    Refused(String),
-}
+pub use crate::flow::triage::TriageMsg;
 
 /// Points of a scan's zone curve, at most (neighbours merge beyond).
-pub const ZONE_POINTS: usize = 256;
+pub use crate::flow::scan::ZONE_POINTS;
 
 /// What happens to target `index` of a run on several devices (`Cmd::StartSeveral`).
 #[derive(Debug, Clone)]

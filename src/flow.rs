@@ -3,24 +3,40 @@
 //! It sits below both and above the engine, the journal and the history; it draws no screen
 //! and parses no command line.
 //!
+//! - `job`: the `Job` trait every long-running task implements (what it needs, its messages,
+//!   its stop flag, what it puts back), which the TUI's one runner (`tui::jobs`) starts.
+//!   One file here per job: `scan`, `triage`, `flushcheck`.
 //! - `flushcheck`: the flush check's timing run (commits, write + flush, the flush after
-//!   dirty data, the commits with the write cache off), for the CLI and the TUI's worker.
+//!   dirty data, the commits with the write cache off), its write guard and timing check
+//!   for the CLI, and the TUI's flush check job.
 //! - `progress`: the progress line of a headless run on stderr (phase, figures, ETA), for
 //!   `run` on one target or several and the sweeps.
+//! - `scan`: the surface scan job and the one scan loop (the TUI's and `disktriage scan`'s),
+//!   with the scan's defaults.
 //! - `scan_progress`: `scan`'s progress line (the read in flight, what was found, 80 columns).
 //! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
 //!   put back; its refusals and the sentences that say them), which the CLI drives in a loop
 //!   and the TUI one message at a time.
 //! - `triage`: a triage's gathered facts judged, with each disk's changes since its last
-//!   triage, as the report both faces show, and recorded in the history.
+//!   triage, as the report both faces show, and recorded in the history; and the TUI's
+//!   triage job.
 //!
 //! Two more pieces both faces share live lower down, where what they need is: the stop-signal
 //! guard is `sys::signals::StopSignals` (it registers handlers: the operating system's part
 //! stays in `sys`), and the history recorder is `history::History::record_test` (one entry
 //! per test and target, which the CLI prints about and the TUI recalls past runs after).
 
+// The library's surface: the jobs and their parts, as a user of the crate (and the
+// integration tests) reaches them.
+pub use flushcheck::{FlushCheckJob, FlushChecker, FlushJob, real_checker as real_flush_checker};
+pub use job::{Job, JobContext};
+pub use scan::{ScanJob, ScanMsg, drive as drive_scan, drive_watched as drive_scan_watched};
+pub use triage::{Gatherer, TriageJob, TriageNews, real_gatherer};
+
 pub mod flushcheck;
+pub mod job;
 pub mod progress;
+pub mod scan;
 pub mod scan_progress;
 pub mod setting_sweep;
 pub mod triage;

@@ -33,12 +33,13 @@
 //!   screen shares, and stdout/stderr.
 //! - `flow`: the orchestration both faces share (the progress line, the setting-sweep state
 //!   machine); it draws no screen and parses no command line.
-//! - `cli` parses the command line; `commands`: the CLI's command bodies; `install`
-//!   generates the man page and the shell completions.
 //! - `theme`: the colours and glyphs every screen shares (sixteen-colour safe; only the Linux
 //!   console's glyphs on `TERM=linux`).
 //! - `event` (messages and commands), `app` (state and `update(Msg)`), `ui` (drawing) and
-//!   `tui` (terminal, loop and executor): the interactive program.
+//!   `tui` (terminal, loop, executor and the one job runner): the interactive program.
+//! - `cli` parses the command line; `commands`: the CLI's command bodies; `install`
+//!   generates the man page and the shell completions. Above the screen, so the screen cannot
+//!   use CLI code: what both need is in `flow` or lower.
 //!
 //! `run` dispatches a parsed command line.
 

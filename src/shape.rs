@@ -3,7 +3,10 @@
 //! - an import circle between files (the files of the circle and the imports that close it),
 //! - an import that points up the layers (the order is `src/lib.rs`'s module map, read from
 //!   its bullets: the one source of truth),
-//! - a file over `MAX_LINES` lines not counting its `#[cfg(test)]` items.
+//! - a file over `MAX_LINES` lines not counting its `#[cfg(test)]` items,
+//! - a job that needs more than its file and its registration: the job trait
+//!   (`flow/job.rs`) and the TUI's runner (`tui/jobs.rs`) may name no job, and the recipes
+//!   in docs/development.md name at most 2 files for a job and 5 for a screen that runs one.
 //!
 //! An import is any path that names a module of the crate: `use crate::a::b`, grouped
 //! `use crate::{a::b, c}`, `super::`, `self::`, a child module by its name, and the same paths
@@ -36,6 +39,17 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[];
 /// Files over `MAX_LINES` without their tests today: none (issue 24 split them). Only ever
 /// remove one.
 const KNOWN_BIG: &[&str] = &[];
+
+/// The job trait and the TUI's runner: generic over jobs, so a new job never edits them.
+const JOB_GENERIC: &[&str] = &["src/flow/job.rs", "src/tui/jobs.rs"];
+
+/// The "add" recipes of docs/development.md and the most files each may name. A screen that
+/// runs a job is 5 while `App::update` routes each job's messages (issue 37 aims at 4): only
+/// ever lower one.
+const RECIPES: &[(&str, usize)] = &[
+    ("### Add a job", 2),
+    ("### Add a screen that runs a job", 5),
+];
 
 /// One file's import of another: the line and the path as written.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -792,6 +806,76 @@ fn check(krate: &Crate, known: &Known) -> Vec<String> {
     failures
 }
 
+/// The files of `flow/` that hold a job (`impl Job for` or `impl job::Job for`).
+fn jobs(krate: &Crate) -> Vec<String> {
+    krate
+        .files
+        .values()
+        .filter(|f| f.module.first().is_some_and(|m| m == "flow"))
+        .filter(|f| {
+            let code: String = f.code.split_whitespace().collect::<Vec<_>>().join(" ");
+            code.contains("impl Job for") || code.contains("job::Job for")
+        })
+        .map(|f| f.file.clone())
+        .collect()
+}
+
+/// A job must be only its file and its registration: the trait's file and the runner import
+/// no other file of `flow/` (no list of jobs to add a line to).
+fn job_failures(krate: &Crate) -> Vec<String> {
+    krate
+        .imports()
+        .into_iter()
+        .filter(|i| JOB_GENERIC.contains(&i.from.as_str()))
+        .filter(|i| i.to.starts_with("src/flow/") && !JOB_GENERIC.contains(&i.to.as_str()))
+        .map(|i| {
+            format!("{i}: the job trait and the runner name no job (a job is its file and its `pub mod` line)")
+        })
+        .collect()
+}
+
+/// The files a recipe of docs/development.md names (backticked `src/...` paths, each once)
+/// and the section's text; None when the heading is missing.
+fn recipe_files(doc: &str, heading: &str) -> Option<Vec<String>> {
+    let start = doc.lines().position(|l| l.trim_end() == heading)?;
+    let mut files: Vec<String> = Vec::new();
+    for line in doc.lines().skip(start + 1) {
+        if line.starts_with("#") {
+            break;
+        }
+        for quoted in line.split('`').skip(1).step_by(2) {
+            let path = quoted.split_whitespace().next().unwrap_or("");
+            if path.starts_with("src/") && path.ends_with(".rs") && !files.iter().any(|f| f == path)
+            {
+                files.push(path.to_string());
+            }
+        }
+    }
+    Some(files)
+}
+
+/// Each recipe names at most its count of files, and every file it names exists (a name
+/// with `<...>` is the new file itself).
+fn recipe_failures(doc: &str, exists: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (heading, most) in RECIPES {
+        let Some(files) = recipe_files(doc, heading) else {
+            failures.push(format!("docs/development.md has no section `{heading}`"));
+            continue;
+        };
+        if files.len() > *most || files.is_empty() {
+            failures.push(format!(
+                "`{heading}` in docs/development.md names {} files, {files:?}: at most {most}",
+                files.len()
+            ));
+        }
+        for f in files.iter().filter(|f| !f.contains('<') && !exists(f)) {
+            failures.push(format!("`{heading}` names {f}, which does not exist"));
+        }
+    }
+    failures
+}
+
 #[test]
 fn the_crate_keeps_its_shape() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -804,11 +888,111 @@ fn the_crate_keeps_its_shape() {
             big: KNOWN_BIG,
         },
     );
+    let mut failures = failures;
+    failures.extend(job_failures(&krate));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/development.md")).expect("the doc reads");
+    failures.extend(recipe_failures(&doc, &|f| root.join(f).is_file()));
     assert!(
         failures.is_empty(),
         "the crate's shape (src/shape.rs):\n\n{}",
         failures.join("\n")
     );
+}
+
+/// The crate as it is, read from `src/`, as sources to change.
+fn real_sources() -> BTreeMap<String, String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut sources = BTreeMap::new();
+    read_dir(&src, &src, &mut sources).expect("src/ reads");
+    sources
+}
+
+#[test]
+fn the_screen_importing_cli_code_is_an_import_up_the_layers() {
+    let mut sources = real_sources();
+    let executor = sources["tui/executor.rs"].clone();
+    sources.insert(
+        "tui/executor.rs".into(),
+        format!("use crate::commands::scan::scan;\n{executor}"),
+    );
+    let app = sources["app.rs"].clone();
+    sources.insert("app.rs".into(), format!("use crate::cli::Cli;\n{app}"));
+    let krate = Crate::from_sources(&sources).expect("the crate reads");
+    let failures = check(&krate, &NOTHING_KNOWN);
+    for (from, to) in [
+        ("src/tui/executor.rs:1 imports src/commands/scan.rs", "tui"),
+        ("src/app.rs:1 imports src/cli.rs", "app"),
+    ] {
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.starts_with("import up the layers") && f.contains(from)),
+            "{to} may not use CLI code: {failures:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_new_job_is_its_file_and_its_registration() {
+    let mut sources = real_sources();
+    let before = sources.clone();
+    sources.insert(
+        "flow/fake.rs".into(),
+        "//! A fake job.\nuse super::job::{Job, JobContext};\npub struct Fake;\nimpl Job for Fake \
+         {\n    type Msg = ();\n    fn name(&self) -> &'static str {\n        \"fake\"\n    }\n    \
+         fn cannot_start(&self, _: &std::io::Error) {}\n    fn run(self, ctx: &JobContext<'_, ()>) \
+         {\n        ctx.send(());\n    }\n}\n"
+            .into(),
+    );
+    let flow = sources["flow.rs"].replace("pub mod job;", "pub mod fake;\npub mod job;");
+    sources.insert("flow.rs".into(), flow);
+    let changed: Vec<&String> = sources
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(*v))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(changed, ["flow.rs", "flow/fake.rs"]);
+    let krate = Crate::from_sources(&sources).expect("the crate reads");
+    assert!(jobs(&krate).contains(&"src/flow/fake.rs".to_string()));
+    assert_eq!(check(&krate, &NOTHING_KNOWN), Vec::<String>::new());
+    assert_eq!(job_failures(&krate), Vec::<String>::new());
+    // Every job the crate has is found, and the runner naming one fails.
+    let real = jobs(&Crate::from_sources(&before).expect("the crate reads"));
+    for job in [
+        "src/flow/scan.rs",
+        "src/flow/triage.rs",
+        "src/flow/flushcheck.rs",
+    ] {
+        assert!(real.iter().any(|j| j == job), "{job} not found in {real:?}");
+    }
+    let runner = format!("use crate::flow::fake::Fake;\n{}", sources["tui/jobs.rs"]);
+    sources.insert("tui/jobs.rs".into(), runner);
+    let krate = Crate::from_sources(&sources).expect("the crate reads");
+    let failures = job_failures(&krate);
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(failures[0].starts_with("src/tui/jobs.rs:1 imports src/flow/fake.rs"));
+}
+
+#[test]
+fn a_recipe_that_names_too_many_files_or_a_missing_one_fails() {
+    let doc = "# Dev\n\n### Add a job\n\nOne file, `src/flow/<job>.rs`, and a line in \
+               `src/flow.rs`.\n\n### Add a screen that runs a job\n\n`src/a.rs`, `src/b.rs` \
+               (`src/a.rs` again), `src/c.rs`, `src/d.rs`.\n\n### Other\n\n`src/e.rs`\n";
+    let all = |_: &str| true;
+    assert_eq!(recipe_failures(doc, &all), Vec::<String>::new());
+    assert_eq!(
+        recipe_files(doc, "### Add a job").unwrap(),
+        ["src/flow/<job>.rs", "src/flow.rs"]
+    );
+    let more = doc.replace("`src/d.rs`.", "`src/d.rs`, `src/f.rs`, `src/g.rs`.");
+    let failures = recipe_failures(&more, &all);
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(failures[0].contains("names 6 files"));
+    let none = |_: &str| false;
+    let failures = recipe_failures(doc, &none);
+    assert_eq!(failures.len(), 5, "{failures:#?}");
+    assert!(recipe_failures("# Dev\n", &all).len() == 2);
 }
 
 /// A crate of three layers, `low` under `high` under `top`, for the checker's own tests:

@@ -8,21 +8,15 @@
 //! after a SIGKILL the next start offers to put it back. A panic on another thread (a bug)
 //! ends only that thread: the screen says so, and the session goes on.
 
+pub mod drive_reads;
 pub mod executor;
-pub mod flush_worker;
-pub mod scan_worker;
-pub mod triage_worker;
+pub mod jobs;
+pub mod runs;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::tui::Item` without knowing the files below.
 pub use executor::{Executor, RunStarter};
-pub use flush_worker::{
-    FlushChecker, FlushJob, real_checker as real_flush_checker, run as run_flush,
-};
-pub use scan_worker::{
-    drive as drive_scan, drive_watched as drive_scan_watched, spawn as spawn_scan,
-};
-pub use triage_worker::{Gatherer, TriageJob, real_gatherer, run as run_triage};
+pub use jobs::{INTERVAL, Jobs, in_context, run_here};
 
 use std::io::{self, IsTerminal};
 use std::mem::ManuallyDrop;

@@ -3,8 +3,9 @@
 //! Every check runs before the first read: the arguments, the device, the output files (never
 //! on the scanned disk: a scan writes nothing to it, not even through a file system on it) and
 //! an existing mapfile (it must be of a device of this size, and of this disk when it says
-//! which). Then the engine reads block by block; between reads the stop flag (SIGINT, SIGTERM,
-//! SIGHUP) is checked and the mapfile saved every 30 s; the progress line is drawn on a timer of
+//! which). Then the engine reads block by block in the scan loop the TUI's scan steps too
+//! (`flow::scan::read_until_done`, with its defaults); between reads the stop flag (SIGINT,
+//! SIGTERM, SIGHUP) is checked and the mapfile saved every 30 s; the progress line is drawn on a timer of
 //! its own (`flow::scan_progress`), so a read that hangs shows as waiting. On a stop the
 //! mapfile and the badblocks list are saved, the summary of what was read is printed, and the
 //! exit status is 128 + the signal. Otherwise 0 every sector read, 4 some unreadable, 3 none
@@ -19,6 +20,7 @@ use anyhow::{Context, bail};
 
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::cli::ScanArgs;
+use crate::flow::scan::{block_size, read_until_done};
 use crate::flow::scan_progress::ScanProgress;
 use crate::history::History;
 use crate::model::exit::usage_bail;
@@ -31,14 +33,14 @@ use crate::report::scan::{RepairRun, SectorCounts};
 use crate::scan::Span;
 use crate::scan::badblocks;
 use crate::scan::blockmap::DEFAULT_CELLS;
-use crate::scan::engine::{End, Scan, ScanConfig, Step};
+use crate::scan::engine::{End, Scan, ScanConfig};
 use crate::scan::live::LiveScan;
 use crate::scan::mapfile::{Mapfile, MapfileParser, Status};
 use crate::scan::repair;
 use crate::scan::snapshot::ScanUpdate;
 use crate::sys::drive_control::DriveControl;
 use crate::sys::output_file::OutputFile;
-use crate::sys::scan::{MAX_BLOCK, ScanDevice, WrittenDevice, ZeroWriter, whole_disk};
+use crate::sys::scan::{ScanDevice, WrittenDevice, ZeroWriter, whole_disk};
 use crate::sys::signals::{Catch, StopSignals};
 use crate::sys::{LinuxDrives, direct};
 use crate::sys::{SysRoot, activity};
@@ -50,8 +52,6 @@ pub const EXIT_ABANDONED: u8 = exit::SUSPECT;
 /// Exit status when the scan could not finish (the device went away or changed): unknown.
 pub const EXIT_INCOMPLETE: u8 = exit::UNKNOWN;
 
-/// The default read size.
-const DEFAULT_BLOCK: u64 = 1 << 20;
 /// How often the mapfile is saved during a scan.
 const SAVE_EVERY: Duration = Duration::from_secs(30);
 /// How often the progress line is redrawn, whether reads complete or hang.
@@ -156,47 +156,37 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     ));
     let mut save_error: Option<String> = None;
     let live = LiveScan::new(scan);
-    let (quit, quit_rx) = std::sync::mpsc::channel::<()>();
-    std::thread::scope(|s| {
-        // The progress line on its own timer, not after each read: a read that hangs shows as
-        // waiting, and the clock runs.
-        if progress.shown() {
-            let (live, progress) = (&live, &progress);
-            let _ = std::thread::Builder::new()
-                .name("progress".into())
-                .spawn_scoped(s, move || {
-                    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                        quit_rx.recv_timeout(PROGRESS_EVERY)
-                    {
-                        live.view(|scan, in_flight| {
-                            progress.draw(scan, in_flight, started.elapsed());
-                        });
-                    }
-                });
-        }
-        loop {
-            if signals.is_set() {
-                live.with(Scan::stop);
-                break;
-            }
-            if live.step(&mut device) == Step::Done {
-                break;
-            }
-            if let Some(out) = &mapfile_out
-                && last_save.elapsed() >= SAVE_EVERY
+    // The progress line on its own timer, not after each read: a read that hangs shows as
+    // waiting, and the clock runs.
+    let draw = |live: &LiveScan| {
+        live.view(|scan, in_flight| progress.draw(scan, in_flight, started.elapsed()));
+    };
+    let mut save = |live: &LiveScan| {
+        if let Some(out) = &mapfile_out
+            && last_save.elapsed() >= SAVE_EVERY
+        {
+            last_save = Instant::now();
+            if let Err(e) = live.view(|scan, _| out.replace(&scan.mapfile.render(&comments)))
+                && save_error.is_none()
             {
-                last_save = Instant::now();
-                if let Err(e) = live.view(|scan, _| out.replace(&scan.mapfile.render(&comments)))
-                    && save_error.is_none()
-                {
-                    let text = format!("cannot save the mapfile {}: {e}", out.path.display());
-                    write_stderr(&format!("\ndisktriage: {}\n", neutralize_controls(&text)));
-                    save_error = Some(text);
-                }
+                let text = format!("cannot save the mapfile {}: {e}", out.path.display());
+                write_stderr(&format!("\ndisktriage: {}\n", neutralize_controls(&text)));
+                save_error = Some(text);
             }
         }
-        drop(quit);
-    });
+        true
+    };
+    read_until_done(
+        &live,
+        &mut device,
+        &|| signals.is_set(),
+        &mut save,
+        progress.shown().then_some((
+            "progress",
+            PROGRESS_EVERY,
+            &draw as &(dyn Fn(&LiveScan) + Sync),
+        )),
+    );
     let scan = live.into_scan();
     let seconds = started.elapsed().as_secs_f64();
     progress.clear();
@@ -350,29 +340,6 @@ fn domain(args: &ScanArgs, device_size: u64, sector: u64) -> anyhow::Result<Span
         );
     }
     Ok(Span::new(offset, size))
-}
-
-/// The read size: --block, else 1 MiB, at most `MAX_BLOCK`. Whatever the device's largest
-/// transfer: the kernel splits a larger plain read into requests it sends together, and an
-/// SG_IO read is sent in pieces (`ScanDevice::enforce_timeout`).
-pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
-    let block = match asked {
-        None => DEFAULT_BLOCK / sector * sector,
-        Some(b) => {
-            if b == 0 || !b.is_multiple_of(sector) {
-                usage_bail!(
-                    "--block {b} must be a multiple of the logical block size ({sector} bytes)"
-                );
-            }
-            if b > MAX_BLOCK {
-                usage_bail!(
-                    "--block {b} is larger than the largest block a scan reads ({MAX_BLOCK} bytes)"
-                );
-            }
-            b
-        }
-    };
-    Ok(block.max(sector))
 }
 
 fn describe(device: &ScanDevice, shown: &str) -> ScanTarget {

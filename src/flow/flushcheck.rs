@@ -1,21 +1,37 @@
-//! The flush check's timing run, shared by the CLI (`commands::flushcheck::timing`) and, from
-//! a worker thread, the TUI: durable 4 KiB commits with the write cache as found, write +
+//! The flush check's timing run, shared by the CLI (`commands::flushcheck::timing`) and, as a
+//! job (`FlushJob`), the TUI: durable 4 KiB commits with the write cache as found, write +
 //! flush, one flush after dirty data, and the commits again with the drive's write cache off
 //! where it can be switched. It measures and returns the facts (`flush::timing::TimingFacts`);
 //! judging them is `flush::timing::judge`.
 //!
-//! The caller owns the guard (`commands::flushcheck::prepare_write`, before anything touches
-//! the device) and the switch of the cache (through the journal, behind a `RestoreGuard`):
+//! The caller owns the guard (`target::prepare_write`, before anything touches the device)
+//! and the switch of the cache (through the journal, behind a `RestoreGuard`: `timing`):
 //! this module only asks it to turn the cache off and to put it back, and always asks for the
 //! latter once it asked for the former, whatever ends the run.
+//!
+//! `FlushJob` is the TUI's flush check: `timing::check` on one device with the session's
+//! journal for the cache switch (put back at the end of the check, and by the session's guard
+//! whatever the exit), recorded in the history; it tells the step under way (`FlushMsg`) and
+//! the end.
+
+pub mod target;
+pub mod timing;
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use self::timing::{TimingRequest, check};
 use crate::flush::timing::{COMMITS, DIRTY_BYTES, Rotation, Stats, TimingFacts};
+use crate::history::History;
+use crate::model::ChosenDevice;
+use crate::report::flushcheck::timing::render_text;
 use crate::sys::error::describe_io;
 use crate::sys::flush::{Durability, FlushDevice};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::job::{Every, Job, JobContext};
 
 /// What the run writes through: `sys::flush::FlushDevice`, or a fake in the tests.
 pub trait TimedDevice {
@@ -348,6 +364,177 @@ fn stamp(buf: &mut [u8], phase: Phase, i: u64) {
         x ^= x << 17;
         let bytes = x.to_le_bytes();
         chunk.copy_from_slice(&bytes[..chunk.len()]);
+    }
+}
+
+/// What the flush check says: the step under way, then how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlushMsg {
+    /// The step under way ("commits with the write cache as found") and how far the whole
+    /// check is, 0.0 ..= 1.0.
+    Progress { step: String, fraction: f64 },
+    /// The check ended with a verdict.
+    Finished(Box<FlushDone>),
+    /// It was refused before anything was written, or failed (the sentence says which, and
+    /// what was put back).
+    Failed(String),
+}
+
+/// A finished flush check as the screen shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlushDone {
+    /// "waits-for-medium", "volatile-cache" or "unknown" (the JSON's word).
+    pub verdict: String,
+    /// The verdict in a sentence, and what to do.
+    pub sentence: String,
+    pub next_step: String,
+    /// The report's lines, as `disktriage flushcheck` prints them at this width.
+    pub lines: Vec<String>,
+}
+
+/// What one flush check needs.
+pub struct FlushJob {
+    pub device: String,
+    pub path: PathBuf,
+    /// The name the admin typed.
+    pub confirmation: String,
+    /// The device as the admin chose it: refused when the name holds another device now.
+    pub chosen: Option<ChosenDevice>,
+    /// The session's journal, where the check's write-cache switch is journaled (none: the
+    /// session has no journal, and the cache stays as found).
+    pub journal_dir: Option<PathBuf>,
+    pub history: Option<History>,
+    /// The width the report's lines are laid out for.
+    pub width: usize,
+    /// How often the step under way is told (the screen: every 250 ms).
+    pub interval: std::time::Duration,
+}
+
+/// Runs the check, telling `progress` each step (its words and how far the whole check
+/// is), ending early when the flag is set: the real check in the program, a stand-in in
+/// tests.
+pub type FlushChecker = Arc<
+    dyn Fn(&FlushJob, &dyn Fn(String, f64), &AtomicBool) -> Result<FlushDone, String> + Send + Sync,
+>;
+
+/// The program's checker: `disktriage flushcheck`'s own timing check (the write guard, the
+/// journaled cache switch put back at its end, the history), its report laid out for the
+/// screen.
+pub fn real_checker() -> FlushChecker {
+    Arc::new(|job, progress, stop| {
+        let Some(journal_dir) = job.journal_dir.as_deref() else {
+            return Err(
+                "the session has no change journal, so the write cache could not be put back \
+                 after the check: nothing was written"
+                    .into(),
+            );
+        };
+        let history_dir = job.history.as_ref().map(|h| h.dir().to_path_buf());
+        // One message per interval (and at each phase's end), never one per write.
+        let mut every = Every::new(job.interval);
+        let mut phase: Option<Phase> = None;
+        let mut relay = |p: Progress| {
+            let force = phase.is_some_and(|was| was != p.phase) || p.done >= p.total;
+            if !every.due(force) {
+                return;
+            }
+            phase = Some(p.phase);
+            let (base, share) = phase_share(p.phase);
+            let within = p.done as f64 / p.total.max(1) as f64;
+            progress(
+                format!("{} {}/{}", p.phase.label(), p.done, p.total),
+                base + share * within,
+            );
+        };
+        let run = check(
+            &TimingRequest {
+                path: &job.path,
+                confirmation: Some(&job.confirmation),
+                rpm: None,
+                journal_dir,
+                history_dir: history_dir.as_deref(),
+                expect: job.chosen.as_ref(),
+            },
+            false,
+            &mut relay,
+            stop,
+        )
+        .map_err(|e| format!("{e:#}"))?;
+        if let Some(e) = &run.restore_error {
+            return Err(format!(
+                "the write cache of {} could not be put back: {e}; `disktriage restore` puts \
+                 it back",
+                run.disk_name
+            ));
+        }
+        // The figures; the verdict and the next step are the screen's own first lines.
+        let lines: Vec<String> = render_text(&run.report(), job.width)
+            .lines()
+            .take_while(|l| !l.trim_start().starts_with("Verdict:"))
+            .map(str::to_string)
+            .collect();
+        match (&run.judgement, &run.ended) {
+            (Some(j), _) => Ok(FlushDone {
+                verdict: j.verdict.as_str().to_string(),
+                sentence: j.sentence.clone(),
+                next_step: j.next_step.clone(),
+                lines,
+            }),
+            (None, ended) => Err(format!(
+                "the flush check of {} ended before its verdict: {}; the write cache is as \
+                 found",
+                run.name,
+                ended.as_deref().unwrap_or("stopped")
+            )),
+        }
+    })
+}
+
+/// Where each phase starts in the whole check's progress, and its share (the commits and
+/// the flushes are quick; the dirty data and the cache-off commits take longer).
+fn phase_share(phase: Phase) -> (f64, f64) {
+    match phase {
+        Phase::Commits => (0.0, 0.2),
+        Phase::WriteFlush => (0.2, 0.2),
+        Phase::Dirty => (0.4, 0.3),
+        Phase::CacheOffCommits => (0.7, 0.3),
+    }
+}
+
+impl FlushJob {
+    /// The job, run by `checker` (`real_checker` in the program).
+    pub fn with(self, checker: FlushChecker) -> FlushCheckJob {
+        FlushCheckJob { job: self, checker }
+    }
+}
+
+/// A flush check and what runs it: the job the runner starts.
+pub struct FlushCheckJob {
+    pub job: FlushJob,
+    pub checker: FlushChecker,
+}
+
+impl Job for FlushCheckJob {
+    type Msg = FlushMsg;
+
+    fn name(&self) -> &'static str {
+        "flushcheck"
+    }
+
+    fn cannot_start(&self, error: &std::io::Error) -> FlushMsg {
+        FlushMsg::Failed(format!("cannot start the flush check: {error}"))
+    }
+
+    /// The whole check, on the calling thread.
+    fn run(self, ctx: &JobContext<'_, FlushMsg>) {
+        let progress = |step: String, fraction: f64| {
+            ctx.send(FlushMsg::Progress { step, fraction });
+        };
+        let msg = match (self.checker)(&self.job, &progress, ctx.stop_flag()) {
+            Ok(done) => FlushMsg::Finished(Box::new(done)),
+            Err(why) => FlushMsg::Failed(why),
+        };
+        ctx.send(msg);
     }
 }
 

@@ -5,12 +5,29 @@
 //!
 //! It lives here rather than in `triage` because it builds `report::triage::TriageReport` and
 //! reads and writes the history: `triage` lies below both.
+//!
+//! `TriageJob` is the TUI's triage as a job: it checks that every name still holds the device
+//! the admin chose (before any is read), gathers the disks' facts read-only within the bound
+//! (`triage::gather`, one thread per disk inside it), relays each disk's progress as it comes
+//! (`TriageMsg::Progress`), then judges them and builds the report with each disk's changes
+//! since its last triage (`assemble`, as `disktriage triage` does), sends it, and adds it to
+//! the history. A stopped triage is shown with what was gathered but not recorded: its facts
+//! are partial, and the next triage would compare against them.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::job::{Job, JobContext};
 use crate::history::{FLUSH_VERIFY_TEST, History, HistoryEntry, Loaded, utc_minute};
+use crate::model::ChosenDevice;
 use crate::model::DiskIdentity;
 use crate::report::triage::{DiskReport, TriageReport};
+use crate::sys::{DriveControl, DriveError, SysRoot};
 use crate::triage::facts::PreviousTriage;
 use crate::triage::{DiskFacts, FlushFact, changes, judge_all};
+use crate::triage::{GatherOptions, Progress};
 
 /// When and where a triage ran, for its report.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,6 +135,181 @@ pub fn record(
         Ok((_, warnings)) => warnings,
         Err(not_added) => vec![not_added],
     }
+}
+
+/// Gathers the facts of the named disks, sending progress, ending early when the flag is set:
+/// the real gathering in the program, a stand-in in tests.
+pub type Gatherer = Arc<
+    dyn Fn(
+            &SysRoot,
+            &[String],
+            &GatherOptions,
+            Option<Sender<Progress>>,
+            &AtomicBool,
+        ) -> Vec<DiskFacts>
+        + Send
+        + Sync,
+>;
+
+/// The program's gatherer: `triage::gather_until`, which ends at its bound or soon after the
+/// stop flag is set, with what was gathered.
+pub fn real_gatherer() -> Gatherer {
+    Arc::new(crate::triage::gather_until)
+}
+
+/// What one triage needs besides its disks.
+pub struct TriageJob {
+    pub root: SysRoot,
+    pub devices: Vec<String>,
+    pub chosen: Vec<Option<ChosenDevice>>,
+    pub options: GatherOptions,
+    pub drives: Arc<dyn DriveControl>,
+    pub history: Option<History>,
+    pub gatherer: Gatherer,
+}
+
+/// What the triage says: each disk's progress as it goes, then the report; or why it did
+/// not start.
+#[derive(Debug, Clone)]
+pub enum TriageMsg {
+    Progress(Box<Progress>),
+    Finished(Box<TriageReport>),
+    Refused(String),
+}
+
+/// What the triage job sends: its own news, and the history's notes after the report.
+#[derive(Debug, Clone)]
+pub enum TriageNews {
+    Triage(TriageMsg),
+    HistoryNote(String),
+}
+
+impl Job for TriageJob {
+    type Msg = TriageNews;
+
+    fn name(&self) -> &'static str {
+        "triage"
+    }
+
+    fn cannot_start(&self, error: &std::io::Error) -> TriageNews {
+        TriageNews::Triage(TriageMsg::Refused(format!(
+            "cannot start the triage: {error}"
+        )))
+    }
+
+    fn run(self, ctx: &JobContext<'_, TriageNews>) {
+        run(&self, ctx);
+    }
+}
+
+/// The whole triage, on the calling thread.
+pub fn run(job: &TriageJob, ctx: &JobContext<'_, TriageNews>) {
+    if let Err(why) = check_chosen(job) {
+        ctx.send(TriageNews::Triage(TriageMsg::Refused(why)));
+        return;
+    }
+    let started = Instant::now();
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    // The history before this triage: each disk's changes are against its last one.
+    let (earlier, mut notes) = match &job.history {
+        Some(h) => match h.load() {
+            Ok(loaded) => {
+                let notes = loaded.problems.clone();
+                (Some(loaded), notes)
+            }
+            Err(e) => (None, vec![format!("history not read: {e:#}")]),
+        },
+        None => (None, Vec::new()),
+    };
+    let identities: Vec<_> = job
+        .devices
+        .iter()
+        .map(|d| job.root.disk_identity(d))
+        .collect();
+    let facts = gather_relaying(job, ctx);
+    let report = assemble(
+        facts,
+        &identities,
+        earlier.as_ref(),
+        TriageRun {
+            host: crate::sys::host::host_info().hostname,
+            started_unix,
+            seconds: started.elapsed().as_secs_f64(),
+            bound_seconds: job.options.bound.as_secs_f64(),
+        },
+    );
+    if !ctx.stopped()
+        && let Some(history) = &job.history
+    {
+        notes.extend(record(history, &report, &identities, &|| false));
+    }
+    ctx.send(TriageNews::Triage(TriageMsg::Finished(Box::new(report))));
+    for note in notes {
+        ctx.send(TriageNews::HistoryNote(note));
+    }
+}
+
+/// Every name must still hold the device the admin chose, checked before any is read: a
+/// verdict about another disk under the chosen name would be the worst kind of wrong.
+fn check_chosen(job: &TriageJob) -> Result<(), String> {
+    for (i, device) in job.devices.iter().enumerate() {
+        let chosen = job.chosen.get(i).and_then(Option::as_ref);
+        match job.drives.chosen_device(device, chosen) {
+            Ok(_) => {}
+            Err(e @ DriveError::NotChosen(_)) => return Err(e.to_string()),
+            Err(e) if chosen.is_some() => return Err(format!("{device}: {e}")),
+            // No identity to check (a name typed, not chosen): the gathering says what it
+            // can and cannot read.
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Runs the gatherer on a thread of this scope and relays its progress meanwhile. A disk's
+/// thread stuck in the kernel may keep the progress channel open after the gathering has
+/// returned at its bound, so the relay ends when the gathering does, not when the channel
+/// closes.
+fn gather_relaying(job: &TriageJob, ctx: &JobContext<'_, TriageNews>) -> Vec<DiskFacts> {
+    let (ptx, prx) = mpsc::channel::<Progress>();
+    let stop = ctx.stop_flag();
+    std::thread::scope(|scope| {
+        let gathering = scope
+            .spawn(move || (job.gatherer)(&job.root, &job.devices, &job.options, Some(ptx), stop));
+        let forward = |p: Progress| {
+            ctx.send(TriageNews::Triage(TriageMsg::Progress(Box::new(p))));
+        };
+        loop {
+            match prx.recv_timeout(Duration::from_millis(100)) {
+                Ok(p) => forward(p),
+                Err(RecvTimeoutError::Timeout) if gathering.is_finished() => break,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        while let Ok(p) = prx.try_recv() {
+            forward(p);
+        }
+        match gathering.join() {
+            Ok(facts) => facts,
+            // A panic in the gathering is a bug: every disk is unknown, and says so.
+            Err(_) => job
+                .devices
+                .iter()
+                .map(|d| DiskFacts {
+                    identity: crate::triage::DiskIdentityFacts {
+                        device: d.clone(),
+                        ..Default::default()
+                    },
+                    problems: vec!["the gathering failed (a bug in disktriage)".into()],
+                    ..Default::default()
+                })
+                .collect(),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -373,5 +565,114 @@ mod tests {
         );
         assert_eq!(f.severity.as_str(), "failing");
         assert!(rules(2).is_empty(), "{:?}", rules(2));
+    }
+}
+
+#[cfg(test)]
+mod job_tests {
+    use std::sync::atomic::Ordering;
+
+    use super::*;
+    use crate::sys::FakeDrives;
+
+    fn job(gatherer: Gatherer, history: Option<History>) -> TriageJob {
+        TriageJob {
+            root: SysRoot::new("/nonexistent-root"),
+            devices: vec!["loop0".into(), "loop1".into()],
+            chosen: Vec::new(),
+            options: GatherOptions::default(),
+            drives: Arc::new(FakeDrives::default()),
+            history,
+            gatherer,
+        }
+    }
+
+    /// Reports each disk half done, then done, and returns plain facts; waits for the stop
+    /// flag when `wait_for_stop`.
+    fn fake(wait_for_stop: bool) -> Gatherer {
+        Arc::new(move |_, devices, _, progress, stop| {
+            let progress = progress.unwrap();
+            for (i, d) in devices.iter().enumerate() {
+                let _ = progress.send(Progress {
+                    disk: i,
+                    device: d.clone(),
+                    step: "surface 1/2".into(),
+                    fraction: 0.5,
+                    done: None,
+                });
+            }
+            while wait_for_stop && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            devices
+                .iter()
+                .map(|d| DiskFacts {
+                    identity: crate::triage::DiskIdentityFacts {
+                        device: d.clone(),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                })
+                .collect()
+        })
+    }
+
+    fn run_with(job: TriageJob, stop: &AtomicBool, tx: Sender<TriageNews>) {
+        let send = move |m| tx.send(m).is_ok();
+        Job::run(
+            job,
+            &JobContext::new(stop, &send, Duration::from_millis(250)),
+        );
+    }
+
+    #[test]
+    fn progress_is_relayed_then_the_report_and_it_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::new(dir.path());
+        let (tx, rx) = mpsc::channel();
+        run_with(
+            job(fake(false), Some(history.clone())),
+            &AtomicBool::new(false),
+            tx,
+        );
+        let msgs: Vec<TriageNews> = rx.iter().collect();
+        let progress = msgs
+            .iter()
+            .filter(|m| matches!(m, TriageNews::Triage(TriageMsg::Progress(_))))
+            .count();
+        assert_eq!(progress, 2);
+        let Some(TriageNews::Triage(TriageMsg::Finished(report))) = msgs
+            .iter()
+            .find(|m| matches!(m, TriageNews::Triage(TriageMsg::Finished(_))))
+        else {
+            panic!("no report: {msgs:?}")
+        };
+        assert_eq!(report.disks.len(), 2);
+        assert_eq!(history.load().unwrap().entries.len(), 2);
+    }
+
+    #[test]
+    fn a_stopped_triage_ends_promptly_and_is_not_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::new(dir.path());
+        let (tx, rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let job = job(fake(true), Some(history.clone()));
+        let worker = std::thread::spawn(move || run_with(job, &flag, tx));
+        // The first progress line, then the stop.
+        assert!(matches!(
+            rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+            TriageNews::Triage(TriageMsg::Progress(_))
+        ));
+        let asked = Instant::now();
+        stop.store(true, Ordering::Relaxed);
+        worker.join().unwrap();
+        assert!(asked.elapsed() < Duration::from_secs(2));
+        assert!(
+            rx.iter()
+                .any(|m| matches!(m, TriageNews::Triage(TriageMsg::Finished(_))))
+        );
+        assert!(history.load().unwrap().entries.is_empty());
     }
 }

@@ -1,21 +1,25 @@
 //! Carries out what `App::update` asks (`Cmd`) and answers with messages (`Msg`): journaled
 //! setting changes through the session's `Changer`, drive reads through `DriveControl` (off
-//! the UI thread), runs through a run-starter, exports. Tested on `FakeDrives`.
+//! the UI thread), exports; every long-running task (a run, a scan, a triage, a flush check)
+//! is a job started and stopped by the one runner (`tui::jobs`). Tested on `FakeDrives`.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
-use crate::bench::exec::session::{self, RunRequest, Session, TempPoll};
-use crate::bench::results::outcome::{RunReport, TargetClass};
+use super::drive_reads;
+use super::jobs::{INTERVAL, Jobs};
+pub use super::runs::{RunChecker, RunStarter};
+use super::runs::{RunJob, SeveralJob};
+use crate::bench::exec::session::{self, RunRequest};
+use crate::bench::results::outcome::RunReport;
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
-use crate::drive_state::temperature::{PollConfig, TempPoller};
-use crate::event::{Cmd, Msg, SeveralMsg, TaskError};
+use crate::event::{Cmd, Msg, TaskError};
+use crate::flow::flushcheck::{FlushChecker, FlushJob, real_checker};
+use crate::flow::scan::ScanJob;
+use crate::flow::triage::{Gatherer, TriageJob, real_gatherer};
 use crate::history::{self, History};
 use crate::persist::{self, PersistOptions};
 use crate::sys::{DriveControl, SysRoot};
@@ -28,25 +32,6 @@ struct JournalId {
     id: u64,
 }
 
-/// Starts a test run: `session::start_watched` in the program, a stand-in in tests. It runs
-/// on a thread of its own (opening waits up to 2 s for a busy device, and a file test first
-/// writes its whole test file), gives up when the flag is set, and keeps the bytes of a new
-/// test file written so far in the counter.
-pub type RunStarter = Arc<
-    dyn Fn(&SysRoot, &RunRequest, &AtomicBool, &AtomicU64) -> anyhow::Result<Session> + Send + Sync,
->;
-
-/// Checks a run's target before anything is started (`session::check` in the program and by
-/// default; a stand-in in tests): a run on several devices starts none unless every one
-/// passes.
-pub type RunChecker = Arc<dyn Fn(&SysRoot, &RunRequest) -> anyhow::Result<()> + Send + Sync>;
-
-/// How often a relay passes a stop request on to the run it follows.
-const STOP_POLL: Duration = Duration::from_millis(50);
-
-/// How often the progress of a new test file's layout is sent to the UI.
-const LAYOUT_POLL: Duration = Duration::from_millis(250);
-
 /// Carries out `Cmd`s: journaled setting changes, drive reads, runs, exports.
 pub struct Executor {
     root: SysRoot,
@@ -57,29 +42,17 @@ pub struct Executor {
     start: RunStarter,
     check: RunChecker,
     journal_ids: Vec<JournalId>,
-    /// The stop flag of the run (set before it has started: its start gives up).
-    stop: Option<Arc<AtomicBool>>,
-    /// Starts the run, then relays its events and report.
-    forwarder: Option<JoinHandle<()>>,
-    /// The run in progress works in a scratch directory (the metadata test), which it removes
-    /// as it ends: quitting waits for that longer than for a device run.
-    scratch_run: bool,
-    /// The stop flags and event relays of the targets of a run on several devices.
-    several: Vec<(Arc<AtomicBool>, JoinHandle<()>)>,
+    /// The runs, scans, triages and flush checks under way.
+    jobs: Jobs,
     /// Where finished runs are recorded (none: not recorded, as in most tests).
     history: Option<History>,
     /// The records this session added, not offered back as past runs.
     recorded: HashSet<String>,
     /// The system root udev rules are written under (`/`).
     persist_root: PathBuf,
-    /// The surface scan's stop flag and worker.
-    scan: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
-    /// The triage's stop flag and worker, and what gathers its facts.
-    triage: super::triage_worker::Running,
-    gatherer: super::triage_worker::Gatherer,
-    /// The flush check's stop flag and worker, and what runs it.
-    flush: super::flush_worker::Running,
-    flush_checker: super::flush_worker::FlushChecker,
+    /// What gathers a triage's facts and what runs a flush check (stand-ins in tests).
+    gatherer: Gatherer,
+    flush_checker: FlushChecker,
 }
 
 /// How many of a disk's past runs Results shows (the newest).
@@ -103,36 +76,30 @@ impl Executor {
     ) -> Self {
         Executor {
             root,
+            jobs: Jobs::new(tx.clone()),
             tx,
             drives,
             changer,
             start,
             check: Arc::new(|root, request| session::check(root, request).map(|_| ())),
             journal_ids: Vec::new(),
-            stop: None,
-            forwarder: None,
-            scratch_run: false,
-            several: Vec::new(),
             history: None,
             recorded: HashSet::new(),
             persist_root: PathBuf::from("/"),
-            scan: None,
-            triage: None,
-            gatherer: super::triage_worker::real_gatherer(),
-            flush: None,
-            flush_checker: super::flush_worker::real_checker(),
+            gatherer: real_gatherer(),
+            flush_checker: real_checker(),
         }
     }
 
     /// Runs the flush check with `checker` instead of the real one (tests).
-    pub fn with_flush_checker(mut self, checker: super::flush_worker::FlushChecker) -> Self {
-        (self.flush_checker, self.flush) = (checker, None);
+    pub fn with_flush_checker(mut self, checker: FlushChecker) -> Self {
+        self.flush_checker = checker;
         self
     }
 
     /// Gathers a triage's facts with `gatherer` instead of `triage::gather` (tests).
-    pub fn with_triage_gatherer(mut self, gatherer: super::triage_worker::Gatherer) -> Self {
-        (self.gatherer, self.triage) = (gatherer, None);
+    pub fn with_triage_gatherer(mut self, gatherer: Gatherer) -> Self {
+        self.gatherer = gatherer;
         self
     }
 
@@ -304,75 +271,15 @@ impl Executor {
                 }
             }
             Cmd::ReadDriveStatus { device, health } => {
-                // SMART on a failing drive can take seconds: never on the UI thread.
-                let drives = Arc::clone(&self.drives);
-                let tx = self.tx.clone();
-                let _ = std::thread::Builder::new()
-                    .name(format!("drive-{device}"))
-                    .spawn(move || {
-                        let dev = drives.device(&device).map_err(TaskError::from);
-                        let cache = dev.clone().and_then(|d| {
-                            Ok(crate::drive_state::cache_status(drives.as_ref(), &d)?)
-                        });
-                        let health = health.then(|| {
-                            dev.and_then(|d| {
-                                Ok(Box::new(crate::drive_state::smart_health(
-                                    drives.as_ref(),
-                                    &d,
-                                )?))
-                            })
-                        });
-                        let read_logs = health.is_some();
-                        let _ = tx.send(Msg::DriveStatus {
-                            device: device.clone(),
-                            cache,
-                            health,
-                        });
-                        // The logs after the verdict: the badge shows first, the logs judge
-                        // it when they come.
-                        if read_logs {
-                            let result = drives
-                                .device(&device)
-                                .and_then(|d| drives.drive_logs(&d))
-                                .map(Box::new)
-                                .map_err(TaskError::from);
-                            let _ = tx.send(Msg::DriveLogs { device, result });
-                        }
-                    });
+                drive_reads::read_status(&self.drives, &self.tx, device, health);
             }
             Cmd::StartSelfTest {
                 device,
                 kind,
                 chosen,
-            } => {
-                let drives = Arc::clone(&self.drives);
-                let tx = self.tx.clone();
-                let _ = std::thread::Builder::new()
-                    .name(format!("selftest-{device}"))
-                    .spawn(move || {
-                        let result = drives
-                            .chosen_device(&device, chosen.as_ref())
-                            .and_then(|d| drives.start_self_test(&d, kind))
-                            .map_err(TaskError::from);
-                        let _ = tx.send(Msg::SelfTestStarted {
-                            device,
-                            kind,
-                            result,
-                        });
-                    });
-            }
+            } => drive_reads::start_self_test(&self.drives, &self.tx, device, kind, chosen),
             Cmd::PollSelfTest { device } => {
-                let drives = Arc::clone(&self.drives);
-                let tx = self.tx.clone();
-                let _ = std::thread::Builder::new()
-                    .name(format!("selftest-{device}"))
-                    .spawn(move || {
-                        let result = drives
-                            .device(&device)
-                            .and_then(|d| drives.self_test_status(&d))
-                            .map_err(TaskError::from);
-                        let _ = tx.send(Msg::SelfTestStatus { device, result });
-                    });
+                drive_reads::poll_self_test(&self.drives, &self.tx, device);
             }
             Cmd::RestoreOrphans => {
                 let lines = match &self.changer {
@@ -394,12 +301,8 @@ impl Executor {
             Cmd::StartRun(request) => self.start_run(&request),
             Cmd::StartSeveral(targets) => self.start_several(targets),
             Cmd::StopRun => {
-                if let Some(stop) = &self.stop {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                for (stop, _) in &self.several {
-                    stop.store(true, Ordering::Relaxed);
-                }
+                self.jobs.stop("run");
+                self.jobs.stop("several");
             }
             Cmd::Export {
                 reports,
@@ -421,35 +324,7 @@ impl Executor {
                 scheduler,
                 class,
                 chosen,
-            } => {
-                // The rule is planned from what sysfs says about the name now: it must still
-                // be the device chosen, or the rule would name another disk's serial.
-                if let Err(e) = self.drives.chosen_device(&device, chosen.as_ref())
-                    && matches!(e, crate::sys::DriveError::NotChosen(_))
-                {
-                    self.send(Msg::PersistPlanned {
-                        device,
-                        scheduler,
-                        class,
-                        result: Err(TaskError::from(e)),
-                    });
-                    return;
-                }
-                let opts = PersistOptions {
-                    target_root: self.persist_root.clone(),
-                    class,
-                    dry_run: true,
-                };
-                let result = persist::persist_scheduler(&self.root, &device, &scheduler, &opts)
-                    .map(Box::new)
-                    .map_err(TaskError::from);
-                self.send(Msg::PersistPlanned {
-                    device,
-                    scheduler,
-                    class,
-                    result,
-                });
-            }
+            } => self.plan_persist(device, scheduler, class, chosen),
             Cmd::WritePersist(rule) => {
                 let result = persist::install(&rule, &self.persist_root).map_err(TaskError::from);
                 self.send(Msg::Persisted(result));
@@ -458,64 +333,100 @@ impl Executor {
                 device,
                 path,
                 chosen,
-            } => super::scan_worker::start(&mut self.scan, device, &path, chosen, &self.tx),
+            } => self.jobs.start(ScanJob {
+                device,
+                path,
+                chosen,
+            }),
             Cmd::RecordScan { update, path } => self.record_scan(&update, &path),
-            Cmd::StopScan => {
-                if let Some((stop, _)) = &self.scan {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
+            Cmd::StopScan => self.jobs.stop("scan"),
             Cmd::StartTriage {
                 devices,
                 chosen,
                 options,
-            } => {
-                let job = super::triage_worker::TriageJob {
-                    root: self.root.clone(),
-                    devices,
-                    chosen,
-                    options,
-                    drives: Arc::clone(&self.drives),
-                    history: self.history.clone(),
-                    gatherer: Arc::clone(&self.gatherer),
-                };
-                super::triage_worker::start(&mut self.triage, job, &self.tx);
-            }
-            Cmd::StopTriage => {
-                if let Some((stop, _)) = &self.triage {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
+            } => self.jobs.start(TriageJob {
+                root: self.root.clone(),
+                devices,
+                chosen,
+                options,
+                drives: Arc::clone(&self.drives),
+                history: self.history.clone(),
+                gatherer: Arc::clone(&self.gatherer),
+            }),
+            Cmd::StopTriage => self.jobs.stop("triage"),
             Cmd::StartFlushcheck {
                 device,
                 path,
                 confirmation,
                 chosen,
-            } => {
-                let job = super::flush_worker::FlushJob {
-                    device,
-                    path,
-                    confirmation,
-                    chosen,
-                    journal_dir: self
-                        .changer
-                        .as_ref()
-                        .ok()
-                        .map(|c| locked(c).journal().dir().to_path_buf()),
-                    history: self.history.clone(),
-                    // The screen keeps a column of margin on each side.
-                    width: crate::report::output::DEFAULT_WIDTH - 2,
-                };
-                let checker = Arc::clone(&self.flush_checker);
-                super::flush_worker::start(&mut self.flush, job, checker, &self.tx);
-            }
-            Cmd::StopFlushcheck => {
-                if let Some((stop, _)) = &self.flush {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
+            } => self.start_flushcheck(device, path, confirmation, chosen),
+            Cmd::StopFlushcheck => self.jobs.stop("flushcheck"),
             Cmd::Quit => {}
         }
+    }
+
+    /// Plans the udev rule that makes `scheduler` permanent, writing nothing (the admin
+    /// confirms it first).
+    fn plan_persist(
+        &self,
+        device: String,
+        scheduler: String,
+        class: bool,
+        chosen: Option<crate::model::ChosenDevice>,
+    ) {
+        // The rule is planned from what sysfs says about the name now: it must still
+        // be the device chosen, or the rule would name another disk's serial.
+        if let Err(e) = self.drives.chosen_device(&device, chosen.as_ref())
+            && matches!(e, crate::sys::DriveError::NotChosen(_))
+        {
+            self.send(Msg::PersistPlanned {
+                device,
+                scheduler,
+                class,
+                result: Err(TaskError::from(e)),
+            });
+            return;
+        }
+        let opts = PersistOptions {
+            target_root: self.persist_root.clone(),
+            class,
+            dry_run: true,
+        };
+        let result = persist::persist_scheduler(&self.root, &device, &scheduler, &opts)
+            .map(Box::new)
+            .map_err(TaskError::from);
+        self.send(Msg::PersistPlanned {
+            device,
+            scheduler,
+            class,
+            result,
+        });
+    }
+
+    /// Starts the flush check job with the session's journal for its cache switch.
+    fn start_flushcheck(
+        &mut self,
+        device: String,
+        path: PathBuf,
+        confirmation: String,
+        chosen: Option<crate::model::ChosenDevice>,
+    ) {
+        let job = FlushJob {
+            device,
+            path,
+            confirmation,
+            chosen,
+            journal_dir: self
+                .changer
+                .as_ref()
+                .ok()
+                .map(|c| locked(c).journal().dir().to_path_buf()),
+            history: self.history.clone(),
+            // The screen keeps a column of margin on each side.
+            width: crate::report::output::DEFAULT_WIDTH - 2,
+            interval: INTERVAL,
+        };
+        self.jobs.start(job.with(Arc::clone(&self.flush_checker)));
     }
 
     /// Adds an ended scan to the history through the one recorder; a failure is a line on
@@ -533,156 +444,42 @@ impl Executor {
         }
     }
 
-    /// Starts a run on a thread of its own, which then relays its events and report; the stop
-    /// flag is set up first, so a stop or a quit during the start stops the start.
+    /// Starts a run: its job starts the session on a thread of its own, then relays its
+    /// events and report.
     fn start_run(&mut self, request: &RunRequest) {
-        if let Some(f) = self.forwarder.take() {
-            let _ = f.join();
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        self.stop = Some(Arc::clone(&stop));
-        // A stopped metadata run deletes its files before it ends: quitting waits longer.
-        self.scratch_run = request.test.info().family.runs_in_directory();
-        let start = Arc::clone(&self.start);
-        let root = self.root.clone();
-        let request = request.clone();
-        let drives = Arc::clone(&self.drives);
-        let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("run-events".into())
-            .spawn(move || {
-                let session = match start_reporting_layout(&start, &root, &request, &stop, &tx) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let _ = tx.send(Msg::RunRefused(format!("{e:#}")));
-                        return;
-                    }
-                };
-                let _ = tx.send(Msg::RunStarted {
-                    target: Box::new(session.target.clone()),
-                    plan: Box::new(session.plan.clone()),
-                    notes: session.notes.clone(),
-                });
-                let poller = session
-                    .target
-                    .device
-                    .as_deref()
-                    .filter(|_| session.target.kind == TargetClass::BlockDevice)
-                    .and_then(|d| temperature_poller(&drives, &tx, d, request.temperature));
-                forward(session, poller, &stop, &tx);
-            });
-        match spawned {
-            Ok(h) => self.forwarder = Some(h),
-            Err(e) => self.send(Msg::RunRefused(format!("cannot start the run: {e}"))),
-        }
+        self.jobs.start(RunJob {
+            start: Arc::clone(&self.start),
+            root: self.root.clone(),
+            request: request.clone(),
+            drives: Arc::clone(&self.drives),
+            tx: self.tx.clone(),
+        });
     }
 
-    /// Starts targets of a run on several devices together, each on its own thread and relayed
-    /// with its index. Every target is checked first (in use on the live system, read-only,
-    /// plan, memory): when one is refused none starts, and each is told why. One that passes
-    /// the checks and then cannot start (a failing device) is reported and the others go on.
+    /// Starts the targets of a run on several devices together, each a job relayed with its
+    /// index; none starts unless every one passes the checks (`SeveralJob`).
     fn start_several(&mut self, targets: Vec<(usize, RunRequest)>) {
-        // The relays of an earlier batch have sent their last message: they are done.
-        for (_, f) in self.several.drain(..) {
-            let _ = f.join();
-        }
-        // The first thread checks every target; the others wait for its verdict (the checks
-        // read the device list and open devices, which is not done on the UI's thread).
-        let gate: Arc<OnceLock<Result<(), (usize, String)>>> = Arc::new(OnceLock::new());
-        let all: Arc<Vec<(usize, RunRequest)>> = Arc::new(targets.clone());
-        for (index, request) in targets {
-            let stop = Arc::new(AtomicBool::new(false));
-            let flag = Arc::clone(&stop);
-            let start = Arc::clone(&self.start);
-            let check = Arc::clone(&self.check);
-            let (gate, all) = (Arc::clone(&gate), Arc::clone(&all));
-            let root = self.root.clone();
-            let tx = self.tx.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("run-events-{index}"))
-                .spawn(move || {
-                    let verdict = gate.get_or_init(|| {
-                        all.iter().try_for_each(|(i, r)| {
-                            check(&root, r).map_err(|e| (*i, format!("{e:#}")))
-                        })
-                    });
-                    if let Err((refused, why)) = verdict {
-                        let error = if *refused == index {
-                            why.clone()
-                        } else {
-                            let name = all
-                                .iter()
-                                .find(|(i, _)| i == refused)
-                                .map(|(_, r)| r.target.display().to_string())
-                                .unwrap_or_default();
-                            format!("not started: {name} was refused ({why})")
-                        };
-                        let _ = tx.send(Msg::Several(SeveralMsg::Refused { index, error }));
-                        return;
-                    }
-                    // Several devices: block devices, never a new test file to lay out.
-                    let session = match start(&root, &request, &flag, &AtomicU64::new(0)) {
-                        Ok(s) => s,
-                        Err(e) => {
-                            let _ = tx.send(Msg::Several(SeveralMsg::Refused {
-                                index,
-                                error: format!("{e:#}"),
-                            }));
-                            return;
-                        }
-                    };
-                    let _ = tx.send(Msg::Several(SeveralMsg::Started {
-                        index,
-                        target: Box::new(session.target.clone()),
-                        plan: Box::new(session.plan.clone()),
-                    }));
-                    forward_several(index, session, &flag, &tx);
-                });
-            match spawned {
-                Ok(h) => self.several.push((stop, h)),
-                Err(e) => self.send(Msg::Several(SeveralMsg::Refused {
-                    index,
-                    error: format!("cannot start the run: {e}"),
-                })),
-            }
-        }
+        let gate = Arc::new(OnceLock::new());
+        let all = Arc::new(targets.clone());
+        let jobs = targets
+            .into_iter()
+            .map(|(index, request)| SeveralJob {
+                index,
+                request,
+                start: Arc::clone(&self.start),
+                check: Arc::clone(&self.check),
+                gate: Arc::clone(&gate),
+                all: Arc::clone(&all),
+                root: self.root.clone(),
+            })
+            .collect();
+        self.jobs.start_all(jobs);
     }
 
-    /// Stops a run and waits (a few seconds at most) for it to wind down.
+    /// Stops every job and waits (a few seconds at most; a metadata run longer) for them to
+    /// wind down. A flush check puts the write cache back itself, before the session does.
     pub fn shutdown(&mut self) {
-        if let Some(stop) = &self.stop {
-            stop.store(true, Ordering::Relaxed);
-        }
-        for (stop, _) in &self.several {
-            stop.store(true, Ordering::Relaxed);
-        }
-        if let Some((stop, _)) = &self.scan {
-            stop.store(true, Ordering::Relaxed);
-        }
-        if let Some((stop, _)) = &self.triage {
-            stop.store(true, Ordering::Relaxed);
-        }
-        // A flush check puts the write cache back itself: waited for, before the session's.
-        if let Some((stop, _)) = &self.flush {
-            stop.store(true, Ordering::Relaxed);
-        }
-        // A stopped metadata run deletes the files it created before it ends: removing
-        // many thousands on a slow disk takes more than a few seconds.
-        let wait = if self.scratch_run { 300 } else { 5 };
-        let deadline = Instant::now() + Duration::from_secs(wait);
-        let relays = self.forwarder.take().into_iter();
-        let several = self.several.drain(..).map(|(_, f)| f);
-        let scan = self.scan.take().map(|(_, f)| f).into_iter();
-        let triage = self.triage.take().map(|(_, f)| f).into_iter();
-        let flush = self.flush.take().map(|(_, f)| f).into_iter();
-        for f in relays.chain(several).chain(scan).chain(triage).chain(flush) {
-            while !f.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if f.is_finished() {
-                let _ = f.join();
-            }
-        }
+        self.jobs.stop_all();
     }
 }
 
@@ -708,117 +505,22 @@ fn probe_file_target(
     }))
 }
 
-/// A temperature poller for the run's device as the request asks: by default where the
-/// transport has a sensor worth polling (not USB bridges: some choke on pass-through commands
-/// under load), or at the admin's interval on any drive, or none. Each reading is a message on
-/// `tx`.
-fn temperature_poller(
-    drives: &Arc<dyn DriveControl>,
-    tx: &Sender<Msg>,
-    device: &str,
-    poll: TempPoll,
-) -> Option<TempPoller> {
-    let dev = drives.device(device).ok()?;
-    let config = match poll {
-        TempPoll::Off => return None,
-        TempPoll::Default => PollConfig::default_for(dev.transport)?,
-        TempPoll::Every(d) => PollConfig::every(d),
-    };
-    let tx = tx.clone();
-    let name = dev.name.clone();
-    TempPoller::spawn(
-        Arc::clone(drives),
-        dev,
-        config,
-        Instant::now(),
-        move |s| match s.celsius {
-            Some(celsius) => tx
-                .send(Msg::Temperature {
-                    device: name.clone(),
-                    at: s.at.as_secs_f64(),
-                    celsius,
-                })
-                .is_ok(),
-            None => true,
-        },
-    )
-    .ok()
-}
-
-/// Starts a run with `start`, sending the bytes of a new test file written so far to the UI
-/// every `LAYOUT_POLL` while it is laid out (a file of some GiB takes minutes on a slow disk).
-fn start_reporting_layout(
-    start: &RunStarter,
-    root: &SysRoot,
-    request: &RunRequest,
-    stop: &AtomicBool,
-    tx: &Sender<Msg>,
-) -> anyhow::Result<Session> {
-    let laid_out = AtomicU64::new(0);
-    let started = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let watcher = std::thread::Builder::new()
-            .name("layout-progress".into())
-            .spawn_scoped(s, || {
-                let mut sent = 0;
-                while !started.load(Ordering::Relaxed) {
-                    std::thread::park_timeout(LAYOUT_POLL);
-                    let now = laid_out.load(Ordering::Relaxed);
-                    if now != sent && !started.load(Ordering::Relaxed) {
-                        sent = now;
-                        let _ = tx.send(Msg::LaidOut(now));
-                    }
-                }
-            });
-        let result = start(root, request, stop, &laid_out);
-        started.store(true, Ordering::Relaxed);
-        if let Ok(w) = watcher {
-            w.thread().unpark();
-        }
-        result
-    })
-}
-
-/// Relays a session's events to the main loop, then its report; the temperature poller stops
-/// with the run. A test file the run created is removed (the TUI leaves nothing behind).
-fn forward(session: Session, poller: Option<TempPoller>, stop: &AtomicBool, tx: &Sender<Msg>) {
-    session.relay(stop, STOP_POLL, |ev| {
-        tx.send(Msg::Run(Box::new(ev))).is_ok()
-    });
-    if let Some(p) = poller {
-        p.stop();
-    }
-    let result = session.finish_removing_test_file().map_err(TaskError::from);
-    let _ = tx.send(Msg::RunFinished(Box::new(result)));
-}
-
-/// Relays the events of target `index` of a run on several devices, then its report.
-fn forward_several(index: usize, session: Session, stop: &AtomicBool, tx: &Sender<Msg>) {
-    session.relay(stop, STOP_POLL, |ev| {
-        tx.send(Msg::Several(SeveralMsg::Event {
-            index,
-            ev: Box::new(ev),
-        }))
-        .is_ok()
-    });
-    let result = session.finish().map_err(TaskError::from);
-    let _ = tx.send(Msg::Several(SeveralMsg::Finished {
-        index,
-        result: Box::new(result),
-    }));
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::mpsc::{self, Receiver};
+    use std::time::{Duration, Instant};
 
     use super::*;
+    use crate::bench::exec::session::TempPoll;
     use crate::bench::plan::params::TestParams;
     use crate::bench::plan::test_name::TestName;
     use crate::changes::Journal;
+    use crate::event::SeveralMsg;
     use crate::model::{Lifetime, Transport};
     use crate::sys::{FakeDevice, FakeDrives};
+    use crate::tui::runs::LAYOUT_POLL;
 
     struct Lab {
         drives: Arc<FakeDrives>,

@@ -12,9 +12,10 @@ use crate::common;
 use crate::common::{LoopDev, root_or_skip, scratch};
 use crate::tui_tmux::Tmux;
 use disktriage::event::{FlushMsg, Msg};
+use disktriage::flow::{FlushJob, real_flush_checker as real_checker};
 use disktriage::history::History;
 use disktriage::sys::SysRoot;
-use disktriage::tui::{FlushJob, real_flush_checker as real_checker, run_flush as run};
+use disktriage::tui::run_here;
 
 fn shm_scratch() -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -47,9 +48,9 @@ fn fill(path: &Path, byte: u8) {
 }
 
 /// The worker's messages until its end.
-fn run_job(job: &FlushJob) -> Vec<Msg> {
+fn run_job(job: FlushJob) -> Vec<Msg> {
     let (tx, rx) = mpsc::channel();
-    run(job, &real_checker(), &AtomicBool::new(false), &tx);
+    run_here(job.with(real_checker()), &AtomicBool::new(false), &tx);
     drop(tx);
     rx.try_iter().collect()
 }
@@ -63,6 +64,7 @@ fn job(dev: &LoopDev, typed: &str, journal: &Path, history: Option<History>) -> 
         journal_dir: Some(journal.to_path_buf()),
         history,
         width: 78,
+        interval: disktriage::tui::INTERVAL,
     }
 }
 
@@ -75,7 +77,7 @@ fn root_flush_worker_checks_the_chosen_device_and_records_it() {
     let journal = scratch();
     let dev = LoopDev::new(dir.path(), 128 << 20, 512);
     let history = History::new(dir.path().join("history"));
-    let msgs = run_job(&job(&dev, &dev.name, journal.path(), Some(history.clone())));
+    let msgs = run_job(job(&dev, &dev.name, journal.path(), Some(history.clone())));
     let Some(Msg::Flush(FlushMsg::Finished(done))) = msgs.last() else {
         panic!("{msgs:?}")
     };
@@ -125,7 +127,7 @@ fn root_flush_worker_refuses_a_reattached_device_and_a_wrong_name_writing_nothin
     fill(&dev.path, 0xA5);
     let wrong = job(&dev, "loop999", journal.path(), None);
     let before = head(&dev.path);
-    let msgs = run_job(&wrong);
+    let msgs = run_job(wrong);
     let [Msg::Flush(FlushMsg::Failed(why))] = msgs.as_slice() else {
         panic!("{msgs:?}")
     };
@@ -138,7 +140,7 @@ fn root_flush_worker_refuses_a_reattached_device_and_a_wrong_name_writing_nothin
     dev.reattach(&other);
     fill(&dev.path, 0x5A);
     let before = head(&dev.path);
-    let msgs = run_job(&chosen);
+    let msgs = run_job(chosen);
     let [Msg::Flush(FlushMsg::Failed(why))] = msgs.as_slice() else {
         panic!("the check ran on another device: {msgs:?}")
     };

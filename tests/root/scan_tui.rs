@@ -66,8 +66,12 @@ fn root_scan_worker_reads_every_block_of_the_chosen_loop_device() {
     assert!(chosen.is_some());
     let (tx, rx) = mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
-    let worker =
-        disktriage::tui::spawn_scan(dev.name.clone(), &dev.path, chosen, stop, tx).unwrap();
+    let job = disktriage::flow::ScanJob {
+        device: dev.name.clone(),
+        path: dev.path.clone(),
+        chosen,
+    };
+    let worker = std::thread::spawn(move || disktriage::tui::run_here(job, &stop, &tx));
     let msgs = until_end(&rx, Duration::from_secs(60));
     worker.join().unwrap();
     let last = last_update(&msgs);
@@ -97,8 +101,12 @@ fn root_scan_worker_refuses_a_device_reattached_under_the_chosen_name() {
     dev.reattach(&other);
     let (tx, rx) = mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
-    let worker =
-        disktriage::tui::spawn_scan(dev.name.clone(), &dev.path, chosen, stop, tx).unwrap();
+    let job = disktriage::flow::ScanJob {
+        device: dev.name.clone(),
+        path: dev.path.clone(),
+        chosen,
+    };
+    let worker = std::thread::spawn(move || disktriage::tui::run_here(job, &stop, &tx));
     let msgs = until_end(&rx, Duration::from_secs(20));
     worker.join().unwrap();
     let [Msg::ScanRefused(why)] = msgs.as_slice() else {
@@ -145,15 +153,11 @@ fn root_scan_worker_ends_with_what_it_read_when_the_device_changes_under_it() {
     let msgs = std::thread::scope(|s| {
         s.spawn(|| {
             let started = Instant::now();
-            disktriage::tui::drive_scan(
-                dev.name.clone(),
-                scan,
-                &mut reader,
-                &stop,
-                &tx,
-                Duration::from_millis(50),
-                &mut || started.elapsed(),
-            );
+            disktriage::tui::in_context(&stop, &tx, Duration::from_millis(50), |ctx| {
+                disktriage::flow::drive_scan(dev.name.clone(), scan, &mut reader, ctx, &mut || {
+                    started.elapsed()
+                })
+            });
         });
         // The first update: the scan reads; then the image shrinks and the device follows.
         let first = rx.recv_timeout(Duration::from_secs(20)).unwrap();

@@ -12,10 +12,11 @@ use crate::common;
 use crate::common::{LoopDev, root_or_skip, scratch};
 use crate::tui_tmux::Tmux;
 use disktriage::event::{Msg, TriageMsg};
+use disktriage::flow::{TriageJob, real_gatherer};
 use disktriage::history::History;
 use disktriage::sys::{LinuxDrives, SysRoot};
 use disktriage::triage::GatherOptions;
-use disktriage::tui::{TriageJob, real_gatherer, run_triage};
+use disktriage::tui::run_here;
 
 /// Images in memory: the triage reads them at memory speed.
 fn shm_scratch() -> tempfile::TempDir {
@@ -55,7 +56,7 @@ fn root_triage_worker_refuses_all_when_one_name_holds_another_device() {
     let other = common::sparse_image(dir.path(), "other.img", 64 << 20);
     b.reattach(&other);
     let (tx, rx) = mpsc::channel();
-    run_triage(&job, &AtomicBool::new(false), &tx);
+    run_here(job, &AtomicBool::new(false), &tx);
     drop(tx);
     let msgs: Vec<Msg> = rx.iter().collect();
     let [Msg::Triage(TriageMsg::Refused(why))] = msgs.as_slice() else {
@@ -74,8 +75,8 @@ fn root_triage_worker_reports_a_loop_device_and_records_it() {
     let history = History::new(history_dir.path());
     let dev = LoopDev::new(dir.path(), 128 << 20, 512);
     let (tx, rx) = mpsc::channel();
-    run_triage(
-        &job(&[&dev], Some(history.clone())),
+    run_here(
+        job(&[&dev], Some(history.clone())),
         &AtomicBool::new(false),
         &tx,
     );

@@ -1,5 +1,5 @@
 //! The surface scan screen (`b` on Devices): snapshots at 80x25 and 132x43 of a scan fed by
-//! the real worker loop (`tui::scan_worker::drive`) over a fake disk with chosen unreadable
+//! the real scan loop (`flow::drive_scan`) over a fake disk with chosen unreadable
 //! sectors and a slow area, on a fake clock; and its behaviour: the keys, stop, a device gone
 //! mid-scan, a refused start, leaving the screen.
 
@@ -20,7 +20,6 @@ use disktriage::scan::DEFAULT_CELLS;
 use disktriage::scan::Mapfile;
 use disktriage::scan::Span;
 use disktriage::scan::{BlockReader, End, ReadOutcome, Scan, ScanConfig, TimedRead};
-use disktriage::tui::drive_scan as drive;
 use ratatui::crossterm::event::KeyCode;
 
 const MIB: u64 = 1 << 20;
@@ -96,15 +95,9 @@ fn scan_updates(gone_at: Option<u64>, stop_at: Option<u64>) -> Vec<ScanUpdate> {
         Mapfile::new(SIZE),
     );
     let (tx, rx) = mpsc::channel();
-    drive(
-        "loop0".into(),
-        scan,
-        &mut disk,
-        &stop,
-        &tx,
-        Duration::from_millis(20),
-        &mut || clock.get(),
-    );
+    disktriage::tui::in_context(&stop, &tx, Duration::from_millis(20), |ctx| {
+        disktriage::flow::drive_scan("loop0".into(), scan, &mut disk, ctx, &mut || clock.get())
+    });
     drop(tx);
     rx.iter()
         .map(|m| match m {
@@ -481,17 +474,17 @@ fn while_a_read_hangs_the_worker_sends_it_in_flight_with_what_was_found_before()
     let started = std::time::Instant::now();
     let (waiting, later) = std::thread::scope(|s| {
         s.spawn(|| {
-            disktriage::tui::drive_scan_watched(
-                "loop0".into(),
-                scan,
-                &mut disk,
-                &stop,
-                &tx,
-                // Every read is quicker than this: only the watcher sends while it hangs.
-                Duration::from_secs(3600),
-                &mut || started.elapsed(),
-                Some(Duration::from_millis(20)),
-            );
+            // Every read is quicker than the interval: only the watcher sends while it hangs.
+            disktriage::tui::in_context(&stop, &tx, Duration::from_secs(3600), |ctx| {
+                disktriage::flow::drive_scan_watched(
+                    "loop0".into(),
+                    scan,
+                    &mut disk,
+                    ctx,
+                    &mut || started.elapsed(),
+                    Some(Duration::from_millis(20)),
+                )
+            });
         });
         reached_rx.recv().unwrap();
         // The next update with a read in flight; a failure, not a hang, when none comes.

@@ -2,7 +2,7 @@
 //! check of `disktriage flushcheck` on the selected device; its state, keys and drawing,
 //! which `screens!` registers.
 //!
-//! The worker (`tui::flush_worker`) checks the device as every write test does, times the
+//! The job (`flow::flushcheck::FlushJob`) checks the device as every write test does, times the
 //! durable commits and the flush after dirty data, with the write cache as found and off
 //! (put back after), and sends the step under way (`Msg::Flush`); the screen shows the step,
 //! a bar and the elapsed time, and `x` stops it. At the end: the verdict as a word and in a

@@ -2,7 +2,7 @@
 //! state, its keys, what they do, and its drawing are all here; `screens!` registers it.
 //!
 //! The scan reads the selected device, read-only (allowed on a mounted or held device: it
-//! never writes), on a worker thread (`tui::scan_worker`) that sends what it found once per
+//! never writes), on a job's thread (`flow::scan::ScanJob`) that sends what it found once per
 //! interval (`Msg::Scan`). The screen shows the block map filling as it goes (one cell per
 //! span of the device, its worst bucket's glyph in the bucket's colour, so it reads on a
 //! monochrome console and on `TERM=linux`), the bucket counts, throughput against position

@@ -2,7 +2,7 @@
 //! unknown, for the marked disks or else the selected one; its state, keys and drawing, which
 //! `screens!` registers.
 //!
-//! The worker (`tui::triage_worker`) gathers the disks' facts read-only and within the bound,
+//! The job (`flow::triage::TriageJob`) gathers the disks' facts read-only and within the bound,
 //! sending each disk's progress as it goes (`Msg::Triage`); the screen shows one line per disk
 //! with its step and a bar, the time elapsed against the bound, and the stop key. At the end:
 //! one line per disk, worst first (device, verdict, model, first finding), and for the

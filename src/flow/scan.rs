@@ -1,0 +1,412 @@
+//! The surface scan as a job, and the one scan loop both faces step (`read_until_done`):
+//! the TUI's scan (`ScanJob`) and `disktriage scan` (`commands::scan`), with the defaults
+//! defined once here (the read size, slow and timeout; the CLI's flags default to them).
+//!
+//! The job opens the device read-only (`sys::scan::ScanDevice`: never for writing, never
+//! exclusively, so a mounted or held device is scanned too), checks it is still the device
+//! the admin chose (`ChosenDevice`, as a test run does), then steps the engine
+//! (`scan::engine`) and sends what it found once per interval (`ScanMsg::Update`), never per
+//! read, and once more at the end with why it ended. The stop flag is read between reads.
+//! While a read hangs, a watcher thread sends the scan as it stood with the read in flight,
+//! once per interval (`scan::live`).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::job::{Job, JobContext};
+use crate::model::ChosenDevice;
+use crate::model::exit::usage_bail;
+use crate::scan::Span;
+use crate::scan::blockmap::DEFAULT_CELLS;
+use crate::scan::engine::{BlockReader, Scan, ScanConfig, Step};
+use crate::scan::live::LiveScan;
+use crate::scan::mapfile::Mapfile;
+use crate::scan::snapshot::ScanUpdate;
+use crate::sys::scan::{MAX_BLOCK, ScanDevice};
+
+/// The default read size.
+pub const DEFAULT_BLOCK: u64 = 1 << 20;
+/// A block this slow or slower is slow, and read a second time (`--slow`'s default).
+pub const SLOW: Duration = Duration::from_millis(150);
+/// A block is abandoned at this (`--timeout`'s default).
+pub const TIMEOUT: Duration = Duration::from_secs(3);
+/// How often the screen hears from the scan.
+pub const INTERVAL: Duration = Duration::from_millis(250);
+/// Points of a scan's zone curve, at most (neighbours merge beyond).
+pub const ZONE_POINTS: usize = 256;
+
+/// The read size: `asked` (--block), else 1 MiB, at most `MAX_BLOCK`. Whatever the device's
+/// largest transfer: the kernel splits a larger plain read into requests it sends together,
+/// and an SG_IO read is sent in pieces (`ScanDevice::enforce_timeout`).
+pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
+    let block = match asked {
+        None => DEFAULT_BLOCK / sector * sector,
+        Some(b) => {
+            if b == 0 || !b.is_multiple_of(sector) {
+                usage_bail!(
+                    "--block {b} must be a multiple of the logical block size ({sector} bytes)"
+                );
+            }
+            if b > MAX_BLOCK {
+                usage_bail!(
+                    "--block {b} is larger than the largest block a scan reads ({MAX_BLOCK} bytes)"
+                );
+            }
+            b
+        }
+    };
+    Ok(block.max(sector))
+}
+
+/// A look at the scan from a thread of its own: the thread's name, how often, and the look.
+pub type Watch<'a> = (&'static str, Duration, &'a (dyn Fn(&LiveScan) + Sync));
+
+/// Steps the scan in `live` on `reader` until it ends or `stop()`: after each read
+/// `after_read` (false: stop now), and with `watch`, a thread that calls its function every
+/// its period until the loop ends (a read that hangs is seen there). A stop ends the scan
+/// as stopped.
+pub fn read_until_done(
+    live: &LiveScan,
+    reader: &mut dyn BlockReader,
+    stop: &dyn Fn() -> bool,
+    after_read: &mut dyn FnMut(&LiveScan) -> bool,
+    watch: Option<Watch<'_>>,
+) {
+    let (quit, quit_rx) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        if let Some((name, period, look)) = watch {
+            // Without the watcher the scan still runs, as it did before there was one.
+            let _ = std::thread::Builder::new()
+                .name(name.into())
+                .spawn_scoped(s, move || {
+                    while let Err(mpsc::RecvTimeoutError::Timeout) = quit_rx.recv_timeout(period) {
+                        look(live);
+                    }
+                });
+        }
+        loop {
+            if stop() {
+                live.with(Scan::stop);
+                break;
+            }
+            if live.step(reader) == Step::Done {
+                break;
+            }
+            if !after_read(live) {
+                live.with(Scan::stop);
+                break;
+            }
+        }
+        drop(quit);
+    });
+}
+
+/// The TUI's scan of one device.
+pub struct ScanJob {
+    /// Its kernel name.
+    pub device: String,
+    pub path: PathBuf,
+    /// The device as the admin chose it: refused when the name holds another device now.
+    pub chosen: Option<ChosenDevice>,
+}
+
+/// What the scan says.
+#[derive(Debug, Clone)]
+pub enum ScanMsg {
+    /// What it found so far, and at its end the last of it with why it ended.
+    Update(Box<ScanUpdate>),
+    /// It did not start (cannot open, another device under the chosen name): why.
+    Refused(String),
+}
+
+impl Job for ScanJob {
+    type Msg = ScanMsg;
+
+    fn name(&self) -> &'static str {
+        "scan"
+    }
+
+    fn cannot_start(&self, error: &std::io::Error) -> ScanMsg {
+        ScanMsg::Refused(format!("cannot start the scan: {error}"))
+    }
+
+    fn run(self, ctx: &JobContext<'_, ScanMsg>) {
+        let mut reader = match open(&self.path, self.chosen.as_ref()) {
+            Ok(r) => r,
+            Err(why) => {
+                ctx.send(ScanMsg::Refused(why));
+                return;
+            }
+        };
+        let sector = u64::from(reader.logical.max(512));
+        let block = block_size(None, sector).unwrap_or(sector);
+        if let Err(e) = reader.set_block(block) {
+            ctx.send(ScanMsg::Refused(format!("cannot allocate the buffer: {e}")));
+            return;
+        }
+        // As the CLI does: on an sd disk (SATA, SAS, USB) a weak sector is abandoned at the
+        // command timeout instead of stalling the screen through the kernel's retries;
+        // elsewhere it is waited for and still counted TIME.
+        let _ = reader.enforce_timeout(TIMEOUT);
+        let scan = Scan::new(
+            ScanConfig {
+                domain: Span::new(0, reader.size),
+                block,
+                sector,
+                slow: SLOW,
+                timeout: TIMEOUT,
+                retry: false,
+                map_cells: DEFAULT_CELLS,
+            },
+            Mapfile::new(reader.size),
+        );
+        let started = Instant::now();
+        drive_watched(
+            self.device,
+            scan,
+            &mut reader,
+            ctx,
+            &mut || started.elapsed(),
+            Some(ctx.interval),
+        );
+    }
+}
+
+/// Opens the device for the scan, refused when the name holds another device than `chosen`.
+fn open(path: &std::path::Path, chosen: Option<&ChosenDevice>) -> Result<ScanDevice, String> {
+    let shown = crate::model::text::neutralize_controls(&path.display().to_string());
+    let device = ScanDevice::open(path).map_err(|e| format!("cannot open {shown}: {e}"))?;
+    if let Some(chosen) = chosen {
+        match device.refuse_unless_chosen(chosen) {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => return Err(why),
+            Err(e) => {
+                return Err(format!(
+                    "cannot check that {shown} is the device chosen: {e}"
+                ));
+            }
+        }
+    }
+    Ok(device)
+}
+
+/// Steps `scan` on `reader` until it ends or the job is stopped, sending an update every
+/// `ctx.interval` of `clock` (the time since the scan started: the wall clock, a fake one in
+/// tests) and a last one at the end. The scan's memory does not grow with the device, nor
+/// does an update's (`ScanUpdate`).
+pub fn drive(
+    device: String,
+    scan: Scan,
+    reader: &mut dyn BlockReader,
+    ctx: &JobContext<'_, ScanMsg>,
+    clock: &mut dyn FnMut() -> Duration,
+) {
+    drive_watched(device, scan, reader, ctx, clock, None);
+}
+
+/// `drive`, and with `watch`, a second thread that looks at the scan every `watch` of the wall
+/// clock and, while a read has been in flight that long, sends the scan as it stood when that
+/// read began with the read in flight (`ScanUpdate::in_flight`): a read that hangs no longer
+/// freezes the screen on the update before it.
+pub fn drive_watched(
+    device: String,
+    scan: Scan,
+    reader: &mut dyn BlockReader,
+    ctx: &JobContext<'_, ScanMsg>,
+    clock: &mut dyn FnMut() -> Duration,
+    watch: Option<Duration>,
+) {
+    let every = ctx.interval;
+    let live = LiveScan::new(scan);
+    let zone = Mutex::new(Zone::default());
+    // The clock when the read in flight began (nanoseconds), for the watcher's updates.
+    let began = AtomicU64::new(0);
+    let mut last = clock();
+    began.store(nanos(last), Ordering::Relaxed);
+    let mut done_then = 0u64;
+    let mut position_then = live.view(|scan, _| scan.position());
+    let send = |u: ScanUpdate| ctx.send(ScanMsg::Update(Box::new(u)));
+    let mut after_read = |live: &LiveScan| {
+        let now = clock();
+        began.store(nanos(now), Ordering::Relaxed);
+        let since = now.saturating_sub(last);
+        if since < every || since.is_zero() {
+            return true;
+        }
+        // False when nobody listens any more (the session ended): the scan stops.
+        live.view(|scan, _| {
+            let mut zone = zone.lock().unwrap_or_else(PoisonError::into_inner);
+            let bytes = scan.done.saturating_sub(done_then);
+            zone.add(
+                position_then / 2 + scan.position() / 2,
+                bytes as f64 / since.as_secs_f64() / 1e6,
+            );
+            (done_then, position_then, last) = (scan.done, scan.position(), now);
+            send(update(&device, scan, &zone, now))
+        })
+    };
+    let watcher = |live: &LiveScan| {
+        let Some(period) = watch else { return };
+        live.view(|scan, in_flight| {
+            let Some(f) = in_flight.filter(|f| f.waited >= period) else {
+                return;
+            };
+            let elapsed =
+                Duration::from_nanos(began.load(Ordering::Relaxed)).saturating_add(f.waited);
+            let zone = zone.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut u = update(&device, scan, &zone, elapsed);
+            u.in_flight = Some(f);
+            // Sent under the scan's lock: it arrives before the update that follows the
+            // read, never after it.
+            send(u);
+        });
+    };
+    read_until_done(
+        &live,
+        reader,
+        &|| ctx.stopped(),
+        &mut after_read,
+        watch.map(|p| ("scan-watch", p, &watcher as &(dyn Fn(&LiveScan) + Sync))),
+    );
+    let zone = zone.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let scan = live.into_scan();
+    send(update(&device, &scan, &zone, clock()));
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Throughput against position, at most `ZONE_POINTS` points: when full, neighbours merge.
+#[derive(Default)]
+struct Zone(Vec<(u64, f64)>);
+
+impl Zone {
+    fn add(&mut self, at: u64, mbps: f64) {
+        if self.0.len() >= ZONE_POINTS {
+            self.0 = self
+                .0
+                .chunks(2)
+                .map(|pair| {
+                    let n = pair.len() as f64;
+                    let at = pair.iter().map(|p| p.0 / pair.len() as u64).sum();
+                    (at, pair.iter().map(|p| p.1).sum::<f64>() / n)
+                })
+                .collect();
+        }
+        self.0.push((at, mbps));
+    }
+}
+
+fn update(device: &str, scan: &Scan, zone: &Zone, elapsed: Duration) -> ScanUpdate {
+    ScanUpdate::of(device, scan, zone.0.clone(), elapsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::engine::{End, ReadOutcome, TimedRead};
+    use std::sync::atomic::AtomicUsize;
+
+    /// Reads every block at once, counting them.
+    struct Quick(usize);
+
+    impl BlockReader for Quick {
+        fn read(&mut self, _: Span) -> TimedRead {
+            self.0 += 1;
+            TimedRead {
+                outcome: ReadOutcome::Read,
+                elapsed: Duration::from_micros(10),
+            }
+        }
+        fn gone(&mut self) -> Option<String> {
+            None
+        }
+    }
+
+    fn scan(blocks: u64) -> LiveScan {
+        let size = blocks * 4096;
+        LiveScan::new(Scan::new(
+            ScanConfig {
+                domain: Span::new(0, size),
+                block: 4096,
+                sector: 512,
+                slow: SLOW,
+                timeout: TIMEOUT,
+                retry: false,
+                map_cells: DEFAULT_CELLS,
+            },
+            Mapfile::new(size),
+        ))
+    }
+
+    /// The CLI's use of the loop: to the end, or stopped by its flag, or by `after_read`;
+    /// the watch looks on its own thread meanwhile.
+    #[test]
+    fn the_loop_runs_to_the_end_or_stops_when_asked() {
+        let live = scan(64);
+        let mut disk = Quick(0);
+        let mut after = 0;
+        read_until_done(
+            &live,
+            &mut disk,
+            &|| false,
+            &mut |_| {
+                after += 1;
+                true
+            },
+            None,
+        );
+        // Every block read, and `after_read` after each read that did not end the scan.
+        assert_eq!(disk.0, 64);
+        assert!((63..=64).contains(&after), "{after}");
+        assert_eq!(live.into_scan().end, Some(End::Finished));
+
+        let live = scan(64);
+        let mut disk = Quick(0);
+        let reads = AtomicUsize::new(0);
+        let looked = AtomicUsize::new(0);
+        let look = |_: &LiveScan| {
+            looked.fetch_add(1, Ordering::Relaxed);
+        };
+        read_until_done(
+            &live,
+            &mut disk,
+            &|| reads.load(Ordering::Relaxed) >= 10,
+            &mut |_| {
+                reads.fetch_add(1, Ordering::Relaxed);
+                // Slow enough for the watch to look at least once.
+                std::thread::sleep(Duration::from_millis(2));
+                true
+            },
+            Some(("test-watch", Duration::from_millis(1), &look)),
+        );
+        assert_eq!(disk.0, 10);
+        assert!(looked.load(Ordering::Relaxed) > 0);
+        assert_eq!(live.into_scan().end, Some(End::Stopped));
+
+        let live = scan(64);
+        let mut disk = Quick(0);
+        read_until_done(&live, &mut disk, &|| false, &mut |_| false, None);
+        assert_eq!(disk.0, 1);
+        assert_eq!(live.into_scan().end, Some(End::Stopped));
+    }
+
+    /// The CLI's flags default to the scan's defaults here: the TUI's scan and
+    /// `disktriage scan` without flags read alike.
+    #[test]
+    fn the_cli_defaults_are_the_scan_defaults() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["disktriage", "scan", "/dev/null"]).unwrap();
+        let Some(crate::cli::Command::Scan(args)) = cli.command else {
+            panic!("not a scan")
+        };
+        assert_eq!((args.slow, args.timeout), (SLOW, TIMEOUT));
+        assert_eq!(args.block, None);
+        assert_eq!(block_size(None, 512).unwrap(), DEFAULT_BLOCK);
+        assert_eq!(block_size(None, 4096).unwrap(), DEFAULT_BLOCK);
+    }
+}
