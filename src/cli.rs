@@ -105,6 +105,13 @@ pub enum Command {
     #[command(after_help = FLUSHCHECK_HELP)]
     Flushcheck(FlushcheckArgs),
 
+    /// Does the device store what it claims? Finds the real size of a fake (a stick that
+    /// claims 2 TB and stores 100 MiB) in minutes: writes wrapping onto earlier sectors at any
+    /// period, dropped writes, failing reads. Writes, and puts back every sector it wrote:
+    /// needs --confirm NAME (or --destroy-data NAME to save nothing).
+    #[command(after_help = CAPACITY_HELP)]
+    Capacity(CapacityArgs),
+
     /// Show or switch the drive's own volatile write cache (what `hdparm -W` does), natively
     /// for SATA, SCSI, NVMe and virtio. Needs root.
     #[command(after_help = CACHE_HELP)]
@@ -225,6 +232,22 @@ Examples:
   disktriage triage --prom /var/lib/node_exporter/textfile/disktriage.prom
   smartctl -x /dev/sda > sda.txt; disktriage triage --report sda.txt other-host/*.json
   disktriage triage --json --report reports/";
+
+const CAPACITY_HELP: &str = "\
+Before any write the sectors the probe overwrites are appended to a journal and made durable \
+(default: capacity-NAME.journal in the history directory; --journal FILE, on another disk than \
+DEV). At the end every one is written back, last saved first, and read back. After a crash or \
+a power cut: disktriage restore --capacity JOURNAL. The probe: the first 64 MiB stamped and \
+read back, one sector every 64 MiB read (a wrap of any period returns a stamp that names it), \
+then a bisection of single-sector writes for a dropped or failing tail. See docs/capacity.md.
+
+Exit status: 0 real, 4 fake, 5 unknown (stopped or failed), 1 a sector not put back (the \
+journal is kept), 128 + N after signal N.
+
+Examples:
+  disktriage capacity /dev/sdb --confirm sdb
+  disktriage capacity /dev/sdb --confirm sdb --journal /root/sdb.journal --json
+  disktriage restore --capacity /var/lib/disktriage/capacity-sdb.journal";
 
 const FLUSHCHECK_HELP: &str = "\
 Exit status: 0 commits wait for the medium (timing) or nothing acknowledged was lost \
@@ -417,6 +440,31 @@ pub struct RunArgs {
     /// state found at start is put back.
     #[arg(long, conflicts_with_all = ["csv", "fio"])]
     pub sweep_cache: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// The block device (e.g. /dev/sdb).
+    pub device: PathBuf,
+
+    /// The device's own name (sdb or /dev/sdb), to confirm the probe may write to it (every
+    /// sector it writes is saved first and put back).
+    #[arg(long, value_name = "NAME", conflicts_with = "destroy_data")]
+    pub confirm: Option<String>,
+
+    /// The device's own name: probe without saving anything (faster; what the probe wrote
+    /// stays written).
+    #[arg(long, value_name = "NAME")]
+    pub destroy_data: Option<String>,
+
+    /// Where the saved sectors go, on another disk than DEV (default:
+    /// capacity-NAME.journal in the history directory).
+    #[arg(long, value_name = "FILE", conflicts_with = "destroy_data")]
+    pub journal: Option<PathBuf>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -746,6 +794,11 @@ pub struct RestoreArgs {
     /// Only list what would be put back.
     #[arg(long)]
     pub list: bool,
+
+    /// Put back the sectors a capacity probe saved in JOURNAL and did not put back (a crash,
+    /// a power cut), instead of the settings.
+    #[arg(long, value_name = "JOURNAL", conflicts_with_all = ["list", "force"])]
+    pub capacity: Option<PathBuf>,
 
     /// Also restore changes held by a disktriage that is still running.
     #[arg(long)]

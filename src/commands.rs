@@ -2,6 +2,7 @@
 //! `restore` and the hidden `debug` tools. Each resolves the device, acts through the library
 //! (changes through the journaled `Changer`), and prints what the device reports afterwards.
 
+pub mod capacity;
 pub mod flushcheck;
 pub mod history;
 pub mod params;
@@ -331,6 +332,9 @@ pub fn sched(
 
 /// `disktriage restore [--list] [--force]`.
 pub fn restore(root: &SysRoot, journal_dir: &Path, args: &RestoreArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.capacity {
+        return capacity::restore(path);
+    }
     let Some(journal) = Journal::existing(journal_dir) else {
         write_stdout(&format!(
             "Nothing to restore: no changes recorded in {}.\n",

@@ -6,6 +6,8 @@
 //! - `job`: the `Job` trait every long-running task implements (what it needs, its messages,
 //!   its stop flag, what it puts back), which the TUI's one runner (`tui::jobs`) starts.
 //!   One file here per job: `scan`, `triage`, `flushcheck`.
+//! - `capacity`: the capacity probe job (the guard, the journal, the probe, the put-back) and
+//!   the put-back of a journal a crash left.
 //! - `flushcheck`: the flush check's timing run (commits, write + flush, the flush after
 //!   dirty data, the commits with the write cache off), its write guard and timing check
 //!   for the CLI, and the TUI's flush check job.
@@ -17,6 +19,7 @@
 //! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
 //!   put back; its refusals and the sentences that say them), which the CLI drives in a loop
 //!   and the TUI one message at a time.
+//! - `write_target`: the write tests' guard for the checks that write a device themselves.
 //! - `triage`: a triage's gathered facts judged, with each disk's changes since its last
 //!   triage, as the report both faces show, and recorded in the history; and the TUI's
 //!   triage job.
@@ -33,6 +36,7 @@ pub use job::{Job, JobContext};
 pub use scan::{ScanJob, ScanMsg, drive as drive_scan, drive_watched as drive_scan_watched};
 pub use triage::{Gatherer, TriageJob, TriageNews, real_gatherer};
 
+pub mod capacity;
 pub mod flushcheck;
 pub mod job;
 pub mod progress;
@@ -40,3 +44,4 @@ pub mod scan;
 pub mod scan_progress;
 pub mod setting_sweep;
 pub mod triage;
+pub mod write_target;

@@ -560,6 +560,12 @@ impl History {
         Ok(warnings)
     }
 
+    /// Creates the history directory when it is missing and checks it, for a file kept beside
+    /// the history (the capacity probe's journal).
+    pub fn prepare_dir(&self) -> anyhow::Result<()> {
+        self.open_dir(true).map(|_| ())
+    }
+
     /// The history directory, opened and checked (`confined::open_checked_dir`: refused when
     /// it is a symlink or others can write to it), created first when `create`; `None` when
     /// it does not exist (and not `create`).

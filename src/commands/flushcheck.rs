@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use anyhow::bail;
 
 use crate::cli::FlushcheckArgs;
-pub use crate::flow::flushcheck::target::{WriteTarget, add_to_history, prepare_write};
+pub use crate::flow::flushcheck::target::add_to_history;
+pub use crate::flow::write_target::{WriteTarget, prepare_write};
 use crate::sys::SysRoot;
 
 /// Exit status of the timing check when a volatile cache acknowledges commits.

@@ -4,7 +4,7 @@
 //! where it can be switched. It measures and returns the facts (`flush::timing::TimingFacts`);
 //! judging them is `flush::timing::judge`.
 //!
-//! The caller owns the guard (`target::prepare_write`, before anything touches the device)
+//! The caller owns the guard (`write_target::prepare_write`, before anything touches the device)
 //! and the switch of the cache (through the journal, behind a `RestoreGuard`: `timing`):
 //! this module only asks it to turn the cache off and to put it back, and always asks for the
 //! latter once it asked for the former, whatever ends the run.

@@ -89,6 +89,8 @@ impl<'a> JournalSaver<'a> {
         let mut file = dir.create_new(
             "it may hold another probe's saved sectors: run `disktriage restore --capacity` \
              with it, or name another file",
+            // Copies of the disk's data: readable by root alone.
+            0o600,
         )?;
         file.append_bytes_durably(&journal::header(header))?;
         Ok(JournalSaver { dir, file })

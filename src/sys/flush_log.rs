@@ -61,11 +61,13 @@ impl LogDir {
     pub fn create(&self) -> io::Result<LogFile> {
         self.create_new(
             "--record starts a new LOG (move the old one away, or verify it with --verify)",
+            0o644,
         )
     }
 
-    /// `create`, saying `when_it_exists` after "it already exists: " (what to do instead).
-    pub fn create_new(&self, when_it_exists: &str) -> io::Result<LogFile> {
+    /// `create` with `mode`, saying `when_it_exists` after "it already exists: " (what to do
+    /// instead).
+    pub fn create_new(&self, when_it_exists: &str, mode: u32) -> io::Result<LogFile> {
         let fd = openat(
             &self.dir,
             self.name.as_str(),
@@ -75,7 +77,7 @@ impl LogDir {
                 | OFlag::O_EXCL
                 | OFlag::O_NOFOLLOW
                 | OFlag::O_CLOEXEC,
-            Mode::from_bits_truncate(0o644),
+            Mode::from_bits_truncate(mode),
         )
         .map_err(|e| match e {
             nix::errno::Errno::EEXIST => io::Error::new(

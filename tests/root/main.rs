@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod capacity;
 mod drive_control;
 mod engine;
 mod engine_choice;

@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 
 use super::{EXIT_LOST, prepare_write};
 use crate::cli::FlushcheckArgs;
+use crate::flow::write_target::dir_off_target;
 use crate::flush::log::{self, LogHeader};
 use crate::flush::records::{self, Slot};
 use crate::flush::verify;
@@ -21,7 +22,6 @@ use crate::model::text::neutralize_controls;
 use crate::report::flushcheck::powercut::VerifyReport;
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::sys::SysRoot;
-use crate::sys::activity::target_family;
 use crate::sys::error::describe_io;
 use crate::sys::flush::{Durability, FlushDevice, PinnedDevice};
 use crate::sys::flush_log::LogDir;
@@ -73,17 +73,13 @@ fn identity_of(name: &str) -> (Option<String>, Option<String>) {
 
 /// The LOG's directory, refused when its file system lives on the target's disk.
 fn log_dir_for(log: &Path, target: &FlushDevice, writing: bool) -> anyhow::Result<LogDir> {
-    let shown = neutralize_controls(&log.display().to_string());
-    let dir = LogDir::open(log, writing).with_context(|| format!("LOG {shown}"))?;
-    if target_family(target.dev).contains(&dir.fs_dev) {
-        bail!(
-            "LOG {shown} is on a file system that shares a disk with {} (the device checked, \
-             what it lives on, a partition of either, or something stacked on them): a power \
-             cut would take the LOG with the records; put the LOG on another disk",
-            target.name.as_deref().unwrap_or("the device")
-        );
-    }
-    Ok(dir)
+    dir_off_target(
+        log,
+        target,
+        writing,
+        "LOG",
+        "a power cut would take the LOG with the records; put the LOG on another disk",
+    )
 }
 
 /// Writes records until the power goes (or a stop signal).

@@ -1,5 +1,5 @@
 //! The flush check's timing check itself, the same for `disktriage flushcheck` and the TUI's
-//! flush check job: the write guard (`target::prepare_write`) before anything else touches
+//! flush check job: the write guard (`write_target::prepare_write`) before anything else touches
 //! the device, the plan (commit size, dirty data) against the opened device, the rotation
 //! rate (`sys::rotation`, or `--rpm`), whether the drive's write cache can be switched; then
 //! `run_timing` measures, `flush::timing::judge` judges and the history records a finished
@@ -16,10 +16,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::bail;
 
-use super::target::{WriteTarget, add_to_history, prepare_write};
+use super::target::add_to_history;
 use super::{CacheOff, CacheSwitch, Progress, TimingConfig, TimingEnd, run_timing};
 use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal};
+use crate::flow::write_target::{WriteTarget, prepare_write};
 use crate::flush::timing::{Judgement, Rotation, TimingFacts, dirty_words, judge};
 use crate::history::{FLUSH_TIMING_TEST, FlushRecord, HistoryEntry};
 use crate::model::text::neutralize_controls;

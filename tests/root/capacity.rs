@@ -1,0 +1,323 @@
+//! `disktriage capacity` on fake-capacity devices no one here wrote the mapping of in Rust: a
+//! loop device over `tests/fuse/cachedisk.py fake`, which claims 2 TB and stores only its
+//! first REAL bytes (past them a sector wraps, is dropped or fails). Each probe must find
+//! REAL to the sector and leave every stored byte as it was (sha256 before and after, by
+//! sha256sum); a probe killed mid-way leaves a journal that `restore --capacity` completes.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::{self, CacheDisk, LoopDev, Mounted};
+
+const CLAIM: u64 = 2_000_000_000_000;
+
+/// A directory for journals on a RAM file system: every loop device here is over an image on
+/// the disk /tmp is on, and a journal there would share that disk (refused, rightly).
+fn journal_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("disktriage-journal.")
+        .tempdir_in("/dev/shm")
+        .expect("a directory in /dev/shm")
+}
+
+/// A fake stick: the FUSE daemon, the loop device over it, the scratch directory.
+struct Fake {
+    dev: Option<LoopDev>,
+    _disk: CacheDisk,
+    dir: tempfile::TempDir,
+    real: u64,
+}
+
+impl Fake {
+    fn new(kind: &str, real: u64) -> Fake {
+        let dir = common::scratch();
+        let disk = CacheDisk::start(
+            "fake",
+            &dir.path().join("store"),
+            &dir.path().join("mnt"),
+            CLAIM,
+            &[("CACHEDISK_FAKE", format!("{kind}:{real}"))],
+        );
+        let dev = LoopDev::attach(&disk.file(), &["--direct-io=on"]);
+        // What the stick stores, made distinct: random bytes over all of it.
+        common::sh(
+            "dd",
+            &[
+                "if=/dev/urandom",
+                &format!("of={}", dev.path_str()),
+                "bs=1M",
+                &format!("count={}", real >> 20),
+                "oflag=direct",
+                "status=none",
+            ],
+        );
+        Fake {
+            dev: Some(dev),
+            _disk: disk,
+            dir,
+            real,
+        }
+    }
+
+    fn dev(&self) -> &LoopDev {
+        self.dev.as_ref().unwrap()
+    }
+
+    /// sha256sum of the stored bytes, read through the device.
+    fn stored_sha(&self) -> String {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "head -c {} {} | sha256sum",
+                self.real,
+                self.dev().path_str()
+            ))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout)[..64].to_string()
+    }
+
+    fn journal(&self) -> PathBuf {
+        self.dir.path().join("probe.journal")
+    }
+
+    fn probe(&self, extra: &[&str]) -> std::process::Output {
+        let journal = self.journal();
+        let mut args = vec![
+            "capacity",
+            self.dev().path_str(),
+            "--json",
+            "--journal",
+            journal.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        common::disktriage(&args)
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        // The loop device goes before the daemon that serves it.
+        self.dev.take();
+    }
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn each_fake_is_found_to_the_sector_and_every_stored_byte_is_as_before() {
+    if !common::root_or_skip("capacity::each_fake") || !common::fuse_available("capacity") {
+        return;
+    }
+    // A 2 TB stick with 100 MiB, a wrap of no power of two, a dropped tail, a failing tail.
+    for (kind, real, shown) in [
+        ("wrap", 100u64 << 20, "wraps"),
+        ("wrap", 12_345 * 4096 + 512, "wraps"),
+        ("drop", 123_456_512, "drops"),
+        ("fail", 300_000_256, "fails"),
+    ] {
+        let fake = Fake::new(kind, real);
+        let before = fake.stored_sha();
+        let name = fake.dev().name.clone();
+        let out = fake.probe(&["--confirm", &name]);
+        let report = json(&out);
+        assert_eq!(out.status.code(), Some(4), "{kind}:{real}: fake is exit 4");
+        assert_eq!(report["verdict"], "fake", "{kind}:{real}");
+        assert_eq!(report["real_bytes"], real, "{kind}:{real}: {report:#}");
+        assert_eq!(report["last_good_lba"], real / 512 - 1);
+        assert_eq!(report["fake"]["kind"], shown);
+        if kind == "wrap" {
+            assert_eq!(report["fake"]["onto_lba"], 0);
+        }
+        assert_eq!(report["put_back"]["mismatched"], serde_json::json!([]));
+        assert_eq!(report["put_back"]["error"], serde_json::Value::Null);
+        let region = (real / 512).min(64 << 11);
+        assert!(report["put_back"]["verified"].as_u64().unwrap() >= region);
+        assert_eq!(
+            fake.stored_sha(),
+            before,
+            "{kind}:{real}: every stored byte is back"
+        );
+        assert!(
+            !fake.journal().exists(),
+            "the journal goes once all is back"
+        );
+    }
+}
+
+#[test]
+fn a_real_device_is_real_and_left_as_it_was() {
+    if !common::root_or_skip("capacity::a_real_device") {
+        return;
+    }
+    let dir = common::scratch();
+    let dev = LoopDev::new(dir.path(), 1 << 30, 4096);
+    common::sh(
+        "dd",
+        &[
+            "if=/dev/urandom",
+            &format!("of={}", dev.path_str()),
+            "bs=1M",
+            "count=1024",
+            "oflag=direct",
+            "status=none",
+        ],
+    );
+    let sha = || common::sh("sha256sum", &[dev.path_str()])[..64].to_string();
+    let before = sha();
+    let journals = journal_dir();
+    let journal = journals.path().join("real.journal");
+    let out = common::disktriage(&[
+        "capacity",
+        dev.path_str(),
+        "--confirm",
+        &dev.name,
+        "--journal",
+        journal.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("Verdict    real"), "{text}");
+    assert!(text.contains("of 4096 bytes"), "{text}");
+    assert_eq!(sha(), before);
+}
+
+#[test]
+fn a_probe_killed_mid_way_leaves_a_journal_that_restore_completes() {
+    if !common::root_or_skip("capacity::a_probe_killed") || !common::fuse_available("capacity") {
+        return;
+    }
+    let fake = Fake::new("wrap", 100 << 20);
+    let before = fake.stored_sha();
+    let journal = fake.journal();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .env(common::HISTORY_ENV, common::history_dir())
+        .args([
+            "capacity",
+            fake.dev().path_str(),
+            "--confirm",
+            &fake.dev().name,
+        ])
+        .args(["--journal", journal.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once 8 MiB are saved (the region is 64 MiB): stamps are on the device then.
+    let saved = common::poll(400, || {
+        std::thread::sleep(Duration::from_millis(5));
+        (fs::metadata(&journal).map_or(0, |m| m.len()) > 8 << 20).then_some(())
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(saved.is_some(), "the journal grew");
+    assert_ne!(
+        fake.stored_sha(),
+        before,
+        "the kill left stamps on the device"
+    );
+    assert_eq!(
+        fs::metadata(&journal).unwrap().permissions().mode() & 0o777,
+        0o600,
+        "copies of the disk's data are root's alone"
+    );
+
+    let out = common::disktriage(&["restore", "--capacity", journal.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("read back as saved; the journal is removed"),
+        "{text}"
+    );
+    assert_eq!(fake.stored_sha(), before, "every byte is back");
+    assert!(!journal.exists());
+}
+
+#[test]
+fn refusals_write_nothing() {
+    if !common::root_or_skip("capacity::refusals") {
+        return;
+    }
+    let dir = common::scratch();
+    // The target's data lives on a file system of another loop device: a journal there
+    // would go down with the target's medium.
+    let medium = LoopDev::new(dir.path(), 256 << 20, 512);
+    let mounted = Mounted::ext4(medium.path_str(), &dir.path().join("m"));
+    let image = common::sparse_image(&mounted.dir, "target.img", 128 << 20);
+    let dev = LoopDev::attach(&image, &[]);
+    let writes = || common::io_counters(&dev.name)[2];
+    let at_start = writes();
+    let journals = journal_dir();
+    let journal = journals.path().join("j");
+    let j = journal.to_str().unwrap();
+
+    // No typed name: a usage error, before anything is opened.
+    let out = common::disktriage(&["capacity", dev.path_str(), "--journal", j]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pass --confirm NAME"));
+
+    // Another name typed.
+    let out = common::disktriage(&[
+        "capacity",
+        dev.path_str(),
+        "--confirm",
+        "sdz",
+        "--journal",
+        j,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--confirm sdz does not name the target"),
+        "{err}"
+    );
+
+    // The journal on the medium the target lives on.
+    let beside = mounted.dir.join("j");
+    let out = common::disktriage(&[
+        "capacity",
+        dev.path_str(),
+        "--confirm",
+        &dev.name,
+        "--journal",
+        beside.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("shares a disk with"), "{err}");
+    assert!(!beside.exists(), "no journal made");
+
+    // An existing journal is never written over: it may hold another probe's sectors.
+    fs::write(&journal, b"another probe's").unwrap();
+    let out = common::disktriage(&[
+        "capacity",
+        dev.path_str(),
+        "--confirm",
+        &dev.name,
+        "--journal",
+        j,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("it already exists"), "{err}");
+    assert_eq!(fs::read(&journal).unwrap(), b"another probe's");
+
+    assert_eq!(writes(), at_start, "nothing was written to {}", dev.name);
+    drop(dev);
+}
