@@ -25,7 +25,8 @@ pub const TABLE: &[(&str, &str)] = &[
     (
         "0",
         "The clean result: a run or a setting done, smart PASSED, scan every block read, \
-         triage healthy, flushcheck commits wait for the medium or nothing acknowledged was lost.",
+         triage healthy, flushcheck commits wait for the medium or nothing acknowledged was lost, \
+         capacity real.",
     ),
     (
         "1",
@@ -45,13 +46,14 @@ pub const TABLE: &[(&str, &str)] = &[
     (
         "4",
         "Failing: triage failing, smart FAILED, scan sectors that cannot be read, flushcheck \
-         --verify acknowledged records lost or torn.",
+         --verify acknowledged records lost or torn, capacity fake (it stores less than it \
+         claims).",
     ),
     (
         "5",
         "Unknown: triage unknown, smart not available (no drive answers: loop, zram, md, dm), \
          a scan that could not finish (the device went away or changed), flushcheck timing \
-         that cannot tell.",
+         that cannot tell, a capacity probe stopped or failed before its verdict.",
     ),
     (
         "128 + N",
