@@ -33,6 +33,8 @@
 //!   generates the man page and the shell completions.
 //! - `theme`: the colours and glyphs every screen shares (sixteen-colour safe; only the Linux
 //!   console's glyphs on `TERM=linux`).
+//! - `draw`: the drawing helpers every screen and dialog shares (fitting text and noting what
+//!   is cut, the marks for what is out of sight, the clock).
 //! - `event` (messages and commands), `app` (state and `update(Msg)`), `ui` (drawing) and
 //!   `tui` (terminal, loop and executor): the interactive program.
 //!
@@ -43,6 +45,7 @@ pub mod bench;
 pub mod changes;
 pub mod cli;
 pub mod commands;
+pub mod draw;
 pub mod drive_state;
 pub mod event;
 pub mod flow;

@@ -5,7 +5,6 @@ mod chart;
 mod compare;
 mod devices;
 mod dialogs;
-pub mod fit;
 mod health;
 mod picker;
 mod results;
@@ -15,7 +14,7 @@ mod several;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::ui::Item` without knowing the files below.
-pub use fit::{Cut, render_checked};
+pub use crate::draw::Cut;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -23,6 +22,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::app::{App, Screen};
+use crate::draw;
 /// The colours and glyphs live below the app (`crate::theme`): a screen component draws with
 /// them from its one file under `app/screens/`.
 pub use crate::theme;
@@ -60,7 +60,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     } else {
         legacy_screen(app, frame, body);
     }
-    fit::lines(&status_lines, status);
+    draw::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
     dialogs::render(app, frame, area, body);
 }
@@ -105,7 +105,7 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
     let pad = (area.width as usize).saturating_sub(used + right.len());
     spans.push(Span::raw(" ".repeat(pad)));
     spans.push(Span::styled(right, theme::dim()));
-    fit::lines(&[Line::from(spans.clone())], area);
+    draw::lines(&[Line::from(spans.clone())], area);
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
@@ -130,19 +130,18 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
                 .filter(|g| !g.is_empty())
                 .map(|g| Line::from(Span::styled(format!(" {g}"), theme::dim())))
                 .collect();
-            return fit::wrap(lines, width.into());
+            return draw::wrap(lines, width.into());
         }
     };
-    fit::wrap(vec![line], width.into())
+    draw::wrap(vec![line], width.into())
 }
 
-/// Cuts text to `width` characters, marking the cut with `~` (ASCII: safe on every console).
-/// A cut loses words or figures, so it is noted as one (see `fit`); a name or a path that may
-/// be shortened goes through `fit::elide` instead.
-pub(crate) fn cut(s: &str, width: usize) -> String {
-    fit::text(s, width);
-    crate::report::table::fit(s, width)
+/// Draws the app as [`render`] does and returns every text that was cut (`draw`'s record).
+pub fn render_checked(app: &App, frame: &mut Frame) -> Vec<Cut> {
+    crate::draw::recording(|| render(app, frame))
 }
+
+pub(crate) use crate::draw::cut;
 
 /// The number formats every screen shares with `disktriage history` (the report layer owns
 /// them, so one figure prints the same on both).

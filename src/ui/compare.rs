@@ -87,13 +87,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             .map(|l| Line::from(Span::styled(format!(" {l}"), theme::accent()))),
     );
     // A run's parameters longer than the box take a second row.
-    let head_lines = super::fit::wrap(head_lines, area.width.saturating_sub(2).into());
+    let head_lines = crate::draw::wrap(head_lines, area.width.saturating_sub(2).into());
     let [head, body] = Layout::vertical([
         Constraint::Length(head_lines.len() as u16 + 2),
         Constraint::Min(0),
     ])
     .areas(area);
-    super::fit::lines(
+    crate::draw::lines(
         &head_lines,
         Block::default().borders(Borders::ALL).inner(head),
     );
@@ -198,7 +198,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .clamp(13, 22) as u16;
     if fa.len() > 1 {
         for f in &fa {
-            super::fit::text(&f.label, label_w.into());
+            crate::draw::text(&f.label, label_w.into());
         }
     }
     let table = Table::new(

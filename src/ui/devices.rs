@@ -46,7 +46,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     ];
     // Names (the device's, its model) may lose their middle to their column; the settings
     // must fit theirs.
-    let columns = super::fit::columns(
+    let columns = crate::draw::columns(
         &widths,
         Block::default().borders(Borders::ALL).inner(list_area),
         1,
@@ -65,12 +65,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
             // A marked device (Space) shows a `*` before its name.
             let name = if app.several.marks.contains(&d.name) {
-                Cell::from(super::fit::elide(&format!("*{}", d.name), columns[0]))
+                Cell::from(crate::draw::elide(&format!("*{}", d.name), columns[0]))
                     .style(theme::accent())
             } else {
-                Cell::from(super::fit::elide(&d.name, columns[0]))
+                Cell::from(crate::draw::elide(&d.name, columns[0]))
             };
-            let model = super::fit::elide_end(&d.description().unwrap_or_default(), columns[1]);
+            let model = crate::draw::elide_end(&d.description().unwrap_or_default(), columns[1]);
             let settings = [
                 d.size_bytes.map_or("?".into(), |b| b.iec()),
                 d.transport.as_str().to_string(),
@@ -78,7 +78,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 sched,
                 KernelWriteCache::short_or_unknown(d.kernel_write_cache).to_string(),
             ];
-            super::fit::cells(std::slice::from_ref(&settings), &columns[2..]);
+            crate::draw::cells(std::slice::from_ref(&settings), &columns[2..]);
             let mut cells = vec![name, Cell::from(model)];
             cells.extend(settings.into_iter().map(Cell::from));
             cells.extend([health_cell(app, d), use_cell]);
@@ -98,12 +98,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         " Devices ".to_string()
     };
-    super::fit::title(&title, list_area);
+    crate::draw::title(&title, list_area);
     // No row out of sight without a mark: the list's lower edge says how many are.
     let row = app.selected_device().map(|_| app.devices.row);
     let window = window(devices.len(), list_area, row);
     let more = window.mark();
-    super::fit::title(&more, list_area);
+    crate::draw::title(&more, list_area);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -163,15 +163,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (None, Some(name)) => format!(" {name} (gone) "),
         (None, None) => " Details ".to_string(),
     };
-    super::fit::title(&title, detail_area);
+    crate::draw::title(&title, detail_area);
     // The triage key on the panel's lower edge: the status line has no room left for it.
     let triage = match (app.several.marks.len(), app.selected_device()) {
         (0, Some(_)) => " v triage: one verdict, read-only ".to_string(),
         (0, None) => String::new(),
         (n, _) => format!(" v triage the {n} marked, read-only "),
     };
-    super::fit::title(&triage, detail_area);
-    let detail = super::fit::pane(
+    crate::draw::title(&triage, detail_area);
+    let detail = crate::draw::pane(
         detail,
         Block::default().borders(Borders::ALL).inner(detail_area),
     );
@@ -188,7 +188,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
 /// The list's and the details' areas: side by side on a wide screen, else the list above,
 /// as tall as its rows, leaving the details at least 8 (six lines: the identifying ones and
-/// the mark of what is not shown, `fit::pane`).
+/// the mark of what is not shown, `draw::pane`).
 fn panes(rows: usize, area: Rect) -> (Rect, Rect) {
     if area.width >= 120 {
         let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
@@ -202,8 +202,8 @@ fn panes(rows: usize, area: Rect) -> (Rect, Rect) {
 }
 
 /// The rows of the list in sight (inside the border, under the header).
-fn window(rows: usize, list: Rect, row: Option<usize>) -> super::fit::Window {
-    super::fit::Window::over(rows, usize::from(list.height.saturating_sub(3)), row)
+fn window(rows: usize, list: Rect, row: Option<usize>) -> crate::draw::Window {
+    crate::draw::Window::over(rows, usize::from(list.height.saturating_sub(3)), row)
 }
 
 /// The screen row of the selected device in the list drawn into `area`, so a dialog about it
@@ -334,7 +334,7 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     l2.extend(kv("firmware", opt(&d.firmware)));
     lines.push(Line::from(l2));
     // What tells this device from another of the same model or image comes first: a pane
-    // too short for every line keeps these (`fit::pane`).
+    // too short for every line keeps these (`draw::pane`).
     let usage = d.usage_summary();
     lines.push(Line::from(vec![
         Span::styled("in use ", theme::dim()),
@@ -347,7 +347,7 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     if let Some(f) = &d.backing_file {
         lines.push(Line::from(kv(
             "backing file",
-            super::fit::elide(f, width.saturating_sub(14)),
+            crate::draw::elide(f, width.saturating_sub(14)),
         )));
     }
     if !d.partitions.is_empty() {

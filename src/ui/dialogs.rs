@@ -61,7 +61,7 @@ fn dialog_clear_of(
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
     let h = rows as u16 + 2;
     let rect = clear_of(area, w, h, keep);
-    super::fit::title(&format!(" {title} "), rect);
+    crate::draw::title(&format!(" {title} "), rect);
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }).block(
@@ -491,11 +491,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, body: Rect) {
             // The CLI's tables keep their columns in the box (a column wrapped onto a line
             // of its own read as another row).
             let inner = Block::default().borders(Borders::ALL).inner(rect);
-            let lines = super::fit::report(&text, inner.width.into());
+            let lines = crate::draw::report(&text, inner.width.into());
             let rows = usize::from(inner.height);
             let top = usize::from(*scroll).min(lines.len().saturating_sub(1));
-            let more = super::fit::scrolled(lines.len(), top, rows);
-            super::fit::title(&more, rect);
+            let more = crate::draw::scrolled(lines.len(), top, rows);
+            crate::draw::title(&more, rect);
             frame.render_widget(
                 Paragraph::new(lines).scroll((*scroll, 0)).block(
                     Block::default()
@@ -608,7 +608,7 @@ fn help(frame: &mut Frame, area: Rect, scroll: u16) {
     } else {
         " Keys "
     };
-    let more = super::fit::scrolled(rows.len(), scroll.into(), visible.into());
+    let more = crate::draw::scrolled(rows.len(), scroll.into(), visible.into());
     let lines: Vec<Line> = rows
         .into_iter()
         .map(|(k, v)| {

@@ -27,7 +27,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ),
         None => format!(" Health of {name} (gone from the device list) "),
     };
-    super::fit::title(&title, area);
+    crate::draw::title(&title, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(title, theme::title()));
@@ -72,12 +72,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     match &self_test {
         Some(Ok(s)) if s.is_running() => {
-            super::fit::text(&line.content, top.width.into());
+            crate::draw::text(&line.content, top.width.into());
             frame.render_widget(Paragraph::new(Line::from(line)), top);
             progress(s, frame, gauge_area);
         }
         Some(Ok(s)) if s.supported => {
-            super::fit::text(&line.content, top.width.into());
+            crate::draw::text(&line.content, top.width.into());
             frame.render_widget(Paragraph::new(Line::from(line)), top);
             let est = |m: Option<u32>| m.map_or(String::new(), |m| format!(" (about {m} min)"));
             frame.render_widget(
@@ -151,8 +151,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let max_scroll = (lines.len() as u16).saturating_sub(body.height);
     let top = app.health.scroll.min(max_scroll);
     // The box's lower edge says how many lines are out of sight, as every list does.
-    let more = super::fit::scrolled(lines.len(), top.into(), body.height.into());
-    super::fit::title(&more, area);
+    let more = crate::draw::scrolled(lines.len(), top.into(), body.height.into());
+    crate::draw::title(&more, area);
     if !more.is_empty() {
         let edge = Rect {
             x: area.x + 1,

@@ -29,7 +29,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             };
             let item = format!("{mark} {}", t.id);
             // Inside the border, after the cursor's column.
-            super::fit::text(&item, usize::from(left.width.saturating_sub(3)));
+            crate::draw::text(&item, usize::from(left.width.saturating_sub(3)));
             ListItem::new(item)
         })
         .collect();
@@ -41,13 +41,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         } else {
             theme::title()
         });
-    let window = super::fit::Window::over(
+    let window = crate::draw::Window::over(
         CATALOG.len(),
         usize::from(left.height.saturating_sub(2)),
         Some(app.picker_test),
     );
     let more = window.mark();
-    super::fit::title(&more, left);
+    crate::draw::title(&more, left);
     let list = list.block(
         Block::default()
             .borders(Borders::ALL)
@@ -85,7 +85,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .sum();
     // The test's description whole (qd-sweep's is four lines at 80 columns): the parameters
     // scroll in what is left, and say so.
-    let about_text = super::fit::wrap(
+    let about_text = crate::draw::wrap(
         vec![
             Line::from(Span::styled(info.summary, theme::title())),
             Line::from(Span::styled(format!("from: {}", info.origin), theme::dim())),
@@ -99,7 +99,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     ])
     .areas(right);
 
-    super::fit::lines(
+    crate::draw::lines(
         &about_text,
         Block::default().borders(Borders::ALL).inner(about),
     );
@@ -117,7 +117,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Min(12),
         Constraint::Length(7),
     ];
-    let columns = super::fit::columns(
+    let columns = crate::draw::columns(
         &widths,
         Block::default().borders(Borders::ALL).inner(form),
         1,
@@ -138,7 +138,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     .iec()
                 );
             }
-            super::fit::cells(&[[f.label(), value.as_str()]], &columns);
+            crate::draw::cells(&[[f.label(), value.as_str()]], &columns);
             Row::new(vec![
                 Cell::from(f.label()),
                 Cell::from(value),
@@ -147,13 +147,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         })
         .collect();
     let selected = (app.picker_focus == PickerFocus::Params).then_some(app.picker_field);
-    let window = super::fit::Window::over(
+    let window = crate::draw::Window::over(
         fields.len(),
         usize::from(form.height.saturating_sub(2)),
         selected,
     );
     let more = window.mark();
-    super::fit::title(&more, form);
+    crate::draw::title(&more, form);
     let table = Table::new(rows, widths)
         .column_spacing(1)
         .highlight_symbol(">")

@@ -56,7 +56,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ));
     }
     // A line longer than the box (the engine of every phase) takes the rows it needs.
-    let lines = super::fit::wrap(lines, area.width.saturating_sub(2).into());
+    let lines = crate::draw::wrap(lines, area.width.saturating_sub(2).into());
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
     let table_min = app.results.records.len().min(3) as u16 + 3;
     let room = area.height.saturating_sub(table_min).max(5);
@@ -81,7 +81,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(6),
     ];
     // A device's or a test's name may lose its middle to its column; every other cell must fit.
-    let columns = super::fit::columns(
+    let columns = crate::draw::columns(
         &widths,
         Block::default().borders(Borders::ALL).inner(table_area),
         1,
@@ -124,10 +124,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let mut row = vec![Cell::from(mark).style(theme::warn())];
             let texts = vec![
                 r.number(),
-                super::fit::elide(&r.device, columns[2]),
+                crate::draw::elide(&r.device, columns[2]),
                 // A test's name may lose its middle too (concurrent-read is longer than the
                 // column at 80 columns); its ends say which test it is.
-                super::fit::elide(r.test.id(), columns[3]),
+                crate::draw::elide(r.test.id(), columns[3]),
                 r.scheduler.clone().unwrap_or_else(|| "-".into()),
                 drive_cache_shown(r.drive_cache.as_deref()).to_string(),
                 mbps,
@@ -141,22 +141,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Row::new(row).style(style)
         })
         .collect();
-    super::fit::cells(&shown, &columns);
+    crate::draw::cells(&shown, &columns);
     let title = if app.results.records.iter().any(|r| r.past.is_some()) {
         " Results (Space marks A/B for compare; h#: past runs from the history) "
     } else {
         " Results (Space marks A/B for compare) "
     };
-    super::fit::title(title, table_area);
+    crate::draw::title(title, table_area);
     // Inside the border, under the header.
     let at = order.iter().position(|&i| i == app.results.row);
-    let window = super::fit::Window::over(
+    let window = crate::draw::Window::over(
         order.len(),
         usize::from(table_area.height.saturating_sub(3)),
         at,
     );
     let more = window.mark();
-    super::fit::title(&more, table_area);
+    crate::draw::title(&more, table_area);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -183,7 +183,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .max(3);
             let [text, drawn] =
                 Layout::vertical([Constraint::Length(text_h), Constraint::Min(0)]).areas(detail);
-            let lines = super::fit::pane_or(
+            let lines = crate::draw::pane_or(
                 lines,
                 Block::default().borders(Borders::ALL).inner(text),
                 Some("a taller terminal shows them"),
@@ -192,7 +192,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         _ => (detail, None, lines),
     };
-    super::fit::lines(&lines, Block::default().borders(Borders::ALL).inner(text));
+    crate::draw::lines(&lines, Block::default().borders(Borders::ALL).inner(text));
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL)),
         text,

@@ -51,7 +51,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(figure_lines.len() as u16),
     ])
     .areas(area);
-    super::fit::lines(&head_lines, head);
+    crate::draw::lines(&head_lines, head);
     frame.render_widget(Paragraph::new(head_lines), head);
     if let Some(sw) = sweep {
         let [_, line] =
@@ -153,7 +153,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             true,
         ),
     }
-    super::fit::lines(&figure_lines, figures);
+    crate::draw::lines(&figure_lines, figures);
     frame.render_widget(Paragraph::new(figure_lines), figures);
 }
 
@@ -247,7 +247,7 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
         (None, None) => String::new(),
     };
     // A path longer than a row loses its middle, never its end (the file's name).
-    let path = super::fit::elide(&run.path, usize::from(width).saturating_sub(4));
+    let path = crate::draw::elide(&run.path, usize::from(width).saturating_sub(4));
     let l3 = if run.starting {
         // Opening can wait for a busy device, and a file test writes its whole file first.
         // The figures come before the path, which is what a narrow screen cuts.
@@ -303,13 +303,13 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
             Line::from(Span::styled(shorter, theme::dim()))
         } else {
             let engine = Line::from(Span::styled(format!("   {engine}"), theme::dim()));
-            return super::fit::wrap(
+            return crate::draw::wrap(
                 vec![l1, l2, Line::from(Span::styled(what, theme::dim())), engine],
                 width.into(),
             );
         }
     };
-    super::fit::wrap(vec![l1, l2, l3], width.into())
+    crate::draw::wrap(vec![l1, l2, l3], width.into())
 }
 
 /// For a run bounded by a count of I/Os: the I/Os done so far and the count (never 0).
@@ -385,7 +385,7 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         bar,
     );
     let label = format!(" {label}");
-    super::fit::text(&label, text.width.into());
+    crate::draw::text(&label, text.width.into());
     frame.render_widget(Paragraph::new(label), text);
 }
 
@@ -491,7 +491,7 @@ fn chart(
             format!("{v:.3}")
         }
     };
-    super::fit::title(title, area);
+    crate::draw::title(title, area);
     let chart = Chart::new(datasets)
         .block(
             Block::default()
@@ -657,7 +657,7 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
         Some(e) => Line::from(Span::styled(format!(" ERROR: {e}"), theme::bad())),
         None => l2,
     };
-    super::fit::wrap(vec![l1, l2], width.into())
+    crate::draw::wrap(vec![l1, l2], width.into())
 }
 
 #[cfg(test)]

@@ -110,7 +110,7 @@ fn test_lines(r: &SweepResult, t: &TestSweep, width: usize, out: &mut Vec<Line<'
             Span::styled(
                 format!(
                     "{:<nw$} {figure:>fw$} {spread:>sw$} {delta:>dw$} {:<bw$} ",
-                    super::fit::elide(&name, nw),
+                    crate::draw::elide(&name, nw),
                     row.beyond_noise()
                 ),
                 text_style,
@@ -210,8 +210,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
         .areas(v);
     frame.render_widget(Clear, rect);
     let title = format!(" {} ", sw.kind.title());
-    let more = super::fit::scrolled(lines.len(), scroll.into(), h.saturating_sub(2).into());
-    super::fit::title(&more, rect);
+    let more = crate::draw::scrolled(lines.len(), scroll.into(), h.saturating_sub(2).into());
+    crate::draw::title(&more, rect);
     frame.render_widget(
         Paragraph::new(lines).scroll((scroll, 0)).block(
             Block::default()

@@ -19,7 +19,7 @@ use crate::report::table;
 /// The Run screen for `run`.
 pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
     let title = title(run);
-    super::fit::title(&title, area);
+    crate::draw::title(&title, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(title, theme::title()));
@@ -35,7 +35,7 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
     constraints.push(Constraint::Min(0));
     let areas = Layout::vertical(constraints).split(inner);
     let state = state_line(app, run);
-    super::fit::lines(std::slice::from_ref(&state), areas[0]);
+    crate::draw::lines(std::slice::from_ref(&state), areas[0]);
     frame.render_widget(Paragraph::new(state), areas[0]);
     let scale = run
         .targets
@@ -58,7 +58,7 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             _ => "",
         };
         let name = format!("{}{role}", t.device);
-        super::fit::text(&name, name_area.width.into());
+        crate::draw::text(&name, name_area.width.into());
         frame.render_widget(Paragraph::new(name), name_area);
         let width = line_area.width as usize;
         let skip = t.line.len().saturating_sub(width);
@@ -113,10 +113,10 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             Span::styled(format!(" {figure}"), style),
             Span::styled(how_far, theme::dim()),
         ]);
-        super::fit::lines(std::slice::from_ref(&line), figure_area);
+        crate::draw::lines(std::slice::from_ref(&line), figure_area);
         frame.render_widget(Paragraph::new(line), figure_area);
     }
-    super::fit::lines(&summary, areas[areas.len() - 1]);
+    crate::draw::lines(&summary, areas[areas.len() - 1]);
     frame.render_widget(Paragraph::new(summary), areas[areas.len() - 1]);
 }
 

@@ -20,6 +20,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::super::keys::{Action, Binding, Scope};
 use super::super::{App, Screen};
 use super::ScreenDef;
+use crate::draw::clock;
 use crate::event::{Cmd, FlushDone, FlushMsg};
 use crate::theme;
 
@@ -276,11 +277,6 @@ fn verdict_style(verdict: &str) -> ratatui::style::Style {
         "volatile-cache" => theme::bad(),
         _ => theme::warn(),
     }
-}
-
-fn clock(d: Duration) -> String {
-    let secs = d.as_secs();
-    format!("{}:{:02}", secs / 60, secs % 60)
 }
 
 /// "  waiting 8 s" once nothing has moved for 2 s (a write or flush the device does not
