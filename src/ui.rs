@@ -4,12 +4,10 @@
 mod chart;
 mod compare;
 mod devices;
-mod dialogs;
 mod health;
 mod picker;
 mod results;
 mod run;
-mod setting_sweep;
 mod several;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
@@ -21,7 +19,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::{App, Screen};
+use crate::app::{App, Place, Screen};
 use crate::draw;
 /// The colours and glyphs live below the app (`crate::theme`): a screen component draws with
 /// them from its one file under `app/screens/`.
@@ -62,7 +60,14 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
     draw::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
-    dialogs::render(app, frame, area, body);
+    if let Some(dialog) = &app.overlay {
+        // A dialog about the selected device leaves its row of the Devices list in sight.
+        let keep = match app.screen {
+            Screen::Devices => devices::selected_row_y(app, body),
+            _ => None,
+        };
+        dialog.draw(app, frame, Place { area, keep });
+    }
 }
 
 /// The screens older than the registry (`app::screens`), whose drawing is still here.

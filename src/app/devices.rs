@@ -276,22 +276,6 @@ pub fn mounted_file_system(d: &BlockDevice) -> Option<(String, String, String)> 
     })
 }
 
-/// The devices an open dialog would act on.
-fn overlay_devices(overlay: &Overlay) -> Vec<&str> {
-    match overlay {
-        Overlay::Confirm { device, .. }
-        | Overlay::ConfirmFlush { device, .. }
-        | Overlay::Scheduler { device, .. }
-        | Overlay::DriveCache { device }
-        | Overlay::Retest { device, .. }
-        | Overlay::Persist { device, .. }
-        | Overlay::SelfTest { device, .. } => vec![device.as_str()],
-        Overlay::ConfirmSeveral { devices, .. } => devices.iter().map(String::as_str).collect(),
-        Overlay::FileTarget(ft) => vec![ft.device.as_str()],
-        _ => Vec::new(),
-    }
-}
-
 impl App {
     /// A fresh inventory (or why it failed). The selection, the marks and every pending
     /// action follow their devices; whatever was meant for a device that went is withdrawn,
@@ -350,7 +334,7 @@ impl App {
         let dialog_went = self
             .overlay
             .as_ref()
-            .and_then(|o| overlay_devices(o).into_iter().find_map(covering));
+            .and_then(|o| o.devices().into_iter().find_map(covering));
         if let Some(v) = dialog_went {
             self.overlay = Some(Overlay::Error(format!(
                 "{} is gone (detached, unplugged or replaced by another device under its \

@@ -49,11 +49,11 @@ impl App {
             }
             (PickerFocus::Params, Action::Edit) => match field {
                 Some(f) if f.typeable() => {
-                    self.overlay = Some(Overlay::Edit {
+                    self.overlay = Some(Overlay::Edit(super::dialogs::edit::Edit {
                         field: f,
                         text: String::new(),
                         error: None,
-                    });
+                    }));
                 }
                 Some(f) => self.values.step(f, 1),
                 None => {}
@@ -73,11 +73,11 @@ impl App {
             .and_then(|()| self.check_values());
         if let Err(e) = checked {
             self.values = before;
-            self.overlay = Some(Overlay::Edit {
+            self.overlay = Some(Overlay::Edit(super::dialogs::edit::Edit {
                 field,
                 text,
                 error: Some(e),
-            });
+            }));
         }
     }
 

@@ -147,7 +147,10 @@ impl App {
             self.info(why);
             return;
         }
-        self.overlay = Some(Overlay::SelfTest { device, kind });
+        self.overlay = Some(Overlay::SelfTest(super::dialogs::self_test::SelfTest {
+            device,
+            kind,
+        }));
     }
 
     /// The drive's logs arrived.

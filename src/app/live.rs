@@ -448,10 +448,10 @@ impl App {
                 {
                     Some(i) => i,
                     None => {
-                        self.overlay = Some(Overlay::Retest {
+                        self.overlay = Some(Overlay::Retest(super::dialogs::retest::Retest {
                             device: dev,
                             record: latest,
-                        });
+                        }));
                         return Vec::new();
                     }
                 }
@@ -522,14 +522,14 @@ impl App {
             self.error(why);
             return Vec::new();
         }
-        self.overlay = Some(Overlay::Confirm {
+        self.overlay = Some(Overlay::Confirm(super::dialogs::confirm::Confirm {
             request: Box::new(request),
             repeats,
             sweep,
             device,
             typed: String::new(),
             wrong: false,
-        });
+        }));
         Vec::new()
     }
 

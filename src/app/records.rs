@@ -514,20 +514,24 @@ impl App {
                  it",
             ),
             Action::Report if past => {
-                self.overlay = Some(Overlay::Report {
+                self.overlay = Some(Overlay::Report(super::dialogs::report::Report {
                     record: row,
                     scroll: 0,
-                });
+                }));
             }
             Action::Export if n > 0 && !has_runs => {
                 self.error("this run has no results to export");
             }
-            Action::Export if n > 0 => self.overlay = Some(Overlay::Export { record: row }),
+            Action::Export if n > 0 => {
+                self.overlay = Some(Overlay::Export(super::dialogs::export::Export {
+                    record: row,
+                }))
+            }
             Action::Report if has_runs => {
-                self.overlay = Some(Overlay::Report {
+                self.overlay = Some(Overlay::Report(super::dialogs::report::Report {
                     record: row,
                     scroll: 0,
-                });
+                }));
             }
             _ => {}
         }

@@ -55,7 +55,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     let changed = changes(ra, rb);
     let what_lines = if changed.is_empty() {
-        super::dialogs::wrap_text(
+        crate::app::keys::wrap_words(
             "nothing changed (scheduler, drive cache, engine, I/O path, parameters): the \
              difference is run-to-run noise",
             inner,

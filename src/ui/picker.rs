@@ -78,7 +78,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rows: usize = target_lines
         .iter()
         .map(|l| {
-            super::dialogs::wrap_text(&l.to_string(), inner)
+            crate::app::keys::wrap_words(&l.to_string(), inner)
                 .len()
                 .max(1)
         })

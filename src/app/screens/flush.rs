@@ -178,12 +178,14 @@ impl App {
             self.info(why);
             return Vec::new();
         };
-        self.overlay = Some(super::super::overlay::Overlay::ConfirmFlush {
-            device: d.name.clone(),
-            path: d.path.clone(),
-            typed: String::new(),
-            wrong: false,
-        });
+        self.overlay = Some(super::super::Overlay::ConfirmFlush(
+            super::super::dialogs::confirm_flush::ConfirmFlush {
+                device: d.name.clone(),
+                path: d.path.clone(),
+                typed: String::new(),
+                wrong: false,
+            },
+        ));
         Vec::new()
     }
 
