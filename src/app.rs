@@ -207,21 +207,6 @@ impl App {
         }
         let any_run = self.results.latest().is_some();
         match action {
-            // A device with no drive behind it (loop, zram, dm) has no SMART, logs or
-            // self-tests: the health view offers none of their keys.
-            Action::SelfTestShort
-            | Action::SelfTestLong
-            | Action::SelfTestAbort
-            | Action::Refresh
-                if self.screen == Screen::Health =>
-            {
-                !self
-                    .health
-                    .device
-                    .as_deref()
-                    .and_then(|d| self.devices.find(d))
-                    .is_some_and(|d| d.transport.is_virtual())
-            }
             Action::Stop => self.running(),
             Action::Rerun => !self.running() && any_run,
             Action::Compare => self.results.comparison().is_some(),

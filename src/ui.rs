@@ -4,7 +4,6 @@
 mod chart;
 mod compare;
 mod devices;
-mod health;
 mod picker;
 mod results;
 mod run;
@@ -81,9 +80,8 @@ fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
         },
         Screen::Results => results::render(app, frame, body),
         Screen::Compare => compare::render(app, frame, body),
-        Screen::Health => health::render(app, frame, body),
         // Drawn by its component (`ScreenDef::draw`).
-        Screen::Scan | Screen::Triage | Screen::Flush => {}
+        Screen::Health | Screen::Scan | Screen::Triage | Screen::Flush => {}
     }
 }
 

@@ -131,14 +131,14 @@ pub struct Binding {
     pub action: Action,
 }
 
-const UP_DOWN: &[KeyCode] = &[
+pub(super) const UP_DOWN: &[KeyCode] = &[
     KeyCode::Up,
     KeyCode::Char('k'),
     KeyCode::Down,
     KeyCode::Char('j'),
 ];
 
-const fn bind(
+pub(super) const fn bind(
     scope: Scope,
     keys: &'static [KeyCode],
     names: &'static str,
@@ -556,71 +556,6 @@ pub const BINDINGS: &[Binding] = &[
         Some("rerun"),
         "rerun; noise is the spread of each run's repeats",
         A::Rerun,
-    ),
-    // Health
-    bind(
-        S::On(Screen::Health),
-        UP_DOWN,
-        "Up/Down",
-        None,
-        "scroll",
-        A::Move,
-    ),
-    bind(
-        S::On(Screen::Health),
-        &[KeyCode::PageUp, KeyCode::PageDown, KeyCode::Char(' ')],
-        "PageUp/PageDown",
-        None,
-        "scroll a page",
-        A::Page,
-    ),
-    bind(
-        S::On(Screen::Health),
-        &[KeyCode::Home],
-        "Home",
-        None,
-        "top",
-        A::Ends,
-    ),
-    bind(
-        S::On(Screen::Health),
-        &[KeyCode::Char('t')],
-        "t",
-        Some("short"),
-        "a short self-test, no data changed (asks first)",
-        A::SelfTestShort,
-    ),
-    bind(
-        S::On(Screen::Health),
-        &[KeyCode::Char('T')],
-        "T",
-        Some("long"),
-        "a long self-test: hours, slower I/O meanwhile (asks)",
-        A::SelfTestLong,
-    ),
-    bind(
-        S::On(Screen::Health),
-        &[KeyCode::Char('x')],
-        "x",
-        Some("abort"),
-        "abort the running self-test",
-        A::SelfTestAbort,
-    ),
-    bind(
-        S::On(Screen::Health),
-        &[KeyCode::Char('r')],
-        "r",
-        Some("reread"),
-        "read SMART and logs again",
-        A::Refresh,
-    ),
-    bind(
-        S::On(Screen::Health),
-        &[KeyCode::Esc],
-        "Esc",
-        Some("back"),
-        "back to Devices",
-        A::Back,
     ),
 ];
 

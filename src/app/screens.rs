@@ -14,6 +14,7 @@
 //! lies below `app`: the layers still point down (`shape`).
 
 pub mod flush;
+pub mod health;
 pub mod scan;
 pub mod triage;
 
@@ -80,7 +81,7 @@ screens! {
     Results => RESULTS,
     Compare => COMPARE,
     /// One drive's health: SMART, its logs, its self-tests (`h` on Devices; not a tab).
-    Health => HEALTH,
+    Health => health::SCREEN,
     /// The surface scan of one device (`b` on Devices; not a tab).
     Scan { scan: scan::ScanScreen } => scan::SCREEN,
     /// One verdict per disk for the marked or the selected disks (`v` on Devices; not a tab).
@@ -146,7 +147,4 @@ const RESULTS: ScreenDef = legacy("Results", |app, action, code| {
 const COMPARE: ScreenDef = legacy("Compare", |app, action, code| {
     app.compare_act(action, keys::direction(code));
     Vec::new()
-});
-const HEALTH: ScreenDef = legacy("Health", |app, action, code| {
-    app.health_act(action, keys::direction(code))
 });
