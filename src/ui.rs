@@ -2,7 +2,6 @@
 //! never changes it, and it never reads the clock (the app's `now` is its time).
 
 mod chart;
-mod compare;
 mod devices;
 mod picker;
 mod results;
@@ -79,9 +78,8 @@ fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
             None => run::render(app, frame, body),
         },
         Screen::Results => results::render(app, frame, body),
-        Screen::Compare => compare::render(app, frame, body),
         // Drawn by its component (`ScreenDef::draw`).
-        Screen::Health | Screen::Scan | Screen::Triage | Screen::Flush => {}
+        Screen::Compare | Screen::Health | Screen::Scan | Screen::Triage | Screen::Flush => {}
     }
 }
 

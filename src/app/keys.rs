@@ -516,47 +516,6 @@ pub const BINDINGS: &[Binding] = &[
         "before/after: vs the previous run of this test on this disk",
         A::Before,
     ),
-    // Compare
-    bind(
-        S::On(Screen::Compare),
-        UP_DOWN,
-        "Up/Down",
-        Some("scroll"),
-        "scroll",
-        A::Move,
-    ),
-    bind(
-        S::On(Screen::Compare),
-        &[KeyCode::PageUp, KeyCode::PageDown, KeyCode::Char(' ')],
-        "PageUp/PageDown",
-        None,
-        "scroll a page",
-        A::Page,
-    ),
-    bind(
-        S::On(Screen::Compare),
-        &[KeyCode::Home],
-        "Home",
-        None,
-        "top",
-        A::Ends,
-    ),
-    bind(
-        S::On(Screen::Compare),
-        &[KeyCode::Esc],
-        "Esc",
-        Some("back"),
-        "back to Results",
-        A::Back,
-    ),
-    bind(
-        S::On(Screen::Compare),
-        &[KeyCode::Char('r')],
-        "r",
-        Some("rerun"),
-        "rerun; noise is the spread of each run's repeats",
-        A::Rerun,
-    ),
 ];
 
 /// Every binding: `BINDINGS`, then each registered screen's own rows (`ScreenDef::keys`).

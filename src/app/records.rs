@@ -4,7 +4,7 @@
 //! history as records of their own (`past`), with their figures and settings but no reports.
 
 use super::keys::Action;
-use super::{App, Overlay, Screen, scroll, step};
+use super::{App, Overlay, Screen, step};
 pub use crate::bench::analysis::compare::{Delta, Significance, Stat, delta};
 use crate::bench::analysis::curve::PhaseSample;
 pub use crate::bench::analysis::figures::{PhaseFigures, RowFigures};
@@ -533,18 +533,6 @@ impl App {
                     scroll: 0,
                 }));
             }
-            _ => {}
-        }
-    }
-
-    /// The Compare screen's keys (see `keys::BINDINGS`).
-    pub(super) fn compare_act(&mut self, action: Action, dir: i32) {
-        let s = self.results.compare_scroll;
-        match action {
-            Action::Move => self.results.compare_scroll = scroll(s, dir, 1),
-            Action::Page => self.results.compare_scroll = scroll(s, dir, 10),
-            Action::Ends => self.results.compare_scroll = 0,
-            Action::Back => self.screen = Screen::Results,
             _ => {}
         }
     }

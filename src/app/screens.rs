@@ -13,6 +13,7 @@
 //! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
 //! lies below `app`: the layers still point down (`shape`).
 
+pub mod compare;
 pub mod flush;
 pub mod health;
 pub mod scan;
@@ -79,7 +80,7 @@ screens! {
     Tests => TESTS,
     Run => RUN,
     Results => RESULTS,
-    Compare => COMPARE,
+    Compare => compare::SCREEN,
     /// One drive's health: SMART, its logs, its self-tests (`h` on Devices; not a tab).
     Health => health::SCREEN,
     /// The surface scan of one device (`b` on Devices; not a tab).
@@ -142,9 +143,5 @@ const TESTS: ScreenDef = legacy("Test", |app, action, code| {
 const RUN: ScreenDef = legacy("Run", |app, action, _| app.run_act(action));
 const RESULTS: ScreenDef = legacy("Results", |app, action, code| {
     app.results_act(action, keys::direction(code));
-    Vec::new()
-});
-const COMPARE: ScreenDef = legacy("Compare", |app, action, code| {
-    app.compare_act(action, keys::direction(code));
     Vec::new()
 });
