@@ -81,9 +81,6 @@ macro_rules! dialogs {
         }
 
         impl Overlay {
-            /// Every registered dialog's name, in the registry's order.
-            pub const NAMES: &'static [&'static str] = &[$(stringify!($variant)),*];
-
             /// The dialog's answer to a key.
             pub fn key(self, k: KeyEvent) -> Next {
                 let code = text_key(k);
