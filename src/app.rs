@@ -205,6 +205,12 @@ impl App {
         if def.keys.iter().any(|b| b.action == action) {
             return (def.works_now)(self, action);
         }
+        self.works_anywhere(action)
+    }
+
+    /// Whether a key that works on several screens does something now (a screen's own
+    /// `works_now` may fall back to it).
+    pub(super) fn works_anywhere(&self, action: Action) -> bool {
         let any_run = self.results.latest().is_some();
         match action {
             Action::Stop => self.running(),

@@ -11,6 +11,8 @@
 //! The record is kept only while [`recording`] runs (`ui::render_checked`, which the snapshot
 //! tests call); an ordinary draw records nothing and changes nothing.
 
+pub mod chart;
+
 use std::cell::RefCell;
 use std::fmt;
 

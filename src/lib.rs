@@ -34,7 +34,7 @@
 //! - `theme`: the colours and glyphs every screen shares (sixteen-colour safe; only the Linux
 //!   console's glyphs on `TERM=linux`).
 //! - `draw`: the drawing helpers every screen and dialog shares (fitting text and noting what
-//!   is cut, the marks for what is out of sight, the clock).
+//!   is cut, the marks for what is out of sight, the clock, the sweep charts).
 //! - `event` (messages and commands), `app` (state and `update(Msg)`), `ui` (drawing) and
 //!   `tui` (terminal, loop and executor): the interactive program.
 //!

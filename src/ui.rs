@@ -1,10 +1,8 @@
 //! Drawing: `render(&App, &mut Frame)` turns the state into a screen. It reads the state and
 //! never changes it, and it never reads the clock (the app's `now` is its time).
 
-mod chart;
 mod devices;
 mod picker;
-mod results;
 mod run;
 mod several;
 
@@ -77,9 +75,13 @@ fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
             Some(r) => several::render(app, r, frame, body),
             None => run::render(app, frame, body),
         },
-        Screen::Results => results::render(app, frame, body),
         // Drawn by its component (`ScreenDef::draw`).
-        Screen::Compare | Screen::Health | Screen::Scan | Screen::Triage | Screen::Flush => {}
+        Screen::Results
+        | Screen::Compare
+        | Screen::Health
+        | Screen::Scan
+        | Screen::Triage
+        | Screen::Flush => {}
     }
 }
 

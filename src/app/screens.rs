@@ -6,9 +6,9 @@
 //! line, the help and `docs/screen.md` read (`keys::all`), what its keys do, whether a key
 //! works now, its drawing, and what leaving it does.
 //!
-//! The screens older than the registry go through the same table with their title and their
-//! handlers; their key rows are still in `keys::BINDINGS` and their drawing in `ui/` (which
-//! `ui::render` calls when a `ScreenDef` has no `draw`).
+//! The screens older than the registry (Devices, Test, Run) go through the same table with
+//! their title and their handlers; their key rows are still in `keys::BINDINGS` and their
+//! drawing in `ui/` (which `ui::render` calls when a `ScreenDef` has no `draw`).
 //!
 //! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
 //! lies below `app`: the layers still point down (`shape`).
@@ -16,6 +16,7 @@
 pub mod compare;
 pub mod flush;
 pub mod health;
+pub mod results;
 pub mod scan;
 pub mod triage;
 
@@ -79,7 +80,7 @@ screens! {
     Devices => DEVICES,
     Tests => TESTS,
     Run => RUN,
-    Results => RESULTS,
+    Results => results::SCREEN,
     Compare => compare::SCREEN,
     /// One drive's health: SMART, its logs, its self-tests (`h` on Devices; not a tab).
     Health => health::SCREEN,
@@ -141,7 +142,3 @@ const TESTS: ScreenDef = legacy("Test", |app, action, code| {
     app.tests_act(action, keys::direction(code))
 });
 const RUN: ScreenDef = legacy("Run", |app, action, _| app.run_act(action));
-const RESULTS: ScreenDef = legacy("Results", |app, action, code| {
-    app.results_act(action, keys::direction(code));
-    Vec::new()
-});

@@ -6,10 +6,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
-use super::chart::{self as sweep_chart, Drawing};
 use super::{count, ms, rate, theme};
 use crate::app::{App, CHART_WINDOW, LiveRun};
 use crate::bench::exec::probe::expected_phase;
+use crate::draw::chart::{self as sweep_chart, Drawing};
 use crate::model::{Bytes, BytesPerSec};
 use crate::report::run::chart_time_base;
 

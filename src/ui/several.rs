@@ -11,10 +11,9 @@ use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 
 use super::{rate, theme};
 use crate::app::App;
+use crate::app::screens::results::summary_lines;
 use crate::app::several::{SeveralRun, TargetProgress, TargetState};
 use crate::bench::analysis::several_disks::Role;
-use crate::report::several as several_report;
-use crate::report::table;
 
 /// The Run screen for `run`.
 pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
@@ -165,73 +164,4 @@ fn state_line(app: &App, run: &SeveralRun) -> Line<'static> {
         Span::styled(word.to_string(), theme::warn()),
         Span::raw(format!(" {elapsed:.0} s; MB/s of each device, one scale")),
     ])
-}
-
-/// The rows and the verdict once any device has a report: the same table as
-/// `disktriage run TARGET TARGET...` prints, fitted to `width`.
-pub fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
-    if run
-        .targets
-        .iter()
-        .all(|t| t.reports.is_empty() && t.error.is_none())
-    {
-        return Vec::new();
-    }
-    let result = run.result();
-    let rows = result.rows();
-    let verdict = several_report::verdict_of_rows(&rows);
-    let ratio = several_report::array_ratio(&rows);
-    let mut cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| several_report::row_cells(r, &verdict, ratio))
-        .collect();
-    let mut columns = several_report::COLUMNS.to_vec();
-    if rows.iter().all(|r| r.role == Role::Target) {
-        columns.remove(1);
-        for c in &mut cells {
-            c.remove(1);
-        }
-    }
-    let mut lines: Vec<Line<'static>> = table::render(&columns, &cells, width)
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            if i == 0 {
-                Line::from(Span::styled(l.to_string(), theme::header()))
-            } else if l.ends_with("SLOWER") || l.ends_with("SLOWER?") || l.ends_with("FAILED") {
-                Line::from(Span::styled(l.to_string(), theme::bad()))
-            } else {
-                Line::from(l.to_string())
-            }
-        })
-        .collect();
-    // Why a device failed, where the table says it did (as the CLI's report says it).
-    for row in &rows {
-        if let Some(e) = &row.error {
-            let why = table::wrap(
-                &format!("{} FAILED: ", row.name()),
-                &crate::model::text::neutralize_controls(e),
-                width,
-            );
-            lines.extend(
-                why.lines()
-                    .map(|l| Line::from(Span::styled(l.to_string(), theme::bad()))),
-            );
-        }
-    }
-    for note in rows
-        .iter()
-        .filter_map(|r| several_report::low_count_line(r, width))
-    {
-        lines.extend(
-            note.lines()
-                .map(|l| Line::from(Span::styled(l.to_string(), theme::warn()))),
-        );
-    }
-    if run.finished {
-        for l in table::wrap("Verdict: ", &verdict.sentence(), width).lines() {
-            lines.push(Line::from(Span::styled(l.to_string(), theme::title())));
-        }
-    }
-    lines
 }

@@ -71,10 +71,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
 
 /// `r` reruns (`App::act`) once a run has ended and none is running.
 fn works_now(app: &App, action: Action) -> bool {
-    match action {
-        Action::Rerun => !app.running() && app.results.latest().is_some(),
-        _ => true,
-    }
+    app.works_anywhere(action)
 }
 
 /// Scrolling and going back; `r` is `App::act`'s (every screen's rerun).

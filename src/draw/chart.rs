@@ -18,11 +18,12 @@ use ratatui::widgets::{
     Axis, Block, Borders, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table,
 };
 
-use super::{count, theme};
 use crate::bench::analysis::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
 use crate::bench::plan::test_name::TestName;
 use crate::bench::plan::{PhaseTag, Plan};
 use crate::report::run::{cdm_iops, cdm_mbps, cdm_ms};
+use crate::report::table::{count, ms};
+use crate::theme;
 
 /// What a run's phases are drawn as, beside the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +121,7 @@ fn colour(letter: char) -> Style {
 fn y_label(panel: Panel, v: f64) -> String {
     match panel {
         Panel::QdIops => count(v),
-        Panel::QdLatency => super::ms(v),
+        Panel::QdLatency => ms(v),
         _ if v >= 100.0 => format!("{v:.0}"),
         _ => format!("{v:.1}"),
     }
