@@ -3,8 +3,6 @@
 
 mod devices;
 mod picker;
-mod run;
-mod several;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::ui::Item` without knowing the files below.
@@ -71,12 +69,9 @@ fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
     match app.screen {
         Screen::Devices => devices::render(app, frame, body),
         Screen::Tests => picker::render(app, frame, body),
-        Screen::Run => match app.several_run() {
-            Some(r) => several::render(app, r, frame, body),
-            None => run::render(app, frame, body),
-        },
         // Drawn by its component (`ScreenDef::draw`).
-        Screen::Results
+        Screen::Run
+        | Screen::Results
         | Screen::Compare
         | Screen::Health
         | Screen::Scan
@@ -143,9 +138,3 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
 pub fn render_checked(app: &App, frame: &mut Frame) -> Vec<Cut> {
     crate::draw::recording(|| render(app, frame))
 }
-
-pub(crate) use crate::draw::cut;
-
-/// The number formats every screen shares with `disktriage history` (the report layer owns
-/// them, so one figure prints the same on both).
-pub(crate) use crate::report::table::{count, ms, rate};

@@ -410,39 +410,6 @@ pub const BINDINGS: &[Binding] = &[
         "sweep it over every scheduler (S) or the cache on/off (W)",
         A::Sweep,
     ),
-    // Run
-    bind(
-        S::On(Screen::Run),
-        &[KeyCode::Char('x'), KeyCode::Esc],
-        "x or Esc",
-        Some("stop"),
-        "stop",
-        A::Stop,
-    ),
-    bind(
-        S::On(Screen::Run),
-        &[KeyCode::Char('r')],
-        "r",
-        Some("rerun"),
-        "rerun",
-        A::Rerun,
-    ),
-    bind(
-        S::On(Screen::Run),
-        &[KeyCode::Char('c')],
-        "c",
-        Some("compare"),
-        "compare the last two runs",
-        A::Compare,
-    ),
-    bind(
-        S::On(Screen::Run),
-        &[KeyCode::Char('t')],
-        "t",
-        Some("temperature"),
-        "drive temperature instead of IOPS",
-        A::Temperature,
-    ),
 ];
 
 /// Every binding: `BINDINGS`, then each registered screen's own rows (`ScreenDef::keys`).

@@ -6,7 +6,7 @@
 //! line, the help and `docs/screen.md` read (`keys::all`), what its keys do, whether a key
 //! works now, its drawing, and what leaving it does.
 //!
-//! The screens older than the registry (Devices, Test, Run) go through the same table with
+//! The screens older than the registry (Devices, Test) go through the same table with
 //! their title and their handlers; their key rows are still in `keys::BINDINGS` and their
 //! drawing in `ui/` (which `ui::render` calls when a `ScreenDef` has no `draw`).
 //!
@@ -17,6 +17,7 @@ pub mod compare;
 pub mod flush;
 pub mod health;
 pub mod results;
+pub mod run;
 pub mod scan;
 pub mod triage;
 
@@ -79,7 +80,7 @@ macro_rules! screens {
 screens! {
     Devices => DEVICES,
     Tests => TESTS,
-    Run => RUN,
+    Run => run::SCREEN,
     Results => results::SCREEN,
     Compare => compare::SCREEN,
     /// One drive's health: SMART, its logs, its self-tests (`h` on Devices; not a tab).
@@ -141,4 +142,3 @@ const DEVICES: ScreenDef = legacy("Devices", |app, action, code| {
 const TESTS: ScreenDef = legacy("Test", |app, action, code| {
     app.tests_act(action, keys::direction(code))
 });
-const RUN: ScreenDef = legacy("Run", |app, action, _| app.run_act(action));

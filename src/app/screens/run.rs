@@ -1,19 +1,104 @@
-//! The live run: progress, throughput and IOPS over time, latency p50/p99 over time, and the
-//! current / mean / min / max figures. Charts show the last `CHART_WINDOW` seconds.
+//! The Run screen, the live run: progress, throughput and IOPS over time, latency p50/p99
+//! over time, and the current / mean / min / max figures. Charts show the last
+//! `CHART_WINDOW` seconds. A run on several devices is drawn by `several`. Its state is
+//! `app::live`'s.
+
+mod several;
 
 use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
-use super::{count, ms, rate, theme};
-use crate::app::{App, CHART_WINDOW, LiveRun};
+use super::super::keys::{Action, Binding, Scope, bind};
+use super::super::{App, CHART_WINDOW, LiveRun, Screen};
+use super::{ScreenDef, nothing};
 use crate::bench::exec::probe::expected_phase;
 use crate::draw::chart::{self as sweep_chart, Drawing};
+use crate::draw::cut;
+use crate::event::Cmd;
 use crate::model::{Bytes, BytesPerSec};
 use crate::report::run::chart_time_base;
+use crate::report::table::{count, ms, rate};
+use crate::theme;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+const KEYS: &[Binding] = &[
+    bind(
+        Scope::On(Screen::Run),
+        &[KeyCode::Char('x'), KeyCode::Esc],
+        "x or Esc",
+        Some("stop"),
+        "stop",
+        Action::Stop,
+    ),
+    bind(
+        Scope::On(Screen::Run),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("rerun"),
+        "rerun",
+        Action::Rerun,
+    ),
+    bind(
+        Scope::On(Screen::Run),
+        &[KeyCode::Char('c')],
+        "c",
+        Some("compare"),
+        "compare the last two runs",
+        Action::Compare,
+    ),
+    bind(
+        Scope::On(Screen::Run),
+        &[KeyCode::Char('t')],
+        "t",
+        Some("temperature"),
+        "drive temperature instead of IOPS",
+        Action::Temperature,
+    ),
+];
+
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Run",
+    keys: KEYS,
+    act,
+    works_now: |app, action| app.works_anywhere(action),
+    draw: Some(draw),
+    leave: nothing,
+};
+
+/// Stopping and the temperature chart; `r` and `c` are `App::act`'s.
+fn act(app: &mut App, action: Action, _: KeyCode) -> Vec<Cmd> {
+    match action {
+        Action::Stop if app.sweeping() => app.stop_sweep(),
+        Action::Stop if app.running() => {
+            if let Some(run) = &mut app.run {
+                run.stopping = true;
+            }
+            if let Some(run) = app.several.runs.last_mut() {
+                run.stopping = true;
+            }
+            app.info("stopping: the figures will cover what completed");
+            vec![Cmd::StopRun]
+        }
+        Action::Temperature => {
+            app.show_temperature = !app.show_temperature;
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A run on several devices has its own drawing (`several`).
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
+    match app.several_run() {
+        Some(r) => several::draw(app, r, frame, area),
+        None => draw_one(app, frame, area),
+    }
+}
+
+/// One device's live run.
+fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
     let Some(run) = &app.run else {
         frame.render_widget(
             Paragraph::new("No test has run yet: pick one on the Test screen (2) and press r.")
@@ -58,7 +143,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Layout::vertical([Constraint::Length(head_rows), Constraint::Length(1)]).areas(head);
         frame.render_widget(
             Paragraph::new(Span::styled(
-                super::cut(
+                cut(
                     &format!(" {}; x stops the sweep", sw.progress()),
                     line.width.into(),
                 ),
@@ -402,7 +487,7 @@ fn waiting(app: &App, run: &LiveRun) -> String {
 
 /// Whole seconds an ETA shows: rounded up, so 1.5 s to go reads 2 s, never 1 (after
 /// rounding to the tenth, so 1.0000001 s of float noise still reads 1 s).
-pub(super) fn eta_seconds(seconds: f64) -> u64 {
+fn eta_seconds(seconds: f64) -> u64 {
     if !seconds.is_finite() || seconds <= 0.0 {
         return 0;
     }
@@ -584,7 +669,7 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                 ))
             };
             let lat = |name: &str, st: Option<crate::app::Stat>| {
-                st.map(|x| format!("{name} {}", super::ms(x.mean)))
+                st.map(|x| format!("{name} {}", crate::report::table::ms(x.mean)))
             };
             let parts: Vec<String> = [
                 lat("mean", f.mean_ms),

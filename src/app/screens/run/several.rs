@@ -9,14 +9,15 @@ use ratatui::symbols;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 
-use super::{rate, theme};
-use crate::app::App;
-use crate::app::screens::results::summary_lines;
-use crate::app::several::{SeveralRun, TargetProgress, TargetState};
+use super::super::super::App;
+use super::super::super::several::{SeveralRun, TargetProgress, TargetState};
+use super::super::results::summary_lines;
 use crate::bench::analysis::several_disks::Role;
+use crate::report::table::rate;
+use crate::theme;
 
 /// The Run screen for `run`.
-pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
+pub(super) fn draw(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
     let title = title(run);
     crate::draw::title(&title, area);
     let block = Block::default()
@@ -127,7 +128,7 @@ const FIGURE_WIDTH: u16 = 32;
 fn progress_text(p: TargetProgress) -> String {
     let pct = (p.ratio * 100.0).floor() as u64;
     match p.eta_s {
-        Some(eta) => format!("  {pct} %  ETA {} s", super::run::eta_seconds(eta)),
+        Some(eta) => format!("  {pct} %  ETA {} s", super::eta_seconds(eta)),
         None => format!("  {pct} %"),
     }
 }
