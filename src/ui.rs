@@ -2,7 +2,6 @@
 //! never changes it, and it never reads the clock (the app's `now` is its time).
 
 mod devices;
-mod picker;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::ui::Item` without knowing the files below.
@@ -68,9 +67,9 @@ pub fn render(app: &App, frame: &mut Frame) {
 fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
     match app.screen {
         Screen::Devices => devices::render(app, frame, body),
-        Screen::Tests => picker::render(app, frame, body),
         // Drawn by its component (`ScreenDef::draw`).
-        Screen::Run
+        Screen::Tests
+        | Screen::Run
         | Screen::Results
         | Screen::Compare
         | Screen::Health

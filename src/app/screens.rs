@@ -6,9 +6,9 @@
 //! line, the help and `docs/screen.md` read (`keys::all`), what its keys do, whether a key
 //! works now, its drawing, and what leaving it does.
 //!
-//! The screens older than the registry (Devices, Test) go through the same table with
-//! their title and their handlers; their key rows are still in `keys::BINDINGS` and their
-//! drawing in `ui/` (which `ui::render` calls when a `ScreenDef` has no `draw`).
+//! The screen older than the registry (Devices) goes through the same table with its title
+//! and its handlers; its key rows are still in `keys::BINDINGS` and its drawing in `ui/`
+//! (which `ui::render` calls when a `ScreenDef` has no `draw`).
 //!
 //! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
 //! lies below `app`: the layers still point down (`shape`).
@@ -19,6 +19,7 @@ pub mod health;
 pub mod results;
 pub mod run;
 pub mod scan;
+pub mod test;
 pub mod triage;
 
 use ratatui::Frame;
@@ -34,7 +35,7 @@ use crate::event::Cmd;
 pub struct ScreenDef {
     /// Its name on the top bar and in the help.
     pub title: &'static str,
-    /// Its rows of the key table (`Scope::On(its screen)`), after `keys::BINDINGS`' rows.
+    /// Its rows of the key table (scoped to its screen: `Scope::On`, or the Test screen's list and form), after `keys::BINDINGS`' rows.
     pub keys: &'static [Binding],
     /// Carries out one of its keys' actions (the key, for the keys with a direction).
     pub act: fn(&mut App, Action, KeyCode) -> Vec<Cmd>,
@@ -79,7 +80,7 @@ macro_rules! screens {
 
 screens! {
     Devices => DEVICES,
-    Tests => TESTS,
+    Tests => test::SCREEN,
     Run => run::SCREEN,
     Results => results::SCREEN,
     Compare => compare::SCREEN,
@@ -138,7 +139,4 @@ const fn legacy(title: &'static str, act: fn(&mut App, Action, KeyCode) -> Vec<C
 
 const DEVICES: ScreenDef = legacy("Devices", |app, action, code| {
     app.devices_act(action, keys::direction(code))
-});
-const TESTS: ScreenDef = legacy("Test", |app, action, code| {
-    app.tests_act(action, keys::direction(code))
 });
