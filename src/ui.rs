@@ -1,8 +1,6 @@
 //! Drawing: `render(&App, &mut Frame)` turns the state into a screen. It reads the state and
 //! never changes it, and it never reads the clock (the app's `now` is its time).
 
-mod devices;
-
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::ui::Item` without knowing the files below.
 pub use crate::draw::Cut;
@@ -46,36 +44,16 @@ pub fn render(app: &App, frame: &mut Frame) {
     ])
     .areas(area);
     top_bar(app, frame, top);
-    if let Some(draw) = app.screen.def().draw {
-        draw(app, frame, body);
-    } else {
-        legacy_screen(app, frame, body);
-    }
+    (app.screen.def().draw)(app, frame, body);
     draw::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
     if let Some(dialog) = &app.overlay {
         // A dialog about the selected device leaves its row of the Devices list in sight.
         let keep = match app.screen {
-            Screen::Devices => devices::selected_row_y(app, body),
+            Screen::Devices => crate::app::screens::devices::selected_row_y(app, body),
             _ => None,
         };
         dialog.draw(app, frame, Place { area, keep });
-    }
-}
-
-/// The screens older than the registry (`app::screens`), whose drawing is still here.
-fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
-    match app.screen {
-        Screen::Devices => devices::render(app, frame, body),
-        // Drawn by its component (`ScreenDef::draw`).
-        Screen::Tests
-        | Screen::Run
-        | Screen::Results
-        | Screen::Compare
-        | Screen::Health
-        | Screen::Scan
-        | Screen::Triage
-        | Screen::Flush => {}
     }
 }
 

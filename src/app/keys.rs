@@ -159,8 +159,8 @@ pub(super) const fn bind(
 use Action as A;
 use Scope as S;
 
-/// Every key of the screens. Earlier rows win: the keys that work everywhere come first. On
-/// the status line a screen's own keys come first, in this order.
+/// The keys that work on every screen (each screen's own are its `ScreenDef::keys`). Earlier
+/// rows win. On the status line a screen's own keys come first.
 pub const BINDINGS: &[Binding] = &[
     bind(
         S::Global,
@@ -232,104 +232,6 @@ pub const BINDINGS: &[Binding] = &[
         Some("boot"),
         "make the scheduler permanent (udev rule, shown before writing)",
         A::Persist,
-    ),
-    // Devices
-    bind(
-        S::On(Screen::Devices),
-        UP_DOWN,
-        "Up/Down",
-        None,
-        "select",
-        A::Move,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Home, KeyCode::End],
-        "Home/End",
-        None,
-        "first/last",
-        A::Ends,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Enter, KeyCode::Char('t')],
-        "Enter",
-        Some("test"),
-        "test it",
-        A::TestDevice,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char('f')],
-        "f",
-        Some("file"),
-        "test a file on its file system",
-        A::TestFile,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char('b')],
-        "b",
-        Some("scan"),
-        "surface scan (read-only)",
-        A::SurfaceScan,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char(' ')],
-        "Space",
-        Some("mark"),
-        "mark it: the test runs on all marked at once",
-        A::Mark,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char('m')],
-        "m",
-        // In the help only: the line has room for the scan (b) instead.
-        None,
-        "mark an md array and its members",
-        A::Members,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char('F')],
-        "F",
-        Some("flush"),
-        "flush check (writes)",
-        A::FlushCheck,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char('h')],
-        "h",
-        Some("health"),
-        "health: SMART, the drive's logs, self-tests",
-        A::ReadSmart,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char('r')],
-        "r",
-        None,
-        "refresh",
-        A::Refresh,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char('a')],
-        "a",
-        None,
-        "show unused too",
-        A::ShowAll,
-    ),
-    bind(
-        S::On(Screen::Devices),
-        &[KeyCode::Char('v')],
-        "v",
-        Some("triage"),
-        "triage the marked disks, else this one",
-        A::Triage,
     ),
 ];
 

@@ -6,14 +6,11 @@
 //! line, the help and `docs/screen.md` read (`keys::all`), what its keys do, whether a key
 //! works now, its drawing, and what leaving it does.
 //!
-//! The screen older than the registry (Devices) goes through the same table with its title
-//! and its handlers; its key rows are still in `keys::BINDINGS` and its drawing in `ui/`
-//! (which `ui::render` calls when a `ScreenDef` has no `draw`).
-//!
 //! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
 //! lies below `app`: the layers still point down (`shape`).
 
 pub mod compare;
+pub mod devices;
 pub mod flush;
 pub mod health;
 pub mod results;
@@ -27,7 +24,7 @@ use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 
 use super::App;
-use super::keys::{self, Action, Binding};
+use super::keys::{Action, Binding};
 use crate::event::Cmd;
 
 /// Everything the app needs to know about one screen.
@@ -41,8 +38,8 @@ pub struct ScreenDef {
     pub act: fn(&mut App, Action, KeyCode) -> Vec<Cmd>,
     /// Does the key bound to this action do something now? The status line lists only these.
     pub works_now: fn(&App, Action) -> bool,
-    /// Draws it into the body of the screen; `None`: its drawing is in `ui/`.
-    pub draw: Option<fn(&App, &mut Frame, Rect)>,
+    /// Draws it into the body of the screen.
+    pub draw: fn(&App, &mut Frame, Rect),
     /// The app went to another screen (a number key, Tab, R, a dialog; `App::update` calls
     /// it): what that ends here.
     pub leave: fn(&mut App) -> Vec<Cmd>,
@@ -79,7 +76,7 @@ macro_rules! screens {
 }
 
 screens! {
-    Devices => DEVICES,
+    Devices => devices::SCREEN,
     Tests => test::SCREEN,
     Run => run::SCREEN,
     Results => results::SCREEN,
@@ -117,26 +114,6 @@ impl Screen {
     }
 }
 
-fn always(_: &App, _: Action) -> bool {
-    true
-}
-
 fn nothing(_: &mut App) -> Vec<Cmd> {
     Vec::new()
 }
-
-/// A screen older than the registry: its keys in `keys::BINDINGS`, its drawing in `ui/`.
-const fn legacy(title: &'static str, act: fn(&mut App, Action, KeyCode) -> Vec<Cmd>) -> ScreenDef {
-    ScreenDef {
-        title,
-        keys: &[],
-        act,
-        works_now: always,
-        draw: None,
-        leave: nothing,
-    }
-}
-
-const DEVICES: ScreenDef = legacy("Devices", |app, action, code| {
-    app.devices_act(action, keys::direction(code))
-});

@@ -63,7 +63,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     keys: KEYS,
     act,
     works_now: |app, action| app.works_anywhere(action),
-    draw: Some(draw),
+    draw,
     leave: nothing,
 };
 

@@ -131,7 +131,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     keys: KEYS,
     act,
     works_now,
-    draw: Some(draw),
+    draw,
     leave,
 };
 

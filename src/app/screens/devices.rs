@@ -1,14 +1,229 @@
-//! The device list and the selected device's details.
+//! The Devices screen: the device list and the selected device's details; its keys (marking,
+//! the switches, the tests and views it opens) and what they do. The inventory and the
+//! drives' state are `app::devices`'.
 
 use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 
-use super::theme;
-use crate::app::App;
+use super::super::devices::mounted_file_system;
+use super::super::keys::{self, Action, Binding, Scope, UP_DOWN, bind};
+use super::super::{App, Screen, step};
+use super::{ScreenDef, nothing};
+use crate::event::Cmd;
 use crate::model::cache::on_off;
 use crate::model::{BlockDevice, InUse, KernelWriteCache};
+use crate::theme;
+
+const KEYS: &[Binding] = &[
+    bind(
+        Scope::On(Screen::Devices),
+        UP_DOWN,
+        "Up/Down",
+        None,
+        "select",
+        Action::Move,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last",
+        Action::Ends,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Enter, KeyCode::Char('t')],
+        "Enter",
+        Some("test"),
+        "test it",
+        Action::TestDevice,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('f')],
+        "f",
+        Some("file"),
+        "test a file on its file system",
+        Action::TestFile,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('b')],
+        "b",
+        Some("scan"),
+        "surface scan (read-only)",
+        Action::SurfaceScan,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char(' ')],
+        "Space",
+        Some("mark"),
+        "mark it: the test runs on all marked at once",
+        Action::Mark,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('m')],
+        "m",
+        // In the help only: the line has room for the scan (b) instead.
+        None,
+        "mark an md array and its members",
+        Action::Members,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('F')],
+        "F",
+        Some("flush"),
+        "flush check (writes)",
+        Action::FlushCheck,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('h')],
+        "h",
+        Some("health"),
+        "health: SMART, the drive's logs, self-tests",
+        Action::ReadSmart,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('r')],
+        "r",
+        None,
+        "refresh",
+        Action::Refresh,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('a')],
+        "a",
+        None,
+        "show unused too",
+        Action::ShowAll,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('v')],
+        "v",
+        Some("triage"),
+        "triage the marked disks, else this one",
+        Action::Triage,
+    ),
+];
+
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Devices",
+    keys: KEYS,
+    act,
+    works_now: |app, action| app.works_anywhere(action),
+    draw,
+    leave: nothing,
+};
+
+/// What its keys do.
+fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
+    let dir = keys::direction(code);
+    let n = app.devices.visible().len();
+    let last = n.saturating_sub(1);
+    let on_selection = matches!(
+        action,
+        Action::TestDevice
+            | Action::TestFile
+            | Action::Mark
+            | Action::Members
+            | Action::ReadSmart
+            | Action::SurfaceScan
+            | Action::Triage
+            | Action::FlushCheck
+    );
+    if on_selection && app.devices.gone.is_some() {
+        let why = app.no_selection();
+        app.info(why);
+        return Vec::new();
+    }
+    if matches!(action, Action::Move | Action::Ends) && app.devices.gone.is_some() {
+        // The admin chose again: what was said about the gone device is over.
+        app.status = None;
+    }
+    match action {
+        Action::Move => {
+            // From a gone device's row, the step is from where it was.
+            let next = match app.devices.gone {
+                Some(_) if dir < 0 => app.devices.row.min(last + 1).saturating_sub(1),
+                Some(_) => app.devices.row.min(last),
+                None => step(app.devices.row, dir, last),
+            };
+            app.devices.select_row(next);
+            app.file_target = None;
+        }
+        Action::Ends => {
+            app.devices.select_row(if dir < 0 { 0 } else { last });
+            app.file_target = None;
+        }
+        Action::TestDevice if n > 0 => {
+            // The device itself, not a file on it.
+            app.file_target = None;
+            app.screen = Screen::Tests;
+        }
+        Action::TestFile => {
+            let Some(d) = app.devices.selected() else {
+                return Vec::new();
+            };
+            match mounted_file_system(d) {
+                Some((device, mount, _)) => {
+                    return vec![Cmd::ProbeFileTarget {
+                        device,
+                        mount: mount.into(),
+                    }];
+                }
+                None => {
+                    let name = d.name.clone();
+                    app.error(format!(
+                        "{name} has no mounted file system: a file test needs one (mount \
+                         it, or test the device itself with Enter)"
+                    ));
+                }
+            }
+        }
+        Action::Refresh => {
+            app.info("device list refreshed");
+            return vec![Cmd::RefreshInventory];
+        }
+        Action::Mark if n > 0 => app.toggle_device_mark(),
+        Action::Members if n > 0 => app.mark_members(),
+        Action::ShowAll => {
+            app.devices.show_all = !app.devices.show_all;
+            // The selection stays on its device when it is still shown; a placeholder
+            // the admin hid hands the selection to the row it had.
+            if app.devices.gone.is_none() && app.devices.selected().is_none() {
+                app.devices.select_row(app.devices.row);
+            } else {
+                app.devices.follow_selection();
+            }
+        }
+        Action::ReadSmart => {
+            if let Some(d) = app.devices.selected().map(|d| d.name.clone()) {
+                return app.open_health(d);
+            }
+        }
+        Action::SurfaceScan => {
+            if let Some(d) = app.devices.selected() {
+                let (name, path) = (d.name.clone(), d.path.clone());
+                return app.open_scan(name, path);
+            }
+        }
+        Action::Triage => return app.start_triage(),
+        Action::FlushCheck => return app.ask_flushcheck(),
+        _ => {}
+    }
+    Vec::new()
+}
 
 fn usage_tag(d: &BlockDevice) -> &'static str {
     match d.in_use.first() {
@@ -22,7 +237,7 @@ fn usage_tag(d: &BlockDevice) -> &'static str {
     }
 }
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let devices = app.visible_devices();
     if let Some(err) = &app.devices.inventory_error {
         let p = Paragraph::new(format!("cannot list block devices: {err}"))
@@ -208,7 +423,7 @@ fn window(rows: usize, list: Rect, row: Option<usize>) -> crate::draw::Window {
 
 /// The screen row of the selected device in the list drawn into `area`, so a dialog about it
 /// can leave it in sight.
-pub(super) fn selected_row_y(app: &App, area: Rect) -> Option<u16> {
+pub(crate) fn selected_row_y(app: &App, area: Rect) -> Option<u16> {
     app.selected_device()?;
     let rows = app.visible_devices().len();
     let (list, _) = panes(rows, area);
