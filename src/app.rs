@@ -8,16 +8,17 @@
 //! the form's fields and values), `live` (starting, following and repeating a run),
 //! `records` (results, marks, export, compare), `changes` (scheduler and drive-cache
 //! switches), `setting_sweep` (a test under every scheduler or cache state), `health` (a drive's
-//! health view, its logs and self-tests), `overlay` (dialogs and their keys), and `keys`
+//! health view, its logs and self-tests), `dialogs` (the dialogs,
+//! one component file each), and `keys`
 //! (the one table of key bindings that dispatch, the status line and the help read).
 
 pub mod changes;
 pub mod devices;
+pub mod dialogs;
 mod form;
 pub mod health;
 pub mod keys;
 pub mod live;
-pub mod overlay;
 pub mod params;
 pub mod picker;
 pub mod records;
@@ -40,10 +41,11 @@ use crate::event::{Cmd, FileTarget, Msg};
 use crate::model::BlockDevice;
 pub use changes::{CacheSwitch, Change, Changes, SchedulerChange, SessionChanges};
 pub use devices::{Devices, DriveState};
+use dialogs::Intent;
+pub use dialogs::drive_cache::DriveCache as DriveCacheDialog;
+pub use dialogs::{Overlay, Place};
 use keys::Action;
 pub use live::{CHART_WINDOW, LIVE_HISTORY, LiveRun, LiveStats};
-use overlay::Intent;
-pub use overlay::Overlay;
 use picker::Values;
 pub use records::{PhaseFigures, Results, RunRecord, Stat};
 pub use screens::flush::Phase as FlushPhase;
@@ -203,23 +205,14 @@ impl App {
         if def.keys.iter().any(|b| b.action == action) {
             return (def.works_now)(self, action);
         }
+        self.works_anywhere(action)
+    }
+
+    /// Whether a key that works on several screens does something now (a screen's own
+    /// `works_now` may fall back to it).
+    pub(super) fn works_anywhere(&self, action: Action) -> bool {
         let any_run = self.results.latest().is_some();
         match action {
-            // A device with no drive behind it (loop, zram, dm) has no SMART, logs or
-            // self-tests: the health view offers none of their keys.
-            Action::SelfTestShort
-            | Action::SelfTestLong
-            | Action::SelfTestAbort
-            | Action::Refresh
-                if self.screen == Screen::Health =>
-            {
-                !self
-                    .health
-                    .device
-                    .as_deref()
-                    .and_then(|d| self.devices.find(d))
-                    .is_some_and(|d| d.transport.is_virtual())
-            }
             Action::Stop => self.running(),
             Action::Rerun => !self.running() && any_run,
             Action::Compare => self.results.comparison().is_some(),
@@ -417,15 +410,15 @@ impl App {
             Msg::SweepClaimed { device, result } => self.sweep_claimed(device, result),
             Msg::Orphans(lines) => {
                 if !lines.is_empty() {
-                    self.overlay = Some(Overlay::Orphans { lines });
+                    self.overlay = Some(Overlay::Orphans(dialogs::orphans::Orphans { lines }));
                 }
                 Vec::new()
             }
             Msg::Restored(lines) => {
-                self.overlay = Some(Overlay::Message {
+                self.overlay = Some(Overlay::Message(dialogs::message::Message {
                     title: "Restored".into(),
                     lines,
-                });
+                }));
                 let mut cmds = vec![Cmd::RefreshInventory];
                 cmds.extend(self.devices.read_all_drives());
                 cmds
@@ -603,7 +596,7 @@ impl App {
             return Vec::new();
         }
         match action {
-            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
+            Action::Help => self.overlay = Some(Overlay::Help(dialogs::help::Help { scroll: 0 })),
             Action::Quit => {
                 if self.running() {
                     self.overlay = Some(Overlay::QuitConfirm);
@@ -716,7 +709,7 @@ impl App {
                 if let Some(i) = first {
                     self.screen = Screen::Results;
                     self.results.row = i;
-                    self.overlay = Some(Overlay::Export { record: i });
+                    self.overlay = Some(Overlay::Export(dialogs::export::Export { record: i }));
                 }
                 Vec::new()
             }

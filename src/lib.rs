@@ -35,6 +35,8 @@
 //!   machine); it draws no screen and parses no command line.
 //! - `theme`: the colours and glyphs every screen shares (sixteen-colour safe; only the Linux
 //!   console's glyphs on `TERM=linux`).
+//! - `draw`: the drawing helpers every screen and dialog shares (fitting text and noting what
+//!   is cut, the marks for what is out of sight, the clock, the sweep charts).
 //! - `event` (messages and commands), `app` (state and `update(Msg)`), `ui` (drawing) and
 //!   `tui` (terminal, loop, executor and the one job runner): the interactive program.
 //! - `cli` parses the command line; `commands`: the CLI's command bodies; `install`
@@ -49,6 +51,7 @@ pub mod capacity;
 pub mod changes;
 pub mod cli;
 pub mod commands;
+pub mod draw;
 pub mod drive_state;
 pub mod event;
 pub mod flow;

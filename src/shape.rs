@@ -1201,3 +1201,135 @@ fn the_recipes_name_files_that_exist() {
         }
     }
 }
+
+/// "Add a dialog" is one file and one line (`docs/development.md`): every file under
+/// `src/app/dialogs/` is registered once in `dialogs!` (`src/app/dialogs.rs`), and no other
+/// file dispatches on a dialog (a `match`, `if let` or `let`-`else` pattern naming its
+/// `Overlay` variant); opening one (building its variant) is the opener's business.
+fn dialog_recipe(krate: &Crate) -> Vec<String> {
+    let at = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let Some(registry) = krate.files.get(&at(&["app", "dialogs"])) else {
+        return vec!["src/app/dialogs.rs, the dialogs' registry, is missing".into()];
+    };
+    let dialogs: Vec<&ModuleFile> = krate
+        .files
+        .values()
+        .filter(|f| f.module.len() == 3 && f.module[..2] == at(&["app", "dialogs"]))
+        .collect();
+    let mut failures = Vec::new();
+    let mut variants = Vec::new();
+    for f in &dialogs {
+        let line = format!("=> {}::DIALOG,", f.module[2]);
+        let lines: Vec<&str> = registry
+            .code
+            .lines()
+            .filter(|l| l.contains(&line))
+            .collect();
+        match lines.as_slice() {
+            [one] => variants.push(one.trim().split(|c| !is_ident(c)).next().unwrap_or("")),
+            _ => failures.push(format!(
+                "{} is registered {} times in `dialogs!` (src/app/dialogs.rs): once, as \
+                 `Variant(State) {line}`",
+                f.file,
+                lines.len()
+            )),
+        }
+    }
+    let registered = registry
+        .code
+        .lines()
+        .filter(|l| l.contains("::DIALOG,"))
+        .count();
+    if registered != dialogs.len() {
+        failures.push(format!(
+            "`dialogs!` has {registered} lines for {} files under src/app/dialogs/",
+            dialogs.len()
+        ));
+    }
+    for f in krate.files.values() {
+        if f.module.starts_with(&at(&["app", "dialogs"])) {
+            continue;
+        }
+        for variant in &variants {
+            let word = format!("Overlay::{variant}");
+            for (i, _) in f.code.match_indices(&word) {
+                let rest = &f.code[i + word.len()..];
+                if !rest.starts_with(is_ident) && ends_a_pattern(rest) {
+                    failures.push(format!(
+                        "{}:{} dispatches on the dialog {word}: what it does belongs in its \
+                         file under src/app/dialogs/",
+                        f.file,
+                        f.code[..i].lines().count().max(1)
+                    ));
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// Is `rest`, the text after `Overlay::Variant`, the end of a pattern: the variant's group,
+/// closing parentheses, then `=>`, `|`, `if` or a `let`'s `=`?
+fn ends_a_pattern(rest: &str) -> bool {
+    let mut rest = rest.trim_start();
+    if rest.starts_with(['(', '{']) {
+        let mut depth = 0;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '(' | '{' | '[' => depth += 1,
+                ')' | '}' | ']' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                rest = &rest[i + 1..];
+                break;
+            }
+        }
+    }
+    let rest = rest.trim_start_matches(|c: char| c == ')' || c.is_whitespace());
+    rest.starts_with("=>")
+        || (rest.starts_with('|') && !rest.starts_with("||"))
+        || rest.starts_with("if ")
+        || (rest.starts_with('=') && !rest.starts_with("=="))
+}
+
+#[test]
+fn a_dialog_is_one_file_and_one_line() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let krate = Crate::read(&src).expect("src/ reads");
+    let failures = dialog_recipe(&krate);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn an_unregistered_dialog_and_a_dispatch_outside_its_file_fail() {
+    let sources: BTreeMap<String, String> = [
+        ("lib.rs", "//! - `app`: all.\npub mod app;\n"),
+        ("app.rs", "pub mod dialogs;\npub mod other;\n"),
+        (
+            "app/dialogs.rs",
+            "pub mod one;\npub mod two;\ndialogs! {\n    One(one::One) => one::DIALOG,\n}\n",
+        ),
+        ("app/dialogs/one.rs", "pub struct One;\n"),
+        ("app/dialogs/two.rs", "pub struct Two;\n"),
+        (
+            "app/other.rs",
+            "fn open() -> Option<Overlay> {\n    Some(Overlay::One(One {}))\n}\nfn key(o: \
+             Overlay) -> u8 {\n    match o {\n        Overlay::One(_) => 1,\n    }\n}\n",
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let krate = Crate::from_sources(&sources).expect("the fixture reads");
+    assert_eq!(
+        dialog_recipe(&krate),
+        [
+            "src/app/dialogs/two.rs is registered 0 times in `dialogs!` (src/app/dialogs.rs): \
+             once, as `Variant(State) => two::DIALOG,`",
+            "`dialogs!` has 1 lines for 2 files under src/app/dialogs/",
+            "src/app/other.rs:6 dispatches on the dialog Overlay::One: what it does belongs in \
+             its file under src/app/dialogs/",
+        ]
+    );
+}

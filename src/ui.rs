@@ -1,28 +1,17 @@
 //! Drawing: `render(&App, &mut Frame)` turns the state into a screen. It reads the state and
 //! never changes it, and it never reads the clock (the app's `now` is its time).
 
-mod chart;
-mod compare;
-mod devices;
-mod dialogs;
-pub mod fit;
-mod health;
-mod picker;
-mod results;
-mod run;
-mod setting_sweep;
-mod several;
-
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::ui::Item` without knowing the files below.
-pub use fit::{Cut, render_checked};
+pub use crate::draw::Cut;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::{App, Screen};
+use crate::app::{App, Place, Screen};
+use crate::draw;
 /// The colours and glyphs live below the app (`crate::theme`): a screen component draws with
 /// them from its one file under `app/screens/`.
 pub use crate::theme;
@@ -55,30 +44,16 @@ pub fn render(app: &App, frame: &mut Frame) {
     ])
     .areas(area);
     top_bar(app, frame, top);
-    if let Some(draw) = app.screen.def().draw {
-        draw(app, frame, body);
-    } else {
-        legacy_screen(app, frame, body);
-    }
-    fit::lines(&status_lines, status);
+    (app.screen.def().draw)(app, frame, body);
+    draw::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
-    dialogs::render(app, frame, area, body);
-}
-
-/// The screens older than the registry (`app::screens`), whose drawing is still here.
-fn legacy_screen(app: &App, frame: &mut Frame, body: Rect) {
-    match app.screen {
-        Screen::Devices => devices::render(app, frame, body),
-        Screen::Tests => picker::render(app, frame, body),
-        Screen::Run => match app.several_run() {
-            Some(r) => several::render(app, r, frame, body),
-            None => run::render(app, frame, body),
-        },
-        Screen::Results => results::render(app, frame, body),
-        Screen::Compare => compare::render(app, frame, body),
-        Screen::Health => health::render(app, frame, body),
-        // Drawn by its component (`ScreenDef::draw`).
-        Screen::Scan | Screen::Triage | Screen::Flush => {}
+    if let Some(dialog) = &app.overlay {
+        // A dialog about the selected device leaves its row of the Devices list in sight.
+        let keep = match app.screen {
+            Screen::Devices => crate::app::screens::devices::selected_row_y(app, body),
+            _ => None,
+        };
+        dialog.draw(app, frame, Place { area, keep });
     }
 }
 
@@ -105,7 +80,7 @@ fn top_bar(app: &App, frame: &mut Frame, area: Rect) {
     let pad = (area.width as usize).saturating_sub(used + right.len());
     spans.push(Span::raw(" ".repeat(pad)));
     spans.push(Span::styled(right, theme::dim()));
-    fit::lines(&[Line::from(spans.clone())], area);
+    draw::lines(&[Line::from(spans.clone())], area);
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
@@ -130,20 +105,13 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
                 .filter(|g| !g.is_empty())
                 .map(|g| Line::from(Span::styled(format!(" {g}"), theme::dim())))
                 .collect();
-            return fit::wrap(lines, width.into());
+            return draw::wrap(lines, width.into());
         }
     };
-    fit::wrap(vec![line], width.into())
+    draw::wrap(vec![line], width.into())
 }
 
-/// Cuts text to `width` characters, marking the cut with `~` (ASCII: safe on every console).
-/// A cut loses words or figures, so it is noted as one (see `fit`); a name or a path that may
-/// be shortened goes through `fit::elide` instead.
-pub(crate) fn cut(s: &str, width: usize) -> String {
-    fit::text(s, width);
-    crate::report::table::fit(s, width)
+/// Draws the app as [`render`] does and returns every text that was cut (`draw`'s record).
+pub fn render_checked(app: &App, frame: &mut Frame) -> Vec<Cut> {
+    crate::draw::recording(|| render(app, frame))
 }
-
-/// The number formats every screen shares with `disktriage history` (the report layer owns
-/// them, so one figure prints the same on both).
-pub(crate) use crate::report::table::{count, ms, rate};

@@ -4,6 +4,7 @@
 
 use std::ops::Deref;
 
+pub use super::dialogs::Setting;
 use super::{App, Overlay, Screen};
 use crate::changes::CacheChange;
 use crate::event::{Cmd, TaskError};
@@ -99,13 +100,6 @@ pub struct SessionChanges {
     pub last_switch_gone: Option<String>,
 }
 
-/// The setting a dialog switches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Setting {
-    Scheduler,
-    DriveCache,
-}
-
 fn on_off(b: Option<bool>) -> &'static str {
     b.map_or("unknown", crate::model::cache::on_off)
 }
@@ -176,11 +170,11 @@ impl App {
             .as_ref()
             .and_then(|a| set.available.iter().position(|s| s == a))
             .unwrap_or(0);
-        self.overlay = Some(Overlay::Scheduler {
+        self.overlay = Some(Overlay::Scheduler(super::dialogs::scheduler::Scheduler {
             device: name,
             options: set.available,
             selected,
-        });
+        }));
         Vec::new()
     }
 
@@ -196,9 +190,11 @@ impl App {
             self.error("switch the write cache between runs, not during one (x stops the run)");
             return Vec::new();
         }
-        self.overlay = Some(Overlay::DriveCache {
-            device: name.clone(),
-        });
+        self.overlay = Some(Overlay::DriveCache(
+            super::dialogs::drive_cache::DriveCache {
+                device: name.clone(),
+            },
+        ));
         if self.devices.drives.contains_key(&name) {
             return Vec::new();
         }
@@ -356,18 +352,18 @@ impl App {
         class: bool,
         result: Result<Box<Persisted>, TaskError>,
     ) {
-        self.overlay = Some(Overlay::Persist {
+        self.overlay = Some(Overlay::Persist(super::dialogs::persist::Persist {
             device,
             scheduler,
             class,
             plan: result.map_err(|e| e.to_string()),
-        });
+        }));
     }
 
     pub(super) fn persisted(&mut self, result: Result<std::path::PathBuf, TaskError>) {
         match result {
             Ok(path) => {
-                self.overlay = Some(Overlay::Message {
+                self.overlay = Some(Overlay::Message(super::dialogs::message::Message {
                     title: "udev rule written".into(),
                     lines: vec![
                         crate::model::text::neutralize_controls(&path.display().to_string()),
@@ -375,7 +371,7 @@ impl App {
                          running scheduler is unchanged."
                             .into(),
                     ],
-                });
+                }));
             }
             Err(e) => self.error(format!("the udev rule was not written: {e}")),
         }

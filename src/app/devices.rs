@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::keys::Action;
-use super::{App, Overlay, Screen, step};
+use super::{App, Overlay, Screen};
 use crate::event::{Cmd, TaskError};
 use crate::model::{
     BlockDevice, CacheStatus, DriveLogs, InUse, Inventory, KernelWriteCache, SelfTestStatus,
@@ -90,7 +89,7 @@ impl Devices {
     }
 
     /// Selects row `row` of the visible list (the last when past it): the admin's choice.
-    fn select_row(&mut self, row: usize) {
+    pub(in crate::app) fn select_row(&mut self, row: usize) {
         let visible = self.visible();
         let row = row.min(visible.len().saturating_sub(1));
         let chosen = visible.get(row).map(|d| d.name.clone());
@@ -101,7 +100,7 @@ impl Devices {
 
     /// After the list changed: the row follows the chosen device. A chosen device no longer
     /// shown is gone; with none chosen yet (the first list) the first row is.
-    fn follow_selection(&mut self) {
+    pub(in crate::app) fn follow_selection(&mut self) {
         if self.gone.is_some() {
             return;
         }
@@ -276,22 +275,6 @@ pub fn mounted_file_system(d: &BlockDevice) -> Option<(String, String, String)> 
     })
 }
 
-/// The devices an open dialog would act on.
-fn overlay_devices(overlay: &Overlay) -> Vec<&str> {
-    match overlay {
-        Overlay::Confirm { device, .. }
-        | Overlay::ConfirmFlush { device, .. }
-        | Overlay::Scheduler { device, .. }
-        | Overlay::DriveCache { device }
-        | Overlay::Retest { device, .. }
-        | Overlay::Persist { device, .. }
-        | Overlay::SelfTest { device, .. } => vec![device.as_str()],
-        Overlay::ConfirmSeveral { devices, .. } => devices.iter().map(String::as_str).collect(),
-        Overlay::FileTarget(ft) => vec![ft.device.as_str()],
-        _ => Vec::new(),
-    }
-}
-
 impl App {
     /// A fresh inventory (or why it failed). The selection, the marks and every pending
     /// action follow their devices; whatever was meant for a device that went is withdrawn,
@@ -350,7 +333,7 @@ impl App {
         let dialog_went = self
             .overlay
             .as_ref()
-            .and_then(|o| overlay_devices(o).into_iter().find_map(covering));
+            .and_then(|o| o.devices().into_iter().find_map(covering));
         if let Some(v) = dialog_went {
             self.overlay = Some(Overlay::Error(format!(
                 "{} is gone (detached, unplugged or replaced by another device under its \
@@ -403,103 +386,5 @@ impl App {
             ),
             None => "no device selected: choose one on the Devices screen (1)".to_string(),
         }
-    }
-
-    /// The Devices screen's keys (see `keys::BINDINGS`).
-    pub(super) fn devices_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
-        let n = self.devices.visible().len();
-        let last = n.saturating_sub(1);
-        let on_selection = matches!(
-            action,
-            Action::TestDevice
-                | Action::TestFile
-                | Action::Mark
-                | Action::Members
-                | Action::ReadSmart
-                | Action::SurfaceScan
-                | Action::Triage
-                | Action::FlushCheck
-        );
-        if on_selection && self.devices.gone.is_some() {
-            let why = self.no_selection();
-            self.info(why);
-            return Vec::new();
-        }
-        if matches!(action, Action::Move | Action::Ends) && self.devices.gone.is_some() {
-            // The admin chose again: what was said about the gone device is over.
-            self.status = None;
-        }
-        match action {
-            Action::Move => {
-                // From a gone device's row, the step is from where it was.
-                let next = match self.devices.gone {
-                    Some(_) if dir < 0 => self.devices.row.min(last + 1).saturating_sub(1),
-                    Some(_) => self.devices.row.min(last),
-                    None => step(self.devices.row, dir, last),
-                };
-                self.devices.select_row(next);
-                self.file_target = None;
-            }
-            Action::Ends => {
-                self.devices.select_row(if dir < 0 { 0 } else { last });
-                self.file_target = None;
-            }
-            Action::TestDevice if n > 0 => {
-                // The device itself, not a file on it.
-                self.file_target = None;
-                self.screen = Screen::Tests;
-            }
-            Action::TestFile => {
-                let Some(d) = self.devices.selected() else {
-                    return Vec::new();
-                };
-                match mounted_file_system(d) {
-                    Some((device, mount, _)) => {
-                        return vec![Cmd::ProbeFileTarget {
-                            device,
-                            mount: mount.into(),
-                        }];
-                    }
-                    None => {
-                        let name = d.name.clone();
-                        self.error(format!(
-                            "{name} has no mounted file system: a file test needs one (mount \
-                             it, or test the device itself with Enter)"
-                        ));
-                    }
-                }
-            }
-            Action::Refresh => {
-                self.info("device list refreshed");
-                return vec![Cmd::RefreshInventory];
-            }
-            Action::Mark if n > 0 => self.toggle_device_mark(),
-            Action::Members if n > 0 => self.mark_members(),
-            Action::ShowAll => {
-                self.devices.show_all = !self.devices.show_all;
-                // The selection stays on its device when it is still shown; a placeholder
-                // the admin hid hands the selection to the row it had.
-                if self.devices.gone.is_none() && self.devices.selected().is_none() {
-                    self.devices.select_row(self.devices.row);
-                } else {
-                    self.devices.follow_selection();
-                }
-            }
-            Action::ReadSmart => {
-                if let Some(d) = self.devices.selected().map(|d| d.name.clone()) {
-                    return self.open_health(d);
-                }
-            }
-            Action::SurfaceScan => {
-                if let Some(d) = self.devices.selected() {
-                    let (name, path) = (d.name.clone(), d.path.clone());
-                    return self.open_scan(name, path);
-                }
-            }
-            Action::Triage => return self.start_triage(),
-            Action::FlushCheck => return self.ask_flushcheck(),
-            _ => {}
-        }
-        Vec::new()
     }
 }

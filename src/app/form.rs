@@ -1,68 +1,15 @@
-//! The Test screen's keys: choosing a test, stepping and typing its parameters (checked
-//! against the selected device as they are set), and starting it. The form's fields and
-//! values themselves are `picker`'s.
+//! What the Test screen's keys do beyond moving (its component is `screens/test.rs`):
+//! stepping and typing a parameter (checked against the selected device as it is set), and
+//! starting the test. The form's fields and values themselves are `picker`'s.
 
-use super::keys::Action;
-use super::picker::{Field, fields_for};
-use super::{App, Overlay, PickerFocus, step};
-use crate::bench::catalog::CATALOG;
+use super::picker::Field;
+use super::{App, Overlay};
 use crate::bench::catalog::build::build_plan;
 use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::TargetFacts;
 use crate::event::Cmd;
 
 impl App {
-    /// The Test screen's keys (see `keys::BINDINGS`).
-    pub(super) fn tests_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
-        let fields = fields_for(self.picker_test());
-        let field = fields.get(self.picker_field).copied();
-        match (self.picker_focus, action) {
-            (_, Action::RunTest) => return self.start_from_picker(),
-            (PickerFocus::Tests, Action::Move) => {
-                self.picker_test = step(self.picker_test, dir, CATALOG.len() - 1);
-                self.picker_field = 0;
-            }
-            (PickerFocus::Tests, Action::ToParams) => self.picker_focus = PickerFocus::Params,
-            (PickerFocus::Params, Action::ToTests) => self.picker_focus = PickerFocus::Tests,
-            (PickerFocus::Params, Action::Move) if dir < 0 && self.picker_field == 0 => {
-                self.picker_focus = PickerFocus::Tests;
-            }
-            (PickerFocus::Params, Action::Move) => {
-                self.picker_field = step(self.picker_field, dir, fields.len().saturating_sub(1));
-            }
-            (PickerFocus::Params, Action::Ends) => {
-                self.picker_field = if dir < 0 {
-                    0
-                } else {
-                    fields.len().saturating_sub(1)
-                };
-            }
-            (PickerFocus::Params, Action::Step) => {
-                if let Some(f) = field {
-                    self.step_valid(f, dir);
-                }
-            }
-            (PickerFocus::Params, Action::Default) => {
-                if let Some(f) = field {
-                    self.values.reset(f);
-                }
-            }
-            (PickerFocus::Params, Action::Edit) => match field {
-                Some(f) if f.typeable() => {
-                    self.overlay = Some(Overlay::Edit {
-                        field: f,
-                        text: String::new(),
-                        error: None,
-                    });
-                }
-                Some(f) => self.values.step(f, 1),
-                None => {}
-            },
-            _ => {}
-        }
-        Vec::new()
-    }
-
     /// A typed value, checked now against the selected device, not when the run starts: on
     /// a refusal the value is not kept and the dialog says why.
     pub(super) fn set_typed(&mut self, field: Field, text: String) {
@@ -73,11 +20,11 @@ impl App {
             .and_then(|()| self.check_values());
         if let Err(e) = checked {
             self.values = before;
-            self.overlay = Some(Overlay::Edit {
+            self.overlay = Some(Overlay::Edit(super::dialogs::edit::Edit {
                 field,
                 text,
                 error: Some(e),
-            });
+            }));
         }
     }
 
@@ -118,7 +65,7 @@ impl App {
 
     /// Steps a field to its next choice the selected device can take (a region larger than
     /// the device is skipped, say).
-    fn step_valid(&mut self, field: Field, dir: i32) {
+    pub(in crate::app) fn step_valid(&mut self, field: Field, dir: i32) {
         let start = self.values.clone();
         for _ in 0..32 {
             self.values.step(field, dir);
@@ -129,7 +76,7 @@ impl App {
         self.values = start;
     }
 
-    fn start_from_picker(&mut self) -> Vec<Cmd> {
+    pub(in crate::app) fn start_from_picker(&mut self) -> Vec<Cmd> {
         if self.running() {
             self.error("a test is running (x stops it)");
             return Vec::new();

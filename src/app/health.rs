@@ -2,12 +2,12 @@
 //! self-test logs, and its self-tests. A self-test started here (or found running) is
 //! followed: its state is polled every `SELF_TEST_POLL` off the UI thread, the progress bar
 //! follows it, and when it ends the drive's health and logs are read again, so the verdict
-//! (and the Devices screen's health badge) takes its result in.
+//! (and the Devices screen's health badge) takes its result in. The view's keys and drawing
+//! are its component, `screens/health.rs`.
 
 use std::time::Duration;
 
-use super::keys::Action;
-use super::{App, Overlay, Screen, scroll};
+use super::{App, Overlay, Screen};
 use crate::event::{Cmd, TaskError};
 use crate::model::{DriveLogs, SelfTestKind, SelfTestStatus};
 
@@ -61,7 +61,7 @@ impl App {
         self.read_health(device)
     }
 
-    fn read_health(&mut self, device: String) -> Vec<Cmd> {
+    pub(super) fn read_health(&mut self, device: String) -> Vec<Cmd> {
         let Some(dev) = self.devices.find(&device) else {
             return Vec::new();
         };
@@ -82,37 +82,8 @@ impl App {
         }]
     }
 
-    /// The health view's keys (see `keys::BINDINGS`).
-    pub(super) fn health_act(&mut self, action: Action, dir: i32) -> Vec<Cmd> {
-        let Some(device) = self.health.device.clone() else {
-            self.screen = Screen::Devices;
-            return Vec::new();
-        };
-        match action {
-            Action::Move => self.health.scroll = scroll(self.health.scroll, dir, 1),
-            Action::Page => self.health.scroll = scroll(self.health.scroll, dir, 10),
-            Action::Ends => self.health.scroll = 0,
-            Action::Refresh => return self.read_health(device),
-            Action::Back => self.screen = Screen::Devices,
-            Action::SelfTestShort => self.ask_self_test(device, SelfTestKind::Short),
-            Action::SelfTestLong => self.ask_self_test(device, SelfTestKind::Long),
-            Action::SelfTestAbort => {
-                if self.self_test_refusal(&device).is_none() {
-                    return vec![Cmd::StartSelfTest {
-                        device,
-                        kind: SelfTestKind::Abort,
-                        chosen: None,
-                    }];
-                }
-                self.ask_self_test(device, SelfTestKind::Abort);
-            }
-            _ => {}
-        }
-        Vec::new()
-    }
-
     /// Why a self-test cannot be started on `device` from here, if it cannot.
-    fn self_test_refusal(&self, device: &str) -> Option<String> {
+    pub(super) fn self_test_refusal(&self, device: &str) -> Option<String> {
         if self
             .devices
             .find(device)
@@ -142,12 +113,15 @@ impl App {
     }
 
     /// Asks before a self-test starts, saying what it costs; or says why it cannot.
-    fn ask_self_test(&mut self, device: String, kind: SelfTestKind) {
+    pub(super) fn ask_self_test(&mut self, device: String, kind: SelfTestKind) {
         if let Some(why) = self.self_test_refusal(&device) {
             self.info(why);
             return;
         }
-        self.overlay = Some(Overlay::SelfTest { device, kind });
+        self.overlay = Some(Overlay::SelfTest(super::dialogs::self_test::SelfTest {
+            device,
+            kind,
+        }));
     }
 
     /// The drive's logs arrived.

@@ -5,7 +5,6 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
 
-use super::keys::Action;
 use super::{App, Overlay, Screen};
 use crate::bench::analysis::curve::PhaseSample;
 use crate::bench::analysis::setting_sweep::SweepKind;
@@ -284,28 +283,6 @@ impl App {
             || self.sweeping()
     }
 
-    /// The Run screen's keys (see `keys::BINDINGS`).
-    pub(super) fn run_act(&mut self, action: Action) -> Vec<Cmd> {
-        match action {
-            Action::Stop if self.sweeping() => self.stop_sweep(),
-            Action::Stop if self.running() => {
-                if let Some(run) = &mut self.run {
-                    run.stopping = true;
-                }
-                if let Some(run) = self.several.runs.last_mut() {
-                    run.stopping = true;
-                }
-                self.info("stopping: the figures will cover what completed");
-                vec![Cmd::StopRun]
-            }
-            Action::Temperature => {
-                self.show_temperature = !self.show_temperature;
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
-    }
-
     pub(super) fn run_started(&mut self, target: TargetInfo, plan: Plan, notes: Vec<String>) {
         let Some(run) = &mut self.run else { return };
         run.starting = false;
@@ -448,10 +425,10 @@ impl App {
                 {
                     Some(i) => i,
                     None => {
-                        self.overlay = Some(Overlay::Retest {
+                        self.overlay = Some(Overlay::Retest(super::dialogs::retest::Retest {
                             device: dev,
                             record: latest,
-                        });
+                        }));
                         return Vec::new();
                     }
                 }
@@ -522,14 +499,14 @@ impl App {
             self.error(why);
             return Vec::new();
         }
-        self.overlay = Some(Overlay::Confirm {
+        self.overlay = Some(Overlay::Confirm(super::dialogs::confirm::Confirm {
             request: Box::new(request),
             repeats,
             sweep,
             device,
             typed: String::new(),
             wrong: false,
-        });
+        }));
         Vec::new()
     }
 

@@ -3,8 +3,7 @@
 //! the comparison of two records. Runs of earlier sessions on the same disk come back from the
 //! history as records of their own (`past`), with their figures and settings but no reports.
 
-use super::keys::Action;
-use super::{App, Overlay, Screen, scroll, step};
+use super::{App, Screen};
 pub use crate::bench::analysis::compare::{Delta, Significance, Stat, delta};
 use crate::bench::analysis::curve::PhaseSample;
 pub use crate::bench::analysis::figures::{PhaseFigures, RowFigures};
@@ -447,7 +446,7 @@ impl Results {
     }
 
     /// Marks the selected record for comparison, or unmarks it; the oldest of two goes.
-    fn toggle_mark(&mut self) {
+    pub(in crate::app) fn toggle_mark(&mut self) {
         let r = self.row;
         self.last_two = false;
         if let Some(pos) = self.marks.iter().position(|&m| m == r) {
@@ -491,60 +490,6 @@ impl Results {
 }
 
 impl App {
-    /// The Results screen's keys (see `keys::BINDINGS`).
-    pub(super) fn results_act(&mut self, action: Action, dir: i32) {
-        let n = self.results.records.len();
-        let has_runs = self.results.selected().is_some_and(|r| !r.runs.is_empty());
-        let past = self.results.selected().is_some_and(|r| r.past.is_some());
-        let row = self.results.row;
-        match action {
-            Action::Move | Action::Ends => {
-                let order = self.results.shown_order();
-                let at = order.iter().position(|&i| i == row).unwrap_or(0);
-                let to = match action {
-                    Action::Move => step(at, dir, n.saturating_sub(1)),
-                    _ if dir < 0 => 0,
-                    _ => n.saturating_sub(1),
-                };
-                self.results.row = order.get(to).copied().unwrap_or(row);
-            }
-            Action::Mark if n > 0 => self.results.toggle_mark(),
-            Action::Export if past => self.error(
-                "a past run is in the history already: `disktriage history --json DEV` prints \
-                 it",
-            ),
-            Action::Report if past => {
-                self.overlay = Some(Overlay::Report {
-                    record: row,
-                    scroll: 0,
-                });
-            }
-            Action::Export if n > 0 && !has_runs => {
-                self.error("this run has no results to export");
-            }
-            Action::Export if n > 0 => self.overlay = Some(Overlay::Export { record: row }),
-            Action::Report if has_runs => {
-                self.overlay = Some(Overlay::Report {
-                    record: row,
-                    scroll: 0,
-                });
-            }
-            _ => {}
-        }
-    }
-
-    /// The Compare screen's keys (see `keys::BINDINGS`).
-    pub(super) fn compare_act(&mut self, action: Action, dir: i32) {
-        let s = self.results.compare_scroll;
-        match action {
-            Action::Move => self.results.compare_scroll = scroll(s, dir, 1),
-            Action::Page => self.results.compare_scroll = scroll(s, dir, 10),
-            Action::Ends => self.results.compare_scroll = 0,
-            Action::Back => self.screen = Screen::Results,
-            _ => {}
-        }
-    }
-
     /// `b` on Results: the selected run (B) against the most recent earlier run of the same
     /// test on the same disk (A), from this session or the history; or why there is none.
     pub(super) fn compare_before(&mut self) -> Vec<Cmd> {

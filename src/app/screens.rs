@@ -6,15 +6,17 @@
 //! line, the help and `docs/screen.md` read (`keys::all`), what its keys do, whether a key
 //! works now, its drawing, and what leaving it does.
 //!
-//! The screens older than the registry go through the same table with their title and their
-//! handlers; their key rows are still in `keys::BINDINGS` and their drawing in `ui/` (which
-//! `ui::render` calls when a `ScreenDef` has no `draw`).
-//!
 //! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
 //! lies below `app`: the layers still point down (`shape`).
 
+pub mod compare;
+pub mod devices;
 pub mod flush;
+pub mod health;
+pub mod results;
+pub mod run;
 pub mod scan;
+pub mod test;
 pub mod triage;
 
 use ratatui::Frame;
@@ -22,7 +24,7 @@ use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 
 use super::App;
-use super::keys::{self, Action, Binding};
+use super::keys::{Action, Binding};
 use crate::event::Cmd;
 
 /// Everything the app needs to know about one screen.
@@ -30,14 +32,14 @@ use crate::event::Cmd;
 pub struct ScreenDef {
     /// Its name on the top bar and in the help.
     pub title: &'static str,
-    /// Its rows of the key table (`Scope::On(its screen)`), after `keys::BINDINGS`' rows.
+    /// Its rows of the key table (scoped to its screen: `Scope::On`, or the Test screen's list and form), after `keys::BINDINGS`' rows.
     pub keys: &'static [Binding],
     /// Carries out one of its keys' actions (the key, for the keys with a direction).
     pub act: fn(&mut App, Action, KeyCode) -> Vec<Cmd>,
     /// Does the key bound to this action do something now? The status line lists only these.
     pub works_now: fn(&App, Action) -> bool,
-    /// Draws it into the body of the screen; `None`: its drawing is in `ui/`.
-    pub draw: Option<fn(&App, &mut Frame, Rect)>,
+    /// Draws it into the body of the screen.
+    pub draw: fn(&App, &mut Frame, Rect),
     /// The app went to another screen (a number key, Tab, R, a dialog; `App::update` calls
     /// it): what that ends here.
     pub leave: fn(&mut App) -> Vec<Cmd>,
@@ -74,13 +76,13 @@ macro_rules! screens {
 }
 
 screens! {
-    Devices => DEVICES,
-    Tests => TESTS,
-    Run => RUN,
-    Results => RESULTS,
-    Compare => COMPARE,
+    Devices => devices::SCREEN,
+    Tests => test::SCREEN,
+    Run => run::SCREEN,
+    Results => results::SCREEN,
+    Compare => compare::SCREEN,
     /// One drive's health: SMART, its logs, its self-tests (`h` on Devices; not a tab).
-    Health => HEALTH,
+    Health => health::SCREEN,
     /// The surface scan of one device (`b` on Devices; not a tab).
     Scan { scan: scan::ScanScreen } => scan::SCREEN,
     /// One verdict per disk for the marked or the selected disks (`v` on Devices; not a tab).
@@ -112,41 +114,6 @@ impl Screen {
     }
 }
 
-fn always(_: &App, _: Action) -> bool {
-    true
-}
-
 fn nothing(_: &mut App) -> Vec<Cmd> {
     Vec::new()
 }
-
-/// A screen older than the registry: its keys in `keys::BINDINGS`, its drawing in `ui/`.
-const fn legacy(title: &'static str, act: fn(&mut App, Action, KeyCode) -> Vec<Cmd>) -> ScreenDef {
-    ScreenDef {
-        title,
-        keys: &[],
-        act,
-        works_now: always,
-        draw: None,
-        leave: nothing,
-    }
-}
-
-const DEVICES: ScreenDef = legacy("Devices", |app, action, code| {
-    app.devices_act(action, keys::direction(code))
-});
-const TESTS: ScreenDef = legacy("Test", |app, action, code| {
-    app.tests_act(action, keys::direction(code))
-});
-const RUN: ScreenDef = legacy("Run", |app, action, _| app.run_act(action));
-const RESULTS: ScreenDef = legacy("Results", |app, action, code| {
-    app.results_act(action, keys::direction(code));
-    Vec::new()
-});
-const COMPARE: ScreenDef = legacy("Compare", |app, action, code| {
-    app.compare_act(action, keys::direction(code));
-    Vec::new()
-});
-const HEALTH: ScreenDef = legacy("Health", |app, action, code| {
-    app.health_act(action, keys::direction(code))
-});

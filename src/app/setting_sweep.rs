@@ -14,7 +14,7 @@
 //! set back, then the result view opens (`Overlay::Sweep`, `v` on Results opens it again).
 //! Quitting during a sweep puts the setting back as quitting after any switch does.
 
-use super::overlay::Overlay;
+use super::Overlay;
 use super::records::RunRecord;
 use super::{App, Screen};
 use crate::bench::analysis::setting_sweep::{DEFAULT_REPEATS, SweepKind};
@@ -321,7 +321,7 @@ impl App {
         if let Some(r) = last {
             self.results.row = r;
         }
-        self.overlay = Some(Overlay::Sweep { scroll: 0 });
+        self.overlay = Some(Overlay::Sweep(super::dialogs::sweep::Sweep { scroll: 0 }));
         let mut cmds = vec![Cmd::RefreshInventory];
         // The setting is back: others may sweep or switch the device again. When it could
         // not be put back, the claim stays until the session puts it back on exit.
@@ -417,7 +417,7 @@ impl App {
     /// `v` on Results: the last sweep's result.
     pub(super) fn show_sweep(&mut self) {
         if self.sweep.is_some() {
-            self.overlay = Some(Overlay::Sweep { scroll: 0 });
+            self.overlay = Some(Overlay::Sweep(super::dialogs::sweep::Sweep { scroll: 0 }));
         } else {
             self.error("no sweep yet: S (schedulers) or W (write cache) on the Test screen");
         }

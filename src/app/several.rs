@@ -391,12 +391,14 @@ impl App {
                 }
             }
             self.several.pending = Some(run);
-            self.overlay = Some(Overlay::ConfirmSeveral {
-                test: request.test,
-                devices: marks,
-                typed: String::new(),
-                wrong: false,
-            });
+            self.overlay = Some(Overlay::ConfirmSeveral(
+                super::dialogs::confirm_several::ConfirmSeveral {
+                    test: request.test,
+                    devices: marks,
+                    typed: String::new(),
+                    wrong: false,
+                },
+            ));
             return Vec::new();
         }
         self.start_several(run)
@@ -492,12 +494,14 @@ impl App {
         }
         if writes {
             let devices = run.targets.iter().map(|t| t.device.clone()).collect();
-            self.overlay = Some(Overlay::ConfirmSeveral {
-                test: run.test,
-                devices,
-                typed: String::new(),
-                wrong: false,
-            });
+            self.overlay = Some(Overlay::ConfirmSeveral(
+                super::dialogs::confirm_several::ConfirmSeveral {
+                    test: run.test,
+                    devices,
+                    typed: String::new(),
+                    wrong: false,
+                },
+            ));
             self.several.pending = Some(run);
             return Vec::new();
         }

@@ -1310,10 +1310,12 @@ mod tests {
         assert!(key(&mut app, 't').is_empty());
         assert_eq!(
             app.overlay,
-            Some(Overlay::SelfTest {
-                device: "sda".into(),
-                kind: SelfTestKind::Short
-            })
+            Some(Overlay::SelfTest(
+                crate::app::dialogs::self_test::SelfTest {
+                    device: "sda".into(),
+                    kind: SelfTestKind::Short
+                }
+            ))
         );
         let running = |pct| crate::model::SelfTestStatus {
             supported: true,

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::tui::*;
-use disktriage::app::{App, Overlay, Screen};
+use disktriage::app::{App, DriveCacheDialog, Overlay, Screen};
 use disktriage::bench::RunEvent;
 use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg};
@@ -1165,9 +1165,9 @@ fn a_switch_after_keep_is_put_back_to_the_kept_choice_and_says_so() {
         device: "sda".into(),
         result: Ok(Box::new(change(true, false))),
     });
-    app.overlay = Some(Overlay::DriveCache {
+    app.overlay = Some(Overlay::DriveCache(DriveCacheDialog {
         device: "sda".into(),
-    });
+    }));
     keys(&mut app, "K");
     assert!(app.changes.cache[0].keep);
     app.update(Msg::DriveCacheSet {

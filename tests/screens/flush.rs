@@ -15,7 +15,7 @@ fn app_checking_loop0() -> App {
     let mut app = app_with("host-loop-zram", true);
     assert!(key(&mut app, KeyCode::Char('F')).is_empty());
     assert!(
-        matches!(&app.overlay, Some(Overlay::ConfirmFlush { device, .. }) if device == "loop0"),
+        matches!(&app.overlay, Some(Overlay::ConfirmFlush(c)) if c.device == "loop0"),
         "{:?}",
         app.overlay
     );

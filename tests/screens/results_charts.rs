@@ -104,17 +104,19 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
         key(app, KeyCode::Enter);
     };
     type_into(&mut app, Field::Qd, "0");
-    let Some(Overlay::Edit { error: Some(e), .. }) = &app.overlay else {
+    let Some(Overlay::Edit(edit)) = &app.overlay else {
         panic!("QD 0 accepted: {:?}", app.overlay)
     };
+    let e = edit.error.as_deref().unwrap_or_default();
     assert!(e.contains("queue depth"), "{e}");
     assert_eq!(app.values.params.qd, None, "the bad value is not kept");
     snap("typed_value_refused", &app);
     key(&mut app, KeyCode::Esc);
     type_into(&mut app, Field::Size, "1G");
-    let Some(Overlay::Edit { error: Some(e), .. }) = &app.overlay else {
+    let Some(Overlay::Edit(edit)) = &app.overlay else {
         panic!("a region past the end accepted: {:?}", app.overlay)
     };
+    let e = edit.error.as_deref().unwrap_or_default();
     assert!(e.contains("past the end"), "{e}");
     key(&mut app, KeyCode::Esc);
     type_into(&mut app, Field::Size, "32M");
@@ -203,7 +205,7 @@ fn quit_asks_before_discarding_unexported_results() {
     keys(&mut app, "q");
     keys(&mut app, "e");
     assert_eq!(app.screen, Screen::Results);
-    assert!(matches!(app.overlay, Some(Overlay::Export { record: 0 })));
+    assert!(matches!(&app.overlay, Some(Overlay::Export(e)) if e.record == 0));
     let cmds = keys(&mut app, "j");
     assert!(matches!(cmds.as_slice(), [Cmd::Export { .. }]), "{cmds:?}");
     app.update(Msg::Exported(Ok("/tmp/x.json".into())));

@@ -264,7 +264,7 @@ fn open_switch_dialogs_close_when_their_device_goes() {
     keys(&mut app, "s");
     refresh(&mut app, detached(inventory(), "loop0"));
     assert!(
-        matches!(&app.overlay, Some(Overlay::Scheduler { device, .. }) if device == "loop1"),
+        matches!(&app.overlay, Some(Overlay::Scheduler(s)) if s.device == "loop1"),
         "{:?}",
         app.overlay
     );

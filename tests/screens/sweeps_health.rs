@@ -193,7 +193,7 @@ fn scheduler_sweep_from_the_test_screen() {
     let sw = app.sweep.as_ref().unwrap();
     assert!(!sw.active());
     assert!(!app.running());
-    assert_eq!(app.overlay, Some(Overlay::Sweep { scroll: 0 }));
+    assert!(matches!(&app.overlay, Some(Overlay::Sweep(s)) if s.scroll == 0));
     // Each scheduler's runs are one record in Results, with its three repeats.
     assert_eq!(app.results.records.len(), 4);
     assert!(app.results.records.iter().all(|r| r.runs.len() == 3));
@@ -231,7 +231,7 @@ fn scheduler_sweep_from_the_test_screen() {
     keys(&mut app, "q");
     assert_eq!(app.overlay, None);
     keys(&mut app, "4v");
-    assert_eq!(app.overlay, Some(Overlay::Sweep { scroll: 0 }));
+    assert!(matches!(&app.overlay, Some(Overlay::Sweep(s)) if s.scroll == 0));
     // P makes the winner permanent: the rule for bfq on loop0 is planned (and shown before
     // anything is written), not for the scheduler the device has now.
     assert_eq!(
@@ -284,10 +284,13 @@ fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
     keys(&mut app, "2");
     app.picker_test = disktriage::app::index_of(TestName::SyncLatency);
     assert!(keys(&mut app, "W").is_empty());
-    let Some(Overlay::Confirm { sweep, .. }) = &app.overlay else {
+    let Some(Overlay::Confirm(confirm)) = &app.overlay else {
         panic!("{:?}", app.overlay)
     };
-    assert_eq!(*sweep, Some(disktriage::bench::SweepKind::WriteCache));
+    assert_eq!(
+        confirm.sweep,
+        Some(disktriage::bench::SweepKind::WriteCache)
+    );
     let first = keys(&mut app, "sda");
     assert!(first.is_empty());
     let first = key(&mut app, KeyCode::Enter);

@@ -20,6 +20,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::super::keys::{Action, Binding, Scope};
 use super::super::{App, Screen};
 use super::ScreenDef;
+use crate::draw::clock;
 use crate::event::{Cmd, FlushDone, FlushMsg};
 use crate::theme;
 
@@ -113,7 +114,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     keys: KEYS,
     act,
     works_now,
-    draw: Some(draw),
+    draw,
     leave,
 };
 
@@ -177,12 +178,14 @@ impl App {
             self.info(why);
             return Vec::new();
         };
-        self.overlay = Some(super::super::overlay::Overlay::ConfirmFlush {
-            device: d.name.clone(),
-            path: d.path.clone(),
-            typed: String::new(),
-            wrong: false,
-        });
+        self.overlay = Some(super::super::Overlay::ConfirmFlush(
+            super::super::dialogs::confirm_flush::ConfirmFlush {
+                device: d.name.clone(),
+                path: d.path.clone(),
+                typed: String::new(),
+                wrong: false,
+            },
+        ));
         Vec::new()
     }
 
@@ -276,11 +279,6 @@ fn verdict_style(verdict: &str) -> ratatui::style::Style {
         "volatile-cache" => theme::bad(),
         _ => theme::warn(),
     }
-}
-
-fn clock(d: Duration) -> String {
-    let secs = d.as_secs();
-    format!("{}:{:02}", secs / 60, secs % 60)
 }
 
 /// "  waiting 8 s" once nothing has moved for 2 s (a write or flush the device does not

@@ -11,6 +11,7 @@
 //! and `h` opens the Health view of the same disk. Leaving the screen stops a running scan.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyCode;
@@ -22,6 +23,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 use super::super::keys::{Action, Binding, Scope};
 use super::super::{App, Screen};
 use super::ScreenDef;
+use crate::draw;
 use crate::event::{Cmd, ScanUpdate};
 use crate::model::Bytes;
 use crate::report::scan::{errno_name, lba_range};
@@ -129,7 +131,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     keys: KEYS,
     act,
     works_now,
-    draw: Some(draw),
+    draw,
     leave,
 };
 
@@ -339,14 +341,6 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
     }
 }
 
-fn clock(secs: u64) -> String {
-    if secs >= 3600 {
-        format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
-    } else {
-        format!("{}:{:02}", secs / 60, secs % 60)
-    }
-}
-
 /// The header; `since` is the app's time since the last update came.
 fn header(s: &ScanScreen, device: &str, since: std::time::Duration) -> Vec<Line<'static>> {
     let Some(u) = &s.last else {
@@ -410,8 +404,9 @@ fn header(s: &ScanScreen, device: &str, since: std::time::Duration) -> Vec<Line<
                 // nothing meanwhile.
                 Some(f) => spans.push(TextSpan::styled(format!("  {}", f.text()), theme::bad())),
                 None => {
+                    let left = u.planned - u.done.min(u.planned);
                     let eta = if mbps > 0.0 {
-                        clock(((u.planned - u.done.min(u.planned)) as f64 / (mbps * 1e6)) as u64)
+                        draw::clock(Duration::from_secs((left as f64 / (mbps * 1e6)) as u64))
                     } else {
                         "-".into()
                     };
@@ -422,7 +417,7 @@ fn header(s: &ScanScreen, device: &str, since: std::time::Duration) -> Vec<Line<
                     )));
                 }
             }
-            spans.push(TextSpan::raw(format!("  elapsed {}", clock(secs as u64))));
+            spans.push(TextSpan::raw(format!("  elapsed {}", draw::clock(elapsed))));
             Line::from(spans)
         }
         Some(end) => {
@@ -439,7 +434,7 @@ fn header(s: &ScanScreen, device: &str, since: std::time::Duration) -> Vec<Line<
                     ": {} of {} in {} ({mbps:.0} MB/s). {verdict}",
                     Bytes(u.done),
                     Bytes(u.planned),
-                    clock(secs as u64)
+                    draw::clock(elapsed)
                 )),
             ])
         }
@@ -620,14 +615,7 @@ fn draw_ranges(s: &ScanScreen, frame: &mut Frame, area: Rect) {
     let max_scroll = (rows as u16).saturating_sub(visible as u16);
     let top = s.scroll.min(max_scroll);
     // The box's lower edge says how many lines are out of sight, as every list does.
-    let above = usize::from(top);
-    let below = rows.saturating_sub(above + visible);
-    let more = match (above, below) {
-        (0, 0) => String::new(),
-        (a, 0) => format!(" {a} more above (Up/Down) "),
-        (0, b) => format!(" {b} more below (Up/Down) "),
-        (a, b) => format!(" {a} more above, {b} below (Up/Down) "),
-    };
+    let more = draw::scrolled(rows, top.into(), visible);
     frame.render_widget(
         Paragraph::new(body)
             .block(

@@ -23,6 +23,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::super::keys::{Action, Binding, Scope};
 use super::super::{App, Screen};
 use super::ScreenDef;
+use crate::draw::{self, clock, elide_end as fit};
 use crate::event::{Cmd, TriageMsg};
 use crate::report::triage::{DiskReport, TriageReport};
 use crate::theme;
@@ -153,7 +154,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     keys: KEYS,
     act,
     works_now,
-    draw: Some(draw),
+    draw,
     leave,
 };
 
@@ -366,21 +367,6 @@ fn disks(n: usize) -> String {
     format!("{n} disk{}", if n == 1 { "" } else { "s" })
 }
 
-fn clock(d: Duration) -> String {
-    let secs = d.as_secs();
-    format!("{}:{:02}", secs / 60, secs % 60)
-}
-
-/// `text` in at most `width` characters, a cut marked with `~` (ASCII: every console has it).
-fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('~');
-    out
-}
-
 fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.screens.triage;
     match (&s.phase, &s.report) {
@@ -513,7 +499,7 @@ fn draw_report(s: &TriageScreen, report: &TriageReport, frame: &mut Frame, area:
     ))];
     let selected = s.row.min(order.len().saturating_sub(1));
     // The list scrolls to keep the selected disk in view, and its header says how many disks
-    // are out of sight (the words of every list's mark, `ui::fit::Window`).
+    // are out of sight (the words of every list's mark, `draw::scrolled`).
     let room = usize::from(list_rows.saturating_sub(1)).max(1);
     // When the disks do not all fit, the list's last row says how many are out of sight.
     let shown = if order.len() > room {
@@ -522,13 +508,7 @@ fn draw_report(s: &TriageScreen, report: &TriageReport, frame: &mut Frame, area:
         room
     };
     let first = selected.saturating_sub(shown - 1);
-    let below = order.len().saturating_sub(first + shown);
-    let more = match (first, below) {
-        (0, 0) => None,
-        (a, 0) => Some(format!(" {a} more above (Up/Down)")),
-        (0, b) => Some(format!(" {b} more below (Up/Down)")),
-        (a, b) => Some(format!(" {a} more above, {b} below (Up/Down)")),
-    };
+    let more = draw::scrolled(order.len(), first, shown);
     for (i, d) in order.iter().enumerate().skip(first).take(shown) {
         let v = d.judgement.verdict;
         let model = d.facts.identity.model.as_deref().unwrap_or("-");
@@ -550,8 +530,11 @@ fn draw_report(s: &TriageScreen, report: &TriageReport, frame: &mut Frame, area:
         }
         rows.push(line);
     }
-    if let Some(more) = more {
-        rows.push(Line::from(TextSpan::styled(more, theme::dim())));
+    if !more.is_empty() {
+        rows.push(Line::from(TextSpan::styled(
+            more.trim_end().to_string(),
+            theme::dim(),
+        )));
     }
     frame.render_widget(Paragraph::new(rows), list_area);
 

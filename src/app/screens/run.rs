@@ -1,19 +1,104 @@
-//! The live run: progress, throughput and IOPS over time, latency p50/p99 over time, and the
-//! current / mean / min / max figures. Charts show the last `CHART_WINDOW` seconds.
+//! The Run screen, the live run: progress, throughput and IOPS over time, latency p50/p99
+//! over time, and the current / mean / min / max figures. Charts show the last
+//! `CHART_WINDOW` seconds. A run on several devices is drawn by `several`. Its state is
+//! `app::live`'s.
+
+mod several;
 
 use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
-use super::chart::{self as sweep_chart, Drawing};
-use super::{count, ms, rate, theme};
-use crate::app::{App, CHART_WINDOW, LiveRun};
+use super::super::keys::{Action, Binding, Scope, bind};
+use super::super::{App, CHART_WINDOW, LiveRun, Screen};
+use super::{ScreenDef, nothing};
 use crate::bench::exec::probe::expected_phase;
+use crate::draw::chart::{self as sweep_chart, Drawing};
+use crate::draw::cut;
+use crate::event::Cmd;
 use crate::model::{Bytes, BytesPerSec};
 use crate::report::run::chart_time_base;
+use crate::report::table::{count, ms, rate};
+use crate::theme;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+const KEYS: &[Binding] = &[
+    bind(
+        Scope::On(Screen::Run),
+        &[KeyCode::Char('x'), KeyCode::Esc],
+        "x or Esc",
+        Some("stop"),
+        "stop",
+        Action::Stop,
+    ),
+    bind(
+        Scope::On(Screen::Run),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("rerun"),
+        "rerun",
+        Action::Rerun,
+    ),
+    bind(
+        Scope::On(Screen::Run),
+        &[KeyCode::Char('c')],
+        "c",
+        Some("compare"),
+        "compare the last two runs",
+        Action::Compare,
+    ),
+    bind(
+        Scope::On(Screen::Run),
+        &[KeyCode::Char('t')],
+        "t",
+        Some("temperature"),
+        "drive temperature instead of IOPS",
+        Action::Temperature,
+    ),
+];
+
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Run",
+    keys: KEYS,
+    act,
+    works_now: |app, action| app.works_anywhere(action),
+    draw,
+    leave: nothing,
+};
+
+/// Stopping and the temperature chart; `r` and `c` are `App::act`'s.
+fn act(app: &mut App, action: Action, _: KeyCode) -> Vec<Cmd> {
+    match action {
+        Action::Stop if app.sweeping() => app.stop_sweep(),
+        Action::Stop if app.running() => {
+            if let Some(run) = &mut app.run {
+                run.stopping = true;
+            }
+            if let Some(run) = app.several.runs.last_mut() {
+                run.stopping = true;
+            }
+            app.info("stopping: the figures will cover what completed");
+            vec![Cmd::StopRun]
+        }
+        Action::Temperature => {
+            app.show_temperature = !app.show_temperature;
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A run on several devices has its own drawing (`several`).
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
+    match app.several_run() {
+        Some(r) => several::draw(app, r, frame, area),
+        None => draw_one(app, frame, area),
+    }
+}
+
+/// One device's live run.
+fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
     let Some(run) = &app.run else {
         frame.render_widget(
             Paragraph::new("No test has run yet: pick one on the Test screen (2) and press r.")
@@ -51,14 +136,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(figure_lines.len() as u16),
     ])
     .areas(area);
-    super::fit::lines(&head_lines, head);
+    crate::draw::lines(&head_lines, head);
     frame.render_widget(Paragraph::new(head_lines), head);
     if let Some(sw) = sweep {
         let [_, line] =
             Layout::vertical([Constraint::Length(head_rows), Constraint::Length(1)]).areas(head);
         frame.render_widget(
             Paragraph::new(Span::styled(
-                super::cut(
+                cut(
                     &format!(" {}; x stops the sweep", sw.progress()),
                     line.width.into(),
                 ),
@@ -153,7 +238,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             true,
         ),
     }
-    super::fit::lines(&figure_lines, figures);
+    crate::draw::lines(&figure_lines, figures);
     frame.render_widget(Paragraph::new(figure_lines), figures);
 }
 
@@ -247,7 +332,7 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
         (None, None) => String::new(),
     };
     // A path longer than a row loses its middle, never its end (the file's name).
-    let path = super::fit::elide(&run.path, usize::from(width).saturating_sub(4));
+    let path = crate::draw::elide(&run.path, usize::from(width).saturating_sub(4));
     let l3 = if run.starting {
         // Opening can wait for a busy device, and a file test writes its whole file first.
         // The figures come before the path, which is what a narrow screen cuts.
@@ -303,13 +388,13 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
             Line::from(Span::styled(shorter, theme::dim()))
         } else {
             let engine = Line::from(Span::styled(format!("   {engine}"), theme::dim()));
-            return super::fit::wrap(
+            return crate::draw::wrap(
                 vec![l1, l2, Line::from(Span::styled(what, theme::dim())), engine],
                 width.into(),
             );
         }
     };
-    super::fit::wrap(vec![l1, l2, l3], width.into())
+    crate::draw::wrap(vec![l1, l2, l3], width.into())
 }
 
 /// For a run bounded by a count of I/Os: the I/Os done so far and the count (never 0).
@@ -385,7 +470,7 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
         bar,
     );
     let label = format!(" {label}");
-    super::fit::text(&label, text.width.into());
+    crate::draw::text(&label, text.width.into());
     frame.render_widget(Paragraph::new(label), text);
 }
 
@@ -402,7 +487,7 @@ fn waiting(app: &App, run: &LiveRun) -> String {
 
 /// Whole seconds an ETA shows: rounded up, so 1.5 s to go reads 2 s, never 1 (after
 /// rounding to the tenth, so 1.0000001 s of float noise still reads 1 s).
-pub(super) fn eta_seconds(seconds: f64) -> u64 {
+fn eta_seconds(seconds: f64) -> u64 {
     if !seconds.is_finite() || seconds <= 0.0 {
         return 0;
     }
@@ -491,7 +576,7 @@ fn chart(
             format!("{v:.3}")
         }
     };
-    super::fit::title(title, area);
+    crate::draw::title(title, area);
     let chart = Chart::new(datasets)
         .block(
             Block::default()
@@ -584,7 +669,7 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                 ))
             };
             let lat = |name: &str, st: Option<crate::app::Stat>| {
-                st.map(|x| format!("{name} {}", super::ms(x.mean)))
+                st.map(|x| format!("{name} {}", crate::report::table::ms(x.mean)))
             };
             let parts: Vec<String> = [
                 lat("mean", f.mean_ms),
@@ -657,7 +742,7 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
         Some(e) => Line::from(Span::styled(format!(" ERROR: {e}"), theme::bad())),
         None => l2,
     };
-    super::fit::wrap(vec![l1, l2], width.into())
+    crate::draw::wrap(vec![l1, l2], width.into())
 }
 
 #[cfg(test)]

@@ -18,11 +18,12 @@ use ratatui::widgets::{
     Axis, Block, Borders, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table,
 };
 
-use super::{count, theme};
 use crate::bench::analysis::curve::{self, Curve, Knee, Panel, PhaseSample, XAxis};
 use crate::bench::plan::test_name::TestName;
 use crate::bench::plan::{PhaseTag, Plan};
 use crate::report::run::{cdm_iops, cdm_mbps, cdm_ms};
+use crate::report::table::{count, ms};
+use crate::theme;
 
 /// What a run's phases are drawn as, beside the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +121,7 @@ fn colour(letter: char) -> Style {
 fn y_label(panel: Panel, v: f64) -> String {
     match panel {
         Panel::QdIops => count(v),
-        Panel::QdLatency => super::ms(v),
+        Panel::QdLatency => ms(v),
         _ if v >= 100.0 => format!("{v:.0}"),
         _ => format!("{v:.1}"),
     }
@@ -129,7 +130,7 @@ fn y_label(panel: Panel, v: f64) -> String {
 fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves: &[&Curve]) {
     let short = panel.title(false).len() as u16 + 4 > area.width;
     let title = format!(" {} ", panel.title(short));
-    super::fit::title(&title, area);
+    crate::draw::title(&title, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(title, theme::title()));
@@ -139,11 +140,11 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
     let legend_h = (legend.len() as u16).min(inner.height.saturating_sub(4));
     let [plot, key] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(legend_h)]).areas(inner);
-    super::fit::lines(&legend, key);
+    crate::draw::lines(&legend, key);
     frame.render_widget(Paragraph::new(legend), key);
     if plot.height < 4 || plot.width < 12 {
         // Never an empty frame: say why there is no chart and where its figures are.
-        let why = super::fit::pane(
+        let why = crate::draw::pane(
             vec![Line::from(Span::styled(
                 "no room to draw: a taller terminal, or Enter for the table",
                 theme::dim(),
@@ -388,7 +389,7 @@ fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
     }
     // An entry wider than the panel ("S IOPS still rising at QD 32") goes on in the next row
     // rather than losing its number.
-    super::fit::wrap(lines, width.into())
+    crate::draw::wrap(lines, width.into())
 }
 
 /// CrystalDiskMark's grid: one row per test, Read and Write MB/s side by side; the IOPS and
@@ -397,7 +398,7 @@ pub fn cdm(frame: &mut Frame, area: Rect, title: &str, rows: &[String], samples:
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(format!(" {title} "), theme::title()));
-    super::fit::title(&format!(" {title} "), area);
+    crate::draw::title(&format!(" {title} "), area);
     // The header, then two lines a row when they fit (one otherwise).
     let inner_h = area.height.saturating_sub(2);
     let tall = inner_h > 2 * rows.len() as u16;

@@ -1,20 +1,26 @@
-//! Text that must be read whole. Every place that draws a line, a title or a table cell into a
+//! The drawing helpers every screen and dialog shares, below `app` so a component file draws
+//! with them too: fitting text into its room, the marks that say what is out of sight, and the
+//! clock.
+//!
+//! Text must be read whole. Every place that draws a line, a title or a table cell into a
 //! fixed width tells this module what it wanted to show and how much room it had; a line that
 //! does not fit is a cut (a word or a number the admin cannot read). Names and paths may be
 //! shortened on purpose with [`elide`], which keeps both ends and marks the middle; every
-//! other shortening ([`super::cut`]) counts as a cut.
+//! other shortening ([`cut`]) counts as a cut.
 //!
-//! The record is kept only while [`render_checked`] draws (the snapshot tests call it at
-//! 80x25); an ordinary `render` records nothing and changes nothing.
+//! The record is kept only while [`recording`] runs (`ui::render_checked`, which the snapshot
+//! tests call); an ordinary draw records nothing and changes nothing.
+
+pub mod chart;
 
 use std::cell::RefCell;
 use std::fmt;
 
-use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 
-use crate::app::App;
+/// "1:02:03", "2:05": the elapsed time every screen shows, as the CLI's progress line does.
+pub use crate::flow::scan_progress::clock;
 
 thread_local! {
     /// `Some` while `render_checked` draws on this thread.
@@ -42,11 +48,19 @@ impl fmt::Display for Cut {
     }
 }
 
-/// Draws the app as [`super::render`] does and returns every text that was cut.
-pub fn render_checked(app: &App, frame: &mut Frame) -> Vec<Cut> {
+/// Runs `draw` and returns every text it cut (the record `ui::render_checked` reads).
+pub fn recording(draw: impl FnOnce()) -> Vec<Cut> {
     CUTS.with(|c| *c.borrow_mut() = Some(Vec::new()));
-    super::render(app, frame);
+    draw();
     CUTS.with(|c| c.borrow_mut().take().unwrap_or_default())
+}
+
+/// Cuts text to `width` characters, marking the cut with `~` (ASCII: safe on every console).
+/// A cut loses words or figures, so it is noted as one; a name or a path that may be
+/// shortened goes through [`elide`] instead.
+pub(crate) fn cut(s: &str, width: usize) -> String {
+    text(s, width);
+    crate::report::table::fit(s, width)
 }
 
 fn record(text: &str, width: usize, room: usize) {

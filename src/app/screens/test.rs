@@ -1,19 +1,174 @@
-//! The test picker: the catalogue on the left, the chosen test's parameters on the right.
+//! The Test screen, the test picker: the catalogue on the left, the chosen test's parameters
+//! on the right; its keys (the list's and the form's) and what they do. The form's fields
+//! and values are `app::picker`'s, stepping and starting a test `app::form`'s.
 
 use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
     Block, Borders, Cell, List, ListItem, ListState, Paragraph, Row, Table, TableState, Wrap,
 };
 
-use super::theme;
-use crate::app::picker::{fields_for, writes};
-use crate::app::{App, PickerFocus};
+use super::super::keys::{self, Action, Binding, Scope, UP_DOWN, bind};
+use super::super::picker::{fields_for, writes};
+use super::super::{App, Overlay, PickerFocus, Screen, step};
+use super::{ScreenDef, nothing};
 use crate::bench::catalog::CATALOG;
 use crate::bench::plan::test_name::Writes;
+use crate::event::Cmd;
+use crate::theme;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+const KEYS: &[Binding] = &[
+    bind(
+        Scope::TestList,
+        UP_DOWN,
+        "Up/Down",
+        Some("move"),
+        "tests",
+        Action::Move,
+    ),
+    bind(
+        Scope::TestList,
+        &[KeyCode::Enter, KeyCode::Right],
+        "Enter",
+        None,
+        "to the parameters",
+        Action::ToParams,
+    ),
+    bind(
+        Scope::TestForm,
+        &[KeyCode::Enter],
+        "Enter",
+        Some("edit"),
+        "type a value",
+        Action::Edit,
+    ),
+    bind(
+        Scope::TestForm,
+        &[
+            KeyCode::Left,
+            KeyCode::Char('h'),
+            KeyCode::Right,
+            KeyCode::Char('l'),
+        ],
+        "Left/Right",
+        Some("change"),
+        "change it",
+        Action::Step,
+    ),
+    bind(
+        Scope::TestForm,
+        &[KeyCode::Char('d')],
+        "d",
+        Some("default"),
+        "default",
+        Action::Default,
+    ),
+    bind(
+        Scope::TestForm,
+        UP_DOWN,
+        "Up/Down",
+        None,
+        "fields",
+        Action::Move,
+    ),
+    bind(
+        Scope::TestForm,
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last field",
+        Action::Ends,
+    ),
+    bind(
+        Scope::TestForm,
+        &[KeyCode::Esc],
+        "Esc",
+        None,
+        "back to tests",
+        Action::ToTests,
+    ),
+    bind(
+        Scope::On(Screen::Tests),
+        &[KeyCode::Char('r'), KeyCode::F(5)],
+        "r",
+        Some("run"),
+        "run",
+        Action::RunTest,
+    ),
+    bind(
+        Scope::On(Screen::Tests),
+        &[KeyCode::Char('S'), KeyCode::Char('W')],
+        "S/W",
+        Some("sweep"),
+        "sweep it over every scheduler (S) or the cache on/off (W)",
+        Action::Sweep,
+    ),
+];
+
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Test",
+    keys: KEYS,
+    act,
+    works_now: |app, action| app.works_anywhere(action),
+    draw,
+    leave: nothing,
+};
+
+/// The list and the form: moving, stepping and typing a value, starting the test.
+fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
+    let dir = keys::direction(code);
+    let fields = fields_for(app.picker_test());
+    let field = fields.get(app.picker_field).copied();
+    match (app.picker_focus, action) {
+        (_, Action::RunTest) => return app.start_from_picker(),
+        (PickerFocus::Tests, Action::Move) => {
+            app.picker_test = step(app.picker_test, dir, CATALOG.len() - 1);
+            app.picker_field = 0;
+        }
+        (PickerFocus::Tests, Action::ToParams) => app.picker_focus = PickerFocus::Params,
+        (PickerFocus::Params, Action::ToTests) => app.picker_focus = PickerFocus::Tests,
+        (PickerFocus::Params, Action::Move) if dir < 0 && app.picker_field == 0 => {
+            app.picker_focus = PickerFocus::Tests;
+        }
+        (PickerFocus::Params, Action::Move) => {
+            app.picker_field = step(app.picker_field, dir, fields.len().saturating_sub(1));
+        }
+        (PickerFocus::Params, Action::Ends) => {
+            app.picker_field = if dir < 0 {
+                0
+            } else {
+                fields.len().saturating_sub(1)
+            };
+        }
+        (PickerFocus::Params, Action::Step) => {
+            if let Some(f) = field {
+                app.step_valid(f, dir);
+            }
+        }
+        (PickerFocus::Params, Action::Default) => {
+            if let Some(f) = field {
+                app.values.reset(f);
+            }
+        }
+        (PickerFocus::Params, Action::Edit) => match field {
+            Some(f) if f.typeable() => {
+                app.overlay = Some(Overlay::Edit(super::super::dialogs::edit::Edit {
+                    field: f,
+                    text: String::new(),
+                    error: None,
+                }));
+            }
+            Some(f) => app.values.step(f, 1),
+            None => {}
+        },
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
     // The longest name (concurrent-write, 16) after the cursor and the write mark, whole.
     let [left_column, right] =
         Layout::horizontal([Constraint::Length(21), Constraint::Min(0)]).areas(area);
@@ -29,7 +184,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             };
             let item = format!("{mark} {}", t.id);
             // Inside the border, after the cursor's column.
-            super::fit::text(&item, usize::from(left.width.saturating_sub(3)));
+            crate::draw::text(&item, usize::from(left.width.saturating_sub(3)));
             ListItem::new(item)
         })
         .collect();
@@ -41,13 +196,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         } else {
             theme::title()
         });
-    let window = super::fit::Window::over(
+    let window = crate::draw::Window::over(
         CATALOG.len(),
         usize::from(left.height.saturating_sub(2)),
         Some(app.picker_test),
     );
     let more = window.mark();
-    super::fit::title(&more, left);
+    crate::draw::title(&more, left);
     let list = list.block(
         Block::default()
             .borders(Borders::ALL)
@@ -78,14 +233,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rows: usize = target_lines
         .iter()
         .map(|l| {
-            super::dialogs::wrap_text(&l.to_string(), inner)
+            crate::app::keys::wrap_words(&l.to_string(), inner)
                 .len()
                 .max(1)
         })
         .sum();
     // The test's description whole (qd-sweep's is four lines at 80 columns): the parameters
     // scroll in what is left, and say so.
-    let about_text = super::fit::wrap(
+    let about_text = crate::draw::wrap(
         vec![
             Line::from(Span::styled(info.summary, theme::title())),
             Line::from(Span::styled(format!("from: {}", info.origin), theme::dim())),
@@ -99,7 +254,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     ])
     .areas(right);
 
-    super::fit::lines(
+    crate::draw::lines(
         &about_text,
         Block::default().borders(Borders::ALL).inner(about),
     );
@@ -117,7 +272,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Min(12),
         Constraint::Length(7),
     ];
-    let columns = super::fit::columns(
+    let columns = crate::draw::columns(
         &widths,
         Block::default().borders(Borders::ALL).inner(form),
         1,
@@ -138,7 +293,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                     .iec()
                 );
             }
-            super::fit::cells(&[[f.label(), value.as_str()]], &columns);
+            crate::draw::cells(&[[f.label(), value.as_str()]], &columns);
             Row::new(vec![
                 Cell::from(f.label()),
                 Cell::from(value),
@@ -147,13 +302,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         })
         .collect();
     let selected = (app.picker_focus == PickerFocus::Params).then_some(app.picker_field);
-    let window = super::fit::Window::over(
+    let window = crate::draw::Window::over(
         fields.len(),
         usize::from(form.height.saturating_sub(2)),
         selected,
     );
     let more = window.mark();
-    super::fit::title(&more, form);
+    crate::draw::title(&more, form);
     let table = Table::new(rows, widths)
         .column_spacing(1)
         .highlight_symbol(">")

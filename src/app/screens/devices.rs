@@ -1,14 +1,229 @@
-//! The device list and the selected device's details.
+//! The Devices screen: the device list and the selected device's details; its keys (marking,
+//! the switches, the tests and views it opens) and what they do. The inventory and the
+//! drives' state are `app::devices`'.
 
 use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 
-use super::theme;
-use crate::app::App;
+use super::super::devices::mounted_file_system;
+use super::super::keys::{self, Action, Binding, Scope, UP_DOWN, bind};
+use super::super::{App, Screen, step};
+use super::{ScreenDef, nothing};
+use crate::event::Cmd;
 use crate::model::cache::on_off;
 use crate::model::{BlockDevice, InUse, KernelWriteCache};
+use crate::theme;
+
+const KEYS: &[Binding] = &[
+    bind(
+        Scope::On(Screen::Devices),
+        UP_DOWN,
+        "Up/Down",
+        None,
+        "select",
+        Action::Move,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last",
+        Action::Ends,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Enter, KeyCode::Char('t')],
+        "Enter",
+        Some("test"),
+        "test it",
+        Action::TestDevice,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('f')],
+        "f",
+        Some("file"),
+        "test a file on its file system",
+        Action::TestFile,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('b')],
+        "b",
+        Some("scan"),
+        "surface scan (read-only)",
+        Action::SurfaceScan,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char(' ')],
+        "Space",
+        Some("mark"),
+        "mark it: the test runs on all marked at once",
+        Action::Mark,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('m')],
+        "m",
+        // In the help only: the line has room for the scan (b) instead.
+        None,
+        "mark an md array and its members",
+        Action::Members,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('F')],
+        "F",
+        Some("flush"),
+        "flush check (writes)",
+        Action::FlushCheck,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('h')],
+        "h",
+        Some("health"),
+        "health: SMART, the drive's logs, self-tests",
+        Action::ReadSmart,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('r')],
+        "r",
+        None,
+        "refresh",
+        Action::Refresh,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('a')],
+        "a",
+        None,
+        "show unused too",
+        Action::ShowAll,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
+        &[KeyCode::Char('v')],
+        "v",
+        Some("triage"),
+        "triage the marked disks, else this one",
+        Action::Triage,
+    ),
+];
+
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Devices",
+    keys: KEYS,
+    act,
+    works_now: |app, action| app.works_anywhere(action),
+    draw,
+    leave: nothing,
+};
+
+/// What its keys do.
+fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
+    let dir = keys::direction(code);
+    let n = app.devices.visible().len();
+    let last = n.saturating_sub(1);
+    let on_selection = matches!(
+        action,
+        Action::TestDevice
+            | Action::TestFile
+            | Action::Mark
+            | Action::Members
+            | Action::ReadSmart
+            | Action::SurfaceScan
+            | Action::Triage
+            | Action::FlushCheck
+    );
+    if on_selection && app.devices.gone.is_some() {
+        let why = app.no_selection();
+        app.info(why);
+        return Vec::new();
+    }
+    if matches!(action, Action::Move | Action::Ends) && app.devices.gone.is_some() {
+        // The admin chose again: what was said about the gone device is over.
+        app.status = None;
+    }
+    match action {
+        Action::Move => {
+            // From a gone device's row, the step is from where it was.
+            let next = match app.devices.gone {
+                Some(_) if dir < 0 => app.devices.row.min(last + 1).saturating_sub(1),
+                Some(_) => app.devices.row.min(last),
+                None => step(app.devices.row, dir, last),
+            };
+            app.devices.select_row(next);
+            app.file_target = None;
+        }
+        Action::Ends => {
+            app.devices.select_row(if dir < 0 { 0 } else { last });
+            app.file_target = None;
+        }
+        Action::TestDevice if n > 0 => {
+            // The device itself, not a file on it.
+            app.file_target = None;
+            app.screen = Screen::Tests;
+        }
+        Action::TestFile => {
+            let Some(d) = app.devices.selected() else {
+                return Vec::new();
+            };
+            match mounted_file_system(d) {
+                Some((device, mount, _)) => {
+                    return vec![Cmd::ProbeFileTarget {
+                        device,
+                        mount: mount.into(),
+                    }];
+                }
+                None => {
+                    let name = d.name.clone();
+                    app.error(format!(
+                        "{name} has no mounted file system: a file test needs one (mount \
+                         it, or test the device itself with Enter)"
+                    ));
+                }
+            }
+        }
+        Action::Refresh => {
+            app.info("device list refreshed");
+            return vec![Cmd::RefreshInventory];
+        }
+        Action::Mark if n > 0 => app.toggle_device_mark(),
+        Action::Members if n > 0 => app.mark_members(),
+        Action::ShowAll => {
+            app.devices.show_all = !app.devices.show_all;
+            // The selection stays on its device when it is still shown; a placeholder
+            // the admin hid hands the selection to the row it had.
+            if app.devices.gone.is_none() && app.devices.selected().is_none() {
+                app.devices.select_row(app.devices.row);
+            } else {
+                app.devices.follow_selection();
+            }
+        }
+        Action::ReadSmart => {
+            if let Some(d) = app.devices.selected().map(|d| d.name.clone()) {
+                return app.open_health(d);
+            }
+        }
+        Action::SurfaceScan => {
+            if let Some(d) = app.devices.selected() {
+                let (name, path) = (d.name.clone(), d.path.clone());
+                return app.open_scan(name, path);
+            }
+        }
+        Action::Triage => return app.start_triage(),
+        Action::FlushCheck => return app.ask_flushcheck(),
+        _ => {}
+    }
+    Vec::new()
+}
 
 fn usage_tag(d: &BlockDevice) -> &'static str {
     match d.in_use.first() {
@@ -22,7 +237,7 @@ fn usage_tag(d: &BlockDevice) -> &'static str {
     }
 }
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let devices = app.visible_devices();
     if let Some(err) = &app.devices.inventory_error {
         let p = Paragraph::new(format!("cannot list block devices: {err}"))
@@ -46,7 +261,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     ];
     // Names (the device's, its model) may lose their middle to their column; the settings
     // must fit theirs.
-    let columns = super::fit::columns(
+    let columns = crate::draw::columns(
         &widths,
         Block::default().borders(Borders::ALL).inner(list_area),
         1,
@@ -65,12 +280,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
             // A marked device (Space) shows a `*` before its name.
             let name = if app.several.marks.contains(&d.name) {
-                Cell::from(super::fit::elide(&format!("*{}", d.name), columns[0]))
+                Cell::from(crate::draw::elide(&format!("*{}", d.name), columns[0]))
                     .style(theme::accent())
             } else {
-                Cell::from(super::fit::elide(&d.name, columns[0]))
+                Cell::from(crate::draw::elide(&d.name, columns[0]))
             };
-            let model = super::fit::elide_end(&d.description().unwrap_or_default(), columns[1]);
+            let model = crate::draw::elide_end(&d.description().unwrap_or_default(), columns[1]);
             let settings = [
                 d.size_bytes.map_or("?".into(), |b| b.iec()),
                 d.transport.as_str().to_string(),
@@ -78,7 +293,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 sched,
                 KernelWriteCache::short_or_unknown(d.kernel_write_cache).to_string(),
             ];
-            super::fit::cells(std::slice::from_ref(&settings), &columns[2..]);
+            crate::draw::cells(std::slice::from_ref(&settings), &columns[2..]);
             let mut cells = vec![name, Cell::from(model)];
             cells.extend(settings.into_iter().map(Cell::from));
             cells.extend([health_cell(app, d), use_cell]);
@@ -98,12 +313,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         " Devices ".to_string()
     };
-    super::fit::title(&title, list_area);
+    crate::draw::title(&title, list_area);
     // No row out of sight without a mark: the list's lower edge says how many are.
     let row = app.selected_device().map(|_| app.devices.row);
     let window = window(devices.len(), list_area, row);
     let more = window.mark();
-    super::fit::title(&more, list_area);
+    crate::draw::title(&more, list_area);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -163,15 +378,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         (None, Some(name)) => format!(" {name} (gone) "),
         (None, None) => " Details ".to_string(),
     };
-    super::fit::title(&title, detail_area);
+    crate::draw::title(&title, detail_area);
     // The triage key on the panel's lower edge: the status line has no room left for it.
     let triage = match (app.several.marks.len(), app.selected_device()) {
         (0, Some(_)) => " v triage: one verdict, read-only ".to_string(),
         (0, None) => String::new(),
         (n, _) => format!(" v triage the {n} marked, read-only "),
     };
-    super::fit::title(&triage, detail_area);
-    let detail = super::fit::pane(
+    crate::draw::title(&triage, detail_area);
+    let detail = crate::draw::pane(
         detail,
         Block::default().borders(Borders::ALL).inner(detail_area),
     );
@@ -188,7 +403,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
 /// The list's and the details' areas: side by side on a wide screen, else the list above,
 /// as tall as its rows, leaving the details at least 8 (six lines: the identifying ones and
-/// the mark of what is not shown, `fit::pane`).
+/// the mark of what is not shown, `draw::pane`).
 fn panes(rows: usize, area: Rect) -> (Rect, Rect) {
     if area.width >= 120 {
         let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
@@ -202,13 +417,13 @@ fn panes(rows: usize, area: Rect) -> (Rect, Rect) {
 }
 
 /// The rows of the list in sight (inside the border, under the header).
-fn window(rows: usize, list: Rect, row: Option<usize>) -> super::fit::Window {
-    super::fit::Window::over(rows, usize::from(list.height.saturating_sub(3)), row)
+fn window(rows: usize, list: Rect, row: Option<usize>) -> crate::draw::Window {
+    crate::draw::Window::over(rows, usize::from(list.height.saturating_sub(3)), row)
 }
 
 /// The screen row of the selected device in the list drawn into `area`, so a dialog about it
 /// can leave it in sight.
-pub(super) fn selected_row_y(app: &App, area: Rect) -> Option<u16> {
+pub(crate) fn selected_row_y(app: &App, area: Rect) -> Option<u16> {
     app.selected_device()?;
     let rows = app.visible_devices().len();
     let (list, _) = panes(rows, area);
@@ -334,7 +549,7 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     l2.extend(kv("firmware", opt(&d.firmware)));
     lines.push(Line::from(l2));
     // What tells this device from another of the same model or image comes first: a pane
-    // too short for every line keeps these (`fit::pane`).
+    // too short for every line keeps these (`draw::pane`).
     let usage = d.usage_summary();
     lines.push(Line::from(vec![
         Span::styled("in use ", theme::dim()),
@@ -347,7 +562,7 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     if let Some(f) = &d.backing_file {
         lines.push(Line::from(kv(
             "backing file",
-            super::fit::elide(f, width.saturating_sub(14)),
+            crate::draw::elide(f, width.saturating_sub(14)),
         )));
     }
     if !d.partitions.is_empty() {

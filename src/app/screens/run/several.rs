@@ -9,17 +9,17 @@ use ratatui::symbols;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 
-use super::{rate, theme};
-use crate::app::App;
-use crate::app::several::{SeveralRun, TargetProgress, TargetState};
+use super::super::super::App;
+use super::super::super::several::{SeveralRun, TargetProgress, TargetState};
+use super::super::results::summary_lines;
 use crate::bench::analysis::several_disks::Role;
-use crate::report::several as several_report;
-use crate::report::table;
+use crate::report::table::rate;
+use crate::theme;
 
 /// The Run screen for `run`.
-pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
+pub(super) fn draw(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
     let title = title(run);
-    super::fit::title(&title, area);
+    crate::draw::title(&title, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(title, theme::title()));
@@ -35,7 +35,7 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
     constraints.push(Constraint::Min(0));
     let areas = Layout::vertical(constraints).split(inner);
     let state = state_line(app, run);
-    super::fit::lines(std::slice::from_ref(&state), areas[0]);
+    crate::draw::lines(std::slice::from_ref(&state), areas[0]);
     frame.render_widget(Paragraph::new(state), areas[0]);
     let scale = run
         .targets
@@ -58,7 +58,7 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             _ => "",
         };
         let name = format!("{}{role}", t.device);
-        super::fit::text(&name, name_area.width.into());
+        crate::draw::text(&name, name_area.width.into());
         frame.render_widget(Paragraph::new(name), name_area);
         let width = line_area.width as usize;
         let skip = t.line.len().saturating_sub(width);
@@ -113,10 +113,10 @@ pub fn render(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             Span::styled(format!(" {figure}"), style),
             Span::styled(how_far, theme::dim()),
         ]);
-        super::fit::lines(std::slice::from_ref(&line), figure_area);
+        crate::draw::lines(std::slice::from_ref(&line), figure_area);
         frame.render_widget(Paragraph::new(line), figure_area);
     }
-    super::fit::lines(&summary, areas[areas.len() - 1]);
+    crate::draw::lines(&summary, areas[areas.len() - 1]);
     frame.render_widget(Paragraph::new(summary), areas[areas.len() - 1]);
 }
 
@@ -128,7 +128,7 @@ const FIGURE_WIDTH: u16 = 32;
 fn progress_text(p: TargetProgress) -> String {
     let pct = (p.ratio * 100.0).floor() as u64;
     match p.eta_s {
-        Some(eta) => format!("  {pct} %  ETA {} s", super::run::eta_seconds(eta)),
+        Some(eta) => format!("  {pct} %  ETA {} s", super::eta_seconds(eta)),
         None => format!("  {pct} %"),
     }
 }
@@ -165,73 +165,4 @@ fn state_line(app: &App, run: &SeveralRun) -> Line<'static> {
         Span::styled(word.to_string(), theme::warn()),
         Span::raw(format!(" {elapsed:.0} s; MB/s of each device, one scale")),
     ])
-}
-
-/// The rows and the verdict once any device has a report: the same table as
-/// `disktriage run TARGET TARGET...` prints, fitted to `width`.
-pub fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
-    if run
-        .targets
-        .iter()
-        .all(|t| t.reports.is_empty() && t.error.is_none())
-    {
-        return Vec::new();
-    }
-    let result = run.result();
-    let rows = result.rows();
-    let verdict = several_report::verdict_of_rows(&rows);
-    let ratio = several_report::array_ratio(&rows);
-    let mut cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| several_report::row_cells(r, &verdict, ratio))
-        .collect();
-    let mut columns = several_report::COLUMNS.to_vec();
-    if rows.iter().all(|r| r.role == Role::Target) {
-        columns.remove(1);
-        for c in &mut cells {
-            c.remove(1);
-        }
-    }
-    let mut lines: Vec<Line<'static>> = table::render(&columns, &cells, width)
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            if i == 0 {
-                Line::from(Span::styled(l.to_string(), theme::header()))
-            } else if l.ends_with("SLOWER") || l.ends_with("SLOWER?") || l.ends_with("FAILED") {
-                Line::from(Span::styled(l.to_string(), theme::bad()))
-            } else {
-                Line::from(l.to_string())
-            }
-        })
-        .collect();
-    // Why a device failed, where the table says it did (as the CLI's report says it).
-    for row in &rows {
-        if let Some(e) = &row.error {
-            let why = table::wrap(
-                &format!("{} FAILED: ", row.name()),
-                &crate::model::text::neutralize_controls(e),
-                width,
-            );
-            lines.extend(
-                why.lines()
-                    .map(|l| Line::from(Span::styled(l.to_string(), theme::bad()))),
-            );
-        }
-    }
-    for note in rows
-        .iter()
-        .filter_map(|r| several_report::low_count_line(r, width))
-    {
-        lines.extend(
-            note.lines()
-                .map(|l| Line::from(Span::styled(l.to_string(), theme::warn()))),
-        );
-    }
-    if run.finished {
-        for l in table::wrap("Verdict: ", &verdict.sentence(), width).lines() {
-            lines.push(Line::from(Span::styled(l.to_string(), theme::title())));
-        }
-    }
-    lines
 }

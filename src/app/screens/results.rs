@@ -1,21 +1,163 @@
-//! Every run of the session, with its device, test, parameters, scheduler, write cache and
-//! figures (mean over repeats, and their spread).
+//! The Results screen: every run of the session, with its device, test, parameters,
+//! scheduler, write cache and figures (mean over repeats, and their spread), its charts, and
+//! the rows of several devices (`summary_lines`, which the Run screen shows too). Its state is
+//! `app::records`'.
 
 use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 
-use super::chart::{self, Drawing};
-use super::{count, ms, rate, theme};
-use crate::app::{App, PhaseFigures, RunRecord};
+use super::super::keys::{self, Action, Binding, Scope, UP_DOWN, bind};
+use super::super::several::SeveralRun;
+use super::super::{App, Overlay, PhaseFigures, RunRecord, Screen, step};
+use super::{ScreenDef, nothing};
+use crate::bench::analysis::several_disks::Role;
 use crate::bench::plan::PhaseTag;
 use crate::bench::results::outcome::RunReport;
+use crate::draw::chart::{self, Drawing};
+use crate::event::Cmd;
 use crate::model::cache::drive_cache_shown;
 use crate::model::text::neutralize_controls;
 use crate::report::run::{CPU_BOUND_NOTE, others_line, phase_engine_label, rewrite_rates_note};
+use crate::report::several as several_report;
+use crate::report::table::{self, count, ms, rate};
+use crate::theme;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+const KEYS: &[Binding] = &[
+    bind(
+        Scope::On(Screen::Results),
+        UP_DOWN,
+        "Up/Down",
+        None,
+        "select",
+        Action::Move,
+    ),
+    bind(
+        Scope::On(Screen::Results),
+        &[KeyCode::Home, KeyCode::End],
+        "Home/End",
+        None,
+        "first/last",
+        Action::Ends,
+    ),
+    bind(
+        Scope::On(Screen::Results),
+        &[KeyCode::Char(' ')],
+        "Space",
+        None,
+        "mark A/B",
+        Action::Mark,
+    ),
+    bind(
+        Scope::On(Screen::Results),
+        &[KeyCode::Char('c')],
+        "c",
+        Some("compare"),
+        "compare",
+        Action::Compare,
+    ),
+    bind(
+        Scope::On(Screen::Results),
+        &[KeyCode::Enter],
+        "Enter",
+        Some("report"),
+        "full report",
+        Action::Report,
+    ),
+    bind(
+        Scope::On(Screen::Results),
+        &[KeyCode::Char('e')],
+        "e",
+        Some("export"),
+        "export (JSON, CSV series, fio command line)",
+        Action::Export,
+    ),
+    bind(
+        Scope::On(Screen::Results),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("rerun"),
+        "rerun the selected",
+        Action::Rerun,
+    ),
+    bind(
+        Scope::On(Screen::Results),
+        &[KeyCode::Char('v')],
+        "v",
+        None,
+        "the last sweep's table and bars",
+        Action::SweepResult,
+    ),
+    bind(
+        Scope::On(Screen::Results),
+        &[KeyCode::Char('b')],
+        "b",
+        Some("before"),
+        "before/after: vs the previous run of this test on this disk",
+        Action::Before,
+    ),
+];
+
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Results",
+    keys: KEYS,
+    act,
+    works_now: |app, action| app.works_anywhere(action),
+    draw,
+    leave: nothing,
+};
+
+/// Moving, marking, the report and export; `r`, `c`, `b` and `v` are `App::act`'s.
+fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
+    let dir = keys::direction(code);
+    let n = app.results.records.len();
+    let has_runs = app.results.selected().is_some_and(|r| !r.runs.is_empty());
+    let past = app.results.selected().is_some_and(|r| r.past.is_some());
+    let row = app.results.row;
+    match action {
+        Action::Move | Action::Ends => {
+            let order = app.results.shown_order();
+            let at = order.iter().position(|&i| i == row).unwrap_or(0);
+            let to = match action {
+                Action::Move => step(at, dir, n.saturating_sub(1)),
+                _ if dir < 0 => 0,
+                _ => n.saturating_sub(1),
+            };
+            app.results.row = order.get(to).copied().unwrap_or(row);
+        }
+        Action::Mark if n > 0 => app.results.toggle_mark(),
+        Action::Export if past => app.error(
+            "a past run is in the history already: `disktriage history --json DEV` prints \
+             it",
+        ),
+        Action::Report if past => {
+            app.overlay = Some(Overlay::Report(super::super::dialogs::report::Report {
+                record: row,
+                scroll: 0,
+            }));
+        }
+        Action::Export if n > 0 && !has_runs => {
+            app.error("this run has no results to export");
+        }
+        Action::Export if n > 0 => {
+            app.overlay = Some(Overlay::Export(super::super::dialogs::export::Export {
+                record: row,
+            }))
+        }
+        Action::Report if has_runs => {
+            app.overlay = Some(Overlay::Report(super::super::dialogs::report::Report {
+                record: row,
+                scroll: 0,
+            }));
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
     if app.results.records.is_empty() {
         frame.render_widget(
             Paragraph::new("No runs yet. Pick a device (1) and a test (2), press r.")
@@ -50,13 +192,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .find(|r| r.targets.iter().any(|t| t.record == app.results.row))
     {
-        lines.extend(super::several::summary_lines(
-            run,
-            area.width.saturating_sub(2) as usize,
-        ));
+        lines.extend(summary_lines(run, area.width.saturating_sub(2) as usize));
     }
     // A line longer than the box (the engine of every phase) takes the rows it needs.
-    let lines = super::fit::wrap(lines, area.width.saturating_sub(2).into());
+    let lines = crate::draw::wrap(lines, area.width.saturating_sub(2).into());
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
     let table_min = app.results.records.len().min(3) as u16 + 3;
     let room = area.height.saturating_sub(table_min).max(5);
@@ -81,7 +220,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(6),
     ];
     // A device's or a test's name may lose its middle to its column; every other cell must fit.
-    let columns = super::fit::columns(
+    let columns = crate::draw::columns(
         &widths,
         Block::default().borders(Borders::ALL).inner(table_area),
         1,
@@ -124,10 +263,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let mut row = vec![Cell::from(mark).style(theme::warn())];
             let texts = vec![
                 r.number(),
-                super::fit::elide(&r.device, columns[2]),
+                crate::draw::elide(&r.device, columns[2]),
                 // A test's name may lose its middle too (concurrent-read is longer than the
                 // column at 80 columns); its ends say which test it is.
-                super::fit::elide(r.test.id(), columns[3]),
+                crate::draw::elide(r.test.id(), columns[3]),
                 r.scheduler.clone().unwrap_or_else(|| "-".into()),
                 drive_cache_shown(r.drive_cache.as_deref()).to_string(),
                 mbps,
@@ -141,22 +280,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Row::new(row).style(style)
         })
         .collect();
-    super::fit::cells(&shown, &columns);
+    crate::draw::cells(&shown, &columns);
     let title = if app.results.records.iter().any(|r| r.past.is_some()) {
         " Results (Space marks A/B for compare; h#: past runs from the history) "
     } else {
         " Results (Space marks A/B for compare) "
     };
-    super::fit::title(title, table_area);
+    crate::draw::title(title, table_area);
     // Inside the border, under the header.
     let at = order.iter().position(|&i| i == app.results.row);
-    let window = super::fit::Window::over(
+    let window = crate::draw::Window::over(
         order.len(),
         usize::from(table_area.height.saturating_sub(3)),
         at,
     );
     let more = window.mark();
-    super::fit::title(&more, table_area);
+    crate::draw::title(&more, table_area);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -183,7 +322,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .max(3);
             let [text, drawn] =
                 Layout::vertical([Constraint::Length(text_h), Constraint::Min(0)]).areas(detail);
-            let lines = super::fit::pane_or(
+            let lines = crate::draw::pane_or(
                 lines,
                 Block::default().borders(Borders::ALL).inner(text),
                 Some("a taller terminal shows them"),
@@ -192,7 +331,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         _ => (detail, None, lines),
     };
-    super::fit::lines(&lines, Block::default().borders(Borders::ALL).inner(text));
+    crate::draw::lines(&lines, Block::default().borders(Borders::ALL).inner(text));
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL)),
         text,
@@ -441,4 +580,73 @@ fn engine_line(report: &RunReport) -> Option<String> {
             .join(" | ");
         format!("engine per phase: {each}")
     })
+}
+
+/// The rows and the verdict once any device has a report: the same table as
+/// `disktriage run TARGET TARGET...` prints, fitted to `width`.
+pub(crate) fn summary_lines(run: &SeveralRun, width: usize) -> Vec<Line<'static>> {
+    if run
+        .targets
+        .iter()
+        .all(|t| t.reports.is_empty() && t.error.is_none())
+    {
+        return Vec::new();
+    }
+    let result = run.result();
+    let rows = result.rows();
+    let verdict = several_report::verdict_of_rows(&rows);
+    let ratio = several_report::array_ratio(&rows);
+    let mut cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| several_report::row_cells(r, &verdict, ratio))
+        .collect();
+    let mut columns = several_report::COLUMNS.to_vec();
+    if rows.iter().all(|r| r.role == Role::Target) {
+        columns.remove(1);
+        for c in &mut cells {
+            c.remove(1);
+        }
+    }
+    let mut lines: Vec<Line<'static>> = table::render(&columns, &cells, width)
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                Line::from(Span::styled(l.to_string(), theme::header()))
+            } else if l.ends_with("SLOWER") || l.ends_with("SLOWER?") || l.ends_with("FAILED") {
+                Line::from(Span::styled(l.to_string(), theme::bad()))
+            } else {
+                Line::from(l.to_string())
+            }
+        })
+        .collect();
+    // Why a device failed, where the table says it did (as the CLI's report says it).
+    for row in &rows {
+        if let Some(e) = &row.error {
+            let why = table::wrap(
+                &format!("{} FAILED: ", row.name()),
+                &crate::model::text::neutralize_controls(e),
+                width,
+            );
+            lines.extend(
+                why.lines()
+                    .map(|l| Line::from(Span::styled(l.to_string(), theme::bad()))),
+            );
+        }
+    }
+    for note in rows
+        .iter()
+        .filter_map(|r| several_report::low_count_line(r, width))
+    {
+        lines.extend(
+            note.lines()
+                .map(|l| Line::from(Span::styled(l.to_string(), theme::warn()))),
+        );
+    }
+    if run.finished {
+        for l in table::wrap("Verdict: ", &verdict.sentence(), width).lines() {
+            lines.push(Line::from(Span::styled(l.to_string(), theme::title())));
+        }
+    }
+    lines
 }

@@ -1,20 +1,46 @@
-//! The sweep's result view: per test, one horizontal bar per value (the mean of its repeats)
+//! The sweep's result view, a dialog over the screen: per test, one horizontal bar per value (the mean of its repeats)
 //! beside the CLI's columns (figure, spread, delta to the value at start, beyond the noise),
 //! the winner marked, and the verdict in the CLI's words. The figures come from
 //! `bench::analysis::setting_sweep` as `disktriage run --sweep-*` prints them. Bars are drawn with the full and
 //! the left half block, which the Linux console's fonts have (CP437).
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::crossterm::event::KeyCode;
+use ratatui::layout::{Constraint, Flex, Layout};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::{cut, theme};
-use crate::app::keys::wrap_words;
-use crate::app::{App, SweepRun, SweepStage};
+use super::super::keys::wrap_words;
+use super::super::{App, SweepRun, SweepStage};
+use super::{CLOSE, DialogDef, Intent, Next, Overlay, Place, close, no_devices, stay};
 use crate::bench::analysis::setting_sweep::{SweepKind, SweepResult, TestSweep, label};
+use crate::draw::cut;
 use crate::report::setting_sweep::heading;
+use crate::theme;
+
+/// The first line shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep {
+    pub scroll: u16,
+}
+
+pub const DIALOG: DialogDef<Sweep> = DialogDef {
+    key,
+    draw: show,
+    devices: no_devices,
+};
+
+/// Up/Down scroll, `P` makes a scheduler winner permanent, any other key closes.
+fn key(s: Sweep, code: KeyCode) -> Next {
+    let scroll = match code {
+        KeyCode::Up | KeyCode::Char('k') => s.scroll.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => s.scroll.saturating_add(1),
+        KeyCode::Char('P') => return close(Intent::PersistSweepWinner),
+        _ => return CLOSE,
+    };
+    stay(Overlay::Sweep(Sweep { scroll }))
+}
 
 /// A bar of `value` against `max` in `width` cells, in half cells: full blocks and a half
 /// block at the end. Empty for no value or no width.
@@ -110,7 +136,7 @@ fn test_lines(r: &SweepResult, t: &TestSweep, width: usize, out: &mut Vec<Line<'
             Span::styled(
                 format!(
                     "{:<nw$} {figure:>fw$} {spread:>sw$} {delta:>dw$} {:<bw$} ",
-                    super::fit::elide(&name, nw),
+                    crate::draw::elide(&name, nw),
                     row.beyond_noise()
                 ),
                 text_style,
@@ -196,7 +222,8 @@ fn what(sw: &SweepRun) -> String {
 }
 
 /// Draws the view over the screen, `scroll` lines down.
-pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
+fn show(s: &Sweep, app: &App, frame: &mut Frame, at: Place) {
+    let (area, scroll) = (at.area, s.scroll);
     let Some(sw) = &app.sweep else { return };
     let w = area.width.saturating_sub(2).min(128);
     let inner = usize::from(w.saturating_sub(2));
@@ -210,8 +237,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
         .areas(v);
     frame.render_widget(Clear, rect);
     let title = format!(" {} ", sw.kind.title());
-    let more = super::fit::scrolled(lines.len(), scroll.into(), h.saturating_sub(2).into());
-    super::fit::title(&more, rect);
+    let more = crate::draw::scrolled(lines.len(), scroll.into(), h.saturating_sub(2).into());
+    crate::draw::title(&more, rect);
     frame.render_widget(
         Paragraph::new(lines).scroll((scroll, 0)).block(
             Block::default()

@@ -2,19 +2,92 @@
 //! the run-to-run noise (the spread of each run's repeats).
 
 use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
-use super::theme;
-use super::{count, ms, rate};
-use crate::app::records::{Delta, Significance, delta};
-use crate::app::{App, RunRecord, Stat};
+use super::super::keys::{self, Action, Binding, Scope, UP_DOWN, bind};
+use super::super::records::{Delta, Significance, delta};
+use super::super::{App, RunRecord, Screen, Stat, scroll};
+use super::{ScreenDef, nothing};
 use crate::model::KernelWriteCache;
 use crate::model::cache::drive_cache_shown;
 use crate::model::text::neutralize_controls;
+use crate::report::table::{count, ms, rate};
+use crate::theme;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+const KEYS: &[Binding] = &[
+    bind(
+        Scope::On(Screen::Compare),
+        UP_DOWN,
+        "Up/Down",
+        Some("scroll"),
+        "scroll",
+        Action::Move,
+    ),
+    bind(
+        Scope::On(Screen::Compare),
+        &[KeyCode::PageUp, KeyCode::PageDown, KeyCode::Char(' ')],
+        "PageUp/PageDown",
+        None,
+        "scroll a page",
+        Action::Page,
+    ),
+    bind(
+        Scope::On(Screen::Compare),
+        &[KeyCode::Home],
+        "Home",
+        None,
+        "top",
+        Action::Ends,
+    ),
+    bind(
+        Scope::On(Screen::Compare),
+        &[KeyCode::Esc],
+        "Esc",
+        Some("back"),
+        "back to Results",
+        Action::Back,
+    ),
+    bind(
+        Scope::On(Screen::Compare),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("rerun"),
+        "rerun; noise is the spread of each run's repeats",
+        Action::Rerun,
+    ),
+];
+
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Compare",
+    keys: KEYS,
+    act,
+    works_now,
+    draw,
+    leave: nothing,
+};
+
+/// `r` reruns (`App::act`) once a run has ended and none is running.
+fn works_now(app: &App, action: Action) -> bool {
+    app.works_anywhere(action)
+}
+
+/// Scrolling and going back; `r` is `App::act`'s (every screen's rerun).
+fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<crate::event::Cmd> {
+    let (s, dir) = (app.results.compare_scroll, keys::direction(code));
+    match action {
+        Action::Move => app.results.compare_scroll = scroll(s, dir, 1),
+        Action::Page => app.results.compare_scroll = scroll(s, dir, 10),
+        Action::Ends => app.results.compare_scroll = 0,
+        Action::Back => app.screen = Screen::Results,
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let Some((a, b)) = app.comparison() else {
         frame.render_widget(
             Paragraph::new(
@@ -55,7 +128,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     let changed = changes(ra, rb);
     let what_lines = if changed.is_empty() {
-        super::dialogs::wrap_text(
+        crate::app::keys::wrap_words(
             "nothing changed (scheduler, drive cache, engine, I/O path, parameters): the \
              difference is run-to-run noise",
             inner,
@@ -87,13 +160,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             .map(|l| Line::from(Span::styled(format!(" {l}"), theme::accent()))),
     );
     // A run's parameters longer than the box take a second row.
-    let head_lines = super::fit::wrap(head_lines, area.width.saturating_sub(2).into());
+    let head_lines = crate::draw::wrap(head_lines, area.width.saturating_sub(2).into());
     let [head, body] = Layout::vertical([
         Constraint::Length(head_lines.len() as u16 + 2),
         Constraint::Min(0),
     ])
     .areas(area);
-    super::fit::lines(
+    crate::draw::lines(
         &head_lines,
         Block::default().borders(Borders::ALL).inner(head),
     );
@@ -198,7 +271,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .clamp(13, 22) as u16;
     if fa.len() > 1 {
         for f in &fa {
-            super::fit::text(&f.label, label_w.into());
+            crate::draw::text(&f.label, label_w.into());
         }
     }
     let table = Table::new(

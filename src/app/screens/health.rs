@@ -1,18 +1,144 @@
-//! The health view: the self-test state with a progress bar while one runs, then the same
-//! text `disktriage smart` prints (verdict, attributes or NVMe health log, error log,
-//! self-test log), scrolled.
+//! The health view of one drive (`h` on Devices): the self-test state with a progress bar
+//! while one runs, then the same text `disktriage smart` prints (verdict, attributes or NVMe
+//! health log, error log, self-test log), scrolled; `t`/`T` start a self-test (asking first),
+//! `x` aborts one. Its state and the drive's messages are `app::health`'s.
 
 use ratatui::Frame;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
 
-use super::theme;
-use crate::app::App;
-use crate::model::{SelfTestStatus, Verdict};
+use super::super::keys::{self, Action, Binding, Scope, UP_DOWN, bind};
+use super::super::{App, Screen, scroll};
+use super::{ScreenDef, nothing};
+use crate::event::Cmd;
+use crate::model::{SelfTestKind, SelfTestStatus, Verdict};
 use crate::report::smart::{render_log_entries_text, render_text, self_test_line};
+use crate::theme;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+const KEYS: &[Binding] = &[
+    bind(
+        Scope::On(Screen::Health),
+        UP_DOWN,
+        "Up/Down",
+        None,
+        "scroll",
+        Action::Move,
+    ),
+    bind(
+        Scope::On(Screen::Health),
+        &[KeyCode::PageUp, KeyCode::PageDown, KeyCode::Char(' ')],
+        "PageUp/PageDown",
+        None,
+        "scroll a page",
+        Action::Page,
+    ),
+    bind(
+        Scope::On(Screen::Health),
+        &[KeyCode::Home],
+        "Home",
+        None,
+        "top",
+        Action::Ends,
+    ),
+    bind(
+        Scope::On(Screen::Health),
+        &[KeyCode::Char('t')],
+        "t",
+        Some("short"),
+        "a short self-test, no data changed (asks first)",
+        Action::SelfTestShort,
+    ),
+    bind(
+        Scope::On(Screen::Health),
+        &[KeyCode::Char('T')],
+        "T",
+        Some("long"),
+        "a long self-test: hours, slower I/O meanwhile (asks)",
+        Action::SelfTestLong,
+    ),
+    bind(
+        Scope::On(Screen::Health),
+        &[KeyCode::Char('x')],
+        "x",
+        Some("abort"),
+        "abort the running self-test",
+        Action::SelfTestAbort,
+    ),
+    bind(
+        Scope::On(Screen::Health),
+        &[KeyCode::Char('r')],
+        "r",
+        Some("reread"),
+        "read SMART and logs again",
+        Action::Refresh,
+    ),
+    bind(
+        Scope::On(Screen::Health),
+        &[KeyCode::Esc],
+        "Esc",
+        Some("back"),
+        "back to Devices",
+        Action::Back,
+    ),
+];
+
+pub const SCREEN: ScreenDef = ScreenDef {
+    title: "Health",
+    keys: KEYS,
+    act,
+    works_now,
+    draw,
+    leave: nothing,
+};
+
+/// A device with no drive behind it (loop, zram, dm) has no SMART, logs or self-tests: the
+/// view offers none of their keys.
+fn works_now(app: &App, action: Action) -> bool {
+    match action {
+        Action::SelfTestShort | Action::SelfTestLong | Action::SelfTestAbort | Action::Refresh => {
+            !app.health
+                .device
+                .as_deref()
+                .and_then(|d| app.devices.find(d))
+                .is_some_and(|d| d.transport.is_virtual())
+        }
+        _ => true,
+    }
+}
+
+/// What its keys do.
+fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
+    let dir = keys::direction(code);
+    let Some(device) = app.health.device.clone() else {
+        app.screen = Screen::Devices;
+        return Vec::new();
+    };
+    match action {
+        Action::Move => app.health.scroll = scroll(app.health.scroll, dir, 1),
+        Action::Page => app.health.scroll = scroll(app.health.scroll, dir, 10),
+        Action::Ends => app.health.scroll = 0,
+        Action::Refresh => return app.read_health(device),
+        Action::Back => app.screen = Screen::Devices,
+        Action::SelfTestShort => app.ask_self_test(device, SelfTestKind::Short),
+        Action::SelfTestLong => app.ask_self_test(device, SelfTestKind::Long),
+        Action::SelfTestAbort => {
+            if app.self_test_refusal(&device).is_none() {
+                return vec![Cmd::StartSelfTest {
+                    device,
+                    kind: SelfTestKind::Abort,
+                    chosen: None,
+                }];
+            }
+            app.ask_self_test(device, SelfTestKind::Abort);
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let Some(name) = app.health.device.as_deref() else {
         return;
     };
@@ -27,7 +153,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ),
         None => format!(" Health of {name} (gone from the device list) "),
     };
-    super::fit::title(&title, area);
+    crate::draw::title(&title, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(title, theme::title()));
@@ -72,12 +198,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     match &self_test {
         Some(Ok(s)) if s.is_running() => {
-            super::fit::text(&line.content, top.width.into());
+            crate::draw::text(&line.content, top.width.into());
             frame.render_widget(Paragraph::new(Line::from(line)), top);
             progress(s, frame, gauge_area);
         }
         Some(Ok(s)) if s.supported => {
-            super::fit::text(&line.content, top.width.into());
+            crate::draw::text(&line.content, top.width.into());
             frame.render_widget(Paragraph::new(Line::from(line)), top);
             let est = |m: Option<u32>| m.map_or(String::new(), |m| format!(" (about {m} min)"));
             frame.render_widget(
@@ -151,8 +277,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let max_scroll = (lines.len() as u16).saturating_sub(body.height);
     let top = app.health.scroll.min(max_scroll);
     // The box's lower edge says how many lines are out of sight, as every list does.
-    let more = super::fit::scrolled(lines.len(), top.into(), body.height.into());
-    super::fit::title(&more, area);
+    let more = crate::draw::scrolled(lines.len(), top.into(), body.height.into());
+    crate::draw::title(&more, area);
     if !more.is_empty() {
         let edge = Rect {
             x: area.x + 1,
