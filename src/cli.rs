@@ -9,7 +9,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::bench::plan::params::EngineKind;
 use crate::model::{Bytes, KernelWriteCache, SelfTestKind, TimeSpan};
 
+mod capacity;
+mod flushcheck;
 mod scan;
+use capacity::CAPACITY_HELP;
+pub use capacity::CapacityArgs;
+use flushcheck::FLUSHCHECK_HELP;
+pub use flushcheck::FlushcheckArgs;
 use scan::SCAN_HELP;
 pub use scan::ScanArgs;
 
@@ -233,33 +239,6 @@ Examples:
   smartctl -x /dev/sda > sda.txt; disktriage triage --report sda.txt other-host/*.json
   disktriage triage --json --report reports/";
 
-const CAPACITY_HELP: &str = "\
-Before any write the sectors the probe overwrites are appended to a journal and made durable \
-(default: capacity-NAME.journal in the history directory; --journal FILE, on another disk than \
-DEV). At the end every one is written back, last saved first, and read back. After a crash or \
-a power cut: disktriage restore --capacity JOURNAL. The probe: the first 64 MiB stamped and \
-read back, one sector every 64 MiB read (a wrap of any period returns a stamp that names it), \
-then a bisection of single-sector writes for a dropped or failing tail. See docs/capacity.md.
-
-Exit status: 0 real, 4 fake, 5 unknown (stopped or failed), 1 a sector not put back (the \
-journal is kept), 128 + N after signal N.
-
-Examples:
-  disktriage capacity /dev/sdb --confirm sdb
-  disktriage capacity /dev/sdb --confirm sdb --journal /root/sdb.journal --json
-  disktriage restore --capacity /var/lib/disktriage/capacity-sdb.journal";
-
-const FLUSHCHECK_HELP: &str = "\
-Exit status: 0 commits wait for the medium (timing) or nothing acknowledged was lost \
-(--verify); 3 a volatile cache acknowledges commits; 4 acknowledged records were lost or torn; \
-5 timing cannot tell; 1 an error; 2 a usage error.
-
-Examples:
-  disktriage flushcheck /dev/sdb --destroy-data sdb
-  disktriage flushcheck /dev/sdb --record /root/flush.log --destroy-data sdb
-  (cut the power; after the reboot:)
-  disktriage flushcheck /dev/sdb --verify /root/flush.log";
-
 /// Synchronous write modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SyncArg {
@@ -440,62 +419,6 @@ pub struct RunArgs {
     /// state found at start is put back.
     #[arg(long, conflicts_with_all = ["csv", "fio"])]
     pub sweep_cache: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct CapacityArgs {
-    /// The block device (e.g. /dev/sdb).
-    pub device: PathBuf,
-
-    /// The device's own name (sdb or /dev/sdb), to confirm the probe may write to it (every
-    /// sector it writes is saved first and put back).
-    #[arg(long, value_name = "NAME", conflicts_with = "destroy_data")]
-    pub confirm: Option<String>,
-
-    /// The device's own name: probe without saving anything (faster; what the probe wrote
-    /// stays written).
-    #[arg(long, value_name = "NAME")]
-    pub destroy_data: Option<String>,
-
-    /// Where the saved sectors go, on another disk than DEV (default:
-    /// capacity-NAME.journal in the history directory).
-    #[arg(long, value_name = "FILE", conflicts_with = "destroy_data")]
-    pub journal: Option<PathBuf>,
-
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct FlushcheckArgs {
-    /// The block device (e.g. /dev/sdb). Its data is destroyed (except by --verify).
-    pub device: PathBuf,
-
-    /// The power-cut check, step one: write sequence-numbered records to DEV, flushing after
-    /// each, and append every acknowledged number to LOG (on another device) until the power
-    /// goes.
-    #[arg(long, value_name = "LOG", conflicts_with = "verify")]
-    pub record: Option<PathBuf>,
-
-    /// The power-cut check, step two (after the reboot): read the records back and report
-    /// every acknowledged one that is missing or torn. Read-only.
-    #[arg(long, value_name = "LOG")]
-    pub verify: Option<PathBuf>,
-
-    /// The device's own name (sdb or /dev/sdb), to confirm that its data may be destroyed.
-    #[arg(long, value_name = "NAME")]
-    pub destroy_data: Option<String>,
-
-    /// The rotation rate in rpm, when the drive does not say it (behind a USB bridge or a
-    /// RAID controller); 0 for a disk that does not rotate.
-    #[arg(long, value_name = "RPM")]
-    pub rpm: Option<u32>,
-
-    /// Print the result as JSON (the timing check, --verify; --record prints its progress on
-    /// stderr).
-    #[arg(long, conflicts_with = "record")]
-    pub json: bool,
 }
 
 #[derive(Debug, Args)]
