@@ -16,6 +16,7 @@ use crate::capacity::{NoSaver, Probe, ProbeConfig, ProbeEnd, Restored, Saver};
 use crate::model::text::neutralize_controls;
 use crate::model::{ChosenDevice, DevNum};
 use crate::report::capacity::CapacityReport;
+use crate::sys::SysRoot;
 use crate::sys::capacity::{DeviceSectors, JournalSaver};
 use crate::sys::flush::PinnedDevice;
 use crate::sys::flush_log::LogDir;
@@ -39,12 +40,13 @@ pub struct CapacityRequest {
 pub struct CapacityRun {
     pub device: String,
     pub name: String,
+    pub model: Option<String>,
     pub end: ProbeEnd,
     pub restored: Option<Restored>,
     pub elapsed: Duration,
     /// The journal, when the put-back did not finish and it is kept.
     pub journal_kept: Option<String>,
-    /// Said before the probe (a journal in RAM).
+    /// To say beside the report (a journal in RAM).
     pub warnings: Vec<String>,
 }
 
@@ -53,7 +55,7 @@ impl CapacityRun {
         CapacityReport {
             device: &self.device,
             name: &self.name,
-            model: None,
+            model: self.model.as_deref(),
             end: &self.end,
             elapsed: self.elapsed,
             restored: self.restored.as_ref(),
@@ -91,6 +93,7 @@ pub fn probe(
         bail!("{}", neutralize_controls(&why));
     }
     let name = target.name.clone();
+    let model = SysRoot::host().device_identity(&name).model;
     let shown = req.path.display().to_string();
     let mut warnings = Vec::new();
     let dir = if req.destroy {
@@ -143,6 +146,7 @@ pub fn probe(
     Ok(CapacityRun {
         device: shown,
         name,
+        model,
         end,
         restored,
         elapsed: started.elapsed(),
