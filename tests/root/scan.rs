@@ -555,7 +555,12 @@ fn a_device_that_shrinks_mid_scan_ends_the_scan_with_what_was_read() {
     })
     .expect("the scan reads");
     // The image shrinks to 128 MiB and the loop device follows (losetup -c): the device is
-    // no longer what the scan started on.
+    // no longer what the scan started on. The scan is held (SIGSTOP) meanwhile: a read
+    // between the truncate and losetup -c fails while the device still has its old size,
+    // a bad sector no disk would show (seen once on a loaded host).
+    let pid = child.id().to_string();
+    common::sh("kill", &["-STOP", &pid]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
     fs::OpenOptions::new()
         .write(true)
         .open(&dev.image)
@@ -563,6 +568,7 @@ fn a_device_that_shrinks_mid_scan_ends_the_scan_with_what_was_read() {
         .set_len(128 << 20)
         .unwrap();
     common::sh("losetup", &["-c", dev.path_str()]);
+    common::sh("kill", &["-CONT", &pid]);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(
