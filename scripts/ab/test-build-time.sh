@@ -6,7 +6,7 @@
 #   clean:  `cargo test --no-run` from an empty target directory (dependencies included), and
 #   relink: `touch src/lib.rs` then `cargo test --no-run` again: the library rebuilt and every
 #           test binary linked anew, which is what a change in src/ costs before a test runs.
-# It prints one line per measurement and the mean per rev and kind. Compare the rounds, not
+# It prints one line per measurement (wall and CPU seconds) and the mean per rev and kind. Compare the rounds, not
 # one figure: run it on an idle machine (other builds make every figure longer). Scratch
 # space: $TMPDIR (default /tmp), about 3 GB per rev; removed at the end.
 set -euo pipefail
@@ -23,12 +23,22 @@ for rev in "$A" "$B"; do
     echo "$rev = $sha: $(ls "$WORK/$sha/src/tests"/*.rs "$WORK/$sha/src/tests"/*/main.rs 2>/dev/null | wc -l) test binaries"
 done
 
-secs() { # the seconds a command takes, to 0.1 s; its output goes to $WORK/log
+secs() { # "WALL CPU": the seconds a command takes and the CPU seconds (user + system) its
+          # processes used, to 0.1 s; CPU time moves less than wall time when other work
+          # shares the machine. Its output goes to $WORK/log.
     local t0 t1
     t0=$(date +%s.%N)
+    times >"$WORK/cpu0" # the shell's finished children so far (not in $(...): a subshell's)
     "$@" >>"$WORK/log" 2>&1 || { echo "failed: $* (see the log below)"; tail -30 "$WORK/log"; exit 1; }
+    times >"$WORK/cpu1"
     t1=$(date +%s.%N)
-    echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}'
+    echo "$t0 $t1 $(cpu "$WORK/cpu0") $(cpu "$WORK/cpu1")" |
+        awk '{printf "%.1f %.1f", $2 - $1, $4 - $3}'
+}
+
+cpu() { # the children's user + system seconds in the output of `times` in file $1
+    tail -1 "$1" | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/);
+                          printf "%.2f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
 }
 
 build() { # $1 = scratch directory of a rev
@@ -41,13 +51,13 @@ for r in $(seq "$ROUNDS"); do
         sha=$(git -C "$REPO" rev-parse --short "$rev^{commit}")
         dir=$WORK/$sha
         rm -rf "$dir/target"
-        clean=$(secs build "$dir")
+        read -r clean clean_cpu <<<"$(secs build "$dir")"
         touch "$dir/src/src/lib.rs"
-        relink=$(secs build "$dir")
-        echo "round $r $rev ($sha): clean ${clean}s, relink ${relink}s"
-        results+=("$rev clean $clean" "$rev relink $relink")
+        read -r relink relink_cpu <<<"$(secs build "$dir")"
+        echo "round $r $rev ($sha): clean ${clean}s (cpu ${clean_cpu}s), relink ${relink}s (cpu ${relink_cpu}s)"
+        results+=("$rev clean $clean $clean_cpu" "$rev relink $relink $relink_cpu")
     done
 done
 printf '%s\n' "${results[@]}" | awk '
-    { sum[$1" "$2] += $3; n[$1" "$2]++ }
-    END { for (k in sum) printf "mean %s: %.1fs over %d rounds\n", k, sum[k] / n[k], n[k] }' | sort
+    { k = $1" "$2; sum[k] += $3; cpu[k] += $4; n[k]++ }
+    END { for (k in sum) printf "mean %s: %.1fs (cpu %.1fs) over %d rounds\n", k, sum[k] / n[k], cpu[k] / n[k], n[k] }' | sort
