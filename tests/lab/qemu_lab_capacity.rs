@@ -25,8 +25,9 @@
 //! a lab that does not behave as built fails as such, not as a wrong verdict.
 //!
 //! Run as root: `cargo test --test lab capacity -- --nocapture` (the triage's boot, shared with
-//! the triage's and the flush check's tests when they run); it prints a table of each device's
-//! claimed and real size, time and checksums. The guest's output is kept in
+//! the triage's and the flush check's tests when they run: 10 minutes in all on a loaded
+//! two-core host, this lab about 7 of them); it prints a table of each device's claimed and
+//! real size, time and checksums. The guest's output is kept in
 //! target/lab/qemu-lab-triage-*.log.
 //!
 //! `DISKTRIAGE_LAB_CAPACITY_RESULTS=FILE` reads a saved guest output (target/lab/qemu-lab-
