@@ -4,9 +4,9 @@
 //!
 //! A new file of lab tests is one more `mod` line below; it reaches the shared boot through
 //! `crate::qemu_lab`, or boots a lab of its own (`qemu_lab_scan`: the scan's guest;
-//! `qemu_lab_triage`: the triage's) with the static binary (`build_static_binary`) and reads
-//! its guest's sections (`Results`) below; `qemu_lab_console` drives its guest while it runs
-//! (`start_boot`).
+//! `qemu_lab_triage`: the triage's, which `qemu_lab_flush` and `qemu_lab_capacity` share) with
+//! the static binary (`build_static_binary`) and reads its guest's sections (`Results`) below;
+//! `qemu_lab_console` drives its guest while it runs (`start_boot`).
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure report
 
@@ -14,6 +14,7 @@
 mod common;
 
 mod qemu_lab;
+mod qemu_lab_capacity;
 mod qemu_lab_console;
 mod qemu_lab_flush;
 mod qemu_lab_scan;

@@ -20,8 +20,9 @@
 //! fails as such, not as a wrong verdict.
 //!
 //! Run as root: `cargo test --test lab flush -- --nocapture` (one boot of the triage's lab,
-//! about two minutes under TCG, shared with the triage's tests when both run; the JSON of
-//! each check is printed). The guest's output is kept in target/lab/qemu-lab-triage-*.log.
+//! shared with the triage's and the capacity lab's tests when they run: about two minutes
+//! under TCG for the triage and this lab, the capacity lab after them several more; the JSON
+//! of each check is printed). The guest's output is kept in target/lab/qemu-lab-triage-*.log.
 //!
 //! `DISKTRIAGE_LAB_FLUSH_RESULTS=FILE` reads a saved guest output (target/lab/qemu-lab-triage-
 //! results.log, or the output of flush-guest.sh run alone as the lab's guest script) instead

@@ -19,7 +19,8 @@
 //! -- --nocapture`): the figure the docs quote.
 //!
 //! The same boot then runs the flush check's lab (tests/vm/flush-guest.sh, asserted by
-//! `qemu_lab_flush`): it writes to the SATA disk, so it comes after the triage.
+//! `qemu_lab_flush`): it writes to the SATA disk, so it comes after the triage; then the
+//! capacity probe's (tests/vm/capacity-guest.sh, asserted by `qemu_lab_capacity`).
 //!
 //! `DISKTRIAGE_LAB_TRIAGE_RESULTS=FILE` reads a saved guest output (target/lab/qemu-lab-triage-
 //! results.log) instead of booting: for working on the assertions.
@@ -35,8 +36,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// Host tools the guest gets: dmsetup builds the dm-delay tables; ioping witnesses the flush
-/// lab's write latencies (tests/vm/flush-guest.sh, in the same boot).
+/// Host tools the guest gets: dmsetup builds the dm-delay tables (and the capacity lab's, in
+/// the same boot); ioping witnesses the flush lab's write latencies (tests/vm/flush-guest.sh).
 const LAB_TOOLS: [&str; 2] = ["dmsetup", "ioping"];
 const MIB: u64 = 1 << 20;
 /// QEMU's throttle of DT-VIRTIO-2, the outlier, in MB/s (tests/vm/lab.sh; its siblings 32).
@@ -131,7 +132,8 @@ impl Lab {
 }
 
 /// The guest output of the triage's boot, booted once for the whole test binary: the flush
-/// lab (`qemu_lab_flush`, tests/vm/flush-guest.sh) runs in the same boot, after the triage.
+/// lab (`qemu_lab_flush`, tests/vm/flush-guest.sh) runs in the same boot, after the triage,
+/// and the capacity lab (`qemu_lab_capacity`, tests/vm/capacity-guest.sh) after it.
 pub(crate) fn triage_boot() -> &'static Results {
     static BOOT: OnceLock<Result<Results, String>> = OnceLock::new();
     booted_once(&BOOT, || {
@@ -171,8 +173,9 @@ fn run_lab(work: &Path) -> Results {
             label: "-triage",
             tools: &LAB_TOOLS,
             prepare: None,
-            // The triage, then the flush lab (about two minutes more).
-            timeout_s: 900,
+            // The triage, then the flush lab (about two minutes more) and the capacity lab
+            // (about six more).
+            timeout_s: 1500,
         },
     )
 }

@@ -58,7 +58,8 @@ modules_for() {
             echo "ahci sd_mod sg nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1 xts dm_crypt"
             ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
-        triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay" ;;
+        # dm_zero: capacity-guest.sh's dropped tail (after the flush lab, in the same boot).
+        triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay dm_zero" ;;
         # No DRM driver: the console stays vgacon, the VGA's text mode with its ROM font.
         console) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi" ;;
         # The standard VGA's DRM driver: fbcon takes over tty1 when it binds.
@@ -94,6 +95,7 @@ build_initramfs() {
     cp "$here/multi-guest.sh" "$root/lab/multi-guest.sh"
     cp "$here/layers-guest.sh" "$root/lab/layers-guest.sh"
     cp "$here/flush-guest.sh" "$root/lab/flush-guest.sh"
+    cp "$here/capacity-guest.sh" "$root/lab/capacity-guest.sh"
 
     # Kernel modules with their dependencies, once each, in the order modprobe would load them.
     local m line ko order="$root/lab/modules.order" on_demand

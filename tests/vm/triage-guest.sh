@@ -161,3 +161,6 @@ echo "rc=$?"
 # The flush check's lab (tests/lab/qemu_lab_flush.rs) shares this boot: it writes to the disks,
 # so it comes after the triage, which it does not disturb.
 [ -r /lab/flush-guest.sh ] && sh /lab/flush-guest.sh
+# The capacity probe's lab (tests/lab/qemu_lab_capacity.rs) writes to the SATA disk (its
+# journals), the NVMe and SCSI disks: after the flush lab.
+[ -r /lab/capacity-guest.sh ] && sh /lab/capacity-guest.sh
