@@ -31,10 +31,15 @@
 
 // The library's surface: the jobs and their parts, as a user of the crate (and the
 // integration tests) reaches them.
-pub use flushcheck::{FlushCheckJob, FlushChecker, FlushJob, real_checker as real_flush_checker};
-pub use job::{Job, JobContext};
-pub use scan::{ScanJob, ScanMsg, drive as drive_scan, drive_watched as drive_scan_watched};
-pub use triage::{Gatherer, TriageJob, TriageNews, real_gatherer};
+pub use flushcheck::{
+    FlushCheckJob, FlushChecker, FlushJob, FlushOrder, NAME as FLUSHCHECK_JOB,
+    real_checker as real_flush_checker,
+};
+pub use job::{Job, JobContext, JobEnv, JobMsg, JobOrder, Order};
+pub use scan::{
+    NAME as SCAN_JOB, ScanJob, ScanMsg, drive as drive_scan, drive_watched as drive_scan_watched,
+};
+pub use triage::{Gatherer, NAME as TRIAGE_JOB, TriageJob, TriageNews, TriageOrder, real_gatherer};
 
 pub mod capacity;
 pub mod flushcheck;

@@ -25,7 +25,7 @@ use ratatui::layout::Rect;
 
 use super::App;
 use super::keys::{Action, Binding};
-use crate::event::Cmd;
+use crate::event::{Cmd, JobMsg};
 
 /// Everything the app needs to know about one screen.
 #[derive(Clone, Copy)]
@@ -43,6 +43,17 @@ pub struct ScreenDef {
     /// The app went to another screen (a number key, Tab, R, a dialog; `App::update` calls
     /// it): what that ends here.
     pub leave: fn(&mut App) -> Vec<Cmd>,
+    /// The job it runs, if any: its messages come here (`App::update` routes `Msg::Job` by
+    /// the job's name).
+    pub job: Option<JobHook>,
+}
+
+/// A screen's job: its name (`Job::name`) and what the screen does with its messages
+/// (`JobMsg::take` gives them back as the job's own type).
+#[derive(Clone, Copy)]
+pub struct JobHook {
+    pub name: &'static str,
+    pub on_msg: fn(&mut App, JobMsg) -> Vec<Cmd>,
 }
 
 /// Declares the screens: each line `Variant [{ field: State }] => its ScreenDef,` makes the

@@ -124,6 +124,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now: |app, action| app.works_anywhere(action),
     draw,
     leave: nothing,
+    job: None,
 };
 
 /// What its keys do.
