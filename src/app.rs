@@ -668,6 +668,7 @@ impl App {
                 path,
                 confirmation,
             } => self.start_flushcheck(device, path, confirmation),
+            Intent::StartJob { start, order } => (start.0)(self, order),
             Intent::PersistSweepWinner => self.persist_sweep_winner(),
             Intent::RetestOn { device, record } => self.retest_on(&device, record),
             Intent::RerunWhereItRan(record) => {

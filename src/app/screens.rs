@@ -9,6 +9,7 @@
 //! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
 //! lies below `app`: the layers still point down (`shape`).
 
+pub mod capacity;
 pub mod compare;
 pub mod devices;
 pub mod flush;
@@ -100,6 +101,8 @@ screens! {
     Triage { triage: triage::TriageScreen } => triage::SCREEN,
     /// The flush check's timing on one device (`F` on Devices; not a tab).
     Flush { flush: flush::FlushScreen } => flush::SCREEN,
+    /// The capacity probe of one device (`c` on Devices; not a tab).
+    Capacity { capacity: capacity::CapacityScreen } => capacity::SCREEN,
 }
 
 impl Screen {

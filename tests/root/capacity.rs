@@ -321,3 +321,60 @@ fn refusals_write_nothing() {
     assert_eq!(writes(), at_start, "nothing was written to {}", dev.name);
     drop(dev);
 }
+
+/// `c` on Devices in the real program at 80x25 (tmux): the typed name, then the fake
+/// verdict with the size the stick really stores, and every stored byte as before.
+#[test]
+fn root_tmux_c_probes_a_fake_stick_and_puts_every_byte_back() {
+    let Some(_one_at_a_time) =
+        crate::tui_tmux::prerequisites("root_tmux_c_probes_a_fake_stick_and_puts_every_byte_back")
+    else {
+        return;
+    };
+    if !common::fuse_available("capacity") {
+        return;
+    }
+    let fake = Fake::new("wrap", 100 << 20);
+    let before = fake.stored_sha();
+    let name = fake.dev().name.clone();
+    let history = fake.dir.path().join("history");
+    let journal = history.join(format!("capacity-{name}.journal"));
+    let tmux = crate::tui_tmux::Tmux {
+        socket: format!("disktriage-test-capacity-{}", std::process::id()),
+    };
+    tmux.start(
+        &["TERM=linux"],
+        &format!(
+            "--journal-dir {} --history-dir {}",
+            fake.dir.path().join("changes").display(),
+            history.display()
+        ),
+    );
+    tmux.select(&name);
+    tmux.keys(&["c"]);
+    let s = tmux.wait_for(
+        &format!("Type the device name ({name})"),
+        Duration::from_secs(5),
+        "the name is asked",
+    );
+    assert!(s.contains(&format!("OVERWRITES sectors of {name}")), "{s}");
+    assert!(s.contains(&format!("capacity-{name}.journal")), "{s}");
+    tmux.keys(&[name.as_str(), "Enter"]);
+    // The report's last line ends the frame: once it is on the pane, the frame is whole.
+    let s = tmux.wait_for("Put back", Duration::from_secs(120), "the verdict");
+    assert!(s.contains("Verdict: FAKE"), "{s}");
+    assert!(
+        s.contains("Verdict    fake: stores 100.0 MiB (104.9 MB) of the 2.0 TB"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Stores     100.0 MiB (104.9 MB): the last good LBA is 204799"),
+        "{s}"
+    );
+    assert!(s.contains("read back as saved"), "{s}");
+    assert!(!s.contains("did not finish"), "{s}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+    assert_eq!(fake.stored_sha(), before, "every stored byte is back");
+    assert!(!journal.exists(), "the journal goes once all is back");
+}
