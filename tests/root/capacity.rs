@@ -378,3 +378,86 @@ fn root_tmux_c_probes_a_fake_stick_and_puts_every_byte_back() {
     assert_eq!(fake.stored_sha(), before, "every stored byte is back");
     assert!(!journal.exists(), "the journal goes once all is back");
 }
+
+/// The probe as the screen orders it (`CapacityOrder`, the device stamped as chosen),
+/// through the runner's path: its messages are what the screen hears.
+fn run_order(order: disktriage::flow::CapacityOrder) -> Vec<disktriage::flow::CapacityMsg> {
+    use disktriage::flow::{JobEnv, Order};
+    use disktriage::sys::{LinuxDrives, SysRoot};
+    let env = JobEnv::new(
+        SysRoot::host(),
+        std::sync::Arc::new(LinuxDrives::new(SysRoot::host())),
+        disktriage::tui::INTERVAL,
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    disktriage::tui::run_here(
+        order.job(&env),
+        &std::sync::atomic::AtomicBool::new(false),
+        &tx,
+    );
+    drop(tx);
+    rx.try_iter()
+        .map(|m| match m {
+            disktriage::event::Msg::Job(j) => j.take().expect("a capacity probe's message"),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+fn device_sha(dev: &LoopDev) -> String {
+    common::sh("sha256sum", &[dev.path_str()])[..64].to_string()
+}
+
+/// A wrong name, and another device under the chosen name by the time it runs, are refused
+/// before any write, in the words the screen shows.
+#[test]
+fn root_the_screens_probe_refuses_a_wrong_name_and_another_device_writing_nothing() {
+    use disktriage::flow::{CapacityMsg, CapacityOrder};
+    if !common::root_or_skip("capacity::root_the_screens_probe_refuses") {
+        return;
+    }
+    let dir = common::scratch();
+    let journals = journal_dir();
+    let mut dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    common::sh(
+        "dd",
+        &[
+            "if=/dev/urandom",
+            &format!("of={}", dev.path_str()),
+            "bs=1M",
+            "count=64",
+            "oflag=direct",
+            "status=none",
+        ],
+    );
+    let order = |dev: &LoopDev, typed: &str| CapacityOrder {
+        device: dev.name.clone(),
+        path: dev.path.clone(),
+        confirmation: typed.into(),
+        journal: journals.path().join("probe.journal"),
+        chosen: disktriage::sys::SysRoot::host()
+            .inventory()
+            .unwrap()
+            .chosen(&dev.name),
+    };
+    let before = device_sha(&dev);
+    let msgs = run_order(order(&dev, "loop999"));
+    let [CapacityMsg::Failed(why)] = msgs.as_slice() else {
+        panic!("{msgs:?}")
+    };
+    assert!(why.contains(&dev.name), "{why}");
+    assert_eq!(device_sha(&dev), before, "a wrong name wrote");
+
+    // The admin chose this device; another image is under its name by the time it runs.
+    let chosen = order(&dev, &dev.name);
+    let other = common::sparse_image(dir.path(), "other.img", 64 << 20);
+    dev.reattach(&other);
+    let before = device_sha(&dev);
+    let msgs = run_order(chosen);
+    let [CapacityMsg::Failed(why)] = msgs.as_slice() else {
+        panic!("the probe ran on another device: {msgs:?}")
+    };
+    assert!(why.contains("no longer the device you chose"), "{why}");
+    assert_eq!(device_sha(&dev), before, "the other device was written");
+    assert!(!journals.path().join("probe.journal").exists());
+}
