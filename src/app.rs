@@ -242,6 +242,11 @@ impl App {
         }
     }
 
+    /// Something about the history worth a line (a job's too).
+    pub(in crate::app) fn history_note(&mut self, text: String) {
+        self.info(format!("history: {text}"));
+    }
+
     fn error(&mut self, text: impl Into<String>) {
         self.overlay = Some(Overlay::Error(text.into()));
     }
@@ -312,35 +317,10 @@ impl App {
                 scheduler,
                 class,
             },
-            Cmd::StartScan {
-                device,
-                path,
-                chosen: None,
-            } => Cmd::StartScan {
-                chosen: chosen_of(&device),
-                device,
-                path,
-            },
-            Cmd::StartTriage {
-                devices,
-                chosen,
-                options,
-            } if chosen.is_empty() => Cmd::StartTriage {
-                chosen: devices.iter().map(|d| chosen_of(d)).collect(),
-                devices,
-                options,
-            },
-            Cmd::StartFlushcheck {
-                device,
-                path,
-                confirmation,
-                chosen: None,
-            } => Cmd::StartFlushcheck {
-                chosen: chosen_of(&device),
-                device,
-                path,
-                confirmation,
-            },
+            Cmd::StartJob(mut order) => {
+                order.stamp(&chosen_of);
+                Cmd::StartJob(order)
+            }
             Cmd::StartRun(request) => Cmd::StartRun(Box::new(stamp_run(*request))),
             Cmd::StartSeveral(targets) => Cmd::StartSeveral(
                 targets
@@ -478,18 +458,15 @@ impl App {
             Msg::RunFinished(result) if self.sweeping() => self.sweep_run_finished(*result),
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Several(m) => self.several_msg(m),
-            Msg::Scan(update) => self.scan_update(*update),
-            Msg::ScanRefused(why) => {
-                self.scan_refused(why);
-                Vec::new()
-            }
-            Msg::Triage(m) => {
-                self.triage_msg(m);
-                Vec::new()
-            }
-            Msg::Flush(m) => {
-                self.flush_msg(m);
-                Vec::new()
+            // The job's screen takes its messages (`ScreenDef::job`).
+            Msg::Job(m) => {
+                let hook = Screen::REGISTERED
+                    .iter()
+                    .find_map(|s| s.def().job.filter(|h| h.name == m.job()));
+                match hook {
+                    Some(hook) => (hook.on_msg)(self, m),
+                    None => Vec::new(),
+                }
             }
             Msg::RecordDisk { record, disk } => {
                 self.results.identified(record, disk);
@@ -519,7 +496,7 @@ impl App {
                 Vec::new()
             }
             Msg::HistoryNote(text) => {
-                self.info(format!("history: {text}"));
+                self.history_note(text);
                 Vec::new()
             }
             Msg::HistoryRecorded { record, runs } => {
@@ -691,6 +668,7 @@ impl App {
                 path,
                 confirmation,
             } => self.start_flushcheck(device, path, confirmation),
+            Intent::StartJob { start, order } => (start.0)(self, order),
             Intent::PersistSweepWinner => self.persist_sweep_winner(),
             Intent::RetestOn { device, record } => self.retest_on(&device, record),
             Intent::RerunWhereItRan(record) => {

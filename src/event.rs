@@ -15,6 +15,7 @@ use crate::bench::plan::Plan;
 use crate::bench::results::outcome::RunReport;
 use crate::bench::results::outcome::TargetInfo;
 use crate::changes::{CacheChange, ChangeError};
+pub use crate::flow::job::{JobMsg, JobOrder};
 use crate::history::HistoryEntry;
 use crate::model::{
     CacheStatus, ChosenDevice, DiskIdentity, DriveLogs, Inventory, SelfTestKind, SelfTestStatus,
@@ -182,41 +183,26 @@ pub enum Msg {
         device: String,
         result: Result<(), TaskError>,
     },
-    /// The surface scan's news: what it found so far (once per interval, never per read), and
-    /// at its end the last of it with why it ended.
-    Scan(Box<ScanUpdate>),
-    /// The scan did not start (cannot open, another device under the chosen name): why.
-    ScanRefused(String),
-    /// The triage's news (`Cmd::StartTriage`).
-    Triage(TriageMsg),
-    /// The flush check's news (`Cmd::StartFlushcheck`).
-    Flush(FlushMsg),
+    /// A job's news (`Cmd::StartJob`), for the screen that registered the job's name.
+    Job(JobMsg),
 }
 
 pub use crate::flow::flushcheck::{FlushDone, FlushMsg};
 
-// What each job says, as the screen hears it (`tui::jobs` starts them).
-impl From<crate::flow::scan::ScanMsg> for Msg {
-    fn from(m: crate::flow::scan::ScanMsg) -> Msg {
-        match m {
-            crate::flow::scan::ScanMsg::Update(u) => Msg::Scan(u),
-            crate::flow::scan::ScanMsg::Refused(why) => Msg::ScanRefused(why),
-        }
+// What a job says, as the screen hears it (`tui::jobs` starts them).
+impl From<JobMsg> for Msg {
+    fn from(m: JobMsg) -> Msg {
+        Msg::Job(m)
     }
 }
 
-impl From<crate::flow::triage::TriageNews> for Msg {
-    fn from(m: crate::flow::triage::TriageNews) -> Msg {
-        match m {
-            crate::flow::triage::TriageNews::Triage(t) => Msg::Triage(t),
-            crate::flow::triage::TriageNews::HistoryNote(n) => Msg::HistoryNote(n),
-        }
-    }
-}
-
-impl From<FlushMsg> for Msg {
-    fn from(m: FlushMsg) -> Msg {
-        Msg::Flush(m)
+impl Msg {
+    /// `msg` of the job named `job`, as the runner hands it to the app.
+    pub fn job<M: std::any::Any + Send + Clone + std::fmt::Debug>(
+        job: &'static str,
+        msg: M,
+    ) -> Msg {
+        Msg::Job(JobMsg::new(job, msg))
     }
 }
 
@@ -338,39 +324,10 @@ pub enum Cmd {
     },
     /// Write a planned rule.
     WritePersist(Box<UdevRule>),
-    /// Scan `device` (its path under /dev) read-only: `Msg::Scan` as it goes.
-    StartScan {
-        device: String,
-        path: PathBuf,
-        /// The device as the admin chose it (stamped by `App::stamp`): the scan is refused
-        /// when the name holds another device now.
-        chosen: Option<ChosenDevice>,
-    },
-    /// Stop the scan; it ends with what it read.
-    StopScan,
-    /// Triage `devices` (kernel names) read-only within `options.bound`: `Msg::Triage` as it
-    /// goes, then the report, which the worker also adds to the history.
-    StartTriage {
-        devices: Vec<String>,
-        /// Each device as the admin chose it (stamped by `App::stamp`, in `devices`' order):
-        /// the triage is refused when a name holds another device now.
-        chosen: Vec<Option<ChosenDevice>>,
-        options: crate::triage::GatherOptions,
-    },
-    /// Stop the triage: it ends with what was gathered.
-    StopTriage,
-    /// The flush check's timing (a write test: `confirmation` is the name the admin typed) on
-    /// `device` (its path under /dev): `Msg::Flush` as it goes.
-    StartFlushcheck {
-        device: String,
-        path: PathBuf,
-        confirmation: String,
-        /// The device as the admin chose it (stamped by `App::stamp`): refused when the name
-        /// holds another device now.
-        chosen: Option<ChosenDevice>,
-    },
-    /// Stop the flush check; the write cache is put back.
-    StopFlushcheck,
+    /// Start the job this order asks for: its messages come back as `Msg::Job`.
+    StartJob(JobOrder),
+    /// Stop the job of this name (it puts back what it changed and says how it ended).
+    StopJob(&'static str),
     /// Add an ended scan (its map and counts) to the history, as a run is.
     RecordScan {
         update: Box<ScanUpdate>,

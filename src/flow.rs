@@ -5,7 +5,7 @@
 //!
 //! - `job`: the `Job` trait every long-running task implements (what it needs, its messages,
 //!   its stop flag, what it puts back), which the TUI's one runner (`tui::jobs`) starts.
-//!   One file here per job: `scan`, `triage`, `flushcheck`.
+//!   One file here per job: `scan`, `triage`, `flushcheck`, `capacity`.
 //! - `capacity`: the capacity probe job (the guard, the journal, the probe, the put-back) and
 //!   the put-back of a journal a crash left.
 //! - `flushcheck`: the flush check's timing run (commits, write + flush, the flush after
@@ -31,10 +31,17 @@
 
 // The library's surface: the jobs and their parts, as a user of the crate (and the
 // integration tests) reaches them.
-pub use flushcheck::{FlushCheckJob, FlushChecker, FlushJob, real_checker as real_flush_checker};
-pub use job::{Job, JobContext};
-pub use scan::{ScanJob, ScanMsg, drive as drive_scan, drive_watched as drive_scan_watched};
-pub use triage::{Gatherer, TriageJob, TriageNews, real_gatherer};
+pub use crate::capacity::probe::Progress as CapacityProgress;
+pub use capacity::{CapacityMsg, CapacityOrder, CapacityRun, NAME as CAPACITY_JOB};
+pub use flushcheck::{
+    FlushCheckJob, FlushChecker, FlushJob, FlushOrder, NAME as FLUSHCHECK_JOB,
+    real_checker as real_flush_checker,
+};
+pub use job::{Job, JobContext, JobEnv, JobMsg, JobOrder, Order};
+pub use scan::{
+    NAME as SCAN_JOB, ScanJob, ScanMsg, drive as drive_scan, drive_watched as drive_scan_watched,
+};
+pub use triage::{Gatherer, NAME as TRIAGE_JOB, TriageJob, TriageNews, TriageOrder, real_gatherer};
 
 pub mod capacity;
 pub mod flushcheck;

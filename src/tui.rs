@@ -40,6 +40,7 @@ use crate::bench::exec::session;
 use crate::changes::guard::{RestoreGuard, SharedChanger};
 use crate::changes::{Changer, Journal};
 use crate::event::{self, Cmd, Msg};
+use crate::flow::scan::ScanMsg;
 use crate::model::Lifetime;
 use crate::report::output::write_stderr;
 use crate::sys::privilege;
@@ -284,10 +285,11 @@ impl TermError for std::convert::Infallible {
 /// scan the stop key ended does. Only those records: nothing else runs once quitting.
 fn record_stopped_scan(app: &mut App, rx: &Receiver<Msg>, exec: &mut Executor) {
     while let Ok(msg) = rx.try_recv() {
-        if let Msg::Scan(update) = msg
-            && update.end.is_some()
+        let ended = |m: &crate::event::JobMsg| matches!(m.get::<ScanMsg>(), Some(ScanMsg::Update(u)) if u.end.is_some());
+        if let Msg::Job(m) = msg
+            && ended(&m)
         {
-            for c in app.update(Msg::Scan(update)) {
+            for c in app.update(Msg::Job(m)) {
                 if matches!(c, Cmd::RecordScan { .. }) {
                     exec.execute(c);
                 }

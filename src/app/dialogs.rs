@@ -10,6 +10,7 @@
 //! the lines the write confirmations share.
 
 pub mod confirm;
+pub mod confirm_capacity;
 pub mod confirm_flush;
 pub mod confirm_several;
 pub mod drive_cache;
@@ -39,7 +40,7 @@ use super::App;
 use crate::bench::analysis::setting_sweep::SweepKind;
 use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::params::Param as Field;
-use crate::event::Cmd;
+use crate::event::{Cmd, JobOrder};
 use crate::report::export::ExportFormat;
 use crate::{draw, theme};
 
@@ -147,6 +148,8 @@ dialogs! {
     Sweep(sweep::Sweep) => sweep::DIALOG,
     /// Type the device's name to allow the flush check (it writes).
     ConfirmFlush(confirm_flush::ConfirmFlush) => confirm_flush::DIALOG,
+    /// The capacity probe: type the device's name.
+    ConfirmCapacity(confirm_capacity::ConfirmCapacity) => confirm_capacity::DIALOG,
     /// Start a self-test? What it costs, and y/Enter to start it.
     SelfTest(self_test::SelfTest) => self_test::DIALOG,
 }
@@ -180,6 +183,11 @@ pub enum Intent {
         path: std::path::PathBuf,
         confirmation: String,
     },
+    /// Start a confirmed job: `start` shows its screen and sends the order.
+    StartJob {
+        start: Starter,
+        order: JobOrder,
+    },
     /// Make the last scheduler sweep's winner permanent (the udev rule dialog).
     PersistSweepWinner,
     /// Run a record's test on the device whose setting changed.
@@ -206,6 +214,24 @@ pub enum Intent {
         text: String,
     },
     Quit,
+}
+
+/// What shows a confirmed job's screen and sends its order: a function of that screen's
+/// file, handed to its dialog (which cannot import the screen that opens it: a circle).
+#[derive(Clone, Copy)]
+pub struct Starter(pub fn(&mut super::App, JobOrder) -> Vec<Cmd>);
+
+impl PartialEq for Starter {
+    /// The order says what is started; the function only shows it.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Starter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Starter")
+    }
 }
 
 /// The dialog after a key, and what the key asks for.

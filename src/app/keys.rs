@@ -115,6 +115,8 @@ pub enum Action {
     Triage,
     /// Devices: the flush check's timing on the selected device (after its name is typed).
     FlushCheck,
+    /// The capacity probe of the selected device (Devices).
+    Capacity,
 }
 
 /// One key (or a few keys doing one thing) in one place.

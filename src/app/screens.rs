@@ -9,6 +9,7 @@
 //! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
 //! lies below `app`: the layers still point down (`shape`).
 
+pub mod capacity;
 pub mod compare;
 pub mod devices;
 pub mod flush;
@@ -25,7 +26,7 @@ use ratatui::layout::Rect;
 
 use super::App;
 use super::keys::{Action, Binding};
-use crate::event::Cmd;
+use crate::event::{Cmd, JobMsg};
 
 /// Everything the app needs to know about one screen.
 #[derive(Clone, Copy)]
@@ -43,6 +44,17 @@ pub struct ScreenDef {
     /// The app went to another screen (a number key, Tab, R, a dialog; `App::update` calls
     /// it): what that ends here.
     pub leave: fn(&mut App) -> Vec<Cmd>,
+    /// The job it runs, if any: its messages come here (`App::update` routes `Msg::Job` by
+    /// the job's name).
+    pub job: Option<JobHook>,
+}
+
+/// A screen's job: its name (`Job::name`) and what the screen does with its messages
+/// (`JobMsg::take` gives them back as the job's own type).
+#[derive(Clone, Copy)]
+pub struct JobHook {
+    pub name: &'static str,
+    pub on_msg: fn(&mut App, JobMsg) -> Vec<Cmd>,
 }
 
 /// Declares the screens: each line `Variant [{ field: State }] => its ScreenDef,` makes the
@@ -89,6 +101,8 @@ screens! {
     Triage { triage: triage::TriageScreen } => triage::SCREEN,
     /// The flush check's timing on one device (`F` on Devices; not a tab).
     Flush { flush: flush::FlushScreen } => flush::SCREEN,
+    /// The capacity probe of one device (`c` on Devices; not a tab).
+    Capacity { capacity: capacity::CapacityScreen } => capacity::SCREEN,
 }
 
 impl Screen {

@@ -8,11 +8,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 
-use super::job::{Every, Job, JobContext};
+use super::job::{Every, Job, JobContext, JobEnv, Order};
 use super::write_target::{dir_off_target, prepare_write};
 use crate::capacity::journal::{self, Header, PutBack};
 use crate::capacity::probe::Progress;
 use crate::capacity::{NoSaver, Probe, ProbeConfig, ProbeEnd, Restored, Saver};
+use crate::history::History;
 use crate::model::text::neutralize_controls;
 use crate::model::{ChosenDevice, DevNum};
 use crate::report::capacity::CapacityReport;
@@ -224,16 +225,65 @@ pub enum CapacityMsg {
     Failed(String),
 }
 
+/// The capacity probe job's name (`Cmd::StopJob` stops it by it).
+pub const NAME: &str = "capacity";
+
+/// A probe as the Devices screen asks for it once the name was typed: the sectors it
+/// overwrites are saved in `journal` and put back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityOrder {
+    pub device: String,
+    pub path: PathBuf,
+    /// The name the admin typed.
+    pub confirmation: String,
+    /// Where the saved sectors go: on another disk than the one probed.
+    pub journal: PathBuf,
+    /// The device as the admin chose it (none: stamped by the app): refused when the name
+    /// holds another device now.
+    pub chosen: Option<ChosenDevice>,
+}
+
+impl Order for CapacityOrder {
+    type Job = CapacityJob;
+
+    fn job(self, env: &JobEnv) -> CapacityJob {
+        // The history's directory is made first when the journal goes there (its default).
+        let state_dir = env
+            .history
+            .as_ref()
+            .map(|h| h.dir().to_path_buf())
+            .filter(|d| self.journal.parent() == Some(d.as_path()));
+        CapacityJob {
+            request: CapacityRequest {
+                path: self.path,
+                confirmation: self.confirmation,
+                destroy: false,
+                journal: self.journal,
+                expect: self.chosen,
+            },
+            state_dir,
+        }
+    }
+
+    fn stamp(&mut self, chosen: &dyn Fn(&str) -> Option<ChosenDevice>) {
+        if self.chosen.is_none() {
+            self.chosen = chosen(&self.device);
+        }
+    }
+}
+
 /// The capacity probe, as the runner starts it.
 pub struct CapacityJob {
     pub request: CapacityRequest,
+    /// A directory to make before the probe (the history's, where the default journal goes).
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Job for CapacityJob {
     type Msg = CapacityMsg;
 
     fn name(&self) -> &'static str {
-        "capacity"
+        NAME
     }
 
     /// The put-back of 64 MiB takes seconds on a slow stick: a quit waits for it.
@@ -246,6 +296,14 @@ impl Job for CapacityJob {
     }
 
     fn run(self, ctx: &JobContext<'_, CapacityMsg>) {
+        if let Some(dir) = &self.state_dir
+            && let Err(e) = History::new(dir).prepare_dir()
+        {
+            ctx.send(CapacityMsg::Failed(format!(
+                "the journal's directory: {e:#}; nothing was written"
+            )));
+            return;
+        }
         let started = Instant::now();
         let mut every = Every::new(ctx.interval);
         let mut progress = |p: Progress| {

@@ -31,7 +31,7 @@ use crate::sys::flush::{Durability, FlushDevice};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::job::{Every, Job, JobContext};
+use super::job::{Every, Job, JobContext, JobEnv, Order};
 
 /// What the run writes through: `sys::flush::FlushDevice`, or a fake in the tests.
 pub trait TimedDevice {
@@ -392,6 +392,48 @@ pub struct FlushDone {
     pub lines: Vec<String>,
 }
 
+/// The flush check job's name (`Cmd::StopJob` stops it by it).
+pub const NAME: &str = "flushcheck";
+
+/// A flush check as the screen asks for it: the timing (a write test: `confirmation` is the
+/// name the admin typed) on `device` (its path under /dev).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlushOrder {
+    pub device: String,
+    pub path: PathBuf,
+    pub confirmation: String,
+    /// The device as the admin chose it (none: stamped by the app): refused when the name
+    /// holds another device now.
+    pub chosen: Option<ChosenDevice>,
+}
+
+impl Order for FlushOrder {
+    type Job = FlushCheckJob;
+
+    /// The job, with the session's journal for its cache switch, run by the stand-in
+    /// `FlushChecker` a test gave, else the real check.
+    fn job(self, env: &JobEnv) -> FlushCheckJob {
+        let job = FlushJob {
+            device: self.device,
+            path: self.path,
+            confirmation: self.confirmation,
+            chosen: self.chosen,
+            journal_dir: env.journal_dir.clone(),
+            history: env.history.clone(),
+            // The screen keeps a column of margin on each side.
+            width: crate::report::output::DEFAULT_WIDTH - 2,
+            interval: env.interval,
+        };
+        job.with(env.stand_in::<FlushChecker>().unwrap_or_else(real_checker))
+    }
+
+    fn stamp(&mut self, chosen: &dyn Fn(&str) -> Option<ChosenDevice>) {
+        if self.chosen.is_none() {
+            self.chosen = chosen(&self.device);
+        }
+    }
+}
+
 /// What one flush check needs.
 pub struct FlushJob {
     pub device: String,
@@ -518,7 +560,7 @@ impl Job for FlushCheckJob {
     type Msg = FlushMsg;
 
     fn name(&self) -> &'static str {
-        "flushcheck"
+        NAME
     }
 
     fn cannot_start(&self, error: &std::io::Error) -> FlushMsg {

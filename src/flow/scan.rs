@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::job::{Job, JobContext};
+use super::job::{Job, JobContext, JobEnv, Order};
 use crate::model::ChosenDevice;
 use crate::model::exit::usage_bail;
 use crate::scan::Span;
@@ -104,7 +104,11 @@ pub fn read_until_done(
     });
 }
 
-/// The TUI's scan of one device.
+/// The scan job's name (`Cmd::StopJob` stops it by it).
+pub const NAME: &str = "scan";
+
+/// The TUI's scan of one device; its own order (it needs nothing the screen does not know).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScanJob {
     /// Its kernel name.
     pub device: String,
@@ -122,11 +126,25 @@ pub enum ScanMsg {
     Refused(String),
 }
 
+impl Order for ScanJob {
+    type Job = ScanJob;
+
+    fn job(self, _: &JobEnv) -> ScanJob {
+        self
+    }
+
+    fn stamp(&mut self, chosen: &dyn Fn(&str) -> Option<ChosenDevice>) {
+        if self.chosen.is_none() {
+            self.chosen = chosen(&self.device);
+        }
+    }
+}
+
 impl Job for ScanJob {
     type Msg = ScanMsg;
 
     fn name(&self) -> &'static str {
-        "scan"
+        NAME
     }
 
     fn cannot_start(&self, error: &std::io::Error) -> ScanMsg {

@@ -19,7 +19,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::job::{Job, JobContext};
+use super::job::{Job, JobContext, JobEnv, Order};
 use crate::history::{FLUSH_VERIFY_TEST, History, HistoryEntry, Loaded, utc_minute};
 use crate::model::ChosenDevice;
 use crate::model::DiskIdentity;
@@ -157,6 +157,43 @@ pub fn real_gatherer() -> Gatherer {
     Arc::new(crate::triage::gather_until)
 }
 
+/// The triage job's name (`Cmd::StopJob` stops it by it).
+pub const NAME: &str = "triage";
+
+/// A triage as the screen asks for it: `devices` (kernel names) read-only within
+/// `options.bound`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriageOrder {
+    pub devices: Vec<String>,
+    /// Each device as the admin chose it (in `devices`' order; empty: stamped by the app):
+    /// the triage is refused when a name holds another device now.
+    pub chosen: Vec<Option<ChosenDevice>>,
+    pub options: GatherOptions,
+}
+
+impl Order for TriageOrder {
+    type Job = TriageJob;
+
+    /// The job, gathering with the stand-in `Gatherer` a test gave, else the real one.
+    fn job(self, env: &JobEnv) -> TriageJob {
+        TriageJob {
+            root: env.root.clone(),
+            devices: self.devices,
+            chosen: self.chosen,
+            options: self.options,
+            drives: Arc::clone(&env.drives),
+            history: env.history.clone(),
+            gatherer: env.stand_in::<Gatherer>().unwrap_or_else(real_gatherer),
+        }
+    }
+
+    fn stamp(&mut self, chosen: &dyn Fn(&str) -> Option<ChosenDevice>) {
+        if self.chosen.is_empty() {
+            self.chosen = self.devices.iter().map(|d| chosen(d)).collect();
+        }
+    }
+}
+
 /// What one triage needs besides its disks.
 pub struct TriageJob {
     pub root: SysRoot,
@@ -188,7 +225,7 @@ impl Job for TriageJob {
     type Msg = TriageNews;
 
     fn name(&self) -> &'static str {
-        "triage"
+        NAME
     }
 
     fn cannot_start(&self, error: &std::io::Error) -> TriageNews {

@@ -17,9 +17,7 @@ use crate::bench::results::outcome::RunReport;
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::event::{Cmd, Msg, TaskError};
-use crate::flow::flushcheck::{FlushChecker, FlushJob, real_checker};
-use crate::flow::scan::ScanJob;
-use crate::flow::triage::{Gatherer, TriageJob, real_gatherer};
+use crate::flow::job::JobEnv;
 use crate::history::{self, History};
 use crate::persist::{self, PersistOptions};
 use crate::sys::{DriveControl, SysRoot};
@@ -50,9 +48,9 @@ pub struct Executor {
     recorded: HashSet<String>,
     /// The system root udev rules are written under (`/`).
     persist_root: PathBuf,
-    /// What gathers a triage's facts and what runs a flush check (stand-ins in tests).
-    gatherer: Gatherer,
-    flush_checker: FlushChecker,
+    /// Stand-ins for a job's parts (tests: what gathers a triage's facts, what runs a flush
+    /// check), given to every job's `JobEnv`.
+    stand_ins: Vec<Box<dyn Fn(JobEnv) -> JobEnv + Send>>,
 }
 
 /// How many of a disk's past runs Results shows (the newest).
@@ -86,21 +84,28 @@ impl Executor {
             history: None,
             recorded: HashSet::new(),
             persist_root: PathBuf::from("/"),
-            gatherer: real_gatherer(),
-            flush_checker: real_checker(),
+            stand_ins: Vec::new(),
         }
     }
 
-    /// Runs the flush check with `checker` instead of the real one (tests).
-    pub fn with_flush_checker(mut self, checker: FlushChecker) -> Self {
-        self.flush_checker = checker;
+    /// Gives the jobs `part` wherever one asks for a `T` (`JobEnv::stand_in`): a triage's
+    /// `Gatherer`, a flush check's `FlushChecker` (tests).
+    pub fn with_stand_in<T: std::any::Any + Clone + Send + Sync>(mut self, part: T) -> Self {
+        self.stand_ins
+            .push(Box::new(move |env: JobEnv| env.with_stand_in(part.clone())));
         self
     }
 
-    /// Gathers a triage's facts with `gatherer` instead of `triage::gather` (tests).
-    pub fn with_triage_gatherer(mut self, gatherer: Gatherer) -> Self {
-        self.gatherer = gatherer;
-        self
+    /// What a job is made with: what only the executor owns.
+    fn job_env(&self) -> JobEnv {
+        let mut env = JobEnv::new(self.root.clone(), Arc::clone(&self.drives), INTERVAL);
+        env.history = self.history.clone();
+        env.journal_dir = self
+            .changer
+            .as_ref()
+            .ok()
+            .map(|c| locked(c).journal().dir().to_path_buf());
+        self.stand_ins.iter().fold(env, |env, give| give(env))
     }
 
     /// Checks the targets of a run on several devices with `check` instead of
@@ -329,38 +334,12 @@ impl Executor {
                 let result = persist::install(&rule, &self.persist_root).map_err(TaskError::from);
                 self.send(Msg::Persisted(result));
             }
-            Cmd::StartScan {
-                device,
-                path,
-                chosen,
-            } => self.jobs.start(ScanJob {
-                device,
-                path,
-                chosen,
-            }),
+            Cmd::StartJob(order) => {
+                let job = order.job(&self.job_env());
+                self.jobs.start(job);
+            }
+            Cmd::StopJob(name) => self.jobs.stop(name),
             Cmd::RecordScan { update, path } => self.record_scan(&update, &path),
-            Cmd::StopScan => self.jobs.stop("scan"),
-            Cmd::StartTriage {
-                devices,
-                chosen,
-                options,
-            } => self.jobs.start(TriageJob {
-                root: self.root.clone(),
-                devices,
-                chosen,
-                options,
-                drives: Arc::clone(&self.drives),
-                history: self.history.clone(),
-                gatherer: Arc::clone(&self.gatherer),
-            }),
-            Cmd::StopTriage => self.jobs.stop("triage"),
-            Cmd::StartFlushcheck {
-                device,
-                path,
-                confirmation,
-                chosen,
-            } => self.start_flushcheck(device, path, confirmation, chosen),
-            Cmd::StopFlushcheck => self.jobs.stop("flushcheck"),
             Cmd::Quit => {}
         }
     }
@@ -401,32 +380,6 @@ impl Executor {
             class,
             result,
         });
-    }
-
-    /// Starts the flush check job with the session's journal for its cache switch.
-    fn start_flushcheck(
-        &mut self,
-        device: String,
-        path: PathBuf,
-        confirmation: String,
-        chosen: Option<crate::model::ChosenDevice>,
-    ) {
-        let job = FlushJob {
-            device,
-            path,
-            confirmation,
-            chosen,
-            journal_dir: self
-                .changer
-                .as_ref()
-                .ok()
-                .map(|c| locked(c).journal().dir().to_path_buf()),
-            history: self.history.clone(),
-            // The screen keeps a column of margin on each side.
-            width: crate::report::output::DEFAULT_WIDTH - 2,
-            interval: INTERVAL,
-        };
-        self.jobs.start(job.with(Arc::clone(&self.flush_checker)));
     }
 
     /// Adds an ended scan to the history through the one recorder; a failure is a line on
@@ -1169,6 +1122,8 @@ mod tests {
     /// back (it returns only then), so the session's restore on the way out does not race it.
     #[test]
     fn quitting_during_a_flush_check_stops_it_and_waits_for_it() {
+        use crate::event::JobOrder;
+        use crate::flow::flushcheck::{FlushChecker, FlushMsg, FlushOrder};
         let (tx, rx) = mpsc::channel();
         let put_back = Arc::new(AtomicBool::new(false));
         let seen = Arc::clone(&put_back);
@@ -1179,7 +1134,7 @@ mod tests {
             Err("unused".into()),
             Arc::new(|_, _, _, _| Err(anyhow::anyhow!("unused"))),
         )
-        .with_flush_checker(Arc::new(move |_job, _progress, stop| {
+        .with_stand_in::<FlushChecker>(Arc::new(move |_job, _progress, stop| {
             while !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -1188,22 +1143,22 @@ mod tests {
             seen.store(true, Ordering::Relaxed);
             Err("stopped".into())
         }));
-        exec.execute(Cmd::StartFlushcheck {
+        exec.execute(Cmd::StartJob(JobOrder::new(FlushOrder {
             device: "loop0".into(),
             path: "/dev/loop0".into(),
             confirmation: "loop0".into(),
             chosen: None,
-        });
+        })));
         std::thread::sleep(Duration::from_millis(50));
         exec.shutdown();
         assert!(
             put_back.load(Ordering::Relaxed),
             "shutdown returned before the check had put the cache back"
         );
-        assert!(matches!(
-            rx.try_recv(),
-            Ok(Msg::Flush(crate::event::FlushMsg::Failed(_)))
-        ));
+        let Ok(Msg::Job(m)) = rx.try_recv() else {
+            panic!("no message from the flush check");
+        };
+        assert!(matches!(m.get(), Some(FlushMsg::Failed(_))), "{m:?}");
     }
 
     /// What a SATA drive with self-tests reports: its logs with one passed short test, a

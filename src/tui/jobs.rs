@@ -131,24 +131,24 @@ impl Jobs {
     }
 }
 
-/// Runs `f` with a job's context whose messages go to `tx` as the screen's, every `interval`:
-/// a job (or a part of one) on the calling thread, as the runner would run it (tests).
-pub fn in_context<M: Into<Msg>, R>(
+/// Runs `f` with the context of the job named `job`, whose messages go to `tx` as the runner
+/// hands them to the app (`Msg::Job`), every `interval`: a job (or a part of one) on the
+/// calling thread, as the runner would run it (tests).
+pub fn in_context<M: Send + Clone + std::fmt::Debug + 'static, R>(
+    job: &'static str,
     stop: &AtomicBool,
     tx: &Sender<Msg>,
     interval: Duration,
     f: impl FnOnce(&JobContext<'_, M>) -> R,
 ) -> R {
-    let send = |m: M| tx.send(m.into()).is_ok();
+    let send = |m: M| tx.send(Msg::job(job, m)).is_ok();
     f(&JobContext::new(stop, &send, interval))
 }
 
-/// Runs `job` to its end on the calling thread, its messages going to `tx` (tests).
-pub fn run_here<J: Job>(job: J, stop: &AtomicBool, tx: &Sender<Msg>)
-where
-    J::Msg: Into<Msg>,
-{
-    in_context(stop, tx, INTERVAL, |ctx| job.run(ctx));
+/// Runs `job` to its end on the calling thread, its messages going to `tx` as the runner
+/// hands them to the app (tests).
+pub fn run_here<J: Job>(job: J, stop: &AtomicBool, tx: &Sender<Msg>) {
+    in_context(job.name(), stop, tx, INTERVAL, |ctx| job.run(ctx));
 }
 
 #[cfg(test)]

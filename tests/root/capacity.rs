@@ -321,3 +321,143 @@ fn refusals_write_nothing() {
     assert_eq!(writes(), at_start, "nothing was written to {}", dev.name);
     drop(dev);
 }
+
+/// `c` on Devices in the real program at 80x25 (tmux): the typed name, then the fake
+/// verdict with the size the stick really stores, and every stored byte as before.
+#[test]
+fn root_tmux_c_probes_a_fake_stick_and_puts_every_byte_back() {
+    let Some(_one_at_a_time) =
+        crate::tui_tmux::prerequisites("root_tmux_c_probes_a_fake_stick_and_puts_every_byte_back")
+    else {
+        return;
+    };
+    if !common::fuse_available("capacity") {
+        return;
+    }
+    let fake = Fake::new("wrap", 100 << 20);
+    let before = fake.stored_sha();
+    let name = fake.dev().name.clone();
+    let history = fake.dir.path().join("history");
+    let journal = history.join(format!("capacity-{name}.journal"));
+    let tmux = crate::tui_tmux::Tmux {
+        socket: format!("disktriage-test-capacity-{}", std::process::id()),
+    };
+    tmux.start(
+        &["TERM=linux"],
+        &format!(
+            "--journal-dir {} --history-dir {}",
+            fake.dir.path().join("changes").display(),
+            history.display()
+        ),
+    );
+    tmux.select(&name);
+    tmux.keys(&["c"]);
+    let s = tmux.wait_for(
+        &format!("Type the device name ({name})"),
+        Duration::from_secs(5),
+        "the name is asked",
+    );
+    assert!(s.contains(&format!("OVERWRITES sectors of {name}")), "{s}");
+    assert!(s.contains(&format!("capacity-{name}.journal")), "{s}");
+    tmux.keys(&[name.as_str(), "Enter"]);
+    // The report's last line ends the frame: once it is on the pane, the frame is whole.
+    let s = tmux.wait_for("Put back", Duration::from_secs(120), "the verdict");
+    assert!(s.contains("Verdict: FAKE"), "{s}");
+    assert!(
+        s.contains("Verdict    fake: stores 100.0 MiB (104.9 MB) of the 2.0 TB"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Stores     100.0 MiB (104.9 MB): the last good LBA is 204799"),
+        "{s}"
+    );
+    assert!(s.contains("read back as saved"), "{s}");
+    assert!(!s.contains("did not finish"), "{s}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
+    assert_eq!(fake.stored_sha(), before, "every stored byte is back");
+    assert!(!journal.exists(), "the journal goes once all is back");
+}
+
+/// The probe as the screen orders it (`CapacityOrder`, the device stamped as chosen),
+/// through the runner's path: its messages are what the screen hears.
+fn run_order(order: disktriage::flow::CapacityOrder) -> Vec<disktriage::flow::CapacityMsg> {
+    use disktriage::flow::{JobEnv, Order};
+    use disktriage::sys::{LinuxDrives, SysRoot};
+    let env = JobEnv::new(
+        SysRoot::host(),
+        std::sync::Arc::new(LinuxDrives::new(SysRoot::host())),
+        disktriage::tui::INTERVAL,
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    disktriage::tui::run_here(
+        order.job(&env),
+        &std::sync::atomic::AtomicBool::new(false),
+        &tx,
+    );
+    drop(tx);
+    rx.try_iter()
+        .map(|m| match m {
+            disktriage::event::Msg::Job(j) => j.take().expect("a capacity probe's message"),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+fn device_sha(dev: &LoopDev) -> String {
+    common::sh("sha256sum", &[dev.path_str()])[..64].to_string()
+}
+
+/// A wrong name, and another device under the chosen name by the time it runs, are refused
+/// before any write, in the words the screen shows.
+#[test]
+fn root_the_screens_probe_refuses_a_wrong_name_and_another_device_writing_nothing() {
+    use disktriage::flow::{CapacityMsg, CapacityOrder};
+    if !common::root_or_skip("capacity::root_the_screens_probe_refuses") {
+        return;
+    }
+    let dir = common::scratch();
+    let journals = journal_dir();
+    let mut dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    common::sh(
+        "dd",
+        &[
+            "if=/dev/urandom",
+            &format!("of={}", dev.path_str()),
+            "bs=1M",
+            "count=64",
+            "oflag=direct",
+            "status=none",
+        ],
+    );
+    let order = |dev: &LoopDev, typed: &str| CapacityOrder {
+        device: dev.name.clone(),
+        path: dev.path.clone(),
+        confirmation: typed.into(),
+        journal: journals.path().join("probe.journal"),
+        chosen: disktriage::sys::SysRoot::host()
+            .inventory()
+            .unwrap()
+            .chosen(&dev.name),
+    };
+    let before = device_sha(&dev);
+    let msgs = run_order(order(&dev, "loop999"));
+    let [CapacityMsg::Failed(why)] = msgs.as_slice() else {
+        panic!("{msgs:?}")
+    };
+    assert!(why.contains(&dev.name), "{why}");
+    assert_eq!(device_sha(&dev), before, "a wrong name wrote");
+
+    // The admin chose this device; another image is under its name by the time it runs.
+    let chosen = order(&dev, &dev.name);
+    let other = common::sparse_image(dir.path(), "other.img", 64 << 20);
+    dev.reattach(&other);
+    let before = device_sha(&dev);
+    let msgs = run_order(chosen);
+    let [CapacityMsg::Failed(why)] = msgs.as_slice() else {
+        panic!("the probe ran on another device: {msgs:?}")
+    };
+    assert!(why.contains("no longer the device you chose"), "{why}");
+    assert_eq!(device_sha(&dev), before, "the other device was written");
+    assert!(!journals.path().join("probe.journal").exists());
+}

@@ -47,12 +47,17 @@ fn fill(path: &Path, byte: u8) {
     f.sync_all().unwrap();
 }
 
-/// The worker's messages until its end.
-fn run_job(job: FlushJob) -> Vec<Msg> {
+/// The worker's messages until its end, each taken out of what the app hears.
+fn run_job(job: FlushJob) -> Vec<FlushMsg> {
     let (tx, rx) = mpsc::channel();
     run_here(job.with(real_checker()), &AtomicBool::new(false), &tx);
     drop(tx);
-    rx.try_iter().collect()
+    rx.try_iter()
+        .map(|m| match m {
+            Msg::Job(j) => j.take().expect("a flush check's message"),
+            other => panic!("{other:?}"),
+        })
+        .collect()
 }
 
 fn job(dev: &LoopDev, typed: &str, journal: &Path, history: Option<History>) -> FlushJob {
@@ -78,7 +83,7 @@ fn root_flush_worker_checks_the_chosen_device_and_records_it() {
     let dev = LoopDev::new(dir.path(), 128 << 20, 512);
     let history = History::new(dir.path().join("history"));
     let msgs = run_job(job(&dev, &dev.name, journal.path(), Some(history.clone())));
-    let Some(Msg::Flush(FlushMsg::Finished(done))) = msgs.last() else {
+    let Some(FlushMsg::Finished(done)) = msgs.last() else {
         panic!("{msgs:?}")
     };
     // A loop device has no drive of its own: where its flushes go, nothing judged, no power
@@ -105,7 +110,7 @@ fn root_flush_worker_checks_the_chosen_device_and_records_it() {
     // Progress per interval and phase, never per write (600 writes and more here).
     let progress = msgs
         .iter()
-        .filter(|m| matches!(m, Msg::Flush(FlushMsg::Progress { .. })))
+        .filter(|m| matches!(m, FlushMsg::Progress { .. }))
         .count();
     assert!((1..=40).contains(&progress), "{progress} progress messages");
     let loaded = history.load().unwrap();
@@ -128,7 +133,7 @@ fn root_flush_worker_refuses_a_reattached_device_and_a_wrong_name_writing_nothin
     let wrong = job(&dev, "loop999", journal.path(), None);
     let before = head(&dev.path);
     let msgs = run_job(wrong);
-    let [Msg::Flush(FlushMsg::Failed(why))] = msgs.as_slice() else {
+    let [FlushMsg::Failed(why)] = msgs.as_slice() else {
         panic!("{msgs:?}")
     };
     assert!(why.contains(&dev.name), "{why}");
@@ -141,7 +146,7 @@ fn root_flush_worker_refuses_a_reattached_device_and_a_wrong_name_writing_nothin
     fill(&dev.path, 0x5A);
     let before = head(&dev.path);
     let msgs = run_job(chosen);
-    let [Msg::Flush(FlushMsg::Failed(why))] = msgs.as_slice() else {
+    let [FlushMsg::Failed(why)] = msgs.as_slice() else {
         panic!("the check ran on another device: {msgs:?}")
     };
     assert!(why.contains("no longer the device you chose"), "{why}");

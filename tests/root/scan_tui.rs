@@ -14,6 +14,7 @@ use crate::common;
 use crate::common::{LoopDev, root_or_skip, scratch};
 use crate::tui_tmux::Tmux;
 use disktriage::event::{Msg, ScanUpdate};
+use disktriage::flow::{SCAN_JOB, ScanMsg};
 use disktriage::scan::DEFAULT_CELLS;
 use disktriage::scan::Mapfile;
 use disktriage::scan::Span;
@@ -29,17 +30,24 @@ fn shm_scratch() -> tempfile::TempDir {
         .unwrap()
 }
 
+/// The scan job's own message, taken out of what the app hears.
+fn news(m: Msg) -> ScanMsg {
+    match m {
+        Msg::Job(j) => j.take().expect("a scan's message"),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Every message of a scan until its last update (or a refusal), within `timeout`.
-fn until_end(rx: &mpsc::Receiver<Msg>, timeout: Duration) -> Vec<Msg> {
+fn until_end(rx: &mpsc::Receiver<Msg>, timeout: Duration) -> Vec<ScanMsg> {
     let deadline = Instant::now() + timeout;
     let mut out = Vec::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let msg = rx.recv_timeout(left).expect("the scan ends in time");
+        let msg = news(rx.recv_timeout(left).expect("the scan ends in time"));
         let end = match &msg {
-            Msg::Scan(u) => u.end.is_some(),
-            Msg::ScanRefused(_) => true,
-            _ => false,
+            ScanMsg::Update(u) => u.end.is_some(),
+            ScanMsg::Refused(_) => true,
         };
         out.push(msg);
         if end {
@@ -48,9 +56,9 @@ fn until_end(rx: &mpsc::Receiver<Msg>, timeout: Duration) -> Vec<Msg> {
     }
 }
 
-fn last_update(msgs: &[Msg]) -> &ScanUpdate {
+fn last_update(msgs: &[ScanMsg]) -> &ScanUpdate {
     match msgs.last() {
-        Some(Msg::Scan(u)) => u,
+        Some(ScanMsg::Update(u)) => u,
         other => panic!("{other:?}"),
     }
 }
@@ -109,11 +117,11 @@ fn root_scan_worker_refuses_a_device_reattached_under_the_chosen_name() {
     let worker = std::thread::spawn(move || disktriage::tui::run_here(job, &stop, &tx));
     let msgs = until_end(&rx, Duration::from_secs(20));
     worker.join().unwrap();
-    let [Msg::ScanRefused(why)] = msgs.as_slice() else {
+    let [ScanMsg::Refused(why)] = msgs.as_slice() else {
         let ends: Vec<_> = msgs
             .iter()
             .map(|m| match m {
-                Msg::Scan(u) => format!("read {} bytes, end {:?}", u.done, u.end),
+                ScanMsg::Update(u) => format!("read {} bytes, end {:?}", u.done, u.end),
                 other => format!("{other:?}"),
             })
             .collect();
@@ -153,16 +161,16 @@ fn root_scan_worker_ends_with_what_it_read_when_the_device_changes_under_it() {
     let msgs = std::thread::scope(|s| {
         s.spawn(|| {
             let started = Instant::now();
-            disktriage::tui::in_context(&stop, &tx, Duration::from_millis(50), |ctx| {
+            disktriage::tui::in_context(SCAN_JOB, &stop, &tx, Duration::from_millis(50), |ctx| {
                 disktriage::flow::drive_scan(dev.name.clone(), scan, &mut reader, ctx, &mut || {
                     started.elapsed()
                 })
             });
         });
         // The first update: the scan reads; then the image shrinks and the device follows.
-        let first = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        let first = news(rx.recv_timeout(Duration::from_secs(20)).unwrap());
         assert!(
-            matches!(&first, Msg::Scan(u) if u.end.is_none()),
+            matches!(&first, ScanMsg::Update(u) if u.end.is_none()),
             "{first:?}"
         );
         fs::OpenOptions::new()

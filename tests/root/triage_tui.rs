@@ -12,7 +12,7 @@ use crate::common;
 use crate::common::{LoopDev, root_or_skip, scratch};
 use crate::tui_tmux::Tmux;
 use disktriage::event::{Msg, TriageMsg};
-use disktriage::flow::{TriageJob, real_gatherer};
+use disktriage::flow::{TriageJob, TriageNews, real_gatherer};
 use disktriage::history::History;
 use disktriage::sys::{LinuxDrives, SysRoot};
 use disktriage::triage::GatherOptions;
@@ -43,6 +43,14 @@ fn job(devices: &[&LoopDev], history: Option<History>) -> TriageJob {
     }
 }
 
+/// The triage job's own message, taken out of what the app hears.
+fn news(m: Msg) -> TriageNews {
+    match m {
+        Msg::Job(j) => j.take().expect("a triage's message"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn root_triage_worker_refuses_all_when_one_name_holds_another_device() {
     if !root_or_skip("root_triage_worker_refuses_all_when_one_name_holds_another_device") {
@@ -58,8 +66,8 @@ fn root_triage_worker_refuses_all_when_one_name_holds_another_device() {
     let (tx, rx) = mpsc::channel();
     run_here(job, &AtomicBool::new(false), &tx);
     drop(tx);
-    let msgs: Vec<Msg> = rx.iter().collect();
-    let [Msg::Triage(TriageMsg::Refused(why))] = msgs.as_slice() else {
+    let msgs: Vec<TriageNews> = rx.iter().map(news).collect();
+    let [TriageNews::Triage(TriageMsg::Refused(why))] = msgs.as_slice() else {
         panic!("the triage went on with another device: {msgs:?}")
     };
     assert!(why.contains("no longer the device you chose"), "{why}");
@@ -81,11 +89,11 @@ fn root_triage_worker_reports_a_loop_device_and_records_it() {
         &tx,
     );
     drop(tx);
-    let msgs: Vec<Msg> = rx.iter().collect();
+    let msgs: Vec<TriageNews> = rx.iter().map(news).collect();
     let report = msgs
         .iter()
         .find_map(|m| match m {
-            Msg::Triage(TriageMsg::Finished(r)) => Some(r),
+            TriageNews::Triage(TriageMsg::Finished(r)) => Some(r),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no report: {msgs:?}"));

@@ -7,6 +7,7 @@ use crate::snap;
 use disktriage::app::FlushPhase as Phase;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::event::{Cmd, FlushDone, FlushMsg, Msg};
+use disktriage::flow::{FLUSHCHECK_JOB, FlushOrder};
 use ratatui::crossterm::event::KeyCode;
 
 /// The app on Devices with loop0 selected, `F` pressed and `loop0` typed: the check asked
@@ -26,16 +27,17 @@ fn app_checking_loop0() -> App {
         .into_iter()
         .map(|c| app.stamp(c))
         .collect();
-    let [
-        Cmd::StartFlushcheck {
-            device,
-            confirmation,
-            chosen,
-            ..
-        },
-    ] = cmds.as_slice()
-    else {
+    let [Cmd::StartJob(order)] = cmds.as_slice() else {
         panic!("{cmds:?}")
+    };
+    let Some(FlushOrder {
+        device,
+        confirmation,
+        chosen,
+        ..
+    }) = order.get()
+    else {
+        panic!("{order:?}")
     };
     assert_eq!((device.as_str(), confirmation.as_str()), ("loop0", "loop0"));
     assert_eq!(
@@ -48,25 +50,31 @@ fn app_checking_loop0() -> App {
 }
 
 fn progress(step: &str, fraction: f64) -> Msg {
-    Msg::Flush(FlushMsg::Progress {
-        step: step.into(),
-        fraction,
-    })
+    Msg::job(
+        FLUSHCHECK_JOB,
+        FlushMsg::Progress {
+            step: step.into(),
+            fraction,
+        },
+    )
 }
 
 fn volatile() -> Msg {
-    Msg::Flush(FlushMsg::Finished(Box::new(FlushDone {
-        verdict: "volatile-cache".into(),
-        sentence: "commits in 0.08 ms on a 7,200 rpm disk: a volatile cache acknowledges them"
-            .into(),
-        next_step: "safe only with a battery- or capacitor-backed cache (check the \
+    Msg::job(
+        FLUSHCHECK_JOB,
+        FlushMsg::Finished(Box::new(FlushDone {
+            verdict: "volatile-cache".into(),
+            sentence: "commits in 0.08 ms on a 7,200 rpm disk: a volatile cache acknowledges them"
+                .into(),
+            next_step: "safe only with a battery- or capacitor-backed cache (check the \
                     controller), otherwise turn the write cache off for databases"
-            .into(),
-        lines: vec![
-            "  durable 4 KiB commit (O_DSYNC)     0.08 ms median".into(),
-            "  one revolution (7,200 rpm)         8.33 ms".into(),
-        ],
-    })))
+                .into(),
+            lines: vec![
+                "  durable 4 KiB commit (O_DSYNC)     0.08 ms median".into(),
+                "  one revolution (7,200 rpm)         8.33 ms".into(),
+            ],
+        })),
+    )
 }
 
 #[test]
@@ -179,9 +187,10 @@ fn the_verdict_is_a_word_a_sentence_and_the_next_step() {
 #[test]
 fn a_refusal_is_said_and_shown() {
     let mut app = app_checking_loop0();
-    app.update(Msg::Flush(FlushMsg::Failed(
-        "loop0 is mounted on /mnt: nothing was written".into(),
-    )));
+    app.update(Msg::job(
+        FLUSHCHECK_JOB,
+        FlushMsg::Failed("loop0 is mounted on /mnt: nothing was written".into()),
+    ));
     assert!(
         matches!(&app.overlay, Some(Overlay::Error(e)) if e.contains("mounted on /mnt")),
         "{:?}",
@@ -206,14 +215,21 @@ fn a_refusal_is_said_and_shown() {
 #[test]
 fn x_and_leaving_stop_it_and_f_again_shows_the_running_one() {
     let mut app = app_checking_loop0();
-    assert_eq!(key(&mut app, KeyCode::Char('x')), vec![Cmd::StopFlushcheck]);
+    assert_eq!(
+        key(&mut app, KeyCode::Char('x')),
+        vec![Cmd::StopJob(FLUSHCHECK_JOB)]
+    );
     assert_eq!(app.screens.flush.phase, Phase::Stopping);
     let s = screen(&app, 80, 25);
     assert!(s.contains("stopping: the write cache is put back"), "{s}");
     assert!(key(&mut app, KeyCode::Char('x')).is_empty());
     for leave in [KeyCode::Esc, KeyCode::Char('1')] {
         let mut app = app_checking_loop0();
-        assert_eq!(key(&mut app, leave), vec![Cmd::StopFlushcheck], "{leave:?}");
+        assert_eq!(
+            key(&mut app, leave),
+            vec![Cmd::StopJob(FLUSHCHECK_JOB)],
+            "{leave:?}"
+        );
         assert_ne!(app.screen, Screen::Flush);
         // Until the worker says it ended, F shows that check and starts no other.
         key(&mut app, KeyCode::Char('1'));

@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod capacity;
 mod devices_run;
 mod file_dialog;
 mod flush;

@@ -16,6 +16,7 @@ use disktriage::app::ScanPhase as Phase;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg, ScanUpdate};
+use disktriage::flow::{SCAN_JOB, ScanJob, ScanMsg};
 use disktriage::scan::DEFAULT_CELLS;
 use disktriage::scan::Mapfile;
 use disktriage::scan::Span;
@@ -95,24 +96,40 @@ fn scan_updates(gone_at: Option<u64>, stop_at: Option<u64>) -> Vec<ScanUpdate> {
         Mapfile::new(SIZE),
     );
     let (tx, rx) = mpsc::channel();
-    disktriage::tui::in_context(&stop, &tx, Duration::from_millis(20), |ctx| {
+    disktriage::tui::in_context(SCAN_JOB, &stop, &tx, Duration::from_millis(20), |ctx| {
         disktriage::flow::drive_scan("loop0".into(), scan, &mut disk, ctx, &mut || clock.get())
     });
     drop(tx);
     rx.iter()
-        .map(|m| match m {
-            Msg::Scan(u) => *u,
+        .map(|m| match scan_news(m) {
+            ScanMsg::Update(u) => *u,
             other => panic!("{other:?}"),
         })
         .collect()
+}
+
+/// The scan job's own message, from what the app hears.
+fn scan_news(m: Msg) -> ScanMsg {
+    match m {
+        Msg::Job(j) => j.take().expect("a scan's message"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A scan's update, as the app hears it.
+fn update(u: ScanUpdate) -> Msg {
+    Msg::job(SCAN_JOB, ScanMsg::Update(Box::new(u)))
 }
 
 /// The app on Devices with loop0 selected, `b` pressed: the scan asked for.
 fn app_scanning() -> App {
     let mut app = app_with("host-loop-zram", true);
     let cmds = key(&mut app, KeyCode::Char('b'));
-    let [Cmd::StartScan { device, path, .. }] = cmds.as_slice() else {
+    let [Cmd::StartJob(order)] = cmds.as_slice() else {
         panic!("{cmds:?}")
+    };
+    let Some(ScanJob { device, path, .. }) = order.get() else {
+        panic!("{order:?}")
     };
     assert_eq!(device, "loop0");
     assert_eq!(path.to_str(), Some("/dev/loop0"));
@@ -122,7 +139,7 @@ fn app_scanning() -> App {
 
 fn feed(app: &mut App, updates: impl IntoIterator<Item = ScanUpdate>) {
     for u in updates {
-        app.update(Msg::Scan(Box::new(u)));
+        app.update(update(u));
     }
 }
 
@@ -181,7 +198,7 @@ fn finished_scan_lists_the_ranges_in_bytes_and_lbas_and_h_opens_health() {
     let last = updates.pop().unwrap();
     feed(&mut app, updates);
     // The end goes into the history, as a run does.
-    let cmds = app.update(Msg::Scan(Box::new(last)));
+    let cmds = app.update(update(last));
     assert!(
         matches!(cmds.as_slice(), [Cmd::RecordScan { update, path }]
             if update.end == Some(End::Finished) && path.to_str() == Some("/dev/loop0")),
@@ -229,7 +246,10 @@ fn x_stops_the_scan_and_it_ends_with_what_it_read() {
     let updates = scan_updates(None, None);
     feed(&mut app, up_to(&updates, 8 * MIB));
     let cmds = key(&mut app, KeyCode::Char('x'));
-    assert!(matches!(cmds.as_slice(), [Cmd::StopScan]), "{cmds:?}");
+    assert!(
+        matches!(cmds.as_slice(), [Cmd::StopJob(SCAN_JOB)]),
+        "{cmds:?}"
+    );
     assert_eq!(app.screens.scan.phase, Phase::Stopping);
     // The worker stops between reads and sends what it read.
     let stopped = scan_updates(None, Some(10 * MIB));
@@ -269,14 +289,20 @@ fn the_scan_carries_the_chosen_device_and_a_refusal_is_shown() {
     let mut app = app_with("host-loop-zram", true);
     let cmds = key(&mut app, KeyCode::Char('b'));
     let stamped: Vec<Cmd> = cmds.into_iter().map(|c| app.stamp(c)).collect();
-    let [Cmd::StartScan { chosen, .. }] = stamped.as_slice() else {
+    let [Cmd::StartJob(order)] = stamped.as_slice() else {
         panic!("{stamped:?}")
     };
+    let Some(ScanJob { chosen, .. }) = order.get() else {
+        panic!("{order:?}")
+    };
     assert_eq!(chosen.as_ref().map(|c| c.name.as_str()), Some("loop0"));
-    app.update(Msg::ScanRefused(
-        "loop0 is no longer the device you chose (7:0 backing /tmp/a.img); now backing \
-         /tmp/b.img: nothing was done"
-            .into(),
+    app.update(Msg::job(
+        SCAN_JOB,
+        ScanMsg::Refused(
+            "loop0 is no longer the device you chose (7:0 backing /tmp/a.img); now backing \
+             /tmp/b.img: nothing was done"
+                .into(),
+        ),
     ));
     assert!(
         matches!(&app.overlay, Some(Overlay::Error(e)) if e.contains("no longer the device")),
@@ -293,7 +319,7 @@ fn leaving_the_screen_while_it_runs_stops_the_scan() {
         feed(&mut app, up_to(&scan_updates(None, None), 8 * MIB));
         let cmds = key(&mut app, leave);
         assert!(
-            matches!(cmds.as_slice(), [Cmd::StopScan]),
+            matches!(cmds.as_slice(), [Cmd::StopJob(SCAN_JOB)]),
             "{leave:?}: {cmds:?}"
         );
         assert_ne!(app.screen, Screen::Scan);
@@ -341,7 +367,7 @@ fn a_retest_from_the_scan_screen_stops_the_scan_before_the_run() {
     // R goes to the Run screen without a number key: the scan stops all the same.
     let cmds = key(&mut app, KeyCode::Char('R'));
     assert_eq!(app.screen, Screen::Run);
-    assert!(cmds.contains(&Cmd::StopScan), "{cmds:?}");
+    assert!(cmds.contains(&Cmd::StopJob(SCAN_JOB)), "{cmds:?}");
     assert!(
         cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
         "{cmds:?}"
@@ -475,7 +501,7 @@ fn while_a_read_hangs_the_worker_sends_it_in_flight_with_what_was_found_before()
     let (waiting, later) = std::thread::scope(|s| {
         s.spawn(|| {
             // Every read is quicker than the interval: only the watcher sends while it hangs.
-            disktriage::tui::in_context(&stop, &tx, Duration::from_secs(3600), |ctx| {
+            disktriage::tui::in_context(SCAN_JOB, &stop, &tx, Duration::from_secs(3600), |ctx| {
                 disktriage::flow::drive_scan_watched(
                     "loop0".into(),
                     scan,
@@ -490,8 +516,13 @@ fn while_a_read_hangs_the_worker_sends_it_in_flight_with_what_was_found_before()
         // The next update with a read in flight; a failure, not a hang, when none comes.
         let in_flight = || loop {
             match rx.recv_timeout(Duration::from_secs(10)) {
-                Ok(Msg::Scan(u)) if u.in_flight.is_some() => return Some(u),
-                Ok(_) => {}
+                Ok(m) => {
+                    if let ScanMsg::Update(u) = scan_news(m)
+                        && u.in_flight.is_some()
+                    {
+                        return Some(u);
+                    }
+                }
                 Err(_) => return None,
             }
         };
@@ -519,8 +550,8 @@ fn while_a_read_hangs_the_worker_sends_it_in_flight_with_what_was_found_before()
     drop(tx);
     let last = rx
         .iter()
-        .filter_map(|m| match m {
-            Msg::Scan(u) => Some(u),
+        .filter_map(|m| match scan_news(m) {
+            ScanMsg::Update(u) => Some(u),
             _ => None,
         })
         .last()

@@ -448,16 +448,20 @@ fn commands_carry_the_identity_of_the_device_on_the_screen() {
 #[test]
 fn h_after_a_check_refuses_a_device_reattached_under_its_name() {
     use disktriage::event::{FlushDone, FlushMsg};
+    use disktriage::flow::{FLUSHCHECK_JOB, SCAN_JOB, ScanMsg};
     // The flush check.
     let mut app = app_with("host-loop-zram", true);
     key(&mut app, KeyCode::Char('F'));
     keys(&mut app, "loop0");
     key(&mut app, KeyCode::Enter);
     assert_eq!(app.screen, Screen::Flush);
-    app.update(Msg::Flush(FlushMsg::Finished(Box::new(FlushDone {
-        verdict: "unknown".into(),
-        ..FlushDone::default()
-    }))));
+    app.update(Msg::job(
+        FLUSHCHECK_JOB,
+        FlushMsg::Finished(Box::new(FlushDone {
+            verdict: "unknown".into(),
+            ..FlushDone::default()
+        })),
+    ));
     refresh(&mut app, reattached(inventory(), "loop0", "/tmp/other.img"));
     assert!(key(&mut app, KeyCode::Char('h')).is_empty());
     assert_ne!(app.screen, Screen::Health, "another device's health shown");
@@ -471,7 +475,7 @@ fn h_after_a_check_refuses_a_device_reattached_under_its_name() {
     key(&mut app, KeyCode::Char('F'));
     keys(&mut app, "loop0");
     key(&mut app, KeyCode::Enter);
-    app.update(Msg::Flush(FlushMsg::Finished(Box::default())));
+    app.update(Msg::job(FLUSHCHECK_JOB, FlushMsg::Finished(Box::default())));
     refresh(&mut app, inventory());
     key(&mut app, KeyCode::Char('h'));
     assert_eq!(app.screen, Screen::Health);
@@ -481,7 +485,7 @@ fn h_after_a_check_refuses_a_device_reattached_under_its_name() {
     key(&mut app, KeyCode::Char('b'));
     assert_eq!(app.screen, Screen::Scan);
     key(&mut app, KeyCode::Char('x'));
-    app.update(Msg::ScanRefused("stopped".into()));
+    app.update(Msg::job(SCAN_JOB, ScanMsg::Refused("stopped".into())));
     app.overlay = None;
     refresh(&mut app, reattached(inventory(), "loop0", "/tmp/other.img"));
     key(&mut app, KeyCode::Char('h'));

@@ -10,6 +10,7 @@ use disktriage::app::TriagePhase as Phase;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::TestName;
 use disktriage::event::{Cmd, DiskReport, Msg, TriageMsg, TriageOf, TriageReport};
+use disktriage::flow::{TRIAGE_JOB, TriageNews, TriageOrder};
 use disktriage::scan::Span;
 use disktriage::triage::{
     Change, DiskFacts, DiskIdentityFacts, Finding, GatherOptions, Judgement, Measurements,
@@ -24,16 +25,24 @@ fn app_triaging_two() -> App {
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Char(' '));
     let cmds = key(&mut app, KeyCode::Char('v'));
-    let [Cmd::StartTriage { devices, .. }] = cmds.as_slice() else {
+    let [Cmd::StartJob(order)] = cmds.as_slice() else {
         panic!("{cmds:?}")
+    };
+    let Some(TriageOrder { devices, .. }) = order.get() else {
+        panic!("{order:?}")
     };
     assert_eq!(devices, &["loop0".to_string(), "loop1".to_string()]);
     assert_eq!(app.screen, Screen::Triage);
     app
 }
 
+/// The triage job's message, as the app hears it.
+fn news(m: TriageMsg) -> Msg {
+    Msg::job(TRIAGE_JOB, TriageNews::Triage(m))
+}
+
 fn progress(disk: usize, device: &str, step: &str, fraction: f64) -> Msg {
-    Msg::Triage(TriageMsg::Progress(Box::new(Progress {
+    news(TriageMsg::Progress(Box::new(Progress {
         disk,
         device: device.into(),
         step: step.into(),
@@ -94,7 +103,7 @@ fn finding(rule: &'static str, severity: TriageVerdict, sentence: &str, next: &s
 }
 
 fn report(disks: Vec<DiskReport>) -> Msg {
-    Msg::Triage(TriageMsg::Finished(Box::new(TriageReport {
+    news(TriageMsg::Finished(Box::new(TriageReport {
         host: Some("web01".into()),
         started_unix: 1_795_000_000,
         seconds: 8.1,
@@ -298,15 +307,16 @@ fn v_triages_the_selected_disk_when_none_is_marked_and_carries_its_identity() {
     key(&mut app, KeyCode::Down);
     let cmds = key(&mut app, KeyCode::Char('v'));
     let stamped: Vec<Cmd> = cmds.into_iter().map(|c| app.stamp(c)).collect();
-    let [
-        Cmd::StartTriage {
-            devices,
-            chosen,
-            options,
-        },
-    ] = stamped.as_slice()
-    else {
+    let [Cmd::StartJob(order)] = stamped.as_slice() else {
         panic!("{stamped:?}")
+    };
+    let Some(TriageOrder {
+        devices,
+        chosen,
+        options,
+    }) = order.get()
+    else {
+        panic!("{order:?}")
     };
     assert_eq!(devices, &["loop1".to_string()]);
     assert_eq!(chosen.len(), 1);
@@ -366,7 +376,7 @@ fn x_stops_it_and_it_ends_with_what_was_gathered() {
     app.update(progress(0, "loop0", "surface 100/4000", 0.1));
     tick(&mut app, 3.0);
     let cmds = key(&mut app, KeyCode::Char('x'));
-    assert_eq!(cmds, vec![Cmd::StopTriage]);
+    assert_eq!(cmds, vec![Cmd::StopJob(TRIAGE_JOB)]);
     assert_eq!(app.screens.triage.phase, Phase::Stopping);
     let s = screen(&app, 80, 25);
     assert!(
@@ -386,7 +396,7 @@ fn leaving_while_it_runs_stops_it_and_a_second_v_shows_the_running_one() {
     for leave in [KeyCode::Esc, KeyCode::Char('1'), KeyCode::Tab] {
         let mut app = app_triaging_two();
         let cmds = key(&mut app, leave);
-        assert_eq!(cmds, vec![Cmd::StopTriage], "{leave:?}");
+        assert_eq!(cmds, vec![Cmd::StopJob(TRIAGE_JOB)], "{leave:?}");
         assert_ne!(app.screen, Screen::Triage);
     }
     let mut app = app_triaging_two();
@@ -402,7 +412,7 @@ fn leaving_while_it_runs_stops_it_and_a_second_v_shows_the_running_one() {
 #[test]
 fn a_refused_triage_says_why() {
     let mut app = app_triaging_two();
-    app.update(Msg::Triage(TriageMsg::Refused(
+    app.update(news(TriageMsg::Refused(
         "loop1 is no longer the device you chose: nothing was done".into(),
     )));
     assert!(

@@ -67,6 +67,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now,
     draw,
     leave: nothing,
+    job: None,
 };
 
 /// `r` reruns (`App::act`) once a run has ended and none is running.

@@ -85,6 +85,14 @@ const KEYS: &[Binding] = &[
     ),
     bind(
         Scope::On(Screen::Devices),
+        &[KeyCode::Char('c')],
+        "c",
+        None,
+        "capacity probe (writes, puts back)",
+        Action::Capacity,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
         &[KeyCode::Char('h')],
         "h",
         Some("health"),
@@ -124,6 +132,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now: |app, action| app.works_anywhere(action),
     draw,
     leave: nothing,
+    job: None,
 };
 
 /// What its keys do.
@@ -141,6 +150,7 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
             | Action::SurfaceScan
             | Action::Triage
             | Action::FlushCheck
+            | Action::Capacity
     );
     if on_selection && app.devices.gone.is_some() {
         let why = app.no_selection();
@@ -220,6 +230,7 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
         }
         Action::Triage => return app.start_triage(),
         Action::FlushCheck => return app.ask_flushcheck(),
+        Action::Capacity => return app.ask_capacity(),
         _ => {}
     }
     Vec::new()

@@ -19,9 +19,10 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::super::keys::{Action, Binding, Scope};
 use super::super::{App, Screen};
-use super::ScreenDef;
+use super::{JobHook, ScreenDef};
 use crate::draw::clock;
-use crate::event::{Cmd, FlushDone, FlushMsg};
+use crate::event::{Cmd, FlushDone, FlushMsg, JobMsg, JobOrder};
+use crate::flow::flushcheck::{self as job, FlushOrder};
 use crate::theme;
 
 /// Where the check is.
@@ -116,7 +117,19 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now,
     draw,
     leave,
+    job: Some(JobHook {
+        name: job::NAME,
+        on_msg,
+    }),
 };
+
+/// The flush check job's news.
+fn on_msg(app: &mut App, msg: JobMsg) -> Vec<Cmd> {
+    if let Ok(m) = msg.take::<FlushMsg>() {
+        app.flush_msg(m);
+    }
+    Vec::new()
+}
 
 fn works_now(app: &App, action: Action) -> bool {
     let s = &app.screens.flush;
@@ -208,12 +221,12 @@ impl App {
         };
         self.screen = Screen::Flush;
         self.info(format!("flush check of {device}: writing"));
-        vec![Cmd::StartFlushcheck {
+        vec![Cmd::StartJob(JobOrder::new(FlushOrder {
             device,
             path,
             confirmation,
             chosen: None,
-        }]
+        }))]
     }
 
     fn stop_flushcheck(&mut self) -> Vec<Cmd> {
@@ -223,11 +236,11 @@ impl App {
         }
         s.phase = Phase::Stopping;
         self.info("stopping the flush check: the write cache is put back");
-        vec![Cmd::StopFlushcheck]
+        vec![Cmd::StopJob(job::NAME)]
     }
 
     /// The worker's news.
-    pub(in crate::app) fn flush_msg(&mut self, msg: FlushMsg) {
+    fn flush_msg(&mut self, msg: FlushMsg) {
         let s = &mut self.screens.flush;
         if !s.running() {
             return;

@@ -91,6 +91,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now,
     draw,
     leave: nothing,
+    job: None,
 };
 
 /// A device with no drive behind it (loop, zram, dm) has no SMART, logs or self-tests: the

@@ -107,6 +107,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now: |app, action| app.works_anywhere(action),
     draw,
     leave: nothing,
+    job: None,
 };
 
 /// Moving, marking, the report and export; `r`, `c`, `b` and `v` are `App::act`'s.

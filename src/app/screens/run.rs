@@ -65,6 +65,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now: |app, action| app.works_anywhere(action),
     draw,
     leave: nothing,
+    job: None,
 };
 
 /// Stopping and the temperature chart; `r` and `c` are `App::act`'s.

@@ -22,9 +22,10 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 
 use super::super::keys::{Action, Binding, Scope};
 use super::super::{App, Screen};
-use super::ScreenDef;
+use super::{JobHook, ScreenDef};
 use crate::draw;
-use crate::event::{Cmd, ScanUpdate};
+use crate::event::{Cmd, JobMsg, JobOrder, ScanUpdate};
+use crate::flow::scan::{self as job, ScanJob, ScanMsg};
 use crate::model::Bytes;
 use crate::report::scan::{errno_name, lba_range};
 use crate::scan::buckets::Bucket;
@@ -133,7 +134,23 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now,
     draw,
     leave,
+    job: Some(JobHook {
+        name: job::NAME,
+        on_msg,
+    }),
 };
+
+/// The scan job's news.
+fn on_msg(app: &mut App, msg: JobMsg) -> Vec<Cmd> {
+    match msg.take::<ScanMsg>() {
+        Ok(ScanMsg::Update(update)) => app.scan_update(*update),
+        Ok(ScanMsg::Refused(why)) => {
+            app.scan_refused(why);
+            Vec::new()
+        }
+        Err(_) => Vec::new(),
+    }
+}
 
 fn works_now(app: &App, action: Action) -> bool {
     let s = &app.screens.scan;
@@ -219,11 +236,11 @@ impl App {
         self.info(format!(
             "{device}: surface scan, read-only (nothing is written)"
         ));
-        vec![Cmd::StartScan {
+        vec![Cmd::StartJob(JobOrder::new(ScanJob {
             device,
             path,
             chosen: None,
-        }]
+        }))]
     }
 
     fn stop_scan(&mut self) -> Vec<Cmd> {
@@ -233,11 +250,11 @@ impl App {
         }
         s.phase = Phase::Stopping;
         self.info("stopping the scan: it ends with what it read");
-        vec![Cmd::StopScan]
+        vec![Cmd::StopJob(job::NAME)]
     }
 
     /// The worker's news.
-    pub(in crate::app) fn scan_update(&mut self, update: ScanUpdate) -> Vec<Cmd> {
+    fn scan_update(&mut self, update: ScanUpdate) -> Vec<Cmd> {
         let s = &mut self.screens.scan;
         if s.device.as_deref() != Some(update.device.as_str()) {
             return Vec::new();
@@ -267,7 +284,7 @@ impl App {
         record.into_iter().collect()
     }
 
-    pub(in crate::app) fn scan_refused(&mut self, why: String) {
+    fn scan_refused(&mut self, why: String) {
         let s = &mut self.screens.scan;
         if s.running() {
             s.phase = Phase::Refused(why.clone());

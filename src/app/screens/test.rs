@@ -114,6 +114,7 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now: |app, action| app.works_anywhere(action),
     draw,
     leave: nothing,
+    job: None,
 };
 
 /// The list and the form: moving, stepping and typing a value, starting the test.

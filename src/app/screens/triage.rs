@@ -22,9 +22,10 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::super::keys::{Action, Binding, Scope};
 use super::super::{App, Screen};
-use super::ScreenDef;
+use super::{JobHook, ScreenDef};
 use crate::draw::{self, clock, elide_end as fit};
-use crate::event::{Cmd, TriageMsg};
+use crate::event::{Cmd, JobMsg, JobOrder, TriageMsg};
+use crate::flow::triage::{self as job, TriageNews, TriageOrder};
 use crate::report::triage::{DiskReport, TriageReport};
 use crate::theme;
 use crate::triage::{GatherOptions, Progress, TriageVerdict};
@@ -156,7 +157,21 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now,
     draw,
     leave,
+    job: Some(JobHook {
+        name: job::NAME,
+        on_msg,
+    }),
 };
+
+/// The triage job's news, and the history's notes after its report.
+fn on_msg(app: &mut App, msg: JobMsg) -> Vec<Cmd> {
+    match msg.take::<TriageNews>() {
+        Ok(TriageNews::Triage(m)) => app.triage_msg(m),
+        Ok(TriageNews::HistoryNote(note)) => app.history_note(note),
+        Err(_) => {}
+    }
+    Vec::new()
+}
 
 fn works_now(app: &App, action: Action) -> bool {
     let s = &app.screens.triage;
@@ -276,11 +291,11 @@ impl App {
             "triage of {what}: read-only (nothing is written), at most {} s",
             options.bound.as_secs()
         ));
-        vec![Cmd::StartTriage {
+        vec![Cmd::StartJob(JobOrder::new(TriageOrder {
             devices,
             chosen: Vec::new(),
             options,
-        }]
+        }))]
     }
 
     fn stop_triage(&mut self) -> Vec<Cmd> {
@@ -290,11 +305,11 @@ impl App {
         }
         s.phase = Phase::Stopping;
         self.info("stopping the triage: it ends with what was gathered");
-        vec![Cmd::StopTriage]
+        vec![Cmd::StopJob(job::NAME)]
     }
 
     /// The worker's news.
-    pub(in crate::app) fn triage_msg(&mut self, msg: TriageMsg) {
+    fn triage_msg(&mut self, msg: TriageMsg) {
         let now = self.now;
         let s = &mut self.screens.triage;
         if !s.running() {
