@@ -940,7 +940,7 @@ fn a_new_job_is_its_file_and_its_registration() {
     sources.insert(
         "flow/fake.rs".into(),
         "//! A fake job.\nuse super::job::{Job, JobContext};\npub struct Fake;\nimpl Job for Fake \
-         {\n    type Msg = ();\n    fn name(&self) -> &'static str {\n        \"fake\"\n    }\n    \
+         {\n    type Msg = ();\n    type Output = ();\n    fn name(&self) -> &'static str {\n        \"fake\"\n    }\n    \
          fn cannot_start(&self, _: &std::io::Error) {}\n    fn run(self, ctx: &JobContext<'_, ()>) \
          {\n        ctx.send(());\n    }\n}\n"
             .into(),

@@ -231,6 +231,7 @@ pub struct CapacityJob {
 
 impl Job for CapacityJob {
     type Msg = CapacityMsg;
+    type Output = anyhow::Result<CapacityRun>;
 
     fn name(&self) -> &'static str {
         "capacity"
@@ -245,7 +246,8 @@ impl Job for CapacityJob {
         CapacityMsg::Failed(format!("cannot start the capacity probe: {error}"))
     }
 
-    fn run(self, ctx: &JobContext<'_, CapacityMsg>) {
+    /// The probe, or why it did not run: typed, for the CLI's words and exit status.
+    fn run(self, ctx: &JobContext<'_, CapacityMsg>) -> anyhow::Result<CapacityRun> {
         let started = Instant::now();
         let mut every = Every::new(ctx.interval);
         let mut progress = |p: Progress| {
@@ -257,11 +259,12 @@ impl Job for CapacityJob {
             }
         };
         let stop = || ctx.stopped();
-        let msg = match probe(&self.request, &stop, &mut progress) {
-            Ok(run) => CapacityMsg::Done(Box::new(run)),
+        let end = probe(&self.request, &stop, &mut progress);
+        ctx.send(match &end {
+            Ok(run) => CapacityMsg::Done(Box::new(run.clone())),
             Err(e) => CapacityMsg::Failed(format!("{e:#}")),
-        };
-        ctx.send(msg);
+        });
+        end
     }
 }
 

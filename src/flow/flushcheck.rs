@@ -516,6 +516,7 @@ pub struct FlushCheckJob {
 
 impl Job for FlushCheckJob {
     type Msg = FlushMsg;
+    type Output = ();
 
     fn name(&self) -> &'static str {
         "flushcheck"

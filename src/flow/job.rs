@@ -4,9 +4,9 @@
 //! back whatever it changed itself before it returns (the flush check its write cache).
 //!
 //! The TUI's one runner (`tui::jobs`) starts any job, turns its messages into the screen's
-//! and stops every job the same way; the CLI runs a job's parts on its own thread and prints
-//! one progress line. A job that sends often paces itself with `JobContext::interval` and
-//! `Every`.
+//! and stops every job the same way; the CLI's (`commands::job`) runs one on its thread, draws
+//! its messages as the one progress line and hands the job's `Output` to the report. A job
+//! that sends often paces itself with `JobContext::interval` and `Every`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 pub trait Job: Send + 'static {
     /// What it tells as it goes and at its end.
     type Msg: Send + 'static;
+
+    /// What it hands back at its end to whoever ran it on the calling thread (the CLI's
+    /// report: a scan's whole map, a typed error); the screen hears its messages only.
+    type Output: Send + 'static;
 
     /// Its name; the runner runs one job of a name at a time (a batch of them together).
     fn name(&self) -> &'static str;
@@ -34,7 +38,7 @@ pub trait Job: Send + 'static {
 
     /// Runs to its end or until `ctx.stopped()`, telling `ctx` what happens; it puts back
     /// what it changed before it returns.
-    fn run(self, ctx: &JobContext<'_, Self::Msg>);
+    fn run(self, ctx: &JobContext<'_, Self::Msg>) -> Self::Output;
 }
 
 /// What a running job is given: the stop flag, where its messages go and how often it may
