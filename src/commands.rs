@@ -5,6 +5,7 @@
 pub mod capacity;
 pub mod flushcheck;
 pub mod history;
+pub mod job;
 pub mod params;
 pub mod run;
 pub mod scan;

@@ -20,7 +20,7 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 /// "1:02:03", "2:05": the elapsed time every screen shows, as the CLI's progress line does.
-pub use crate::flow::scan_progress::clock;
+pub use crate::model::clock;
 
 thread_local! {
     /// `Some` while `render_checked` draws on this thread.

@@ -4,21 +4,24 @@
 //! and parses no command line.
 //!
 //! - `job`: the `Job` trait every long-running task implements (what it needs, its messages,
-//!   its stop flag, what it puts back), which the TUI's one runner (`tui::jobs`) starts.
-//!   One file here per job: `scan`, `triage`, `flushcheck`, `capacity`.
+//!   its stop flag, what it puts back, what it hands back), which the TUI's one runner
+//!   (`tui::jobs`) and the CLI's (`commands::job`) start.
+//!   One file here per job: `scan`, `triage`, `flushcheck`, `capacity`, `sweep_job`.
 //! - `capacity`: the capacity probe job (the guard, the journal, the probe, the put-back) and
 //!   the put-back of a journal a crash left.
 //! - `flushcheck`: the flush check's timing run (commits, write + flush, the flush after
-//!   dirty data, the commits with the write cache off), its write guard and timing check
-//!   for the CLI, and the TUI's flush check job.
+//!   dirty data, the commits with the write cache off), its write guard, the timing check
+//!   and its job for the CLI (`TimingJob`), and the TUI's flush check job.
 //! - `progress`: the progress line of a headless run on stderr (phase, figures, ETA), for
 //!   `run` on one target or several and the sweeps.
 //! - `scan`: the surface scan job and the one scan loop (the TUI's and `disktriage scan`'s),
 //!   with the scan's defaults.
 //! - `scan_progress`: `scan`'s progress line (the read in flight, what was found, 80 columns).
 //! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
-//!   put back; its refusals and the sentences that say them), which the CLI drives in a loop
-//!   and the TUI one message at a time.
+//!   put back; its refusals and the sentences that say them), which the CLI's sweep job
+//!   (`sweep_job`) drives in a loop and the TUI one message at a time.
+//! - `sweep_job`: the setting sweep as a job (`disktriage run --sweep-*`): the machine driven
+//!   through each switch, run and measure, and the value at start put back on every exit.
 //! - `write_target`: the write tests' guard for the checks that write a device themselves.
 //! - `triage`: a triage's gathered facts judged, with each disk's changes since its last
 //!   triage, as the report both faces show, and recorded in the history; and the TUI's
@@ -50,5 +53,6 @@ pub mod progress;
 pub mod scan;
 pub mod scan_progress;
 pub mod setting_sweep;
+pub mod sweep_job;
 pub mod triage;
 pub mod write_target;

@@ -39,4 +39,4 @@ pub use smart::{
     AtaAttribute, AtaDrive, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth,
     SavedFormat, SavedReport, SmartHealth, SmartReading, SmartctlIdentity, SmartctlReport, Verdict,
 };
-pub use units::{Bytes, BytesPerSec, TimeSpan};
+pub use units::{Bytes, BytesPerSec, TimeSpan, clock};

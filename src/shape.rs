@@ -964,7 +964,7 @@ fn a_new_job_is_its_file_and_its_registration() {
 const FAKE_JOB: &str = "//! A fake job.\nuse super::job::{Job, JobContext, JobEnv, Order};\n\
 pub const NAME: &str = \"fake\";\n#[derive(Debug, Clone, PartialEq)]\npub struct Fake;\n\
 impl Order for Fake {\n    type Job = Fake;\n    fn job(self, _: &JobEnv) -> Fake {\n        \
-self\n    }\n}\nimpl Job for Fake {\n    type Msg = ();\n    fn name(&self) -> &'static str {\n        \
+self\n    }\n}\nimpl Job for Fake {\n    type Msg = ();\n    type Output = ();\n    fn name(&self) -> &'static str {\n        \
 NAME\n    }\n    fn cannot_start(&self, _: &std::io::Error) {}\n    fn run(self, ctx: \
 &JobContext<'_, ()>) {\n        ctx.send(());\n    }\n}\n";
 

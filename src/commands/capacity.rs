@@ -1,5 +1,6 @@
 //! `disktriage capacity DEV --confirm NAME | --destroy-data NAME [--journal FILE] [--json]`:
-//! the fake-capacity probe (`flow::capacity`) with its progress line and report; and
+//! the fake-capacity probe (`flow::capacity::CapacityJob`, through `commands::job`) with its
+//! progress line and report; and
 //! `restore --capacity JOURNAL`, the put-back a crash left.
 //!
 //! Exit status: 0 real, 4 fake (data written past its real end is lost), 5 unknown (stopped
@@ -8,20 +9,20 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::Duration;
 
 use anyhow::Context;
 
+use super::job::run_job;
 use crate::bench::exec::safety::WriteRefusal;
 use crate::capacity::ProbeEnd;
 use crate::cli::CapacityArgs;
 use crate::flow::capacity::{
-    CapacityRequest, default_journal, probe, progress_words, restore_journal,
+    CapacityJob, CapacityMsg, CapacityRequest, default_journal, progress_words, restore_journal,
 };
-use crate::flow::job::Every;
-use crate::flow::progress::ProgressLine;
-use crate::flow::scan_progress::{WIDTH, clock};
+use crate::flow::scan_progress::WIDTH;
 use crate::history::History;
+use crate::model::clock;
 use crate::model::text::neutralize_controls;
 use crate::model::{UsageError, exit};
 use crate::report::capacity::{render_json, render_text};
@@ -29,7 +30,31 @@ use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::sys::signals::{Catch, StopSignals};
 
 /// How often the progress line is redrawn.
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// The progress line: "capacity /dev/sdb: reading back 12.0 of 64.0 MiB  0:03".
+struct Follow {
+    shown: String,
+}
+
+impl super::job::Follow<CapacityMsg> for Follow {
+    fn every(&self) -> Duration {
+        PROGRESS_EVERY
+    }
+
+    fn hear(&mut self, msg: CapacityMsg) -> Option<String> {
+        let CapacityMsg::Progress { progress, elapsed } = msg else {
+            return None;
+        };
+        let text = format!(
+            "capacity {}: {}  {}",
+            self.shown,
+            progress_words(&progress),
+            clock(elapsed)
+        );
+        Some(text.chars().take(WIDTH).collect())
+    }
+}
 
 /// Runs the probe.
 pub fn capacity(history_dir: &Path, args: &CapacityArgs) -> anyhow::Result<ExitCode> {
@@ -67,22 +92,18 @@ pub fn capacity(history_dir: &Path, args: &CapacityArgs) -> anyhow::Result<ExitC
         journal,
         expect: None,
     };
-    let line = ProgressLine::on_terminal();
-    let started = Instant::now();
-    let mut every = Every::new(PROGRESS_EVERY);
-    let shown = neutralize_controls(&args.device.display().to_string());
-    let mut progress = |p: crate::capacity::probe::Progress| {
-        if every.due(false) {
-            let text = format!(
-                "capacity {shown}: {}  {}",
-                progress_words(&p),
-                clock(started.elapsed())
-            );
-            line.show(&text.chars().take(WIDTH).collect::<String>());
-        }
+    let mut follow = Follow {
+        shown: neutralize_controls(&args.device.display().to_string()),
     };
-    let run = probe(&request, &|| signals.is_set(), &mut progress);
-    line.clear();
+    let run = run_job(
+        CapacityJob {
+            request,
+            // made above, with the CLI's own words
+            state_dir: None,
+        },
+        &signals,
+        &mut follow,
+    )?;
     let run = run.map_err(|e| reword_confirmation(e, destroy, &typed))?;
     for w in &run.warnings {
         write_stderr(&format!(

@@ -3,10 +3,11 @@
 //! Every check runs before the first read: the arguments, the device, the output files (never
 //! on the scanned disk: a scan writes nothing to it, not even through a file system on it) and
 //! an existing mapfile (it must be of a device of this size, and of this disk when it says
-//! which). Then the engine reads block by block in the scan loop the TUI's scan steps too
-//! (`flow::scan::read_until_done`, with its defaults); between reads the stop flag (SIGINT,
-//! SIGTERM, SIGHUP) is checked and the mapfile saved every 30 s; the progress line is drawn on a timer of
-//! its own (`flow::scan_progress`), so a read that hangs shows as waiting. On a stop the
+//! which). Then the scan job the TUI's scan runs too (`flow::scan::OpenedScan`, through
+//! `commands::job`) reads block by block; between reads the stop flag (SIGINT, SIGTERM,
+//! SIGHUP) is checked and the mapfile saved every 30 s; the progress line is drawn from the
+//! job's updates (`flow::scan_progress`), which keep coming while a read hangs, so it shows
+//! as waiting. On a stop the
 //! mapfile and the badblocks list are saved, the summary of what was read is printed, and the
 //! exit status is 128 + the signal. Otherwise 0 every sector read, 4 some unreadable, 3 none
 //! unreadable but blocks abandoned at `--timeout`, 5 the scan could not finish.
@@ -14,14 +15,16 @@
 use std::io::BufRead;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use super::job::run_job;
 use crate::bench::exec::safety::{self, WriteRefusal};
 use crate::cli::ScanArgs;
-use crate::flow::scan::{block_size, read_until_done};
-use crate::flow::scan_progress::ScanProgress;
+use crate::flow::scan::{Checkpoint, OpenedScan, ScanMsg, block_size};
+use crate::flow::scan_progress::{self, ScanFigures};
 use crate::history::History;
 use crate::model::exit::usage_bail;
 use crate::model::text::neutralize_controls;
@@ -34,7 +37,6 @@ use crate::scan::Span;
 use crate::scan::badblocks;
 use crate::scan::blockmap::DEFAULT_CELLS;
 use crate::scan::engine::{End, Scan, ScanConfig};
-use crate::scan::live::LiveScan;
 use crate::scan::mapfile::{Mapfile, MapfileParser, Status};
 use crate::scan::repair;
 use crate::scan::snapshot::ScanUpdate;
@@ -149,51 +151,25 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
 
     let signals = StopSignals::catch(Catch::Command)?;
     let comments = mapfile_comments(&target);
+    let mapfile_out = mapfile_out.map(Arc::new);
+    let job = OpenedScan {
+        device: target.name.clone().unwrap_or_else(|| target.path.clone()),
+        reader: device,
+        scan,
+        checkpoint: mapfile_out
+            .clone()
+            .map(|out| save_every(out, comments.clone())),
+    };
+    let mut follow = Follow {
+        name: neutralize_controls(target.name.as_deref().unwrap_or(&target.path)),
+    };
     let started = Instant::now();
-    let mut last_save = Instant::now();
-    let progress = ScanProgress::on_terminal(&neutralize_controls(
-        target.name.as_deref().unwrap_or(&target.path),
-    ));
-    let mut save_error: Option<String> = None;
-    let live = LiveScan::new(scan);
-    // The progress line on its own timer, not after each read: a read that hangs shows as
-    // waiting, and the clock runs.
-    let draw = |live: &LiveScan| {
-        live.view(|scan, in_flight| progress.draw(scan, in_flight, started.elapsed()));
-    };
-    let mut save = |live: &LiveScan| {
-        if let Some(out) = &mapfile_out
-            && last_save.elapsed() >= SAVE_EVERY
-        {
-            last_save = Instant::now();
-            if let Err(e) = live.view(|scan, _| out.replace(&scan.mapfile.render(&comments)))
-                && save_error.is_none()
-            {
-                let text = format!("cannot save the mapfile {}: {e}", out.path.display());
-                write_stderr(&format!("\ndisktriage: {}\n", neutralize_controls(&text)));
-                save_error = Some(text);
-            }
-        }
-        true
-    };
-    read_until_done(
-        &live,
-        &mut device,
-        &|| signals.is_set(),
-        &mut save,
-        progress.shown().then_some((
-            "progress",
-            PROGRESS_EVERY,
-            &draw as &(dyn Fn(&LiveScan) + Sync),
-        )),
-    );
-    let scan = live.into_scan();
+    let (scan, mut device) = run_job(job, &signals, &mut follow)?;
     let seconds = started.elapsed().as_secs_f64();
-    progress.clear();
 
     // Saved first: the files are what a stopped scan leaves for the next one.
     let outputs = Outputs {
-        mapfile: mapfile_out.as_ref(),
+        mapfile: mapfile_out.as_deref(),
         badblocks: badblocks_out.as_ref(),
         bb_size,
         comments: &comments,
@@ -272,6 +248,45 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_ABANDONED));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The progress line, from the scan's updates (`flow::scan_progress`).
+struct Follow {
+    name: String,
+}
+
+impl super::job::Follow<ScanMsg> for Follow {
+    fn every(&self) -> Duration {
+        PROGRESS_EVERY
+    }
+
+    fn hear(&mut self, msg: ScanMsg) -> Option<String> {
+        match msg {
+            ScanMsg::Update(u) => Some(scan_progress::line(
+                &ScanFigures::of_update(&self.name, &u),
+                scan_progress::WIDTH,
+            )),
+            ScanMsg::Refused(_) => None,
+        }
+    }
+}
+
+/// Saves the mapfile every `SAVE_EVERY` while the scan runs; the first failure is said on
+/// stderr (the last save, at the end, says it again as the command's error).
+fn save_every(out: Arc<OutputFile>, comments: Vec<String>) -> Checkpoint {
+    let mut said = false;
+    Checkpoint {
+        every: SAVE_EVERY,
+        save: Box::new(move |scan: &Scan| {
+            if let Err(e) = out.replace(&scan.mapfile.render(&comments))
+                && !said
+            {
+                said = true;
+                let text = format!("cannot save the mapfile {}: {e}", out.path.display());
+                write_stderr(&format!("\ndisktriage: {}\n", neutralize_controls(&text)));
+            }
+        }),
+    }
 }
 
 /// Adds the scan (finished, stopped or cut short) to the history through the recorder the TUI's

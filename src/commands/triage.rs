@@ -1,34 +1,36 @@
 //! `disktriage triage`: one verdict per disk, read-only and within a time bound.
 //!
 //! The disks named (or every whole disk of the inventory) are resolved first: a name that is
-//! no block device is an error before anything is read. Then `triage::gather` reads them all
-//! at once within the bound (a signal ends it early with what was gathered), the rules judge
-//! them, the history says what changed since each disk's last triage and records this one,
-//! and the table or the JSON goes to stdout, the Prometheus text to --prom's file (replaced
+//! no block device is an error before anything is read. Then the triage job the screen runs
+//! too (`flow::triage::TriageJob`, through `commands::job`) reads them all at once within the
+//! bound (a signal ends it early with what was gathered, not recorded), the rules judge them,
+//! the history says what changed since each disk's last triage and records this one, and the
+//! table or the JSON goes to stdout, the Prometheus text to --prom's file (replaced
 //! atomically). The exit status is the worst verdict (0, 3, 4, 5), or 128 + the signal.
 //! `--report PATH...` judges saved smartctl reports (files, or directories of them) instead
 //! (`reports`).
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use super::job::run_job;
 use crate::cli::TriageArgs;
-use crate::flow::scan_progress::{WIDTH, clock};
-use crate::flow::{self, triage::TriageRun};
+use crate::flow;
+use crate::flow::scan_progress::WIDTH;
+use crate::flow::triage::{TriageJob, TriageMsg, TriageNews};
 use crate::history::History;
-use crate::model::DiskIdentity;
+use crate::model::clock;
 use crate::model::text::neutralize_controls;
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::triage::{TriageReport, prom_text, render_table, to_json};
-use crate::sys::SysRoot;
 use crate::sys::output_file::OutputFile;
 use crate::sys::signals::{Catch, StopSignals};
-use crate::triage::{self, GatherOptions, Progress};
+use crate::sys::{LinuxDrives, SysRoot};
+use crate::triage::{self, GatherOptions};
 
 mod reports;
 
@@ -63,62 +65,30 @@ pub fn triage(
         since: Some(started),
     };
     let signals = StopSignals::catch(Catch::Command)?;
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-
-    let (tx, printer) = if std::io::stderr().is_terminal() {
-        let (tx, rx) = mpsc::channel();
-        let names = devices.clone();
-        let printer = std::thread::Builder::new()
-            .name("triage-progress".into())
-            .spawn(move || print_progress(&names, &rx))
-            .ok();
-        (Some(tx), printer)
-    } else {
-        (None, None)
-    };
-    let facts = triage::gather_until(root, &devices, &options, tx, signals.flag());
-    if let Some(p) = printer {
-        let _ = p.join();
-    }
-
-    let history = History::new(history_dir);
-    let loaded = match history.load() {
-        Ok(l) => Some(l),
-        Err(e) => {
-            write_stderr(&format!(
-                "disktriage: cannot read the history: {}\n",
-                neutralize_controls(&format!("{e:#}"))
-            ));
-            None
-        }
-    };
-    let identities: Vec<DiskIdentity> = facts
-        .iter()
-        .map(|f| root.disk_identity(&f.identity.device))
-        .collect();
-    // The time taken, up to the report (the history and the identities read included).
-    let seconds = started.elapsed().as_secs_f64();
-    let report = flow::triage::assemble(
-        facts,
-        &identities,
-        loaded.as_ref(),
-        TriageRun {
-            host: crate::sys::host::host_info().hostname,
-            started_unix,
-            seconds,
-            bound_seconds: options.bound.as_secs_f64(),
-        },
-    );
     // A triage of a captured tree (--root) read the tree's files, not a disk of this
-    // machine: the history keeps this machine's disks only.
-    if root.root() == std::path::Path::new("/") {
-        for note in flow::triage::record(&history, &report, &identities, &|| signals.is_set()) {
-            write_stderr(&format!("disktriage: {}\n", neutralize_controls(&note)));
-        }
+    // machine: the history keeps this machine's disks only, and says nothing of the tree's.
+    let history = (root.root() == std::path::Path::new("/")).then(|| History::new(history_dir));
+    let job = TriageJob {
+        root: root.clone(),
+        chosen: vec![None; devices.len()],
+        options,
+        drives: Arc::new(LinuxDrives::new(root.clone())),
+        history,
+        gatherer: flow::real_gatherer(),
+        devices: devices.clone(),
+    };
+    let mut follow = Follow::new(devices);
+    run_job(job, &signals, &mut follow)?;
+    for note in &follow.notes {
+        write_stderr(&format!("disktriage: {}\n", neutralize_controls(note)));
     }
-
+    let report = match (follow.report, follow.refused) {
+        (Some(report), _) => report,
+        (None, why) => bail!(
+            "{}",
+            neutralize_controls(&why.unwrap_or_else(|| "the triage ended without a report".into()))
+        ),
+    };
     write_outputs(&report, args, prom_out.as_ref())?;
     if let Some(code) = signals.exit_code() {
         return Ok(ExitCode::from(code));
@@ -203,52 +173,70 @@ pub fn disks(root: &SysRoot, args: &[String]) -> anyhow::Result<Vec<String>> {
     Ok(out)
 }
 
-/// Draws one progress line on stderr (a terminal) until every disk is done, on its own timer
-/// whether news comes or not: the time since the start, each disk's name and step, and how
-/// long a step has lasted once it takes `STEP_SHOWN_AFTER` (a disk that hangs in a read).
-fn print_progress(names: &[String], rx: &mpsc::Receiver<Progress>) {
-    let started = Instant::now();
-    // Each disk's step, when it began, and whether the disk is done.
-    let mut steps: BTreeMap<usize, (String, Instant, bool)> = names
-        .iter()
-        .enumerate()
-        .map(|(i, _)| (i, ("starting".to_string(), started, false)))
-        .collect();
-    let mut last = Instant::now();
-    let mut drawn = false;
-    loop {
-        match rx.recv_timeout(PROGRESS_EVERY) {
-            Ok(p) => {
+/// The progress line, redrawn on its own timer whether news comes or not: the time since
+/// the start, each disk's name and step, and how long a step has lasted once it takes
+/// `STEP_SHOWN_AFTER` (a disk that hangs in a read); nothing once every disk is done. It
+/// keeps the report and the history's notes.
+struct Follow {
+    names: Vec<String>,
+    started: Instant,
+    /// Each disk's step, when it began, and whether the disk is done.
+    steps: BTreeMap<usize, (String, Instant, bool)>,
+    report: Option<TriageReport>,
+    notes: Vec<String>,
+    refused: Option<String>,
+}
+
+impl Follow {
+    fn new(names: Vec<String>) -> Self {
+        let started = Instant::now();
+        let steps = (0..names.len())
+            .map(|i| (i, ("starting".to_string(), started, false)))
+            .collect();
+        Follow {
+            names,
+            started,
+            steps,
+            report: None,
+            notes: Vec::new(),
+            refused: None,
+        }
+    }
+}
+
+impl super::job::Follow<TriageNews> for Follow {
+    fn every(&self) -> Duration {
+        PROGRESS_EVERY
+    }
+
+    fn hear(&mut self, msg: TriageNews) -> Option<String> {
+        match msg {
+            TriageNews::Triage(TriageMsg::Progress(p)) => {
                 let done = p.done.is_some();
-                let since = match steps.get(&p.disk) {
+                let since = match self.steps.get(&p.disk) {
                     Some((step, since, _)) if *step == p.step => *since,
                     _ => Instant::now(),
                 };
-                steps.insert(p.disk, (p.step, since, done));
+                self.steps.insert(p.disk, (p.step, since, done));
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            TriageNews::Triage(TriageMsg::Finished(report)) => self.report = Some(*report),
+            TriageNews::Triage(TriageMsg::Refused(why)) => self.refused = Some(why),
+            TriageNews::HistoryNote(note) => self.notes.push(note),
         }
-        if steps.values().all(|(_, _, done)| *done) {
-            break;
-        }
-        if last.elapsed() >= PROGRESS_EVERY {
-            last = Instant::now();
-            let busy: Vec<(String, String, Duration)> = steps
-                .iter()
-                .filter(|(_, (_, _, done))| !done)
-                .map(|(i, (step, since, _))| {
-                    let name = names.get(*i).map_or("?", String::as_str);
-                    (name.to_string(), step.clone(), since.elapsed())
-                })
-                .collect();
-            let line = progress_line(&busy, started.elapsed(), WIDTH);
-            write_stderr(&format!("\r\x1b[K{line}"));
-            drawn = true;
-        }
+        None
     }
-    if drawn {
-        write_stderr("\r\x1b[K");
+
+    fn tick(&mut self) -> Option<String> {
+        let busy: Vec<(String, String, Duration)> = self
+            .steps
+            .iter()
+            .filter(|(_, (_, _, done))| !done)
+            .map(|(i, (step, since, _))| {
+                let name = self.names.get(*i).map_or("?", String::as_str);
+                (name.to_string(), step.clone(), since.elapsed())
+            })
+            .collect();
+        (!busy.is_empty()).then(|| progress_line(&busy, self.started.elapsed(), WIDTH))
     }
 }
 

@@ -281,6 +281,7 @@ pub struct CapacityJob {
 
 impl Job for CapacityJob {
     type Msg = CapacityMsg;
+    type Output = anyhow::Result<CapacityRun>;
 
     fn name(&self) -> &'static str {
         NAME
@@ -295,14 +296,14 @@ impl Job for CapacityJob {
         CapacityMsg::Failed(format!("cannot start the capacity probe: {error}"))
     }
 
-    fn run(self, ctx: &JobContext<'_, CapacityMsg>) {
+    /// The probe, or why it did not run: typed, for the CLI's words and exit status.
+    fn run(self, ctx: &JobContext<'_, CapacityMsg>) -> anyhow::Result<CapacityRun> {
         if let Some(dir) = &self.state_dir
             && let Err(e) = History::new(dir).prepare_dir()
         {
-            ctx.send(CapacityMsg::Failed(format!(
-                "the journal's directory: {e:#}; nothing was written"
-            )));
-            return;
+            let why = format!("the journal's directory: {e:#}; nothing was written");
+            ctx.send(CapacityMsg::Failed(why.clone()));
+            bail!(why);
         }
         let started = Instant::now();
         let mut every = Every::new(ctx.interval);
@@ -315,11 +316,12 @@ impl Job for CapacityJob {
             }
         };
         let stop = || ctx.stopped();
-        let msg = match probe(&self.request, &stop, &mut progress) {
-            Ok(run) => CapacityMsg::Done(Box::new(run)),
+        let end = probe(&self.request, &stop, &mut progress);
+        ctx.send(match &end {
+            Ok(run) => CapacityMsg::Done(Box::new(run.clone())),
             Err(e) => CapacityMsg::Failed(format!("{e:#}")),
-        };
-        ctx.send(msg);
+        });
+        end
     }
 }
 

@@ -558,6 +558,7 @@ pub struct FlushCheckJob {
 
 impl Job for FlushCheckJob {
     type Msg = FlushMsg;
+    type Output = ();
 
     fn name(&self) -> &'static str {
         NAME

@@ -4,9 +4,9 @@
 //! back whatever it changed itself before it returns (the flush check its write cache).
 //!
 //! The TUI's one runner (`tui::jobs`) starts any job, turns its messages into the screen's
-//! and stops every job the same way; the CLI runs a job's parts on its own thread and prints
-//! one progress line. A job that sends often paces itself with `JobContext::interval` and
-//! `Every`.
+//! and stops every job the same way; the CLI's (`commands::job`) runs one on its thread, draws
+//! its messages as the one progress line and hands the job's `Output` to the report. A job
+//! that sends often paces itself with `JobContext::interval` and `Every`.
 //!
 //! A screen asks for a job as plain data, an `Order` (the job's file says what it is made
 //! into), sent as `Cmd::StartJob(JobOrder)`; the TUI makes it into its job with what only the
@@ -31,6 +31,10 @@ pub trait Job: Send + 'static {
     /// What it tells as it goes and at its end.
     type Msg: Send + Clone + fmt::Debug + 'static;
 
+    /// What it hands back at its end to whoever ran it on the calling thread (the CLI's
+    /// report: a scan's whole map, a typed error); the screen hears its messages only.
+    type Output: Send + 'static;
+
     /// Its name; the runner runs one job of a name at a time (a batch of them together).
     fn name(&self) -> &'static str;
 
@@ -49,7 +53,7 @@ pub trait Job: Send + 'static {
 
     /// Runs to its end or until `ctx.stopped()`, telling `ctx` what happens; it puts back
     /// what it changed before it returns.
-    fn run(self, ctx: &JobContext<'_, Self::Msg>);
+    fn run(self, ctx: &JobContext<'_, Self::Msg>) -> Self::Output;
 }
 
 /// What a running job is given: the stop flag, where its messages go and how often it may
@@ -343,6 +347,8 @@ impl<J: Job> ErasedJob for J {
 
 impl Job for AnyJob {
     type Msg = JobMsg;
+    // The screen hears the messages only.
+    type Output = ();
 
     fn name(&self) -> &'static str {
         self.0.name()

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::bench::exec::run_input::RunEvent;
 use crate::bench::plan::{Job, Plan};
-use crate::model::BytesPerSec;
+use crate::model::{BytesPerSec, clock};
 use crate::report::output::write_stderr;
 
 /// A progress line on stderr, or nothing when it is off.
@@ -76,11 +76,11 @@ impl Eta {
         }
     }
 
-    /// "  ETA 1m05s", or nothing when the run's length is not known (a count-bounded run).
+    /// "  ETA 1:05", or nothing when the run's length is not known (a count-bounded run).
     pub fn text(&self) -> String {
         self.expected
             .map(|e| e.saturating_sub(self.started.elapsed()))
-            .map_or(String::new(), |left| format!("  ETA {}", fmt_secs(left)))
+            .map_or(String::new(), |left| format!("  ETA {}", clock(left)))
     }
 }
 
@@ -90,16 +90,6 @@ pub fn rate_text(bytes_per_sec: f64, iops: f64) -> String {
         "{:.1} MB/s  {iops:.0} IOPS",
         BytesPerSec(bytes_per_sec).mb_per_sec()
     )
-}
-
-/// "45s", "2m05s".
-pub fn fmt_secs(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
-    }
 }
 
 /// Reads one run's events until it finishes, drawing the phase, its figures and the ETA on
@@ -177,12 +167,6 @@ fn before_measuring(probing: bool, job: &Job) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seconds_read_as_minutes_from_one_minute_on() {
-        assert_eq!(fmt_secs(Duration::from_secs(59)), "59s");
-        assert_eq!(fmt_secs(Duration::from_secs(125)), "2m05s");
-    }
 
     #[test]
     fn the_rate_reads_in_mb_per_second_and_whole_iops() {

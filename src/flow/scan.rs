@@ -1,10 +1,11 @@
-//! The surface scan as a job, and the one scan loop both faces step (`read_until_done`):
-//! the TUI's scan (`ScanJob`) and `disktriage scan` (`commands::scan`), with the defaults
-//! defined once here (the read size, slow and timeout; the CLI's flags default to them).
+//! The surface scan as a job, one for both faces: `OpenedScan` steps a device opened and set
+//! up by who starts it (`disktriage scan`: its range, read size, mapfile; `commands::scan`),
+//! and the TUI's `ScanJob` opens one with the defaults defined once here (the read size, slow
+//! and timeout; the CLI's flags default to them) and runs it as an `OpenedScan`.
 //!
-//! The job opens the device read-only (`sys::scan::ScanDevice`: never for writing, never
-//! exclusively, so a mounted or held device is scanned too), checks it is still the device
-//! the admin chose (`ChosenDevice`, as a test run does), then steps the engine
+//! The device is opened read-only (`sys::scan::ScanDevice`: never for writing, never
+//! exclusively, so a mounted or held device is scanned too); the TUI's job checks it is still
+//! the device the admin chose (`ChosenDevice`, as a test run does). The job steps the engine
 //! (`scan::engine`) and sends what it found once per interval (`ScanMsg::Update`), never per
 //! read, and once more at the end with why it ended. The stop flag is read between reads.
 //! While a read hangs, a watcher thread sends the scan as it stood with the read in flight,
@@ -107,7 +108,8 @@ pub fn read_until_done(
 /// The scan job's name (`Cmd::StopJob` stops it by it).
 pub const NAME: &str = "scan";
 
-/// The TUI's scan of one device; its own order (it needs nothing the screen does not know).
+/// The TUI's scan of one device: opened here with the scan's defaults, then run as an
+/// `OpenedScan`; its own order (it needs nothing the screen does not know).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanJob {
     /// Its kernel name.
@@ -142,6 +144,7 @@ impl Order for ScanJob {
 
 impl Job for ScanJob {
     type Msg = ScanMsg;
+    type Output = ();
 
     fn name(&self) -> &'static str {
         NAME
@@ -181,15 +184,67 @@ impl Job for ScanJob {
             },
             Mapfile::new(reader.size),
         );
+        let opened = OpenedScan {
+            device: self.device,
+            reader,
+            scan,
+            checkpoint: None,
+        };
+        let _ = opened.run(ctx);
+    }
+}
+
+/// The scan of a device opened and set up by who starts it (`disktriage scan`: its range,
+/// its read size, a mapfile resumed; the TUI's `ScanJob` with the defaults). It sends what
+/// it found once per `ctx.interval`, and while a read hangs the scan as it stood with the
+/// read in flight; it hands back the scan, its whole map, and the device (a repair writes
+/// through it next).
+pub struct OpenedScan {
+    /// The name its updates carry.
+    pub device: String,
+    pub reader: ScanDevice,
+    pub scan: Scan,
+    /// Called between reads with the scan as it stands, once per its period (the CLI saves
+    /// its mapfile).
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// A look at the scan between reads, once per `every`.
+pub struct Checkpoint {
+    pub every: Duration,
+    pub save: Box<dyn FnMut(&Scan) + Send>,
+}
+
+impl Job for OpenedScan {
+    type Msg = ScanMsg;
+    type Output = (Scan, ScanDevice);
+
+    fn name(&self) -> &'static str {
+        "scan"
+    }
+
+    fn cannot_start(&self, error: &std::io::Error) -> ScanMsg {
+        ScanMsg::Refused(format!("cannot start the scan: {error}"))
+    }
+
+    fn run(self, ctx: &JobContext<'_, ScanMsg>) -> (Scan, ScanDevice) {
+        let OpenedScan {
+            device,
+            mut reader,
+            scan,
+            checkpoint,
+        } = self;
         let started = Instant::now();
-        drive_watched(
-            self.device,
+        let scan = drive_with(
+            device,
             scan,
             &mut reader,
             ctx,
             &mut || started.elapsed(),
             Some(ctx.interval),
+            checkpoint,
         );
+        (scan, reader)
     }
 }
 
@@ -213,16 +268,16 @@ fn open(path: &std::path::Path, chosen: Option<&ChosenDevice>) -> Result<ScanDev
 
 /// Steps `scan` on `reader` until it ends or the job is stopped, sending an update every
 /// `ctx.interval` of `clock` (the time since the scan started: the wall clock, a fake one in
-/// tests) and a last one at the end. The scan's memory does not grow with the device, nor
-/// does an update's (`ScanUpdate`).
+/// tests) and a last one at the end; returns the scan. The scan's memory does not grow with
+/// the device, nor does an update's (`ScanUpdate`).
 pub fn drive(
     device: String,
     scan: Scan,
     reader: &mut dyn BlockReader,
     ctx: &JobContext<'_, ScanMsg>,
     clock: &mut dyn FnMut() -> Duration,
-) {
-    drive_watched(device, scan, reader, ctx, clock, None);
+) -> Scan {
+    drive_with(device, scan, reader, ctx, clock, None, None)
 }
 
 /// `drive`, and with `watch`, a second thread that looks at the scan every `watch` of the wall
@@ -236,8 +291,22 @@ pub fn drive_watched(
     ctx: &JobContext<'_, ScanMsg>,
     clock: &mut dyn FnMut() -> Duration,
     watch: Option<Duration>,
-) {
+) -> Scan {
+    drive_with(device, scan, reader, ctx, clock, watch, None)
+}
+
+/// `drive_watched`, and with `checkpoint`, its look at the scan between reads.
+fn drive_with(
+    device: String,
+    scan: Scan,
+    reader: &mut dyn BlockReader,
+    ctx: &JobContext<'_, ScanMsg>,
+    clock: &mut dyn FnMut() -> Duration,
+    watch: Option<Duration>,
+    checkpoint: Option<Checkpoint>,
+) -> Scan {
     let every = ctx.interval;
+    let mut checkpoint = checkpoint.map(|c| (c, Instant::now()));
     let live = LiveScan::new(scan);
     let zone = Mutex::new(Zone::default());
     // The clock when the read in flight began (nanoseconds), for the watcher's updates.
@@ -250,6 +319,12 @@ pub fn drive_watched(
     let mut after_read = |live: &LiveScan| {
         let now = clock();
         began.store(nanos(now), Ordering::Relaxed);
+        if let Some((c, last)) = checkpoint.as_mut()
+            && last.elapsed() >= c.every
+        {
+            *last = Instant::now();
+            live.view(|scan, _| (c.save)(scan));
+        }
         let since = now.saturating_sub(last);
         if since < every || since.is_zero() {
             return true;
@@ -292,6 +367,7 @@ pub fn drive_watched(
     let zone = zone.into_inner().unwrap_or_else(PoisonError::into_inner);
     let scan = live.into_scan();
     send(update(&device, &scan, &zone, clock()));
+    scan
 }
 
 fn nanos(d: Duration) -> u64 {

@@ -1,16 +1,15 @@
 //! `disktriage scan`'s progress line on stderr: the scan's figures, the read in flight while
 //! one hangs ("waiting 6 s at 150.0 MiB") and what it found so far, on one line that fits an
 //! 80-column console (a wider line wraps there, and every redraw leaves its wrapped part
-//! behind), redrawn in place (`progress::ProgressLine`) on its own timer, so its clock runs
-//! while a read hangs; nothing when stderr is not a terminal.
+//! behind). The command draws it from the scan job's updates, which keep coming while a read
+//! hangs, so its clock runs.
 
 use std::time::Duration;
 
-use crate::model::Bytes;
+use crate::model::{Bytes, clock};
 use crate::scan::engine::Scan;
 use crate::scan::live::InFlight;
-
-use super::progress::ProgressLine;
+use crate::scan::snapshot::ScanUpdate;
 
 /// The widest line drawn: one less than an 80-column console, whose last column would leave
 /// the cursor waiting to wrap.
@@ -45,13 +44,19 @@ impl ScanFigures {
     }
 }
 
-/// "1:02:03", "2:05".
-pub fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-    } else {
-        format!("{}:{:02}", s / 60, s % 60)
+impl ScanFigures {
+    /// The figures of a scan's update (`ScanMsg::Update`), for the scan of `name`.
+    pub fn of_update(name: &str, u: &ScanUpdate) -> Self {
+        ScanFigures {
+            name: name.to_string(),
+            planned: u.planned,
+            done: u.done,
+            bytes_bad: u.bytes_bad,
+            slow: u.slow.len(),
+            timeouts: u.timeouts.len(),
+            elapsed: u.elapsed,
+            in_flight: u.in_flight,
+        }
     }
 }
 
@@ -145,39 +150,6 @@ fn shorten(name: &str, cols: usize) -> String {
     let mut s: String = name.chars().take(cols.saturating_sub(1)).collect();
     s.push('~');
     s
-}
-
-/// The progress line of a scan on stderr when it is a terminal.
-#[derive(Debug)]
-pub struct ScanProgress {
-    line: ProgressLine,
-    name: String,
-}
-
-impl ScanProgress {
-    /// For the scan of `name` (display-safe), shown when stderr is a terminal.
-    pub fn on_terminal(name: &str) -> ScanProgress {
-        ScanProgress {
-            line: ProgressLine::on_terminal(),
-            name: name.to_string(),
-        }
-    }
-
-    pub fn shown(&self) -> bool {
-        self.line.shown()
-    }
-
-    /// Redraws the line from `scan` now.
-    pub fn draw(&self, scan: &Scan, in_flight: Option<InFlight>, elapsed: Duration) {
-        if self.line.shown() {
-            let figures = ScanFigures::of(&self.name, scan, in_flight, elapsed);
-            self.line.show(&line(&figures, WIDTH));
-        }
-    }
-
-    pub fn clear(&self) {
-        self.line.clear();
-    }
 }
 
 #[cfg(test)]

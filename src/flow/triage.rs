@@ -223,6 +223,7 @@ pub enum TriageNews {
 
 impl Job for TriageJob {
     type Msg = TriageNews;
+    type Output = ();
 
     fn name(&self) -> &'static str {
         NAME
@@ -245,7 +246,8 @@ pub fn run(job: &TriageJob, ctx: &JobContext<'_, TriageNews>) {
         ctx.send(TriageNews::Triage(TriageMsg::Refused(why)));
         return;
     }
-    let started = Instant::now();
+    // The bound's start (the CLI's: before the disks were listed) counts in the time too.
+    let started = job.options.since.unwrap_or_else(Instant::now);
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -257,7 +259,7 @@ pub fn run(job: &TriageJob, ctx: &JobContext<'_, TriageNews>) {
                 let notes = loaded.problems.clone();
                 (Some(loaded), notes)
             }
-            Err(e) => (None, vec![format!("history not read: {e:#}")]),
+            Err(e) => (None, vec![format!("cannot read the history: {e:#}")]),
         },
         None => (None, Vec::new()),
     };

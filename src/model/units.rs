@@ -10,6 +10,17 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+/// A duration as every progress line and screen shows it: "2:05", "1:02:03" (whole
+/// seconds, rounded down).
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
 /// The kernel's unit for `/sys/block/X/size` and `stat`: always 512 bytes, whatever the
 /// device's logical block size (see `Documentation/ABI/stable/sysfs-block`).
 pub const KERNEL_SECTOR_BYTES: u64 = 512;
@@ -186,6 +197,18 @@ pub fn splitmix64(x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_reads_as_a_clock_with_hours_from_one_hour_on() {
+        let at = |s| clock(Duration::from_secs(s));
+        assert_eq!(at(0), "0:00");
+        assert_eq!(at(59), "0:59");
+        assert_eq!(at(65), "1:05");
+        assert_eq!(at(3599), "59:59");
+        assert_eq!(at(3723), "1:02:03");
+        assert_eq!(at(99 * 3600 + 59 * 60 + 59), "99:59:59");
+        assert_eq!(clock(Duration::from_millis(125_999)), "2:05");
+    }
 
     fn size(s: &str) -> Result<u64, String> {
         s.parse::<Bytes>().map(|b| b.0).map_err(|e| e.to_string())

@@ -75,7 +75,8 @@ impl Jobs {
             .spawn(move || {
                 let Ok(job) = take.recv() else { return };
                 let send = move |m: J::Msg| tx.send(m.into()).is_ok();
-                job.run(&JobContext::new(&flag, &send, INTERVAL));
+                // The screen hears the job's messages; its output is the CLI's.
+                let _ = job.run(&JobContext::new(&flag, &send, INTERVAL));
             });
         match spawned {
             Ok(thread) => {
@@ -147,8 +148,8 @@ pub fn in_context<M: Send + Clone + std::fmt::Debug + 'static, R>(
 
 /// Runs `job` to its end on the calling thread, its messages going to `tx` as the runner
 /// hands them to the app (tests).
-pub fn run_here<J: Job>(job: J, stop: &AtomicBool, tx: &Sender<Msg>) {
-    in_context(job.name(), stop, tx, INTERVAL, |ctx| job.run(ctx));
+pub fn run_here<J: Job>(job: J, stop: &AtomicBool, tx: &Sender<Msg>) -> J::Output {
+    in_context(job.name(), stop, tx, INTERVAL, |ctx| job.run(ctx))
 }
 
 #[cfg(test)]
@@ -163,6 +164,7 @@ mod tests {
 
     impl Job for Count {
         type Msg = Msg;
+        type Output = ();
         fn name(&self) -> &'static str {
             self.name
         }

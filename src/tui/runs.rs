@@ -47,6 +47,7 @@ pub struct RunJob {
 
 impl Job for RunJob {
     type Msg = Msg;
+    type Output = ();
 
     fn name(&self) -> &'static str {
         "run"
@@ -118,6 +119,7 @@ pub struct SeveralJob {
 
 impl Job for SeveralJob {
     type Msg = Msg;
+    type Output = ();
 
     fn name(&self) -> &'static str {
         "several"

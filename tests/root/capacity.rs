@@ -390,7 +390,8 @@ fn run_order(order: disktriage::flow::CapacityOrder) -> Vec<disktriage::flow::Ca
         disktriage::tui::INTERVAL,
     );
     let (tx, rx) = std::sync::mpsc::channel();
-    disktriage::tui::run_here(
+    // The screen hears only the messages; the outcome is the CLI's.
+    let _outcome = disktriage::tui::run_here(
         order.job(&env),
         &std::sync::atomic::AtomicBool::new(false),
         &tx,

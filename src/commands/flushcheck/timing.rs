@@ -2,25 +2,25 @@
 //!
 //! The check itself is `flow::flushcheck::timing::check` (the guard, the plan, the rotation
 //! rate, the journaled cache switch, the run, the judgement, the history), the same as the
-//! TUI's; this is its command line: the arguments, the stop signals (SIGINT, SIGTERM, SIGHUP
+//! TUI's, run as a job (`TimingJob`, through `commands::job`); this is its command line: the arguments, the stop signals (SIGINT, SIGTERM, SIGHUP
 //! stop the run between writes: exit 128 + the signal; the cache is put back first, and the
 //! guard's panic hook puts it back after a panic), the progress line, the report and the
 //! exit status. A SIGKILL leaves the journal for `disktriage restore`.
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
 
 use super::{EXIT_UNKNOWN, EXIT_VOLATILE_CACHE};
 use crate::cli::FlushcheckArgs;
+use crate::commands::job::run_job;
 use crate::flow::flushcheck::Progress;
-use crate::flow::flushcheck::timing::{TimingRequest, check, check_rpm};
-use crate::flow::progress::ProgressLine;
-use crate::flow::scan_progress::{WIDTH, clock};
+use crate::flow::flushcheck::timing::{TimingJob, TimingMsg, check_rpm};
+use crate::flow::scan_progress::WIDTH;
 use crate::flush::timing::Verdict;
+use crate::model::clock;
 use crate::model::text::neutralize_controls;
 use crate::report::flushcheck::timing::{render_json, render_text};
 use crate::report::output::{output_width, write_stdout};
@@ -58,6 +58,38 @@ fn progress_line(
     line.chars().take(width).collect()
 }
 
+/// The progress line, redrawn on its own timer from the latest progress and when it came,
+/// so the clock runs and a write or flush that hangs says so.
+struct Follow {
+    shown: String,
+    started: Instant,
+    latest: Option<(Progress, Instant)>,
+}
+
+impl super::super::job::Follow<TimingMsg> for Follow {
+    fn every(&self) -> Duration {
+        PROGRESS_EVERY
+    }
+
+    fn hear(&mut self, msg: TimingMsg) -> Option<String> {
+        if let TimingMsg::Progress(p) = msg {
+            self.latest = Some((p, Instant::now()));
+        }
+        None
+    }
+
+    fn tick(&mut self) -> Option<String> {
+        let (p, at) = self.latest?;
+        Some(progress_line(
+            &self.shown,
+            &p,
+            self.started.elapsed(),
+            at.elapsed(),
+            WIDTH,
+        ))
+    }
+}
+
 /// Runs the timing check. The `--root` tree is not used: a write is checked against the
 /// live system, whatever `--root` says.
 pub fn timing(
@@ -68,55 +100,20 @@ pub fn timing(
 ) -> anyhow::Result<ExitCode> {
     check_rpm(args.rpm)?;
     let signals = StopSignals::catch(Catch::Command)?;
-    let line = ProgressLine::on_terminal();
-    let shown = neutralize_controls(&args.device.display().to_string());
-    // The latest progress and when it came; a thread of its own redraws the line from it, so
-    // the clock runs and a write or flush that hangs says so.
-    let latest: Mutex<Option<(Progress, Instant)>> = Mutex::new(None);
-    let started = Instant::now();
-    let mut progress = |p: Progress| {
-        *latest.lock().unwrap_or_else(PoisonError::into_inner) = Some((p, Instant::now()));
+    let job = TimingJob {
+        path: args.device.clone(),
+        confirmation: args.destroy_data.clone(),
+        rpm: args.rpm,
+        journal_dir: journal_dir.to_path_buf(),
+        history_dir: Some(history_dir.to_path_buf()),
+        panic_hook: true,
     };
-    let (quit, quit_rx) = std::sync::mpsc::channel::<()>();
-    let run = std::thread::scope(|s| {
-        if line.shown() {
-            let (latest, shown) = (&latest, &shown);
-            let _ = std::thread::Builder::new()
-                .name("progress".into())
-                .spawn_scoped(s, move || {
-                    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                        quit_rx.recv_timeout(PROGRESS_EVERY)
-                    {
-                        let now = *latest.lock().unwrap_or_else(PoisonError::into_inner);
-                        if let Some((p, at)) = now {
-                            line.show(&progress_line(
-                                shown,
-                                &p,
-                                started.elapsed(),
-                                at.elapsed(),
-                                WIDTH,
-                            ));
-                        }
-                    }
-                });
-        }
-        let run = check(
-            &TimingRequest {
-                path: &args.device,
-                confirmation: args.destroy_data.as_deref(),
-                rpm: args.rpm,
-                journal_dir,
-                history_dir: Some(history_dir),
-                expect: None,
-            },
-            true,
-            &mut progress,
-            signals.flag(),
-        );
-        drop(quit);
-        run
-    });
-    line.clear();
+    let mut follow = Follow {
+        shown: neutralize_controls(&args.device.display().to_string()),
+        started: Instant::now(),
+        latest: None,
+    };
+    let run = run_job(job, &signals, &mut follow)?;
     let mut run = run?;
     if run.ended.as_deref() == Some("stopped")
         && let Some(sig) = signals.signal()

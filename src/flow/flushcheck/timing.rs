@@ -10,7 +10,7 @@
 //! does: it is put back at the end of that phase, after an error and after a stop. The cache
 //! is a whole disk's: it is not switched for a partition's check.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -20,6 +20,7 @@ use super::target::add_to_history;
 use super::{CacheOff, CacheSwitch, Progress, TimingConfig, TimingEnd, run_timing};
 use crate::changes::guard::RestoreGuard;
 use crate::changes::{Changer, Journal};
+use crate::flow::job::{Job, JobContext};
 use crate::flow::write_target::{WriteTarget, prepare_write};
 use crate::flush::timing::{Judgement, Rotation, TimingFacts, dirty_words, judge};
 use crate::history::{FLUSH_TIMING_TEST, FlushRecord, HistoryEntry};
@@ -27,6 +28,56 @@ use crate::model::text::neutralize_controls;
 use crate::model::{BlockDevice, ChosenDevice, Lifetime, SettingKind};
 use crate::report::flushcheck::timing::TimingReport;
 use crate::sys::{DriveControl, LinuxDrives, SysRoot, direct, rotation, scan::whole_disk};
+
+/// The timing check as a job, the CLI's (`disktriage flushcheck`): `check` on its thread, each
+/// write's progress as it comes (the CLI's line says when one hangs), and the run handed back
+/// with its errors typed (a refusal of the guard is a usage error). The TUI's `FlushCheckJob`
+/// calls `check` itself, its progress paced for the screen.
+pub struct TimingJob {
+    pub path: PathBuf,
+    pub confirmation: Option<String>,
+    pub rpm: Option<u32>,
+    pub journal_dir: PathBuf,
+    pub history_dir: Option<PathBuf>,
+    /// The guard's restore on a panic in any thread (`check`'s `panic_hook`).
+    pub panic_hook: bool,
+}
+
+/// What the timing job says: how far it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TimingMsg {
+    Progress(Progress),
+    /// Its thread did not start.
+    Refused(String),
+}
+
+impl Job for TimingJob {
+    type Msg = TimingMsg;
+    type Output = anyhow::Result<TimingRun>;
+
+    fn name(&self) -> &'static str {
+        "flushcheck"
+    }
+
+    fn cannot_start(&self, error: &std::io::Error) -> TimingMsg {
+        TimingMsg::Refused(format!("cannot start the flush check: {error}"))
+    }
+
+    fn run(self, ctx: &JobContext<'_, TimingMsg>) -> anyhow::Result<TimingRun> {
+        let req = TimingRequest {
+            path: &self.path,
+            confirmation: self.confirmation.as_deref(),
+            rpm: self.rpm,
+            journal_dir: &self.journal_dir,
+            history_dir: self.history_dir.as_deref(),
+            expect: None,
+        };
+        let mut progress = |p: Progress| {
+            ctx.send(TimingMsg::Progress(p));
+        };
+        check(&req, self.panic_hook, &mut progress, ctx.stop_flag())
+    }
+}
 
 /// The highest `--rpm` taken (the fastest disks turn at 15,000 rpm).
 pub const MAX_RPM: u32 = 30_000;

@@ -1,0 +1,498 @@
+//! The setting sweep as a job (`SweepJob`), `disktriage run --sweep-*`'s: on its thread it
+//! drives the state machine (`flow::setting_sweep`) through every step: each value switched
+//! through the journal's `Changer` behind the `RestoreGuard` it is given (the device claimed
+//! and the values read before, by who made it), each test run synchronously by the runner it
+//! is given and measured, and the value found at start put back whatever ended the sweep:
+//! its end, a failed run or switch, a stop (checked before each step; the run in progress is
+//! stopped by the same flag). It tells each step, the run's plan and the run's events
+//! (`SweepMsg`), and hands back the samples, how it ended and what was put back.
+//!
+//! The TUI's sweep drives the same machine one message at a time through the loop's
+//! commands (`app`), so its UI thread never waits for a switch or a run.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, bail};
+
+use super::job::{Job, JobContext};
+use super::setting_sweep::{self, Next, RunEnd, SettingSweep};
+use crate::bench::analysis::setting_sweep::{self as sweep, SweepKind, SweepSample, SweepStep};
+use crate::bench::exec::run_input::RunEvent;
+use crate::bench::plan::Plan;
+use crate::bench::plan::test_name::TestName;
+use crate::changes::guard::RestoreGuard;
+use crate::changes::{ChangeError, Changer, RestoreOutcome};
+use crate::drive_state;
+use crate::model::BlockDevice;
+use crate::sys::DriveControl;
+
+/// Makes one run of the sweep (its value is set), telling what it says through its second
+/// argument: `disktriage run`'s test run in the program, a stand-in in tests.
+pub type StepRunner = Box<dyn FnMut(&SweepStep, &dyn Fn(SweepMsg)) -> StepOutcome + Send>;
+
+/// The sweep of one disk, ready to run: its values read and its settings claimed.
+pub struct SweepJob {
+    pub sweep: Sweep,
+    /// Over the session's changer: every switch goes through it, and it puts the value at
+    /// start back at the end.
+    pub guard: RestoreGuard,
+    pub run_one: StepRunner,
+}
+
+/// What the sweep says as it goes.
+#[derive(Debug, Clone)]
+pub enum SweepMsg {
+    /// Run `done` of `total` begins: `test` under `value` (its label), repeat `repeat` of
+    /// `repeats` (from 1).
+    Step {
+        done: usize,
+        total: usize,
+        value: String,
+        repeat: u32,
+        repeats: u32,
+        test: TestName,
+    },
+    /// The run started with this plan (its ETA).
+    Started(Box<Plan>),
+    /// What the run says as it goes.
+    Event(RunEvent),
+    /// The sweep's thread did not start.
+    Refused(String),
+}
+
+/// How the sweep ended: its runs, and what was put back (or why not).
+pub struct SweepEnded {
+    pub driven: Driven,
+    pub restored: Result<Vec<RestoreOutcome>, ChangeError>,
+}
+
+impl Job for SweepJob {
+    type Msg = SweepMsg;
+    type Output = SweepEnded;
+
+    fn name(&self) -> &'static str {
+        "sweep"
+    }
+
+    fn cannot_start(&self, error: &std::io::Error) -> SweepMsg {
+        SweepMsg::Refused(format!("cannot start the sweep: {error}"))
+    }
+
+    fn run(self, ctx: &JobContext<'_, SweepMsg>) -> SweepEnded {
+        let SweepJob {
+            sweep,
+            guard,
+            mut run_one,
+        } = self;
+        let total = sweep.settings.len() * sweep.repeats as usize * sweep.tests.len();
+        let mut done = 0;
+        let say = |m: SweepMsg| {
+            ctx.send(m);
+        };
+        let driven = drive(&sweep, &guard, ctx.stop_flag(), |step| {
+            done += 1;
+            say(SweepMsg::Step {
+                done,
+                total,
+                value: sweep::label(sweep.kind, &sweep.settings[step.setting]),
+                repeat: step.repeat + 1,
+                repeats: sweep.repeats,
+                test: sweep.tests[step.test],
+            });
+            run_one(step, &say)
+        });
+        let restored = guard.restore_now();
+        SweepEnded { driven, restored }
+    }
+}
+
+/// What a sweep goes through.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub kind: SweepKind,
+    /// The disk whose setting changes.
+    pub device: BlockDevice,
+    /// The values, the one found at start first.
+    pub settings: Vec<String>,
+    pub tests: Vec<TestName>,
+    pub repeats: u32,
+}
+
+/// What one run of a sweep came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepOutcome {
+    /// The run's figure (`None`: too few I/Os for one).
+    Figure(Option<f64>),
+    /// Stopped by a signal: the sweep ends.
+    Stopped,
+    /// Refused or failed: the sweep ends with this error.
+    Failed(String),
+}
+
+impl From<StepOutcome> for RunEnd {
+    fn from(outcome: StepOutcome) -> RunEnd {
+        match outcome {
+            StepOutcome::Figure(value) => RunEnd::figure(value),
+            StepOutcome::Stopped => RunEnd::stopped(),
+            StepOutcome::Failed(e) => RunEnd::failed(e),
+        }
+    }
+}
+
+/// The runs a sweep made.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Driven {
+    pub samples: Vec<SweepSample>,
+    pub error: Option<String>,
+    pub stopped: bool,
+}
+
+/// Sets one value of the sweep through the journal and checks the device took it.
+pub fn apply(changer: &Changer, sweep: &Sweep, value: &str) -> anyhow::Result<()> {
+    let dev = &sweep.device;
+    match sweep.kind {
+        SweepKind::Scheduler => {
+            let change = changer.set_scheduler(dev, value, false).with_context(|| {
+                format!("cannot switch the scheduler of {} to {value}", dev.name)
+            })?;
+            if !change.took_effect() {
+                bail!(
+                    "asked {} for scheduler {value}, it reports {}",
+                    dev.name,
+                    change.after.active.as_deref().unwrap_or("none active")
+                );
+            }
+        }
+        SweepKind::WriteCache => {
+            let on = value == crate::model::cache::on_off(true);
+            let change = changer
+                .set_write_cache(dev, on, false)
+                .with_context(|| format!("cannot turn the write cache of {} {value}", dev.name))?;
+            if !change.took_effect() {
+                bail!(
+                    "asked {} for write cache {value}, the drive reports {}",
+                    dev.name,
+                    crate::model::cache::cache_word(change.after.enabled)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Makes the sweep's runs in `sweep::order` as the setting sweep's state machine says,
+/// setting each value through the guard's changer before its runs. Ends early when `stop` is
+/// set (seen before each step), a run stops or fails, or a value cannot be set. Does not
+/// restore: the caller's guard does (through the journal, whatever ended the sweep). The
+/// device's settings are claimed by the caller, before it read the values.
+pub fn drive(
+    sweep: &Sweep,
+    guard: &RestoreGuard,
+    stop: &AtomicBool,
+    mut run_one: impl FnMut(&SweepStep) -> StepOutcome,
+) -> Driven {
+    let mut machine = SettingSweep::new(
+        sweep.kind,
+        sweep.device.name.clone(),
+        sweep.settings.clone(),
+        sweep.tests.clone(),
+        sweep.repeats,
+    );
+    let mut next = machine.claimed(Ok(()));
+    // A step's run follows its switch without a look at `stop` in between: the run itself
+    // is stopped by it.
+    let mut switched = false;
+    loop {
+        next = match next {
+            Next::Switch(_) | Next::Run(_) if !switched && stop.load(Ordering::Relaxed) => {
+                machine.stop_now();
+                break;
+            }
+            Next::Switch(i) => {
+                switched = true;
+                let set = apply(&guard.changer(), sweep, &sweep.settings[i]);
+                machine.switched(set.map_err(|e| format!("{e:#}")))
+            }
+            Next::Run(step) => {
+                switched = false;
+                machine.ran(run_one(&step).into())
+            }
+            Next::PutBack | Next::Done | Next::Refused | Next::Wait => break,
+        };
+    }
+    Driven {
+        samples: machine.samples,
+        error: machine.error,
+        stopped: machine.stopping,
+    }
+}
+
+/// The values a sweep of `dev` goes through (the one found at start first) and notes for
+/// the admin; or why this device cannot be swept (a loop device has no drive cache, a
+/// bio-based device no scheduler).
+pub fn values(
+    drives: &dyn DriveControl,
+    dev: &BlockDevice,
+    kind: SweepKind,
+    asked: &[String],
+) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    match kind {
+        SweepKind::Scheduler => {
+            let set = drives
+                .scheduler(dev)
+                .with_context(|| setting_sweep::cannot_sweep(kind, &dev.name))?;
+            setting_sweep::scheduler_values(&dev.name, &set, asked).map_err(anyhow::Error::msg)
+        }
+        SweepKind::WriteCache => {
+            let status = drive_state::cache_status(drives, dev).map_err(|e| e.to_string());
+            let settings =
+                setting_sweep::cache_values(&dev.name, status.as_ref().map_err(Clone::clone))
+                    .map_err(anyhow::Error::msg)?;
+            Ok((settings, Vec::new()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::analysis::setting_sweep::{CACHE_PRESET, SweepResult};
+    use crate::bench::plan::metric::Metric;
+    use crate::changes::Journal;
+    use crate::model::{Lifetime, Transport};
+    use crate::sys::{FakeDevice, FakeDrives};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    fn guard(drives: &Arc<FakeDrives>, dir: &Path) -> RestoreGuard {
+        let journal = Journal::open(dir).unwrap();
+        let drives: Arc<dyn DriveControl> = Arc::clone(drives) as Arc<dyn DriveControl>;
+        RestoreGuard::new(Changer::new(drives, journal, Lifetime::Session), |_| {})
+    }
+
+    fn cache_sweep(drives: &FakeDrives, tests: Vec<TestName>, repeats: u32) -> Sweep {
+        let device = drives.device("sda").unwrap();
+        let cache = drives.drive_cache(&device).unwrap();
+        Sweep {
+            kind: SweepKind::WriteCache,
+            device,
+            settings: sweep::cache_values(&cache).unwrap(),
+            tests,
+            repeats,
+        }
+    }
+
+    fn cache_on(drives: &FakeDrives) -> Option<bool> {
+        let dev = drives.device("sda").unwrap();
+        drives.drive_cache(&dev).unwrap().enabled
+    }
+
+    #[test]
+    fn a_cache_sweep_runs_each_test_with_the_cache_on_and_off_and_puts_it_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let g = guard(&drives, dir.path());
+        let sweep = cache_sweep(&drives, CACHE_PRESET.to_vec(), 2);
+        assert_eq!(sweep.settings, ["on", "off"]);
+        let mut seen = Vec::new();
+        let stop = AtomicBool::new(false);
+        let driven = drive(&sweep, &g, &stop, |step| {
+            // What the drive has while the run is made.
+            let on = cache_on(&drives) == Some(true);
+            seen.push((sweep.tests[step.test], on));
+            // The seed's figures: 33.1 MB/s with the cache, 8.7 without; 0.36 ms per write
+            // with it, 11.18 without.
+            StepOutcome::Figure(Some(match (sweep.tests[step.test], on) {
+                (TestName::SeqWrite, true) => 33.1 + f64::from(step.repeat) * 0.1,
+                (TestName::SeqWrite, false) => 8.7 + f64::from(step.repeat) * 0.1,
+                (_, true) => 0.36,
+                (_, false) => 11.18,
+            }))
+        });
+        use TestName::{SeqWrite, SyncLatency};
+        assert_eq!(
+            seen,
+            [
+                (SeqWrite, true),
+                (SyncLatency, true),
+                (SeqWrite, false),
+                (SyncLatency, false),
+                (SeqWrite, true),
+                (SyncLatency, true),
+                (SeqWrite, false),
+                (SyncLatency, false),
+            ]
+        );
+        // One switch per value per repeat: off, on, off (and the restore).
+        assert_eq!(
+            drives.set_calls(),
+            [
+                "set_drive_cache sda off",
+                "set_drive_cache sda on",
+                "set_drive_cache sda off"
+            ]
+        );
+        assert!(driven.error.is_none() && !driven.stopped);
+        // The cache is off now, and the journal has the original.
+        assert_eq!(cache_on(&drives), Some(false));
+        let restored = g.restore_now().unwrap();
+        assert_eq!(restored.len(), 1);
+        assert_eq!(cache_on(&drives), Some(true));
+
+        let r = SweepResult::build(
+            sweep.kind,
+            "sda",
+            &sweep.settings,
+            2,
+            &sweep.tests,
+            &driven.samples,
+        );
+        assert!(r.complete());
+        // The write is faster with the cache on (the start): no state beats it.
+        assert_eq!(r.tests[0].verdict.winner(), None);
+        assert!(r.tests[0].rows[1].delta.as_ref().unwrap().pct < -70.0);
+        assert_eq!(r.tests[0].rows[1].beyond_noise(), "yes, worse");
+        assert_eq!(r.tests[1].metric, Metric::MeanLatencyMs);
+    }
+
+    #[test]
+    fn a_cache_off_at_start_is_the_base_and_on_can_win() {
+        let dir = tempfile::tempdir().unwrap();
+        let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let dev = drives.device("sda").unwrap();
+        drives.set_drive_cache(&dev, false).unwrap();
+        let g = guard(&drives, dir.path());
+        let sweep = cache_sweep(&drives, vec![TestName::SyncLatency], 3);
+        assert_eq!(sweep.settings, ["off", "on"]);
+        let stop = AtomicBool::new(false);
+        let driven = drive(&sweep, &g, &stop, |step| {
+            let on = cache_on(&drives) == Some(true);
+            let v = if on { 0.36 } else { 11.18 } + f64::from(step.repeat) * 0.01;
+            StepOutcome::Figure(Some(v))
+        });
+        g.restore_now().unwrap();
+        assert_eq!(cache_on(&drives), Some(false), "back off, as found");
+        let r = SweepResult::build(
+            sweep.kind,
+            "sda",
+            &sweep.settings,
+            3,
+            &sweep.tests,
+            &driven.samples,
+        );
+        assert_eq!(r.tests[0].verdict.winner(), Some("on"));
+        assert!(
+            r.tests[0]
+                .verdict
+                .describe(r.kind, r.tests[0].metric, "off")
+                .starts_with("winner: cache on, -96.")
+        );
+    }
+
+    #[test]
+    fn a_failed_run_or_switch_ends_the_sweep_and_the_original_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let g = guard(&drives, dir.path());
+        let sweep = cache_sweep(&drives, vec![TestName::SeqWrite], 3);
+        let stop = AtomicBool::new(false);
+        let mut runs = 0;
+        let driven = drive(&sweep, &g, &stop, |_| {
+            runs += 1;
+            if runs == 3 {
+                StepOutcome::Failed("I/O error".into())
+            } else {
+                StepOutcome::Figure(Some(1.0))
+            }
+        });
+        assert_eq!(driven.samples.len(), 2);
+        assert_eq!(driven.error.as_deref(), Some("I/O error"));
+        // Failed under "on" (the third run): the cache had gone off and back on.
+        g.restore_now().unwrap();
+        assert_eq!(cache_on(&drives), Some(true));
+
+        // The drive refuses the switch: the sweep ends with why, after the runs at start.
+        drives.update("sda", |d| {
+            d.fail_next_set = Some(crate::sys::DriveError::Invalid("refused".into()))
+        });
+        let driven = drive(&sweep, &g, &stop, |_| StepOutcome::Figure(Some(1.0)));
+        assert_eq!(driven.samples.len(), 1);
+        let e = driven.error.unwrap();
+        assert!(e.contains("cannot turn the write cache of sda off"), "{e}");
+        assert_eq!(cache_on(&drives), Some(true));
+
+        // A drive that acknowledges and ignores the switch is caught.
+        drives.update("sda", |d| d.cache_ignores_set = true);
+        let driven = drive(&sweep, &g, &stop, |_| StepOutcome::Figure(Some(1.0)));
+        let e = driven.error.unwrap();
+        assert!(e.contains("the drive reports on"), "{e}");
+    }
+
+    #[test]
+    fn a_stop_ends_the_sweep_before_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let g = guard(&drives, dir.path());
+        let sweep = Sweep {
+            kind: SweepKind::Scheduler,
+            device: drives.device("sda").unwrap(),
+            settings: vec!["mq-deadline".into(), "none".into(), "bfq".into()],
+            tests: vec![TestName::SeqRead],
+            repeats: 3,
+        };
+        let stop = AtomicBool::new(false);
+        let mut runs = 0;
+        let driven = drive(&sweep, &g, &stop, |_| {
+            runs += 1;
+            if runs == 2 {
+                stop.store(true, Ordering::Relaxed);
+                return StepOutcome::Stopped;
+            }
+            StepOutcome::Figure(Some(1.0))
+        });
+        assert!(driven.stopped);
+        assert_eq!(driven.samples.len(), 1);
+        assert_eq!(drives.set_calls(), ["set_scheduler sda none"]);
+        g.restore_now().unwrap();
+        assert_eq!(
+            drives.set_calls(),
+            ["set_scheduler sda none", "set_scheduler sda mq-deadline"]
+        );
+    }
+
+    #[test]
+    fn devices_without_the_setting_are_refused_with_the_reason() {
+        let drives = FakeDrives::new()
+            .with(FakeDevice::new("loop0", Transport::Loop).without_cache_control())
+            .with(FakeDevice::new("sda", Transport::Sata));
+        let loop0 = drives.device("loop0").unwrap();
+        let e = values(&drives, &loop0, SweepKind::WriteCache, &[]).unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "cannot sweep the write cache of loop0: not supported on loop"
+        );
+        drives.update("sda", |d| {
+            if let Ok(c) = &mut d.cache {
+                c.enabled = None;
+            }
+        });
+        let sda = drives.device("sda").unwrap();
+        let e = values(&drives, &sda, SweepKind::WriteCache, &[]).unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "cannot sweep the write cache of sda: the drive reports no volatile write cache"
+        );
+        // Schedulers: all offered, the active one first; a name not offered is refused.
+        let (v, notes) = values(&drives, &sda, SweepKind::Scheduler, &[]).unwrap();
+        assert_eq!(v, ["mq-deadline", "none", "kyber", "bfq"]);
+        assert!(notes.is_empty());
+        let (v, notes) = values(&drives, &sda, SweepKind::Scheduler, &["bfq".into()]).unwrap();
+        assert_eq!(v, ["mq-deadline", "bfq"]);
+        assert!(notes[0].starts_with("mq-deadline, the scheduler at start"));
+        let e = values(&drives, &sda, SweepKind::Scheduler, &["cfq".into()]).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("offers no I/O scheduler \"cfq\""),
+            "{e:#}"
+        );
+    }
+}
