@@ -19,7 +19,10 @@
 //! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
 //!   put back; its refusals and the sentences that say them), which the CLI drives in a loop
 //!   and the TUI one message at a time.
-//! - `write_target`: the write tests' guard for the checks that write a device themselves.
+//! - `trimcheck`: the TRIM check (the guard, the journal, the pattern, the discard, the read
+//!   back, the put-back).
+//! - `write_target`: the write tests' guard for the checks that write a device themselves,
+//!   and the place of their journal of saved sectors.
 //! - `triage`: a triage's gathered facts judged, with each disk's changes since its last
 //!   triage, as the report both faces show, and recorded in the history; and the TUI's
 //!   triage job.
@@ -44,4 +47,5 @@ pub mod scan;
 pub mod scan_progress;
 pub mod setting_sweep;
 pub mod triage;
+pub mod trimcheck;
 pub mod write_target;

@@ -147,6 +147,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Scan(args)) => commands::scan::scan(&history_dir, &args),
         Some(Command::Triage(args)) => commands::triage::triage(&root, &history_dir, &args),
         Some(Command::Capacity(args)) => commands::capacity::capacity(&history_dir, &args),
+        Some(Command::Trimcheck(args)) => commands::trimcheck::trimcheck(&history_dir, &args),
         Some(Command::Flushcheck(args)) => {
             commands::flushcheck::flushcheck(&root, &cli.journal_dir, &history_dir, &args)
         }

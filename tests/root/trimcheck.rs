@@ -1,0 +1,311 @@
+//! `disktriage trimcheck` on loop devices: a loop device over a file discards by punching
+//! holes in it (`fallocate`), so the range reads back as zeros and nothing is claimed; one
+//! over a file on ramfs (no `fallocate`) gets no discards from the kernel, and no write; the
+//! refusals
+//! (no or another typed name, the journal on the target's medium, a mounted device, a device
+//! stacked on a mounted one) write nothing. Every device's sha256 (by sha256sum) is the same
+//! before and after.
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::{self, LoopDev, Mounted};
+
+/// A directory for journals on a RAM file system: the loop devices here are over images on
+/// the disk /tmp is on, and a journal there would share that disk (refused, rightly).
+fn journal_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("disktriage-trim-journal.")
+        .tempdir_in("/dev/shm")
+        .expect("a directory in /dev/shm")
+}
+
+fn sha(dev: &LoopDev) -> String {
+    common::sh("sha256sum", &[dev.path_str()])[..64].to_string()
+}
+
+/// Random bytes over the whole device, so a put-back that missed a byte shows.
+fn fill_random(dev: &LoopDev, mib: u64) {
+    common::sh(
+        "dd",
+        &[
+            "if=/dev/urandom",
+            &format!("of={}", dev.path_str()),
+            "bs=1M",
+            &format!("count={mib}"),
+            "oflag=direct",
+            "status=none",
+        ],
+    );
+}
+
+/// `[writes, discards]` completed, from the device's sysfs `stat` (fields 5 and 12).
+fn writes_and_discards(name: &str) -> [u64; 2] {
+    let text = fs::read_to_string(format!("/sys/class/block/{name}/stat")).unwrap();
+    let f: Vec<u64> = text
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    [f[4], f.get(11).copied().unwrap_or(0)]
+}
+
+/// A ramfs mounted on a scratch directory; unmounted on drop. ramfs has no `fallocate`, so
+/// a loop device over a file on it gets no discards from the kernel (discard_max_bytes 0).
+struct Ramfs(tempfile::TempDir);
+
+impl Ramfs {
+    fn mount() -> Ramfs {
+        let dir = common::scratch();
+        common::sh(
+            "mount",
+            &["-t", "ramfs", "ramfs", dir.path().to_str().unwrap()],
+        );
+        Ramfs(dir)
+    }
+}
+
+impl Drop for Ramfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+fn trimcheck(dev: &str, confirm: &str, journal: &Path, json: bool) -> std::process::Output {
+    let mut args = vec![
+        "trimcheck",
+        dev,
+        "--confirm",
+        confirm,
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    if json {
+        args.push("--json");
+    }
+    common::disktriage(&args)
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn a_loop_device_discards_to_zeros_and_every_byte_is_put_back() {
+    if !common::root_or_skip("trimcheck::a_loop_device_discards") {
+        return;
+    }
+    let dir = common::scratch();
+    let journals = journal_dir();
+    for sector in [512u32, 4096] {
+        let dev = LoopDev::new(dir.path(), 64 << 20, sector);
+        fill_random(&dev, 64);
+        let before = sha(&dev);
+        let [_, discards_before] = writes_and_discards(&dev.name);
+        // What the kernel does with the discard, witnessed with the shell's tools first: the
+        // middle MiB discarded reads back as zeros.
+        let witness = LoopDev::attach(&dev.image, &[]);
+        common::sh(
+            "blkdiscard",
+            &["-o", "33554432", "-l", "1048576", witness.path_str()],
+        );
+        let zeros = common::sh(
+            "sh",
+            &[
+                "-c",
+                &format!(
+                    "dd if={} bs=1M skip=32 count=1 iflag=direct status=none | tr -d '\\0' | wc -c",
+                    witness.path_str()
+                ),
+            ],
+        );
+        assert_eq!(
+            zeros.trim(),
+            "0",
+            "blkdiscard on a loop device leaves zeros"
+        );
+        drop(witness);
+        fill_random(&dev, 64);
+        let before_check = sha(&dev);
+        assert_ne!(before_check, before);
+
+        let journal = journals.path().join(format!("loop-{sector}.journal"));
+        let out = trimcheck(dev.path_str(), &dev.name, &journal, true);
+        let report = json(&out);
+        assert_eq!(out.status.code(), Some(0), "{report:#}");
+        assert_eq!(report["verdict"], "works");
+        assert_eq!(report["sentence"], "discard works, reads zeros");
+        assert_eq!(report["claim"], "nothing");
+        assert_eq!(report["claim_source"], "no drive to ask: a loop device");
+        assert_eq!(report["read_back"], "zeros");
+        assert_eq!(report["range_bytes"], 4 << 20);
+        assert_eq!(report["range_offset"], 30 << 20);
+        assert_eq!(
+            report["put_back"]["sectors"],
+            (4u64 << 20) / u64::from(sector)
+        );
+        assert_eq!(
+            report["put_back"]["verified"],
+            (4u64 << 20) / u64::from(sector)
+        );
+        assert_eq!(report["put_back"]["mismatched"], serde_json::json!([]));
+        assert_eq!(report["journal_kept"], serde_json::Value::Null);
+        assert!(!journal.exists(), "the journal goes once all is back");
+        let [_, discards_after] = writes_and_discards(&dev.name);
+        assert!(
+            discards_after > discards_before,
+            "a discard reached {}",
+            dev.name
+        );
+        assert_eq!(sha(&dev), before_check, "{sector}: every byte is back");
+
+        // The text says the same in the words.
+        let out = trimcheck(dev.path_str(), &dev.name, &journal, false);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        assert!(text.contains("Read back  zeros"), "{text}");
+        assert!(
+            text.contains("Verdict    discard works, reads zeros"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Claim      nothing promised (no drive to ask: a loop device)"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert_eq!(sha(&dev), before_check);
+    }
+}
+
+#[test]
+fn a_device_the_kernel_sends_no_discards_is_reported_without_a_write() {
+    if !common::root_or_skip("trimcheck::no_discards") {
+        return;
+    }
+    let ramfs = Ramfs::mount();
+    let image = ramfs.0.path().join("no-discard.img");
+    fs::write(&image, vec![0x5a; 32 << 20]).unwrap();
+    let dev = LoopDev::attach(&image, &[]);
+    fill_random(&dev, 32);
+    let max = format!("/sys/block/{}/queue/discard_max_bytes", dev.name);
+    assert_eq!(fs::read_to_string(&max).unwrap().trim(), "0");
+    // The witness: the kernel refuses a discard itself.
+    let refused = std::process::Command::new("blkdiscard")
+        .args(["-o", "0", "-l", "1048576", dev.path_str()])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "blkdiscard is refused");
+    let before = sha(&dev);
+    let counters = writes_and_discards(&dev.name);
+    let journals = journal_dir();
+    let journal = journals.path().join("none.journal");
+    let out = trimcheck(dev.path_str(), &dev.name, &journal, true);
+    let report = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["verdict"], "no-discard");
+    assert_eq!(report["discard_max_bytes"], 0);
+    assert_eq!(report["range_bytes"], serde_json::Value::Null);
+    assert_eq!(report["put_back"], serde_json::Value::Null);
+    assert!(
+        report["sentence"]
+            .as_str()
+            .unwrap()
+            .starts_with("does not discard"),
+        "{report:#}"
+    );
+    assert!(!journal.exists(), "no journal made");
+    assert_eq!(writes_and_discards(&dev.name), counters, "nothing sent");
+    assert_eq!(sha(&dev), before);
+    drop(dev);
+}
+
+#[test]
+fn refusals_write_nothing() {
+    if !common::root_or_skip("trimcheck::refusals") {
+        return;
+    }
+    let dir = common::scratch();
+    // The target's data lives on a file system of another loop device: a journal there
+    // would go down with the target's medium.
+    let medium = LoopDev::new(dir.path(), 256 << 20, 512);
+    let mounted = Mounted::ext4(medium.path_str(), &dir.path().join("m"));
+    let image = common::sparse_image(&mounted.dir, "target.img", 64 << 20);
+    let dev = LoopDev::attach(&image, &[]);
+    fill_random(&dev, 64);
+    let before = sha(&dev);
+    let at_start = writes_and_discards(&dev.name);
+    let journals = journal_dir();
+    let journal = journals.path().join("j");
+    let j = journal.to_str().unwrap();
+
+    // No typed name: a usage error, before anything is opened.
+    let out = common::disktriage(&["trimcheck", dev.path_str(), "--journal", j]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pass --confirm NAME"), "{err}");
+
+    // Another name typed.
+    let out = trimcheck(dev.path_str(), "sdz", &journal, false);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--confirm sdz does not name the target"),
+        "{err}"
+    );
+
+    // The journal on the medium the target lives on.
+    let beside = mounted.dir.join("j");
+    let out = trimcheck(dev.path_str(), &dev.name, &beside, false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("shares a disk with"), "{err}");
+    assert!(!beside.exists(), "no journal made");
+
+    // The medium itself is mounted.
+    let out = trimcheck(medium.path_str(), &medium.name, &journal, false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "refusing to write to {}: mounted at {}",
+            medium.name,
+            mounted.dir.display()
+        )),
+        "{err}"
+    );
+
+    // A loop device stacked on a mounted one (the medium, through its device node).
+    let upper = LoopDev::attach(&medium.path, &[]);
+    let upper_start = writes_and_discards(&upper.name);
+    let out = trimcheck(upper.path_str(), &upper.name, &journal, false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "refusing to write to {}: backed by {}, mounted at {}",
+            upper.name,
+            medium.name,
+            mounted.dir.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(writes_and_discards(&upper.name), upper_start);
+    assert!(!journal.exists(), "no journal made by a refusal");
+
+    assert_eq!(
+        writes_and_discards(&dev.name),
+        at_start,
+        "nothing was written to or discarded on {}",
+        dev.name
+    );
+    assert_eq!(sha(&dev), before);
+    drop(upper);
+    drop(dev);
+}
