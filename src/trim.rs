@@ -243,7 +243,12 @@ pub fn scratch_range(
     want: u64,
 ) -> Result<Scratch, String> {
     let logical = logical.max(1);
-    let granule = lcm(granularity.max(1), logical);
+    // Checked before the arithmetic: both come from sysfs.
+    let granule = if granularity > MAX_SCRATCH || logical > MAX_SCRATCH {
+        u64::MAX
+    } else {
+        lcm(granularity.max(1), logical)
+    };
     if granule > MAX_SCRATCH {
         return Err(format!(
             "its discard granularity ({granularity} bytes) is larger than the {} MiB the check \
@@ -251,9 +256,14 @@ pub fn scratch_range(
             MAX_SCRATCH >> 20
         ));
     }
-    let len = want.max(1).div_ceil(granule) * granule;
+    let len = if want > MAX_SCRATCH {
+        granule
+    } else {
+        want.max(1).div_ceil(granule) * granule
+    };
     let len = if len > MAX_SCRATCH { granule } else { len };
-    let alignment = alignment % granule;
+    // On whole logical sectors, whatever sysfs says.
+    let alignment = alignment % granule / logical * logical;
     let start = size.saturating_sub(len) / 2;
     let offset = if start < alignment {
         alignment
@@ -368,6 +378,16 @@ mod tests {
         );
         let err = scratch_range(gib, 512, 128 << 20, 0, SCRATCH_BYTES).expect_err("too big");
         assert!(err.contains("granularity (134217728 bytes)"), "{err}");
+        for (logical, granularity) in [(512, u64::MAX), (u64::MAX, 512), (u64::MAX, u64::MAX)] {
+            assert!(scratch_range(u64::MAX, logical, granularity, u64::MAX, u64::MAX).is_err());
+        }
+        let r = scratch_range(u64::MAX, 512, 4096, u64::MAX, u64::MAX).expect("a range");
+        assert_eq!(r.len, 4096, "a want past the most is one granule");
+        assert_eq!(
+            r.offset % 512,
+            0,
+            "an alignment off the sector is rounded down"
+        );
         let err = scratch_range(3 << 20, 512, 4096, 0, SCRATCH_BYTES).expect_err("too small");
         assert!(err.starts_with("it holds 3145728 bytes"), "{err}");
         assert_eq!(

@@ -101,8 +101,13 @@ fn assert_consistent(name: &str, c: &Case) {
         );
         return;
     }
-    assert!(c.written, "{name}: the shell's MiB did not read back before the discard");
-    let read_back = j["read_back"].as_str().unwrap_or_else(|| panic!("{name}: {j:#}"));
+    assert!(
+        c.written,
+        "{name}: the shell's MiB did not read back before the discard"
+    );
+    let read_back = j["read_back"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name}: {j:#}"));
     match c.witness.as_str() {
         "zeros" => assert_eq!(read_back, "zeros", "{name}: {j:#}"),
         "old" => assert_eq!(read_back, "unchanged", "{name}: {j:#}"),
@@ -117,7 +122,11 @@ fn assert_consistent(name: &str, c: &Case) {
     };
     assert_eq!(j["verdict"], verdict, "{name}: {j:#}");
     assert_eq!(c.rc, rc, "{name}: {j:#}");
-    assert_eq!(j["put_back"]["mismatched"], serde_json::json!([]), "{name}: {j:#}");
+    assert_eq!(
+        j["put_back"]["mismatched"],
+        serde_json::json!([]),
+        "{name}: {j:#}"
+    );
     assert_eq!(j["put_back"]["error"], Value::Null, "{name}: {j:#}");
     assert_eq!(j["journal_kept"], Value::Null, "{name}");
 }
@@ -131,7 +140,10 @@ fn qemu_lab_discard_scsi_debug_with_lbprz_reads_zeros_as_claimed() {
     assert_eq!(c.witness, "zeros", "scsi_debug lbprz=1 unmaps to zeros");
     assert_eq!(c.json["claim"], "zeros");
     assert_eq!(c.json["claim_source"], "SCSI LBPRZ 1");
-    assert_eq!(c.json["sentence"], "discard works, reads zeros as SCSI LBPRZ 1 says");
+    assert_eq!(
+        c.json["sentence"],
+        "discard works, reads zeros as SCSI LBPRZ 1 says"
+    );
     assert_consistent("sdbg-lbprz1", &c);
 }
 
