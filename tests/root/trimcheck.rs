@@ -4,7 +4,8 @@
 //! refusals
 //! (no or another typed name, the journal on the target's medium, a mounted device, a device
 //! stacked on a mounted one) write nothing. Every device's sha256 (by sha256sum) is the same
-//! before and after.
+//! before and after. A loop device over another whose `discard_max_bytes` is lowered to 0
+//! takes the discard and keeps the data ("discard accepted, data still there").
 
 use std::fs;
 use std::path::Path;
@@ -69,6 +70,75 @@ impl Drop for Ramfs {
         let _ = std::process::Command::new("umount")
             .arg(self.0.path())
             .status();
+    }
+}
+
+/// Removes loop device `name` (LOOP_CTL_REMOVE) once it is detached: a limit lowered through
+/// sysfs outlives a detach, and only a new loop device gets the kernel's defaults back.
+fn remove_loop(name: &str) {
+    let n: u32 = name.trim_start_matches("loop").parse().unwrap();
+    let script = format!(
+        "import fcntl, os, time\n\
+         fd = os.open('/dev/loop-control', os.O_RDWR)\n\
+         for _ in range(100):\n\
+         \x20   try:\n\
+         \x20       fcntl.ioctl(fd, 0x4C81, {n}); break\n\
+         \x20   except OSError:\n\
+         \x20       time.sleep(0.05)\n"
+    );
+    let _ = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .status();
+}
+
+/// Writes a random MiB at 8 MiB of `dev`, discards it with blkdiscard and says what reads
+/// back: "zeros", "old" or "other".
+fn witness(dev: &str, dir: &Path) -> String {
+    let pat = dir.join("witness.pat");
+    let back = dir.join("witness.back");
+    common::sh(
+        "dd",
+        &[
+            "if=/dev/urandom",
+            &format!("of={}", pat.display()),
+            "bs=1M",
+            "count=1",
+            "status=none",
+        ],
+    );
+    common::sh(
+        "dd",
+        &[
+            &format!("if={}", pat.display()),
+            &format!("of={dev}"),
+            "bs=1M",
+            "seek=8",
+            "count=1",
+            "oflag=direct",
+            "conv=fsync",
+            "status=none",
+        ],
+    );
+    common::sh("blkdiscard", &["-o", "8388608", "-l", "1048576", dev]);
+    common::sh(
+        "dd",
+        &[
+            &format!("if={dev}"),
+            &format!("of={}", back.display()),
+            "bs=1M",
+            "skip=8",
+            "count=1",
+            "iflag=direct",
+            "status=none",
+        ],
+    );
+    let back = fs::read(back).unwrap();
+    if back.iter().all(|&b| b == 0) {
+        "zeros".into()
+    } else if back == fs::read(pat).unwrap() {
+        "old".into()
+    } else {
+        "other".into()
     }
 }
 
@@ -308,4 +378,97 @@ fn refusals_write_nothing() {
     assert_eq!(sha(&dev), before);
     drop(upper);
     drop(dev);
+}
+
+/// A loop device (`upper`) over another whose discards are turned off through sysfs: the
+/// upper one still says it discards (its limit comes from the lower one's write zeroes); its
+/// first discard returns success and changes nothing, and the loop driver then turns its
+/// discards off. The lower device is removed on drop, as its lowered limit would outlive it.
+struct Stack {
+    upper: Option<LoopDev>,
+    lower: Option<LoopDev>,
+    lower_name: String,
+}
+
+impl Stack {
+    fn new(dir: &Path, image: &str) -> Stack {
+        let image = common::sparse_image(dir, image, 64 << 20);
+        let lower = LoopDev::attach(&image, &["--sector-size", "512"]);
+        let lower_name = lower.name.clone();
+        fs::write(
+            format!("/sys/block/{lower_name}/queue/discard_max_bytes"),
+            "0",
+        )
+        .expect("lower discard_max_bytes to 0");
+        let upper = LoopDev::attach(&lower.path, &[]);
+        fill_random(&upper, 64);
+        Stack {
+            upper: Some(upper),
+            lower: Some(lower),
+            lower_name,
+        }
+    }
+
+    fn upper(&self) -> &LoopDev {
+        self.upper.as_ref().unwrap()
+    }
+
+    fn discard_max(&self) -> String {
+        let q = format!("/sys/block/{}/queue/discard_max_bytes", self.upper().name);
+        fs::read_to_string(q).unwrap().trim().to_string()
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        self.upper.take();
+        self.lower.take();
+        remove_loop(&self.lower_name);
+    }
+}
+
+#[test]
+fn a_loop_device_over_one_that_takes_no_discards_keeps_the_data() {
+    if !common::root_or_skip("trimcheck::keeps_the_data") {
+        return;
+    }
+    let dir = common::scratch();
+    // The witness, on a stack of its own: blkdiscard succeeds, the data stays, and the
+    // upper device takes no discards after it.
+    let witnessed = Stack::new(dir.path(), "witness.img");
+    assert_ne!(
+        witnessed.discard_max(),
+        "0",
+        "the upper device says it discards"
+    );
+    assert_eq!(witness(witnessed.upper().path_str(), dir.path()), "old");
+    assert_eq!(
+        witnessed.discard_max(),
+        "0",
+        "and says so no more after one"
+    );
+    drop(witnessed);
+
+    let stack = Stack::new(dir.path(), "checked.img");
+    let upper = stack.upper();
+    let journals = journal_dir();
+    let journal = journals.path().join("kept.journal");
+    let before = sha(upper);
+    let out = trimcheck(upper.path_str(), &upper.name, &journal, true);
+    let report = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["verdict"], "kept");
+    assert_eq!(report["read_back"], "unchanged");
+    assert_eq!(
+        report["sentence"],
+        "discard accepted, data still there (nothing promised otherwise: no drive to ask: a \
+         loop device)"
+    );
+    assert_eq!(report["put_back"]["mismatched"], serde_json::json!([]));
+    assert!(!journal.exists());
+    assert_eq!(sha(upper), before, "every byte is back");
+    // The next check finds what the witness found after its discard.
+    let out = trimcheck(upper.path_str(), &upper.name, &journal, true);
+    assert_eq!(json(&out)["verdict"], "no-discard");
+    assert_eq!(sha(upper), before);
 }
