@@ -472,3 +472,60 @@ fn a_loop_device_over_one_that_takes_no_discards_keeps_the_data() {
     assert_eq!(json(&out)["verdict"], "no-discard");
     assert_eq!(sha(upper), before);
 }
+
+#[test]
+fn a_check_killed_mid_way_leaves_a_journal_that_restore_completes() {
+    if !common::root_or_skip("trimcheck::killed_mid_way") {
+        return;
+    }
+    let dir = common::scratch();
+    let dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    fill_random(&dev, 64);
+    let before = sha(&dev);
+    let journals = journal_dir();
+    let journal = journals.path().join("killed.journal");
+    // The check takes well under a second: the kill lands after the first saved MiB, when
+    // the journal holds it, or later; a try whose kill came after the end is tried again.
+    for attempt in 1..=20 {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(common::HISTORY_ENV, common::history_dir())
+            .args(["trimcheck", dev.path_str(), "--confirm", &dev.name])
+            .args(["--journal", journal.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while fs::metadata(&journal).map_or(0, |m| m.len()) < 1 << 20
+            && started.elapsed() < std::time::Duration::from_secs(10)
+        {
+            std::hint::spin_loop();
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if !journal.exists() {
+            assert_eq!(
+                sha(&dev),
+                before,
+                "attempt {attempt}: a check that ended put all back"
+            );
+            continue;
+        }
+        let out = common::disktriage(&["restore", "--capacity", journal.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("read back as saved; the journal is removed"),
+            "{text}"
+        );
+        assert_eq!(sha(&dev), before, "every byte is back after the restore");
+        assert!(!journal.exists());
+        return;
+    }
+    panic!("no kill of 20 landed while the check ran");
+}
