@@ -77,24 +77,52 @@ pub fn claim(device: &FlushDevice, notes: &mut Vec<String>) -> Claim {
     if name.starts_with("sd") {
         return scsi_claim(&file, &path, notes);
     }
-    let kind = ["loop", "nullb", "zram", "vd", "ram", "md", "dm-", "mmcblk"]
-        .into_iter()
-        .find(|p| name.starts_with(p))
-        .unwrap_or("the device");
     Claim::none(&format!(
         "no drive to ask: {}",
-        match kind {
-            "loop" => "a loop device",
-            "nullb" => "null_blk",
-            "zram" => "zram",
-            "vd" => "a virtio disk",
-            "ram" => "a RAM disk",
-            "md" => "an md array",
-            "dm-" => "a device-mapper device",
-            "mmcblk" => "an MMC/SD card",
-            _ => "the device",
-        }
+        without_drive(block_driver(device.dev.major).as_deref(), &name)
     ))
+}
+
+/// The name the driver of block major `major` registered (`/proc/devices`): `loop`,
+/// `nullb`, `virtblk`; a null_blk device made through configfs carries any name.
+fn block_driver(major: u32) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/devices").ok()?;
+    text.lines()
+        .skip_while(|l| !l.starts_with("Block devices:"))
+        .filter_map(|l| l.trim().split_once(' '))
+        .find(|(m, _)| super::parse::parse_number::<u32>(m) == Some(major))
+        .map(|(_, name)| name.trim().to_string())
+}
+
+/// What a device with no drive of its own is, in words: by its driver, else its name.
+fn without_drive(driver: Option<&str>, name: &str) -> &'static str {
+    const KINDS: [(&str, &str); 8] = [
+        ("loop", "a loop device"),
+        ("nullb", "null_blk"),
+        ("zram", "zram"),
+        ("virtblk", "a virtio disk"),
+        ("ramdisk", "a RAM disk"),
+        ("md", "an md array"),
+        ("device-mapper", "a device-mapper device"),
+        ("mmc", "an MMC/SD card"),
+    ];
+    let by_name = [
+        ("loop", "loop"),
+        ("nullb", "nullb"),
+        ("zram", "zram"),
+        ("vd", "virtblk"),
+        ("ram", "ramdisk"),
+        ("md", "md"),
+        ("dm-", "device-mapper"),
+        ("mmcblk", "mmc"),
+    ]
+    .into_iter()
+    .find(|(prefix, _)| name.starts_with(prefix))
+    .map(|(_, driver)| driver);
+    driver
+        .and_then(|d| KINDS.iter().find(|(k, _)| *k == d))
+        .or_else(|| by_name.and_then(|d| KINDS.iter().find(|(k, _)| *k == d)))
+        .map_or("the device", |(_, words)| words)
 }
 
 /// IDENTIFY word 69 where the disk answers ATA PASS-THROUGH (a SATA disk behind libata or a
@@ -154,5 +182,19 @@ fn nvme_claim(file: &std::fs::File, path: &Path, dev: DevNum, notes: &mut Vec<St
             notes.push(format!("NVMe Identify Namespace: {e}"));
             Claim::none("not said: NVMe Identify Namespace failed")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_drive;
+
+    #[test]
+    fn a_device_without_a_drive_is_named_by_its_driver_then_its_name() {
+        assert_eq!(without_drive(Some("nullb"), "dt1"), "null_blk");
+        assert_eq!(without_drive(None, "nullb0"), "null_blk");
+        assert_eq!(without_drive(Some("loop"), "loop3"), "a loop device");
+        assert_eq!(without_drive(Some("blkext"), "vda"), "a virtio disk");
+        assert_eq!(without_drive(None, "weird"), "the device");
     }
 }

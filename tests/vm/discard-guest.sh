@@ -17,6 +17,18 @@
 # - nullb-discard: null_blk (configfs) memory_backed=1 discard=1;
 # - nullb-nodiscard: null_blk memory_backed=1 discard=0 (the kernel sends it no discards);
 # - sata, nvme, scsi, virtio: QEMU's disks over raw images (discard=ignore by default).
+#
+# Found in the lab (kernel 6.1, QEMU 7.2 TCG; the witness and disktriage agree on each):
+# - scsi_debug lbprz=1: UNMAP, granularity 512, reads zeros; LBPRZ 1: works (38.5 ms);
+# - scsi_debug lbprz=0: reads the old data (scsi_debug leaves an unmapped block's data
+#   alone); LBPRZ 0: kept (6.8 ms);
+# - null_blk discard=1: reads zeros, no claim: works; discard=0: discard_max_bytes 0,
+#   blkdiscard refused (EOPNOTSUPP): no-discard, nothing written;
+# - QEMU's SATA disk: word 69 DRAT without RZAT, reads the old data: kept (0.8 ms);
+# - QEMU's NVMe namespace: DLFEAT 1 (zeros), reads the old data: broken, exit 4 (1.1 ms):
+#   QEMU promises zeros whatever the drive's discard=ignore does with the Deallocate;
+# - QEMU's scsi-hd: LBPRZ 0, granularity 4096, reads the old data: kept;
+# - virtio-blk: no claim, reads the old data: kept (11.4 ms).
 set -u
 
 F=/tmp/discard
