@@ -14,8 +14,9 @@
 //! Before each check the guest discards a MiB with blkdiscard and compares what comes back
 //! with cmp; the tests assert that witness first. Every check must put back every sector.
 //!
-//! Run as root: `cargo test --test lab discard -- --nocapture` (one boot, about a minute
-//! under TCG; each device's claim, read back, verdict and discard time are printed). The
+//! Run as root: `cargo test --test lab discard -- --nocapture` (one boot; the eight checks
+//! take 0.15 to 1.5 s each under TCG; each device's claim, read back, verdict and discard
+//! time are printed). The
 //! guest's output is kept in target/lab/qemu-lab-discard-*.log;
 //! `DISKTRIAGE_LAB_DISCARD_RESULTS=FILE` replays a saved one without booting.
 
