@@ -12,12 +12,15 @@ use crate::model::{Bytes, KernelWriteCache, SelfTestKind, TimeSpan};
 mod capacity;
 mod flushcheck;
 mod scan;
+mod trimcheck;
 use capacity::CAPACITY_HELP;
 pub use capacity::CapacityArgs;
 use flushcheck::FLUSHCHECK_HELP;
 pub use flushcheck::FlushcheckArgs;
 use scan::SCAN_HELP;
 pub use scan::ScanArgs;
+use trimcheck::TRIMCHECK_HELP;
+pub use trimcheck::TrimcheckArgs;
 
 /// Where the change journal lives unless told otherwise: a tmpfs, so a reboot (which resets
 /// every setting disktriage changes) also empties it.
@@ -117,6 +120,13 @@ pub enum Command {
     /// needs --confirm NAME (or --destroy-data NAME to save nothing).
     #[command(after_help = CAPACITY_HELP)]
     Capacity(CapacityArgs),
+
+    /// Does a discard (TRIM, UNMAP, Deallocate) do what the device claims? Saves a 4 MiB
+    /// scratch range, writes a pattern, discards it and reads it back: zeros, the old data or
+    /// other, against the drive's claim (RZAT/DRAT, LBPRZ, DLFEAT). Puts the range back:
+    /// needs --confirm NAME.
+    #[command(after_help = TRIMCHECK_HELP)]
+    Trimcheck(TrimcheckArgs),
 
     /// Show or switch the drive's own volatile write cache (what `hdparm -W` does), natively
     /// for SATA, SCSI, NVMe and virtio. Needs root.
@@ -718,8 +728,8 @@ pub struct RestoreArgs {
     #[arg(long)]
     pub list: bool,
 
-    /// Put back the sectors a capacity probe saved in JOURNAL and did not put back (a crash,
-    /// a power cut), instead of the settings.
+    /// Put back the sectors a capacity probe or a TRIM check saved in JOURNAL and did not
+    /// put back (a crash, a power cut), instead of the settings.
     #[arg(long, value_name = "JOURNAL", conflicts_with_all = ["list", "force"])]
     pub capacity: Option<PathBuf>,
 

@@ -12,6 +12,7 @@ pub mod scan;
 pub mod setting_sweep;
 pub mod several;
 pub mod triage;
+pub mod trimcheck;
 
 use std::path::Path;
 use std::process::ExitCode;

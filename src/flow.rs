@@ -22,7 +22,10 @@
 //!   (`sweep_job`) drives in a loop and the TUI one message at a time.
 //! - `sweep_job`: the setting sweep as a job (`disktriage run --sweep-*`): the machine driven
 //!   through each switch, run and measure, and the value at start put back on every exit.
-//! - `write_target`: the write tests' guard for the checks that write a device themselves.
+//! - `trimcheck`: the TRIM check (the guard, the journal, the pattern, the discard, the read
+//!   back, the put-back).
+//! - `write_target`: the write tests' guard for the checks that write a device themselves,
+//!   and the place of their journal of saved sectors.
 //! - `triage`: a triage's gathered facts judged, with each disk's changes since its last
 //!   triage, as the report both faces show, and recorded in the history; and the TUI's
 //!   triage job.
@@ -55,4 +58,5 @@ pub mod scan_progress;
 pub mod setting_sweep;
 pub mod sweep_job;
 pub mod triage;
+pub mod trimcheck;
 pub mod write_target;

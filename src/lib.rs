@@ -12,10 +12,10 @@
 //!   a `BlockReader` trait that `sys::scan` implements for a device.
 //! - `flush`: the flush check's pure core (the timing verdict against one revolution, the
 //!   power-cut check's records, its LOG and the verify of what came back).
+//! - `trim`: whether a discard does what the device claims (the claims' bits, the scratch
+//!   range, the pattern, the read back, the sentence).
 //! - `capacity`: the fake-capacity probe's pure core (stamps, where to write and read, the
 //!   put-back), over a `SectorIo` trait that `sys` implements for a device.
-//! - `trim`: whether a discard does what the device claims (the claims' bits, the read
-//!   back, the sentence).
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
 //!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
@@ -147,6 +147,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Scan(args)) => commands::scan::scan(&history_dir, &args),
         Some(Command::Triage(args)) => commands::triage::triage(&root, &history_dir, &args),
         Some(Command::Capacity(args)) => commands::capacity::capacity(&history_dir, &args),
+        Some(Command::Trimcheck(args)) => commands::trimcheck::trimcheck(&history_dir, &args),
         Some(Command::Flushcheck(args)) => {
             commands::flushcheck::flushcheck(&root, &cli.journal_dir, &history_dir, &args)
         }

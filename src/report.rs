@@ -16,6 +16,7 @@ pub mod several;
 pub mod smart;
 pub mod table;
 pub mod triage;
+pub mod trimcheck;
 
 // The library's surface: what a user of the crate (and the integration tests, which check it)
 // reaches as `disktriage::report::Item` without knowing the files below.

@@ -13,6 +13,7 @@ pub mod capacity;
 pub mod confined;
 pub mod direct;
 pub mod dirops;
+pub mod discard;
 pub mod dm;
 pub mod drive_control;
 pub mod drives;

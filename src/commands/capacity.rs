@@ -82,7 +82,7 @@ pub fn capacity(history_dir: &Path, args: &CapacityArgs) -> anyhow::Result<ExitC
             History::new(history_dir)
                 .prepare_dir()
                 .context("the journal's directory (--journal FILE names another)")?;
-            default_journal(history_dir, &name)
+            default_journal(history_dir, "capacity", &name)
         }
     };
     let request = CapacityRequest {
@@ -131,7 +131,7 @@ pub fn capacity(history_dir: &Path, args: &CapacityArgs) -> anyhow::Result<ExitC
 }
 
 /// The write guard's words name --destroy-data; under --confirm they name --confirm.
-fn reword_confirmation(e: anyhow::Error, destroy: bool, typed: &str) -> anyhow::Error {
+pub(super) fn reword_confirmation(e: anyhow::Error, destroy: bool, typed: &str) -> anyhow::Error {
     if destroy {
         return e;
     }

@@ -1,15 +1,16 @@
 //! The capacity probe as a job (`CapacityJob`), for `disktriage capacity` and the screen: the
 //! write tests' guard, the journal of saved sectors (on another disk than the one probed),
 //! `capacity::Probe` over the device, and the put-back; then `restore_journal`, which
-//! completes the put-back a crash left in a journal.
+//! completes the put-back a crash left in a journal (the capacity probe's or the TRIM
+//! check's: they share the journal's format).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
 use super::job::{Every, Job, JobContext, JobEnv, Order};
-use super::write_target::{dir_off_target, prepare_write};
+use super::write_target::{journal_dir, prepare_write, run_id};
 use crate::capacity::journal::{self, Header, PutBack};
 use crate::capacity::probe::Progress;
 use crate::capacity::{NoSaver, Probe, ProbeConfig, ProbeEnd, Restored, Saver};
@@ -65,20 +66,6 @@ impl CapacityRun {
     }
 }
 
-/// A run id no earlier probe used: the time and the process.
-fn run_id() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.finish()
-}
-
 /// Probes the device: every check before the first write (the guard, the journal's place),
 /// then the probe and the put-back. `progress` hears every step; `stop` ends it early (what
 /// was written is put back).
@@ -100,22 +87,7 @@ pub fn probe(
     let dir = if req.destroy {
         None
     } else {
-        let dir = dir_off_target(
-            &req.journal,
-            &target.device,
-            true,
-            "the journal",
-            "a failure of the disk would take the saved sectors with it; name a file on another \
-             disk with --journal",
-        )?;
-        if dir.in_ram {
-            warnings.push(format!(
-                "the journal {} is in RAM (tmpfs): it survives a crash of disktriage, not a power \
-                 cut; --journal FILE on another disk keeps it through one",
-                neutralize_controls(&req.journal.display().to_string())
-            ));
-        }
-        Some(dir)
+        Some(journal_dir(&req.journal, &target.device, &mut warnings)?)
     };
     let run = run_id();
     let header = Header {
@@ -156,9 +128,10 @@ pub fn probe(
     })
 }
 
-/// The default journal of a device: `capacity-NAME.journal` in the state directory.
-pub fn default_journal(state_dir: &Path, name: &str) -> PathBuf {
-    state_dir.join(format!("capacity-{name}.journal"))
+/// The default journal of a check (`capacity`, `trimcheck`) on a device:
+/// `CHECK-NAME.journal` in the state directory.
+pub fn default_journal(state_dir: &Path, check: &str, name: &str) -> PathBuf {
+    state_dir.join(format!("{check}-{name}.journal"))
 }
 
 /// A journal's put-back, done.

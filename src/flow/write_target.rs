@@ -1,8 +1,10 @@
 //! The write tests' guard for the checks that write a device themselves (the flush check,
-//! the capacity probe): the device known to the live system, unused, confirmed by its typed
-//! name, not read-only, opened exclusively and checked to be the device the guard saw.
+//! the capacity probe, the TRIM check): the device known to the live system, unused,
+//! confirmed by its typed name, not read-only, opened exclusively and checked to be the
+//! device the guard saw; and the place of the journal of saved sectors, off that device.
 
 use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 
@@ -81,4 +83,44 @@ pub fn dir_off_target(
         );
     }
     Ok(dir)
+}
+
+/// The directory of the journal of saved sectors (the capacity probe's, the TRIM check's):
+/// refused on a file system that shares a disk with `target`; in RAM (tmpfs) it is allowed
+/// with a warning pushed to `warnings`.
+pub fn journal_dir(
+    journal: &Path,
+    target: &FlushDevice,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<LogDir> {
+    let dir = dir_off_target(
+        journal,
+        target,
+        true,
+        "the journal",
+        "a failure of the disk would take the saved sectors with it; name a file on another \
+         disk with --journal",
+    )?;
+    if dir.in_ram {
+        warnings.push(format!(
+            "the journal {} is in RAM (tmpfs): it survives a crash of disktriage, not a power \
+             cut; --journal FILE on another disk keeps it through one",
+            neutralize_controls(&journal.display().to_string())
+        ));
+    }
+    Ok(dir)
+}
+
+/// A run id no earlier run used: the time and the process.
+pub fn run_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish()
 }

@@ -26,7 +26,8 @@ pub const TABLE: &[(&str, &str)] = &[
         "0",
         "The clean result: a run or a setting done, smart PASSED, scan every block read, \
          triage healthy, flushcheck commits wait for the medium or nothing acknowledged was lost, \
-         capacity real.",
+         capacity real, trimcheck the discard reads as claimed (or nothing is claimed, or the \
+         device does not discard).",
     ),
     (
         "1",
@@ -41,19 +42,22 @@ pub const TABLE: &[(&str, &str)] = &[
     (
         "3",
         "Suspect: triage suspect, smart WARNING, scan blocks abandoned at --timeout (none \
-         unreadable), flushcheck a volatile cache acknowledges commits.",
+         unreadable), flushcheck a volatile cache acknowledges commits, trimcheck a discard \
+         refused though the kernel says the device discards.",
     ),
     (
         "4",
         "Failing: triage failing, smart FAILED, scan sectors that cannot be read, flushcheck \
          --verify acknowledged records lost or torn, capacity fake (it stores less than it \
-         claims).",
+         claims), trimcheck a broken claim (it promises zeros after a discard and returns the \
+         old data or other).",
     ),
     (
         "5",
         "Unknown: triage unknown, smart not available (no drive answers: loop, zram, md, dm), \
          a scan that could not finish (the device went away or changed), flushcheck timing \
-         that cannot tell, a capacity probe stopped or failed before its verdict.",
+         that cannot tell, a capacity probe or a trimcheck stopped or failed before its \
+         verdict.",
     ),
     (
         "128 + N",

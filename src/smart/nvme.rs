@@ -62,6 +62,19 @@ impl AdminCommand {
         }
     }
 
+    /// Identify Namespace (CNS 0) of `nsid`: its byte 33 is DLFEAT, what a deallocated
+    /// block reads as.
+    pub const fn identify_namespace(nsid: u32) -> Self {
+        AdminCommand {
+            name: "Identify Namespace",
+            opcode: OP_IDENTIFY,
+            nsid,
+            cdw10: 0, // CNS 0
+            cdw11: 0,
+            data_len: IDENTIFY_LEN as u32,
+        }
+    }
+
     pub const fn get_write_cache(sel: Select) -> Self {
         AdminCommand {
             name: "Get Features (Volatile Write Cache)",

@@ -1,6 +1,7 @@
-//! The device side of the capacity probe: the device opened by the write tests' guard
-//! (`FlushDevice`, O_DIRECT, exclusive) as `capacity::SectorIo`, and the journal of saved
-//! sectors as `capacity::Saver`, each record durable before the write it saves for.
+//! The device side of the checks that save sectors before they write them (the capacity
+//! probe, the TRIM check): the device opened by the write tests' guard (`FlushDevice`,
+//! O_DIRECT, exclusive) as `capacity::SectorIo`, and the journal of saved sectors as
+//! `capacity::Saver`, each record durable before the write it saves for.
 
 use std::io;
 
@@ -23,6 +24,11 @@ impl DeviceSectors {
     pub fn new(device: FlushDevice) -> io::Result<DeviceSectors> {
         let buf = FlushDevice::buffer(MAX_IO)?;
         Ok(DeviceSectors { device, buf })
+    }
+
+    /// The opened device, for the commands besides reads and writes (a discard).
+    pub fn device(&self) -> &FlushDevice {
+        &self.device
     }
 
     fn check_len(&self, len: usize) -> io::Result<()> {

@@ -173,6 +173,16 @@ impl FlushDevice {
         direct::refuse_unless_chosen(&self.fd, chosen)
     }
 
+    /// The descriptor, for the other commands `sys` sends the opened device (BLKDISCARD).
+    pub(super) fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
+    /// A second handle on the opened device, for pass-through commands that take a `File`.
+    pub fn command_file(&self) -> io::Result<std::fs::File> {
+        Ok(std::fs::File::from(self.fd.try_clone()?))
+    }
+
     /// The kernel's read-only flag (BLKROGET).
     pub fn read_only(&self) -> io::Result<bool> {
         direct::read_only_fd(&self.fd)

@@ -16,6 +16,7 @@ mod common;
 mod qemu_lab;
 mod qemu_lab_capacity;
 mod qemu_lab_console;
+mod qemu_lab_discard;
 mod qemu_lab_flush;
 mod qemu_lab_scan;
 mod qemu_lab_triage;

@@ -33,4 +33,5 @@ mod sweep;
 mod targets;
 mod triage;
 mod triage_tui;
+mod trimcheck;
 mod tui_tmux;

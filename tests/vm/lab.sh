@@ -6,7 +6,7 @@
 # usage:
 #   tests/vm/lab.sh check
 #       exit 0 when the lab can run here; otherwise print what is missing and exit 3.
-#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage|console|fbcon]
+#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage|console|fbcon|discard]
 #       builds WORKDIR/initramfs.cpio.gz (busybox, kernel modules, the static disktriage binary
 #       from $DISKTRIAGE_BIN if set, GUEST_SCRIPT as /lab/guest.sh, the tools named in
 #       $LAB_TOOLS with their libraries), creates sparse disk images in
@@ -60,6 +60,8 @@ modules_for() {
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
         # dm_zero: capacity-guest.sh's dropped tail (after the flush lab, in the same boot).
         triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay dm_zero" ;;
+        # discard-guest.sh: the four disks, and null_blk (configfs) and scsi_debug on demand.
+        discard) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi configfs" ;;
         # No DRM driver: the console stays vgacon, the VGA's text mode with its ROM font.
         console) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi" ;;
         # The standard VGA's DRM driver: fbcon takes over tty1 when it binds.
@@ -76,6 +78,7 @@ modules_on_demand_for() {
         standard) echo "null_blk scsi_debug" ;;
         # flush-guest.sh (after the triage) stacks a loop device with an ext2 file system.
         triage) echo "null_blk scsi_debug loop ext4" ;;
+        discard) echo "null_blk scsi_debug" ;;
     esac
 }
 
@@ -268,6 +271,8 @@ run() {
             done
             expect=7
             ;;
+        # tests/vm/discard-guest.sh: the four disks alone (QEMU's default discard=ignore).
+        discard) ;;
         *) echo "unknown disk set $diskset" >&2; return 2 ;;
     esac
     local img

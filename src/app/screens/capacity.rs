@@ -211,7 +211,7 @@ impl App {
             device: d.name.clone(),
             path: d.path.clone(),
             confirmation: String::new(),
-            journal: default_journal(state_dir(self), &d.name),
+            journal: default_journal(state_dir(self), "capacity", &d.name),
             chosen: None,
         };
         self.overlay = Some(Overlay::ConfirmCapacity(ConfirmCapacity {

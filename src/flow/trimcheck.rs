@@ -1,0 +1,272 @@
+//! The TRIM check (`disktriage trimcheck`): does a discard do what the device claims? Behind
+//! the write tests' guard, a small scratch range on whole discard granules is saved to the
+//! journal (durable, off the device), written with a pattern, flushed and read back, then
+//! discarded (BLKDISCARD) and read back again with O_DIRECT; `trim` judges what came back
+//! against the drive's claim. The saved bytes are put back and read back on every exit;
+//! after a crash `restore --capacity JOURNAL` does it (the journal is the capacity probe's).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::write_target::{journal_dir, prepare_write, run_id};
+use crate::capacity::journal::{self, Header, Journal, PutBack, Record};
+use crate::capacity::{Saver, SectorIo};
+use crate::model::text::neutralize_controls;
+use crate::report::trimcheck::TrimReport;
+use crate::sys::SysRoot;
+use crate::sys::capacity::{DeviceSectors, JournalSaver};
+use crate::sys::discard;
+use crate::sys::error::describe_io;
+use crate::trim::{
+    self, Claim, DiscardLimits, SCRATCH_BYTES, Scratch, TrimEnd, classify, fill_pattern, judge,
+};
+
+/// The largest read or write the check asks for (the journal's records are this size too).
+const CHUNK: u64 = 1 << 20;
+
+/// What a check is asked.
+#[derive(Debug, Clone)]
+pub struct TrimRequest {
+    pub path: PathBuf,
+    /// The device's name as the admin typed it.
+    pub confirmation: String,
+    /// Where the saved bytes go, on another disk than the device.
+    pub journal: PathBuf,
+}
+
+/// A check that ran (to its verdict, or ended before it).
+#[derive(Debug, Clone)]
+pub struct TrimRun {
+    pub device: String,
+    pub name: String,
+    pub model: Option<String>,
+    pub sector: u64,
+    pub limits: DiscardLimits,
+    pub claim: Claim,
+    pub scratch: Option<Scratch>,
+    pub end: TrimEnd,
+    /// How long the discard took, when it was sent and succeeded.
+    pub discard_time: Option<Duration>,
+    /// The put-back of the saved bytes, when any were saved.
+    pub put_back: Option<PutBack>,
+    pub elapsed: Duration,
+    /// The journal, when the put-back did not finish and it is kept.
+    pub journal_kept: Option<String>,
+    /// To say beside the report (a journal in RAM, a claim that could not be asked).
+    pub warnings: Vec<String>,
+}
+
+impl TrimRun {
+    pub fn report(&self) -> TrimReport<'_> {
+        TrimReport {
+            device: &self.device,
+            name: &self.name,
+            model: self.model.as_deref(),
+            sector: self.sector,
+            limits: &self.limits,
+            claim: &self.claim,
+            scratch: self.scratch,
+            end: &self.end,
+            discard_time: self.discard_time,
+            put_back: self.put_back.as_ref(),
+            elapsed: self.elapsed,
+            journal_kept: self.journal_kept.as_deref(),
+        }
+    }
+}
+
+/// Checks the device: the guard, the limits and the claim; then, where the kernel sends
+/// discards and a scratch range fits, the journal, the pattern, the discard, the read back
+/// and the put-back. `stop` ends it early (what was written is put back).
+pub fn check(req: &TrimRequest, stop: &dyn Fn() -> bool) -> anyhow::Result<TrimRun> {
+    let started = Instant::now();
+    let target = prepare_write(&req.path, Some(&req.confirmation))?;
+    let name = target.name.clone();
+    let limits = discard::limits(target.device.dev)
+        .with_context(|| format!("cannot read {name}'s discard limits from sysfs"))?;
+    let mut warnings = Vec::new();
+    let claim = discard::claim(&target.device, &mut warnings);
+    let sector = u64::from(target.device.logical.max(1));
+    let mut run = TrimRun {
+        device: req.path.display().to_string(),
+        model: SysRoot::host().device_identity(&name).model,
+        name,
+        sector,
+        limits,
+        claim,
+        scratch: None,
+        end: TrimEnd::NoDiscard,
+        discard_time: None,
+        put_back: None,
+        elapsed: Duration::ZERO,
+        journal_kept: None,
+        warnings,
+    };
+    if limits.max_bytes == 0 {
+        run.elapsed = started.elapsed();
+        return Ok(run);
+    }
+    let scratch = match trim::scratch_range(
+        target.device.size,
+        sector,
+        limits.granularity,
+        limits.alignment,
+        SCRATCH_BYTES,
+    ) {
+        Ok(s) => s,
+        Err(why) => {
+            run.end = TrimEnd::NoRange(why);
+            run.elapsed = started.elapsed();
+            return Ok(run);
+        }
+    };
+    run.scratch = Some(scratch);
+    let dir = journal_dir(&req.journal, &target.device, &mut run.warnings)?;
+    let header = Header {
+        device: run.name.clone(),
+        dev: (target.device.dev.major, target.device.dev.minor),
+        diskseq: target.chosen.diskseq.unwrap_or(0),
+        sector: target.device.logical,
+        run: run_id(),
+    };
+    let mut saver = JournalSaver::create(&dir, &header).with_context(|| {
+        format!(
+            "cannot create the journal {}",
+            neutralize_controls(&req.journal.display().to_string())
+        )
+    })?;
+    let mut dev = DeviceSectors::new(target.device).context("no buffer for the check")?;
+    let mut saved = Vec::new();
+    let mut exercise = Exercise {
+        dev: &mut dev,
+        saver: &mut saver,
+        saved: &mut saved,
+        scratch,
+        run: header.run,
+        stop,
+    };
+    let (end, discard_time) = exercise.run(&run.claim);
+    run.end = end;
+    run.discard_time = discard_time;
+    if saved.is_empty() {
+        if let Err(e) = saver.done() {
+            run.warnings
+                .push(format!("the empty journal cannot be removed: {e}"));
+        }
+    } else {
+        let j = Journal {
+            header,
+            records: saved,
+            torn_bytes: 0,
+        };
+        let back = journal::put_back(&j, &mut dev);
+        if back.error.is_none() && back.not_back.is_empty() {
+            if let Err(e) = saver.done() {
+                run.warnings.push(format!(
+                    "every byte is back, but the journal cannot be removed: {e}"
+                ));
+            }
+        } else {
+            run.journal_kept = Some(req.journal.display().to_string());
+        }
+        run.put_back = Some(back);
+    }
+    run.elapsed = started.elapsed();
+    Ok(run)
+}
+
+/// The writes, the discard and the reads of one check; every range it overwrites is in
+/// `saved` (and durable in the journal) before the write.
+struct Exercise<'a> {
+    dev: &'a mut DeviceSectors,
+    saver: &'a mut dyn Saver,
+    saved: &'a mut Vec<Record>,
+    scratch: Scratch,
+    run: u64,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl Exercise<'_> {
+    fn run(&mut self, claim: &Claim) -> (TrimEnd, Option<Duration>) {
+        match self.steps(claim) {
+            Ok(done) => done,
+            Err(end) => (end, None),
+        }
+    }
+
+    fn steps(&mut self, claim: &Claim) -> Result<(TrimEnd, Option<Duration>), TrimEnd> {
+        let s = self.scratch;
+        let mut pattern = vec![0u8; s.len as usize];
+        fill_pattern(&mut pattern, self.run, s.offset);
+        let sector = self.dev.sector_size();
+        for at in (0..s.len).step_by(CHUNK as usize) {
+            if (self.stop)() {
+                return Err(TrimEnd::Stopped);
+            }
+            let n = CHUNK.min(s.len - at) as usize;
+            let lba = (s.offset + at) / sector;
+            let mut old = vec![0u8; n];
+            self.dev
+                .read(lba, &mut old)
+                .map_err(|e| failed(&format!("cannot read LBA {lba}"), &e))?;
+            self.saver
+                .save(lba, &old)
+                .map_err(|e| failed("cannot save the range to the journal", &e))?;
+            self.saved.push(Record { lba, data: old });
+            let from = at as usize;
+            self.dev
+                .write(lba, &pattern[from..from + n])
+                .map_err(|e| failed(&format!("cannot write LBA {lba}"), &e))?;
+        }
+        self.dev
+            .flush()
+            .map_err(|e| failed("the device refused the flush after the pattern", &e))?;
+        // The read back after the discard means something only if the pattern was there.
+        let before = self.read_range()?;
+        if before != pattern {
+            return Err(TrimEnd::Failed(
+                "the pattern written did not read back before the discard: the device does not \
+                 store what it is given, so its discards cannot be judged (try disktriage \
+                 capacity)"
+                    .into(),
+            ));
+        }
+        if (self.stop)() {
+            return Err(TrimEnd::Stopped);
+        }
+        let took = match discard::discard(self.dev.device(), s.offset, s.len) {
+            Ok(t) => t,
+            Err(e) => return Ok((TrimEnd::Refused(describe_io(&e)), None)),
+        };
+        let after = self.read_range()?;
+        let seen = classify(&after, &pattern);
+        let (verdict, sentence) = judge(claim, seen);
+        Ok((
+            TrimEnd::Judged {
+                seen,
+                verdict,
+                sentence,
+            },
+            Some(took),
+        ))
+    }
+
+    fn read_range(&mut self) -> Result<Vec<u8>, TrimEnd> {
+        let s = self.scratch;
+        let sector = self.dev.sector_size();
+        let mut out = vec![0u8; s.len as usize];
+        for (i, chunk) in out.chunks_mut(CHUNK as usize).enumerate() {
+            let lba = (s.offset + i as u64 * CHUNK) / sector;
+            self.dev
+                .read(lba, chunk)
+                .map_err(|e| failed(&format!("cannot read LBA {lba} back"), &e))?;
+        }
+        Ok(out)
+    }
+}
+
+fn failed(what: &str, e: &std::io::Error) -> TrimEnd {
+    TrimEnd::Failed(format!("{what}: {}", describe_io(e)))
+}
