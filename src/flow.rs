@@ -6,7 +6,8 @@
 //! - `job`: the `Job` trait every long-running task implements (what it needs, its messages,
 //!   its stop flag, what it puts back, what it hands back), which the TUI's one runner
 //!   (`tui::jobs`) and the CLI's (`commands::job`) start.
-//!   One file here per job: `scan`, `triage`, `flushcheck`, `capacity`, `sweep_job`.
+//!   One file here per job: `scan`, `triage`, `flushcheck`, `capacity`, `trimcheck`,
+//!   `sweep_job`.
 //! - `capacity`: the capacity probe job (the guard, the journal, the probe, the put-back) and
 //!   the put-back of a journal a crash left.
 //! - `flushcheck`: the flush check's timing run (commits, write + flush, the flush after
@@ -22,7 +23,7 @@
 //!   (`sweep_job`) drives in a loop and the TUI one message at a time.
 //! - `sweep_job`: the setting sweep as a job (`disktriage run --sweep-*`): the machine driven
 //!   through each switch, run and measure, and the value at start put back on every exit.
-//! - `trimcheck`: the TRIM check (the guard, the journal, the pattern, the discard, the read
+//! - `trimcheck`: the TRIM check as a job (the guard, the journal, the pattern, the discard, the read
 //!   back, the put-back).
 //! - `write_target`: the write tests' guard for the checks that write a device themselves,
 //!   and the place of their journal of saved sectors.

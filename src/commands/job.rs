@@ -2,7 +2,7 @@
 //! here on a thread of its own with the command's stop signals as its stop flag, the one
 //! progress line on stderr drawn from the job's messages by the command's `Follow`, and the
 //! report from what the job hands back (`Job::Output`). `scan`, `triage`, `flushcheck`,
-//! `capacity` and the setting sweeps run through it.
+//! `capacity`, `trimcheck` and the setting sweeps run through it.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, RecvTimeoutError};

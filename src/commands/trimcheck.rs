@@ -8,21 +8,47 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
 use super::capacity::reword_confirmation;
+use super::job::{Follow, run_job};
 use crate::cli::TrimcheckArgs;
 use crate::flow::capacity::default_journal;
-use crate::flow::progress::ProgressLine;
-use crate::flow::trimcheck::{TrimRequest, check};
+use crate::flow::trimcheck::{TrimMsg, TrimRequest, TrimcheckJob};
 use crate::history::History;
+use crate::model::clock;
 use crate::model::text::neutralize_controls;
 use crate::model::{UsageError, exit};
 use crate::report::output::{output_width, write_stderr, write_stdout};
 use crate::report::trimcheck::{render_json, render_text};
 use crate::sys::signals::{Catch, StopSignals};
 use crate::trim::{TrimEnd, Verdict};
+
+/// The one progress line: the steps and the clock (the check sends only its end).
+struct Steps {
+    shown: String,
+    started: Instant,
+}
+
+impl Follow<TrimMsg> for Steps {
+    fn every(&self) -> Duration {
+        Duration::from_millis(250)
+    }
+
+    fn hear(&mut self, _: TrimMsg) -> Option<String> {
+        None
+    }
+
+    fn tick(&mut self) -> Option<String> {
+        Some(format!(
+            "trimcheck {}: saving, writing, discarding, reading back  {}",
+            self.shown,
+            clock(self.started.elapsed())
+        ))
+    }
+}
 
 /// Runs the check.
 pub fn trimcheck(history_dir: &Path, args: &TrimcheckArgs) -> anyhow::Result<ExitCode> {
@@ -53,12 +79,11 @@ pub fn trimcheck(history_dir: &Path, args: &TrimcheckArgs) -> anyhow::Result<Exi
         confirmation: typed.clone(),
         journal,
     };
-    let line = ProgressLine::on_terminal();
-    line.show(&format!(
-        "trimcheck {shown}: saving, writing, discarding, reading back"
-    ));
-    let run = check(&request, &|| signals.is_set());
-    line.clear();
+    let mut steps = Steps {
+        shown,
+        started: Instant::now(),
+    };
+    let run = run_job(TrimcheckJob { request }, &signals, &mut steps)?;
     let run = run.map_err(|e| reword_confirmation(e, false, &typed))?;
     for w in &run.warnings {
         write_stderr(&format!(

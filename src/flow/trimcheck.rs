@@ -4,12 +4,14 @@
 //! discarded (BLKDISCARD) and read back again with O_DIRECT; `trim` judges what came back
 //! against the drive's claim. The saved bytes are put back and read back on every exit;
 //! after a crash `restore --capacity JOURNAL` does it (the journal is the capacity probe's).
+//! `TrimcheckJob` runs it as a job.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::job::{Job, JobContext};
 use super::write_target::{journal_dir, prepare_write, run_id};
 use crate::capacity::journal::{self, Header, Journal, PutBack, Record};
 use crate::capacity::{Saver, SectorIo};
@@ -74,6 +76,49 @@ impl TrimRun {
             elapsed: self.elapsed,
             journal_kept: self.journal_kept.as_deref(),
         }
+    }
+}
+
+/// The TRIM check's name as a job.
+pub const NAME: &str = "trimcheck";
+
+/// The TRIM check as a job: `check` on the runner's thread, stopped by its flag.
+#[derive(Debug, Clone)]
+pub struct TrimcheckJob {
+    pub request: TrimRequest,
+}
+
+/// What the check says: its end only (it takes about a second on a working device).
+#[derive(Debug, Clone)]
+pub enum TrimMsg {
+    Done(Box<TrimRun>),
+    Failed(String),
+}
+
+impl Job for TrimcheckJob {
+    type Msg = TrimMsg;
+    type Output = anyhow::Result<TrimRun>;
+
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    /// Putting back 4 MiB on a slow stick takes seconds: a quit waits for it.
+    fn stop_wait(&self) -> Duration {
+        Duration::from_secs(60)
+    }
+
+    fn cannot_start(&self, error: &std::io::Error) -> TrimMsg {
+        TrimMsg::Failed(format!("cannot start the TRIM check: {error}"))
+    }
+
+    fn run(self, ctx: &JobContext<'_, TrimMsg>) -> anyhow::Result<TrimRun> {
+        let run = check(&self.request, &|| ctx.stopped());
+        ctx.send(match &run {
+            Ok(r) => TrimMsg::Done(Box::new(r.clone())),
+            Err(e) => TrimMsg::Failed(format!("{e:#}")),
+        });
+        run
     }
 }
 
