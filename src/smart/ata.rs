@@ -25,6 +25,7 @@ pub const SMART_READ_THRESHOLDS: u8 = 0xD1;
 pub const SMART_RETURN_STATUS: u8 = 0xDA;
 pub const SMART_EXECUTE_OFFLINE_IMMEDIATE: u8 = 0xD4;
 pub const SMART_READ_LOG: u8 = 0xD5;
+pub const SMART_WRITE_LOG: u8 = 0xD6;
 /// READ LOG EXT (48-bit, General Purpose Logging).
 pub const OP_READ_LOG_EXT: u8 = 0x2F;
 /// SMART EXECUTE OFF-LINE IMMEDIATE subcommands (LBA low): off-line mode self-tests, which
@@ -47,6 +48,7 @@ const SMART_FAIL_HIGH: u8 = 0x2C;
 pub enum Protocol {
     NonData = 3,
     PioIn = 4,
+    PioOut = 5,
 }
 
 /// One ATA command, to be sent with ATA PASS-THROUGH(16).
@@ -135,6 +137,19 @@ impl AtaCommand {
         c
     }
 
+    /// SMART WRITE LOG of one sector to the log at `address`, with CK_COND: the only one
+    /// sent is the SCT command (log 0xE0) that asks for an Error Recovery Control timer,
+    /// which the drive answers in the returned registers.
+    pub const fn smart_write_log(name: &'static str, address: u8) -> Self {
+        let mut c = Self::pio_in(name, OP_SMART, SMART_WRITE_LOG);
+        c.protocol = Protocol::PioOut;
+        c.lba_low = address;
+        c.lba_mid = SMART_LBA_MID;
+        c.lba_high = SMART_LBA_HIGH;
+        c.check_condition = true;
+        c
+    }
+
     /// READ LOG EXT of `count` sectors of the General Purpose log at `address`, from page 0
     /// (0x00 the directory, 0x03 extended comprehensive error log, 0x07 extended self-test
     /// log).
@@ -186,9 +201,14 @@ impl AtaCommand {
         self.protocol == Protocol::PioIn
     }
 
-    /// The bytes a data-in command returns: `count` sectors.
+    /// True when the command sends sectors (`data_len` bytes).
+    pub fn writes_sector(&self) -> bool {
+        self.protocol == Protocol::PioOut
+    }
+
+    /// The bytes a data command moves: `count` sectors.
     pub fn data_len(&self) -> usize {
-        if self.reads_sector() {
+        if self.reads_sector() || self.writes_sector() {
             usize::from(self.count) * SECTOR
         } else {
             0
@@ -201,8 +221,10 @@ impl AtaCommand {
         c[0] = ATA_16;
         c[1] = ((self.protocol as u8) << 1) | u8::from(self.extend);
         // T_DIR from device (0x08), BYT_BLOK (0x04), T_LENGTH in the count field (0x02).
+        // Data out: T_DIR 0 with BYT_BLOK and T_LENGTH.
         let transfer = match self.protocol {
             Protocol::PioIn => 0x0E,
+            Protocol::PioOut => 0x06,
             Protocol::NonData => 0x00,
         };
         c[2] = transfer | if self.check_condition { 0x20 } else { 0 };
@@ -619,6 +641,16 @@ mod tests {
         assert_eq!(
             pick(AtaCommand::smart_read_thresholds().cdb()),
             [0x08, 0x0E, 0xD1, 1, 1, 0x4F, 0xC2, 0xB0]
+        );
+        // SCT over SMART WRITE LOG 0xE0: PIO data-out, CK_COND for the returned registers.
+        let sct = AtaCommand::smart_write_log("SCT", 0xE0);
+        assert_eq!(
+            pick(sct.cdb()),
+            [0x0A, 0x26, 0xD6, 1, 0xE0, 0x4F, 0xC2, 0xB0]
+        );
+        assert_eq!(
+            (sct.writes_sector(), sct.reads_sector(), sct.data_len()),
+            (true, false, 512)
         );
         assert_eq!(
             pick(AtaCommand::smart_return_status().cdb()),

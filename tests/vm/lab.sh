@@ -58,7 +58,7 @@ modules_for() {
             echo "ahci sd_mod sg nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1 xts dm_crypt"
             ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
-        triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay" ;;
+        triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay raid1" ;;
         # No DRM driver: the console stays vgacon, the VGA's text mode with its ROM font.
         console) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi" ;;
         # The standard VGA's DRM driver: fbcon takes over tty1 when it binds.
