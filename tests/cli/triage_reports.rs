@@ -574,6 +574,14 @@ fn a_reset_smart_hour_counter_beside_farms_is_suspect_and_erc_a_note() {
     let out = triage(&["--json", "--report", &off]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc = json(&out);
+    assert_eq!(
+        doc["disks"][0]["fitness"]["erc"],
+        serde_json::json!({"state": "timers", "read": 0, "write": 0})
+    );
+    assert_eq!(
+        doc["disks"][0]["fitness"]["timeout_s"],
+        serde_json::Value::Null
+    );
     let notes = doc["disks"][0]["notes"].to_string();
     assert!(
         notes.contains("SCT Error Recovery Control is disabled: it may retry a sector for minutes, the kernel's default timeout is 30 s; as a RAID member, set ERC to 7 s"),
