@@ -263,6 +263,11 @@ pub struct AtaIdentity {
     /// Addressable logical sectors: words 100-103 when the 48-bit feature set is supported
     /// (word 83 bit 10), else words 60-61; `None` when the count is 0.
     pub sectors: Option<u64>,
+    /// TRIM (DATA SET MANAGEMENT), word 169 bit 0: on a rotating disk, a sign of
+    /// drive-managed SMR.
+    pub trim_supported: bool,
+    /// The zoned capabilities, word 69 bits 0-1 (ACS-4): 1 host-aware, 2 drive-managed.
+    pub zoned: Option<crate::model::ZoneModel>,
 }
 
 impl AtaIdentity {
@@ -346,6 +351,12 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
         gpl_supported: valid_feature_word(w[84]) && w[84] & 0x0020 != 0,
         sata_generation: sata_generation_of(w[76]),
         rotation_rpm: rotation_rpm_of(w[217]),
+        trim_supported: w[169] & 0x0001 != 0,
+        zoned: match w[69] & 0x0003 {
+            1 => Some(crate::model::ZoneModel::HostAware),
+            2 => Some(crate::model::ZoneModel::DriveManaged),
+            _ => None,
+        },
         sectors: {
             let lba48 = valid_feature_word(w83) && w83 & 0x0400 != 0;
             let count = if lba48 {
@@ -758,6 +769,28 @@ mod tests {
         assert_eq!(t(&[(9, 36), (231, 40)]), None);
         assert_eq!(t(&[(194, 0), (190, 0)]), None);
         assert_eq!(t(&[]), None);
+    }
+
+    #[test]
+    fn identify_trim_and_zoned_capabilities() {
+        let mut p = [0u8; 512];
+        p[0] = 0x40;
+        let id = parse_identify(&p).unwrap();
+        assert_eq!((id.trim_supported, id.zoned), (false, None));
+        p[2 * 169] = 0x01;
+        p[2 * 69] = 0x02;
+        let id = parse_identify(&p).unwrap();
+        assert_eq!(
+            (id.trim_supported, id.zoned),
+            (true, Some(crate::model::ZoneModel::DriveManaged))
+        );
+        p[2 * 69] = 0x01;
+        assert_eq!(
+            parse_identify(&p).unwrap().zoned,
+            Some(crate::model::ZoneModel::HostAware)
+        );
+        p[2 * 69] = 0x03;
+        assert_eq!(parse_identify(&p).unwrap().zoned, None, "0x3 is reserved");
     }
 
     #[test]

@@ -371,7 +371,7 @@ fn gather_one(
     r.update(|f| f.link = link);
 
     r.step("fitness", 0.04);
-    let fitness = fitness_of(root, drives, &dev);
+    let fitness = fitness_of(root, drives, &dev, ata.as_ref());
     r.update(|f| f.fitness = fitness.0);
     if let Some(problem) = fitness.1 {
         r.problem(problem);
@@ -434,12 +434,14 @@ fn gather_one(
 }
 
 /// The disk's fitness for an array: the md arrays that hold it or a partition of it, the
-/// kernel's zones and command timeout, and the drive's SCT Error Recovery Control (SATA).
+/// kernel's zones and command timeout, and on SATA the drive's SCT Error Recovery Control,
+/// TRIM and zoned capabilities (IDENTIFY, as the link step read it).
 /// ERC that could not be read is a problem only on an array member, where a rule needs it.
 fn fitness_of(
     root: &SysRoot,
     drives: &LinuxDrives,
     dev: &BlockDevice,
+    ata: Option<&crate::smart::ata::AtaIdentity>,
 ) -> (FitnessFacts, Option<String>) {
     let mut arrays: Vec<String> = dev
         .holders
@@ -465,6 +467,8 @@ fn fitness_of(
     let facts = FitnessFacts {
         drive: DriveFitness {
             erc,
+            zoned: ata.and_then(|a| a.zoned),
+            trim: ata.map(|a| a.trim_supported),
             ..DriveFitness::default()
         },
         kernel_zoned,

@@ -581,6 +581,22 @@ fn qemu_lab_triage_fitness_erc_against_the_kernels_timeout_and_a_zoned_disk() {
         "{erc:#}"
     );
     assert_eq!(erc["threshold"], 30.0, "{erc:#}");
+    assert_eq!(disk["fitness"]["erc"]["state"], "not-supported", "{disk:#}");
+    assert_eq!(disk["fitness"]["timeout_s"], 30, "{disk:#}");
+    assert_eq!(
+        disk["fitness"]["arrays"],
+        serde_json::json!(["md9"]),
+        "{disk:#}"
+    );
+    // QEMU's IDE disk claims TRIM (IDENTIFY word 169) at 7,200 rpm: the hint of drive-managed
+    // SMR fires on it, as it would on a real disk that said the same.
+    let smr = finding(disk, "smr-in-array");
+    assert!(
+        smr["sentence"].as_str().unwrap().starts_with(
+            "most likely a drive-managed shingled (SMR) disk (it rotates and supports TRIM), in md9"
+        ),
+        "{smr:#}"
+    );
     // The zoned null_blk is in no array: a note, not a finding.
     let z = disk_named(&doc, &zoned);
     assert!(
@@ -594,9 +610,10 @@ fn qemu_lab_triage_fitness_erc_against_the_kernels_timeout_and_a_zoned_disk() {
         "{z:#}"
     );
 
-    // At 180 s the drive gives up first: no finding.
+    // At 180 s the kernel outwaits the drive: no ERC finding (the SMR one stays).
     let doc = lab.results.triage_json("FITNESS-180");
     let disk = disk_named(&doc, sata);
+    assert_eq!(disk["fitness"]["timeout_s"], 180, "{disk:#}");
     assert!(
         findings(disk)
             .iter()
