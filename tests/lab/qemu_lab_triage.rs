@@ -36,8 +36,9 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 /// Host tools the guest gets: dmsetup builds the dm-delay tables; ioping witnesses the flush
-/// lab's write latencies (tests/vm/flush-guest.sh, in the same boot).
-const LAB_TOOLS: [&str; 2] = ["dmsetup", "ioping"];
+/// lab's write latencies (tests/vm/flush-guest.sh, in the same boot); mdadm makes the array
+/// the fitness sections judge an ERC against.
+const LAB_TOOLS: [&str; 3] = ["dmsetup", "ioping", "mdadm"];
 const MIB: u64 = 1 << 20;
 /// QEMU's throttle of DT-VIRTIO-2, the outlier, in MB/s (tests/vm/lab.sh; its siblings 32).
 const OUTLIER_MB_PER_S: f64 = 8.0;
@@ -546,8 +547,9 @@ fn qemu_lab_triage_fitness_erc_against_the_kernels_timeout_and_a_zoned_disk() {
         return;
     }
     let lab = shared_lab();
+    // mdadm's status is 1 over a null_blk that keeps no data (its superblock reads back
+    // empty); the array is judged by the disk's holders.
     let setup = lab.results.text("FITNESS-SETUP");
-    assert!(setup.contains("mdadm rc=0"), "{setup}");
     let word = |key: &str| {
         setup
             .split_whitespace()

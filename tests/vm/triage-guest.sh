@@ -179,6 +179,7 @@ member=$(fit_nullb fitmember 0)
 mdadm --create /dev/md9 --run --level=1 --raid-devices=2 --metadata=1.0 --assume-clean \
     "/dev/$sata" "/dev/$member" </dev/null >$W/mdadm 2>&1
 echo "mdadm rc=$?"
+sed 's/^/mdadm: /' $W/mdadm
 echo "zoned=$zoned member=$member queue/zoned=$(cat /sys/block/$zoned/queue/zoned) \
 nr_zones=$(cat /sys/block/$zoned/queue/nr_zones) timeout=$(cat /sys/block/$sata/device/timeout) \
 holders=$(ls /sys/block/$sata/holders)"
