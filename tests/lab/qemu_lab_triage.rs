@@ -547,8 +547,8 @@ fn qemu_lab_triage_fitness_erc_against_the_kernels_timeout_and_a_zoned_disk() {
         return;
     }
     let lab = shared_lab();
-    // mdadm's status is 1 over a null_blk that keeps no data (its superblock reads back
-    // empty); the array is judged by the disk's holders.
+    // mdadm's status is 1: md refuses the null_blk member (ADD_NEW_DISK: Invalid argument)
+    // and md9 runs degraded on the SATA disk alone, which is what is judged: its holder.
     let setup = lab.results.text("FITNESS-SETUP");
     let word = |key: &str| {
         setup

@@ -155,7 +155,8 @@ section NAMES-TRIAGE
 triage --quick --json /dev/mapper/dtslow $W/the-sata-disk
 
 # Fitness for an array (issue 38): a zoned null_blk (host-managed, made through configfs) is a
-# note; the SATA disk in an md RAID1 (with a small null_blk) is judged on its SCT Error Recovery
+# note; the SATA disk in an md RAID1 (md refuses the small null_blk meant as its mirror, so
+# the array runs degraded on the SATA disk alone) is judged on its SCT Error Recovery
 # Control against its kernel timeout, at 30 s and at 180 s; everything is taken down after.
 section FITNESS-SETUP
 [ -d /sys/module/configfs ] || insmod /lab/modules/configfs.ko
