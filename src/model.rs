@@ -1,6 +1,6 @@
-//! Plain data shared by every layer: devices, units, usage, the drive's cache, SMART health and
-//! recorded setting changes. No I/O happens here. `variants` is the `with_all!` macro that
-//! gives a name enum its list of every variant.
+//! Plain data shared by every layer: devices, units, usage, the drive's cache, SMART health,
+//! recorded setting changes and a drive's fitness for an array (`fitness`). No I/O happens
+//! here. `variants` is the `with_all!` macro that gives a name enum its list of every variant.
 
 pub mod activity;
 pub mod cache;
@@ -8,6 +8,7 @@ pub mod change;
 pub mod device;
 pub mod drivelog;
 pub mod exit;
+pub mod fitness;
 pub mod identity;
 pub mod smart;
 pub mod text;
@@ -34,6 +35,7 @@ pub use drivelog::{
     SelfTestOutcome, SelfTestProgress, SelfTestStatus,
 };
 pub use exit::{TABLE as EXIT_STATUSES, UsageError};
+pub use fitness::{DriveFitness, Erc, ZoneModel};
 pub use identity::DiskIdentity;
 pub use smart::{
     AtaAttribute, AtaDrive, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth,

@@ -2,7 +2,8 @@
 //! SMART data and threshold pages, SCSI sense data and the caching mode page, NVMe Identify
 //! Controller and the SMART/Health log, the drives' error and self-test logs (`ata_log`,
 //! `nvme_log`), `smartctl -j` JSON and `smartctl -x`/`-a` text (`smartctl_text`; either one
-//! saved to a file: `saved`), and the health verdict drawn from them.
+//! saved to a file: `saved`), a drive's fitness for an array (`fitness`: SCT Error Recovery
+//! Control, zones, TRIM, FARM), and the health verdict drawn from them.
 //!
 //! Everything here works on byte slices and returns plain data from `crate::model`; nothing
 //! touches a device, so tests feed captured pages (`tests/fixtures/pages/`), hand-made ones and
@@ -10,6 +11,7 @@
 
 pub mod ata;
 pub mod ata_log;
+pub mod fitness;
 pub mod meaning;
 pub mod nvme;
 pub mod nvme_log;
@@ -30,6 +32,7 @@ pub use ata_log::{
     decode_self_test_status, parse_ext_error_log, parse_ext_self_test_log, parse_self_test_log,
     parse_summary_error_log, self_test_status,
 };
+pub use fitness::{fitness_of_json, fitness_of_text};
 pub use meaning::{Count, Meaning, Reading, meaning_of, read as read_by_meaning};
 pub use nvme::{SELF_TEST_LOG_LEN, describe_status, parse_health_log, parse_identify_controller};
 pub use nvme_log::{

@@ -308,4 +308,6 @@ pub struct SavedReport {
     pub identity: SmartctlIdentity,
     pub report: SmartctlReport,
     pub logs: DriveLogs,
+    /// What the report says of the drive's fitness (SCT ERC, zones, TRIM, FARM).
+    pub fitness: super::fitness::DriveFitness,
 }

@@ -297,9 +297,27 @@ fn disk_json(d: &DiskReport) -> Value {
         "smart": smart_json(f),
         "logs": logs_json(f),
         "link": f.link,
+        "fitness": fitness_json(f),
         "measurements": measurements_json(f),
         "changes": d.changes.iter().map(Change::to_json).collect::<Vec<_>>(),
         "seconds": f.seconds,
+    })
+}
+
+/// A disk's fitness for an array: the drive's word (ERC timers in 100 ms units, zones, TRIM,
+/// FARM) and the kernel's (zone model, zones, timeout), and the md arrays that hold it.
+fn fitness_json(f: &DiskFacts) -> Value {
+    let fit = &f.fitness;
+    json!({
+        "erc": fit.drive.erc,
+        "drive_zoned": fit.drive.zoned,
+        "trim": fit.drive.trim,
+        "farm_power_on_hours": fit.drive.farm_power_on_hours,
+        "farm_recording": fit.drive.farm_recording,
+        "kernel_zoned": fit.kernel_zoned,
+        "nr_zones": fit.nr_zones,
+        "timeout_s": fit.timeout_s,
+        "arrays": fit.arrays,
     })
 }
 

@@ -25,6 +25,7 @@ pub const SMART_READ_THRESHOLDS: u8 = 0xD1;
 pub const SMART_RETURN_STATUS: u8 = 0xDA;
 pub const SMART_EXECUTE_OFFLINE_IMMEDIATE: u8 = 0xD4;
 pub const SMART_READ_LOG: u8 = 0xD5;
+pub const SMART_WRITE_LOG: u8 = 0xD6;
 /// READ LOG EXT (48-bit, General Purpose Logging).
 pub const OP_READ_LOG_EXT: u8 = 0x2F;
 /// SMART EXECUTE OFF-LINE IMMEDIATE subcommands (LBA low): off-line mode self-tests, which
@@ -47,6 +48,7 @@ const SMART_FAIL_HIGH: u8 = 0x2C;
 pub enum Protocol {
     NonData = 3,
     PioIn = 4,
+    PioOut = 5,
 }
 
 /// One ATA command, to be sent with ATA PASS-THROUGH(16).
@@ -135,6 +137,19 @@ impl AtaCommand {
         c
     }
 
+    /// SMART WRITE LOG of one sector to the log at `address`, with CK_COND: the only one
+    /// sent is the SCT command (log 0xE0) that asks for an Error Recovery Control timer,
+    /// which the drive answers in the returned registers.
+    pub const fn smart_write_log(name: &'static str, address: u8) -> Self {
+        let mut c = Self::pio_in(name, OP_SMART, SMART_WRITE_LOG);
+        c.protocol = Protocol::PioOut;
+        c.lba_low = address;
+        c.lba_mid = SMART_LBA_MID;
+        c.lba_high = SMART_LBA_HIGH;
+        c.check_condition = true;
+        c
+    }
+
     /// READ LOG EXT of `count` sectors of the General Purpose log at `address`, from page 0
     /// (0x00 the directory, 0x03 extended comprehensive error log, 0x07 extended self-test
     /// log).
@@ -186,9 +201,14 @@ impl AtaCommand {
         self.protocol == Protocol::PioIn
     }
 
-    /// The bytes a data-in command returns: `count` sectors.
+    /// True when the command sends sectors (`data_len` bytes).
+    pub fn writes_sector(&self) -> bool {
+        self.protocol == Protocol::PioOut
+    }
+
+    /// The bytes a data command moves: `count` sectors.
     pub fn data_len(&self) -> usize {
-        if self.reads_sector() {
+        if self.reads_sector() || self.writes_sector() {
             usize::from(self.count) * SECTOR
         } else {
             0
@@ -201,8 +221,10 @@ impl AtaCommand {
         c[0] = ATA_16;
         c[1] = ((self.protocol as u8) << 1) | u8::from(self.extend);
         // T_DIR from device (0x08), BYT_BLOK (0x04), T_LENGTH in the count field (0x02).
+        // Data out: T_DIR 0 with BYT_BLOK and T_LENGTH.
         let transfer = match self.protocol {
             Protocol::PioIn => 0x0E,
+            Protocol::PioOut => 0x06,
             Protocol::NonData => 0x00,
         };
         c[2] = transfer | if self.check_condition { 0x20 } else { 0 };
@@ -241,6 +263,11 @@ pub struct AtaIdentity {
     /// Addressable logical sectors: words 100-103 when the 48-bit feature set is supported
     /// (word 83 bit 10), else words 60-61; `None` when the count is 0.
     pub sectors: Option<u64>,
+    /// TRIM (DATA SET MANAGEMENT), word 169 bit 0: on a rotating disk, a sign of
+    /// drive-managed SMR.
+    pub trim_supported: bool,
+    /// The zoned capabilities, word 69 bits 0-1 (ACS-4): 1 host-aware, 2 drive-managed.
+    pub zoned: Option<crate::model::ZoneModel>,
 }
 
 impl AtaIdentity {
@@ -324,6 +351,12 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
         gpl_supported: valid_feature_word(w[84]) && w[84] & 0x0020 != 0,
         sata_generation: sata_generation_of(w[76]),
         rotation_rpm: rotation_rpm_of(w[217]),
+        trim_supported: w[169] & 0x0001 != 0,
+        zoned: match w[69] & 0x0003 {
+            1 => Some(crate::model::ZoneModel::HostAware),
+            2 => Some(crate::model::ZoneModel::DriveManaged),
+            _ => None,
+        },
         sectors: {
             let lba48 = valid_feature_word(w83) && w83 & 0x0400 != 0;
             let count = if lba48 {
@@ -620,6 +653,16 @@ mod tests {
             pick(AtaCommand::smart_read_thresholds().cdb()),
             [0x08, 0x0E, 0xD1, 1, 1, 0x4F, 0xC2, 0xB0]
         );
+        // SCT over SMART WRITE LOG 0xE0: PIO data-out, CK_COND for the returned registers.
+        let sct = AtaCommand::smart_write_log("SCT", 0xE0);
+        assert_eq!(
+            pick(sct.cdb()),
+            [0x0A, 0x26, 0xD6, 1, 0xE0, 0x4F, 0xC2, 0xB0]
+        );
+        assert_eq!(
+            (sct.writes_sector(), sct.reads_sector(), sct.data_len()),
+            (true, false, 512)
+        );
         assert_eq!(
             pick(AtaCommand::smart_return_status().cdb()),
             [0x06, 0x20, 0xDA, 0, 0, 0x4F, 0xC2, 0xB0]
@@ -726,6 +769,28 @@ mod tests {
         assert_eq!(t(&[(9, 36), (231, 40)]), None);
         assert_eq!(t(&[(194, 0), (190, 0)]), None);
         assert_eq!(t(&[]), None);
+    }
+
+    #[test]
+    fn identify_trim_and_zoned_capabilities() {
+        let mut p = [0u8; 512];
+        p[0] = 0x40;
+        let id = parse_identify(&p).unwrap();
+        assert_eq!((id.trim_supported, id.zoned), (false, None));
+        p[2 * 169] = 0x01;
+        p[2 * 69] = 0x02;
+        let id = parse_identify(&p).unwrap();
+        assert_eq!(
+            (id.trim_supported, id.zoned),
+            (true, Some(crate::model::ZoneModel::DriveManaged))
+        );
+        p[2 * 69] = 0x01;
+        assert_eq!(
+            parse_identify(&p).unwrap().zoned,
+            Some(crate::model::ZoneModel::HostAware)
+        );
+        p[2 * 69] = 0x03;
+        assert_eq!(parse_identify(&p).unwrap().zoned, None, "0x3 is reserved");
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub fn parse_saved_report(text: &str, device: &str) -> Result<SavedReport, PageE
             identity,
             report,
             logs,
+            fitness: super::fitness::fitness_of_json(text),
         });
     }
     let report = parse_smartctl_text(text)?;
@@ -81,6 +82,7 @@ pub fn parse_saved_report(text: &str, device: &str) -> Result<SavedReport, PageE
         identity,
         report,
         logs,
+        fitness: super::fitness::fitness_of_text(text),
     })
 }
 

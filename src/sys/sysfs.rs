@@ -26,6 +26,7 @@ use super::parse::{
 use crate::model::text::clean_text;
 use crate::model::{
     Bytes, DevNum, DeviceIdentity, DiskIdentity, Holder, HolderKind, LoopBacking, Partition,
+    ZoneModel,
 };
 
 /// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
@@ -167,6 +168,20 @@ impl SysRoot {
     /// `<root>/sys/block/<name>`.
     pub fn block_dir(&self, name: &str) -> PathBuf {
         self.root.join("sys/block").join(name)
+    }
+
+    /// What the kernel says of a disk's fitness for an array: its zone model
+    /// (`queue/zoned`, "none" is `None`), its zones (`queue/nr_zones`) and its command
+    /// timeout in seconds (`device/timeout`, SCSI and ATA disks). What is absent is `None`.
+    pub fn zones_and_timeout(&self, name: &str) -> (Option<ZoneModel>, Option<u64>, Option<u32>) {
+        let dir = self.block_dir(name);
+        let text = |rel: &str| read_attr_text(&dir.join(rel)).ok();
+        let zoned = text("queue/zoned").and_then(|w| ZoneModel::from_kernel(&w));
+        let zones = text("queue/nr_zones")
+            .and_then(|n| n.trim().parse().ok())
+            .filter(|n| *n > 0);
+        let timeout = text("device/timeout").and_then(|t| t.trim().parse().ok());
+        (zoned, zones, timeout)
     }
 
     /// An absolute path of the running system as seen below this root.
@@ -571,6 +586,30 @@ mod tests {
             host.disk_identity("loop0"),
             DiskIdentity::LoopImage("/tmp/dtcap/a.img".into())
         );
+    }
+
+    #[test]
+    fn zones_and_the_kernels_timeout() {
+        let root = tempfile::tempdir().unwrap();
+        let sys = SysRoot::new(root.path());
+        let z = root.path().join("sys/block/nullb1");
+        fs::create_dir_all(z.join("queue")).unwrap();
+        fs::write(z.join("queue/zoned"), "host-managed\n").unwrap();
+        fs::write(z.join("queue/nr_zones"), "4\n").unwrap();
+        assert_eq!(
+            sys.zones_and_timeout("nullb1"),
+            (Some(ZoneModel::HostManaged), Some(4), None)
+        );
+        let sd = root.path().join("sys/block/sdq");
+        fs::create_dir_all(sd.join("queue")).unwrap();
+        fs::create_dir_all(sd.join("device")).unwrap();
+        fs::write(sd.join("queue/zoned"), "none\n").unwrap();
+        fs::write(sd.join("queue/nr_zones"), "0\n").unwrap();
+        fs::write(sd.join("device/timeout"), "180\n").unwrap();
+        assert_eq!(sys.zones_and_timeout("sdq"), (None, None, Some(180)));
+        fs::write(sd.join("device/timeout"), "garbage\n").unwrap();
+        assert_eq!(sys.zones_and_timeout("sdq"), (None, None, None));
+        assert_eq!(sys.zones_and_timeout("absent"), (None, None, None));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde::Serialize;
 /// How a disk that no worker reached within the bound says so (the start of its problem).
 pub const NOT_REACHED: &str = "not reached within the";
 
-use crate::model::{DriveLogs, SmartHealth, Transport};
+use crate::model::{DriveFitness, DriveLogs, SmartHealth, Transport, ZoneModel};
 use crate::scan::Span;
 use crate::scan::buckets::BucketCounts;
 use crate::smart::meaning::{self, Meaning};
@@ -216,6 +216,22 @@ pub struct FlushFact {
     pub lost: u64,
 }
 
+/// A disk's fitness for an array: what the drive states (`DriveFitness`) and, on a disk of
+/// this host, what the kernel says of it and whether an md array holds it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FitnessFacts {
+    pub drive: DriveFitness,
+    /// The kernel's zone model (`queue/zoned`: host-aware, host-managed; `None` for "none"
+    /// or not read) and its zones (`queue/nr_zones`).
+    pub kernel_zoned: Option<ZoneModel>,
+    pub nr_zones: Option<u64>,
+    /// The kernel's command timeout in seconds (`device/timeout`, SCSI and ATA disks).
+    pub timeout_s: Option<u32>,
+    /// The md arrays the disk (or one of its partitions) is a member of (`holders/`); empty
+    /// when none, or for a saved report, whose host is not known.
+    pub arrays: Vec<String>,
+}
+
 /// The values the previous triage of a disk kept (`history::TriageRecord::values`, named as
 /// in `super::counters`) and when it and this one ran.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -242,6 +258,8 @@ pub struct DiskFacts {
     /// The previous triage of this disk in the history, filled in by `flow::triage`: what
     /// the growth rules compare with.
     pub previous: Option<PreviousTriage>,
+    /// Its fitness for an array (SCT ERC against the kernel's timeout, zones, FARM).
+    pub fitness: FitnessFacts,
     /// What could not be read or measured, each a sentence ("SMART: the drive refuses the
     /// command", "surface: stopped at the 60 s bound after 1,200 of 4,000 reads").
     pub problems: Vec<String>,

@@ -17,12 +17,12 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::facts::{DiskFacts, DiskIdentityFacts, NOT_REACHED, SeqPosition};
+use super::facts::{DiskFacts, DiskIdentityFacts, FitnessFacts, NOT_REACHED, SeqPosition};
 use super::link::link_state;
 use super::measure::{self, Limit, Sizes};
 use super::plan::{self, Spread};
 use crate::drive_state;
-use crate::model::{BlockDevice, Transport};
+use crate::model::{BlockDevice, DriveFitness, HolderKind, Transport};
 use crate::sys::scan::ScanDevice;
 use crate::sys::{DriveControl, DriveError, LinuxDrives, SysRoot, links};
 
@@ -370,6 +370,13 @@ fn gather_one(
     }
     r.update(|f| f.link = link);
 
+    r.step("fitness", 0.04);
+    let fitness = fitness_of(root, drives, &dev, ata.as_ref());
+    r.update(|f| f.fitness = fitness.0);
+    if let Some(problem) = fitness.1 {
+        r.problem(problem);
+    }
+
     r.step("SMART", 0.05);
     let warning = drives.nvme_warning_temperature(&dev);
     r.update(|f| f.temperature_warning_c = warning);
@@ -424,6 +431,52 @@ fn gather_one(
         temps.push(t);
         record_temperatures(r, &temps);
     }
+}
+
+/// The disk's fitness for an array: the md arrays that hold it or a partition of it, the
+/// kernel's zones and command timeout, and on SATA the drive's SCT Error Recovery Control,
+/// TRIM and zoned capabilities (IDENTIFY, as the link step read it).
+/// ERC that could not be read is a problem only on an array member, where a rule needs it.
+fn fitness_of(
+    root: &SysRoot,
+    drives: &LinuxDrives,
+    dev: &BlockDevice,
+    ata: Option<&crate::smart::ata::AtaIdentity>,
+) -> (FitnessFacts, Option<String>) {
+    let mut arrays: Vec<String> = dev
+        .holders
+        .iter()
+        .chain(dev.partitions.iter().flat_map(|p| p.holders.iter()))
+        .filter(|h| h.kind == HolderKind::Md)
+        .map(|h| h.name.clone())
+        .collect();
+    arrays.sort();
+    arrays.dedup();
+    let (kernel_zoned, nr_zones, timeout_s) = root.zones_and_timeout(&dev.name);
+    let mut problem = None;
+    let erc = match drives.sct_erc(dev) {
+        Some(Ok(erc)) => Some(erc),
+        Some(Err(why)) => {
+            if !arrays.is_empty() {
+                problem = Some(format!("SCT Error Recovery Control: {why}"));
+            }
+            None
+        }
+        None => None,
+    };
+    let facts = FitnessFacts {
+        drive: DriveFitness {
+            erc,
+            zoned: ata.and_then(|a| a.zoned),
+            trim: ata.map(|a| a.trim_supported),
+            ..DriveFitness::default()
+        },
+        kernel_zoned,
+        nr_zones,
+        timeout_s,
+        arrays,
+    };
+    (facts, problem)
 }
 
 /// The interface CRC count of a SMART reading, read by its meaning on the drive.

@@ -204,6 +204,24 @@ pub static RULES: &[Rule] = &[
         checks: "the newest flush timing check found commits acknowledged faster than half a revolution",
         check: flush_volatile_cache,
     },
+    Rule {
+        id: "smart-hours-reset",
+        severity: Suspect,
+        checks: "SMART's power-on hours far below those of the drive's FARM log (Seagate): the SMART counter was reset",
+        check: fitness::smart_hours_reset,
+    },
+    Rule {
+        id: "erc-longer-than-timeout",
+        severity: Suspect,
+        checks: "an md array member whose error recovery (SCT ERC) may take longer than the kernel's command timeout",
+        check: fitness::erc_longer_than_timeout,
+    },
+    Rule {
+        id: "smr-in-array",
+        severity: Suspect,
+        checks: "an md array member that is zoned or shingled (SMR)",
+        check: fitness::smr_in_array,
+    },
 ];
 
 /// A disk's verdict with the findings behind it, worst first, and the notes: what was seen
@@ -359,11 +377,15 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 /// The SMART reading's notes, as the drive's health verdict made them
-/// (`crate::smart::verdict`): the one place they are worded.
+/// (`crate::smart::verdict`): the one place they are worded; then the fitness facts no rule
+/// judged here (`fitness::notes`).
 fn notes_of(disk: &DiskFacts) -> Vec<String> {
-    disk.readable_smart()
+    let mut notes = disk
+        .readable_smart()
         .map(|h| h.notes.clone())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    notes.extend(fitness::notes(disk));
+    notes
 }
 
 /// A number as an admin reads it: no ".0" on whole numbers.
@@ -376,6 +398,7 @@ pub fn number(v: f64) -> String {
 }
 
 mod checks;
+mod fitness;
 
 use checks::*;
 pub use checks::{OUTLIER_FRACTION, OUTLIER_MIN_SIBLINGS, RECENT_ERROR_HOURS, SLOW_MS, seq_mean};

@@ -14,6 +14,7 @@ pub fn facts_of_report(name: &str, saved: SavedReport) -> DiskFacts {
         identity,
         report,
         mut logs,
+        fitness,
         ..
     } = saved;
     logs.device = name.to_string();
@@ -34,6 +35,10 @@ pub fn facts_of_report(name: &str, saved: SavedReport) -> DiskFacts {
         },
         smart: Some(health),
         logs: Some(logs),
+        fitness: super::facts::FitnessFacts {
+            drive: fitness,
+            ..Default::default()
+        },
         temperature_warning_c: identity
             .warning_temperature_c
             .and_then(|c| crate::smart::nvme::plausible_warning_c(c + 273)),

@@ -505,3 +505,133 @@ fn the_shared_reports_text_and_json() {
         );
     }
 }
+
+/// Seagate's FARM log as `smartctl -x -l farm` prints it (farmprint.cpp), with `hours`.
+fn farm_section(hours: u64) -> String {
+    format!(
+        "\nSeagate Field Access Reliability Metrics log (FARM) (GP Log 0xa6)\n\
+         \tFARM Log Page 0: Log Header\n\t\tFARM Log Version: 3.7\n\
+         \tFARM Log Page 1: Drive Information\n\t\tSerial Number: ZL2ABCDE\n\
+         \t\tPower on Hours: {hours}\n\t\tSpindle Power on Hours: {hours}\n\
+         \t\tDrive Recording Type: CMR\n"
+    )
+}
+
+#[test]
+fn a_reset_smart_hour_counter_beside_farms_is_suspect_and_erc_a_note() {
+    let dir = scratch();
+    // SMART says 36000 hours; FARM agrees, then FARM says 52000 (SMART was reset).
+    let agree = write(
+        dir.path(),
+        "agree.txt",
+        &(PASSED.to_string() + &farm_section(36010)),
+    );
+    let reset = write(
+        dir.path(),
+        "reset.txt",
+        &(PASSED.to_string() + &farm_section(52000)),
+    );
+    let out = triage(&["--json", "--report", &agree, &reset]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let doc = json(&out);
+    let got = verdicts(&doc);
+    assert!(
+        got.contains(&("agree.txt".into(), "healthy".into())),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("reset.txt".into(), "suspect".into())),
+        "{got:?}"
+    );
+    let disk = doc["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == "reset.txt")
+        .unwrap();
+    let finding = &disk["findings"][0];
+    assert_eq!(finding["rule"], "smart-hours-reset");
+    assert_eq!(
+        finding["sentence"],
+        "SMART counts 36000 power-on hours, the drive's FARM log 52000: its SMART hour \
+         counter was reset (sold as new?)"
+    );
+    // The table says it too, with the next step.
+    let out = triage(&["--report", &reset]);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("[suspect] SMART counts 36000 power-on hours"),
+        "{table}"
+    );
+    assert!(
+        table.contains("next: ask the seller: the drive has run 52000 hours"),
+        "{table}"
+    );
+    // ERC disabled in a saved report: no array is known, so a note, not a finding.
+    let off = PASSED.to_string()
+        + "\nSCT Error Recovery Control:\n           Read: Disabled\n          Write: Disabled\n";
+    let off = write(dir.path(), "off.txt", &off);
+    let out = triage(&["--json", "--report", &off]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc = json(&out);
+    assert_eq!(
+        doc["disks"][0]["fitness"]["erc"],
+        serde_json::json!({"state": "timers", "read": 0, "write": 0})
+    );
+    assert_eq!(
+        doc["disks"][0]["fitness"]["timeout_s"],
+        serde_json::Value::Null
+    );
+    let notes = doc["disks"][0]["notes"].to_string();
+    assert!(
+        notes.contains("SCT Error Recovery Control is disabled: it may retry a sector for minutes, the kernel's default timeout is 30 s; as a RAID member, set ERC to 7 s"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn the_shared_reports_erc_and_shingles_are_notes() {
+    let Some(dir) =
+        common::smart_reports("triage_reports::the_shared_reports_erc_and_shingles_are_notes")
+    else {
+        return;
+    };
+    let f = |name: &str| dir.join("text").join(name).to_str().unwrap().to_string();
+    let cases = [
+        // ERC 7.0 s: within the kernel's default 30 s, nothing said.
+        ("HDD__Seagate__ST14000NM001G-2KJ103__0911C30B4CDF.txt", None),
+        (
+            "HDD__Hitachi__HDS723020BLA642__F9FC304731B2.txt",
+            Some("SCT Error Recovery Control is disabled"),
+        ),
+        // SCT capabilities without Error Recovery Control.
+        (
+            "HDD__Seagate__ST2000DM006-2DM164__609A945D538D.txt",
+            Some("the drive has no SCT Error Recovery Control"),
+        ),
+        // A USB bridge that says 7200 rpm and TRIM.
+        (
+            "HDD__ASMedia__ASMT109x-_Fast__6FE2909B2F41.txt",
+            Some("most likely a drive-managed shingled (SMR) disk (it rotates and supports TRIM)"),
+        ),
+    ];
+    let paths: Vec<String> = cases.iter().map(|(n, _)| f(n)).collect();
+    let mut args = vec!["--json", "--report"];
+    args.extend(paths.iter().map(String::as_str));
+    let out = triage(&args);
+    let doc = json(&out);
+    for (name, note) in cases {
+        let disk = doc["disks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == name)
+            .unwrap_or_else(|| panic!("{name} judged"));
+        assert_eq!(disk["verdict"], "healthy", "{name}: {disk}");
+        let notes = disk["notes"].to_string();
+        match note {
+            Some(n) => assert!(notes.contains(n), "{name}: {notes}"),
+            None => assert!(!notes.contains("Error Recovery"), "{name}: {notes}"),
+        }
+    }
+}

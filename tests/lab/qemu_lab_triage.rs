@@ -37,8 +37,9 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 /// Host tools the guest gets: dmsetup builds the dm-delay tables (and the capacity lab's, in
-/// the same boot); ioping witnesses the flush lab's write latencies (tests/vm/flush-guest.sh).
-const LAB_TOOLS: [&str; 2] = ["dmsetup", "ioping"];
+/// the same boot); ioping witnesses the flush lab's write latencies (tests/vm/flush-guest.sh);
+/// mdadm makes the array the fitness sections judge an ERC against.
+const LAB_TOOLS: [&str; 3] = ["dmsetup", "ioping", "mdadm"];
 const MIB: u64 = 1 << 20;
 /// QEMU's throttle of DT-VIRTIO-2, the outlier, in MB/s (tests/vm/lab.sh; its siblings 32).
 const OUTLIER_MB_PER_S: f64 = 8.0;
@@ -531,4 +532,104 @@ fn qemu_lab_triage_device_nodes_without_udev_are_the_devices_of_their_numbers() 
     let mut want = vec![lab.devices["dtslow"].as_str(), lab.devices["sata"].as_str()];
     want.sort_unstable();
     assert_eq!(named, want, "{doc:#}");
+}
+
+/// The disk of a triage's JSON by kernel name.
+fn disk_named<'a>(doc: &'a Value, device: &str) -> &'a Value {
+    doc["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == device)
+        .unwrap_or_else(|| panic!("{device} not in the triage:\n{doc:#}"))
+}
+
+#[test]
+fn qemu_lab_triage_fitness_erc_against_the_kernels_timeout_and_a_zoned_disk() {
+    if !lab_or_skip("qemu_lab_triage_fitness_erc_against_the_kernels_timeout_and_a_zoned_disk") {
+        return;
+    }
+    let lab = shared_lab();
+    // mdadm's status is 1: md refuses the null_blk member (ADD_NEW_DISK: Invalid argument)
+    // and md9 runs degraded on the SATA disk alone, which is what is judged: its holder.
+    let setup = lab.results.text("FITNESS-SETUP");
+    let word = |key: &str| {
+        setup
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in {setup}"))
+            .to_string()
+    };
+    let zoned = word("zoned=");
+    assert_eq!(word("queue/zoned="), "host-managed", "{setup}");
+    assert_eq!(word("nr_zones="), "4", "{setup}");
+    assert_eq!(word("holders="), "md9", "{setup}");
+    let sata = &lab.devices["sata"];
+
+    // At the kernel's 30 s: QEMU's IDE disk has no SCT (IDENTIFY word 206 is 0), so the
+    // array member may retry longer than the kernel waits.
+    let doc = lab.results.triage_json("FITNESS-30");
+    let disk = disk_named(&doc, sata);
+    let erc = finding(disk, "erc-longer-than-timeout");
+    assert_eq!(
+        erc["sentence"],
+        "the drive has no SCT Error Recovery Control: it may retry a sector for minutes, the \
+         kernel waits 30 s: md may fail it out of md9 at a bad sector instead of rewriting the \
+         sector",
+        "{disk:#}"
+    );
+    assert!(
+        erc["next_step"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("/sys/block/{sata}/device/timeout")),
+        "{erc:#}"
+    );
+    assert_eq!(erc["threshold"], 30.0, "{erc:#}");
+    assert_eq!(disk["fitness"]["erc"]["state"], "not-supported", "{disk:#}");
+    assert_eq!(disk["fitness"]["timeout_s"], 30, "{disk:#}");
+    assert_eq!(
+        disk["fitness"]["arrays"],
+        serde_json::json!(["md9"]),
+        "{disk:#}"
+    );
+    // QEMU's IDE disk claims TRIM (IDENTIFY word 169) at 7,200 rpm: the hint of drive-managed
+    // SMR fires on it, as it would on a real disk that said the same.
+    let smr = finding(disk, "smr-in-array");
+    assert!(
+        smr["sentence"].as_str().unwrap().starts_with(
+            "most likely a drive-managed shingled (SMR) disk (it rotates and supports TRIM), in md9"
+        ),
+        "{smr:#}"
+    );
+    // The zoned null_blk is in no array: a note, not a finding.
+    let z = disk_named(&doc, &zoned);
+    assert!(
+        findings(z).iter().all(|f| f["rule"] != "smr-in-array"),
+        "{z:#}"
+    );
+    assert!(
+        z["notes"].to_string().contains(
+            "a zoned disk (host-managed, 4 zones, as the kernel says): unfit for a RAID array"
+        ),
+        "{z:#}"
+    );
+
+    // At 180 s the kernel outwaits the drive: no ERC finding (the SMR one stays).
+    let doc = lab.results.triage_json("FITNESS-180");
+    let disk = disk_named(&doc, sata);
+    assert_eq!(disk["fitness"]["timeout_s"], 180, "{disk:#}");
+    assert!(
+        findings(disk)
+            .iter()
+            .all(|f| f["rule"] != "erc-longer-than-timeout"),
+        "{disk:#}"
+    );
+    // Everything put back: the timeout, no holder.
+    let down = lab.results.text("FITNESS-TEARDOWN");
+    assert!(down.contains("mdadm rc=0"), "{down}");
+    assert!(
+        down.contains("timeout=30 holders=\n") || down.trim_end().ends_with("timeout=30 holders="),
+        "{down}"
+    );
 }

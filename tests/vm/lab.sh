@@ -58,8 +58,9 @@ modules_for() {
             echo "ahci sd_mod sg nvme virtio_pci virtio_blk virtio_scsi ext4 kyber-iosched bfq loop dm_delay raid0 raid1 xts dm_crypt"
             ;;
         capture) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi xhci_pci usb_storage ext4 dm_mod raid1" ;;
-        # dm_zero: capacity-guest.sh's dropped tail (after the flush lab, in the same boot).
-        triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay dm_zero" ;;
+        # dm_zero: capacity-guest.sh's dropped tail (after the flush lab, in the same boot);
+        # raid1: the fitness sections' md array (triage-guest.sh).
+        triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay dm_zero raid1" ;;
         # discard-guest.sh: the four disks, and null_blk (configfs) and scsi_debug on demand.
         discard) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi configfs" ;;
         # No DRM driver: the console stays vgacon, the VGA's text mode with its ROM font.

@@ -154,6 +154,51 @@ echo "sched-rc=$?"
 section NAMES-TRIAGE
 triage --quick --json /dev/mapper/dtslow $W/the-sata-disk
 
+# Fitness for an array (issue 38): a zoned null_blk (host-managed, made through configfs) is a
+# note; the SATA disk in an md RAID1 (md refuses the small null_blk meant as its mirror, so
+# the array runs degraded on the SATA disk alone) is judged on its SCT Error Recovery
+# Control against its kernel timeout, at 30 s and at 180 s; everything is taken down after.
+section FITNESS-SETUP
+[ -d /sys/module/configfs ] || insmod /lab/modules/configfs.ko
+grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
+CFGNB=/sys/kernel/config/nullb
+fit_nullb() { # configfs name, zoned (0/1): prints the kernel name of the device that appeared
+    before=$(ls /sys/block)
+    mkdir "$CFGNB/$1" || return 1
+    echo 256 >"$CFGNB/$1/size"
+    if [ "$2" = 1 ]; then
+        echo 1 >"$CFGNB/$1/zoned"
+        echo 64 >"$CFGNB/$1/zone_size"
+    fi
+    echo 1 >"$CFGNB/$1/power"
+    for b in $(ls /sys/block); do
+        echo "$before" | grep -qx "$b" || echo "$b"
+    done
+}
+zoned=$(fit_nullb fitzoned 1)
+member=$(fit_nullb fitmember 0)
+mdadm --create /dev/md9 --run --level=1 --raid-devices=2 --metadata=1.0 --assume-clean \
+    "/dev/$sata" "/dev/$member" </dev/null >$W/mdadm 2>&1
+echo "mdadm rc=$?"
+sed 's/^/mdadm: /' $W/mdadm
+echo "zoned=$zoned member=$member queue/zoned=$(cat /sys/block/$zoned/queue/zoned) \
+nr_zones=$(cat /sys/block/$zoned/queue/nr_zones) timeout=$(cat /sys/block/$sata/device/timeout) \
+holders=$(ls /sys/block/$sata/holders)"
+section FITNESS-30
+triage --quick --json "/dev/$sata" "/dev/$zoned"
+echo 180 >/sys/block/$sata/device/timeout
+section FITNESS-180
+triage --quick --json "/dev/$sata"
+echo 30 >/sys/block/$sata/device/timeout
+section FITNESS-TEARDOWN
+mdadm --stop /dev/md9 && mdadm --zero-superblock "/dev/$sata" "/dev/$member"
+echo "mdadm rc=$?"
+for n in fitzoned fitmember; do
+    echo 0 >"$CFGNB/$n/power"
+    rmdir "$CFGNB/$n"
+done
+echo "timeout=$(cat /sys/block/$sata/device/timeout) holders=$(ls /sys/block/$sata/holders)"
+
 section TEARDOWN
 dmsetup remove dtslow
 echo "rc=$?"

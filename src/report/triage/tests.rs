@@ -319,7 +319,7 @@ fn the_json_has_exactly_the_contracts_fields() {
             keys(d),
             set(
                 "device report verdict identity findings notes problems smart logs link \
-                 measurements changes seconds"
+                 fitness measurements changes seconds"
             )
         );
         assert_eq!(
@@ -332,6 +332,13 @@ fn the_json_has_exactly_the_contracts_fields() {
         assert_eq!(
             keys(&d["measurements"]),
             set("surface seq_read random_read_qd1 temperature_c")
+        );
+        assert_eq!(
+            keys(&d["fitness"]),
+            set(
+                "erc drive_zoned trim farm_power_on_hours farm_recording kernel_zoned nr_zones \
+                 timeout_s arrays"
+            )
         );
         for f in d["findings"].as_array().unwrap() {
             assert_eq!(

@@ -4,7 +4,7 @@
 //! FEATURES (as `hdparm -W` does it), SMART from IDENTIFY, SMART RETURN STATUS, READ DATA and
 //! READ THRESHOLDS, the temperature from SMART READ DATA, the error and self-test logs (SMART
 //! READ LOG, READ LOG EXT), self-tests (SMART EXECUTE OFF-LINE IMMEDIATE) with their progress
-//! from SMART READ DATA, and the ATA raw pages. The functions
+//! from SMART READ DATA, SCT Error Recovery Control's timers, and the ATA raw pages. The functions
 //! below the driver are shared with `usb`, whose bridges often speak ATA through SAT.
 
 use std::fs::File;
@@ -43,6 +43,18 @@ impl super::LinuxDrives {
         }
         let (file, path) = self.open(dev).ok()?;
         identify(&file, &path).ok()?.ok()
+    }
+
+    /// The drive's SCT Error Recovery Control timers (`passthru::ata::sct_erc`), for the
+    /// triage; `None` for other transports. `Some(Err(why))`: asked, and no answer to trust.
+    pub fn sct_erc(&self, dev: &BlockDevice) -> Option<Result<crate::model::Erc, String>> {
+        if dev.transport != Transport::Sata {
+            return None;
+        }
+        let answer = self
+            .open(dev)
+            .and_then(|(file, path)| ata::sct_erc(&file, &path));
+        Some(answer.unwrap_or_else(|e| Err(e.to_string())))
     }
 }
 

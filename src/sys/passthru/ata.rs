@@ -1,12 +1,17 @@
 //! ATA commands over SG_IO ATA PASS-THROUGH(16): IDENTIFY, SMART (data, thresholds, status,
-//! logs, self-tests), READ LOG EXT, SET FEATURES, FLUSH CACHE.
+//! logs, self-tests), READ LOG EXT, SET FEATURES, FLUSH CACHE, and SCT Error Recovery
+//! Control's timers read (`sct_erc`: the SCT command written to SMART log 0xE0).
 //! Works through libata (SATA, PATA) and through USB bridges that implement SAT.
 
 use std::fs::File;
 use std::path::Path;
 
 use super::sgio::{self, FLUSH_TIMEOUT_MS, TIMEOUT_MS, Transfer};
+use crate::model::Erc;
 use crate::smart::ata::{AtaCommand, SECTOR};
+use crate::smart::fitness::{
+    SctStatus, decode_erc_timer, parse_sct_status, sct_erc_get_command, sct_erc_supported,
+};
 use crate::smart::sense::{AtaOutcome, AtaRegisters, Sense, ata_outcome};
 use crate::sys::error::DriveError;
 
@@ -48,6 +53,11 @@ pub fn run(
     };
     let op = format!("ATA {}", cmd.name);
     let reply = sgio::execute(file, path, &op, &cmd.cdb(), transfer, timeout)?;
+    answer_of(&reply, &op, path)
+}
+
+/// What a command's SCSI status and sense say it came to.
+fn answer_of(reply: &sgio::SgReply, op: &str, path: &Path) -> Result<AtaAnswer, DriveError> {
     match ata_outcome(reply.status, &reply.sense) {
         AtaOutcome::Done(regs) => Ok(AtaAnswer::Done(regs)),
         AtaOutcome::Refused(sense) => Ok(AtaAnswer::Refused(sense)),
@@ -65,6 +75,90 @@ pub fn run(
             detail,
         }),
     }
+}
+
+/// Sends the one SCT command this program sends: "return the current Error Recovery
+/// Control timer" (`selection` 1 read, 2 write), written to SMART log 0xE0, and returns the
+/// registers it answers in. Nothing else can be written through here: the sector is built
+/// by `sct_erc_get_command`, never taken from a caller (other SCT action codes write the
+/// medium).
+fn sct_erc_get(file: &File, path: &Path, selection: SctTimer) -> Result<AtaAnswer, DriveError> {
+    let cmd = AtaCommand::smart_write_log("SMART WRITE LOG (SCT Error Recovery Control)", 0xE0);
+    let sector = sct_erc_get_command(selection as u16);
+    let op = format!("ATA {}", cmd.name);
+    let reply = sgio::execute(
+        file,
+        path,
+        &op,
+        &cmd.cdb(),
+        Transfer::ToDevice(&sector),
+        TIMEOUT_MS,
+    )?;
+    answer_of(&reply, &op, path)
+}
+
+/// Which Error Recovery Control timer.
+#[derive(Debug, Clone, Copy)]
+enum SctTimer {
+    Read = 1,
+    Write = 2,
+}
+
+/// The SCT status (SMART READ LOG 0xE0).
+fn sct_status(file: &File, path: &Path) -> Result<Result<SctStatus, String>, DriveError> {
+    let cmd = AtaCommand::smart_read_log("SMART READ LOG (SCT status)", 0xE0, 1);
+    Ok(match read_sector(file, path, &cmd)? {
+        Ok(page) => parse_sct_status(&page).ok_or_else(|| "a short SCT status".to_string()),
+        Err(sense) => Err(format!("the SCT status was refused ({sense:?})")),
+    })
+}
+
+/// SCT Error Recovery Control's read and write timers, as `smartctl -l scterc` reads them:
+/// IDENTIFY word 206 first (no SCT ERC: `Erc::NotSupported`, nothing sent), then per timer
+/// the SCT status, the command, the status again (it must name the command, done), and the
+/// timer from the returned registers (`smart::fitness::decode_erc_timer`). `Ok(Err(why))`:
+/// the drive or the pass-through gave no answer to trust.
+pub fn sct_erc(file: &File, path: &Path) -> Result<Result<Erc, String>, DriveError> {
+    let identify = match read_sector(file, path, &AtaCommand::identify())? {
+        Ok(page) => page,
+        Err(sense) => return Ok(Err(format!("IDENTIFY was refused ({sense:?})"))),
+    };
+    match sct_erc_supported(&identify) {
+        Some(true) => {}
+        Some(false) => return Ok(Ok(Erc::NotSupported)),
+        None => return Ok(Err("a short IDENTIFY page".to_string())),
+    }
+    let mut timers = [0u16; 2];
+    for (slot, timer) in [SctTimer::Read, SctTimer::Write].into_iter().enumerate() {
+        match sct_status(file, path)? {
+            Ok(s) if s.ext_status == 0xffff => {
+                return Ok(Err("another SCT command is running".to_string()));
+            }
+            Ok(_) => {}
+            Err(why) => return Ok(Err(why)),
+        }
+        let regs = match sct_erc_get(file, path, timer)? {
+            AtaAnswer::Done(Some(regs)) => regs,
+            AtaAnswer::Done(None) => {
+                return Ok(Err("the pass-through returned no registers".to_string()));
+            }
+            AtaAnswer::Refused(sense) => {
+                return Ok(Err(format!("the SCT command was refused ({sense:?})")));
+            }
+        };
+        let after = match sct_status(file, path)? {
+            Ok(s) => s,
+            Err(why) => return Ok(Err(why)),
+        };
+        match decode_erc_timer(after, regs.count, regs.lba_low) {
+            Ok(t) => timers[slot] = t,
+            Err(why) => return Ok(Err(why)),
+        }
+    }
+    Ok(Ok(Erc::Timers {
+        read: timers[0],
+        write: timers[1],
+    }))
 }
 
 /// Runs a data-in command and returns its sectors (`cmd.data_len()` bytes), or the refusal.

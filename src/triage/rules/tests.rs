@@ -982,3 +982,165 @@ fn the_docs_rules_table_lists_exactly_the_rules_in_order() {
         .collect();
     assert_eq!(rows, ours);
 }
+
+/// A disk of this host with `erc`, the kernel's `timeout` and the md arrays that hold it.
+fn fit(erc: Option<crate::model::Erc>, timeout: u32, arrays: &[&str]) -> DiskFacts {
+    let mut d = disk("sdb");
+    d.identity.rotation_rpm = Some(7200);
+    d.fitness.drive.erc = erc;
+    d.fitness.timeout_s = Some(timeout);
+    d.fitness.arrays = arrays.iter().map(|a| a.to_string()).collect();
+    d
+}
+
+#[test]
+fn erc_against_the_kernels_timeout_is_a_finding_only_in_an_array() {
+    use crate::model::Erc;
+    let seven = Erc::Timers {
+        read: 70,
+        write: 70,
+    };
+    let off = Erc::Timers { read: 0, write: 0 };
+    // 7 s within the kernel's 30 s: nothing, in an array or not.
+    let j = judged(&fit(Some(seven), 30, &["md0"]));
+    assert_eq!(j.verdict, TriageVerdict::Healthy, "{:?}", j.findings);
+    assert!(j.notes.is_empty(), "{:?}", j.notes);
+    // Disabled in md0 at 30 s: suspect, with both numbers and what to do.
+    let j = judged(&fit(Some(off), 30, &["md0"]));
+    let f = only(&j, "erc-longer-than-timeout");
+    assert_eq!(f.severity, TriageVerdict::Suspect);
+    assert_eq!(
+        f.sentence,
+        "SCT Error Recovery Control is disabled: it may retry a sector for minutes, the \
+         kernel waits 30 s: md may fail it out of md0 at a bad sector instead of rewriting \
+         the sector"
+    );
+    assert!(
+        f.next_step
+            .starts_with("set ERC to 7 s (`smartctl -l scterc,70,70 /dev/sdb`"),
+        "{}",
+        f.next_step
+    );
+    assert!(
+        f.next_step
+            .contains("`echo 180 > /sys/block/sdb/device/timeout`"),
+        "{}",
+        f.next_step
+    );
+    assert_eq!(f.threshold, Some(30.0));
+    // The kernel waits 180 s: the drive gives up first.
+    assert!(judged(&fit(Some(off), 180, &["md0"])).findings.is_empty());
+    // A timer longer than the timeout, named in seconds.
+    let long = Erc::Timers {
+        read: 450,
+        write: 70,
+    };
+    let j = judged(&fit(Some(long), 30, &["md0", "md1"]));
+    let f = only(&j, "erc-longer-than-timeout");
+    assert!(
+        f.sentence
+            .contains("for 45 s (read 45.0 s, write 7.0 s), longer than the kernel waits 30 s"),
+        "{}",
+        f.sentence
+    );
+    assert!(f.sentence.contains("out of md0, md1"), "{}", f.sentence);
+    assert_eq!(f.value, Some(45.0));
+    // No ERC at all: the next step is the kernel's timeout alone.
+    let j = judged(&fit(Some(Erc::NotSupported), 30, &["md0"]));
+    let f = only(&j, "erc-longer-than-timeout");
+    assert!(
+        f.sentence
+            .starts_with("the drive has no SCT Error Recovery Control")
+    );
+    assert!(
+        f.next_step
+            .starts_with("set the kernel timeout above 120 s"),
+        "{}",
+        f.next_step
+    );
+    // In no array: a note, not a finding; ERC not known: nothing at all.
+    let j = judged(&fit(Some(off), 30, &[]));
+    assert_eq!(j.verdict, TriageVerdict::Healthy);
+    assert_eq!(j.notes.len(), 1, "{:?}", j.notes);
+    assert!(
+        j.notes[0].contains("as a RAID member, set ERC to 7 s"),
+        "{}",
+        j.notes[0]
+    );
+    let j = judged(&fit(None, 30, &["md0"]));
+    assert!(j.findings.is_empty() && j.notes.is_empty(), "{j:?}");
+}
+
+#[test]
+fn a_shingled_or_zoned_disk_is_suspect_in_an_array_and_a_note_elsewhere() {
+    use crate::model::ZoneModel;
+    let mut d = fit(None, 30, &["md0"]);
+    assert!(judged(&d).findings.is_empty());
+    d.fitness.drive.trim = Some(true);
+    let f = only(&judged(&d), "smr-in-array").clone();
+    assert_eq!(f.severity, TriageVerdict::Suspect);
+    assert_eq!(
+        f.sentence,
+        "most likely a drive-managed shingled (SMR) disk (it rotates and supports TRIM), in \
+         md0: a rebuild's long writes can slow it to a crawl or time out"
+    );
+    // TRIM on an SSD says nothing of shingles.
+    d.identity.rotation_rpm = Some(0);
+    assert!(judged(&d).findings.is_empty());
+    d.fitness.drive.farm_recording = Some("SMR".into());
+    assert!(
+        only(&judged(&d), "smr-in-array")
+            .sentence
+            .contains("FARM log's recording type")
+    );
+    d.fitness.drive.zoned = Some(ZoneModel::DriveManaged);
+    assert!(
+        only(&judged(&d), "smr-in-array")
+            .sentence
+            .contains("as its zoned capabilities say")
+    );
+    d.fitness.kernel_zoned = Some(ZoneModel::HostManaged);
+    d.fitness.nr_zones = Some(256);
+    assert!(
+        only(&judged(&d), "smr-in-array")
+            .sentence
+            .starts_with("a zoned disk (host-managed, 256 zones, as the kernel says), in md0"),
+    );
+    d.fitness.arrays.clear();
+    let j = judged(&d);
+    assert_eq!(j.verdict, TriageVerdict::Healthy);
+    assert_eq!(
+        j.notes,
+        vec![
+            "a zoned disk (host-managed, 256 zones, as the kernel says): unfit for a RAID \
+             array (a rebuild's long writes can slow it to a crawl)"
+        ]
+    );
+}
+
+#[test]
+fn smart_hours_far_below_farms_are_a_reset_counter() {
+    let mut hours = attr(9, false, 100, 100, 0, 12);
+    hours.name = "Power_On_Hours".into();
+    let mut d = with_smart(ata_health(AtaSmartStatus::Good, vec![hours]));
+    assert_eq!(d.smart.as_ref().unwrap().power_on_hours, Some(12));
+    assert!(
+        judged(&d).findings.is_empty(),
+        "no FARM: nothing to compare"
+    );
+    d.fitness.drive.farm_power_on_hours = Some(31245);
+    let j = judged(&d);
+    let f = only(&j, "smart-hours-reset");
+    assert_eq!(f.severity, TriageVerdict::Suspect);
+    assert_eq!(
+        f.sentence,
+        "SMART counts 12 power-on hours, the drive's FARM log 31245: its SMART hour counter \
+         was reset (sold as new?)"
+    );
+    assert_eq!((f.value, f.threshold), (Some(12.0), Some(31245.0)));
+    // FARM is saved every few hours: a small lag either way is not a reset.
+    d.fitness.drive.farm_power_on_hours = Some(12 + 48);
+    assert!(judged(&d).findings.is_empty());
+    d.fitness.drive.farm_power_on_hours = Some(5);
+    assert!(judged(&d).findings.is_empty());
+}

@@ -1,0 +1,122 @@
+//! Whether a disk is fit for the place it is meant for, as the drive itself states it: its
+//! error recovery time (SCT Error Recovery Control), whether it is zoned or shingled (ATA's
+//! zoned capabilities, TRIM on a rotating disk, Seagate's FARM recording type) and the power-on
+//! hours of Seagate's FARM log beside SMART's. Plain data; `crate::smart` reads it from
+//! smartctl's output, `crate::sys` from the drive, and the triage's rules judge it.
+
+use serde::Serialize;
+
+/// SCT Error Recovery Control: how long the drive may retry a sector before it gives up and
+/// reports an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum Erc {
+    /// The drive has no SCT Error Recovery Control (IDENTIFY word 206 bit 3 clear; smartctl's
+    /// "SCT Error Recovery Control command not supported").
+    NotSupported,
+    /// The timers in 100 ms units; 0 is disabled: the drive retries as long as it likes.
+    Timers { read: u16, write: u16 },
+}
+
+impl Erc {
+    /// The longer of the two timers in seconds; `None` when either is disabled or the drive
+    /// has none (it may retry for minutes: no time is promised).
+    pub fn longest_seconds(self) -> Option<f64> {
+        match self {
+            Erc::Timers { read, write } if read > 0 && write > 0 => {
+                Some(f64::from(read.max(write)) / 10.0)
+            }
+            _ => None,
+        }
+    }
+
+    /// In words: "read 7.0 s, write 7.0 s", "disabled", "not supported".
+    pub fn words(self) -> String {
+        let timer = |t: u16| {
+            if t == 0 {
+                "disabled".to_string()
+            } else {
+                format!("{:.1} s", f64::from(t) / 10.0)
+            }
+        };
+        match self {
+            Erc::NotSupported => "not supported".to_string(),
+            Erc::Timers { read: 0, write: 0 } => "disabled".to_string(),
+            Erc::Timers { read, write } => format!("read {}, write {}", timer(read), timer(write)),
+        }
+    }
+}
+
+/// A zoned device's model, as the kernel (`queue/zoned`) or the drive states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZoneModel {
+    /// Zones the host may use or ignore (ZAC/ZBC host-aware): shingled underneath.
+    HostAware,
+    /// Zones the host must write in order (ZAC/ZBC host-managed).
+    HostManaged,
+    /// Shingled media the drive manages itself, hidden behind ordinary writes: drive-managed
+    /// SMR (ATA's zoned capabilities 0x2, or Seagate's FARM recording type "SMR").
+    DriveManaged,
+}
+
+impl ZoneModel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ZoneModel::HostAware => "host-aware",
+            ZoneModel::HostManaged => "host-managed",
+            ZoneModel::DriveManaged => "drive-managed",
+        }
+    }
+
+    /// The kernel's word in `queue/zoned` ("none" is not zoned).
+    pub fn from_kernel(word: &str) -> Option<ZoneModel> {
+        match word.trim() {
+            "host-aware" => Some(ZoneModel::HostAware),
+            "host-managed" => Some(ZoneModel::HostManaged),
+            _ => None,
+        }
+    }
+}
+
+/// What a drive states about its fitness, each `None` where it was not read or not said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DriveFitness {
+    pub erc: Option<Erc>,
+    /// The drive's zoned capabilities (ATA IDENTIFY word 69 bits 0-1, smartctl's "Zoned
+    /// Device"), or FARM's recording type "SMR" (drive-managed).
+    pub zoned: Option<ZoneModel>,
+    /// Whether the drive supports TRIM (DATA SET MANAGEMENT), where it was said.
+    pub trim: Option<bool>,
+    /// Seagate FARM log page 1's power-on hours (`smartctl -l farm`).
+    pub farm_power_on_hours: Option<u64>,
+    /// Seagate FARM's recording type: "SMR" or "CMR".
+    pub farm_recording: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erc_in_words_and_its_longest_timer() {
+        let seven = Erc::Timers {
+            read: 70,
+            write: 70,
+        };
+        assert_eq!(seven.words(), "read 7.0 s, write 7.0 s");
+        assert_eq!(seven.longest_seconds(), Some(7.0));
+        let off = Erc::Timers { read: 0, write: 0 };
+        assert_eq!(off.words(), "disabled");
+        assert_eq!(off.longest_seconds(), None);
+        let half = Erc::Timers { read: 85, write: 0 };
+        assert_eq!(half.words(), "read 8.5 s, write disabled");
+        assert_eq!(half.longest_seconds(), None);
+        assert_eq!(Erc::NotSupported.words(), "not supported");
+        assert_eq!(
+            ZoneModel::from_kernel("host-managed\n"),
+            Some(ZoneModel::HostManaged)
+        );
+        assert_eq!(ZoneModel::from_kernel("none"), None);
+    }
+}
