@@ -113,6 +113,14 @@ pub fn scratch() -> tempfile::TempDir {
         .expect("temp dir")
 }
 
+/// Held while a test finds a free loop device or re-attaches one under its name: the root
+/// tests run in parallel, and a `losetup --find` between another test's detach and re-attach
+/// took the name (a re-attach failed on a loaded host).
+pub fn loop_names() -> std::sync::MutexGuard<'static, ()> {
+    static NAMES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A loop device over a sparse file; detached on drop.
 pub struct LoopDev {
     pub path: PathBuf,
@@ -133,10 +141,12 @@ impl LoopDev {
     /// Attaches an existing image; `extra` goes to losetup (e.g. `-P`).
     pub fn attach(image: &Path, extra: &[&str]) -> LoopDev {
         let image_str = image.to_str().expect("utf-8 path");
+        let names = loop_names();
         let mut args = vec!["--find", "--show"];
         args.extend_from_slice(extra);
         args.push(image_str);
         let path = PathBuf::from(sh("losetup", &args).trim());
+        drop(names);
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -194,6 +204,7 @@ impl LoopDev {
     /// Detaches the device and attaches `image` under the same name (what a script that
     /// reuses `/dev/loopN` does). Panics when the name was taken in between by someone else.
     pub fn reattach(&mut self, image: &Path) {
+        let _names = loop_names();
         sh("losetup", &["-d", self.path_str()]);
         let image_str = image.to_str().expect("utf-8 path");
         // The kernel clears the device asynchronously after detach: retry briefly.

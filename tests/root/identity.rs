@@ -429,11 +429,13 @@ fn root_a_loop_device_checked_for_a_write_cannot_be_reattached_before_it() {
     let root = SysRoot::host();
     let checked = root.open_chosen_dir(&chosen(&l.name)).unwrap();
     // The racer: detach and attach to B under the same name.
+    let names = common::loop_names();
     let _ = Command::new("losetup").args(["-d", l.path_str()]).status();
     let attach_b = Command::new("losetup")
         .args([l.path_str(), b.to_str().unwrap()])
         .output()
         .unwrap();
+    drop(names);
     assert!(
         !attach_b.status.success(),
         "{} was attached to B while checked",

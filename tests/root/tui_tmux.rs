@@ -1071,6 +1071,7 @@ fn root_tmux_the_earlier_run_is_the_same_data_not_the_same_name() {
     // data), and the first image on another loop device (another name, the same data).
     let node = first.path.clone();
     let name = first.name.clone();
+    let names = common::loop_names();
     drop(first);
     let other = dir.path().join("other.img");
     std::fs::File::create(&other)
@@ -1081,6 +1082,7 @@ fn root_tmux_the_earlier_run_is_the_same_data_not_the_same_name() {
         .arg(&other)
         .status()
         .unwrap();
+    drop(names);
     if !attached.success() {
         skip(test, "another test took the loop device in between");
         return;
