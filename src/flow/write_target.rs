@@ -98,13 +98,14 @@ pub fn journal_dir(
         target,
         true,
         "the journal",
-        "a failure of the disk would take the saved sectors with it; name a file on another \
-         disk with --journal",
+        "a failure of the disk would take the saved sectors with it; name a journal on \
+         another disk (--journal FILE, or Tab in the screen's confirmation)",
     )?;
     if dir.in_ram {
         warnings.push(format!(
             "the journal {} is in RAM (tmpfs): it survives a crash of disktriage, not a power \
-             cut; --journal FILE on another disk keeps it through one",
+             cut; a journal on another disk keeps it through one (--journal FILE, or Tab in the \
+             screen's confirmation)",
             neutralize_controls(&journal.display().to_string())
         ));
     }

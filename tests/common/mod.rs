@@ -118,7 +118,9 @@ pub fn scratch() -> tempfile::TempDir {
 /// took the name (a re-attach failed on a loaded host).
 pub fn loop_names() -> std::sync::MutexGuard<'static, ()> {
     static NAMES: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    NAMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A loop device over a sparse file; detached on drop.

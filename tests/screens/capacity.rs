@@ -122,6 +122,7 @@ fn the_dialog_says_what_is_written_and_where_and_a_wrong_name_starts_nothing() {
         "each one back from a copy saved first",
         "/var/lib/disktriage/capacity-loop0.journal",
         "another disk (the probe refuses it otherwise)",
+        "Journal (Tab edits):",
     ] {
         assert!(s.contains(said), "{said}: {s}");
     }
@@ -133,6 +134,42 @@ fn the_dialog_says_what_is_written_and_where_and_a_wrong_name_starts_nothing() {
     assert!(
         s.contains("capacity probe cancelled: nothing was written"),
         "{s}"
+    );
+}
+
+#[test]
+fn tab_edits_the_journal_the_probe_is_ordered_with() {
+    let mut app = app_with("host-loop-zram", true);
+    key(&mut app, KeyCode::Char('c'));
+    key(&mut app, KeyCode::Tab);
+    let default = "/var/lib/disktriage/capacity-loop0.journal";
+    for _ in 0.."capacity-loop0.journal".len() {
+        key(&mut app, KeyCode::Backspace);
+    }
+    keys(&mut app, "elsewhere.journal");
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("Journal (Enter or Tab ends the edit):"), "{s}");
+    assert!(s.contains("/var/lib/disktriage/elsewhere.journal_"), "{s}");
+    // Enter ends the edit, not the dialog: the name is still to be typed.
+    assert!(key(&mut app, KeyCode::Enter).is_empty());
+    assert!(app.overlay.is_some());
+    let s = screen(&app, 80, 25);
+    assert!(s.contains("Journal (Tab edits):"), "{s}");
+    assert!(!s.contains(default), "{s}");
+    keys(&mut app, "loop0");
+    let cmds: Vec<Cmd> = key(&mut app, KeyCode::Enter)
+        .into_iter()
+        .map(|c| app.stamp(c))
+        .collect();
+    let [Cmd::StartJob(order)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    let Some(o) = order.get::<CapacityOrder>() else {
+        panic!("{order:?}")
+    };
+    assert_eq!(
+        o.journal.to_str(),
+        Some("/var/lib/disktriage/elsewhere.journal")
     );
 }
 

@@ -217,6 +217,7 @@ impl App {
         self.overlay = Some(Overlay::ConfirmCapacity(ConfirmCapacity {
             order,
             wrong: false,
+            editing_journal: false,
             start: Starter(start),
         }));
         Vec::new()
