@@ -11,8 +11,9 @@
 //!
 //! - every screen visited (Devices, the help, Test, a read test running with its charts and
 //!   finished, run again, Results, Compare, Health, a surface scan running and stopped, a
-//!   triage, the flush check's dialog and the check running) holds nothing of the earlier
-//!   output: each cell is one the program drew;
+//!   triage, the capacity probe's dialog, the probe and its stop, the flush check's dialog
+//!   and the check running) holds nothing of the earlier output: each cell is one the
+//!   program drew;
 //! - no glyph is the font's stand-in for a character it lacks (the console draws those as `?`);
 //! - no character is drawn in its background's colour, and the selected device row differs
 //!   in colour from the others;
@@ -529,6 +530,34 @@ fn every_screen_on(kind: &Kind) {
     );
     console.key("down");
     visit(&mut console, "switched", Some("ret"), "scheduler now none");
+    // The capacity probe writes: its dialog, the name typed, the probe, and x (put back).
+    visit(
+        &mut console,
+        "capacity-dialog",
+        Some("c"),
+        "Confirm the capacity probe",
+    );
+    for key in ["n", "v", "m", "e", "0", "n", "1"] {
+        console.key(key);
+    }
+    visit(
+        &mut console,
+        "capacity",
+        Some("ret"),
+        "Capacity probe of nvme0n1:",
+    );
+    visit(
+        &mut console,
+        "capacity-stopped",
+        Some("x"),
+        "the probe was stopped|Verdict",
+    );
+    visit(
+        &mut console,
+        "devices-from-capacity",
+        Some("1"),
+        "┌ Devices",
+    );
     // The flush check writes: its dialog, the name typed, the check running.
     visit(
         &mut console,
