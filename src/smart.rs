@@ -22,8 +22,7 @@ pub mod smartctl;
 pub mod smartctl_text;
 pub mod verdict;
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::smart::Item` without knowing the files below.
+// The crate's surface: `disktriage::smart::Item`, whichever file below defines it.
 pub use ata::{
     attribute_table, decode_raw, parse_identify, parse_smart_data, parse_smart_thresholds,
     smart_status,

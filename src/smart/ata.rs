@@ -2,8 +2,8 @@
 //! DATA and SMART READ THRESHOLDS pages.
 //!
 //! Layouts: ACS-3 (IDENTIFY words), smartmontools' `ata_smart_values` /
-//! `ata_smart_thresholds_pvt` (SMART pages), hdparm's `sgio.c` (CDB bytes). The facts are
-//! collected in the project's design notes (`device-interfaces.md`, section 2).
+//! `ata_smart_thresholds_pvt` (SMART pages), hdparm's `sgio.c` (CDB bytes); collected in
+//! design/device-interfaces.md, section 2.
 
 use super::{PageError, le16};
 use crate::model::{AtaAttribute, AtaSmartStatus, AttributeState};
@@ -28,16 +28,14 @@ pub const SMART_READ_LOG: u8 = 0xD5;
 pub const SMART_WRITE_LOG: u8 = 0xD6;
 /// READ LOG EXT (48-bit, General Purpose Logging).
 pub const OP_READ_LOG_EXT: u8 = 0x2F;
-/// SMART EXECUTE OFF-LINE IMMEDIATE subcommands (LBA low): off-line mode self-tests, which
-/// run in the background while the drive keeps serving commands, and the abort.
+/// SMART EXECUTE OFF-LINE IMMEDIATE subcommands (LBA low): background self-tests, and abort.
 pub const SELF_TEST_SHORT: u8 = 0x01;
 pub const SELF_TEST_EXTENDED: u8 = 0x02;
 pub const SELF_TEST_ABORT: u8 = 0x7F;
 /// SET FEATURES subcommands.
 pub const SETFEATURES_WC_ON: u8 = 0x02;
 pub const SETFEATURES_WC_OFF: u8 = 0x82;
-/// The SMART signature in LBA mid/high; a failing drive answers RETURN STATUS with the
-/// complement pair.
+/// The SMART signature in LBA mid/high; a failing drive answers with the complement pair.
 const SMART_LBA_MID: u8 = 0x4F;
 const SMART_LBA_HIGH: u8 = 0xC2;
 const SMART_FAIL_MID: u8 = 0xF4;
@@ -137,9 +135,8 @@ impl AtaCommand {
         c
     }
 
-    /// SMART WRITE LOG of one sector to the log at `address`, with CK_COND: the only one
-    /// sent is the SCT command (log 0xE0) that asks for an Error Recovery Control timer,
-    /// which the drive answers in the returned registers.
+    /// SMART WRITE LOG of one sector to log `address`, with CK_COND: only the SCT Error
+    /// Recovery Control query, which the drive answers in the returned registers.
     pub const fn smart_write_log(name: &'static str, address: u8) -> Self {
         let mut c = Self::pio_in(name, OP_SMART, SMART_WRITE_LOG);
         c.protocol = Protocol::PioOut;
@@ -150,9 +147,8 @@ impl AtaCommand {
         c
     }
 
-    /// READ LOG EXT of `count` sectors of the General Purpose log at `address`, from page 0
-    /// (0x00 the directory, 0x03 extended comprehensive error log, 0x07 extended self-test
-    /// log).
+    /// READ LOG EXT of `count` sectors of GP log `address` from page 0 (0x00 directory,
+    /// 0x03 extended error log, 0x07 extended self-test log).
     pub const fn read_log_ext(name: &'static str, address: u8, count: u8) -> Self {
         let mut c = Self::pio_in(name, OP_READ_LOG_EXT, 0);
         c.extend = true;
@@ -263,8 +259,7 @@ pub struct AtaIdentity {
     /// Addressable logical sectors: words 100-103 when the 48-bit feature set is supported
     /// (word 83 bit 10), else words 60-61; `None` when the count is 0.
     pub sectors: Option<u64>,
-    /// TRIM (DATA SET MANAGEMENT), word 169 bit 0: on a rotating disk, a sign of
-    /// drive-managed SMR.
+    /// TRIM (DATA SET MANAGEMENT), word 169 bit 0: on a rotating disk, hints at SMR.
     pub trim_supported: bool,
     /// The zoned capabilities, word 69 bits 0-1 (ACS-4): 1 host-aware, 2 drive-managed.
     pub zoned: Option<crate::model::ZoneModel>,
@@ -329,8 +324,7 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
     if w.iter().all(|&x| x == 0) || w.iter().all(|&x| x == 0xFFFF) {
         return Err(PageError::new(IDENTIFY, "all words 0x0000 or 0xFFFF"));
     }
-    // Word 255: integrity word. When its low byte is the signature 0xA5, the page must sum to
-    // zero (ACS-3 7.12.7.93).
+    // Word 255: with the signature 0xA5 in its low byte, the page sums to zero (ACS-3).
     if w[255] & 0x00FF == 0x00A5 && page[..SECTOR].iter().fold(0u8, |a, b| a.wrapping_add(*b)) != 0
     {
         return Err(PageError::new(IDENTIFY, "integrity word checksum mismatch"));
@@ -540,9 +534,8 @@ pub fn raw48(raw: &[u8; 6]) -> u64 {
 /// (Temperature_Celsius), then 190 (Airflow_Temperature_Cel).
 pub const TEMPERATURE_ATTRIBUTES: [u8; 2] = [194, 190];
 
-/// A temperature byte read as degrees Celsius, if plausible (1 to 125 C). 0 is what drives
-/// without a sensor report; above 125 is no drive's operating range (and 0x80-0xFF would be
-/// negative as a signed byte).
+/// A temperature byte as degrees Celsius if plausible (1 to 125): 0 means no sensor, and
+/// 0x80-0xFF would be negative as a signed byte.
 fn plausible_celsius(byte: u8) -> Option<i64> {
     let t = i64::from(byte);
     (1..=125).contains(&t).then_some(t)
@@ -553,11 +546,8 @@ pub fn raw_temperature(raw: &[u8; 6]) -> Option<i64> {
     plausible_celsius(raw[0])
 }
 
-/// The drive's temperature from its attribute table: the low raw byte (raw byte 0) of the
-/// first of `TEMPERATURE_ATTRIBUTES` present, moving on to the next when that byte is not a
-/// plausible temperature. The other raw bytes are vendor-specific (often the lifetime minimum
-/// and maximum) and never read here. The one ATA temperature rule: the SMART verdict and the
-/// temperature poller both use it.
+/// The drive's temperature: raw byte 0 of the first of `TEMPERATURE_ATTRIBUTES` that holds a
+/// plausible one (other raw bytes are vendor-specific). The verdict and the poller share it.
 pub fn attribute_temperature(attributes: &[AtaAttribute]) -> Option<i64> {
     TEMPERATURE_ATTRIBUTES.iter().find_map(|id| {
         let a = attributes.iter().find(|a| a.id == *id)?;
@@ -576,9 +566,8 @@ pub fn decode_raw(id: u8, raw: &[u8; 6]) -> Option<String> {
         )),
         190 | 194 => {
             let t = raw_temperature(raw)?;
-            // Many drives keep the lifetime minimum and maximum in other raw bytes, in one of
-            // these (low, high) positions (smartmontools' RAWFMT_TEMPMINMAX search order:
-            // Hitachi, Kingston, Seagate/Samsung/Maxtor, WDC).
+            // Lifetime min/max sit in one of these (low, high) raw byte pairs, in
+            // smartmontools' RAWFMT_TEMPMINMAX order (Hitachi, Kingston, Seagate, WDC).
             let minmax = [(2, 4), (4, 2), (2, 3), (1, 2)].iter().find_map(|&(l, h)| {
                 let (lo, hi) = (i64::from(raw[l]), i64::from(raw[h]));
                 (lo > 0 && lo <= t && t <= hi && hi <= 125).then_some((lo, hi))
@@ -819,7 +808,7 @@ mod tests {
         let mut p = [0x5au8; 512];
         p[7] = 0x11;
         assert!(parse_smart_data(&p).is_err(), "bad checksum");
-        // Fix the checksum: garbage that sums right parses, and every slot is read in bounds.
+        // With a right checksum garbage parses, every slot read in bounds.
         let sum = p[..511].iter().fold(0u8, |a, b| a.wrapping_add(*b));
         p[511] = 0u8.wrapping_sub(sum);
         let d = parse_smart_data(&p).unwrap();

@@ -21,8 +21,7 @@ pub const LOG_EXT_COMPREHENSIVE_ERROR: u8 = 0x03;
 pub const LOG_SELF_TEST: u8 = 0x06;
 pub const LOG_EXT_SELF_TEST: u8 = 0x07;
 
-/// How many pages of an extended log disktriage reads at most: the newest entries are what
-/// an admin needs, and some drives keep hundreds of pages.
+/// At most this many pages of an extended log: the newest entries are what an admin needs.
 pub const MAX_EXT_PAGES: u16 = 8;
 
 const SUMMARY: &str = "ATA SMART summary error log";
@@ -31,8 +30,7 @@ const SELF_TEST: &str = "ATA SMART self-test log";
 const EXT_SELF_TEST: &str = "ATA extended self-test log";
 const DIRECTORY: &str = "ATA General Purpose log directory";
 
-/// A 512-byte log sector must sum to zero. Unlike the data pages, an all-zero log is valid:
-/// an empty log on some drives.
+/// A 512-byte log sector sums to zero; unlike the data pages, all zeros is valid (empty log).
 fn log_checksum(what: &'static str, page: &[u8]) -> Result<(), PageError> {
     if page.len() < SECTOR {
         return Err(PageError::short(what, SECTOR, page.len()));
@@ -145,8 +143,7 @@ pub fn parse_summary_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     let mut entries = Vec::new();
     if pointer > 0 {
         for slot in ring_newest_first(pointer - 1, 5) {
-            // 5 x 90 bytes from offset 2: five 12-byte command structures, then the
-            // 30-byte error structure.
+            // Five 12-byte command structures, then the 30-byte error structure.
             let e = &page[2 + 90 * slot..2 + 90 * (slot + 1)];
             if e.iter().all(|&b| b == 0) {
                 continue;

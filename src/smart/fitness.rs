@@ -47,8 +47,8 @@ fn recording(word: &str) -> Option<String> {
     matches!(w, "SMR" | "CMR").then(|| w.to_string())
 }
 
-/// The value of the first of `keys` after the FARM log's heading ("Seagate Field Access
-/// Reliability Metrics log (FARM)"), not before it: SMART's own lines use other words.
+/// The value of the first of `keys` after the FARM log's heading, where SMART's own lines
+/// cannot match.
 fn farm_value<'a>(lines: &[&'a str], keys: &[&str]) -> Option<&'a str> {
     let start = lines
         .iter()
@@ -59,8 +59,7 @@ fn farm_value<'a>(lines: &[&'a str], keys: &[&str]) -> Option<&'a str> {
     })
 }
 
-/// SCT Error Recovery Control from its section, or from the capabilities: a drive whose SCT
-/// capabilities leave it out has none.
+/// SCT Error Recovery Control from its section; absent from the capabilities means none.
 fn erc_of_text(lines: &[&str]) -> Option<Erc> {
     let timer = |line: &str, name: &str| -> Option<u16> {
         let rest = line
@@ -198,11 +197,9 @@ pub fn sct_erc_get_command(selection: u16) -> [u8; 512] {
     cmd
 }
 
-/// The timer an SCT Error Recovery Control "get" returns in the output registers of its
-/// SMART WRITE LOG (COUNT the low byte, LBA low the high), judged against the status read
-/// after it. `Err` says why the answer cannot be trusted (smartctl's checks: the command
-/// did not run, or the registers came back as they were sent: a pass-through that does not
-/// return them).
+/// The timer an SCT ERC "get" returns in its SMART WRITE LOG's registers (COUNT low byte,
+/// LBA low high), judged by the status read after it. `Err` says why it is not trusted:
+/// the command did not run, or the registers came back as sent (smartctl's checks).
 pub fn decode_erc_timer(after: SctStatus, count: u8, lba_low: u8) -> Result<u16, String> {
     if after.ext_status != 0 || after.action != SCT_ERC_ACTION || after.function != SCT_ERC_GET {
         return Err(format!(

@@ -6,9 +6,8 @@
 //! The meaning comes from smartctl's attribute name when the table came from a smartctl
 //! report (its drive database named it for that drive), else from the id, the drive's kind
 //! (solid state or not) and `FAMILIES`, a small table of the SSD families whose wear
-//! attribute sits on an id of their own. The table and the layouts are this project's own,
-//! derived from the 384 real reports in `../shared/data/smart-reports` (the ids each model's
-//! reports name) and checked against them by the corpus tests.
+//! attribute sits on an id of their own. Both derive from the 384 real reports in
+//! `../shared/data/smart-reports`, and the corpus tests check them against it.
 
 use crate::model::{AtaAttribute, AtaDrive};
 
@@ -198,12 +197,10 @@ fn from_raw(meaning: Meaning, raw: u64) -> u64 {
         Meaning::ReallocatedSectors | Meaning::RetiredBlocks | Meaning::ReallocationEvents => {
             raw & 0xffff
         }
-        // Hours in the low three bytes (the fourth byte up holds minutes or milliseconds
-        // on drives that keep them: "2725 (151 234 0)", "47060h+35m+00.858s").
+        // Hours in the low three bytes; the byte above holds minutes or ms on some drives.
         Meaning::PowerOnTime => raw & 0xff_ffff,
         Meaning::Temperature => raw & 0xff,
-        // Seagate packs three 16-bit counters ("2 2 2", the first the high word); a single
-        // count above 2^32 would be absurd anyway.
+        // Seagate packs three 16-bit counters, the high word first ("2 2 2").
         Meaning::CommandTimeouts if raw > u64::from(u32::MAX) => (raw >> 32) & 0xffff,
         _ => raw,
     }
@@ -214,8 +211,7 @@ fn from_raw(meaning: Meaning, raw: u64) -> u64 {
 pub fn read(a: &AtaAttribute, drive: &AtaDrive) -> Reading {
     let meaning = meaning_of(a, drive);
     let value = match a.raw_text.as_deref().and_then(leading_number) {
-        // smartctl printed all 48 bits (a drive its database does not know): read them in
-        // this meaning's layout, as from the drive.
+        // All 48 bits printed (a drive smartctl does not know): read as from the drive.
         Some(n) if n > u64::from(u32::MAX) && n <= 0xffff_ffff_ffff => from_raw(meaning, n),
         Some(n) => n,
         None => from_raw(meaning, a.raw),
@@ -240,8 +236,7 @@ fn implausible(meaning: Meaning, value: u64, drive: &AtaDrive) -> Option<String>
     {
         return Some(format!("more than the drive's {sectors} sectors"));
     }
-    // No drive logs four billion errors or bad sectors and still answers: a counter this
-    // large is a vendor's packing or garbage.
+    // No working drive counts four billion errors: a vendor's packing, or garbage.
     (value > u64::from(u32::MAX)).then(|| "above 2^32, no counter of a working drive".into())
 }
 

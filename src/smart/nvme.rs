@@ -1,8 +1,8 @@
 //! NVMe: the admin commands used here (Identify Controller, Get/Set Features Volatile Write
 //! Cache, Get Log Page SMART/Health) as plain values, and the pages they return.
 //!
-//! Offsets from the NVMe base specification as compiled into nvme-cli's `nvme-types-base.h`;
-//! collected in the design notes (`device-interfaces.md`, section 4).
+//! Offsets: the NVMe base specification, as nvme-cli's `nvme-types-base.h` has them; see
+//! design/device-interfaces.md, section 4.
 
 use super::{PageError, le_uint, le16};
 use crate::model::NvmeHealth;
@@ -129,8 +129,7 @@ impl AdminCommand {
         )
     }
 
-    /// Device Self-test with a self-test code (`STC_*`), on the controller and every
-    /// namespace.
+    /// Device Self-test with code `STC_*`, on the controller and every namespace.
     pub const fn device_self_test(code: u32) -> Self {
         AdminCommand {
             name: "Device Self-test",
@@ -187,8 +186,7 @@ impl NvmeController {
         self.oacs & 0x0010 != 0
     }
 
-    /// Error Information log entries worth reading: the log's size, at most
-    /// `MAX_ERROR_ENTRIES`.
+    /// Error Information entries worth reading: the log's size, at most `MAX_ERROR_ENTRIES`.
     pub fn error_entries(&self) -> usize {
         (usize::from(self.elpe) + 1).min(MAX_ERROR_ENTRIES)
     }
@@ -231,10 +229,8 @@ pub const CRITICAL_WARNING_BITS: [&str; 6] = [
     "persistent memory region unreliable",
 ];
 
-/// Names of the bits set in a critical-warning byte.
-/// A warning composite temperature (Identify Controller WCTEMP, in Kelvin) as degrees Celsius,
-/// if plausible: 0 K means not reported, and a threshold outside 40-125 C (one at 0 C, or
-/// 65535 K) would call every drive hot or none; it is then not judged.
+/// WCTEMP (Kelvin) in degrees Celsius, if plausible: 0 K is "not reported", and a threshold
+/// outside 40-125 C would call every drive hot or none, so it is not judged.
 pub fn plausible_warning_c(kelvin: i64) -> Option<i64> {
     let c = kelvin - 273;
     (kelvin > 0 && (40..=125).contains(&c)).then_some(c)
@@ -390,8 +386,8 @@ mod tests {
 
     #[test]
     fn implausible_composite_temperature_is_unknown() {
-        // 512 K (239 C) and 0xFFFF K are a broken sensor or garbage, not a temperature to
-        // chart (found by tests/behaviour/parser_props.rs); -40 C and 125 C are still shown.
+        // 512 K and 0xFFFF K are garbage, not a temperature (found by parser_props.rs);
+        // -40 C and 125 C are still shown.
         let with_kelvin = |k: u16| {
             let mut p = [0u8; 512];
             p[1..3].copy_from_slice(&k.to_le_bytes());

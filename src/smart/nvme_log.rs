@@ -14,9 +14,8 @@ use crate::model::{
 const ERROR: &str = "NVMe Error Information log";
 const SELF_TEST: &str = "NVMe Device Self-test log";
 
-/// Parses Error Information log entries (any whole number of 64-byte entries). Entries whose
-/// error count is 0 are unused; the others are returned newest (highest count) first. The
-/// count is the highest error count: the controller numbers errors over its life.
+/// Parses whole 64-byte Error Information entries, newest (highest lifetime error count)
+/// first; a count of 0 marks an unused entry.
 pub fn parse_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     if page.len() < ERROR_ENTRY_LEN {
         return Err(PageError::short(ERROR, ERROR_ENTRY_LEN, page.len()));
@@ -30,8 +29,7 @@ pub fn parse_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
             }
             let sqid = le16(e, 8);
             let cid = le16(e, 10);
-            // Status field: bit 0 is the phase tag; bits 15:1 the status as a completion
-            // carries it.
+            // Status field: bit 0 the phase tag, bits 15:1 the completion status.
             let status = u32::from(le16(e, 12) >> 1);
             let lba = le_uint(e, 16, 8) as u64;
             let nsid = le_uint(e, 24, 4) as u32;

@@ -50,9 +50,8 @@ pub fn parse_saved_report_bytes(bytes: &[u8], device: &str) -> Result<SavedRepor
     parse_saved_report(&report_text(bytes), device)
 }
 
-/// Reads a saved report; `device` is the name its logs are filed under. Text that is neither
-/// smartctl's JSON nor its text is an error saying why. Logs the report has but that cannot
-/// be read are "failed" with the reason, not an error: the health data still count.
+/// Reads a saved report, its logs filed under `device`. Text that is not smartctl's is an
+/// error; a log that cannot be read is "failed" with why, and the health data still count.
 pub fn parse_saved_report(text: &str, device: &str) -> Result<SavedReport, PageError> {
     // A byte-order mark (Windows editors) is not part of either format.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);

@@ -101,9 +101,8 @@ pub fn parse_caching_page(resp: &[u8]) -> Result<CachingPage, PageError> {
     })
 }
 
-/// The MODE SELECT(10) parameter list that sets WCE on the sensed page: an 8-byte header
-/// with mode data length and device-specific byte cleared, no block descriptors, the page
-/// with PS masked.
+/// The MODE SELECT(10) parameter list setting WCE on the sensed page: header length and
+/// device-specific byte cleared, no block descriptors, PS masked.
 pub fn build_caching_select(current: &CachingPage, wce: bool) -> Vec<u8> {
     let mut out = vec![0, 0, current.medium_type, 0, 0, 0, 0, 0];
     let mut page = current.bytes.clone();

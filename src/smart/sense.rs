@@ -204,8 +204,7 @@ pub enum AtaOutcome {
     Done(Option<AtaRegisters>),
     /// The drive ran the command and reported an error (ABRT: unsupported or disabled).
     DriveError(AtaRegisters),
-    /// The SCSI layer or a bridge refused ATA PASS-THROUGH itself: no ATA behind it, or a
-    /// bridge that does not translate it.
+    /// The SCSI layer or a bridge refused ATA PASS-THROUGH itself (no ATA behind it).
     Refused(Sense),
     /// Anything else, in words.
     Failed(String),

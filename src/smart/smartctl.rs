@@ -173,9 +173,8 @@ fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
     Ok(doc)
 }
 
-/// A smartctl document read into `T`. A top-level field of another type than smartctl writes
-/// (`"smart_support": true` where an object was expected) loses that field, not the report:
-/// the names left out are returned, to be said.
+/// A smartctl document read into `T`. A top-level field of the wrong type loses that field,
+/// not the report; the names left out are returned, to be said.
 fn typed<T: serde::de::DeserializeOwned>(
     doc: serde_json::Value,
 ) -> Result<(T, Vec<String>), PageError> {
@@ -280,11 +279,8 @@ pub fn parse_smartctl_json(
     })
 }
 
-/// The drive's identity in `smartctl -j` output: `model_family`, `model_name` (SCSI: vendor
-/// and product), `serial_number`, `wwn` (SCSI: `logical_unit_id`; NVMe: the first namespace's
-/// EUI-64), `firmware_version`, `user_capacity.bytes`, `logical_block_size`,
-/// `rotation_rate` and `form_factor.name`. Read leniently: a field of an unexpected type is
-/// left out, as hand-edited documents have them.
+/// The drive's identity in `smartctl -j` output (model, serial, WWN, firmware, capacity,
+/// block size, rotation, form factor), read leniently: a field of the wrong type is left out.
 pub fn parse_smartctl_identity(text: &str) -> Result<SmartctlIdentity, PageError> {
     let doc = smartctl_document(text)?;
     let string = |key: &str| {

@@ -133,9 +133,8 @@ fn leading_int(text: &str) -> Option<i64> {
     digits.get(..end)?.parse::<i64>().ok().map(|n| sign * n)
 }
 
-/// The leading integer of an ATA raw value as smartctl printed it: decimal (`35 (Min/Max
-/// 14/50)` is 35, `39384h+40m+45.152s` 39384) or `0x` hexadecimal, within 48 bits; 0 when it
-/// starts with neither.
+/// The leading decimal or `0x` integer of an ATA raw value as printed (`35 (Min/Max 14/50)`
+/// is 35), within 48 bits; 0 otherwise.
 fn raw_leading(text: &str) -> u64 {
     let t = text.trim();
     let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -424,9 +423,8 @@ fn messages_of(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Parses `smartctl -x` or `smartctl -a` text (or any part of it: `-H`, `-A`, `-i`) into what
-/// the verdict reads. The exit status is not in the text: it is 2 (smartctl could not open or
-/// identify the device) when the text says so, else 0.
+/// Parses `smartctl -x`/`-a` text, or any part of it (`-H`, `-A`, `-i`). The text has no exit
+/// status: 2 when it says smartctl could not open or identify the device, else 0.
 pub fn parse_smartctl_text(text: &str) -> Result<SmartctlReport, PageError> {
     let t = Text::read(text)?;
     let protocol = t.protocol();

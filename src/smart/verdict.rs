@@ -128,11 +128,9 @@ pub fn assess(device: &str, transport: Transport, reading: SmartReading) -> Smar
     health
 }
 
-/// Adds what the drive's logs say to a verdict: the newest finished self-test failing is a
-/// WARNING (smartctl's exit bit 7 speaks of the self-test log; only the newest counts here,
-/// as a later passed test supersedes an old failure), and errors the drive logged are a
-/// note (many healthy drives logged a few long ago). A health that is not available stays
-/// so. Applying it twice changes nothing.
+/// Adds the drive's logs to a verdict: the newest finished self-test failing is a WARNING (a
+/// later pass supersedes an old failure); logged errors are a note (healthy drives have a few).
+/// A health not available stays so; applying it twice changes nothing.
 pub fn judge_logs(health: &mut SmartHealth, logs: &DriveLogs) {
     if health.verdict == Verdict::Unavailable {
         return;
@@ -222,9 +220,8 @@ fn judge_ata(ata: &AtaSmart, judge: &mut Judge) {
         let reading = meaning::read(a, &ata.drive);
         let threshold = a.threshold.unwrap_or(0);
         match a.state {
-            // The SMART standard's own rule, whatever the id: the drive rates the attribute
-            // as failed (a prefailure one predicts the drive's failure, an old-age one is
-            // worn past what the drive allows). A temperature at its limit is a warning.
+            // The SMART standard's rule, whatever the id: the drive rates it failed. A
+            // temperature at its limit is only a warning.
             AttributeState::FailingNow if threshold > 0 => {
                 let words = meaning::failing_now_words(a, reading.meaning);
                 if reading.meaning == Meaning::Temperature {

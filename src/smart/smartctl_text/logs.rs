@@ -1,8 +1,6 @@
-//! The logs in smartctl's text: ATA's extended or summary error log ("Device Error Count",
-//! "ATA Error Count", each "Error N occurred at disk power-on lifetime" with its LBA and
-//! command), NVMe's Error Information table and SCSI's error counter log; the ATA, NVMe and
-//! SCSI self-test logs (status, power-on hours, first failing LBA); and what the self-test
-//! execution status says now. The same `DriveLogs` as `smartctl -j` (`super::super::smartctl`).
+//! The logs in smartctl's text: ATA's extended or summary error log, NVMe's Error Information
+//! table, SCSI's error counter log, the three self-test logs and the self-test execution
+//! status, into the same `DriveLogs` as `smartctl -j` (`super::super::smartctl`).
 
 use super::{PageError, Protocol, Text, collapse, count64, field, leading_int, text_of, words};
 use crate::model::{
@@ -130,9 +128,8 @@ fn is_uptime(word: &str) -> bool {
             .all(|c| c.is_ascii_digit() || matches!(c, ':' | '.' | 'd' | '+'))
 }
 
-/// NVMe's Error Information table (`Num ErrCount SQId CmdId Status PELoc LBA NSID VS
-/// [Message]`), newest first; the count is the health log's "Error Information Log Entries"
-/// (the controller's count over its life) where the report has it.
+/// NVMe's Error Information table, newest first; the count is the health log's lifetime
+/// "Error Information Log Entries" where the report has it.
 fn nvme_error_log(t: &Text) -> LogRead<ErrorLog> {
     // "Read Error Information Log failed", "Read 1 entries from Error Information Log failed".
     if let Some(failed) = t
