@@ -22,7 +22,7 @@ pub mod smartctl;
 pub mod smartctl_text;
 pub mod verdict;
 
-// The crate's surface: `disktriage::smart::Item`, whichever file below defines it.
+// The library's surface (docs/development.md): `disktriage::smart::Item`.
 pub use ata::{
     attribute_table, decode_raw, parse_identify, parse_smart_data, parse_smart_thresholds,
     smart_status,

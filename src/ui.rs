@@ -1,8 +1,7 @@
 //! Drawing: `render(&App, &mut Frame)` turns the state into a screen. It reads the state and
 //! never changes it, and it never reads the clock (the app's `now` is its time).
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::ui::Item` without knowing the files below.
+// The library's surface (docs/development.md): `disktriage::ui::Item`.
 pub use crate::draw::Cut;
 
 use ratatui::Frame;

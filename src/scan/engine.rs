@@ -300,10 +300,8 @@ impl Scan {
         }
     }
 
-    /// The read the scan does next, or `None` once it has ended (a scan with nothing left
-    /// to read ends here). `step` split in two, so that a caller can read on while another
-    /// thread shows the scan as it stood when the read began (a read may hang for minutes):
-    /// the read's result goes back through `complete`.
+    /// The read the scan does next, `None` once it has ended. `step` split in two, so another
+    /// thread can show the scan while this read hangs; the result goes back to `complete`.
     pub fn begin(&mut self) -> Option<NextRead> {
         loop {
             if self.end.is_some() {
@@ -431,8 +429,7 @@ impl Scan {
                 }
                 Err(errno)
             }
-            // A part abandoned at the timeout is not read: for the map it is as bad as an
-            // unreadable one, and ETIMEDOUT says why.
+            // Abandoned: as bad as unreadable for the map, and ETIMEDOUT says why.
             ReadOutcome::TimedOut => Err(libc::ETIMEDOUT),
             ReadOutcome::Short(_) => {
                 let why = reader.gone().unwrap_or_else(|| {

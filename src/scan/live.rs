@@ -1,9 +1,7 @@
-//! A scan shared by the thread that reads and a thread that shows it. The reader takes the
-//! lock only to take the next read and to hand back its result (`Scan::begin`,
-//! `Scan::complete`), never across the read itself; so whoever shows the scan sees it as it
-//! stood when the read began, and that read in flight ("waiting 16 s at 150.0 MiB"), however
-//! long the read hangs. Publishing costs two uncontended locks a read: nothing is sent per
-//! read, the one that shows it looks on its own timer.
+//! A scan shared by the thread that reads and a thread that shows it. The reader holds the
+//! lock only to take the next read and hand back its result, never across the read, so the
+//! scan is shown as it stood when the read began, with the read in flight ("waiting 16 s at
+//! 150.0 MiB"). The cost: two uncontended locks a read; nothing is sent per read.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -69,8 +67,7 @@ impl LiveScan {
         }
     }
 
-    /// A panic while the lock was held (the other thread's) leaves the scan as it was: it is
-    /// still what was read, and shown.
+    /// A poisoned lock (the other thread panicked) still holds what was read: it is used.
     fn lock(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -3,10 +3,9 @@
 //! sector, as hdparm `--repair-sector` and Victoria's Remap do), then read again. A sector that
 //! reads just before its write is not written: something rewrote it after the scan.
 //!
-//! Pure: the writes go through `SectorWriter`, the re-reads through the scan's `BlockReader`.
-//! Only the spans given are written, each write exactly a run of whole sectors of a bad range
-//! (never more than `max_write` bytes), nothing else; the guard that decides whether a repair may
-//! run at all is the write tests' (`bench::exec::safety`), applied by the caller before the scan.
+//! Pure: writes go through `SectorWriter`, re-reads through the scan's `BlockReader`. Only
+//! whole sectors of the spans given are written, at most `max_write` bytes at a time; whether
+//! a repair may run at all is `bench::exec::safety`'s to say, applied before the scan.
 
 use super::Span;
 use super::engine::{BlockReader, ReadOutcome};
@@ -96,10 +95,8 @@ impl Repair {
         runs_of(&offsets, sector)
     }
 
-    /// Brings `map` up to date after the repair: each sector that reads now (after its write,
-    /// or before it) is read ('+'); one whose write or re-read failed, or that the repair did
-    /// not reach, keeps its status. The saved mapfile and badblocks list then say what the disk
-    /// is now.
+    /// Marks in `map` each sector that reads now (after its write, or before) as read ('+');
+    /// the rest keep their status, so the saved mapfile and badblocks list say what is now.
     pub fn mark_repaired(&self, map: &mut Mapfile, sector: u64) {
         for &(offset, result) in &self.sectors {
             if matches!(result, SectorResult::Repaired | SectorResult::ReadableAgain) {
@@ -114,13 +111,10 @@ impl Repair {
     }
 }
 
-/// Writes zeros over each span of `bad` (sorted, aligned to `sector`), in writes of at most
-/// `max_write` bytes, then reads each sector of it back one by one. Each sector is read again
-/// first: one that reads now holds data again (a file system or the drive rewrote it since the
-/// scan) and is left alone, [`SectorResult::ReadableAgain`]. A write that fails is split down
-/// to sectors, so one failing sector does not count its neighbours as failed. Before each write
-/// `still_ours` is asked whether the device may still be written: `Some(why)` stops the repair
-/// there, nothing more written.
+/// Writes zeros over each span of `bad` (sorted, aligned to `sector`), at most `max_write`
+/// bytes a write, then reads each sector back. A sector that reads before its write is left
+/// alone (`ReadableAgain`); a failed write is split to sectors, so one bad sector does not fail
+/// its neighbours. `still_ours` returning `Some(why)` before a write stops the repair there.
 pub fn repair(
     bad: &[Span],
     sector: u64,

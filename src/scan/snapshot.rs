@@ -12,8 +12,7 @@ use super::engine::{End, Scan, SlowTimes};
 use super::live::InFlight;
 use super::verdict::verdict;
 
-/// The surface scan as the screen shows it: a copy of the engine's state of a size that does
-/// not grow with the device (the fixed map, merged range lists, a bounded zone curve).
+/// The surface scan as the screen shows it (see the module documentation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanUpdate {
     pub device: String,
