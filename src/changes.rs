@@ -49,12 +49,9 @@
 //! journals have no identity: they are restored on their name, device number and serial,
 //! with a note saying the identity could not be checked.
 //!
-//! `guard::RestoreGuard` restores a session's changes on drop, on SIGINT/SIGTERM/SIGHUP and on
-//! panic. After SIGKILL or a crash, the journal is still there for `disktriage restore`.
-//!
 //! Files: this one makes changes (`Changer`, its outcomes, the words for them); `restore`
-//! puts originals back (`Changer::restore`, `Changer::orphans`); `journal` keeps them on disk;
-//! `guard` restores on exit.
+//! puts originals back; `journal` keeps them on disk; `guard` (`RestoreGuard`) restores on
+//! exit, signal and panic.
 
 pub mod guard;
 pub mod journal;
@@ -224,19 +221,17 @@ impl Changer {
         }
     }
 
-    /// A changer that restores (`RestoreScope::Mine`) only `device`'s `kind`: what a task
-    /// inside a session switches for itself (the screen's flush check and its write cache).
-    /// The journal knows entries by process, so without this, putting the task's setting
-    /// back would also undo the admin's own switches of the session.
+    /// A changer that restores only `device`'s `kind`: a task inside a session (the screen's
+    /// flush check). The journal knows entries by process, so otherwise putting the task's
+    /// setting back would undo the admin's own switches too.
     pub fn only(mut self, device: &str, kind: SettingKind) -> Self {
         self.only = Some((device.to_string(), kind));
         self
     }
 
-    /// Claims `dev`'s settings for this changer (a sweep: `what` is "scheduler sweep"):
-    /// until `release`, a change of the device by any other changer, in this process or
-    /// another, is refused naming this one, and so is another claim. Fails with
-    /// `JournalError::Claimed` when someone else holds it. Claiming twice is one claim.
+    /// Claims `dev`'s settings for a sweep (`what`: "scheduler sweep"): until `release`, any
+    /// other changer's change or claim of it, in any process, is refused naming this one
+    /// (`JournalError::Claimed`). Claiming twice is one claim.
     pub fn claim(&self, dev: &BlockDevice, what: &str) -> Result<(), ChangeError> {
         let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
         if !claims.contains_key(&dev.name) {
@@ -320,9 +315,8 @@ impl Changer {
         Ok((note, Some(rec)))
     }
 
-    /// After a change: remember the value the device reports, and when it holds what this
-    /// change found (the change did not take, or it went back to where it started), there is
-    /// nothing to restore and the entry goes.
+    /// After a change: remember what the device reports; when that is what this change found
+    /// (it did not take, or went back), there is nothing to restore and the entry goes.
     fn settle(
         &self,
         j: &mut Locked<'_>,

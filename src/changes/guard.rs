@@ -69,11 +69,9 @@ impl RestoreGuard {
         Ok(())
     }
 
-    /// Restores on SIGINT, SIGTERM and SIGHUP, then exits with 128 + signal (from a thread of
-    /// its own, so whatever the main thread is doing). A program that handles these signals
-    /// itself (the TUI registers them with signal-hook to leave its loop and restore the
-    /// terminal) must not call this: two handlers for one signal replace each other. It calls
-    /// `restore_now` on its way out instead.
+    /// Restores on SIGINT, SIGTERM and SIGHUP from a thread of its own, then exits with 128 +
+    /// signal. Not for a program with its own handlers (the TUI): two handlers for one signal
+    /// replace each other; it calls `restore_now` on its way out instead.
     pub fn install_signal_handlers(&self) -> Result<(), String> {
         let weak = Arc::downgrade(&self.changer);
         let announce = self.announce;
@@ -88,10 +86,8 @@ impl RestoreGuard {
         }))
     }
 
-    /// Restores when the calling thread panics, before the previous hook runs (and prints the
-    /// panic); see `install_panic_hook` below for other threads. A TUI installs its
-    /// terminal-restoring hook before this one, so the settings come back first and the
-    /// terminal second.
+    /// Restores when the calling thread panics, before the previous hook (which prints it). A
+    /// TUI installs its terminal hook first, so the settings come back before the terminal.
     pub fn install_panic_hook(&self) {
         install_panic_hook(Arc::downgrade(&self.changer), self.announce);
     }
@@ -120,12 +116,9 @@ impl Drop for RestoreGuard {
     }
 }
 
-/// The panic hook: settings first (the panicking thread may be about to abort, or its
-/// terminal may be gone), then the previous hook (the TUI's restores the terminal and the
-/// default one prints the panic), then what was put back.
-///
-/// Only the session thread's panic ends the session: a worker's is reported by whoever joins
-/// it, and putting settings back then would undo a switch the screen still shows.
+/// The panic hook: settings first (the thread may abort, its terminal may be gone), then the
+/// previous hook, then what was put back. Only the session thread's panic ends the session:
+/// a worker's is reported by whoever joins it, and a restore would undo a switch still shown.
 fn install_panic_hook(weak: Weak<Mutex<Changer>>, announce: Announcer) {
     let owner = std::thread::current().id();
     let previous = std::panic::take_hook();
@@ -144,9 +137,8 @@ fn install_panic_hook(weak: Weak<Mutex<Changer>>, announce: Announcer) {
 
 /// Restores after a panic; None when the changer stayed locked.
 fn restore_after_panic(changer: &Mutex<Changer>) -> Option<Restoration> {
-    // The panicking thread may hold the lock (then it is released only while unwinding, and
-    // the guard's drop restores); another thread may be finishing a change. Wait a little,
-    // never forever.
+    // The panicking thread may hold the lock (its unwinding drop restores), or another may be
+    // finishing a change: wait a little, never forever.
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         match changer.try_lock() {

@@ -1,11 +1,9 @@
 //! The change journal: one JSON file (`journal.json`) in a directory (`/run/disktriage` by
 //! default, a tmpfs, so a reboot, which resets every setting recorded here, also empties it).
 //!
-//! Locking: every reader and writer (single-shot commands, `restore`, a session's start, its
-//! guard on exit, the TUI) takes `journal.lock` with flock(2) through `Journal::lock`, and
-//! keeps it for the whole read-modify-write. `crate::changes::Changer` keeps it across the
-//! device change too (read, record, apply, read back, settle), so a `restore` cannot slip
-//! between a change's record and its apply and drop the entry the change relies on.
+//! Locking: every reader and writer takes `journal.lock` with flock(2) (`Journal::lock`) for
+//! the whole read-modify-write; `Changer` holds it across the device change too (see
+//! `crate::changes`).
 //!
 //! Writing: a temporary file with an unpredictable name, created with O_EXCL|O_NOFOLLOW,
 //! fsync, then renamed over `journal.json`. An empty journal is no file at all. A journal that
@@ -339,11 +337,10 @@ impl Journal {
         parse(&bytes).map_err(|problem| JournalError::Corrupt { path, problem })
     }
 
-    /// Claims `device` (a kernel name) for this process, `what` saying for what ("scheduler
-    /// sweep"): until the claim is dropped, `claim` and `check_unclaimed` of the same device
-    /// by any other process (or another claim of this one) fail with `Claimed`, naming this
-    /// process. Never waits on a holder: a short retry only rides out a `check_unclaimed`
-    /// that holds the lock for an instant, or a claim file removed under it.
+    /// Claims `device` for this process, `what` saying for what ("scheduler sweep"): until it
+    /// is dropped, any other claim or `check_unclaimed` of it fails with `Claimed`, naming this
+    /// process. Never waits on a holder: a short retry only rides out an instant's lock, or a
+    /// claim file removed under it.
     pub fn claim(&self, device: &str, what: &str) -> Result<DeviceClaim, JournalError> {
         let mut held_by = None;
         for attempt in 0..10 {
@@ -521,9 +518,8 @@ pub struct DeviceClaim {
 
 impl Drop for DeviceClaim {
     fn drop(&mut self) {
-        // Removed while still locked; the lock goes with the descriptor right after. Anyone
-        // who opened the file before it went finds it unlinked once they lock it, and looks
-        // again (`still_linked`).
+        // Removed while still locked: whoever opened it before finds it unlinked once locked,
+        // and looks again (`still_linked`).
         let _ = unlinkat(&self.dir, self.name.as_str(), UnlinkatFlags::NoRemoveDir);
     }
 }
@@ -606,14 +602,10 @@ impl Locked<'_> {
             .collect()
     }
 
-    /// Records a change BEFORE it is made: `found` is the value the device has, `set_to`
-    /// the value about to be set.
-    ///
-    /// The original recorded is the value before the first outstanding change of this
-    /// setting (`found` when there is none). When the latest outstanding change is the
-    /// recorder's own (a single-shot command after single-shot commands, or the same
-    /// session again), that entry is reused; otherwise a new entry records what this change
-    /// found, for a session to put back when it ends.
+    /// Records a change BEFORE it is made: `found` is the device's value, `set_to` the next.
+    /// The original kept is the value before the first outstanding change of this setting
+    /// (`found` when none). The recorder's own latest entry is reused (single-shot after
+    /// single-shot, the same session again); else a new one keeps `found` for a session's end.
     pub fn record(
         &mut self,
         device: &DeviceId,

@@ -24,12 +24,9 @@ impl Changer {
             .collect())
     }
 
-    /// Puts back the recorded originals in `scope` (see the module docs for the rule),
-    /// reading each back, under the journal's lock, in one pass over the journal: entries
-    /// are grouped by device and setting, each group costs one device read and at most one
-    /// write, and the journal is written once at the end. Entries restored (or found already
-    /// original, or whose device is gone or another one) leave the journal; failures and
-    /// skipped ones stay. Newest settings first.
+    /// Puts back the recorded originals in `scope` (the rule: module docs), reading each back,
+    /// in one pass under the journal's lock. Restored, already original or gone entries leave
+    /// the journal; failed and skipped ones stay. Newest settings first.
     pub fn restore(&self, scope: RestoreScope) -> Result<Vec<RestoreOutcome>, ChangeError> {
         let mut j = self.journal.lock()?;
         let me = self.journal.owner();
@@ -88,8 +85,7 @@ impl Changer {
         Ok(run.outcomes)
     }
 
-    /// One device's setting: the checks on the name and the device, then the rule of the
-    /// scope.
+    /// One device's setting: the checks on name and device, then the scope's rule.
     fn restore_group(
         &self,
         group: &[JournalEntry],
