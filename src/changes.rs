@@ -43,11 +43,10 @@
 //! model). A recorded name is used only when it is a plain kernel name (`is_kernel_name`: no
 //! `/`, no `..`, no control characters) that exists under `/sys/block`; anything else fails
 //! and stays in the journal for the admin to look at. When the device under that name now has
-//! another identity (a disk replugged, a loop device attached to another image: `diskseq` is
-//! never reused before a reboot, so the recorded device is gone for good), the entry is
-//! dropped without writing anything, and the outcome says what differs. Entries from older
-//! journals have no identity: they are restored on their name, device number and serial,
-//! with a note saying the identity could not be checked.
+//! another identity (a disk replugged, a loop device attached to another image), the recorded
+//! device is gone for good: the entry is dropped without writing anything, and the outcome
+//! says what differs. Entries from older journals have no identity: they are restored on their
+//! name, device number and serial, with a note saying the identity could not be checked.
 //!
 //! Files: this one makes changes (`Changer`, its outcomes, the words for them); `restore`
 //! puts originals back; `journal` keeps them on disk; `guard` (`RestoreGuard`) restores on

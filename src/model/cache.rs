@@ -6,11 +6,9 @@
 //! whether the drive acknowledges writes before they reach the media; the kernel's flag only
 //! decides whether the kernel sends FLUSH/FUA. They are kept apart here and compared.
 //!
-//! This module also owns the words for the drive's cache, spelled once: "on" / "off" / "none"
-//! (`on_off`, `cache_word`). The kernel's policy (`KernelWriteCache`, "write back" / "write
-//! through" as sysfs writes them, "back" / "thru" in narrow tables) is a property of the
-//! device's queue and lives with the device, in `device`: this module reads it from there,
-//! and `device` needs nothing from here.
+//! This module also owns the words for the drive's cache: "on" / "off" / "none" (`on_off`,
+//! `cache_word`). The kernel's policy (`KernelWriteCache`) belongs to the device's queue and
+//! lives in `device`, which needs nothing from here.
 
 use std::fmt;
 
@@ -32,10 +30,9 @@ pub fn cache_word(enabled: Option<bool>) -> &'static str {
 /// ram): what `CacheStatus::drive_word` says of it when read.
 pub const NO_DRIVE_CACHE: &str = "n/a";
 
-/// The drive's cache as a record keeps it, in the one spelling every screen, export and the
-/// history use: "on", "off", "n/a" (no volatile cache, or no way to ask this drive); None when
-/// it is not known (never read, or the read failed). Records of earlier versions wrote an
-/// unknown cache as "-", "?" or "": they read as None, so a spelling is never a change.
+/// The drive's cache as a record keeps it, in the one spelling of every screen, export and the
+/// history: "on", "off", "n/a" (none, or no way to ask); None when not known. Older records'
+/// "-", "?" and "" read as None, so a spelling is never a change.
 pub fn recorded_drive_cache(word: Option<&str>) -> Option<String> {
     match word.map(str::trim) {
         Some(w @ ("on" | "off")) => Some(w.to_string()),
@@ -149,8 +146,7 @@ impl CacheStatus {
         }
     }
 
-    /// The drive's own cache in one word: "on", "off", or "n/a" (no volatile cache, or no way
-    /// to ask this drive).
+    /// The drive's own cache in one word: "on", "off" or "n/a" (see `recorded_drive_cache`).
     pub fn drive_word(&self) -> &'static str {
         self.drive
             .as_ref()

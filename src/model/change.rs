@@ -60,9 +60,7 @@ impl fmt::Display for SettingKind {
     }
 }
 
-/// Enough to find the device again and to notice when the name now means another device (an
-/// unplug and replug, or a loop device attached to another image, between the change and the
-/// restore).
+/// Enough to find the device again, and to notice when its name now means another device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceId {
     /// The kernel name of the whole disk (`sda`).
@@ -75,12 +73,8 @@ pub struct DeviceId {
     pub identity: DeviceIdentity,
 }
 
-/// What tells one device from another that later gets the same name.
-///
-/// `diskseq` is the kernel's sequence number for a disk: it grows each time a disk appears
-/// or gets new media (a loop device attached to an image), and is never reused before a
-/// reboot, which also empties the journal. The rest helps on kernels without it and says in
-/// the message what changed.
+/// What tells one device from another that later gets the same name: `diskseq` (see
+/// `BlockDevice::diskseq`), and the rest on kernels without it, which also says what changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceIdentity {
     /// `/sys/block/X/diskseq` (Linux 5.15 and later).
@@ -194,10 +188,9 @@ impl DeviceId {
     }
 }
 
-/// True for a plain kernel block device name (`sda`, `nvme0n1`, `loop3`, `cciss!c0d0`): not
-/// empty, at most 64 bytes, no `/`, not `.` or `..`, no control or space characters. Journal
-/// entries are refused anything else: a name is joined to `/sys/block/`, and `../../tmp/x`
-/// would lead outside it.
+/// True for a plain kernel block device name (`sda`, `nvme0n1`, `cciss!c0d0`): not empty, at
+/// most 64 bytes, no `/`, not `.` or `..`, no control or space. A journal's name is joined to
+/// `/sys/block/`, and `../../tmp/x` would lead outside it.
 pub fn is_kernel_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
@@ -232,9 +225,8 @@ pub struct Owner {
 pub struct JournalEntry {
     pub id: u64,
     pub device: DeviceId,
-    /// The value `disktriage restore` puts back: the value before the FIRST change of this
-    /// setting of this device that is still outstanding (a later entry of the same setting
-    /// carries the same original, see `crate::changes`).
+    /// The value `disktriage restore` puts back: the one before the FIRST outstanding change
+    /// of this setting of this device (see `crate::changes`).
     pub original: Setting,
     /// The value this change found; `None` in older journals, where it was `original`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

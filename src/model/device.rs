@@ -64,9 +64,8 @@ impl ParseValueError {
     }
 }
 
-/// The kernel's flush policy for the device, from `queue/write_cache`. This is what the block
-/// layer believes, which decides whether it sends FLUSH/FUA; it is not the drive's own cache
-/// setting (that needs ATA SET FEATURES, the SCSI caching page or NVMe Set Features).
+/// The kernel's flush policy for the device (`queue/write_cache`): whether the block layer
+/// sends FLUSH/FUA, not the drive's own cache setting (see `cache`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelWriteCache {
     WriteBack,
@@ -297,8 +296,7 @@ pub struct FileId {
 }
 
 /// What is behind a loop device, as far as the kernel told: the backing file's identity and,
-/// when the backing file is a block device node, that device's number. The path text is
-/// `BlockDevice::backing_file`.
+/// for a block device node, its number. The path is `BlockDevice::backing_file`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LoopBacking {
     /// `st_dev`/`st_ino` of the backing file (from LOOP_GET_STATUS64, else a stat of the path).
@@ -519,13 +517,10 @@ impl BlockDevice {
         }
     }
 
-    /// Is `later` (read from a later inventory) still this device? The kernel name alone does
-    /// not say: a name comes back for another disk after a hot-unplug, and a loop device keeps
-    /// its name and device number when it is attached to another file. The name, the device
-    /// number and the serial must agree, and so must what a virtual device is made of (a loop
-    /// device's backing file, by its identity when both readings have it; a dm device's name).
-    /// A device that became an unused placeholder (a detached loop device, a reset zram) is
-    /// not the device it was.
+    /// Is `later` (from a later inventory) still this device? A name comes back for another
+    /// disk after a hot-unplug, and a loop device keeps name and number on another file: so
+    /// name, number and serial must agree, and so must what a virtual device is made of (a
+    /// loop's backing file, by identity when known; a dm name). A new placeholder is not it.
     pub fn same_device(&self, later: &BlockDevice) -> bool {
         let backing = |d: &BlockDevice| d.loop_backing.and_then(|b| b.file);
         let same_backing = match (backing(self), backing(later)) {
@@ -559,9 +554,8 @@ impl BlockDevice {
         }
     }
 
-    /// The identity of its partition `name` as chosen: the partition's number, and what makes
-    /// the disk it is on that disk (its sequence number, image, serial). A partition of the
-    /// same name on another disk attached since is another partition.
+    /// The identity of its partition `name` as chosen: its number, and what makes its disk that
+    /// disk. A partition of the same name on a disk attached since is another partition.
     pub fn chosen_partition(&self, name: &str) -> Option<ChosenDevice> {
         let part = self.partitions.iter().find(|p| p.name == name)?;
         Some(ChosenDevice {
@@ -647,8 +641,7 @@ pub struct SwapEntry {
 /// that a device detached and another attached under the same name in between is refused
 /// instead of changed (a USB stick swapped, `losetup -d loop5; losetup loop5 other.img`).
 ///
-/// The same struct holds what was found at that moment (`sys` fills it from the opened
-/// descriptor or the sysfs directory); fields the finder could not read are `None` and not
+/// It also holds what was found then (`sys` fills it); fields not read are `None` and not
 /// compared, except the device number.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChosenDevice {
@@ -667,10 +660,9 @@ pub struct ChosenDevice {
 }
 
 impl ChosenDevice {
-    /// Why `found` (what is under the name now; `None` when nothing is) is not the device
-    /// chosen, as the sentence a refusal shows, e.g. "loop5 is no longer the device you chose
-    /// (7:5 backing /dev/shm/a.img); now backing /dev/shm/b.img: nothing was done". `None`
-    /// when it is the same device.
+    /// Why `found` (what is under the name now, if anything) is not the device chosen, as the
+    /// refusal's sentence ("loop5 is no longer the device you chose (7:5 backing
+    /// /dev/shm/a.img); now backing /dev/shm/b.img: nothing was done"); `None` when it is.
     pub fn refusal(&self, found: Option<&ChosenDevice>) -> Option<String> {
         let Some(now) = found else {
             return Some(format!("{} is gone: nothing was done", self.name));
