@@ -29,15 +29,15 @@ pub fn unescape_octal(s: &str) -> String {
     neutralize_controls(&String::from_utf8_lossy(&out))
 }
 
-/// Replaces control characters, which could drive the terminal, by `?`.
+/// Replaces control characters by `?`.
 pub fn neutralize_controls(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { '?' } else { c })
         .collect()
 }
 
-/// Turns raw attribute bytes into display-safe text: lossy UTF-8, trimmed, control characters
-/// (which could drive the terminal) replaced by `?`. Empty text becomes `None`.
+/// Raw attribute bytes as display-safe text: lossy UTF-8, trimmed, controls as `?`; empty text
+/// is `None`.
 pub fn clean_text(raw: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(raw);
     let cleaned = neutralize_controls(text.trim_matches(|c: char| c.is_whitespace() || c == '\0'));

@@ -370,10 +370,8 @@ impl Graph {
         }
     }
 
-    /// The use the node(s) in `starts` inherit through loop links: breadth first, so each
-    /// reason comes with its shortest chain; every (node, direction) is visited once. A chain
-    /// that went from a partition up to its disk never comes down into another partition (and
-    /// the other way round): siblings do not share data.
+    /// The use `starts` inherit through loop links, breadth first so each reason comes with
+    /// its shortest chain, each (node, direction) once, never into a sibling partition.
     fn inherited(&self, starts: &[usize]) -> Vec<InUse> {
         let mut out = Vec::new();
         for &start in starts {
@@ -435,9 +433,7 @@ impl Graph {
         }
     }
 
-    /// Whether the data of `from` reaches `to`: breadth first over loop links and
-    /// containment, never from a partition up to its disk and down into a sibling (or the
-    /// other way round), as `inherited` walks.
+    /// Whether the data of `from` reaches `to`, walked as `inherited` walks.
     fn reaches(&self, devices: &[BlockDevice], from: DataRef, to: DataRef) -> bool {
         // A file is reached at a loop device over it.
         let targets = self.starts(devices, to);
