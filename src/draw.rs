@@ -55,9 +55,7 @@ pub fn recording(draw: impl FnOnce()) -> Vec<Cut> {
     CUTS.with(|c| c.borrow_mut().take().unwrap_or_default())
 }
 
-/// Cuts text to `width` characters, marking the cut with `~` (ASCII: safe on every console).
-/// A cut loses words or figures, so it is noted as one; a name or a path that may be
-/// shortened goes through [`elide`] instead.
+/// Cuts text to `width` characters, marked `~` (ASCII: safe on every console); noted as a cut.
 pub(crate) fn cut(s: &str, width: usize) -> String {
     text(s, width);
     crate::report::table::fit(s, width)
@@ -238,10 +236,9 @@ pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>
     out
 }
 
-/// Fits a pane's lines into `area` (inside its border): each wrapped to the width, then as
-/// many whole lines as fit, in the order given (a pane lists its identifying lines first). What
-/// does not fit is named on the last row, by each line's label (its first span), so nothing
-/// goes without a mark.
+/// Fits a pane's lines into `area` (inside its border): each wrapped, then as many whole lines
+/// as fit, in order (identifying lines first). The last row names what did not fit, by each
+/// line's label (its first span).
 pub(crate) fn pane(lines: Vec<Line<'static>>, area: Rect) -> Vec<Line<'static>> {
     pane_or(lines, area, None)
 }
@@ -303,11 +300,9 @@ pub(crate) fn pane_or(
     out
 }
 
-/// Fits text written for a wider screen (the CLI's reports) into `width` columns without
-/// breaking its tables: consecutive lines with columns (two spaces between words) are a
-/// table, and a table wider than `width` loses the blank columns all its rows share (one
-/// space stays between columns) when that makes it fit, so every column stays under its
-/// header. Anything else too wide is wrapped as prose is ([`wrap`]).
+/// Fits the CLI's wider reports into `width` columns without breaking their tables: a run of
+/// lines with columns (two spaces between words) is a table, squeezed of the blank columns all
+/// its rows share when that makes it fit. Other wide text wraps ([`wrap`]).
 pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
     let is_row = |l: &str| l.trim_start().contains("  ");
     let lines: Vec<&str> = text.lines().collect();
@@ -356,8 +351,8 @@ fn squeeze(block: &[&str], width: usize) -> Vec<String> {
     rows.into_iter().map(|r| r.into_iter().collect()).collect()
 }
 
-/// Shortens a name or a path to `width` characters by taking out its middle, marked `~`
-/// (ASCII: safe on every console), so both its start and its end stay readable. Not a cut.
+/// Shortens a name or a path to `width` characters by taking out its middle, marked `~`, so
+/// both ends stay readable. Not a cut.
 pub(crate) fn elide(s: &str, width: usize) -> String {
     let count = s.chars().count();
     if count <= width {

@@ -159,8 +159,8 @@ pub struct PutBack {
     pub error: Option<String>,
 }
 
-/// Writes a journal's records back to `dev`, last saved first (which undoes the probe's
-/// writes whatever the device mapped onto what), then reads each sector back and judges it.
+/// Writes a journal's records back to `dev`, last saved first (why: `probe`'s module docs),
+/// then reads each sector back and judges it.
 pub fn put_back(j: &Journal, dev: &mut dyn SectorIo) -> PutBack {
     let mut out = PutBack::default();
     let sector = u64::from(j.header.sector);

@@ -33,9 +33,8 @@ pub enum Drawing {
 }
 
 impl Drawing {
-    /// The drawing of a plan's phases, by their kind (`Plan::kind`, which also lays out the
-    /// run report's tables), not by the test: a new family whose phases are of a kind already
-    /// here gets that kind's drawing, and a new kind of phase is one arm.
+    /// The drawing of a plan's phases, by their kind (`Plan::kind`), not by the test: a new
+    /// family reuses its kind's drawing, and a new kind of phase is one arm.
     pub fn of(plan: &Plan) -> Option<Drawing> {
         match plan.kind()? {
             PhaseTag::Sweep { .. } | PhaseTag::QdSweep { .. } => Some(Drawing::Sweep),
