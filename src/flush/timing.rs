@@ -16,12 +16,11 @@
 //!   - at least 0.9 of the floor: `WaitsForMedium`.
 //!   - in between: `Unknown` (faster than the platter allows for a head that must wait, too
 //!     slow for a cache: timing cannot tell).
-//! - **Without a floor**, the flush after dirty data decides: it "clearly costs time" when it
-//!   takes at least `FLUSH_COSTS_MS` (1 ms) and at least `FLUSH_COSTS_FRACTION` (1/20) of the
-//!   time the dirty data took to write (a flush of a cache that holds part of 64 MiB costs
-//!   tens of ms; a loop device on tmpfs was seen at 8 ms after a 240 ms write, 3 %): then `WaitsForMedium` (the drive writes its cache out
-//!   when told). Otherwise `Unknown`: a non-volatile cache, no cache (write-through) and a
-//!   drive that ignores flushes all look alike; only the power-cut check tells them apart.
+//! - **Without a floor**, the flush after dirty data decides: it "clearly costs time" from
+//!   `FLUSH_COSTS_MS` and `FLUSH_COSTS_FRACTION` of the dirty data's write time (a cache's
+//!   flush after 64 MiB costs tens of ms; a tmpfs loop device's took 8 ms after a 240 ms
+//!   write): then `WaitsForMedium`. Otherwise `Unknown`: a non-volatile cache, write-through
+//!   and a drive that ignores flushes look alike; only the power-cut check tells them apart.
 //! - **Kernel write-through.** When the kernel treats the device as write-through
 //!   (`queue/write_cache`), it sends no flushes at all: the flush figures say nothing, and the
 //!   verdict is `Unknown` unless the floor rule already decided.
