@@ -6,13 +6,11 @@
 //! Writing: under an exclusive lock (`history.lock`), one `write` of one whole line to a file
 //! opened with O_APPEND, so concurrent runs never interleave or lose records.
 //!
-//! Trust: the directory is checked as the journal's is (`sys::confined::open_checked_dir`:
-//! not a symlink, owned by root or the user running, not writable by its group or others),
-//! and every file in it (the log, the lock, the rotated log) is opened relative to it with
-//! `sys::confined::open_regular_at`: never through a symlink, never blocking (a FIFO planted
-//! there is refused, not waited on), a regular file only. The lock is polled, so a run whose
-//! record waits for another process's lock still ends on Ctrl-C, SIGTERM or SIGHUP
-//! (`append_unless`), and gives up after `LOCK_WAIT`.
+//! Trust: the directory and every file in it are opened as the journal's are
+//! (`sys::confined`: a checked directory, regular files only, never through a symlink, never
+//! blocking). The lock is polled, so a run waiting for another's still ends on Ctrl-C, SIGTERM
+//! or SIGHUP (`append_unless`), and gives up after `LOCK_WAIT`.
+//!
 //! Bounded: when the file would pass `ROTATE_AT` bytes it becomes `history.jsonl.1` (the
 //! previous `.1` goes) and a new file starts. Lines are never rewritten: a line that does not
 //! parse is reported with its file and line number when reading and stays as it is; a torn
@@ -566,9 +564,8 @@ impl History {
         self.open_dir(true).map(|_| ())
     }
 
-    /// The history directory, opened and checked (`confined::open_checked_dir`: refused when
-    /// it is a symlink or others can write to it), created first when `create`; `None` when
-    /// it does not exist (and not `create`).
+    /// The history directory, opened and checked (`confined::open_checked_dir`), created first
+    /// when `create`; `None` when it does not exist (and not `create`).
     fn open_dir(&self, create: bool) -> anyhow::Result<Option<File>> {
         if create && fs::symlink_metadata(&self.dir).is_err() {
             fs::DirBuilder::new()

@@ -313,11 +313,9 @@ pub fn plan_rule(
     })
 }
 
-/// The rules directory below `target_root`, found as the installed system would find it:
-/// every link resolved inside the root (`crate::sys::confined::walk_in_root`), never into the
-/// system running disktriage. The root must look like a system root (it has an `etc/`
-/// directory). With `create`, missing directories are made and the directory is returned
-/// opened; without, nothing is created. The path is the real one (no link left in it).
+/// The rules directory below `target_root`, every link resolved inside the root
+/// (`sys::confined::walk_in_root`). The root must have an `etc/`. With `create`, missing
+/// directories are made and it is returned opened. The path is the real one (no link left).
 fn locate_rules_dir(
     target_root: &Path,
     create: bool,
@@ -374,12 +372,10 @@ pub fn rules_dir(target_root: &Path) -> Result<PathBuf, PersistError> {
     locate_rules_dir(target_root, false).map(|(path, _)| path)
 }
 
-/// Writes `rule` atomically into `target_root`'s rules directory (created if missing, every
-/// link resolved inside the root): a temporary file udev does not read (its name does not end
-/// in `.rules`), created with O_EXCL|O_NOFOLLOW through the directory's descriptor, synced,
-/// then renamed over the rule's file, so a rule for the same disk is replaced whole and udev
-/// never reads half a rule. Something other than a regular file at the rule's name is left
-/// alone and refused. Returns the path really written.
+/// Writes `rule` atomically into `target_root`'s rules directory (see `locate_rules_dir`): a
+/// temporary file udev does not read (not `.rules`), O_EXCL|O_NOFOLLOW, synced, renamed over
+/// the rule, so udev never reads half a rule. A non-regular file at the rule's name is
+/// refused. Returns the path really written.
 pub fn install(rule: &UdevRule, target_root: &Path) -> Result<PathBuf, PersistError> {
     let (dir_path, dir) = locate_rules_dir(target_root, true)?;
     let path = dir_path.join(&rule.file_name);
@@ -429,10 +425,9 @@ pub struct Persisted {
     pub active_now: Option<String>,
 }
 
-/// Makes `scheduler` permanent for the disk `device` (a kernel name) of the system read
-/// under `root`: reads the disk and its identity, plans the rule and, unless a dry run,
-/// writes it. The running scheduler is left as it is. The CLI (`sched --persist`), the TUI
-/// and a sweep's winner all come through here.
+/// Makes `scheduler` permanent for the disk `device` of the system read under `root`: reads
+/// the disk and its identity, plans the rule and, unless a dry run, writes it; the running
+/// scheduler is left as it is.
 pub fn persist_scheduler(
     root: &SysRoot,
     device: &str,

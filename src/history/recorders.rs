@@ -19,11 +19,9 @@ pub struct Recalled {
 pub const NOT_ADDED: &str = "the run was not added to the history";
 
 impl History {
-    /// The one recorder of both faces: adds a finished test (its repeats on one target,
-    /// `runs`) to the history as one entry, on the disk `disk` (`identity_of` its target),
-    /// with the drive's cache state `drive_cache`. `stop` ends a wait for the history's lock
-    /// (a signal). `None` when there is nothing to add; else the entry's id and the warnings
-    /// worth showing, or why it was not added (a sentence that begins with `NOT_ADDED`).
+    /// The one recorder of both faces: adds a test's repeats on one target (`runs`) as one
+    /// entry on `disk`, with `drive_cache`; `stop` ends a wait for the lock. `None` when there
+    /// is nothing to add; else the id and warnings, or why not (a sentence from `NOT_ADDED`).
     pub fn record_test(
         &self,
         disk: DiskIdentity,
