@@ -20,8 +20,7 @@ use crate::sys::error::DriveError;
 pub enum AtaAnswer {
     /// Done; the registers when the transport returned them (CK_COND).
     Done(Option<AtaRegisters>),
-    /// The SCSI layer or bridge refused ATA PASS-THROUGH itself (no ATA device behind it, or
-    /// a bridge without SAT).
+    /// The SCSI layer or a bridge refused ATA PASS-THROUGH itself (no ATA behind it).
     Refused(Sense),
 }
 
@@ -77,11 +76,10 @@ fn answer_of(reply: &sgio::SgReply, op: &str, path: &Path) -> Result<AtaAnswer, 
     }
 }
 
-/// Sends the one SCT command this program sends: "return the current Error Recovery
-/// Control timer" (`selection` 1 read, 2 write), written to SMART log 0xE0, and returns the
-/// registers it answers in. Nothing else can be written through here: the sector is built
-/// by `sct_erc_get_command`, never taken from a caller (other SCT action codes write the
-/// medium).
+/// Sends the one SCT command this program sends, "return the current Error Recovery Control
+/// timer" (`selection` 1 read, 2 write), to SMART log 0xE0; returns the registers. The sector
+/// is built by `sct_erc_get_command`, never taken from a caller: other SCT actions write the
+/// medium.
 fn sct_erc_get(file: &File, path: &Path, selection: SctTimer) -> Result<AtaAnswer, DriveError> {
     let cmd = AtaCommand::smart_write_log("SMART WRITE LOG (SCT Error Recovery Control)", 0xE0);
     let sector = sct_erc_get_command(selection as u16);

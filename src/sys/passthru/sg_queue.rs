@@ -1,16 +1,13 @@
-//! The surface scan's SCSI READs on an sd disk, through its SCSI generic node (sg): each
-//! command carries the scan's own timeout (no floor, unlike SG_IO on the block device:
-//! `sys::scan::SG_MIN_TIMEOUT`), and several are in flight from one thread. A `sg_io_hdr`
-//! written to `/dev/sgN` queues a command and a read() of that descriptor returns its reply, so
-//! the pieces of a block larger than the disk's largest transfer (QEMU's AHCI disk: 128 KiB
-//! against the scan's 1 MiB) go to the disk together, as the block layer sends the requests of
-//! dd's 1 MiB read.
+//! The surface scan's SCSI READs on an sd disk, through its sg node: each command carries the
+//! scan's own timeout (no floor: see `sys::scan::SG_MIN_TIMEOUT`), and several are in flight
+//! from one thread (a `sg_io_hdr` written to `/dev/sgN` queues one, a read() returns its
+//! reply). So a block larger than the disk's largest transfer (QEMU's AHCI disk: 128 KiB, the
+//! scan's block 1 MiB) goes to the disk in pieces at once, as the block layer sends dd's.
 //!
-//! One descriptor per command in flight, each with its reserved buffer mapped into the process
-//! (`SG_FLAG_MMAP_IO`): nothing is copied, since the scan only needs to know whether a block
-//! reads and how long it took. sg's default, copying every reply into the caller's buffer, cost
-//! more than the reads themselves in the QEMU lab (105-148 MB/s against 1,370-1,680 MB/s
-//! mapped, the SATA disk, 128 KiB commands, 2 to 8 in flight).
+//! One descriptor per command in flight, its reserved buffer mapped (`SG_FLAG_MMAP_IO`):
+//! nothing is copied, as the scan only needs whether and how fast a block reads. sg's default
+//! copy cost more than the reads in the QEMU lab (105-148 MB/s against 1,370-1,680 MB/s
+//! mapped; SATA disk, 128 KiB commands, 2 to 8 in flight).
 //!
 //! The node is the disk's own: named by the disk's sysfs device directory, checked to be that
 //! character device once open, and to answer for the disk's SCSI address (SG_GET_SCSI_ID).
@@ -192,8 +189,7 @@ impl SgQueue {
                     }
                 }
                 Err(Errno::EINTR) => {}
-                // poll itself failed (it does not for valid descriptors): read them all, each
-                // read says what went wrong with its command.
+                // poll itself failed (never for valid descriptors): each read says why.
                 Err(_) => return busy,
             }
         }

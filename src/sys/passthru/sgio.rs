@@ -130,11 +130,11 @@ pub struct SgReply {
 }
 
 /// What came back, all of it: the transport-level statuses too, for callers that tell a
-/// timeout (`host_status` `DID_TIME_OUT`) from other transport failures.
+/// timeout from other transport failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SgRawReply {
     pub status: u8,
-    /// `DID_*` of the host adapter (0 OK, `DID_TIME_OUT` when the command timed out).
+    /// `DID_*` of the host adapter (0 OK).
     pub host_status: u16,
     pub driver_status: u16,
     pub sense: Vec<u8>,
@@ -184,9 +184,8 @@ pub enum SgError {
     Errno(Errno),
 }
 
-/// Sends `cdb` with SG_IO on `fd` and returns every status, judging none of them.
-/// `timeout_ms` is the command's own timeout: when it expires the SCSI layer aborts the
-/// command and the reply has `host_status` `DID_TIME_OUT`.
+/// Sends `cdb` with SG_IO on `fd`, aborted after its own `timeout_ms` (`DID_TIME_OUT`; on a
+/// block device never sooner than `sys::scan::SG_MIN_TIMEOUT`), and judges no status.
 pub fn execute_fd(
     fd: RawFd,
     cdb: &[u8],
