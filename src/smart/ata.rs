@@ -124,8 +124,7 @@ impl AtaCommand {
         c
     }
 
-    /// SMART READ LOG of `count` sectors of the log at `address` (0x01 summary error log,
-    /// 0x06 self-test log).
+    /// SMART READ LOG of `count` sectors of log `address`.
     pub const fn smart_read_log(name: &'static str, address: u8, count: u8) -> Self {
         let mut c = Self::pio_in(name, OP_SMART, SMART_READ_LOG);
         c.count = count;
@@ -135,8 +134,7 @@ impl AtaCommand {
         c
     }
 
-    /// SMART WRITE LOG of one sector to log `address`, with CK_COND: only the SCT Error
-    /// Recovery Control query, which the drive answers in the returned registers.
+    /// SMART WRITE LOG of one sector with CK_COND: the SCT ERC query, answered in registers.
     pub const fn smart_write_log(name: &'static str, address: u8) -> Self {
         let mut c = Self::pio_in(name, OP_SMART, SMART_WRITE_LOG);
         c.protocol = Protocol::PioOut;
@@ -147,8 +145,7 @@ impl AtaCommand {
         c
     }
 
-    /// READ LOG EXT of `count` sectors of GP log `address` from page 0 (0x00 directory,
-    /// 0x03 extended error log, 0x07 extended self-test log).
+    /// READ LOG EXT of `count` sectors of GP log `address`, from page 0.
     pub const fn read_log_ext(name: &'static str, address: u8, count: u8) -> Self {
         let mut c = Self::pio_in(name, OP_READ_LOG_EXT, 0);
         c.extend = true;
@@ -250,14 +247,11 @@ pub struct AtaIdentity {
     pub flush_ext_supported: bool,
     /// The General Purpose Logging feature set (READ LOG EXT), IDENTIFY word 84 bit 5.
     pub gpl_supported: bool,
-    /// The highest SATA generation the drive supports (1: 1.5, 2: 3.0, 3: 6.0 Gb/s), from
-    /// word 76 (Serial ATA capabilities) bits 1-3; `None` on PATA or when it names none.
+    /// The highest SATA generation (1: 1.5, 2: 3.0, 3: 6.0 Gb/s); `None` on PATA.
     pub sata_generation: Option<u8>,
-    /// The nominal media rotation rate (word 217): `Some(0)` a drive that does not rotate
-    /// (0x0001), `Some(rpm)` for 0x0401-0xFFFE, `None` when not reported or reserved.
+    /// Word 217: `Some(0)` does not rotate, `Some(rpm)`, `None` not reported.
     pub rotation_rpm: Option<u32>,
-    /// Addressable logical sectors: words 100-103 when the 48-bit feature set is supported
-    /// (word 83 bit 10), else words 60-61; `None` when the count is 0.
+    /// Addressable logical sectors (48-bit count where supported); `None` when 0.
     pub sectors: Option<u64>,
     /// TRIM (DATA SET MANAGEMENT), word 169 bit 0: on a rotating disk, hints at SMR.
     pub trim_supported: bool,
@@ -276,8 +270,7 @@ impl AtaIdentity {
     }
 }
 
-/// The rotation rate of IDENTIFY word 217 (ACS-3 7.12.7.80): 0x0001 non-rotating media,
-/// 0x0401-0xFFFE the rate in rpm; 0x0000 not reported, the rest reserved.
+/// The rotation rate of IDENTIFY word 217: 1 non-rotating, 0x0401-0xFFFE rpm (ACS-3).
 pub fn rotation_rpm_of(word217: u16) -> Option<u32> {
     match word217 {
         0x0001 => Some(0),
@@ -286,8 +279,7 @@ pub fn rotation_rpm_of(word217: u16) -> Option<u32> {
     }
 }
 
-/// The highest SATA generation in IDENTIFY word 76 (bits 1-3), `None` when the word is not
-/// valid (0x0000 or 0xFFFF) or names none.
+/// The highest SATA generation in IDENTIFY word 76 (bits 1-3).
 pub fn sata_generation_of(word76: u16) -> Option<u8> {
     if word76 == 0 || word76 == 0xFFFF {
         return None;
@@ -297,8 +289,7 @@ pub fn sata_generation_of(word76: u16) -> Option<u8> {
 
 const IDENTIFY: &str = "IDENTIFY DEVICE page";
 
-/// A command-set word is valid when bit 14 is set and bit 15 clear (ACS-3 7.12.7.41); drives
-/// that do not implement it answer 0x0000 or 0xFFFF.
+/// A command-set word is valid with bit 14 set and 15 clear (not 0x0000 or 0xFFFF).
 fn valid_feature_word(w: u16) -> bool {
     w & 0xC000 == 0x4000
 }
@@ -388,8 +379,7 @@ pub struct SmartData {
     pub self_test_supported: bool,
     /// Error logging capability (370) bit 0: the drive keeps an error log.
     pub error_log_supported: bool,
-    /// The drive's estimate of a short and an extended self-test, in minutes (372, and 373
-    /// or, when that is 0xFF, the word at 375).
+    /// The drive's self-test estimates, in minutes.
     pub short_minutes: u8,
     pub extended_minutes: u16,
 }
@@ -485,8 +475,7 @@ pub fn smart_status(lba_mid: u8, lba_high: u8) -> (AtaSmartStatus, Option<String
     }
 }
 
-/// smartmontools' default attribute names for the IDs whose meaning is (nearly) common to all
-/// vendors. Anything else is vendor-specific: shown raw, never judged.
+/// smartmontools' names for the ids (nearly) every vendor shares; others are shown raw.
 pub fn attribute_name(id: u8) -> Option<&'static str> {
     Some(match id {
         1 => "Raw_Read_Error_Rate",
@@ -530,12 +519,10 @@ pub fn raw48(raw: &[u8; 6]) -> u64 {
         .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
 }
 
-/// The attributes that hold the drive's temperature, in the order they are trusted: 194
-/// (Temperature_Celsius), then 190 (Airflow_Temperature_Cel).
+/// The temperature attributes, most trusted first: 194, then 190.
 pub const TEMPERATURE_ATTRIBUTES: [u8; 2] = [194, 190];
 
-/// A temperature byte as degrees Celsius if plausible (1 to 125): 0 means no sensor, and
-/// 0x80-0xFF would be negative as a signed byte.
+/// A temperature byte in Celsius if plausible (1-125; 0 is no sensor).
 fn plausible_celsius(byte: u8) -> Option<i64> {
     let t = i64::from(byte);
     (1..=125).contains(&t).then_some(t)
@@ -546,8 +533,8 @@ pub fn raw_temperature(raw: &[u8; 6]) -> Option<i64> {
     plausible_celsius(raw[0])
 }
 
-/// The drive's temperature: raw byte 0 of the first of `TEMPERATURE_ATTRIBUTES` that holds a
-/// plausible one (other raw bytes are vendor-specific). The verdict and the poller share it.
+/// The temperature: raw byte 0 of the first plausible `TEMPERATURE_ATTRIBUTES` entry. The
+/// verdict and the poller share it.
 pub fn attribute_temperature(attributes: &[AtaAttribute]) -> Option<i64> {
     TEMPERATURE_ATTRIBUTES.iter().find_map(|id| {
         let a = attributes.iter().find(|a| a.id == *id)?;
@@ -584,8 +571,7 @@ pub fn decode_raw(id: u8, raw: &[u8; 6]) -> Option<String> {
     }
 }
 
-/// Joins the data and threshold pages into the attribute table, with each row's state
-/// (smartmontools `ata_get_attr_state`).
+/// Joins the data and threshold pages into the attribute table, with each row's state.
 pub fn attribute_table(data: &SmartData, thresholds: Option<&[(u8, u8)]>) -> Vec<AtaAttribute> {
     data.attributes
         .iter()

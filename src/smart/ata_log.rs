@@ -45,8 +45,7 @@ fn log_checksum(what: &'static str, page: &[u8]) -> Result<(), PageError> {
     Ok(())
 }
 
-/// The number of pages of log `address` in the General Purpose log directory (log 0x00,
-/// word n = pages of log n).
+/// The pages of log `address` in the GP log directory (word n: pages of log n).
 pub fn directory_pages(directory: &[u8], address: u8) -> Result<u16, PageError> {
     if directory.len() < SECTOR {
         return Err(PageError::short(DIRECTORY, SECTOR, directory.len()));
@@ -127,8 +126,7 @@ fn ring_newest_first(newest: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).map(move |k| (newest + n - k) % n)
 }
 
-/// Parses the summary error log (log 0x01, one sector): the device error count and up to
-/// five entries, newest first. Entries carry 28-bit LBAs.
+/// Parses the summary error log (0x01): the error count and five entries, 28-bit LBAs.
 pub fn parse_summary_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     log_checksum(SUMMARY, page)?;
     // Byte 1: the newest entry, 1..=5; 0 when the log is empty.
@@ -176,8 +174,7 @@ pub fn parse_summary_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     })
 }
 
-/// Parses `pages` sectors of the extended comprehensive error log (log 0x03): four 124-byte
-/// entries per sector, the newest given by the index in the first sector, 48-bit LBAs.
+/// Parses the extended comprehensive error log (0x03): 4 entries a sector, 48-bit LBAs.
 pub fn parse_ext_error_log(pages: &[u8]) -> Result<ErrorLog, PageError> {
     let sectors = pages.len() / SECTOR;
     if sectors == 0 {
@@ -243,8 +240,7 @@ fn self_test_kind(number: u8) -> String {
     }
 }
 
-/// A self-test execution status byte: the outcome, in words, and for a test still running
-/// the percentage left (low nibble, in tens).
+/// A self-test execution status byte: the outcome, and the percentage left while running.
 pub fn decode_self_test_status(byte: u8) -> (SelfTestOutcome, &'static str, Option<u8>) {
     use SelfTestOutcome as O;
     let (outcome, text) = match byte >> 4 {
@@ -277,8 +273,7 @@ fn self_test_entry(number: u8, status: u8, hours: u16, lba: Option<u64>) -> Self
     }
 }
 
-/// Parses the self-test log (log 0x06, one sector): up to 21 entries of 24 bytes from offset
-/// 2, newest first (byte 508 is the newest entry, 1..=21).
+/// Parses the self-test log (0x06): 21 entries of 24 bytes, the newest named at byte 508.
 pub fn parse_self_test_log(page: &[u8]) -> Result<SelfTestLog, PageError> {
     log_checksum(SELF_TEST, page)?;
     let newest = usize::from(page[508]);
@@ -306,8 +301,7 @@ pub fn parse_self_test_log(page: &[u8]) -> Result<SelfTestLog, PageError> {
     })
 }
 
-/// Parses sectors of the extended self-test log (log 0x07): 19 entries of 26 bytes from
-/// offset 4 of each sector, the newest given by the index in the first sector.
+/// Parses the extended self-test log (0x07): 19 entries of 26 bytes a sector.
 pub fn parse_ext_self_test_log(pages: &[u8]) -> Result<SelfTestLog, PageError> {
     let sectors = pages.len() / SECTOR;
     if sectors == 0 {
@@ -343,8 +337,7 @@ pub fn parse_ext_self_test_log(pages: &[u8]) -> Result<SelfTestLog, PageError> {
     })
 }
 
-/// The self-test state from SMART READ DATA: running (with progress) or the last result,
-/// whether self-tests are implemented, and the drive's time estimates.
+/// The self-test state in SMART READ DATA: running or last result, support, time estimates.
 pub fn self_test_status(data: &super::ata::SmartData) -> SelfTestStatus {
     if !data.self_test_supported {
         return SelfTestStatus::unsupported(

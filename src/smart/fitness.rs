@@ -47,8 +47,7 @@ fn recording(word: &str) -> Option<String> {
     matches!(w, "SMR" | "CMR").then(|| w.to_string())
 }
 
-/// The value of the first of `keys` after the FARM log's heading, where SMART's own lines
-/// cannot match.
+/// The first of `keys` after the FARM heading (SMART's own lines come before it).
 fn farm_value<'a>(lines: &[&'a str], keys: &[&str]) -> Option<&'a str> {
     let start = lines
         .iter()
@@ -102,8 +101,7 @@ fn erc_of_text(lines: &[&str]) -> Option<Erc> {
     (unsupported || (capabilities && !listed)).then_some(Erc::NotSupported)
 }
 
-/// The fitness facts of a `smartctl -j` document (`ata_sct_capabilities`, `ata_sct_erc`,
-/// `trim`, `zoned_device`, `seagate_farm_log`); text that is not JSON gives none.
+/// The fitness facts of a `smartctl -j` document; text that is not JSON gives none.
 pub fn fitness_of_json(text: &str) -> DriveFitness {
     let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
         return DriveFitness::default();
@@ -157,16 +155,14 @@ pub fn fitness_of_json(text: &str) -> DriveFitness {
     }
 }
 
-/// IDENTIFY word 206 (SCT Command Transport): bit 0 SCT supported, bit 3 Error Recovery
-/// Control supported.
+/// IDENTIFY word 206 bit 3: SCT Error Recovery Control supported.
 pub fn sct_erc_supported(identify: &[u8]) -> Option<bool> {
     let word = u16::from_le_bytes([*identify.get(412)?, *identify.get(413)?]);
     Some(word & 0x0001 != 0 && word & 0x0008 != 0)
 }
 
-/// The SCT status (SMART READ LOG 0xE0, ACS-3 table "SCT Status Response"): its extended
-/// status code (bytes 14-15), action code (16-17) and function code (18-19). 0xFFFF as the
-/// status is another SCT command still running.
+/// The SCT status (SMART READ LOG 0xE0): extended status, action and function codes. A
+/// status of 0xFFFF is another SCT command still running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SctStatus {
     pub ext_status: u16,
@@ -187,8 +183,7 @@ pub fn parse_sct_status(page: &[u8]) -> Option<SctStatus> {
 pub const SCT_ERC_ACTION: u16 = 3;
 pub const SCT_ERC_GET: u16 = 2;
 
-/// The 512-byte SCT command that asks for one Error Recovery Control timer (1 read, 2 write),
-/// written to SMART log 0xE0: action code, function code, selection code, all little-endian.
+/// The SCT command (for SMART log 0xE0) asking for one ERC timer: 1 read, 2 write.
 pub fn sct_erc_get_command(selection: u16) -> [u8; 512] {
     let mut cmd = [0u8; 512];
     cmd[0..2].copy_from_slice(&SCT_ERC_ACTION.to_le_bytes());

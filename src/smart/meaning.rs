@@ -36,8 +36,7 @@ pub enum Meaning {
     Temperature,
     /// Power-on time (9), in the unit its layout gives.
     PowerOnTime,
-    /// The normalized value is the rated life left, in percent (202 on Crucial and Micron,
-    /// 231 on Kingston, 233 on Intel, 177 on Samsung).
+    /// The normalized value is the rated life left, in percent (202, 231, 233, 177...).
     LifeLeft,
     /// The normalized value is the spare (reserved) space left.
     SpareLeft,
@@ -93,8 +92,7 @@ pub struct Reading {
     pub count: Count,
 }
 
-/// SSD families whose wear indicator (normalized value = life left) sits on an id of its
-/// own: (model prefix, id). Matched on the IDENTIFY model when there is no smartctl name.
+/// SSD families whose wear attribute has its own id: (model prefix, id).
 const FAMILIES: &[(&str, u8)] = &[
     ("CT", 202),
     ("Crucial_CT", 202),
@@ -105,8 +103,7 @@ const FAMILIES: &[(&str, u8)] = &[
     ("SAMSUNG MZ7", 177),
 ];
 
-/// The meaning of smartctl's name for an attribute (its drive database named it for the
-/// drive), `None` for the names smartctl gives what it does not know.
+/// The meaning of smartctl's name for an attribute; `None` for its "unknown" names.
 fn by_name(name: &str, solid_state: bool) -> Option<Meaning> {
     use Meaning::*;
     if name.starts_with("Unknown") {
@@ -174,8 +171,7 @@ pub fn meaning_of(a: &AtaAttribute, drive: &AtaDrive) -> Meaning {
     }
 }
 
-/// The leading number of smartctl's printed raw value: the count in every layout it prints
-/// ("0 (2000 0)", "39384h+40m+45.152s", "35 (Min/Max 14/50)", "0/174670392" errors/ops).
+/// The leading number of smartctl's printed raw value ("0 (2000 0)", "39384h+40m+45.152s").
 pub fn leading_number(text: &str) -> Option<u64> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x") {
@@ -206,8 +202,7 @@ fn from_raw(meaning: Meaning, raw: u64) -> u64 {
     }
 }
 
-/// Reads `a` on `drive`: its meaning, and its raw value in that meaning's layout, with the
-/// sentinels read as "not reported" and impossible counts as implausible.
+/// Reads `a` on `drive`: its meaning and raw value, sentinels and impossible counts marked.
 pub fn read(a: &AtaAttribute, drive: &AtaDrive) -> Reading {
     let meaning = meaning_of(a, drive);
     let value = match a.raw_text.as_deref().and_then(leading_number) {
@@ -240,8 +235,7 @@ fn implausible(meaning: Meaning, value: u64, drive: &AtaDrive) -> Option<String>
     (value > u64::from(u32::MAX)).then(|| "above 2^32, no counter of a working drive".into())
 }
 
-/// The value of the attribute with `meaning` in `attributes`, read on `drive`: the first
-/// such attribute that reads as a plausible count.
+/// The first attribute with `meaning` that reads as a plausible count.
 pub fn count_of(attributes: &[AtaAttribute], drive: &AtaDrive, meaning: Meaning) -> Option<u64> {
     attributes.iter().find_map(|a| {
         let r = read(a, drive);
@@ -252,8 +246,7 @@ pub fn count_of(attributes: &[AtaAttribute], drive: &AtaDrive, meaning: Meaning)
     })
 }
 
-/// What an attribute at or below its threshold now says, in words from its meaning
-/// ("the SSD has used its rated life (202 Percent_Lifetime_Remain at 0, threshold 1, now)").
+/// What an attribute at or below its threshold now says, in words from its meaning.
 pub fn failing_now_words(a: &AtaAttribute, meaning: Meaning) -> String {
     let at = format!(
         "{} {} at {}, threshold {}, now",

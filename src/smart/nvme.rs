@@ -62,8 +62,7 @@ impl AdminCommand {
         }
     }
 
-    /// Identify Namespace (CNS 0) of `nsid`: its byte 33 is DLFEAT, what a deallocated
-    /// block reads as.
+    /// Identify Namespace of `nsid`: byte 33 (DLFEAT) says what a deallocated block reads.
     pub const fn identify_namespace(nsid: u32) -> Self {
         AdminCommand {
             name: "Identify Namespace",

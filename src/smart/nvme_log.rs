@@ -14,8 +14,7 @@ use crate::model::{
 const ERROR: &str = "NVMe Error Information log";
 const SELF_TEST: &str = "NVMe Device Self-test log";
 
-/// Parses whole 64-byte Error Information entries, newest (highest lifetime error count)
-/// first; a count of 0 marks an unused entry.
+/// Parses 64-byte Error Information entries, newest first; a count of 0 is an unused entry.
 pub fn parse_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     if page.len() < ERROR_ENTRY_LEN {
         return Err(PageError::short(ERROR, ERROR_ENTRY_LEN, page.len()));

@@ -22,8 +22,7 @@ fn transport_of(protocol: Option<&str>) -> Transport {
     }
 }
 
-/// A saved report's bytes as text: UTF-8 (read lossily, so a Latin-1 capture keeps its
-/// ASCII), or UTF-16 after its byte-order mark (what Windows PowerShell's `>` writes).
+/// A saved report as text: UTF-8 (lossy, so Latin-1 keeps its ASCII), or UTF-16 with a BOM.
 pub fn report_text(bytes: &[u8]) -> Cow<'_, str> {
     let utf16 = |rest: &[u8], le: bool| -> String {
         let units = rest.chunks_exact(2).map(|c| {
@@ -50,8 +49,7 @@ pub fn parse_saved_report_bytes(bytes: &[u8], device: &str) -> Result<SavedRepor
     parse_saved_report(&report_text(bytes), device)
 }
 
-/// Reads a saved report, its logs filed under `device`. Text that is not smartctl's is an
-/// error; a log that cannot be read is "failed" with why, and the health data still count.
+/// Reads a saved report, its logs filed under `device`; an unreadable log is "failed".
 pub fn parse_saved_report(text: &str, device: &str) -> Result<SavedReport, PageError> {
     // A byte-order mark (Windows editors) is not part of either format.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);

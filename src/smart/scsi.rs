@@ -101,8 +101,7 @@ pub fn parse_caching_page(resp: &[u8]) -> Result<CachingPage, PageError> {
     })
 }
 
-/// The MODE SELECT(10) parameter list setting WCE on the sensed page: header length and
-/// device-specific byte cleared, no block descriptors, PS masked.
+/// The MODE SELECT(10) parameter list setting WCE on the sensed page.
 pub fn build_caching_select(current: &CachingPage, wce: bool) -> Vec<u8> {
     let mut out = vec![0, 0, current.medium_type, 0, 0, 0, 0, 0];
     let mut page = current.bytes.clone();

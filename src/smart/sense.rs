@@ -26,8 +26,7 @@ pub const KEY_ABORTED_COMMAND: u8 = 0xB;
 pub const ATA_STATUS_ERR: u8 = 0x01;
 pub const ATA_STATUS_DRQ: u8 = 0x08;
 
-/// The ATA task-file registers after a command (the 28-bit view; `extend` says the device
-/// answered in 48-bit form).
+/// The ATA registers after a command (28-bit view; `extend`: answered in 48-bit form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AtaRegisters {
     pub error: u8,
@@ -121,8 +120,8 @@ fn parse_fixed(sb: &[u8], response_code: u8) -> Result<Sense, PageError> {
     } else {
         (0, 0)
     };
-    // SAT puts the registers into the INFORMATION and COMMAND-SPECIFIC INFORMATION fields for
-    // "ATA PASS-THROUGH INFORMATION AVAILABLE" and for commands the drive aborted.
+    // SAT returns the registers for 00/1D (ATA PASS-THROUGH INFORMATION AVAILABLE) and
+    // for aborted commands.
     let carries_registers = (asc == 0x00 && ascq == 0x1d) || key == KEY_ABORTED_COMMAND;
     let ata = (carries_registers && sb.len() >= 12).then(|| AtaRegisters {
         error: sb[3],

@@ -135,8 +135,7 @@ struct NvmeLog {
 
 const WHAT: &str = "smartctl JSON";
 
-/// The keys of SMART data: with a device that names its protocol, they make a document
-/// smartctl's even without its header (other tools edit that out of what they keep).
+/// SMART data keys: with a device naming its protocol, smartctl's even without the header.
 const SMART_KEYS: [&str; 5] = [
     "smart_status",
     "ata_smart_attributes",
@@ -145,8 +144,7 @@ const SMART_KEYS: [&str; 5] = [
     "scsi_error_counter_log",
 ];
 
-/// The document as JSON, if it is smartctl's: its header (`json_format_version` or the
-/// `smartctl` block), or a `device` with its `protocol` and SMART data.
+/// The document as JSON, if it is smartctl's (its header, or a device with SMART data).
 fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
     let doc: serde_json::Value =
         serde_json::from_str(text).map_err(|e| PageError::new(WHAT, format!("not JSON: {e}")))?;
@@ -156,8 +154,7 @@ fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
         .get("device")
         .and_then(|d| d.get("protocol"))
         .is_some_and(serde_json::Value::is_string);
-    // A fragment of `smartctl -i` (what scrutiny keeps of a drive without SMART data) is
-    // smartctl's too: it is judged on what it holds (nothing, so its verdict says why).
+    // A `smartctl -i` fragment (scrutiny keeps one) is smartctl's too, judged on what it holds.
     let headless = device
         && SMART_KEYS
             .iter()
@@ -213,8 +210,7 @@ fn left_out_note(left_out: &[String]) -> Option<String> {
     })
 }
 
-/// Parses `smartctl -j -a` output. `process_exit` is the process's exit code, used when the
-/// JSON does not carry `smartctl.exit_status`.
+/// Parses `smartctl -j -a` output; `process_exit` stands in for a missing exit status.
 pub fn parse_smartctl_json(
     text: &str,
     process_exit: Option<i32>,
@@ -440,8 +436,7 @@ fn nvme_from_log(l: NvmeLog) -> NvmeHealth {
     }
 }
 
-/// The logs in `smartctl -j -a` output: ATA's summary or extended error log, self-test log
-/// and self-test execution status; SCSI's self-test results and error counter log.
+/// The logs in `smartctl -j -a` output (ATA and SCSI).
 #[derive(Debug, Deserialize)]
 struct LogDoc {
     smartctl: Option<Info>,
@@ -657,8 +652,7 @@ fn scsi_self_tests(rest: &BTreeMap<String, serde_json::Value>) -> Option<SelfTes
     })
 }
 
-/// The SCSI error counter log as an error log: the count is the uncorrected errors of reads,
-/// writes and verifies; one line each.
+/// The SCSI error counter log: uncorrected read, write and verify errors.
 fn scsi_error_counters(counters: BTreeMap<String, ScsiCounters>) -> ErrorLog {
     let mut count = 0u64;
     let mut entries = Vec::new();
@@ -685,8 +679,7 @@ fn scsi_error_counters(counters: BTreeMap<String, ScsiCounters>) -> ErrorLog {
     }
 }
 
-/// Reads the logs out of `smartctl -j -a` output. A log smartctl did not print is "not
-/// supported" with the reason; disktriage starts no self-test through smartctl.
+/// Reads the logs out of `smartctl -j -a` output; a log not printed is "not supported".
 pub fn parse_smartctl_logs(
     json: &str,
     device: &str,

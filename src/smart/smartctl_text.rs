@@ -35,8 +35,7 @@ const MAX_MESSAGES: usize = 20;
 /// The report's lines (CRLF and a lone CR end a line too), tabs as spaces.
 struct Text {
     lines: Vec<String>,
-    /// The `Key: value` lines of the information section, by key with its spaces collapsed
-    /// (the first of each; "SMART support is" comes twice and is read from `lines`).
+    /// The information section's `Key: value` lines, first of each, spaces collapsed.
     info: BTreeMap<String, String>,
     /// The first word after "smartctl" on its banner line ("7.4", "pre-7.4", "5.41").
     version: Option<String>,
@@ -94,9 +93,8 @@ fn field(line: &str) -> Option<(String, &str)> {
     (!key.is_empty()).then(|| (key, value.trim()))
 }
 
-/// A count as smartctl prints it: digits and the locale's thousands separators (`1,234`,
-/// `1 234`, `1.234`, `1'234`, a no-break space, or the replacement character a Latin-1 one
-/// became), up to a `[` (`895,210,997 [458 TB]`) or a `%`. `None` for anything else.
+/// A count as smartctl prints it, with any locale's thousands separator (`1,234`, `1 234`,
+/// `1'234`...), up to a `[` or `%`.
 pub(crate) fn count(text: &str) -> Option<u128> {
     let head = text.split(['[', '%']).next()?.trim();
     let mut n: u128 = 0;
@@ -167,8 +165,8 @@ fn text_of(value: &str) -> Option<String> {
 }
 
 impl Text {
-    /// Splits the report into lines and reads its banner and information section. A text with
-    /// neither smartctl's banner nor one of its section heads is not smartctl's.
+    /// Splits the report into lines and reads its banner and information section; without
+    /// either, it is not smartctl's.
     fn read(text: &str) -> Result<Text, PageError> {
         let lines: Vec<String> = text
             .split('\n')
@@ -355,8 +353,7 @@ impl Text {
         }
     }
 
-    /// The world-wide name as sysfs spells it, where smartctl printed a whole one (hardware
-    /// probes mask part of it: then none).
+    /// The WWN as sysfs spells it, unless a hardware probe masked part of it.
     fn wwn(&self, protocol: Protocol) -> Option<String> {
         let hex = |v: &str| {
             let h: String = v.split_whitespace().collect::<String>().to_lowercase();
@@ -523,9 +520,8 @@ pub fn parse_smartctl_text_identity(text: &str) -> Result<SmartctlIdentity, Page
     Ok(Text::read(text)?.identity())
 }
 
-/// The health line: ATA's and NVMe's "SMART overall-health self-assessment test result:
-/// PASSED" (or "FAILED!"), SCSI's "SMART Health Status: OK" (anything else is failing, and is
-/// the informational-exception string).
+/// The health line: "...self-assessment test result: PASSED" (ATA, NVMe) or "SMART Health
+/// Status: OK" (SCSI; anything else is the informational exception).
 fn health(t: &Text) -> (Option<bool>, Option<String>) {
     for (key, value) in t.key_values() {
         if key.ends_with("overall-health self-assessment test result") {
@@ -547,8 +543,8 @@ fn health(t: &Text) -> (Option<bool>, Option<String>) {
     (None, None)
 }
 
-/// Power-on hours from attribute 9 as smartctl printed it: `39384h+40m+45.152s` is hours
-/// whatever the unit the drive counts in; a bare number is in the unit its name says.
+/// Power-on hours from attribute 9: `39384h+40m+45.152s` is hours in any unit; a bare
+/// number is in its name's unit.
 fn ata_power_on_hours(attributes: &[AtaAttribute]) -> Option<u64> {
     let a = attributes.iter().find(|a| a.id == 9)?;
     let text = a.raw_text.as_deref().unwrap_or("");
@@ -595,8 +591,8 @@ impl Columns {
     }
 }
 
-/// The ATA attribute table: the one under "Vendor Specific SMART Attributes with Thresholds"
-/// (`-H` may print a table of the failed ones before it), else the longest.
+/// The ATA attribute table: the one under "Vendor Specific SMART Attributes", else the
+/// longest (`-H` may print the failed ones first).
 fn attribute_table(t: &Text) -> Option<Vec<AtaAttribute>> {
     let mut tables: Vec<(bool, Vec<AtaAttribute>)> = Vec::new();
     for (i, line) in t.lines.iter().enumerate() {
@@ -709,8 +705,7 @@ fn attribute_row(line: &str, c: &Columns) -> Option<AtaAttribute> {
     })
 }
 
-/// `-x`'s brief flags (`PO--CK`): one letter per bit, in order P O S R C K (prefailure,
-/// online, performance, error rate, event count, auto-keep); `+` marks other bits.
+/// `-x`'s brief flags (`PO--CK`): a letter per bit, in order; `+` marks other bits.
 fn brief_flags(letters: &str) -> u16 {
     letters
         .chars()

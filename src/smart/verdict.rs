@@ -187,15 +187,13 @@ fn ata_unavailable(ata: &AtaSmart) -> Option<String> {
     }
 }
 
-/// How a FAILED reason from a prefailure attribute at its threshold ends (the triage's
-/// attribute rules judge those in their own words, not as the drive's overall status).
+/// How a FAILED reason from a prefailure attribute ends (the triage judges those itself).
 pub const PREFAILURE_AT_THRESHOLD: &str =
     ": a prefailure attribute, the drive predicts its failure";
 /// The same for an old-age attribute.
 pub const OLD_AGE_AT_THRESHOLD: &str = ": an old-age attribute, worn past what the drive allows";
 
-/// NVMe media errors of exactly a multiple of 2^32: a counter's high word set by firmware,
-/// not four billion errors on a drive that reads fine.
+/// NVMe media errors of exactly n * 2^32: a firmware's high word, not four billion errors.
 pub fn implausible_media_errors(n: u128) -> bool {
     n >= 1 << 32 && n.is_multiple_of(1 << 32)
 }

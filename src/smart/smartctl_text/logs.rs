@@ -118,8 +118,7 @@ fn ata_error_log(lines: &[String], source: &str) -> ErrorLog {
     }
 }
 
-/// A command's time since power-up as the error log prints it: `01:12:35.232`,
-/// `3d+08:28:41.000`.
+/// A time since power-up as the error log prints it (`3d+08:28:41.000`).
 fn is_uptime(word: &str) -> bool {
     word.contains(':')
         && word.contains('.')
@@ -128,8 +127,7 @@ fn is_uptime(word: &str) -> bool {
             .all(|c| c.is_ascii_digit() || matches!(c, ':' | '.' | 'd' | '+'))
 }
 
-/// NVMe's Error Information table, newest first; the count is the health log's lifetime
-/// "Error Information Log Entries" where the report has it.
+/// NVMe's Error Information table, newest first, counted by the health log where it can be.
 fn nvme_error_log(t: &Text) -> LogRead<ErrorLog> {
     // "Read Error Information Log failed", "Read 1 entries from Error Information Log failed".
     if let Some(failed) = t
@@ -201,8 +199,7 @@ fn nvme_error_log(t: &Text) -> LogRead<ErrorLog> {
     })
 }
 
-/// SCSI's error counter log: the count is the uncorrected errors of reads, writes and
-/// verifies (the last column), one line each.
+/// SCSI's error counter log: uncorrected read, write and verify errors (the last column).
 fn scsi_error_log(t: &Text) -> LogRead<ErrorLog> {
     if t.line_starting("Error Counter logging not supported")
         .is_some()
@@ -289,8 +286,7 @@ const ATA_STATUSES: [(&str, SelfTestOutcome); 10] = [
     ("Self-test routine in progress", SelfTestOutcome::InProgress),
 ];
 
-/// A test's kind from smartctl's description: "Short offline" is short, "Extended captive"
-/// extended, "Vendor (0xc0)" stays as it is.
+/// A test's kind from smartctl's description ("Short offline" is short).
 fn kind_of(description: &str) -> String {
     let d = crate::model::text::neutralize_controls(&collapse(description));
     match d.split_whitespace().next() {
@@ -304,7 +300,7 @@ fn kind_of(description: &str) -> String {
 }
 
 /// One row of ATA's self-test log: `# 1  Short offline  Completed: read failure  90%  1234
-/// 5678` (number, description, status, remaining, power-on hours, first failing LBA).
+/// 5678`.
 fn ata_self_test_row(line: &str) -> Option<SelfTestEntry> {
     let rest = line.trim_start().strip_prefix('#')?;
     let w = words(rest);
@@ -360,8 +356,7 @@ fn ata_self_test_row(line: &str) -> Option<SelfTestEntry> {
     })
 }
 
-/// One row of NVMe's self-test log: ` 0   Short   Completed without error   3441   -  ...`
-/// (number, description, status, power-on hours, failing LBA, ...).
+/// One row of NVMe's self-test log: ` 0   Short   Completed without error   3441   -  ...`.
 fn nvme_self_test_row(line: &str) -> Option<SelfTestEntry> {
     let w: Vec<&str> = line.split_whitespace().collect();
     w.first()?.parse::<u32>().ok()?;
@@ -394,8 +389,7 @@ fn nvme_self_test_row(line: &str) -> Option<SelfTestEntry> {
     })
 }
 
-/// One row of SCSI's self-test log: `# 1  Background short  Completed  -  302  -  [-  -  -]`
-/// (number, description, status, segment, power-on hours, first failing LBA, sense).
+/// One row of SCSI's self-test log: `# 1  Background short  Completed  -  302  -  [-  -  -]`.
 fn scsi_self_test_row(line: &str) -> Option<SelfTestEntry> {
     let rest = line.trim_start().strip_prefix('#')?;
     let before_sense = rest.split('[').next()?;
@@ -511,8 +505,7 @@ fn self_test_log(t: &Text, protocol: Protocol) -> LogRead<SelfTestLog> {
     }
 }
 
-/// What the report says of the self-test now: ATA's execution status byte (`(   0)` in
-/// decimal) and its polling times; NVMe's "Self-test status". A saved report starts none.
+/// The self-test now: ATA's execution status byte and polling times, NVMe's status line.
 fn self_test_status(t: &Text) -> SelfTestStatus {
     let mut status = SelfTestStatus::unsupported(
         "a saved smartctl report: disktriage starts self-tests on the drives it reads",
@@ -568,8 +561,8 @@ fn self_test_status(t: &Text) -> SelfTestStatus {
     status
 }
 
-/// Reads the logs out of `smartctl -x` or `-a` text. A log the report does not have is "not
-/// supported" with what the report says; a log smartctl could not read is "failed".
+/// Reads the logs out of `smartctl -x` or `-a` text; a missing log is "not supported", an
+/// unreadable one "failed".
 pub fn parse_smartctl_text_logs(
     text: &str,
     device: &str,
