@@ -36,7 +36,7 @@ pub enum Meaning {
     Temperature,
     /// Power-on time (9), in the unit its layout gives.
     PowerOnTime,
-    /// The normalized value is the rated life left, in percent (202, 231, 233, 177...).
+    /// The normalized value is the rated life left, in percent (ids: `FAMILIES`).
     LifeLeft,
     /// The normalized value is the spare (reserved) space left.
     SpareLeft,
