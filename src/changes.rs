@@ -75,8 +75,7 @@ pub enum ChangeError {
     Drive(#[from] DriveError),
     #[error(transparent)]
     Journal(#[from] JournalError),
-    /// The change failed part-way and the device no longer holds its original value; the
-    /// original is in the journal.
+    /// The change failed part-way and the device lost its original, which is recorded.
     #[error("{error}; the original ({original}) is recorded: `disktriage restore` puts it back")]
     Partial { error: DriveError, original: String },
 }
@@ -95,8 +94,7 @@ pub enum JournalNote {
         lifetime: Lifetime,
         earlier: bool,
     },
-    /// `--keep`: nothing recorded; `dropped` lists older originals of this setting that are
-    /// gone from the journal, so `restore` will not undo the kept value.
+    /// `--keep`: nothing recorded; `dropped` lists the older originals removed.
     Kept { dropped: Vec<String> },
     /// Nothing changed: the device already had the value.
     Unchanged,
@@ -151,11 +149,9 @@ impl SchedChange {
 pub enum RestoreScope {
     /// This process's session changes (the guard, on exit).
     Mine,
-    /// Everything, except session changes of a disktriage that is still running (unless
-    /// `force`): `disktriage restore`.
+    /// `disktriage restore`: everything but a live session's changes (unless `force`).
     All { force: bool },
-    /// Session changes whose disktriage is gone (killed or crashed): what a new session offers
-    /// to put back when it starts. Changes a single-shot command persisted stay.
+    /// Session changes of a disktriage that is gone: what a new session offers to restore.
     Orphans,
 }
 
@@ -175,8 +171,7 @@ pub enum RestoreResult {
     Failed { error: String },
 }
 
-/// One entry (for `RestoreScope::All`, the first of its setting, holding the original) and
-/// its outcome.
+/// One entry and its outcome (for `All`, the first of its setting, holding the original).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RestoreOutcome {
     pub entry: JournalEntry,
@@ -199,17 +194,14 @@ pub struct Changer {
     drives: Arc<dyn DriveControl>,
     journal: Journal,
     lifetime: Lifetime,
-    /// Devices this changer claimed (`claim`, a sweep), by kernel name: held until
-    /// `release` or until the changer is dropped (after its guard put the settings back).
+    /// Devices claimed (`claim`) by kernel name, held until `release` or drop.
     claims: Mutex<HashMap<String, DeviceClaim>>,
-    /// The one device and setting this changer's session restores (`only`): a changer
-    /// beside the session's in the same process, whose entries share the session's owner.
+    /// The one device and setting this changer restores (`only`).
     only: Option<(String, SettingKind)>,
 }
 
 impl Changer {
-    /// `lifetime`: `Persisted` for single-shot commands, `Session` for long-lived processes
-    /// (whose guard restores on exit).
+    /// `lifetime`: `Persisted` for single-shot commands, `Session` for long-lived ones.
     pub fn new(drives: Arc<dyn DriveControl>, journal: Journal, lifetime: Lifetime) -> Self {
         Changer {
             drives,
@@ -280,8 +272,7 @@ impl Changer {
         id
     }
 
-    /// Records `found` (the value about to be replaced by `set_to`) unless `keep`; with
-    /// `keep`, drops every entry of the setting. Saved before the caller changes anything.
+    /// Records `found` before the change, or with `keep` drops the setting's entries.
     fn journal_first(
         &self,
         j: &mut Locked<'_>,
@@ -472,8 +463,7 @@ impl Changer {
         Ok(change)
     }
 
-    /// A change that failed: drop a new entry when the device still has what it found, else
-    /// say the original is recorded.
+    /// A failed change: drop a new entry if the device kept its value, else keep it.
     fn failed_change(
         &self,
         j: &mut Locked<'_>,
@@ -499,8 +489,7 @@ impl Changer {
         }
     }
 
-    /// The admin keeps a change: every entry of its setting leaves the journal (see the
-    /// module docs), nothing will undo it. Returns the entry named, `None` when it is gone.
+    /// The admin keeps a change: its setting leaves the journal. Returns the entry, if any.
     pub fn keep(&self, id: u64) -> Result<Option<JournalEntry>, ChangeError> {
         let mut j = self.journal.lock()?;
         let Some(entry) = j.get(id).cloned() else {

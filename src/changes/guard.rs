@@ -34,15 +34,13 @@ pub enum RestoreNews {
         signal: String,
         restoration: Restoration,
     },
-    /// A thread panicked: the settings were put back, or (None) the changer stayed locked
-    /// because the panic came while a setting was being changed.
+    /// A thread panicked: the settings put back, or `None` if the changer was locked.
     Panic(Option<Restoration>),
     /// The guard was dropped (normal return or unwinding).
     Dropped(Restoration),
 }
 
-/// Tells the admin what the guard did. Called on the way out (from a signal thread or a panic
-/// hook), so it must not fail or panic.
+/// Tells the admin what the guard did; on the way out, so it must not fail or panic.
 pub type Announcer = fn(RestoreNews);
 
 /// Restores this process's session changes when dropped.
@@ -52,8 +50,7 @@ pub struct RestoreGuard {
 }
 
 impl RestoreGuard {
-    /// Wraps a session `Changer` (its lifetime should be `Lifetime::Session`); `announce`
-    /// tells the admin what was put back on drop, on a signal or on a panic.
+    /// Wraps a session `Changer`; `announce` tells the admin what was put back.
     pub fn new(changer: Changer, announce: Announcer) -> Self {
         RestoreGuard {
             changer: Arc::new(Mutex::new(changer)),
@@ -61,8 +58,7 @@ impl RestoreGuard {
         }
     }
 
-    /// Both `install_signal_handlers` and `install_panic_hook`: for headless sessions that
-    /// have no signal handling of their own.
+    /// Both handlers, for headless sessions without signal handling of their own.
     pub fn install_handlers(&self) -> Result<(), String> {
         self.install_signal_handlers()?;
         self.install_panic_hook();

@@ -53,14 +53,13 @@ const CLAIM_PREFIX: &str = "claim.";
 const CLAIM_SUFFIX: &str = ".lock";
 /// What a claim file says about its holder is at most this long.
 const MAX_CLAIM_TEXT: u64 = 4096;
-/// A journal larger than this is not read: one entry is a setting changed and not yet put
-/// back (about 220 bytes; 200,000 of them, far past any real journal, take 45 MiB).
+/// A journal larger than this is not read (200,000 entries, far past any real one, take
+/// 45 MiB).
 const MAX_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    /// The message already says what the io::Error says (as "needs root" for EACCES), so the
-    /// error is kept as a field, not as a source that would be printed twice.
+    /// The message says what the io::Error says, so it is a field, not a source (said twice).
     #[error("change journal: {op} {}: {}", path.display(), describe_io_brief(error))]
     Io {
         op: &'static str,
@@ -170,10 +169,9 @@ impl Default for JournalFile {
     }
 }
 
-/// Parses a journal's bytes: JSON of the right shape, this format and version, ids unique and
-/// below `next_id` (a duplicate id would make removing one entry remove another). Device
-/// names are checked where they are used (`crate::changes`), so one bad entry does not make
-/// the others unreadable.
+/// Parses a journal's bytes: the right shape, format and version, unique ids below `next_id`
+/// (a duplicate would make one removal remove another). Names are checked where used, so one
+/// bad entry does not hide the others.
 pub(crate) fn parse(bytes: &[u8]) -> Result<JournalFile, ParseError> {
     let file: JournalFile =
         serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
@@ -205,8 +203,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<JournalFile, ParseError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
     pub entry: JournalEntry,
-    /// True when an earlier outstanding change of the same setting already held the
-    /// original: the first original is what gets restored, so it was kept.
+    /// An earlier outstanding change held the original already: it was kept.
     pub existing: bool,
     /// True when this call added the entry (false: it joined the recorder's own latest one).
     pub created: bool,
@@ -219,8 +216,7 @@ pub struct Journal {
     owner: Owner,
 }
 
-/// A name for a temporary file nobody can guess: std's hasher keys come from the OS's random
-/// source, mixed with the pid, the time and a counter.
+/// An unguessable temporary name: std's OS-seeded hasher over pid, time and a counter.
 fn unpredictable_name() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -245,8 +241,7 @@ impl Journal {
         Journal::open_as(dir, process::current_owner())
     }
 
-    /// Opens the journal acting as another owner (tests simulate other processes). The
-    /// directory is checked (see the module docs) before anything is created in it.
+    /// Opens the journal as another owner (tests); the directory is checked first.
     pub fn open_as(dir: impl Into<PathBuf>, owner: Owner) -> Result<Journal, JournalError> {
         let dir = dir.into();
         if fs::symlink_metadata(&dir).is_err() {
@@ -261,8 +256,7 @@ impl Journal {
         Ok(journal)
     }
 
-    /// Opens the journal only if its directory exists (queries must not create it). Its
-    /// checks are made when it is used.
+    /// Opens the journal only if its directory exists (queries must not create it).
     pub fn existing(dir: impl Into<PathBuf>) -> Option<Journal> {
         let dir = dir.into();
         fs::symlink_metadata(&dir).is_ok().then(|| Journal {
@@ -284,8 +278,7 @@ impl Journal {
         self.owner
     }
 
-    /// The directory, opened without following a symlink, and checked (the same check as
-    /// every directory holding the program's files: `confined::open_checked_dir`).
+    /// The directory, opened and checked (`confined::open_checked_dir`).
     fn open_dir(&self) -> Result<File, JournalError> {
         confined::open_checked_dir(&self.dir).map_err(|e| match e {
             DirError::Unsafe(problem) => JournalError::UnsafeDir {
@@ -297,8 +290,7 @@ impl Journal {
         })
     }
 
-    /// Locks the journal and reads it: everything done through the returned handle happens
-    /// under the lock, which is released when the handle is dropped.
+    /// Locks and reads the journal; the lock goes with the returned handle.
     pub fn lock(&self) -> Result<Locked<'_>, JournalError> {
         let dir = self.open_dir()?;
         let lock_path = self.dir.join(LOCK);
@@ -352,8 +344,7 @@ impl Journal {
             };
             match Flock::lock(open.file, FlockArg::LockExclusiveNonblock) {
                 Ok(lock) => {
-                    // The file may have been removed by the holder that just let go: a lock
-                    // on it would be no claim (the next claimant creates a new file).
+                    // Removed by a holder that just let go: a lock on it claims nothing.
                     if !still_linked(&open.dir, &open.name, &lock) {
                         continue;
                     }
@@ -388,8 +379,7 @@ impl Journal {
         })
     }
 
-    /// `Claimed` while another process (or another claim of this one) holds `device`; a
-    /// change that is not part of that claim must not be made meanwhile. Creates nothing.
+    /// `Claimed` while another claim holds `device`; creates nothing.
     pub fn check_unclaimed(&self, device: &str) -> Result<(), JournalError> {
         for _ in 0..3 {
             let Some(open) = self.open_claim(device, false)? else {
@@ -413,9 +403,8 @@ impl Journal {
         Ok(())
     }
 
-    /// The claim file of `device`, opened (created when `create`; `None` when it does not
-    /// exist and is not to be created) in the checked directory: a plain kernel name only,
-    /// never through a symlink, never blocking, a regular file only.
+    /// The claim file of `device` in the checked directory (created when `create`): a kernel
+    /// name, a regular file, never through a symlink, never blocking.
     fn open_claim(&self, device: &str, create: bool) -> Result<Option<ClaimFile>, JournalError> {
         let name = format!("{CLAIM_PREFIX}{device}{CLAIM_SUFFIX}");
         let path = self.dir.join(&name);
@@ -449,8 +438,7 @@ impl Journal {
         Ok(self.lock()?.file.entries)
     }
 
-    /// Records `found` as the value to put back, BEFORE the change is made (see
-    /// `Locked::record`).
+    /// Records `found` BEFORE the change is made (see `Locked::record`).
     pub fn record(
         &self,
         device: &DeviceId,
@@ -505,9 +493,8 @@ fn still_linked(dir: &File, name: &str, file: &File) -> bool {
         .is_ok_and(|st| st.st_dev == open.dev() && st.st_ino == open.ino())
 }
 
-/// A device's settings claimed by this process (`Journal::claim`); released when dropped
-/// (its file is removed first, so the journal directory keeps no trace of it), or by the
-/// kernel when the process ends (the file then stays, unlocked, for the next claim).
+/// A device claimed by this process: released on drop (its file removed first), or by the
+/// kernel when the process ends (the file then stays, unlocked).
 #[derive(Debug)]
 pub struct DeviceClaim {
     device: String,
@@ -530,8 +517,8 @@ impl DeviceClaim {
     }
 }
 
-/// Who holds a claim, from its file: "pid 812: scheduler sweep" (the holder is alive: its
-/// lock is). The file is written just after the lock is taken: read in between, it is empty.
+/// Who holds a claim ("pid 812: scheduler sweep"); empty just after the lock, before the
+/// holder wrote it.
 fn claim_holder(file: &File) -> String {
     let mut text = String::new();
     let _ = file.take(MAX_CLAIM_TEXT).read_to_string(&mut text);
@@ -578,9 +565,8 @@ impl Locked<'_> {
         self.file.entries.iter_mut().find(|e| e.id == id)
     }
 
-    /// The outstanding changes of one setting of `device`, oldest first: the entries of that
-    /// name and setting recorded on this same device (an entry whose identity differs is
-    /// about a device that is gone).
+    /// The outstanding changes of one setting of `device`, oldest first (an entry of another
+    /// identity is about a device that is gone).
     pub fn chain(&self, device: &DeviceId, kind: SettingKind) -> Vec<&JournalEntry> {
         self.chain_indices(device, kind)
             .into_iter()
@@ -669,8 +655,7 @@ impl Locked<'_> {
         out
     }
 
-    /// Session entries whose session leaves them to `disktriage restore` (someone changed
-    /// the setting after it): they become single-shot entries, in one pass.
+    /// Session entries left to `disktriage restore` become single-shot entries.
     pub fn hand_over(&mut self, ids: &HashSet<u64>) {
         if ids.is_empty() {
             return;
@@ -683,14 +668,12 @@ impl Locked<'_> {
     }
 
     /// Removes every entry of one setting of one device, sessions' included: a kept value
-    /// (`--keep`, the TUI's keep) must not be undone by `restore`, nor handed to it by a
-    /// session that finds it on exit.
+    /// must not be undone.
     pub fn remove_setting(&mut self, device: &str, kind: SettingKind) -> Vec<JournalEntry> {
         self.remove_where(|e| e.device.name == device && e.original.kind() == kind)
     }
 
-    /// Writes the journal atomically: a temporary file beside it, fsync, rename. No
-    /// entries, no file.
+    /// Writes the journal atomically (temporary file, fsync, rename); empty means no file.
     pub fn save(&self) -> Result<(), JournalError> {
         let path = self.journal.file();
         if self.file.entries.is_empty() {
@@ -727,8 +710,7 @@ impl Locked<'_> {
         Ok(())
     }
 
-    /// A new temporary file: an unguessable name, O_EXCL (never an existing file) and
-    /// O_NOFOLLOW (never through a symlink).
+    /// A new temporary file: unguessable name, O_EXCL, O_NOFOLLOW.
     fn create_temporary(&self) -> Result<(String, std::os::fd::OwnedFd), JournalError> {
         let mut last = Errno::EEXIST;
         for _ in 0..8 {

@@ -222,8 +222,7 @@ impl Changer {
                     };
                     let changed_since = mine.set_to.as_ref().is_some_and(|s| *s != current);
                     if current != *target && (later || changed_since) {
-                        // Someone else changed it after this session: leave it, and hand
-                        // the original to `disktriage restore`.
+                        // Changed after this session: leave it, hand it to `restore`.
                         run.handed.insert(mine.id);
                         let who = match scope {
                             RestoreScope::Mine => "this session".to_string(),
@@ -326,8 +325,8 @@ impl Liveness {
     }
 }
 
-/// The outcomes of one `restore`, and which of them removed entries (so a journal that
-/// cannot be written afterwards turns those into failures).
+/// One `restore`'s outcomes, and which removed entries (failures if the journal cannot be
+/// written).
 #[derive(Default)]
 struct RestoreRun {
     outcomes: Vec<RestoreOutcome>,

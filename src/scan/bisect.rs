@@ -29,8 +29,7 @@ pub struct Bisection {
 }
 
 impl Bisection {
-    /// The bisection of `failed`, a span whose read failed, in sectors of `sector` bytes.
-    /// `None` when it is one sector or less: it is itself the bad sector.
+    /// The bisection of `failed` in `sector`s; `None` when it is a single sector.
     pub fn split(failed: Span, sector: u64) -> Option<Bisection> {
         if sector == 0 || failed.length <= sector {
             return None;
@@ -61,8 +60,7 @@ impl Bisection {
         self.reading
     }
 
-    /// The result of reading the part `next_read` gave: `Ok` or the errno. Returns what it
-    /// established, if anything (a failed part larger than a sector is split again).
+    /// Records the result of `next_read`'s part; a failed part over a sector splits again.
     pub fn record(&mut self, result: Result<(), i32>) -> Option<Found> {
         let span = self.reading.take()?;
         self.reads += 1;

@@ -3,9 +3,7 @@
 
 use std::time::Duration;
 
-/// The class of one block's read.
-///
-/// The order (`Ord`) is severity: a map cell that holds several blocks shows the worst one.
+/// The class of one block's read; `Ord` is severity (a map cell shows its worst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Bucket {
     Under5,
@@ -34,8 +32,7 @@ impl Bucket {
         Bucket::Time,
     ];
 
-    /// The class of a read that succeeded after `latency`: TIME at or above `timeout`, else
-    /// the latency bucket.
+    /// The class of a read that took `latency`: TIME from `timeout`, else its bucket.
     pub fn of_latency(latency: Duration, timeout: Duration) -> Bucket {
         if latency >= timeout {
             return Bucket::Time;

@@ -48,8 +48,7 @@ pub struct TimedRead {
 pub trait BlockReader {
     /// Reads `span` (aligned to the logical block size, at most the block size long).
     fn read(&mut self, span: Span) -> TimedRead;
-    /// After a failed or short read: why the device cannot be read any more (removed,
-    /// replaced, resized), or `None` when it is still the device the scan started on.
+    /// After a failed or short read: why the device is gone (removed, replaced, resized).
     fn gone(&mut self) -> Option<String>;
 }
 
@@ -170,8 +169,7 @@ pub struct Scan {
     pub done: u64,
     pub bytes_read: u64,
     pub bytes_bad: u64,
-    /// Bytes of blocks abandoned at the per-command timeout: not read, left `*` (non-trimmed)
-    /// in the mapfile so that the next run reads them again.
+    /// Bytes abandoned at the per-command timeout: left `*` so the next run reads them.
     pub bytes_abandoned: u64,
     pub buckets: BucketCounts,
     pub errors: RangeList<Errno>,
@@ -190,8 +188,7 @@ impl Scan {
     pub fn new(config: ScanConfig, mapfile: Mapfile) -> Scan {
         let sector = config.sector.max(1);
         let device = Span::new(0, mapfile.size());
-        // O_DIRECT reads whole logical blocks: a region of another tool's mapfile that is not
-        // aligned is widened to its sectors (reading twice is harmless).
+        // O_DIRECT reads whole logical blocks: another tool's unaligned region is widened.
         let mut plan: Vec<Span> = Vec::new();
         for span in mapfile.to_read(config.domain, config.retry) {
             let start = span.offset / sector * sector;
@@ -232,8 +229,7 @@ impl Scan {
         }
     }
 
-    /// The next block of the plan (without taking it): up to the next multiple of the block
-    /// size, so blocks stay aligned after a region that starts anywhere.
+    /// The next block of the plan, cut at a block-size multiple so blocks stay aligned.
     fn peek_block(&self) -> Option<Span> {
         let region = self.plan.get(self.region)?;
         let block = self.config.block.max(self.config.sector).max(1);
@@ -300,8 +296,8 @@ impl Scan {
         }
     }
 
-    /// The read the scan does next, `None` once it has ended. `step` split in two, so another
-    /// thread can show the scan while this read hangs; the result goes back to `complete`.
+    /// The next read, `None` once the scan ended. With `complete`, `step` in two halves, so
+    /// another thread can show the scan while a read hangs.
     pub fn begin(&mut self) -> Option<NextRead> {
         loop {
             if self.end.is_some() {
@@ -347,8 +343,7 @@ impl Scan {
         }
     }
 
-    /// Takes the result `r` of the read `begin` handed out; `reader` says whether the device
-    /// is gone after a failed read.
+    /// Takes the result of the read `begin` handed out.
     pub fn complete(&mut self, next: NextRead, r: TimedRead, reader: &mut dyn BlockReader) {
         self.read_time = self.read_time.saturating_add(r.elapsed);
         match next.kind {

@@ -93,8 +93,7 @@ impl LiveScan {
         }
     }
 
-    /// `f` of the scan as it stands and of the read in flight, if any. The reader waits for
-    /// the lock meanwhile: `f` is quick (a copy, a line of text) and sends nothing that blocks.
+    /// `f` of the scan and the read in flight; the reader waits, so `f` must be quick.
     pub fn view<R>(&self, f: impl FnOnce(&Scan, Option<InFlight>) -> R) -> R {
         let s = self.lock();
         let in_flight = s.in_flight.map(|(span, since)| InFlight {

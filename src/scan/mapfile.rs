@@ -59,8 +59,7 @@ impl Status {
         })
     }
 
-    /// Whether a scan reads a region of this status: what is not tried, or tried by ddrescue
-    /// but not down to the sector (`*`, `/`); with `retry`, also bad sectors.
+    /// Whether a scan reads this status: not tried, `*` and `/`; bad sectors with `retry`.
     pub fn to_read(self, retry: bool) -> bool {
         match self {
             Status::NonTried | Status::NonTrimmed | Status::NonScraped => true,
@@ -70,8 +69,7 @@ impl Status {
     }
 }
 
-/// The phase characters ddrescue writes as `current_status` (copying, trimming, scraping,
-/// retrying, filling, generating, finished).
+/// ddrescue's `current_status` phase characters.
 const PHASES: [char; 7] = ['?', '*', '/', '-', 'F', 'G', '+'];
 
 /// Why a mapfile was not accepted.
@@ -132,8 +130,7 @@ impl Mapfile {
             .fold(0u64, |a, s| a.saturating_add(s.length))
     }
 
-    /// The regions inside `within` that a scan still reads (see `Status::to_read`), in order,
-    /// neighbours merged.
+    /// The regions inside `within` a scan still reads, merged.
     pub fn to_read(&self, within: Span, retry: bool) -> Vec<Span> {
         let mut out: Vec<Span> = Vec::new();
         for (span, status) in self.regions() {
@@ -203,8 +200,7 @@ impl Mapfile {
         }
     }
 
-    /// Parses a mapfile. The regions must be in order, contiguous from 0, each of a non-zero
-    /// size with one of the five statuses.
+    /// Parses a mapfile: regions in order, contiguous from 0, non-empty, a known status.
     pub fn parse(text: &str) -> Result<Mapfile, MapfileError> {
         let mut parser = MapfileParser::default();
         for raw in text.lines() {
@@ -213,8 +209,7 @@ impl Mapfile {
         parser.finish()
     }
 
-    /// The mapfile's text: `comments` (each written after "# "), the status line, the
-    /// regions, in ddrescue's own layout.
+    /// The mapfile's text in ddrescue's layout, `comments` first (each after "# ").
     pub fn render(&self, comments: &[String]) -> String {
         let mut out = Vec::new();
         // Writing to a Vec cannot fail, and every byte written is UTF-8 text.
@@ -222,8 +217,8 @@ impl Mapfile {
         String::from_utf8_lossy(&out).into_owned()
     }
 
-    /// `render`, written to `out` a line at a time: a map of millions of regions is never
-    /// held whole as text (saved every 30 s during a scan, it was once a second copy of it).
+    /// `render` a line at a time: a map of millions of regions, saved every 30 s, is never
+    /// a second copy as text.
     pub fn write_to(
         &self,
         comments: &[String],
@@ -270,8 +265,7 @@ impl std::fmt::UpperHex for Hex {
     }
 }
 
-/// A number as strtoll with base 0 reads it: `0x` hexadecimal, a leading `0` octal, else
-/// decimal. No sign, nothing after it.
+/// A number as strtoll base 0 reads it: `0x` hex, leading `0` octal, else decimal.
 fn parse_number(text: &str) -> Option<u64> {
     let v = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         u64::from_str_radix(hex, 16).ok()?
@@ -284,8 +278,7 @@ fn parse_number(text: &str) -> Option<u64> {
     (!text.contains('+')).then_some(v)
 }
 
-/// A mapfile read a line at a time (`Mapfile::parse` whole): a file of millions of regions is
-/// never held as text beside its map.
+/// A mapfile read a line at a time (for the reason of `write_to`).
 #[derive(Debug, Default)]
 pub struct MapfileParser {
     lines: usize,

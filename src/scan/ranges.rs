@@ -37,8 +37,7 @@ impl<V: RangeValue> RangeList<V> {
         Self::default()
     }
 
-    /// Adds `span` with `value`: merged with the ranges it overlaps, and with those it touches
-    /// when the values join. An empty span is ignored.
+    /// Adds `span` with `value`, merged with what it overlaps and with joining neighbours.
     pub fn insert(&mut self, span: Span, value: V) {
         if span.is_empty() {
             return;
@@ -46,8 +45,7 @@ impl<V: RangeValue> RangeList<V> {
         let mut start = span.offset;
         let mut end = span.end();
         let mut value = value;
-        // Ranges ending before `start` stay as they are; scans insert in order, so this is
-        // usually the end of the list.
+        // Scans insert in order: this is usually the end of the list.
         let mut first = self.items.partition_point(|(s, _)| s.end() < start);
         let mut next = first;
         while next < self.items.len() {
@@ -71,8 +69,7 @@ impl<V: RangeValue> RangeList<V> {
         }
         self.items
             .splice(first..next, [(Span::new(start, end - start), value)]);
-        // A merge on the right can change the value so that it now joins the range touching
-        // on the left that was kept apart.
+        // A merge on the right may now join the range kept apart on the left.
         if first > 0 {
             let (left, v_left) = &self.items[first - 1];
             let (here, v_here) = &self.items[first];

@@ -13,8 +13,7 @@ use super::mapfile::{Mapfile, Status};
 
 /// Writes zeros to the device.
 pub trait SectorWriter {
-    /// Writes zeros over `span` (whole logical blocks, at most `max_write` bytes): `Err` with the
-    /// errno when the write fails or is short.
+    /// Writes zeros over `span` (whole logical blocks); `Err(errno)` if failed or short.
     fn write_zeros(&mut self, span: Span) -> Result<(), i32>;
 }
 
@@ -28,8 +27,8 @@ pub enum SectorResult {
     WriteFailed(i32),
     /// Written, but the read back failed (errno, or 0 for a short read or a timeout).
     StillUnreadable(i32),
-    /// Read without an error just before its write, so not written: its data is back (a file
-    /// system or the drive rewrote it after the scan) and zeros would destroy it.
+    /// Read fine just before its write, so not written: a file system or the drive rewrote
+    /// it since the scan, and zeros would destroy that.
     ReadableAgain,
 }
 
@@ -95,8 +94,7 @@ impl Repair {
         runs_of(&offsets, sector)
     }
 
-    /// Marks in `map` each sector that reads now (after its write, or before) as read ('+');
-    /// the rest keep their status, so the saved mapfile and badblocks list say what is now.
+    /// Marks each sector that reads now as read ('+'), so the saved map says what is now.
     pub fn mark_repaired(&self, map: &mut Mapfile, sector: u64) {
         for &(offset, result) in &self.sectors {
             if matches!(result, SectorResult::Repaired | SectorResult::ReadableAgain) {
@@ -154,8 +152,7 @@ pub fn repair(
     out
 }
 
-/// Writes zeros over `run` (split to sectors when the whole write fails) and reads each
-/// written sector back.
+/// Writes zeros over `run` (by sectors if the whole write fails) and reads each back.
 fn write_and_read_back(
     run: Span,
     sector: u64,
