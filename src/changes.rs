@@ -463,7 +463,7 @@ impl Changer {
         Ok(change)
     }
 
-    /// A failed change: drop a new entry if the device kept its value, else keep it.
+    /// A failed change: drop a new entry if the device kept its value, else say it is kept.
     fn failed_change(
         &self,
         j: &mut Locked<'_>,

@@ -59,7 +59,7 @@ const MAX_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    /// The message says what the io::Error says, so it is a field, not a source (said twice).
+    /// The message already says the io::Error's words: a field, not a source said twice.
     #[error("change journal: {op} {}: {}", path.display(), describe_io_brief(error))]
     Io {
         op: &'static str,
