@@ -6,8 +6,7 @@ use serde::Serialize;
 
 use super::units::Bytes;
 
-/// A process's I/O counters at one moment (`/proc/PID/io`: bytes it made the block layer read
-/// and write, on any device).
+/// A process's I/O counters at one moment (`/proc/PID/io`, on any device).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessIo {
     pub pid: u32,
@@ -21,14 +20,13 @@ pub struct ProcessIo {
 pub struct BusyProcess {
     pub pid: u32,
     pub name: String,
-    /// Bytes it read and wrote in the window, on any device: a process with the device open
-    /// is the likely author, not a proven one.
+    /// Bytes read and written in the window, on any device: a likely author, not a proven one.
     pub read_bytes: u64,
     pub written_bytes: u64,
 }
 
-/// The processes whose counters grew between two snapshots, busiest first. A process seen
-/// only afterwards counts from zero (it started in the window); one that ended is not seen.
+/// The processes whose counters grew between two snapshots, busiest first (a new one counts
+/// from zero).
 pub fn busy_between(before: &[ProcessIo], after: &[ProcessIo]) -> Vec<BusyProcess> {
     let mut busy: Vec<BusyProcess> = after
         .iter()
@@ -49,8 +47,7 @@ pub fn busy_between(before: &[ProcessIo], after: &[ProcessIo]) -> Vec<BusyProces
     busy
 }
 
-/// I/O the kernel counted on the device while the run was not doing any (a short look before
-/// the first phase).
+/// I/O on the device before the run's first phase, by others.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BackgroundIo {
     pub device: String,
@@ -83,8 +80,7 @@ impl BackgroundIo {
 }
 
 impl BackgroundIo {
-    /// The few words a screen line has room for: "busy before the test: dd (pid 812): 12.6
-    /// MiB read".
+    /// The few words a screen line has room for.
     pub fn short(&self) -> String {
         if self.processes.is_empty() {
             format!(

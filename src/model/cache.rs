@@ -26,8 +26,7 @@ pub fn cache_word(enabled: Option<bool>) -> &'static str {
     enabled.map(on_off).unwrap_or("none")
 }
 
-/// The drive's own cache of a device that has none to ask about (loop, zram, md, dm, nbd,
-/// ram): what `CacheStatus::drive_word` says of it when read.
+/// The drive cache word of a device without a drive to ask (loop, zram, md, dm, nbd, ram).
 pub const NO_DRIVE_CACHE: &str = "n/a";
 
 /// The drive's cache as a record keeps it, in the one spelling of every screen, export and the
@@ -49,11 +48,9 @@ pub fn drive_cache_shown(recorded: Option<&str>) -> &str {
 /// What the drive says about its volatile write cache.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DriveCache {
-    /// `Some(true)`: on; `Some(false)`: off; `None`: the drive reports no volatile write cache
-    /// (ATA IDENTIFY word 82 bit 5 clear, NVMe VWC bit 0 clear).
+    /// On, off, or `None`: the drive reports no volatile write cache.
     pub enabled: Option<bool>,
-    /// Whether the drive lets the host switch it (SCSI: WCE in the changeable mask; virtio:
-    /// `cache_type` writable).
+    /// Whether the host may switch it.
     pub changeable: bool,
     /// Why it cannot be switched, when it cannot.
     pub fixed_reason: Option<String>,
@@ -79,8 +76,7 @@ pub enum CacheAgreement {
     Agree,
     /// The kernel sends flushes the drive does not need: costs a little, loses nothing.
     HarmlessMismatch,
-    /// The drive caches writes but the kernel sends no flushes: data the kernel believes is on
-    /// the media can be lost on power failure.
+    /// The drive caches writes but the kernel sends no flushes: a power cut loses data.
     DangerousMismatch,
 }
 
@@ -131,8 +127,7 @@ pub struct CacheStatus {
 }
 
 impl CacheStatus {
-    /// Why the drive's own cache cannot be switched here (a loop device has none, a drive
-    /// without a volatile cache has nothing to switch); `None` when `o`/`n` can work.
+    /// Why the drive's cache cannot be switched here; `None` when `o`/`n` can work.
     pub fn switch_unavailable(&self) -> Option<String> {
         match &self.drive {
             None => Some(self.drive_unavailable.clone().unwrap_or_else(|| {

@@ -19,8 +19,7 @@ pub enum Setting {
     DriveWriteCache { enabled: bool },
 }
 
-/// Which setting, without its value: two changes of the same kind on the same device share
-/// one original.
+/// Which setting, without its value: changes of one kind on one device share an original.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SettingKind {
@@ -67,8 +66,7 @@ pub struct DeviceId {
     pub name: String,
     pub dev: Option<DevNum>,
     pub serial: Option<String>,
-    /// What else identifies the device. Journals written before it was recorded have none:
-    /// their entries have an unknown identity (see `DeviceIdentity::is_unknown`).
+    /// What else identifies the device; unknown in journals from before it was recorded.
     #[serde(default, skip_serializing_if = "DeviceIdentity::is_unknown")]
     pub identity: DeviceIdentity,
 }
@@ -94,8 +92,7 @@ pub struct DeviceIdentity {
 }
 
 impl DeviceIdentity {
-    /// Nothing recorded: an entry from an older journal (or a kernel without `diskseq` and a
-    /// device without the other attributes).
+    /// Nothing recorded (an older journal, or nothing the kernel could tell).
     pub fn is_unknown(&self) -> bool {
         *self == DeviceIdentity::default()
     }
@@ -116,8 +113,7 @@ fn differs<T: PartialEq + fmt::Display>(
 }
 
 impl DeviceId {
-    /// The identity a `BlockDevice` read carries (device number, serial, model); the caller
-    /// adds what the platform reads beyond it (`DriveControl::identity`).
+    /// The identity a `BlockDevice` carries; the caller adds `DriveControl::identity`'s.
     pub fn of(device: &BlockDevice) -> Self {
         DeviceId {
             name: device.name.clone(),
@@ -130,8 +126,8 @@ impl DeviceId {
         }
     }
 
-    /// Why `current` (the device that has the name now) is not the device this id was taken
-    /// from, if it is not. Only attributes known on both sides are compared.
+    /// Why `current`, the device under the name now, is not this one; only attributes known
+    /// on both sides count.
     pub fn mismatch(&self, current: &DeviceId) -> Option<String> {
         let mut diffs = Vec::new();
         let (then, now) = (&self.identity, &current.identity);
@@ -204,16 +200,13 @@ pub fn is_kernel_name(name: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lifetime {
-    /// Put back when the process that made the change ends (the TUI, `run`); if it dies
-    /// without doing so, `disktriage restore` does it.
+    /// Put back when the process that made it ends (the TUI, `run`), or by `restore`.
     Session,
-    /// A change the admin asked for with a single-shot command (`cache sda off`): it stays,
-    /// and `disktriage restore` puts the original back when asked.
+    /// A single-shot command's change (`cache sda off`): it stays until `restore`.
     Persisted,
 }
 
-/// The process that recorded an entry. The start time (in clock ticks since boot, from
-/// `/proc/PID/stat`) tells a live owner from a reused pid.
+/// The process that recorded an entry; its start time tells a live owner from a reused pid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Owner {
     pub pid: u32,
@@ -225,8 +218,7 @@ pub struct Owner {
 pub struct JournalEntry {
     pub id: u64,
     pub device: DeviceId,
-    /// The value `disktriage restore` puts back: the one before the FIRST outstanding change
-    /// of this setting of this device (see `crate::changes`).
+    /// The value `restore` puts back: the one before the FIRST outstanding change.
     pub original: Setting,
     /// The value this change found; `None` in older journals, where it was `original`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::units::Bytes;
 
-/// A device number as the kernel prints it in `dev` files and mountinfo: `major:minor`.
-/// In JSON it is `{"major": 7, "minor": 0}`.
+/// A device number, `major:minor`; in JSON `{"major": 7, "minor": 0}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DevNum {
     pub major: u32,
@@ -76,8 +75,7 @@ impl KernelWriteCache {
     pub const ALL: [KernelWriteCache; 2] =
         [KernelWriteCache::WriteBack, KernelWriteCache::WriteThrough];
 
-    /// The words sysfs reads and writes: `queue/write_cache`, and virtio's `cache_type`, which
-    /// speaks the same two.
+    /// The words of `queue/write_cache` (and virtio's `cache_type`).
     pub fn as_str(self) -> &'static str {
         match self {
             KernelWriteCache::WriteBack => "write back",
@@ -190,9 +188,8 @@ impl fmt::Display for Transport {
     }
 }
 
-/// The I/O schedulers a queue offers and the active one, from `queue/scheduler`
-/// (`"none [mq-deadline] kyber bfq"`). Bio-based devices such as zram print an empty line: no
-/// scheduler applies, so both parts are empty.
+/// The schedulers a queue offers and the active one (`queue/scheduler`); both empty on a
+/// bio-based device such as zram.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SchedulerSet {
     pub active: Option<String>,
@@ -287,8 +284,7 @@ impl fmt::Display for Holder {
     }
 }
 
-/// The identity of a file: the device of its file system and its inode number (`st_dev`,
-/// `st_ino`). Two paths name the same file exactly when these agree.
+/// A file's identity (`st_dev`, `st_ino`): two paths name one file when these agree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct FileId {
     pub dev: DevNum,
@@ -301,8 +297,7 @@ pub struct FileId {
 pub struct LoopBacking {
     /// `st_dev`/`st_ino` of the backing file (from LOOP_GET_STATUS64, else a stat of the path).
     pub file: Option<FileId>,
-    /// `st_rdev` of the backing file when it is a block device (a loop device stacked on
-    /// another device).
+    /// `st_rdev` of the backing file when it is a block device.
     pub block: Option<DevNum>,
 }
 
@@ -324,8 +319,7 @@ pub enum LoopLink {
     Contains,
 }
 
-/// One reason why the device must not be written to. `device` names the node that is in use:
-/// the device itself or one of its partitions.
+/// One reason the device must not be written to; `device` is the node in use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum InUse {
@@ -341,9 +335,8 @@ pub enum InUse {
         device: String,
         holder: Holder,
     },
-    /// In use through loop devices, which register no holders: `device` shares its data with
-    /// `other` (see `link`), and `cause` says why that is in use, e.g. "mounted at /mnt/x"
-    /// (with further links first when the chain is longer).
+    /// In use through loop devices (which register no holders): `device` shares its data
+    /// with `other`, and `cause` says why that is in use ("mounted at /mnt/x").
     Loop {
         device: String,
         link: LoopLink,
@@ -369,8 +362,7 @@ impl InUse {
         }
     }
 
-    /// A sentence fragment as seen from `owner` (the whole device): "mounted at /mnt", or
-    /// "loop0p1 mounted at /mnt" when it is a partition of it.
+    /// The reason as seen from the whole device `owner` ("loop0p1 mounted at /mnt").
     pub fn describe(&self, owner: &str) -> String {
         let what = match self {
             InUse::Mounted { mount_point, .. } => format!("mounted at {mount_point}"),
@@ -449,8 +441,7 @@ pub struct BlockDevice {
     pub read_only: Option<bool>,
     /// For loop devices: the file behind it.
     pub backing_file: Option<String>,
-    /// For loop devices: the identity of that file (compared instead of the path text, which
-    /// can be stale or ambiguous). Internal: the in-use verdict says what it means.
+    /// For loop devices: that file's identity, compared instead of its path text.
     #[serde(skip)]
     pub loop_backing: Option<LoopBacking>,
     /// For device-mapper devices: the dm name (`/dev/mapper/<name>`).
@@ -462,8 +453,7 @@ pub struct BlockDevice {
     pub diskseq: Option<u64>,
     pub partitions: Vec<Partition>,
     pub holders: Vec<Holder>,
-    /// Why the device must not be written to; empty when nothing uses it (as far as the
-    /// inventory could tell: see `Inventory::usage_complete`).
+    /// Why the device must not be written to; empty when free (see `usage_complete`).
     pub in_use: Vec<InUse>,
     /// Fields that could not be read and why (e.g. "serial: needs root").
     pub notes: Vec<String>,
@@ -507,8 +497,7 @@ impl BlockDevice {
         !self.in_use.is_empty()
     }
 
-    /// Unused kernel placeholders that `list` hides unless asked: loop devices with no backing
-    /// file and zram devices with no disksize.
+    /// Unused placeholders `list` hides: unattached loop devices, zram without disksize.
     pub fn is_placeholder(&self) -> bool {
         match self.transport {
             Transport::Loop => self.backing_file.as_deref().is_none_or(str::is_empty),
@@ -540,8 +529,7 @@ impl BlockDevice {
             && (self.is_placeholder() || !later.is_placeholder())
     }
 
-    /// The identity of this device as the admin chose it, which an action checks on what it
-    /// opens at the moment it acts (`ChosenDevice`).
+    /// The identity of this device as the admin chose it (`ChosenDevice`).
     pub fn chosen(&self) -> ChosenDevice {
         ChosenDevice {
             name: self.name.clone(),
@@ -588,8 +576,7 @@ impl BlockDevice {
         }
     }
 
-    /// What to show where a model name goes: the model, or for virtual devices what they are
-    /// made of (a loop device's backing file, a dm device's name).
+    /// The model, or for a virtual device what it is made of.
     pub fn description(&self) -> Option<String> {
         if let Some(model) = &self.model {
             return Some(model.clone());
@@ -660,9 +647,8 @@ pub struct ChosenDevice {
 }
 
 impl ChosenDevice {
-    /// Why `found` (what is under the name now, if anything) is not the device chosen, as the
-    /// refusal's sentence ("loop5 is no longer the device you chose (7:5 backing
-    /// /dev/shm/a.img); now backing /dev/shm/b.img: nothing was done"); `None` when it is.
+    /// Why `found`, under the name now, is not the device chosen, as the refusal's sentence;
+    /// `None` when it is.
     pub fn refusal(&self, found: Option<&ChosenDevice>) -> Option<String> {
         let Some(now) = found else {
             return Some(format!("{} is gone: nothing was done", self.name));
@@ -738,8 +724,7 @@ impl ChosenDevice {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inventory {
     pub devices: Vec<BlockDevice>,
-    /// False when the mount table or swap list could not be read: then "free" is not proven,
-    /// and destructive tests must refuse.
+    /// False when mounts or swaps could not be read: "free" is unproven, so writes refuse.
     pub usage_complete: bool,
     /// Problems that apply to the whole inventory (an unreadable `/proc/swaps`, say).
     pub notes: Vec<String>,
@@ -753,8 +738,7 @@ impl Inventory {
         self.devices.iter().find(|d| d.name == name)
     }
 
-    /// The identity of the disk or partition `name` as this inventory saw it: what a request
-    /// made from it carries (`ChosenDevice`).
+    /// The identity of disk or partition `name` as this inventory saw it.
     pub fn chosen(&self, name: &str) -> Option<ChosenDevice> {
         match self.find(name) {
             Some(d) => Some(d.chosen()),
@@ -762,8 +746,7 @@ impl Inventory {
         }
     }
 
-    /// The whole device that owns the queue of `name`: the device itself, or the disk a
-    /// partition is on (a partition has no scheduler or flush policy of its own).
+    /// The whole device that owns `name`'s queue (a partition has none of its own).
     pub fn queue_of(&self, name: &str) -> Option<&BlockDevice> {
         self.find(name).or_else(|| {
             self.devices

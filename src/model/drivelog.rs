@@ -64,8 +64,7 @@ impl<T> LogRead<T> {
 /// One entry of a drive's error log, newest first in `ErrorLog::entries`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorEntry {
-    /// The drive's number for the error (ATA: the error count when it happened; NVMe: the
-    /// entry's error count).
+    /// The drive's number for the error (its error count then).
     pub number: u64,
     /// Power-on hours when it happened (ATA), if the log says.
     pub power_on_hours: Option<u64>,
@@ -126,8 +125,7 @@ pub struct SelfTestLog {
     pub entries: Vec<SelfTestEntry>,
 }
 
-/// What the drive says about its self-test now, from the ATA self-test execution status
-/// byte or the NVMe Device Self-test log's current operation.
+/// What the drive says about its self-test now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SelfTestStatus {
     /// The drive runs self-tests that disktriage can start.

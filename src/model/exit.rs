@@ -19,8 +19,7 @@ pub const FAILING: u8 = 4;
 /// Unknown: no verdict (`triage` unknown, `smart` not available, `flushcheck` cannot tell).
 pub const UNKNOWN: u8 = 5;
 
-/// Every exit status and what it means for each command: the man page's EXIT STATUS and the
-/// table in `docs/commands.md#exit-status` are these rows (`tests/assets` checks the page).
+/// Every exit status per command: the man page and `docs/commands.md` show these rows.
 pub const TABLE: &[(&str, &str)] = &[
     (
         "0",

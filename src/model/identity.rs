@@ -7,16 +7,13 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A disk's identity. Only `Wwid` and `Serial` survive a reboot and a rename; the others are
-/// what the history can still group runs by.
+/// A disk's identity. Only `Wwid` and `Serial` survive a reboot and a rename.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "by", content = "value", rename_all = "kebab-case")]
 pub enum DiskIdentity {
-    /// The world-wide id sysfs gives (`wwid` of the disk or of its SCSI device): `naa.`,
-    /// `eui.`, `t10.` and NVMe's `nvme.`/`eui.`/`uuid.` forms.
+    /// The world-wide id sysfs gives (`naa.`, `eui.`, `t10.`, NVMe's `nvme.`, `uuid.`).
     Wwid(String),
-    /// The drive's serial number, where sysfs has it as a text attribute (`serial` of an NVMe
-    /// controller, a virtio disk, an MMC card).
+    /// The serial number, where sysfs has it as text (NVMe, virtio, MMC).
     Serial(String),
     /// A loop device: the image attached to it.
     LoopImage(String),

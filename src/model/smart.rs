@@ -16,8 +16,7 @@ pub enum Verdict {
     Passed,
     Warning,
     Failed,
-    /// No health data could be read (no SMART on this transport, SMART disabled, a bridge that
-    /// refuses the commands).
+    /// No health data could be read (no SMART here, disabled, or a bridge refusing it).
     Unavailable,
 }
 
@@ -71,11 +70,9 @@ pub struct SmartHealth {
     pub power_on_hours: Option<u64>,
     pub ata: Option<AtaSmart>,
     pub nvme: Option<NvmeHealth>,
-    /// SCSI: the grown defect list's length (blocks the disk reassigned), where smartctl
-    /// read it.
+    /// SCSI: the grown defect list's length, where smartctl read it.
     pub scsi_grown_defects: Option<u64>,
-    /// Observations that do not change the verdict (unknown attributes past their threshold,
-    /// a half SMART status answer from a bridge, ...).
+    /// Observations that do not change the verdict.
     pub notes: Vec<String>,
 }
 
@@ -131,8 +128,7 @@ pub struct AtaDrive {
     pub sectors: Option<u64>,
 }
 
-/// Whether an attribute's normalized value is above its threshold (smartmontools'
-/// `ata_get_attr_state`).
+/// Whether an attribute's value is above its threshold (smartmontools' `ata_get_attr_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttributeState {
@@ -162,8 +158,7 @@ pub struct AtaAttribute {
     pub id: u8,
     /// smartmontools' default name, or "Unknown_Attribute".
     pub name: String,
-    /// False for vendor-specific attributes disktriage has no meaning for: their raw value is
-    /// shown as is and they never decide the verdict.
+    /// False for vendor-specific attributes: shown raw, never deciding the verdict.
     pub known: bool,
     pub flags: u16,
     /// Flags bit 0: a failing value predicts imminent failure (as opposed to age).
@@ -175,9 +170,8 @@ pub struct AtaAttribute {
     pub raw: u64,
     /// The raw value in words for attributes whose layout is known ("31 C", "1 h").
     pub decoded: Option<String>,
-    /// The raw value as smartctl printed it ("0 (2000 0)", "39384h+40m+45.152s") when the
-    /// table came from a smartctl report: smartctl read it in the layout its drive database
-    /// gives that drive. `None` for tables read natively.
+    /// The raw value as smartctl printed it, in its drive database's layout for the drive;
+    /// `None` for tables read natively.
     pub raw_text: Option<String>,
     pub state: AttributeState,
 }
@@ -220,8 +214,7 @@ pub struct NvmeHealth {
     pub temperature_sensors_kelvin: Vec<(u8, u16)>,
 }
 
-/// Drive temperatures (degrees Celsius) outside this range are a broken sensor or garbage
-/// (0xFFFF K is a common "no value"): they are shown as unknown, not charted.
+/// Plausible drive temperatures in Celsius; outside is a broken sensor or garbage (0xFFFF K).
 pub const PLAUSIBLE_CELSIUS: std::ops::RangeInclusive<i64> = -40..=125;
 
 /// JSON numbers above 2^64 do not occur in practice; saturate rather than fail.
@@ -266,9 +259,8 @@ pub struct SmartctlReport {
     pub messages: Vec<String>,
 }
 
-/// Who the drive of a smartctl report is, as smartctl names it (its information section, or
-/// the JSON's `model_name`, `serial_number`, ...). Kept beside `SmartctlReport` rather than in
-/// it: the verdict needs none of it, and a saved report's triage needs all of it.
+/// Who the drive of a smartctl report is, as smartctl names it. Apart from `SmartctlReport`:
+/// the verdict needs none of it, a saved report's triage all of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SmartctlIdentity {
     /// smartctl's drive database family ("Seagate Barracuda 7200.14 (AF)").
@@ -299,8 +291,8 @@ pub enum SavedFormat {
     Json,
 }
 
-/// A smartctl report saved to a file, read back: what it says of the drive's health, who the
-/// drive is and what it logged. The transport is the report's protocol (ATA is `Sata`).
+/// A smartctl report read back from a file: health, identity and logs, under the transport
+/// its protocol names (ATA is `Sata`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavedReport {
     pub format: SavedFormat,

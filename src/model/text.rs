@@ -2,9 +2,8 @@
 //! show: escapes undone, control characters that could drive the terminal replaced by `?`.
 //! Pure functions: the parsers in `sys` and the decoders in `smart` both use them.
 
-/// Undoes the octal escapes the kernel uses in mountinfo and `/proc/swaps` (`\040` for a
-/// space, `\011` tab, `\012` newline, `\134` backslash). Malformed escapes are kept as text.
-/// The result is for display: control characters that an escape produced become `?`.
+/// Undoes the kernel's octal escapes in mountinfo and `/proc/swaps` (`\040` a space); a
+/// malformed one stays, and a control character one makes becomes `?`.
 pub fn unescape_octal(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -36,8 +35,7 @@ pub fn neutralize_controls(s: &str) -> String {
         .collect()
 }
 
-/// Raw attribute bytes as display-safe text: lossy UTF-8, trimmed, controls as `?`; empty text
-/// is `None`.
+/// Raw attribute bytes as display-safe text; empty text is `None`.
 pub fn clean_text(raw: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(raw);
     let cleaned = neutralize_controls(text.trim_matches(|c: char| c.is_whitespace() || c == '\0'));

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-/// A duration as every progress line and screen shows it: "2:05", "1:02:03" (whole
-/// seconds, rounded down).
+/// A duration as progress lines and screens show it: "2:05", "1:02:03".
 pub fn clock(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
@@ -21,8 +20,7 @@ pub fn clock(d: Duration) -> String {
     }
 }
 
-/// The kernel's unit for `/sys/block/X/size` and `stat`: always 512 bytes, whatever the
-/// device's logical block size (see `Documentation/ABI/stable/sysfs-block`).
+/// The kernel's unit of `size` and `stat`: always 512 bytes, whatever the logical block.
 pub const KERNEL_SECTOR_BYTES: u64 = 512;
 
 /// A byte count.
@@ -51,8 +49,7 @@ impl Bytes {
         format!("{value:.1} {}", UNITS[unit])
     }
 
-    /// Formats with decimal units and one decimal ("2.0 TB"), as a drive's box states its
-    /// capacity; plain bytes below 1 kB.
+    /// Decimal units, one decimal ("2.0 TB"), as a drive's box states its capacity.
     pub fn si(self) -> String {
         const UNITS: [&str; 6] = ["kB", "MB", "GB", "TB", "PB", "EB"];
         if self.0 < 1000 {
@@ -88,8 +85,7 @@ impl fmt::Display for Bytes {
     }
 }
 
-/// A transfer rate in bytes per second. Shown as MB/s (10^6) or MiB/s (2^20), never both
-/// under one label.
+/// A transfer rate in bytes per second, shown as MB/s (10^6) or MiB/s (2^20).
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize)]
 #[serde(transparent)]
 pub struct BytesPerSec(pub f64);
@@ -115,8 +111,7 @@ impl BytesPerSec {
     }
 }
 
-/// Why a size or a duration typed by the admin was not understood; the text says what to
-/// type instead ("\"4x\": unknown unit (use k, M, G or T)").
+/// Why a size or duration the admin typed was not understood, and what to type instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct UnitParseError(String);
@@ -185,8 +180,7 @@ impl FromStr for TimeSpan {
     }
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a counter-based generator, so the k-th random value
-/// needs no state and any thread can compute it.
+/// SplitMix64: counter-based, so any thread computes the k-th value without state.
 pub fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -79,8 +79,7 @@ fn node_usage(
     reasons
 }
 
-/// Fills `device.in_use` from its own mounts, swap and holders and those of its partitions: a
-/// disk whose partition is mounted is in use.
+/// Fills `device.in_use` from its own and its partitions' mounts, swap and holders.
 pub fn assess(device: &mut BlockDevice, mounts: &[MountEntry], swaps: &[SwapEntry]) {
     let mut reasons = node_usage(
         &device.name,
@@ -96,8 +95,7 @@ pub fn assess(device: &mut BlockDevice, mounts: &[MountEntry], swaps: &[SwapEntr
     device.in_use = reasons;
 }
 
-/// Fills every device's `in_use`: its own use and its partitions' (`assess`), then the use it
-/// inherits through loop devices.
+/// Fills every device's `in_use`, then adds the use inherited through loop devices.
 pub fn assess_all(devices: &mut [BlockDevice], mounts: &[MountEntry], swaps: &[SwapEntry]) {
     for d in devices.iter_mut() {
         assess(d, mounts, swaps);
@@ -116,9 +114,8 @@ pub fn assess_all(devices: &mut [BlockDevice], mounts: &[MountEntry], swaps: &[S
     }
 }
 
-/// Why a regular file (a test target, identified by its opened descriptor) must not be
-/// written: it is an active swap file, or the backing file of a loop device that is in use.
-/// `devices` must already be assessed.
+/// Why a regular file must not be written (an active swap file, or a busy loop device's
+/// backing file); `devices` must already be assessed.
 pub fn file_usage(
     devices: &[BlockDevice],
     swaps: &[SwapEntry],
@@ -180,8 +177,7 @@ pub fn file_usage(
     reasons
 }
 
-/// One target of a run, as the data it reaches: a block device or partition by kernel name,
-/// or a regular file by identity (with its path, for loop devices known only by path text).
+/// One target of a run: a block node by kernel name, or a regular file by identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataRef<'a> {
     Node(&'a str),
@@ -205,8 +201,8 @@ pub fn same_data(devices: &[BlockDevice], a: DataRef, b: DataRef) -> bool {
     graph.reaches(devices, a, b) || graph.reaches(devices, b, a)
 }
 
-/// Whether loop device `d` is backed by the file `other` describes: by identity when both are
-/// known, else by the path text (which can only err towards "same").
+/// Whether loop device `d` is backed by `other`'s file: by identity, else by path (which can
+/// only err towards "same").
 fn same_file(d: &BlockDevice, other: &LoopBacking, other_path: Option<&str>) -> Option<bool> {
     let own = d.loop_backing?;
     if own.block.is_some() || other.block.is_some() {
@@ -240,9 +236,8 @@ enum Hop {
 }
 
 impl Hop {
-    /// The direction a walk has after taking this hop, having gone `dir` so far (an alias
-    /// keeps it); `None` when the hop turns back (up after down, or down after up), which
-    /// would reach a sibling partition, not the same data.
+    /// The direction after this hop, having gone `dir`; `None` when it turns back (up after
+    /// down or down after up), which would reach a sibling partition.
     fn after(self, dir: Option<Hop>) -> Option<Option<Hop>> {
         match (self, dir) {
             (Hop::Alias, d) => Some(d),
@@ -259,8 +254,7 @@ struct Edge {
     file: Option<String>,
 }
 
-/// A node reached, the containment direction taken so far, and the path there as (node, edge
-/// index) pairs.
+/// A node reached, its direction so far, and the path there as (node, edge index) pairs.
 type Step = (usize, Option<Hop>, Vec<(usize, usize)>);
 
 /// Block nodes, their own (direct) use and the links between them.
@@ -381,8 +375,7 @@ impl Graph {
             queue.push_back((start, None, Vec::new()));
             while let Some((at, dir, path)) = queue.pop_front() {
                 for (k, e) in self.edges[at].iter().enumerate() {
-                    // The first link must be a loop link: the disk/partition relation alone
-                    // is what `assess` already covers.
+                    // The first link must be a loop link: `assess` covers the rest.
                     if path.is_empty() && e.hop != Hop::Alias {
                         continue;
                     }
@@ -478,8 +471,7 @@ impl Graph {
             owner = *at;
             rest = init;
         }
-        // A step down into a partition names the partition before the next step:
-        // "loop0p2 backs loop6".
+        // A step down names the partition before the next step ("loop0p2 backs loop6").
         let mut into: Option<&str> = None;
         for (at, k) in rest {
             let e = &self.edges[*at][*k];
