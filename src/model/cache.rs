@@ -48,9 +48,9 @@ pub fn drive_cache_shown(recorded: Option<&str>) -> &str {
 /// What the drive says about its volatile write cache.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DriveCache {
-    /// On, off, or `None`: the drive reports no volatile write cache.
+    /// On, off, or `None`: no volatile write cache (how each transport tells: `sys::drives`).
     pub enabled: Option<bool>,
-    /// Whether the host may switch it.
+    /// Whether the host may switch it (`sys::drives` asks).
     pub changeable: bool,
     /// Why it cannot be switched, when it cannot.
     pub fixed_reason: Option<String>,
