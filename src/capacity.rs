@@ -28,9 +28,8 @@ pub trait SectorIo {
     fn flush(&mut self) -> io::Result<()>;
 }
 
-/// Where the probe keeps a copy of every sector before it overwrites it: durable before the
-/// write (a journal file that `restore` completes after a crash), or nothing under
-/// `--destroy-data`.
+/// Where the probe keeps each sector before overwriting it: a journal made durable first,
+/// or nothing under `--destroy-data`.
 pub trait Saver {
     /// Keeps `data`, the content of the sectors at `lba`, before they are overwritten.
     fn save(&mut self, lba: u64, data: &[u8]) -> io::Result<()>;

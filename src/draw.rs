@@ -81,8 +81,7 @@ pub(crate) fn text(text: &str, room: usize) {
     }
 }
 
-/// Notes lines drawn unwrapped into `area` (the area inside any border): each must fit its
-/// width, and all of them its height.
+/// Notes lines drawn unwrapped into `area` (inside any border): each must fit.
 pub(crate) fn lines(lines: &[Line<'_>], area: Rect) {
     for l in lines {
         let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
@@ -102,8 +101,7 @@ pub(crate) fn title(title: &str, area: Rect) {
     text(title, area.width.saturating_sub(2).into());
 }
 
-/// The rows of a list a screen shows: from `offset`, with how many it leaves out above and
-/// below, so the list can say so (a row out of sight is a cut too, unless it is marked).
+/// The rows of a list a screen shows, and how many it leaves out above and below.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Window {
     pub offset: usize,
@@ -112,8 +110,7 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    /// The window over `rows` rows of which `visible` fit, `selected` among them as ratatui's
-    /// `Table` keeps it (the selected row the last one shown once it is past the first page).
+    /// The window over `rows` rows of which `visible` fit, scrolled as ratatui's `Table` does.
     pub(crate) fn over(rows: usize, visible: usize, selected: Option<usize>) -> Window {
         let visible = visible.max(1);
         let offset = selected.map_or(0, |s| (s + 1).saturating_sub(visible));
@@ -136,8 +133,7 @@ impl Window {
     }
 }
 
-/// The mark of a scrolled text of `total` lines, `visible` of them shown from line `top`: the
-/// words of [`Window::mark`], without Home and End (a scrolled text has no ends keys).
+/// The mark of a scrolled text: [`Window::mark`]'s words, without Home and End.
 pub(crate) fn scrolled(total: usize, top: usize, visible: usize) -> String {
     Window {
         offset: top,
@@ -149,9 +145,8 @@ pub(crate) fn scrolled(total: usize, top: usize, visible: usize) -> String {
     .replace(", End)", ")")
 }
 
-/// The widths of a table's columns as ratatui's `Table` lays them out: `inner` is the area
-/// inside the border, `selection` the width of the highlight symbol's column (0 when there is
-/// none), and the columns are spaced by one cell.
+/// The widths of a table's columns as ratatui's `Table` lays them out (`selection`: the width
+/// of the highlight symbol's column).
 pub(crate) fn columns(widths: &[Constraint], inner: Rect, selection: u16) -> Vec<usize> {
     let [_, area] = Layout::horizontal([Constraint::Length(selection), Constraint::Fill(0)])
         .areas(Rect::new(0, 0, inner.width, 1));
@@ -173,9 +168,8 @@ pub(crate) fn cells<S: AsRef<str>, R: AsRef<[S]>>(rows: &[R], columns: &[usize])
     }
 }
 
-/// Wraps each line that is wider than `width` at its spaces, keeping every span's style; the
-/// lines it adds are indented two cells past the line's own indent. A word wider than a whole
-/// line is split where the line ends: nothing is lost.
+/// Wraps each line wider than `width` at its spaces, keeping styles; continuation lines are
+/// indented two cells. A word wider than a line is split: nothing is lost.
 pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for line in lines {
@@ -243,8 +237,7 @@ pub(crate) fn pane(lines: Vec<Line<'static>>, area: Rect) -> Vec<Line<'static>> 
     pane_or(lines, area, None)
 }
 
-/// [`pane`], with the mark saying `hint` (where the lines left out can be read) after how
-/// many they are, instead of naming them: for lines without labels of their own.
+/// [`pane`], with the mark saying how many lines were left out and `hint` where to read them.
 pub(crate) fn pane_or(
     lines: Vec<Line<'static>>,
     area: Rect,
@@ -315,8 +308,7 @@ pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
                 j += 1;
             }
         }
-        // A table is squeezed only when that makes it fit; text with columns that would
-        // not fit anyway keeps its indents and wraps.
+        // Squeezed only when that makes it fit; otherwise it wraps, indents kept.
         let block = match squeeze(&lines[i..j], width) {
             s if j - i > 1 && s.iter().all(|l| l.chars().count() <= width) => s,
             _ => lines[i..j].iter().map(|l| l.to_string()).collect(),
@@ -327,8 +319,7 @@ pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
     out
 }
 
-/// Takes out columns that are blank in every line of `block`, each after another blank one
-/// (so words stay apart), from the right, until the widest line fits `width`.
+/// Takes out columns blank in every line, from the right, until the widest line fits.
 fn squeeze(block: &[&str], width: usize) -> Vec<String> {
     let mut rows: Vec<Vec<char>> = block
         .iter()
@@ -369,8 +360,7 @@ pub(crate) fn elide(s: &str, width: usize) -> String {
     out
 }
 
-/// Shortens a name whose start says the most (a drive's model) to `width` characters, marked
-/// `~` at its end. Not a cut.
+/// Shortens a name whose start says the most (a model) to `width`, marked `~`. Not a cut.
 pub(crate) fn elide_end(s: &str, width: usize) -> String {
     crate::report::table::fit(s, width)
 }

@@ -42,8 +42,7 @@ use crate::sys::confined::{self, Access, DirError, FileError, open_regular_at};
 
 /// Where the history lives unless told otherwise (survives reboots, unlike the journal).
 pub const DEFAULT_HISTORY_DIR: &str = "/var/lib/disktriage";
-/// The environment variable that sets the history directory when `--history-dir` is not
-/// given (the test suite points it at a temporary directory).
+/// Sets the history directory when `--history-dir` is not given (the tests use it).
 pub const HISTORY_DIR_ENV: &str = "DISKTRIAGE_HISTORY_DIR";
 pub const FILE: &str = "history.jsonl";
 pub const ROTATED: &str = "history.jsonl.1";
@@ -75,9 +74,7 @@ pub struct RunSettings {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub huge_pages: bool,
     pub scheduler: Option<String>,
-    /// The drive's own write cache: "on", "off", "n/a"; None when not known (not read, or
-    /// the read failed). Read back in that one spelling, whatever an older version wrote
-    /// (`model::cache::recorded_drive_cache`).
+    /// The drive's own write cache, in the one spelling (`model::cache::recorded_drive_cache`).
     #[serde(default, deserialize_with = "drive_cache_in_one_spelling")]
     pub drive_cache: Option<String>,
     /// The kernel's flush policy: "write back" or "write through".
@@ -102,8 +99,7 @@ pub struct HistoryEntry {
     /// Seconds since the Unix epoch when the first repeat started.
     pub started_unix: u64,
     pub host: Option<String>,
-    /// What the disk is (see `DiskIdentity`): the key `disktriage history DEV` and the TUI
-    /// look past runs up by.
+    /// What the disk is: the key past runs are looked up by.
     pub disk: DiskIdentity,
     /// Its kernel name at the time, and the model.
     pub device: String,
@@ -119,16 +115,13 @@ pub struct HistoryEntry {
     pub error: Option<String>,
     /// Stopped by the admin before the end.
     pub stopped: bool,
-    /// A surface scan's map and counts (the entry of a scan, test "surface-scan"); absent in
-    /// the entries of tests.
+    /// A surface scan's map and counts (test "surface-scan").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scan: Option<ScanRecord>,
-    /// A triage's verdict and key values (the entry of a triage, test "triage"); absent in
-    /// the entries of tests and scans.
+    /// A triage's verdict and key values (test "triage").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triage: Option<TriageRecord>,
-    /// A flush check's verdict (tests "flushcheck" and "flushcheck-verify"); absent
-    /// elsewhere.
+    /// A flush check's verdict (tests "flushcheck" and "flushcheck-verify").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<FlushRecord>,
 }

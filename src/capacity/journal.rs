@@ -121,8 +121,8 @@ pub fn parse(bytes: &[u8]) -> Result<Journal, String> {
 pub enum Back {
     /// What was saved at this LBA.
     AsSaved,
-    /// What was saved at another LBA the device stores in the same place (a wrap): the
-    /// earlier save, written back last, is the one that stays.
+    /// What was saved at another LBA stored in the same place (a wrap); the earlier save,
+    /// written back last, stays.
     AnotherSaved,
     /// A stamp of the probe's run: not put back.
     Stamp,
@@ -130,8 +130,7 @@ pub enum Back {
     Other,
 }
 
-/// Compares `now`, the sector at `lba` read after the put-back, with what the journal saved.
-/// `saved` is every saved sector's content, for `AnotherSaved`.
+/// Judges `now`, the sector at `lba` after the put-back, against what was saved there.
 pub fn judge_back(now: &[u8], was: &[u8], run: u64, saved: &HashSet<&[u8]>) -> Back {
     if now == was {
         Back::AsSaved

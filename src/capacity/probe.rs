@@ -33,8 +33,7 @@ pub struct ProbeConfig {
 }
 
 impl ProbeConfig {
-    /// The defaults: a 64 MiB region (about 31,000 giant steps on a 2 TB claim) in 1 MiB
-    /// pieces.
+    /// The defaults: a 64 MiB region (31,000 giant steps on 2 TB) in 1 MiB pieces.
     pub fn new(run: u64, put_back: bool) -> ProbeConfig {
         ProbeConfig {
             region_bytes: 64 << 20,
@@ -181,8 +180,7 @@ impl<'a> Probe<'a> {
         let found = self.find();
         let verify_below = match &found {
             Ok(c) => c.real,
-            // Not known: a sector a wrap mapped elsewhere would be a false mismatch, so only
-            // the region, which read back whole or not at all, is compared.
+            // Not known: a wrap's sector would be a false mismatch, so only the region counts.
             Err(_) => self.region_sectors(),
         };
         let restored = self.config.put_back.then(|| self.put_back(verify_below));
@@ -241,8 +239,8 @@ impl<'a> Probe<'a> {
         self.dev.read(lba, &mut buf).ok().map(|()| buf)
     }
 
-    /// Saves what is at `lba` (`old`), then writes `new` there. A failed save stops the
-    /// probe before the write; a failed write is the device's answer (`Ok(false)`).
+    /// Saves what is at `lba`, then writes `new` there. No save, no write; a failed write
+    /// is the device's answer (`Ok(false)`).
     fn save_and_write(&mut self, lba: u64, old: Vec<u8>, new: &[u8]) -> Result<bool, Halt> {
         if self.config.put_back {
             self.saver.save(lba, &old).map_err(|e| {
@@ -352,8 +350,7 @@ impl<'a> Probe<'a> {
         Ok(None)
     }
 
-    /// Step 3: the first sector in `lo..hi` that does not keep a stamp written to it, by
-    /// bisection (every sector below `lo` is known good; `hi` known bad or the claimed end).
+    /// Step 3: bisects `lo..hi` for the first sector that does not keep its stamp.
     fn narrow(&mut self, mut lo: u64, mut hi: u64) -> Result<Option<Fake>, Halt> {
         let mut found = None;
         let mut steps = 0;
@@ -392,8 +389,7 @@ impl<'a> Probe<'a> {
         })
     }
 
-    /// Every stamp that read back once, read again: one now holding a later stamp was
-    /// overwritten through that sector (a wrap); one lost was held by a cache, not stored.
+    /// Reads every stamp again: a later stamp means a wrap; a lost one, a cache.
     fn recheck(&mut self, n: u64, below: u64) -> Result<Option<Fake>, Halt> {
         let run = self.config.run;
         let judge = |at: u64, seen: Option<Seen>| match seen {
@@ -429,8 +425,8 @@ impl<'a> Probe<'a> {
         Ok(found)
     }
 
-    /// Writes every saved range back, last saved first, then compares the sectors below
-    /// `verify_below` with what was saved.
+    /// Writes every saved range back, last saved first, then checks what is below
+    /// `verify_below`.
     fn put_back(&mut self, verify_below: u64) -> Restored {
         let mut restored = Restored::default();
         let total: u64 = self

@@ -39,8 +39,7 @@ pub fn fill(sector: &mut [u8], run: u64, lba: u64) {
     sector[len - CRC..].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Fills every sector of `buf` (sectors of `sector_size` bytes) with the stamps of the LBAs
-/// from `first`.
+/// Fills every sector of `buf` with the stamps of the LBAs from `first`.
 pub fn fill_all(buf: &mut [u8], sector_size: usize, run: u64, first: u64) {
     for (i, sector) in buf.chunks_mut(sector_size.max(1)).enumerate() {
         fill(sector, run, first + i as u64);

@@ -60,8 +60,7 @@ pub struct Log {
     pub ended: Option<String>,
 }
 
-/// A header value on one line: control characters (a newline in a serial) would break the
-/// format, so they become spaces.
+/// A header value on one line: control characters (a newline in a serial) become spaces.
 fn clean(value: &str) -> String {
     value
         .chars()
@@ -71,8 +70,7 @@ fn clean(value: &str) -> String {
         .to_string()
 }
 
-/// The header text, ending with the `acknowledged:` line (written and made durable before
-/// the first record).
+/// The header, ending with `acknowledged:` (made durable before the first record).
 pub fn format_header(h: &LogHeader) -> String {
     let mut out = format!("{FORMAT_LINE}\n");
     out += &format!("run_id={:016x}\n", h.run_id);
@@ -112,9 +110,8 @@ fn number<T: std::str::FromStr>(keys: &BTreeMap<&str, &str>, key: &str) -> Resul
         .map_err(|_| format!("its {key}= line is not a number: {v:?}"))
 }
 
-/// Parses a LOG's text. A text that is not a disktriage LOG, a header with a missing or
-/// absurd value, or a line that is not a sequence number (other than a torn last one) is
-/// refused with the reason.
+/// Parses a LOG's text; anything else, an absurd header value or a line that is not a
+/// sequence number (but a torn last one) is refused with the reason.
 pub fn parse(text: &str) -> Result<Log, String> {
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or("");
@@ -158,8 +155,7 @@ pub fn parse(text: &str) -> Result<Log, String> {
         let seq: u64 = line
             .parse()
             .map_err(|_| format!("line {lineno} is not a sequence number: {line:?}"))?;
-        // A recording acknowledges 0, 1, 2, ... one after another: any other number (a huge
-        // one would make every earlier record look superseded) is not of one recording.
+        // Numbers come 0, 1, 2...: a huge one would make every earlier record superseded.
         let expected = acknowledged.len() as u64;
         if seq != expected {
             return Err(format!(

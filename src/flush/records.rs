@@ -27,8 +27,7 @@ const SECTOR: usize = 512;
 const HEADER: usize = 32;
 const STAMP: usize = 16;
 
-/// The record length for a device's logical block size: max(4096, logical), refused when
-/// the logical block size is absurd.
+/// The record length for a logical block size: max(4096, logical), or refused if absurd.
 pub fn record_len(logical: u32) -> Result<u32, String> {
     if logical == 0 || !logical.is_power_of_two() || logical > (1 << 20) {
         return Err(format!(
@@ -38,9 +37,8 @@ pub fn record_len(logical: u32) -> Result<u32, String> {
     Ok(logical.max(MIN_RECORD))
 }
 
-/// The number of slots of the ring on a device of `size` bytes: the default region, or the
-/// whole device rounded down to whole records on a smaller one. `None` when not even one
-/// record fits.
+/// The ring's slots on a device of `size` bytes: the default region, or the whole of a
+/// smaller device; `None` when not one record fits.
 pub fn slots_for(size: u64, len: u32) -> Option<u64> {
     let region = size.min(DEFAULT_REGION);
     let slots = region / u64::from(len);
@@ -59,9 +57,8 @@ pub enum Slot {
     Valid { seq: u64 },
     /// A whole record of another run (an older `--record` on this device).
     OtherRun { run: u64 },
-    /// A record of this run that is not whole: its checksum or payload is wrong, or only
-    /// some sectors carry this run's stamp (a torn write). `seq` is the sequence number the
-    /// slot's own header names, when it names one of this run.
+    /// A record of this run that is not whole (bad checksum or payload, or a torn write);
+    /// `seq` is what the slot's own header names, if this run's.
     Torn { seq: Option<u64> },
     /// Nothing of a record: zeros, or data this check never wrote.
     Empty,
@@ -136,8 +133,7 @@ pub fn decode(buf: &[u8], run: u64) -> Slot {
         return Slot::OtherRun { run: header_run };
     }
     if whole {
-        // The checksum matches: the payload must still be the one of (run, seq), or the
-        // bytes were made by something else that happens to checksum (never trusted).
+        // The payload must still be (run, seq)'s: a checksum alone is never trusted.
         let mut expected = vec![0u8; len];
         encode(&mut expected, run, header_seq);
         if expected == buf {

@@ -119,8 +119,7 @@ pub struct TimingFacts {
     pub rotation: Rotation,
     /// `queue/write_cache`: "write back" or "write through".
     pub kernel_write_cache: Option<String>,
-    /// A device with no drive of its own (loop, zram): where its flushes go, and what to
-    /// judge instead. Timing it judges nothing.
+    /// A device with no drive of its own (loop, zram): where its flushes go, what to judge.
     pub no_drive: Option<(String, String)>,
 }
 

@@ -25,8 +25,7 @@ pub struct Verdict {
     pub torn: Vec<u64>,
     /// Slots that held a record of another, older run where this run's was expected.
     pub other_run: u64,
-    /// Acknowledged sequence numbers whose slot a later recording overwrote: not lost, not
-    /// verifiable.
+    /// Acknowledged numbers whose slot a later recording overwrote: not verifiable.
     pub overwritten_later: Vec<u64>,
     /// Slots that could not be read (each one's record counted lost).
     pub unreadable: Vec<(u64, String)>,
@@ -44,8 +43,7 @@ impl Verdict {
     }
 }
 
-/// Judges `acknowledged` (the LOG's numbers, increasing) against the ring of `slots` slots,
-/// reading each needed slot once with `read`; `is_later` tells a later recording's run id.
+/// Judges `acknowledged` against the ring, reading each needed slot once.
 pub fn verify(
     acknowledged: &[u64],
     slots: u64,

@@ -19,9 +19,9 @@ pub struct Recalled {
 pub const NOT_ADDED: &str = "the run was not added to the history";
 
 impl History {
-    /// The one recorder of both faces: adds a test's repeats on one target (`runs`) as one
-    /// entry on `disk`, with `drive_cache`; `stop` ends a wait for the lock. `None` when there
-    /// is nothing to add; else the id and warnings, or why not (a sentence from `NOT_ADDED`).
+    /// The one recorder of both faces: adds a test's `runs` on `disk` as one entry; `stop`
+    /// ends a wait for the lock. `None` when there is nothing to add; else the id and
+    /// warnings, or why not (a sentence from `NOT_ADDED`).
     pub fn record_test(
         &self,
         disk: DiskIdentity,
@@ -33,9 +33,7 @@ impl History {
         Some(self.record(entry, stop))
     }
 
-    /// The one recorder: adds `entry` (a test's, `record_test`; a surface scan's,
-    /// `HistoryEntry::of_scan`); its id and the warnings worth showing, or why it was not
-    /// added (a sentence that begins with `NOT_ADDED`).
+    /// The one recorder: adds `entry`; its id and warnings, or why not (from `NOT_ADDED`).
     pub fn record(
         &self,
         entry: HistoryEntry,
@@ -59,9 +57,8 @@ impl History {
         }
     }
 
-    /// The one recorder of a surface scan, the TUI's and `disktriage scan`'s: adds the scan
-    /// `update` (ended, or stopped) of `target` on the disk `disk` to the history, as it started
-    /// `update.elapsed` ago; its id and warnings, or why it was not added (`record`).
+    /// The one recorder of a surface scan (the TUI's and the CLI's): adds `update` of
+    /// `target` on `disk`, as `record` does.
     pub fn record_scan(
         &self,
         disk: DiskIdentity,
@@ -84,9 +81,8 @@ impl History {
         self.record(entry, stop)
     }
 
-    /// What the TUI does when a test is over: adds it (all its `runs`) to the history, then
-    /// reads back the `keep` newest runs of the same disk that are not this session's
-    /// (`mine`, and the one just added). Nothing here fails: problems become notes.
+    /// When a TUI test is over: adds it, then reads back the `keep` newest runs of the disk
+    /// that are not this session's (`mine`). Nothing fails: problems become notes.
     pub fn record_and_recall(
         &self,
         disk: DiskIdentity,
@@ -128,9 +124,8 @@ impl History {
     }
 }
 
-/// Of `disk`'s runs in `loaded` that are not this session's (`mine`), oldest first: the
-/// `keep` newest, and the newest of `test` however old, so a before/after of the test just
-/// run (Results' `b`) finds its latest earlier run even after many runs of other tests.
+/// `disk`'s runs not of this session, oldest first: the `keep` newest, and the newest of
+/// `test` however old (so Results' `b` finds it).
 pub(super) fn recall(
     loaded: &Loaded,
     disk: &DiskIdentity,

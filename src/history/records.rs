@@ -9,15 +9,13 @@ use crate::scan::snapshot::ScanUpdate;
 /// The test name a triage is recorded under.
 pub const TRIAGE_TEST: &str = "triage";
 
-/// What the history keeps of one disk's triage: enough for the next triage of the same disk
-/// to say what changed ("pending sectors 0 -> 24 since 2026-11-20"). Written by
-/// `triage::changes::record_of`.
+/// What the history keeps of a disk's triage, for the next one to say what changed
+/// ("pending sectors 0 -> 24 since 2026-11-20").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TriageRecord {
     /// "healthy", "suspect", "failing", "unknown".
     pub verdict: String,
-    /// The key values by name ("pending sectors" -> 24): what `triage::changes` compares. A
-    /// value that could not be read is left out, never recorded as 0.
+    /// The key values by name, compared by `triage::changes`; one not read is left out.
     #[serde(default)]
     pub values: std::collections::BTreeMap<String, f64>,
     /// The ids of the rules that fired, worst first.
@@ -30,13 +28,11 @@ pub const FLUSH_TIMING_TEST: &str = "flushcheck";
 /// The test name the power-cut check's verify is recorded under.
 pub const FLUSH_VERIFY_TEST: &str = "flushcheck-verify";
 
-/// What the history keeps of a flush check: the timing check's verdict and figures, or the
-/// power-cut check's counts. The triage reads the newest one of a disk (a lying cache under
-/// a database is a finding).
+/// What the history keeps of a flush check, which the triage reads (a lying cache under a
+/// database is a finding).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct FlushRecord {
-    /// Timing: "waits-for-medium", "volatile-cache" or "unknown". Verify: "nothing-lost" or
-    /// "lost".
+    /// Timing: "waits-for-medium", "volatile-cache", "unknown"; verify: "nothing-lost", "lost".
     pub verdict: String,
     /// The sentence the admin was shown.
     pub sentence: String,
@@ -49,8 +45,7 @@ pub struct FlushRecord {
     /// Timing: the flush after 64 MiB of dirty data (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush_after_dirty_ms: Option<f64>,
-    /// Verify: acknowledged records checked, verified, and the lost ones (the first 64
-    /// sequence numbers; `lost_count` is whole).
+    /// Verify: records checked, verified, and the first 64 lost (`lost_count` is whole).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acknowledged: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,8 +75,7 @@ pub struct ScanRecord {
     pub seconds: f64,
     /// Blocks per latency bucket, by its label ("<5", ..., "ERR", "TIME").
     pub buckets: Vec<(String, u64)>,
-    /// The block map: `SCAN_MAP_CELLS` glyphs over the device (`Bucket::glyph`; a space: not
-    /// read).
+    /// The block map: `SCAN_MAP_CELLS` glyphs (a space: not read).
     pub map: String,
     /// Unreadable ranges (offset, length in bytes, errno), the first `SCAN_RANGES_KEPT`.
     pub unreadable: Vec<(u64, u64, i32)>,
@@ -94,8 +88,7 @@ pub struct ScanRecord {
 }
 
 impl ScanRecord {
-    /// What the history keeps of a scan (`HistoryEntry::of_scan`): its map in
-    /// `SCAN_MAP_CELLS` glyphs, its counts and its first unreadable ranges.
+    /// What the history keeps of a scan: map, counts, first unreadable ranges.
     pub fn of(u: &ScanUpdate) -> ScanRecord {
         let mut map = u.map.line(SCAN_MAP_CELLS);
         // A map of fewer cells (a small device) is spread over the record's cells.
