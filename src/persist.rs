@@ -32,8 +32,7 @@ use crate::sys::error::describe_io_brief;
 /// Where rules go below a system root.
 pub const RULES_DIR: &str = "etc/udev/rules.d";
 
-/// The kernel names a class rule applies to: SCSI/SATA/USB, virtio, Xen, NVMe and MMC disks
-/// (not loop, zram, md or dm devices, which take no scheduler or should not get one).
+/// The kernel names a class rule covers: SCSI/SATA/USB, virtio, Xen, NVMe and MMC disks.
 const CLASS_KERNELS: &str = "sd*|vd*|xvd*|nvme*|mmcblk*";
 
 /// Which disks a rule applies to.
@@ -104,8 +103,7 @@ pub enum PersistError {
         root.display()
     )]
     NotASystemRoot { root: PathBuf, why: String },
-    /// The OS's error is said in the message and kept as a field, not as a source: a chain
-    /// printed with `{:#}` would say it twice.
+    /// The OS's error is in the message, so a field, not a source `{:#}` would say twice.
     #[error("cannot {op} {}: {}", path.display(), describe_io_brief(error))]
     Io {
         op: &'static str,
@@ -134,8 +132,8 @@ pub enum PersistError {
     NotAFile { path: PathBuf, why: FileError },
 }
 
-/// The first character of `value` a rule cannot hold between quotes, described; `None` when
-/// every character is harmless (ASCII letters, digits, space and `._-:+/=,@`).
+/// The first character of `value` a rule cannot quote, described; `None` when all are
+/// harmless (ASCII letters, digits, space and `._-:+/=,@`).
 pub fn unsafe_char(value: &str) -> Option<String> {
     if value.is_empty() {
         return Some("nothing (it is empty)".into());
@@ -186,9 +184,8 @@ fn class_word(rotational: bool) -> &'static str {
     }
 }
 
-/// A file-name piece from an identity value: `[A-Za-z0-9.-]` kept, anything else `_`, cut
-/// to 48 characters; a hash of the whole value is added whenever something was changed or
-/// cut, so two disks never share a file.
+/// A file-name piece of an identity: `[A-Za-z0-9.-]` kept, else `_`, at most 48 characters,
+/// plus a hash of the whole value when changed, so two disks never share a file.
 fn slug(value: &str) -> String {
     let mut s = String::new();
     for c in value.chars() {
@@ -213,8 +210,7 @@ fn slug(value: &str) -> String {
     format!("{cut}-{hash:016x}")
 }
 
-/// Plans the rule that sets `scheduler` on `device` (whose identity is `identity`), or on
-/// every disk of its class when `class`. Pure: nothing is read or written.
+/// Plans the rule setting `scheduler` on `device`, or on its class; reads and writes nothing.
 pub fn plan_rule(
     device: &BlockDevice,
     identity: &DiskIdentity,
@@ -366,8 +362,7 @@ fn locate_rules_dir(
     }
 }
 
-/// The real path of the rules directory below `target_root` (see `locate_rules_dir`), after
-/// checking that it looks like a system root. Nothing is created.
+/// The real path of the rules directory below `target_root`; creates nothing.
 pub fn rules_dir(target_root: &Path) -> Result<PathBuf, PersistError> {
     locate_rules_dir(target_root, false).map(|(path, _)| path)
 }

@@ -11,8 +11,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::app::{App, Place, Screen};
 use crate::draw;
-/// The colours and glyphs live below the app (`crate::theme`): a screen component draws with
-/// them from its one file under `app/screens/`.
+/// The colours and glyphs, below the app so a screen component draws with them.
 pub use crate::theme;
 
 /// The smallest terminal the screens are laid out for.
@@ -32,8 +31,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         );
         return;
     }
-    // A message longer than a row takes the rows it needs (at most three) from the screen
-    // above it rather than losing its end.
+    // A long message takes up to three rows from the screen above rather than lose its end.
     let status_lines = status_lines(app, area.width);
     let status_rows = (status_lines.len() as u16).clamp(1, 3);
     let [top, body, status] = Layout::vertical([
@@ -97,8 +95,7 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         if keys.chars().count() < usize::from(width) {
             Line::from(Span::styled(format!(" {keys}"), theme::dim()))
         } else {
-            // Too many for a row (Devices at 80 columns): the screen's own keys on one, the
-            // switches on the next, rather than a break in the middle of either.
+            // Too many for a row: the screen's keys on one, the switches on the next.
             let lines = crate::app::keys::status_key_groups_now(app)
                 .into_iter()
                 .filter(|g| !g.is_empty())

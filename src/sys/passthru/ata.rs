@@ -111,11 +111,9 @@ fn sct_status(file: &File, path: &Path) -> Result<Result<SctStatus, String>, Dri
     })
 }
 
-/// SCT Error Recovery Control's read and write timers, as `smartctl -l scterc` reads them:
-/// IDENTIFY word 206 first (no SCT ERC: `Erc::NotSupported`, nothing sent), then per timer
-/// the SCT status, the command, the status again (it must name the command, done), and the
-/// timer from the returned registers (`smart::fitness::decode_erc_timer`). `Ok(Err(why))`:
-/// the drive or the pass-through gave no answer to trust.
+/// SCT ERC's read and write timers as `smartctl -l scterc` reads them: IDENTIFY word 206,
+/// then per timer the status, the command, the status again (it must name the command), and
+/// the returned registers. `Ok(Err(why))`: no answer to trust.
 pub fn sct_erc(file: &File, path: &Path) -> Result<Result<Erc, String>, DriveError> {
     let identify = match read_sector(file, path, &AtaCommand::identify())? {
         Ok(page) => page,
@@ -175,8 +173,7 @@ pub fn read_sector(
     }
 }
 
-/// Runs SMART RETURN STATUS with CK_COND and also hands back the raw sense bytes (kept for
-/// fixture captures).
+/// SMART RETURN STATUS with CK_COND, and the raw sense bytes (for fixture captures).
 pub fn smart_return_status(file: &File, path: &Path) -> Result<(AtaAnswer, Vec<u8>), DriveError> {
     let cmd = AtaCommand::smart_return_status();
     let op = format!("ATA {}", cmd.name);

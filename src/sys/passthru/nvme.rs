@@ -41,8 +41,8 @@ struct NvmePassthruCmd {
 
 const _: () = assert!(size_of::<NvmePassthruCmd>() == 72);
 
-/// Runs one admin command; `data` receives `cmd.data_len` bytes. Returns completion dword 0.
-/// A positive ioctl result is an NVMe status and becomes `DriveError::Device`.
+/// Runs one admin command, `data` receiving `cmd.data_len` bytes; returns dword 0. A
+/// positive ioctl result is an NVMe status (`DriveError::Device`).
 pub fn admin(
     file: &File,
     path: &Path,

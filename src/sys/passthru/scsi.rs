@@ -11,8 +11,8 @@ use crate::smart::scsi::{
 use crate::smart::sense::{ScsiOutcome, Sense, scsi_outcome};
 use crate::sys::error::DriveError;
 
-/// Reads the caching mode page (current values or the changeable mask). `Ok(Err(sense))`
-/// when the device refuses: it has no such page. The raw answer comes back too.
+/// Reads the caching mode page (current or changeable), with the raw answer; `Ok(Err(sense))`
+/// when the device has no such page.
 pub fn sense_caching(
     file: &File,
     path: &Path,

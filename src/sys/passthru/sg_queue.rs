@@ -49,8 +49,7 @@ struct SgScsiId {
 
 const _: () = assert!(size_of::<SgScsiId>() == 32);
 
-/// One descriptor of the disk's sg node, its mapped reserved buffer and the sense bytes of the
-/// command it carries (sg writes them at the address the queued header named).
+/// One descriptor of the sg node, its mapped buffer and its command's sense bytes.
 struct Slot {
     fd: OwnedFd,
     map: NonNull<c_void>,
@@ -85,10 +84,8 @@ pub struct SgQueue {
 unsafe impl Send for SgQueue {}
 
 impl SgQueue {
-    /// Opens `slots` descriptors (at most `MAX_IN_FLIGHT`) of the sg node of the SCSI disk whose
-    /// sysfs directory is `disk_dir` (`/sys/dev/block/8:0`), each with a reserved buffer of
-    /// `piece` bytes mapped. `Err` says why not (no sg node: the `sg` module is not loaded; a
-    /// reserved buffer the driver would not make that large).
+    /// Opens `slots` descriptors of the sg node of the disk at `disk_dir`, each with `piece`
+    /// bytes mapped. `Err` says why not (no `sg` module loaded, a buffer too large).
     pub fn open(disk_dir: &Path, slots: usize, piece: usize) -> Result<SgQueue, String> {
         let generic = disk_dir.join("device/scsi_generic");
         let entry = std::fs::read_dir(&generic)
@@ -125,9 +122,8 @@ impl SgQueue {
         self.slots.len()
     }
 
-    /// Sends every command of `cdbs` (each a READ of `len` bytes, at most `piece`), as many at
-    /// once as there are descriptors, each with `timeout_ms`, and returns their replies in the
-    /// same order once all have come back. The data read is not kept.
+    /// Sends every READ of `cdbs`, as many at once as there are descriptors, and returns the
+    /// replies in order once all are back. The data is not kept.
     pub fn run(
         &mut self,
         cdbs: &[(Vec<u8>, usize)],

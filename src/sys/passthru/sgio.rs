@@ -57,8 +57,7 @@ pub(super) struct SgIoHdr {
 const _: () = assert!(size_of::<SgIoHdr>() == 88);
 
 impl SgIoHdr {
-    /// What came back in this header once the command has run, with the sense bytes the
-    /// kernel wrote into `sense` (the buffer `sbp` named).
+    /// What came back in this header, with the sense bytes the kernel wrote.
     pub(super) fn reply(&self, sense: &[u8]) -> SgRawReply {
         let written = usize::from(self.sb_len_wr).min(SENSE_LEN).min(sense.len());
         SgRawReply {
@@ -70,9 +69,8 @@ impl SgIoHdr {
         }
     }
 
-    /// The header of one command: `cdb`, `sense` for its sense bytes (`SENSE_LEN` of them), a
-    /// data phase of `len` bytes in `direction` with no buffer named yet, `timeout_ms`, every
-    /// status field zero.
+    /// The header of one command: `cdb`, its sense buffer, `len` bytes in `direction` (no
+    /// buffer named yet), `timeout_ms`, statuses zero.
     pub(super) fn for_cdb(
         cdb: &[u8],
         sense: *mut u8,
@@ -129,8 +127,7 @@ pub struct SgReply {
     pub resid: i32,
 }
 
-/// What came back, all of it: the transport-level statuses too, for callers that tell a
-/// timeout from other transport failures.
+/// Every status that came back, for callers that tell a timeout from other failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SgRawReply {
     pub status: u8,
@@ -144,8 +141,8 @@ pub struct SgRawReply {
 /// `host_status` when the command's timeout expired and it was aborted (`DID_TIME_OUT`).
 pub const DID_TIME_OUT: u16 = 0x03;
 
-/// Sends `cdb` with SG_IO. Transport failures (host or driver status other than "sense
-/// follows") are errors; the SCSI status and sense are returned for the caller to judge.
+/// Sends `cdb` with SG_IO; transport failures are errors, the SCSI status and sense are the
+/// caller's to judge.
 pub fn execute(
     file: &File,
     path: &Path,
