@@ -147,8 +147,7 @@ pub fn identity_of(root: &SysRoot, target: &TargetInfo) -> DiskIdentity {
     }
 }
 
-/// "bs 4k, QD32, 1 worker, random read" for one phase, "12 phases" for several: the
-/// parameters as Results shows them.
+/// The parameters as Results shows them: "bs 4k, QD32, 1 worker, random read", "12 phases".
 pub fn params_text(plan: &Plan) -> String {
     match plan.phases.as_slice() {
         [one] => one.job.describe(),
@@ -164,8 +163,7 @@ pub fn params_text(plan: &Plan) -> String {
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 impl HistoryEntry {
-    /// The entry for a test's repeats (`runs`, in order), on the disk `disk`; `drive_cache`
-    /// as read when it ran. `None` when there is no finished repeat.
+    /// The entry for a test's repeats `runs` on `disk`; `None` with no finished repeat.
     pub fn of_runs(
         disk: DiskIdentity,
         runs: &[RunReport],
@@ -209,8 +207,7 @@ impl HistoryEntry {
         })
     }
 
-    /// The entry of a surface scan of `device` (its path `target`, block size `block`) on the
-    /// disk `disk`, started at `started_unix`.
+    /// The entry of a surface scan of `device` on `disk`.
     pub fn of_scan(
         disk: DiskIdentity,
         device: &str,
@@ -236,8 +233,7 @@ impl HistoryEntry {
         }
     }
 
-    /// The entry of a triage of `device` (its model, if known) on the disk `disk`, started
-    /// at `started_unix` and taking `seconds`.
+    /// The entry of a triage of `device` on `disk`, taking `seconds`.
     pub fn of_triage(
         disk: DiskIdentity,
         device: &str,
@@ -261,9 +257,8 @@ impl HistoryEntry {
         }
     }
 
-    /// A flush check's entry: `test` is `FLUSH_TIMING_TEST` or `FLUSH_VERIFY_TEST`; `params`
-    /// says what was done ("timing, 200 commits", "verify of /root/flush.log"), `bs` the
-    /// record or commit size.
+    /// A flush check's entry (`FLUSH_TIMING_TEST` or `FLUSH_VERIFY_TEST`); `params` says what
+    /// was done, `bs` the record or commit size.
     pub fn of_flushcheck(
         disk: DiskIdentity,
         device: &str,
@@ -287,8 +282,7 @@ impl HistoryEntry {
         }
     }
 
-    /// The common part of a read-only entry that is not a run (a scan, a triage): one
-    /// synchronous O_DIRECT reader, no settings changed, no figures.
+    /// The common part of a read-only entry (a scan, a triage): one O_DIRECT reader.
     fn read_only(
         disk: DiskIdentity,
         device: &str,
@@ -350,8 +344,7 @@ pub fn utc_minute(unix: u64) -> String {
     )
 }
 
-/// "YYYY-MM-DDTHH:MM:SSZ" (RFC 3339, UTC) from seconds since the epoch: the JSON reports'
-/// times.
+/// RFC 3339 UTC time ("YYYY-MM-DDTHH:MM:SSZ"), as the JSON reports write it.
 pub fn utc_rfc3339(unix: u64) -> String {
     let (year, month, day) = civil(unix);
     let secs = unix % 86_400;
@@ -378,8 +371,8 @@ fn civil(unix: u64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
-/// What reading the history found: the entries (oldest first) and the lines that did not
-/// parse, each "history.jsonl line 7: ..." (left as they are).
+/// What reading the history found: the entries, oldest first, and the lines that did not
+/// parse ("history.jsonl line 7: ...").
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Loaded {
     pub entries: Vec<HistoryEntry>,
@@ -392,9 +385,8 @@ impl Loaded {
         self.entries.iter().filter(move |e| &e.disk == disk)
     }
 
-    /// The newest triage of `disk` that started before `before_unix`: when it started and
-    /// what it kept. A disk known only by its kernel name has no past here: `sda` today may
-    /// be another disk than `sda` yesterday, and its "changes" would be another disk's.
+    /// The newest triage of `disk` before `before_unix`. Never by kernel name alone: `sda`
+    /// today may be another disk than yesterday's.
     pub fn last_triage(
         &self,
         disk: &DiskIdentity,
@@ -414,8 +406,7 @@ impl Loaded {
 }
 
 impl Loaded {
-    /// The newest flush check (timing or verify) of `disk`: when it started, its test name
-    /// and what it kept. Like `last_triage`, never by kernel name alone.
+    /// The newest flush check of `disk`, like `last_triage`.
     pub fn last_flushcheck(&self, disk: &DiskIdentity) -> Option<(u64, &str, &FlushRecord)> {
         if matches!(disk, DiskIdentity::Name(_)) {
             return None;
@@ -477,14 +468,12 @@ impl History {
         self.dir.join(FILE)
     }
 
-    /// Appends one entry (see the module's notes on locking, rotation and bad lines).
-    /// Returns warnings worth showing (a `.1` with a bad line kept past the bound).
+    /// Appends one entry (see the module docs); returns warnings worth showing.
     pub fn append(&self, entry: &HistoryEntry) -> anyhow::Result<Vec<String>> {
         self.append_unless(entry, &|| false)
     }
 
-    /// `append`, giving up the wait for the lock when `stop` turns true (a signal) or after
-    /// `LOCK_WAIT`.
+    /// `append`, giving up the wait for the lock on `stop` (a signal) or after `LOCK_WAIT`.
     pub fn append_unless(
         &self,
         entry: &HistoryEntry,
@@ -493,8 +482,8 @@ impl History {
         self.append_all_unless(std::slice::from_ref(entry), stop)
     }
 
-    /// `append_unless` for several entries at once: one lock, one write, one sync (a triage
-    /// of a thousand disks made a thousand synced appends, a second after its report).
+    /// `append_unless` for several entries: one lock, write and sync (a thousand synced
+    /// appends cost a triage a second).
     pub fn append_all_unless(
         &self,
         entries: &[HistoryEntry],
@@ -540,8 +529,7 @@ impl History {
         }
         let mut file = open_regular_at(&dir, FILE, Access::Append { mode: 0o644 })
             .map_err(|e| anyhow!("cannot open {}: {e}", path.display()))?;
-        // A last line cut short (a full disk, a crash) stays as it is; this record starts on
-        // a line of its own instead of being glued to it.
+        // A last line cut short stays; this record starts on a line of its own.
         if ends_without_newline(&mut file)? {
             line.insert(0, '\n');
         }
@@ -551,8 +539,7 @@ impl History {
         Ok(warnings)
     }
 
-    /// Creates the history directory when it is missing and checks it, for a file kept beside
-    /// the history (the capacity probe's journal).
+    /// Creates and checks the history directory, for a file kept beside it.
     pub fn prepare_dir(&self) -> anyhow::Result<()> {
         self.open_dir(true).map(|_| ())
     }
@@ -582,9 +569,8 @@ impl History {
         }
     }
 
-    /// The first bad line of a history file in the directory, described; `None` when every
-    /// line parses (or there is no such file); why it cannot be read (not a regular file, a
-    /// symlink) as the error.
+    /// The first bad line of a history file, described; `None` when all parse; why it cannot
+    /// be read as the error.
     fn bad_line_in(&self, dir: &File, name: &str) -> Result<Option<String>, FileError> {
         let Some((text, _)) = read_capped(dir, name)? else {
             return Ok(None);
@@ -594,8 +580,7 @@ impl History {
         Ok(loaded.problems.into_iter().next())
     }
 
-    /// Every entry, the rotated file's first, and the lines that did not parse. A directory or
-    /// file that does not exist is an empty history.
+    /// Every entry, the rotated file's first, and the lines that did not parse.
     pub fn load(&self) -> anyhow::Result<Loaded> {
         let mut out = Loaded::default();
         let Some(dir) = self.open_dir(false)? else {
@@ -631,8 +616,7 @@ fn ends_without_newline(file: &mut File) -> anyhow::Result<bool> {
     Ok(last[0] != b'\n')
 }
 
-/// The text of `name` in `dir` up to `MAX_READ` bytes and whether it was cut; `None` if it
-/// does not exist. Only a regular file is read, never through a symlink, never blocking.
+/// The text of `name` in `dir` up to `MAX_READ` bytes, and whether it was cut.
 fn read_capped(dir: &File, name: &str) -> Result<Option<(String, bool)>, FileError> {
     let file = match open_regular_at(dir, name, Access::Read) {
         Ok(f) => f,
