@@ -75,7 +75,7 @@ fn le16(b: &[u8], off: usize) -> u16 {
     u16::from_le_bytes([b[off], b[off + 1]])
 }
 
-/// Little-endian integer of up to 16 bytes at `off`; the caller has checked the length.
+/// Little-endian integer of up to 16 bytes at `off` (length checked by the caller).
 fn le_uint(b: &[u8], off: usize, len: usize) -> u128 {
     b[off..off + len]
         .iter()

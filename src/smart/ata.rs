@@ -28,14 +28,14 @@ pub const SMART_READ_LOG: u8 = 0xD5;
 pub const SMART_WRITE_LOG: u8 = 0xD6;
 /// READ LOG EXT (48-bit, General Purpose Logging).
 pub const OP_READ_LOG_EXT: u8 = 0x2F;
-/// SMART EXECUTE OFF-LINE IMMEDIATE subcommands (LBA low): background self-tests, and abort.
+/// SMART EXECUTE OFF-LINE IMMEDIATE subcommands: self-tests, and abort.
 pub const SELF_TEST_SHORT: u8 = 0x01;
 pub const SELF_TEST_EXTENDED: u8 = 0x02;
 pub const SELF_TEST_ABORT: u8 = 0x7F;
 /// SET FEATURES subcommands.
 pub const SETFEATURES_WC_ON: u8 = 0x02;
 pub const SETFEATURES_WC_OFF: u8 = 0x82;
-/// The SMART signature in LBA mid/high; a failing drive answers with the complement pair.
+/// SMART signature in LBA mid/high; a failing drive answers its complement.
 const SMART_LBA_MID: u8 = 0x4F;
 const SMART_LBA_HIGH: u8 = 0xC2;
 const SMART_FAIL_MID: u8 = 0xF4;
@@ -63,7 +63,7 @@ pub struct AtaCommand {
     pub lba_low: u8,
     pub lba_mid: u8,
     pub lba_high: u8,
-    /// CK_COND: return the registers even on success (needed for SMART RETURN STATUS).
+    /// CK_COND: return the registers even on success.
     pub check_condition: bool,
 }
 
@@ -134,7 +134,7 @@ impl AtaCommand {
         c
     }
 
-    /// SMART WRITE LOG of one sector with CK_COND: the SCT ERC query, answered in registers.
+    /// SMART WRITE LOG of one sector with CK_COND (the SCT ERC query).
     pub const fn smart_write_log(name: &'static str, address: u8) -> Self {
         let mut c = Self::pio_in(name, OP_SMART, SMART_WRITE_LOG);
         c.protocol = Protocol::PioOut;
@@ -226,14 +226,14 @@ impl AtaCommand {
         c[8] = self.lba_low;
         c[10] = self.lba_mid;
         c[12] = self.lba_high;
-        // The LBA bit, as hdparm sets it; libata fills in the device select bit itself.
+        // The LBA bit, as hdparm sets it; libata sets the device bit.
         c[13] = 0x40;
         c[14] = self.command;
         c
     }
 }
 
-/// What IDENTIFY DEVICE says about the drive, as far as this program needs it.
+/// What IDENTIFY DEVICE says, as far as needed here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AtaIdentity {
     pub model: String,
@@ -245,17 +245,17 @@ pub struct AtaIdentity {
     pub write_cache_enabled: bool,
     /// FLUSH CACHE EXT is available (48-bit feature set valid and supported).
     pub flush_ext_supported: bool,
-    /// The General Purpose Logging feature set (READ LOG EXT), IDENTIFY word 84 bit 5.
+    /// General Purpose Logging (READ LOG EXT), word 84 bit 5.
     pub gpl_supported: bool,
-    /// The highest SATA generation (1: 1.5, 2: 3.0, 3: 6.0 Gb/s); `None` on PATA.
+    /// Highest SATA generation (1: 1.5, 2: 3.0, 3: 6.0 Gb/s).
     pub sata_generation: Option<u8>,
     /// Word 217: `Some(0)` does not rotate, `Some(rpm)`, `None` not reported.
     pub rotation_rpm: Option<u32>,
-    /// Addressable logical sectors (48-bit count where supported); `None` when 0.
+    /// Addressable logical sectors; `None` when 0.
     pub sectors: Option<u64>,
-    /// TRIM (DATA SET MANAGEMENT), word 169 bit 0: on a rotating disk, hints at SMR.
+    /// TRIM, word 169 bit 0: on a rotating disk, a hint of SMR.
     pub trim_supported: bool,
-    /// The zoned capabilities, word 69 bits 0-1 (ACS-4): 1 host-aware, 2 drive-managed.
+    /// Zoned capabilities, word 69: 1 host-aware, 2 drive-managed.
     pub zoned: Option<crate::model::ZoneModel>,
 }
 
@@ -270,7 +270,7 @@ impl AtaIdentity {
     }
 }
 
-/// The rotation rate of IDENTIFY word 217: 1 non-rotating, 0x0401-0xFFFE rpm (ACS-3).
+/// The rotation rate in IDENTIFY word 217 (ACS-3).
 pub fn rotation_rpm_of(word217: u16) -> Option<u32> {
     match word217 {
         0x0001 => Some(0),
@@ -289,7 +289,7 @@ pub fn sata_generation_of(word76: u16) -> Option<u8> {
 
 const IDENTIFY: &str = "IDENTIFY DEVICE page";
 
-/// A command-set word is valid with bit 14 set and 15 clear (not 0x0000 or 0xFFFF).
+/// A command-set word is valid with bit 14 set and 15 clear.
 fn valid_feature_word(w: u16) -> bool {
     w & 0xC000 == 0x4000
 }
@@ -315,7 +315,7 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
     if w.iter().all(|&x| x == 0) || w.iter().all(|&x| x == 0xFFFF) {
         return Err(PageError::new(IDENTIFY, "all words 0x0000 or 0xFFFF"));
     }
-    // Word 255: with the signature 0xA5 in its low byte, the page sums to zero (ACS-3).
+    // Word 255: with signature 0xA5, the page sums to zero.
     if w[255] & 0x00FF == 0x00A5 && page[..SECTOR].iter().fold(0u8, |a, b| a.wrapping_add(*b)) != 0
     {
         return Err(PageError::new(IDENTIFY, "integrity word checksum mismatch"));
@@ -331,7 +331,7 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
         smart_enabled: enabled & 0x0001 != 0,
         write_cache_supported: supported & 0x0020 != 0,
         write_cache_enabled: enabled & 0x0020 != 0,
-        // hdparm's `flush_wcache`: bits 15:13 of word 83 = 011b and bit 13 (FLUSH CACHE EXT).
+        // hdparm's `flush_wcache`: word 83 bits 15:13 = 011b.
         flush_ext_supported: w83 & 0xE000 == 0x6000,
         gpl_supported: valid_feature_word(w[84]) && w[84] & 0x0020 != 0,
         sata_generation: sata_generation_of(w[76]),
@@ -375,7 +375,7 @@ pub struct SmartData {
     pub offline_status: u8,
     /// The self-test execution status byte (363): the last or running self-test.
     pub self_test_status: u8,
-    /// Off-line data collection capability (367) bit 4: self-tests are implemented.
+    /// Byte 367 bit 4: self-tests are implemented.
     pub self_test_supported: bool,
     /// Error logging capability (370) bit 0: the drive keeps an error log.
     pub error_log_supported: bool,
@@ -405,7 +405,7 @@ pub(crate) fn check_sum(what: &'static str, page: &[u8]) -> Result<(), PageError
     Ok(())
 }
 
-/// Parses SMART READ DATA (30 attribute slots of 12 bytes from offset 2; checksum at 511).
+/// Parses SMART READ DATA: 30 attribute slots and a checksum.
 pub fn parse_smart_data(page: &[u8]) -> Result<SmartData, PageError> {
     check_sum(DATA, page)?;
     let attributes = page[2..2 + 30 * 12]
@@ -435,7 +435,7 @@ pub fn parse_smart_data(page: &[u8]) -> Result<SmartData, PageError> {
     })
 }
 
-/// Parses SMART READ THRESHOLDS: (id, threshold) pairs, matched to attributes by id.
+/// Parses SMART READ THRESHOLDS: (id, threshold) pairs.
 pub fn parse_smart_thresholds(page: &[u8]) -> Result<Vec<(u8, u8)>, PageError> {
     check_sum(THRESHOLDS, page)?;
     Ok(page[2..2 + 30 * 12]
@@ -445,12 +445,12 @@ pub fn parse_smart_thresholds(page: &[u8]) -> Result<Vec<(u8, u8)>, PageError> {
         .collect())
 }
 
-/// Reads SMART RETURN STATUS from LBA mid/high (smartmontools `ataSmartStatus2`).
+/// SMART RETURN STATUS from LBA mid/high (smartmontools' `ataSmartStatus2`).
 pub fn smart_status(lba_mid: u8, lba_high: u8) -> (AtaSmartStatus, Option<String>) {
     match (lba_mid, lba_high) {
         (SMART_LBA_MID, SMART_LBA_HIGH) => (AtaSmartStatus::Good, None),
         (SMART_FAIL_MID, SMART_FAIL_HIGH) => (AtaSmartStatus::Failing, None),
-        // Only one register came back right: some SAT bridges return half the registers.
+        // One register right: some SAT bridges return half of them.
         (SMART_LBA_MID, _) | (_, SMART_LBA_HIGH) => (
             AtaSmartStatus::Good,
             Some(format!(
@@ -475,7 +475,7 @@ pub fn smart_status(lba_mid: u8, lba_high: u8) -> (AtaSmartStatus, Option<String
     }
 }
 
-/// smartmontools' names for the ids (nearly) every vendor shares; others are shown raw.
+/// smartmontools' names for the ids vendors share; others show raw.
 pub fn attribute_name(id: u8) -> Option<&'static str> {
     Some(match id {
         1 => "Raw_Read_Error_Rate",
@@ -542,11 +542,11 @@ pub fn attribute_temperature(attributes: &[AtaAttribute]) -> Option<i64> {
     })
 }
 
-/// The raw value in words for the attributes whose raw layout is common across vendors.
+/// The raw value in words, for layouts common across vendors.
 pub fn decode_raw(id: u8, raw: &[u8; 6]) -> Option<String> {
     let count = raw48(raw);
     match id {
-        // Hours in the low 32 bits; some vendors use minutes or half-minutes (not guessed).
+        // Hours in the low 32 bits (minutes and half-minutes not guessed).
         9 => Some(format!(
             "{} h",
             u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]])
@@ -571,7 +571,7 @@ pub fn decode_raw(id: u8, raw: &[u8; 6]) -> Option<String> {
     }
 }
 
-/// Joins the data and threshold pages into the attribute table, with each row's state.
+/// The attribute table, with each row's state.
 pub fn attribute_table(data: &SmartData, thresholds: Option<&[(u8, u8)]>) -> Vec<AtaAttribute> {
     data.attributes
         .iter()

@@ -11,7 +11,7 @@
 
 use crate::model::{DriveFitness, Erc, ZoneModel};
 
-/// The fitness facts of a `smartctl -x` text report; what it does not print stays `None`.
+/// The fitness facts of `smartctl -x` text; what it omits stays `None`.
 pub fn fitness_of_text(text: &str) -> DriveFitness {
     let lines: Vec<&str> = text
         .split(['\n', '\r'])
@@ -58,7 +58,7 @@ fn farm_value<'a>(lines: &[&'a str], keys: &[&str]) -> Option<&'a str> {
     })
 }
 
-/// SCT Error Recovery Control from its section; absent from the capabilities means none.
+/// SCT ERC from its section; none if the capabilities leave it out.
 fn erc_of_text(lines: &[&str]) -> Option<Erc> {
     let timer = |line: &str, name: &str| -> Option<u16> {
         let rest = line
@@ -101,7 +101,7 @@ fn erc_of_text(lines: &[&str]) -> Option<Erc> {
     (unsupported || (capabilities && !listed)).then_some(Erc::NotSupported)
 }
 
-/// The fitness facts of a `smartctl -j` document; text that is not JSON gives none.
+/// The fitness facts of a `smartctl -j` document.
 pub fn fitness_of_json(text: &str) -> DriveFitness {
     let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
         return DriveFitness::default();
@@ -179,11 +179,11 @@ pub fn parse_sct_status(page: &[u8]) -> Option<SctStatus> {
     })
 }
 
-/// SCT action code of Error Recovery Control, and its function "return the current timer".
+/// SCT action code of Error Recovery Control, and "return the current timer".
 pub const SCT_ERC_ACTION: u16 = 3;
 pub const SCT_ERC_GET: u16 = 2;
 
-/// The SCT command (for SMART log 0xE0) asking for one ERC timer: 1 read, 2 write.
+/// The SCT command asking for one ERC timer (1 read, 2 write), for log 0xE0.
 pub fn sct_erc_get_command(selection: u16) -> [u8; 512] {
     let mut cmd = [0u8; 512];
     cmd[0..2].copy_from_slice(&SCT_ERC_ACTION.to_le_bytes());

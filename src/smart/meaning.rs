@@ -16,7 +16,7 @@ use crate::model::{AtaAttribute, AtaDrive};
 pub enum Meaning {
     /// Sectors a hard disk moved to its spare area (5).
     ReallocatedSectors,
-    /// NAND blocks an SSD retired (5 on flash): wear, not a sector that failed to read.
+    /// NAND blocks an SSD retired (5 on flash): wear, not a failed read.
     RetiredBlocks,
     /// Reallocation events (196 on hard disks).
     ReallocationEvents,
@@ -40,9 +40,9 @@ pub enum Meaning {
     LifeLeft,
     /// The normalized value is the spare (reserved) space left.
     SpareLeft,
-    /// An error rate whose raw value is the vendor's (1, 7, 195): never a count to judge.
+    /// An error rate in the vendor's raw format (1, 7, 195): never judged.
     ErrorRate,
-    /// An id the drive fills with nothing meaningful ("Not_In_Use", "Bogus_Current_Pend_Sect").
+    /// An id holding nothing meaningful ("Not_In_Use").
     NotInUse,
     /// Anything else: judged only by the drive's own threshold.
     Other,
@@ -103,7 +103,7 @@ const FAMILIES: &[(&str, u8)] = &[
     ("SAMSUNG MZ7", 177),
 ];
 
-/// The meaning of smartctl's name for an attribute; `None` for its "unknown" names.
+/// The meaning of smartctl's name; `None` for its "unknown" names.
 fn by_name(name: &str, solid_state: bool) -> Option<Meaning> {
     use Meaning::*;
     if name.starts_with("Unknown") {
@@ -144,7 +144,7 @@ fn by_name(name: &str, solid_state: bool) -> Option<Meaning> {
     })
 }
 
-/// The meaning by id alone, for a table read natively (or a name smartctl did not know).
+/// The meaning by id alone (a native table, or a name smartctl did not know).
 fn by_id(id: u8, drive: &AtaDrive) -> Meaning {
     let solid_state = drive.solid_state == Some(true);
     if solid_state {
@@ -171,7 +171,7 @@ pub fn meaning_of(a: &AtaAttribute, drive: &AtaDrive) -> Meaning {
     }
 }
 
-/// The leading number of smartctl's printed raw value ("0 (2000 0)", "39384h+40m+45.152s").
+/// The leading number of smartctl's printed raw value ("0 (2000 0)").
 pub fn leading_number(text: &str) -> Option<u64> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x") {
@@ -182,18 +182,18 @@ pub fn leading_number(text: &str) -> Option<u64> {
     if digits.is_empty() {
         return None;
     }
-    // Longer than u64: as large as it gets, which the plausibility check then refuses.
+    // Longer than u64: the maximum, which the plausibility check refuses.
     Some(digits.parse().unwrap_or(u64::MAX))
 }
 
-/// The raw value in the layout of `meaning`, from the 48 raw bits a drive sent.
+/// The 48 raw bits read in `meaning`'s layout.
 fn from_raw(meaning: Meaning, raw: u64) -> u64 {
     match meaning {
         // A 16-bit count; the drive's other words are its own ("0 (2000 0)").
         Meaning::ReallocatedSectors | Meaning::RetiredBlocks | Meaning::ReallocationEvents => {
             raw & 0xffff
         }
-        // Hours in the low three bytes; the byte above holds minutes or ms on some drives.
+        // Hours in the low three bytes (minutes or ms above, on some drives).
         Meaning::PowerOnTime => raw & 0xff_ffff,
         Meaning::Temperature => raw & 0xff,
         // Seagate packs three 16-bit counters, the high word first ("2 2 2").
@@ -202,11 +202,11 @@ fn from_raw(meaning: Meaning, raw: u64) -> u64 {
     }
 }
 
-/// Reads `a` on `drive`: its meaning and raw value, sentinels and impossible counts marked.
+/// Reads `a` on `drive`: its meaning and value, sentinels and absurd counts marked.
 pub fn read(a: &AtaAttribute, drive: &AtaDrive) -> Reading {
     let meaning = meaning_of(a, drive);
     let value = match a.raw_text.as_deref().and_then(leading_number) {
-        // All 48 bits printed (a drive smartctl does not know): read as from the drive.
+        // All 48 bits printed (smartctl does not know the drive): as from the drive.
         Some(n) if n > u64::from(u32::MAX) && n <= 0xffff_ffff_ffff => from_raw(meaning, n),
         Some(n) => n,
         None => from_raw(meaning, a.raw),
@@ -231,7 +231,7 @@ fn implausible(meaning: Meaning, value: u64, drive: &AtaDrive) -> Option<String>
     {
         return Some(format!("more than the drive's {sectors} sectors"));
     }
-    // No working drive counts four billion errors: a vendor's packing, or garbage.
+    // No working drive counts four billion errors: packing, or garbage.
     (value > u64::from(u32::MAX)).then(|| "above 2^32, no counter of a working drive".into())
 }
 
@@ -246,7 +246,7 @@ pub fn count_of(attributes: &[AtaAttribute], drive: &AtaDrive, meaning: Meaning)
     })
 }
 
-/// What an attribute at or below its threshold now says, in words from its meaning.
+/// An attribute at its threshold now, in words from its meaning.
 pub fn failing_now_words(a: &AtaAttribute, meaning: Meaning) -> String {
     let at = format!(
         "{} {} at {}, threshold {}, now",

@@ -62,7 +62,7 @@ impl AdminCommand {
         }
     }
 
-    /// Identify Namespace of `nsid`: byte 33 (DLFEAT) says what a deallocated block reads.
+    /// Identify Namespace: byte 33 (DLFEAT) says what deallocated blocks read.
     pub const fn identify_namespace(nsid: u32) -> Self {
         AdminCommand {
             name: "Identify Namespace",
@@ -97,7 +97,7 @@ impl AdminCommand {
         }
     }
 
-    /// Get Log Page of `len` bytes (a multiple of 4) of log `lid`, controller-wide.
+    /// Get Log Page of `len` bytes (a multiple of 4) of log `lid`.
     pub const fn get_log_page(name: &'static str, lid: u32, len: usize) -> Self {
         AdminCommand {
             name,
@@ -128,7 +128,7 @@ impl AdminCommand {
         )
     }
 
-    /// Device Self-test with code `STC_*`, on the controller and every namespace.
+    /// Device Self-test with code `STC_*`, on every namespace.
     pub const fn device_self_test(code: u32) -> Self {
         AdminCommand {
             name: "Device Self-test",
@@ -159,16 +159,16 @@ pub struct NvmeController {
     pub serial: String,
     pub model: String,
     pub firmware: String,
-    /// Warning and critical composite temperature thresholds, Kelvin (0: not reported).
+    /// Warning and critical temperature thresholds, Kelvin (0: none).
     pub warning_temp_kelvin: u16,
     pub critical_temp_kelvin: u16,
-    /// Optional NVM Command Support; bit 4: Save field and Select field of Get Features.
+    /// Optional NVM Command Support; bit 4: Get Features' SEL.
     pub oncs: u16,
     /// VWC byte 525 bit 0: a volatile write cache is present.
     pub vwc_present: bool,
     /// Optional Admin Command Support (256); bit 4: Device Self-test.
     pub oacs: u16,
-    /// Error Log Page Entries (262), 0's based: the log holds `elpe + 1` entries.
+    /// Error Log Page Entries, 0's based: the log holds `elpe + 1`.
     pub elpe: u8,
     /// Extended Device Self-test Time (316), minutes.
     pub edstt_minutes: u16,
@@ -185,7 +185,7 @@ impl NvmeController {
         self.oacs & 0x0010 != 0
     }
 
-    /// Error Information entries worth reading: the log's size, at most `MAX_ERROR_ENTRIES`.
+    /// Error Information entries worth reading (at most `MAX_ERROR_ENTRIES`).
     pub fn error_entries(&self) -> usize {
         (usize::from(self.elpe) + 1).min(MAX_ERROR_ENTRIES)
     }
@@ -218,7 +218,7 @@ pub fn parse_identify_controller(page: &[u8]) -> Result<NvmeController, PageErro
     })
 }
 
-/// The names of the critical-warning bits (NVMe base 2.0, figure 207; smartctl's wording).
+/// The critical-warning bits' names (NVMe 2.0 figure 207, smartctl's words).
 pub const CRITICAL_WARNING_BITS: [&str; 6] = [
     "available spare below threshold",
     "temperature above or below threshold",

@@ -14,7 +14,7 @@ use crate::model::{
 const ERROR: &str = "NVMe Error Information log";
 const SELF_TEST: &str = "NVMe Device Self-test log";
 
-/// Parses 64-byte Error Information entries, newest first; a count of 0 is an unused entry.
+/// Parses 64-byte Error Information entries, newest first.
 pub fn parse_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     if page.len() < ERROR_ENTRY_LEN {
         return Err(PageError::short(ERROR, ERROR_ENTRY_LEN, page.len()));
@@ -52,7 +52,7 @@ pub fn parse_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
         })
         .collect();
     entries.sort_by_key(|e| std::cmp::Reverse(e.number));
-    // Two entries with one count are one error logged twice by a confused controller.
+    // Two entries of one count: one error a confused controller logged twice.
     entries.dedup_by_key(|e| e.number);
     Ok(ErrorLog {
         source: format!("{ERROR} (0x01)"),
@@ -91,7 +91,7 @@ fn result(code: u8) -> Option<(SelfTestOutcome, &'static str)> {
     })
 }
 
-/// Parses the Device Self-test log: the results, newest first, and the running operation.
+/// Parses the Device Self-test log: results, newest first, and the running test.
 pub fn parse_self_test_log(
     page: &[u8],
 ) -> Result<(SelfTestLog, Option<SelfTestProgress>), PageError> {
@@ -134,7 +134,7 @@ pub fn parse_self_test_log(
     ))
 }
 
-/// The self-test state of a controller that implements Device Self-test, from its log.
+/// The self-test state from the Device Self-test log.
 pub fn self_test_status(
     log: &SelfTestLog,
     running: Option<SelfTestProgress>,

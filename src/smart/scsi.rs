@@ -10,7 +10,7 @@ use super::PageError;
 pub const MODE_SENSE_10: u8 = 0x5A;
 pub const MODE_SELECT_10: u8 = 0x55;
 pub const CACHING_PAGE: u8 = 0x08;
-/// Enough for the 8-byte header, block descriptors and the 20-byte caching page.
+/// Room for the header, block descriptors and the caching page.
 pub const MODE_SENSE_ALLOC: u16 = 252;
 
 /// Which values MODE SENSE returns (the PC field).
@@ -65,7 +65,7 @@ pub fn parse_caching_page(resp: &[u8]) -> Result<CachingPage, PageError> {
     if resp.len() < 8 {
         return Err(PageError::short(WHAT, 8, resp.len()));
     }
-    // The mode data length does not count itself; the answer may be cut to the allocation.
+    // The length does not count itself; the answer may be cut short.
     let total = (usize::from(u16::from_be_bytes([resp[0], resp[1]])) + 2).min(resp.len());
     let bd_len = usize::from(u16::from_be_bytes([resp[6], resp[7]]));
     let at = 8 + bd_len;

@@ -26,7 +26,7 @@ pub const KEY_ABORTED_COMMAND: u8 = 0xB;
 pub const ATA_STATUS_ERR: u8 = 0x01;
 pub const ATA_STATUS_DRQ: u8 = 0x08;
 
-/// The ATA registers after a command (28-bit view; `extend`: answered in 48-bit form).
+/// The ATA registers after a command (`extend`: a 48-bit answer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AtaRegisters {
     pub error: u8,
@@ -199,11 +199,11 @@ impl fmt::Display for Sense {
 /// What an ATA PASS-THROUGH command came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AtaOutcome {
-    /// The command completed; the registers when the transport returned them (CK_COND).
+    /// Completed; the registers if the transport returned them (CK_COND).
     Done(Option<AtaRegisters>),
-    /// The drive ran the command and reported an error (ABRT: unsupported or disabled).
+    /// The drive reported an error (ABRT: unsupported or disabled).
     DriveError(AtaRegisters),
-    /// The SCSI layer or a bridge refused ATA PASS-THROUGH itself (no ATA behind it).
+    /// ATA PASS-THROUGH itself refused (no ATA behind it).
     Refused(Sense),
     /// Anything else, in words.
     Failed(String),

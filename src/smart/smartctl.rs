@@ -135,7 +135,7 @@ struct NvmeLog {
 
 const WHAT: &str = "smartctl JSON";
 
-/// SMART data keys: with a device naming its protocol, smartctl's even without the header.
+/// SMART data keys: with a device's protocol, they mark smartctl's document.
 const SMART_KEYS: [&str; 5] = [
     "smart_status",
     "ata_smart_attributes",
@@ -144,7 +144,7 @@ const SMART_KEYS: [&str; 5] = [
     "scsi_error_counter_log",
 ];
 
-/// The document as JSON, if it is smartctl's (its header, or a device with SMART data).
+/// The document as JSON, if it is smartctl's.
 fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
     let doc: serde_json::Value =
         serde_json::from_str(text).map_err(|e| PageError::new(WHAT, format!("not JSON: {e}")))?;
@@ -154,7 +154,7 @@ fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
         .get("device")
         .and_then(|d| d.get("protocol"))
         .is_some_and(serde_json::Value::is_string);
-    // A `smartctl -i` fragment (scrutiny keeps one) is smartctl's too, judged on what it holds.
+    // A `smartctl -i` fragment (scrutiny keeps those) is smartctl's too.
     let headless = device
         && SMART_KEYS
             .iter()
@@ -210,7 +210,7 @@ fn left_out_note(left_out: &[String]) -> Option<String> {
     })
 }
 
-/// Parses `smartctl -j -a` output; `process_exit` stands in for a missing exit status.
+/// Parses `smartctl -j -a`; `process_exit` stands in for a missing exit status.
 pub fn parse_smartctl_json(
     text: &str,
     process_exit: Option<i32>,
@@ -240,7 +240,7 @@ pub fn parse_smartctl_json(
             .model_name
             .as_deref()
             .map(crate::model::text::neutralize_controls),
-        // smartctl's rotation_rate: 0 for "Solid State Device", absent when not reported.
+        // rotation_rate 0: "Solid State Device"; absent: not reported.
         solid_state: doc.rotation_rate.map(|rpm| rpm == 0),
         sectors: doc.user_capacity.and_then(|c| c.blocks).filter(|b| *b > 0),
     };
@@ -257,7 +257,7 @@ pub fn parse_smartctl_json(
             .device
             .and_then(|d| d.protocol)
             .map(|p| crate::model::text::neutralize_controls(&p)),
-        // smartctl prints 0 when the device reports no temperature (QEMU's scsi-hd does).
+        // 0 is no temperature reported (QEMU's scsi-hd).
         temperature_c: doc
             .temperature
             .and_then(|t| t.current)
@@ -615,7 +615,7 @@ fn ata_self_test_log(log: AtaSelfTestLog, source: &str) -> SelfTestLog {
     }
 }
 
-/// SCSI self-test results `scsi_self_test_0` .. `_19` (newest first), as smartctl names them.
+/// SCSI self-test results `scsi_self_test_0` .. `_19`, newest first.
 fn scsi_self_tests(rest: &BTreeMap<String, serde_json::Value>) -> Option<SelfTestLog> {
     let mut entries = Vec::new();
     for i in 0..20 {
@@ -625,7 +625,7 @@ fn scsi_self_tests(rest: &BTreeMap<String, serde_json::Value>) -> Option<SelfTes
         let Ok(t) = serde_json::from_value::<ScsiSelfTest>(v.clone()) else {
             continue;
         };
-        // SPC-4 self-test results: 0 passed, 1-2 aborted, 3-7 failed, 0xF in progress.
+        // SPC-4: 0 passed, 1-2 aborted, 3-7 failed, 0xF in progress.
         let value = t.result.as_ref().and_then(|r| r.value).unwrap_or(0xFF);
         let outcome = match value {
             0 => SelfTestOutcome::Passed,
@@ -679,7 +679,7 @@ fn scsi_error_counters(counters: BTreeMap<String, ScsiCounters>) -> ErrorLog {
     }
 }
 
-/// Reads the logs out of `smartctl -j -a` output; a log not printed is "not supported".
+/// Reads the logs of `smartctl -j -a`; one not printed is "not supported".
 pub fn parse_smartctl_logs(
     json: &str,
     device: &str,

@@ -37,9 +37,9 @@ struct Text {
     lines: Vec<String>,
     /// The information section's `Key: value` lines, first of each, spaces collapsed.
     info: BTreeMap<String, String>,
-    /// The first word after "smartctl" on its banner line ("7.4", "pre-7.4", "5.41").
+    /// The banner's version ("7.4", "pre-7.4", "5.41").
     version: Option<String>,
-    /// Each line's `Key: value`, where it has one (read once: several readers look).
+    /// Each line's `Key: value`, if any (read once for every reader).
     fields: Vec<Option<(String, String)>>,
 }
 
@@ -86,7 +86,7 @@ fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A `Key: value` line: the key with its spaces collapsed, and the value trimmed.
+/// A `Key: value` line: the key's spaces collapsed, the value trimmed.
 fn field(line: &str) -> Option<(String, &str)> {
     let (key, value) = line.split_once(':')?;
     let key = collapse(key);
@@ -118,7 +118,7 @@ fn count64(text: &str) -> Option<u64> {
     count(text).map(|n| u64::try_from(n).unwrap_or(u64::MAX))
 }
 
-/// The leading whole number of a text ("35 Celsius", "-5 C"), if it starts with one.
+/// The leading whole number of a text ("35 Celsius", "-5 C").
 fn leading_int(text: &str) -> Option<i64> {
     let t = text.trim_start();
     let (sign, digits) = match t.strip_prefix('-') {
@@ -222,7 +222,7 @@ impl Text {
         Ok(parsed)
     }
 
-    /// Anything besides the banner: a field, a section, a health line or a message.
+    /// Anything besides the banner.
     fn has_content(&self) -> bool {
         !self.info.is_empty()
             || self.lines.iter().any(|l| {
@@ -241,7 +241,7 @@ impl Text {
             .filter(|v| !v.is_empty())
     }
 
-    /// The first line that starts with `prefix` (after leading spaces), from `prefix` on.
+    /// The first line starting with `prefix` (after spaces), from `prefix` on.
     fn line_starting(&self, prefix: &str) -> Option<(usize, &str)> {
         self.lines
             .iter()
@@ -250,7 +250,7 @@ impl Text {
             .map(|(i, l)| (i, l.trim_start()))
     }
 
-    /// The value of the first `Key: value` line anywhere with this key (spaces collapsed).
+    /// The value of the first `Key: value` line with this key.
     fn value_anywhere(&self, key: &str) -> Option<&str> {
         self.key_values().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
@@ -565,7 +565,7 @@ fn ata_power_on_hours(attributes: &[AtaAttribute]) -> Option<u64> {
 
 /// The columns of an attribute table, by the header's names.
 struct Columns {
-    /// The words before RAW_VALUE: the raw value is the rest of the line after as many.
+    /// Words before RAW_VALUE: the raw value is the rest of the line.
     before_raw: usize,
     flags: Option<usize>,
     value: Option<usize>,
@@ -626,7 +626,7 @@ fn attribute_table(t: &Text) -> Option<Vec<AtaAttribute>> {
     tables.into_iter().nth(pick).map(|(_, rows)| rows)
 }
 
-/// One row of an attribute table; `None` ends the table (a blank line, the flags' legend).
+/// One attribute row; `None` ends the table.
 fn attribute_row(line: &str, c: &Columns) -> Option<AtaAttribute> {
     let w = words(line);
     let (_, id_word) = *w.first()?;
@@ -643,7 +643,7 @@ fn attribute_row(line: &str, c: &Columns) -> Option<AtaAttribute> {
     let (raw_at, _) = *w.get(c.before_raw)?;
     let raw_text = line.get(raw_at..)?.trim_end();
     let col = |i: Option<usize>| i.and_then(|i| w.get(i)).map(|(_, s)| *s);
-    // "---": no normalized value or no threshold (smartctl prints it for raw-only ones).
+    // "---": no value or threshold (raw-only attributes).
     let num = |i: Option<usize>| col(i).and_then(|s| s.parse::<u8>().ok());
     let value = num(c.value);
     let worst = num(c.worst);
@@ -736,7 +736,7 @@ fn nvme_health(t: &Text) -> Option<NvmeHealth> {
         fields.entry(key).or_insert_with(|| value.to_string());
     }
     let get = |k: &str| fields.get(k).map(String::as_str);
-    // A health section without its first field is a report cut short: no health data.
+    // Without its first field the section was cut short: no health data.
     let critical_warning = byte(get("Critical Warning")?)?;
     let n = |k: &str| get(k).and_then(count).unwrap_or(0);
     let pct = |k: &str| {

@@ -187,13 +187,13 @@ fn ata_unavailable(ata: &AtaSmart) -> Option<String> {
     }
 }
 
-/// How a FAILED reason from a prefailure attribute ends (the triage judges those itself).
+/// How a prefailure attribute's FAILED reason ends (the triage words its own).
 pub const PREFAILURE_AT_THRESHOLD: &str =
     ": a prefailure attribute, the drive predicts its failure";
 /// The same for an old-age attribute.
 pub const OLD_AGE_AT_THRESHOLD: &str = ": an old-age attribute, worn past what the drive allows";
 
-/// NVMe media errors of exactly n * 2^32: a firmware's high word, not four billion errors.
+/// NVMe media errors of n * 2^32: a firmware's high word, not real errors.
 pub fn implausible_media_errors(n: u128) -> bool {
     n >= 1 << 32 && n.is_multiple_of(1 << 32)
 }
@@ -276,7 +276,7 @@ fn raw_shown(a: &AtaAttribute) -> String {
     a.raw_text.clone().unwrap_or_else(|| a.raw.to_string())
 }
 
-/// Temperature from the attribute table (`crate::smart::ata::attribute_temperature`).
+/// Temperature from the attribute table.
 fn ata_temperature(ata: &AtaSmart) -> Option<i64> {
     attribute_temperature(&ata.attributes)
 }

@@ -8,7 +8,7 @@ use crate::model::{
     SelfTestProgress, SelfTestStatus, Transport,
 };
 
-/// Lines that start another part of the report: an ATA log's block ends at one.
+/// Lines that start another part of the report (and end an ATA log's block).
 const SECTION_HEADS: [&str; 11] = [
     "SMART ",
     "SCT ",
@@ -23,7 +23,7 @@ const SECTION_HEADS: [&str; 11] = [
     "Warning!",
 ];
 
-/// The lines of the block that starts at line `start`, up to the next section head.
+/// The lines from `start` up to the next section head.
 fn block(t: &Text, start: usize) -> &[String] {
     let rest = t.lines.get(start + 1..).unwrap_or(&[]);
     let end = rest
@@ -49,11 +49,11 @@ fn not_supported(what: &str) -> LogRead<ErrorLog> {
     }
 }
 
-/// An ATA error log block (extended or summary): the count and the entries, newest first.
+/// An ATA error log block: the count and the entries, newest first.
 fn ata_error_log(lines: &[String], source: &str) -> ErrorLog {
     let mut count: Option<u64> = None;
     let mut entries: Vec<ErrorEntry> = Vec::new();
-    // Whether the next row with a timestamp is the failing command (the first listed).
+    // Whether the next timestamped row is the failing command (listed first).
     let mut want_command = false;
     for l in lines {
         let line = l.trim();
@@ -127,7 +127,7 @@ fn is_uptime(word: &str) -> bool {
             .all(|c| c.is_ascii_digit() || matches!(c, ':' | '.' | 'd' | '+'))
 }
 
-/// NVMe's Error Information table, newest first, counted by the health log where it can be.
+/// NVMe's Error Information table, newest first.
 fn nvme_error_log(t: &Text) -> LogRead<ErrorLog> {
     // "Read Error Information Log failed", "Read 1 entries from Error Information Log failed".
     if let Some(failed) = t
@@ -199,7 +199,7 @@ fn nvme_error_log(t: &Text) -> LogRead<ErrorLog> {
     })
 }
 
-/// SCSI's error counter log: uncorrected read, write and verify errors (the last column).
+/// SCSI's error counter log: uncorrected read, write and verify errors.
 fn scsi_error_log(t: &Text) -> LogRead<ErrorLog> {
     if t.line_starting("Error Counter logging not supported")
         .is_some()
@@ -239,7 +239,7 @@ fn scsi_error_log(t: &Text) -> LogRead<ErrorLog> {
     })
 }
 
-/// The ATA error log: the extended one where the report has it, else the summary.
+/// The ATA error log: the extended one, else the summary.
 fn ata_error(t: &Text) -> LogRead<ErrorLog> {
     let find = |head: &str, source: &str| {
         t.line_starting(head)
@@ -272,7 +272,7 @@ fn ata_error(t: &Text) -> LogRead<ErrorLog> {
     }
 }
 
-/// ATA self-test status words, by the status nibble smartctl printed them for.
+/// ATA self-test status words, by status nibble.
 const ATA_STATUSES: [(&str, SelfTestOutcome); 10] = [
     ("Completed without error", SelfTestOutcome::Passed),
     ("Aborted by host", SelfTestOutcome::Aborted),
@@ -394,7 +394,7 @@ fn scsi_self_test_row(line: &str) -> Option<SelfTestEntry> {
     let rest = line.trim_start().strip_prefix('#')?;
     let before_sense = rest.split('[').next()?;
     let w: Vec<&str> = before_sense.split_whitespace().collect();
-    // The number, two words of description, the status, then segment, hours and LBA.
+    // Number, two words of description, status, segment, hours and LBA.
     if w.len() < 6 {
         return None;
     }
@@ -479,7 +479,7 @@ fn self_test_log(t: &Text, protocol: Protocol) -> LogRead<SelfTestLog> {
             error: text_of(failed).unwrap_or_default(),
         };
     }
-    // A log with no head before its "none yet" line (some captures drop the head).
+    // A "none yet" line without its head (some captures drop it).
     if let Some((_, source)) = heads.first()
         && t.lines.iter().any(|l| {
             let l = l.trim_start().to_lowercase();
@@ -505,7 +505,7 @@ fn self_test_log(t: &Text, protocol: Protocol) -> LogRead<SelfTestLog> {
     }
 }
 
-/// The self-test now: ATA's execution status byte and polling times, NVMe's status line.
+/// The self-test now: ATA's status byte and polling times, NVMe's status.
 fn self_test_status(t: &Text) -> SelfTestStatus {
     let mut status = SelfTestStatus::unsupported(
         "a saved smartctl report: disktriage starts self-tests on the drives it reads",
