@@ -75,7 +75,7 @@ pub enum ChangeError {
     Drive(#[from] DriveError),
     #[error(transparent)]
     Journal(#[from] JournalError),
-    /// The change failed part-way and the device lost its original, which is recorded.
+    /// Failed part-way: the device lost its original, which is recorded.
     #[error("{error}; the original ({original}) is recorded: `disktriage restore` puts it back")]
     Partial { error: DriveError, original: String },
 }
@@ -84,10 +84,10 @@ pub enum ChangeError {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum JournalNote {
-    /// The original is recorded (now, or by an earlier change of the same setting).
+    /// The original is recorded (now, or by an earlier change).
     Recorded {
         id: u64,
-        /// The value `disktriage restore` puts back (the first outstanding original).
+        /// What `disktriage restore` puts back.
         original: String,
         /// The value this change found: what a session puts back when it ends.
         found: String,
@@ -98,9 +98,9 @@ pub enum JournalNote {
     Kept { dropped: Vec<String> },
     /// Nothing changed: the device already had the value.
     Unchanged,
-    /// The change did not take: the device still has its original, nothing to restore.
+    /// The change did not take: nothing to restore.
     NotApplied,
-    /// The device is back at the recorded original: the entry is gone, nothing to restore.
+    /// Back at the recorded original: the entry is gone.
     BackToOriginal,
 }
 
@@ -149,9 +149,9 @@ impl SchedChange {
 pub enum RestoreScope {
     /// This process's session changes (the guard, on exit).
     Mine,
-    /// `disktriage restore`: everything but a live session's changes (unless `force`).
+    /// `disktriage restore`: all but a live session's changes (unless `force`).
     All { force: bool },
-    /// Session changes of a disktriage that is gone: what a new session offers to restore.
+    /// A gone disktriage's session changes, offered to a new session.
     Orphans,
 }
 
@@ -171,13 +171,13 @@ pub enum RestoreResult {
     Failed { error: String },
 }
 
-/// One entry and its outcome (for `All`, the first of its setting, holding the original).
+/// One entry and its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RestoreOutcome {
     pub entry: JournalEntry,
     #[serde(flatten)]
     pub result: RestoreResult,
-    /// What the admin should know besides (an identity that could not be checked).
+    /// What the admin should know besides (an unchecked identity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -201,7 +201,7 @@ pub struct Changer {
 }
 
 impl Changer {
-    /// `lifetime`: `Persisted` for single-shot commands, `Session` for long-lived ones.
+    /// `lifetime`: `Persisted` for single-shot commands, else `Session`.
     pub fn new(drives: Arc<dyn DriveControl>, journal: Journal, lifetime: Lifetime) -> Self {
         Changer {
             drives,
@@ -240,7 +240,7 @@ impl Changer {
             .remove(device);
     }
 
-    /// A change of `dev` outside a claim this changer holds: refused while another holds one.
+    /// Refuses a change of `dev` while another holds a claim on it.
     fn check_claim(&self, dev: &BlockDevice) -> Result<(), ChangeError> {
         let mine = self
             .claims
@@ -272,7 +272,7 @@ impl Changer {
         id
     }
 
-    /// Records `found` before the change, or with `keep` drops the setting's entries.
+    /// Records `found` first, or with `keep` drops the setting's entries.
     fn journal_first(
         &self,
         j: &mut Locked<'_>,
@@ -333,7 +333,7 @@ impl Changer {
         Ok(note)
     }
 
-    /// Switches the drive's write cache: read, journal, apply, read back (under the lock).
+    /// Switches the drive's write cache: read, journal, apply, read back.
     pub fn set_write_cache(
         &self,
         dev: &BlockDevice,
@@ -404,7 +404,7 @@ impl Changer {
         Ok(change)
     }
 
-    /// Switches the I/O scheduler: read, journal, apply, read back (under the lock).
+    /// Switches the I/O scheduler: read, journal, apply, read back.
     pub fn set_scheduler(
         &self,
         dev: &BlockDevice,
@@ -463,7 +463,7 @@ impl Changer {
         Ok(change)
     }
 
-    /// A failed change: drop a new entry if the device kept its value, else say it is kept.
+    /// A failed change: its new entry goes if the device kept its value.
     fn failed_change(
         &self,
         j: &mut Locked<'_>,
@@ -489,7 +489,7 @@ impl Changer {
         }
     }
 
-    /// The admin keeps a change: its setting leaves the journal. Returns the entry, if any.
+    /// The admin keeps a change: its setting leaves the journal.
     pub fn keep(&self, id: u64) -> Result<Option<JournalEntry>, ChangeError> {
         let mut j = self.journal.lock()?;
         let Some(entry) = j.get(id).cloned() else {

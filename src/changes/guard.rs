@@ -29,18 +29,18 @@ pub type Restoration = Result<Vec<RestoreOutcome>, ChangeError>;
 /// What the guard did without being asked, for the admin to be told.
 #[derive(Debug)]
 pub enum RestoreNews {
-    /// A termination signal arrived (its name, e.g. `SIGTERM`) and the settings were put back.
+    /// A termination signal (`SIGTERM`...) came; the settings were put back.
     Signal {
         signal: String,
         restoration: Restoration,
     },
-    /// A thread panicked: the settings put back, or `None` if the changer was locked.
+    /// A thread panicked: what was put back, or `None` (the changer was locked).
     Panic(Option<Restoration>),
     /// The guard was dropped (normal return or unwinding).
     Dropped(Restoration),
 }
 
-/// Tells the admin what the guard did; on the way out, so it must not fail or panic.
+/// Tells the admin what the guard did; on the way out, so it never fails.
 pub type Announcer = fn(RestoreNews);
 
 /// Restores this process's session changes when dropped.
@@ -58,7 +58,7 @@ impl RestoreGuard {
         }
     }
 
-    /// Both handlers, for headless sessions without signal handling of their own.
+    /// Both handlers, for headless sessions.
     pub fn install_handlers(&self) -> Result<(), String> {
         self.install_signal_handlers()?;
         self.install_panic_hook();
@@ -98,7 +98,7 @@ impl RestoreGuard {
         Arc::clone(&self.changer)
     }
 
-    /// Restores now and returns what happened (the drop then has nothing left to do).
+    /// Restores now and returns what happened.
     pub fn restore_now(&self) -> Result<Vec<RestoreOutcome>, ChangeError> {
         self.changer().restore(RestoreScope::Mine)
     }

@@ -81,7 +81,7 @@ pub enum JournalError {
         MAX_BYTES >> 20
     )]
     TooLarge { path: PathBuf, size: u64 },
-    /// The directory could be changed by someone other than root (or the user running).
+    /// The directory is writable by others than root (or the user running).
     #[error(
         "refusing the journal directory {}: {problem}; it must be owned by {owners} and not \
          group/world-writable",
@@ -92,7 +92,7 @@ pub enum JournalError {
         problem: String,
         owners: String,
     },
-    /// Another process (a sweep) holds this device's settings (`Journal::claim`).
+    /// A sweep holds this device's settings (`Journal::claim`).
     #[error(
         "{device}'s settings are held by another disktriage ({holder}), which puts them back \
          when it ends: wait for it to end or stop it, then try again. Nothing was changed"
@@ -127,7 +127,7 @@ impl JournalError {
         }
     }
 
-    /// For a file in the journal directory that `confined::open_regular_at` refused.
+    /// For a file that `confined::open_regular_at` refused.
     fn file(op: &'static str, path: &Path, error: FileError) -> Self {
         match error {
             FileError::Symlink => JournalError::Symlink {
@@ -205,7 +205,7 @@ pub struct Recorded {
     pub entry: JournalEntry,
     /// An earlier outstanding change held the original already: it was kept.
     pub existing: bool,
-    /// True when this call added the entry (false: it joined the recorder's own latest one).
+    /// This call added the entry (false: it joined the recorder's latest).
     pub created: bool,
 }
 
@@ -236,7 +236,7 @@ fn unpredictable_name() -> String {
 }
 
 impl Journal {
-    /// Opens (creating, mode 0700) the journal directory, acting as this process.
+    /// Opens (creating, mode 0700) the journal directory as this process.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Journal, JournalError> {
         Journal::open_as(dir, process::current_owner())
     }
@@ -294,7 +294,7 @@ impl Journal {
     pub fn lock(&self) -> Result<Locked<'_>, JournalError> {
         let dir = self.open_dir()?;
         let lock_path = self.dir.join(LOCK);
-        // Never blocks on a FIFO or a device planted as the lock: only a regular file.
+        // Only a regular file: a FIFO planted as the lock would block.
         let file = confined::open_regular_at(&dir, LOCK, Access::Lock { mode: 0o600 })
             .map_err(|e| JournalError::file("open", &lock_path, e))?;
         let lock = Flock::lock(file, FlockArg::LockExclusive)
@@ -451,7 +451,7 @@ impl Journal {
         Ok(rec)
     }
 
-    /// Removes one entry (restored, or kept by the admin). `None` when it was not there.
+    /// Removes one entry; `None` when it was not there.
     pub fn remove(&self, id: u64) -> Result<Option<JournalEntry>, JournalError> {
         let mut j = self.lock()?;
         let gone = j.remove(id);
@@ -461,7 +461,7 @@ impl Journal {
         Ok(gone)
     }
 
-    /// Removes every entry of one setting of one device (see `Locked::remove_setting`).
+    /// Removes every entry of one setting of one device.
     pub fn remove_setting(
         &self,
         device: &str,
@@ -484,7 +484,7 @@ struct ClaimFile {
     path: PathBuf,
 }
 
-/// Is `name` in `dir` still the file `file` is (not removed or replaced since it was opened)?
+/// Is `name` in `dir` still `file` (not removed or replaced)?
 fn still_linked(dir: &File, name: &str, file: &File) -> bool {
     let Ok(open) = file.metadata() else {
         return false;
@@ -539,7 +539,7 @@ fn claim_holder(file: &File) -> String {
     }
 }
 
-/// The journal, locked and read. Changes are made in memory; `save` writes them.
+/// The journal, locked and read; changes are in memory until `save`.
 pub struct Locked<'a> {
     journal: &'a Journal,
     dir: File,
@@ -673,7 +673,7 @@ impl Locked<'_> {
         self.remove_where(|e| e.device.name == device && e.original.kind() == kind)
     }
 
-    /// Writes the journal atomically (temporary file, fsync, rename); empty means no file.
+    /// Writes the journal atomically (temporary file, fsync, rename); empty: no file.
     pub fn save(&self) -> Result<(), JournalError> {
         let path = self.journal.file();
         if self.file.entries.is_empty() {
@@ -705,7 +705,7 @@ impl Locked<'_> {
             let _ = unlinkat(&self.dir, tmp_name.as_str(), UnlinkatFlags::NoRemoveDir);
         }
         renamed?;
-        // The rename is durable only once the directory is synced; a tmpfs ignores it.
+        // The rename is durable once the directory is synced.
         let _ = self.dir.sync_all();
         Ok(())
     }

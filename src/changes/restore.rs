@@ -12,7 +12,7 @@ use crate::model::{
 use crate::sys::{DriveError, process};
 
 impl Changer {
-    /// Session entries left by a disktriage that is gone (see `RestoreScope::Orphans`).
+    /// Session entries of a disktriage that is gone.
     pub fn orphans(&self) -> Result<Vec<JournalEntry>, ChangeError> {
         let me = self.journal.owner();
         let j = self.journal.lock()?;
@@ -31,7 +31,7 @@ impl Changer {
         let mut j = self.journal.lock()?;
         let me = self.journal.owner();
         let mut alive = Liveness::default();
-        // Group by device name and setting; each group is oldest first (journal order).
+        // Group by device and setting, each oldest first.
         let mut index: HashMap<(&str, SettingKind), usize> = HashMap::new();
         let mut groups: Vec<Vec<JournalEntry>> = Vec::new();
         for e in j.entries() {
@@ -85,7 +85,7 @@ impl Changer {
         Ok(run.outcomes)
     }
 
-    /// One device's setting: the checks on name and device, then the scope's rule.
+    /// One device's setting: the checks, then the scope's rule.
     fn restore_group(
         &self,
         group: &[JournalEntry],
@@ -137,7 +137,7 @@ impl Changer {
         };
         let current_id = self.identify(&dev);
         let selected_ids: HashSet<u64> = selected.iter().map(|e| e.id).collect();
-        // Entries recorded on another device that had this name: that device is gone.
+        // Entries of another device that had this name: it is gone.
         let mut chain: Vec<&JournalEntry> = Vec::new();
         for e in group {
             match e.device.mismatch(&current_id) {
@@ -312,7 +312,7 @@ fn leaves(result: &RestoreResult) -> bool {
     )
 }
 
-/// Whether owners are alive, each asked once (a large journal has few owners).
+/// Whether owners are alive, each asked once.
 #[derive(Default)]
 struct Liveness(HashMap<Owner, bool>);
 
@@ -333,7 +333,7 @@ struct RestoreRun {
     removes: Vec<bool>,
     /// Entries that leave the journal.
     gone: HashSet<u64>,
-    /// Session entries handed to `disktriage restore` (they become single-shot entries).
+    /// Session entries handed to `disktriage restore`.
     handed: HashSet<u64>,
 }
 

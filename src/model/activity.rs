@@ -15,12 +15,12 @@ pub struct ProcessIo {
     pub written_bytes: u64,
 }
 
-/// A process that has the device (or a file on it) open and did I/O in a window.
+/// A process with the device open that did I/O in a window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BusyProcess {
     pub pid: u32,
     pub name: String,
-    /// Bytes read and written in the window, on any device: a likely author, not a proven one.
+    /// Bytes in the window, on any device: a likely author, not proven.
     pub read_bytes: u64,
     pub written_bytes: u64,
 }
@@ -94,7 +94,7 @@ impl BackgroundIo {
     }
 }
 
-/// "dd (pid 812): 12.6 MiB read, rsync (pid 90): 1.0 MiB written", at most three named.
+/// "dd (pid 812): 12.6 MiB read", at most three named.
 pub fn describe_busy(list: &[BusyProcess]) -> String {
     let mut parts: Vec<String> = list
         .iter()

@@ -26,7 +26,7 @@ pub fn cache_word(enabled: Option<bool>) -> &'static str {
     enabled.map(on_off).unwrap_or("none")
 }
 
-/// The drive cache word of a device without a drive to ask (loop, zram, md, dm, nbd, ram).
+/// The cache word of a device without a drive (loop, zram, md, dm, nbd, ram).
 pub const NO_DRIVE_CACHE: &str = "n/a";
 
 /// The drive's cache as a record keeps it, in the one spelling of every screen, export and the
@@ -40,7 +40,7 @@ pub fn recorded_drive_cache(word: Option<&str>) -> Option<String> {
     }
 }
 
-/// A recorded drive cache as the screens show it: the word, or "?" when it is not known.
+/// A recorded drive cache as shown: the word, or "?".
 pub fn drive_cache_shown(recorded: Option<&str>) -> &str {
     recorded.unwrap_or("?")
 }
@@ -48,7 +48,7 @@ pub fn drive_cache_shown(recorded: Option<&str>) -> &str {
 /// What the drive says about its volatile write cache.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DriveCache {
-    /// On, off, or `None`: no volatile write cache (how each transport tells: `sys::drives`).
+    /// On, off, or `None`: no volatile cache (per transport: `sys::drives`).
     pub enabled: Option<bool>,
     /// Whether the host may switch it (`sys::drives` asks).
     pub changeable: bool,
@@ -74,9 +74,9 @@ impl DriveCache {
 pub enum CacheAgreement {
     /// Both say the same (or one of them is unknown, so nothing can be said).
     Agree,
-    /// The kernel sends flushes the drive does not need: costs a little, loses nothing.
+    /// Needless flushes: cost a little, lose nothing.
     HarmlessMismatch,
-    /// The drive caches writes but the kernel sends no flushes: a power cut loses data.
+    /// Cached writes and no flushes: a power cut loses data.
     DangerousMismatch,
 }
 
@@ -127,7 +127,7 @@ pub struct CacheStatus {
 }
 
 impl CacheStatus {
-    /// Why the drive's cache cannot be switched here; `None` when `o`/`n` can work.
+    /// Why the drive's cache cannot be switched here.
     pub fn switch_unavailable(&self) -> Option<String> {
         match &self.drive {
             None => Some(self.drive_unavailable.clone().unwrap_or_else(|| {
@@ -141,7 +141,7 @@ impl CacheStatus {
         }
     }
 
-    /// The drive's own cache in one word: "on", "off" or "n/a" (see `recorded_drive_cache`).
+    /// The drive's cache in one word (see `recorded_drive_cache`).
     pub fn drive_word(&self) -> &'static str {
         self.drive
             .as_ref()

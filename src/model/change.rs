@@ -19,7 +19,7 @@ pub enum Setting {
     DriveWriteCache { enabled: bool },
 }
 
-/// Which setting, without its value: changes of one kind on one device share an original.
+/// A setting without its value: changes of one share an original.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SettingKind {
@@ -59,14 +59,14 @@ impl fmt::Display for SettingKind {
     }
 }
 
-/// Enough to find the device again, and to notice when its name now means another device.
+/// Enough to find the device again, and to tell another under its name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceId {
     /// The kernel name of the whole disk (`sda`).
     pub name: String,
     pub dev: Option<DevNum>,
     pub serial: Option<String>,
-    /// What else identifies the device; unknown in journals from before it was recorded.
+    /// What else identifies it; unknown in older journals.
     #[serde(default, skip_serializing_if = "DeviceIdentity::is_unknown")]
     pub identity: DeviceIdentity,
 }
@@ -81,7 +81,7 @@ pub struct DeviceIdentity {
     /// Loop devices: the image attached (`loop/backing_file`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_file: Option<String>,
-    /// Loop devices: the image's inode number (tells a replaced image at the same path).
+    /// Loop devices: the image's inode (a replaced image at the same path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_inode: Option<u64>,
     /// The device's world-wide id (`wwid`, `device/wwid`), when it has one.
@@ -113,7 +113,7 @@ fn differs<T: PartialEq + fmt::Display>(
 }
 
 impl DeviceId {
-    /// The identity a `BlockDevice` carries; the caller adds `DriveControl::identity`'s.
+    /// What a `BlockDevice` carries; the caller adds the rest.
     pub fn of(device: &BlockDevice) -> Self {
         DeviceId {
             name: device.name.clone(),
@@ -200,13 +200,13 @@ pub fn is_kernel_name(name: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lifetime {
-    /// Put back when the process that made it ends (the TUI, `run`), or by `restore`.
+    /// Put back when its process ends (the TUI, `run`), or by `restore`.
     Session,
-    /// A single-shot command's change (`cache sda off`): it stays until `restore`.
+    /// A single-shot command's change: it stays until `restore`.
     Persisted,
 }
 
-/// The process that recorded an entry; its start time tells a live owner from a reused pid.
+/// The process that recorded an entry; its start time tells a reused pid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Owner {
     pub pid: u32,
@@ -218,9 +218,9 @@ pub struct Owner {
 pub struct JournalEntry {
     pub id: u64,
     pub device: DeviceId,
-    /// The value `restore` puts back: the one before the FIRST outstanding change.
+    /// What `restore` puts back: the value before the FIRST outstanding change.
     pub original: Setting,
-    /// The value this change found; `None` in older journals, where it was `original`.
+    /// The value this change found (`original` in older journals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<Setting>,
     /// The value this change set (read back); `None` in older journals.

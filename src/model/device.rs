@@ -91,12 +91,12 @@ impl KernelWriteCache {
         }
     }
 
-    /// `short` for a policy sysfs may not have given: `?` when unknown (the tables' cell).
+    /// `short`, or `?` when sysfs gave none.
     pub fn short_or_unknown(policy: Option<KernelWriteCache>) -> &'static str {
         policy.map_or("?", KernelWriteCache::short)
     }
 
-    /// The policy that goes with a drive cache on (write back: flushes needed) or off.
+    /// The policy for a drive cache on (write back) or off.
     pub fn from_enabled(enabled: bool) -> Self {
         if enabled {
             KernelWriteCache::WriteBack
@@ -129,7 +129,7 @@ impl Serialize for KernelWriteCache {
     }
 }
 
-/// How the device is attached, which decides which drive commands can reach it.
+/// How the device is attached: which drive commands reach it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
@@ -168,7 +168,7 @@ impl Transport {
         }
     }
 
-    /// Devices that are made by the kernel out of other storage (files, RAM, other disks).
+    /// Made by the kernel from other storage (files, RAM, disks).
     pub fn is_virtual(self) -> bool {
         matches!(
             self,
@@ -240,7 +240,7 @@ impl FromStr for SchedulerSet {
     }
 }
 
-/// What kind of stacked device holds a disk (an entry of its `holders/` directory).
+/// What kind of stacked device holds a disk (`holders/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HolderKind {
@@ -271,7 +271,7 @@ pub struct Holder {
     /// The kernel name, e.g. `dm-0` or `md127`.
     pub name: String,
     pub kind: HolderKind,
-    /// A friendlier name where the kernel has one (the dm name, e.g. `vg0-root`).
+    /// A friendlier name, such as the dm name (`vg0-root`).
     pub label: Option<String>,
 }
 
@@ -295,7 +295,7 @@ pub struct FileId {
 /// for a block device node, its number. The path is `BlockDevice::backing_file`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LoopBacking {
-    /// `st_dev`/`st_ino` of the backing file (from LOOP_GET_STATUS64, else a stat of the path).
+    /// The backing file's identity (LOOP_GET_STATUS64, else a stat).
     pub file: Option<FileId>,
     /// `st_rdev` of the backing file when it is a block device.
     pub block: Option<DevNum>,
@@ -319,7 +319,7 @@ pub enum LoopLink {
     Contains,
 }
 
-/// One reason the device must not be written to; `device` is the node in use.
+/// Why the device must not be written; `device` is the node in use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum InUse {
@@ -362,7 +362,7 @@ impl InUse {
         }
     }
 
-    /// The reason as seen from the whole device `owner` ("loop0p1 mounted at /mnt").
+    /// The reason as seen from the whole device ("loop0p1 mounted at /mnt").
     pub fn describe(&self, owner: &str) -> String {
         let what = match self {
             InUse::Mounted { mount_point, .. } => format!("mounted at {mount_point}"),
@@ -402,7 +402,7 @@ impl LoopLink {
     }
 }
 
-/// A partition of a block device (a subdirectory of `/sys/block/X` with a `partition` file).
+/// A partition (a `/sys/block/X` subdirectory with a `partition` file).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Partition {
     pub name: String,
@@ -435,13 +435,13 @@ pub struct BlockDevice {
     pub nr_requests: Option<u32>,
     pub read_ahead_kb: Option<u32>,
     pub max_sectors_kb: Option<u32>,
-    /// The kernel's flush policy (`queue/write_cache`), not the drive's own cache setting.
+    /// The kernel's flush policy, not the drive's cache.
     pub kernel_write_cache: Option<KernelWriteCache>,
     pub removable: Option<bool>,
     pub read_only: Option<bool>,
     /// For loop devices: the file behind it.
     pub backing_file: Option<String>,
-    /// For loop devices: that file's identity, compared instead of its path text.
+    /// For loop devices: the file's identity, compared instead of its path.
     #[serde(skip)]
     pub loop_backing: Option<LoopBacking>,
     /// For device-mapper devices: the dm name (`/dev/mapper/<name>`).
@@ -453,7 +453,7 @@ pub struct BlockDevice {
     pub diskseq: Option<u64>,
     pub partitions: Vec<Partition>,
     pub holders: Vec<Holder>,
-    /// Why the device must not be written to; empty when free (see `usage_complete`).
+    /// Why it must not be written; empty when free (`usage_complete`).
     pub in_use: Vec<InUse>,
     /// Fields that could not be read and why (e.g. "serial: needs root").
     pub notes: Vec<String>,
@@ -497,7 +497,7 @@ impl BlockDevice {
         !self.in_use.is_empty()
     }
 
-    /// Unused placeholders `list` hides: unattached loop devices, zram without disksize.
+    /// Placeholders `list` hides: unattached loops, zram without disksize.
     pub fn is_placeholder(&self) -> bool {
         match self.transport {
             Transport::Loop => self.backing_file.as_deref().is_none_or(str::is_empty),
@@ -563,7 +563,7 @@ impl BlockDevice {
         }
     }
 
-    /// The in-use verdict in words: "free", or each reason joined ("mounted at /, active swap").
+    /// "free", or the reasons ("mounted at /, active swap").
     pub fn usage_summary(&self) -> String {
         if self.in_use.is_empty() {
             "free".to_string()
@@ -595,11 +595,11 @@ impl BlockDevice {
 /// What backs a swap area: the Type column of `/proc/swaps`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SwapKind {
-    /// A block device ("partition", whatever the device: zram, a whole disk, an LV).
+    /// A block device ("partition": zram, a disk, an LV alike).
     Partition,
     /// A swap file on a file system ("file").
     File,
-    /// A type this program does not know (never written by the kernels it knows).
+    /// A type no kernel known here writes.
     Unknown,
 }
 
@@ -637,7 +637,7 @@ pub struct ChosenDevice {
     pub dev: Option<DevNum>,
     /// The disk's `diskseq` (for a partition, its disk's).
     pub diskseq: Option<u64>,
-    /// A loop device's backing file (device and inode), for a partition its disk's.
+    /// A loop device's backing file (a partition's: its disk's).
     pub loop_file: Option<FileId>,
     /// The backing file's path, for the words and where its identity is unknown.
     pub backing_file: Option<String>,
@@ -724,9 +724,9 @@ impl ChosenDevice {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inventory {
     pub devices: Vec<BlockDevice>,
-    /// False when mounts or swaps could not be read: "free" is unproven, so writes refuse.
+    /// False when mounts or swaps were unreadable: writes then refuse.
     pub usage_complete: bool,
-    /// Problems that apply to the whole inventory (an unreadable `/proc/swaps`, say).
+    /// Problems of the whole inventory (an unreadable `/proc/swaps`).
     pub notes: Vec<String>,
     /// Active swap areas, for checking file targets against swap files.
     #[serde(skip)]
@@ -746,7 +746,7 @@ impl Inventory {
         }
     }
 
-    /// The whole device that owns `name`'s queue (a partition has none of its own).
+    /// The device owning `name`'s queue (a partition has none).
     pub fn queue_of(&self, name: &str) -> Option<&BlockDevice> {
         self.find(name).or_else(|| {
             self.devices

@@ -6,18 +6,18 @@
 
 use serde::Serialize;
 
-/// SCT Error Recovery Control: how long the drive retries a sector before reporting it.
+/// SCT Error Recovery Control: how long the drive retries a sector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "state")]
 pub enum Erc {
     /// The drive has no SCT Error Recovery Control.
     NotSupported,
-    /// The timers in 100 ms units; 0 is disabled: the drive retries as long as it likes.
+    /// Timers in 100 ms units; 0 is disabled (retries as long as it likes).
     Timers { read: u16, write: u16 },
 }
 
 impl Erc {
-    /// The longer timer in seconds; `None` when disabled or absent (no time promised).
+    /// The longer timer in seconds; `None` when no time is promised.
     pub fn longest_seconds(self) -> Option<f64> {
         match self {
             Erc::Timers { read, write } if read > 0 && write > 0 => {
@@ -44,11 +44,11 @@ impl Erc {
     }
 }
 
-/// A zoned device's model, as the kernel (`queue/zoned`) or the drive states it.
+/// A zoned model, as the kernel (`queue/zoned`) or the drive states it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ZoneModel {
-    /// Zones the host may use or ignore (ZAC/ZBC host-aware): shingled underneath.
+    /// Host-aware zones (ZAC/ZBC): shingled underneath.
     HostAware,
     /// Zones the host must write in order (ZAC/ZBC host-managed).
     HostManaged,
@@ -75,7 +75,7 @@ impl ZoneModel {
     }
 }
 
-/// What a drive states about its fitness, each `None` where it was not read or not said.
+/// A drive's fitness as stated; `None` where not read or said.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DriveFitness {
     pub erc: Option<Erc>,

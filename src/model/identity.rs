@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "by", content = "value", rename_all = "kebab-case")]
 pub enum DiskIdentity {
-    /// The world-wide id sysfs gives (`naa.`, `eui.`, `t10.`, NVMe's `nvme.`, `uuid.`).
+    /// The WWID sysfs gives (`naa.`, `eui.`, `t10.`, `nvme.`, `uuid.`).
     Wwid(String),
     /// The serial number, where sysfs has it as text (NVMe, virtio, MMC).
     Serial(String),
@@ -29,7 +29,7 @@ impl DiskIdentity {
         matches!(self, DiskIdentity::Wwid(_) | DiskIdentity::Serial(_))
     }
 
-    /// The sysfs attribute a udev rule matches it with (`ATTRS{wwid}`, `ATTRS{serial}`).
+    /// The attribute a udev rule matches (`ATTRS{wwid}`, `ATTRS{serial}`).
     pub fn udev_attribute(&self) -> Option<&'static str> {
         match self {
             DiskIdentity::Wwid(_) => Some("wwid"),
@@ -61,7 +61,7 @@ impl DiskIdentity {
 }
 
 impl fmt::Display for DiskIdentity {
-    /// `wwid "naa.5000c500a1b2c3d4"`: the value quoted, since serials and t10 ids hold spaces.
+    /// `wwid "naa.5000c500a1b2c3d4"`: quoted, as serials hold spaces.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,

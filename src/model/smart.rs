@@ -16,7 +16,7 @@ pub enum Verdict {
     Passed,
     Warning,
     Failed,
-    /// No health data could be read (no SMART here, disabled, or a bridge refusing it).
+    /// No health data could be read.
     Unavailable,
 }
 
@@ -54,12 +54,12 @@ pub struct Finding {
     pub text: String,
 }
 
-/// The health of one device: the verdict, why, and the data it was drawn from.
+/// One device's health: verdict, reasons, and the data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SmartHealth {
     pub device: String,
     pub transport: Transport,
-    /// Where the data came from ("ATA SMART", "NVMe SMART/Health log", "smartctl").
+    /// Where the data came from ("ATA SMART", "smartctl").
     pub source: String,
     pub verdict: Verdict,
     /// Why the verdict is WARNING or FAILED; empty when PASSED.
@@ -100,7 +100,7 @@ pub enum AtaSmartStatus {
     Unknown,
 }
 
-/// ATA SMART as read natively: status, attribute table, and what the drive says about SMART.
+/// ATA SMART read natively.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AtaSmart {
     pub smart_supported: bool,
@@ -109,9 +109,9 @@ pub struct AtaSmart {
     /// Detail about the status answer (a half answer, a missing register set).
     pub status_note: Option<String>,
     pub attributes: Vec<AtaAttribute>,
-    /// Why the attribute table is missing or incomplete (checksum mismatch, unreadable page).
+    /// Why the attribute table is missing or incomplete.
     pub attribute_problem: Option<String>,
-    /// What the attributes' meaning and raw layout depend on (`crate::smart::meaning`).
+    /// What the attributes' meaning depends on (`crate::smart::meaning`).
     pub drive: AtaDrive,
 }
 
@@ -128,7 +128,7 @@ pub struct AtaDrive {
     pub sectors: Option<u64>,
 }
 
-/// Whether an attribute's value is above its threshold (smartmontools' `ata_get_attr_state`).
+/// An attribute against its threshold (smartmontools' `ata_get_attr_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttributeState {
@@ -158,17 +158,17 @@ pub struct AtaAttribute {
     pub id: u8,
     /// smartmontools' default name, or "Unknown_Attribute".
     pub name: String,
-    /// False for vendor-specific attributes: shown raw, never deciding the verdict.
+    /// False for vendor-specific attributes: shown raw, never judged.
     pub known: bool,
     pub flags: u16,
-    /// Flags bit 0: a failing value predicts imminent failure (as opposed to age).
+    /// Flags bit 0: failing predicts failure (not age).
     pub prefailure: bool,
     pub value: u8,
     pub worst: u8,
     pub threshold: Option<u8>,
     /// The 48-bit raw value, little-endian as the drive stores it.
     pub raw: u64,
-    /// The raw value in words for attributes whose layout is known ("31 C", "1 h").
+    /// The raw value in words, where its layout is known ("31 C").
     pub decoded: Option<String>,
     /// The raw value as smartctl printed it, in its drive database's layout for the drive;
     /// `None` for tables read natively.
@@ -214,10 +214,10 @@ pub struct NvmeHealth {
     pub temperature_sensors_kelvin: Vec<(u8, u16)>,
 }
 
-/// Plausible drive temperatures in Celsius; outside is a broken sensor or garbage (0xFFFF K).
+/// Plausible drive temperatures, Celsius; outside is a broken sensor.
 pub const PLAUSIBLE_CELSIUS: std::ops::RangeInclusive<i64> = -40..=125;
 
-/// JSON numbers above 2^64 do not occur in practice; saturate rather than fail.
+/// JSON numbers above 2^64 do not occur; saturate rather than fail.
 fn u128_as_number<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(*v).unwrap_or(u64::MAX))
 }
@@ -265,10 +265,10 @@ pub struct SmartctlReport {
 pub struct SmartctlIdentity {
     /// smartctl's drive database family ("Seagate Barracuda 7200.14 (AF)").
     pub model_family: Option<String>,
-    /// ATA "Device Model", NVMe "Model Number", SCSI "Vendor" and "Product" joined.
+    /// ATA "Device Model", NVMe "Model Number", SCSI vendor and product.
     pub model: Option<String>,
     pub serial: Option<String>,
-    /// The world-wide name as sysfs spells it: `naa.5000cca...` (ATA, SCSI), `eui....` (NVMe).
+    /// The WWN as sysfs spells it (`naa.`, `eui.`).
     pub wwn: Option<String>,
     pub firmware: Option<String>,
     pub capacity_bytes: Option<u64>,
@@ -277,7 +277,7 @@ pub struct SmartctlIdentity {
     pub rotation_rpm: Option<u32>,
     /// "3.5 inches", "M.2".
     pub form_factor: Option<String>,
-    /// NVMe: the controller's warning composite temperature (WCTEMP) in degrees Celsius.
+    /// NVMe: the warning composite temperature (WCTEMP), Celsius.
     pub warning_temperature_c: Option<i64>,
 }
 

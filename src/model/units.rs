@@ -20,7 +20,7 @@ pub fn clock(d: Duration) -> String {
     }
 }
 
-/// The kernel's unit of `size` and `stat`: always 512 bytes, whatever the logical block.
+/// The kernel's unit of `size` and `stat`: 512 bytes, whatever the device.
 pub const KERNEL_SECTOR_BYTES: u64 = 512;
 
 /// A byte count.
@@ -29,12 +29,12 @@ pub const KERNEL_SECTOR_BYTES: u64 = 512;
 pub struct Bytes(pub u64);
 
 impl Bytes {
-    /// Converts a count of the kernel's 512-byte sectors into bytes, saturating on overflow.
+    /// Bytes of the kernel's 512-byte sectors, saturating.
     pub fn from_kernel_sectors(sectors: u64) -> Self {
         Bytes(sectors.saturating_mul(KERNEL_SECTOR_BYTES))
     }
 
-    /// Formats with IEC binary units and one decimal ("465.8 GiB"); plain bytes below 1 KiB.
+    /// IEC units, one decimal ("465.8 GiB").
     pub fn iec(self) -> String {
         const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
         if self.0 < 1024 {
@@ -49,7 +49,7 @@ impl Bytes {
         format!("{value:.1} {}", UNITS[unit])
     }
 
-    /// Decimal units, one decimal ("2.0 TB"), as a drive's box states its capacity.
+    /// Decimal units ("2.0 TB"), as a drive's box states it.
     pub fn si(self) -> String {
         const UNITS: [&str; 6] = ["kB", "MB", "GB", "TB", "PB", "EB"];
         if self.0 < 1000 {
@@ -64,7 +64,7 @@ impl Bytes {
         format!("{value:.1} {}", UNITS[unit])
     }
 
-    /// A compact request-size label as benchmarks write it: "512", "4k", "1M" (powers of 1024).
+    /// A request-size label: "512", "4k", "1M" (powers of 1024).
     pub fn short(self) -> String {
         let b = self.0;
         if b >= 1 << 30 && b.is_multiple_of(1 << 30) {
@@ -85,7 +85,7 @@ impl fmt::Display for Bytes {
     }
 }
 
-/// A transfer rate in bytes per second, shown as MB/s (10^6) or MiB/s (2^20).
+/// A rate in bytes per second, shown as MB/s or MiB/s.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize)]
 #[serde(transparent)]
 pub struct BytesPerSec(pub f64);
@@ -111,7 +111,7 @@ impl BytesPerSec {
     }
 }
 
-/// Why a size or duration the admin typed was not understood, and what to type instead.
+/// Why typed size or duration was not understood, and what to type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct UnitParseError(String);
@@ -145,7 +145,7 @@ impl FromStr for Bytes {
     }
 }
 
-/// A duration the admin typed (a test's time or warm-up, a polling interval): at most 30 days.
+/// A duration the admin typed: at most 30 days.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct TimeSpan(pub Duration);
 

@@ -19,9 +19,9 @@ use super::device::{
 /// One line of `/proc/self/mountinfo`, reduced to what the verdict needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountEntry {
-    /// The `major:minor` of the mounted filesystem's device (0:N for pseudo filesystems).
+    /// The mounted device's `major:minor` (0:N for pseudo filesystems).
     pub dev: Option<DevNum>,
-    /// The mount source as given to mount(8), e.g. `/dev/sda1` or `/dev/mapper/vg-root`.
+    /// The mount source (`/dev/sda1`, `/dev/mapper/vg-root`).
     pub source: String,
     pub mount_point: String,
     pub fstype: String,
@@ -79,7 +79,7 @@ fn node_usage(
     reasons
 }
 
-/// Fills `device.in_use` from its own and its partitions' mounts, swap and holders.
+/// Fills `device.in_use` from its and its partitions' mounts, swap, holders.
 pub fn assess(device: &mut BlockDevice, mounts: &[MountEntry], swaps: &[SwapEntry]) {
     let mut reasons = node_usage(
         &device.name,
@@ -95,7 +95,7 @@ pub fn assess(device: &mut BlockDevice, mounts: &[MountEntry], swaps: &[SwapEntr
     device.in_use = reasons;
 }
 
-/// Fills every device's `in_use`, then adds the use inherited through loop devices.
+/// Fills every device's `in_use`, with the use inherited through loops.
 pub fn assess_all(devices: &mut [BlockDevice], mounts: &[MountEntry], swaps: &[SwapEntry]) {
     for d in devices.iter_mut() {
         assess(d, mounts, swaps);
@@ -177,7 +177,7 @@ pub fn file_usage(
     reasons
 }
 
-/// One target of a run: a block node by kernel name, or a regular file by identity.
+/// A target of a run: a block node by name, or a file by identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataRef<'a> {
     Node(&'a str),
@@ -254,7 +254,7 @@ struct Edge {
     file: Option<String>,
 }
 
-/// A node reached, its direction so far, and the path there as (node, edge index) pairs.
+/// A node reached, its direction, and the path as (node, edge) pairs.
 type Step = (usize, Option<Hop>, Vec<(usize, usize)>);
 
 /// Block nodes, their own (direct) use and the links between them.
@@ -399,7 +399,7 @@ impl Graph {
         out
     }
 
-    /// The nodes a target starts from: its own node, or for a file every loop device over it.
+    /// A target's start nodes: its own, or every loop device over a file.
     fn starts(&self, devices: &[BlockDevice], target: DataRef) -> Vec<usize> {
         match target {
             DataRef::Node(name) => self
@@ -458,12 +458,12 @@ impl Graph {
         false
     }
 
-    /// The reason for `start` from a chain of links ending at the node that `root` is about.
+    /// The reason for `start` from its chain of links to `root`'s node.
     fn reason(&self, start: usize, path: &[(usize, usize)], root: &InUse) -> InUse {
         let first = &self.edges[path[0].0][path[0].1];
         let mut words: Vec<String> = Vec::new();
         let mut rest = &path[1..];
-        // A last step down into a partition reads better as "loop5p1 mounted at ...".
+        // Ending in a partition reads better: "loop5p1 mounted at ...".
         let mut owner = self.edges[path[path.len() - 1].0][path[path.len() - 1].1].to;
         if let Some(((at, k), init)) = rest.split_last()
             && self.edges[*at][*k].hop == Hop::Down
@@ -471,7 +471,7 @@ impl Graph {
             owner = *at;
             rest = init;
         }
-        // A step down names the partition before the next step ("loop0p2 backs loop6").
+        // A step down names the partition ("loop0p2 backs loop6").
         let mut into: Option<&str> = None;
         for (at, k) in rest {
             let e = &self.edges[*at][*k];

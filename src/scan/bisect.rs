@@ -21,7 +21,7 @@ pub enum Found {
 #[derive(Debug, Clone)]
 pub struct Bisection {
     sector: u64,
-    /// Parts still to read, the next one last (so results come in ascending order).
+    /// Parts still to read, the next last (results come in ascending order).
     todo: Vec<Span>,
     /// The part handed out by `next_read` and not yet recorded.
     reading: Option<Span>,

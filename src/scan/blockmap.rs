@@ -30,7 +30,7 @@ impl BlockMap {
         (idx as usize).min(self.cells.len().saturating_sub(1))
     }
 
-    /// Marks the cells `span` touches with `bucket` where it is worse than what they hold.
+    /// Marks the cells `span` touches with `bucket` where it is worse.
     pub fn record(&mut self, span: Span, bucket: Bucket) {
         let Some(part) = span.intersect(&self.domain) else {
             return;

@@ -16,7 +16,7 @@ pub enum Bucket {
     Err,
 }
 
-/// The upper limits of the latency buckets, in milliseconds (the last one, >= 500, has none).
+/// The buckets' upper limits in ms (>= 500 has none).
 const LIMITS_MS: [u64; 5] = [5, 20, 50, 150, 500];
 
 impl Bucket {
@@ -53,7 +53,7 @@ impl Bucket {
         Bucket::Over500
     }
 
-    /// The bucket's upper limit in ms (exclusive); `None` for >= 500, ERR and TIME.
+    /// The upper limit in ms (exclusive); `None` for >= 500, ERR and TIME.
     pub fn upto_ms(self) -> Option<u64> {
         match self {
             Bucket::Under5 => Some(LIMITS_MS[0]),
@@ -79,7 +79,7 @@ impl Bucket {
         }
     }
 
-    /// One character per bucket, distinct without colour (a monochrome console, `TERM=linux`).
+    /// One character per bucket, distinct without colour (`TERM=linux`).
     pub fn glyph(self) -> char {
         match self {
             Bucket::Under5 => '.',
@@ -132,7 +132,7 @@ impl BucketCounts {
         self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c))
     }
 
-    /// The slowest latency bucket that holds a block read in time (None: no such block).
+    /// The slowest latency bucket holding a block read in time.
     pub fn slowest_read(&self) -> Option<Bucket> {
         [
             Bucket::Over500,

@@ -18,10 +18,10 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    /// A read is called waiting once it has taken this long: a healthy disk's reads never do.
+    /// A read is waiting from this long: a healthy disk's never are.
     pub const SHOWN_AFTER: Duration = Duration::from_secs(1);
 
-    /// The read `more` later than when it was taken (the screen's own clock runs on).
+    /// The read `more` later (the screen's clock runs on).
     pub fn later(self, more: Duration) -> InFlight {
         InFlight {
             waited: self.waited.saturating_add(more),
@@ -67,7 +67,7 @@ impl LiveScan {
         }
     }
 
-    /// A poisoned lock (the other thread panicked) still holds what was read: it is used.
+    /// A poisoned lock still holds what was read: it is used.
     fn lock(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -80,16 +80,16 @@ pub struct MapfileError {
     pub reason: String,
 }
 
-/// A mapfile: where the last run was, and the status of every byte of the device.
+/// A mapfile: where the last run was, and every byte's status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mapfile {
     /// Where the last run stopped (ddrescue's `current_pos`).
     pub current_pos: u64,
-    /// The phase then (ddrescue's `current_status`): `?` still reading, `+` finished.
+    /// ddrescue's `current_status`: `?` still reading, `+` finished.
     pub current_status: char,
     /// ddrescue's pass number (absent in mapfiles of ddrescue before 1.20).
     pub current_pass: Option<u32>,
-    /// Regions by start: (length, status). Contiguous from 0 to `size`, neighbours differ.
+    /// Regions by start: (length, status), contiguous, neighbours differ.
     regions: BTreeMap<u64, (u64, Status)>,
     size: u64,
 }
@@ -148,7 +148,7 @@ impl Mapfile {
         out
     }
 
-    /// Sets the status of `span` (clipped to the device), merging with neighbours.
+    /// Sets the status of `span` (clipped), merging with neighbours.
     pub fn set(&mut self, span: Span, status: Status) {
         let Some(span) = span.intersect(&Span::new(0, self.size)) else {
             return;
@@ -254,7 +254,7 @@ impl Mapfile {
     }
 }
 
-/// Formats as ddrescue does: `0x` then upper-case hex digits (`{:#X}` would write `0X`).
+/// Hex as ddrescue writes it: `0x` and upper-case digits (`{:#X}` writes `0X`).
 struct Hex(u64);
 
 impl std::fmt::UpperHex for Hex {

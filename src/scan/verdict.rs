@@ -6,7 +6,7 @@ use super::buckets::Bucket;
 use super::engine::{End, Scan};
 use super::mapfile::Status;
 
-/// The verdict, also naming the bad sectors the mapfile had and this scan did not read again.
+/// The verdict, naming too the mapfile's bad sectors this scan did not read again.
 pub fn verdict(scan: &Scan) -> String {
     let sector = scan.config.sector.max(1);
     let body = findings(scan, sector);
