@@ -24,14 +24,14 @@ pub trait SectorIo {
     fn read(&mut self, lba: u64, buf: &mut [u8]) -> io::Result<()>;
     /// Writes whole sectors at `lba`.
     fn write(&mut self, lba: u64, data: &[u8]) -> io::Result<()>;
-    /// Makes what was written durable (a cache flush), so a read back is not the cache's.
+    /// Flushes the cache, so a read back is not the cache's.
     fn flush(&mut self) -> io::Result<()>;
 }
 
 /// Where the probe keeps each sector before overwriting it: a journal made durable first,
 /// or nothing under `--destroy-data`.
 pub trait Saver {
-    /// Keeps `data`, the content of the sectors at `lba`, before they are overwritten.
+    /// Keeps `data`, the sectors at `lba`, before they are overwritten.
     fn save(&mut self, lba: u64, data: &[u8]) -> io::Result<()>;
     /// Every sector is back as it was: the saved copies may go.
     fn done(&mut self) -> io::Result<()>;

@@ -19,7 +19,7 @@ use std::fmt;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 
-/// "1:02:03", "2:05": the elapsed time every screen shows, as the CLI's progress line does.
+/// "1:02:03": the elapsed time on every screen, as on the CLI's progress line.
 pub use crate::model::clock;
 
 thread_local! {
@@ -48,14 +48,14 @@ impl fmt::Display for Cut {
     }
 }
 
-/// Runs `draw` and returns every text it cut (the record `ui::render_checked` reads).
+/// Runs `draw` and returns every text it cut.
 pub fn recording(draw: impl FnOnce()) -> Vec<Cut> {
     CUTS.with(|c| *c.borrow_mut() = Some(Vec::new()));
     draw();
     CUTS.with(|c| c.borrow_mut().take().unwrap_or_default())
 }
 
-/// Cuts text to `width` characters, marked `~` (ASCII: safe on every console); noted as a cut.
+/// Cuts text to `width`, marked `~` (ASCII: safe on every console); a cut.
 pub(crate) fn cut(s: &str, width: usize) -> String {
     text(s, width);
     crate::report::table::fit(s, width)
@@ -81,7 +81,7 @@ pub(crate) fn text(text: &str, room: usize) {
     }
 }
 
-/// Notes lines drawn unwrapped into `area` (inside any border): each must fit.
+/// Notes unwrapped lines drawn into `area`: each must fit.
 pub(crate) fn lines(lines: &[Line<'_>], area: Rect) {
     for l in lines {
         let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
@@ -101,7 +101,7 @@ pub(crate) fn title(title: &str, area: Rect) {
     text(title, area.width.saturating_sub(2).into());
 }
 
-/// The rows of a list a screen shows, and how many it leaves out above and below.
+/// A list's visible rows, and how many are out of sight above and below.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Window {
     pub offset: usize,
@@ -110,7 +110,7 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    /// The window over `rows` rows of which `visible` fit, scrolled as ratatui's `Table` does.
+    /// The window over `rows` of which `visible` fit, as ratatui's `Table` scrolls.
     pub(crate) fn over(rows: usize, visible: usize, selected: Option<usize>) -> Window {
         let visible = visible.max(1);
         let offset = selected.map_or(0, |s| (s + 1).saturating_sub(visible));
@@ -133,7 +133,7 @@ impl Window {
     }
 }
 
-/// The mark of a scrolled text: [`Window::mark`]'s words, without Home and End.
+/// The mark of a scrolled text ([`Window::mark`]'s words, no Home and End).
 pub(crate) fn scrolled(total: usize, top: usize, visible: usize) -> String {
     Window {
         offset: top,
@@ -159,7 +159,7 @@ pub(crate) fn columns(widths: &[Constraint], inner: Rect, selection: u16) -> Vec
         .collect()
 }
 
-/// Notes a table's cells against the widths of its columns (from [`columns`]).
+/// Notes a table's cells against its column widths ([`columns`]).
 pub(crate) fn cells<S: AsRef<str>, R: AsRef<[S]>>(rows: &[R], columns: &[usize]) {
     for row in rows {
         for (cell, &room) in row.as_ref().iter().zip(columns) {
@@ -187,7 +187,7 @@ pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>
         let indent = (lead + 2).min(width / 2);
         let mut current: Vec<Span<'static>> = Vec::new();
         let mut used = 0usize;
-        // The spaces before the next word, with their style: dropped at a line break.
+        // The spaces before the next word: dropped at a line break.
         let mut gap: Vec<Span<'static>> = Vec::new();
         let mut gap_len = 0usize;
         for span in line.spans {
@@ -237,7 +237,7 @@ pub(crate) fn pane(lines: Vec<Line<'static>>, area: Rect) -> Vec<Line<'static>> 
     pane_or(lines, area, None)
 }
 
-/// [`pane`], with the mark saying how many lines were left out and `hint` where to read them.
+/// [`pane`], the mark saying how many lines were left out and `hint` where.
 pub(crate) fn pane_or(
     lines: Vec<Line<'static>>,
     area: Rect,
@@ -319,7 +319,7 @@ pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
     out
 }
 
-/// Takes out columns blank in every line, from the right, until the widest line fits.
+/// Takes out columns blank in every line, from the right, until it fits.
 fn squeeze(block: &[&str], width: usize) -> Vec<String> {
     let mut rows: Vec<Vec<char>> = block
         .iter()
@@ -360,7 +360,7 @@ pub(crate) fn elide(s: &str, width: usize) -> String {
     out
 }
 
-/// Shortens a name whose start says the most (a model) to `width`, marked `~`. Not a cut.
+/// Shortens a model name to `width` at its end, marked `~`. Not a cut.
 pub(crate) fn elide_end(s: &str, width: usize) -> String {
     crate::report::table::fit(s, width)
 }

@@ -40,16 +40,16 @@ use crate::scan::snapshot::ScanUpdate;
 use crate::sys::SysRoot;
 use crate::sys::confined::{self, Access, DirError, FileError, open_regular_at};
 
-/// Where the history lives unless told otherwise (survives reboots, unlike the journal).
+/// The history's home (survives reboots, unlike the journal).
 pub const DEFAULT_HISTORY_DIR: &str = "/var/lib/disktriage";
-/// Sets the history directory when `--history-dir` is not given (the tests use it).
+/// The history directory when `--history-dir` is not given.
 pub const HISTORY_DIR_ENV: &str = "DISKTRIAGE_HISTORY_DIR";
 pub const FILE: &str = "history.jsonl";
 pub const ROTATED: &str = "history.jsonl.1";
 const LOCK: &str = "history.lock";
-/// Size at which the file is rotated: some 4000 records of a single-phase test.
+/// Size at which the file is rotated (some 4000 records).
 pub const ROTATE_AT: u64 = 4 << 20;
-/// Longest wait for another process's lock (a record takes milliseconds to write).
+/// Longest wait for another's lock (a record takes milliseconds).
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// Largest history file read; a larger one is read up to here, and said so.
 const MAX_READ: u64 = 64 << 20;
@@ -65,23 +65,23 @@ pub struct RunSettings {
     pub bs: u64,
     pub qd: u32,
     pub jobs: u32,
-    /// The engine that ran ("uring", "sync"; "auto" when phases differ) and the one asked.
+    /// The engine that ran ("auto" when phases differ) and the one asked.
     pub engine: String,
     pub engine_asked: String,
     /// O_DIRECT (true) or through the page cache.
     pub direct: bool,
-    /// Buffers in huge pages (`--huge-pages`); absent (false) in records from before.
+    /// Buffers in huge pages (`--huge-pages`); absent in older records.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub huge_pages: bool,
     pub scheduler: Option<String>,
-    /// The drive's own write cache, in the one spelling (`model::cache::recorded_drive_cache`).
+    /// The drive's write cache (spelling: `model::cache::recorded_drive_cache`).
     #[serde(default, deserialize_with = "drive_cache_in_one_spelling")]
     pub drive_cache: Option<String>,
     /// The kernel's flush policy: "write back" or "write through".
     pub kernel_cache: Option<String>,
 }
 
-/// A recorded drive cache, read in the one spelling (an old "-" or "?" is "not known").
+/// A recorded drive cache in the one spelling (an old "-" is not known).
 fn drive_cache_in_one_spelling<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<String>, D::Error> {
@@ -147,7 +147,7 @@ pub fn identity_of(root: &SysRoot, target: &TargetInfo) -> DiskIdentity {
     }
 }
 
-/// The parameters as Results shows them: "bs 4k, QD32, 1 worker, random read", "12 phases".
+/// The parameters as Results shows them ("bs 4k, QD32, 1 worker, random read").
 pub fn params_text(plan: &Plan) -> String {
     match plan.phases.as_slice() {
         [one] => one.job.describe(),
@@ -163,7 +163,7 @@ pub fn params_text(plan: &Plan) -> String {
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 impl HistoryEntry {
-    /// The entry for a test's repeats `runs` on `disk`; `None` with no finished repeat.
+    /// The entry of a test's `runs` on `disk`; `None` with no finished repeat.
     pub fn of_runs(
         disk: DiskIdentity,
         runs: &[RunReport],
@@ -282,7 +282,7 @@ impl HistoryEntry {
         }
     }
 
-    /// The common part of a read-only entry (a scan, a triage): one O_DIRECT reader.
+    /// The common part of a read-only entry (a scan, a triage).
     fn read_only(
         disk: DiskIdentity,
         device: &str,
@@ -333,7 +333,7 @@ impl HistoryEntry {
     }
 }
 
-/// "YYYY-MM-DD HH:MM UTC" from seconds since the epoch (the civil calendar, no time zones).
+/// "YYYY-MM-DD HH:MM UTC" from seconds since the epoch.
 pub fn utc_minute(unix: u64) -> String {
     let (year, month, day) = civil(unix);
     let secs = unix % 86_400;
@@ -356,7 +356,7 @@ pub fn utc_rfc3339(unix: u64) -> String {
     )
 }
 
-/// The civil date (year, month, day) of a Unix time: Howard Hinnant's days-to-civil.
+/// The civil date of a Unix time (Howard Hinnant's days-to-civil).
 fn civil(unix: u64) -> (i64, i64, i64) {
     let days = (unix / 86_400) as i64;
     let z = days + 719_468;
@@ -473,7 +473,7 @@ impl History {
         self.append_unless(entry, &|| false)
     }
 
-    /// `append`, giving up the wait for the lock on `stop` (a signal) or after `LOCK_WAIT`.
+    /// `append`, giving up the lock wait on `stop` or after `LOCK_WAIT`.
     pub fn append_unless(
         &self,
         entry: &HistoryEntry,
@@ -616,7 +616,7 @@ fn ends_without_newline(file: &mut File) -> anyhow::Result<bool> {
     Ok(last[0] != b'\n')
 }
 
-/// The text of `name` in `dir` up to `MAX_READ` bytes, and whether it was cut.
+/// `name`'s text up to `MAX_READ` bytes, and whether it was cut.
 fn read_capped(dir: &File, name: &str) -> Result<Option<(String, bool)>, FileError> {
     let file = match open_regular_at(dir, name, Access::Read) {
         Ok(f) => f,

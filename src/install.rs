@@ -64,7 +64,7 @@ fn render_man_page() -> std::io::Result<String> {
     page.write_all(b".SH COMMANDS\n")?;
     for sub in cmd.get_subcommands().filter(|sub| !sub.is_hide_set()) {
         let name = format!("disktriage {}", sub.get_name());
-        // Rendered alone, so the global options and help flag are not repeated per command.
+        // Rendered alone, so the global options are not repeated per command.
         let man = Man::new(sub.clone().bin_name(&name).disable_help_flag(true));
         page.write_all(
             Roff::new()
@@ -88,7 +88,7 @@ fn render_man_page() -> std::io::Result<String> {
     Ok(once_preamble(&String::from_utf8_lossy(&page)))
 }
 
-/// Every rendered piece starts with the same two-line preamble; the page needs it once.
+/// Every rendered piece repeats a two-line preamble; the page needs one.
 fn once_preamble(page: &str) -> String {
     let mut out = String::with_capacity(page.len());
     let mut kept: Vec<&str> = Vec::new();
@@ -112,7 +112,7 @@ fn is_preamble(line: &str) -> bool {
     line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq")
 }
 
-/// A clap_mangen section without its `.SH` line, to sit under a command's `.SS` heading.
+/// A clap_mangen section without its `.SH` line, for under a `.SS`.
 fn section_body(
     render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<Vec<u8>> {
@@ -132,7 +132,7 @@ fn section_body(
     Ok(body.into_bytes())
 }
 
-/// What disktriage is and the interactive screen, which clap knows nothing about.
+/// What disktriage is, and the interactive screen clap knows nothing of.
 fn description() -> Roff {
     let mut roff = Roff::new();
     roff.control("SH", ["DESCRIPTION"])

@@ -32,7 +32,7 @@ use crate::sys::error::describe_io_brief;
 /// Where rules go below a system root.
 pub const RULES_DIR: &str = "etc/udev/rules.d";
 
-/// The kernel names a class rule covers: SCSI/SATA/USB, virtio, Xen, NVMe and MMC disks.
+/// The kernel names a class rule covers (SCSI/SATA/USB, virtio, Xen, NVMe, MMC).
 const CLASS_KERNELS: &str = "sd*|vd*|xvd*|nvme*|mmcblk*";
 
 /// Which disks a rule applies to.
@@ -45,7 +45,7 @@ pub enum RuleScope {
     Class { rotational: bool },
 }
 
-/// A rule ready to be written: its file name in `etc/udev/rules.d/` and its text.
+/// A rule ready to be written: its file name and its text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UdevRule {
     /// The disk it was made for (its kernel name when written).
@@ -66,7 +66,7 @@ pub enum PersistError {
     NoStableIdentity {
         device: String,
         identity: DiskIdentity,
-        /// "; --persist-class sets ... instead", where a class rule would cover the device.
+        /// "; --persist-class sets ... instead", where that would cover it.
         hint: String,
     },
     #[error("{device}: its {identity} holds {why}, which a udev rule cannot match safely{hint}")]
@@ -103,7 +103,7 @@ pub enum PersistError {
         root.display()
     )]
     NotASystemRoot { root: PathBuf, why: String },
-    /// The OS's error is in the message, so a field, not a source `{:#}` would say twice.
+    /// The OS's error is in the message: a field, not a source said twice.
     #[error("cannot {op} {}: {}", path.display(), describe_io_brief(error))]
     Io {
         op: &'static str,
@@ -169,7 +169,7 @@ fn module_of(name: &str) -> String {
     }
 }
 
-/// Does a class rule's `KERNEL` match (`CLASS_KERNELS`) cover this kernel name?
+/// Does `CLASS_KERNELS` cover this kernel name?
 pub fn in_class_kernels(name: &str) -> bool {
     ["sd", "vd", "xvd", "nvme", "mmcblk"]
         .iter()
@@ -210,7 +210,7 @@ fn slug(value: &str) -> String {
     format!("{cut}-{hash:016x}")
 }
 
-/// Plans the rule setting `scheduler` on `device`, or on its class; reads and writes nothing.
+/// Plans the rule setting `scheduler` on `device` or its class; no I/O.
 pub fn plan_rule(
     device: &BlockDevice,
     identity: &DiskIdentity,
@@ -362,7 +362,7 @@ fn locate_rules_dir(
     }
 }
 
-/// The real path of the rules directory below `target_root`; creates nothing.
+/// The real path of the rules directory; creates nothing.
 pub fn rules_dir(target_root: &Path) -> Result<PathBuf, PersistError> {
     locate_rules_dir(target_root, false).map(|(path, _)| path)
 }

@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::app::{App, Place, Screen};
 use crate::draw;
-/// The colours and glyphs, below the app so a screen component draws with them.
+/// Colours and glyphs, below the app so screens draw with them.
 pub use crate::theme;
 
 /// The smallest terminal the screens are laid out for.
@@ -31,7 +31,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         );
         return;
     }
-    // A long message takes up to three rows from the screen above rather than lose its end.
+    // A long message takes up to three rows rather than lose its end.
     let status_lines = status_lines(app, area.width);
     let status_rows = (status_lines.len() as u16).clamp(1, 3);
     let [top, body, status] = Layout::vertical([
@@ -45,7 +45,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     draw::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
     if let Some(dialog) = &app.overlay {
-        // A dialog about the selected device leaves its row of the Devices list in sight.
+    // A dialog about the selected device keeps its row in sight.
         let keep = match app.screen {
             Screen::Devices => crate::app::screens::devices::selected_row_y(app, body),
             _ => None,
@@ -107,7 +107,7 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     draw::wrap(vec![line], width.into())
 }
 
-/// Draws the app as [`render`] does and returns every text that was cut (`draw`'s record).
+/// Draws as [`render`] does and returns every text that was cut.
 pub fn render_checked(app: &App, frame: &mut Frame) -> Vec<Cut> {
     crate::draw::recording(|| render(app, frame))
 }

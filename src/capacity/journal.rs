@@ -16,7 +16,7 @@ use super::{SectorIo, stamp};
 pub const MAGIC: &[u8; 8] = b"DTCAPJ\x00\x01";
 /// The longest device name kept.
 const MAX_NAME: usize = 255;
-/// The longest range one record holds (the probe's ranges are 1 MiB at most).
+/// The longest range a record holds (the probe's are 1 MiB at most).
 const MAX_RECORD: u64 = 64 << 20;
 
 /// Whose sectors a journal holds.
@@ -76,7 +76,7 @@ pub fn record(lba: u64, data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Reads a journal: `Err` when it is not one (no magic, a torn or damaged header).
+/// Reads a journal; `Err` when it is not one (no magic, a bad header).
 pub fn parse(bytes: &[u8]) -> Result<Journal, String> {
     let mut r = Reader { bytes, at: 0 };
     if r.take(8) != Some(MAGIC.as_slice()) {
@@ -130,7 +130,7 @@ pub enum Back {
     Other,
 }
 
-/// Judges `now`, the sector at `lba` after the put-back, against what was saved there.
+/// Judges `now`, the sector at `lba` after the put-back, against the save.
 pub fn judge_back(now: &[u8], was: &[u8], run: u64, saved: &HashSet<&[u8]>) -> Back {
     if now == was {
         Back::AsSaved
@@ -150,7 +150,7 @@ pub struct PutBack {
     pub sectors: u64,
     /// Sectors that read back as saved.
     pub as_saved: u64,
-    /// Sectors that read back as another saved sector (the device stores both in one place).
+    /// Sectors that read back as another saved sector (one place, two LBAs).
     pub shared: u64,
     /// Sectors that read back as neither: a stamp left, or other data (LBAs).
     pub not_back: Vec<u64>,

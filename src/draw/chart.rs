@@ -33,7 +33,7 @@ pub enum Drawing {
 }
 
 impl Drawing {
-    /// The drawing of a plan's phases by their kind (`Plan::kind`), not by the test.
+    /// The drawing of a plan's phases, by kind (`Plan::kind`), not by test.
     pub fn of(plan: &Plan) -> Option<Drawing> {
         match plan.kind()? {
             PhaseTag::Sweep { .. } | PhaseTag::QdSweep { .. } => Some(Drawing::Sweep),
@@ -81,7 +81,7 @@ pub fn draw(
     }
 }
 
-/// A sweep's panels side by side; `waiting` is shown until a phase has finished.
+/// A sweep's panels side by side; `waiting` until a phase finished.
 pub fn sweep(frame: &mut Frame, area: Rect, console: bool, curves: &[Curve], waiting: &str) {
     let mut panels: Vec<Panel> = Vec::new();
     for c in curves {
@@ -192,7 +192,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
         })
         .collect();
     let mut datasets = Vec::new();
-    // Lines, then the knees' drop lines (a knee shows where lines crowd), letters on top.
+    // Lines, then knees' drop lines (visible where lines crowd), letters on top.
     for (c, d) in curves.iter().zip(&lines) {
         datasets.push(
             Dataset::default()
@@ -241,7 +241,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
     }
     let units = [x_unit, panel.unit()];
     let chart = |datasets| axes(Chart::new(datasets), bounds, [0.0, top], units, &y_labels);
-    // Where each curve's letters land, by the chart's own mapping of points to cells.
+    // Where each curve's letters land, by the chart's own point-to-cell mapping.
     let y_width = y_labels.iter().map(|l| l.len() as u16).max().unwrap_or(0);
     let graph_left = plot.x + y_width.min(plot.width / 3) + 1;
     // Above the axis line and the label row.
@@ -271,7 +271,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
         curves.iter().map(|c| c.letter).zip(&letter_cells),
     );
 
-    // The x labels under their points (ratatui spreads labels evenly, off a log axis's points).
+    // X labels under their points (ratatui spreads them evenly).
     let graph_width = plot.right().saturating_sub(graph_left);
     let label_row = plot.bottom() - 1;
     let columns: Vec<(u16, String)> = xs
@@ -313,7 +313,7 @@ fn place_letters<'a>(
     }
 }
 
-/// A round axis top at or above `v`: 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten.
+/// A round axis top at or above `v` (1, 1.5, 2 ... 8 times a power of ten).
 fn axis_top(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
         return 1.0;
@@ -349,7 +349,7 @@ fn x_labels(buf: &mut Buffer, area: Rect, row: u16, columns: &[(u16, String)]) {
     }
 }
 
-/// The legend: each curve's letter, its name and its knee, wrapped to the width.
+/// The legend: each curve's letter, name and knee, wrapped.
 fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
     let mut current: Vec<Span> = Vec::new();
@@ -383,7 +383,7 @@ fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
     crate::draw::wrap(lines, width.into())
 }
 
-/// CrystalDiskMark's grid: a row per test, Read and Write side by side, the CLI's figures.
+/// CrystalDiskMark's grid: a row per test, Read and Write side by side.
 pub fn cdm(frame: &mut Frame, area: Rect, title: &str, rows: &[String], samples: &[PhaseSample]) {
     let block = Block::default()
         .borders(Borders::ALL)

@@ -60,7 +60,7 @@ pub struct Log {
     pub ended: Option<String>,
 }
 
-/// A header value on one line: control characters (a newline in a serial) become spaces.
+/// A header value on one line: control characters become spaces.
 fn clean(value: &str) -> String {
     value
         .chars()
@@ -70,7 +70,7 @@ fn clean(value: &str) -> String {
         .to_string()
 }
 
-/// The header, ending with `acknowledged:` (made durable before the first record).
+/// The header up to `acknowledged:` (durable before the first record).
 pub fn format_header(h: &LogHeader) -> String {
     let mut out = format!("{FORMAT_LINE}\n");
     out += &format!("run_id={:016x}\n", h.run_id);
@@ -128,7 +128,7 @@ pub fn parse(text: &str) -> Result<Log, String> {
     for (i, raw) in lines.enumerate() {
         let lineno = i + 2;
         let Some(line) = raw.strip_suffix('\n') else {
-            // The power went during this append: it was never made durable, never counted.
+            // The power went during this append: never durable, never counted.
             torn_last_line = true;
             break;
         };
@@ -155,7 +155,7 @@ pub fn parse(text: &str) -> Result<Log, String> {
         let seq: u64 = line
             .parse()
             .map_err(|_| format!("line {lineno} is not a sequence number: {line:?}"))?;
-        // Numbers come 0, 1, 2...: a huge one would make every earlier record superseded.
+        // 0, 1, 2...: a huge number would make every earlier one superseded.
         let expected = acknowledged.len() as u64;
         if seq != expected {
             return Err(format!(

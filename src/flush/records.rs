@@ -18,16 +18,16 @@ use crate::model::units::splitmix64;
 pub const MAGIC: &[u8; 8] = b"DTFLUSH\x01";
 /// The record format version.
 pub const VERSION: u32 = 1;
-/// The smallest record (and the size on a disk with 512- or 4096-byte logical blocks).
+/// The smallest record, and the size with 512- or 4096-byte blocks.
 pub const MIN_RECORD: u32 = 4096;
-/// The region the ring uses at the device start, unless the device is smaller.
+/// The ring's region at the device start, unless the device is smaller.
 pub const DEFAULT_REGION: u64 = 64 << 20;
 /// The stamp repeated at the start of every sector after the first.
 const SECTOR: usize = 512;
 const HEADER: usize = 32;
 const STAMP: usize = 16;
 
-/// The record length for a logical block size: max(4096, logical), or refused if absurd.
+/// The record length for a logical block size; refused if absurd.
 pub fn record_len(logical: u32) -> Result<u32, String> {
     if logical == 0 || !logical.is_power_of_two() || logical > (1 << 20) {
         return Err(format!(
@@ -66,7 +66,7 @@ pub enum Slot {
     Unreadable(String),
 }
 
-/// Fills `buf` (exactly `buf.len()` bytes, the record length) with record `seq` of `run`.
+/// Fills `buf` (one record long) with record `seq` of `run`.
 pub fn encode(buf: &mut [u8], run: u64, seq: u64) {
     let len = buf.len();
     let mut state = splitmix64(run ^ splitmix64(seq));
@@ -102,13 +102,13 @@ fn u64_at(buf: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Reads a slot's bytes back as what the record run `run` would have left there.
+/// Reads a slot's bytes back as run `run` would have left them.
 pub fn decode(buf: &[u8], run: u64) -> Slot {
     let len = buf.len();
     if len < HEADER + 4 || len < SECTOR {
         return Slot::Empty;
     }
-    // Sectors after the first that carry this run's stamp: part of the slot is this run's.
+    // Later sectors carrying this run's stamp: part of the slot is ours.
     let mut stamped: Option<u64> = None;
     let mut at = SECTOR;
     while at + STAMP <= len - 4 {

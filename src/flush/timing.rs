@@ -53,7 +53,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// The statistics of `ms` (any order); `None` when empty. NaN values are left out.
+    /// The statistics of `ms`, NaN left out; `None` when empty.
     pub fn of(ms: &[f64]) -> Option<Stats> {
         let mut v: Vec<f64> = ms.iter().copied().filter(|x| !x.is_nan()).collect();
         if v.is_empty() {
@@ -66,7 +66,7 @@ impl Stats {
         } else {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         };
-        // Nearest rank: the smallest value with at least 99 % of the samples at or below it.
+        // Nearest rank: the smallest value with 99 % of samples at or below.
         let rank = (n * 99).div_ceil(100).clamp(1, n);
         Some(Stats {
             count: n,
@@ -80,7 +80,7 @@ impl Stats {
 /// Whether the device rotates and how fast, and who said so.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Rotation {
-    /// `Some(0)`: does not rotate; `Some(rpm)`: rotates at rpm; `None`: not known.
+    /// `Some(0)`: does not rotate; `Some(rpm)`; `None`: not known.
     pub rpm: Option<u32>,
     /// The kernel's `queue/rotational` flag of the device itself.
     pub rotational: Option<bool>,
@@ -89,7 +89,7 @@ pub struct Rotation {
 }
 
 impl Rotation {
-    /// One revolution in ms: `None` where it does not rotate or the rate is not known.
+    /// One revolution in ms, where it rotates at a known rate.
     pub fn floor_ms(&self) -> Option<f64> {
         match self.rpm {
             Some(rpm) if rpm > 0 => Some(60_000.0 / f64::from(rpm)),
@@ -109,7 +109,7 @@ pub struct TimingFacts {
     pub write_flush: Option<Stats>,
     /// O_DSYNC commits with the drive's write cache switched off.
     pub cache_off_commit: Option<Stats>,
-    /// Why the cache-off commits were not measured (not switchable, already off, ...).
+    /// Why the cache-off commits were not measured.
     pub cache_off_note: Option<String>,
     /// The flush after `dirty_bytes` of plain writes.
     pub flush_after_dirty_ms: Option<f64>,
@@ -119,7 +119,7 @@ pub struct TimingFacts {
     pub rotation: Rotation,
     /// `queue/write_cache`: "write back" or "write through".
     pub kernel_write_cache: Option<String>,
-    /// A device with no drive of its own (loop, zram): where its flushes go, what to judge.
+    /// A device without a drive (loop, zram): where its flushes go, what to judge.
     pub no_drive: Option<(String, String)>,
 }
 
@@ -290,7 +290,7 @@ pub fn dirty_words(bytes: u64) -> String {
     }
 }
 
-/// A duration in ms as an admin reads it: "0.08 ms", "8.33 ms", "0.004 ms", "250 ms".
+/// Milliseconds as an admin reads them: "0.08 ms", "8.33 ms", "250 ms".
 pub fn ms(x: f64) -> String {
     if x >= 100.0 {
         format!("{x:.0} ms")

@@ -23,9 +23,9 @@ pub struct Verdict {
     pub lost: Vec<u64>,
     /// The lost ones whose slot held a torn or garbled record of this run.
     pub torn: Vec<u64>,
-    /// Slots that held a record of another, older run where this run's was expected.
+    /// Slots holding an older run's record where this run's was expected.
     pub other_run: u64,
-    /// Acknowledged numbers whose slot a later recording overwrote: not verifiable.
+    /// Acknowledged numbers a later recording overwrote: not verifiable.
     pub overwritten_later: Vec<u64>,
     /// Slots that could not be read (each one's record counted lost).
     pub unreadable: Vec<(u64, String)>,
@@ -37,7 +37,7 @@ impl Verdict {
         self.lost.is_empty()
     }
 
-    /// Nothing lost, but a later recording overwrote records this LOG names: no verdict.
+    /// Nothing lost, but a later recording overwrote some: no verdict.
     pub fn cannot_tell(&self) -> bool {
         self.nothing_lost() && !self.overwritten_later.is_empty()
     }

@@ -11,11 +11,11 @@ pub struct Recalled {
     pub recorded: Option<String>,
     /// The disk's runs of other sessions, the newest, oldest first.
     pub past: Vec<HistoryEntry>,
-    /// Lines worth showing: the history could not be written or read, a bad line.
+    /// Lines worth showing (the history unwritable or unreadable, a bad line).
     pub notes: Vec<String>,
 }
 
-/// How a test that could not be added to the history is said, before the reason.
+/// How a test not added to the history is said, before the reason.
 pub const NOT_ADDED: &str = "the run was not added to the history";
 
 impl History {
@@ -33,7 +33,7 @@ impl History {
         Some(self.record(entry, stop))
     }
 
-    /// The one recorder: adds `entry`; its id and warnings, or why not (from `NOT_ADDED`).
+    /// The one recorder: adds `entry`; its id and warnings, or why not.
     pub fn record(
         &self,
         entry: HistoryEntry,
@@ -45,7 +45,7 @@ impl History {
         }
     }
 
-    /// `record` for several entries, written together: each one's id, or why none was added.
+    /// `record` for several entries at once: each id, or why none.
     pub fn record_all(
         &self,
         entries: Vec<HistoryEntry>,

@@ -15,7 +15,7 @@ pub const TRIAGE_TEST: &str = "triage";
 pub struct TriageRecord {
     /// "healthy", "suspect", "failing", "unknown".
     pub verdict: String,
-    /// The key values by name, compared by `triage::changes`; one not read is left out.
+    /// Key values by name, for `triage::changes`; one not read is left out.
     #[serde(default)]
     pub values: std::collections::BTreeMap<String, f64>,
     /// The ids of the rules that fired, worst first.
@@ -32,20 +32,20 @@ pub const FLUSH_VERIFY_TEST: &str = "flushcheck-verify";
 /// database is a finding).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct FlushRecord {
-    /// Timing: "waits-for-medium", "volatile-cache", "unknown"; verify: "nothing-lost", "lost".
+    /// Timing: "waits-for-medium", "volatile-cache", "unknown"; or "nothing-lost", "lost".
     pub verdict: String,
     /// The sentence the admin was shown.
     pub sentence: String,
     /// Timing: median durable 4 KiB commit with the write cache as found (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_ms: Option<f64>,
-    /// Timing: one revolution (ms); absent where the disk does not rotate or nobody knows.
+    /// Timing: one revolution (ms), where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_ms: Option<f64>,
     /// Timing: the flush after 64 MiB of dirty data (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush_after_dirty_ms: Option<f64>,
-    /// Verify: records checked, verified, and the first 64 lost (`lost_count` is whole).
+    /// Verify: checked, verified, the first 64 lost (`lost_count` whole).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acknowledged: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,10 +59,10 @@ pub struct FlushRecord {
 /// The test name a surface scan is recorded under.
 pub const SCAN_TEST: &str = "surface-scan";
 
-/// Cells of a scan's map in the history (each the worst of the cells it covers).
+/// Cells of a scan's map in the history.
 pub const SCAN_MAP_CELLS: usize = 512;
 
-/// Unreadable ranges kept in a scan's record, at most (the count is always whole).
+/// Unreadable ranges a scan's record keeps (the count is whole).
 pub const SCAN_RANGES_KEPT: usize = 64;
 
 /// What the history keeps of a surface scan: its map and its counts.
@@ -77,7 +77,7 @@ pub struct ScanRecord {
     pub buckets: Vec<(String, u64)>,
     /// The block map: `SCAN_MAP_CELLS` glyphs (a space: not read).
     pub map: String,
-    /// Unreadable ranges (offset, length in bytes, errno), the first `SCAN_RANGES_KEPT`.
+    /// Unreadable ranges (offset, length, errno), the first `SCAN_RANGES_KEPT`.
     pub unreadable: Vec<(u64, u64, i32)>,
     pub unreadable_ranges: usize,
     pub slow_ranges: usize,

@@ -163,17 +163,17 @@ impl PinnedDevice {
 }
 
 impl FlushDevice {
-    /// Whether the opened device is still the one chosen; else the refusal's sentence.
+    /// Whether it is still the device chosen; else the refusal.
     pub fn refuse_unless_chosen(&self, chosen: &ChosenDevice) -> io::Result<Result<(), String>> {
         direct::refuse_unless_chosen(&self.fd, chosen)
     }
 
-    /// The descriptor, for the other commands `sys` sends the opened device (BLKDISCARD).
+    /// The descriptor, for `sys`'s other commands (BLKDISCARD).
     pub(super) fn fd(&self) -> &OwnedFd {
         &self.fd
     }
 
-    /// A second handle on the opened device, for pass-through commands that take a `File`.
+    /// A second handle, for pass-through commands taking a `File`.
     pub fn command_file(&self) -> io::Result<std::fs::File> {
         Ok(std::fs::File::from(self.fd.try_clone()?))
     }
@@ -214,7 +214,7 @@ impl FlushDevice {
         Ok(start.elapsed())
     }
 
-    /// One cache flush (fdatasync on the block device); returns how long it took.
+    /// One cache flush (fdatasync); returns how long it took.
     pub fn flush(&self) -> io::Result<Duration> {
         let start = Instant::now();
         self.flush_data()?;
@@ -230,7 +230,7 @@ impl FlushDevice {
         }
     }
 
-    /// Reads `buf.len()` bytes at `offset`; returns the count read (short only at the end).
+    /// Reads at `offset`; returns the count (short only at the end).
     pub fn read(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let mut done = 0usize;
         while done < buf.len() {
@@ -244,7 +244,7 @@ impl FlushDevice {
         Ok(done)
     }
 
-    /// `None` while the device answers as the one opened, else why not (gone or shrunk).
+    /// `None` while it answers as the device opened, else why not.
     pub fn gone(&self) -> Option<String> {
         match direct::block_geometry(&self.fd) {
             Ok((size, _, _)) if size == self.size => None,

@@ -20,11 +20,11 @@ use crate::sys::error::DriveError;
 pub enum AtaAnswer {
     /// Done; the registers when the transport returned them (CK_COND).
     Done(Option<AtaRegisters>),
-    /// The SCSI layer or a bridge refused ATA PASS-THROUGH itself (no ATA behind it).
+    /// ATA PASS-THROUGH itself refused (no ATA behind it).
     Refused(Sense),
 }
 
-/// Runs one ATA command. A data-in command fills `data` (`cmd.data_len()` bytes).
+/// Runs one ATA command; a data-in command fills `data`.
 pub fn run(
     file: &File,
     path: &Path,
@@ -157,7 +157,7 @@ pub fn sct_erc(file: &File, path: &Path) -> Result<Result<Erc, String>, DriveErr
     }))
 }
 
-/// Runs a data-in command and returns its sectors (`cmd.data_len()` bytes), or the refusal.
+/// Runs a data-in command: its sectors, or the refusal.
 pub fn read_sector(
     file: &File,
     path: &Path,
@@ -173,7 +173,7 @@ pub fn read_sector(
     }
 }
 
-/// SMART RETURN STATUS with CK_COND, and the raw sense bytes (for fixture captures).
+/// SMART RETURN STATUS with CK_COND, and the raw sense (for fixtures).
 pub fn smart_return_status(file: &File, path: &Path) -> Result<(AtaAnswer, Vec<u8>), DriveError> {
     let cmd = AtaCommand::smart_return_status();
     let op = format!("ATA {}", cmd.name);

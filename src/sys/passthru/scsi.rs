@@ -55,7 +55,7 @@ pub fn sense_caching(
     Ok(Ok((page, buf)))
 }
 
-/// Sets WCE with MODE SELECT(10) (PF=1, not saved), starting from the sensed current page.
+/// Sets WCE with MODE SELECT(10) (PF=1, not saved) on the sensed page.
 pub fn select_caching(
     file: &File,
     path: &Path,

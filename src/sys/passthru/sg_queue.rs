@@ -24,11 +24,11 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::sgio::{SENSE_LEN, SG_DXFER_FROM_DEV, SgError, SgIoHdr, SgRawReply};
 
-/// `SG_SET_RESERVED_SIZE` / `SG_GET_RESERVED_SIZE` / `SG_GET_SCSI_ID` from `<scsi/sg.h>`.
+/// Ioctls from `<scsi/sg.h>`.
 const SG_SET_RESERVED_SIZE: libc::Ioctl = 0x2275;
 const SG_GET_RESERVED_SIZE: libc::Ioctl = 0x2272;
 const SG_GET_SCSI_ID: libc::Ioctl = 0x2276;
-/// The command's data goes to the descriptor's reserved buffer, mapped by the caller.
+/// Data to the descriptor's reserved buffer, mapped by the caller.
 const SG_FLAG_MMAP_IO: u32 = 4;
 /// Commands in flight at most (sg queues 16 a descriptor; one each here).
 pub const MAX_IN_FLIGHT: usize = 16;
@@ -49,7 +49,7 @@ struct SgScsiId {
 
 const _: () = assert!(size_of::<SgScsiId>() == 32);
 
-/// One descriptor of the sg node, its mapped buffer and its command's sense bytes.
+/// One sg descriptor, its mapped buffer and its command's sense bytes.
 struct Slot {
     fd: OwnedFd,
     map: NonNull<c_void>,
@@ -69,7 +69,7 @@ impl Drop for Slot {
     }
 }
 
-/// Descriptors of one disk's sg node, each able to carry one READ of up to `piece` bytes.
+/// Descriptors of one disk's sg node, each for one READ of `piece` bytes.
 pub struct SgQueue {
     slots: Vec<Slot>,
     /// `/dev/sgN`, for messages.
@@ -194,7 +194,7 @@ impl SgQueue {
 
 impl Slot {
     fn open(node: &str, want_rdev: u64, address: &str, piece: usize) -> Result<Slot, String> {
-        // Read-write because sg takes commands through write(); only READ is ever sent.
+        // Read-write: sg takes commands through write(); only READ is sent.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -268,7 +268,7 @@ impl Slot {
         })
     }
 
-    /// A READ's header: the data to the mapped reserved buffer, the sense bytes to this slot's.
+    /// A READ's header: data to the mapped buffer, sense to this slot's.
     fn header(&mut self, cdb: &[u8], len: usize, timeout_ms: u32) -> Result<SgIoHdr, SgError> {
         let mut hdr = SgIoHdr::for_cdb(
             cdb,
@@ -314,7 +314,7 @@ impl Slot {
         }
     }
 
-    /// Reads the reply of the command in flight (it has come back: poll said so).
+    /// Reads the reply of the command in flight (poll said it is back).
     fn reply(&mut self) -> Result<SgRawReply, SgError> {
         let mut hdr = self.header(&[], 0, 0)?;
         loop {

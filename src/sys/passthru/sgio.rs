@@ -127,7 +127,7 @@ pub struct SgReply {
     pub resid: i32,
 }
 
-/// Every status that came back, for callers that tell a timeout from other failures.
+/// Every status, for callers that tell a timeout from other failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SgRawReply {
     pub status: u8,
@@ -138,7 +138,7 @@ pub struct SgRawReply {
     pub resid: i32,
 }
 
-/// `host_status` when the command's timeout expired and it was aborted (`DID_TIME_OUT`).
+/// `host_status` of a command aborted when its timeout expired.
 pub const DID_TIME_OUT: u16 = 0x03;
 
 /// Sends `cdb` with SG_IO; transport failures are errors, the SCSI status and sense are the
@@ -193,7 +193,7 @@ pub fn execute_fd(
     let (direction, data, len): (c_int, *mut c_void, usize) = match transfer {
         Transfer::None => (SG_DXFER_NONE, std::ptr::null_mut(), 0),
         Transfer::FromDevice(buf) => (SG_DXFER_FROM_DEV, buf.as_mut_ptr().cast(), buf.len()),
-        // The kernel only reads a TO_DEV buffer; the field is `void *` for both directions.
+        // The kernel only reads a TO_DEV buffer; the field is `void *`.
         Transfer::ToDevice(buf) => (SG_DXFER_TO_DEV, buf.as_ptr().cast_mut().cast(), buf.len()),
     };
     let mut hdr = SgIoHdr::for_cdb(cdb, sense.as_mut_ptr(), direction, len, timeout_ms)?;
