@@ -45,7 +45,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     draw::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
     if let Some(dialog) = &app.overlay {
-    // A dialog about the selected device keeps its row in sight.
+        // A dialog about the selected device keeps its row in sight.
         let keep = match app.screen {
             Screen::Devices => crate::app::screens::devices::selected_row_y(app, body),
             _ => None,
