@@ -305,8 +305,7 @@ impl Changer {
         Ok((note, Some(rec)))
     }
 
-    /// After a change: remember what the device reports; when that is what this change found
-    /// (it did not take, or went back), there is nothing to restore and the entry goes.
+    /// After a change: when the device holds what it found, the entry goes.
     fn settle(
         &self,
         j: &mut Locked<'_>,

@@ -145,8 +145,7 @@ pub(crate) fn scrolled(total: usize, top: usize, visible: usize) -> String {
     .replace(", End)", ")")
 }
 
-/// The widths of a table's columns as ratatui's `Table` lays them out (`selection`: the width
-/// of the highlight symbol's column).
+/// Column widths as ratatui's `Table` lays them out.
 pub(crate) fn columns(widths: &[Constraint], inner: Rect, selection: u16) -> Vec<usize> {
     let [_, area] = Layout::horizontal([Constraint::Length(selection), Constraint::Fill(0)])
         .areas(Rect::new(0, 0, inner.width, 1));
@@ -168,8 +167,7 @@ pub(crate) fn cells<S: AsRef<str>, R: AsRef<[S]>>(rows: &[R], columns: &[usize])
     }
 }
 
-/// Wraps each line wider than `width` at its spaces, keeping styles; continuation lines are
-/// indented two cells. A word wider than a line is split: nothing is lost.
+/// Wraps lines wider than `width` at spaces, keeping styles; nothing is lost.
 pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for line in lines {
@@ -342,8 +340,7 @@ fn squeeze(block: &[&str], width: usize) -> Vec<String> {
     rows.into_iter().map(|r| r.into_iter().collect()).collect()
 }
 
-/// Shortens a name or a path to `width` characters by taking out its middle, marked `~`, so
-/// both ends stay readable. Not a cut.
+/// Shortens a name or path in its middle, marked `~`. Not a cut.
 pub(crate) fn elide(s: &str, width: usize) -> String {
     let count = s.chars().count();
     if count <= width {

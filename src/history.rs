@@ -132,8 +132,7 @@ pub use records::{
     ScanRecord, TRIAGE_TEST, TriageRecord,
 };
 
-/// What the history knows a run's target by: a file by its full path, a block device by its
-/// identity (see `SysRoot::disk_identity`).
+/// A run target's identity: a file's path, or a device's (`SysRoot::disk_identity`).
 pub fn identity_of(root: &SysRoot, target: &TargetInfo) -> DiskIdentity {
     match (target.kind, &target.device) {
         (TargetClass::File | TargetClass::Directory, _) => DiskIdentity::File(
@@ -257,8 +256,7 @@ impl HistoryEntry {
         }
     }
 
-    /// A flush check's entry (`FLUSH_TIMING_TEST` or `FLUSH_VERIFY_TEST`); `params` says what
-    /// was done, `bs` the record or commit size.
+    /// A flush check's entry; `bs` is the record or commit size.
     pub fn of_flushcheck(
         disk: DiskIdentity,
         device: &str,
@@ -371,8 +369,7 @@ fn civil(unix: u64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
-/// What reading the history found: the entries, oldest first, and the lines that did not
-/// parse ("history.jsonl line 7: ...").
+/// What reading the history found: entries, oldest first, and bad lines.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Loaded {
     pub entries: Vec<HistoryEntry>,
@@ -482,8 +479,7 @@ impl History {
         self.append_all_unless(std::slice::from_ref(entry), stop)
     }
 
-    /// `append_unless` for several entries: one lock, write and sync (a thousand synced
-    /// appends cost a triage a second).
+    /// `append_unless` for several entries: one lock, write and sync.
     pub fn append_all_unless(
         &self,
         entries: &[HistoryEntry],
@@ -544,8 +540,7 @@ impl History {
         self.open_dir(true).map(|_| ())
     }
 
-    /// The history directory, opened and checked (`confined::open_checked_dir`), created first
-    /// when `create`; `None` when it does not exist (and not `create`).
+    /// The directory, opened, checked, created if `create`; `None` if absent.
     fn open_dir(&self, create: bool) -> anyhow::Result<Option<File>> {
         if create && fs::symlink_metadata(&self.dir).is_err() {
             fs::DirBuilder::new()
@@ -569,8 +564,7 @@ impl History {
         }
     }
 
-    /// The first bad line of a history file, described; `None` when all parse; why it cannot
-    /// be read as the error.
+    /// The first bad line of a history file; `None` when all parse.
     fn bad_line_in(&self, dir: &File, name: &str) -> Result<Option<String>, FileError> {
         let Some((text, _)) = read_capped(dir, name)? else {
             return Ok(None);

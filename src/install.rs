@@ -25,8 +25,7 @@ pub fn completion_script(shell: CompletionShell) -> String {
     String::from_utf8_lossy(&script).into_owned()
 }
 
-/// The command line without what `--help` hides, which clap_complete would offer in some
-/// shells.
+/// The command without what `--help` hides (some shells' completion would offer it).
 fn visible_command() -> clap::Command {
     let full = Cli::command();
     let mut cmd = clap::Command::new("disktriage").version(env!("CARGO_PKG_VERSION"));
@@ -45,8 +44,7 @@ fn visible_command() -> clap::Command {
     )
 }
 
-/// disktriage(1) as roff: one page for every visible command (an admin searches one page).
-/// No date, so the committed copy changes only with the options.
+/// disktriage(1) as roff, one page for every command; no date, so stable.
 pub fn man_page() -> anyhow::Result<String> {
     render_man_page().context("cannot render the manual page")
 }

@@ -132,8 +132,7 @@ pub enum PersistError {
     NotAFile { path: PathBuf, why: FileError },
 }
 
-/// The first character of `value` a rule cannot quote, described; `None` when all are
-/// harmless (ASCII letters, digits, space and `._-:+/=,@`).
+/// The first character a rule cannot quote; `None` if all are in `._-:+/=,@` or alphanumeric.
 pub fn unsafe_char(value: &str) -> Option<String> {
     if value.is_empty() {
         return Some("nothing (it is empty)".into());

@@ -121,8 +121,7 @@ pub fn parse(bytes: &[u8]) -> Result<Journal, String> {
 pub enum Back {
     /// What was saved at this LBA.
     AsSaved,
-    /// What was saved at another LBA stored in the same place (a wrap); the earlier save,
-    /// written back last, stays.
+    /// What another LBA stored in the same place saved (a wrap).
     AnotherSaved,
     /// A stamp of the probe's run: not put back.
     Stamp,
@@ -158,8 +157,7 @@ pub struct PutBack {
     pub error: Option<String>,
 }
 
-/// Writes a journal's records back to `dev`, last saved first (why: `probe`'s module docs),
-/// then reads each sector back and judges it.
+/// Writes a journal's records back to `dev`, last saved first, and judges each sector.
 pub fn put_back(j: &Journal, dev: &mut dyn SectorIo) -> PutBack {
     let mut out = PutBack::default();
     let sector = u64::from(j.header.sector);

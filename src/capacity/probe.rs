@@ -239,8 +239,7 @@ impl<'a> Probe<'a> {
         self.dev.read(lba, &mut buf).ok().map(|()| buf)
     }
 
-    /// Saves what is at `lba`, then writes `new` there. No save, no write; a failed write
-    /// is the device's answer (`Ok(false)`).
+    /// Saves what is at `lba`, then writes `new` (`Ok(false)`: the write failed).
     fn save_and_write(&mut self, lba: u64, old: Vec<u8>, new: &[u8]) -> Result<bool, Halt> {
         if self.config.put_back {
             self.saver.save(lba, &old).map_err(|e| {
@@ -425,8 +424,7 @@ impl<'a> Probe<'a> {
         Ok(found)
     }
 
-    /// Writes every saved range back, last saved first, then checks what is below
-    /// `verify_below`.
+    /// Writes back every saved range, last first; checks below `verify_below`.
     fn put_back(&mut self, verify_below: u64) -> Restored {
         let mut restored = Restored::default();
         let total: u64 = self

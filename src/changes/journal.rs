@@ -53,8 +53,7 @@ const CLAIM_PREFIX: &str = "claim.";
 const CLAIM_SUFFIX: &str = ".lock";
 /// What a claim file says about its holder is at most this long.
 const MAX_CLAIM_TEXT: u64 = 4096;
-/// A journal larger than this is not read (200,000 entries, far past any real one, take
-/// 45 MiB).
+/// A journal larger than this is not read (200,000 entries take 45 MiB).
 const MAX_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
@@ -403,8 +402,7 @@ impl Journal {
         Ok(())
     }
 
-    /// The claim file of `device` in the checked directory (created when `create`): a kernel
-    /// name, a regular file, never through a symlink, never blocking.
+    /// The claim file of `device`, created when `create` (`open_regular_at`).
     fn open_claim(&self, device: &str, create: bool) -> Result<Option<ClaimFile>, JournalError> {
         let name = format!("{CLAIM_PREFIX}{device}{CLAIM_SUFFIX}");
         let path = self.dir.join(&name);
@@ -493,8 +491,7 @@ fn still_linked(dir: &File, name: &str, file: &File) -> bool {
         .is_ok_and(|st| st.st_dev == open.dev() && st.st_ino == open.ino())
 }
 
-/// A device claimed by this process: released on drop (its file removed first), or by the
-/// kernel when the process ends (the file then stays, unlocked).
+/// A device claimed by this process, released on drop or by the kernel when it ends.
 #[derive(Debug)]
 pub struct DeviceClaim {
     device: String,
@@ -517,8 +514,7 @@ impl DeviceClaim {
     }
 }
 
-/// Who holds a claim ("pid 812: scheduler sweep"); empty just after the lock, before the
-/// holder wrote it.
+/// Who holds a claim ("pid 812: scheduler sweep"); empty before the holder wrote it.
 fn claim_holder(file: &File) -> String {
     let mut text = String::new();
     let _ = file.take(MAX_CLAIM_TEXT).read_to_string(&mut text);
@@ -565,8 +561,7 @@ impl Locked<'_> {
         self.file.entries.iter_mut().find(|e| e.id == id)
     }
 
-    /// The outstanding changes of one setting of `device`, oldest first (an entry of another
-    /// identity is about a device that is gone).
+    /// The outstanding changes of one setting of `device`, oldest first.
     pub fn chain(&self, device: &DeviceId, kind: SettingKind) -> Vec<&JournalEntry> {
         self.chain_indices(device, kind)
             .into_iter()
@@ -667,8 +662,7 @@ impl Locked<'_> {
         }
     }
 
-    /// Removes every entry of one setting of one device, sessions' included: a kept value
-    /// must not be undone.
+    /// Removes every entry of one setting of one device, sessions' too (a kept value).
     pub fn remove_setting(&mut self, device: &str, kind: SettingKind) -> Vec<JournalEntry> {
         self.remove_where(|e| e.device.name == device && e.original.kind() == kind)
     }

@@ -325,8 +325,7 @@ impl Liveness {
     }
 }
 
-/// One `restore`'s outcomes, and which removed entries (failures if the journal cannot be
-/// written).
+/// One `restore`'s outcomes, and which removed entries.
 #[derive(Default)]
 struct RestoreRun {
     outcomes: Vec<RestoreOutcome>,

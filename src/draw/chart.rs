@@ -289,8 +289,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
     x_labels(frame.buffer_mut(), plot, label_row, &columns);
 }
 
-/// Writes each curve's letters on its points; where curves share a cell, the later letters
-/// move to the nearest free cell in the column, so every curve stays visible.
+/// Writes each curve's letters; a shared cell moves later ones to the nearest free cell.
 fn place_letters<'a>(
     buf: &mut Buffer,
     rows: std::ops::Range<u16>,
@@ -326,8 +325,7 @@ fn axis_top(v: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
-/// Writes the labels centred under their columns: the first and last always, the others
-/// where they leave a space.
+/// Writes each label under its column: first and last always, others where they fit.
 fn x_labels(buf: &mut Buffer, area: Rect, row: u16, columns: &[(u16, String)]) {
     let span = |col: u16, text: &str| {
         let w = text.len() as u16;

@@ -110,8 +110,7 @@ fn number<T: std::str::FromStr>(keys: &BTreeMap<&str, &str>, key: &str) -> Resul
         .map_err(|_| format!("its {key}= line is not a number: {v:?}"))
 }
 
-/// Parses a LOG's text; anything else, an absurd header value or a line that is not a
-/// sequence number (but a torn last one) is refused with the reason.
+/// Parses a LOG's text, or says why it is refused.
 pub fn parse(text: &str) -> Result<Log, String> {
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or("");

@@ -37,8 +37,7 @@ pub fn record_len(logical: u32) -> Result<u32, String> {
     Ok(logical.max(MIN_RECORD))
 }
 
-/// The ring's slots on a device of `size` bytes: the default region, or the whole of a
-/// smaller device; `None` when not one record fits.
+/// The ring's slots on a device of `size` bytes (`None`: not one fits).
 pub fn slots_for(size: u64, len: u32) -> Option<u64> {
     let region = size.min(DEFAULT_REGION);
     let slots = region / u64::from(len);
@@ -57,8 +56,7 @@ pub enum Slot {
     Valid { seq: u64 },
     /// A whole record of another run (an older `--record` on this device).
     OtherRun { run: u64 },
-    /// A record of this run that is not whole (bad checksum or payload, or a torn write);
-    /// `seq` is what the slot's own header names, if this run's.
+    /// A record of this run, not whole; `seq` as the slot's header names it.
     Torn { seq: Option<u64> },
     /// Nothing of a record: zeros, or data this check never wrote.
     Empty,

@@ -57,8 +57,7 @@ impl History {
         }
     }
 
-    /// The one recorder of a surface scan (the TUI's and the CLI's): adds `update` of
-    /// `target` on `disk`, as `record` does.
+    /// The one recorder of a surface scan (TUI and CLI), as `record` does.
     pub fn record_scan(
         &self,
         disk: DiskIdentity,
@@ -124,8 +123,7 @@ impl History {
     }
 }
 
-/// `disk`'s runs not of this session, oldest first: the `keep` newest, and the newest of
-/// `test` however old (so Results' `b` finds it).
+/// `disk`'s other runs: the `keep` newest, and `test`'s newest however old.
 pub(super) fn recall(
     loaded: &Loaded,
     disk: &DiskIdentity,

@@ -9,8 +9,7 @@ use crate::scan::snapshot::ScanUpdate;
 /// The test name a triage is recorded under.
 pub const TRIAGE_TEST: &str = "triage";
 
-/// What the history keeps of a disk's triage, for the next one to say what changed
-/// ("pending sectors 0 -> 24 since 2026-11-20").
+/// What the history keeps of a triage, to say what changed the next time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TriageRecord {
     /// "healthy", "suspect", "failing", "unknown".
@@ -28,8 +27,7 @@ pub const FLUSH_TIMING_TEST: &str = "flushcheck";
 /// The test name the power-cut check's verify is recorded under.
 pub const FLUSH_VERIFY_TEST: &str = "flushcheck-verify";
 
-/// What the history keeps of a flush check, which the triage reads (a lying cache under a
-/// database is a finding).
+/// What the history keeps of a flush check (the triage reads it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct FlushRecord {
     /// Timing: "waits-for-medium", "volatile-cache", "unknown"; or "nothing-lost", "lost".

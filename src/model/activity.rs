@@ -25,8 +25,7 @@ pub struct BusyProcess {
     pub written_bytes: u64,
 }
 
-/// The processes whose counters grew between two snapshots, busiest first (a new one counts
-/// from zero).
+/// The processes whose counters grew between two snapshots, busiest first.
 pub fn busy_between(before: &[ProcessIo], after: &[ProcessIo]) -> Vec<BusyProcess> {
     let mut busy: Vec<BusyProcess> = after
         .iter()
@@ -58,8 +57,7 @@ pub struct BackgroundIo {
 }
 
 impl BackgroundIo {
-    /// "loop3 was busy before the test: 12.6 MiB read, 0 B written in 0.20 s by others
-    /// (dd (pid 812): 12.6 MiB read); the figures will be lower than the drive's".
+    /// "loop3 was busy before the test: 12.6 MiB read ...; the figures will be lower".
     pub fn describe(&self) -> String {
         let who = if self.processes.is_empty() {
             "by no process that has it open (kernel writeback, a journal, or a process \

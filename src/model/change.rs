@@ -71,8 +71,7 @@ pub struct DeviceId {
     pub identity: DeviceIdentity,
 }
 
-/// What tells one device from another that later gets the same name: `diskseq` (see
-/// `BlockDevice::diskseq`), and the rest on kernels without it, which also says what changed.
+/// What tells one device from another that later gets its name (`diskseq` first).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceIdentity {
     /// `/sys/block/X/diskseq` (Linux 5.15 and later).
@@ -126,8 +125,7 @@ impl DeviceId {
         }
     }
 
-    /// Why `current`, the device under the name now, is not this one; only attributes known
-    /// on both sides count.
+    /// Why `current` is not this device; only attributes known on both sides count.
     pub fn mismatch(&self, current: &DeviceId) -> Option<String> {
         let mut diffs = Vec::new();
         let (then, now) = (&self.identity, &current.identity);

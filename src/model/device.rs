@@ -188,8 +188,7 @@ impl fmt::Display for Transport {
     }
 }
 
-/// The schedulers a queue offers and the active one (`queue/scheduler`); both empty on a
-/// bio-based device such as zram.
+/// The schedulers a queue offers and the active one (none on zram).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SchedulerSet {
     pub active: Option<String>,
@@ -291,8 +290,7 @@ pub struct FileId {
     pub ino: u64,
 }
 
-/// What is behind a loop device, as far as the kernel told: the backing file's identity and,
-/// for a block device node, its number. The path is `BlockDevice::backing_file`.
+/// What the kernel told of a loop device's backing file (path: `backing_file`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LoopBacking {
     /// The backing file's identity (LOOP_GET_STATUS64, else a stat).
@@ -647,8 +645,7 @@ pub struct ChosenDevice {
 }
 
 impl ChosenDevice {
-    /// Why `found`, under the name now, is not the device chosen, as the refusal's sentence;
-    /// `None` when it is.
+    /// Why `found` is not the device chosen, as the refusal's sentence.
     pub fn refusal(&self, found: Option<&ChosenDevice>) -> Option<String> {
         let Some(now) = found else {
             return Some(format!("{} is gone: nothing was done", self.name));

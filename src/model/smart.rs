@@ -170,8 +170,7 @@ pub struct AtaAttribute {
     pub raw: u64,
     /// The raw value in words, where its layout is known ("31 C").
     pub decoded: Option<String>,
-    /// The raw value as smartctl printed it, in its drive database's layout for the drive;
-    /// `None` for tables read natively.
+    /// The raw value as smartctl printed it; `None` for tables read natively.
     pub raw_text: Option<String>,
     pub state: AttributeState,
 }
@@ -291,8 +290,7 @@ pub enum SavedFormat {
     Json,
 }
 
-/// A smartctl report read back from a file: health, identity and logs, under the transport
-/// its protocol names (ATA is `Sata`).
+/// A smartctl report read back from a file (ATA's transport is `Sata`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavedReport {
     pub format: SavedFormat,

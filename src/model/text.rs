@@ -2,8 +2,7 @@
 //! show: escapes undone, control characters that could drive the terminal replaced by `?`.
 //! Pure functions: the parsers in `sys` and the decoders in `smart` both use them.
 
-/// Undoes the kernel's octal escapes in mountinfo and `/proc/swaps` (`\040` a space); a
-/// malformed one stays, and a control character one makes becomes `?`.
+/// Undoes the kernel's octal escapes (`\040` a space); controls they make become `?`.
 pub fn unescape_octal(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

@@ -114,8 +114,7 @@ pub fn assess_all(devices: &mut [BlockDevice], mounts: &[MountEntry], swaps: &[S
     }
 }
 
-/// Why a regular file must not be written (an active swap file, or a busy loop device's
-/// backing file); `devices` must already be assessed.
+/// Why a regular file must not be written (a swap file, a busy loop's backing file).
 pub fn file_usage(
     devices: &[BlockDevice],
     swaps: &[SwapEntry],
@@ -201,8 +200,7 @@ pub fn same_data(devices: &[BlockDevice], a: DataRef, b: DataRef) -> bool {
     graph.reaches(devices, a, b) || graph.reaches(devices, b, a)
 }
 
-/// Whether loop device `d` is backed by `other`'s file: by identity, else by path (which can
-/// only err towards "same").
+/// Whether loop `d` is backed by `other`'s file: by identity, else by path.
 fn same_file(d: &BlockDevice, other: &LoopBacking, other_path: Option<&str>) -> Option<bool> {
     let own = d.loop_backing?;
     if own.block.is_some() || other.block.is_some() {

@@ -296,8 +296,8 @@ impl Scan {
         }
     }
 
-    /// The next read, `None` once the scan ended. With `complete`, `step` in two halves, so
-    /// another thread can show the scan while a read hangs.
+    /// The next read, `None` once ended: with `complete`, `step` in two halves, so another
+    /// thread can show the scan while a read hangs.
     pub fn begin(&mut self) -> Option<NextRead> {
         loop {
             if self.end.is_some() {

@@ -217,8 +217,7 @@ impl Mapfile {
         String::from_utf8_lossy(&out).into_owned()
     }
 
-    /// `render` a line at a time: a map of millions of regions, saved every 30 s, is never
-    /// a second copy as text.
+    /// `render` a line at a time: a map saved every 30 s is never held twice.
     pub fn write_to(
         &self,
         comments: &[String],

@@ -533,8 +533,7 @@ pub fn raw_temperature(raw: &[u8; 6]) -> Option<i64> {
     plausible_celsius(raw[0])
 }
 
-/// The temperature: raw byte 0 of the first plausible `TEMPERATURE_ATTRIBUTES` entry. The
-/// verdict and the poller share it.
+/// Raw byte 0 of the first plausible `TEMPERATURE_ATTRIBUTES` entry (verdict and poller).
 pub fn attribute_temperature(attributes: &[AtaAttribute]) -> Option<i64> {
     TEMPERATURE_ATTRIBUTES.iter().find_map(|id| {
         let a = attributes.iter().find(|a| a.id == *id)?;

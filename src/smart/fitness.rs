@@ -161,8 +161,7 @@ pub fn sct_erc_supported(identify: &[u8]) -> Option<bool> {
     Some(word & 0x0001 != 0 && word & 0x0008 != 0)
 }
 
-/// The SCT status (SMART READ LOG 0xE0): extended status, action and function codes. A
-/// status of 0xFFFF is another SCT command still running.
+/// The SCT status (log 0xE0); status 0xFFFF is another SCT command still running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SctStatus {
     pub ext_status: u16,

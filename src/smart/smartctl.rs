@@ -170,8 +170,7 @@ fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
     Ok(doc)
 }
 
-/// A smartctl document read into `T`. A top-level field of the wrong type loses that field,
-/// not the report; the names left out are returned, to be said.
+/// A document read into `T`; a top-level field of the wrong type is left out, and named.
 fn typed<T: serde::de::DeserializeOwned>(
     doc: serde_json::Value,
 ) -> Result<(T, Vec<String>), PageError> {
@@ -275,8 +274,7 @@ pub fn parse_smartctl_json(
     })
 }
 
-/// The drive's identity in `smartctl -j` output (model, serial, WWN, firmware, capacity,
-/// block size, rotation, form factor), read leniently: a field of the wrong type is left out.
+/// The drive's identity in `smartctl -j` output; a field of the wrong type is left out.
 pub fn parse_smartctl_identity(text: &str) -> Result<SmartctlIdentity, PageError> {
     let doc = smartctl_document(text)?;
     let string = |key: &str| {

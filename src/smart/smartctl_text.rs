@@ -93,8 +93,7 @@ fn field(line: &str) -> Option<(String, &str)> {
     (!key.is_empty()).then(|| (key, value.trim()))
 }
 
-/// A count as smartctl prints it, with any locale's thousands separator (`1,234`, `1 234`,
-/// `1'234`...), up to a `[` or `%`.
+/// A count as smartctl prints it, in any locale (`1,234`, `1 234`), up to `[` or `%`.
 pub(crate) fn count(text: &str) -> Option<u128> {
     let head = text.split(['[', '%']).next()?.trim();
     let mut n: u128 = 0;
@@ -131,8 +130,7 @@ fn leading_int(text: &str) -> Option<i64> {
     digits.get(..end)?.parse::<i64>().ok().map(|n| sign * n)
 }
 
-/// The leading decimal or `0x` integer of an ATA raw value as printed (`35 (Min/Max 14/50)`
-/// is 35), within 48 bits; 0 otherwise.
+/// The leading integer of a printed ATA raw value (`35 (Min/Max 14/50)` is 35); else 0.
 fn raw_leading(text: &str) -> u64 {
     let t = text.trim();
     let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -165,8 +163,7 @@ fn text_of(value: &str) -> Option<String> {
 }
 
 impl Text {
-    /// Splits the report into lines and reads its banner and information section; without
-    /// either, it is not smartctl's.
+    /// Reads the banner and information section; without either, it is not smartctl's.
     fn read(text: &str) -> Result<Text, PageError> {
         let lines: Vec<String> = text
             .split('\n')
@@ -543,8 +540,7 @@ fn health(t: &Text) -> (Option<bool>, Option<String>) {
     (None, None)
 }
 
-/// Power-on hours from attribute 9: `39384h+40m+45.152s` is hours in any unit; a bare
-/// number is in its name's unit.
+/// Power-on hours from attribute 9 (`39384h+...` is hours; else its name's unit).
 fn ata_power_on_hours(attributes: &[AtaAttribute]) -> Option<u64> {
     let a = attributes.iter().find(|a| a.id == 9)?;
     let text = a.raw_text.as_deref().unwrap_or("");
@@ -591,8 +587,7 @@ impl Columns {
     }
 }
 
-/// The ATA attribute table: the one under "Vendor Specific SMART Attributes", else the
-/// longest (`-H` may print the failed ones first).
+/// The ATA attribute table under "Vendor Specific SMART Attributes", else the longest.
 fn attribute_table(t: &Text) -> Option<Vec<AtaAttribute>> {
     let mut tables: Vec<(bool, Vec<AtaAttribute>)> = Vec::new();
     for (i, line) in t.lines.iter().enumerate() {

@@ -218,8 +218,7 @@ fn judge_ata(ata: &AtaSmart, judge: &mut Judge) {
         let reading = meaning::read(a, &ata.drive);
         let threshold = a.threshold.unwrap_or(0);
         match a.state {
-            // The SMART standard's rule, whatever the id: the drive rates it failed. A
-            // temperature at its limit is only a warning.
+            // The standard's rule, whatever the id; a temperature is only a warning.
             AttributeState::FailingNow if threshold > 0 => {
                 let words = meaning::failing_now_words(a, reading.meaning);
                 if reading.meaning == Meaning::Temperature {

@@ -188,8 +188,7 @@ impl FlushDevice {
         AlignedBuf::zeroed(len.max(1), 4096)
     }
 
-    /// Writes `buf` at `offset`, durable as `how` says; returns the time taken. `buf` comes
-    /// from `buffer`, whole logical blocks.
+    /// Writes `buf` (from `buffer`) at `offset`, durable as `how`; returns the time.
     pub fn write(&self, buf: &[u8], offset: u64, how: Durability) -> io::Result<Duration> {
         let start = Instant::now();
         let mut done = 0usize;

@@ -299,8 +299,7 @@ fn kind_of(description: &str) -> String {
     }
 }
 
-/// One row of ATA's self-test log: `# 1  Short offline  Completed: read failure  90%  1234
-/// 5678`.
+/// One row of ATA's self-test log (`# 1  Short offline  Completed: read failure  90% ...`).
 fn ata_self_test_row(line: &str) -> Option<SelfTestEntry> {
     let rest = line.trim_start().strip_prefix('#')?;
     let w = words(rest);
@@ -561,8 +560,7 @@ fn self_test_status(t: &Text) -> SelfTestStatus {
     status
 }
 
-/// Reads the logs out of `smartctl -x` or `-a` text; a missing log is "not supported", an
-/// unreadable one "failed".
+/// Reads the logs out of `smartctl -x`/`-a` text ("not supported" if missing).
 pub fn parse_smartctl_text_logs(
     text: &str,
     device: &str,

@@ -41,8 +41,7 @@ struct NvmePassthruCmd {
 
 const _: () = assert!(size_of::<NvmePassthruCmd>() == 72);
 
-/// Runs one admin command, `data` receiving `cmd.data_len` bytes; returns dword 0. A
-/// positive ioctl result is an NVMe status (`DriveError::Device`).
+/// Runs one admin command; returns dword 0, an NVMe status as `DriveError::Device`.
 pub fn admin(
     file: &File,
     path: &Path,

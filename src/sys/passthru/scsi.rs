@@ -11,8 +11,7 @@ use crate::smart::scsi::{
 use crate::smart::sense::{ScsiOutcome, Sense, scsi_outcome};
 use crate::sys::error::DriveError;
 
-/// Reads the caching mode page (current or changeable), with the raw answer; `Ok(Err(sense))`
-/// when the device has no such page.
+/// Reads the caching page (current or changeable); `Ok(Err(sense))` if it has none.
 pub fn sense_caching(
     file: &File,
     path: &Path,

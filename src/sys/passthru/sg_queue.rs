@@ -84,8 +84,7 @@ pub struct SgQueue {
 unsafe impl Send for SgQueue {}
 
 impl SgQueue {
-    /// Opens `slots` descriptors of the sg node of the disk at `disk_dir`, each with `piece`
-    /// bytes mapped. `Err` says why not (no `sg` module loaded, a buffer too large).
+    /// Opens `slots` descriptors of the disk's sg node; `Err` says why not.
     pub fn open(disk_dir: &Path, slots: usize, piece: usize) -> Result<SgQueue, String> {
         let generic = disk_dir.join("device/scsi_generic");
         let entry = std::fs::read_dir(&generic)
@@ -122,8 +121,7 @@ impl SgQueue {
         self.slots.len()
     }
 
-    /// Sends every READ of `cdbs`, as many at once as there are descriptors, and returns the
-    /// replies in order once all are back. The data is not kept.
+    /// Sends every READ of `cdbs` at once (one a descriptor); the replies, in order.
     pub fn run(
         &mut self,
         cdbs: &[(Vec<u8>, usize)],

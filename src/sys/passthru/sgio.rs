@@ -69,8 +69,7 @@ impl SgIoHdr {
         }
     }
 
-    /// The header of one command: `cdb`, its sense buffer, `len` bytes in `direction` (no
-    /// buffer named yet), `timeout_ms`, statuses zero.
+    /// One command's header; no buffer named yet, statuses zero.
     pub(super) fn for_cdb(
         cdb: &[u8],
         sense: *mut u8,
@@ -141,8 +140,7 @@ pub struct SgRawReply {
 /// `host_status` of a command aborted when its timeout expired.
 pub const DID_TIME_OUT: u16 = 0x03;
 
-/// Sends `cdb` with SG_IO; transport failures are errors, the SCSI status and sense are the
-/// caller's to judge.
+/// Sends `cdb` with SG_IO; status and sense are the caller's to judge.
 pub fn execute(
     file: &File,
     path: &Path,
