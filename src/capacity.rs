@@ -28,7 +28,7 @@ pub trait SectorIo {
     fn flush(&mut self) -> io::Result<()>;
 }
 
-/// Where the probe keeps each sector before it is overwritten.
+/// Where the probe keeps each sector, durably, before it is overwritten.
 pub trait Saver {
     /// Keeps `data`, the sectors at `lba`, before they are overwritten.
     fn save(&mut self, lba: u64, data: &[u8]) -> io::Result<()>;

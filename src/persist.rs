@@ -132,7 +132,8 @@ pub enum PersistError {
     NotAFile { path: PathBuf, why: FileError },
 }
 
-/// The first character a rule cannot quote; `None` if all are in `._-:+/=,@` or alphanumeric.
+/// The first character a rule cannot quote; `None` if all are ASCII alphanumerics, space or
+/// `._-:+/=,@`.
 pub fn unsafe_char(value: &str) -> Option<String> {
     if value.is_empty() {
         return Some("nothing (it is empty)".into());

@@ -239,7 +239,7 @@ impl<'a> Probe<'a> {
         self.dev.read(lba, &mut buf).ok().map(|()| buf)
     }
 
-    /// Saves what is at `lba`, then writes `new` (`Ok(false)`: the write failed).
+    /// Saves what is at `lba`, then writes `new`: no save, no write (`Ok(false)`: it failed).
     fn save_and_write(&mut self, lba: u64, old: Vec<u8>, new: &[u8]) -> Result<bool, Halt> {
         if self.config.put_back {
             self.saver.save(lba, &old).map_err(|e| {
