@@ -16,37 +16,26 @@
 //!
 //! Several changes of one setting of one device can be outstanding at once (a session's, then
 //! a single-shot command's). The rule:
-//! - The original recorded for a device and setting is the value before the FIRST change that
-//!   is still outstanding. A later change of the same setting keeps that original: it does
-//!   not record its own "before" value as the original. (It records, as `found`, the value it
-//!   found: what a session puts back when it ends, see below.)
-//! - Single-shot changes share one entry; a session's changes of a setting share the
-//!   session's entry; a session after another change, or a single-shot change after a
-//!   session's, gets an entry of its own carrying the same original.
-//! - A session, on exit (`RestoreScope::Mine`), undoes only its own change: when the device
-//!   still holds the value the session set and nobody changed the setting after it, the
-//!   session puts back what it found (the original, when its change was the first). When
-//!   someone else changed the setting after it (the value is not the one it set, or a later
-//!   entry exists), it leaves the device alone, hands its entry and the original to the
-//!   journal (it becomes a single-shot entry, for `disktriage restore`), and says so. A
-//!   killed session's changes (`RestoreScope::Orphans`) follow the same rule.
-//! - `disktriage restore` (`RestoreScope::All`) puts back the first original in one write and
-//!   clears every entry of that setting. A setting a still-running session changed is left to
-//!   it, unless `--force`.
-//! - `--keep` (and the TUI's keep) removes every entry of that setting: the kept value is the
-//!   setting from now on, and neither a session nor `restore` undoes it.
+//! - The original is the value before the FIRST outstanding change; a later change keeps it,
+//!   recording only what it found (`found`: what a session puts back when it ends).
+//! - Single-shot changes share one entry, a session's changes of a setting the session's; a
+//!   session after another change, or the reverse, gets its own entry with the same original.
+//! - A session on exit (`RestoreScope::Mine`; a killed one's: `Orphans`) undoes only its own
+//!   change: if the device still holds what it set and nobody changed it since, it puts back
+//!   what it found; else it leaves the device alone, hands its entry to `disktriage restore`
+//!   (as a single-shot entry), and says so.
+//! - `disktriage restore` (`All`) puts back the first original in one write and clears the
+//!   setting's entries, leaving a live session's to it unless `--force`.
+//! - `--keep` (and the TUI's keep) removes the setting's entries: nothing undoes a kept value.
 //!
 //! # Which device
 //!
-//! Each entry records the device's identity (`DeviceId`: device number, serial, and what
-//! `DriveControl::identity` reads: `diskseq`, a loop device's image and its inode, WWN,
-//! model). A recorded name is used only when it is a plain kernel name (`is_kernel_name`: no
-//! `/`, no `..`, no control characters) that exists under `/sys/block`; anything else fails
-//! and stays in the journal for the admin to look at. When the device under that name now has
-//! another identity (a disk replugged, a loop device attached to another image), the recorded
-//! device is gone for good: the entry is dropped without writing anything, and the outcome
-//! says what differs. Entries from older journals have no identity: they are restored on their
-//! name, device number and serial, with a note saying the identity could not be checked.
+//! Each entry records the device's identity (`DeviceId`: number, serial, and
+//! `DriveControl::identity`'s `diskseq`, loop image and inode, WWN, model). A recorded name is
+//! used only if it is a plain kernel name (`is_kernel_name`) under `/sys/block`; else the entry
+//! fails and stays for the admin. A device with another identity now (replugged, a loop device
+//! on another image) is gone for good: its entry is dropped, nothing written, and the outcome
+//! says what differs. Older entries without identity go by name, number and serial, with a note.
 //!
 //! Files: this one makes changes (`Changer`, its outcomes, the words for them); `restore`
 //! puts originals back; `journal` keeps them on disk; `guard` (`RestoreGuard`) restores on

@@ -11,12 +11,10 @@
 //! blocking). The lock is polled, so a run waiting for another's still ends on Ctrl-C, SIGTERM
 //! or SIGHUP (`append_unless`), and gives up after `LOCK_WAIT`.
 //!
-//! Bounded: when the file would pass `ROTATE_AT` bytes it becomes `history.jsonl.1` (the
-//! previous `.1` goes) and a new file starts. Lines are never rewritten: a line that does not
-//! parse is reported with its file and line number when reading and stays as it is; a torn
-//! last line (a full disk) gets the next record on a line of its own; and a `.1` with a bad
-//! line is not rotated away (the file grows past the bound instead, with a warning). A history
-//! that cannot be written is a warning for the caller, never a failed run.
+//! Bounded: past `ROTATE_AT` bytes the file becomes `history.jsonl.1` (replacing the old one).
+//! Lines are never rewritten: a bad line is reported (file and line) and kept; a torn last line
+//! gets the next record on a line of its own; a `.1` with a bad line is not rotated away (the
+//! file grows, with a warning). A history that cannot be written is a warning, not a failed run.
 
 mod recorders;
 mod records;

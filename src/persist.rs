@@ -1,19 +1,16 @@
 //! Making a scheduler permanent: the udev rule that sets it whenever the disk appears (at boot,
 //! on hotplug), written under a system root's `etc/udev/rules.d/`.
 //!
-//! The rule matches the disk by its stable identity (`ATTRS{wwid}` or `ATTRS{serial}`, read
-//! by `SysRoot::disk_identity`), never by a kernel name that can change between boots; or, as
-//! the seed's rules do, every rotational or non-rotational disk. Writing it changes nothing
-//! on the running system. Values that go between the rule's quotes come from the drive, so
-//! they are checked against a short list of harmless characters: a quote, a backslash, a
-//! newline or a glob character (`*?[]|`) could otherwise end the match early, add a second
-//! rule, or match other disks. Anything else is refused with the reason.
+//! The rule matches the disk by its stable identity (`ATTRS{wwid}` or `ATTRS{serial}`), never
+//! by a kernel name that can change between boots; or, as the seed's rules do, every rotational
+//! or non-rotational disk. Writing it changes nothing on the running system. The values quoted
+//! in the rule come from the drive, so only harmless characters pass: a quote, backslash,
+//! newline or glob (`*?[]|`) could end the match, add a rule or match other disks.
 //!
-//! The target root is another system's tree (the installed system in rescue mode): every
-//! component of `etc/udev/rules.d` is resolved inside it (`sys::confined::walk_in_root`), so an
-//! absolute link there means what it means to that system booted, and no link leads out of
-//! it; the rule is written through the directory's descriptor and the path reported is the
-//! one really written.
+//! The target root is another system's tree (rescue mode): `etc/udev/rules.d` is resolved
+//! inside it (`sys::confined::walk_in_root`), so a link means what it means to that system and
+//! none leads out; the rule is written through the directory's descriptor, and the path
+//! reported is the one really written.
 //!
 //! `persist_scheduler` is the one entry point for the CLI, the TUI and the sweeps.
 

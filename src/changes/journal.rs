@@ -9,19 +9,15 @@
 //! fsync, then renamed over `journal.json`. An empty journal is no file at all. A journal that
 //! cannot be parsed is never overwritten: it may hold the only record of an original setting.
 //!
-//! Trust: the journal tells root what to write where, so its directory must be one only root
-//! (or, for a user's own scratch journal, that user) can change: it is refused when it is a
-//! symbolic link, owned by anyone else, or writable by its group or others. Every file in it
-//! is opened relative to the directory's descriptor with O_NOFOLLOW: a symlink planted as the
-//! lock, the journal or a temporary file is refused, never followed; the lock and the journal
-//! are opened with O_NONBLOCK and must be regular files (`sys::confined::open_regular_at`), so
-//! a FIFO planted there is refused instead of blocking the open forever.
+//! Trust: the journal tells root what to write where, so only root (or the user, for a scratch
+//! journal) may change its directory: not a symlink, not group- or world-writable. Its files
+//! are opened with `sys::confined::open_regular_at`: never through a symlink, never blocking on
+//! a planted FIFO.
 //!
-//! Claims: a sweep switches one device's setting back and forth for minutes, and a second
-//! sweep (or a switch) of the same device meanwhile would take the first one's temporary
-//! value for the value at start and leave it behind. So a sweep claims the device first
-//! (`Journal::claim`): `claim.NAME.lock` in the same directory, held with flock(2) for the
-//! whole sweep. The kernel drops it when the holder ends, however it ends (SIGKILL too), so
+//! Claims: a second sweep (or switch) of a device during a sweep would take the first one's
+//! temporary value for the original and leave it behind. So a sweep claims the device first
+//! (`Journal::claim`): `claim.NAME.lock`, held with flock(2), which the kernel drops however
+//! the holder ends (SIGKILL too); the file names the holder, for the refusal.
 //! a claim never outlives its process; the file says who holds it, for the refusal.
 
 use std::collections::HashSet;

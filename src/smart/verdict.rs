@@ -4,7 +4,7 @@
 //! - ATA FAILED: SMART RETURN STATUS says failing; or an attribute other than a temperature,
 //!   whatever its id, is at or below its nonzero threshold now (the SMART standard's own rule,
 //!   which smartctl prints as FAILING_NOW; prefailure or old-age only changes the words).
-//! - ATA WARNING: a temperature attribute at its limit; reallocated, pending, offline-uncorrectable or
+//! - ATA WARNING: a temperature attribute at its limit; reallocated, pending, offline- or
 //!   reported-uncorrectable counts above zero (libatasmart's BAD_SECTOR idea), each read by
 //!   its meaning on this drive (`super::meaning`); an attribute table that could not be read.
 //! - Notes, never a verdict: an attribute at its threshold only in the past, a lifetime
