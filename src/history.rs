@@ -878,8 +878,7 @@ mod tests {
         add("mine", "seq-read", "naa.1");
         let ids = |past: Vec<HistoryEntry>| past.into_iter().map(|e| e.id).collect::<Vec<_>>();
         let past = ids(recall(&loaded, &disk, "seq-read", 8, |id| id == "mine"));
-        // The 8 newest of the disk are rand-read; the newest seq-read comes too, in its
-        // place (oldest first), not the one before it, not another disk's, not this session's.
+        // The disk's 8 newest (rand-read) and its newest seq-read, oldest first; nothing else.
         assert_eq!(past.len(), 9, "{past:?}");
         assert_eq!(past[0], "seq");
         assert_eq!(past[8], "rand7");

@@ -557,8 +557,7 @@ mod tests {
             err.contains("--persist-class sets the scheduler of every rotational disk instead"),
             "{err}"
         );
-        // A loop device has no identity either, and no class rule covers it: no hint that
-        // leads nowhere, and the class rule is refused with the reason.
+        // A loop device has no identity and no class rule: no hint, class refused.
         let image = DiskIdentity::LoopImage("/tmp/a.img".into());
         let err = plan_rule(&disk("loop0", Some(true)), &image, "none", false)
             .unwrap_err()
@@ -571,8 +570,8 @@ mod tests {
         assert!(err.contains("not loop0"), "{err}");
     }
 
-    /// A serial is whatever the drive's firmware says: a quote or a newline in it must never
-    /// end the match and start a second rule, a glob character never widen it to other disks.
+    /// A serial is whatever the firmware says: a quote or newline must not start a second
+    /// rule, a glob not widen the match.
     #[test]
     fn hostile_serials_never_make_a_rule() {
         let hostile = [

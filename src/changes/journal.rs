@@ -777,7 +777,7 @@ mod tests {
         assert!(b.existing);
         assert_eq!(b.entry.id, a.entry.id);
         assert_eq!(b.entry.original, sched("mq-deadline"));
-        // Another process's persisted change of the same setting shares the entry too.
+        // Another process's persisted change of it shares the entry too.
         let other = Journal::open_as(dir.path().join("j"), owner(2)).unwrap();
         assert!(
             other
@@ -785,8 +785,7 @@ mod tests {
                 .unwrap()
                 .existing
         );
-        // A session's change of it gets its own entry: what the session found, to put back
-        // when it ends, and the first original, still the one `restore` puts back.
+        // A session's change gets its own entry (what it found), with the first original.
         let s = other
             .record(&dev("sda"), sched("bfq"), Lifetime::Session)
             .unwrap();
@@ -817,7 +816,7 @@ mod tests {
         .unwrap();
         j.record(&dev("sdb"), sched("none"), Lifetime::Persisted)
             .unwrap();
-        // A kept value must not be undone by `restore`, nor handed to it by the session.
+        // A kept value is neither undone by `restore` nor handed to it.
         let gone = j.remove_setting("sda", SettingKind::Scheduler).unwrap();
         assert_eq!(gone.len(), 2);
         let left: Vec<_> = j
@@ -932,9 +931,7 @@ mod tests {
         assert!(j.entries().is_err());
     }
 
-    /// A FIFO planted as the journal or its lock is refused at once: an open of a FIFO blocks
-    /// until a writer comes, and the signals that end the program are flags it would never
-    /// look at.
+    /// A FIFO planted as the journal or its lock is refused at once, not waited on.
     #[test]
     fn a_fifo_planted_as_the_journal_or_its_lock_never_blocks() {
         for name in [FILE, LOCK] {
@@ -1040,7 +1037,7 @@ mod tests {
 
         use super::super::{ParseError, parse};
 
-        /// JSON-ish values: the journal's own keys and values mixed with arbitrary ones.
+        /// The journal's own keys and values mixed with arbitrary ones.
         fn jsonish() -> impl Strategy<Value = serde_json::Value> {
             let key = prop_oneof![
                 Just("format".to_string()),
@@ -1083,7 +1080,7 @@ mod tests {
             })
         }
 
-        /// An entry of the right shape with arbitrary values (names with '/', controls...).
+        /// An entry of the right shape with arbitrary values.
         fn entry_like() -> impl Strategy<Value = serde_json::Value> {
             (
                 0u64..8,

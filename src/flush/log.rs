@@ -294,8 +294,7 @@ mod tests {
         assert!(e.contains("not complete"), "{e}");
         let e = parse(&(format_header(&header()) + "0\nx\n2\n")).expect_err("refused");
         assert!(e.contains("line 13"), "{e}");
-        // Numbers out of order, a gap, or one line appended with the largest number (which
-        // made every earlier record look superseded: "nothing lost").
+        // Out of order, a gap, or the largest number (which made everything look superseded).
         for tail in ["0\n1\n0\n", "0\n2\n", "1\n", "0\n1\n18446744073709551615\n"] {
             let e = parse(&(format_header(&header()) + tail)).expect_err("refused");
             assert!(e.contains("comes next"), "{tail:?}: {e}");

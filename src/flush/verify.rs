@@ -136,8 +136,7 @@ mod tests {
 
     #[test]
     fn a_write_issued_after_the_last_acknowledged_one_supersedes() {
-        // 0..=19 acknowledged; 20 was written (the power went before its acknowledgement
-        // reached the LOG) over slot 4, where 4 was.
+        // 0..=19 acknowledged; 20 written over slot 4 (the power went before its ack).
         let dev = ring(0..=20, 16);
         let v = run(&(0..20).collect::<Vec<_>>(), 16, &dev);
         assert_eq!(v.verified, 15);
@@ -213,7 +212,7 @@ mod tests {
 
     #[test]
     fn a_torn_log_line_and_nothing_acknowledged() {
-        // What the LOG parser leaves of a torn last line: only the whole lines count.
+        // Of a torn last line only the whole lines count.
         let text = crate::flush::log::format_header(&crate::flush::log::LogHeader {
             run_id: 1,
             record_bytes: 4096,
@@ -238,8 +237,7 @@ mod tests {
     #[test]
     fn a_valid_record_in_the_wrong_slot_is_not_taken() {
         let mut dev = HashMap::new();
-        // Slot 1 holds 33 (slot_of(33, 16) == 1) but 17 was acknowledged last there... and a
-        // record number from another slot never counts.
+        // Slot 1 holds 2, not the 17 acknowledged last there; another slot's never counts.
         dev.insert(1, Slot::Valid { seq: 2 });
         let v = run(&[1], 16, &dev);
         assert_eq!(v.lost, vec![1]);

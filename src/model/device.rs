@@ -877,7 +877,7 @@ mod tests {
             block: None,
         });
         assert!(!a.same_device(&other_file));
-        // The same file under a path text that changed (deleted, renamed): the same device.
+        // The same file under a changed path (deleted, renamed): the same device.
         let mut renamed = a.clone();
         renamed.backing_file = Some("/tmp/a.img (deleted)".into());
         assert!(a.same_device(&renamed));
@@ -910,8 +910,7 @@ mod tests {
         assert!(!disk.same_device(&moved));
         assert!(!disk.same_device(&swapped));
         assert!(disk.same_device(&disk.clone()));
-        // The kernel's sequence number tells a disk replugged (or a loop device attached
-        // again) from the one before, where it is known on both sides.
+        // diskseq tells a replugged disk from the one before, where both sides know it.
         let mut seq = disk.clone();
         seq.diskseq = Some(7);
         let mut replugged = seq.clone();
@@ -959,8 +958,7 @@ mod tests {
                  backing /dev/shm/b.img: nothing was done"
             )
         );
-        // Only the sequence number differs (the same image detached and attached again,
-        // a disk with no serial replugged): another device all the same.
+        // Only diskseq differs (image re-attached, serial-less disk replugged): another.
         let mut again = a.clone();
         again.diskseq = Some(42);
         assert!(chosen.refusal(Some(&again.chosen())).is_some());
@@ -977,8 +975,7 @@ mod tests {
             chosen.refusal(None).as_deref(),
             Some("loop5 is gone: nothing was done")
         );
-        // A reading without the sequence number or the image's identity (an older kernel,
-        // a sysfs directory) is compared on what it has.
+        // A reading without diskseq or image identity is compared on what it has.
         let partial = ChosenDevice {
             name: "loop5".into(),
             dev: a.dev,

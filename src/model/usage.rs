@@ -684,7 +684,7 @@ mod tests {
 
     #[test]
     fn a_backing_file_on_a_mounted_file_system_is_not_use() {
-        // loop5's file lives on the file system of loop4 (dev 7:4), which is mounted.
+        // loop5's file is on loop4's (7:4) file system, which is mounted.
         let lower = loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12)));
         let inner = loop_over(
             "loop5",
@@ -741,8 +741,8 @@ mod tests {
                 "free"
             ]
         );
-        // The loop device over the second partition mounted: the partition and its disk are
-        // in use, the first partition is not (the guard looks at partitions one by one).
+        // A loop over the second partition mounted: it and its disk are in use, the first
+        // partition is not.
         assess_all(&mut devs, &[mount("7:6", "/dev/loop6", "/mnt/6")], &[]);
         assert_eq!(
             devs[0].usage_summary(),
@@ -818,7 +818,7 @@ mod tests {
 
     #[test]
     fn cycles_end() {
-        // The kernel refuses loop cycles, but a verdict over odd tables must still end.
+        // The kernel refuses loop cycles; a verdict over odd tables still ends.
         let mut a = loop_over("loop1", 1, "/dev/loop2", None);
         let mut b = loop_over("loop2", 2, "/dev/loop1", None);
         a.loop_backing = Some(LoopBacking {

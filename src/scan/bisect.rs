@@ -86,8 +86,7 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 
-    /// Runs a bisection of `block` against a set of bad sector numbers; returns the bad spans
-    /// found, the good bytes and the reads.
+    /// Bisects `block` against bad sector numbers: bad spans, good bytes, reads.
     fn run(block: Span, sector: u64, bad: &BTreeSet<u64>) -> (Vec<Span>, u64, u64) {
         let mut found_bad = Vec::new();
         let mut good = 0;

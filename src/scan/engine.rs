@@ -509,7 +509,7 @@ pub(crate) mod tests {
         pub latency_once: Vec<(Span, Duration)>,
         /// After this many reads the device is gone.
         pub gone_after: Option<u64>,
-        /// Reads that start in these ranges are abandoned at the per-command timeout.
+        /// Reads starting in these ranges time out.
         pub abandon: Vec<Span>,
         pub reads: Vec<Span>,
         pub seen: BTreeSet<u64>,
@@ -652,8 +652,7 @@ pub(crate) mod tests {
         cfg.sector = 4096;
         let mut scan = Scan::new(cfg, Mapfile::new(size));
         run_to_end(&mut scan, &mut disk);
-        // The two 300 ms blocks merged with their worst times; the second reads happened
-        // REREAD_DISTANCE later, not at once.
+        // The two 300 ms blocks merged, worst times kept; re-read REREAD_DISTANCE later.
         let slow: Vec<_> = scan.slow.iter().cloned().collect();
         assert_eq!(slow.len(), 2);
         assert_eq!(slow[0].0, Span::new(10 << 20, 2 << 20));

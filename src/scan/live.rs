@@ -128,7 +128,7 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
-    /// Reads at once, except the block at `hang_at`, which waits for a word on `release`.
+    /// Reads at once, but the block at `hang_at` waits for `release`.
     struct Hanging {
         hang_at: u64,
         release: mpsc::Receiver<()>,

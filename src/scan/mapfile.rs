@@ -406,8 +406,7 @@ mod tests {
 
     #[test]
     fn reads_ddrescue_mapfiles_old_and_new() {
-        // A mapfile of ddrescue 1.27 (abridged header), and one without the pass (before 1.20),
-        // with decimal numbers and every status.
+        // ddrescue 1.27's mapfile, and one before 1.20 (no pass), decimal, every status.
         let new = "# Mapfile. Created by GNU ddrescue version 1.27\n\
                    # Command line: ddrescue -d /dev/sdb sdb.img sdb.map\n\
                    # current_pos  current_status  current_pass\n\
@@ -485,9 +484,8 @@ mod tests {
     }
 
     proptest! {
-        /// Any sequence of settings: the regions stay contiguous from 0 to the size with
-        /// differing neighbours, agree byte for byte with a plain array, and the written text
-        /// parses back to the same map.
+        /// Any settings: contiguous regions with differing neighbours, equal to a plain
+        /// array, and the text parses back to the same map.
         #[test]
         fn the_mapfile_round_trips(
             size in 1u64..300,

@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(spans(&l), vec![(8192, 8192)]);
         l.insert(Span::new(32 * 512, 512), Errno(61));
         assert_eq!(spans(&l), vec![(8192, 8192), (16384, 512)]);
-        // Inserted before, touching a range of another errno on its right: kept apart.
+        // Touching a range of another errno on its right: kept apart.
         l.insert(Span::new(7680, 512), Errno(61));
         assert_eq!(spans(&l), vec![(7680, 512), (8192, 8192), (16384, 512)]);
         assert_eq!(l.total_bytes(), 9216);
@@ -172,8 +172,8 @@ mod tests {
     }
 
     proptest! {
-        /// Whatever is inserted in whatever order: sorted, never overlapping, touching ranges
-        /// only when their values do not join, and exactly the union of the bytes inserted.
+        /// Any inserts in any order: sorted, never overlapping, touching only when the values
+        /// do not join, and exactly the union inserted.
         #[test]
         fn merged_ranges_never_overlap(
             inserts in proptest::collection::vec((0u64..200, 0u64..20, 0i32..3), 0..60)

@@ -205,8 +205,7 @@ mod tests {
     use std::rc::Rc;
     use std::time::Duration;
 
-    /// A device of 512-byte sectors: `bad` sectors fail to read until written; `dead` ones fail
-    /// to read and to write.
+    /// 512-byte sectors: `bad` ones fail to read until written; `dead` ones always fail.
     #[derive(Default)]
     struct Fake {
         bad: BTreeSet<u64>,
@@ -265,7 +264,7 @@ mod tests {
         let r = repair(&bad, 512, 1 << 20, &mut rw, &mut dev, &mut ours());
         // The writer saw exactly the two ranges, nothing else.
         assert_eq!(rw.writes, bad.to_vec());
-        // Each sector read on its own before the write (still unreadable), and after it.
+        // Each sector read alone before the write, and after it.
         assert_eq!(
             dev.reads,
             vec![
@@ -278,7 +277,7 @@ mod tests {
             ]
         );
         assert_eq!(r.attempted(), 3);
-        // The reader here is a separate fake still holding the bad sectors: nothing repaired.
+        // A separate fake reader still holds the bad sectors: nothing repaired.
         assert_eq!(r.repaired(), 0);
         assert_eq!(r.still_unreadable(), 3);
         assert_eq!(
@@ -287,8 +286,7 @@ mod tests {
         );
     }
 
-    /// One device behind two handles: a written sector reads again, a dead one stays
-    /// unreadable.
+    /// One device behind two handles.
     #[derive(Clone)]
     struct Shared(Rc<RefCell<Fake>>);
     impl SectorWriter for Shared {
@@ -321,7 +319,7 @@ mod tests {
             &mut ours(),
         );
         let dev = w.0.borrow();
-        // The 4-sector write failed on the dead sector and was split: 3 single-sector writes.
+        // The 4-sector write failed on the dead sector: split into 3 single writes.
         assert_eq!(
             dev.writes,
             vec![
@@ -393,7 +391,7 @@ mod tests {
         dev.bad.extend((0..12).map(|s| s * 512));
         let mut w = Shared(Rc::new(RefCell::new(dev)));
         let mut rd = w.clone();
-        // 5 sectors, at most 2 per write; a span with ragged ends keeps only whole sectors.
+        // At most 2 sectors a write; ragged ends keep only whole sectors.
         let bad = [Span::new(0, 5 * 512), Span::new(10 * 512 + 1, 2 * 512)];
         let r = repair(&bad, 512, 1024, &mut w, &mut rd, &mut ours());
         assert_eq!(
@@ -410,8 +408,7 @@ mod tests {
 
     #[test]
     fn a_sector_that_reads_before_its_write_is_left_alone() {
-        // Sectors 20-23 were unreadable in the scan; 21 and 22 were rewritten since (a file
-        // system's new data, remapped by the drive): only 20 and 23 are written.
+        // 20-23 unreadable in the scan, 21 and 22 rewritten since: only 20 and 23 written.
         let mut dev = Fake::default();
         dev.bad.extend([20 * 512, 23 * 512]);
         let mut w = Shared(Rc::new(RefCell::new(dev)));

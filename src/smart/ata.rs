@@ -613,7 +613,7 @@ mod tests {
 
     #[test]
     fn cdbs_match_the_design_table() {
-        // Bytes [1],[2],[4],[6],[8],[10],[12],[14] from device-interfaces.md section 2.
+        // The bytes device-interfaces.md section 2 lists.
         let pick = |c: [u8; 16]| [c[1], c[2], c[4], c[6], c[8], c[10], c[12], c[14]];
         assert_eq!(
             pick(AtaCommand::identify().cdb()),
@@ -627,7 +627,7 @@ mod tests {
             pick(AtaCommand::smart_read_thresholds().cdb()),
             [0x08, 0x0E, 0xD1, 1, 1, 0x4F, 0xC2, 0xB0]
         );
-        // SCT over SMART WRITE LOG 0xE0: PIO data-out, CK_COND for the returned registers.
+        // SCT: PIO data-out, CK_COND for the returned registers.
         let sct = AtaCommand::smart_write_log("SCT", 0xE0);
         assert_eq!(
             pick(sct.cdb()),
@@ -688,7 +688,7 @@ mod tests {
         // max below current: not a min/max layout
         assert_eq!(decode_raw(190, &[36, 0, 20, 0, 30, 0]).unwrap(), "36 C");
         assert_eq!(decode_raw(194, &[0, 0, 0, 0, 0, 0]), None);
-        // QEMU's 190: 1f 00 1f 1f 00 00, min/max in bytes 2 and 3 (smartctl: "31 (Min/Max 31/31)")
+        // QEMU's 190: 1f 00 1f 1f 00 00 (smartctl: "31 (Min/Max 31/31)").
         assert_eq!(
             decode_raw(190, &[0x1f, 0, 0x1f, 0x1f, 0, 0]).unwrap(),
             "31 C (min 31, max 31)"
@@ -697,7 +697,7 @@ mod tests {
         assert_eq!(decode_raw(231, &[12, 0, 0, 0, 0, 0]), None);
     }
 
-    /// Attribute rows with only an id and a raw value, as the temperature rule sees them.
+    /// Attribute rows with only an id and a raw value.
     fn rows(attrs: &[(u8, u64)]) -> Vec<AtaAttribute> {
         attrs
             .iter()
@@ -725,7 +725,7 @@ mod tests {
         assert_eq!(t(&[(190, 31)]), Some(31));
         // 194 is trusted first, wherever it sits in the table.
         assert_eq!(t(&[(190, 31), (194, 36)]), Some(36));
-        // Only raw byte 0 is the temperature: min 20 / max 45 in bytes 2 and 4 are not.
+        // Only raw byte 0 is the temperature, not min 20 / max 45.
         assert_eq!(t(&[(194, 0x002d_0014_0024)]), Some(36));
         // A 194 without a plausible reading gives way to 190.
         assert_eq!(t(&[(194, 0), (190, 31)]), Some(31));

@@ -330,7 +330,7 @@ mod tests {
         // 5 "0 (2000 0)": the count is the low word.
         let a = attr(5, "Reallocated_Sector_Ct", 2000 << 16, None);
         assert_eq!(read(&a, &hdd()).count, Count::Value(0));
-        // 9 "2725 (151 234 0)" and "47060h+35m+00.858s": hours in the low three bytes.
+        // 9 "2725 (151 234 0)": hours in the low three bytes.
         let a = attr(9, "Power_On_Hours", 167_031_278_144_165, None);
         assert_eq!(read(&a, &hdd()).count, Count::Value(2725));
         let a = attr(

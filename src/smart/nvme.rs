@@ -385,8 +385,7 @@ mod tests {
 
     #[test]
     fn implausible_composite_temperature_is_unknown() {
-        // 512 K and 0xFFFF K are garbage, not a temperature (found by parser_props.rs);
-        // -40 C and 125 C are still shown.
+        // 512 K and 0xFFFF K are garbage (found by parser_props.rs); -40 C and 125 C show.
         let with_kelvin = |k: u16| {
             let mut p = [0u8; 512];
             p[1..3].copy_from_slice(&k.to_le_bytes());

@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn error_entries_newest_first_and_unused_skipped() {
         let mut p = vec![0u8; 4 * 64];
-        // entry 0: count 3, I/O queue 1, status 0x0281 (media: unrecovered read error)
+        // entry 0: count 3, I/O queue 1, status 0x0281 (unrecovered read error)
         p[0] = 3;
         p[8] = 1;
         p[10] = 0x34;

@@ -123,7 +123,7 @@ pub fn build_caching_select(current: &CachingPage, wce: bool) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    /// A MODE SENSE(10) answer as QEMU's scsi-hd builds it for page 8 (length 0x12).
+    /// MODE SENSE(10) of page 8 as QEMU's scsi-hd builds it.
     fn qemu_like(wce: bool) -> Vec<u8> {
         let mut r = vec![0, 26, 0, 0x10, 0, 0, 0, 0];
         let mut page = vec![0x08, 0x12];

@@ -256,8 +256,7 @@ pub fn scsi_outcome(scsi_status: u8, sense: &[u8]) -> ScsiOutcome {
 mod tests {
     use super::*;
 
-    /// Descriptor sense as libata builds it for a successful SMART RETURN STATUS with CK_COND:
-    /// RECOVERED ERROR, 00/1D, one ATA Status Return descriptor (SAT-3 12.2.2.7).
+    /// libata's descriptor sense for SMART RETURN STATUS with CK_COND (SAT-3 12.2.2.7).
     fn ck_cond_descriptor(lba_mid: u8, lba_high: u8, status: u8) -> Vec<u8> {
         let mut sb = vec![0x72, 0x01, 0x00, 0x1d, 0, 0, 0, 14];
         sb.extend_from_slice(&[
@@ -296,7 +295,7 @@ mod tests {
 
     #[test]
     fn fixed_sense_illegal_request_is_refused() {
-        // What QEMU's scsi-hd answers to ATA PASS-THROUGH: invalid command operation code.
+        // QEMU's scsi-hd refuses ATA PASS-THROUGH: invalid command operation code.
         let sb = [
             0x70, 0, 0x05, 0, 0, 0, 0, 0x0a, 0, 0, 0, 0, 0x20, 0x00, 0, 0, 0, 0,
         ];

@@ -804,7 +804,7 @@ mod tests {
             "{:?}",
             report.messages
         );
-        // A scrutiny `--info` fragment without a header or SMART data is smartctl's too.
+        // A scrutiny `--info` fragment (no header, no SMART data) is smartctl's too.
         let fragment = r#"{"device": {"protocol": "ATA"}, "model_name": "WD Red SA500",
                           "smart_support": true}"#;
         let report = parse_smartctl_json(fragment, None).unwrap();
@@ -832,7 +832,7 @@ mod tests {
 
     #[test]
     fn a_document_without_its_header_is_smartctls_when_it_has_a_device_and_smart_data() {
-        // scrutiny's smart-scsi.json: smartctl's header block edited out, the rest as printed.
+        // scrutiny's smart-scsi.json: smartctl's header edited out.
         let doc = r#"{"device":{"name":"/dev/sdg","protocol":"SCSI"},
             "model_name":"SEAGATE ST4000NM0043","smart_status":{"passed":true},
             "scsi_grown_defect_list":56}"#;
@@ -855,7 +855,7 @@ mod tests {
 
     #[test]
     fn out_of_range_temperatures_are_unknown_not_a_panic() {
-        // An NVMe temperature near i64::MAX overflowed the Celsius-to-Kelvin addition.
+        // A temperature near i64::MAX overflowed the Celsius-to-Kelvin addition.
         let r = parse_smartctl_json(
             r#"{"smartctl":{"exit_status":0},
                 "nvme_smart_health_information_log":{"temperature":9223372036854775807},

@@ -495,7 +495,7 @@ mod tests {
 
     #[test]
     fn the_standards_threshold_rule_judges_every_id() {
-        // Status good, a prefailure attribute failing now: the drive predicts its failure.
+        // A prefailure attribute failing now: the drive predicts its failure.
         let h = assess(
             "sda",
             Transport::Sata,
@@ -503,7 +503,7 @@ mod tests {
         );
         assert_eq!(h.verdict, Verdict::Failed);
         assert!(texts(&h)[0].contains("at 10, threshold 50, now): a prefailure"));
-        // An old-age attribute failing now: failed too, worn past what the drive allows.
+        // An old-age attribute failing now: failed too.
         let h = assess(
             "sda",
             Transport::Usb,
@@ -523,8 +523,8 @@ mod tests {
         );
         assert_eq!(h.verdict, Verdict::Passed);
         assert!(h.notes.iter().any(|n| n.contains("in the past")));
-        // A vendor-specific id counts too: 231 SSD_Life_Left (prefailure) at its threshold on
-        // a Kingston SSD, and 202 Percent_Lifetime_Remain (old-age) at 0 on a Crucial.
+        // Vendor ids count too: Kingston's 231 (prefailure) at its threshold, Crucial's 202
+        // (old-age) at 0.
         let h = assess(
             "sda",
             Transport::Sata,

@@ -349,8 +349,7 @@ mod tests {
 
     #[test]
     fn a_node_that_is_not_the_disks_is_refused() {
-        // A sysfs tree naming an sg node whose number is not /dev/null's: the open node is
-        // checked against the number sysfs gives.
+        // A sysfs tree naming an sg node other than /dev/null's number: the open node is checked.
         let dir = tempfile::tempdir().unwrap();
         let generic = dir.path().join("device/scsi_generic/null");
         std::fs::create_dir_all(&generic).unwrap();
