@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn a_valid_record_in_the_wrong_slot_is_not_taken() {
         let mut dev = HashMap::new();
-        // Slot 1 holds 2, not the 17 acknowledged last there; another slot's never counts.
+        // Slot 1 holds record 2, which belongs in slot 2: it supersedes nothing, 1 is lost.
         dev.insert(1, Slot::Valid { seq: 2 });
         let v = run(&[1], 16, &dev);
         assert_eq!(v.lost, vec![1]);
