@@ -31,7 +31,6 @@ impl Changer {
         let mut j = self.journal.lock()?;
         let me = self.journal.owner();
         let mut alive = Liveness::default();
-        // Group by device and setting, each oldest first.
         let mut index: HashMap<(&str, SettingKind), usize> = HashMap::new();
         let mut groups: Vec<Vec<JournalEntry>> = Vec::new();
         for e in j.entries() {

@@ -154,7 +154,6 @@ impl Mapfile {
             return;
         };
         let (start, end) = (span.offset, span.end());
-        // The region that contains `start`, cut at `start`.
         if let Some((&pos, &(len, st))) = self.regions.range(..=start).next_back()
             && pos < start
             && pos + len > start
@@ -162,7 +161,6 @@ impl Mapfile {
             self.regions.insert(pos, (start - pos, st));
             self.regions.insert(start, (pos + len - start, st));
         }
-        // The region that contains `end`, cut at `end`.
         if let Some((&pos, &(len, st))) = self.regions.range(..end).next_back()
             && pos + len > end
         {

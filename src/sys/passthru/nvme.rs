@@ -70,10 +70,8 @@ pub fn admin(
         ..NvmePassthruCmd::default()
     };
     let rc = loop {
-        // SAFETY: `c` is a valid `nvme_passthru_cmd` for the duration of the call; `addr`
-        // points to a buffer of at least `data_len` bytes (checked above) that is mutably
-        // borrowed for this whole function, and the ioctl is synchronous, so the kernel does
-        // not touch it after returning.
+        // SAFETY: `c` is a valid `nvme_passthru_cmd`; `addr` points to at least `data_len`
+        // bytes (checked above), mutably borrowed here; the ioctl is synchronous.
         let rc = unsafe {
             libc::ioctl(
                 file.as_raw_fd(),

@@ -78,9 +78,8 @@ pub struct SgQueue {
     pub piece: usize,
 }
 
-// SAFETY: the mapping a `Slot` holds is only unmapped by its own `Drop`, and no reference into
-// it is ever handed out; the descriptors are plain kernel handles. Moving the queue to another
-// thread (the TUI's scan worker) moves sole ownership of both.
+// SAFETY: only a `Slot`'s own `Drop` unmaps its mapping, no reference into it is handed out,
+// and the descriptors are plain handles: a move (to the TUI's scan worker) moves sole ownership.
 unsafe impl Send for SgQueue {}
 
 impl SgQueue {
@@ -294,9 +293,8 @@ impl Slot {
         }
         let hdr = self.header(cdb, len, timeout_ms)?;
         loop {
-            // SAFETY: `hdr` is a valid `sg_io_hdr` (88 bytes) that sg copies in during the call,
-            // the CDB with it; the sense buffer it names is `self.sense`, boxed, so it stays at
-            // that address until the reply is read (sg writes the sense bytes then).
+            // SAFETY: sg copies the valid `hdr` (88 bytes) and its CDB in during the call; its
+            // sense buffer is the boxed `self.sense`, in place until the reply is read.
             let rc = unsafe {
                 libc::write(
                     self.fd.as_raw_fd(),

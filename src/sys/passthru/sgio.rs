@@ -197,11 +197,9 @@ pub fn execute_fd(
     let mut hdr = SgIoHdr::for_cdb(cdb, sense.as_mut_ptr(), direction, len, timeout_ms)?;
     hdr.dxferp = data;
     loop {
-        // SAFETY: `hdr` is a valid `sg_io_hdr` that lives across the call. Its pointers refer
-        // to `cdb` (cmd_len bytes), `sense` (mx_sb_len bytes) and the transfer buffer
-        // (dxfer_len bytes, writable for FROM_DEV, only read by the kernel for TO_DEV), all
-        // borrowed for the whole call; SG_IO is synchronous, so none is used after it returns.
-        // `fd` is only passed to the kernel, which checks it.
+        // SAFETY: `hdr` lives across the call; its pointers name `cdb`, `sense` and the
+        // transfer buffer (writable for FROM_DEV), at their lengths, all borrowed for the call;
+        // SG_IO is synchronous. `fd` is only passed to the kernel, which checks it.
         let rc = unsafe { libc::ioctl(fd, SG_IO, &mut hdr as *mut SgIoHdr) };
         match Errno::result(rc) {
             Ok(_) => break,
