@@ -24,15 +24,13 @@ pub trait SectorIo {
     fn read(&mut self, lba: u64, buf: &mut [u8]) -> io::Result<()>;
     /// Writes whole sectors at `lba`.
     fn write(&mut self, lba: u64, data: &[u8]) -> io::Result<()>;
-    /// Makes what was written durable (a cache flush), so a read back is not the cache's.
+    /// Flushes the cache, so a read back is not the cache's.
     fn flush(&mut self) -> io::Result<()>;
 }
 
-/// Where the probe keeps a copy of every sector before it overwrites it: durable before the
-/// write (a journal file that `restore` completes after a crash), or nothing under
-/// `--destroy-data`.
+/// Where the probe keeps each sector, durably, before it is overwritten.
 pub trait Saver {
-    /// Keeps `data`, the content of the sectors at `lba`, before they are overwritten.
+    /// Keeps `data`, the sectors at `lba`, before they are overwritten.
     fn save(&mut self, lba: u64, data: &[u8]) -> io::Result<()>;
     /// Every sector is back as it was: the saved copies may go.
     fn done(&mut self) -> io::Result<()>;

@@ -16,45 +16,30 @@
 //!
 //! Several changes of one setting of one device can be outstanding at once (a session's, then
 //! a single-shot command's). The rule:
-//! - The original recorded for a device and setting is the value before the FIRST change that
-//!   is still outstanding. A later change of the same setting keeps that original: it does
-//!   not record its own "before" value as the original. (It records, as `found`, the value it
-//!   found: what a session puts back when it ends, see below.)
-//! - Single-shot changes share one entry; a session's changes of a setting share the
-//!   session's entry; a session after another change, or a single-shot change after a
-//!   session's, gets an entry of its own carrying the same original.
-//! - A session, on exit (`RestoreScope::Mine`), undoes only its own change: when the device
-//!   still holds the value the session set and nobody changed the setting after it, the
-//!   session puts back what it found (the original, when its change was the first). When
-//!   someone else changed the setting after it (the value is not the one it set, or a later
-//!   entry exists), it leaves the device alone, hands its entry and the original to the
-//!   journal (it becomes a single-shot entry, for `disktriage restore`), and says so. A
-//!   killed session's changes (`RestoreScope::Orphans`) follow the same rule.
-//! - `disktriage restore` (`RestoreScope::All`) puts back the first original in one write and
-//!   clears every entry of that setting. A setting a still-running session changed is left to
-//!   it, unless `--force`.
-//! - `--keep` (and the TUI's keep) removes every entry of that setting: the kept value is the
-//!   setting from now on, and neither a session nor `restore` undoes it.
+//! - The original is the value before the FIRST outstanding change; a later change keeps it,
+//!   recording only what it found (`found`: what a session puts back when it ends).
+//! - Single-shot changes share one entry, a session's changes of a setting the session's; a
+//!   session after another change, or the reverse, gets its own entry with the same original.
+//! - A session on exit (`RestoreScope::Mine`; a killed one's: `Orphans`) undoes only its own
+//!   change: if the device still holds what it set and nobody changed it since, it puts back
+//!   what it found; else it leaves the device alone, hands its entry to `disktriage restore`
+//!   (as a single-shot entry), and says so.
+//! - `disktriage restore` (`All`) puts back the first original in one write and clears the
+//!   setting's entries, leaving a live session's to it unless `--force`.
+//! - `--keep` (and the TUI's keep) removes the setting's entries: nothing undoes a kept value.
 //!
 //! # Which device
 //!
-//! Each entry records the device's identity (`DeviceId`: device number, serial, and what
-//! `DriveControl::identity` reads: `diskseq`, a loop device's image and its inode, WWN,
-//! model). A recorded name is used only when it is a plain kernel name (`is_kernel_name`: no
-//! `/`, no `..`, no control characters) that exists under `/sys/block`; anything else fails
-//! and stays in the journal for the admin to look at. When the device under that name now has
-//! another identity (a disk replugged, a loop device attached to another image: `diskseq` is
-//! never reused before a reboot, so the recorded device is gone for good), the entry is
-//! dropped without writing anything, and the outcome says what differs. Entries from older
-//! journals have no identity: they are restored on their name, device number and serial,
-//! with a note saying the identity could not be checked.
-//!
-//! `guard::RestoreGuard` restores a session's changes on drop, on SIGINT/SIGTERM/SIGHUP and on
-//! panic. After SIGKILL or a crash, the journal is still there for `disktriage restore`.
+//! Each entry records the device's identity (`DeviceId`: number, serial, and
+//! `DriveControl::identity`'s `diskseq`, loop image and inode, WWN, model). A recorded name is
+//! used only if it is a plain kernel name (`is_kernel_name`) under `/sys/block`; else the entry
+//! fails and stays for the admin. A device with another identity now (replugged, a loop device
+//! on another image) is gone for good: its entry is dropped, nothing written, and the outcome
+//! says what differs. Older entries without identity go by name, number and serial, with a note.
 //!
 //! Files: this one makes changes (`Changer`, its outcomes, the words for them); `restore`
-//! puts originals back (`Changer::restore`, `Changer::orphans`); `journal` keeps them on disk;
-//! `guard` restores on exit.
+//! puts originals back; `journal` keeps them on disk; `guard` (`RestoreGuard`) restores on
+//! exit, signal and panic.
 
 pub mod guard;
 pub mod journal;
@@ -79,8 +64,7 @@ pub enum ChangeError {
     Drive(#[from] DriveError),
     #[error(transparent)]
     Journal(#[from] JournalError),
-    /// The change failed part-way and the device no longer holds its original value; the
-    /// original is in the journal.
+    /// Failed part-way: the device lost its original, which is recorded.
     #[error("{error}; the original ({original}) is recorded: `disktriage restore` puts it back")]
     Partial { error: DriveError, original: String },
 }
@@ -89,24 +73,23 @@ pub enum ChangeError {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum JournalNote {
-    /// The original is recorded (now, or by an earlier change of the same setting).
+    /// The original is recorded (now, or by an earlier change).
     Recorded {
         id: u64,
-        /// The value `disktriage restore` puts back (the first outstanding original).
+        /// What `disktriage restore` puts back.
         original: String,
         /// The value this change found: what a session puts back when it ends.
         found: String,
         lifetime: Lifetime,
         earlier: bool,
     },
-    /// `--keep`: nothing recorded; `dropped` lists older originals of this setting that are
-    /// gone from the journal, so `restore` will not undo the kept value.
+    /// `--keep`: nothing recorded; `dropped` lists the older originals removed.
     Kept { dropped: Vec<String> },
     /// Nothing changed: the device already had the value.
     Unchanged,
-    /// The change did not take: the device still has its original, nothing to restore.
+    /// The change did not take: nothing to restore.
     NotApplied,
-    /// The device is back at the recorded original: the entry is gone, nothing to restore.
+    /// Back at the recorded original: the entry is gone.
     BackToOriginal,
 }
 
@@ -155,11 +138,9 @@ impl SchedChange {
 pub enum RestoreScope {
     /// This process's session changes (the guard, on exit).
     Mine,
-    /// Everything, except session changes of a disktriage that is still running (unless
-    /// `force`): `disktriage restore`.
+    /// `disktriage restore`: all but a live session's changes (unless `force`).
     All { force: bool },
-    /// Session changes whose disktriage is gone (killed or crashed): what a new session offers
-    /// to put back when it starts. Changes a single-shot command persisted stay.
+    /// A gone disktriage's session changes, offered to a new session.
     Orphans,
 }
 
@@ -179,14 +160,13 @@ pub enum RestoreResult {
     Failed { error: String },
 }
 
-/// One entry (for `RestoreScope::All`, the first of its setting, holding the original) and
-/// its outcome.
+/// One entry and its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RestoreOutcome {
     pub entry: JournalEntry,
     #[serde(flatten)]
     pub result: RestoreResult,
-    /// What the admin should know besides (an identity that could not be checked).
+    /// What the admin should know besides (an unchecked identity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -203,17 +183,14 @@ pub struct Changer {
     drives: Arc<dyn DriveControl>,
     journal: Journal,
     lifetime: Lifetime,
-    /// Devices this changer claimed (`claim`, a sweep), by kernel name: held until
-    /// `release` or until the changer is dropped (after its guard put the settings back).
+    /// Devices claimed (`claim`) by kernel name, held until `release` or drop.
     claims: Mutex<HashMap<String, DeviceClaim>>,
-    /// The one device and setting this changer's session restores (`only`): a changer
-    /// beside the session's in the same process, whose entries share the session's owner.
+    /// The one device and setting this changer restores (`only`).
     only: Option<(String, SettingKind)>,
 }
 
 impl Changer {
-    /// `lifetime`: `Persisted` for single-shot commands, `Session` for long-lived processes
-    /// (whose guard restores on exit).
+    /// `lifetime`: `Persisted` for single-shot commands, else `Session`.
     pub fn new(drives: Arc<dyn DriveControl>, journal: Journal, lifetime: Lifetime) -> Self {
         Changer {
             drives,
@@ -224,19 +201,17 @@ impl Changer {
         }
     }
 
-    /// A changer that restores (`RestoreScope::Mine`) only `device`'s `kind`: what a task
-    /// inside a session switches for itself (the screen's flush check and its write cache).
-    /// The journal knows entries by process, so without this, putting the task's setting
-    /// back would also undo the admin's own switches of the session.
+    /// A changer that restores only `device`'s `kind`: a task inside a session (the screen's
+    /// flush check). The journal knows entries by process, so otherwise putting the task's
+    /// setting back would undo the admin's own switches too.
     pub fn only(mut self, device: &str, kind: SettingKind) -> Self {
         self.only = Some((device.to_string(), kind));
         self
     }
 
-    /// Claims `dev`'s settings for this changer (a sweep: `what` is "scheduler sweep"):
-    /// until `release`, a change of the device by any other changer, in this process or
-    /// another, is refused naming this one, and so is another claim. Fails with
-    /// `JournalError::Claimed` when someone else holds it. Claiming twice is one claim.
+    /// Claims `dev`'s settings for a sweep (`what`: "scheduler sweep"): until `release`, any
+    /// other changer's change or claim of it, in any process, is refused naming this one
+    /// (`JournalError::Claimed`). Claiming twice is one claim.
     pub fn claim(&self, dev: &BlockDevice, what: &str) -> Result<(), ChangeError> {
         let mut claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
         if !claims.contains_key(&dev.name) {
@@ -254,7 +229,7 @@ impl Changer {
             .remove(device);
     }
 
-    /// A change of `dev` outside a claim this changer holds: refused while another holds one.
+    /// Refuses a change of `dev` while another holds a claim on it.
     fn check_claim(&self, dev: &BlockDevice) -> Result<(), ChangeError> {
         let mine = self
             .claims
@@ -286,8 +261,7 @@ impl Changer {
         id
     }
 
-    /// Records `found` (the value about to be replaced by `set_to`) unless `keep`; with
-    /// `keep`, drops every entry of the setting. Saved before the caller changes anything.
+    /// Records `found` first, or with `keep` drops the setting's entries.
     fn journal_first(
         &self,
         j: &mut Locked<'_>,
@@ -320,9 +294,7 @@ impl Changer {
         Ok((note, Some(rec)))
     }
 
-    /// After a change: remember the value the device reports, and when it holds what this
-    /// change found (the change did not take, or it went back to where it started), there is
-    /// nothing to restore and the entry goes.
+    /// After a change: when the device holds what it found, the entry goes.
     fn settle(
         &self,
         j: &mut Locked<'_>,
@@ -349,7 +321,7 @@ impl Changer {
         Ok(note)
     }
 
-    /// Switches the drive's write cache: read, journal, apply, read back (under the lock).
+    /// Switches the drive's write cache: read, journal, apply, read back.
     pub fn set_write_cache(
         &self,
         dev: &BlockDevice,
@@ -420,7 +392,7 @@ impl Changer {
         Ok(change)
     }
 
-    /// Switches the I/O scheduler: read, journal, apply, read back (under the lock).
+    /// Switches the I/O scheduler: read, journal, apply, read back.
     pub fn set_scheduler(
         &self,
         dev: &BlockDevice,
@@ -479,8 +451,7 @@ impl Changer {
         Ok(change)
     }
 
-    /// A change that failed: drop a new entry when the device still has what it found, else
-    /// say the original is recorded.
+    /// A failed change: its new entry goes if the device kept its value.
     fn failed_change(
         &self,
         j: &mut Locked<'_>,
@@ -506,8 +477,7 @@ impl Changer {
         }
     }
 
-    /// The admin keeps a change: every entry of its setting leaves the journal (see the
-    /// module docs), nothing will undo it. Returns the entry named, `None` when it is gone.
+    /// The admin keeps a change: its setting leaves the journal.
     pub fn keep(&self, id: u64) -> Result<Option<JournalEntry>, ChangeError> {
         let mut j = self.journal.lock()?;
         let Some(entry) = j.get(id).cloned() else {

@@ -19,7 +19,7 @@ use std::fmt;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 
-/// "1:02:03", "2:05": the elapsed time every screen shows, as the CLI's progress line does.
+/// "1:02:03": the elapsed time on every screen, as on the CLI's progress line.
 pub use crate::model::clock;
 
 thread_local! {
@@ -48,16 +48,14 @@ impl fmt::Display for Cut {
     }
 }
 
-/// Runs `draw` and returns every text it cut (the record `ui::render_checked` reads).
+/// Runs `draw` and returns every text it cut.
 pub fn recording(draw: impl FnOnce()) -> Vec<Cut> {
     CUTS.with(|c| *c.borrow_mut() = Some(Vec::new()));
     draw();
     CUTS.with(|c| c.borrow_mut().take().unwrap_or_default())
 }
 
-/// Cuts text to `width` characters, marking the cut with `~` (ASCII: safe on every console).
-/// A cut loses words or figures, so it is noted as one; a name or a path that may be
-/// shortened goes through [`elide`] instead.
+/// Cuts text to `width`, marked `~` (ASCII: safe on every console); a cut.
 pub(crate) fn cut(s: &str, width: usize) -> String {
     text(s, width);
     crate::report::table::fit(s, width)
@@ -83,8 +81,7 @@ pub(crate) fn text(text: &str, room: usize) {
     }
 }
 
-/// Notes lines drawn unwrapped into `area` (the area inside any border): each must fit its
-/// width, and all of them its height.
+/// Notes unwrapped lines drawn into `area`: each must fit.
 pub(crate) fn lines(lines: &[Line<'_>], area: Rect) {
     for l in lines {
         let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
@@ -104,8 +101,7 @@ pub(crate) fn title(title: &str, area: Rect) {
     text(title, area.width.saturating_sub(2).into());
 }
 
-/// The rows of a list a screen shows: from `offset`, with how many it leaves out above and
-/// below, so the list can say so (a row out of sight is a cut too, unless it is marked).
+/// A list's visible rows, and how many are out of sight above and below.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Window {
     pub offset: usize,
@@ -114,8 +110,7 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    /// The window over `rows` rows of which `visible` fit, `selected` among them as ratatui's
-    /// `Table` keeps it (the selected row the last one shown once it is past the first page).
+    /// The window over `rows` of which `visible` fit, as ratatui's `Table` scrolls.
     pub(crate) fn over(rows: usize, visible: usize, selected: Option<usize>) -> Window {
         let visible = visible.max(1);
         let offset = selected.map_or(0, |s| (s + 1).saturating_sub(visible));
@@ -138,8 +133,7 @@ impl Window {
     }
 }
 
-/// The mark of a scrolled text of `total` lines, `visible` of them shown from line `top`: the
-/// words of [`Window::mark`], without Home and End (a scrolled text has no ends keys).
+/// The mark of a scrolled text ([`Window::mark`]'s words, no Home and End).
 pub(crate) fn scrolled(total: usize, top: usize, visible: usize) -> String {
     Window {
         offset: top,
@@ -151,9 +145,7 @@ pub(crate) fn scrolled(total: usize, top: usize, visible: usize) -> String {
     .replace(", End)", ")")
 }
 
-/// The widths of a table's columns as ratatui's `Table` lays them out: `inner` is the area
-/// inside the border, `selection` the width of the highlight symbol's column (0 when there is
-/// none), and the columns are spaced by one cell.
+/// Column widths as ratatui's `Table` lays them out.
 pub(crate) fn columns(widths: &[Constraint], inner: Rect, selection: u16) -> Vec<usize> {
     let [_, area] = Layout::horizontal([Constraint::Length(selection), Constraint::Fill(0)])
         .areas(Rect::new(0, 0, inner.width, 1));
@@ -166,7 +158,7 @@ pub(crate) fn columns(widths: &[Constraint], inner: Rect, selection: u16) -> Vec
         .collect()
 }
 
-/// Notes a table's cells against the widths of its columns (from [`columns`]).
+/// Notes a table's cells against its column widths ([`columns`]).
 pub(crate) fn cells<S: AsRef<str>, R: AsRef<[S]>>(rows: &[R], columns: &[usize]) {
     for row in rows {
         for (cell, &room) in row.as_ref().iter().zip(columns) {
@@ -175,9 +167,7 @@ pub(crate) fn cells<S: AsRef<str>, R: AsRef<[S]>>(rows: &[R], columns: &[usize])
     }
 }
 
-/// Wraps each line that is wider than `width` at its spaces, keeping every span's style; the
-/// lines it adds are indented two cells past the line's own indent. A word wider than a whole
-/// line is split where the line ends: nothing is lost.
+/// Wraps lines wider than `width` at spaces, keeping styles; nothing is lost.
 pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for line in lines {
@@ -195,7 +185,7 @@ pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>
         let indent = (lead + 2).min(width / 2);
         let mut current: Vec<Span<'static>> = Vec::new();
         let mut used = 0usize;
-        // The spaces before the next word, with their style: dropped at a line break.
+        // The spaces before the next word: dropped at a line break.
         let mut gap: Vec<Span<'static>> = Vec::new();
         let mut gap_len = 0usize;
         for span in line.spans {
@@ -238,16 +228,14 @@ pub(crate) fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>
     out
 }
 
-/// Fits a pane's lines into `area` (inside its border): each wrapped to the width, then as
-/// many whole lines as fit, in the order given (a pane lists its identifying lines first). What
-/// does not fit is named on the last row, by each line's label (its first span), so nothing
-/// goes without a mark.
+/// Fits a pane's lines into `area` (inside its border): each wrapped, then as many whole lines
+/// as fit, in order (identifying lines first). The last row names what did not fit, by each
+/// line's label (its first span).
 pub(crate) fn pane(lines: Vec<Line<'static>>, area: Rect) -> Vec<Line<'static>> {
     pane_or(lines, area, None)
 }
 
-/// [`pane`], with the mark saying `hint` (where the lines left out can be read) after how
-/// many they are, instead of naming them: for lines without labels of their own.
+/// [`pane`], the mark saying how many lines were left out and `hint` where.
 pub(crate) fn pane_or(
     lines: Vec<Line<'static>>,
     area: Rect,
@@ -303,11 +291,9 @@ pub(crate) fn pane_or(
     out
 }
 
-/// Fits text written for a wider screen (the CLI's reports) into `width` columns without
-/// breaking its tables: consecutive lines with columns (two spaces between words) are a
-/// table, and a table wider than `width` loses the blank columns all its rows share (one
-/// space stays between columns) when that makes it fit, so every column stays under its
-/// header. Anything else too wide is wrapped as prose is ([`wrap`]).
+/// Fits the CLI's wider reports into `width` columns without breaking their tables: a run of
+/// lines with columns (two spaces between words) is a table, squeezed of the blank columns all
+/// its rows share when that makes it fit. Other wide text wraps ([`wrap`]).
 pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
     let is_row = |l: &str| l.trim_start().contains("  ");
     let lines: Vec<&str> = text.lines().collect();
@@ -320,8 +306,7 @@ pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
                 j += 1;
             }
         }
-        // A table is squeezed only when that makes it fit; text with columns that would
-        // not fit anyway keeps its indents and wraps.
+        // Squeezed only when that makes it fit; otherwise it wraps, indents kept.
         let block = match squeeze(&lines[i..j], width) {
             s if j - i > 1 && s.iter().all(|l| l.chars().count() <= width) => s,
             _ => lines[i..j].iter().map(|l| l.to_string()).collect(),
@@ -332,8 +317,7 @@ pub(crate) fn report(text: &str, width: usize) -> Vec<Line<'static>> {
     out
 }
 
-/// Takes out columns that are blank in every line of `block`, each after another blank one
-/// (so words stay apart), from the right, until the widest line fits `width`.
+/// Takes out columns blank in every line, from the right, until it fits.
 fn squeeze(block: &[&str], width: usize) -> Vec<String> {
     let mut rows: Vec<Vec<char>> = block
         .iter()
@@ -356,8 +340,7 @@ fn squeeze(block: &[&str], width: usize) -> Vec<String> {
     rows.into_iter().map(|r| r.into_iter().collect()).collect()
 }
 
-/// Shortens a name or a path to `width` characters by taking out its middle, marked `~`
-/// (ASCII: safe on every console), so both its start and its end stay readable. Not a cut.
+/// Shortens a name or path in its middle, marked `~`. Not a cut.
 pub(crate) fn elide(s: &str, width: usize) -> String {
     let count = s.chars().count();
     if count <= width {
@@ -374,8 +357,7 @@ pub(crate) fn elide(s: &str, width: usize) -> String {
     out
 }
 
-/// Shortens a name whose start says the most (a drive's model) to `width` characters, marked
-/// `~` at its end. Not a cut.
+/// Shortens a model name to `width` at its end, marked `~`. Not a cut.
 pub(crate) fn elide_end(s: &str, width: usize) -> String {
     crate::report::table::fit(s, width)
 }

@@ -6,19 +6,15 @@
 //! Writing: under an exclusive lock (`history.lock`), one `write` of one whole line to a file
 //! opened with O_APPEND, so concurrent runs never interleave or lose records.
 //!
-//! Trust: the directory is checked as the journal's is (`sys::confined::open_checked_dir`:
-//! not a symlink, owned by root or the user running, not writable by its group or others),
-//! and every file in it (the log, the lock, the rotated log) is opened relative to it with
-//! `sys::confined::open_regular_at`: never through a symlink, never blocking (a FIFO planted
-//! there is refused, not waited on), a regular file only. The lock is polled, so a run whose
-//! record waits for another process's lock still ends on Ctrl-C, SIGTERM or SIGHUP
-//! (`append_unless`), and gives up after `LOCK_WAIT`.
-//! Bounded: when the file would pass `ROTATE_AT` bytes it becomes `history.jsonl.1` (the
-//! previous `.1` goes) and a new file starts. Lines are never rewritten: a line that does not
-//! parse is reported with its file and line number when reading and stays as it is; a torn
-//! last line (a full disk) gets the next record on a line of its own; and a `.1` with a bad
-//! line is not rotated away (the file grows past the bound instead, with a warning). A history
-//! that cannot be written is a warning for the caller, never a failed run.
+//! Trust: the directory and every file in it are opened as the journal's are
+//! (`sys::confined`: a checked directory, regular files only, never through a symlink, never
+//! blocking). The lock is polled, so a run waiting for another's still ends on Ctrl-C, SIGTERM
+//! or SIGHUP (`append_unless`), and gives up after `LOCK_WAIT`.
+//!
+//! Bounded: past `ROTATE_AT` bytes the file becomes `history.jsonl.1` (replacing the old one).
+//! Lines are never rewritten: a bad line is reported (file and line) and kept; a torn last line
+//! gets the next record on a line of its own; a `.1` with a bad line is not rotated away (the
+//! file grows, with a warning). A history that cannot be written is a warning, not a failed run.
 
 mod recorders;
 mod records;
@@ -42,17 +38,16 @@ use crate::scan::snapshot::ScanUpdate;
 use crate::sys::SysRoot;
 use crate::sys::confined::{self, Access, DirError, FileError, open_regular_at};
 
-/// Where the history lives unless told otherwise (survives reboots, unlike the journal).
+/// The history's home (survives reboots, unlike the journal).
 pub const DEFAULT_HISTORY_DIR: &str = "/var/lib/disktriage";
-/// The environment variable that sets the history directory when `--history-dir` is not
-/// given (the test suite points it at a temporary directory).
+/// The history directory when `--history-dir` is not given.
 pub const HISTORY_DIR_ENV: &str = "DISKTRIAGE_HISTORY_DIR";
 pub const FILE: &str = "history.jsonl";
 pub const ROTATED: &str = "history.jsonl.1";
 const LOCK: &str = "history.lock";
-/// Size at which the file is rotated: some 4000 records of a single-phase test.
+/// Size at which the file is rotated (some 4000 records).
 pub const ROTATE_AT: u64 = 4 << 20;
-/// Longest wait for another process's lock (a record takes milliseconds to write).
+/// Longest wait for another's lock (a record takes milliseconds).
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// Largest history file read; a larger one is read up to here, and said so.
 const MAX_READ: u64 = 64 << 20;
@@ -68,25 +63,23 @@ pub struct RunSettings {
     pub bs: u64,
     pub qd: u32,
     pub jobs: u32,
-    /// The engine that ran ("uring", "sync"; "auto" when phases differ) and the one asked.
+    /// The engine that ran ("auto" when phases differ) and the one asked.
     pub engine: String,
     pub engine_asked: String,
     /// O_DIRECT (true) or through the page cache.
     pub direct: bool,
-    /// Buffers in huge pages (`--huge-pages`); absent (false) in records from before.
+    /// Buffers in huge pages (`--huge-pages`); absent in older records.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub huge_pages: bool,
     pub scheduler: Option<String>,
-    /// The drive's own write cache: "on", "off", "n/a"; None when not known (not read, or
-    /// the read failed). Read back in that one spelling, whatever an older version wrote
-    /// (`model::cache::recorded_drive_cache`).
+    /// The drive's write cache (spelling: `model::cache::recorded_drive_cache`).
     #[serde(default, deserialize_with = "drive_cache_in_one_spelling")]
     pub drive_cache: Option<String>,
     /// The kernel's flush policy: "write back" or "write through".
     pub kernel_cache: Option<String>,
 }
 
-/// A recorded drive cache, read in the one spelling (an old "-" or "?" is "not known").
+/// A recorded drive cache in the one spelling (an old "-" is not known).
 fn drive_cache_in_one_spelling<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<String>, D::Error> {
@@ -104,8 +97,7 @@ pub struct HistoryEntry {
     /// Seconds since the Unix epoch when the first repeat started.
     pub started_unix: u64,
     pub host: Option<String>,
-    /// What the disk is (see `DiskIdentity`): the key `disktriage history DEV` and the TUI
-    /// look past runs up by.
+    /// What the disk is: the key past runs are looked up by.
     pub disk: DiskIdentity,
     /// Its kernel name at the time, and the model.
     pub device: String,
@@ -121,16 +113,13 @@ pub struct HistoryEntry {
     pub error: Option<String>,
     /// Stopped by the admin before the end.
     pub stopped: bool,
-    /// A surface scan's map and counts (the entry of a scan, test "surface-scan"); absent in
-    /// the entries of tests.
+    /// A surface scan's map and counts (test "surface-scan").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scan: Option<ScanRecord>,
-    /// A triage's verdict and key values (the entry of a triage, test "triage"); absent in
-    /// the entries of tests and scans.
+    /// A triage's verdict and key values (test "triage").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triage: Option<TriageRecord>,
-    /// A flush check's verdict (tests "flushcheck" and "flushcheck-verify"); absent
-    /// elsewhere.
+    /// A flush check's verdict (tests "flushcheck" and "flushcheck-verify").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<FlushRecord>,
 }
@@ -141,8 +130,7 @@ pub use records::{
     ScanRecord, TRIAGE_TEST, TriageRecord,
 };
 
-/// What the history knows a run's target by: a file by its full path, a block device by its
-/// identity (see `SysRoot::disk_identity`).
+/// A run target's identity: a file's path, or a device's (`SysRoot::disk_identity`).
 pub fn identity_of(root: &SysRoot, target: &TargetInfo) -> DiskIdentity {
     match (target.kind, &target.device) {
         (TargetClass::File | TargetClass::Directory, _) => DiskIdentity::File(
@@ -156,8 +144,7 @@ pub fn identity_of(root: &SysRoot, target: &TargetInfo) -> DiskIdentity {
     }
 }
 
-/// "bs 4k, QD32, 1 worker, random read" for one phase, "12 phases" for several: the
-/// parameters as Results shows them.
+/// The parameters as Results shows them ("bs 4k, QD32, 1 worker, random read").
 pub fn params_text(plan: &Plan) -> String {
     match plan.phases.as_slice() {
         [one] => one.job.describe(),
@@ -173,8 +160,7 @@ pub fn params_text(plan: &Plan) -> String {
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 impl HistoryEntry {
-    /// The entry for a test's repeats (`runs`, in order), on the disk `disk`; `drive_cache`
-    /// as read when it ran. `None` when there is no finished repeat.
+    /// The entry of a test's `runs` on `disk`; `None` with no finished repeat.
     pub fn of_runs(
         disk: DiskIdentity,
         runs: &[RunReport],
@@ -218,8 +204,7 @@ impl HistoryEntry {
         })
     }
 
-    /// The entry of a surface scan of `device` (its path `target`, block size `block`) on the
-    /// disk `disk`, started at `started_unix`.
+    /// The entry of a surface scan of `device` on `disk`.
     pub fn of_scan(
         disk: DiskIdentity,
         device: &str,
@@ -245,8 +230,7 @@ impl HistoryEntry {
         }
     }
 
-    /// The entry of a triage of `device` (its model, if known) on the disk `disk`, started
-    /// at `started_unix` and taking `seconds`.
+    /// The entry of a triage of `device` on `disk`, taking `seconds`.
     pub fn of_triage(
         disk: DiskIdentity,
         device: &str,
@@ -270,9 +254,7 @@ impl HistoryEntry {
         }
     }
 
-    /// A flush check's entry: `test` is `FLUSH_TIMING_TEST` or `FLUSH_VERIFY_TEST`; `params`
-    /// says what was done ("timing, 200 commits", "verify of /root/flush.log"), `bs` the
-    /// record or commit size.
+    /// A flush check's entry; `bs` is the record or commit size.
     pub fn of_flushcheck(
         disk: DiskIdentity,
         device: &str,
@@ -296,8 +278,7 @@ impl HistoryEntry {
         }
     }
 
-    /// The common part of a read-only entry that is not a run (a scan, a triage): one
-    /// synchronous O_DIRECT reader, no settings changed, no figures.
+    /// The common part of a read-only entry (a scan, a triage).
     fn read_only(
         disk: DiskIdentity,
         device: &str,
@@ -348,7 +329,7 @@ impl HistoryEntry {
     }
 }
 
-/// "YYYY-MM-DD HH:MM UTC" from seconds since the epoch (the civil calendar, no time zones).
+/// "YYYY-MM-DD HH:MM UTC" from seconds since the epoch.
 pub fn utc_minute(unix: u64) -> String {
     let (year, month, day) = civil(unix);
     let secs = unix % 86_400;
@@ -359,8 +340,7 @@ pub fn utc_minute(unix: u64) -> String {
     )
 }
 
-/// "YYYY-MM-DDTHH:MM:SSZ" (RFC 3339, UTC) from seconds since the epoch: the JSON reports'
-/// times.
+/// RFC 3339 UTC time ("YYYY-MM-DDTHH:MM:SSZ"), as the JSON reports write it.
 pub fn utc_rfc3339(unix: u64) -> String {
     let (year, month, day) = civil(unix);
     let secs = unix % 86_400;
@@ -372,7 +352,7 @@ pub fn utc_rfc3339(unix: u64) -> String {
     )
 }
 
-/// The civil date (year, month, day) of a Unix time: Howard Hinnant's days-to-civil.
+/// The civil date of a Unix time (Howard Hinnant's days-to-civil).
 fn civil(unix: u64) -> (i64, i64, i64) {
     let days = (unix / 86_400) as i64;
     let z = days + 719_468;
@@ -387,8 +367,7 @@ fn civil(unix: u64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
-/// What reading the history found: the entries (oldest first) and the lines that did not
-/// parse, each "history.jsonl line 7: ..." (left as they are).
+/// What reading the history found: entries, oldest first, and bad lines.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Loaded {
     pub entries: Vec<HistoryEntry>,
@@ -401,9 +380,8 @@ impl Loaded {
         self.entries.iter().filter(move |e| &e.disk == disk)
     }
 
-    /// The newest triage of `disk` that started before `before_unix`: when it started and
-    /// what it kept. A disk known only by its kernel name has no past here: `sda` today may
-    /// be another disk than `sda` yesterday, and its "changes" would be another disk's.
+    /// The newest triage of `disk` before `before_unix`. Never by kernel name alone: `sda`
+    /// today may be another disk than yesterday's.
     pub fn last_triage(
         &self,
         disk: &DiskIdentity,
@@ -423,8 +401,7 @@ impl Loaded {
 }
 
 impl Loaded {
-    /// The newest flush check (timing or verify) of `disk`: when it started, its test name
-    /// and what it kept. Like `last_triage`, never by kernel name alone.
+    /// The newest flush check of `disk`, like `last_triage`.
     pub fn last_flushcheck(&self, disk: &DiskIdentity) -> Option<(u64, &str, &FlushRecord)> {
         if matches!(disk, DiskIdentity::Name(_)) {
             return None;
@@ -486,14 +463,12 @@ impl History {
         self.dir.join(FILE)
     }
 
-    /// Appends one entry (see the module's notes on locking, rotation and bad lines).
-    /// Returns warnings worth showing (a `.1` with a bad line kept past the bound).
+    /// Appends one entry (see the module docs); returns warnings worth showing.
     pub fn append(&self, entry: &HistoryEntry) -> anyhow::Result<Vec<String>> {
         self.append_unless(entry, &|| false)
     }
 
-    /// `append`, giving up the wait for the lock when `stop` turns true (a signal) or after
-    /// `LOCK_WAIT`.
+    /// `append`, giving up the lock wait on `stop` or after `LOCK_WAIT`.
     pub fn append_unless(
         &self,
         entry: &HistoryEntry,
@@ -502,8 +477,7 @@ impl History {
         self.append_all_unless(std::slice::from_ref(entry), stop)
     }
 
-    /// `append_unless` for several entries at once: one lock, one write, one sync (a triage
-    /// of a thousand disks made a thousand synced appends, a second after its report).
+    /// `append_unless` for several entries: one lock, write and sync.
     pub fn append_all_unless(
         &self,
         entries: &[HistoryEntry],
@@ -549,8 +523,7 @@ impl History {
         }
         let mut file = open_regular_at(&dir, FILE, Access::Append { mode: 0o644 })
             .map_err(|e| anyhow!("cannot open {}: {e}", path.display()))?;
-        // A last line cut short (a full disk, a crash) stays as it is; this record starts on
-        // a line of its own instead of being glued to it.
+        // A last line cut short stays; this record starts on a line of its own.
         if ends_without_newline(&mut file)? {
             line.insert(0, '\n');
         }
@@ -560,15 +533,12 @@ impl History {
         Ok(warnings)
     }
 
-    /// Creates the history directory when it is missing and checks it, for a file kept beside
-    /// the history (the capacity probe's journal).
+    /// Creates and checks the history directory, for a file kept beside it.
     pub fn prepare_dir(&self) -> anyhow::Result<()> {
         self.open_dir(true).map(|_| ())
     }
 
-    /// The history directory, opened and checked (`confined::open_checked_dir`: refused when
-    /// it is a symlink or others can write to it), created first when `create`; `None` when
-    /// it does not exist (and not `create`).
+    /// The directory, opened, checked, created if `create`; `None` if absent.
     fn open_dir(&self, create: bool) -> anyhow::Result<Option<File>> {
         if create && fs::symlink_metadata(&self.dir).is_err() {
             fs::DirBuilder::new()
@@ -592,9 +562,7 @@ impl History {
         }
     }
 
-    /// The first bad line of a history file in the directory, described; `None` when every
-    /// line parses (or there is no such file); why it cannot be read (not a regular file, a
-    /// symlink) as the error.
+    /// The first bad line of a history file; `None` when all parse.
     fn bad_line_in(&self, dir: &File, name: &str) -> Result<Option<String>, FileError> {
         let Some((text, _)) = read_capped(dir, name)? else {
             return Ok(None);
@@ -604,8 +572,7 @@ impl History {
         Ok(loaded.problems.into_iter().next())
     }
 
-    /// Every entry, the rotated file's first, and the lines that did not parse. A directory or
-    /// file that does not exist is an empty history.
+    /// Every entry, the rotated file's first, and the lines that did not parse.
     pub fn load(&self) -> anyhow::Result<Loaded> {
         let mut out = Loaded::default();
         let Some(dir) = self.open_dir(false)? else {
@@ -641,8 +608,7 @@ fn ends_without_newline(file: &mut File) -> anyhow::Result<bool> {
     Ok(last[0] != b'\n')
 }
 
-/// The text of `name` in `dir` up to `MAX_READ` bytes and whether it was cut; `None` if it
-/// does not exist. Only a regular file is read, never through a symlink, never blocking.
+/// `name`'s text up to `MAX_READ` bytes, and whether it was cut.
 fn read_capped(dir: &File, name: &str) -> Result<Option<(String, bool)>, FileError> {
     let file = match open_regular_at(dir, name, Access::Read) {
         Ok(f) => f,
@@ -912,8 +878,7 @@ mod tests {
         add("mine", "seq-read", "naa.1");
         let ids = |past: Vec<HistoryEntry>| past.into_iter().map(|e| e.id).collect::<Vec<_>>();
         let past = ids(recall(&loaded, &disk, "seq-read", 8, |id| id == "mine"));
-        // The 8 newest of the disk are rand-read; the newest seq-read comes too, in its
-        // place (oldest first), not the one before it, not another disk's, not this session's.
+        // The disk's 8 newest (rand-read) and its newest seq-read, oldest first; nothing else.
         assert_eq!(past.len(), 9, "{past:?}");
         assert_eq!(past[0], "seq");
         assert_eq!(past[8], "rand7");

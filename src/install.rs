@@ -25,9 +25,7 @@ pub fn completion_script(shell: CompletionShell) -> String {
     String::from_utf8_lossy(&script).into_owned()
 }
 
-/// The command line without what `--help` hides (the developer tools, the test-only journal
-/// directory): completion would otherwise offer them, as clap_complete does not skip hidden
-/// items in every shell.
+/// The command without what `--help` hides (some shells' completion would offer it).
 fn visible_command() -> clap::Command {
     let full = Cli::command();
     let mut cmd = clap::Command::new("disktriage").version(env!("CARGO_PKG_VERSION"));
@@ -46,9 +44,7 @@ fn visible_command() -> clap::Command {
     )
 }
 
-/// The manual page, disktriage(1), as roff: one page with every visible command and its
-/// options (an admin reads `man disktriage` and searches it, rather than a page per command).
-/// Deterministic: no date, so the committed copy only changes when the options do.
+/// disktriage(1) as roff, one page for every command; no date, so stable.
 pub fn man_page() -> anyhow::Result<String> {
     render_man_page().context("cannot render the manual page")
 }
@@ -66,8 +62,7 @@ fn render_man_page() -> std::io::Result<String> {
     page.write_all(b".SH COMMANDS\n")?;
     for sub in cmd.get_subcommands().filter(|sub| !sub.is_hide_set()) {
         let name = format!("disktriage {}", sub.get_name());
-        // Rendered on its own (not from the built parent): the global options and the help
-        // flag are documented once above, not again under every command.
+        // Rendered alone, so the global options are not repeated per command.
         let man = Man::new(sub.clone().bin_name(&name).disable_help_flag(true));
         page.write_all(
             Roff::new()
@@ -91,8 +86,7 @@ fn render_man_page() -> std::io::Result<String> {
     Ok(once_preamble(&String::from_utf8_lossy(&page)))
 }
 
-/// Every rendered piece starts with the same two-line preamble (it defines the apostrophe
-/// string); the page needs it once, at the top.
+/// Every rendered piece repeats a two-line preamble; the page needs one.
 fn once_preamble(page: &str) -> String {
     let mut out = String::with_capacity(page.len());
     let mut kept: Vec<&str> = Vec::new();
@@ -116,8 +110,7 @@ fn is_preamble(line: &str) -> bool {
     line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq")
 }
 
-/// What a clap_mangen section renders without its `.SH` heading line, so it can sit under a
-/// command's `.SS` heading.
+/// A clap_mangen section without its `.SH` line, for under a `.SS`.
 fn section_body(
     render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<Vec<u8>> {
@@ -137,7 +130,7 @@ fn section_body(
     Ok(body.into_bytes())
 }
 
-/// What disktriage is and the interactive screen, which clap knows nothing about.
+/// What disktriage is, and the interactive screen clap knows nothing of.
 fn description() -> Roff {
     let mut roff = Roff::new();
     roff.control("SH", ["DESCRIPTION"])

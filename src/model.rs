@@ -16,8 +16,7 @@ pub mod units;
 pub mod usage;
 pub mod variants;
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::model::Item` without knowing the files below.
+// The library's surface (docs/development.md): `disktriage::model::Item`.
 pub use device::{ParseValueError, SwapEntry, SwapKind};
 pub use text::{clean_text, neutralize_controls, unescape_octal};
 pub use usage::MountEntry;

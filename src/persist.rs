@@ -1,19 +1,16 @@
 //! Making a scheduler permanent: the udev rule that sets it whenever the disk appears (at boot,
 //! on hotplug), written under a system root's `etc/udev/rules.d/`.
 //!
-//! The rule matches the disk by its stable identity (`ATTRS{wwid}` or `ATTRS{serial}`, read
-//! by `SysRoot::disk_identity`), never by a kernel name that can change between boots; or, as
-//! the seed's rules do, every rotational or non-rotational disk. Writing it changes nothing
-//! on the running system. Values that go between the rule's quotes come from the drive, so
-//! they are checked against a short list of harmless characters: a quote, a backslash, a
-//! newline or a glob character (`*?[]|`) could otherwise end the match early, add a second
-//! rule, or match other disks. Anything else is refused with the reason.
+//! The rule matches the disk by its stable identity (`ATTRS{wwid}` or `ATTRS{serial}`), never
+//! by a kernel name that can change between boots; or, as the seed's rules do, every rotational
+//! or non-rotational disk. Writing it changes nothing on the running system. The values quoted
+//! in the rule come from the drive, so only harmless characters pass: a quote, backslash,
+//! newline or glob (`*?[]|`) could end the match, add a rule or match other disks.
 //!
-//! The target root is another system's tree (the installed system in rescue mode): every
-//! component of `etc/udev/rules.d` is resolved inside it (`sys::confined::walk_in_root`), so an
-//! absolute link there means what it means to that system booted, and no link leads out of
-//! it; the rule is written through the directory's descriptor and the path reported is the
-//! one really written.
+//! The target root is another system's tree (rescue mode): `etc/udev/rules.d` is resolved
+//! inside it (`sys::confined::walk_in_root`), so a link means what it means to that system and
+//! none leads out; the rule is written through the directory's descriptor, and the path
+//! reported is the one really written.
 //!
 //! `persist_scheduler` is the one entry point for the CLI, the TUI and the sweeps.
 
@@ -32,8 +29,7 @@ use crate::sys::error::describe_io_brief;
 /// Where rules go below a system root.
 pub const RULES_DIR: &str = "etc/udev/rules.d";
 
-/// The kernel names a class rule applies to: SCSI/SATA/USB, virtio, Xen, NVMe and MMC disks
-/// (not loop, zram, md or dm devices, which take no scheduler or should not get one).
+/// The kernel names a class rule covers (SCSI/SATA/USB, virtio, Xen, NVMe, MMC).
 const CLASS_KERNELS: &str = "sd*|vd*|xvd*|nvme*|mmcblk*";
 
 /// Which disks a rule applies to.
@@ -46,7 +42,7 @@ pub enum RuleScope {
     Class { rotational: bool },
 }
 
-/// A rule ready to be written: its file name in `etc/udev/rules.d/` and its text.
+/// A rule ready to be written: its file name and its text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UdevRule {
     /// The disk it was made for (its kernel name when written).
@@ -67,7 +63,7 @@ pub enum PersistError {
     NoStableIdentity {
         device: String,
         identity: DiskIdentity,
-        /// "; --persist-class sets ... instead", where a class rule would cover the device.
+        /// "; --persist-class sets ... instead", where that would cover it.
         hint: String,
     },
     #[error("{device}: its {identity} holds {why}, which a udev rule cannot match safely{hint}")]
@@ -104,8 +100,7 @@ pub enum PersistError {
         root.display()
     )]
     NotASystemRoot { root: PathBuf, why: String },
-    /// The OS's error is said in the message and kept as a field, not as a source: a chain
-    /// printed with `{:#}` would say it twice.
+    /// The OS's error is in the message: a field, not a source said twice.
     #[error("cannot {op} {}: {}", path.display(), describe_io_brief(error))]
     Io {
         op: &'static str,
@@ -134,8 +129,8 @@ pub enum PersistError {
     NotAFile { path: PathBuf, why: FileError },
 }
 
-/// The first character of `value` a rule cannot hold between quotes, described; `None` when
-/// every character is harmless (ASCII letters, digits, space and `._-:+/=,@`).
+/// The first character a rule cannot quote; `None` if all are ASCII alphanumerics, space or
+/// `._-:+/=,@`.
 pub fn unsafe_char(value: &str) -> Option<String> {
     if value.is_empty() {
         return Some("nothing (it is empty)".into());
@@ -171,7 +166,7 @@ fn module_of(name: &str) -> String {
     }
 }
 
-/// Does a class rule's `KERNEL` match (`CLASS_KERNELS`) cover this kernel name?
+/// Does `CLASS_KERNELS` cover this kernel name?
 pub fn in_class_kernels(name: &str) -> bool {
     ["sd", "vd", "xvd", "nvme", "mmcblk"]
         .iter()
@@ -186,9 +181,8 @@ fn class_word(rotational: bool) -> &'static str {
     }
 }
 
-/// A file-name piece from an identity value: `[A-Za-z0-9.-]` kept, anything else `_`, cut
-/// to 48 characters; a hash of the whole value is added whenever something was changed or
-/// cut, so two disks never share a file.
+/// A file-name piece of an identity: `[A-Za-z0-9.-]` kept, else `_`, at most 48 characters,
+/// plus a hash of the whole value when changed, so two disks never share a file.
 fn slug(value: &str) -> String {
     let mut s = String::new();
     for c in value.chars() {
@@ -213,8 +207,7 @@ fn slug(value: &str) -> String {
     format!("{cut}-{hash:016x}")
 }
 
-/// Plans the rule that sets `scheduler` on `device` (whose identity is `identity`), or on
-/// every disk of its class when `class`. Pure: nothing is read or written.
+/// Plans the rule setting `scheduler` on `device` or its class; no I/O.
 pub fn plan_rule(
     device: &BlockDevice,
     identity: &DiskIdentity,
@@ -313,11 +306,9 @@ pub fn plan_rule(
     })
 }
 
-/// The rules directory below `target_root`, found as the installed system would find it:
-/// every link resolved inside the root (`crate::sys::confined::walk_in_root`), never into the
-/// system running disktriage. The root must look like a system root (it has an `etc/`
-/// directory). With `create`, missing directories are made and the directory is returned
-/// opened; without, nothing is created. The path is the real one (no link left in it).
+/// The rules directory below `target_root`, every link resolved inside the root
+/// (`sys::confined::walk_in_root`). The root must have an `etc/`. With `create`, missing
+/// directories are made and it is returned opened. The path is the real one (no link left).
 fn locate_rules_dir(
     target_root: &Path,
     create: bool,
@@ -368,18 +359,15 @@ fn locate_rules_dir(
     }
 }
 
-/// The real path of the rules directory below `target_root` (see `locate_rules_dir`), after
-/// checking that it looks like a system root. Nothing is created.
+/// The real path of the rules directory; creates nothing.
 pub fn rules_dir(target_root: &Path) -> Result<PathBuf, PersistError> {
     locate_rules_dir(target_root, false).map(|(path, _)| path)
 }
 
-/// Writes `rule` atomically into `target_root`'s rules directory (created if missing, every
-/// link resolved inside the root): a temporary file udev does not read (its name does not end
-/// in `.rules`), created with O_EXCL|O_NOFOLLOW through the directory's descriptor, synced,
-/// then renamed over the rule's file, so a rule for the same disk is replaced whole and udev
-/// never reads half a rule. Something other than a regular file at the rule's name is left
-/// alone and refused. Returns the path really written.
+/// Writes `rule` atomically into `target_root`'s rules directory (see `locate_rules_dir`): a
+/// temporary file udev does not read (not `.rules`), O_EXCL|O_NOFOLLOW, synced, renamed over
+/// the rule, so udev never reads half a rule. A non-regular file at the rule's name is
+/// refused. Returns the path really written.
 pub fn install(rule: &UdevRule, target_root: &Path) -> Result<PathBuf, PersistError> {
     let (dir_path, dir) = locate_rules_dir(target_root, true)?;
     let path = dir_path.join(&rule.file_name);
@@ -429,10 +417,9 @@ pub struct Persisted {
     pub active_now: Option<String>,
 }
 
-/// Makes `scheduler` permanent for the disk `device` (a kernel name) of the system read
-/// under `root`: reads the disk and its identity, plans the rule and, unless a dry run,
-/// writes it. The running scheduler is left as it is. The CLI (`sched --persist`), the TUI
-/// and a sweep's winner all come through here.
+/// Makes `scheduler` permanent for the disk `device` of the system read under `root`: reads
+/// the disk and its identity, plans the rule and, unless a dry run, writes it; the running
+/// scheduler is left as it is.
 pub fn persist_scheduler(
     root: &SysRoot,
     device: &str,
@@ -570,8 +557,7 @@ mod tests {
             err.contains("--persist-class sets the scheduler of every rotational disk instead"),
             "{err}"
         );
-        // A loop device has no identity either, and no class rule covers it: no hint that
-        // leads nowhere, and the class rule is refused with the reason.
+        // A loop device has no identity and no class rule: no hint, class refused.
         let image = DiskIdentity::LoopImage("/tmp/a.img".into());
         let err = plan_rule(&disk("loop0", Some(true)), &image, "none", false)
             .unwrap_err()
@@ -584,8 +570,8 @@ mod tests {
         assert!(err.contains("not loop0"), "{err}");
     }
 
-    /// A serial is whatever the drive's firmware says: a quote or a newline in it must never
-    /// end the match and start a second rule, a glob character never widen it to other disks.
+    /// A serial is whatever the firmware says: a quote or newline must not start a second
+    /// rule, a glob not widen the match.
     #[test]
     fn hostile_serials_never_make_a_rule() {
         let hostile = [

@@ -29,8 +29,7 @@ pub mod repair;
 pub mod snapshot;
 pub mod verdict;
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::scan::Item` without knowing the files below.
+// The library's surface (docs/development.md): `disktriage::scan::Item`.
 pub use blockmap::DEFAULT_CELLS;
 pub use engine::{BlockReader, End, ReadOutcome, Scan, ScanConfig, SlowTimes, TimedRead};
 pub use live::{InFlight, LiveScan};

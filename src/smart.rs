@@ -22,8 +22,7 @@ pub mod smartctl;
 pub mod smartctl_text;
 pub mod verdict;
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::smart::Item` without knowing the files below.
+// The library's surface (docs/development.md): `disktriage::smart::Item`.
 pub use ata::{
     attribute_table, decode_raw, parse_identify, parse_smart_data, parse_smart_thresholds,
     smart_status,
@@ -76,7 +75,7 @@ fn le16(b: &[u8], off: usize) -> u16 {
     u16::from_le_bytes([b[off], b[off + 1]])
 }
 
-/// Little-endian integer of up to 16 bytes at `off`; the caller has checked the length.
+/// Little-endian integer of up to 16 bytes at `off` (length checked by the caller).
 fn le_uint(b: &[u8], off: usize, len: usize) -> u128 {
     b[off..off + len]
         .iter()

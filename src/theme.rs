@@ -55,7 +55,7 @@ pub fn series_c() -> Style {
     Style::default().fg(Color::Magenta)
 }
 
-/// The chart marker: braille dots where the font has them, half blocks on the console.
+/// The chart marker: braille, or half blocks on the console.
 pub fn marker(console: bool) -> Marker {
     if console {
         Marker::HalfBlock

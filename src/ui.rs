@@ -1,8 +1,7 @@
 //! Drawing: `render(&App, &mut Frame)` turns the state into a screen. It reads the state and
 //! never changes it, and it never reads the clock (the app's `now` is its time).
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::ui::Item` without knowing the files below.
+// The library's surface (docs/development.md): `disktriage::ui::Item`.
 pub use crate::draw::Cut;
 
 use ratatui::Frame;
@@ -12,8 +11,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::app::{App, Place, Screen};
 use crate::draw;
-/// The colours and glyphs live below the app (`crate::theme`): a screen component draws with
-/// them from its one file under `app/screens/`.
+/// Colours and glyphs, below the app so screens draw with them.
 pub use crate::theme;
 
 /// The smallest terminal the screens are laid out for.
@@ -33,8 +31,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         );
         return;
     }
-    // A message longer than a row takes the rows it needs (at most three) from the screen
-    // above it rather than losing its end.
+    // A long message takes up to three rows rather than lose its end.
     let status_lines = status_lines(app, area.width);
     let status_rows = (status_lines.len() as u16).clamp(1, 3);
     let [top, body, status] = Layout::vertical([
@@ -48,7 +45,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     draw::lines(&status_lines, status);
     frame.render_widget(Paragraph::new(status_lines), status);
     if let Some(dialog) = &app.overlay {
-        // A dialog about the selected device leaves its row of the Devices list in sight.
+        // A dialog about the selected device keeps its row in sight.
         let keep = match app.screen {
             Screen::Devices => crate::app::screens::devices::selected_row_y(app, body),
             _ => None,
@@ -98,8 +95,7 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         if keys.chars().count() < usize::from(width) {
             Line::from(Span::styled(format!(" {keys}"), theme::dim()))
         } else {
-            // Too many for a row (Devices at 80 columns): the screen's own keys on one, the
-            // switches on the next, rather than a break in the middle of either.
+            // Too many for a row: the screen's keys on one, the switches on the next.
             let lines = crate::app::keys::status_key_groups_now(app)
                 .into_iter()
                 .filter(|g| !g.is_empty())
@@ -111,7 +107,7 @@ fn status_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     draw::wrap(vec![line], width.into())
 }
 
-/// Draws the app as [`render`] does and returns every text that was cut (`draw`'s record).
+/// Draws as [`render`] does and returns every text that was cut.
 pub fn render_checked(app: &App, frame: &mut Frame) -> Vec<Cut> {
     crate::draw::recording(|| render(app, frame))
 }

@@ -16,7 +16,7 @@ use super::{SectorIo, stamp};
 pub const MAGIC: &[u8; 8] = b"DTCAPJ\x00\x01";
 /// The longest device name kept.
 const MAX_NAME: usize = 255;
-/// The longest range one record holds (the probe's ranges are 1 MiB at most).
+/// The longest range a record holds (the probe's are 1 MiB at most).
 const MAX_RECORD: u64 = 64 << 20;
 
 /// Whose sectors a journal holds.
@@ -76,7 +76,7 @@ pub fn record(lba: u64, data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Reads a journal: `Err` when it is not one (no magic, a torn or damaged header).
+/// Reads a journal; `Err` when it is not one (no magic, a bad header).
 pub fn parse(bytes: &[u8]) -> Result<Journal, String> {
     let mut r = Reader { bytes, at: 0 };
     if r.take(8) != Some(MAGIC.as_slice()) {
@@ -121,8 +121,7 @@ pub fn parse(bytes: &[u8]) -> Result<Journal, String> {
 pub enum Back {
     /// What was saved at this LBA.
     AsSaved,
-    /// What was saved at another LBA the device stores in the same place (a wrap): the
-    /// earlier save, written back last, is the one that stays.
+    /// What another LBA stored in the same place saved (a wrap).
     AnotherSaved,
     /// A stamp of the probe's run: not put back.
     Stamp,
@@ -130,8 +129,7 @@ pub enum Back {
     Other,
 }
 
-/// Compares `now`, the sector at `lba` read after the put-back, with what the journal saved.
-/// `saved` is every saved sector's content, for `AnotherSaved`.
+/// Judges `now`, the sector at `lba` after the put-back, against the save.
 pub fn judge_back(now: &[u8], was: &[u8], run: u64, saved: &HashSet<&[u8]>) -> Back {
     if now == was {
         Back::AsSaved
@@ -151,7 +149,7 @@ pub struct PutBack {
     pub sectors: u64,
     /// Sectors that read back as saved.
     pub as_saved: u64,
-    /// Sectors that read back as another saved sector (the device stores both in one place).
+    /// Sectors that read back as another saved sector (one place, two LBAs).
     pub shared: u64,
     /// Sectors that read back as neither: a stamp left, or other data (LBAs).
     pub not_back: Vec<u64>,
@@ -159,8 +157,7 @@ pub struct PutBack {
     pub error: Option<String>,
 }
 
-/// Writes a journal's records back to `dev`, last saved first (which undoes the probe's
-/// writes whatever the device mapped onto what), then reads each sector back and judges it.
+/// Writes a journal's records back to `dev`, last saved first, and judges each sector.
 pub fn put_back(j: &Journal, dev: &mut dyn SectorIo) -> PutBack {
     let mut out = PutBack::default();
     let sector = u64::from(j.header.sector);

@@ -22,7 +22,7 @@ use super::{Saver, SectorIo};
 /// How the probe runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProbeConfig {
-    /// Bytes stamped at the device's start (step 1); the giant steps are this far apart.
+    /// Bytes stamped at the start (step 1), and the giant steps' stride.
     pub region_bytes: u64,
     /// Bytes per read or write of the region.
     pub chunk_bytes: u64,
@@ -33,8 +33,7 @@ pub struct ProbeConfig {
 }
 
 impl ProbeConfig {
-    /// The defaults: a 64 MiB region (about 31,000 giant steps on a 2 TB claim) in 1 MiB
-    /// pieces.
+    /// The defaults: a 64 MiB region in 1 MiB pieces.
     pub fn new(run: u64, put_back: bool) -> ProbeConfig {
         ProbeConfig {
             region_bytes: 64 << 20,
@@ -48,9 +47,9 @@ impl ProbeConfig {
 /// How a device fails to store what it claims.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fake {
-    /// Sector `first` and those after it land on earlier sectors: `first` on `onto`.
+    /// Sector `first` on lands on earlier sectors: `first` on `onto`.
     Wraps { first: u64, onto: u64 },
-    /// From sector `first` on, what is written does not read back (dropped writes).
+    /// From sector `first` on, writes do not read back.
     Drops { first: u64 },
     /// From sector `first` on, reads or writes fail.
     Fails { first: u64 },
@@ -111,7 +110,7 @@ pub struct Restored {
     pub verified: u64,
     /// Sectors below the real end that read back otherwise.
     pub mismatched: Vec<u64>,
-    /// Why the put-back stopped before the end: the saved copies are kept for `restore`.
+    /// Why the put-back stopped early: the saved copies stay for `restore`.
     pub error: Option<String>,
 }
 
@@ -125,7 +124,7 @@ pub enum ProbeEnd {
     Failed(String),
 }
 
-/// One probe of one device: the saved sectors live here until they are put back.
+/// One probe of one device, holding the saved sectors until put back.
 pub struct Probe<'a> {
     config: ProbeConfig,
     dev: &'a mut dyn SectorIo,
@@ -176,13 +175,12 @@ impl<'a> Probe<'a> {
         }
     }
 
-    /// Probes the device, then puts back everything it overwrote (unless `put_back` is off).
+    /// Probes the device, then puts back what it overwrote (if `put_back`).
     pub fn run(mut self) -> (ProbeEnd, Option<Restored>) {
         let found = self.find();
         let verify_below = match &found {
             Ok(c) => c.real,
-            // Not known: a sector a wrap mapped elsewhere would be a false mismatch, so only
-            // the region, which read back whole or not at all, is compared.
+            // Unknown: a wrap would make false mismatches, so only the region counts.
             Err(_) => self.region_sectors(),
         };
         let restored = self.config.put_back.then(|| self.put_back(verify_below));
@@ -241,8 +239,7 @@ impl<'a> Probe<'a> {
         self.dev.read(lba, &mut buf).ok().map(|()| buf)
     }
 
-    /// Saves what is at `lba` (`old`), then writes `new` there. A failed save stops the
-    /// probe before the write; a failed write is the device's answer (`Ok(false)`).
+    /// Saves what is at `lba`, then writes `new`: no save, no write (`Ok(false)`: it failed).
     fn save_and_write(&mut self, lba: u64, old: Vec<u8>, new: &[u8]) -> Result<bool, Halt> {
         if self.config.put_back {
             self.saver.save(lba, &old).map_err(|e| {
@@ -260,7 +257,7 @@ impl<'a> Probe<'a> {
             .map_err(|e| Halt::Failed(format!("the device refused a flush: {e}")))
     }
 
-    /// Step 1: the region stamped and read back; the first sector it shows not stored.
+    /// Step 1: the region stamped and read back.
     fn stamp_region(&mut self, n: u64) -> Result<Option<Fake>, Halt> {
         let chunk = (self.config.chunk_bytes / self.sector).max(1);
         let total = n * self.sector;
@@ -286,7 +283,7 @@ impl<'a> Probe<'a> {
             });
         }
         self.flush()?;
-        // Which sector first read each stamp: a second sector reading it shares its storage.
+        // A second sector reading a stamp shares the first one's storage.
         let mut first_reader = std::collections::HashMap::new();
         let mut lba = 0;
         while lba < self.region_end && found.is_none_or(|f| lba < f.first()) {
@@ -318,7 +315,7 @@ impl<'a> Probe<'a> {
         Ok(found)
     }
 
-    /// The first sector of `lba..lba + len` whose read fails, read one at a time.
+    /// The first sector of `lba..lba + len` whose own read fails.
     fn first_failing_read(&mut self, lba: u64, len: u64) -> Fake {
         let first = (lba..lba + len)
             .find(|&s| self.read(s, 1).is_none())
@@ -326,7 +323,7 @@ impl<'a> Probe<'a> {
         Fake::Fails { first }
     }
 
-    /// Step 2: one sector read every `n`; a region stamp names the wrap's period.
+    /// Step 2: a sector read every `n`; a region stamp names the period.
     fn giant_steps(&mut self, n: u64) -> Result<Option<Fake>, Halt> {
         let steps = (self.claimed - 1) / n;
         for k in 1..=steps {
@@ -337,7 +334,7 @@ impl<'a> Probe<'a> {
             };
             (self.progress)(Progress::Stepping { done: k, of: steps });
             if let Seen::Stamp(i) = stamp::read(&s, self.config.run) {
-                // g holds sector i's stamp: with a period d = g - i, sector d holds sector 0's.
+                // g holds sector i's stamp: period d = g - i, so d holds sector 0's.
                 let d = g - i;
                 let period = self
                     .read(d, 1)
@@ -352,8 +349,7 @@ impl<'a> Probe<'a> {
         Ok(None)
     }
 
-    /// Step 3: the first sector in `lo..hi` that does not keep a stamp written to it, by
-    /// bisection (every sector below `lo` is known good; `hi` known bad or the claimed end).
+    /// Step 3: bisects `lo..hi` for the first sector that does not keep its stamp.
     fn narrow(&mut self, mut lo: u64, mut hi: u64) -> Result<Option<Fake>, Halt> {
         let mut found = None;
         let mut steps = 0;
@@ -392,8 +388,7 @@ impl<'a> Probe<'a> {
         })
     }
 
-    /// Every stamp that read back once, read again: one now holding a later stamp was
-    /// overwritten through that sector (a wrap); one lost was held by a cache, not stored.
+    /// Reads every stamp again: a later stamp means a wrap; a lost one, a cache.
     fn recheck(&mut self, n: u64, below: u64) -> Result<Option<Fake>, Halt> {
         let run = self.config.run;
         let judge = |at: u64, seen: Option<Seen>| match seen {
@@ -429,8 +424,7 @@ impl<'a> Probe<'a> {
         Ok(found)
     }
 
-    /// Writes every saved range back, last saved first, then compares the sectors below
-    /// `verify_below` with what was saved.
+    /// Writes back every saved range, last first; checks below `verify_below`.
     fn put_back(&mut self, verify_below: u64) -> Restored {
         let mut restored = Restored::default();
         let total: u64 = self

@@ -20,7 +20,7 @@ pub enum Seen {
     Other,
 }
 
-/// Writes the stamp of `lba` for `run` into `sector` (one logical sector, at least 32 bytes).
+/// Writes `lba`'s stamp for `run` into `sector` (at least 32 bytes).
 pub fn fill(sector: &mut [u8], run: u64, lba: u64) {
     let len = sector.len();
     if len < HEADER + CRC {
@@ -39,15 +39,14 @@ pub fn fill(sector: &mut [u8], run: u64, lba: u64) {
     sector[len - CRC..].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Fills every sector of `buf` (sectors of `sector_size` bytes) with the stamps of the LBAs
-/// from `first`.
+/// Fills every sector of `buf` with the stamps of the LBAs from `first`.
 pub fn fill_all(buf: &mut [u8], sector_size: usize, run: u64, first: u64) {
     for (i, sector) in buf.chunks_mut(sector_size.max(1)).enumerate() {
         fill(sector, run, first + i as u64);
     }
 }
 
-/// What `sector` holds: a stamp of `run` only when every byte is the one written.
+/// What `sector` holds: `run`'s stamp only when every byte is right.
 pub fn read(sector: &[u8], run: u64) -> Seen {
     let len = sector.len();
     if len < HEADER + CRC || &sector[..8] != MAGIC || sector[8..16] != run.to_le_bytes() {

@@ -29,20 +29,18 @@ pub type Restoration = Result<Vec<RestoreOutcome>, ChangeError>;
 /// What the guard did without being asked, for the admin to be told.
 #[derive(Debug)]
 pub enum RestoreNews {
-    /// A termination signal arrived (its name, e.g. `SIGTERM`) and the settings were put back.
+    /// A termination signal (`SIGTERM`...) came; the settings were put back.
     Signal {
         signal: String,
         restoration: Restoration,
     },
-    /// A thread panicked: the settings were put back, or (None) the changer stayed locked
-    /// because the panic came while a setting was being changed.
+    /// A thread panicked: what was put back, or `None` (the changer was locked).
     Panic(Option<Restoration>),
     /// The guard was dropped (normal return or unwinding).
     Dropped(Restoration),
 }
 
-/// Tells the admin what the guard did. Called on the way out (from a signal thread or a panic
-/// hook), so it must not fail or panic.
+/// Tells the admin what the guard did; on the way out, so it never fails.
 pub type Announcer = fn(RestoreNews);
 
 /// Restores this process's session changes when dropped.
@@ -52,8 +50,7 @@ pub struct RestoreGuard {
 }
 
 impl RestoreGuard {
-    /// Wraps a session `Changer` (its lifetime should be `Lifetime::Session`); `announce`
-    /// tells the admin what was put back on drop, on a signal or on a panic.
+    /// Wraps a session `Changer`; `announce` tells the admin what was put back.
     pub fn new(changer: Changer, announce: Announcer) -> Self {
         RestoreGuard {
             changer: Arc::new(Mutex::new(changer)),
@@ -61,19 +58,16 @@ impl RestoreGuard {
         }
     }
 
-    /// Both `install_signal_handlers` and `install_panic_hook`: for headless sessions that
-    /// have no signal handling of their own.
+    /// Both handlers, for headless sessions.
     pub fn install_handlers(&self) -> Result<(), String> {
         self.install_signal_handlers()?;
         self.install_panic_hook();
         Ok(())
     }
 
-    /// Restores on SIGINT, SIGTERM and SIGHUP, then exits with 128 + signal (from a thread of
-    /// its own, so whatever the main thread is doing). A program that handles these signals
-    /// itself (the TUI registers them with signal-hook to leave its loop and restore the
-    /// terminal) must not call this: two handlers for one signal replace each other. It calls
-    /// `restore_now` on its way out instead.
+    /// Restores on SIGINT, SIGTERM and SIGHUP from a thread of its own, then exits with 128 +
+    /// signal. Not for a program with its own handlers (the TUI): two handlers for one signal
+    /// replace each other; it calls `restore_now` on its way out instead.
     pub fn install_signal_handlers(&self) -> Result<(), String> {
         let weak = Arc::downgrade(&self.changer);
         let announce = self.announce;
@@ -88,10 +82,8 @@ impl RestoreGuard {
         }))
     }
 
-    /// Restores when the calling thread panics, before the previous hook runs (and prints the
-    /// panic); see `install_panic_hook` below for other threads. A TUI installs its
-    /// terminal-restoring hook before this one, so the settings come back first and the
-    /// terminal second.
+    /// Restores when the calling thread panics, before the previous hook (which prints it). A
+    /// TUI installs its terminal hook first, so the settings come back before the terminal.
     pub fn install_panic_hook(&self) {
         install_panic_hook(Arc::downgrade(&self.changer), self.announce);
     }
@@ -106,7 +98,7 @@ impl RestoreGuard {
         Arc::clone(&self.changer)
     }
 
-    /// Restores now and returns what happened (the drop then has nothing left to do).
+    /// Restores now and returns what happened.
     pub fn restore_now(&self) -> Result<Vec<RestoreOutcome>, ChangeError> {
         self.changer().restore(RestoreScope::Mine)
     }
@@ -120,12 +112,9 @@ impl Drop for RestoreGuard {
     }
 }
 
-/// The panic hook: settings first (the panicking thread may be about to abort, or its
-/// terminal may be gone), then the previous hook (the TUI's restores the terminal and the
-/// default one prints the panic), then what was put back.
-///
-/// Only the session thread's panic ends the session: a worker's is reported by whoever joins
-/// it, and putting settings back then would undo a switch the screen still shows.
+/// The panic hook: settings first (the thread may abort, its terminal may be gone), then the
+/// previous hook, then what was put back. Only the session thread's panic ends the session:
+/// a worker's is reported by whoever joins it, and a restore would undo a switch still shown.
 fn install_panic_hook(weak: Weak<Mutex<Changer>>, announce: Announcer) {
     let owner = std::thread::current().id();
     let previous = std::panic::take_hook();
@@ -144,9 +133,8 @@ fn install_panic_hook(weak: Weak<Mutex<Changer>>, announce: Announcer) {
 
 /// Restores after a panic; None when the changer stayed locked.
 fn restore_after_panic(changer: &Mutex<Changer>) -> Option<Restoration> {
-    // The panicking thread may hold the lock (then it is released only while unwinding, and
-    // the guard's drop restores); another thread may be finishing a change. Wait a little,
-    // never forever.
+    // The panicking thread may hold the lock (its unwinding drop restores), or another may be
+    // finishing a change: wait a little, never forever.
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         match changer.try_lock() {

@@ -1,29 +1,23 @@
 //! The change journal: one JSON file (`journal.json`) in a directory (`/run/disktriage` by
 //! default, a tmpfs, so a reboot, which resets every setting recorded here, also empties it).
 //!
-//! Locking: every reader and writer (single-shot commands, `restore`, a session's start, its
-//! guard on exit, the TUI) takes `journal.lock` with flock(2) through `Journal::lock`, and
-//! keeps it for the whole read-modify-write. `crate::changes::Changer` keeps it across the
-//! device change too (read, record, apply, read back, settle), so a `restore` cannot slip
-//! between a change's record and its apply and drop the entry the change relies on.
+//! Locking: every reader and writer takes `journal.lock` with flock(2) (`Journal::lock`) for
+//! the whole read-modify-write; `Changer` holds it across the device change too (see
+//! `crate::changes`).
 //!
 //! Writing: a temporary file with an unpredictable name, created with O_EXCL|O_NOFOLLOW,
 //! fsync, then renamed over `journal.json`. An empty journal is no file at all. A journal that
 //! cannot be parsed is never overwritten: it may hold the only record of an original setting.
 //!
-//! Trust: the journal tells root what to write where, so its directory must be one only root
-//! (or, for a user's own scratch journal, that user) can change: it is refused when it is a
-//! symbolic link, owned by anyone else, or writable by its group or others. Every file in it
-//! is opened relative to the directory's descriptor with O_NOFOLLOW: a symlink planted as the
-//! lock, the journal or a temporary file is refused, never followed; the lock and the journal
-//! are opened with O_NONBLOCK and must be regular files (`sys::confined::open_regular_at`), so
-//! a FIFO planted there is refused instead of blocking the open forever.
+//! Trust: the journal tells root what to write where, so only root (or the user, for a scratch
+//! journal) may change its directory: not a symlink, not group- or world-writable. Its files
+//! are opened with `sys::confined::open_regular_at`: never through a symlink, never blocking on
+//! a planted FIFO.
 //!
-//! Claims: a sweep switches one device's setting back and forth for minutes, and a second
-//! sweep (or a switch) of the same device meanwhile would take the first one's temporary
-//! value for the value at start and leave it behind. So a sweep claims the device first
-//! (`Journal::claim`): `claim.NAME.lock` in the same directory, held with flock(2) for the
-//! whole sweep. The kernel drops it when the holder ends, however it ends (SIGKILL too), so
+//! Claims: a second sweep (or switch) of a device during a sweep would take the first one's
+//! temporary value for the original and leave it behind. So a sweep claims the device first
+//! (`Journal::claim`): `claim.NAME.lock`, held with flock(2), which the kernel drops however
+//! the holder ends (SIGKILL too); the file names the holder, for the refusal.
 //! a claim never outlives its process; the file says who holds it, for the refusal.
 
 use std::collections::HashSet;
@@ -55,14 +49,12 @@ const CLAIM_PREFIX: &str = "claim.";
 const CLAIM_SUFFIX: &str = ".lock";
 /// What a claim file says about its holder is at most this long.
 const MAX_CLAIM_TEXT: u64 = 4096;
-/// A journal larger than this is not read: one entry is a setting changed and not yet put
-/// back (about 220 bytes; 200,000 of them, far past any real journal, take 45 MiB).
+/// A journal larger than this is not read (200,000 entries take 45 MiB).
 const MAX_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    /// The message already says what the io::Error says (as "needs root" for EACCES), so the
-    /// error is kept as a field, not as a source that would be printed twice.
+    /// The message already says the io::Error's words: a field, not a source said twice.
     #[error("change journal: {op} {}: {}", path.display(), describe_io_brief(error))]
     Io {
         op: &'static str,
@@ -84,7 +76,7 @@ pub enum JournalError {
         MAX_BYTES >> 20
     )]
     TooLarge { path: PathBuf, size: u64 },
-    /// The directory could be changed by someone other than root (or the user running).
+    /// The directory is writable by others than root (or the user running).
     #[error(
         "refusing the journal directory {}: {problem}; it must be owned by {owners} and not \
          group/world-writable",
@@ -95,7 +87,7 @@ pub enum JournalError {
         problem: String,
         owners: String,
     },
-    /// Another process (a sweep) holds this device's settings (`Journal::claim`).
+    /// A sweep holds this device's settings (`Journal::claim`).
     #[error(
         "{device}'s settings are held by another disktriage ({holder}), which puts them back \
          when it ends: wait for it to end or stop it, then try again. Nothing was changed"
@@ -130,7 +122,7 @@ impl JournalError {
         }
     }
 
-    /// For a file in the journal directory that `confined::open_regular_at` refused.
+    /// For a file that `confined::open_regular_at` refused.
     fn file(op: &'static str, path: &Path, error: FileError) -> Self {
         match error {
             FileError::Symlink => JournalError::Symlink {
@@ -172,10 +164,9 @@ impl Default for JournalFile {
     }
 }
 
-/// Parses a journal's bytes: JSON of the right shape, this format and version, ids unique and
-/// below `next_id` (a duplicate id would make removing one entry remove another). Device
-/// names are checked where they are used (`crate::changes`), so one bad entry does not make
-/// the others unreadable.
+/// Parses a journal's bytes: the right shape, format and version, unique ids below `next_id`
+/// (a duplicate would make one removal remove another). Names are checked where used, so one
+/// bad entry does not hide the others.
 pub(crate) fn parse(bytes: &[u8]) -> Result<JournalFile, ParseError> {
     let file: JournalFile =
         serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
@@ -207,10 +198,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<JournalFile, ParseError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
     pub entry: JournalEntry,
-    /// True when an earlier outstanding change of the same setting already held the
-    /// original: the first original is what gets restored, so it was kept.
+    /// An earlier outstanding change held the original already: it was kept.
     pub existing: bool,
-    /// True when this call added the entry (false: it joined the recorder's own latest one).
+    /// This call added the entry (false: it joined the recorder's latest).
     pub created: bool,
 }
 
@@ -221,8 +211,7 @@ pub struct Journal {
     owner: Owner,
 }
 
-/// A name for a temporary file nobody can guess: std's hasher keys come from the OS's random
-/// source, mixed with the pid, the time and a counter.
+/// An unguessable temporary name: std's OS-seeded hasher over pid, time and a counter.
 fn unpredictable_name() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -242,13 +231,12 @@ fn unpredictable_name() -> String {
 }
 
 impl Journal {
-    /// Opens (creating, mode 0700) the journal directory, acting as this process.
+    /// Opens (creating, mode 0700) the journal directory as this process.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Journal, JournalError> {
         Journal::open_as(dir, process::current_owner())
     }
 
-    /// Opens the journal acting as another owner (tests simulate other processes). The
-    /// directory is checked (see the module docs) before anything is created in it.
+    /// Opens the journal as another owner (tests); the directory is checked first.
     pub fn open_as(dir: impl Into<PathBuf>, owner: Owner) -> Result<Journal, JournalError> {
         let dir = dir.into();
         if fs::symlink_metadata(&dir).is_err() {
@@ -263,8 +251,7 @@ impl Journal {
         Ok(journal)
     }
 
-    /// Opens the journal only if its directory exists (queries must not create it). Its
-    /// checks are made when it is used.
+    /// Opens the journal only if its directory exists (queries must not create it).
     pub fn existing(dir: impl Into<PathBuf>) -> Option<Journal> {
         let dir = dir.into();
         fs::symlink_metadata(&dir).is_ok().then(|| Journal {
@@ -286,8 +273,7 @@ impl Journal {
         self.owner
     }
 
-    /// The directory, opened without following a symlink, and checked (the same check as
-    /// every directory holding the program's files: `confined::open_checked_dir`).
+    /// The directory, opened and checked (`confined::open_checked_dir`).
     fn open_dir(&self) -> Result<File, JournalError> {
         confined::open_checked_dir(&self.dir).map_err(|e| match e {
             DirError::Unsafe(problem) => JournalError::UnsafeDir {
@@ -299,12 +285,11 @@ impl Journal {
         })
     }
 
-    /// Locks the journal and reads it: everything done through the returned handle happens
-    /// under the lock, which is released when the handle is dropped.
+    /// Locks and reads the journal; the lock goes with the returned handle.
     pub fn lock(&self) -> Result<Locked<'_>, JournalError> {
         let dir = self.open_dir()?;
         let lock_path = self.dir.join(LOCK);
-        // Never blocks on a FIFO or a device planted as the lock: only a regular file.
+        // Only a regular file: a FIFO planted as the lock would block.
         let file = confined::open_regular_at(&dir, LOCK, Access::Lock { mode: 0o600 })
             .map_err(|e| JournalError::file("open", &lock_path, e))?;
         let lock = Flock::lock(file, FlockArg::LockExclusive)
@@ -339,11 +324,10 @@ impl Journal {
         parse(&bytes).map_err(|problem| JournalError::Corrupt { path, problem })
     }
 
-    /// Claims `device` (a kernel name) for this process, `what` saying for what ("scheduler
-    /// sweep"): until the claim is dropped, `claim` and `check_unclaimed` of the same device
-    /// by any other process (or another claim of this one) fail with `Claimed`, naming this
-    /// process. Never waits on a holder: a short retry only rides out a `check_unclaimed`
-    /// that holds the lock for an instant, or a claim file removed under it.
+    /// Claims `device` for this process, `what` saying for what ("scheduler sweep"): until it
+    /// is dropped, any other claim or `check_unclaimed` of it fails with `Claimed`, naming this
+    /// process. Never waits on a holder: a short retry only rides out an instant's lock, or a
+    /// claim file removed under it.
     pub fn claim(&self, device: &str, what: &str) -> Result<DeviceClaim, JournalError> {
         let mut held_by = None;
         for attempt in 0..10 {
@@ -355,8 +339,7 @@ impl Journal {
             };
             match Flock::lock(open.file, FlockArg::LockExclusiveNonblock) {
                 Ok(lock) => {
-                    // The file may have been removed by the holder that just let go: a lock
-                    // on it would be no claim (the next claimant creates a new file).
+                    // Removed by a holder that just let go: a lock on it claims nothing.
                     if !still_linked(&open.dir, &open.name, &lock) {
                         continue;
                     }
@@ -391,8 +374,7 @@ impl Journal {
         })
     }
 
-    /// `Claimed` while another process (or another claim of this one) holds `device`; a
-    /// change that is not part of that claim must not be made meanwhile. Creates nothing.
+    /// `Claimed` while another claim holds `device`; creates nothing.
     pub fn check_unclaimed(&self, device: &str) -> Result<(), JournalError> {
         for _ in 0..3 {
             let Some(open) = self.open_claim(device, false)? else {
@@ -416,9 +398,7 @@ impl Journal {
         Ok(())
     }
 
-    /// The claim file of `device`, opened (created when `create`; `None` when it does not
-    /// exist and is not to be created) in the checked directory: a plain kernel name only,
-    /// never through a symlink, never blocking, a regular file only.
+    /// The claim file of `device`, created when `create` (`open_regular_at`).
     fn open_claim(&self, device: &str, create: bool) -> Result<Option<ClaimFile>, JournalError> {
         let name = format!("{CLAIM_PREFIX}{device}{CLAIM_SUFFIX}");
         let path = self.dir.join(&name);
@@ -452,8 +432,7 @@ impl Journal {
         Ok(self.lock()?.file.entries)
     }
 
-    /// Records `found` as the value to put back, BEFORE the change is made (see
-    /// `Locked::record`).
+    /// Records `found` BEFORE the change is made (see `Locked::record`).
     pub fn record(
         &self,
         device: &DeviceId,
@@ -466,7 +445,7 @@ impl Journal {
         Ok(rec)
     }
 
-    /// Removes one entry (restored, or kept by the admin). `None` when it was not there.
+    /// Removes one entry; `None` when it was not there.
     pub fn remove(&self, id: u64) -> Result<Option<JournalEntry>, JournalError> {
         let mut j = self.lock()?;
         let gone = j.remove(id);
@@ -476,7 +455,7 @@ impl Journal {
         Ok(gone)
     }
 
-    /// Removes every entry of one setting of one device (see `Locked::remove_setting`).
+    /// Removes every entry of one setting of one device.
     pub fn remove_setting(
         &self,
         device: &str,
@@ -499,7 +478,7 @@ struct ClaimFile {
     path: PathBuf,
 }
 
-/// Is `name` in `dir` still the file `file` is (not removed or replaced since it was opened)?
+/// Is `name` in `dir` still `file` (not removed or replaced)?
 fn still_linked(dir: &File, name: &str, file: &File) -> bool {
     let Ok(open) = file.metadata() else {
         return false;
@@ -508,9 +487,7 @@ fn still_linked(dir: &File, name: &str, file: &File) -> bool {
         .is_ok_and(|st| st.st_dev == open.dev() && st.st_ino == open.ino())
 }
 
-/// A device's settings claimed by this process (`Journal::claim`); released when dropped
-/// (its file is removed first, so the journal directory keeps no trace of it), or by the
-/// kernel when the process ends (the file then stays, unlocked, for the next claim).
+/// A device claimed by this process, released on drop or by the kernel when it ends.
 #[derive(Debug)]
 pub struct DeviceClaim {
     device: String,
@@ -521,9 +498,8 @@ pub struct DeviceClaim {
 
 impl Drop for DeviceClaim {
     fn drop(&mut self) {
-        // Removed while still locked; the lock goes with the descriptor right after. Anyone
-        // who opened the file before it went finds it unlinked once they lock it, and looks
-        // again (`still_linked`).
+        // Removed while still locked: whoever opened it before finds it unlinked once locked,
+        // and looks again (`still_linked`).
         let _ = unlinkat(&self.dir, self.name.as_str(), UnlinkatFlags::NoRemoveDir);
     }
 }
@@ -534,8 +510,7 @@ impl DeviceClaim {
     }
 }
 
-/// Who holds a claim, from its file: "pid 812: scheduler sweep" (the holder is alive: its
-/// lock is). The file is written just after the lock is taken: read in between, it is empty.
+/// Who holds a claim ("pid 812: scheduler sweep"); empty before the holder wrote it.
 fn claim_holder(file: &File) -> String {
     let mut text = String::new();
     let _ = file.take(MAX_CLAIM_TEXT).read_to_string(&mut text);
@@ -556,7 +531,7 @@ fn claim_holder(file: &File) -> String {
     }
 }
 
-/// The journal, locked and read. Changes are made in memory; `save` writes them.
+/// The journal, locked and read; changes are in memory until `save`.
 pub struct Locked<'a> {
     journal: &'a Journal,
     dir: File,
@@ -582,9 +557,7 @@ impl Locked<'_> {
         self.file.entries.iter_mut().find(|e| e.id == id)
     }
 
-    /// The outstanding changes of one setting of `device`, oldest first: the entries of that
-    /// name and setting recorded on this same device (an entry whose identity differs is
-    /// about a device that is gone).
+    /// The outstanding changes of one setting of `device`, oldest first.
     pub fn chain(&self, device: &DeviceId, kind: SettingKind) -> Vec<&JournalEntry> {
         self.chain_indices(device, kind)
             .into_iter()
@@ -606,14 +579,10 @@ impl Locked<'_> {
             .collect()
     }
 
-    /// Records a change BEFORE it is made: `found` is the value the device has, `set_to`
-    /// the value about to be set.
-    ///
-    /// The original recorded is the value before the first outstanding change of this
-    /// setting (`found` when there is none). When the latest outstanding change is the
-    /// recorder's own (a single-shot command after single-shot commands, or the same
-    /// session again), that entry is reused; otherwise a new entry records what this change
-    /// found, for a session to put back when it ends.
+    /// Records a change BEFORE it is made: `found` is the device's value, `set_to` the next.
+    /// The original kept is the value before the first outstanding change of this setting
+    /// (`found` when none). The recorder's own latest entry is reused (single-shot after
+    /// single-shot, the same session again); else a new one keeps `found` for a session's end.
     pub fn record(
         &mut self,
         device: &DeviceId,
@@ -677,8 +646,7 @@ impl Locked<'_> {
         out
     }
 
-    /// Session entries whose session leaves them to `disktriage restore` (someone changed
-    /// the setting after it): they become single-shot entries, in one pass.
+    /// Session entries left to `disktriage restore` become single-shot entries.
     pub fn hand_over(&mut self, ids: &HashSet<u64>) {
         if ids.is_empty() {
             return;
@@ -690,15 +658,12 @@ impl Locked<'_> {
         }
     }
 
-    /// Removes every entry of one setting of one device, sessions' included: a kept value
-    /// (`--keep`, the TUI's keep) must not be undone by `restore`, nor handed to it by a
-    /// session that finds it on exit.
+    /// Removes every entry of one setting of one device, sessions' too (a kept value).
     pub fn remove_setting(&mut self, device: &str, kind: SettingKind) -> Vec<JournalEntry> {
         self.remove_where(|e| e.device.name == device && e.original.kind() == kind)
     }
 
-    /// Writes the journal atomically: a temporary file beside it, fsync, rename. No
-    /// entries, no file.
+    /// Writes the journal atomically (temporary file, fsync, rename); empty: no file.
     pub fn save(&self) -> Result<(), JournalError> {
         let path = self.journal.file();
         if self.file.entries.is_empty() {
@@ -730,13 +695,12 @@ impl Locked<'_> {
             let _ = unlinkat(&self.dir, tmp_name.as_str(), UnlinkatFlags::NoRemoveDir);
         }
         renamed?;
-        // The rename is durable only once the directory is synced; a tmpfs ignores it.
+        // The rename is durable once the directory is synced.
         let _ = self.dir.sync_all();
         Ok(())
     }
 
-    /// A new temporary file: an unguessable name, O_EXCL (never an existing file) and
-    /// O_NOFOLLOW (never through a symlink).
+    /// A new temporary file: unguessable name, O_EXCL, O_NOFOLLOW.
     fn create_temporary(&self) -> Result<(String, std::os::fd::OwnedFd), JournalError> {
         let mut last = Errno::EEXIST;
         for _ in 0..8 {
@@ -813,7 +777,7 @@ mod tests {
         assert!(b.existing);
         assert_eq!(b.entry.id, a.entry.id);
         assert_eq!(b.entry.original, sched("mq-deadline"));
-        // Another process's persisted change of the same setting shares the entry too.
+        // Another process's persisted change of it shares the entry too.
         let other = Journal::open_as(dir.path().join("j"), owner(2)).unwrap();
         assert!(
             other
@@ -821,8 +785,7 @@ mod tests {
                 .unwrap()
                 .existing
         );
-        // A session's change of it gets its own entry: what the session found, to put back
-        // when it ends, and the first original, still the one `restore` puts back.
+        // A session's change gets its own entry (what it found), with the first original.
         let s = other
             .record(&dev("sda"), sched("bfq"), Lifetime::Session)
             .unwrap();
@@ -853,7 +816,7 @@ mod tests {
         .unwrap();
         j.record(&dev("sdb"), sched("none"), Lifetime::Persisted)
             .unwrap();
-        // A kept value must not be undone by `restore`, nor handed to it by the session.
+        // A kept value is neither undone by `restore` nor handed to it.
         let gone = j.remove_setting("sda", SettingKind::Scheduler).unwrap();
         assert_eq!(gone.len(), 2);
         let left: Vec<_> = j
@@ -968,9 +931,7 @@ mod tests {
         assert!(j.entries().is_err());
     }
 
-    /// A FIFO planted as the journal or its lock is refused at once: an open of a FIFO blocks
-    /// until a writer comes, and the signals that end the program are flags it would never
-    /// look at.
+    /// A FIFO planted as the journal or its lock is refused at once, not waited on.
     #[test]
     fn a_fifo_planted_as_the_journal_or_its_lock_never_blocks() {
         for name in [FILE, LOCK] {
@@ -1076,7 +1037,7 @@ mod tests {
 
         use super::super::{ParseError, parse};
 
-        /// JSON-ish values: the journal's own keys and values mixed with arbitrary ones.
+        /// The journal's own keys and values mixed with arbitrary ones.
         fn jsonish() -> impl Strategy<Value = serde_json::Value> {
             let key = prop_oneof![
                 Just("format".to_string()),
@@ -1119,7 +1080,7 @@ mod tests {
             })
         }
 
-        /// An entry of the right shape with arbitrary values (names with '/', controls...).
+        /// An entry of the right shape with arbitrary values.
         fn entry_like() -> impl Strategy<Value = serde_json::Value> {
             (
                 0u64..8,

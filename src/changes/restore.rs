@@ -12,7 +12,7 @@ use crate::model::{
 use crate::sys::{DriveError, process};
 
 impl Changer {
-    /// Session entries left by a disktriage that is gone (see `RestoreScope::Orphans`).
+    /// Session entries of a disktriage that is gone.
     pub fn orphans(&self) -> Result<Vec<JournalEntry>, ChangeError> {
         let me = self.journal.owner();
         let j = self.journal.lock()?;
@@ -24,17 +24,13 @@ impl Changer {
             .collect())
     }
 
-    /// Puts back the recorded originals in `scope` (see the module docs for the rule),
-    /// reading each back, under the journal's lock, in one pass over the journal: entries
-    /// are grouped by device and setting, each group costs one device read and at most one
-    /// write, and the journal is written once at the end. Entries restored (or found already
-    /// original, or whose device is gone or another one) leave the journal; failures and
-    /// skipped ones stay. Newest settings first.
+    /// Puts back the recorded originals in `scope` (the rule: module docs), reading each back,
+    /// in one pass under the journal's lock. Restored, already original or gone entries leave
+    /// the journal; failed and skipped ones stay. Newest settings first.
     pub fn restore(&self, scope: RestoreScope) -> Result<Vec<RestoreOutcome>, ChangeError> {
         let mut j = self.journal.lock()?;
         let me = self.journal.owner();
         let mut alive = Liveness::default();
-        // Group by device name and setting; each group is oldest first (journal order).
         let mut index: HashMap<(&str, SettingKind), usize> = HashMap::new();
         let mut groups: Vec<Vec<JournalEntry>> = Vec::new();
         for e in j.entries() {
@@ -88,8 +84,7 @@ impl Changer {
         Ok(run.outcomes)
     }
 
-    /// One device's setting: the checks on the name and the device, then the rule of the
-    /// scope.
+    /// One device's setting: the checks, then the scope's rule.
     fn restore_group(
         &self,
         group: &[JournalEntry],
@@ -141,7 +136,7 @@ impl Changer {
         };
         let current_id = self.identify(&dev);
         let selected_ids: HashSet<u64> = selected.iter().map(|e| e.id).collect();
-        // Entries recorded on another device that had this name: that device is gone.
+        // Entries of another device that had this name: it is gone.
         let mut chain: Vec<&JournalEntry> = Vec::new();
         for e in group {
             match e.device.mismatch(&current_id) {
@@ -226,8 +221,7 @@ impl Changer {
                     };
                     let changed_since = mine.set_to.as_ref().is_some_and(|s| *s != current);
                     if current != *target && (later || changed_since) {
-                        // Someone else changed it after this session: leave it, and hand
-                        // the original to `disktriage restore`.
+                        // Changed after this session: leave it, hand it to `restore`.
                         run.handed.insert(mine.id);
                         let who = match scope {
                             RestoreScope::Mine => "this session".to_string(),
@@ -317,7 +311,7 @@ fn leaves(result: &RestoreResult) -> bool {
     )
 }
 
-/// Whether owners are alive, each asked once (a large journal has few owners).
+/// Whether owners are alive, each asked once.
 #[derive(Default)]
 struct Liveness(HashMap<Owner, bool>);
 
@@ -330,15 +324,14 @@ impl Liveness {
     }
 }
 
-/// The outcomes of one `restore`, and which of them removed entries (so a journal that
-/// cannot be written afterwards turns those into failures).
+/// One `restore`'s outcomes, and which removed entries.
 #[derive(Default)]
 struct RestoreRun {
     outcomes: Vec<RestoreOutcome>,
     removes: Vec<bool>,
     /// Entries that leave the journal.
     gone: HashSet<u64>,
-    /// Session entries handed to `disktriage restore` (they become single-shot entries).
+    /// Session entries handed to `disktriage restore`.
     handed: HashSet<u64>,
 }
 

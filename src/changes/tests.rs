@@ -38,7 +38,7 @@ impl Lab {
         )
     }
 
-    /// A single-shot command (a process that is gone by the time anyone restores).
+    /// A single-shot command (gone by the time anyone restores).
     fn cli(&self) -> Changer {
         self.changer_as(99_999_001, Lifetime::Persisted)
     }
@@ -94,7 +94,7 @@ fn cache_off_is_journaled_first_and_read_back() {
         "one command, after the journal entry"
     );
 
-    // Turning it on again brings back the recorded original: nothing left to restore.
+    // Back on: the recorded original, nothing left to restore.
     let change = c.set_write_cache(&lab.dev("sda"), true, false).unwrap();
     assert_eq!(change.journal, JournalNote::BackToOriginal);
     assert!(lab.entries().is_empty());
@@ -253,7 +253,7 @@ fn a_drive_that_ignores_the_command_is_reported_as_it_is() {
 #[test]
 fn restore_all_reverses_in_order_and_reports_each() {
     let lab = Lab::new();
-    // A single-shot change, then a session (that died) changing the same setting again.
+    // A single-shot change, then a session (that died) changing it again.
     lab.cli()
         .set_scheduler(&lab.dev("sda"), "bfq", false)
         .unwrap();
@@ -266,8 +266,8 @@ fn restore_all_reverses_in_order_and_reports_each() {
         .unwrap();
     assert_eq!(lab.entries().len(), 3);
 
-    // The session's restore would put back what it found (bfq); `restore` goes straight to
-    // the first original, one write per setting, newest setting first.
+    // `restore` goes straight to the first original (not the session's bfq), one write per
+    // setting, newest setting first.
     let outcomes = lab
         .cli()
         .restore(RestoreScope::All { force: false })
@@ -421,7 +421,7 @@ fn an_outside_change_back_to_the_original_is_already_original() {
     assert!(lab.entries().is_empty());
 }
 
-/// A session's guard whose changer has switched sda's scheduler from mq-deadline to none.
+/// A session guard that switched sda from mq-deadline to none.
 fn session_with_sda_on_none(lab: &Lab) -> (guard::RestoreGuard, SchedChange) {
     let guard = guard::RestoreGuard::new(lab.changer_as(0, Lifetime::Session), |_| {});
     let change = guard
@@ -447,9 +447,8 @@ fn the_guard_restores_on_drop() {
     assert!(lab.entries().is_empty());
 }
 
-/// A panic hook is global: only the session's own thread panicking puts the settings back.
-/// Another thread's panic (the test runner's) ends that thread alone while the session, and
-/// the admin's switch, go on.
+/// A panic hook is global: only the session thread's panic puts the settings back; another
+/// thread's (the test runner's) does not.
 #[test]
 fn only_a_panic_of_the_sessions_own_thread_puts_settings_back() {
     let lab = Lab::new();
@@ -517,8 +516,7 @@ fn a_new_session_finds_and_restores_only_orphans() {
     assert!(fresh.orphans().unwrap().is_empty());
 }
 
-/// Restore running at the same moment as a single-shot change of the same setting: whichever
-/// goes first, a change that stays must still be recorded.
+/// Restore racing a single-shot change of the same setting: a change that stays is recorded.
 #[test]
 fn restore_racing_a_single_shot_change_loses_no_entry() {
     for round in 0..RACE_ROUNDS {
@@ -621,8 +619,7 @@ fn a_session_leaves_a_later_change_and_restore_puts_back_the_first_original() {
     assert!(lab.entries().is_empty());
 }
 
-/// A session that changes a setting a single-shot command changed before it puts back what
-/// it found; `restore` then goes back to the first original.
+/// A session after a single-shot change puts back what it found; `restore`, the original.
 #[test]
 fn a_session_after_a_single_shot_change_puts_back_what_it_found() {
     let lab = Lab::new();
@@ -772,8 +769,7 @@ fn a_crafted_device_name_is_refused_and_nothing_outside_sys_is_written() {
     );
 }
 
-/// A device whose identity (diskseq, backing file) changed since the change is another
-/// device: the entry is dropped with the reason, nothing is written.
+/// A device whose identity changed is another device: dropped with the reason, not written.
 #[test]
 fn a_reattached_loop_device_is_a_different_device() {
     let lab = Lab::new();
@@ -804,8 +800,7 @@ fn a_reattached_loop_device_is_a_different_device() {
     assert_eq!(lab.sched("loop0"), "bfq", "never written to another device");
 }
 
-/// A journal from before identities were recorded is still read; its entries are restored
-/// with a note that the identity could not be checked.
+/// A journal without identities is still read, restored with a note.
 #[test]
 fn an_old_entry_without_identity_is_restored_with_a_note() {
     let lab = Lab::new();

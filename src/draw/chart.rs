@@ -33,9 +33,7 @@ pub enum Drawing {
 }
 
 impl Drawing {
-    /// The drawing of a plan's phases, by their kind (`Plan::kind`, which also lays out the
-    /// run report's tables), not by the test: a new family whose phases are of a kind already
-    /// here gets that kind's drawing, and a new kind of phase is one arm.
+    /// The drawing of a plan's phases, by kind (`Plan::kind`), not by test.
     pub fn of(plan: &Plan) -> Option<Drawing> {
         match plan.kind()? {
             PhaseTag::Sweep { .. } | PhaseTag::QdSweep { .. } => Some(Drawing::Sweep),
@@ -83,8 +81,7 @@ pub fn draw(
     }
 }
 
-/// The panels of a sweep side by side: a size sweep's reads (and writes), a queue-depth
-/// sweep's IOPS, MB/s and latency. `waiting` is shown while no phase has finished.
+/// A sweep's panels side by side; `waiting` until a phase finished.
 pub fn sweep(frame: &mut Frame, area: Rect, console: bool, curves: &[Curve], waiting: &str) {
     let mut panels: Vec<Panel> = Vec::new();
     for c in curves {
@@ -195,8 +192,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
         })
         .collect();
     let mut datasets = Vec::new();
-    // The lines, the knees' drop lines over them (so a knee shows where lines crowd), the
-    // letters on top of everything.
+    // Lines, then knees' drop lines (visible where lines crowd), letters on top.
     for (c, d) in curves.iter().zip(&lines) {
         datasets.push(
             Dataset::default()
@@ -245,8 +241,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
     }
     let units = [x_unit, panel.unit()];
     let chart = |datasets| axes(Chart::new(datasets), bounds, [0.0, top], units, &y_labels);
-    // Where each curve's letters land, found by drawing them alone (the chart's own mapping
-    // of a point to a cell) before everything is drawn together.
+    // Where each curve's letters land, by the chart's own point-to-cell mapping.
     let y_width = y_labels.iter().map(|l| l.len() as u16).max().unwrap_or(0);
     let graph_left = plot.x + y_width.min(plot.width / 3) + 1;
     // Above the axis line and the label row.
@@ -276,8 +271,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
         curves.iter().map(|c| c.letter).zip(&letter_cells),
     );
 
-    // The x labels under their points (ratatui spreads labels evenly, which on a log axis
-    // with a label per point puts them beside their points).
+    // X labels under their points (ratatui spreads them evenly).
     let graph_width = plot.right().saturating_sub(graph_left);
     let label_row = plot.bottom() - 1;
     let columns: Vec<(u16, String)> = xs
@@ -295,9 +289,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
     x_labels(frame.buffer_mut(), plot, label_row, &columns);
 }
 
-/// Writes each curve's letters on its points. Where curves meet in one cell (forward,
-/// backward and random reads level at one size), the later letters go to the nearest free
-/// cell above or below in the same column, so every curve's point stays visible.
+/// Writes each curve's letters; a shared cell moves later ones to the nearest free cell.
 fn place_letters<'a>(
     buf: &mut Buffer,
     rows: std::ops::Range<u16>,
@@ -320,8 +312,7 @@ fn place_letters<'a>(
     }
 }
 
-/// A round axis top at or above `v`, in finer steps than the time charts' so a sweep's curve
-/// fills its panel: 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten.
+/// A round axis top at or above `v` (1, 1.5, 2 ... 8 times a power of ten).
 fn axis_top(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
         return 1.0;
@@ -334,8 +325,7 @@ fn axis_top(v: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
-/// Writes each label centred under its column, the last and the first always, the others
-/// where they leave a space to their neighbours.
+/// Writes each label under its column: first and last always, others where they fit.
 fn x_labels(buf: &mut Buffer, area: Rect, row: u16, columns: &[(u16, String)]) {
     let span = |col: u16, text: &str| {
         let w = text.len() as u16;
@@ -357,7 +347,7 @@ fn x_labels(buf: &mut Buffer, area: Rect, row: u16, columns: &[(u16, String)]) {
     }
 }
 
-/// The legend: each curve's letter, its name and its knee, wrapped to the width.
+/// The legend: each curve's letter, name and knee, wrapped.
 fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
     let mut current: Vec<Span> = Vec::new();
@@ -387,13 +377,11 @@ fn legend_lines(curves: &[&Curve], width: u16) -> Vec<Line<'static>> {
     if !current.is_empty() {
         lines.push(Line::from(current));
     }
-    // An entry wider than the panel ("S IOPS still rising at QD 32") goes on in the next row
-    // rather than losing its number.
+    // A long entry goes on in the next row rather than losing its number.
     crate::draw::wrap(lines, width.into())
 }
 
-/// CrystalDiskMark's grid: one row per test, Read and Write MB/s side by side; the IOPS and
-/// mean latency under each when the height allows. Figures are the CLI's, to the digit.
+/// CrystalDiskMark's grid: a row per test, Read and Write side by side.
 pub fn cdm(frame: &mut Frame, area: Rect, title: &str, rows: &[String], samples: &[PhaseSample]) {
     let block = Block::default()
         .borders(Borders::ALL)

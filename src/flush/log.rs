@@ -60,8 +60,7 @@ pub struct Log {
     pub ended: Option<String>,
 }
 
-/// A header value on one line: control characters (a newline in a serial) would break the
-/// format, so they become spaces.
+/// A header value on one line: control characters become spaces.
 fn clean(value: &str) -> String {
     value
         .chars()
@@ -71,8 +70,7 @@ fn clean(value: &str) -> String {
         .to_string()
 }
 
-/// The header text, ending with the `acknowledged:` line (written and made durable before
-/// the first record).
+/// The header up to `acknowledged:` (durable before the first record).
 pub fn format_header(h: &LogHeader) -> String {
     let mut out = format!("{FORMAT_LINE}\n");
     out += &format!("run_id={:016x}\n", h.run_id);
@@ -112,9 +110,7 @@ fn number<T: std::str::FromStr>(keys: &BTreeMap<&str, &str>, key: &str) -> Resul
         .map_err(|_| format!("its {key}= line is not a number: {v:?}"))
 }
 
-/// Parses a LOG's text. A text that is not a disktriage LOG, a header with a missing or
-/// absurd value, or a line that is not a sequence number (other than a torn last one) is
-/// refused with the reason.
+/// Parses a LOG's text, or says why it is refused.
 pub fn parse(text: &str) -> Result<Log, String> {
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or("");
@@ -131,7 +127,7 @@ pub fn parse(text: &str) -> Result<Log, String> {
     for (i, raw) in lines.enumerate() {
         let lineno = i + 2;
         let Some(line) = raw.strip_suffix('\n') else {
-            // The power went during this append: it was never made durable, never counted.
+            // The power went during this append: never durable, never counted.
             torn_last_line = true;
             break;
         };
@@ -158,8 +154,7 @@ pub fn parse(text: &str) -> Result<Log, String> {
         let seq: u64 = line
             .parse()
             .map_err(|_| format!("line {lineno} is not a sequence number: {line:?}"))?;
-        // A recording acknowledges 0, 1, 2, ... one after another: any other number (a huge
-        // one would make every earlier record look superseded) is not of one recording.
+        // 0, 1, 2...: a huge number would make every earlier one superseded.
         let expected = acknowledged.len() as u64;
         if seq != expected {
             return Err(format!(
@@ -299,8 +294,7 @@ mod tests {
         assert!(e.contains("not complete"), "{e}");
         let e = parse(&(format_header(&header()) + "0\nx\n2\n")).expect_err("refused");
         assert!(e.contains("line 13"), "{e}");
-        // Numbers out of order, a gap, or one line appended with the largest number (which
-        // made every earlier record look superseded: "nothing lost").
+        // Out of order, a gap, or the largest number (which made everything look superseded).
         for tail in ["0\n1\n0\n", "0\n2\n", "1\n", "0\n1\n18446744073709551615\n"] {
             let e = parse(&(format_header(&header()) + tail)).expect_err("refused");
             assert!(e.contains("comes next"), "{tail:?}: {e}");

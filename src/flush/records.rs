@@ -18,17 +18,16 @@ use crate::model::units::splitmix64;
 pub const MAGIC: &[u8; 8] = b"DTFLUSH\x01";
 /// The record format version.
 pub const VERSION: u32 = 1;
-/// The smallest record (and the size on a disk with 512- or 4096-byte logical blocks).
+/// The smallest record, and the size with 512- or 4096-byte blocks.
 pub const MIN_RECORD: u32 = 4096;
-/// The region the ring uses at the device start, unless the device is smaller.
+/// The ring's region at the device start, unless the device is smaller.
 pub const DEFAULT_REGION: u64 = 64 << 20;
 /// The stamp repeated at the start of every sector after the first.
 const SECTOR: usize = 512;
 const HEADER: usize = 32;
 const STAMP: usize = 16;
 
-/// The record length for a device's logical block size: max(4096, logical), refused when
-/// the logical block size is absurd.
+/// The record length for a logical block size; refused if absurd.
 pub fn record_len(logical: u32) -> Result<u32, String> {
     if logical == 0 || !logical.is_power_of_two() || logical > (1 << 20) {
         return Err(format!(
@@ -38,9 +37,7 @@ pub fn record_len(logical: u32) -> Result<u32, String> {
     Ok(logical.max(MIN_RECORD))
 }
 
-/// The number of slots of the ring on a device of `size` bytes: the default region, or the
-/// whole device rounded down to whole records on a smaller one. `None` when not even one
-/// record fits.
+/// The ring's slots on a device of `size` bytes (`None`: not one fits).
 pub fn slots_for(size: u64, len: u32) -> Option<u64> {
     let region = size.min(DEFAULT_REGION);
     let slots = region / u64::from(len);
@@ -59,9 +56,7 @@ pub enum Slot {
     Valid { seq: u64 },
     /// A whole record of another run (an older `--record` on this device).
     OtherRun { run: u64 },
-    /// A record of this run that is not whole: its checksum or payload is wrong, or only
-    /// some sectors carry this run's stamp (a torn write). `seq` is the sequence number the
-    /// slot's own header names, when it names one of this run.
+    /// A record of this run, not whole; `seq` as the slot's header names it.
     Torn { seq: Option<u64> },
     /// Nothing of a record: zeros, or data this check never wrote.
     Empty,
@@ -69,7 +64,7 @@ pub enum Slot {
     Unreadable(String),
 }
 
-/// Fills `buf` (exactly `buf.len()` bytes, the record length) with record `seq` of `run`.
+/// Fills `buf` (one record long) with record `seq` of `run`.
 pub fn encode(buf: &mut [u8], run: u64, seq: u64) {
     let len = buf.len();
     let mut state = splitmix64(run ^ splitmix64(seq));
@@ -105,13 +100,13 @@ fn u64_at(buf: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Reads a slot's bytes back as what the record run `run` would have left there.
+/// Reads a slot's bytes back as run `run` would have left them.
 pub fn decode(buf: &[u8], run: u64) -> Slot {
     let len = buf.len();
     if len < HEADER + 4 || len < SECTOR {
         return Slot::Empty;
     }
-    // Sectors after the first that carry this run's stamp: part of the slot is this run's.
+    // Later sectors carrying this run's stamp: part of the slot is ours.
     let mut stamped: Option<u64> = None;
     let mut at = SECTOR;
     while at + STAMP <= len - 4 {
@@ -136,8 +131,7 @@ pub fn decode(buf: &[u8], run: u64) -> Slot {
         return Slot::OtherRun { run: header_run };
     }
     if whole {
-        // The checksum matches: the payload must still be the one of (run, seq), or the
-        // bytes were made by something else that happens to checksum (never trusted).
+        // The payload must still be (run, seq)'s: a checksum alone is never trusted.
         let mut expected = vec![0u8; len];
         encode(&mut expected, run, header_seq);
         if expected == buf {

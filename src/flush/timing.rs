@@ -16,12 +16,11 @@
 //!   - at least 0.9 of the floor: `WaitsForMedium`.
 //!   - in between: `Unknown` (faster than the platter allows for a head that must wait, too
 //!     slow for a cache: timing cannot tell).
-//! - **Without a floor**, the flush after dirty data decides: it "clearly costs time" when it
-//!   takes at least `FLUSH_COSTS_MS` (1 ms) and at least `FLUSH_COSTS_FRACTION` (1/20) of the
-//!   time the dirty data took to write (a flush of a cache that holds part of 64 MiB costs
-//!   tens of ms; a loop device on tmpfs was seen at 8 ms after a 240 ms write, 3 %): then `WaitsForMedium` (the drive writes its cache out
-//!   when told). Otherwise `Unknown`: a non-volatile cache, no cache (write-through) and a
-//!   drive that ignores flushes all look alike; only the power-cut check tells them apart.
+//! - **Without a floor**, the flush after dirty data decides: it "clearly costs time" from
+//!   `FLUSH_COSTS_MS` and `FLUSH_COSTS_FRACTION` of the dirty data's write time (a cache's
+//!   flush after 64 MiB costs tens of ms; a tmpfs loop device's took 8 ms after a 240 ms
+//!   write): then `WaitsForMedium`. Otherwise `Unknown`: a non-volatile cache, write-through
+//!   and a drive that ignores flushes look alike; only the power-cut check tells them apart.
 //! - **Kernel write-through.** When the kernel treats the device as write-through
 //!   (`queue/write_cache`), it sends no flushes at all: the flush figures say nothing, and the
 //!   verdict is `Unknown` unless the floor rule already decided.
@@ -54,7 +53,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// The statistics of `ms` (any order); `None` when empty. NaN values are left out.
+    /// The statistics of `ms`, NaN left out; `None` when empty.
     pub fn of(ms: &[f64]) -> Option<Stats> {
         let mut v: Vec<f64> = ms.iter().copied().filter(|x| !x.is_nan()).collect();
         if v.is_empty() {
@@ -67,7 +66,7 @@ impl Stats {
         } else {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         };
-        // Nearest rank: the smallest value with at least 99 % of the samples at or below it.
+        // Nearest rank: the smallest value with 99 % of samples at or below.
         let rank = (n * 99).div_ceil(100).clamp(1, n);
         Some(Stats {
             count: n,
@@ -81,7 +80,7 @@ impl Stats {
 /// Whether the device rotates and how fast, and who said so.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Rotation {
-    /// `Some(0)`: does not rotate; `Some(rpm)`: rotates at rpm; `None`: not known.
+    /// `Some(0)`: does not rotate; `Some(rpm)`; `None`: not known.
     pub rpm: Option<u32>,
     /// The kernel's `queue/rotational` flag of the device itself.
     pub rotational: Option<bool>,
@@ -90,7 +89,7 @@ pub struct Rotation {
 }
 
 impl Rotation {
-    /// One revolution in ms: `None` where it does not rotate or the rate is not known.
+    /// One revolution in ms, where it rotates at a known rate.
     pub fn floor_ms(&self) -> Option<f64> {
         match self.rpm {
             Some(rpm) if rpm > 0 => Some(60_000.0 / f64::from(rpm)),
@@ -110,7 +109,7 @@ pub struct TimingFacts {
     pub write_flush: Option<Stats>,
     /// O_DSYNC commits with the drive's write cache switched off.
     pub cache_off_commit: Option<Stats>,
-    /// Why the cache-off commits were not measured (not switchable, already off, ...).
+    /// Why the cache-off commits were not measured.
     pub cache_off_note: Option<String>,
     /// The flush after `dirty_bytes` of plain writes.
     pub flush_after_dirty_ms: Option<f64>,
@@ -120,8 +119,7 @@ pub struct TimingFacts {
     pub rotation: Rotation,
     /// `queue/write_cache`: "write back" or "write through".
     pub kernel_write_cache: Option<String>,
-    /// A device with no drive of its own (loop, zram): where its flushes go, and what to
-    /// judge instead. Timing it judges nothing.
+    /// A device without a drive (loop, zram): where its flushes go, what to judge.
     pub no_drive: Option<(String, String)>,
 }
 
@@ -292,7 +290,7 @@ pub fn dirty_words(bytes: u64) -> String {
     }
 }
 
-/// A duration in ms as an admin reads it: "0.08 ms", "8.33 ms", "0.004 ms", "250 ms".
+/// Milliseconds as an admin reads them: "0.08 ms", "8.33 ms", "250 ms".
 pub fn ms(x: f64) -> String {
     if x >= 100.0 {
         format!("{x:.0} ms")

@@ -23,10 +23,9 @@ pub struct Verdict {
     pub lost: Vec<u64>,
     /// The lost ones whose slot held a torn or garbled record of this run.
     pub torn: Vec<u64>,
-    /// Slots that held a record of another, older run where this run's was expected.
+    /// Slots holding an older run's record where this run's was expected.
     pub other_run: u64,
-    /// Acknowledged sequence numbers whose slot a later recording overwrote: not lost, not
-    /// verifiable.
+    /// Acknowledged numbers a later recording overwrote: not verifiable.
     pub overwritten_later: Vec<u64>,
     /// Slots that could not be read (each one's record counted lost).
     pub unreadable: Vec<(u64, String)>,
@@ -38,14 +37,13 @@ impl Verdict {
         self.lost.is_empty()
     }
 
-    /// Nothing lost, but a later recording overwrote records this LOG names: no verdict.
+    /// Nothing lost, but a later recording overwrote some: no verdict.
     pub fn cannot_tell(&self) -> bool {
         self.nothing_lost() && !self.overwritten_later.is_empty()
     }
 }
 
-/// Judges `acknowledged` (the LOG's numbers, increasing) against the ring of `slots` slots,
-/// reading each needed slot once with `read`; `is_later` tells a later recording's run id.
+/// Judges `acknowledged` against the ring, reading each needed slot once.
 pub fn verify(
     acknowledged: &[u64],
     slots: u64,
@@ -138,8 +136,7 @@ mod tests {
 
     #[test]
     fn a_write_issued_after_the_last_acknowledged_one_supersedes() {
-        // 0..=19 acknowledged; 20 was written (the power went before its acknowledgement
-        // reached the LOG) over slot 4, where 4 was.
+        // 0..=19 acknowledged; 20 written over slot 4 (the power went before its ack).
         let dev = ring(0..=20, 16);
         let v = run(&(0..20).collect::<Vec<_>>(), 16, &dev);
         assert_eq!(v.verified, 15);
@@ -215,7 +212,7 @@ mod tests {
 
     #[test]
     fn a_torn_log_line_and_nothing_acknowledged() {
-        // What the LOG parser leaves of a torn last line: only the whole lines count.
+        // Of a torn last line only the whole lines count.
         let text = crate::flush::log::format_header(&crate::flush::log::LogHeader {
             run_id: 1,
             record_bytes: 4096,
@@ -240,8 +237,7 @@ mod tests {
     #[test]
     fn a_valid_record_in_the_wrong_slot_is_not_taken() {
         let mut dev = HashMap::new();
-        // Slot 1 holds 33 (slot_of(33, 16) == 1) but 17 was acknowledged last there... and a
-        // record number from another slot never counts.
+        // Slot 1 holds record 2, which belongs in slot 2: it supersedes nothing, 1 is lost.
         dev.insert(1, Slot::Valid { seq: 2 });
         let v = run(&[1], 16, &dev);
         assert_eq!(v.lost, vec![1]);

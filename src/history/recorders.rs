@@ -11,19 +11,17 @@ pub struct Recalled {
     pub recorded: Option<String>,
     /// The disk's runs of other sessions, the newest, oldest first.
     pub past: Vec<HistoryEntry>,
-    /// Lines worth showing: the history could not be written or read, a bad line.
+    /// Lines worth showing (the history unwritable or unreadable, a bad line).
     pub notes: Vec<String>,
 }
 
-/// How a test that could not be added to the history is said, before the reason.
+/// How a test not added to the history is said, before the reason.
 pub const NOT_ADDED: &str = "the run was not added to the history";
 
 impl History {
-    /// The one recorder of both faces: adds a finished test (its repeats on one target,
-    /// `runs`) to the history as one entry, on the disk `disk` (`identity_of` its target),
-    /// with the drive's cache state `drive_cache`. `stop` ends a wait for the history's lock
-    /// (a signal). `None` when there is nothing to add; else the entry's id and the warnings
-    /// worth showing, or why it was not added (a sentence that begins with `NOT_ADDED`).
+    /// The one recorder of both faces: adds a test's `runs` on `disk` as one entry; `stop`
+    /// ends a wait for the lock. `None` when there is nothing to add; else the id and
+    /// warnings, or why not (a sentence from `NOT_ADDED`).
     pub fn record_test(
         &self,
         disk: DiskIdentity,
@@ -35,9 +33,7 @@ impl History {
         Some(self.record(entry, stop))
     }
 
-    /// The one recorder: adds `entry` (a test's, `record_test`; a surface scan's,
-    /// `HistoryEntry::of_scan`); its id and the warnings worth showing, or why it was not
-    /// added (a sentence that begins with `NOT_ADDED`).
+    /// The one recorder: adds `entry`; its id and warnings, or why not.
     pub fn record(
         &self,
         entry: HistoryEntry,
@@ -49,7 +45,7 @@ impl History {
         }
     }
 
-    /// `record` for several entries, written together: each one's id, or why none was added.
+    /// `record` for several entries at once: each id, or why none.
     pub fn record_all(
         &self,
         entries: Vec<HistoryEntry>,
@@ -61,9 +57,7 @@ impl History {
         }
     }
 
-    /// The one recorder of a surface scan, the TUI's and `disktriage scan`'s: adds the scan
-    /// `update` (ended, or stopped) of `target` on the disk `disk` to the history, as it started
-    /// `update.elapsed` ago; its id and warnings, or why it was not added (`record`).
+    /// The one recorder of a surface scan (TUI and CLI), as `record` does.
     pub fn record_scan(
         &self,
         disk: DiskIdentity,
@@ -86,9 +80,8 @@ impl History {
         self.record(entry, stop)
     }
 
-    /// What the TUI does when a test is over: adds it (all its `runs`) to the history, then
-    /// reads back the `keep` newest runs of the same disk that are not this session's
-    /// (`mine`, and the one just added). Nothing here fails: problems become notes.
+    /// When a TUI test is over: adds it, then reads back the `keep` newest runs of the disk
+    /// that are not this session's (`mine`). Nothing fails: problems become notes.
     pub fn record_and_recall(
         &self,
         disk: DiskIdentity,
@@ -130,9 +123,7 @@ impl History {
     }
 }
 
-/// Of `disk`'s runs in `loaded` that are not this session's (`mine`), oldest first: the
-/// `keep` newest, and the newest of `test` however old, so a before/after of the test just
-/// run (Results' `b`) finds its latest earlier run even after many runs of other tests.
+/// `disk`'s other runs: the `keep` newest, and `test`'s newest however old.
 pub(super) fn recall(
     loaded: &Loaded,
     disk: &DiskIdentity,

@@ -9,15 +9,12 @@ use crate::scan::snapshot::ScanUpdate;
 /// The test name a triage is recorded under.
 pub const TRIAGE_TEST: &str = "triage";
 
-/// What the history keeps of one disk's triage: enough for the next triage of the same disk
-/// to say what changed ("pending sectors 0 -> 24 since 2026-11-20"). Written by
-/// `triage::changes::record_of`.
+/// What the history keeps of a triage, to say what changed the next time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TriageRecord {
     /// "healthy", "suspect", "failing", "unknown".
     pub verdict: String,
-    /// The key values by name ("pending sectors" -> 24): what `triage::changes` compares. A
-    /// value that could not be read is left out, never recorded as 0.
+    /// Key values by name, for `triage::changes`; one not read is left out.
     #[serde(default)]
     pub values: std::collections::BTreeMap<String, f64>,
     /// The ids of the rules that fired, worst first.
@@ -30,27 +27,23 @@ pub const FLUSH_TIMING_TEST: &str = "flushcheck";
 /// The test name the power-cut check's verify is recorded under.
 pub const FLUSH_VERIFY_TEST: &str = "flushcheck-verify";
 
-/// What the history keeps of a flush check: the timing check's verdict and figures, or the
-/// power-cut check's counts. The triage reads the newest one of a disk (a lying cache under
-/// a database is a finding).
+/// What the history keeps of a flush check (the triage reads it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct FlushRecord {
-    /// Timing: "waits-for-medium", "volatile-cache" or "unknown". Verify: "nothing-lost" or
-    /// "lost".
+    /// Timing: "waits-for-medium", "volatile-cache", "unknown"; or "nothing-lost", "lost".
     pub verdict: String,
     /// The sentence the admin was shown.
     pub sentence: String,
     /// Timing: median durable 4 KiB commit with the write cache as found (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_ms: Option<f64>,
-    /// Timing: one revolution (ms); absent where the disk does not rotate or nobody knows.
+    /// Timing: one revolution (ms), where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_ms: Option<f64>,
     /// Timing: the flush after 64 MiB of dirty data (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush_after_dirty_ms: Option<f64>,
-    /// Verify: acknowledged records checked, verified, and the lost ones (the first 64
-    /// sequence numbers; `lost_count` is whole).
+    /// Verify: checked, verified, the first 64 lost (`lost_count` whole).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acknowledged: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,10 +57,10 @@ pub struct FlushRecord {
 /// The test name a surface scan is recorded under.
 pub const SCAN_TEST: &str = "surface-scan";
 
-/// Cells of a scan's map in the history (each the worst of the cells it covers).
+/// Cells of a scan's map in the history.
 pub const SCAN_MAP_CELLS: usize = 512;
 
-/// Unreadable ranges kept in a scan's record, at most (the count is always whole).
+/// Unreadable ranges a scan's record keeps (the count is whole).
 pub const SCAN_RANGES_KEPT: usize = 64;
 
 /// What the history keeps of a surface scan: its map and its counts.
@@ -80,10 +73,9 @@ pub struct ScanRecord {
     pub seconds: f64,
     /// Blocks per latency bucket, by its label ("<5", ..., "ERR", "TIME").
     pub buckets: Vec<(String, u64)>,
-    /// The block map: `SCAN_MAP_CELLS` glyphs over the device (`Bucket::glyph`; a space: not
-    /// read).
+    /// The block map: `SCAN_MAP_CELLS` glyphs (a space: not read).
     pub map: String,
-    /// Unreadable ranges (offset, length in bytes, errno), the first `SCAN_RANGES_KEPT`.
+    /// Unreadable ranges (offset, length, errno), the first `SCAN_RANGES_KEPT`.
     pub unreadable: Vec<(u64, u64, i32)>,
     pub unreadable_ranges: usize,
     pub slow_ranges: usize,
@@ -94,8 +86,7 @@ pub struct ScanRecord {
 }
 
 impl ScanRecord {
-    /// What the history keeps of a scan (`HistoryEntry::of_scan`): its map in
-    /// `SCAN_MAP_CELLS` glyphs, its counts and its first unreadable ranges.
+    /// What the history keeps of a scan: map, counts, first unreadable ranges.
     pub fn of(u: &ScanUpdate) -> ScanRecord {
         let mut map = u.map.line(SCAN_MAP_CELLS);
         // A map of fewer cells (a small device) is spread over the record's cells.

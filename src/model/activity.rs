@@ -6,8 +6,7 @@ use serde::Serialize;
 
 use super::units::Bytes;
 
-/// A process's I/O counters at one moment (`/proc/PID/io`: bytes it made the block layer read
-/// and write, on any device).
+/// A process's I/O counters at one moment (`/proc/PID/io`, on any device).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessIo {
     pub pid: u32,
@@ -16,19 +15,17 @@ pub struct ProcessIo {
     pub written_bytes: u64,
 }
 
-/// A process that has the device (or a file on it) open and did I/O in a window.
+/// A process with the device open that did I/O in a window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BusyProcess {
     pub pid: u32,
     pub name: String,
-    /// Bytes it read and wrote in the window, on any device: a process with the device open
-    /// is the likely author, not a proven one.
+    /// Bytes in the window, on any device: a likely author, not proven.
     pub read_bytes: u64,
     pub written_bytes: u64,
 }
 
-/// The processes whose counters grew between two snapshots, busiest first. A process seen
-/// only afterwards counts from zero (it started in the window); one that ended is not seen.
+/// The processes whose counters grew between two snapshots, busiest first.
 pub fn busy_between(before: &[ProcessIo], after: &[ProcessIo]) -> Vec<BusyProcess> {
     let mut busy: Vec<BusyProcess> = after
         .iter()
@@ -49,8 +46,7 @@ pub fn busy_between(before: &[ProcessIo], after: &[ProcessIo]) -> Vec<BusyProces
     busy
 }
 
-/// I/O the kernel counted on the device while the run was not doing any (a short look before
-/// the first phase).
+/// I/O on the device before the run's first phase, by others.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BackgroundIo {
     pub device: String,
@@ -61,8 +57,7 @@ pub struct BackgroundIo {
 }
 
 impl BackgroundIo {
-    /// "loop3 was busy before the test: 12.6 MiB read, 0 B written in 0.20 s by others
-    /// (dd (pid 812): 12.6 MiB read); the figures will be lower than the drive's".
+    /// "loop3 was busy before the test: 12.6 MiB read ...; the figures will be lower".
     pub fn describe(&self) -> String {
         let who = if self.processes.is_empty() {
             "by no process that has it open (kernel writeback, a journal, or a process \
@@ -83,8 +78,7 @@ impl BackgroundIo {
 }
 
 impl BackgroundIo {
-    /// The few words a screen line has room for: "busy before the test: dd (pid 812): 12.6
-    /// MiB read".
+    /// The few words a screen line has room for.
     pub fn short(&self) -> String {
         if self.processes.is_empty() {
             format!(
@@ -98,7 +92,7 @@ impl BackgroundIo {
     }
 }
 
-/// "dd (pid 812): 12.6 MiB read, rsync (pid 90): 1.0 MiB written", at most three named.
+/// "dd (pid 812): 12.6 MiB read", at most three named.
 pub fn describe_busy(list: &[BusyProcess]) -> String {
     let mut parts: Vec<String> = list
         .iter()

@@ -6,11 +6,9 @@
 //! whether the drive acknowledges writes before they reach the media; the kernel's flag only
 //! decides whether the kernel sends FLUSH/FUA. They are kept apart here and compared.
 //!
-//! This module also owns the words for the drive's cache, spelled once: "on" / "off" / "none"
-//! (`on_off`, `cache_word`). The kernel's policy (`KernelWriteCache`, "write back" / "write
-//! through" as sysfs writes them, "back" / "thru" in narrow tables) is a property of the
-//! device's queue and lives with the device, in `device`: this module reads it from there,
-//! and `device` needs nothing from here.
+//! This module also owns the words for the drive's cache: "on" / "off" / "none" (`on_off`,
+//! `cache_word`). The kernel's policy (`KernelWriteCache`) belongs to the device's queue and
+//! lives in `device`, which needs nothing from here.
 
 use std::fmt;
 
@@ -28,14 +26,12 @@ pub fn cache_word(enabled: Option<bool>) -> &'static str {
     enabled.map(on_off).unwrap_or("none")
 }
 
-/// The drive's own cache of a device that has none to ask about (loop, zram, md, dm, nbd,
-/// ram): what `CacheStatus::drive_word` says of it when read.
+/// The cache word of a device without a drive (loop, zram, md, dm, nbd, ram).
 pub const NO_DRIVE_CACHE: &str = "n/a";
 
-/// The drive's cache as a record keeps it, in the one spelling every screen, export and the
-/// history use: "on", "off", "n/a" (no volatile cache, or no way to ask this drive); None when
-/// it is not known (never read, or the read failed). Records of earlier versions wrote an
-/// unknown cache as "-", "?" or "": they read as None, so a spelling is never a change.
+/// The drive's cache as a record keeps it, in the one spelling of every screen, export and the
+/// history: "on", "off", "n/a" (none, or no way to ask); None when not known. Older records'
+/// "-", "?" and "" read as None, so a spelling is never a change.
 pub fn recorded_drive_cache(word: Option<&str>) -> Option<String> {
     match word.map(str::trim) {
         Some(w @ ("on" | "off")) => Some(w.to_string()),
@@ -44,7 +40,7 @@ pub fn recorded_drive_cache(word: Option<&str>) -> Option<String> {
     }
 }
 
-/// A recorded drive cache as the screens show it: the word, or "?" when it is not known.
+/// A recorded drive cache as shown: the word, or "?".
 pub fn drive_cache_shown(recorded: Option<&str>) -> &str {
     recorded.unwrap_or("?")
 }
@@ -52,11 +48,9 @@ pub fn drive_cache_shown(recorded: Option<&str>) -> &str {
 /// What the drive says about its volatile write cache.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DriveCache {
-    /// `Some(true)`: on; `Some(false)`: off; `None`: the drive reports no volatile write cache
-    /// (ATA IDENTIFY word 82 bit 5 clear, NVMe VWC bit 0 clear).
+    /// On, off, or `None`: no volatile cache (per transport: `sys::drives`).
     pub enabled: Option<bool>,
-    /// Whether the drive lets the host switch it (SCSI: WCE in the changeable mask; virtio:
-    /// `cache_type` writable).
+    /// Whether the host may switch it (`sys::drives` asks).
     pub changeable: bool,
     /// Why it cannot be switched, when it cannot.
     pub fixed_reason: Option<String>,
@@ -80,10 +74,9 @@ impl DriveCache {
 pub enum CacheAgreement {
     /// Both say the same (or one of them is unknown, so nothing can be said).
     Agree,
-    /// The kernel sends flushes the drive does not need: costs a little, loses nothing.
+    /// Needless flushes: cost a little, lose nothing.
     HarmlessMismatch,
-    /// The drive caches writes but the kernel sends no flushes: data the kernel believes is on
-    /// the media can be lost on power failure.
+    /// Cached writes and no flushes: a power cut loses data.
     DangerousMismatch,
 }
 
@@ -134,8 +127,7 @@ pub struct CacheStatus {
 }
 
 impl CacheStatus {
-    /// Why the drive's own cache cannot be switched here (a loop device has none, a drive
-    /// without a volatile cache has nothing to switch); `None` when `o`/`n` can work.
+    /// Why the drive's cache cannot be switched here.
     pub fn switch_unavailable(&self) -> Option<String> {
         match &self.drive {
             None => Some(self.drive_unavailable.clone().unwrap_or_else(|| {
@@ -149,8 +141,7 @@ impl CacheStatus {
         }
     }
 
-    /// The drive's own cache in one word: "on", "off", or "n/a" (no volatile cache, or no way
-    /// to ask this drive).
+    /// The drive's cache in one word (see `recorded_drive_cache`).
     pub fn drive_word(&self) -> &'static str {
         self.drive
             .as_ref()

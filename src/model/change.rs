@@ -19,8 +19,7 @@ pub enum Setting {
     DriveWriteCache { enabled: bool },
 }
 
-/// Which setting, without its value: two changes of the same kind on the same device share
-/// one original.
+/// A setting without its value: changes of one share an original.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SettingKind {
@@ -60,27 +59,19 @@ impl fmt::Display for SettingKind {
     }
 }
 
-/// Enough to find the device again and to notice when the name now means another device (an
-/// unplug and replug, or a loop device attached to another image, between the change and the
-/// restore).
+/// Enough to find the device again, and to tell another under its name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceId {
     /// The kernel name of the whole disk (`sda`).
     pub name: String,
     pub dev: Option<DevNum>,
     pub serial: Option<String>,
-    /// What else identifies the device. Journals written before it was recorded have none:
-    /// their entries have an unknown identity (see `DeviceIdentity::is_unknown`).
+    /// What else identifies it; unknown in older journals.
     #[serde(default, skip_serializing_if = "DeviceIdentity::is_unknown")]
     pub identity: DeviceIdentity,
 }
 
-/// What tells one device from another that later gets the same name.
-///
-/// `diskseq` is the kernel's sequence number for a disk: it grows each time a disk appears
-/// or gets new media (a loop device attached to an image), and is never reused before a
-/// reboot, which also empties the journal. The rest helps on kernels without it and says in
-/// the message what changed.
+/// What tells one device from another that later gets its name (`diskseq` first).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceIdentity {
     /// `/sys/block/X/diskseq` (Linux 5.15 and later).
@@ -89,7 +80,7 @@ pub struct DeviceIdentity {
     /// Loop devices: the image attached (`loop/backing_file`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_file: Option<String>,
-    /// Loop devices: the image's inode number (tells a replaced image at the same path).
+    /// Loop devices: the image's inode (a replaced image at the same path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_inode: Option<u64>,
     /// The device's world-wide id (`wwid`, `device/wwid`), when it has one.
@@ -100,8 +91,7 @@ pub struct DeviceIdentity {
 }
 
 impl DeviceIdentity {
-    /// Nothing recorded: an entry from an older journal (or a kernel without `diskseq` and a
-    /// device without the other attributes).
+    /// Nothing recorded (an older journal, or nothing the kernel could tell).
     pub fn is_unknown(&self) -> bool {
         *self == DeviceIdentity::default()
     }
@@ -122,8 +112,7 @@ fn differs<T: PartialEq + fmt::Display>(
 }
 
 impl DeviceId {
-    /// The identity a `BlockDevice` read carries (device number, serial, model); the caller
-    /// adds what the platform reads beyond it (`DriveControl::identity`).
+    /// What a `BlockDevice` carries; the caller adds the rest.
     pub fn of(device: &BlockDevice) -> Self {
         DeviceId {
             name: device.name.clone(),
@@ -136,8 +125,7 @@ impl DeviceId {
         }
     }
 
-    /// Why `current` (the device that has the name now) is not the device this id was taken
-    /// from, if it is not. Only attributes known on both sides are compared.
+    /// Why `current` is not this device; only attributes known on both sides count.
     pub fn mismatch(&self, current: &DeviceId) -> Option<String> {
         let mut diffs = Vec::new();
         let (then, now) = (&self.identity, &current.identity);
@@ -194,10 +182,9 @@ impl DeviceId {
     }
 }
 
-/// True for a plain kernel block device name (`sda`, `nvme0n1`, `loop3`, `cciss!c0d0`): not
-/// empty, at most 64 bytes, no `/`, not `.` or `..`, no control or space characters. Journal
-/// entries are refused anything else: a name is joined to `/sys/block/`, and `../../tmp/x`
-/// would lead outside it.
+/// True for a plain kernel block device name (`sda`, `nvme0n1`, `cciss!c0d0`): not empty, at
+/// most 64 bytes, no `/`, not `.` or `..`, no control or space. A journal's name is joined to
+/// `/sys/block/`, and `../../tmp/x` would lead outside it.
 pub fn is_kernel_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
@@ -211,16 +198,13 @@ pub fn is_kernel_name(name: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lifetime {
-    /// Put back when the process that made the change ends (the TUI, `run`); if it dies
-    /// without doing so, `disktriage restore` does it.
+    /// Put back when its process ends (the TUI, `run`), or by `restore`.
     Session,
-    /// A change the admin asked for with a single-shot command (`cache sda off`): it stays,
-    /// and `disktriage restore` puts the original back when asked.
+    /// A single-shot command's change: it stays until `restore`.
     Persisted,
 }
 
-/// The process that recorded an entry. The start time (in clock ticks since boot, from
-/// `/proc/PID/stat`) tells a live owner from a reused pid.
+/// The process that recorded an entry; its start time tells a reused pid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Owner {
     pub pid: u32,
@@ -232,11 +216,9 @@ pub struct Owner {
 pub struct JournalEntry {
     pub id: u64,
     pub device: DeviceId,
-    /// The value `disktriage restore` puts back: the value before the FIRST change of this
-    /// setting of this device that is still outstanding (a later entry of the same setting
-    /// carries the same original, see `crate::changes`).
+    /// What `restore` puts back: the value before the FIRST outstanding change.
     pub original: Setting,
-    /// The value this change found; `None` in older journals, where it was `original`.
+    /// The value this change found (`original` in older journals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<Setting>,
     /// The value this change set (read back); `None` in older journals.

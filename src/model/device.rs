@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::units::Bytes;
 
-/// A device number as the kernel prints it in `dev` files and mountinfo: `major:minor`.
-/// In JSON it is `{"major": 7, "minor": 0}`.
+/// A device number, `major:minor`; in JSON `{"major": 7, "minor": 0}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DevNum {
     pub major: u32,
@@ -64,9 +63,8 @@ impl ParseValueError {
     }
 }
 
-/// The kernel's flush policy for the device, from `queue/write_cache`. This is what the block
-/// layer believes, which decides whether it sends FLUSH/FUA; it is not the drive's own cache
-/// setting (that needs ATA SET FEATURES, the SCSI caching page or NVMe Set Features).
+/// The kernel's flush policy for the device (`queue/write_cache`): whether the block layer
+/// sends FLUSH/FUA, not the drive's own cache setting (see `cache`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelWriteCache {
     WriteBack,
@@ -77,8 +75,7 @@ impl KernelWriteCache {
     pub const ALL: [KernelWriteCache; 2] =
         [KernelWriteCache::WriteBack, KernelWriteCache::WriteThrough];
 
-    /// The words sysfs reads and writes: `queue/write_cache`, and virtio's `cache_type`, which
-    /// speaks the same two.
+    /// The words of `queue/write_cache` (and virtio's `cache_type`).
     pub fn as_str(self) -> &'static str {
         match self {
             KernelWriteCache::WriteBack => "write back",
@@ -94,12 +91,12 @@ impl KernelWriteCache {
         }
     }
 
-    /// `short` for a policy sysfs may not have given: `?` when unknown (the tables' cell).
+    /// `short`, or `?` when sysfs gave none.
     pub fn short_or_unknown(policy: Option<KernelWriteCache>) -> &'static str {
         policy.map_or("?", KernelWriteCache::short)
     }
 
-    /// The policy that goes with a drive cache on (write back: flushes needed) or off.
+    /// The policy for a drive cache on (write back) or off.
     pub fn from_enabled(enabled: bool) -> Self {
         if enabled {
             KernelWriteCache::WriteBack
@@ -132,7 +129,7 @@ impl Serialize for KernelWriteCache {
     }
 }
 
-/// How the device is attached, which decides which drive commands can reach it.
+/// How the device is attached: which drive commands reach it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
@@ -171,7 +168,7 @@ impl Transport {
         }
     }
 
-    /// Devices that are made by the kernel out of other storage (files, RAM, other disks).
+    /// Made by the kernel from other storage (files, RAM, disks).
     pub fn is_virtual(self) -> bool {
         matches!(
             self,
@@ -191,9 +188,7 @@ impl fmt::Display for Transport {
     }
 }
 
-/// The I/O schedulers a queue offers and the active one, from `queue/scheduler`
-/// (`"none [mq-deadline] kyber bfq"`). Bio-based devices such as zram print an empty line: no
-/// scheduler applies, so both parts are empty.
+/// The schedulers a queue offers and the active one (none on zram).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SchedulerSet {
     pub active: Option<String>,
@@ -244,7 +239,7 @@ impl FromStr for SchedulerSet {
     }
 }
 
-/// What kind of stacked device holds a disk (an entry of its `holders/` directory).
+/// What kind of stacked device holds a disk (`holders/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HolderKind {
@@ -275,7 +270,7 @@ pub struct Holder {
     /// The kernel name, e.g. `dm-0` or `md127`.
     pub name: String,
     pub kind: HolderKind,
-    /// A friendlier name where the kernel has one (the dm name, e.g. `vg0-root`).
+    /// A friendlier name, such as the dm name (`vg0-root`).
     pub label: Option<String>,
 }
 
@@ -288,23 +283,19 @@ impl fmt::Display for Holder {
     }
 }
 
-/// The identity of a file: the device of its file system and its inode number (`st_dev`,
-/// `st_ino`). Two paths name the same file exactly when these agree.
+/// A file's identity (`st_dev`, `st_ino`): two paths name one file when these agree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct FileId {
     pub dev: DevNum,
     pub ino: u64,
 }
 
-/// What is behind a loop device, as far as the kernel told: the backing file's identity and,
-/// when the backing file is a block device node, that device's number. The path text is
-/// `BlockDevice::backing_file`.
+/// What the kernel told of a loop device's backing file (path: `backing_file`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LoopBacking {
-    /// `st_dev`/`st_ino` of the backing file (from LOOP_GET_STATUS64, else a stat of the path).
+    /// The backing file's identity (LOOP_GET_STATUS64, else a stat).
     pub file: Option<FileId>,
-    /// `st_rdev` of the backing file when it is a block device (a loop device stacked on
-    /// another device).
+    /// `st_rdev` of the backing file when it is a block device.
     pub block: Option<DevNum>,
 }
 
@@ -326,8 +317,7 @@ pub enum LoopLink {
     Contains,
 }
 
-/// One reason why the device must not be written to. `device` names the node that is in use:
-/// the device itself or one of its partitions.
+/// Why the device must not be written; `device` is the node in use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum InUse {
@@ -343,9 +333,8 @@ pub enum InUse {
         device: String,
         holder: Holder,
     },
-    /// In use through loop devices, which register no holders: `device` shares its data with
-    /// `other` (see `link`), and `cause` says why that is in use, e.g. "mounted at /mnt/x"
-    /// (with further links first when the chain is longer).
+    /// In use through loop devices (which register no holders): `device` shares its data
+    /// with `other`, and `cause` says why that is in use ("mounted at /mnt/x").
     Loop {
         device: String,
         link: LoopLink,
@@ -371,8 +360,7 @@ impl InUse {
         }
     }
 
-    /// A sentence fragment as seen from `owner` (the whole device): "mounted at /mnt", or
-    /// "loop0p1 mounted at /mnt" when it is a partition of it.
+    /// The reason as seen from the whole device ("loop0p1 mounted at /mnt").
     pub fn describe(&self, owner: &str) -> String {
         let what = match self {
             InUse::Mounted { mount_point, .. } => format!("mounted at {mount_point}"),
@@ -412,7 +400,7 @@ impl LoopLink {
     }
 }
 
-/// A partition of a block device (a subdirectory of `/sys/block/X` with a `partition` file).
+/// A partition (a `/sys/block/X` subdirectory with a `partition` file).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Partition {
     pub name: String,
@@ -445,14 +433,13 @@ pub struct BlockDevice {
     pub nr_requests: Option<u32>,
     pub read_ahead_kb: Option<u32>,
     pub max_sectors_kb: Option<u32>,
-    /// The kernel's flush policy (`queue/write_cache`), not the drive's own cache setting.
+    /// The kernel's flush policy, not the drive's cache.
     pub kernel_write_cache: Option<KernelWriteCache>,
     pub removable: Option<bool>,
     pub read_only: Option<bool>,
     /// For loop devices: the file behind it.
     pub backing_file: Option<String>,
-    /// For loop devices: the identity of that file (compared instead of the path text, which
-    /// can be stale or ambiguous). Internal: the in-use verdict says what it means.
+    /// For loop devices: the file's identity, compared instead of its path.
     #[serde(skip)]
     pub loop_backing: Option<LoopBacking>,
     /// For device-mapper devices: the dm name (`/dev/mapper/<name>`).
@@ -464,8 +451,7 @@ pub struct BlockDevice {
     pub diskseq: Option<u64>,
     pub partitions: Vec<Partition>,
     pub holders: Vec<Holder>,
-    /// Why the device must not be written to; empty when nothing uses it (as far as the
-    /// inventory could tell: see `Inventory::usage_complete`).
+    /// Why it must not be written; empty when free (`usage_complete`).
     pub in_use: Vec<InUse>,
     /// Fields that could not be read and why (e.g. "serial: needs root").
     pub notes: Vec<String>,
@@ -509,8 +495,7 @@ impl BlockDevice {
         !self.in_use.is_empty()
     }
 
-    /// Unused kernel placeholders that `list` hides unless asked: loop devices with no backing
-    /// file and zram devices with no disksize.
+    /// Placeholders `list` hides: unattached loops, zram without disksize.
     pub fn is_placeholder(&self) -> bool {
         match self.transport {
             Transport::Loop => self.backing_file.as_deref().is_none_or(str::is_empty),
@@ -519,13 +504,10 @@ impl BlockDevice {
         }
     }
 
-    /// Is `later` (read from a later inventory) still this device? The kernel name alone does
-    /// not say: a name comes back for another disk after a hot-unplug, and a loop device keeps
-    /// its name and device number when it is attached to another file. The name, the device
-    /// number and the serial must agree, and so must what a virtual device is made of (a loop
-    /// device's backing file, by its identity when both readings have it; a dm device's name).
-    /// A device that became an unused placeholder (a detached loop device, a reset zram) is
-    /// not the device it was.
+    /// Is `later` (from a later inventory) still this device? A name comes back for another
+    /// disk after a hot-unplug, and a loop device keeps name and number on another file: so
+    /// name, number and serial must agree, and so must what a virtual device is made of (a
+    /// loop's backing file, by identity when known; a dm name). A new placeholder is not it.
     pub fn same_device(&self, later: &BlockDevice) -> bool {
         let backing = |d: &BlockDevice| d.loop_backing.and_then(|b| b.file);
         let same_backing = match (backing(self), backing(later)) {
@@ -545,8 +527,7 @@ impl BlockDevice {
             && (self.is_placeholder() || !later.is_placeholder())
     }
 
-    /// The identity of this device as the admin chose it, which an action checks on what it
-    /// opens at the moment it acts (`ChosenDevice`).
+    /// The identity of this device as the admin chose it (`ChosenDevice`).
     pub fn chosen(&self) -> ChosenDevice {
         ChosenDevice {
             name: self.name.clone(),
@@ -559,9 +540,8 @@ impl BlockDevice {
         }
     }
 
-    /// The identity of its partition `name` as chosen: the partition's number, and what makes
-    /// the disk it is on that disk (its sequence number, image, serial). A partition of the
-    /// same name on another disk attached since is another partition.
+    /// The identity of its partition `name` as chosen: its number, and what makes its disk that
+    /// disk. A partition of the same name on a disk attached since is another partition.
     pub fn chosen_partition(&self, name: &str) -> Option<ChosenDevice> {
         let part = self.partitions.iter().find(|p| p.name == name)?;
         Some(ChosenDevice {
@@ -581,7 +561,7 @@ impl BlockDevice {
         }
     }
 
-    /// The in-use verdict in words: "free", or each reason joined ("mounted at /, active swap").
+    /// "free", or the reasons ("mounted at /, active swap").
     pub fn usage_summary(&self) -> String {
         if self.in_use.is_empty() {
             "free".to_string()
@@ -594,8 +574,7 @@ impl BlockDevice {
         }
     }
 
-    /// What to show where a model name goes: the model, or for virtual devices what they are
-    /// made of (a loop device's backing file, a dm device's name).
+    /// The model, or for a virtual device what it is made of.
     pub fn description(&self) -> Option<String> {
         if let Some(model) = &self.model {
             return Some(model.clone());
@@ -614,11 +593,11 @@ impl BlockDevice {
 /// What backs a swap area: the Type column of `/proc/swaps`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SwapKind {
-    /// A block device ("partition", whatever the device: zram, a whole disk, an LV).
+    /// A block device ("partition": zram, a disk, an LV alike).
     Partition,
     /// A swap file on a file system ("file").
     File,
-    /// A type this program does not know (never written by the kernels it knows).
+    /// A type no kernel known here writes.
     Unknown,
 }
 
@@ -647,8 +626,7 @@ pub struct SwapEntry {
 /// that a device detached and another attached under the same name in between is refused
 /// instead of changed (a USB stick swapped, `losetup -d loop5; losetup loop5 other.img`).
 ///
-/// The same struct holds what was found at that moment (`sys` fills it from the opened
-/// descriptor or the sysfs directory); fields the finder could not read are `None` and not
+/// It also holds what was found then (`sys` fills it); fields not read are `None` and not
 /// compared, except the device number.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChosenDevice {
@@ -657,7 +635,7 @@ pub struct ChosenDevice {
     pub dev: Option<DevNum>,
     /// The disk's `diskseq` (for a partition, its disk's).
     pub diskseq: Option<u64>,
-    /// A loop device's backing file (device and inode), for a partition its disk's.
+    /// A loop device's backing file (a partition's: its disk's).
     pub loop_file: Option<FileId>,
     /// The backing file's path, for the words and where its identity is unknown.
     pub backing_file: Option<String>,
@@ -667,10 +645,7 @@ pub struct ChosenDevice {
 }
 
 impl ChosenDevice {
-    /// Why `found` (what is under the name now; `None` when nothing is) is not the device
-    /// chosen, as the sentence a refusal shows, e.g. "loop5 is no longer the device you chose
-    /// (7:5 backing /dev/shm/a.img); now backing /dev/shm/b.img: nothing was done". `None`
-    /// when it is the same device.
+    /// Why `found` is not the device chosen, as the refusal's sentence.
     pub fn refusal(&self, found: Option<&ChosenDevice>) -> Option<String> {
         let Some(now) = found else {
             return Some(format!("{} is gone: nothing was done", self.name));
@@ -746,10 +721,9 @@ impl ChosenDevice {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inventory {
     pub devices: Vec<BlockDevice>,
-    /// False when the mount table or swap list could not be read: then "free" is not proven,
-    /// and destructive tests must refuse.
+    /// False when mounts or swaps were unreadable: writes then refuse.
     pub usage_complete: bool,
-    /// Problems that apply to the whole inventory (an unreadable `/proc/swaps`, say).
+    /// Problems of the whole inventory (an unreadable `/proc/swaps`).
     pub notes: Vec<String>,
     /// Active swap areas, for checking file targets against swap files.
     #[serde(skip)]
@@ -761,8 +735,7 @@ impl Inventory {
         self.devices.iter().find(|d| d.name == name)
     }
 
-    /// The identity of the disk or partition `name` as this inventory saw it: what a request
-    /// made from it carries (`ChosenDevice`).
+    /// The identity of disk or partition `name` as this inventory saw it.
     pub fn chosen(&self, name: &str) -> Option<ChosenDevice> {
         match self.find(name) {
             Some(d) => Some(d.chosen()),
@@ -770,8 +743,7 @@ impl Inventory {
         }
     }
 
-    /// The whole device that owns the queue of `name`: the device itself, or the disk a
-    /// partition is on (a partition has no scheduler or flush policy of its own).
+    /// The device owning `name`'s queue (a partition has none).
     pub fn queue_of(&self, name: &str) -> Option<&BlockDevice> {
         self.find(name).or_else(|| {
             self.devices
@@ -905,7 +877,7 @@ mod tests {
             block: None,
         });
         assert!(!a.same_device(&other_file));
-        // The same file under a path text that changed (deleted, renamed): the same device.
+        // The same file under a changed path (deleted, renamed): the same device.
         let mut renamed = a.clone();
         renamed.backing_file = Some("/tmp/a.img (deleted)".into());
         assert!(a.same_device(&renamed));
@@ -938,8 +910,7 @@ mod tests {
         assert!(!disk.same_device(&moved));
         assert!(!disk.same_device(&swapped));
         assert!(disk.same_device(&disk.clone()));
-        // The kernel's sequence number tells a disk replugged (or a loop device attached
-        // again) from the one before, where it is known on both sides.
+        // diskseq tells a replugged disk from the one before, where both sides know it.
         let mut seq = disk.clone();
         seq.diskseq = Some(7);
         let mut replugged = seq.clone();
@@ -987,8 +958,7 @@ mod tests {
                  backing /dev/shm/b.img: nothing was done"
             )
         );
-        // Only the sequence number differs (the same image detached and attached again,
-        // a disk with no serial replugged): another device all the same.
+        // Only diskseq differs (image re-attached, serial-less disk replugged): another.
         let mut again = a.clone();
         again.diskseq = Some(42);
         assert!(chosen.refusal(Some(&again.chosen())).is_some());
@@ -1005,8 +975,7 @@ mod tests {
             chosen.refusal(None).as_deref(),
             Some("loop5 is gone: nothing was done")
         );
-        // A reading without the sequence number or the image's identity (an older kernel,
-        // a sysfs directory) is compared on what it has.
+        // A reading without diskseq or image identity is compared on what it has.
         let partial = ChosenDevice {
             name: "loop5".into(),
             dev: a.dev,

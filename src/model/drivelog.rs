@@ -13,7 +13,7 @@ use super::device::Transport;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SelfTestKind {
-    /// A few minutes: electrical and mechanical checks and a read of part of the surface.
+    /// Minutes: electrical and mechanical checks, a partial surface read.
     Short,
     /// Reads the whole surface: hours on a large disk drive.
     Long,
@@ -64,8 +64,7 @@ impl<T> LogRead<T> {
 /// One entry of a drive's error log, newest first in `ErrorLog::entries`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorEntry {
-    /// The drive's number for the error (ATA: the error count when it happened; NVMe: the
-    /// entry's error count).
+    /// The drive's number for the error (its error count then).
     pub number: u64,
     /// Power-on hours when it happened (ATA), if the log says.
     pub power_on_hours: Option<u64>,
@@ -75,7 +74,7 @@ pub struct ErrorEntry {
     pub error: String,
     /// The command that failed, or the queue and command id (NVMe).
     pub command: Option<String>,
-    /// The drive's state when it happened ("active or idle"), where the log gives it.
+    /// The drive's state then ("active or idle"), if logged.
     pub state: Option<String>,
 }
 
@@ -84,7 +83,7 @@ pub struct ErrorEntry {
 pub struct ErrorLog {
     /// Which log this is ("ATA SMART summary error log (0x01)").
     pub source: String,
-    /// Errors the drive counted over its life (ATA device error count, NVMe entries).
+    /// Errors the drive counted over its life.
     pub count: u64,
     /// The last entries, newest first (the log keeps only the last few).
     pub entries: Vec<ErrorEntry>,
@@ -97,7 +96,7 @@ pub enum SelfTestOutcome {
     Passed,
     /// Stopped by the host, a reset or a command: not a verdict on the drive.
     Aborted,
-    /// A fatal, read, electrical, servo or handling failure: the drive failed it.
+    /// A fatal, read, electrical, servo or handling failure.
     Failed,
     InProgress,
     Unknown,
@@ -106,10 +105,10 @@ pub enum SelfTestOutcome {
 /// One entry of the self-test log, newest first in `SelfTestLog::entries`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SelfTestEntry {
-    /// "short", "extended", "conveyance", "offline", "selective", "vendor (0x..)".
+    /// "short", "extended", "conveyance", "selective", "vendor (0x..)"...
     pub kind: String,
     pub outcome: SelfTestOutcome,
-    /// The result in the drive's words ("completed without error", "read failure").
+    /// The result in the drive's words ("read failure").
     pub result: String,
     /// Power-on hours when it ran.
     pub power_on_hours: u64,
@@ -126,8 +125,7 @@ pub struct SelfTestLog {
     pub entries: Vec<SelfTestEntry>,
 }
 
-/// What the drive says about its self-test now, from the ATA self-test execution status
-/// byte or the NVMe Device Self-test log's current operation.
+/// What the drive says about its self-test now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SelfTestStatus {
     /// The drive runs self-tests that disktriage can start.
@@ -182,7 +180,7 @@ pub struct DriveLogs {
 }
 
 impl DriveLogs {
-    /// The logs of a device that has none disktriage can read, with the reason for each.
+    /// The logs of a device with none readable, each with the reason.
     pub fn unavailable(device: &str, transport: Transport, reason: &str) -> Self {
         DriveLogs {
             device: device.to_string(),

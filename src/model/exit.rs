@@ -10,17 +10,16 @@ use std::fmt;
 
 /// An error, printed on standard error with what to do.
 pub const ERROR: u8 = 1;
-/// A usage error: an argument out of range or missing, found before anything was touched.
+/// A usage error, found before anything was touched.
 pub const USAGE: u8 = 2;
-/// Suspect: `triage`'s suspect verdict, `smart`'s WARNING, a volatile cache in `flushcheck`.
+/// Suspect: triage suspect, smart WARNING, a volatile cache.
 pub const SUSPECT: u8 = 3;
-/// Failing: `triage`'s failing verdict, `smart`'s FAILED, lost records in `flushcheck --verify`.
+/// Failing: triage failing, smart FAILED, lost records.
 pub const FAILING: u8 = 4;
-/// Unknown: no verdict (`triage` unknown, `smart` not available, `flushcheck` cannot tell).
+/// Unknown: no verdict could be reached.
 pub const UNKNOWN: u8 = 5;
 
-/// Every exit status and what it means for each command: the man page's EXIT STATUS and the
-/// table in `docs/commands.md#exit-status` are these rows (`tests/assets` checks the page).
+/// Every exit status per command (the man page and `docs/commands.md`).
 pub const TABLE: &[(&str, &str)] = &[
     (
         "0",
@@ -66,7 +65,7 @@ pub const TABLE: &[(&str, &str)] = &[
     ),
 ];
 
-/// A usage error found after parsing: `main` prints it and exits with [`USAGE`].
+/// A usage error found after parsing: exit status [`USAGE`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageError(pub String);
 

@@ -6,21 +6,18 @@
 
 use serde::Serialize;
 
-/// SCT Error Recovery Control: how long the drive may retry a sector before it gives up and
-/// reports an error.
+/// SCT Error Recovery Control: how long the drive retries a sector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "state")]
 pub enum Erc {
-    /// The drive has no SCT Error Recovery Control (IDENTIFY word 206 bit 3 clear; smartctl's
-    /// "SCT Error Recovery Control command not supported").
+    /// The drive has no SCT Error Recovery Control.
     NotSupported,
-    /// The timers in 100 ms units; 0 is disabled: the drive retries as long as it likes.
+    /// Timers in 100 ms units; 0 is disabled (retries as long as it likes).
     Timers { read: u16, write: u16 },
 }
 
 impl Erc {
-    /// The longer of the two timers in seconds; `None` when either is disabled or the drive
-    /// has none (it may retry for minutes: no time is promised).
+    /// The longer timer in seconds; `None` when no time is promised.
     pub fn longest_seconds(self) -> Option<f64> {
         match self {
             Erc::Timers { read, write } if read > 0 && write > 0 => {
@@ -47,16 +44,15 @@ impl Erc {
     }
 }
 
-/// A zoned device's model, as the kernel (`queue/zoned`) or the drive states it.
+/// A zoned model, as the kernel (`queue/zoned`) or the drive states it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ZoneModel {
-    /// Zones the host may use or ignore (ZAC/ZBC host-aware): shingled underneath.
+    /// Host-aware zones (ZAC/ZBC): shingled underneath.
     HostAware,
     /// Zones the host must write in order (ZAC/ZBC host-managed).
     HostManaged,
-    /// Shingled media the drive manages itself, hidden behind ordinary writes: drive-managed
-    /// SMR (ATA's zoned capabilities 0x2, or Seagate's FARM recording type "SMR").
+    /// Drive-managed SMR: shingled media hidden behind ordinary writes.
     DriveManaged,
 }
 
@@ -79,12 +75,11 @@ impl ZoneModel {
     }
 }
 
-/// What a drive states about its fitness, each `None` where it was not read or not said.
+/// A drive's fitness as stated; `None` where not read or said.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DriveFitness {
     pub erc: Option<Erc>,
-    /// The drive's zoned capabilities (ATA IDENTIFY word 69 bits 0-1, smartctl's "Zoned
-    /// Device"), or FARM's recording type "SMR" (drive-managed).
+    /// The drive's zoned capabilities, or FARM's recording type "SMR".
     pub zoned: Option<ZoneModel>,
     /// Whether the drive supports TRIM (DATA SET MANAGEMENT), where it was said.
     pub trim: Option<bool>,

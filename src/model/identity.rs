@@ -7,16 +7,13 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A disk's identity. Only `Wwid` and `Serial` survive a reboot and a rename; the others are
-/// what the history can still group runs by.
+/// A disk's identity. Only `Wwid` and `Serial` survive a reboot and a rename.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "by", content = "value", rename_all = "kebab-case")]
 pub enum DiskIdentity {
-    /// The world-wide id sysfs gives (`wwid` of the disk or of its SCSI device): `naa.`,
-    /// `eui.`, `t10.` and NVMe's `nvme.`/`eui.`/`uuid.` forms.
+    /// The WWID sysfs gives (`naa.`, `eui.`, `t10.`, `nvme.`, `uuid.`).
     Wwid(String),
-    /// The drive's serial number, where sysfs has it as a text attribute (`serial` of an NVMe
-    /// controller, a virtio disk, an MMC card).
+    /// The serial number, where sysfs has it as text (NVMe, virtio, MMC).
     Serial(String),
     /// A loop device: the image attached to it.
     LoopImage(String),
@@ -32,7 +29,7 @@ impl DiskIdentity {
         matches!(self, DiskIdentity::Wwid(_) | DiskIdentity::Serial(_))
     }
 
-    /// The sysfs attribute a udev rule matches it with (`ATTRS{wwid}`, `ATTRS{serial}`).
+    /// The attribute a udev rule matches (`ATTRS{wwid}`, `ATTRS{serial}`).
     pub fn udev_attribute(&self) -> Option<&'static str> {
         match self {
             DiskIdentity::Wwid(_) => Some("wwid"),
@@ -64,7 +61,7 @@ impl DiskIdentity {
 }
 
 impl fmt::Display for DiskIdentity {
-    /// `wwid "naa.5000c500a1b2c3d4"`: the value quoted, since serials and t10 ids hold spaces.
+    /// `wwid "naa.5000c500a1b2c3d4"`: quoted, as serials hold spaces.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,

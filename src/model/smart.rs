@@ -16,8 +16,7 @@ pub enum Verdict {
     Passed,
     Warning,
     Failed,
-    /// No health data could be read (no SMART on this transport, SMART disabled, a bridge that
-    /// refuses the commands).
+    /// No health data could be read.
     Unavailable,
 }
 
@@ -55,12 +54,12 @@ pub struct Finding {
     pub text: String,
 }
 
-/// The health of one device: the verdict, why, and the data it was drawn from.
+/// One device's health: verdict, reasons, and the data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SmartHealth {
     pub device: String,
     pub transport: Transport,
-    /// Where the data came from ("ATA SMART", "NVMe SMART/Health log", "smartctl").
+    /// Where the data came from ("ATA SMART", "smartctl").
     pub source: String,
     pub verdict: Verdict,
     /// Why the verdict is WARNING or FAILED; empty when PASSED.
@@ -71,11 +70,9 @@ pub struct SmartHealth {
     pub power_on_hours: Option<u64>,
     pub ata: Option<AtaSmart>,
     pub nvme: Option<NvmeHealth>,
-    /// SCSI: the grown defect list's length (blocks the disk reassigned), where smartctl
-    /// read it.
+    /// SCSI: the grown defect list's length, where smartctl read it.
     pub scsi_grown_defects: Option<u64>,
-    /// Observations that do not change the verdict (unknown attributes past their threshold,
-    /// a half SMART status answer from a bridge, ...).
+    /// Observations that do not change the verdict.
     pub notes: Vec<String>,
 }
 
@@ -103,7 +100,7 @@ pub enum AtaSmartStatus {
     Unknown,
 }
 
-/// ATA SMART as read natively: status, attribute table, and what the drive says about SMART.
+/// ATA SMART read natively.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AtaSmart {
     pub smart_supported: bool,
@@ -112,9 +109,9 @@ pub struct AtaSmart {
     /// Detail about the status answer (a half answer, a missing register set).
     pub status_note: Option<String>,
     pub attributes: Vec<AtaAttribute>,
-    /// Why the attribute table is missing or incomplete (checksum mismatch, unreadable page).
+    /// Why the attribute table is missing or incomplete.
     pub attribute_problem: Option<String>,
-    /// What the attributes' meaning and raw layout depend on (`crate::smart::meaning`).
+    /// What the attributes' meaning depends on (`crate::smart::meaning`).
     pub drive: AtaDrive,
 }
 
@@ -131,8 +128,7 @@ pub struct AtaDrive {
     pub sectors: Option<u64>,
 }
 
-/// Whether an attribute's normalized value is above its threshold (smartmontools'
-/// `ata_get_attr_state`).
+/// An attribute against its threshold (smartmontools' `ata_get_attr_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttributeState {
@@ -162,22 +158,19 @@ pub struct AtaAttribute {
     pub id: u8,
     /// smartmontools' default name, or "Unknown_Attribute".
     pub name: String,
-    /// False for vendor-specific attributes disktriage has no meaning for: their raw value is
-    /// shown as is and they never decide the verdict.
+    /// False for vendor-specific attributes: shown raw, never judged.
     pub known: bool,
     pub flags: u16,
-    /// Flags bit 0: a failing value predicts imminent failure (as opposed to age).
+    /// Flags bit 0: failing predicts failure (not age).
     pub prefailure: bool,
     pub value: u8,
     pub worst: u8,
     pub threshold: Option<u8>,
     /// The 48-bit raw value, little-endian as the drive stores it.
     pub raw: u64,
-    /// The raw value in words for attributes whose layout is known ("31 C", "1 h").
+    /// The raw value in words, where its layout is known ("31 C").
     pub decoded: Option<String>,
-    /// The raw value as smartctl printed it ("0 (2000 0)", "39384h+40m+45.152s") when the
-    /// table came from a smartctl report: smartctl read it in the layout its drive database
-    /// gives that drive. `None` for tables read natively.
+    /// The raw value as smartctl printed it; `None` for tables read natively.
     pub raw_text: Option<String>,
     pub state: AttributeState,
 }
@@ -220,11 +213,10 @@ pub struct NvmeHealth {
     pub temperature_sensors_kelvin: Vec<(u8, u16)>,
 }
 
-/// Drive temperatures (degrees Celsius) outside this range are a broken sensor or garbage
-/// (0xFFFF K is a common "no value"): they are shown as unknown, not charted.
+/// Plausible drive temperatures, Celsius; outside is a broken sensor.
 pub const PLAUSIBLE_CELSIUS: std::ops::RangeInclusive<i64> = -40..=125;
 
-/// JSON numbers above 2^64 do not occur in practice; saturate rather than fail.
+/// JSON numbers above 2^64 do not occur; saturate rather than fail.
 fn u128_as_number<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(*v).unwrap_or(u64::MAX))
 }
@@ -266,17 +258,16 @@ pub struct SmartctlReport {
     pub messages: Vec<String>,
 }
 
-/// Who the drive of a smartctl report is, as smartctl names it (its information section, or
-/// the JSON's `model_name`, `serial_number`, ...). Kept beside `SmartctlReport` rather than in
-/// it: the verdict needs none of it, and a saved report's triage needs all of it.
+/// Who the drive of a smartctl report is, as smartctl names it. Apart from `SmartctlReport`:
+/// the verdict needs none of it, a saved report's triage all of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SmartctlIdentity {
     /// smartctl's drive database family ("Seagate Barracuda 7200.14 (AF)").
     pub model_family: Option<String>,
-    /// ATA "Device Model", NVMe "Model Number", SCSI "Vendor" and "Product" joined.
+    /// ATA "Device Model", NVMe "Model Number", SCSI vendor and product.
     pub model: Option<String>,
     pub serial: Option<String>,
-    /// The world-wide name as sysfs spells it: `naa.5000cca...` (ATA, SCSI), `eui....` (NVMe).
+    /// The WWN as sysfs spells it (`naa.`, `eui.`).
     pub wwn: Option<String>,
     pub firmware: Option<String>,
     pub capacity_bytes: Option<u64>,
@@ -285,7 +276,7 @@ pub struct SmartctlIdentity {
     pub rotation_rpm: Option<u32>,
     /// "3.5 inches", "M.2".
     pub form_factor: Option<String>,
-    /// NVMe: the controller's warning composite temperature (WCTEMP) in degrees Celsius.
+    /// NVMe: the warning composite temperature (WCTEMP), Celsius.
     pub warning_temperature_c: Option<i64>,
 }
 
@@ -299,8 +290,7 @@ pub enum SavedFormat {
     Json,
 }
 
-/// A smartctl report saved to a file, read back: what it says of the drive's health, who the
-/// drive is and what it logged. The transport is the report's protocol (ATA is `Sata`).
+/// A smartctl report read back from a file (ATA's transport is `Sata`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavedReport {
     pub format: SavedFormat,

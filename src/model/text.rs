@@ -2,9 +2,7 @@
 //! show: escapes undone, control characters that could drive the terminal replaced by `?`.
 //! Pure functions: the parsers in `sys` and the decoders in `smart` both use them.
 
-/// Undoes the octal escapes the kernel uses in mountinfo and `/proc/swaps` (`\040` for a
-/// space, `\011` tab, `\012` newline, `\134` backslash). Malformed escapes are kept as text.
-/// The result is for display: control characters that an escape produced become `?`.
+/// Undoes the kernel's octal escapes (`\040` a space); controls they make become `?`.
 pub fn unescape_octal(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -29,15 +27,14 @@ pub fn unescape_octal(s: &str) -> String {
     neutralize_controls(&String::from_utf8_lossy(&out))
 }
 
-/// Replaces control characters, which could drive the terminal, by `?`.
+/// Replaces control characters by `?`.
 pub fn neutralize_controls(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { '?' } else { c })
         .collect()
 }
 
-/// Turns raw attribute bytes into display-safe text: lossy UTF-8, trimmed, control characters
-/// (which could drive the terminal) replaced by `?`. Empty text becomes `None`.
+/// Raw attribute bytes as display-safe text; empty text is `None`.
 pub fn clean_text(raw: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(raw);
     let cleaned = neutralize_controls(text.trim_matches(|c: char| c.is_whitespace() || c == '\0'));

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-/// A duration as every progress line and screen shows it: "2:05", "1:02:03" (whole
-/// seconds, rounded down).
+/// A duration as progress lines and screens show it: "2:05", "1:02:03".
 pub fn clock(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
@@ -21,8 +20,7 @@ pub fn clock(d: Duration) -> String {
     }
 }
 
-/// The kernel's unit for `/sys/block/X/size` and `stat`: always 512 bytes, whatever the
-/// device's logical block size (see `Documentation/ABI/stable/sysfs-block`).
+/// The kernel's unit of `size` and `stat`: 512 bytes, whatever the device.
 pub const KERNEL_SECTOR_BYTES: u64 = 512;
 
 /// A byte count.
@@ -31,12 +29,12 @@ pub const KERNEL_SECTOR_BYTES: u64 = 512;
 pub struct Bytes(pub u64);
 
 impl Bytes {
-    /// Converts a count of the kernel's 512-byte sectors into bytes, saturating on overflow.
+    /// Bytes of the kernel's 512-byte sectors, saturating.
     pub fn from_kernel_sectors(sectors: u64) -> Self {
         Bytes(sectors.saturating_mul(KERNEL_SECTOR_BYTES))
     }
 
-    /// Formats with IEC binary units and one decimal ("465.8 GiB"); plain bytes below 1 KiB.
+    /// IEC units, one decimal ("465.8 GiB").
     pub fn iec(self) -> String {
         const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
         if self.0 < 1024 {
@@ -51,8 +49,7 @@ impl Bytes {
         format!("{value:.1} {}", UNITS[unit])
     }
 
-    /// Formats with decimal units and one decimal ("2.0 TB"), as a drive's box states its
-    /// capacity; plain bytes below 1 kB.
+    /// Decimal units ("2.0 TB"), as a drive's box states it.
     pub fn si(self) -> String {
         const UNITS: [&str; 6] = ["kB", "MB", "GB", "TB", "PB", "EB"];
         if self.0 < 1000 {
@@ -67,7 +64,7 @@ impl Bytes {
         format!("{value:.1} {}", UNITS[unit])
     }
 
-    /// A compact request-size label as benchmarks write it: "512", "4k", "1M" (powers of 1024).
+    /// A request-size label: "512", "4k", "1M" (powers of 1024).
     pub fn short(self) -> String {
         let b = self.0;
         if b >= 1 << 30 && b.is_multiple_of(1 << 30) {
@@ -88,8 +85,7 @@ impl fmt::Display for Bytes {
     }
 }
 
-/// A transfer rate in bytes per second. Shown as MB/s (10^6) or MiB/s (2^20), never both
-/// under one label.
+/// A rate in bytes per second, shown as MB/s or MiB/s.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize)]
 #[serde(transparent)]
 pub struct BytesPerSec(pub f64);
@@ -115,8 +111,7 @@ impl BytesPerSec {
     }
 }
 
-/// Why a size or a duration typed by the admin was not understood; the text says what to
-/// type instead ("\"4x\": unknown unit (use k, M, G or T)").
+/// Why typed size or duration was not understood, and what to type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct UnitParseError(String);
@@ -150,7 +145,7 @@ impl FromStr for Bytes {
     }
 }
 
-/// A duration the admin typed (a test's time or warm-up, a polling interval): at most 30 days.
+/// A duration the admin typed: at most 30 days.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct TimeSpan(pub Duration);
 
@@ -185,8 +180,7 @@ impl FromStr for TimeSpan {
     }
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a counter-based generator, so the k-th random value
-/// needs no state and any thread can compute it.
+/// SplitMix64: counter-based, so any thread computes the k-th value without state.
 pub fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -19,9 +19,9 @@ use super::device::{
 /// One line of `/proc/self/mountinfo`, reduced to what the verdict needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountEntry {
-    /// The `major:minor` of the mounted filesystem's device (0:N for pseudo filesystems).
+    /// The mounted device's `major:minor` (0:N for pseudo filesystems).
     pub dev: Option<DevNum>,
-    /// The mount source as given to mount(8), e.g. `/dev/sda1` or `/dev/mapper/vg-root`.
+    /// The mount source (`/dev/sda1`, `/dev/mapper/vg-root`).
     pub source: String,
     pub mount_point: String,
     pub fstype: String,
@@ -79,8 +79,7 @@ fn node_usage(
     reasons
 }
 
-/// Fills `device.in_use` from its own mounts, swap and holders and those of its partitions: a
-/// disk whose partition is mounted is in use.
+/// Fills `device.in_use` from its and its partitions' mounts, swap, holders.
 pub fn assess(device: &mut BlockDevice, mounts: &[MountEntry], swaps: &[SwapEntry]) {
     let mut reasons = node_usage(
         &device.name,
@@ -96,8 +95,7 @@ pub fn assess(device: &mut BlockDevice, mounts: &[MountEntry], swaps: &[SwapEntr
     device.in_use = reasons;
 }
 
-/// Fills every device's `in_use`: its own use and its partitions' (`assess`), then the use it
-/// inherits through loop devices.
+/// Fills every device's `in_use`, with the use inherited through loops.
 pub fn assess_all(devices: &mut [BlockDevice], mounts: &[MountEntry], swaps: &[SwapEntry]) {
     for d in devices.iter_mut() {
         assess(d, mounts, swaps);
@@ -116,9 +114,7 @@ pub fn assess_all(devices: &mut [BlockDevice], mounts: &[MountEntry], swaps: &[S
     }
 }
 
-/// Why a regular file (a test target, identified by its opened descriptor) must not be
-/// written: it is an active swap file, or the backing file of a loop device that is in use.
-/// `devices` must already be assessed.
+/// Why a regular file must not be written (a swap file, a busy loop's backing file).
 pub fn file_usage(
     devices: &[BlockDevice],
     swaps: &[SwapEntry],
@@ -180,8 +176,7 @@ pub fn file_usage(
     reasons
 }
 
-/// One target of a run, as the data it reaches: a block device or partition by kernel name,
-/// or a regular file by identity (with its path, for loop devices known only by path text).
+/// A target of a run: a block node by name, or a file by identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataRef<'a> {
     Node(&'a str),
@@ -205,8 +200,7 @@ pub fn same_data(devices: &[BlockDevice], a: DataRef, b: DataRef) -> bool {
     graph.reaches(devices, a, b) || graph.reaches(devices, b, a)
 }
 
-/// Whether loop device `d` is backed by the file `other` describes: by identity when both are
-/// known, else by the path text (which can only err towards "same").
+/// Whether loop `d` is backed by `other`'s file: by identity, else by path.
 fn same_file(d: &BlockDevice, other: &LoopBacking, other_path: Option<&str>) -> Option<bool> {
     let own = d.loop_backing?;
     if own.block.is_some() || other.block.is_some() {
@@ -240,9 +234,8 @@ enum Hop {
 }
 
 impl Hop {
-    /// The direction a walk has after taking this hop, having gone `dir` so far (an alias
-    /// keeps it); `None` when the hop turns back (up after down, or down after up), which
-    /// would reach a sibling partition, not the same data.
+    /// The direction after this hop, having gone `dir`; `None` when it turns back (up after
+    /// down or down after up), which would reach a sibling partition.
     fn after(self, dir: Option<Hop>) -> Option<Option<Hop>> {
         match (self, dir) {
             (Hop::Alias, d) => Some(d),
@@ -259,8 +252,7 @@ struct Edge {
     file: Option<String>,
 }
 
-/// A node reached, the containment direction taken so far, and the path there as (node, edge
-/// index) pairs.
+/// A node reached, its direction, and the path as (node, edge) pairs.
 type Step = (usize, Option<Hop>, Vec<(usize, usize)>);
 
 /// Block nodes, their own (direct) use and the links between them.
@@ -370,10 +362,8 @@ impl Graph {
         }
     }
 
-    /// The use the node(s) in `starts` inherit through loop links: breadth first, so each
-    /// reason comes with its shortest chain; every (node, direction) is visited once. A chain
-    /// that went from a partition up to its disk never comes down into another partition (and
-    /// the other way round): siblings do not share data.
+    /// The use `starts` inherit through loop links, breadth first so each reason comes with
+    /// its shortest chain, each (node, direction) once, never into a sibling partition.
     fn inherited(&self, starts: &[usize]) -> Vec<InUse> {
         let mut out = Vec::new();
         for &start in starts {
@@ -383,8 +373,7 @@ impl Graph {
             queue.push_back((start, None, Vec::new()));
             while let Some((at, dir, path)) = queue.pop_front() {
                 for (k, e) in self.edges[at].iter().enumerate() {
-                    // The first link must be a loop link: the disk/partition relation alone
-                    // is what `assess` already covers.
+                    // The first link must be a loop link: `assess` covers the rest.
                     if path.is_empty() && e.hop != Hop::Alias {
                         continue;
                     }
@@ -408,7 +397,7 @@ impl Graph {
         out
     }
 
-    /// The nodes a target starts from: its own node, or for a file every loop device over it.
+    /// A target's start nodes: its own, or every loop device over a file.
     fn starts(&self, devices: &[BlockDevice], target: DataRef) -> Vec<usize> {
         match target {
             DataRef::Node(name) => self
@@ -435,9 +424,7 @@ impl Graph {
         }
     }
 
-    /// Whether the data of `from` reaches `to`: breadth first over loop links and
-    /// containment, never from a partition up to its disk and down into a sibling (or the
-    /// other way round), as `inherited` walks.
+    /// Whether the data of `from` reaches `to`, walked as `inherited` walks.
     fn reaches(&self, devices: &[BlockDevice], from: DataRef, to: DataRef) -> bool {
         // A file is reached at a loop device over it.
         let targets = self.starts(devices, to);
@@ -469,12 +456,12 @@ impl Graph {
         false
     }
 
-    /// The reason for `start` from a chain of links ending at the node that `root` is about.
+    /// The reason for `start` from its chain of links to `root`'s node.
     fn reason(&self, start: usize, path: &[(usize, usize)], root: &InUse) -> InUse {
         let first = &self.edges[path[0].0][path[0].1];
         let mut words: Vec<String> = Vec::new();
         let mut rest = &path[1..];
-        // A last step down into a partition reads better as "loop5p1 mounted at ...".
+        // Ending in a partition reads better: "loop5p1 mounted at ...".
         let mut owner = self.edges[path[path.len() - 1].0][path[path.len() - 1].1].to;
         if let Some(((at, k), init)) = rest.split_last()
             && self.edges[*at][*k].hop == Hop::Down
@@ -482,8 +469,7 @@ impl Graph {
             owner = *at;
             rest = init;
         }
-        // A step down into a partition names the partition before the next step:
-        // "loop0p2 backs loop6".
+        // A step down names the partition ("loop0p2 backs loop6").
         let mut into: Option<&str> = None;
         for (at, k) in rest {
             let e = &self.edges[*at][*k];
@@ -698,7 +684,7 @@ mod tests {
 
     #[test]
     fn a_backing_file_on_a_mounted_file_system_is_not_use() {
-        // loop5's file lives on the file system of loop4 (dev 7:4), which is mounted.
+        // loop5's file is on loop4's (7:4) file system, which is mounted.
         let lower = loop_over("loop4", 4, "/tmp/a.img", Some(id(1, 12)));
         let inner = loop_over(
             "loop5",
@@ -755,8 +741,8 @@ mod tests {
                 "free"
             ]
         );
-        // The loop device over the second partition mounted: the partition and its disk are
-        // in use, the first partition is not (the guard looks at partitions one by one).
+        // A loop over the second partition mounted: it and its disk are in use, the first
+        // partition is not.
         assess_all(&mut devs, &[mount("7:6", "/dev/loop6", "/mnt/6")], &[]);
         assert_eq!(
             devs[0].usage_summary(),
@@ -832,7 +818,7 @@ mod tests {
 
     #[test]
     fn cycles_end() {
-        // The kernel refuses loop cycles, but a verdict over odd tables must still end.
+        // The kernel refuses loop cycles; a verdict over odd tables still ends.
         let mut a = loop_over("loop1", 1, "/dev/loop2", None);
         let mut b = loop_over("loop2", 2, "/dev/loop1", None);
         a.loop_backing = Some(LoopBacking {

@@ -1,8 +1,7 @@
 //! `with_all!`: declares a field-less enum together with `ALL`, its variants in declaration
 //! order, so a table walked or indexed by it can never miss a variant added later.
 
-/// Declares the enum as written and `pub const ALL: &[Self]`, every variant in order (so
-/// `v as usize` is `v`'s index in `ALL`).
+/// Declares the enum and `ALL`, in order (`v as usize` indexes it).
 macro_rules! with_all {
     ($(#[$meta:meta])* $vis:vis enum $name:ident {
         $($(#[$vmeta:meta])* $variant:ident),* $(,)?

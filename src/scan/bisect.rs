@@ -21,7 +21,7 @@ pub enum Found {
 #[derive(Debug, Clone)]
 pub struct Bisection {
     sector: u64,
-    /// Parts still to read, the next one last (so results come in ascending order).
+    /// Parts still to read, the next last (results come in ascending order).
     todo: Vec<Span>,
     /// The part handed out by `next_read` and not yet recorded.
     reading: Option<Span>,
@@ -29,8 +29,7 @@ pub struct Bisection {
 }
 
 impl Bisection {
-    /// The bisection of `failed`, a span whose read failed, in sectors of `sector` bytes.
-    /// `None` when it is one sector or less: it is itself the bad sector.
+    /// The bisection of `failed` in `sector`s; `None` when it is a single sector.
     pub fn split(failed: Span, sector: u64) -> Option<Bisection> {
         if sector == 0 || failed.length <= sector {
             return None;
@@ -61,8 +60,7 @@ impl Bisection {
         self.reading
     }
 
-    /// The result of reading the part `next_read` gave: `Ok` or the errno. Returns what it
-    /// established, if anything (a failed part larger than a sector is split again).
+    /// Records the result of `next_read`'s part; a failed part over a sector splits again.
     pub fn record(&mut self, result: Result<(), i32>) -> Option<Found> {
         let span = self.reading.take()?;
         self.reads += 1;
@@ -88,8 +86,7 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 
-    /// Runs a bisection of `block` against a set of bad sector numbers; returns the bad spans
-    /// found, the good bytes and the reads.
+    /// Bisects `block` against bad sector numbers: bad spans, good bytes, reads.
     fn run(block: Span, sector: u64, bad: &BTreeSet<u64>) -> (Vec<Span>, u64, u64) {
         let mut found_bad = Vec::new();
         let mut good = 0;

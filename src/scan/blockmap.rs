@@ -14,8 +14,7 @@ pub struct BlockMap {
 }
 
 impl BlockMap {
-    /// A map of `domain` in at most `cells` cells (fewer when the range has fewer 512-byte
-    /// sectors, so no cell is smaller than a sector).
+    /// A map of `domain` in at most `cells` cells, none smaller than a 512-byte sector.
     pub fn new(domain: Span, cells: usize) -> BlockMap {
         let count = (domain.length / 512).min(cells as u64) as usize;
         BlockMap {
@@ -31,7 +30,7 @@ impl BlockMap {
         (idx as usize).min(self.cells.len().saturating_sub(1))
     }
 
-    /// Marks the cells `span` touches with `bucket` where it is worse than what they hold.
+    /// Marks the cells `span` touches with `bucket` where it is worse.
     pub fn record(&mut self, span: Span, bucket: Bucket) {
         let Some(part) = span.intersect(&self.domain) else {
             return;
@@ -48,8 +47,7 @@ impl BlockMap {
         &self.cells
     }
 
-    /// The map in `width` characters, each the worst of the cells it covers, a bucket's glyph
-    /// or a space for what was not read.
+    /// The map in `width` glyphs, each the worst of its cells (space: not read).
     pub fn line(&self, width: usize) -> String {
         let n = self.cells.len();
         if n == 0 || width == 0 {

@@ -3,9 +3,7 @@
 
 use std::time::Duration;
 
-/// The class of one block's read.
-///
-/// The order (`Ord`) is severity: a map cell that holds several blocks shows the worst one.
+/// The class of one block's read; `Ord` is severity (a map cell shows its worst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Bucket {
     Under5,
@@ -18,7 +16,7 @@ pub enum Bucket {
     Err,
 }
 
-/// The upper limits of the latency buckets, in milliseconds (the last one, >= 500, has none).
+/// The buckets' upper limits in ms (>= 500 has none).
 const LIMITS_MS: [u64; 5] = [5, 20, 50, 150, 500];
 
 impl Bucket {
@@ -34,8 +32,7 @@ impl Bucket {
         Bucket::Time,
     ];
 
-    /// The class of a read that succeeded after `latency`: TIME at or above `timeout`, else
-    /// the latency bucket.
+    /// The class of a read that took `latency`: TIME from `timeout`, else its bucket.
     pub fn of_latency(latency: Duration, timeout: Duration) -> Bucket {
         if latency >= timeout {
             return Bucket::Time;
@@ -56,7 +53,7 @@ impl Bucket {
         Bucket::Over500
     }
 
-    /// The bucket's upper limit in ms (exclusive); `None` for >= 500, ERR and TIME.
+    /// The upper limit in ms (exclusive); `None` for >= 500, ERR and TIME.
     pub fn upto_ms(self) -> Option<u64> {
         match self {
             Bucket::Under5 => Some(LIMITS_MS[0]),
@@ -82,7 +79,7 @@ impl Bucket {
         }
     }
 
-    /// One character per bucket, distinct without colour (a monochrome console, `TERM=linux`).
+    /// One character per bucket, distinct without colour (`TERM=linux`).
     pub fn glyph(self) -> char {
         match self {
             Bucket::Under5 => '.',
@@ -135,7 +132,7 @@ impl BucketCounts {
         self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c))
     }
 
-    /// The slowest latency bucket that holds a block read in time (None: no such block).
+    /// The slowest latency bucket holding a block read in time.
     pub fn slowest_read(&self) -> Option<Bucket> {
         [
             Bucket::Over500,

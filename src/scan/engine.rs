@@ -48,8 +48,7 @@ pub struct TimedRead {
 pub trait BlockReader {
     /// Reads `span` (aligned to the logical block size, at most the block size long).
     fn read(&mut self, span: Span) -> TimedRead;
-    /// After a failed or short read: why the device cannot be read any more (removed,
-    /// replaced, resized), or `None` when it is still the device the scan started on.
+    /// After a failed or short read: why the device is gone (removed, replaced, resized).
     fn gone(&mut self) -> Option<String>;
 }
 
@@ -170,8 +169,7 @@ pub struct Scan {
     pub done: u64,
     pub bytes_read: u64,
     pub bytes_bad: u64,
-    /// Bytes of blocks abandoned at the per-command timeout: not read, left `*` (non-trimmed)
-    /// in the mapfile so that the next run reads them again.
+    /// Bytes abandoned at the per-command timeout: left `*` so the next run reads them.
     pub bytes_abandoned: u64,
     pub buckets: BucketCounts,
     pub errors: RangeList<Errno>,
@@ -190,8 +188,7 @@ impl Scan {
     pub fn new(config: ScanConfig, mapfile: Mapfile) -> Scan {
         let sector = config.sector.max(1);
         let device = Span::new(0, mapfile.size());
-        // O_DIRECT reads whole logical blocks: a region of another tool's mapfile that is not
-        // aligned is widened to its sectors (reading twice is harmless).
+        // O_DIRECT reads whole logical blocks: another tool's unaligned region is widened.
         let mut plan: Vec<Span> = Vec::new();
         for span in mapfile.to_read(config.domain, config.retry) {
             let start = span.offset / sector * sector;
@@ -232,8 +229,7 @@ impl Scan {
         }
     }
 
-    /// The next block of the plan (without taking it): up to the next multiple of the block
-    /// size, so blocks stay aligned after a region that starts anywhere.
+    /// The next block of the plan, cut at a block-size multiple so blocks stay aligned.
     fn peek_block(&self) -> Option<Span> {
         let region = self.plan.get(self.region)?;
         let block = self.config.block.max(self.config.sector).max(1);
@@ -300,10 +296,8 @@ impl Scan {
         }
     }
 
-    /// The read the scan does next, or `None` once it has ended (a scan with nothing left
-    /// to read ends here). `step` split in two, so that a caller can read on while another
-    /// thread shows the scan as it stood when the read began (a read may hang for minutes):
-    /// the read's result goes back through `complete`.
+    /// The next read, `None` once ended: with `complete`, `step` in two halves, so another
+    /// thread can show the scan while a read hangs.
     pub fn begin(&mut self) -> Option<NextRead> {
         loop {
             if self.end.is_some() {
@@ -349,8 +343,7 @@ impl Scan {
         }
     }
 
-    /// Takes the result `r` of the read `begin` handed out; `reader` says whether the device
-    /// is gone after a failed read.
+    /// Takes the result of the read `begin` handed out.
     pub fn complete(&mut self, next: NextRead, r: TimedRead, reader: &mut dyn BlockReader) {
         self.read_time = self.read_time.saturating_add(r.elapsed);
         match next.kind {
@@ -431,8 +424,7 @@ impl Scan {
                 }
                 Err(errno)
             }
-            // A part abandoned at the timeout is not read: for the map it is as bad as an
-            // unreadable one, and ETIMEDOUT says why.
+            // Abandoned: as bad as unreadable for the map, and ETIMEDOUT says why.
             ReadOutcome::TimedOut => Err(libc::ETIMEDOUT),
             ReadOutcome::Short(_) => {
                 let why = reader.gone().unwrap_or_else(|| {
@@ -517,7 +509,7 @@ pub(crate) mod tests {
         pub latency_once: Vec<(Span, Duration)>,
         /// After this many reads the device is gone.
         pub gone_after: Option<u64>,
-        /// Reads that start in these ranges are abandoned at the per-command timeout.
+        /// Reads starting in these ranges time out.
         pub abandon: Vec<Span>,
         pub reads: Vec<Span>,
         pub seen: BTreeSet<u64>,
@@ -660,8 +652,7 @@ pub(crate) mod tests {
         cfg.sector = 4096;
         let mut scan = Scan::new(cfg, Mapfile::new(size));
         run_to_end(&mut scan, &mut disk);
-        // The two 300 ms blocks merged with their worst times; the second reads happened
-        // REREAD_DISTANCE later, not at once.
+        // The two 300 ms blocks merged, worst times kept; re-read REREAD_DISTANCE later.
         let slow: Vec<_> = scan.slow.iter().cloned().collect();
         assert_eq!(slow.len(), 2);
         assert_eq!(slow[0].0, Span::new(10 << 20, 2 << 20));

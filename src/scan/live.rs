@@ -1,9 +1,7 @@
-//! A scan shared by the thread that reads and a thread that shows it. The reader takes the
-//! lock only to take the next read and to hand back its result (`Scan::begin`,
-//! `Scan::complete`), never across the read itself; so whoever shows the scan sees it as it
-//! stood when the read began, and that read in flight ("waiting 16 s at 150.0 MiB"), however
-//! long the read hangs. Publishing costs two uncontended locks a read: nothing is sent per
-//! read, the one that shows it looks on its own timer.
+//! A scan shared by the thread that reads and a thread that shows it. The reader holds the
+//! lock only to take the next read and hand back its result, never across the read, so the
+//! scan is shown as it stood when the read began, with the read in flight ("waiting 16 s at
+//! 150.0 MiB"). The cost: two uncontended locks a read; nothing is sent per read.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -20,10 +18,10 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    /// A read is called waiting once it has taken this long: a healthy disk's reads never do.
+    /// A read is waiting from this long: a healthy disk's never are.
     pub const SHOWN_AFTER: Duration = Duration::from_secs(1);
 
-    /// The read `more` later than when it was taken (the screen's own clock runs on).
+    /// The read `more` later (the screen's clock runs on).
     pub fn later(self, more: Duration) -> InFlight {
         InFlight {
             waited: self.waited.saturating_add(more),
@@ -69,8 +67,7 @@ impl LiveScan {
         }
     }
 
-    /// A panic while the lock was held (the other thread's) leaves the scan as it was: it is
-    /// still what was read, and shown.
+    /// A poisoned lock still holds what was read: it is used.
     fn lock(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -96,8 +93,7 @@ impl LiveScan {
         }
     }
 
-    /// `f` of the scan as it stands and of the read in flight, if any. The reader waits for
-    /// the lock meanwhile: `f` is quick (a copy, a line of text) and sends nothing that blocks.
+    /// `f` of the scan and the read in flight; the reader waits, so `f` must be quick.
     pub fn view<R>(&self, f: impl FnOnce(&Scan, Option<InFlight>) -> R) -> R {
         let s = self.lock();
         let in_flight = s.in_flight.map(|(span, since)| InFlight {
@@ -132,7 +128,7 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
-    /// Reads at once, except the block at `hang_at`, which waits for a word on `release`.
+    /// Reads at once, but the block at `hang_at` waits for `release`.
     struct Hanging {
         hang_at: u64,
         release: mpsc::Receiver<()>,

@@ -59,8 +59,7 @@ impl Status {
         })
     }
 
-    /// Whether a scan reads a region of this status: what is not tried, or tried by ddrescue
-    /// but not down to the sector (`*`, `/`); with `retry`, also bad sectors.
+    /// Whether a scan reads this status: not tried, `*` and `/`; bad sectors with `retry`.
     pub fn to_read(self, retry: bool) -> bool {
         match self {
             Status::NonTried | Status::NonTrimmed | Status::NonScraped => true,
@@ -70,8 +69,7 @@ impl Status {
     }
 }
 
-/// The phase characters ddrescue writes as `current_status` (copying, trimming, scraping,
-/// retrying, filling, generating, finished).
+/// ddrescue's `current_status` phase characters.
 const PHASES: [char; 7] = ['?', '*', '/', '-', 'F', 'G', '+'];
 
 /// Why a mapfile was not accepted.
@@ -82,16 +80,16 @@ pub struct MapfileError {
     pub reason: String,
 }
 
-/// A mapfile: where the last run was, and the status of every byte of the device.
+/// A mapfile: where the last run was, and every byte's status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mapfile {
     /// Where the last run stopped (ddrescue's `current_pos`).
     pub current_pos: u64,
-    /// The phase then (ddrescue's `current_status`): `?` still reading, `+` finished.
+    /// ddrescue's `current_status`: `?` still reading, `+` finished.
     pub current_status: char,
     /// ddrescue's pass number (absent in mapfiles of ddrescue before 1.20).
     pub current_pass: Option<u32>,
-    /// Regions by start: (length, status). Contiguous from 0 to `size`, neighbours differ.
+    /// Regions by start: (length, status), contiguous, neighbours differ.
     regions: BTreeMap<u64, (u64, Status)>,
     size: u64,
 }
@@ -132,8 +130,7 @@ impl Mapfile {
             .fold(0u64, |a, s| a.saturating_add(s.length))
     }
 
-    /// The regions inside `within` that a scan still reads (see `Status::to_read`), in order,
-    /// neighbours merged.
+    /// The regions inside `within` a scan still reads, merged.
     pub fn to_read(&self, within: Span, retry: bool) -> Vec<Span> {
         let mut out: Vec<Span> = Vec::new();
         for (span, status) in self.regions() {
@@ -151,13 +148,12 @@ impl Mapfile {
         out
     }
 
-    /// Sets the status of `span` (clipped to the device), merging with neighbours.
+    /// Sets the status of `span` (clipped), merging with neighbours.
     pub fn set(&mut self, span: Span, status: Status) {
         let Some(span) = span.intersect(&Span::new(0, self.size)) else {
             return;
         };
         let (start, end) = (span.offset, span.end());
-        // The region that contains `start`, cut at `start`.
         if let Some((&pos, &(len, st))) = self.regions.range(..=start).next_back()
             && pos < start
             && pos + len > start
@@ -165,7 +161,6 @@ impl Mapfile {
             self.regions.insert(pos, (start - pos, st));
             self.regions.insert(start, (pos + len - start, st));
         }
-        // The region that contains `end`, cut at `end`.
         if let Some((&pos, &(len, st))) = self.regions.range(..end).next_back()
             && pos + len > end
         {
@@ -203,8 +198,7 @@ impl Mapfile {
         }
     }
 
-    /// Parses a mapfile. The regions must be in order, contiguous from 0, each of a non-zero
-    /// size with one of the five statuses.
+    /// Parses a mapfile: regions in order, contiguous from 0, non-empty, a known status.
     pub fn parse(text: &str) -> Result<Mapfile, MapfileError> {
         let mut parser = MapfileParser::default();
         for raw in text.lines() {
@@ -213,8 +207,7 @@ impl Mapfile {
         parser.finish()
     }
 
-    /// The mapfile's text: `comments` (each written after "# "), the status line, the
-    /// regions, in ddrescue's own layout.
+    /// The mapfile's text in ddrescue's layout, `comments` first (each after "# ").
     pub fn render(&self, comments: &[String]) -> String {
         let mut out = Vec::new();
         // Writing to a Vec cannot fail, and every byte written is UTF-8 text.
@@ -222,8 +215,7 @@ impl Mapfile {
         String::from_utf8_lossy(&out).into_owned()
     }
 
-    /// `render`, written to `out` a line at a time: a map of millions of regions is never
-    /// held whole as text (saved every 30 s during a scan, it was once a second copy of it).
+    /// `render` a line at a time: a map saved every 30 s is never held twice.
     pub fn write_to(
         &self,
         comments: &[String],
@@ -259,7 +251,7 @@ impl Mapfile {
     }
 }
 
-/// Formats as ddrescue does: `0x` then upper-case hex digits (`{:#X}` would write `0X`).
+/// Hex as ddrescue writes it: `0x` and upper-case digits (`{:#X}` writes `0X`).
 struct Hex(u64);
 
 impl std::fmt::UpperHex for Hex {
@@ -270,8 +262,7 @@ impl std::fmt::UpperHex for Hex {
     }
 }
 
-/// A number as strtoll with base 0 reads it: `0x` hexadecimal, a leading `0` octal, else
-/// decimal. No sign, nothing after it.
+/// A number as strtoll base 0 reads it: `0x` hex, leading `0` octal, else decimal.
 fn parse_number(text: &str) -> Option<u64> {
     let v = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         u64::from_str_radix(hex, 16).ok()?
@@ -284,8 +275,7 @@ fn parse_number(text: &str) -> Option<u64> {
     (!text.contains('+')).then_some(v)
 }
 
-/// A mapfile read a line at a time (`Mapfile::parse` whole): a file of millions of regions is
-/// never held as text beside its map.
+/// A mapfile read a line at a time (for the reason of `write_to`).
 #[derive(Debug, Default)]
 pub struct MapfileParser {
     lines: usize,
@@ -414,8 +404,7 @@ mod tests {
 
     #[test]
     fn reads_ddrescue_mapfiles_old_and_new() {
-        // A mapfile of ddrescue 1.27 (abridged header), and one without the pass (before 1.20),
-        // with decimal numbers and every status.
+        // ddrescue 1.27's mapfile, and one before 1.20 (no pass), decimal, every status.
         let new = "# Mapfile. Created by GNU ddrescue version 1.27\n\
                    # Command line: ddrescue -d /dev/sdb sdb.img sdb.map\n\
                    # current_pos  current_status  current_pass\n\
@@ -493,9 +482,8 @@ mod tests {
     }
 
     proptest! {
-        /// Any sequence of settings: the regions stay contiguous from 0 to the size with
-        /// differing neighbours, agree byte for byte with a plain array, and the written text
-        /// parses back to the same map.
+        /// Any settings: contiguous regions with differing neighbours, equal to a plain
+        /// array, and the text parses back to the same map.
         #[test]
         fn the_mapfile_round_trips(
             size in 1u64..300,

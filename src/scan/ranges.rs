@@ -37,8 +37,7 @@ impl<V: RangeValue> RangeList<V> {
         Self::default()
     }
 
-    /// Adds `span` with `value`: merged with the ranges it overlaps, and with those it touches
-    /// when the values join. An empty span is ignored.
+    /// Adds `span` with `value`, merged with what it overlaps and with joining neighbours.
     pub fn insert(&mut self, span: Span, value: V) {
         if span.is_empty() {
             return;
@@ -46,8 +45,7 @@ impl<V: RangeValue> RangeList<V> {
         let mut start = span.offset;
         let mut end = span.end();
         let mut value = value;
-        // Ranges ending before `start` stay as they are; scans insert in order, so this is
-        // usually the end of the list.
+        // Scans insert in order: this is usually the end of the list.
         let mut first = self.items.partition_point(|(s, _)| s.end() < start);
         let mut next = first;
         while next < self.items.len() {
@@ -71,8 +69,7 @@ impl<V: RangeValue> RangeList<V> {
         }
         self.items
             .splice(first..next, [(Span::new(start, end - start), value)]);
-        // A merge on the right can change the value so that it now joins the range touching
-        // on the left that was kept apart.
+        // A merge on the right may now join the range kept apart on the left.
         if first > 0 {
             let (left, v_left) = &self.items[first - 1];
             let (here, v_here) = &self.items[first];
@@ -146,7 +143,7 @@ mod tests {
         assert_eq!(spans(&l), vec![(8192, 8192)]);
         l.insert(Span::new(32 * 512, 512), Errno(61));
         assert_eq!(spans(&l), vec![(8192, 8192), (16384, 512)]);
-        // Inserted before, touching a range of another errno on its right: kept apart.
+        // Touching a range of another errno on its right: kept apart.
         l.insert(Span::new(7680, 512), Errno(61));
         assert_eq!(spans(&l), vec![(7680, 512), (8192, 8192), (16384, 512)]);
         assert_eq!(l.total_bytes(), 9216);
@@ -175,8 +172,8 @@ mod tests {
     }
 
     proptest! {
-        /// Whatever is inserted in whatever order: sorted, never overlapping, touching ranges
-        /// only when their values do not join, and exactly the union of the bytes inserted.
+        /// Any inserts in any order: sorted, never overlapping, touching only when the values
+        /// do not join, and exactly the union inserted.
         #[test]
         fn merged_ranges_never_overlap(
             inserts in proptest::collection::vec((0u64..200, 0u64..20, 0i32..3), 0..60)

@@ -3,10 +3,9 @@
 //! sector, as hdparm `--repair-sector` and Victoria's Remap do), then read again. A sector that
 //! reads just before its write is not written: something rewrote it after the scan.
 //!
-//! Pure: the writes go through `SectorWriter`, the re-reads through the scan's `BlockReader`.
-//! Only the spans given are written, each write exactly a run of whole sectors of a bad range
-//! (never more than `max_write` bytes), nothing else; the guard that decides whether a repair may
-//! run at all is the write tests' (`bench::exec::safety`), applied by the caller before the scan.
+//! Pure: writes go through `SectorWriter`, re-reads through the scan's `BlockReader`. Only
+//! whole sectors of the spans given are written, at most `max_write` bytes at a time; whether
+//! a repair may run at all is `bench::exec::safety`'s to say, applied before the scan.
 
 use super::Span;
 use super::engine::{BlockReader, ReadOutcome};
@@ -14,8 +13,7 @@ use super::mapfile::{Mapfile, Status};
 
 /// Writes zeros to the device.
 pub trait SectorWriter {
-    /// Writes zeros over `span` (whole logical blocks, at most `max_write` bytes): `Err` with the
-    /// errno when the write fails or is short.
+    /// Writes zeros over `span` (whole logical blocks); `Err(errno)` if failed or short.
     fn write_zeros(&mut self, span: Span) -> Result<(), i32>;
 }
 
@@ -29,8 +27,8 @@ pub enum SectorResult {
     WriteFailed(i32),
     /// Written, but the read back failed (errno, or 0 for a short read or a timeout).
     StillUnreadable(i32),
-    /// Read without an error just before its write, so not written: its data is back (a file
-    /// system or the drive rewrote it after the scan) and zeros would destroy it.
+    /// Read fine just before its write, so not written: a file system or the drive rewrote
+    /// it since the scan, and zeros would destroy that.
     ReadableAgain,
 }
 
@@ -96,10 +94,7 @@ impl Repair {
         runs_of(&offsets, sector)
     }
 
-    /// Brings `map` up to date after the repair: each sector that reads now (after its write,
-    /// or before it) is read ('+'); one whose write or re-read failed, or that the repair did
-    /// not reach, keeps its status. The saved mapfile and badblocks list then say what the disk
-    /// is now.
+    /// Marks each sector that reads now as read ('+'), so the saved map says what is now.
     pub fn mark_repaired(&self, map: &mut Mapfile, sector: u64) {
         for &(offset, result) in &self.sectors {
             if matches!(result, SectorResult::Repaired | SectorResult::ReadableAgain) {
@@ -114,13 +109,10 @@ impl Repair {
     }
 }
 
-/// Writes zeros over each span of `bad` (sorted, aligned to `sector`), in writes of at most
-/// `max_write` bytes, then reads each sector of it back one by one. Each sector is read again
-/// first: one that reads now holds data again (a file system or the drive rewrote it since the
-/// scan) and is left alone, [`SectorResult::ReadableAgain`]. A write that fails is split down
-/// to sectors, so one failing sector does not count its neighbours as failed. Before each write
-/// `still_ours` is asked whether the device may still be written: `Some(why)` stops the repair
-/// there, nothing more written.
+/// Writes zeros over each span of `bad` (sorted, aligned to `sector`), at most `max_write`
+/// bytes a write, then reads each sector back. A sector that reads before its write is left
+/// alone (`ReadableAgain`); a failed write is split to sectors, so one bad sector does not fail
+/// its neighbours. `still_ours` returning `Some(why)` before a write stops the repair there.
 pub fn repair(
     bad: &[Span],
     sector: u64,
@@ -160,8 +152,7 @@ pub fn repair(
     out
 }
 
-/// Writes zeros over `run` (split to sectors when the whole write fails) and reads each
-/// written sector back.
+/// Writes zeros over `run` (by sectors if the whole write fails) and reads each back.
 fn write_and_read_back(
     run: Span,
     sector: u64,
@@ -214,8 +205,7 @@ mod tests {
     use std::rc::Rc;
     use std::time::Duration;
 
-    /// A device of 512-byte sectors: `bad` sectors fail to read until written; `dead` ones fail
-    /// to read and to write.
+    /// 512-byte sectors: `bad` ones fail to read until written; `dead` ones always fail.
     #[derive(Default)]
     struct Fake {
         bad: BTreeSet<u64>,
@@ -274,7 +264,7 @@ mod tests {
         let r = repair(&bad, 512, 1 << 20, &mut rw, &mut dev, &mut ours());
         // The writer saw exactly the two ranges, nothing else.
         assert_eq!(rw.writes, bad.to_vec());
-        // Each sector read on its own before the write (still unreadable), and after it.
+        // Each sector read alone before the write, and after it.
         assert_eq!(
             dev.reads,
             vec![
@@ -287,7 +277,7 @@ mod tests {
             ]
         );
         assert_eq!(r.attempted(), 3);
-        // The reader here is a separate fake still holding the bad sectors: nothing repaired.
+        // A separate fake reader still holds the bad sectors: nothing repaired.
         assert_eq!(r.repaired(), 0);
         assert_eq!(r.still_unreadable(), 3);
         assert_eq!(
@@ -296,8 +286,7 @@ mod tests {
         );
     }
 
-    /// One device behind two handles: a written sector reads again, a dead one stays
-    /// unreadable.
+    /// One device behind two handles.
     #[derive(Clone)]
     struct Shared(Rc<RefCell<Fake>>);
     impl SectorWriter for Shared {
@@ -330,7 +319,7 @@ mod tests {
             &mut ours(),
         );
         let dev = w.0.borrow();
-        // The 4-sector write failed on the dead sector and was split: 3 single-sector writes.
+        // The 4-sector write failed on the dead sector: split into 3 single writes.
         assert_eq!(
             dev.writes,
             vec![
@@ -402,7 +391,7 @@ mod tests {
         dev.bad.extend((0..12).map(|s| s * 512));
         let mut w = Shared(Rc::new(RefCell::new(dev)));
         let mut rd = w.clone();
-        // 5 sectors, at most 2 per write; a span with ragged ends keeps only whole sectors.
+        // At most 2 sectors a write; ragged ends keep only whole sectors.
         let bad = [Span::new(0, 5 * 512), Span::new(10 * 512 + 1, 2 * 512)];
         let r = repair(&bad, 512, 1024, &mut w, &mut rd, &mut ours());
         assert_eq!(
@@ -419,8 +408,7 @@ mod tests {
 
     #[test]
     fn a_sector_that_reads_before_its_write_is_left_alone() {
-        // Sectors 20-23 were unreadable in the scan; 21 and 22 were rewritten since (a file
-        // system's new data, remapped by the drive): only 20 and 23 are written.
+        // 20-23 unreadable in the scan, 21 and 22 rewritten since: only 20 and 23 written.
         let mut dev = Fake::default();
         dev.bad.extend([20 * 512, 23 * 512]);
         let mut w = Shared(Rc::new(RefCell::new(dev)));

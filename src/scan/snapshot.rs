@@ -12,8 +12,7 @@ use super::engine::{End, Scan, SlowTimes};
 use super::live::InFlight;
 use super::verdict::verdict;
 
-/// The surface scan as the screen shows it: a copy of the engine's state of a size that does
-/// not grow with the device (the fixed map, merged range lists, a bounded zone curve).
+/// The surface scan as the screen shows it (see the module documentation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanUpdate {
     pub device: String,
@@ -39,8 +38,7 @@ pub struct ScanUpdate {
     pub zone: Vec<(u64, f64)>,
     /// Since the scan started.
     pub elapsed: Duration,
-    /// The read under way when the update was taken, with how long it had waited then;
-    /// `None` between reads and in the last update.
+    /// The read under way and how long it had waited; `None` between reads.
     pub in_flight: Option<InFlight>,
     /// Why it ended; `None` while it runs.
     pub end: Option<End>,
@@ -49,8 +47,7 @@ pub struct ScanUpdate {
 }
 
 impl ScanUpdate {
-    /// `scan` now, on the device `device`, `elapsed` since it started, with its zone curve
-    /// `zone` (none for a scan that draws none).
+    /// `scan` now, on `device`, `elapsed` since it started, with its zone curve.
     pub fn of(device: &str, scan: &Scan, zone: Vec<(u64, f64)>, elapsed: Duration) -> ScanUpdate {
         ScanUpdate {
             device: device.to_string(),

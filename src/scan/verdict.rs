@@ -6,8 +6,7 @@ use super::buckets::Bucket;
 use super::engine::{End, Scan};
 use super::mapfile::Status;
 
-/// The verdict; `previously_bad` is what the mapfile already had as bad sectors in the range
-/// and this scan did not read again.
+/// The verdict, naming too the mapfile's bad sectors this scan did not read again.
 pub fn verdict(scan: &Scan) -> String {
     let sector = scan.config.sector.max(1);
     let body = findings(scan, sector);
@@ -77,7 +76,7 @@ fn findings(scan: &Scan, sector: u64) -> String {
         let at = first.map_or(String::new(), |s| {
             format!(", the first at {}", lbas(s, sector))
         });
-        // When is in the Timeout line: SG_IO may abandon later than --timeout.
+        // The Timeout line says when (`sys::scan::SG_MIN_TIMEOUT`).
         return format!(
             "{} not read: abandoned at the command timeout{at}{old}",
             plural(scan.bytes_abandoned.div_ceil(sector), "sector", "sectors"),

@@ -2,8 +2,8 @@
 //! DATA and SMART READ THRESHOLDS pages.
 //!
 //! Layouts: ACS-3 (IDENTIFY words), smartmontools' `ata_smart_values` /
-//! `ata_smart_thresholds_pvt` (SMART pages), hdparm's `sgio.c` (CDB bytes). The facts are
-//! collected in the project's design notes (`device-interfaces.md`, section 2).
+//! `ata_smart_thresholds_pvt` (SMART pages), hdparm's `sgio.c` (CDB bytes); collected in
+//! design/device-interfaces.md, section 2.
 
 use super::{PageError, le16};
 use crate::model::{AtaAttribute, AtaSmartStatus, AttributeState};
@@ -28,16 +28,14 @@ pub const SMART_READ_LOG: u8 = 0xD5;
 pub const SMART_WRITE_LOG: u8 = 0xD6;
 /// READ LOG EXT (48-bit, General Purpose Logging).
 pub const OP_READ_LOG_EXT: u8 = 0x2F;
-/// SMART EXECUTE OFF-LINE IMMEDIATE subcommands (LBA low): off-line mode self-tests, which
-/// run in the background while the drive keeps serving commands, and the abort.
+/// SMART EXECUTE OFF-LINE IMMEDIATE subcommands: self-tests, and abort.
 pub const SELF_TEST_SHORT: u8 = 0x01;
 pub const SELF_TEST_EXTENDED: u8 = 0x02;
 pub const SELF_TEST_ABORT: u8 = 0x7F;
 /// SET FEATURES subcommands.
 pub const SETFEATURES_WC_ON: u8 = 0x02;
 pub const SETFEATURES_WC_OFF: u8 = 0x82;
-/// The SMART signature in LBA mid/high; a failing drive answers RETURN STATUS with the
-/// complement pair.
+/// SMART signature in LBA mid/high; a failing drive answers its complement.
 const SMART_LBA_MID: u8 = 0x4F;
 const SMART_LBA_HIGH: u8 = 0xC2;
 const SMART_FAIL_MID: u8 = 0xF4;
@@ -65,7 +63,7 @@ pub struct AtaCommand {
     pub lba_low: u8,
     pub lba_mid: u8,
     pub lba_high: u8,
-    /// CK_COND: return the registers even on success (needed for SMART RETURN STATUS).
+    /// CK_COND: return the registers even on success.
     pub check_condition: bool,
 }
 
@@ -126,8 +124,7 @@ impl AtaCommand {
         c
     }
 
-    /// SMART READ LOG of `count` sectors of the log at `address` (0x01 summary error log,
-    /// 0x06 self-test log).
+    /// SMART READ LOG of `count` sectors of log `address`.
     pub const fn smart_read_log(name: &'static str, address: u8, count: u8) -> Self {
         let mut c = Self::pio_in(name, OP_SMART, SMART_READ_LOG);
         c.count = count;
@@ -137,9 +134,7 @@ impl AtaCommand {
         c
     }
 
-    /// SMART WRITE LOG of one sector to the log at `address`, with CK_COND: the only one
-    /// sent is the SCT command (log 0xE0) that asks for an Error Recovery Control timer,
-    /// which the drive answers in the returned registers.
+    /// SMART WRITE LOG of one sector with CK_COND (the SCT ERC query).
     pub const fn smart_write_log(name: &'static str, address: u8) -> Self {
         let mut c = Self::pio_in(name, OP_SMART, SMART_WRITE_LOG);
         c.protocol = Protocol::PioOut;
@@ -150,9 +145,7 @@ impl AtaCommand {
         c
     }
 
-    /// READ LOG EXT of `count` sectors of the General Purpose log at `address`, from page 0
-    /// (0x00 the directory, 0x03 extended comprehensive error log, 0x07 extended self-test
-    /// log).
+    /// READ LOG EXT of `count` sectors of GP log `address`, from page 0.
     pub const fn read_log_ext(name: &'static str, address: u8, count: u8) -> Self {
         let mut c = Self::pio_in(name, OP_READ_LOG_EXT, 0);
         c.extend = true;
@@ -233,14 +226,14 @@ impl AtaCommand {
         c[8] = self.lba_low;
         c[10] = self.lba_mid;
         c[12] = self.lba_high;
-        // The LBA bit, as hdparm sets it; libata fills in the device select bit itself.
+        // The LBA bit, as hdparm sets it; libata sets the device bit.
         c[13] = 0x40;
         c[14] = self.command;
         c
     }
 }
 
-/// What IDENTIFY DEVICE says about the drive, as far as this program needs it.
+/// What IDENTIFY DEVICE says, as far as needed here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AtaIdentity {
     pub model: String,
@@ -252,21 +245,17 @@ pub struct AtaIdentity {
     pub write_cache_enabled: bool,
     /// FLUSH CACHE EXT is available (48-bit feature set valid and supported).
     pub flush_ext_supported: bool,
-    /// The General Purpose Logging feature set (READ LOG EXT), IDENTIFY word 84 bit 5.
+    /// General Purpose Logging (READ LOG EXT), word 84 bit 5.
     pub gpl_supported: bool,
-    /// The highest SATA generation the drive supports (1: 1.5, 2: 3.0, 3: 6.0 Gb/s), from
-    /// word 76 (Serial ATA capabilities) bits 1-3; `None` on PATA or when it names none.
+    /// Highest SATA generation (1: 1.5, 2: 3.0, 3: 6.0 Gb/s).
     pub sata_generation: Option<u8>,
-    /// The nominal media rotation rate (word 217): `Some(0)` a drive that does not rotate
-    /// (0x0001), `Some(rpm)` for 0x0401-0xFFFE, `None` when not reported or reserved.
+    /// Word 217: `Some(0)` does not rotate, `Some(rpm)`, `None` not reported.
     pub rotation_rpm: Option<u32>,
-    /// Addressable logical sectors: words 100-103 when the 48-bit feature set is supported
-    /// (word 83 bit 10), else words 60-61; `None` when the count is 0.
+    /// Addressable logical sectors; `None` when 0.
     pub sectors: Option<u64>,
-    /// TRIM (DATA SET MANAGEMENT), word 169 bit 0: on a rotating disk, a sign of
-    /// drive-managed SMR.
+    /// TRIM, word 169 bit 0: on a rotating disk, a hint of SMR.
     pub trim_supported: bool,
-    /// The zoned capabilities, word 69 bits 0-1 (ACS-4): 1 host-aware, 2 drive-managed.
+    /// Zoned capabilities, word 69: 1 host-aware, 2 drive-managed.
     pub zoned: Option<crate::model::ZoneModel>,
 }
 
@@ -281,8 +270,7 @@ impl AtaIdentity {
     }
 }
 
-/// The rotation rate of IDENTIFY word 217 (ACS-3 7.12.7.80): 0x0001 non-rotating media,
-/// 0x0401-0xFFFE the rate in rpm; 0x0000 not reported, the rest reserved.
+/// The rotation rate in IDENTIFY word 217 (ACS-3).
 pub fn rotation_rpm_of(word217: u16) -> Option<u32> {
     match word217 {
         0x0001 => Some(0),
@@ -291,8 +279,7 @@ pub fn rotation_rpm_of(word217: u16) -> Option<u32> {
     }
 }
 
-/// The highest SATA generation in IDENTIFY word 76 (bits 1-3), `None` when the word is not
-/// valid (0x0000 or 0xFFFF) or names none.
+/// The highest SATA generation in IDENTIFY word 76 (bits 1-3).
 pub fn sata_generation_of(word76: u16) -> Option<u8> {
     if word76 == 0 || word76 == 0xFFFF {
         return None;
@@ -302,8 +289,7 @@ pub fn sata_generation_of(word76: u16) -> Option<u8> {
 
 const IDENTIFY: &str = "IDENTIFY DEVICE page";
 
-/// A command-set word is valid when bit 14 is set and bit 15 clear (ACS-3 7.12.7.41); drives
-/// that do not implement it answer 0x0000 or 0xFFFF.
+/// A command-set word is valid with bit 14 set and 15 clear.
 fn valid_feature_word(w: u16) -> bool {
     w & 0xC000 == 0x4000
 }
@@ -329,8 +315,7 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
     if w.iter().all(|&x| x == 0) || w.iter().all(|&x| x == 0xFFFF) {
         return Err(PageError::new(IDENTIFY, "all words 0x0000 or 0xFFFF"));
     }
-    // Word 255: integrity word. When its low byte is the signature 0xA5, the page must sum to
-    // zero (ACS-3 7.12.7.93).
+    // Word 255: with signature 0xA5, the page sums to zero.
     if w[255] & 0x00FF == 0x00A5 && page[..SECTOR].iter().fold(0u8, |a, b| a.wrapping_add(*b)) != 0
     {
         return Err(PageError::new(IDENTIFY, "integrity word checksum mismatch"));
@@ -346,7 +331,7 @@ pub fn parse_identify(page: &[u8]) -> Result<AtaIdentity, PageError> {
         smart_enabled: enabled & 0x0001 != 0,
         write_cache_supported: supported & 0x0020 != 0,
         write_cache_enabled: enabled & 0x0020 != 0,
-        // hdparm's `flush_wcache`: bits 15:13 of word 83 = 011b and bit 13 (FLUSH CACHE EXT).
+        // hdparm's `flush_wcache`: word 83 bits 15:13 = 011b.
         flush_ext_supported: w83 & 0xE000 == 0x6000,
         gpl_supported: valid_feature_word(w[84]) && w[84] & 0x0020 != 0,
         sata_generation: sata_generation_of(w[76]),
@@ -390,12 +375,11 @@ pub struct SmartData {
     pub offline_status: u8,
     /// The self-test execution status byte (363): the last or running self-test.
     pub self_test_status: u8,
-    /// Off-line data collection capability (367) bit 4: self-tests are implemented.
+    /// Byte 367 bit 4: self-tests are implemented.
     pub self_test_supported: bool,
     /// Error logging capability (370) bit 0: the drive keeps an error log.
     pub error_log_supported: bool,
-    /// The drive's estimate of a short and an extended self-test, in minutes (372, and 373
-    /// or, when that is 0xFF, the word at 375).
+    /// The drive's self-test estimates, in minutes.
     pub short_minutes: u8,
     pub extended_minutes: u16,
 }
@@ -421,7 +405,7 @@ pub(crate) fn check_sum(what: &'static str, page: &[u8]) -> Result<(), PageError
     Ok(())
 }
 
-/// Parses SMART READ DATA (30 attribute slots of 12 bytes from offset 2; checksum at 511).
+/// Parses SMART READ DATA: 30 attribute slots and a checksum.
 pub fn parse_smart_data(page: &[u8]) -> Result<SmartData, PageError> {
     check_sum(DATA, page)?;
     let attributes = page[2..2 + 30 * 12]
@@ -451,7 +435,7 @@ pub fn parse_smart_data(page: &[u8]) -> Result<SmartData, PageError> {
     })
 }
 
-/// Parses SMART READ THRESHOLDS: (id, threshold) pairs, matched to attributes by id.
+/// Parses SMART READ THRESHOLDS: (id, threshold) pairs.
 pub fn parse_smart_thresholds(page: &[u8]) -> Result<Vec<(u8, u8)>, PageError> {
     check_sum(THRESHOLDS, page)?;
     Ok(page[2..2 + 30 * 12]
@@ -461,12 +445,12 @@ pub fn parse_smart_thresholds(page: &[u8]) -> Result<Vec<(u8, u8)>, PageError> {
         .collect())
 }
 
-/// Reads SMART RETURN STATUS from LBA mid/high (smartmontools `ataSmartStatus2`).
+/// SMART RETURN STATUS from LBA mid/high (smartmontools' `ataSmartStatus2`).
 pub fn smart_status(lba_mid: u8, lba_high: u8) -> (AtaSmartStatus, Option<String>) {
     match (lba_mid, lba_high) {
         (SMART_LBA_MID, SMART_LBA_HIGH) => (AtaSmartStatus::Good, None),
         (SMART_FAIL_MID, SMART_FAIL_HIGH) => (AtaSmartStatus::Failing, None),
-        // Only one register came back right: some SAT bridges return half the registers.
+        // One register right: some SAT bridges return half of them.
         (SMART_LBA_MID, _) | (_, SMART_LBA_HIGH) => (
             AtaSmartStatus::Good,
             Some(format!(
@@ -491,8 +475,7 @@ pub fn smart_status(lba_mid: u8, lba_high: u8) -> (AtaSmartStatus, Option<String
     }
 }
 
-/// smartmontools' default attribute names for the IDs whose meaning is (nearly) common to all
-/// vendors. Anything else is vendor-specific: shown raw, never judged.
+/// smartmontools' names for the ids vendors share; others show raw.
 pub fn attribute_name(id: u8) -> Option<&'static str> {
     Some(match id {
         1 => "Raw_Read_Error_Rate",
@@ -536,13 +519,10 @@ pub fn raw48(raw: &[u8; 6]) -> u64 {
         .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
 }
 
-/// The attributes that hold the drive's temperature, in the order they are trusted: 194
-/// (Temperature_Celsius), then 190 (Airflow_Temperature_Cel).
+/// The temperature attributes, most trusted first: 194, then 190.
 pub const TEMPERATURE_ATTRIBUTES: [u8; 2] = [194, 190];
 
-/// A temperature byte read as degrees Celsius, if plausible (1 to 125 C). 0 is what drives
-/// without a sensor report; above 125 is no drive's operating range (and 0x80-0xFF would be
-/// negative as a signed byte).
+/// A temperature byte in Celsius if plausible (1-125; 0 is no sensor).
 fn plausible_celsius(byte: u8) -> Option<i64> {
     let t = i64::from(byte);
     (1..=125).contains(&t).then_some(t)
@@ -553,11 +533,7 @@ pub fn raw_temperature(raw: &[u8; 6]) -> Option<i64> {
     plausible_celsius(raw[0])
 }
 
-/// The drive's temperature from its attribute table: the low raw byte (raw byte 0) of the
-/// first of `TEMPERATURE_ATTRIBUTES` present, moving on to the next when that byte is not a
-/// plausible temperature. The other raw bytes are vendor-specific (often the lifetime minimum
-/// and maximum) and never read here. The one ATA temperature rule: the SMART verdict and the
-/// temperature poller both use it.
+/// Raw byte 0 of the first plausible `TEMPERATURE_ATTRIBUTES` entry (verdict and poller).
 pub fn attribute_temperature(attributes: &[AtaAttribute]) -> Option<i64> {
     TEMPERATURE_ATTRIBUTES.iter().find_map(|id| {
         let a = attributes.iter().find(|a| a.id == *id)?;
@@ -565,20 +541,19 @@ pub fn attribute_temperature(attributes: &[AtaAttribute]) -> Option<i64> {
     })
 }
 
-/// The raw value in words for the attributes whose raw layout is common across vendors.
+/// The raw value in words, for layouts common across vendors.
 pub fn decode_raw(id: u8, raw: &[u8; 6]) -> Option<String> {
     let count = raw48(raw);
     match id {
-        // Hours in the low 32 bits; some vendors use minutes or half-minutes (not guessed).
+        // Hours in the low 32 bits (minutes and half-minutes not guessed).
         9 => Some(format!(
             "{} h",
             u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]])
         )),
         190 | 194 => {
             let t = raw_temperature(raw)?;
-            // Many drives keep the lifetime minimum and maximum in other raw bytes, in one of
-            // these (low, high) positions (smartmontools' RAWFMT_TEMPMINMAX search order:
-            // Hitachi, Kingston, Seagate/Samsung/Maxtor, WDC).
+            // Lifetime min/max sit in one of these (low, high) raw byte pairs, in
+            // smartmontools' RAWFMT_TEMPMINMAX order (Hitachi, Kingston, Seagate, WDC).
             let minmax = [(2, 4), (4, 2), (2, 3), (1, 2)].iter().find_map(|&(l, h)| {
                 let (lo, hi) = (i64::from(raw[l]), i64::from(raw[h]));
                 (lo > 0 && lo <= t && t <= hi && hi <= 125).then_some((lo, hi))
@@ -595,8 +570,7 @@ pub fn decode_raw(id: u8, raw: &[u8; 6]) -> Option<String> {
     }
 }
 
-/// Joins the data and threshold pages into the attribute table, with each row's state
-/// (smartmontools `ata_get_attr_state`).
+/// The attribute table, with each row's state.
 pub fn attribute_table(data: &SmartData, thresholds: Option<&[(u8, u8)]>) -> Vec<AtaAttribute> {
     data.attributes
         .iter()
@@ -639,7 +613,7 @@ mod tests {
 
     #[test]
     fn cdbs_match_the_design_table() {
-        // Bytes [1],[2],[4],[6],[8],[10],[12],[14] from device-interfaces.md section 2.
+        // The bytes device-interfaces.md section 2 lists.
         let pick = |c: [u8; 16]| [c[1], c[2], c[4], c[6], c[8], c[10], c[12], c[14]];
         assert_eq!(
             pick(AtaCommand::identify().cdb()),
@@ -653,7 +627,7 @@ mod tests {
             pick(AtaCommand::smart_read_thresholds().cdb()),
             [0x08, 0x0E, 0xD1, 1, 1, 0x4F, 0xC2, 0xB0]
         );
-        // SCT over SMART WRITE LOG 0xE0: PIO data-out, CK_COND for the returned registers.
+        // SCT: PIO data-out, CK_COND for the returned registers.
         let sct = AtaCommand::smart_write_log("SCT", 0xE0);
         assert_eq!(
             pick(sct.cdb()),
@@ -714,7 +688,7 @@ mod tests {
         // max below current: not a min/max layout
         assert_eq!(decode_raw(190, &[36, 0, 20, 0, 30, 0]).unwrap(), "36 C");
         assert_eq!(decode_raw(194, &[0, 0, 0, 0, 0, 0]), None);
-        // QEMU's 190: 1f 00 1f 1f 00 00, min/max in bytes 2 and 3 (smartctl: "31 (Min/Max 31/31)")
+        // QEMU's 190: 1f 00 1f 1f 00 00 (smartctl: "31 (Min/Max 31/31)").
         assert_eq!(
             decode_raw(190, &[0x1f, 0, 0x1f, 0x1f, 0, 0]).unwrap(),
             "31 C (min 31, max 31)"
@@ -723,7 +697,7 @@ mod tests {
         assert_eq!(decode_raw(231, &[12, 0, 0, 0, 0, 0]), None);
     }
 
-    /// Attribute rows with only an id and a raw value, as the temperature rule sees them.
+    /// Attribute rows with only an id and a raw value.
     fn rows(attrs: &[(u8, u64)]) -> Vec<AtaAttribute> {
         attrs
             .iter()
@@ -751,7 +725,7 @@ mod tests {
         assert_eq!(t(&[(190, 31)]), Some(31));
         // 194 is trusted first, wherever it sits in the table.
         assert_eq!(t(&[(190, 31), (194, 36)]), Some(36));
-        // Only raw byte 0 is the temperature: min 20 / max 45 in bytes 2 and 4 are not.
+        // Only raw byte 0 is the temperature, not min 20 / max 45.
         assert_eq!(t(&[(194, 0x002d_0014_0024)]), Some(36));
         // A 194 without a plausible reading gives way to 190.
         assert_eq!(t(&[(194, 0), (190, 31)]), Some(31));
@@ -819,7 +793,7 @@ mod tests {
         let mut p = [0x5au8; 512];
         p[7] = 0x11;
         assert!(parse_smart_data(&p).is_err(), "bad checksum");
-        // Fix the checksum: garbage that sums right parses, and every slot is read in bounds.
+        // With a right checksum garbage parses, every slot read in bounds.
         let sum = p[..511].iter().fold(0u8, |a, b| a.wrapping_add(*b));
         p[511] = 0u8.wrapping_sub(sum);
         let d = parse_smart_data(&p).unwrap();

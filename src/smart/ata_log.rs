@@ -21,8 +21,7 @@ pub const LOG_EXT_COMPREHENSIVE_ERROR: u8 = 0x03;
 pub const LOG_SELF_TEST: u8 = 0x06;
 pub const LOG_EXT_SELF_TEST: u8 = 0x07;
 
-/// How many pages of an extended log disktriage reads at most: the newest entries are what
-/// an admin needs, and some drives keep hundreds of pages.
+/// Pages of an extended log read at most: the newest entries are what counts.
 pub const MAX_EXT_PAGES: u16 = 8;
 
 const SUMMARY: &str = "ATA SMART summary error log";
@@ -31,8 +30,7 @@ const SELF_TEST: &str = "ATA SMART self-test log";
 const EXT_SELF_TEST: &str = "ATA extended self-test log";
 const DIRECTORY: &str = "ATA General Purpose log directory";
 
-/// A 512-byte log sector must sum to zero. Unlike the data pages, an all-zero log is valid:
-/// an empty log on some drives.
+/// A log sector sums to zero; unlike the data pages, all zeros is valid (empty).
 fn log_checksum(what: &'static str, page: &[u8]) -> Result<(), PageError> {
     if page.len() < SECTOR {
         return Err(PageError::short(what, SECTOR, page.len()));
@@ -47,8 +45,7 @@ fn log_checksum(what: &'static str, page: &[u8]) -> Result<(), PageError> {
     Ok(())
 }
 
-/// The number of pages of log `address` in the General Purpose log directory (log 0x00,
-/// word n = pages of log n).
+/// The pages of log `address` in the GP log directory (word n: pages of log n).
 pub fn directory_pages(directory: &[u8], address: u8) -> Result<u16, PageError> {
     if directory.len() < SECTOR {
         return Err(PageError::short(DIRECTORY, SECTOR, directory.len()));
@@ -56,7 +53,7 @@ pub fn directory_pages(directory: &[u8], address: u8) -> Result<u16, PageError> 
     Ok(le16(directory, 2 * usize::from(address)))
 }
 
-/// The error register in words (ACS-3 error bits for the commands that log errors).
+/// The error register in words (ACS-3 error bits).
 fn error_bits(error: u8) -> String {
     const BITS: [(u8, &str); 7] = [
         (0x80, "ICRC: interface CRC error"),
@@ -124,13 +121,12 @@ pub fn command_name(op: u8) -> String {
     format!("{name} (0x{op:02x})")
 }
 
-/// The newest-first order of a ring of `n` slots whose newest is slot `newest` (0-based).
+/// Slot indices of a ring of `n`, newest (`newest`, 0-based) first.
 fn ring_newest_first(newest: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).map(move |k| (newest + n - k) % n)
 }
 
-/// Parses the summary error log (log 0x01, one sector): the device error count and up to
-/// five entries, newest first. Entries carry 28-bit LBAs.
+/// Parses the summary error log (0x01): count and five entries, 28-bit LBAs.
 pub fn parse_summary_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     log_checksum(SUMMARY, page)?;
     // Byte 1: the newest entry, 1..=5; 0 when the log is empty.
@@ -145,8 +141,7 @@ pub fn parse_summary_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     let mut entries = Vec::new();
     if pointer > 0 {
         for slot in ring_newest_first(pointer - 1, 5) {
-            // 5 x 90 bytes from offset 2: five 12-byte command structures, then the
-            // 30-byte error structure.
+            // Five 12-byte command structures, then the 30-byte error structure.
             let e = &page[2 + 90 * slot..2 + 90 * (slot + 1)];
             if e.iter().all(|&b| b == 0) {
                 continue;
@@ -179,8 +174,7 @@ pub fn parse_summary_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     })
 }
 
-/// Parses `pages` sectors of the extended comprehensive error log (log 0x03): four 124-byte
-/// entries per sector, the newest given by the index in the first sector, 48-bit LBAs.
+/// Parses the extended error log (0x03): 4 entries a sector, 48-bit LBAs.
 pub fn parse_ext_error_log(pages: &[u8]) -> Result<ErrorLog, PageError> {
     let sectors = pages.len() / SECTOR;
     if sectors == 0 {
@@ -234,7 +228,7 @@ pub fn parse_ext_error_log(pages: &[u8]) -> Result<ErrorLog, PageError> {
     })
 }
 
-/// The self-test a log entry's number (the LBA low of the command that started it) names.
+/// The self-test a log entry's number (the LBA low that started it) names.
 fn self_test_kind(number: u8) -> String {
     match number {
         0x00 => "offline".into(),
@@ -246,8 +240,7 @@ fn self_test_kind(number: u8) -> String {
     }
 }
 
-/// A self-test execution status byte: the outcome, in words, and for a test still running
-/// the percentage left (low nibble, in tens).
+/// A self-test status byte: the outcome, and the percentage left if running.
 pub fn decode_self_test_status(byte: u8) -> (SelfTestOutcome, &'static str, Option<u8>) {
     use SelfTestOutcome as O;
     let (outcome, text) = match byte >> 4 {
@@ -280,8 +273,7 @@ fn self_test_entry(number: u8, status: u8, hours: u16, lba: Option<u64>) -> Self
     }
 }
 
-/// Parses the self-test log (log 0x06, one sector): up to 21 entries of 24 bytes from offset
-/// 2, newest first (byte 508 is the newest entry, 1..=21).
+/// Parses the self-test log (0x06): 21 entries of 24 bytes.
 pub fn parse_self_test_log(page: &[u8]) -> Result<SelfTestLog, PageError> {
     log_checksum(SELF_TEST, page)?;
     let newest = usize::from(page[508]);
@@ -309,8 +301,7 @@ pub fn parse_self_test_log(page: &[u8]) -> Result<SelfTestLog, PageError> {
     })
 }
 
-/// Parses sectors of the extended self-test log (log 0x07): 19 entries of 26 bytes from
-/// offset 4 of each sector, the newest given by the index in the first sector.
+/// Parses the extended self-test log (0x07): 19 entries a sector.
 pub fn parse_ext_self_test_log(pages: &[u8]) -> Result<SelfTestLog, PageError> {
     let sectors = pages.len() / SECTOR;
     if sectors == 0 {
@@ -346,8 +337,7 @@ pub fn parse_ext_self_test_log(pages: &[u8]) -> Result<SelfTestLog, PageError> {
     })
 }
 
-/// The self-test state from SMART READ DATA: running (with progress) or the last result,
-/// whether self-tests are implemented, and the drive's time estimates.
+/// The self-test state in SMART READ DATA.
 pub fn self_test_status(data: &super::ata::SmartData) -> SelfTestStatus {
     if !data.self_test_supported {
         return SelfTestStatus::unsupported(

@@ -11,7 +11,7 @@
 
 use crate::model::{DriveFitness, Erc, ZoneModel};
 
-/// The fitness facts of a `smartctl -x` text report; what it does not print stays `None`.
+/// The fitness facts of `smartctl -x` text; what it omits stays `None`.
 pub fn fitness_of_text(text: &str) -> DriveFitness {
     let lines: Vec<&str> = text
         .split(['\n', '\r'])
@@ -47,8 +47,7 @@ fn recording(word: &str) -> Option<String> {
     matches!(w, "SMR" | "CMR").then(|| w.to_string())
 }
 
-/// The value of the first of `keys` after the FARM log's heading ("Seagate Field Access
-/// Reliability Metrics log (FARM)"), not before it: SMART's own lines use other words.
+/// The first of `keys` after the FARM heading (SMART's own lines come before it).
 fn farm_value<'a>(lines: &[&'a str], keys: &[&str]) -> Option<&'a str> {
     let start = lines
         .iter()
@@ -59,8 +58,7 @@ fn farm_value<'a>(lines: &[&'a str], keys: &[&str]) -> Option<&'a str> {
     })
 }
 
-/// SCT Error Recovery Control from its section, or from the capabilities: a drive whose SCT
-/// capabilities leave it out has none.
+/// SCT ERC from its section; none if the capabilities leave it out.
 fn erc_of_text(lines: &[&str]) -> Option<Erc> {
     let timer = |line: &str, name: &str| -> Option<u16> {
         let rest = line
@@ -103,8 +101,7 @@ fn erc_of_text(lines: &[&str]) -> Option<Erc> {
     (unsupported || (capabilities && !listed)).then_some(Erc::NotSupported)
 }
 
-/// The fitness facts of a `smartctl -j` document (`ata_sct_capabilities`, `ata_sct_erc`,
-/// `trim`, `zoned_device`, `seagate_farm_log`); text that is not JSON gives none.
+/// The fitness facts of a `smartctl -j` document.
 pub fn fitness_of_json(text: &str) -> DriveFitness {
     let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
         return DriveFitness::default();
@@ -158,16 +155,13 @@ pub fn fitness_of_json(text: &str) -> DriveFitness {
     }
 }
 
-/// IDENTIFY word 206 (SCT Command Transport): bit 0 SCT supported, bit 3 Error Recovery
-/// Control supported.
+/// IDENTIFY word 206 bit 3: SCT Error Recovery Control supported.
 pub fn sct_erc_supported(identify: &[u8]) -> Option<bool> {
     let word = u16::from_le_bytes([*identify.get(412)?, *identify.get(413)?]);
     Some(word & 0x0001 != 0 && word & 0x0008 != 0)
 }
 
-/// The SCT status (SMART READ LOG 0xE0, ACS-3 table "SCT Status Response"): its extended
-/// status code (bytes 14-15), action code (16-17) and function code (18-19). 0xFFFF as the
-/// status is another SCT command still running.
+/// The SCT status (log 0xE0); status 0xFFFF is another SCT command still running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SctStatus {
     pub ext_status: u16,
@@ -184,12 +178,11 @@ pub fn parse_sct_status(page: &[u8]) -> Option<SctStatus> {
     })
 }
 
-/// SCT action code of Error Recovery Control, and its function "return the current timer".
+/// SCT action code of Error Recovery Control, and "return the current timer".
 pub const SCT_ERC_ACTION: u16 = 3;
 pub const SCT_ERC_GET: u16 = 2;
 
-/// The 512-byte SCT command that asks for one Error Recovery Control timer (1 read, 2 write),
-/// written to SMART log 0xE0: action code, function code, selection code, all little-endian.
+/// The SCT command asking for one ERC timer (1 read, 2 write), for log 0xE0.
 pub fn sct_erc_get_command(selection: u16) -> [u8; 512] {
     let mut cmd = [0u8; 512];
     cmd[0..2].copy_from_slice(&SCT_ERC_ACTION.to_le_bytes());
@@ -198,11 +191,9 @@ pub fn sct_erc_get_command(selection: u16) -> [u8; 512] {
     cmd
 }
 
-/// The timer an SCT Error Recovery Control "get" returns in the output registers of its
-/// SMART WRITE LOG (COUNT the low byte, LBA low the high), judged against the status read
-/// after it. `Err` says why the answer cannot be trusted (smartctl's checks: the command
-/// did not run, or the registers came back as they were sent: a pass-through that does not
-/// return them).
+/// The timer an SCT ERC "get" returns in its SMART WRITE LOG's registers (COUNT low byte,
+/// LBA low high), judged by the status read after it. `Err` says why it is not trusted:
+/// the command did not run, or the registers came back as sent (smartctl's checks).
 pub fn decode_erc_timer(after: SctStatus, count: u8, lba_low: u8) -> Result<u16, String> {
     if after.ext_status != 0 || after.action != SCT_ERC_ACTION || after.function != SCT_ERC_GET {
         return Err(format!(

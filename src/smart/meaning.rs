@@ -6,9 +6,8 @@
 //! The meaning comes from smartctl's attribute name when the table came from a smartctl
 //! report (its drive database named it for that drive), else from the id, the drive's kind
 //! (solid state or not) and `FAMILIES`, a small table of the SSD families whose wear
-//! attribute sits on an id of their own. The table and the layouts are this project's own,
-//! derived from the 384 real reports in `../shared/data/smart-reports` (the ids each model's
-//! reports name) and checked against them by the corpus tests.
+//! attribute sits on an id of their own. Both derive from the 384 real reports in
+//! `../shared/data/smart-reports`, and the corpus tests check them against it.
 
 use crate::model::{AtaAttribute, AtaDrive};
 
@@ -17,7 +16,7 @@ use crate::model::{AtaAttribute, AtaDrive};
 pub enum Meaning {
     /// Sectors a hard disk moved to its spare area (5).
     ReallocatedSectors,
-    /// NAND blocks an SSD retired (5 on flash): wear, not a sector that failed to read.
+    /// NAND blocks an SSD retired (5 on flash): wear, not a failed read.
     RetiredBlocks,
     /// Reallocation events (196 on hard disks).
     ReallocationEvents,
@@ -37,14 +36,13 @@ pub enum Meaning {
     Temperature,
     /// Power-on time (9), in the unit its layout gives.
     PowerOnTime,
-    /// The normalized value is the rated life left, in percent (202 on Crucial and Micron,
-    /// 231 on Kingston, 233 on Intel, 177 on Samsung).
+    /// The normalized value is the rated life left, in percent (ids: `FAMILIES`).
     LifeLeft,
     /// The normalized value is the spare (reserved) space left.
     SpareLeft,
-    /// An error rate whose raw value is the vendor's (1, 7, 195): never a count to judge.
+    /// An error rate in the vendor's raw format (1, 7, 195): never judged.
     ErrorRate,
-    /// An id the drive fills with nothing meaningful ("Not_In_Use", "Bogus_Current_Pend_Sect").
+    /// An id holding nothing meaningful ("Not_In_Use").
     NotInUse,
     /// Anything else: judged only by the drive's own threshold.
     Other,
@@ -94,8 +92,7 @@ pub struct Reading {
     pub count: Count,
 }
 
-/// SSD families whose wear indicator (normalized value = life left) sits on an id of its
-/// own: (model prefix, id). Matched on the IDENTIFY model when there is no smartctl name.
+/// SSD families whose wear attribute has its own id: (model prefix, id).
 const FAMILIES: &[(&str, u8)] = &[
     ("CT", 202),
     ("Crucial_CT", 202),
@@ -106,8 +103,7 @@ const FAMILIES: &[(&str, u8)] = &[
     ("SAMSUNG MZ7", 177),
 ];
 
-/// The meaning of smartctl's name for an attribute (its drive database named it for the
-/// drive), `None` for the names smartctl gives what it does not know.
+/// The meaning of smartctl's name; `None` for its "unknown" names.
 fn by_name(name: &str, solid_state: bool) -> Option<Meaning> {
     use Meaning::*;
     if name.starts_with("Unknown") {
@@ -148,7 +144,7 @@ fn by_name(name: &str, solid_state: bool) -> Option<Meaning> {
     })
 }
 
-/// The meaning by id alone, for a table read natively (or a name smartctl did not know).
+/// The meaning by id alone (a native table, or a name smartctl did not know).
 fn by_id(id: u8, drive: &AtaDrive) -> Meaning {
     let solid_state = drive.solid_state == Some(true);
     if solid_state {
@@ -175,8 +171,7 @@ pub fn meaning_of(a: &AtaAttribute, drive: &AtaDrive) -> Meaning {
     }
 }
 
-/// The leading number of smartctl's printed raw value: the count in every layout it prints
-/// ("0 (2000 0)", "39384h+40m+45.152s", "35 (Min/Max 14/50)", "0/174670392" errors/ops).
+/// The leading number of smartctl's printed raw value ("0 (2000 0)").
 pub fn leading_number(text: &str) -> Option<u64> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x") {
@@ -187,35 +182,31 @@ pub fn leading_number(text: &str) -> Option<u64> {
     if digits.is_empty() {
         return None;
     }
-    // Longer than u64: as large as it gets, which the plausibility check then refuses.
+    // Longer than u64: the maximum, which the plausibility check refuses.
     Some(digits.parse().unwrap_or(u64::MAX))
 }
 
-/// The raw value in the layout of `meaning`, from the 48 raw bits a drive sent.
+/// The 48 raw bits read in `meaning`'s layout.
 fn from_raw(meaning: Meaning, raw: u64) -> u64 {
     match meaning {
         // A 16-bit count; the drive's other words are its own ("0 (2000 0)").
         Meaning::ReallocatedSectors | Meaning::RetiredBlocks | Meaning::ReallocationEvents => {
             raw & 0xffff
         }
-        // Hours in the low three bytes (the fourth byte up holds minutes or milliseconds
-        // on drives that keep them: "2725 (151 234 0)", "47060h+35m+00.858s").
+        // Hours in the low three bytes (minutes or ms above, on some drives).
         Meaning::PowerOnTime => raw & 0xff_ffff,
         Meaning::Temperature => raw & 0xff,
-        // Seagate packs three 16-bit counters ("2 2 2", the first the high word); a single
-        // count above 2^32 would be absurd anyway.
+        // Seagate packs three 16-bit counters, the high word first ("2 2 2").
         Meaning::CommandTimeouts if raw > u64::from(u32::MAX) => (raw >> 32) & 0xffff,
         _ => raw,
     }
 }
 
-/// Reads `a` on `drive`: its meaning, and its raw value in that meaning's layout, with the
-/// sentinels read as "not reported" and impossible counts as implausible.
+/// Reads `a` on `drive`: its meaning and value, sentinels and absurd counts marked.
 pub fn read(a: &AtaAttribute, drive: &AtaDrive) -> Reading {
     let meaning = meaning_of(a, drive);
     let value = match a.raw_text.as_deref().and_then(leading_number) {
-        // smartctl printed all 48 bits (a drive its database does not know): read them in
-        // this meaning's layout, as from the drive.
+        // All 48 bits printed (smartctl does not know the drive): as from the drive.
         Some(n) if n > u64::from(u32::MAX) && n <= 0xffff_ffff_ffff => from_raw(meaning, n),
         Some(n) => n,
         None => from_raw(meaning, a.raw),
@@ -240,13 +231,11 @@ fn implausible(meaning: Meaning, value: u64, drive: &AtaDrive) -> Option<String>
     {
         return Some(format!("more than the drive's {sectors} sectors"));
     }
-    // No drive logs four billion errors or bad sectors and still answers: a counter this
-    // large is a vendor's packing or garbage.
+    // No working drive counts four billion errors: packing, or garbage.
     (value > u64::from(u32::MAX)).then(|| "above 2^32, no counter of a working drive".into())
 }
 
-/// The value of the attribute with `meaning` in `attributes`, read on `drive`: the first
-/// such attribute that reads as a plausible count.
+/// The first attribute with `meaning` that reads as a plausible count.
 pub fn count_of(attributes: &[AtaAttribute], drive: &AtaDrive, meaning: Meaning) -> Option<u64> {
     attributes.iter().find_map(|a| {
         let r = read(a, drive);
@@ -257,8 +246,7 @@ pub fn count_of(attributes: &[AtaAttribute], drive: &AtaDrive, meaning: Meaning)
     })
 }
 
-/// What an attribute at or below its threshold now says, in words from its meaning
-/// ("the SSD has used its rated life (202 Percent_Lifetime_Remain at 0, threshold 1, now)").
+/// An attribute at its threshold now, in words from its meaning.
 pub fn failing_now_words(a: &AtaAttribute, meaning: Meaning) -> String {
     let at = format!(
         "{} {} at {}, threshold {}, now",
@@ -342,7 +330,7 @@ mod tests {
         // 5 "0 (2000 0)": the count is the low word.
         let a = attr(5, "Reallocated_Sector_Ct", 2000 << 16, None);
         assert_eq!(read(&a, &hdd()).count, Count::Value(0));
-        // 9 "2725 (151 234 0)" and "47060h+35m+00.858s": hours in the low three bytes.
+        // 9 "2725 (151 234 0)": hours in the low three bytes.
         let a = attr(9, "Power_On_Hours", 167_031_278_144_165, None);
         assert_eq!(read(&a, &hdd()).count, Count::Value(2725));
         let a = attr(

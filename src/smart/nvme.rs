@@ -1,8 +1,8 @@
 //! NVMe: the admin commands used here (Identify Controller, Get/Set Features Volatile Write
 //! Cache, Get Log Page SMART/Health) as plain values, and the pages they return.
 //!
-//! Offsets from the NVMe base specification as compiled into nvme-cli's `nvme-types-base.h`;
-//! collected in the design notes (`device-interfaces.md`, section 4).
+//! Offsets: the NVMe base specification, as nvme-cli's `nvme-types-base.h` has them; see
+//! design/device-interfaces.md, section 4.
 
 use super::{PageError, le_uint, le16};
 use crate::model::NvmeHealth;
@@ -62,8 +62,7 @@ impl AdminCommand {
         }
     }
 
-    /// Identify Namespace (CNS 0) of `nsid`: its byte 33 is DLFEAT, what a deallocated
-    /// block reads as.
+    /// Identify Namespace: byte 33 (DLFEAT) says what deallocated blocks read.
     pub const fn identify_namespace(nsid: u32) -> Self {
         AdminCommand {
             name: "Identify Namespace",
@@ -98,7 +97,7 @@ impl AdminCommand {
         }
     }
 
-    /// Get Log Page of `len` bytes (a multiple of 4) of log `lid`, controller-wide.
+    /// Get Log Page of `len` bytes (a multiple of 4) of log `lid`.
     pub const fn get_log_page(name: &'static str, lid: u32, len: usize) -> Self {
         AdminCommand {
             name,
@@ -129,8 +128,7 @@ impl AdminCommand {
         )
     }
 
-    /// Device Self-test with a self-test code (`STC_*`), on the controller and every
-    /// namespace.
+    /// Device Self-test with code `STC_*`, on every namespace.
     pub const fn device_self_test(code: u32) -> Self {
         AdminCommand {
             name: "Device Self-test",
@@ -161,16 +159,16 @@ pub struct NvmeController {
     pub serial: String,
     pub model: String,
     pub firmware: String,
-    /// Warning and critical composite temperature thresholds, Kelvin (0: not reported).
+    /// Warning and critical temperature thresholds, Kelvin (0: none).
     pub warning_temp_kelvin: u16,
     pub critical_temp_kelvin: u16,
-    /// Optional NVM Command Support; bit 4: Save field and Select field of Get Features.
+    /// Optional NVM Command Support; bit 4: Get Features' SEL.
     pub oncs: u16,
     /// VWC byte 525 bit 0: a volatile write cache is present.
     pub vwc_present: bool,
     /// Optional Admin Command Support (256); bit 4: Device Self-test.
     pub oacs: u16,
-    /// Error Log Page Entries (262), 0's based: the log holds `elpe + 1` entries.
+    /// Error Log Page Entries, 0's based: the log holds `elpe + 1`.
     pub elpe: u8,
     /// Extended Device Self-test Time (316), minutes.
     pub edstt_minutes: u16,
@@ -187,8 +185,7 @@ impl NvmeController {
         self.oacs & 0x0010 != 0
     }
 
-    /// Error Information log entries worth reading: the log's size, at most
-    /// `MAX_ERROR_ENTRIES`.
+    /// Error Information entries worth reading (at most `MAX_ERROR_ENTRIES`).
     pub fn error_entries(&self) -> usize {
         (usize::from(self.elpe) + 1).min(MAX_ERROR_ENTRIES)
     }
@@ -221,7 +218,7 @@ pub fn parse_identify_controller(page: &[u8]) -> Result<NvmeController, PageErro
     })
 }
 
-/// The names of the critical-warning bits (NVMe base 2.0, figure 207; smartctl's wording).
+/// The critical-warning bits' names (NVMe 2.0 figure 207, smartctl's words).
 pub const CRITICAL_WARNING_BITS: [&str; 6] = [
     "available spare below threshold",
     "temperature above or below threshold",
@@ -231,10 +228,8 @@ pub const CRITICAL_WARNING_BITS: [&str; 6] = [
     "persistent memory region unreliable",
 ];
 
-/// Names of the bits set in a critical-warning byte.
-/// A warning composite temperature (Identify Controller WCTEMP, in Kelvin) as degrees Celsius,
-/// if plausible: 0 K means not reported, and a threshold outside 40-125 C (one at 0 C, or
-/// 65535 K) would call every drive hot or none; it is then not judged.
+/// WCTEMP (Kelvin) in degrees Celsius, if plausible: 0 K is "not reported", and a threshold
+/// outside 40-125 C would call every drive hot or none, so it is not judged.
 pub fn plausible_warning_c(kelvin: i64) -> Option<i64> {
     let c = kelvin - 273;
     (kelvin > 0 && (40..=125).contains(&c)).then_some(c)
@@ -390,8 +385,7 @@ mod tests {
 
     #[test]
     fn implausible_composite_temperature_is_unknown() {
-        // 512 K (239 C) and 0xFFFF K are a broken sensor or garbage, not a temperature to
-        // chart (found by tests/behaviour/parser_props.rs); -40 C and 125 C are still shown.
+        // 512 K and 0xFFFF K are garbage (found by parser_props.rs); -40 C and 125 C show.
         let with_kelvin = |k: u16| {
             let mut p = [0u8; 512];
             p[1..3].copy_from_slice(&k.to_le_bytes());

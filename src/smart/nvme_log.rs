@@ -14,9 +14,7 @@ use crate::model::{
 const ERROR: &str = "NVMe Error Information log";
 const SELF_TEST: &str = "NVMe Device Self-test log";
 
-/// Parses Error Information log entries (any whole number of 64-byte entries). Entries whose
-/// error count is 0 are unused; the others are returned newest (highest count) first. The
-/// count is the highest error count: the controller numbers errors over its life.
+/// Parses 64-byte Error Information entries, newest first.
 pub fn parse_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
     if page.len() < ERROR_ENTRY_LEN {
         return Err(PageError::short(ERROR, ERROR_ENTRY_LEN, page.len()));
@@ -30,8 +28,7 @@ pub fn parse_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
             }
             let sqid = le16(e, 8);
             let cid = le16(e, 10);
-            // Status field: bit 0 is the phase tag; bits 15:1 the status as a completion
-            // carries it.
+            // Status field: bit 0 the phase tag, bits 15:1 the completion status.
             let status = u32::from(le16(e, 12) >> 1);
             let lba = le_uint(e, 16, 8) as u64;
             let nsid = le_uint(e, 24, 4) as u32;
@@ -55,7 +52,7 @@ pub fn parse_error_log(page: &[u8]) -> Result<ErrorLog, PageError> {
         })
         .collect();
     entries.sort_by_key(|e| std::cmp::Reverse(e.number));
-    // Two entries with one count are one error logged twice by a confused controller.
+    // Two entries of one count: one error a confused controller logged twice.
     entries.dedup_by_key(|e| e.number);
     Ok(ErrorLog {
         source: format!("{ERROR} (0x01)"),
@@ -94,7 +91,7 @@ fn result(code: u8) -> Option<(SelfTestOutcome, &'static str)> {
     })
 }
 
-/// Parses the Device Self-test log: the results, newest first, and the running operation.
+/// Parses the Device Self-test log: results, newest first, and the running test.
 pub fn parse_self_test_log(
     page: &[u8],
 ) -> Result<(SelfTestLog, Option<SelfTestProgress>), PageError> {
@@ -137,7 +134,7 @@ pub fn parse_self_test_log(
     ))
 }
 
-/// The self-test state of a controller that implements Device Self-test, from its log.
+/// The self-test state from the Device Self-test log.
 pub fn self_test_status(
     log: &SelfTestLog,
     running: Option<SelfTestProgress>,
@@ -168,7 +165,7 @@ mod tests {
     #[test]
     fn error_entries_newest_first_and_unused_skipped() {
         let mut p = vec![0u8; 4 * 64];
-        // entry 0: count 3, I/O queue 1, status 0x0281 (media: unrecovered read error)
+        // entry 0: count 3, I/O queue 1, status 0x0281 (unrecovered read error)
         p[0] = 3;
         p[8] = 1;
         p[10] = 0x34;

@@ -12,7 +12,7 @@ use super::smartctl_text::{
 };
 use crate::model::{DriveLogs, LogRead, SavedFormat, SavedReport, Transport};
 
-/// The transport of a report's protocol as smartctl names it ("ATA", "NVMe", "SCSI").
+/// The transport smartctl's protocol name means ("ATA", "NVMe", "SCSI").
 fn transport_of(protocol: Option<&str>) -> Transport {
     match protocol.map(str::to_ascii_lowercase).as_deref() {
         Some("ata") => Transport::Sata,
@@ -22,8 +22,7 @@ fn transport_of(protocol: Option<&str>) -> Transport {
     }
 }
 
-/// A saved report's bytes as text: UTF-8 (read lossily, so a Latin-1 capture keeps its
-/// ASCII), or UTF-16 after its byte-order mark (what Windows PowerShell's `>` writes).
+/// A saved report as text: UTF-8 (lossy, so Latin-1 keeps its ASCII) or UTF-16.
 pub fn report_text(bytes: &[u8]) -> Cow<'_, str> {
     let utf16 = |rest: &[u8], le: bool| -> String {
         let units = rest.chunks_exact(2).map(|c| {
@@ -50,9 +49,7 @@ pub fn parse_saved_report_bytes(bytes: &[u8], device: &str) -> Result<SavedRepor
     parse_saved_report(&report_text(bytes), device)
 }
 
-/// Reads a saved report; `device` is the name its logs are filed under. Text that is neither
-/// smartctl's JSON nor its text is an error saying why. Logs the report has but that cannot
-/// be read are "failed" with the reason, not an error: the health data still count.
+/// Reads a saved report, its logs filed under `device`.
 pub fn parse_saved_report(text: &str, device: &str) -> Result<SavedReport, PageError> {
     // A byte-order mark (Windows editors) is not part of either format.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);

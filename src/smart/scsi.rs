@@ -10,7 +10,7 @@ use super::PageError;
 pub const MODE_SENSE_10: u8 = 0x5A;
 pub const MODE_SELECT_10: u8 = 0x55;
 pub const CACHING_PAGE: u8 = 0x08;
-/// Enough for the 8-byte header, block descriptors and the 20-byte caching page.
+/// Room for the header, block descriptors and the caching page.
 pub const MODE_SENSE_ALLOC: u16 = 252;
 
 /// Which values MODE SENSE returns (the PC field).
@@ -65,7 +65,7 @@ pub fn parse_caching_page(resp: &[u8]) -> Result<CachingPage, PageError> {
     if resp.len() < 8 {
         return Err(PageError::short(WHAT, 8, resp.len()));
     }
-    // The mode data length does not count itself; the answer may be cut to the allocation.
+    // The length does not count itself; the answer may be cut short.
     let total = (usize::from(u16::from_be_bytes([resp[0], resp[1]])) + 2).min(resp.len());
     let bd_len = usize::from(u16::from_be_bytes([resp[6], resp[7]]));
     let at = 8 + bd_len;
@@ -101,9 +101,7 @@ pub fn parse_caching_page(resp: &[u8]) -> Result<CachingPage, PageError> {
     })
 }
 
-/// The MODE SELECT(10) parameter list that sets WCE on the sensed page: an 8-byte header
-/// with mode data length and device-specific byte cleared, no block descriptors, the page
-/// with PS masked.
+/// The MODE SELECT(10) parameter list setting WCE on the sensed page.
 pub fn build_caching_select(current: &CachingPage, wce: bool) -> Vec<u8> {
     let mut out = vec![0, 0, current.medium_type, 0, 0, 0, 0, 0];
     let mut page = current.bytes.clone();
@@ -125,7 +123,7 @@ pub fn build_caching_select(current: &CachingPage, wce: bool) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    /// A MODE SENSE(10) answer as QEMU's scsi-hd builds it for page 8 (length 0x12).
+    /// MODE SENSE(10) of page 8 as QEMU's scsi-hd builds it.
     fn qemu_like(wce: bool) -> Vec<u8> {
         let mut r = vec![0, 26, 0, 0x10, 0, 0, 0, 0];
         let mut page = vec![0x08, 0x12];

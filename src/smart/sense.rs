@@ -26,8 +26,7 @@ pub const KEY_ABORTED_COMMAND: u8 = 0xB;
 pub const ATA_STATUS_ERR: u8 = 0x01;
 pub const ATA_STATUS_DRQ: u8 = 0x08;
 
-/// The ATA task-file registers after a command (the 28-bit view; `extend` says the device
-/// answered in 48-bit form).
+/// The ATA registers after a command (`extend`: a 48-bit answer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AtaRegisters {
     pub error: u8,
@@ -121,8 +120,8 @@ fn parse_fixed(sb: &[u8], response_code: u8) -> Result<Sense, PageError> {
     } else {
         (0, 0)
     };
-    // SAT puts the registers into the INFORMATION and COMMAND-SPECIFIC INFORMATION fields for
-    // "ATA PASS-THROUGH INFORMATION AVAILABLE" and for commands the drive aborted.
+    // SAT returns the registers for 00/1D (ATA PASS-THROUGH INFORMATION AVAILABLE) and
+    // for aborted commands.
     let carries_registers = (asc == 0x00 && ascq == 0x1d) || key == KEY_ABORTED_COMMAND;
     let ata = (carries_registers && sb.len() >= 12).then(|| AtaRegisters {
         error: sb[3],
@@ -200,12 +199,11 @@ impl fmt::Display for Sense {
 /// What an ATA PASS-THROUGH command came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AtaOutcome {
-    /// The command completed; the registers when the transport returned them (CK_COND).
+    /// Completed; the registers if the transport returned them (CK_COND).
     Done(Option<AtaRegisters>),
-    /// The drive ran the command and reported an error (ABRT: unsupported or disabled).
+    /// The drive reported an error (ABRT: unsupported or disabled).
     DriveError(AtaRegisters),
-    /// The SCSI layer or a bridge refused ATA PASS-THROUGH itself: no ATA behind it, or a
-    /// bridge that does not translate it.
+    /// ATA PASS-THROUGH itself refused (no ATA behind it).
     Refused(Sense),
     /// Anything else, in words.
     Failed(String),
@@ -258,8 +256,7 @@ pub fn scsi_outcome(scsi_status: u8, sense: &[u8]) -> ScsiOutcome {
 mod tests {
     use super::*;
 
-    /// Descriptor sense as libata builds it for a successful SMART RETURN STATUS with CK_COND:
-    /// RECOVERED ERROR, 00/1D, one ATA Status Return descriptor (SAT-3 12.2.2.7).
+    /// libata's descriptor sense for SMART RETURN STATUS with CK_COND (SAT-3 12.2.2.7).
     fn ck_cond_descriptor(lba_mid: u8, lba_high: u8, status: u8) -> Vec<u8> {
         let mut sb = vec![0x72, 0x01, 0x00, 0x1d, 0, 0, 0, 14];
         sb.extend_from_slice(&[
@@ -298,7 +295,7 @@ mod tests {
 
     #[test]
     fn fixed_sense_illegal_request_is_refused() {
-        // What QEMU's scsi-hd answers to ATA PASS-THROUGH: invalid command operation code.
+        // QEMU's scsi-hd refuses ATA PASS-THROUGH: invalid command operation code.
         let sb = [
             0x70, 0, 0x05, 0, 0, 0, 0, 0x0a, 0, 0, 0, 0, 0x20, 0x00, 0, 0, 0, 0,
         ];

@@ -135,8 +135,7 @@ struct NvmeLog {
 
 const WHAT: &str = "smartctl JSON";
 
-/// The keys of SMART data: with a device that names its protocol, they make a document
-/// smartctl's even without its header (other tools edit that out of what they keep).
+/// SMART data keys: with a device's protocol, they mark smartctl's document.
 const SMART_KEYS: [&str; 5] = [
     "smart_status",
     "ata_smart_attributes",
@@ -145,8 +144,7 @@ const SMART_KEYS: [&str; 5] = [
     "scsi_error_counter_log",
 ];
 
-/// The document as JSON, if it is smartctl's: its header (`json_format_version` or the
-/// `smartctl` block), or a `device` with its `protocol` and SMART data.
+/// The document as JSON, if it is smartctl's.
 fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
     let doc: serde_json::Value =
         serde_json::from_str(text).map_err(|e| PageError::new(WHAT, format!("not JSON: {e}")))?;
@@ -156,8 +154,7 @@ fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
         .get("device")
         .and_then(|d| d.get("protocol"))
         .is_some_and(serde_json::Value::is_string);
-    // A fragment of `smartctl -i` (what scrutiny keeps of a drive without SMART data) is
-    // smartctl's too: it is judged on what it holds (nothing, so its verdict says why).
+    // A `smartctl -i` fragment (scrutiny keeps those) is smartctl's too.
     let headless = device
         && SMART_KEYS
             .iter()
@@ -173,9 +170,7 @@ fn smartctl_document(text: &str) -> Result<serde_json::Value, PageError> {
     Ok(doc)
 }
 
-/// A smartctl document read into `T`. A top-level field of another type than smartctl writes
-/// (`"smart_support": true` where an object was expected) loses that field, not the report:
-/// the names left out are returned, to be said.
+/// A document read into `T`; a top-level field of the wrong type is left out, and named.
 fn typed<T: serde::de::DeserializeOwned>(
     doc: serde_json::Value,
 ) -> Result<(T, Vec<String>), PageError> {
@@ -214,8 +209,7 @@ fn left_out_note(left_out: &[String]) -> Option<String> {
     })
 }
 
-/// Parses `smartctl -j -a` output. `process_exit` is the process's exit code, used when the
-/// JSON does not carry `smartctl.exit_status`.
+/// Parses `smartctl -j -a`; `process_exit` stands in for a missing exit status.
 pub fn parse_smartctl_json(
     text: &str,
     process_exit: Option<i32>,
@@ -245,7 +239,7 @@ pub fn parse_smartctl_json(
             .model_name
             .as_deref()
             .map(crate::model::text::neutralize_controls),
-        // smartctl's rotation_rate: 0 for "Solid State Device", absent when not reported.
+        // rotation_rate 0: "Solid State Device"; absent: not reported.
         solid_state: doc.rotation_rate.map(|rpm| rpm == 0),
         sectors: doc.user_capacity.and_then(|c| c.blocks).filter(|b| *b > 0),
     };
@@ -262,7 +256,7 @@ pub fn parse_smartctl_json(
             .device
             .and_then(|d| d.protocol)
             .map(|p| crate::model::text::neutralize_controls(&p)),
-        // smartctl prints 0 when the device reports no temperature (QEMU's scsi-hd does).
+        // 0 is no temperature reported (QEMU's scsi-hd).
         temperature_c: doc
             .temperature
             .and_then(|t| t.current)
@@ -280,11 +274,7 @@ pub fn parse_smartctl_json(
     })
 }
 
-/// The drive's identity in `smartctl -j` output: `model_family`, `model_name` (SCSI: vendor
-/// and product), `serial_number`, `wwn` (SCSI: `logical_unit_id`; NVMe: the first namespace's
-/// EUI-64), `firmware_version`, `user_capacity.bytes`, `logical_block_size`,
-/// `rotation_rate` and `form_factor.name`. Read leniently: a field of an unexpected type is
-/// left out, as hand-edited documents have them.
+/// The drive's identity in `smartctl -j` output; a field of the wrong type is left out.
 pub fn parse_smartctl_identity(text: &str) -> Result<SmartctlIdentity, PageError> {
     let doc = smartctl_document(text)?;
     let string = |key: &str| {
@@ -444,8 +434,7 @@ fn nvme_from_log(l: NvmeLog) -> NvmeHealth {
     }
 }
 
-/// The logs in `smartctl -j -a` output: ATA's summary or extended error log, self-test log
-/// and self-test execution status; SCSI's self-test results and error counter log.
+/// The logs in `smartctl -j -a` output (ATA and SCSI).
 #[derive(Debug, Deserialize)]
 struct LogDoc {
     smartctl: Option<Info>,
@@ -624,7 +613,7 @@ fn ata_self_test_log(log: AtaSelfTestLog, source: &str) -> SelfTestLog {
     }
 }
 
-/// SCSI self-test results `scsi_self_test_0` .. `_19` (newest first), as smartctl names them.
+/// SCSI self-test results `scsi_self_test_0` .. `_19`, newest first.
 fn scsi_self_tests(rest: &BTreeMap<String, serde_json::Value>) -> Option<SelfTestLog> {
     let mut entries = Vec::new();
     for i in 0..20 {
@@ -634,7 +623,7 @@ fn scsi_self_tests(rest: &BTreeMap<String, serde_json::Value>) -> Option<SelfTes
         let Ok(t) = serde_json::from_value::<ScsiSelfTest>(v.clone()) else {
             continue;
         };
-        // SPC-4 self-test results: 0 passed, 1-2 aborted, 3-7 failed, 0xF in progress.
+        // SPC-4: 0 passed, 1-2 aborted, 3-7 failed, 0xF in progress.
         let value = t.result.as_ref().and_then(|r| r.value).unwrap_or(0xFF);
         let outcome = match value {
             0 => SelfTestOutcome::Passed,
@@ -661,8 +650,7 @@ fn scsi_self_tests(rest: &BTreeMap<String, serde_json::Value>) -> Option<SelfTes
     })
 }
 
-/// The SCSI error counter log as an error log: the count is the uncorrected errors of reads,
-/// writes and verifies; one line each.
+/// The SCSI error counter log: uncorrected read, write and verify errors.
 fn scsi_error_counters(counters: BTreeMap<String, ScsiCounters>) -> ErrorLog {
     let mut count = 0u64;
     let mut entries = Vec::new();
@@ -689,8 +677,7 @@ fn scsi_error_counters(counters: BTreeMap<String, ScsiCounters>) -> ErrorLog {
     }
 }
 
-/// Reads the logs out of `smartctl -j -a` output. A log smartctl did not print is "not
-/// supported" with the reason; disktriage starts no self-test through smartctl.
+/// Reads the logs of `smartctl -j -a`; one not printed is "not supported".
 pub fn parse_smartctl_logs(
     json: &str,
     device: &str,
@@ -817,7 +804,7 @@ mod tests {
             "{:?}",
             report.messages
         );
-        // A scrutiny `--info` fragment without a header or SMART data is smartctl's too.
+        // A scrutiny `--info` fragment (no header, no SMART data) is smartctl's too.
         let fragment = r#"{"device": {"protocol": "ATA"}, "model_name": "WD Red SA500",
                           "smart_support": true}"#;
         let report = parse_smartctl_json(fragment, None).unwrap();
@@ -845,7 +832,7 @@ mod tests {
 
     #[test]
     fn a_document_without_its_header_is_smartctls_when_it_has_a_device_and_smart_data() {
-        // scrutiny's smart-scsi.json: smartctl's header block edited out, the rest as printed.
+        // scrutiny's smart-scsi.json: smartctl's header edited out.
         let doc = r#"{"device":{"name":"/dev/sdg","protocol":"SCSI"},
             "model_name":"SEAGATE ST4000NM0043","smart_status":{"passed":true},
             "scsi_grown_defect_list":56}"#;
@@ -868,7 +855,7 @@ mod tests {
 
     #[test]
     fn out_of_range_temperatures_are_unknown_not_a_panic() {
-        // An NVMe temperature near i64::MAX overflowed the Celsius-to-Kelvin addition.
+        // A temperature near i64::MAX overflowed the Celsius-to-Kelvin addition.
         let r = parse_smartctl_json(
             r#"{"smartctl":{"exit_status":0},
                 "nvme_smart_health_information_log":{"temperature":9223372036854775807},

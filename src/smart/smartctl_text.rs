@@ -35,12 +35,11 @@ const MAX_MESSAGES: usize = 20;
 /// The report's lines (CRLF and a lone CR end a line too), tabs as spaces.
 struct Text {
     lines: Vec<String>,
-    /// The `Key: value` lines of the information section, by key with its spaces collapsed
-    /// (the first of each; "SMART support is" comes twice and is read from `lines`).
+    /// The information section's `Key: value` lines, first of each, spaces collapsed.
     info: BTreeMap<String, String>,
-    /// The first word after "smartctl" on its banner line ("7.4", "pre-7.4", "5.41").
+    /// The banner's version ("7.4", "pre-7.4", "5.41").
     version: Option<String>,
-    /// Each line's `Key: value`, where it has one (read once: several readers look).
+    /// Each line's `Key: value`, if any (read once for every reader).
     fields: Vec<Option<(String, String)>>,
 }
 
@@ -87,16 +86,14 @@ fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A `Key: value` line: the key with its spaces collapsed, and the value trimmed.
+/// A `Key: value` line: the key's spaces collapsed, the value trimmed.
 fn field(line: &str) -> Option<(String, &str)> {
     let (key, value) = line.split_once(':')?;
     let key = collapse(key);
     (!key.is_empty()).then(|| (key, value.trim()))
 }
 
-/// A count as smartctl prints it: digits and the locale's thousands separators (`1,234`,
-/// `1 234`, `1.234`, `1'234`, a no-break space, or the replacement character a Latin-1 one
-/// became), up to a `[` (`895,210,997 [458 TB]`) or a `%`. `None` for anything else.
+/// A count as smartctl prints it, in any locale (`1,234`, `1 234`), up to `[` or `%`.
 pub(crate) fn count(text: &str) -> Option<u128> {
     let head = text.split(['[', '%']).next()?.trim();
     let mut n: u128 = 0;
@@ -120,7 +117,7 @@ fn count64(text: &str) -> Option<u64> {
     count(text).map(|n| u64::try_from(n).unwrap_or(u64::MAX))
 }
 
-/// The leading whole number of a text ("35 Celsius", "-5 C"), if it starts with one.
+/// The leading whole number of a text ("35 Celsius", "-5 C").
 fn leading_int(text: &str) -> Option<i64> {
     let t = text.trim_start();
     let (sign, digits) = match t.strip_prefix('-') {
@@ -133,9 +130,7 @@ fn leading_int(text: &str) -> Option<i64> {
     digits.get(..end)?.parse::<i64>().ok().map(|n| sign * n)
 }
 
-/// The leading integer of an ATA raw value as smartctl printed it: decimal (`35 (Min/Max
-/// 14/50)` is 35, `39384h+40m+45.152s` 39384) or `0x` hexadecimal, within 48 bits; 0 when it
-/// starts with neither.
+/// The leading integer of a printed ATA raw value (`35 (Min/Max 14/50)` is 35); else 0.
 fn raw_leading(text: &str) -> u64 {
     let t = text.trim();
     let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -168,8 +163,7 @@ fn text_of(value: &str) -> Option<String> {
 }
 
 impl Text {
-    /// Splits the report into lines and reads its banner and information section. A text with
-    /// neither smartctl's banner nor one of its section heads is not smartctl's.
+    /// Reads the banner and information section; without either, it is not smartctl's.
     fn read(text: &str) -> Result<Text, PageError> {
         let lines: Vec<String> = text
             .split('\n')
@@ -225,7 +219,7 @@ impl Text {
         Ok(parsed)
     }
 
-    /// Anything besides the banner: a field, a section, a health line or a message.
+    /// Anything besides the banner.
     fn has_content(&self) -> bool {
         !self.info.is_empty()
             || self.lines.iter().any(|l| {
@@ -244,7 +238,7 @@ impl Text {
             .filter(|v| !v.is_empty())
     }
 
-    /// The first line that starts with `prefix` (after leading spaces), from `prefix` on.
+    /// The first line starting with `prefix` (after spaces), from `prefix` on.
     fn line_starting(&self, prefix: &str) -> Option<(usize, &str)> {
         self.lines
             .iter()
@@ -253,7 +247,7 @@ impl Text {
             .map(|(i, l)| (i, l.trim_start()))
     }
 
-    /// The value of the first `Key: value` line anywhere with this key (spaces collapsed).
+    /// The value of the first `Key: value` line with this key.
     fn value_anywhere(&self, key: &str) -> Option<&str> {
         self.key_values().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
@@ -356,8 +350,7 @@ impl Text {
         }
     }
 
-    /// The world-wide name as sysfs spells it, where smartctl printed a whole one (hardware
-    /// probes mask part of it: then none).
+    /// The WWN as sysfs spells it, unless a hardware probe masked part of it.
     fn wwn(&self, protocol: Protocol) -> Option<String> {
         let hex = |v: &str| {
             let h: String = v.split_whitespace().collect::<String>().to_lowercase();
@@ -424,9 +417,8 @@ fn messages_of(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Parses `smartctl -x` or `smartctl -a` text (or any part of it: `-H`, `-A`, `-i`) into what
-/// the verdict reads. The exit status is not in the text: it is 2 (smartctl could not open or
-/// identify the device) when the text says so, else 0.
+/// Parses `smartctl -x`/`-a` text, or any part of it (`-H`, `-A`, `-i`). The text has no exit
+/// status: 2 when it says smartctl could not open or identify the device, else 0.
 pub fn parse_smartctl_text(text: &str) -> Result<SmartctlReport, PageError> {
     let t = Text::read(text)?;
     let protocol = t.protocol();
@@ -525,9 +517,8 @@ pub fn parse_smartctl_text_identity(text: &str) -> Result<SmartctlIdentity, Page
     Ok(Text::read(text)?.identity())
 }
 
-/// The health line: ATA's and NVMe's "SMART overall-health self-assessment test result:
-/// PASSED" (or "FAILED!"), SCSI's "SMART Health Status: OK" (anything else is failing, and is
-/// the informational-exception string).
+/// The health line: "...self-assessment test result: PASSED" (ATA, NVMe) or "SMART Health
+/// Status: OK" (SCSI; anything else is the informational exception).
 fn health(t: &Text) -> (Option<bool>, Option<String>) {
     for (key, value) in t.key_values() {
         if key.ends_with("overall-health self-assessment test result") {
@@ -549,8 +540,7 @@ fn health(t: &Text) -> (Option<bool>, Option<String>) {
     (None, None)
 }
 
-/// Power-on hours from attribute 9 as smartctl printed it: `39384h+40m+45.152s` is hours
-/// whatever the unit the drive counts in; a bare number is in the unit its name says.
+/// Power-on hours from attribute 9 (`39384h+...` is hours; else its name's unit).
 fn ata_power_on_hours(attributes: &[AtaAttribute]) -> Option<u64> {
     let a = attributes.iter().find(|a| a.id == 9)?;
     let text = a.raw_text.as_deref().unwrap_or("");
@@ -571,7 +561,7 @@ fn ata_power_on_hours(attributes: &[AtaAttribute]) -> Option<u64> {
 
 /// The columns of an attribute table, by the header's names.
 struct Columns {
-    /// The words before RAW_VALUE: the raw value is the rest of the line after as many.
+    /// Words before RAW_VALUE: the raw value is the rest of the line.
     before_raw: usize,
     flags: Option<usize>,
     value: Option<usize>,
@@ -597,8 +587,7 @@ impl Columns {
     }
 }
 
-/// The ATA attribute table: the one under "Vendor Specific SMART Attributes with Thresholds"
-/// (`-H` may print a table of the failed ones before it), else the longest.
+/// The ATA attribute table under "Vendor Specific SMART Attributes", else the longest.
 fn attribute_table(t: &Text) -> Option<Vec<AtaAttribute>> {
     let mut tables: Vec<(bool, Vec<AtaAttribute>)> = Vec::new();
     for (i, line) in t.lines.iter().enumerate() {
@@ -632,7 +621,7 @@ fn attribute_table(t: &Text) -> Option<Vec<AtaAttribute>> {
     tables.into_iter().nth(pick).map(|(_, rows)| rows)
 }
 
-/// One row of an attribute table; `None` ends the table (a blank line, the flags' legend).
+/// One attribute row; `None` ends the table.
 fn attribute_row(line: &str, c: &Columns) -> Option<AtaAttribute> {
     let w = words(line);
     let (_, id_word) = *w.first()?;
@@ -649,7 +638,7 @@ fn attribute_row(line: &str, c: &Columns) -> Option<AtaAttribute> {
     let (raw_at, _) = *w.get(c.before_raw)?;
     let raw_text = line.get(raw_at..)?.trim_end();
     let col = |i: Option<usize>| i.and_then(|i| w.get(i)).map(|(_, s)| *s);
-    // "---": no normalized value or no threshold (smartctl prints it for raw-only ones).
+    // "---": no value or threshold (raw-only attributes).
     let num = |i: Option<usize>| col(i).and_then(|s| s.parse::<u8>().ok());
     let value = num(c.value);
     let worst = num(c.worst);
@@ -711,8 +700,7 @@ fn attribute_row(line: &str, c: &Columns) -> Option<AtaAttribute> {
     })
 }
 
-/// `-x`'s brief flags (`PO--CK`): one letter per bit, in order P O S R C K (prefailure,
-/// online, performance, error rate, event count, auto-keep); `+` marks other bits.
+/// `-x`'s brief flags (`PO--CK`): a letter per bit, in order; `+` marks other bits.
 fn brief_flags(letters: &str) -> u16 {
     letters
         .chars()
@@ -743,7 +731,7 @@ fn nvme_health(t: &Text) -> Option<NvmeHealth> {
         fields.entry(key).or_insert_with(|| value.to_string());
     }
     let get = |k: &str| fields.get(k).map(String::as_str);
-    // A health section without its first field is a report cut short: no health data.
+    // Without its first field the section was cut short: no health data.
     let critical_warning = byte(get("Critical Warning")?)?;
     let n = |k: &str| get(k).and_then(count).unwrap_or(0);
     let pct = |k: &str| {

@@ -4,7 +4,7 @@
 //! - ATA FAILED: SMART RETURN STATUS says failing; or an attribute other than a temperature,
 //!   whatever its id, is at or below its nonzero threshold now (the SMART standard's own rule,
 //!   which smartctl prints as FAILING_NOW; prefailure or old-age only changes the words).
-//! - ATA WARNING: a temperature attribute at its limit; reallocated, pending, offline-uncorrectable or
+//! - ATA WARNING: a temperature attribute at its limit; reallocated, pending, offline- or
 //!   reported-uncorrectable counts above zero (libatasmart's BAD_SECTOR idea), each read by
 //!   its meaning on this drive (`super::meaning`); an attribute table that could not be read.
 //! - Notes, never a verdict: an attribute at its threshold only in the past, a lifetime
@@ -128,11 +128,9 @@ pub fn assess(device: &str, transport: Transport, reading: SmartReading) -> Smar
     health
 }
 
-/// Adds what the drive's logs say to a verdict: the newest finished self-test failing is a
-/// WARNING (smartctl's exit bit 7 speaks of the self-test log; only the newest counts here,
-/// as a later passed test supersedes an old failure), and errors the drive logged are a
-/// note (many healthy drives logged a few long ago). A health that is not available stays
-/// so. Applying it twice changes nothing.
+/// Adds the drive's logs to a verdict: the newest finished self-test failing is a WARNING (a
+/// later pass supersedes an old failure); logged errors are a note (healthy drives have a few).
+/// A health not available stays so; applying it twice changes nothing.
 pub fn judge_logs(health: &mut SmartHealth, logs: &DriveLogs) {
     if health.verdict == Verdict::Unavailable {
         return;
@@ -189,15 +187,13 @@ fn ata_unavailable(ata: &AtaSmart) -> Option<String> {
     }
 }
 
-/// How a FAILED reason from a prefailure attribute at its threshold ends (the triage's
-/// attribute rules judge those in their own words, not as the drive's overall status).
+/// How a prefailure attribute's FAILED reason ends (the triage words its own).
 pub const PREFAILURE_AT_THRESHOLD: &str =
     ": a prefailure attribute, the drive predicts its failure";
 /// The same for an old-age attribute.
 pub const OLD_AGE_AT_THRESHOLD: &str = ": an old-age attribute, worn past what the drive allows";
 
-/// NVMe media errors of exactly a multiple of 2^32: a counter's high word set by firmware,
-/// not four billion errors on a drive that reads fine.
+/// NVMe media errors of n * 2^32: a firmware's high word, not real errors.
 pub fn implausible_media_errors(n: u128) -> bool {
     n >= 1 << 32 && n.is_multiple_of(1 << 32)
 }
@@ -222,9 +218,7 @@ fn judge_ata(ata: &AtaSmart, judge: &mut Judge) {
         let reading = meaning::read(a, &ata.drive);
         let threshold = a.threshold.unwrap_or(0);
         match a.state {
-            // The SMART standard's own rule, whatever the id: the drive rates the attribute
-            // as failed (a prefailure one predicts the drive's failure, an old-age one is
-            // worn past what the drive allows). A temperature at its limit is a warning.
+            // The standard's rule, whatever the id; a temperature is only a warning.
             AttributeState::FailingNow if threshold > 0 => {
                 let words = meaning::failing_now_words(a, reading.meaning);
                 if reading.meaning == Meaning::Temperature {
@@ -281,7 +275,7 @@ fn raw_shown(a: &AtaAttribute) -> String {
     a.raw_text.clone().unwrap_or_else(|| a.raw.to_string())
 }
 
-/// Temperature from the attribute table (`crate::smart::ata::attribute_temperature`).
+/// Temperature from the attribute table.
 fn ata_temperature(ata: &AtaSmart) -> Option<i64> {
     attribute_temperature(&ata.attributes)
 }
@@ -501,7 +495,7 @@ mod tests {
 
     #[test]
     fn the_standards_threshold_rule_judges_every_id() {
-        // Status good, a prefailure attribute failing now: the drive predicts its failure.
+        // A prefailure attribute failing now: the drive predicts its failure.
         let h = assess(
             "sda",
             Transport::Sata,
@@ -509,7 +503,7 @@ mod tests {
         );
         assert_eq!(h.verdict, Verdict::Failed);
         assert!(texts(&h)[0].contains("at 10, threshold 50, now): a prefailure"));
-        // An old-age attribute failing now: failed too, worn past what the drive allows.
+        // An old-age attribute failing now: failed too.
         let h = assess(
             "sda",
             Transport::Usb,
@@ -529,8 +523,8 @@ mod tests {
         );
         assert_eq!(h.verdict, Verdict::Passed);
         assert!(h.notes.iter().any(|n| n.contains("in the past")));
-        // A vendor-specific id counts too: 231 SSD_Life_Left (prefailure) at its threshold on
-        // a Kingston SSD, and 202 Percent_Lifetime_Remain (old-age) at 0 on a Crucial.
+        // Vendor ids count too: Kingston's 231 (prefailure) at its threshold, Crucial's 202
+        // (old-age) at 0.
         let h = assess(
             "sda",
             Transport::Sata,

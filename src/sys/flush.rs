@@ -20,8 +20,7 @@ use crate::model::{ChosenDevice, DevNum};
 pub enum Durability {
     /// A plain O_DIRECT write: it may sit in the drive's volatile cache.
     Plain,
-    /// The write carries RWF_DSYNC: it returns once the kernel says the data is durable
-    /// (FUA, or write then flush).
+    /// With RWF_DSYNC: durable when it returns (FUA, or write then flush).
     Dsync,
     /// A plain write then fdatasync on the device (an explicit cache flush).
     WriteThenFlush,
@@ -38,10 +37,9 @@ pub struct FlushDevice {
     pub physical: u32,
 }
 
-/// Where the flushes of `name` (a kernel name) go when it has no drive of its own (a loop or
-/// zram device): the sentence and the next step; `None` for a device with a drive. A loop
-/// device's flush becomes an fsync of its backing file: the file system under it, and that
-/// file system's disk, decide whether it is durable.
+/// Where the flushes of `name` go when it has no drive (loop, zram): the sentence and the
+/// next step. A loop device's flush is an fsync of its backing file, so the file system
+/// under it, and its disk, decide.
 pub fn without_drive(name: &str) -> Option<(String, String)> {
     use std::os::unix::fs::MetadataExt;
     let dir = PathBuf::from("/sys/class/block").join(name);
@@ -118,8 +116,8 @@ pub fn dev_dir(dev: DevNum) -> PathBuf {
     PathBuf::from(format!("/sys/dev/block/{dev}"))
 }
 
-/// What the admin's path named, held without opening it for I/O (O_PATH): the guard looks
-/// at it before the device is opened, and `open` opens this very object, never the name again.
+/// What the admin's path named, held by O_PATH: the guard looks at it, and `open` opens this
+/// very object, never the name again.
 pub struct PinnedDevice {
     pinned: OwnedFd,
     pub dev: DevNum,
@@ -140,10 +138,8 @@ impl PinnedDevice {
         Ok(PinnedDevice { pinned, dev, name })
     }
 
-    /// Opens the pinned device with O_DIRECT: `write` opens it read-write and exclusive
-    /// (O_EXCL fails with EBUSY while the device is mounted or held), else read-only. The
-    /// caller checks the identity of what was opened (`refuse_unless_chosen`) before any
-    /// write.
+    /// Opens the pinned device with O_DIRECT: for `write` read-write and O_EXCL (EBUSY while
+    /// mounted or held), else read-only. The caller checks what was opened before any write.
     pub fn open(&self, write: bool) -> io::Result<FlushDevice> {
         let fd = direct::reopen(
             &self.pinned,
@@ -167,18 +163,17 @@ impl PinnedDevice {
 }
 
 impl FlushDevice {
-    /// Whether the opened device is still the one the admin chose: the sentence of the
-    /// refusal when it is not.
+    /// Whether it is still the device chosen; else the refusal.
     pub fn refuse_unless_chosen(&self, chosen: &ChosenDevice) -> io::Result<Result<(), String>> {
         direct::refuse_unless_chosen(&self.fd, chosen)
     }
 
-    /// The descriptor, for the other commands `sys` sends the opened device (BLKDISCARD).
+    /// The descriptor, for `sys`'s other commands (BLKDISCARD).
     pub(super) fn fd(&self) -> &OwnedFd {
         &self.fd
     }
 
-    /// A second handle on the opened device, for pass-through commands that take a `File`.
+    /// A second handle, for pass-through commands taking a `File`.
     pub fn command_file(&self) -> io::Result<std::fs::File> {
         Ok(std::fs::File::from(self.fd.try_clone()?))
     }
@@ -193,9 +188,7 @@ impl FlushDevice {
         AlignedBuf::zeroed(len.max(1), 4096)
     }
 
-    /// Writes all of `buf` at `offset` made durable as `how` says; returns how long the
-    /// write (and its flush) took. `buf` must come from `buffer` and be a multiple of the
-    /// logical block size.
+    /// Writes `buf` (from `buffer`) at `offset`, durable as `how`; returns the time.
     pub fn write(&self, buf: &[u8], offset: u64, how: Durability) -> io::Result<Duration> {
         let start = Instant::now();
         let mut done = 0usize;
@@ -220,7 +213,7 @@ impl FlushDevice {
         Ok(start.elapsed())
     }
 
-    /// One cache flush (fdatasync on the block device); returns how long it took.
+    /// One cache flush (fdatasync); returns how long it took.
     pub fn flush(&self) -> io::Result<Duration> {
         let start = Instant::now();
         self.flush_data()?;
@@ -236,7 +229,7 @@ impl FlushDevice {
         }
     }
 
-    /// Reads `buf.len()` bytes at `offset`; returns the count read (short only at the end).
+    /// Reads at `offset`; returns the count (short only at the end).
     pub fn read(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let mut done = 0usize;
         while done < buf.len() {
@@ -250,8 +243,7 @@ impl FlushDevice {
         Ok(done)
     }
 
-    /// Whether the device still answers as the one opened: `None` while it does, else why
-    /// not (it went away or shrank), for a record that ends on a power cut.
+    /// `None` while it answers as the device opened, else why not.
     pub fn gone(&self) -> Option<String> {
         match direct::block_geometry(&self.fd) {
             Ok((size, _, _)) if size == self.size => None,

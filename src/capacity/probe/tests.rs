@@ -20,7 +20,7 @@ enum Map {
     Drop { from: u64 },
     /// From `from` on, reads and writes fail.
     Fail { from: u64 },
-    /// Stored below `real`, dropped up to `wrap_from`, then stored at `(lba - wrap_from) % real`.
+    /// Stored below `real`, dropped to `wrap_from`, then stored at `(lba - wrap_from) % real`.
     Chain { real: u64, wrap_from: u64 },
 }
 
@@ -159,7 +159,7 @@ impl SectorIo for Sim {
     }
 }
 
-/// Keeps the ranges saved (for `Sim`'s check); fails the save numbered `fail_at`.
+/// Keeps the ranges saved (for `Sim`'s check); fails save `fail_at`.
 struct Keeper {
     saved: Rc<RefCell<Vec<(u64, u64)>>>,
     sector: u64,
@@ -196,8 +196,7 @@ struct Outcome {
     saver_done: bool,
 }
 
-/// Probes `sim` with a 2 MiB region (4096 sectors), stopping when `stop_after` progress
-/// reports were made.
+/// Probes `sim` with a 2 MiB region, stopping after `stop_after` progress reports.
 fn probe(mut sim: Sim, fail_save: Option<u32>, stop_after: Option<u32>) -> Outcome {
     let mut saver = Keeper {
         saved: Rc::clone(&sim.saved),
@@ -251,7 +250,7 @@ fn a_real_device_is_real_and_left_as_it_was() {
     assert_eq!((c.real, c.fake), (CLAIM, None));
     assert!(c.is_real());
     assert_put_back(&o);
-    // Region 4096 sectors in 64 sectors a chunk, 4095 giant steps, 24 bisection steps.
+    // 4096 region sectors by 64, 4095 giant steps, 24 bisection steps.
     assert!(c.reads < 9_000, "{} reads", c.reads);
     assert!(c.writes < 100, "{} writes", c.writes);
 }

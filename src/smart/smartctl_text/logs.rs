@@ -1,8 +1,6 @@
-//! The logs in smartctl's text: ATA's extended or summary error log ("Device Error Count",
-//! "ATA Error Count", each "Error N occurred at disk power-on lifetime" with its LBA and
-//! command), NVMe's Error Information table and SCSI's error counter log; the ATA, NVMe and
-//! SCSI self-test logs (status, power-on hours, first failing LBA); and what the self-test
-//! execution status says now. The same `DriveLogs` as `smartctl -j` (`super::super::smartctl`).
+//! The logs in smartctl's text: ATA's extended or summary error log, NVMe's Error Information
+//! table, SCSI's error counter log, the three self-test logs and the self-test execution
+//! status, into the same `DriveLogs` as `smartctl -j` (`super::super::smartctl`).
 
 use super::{PageError, Protocol, Text, collapse, count64, field, leading_int, text_of, words};
 use crate::model::{
@@ -10,7 +8,7 @@ use crate::model::{
     SelfTestProgress, SelfTestStatus, Transport,
 };
 
-/// Lines that start another part of the report: an ATA log's block ends at one.
+/// Lines that start another part of the report (and end an ATA log's block).
 const SECTION_HEADS: [&str; 11] = [
     "SMART ",
     "SCT ",
@@ -25,7 +23,7 @@ const SECTION_HEADS: [&str; 11] = [
     "Warning!",
 ];
 
-/// The lines of the block that starts at line `start`, up to the next section head.
+/// The lines from `start` up to the next section head.
 fn block(t: &Text, start: usize) -> &[String] {
     let rest = t.lines.get(start + 1..).unwrap_or(&[]);
     let end = rest
@@ -51,11 +49,11 @@ fn not_supported(what: &str) -> LogRead<ErrorLog> {
     }
 }
 
-/// An ATA error log block (extended or summary): the count and the entries, newest first.
+/// An ATA error log block: the count and the entries, newest first.
 fn ata_error_log(lines: &[String], source: &str) -> ErrorLog {
     let mut count: Option<u64> = None;
     let mut entries: Vec<ErrorEntry> = Vec::new();
-    // Whether the next row with a timestamp is the failing command (the first listed).
+    // Whether the next timestamped row is the failing command (listed first).
     let mut want_command = false;
     for l in lines {
         let line = l.trim();
@@ -120,8 +118,7 @@ fn ata_error_log(lines: &[String], source: &str) -> ErrorLog {
     }
 }
 
-/// A command's time since power-up as the error log prints it: `01:12:35.232`,
-/// `3d+08:28:41.000`.
+/// A time since power-up as the error log prints it (`3d+08:28:41.000`).
 fn is_uptime(word: &str) -> bool {
     word.contains(':')
         && word.contains('.')
@@ -130,9 +127,7 @@ fn is_uptime(word: &str) -> bool {
             .all(|c| c.is_ascii_digit() || matches!(c, ':' | '.' | 'd' | '+'))
 }
 
-/// NVMe's Error Information table (`Num ErrCount SQId CmdId Status PELoc LBA NSID VS
-/// [Message]`), newest first; the count is the health log's "Error Information Log Entries"
-/// (the controller's count over its life) where the report has it.
+/// NVMe's Error Information table, newest first.
 fn nvme_error_log(t: &Text) -> LogRead<ErrorLog> {
     // "Read Error Information Log failed", "Read 1 entries from Error Information Log failed".
     if let Some(failed) = t
@@ -204,8 +199,7 @@ fn nvme_error_log(t: &Text) -> LogRead<ErrorLog> {
     })
 }
 
-/// SCSI's error counter log: the count is the uncorrected errors of reads, writes and
-/// verifies (the last column), one line each.
+/// SCSI's error counter log: uncorrected read, write and verify errors.
 fn scsi_error_log(t: &Text) -> LogRead<ErrorLog> {
     if t.line_starting("Error Counter logging not supported")
         .is_some()
@@ -245,7 +239,7 @@ fn scsi_error_log(t: &Text) -> LogRead<ErrorLog> {
     })
 }
 
-/// The ATA error log: the extended one where the report has it, else the summary.
+/// The ATA error log: the extended one, else the summary.
 fn ata_error(t: &Text) -> LogRead<ErrorLog> {
     let find = |head: &str, source: &str| {
         t.line_starting(head)
@@ -278,7 +272,7 @@ fn ata_error(t: &Text) -> LogRead<ErrorLog> {
     }
 }
 
-/// ATA self-test status words, by the status nibble smartctl printed them for.
+/// ATA self-test status words, by status nibble.
 const ATA_STATUSES: [(&str, SelfTestOutcome); 10] = [
     ("Completed without error", SelfTestOutcome::Passed),
     ("Aborted by host", SelfTestOutcome::Aborted),
@@ -292,8 +286,7 @@ const ATA_STATUSES: [(&str, SelfTestOutcome); 10] = [
     ("Self-test routine in progress", SelfTestOutcome::InProgress),
 ];
 
-/// A test's kind from smartctl's description: "Short offline" is short, "Extended captive"
-/// extended, "Vendor (0xc0)" stays as it is.
+/// A test's kind from smartctl's description ("Short offline" is short).
 fn kind_of(description: &str) -> String {
     let d = crate::model::text::neutralize_controls(&collapse(description));
     match d.split_whitespace().next() {
@@ -306,8 +299,7 @@ fn kind_of(description: &str) -> String {
     }
 }
 
-/// One row of ATA's self-test log: `# 1  Short offline  Completed: read failure  90%  1234
-/// 5678` (number, description, status, remaining, power-on hours, first failing LBA).
+/// One row of ATA's self-test log (`# 1  Short offline  Completed: read failure  90% ...`).
 fn ata_self_test_row(line: &str) -> Option<SelfTestEntry> {
     let rest = line.trim_start().strip_prefix('#')?;
     let w = words(rest);
@@ -363,8 +355,7 @@ fn ata_self_test_row(line: &str) -> Option<SelfTestEntry> {
     })
 }
 
-/// One row of NVMe's self-test log: ` 0   Short   Completed without error   3441   -  ...`
-/// (number, description, status, power-on hours, failing LBA, ...).
+/// One row of NVMe's self-test log: ` 0   Short   Completed without error   3441   -  ...`.
 fn nvme_self_test_row(line: &str) -> Option<SelfTestEntry> {
     let w: Vec<&str> = line.split_whitespace().collect();
     w.first()?.parse::<u32>().ok()?;
@@ -397,13 +388,12 @@ fn nvme_self_test_row(line: &str) -> Option<SelfTestEntry> {
     })
 }
 
-/// One row of SCSI's self-test log: `# 1  Background short  Completed  -  302  -  [-  -  -]`
-/// (number, description, status, segment, power-on hours, first failing LBA, sense).
+/// One row of SCSI's self-test log: `# 1  Background short  Completed  -  302  -  [-  -  -]`.
 fn scsi_self_test_row(line: &str) -> Option<SelfTestEntry> {
     let rest = line.trim_start().strip_prefix('#')?;
     let before_sense = rest.split('[').next()?;
     let w: Vec<&str> = before_sense.split_whitespace().collect();
-    // The number, two words of description, the status, then segment, hours and LBA.
+    // Number, two words of description, status, segment, hours and LBA.
     if w.len() < 6 {
         return None;
     }
@@ -488,7 +478,7 @@ fn self_test_log(t: &Text, protocol: Protocol) -> LogRead<SelfTestLog> {
             error: text_of(failed).unwrap_or_default(),
         };
     }
-    // A log with no head before its "none yet" line (some captures drop the head).
+    // A "none yet" line without its head (some captures drop it).
     if let Some((_, source)) = heads.first()
         && t.lines.iter().any(|l| {
             let l = l.trim_start().to_lowercase();
@@ -514,8 +504,7 @@ fn self_test_log(t: &Text, protocol: Protocol) -> LogRead<SelfTestLog> {
     }
 }
 
-/// What the report says of the self-test now: ATA's execution status byte (`(   0)` in
-/// decimal) and its polling times; NVMe's "Self-test status". A saved report starts none.
+/// The self-test now: ATA's status byte and polling times, NVMe's status.
 fn self_test_status(t: &Text) -> SelfTestStatus {
     let mut status = SelfTestStatus::unsupported(
         "a saved smartctl report: disktriage starts self-tests on the drives it reads",
@@ -571,8 +560,7 @@ fn self_test_status(t: &Text) -> SelfTestStatus {
     status
 }
 
-/// Reads the logs out of `smartctl -x` or `-a` text. A log the report does not have is "not
-/// supported" with what the report says; a log smartctl could not read is "failed".
+/// Reads the logs out of `smartctl -x`/`-a` text ("not supported" if missing).
 pub fn parse_smartctl_text_logs(
     text: &str,
     device: &str,

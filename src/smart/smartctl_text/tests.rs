@@ -153,7 +153,7 @@ fn the_identity_comes_from_the_information_section() {
     assert_eq!(id.logical_block_size, Some(512));
     assert_eq!(id.rotation_rpm, Some(7200));
     assert_eq!(id.form_factor.as_deref(), Some("3.5 inches"));
-    // Windows' locale separators, a Latin-1 no-break space read lossily, an SSD, a masked WWN.
+    // Windows' separators, a lossy Latin-1 no-break space, an SSD, a masked WWN.
     let text = format!(
         "{BANNER}=== START OF INFORMATION SECTION ===\r\nDevice Model:     Apacer AS340 240GB\r\n\
          LU WWN Device Id: 5 000cca ...\r\nUser Capacity:    240\u{fffd}057\u{fffd}409\u{fffd}536 \
@@ -597,7 +597,7 @@ fn strings_cannot_drive_the_terminal() {
     assert_eq!(attr(&r, 9).raw_text.as_deref(), Some("39384h?"));
     let id = parse_smartctl_text_identity(&text).unwrap();
     assert_eq!(id.model.as_deref(), Some("ST2000?[2J"));
-    // A self-test's description (found by the property test: a C1 control before it).
+    // A C1 control before a self-test's description (found by the property test).
     let text = ata_x().replace("#10  Short offline", "#10  \u{9b}Short offline");
     let logs = parse_smartctl_text_logs(&text, "x", Transport::Sata).unwrap();
     let LogRead::Read(tests) = &logs.self_test_log else {
@@ -609,7 +609,7 @@ fn strings_cannot_drive_the_terminal() {
 #[test]
 fn every_cut_and_every_byte_changed_is_a_result_never_a_panic() {
     let full = format!("{}{}", ata_x(), NVME);
-    // Every line end and a spread of places inside lines (each cut is three parses).
+    // Every line end and a spread of places inside lines (three parses each).
     let cuts: Vec<usize> = full
         .char_indices()
         .filter(|(i, c)| *c == '\n' || i % 17 == 0)

@@ -20,12 +20,11 @@ use crate::sys::error::DriveError;
 pub enum AtaAnswer {
     /// Done; the registers when the transport returned them (CK_COND).
     Done(Option<AtaRegisters>),
-    /// The SCSI layer or bridge refused ATA PASS-THROUGH itself (no ATA device behind it, or
-    /// a bridge without SAT).
+    /// ATA PASS-THROUGH itself refused (no ATA behind it).
     Refused(Sense),
 }
 
-/// Runs one ATA command. A data-in command fills `data` (`cmd.data_len()` bytes).
+/// Runs one ATA command; a data-in command fills `data`.
 pub fn run(
     file: &File,
     path: &Path,
@@ -77,11 +76,10 @@ fn answer_of(reply: &sgio::SgReply, op: &str, path: &Path) -> Result<AtaAnswer, 
     }
 }
 
-/// Sends the one SCT command this program sends: "return the current Error Recovery
-/// Control timer" (`selection` 1 read, 2 write), written to SMART log 0xE0, and returns the
-/// registers it answers in. Nothing else can be written through here: the sector is built
-/// by `sct_erc_get_command`, never taken from a caller (other SCT action codes write the
-/// medium).
+/// Sends the one SCT command this program sends, "return the current Error Recovery Control
+/// timer" (`selection` 1 read, 2 write), to SMART log 0xE0; returns the registers. The sector
+/// is built by `sct_erc_get_command`, never taken from a caller: other SCT actions write the
+/// medium.
 fn sct_erc_get(file: &File, path: &Path, selection: SctTimer) -> Result<AtaAnswer, DriveError> {
     let cmd = AtaCommand::smart_write_log("SMART WRITE LOG (SCT Error Recovery Control)", 0xE0);
     let sector = sct_erc_get_command(selection as u16);
@@ -113,11 +111,9 @@ fn sct_status(file: &File, path: &Path) -> Result<Result<SctStatus, String>, Dri
     })
 }
 
-/// SCT Error Recovery Control's read and write timers, as `smartctl -l scterc` reads them:
-/// IDENTIFY word 206 first (no SCT ERC: `Erc::NotSupported`, nothing sent), then per timer
-/// the SCT status, the command, the status again (it must name the command, done), and the
-/// timer from the returned registers (`smart::fitness::decode_erc_timer`). `Ok(Err(why))`:
-/// the drive or the pass-through gave no answer to trust.
+/// SCT ERC's read and write timers as `smartctl -l scterc` reads them: IDENTIFY word 206,
+/// then per timer the status, the command, the status again (it must name the command), and
+/// the returned registers. `Ok(Err(why))`: no answer to trust.
 pub fn sct_erc(file: &File, path: &Path) -> Result<Result<Erc, String>, DriveError> {
     let identify = match read_sector(file, path, &AtaCommand::identify())? {
         Ok(page) => page,
@@ -161,7 +157,7 @@ pub fn sct_erc(file: &File, path: &Path) -> Result<Result<Erc, String>, DriveErr
     }))
 }
 
-/// Runs a data-in command and returns its sectors (`cmd.data_len()` bytes), or the refusal.
+/// Runs a data-in command: its sectors, or the refusal.
 pub fn read_sector(
     file: &File,
     path: &Path,
@@ -177,8 +173,7 @@ pub fn read_sector(
     }
 }
 
-/// Runs SMART RETURN STATUS with CK_COND and also hands back the raw sense bytes (kept for
-/// fixture captures).
+/// SMART RETURN STATUS with CK_COND, and the raw sense (for fixtures).
 pub fn smart_return_status(file: &File, path: &Path) -> Result<(AtaAnswer, Vec<u8>), DriveError> {
     let cmd = AtaCommand::smart_return_status();
     let op = format!("ATA {}", cmd.name);

@@ -41,8 +41,7 @@ struct NvmePassthruCmd {
 
 const _: () = assert!(size_of::<NvmePassthruCmd>() == 72);
 
-/// Runs one admin command; `data` receives `cmd.data_len` bytes. Returns completion dword 0.
-/// A positive ioctl result is an NVMe status and becomes `DriveError::Device`.
+/// Runs one admin command; returns dword 0, an NVMe status as `DriveError::Device`.
 pub fn admin(
     file: &File,
     path: &Path,
@@ -71,10 +70,8 @@ pub fn admin(
         ..NvmePassthruCmd::default()
     };
     let rc = loop {
-        // SAFETY: `c` is a valid `nvme_passthru_cmd` for the duration of the call; `addr`
-        // points to a buffer of at least `data_len` bytes (checked above) that is mutably
-        // borrowed for this whole function, and the ioctl is synchronous, so the kernel does
-        // not touch it after returning.
+        // SAFETY: `c` is a valid `nvme_passthru_cmd`; `addr` points to at least `data_len`
+        // bytes (checked above), mutably borrowed here; the ioctl is synchronous.
         let rc = unsafe {
             libc::ioctl(
                 file.as_raw_fd(),

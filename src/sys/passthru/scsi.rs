@@ -11,8 +11,7 @@ use crate::smart::scsi::{
 use crate::smart::sense::{ScsiOutcome, Sense, scsi_outcome};
 use crate::sys::error::DriveError;
 
-/// Reads the caching mode page (current values or the changeable mask). `Ok(Err(sense))`
-/// when the device refuses: it has no such page. The raw answer comes back too.
+/// Reads the caching page (current or changeable); `Ok(Err(sense))` if it has none.
 pub fn sense_caching(
     file: &File,
     path: &Path,
@@ -55,7 +54,7 @@ pub fn sense_caching(
     Ok(Ok((page, buf)))
 }
 
-/// Sets WCE with MODE SELECT(10) (PF=1, not saved), starting from the sensed current page.
+/// Sets WCE with MODE SELECT(10) (PF=1, not saved) on the sensed page.
 pub fn select_caching(
     file: &File,
     path: &Path,

@@ -1,16 +1,13 @@
-//! The surface scan's SCSI READs on an sd disk, through its SCSI generic node (sg): each
-//! command carries the scan's own timeout (no floor, unlike SG_IO on the block device:
-//! `sys::scan::SG_MIN_TIMEOUT`), and several are in flight from one thread. A `sg_io_hdr`
-//! written to `/dev/sgN` queues a command and a read() of that descriptor returns its reply, so
-//! the pieces of a block larger than the disk's largest transfer (QEMU's AHCI disk: 128 KiB
-//! against the scan's 1 MiB) go to the disk together, as the block layer sends the requests of
-//! dd's 1 MiB read.
+//! The surface scan's SCSI READs on an sd disk, through its sg node: each command carries the
+//! scan's own timeout (no floor: see `sys::scan::SG_MIN_TIMEOUT`), and several are in flight
+//! from one thread (a `sg_io_hdr` written to `/dev/sgN` queues one, a read() returns its
+//! reply). So a block larger than the disk's largest transfer (QEMU's AHCI disk: 128 KiB, the
+//! scan's block 1 MiB) goes to the disk in pieces at once, as the block layer sends dd's.
 //!
-//! One descriptor per command in flight, each with its reserved buffer mapped into the process
-//! (`SG_FLAG_MMAP_IO`): nothing is copied, since the scan only needs to know whether a block
-//! reads and how long it took. sg's default, copying every reply into the caller's buffer, cost
-//! more than the reads themselves in the QEMU lab (105-148 MB/s against 1,370-1,680 MB/s
-//! mapped, the SATA disk, 128 KiB commands, 2 to 8 in flight).
+//! One descriptor per command in flight, its reserved buffer mapped (`SG_FLAG_MMAP_IO`):
+//! nothing is copied, as the scan only needs whether and how fast a block reads. sg's default
+//! copy cost more than the reads in the QEMU lab (105-148 MB/s against 1,370-1,680 MB/s
+//! mapped; SATA disk, 128 KiB commands, 2 to 8 in flight).
 //!
 //! The node is the disk's own: named by the disk's sysfs device directory, checked to be that
 //! character device once open, and to answer for the disk's SCSI address (SG_GET_SCSI_ID).
@@ -27,11 +24,11 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::sgio::{SENSE_LEN, SG_DXFER_FROM_DEV, SgError, SgIoHdr, SgRawReply};
 
-/// `SG_SET_RESERVED_SIZE` / `SG_GET_RESERVED_SIZE` / `SG_GET_SCSI_ID` from `<scsi/sg.h>`.
+/// Ioctls from `<scsi/sg.h>`.
 const SG_SET_RESERVED_SIZE: libc::Ioctl = 0x2275;
 const SG_GET_RESERVED_SIZE: libc::Ioctl = 0x2272;
 const SG_GET_SCSI_ID: libc::Ioctl = 0x2276;
-/// The command's data goes to the descriptor's reserved buffer, mapped by the caller.
+/// Data to the descriptor's reserved buffer, mapped by the caller.
 const SG_FLAG_MMAP_IO: u32 = 4;
 /// Commands in flight at most (sg queues 16 a descriptor; one each here).
 pub const MAX_IN_FLIGHT: usize = 16;
@@ -52,8 +49,7 @@ struct SgScsiId {
 
 const _: () = assert!(size_of::<SgScsiId>() == 32);
 
-/// One descriptor of the disk's sg node, its mapped reserved buffer and the sense bytes of the
-/// command it carries (sg writes them at the address the queued header named).
+/// One sg descriptor, its mapped buffer and its command's sense bytes.
 struct Slot {
     fd: OwnedFd,
     map: NonNull<c_void>,
@@ -73,7 +69,7 @@ impl Drop for Slot {
     }
 }
 
-/// Descriptors of one disk's sg node, each able to carry one READ of up to `piece` bytes.
+/// Descriptors of one disk's sg node, each for one READ of `piece` bytes.
 pub struct SgQueue {
     slots: Vec<Slot>,
     /// `/dev/sgN`, for messages.
@@ -82,16 +78,12 @@ pub struct SgQueue {
     pub piece: usize,
 }
 
-// SAFETY: the mapping a `Slot` holds is only unmapped by its own `Drop`, and no reference into
-// it is ever handed out; the descriptors are plain kernel handles. Moving the queue to another
-// thread (the TUI's scan worker) moves sole ownership of both.
+// SAFETY: only a `Slot`'s own `Drop` unmaps its mapping, no reference into it is handed out,
+// and the descriptors are plain handles: a move (to the TUI's scan worker) moves sole ownership.
 unsafe impl Send for SgQueue {}
 
 impl SgQueue {
-    /// Opens `slots` descriptors (at most `MAX_IN_FLIGHT`) of the sg node of the SCSI disk whose
-    /// sysfs directory is `disk_dir` (`/sys/dev/block/8:0`), each with a reserved buffer of
-    /// `piece` bytes mapped. `Err` says why not (no sg node: the `sg` module is not loaded; a
-    /// reserved buffer the driver would not make that large).
+    /// Opens `slots` descriptors of the disk's sg node; `Err` says why not.
     pub fn open(disk_dir: &Path, slots: usize, piece: usize) -> Result<SgQueue, String> {
         let generic = disk_dir.join("device/scsi_generic");
         let entry = std::fs::read_dir(&generic)
@@ -128,9 +120,7 @@ impl SgQueue {
         self.slots.len()
     }
 
-    /// Sends every command of `cdbs` (each a READ of `len` bytes, at most `piece`), as many at
-    /// once as there are descriptors, each with `timeout_ms`, and returns their replies in the
-    /// same order once all have come back. The data read is not kept.
+    /// Sends every READ of `cdbs` at once (one a descriptor); the replies, in order.
     pub fn run(
         &mut self,
         cdbs: &[(Vec<u8>, usize)],
@@ -192,8 +182,7 @@ impl SgQueue {
                     }
                 }
                 Err(Errno::EINTR) => {}
-                // poll itself failed (it does not for valid descriptors): read them all, each
-                // read says what went wrong with its command.
+                // poll itself failed (never for valid descriptors): each read says why.
                 Err(_) => return busy,
             }
         }
@@ -202,7 +191,7 @@ impl SgQueue {
 
 impl Slot {
     fn open(node: &str, want_rdev: u64, address: &str, piece: usize) -> Result<Slot, String> {
-        // Read-write because sg takes commands through write(); only READ is ever sent.
+        // Read-write: sg takes commands through write(); only READ is sent.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -276,7 +265,7 @@ impl Slot {
         })
     }
 
-    /// A READ's header: the data to the mapped reserved buffer, the sense bytes to this slot's.
+    /// A READ's header: data to the mapped buffer, sense to this slot's.
     fn header(&mut self, cdb: &[u8], len: usize, timeout_ms: u32) -> Result<SgIoHdr, SgError> {
         let mut hdr = SgIoHdr::for_cdb(
             cdb,
@@ -304,9 +293,8 @@ impl Slot {
         }
         let hdr = self.header(cdb, len, timeout_ms)?;
         loop {
-            // SAFETY: `hdr` is a valid `sg_io_hdr` (88 bytes) that sg copies in during the call,
-            // the CDB with it; the sense buffer it names is `self.sense`, boxed, so it stays at
-            // that address until the reply is read (sg writes the sense bytes then).
+            // SAFETY: sg copies the valid `hdr` (88 bytes) and its CDB in during the call; its
+            // sense buffer is the boxed `self.sense`, in place until the reply is read.
             let rc = unsafe {
                 libc::write(
                     self.fd.as_raw_fd(),
@@ -322,7 +310,7 @@ impl Slot {
         }
     }
 
-    /// Reads the reply of the command in flight (it has come back: poll said so).
+    /// Reads the reply of the command in flight (poll said it is back).
     fn reply(&mut self) -> Result<SgRawReply, SgError> {
         let mut hdr = self.header(&[], 0, 0)?;
         loop {
@@ -359,8 +347,7 @@ mod tests {
 
     #[test]
     fn a_node_that_is_not_the_disks_is_refused() {
-        // A sysfs tree naming an sg node whose number is not /dev/null's: the open node is
-        // checked against the number sysfs gives.
+        // A sysfs tree naming an sg node other than /dev/null's number: the open node is checked.
         let dir = tempfile::tempdir().unwrap();
         let generic = dir.path().join("device/scsi_generic/null");
         std::fs::create_dir_all(&generic).unwrap();

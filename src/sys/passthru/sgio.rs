@@ -57,8 +57,7 @@ pub(super) struct SgIoHdr {
 const _: () = assert!(size_of::<SgIoHdr>() == 88);
 
 impl SgIoHdr {
-    /// What came back in this header once the command has run, with the sense bytes the
-    /// kernel wrote into `sense` (the buffer `sbp` named).
+    /// What came back in this header, with the sense bytes the kernel wrote.
     pub(super) fn reply(&self, sense: &[u8]) -> SgRawReply {
         let written = usize::from(self.sb_len_wr).min(SENSE_LEN).min(sense.len());
         SgRawReply {
@@ -70,9 +69,7 @@ impl SgIoHdr {
         }
     }
 
-    /// The header of one command: `cdb`, `sense` for its sense bytes (`SENSE_LEN` of them), a
-    /// data phase of `len` bytes in `direction` with no buffer named yet, `timeout_ms`, every
-    /// status field zero.
+    /// One command's header; no buffer named yet, statuses zero.
     pub(super) fn for_cdb(
         cdb: &[u8],
         sense: *mut u8,
@@ -129,23 +126,21 @@ pub struct SgReply {
     pub resid: i32,
 }
 
-/// What came back, all of it: the transport-level statuses too, for callers that tell a
-/// timeout (`host_status` `DID_TIME_OUT`) from other transport failures.
+/// Every status, for callers that tell a timeout from other failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SgRawReply {
     pub status: u8,
-    /// `DID_*` of the host adapter (0 OK, `DID_TIME_OUT` when the command timed out).
+    /// `DID_*` of the host adapter (0 OK).
     pub host_status: u16,
     pub driver_status: u16,
     pub sense: Vec<u8>,
     pub resid: i32,
 }
 
-/// `host_status` when the command's timeout expired and it was aborted (`DID_TIME_OUT`).
+/// `host_status` of a command aborted when its timeout expired.
 pub const DID_TIME_OUT: u16 = 0x03;
 
-/// Sends `cdb` with SG_IO. Transport failures (host or driver status other than "sense
-/// follows") are errors; the SCSI status and sense are returned for the caller to judge.
+/// Sends `cdb` with SG_IO; status and sense are the caller's to judge.
 pub fn execute(
     file: &File,
     path: &Path,
@@ -184,9 +179,8 @@ pub enum SgError {
     Errno(Errno),
 }
 
-/// Sends `cdb` with SG_IO on `fd` and returns every status, judging none of them.
-/// `timeout_ms` is the command's own timeout: when it expires the SCSI layer aborts the
-/// command and the reply has `host_status` `DID_TIME_OUT`.
+/// Sends `cdb` with SG_IO on `fd`, aborted after its own `timeout_ms` (`DID_TIME_OUT`; on a
+/// block device never sooner than `sys::scan::SG_MIN_TIMEOUT`), and judges no status.
 pub fn execute_fd(
     fd: RawFd,
     cdb: &[u8],
@@ -197,17 +191,15 @@ pub fn execute_fd(
     let (direction, data, len): (c_int, *mut c_void, usize) = match transfer {
         Transfer::None => (SG_DXFER_NONE, std::ptr::null_mut(), 0),
         Transfer::FromDevice(buf) => (SG_DXFER_FROM_DEV, buf.as_mut_ptr().cast(), buf.len()),
-        // The kernel only reads a TO_DEV buffer; the field is `void *` for both directions.
+        // The kernel only reads a TO_DEV buffer; the field is `void *`.
         Transfer::ToDevice(buf) => (SG_DXFER_TO_DEV, buf.as_ptr().cast_mut().cast(), buf.len()),
     };
     let mut hdr = SgIoHdr::for_cdb(cdb, sense.as_mut_ptr(), direction, len, timeout_ms)?;
     hdr.dxferp = data;
     loop {
-        // SAFETY: `hdr` is a valid `sg_io_hdr` that lives across the call. Its pointers refer
-        // to `cdb` (cmd_len bytes), `sense` (mx_sb_len bytes) and the transfer buffer
-        // (dxfer_len bytes, writable for FROM_DEV, only read by the kernel for TO_DEV), all
-        // borrowed for the whole call; SG_IO is synchronous, so none is used after it returns.
-        // `fd` is only passed to the kernel, which checks it.
+        // SAFETY: `hdr` lives across the call; its pointers name `cdb`, `sense` and the
+        // transfer buffer (writable for FROM_DEV), at their lengths, all borrowed for the call;
+        // SG_IO is synchronous. `fd` is only passed to the kernel, which checks it.
         let rc = unsafe { libc::ioctl(fd, SG_IO, &mut hdr as *mut SgIoHdr) };
         match Errno::result(rc) {
             Ok(_) => break,
