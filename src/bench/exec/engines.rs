@@ -22,17 +22,17 @@ pub struct Registered {
     pub engine: &'static dyn IoEngine,
 }
 
+/// An engine's line in `ENGINES`.
+const fn register(row: &'static EngineRow, engine: &'static dyn IoEngine) -> Registered {
+    Registered { row, engine }
+}
+
 /// Every engine `--engine` may name besides `auto`, one line each, in the order `--help` and
-/// the Test screen offer them.
+/// the Test screen offer them. A file under `engines/` with a `ROW` has its line here, once
+/// (`every_engine_file_is_registered_once` in `src/shape.rs`).
 pub const ENGINES: &[Registered] = &[
-    Registered {
-        row: &io_uring::ROW,
-        engine: &io_uring::IoUring,
-    },
-    Registered {
-        row: &threads::ROW,
-        engine: &threads::Threads,
-    },
+    register(&io_uring::ROW, &io_uring::IoUring),
+    register(&threads::ROW, &threads::Threads),
 ];
 
 /// `auto`, then every registered engine: what `--engine` takes and the Test screen cycles.
