@@ -8,8 +8,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use crate::bench::exec::engine::WorkerMsg;
-use crate::bench::exec::engines;
-use crate::bench::exec::engines::{SYNC, URING};
+use crate::bench::exec::engines::{self, SYNC, URING};
 use crate::bench::exec::gate::Gate;
 use crate::bench::exec::probe::{self, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeRound, probe_figures};
 use crate::bench::exec::run_input::RunInput;
