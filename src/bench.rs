@@ -27,6 +27,7 @@ pub use analysis::setting_sweep::SweepKind;
 pub use analysis::several_disks::Role;
 pub use catalog::CATALOG;
 pub use catalog::build::build_plan;
+pub use exec::engines::{SYNC, URING};
 pub use exec::pattern::DataPattern;
 pub use exec::probe::choose as choose_engine;
 pub use exec::run_input::RunEvent;

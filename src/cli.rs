@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::bench::exec::engines;
 use crate::bench::plan::params::EngineKind;
 use crate::model::{Bytes, KernelWriteCache, SelfTestKind, TimeSpan};
 
@@ -258,10 +259,10 @@ pub enum SyncArg {
     Sync,
 }
 
-/// `--engine`'s values and their help: the engines' rows (`EngineKind::row`).
+/// `--engine`'s values and their help: the registered engines' rows (`engines::ALL`).
 impl ValueEnum for EngineKind {
     fn value_variants<'a>() -> &'a [Self] {
-        EngineKind::ALL
+        engines::ALL
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {

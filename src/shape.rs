@@ -7,7 +7,10 @@
 //! - a job that needs more than its file and its registration: the job trait
 //!   (`flow/job.rs`) and the TUI's runner (`tui/jobs.rs`) may name no job, and the recipes
 //!   in docs/development.md name at most 2 files for a job and 4 for a screen that runs one
-//!   (the job's 2 among them).
+//!   (the job's 2 among them),
+//! - an I/O engine that needs more than its file and its line: every file of
+//!   `bench/exec/engines/` with a row of words is registered once in `ENGINES`, only the
+//!   engines make a kind from a row, and the recipe names at most 2 files.
 //!
 //! An import is any path that names a module of the crate: `use crate::a::b`, grouped
 //! `use crate::{a::b, c}`, `super::`, `self::`, a child module by its name, and the same paths
@@ -46,9 +49,12 @@ const JOB_GENERIC: &[&str] = &["src/flow/job.rs", "src/tui/jobs.rs"];
 
 /// The "add" recipes of docs/development.md and the most files each may name: only ever
 /// lower one. A screen that runs a job is its file and line and the job's (issue 37: it was
-/// 5 files besides the job while each job had its own `Cmd`, `Msg` and arms).
+/// 5 files besides the job while each job had its own `Cmd`, `Msg` and arms). An engine is its
+/// file and its line in `ENGINES` (issue 37: it was 3 files while `EngineKind` had a variant
+/// and a row per engine).
 const RECIPES: &[(&str, usize)] = &[
     ("### Add a job", 2),
+    ("### Add an I/O engine", 2),
     ("### Add a screen that runs a job", 4),
 ];
 
@@ -1048,7 +1054,8 @@ fn a_new_screen_that_runs_a_job_is_the_files_its_recipe_names() {
 fn a_recipe_that_names_too_many_files_or_a_missing_one_fails() {
     let doc = "# Dev\n\n### Add a job\n\nOne file, `src/flow/<job>.rs`, and a line in \
                `src/flow.rs`.\n\n### Add a screen that runs a job\n\n`src/a.rs`, `src/b.rs` \
-               (`src/a.rs` again), `src/c.rs`, `src/d.rs`.\n\n### Other\n\n`src/e.rs`\n";
+               (`src/a.rs` again), `src/c.rs`, `src/d.rs`.\n\n### Add an I/O engine\n\n\
+               `src/x/<name>.rs` and a line in `src/x.rs`.\n\n### Other\n\n`src/e.rs`\n";
     let all = |_: &str| true;
     assert_eq!(recipe_failures(doc, &all), Vec::<String>::new());
     assert_eq!(
@@ -1059,10 +1066,15 @@ fn a_recipe_that_names_too_many_files_or_a_missing_one_fails() {
     let failures = recipe_failures(&more, &all);
     assert_eq!(failures.len(), 1, "{failures:#?}");
     assert!(failures[0].contains("names 6 files"));
+    // An engine that needs a third file fails too.
+    let third = doc.replace("`src/x.rs`.", "`src/x.rs` and `src/y.rs`.");
+    let failures = recipe_failures(&third, &all);
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(failures[0].starts_with("`### Add an I/O engine` in docs/development.md names 3"));
     let none = |_: &str| false;
     let failures = recipe_failures(doc, &none);
-    assert_eq!(failures.len(), 5, "{failures:#?}");
-    assert!(recipe_failures("# Dev\n", &all).len() == 2);
+    assert_eq!(failures.len(), 6, "{failures:#?}");
+    assert!(recipe_failures("# Dev\n", &all).len() == 3);
 }
 
 /// A crate of three layers, `low` under `high` under `top`, for the checker's own tests:
@@ -1400,6 +1412,186 @@ fn an_unregistered_dialog_and_a_dispatch_outside_its_file_fail() {
             "`dialogs!` has 1 lines for 2 files under src/app/dialogs/",
             "src/app/other.rs:6 dispatches on the dialog Overlay::One: what it does belongs in \
              its file under src/app/dialogs/",
+        ]
+    );
+}
+
+/// The engines' registration, `src/bench/exec/engines.rs`, whose folder holds their files.
+const ENGINE_REGISTRY: &[&str] = &["bench", "exec", "engines"];
+
+/// "Add an I/O engine" is its file and its line (docs/development.md): every file of
+/// `src/bench/exec/engines/` with a row of words (`const ROW: EngineRow`) has one line in
+/// `ENGINES`, `register(&<file>::ROW, …)`, and the table no other; and only the engines and
+/// the plan's `auto` make a kind from a row (`EngineKind::of`), so every kind the crate holds
+/// is `auto` or a registered engine's and `engines::for_kind` finds it.
+fn engine_recipe(krate: &Crate) -> Vec<String> {
+    let at = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let Some(registry) = krate.files.get(&at(ENGINE_REGISTRY)) else {
+        return vec!["src/bench/exec/engines.rs, the engines' registration, is missing".into()];
+    };
+    let squeezed = |code: &str| code.split_whitespace().collect::<Vec<_>>().join(" ");
+    let engines: Vec<&ModuleFile> = krate
+        .files
+        .values()
+        .filter(|f| f.module.len() == 4 && f.module[..3] == at(ENGINE_REGISTRY))
+        .filter(|f| squeezed(&f.code).contains("const ROW: EngineRow"))
+        .collect();
+    let mut failures = Vec::new();
+    let lines = |needle: &str| {
+        registry
+            .code
+            .lines()
+            .filter(|l| l.split_whitespace().collect::<String>().contains(needle))
+            .count()
+    };
+    for f in &engines {
+        let line = format!("register(&{}::ROW,", f.module[3]);
+        let found = lines(&line);
+        if found != 1 {
+            failures.push(format!(
+                "{} is registered {found} times in `ENGINES` (src/bench/exec/engines.rs): once, \
+                 as `{line} &{}::YourEngine),`",
+                f.file, f.module[3]
+            ));
+        }
+    }
+    let registered = lines("register(&");
+    if registered != engines.len() {
+        failures.push(format!(
+            "`ENGINES` has {registered} lines for {} engine files under src/bench/exec/engines/",
+            engines.len()
+        ));
+    }
+    for f in krate.files.values() {
+        if f.module.starts_with(&at(ENGINE_REGISTRY))
+            || f.module == at(&["bench", "plan", "engine_kind"])
+        {
+            continue;
+        }
+        let code = squeezed(&f.code).replace(" :: ", "::");
+        if code.contains("EngineKind::of(") {
+            failures.push(format!(
+                "{} makes an engine kind from a row (`EngineKind::of`): only an engine's file \
+                 does, for its registered row; take the kind from `engines::ALL` or the \
+                 engine",
+                f.file
+            ));
+        }
+    }
+    failures
+}
+
+#[test]
+fn every_engine_file_is_registered_once() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let krate = Crate::read(&src).expect("src/ reads");
+    let failures = engine_recipe(&krate);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // It sees today's engines: each one's line taken out fails.
+    for engine in ["io_uring", "threads"] {
+        let mut sources = real_sources();
+        let registry = sources["bench/exec/engines.rs"]
+            .lines()
+            .filter(|l| !l.contains(&format!("register(&{engine}::ROW")))
+            .collect::<Vec<_>>()
+            .join("\n");
+        sources.insert("bench/exec/engines.rs".into(), registry);
+        let krate = Crate::from_sources(&sources).expect("the crate reads");
+        let failures = engine_recipe(&krate);
+        assert!(
+            failures.iter().any(|f| f.starts_with(&format!(
+                "src/bench/exec/engines/{engine}.rs is registered 0 times"
+            ))),
+            "{failures:#?}"
+        );
+    }
+}
+
+/// A fake engine, as `src/bench/exec/engines/<name>.rs` (the recipe's example): its row and
+/// its `IoEngine`.
+const FAKE_ENGINE: &str = "//! A fake engine.\nuse crate::bench::exec::engine::{EngineThread, \
+IoEngine, WorkerCtx};\nuse crate::bench::plan::Job;\n\
+use crate::bench::plan::engine_kind::{EngineKind, EngineRow, IoShape};\n\
+pub const ROW: EngineRow = EngineRow {\n    arg: \"fake\",\n    name: \"fake\",\n    help: \
+\"a fake engine\",\n    shape: IoShape::Ring,\n};\npub struct Fake;\nimpl IoEngine for Fake {\n    \
+fn kind(&self) -> EngineKind {\n        EngineKind::of(&ROW)\n    }\n    fn threads_per_worker(\
+&self, _: &Job) -> u32 {\n        1\n    }\n    fn may_fix_buffers(&self) -> bool {\n        \
+false\n    }\n    fn open_thread(&self, _: &WorkerCtx, _: u32) -> Result<Box<dyn EngineThread>, \
+String> {\n        Err(\"fake\".into())\n    }\n}\n";
+
+/// The real crate with the fake engine added as the recipe says (its line in `ENGINES` only
+/// when `register`), and the files that changed.
+fn with_fake_engine(register: bool) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut sources = real_sources();
+    let before = sources.clone();
+    sources.insert("bench/exec/engines/fake.rs".into(), FAKE_ENGINE.into());
+    let mut registry = sources["bench/exec/engines.rs"]
+        .replace("pub mod directory;", "pub mod directory;\npub mod fake;");
+    if register {
+        registry = registry.replace(
+            "    register(&threads::ROW, &threads::Threads),\n",
+            "    register(&threads::ROW, &threads::Threads),\n    register(&fake::ROW, &fake::Fake),\n",
+        );
+    }
+    sources.insert("bench/exec/engines.rs".into(), registry);
+    let changed = sources
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(*v))
+        .map(|(k, _)| format!("src/{k}"))
+        .collect();
+    (sources, changed)
+}
+
+#[test]
+fn a_new_engine_is_its_file_and_its_line() {
+    let (sources, changed) = with_fake_engine(true);
+    assert_eq!(
+        changed,
+        [
+            "src/bench/exec/engines.rs",
+            "src/bench/exec/engines/fake.rs"
+        ]
+    );
+    // Its `pub mod` line and its line in `ENGINES`, besides the new file.
+    let real = real_sources();
+    let file = "bench/exec/engines.rs";
+    assert_eq!(
+        sources[file].lines().count() - real[file].lines().count(),
+        2
+    );
+    let krate = Crate::from_sources(&sources).expect("the crate reads");
+    assert_eq!(check(&krate, &NOTHING_KNOWN), Vec::<String>::new());
+    assert_eq!(engine_recipe(&krate), Vec::<String>::new());
+    // The recipe names exactly these files, the new one by its placeholder.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/development.md")).expect("the doc reads");
+    let named: BTreeSet<String> = recipe_files(&doc, "### Add an I/O engine")
+        .expect("the recipe is in the doc")
+        .into_iter()
+        .map(|f| f.replace("<name>", "fake"))
+        .collect();
+    assert_eq!(named, changed.into_iter().collect::<BTreeSet<_>>());
+}
+
+#[test]
+fn an_unregistered_engine_and_a_kind_made_elsewhere_fail() {
+    let (mut sources, _) = with_fake_engine(false);
+    let fio = format!(
+        "const FAKE: crate::bench::plan::params::EngineKind =\n    \
+         crate::bench::plan::params::EngineKind::of(&crate::bench::exec::engines::fake::ROW);\n{}",
+        sources["report/run/fio.rs"]
+    );
+    sources.insert("report/run/fio.rs".into(), fio);
+    let krate = Crate::from_sources(&sources).expect("the crate reads");
+    assert_eq!(
+        engine_recipe(&krate),
+        [
+            "src/bench/exec/engines/fake.rs is registered 0 times in `ENGINES` \
+             (src/bench/exec/engines.rs): once, as `register(&fake::ROW, &fake::YourEngine),`",
+            "`ENGINES` has 2 lines for 3 engine files under src/bench/exec/engines/",
+            "src/report/run/fio.rs makes an engine kind from a row (`EngineKind::of`): only an \
+             engine's file does, for its registered row; take the kind from `engines::ALL` or \
+             the engine",
         ]
     );
 }

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::bench::exec::engines;
 use crate::bench::plan::params::{Defaults, EngineKind, Param, TestParams};
 use crate::model::{Bytes, TimeSpan};
 use crate::sys::direct::SyncMode;
@@ -302,7 +303,7 @@ const OTHER: &[Value] = &[Value::Pick(1)];
 const OTHERS: &[Value] = &[Value::Pick(1), Value::Pick(2)];
 
 /// The engines in the order the Test screen cycles them (the default first).
-const ENGINES: &[EngineKind] = EngineKind::ALL;
+const ENGINES: &[EngineKind] = engines::ALL;
 /// Write data: random, zeros, or the rewrite of existing data (`--preserve`).
 const DATA: [&str; 3] = [
     "random (incompressible)",
@@ -793,7 +794,7 @@ mod tests {
             zeros: true,
             preserve: true,
             sync: Some(SyncMode::Dsync),
-            engine: EngineKind::Uring,
+            engine: engines::URING,
             min_bs: Some(4096),
             max_bs: Some(1 << 20),
             qds: Some(vec![1, 2]),

@@ -536,12 +536,12 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::plan::params::EngineKind;
+    use crate::bench::exec::engines::SYNC;
 
     /// A finished session record of rand-read on zram0 (the shared test report), started at
     /// `unix`, known to the history as `disk` when given.
     fn session(results: &mut Results, unix: u64, disk: Option<&str>) -> usize {
-        let mut report = crate::report::run::tests::report(1, EngineKind::Sync, false);
+        let mut report = crate::report::run::tests::report(1, SYNC, false);
         report.started_unix = unix;
         let request = RunRequest {
             target: report.target.path.clone(),
@@ -560,7 +560,7 @@ mod tests {
 
     /// A run of an earlier session on `disk`, started at `unix`, from the history.
     fn past(results: &mut Results, unix: u64, disk: &str, error: Option<&str>) -> usize {
-        let mut report = crate::report::run::tests::report(1, EngineKind::Sync, false);
+        let mut report = crate::report::run::tests::report(1, SYNC, false);
         report.started_unix = unix;
         let mut entry = HistoryEntry::of_runs(DiskIdentity::Name(disk.into()), &[report], None)
             .expect("an entry");

@@ -2,7 +2,7 @@
 //! planned. A `Plan` is a list of phases, each one `Job` of workers with a request size, queue
 //! depth, access order (`Access`), read/write mix (`Mix`), region and bounds; with the target
 //! facts a plan is made for, the errors a request can meet, and the shared checks. The test's
-//! name is in `test_name`, the engines' names in `engine_kind` and the parameters the admin
+//! name is in `test_name`, an engine's kind and row of words in `engine_kind` and the parameters the admin
 //! sets in `params`. Pure data: the
 //! catalogue (`bench::catalog`) builds plans, the execution floor runs them.
 

@@ -175,7 +175,7 @@ pub fn write_export(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::plan::params::EngineKind;
+    use crate::bench::exec::engines::SYNC;
 
     #[test]
     fn file_stems_name_device_test_and_record() {
@@ -187,11 +187,7 @@ mod tests {
 
     #[test]
     fn every_format_has_a_complete_row_its_key_and_a_text() {
-        let one = [crate::report::run::tests::report(
-            1,
-            EngineKind::Sync,
-            false,
-        )];
+        let one = [crate::report::run::tests::report(1, SYNC, false)];
         let mut keys = Vec::new();
         for &f in ExportFormat::ALL {
             let row = f.row();

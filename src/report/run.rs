@@ -43,6 +43,7 @@ pub use crate::bench::results::outcome::{
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::bench::exec::engines::{SYNC, URING};
     use crate::bench::exec::probe as engine;
     use crate::bench::plan::TimeBase;
     use crate::bench::plan::params::EngineKind;
@@ -91,12 +92,8 @@ pub(crate) mod tests {
             window_s: 0.2,
             total_s: 0.6,
             set_aside: 0,
-            uring: figures(if engine == EngineKind::Uring {
-                9e5
-            } else {
-                1e5
-            }),
-            sync: figures(if engine == EngineKind::Sync { 9e5 } else { 1e5 }),
+            uring: figures(if engine == URING { 9e5 } else { 1e5 }),
+            sync: figures(if engine == SYNC { 9e5 } else { 1e5 }),
         });
         let none = DirTotals::default();
         let result = PhaseResult {
@@ -105,7 +102,7 @@ pub(crate) mod tests {
             job: phase.job.clone(),
             engine,
             engine_choice: choice,
-            io_threads: if engine == EngineKind::Sync { qd } else { 1 },
+            io_threads: if engine == SYNC { qd } else { 1 },
             fixed_buffers,
             seconds: 10.0,
             time_base: TimeBase::Elapsed,
@@ -160,7 +157,7 @@ pub(crate) mod tests {
 
     /// `report` turned into a finished rand-write with `--preserve`, with its witness.
     fn rewrite_report() -> RunReport {
-        let mut r = report(4, EngineKind::Sync, false);
+        let mut r = report(4, SYNC, false);
         let params = TestParams {
             qd: Some(4),
             preserve: true,
@@ -337,7 +334,7 @@ pub(crate) mod tests {
         assert_eq!(f[0].iops.mean, 200.0);
         assert_eq!((f[0].seconds, f[0].time_base), (5.0, TimeBase::WriteBusy));
         // A plain phase says nothing of a time base.
-        let plain = report(4, EngineKind::Sync, false);
+        let plain = report(4, SYNC, false);
         assert!(!render_text(&plain).contains("only the writes are timed"));
         assert!(rewrite_time_base(&plain.outcome.phases[0]).is_none());
     }
@@ -371,7 +368,7 @@ pub(crate) mod tests {
     #[test]
     fn a_short_run_shows_its_rate_and_says_the_count_is_low_in_every_output() {
         // "read 10.0 MiB: 10 I/Os in 11.12 ms (too few for MB/s or IOPS)" hid the rate.
-        let mut r = report(1, EngineKind::Sync, false);
+        let mut r = report(1, SYNC, false);
         let p = &mut r.outcome.phases[0];
         p.seconds = 0.01112;
         p.rate_seconds = 0.01112;
@@ -421,7 +418,7 @@ pub(crate) mod tests {
     fn the_results_table_follows_the_kind_of_phases_not_the_test() {
         // A test of a new family that plans queue-depth sweep phases: its report is the
         // queue-depth table, with no arm for the test.
-        let mut r = report(1, EngineKind::Sync, false);
+        let mut r = report(1, SYNC, false);
         let facts = gib_device();
         let params = TestParams {
             qds: Some(vec![1, 4]),
@@ -479,7 +476,7 @@ pub(crate) mod tests {
     #[test]
     fn fio_export_repeats_the_engine_that_ran() {
         // Sync threads: fio's psync, one thread per outstanding I/O.
-        let r = report(8, EngineKind::Sync, false);
+        let r = report(8, SYNC, false);
         let fio = fio_commands(&r.plan, &r.target.path, Some(&r.outcome));
         let lines: Vec<&str> = fio.lines().collect();
         assert!(
@@ -496,14 +493,14 @@ pub(crate) mod tests {
         );
         assert_eq!(report_fio_commands(&r), vec![lines[1].to_string()]);
         // io_uring: the same depth, --fixedbufs --registerfiles only when they were registered.
-        let r = report(32, EngineKind::Uring, false);
+        let r = report(32, URING, false);
         let fio = report_fio_commands(&r).join("\n");
         assert!(
             fio.contains("--ioengine=io_uring --direct=1 --rw=randread --bs=4096 --iodepth=32 --numjobs=1 --iodepth_batch_complete_min=4 --group_reporting"),
             "{fio}"
         );
         assert!(!fio.contains("fixedbufs"), "{fio}");
-        let r = report(32, EngineKind::Uring, true);
+        let r = report(32, URING, true);
         let fio = report_fio_commands(&r).join("\n");
         assert!(
             fio.contains(
@@ -523,11 +520,11 @@ pub(crate) mod tests {
     #[test]
     fn huge_page_buffers_are_named_in_every_output_and_in_the_fio_line() {
         // The default: ordinary pages, as dd's and fio's; nothing to say, fio's default memory.
-        let plain = report(32, EngineKind::Uring, true);
+        let plain = report(32, URING, true);
         assert!(!plain.plan.huge_pages);
         assert!(!render_text(&plain).contains("huge"));
         assert!(!report_fio_commands(&plain).join("\n").contains("--mem="));
-        let mut r = report(32, EngineKind::Uring, true);
+        let mut r = report(32, URING, true);
         r.plan.huge_pages = true;
         let text = render_text(&r);
         assert!(
@@ -550,7 +547,7 @@ pub(crate) mod tests {
         let params = TestParams {
             bs: Some(1 << 20),
             qd: Some(8),
-            engine: EngineKind::Sync,
+            engine: SYNC,
             huge_pages: true,
             ..TestParams::default()
         };
@@ -569,7 +566,7 @@ pub(crate) mod tests {
 
     #[test]
     fn every_output_names_the_engine_and_why() {
-        let r = report(8, EngineKind::Sync, false);
+        let r = report(8, SYNC, false);
         let text = render_text(&r);
         assert!(
             text.contains("how:   O_DIRECT, sync (8 pread threads), bs 4k, QD8"),

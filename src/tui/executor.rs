@@ -974,11 +974,7 @@ mod tests {
     fn a_recorded_test_is_said_by_its_disk_and_its_earlier_runs_come_back() {
         let dir = tempfile::tempdir().unwrap();
         let history = History::new(dir.path());
-        let run = crate::report::run::tests::report(
-            1,
-            crate::bench::plan::params::EngineKind::Sync,
-            false,
-        );
+        let run = crate::report::run::tests::report(1, crate::bench::exec::engines::SYNC, false);
         let root = SysRoot::new("tests/fixtures/sysfs/host-loop-zram");
         let disk = history::identity_of(&root, &run.target);
         let mut earlier =

@@ -17,8 +17,8 @@ use disktriage::bench::{
     DirTotals, PhaseResult, RUN_JSON_SCHEMA, RunOutcome, RunReport, TargetClass, TargetInfo,
 };
 use disktriage::bench::{EngineChoice, EngineProbe, ProbeFigures};
-use disktriage::bench::{EngineKind, TestParams};
 use disktriage::bench::{Phase, PhaseTag, Plan};
+use disktriage::bench::{SYNC, TestParams};
 use disktriage::event::{Cmd, Msg};
 use disktriage::model::{KernelWriteCache, Transport};
 use disktriage::sys::HostInfo;
@@ -273,7 +273,7 @@ pub fn report_phases(
         target: target(device, sched),
         plan,
         outcome: RunOutcome {
-            engine: EngineKind::Sync,
+            engine: SYNC,
             latency_definition: LATENCY_DEFINITION,
             notes: vec![],
             background: None,
@@ -322,7 +322,7 @@ pub fn phase_result(ph: &Phase, mbps: f64, p99_ms: f64) -> PhaseResult {
         label: ph.label.clone(),
         tag: ph.tag.clone(),
         job,
-        engine: EngineKind::Sync,
+        engine: SYNC,
         engine_choice: qd1_choice(),
         io_threads: 1,
         fixed_buffers: false,

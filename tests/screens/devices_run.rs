@@ -1085,9 +1085,9 @@ fn compare_says_what_changed_between_the_runs() {
     // threads, as auto chooses on this device).
     let mut b = report(TestName::RandRead, "loop0", "mq-deadline", 448.0, 0.075);
     b.plan.direct = false;
-    b.outcome.engine = disktriage::bench::EngineKind::Uring;
+    b.outcome.engine = disktriage::bench::URING;
     for p in &mut b.outcome.phases {
-        p.engine = disktriage::bench::EngineKind::Uring;
+        p.engine = disktriage::bench::URING;
     }
     finish_with(&mut app, TestName::RandRead, true, &b);
     app.results.records[1].drive_cache = Some("off".into());

@@ -932,14 +932,14 @@ fn a_qd_sweep_still_rising_keeps_its_queue_depth_in_the_legend_at_80_columns() {
 
 #[test]
 fn results_give_the_engine_of_every_phase_whole_at_80_columns() {
-    use disktriage::bench::EngineKind;
+    use disktriage::bench::URING;
     let mut app = app_with("host-loop-zram", true);
     let mut cdm = report_phases(TestName::Cdm, "loop0", "none", |_| (1000.0, 0.5));
     for (i, p) in cdm.outcome.phases.iter_mut().enumerate() {
         p.engine_choice = qd1_choice();
         if i % 2 == 1 {
-            p.engine = EngineKind::Uring;
-            p.engine_choice.used = EngineKind::Uring;
+            p.engine = URING;
+            p.engine_choice.used = URING;
         }
     }
     finish_with(&mut app, TestName::Cdm, false, &cdm);

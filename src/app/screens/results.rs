@@ -14,6 +14,7 @@ use super::super::several::SeveralRun;
 use super::super::{App, Overlay, PhaseFigures, RunRecord, Screen, step};
 use super::{ScreenDef, nothing};
 use crate::bench::analysis::several_disks::Role;
+use crate::bench::exec::probe::short_reason;
 use crate::bench::plan::PhaseTag;
 use crate::bench::results::outcome::RunReport;
 use crate::draw::chart::{self, Drawing};
@@ -564,7 +565,7 @@ fn engine_line(report: &RunReport) -> Option<String> {
         format!(
             "engine {}: {}",
             phase_engine_label(first),
-            first.engine_choice.short_reason()
+            short_reason(&first.engine_choice)
         )
     } else {
         let each = phases
@@ -574,7 +575,7 @@ fn engine_line(report: &RunReport) -> Option<String> {
                     "{} {} ({})",
                     p.label,
                     p.engine.as_str(),
-                    p.engine_choice.short_reason()
+                    short_reason(&p.engine_choice)
                 )
             })
             .collect::<Vec<_>>()

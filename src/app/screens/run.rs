@@ -14,7 +14,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 use super::super::keys::{Action, Binding, Scope, bind};
 use super::super::{App, CHART_WINDOW, LiveRun, Screen};
 use super::{ScreenDef, nothing};
-use crate::bench::exec::probe::expected_phase;
+use crate::bench::exec::probe::{self, expected_phase};
 use crate::draw::chart::{self as sweep_chart, Drawing};
 use crate::draw::cut;
 use crate::event::Cmd;
@@ -328,7 +328,7 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
     ));
     // The engine is known once the warm-up (and auto's probe) is over.
     let engine = match (&run.engine, &run.plan) {
-        (Some(c), _) => format!("{} ({})", c.used.as_str(), c.short_reason()),
+        (Some(c), _) => format!("{} ({})", c.used.as_str(), probe::short_reason(c)),
         (None, Some(p)) => format!("engine {}", p.engine.as_str()),
         (None, None) => String::new(),
     };

@@ -139,7 +139,7 @@ mod tests {
     use super::*;
     use crate::bench::catalog::build::build_plan;
     use crate::bench::catalog::family::tests::dev;
-    use crate::bench::plan::params::EngineKind;
+    use crate::bench::exec::engines::{SYNC, URING};
     use crate::bench::plan::params::{MIB, TestParams};
     use crate::bench::plan::test_name::TestName;
 
@@ -152,7 +152,7 @@ mod tests {
             TestParams {
                 bs: Some(256 * MIB),
                 qd: Some(1024),
-                engine: EngineKind::Uring,
+                engine: URING,
                 ..Default::default()
             },
         );
@@ -226,7 +226,7 @@ mod tests {
             TestParams {
                 qds: Some(vec![1, 1024]),
                 jobs: Some(8),
-                engine: EngineKind::Uring,
+                engine: URING,
                 ..Default::default()
             },
         );
@@ -274,6 +274,6 @@ mod tests {
             .memory_need()
             .total
         };
-        assert!(threads(EngineKind::Sync) > threads(EngineKind::Uring) + 10 * GIB);
+        assert!(threads(SYNC) > threads(URING) + 10 * GIB);
     }
 }

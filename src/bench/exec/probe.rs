@@ -23,6 +23,7 @@
 
 use std::time::Duration;
 
+use crate::bench::exec::engines::{SYNC, URING};
 use crate::bench::plan::params::EngineKind;
 use crate::bench::plan::{Access, Mix};
 use crate::bench::plan::{Job, Phase, PhaseTag, Plan};
@@ -161,21 +162,18 @@ pub fn static_choice(
     };
     let dd_style = job.qd <= 1 && job.warmup.is_zero() && job.ops_per_worker.is_some();
     match (asked, uring) {
-        (EngineKind::Uring, Err(e)) => fixed(
-            EngineKind::Sync,
+        (URING, Err(e)) => fixed(
+            SYNC,
             format!("io_uring was asked for but is not available ({e})"),
         ),
-        (EngineKind::Auto, _) if dd_style => fixed(
-            EngineKind::Sync,
+        (EngineKind::AUTO, _) if dd_style => fixed(
+            SYNC,
             "auto: QD1, counted, no warm-up: one pread/pwrite at a time per worker and nothing \
              else, as dd measures"
                 .into(),
         ),
-        (EngineKind::Auto, Err(e)) => fixed(
-            EngineKind::Sync,
-            format!("auto: io_uring is not available ({e})"),
-        ),
-        (EngineKind::Auto, Ok(())) => None,
+        (EngineKind::AUTO, Err(e)) => fixed(SYNC, format!("auto: io_uring is not available ({e})")),
+        (EngineKind::AUTO, Ok(())) => None,
         // Any engine named on the command line runs as asked (io_uring only when it may).
         (asked, _) => fixed(asked, format!("asked for (--engine {})", asked.row().arg)),
     }
@@ -190,17 +188,17 @@ pub fn choose(probe: EngineProbe) -> EngineChoice {
             let faster = if tied(s.iops, u.iops) {
                 None
             } else if s.iops > u.iops {
-                Some(EngineKind::Sync)
+                Some(SYNC)
             } else {
-                Some(EngineKind::Uring)
+                Some(URING)
             };
             let used = faster.unwrap_or(if s.cpu_us_per_io < u.cpu_us_per_io {
-                EngineKind::Sync
+                SYNC
             } else {
-                EngineKind::Uring
+                URING
             });
             let (win, lose, win_name, lose_name) = match used {
-                EngineKind::Sync => (s, u, "sync (pread/pwrite threads)", "io_uring"),
+                SYNC => (s, u, "sync (pread/pwrite threads)", "io_uring"),
                 _ => (u, s, "io_uring", "sync threads"),
             };
             let why = if faster.is_some() {
@@ -226,26 +224,26 @@ pub fn choose(probe: EngineProbe) -> EngineChoice {
             )
         }
         (Some(u), None) => (
-            EngineKind::Uring,
+            URING,
             format!(
                 "auto: io_uring ({} IOPS in {ms:.0} ms of probing); the sync threads failed in the probe",
                 kilo(u.iops)
             ),
         ),
         (None, Some(s)) => (
-            EngineKind::Sync,
+            SYNC,
             format!(
                 "auto: sync threads ({} IOPS in {ms:.0} ms of probing); io_uring failed in the probe",
                 kilo(s.iops)
             ),
         ),
         (None, None) => (
-            EngineKind::Sync,
+            SYNC,
             "auto: neither engine could start in the probe; sync threads report why".into(),
         ),
     };
     EngineChoice {
-        asked: EngineKind::Auto,
+        asked: EngineKind::AUTO,
         used,
         reason,
         probe: Some(probe),
@@ -404,26 +402,26 @@ pub fn decide(
 fn unprobed_choice(job: &Job, transport: Option<Transport>) -> EngineChoice {
     let (used, why) = match transport {
         Some(Transport::Zram | Transport::Ram) => (
-            EngineKind::Sync,
+            SYNC,
             "a RAM-backed device takes no I/O without blocking: io_uring would hand every \
              request to a kernel worker, pread/pwrite threads are faster",
         ),
         Some(Transport::Loop) => (
-            EngineKind::Sync,
+            SYNC,
             "a loop device blocks on its backing file unless it uses direct I/O: io_uring \
              would hand every request to a kernel worker, pread/pwrite threads are faster",
         ),
         _ if job.qd <= 1 => (
-            EngineKind::Sync,
+            SYNC,
             "QD1: one pread/pwrite at a time, as dd and fio's psync",
         ),
         _ => (
-            EngineKind::Uring,
+            URING,
             "io_uring keeps the queue full from one thread on a device with a queue",
         ),
     };
     EngineChoice {
-        asked: EngineKind::Auto,
+        asked: EngineKind::AUTO,
         used,
         reason: format!("auto, no warm-up so no probe: {why}"),
         probe: None,
@@ -493,6 +491,29 @@ pub fn expected_duration(plan: &Plan, probing: &[bool]) -> Option<Duration> {
         .sum()
 }
 
+/// The few words an 80-column screen has room for about `choice`: "probe 812k vs uring 498k"
+/// (IOPS), "auto: QD1", "as asked". The probe's policy names its two candidates, so it says it.
+pub fn short_reason(choice: &EngineChoice) -> String {
+    match (&choice.probe, choice.asked) {
+        (Some(p), _) => {
+            let (mine, other, other_name) = match choice.used {
+                URING => (p.uring, p.sync, "sync"),
+                _ => (p.sync, p.uring, "uring"),
+            };
+            match (mine, other) {
+                (Some(m), Some(o)) => {
+                    format!("probe {} vs {other_name} {}", kilo(m.iops), kilo(o.iops))
+                }
+                _ => format!("probe: {other_name} failed"),
+            }
+        }
+        (None, EngineKind::AUTO) if choice.reason.contains("QD1") => "auto: QD1".into(),
+        (None, EngineKind::AUTO) => "auto: no io_uring".into(),
+        (None, _) if choice.asked == choice.used => "as asked".into(),
+        (None, _) => "no io_uring".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,34 +555,31 @@ mod tests {
     fn auto_probes_unless_dd_style_and_explicit_engines_are_kept() {
         let ok = Ok(());
         // dd's way: counted, QD1, no warm-up: pread, nothing extra.
-        let c = static_choice(EngineKind::Auto, &job(1, 0, Some(1000)), &ok).unwrap();
-        assert_eq!(c.used, EngineKind::Sync);
+        let c = static_choice(EngineKind::AUTO, &job(1, 0, Some(1000)), &ok).unwrap();
+        assert_eq!(c.used, SYNC);
         assert!(c.reason.contains("as dd measures"), "{}", c.reason);
-        assert_eq!(c.short_reason(), "auto: QD1");
+        assert_eq!(short_reason(&c), "auto: QD1");
         // Timed, or with a warm-up, or deeper: the probe decides.
-        assert!(static_choice(EngineKind::Auto, &job(1, 1000, None), &ok).is_none());
-        assert!(static_choice(EngineKind::Auto, &job(1, 500, Some(1000)), &ok).is_none());
-        assert!(static_choice(EngineKind::Auto, &job(4, 0, Some(1000)), &ok).is_none());
-        let u = static_choice(EngineKind::Uring, &job(1, 0, None), &ok).unwrap();
-        assert_eq!(
-            (u.used, u.short_reason().as_str()),
-            (EngineKind::Uring, "as asked")
-        );
-        let s = static_choice(EngineKind::Sync, &job(32, 1000, None), &ok).unwrap();
-        assert_eq!(s.used, EngineKind::Sync);
+        assert!(static_choice(EngineKind::AUTO, &job(1, 1000, None), &ok).is_none());
+        assert!(static_choice(EngineKind::AUTO, &job(1, 500, Some(1000)), &ok).is_none());
+        assert!(static_choice(EngineKind::AUTO, &job(4, 0, Some(1000)), &ok).is_none());
+        let u = static_choice(URING, &job(1, 0, None), &ok).unwrap();
+        assert_eq!((u.used, short_reason(&u).as_str()), (URING, "as asked"));
+        let s = static_choice(SYNC, &job(32, 1000, None), &ok).unwrap();
+        assert_eq!(s.used, SYNC);
         let off = Err("Operation not permitted".to_string());
-        let fallback = static_choice(EngineKind::Uring, &job(32, 1000, None), &off).unwrap();
-        assert_eq!(fallback.used, EngineKind::Sync);
+        let fallback = static_choice(URING, &job(32, 1000, None), &off).unwrap();
+        assert_eq!(fallback.used, SYNC);
         assert!(
             fallback
                 .reason
                 .contains("not available (Operation not permitted)")
         );
         assert_eq!(
-            static_choice(EngineKind::Auto, &job(32, 1000, None), &off)
+            static_choice(EngineKind::AUTO, &job(32, 1000, None), &off)
                 .unwrap()
                 .used,
-            EngineKind::Sync
+            SYNC
         );
     }
 
@@ -569,16 +587,16 @@ mod tests {
     fn the_faster_engine_wins_and_says_by_how_much() {
         // zram at QD32: io_uring punts every read to a kernel worker.
         let c = choose(probe(Some((498_000.0, 3.9)), Some((812_000.0, 2.1))));
-        assert_eq!(c.used, EngineKind::Sync);
+        assert_eq!(c.used, SYNC);
         assert_eq!(
             c.reason,
             "auto: sync (pread/pwrite threads) 812k IOPS at 2.10 us CPU/IO vs io_uring 498k IOPS \
              at 3.90 us CPU/IO in 200 ms of probing each"
         );
-        assert_eq!(c.short_reason(), "probe 812k vs uring 498k");
+        assert_eq!(short_reason(&c), "probe 812k vs uring 498k");
         let c = choose(probe(Some((90_000.0, 5.0)), Some((60_000.0, 9.0))));
-        assert_eq!(c.used, EngineKind::Uring);
-        assert_eq!(c.short_reason(), "probe 90.0k vs sync 60.0k");
+        assert_eq!(c.used, URING);
+        assert_eq!(short_reason(&c), "probe 90.0k vs sync 60.0k");
     }
 
     #[test]
@@ -593,17 +611,17 @@ mod tests {
     fn a_tie_goes_to_the_cheaper_engine() {
         // 2 % apart: a tie; sync costs less CPU here.
         let c = choose(probe(Some((100_000.0, 6.0)), Some((102_000.0, 4.0))));
-        assert_eq!(c.used, EngineKind::Sync);
+        assert_eq!(c.used, SYNC);
         assert!(
             c.reason.ends_with("(a tie: less CPU per I/O decides)"),
             "{}",
             c.reason
         );
         let c = choose(probe(Some((102_000.0, 4.0)), Some((100_000.0, 6.0))));
-        assert_eq!(c.used, EngineKind::Uring);
+        assert_eq!(c.used, URING);
         // 10 % faster wins even at twice the CPU.
         let c = choose(probe(Some((100_000.0, 4.0)), Some((110_000.0, 8.0))));
-        assert_eq!(c.used, EngineKind::Sync);
+        assert_eq!(c.used, SYNC);
     }
 
     /// A round of `kiops` thousand IOPS over 100 ms at 2 us of CPU per I/O.
@@ -678,7 +696,7 @@ mod tests {
         let mut p = probe(Some((320_000.0, 2.0)), Some((200_000.0, 4.5)));
         p.set_aside = 1;
         let c = choose(p);
-        assert_eq!(c.used, EngineKind::Uring);
+        assert_eq!(c.used, URING);
         assert!(
             c.reason
                 .ends_with("ms of probing each; 1 disturbed round set aside"),
@@ -692,12 +710,12 @@ mod tests {
     #[test]
     fn a_failed_candidate_leaves_the_other() {
         let c = choose(probe(None, Some((5_000.0, 20.0))));
-        assert_eq!(c.used, EngineKind::Sync);
+        assert_eq!(c.used, SYNC);
         assert!(c.reason.contains("io_uring failed in the probe"));
-        assert_eq!(c.short_reason(), "probe: uring failed");
+        assert_eq!(short_reason(&c), "probe: uring failed");
         let c = choose(probe(Some((5_000.0, 20.0)), None));
-        assert_eq!(c.used, EngineKind::Uring);
-        assert_eq!(choose(probe(None, None)).used, EngineKind::Sync);
+        assert_eq!(c.used, URING);
+        assert_eq!(choose(probe(None, None)).used, SYNC);
     }
 
     fn phase(tag: PhaseTag, bs: u64, qd: u32, access: Access) -> Phase {
@@ -731,7 +749,7 @@ mod tests {
             phases,
             direct: true,
             huge_pages: false,
-            engine: EngineKind::Auto,
+            engine: EngineKind::AUTO,
             data: crate::bench::plan::DataKind::Zeros,
             interval: Duration::from_millis(250),
             notes: Vec::new(),
@@ -847,7 +865,7 @@ mod tests {
         // A newer probe of the same key replaces the older.
         let newer = choose(probe(Some((60_000.0, 5.0)), Some((90_000.0, 9.0))));
         m.remember(key, &newer);
-        assert_eq!(m.recall(&key).unwrap().used, EngineKind::Sync);
+        assert_eq!(m.recall(&key).unwrap().used, SYNC);
         // A reused choice is not stored again, nor one that measured nothing.
         let mut m = EngineMemory::new();
         m.remember(key, &again);
@@ -890,14 +908,14 @@ mod tests {
         };
         // With a warm-up and nothing known: probe.
         assert_eq!(
-            decide(EngineKind::Auto, &job(32, 500, None), &ok, None, None),
+            decide(EngineKind::AUTO, &job(32, 500, None), &ok, None, None),
             Decision::Probe
         );
         // Known from an earlier probe: that choice, with or without a warm-up.
         for warmup in [0, 500] {
             assert_eq!(
                 decide(
-                    EngineKind::Auto,
+                    EngineKind::AUTO,
                     &job(32, warmup, None),
                     &ok,
                     Some(reused.clone()),
@@ -907,19 +925,14 @@ mod tests {
             );
         }
         // What the admin asked for wins over any earlier probe.
-        let Decision::Known(c) = decide(
-            EngineKind::Sync,
-            &job(32, 500, None),
-            &ok,
-            Some(reused.clone()),
-            None,
-        ) else {
+        let Decision::Known(c) = decide(SYNC, &job(32, 500, None), &ok, Some(reused.clone()), None)
+        else {
             panic!("sync asked")
         };
-        assert_eq!((c.used, c.reused), (EngineKind::Sync, false));
+        assert_eq!((c.used, c.reused), (SYNC, false));
         // No warm-up, nothing known: from the device's kind and the queue depth.
         let unprobed =
-            |qd, transport| match decide(EngineKind::Auto, &job(qd, 0, None), &ok, None, transport)
+            |qd, transport| match decide(EngineKind::AUTO, &job(qd, 0, None), &ok, None, transport)
             {
                 Decision::Known(c) => {
                     assert!(c.probe.is_none());
@@ -932,16 +945,16 @@ mod tests {
                 }
                 Decision::Probe => panic!("no warm-up, no probe"),
             };
-        assert_eq!(unprobed(32, Some(Transport::Zram)), EngineKind::Sync);
-        assert_eq!(unprobed(32, Some(Transport::Ram)), EngineKind::Sync);
-        assert_eq!(unprobed(32, Some(Transport::Loop)), EngineKind::Sync);
-        assert_eq!(unprobed(32, Some(Transport::Nvme)), EngineKind::Uring);
-        assert_eq!(unprobed(32, None), EngineKind::Uring);
-        assert_eq!(unprobed(1, Some(Transport::Nvme)), EngineKind::Sync);
+        assert_eq!(unprobed(32, Some(Transport::Zram)), SYNC);
+        assert_eq!(unprobed(32, Some(Transport::Ram)), SYNC);
+        assert_eq!(unprobed(32, Some(Transport::Loop)), SYNC);
+        assert_eq!(unprobed(32, Some(Transport::Nvme)), URING);
+        assert_eq!(unprobed(32, None), URING);
+        assert_eq!(unprobed(1, Some(Transport::Nvme)), SYNC);
         // Without io_uring: sync, whatever was probed before.
         let off = Err("Operation not permitted".to_string());
         let Decision::Known(c) = decide(
-            EngineKind::Auto,
+            EngineKind::AUTO,
             &job(32, 0, None),
             &off,
             Some(reused),
@@ -949,7 +962,7 @@ mod tests {
         ) else {
             panic!("no io_uring")
         };
-        assert_eq!(c.used, EngineKind::Sync);
+        assert_eq!(c.used, SYNC);
     }
 
     #[test]
@@ -996,7 +1009,7 @@ mod tests {
             reused: true,
             ..probed.clone()
         };
-        assert_eq!(reused.short_reason(), probed.short_reason());
+        assert_eq!(short_reason(&reused), short_reason(&probed));
         let json = serde_json::to_value(&reused).unwrap();
         assert_eq!(json["reused"], true);
         // Left out when false: a probe's own choice reads as before.

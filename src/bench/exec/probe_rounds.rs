@@ -8,7 +8,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use crate::bench::exec::engine::WorkerMsg;
-use crate::bench::exec::engines;
+use crate::bench::exec::engines::{self, SYNC, URING};
 use crate::bench::exec::gate::Gate;
 use crate::bench::exec::probe::{self, PROBE_RAMP_MS, PROBE_WINDOW_MS, ProbeRound, probe_figures};
 use crate::bench::exec::run_input::RunInput;
@@ -150,13 +150,8 @@ pub(crate) fn probe_engines(
     stop: &Arc<AtomicBool>,
 ) -> Result<EngineChoice, ProbeFailure> {
     // The probe's policy names the two candidates it compares (see `probe`'s doc).
-    const ORDER: [EngineKind; 4] = [
-        EngineKind::Uring,
-        EngineKind::Sync,
-        EngineKind::Sync,
-        EngineKind::Uring,
-    ];
-    let per_pass = ORDER.iter().filter(|e| **e == EngineKind::Uring).count();
+    const ORDER: [EngineKind; 4] = [URING, SYNC, SYNC, URING];
+    let per_pass = ORDER.iter().filter(|e| **e == URING).count();
     let started = Instant::now();
     // A candidate's rounds so far; `None` once a round of it failed.
     let mut uring: Option<Vec<ProbeRound>> = Some(Vec::new());
@@ -165,8 +160,8 @@ pub(crate) fn probe_engines(
     // I/O the probe completed before a failure, over all its rounds.
     let (mut ops, mut bytes) = (0u64, 0u64);
     let stopped = || EngineChoice {
-        asked: EngineKind::Auto,
-        used: EngineKind::Sync,
+        asked: EngineKind::AUTO,
+        used: SYNC,
         reason: "auto: the run was stopped during the probe".into(),
         probe: None,
         reused: false,
@@ -174,7 +169,7 @@ pub(crate) fn probe_engines(
     loop {
         passes += 1;
         for engine in ORDER {
-            let rounds = if engine == EngineKind::Uring {
+            let rounds = if engine == URING {
                 &mut uring
             } else {
                 &mut sync
@@ -230,7 +225,7 @@ pub(crate) fn probe_engines(
 /// what completed before it (the failure itself, with its offset, is the phase's error).
 pub(crate) fn probe_failed_choice(f: &ProbeFailure) -> EngineChoice {
     EngineChoice {
-        asked: EngineKind::Auto,
+        asked: EngineKind::AUTO,
         used: f.engine,
         reason: format!(
             "auto: the engine probe ({} round) met an I/O error after {:.2} s, {} I/Os ({}) \

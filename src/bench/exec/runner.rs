@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::bench::exec::engine::{FileWork, IoEngine, WorkerMsg};
 use crate::bench::exec::engines;
+use crate::bench::exec::engines::URING;
 use crate::bench::exec::gate::Gate;
 use crate::bench::exec::probe::{self, Decision, EngineMemory, ProbeKey, ProbeShape, TargetId};
 use crate::bench::exec::probe_rounds::{probe_engines, probe_failed_choice};
@@ -158,8 +159,8 @@ fn run(mut input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
         .iter()
         .filter(|p| engines::own_engine(&p.tag).is_none());
     let wants_uring = match input.plan.engine {
-        EngineKind::Uring => choosing.next().is_some(),
-        EngineKind::Auto => choosing.any(|p| p.job.qd > 1),
+        URING => choosing.next().is_some(),
+        EngineKind::AUTO => choosing.any(|p| p.job.qd > 1),
         // Any other engine asked for does not use io_uring.
         _ => false,
     };
@@ -217,7 +218,7 @@ fn run(mut input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
         .and_then(|p| engines::own_engine(&p.tag));
     let engine = match phases.first().map(|p| p.engine) {
         Some(first) if phases.iter().all(|p| p.engine == first) => first,
-        Some(_) => EngineKind::Auto,
+        Some(_) => EngineKind::AUTO,
         None => own.as_ref().map_or(input.plan.engine, |o| o.engine.kind()),
     };
     if let Some(note) = remove_scratch(input.scratch.take()) {
@@ -575,9 +576,10 @@ mod tests {
 
         use super::super::run;
         use crate::bench::catalog::family::tests::plan;
+        use crate::bench::exec::engines::SYNC;
         use crate::bench::exec::engines::directory::{METADATA_LATENCY, METADATA_NO_WITNESS};
         use crate::bench::exec::run_input::RunInput;
-        use crate::bench::plan::params::{EngineKind, TestParams};
+        use crate::bench::plan::params::TestParams;
         use crate::bench::plan::test_name::TestName;
         use crate::bench::results::outcome::RunOutcome;
         use crate::sys::dirops::ScratchDir;
@@ -611,7 +613,7 @@ mod tests {
             let top = tempfile::tempdir().unwrap();
             let out = run_on(ScratchDir::create(top.path()).unwrap(), 300, false);
             assert_eq!(out.phases.len(), 6);
-            assert_eq!(out.engine, EngineKind::Sync);
+            assert_eq!(out.engine, SYNC);
             assert_eq!(out.latency_definition, METADATA_LATENCY);
             for p in &out.phases {
                 assert!(p.ok(), "{}: {:?}", p.label, p.setup_error);

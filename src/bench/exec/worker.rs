@@ -148,6 +148,7 @@ mod tests {
         use crate::bench::exec::engine::{
             Bound, EngineThread, IoEngine, Recorder, Work, WorkerCtx, WorkerMsg,
         };
+        use crate::bench::exec::engines::SYNC;
         use crate::bench::exec::gate::Gate;
         use crate::bench::exec::io_sequence::Planner;
         use crate::bench::plan::params::EngineKind;
@@ -164,7 +165,7 @@ mod tests {
 
         impl IoEngine for Fake {
             fn kind(&self) -> EngineKind {
-                EngineKind::Sync
+                SYNC
             }
             fn threads_per_worker(&self, _job: &Job) -> u32 {
                 3

@@ -1,27 +1,11 @@
-//! The I/O engines by name: `EngineKind` and its one row of words (`EngineKind::row`), which
-//! the `--engine` parser and help, the Test screen's list, the reports' labels and the fio
-//! lines read. What an engine does is its file in `bench::exec::engines`.
+//! The I/O engines by name: `EngineKind`, which a plan and its results hold, and the row of
+//! words every engine has (`EngineRow`: the `--engine` value and help, the reports' name, how
+//! it keeps I/Os in flight). An engine's row lives in its own file in `bench::exec::engines`,
+//! which registers it; only `auto`, the plan's "let the runner choose", has its row here.
 
-use serde::Serialize;
+use std::fmt;
 
-use crate::model::variants::with_all;
-
-with_all! {
-    /// Which I/O engine drives the workers. `ALL` is the order the Test screen and `--help`
-    /// offer them in.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-    #[serde(rename_all = "lowercase")]
-    pub enum EngineKind {
-        /// Chosen per phase by the runner: pread/pwrite at QD1, and at higher depths whichever of
-        /// the two others a short probe at the start of the warm-up finds faster on this target.
-        #[default]
-        Auto,
-        /// io_uring: one ring per worker keeps QD I/Os in flight from one thread.
-        Uring,
-        /// pread/pwrite: one thread per outstanding I/O.
-        Sync,
-    }
-}
+use serde::{Serialize, Serializer};
 
 /// How an engine keeps a worker's I/Os in flight: the shape of its report label and of the
 /// fio line that repeats it.
@@ -36,7 +20,7 @@ pub enum IoShape {
 /// Everything said about an engine by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EngineRow {
-    /// Its `--engine` value.
+    /// Its `--engine` value, and its name in the JSON and the history.
     pub arg: &'static str,
     /// Its name in the reports and on the Test screen.
     pub name: &'static str,
@@ -45,51 +29,60 @@ pub struct EngineRow {
     pub shape: IoShape,
 }
 
+/// Which I/O engine drives the workers: an engine's row, so every layer can say its words
+/// without the list of engines (`bench::exec::engines::ALL`, which holds the order the Test
+/// screen and `--help` offer them in). Serialized as its `--engine` value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct EngineKind(&'static EngineRow);
+
+/// Chosen per phase by the runner: pread/pwrite at QD1, and at higher depths whichever of
+/// io_uring and the threads a short probe at the start of the warm-up finds faster on this
+/// target (`exec::probe`). Unresolved, it runs as the threads (`engines::for_kind`).
+const AUTO_ROW: EngineRow = EngineRow {
+    arg: "auto",
+    name: "auto",
+    help: "the faster of the two others on this target, found by a short probe of each at \
+           the start of the warm-up (pread/pwrite alone for a run counted without warm-up, as \
+           dd)",
+    shape: IoShape::ThreadPerIo,
+};
+
 impl EngineKind {
-    /// The engine's row (exhaustive: a new engine does not build without one).
+    /// The runner's choice (the default).
+    pub const AUTO: EngineKind = EngineKind(&AUTO_ROW);
+
+    /// The engine whose row is `row`: an engine's file makes its kind from its own row.
+    pub const fn of(row: &'static EngineRow) -> EngineKind {
+        EngineKind(row)
+    }
+
+    /// The engine's row.
     pub const fn row(self) -> &'static EngineRow {
-        match self {
-            // Unresolved, auto runs as the threads (`engines::for_kind`).
-            EngineKind::Auto => &EngineRow {
-                arg: "auto",
-                name: "auto",
-                help: "the faster of the two others on this target, found by a short probe of \
-                       each at the start of the warm-up (pread/pwrite alone for a run counted \
-                       without warm-up, as dd)",
-                shape: IoShape::ThreadPerIo,
-            },
-            EngineKind::Uring => &EngineRow {
-                arg: "uring",
-                name: "io_uring",
-                help: "io_uring: a real queue of --qd I/Os from one thread per worker",
-                shape: IoShape::Ring,
-            },
-            EngineKind::Sync => &EngineRow {
-                arg: "sync",
-                name: "sync",
-                help: "pread/pwrite: one thread per outstanding I/O",
-                shape: IoShape::ThreadPerIo,
-            },
-        }
+        self.0
     }
 
+    /// Its name in the reports ("io_uring").
     pub fn as_str(self) -> &'static str {
-        self.row().name
+        self.0.name
     }
+}
 
-    /// The engine named `arg` on the command line; an unknown name is refused with the known.
-    pub fn from_arg(arg: &str) -> Result<EngineKind, String> {
-        EngineKind::ALL
-            .iter()
-            .copied()
-            .find(|k| k.row().arg == arg)
-            .ok_or_else(|| {
-                let known: Vec<&str> = EngineKind::ALL.iter().map(|k| k.row().arg).collect();
-                format!(
-                    "unknown engine {arg:?}; known engines: {}",
-                    known.join(", ")
-                )
-            })
+impl Default for EngineKind {
+    fn default() -> EngineKind {
+        EngineKind::AUTO
+    }
+}
+
+impl fmt::Debug for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "EngineKind({})", self.0.arg)
+    }
+}
+
+/// As its `--engine` value: "auto", "uring", "sync".
+impl Serialize for EngineKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.arg)
     }
 }
 
@@ -98,27 +91,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_engine_has_a_complete_row_and_its_names_round_trip() {
-        // The Test screen and the flag start from the default.
-        assert_eq!(EngineKind::ALL[0], EngineKind::default());
-        let mut args = Vec::new();
-        for &k in EngineKind::ALL {
-            let row = k.row();
-            assert!(!row.arg.is_empty() && !row.name.is_empty() && !row.help.is_empty());
-            assert_eq!(EngineKind::from_arg(row.arg), Ok(k));
-            args.push(row.arg);
-        }
-        args.sort_unstable();
-        args.dedup();
+    fn a_kind_is_its_row_and_serializes_as_its_value() {
+        assert_eq!(EngineKind::default(), EngineKind::AUTO);
+        assert_eq!(EngineKind::AUTO.row().arg, "auto");
         assert_eq!(
-            args.len(),
-            EngineKind::ALL.len(),
-            "two engines share a name"
+            serde_json::to_string(&EngineKind::AUTO).unwrap(),
+            r#""auto""#
         );
-        let err = EngineKind::from_arg("libaio").unwrap_err();
-        assert_eq!(
-            err,
-            r#"unknown engine "libaio"; known engines: auto, uring, sync"#
-        );
+        assert_eq!(format!("{:?}", EngineKind::AUTO), "EngineKind(auto)");
     }
 }

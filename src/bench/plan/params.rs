@@ -299,7 +299,7 @@ mod tests {
             bs: Some(8192),
             read_pct: Some(50),
             zeros: true,
-            engine: EngineKind::Uring,
+            engine: crate::bench::exec::engines::URING,
             ..TestParams::default()
         };
         p.clear(Param::Bs);

@@ -1,5 +1,6 @@
 //! The engine a phase ran with and why: what the probe measured of each candidate, the
-//! choice, and the words every output says it in (`exec::probe` makes the choice).
+//! choice, and the words every output says it in (`exec::probe` makes the choice and says
+//! it short, `probe::short_reason`).
 
 use serde::Serialize;
 
@@ -46,30 +47,6 @@ pub struct EngineChoice {
     pub reused: bool,
 }
 
-impl EngineChoice {
-    /// The few words an 80-column screen has room for: "probe 812k vs uring 498k" (IOPS).
-    pub fn short_reason(&self) -> String {
-        match (&self.probe, self.asked) {
-            (Some(p), _) => {
-                let (mine, other, other_name) = match self.used {
-                    EngineKind::Uring => (p.uring, p.sync, "sync"),
-                    _ => (p.sync, p.uring, "uring"),
-                };
-                match (mine, other) {
-                    (Some(m), Some(o)) => {
-                        format!("probe {} vs {other_name} {}", kilo(m.iops), kilo(o.iops))
-                    }
-                    _ => format!("probe: {other_name} failed"),
-                }
-            }
-            (None, EngineKind::Auto) if self.reason.contains("QD1") => "auto: QD1".into(),
-            (None, EngineKind::Auto) => "auto: no io_uring".into(),
-            (None, _) if self.asked == self.used => "as asked".into(),
-            (None, _) => "no io_uring".into(),
-        }
-    }
-}
-
 /// "812k", "3.8k", "950": IOPS in few characters.
 pub fn kilo(v: f64) -> String {
     if v >= 100_000.0 {
@@ -106,18 +83,20 @@ pub fn engine_label(used: EngineKind, threads: u32, fixed_buffers: bool, mix: Mi
 mod tests {
     use super::*;
 
+    use crate::bench::exec::engines::{SYNC, URING};
+
     #[test]
     fn labels() {
         assert_eq!(
-            engine_label(EngineKind::Sync, 4, false, Mix::Read),
+            engine_label(SYNC, 4, false, Mix::Read),
             "sync (4 pread threads)"
         );
         assert_eq!(
-            engine_label(EngineKind::Sync, 1, false, Mix::Write),
+            engine_label(SYNC, 1, false, Mix::Write),
             "sync (1 pwrite thread)"
         );
         assert_eq!(
-            engine_label(EngineKind::Uring, 1, true, Mix::Read),
+            engine_label(URING, 1, true, Mix::Read),
             "io_uring (fixed buffers)"
         );
         assert_eq!(kilo(3816.4), "3.8k");

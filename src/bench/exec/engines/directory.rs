@@ -11,6 +11,7 @@ use std::time::Instant;
 use crate::bench::exec::engine::{
     Bound, EngineThread, FileWork, IoEngine, OwnEngine, Recorder, Work, WorkerCtx,
 };
+use crate::bench::exec::engines::SYNC;
 use crate::bench::plan::params::EngineKind;
 use crate::bench::plan::{Job, MetaOp, PhaseTag};
 use crate::bench::results::engine_choice::EngineChoice;
@@ -37,8 +38,8 @@ pub fn own_engine(tag: &PhaseTag) -> Option<OwnEngine> {
         engine: &Directory,
         choice: EngineChoice {
             reused: false,
-            asked: EngineKind::Sync,
-            used: EngineKind::Sync,
+            asked: SYNC,
+            used: SYNC,
             reason: format!(
                 "one {} system call at a time ({}), as bonnie++ -n",
                 op.as_str(),
@@ -56,7 +57,7 @@ pub fn own_engine(tag: &PhaseTag) -> Option<OwnEngine> {
 impl IoEngine for Directory {
     /// The name its outputs give it: one system call at a time, as the threads engine.
     fn kind(&self) -> EngineKind {
-        EngineKind::Sync
+        SYNC
     }
 
     fn threads_per_worker(&self, _job: &Job) -> u32 {

@@ -16,7 +16,7 @@ use crate::bench::exec::engine::{
 use crate::bench::exec::io_sequence::Planner;
 use crate::bench::plan::Job;
 use crate::bench::plan::OpKind;
-use crate::bench::plan::params::EngineKind;
+use crate::bench::plan::engine_kind::{EngineKind, EngineRow, IoShape};
 use crate::bench::results::failure::IoFailure;
 use crate::sys::uring::{Completion, UringQueue, WriteSource};
 
@@ -32,12 +32,20 @@ pub fn completions_per_wait(qd: u32) -> u32 {
     (qd / 8).max(1)
 }
 
+/// Its words: `--engine uring`, "io_uring" in the reports, one ring per worker.
+pub const ROW: EngineRow = EngineRow {
+    arg: "uring",
+    name: "io_uring",
+    help: "io_uring: a real queue of --qd I/Os from one thread per worker",
+    shape: IoShape::Ring,
+};
+
 /// The io_uring engine (`--engine uring`).
 pub struct IoUring;
 
 impl IoEngine for IoUring {
     fn kind(&self) -> EngineKind {
-        EngineKind::Uring
+        EngineKind::of(&ROW)
     }
 
     /// One thread, whose ring keeps the queue depth in flight.

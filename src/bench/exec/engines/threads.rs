@@ -16,16 +16,24 @@ use crate::bench::exec::engine::{
 use crate::bench::exec::io_sequence::Planner;
 use crate::bench::plan::Job;
 use crate::bench::plan::OpKind;
-use crate::bench::plan::params::EngineKind;
+use crate::bench::plan::engine_kind::{EngineKind, EngineRow, IoShape};
 use crate::bench::results::failure::IoFailure;
 use crate::sys::direct::{self, AlignedBuf};
+
+/// Its words: `--engine sync`, "sync" in the reports, a thread per outstanding I/O.
+pub const ROW: EngineRow = EngineRow {
+    arg: "sync",
+    name: "sync",
+    help: "pread/pwrite: one thread per outstanding I/O",
+    shape: IoShape::ThreadPerIo,
+};
 
 /// The threads engine.
 pub struct Threads;
 
 impl IoEngine for Threads {
     fn kind(&self) -> EngineKind {
-        EngineKind::Sync
+        EngineKind::of(&ROW)
     }
 
     /// One thread per outstanding I/O.
