@@ -13,7 +13,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 
 use super::super::keys::{Action, Binding, Scope, bind};
 use super::super::{App, CHART_WINDOW, LiveRun, Screen};
-use super::{ScreenDef, nothing};
+use super::{JobHook, ScreenDef, nothing};
 use crate::bench::exec::probe::expected_phase;
 use crate::draw::chart::{self as sweep_chart, Drawing};
 use crate::draw::cut;
@@ -65,7 +65,11 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now: |app, action| app.works_anywhere(action),
     draw,
     leave: nothing,
-    job: None,
+    // A sweep's runs are shown here.
+    job: Some(JobHook {
+        name: crate::flow::sweep_job::NAME,
+        on_msg: |app, msg| app.sweep_msg(msg),
+    }),
 };
 
 /// Stopping and the temperature chart; `r` and `c` are `App::act`'s.
