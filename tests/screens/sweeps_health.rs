@@ -819,7 +819,7 @@ fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
     assert!(!s.contains("warming up"), "{s}");
     // 2 s measured after the probe (0.6 s), which outlasts the 0.2 s warm-up: 2.6 s.
     assert!(s.contains("/ 2.6 s"), "{s}");
-    assert!(s.contains("ETA 3 s"), "{s}");
+    assert!(s.contains("ETA 0:03"), "{s}");
     app.update(Msg::Run(Box::new(RunEvent::Probed { index: 0 })));
     let s = screen(&app, 80, 25);
     assert!(s.contains("warming up"), "{s}");
