@@ -647,6 +647,58 @@ mod tests {
         );
     }
 
+    /// The screen's sweep, made from its order as the TUI makes it: another disk that takes
+    /// the name mid-sweep (attacks.md 8) is never switched; the sweep ends with why, and
+    /// nothing is switched back on it.
+    #[test]
+    fn a_disk_replaced_under_its_name_mid_sweep_is_not_switched() {
+        use crate::bench::exec::session::TempPoll;
+        use crate::flow::job::{JobEnv, Order};
+        let dir = tempfile::tempdir().unwrap();
+        let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let chosen = drives.device("sda").unwrap().chosen();
+        let swapper = Arc::clone(&drives);
+        let run: RunOne = Arc::new(move |_, _, _| {
+            // Another disk takes the name during the first run.
+            swapper.update("sda", |d| {
+                d.device.serial = Some("OTHER".into());
+                d.device.diskseq = Some(99);
+            });
+            StepOutcome::Figure(Some(1.0))
+        });
+        let control: Arc<dyn DriveControl> = Arc::clone(&drives) as Arc<dyn DriveControl>;
+        let mut env = JobEnv::new(
+            crate::sys::SysRoot::new("/nonexistent"),
+            control,
+            std::time::Duration::from_millis(250),
+        )
+        .with_stand_in(run);
+        env.journal_dir = Some(dir.path().to_path_buf());
+        let order = SweepOrder {
+            kind: SweepKind::Scheduler,
+            device: "sda".into(),
+            settings: vec!["mq-deadline".into(), "bfq".into()],
+            request: RunRequest {
+                target: "/dev/sda".into(),
+                test: TestName::SeqRead,
+                params: Default::default(),
+                confirmation: None,
+                temperature: TempPoll::Off,
+                device: Some(chosen),
+            },
+            repeats: 2,
+        };
+        let stop = AtomicBool::new(false);
+        let send = |_: SweepMsg| true;
+        let ended = order
+            .job(&env)
+            .run(&JobContext::new(&stop, &send, std::time::Duration::ZERO));
+        assert!(drives.set_calls().is_empty(), "{:?}", drives.set_calls());
+        let e = ended.driven.error.unwrap();
+        assert!(e.starts_with("cannot switch sda"), "{e}");
+        assert_eq!(ended.driven.samples.len(), 1);
+    }
+
     #[test]
     fn devices_without_the_setting_are_refused_with_the_reason() {
         let drives = FakeDrives::new()
