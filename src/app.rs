@@ -372,9 +372,6 @@ impl App {
                 self.devices.drive_status(device, cache, health);
                 Vec::new()
             }
-            Msg::DriveCacheSet { device, result } if self.sweep_waits_for_switch(&device) => {
-                self.sweep_cache_set(device, result)
-            }
             Msg::DriveLogs { device, result } => self.drive_logs(device, result),
             Msg::SelfTestStarted {
                 device,
@@ -383,11 +380,7 @@ impl App {
             } => self.self_test_started(device, kind, result),
             Msg::SelfTestStatus { device, result } => self.self_test_status(device, result),
             Msg::DriveCacheSet { device, result } => self.drive_cache_set(device, result),
-            Msg::SchedulerSet { device, result } if self.sweep_waits_for_switch(&device) => {
-                self.sweep_scheduler_set(device, result)
-            }
             Msg::SchedulerSet { device, result } => self.scheduler_set(device, result),
-            Msg::SweepClaimed { device, result } => self.sweep_claimed(device, result),
             Msg::Orphans(lines) => {
                 if !lines.is_empty() {
                     self.overlay = Some(Overlay::Orphans(dialogs::orphans::Orphans { lines }));
@@ -430,7 +423,6 @@ impl App {
                 self.run_started(*target, *plan, notes);
                 Vec::new()
             }
-            Msg::RunRefused(e) if self.sweeping() => self.sweep_run_refused(e),
             Msg::RunRefused(e) => {
                 self.run_refused(e);
                 Vec::new()
@@ -455,7 +447,6 @@ impl App {
                 }
                 Vec::new()
             }
-            Msg::RunFinished(result) if self.sweeping() => self.sweep_run_finished(*result),
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Several(m) => self.several_msg(m),
             // The job's screen takes its messages (`ScreenDef::job`).

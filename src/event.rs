@@ -177,12 +177,6 @@ pub enum Msg {
     Persisted(Result<PathBuf, TaskError>),
     /// News of one target of a run on several devices.
     Several(SeveralMsg),
-    /// A sweep's claim of the device's settings (`Cmd::ClaimSweep`): taken, or why not (another
-    /// disktriage sweeps it).
-    SweepClaimed {
-        device: String,
-        result: Result<(), TaskError>,
-    },
     /// A job's news (`Cmd::StartJob`), for the screen that registered the job's name.
     Job(JobMsg),
 }
@@ -280,17 +274,6 @@ pub enum Cmd {
     },
     /// Keep the drive cache change: not put back on exit.
     KeepDriveCache {
-        device: String,
-    },
-    /// Claim the device's settings for a sweep (`Changer::claim`): no other disktriage
-    /// changes or sweeps them until `ReleaseSweep` or the end of the session.
-    ClaimSweep {
-        device: String,
-        /// "scheduler sweep of loop0": what the refusal of another process names.
-        what: String,
-    },
-    /// The sweep is over and its setting is back: the claim goes.
-    ReleaseSweep {
         device: String,
     },
     /// Put back what a killed or crashed disktriage left in the journal.

@@ -19,10 +19,11 @@
 //!   with the scan's defaults.
 //! - `scan_progress`: `scan`'s progress line (the read in flight, what was found, 80 columns).
 //! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
-//!   put back; its refusals and the sentences that say them), which the CLI's sweep job
-//!   (`sweep_job`) drives in a loop and the TUI one message at a time.
-//! - `sweep_job`: the setting sweep as a job (`disktriage run --sweep-*`): the machine driven
-//!   through each switch, run and measure, and the value at start put back on every exit.
+//!   put back; its refusals and the sentences that say them), which the sweep job
+//!   (`sweep_job`) drives in a loop.
+//! - `sweep_job`: the setting sweep as a job (`disktriage run --sweep-*` and `S`/`W` on the
+//!   Test screen, `SweepOrder`): the machine driven through each switch, run and measure,
+//!   and the value at start put back on every exit.
 //! - `trimcheck`: the TRIM check as a job (the guard, the journal, the pattern, the discard, the read
 //!   back, the put-back).
 //! - `write_target`: the write tests' guard for the checks that write a device themselves,
@@ -47,6 +48,11 @@ pub use flushcheck::{
 pub use job::{Job, JobContext, JobEnv, JobMsg, JobOrder, Order};
 pub use scan::{
     NAME as SCAN_JOB, ScanJob, ScanMsg, drive as drive_scan, drive_watched as drive_scan_watched,
+};
+pub use setting_sweep::SettingSweep;
+pub use sweep_job::{
+    NAME as SWEEP_JOB, RunOne, StepOutcome, SweepJob, SweepMsg, SweepOrder,
+    outcome_of as sweep_outcome,
 };
 pub use triage::{Gatherer, NAME as TRIAGE_JOB, TriageJob, TriageNews, TriageOrder, real_gatherer};
 

@@ -3,16 +3,15 @@
 //! interleaved (`bench::analysis::setting_sweep` has the order, the figures and the winner,
 //! the same as `disktriage run --sweep-sched` prints).
 //!
-//! The steps, refusals and sentences are the state machine `flow::setting_sweep`, the same one
-//! `disktriage run --sweep-*` drives. The app drives it one message at a time, through the
-//! loop's ordinary commands (the UI thread never waits for a switch or a run): first claim
-//! the device's settings (`Cmd::ClaimSweep`, the same claim `disktriage run --sweep-*` takes:
-//! a sweep elsewhere refuses this one, and this one refuses the others until it ends), switch the
-//! setting (`Cmd::SetScheduler` / `Cmd::SetDriveCache`: journaled, put back on exit like any
-//! switch), run (`Cmd::StartRun`, shown live on the Run screen and filed in Results, one
-//! record per value), next. At the end, or after `x` or a failure, the value found at start is
-//! set back, then the result view opens (`Overlay::Sweep`, `v` on Results opens it again).
-//! Quitting during a sweep puts the setting back as quitting after any switch does.
+//! The sweep is the job `disktriage run --sweep-*` runs (`flow::sweep_job`), asked for as an
+//! order (`Cmd::StartJob`) and stopped by its name (`x`, and a quit or a signal as every
+//! job): it claims the device's settings (the same claim as the CLI's: a sweep elsewhere
+//! refuses this one, and this one refuses the others until it ends), switches through the
+//! journal, makes each run and puts the value found at start back, on its thread. The app
+//! shows what it says (the Run screen's `ScreenDef::job`): the machine as the job has it
+//! (`flow::setting_sweep`), each run live on the Run screen and filed in Results (one record
+//! per value), and at the end the result view (`Overlay::Sweep`, `v` on Results opens it
+//! again).
 
 use super::Overlay;
 use super::records::RunRecord;
@@ -21,10 +20,11 @@ use crate::bench::analysis::setting_sweep::{DEFAULT_REPEATS, SweepKind};
 use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::test_name::Writes;
 use crate::bench::results::outcome::RunReport;
-use crate::changes::CacheChange;
-use crate::event::{Cmd, TaskError};
+use crate::event::Cmd;
+use crate::flow::job::{JobMsg, JobOrder};
 pub use crate::flow::setting_sweep::SweepStage;
-use crate::flow::setting_sweep::{self, Next, RunEnd, SettingSweep};
+use crate::flow::setting_sweep::{self, SettingSweep};
+use crate::flow::sweep_job::{self, SweepMsg, SweepOrder};
 
 /// A sweep in progress, or the last one, finished: the state machine both faces drive
 /// (`flow::setting_sweep`, read through `Deref`), the test as it runs under every value, and
@@ -130,7 +130,8 @@ impl App {
         self.begin_sweep(kind, request, repeats)
     }
 
-    /// Starts a sweep whose request is confirmed: its first run, under the value at start.
+    /// Starts a sweep whose request is confirmed: the sweep job (`flow::sweep_job`) claims the
+    /// device, then makes its first run under the value at start.
     pub(super) fn begin_sweep(
         &mut self,
         kind: SweepKind,
@@ -155,65 +156,113 @@ impl App {
         self.changes.last_switch_gone = None;
         self.clear_status();
         let records = vec![None; settings.len()];
-        let sweep = SettingSweep::new(kind, device.clone(), settings, vec![request.test], repeats);
-        let what = sweep.claim_label();
+        let order = SweepOrder {
+            kind,
+            device: device.clone(),
+            settings: settings.clone(),
+            request: request.clone(),
+            repeats,
+        };
+        // Shown as waiting for its claim until the job says where it is.
+        let sweep = SettingSweep::new(kind, device, settings, vec![request.test], repeats);
         self.sweep = Some(SweepRun {
             sweep,
             request,
             records,
         });
-        vec![Cmd::ClaimSweep { device, what }]
+        vec![Cmd::StartJob(JobOrder::new(order))]
     }
 
-    /// The loop's answer to the claim: the first run, under the value at start; or, when
-    /// another disktriage holds the device, the refusal and nothing run or switched.
-    pub(super) fn sweep_claimed(
-        &mut self,
-        device: String,
-        result: Result<(), TaskError>,
-    ) -> Vec<Cmd> {
+    /// What the sweep job says (`ScreenDef::job` of the Run screen).
+    pub(super) fn sweep_msg(&mut self, msg: JobMsg) -> Vec<Cmd> {
+        let Ok(msg) = msg.take::<SweepMsg>() else {
+            return Vec::new();
+        };
+        match msg {
+            SweepMsg::State(state) => return self.sweep_state(*state),
+            SweepMsg::Step { .. } => self.sweep_run_step(),
+            SweepMsg::Started {
+                plan,
+                target,
+                notes,
+            } => self.run_started(*target, *plan, notes),
+            SweepMsg::LaidOut(bytes) => {
+                if let Some(run) = self.run.as_mut().filter(|r| r.starting) {
+                    run.laid_out = bytes;
+                }
+            }
+            SweepMsg::Event(ev) => {
+                if let Some(run) = &mut self.run {
+                    run.event(ev, self.now);
+                }
+            }
+            SweepMsg::Finished(report) => return self.sweep_run_finished(*report),
+            SweepMsg::RunFailed(e) => self.sweep_run_failed(e),
+            // Nothing ran or was switched: the refusal alone.
+            SweepMsg::Refused(e) => {
+                if let Some(sw) = &mut self.sweep {
+                    sw.sweep.claimed(Err(e));
+                    if let Some(e) = sw.error.clone() {
+                        self.error(e);
+                    }
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// The job's machine after a move: shown as it is. A switch is read back into the device
+    /// list; at the end the result view opens.
+    fn sweep_state(&mut self, state: SettingSweep) -> Vec<Cmd> {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
         };
-        if sw.device != device {
-            return Vec::new();
-        }
-        let next = sw.sweep.claimed(result.map_err(|e| e.to_string()));
-        self.sweep_act(next)
-    }
-
-    /// Does what the sweep's state machine says next, through the loop's commands.
-    fn sweep_act(&mut self, next: Next) -> Vec<Cmd> {
-        let Some(sw) = &self.sweep else {
-            return Vec::new();
-        };
-        match next {
-            Next::Switch(i) => vec![set_cmd(sw, i)],
-            Next::PutBack => vec![set_cmd(sw, 0)],
-            Next::Run(_) => self.sweep_run_step(),
-            Next::Done => self.sweep_done(),
-            // Nothing ran or was switched: the refusal alone.
-            Next::Refused => {
-                if let Some(e) = sw.error.clone() {
-                    self.error(e);
+        let was = std::mem::replace(&mut sw.sweep, state);
+        // A stop asked here and not seen by the job yet is still asked.
+        sw.sweep.stopping |= was.stopping && sw.active();
+        let mut cmds = Vec::new();
+        if sw.current != was.current {
+            let (device, value) = (sw.device.clone(), sw.settings[sw.current].clone());
+            let back = sw.current == 0;
+            match sw.kind {
+                SweepKind::Scheduler => {
+                    self.devices.scheduler_read_back(&device, &value);
+                    self.info(if back {
+                        format!("{device}: scheduler back to {value}, as found")
+                    } else {
+                        format!("{device}: scheduler {value} for the sweep")
+                    });
                 }
-                Vec::new()
+                SweepKind::WriteCache => cmds.push(Cmd::ReadDriveStatus {
+                    device,
+                    health: false,
+                }),
             }
-            Next::Wait => Vec::new(),
         }
+        let Some(sw) = &self.sweep else { return cmds };
+        // A run's end moves the sweep on a step: its error, if any, is the run's.
+        if sw.at != was.at
+            && let Some(run) = self.run.as_mut().filter(|r| r.finished)
+        {
+            run.error = sw.error.clone();
+        }
+        if was.active() && !sw.active() {
+            cmds.extend(self.sweep_done());
+        }
+        cmds
     }
 
-    /// Starts the run of the current step, filed under its value's record.
-    fn sweep_run_step(&mut self) -> Vec<Cmd> {
+    /// The run of the current step begins: filed under its value's record, shown live.
+    fn sweep_run_step(&mut self) {
         let cache_now = self
             .sweep
             .as_ref()
             .and_then(|sw| self.drive_cache_word(&sw.device));
         let Some(sw) = &mut self.sweep else {
-            return Vec::new();
+            return;
         };
         let Some(step) = sw.steps.get(sw.at).copied() else {
-            return Vec::new();
+            return;
         };
         let value = sw.settings[step.setting].clone();
         let drive_cache = match sw.kind {
@@ -243,62 +292,47 @@ impl App {
         run.new_file = super::live::creates_test_file(self.file_target.as_ref(), &sw.request);
         self.run = Some(run);
         self.screen = Screen::Run;
-        vec![Cmd::StartRun(Box::new(sw.request.clone()))]
     }
 
-    /// A run of the sweep ended: file it, then switch to the next value, run again, or end.
-    pub(super) fn sweep_run_finished(&mut self, result: Result<RunReport, TaskError>) -> Vec<Cmd> {
-        let Some(sw) = &mut self.sweep else {
-            return Vec::new();
-        };
-        let step = sw.steps.get(sw.at).copied();
-        let record = step.and_then(|s| sw.records[s.setting]);
-        let end = match &result {
-            Ok(report) => RunEnd::of_report(sw.request.test, report),
-            Err(e) => RunEnd::failed(e.to_string()),
-        };
-        // Each finished run of a sweep goes to the history, as the CLI's sweep does.
-        let mut history = None;
-        if let Ok(report) = result {
-            let stopped = report.outcome.stopped;
-            let error = report.error();
-            if let Some((index, rec)) =
-                record.and_then(|r| Some((r, self.results.records.get_mut(r)?)))
-            {
-                if !stopped {
-                    history = Some(Cmd::RecordHistory {
-                        record: index,
-                        runs: vec![report.clone()],
-                        drive_cache: rec.drive_cache.clone(),
-                    });
-                }
-                rec.runs.push(report);
-                rec.exported = false;
-                if let Some(e) = error {
-                    rec.error = Some(e);
-                }
+    /// The record of the step in progress, if filed.
+    fn sweep_record(&self) -> Option<usize> {
+        let sw = self.sweep.as_ref()?;
+        sw.records[sw.steps.get(sw.at)?.setting]
+    }
+
+    /// A run of the sweep ended with its report: filed, and sent to the history (as the
+    /// CLI's sweep does) unless stopped. The job goes on to the next value or the end.
+    fn sweep_run_finished(&mut self, report: RunReport) -> Vec<Cmd> {
+        let mut history = Vec::new();
+        if let Some((index, rec)) = self
+            .sweep_record()
+            .and_then(|r| Some((r, self.results.records.get_mut(r)?)))
+        {
+            if !report.outcome.stopped {
+                history.push(Cmd::RecordHistory {
+                    record: index,
+                    runs: vec![report.clone()],
+                    drive_cache: rec.drive_cache.clone(),
+                });
             }
+            if let Some(e) = report.error() {
+                rec.error = Some(e);
+            }
+            rec.runs.push(report);
+            rec.exported = false;
         }
-        let next = sw.sweep.ran(end);
         if let Some(run) = &mut self.run {
             run.finished = true;
-            run.error = sw.error.clone();
         }
-        let mut cmds: Vec<Cmd> = history.into_iter().collect();
-        cmds.extend(self.sweep_act(next));
-        cmds
+        history
     }
 
     /// A run of the sweep was refused before it started (the device became busy, its
-    /// parameters do not fit): the sweep ends there and the value at start comes back.
-    pub(super) fn sweep_run_refused(&mut self, e: String) -> Vec<Cmd> {
-        let Some(sw) = &mut self.sweep else {
-            return Vec::new();
-        };
-        if let Some(rec) = sw
-            .steps
-            .get(sw.at)
-            .and_then(|s| sw.records[s.setting])
+    /// parameters do not fit) or gave no report: the sweep ends there and the value at
+    /// start comes back.
+    fn sweep_run_failed(&mut self, e: String) {
+        if let Some(rec) = self
+            .sweep_record()
             .and_then(|r| self.results.records.get_mut(r))
         {
             rec.error = Some(e.clone());
@@ -306,13 +340,11 @@ impl App {
         if let Some(run) = &mut self.run {
             run.starting = false;
             run.finished = true;
-            run.error = Some(e.clone());
+            run.error = Some(e);
         }
-        let next = sw.sweep.refused(e);
-        self.sweep_act(next)
     }
 
-    /// The sweep is over (its state machine says `Done`): the result view opens.
+    /// The sweep is over: the result view opens.
     fn sweep_done(&mut self) -> Vec<Cmd> {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
@@ -322,83 +354,11 @@ impl App {
             self.results.row = r;
         }
         self.overlay = Some(Overlay::Sweep(super::dialogs::sweep::Sweep { scroll: 0 }));
-        let mut cmds = vec![Cmd::RefreshInventory];
-        // The setting is back: others may sweep or switch the device again. When it could
-        // not be put back, the claim stays until the session puts it back on exit.
-        if sw.restore_error.is_none() {
-            cmds.push(Cmd::ReleaseSweep {
-                device: sw.device.clone(),
-            });
-        }
-        cmds
+        vec![Cmd::RefreshInventory]
     }
 
-    /// The loop's answer to a sweep's switch: the value the device reports now (`Ok`) or why
-    /// the switch failed.
-    fn sweep_switched(&mut self, reported: Result<String, String>) -> Vec<Cmd> {
-        let Some(sw) = &mut self.sweep else {
-            return Vec::new();
-        };
-        let next = sw.sweep.reported(reported);
-        self.sweep_act(next)
-    }
-
-    /// `Msg::SchedulerSet` while a sweep waits for it: the usual bookkeeping, then the sweep.
-    pub(super) fn sweep_scheduler_set(
-        &mut self,
-        device: String,
-        result: Result<String, TaskError>,
-    ) -> Vec<Cmd> {
-        let reported = match result {
-            Ok(active) => {
-                self.scheduler_set(device.clone(), Ok(active.clone()));
-                let restoring = self.sweep.as_ref().is_some_and(|s| s.restoring());
-                self.info(if restoring {
-                    format!("{device}: scheduler back to {active}, as found")
-                } else {
-                    format!("{device}: scheduler {active} for the sweep")
-                });
-                Ok(active)
-            }
-            Err(e) => Err(format!("cannot switch the scheduler of {device}: {e}")),
-        };
-        self.sweep_switched(reported)
-    }
-
-    /// `Msg::DriveCacheSet` while a sweep waits for it.
-    pub(super) fn sweep_cache_set(
-        &mut self,
-        device: String,
-        result: Result<Box<CacheChange>, TaskError>,
-    ) -> Vec<Cmd> {
-        let reported = match result {
-            Ok(change) => {
-                let now = crate::model::cache::cache_word(change.after.enabled).to_string();
-                // The usual bookkeeping, without its error box: the sweep says what failed.
-                if let (Some(was), Some(after)) = (change.before.enabled, change.after.enabled) {
-                    self.changes.cache.switched(&device, Some(was), after);
-                }
-                self.changes.last_switch = Some(device.clone());
-                Ok(now)
-            }
-            Err(e) => Err(format!("cannot switch the write cache of {device}: {e}")),
-        };
-        let mut cmds = self.sweep_switched(reported);
-        cmds.push(Cmd::ReadDriveStatus {
-            device,
-            health: false,
-        });
-        cmds
-    }
-
-    /// Is this switch's answer one a sweep waits for?
-    pub(super) fn sweep_waits_for_switch(&self, device: &str) -> bool {
-        self.sweep
-            .as_ref()
-            .is_some_and(|s| s.waits_for_switch(device))
-    }
-
-    /// `x` during a sweep: the run in progress stops, and the sweep ends after it.
+    /// `x` during a sweep: the run in progress stops, the sweep ends after it and the job
+    /// puts the value at start back.
     pub(super) fn stop_sweep(&mut self) -> Vec<Cmd> {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
@@ -409,9 +369,8 @@ impl App {
             && run.is_active()
         {
             run.stopping = true;
-            return vec![Cmd::StopRun];
         }
-        Vec::new()
+        vec![Cmd::StopJob(sweep_job::NAME)]
     }
 
     /// `v` on Results: the last sweep's result.
@@ -421,22 +380,5 @@ impl App {
         } else {
             self.error("no sweep yet: S (schedulers) or W (write cache) on the Test screen");
         }
-    }
-}
-
-/// The command that sets value `i` of the sweep.
-fn set_cmd(sw: &SweepRun, i: usize) -> Cmd {
-    let value = &sw.settings[i];
-    match sw.kind {
-        SweepKind::Scheduler => Cmd::SetScheduler {
-            device: sw.device.clone(),
-            name: value.clone(),
-            chosen: sw.request.device.clone(),
-        },
-        SweepKind::WriteCache => Cmd::SetDriveCache {
-            device: sw.device.clone(),
-            enabled: value == crate::model::cache::on_off(true),
-            chosen: sw.request.device.clone(),
-        },
     }
 }

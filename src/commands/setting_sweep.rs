@@ -1,7 +1,7 @@
 //! `disktriage run --sweep-sched` and `--sweep-cache`: the test under each value of the
 //! disk's I/O scheduler or of the drive's write cache, repeats interleaved, and the table of
 //! `bench::analysis::setting_sweep`. The steps, refusals and sentences are the state machine
-//! `flow::setting_sweep`, which the TUI's sweep drives too. This command checks the target,
+//! `flow::setting_sweep`, in the job the TUI's sweep runs too. This command checks the target,
 //! claims the disk's settings, reads the values, then runs the sweep job
 //! (`flow::sweep_job::SweepJob`, through `commands::job`) with its test runs (`run_step`)
 //! and prints its table.
@@ -29,7 +29,6 @@ use crate::bench::analysis::setting_sweep::{
 };
 use crate::bench::exec::run_input::RunEvent;
 use crate::bench::exec::session::{self, RunRequest, TempPoll};
-use crate::bench::plan::metric::Metric;
 use crate::bench::plan::params::TestParams;
 use crate::bench::plan::test_name::TestName;
 use crate::changes::guard::RestoreGuard;
@@ -37,7 +36,9 @@ use crate::changes::{Changer, Journal};
 use crate::cli::{DEFAULT_TEST, RunArgs};
 use crate::flow::progress::{Eta, rate_text};
 use crate::flow::setting_sweep;
-use crate::flow::sweep_job::{StepOutcome, Sweep, SweepEnded, SweepJob, SweepMsg, values};
+use crate::flow::sweep_job::{
+    StepOutcome, Sweep, SweepEnded, SweepJob, SweepMsg, outcome_of, values,
+};
 use crate::model::text::neutralize_controls;
 use crate::model::{BlockDevice, Lifetime};
 use crate::report::output::{output_width, write_stderr, write_stdout};
@@ -165,6 +166,7 @@ pub fn run(
         settings,
         tests: tests.iter().map(|(t, _)| *t).collect(),
         repeats,
+        chosen: None,
     };
 
     let guard = RestoreGuard::new(changer, crate::report::restore::announce);
@@ -177,22 +179,25 @@ pub fn run(
     let run_one = {
         let (root, history_dir, stop) = (root.clone(), history_dir.to_path_buf(), stop.clone());
         let (target, confirmation) = (args.target.clone(), args.destroy_data.clone());
-        Box::new(move |step: &SweepStep, say: &dyn Fn(SweepMsg)| {
-            let (test, params) = &tests[step.test];
-            let request = RunRequest {
-                target: target.clone(),
-                test: *test,
-                params: params.clone(),
-                confirmation: confirmation.clone(),
-                temperature: TempPoll::Off,
-                device: None,
-            };
-            run_step(&root, &history_dir, &request, &stop, say)
-        })
+        // The signals' flag stops the run (the job's own is set by the same signals).
+        Box::new(
+            move |step: &SweepStep, _: &AtomicBool, say: &(dyn Fn(SweepMsg) + Sync)| {
+                let (test, params) = &tests[step.test];
+                let request = RunRequest {
+                    target: target.clone(),
+                    test: *test,
+                    params: params.clone(),
+                    confirmation: confirmation.clone(),
+                    temperature: TempPoll::Off,
+                    device: None,
+                };
+                run_step(&root, &history_dir, &request, &stop, say)
+            },
+        )
     };
     let job = SweepJob {
         sweep: sweep.clone(),
-        guard,
+        guard: Ok(guard),
         run_one,
     };
     let SweepEnded { driven, restored } = run_job(job, &signals, &mut Follow::default())?;
@@ -260,29 +265,29 @@ fn run_step(
     history_dir: &Path,
     request: &RunRequest,
     stop: &Arc<AtomicBool>,
-    say: &dyn Fn(SweepMsg),
+    say: &(dyn Fn(SweepMsg) + Sync),
 ) -> StepOutcome {
     let session = match session::start_with_stop(root, request, Some(stop)) {
         Ok(s) => s,
         Err(_) if stop.load(Ordering::Relaxed) => return StepOutcome::Stopped,
         Err(e) => return StepOutcome::Failed(format!("{e:#}")),
     };
-    say(SweepMsg::Started(Box::new(session.plan.clone())));
+    say(SweepMsg::Started {
+        plan: Box::new(session.plan.clone()),
+        target: Box::new(session.target.clone()),
+        notes: session.notes.clone(),
+    });
     session.relay(stop, Duration::from_millis(100), |ev| {
         say(SweepMsg::Event(ev));
         true
     });
-    let metric = Metric::for_test(request.test);
     match session.finish() {
         Ok(report) if report.outcome.stopped => StepOutcome::Stopped,
         Ok(report) => {
             // Each run of a sweep is a finished run like any other: the history keeps it,
             // with the scheduler or cache state it ran under.
             super::history::record_run(root, history_dir, std::slice::from_ref(&report));
-            match report.error() {
-                Some(e) => StepOutcome::Failed(setting_sweep::run_failed(request.test, &e)),
-                None => StepOutcome::Figure(metric.of(&report)),
-            }
+            outcome_of(request.test, &report)
         }
         Err(e) => StepOutcome::Failed(format!("{e:#}")),
     }
@@ -317,7 +322,7 @@ impl super::job::Follow<SweepMsg> for Follow {
                 self.eta = None;
                 Some(String::new())
             }
-            SweepMsg::Started(plan) => {
+            SweepMsg::Started { plan, .. } => {
                 self.eta = Some(Eta::start(&plan));
                 None
             }
@@ -334,7 +339,8 @@ impl super::job::Follow<SweepMsg> for Follow {
                     eta.text()
                 ))
             }
-            SweepMsg::Refused(_) => None,
+            // The table after the sweep says the rest.
+            _ => None,
         }
     }
 }

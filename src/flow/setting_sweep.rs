@@ -5,11 +5,10 @@
 //!
 //! The steps are check (`scheduler_values`, `cache_values`: may this disk be swept, and
 //! through which values), claim, switch, run, measure, put back. The machine does no I/O: it
-//! says what to do next ([`Next`]) and is told what came of it. Both faces drive it:
-//! `disktriage run --sweep-*` in a loop, switching through the journal's `Changer` and
-//! putting back through its `RestoreGuard`; the TUI one message at a time, through the
-//! loop's commands, so its UI thread never waits for a switch or a run. The refusals and the
-//! sentences a sweep says are here, once.
+//! says what to do next ([`Next`]) and is told what came of it. The sweep job
+//! (`flow::sweep_job`, both faces') drives it in a loop, switching through the journal's
+//! `Changer` and putting back through its `RestoreGuard`; the screen shows the machine as the
+//! job tells it. The refusals and the sentences a sweep says are here, once.
 
 use crate::bench::analysis::setting_sweep::{
     self as sweep, SweepKind, SweepResult, SweepSample, SweepStep,

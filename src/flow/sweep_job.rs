@@ -1,41 +1,58 @@
-//! The setting sweep as a job (`SweepJob`), `disktriage run --sweep-*`'s: on its thread it
-//! drives the state machine (`flow::setting_sweep`) through every step: each value switched
-//! through the journal's `Changer` behind the `RestoreGuard` it is given (the device claimed
-//! and the values read before, by who made it), each test run synchronously by the runner it
-//! is given and measured, and the value found at start put back whatever ended the sweep:
-//! its end, a failed run or switch, a stop (checked before each step; the run in progress is
-//! stopped by the same flag). It tells each step, the run's plan and the run's events
-//! (`SweepMsg`), and hands back the samples, how it ended and what was put back.
+//! The setting sweep as a job (`SweepJob`), both faces': on its thread it drives the state
+//! machine (`flow::setting_sweep`) through every step: each value switched through the
+//! journal's `Changer` behind the `RestoreGuard` it is given (the device claimed and the
+//! values read before, by who made it), each test run synchronously by the runner it is
+//! given and measured, and the value found at start put back whatever ended the sweep: its
+//! end, a failed run or switch, a stop (checked before each step; the run in progress is
+//! stopped by the same flag). It tells each step, the machine's state after each move, the
+//! run's plan, events and report (`SweepMsg`), and hands back the samples, how it ended and
+//! what was put back.
 //!
-//! The TUI's sweep drives the same machine one message at a time through the loop's
-//! commands (`app`), so its UI thread never waits for a switch or a run.
+//! `disktriage run --sweep-*` claims the disk and makes the job itself; the screen asks for
+//! it as an order (`SweepOrder`), which claims the disk when the job is made, through a
+//! changer of its own over the session's journal.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::job::{Job, JobContext};
-use super::setting_sweep::{self, Next, RunEnd, SettingSweep};
+use super::job::{Job, JobContext, JobEnv, Order};
+use super::setting_sweep::{self, Next, RunEnd, SettingSweep, SweepStage};
 use crate::bench::analysis::setting_sweep::{self as sweep, SweepKind, SweepSample, SweepStep};
 use crate::bench::exec::run_input::RunEvent;
+use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::Plan;
+use crate::bench::plan::metric::Metric;
 use crate::bench::plan::test_name::TestName;
+use crate::bench::results::outcome::{RunReport, TargetInfo};
 use crate::changes::guard::RestoreGuard;
-use crate::changes::{ChangeError, Changer, RestoreOutcome};
+use crate::changes::{ChangeError, Changer, Journal, RestoreOutcome};
 use crate::drive_state;
-use crate::model::BlockDevice;
+use crate::model::{BlockDevice, ChosenDevice, Lifetime, SettingKind};
 use crate::sys::DriveControl;
 
-/// Makes one run of the sweep (its value is set), telling what it says through its second
-/// argument: `disktriage run`'s test run in the program, a stand-in in tests.
-pub type StepRunner = Box<dyn FnMut(&SweepStep, &dyn Fn(SweepMsg)) -> StepOutcome + Send>;
+/// The sweep job's name (`Cmd::StopJob` stops it by it).
+pub const NAME: &str = "sweep";
 
-/// The sweep of one disk, ready to run: its values read and its settings claimed.
+/// Makes one run of the sweep (its value is set), stopped by the flag, telling what it says
+/// through its last argument: `disktriage run`'s test run or the screen's, a stand-in in tests.
+pub type StepRunner =
+    Box<dyn FnMut(&SweepStep, &AtomicBool, &(dyn Fn(SweepMsg) + Sync)) -> StepOutcome + Send>;
+
+/// Makes one run of `request` for the screen's sweep, stopped by the flag, telling its start,
+/// events and report: the TUI gives every job its own (`JobEnv::stand_in`), tests theirs.
+pub type RunOne =
+    Arc<dyn Fn(&RunRequest, &AtomicBool, &(dyn Fn(SweepMsg) + Sync)) -> StepOutcome + Send + Sync>;
+
+/// The sweep of one disk, ready to run: its values read and its settings claimed (or why
+/// they could not be: the job then says so and does nothing).
 pub struct SweepJob {
     pub sweep: Sweep,
-    /// Over the session's changer: every switch goes through it, and it puts the value at
+    /// Over a changer of its own: every switch goes through it, and it puts the value at
     /// start back at the end.
-    pub guard: RestoreGuard,
+    pub guard: Result<RestoreGuard, String>,
     pub run_one: StepRunner,
 }
 
@@ -52,11 +69,24 @@ pub enum SweepMsg {
         repeats: u32,
         test: TestName,
     },
-    /// The run started with this plan (its ETA).
-    Started(Box<Plan>),
+    /// The run started with this plan (its ETA) on this target.
+    Started {
+        plan: Box<Plan>,
+        target: Box<TargetInfo>,
+        notes: Vec<String>,
+    },
+    /// The bytes of a new test file written so far, before the run starts.
+    LaidOut(u64),
     /// What the run says as it goes.
     Event(RunEvent),
-    /// The sweep's thread did not start.
+    /// The run's report (stopped, failed or measured).
+    Finished(Box<RunReport>),
+    /// The run was refused before it started, or its report could not be made: why.
+    RunFailed(String),
+    /// The machine after each move (a claim, a switch, a run, the put-back): the screen
+    /// shows it as it is; `Done` is the end.
+    State(Box<SettingSweep>),
+    /// Nothing ran or was switched: the claim was refused, or the thread did not start.
     Refused(String),
 }
 
@@ -71,11 +101,22 @@ impl Job for SweepJob {
     type Output = SweepEnded;
 
     fn name(&self) -> &'static str {
-        "sweep"
+        NAME
     }
 
     fn cannot_start(&self, error: &std::io::Error) -> SweepMsg {
         SweepMsg::Refused(format!("cannot start the sweep: {error}"))
+    }
+
+    /// The run in progress stops within a moment; a metadata test first deletes its files,
+    /// which on a slow disk takes minutes. The put-back follows.
+    fn stop_wait(&self) -> Duration {
+        let in_directory = self
+            .sweep
+            .tests
+            .iter()
+            .any(|t| t.info().family.runs_in_directory());
+        Duration::from_secs(if in_directory { 300 } else { 10 })
     }
 
     fn run(self, ctx: &JobContext<'_, SweepMsg>) -> SweepEnded {
@@ -84,12 +125,27 @@ impl Job for SweepJob {
             guard,
             mut run_one,
         } = self;
+        let guard = match guard {
+            Ok(g) => g,
+            Err(e) => {
+                ctx.send(SweepMsg::Refused(e.clone()));
+                return SweepEnded {
+                    driven: Driven {
+                        error: Some(e),
+                        ..Driven::default()
+                    },
+                    restored: Ok(Vec::new()),
+                };
+            }
+        };
         let total = sweep.settings.len() * sweep.repeats as usize * sweep.tests.len();
         let mut done = 0;
         let say = |m: SweepMsg| {
             ctx.send(m);
         };
-        let driven = drive(&sweep, &guard, ctx.stop_flag(), |step| {
+        let stop = ctx.stop_flag();
+        let mut tell = |m: &SettingSweep| say(SweepMsg::State(Box::new(m.clone())));
+        let (driven, mut machine) = drive_telling(&sweep, &guard, stop, &mut tell, |step| {
             done += 1;
             say(SweepMsg::Step {
                 done,
@@ -99,10 +155,118 @@ impl Job for SweepJob {
                 repeats: sweep.repeats,
                 test: sweep.tests[step.test],
             });
-            run_one(step, &say)
+            run_one(step, stop, &say)
         });
         let restored = guard.restore_now();
+        let failed = match &restored {
+            Ok(outcomes) => outcomes
+                .iter()
+                .find(|o| o.failed())
+                .map(|o| format!("{:?}", o.result)),
+            Err(e) => Some(e.to_string()),
+        };
+        if machine.stage == SweepStage::Restoring {
+            machine.switched(failed.map_or(Ok(()), Err));
+        } else if let Some(e) = failed {
+            machine.restore_error = Some(format!("{e}; it is put back on exit"));
+        }
+        tell(&machine);
         SweepEnded { driven, restored }
+    }
+}
+
+/// A sweep as the screen asks for it: `request`'s test on `device` under each of `settings`
+/// (the value at start first), `repeats` times, interleaved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepOrder {
+    pub kind: SweepKind,
+    pub device: String,
+    pub settings: Vec<String>,
+    /// The test as it runs under every value (with its confirmation, once given, and the
+    /// device as the admin chose it).
+    pub request: RunRequest,
+    pub repeats: u32,
+}
+
+impl Order for SweepOrder {
+    type Job = SweepJob;
+
+    /// The job, the device's settings claimed through a changer of its own over the
+    /// session's journal (the same claim as `disktriage run --sweep-*`): refused, and nothing
+    /// run or switched, when another sweep holds it, the session has no journal or the name
+    /// holds another device now. Its runs are the screen's (`RunOne`).
+    fn job(self, env: &JobEnv) -> SweepJob {
+        let chosen = self.request.device.clone();
+        let found = env
+            .drives
+            .chosen_device(&self.device, chosen.as_ref())
+            .map_err(|e| e.to_string());
+        let guard = found
+            .clone()
+            .and_then(|dev| claimed_guard(env, &dev, self.kind));
+        let device = found
+            .unwrap_or_else(|_| BlockDevice::unknown(&self.device, self.request.target.clone()));
+        let run_one = env.stand_in::<RunOne>();
+        let request = self.request;
+        SweepJob {
+            sweep: Sweep {
+                kind: self.kind,
+                device,
+                settings: self.settings,
+                tests: vec![request.test],
+                repeats: self.repeats,
+                chosen,
+            },
+            guard,
+            run_one: Box::new(move |_, stop, say| match &run_one {
+                Some(run) => run(&request, stop, say),
+                None => StepOutcome::Failed("this session cannot run tests".into()),
+            }),
+        }
+    }
+
+    fn stamp(&mut self, chosen: &dyn Fn(&str) -> Option<ChosenDevice>) {
+        if self.request.device.is_none() {
+            self.request.device = chosen(&self.device);
+        }
+    }
+}
+
+/// The changer the screen's sweep switches through, with the device claimed, behind its
+/// guard. It restores only the swept setting: the session's own switches share the
+/// journal's owner, and are the session's to put back.
+fn claimed_guard(env: &JobEnv, dev: &BlockDevice, kind: SweepKind) -> Result<RestoreGuard, String> {
+    let Some(dir) = &env.journal_dir else {
+        return Err(
+            "the session has no change journal, so the setting could not be put back: \
+             nothing was changed"
+                .into(),
+        );
+    };
+    let journal = Journal::open(dir)
+        .map_err(|e| format!("cannot open the change journal in {}: {e}", dir.display()))?;
+    let setting = match kind {
+        SweepKind::Scheduler => SettingKind::Scheduler,
+        SweepKind::WriteCache => SettingKind::DriveWriteCache,
+    };
+    let changer =
+        Changer::new(Arc::clone(&env.drives), journal, Lifetime::Session).only(&dev.name, setting);
+    changer
+        .claim(dev, &setting_sweep::claim_label(kind, &dev.name))
+        .map_err(|e| e.to_string())?;
+    // The screen says what was put back: nothing is printed under it.
+    Ok(RestoreGuard::new(changer, |_| {}))
+}
+
+/// What a finished run of `test` came to for the sweep: its figure, a stop, or the failure
+/// that ends the sweep.
+pub fn outcome_of(test: TestName, report: &RunReport) -> StepOutcome {
+    if report.outcome.stopped {
+        return StepOutcome::Stopped;
+    }
+    match report.error() {
+        Some(e) => StepOutcome::Failed(setting_sweep::run_failed(test, &e)),
+        None => StepOutcome::Figure(Metric::for_test(test).of(report)),
     }
 }
 
@@ -116,6 +280,9 @@ pub struct Sweep {
     pub settings: Vec<String>,
     pub tests: Vec<TestName>,
     pub repeats: u32,
+    /// The device as the admin chose it (none: as found now): every switch is refused on
+    /// another device that takes its name meanwhile.
+    pub chosen: Option<ChosenDevice>,
 }
 
 /// What one run of a sweep came to.
@@ -149,7 +316,10 @@ pub struct Driven {
 
 /// Sets one value of the sweep through the journal and checks the device took it.
 pub fn apply(changer: &Changer, sweep: &Sweep, value: &str) -> anyhow::Result<()> {
-    let dev = &sweep.device;
+    let dev = &changer
+        .drives()
+        .chosen_device(&sweep.device.name, sweep.chosen.as_ref())
+        .with_context(|| format!("cannot switch {}", sweep.device.name))?;
     match sweep.kind {
         SweepKind::Scheduler => {
             let change = changer.set_scheduler(dev, value, false).with_context(|| {
@@ -189,8 +359,20 @@ pub fn drive(
     sweep: &Sweep,
     guard: &RestoreGuard,
     stop: &AtomicBool,
-    mut run_one: impl FnMut(&SweepStep) -> StepOutcome,
+    run_one: impl FnMut(&SweepStep) -> StepOutcome,
 ) -> Driven {
+    drive_telling(sweep, guard, stop, &mut |_| {}, run_one).0
+}
+
+/// `drive`, telling `tell` the machine after each move; hands the machine back too (the
+/// put-back is the caller's).
+pub fn drive_telling(
+    sweep: &Sweep,
+    guard: &RestoreGuard,
+    stop: &AtomicBool,
+    tell: &mut dyn FnMut(&SettingSweep),
+    mut run_one: impl FnMut(&SweepStep) -> StepOutcome,
+) -> (Driven, SettingSweep) {
     let mut machine = SettingSweep::new(
         sweep.kind,
         sweep.device.name.clone(),
@@ -199,6 +381,7 @@ pub fn drive(
         sweep.repeats,
     );
     let mut next = machine.claimed(Ok(()));
+    tell(&machine);
     // A step's run follows its switch without a look at `stop` in between: the run itself
     // is stopped by it.
     let mut switched = false;
@@ -219,12 +402,14 @@ pub fn drive(
             }
             Next::PutBack | Next::Done | Next::Refused | Next::Wait => break,
         };
+        tell(&machine);
     }
-    Driven {
-        samples: machine.samples,
-        error: machine.error,
+    let driven = Driven {
+        samples: machine.samples.clone(),
+        error: machine.error.clone(),
         stopped: machine.stopping,
-    }
+    };
+    (driven, machine)
 }
 
 /// The values a sweep of `dev` goes through (the one found at start first) and notes for
@@ -279,6 +464,7 @@ mod tests {
             settings: sweep::cache_values(&cache).unwrap(),
             tests,
             repeats,
+            chosen: None,
         }
     }
 
@@ -439,6 +625,7 @@ mod tests {
             settings: vec!["mq-deadline".into(), "none".into(), "bfq".into()],
             tests: vec![TestName::SeqRead],
             repeats: 3,
+            chosen: None,
         };
         let stop = AtomicBool::new(false);
         let mut runs = 0;
@@ -458,6 +645,58 @@ mod tests {
             drives.set_calls(),
             ["set_scheduler sda none", "set_scheduler sda mq-deadline"]
         );
+    }
+
+    /// The screen's sweep, made from its order as the TUI makes it: another disk that takes
+    /// the name mid-sweep (attacks.md 8) is never switched; the sweep ends with why, and
+    /// nothing is switched back on it.
+    #[test]
+    fn a_disk_replaced_under_its_name_mid_sweep_is_not_switched() {
+        use crate::bench::exec::session::TempPoll;
+        use crate::flow::job::{JobEnv, Order};
+        let dir = tempfile::tempdir().unwrap();
+        let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let chosen = drives.device("sda").unwrap().chosen();
+        let swapper = Arc::clone(&drives);
+        let run: RunOne = Arc::new(move |_, _, _| {
+            // Another disk takes the name during the first run.
+            swapper.update("sda", |d| {
+                d.device.serial = Some("OTHER".into());
+                d.device.diskseq = Some(99);
+            });
+            StepOutcome::Figure(Some(1.0))
+        });
+        let control: Arc<dyn DriveControl> = Arc::clone(&drives) as Arc<dyn DriveControl>;
+        let mut env = JobEnv::new(
+            crate::sys::SysRoot::new("/nonexistent"),
+            control,
+            std::time::Duration::from_millis(250),
+        )
+        .with_stand_in(run);
+        env.journal_dir = Some(dir.path().to_path_buf());
+        let order = SweepOrder {
+            kind: SweepKind::Scheduler,
+            device: "sda".into(),
+            settings: vec!["mq-deadline".into(), "bfq".into()],
+            request: RunRequest {
+                target: "/dev/sda".into(),
+                test: TestName::SeqRead,
+                params: Default::default(),
+                confirmation: None,
+                temperature: TempPoll::Off,
+                device: Some(chosen),
+            },
+            repeats: 2,
+        };
+        let stop = AtomicBool::new(false);
+        let send = |_: SweepMsg| true;
+        let ended = order
+            .job(&env)
+            .run(&JobContext::new(&stop, &send, std::time::Duration::ZERO));
+        assert!(drives.set_calls().is_empty(), "{:?}", drives.set_calls());
+        let e = ended.driven.error.unwrap();
+        assert!(e.starts_with("cannot switch sda"), "{e}");
+        assert_eq!(ended.driven.samples.len(), 1);
     }
 
     #[test]

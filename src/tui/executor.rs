@@ -98,7 +98,14 @@ impl Executor {
 
     /// What a job is made with: what only the executor owns.
     fn job_env(&self) -> JobEnv {
-        let mut env = JobEnv::new(self.root.clone(), Arc::clone(&self.drives), INTERVAL);
+        let mut env = JobEnv::new(self.root.clone(), Arc::clone(&self.drives), INTERVAL)
+            // A sweep's runs are made as the screen's runs are.
+            .with_stand_in(super::runs::sweep_runner(
+                Arc::clone(&self.start),
+                self.root.clone(),
+                Arc::clone(&self.drives),
+                self.tx.clone(),
+            ));
         env.history = self.history.clone();
         env.journal_dir = self
             .changer
@@ -266,15 +273,6 @@ impl Executor {
                 self.send(Msg::DriveCacheSet { device, result });
             }
             Cmd::KeepDriveCache { device } => self.keep(&device, false),
-            Cmd::ClaimSweep { device, what } => {
-                let result = self.change(&device, None, |c, dev| c.claim(dev, &what));
-                self.send(Msg::SweepClaimed { device, result });
-            }
-            Cmd::ReleaseSweep { device } => {
-                if let Ok(changer) = &self.changer {
-                    locked(changer).release(&device);
-                }
-            }
             Cmd::ReadDriveStatus { device, health } => {
                 drive_reads::read_status(&self.drives, &self.tx, device, health);
             }
@@ -676,67 +674,163 @@ mod tests {
         assert!(sent.is_empty(), "{sent:?}");
     }
 
-    /// The TUI's sweep takes the same claim as `disktriage run --sweep-*`: refused while a
-    /// CLI sweep (another journal handle on the same directory) holds the device, and while
-    /// the TUI holds it, the CLI's claim and switch are refused; released, both are free.
+    /// A scheduler sweep of sda from the screen (mq-deadline at start, then bfq), once.
+    fn sweep_sda() -> Cmd {
+        use crate::bench::analysis::setting_sweep::SweepKind;
+        use crate::flow::job::JobOrder;
+        use crate::flow::sweep_job::SweepOrder;
+        Cmd::StartJob(JobOrder::new(SweepOrder {
+            kind: SweepKind::Scheduler,
+            device: "sda".into(),
+            settings: vec!["mq-deadline".into(), "bfq".into()],
+            request: RunRequest {
+                target: "/dev/sda".into(),
+                test: crate::bench::plan::test_name::TestName::SeqRead,
+                params: Default::default(),
+                confirmation: None,
+                temperature: session::TempPoll::Off,
+                device: None,
+            },
+            repeats: 1,
+        }))
+    }
+
+    /// The sweep job's messages until its machine is done (or it is refused).
+    fn sweep_until_done(rx: &Receiver<Msg>) -> Vec<crate::flow::sweep_job::SweepMsg> {
+        use crate::flow::sweep_job::SweepMsg;
+        let mut seen = Vec::new();
+        loop {
+            let Msg::Job(m) = next(rx) else { continue };
+            let m = m.take::<SweepMsg>().unwrap();
+            let end = match &m {
+                SweepMsg::Refused(_) => true,
+                SweepMsg::State(s) => !s.active(),
+                _ => false,
+            };
+            seen.push(m);
+            if end {
+                return seen;
+            }
+        }
+    }
+
+    /// The TUI's sweep is the CLI's job and takes the same claim: refused while a CLI sweep
+    /// (another journal handle on the same directory) holds the device; while it runs, the
+    /// CLI's claim and switch are refused; `x` stops the run, the scheduler at start comes
+    /// back and the claim goes.
     #[test]
     fn a_tui_sweep_and_a_cli_sweep_of_one_device_exclude_each_other() {
-        let mut lab = lab(true, "unused");
-        let dir = lab._journal.path().to_path_buf();
-        let cli = Changer::new(
-            lab.drives.clone(),
-            Journal::open(&dir).unwrap(),
+        use crate::flow::sweep_job::{RunOne, StepOutcome, SweepMsg};
+        let dir = tempfile::tempdir().unwrap();
+        let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));
+        let session_changer = Changer::new(
+            drives.clone(),
+            Journal::open(dir.path()).unwrap(),
             Lifetime::Session,
         );
-        let sda = lab.drives.device("sda").unwrap();
+        let cli = Changer::new(
+            drives.clone(),
+            Journal::open(dir.path()).unwrap(),
+            Lifetime::Session,
+        );
+        // What the CLI could do while each run is made: claim, switch.
+        let (seen_tx, seen_rx) = mpsc::channel::<(String, bool, bool)>();
+        let (cli_dir, cli_drives) = (dir.path().to_path_buf(), drives.clone());
+        let seen_tx = Mutex::new(seen_tx);
+        let run: RunOne = Arc::new(move |_req, stop, _say| {
+            let other = Changer::new(
+                cli_drives.clone(),
+                Journal::open(&cli_dir).unwrap(),
+                Lifetime::Session,
+            );
+            let sda = cli_drives.device("sda").unwrap();
+            let claim = other.claim(&sda, "scheduler sweep of sda").is_err();
+            let switch = other.set_scheduler(&sda, "none", false).is_err();
+            let now = active_scheduler(&cli_drives, "sda");
+            let _ = seen_tx.lock().unwrap().send((now.clone(), claim, switch));
+            // Under bfq the run goes on until it is stopped.
+            while now == "bfq" && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if now == "bfq" {
+                return StepOutcome::Stopped;
+            }
+            StepOutcome::Figure(Some(100.0))
+        });
+        let (tx, rx) = mpsc::channel();
+        let mut exec = Executor::new(
+            SysRoot::new("tests/fixtures/sysfs/host-loop-zram"),
+            tx,
+            drives.clone(),
+            Ok(Arc::new(Mutex::new(session_changer))),
+            Arc::new(|_, _, _, _| Err(anyhow::anyhow!("unused"))),
+        )
+        .with_stand_in(run);
+
+        let sda = drives.device("sda").unwrap();
         cli.claim(&sda, "scheduler sweep of sda").unwrap();
-        lab.exec.execute(Cmd::ClaimSweep {
-            device: "sda".into(),
-            what: "scheduler sweep of sda".into(),
-        });
-        let Msg::SweepClaimed { result, .. } = next(&lab.rx) else {
-            panic!("no answer")
+        exec.execute(sweep_sda());
+        let msgs = sweep_until_done(&rx);
+        let [SweepMsg::Refused(e)] = msgs.as_slice() else {
+            panic!("{msgs:?}")
         };
-        let e = result.unwrap_err().to_string();
         assert!(e.contains("held by another disktriage"), "{e}");
-        // A plain switch (s) is refused too: it would spoil the sweep and its put-back.
-        lab.exec.execute(Cmd::SetScheduler {
-            device: "sda".into(),
-            name: "bfq".into(),
-            chosen: None,
-        });
-        let Msg::SchedulerSet { result, .. } = next(&lab.rx) else {
-            panic!("no answer")
-        };
-        assert!(result.is_err());
-        assert_eq!(active_scheduler(&lab.drives, "sda"), "mq-deadline");
+        assert!(drives.set_calls().is_empty(), "nothing switched");
         cli.release("sda");
 
-        lab.exec.execute(Cmd::ClaimSweep {
-            device: "sda".into(),
-            what: "scheduler sweep of sda".into(),
-        });
-        let Msg::SweepClaimed { result, .. } = next(&lab.rx) else {
-            panic!("no answer")
+        exec.execute(sweep_sda());
+        // The run under the scheduler at start, then the one under bfq: the CLI is refused
+        // during both.
+        let first = seen_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(first, ("mq-deadline".to_string(), true, true));
+        let second = seen_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(second, ("bfq".to_string(), true, true));
+        exec.execute(Cmd::StopJob(crate::flow::sweep_job::NAME));
+        let msgs = sweep_until_done(&rx);
+        let Some(SweepMsg::State(end)) = msgs.last() else {
+            panic!("{msgs:?}")
         };
-        result.unwrap();
-        let e = cli.claim(&sda, "scheduler sweep of sda").unwrap_err();
-        assert!(e.to_string().contains("scheduler sweep of sda"), "{e}");
-        assert!(cli.set_scheduler(&sda, "none", false).is_err());
-        // The TUI's own switches go through.
-        lab.exec.execute(Cmd::SetScheduler {
-            device: "sda".into(),
-            name: "bfq".into(),
-            chosen: None,
-        });
-        let Msg::SchedulerSet { result, .. } = next(&lab.rx) else {
-            panic!("no answer")
-        };
-        assert_eq!(result.unwrap(), "bfq");
-        lab.exec.execute(Cmd::ReleaseSweep {
-            device: "sda".into(),
-        });
+        assert!(end.stopping && end.restore_error.is_none(), "{end:?}");
+        assert_eq!(end.samples.len(), 1);
+        assert_eq!(active_scheduler(&drives, "sda"), "mq-deadline");
+        assert_eq!(
+            drives.set_calls(),
+            ["set_scheduler sda bfq", "set_scheduler sda mq-deadline"]
+        );
+        exec.shutdown();
+        // The job's claim went with it.
         cli.claim(&sda, "scheduler sweep of sda").unwrap();
+    }
+
+    /// Quitting mid-sweep stops the job like any other; it puts the scheduler back before
+    /// the session's own restore.
+    #[test]
+    fn quitting_mid_sweep_puts_the_scheduler_back() {
+        use crate::flow::sweep_job::{RunOne, StepOutcome};
+        let lab = lab(true, "unused");
+        let drives = lab.drives.clone();
+        let run: RunOne = Arc::new(move |_req, stop, _say| {
+            if active_scheduler(&drives, "sda") != "bfq" {
+                return StepOutcome::Figure(Some(1.0));
+            }
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            StepOutcome::Stopped
+        });
+        let Lab {
+            drives, rx, exec, ..
+        } = lab;
+        let mut exec = exec.with_stand_in(run);
+        exec.execute(sweep_sda());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while active_scheduler(&drives, "sda") != "bfq" {
+            assert!(std::time::Instant::now() < deadline, "never switched");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        exec.shutdown();
+        assert_eq!(active_scheduler(&drives, "sda"), "mq-deadline");
+        drop(rx);
     }
 
     #[test]

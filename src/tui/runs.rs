@@ -1,7 +1,8 @@
 //! The TUI's test runs as jobs: one target (`RunJob`) or each target of a run on several
 //! devices (`SeveralJob`), each started through the run-starter on its thread, then relaying
 //! the session's events and report (`bench::exec::session` is the run itself). The runner
-//! (`tui::jobs`) starts and stops them as it does every job.
+//! (`tui::jobs`) starts and stops them as it does every job. A sweep's runs are made the
+//! same way inside the sweep job (`sweep_runner`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -13,6 +14,7 @@ use crate::bench::results::outcome::TargetClass;
 use crate::drive_state::temperature::{PollConfig, TempPoller};
 use crate::event::{Msg, SeveralMsg, TaskError};
 use crate::flow::job::{Job, JobContext};
+use crate::flow::sweep_job::{RunOne, StepOutcome, SweepMsg, outcome_of};
 use crate::sys::{DriveControl, SysRoot};
 
 /// How often a relay passes a stop request on to the run it follows.
@@ -99,6 +101,64 @@ impl Job for RunJob {
             .and_then(|d| temperature_poller(&drives, &tx, d, request.temperature));
         forward(session, poller, ctx);
     }
+}
+
+/// The runs of a sweep (`flow::sweep_job::SweepOrder`) as `RunJob` makes a run: started
+/// through `start` (a new test file's layout told as it goes), the device's temperature
+/// polled, the events relayed, the test file removed; each told as the sweep's messages.
+pub fn sweep_runner(
+    start: RunStarter,
+    root: SysRoot,
+    drives: Arc<dyn DriveControl>,
+    tx: Sender<Msg>,
+) -> RunOne {
+    Arc::new(move |request, stop, say| {
+        let tell = |m: Msg| {
+            if let Msg::LaidOut(bytes) = m {
+                say(SweepMsg::LaidOut(bytes));
+            }
+            true
+        };
+        let session = match start_watching_layout(&start, &root, request, stop, &tell) {
+            Ok(s) => s,
+            Err(_) if stop.load(Ordering::Relaxed) => return StepOutcome::Stopped,
+            Err(e) => {
+                let e = format!("{e:#}");
+                say(SweepMsg::RunFailed(e.clone()));
+                return StepOutcome::Failed(e);
+            }
+        };
+        say(SweepMsg::Started {
+            plan: Box::new(session.plan.clone()),
+            target: Box::new(session.target.clone()),
+            notes: session.notes.clone(),
+        });
+        let poller = session
+            .target
+            .device
+            .as_deref()
+            .filter(|_| session.target.kind == TargetClass::BlockDevice)
+            .and_then(|d| temperature_poller(&drives, &tx, d, request.temperature));
+        session.relay(stop, STOP_POLL, |ev| {
+            say(SweepMsg::Event(ev));
+            true
+        });
+        if let Some(p) = poller {
+            p.stop();
+        }
+        match session.finish_removing_test_file() {
+            Ok(report) => {
+                let outcome = outcome_of(request.test, &report);
+                say(SweepMsg::Finished(Box::new(report)));
+                outcome
+            }
+            Err(e) => {
+                let e = format!("{e:#}");
+                say(SweepMsg::RunFailed(e.clone()));
+                StepOutcome::Failed(e)
+            }
+        }
+    })
 }
 
 /// Target `index` of a run on several devices. The first to run checks every target (in use
@@ -231,6 +291,17 @@ fn start_reporting_layout(
     request: &RunRequest,
     ctx: &JobContext<'_, Msg>,
 ) -> anyhow::Result<Session> {
+    start_watching_layout(start, root, request, ctx.stop_flag(), &|m| ctx.send(m))
+}
+
+/// `start_reporting_layout` with its stop flag and where its `Msg::LaidOut` go.
+fn start_watching_layout(
+    start: &RunStarter,
+    root: &SysRoot,
+    request: &RunRequest,
+    stop: &AtomicBool,
+    send: &(dyn Fn(Msg) -> bool + Sync),
+) -> anyhow::Result<Session> {
     let laid_out = AtomicU64::new(0);
     let started = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -243,11 +314,11 @@ fn start_reporting_layout(
                     let now = laid_out.load(Ordering::Relaxed);
                     if now != sent && !started.load(Ordering::Relaxed) {
                         sent = now;
-                        ctx.send(Msg::LaidOut(now));
+                        send(Msg::LaidOut(now));
                     }
                 }
             });
-        let result = start(root, request, ctx.stop_flag(), &laid_out);
+        let result = start(root, request, stop, &laid_out);
         started.store(true, Ordering::Relaxed);
         if let Ok(w) = watcher {
             w.thread().unpark();

@@ -1151,3 +1151,80 @@ fn root_tmux_the_earlier_run_is_the_same_data_not_the_same_name() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "second session over");
 }
+
+/// A scheduler sweep from the Test screen is the CLI's sweep job: `x` half-way stops it and
+/// the job puts the scheduler at start back while the program runs on; a SIGTERM half-way
+/// stops it and the scheduler is back when the program has ended; after a SIGKILL half-way
+/// the journal still holds it, and `disktriage restore` puts it back.
+#[test]
+fn root_tmux_a_sweep_ended_by_a_signal_or_killed_puts_the_scheduler_back() {
+    let test = "root_tmux_a_sweep_ended_by_a_signal_or_killed_puts_the_scheduler_back";
+    let Some(_one_at_a_time) = prerequisites(test) else {
+        return;
+    };
+    let dir = scratch();
+    let journal = dir.path().join("journal");
+    let l = LoopDev::new(dir.path(), 64 << 20, 512);
+    let before = active_scheduler(&l.name);
+    let tmux = Tmux {
+        socket: format!("disktriage-sweep-sig-{}", std::process::id()),
+    };
+    let journal_arg = format!("--journal-dir {}", journal.display());
+    // Until the second run of the sweep, under the second scheduler; returns it.
+    let sweep_to_the_second_run = || {
+        tmux.start(&[], &journal_arg);
+        tmux.select(&l.name);
+        tmux.keys(&["2", "S"]);
+        tmux.wait_for("sweep, run 2 of", Duration::from_secs(120), "second run");
+        let now = active_scheduler(&l.name);
+        assert_ne!(now, before, "switched for the second run");
+        now
+    };
+    let signal = |sig| {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(tmux.pid()), sig).unwrap();
+    };
+
+    // x: the job stops its run and puts the scheduler back itself, the program still running.
+    sweep_to_the_second_run();
+    tmux.keys(&["x"]);
+    let s = tmux.wait_for("is back to", Duration::from_secs(30), "stopped with x");
+    assert!(s.contains(&format!("is back to {before}")), "{s}");
+    assert_eq!(active_scheduler(&l.name), before, "{s}");
+    tmux.keys(&["Escape", "C-c"]);
+    tmux.wait_for("EXITED-", Duration::from_secs(10), "Ctrl-C");
+    tmux.run(&["kill-session", "-t", "dt"]);
+
+    sweep_to_the_second_run();
+    signal(nix::sys::signal::Signal::SIGTERM);
+    let s = tmux.wait_for("EXITED-", Duration::from_secs(30), "after SIGTERM");
+    assert!(!s.contains("DEVICE"), "the alternate screen is gone:\n{s}");
+    assert_eq!(active_scheduler(&l.name), before, "{s}");
+    tmux.run(&["kill-session", "-t", "dt"]);
+
+    // SIGKILL: nothing runs on the way out; the journal keeps the value at start.
+    let changed = sweep_to_the_second_run();
+    signal(nix::sys::signal::Signal::SIGKILL);
+    tmux.wait_for("EXITED-137", Duration::from_secs(10), "killed");
+    assert_eq!(
+        active_scheduler(&l.name),
+        changed,
+        "nothing restored a killed process"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        .arg("--journal-dir")
+        .arg(&journal)
+        .arg("restore")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("scheduler put back to {before}")),
+        "{text}"
+    );
+    assert_eq!(active_scheduler(&l.name), before);
+}

@@ -171,11 +171,11 @@ fn typed_values_are_checked_against_the_device_and_the_eta_counts_repeats() {
     tick(&mut app, 10.5);
     let s = screen(&app, 80, 25);
     // 1.5 s of this repeat, then two more of 2 s each.
-    assert!(s.contains("ETA 6 s"), "{s}");
+    assert!(s.contains("ETA 0:06"), "{s}");
     // 4.5 s to go is not 4 s: an ETA rounds up.
     tick(&mut app, 11.5);
     let s = screen(&app, 80, 25);
-    assert!(s.contains("ETA 5 s"), "{s}");
+    assert!(s.contains("ETA 0:05"), "{s}");
 }
 
 #[test]

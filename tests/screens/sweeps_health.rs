@@ -8,112 +8,170 @@ use common::tui::*;
 use disktriage::app::{App, Overlay, Screen};
 use disktriage::bench::TestName;
 use disktriage::event::{Cmd, Msg};
+use disktriage::flow::{
+    Job, JobContext, JobEnv, Order, RunOne, SWEEP_JOB, StepOutcome, SweepMsg, SweepOrder,
+    sweep_outcome,
+};
 use disktriage::model::Transport;
+use disktriage::sys::{DriveControl, FakeDevice, FakeDrives, SysRoot};
 use ratatui::crossterm::event::KeyCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 use crate::snap;
 
-/// Answers a sweep's commands as the loop would, until none are left: a switch is reported
-/// done as asked, a run is fed and finished at `mbps(value, repeat)` MB/s (p99
-/// `p99(value)` ms). `at_run(app, n)` looks at the app while run `n` (from 0) is live.
-/// Returns every command the app gave.
-fn drive_sweep(
+/// How the test ends one run of the sweep.
+enum Ran {
+    /// The run's report, as the runner hands it over.
+    Report(disktriage::bench::RunReport),
+    /// The report, then `x` before the job goes on (while it would switch).
+    ReportThenStop(disktriage::bench::RunReport),
+    /// Refused before it started.
+    Refused(String),
+}
+
+/// What a sweep did: every command the app gave, and every switch the job made.
+struct Swept {
+    cmds: Vec<Cmd>,
+    switches: Vec<String>,
+}
+
+/// Fake drives where `device` has `scheduler` active (the four schedulers offered).
+fn fake(device: &str, transport: Transport, scheduler: &str) -> Arc<FakeDrives> {
+    let drives = FakeDrives::new().with(FakeDevice::new(device, transport));
+    let set: disktriage::model::SchedulerSet = ["none", "mq-deadline", "kyber", "bfq"]
+        .iter()
+        .map(|s| {
+            if *s == scheduler {
+                format!("[{s}]")
+            } else {
+                s.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .parse()
+        .unwrap();
+    drives.update(device, |d| {
+        d.device.scheduler = Some(set.clone());
+        d.scheduler = Ok(set);
+    });
+    Arc::new(drives)
+}
+
+/// Runs the sweep `first` asks for (`Cmd::StartJob`): the real job on `drives`, with its
+/// journal in `journal`, its messages handed to the app as the loop would. Each
+/// run is made by the test: `run(app, n)` feeds run `n` (from 0) to the app and says how it
+/// ended. `x` on the app stops the job as `Cmd::StopJob` does.
+fn sweep_job(
     app: &mut App,
     first: Vec<Cmd>,
-    test: TestName,
-    mbps: impl Fn(&str, u32) -> f64,
-    p99: impl Fn(&str) -> f64,
-    mut at_run: impl FnMut(&App, usize),
-) -> Vec<Cmd> {
-    use disktriage::changes::{CacheChange, JournalNote};
-    use disktriage::model::DriveCache;
-    let mut queue: std::collections::VecDeque<Cmd> = first.into();
-    let mut seen = Vec::new();
-    let mut runs = 0;
-    while let Some(cmd) = queue.pop_front() {
-        seen.push(cmd.clone());
-        let more = match cmd {
-            Cmd::StartRun(req) => {
-                let sw = app.sweep.as_ref().unwrap();
-                let step = sw.steps[sw.at];
-                let value = sw.settings[step.setting].clone();
-                let device = sw.device.clone();
-                // The scheduler a run reports is the device's; a cache sweep keeps it.
-                let sched = match sw.kind {
-                    disktriage::bench::SweepKind::Scheduler => value.clone(),
-                    disktriage::bench::SweepKind::WriteCache => "mq-deadline".into(),
-                };
-                let m = mbps(&value, step.repeat);
-                feed(app, req.test, &device, &sched, 8, m);
-                at_run(app, runs);
-                runs += 1;
-                app.update(Msg::RunFinished(Box::new(Ok(report(
-                    test,
-                    &device,
-                    &sched,
-                    m,
-                    p99(&value),
-                )))))
-            }
-            Cmd::ClaimSweep { device, .. } => app.update(Msg::SweepClaimed {
-                device,
-                result: Ok(()),
-            }),
-            Cmd::SetScheduler { device, name, .. } => app.update(Msg::SchedulerSet {
-                device,
-                result: Ok(name),
-            }),
-            Cmd::SetDriveCache {
-                device, enabled, ..
-            } => {
-                let cache = |on: bool| DriveCache {
-                    enabled: Some(on),
-                    changeable: true,
-                    fixed_reason: None,
-                    source: "test".into(),
-                };
-                app.update(Msg::DriveCacheSet {
-                    device: device.clone(),
-                    result: Ok(Box::new(CacheChange {
-                        device,
-                        transport: Transport::Sata,
-                        requested: enabled,
-                        before: cache(!enabled),
-                        after: cache(enabled),
-                        kernel_after: None,
-                        journal: JournalNote::Unchanged,
-                        notes: vec![],
-                    })),
-                })
-            }
-            _ => Vec::new(),
-        };
-        queue.extend(more);
-    }
-    seen
-}
-
-/// The loop's answer to a sweep's first command, the claim of its device: taken. Returns
-/// what the app asks next (its first run).
-fn claimed(app: &mut App, first: Vec<Cmd>) -> Vec<Cmd> {
-    let [Cmd::ClaimSweep { device, what }] = first.as_slice() else {
-        panic!("a sweep claims its device first: {first:?}")
+    drives: &Arc<FakeDrives>,
+    journal: &std::path::Path,
+    mut run: impl FnMut(&mut App, usize) -> Ran,
+) -> Swept {
+    let [Cmd::StartJob(order)] = first.as_slice() else {
+        panic!("a sweep is a job: {first:?}")
     };
-    assert!(what.ends_with(&format!("sweep of {device}")), "{what}");
-    app.update(Msg::SweepClaimed {
-        device: device.clone(),
-        result: Ok(()),
-    })
+    let mut order: SweepOrder = order.get::<SweepOrder>().unwrap().clone();
+    // The fake drives are not the fixture's devices.
+    order.request.device = None;
+    let (reply, replies) = mpsc::channel::<StepOutcome>();
+    let replies = Mutex::new(replies);
+    let one: RunOne = Arc::new(move |_, _, _| {
+        let next = replies.lock().unwrap().recv();
+        next.unwrap_or(StepOutcome::Stopped)
+    });
+    let control: Arc<dyn DriveControl> = Arc::clone(drives) as Arc<dyn DriveControl>;
+    let mut env = JobEnv::new(
+        SysRoot::new("/nonexistent"),
+        control,
+        Duration::from_millis(250),
+    )
+    .with_stand_in(one);
+    env.journal_dir = Some(journal.to_path_buf());
+    let job = order.job(&env);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<SweepMsg>();
+    let flag = Arc::clone(&stop);
+    let thread = std::thread::spawn(move || {
+        let send = move |m| tx.send(m).is_ok();
+        job.run(&JobContext::new(&flag, &send, Duration::from_millis(250)));
+    });
+    let mut cmds = Vec::new();
+    let mut n = 0;
+    let hear = |app: &mut App, m: SweepMsg, cmds: &mut Vec<Cmd>| {
+        let more = app.update(Msg::job(SWEEP_JOB, m));
+        if more.contains(&Cmd::StopJob(SWEEP_JOB)) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        cmds.extend(more);
+    };
+    for m in rx.iter() {
+        let step = matches!(m, SweepMsg::Step { .. });
+        hear(app, m, &mut cmds);
+        if !step {
+            continue;
+        }
+        let test = app.sweep.as_ref().unwrap().request.test;
+        let outcome = match run(app, n) {
+            Ran::Report(r) => {
+                let o = sweep_outcome(test, &r);
+                hear(app, SweepMsg::Finished(Box::new(r)), &mut cmds);
+                o
+            }
+            Ran::ReportThenStop(r) => {
+                let o = sweep_outcome(test, &r);
+                hear(app, SweepMsg::Finished(Box::new(r)), &mut cmds);
+                assert_eq!(keys(app, "x"), [Cmd::StopJob(SWEEP_JOB)]);
+                stop.store(true, Ordering::Relaxed);
+                o
+            }
+            Ran::Refused(e) => {
+                hear(app, SweepMsg::RunFailed(e.clone()), &mut cmds);
+                StepOutcome::Failed(e)
+            }
+        };
+        // `x` during the run stops the job as the runner would.
+        if app.sweep.as_ref().is_some_and(|s| s.stopping) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        n += 1;
+        reply.send(outcome).unwrap();
+    }
+    thread.join().unwrap();
+    let switches = drives
+        .set_calls()
+        .iter()
+        .filter_map(|c| c.rsplit(' ').next().map(str::to_string))
+        .collect();
+    Swept { cmds, switches }
 }
 
-fn switches(cmds: &[Cmd]) -> Vec<String> {
-    cmds.iter()
-        .filter_map(|c| match c {
-            Cmd::SetScheduler { name, .. } => Some(name.clone()),
-            Cmd::SetDriveCache { enabled, .. } => Some(if *enabled { "on" } else { "off" }.into()),
-            _ => None,
-        })
-        .collect()
+/// A run of the sweep fed and finished at `mbps(value, repeat)` MB/s (p99 `p99(value)` ms);
+/// `at_run(app, n)` looks at the app while run `n` (from 0) is live.
+fn runs<'a>(
+    test: TestName,
+    mbps: impl Fn(&str, u32) -> f64 + 'a,
+    p99: impl Fn(&str) -> f64 + 'a,
+    mut at_run: impl FnMut(&App, usize) + 'a,
+) -> impl FnMut(&mut App, usize) -> Ran + 'a {
+    move |app, n| {
+        let sw = app.sweep.as_ref().unwrap();
+        let step = sw.steps[sw.at];
+        let value = sw.settings[step.setting].clone();
+        let device = sw.device.clone();
+        // The scheduler a run reports is the device's; a cache sweep keeps it.
+        let sched = match sw.kind {
+            disktriage::bench::SweepKind::Scheduler => value.clone(),
+            disktriage::bench::SweepKind::WriteCache => "mq-deadline".into(),
+        };
+        let m = mbps(&value, step.repeat);
+        feed(app, test, &device, &sched, 8, m);
+        at_run(app, n);
+        Ran::Report(report(test, &device, &sched, m, p99(&value)))
+    }
 }
 
 #[test]
@@ -124,9 +182,7 @@ fn scheduler_sweep_from_the_test_screen() {
     keys(&mut app, "2");
     app.picker_test = disktriage::app::index_of(TestName::SeqRead);
     let first = keys(&mut app, "S");
-    let first = claimed(&mut app, first);
-    // The first run is under the scheduler found at start: nothing to switch yet.
-    assert!(matches!(first.as_slice(), [Cmd::StartRun(_)]), "{first:?}");
+    assert!(matches!(first.as_slice(), [Cmd::StartJob(_)]), "{first:?}");
     let sw = app.sweep.as_ref().unwrap();
     assert_eq!(sw.kind, SweepKind::Scheduler);
     assert_eq!(sw.settings, ["none", "mq-deadline", "kyber", "bfq"]);
@@ -140,28 +196,26 @@ fn scheduler_sweep_from_the_test_screen() {
         };
         base + f64::from(repeat) * 2.0
     };
-    let cmds = drive_sweep(
-        &mut app,
-        first,
-        TestName::SeqRead,
-        figure,
-        |_| 0.5,
-        |app, n| {
-            if n == 5 {
-                let s = screen(app, 80, 25);
-                assert!(
-                    s.contains("Scheduler sweep, run 6 of 12: mq-deadline, repeat 2 of 3"),
-                    "{s}"
-                );
-                assert!(s.contains("RUNNING"), "{s}");
-                snap("sweep_running", app);
-                // Nothing else starts or switches while a sweep runs.
-                let mut probe = app.clone();
-                assert!(keys(&mut probe, "s").is_empty());
-                assert!(matches!(probe.overlay, Some(Overlay::Error(_))));
-            }
-        },
-    );
+    let drives = fake("loop0", Transport::Loop, "none");
+    let dir = tempfile::tempdir().unwrap();
+    let at_run = |app: &App, n: usize| {
+        if n == 5 {
+            let s = screen(app, 80, 25);
+            assert!(
+                s.contains("Scheduler sweep, run 6 of 12: mq-deadline, repeat 2 of 3"),
+                "{s}"
+            );
+            assert!(s.contains("RUNNING"), "{s}");
+            snap("sweep_running", app);
+            // Nothing else starts or switches while a sweep runs.
+            let mut probe = app.clone();
+            assert!(keys(&mut probe, "s").is_empty());
+            assert!(matches!(probe.overlay, Some(Overlay::Error(_))));
+        }
+    };
+    let run = runs(TestName::SeqRead, figure, |_| 0.5, at_run);
+    let swept = sweep_job(&mut app, first, &drives, dir.path(), run);
+    let cmds = swept.cmds;
     // Every one of the 12 runs goes to the history, one entry each, as the CLI's sweep does.
     let recorded: Vec<usize> = cmds
         .iter()
@@ -174,7 +228,7 @@ fn scheduler_sweep_from_the_test_screen() {
     // Interleaved: each repeat goes through every scheduler; the one at start comes back at
     // the end.
     assert_eq!(
-        switches(&cmds),
+        swept.switches,
         [
             "mq-deadline",
             "kyber",
@@ -251,15 +305,15 @@ fn sweep_result_on_the_linux_console_uses_only_its_glyphs() {
     app.console = true;
     keys(&mut app, "2");
     let first = keys(&mut app, "S");
-    let first = claimed(&mut app, first);
-    drive_sweep(
-        &mut app,
-        first,
+    let drives = fake("loop0", Transport::Loop, "none");
+    let dir = tempfile::tempdir().unwrap();
+    let run = runs(
         TestName::SeqRead,
         |s, r| if s == "kyber" { 300.0 } else { 500.0 } + f64::from(r),
         |_| 0.5,
         |_, _| {},
     );
+    sweep_job(&mut app, first, &drives, dir.path(), run);
     for line in symbols(&app, 80, 25) {
         for ch in line.chars() {
             assert!(
@@ -294,26 +348,23 @@ fn write_cache_sweep_confirms_once_and_puts_the_cache_back() {
     let first = keys(&mut app, "sda");
     assert!(first.is_empty());
     let first = key(&mut app, KeyCode::Enter);
-    let first = claimed(&mut app, first);
-    let [Cmd::StartRun(req)] = first.as_slice() else {
+    let [Cmd::StartJob(order)] = first.as_slice() else {
         panic!("{first:?}")
     };
+    // Every run of the sweep goes with the one confirmation.
+    let req = &order.get::<SweepOrder>().unwrap().request;
     assert_eq!(req.confirmation.as_deref(), Some("sda"));
-    let cmds = drive_sweep(
-        &mut app,
-        first.clone(),
+    let drives = fake("sda", Transport::Sata, "mq-deadline");
+    let dir = tempfile::tempdir().unwrap();
+    let run = runs(
         TestName::SyncLatency,
         |_, _| 1.0,
         // The seed's laptop: 0.36 ms a write with the cache, 11.18 ms without.
         |v| if v == "on" { 0.36 * 3.0 } else { 11.18 * 3.0 },
         |_, _| {},
     );
-    assert_eq!(switches(&cmds), ["off", "on", "off", "on", "off", "on"]);
-    // Every run of the sweep went with the one confirmation.
-    assert!(cmds.iter().all(|c| match c {
-        Cmd::StartRun(r) => r.confirmation.as_deref() == Some("sda"),
-        _ => true,
-    }));
+    let swept = sweep_job(&mut app, first, &drives, dir.path(), run);
+    assert_eq!(swept.switches, ["off", "on", "off", "on", "off", "on"]);
     let s = screen(&app, 80, 25);
     assert!(s.contains("WRITE CACHE"), "{s}");
     assert!(s.contains("ms/write"), "{s}");
@@ -399,47 +450,34 @@ fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
     keys(&mut app, "2");
     // Every switch of the sweep names loop0 as it was when the sweep started.
     let loop0 = app.devices.inventory.as_ref().unwrap().chosen("loop0");
-    let set = |name: &str| Cmd::SetScheduler {
-        device: "loop0".into(),
-        name: name.into(),
-        chosen: loop0.clone(),
-    };
     let cmds = keys(&mut app, "S");
-    let cmds = claimed(&mut app, cmds);
-    assert!(matches!(cmds.as_slice(), [Cmd::StartRun(_)]), "{cmds:?}");
+    let [Cmd::StartJob(order)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(order.get::<SweepOrder>().unwrap().request.device, loop0);
+    let drives = fake("loop0", Transport::Loop, "none");
+    let dir = tempfile::tempdir().unwrap();
     // Two runs complete (none, then mq-deadline); the third (kyber) is stopped with x.
-    for (sched, next) in [("none", "mq-deadline"), ("mq-deadline", "kyber")] {
-        feed(&mut app, TestName::SeqRead, "loop0", sched, 8, 500.0);
-        let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
-            TestName::SeqRead,
-            "loop0",
-            sched,
-            500.0,
-            0.5,
-        )))));
-        assert!(matches!(cmds[0], Cmd::RecordHistory { .. }), "{cmds:?}");
-        assert_eq!(cmds[1..], [set(next)]);
-        let cmds = app.update(Msg::SchedulerSet {
-            device: "loop0".into(),
-            result: Ok(next.into()),
-        });
-        assert!(
-            cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
-            "{cmds:?}"
-        );
-    }
-    feed(&mut app, TestName::SeqRead, "loop0", "kyber", 4, 500.0);
-    assert_eq!(keys(&mut app, "x"), [Cmd::StopRun]);
-    // The runner reports the stopped run; the sweep puts the scheduler at start back.
-    let mut stopped = report(TestName::SeqRead, "loop0", "kyber", 100.0, 0.5);
-    stopped.outcome.stopped = true;
-    let cmds = app.update(Msg::RunFinished(Box::new(Ok(stopped))));
-    assert_eq!(cmds, [set("none")]);
-    assert!(app.sweeping(), "still putting back");
-    app.update(Msg::SchedulerSet {
-        device: "loop0".into(),
-        result: Ok("none".into()),
+    let swept = sweep_job(&mut app, cmds, &drives, dir.path(), |app, n| {
+        let sched = ["none", "mq-deadline", "kyber"][n];
+        if n < 2 {
+            feed(app, TestName::SeqRead, "loop0", sched, 8, 500.0);
+            return Ran::Report(report(TestName::SeqRead, "loop0", sched, 500.0, 0.5));
+        }
+        feed(app, TestName::SeqRead, "loop0", sched, 4, 500.0);
+        assert_eq!(keys(app, "x"), [Cmd::StopJob(SWEEP_JOB)]);
+        // The runner reports the stopped run; the sweep puts the scheduler at start back.
+        let mut stopped = report(TestName::SeqRead, "loop0", sched, 100.0, 0.5);
+        stopped.outcome.stopped = true;
+        Ran::Report(stopped)
     });
+    let recorded = swept
+        .cmds
+        .iter()
+        .filter(|c| matches!(c, Cmd::RecordHistory { .. }))
+        .count();
+    assert_eq!(recorded, 2, "the stopped run is not recorded");
+    assert_eq!(swept.switches, ["mq-deadline", "kyber", "none"]);
     assert!(!app.sweeping());
     assert!(app.changes.scheduler.is_empty(), "back as found");
     let s = screen(&app, 80, 25);
@@ -453,28 +491,22 @@ fn a_stopped_sweep_puts_the_scheduler_back_and_shows_what_completed() {
 
 #[test]
 fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
-    // Every switch of the sweep names loop0 as it was when the sweep started.
-    let loop0 = app_with("host-loop-zram", true)
-        .devices
-        .inventory
-        .as_ref()
-        .unwrap()
-        .chosen("loop0");
-    let set = |name: &str| Cmd::SetScheduler {
-        device: "loop0".into(),
-        name: name.into(),
-        chosen: loop0.clone(),
+    let start = || {
+        let mut app = app_with("host-loop-zram", true);
+        keys(&mut app, "2");
+        let first = keys(&mut app, "S");
+        (app, first)
     };
-    let release = || Cmd::ReleaseSweep {
-        device: "loop0".into(),
-    };
+    let none = || report(TestName::SeqRead, "loop0", "none", 500.0, 0.5);
     // Refused at once (under the scheduler at start): nothing to put back, the view says why.
-    let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    let first = keys(&mut app, "S");
-    claimed(&mut app, first);
-    let cmds = app.update(Msg::RunRefused("loop0 is busy".into()));
-    assert_eq!(cmds, [Cmd::RefreshInventory, release()]);
+    let (mut app, first) = start();
+    let drives = fake("loop0", Transport::Loop, "none");
+    let dir = tempfile::tempdir().unwrap();
+    let swept = sweep_job(&mut app, first, &drives, dir.path(), |_, _| {
+        Ran::Refused("loop0 is busy".into())
+    });
+    assert_eq!(swept.cmds, [Cmd::RefreshInventory]);
+    assert!(swept.switches.is_empty());
     assert!(!app.sweeping() && !app.running());
     let s = screen(&app, 80, 25);
     assert!(
@@ -482,67 +514,52 @@ fn a_refused_run_or_a_stop_during_a_switch_ends_the_sweep_and_puts_back() {
         "{s}"
     );
 
-    // x while the loop switches to the second scheduler: no run starts, the first comes back.
-    let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    let first = keys(&mut app, "S");
-    claimed(&mut app, first);
-    feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
-    let cmds = app.update(Msg::RunFinished(Box::new(Ok(report(
-        TestName::SeqRead,
-        "loop0",
-        "none",
-        500.0,
-        0.5,
-    )))));
-    assert!(matches!(cmds[0], Cmd::RecordHistory { .. }), "{cmds:?}");
-    assert_eq!(cmds[1..], [set("mq-deadline")]);
-    assert!(app.running(), "between runs, a sweep is still running");
-    assert!(keys(&mut app, "x").is_empty());
-    let cmds = app.update(Msg::SchedulerSet {
-        device: "loop0".into(),
-        result: Ok("mq-deadline".into()),
+    // x once the first run ended, before the switch to the second scheduler: no run starts,
+    // nothing is switched.
+    let (mut app, first) = start();
+    let drives = fake("loop0", Transport::Loop, "none");
+    let swept = sweep_job(&mut app, first, &drives, dir.path(), |app, _| {
+        feed(app, TestName::SeqRead, "loop0", "none", 8, 500.0);
+        assert!(app.running());
+        Ran::ReportThenStop(none())
     });
-    assert!(cmds.contains(&set("none")), "{cmds:?}");
-    assert!(
-        !cmds.iter().any(|c| matches!(c, Cmd::StartRun(_))),
-        "{cmds:?}"
-    );
-    app.update(Msg::SchedulerSet {
-        device: "loop0".into(),
-        result: Ok("none".into()),
-    });
+    assert!(swept.switches.is_empty(), "{:?}", swept.switches);
     assert!(!app.sweeping());
     let s = screen(&app, 80, 25);
     assert!(s.contains("stopped (x), after 1 of 12 runs"), "{s}");
 
     // A switch the kernel refuses ends the sweep with its reason.
-    let mut app = app_with("host-loop-zram", true);
-    keys(&mut app, "2");
-    let first = keys(&mut app, "S");
-    claimed(&mut app, first);
-    feed(&mut app, TestName::SeqRead, "loop0", "none", 8, 500.0);
-    app.update(Msg::RunFinished(Box::new(Ok(report(
-        TestName::SeqRead,
-        "loop0",
-        "none",
-        500.0,
-        0.5,
-    )))));
-    let cmds = app.update(Msg::SchedulerSet {
-        device: "loop0".into(),
-        result: Err(disktriage::event::TaskError::Change("EBUSY".into())),
+    let (mut app, first) = start();
+    let drives = fake("loop0", Transport::Loop, "none");
+    let refusing = Arc::clone(&drives);
+    let swept = sweep_job(&mut app, first, &drives, dir.path(), |app, _| {
+        feed(app, TestName::SeqRead, "loop0", "none", 8, 500.0);
+        refusing.update("loop0", |d| {
+            d.fail_next_set = Some(disktriage::sys::DriveError::Invalid("EBUSY".into()))
+        });
+        Ran::Report(none())
     });
+    // Refused (the one call), still at none: nothing to put back.
+    assert_eq!(swept.switches, ["mq-deadline"]);
+    let dev = drives.device("loop0").unwrap();
     assert_eq!(
-        cmds,
-        [Cmd::RefreshInventory, release()],
-        "still at none: nothing to put back"
+        drives.scheduler(&dev).unwrap().active.as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        swept
+            .cmds
+            .iter()
+            .filter(|c| !matches!(c, Cmd::RecordHistory { .. }))
+            .collect::<Vec<_>>(),
+        [&Cmd::RefreshInventory]
     );
     let s = flat_screen(&app);
     assert!(
-        s.contains("ended by an error: cannot switch the scheduler of loop0: EBUSY"),
+        s.contains("ended by an error: cannot switch the scheduler of loop0 to mq-deadline"),
         "{s}"
     );
+    assert!(s.contains("EBUSY"), "{s}");
 }
 
 fn flat_screen(app: &App) -> String {
@@ -802,7 +819,7 @@ fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
     assert!(!s.contains("warming up"), "{s}");
     // 2 s measured after the probe (0.6 s), which outlasts the 0.2 s warm-up: 2.6 s.
     assert!(s.contains("/ 2.6 s"), "{s}");
-    assert!(s.contains("ETA 3 s"), "{s}");
+    assert!(s.contains("ETA 0:03"), "{s}");
     app.update(Msg::Run(Box::new(RunEvent::Probed { index: 0 })));
     let s = screen(&app, 80, 25);
     assert!(s.contains("warming up"), "{s}");
@@ -828,26 +845,36 @@ fn the_run_screen_says_it_probes_and_counts_the_probe_in_the_eta() {
 
 #[test]
 fn a_sweep_of_a_device_another_disktriage_holds_is_refused_before_anything() {
+    use disktriage::changes::{Changer, Journal};
+    use disktriage::model::Lifetime;
     let mut app = app_with("host-loop-zram", true);
     keys(&mut app, "2");
     let first = keys(&mut app, "S");
+    let [Cmd::StartJob(order)] = first.as_slice() else {
+        panic!("{first:?}")
+    };
+    let order = order.get::<SweepOrder>().unwrap();
     assert_eq!(
-        first,
-        [Cmd::ClaimSweep {
-            device: "loop0".into(),
-            what: "scheduler sweep of loop0".into(),
-        }]
+        (order.device.as_str(), order.kind),
+        ("loop0", disktriage::bench::SweepKind::Scheduler)
     );
     assert!(app.sweeping(), "waiting for the claim");
-    let held = "loop0's settings are held by another disktriage (pid 4242: scheduler sweep of \
-                loop0), which puts them back when it ends: wait for it to end or stop it, then \
-                try again. Nothing was changed";
-    let cmds = app.update(Msg::SweepClaimed {
-        device: "loop0".into(),
-        result: Err(disktriage::event::TaskError::Change(held.into())),
+    // Another disktriage (another journal handle on the same directory) sweeps loop0.
+    let drives = fake("loop0", Transport::Loop, "none");
+    let dir = tempfile::tempdir().unwrap();
+    let other = Changer::new(
+        Arc::clone(&drives) as Arc<dyn DriveControl>,
+        Journal::open(dir.path()).unwrap(),
+        Lifetime::Session,
+    );
+    let loop0 = drives.device("loop0").unwrap();
+    other.claim(&loop0, "scheduler sweep of loop0").unwrap();
+    let swept = sweep_job(&mut app, first, &drives, dir.path(), |_, _| {
+        panic!("nothing runs")
     });
-    // Nothing runs, nothing is switched, nothing to release.
-    assert!(cmds.is_empty(), "{cmds:?}");
+    // Nothing runs, nothing is switched.
+    assert!(swept.cmds.is_empty(), "{:?}", swept.cmds);
+    assert!(swept.switches.is_empty());
     assert!(!app.sweeping() && !app.running());
     let Some(Overlay::Error(e)) = &app.overlay else {
         panic!("{:?}", app.overlay)
@@ -856,33 +883,25 @@ fn a_sweep_of_a_device_another_disktriage_holds_is_refused_before_anything() {
         e.contains("cannot sweep loop0: loop0's settings are held by"),
         "{e}"
     );
-    assert!(e.contains("pid 4242"), "{e}");
-    // Once the other one is done, S sweeps, and the end of the sweep releases the claim.
+    assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+    // Once the other one is done, S sweeps; while it runs, the other is refused the device,
+    // and its end releases the claim.
+    other.release("loop0");
     keys(&mut app, "q");
     let first = keys(&mut app, "S");
-    let first = claimed(&mut app, first);
-    let cmds = drive_sweep(
-        &mut app,
-        first,
+    let mut refused = Vec::new();
+    let run = runs(
         TestName::SeqRead,
         |_, _| 500.0,
         |_| 0.5,
-        |_, _| {},
+        |_, _| {
+            refused.push(other.claim(&loop0, "scheduler sweep of loop0").is_err());
+        },
     );
-    let releases: Vec<&Cmd> = cmds
-        .iter()
-        .filter(|c| matches!(c, Cmd::ReleaseSweep { .. }))
-        .collect();
-    assert_eq!(
-        releases,
-        [&Cmd::ReleaseSweep {
-            device: "loop0".into()
-        }]
-    );
-    assert!(
-        matches!(cmds.last(), Some(Cmd::ReleaseSweep { .. })),
-        "after the scheduler is back: {cmds:?}"
-    );
+    sweep_job(&mut app, first, &drives, dir.path(), run);
+    assert_eq!(refused, vec![true; 12]);
+    assert!(!app.sweeping());
+    other.claim(&loop0, "scheduler sweep of loop0").unwrap();
 }
 
 /// Collapses a screen's rows into one text (borders and padding out), so a line that wraps

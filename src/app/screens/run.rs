@@ -13,7 +13,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 
 use super::super::keys::{Action, Binding, Scope, bind};
 use super::super::{App, CHART_WINDOW, LiveRun, Screen};
-use super::{ScreenDef, nothing};
+use super::{JobHook, ScreenDef, nothing};
 use crate::bench::exec::probe::{self, expected_phase};
 use crate::draw::chart::{self as sweep_chart, Drawing};
 use crate::draw::cut;
@@ -65,7 +65,11 @@ pub const SCREEN: ScreenDef = ScreenDef {
     works_now: |app, action| app.works_anywhere(action),
     draw,
     leave: nothing,
-    job: None,
+    // A sweep's runs are shown here.
+    job: Some(JobHook {
+        name: crate::flow::sweep_job::NAME,
+        on_msg: |app, msg| app.sweep_msg(msg),
+    }),
 };
 
 /// Stopping and the temperature chart; `r` and `c` are `App::act`'s.
@@ -424,10 +428,10 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             (
                 (done / total).clamp(0.0, 1.0),
                 format!(
-                    "{:.1} / {:.1} s  ETA {} s{}",
+                    "{:.1} / {:.1} s  ETA {}{}",
                     done,
                     total,
-                    eta_seconds(
+                    eta_clock(
                         (total - done).max(0.0) + remaining_phases(run) + remaining_runs(app, run)
                     ),
                     waiting(app, run)
@@ -493,6 +497,12 @@ fn eta_seconds(seconds: f64) -> u64 {
         return 0;
     }
     ((seconds * 10.0).round() / 10.0).ceil() as u64
+}
+
+/// An ETA as every progress line shows one ("0:48", "1:02:03"), from the whole seconds
+/// `eta_seconds` rounds it up to.
+fn eta_clock(seconds: f64) -> String {
+    crate::draw::clock(std::time::Duration::from_secs(eta_seconds(seconds)))
 }
 
 /// Seconds of the phases after the current one, when they are time-bounded.
@@ -748,7 +758,7 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{eta_seconds, nice_ceiling};
+    use super::{eta_clock, eta_seconds, nice_ceiling};
 
     #[test]
     fn an_eta_rounds_up() {
@@ -759,6 +769,8 @@ mod tests {
         assert_eq!(eta_seconds(0.0), 0);
         assert_eq!(eta_seconds(f64::NAN), 0);
         assert_eq!(eta_seconds(-3.0), 0);
+        assert_eq!(eta_clock(47.2), "0:48");
+        assert_eq!(eta_clock(3599.5), "1:00:00");
     }
 
     #[test]

@@ -120,15 +120,15 @@ pub(super) fn draw(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(summary), areas[areas.len() - 1]);
 }
 
-/// Columns of a device's figures: " 9999.9 MB/s*  100 %  ETA 9999 s".
-const FIGURE_WIDTH: u16 = 32;
+/// Columns of a device's figures: " 9999.9 MB/s*  100 %  ETA 9:59:59".
+const FIGURE_WIDTH: u16 = 33;
 
-/// "  45 %  ETA 12 s": the share done and the seconds to go (rounded up, as the single Run
-/// screen's ETA).
+/// "  45 %  ETA 0:12": the share done and the time to go (rounded up to the second, as the
+/// single Run screen's ETA).
 fn progress_text(p: TargetProgress) -> String {
     let pct = (p.ratio * 100.0).floor() as u64;
     match p.eta_s {
-        Some(eta) => format!("  {pct} %  ETA {} s", super::eta_seconds(eta)),
+        Some(eta) => format!("  {pct} %  ETA {}", super::eta_clock(eta)),
         None => format!("  {pct} %"),
     }
 }
