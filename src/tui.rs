@@ -40,6 +40,7 @@ use crate::bench::exec::session;
 use crate::changes::guard::{RestoreGuard, SharedChanger};
 use crate::changes::{Changer, Journal};
 use crate::event::{self, Cmd, Msg};
+use crate::flow::job::PutBack;
 use crate::flow::scan::ScanMsg;
 use crate::model::Lifetime;
 use crate::report::output::write_stderr;
@@ -161,6 +162,7 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
         .map(RestoreGuard::shared)
         .map_err(Clone::clone);
     let history = crate::history::History::new(history_dir);
+    let put_back = PutBack::default();
     let result = event::spawn_input(tx.clone())
         .map_err(anyhow::Error::from)
         .and_then(|_| {
@@ -170,7 +172,7 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
                 &root,
                 drives,
                 changer,
-                history,
+                (history, Arc::clone(&put_back)),
                 signalled,
                 (privilege::is_root(), console),
             )
@@ -180,6 +182,9 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
     let restored = guard.as_ref().ok().map(RestoreGuard::restore_now);
     release_terminal(terminal);
     restore_terminal();
+    // What the jobs stopped on the way out put back (a sweep's setting): its screen is gone.
+    let by_jobs = std::mem::take(&mut *put_back.lock().unwrap_or_else(PoisonError::into_inner));
+    write_stderr(&crate::report::restore::render_text(&by_jobs));
     match restored {
         Some(Ok(outcomes)) => write_stderr(&crate::report::restore::render_text(&outcomes)),
         Some(Err(e)) => write_stderr(&format!(
@@ -332,7 +337,7 @@ fn main_loop<B: Backend>(
     root: &SysRoot,
     drives: Arc<dyn DriveControl>,
     changer: Result<SharedChanger, String>,
-    history: crate::history::History,
+    (history, put_back): (crate::history::History, PutBack),
     signalled: &AtomicUsize,
     (is_root, console): (bool, bool),
 ) -> anyhow::Result<ExitCode>
@@ -353,7 +358,8 @@ where
             session::start_watched(root, request, Some(stop), Some(laid_out))
         }),
     )
-    .with_history(history);
+    .with_history(history)
+    .with_put_back(put_back);
     // Queues the inventory: the first message, and the first frame.
     exec.execute(Cmd::RefreshInventory);
     let mut orphans_offered = false;
@@ -638,7 +644,10 @@ mod tests {
             &SysRoot::new("tests/fixtures/sysfs/qemu-lab"),
             drives_dyn,
             Err("no changes in this test".into()),
-            crate::history::History::new(history.path()),
+            (
+                crate::history::History::new(history.path()),
+                PutBack::default(),
+            ),
             &AtomicUsize::new(0),
             (true, false),
         )

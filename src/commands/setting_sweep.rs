@@ -199,6 +199,8 @@ pub fn run(
         sweep: sweep.clone(),
         guard: Ok(guard),
         run_one,
+        // The report below says what was put back.
+        put_back: None,
     };
     let SweepEnded { driven, restored } = run_job(job, &signals, &mut Follow::default())?;
 

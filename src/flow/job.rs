@@ -18,10 +18,11 @@
 use std::any::Any;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::changes::RestoreOutcome;
 use crate::history::History;
 use crate::model::ChosenDevice;
 use crate::sys::{DriveControl, SysRoot};
@@ -117,6 +118,10 @@ impl Every {
     }
 }
 
+/// What jobs put back of the settings they changed: the TUI says on its way out what its
+/// jobs put back as they stopped (the screen that would have said it is gone by then).
+pub type PutBack = Arc<Mutex<Vec<RestoreOutcome>>>;
+
 /// What a job is made with besides its order: what only the face that runs it owns.
 #[derive(Clone)]
 pub struct JobEnv {
@@ -128,6 +133,8 @@ pub struct JobEnv {
     pub journal_dir: Option<PathBuf>,
     /// How often progress is wanted (the screen: every 250 ms).
     pub interval: Duration,
+    /// Where a job that switched settings adds what it put back.
+    pub put_back: PutBack,
     /// Stand-ins tests give for a job's part (a triage's gatherer), found by their type.
     stand_ins: Vec<Arc<dyn Any + Send + Sync>>,
 }
@@ -140,6 +147,7 @@ impl JobEnv {
             history: None,
             journal_dir: None,
             interval,
+            put_back: PutBack::default(),
             stand_ins: Vec::new(),
         }
     }

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::job::{Job, JobContext, JobEnv, Order};
+use super::job::{Job, JobContext, JobEnv, Order, PutBack};
 use super::setting_sweep::{self, Next, RunEnd, SettingSweep, SweepStage};
 use crate::bench::analysis::setting_sweep::{self as sweep, SweepKind, SweepSample, SweepStep};
 use crate::bench::exec::run_input::RunEvent;
@@ -54,6 +54,8 @@ pub struct SweepJob {
     /// start back at the end.
     pub guard: Result<RestoreGuard, String>,
     pub run_one: StepRunner,
+    /// Where what it put back is added as well (the TUI's: said on the way out).
+    pub put_back: Option<PutBack>,
 }
 
 /// What the sweep says as it goes.
@@ -124,6 +126,7 @@ impl Job for SweepJob {
             sweep,
             guard,
             mut run_one,
+            put_back,
         } = self;
         let guard = match guard {
             Ok(g) => g,
@@ -158,6 +161,11 @@ impl Job for SweepJob {
             run_one(step, stop, &say)
         });
         let restored = guard.restore_now();
+        if let (Some(log), Ok(outcomes)) = (put_back, &restored) {
+            log.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(outcomes.iter().cloned());
+        }
         let failed = match &restored {
             Ok(outcomes) => outcomes
                 .iter()
@@ -218,6 +226,7 @@ impl Order for SweepOrder {
                 chosen,
             },
             guard,
+            put_back: Some(Arc::clone(&env.put_back)),
             run_one: Box::new(move |_, stop, say| match &run_one {
                 Some(run) => run(&request, stop, say),
                 None => StepOutcome::Failed("this session cannot run tests".into()),

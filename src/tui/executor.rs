@@ -17,7 +17,7 @@ use crate::bench::results::outcome::RunReport;
 use crate::changes::guard::SharedChanger;
 use crate::changes::{Changer, JournalNote, RestoreScope};
 use crate::event::{Cmd, Msg, TaskError};
-use crate::flow::job::JobEnv;
+use crate::flow::job::{JobEnv, PutBack};
 use crate::history::{self, History};
 use crate::persist::{self, PersistOptions};
 use crate::sys::{DriveControl, SysRoot};
@@ -51,6 +51,8 @@ pub struct Executor {
     /// Stand-ins for a job's parts (tests: what gathers a triage's facts, what runs a flush
     /// check), given to every job's `JobEnv`.
     stand_ins: Vec<Box<dyn Fn(JobEnv) -> JobEnv + Send>>,
+    /// What the jobs put back of the settings they switched.
+    put_back: PutBack,
 }
 
 /// How many of a disk's past runs Results shows (the newest).
@@ -58,6 +60,11 @@ pub const PAST_RUNS: usize = 8;
 
 fn locked(c: &SharedChanger) -> std::sync::MutexGuard<'_, Changer> {
     c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn locked_log(log: &PutBack) -> std::sync::MutexGuard<'_, Vec<crate::changes::RestoreOutcome>> {
+    log.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Executor {
@@ -85,6 +92,7 @@ impl Executor {
             recorded: HashSet::new(),
             persist_root: PathBuf::from("/"),
             stand_ins: Vec::new(),
+            put_back: PutBack::default(),
         }
     }
 
@@ -107,6 +115,7 @@ impl Executor {
                 self.tx.clone(),
             ));
         env.history = self.history.clone();
+        env.put_back = Arc::clone(&self.put_back);
         env.journal_dir = self
             .changer
             .as_ref()
@@ -126,6 +135,12 @@ impl Executor {
     /// Records every finished run in `history` and loads the disk's past runs from it.
     pub fn with_history(mut self, history: History) -> Self {
         self.history = Some(history);
+        self
+    }
+
+    /// Adds what the jobs put back to `put_back` (the session's report on the way out).
+    pub fn with_put_back(mut self, put_back: PutBack) -> Self {
+        self.put_back = put_back;
         self
     }
 
@@ -429,7 +444,10 @@ impl Executor {
 
     /// Stops every job and waits (a few seconds at most; a metadata run longer) for them to
     /// wind down. A flush check puts the write cache back itself, before the session does.
+    /// Stops every job; what they put back as they stopped is left in the `put_back` log (the
+    /// screens said what was put back before).
     pub fn shutdown(&mut self) {
+        locked_log(&self.put_back).clear();
         self.jobs.stop_all();
     }
 }

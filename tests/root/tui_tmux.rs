@@ -1199,6 +1199,11 @@ fn root_tmux_a_sweep_ended_by_a_signal_or_killed_puts_the_scheduler_back() {
     let s = tmux.wait_for("EXITED-", Duration::from_secs(30), "after SIGTERM");
     assert!(!s.contains("DEVICE"), "the alternate screen is gone:\n{s}");
     assert_eq!(active_scheduler(&l.name), before, "{s}");
+    // The screen that said so is gone: the way out says what the stopped sweep put back.
+    assert!(
+        s.contains(&format!("{}: scheduler put back to {before}", l.name)),
+        "nothing says the scheduler was put back:\n{s}"
+    );
     tmux.run(&["kill-session", "-t", "dt"]);
 
     // SIGKILL: nothing runs on the way out; the journal keeps the value at start.
