@@ -361,3 +361,45 @@ fn refusals_write_nothing() {
     drop(upper);
     drop(dev);
 }
+
+#[test]
+fn a_probe_stopped_by_a_signal_mid_write_puts_every_byte_back() {
+    if !common::root_or_skip("smrcheck::a_probe_stopped") {
+        return;
+    }
+    let dir = common::scratch();
+    let dev = LoopDev::new(dir.path(), 64 << 20, 512);
+    fill_random(dev.path_str(), 64);
+    let before = sha(&dev);
+    let journals = journal_dir();
+    for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+        let journal = journals.path().join(format!("{signal}.journal"));
+        let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+            .env(common::HISTORY_ENV, common::history_dir())
+            .args(["smrcheck", dev.path_str(), "--confirm", &dev.name, "--json"])
+            .args(["--journal", journal.to_str().unwrap(), "--minutes", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let saved = common::poll(400, || {
+            std::thread::sleep(Duration::from_millis(25));
+            (fs::metadata(&journal).map_or(0, |m| m.len()) >= 16 << 20).then_some(())
+        });
+        assert!(saved.is_some(), "the journal holds the range");
+        std::thread::sleep(Duration::from_secs(2));
+        common::sh("kill", &[&format!("-{signal}"), &child.id().to_string()]);
+        let out = child.wait_with_output().unwrap();
+        let report = json(&out);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {report:#}");
+        assert_eq!(report["verdict"], "unknown");
+        assert_eq!(report["sentence"], "unknown: the probe was stopped");
+        assert!(report["written_bytes"].as_u64().unwrap() > 0, "it wrote");
+        assert_eq!(report["put_back"]["mismatched"], serde_json::json!([]));
+        assert!(
+            !journal.exists(),
+            "SIG{signal}: the journal goes once all is back"
+        );
+        assert_eq!(sha(&dev), before, "SIG{signal}: every byte is back");
+    }
+}
