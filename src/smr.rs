@@ -273,12 +273,12 @@ pub fn sentence(finding: &Finding, medium: Medium, minutes: f64) -> String {
     }
 }
 
-/// "5 min", "0.1 min (6 s)".
+/// "5 min", "1.5 min", "18 s" (under a minute).
 pub fn minutes_words(minutes: f64) -> String {
-    if minutes >= 1.0 && minutes.fract() == 0.0 {
-        format!("{minutes:.0} min")
+    if minutes < 1.0 {
+        format!("{:.0} s", minutes * 60.0)
     } else {
-        format!("{minutes} min ({:.0} s)", minutes * 60.0)
+        format!("{minutes} min")
     }
 }
 

@@ -15,8 +15,8 @@ at full speed into its media cache, then falls off a cliff once the cache is ful
 of 10 s with 8 s below a fifth of the first seconds' rate ends the run early. On a disk \
 that does not rotate, a cliff is its fast (SLC) write cache running out, not SMR. Then the \
 saved range is written back and read back. After a crash or a power cut: disktriage \
-restore --capacity JOURNAL. No cliff in N minutes proves no absence of SMR: a large empty \
-media cache may outlast the run. See docs/smrcheck.md.
+restore --capacity JOURNAL. No cliff in N minutes does not prove a disk is CMR: a large \
+empty media cache may outlast the run. See docs/smrcheck.md.
 
 Exit status: 0 no write cliff, 3 a write cliff (drive-managed SMR behaviour, or an SSD's \
 cache running out), 5 unknown (stopped, failed, too short, no scratch range), 1 a sector \

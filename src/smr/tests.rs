@@ -147,7 +147,7 @@ fn what_a_cliff_means_follows_the_medium() {
     };
     assert_eq!(
         sentence(&steady, Medium::Rotating, 0.5),
-        "no write cliff in 0.5 min (30 s) (0.05 MB/s steady), stalls up to 2.5 s (slow \
+        "no write cliff in 30 s (0.05 MB/s steady), stalls up to 2.5 s (slow \
          throughout: a shingled disk whose cache was already full looks like this)"
     );
 }
@@ -180,6 +180,13 @@ fn the_scratch_range_is_in_the_middle_in_whole_mib() {
     assert!(scratch_range(0, 4096).is_err());
     assert!(scratch_range(u64::MAX, 4096).is_ok());
     assert!(scratch_range(1 << 30, 3000).is_err());
+}
+
+#[test]
+fn the_time_asked_reads_in_minutes_or_seconds() {
+    assert_eq!(minutes_words(5.0), "5 min");
+    assert_eq!(minutes_words(1.5), "1.5 min");
+    assert_eq!(minutes_words(0.3), "18 s");
 }
 
 #[test]

@@ -86,7 +86,7 @@ fn a_plain_loop_device_has_no_cliff_and_every_byte_is_put_back() {
         report["sentence"]
             .as_str()
             .unwrap()
-            .starts_with("no write cliff in 0.3 min (18 s) ("),
+            .starts_with("no write cliff in 18 s ("),
         "{report:#}"
     );
     // A quarter of the device, in its middle.
@@ -115,7 +115,7 @@ fn a_plain_loop_device_has_no_cliff_and_every_byte_is_put_back() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(
-        text.contains("Verdict    no write cliff in 0.3 min (18 s)"),
+        text.contains("Verdict    no write cliff in 18 s ("),
         "{text}"
     );
     assert!(text.contains("MB/s       each 10 s: "), "{text}");
