@@ -8,7 +8,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 
@@ -16,13 +16,16 @@ use super::capacity::reword_confirmation;
 use super::job::{Follow, run_job};
 use crate::cli::SmrcheckArgs;
 use crate::flow::capacity::default_journal;
+use crate::flow::flushcheck::target::add_to_history;
+use crate::flow::smrcheck::SmrRun;
 use crate::flow::smrcheck::{SmrMsg, SmrRequest, SmrStep, SmrcheckJob};
-use crate::history::History;
+use crate::history::{History, HistoryEntry, SmrRecord};
 use crate::model::text::neutralize_controls;
 use crate::model::{Bytes, UsageError, clock, exit};
 use crate::report::output::{output_width, write_stderr, write_stdout};
-use crate::report::smrcheck::{render_json, render_text};
-use crate::smr::{Finding, SmrEnd};
+use crate::report::smrcheck::{render_json, render_text, verdict_sentence, verdict_word};
+use crate::smr::{Finding, Medium, SmrEnd};
+use crate::sys::SysRoot;
 
 /// The longest run asked for: a day.
 const MAX_MINUTES: f64 = 24.0 * 60.0;
@@ -111,6 +114,9 @@ pub fn smrcheck(history_dir: &Path, args: &SmrcheckArgs) -> anyhow::Result<ExitC
         started: Instant::now(),
         now: "checking".into(),
     };
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let run = run_job(SmrcheckJob { request }, &signals, &mut steps)?;
     let run = run.map_err(|e| reword_confirmation(e, false, &typed))?;
     for w in &run.warnings {
@@ -119,6 +125,7 @@ pub fn smrcheck(history_dir: &Path, args: &SmrcheckArgs) -> anyhow::Result<ExitC
             neutralize_controls(w)
         ));
     }
+    record(history_dir, &run, started_unix);
     let report = run.report();
     if args.json {
         write_stdout(&render_json(&report))?;
@@ -139,4 +146,41 @@ pub fn smrcheck(history_dir: &Path, args: &SmrcheckArgs) -> anyhow::Result<ExitC
         | SmrEnd::Stopped
         | SmrEnd::Failed(_) => exit::UNKNOWN,
     }))
+}
+
+/// Adds a probe that reached a verdict (cliff or none) to the history, under the disk's
+/// identity: the triage's `smr-in-array` rule reads the newest one.
+fn record(history_dir: &Path, run: &SmrRun, started_unix: u64) {
+    if !matches!(
+        run.end,
+        SmrEnd::Judged(Finding::Steady { .. } | Finding::Cliff { .. })
+    ) {
+        return;
+    }
+    let record = SmrRecord {
+        verdict: verdict_word(&run.end).to_string(),
+        sentence: verdict_sentence(&run.end, run.medium, run.minutes),
+        medium: match run.medium {
+            Medium::Rotating => "rotating",
+            Medium::SolidState => "solid-state",
+            Medium::Unknown => "unknown",
+        }
+        .to_string(),
+        minutes: run.minutes,
+    };
+    let range = run.scratch.map_or(0, |s| s.len);
+    let entry = HistoryEntry::of_smrcheck(
+        SysRoot::host().disk_identity(&run.name),
+        &run.name,
+        started_unix,
+        format!(
+            "{} min, random {}-byte writes in {}",
+            run.minutes,
+            run.block,
+            Bytes(range).iec()
+        ),
+        run.block,
+        record,
+    );
+    add_to_history(history_dir, &entry, &|| false);
 }

@@ -211,6 +211,17 @@ fn a_disk_whose_writes_slow_after_its_cache_shows_the_cliff_there() {
     assert_eq!(report["put_back"]["mismatched"], serde_json::json!([]));
     assert!(!journal.exists());
     assert_eq!(sha(dev), before, "every byte is back");
+    // In the history under the device's identity, for the triage's smr-in-array rule.
+    let history = fs::read_to_string(common::history_dir().join("history.jsonl")).unwrap();
+    let entry = history
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["test"] == "smrcheck" && e["device"] == dev.name.as_str())
+        .expect("the probe is in the history");
+    assert_eq!(entry["smr"]["verdict"], "cliff", "{entry:#}");
+    assert_eq!(entry["smr"]["sentence"], report["sentence"]);
+    assert_eq!(entry["smr"]["medium"], "unknown");
     eprintln!("cliff fixture: {took:?}\n{report:#}");
 }
 
