@@ -13,6 +13,7 @@ use crate::model::{Bytes, KernelWriteCache, SelfTestKind, TimeSpan};
 mod capacity;
 mod flushcheck;
 mod scan;
+mod smrcheck;
 mod trimcheck;
 use capacity::CAPACITY_HELP;
 pub use capacity::CapacityArgs;
@@ -20,6 +21,8 @@ use flushcheck::FLUSHCHECK_HELP;
 pub use flushcheck::FlushcheckArgs;
 use scan::SCAN_HELP;
 pub use scan::ScanArgs;
+use smrcheck::SMRCHECK_HELP;
+pub use smrcheck::SmrcheckArgs;
 use trimcheck::TRIMCHECK_HELP;
 pub use trimcheck::TrimcheckArgs;
 
@@ -128,6 +131,13 @@ pub enum Command {
     /// needs --confirm NAME.
     #[command(after_help = TRIMCHECK_HELP)]
     Trimcheck(TrimcheckArgs),
+
+    /// Does sustained random writing fall off a cliff, as a drive-managed SMR disk's does
+    /// once its media cache fills? Saves a scratch range, writes random 4 KiB blocks in it
+    /// for up to --minutes with the MB/s of each second, and puts the range back: needs
+    /// --confirm NAME.
+    #[command(after_help = SMRCHECK_HELP)]
+    Smrcheck(SmrcheckArgs),
 
     /// Show or switch the drive's own volatile write cache (what `hdparm -W` does), natively
     /// for SATA, SCSI, NVMe and virtio. Needs root.

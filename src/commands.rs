@@ -11,6 +11,7 @@ pub mod run;
 pub mod scan;
 pub mod setting_sweep;
 pub mod several;
+pub mod smrcheck;
 pub mod triage;
 pub mod trimcheck;
 

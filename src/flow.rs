@@ -7,7 +7,7 @@
 //!   its stop flag, what it puts back, what it hands back), which the TUI's one runner
 //!   (`tui::jobs`) and the CLI's (`commands::job`) start.
 //!   One file here per job: `scan`, `triage`, `flushcheck`, `capacity`, `trimcheck`,
-//!   `sweep_job`.
+//!   `smrcheck`, `sweep_job`.
 //! - `capacity`: the capacity probe job (the guard, the journal, the probe, the put-back) and
 //!   the put-back of a journal a crash left.
 //! - `flushcheck`: the flush check's timing run (commits, write + flush, the flush after
@@ -24,6 +24,8 @@
 //! - `sweep_job`: the setting sweep as a job (`disktriage run --sweep-*` and `S`/`W` on the
 //!   Test screen, `SweepOrder`): the machine driven through each switch, run and measure,
 //!   and the value at start put back on every exit.
+//! - `smrcheck`: the write-cliff probe as a job (the guard, the journal, the random writes
+//!   second by second, the cliff detector, the put-back).
 //! - `trimcheck`: the TRIM check as a job (the guard, the journal, the pattern, the discard, the read
 //!   back, the put-back).
 //! - `write_target`: the write tests' guard for the checks that write a device themselves,
@@ -63,6 +65,7 @@ pub mod progress;
 pub mod scan;
 pub mod scan_progress;
 pub mod setting_sweep;
+pub mod smrcheck;
 pub mod sweep_job;
 pub mod triage;
 pub mod trimcheck;

@@ -122,12 +122,15 @@ pub struct HistoryEntry {
     /// A flush check's verdict (tests "flushcheck" and "flushcheck-verify").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<FlushRecord>,
+    /// A write-cliff probe's verdict (test "smrcheck"); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smr: Option<SmrRecord>,
 }
 
 pub use recorders::{NOT_ADDED, Recalled};
 pub use records::{
     FLUSH_TIMING_TEST, FLUSH_VERIFY_TEST, FlushRecord, SCAN_MAP_CELLS, SCAN_RANGES_KEPT, SCAN_TEST,
-    ScanRecord, TRIAGE_TEST, TriageRecord,
+    SMR_TEST, ScanRecord, SmrRecord, TRIAGE_TEST, TriageRecord,
 };
 
 /// A run target's identity: a file's path, or a device's (`SysRoot::disk_identity`).
@@ -201,6 +204,7 @@ impl HistoryEntry {
             scan: None,
             triage: None,
             flush: None,
+            smr: None,
         })
     }
 
@@ -278,6 +282,30 @@ impl HistoryEntry {
         }
     }
 
+    /// A write-cliff probe's entry: `params` says what was asked ("5 min, 4 KiB random
+    /// writes in 256 MiB"), `bs` the write size.
+    pub fn of_smrcheck(
+        disk: DiskIdentity,
+        device: &str,
+        started_unix: u64,
+        params: String,
+        bs: u64,
+        record: SmrRecord,
+    ) -> HistoryEntry {
+        HistoryEntry {
+            smr: Some(record),
+            ..HistoryEntry::read_only(
+                disk,
+                device,
+                &format!("/dev/{device}"),
+                SMR_TEST,
+                started_unix,
+                params,
+                bs,
+            )
+        }
+    }
+
     /// The common part of a read-only entry (a scan, a triage).
     fn read_only(
         disk: DiskIdentity,
@@ -320,6 +348,7 @@ impl HistoryEntry {
             scan: None,
             triage: None,
             flush: None,
+            smr: None,
         }
     }
 
@@ -411,6 +440,21 @@ impl Loaded {
             .filter(|e| &e.disk == disk)
             .filter_map(|e| Some((e.started_unix, e.test.as_str(), e.flush.as_ref()?)))
             .max_by_key(|(started, _, _)| *started)
+    }
+}
+
+impl Loaded {
+    /// The newest write-cliff probe of `disk`: when it started and what it kept. Like
+    /// `last_triage`, never by kernel name alone.
+    pub fn last_smrcheck(&self, disk: &DiskIdentity) -> Option<(u64, &SmrRecord)> {
+        if matches!(disk, DiskIdentity::Name(_)) {
+            return None;
+        }
+        self.entries
+            .iter()
+            .filter(|e| &e.disk == disk)
+            .filter_map(|e| Some((e.started_unix, e.smr.as_ref()?)))
+            .max_by_key(|(started, _)| *started)
     }
 }
 
@@ -637,6 +681,42 @@ mod tests {
     use crate::bench::analysis::compare::Stat;
     use crate::bench::plan::PhaseTag;
 
+    #[test]
+    fn the_newest_smrcheck_of_a_disk_is_found_by_its_identity_only() {
+        let disk = DiskIdentity::Wwid("naa.5000".into());
+        let record = |verdict: &str| SmrRecord {
+            verdict: verdict.into(),
+            sentence: "s".into(),
+            medium: "rotating".into(),
+            minutes: 5.0,
+        };
+        let mut loaded = Loaded::default();
+        for (at, verdict) in [(100, "no-cliff"), (300, "cliff"), (200, "no-cliff")] {
+            let e = HistoryEntry::of_smrcheck(
+                disk.clone(),
+                "sda",
+                at,
+                "5 min".into(),
+                4096,
+                record(verdict),
+            );
+            let line = serde_json::to_string(&e).unwrap();
+            parse("h", &line, &mut loaded);
+        }
+        let (at, r) = loaded.last_smrcheck(&disk).expect("found");
+        assert_eq!((at, r.verdict.as_str()), (300, "cliff"));
+        assert!(
+            loaded
+                .last_smrcheck(&DiskIdentity::Wwid("other".into()))
+                .is_none()
+        );
+        assert!(
+            loaded
+                .last_smrcheck(&DiskIdentity::Name("sda".into()))
+                .is_none()
+        );
+    }
+
     fn entry(disk: &str, mbps: f64) -> HistoryEntry {
         HistoryEntry {
             schema: HISTORY_SCHEMA,
@@ -692,6 +772,7 @@ mod tests {
             scan: None,
             triage: None,
             flush: None,
+            smr: None,
         }
     }
 

@@ -14,6 +14,8 @@
 //!   power-cut check's records, its LOG and the verify of what came back).
 //! - `trim`: whether a discard does what the device claims (the claims' bits, the scratch
 //!   range, the pattern, the read back, the sentence).
+//! - `smr`: the write-cliff probe's pure core (the scratch range, the random places, the
+//!   per-second samples, the cliff detector and what a cliff means on the device).
 //! - `capacity`: the fake-capacity probe's pure core (stamps, where to write and read, the
 //!   put-back), over a `SectorIo` trait that `sys` implements for a device.
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
@@ -63,6 +65,7 @@ pub mod persist;
 pub mod report;
 pub mod scan;
 pub mod smart;
+pub mod smr;
 // The one exemption from the crate's `unsafe_code = "deny"`: ioctls, io_uring and signal
 // handlers, each `unsafe` block with a `SAFETY:` comment.
 #[allow(unsafe_code)]
@@ -148,6 +151,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Triage(args)) => commands::triage::triage(&root, &history_dir, &args),
         Some(Command::Capacity(args)) => commands::capacity::capacity(&history_dir, &args),
         Some(Command::Trimcheck(args)) => commands::trimcheck::trimcheck(&history_dir, &args),
+        Some(Command::Smrcheck(args)) => commands::smrcheck::smrcheck(&history_dir, &args),
         Some(Command::Flushcheck(args)) => {
             commands::flushcheck::flushcheck(&root, &cli.journal_dir, &history_dir, &args)
         }

@@ -14,6 +14,7 @@ pub mod sched;
 pub mod setting_sweep;
 pub mod several;
 pub mod smart;
+pub mod smrcheck;
 pub mod table;
 pub mod triage;
 pub mod trimcheck;

@@ -25,7 +25,7 @@ use crate::model::ChosenDevice;
 use crate::model::DiskIdentity;
 use crate::report::triage::{DiskReport, TriageReport};
 use crate::sys::{DriveControl, DriveError, SysRoot};
-use crate::triage::facts::PreviousTriage;
+use crate::triage::facts::{PreviousTriage, SmrFact};
 use crate::triage::{DiskFacts, FlushFact, changes, judge_all};
 use crate::triage::{GatherOptions, Progress};
 
@@ -58,6 +58,11 @@ pub fn assemble(
     if let Some(loaded) = earlier {
         for ((disk, id), before) in facts.iter_mut().zip(identities).zip(&previous) {
             disk.flush = flush_fact(loaded, id);
+            disk.smr = loaded.last_smrcheck(id).map(|(started, r)| SmrFact {
+                verdict: r.verdict.clone(),
+                medium: r.medium.clone(),
+                when: utc_minute(started),
+            });
             disk.previous = before.map(|(since, before)| PreviousTriage {
                 since_unix: since,
                 now_unix: run.started_unix,

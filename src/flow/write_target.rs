@@ -1,7 +1,8 @@
 //! The write tests' guard for the checks that write a device themselves (the flush check,
-//! the capacity probe, the TRIM check): the device known to the live system, unused,
-//! confirmed by its typed name, not read-only, opened exclusively and checked to be the
-//! device the guard saw; and the place of the journal of saved sectors, off that device.
+//! the capacity probe, the TRIM check, the write-cliff probe): the device known to the live
+//! system, unused, confirmed by its typed name, not read-only, opened exclusively and
+//! checked to be the device the guard saw; and the place of the journal of saved sectors,
+//! off that device.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -85,7 +86,8 @@ pub fn dir_off_target(
     Ok(dir)
 }
 
-/// The directory of the journal of saved sectors (the capacity probe's, the TRIM check's):
+/// The directory of the journal of saved sectors (the capacity probe's, the TRIM check's, the
+/// write-cliff probe's):
 /// refused on a file system that shares a disk with `target`; in RAM (tmpfs) it is allowed
 /// with a warning pushed to `warnings`.
 pub fn journal_dir(

@@ -54,6 +54,24 @@ pub struct FlushRecord {
     pub lost: Vec<u64>,
 }
 
+/// The test name the write-cliff probe (`disktriage smrcheck`) is recorded under.
+pub const SMR_TEST: &str = "smrcheck";
+
+/// What the history keeps of a write-cliff probe that reached a verdict. The triage's
+/// `smr-in-array` rule reads the newest one of a disk (a cliff on a rotating disk is
+/// drive-managed SMR behaviour).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SmrRecord {
+    /// "no-cliff" or "cliff".
+    pub verdict: String,
+    /// The sentence the admin was shown.
+    pub sentence: String,
+    /// What the device was: "rotating", "solid-state" or "unknown".
+    pub medium: String,
+    /// The time asked for, in minutes.
+    pub minutes: f64,
+}
+
 /// The test name a surface scan is recorded under.
 pub const SCAN_TEST: &str = "surface-scan";
 

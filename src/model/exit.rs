@@ -26,7 +26,7 @@ pub const TABLE: &[(&str, &str)] = &[
         "The clean result: a run or a setting done, smart PASSED, scan every block read, \
          triage healthy, flushcheck commits wait for the medium or nothing acknowledged was lost, \
          capacity real, trimcheck the discard reads as claimed (or nothing is claimed, or the \
-         device does not discard).",
+         device does not discard), smrcheck no write cliff.",
     ),
     (
         "1",
@@ -42,7 +42,8 @@ pub const TABLE: &[(&str, &str)] = &[
         "3",
         "Suspect: triage suspect, smart WARNING, scan blocks abandoned at --timeout (none \
          unreadable), flushcheck a volatile cache acknowledges commits, trimcheck a discard \
-         refused though the kernel says the device discards.",
+         refused though the kernel says the device discards, smrcheck a write cliff \
+         (drive-managed SMR behaviour, or an SSD's write cache running out).",
     ),
     (
         "4",
@@ -55,8 +56,8 @@ pub const TABLE: &[(&str, &str)] = &[
         "5",
         "Unknown: triage unknown, smart not available (no drive answers: loop, zram, md, dm), \
          a scan that could not finish (the device went away or changed), flushcheck timing \
-         that cannot tell, a capacity probe or a trimcheck stopped or failed before its \
-         verdict.",
+         that cannot tell, a capacity probe, a trimcheck or an smrcheck stopped or failed \
+         before its verdict.",
     ),
     (
         "128 + N",

@@ -216,6 +216,18 @@ pub struct FlushFact {
     pub lost: u64,
 }
 
+/// The newest write-cliff probe of the disk in the history (`disktriage smrcheck`), which
+/// the triage does not run itself (it writes for minutes).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SmrFact {
+    /// "no-cliff" or "cliff".
+    pub verdict: String,
+    /// What the device was: "rotating", "solid-state" or "unknown".
+    pub medium: String,
+    /// When it ran, "2026-11-23 14:05 UTC".
+    pub when: String,
+}
+
 /// A disk's fitness for an array: what the drive states (`DriveFitness`) and, on a disk of
 /// this host, what the kernel says of it and whether an md array holds it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -255,6 +267,9 @@ pub struct DiskFacts {
     pub temperature_warning_c: Option<i64>,
     /// The newest flush check of this disk in the history, filled in by `flow::triage`.
     pub flush: Option<FlushFact>,
+    /// The newest write-cliff probe of this disk in the history, filled in by
+    /// `flow::triage`.
+    pub smr: Option<SmrFact>,
     /// The previous triage of this disk in the history, filled in by `flow::triage`: what
     /// the growth rules compare with.
     pub previous: Option<PreviousTriage>,

@@ -2,7 +2,8 @@
 """A one-file FUSE file system that behaves like a disk with a volatile write cache, for the
 power-cut check's root tests (tests/root/flushcheck_powercut.rs), like a disk with
 unreadable sectors, for the root tests of `scan --repair`, or like a fake-capacity stick
-that claims more than it stores, for the capacity probe's.
+that claims more than it stores, for the capacity probe's, or like a drive-managed SMR disk
+whose media cache fills, for the write-cliff probe's.
 
     cachedisk.py MODE STORE MOUNTPOINT SIZE READY_FILE
 
@@ -20,6 +21,15 @@ MODE:
           whole with EIO, until a write covering that sector "remaps" it (a partly written
           sector counts as written). The file is opened with FOPEN_DIRECT_IO, so a loop
           device's 512-byte reads and writes reach the daemon as they are, not as pages.
+  smr     no cache and no bad sectors, as bad: reads and writes go straight to STORE (with
+          FOPEN_DIRECT_IO). Once CACHEDISK_SMR's BYTES have been written (counted from the
+          daemon's start, every write alike), each further write is answered MS
+          milliseconds late: a media cache that is full, where every write waits for a
+          cleaning (the write cliff of a drive-managed SMR disk).
+
+Environment, mode smr only:
+  CACHEDISK_SMR=BYTES:MS
+          the bytes written before the cliff, and each later write's delay in ms.
 
 Environment, mode bad only:
   CACHEDISK_BAD=OFFSET+LENGTH[,OFFSET+LENGTH...]
@@ -86,8 +96,10 @@ TTL = 3600
 
 
 class Disk:
-    def __init__(self, mode, store, size, bad=(), hold=None, slow=None, fake=None):
+    def __init__(self, mode, store, size, bad=(), hold=None, slow=None, fake=None, smr=None):
         self.mode = mode
+        self.smr = smr  # (bytes before the cliff, seconds per write after it) (mode smr)
+        self.written = 0  # bytes written since the start (mode smr)
         self.fake = fake  # (kind, real bytes) or None (mode fake)
         self.size = size
         self.store = os.open(store, os.O_RDWR | os.O_CREAT, 0o600)
@@ -137,6 +149,8 @@ class Disk:
                     return -errno.EIO
                 out += b"\0" * take if at is None else os.pread(self.store, take, at)
             return bytes(out)
+        if self.mode == "smr":
+            return os.pread(self.store, max(end - offset, 0), offset)
         if self.mode == "bad":
             size = max(end - offset, 0)
             if any(s in self.bad for s in self._sectors(offset, size)):
@@ -169,6 +183,12 @@ class Disk:
                     os.pwrite(self.store, data[i:i + take], at)
                 i += take
             return len(data)
+        if self.mode == "smr":
+            if self.written >= self.smr[0]:
+                time.sleep(self.smr[1])
+            n = os.pwrite(self.store, data, offset)
+            self.written += n
+            return n
         if self.mode == "bad":
             n = os.pwrite(self.store, data, offset)
             # A drive remaps a pending sector when it is written.
@@ -196,7 +216,7 @@ class Disk:
     def fsync(self):
         if self.mode == "honest":
             self._write_back(sync=True)
-        elif self.mode in ("bad", "fake"):
+        elif self.mode in ("bad", "fake", "smr"):
             os.fsync(self.store)
         # The liar acknowledges without writing anything.
 
@@ -293,7 +313,7 @@ def answer(fd, disk, req):
     elif opcode in (FUSE_OPEN, FUSE_OPENDIR):
         # Direct I/O for the bad disk: through the page cache a loop device's 512-byte read
         # would fetch, and fail on, the whole page around it.
-        direct = opcode == FUSE_OPEN and disk.mode in ("bad", "fake")
+        direct = opcode == FUSE_OPEN and disk.mode in ("bad", "fake", "smr")
         out = struct.pack("<QII", 0, FOPEN_DIRECT_IO if direct else 0, 0)
     elif opcode == FUSE_READ:
         _fh, offset, size = struct.unpack_from("<QQI", body)
@@ -352,7 +372,7 @@ def slow_spec(spec):
 
 
 def main():
-    if len(sys.argv) != 6 or sys.argv[1] not in ("honest", "liar", "bad", "fake"):
+    if len(sys.argv) != 6 or sys.argv[1] not in ("honest", "liar", "bad", "fake", "smr"):
         sys.stderr.write(__doc__)
         return 2
     mode, store, mountpoint, size, ready = sys.argv[1:]
@@ -366,6 +386,9 @@ def main():
             sys.stderr.write("CACHEDISK_FAKE=wrap|drop|fail:BYTES (a multiple of 512)\n")
             return 2
         disk = Disk(mode, store, int(size), fake=(kind, int(real)))
+    elif mode == "smr":
+        before, ms = os.environ.get("CACHEDISK_SMR", "").split(":")
+        disk = Disk(mode, store, int(size), smr=(int(before), int(ms) / 1000))
     else:
         disk = Disk(mode, store, int(size))
     fd = os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)

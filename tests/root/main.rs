@@ -29,6 +29,7 @@ mod scan_live;
 mod scan_repair;
 mod scan_tui;
 mod several;
+mod smrcheck;
 mod sweep;
 mod targets;
 mod triage;

@@ -137,6 +137,18 @@ fn shingled(disk: &DiskFacts) -> Option<String> {
     if f.drive.farm_recording.as_deref() == Some("SMR") {
         return Some("a shingled (SMR) disk, as its FARM log's recording type says".to_string());
     }
+    // A cliff the probe found, unless the device was known not to rotate (an SSD's cache).
+    if let Some(s) = &disk.smr
+        && s.verdict == "cliff"
+        && s.medium != "solid-state"
+        && disk.identity.rotation_rpm != Some(0)
+    {
+        return Some(format!(
+            "a disk whose random writes fell off a cliff (disktriage smrcheck, {}): \
+             drive-managed SMR behaviour",
+            s.when
+        ));
+    }
     let rotating = disk.identity.rotation_rpm.is_some_and(|r| r > 0);
     (rotating && f.drive.trim == Some(true)).then(|| {
         "most likely a drive-managed shingled (SMR) disk (it rotates and supports TRIM)".to_string()

@@ -1072,6 +1072,36 @@ fn erc_against_the_kernels_timeout_is_a_finding_only_in_an_array() {
 }
 
 #[test]
+fn a_write_cliff_the_probe_found_makes_a_rotating_member_suspect() {
+    use crate::triage::facts::SmrFact;
+    let mut d = fit(None, 30, &["md0"]);
+    d.smr = Some(SmrFact {
+        verdict: "no-cliff".into(),
+        medium: "rotating".into(),
+        when: "2026-12-07 21:00 UTC".into(),
+    });
+    assert!(judged(&d).findings.is_empty(), "no cliff, no finding");
+    let smr = d.smr.as_mut().expect("set above");
+    smr.verdict = "cliff".into();
+    let f = only(&judged(&d), "smr-in-array").clone();
+    assert_eq!(f.severity, TriageVerdict::Suspect);
+    assert_eq!(
+        f.sentence,
+        "a disk whose random writes fell off a cliff (disktriage smrcheck, 2026-12-07 21:00 \
+         UTC): drive-managed SMR behaviour, in md0: a rebuild's long writes can slow it to a \
+         crawl or time out"
+    );
+    // On a disk that does not rotate a cliff is its write cache running out, not SMR.
+    let smr = d.smr.as_mut().expect("set above");
+    smr.medium = "solid-state".into();
+    assert!(judged(&d).findings.is_empty());
+    let smr = d.smr.as_mut().expect("set above");
+    smr.medium = "unknown".into();
+    d.identity.rotation_rpm = Some(0);
+    assert!(judged(&d).findings.is_empty());
+}
+
+#[test]
 fn a_shingled_or_zoned_disk_is_suspect_in_an_array_and_a_note_elsewhere() {
     use crate::model::ZoneModel;
     let mut d = fit(None, 30, &["md0"]);
