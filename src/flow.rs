@@ -49,6 +49,7 @@ pub use scan::{
     NAME as SCAN_JOB, ScanJob, ScanMsg, drive as drive_scan, drive_watched as drive_scan_watched,
 };
 pub use triage::{Gatherer, NAME as TRIAGE_JOB, TriageJob, TriageNews, TriageOrder, real_gatherer};
+pub use trimcheck::{NAME as TRIM_JOB, TrimMsg, TrimOrder, TrimRun, TrimStep};
 
 pub mod capacity;
 pub mod flushcheck;

@@ -133,12 +133,16 @@ pub struct HistoryEntry {
     /// elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<FlushRecord>,
+    /// A capacity probe's or a TRIM check's verdict (tests "capacity" and "trimcheck");
+    /// absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<CheckRecord>,
 }
 
 pub use recorders::{NOT_ADDED, Recalled};
 pub use records::{
-    FLUSH_TIMING_TEST, FLUSH_VERIFY_TEST, FlushRecord, SCAN_MAP_CELLS, SCAN_RANGES_KEPT, SCAN_TEST,
-    ScanRecord, TRIAGE_TEST, TriageRecord,
+    CAPACITY_TEST, CheckRecord, FLUSH_TIMING_TEST, FLUSH_VERIFY_TEST, FlushRecord, SCAN_MAP_CELLS,
+    SCAN_RANGES_KEPT, SCAN_TEST, ScanRecord, TRIAGE_TEST, TRIM_TEST, TriageRecord,
 };
 
 /// What the history knows a run's target by: a file by its full path, a block device by its
@@ -215,6 +219,7 @@ impl HistoryEntry {
             scan: None,
             triage: None,
             flush: None,
+            check: None,
         })
     }
 
@@ -296,6 +301,33 @@ impl HistoryEntry {
         }
     }
 
+    /// A capacity probe's or a TRIM check's entry (`test` is `CAPACITY_TEST` or
+    /// `TRIM_TEST`) of `device` on the disk `disk`, started at `started_unix`, taking
+    /// `seconds`. They write, and put back what they wrote.
+    pub fn of_check(
+        disk: DiskIdentity,
+        device: &str,
+        model: Option<String>,
+        test: &str,
+        started_unix: u64,
+        seconds: f64,
+        record: CheckRecord,
+    ) -> HistoryEntry {
+        HistoryEntry {
+            model,
+            check: Some(record),
+            ..HistoryEntry::read_only(
+                disk,
+                device,
+                &format!("/dev/{device}"),
+                test,
+                started_unix,
+                format!("writes and puts back, {seconds:.1} s"),
+                0,
+            )
+        }
+    }
+
     /// The common part of a read-only entry that is not a run (a scan, a triage): one
     /// synchronous O_DIRECT reader, no settings changed, no figures.
     fn read_only(
@@ -339,6 +371,7 @@ impl HistoryEntry {
             scan: None,
             triage: None,
             flush: None,
+            check: None,
         }
     }
 
@@ -434,6 +467,21 @@ impl Loaded {
             .filter(|e| &e.disk == disk)
             .filter_map(|e| Some((e.started_unix, e.test.as_str(), e.flush.as_ref()?)))
             .max_by_key(|(started, _, _)| *started)
+    }
+}
+
+impl Loaded {
+    /// The newest entry of `test` (`CAPACITY_TEST`, `TRIM_TEST`) on `disk` with its verdict:
+    /// when it started and what it kept. Like `last_triage`, never by kernel name alone.
+    pub fn last_check(&self, disk: &DiskIdentity, test: &str) -> Option<(u64, &CheckRecord)> {
+        if matches!(disk, DiskIdentity::Name(_)) {
+            return None;
+        }
+        self.entries
+            .iter()
+            .filter(|e| &e.disk == disk && e.test == test)
+            .filter_map(|e| Some((e.started_unix, e.check.as_ref()?)))
+            .max_by_key(|(started, _)| *started)
     }
 }
 
@@ -726,6 +774,7 @@ mod tests {
             scan: None,
             triage: None,
             flush: None,
+            check: None,
         }
     }
 

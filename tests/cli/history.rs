@@ -99,6 +99,7 @@ fn entry(disk: DiskIdentity, device: &str, mbps: f64, unix: u64) -> HistoryEntry
         scan: None,
         triage: None,
         flush: None,
+        check: None,
     }
 }
 
