@@ -293,6 +293,25 @@ fn a_device_the_kernel_sends_no_discards_is_reported_without_a_write() {
     assert!(!journal.exists(), "no journal made");
     assert_eq!(writes_and_discards(&dev.name), counters, "nothing sent");
     assert_eq!(sha(&dev), before);
+
+    // The verdict goes into the history, which `disktriage history` lists.
+    let history = journals.path().join("history");
+    let h = history.to_str().unwrap();
+    let args = ["trimcheck", dev.path_str(), "--confirm", &dev.name];
+    let out = common::disktriage(&[&args[..], &["--history-dir", h]].concat());
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = common::disktriage(&["history", "--history-dir", h, dev.path_str()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("verdict no-discard: does not discard: the kernel sends it no discards"),
+        "{text}"
+    );
+    assert!(
+        !history
+            .join(format!("trimcheck-{}.journal", dev.name))
+            .exists()
+    );
+    assert_eq!(sha(&dev), before);
     drop(dev);
 }
 
