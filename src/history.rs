@@ -719,6 +719,46 @@ mod tests {
     use crate::bench::analysis::compare::Stat;
     use crate::bench::plan::PhaseTag;
 
+    #[test]
+    fn the_last_check_is_the_newest_of_its_test_and_never_by_kernel_name() {
+        let check = |disk: DiskIdentity, test: &str, at: u64, verdict: &str| {
+            HistoryEntry::of_check(
+                disk,
+                "sdb",
+                None,
+                test,
+                at,
+                1.0,
+                CheckRecord {
+                    verdict: verdict.into(),
+                    sentence: format!("{verdict} sentence"),
+                },
+            )
+        };
+        let disk = DiskIdentity::Wwid("w".into());
+        let loaded = Loaded {
+            entries: vec![
+                check(disk.clone(), CAPACITY_TEST, 100, "real"),
+                check(disk.clone(), TRIM_TEST, 200, "works"),
+                check(disk.clone(), CAPACITY_TEST, 300, "fake"),
+                check(DiskIdentity::Wwid("x".into()), TRIM_TEST, 400, "broken"),
+                check(DiskIdentity::Name("sdb".into()), TRIM_TEST, 500, "kept"),
+            ],
+            problems: Vec::new(),
+        };
+        let verdict = |disk: &DiskIdentity, test| {
+            loaded
+                .last_check(disk, test)
+                .map(|(at, c)| (at, c.verdict.clone()))
+        };
+        assert_eq!(verdict(&disk, CAPACITY_TEST), Some((300, "fake".into())));
+        assert_eq!(verdict(&disk, TRIM_TEST), Some((200, "works".into())));
+        assert_eq!(verdict(&DiskIdentity::Name("sdb".into()), TRIM_TEST), None);
+        let e = &loaded.entries[0];
+        assert_eq!(e.settings.params, "writes and puts back, 1.0 s");
+        assert!(e.scan.is_none() && e.triage.is_none() && e.flush.is_none());
+    }
+
     fn entry(disk: &str, mbps: f64) -> HistoryEntry {
         HistoryEntry {
             schema: HISTORY_SCHEMA,

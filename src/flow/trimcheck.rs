@@ -456,3 +456,53 @@ impl Exercise<'_> {
 fn failed(what: &str, e: &std::io::Error) -> TrimEnd {
     TrimEnd::Failed(format!("{what}: {}", describe_io(e)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trim::{Readback, Verdict};
+
+    fn run(end: TrimEnd) -> TrimRun {
+        TrimRun {
+            device: "/dev/sdb".into(),
+            name: "sdb".into(),
+            model: None,
+            sector: 512,
+            limits: DiscardLimits::default(),
+            claim: Claim::none("no drive to ask"),
+            scratch: None,
+            end,
+            discard_time: None,
+            put_back: None,
+            elapsed: Duration::ZERO,
+            journal_kept: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_verdict_is_recorded_never_a_stopped_failed_or_untested_check() {
+        let judged = TrimEnd::Judged {
+            seen: Readback::Unchanged,
+            verdict: Verdict::Broken,
+            sentence: "claims zeros (NVMe DLFEAT 1), returns old data".into(),
+        };
+        let kept = |end| record_of(&run(end)).map(|r| (r.verdict, r.sentence));
+        assert_eq!(
+            kept(judged),
+            Some((
+                "broken".into(),
+                "claims zeros (NVMe DLFEAT 1), returns old data".into()
+            ))
+        );
+        assert_eq!(kept(TrimEnd::NoDiscard).unwrap().0, "no-discard");
+        assert_eq!(kept(TrimEnd::Refused("EIO".into())).unwrap().0, "refused");
+        for end in [
+            TrimEnd::Stopped,
+            TrimEnd::Failed("cannot read LBA 8".into()),
+            TrimEnd::NoRange("too small".into()),
+        ] {
+            assert_eq!(kept(end.clone()), None, "{end:?}");
+        }
+    }
+}
