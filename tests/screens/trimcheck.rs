@@ -342,3 +342,29 @@ fn x_and_leaving_stop_it_and_t_again_shows_the_running_one() {
         assert!(app.overlay.is_none());
     }
 }
+
+#[test]
+fn one_write_check_at_a_time_a_probe_and_a_trim_check_refuse_each_other() {
+    let mut app = app_checking_loop0();
+    key(&mut app, KeyCode::Char('1'));
+    // Leaving stopped it, but until the job says it ended it still writes.
+    assert!(app.screens.trim.running());
+    assert!(key(&mut app, KeyCode::Char('c')).is_empty());
+    assert!(
+        matches!(&app.overlay, Some(Overlay::Error(e)) if e.contains("a TRIM check is writing")),
+        "{:?}",
+        app.overlay
+    );
+    let mut app = app_with("host-loop-zram", true);
+    key(&mut app, KeyCode::Char('c'));
+    keys(&mut app, "loop0");
+    assert_eq!(key(&mut app, KeyCode::Enter).len(), 1);
+    assert!(app.screens.capacity.running());
+    key(&mut app, KeyCode::Char('1'));
+    assert!(key(&mut app, KeyCode::Char('T')).is_empty());
+    assert!(
+        matches!(&app.overlay, Some(Overlay::Error(e)) if e.contains("no TRIM check meanwhile")),
+        "{:?}",
+        app.overlay
+    );
+}

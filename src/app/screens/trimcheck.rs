@@ -194,6 +194,15 @@ impl App {
             self.error("a test is running (x on Run stops it): no TRIM check meanwhile");
             return Vec::new();
         }
+        // One write check at a time: a probe's put-back over a range the check also saved
+        // would put back the other's writes.
+        if self.screens.capacity.running() || self.screens.flush.running() {
+            self.error(
+                "a capacity probe or a flush check is writing (x on its screen stops it): \
+                 no TRIM check meanwhile",
+            );
+            return Vec::new();
+        }
         let Some(d) = self.devices.selected() else {
             let why = self.no_selection();
             self.info(why);
