@@ -12,6 +12,7 @@ pub mod stamp;
 
 use std::io;
 
+pub use journal::PutBack;
 pub use probe::{Capacity, Fake, Probe, ProbeConfig, ProbeEnd, Restored};
 
 /// The device as the probe sees it: whole logical sectors, addressed by LBA.

@@ -57,6 +57,7 @@ pub use sweep_job::{
     outcome_of as sweep_outcome,
 };
 pub use triage::{Gatherer, NAME as TRIAGE_JOB, TriageJob, TriageNews, TriageOrder, real_gatherer};
+pub use trimcheck::{NAME as TRIM_JOB, TrimMsg, TrimOrder, TrimRun, TrimStep};
 
 pub mod capacity;
 pub mod flushcheck;

@@ -125,12 +125,17 @@ pub struct HistoryEntry {
     /// A write-cliff probe's verdict (test "smrcheck"); absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smr: Option<SmrRecord>,
+    /// A capacity probe's or a TRIM check's verdict (tests "capacity" and "trimcheck");
+    /// absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<CheckRecord>,
 }
 
 pub use recorders::{NOT_ADDED, Recalled};
 pub use records::{
-    FLUSH_TIMING_TEST, FLUSH_VERIFY_TEST, FlushRecord, SCAN_MAP_CELLS, SCAN_RANGES_KEPT, SCAN_TEST,
-    SMR_TEST, ScanRecord, SmrRecord, TRIAGE_TEST, TriageRecord,
+    CAPACITY_TEST, CheckRecord, FLUSH_TIMING_TEST, FLUSH_VERIFY_TEST, FlushRecord, SCAN_MAP_CELLS,
+    SCAN_RANGES_KEPT, SCAN_TEST, SMR_TEST, ScanRecord, SmrRecord, TRIAGE_TEST, TRIM_TEST,
+    TriageRecord,
 };
 
 /// A run target's identity: a file's path, or a device's (`SysRoot::disk_identity`).
@@ -205,6 +210,7 @@ impl HistoryEntry {
             triage: None,
             flush: None,
             smr: None,
+            check: None,
         })
     }
 
@@ -306,6 +312,33 @@ impl HistoryEntry {
         }
     }
 
+    /// A capacity probe's or a TRIM check's entry (`test` is `CAPACITY_TEST` or
+    /// `TRIM_TEST`) of `device` on the disk `disk`, started at `started_unix`, taking
+    /// `seconds`. They write, and put back what they wrote.
+    pub fn of_check(
+        disk: DiskIdentity,
+        device: &str,
+        model: Option<String>,
+        test: &str,
+        started_unix: u64,
+        seconds: f64,
+        record: CheckRecord,
+    ) -> HistoryEntry {
+        HistoryEntry {
+            model,
+            check: Some(record),
+            ..HistoryEntry::read_only(
+                disk,
+                device,
+                &format!("/dev/{device}"),
+                test,
+                started_unix,
+                format!("writes and puts back, {seconds:.1} s"),
+                0,
+            )
+        }
+    }
+
     /// The common part of a read-only entry (a scan, a triage).
     fn read_only(
         disk: DiskIdentity,
@@ -349,6 +382,7 @@ impl HistoryEntry {
             triage: None,
             flush: None,
             smr: None,
+            check: None,
         }
     }
 
@@ -454,6 +488,19 @@ impl Loaded {
             .iter()
             .filter(|e| &e.disk == disk)
             .filter_map(|e| Some((e.started_unix, e.smr.as_ref()?)))
+            .max_by_key(|(started, _)| *started)
+    }
+
+    /// The newest entry of `test` (`CAPACITY_TEST`, `TRIM_TEST`) on `disk` with its verdict:
+    /// when it started and what it kept. Like `last_triage`, never by kernel name alone.
+    pub fn last_check(&self, disk: &DiskIdentity, test: &str) -> Option<(u64, &CheckRecord)> {
+        if matches!(disk, DiskIdentity::Name(_)) {
+            return None;
+        }
+        self.entries
+            .iter()
+            .filter(|e| &e.disk == disk && e.test == test)
+            .filter_map(|e| Some((e.started_unix, e.check.as_ref()?)))
             .max_by_key(|(started, _)| *started)
     }
 }
@@ -717,6 +764,46 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_last_check_is_the_newest_of_its_test_and_never_by_kernel_name() {
+        let check = |disk: DiskIdentity, test: &str, at: u64, verdict: &str| {
+            HistoryEntry::of_check(
+                disk,
+                "sdb",
+                None,
+                test,
+                at,
+                1.0,
+                CheckRecord {
+                    verdict: verdict.into(),
+                    sentence: format!("{verdict} sentence"),
+                },
+            )
+        };
+        let disk = DiskIdentity::Wwid("w".into());
+        let loaded = Loaded {
+            entries: vec![
+                check(disk.clone(), CAPACITY_TEST, 100, "real"),
+                check(disk.clone(), TRIM_TEST, 200, "works"),
+                check(disk.clone(), CAPACITY_TEST, 300, "fake"),
+                check(DiskIdentity::Wwid("x".into()), TRIM_TEST, 400, "broken"),
+                check(DiskIdentity::Name("sdb".into()), TRIM_TEST, 500, "kept"),
+            ],
+            problems: Vec::new(),
+        };
+        let verdict = |disk: &DiskIdentity, test| {
+            loaded
+                .last_check(disk, test)
+                .map(|(at, c)| (at, c.verdict.clone()))
+        };
+        assert_eq!(verdict(&disk, CAPACITY_TEST), Some((300, "fake".into())));
+        assert_eq!(verdict(&disk, TRIM_TEST), Some((200, "works".into())));
+        assert_eq!(verdict(&DiskIdentity::Name("sdb".into()), TRIM_TEST), None);
+        let e = &loaded.entries[0];
+        assert_eq!(e.settings.params, "writes and puts back, 1.0 s");
+        assert!(e.scan.is_none() && e.triage.is_none() && e.flush.is_none());
+    }
+
     fn entry(disk: &str, mbps: f64) -> HistoryEntry {
         HistoryEntry {
             schema: HISTORY_SCHEMA,
@@ -773,6 +860,7 @@ mod tests {
             triage: None,
             flush: None,
             smr: None,
+            check: None,
         }
     }
 

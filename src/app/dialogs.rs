@@ -13,6 +13,7 @@ pub mod confirm;
 pub mod confirm_capacity;
 pub mod confirm_flush;
 pub mod confirm_several;
+pub mod confirm_trimcheck;
 pub mod drive_cache;
 pub mod edit;
 pub mod error;
@@ -150,6 +151,8 @@ dialogs! {
     ConfirmFlush(confirm_flush::ConfirmFlush) => confirm_flush::DIALOG,
     /// The capacity probe: type the device's name.
     ConfirmCapacity(confirm_capacity::ConfirmCapacity) => confirm_capacity::DIALOG,
+    /// The TRIM check: type the device's name.
+    ConfirmTrim(confirm_trimcheck::ConfirmTrim) => confirm_trimcheck::DIALOG,
     /// Start a self-test? What it costs, and y/Enter to start it.
     SelfTest(self_test::SelfTest) => self_test::DIALOG,
 }

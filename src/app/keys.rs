@@ -117,6 +117,8 @@ pub enum Action {
     FlushCheck,
     /// The capacity probe of the selected device (Devices).
     Capacity,
+    /// The TRIM check of the selected device (Devices).
+    TrimCheck,
 }
 
 /// One key (or a few keys doing one thing) in one place.

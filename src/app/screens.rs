@@ -19,6 +19,7 @@ pub mod run;
 pub mod scan;
 pub mod test;
 pub mod triage;
+pub mod trimcheck;
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyCode;
@@ -103,6 +104,8 @@ screens! {
     Flush { flush: flush::FlushScreen } => flush::SCREEN,
     /// The capacity probe of one device (`c` on Devices; not a tab).
     Capacity { capacity: capacity::CapacityScreen } => capacity::SCREEN,
+    /// The TRIM check of one device (`T` on Devices; not a tab).
+    Trim { trim: trimcheck::TrimScreen } => trimcheck::SCREEN,
 }
 
 impl Screen {

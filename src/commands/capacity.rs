@@ -100,6 +100,7 @@ pub fn capacity(history_dir: &Path, args: &CapacityArgs) -> anyhow::Result<ExitC
             request,
             // made above, with the CLI's own words
             state_dir: None,
+            history: Some(History::new(history_dir)),
         },
         &signals,
         &mut follow,

@@ -16,7 +16,8 @@ use super::capacity::reword_confirmation;
 use super::job::{Follow, run_job};
 use crate::cli::TrimcheckArgs;
 use crate::flow::capacity::default_journal;
-use crate::flow::trimcheck::{TrimMsg, TrimRequest, TrimcheckJob};
+use crate::flow::scan_progress::WIDTH;
+use crate::flow::trimcheck::{TrimMsg, TrimRequest, TrimStep, TrimcheckJob};
 use crate::history::History;
 use crate::model::clock;
 use crate::model::text::neutralize_controls;
@@ -26,10 +27,11 @@ use crate::report::trimcheck::{render_json, render_text};
 use crate::sys::signals::{Catch, StopSignals};
 use crate::trim::{TrimEnd, Verdict};
 
-/// The one progress line: the steps and the clock (the check sends only its end).
+/// The one progress line: the step under way and the clock.
 struct Steps {
     shown: String,
     started: Instant,
+    step: Option<TrimStep>,
 }
 
 impl Follow<TrimMsg> for Steps {
@@ -37,16 +39,24 @@ impl Follow<TrimMsg> for Steps {
         Duration::from_millis(250)
     }
 
-    fn hear(&mut self, _: TrimMsg) -> Option<String> {
-        None
+    fn hear(&mut self, msg: TrimMsg) -> Option<String> {
+        let TrimMsg::Step(step) = msg else {
+            return None;
+        };
+        self.step = Some(step);
+        self.tick()
     }
 
     fn tick(&mut self) -> Option<String> {
-        Some(format!(
-            "trimcheck {}: saving, writing, discarding, reading back  {}",
+        let step = self
+            .step
+            .map_or_else(|| "checking the device".to_string(), TrimStep::words);
+        let text = format!(
+            "trimcheck {}: {step}  {}",
             self.shown,
             clock(self.started.elapsed())
-        ))
+        );
+        Some(text.chars().take(WIDTH).collect())
     }
 }
 
@@ -78,12 +88,20 @@ pub fn trimcheck(history_dir: &Path, args: &TrimcheckArgs) -> anyhow::Result<Exi
         path: args.device.clone(),
         confirmation: typed.clone(),
         journal,
+        expect: None,
     };
     let mut steps = Steps {
         shown,
         started: Instant::now(),
+        step: None,
     };
-    let run = run_job(TrimcheckJob { request }, &signals, &mut steps)?;
+    let job = TrimcheckJob {
+        request,
+        history: Some(History::new(history_dir)),
+        // made above, with the CLI's own words
+        state_dir: None,
+    };
+    let run = run_job(job, &signals, &mut steps)?;
     let run = run.map_err(|e| reword_confirmation(e, false, &typed))?;
     for w in &run.warnings {
         write_stderr(&format!(

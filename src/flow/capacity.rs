@@ -2,7 +2,8 @@
 //! write tests' guard, the journal of saved sectors (on another disk than the one probed),
 //! `capacity::Probe` over the device, and the put-back; then `restore_journal`, which
 //! completes the put-back a crash left in a journal (the capacity probe's or the TRIM
-//! check's: they share the journal's format).
+//! check's: they share the journal's format); and `record_check`, which adds either one's
+//! verdict to the history.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,10 +15,10 @@ use super::write_target::{journal_dir, prepare_write, run_id};
 use crate::capacity::journal::{self, Header, PutBack};
 use crate::capacity::probe::Progress;
 use crate::capacity::{NoSaver, Probe, ProbeConfig, ProbeEnd, Restored, Saver};
-use crate::history::History;
+use crate::history::{CAPACITY_TEST, CheckRecord, History, HistoryEntry};
 use crate::model::text::neutralize_controls;
 use crate::model::{ChosenDevice, DevNum};
-use crate::report::capacity::CapacityReport;
+use crate::report::capacity::{CapacityReport, verdict};
 use crate::sys::SysRoot;
 use crate::sys::capacity::{DeviceSectors, JournalSaver};
 use crate::sys::flush::PinnedDevice;
@@ -235,6 +236,7 @@ impl Order for CapacityOrder {
                 expect: self.chosen,
             },
             state_dir,
+            history: env.history.clone(),
         }
     }
 
@@ -250,6 +252,8 @@ pub struct CapacityJob {
     pub request: CapacityRequest,
     /// A directory to make before the probe (the history's, where the default journal goes).
     pub state_dir: Option<PathBuf>,
+    /// Where a verdict is recorded (none: not recorded).
+    pub history: Option<History>,
 }
 
 impl Job for CapacityJob {
@@ -289,12 +293,56 @@ impl Job for CapacityJob {
             }
         };
         let stop = || ctx.stopped();
-        let end = probe(&self.request, &stop, &mut progress);
+        let mut end = probe(&self.request, &stop, &mut progress);
+        if let (Some(history), Ok(run)) = (&self.history, &mut end)
+            && let ProbeEnd::Done(c) = &run.end
+        {
+            let record = CheckRecord {
+                verdict: if c.is_real() { "real" } else { "fake" }.into(),
+                sentence: verdict(c),
+            };
+            let (name, model) = (run.name.clone(), run.model.clone());
+            let notes = record_check(history, CAPACITY_TEST, &name, model, run.elapsed, record);
+            run.warnings.extend(notes);
+        }
         ctx.send(match &end {
             Ok(run) => CapacityMsg::Done(Box::new(run.clone())),
             Err(e) => CapacityMsg::Failed(format!("{e:#}")),
         });
         end
+    }
+}
+
+/// Adds a capacity probe's or a TRIM check's verdict (`test`: `CAPACITY_TEST`,
+/// `TRIM_TEST`) on the device `name`, which took `elapsed` and ends now, to `history`: the
+/// lines worth saying (the history's warnings, or why it was not added).
+pub fn record_check(
+    history: &History,
+    test: &str,
+    name: &str,
+    model: Option<String>,
+    elapsed: Duration,
+    record: CheckRecord,
+) -> Vec<String> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let entry = HistoryEntry::of_check(
+        SysRoot::host().disk_identity(name),
+        name,
+        model,
+        test,
+        now.saturating_sub(elapsed).as_secs(),
+        elapsed.as_secs_f64(),
+        record,
+    );
+    // Recorded after the put-back: a signal since then does not cut the record short.
+    match history.record(entry, &|| false) {
+        Ok((_, warnings)) => warnings
+            .into_iter()
+            .map(|w| format!("history: {w}"))
+            .collect(),
+        Err(not_added) => vec![not_added],
     }
 }
 

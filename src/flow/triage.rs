@@ -20,12 +20,14 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::job::{Job, JobContext, JobEnv, Order};
-use crate::history::{FLUSH_VERIFY_TEST, History, HistoryEntry, Loaded, utc_minute};
+use crate::history::{
+    CAPACITY_TEST, FLUSH_VERIFY_TEST, History, HistoryEntry, Loaded, TRIM_TEST, utc_minute,
+};
 use crate::model::ChosenDevice;
 use crate::model::DiskIdentity;
 use crate::report::triage::{DiskReport, TriageReport};
 use crate::sys::{DriveControl, DriveError, SysRoot};
-use crate::triage::facts::{PreviousTriage, SmrFact};
+use crate::triage::facts::{CheckFact, PreviousTriage, SmrFact};
 use crate::triage::{DiskFacts, FlushFact, changes, judge_all};
 use crate::triage::{GatherOptions, Progress};
 
@@ -63,6 +65,8 @@ pub fn assemble(
                 medium: r.medium.clone(),
                 when: utc_minute(started),
             });
+            disk.capacity = check_fact(loaded, id, CAPACITY_TEST);
+            disk.trim = check_fact(loaded, id, TRIM_TEST);
             disk.previous = before.map(|(since, before)| PreviousTriage {
                 since_unix: since,
                 now_unix: run.started_unix,
@@ -106,6 +110,16 @@ fn flush_fact(loaded: &Loaded, disk: &DiskIdentity) -> Option<FlushFact> {
         sentence: record.sentence.clone(),
         when: utc_minute(started),
         lost: record.lost_count.unwrap_or(0),
+    })
+}
+
+/// The newest capacity probe or TRIM check (`test`) of `disk` in the history.
+fn check_fact(loaded: &Loaded, disk: &DiskIdentity, test: &str) -> Option<CheckFact> {
+    let (started, record) = loaded.last_check(disk, test)?;
+    Some(CheckFact {
+        verdict: record.verdict.clone(),
+        sentence: record.sentence.clone(),
+        when: utc_minute(started),
     })
 }
 
@@ -609,6 +623,70 @@ mod tests {
         );
         assert_eq!(f.severity.as_str(), "failing");
         assert!(rules(2).is_empty(), "{:?}", rules(2));
+    }
+
+    #[test]
+    fn the_newest_capacity_probe_and_trim_check_of_the_disk_become_findings() {
+        use crate::history::CheckRecord;
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::new(dir.path());
+        let ids = vec![
+            DiskIdentity::Serial("S1".into()),
+            DiskIdentity::Serial("S2".into()),
+            DiskIdentity::Name("loop9".into()),
+        ];
+        let check = |id: usize, test: &str, started, verdict: &str| {
+            let record = CheckRecord {
+                verdict: verdict.into(),
+                sentence: format!("{verdict}: what it found"),
+            };
+            HistoryEntry::of_check(ids[id].clone(), "sdb", None, test, started, 1.0, record)
+        };
+        for e in [
+            check(0, CAPACITY_TEST, 1_700_000_000, "fake"),
+            check(0, TRIM_TEST, 1_700_000_100, "broken"),
+            // A later real verdict supersedes an earlier fake one.
+            check(1, CAPACITY_TEST, 1_700_000_000, "fake"),
+            check(1, CAPACITY_TEST, 1_700_000_200, "real"),
+            check(1, TRIM_TEST, 1_700_000_300, "kept"),
+            // Known only by its kernel name: another disk's check must not be pinned on it.
+            check(2, CAPACITY_TEST, 1_700_000_400, "fake"),
+        ] {
+            history.append(&e).unwrap();
+        }
+        let loaded = history.load().unwrap();
+        let report = assemble(
+            vec![facts("sdb"), facts("sdc"), facts("loop9")],
+            &ids,
+            Some(&loaded),
+            run(),
+        );
+        let found = |i: usize| -> Vec<(&str, &str, String)> {
+            report.disks[i]
+                .judgement
+                .findings
+                .iter()
+                .filter(|f| f.rule.starts_with("capacity-") || f.rule.starts_with("trim-"))
+                .map(|f| (f.rule, f.severity.as_str(), f.sentence.clone()))
+                .collect()
+        };
+        assert_eq!(
+            found(0),
+            [
+                (
+                    "capacity-fake",
+                    "failing",
+                    "the capacity probe of 2023-11-14 22:13 UTC: fake: what it found".to_string()
+                ),
+                (
+                    "trim-claim-broken",
+                    "suspect",
+                    "the TRIM check of 2023-11-14 22:15 UTC: broken: what it found".to_string()
+                ),
+            ]
+        );
+        assert!(found(1).is_empty(), "{:?}", found(1));
+        assert!(found(2).is_empty(), "{:?}", found(2));
     }
 }
 

@@ -4,19 +4,23 @@
 //! discarded (BLKDISCARD) and read back again with O_DIRECT; `trim` judges what came back
 //! against the drive's claim. The saved bytes are put back and read back on every exit;
 //! after a crash `restore --capacity JOURNAL` does it (the journal is the capacity probe's).
-//! `TrimcheckJob` runs it as a job.
+//! `TrimcheckJob` runs it as a job (its steps are its messages) and records a verdict in the
+//! history; `TrimOrder` is the job as the screen orders it, with the device as it was chosen.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 
-use super::job::{Job, JobContext};
+use super::capacity::record_check;
+use super::job::{Job, JobContext, JobEnv, Order};
 use super::write_target::{journal_dir, prepare_write, run_id};
 use crate::capacity::journal::{self, Header, Journal, PutBack, Record};
 use crate::capacity::{Saver, SectorIo};
+use crate::history::{CheckRecord, History, TRIM_TEST};
+use crate::model::ChosenDevice;
 use crate::model::text::neutralize_controls;
-use crate::report::trimcheck::TrimReport;
+use crate::report::trimcheck::{TrimReport, verdict_sentence, verdict_word};
 use crate::sys::SysRoot;
 use crate::sys::capacity::{DeviceSectors, JournalSaver};
 use crate::sys::discard;
@@ -36,6 +40,8 @@ pub struct TrimRequest {
     pub confirmation: String,
     /// Where the saved bytes go, on another disk than the device.
     pub journal: PathBuf,
+    /// The device as the admin chose it on a screen: refused when the name holds another.
+    pub expect: Option<ChosenDevice>,
 }
 
 /// A check that ran (to its verdict, or ended before it).
@@ -82,15 +88,59 @@ impl TrimRun {
 /// The TRIM check's name as a job.
 pub const NAME: &str = "trimcheck";
 
-/// The TRIM check as a job: `check` on the runner's thread, stopped by its flag.
+/// The step under way, in the order they come: each MiB of the range is saved to the
+/// journal, then overwritten with the pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrimStep {
+    /// Saved and overwritten so far, of the range's bytes.
+    SaveAndWrite {
+        done: u64,
+        of: u64,
+    },
+    /// The pattern read back before the discard.
+    ReadPattern,
+    Discard,
+    /// The range read back after the discard.
+    ReadBack,
+    /// The saved bytes written back and read back.
+    PutBack,
+}
+
+impl TrimStep {
+    /// The step in the CLI's progress line and on the screen: "saving and writing the
+    /// pattern, 1.0 of 4.0 MiB".
+    pub fn words(self) -> String {
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        match self {
+            TrimStep::SaveAndWrite { done, of } => format!(
+                "saving and writing the pattern, {:.1} of {:.1} MiB",
+                mib(done),
+                mib(of)
+            ),
+            TrimStep::ReadPattern => "reading the pattern back".into(),
+            TrimStep::Discard => "discarding the range".into(),
+            TrimStep::ReadBack => "reading the range back after the discard".into(),
+            TrimStep::PutBack => "putting back what was saved".into(),
+        }
+    }
+}
+
+/// The TRIM check as a job: `check` on the runner's thread, stopped by its flag; a verdict
+/// goes into `history`.
 #[derive(Debug, Clone)]
 pub struct TrimcheckJob {
     pub request: TrimRequest,
+    /// Where a verdict is recorded (none: not recorded).
+    pub history: Option<History>,
+    /// A directory to make first (the history's, where the default journal goes).
+    pub state_dir: Option<PathBuf>,
 }
 
-/// What the check says: its end only (it takes about a second on a working device).
+/// What the check says: each step as it starts (it takes about a second on a working
+/// device), and its end.
 #[derive(Debug, Clone)]
 pub enum TrimMsg {
+    Step(TrimStep),
     Done(Box<TrimRun>),
     Failed(String),
 }
@@ -113,7 +163,24 @@ impl Job for TrimcheckJob {
     }
 
     fn run(self, ctx: &JobContext<'_, TrimMsg>) -> anyhow::Result<TrimRun> {
-        let run = check(&self.request, &|| ctx.stopped());
+        if let Some(dir) = &self.state_dir
+            && let Err(e) = History::new(dir).prepare_dir()
+        {
+            let why = format!("the journal's directory: {e:#}; nothing was written");
+            ctx.send(TrimMsg::Failed(why.clone()));
+            bail!(why);
+        }
+        let mut step = |s: TrimStep| {
+            ctx.send(TrimMsg::Step(s));
+        };
+        let mut run = check(&self.request, &|| ctx.stopped(), &mut step);
+        if let (Some(history), Ok(r)) = (&self.history, &mut run)
+            && let Some(record) = record_of(r)
+        {
+            let (name, model) = (r.name.clone(), r.model.clone());
+            let notes = record_check(history, TRIM_TEST, &name, model, r.elapsed, record);
+            r.warnings.extend(notes);
+        }
         ctx.send(match &run {
             Ok(r) => TrimMsg::Done(Box::new(r.clone())),
             Err(e) => TrimMsg::Failed(format!("{e:#}")),
@@ -122,12 +189,76 @@ impl Job for TrimcheckJob {
     }
 }
 
+/// What the history keeps of a check: its verdict, when it has one (not stopped, failed or
+/// untested).
+pub fn record_of(run: &TrimRun) -> Option<CheckRecord> {
+    match run.end {
+        TrimEnd::NoDiscard | TrimEnd::Refused(_) | TrimEnd::Judged { .. } => Some(CheckRecord {
+            verdict: verdict_word(&run.end).into(),
+            sentence: verdict_sentence(&run.end),
+        }),
+        TrimEnd::NoRange(_) | TrimEnd::Stopped | TrimEnd::Failed(_) => None,
+    }
+}
+
+/// A TRIM check as the Devices screen asks for it once the name was typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrimOrder {
+    pub device: String,
+    pub path: PathBuf,
+    /// The name the admin typed.
+    pub confirmation: String,
+    /// Where the saved bytes go: on another disk than the one checked.
+    pub journal: PathBuf,
+    /// The device as the admin chose it (none: stamped by the app).
+    pub chosen: Option<ChosenDevice>,
+}
+
+impl Order for TrimOrder {
+    type Job = TrimcheckJob;
+
+    fn job(self, env: &JobEnv) -> TrimcheckJob {
+        // The history's directory is made first when the journal goes there (its default).
+        let state_dir = env
+            .history
+            .as_ref()
+            .map(|h| h.dir().to_path_buf())
+            .filter(|d| self.journal.parent() == Some(d.as_path()));
+        TrimcheckJob {
+            request: TrimRequest {
+                path: self.path,
+                confirmation: self.confirmation,
+                journal: self.journal,
+                expect: self.chosen,
+            },
+            history: env.history.clone(),
+            state_dir,
+        }
+    }
+
+    fn stamp(&mut self, chosen: &dyn Fn(&str) -> Option<ChosenDevice>) {
+        if self.chosen.is_none() {
+            self.chosen = chosen(&self.device);
+        }
+    }
+}
+
 /// Checks the device: the guard, the limits and the claim; then, where the kernel sends
 /// discards and a scratch range fits, the journal, the pattern, the discard, the read back
-/// and the put-back. `stop` ends it early (what was written is put back).
-pub fn check(req: &TrimRequest, stop: &dyn Fn() -> bool) -> anyhow::Result<TrimRun> {
+/// and the put-back. `stop` ends it early (what was written is put back); `step` hears each
+/// step as it starts.
+pub fn check(
+    req: &TrimRequest,
+    stop: &dyn Fn() -> bool,
+    step: &mut dyn FnMut(TrimStep),
+) -> anyhow::Result<TrimRun> {
     let started = Instant::now();
     let target = prepare_write(&req.path, Some(&req.confirmation))?;
+    if let Some(expect) = &req.expect
+        && let Err(why) = target.device.refuse_unless_chosen(expect)?
+    {
+        bail!("{}", neutralize_controls(&why));
+    }
     let name = target.name.clone();
     let limits = discard::limits(target.device.dev)
         .with_context(|| format!("cannot read {name}'s discard limits from sysfs"))?;
@@ -191,6 +322,7 @@ pub fn check(req: &TrimRequest, stop: &dyn Fn() -> bool) -> anyhow::Result<TrimR
         scratch,
         run: header.run,
         stop,
+        step,
     };
     let (end, discard_time) = exercise.run(&run.claim);
     run.end = end;
@@ -206,6 +338,7 @@ pub fn check(req: &TrimRequest, stop: &dyn Fn() -> bool) -> anyhow::Result<TrimR
             records: saved,
             torn_bytes: 0,
         };
+        step(TrimStep::PutBack);
         let back = journal::put_back(&j, &mut dev);
         if back.error.is_none() && back.not_back.is_empty() {
             if let Err(e) = saver.done() {
@@ -231,6 +364,7 @@ struct Exercise<'a> {
     scratch: Scratch,
     run: u64,
     stop: &'a dyn Fn() -> bool,
+    step: &'a mut dyn FnMut(TrimStep),
 }
 
 impl Exercise<'_> {
@@ -250,6 +384,10 @@ impl Exercise<'_> {
             if (self.stop)() {
                 return Err(TrimEnd::Stopped);
             }
+            (self.step)(TrimStep::SaveAndWrite {
+                done: at,
+                of: s.len,
+            });
             let n = CHUNK.min(s.len - at) as usize;
             let lba = (s.offset + at) / sector;
             let mut old = vec![0u8; n];
@@ -269,6 +407,7 @@ impl Exercise<'_> {
             .flush()
             .map_err(|e| failed("the device refused the flush after the pattern", &e))?;
         // The read back after the discard means something only if the pattern was there.
+        (self.step)(TrimStep::ReadPattern);
         let before = self.read_range()?;
         if before != pattern {
             return Err(TrimEnd::Failed(
@@ -281,10 +420,12 @@ impl Exercise<'_> {
         if (self.stop)() {
             return Err(TrimEnd::Stopped);
         }
+        (self.step)(TrimStep::Discard);
         let took = match discard::discard(self.dev.device(), s.offset, s.len) {
             Ok(t) => t,
             Err(e) => return Ok((TrimEnd::Refused(describe_io(&e)), None)),
         };
+        (self.step)(TrimStep::ReadBack);
         let after = self.read_range()?;
         let seen = classify(&after, &pattern);
         let (verdict, sentence) = judge(claim, seen);
@@ -314,4 +455,54 @@ impl Exercise<'_> {
 
 fn failed(what: &str, e: &std::io::Error) -> TrimEnd {
     TrimEnd::Failed(format!("{what}: {}", describe_io(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trim::{Readback, Verdict};
+
+    fn run(end: TrimEnd) -> TrimRun {
+        TrimRun {
+            device: "/dev/sdb".into(),
+            name: "sdb".into(),
+            model: None,
+            sector: 512,
+            limits: DiscardLimits::default(),
+            claim: Claim::none("no drive to ask"),
+            scratch: None,
+            end,
+            discard_time: None,
+            put_back: None,
+            elapsed: Duration::ZERO,
+            journal_kept: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_verdict_is_recorded_never_a_stopped_failed_or_untested_check() {
+        let judged = TrimEnd::Judged {
+            seen: Readback::Unchanged,
+            verdict: Verdict::Broken,
+            sentence: "claims zeros (NVMe DLFEAT 1), returns old data".into(),
+        };
+        let kept = |end| record_of(&run(end)).map(|r| (r.verdict, r.sentence));
+        assert_eq!(
+            kept(judged),
+            Some((
+                "broken".into(),
+                "claims zeros (NVMe DLFEAT 1), returns old data".into()
+            ))
+        );
+        assert_eq!(kept(TrimEnd::NoDiscard).unwrap().0, "no-discard");
+        assert_eq!(kept(TrimEnd::Refused("EIO".into())).unwrap().0, "refused");
+        for end in [
+            TrimEnd::Stopped,
+            TrimEnd::Failed("cannot read LBA 8".into()),
+            TrimEnd::NoRange("too small".into()),
+        ] {
+            assert_eq!(kept(end.clone()), None, "{end:?}");
+        }
+    }
 }

@@ -1,5 +1,6 @@
-//! What the history keeps of a surface scan (its map and counts) and of a triage (each
-//! disk's verdict and key values), beside the figures of a run.
+//! What the history keeps of a surface scan (its map and counts), of a triage (each disk's
+//! verdict and key values), of a flush check, and of a capacity probe or a TRIM check (the
+//! verdict and its sentence), beside the figures of a run.
 
 use serde::{Deserialize, Serialize};
 
@@ -70,6 +71,22 @@ pub struct SmrRecord {
     pub medium: String,
     /// The time asked for, in minutes.
     pub minutes: f64,
+}
+
+/// The test name the capacity probe is recorded under.
+pub const CAPACITY_TEST: &str = "capacity";
+/// The test name the TRIM check is recorded under.
+pub const TRIM_TEST: &str = "trimcheck";
+
+/// What the history keeps of a capacity probe or a TRIM check that reached a verdict (a
+/// stopped or refused one is not kept).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CheckRecord {
+    /// Capacity: "real" or "fake". TRIM: "works", "kept", "broken", "refused" or
+    /// "no-discard" (`report::trimcheck::verdict_word`).
+    pub verdict: String,
+    /// The verdict's sentence as the report shows it.
+    pub sentence: String,
 }
 
 /// The test name a surface scan is recorded under.

@@ -124,7 +124,8 @@ pub fn render_text(
     out
 }
 
-/// What a scan, a triage or a flush check found, on one line; `None` for a test's entry.
+/// What a scan, a triage, a flush check, a capacity probe or a TRIM check found, on one
+/// line; `None` for a test's entry.
 fn record_line(e: &HistoryEntry) -> Option<String> {
     if let Some(scan) = &e.scan {
         let sectors = if scan.bytes_bad > 0 {
@@ -154,6 +155,9 @@ fn record_line(e: &HistoryEntry) -> Option<String> {
             .first()
             .map_or("no finding".to_string(), |r| format!("first finding {r}"));
         return Some(format!("verdict {}; {first}", t.verdict));
+    }
+    if let Some(c) = &e.check {
+        return Some(format!("verdict {}: {}", c.verdict, c.sentence));
     }
     e.flush
         .as_ref()

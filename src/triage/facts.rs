@@ -228,6 +228,18 @@ pub struct SmrFact {
     pub when: String,
 }
 
+/// The newest capacity probe or TRIM check of the disk in the history: they write, so the
+/// triage does not run them; a fake capacity or a broken discard claim is a finding.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CheckFact {
+    /// Capacity: "real", "fake". TRIM: "works", "kept", "broken", "refused", "no-discard".
+    pub verdict: String,
+    /// The sentence the check printed.
+    pub sentence: String,
+    /// When it ran, "2026-11-23 14:05 UTC".
+    pub when: String,
+}
+
 /// A disk's fitness for an array: what the drive states (`DriveFitness`) and, on a disk of
 /// this host, what the kernel says of it and whether an md array holds it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -270,6 +282,10 @@ pub struct DiskFacts {
     /// The newest write-cliff probe of this disk in the history, filled in by
     /// `flow::triage`.
     pub smr: Option<SmrFact>,
+    /// The newest capacity probe and TRIM check of this disk in the history, filled in by
+    /// `flow::triage`.
+    pub capacity: Option<CheckFact>,
+    pub trim: Option<CheckFact>,
     /// The previous triage of this disk in the history, filled in by `flow::triage`: what
     /// the growth rules compare with.
     pub previous: Option<PreviousTriage>,

@@ -115,6 +115,12 @@ pub static RULES: &[Rule] = &[
         check: surface_unreadable,
     },
     Rule {
+        id: "capacity-fake",
+        severity: Failing,
+        checks: "the newest capacity probe (`disktriage capacity`) found it stores less than it claims",
+        check: capacity_fake,
+    },
+    Rule {
         id: "flush-lost-writes",
         severity: Failing,
         checks: "the newest power-cut check (`flushcheck --verify`) found acknowledged writes lost or torn",
@@ -197,6 +203,12 @@ pub static RULES: &[Rule] = &[
         severity: Suspect,
         checks: "sequential read more than 20 % below the median of its siblings",
         check: outlier_seq_read,
+    },
+    Rule {
+        id: "trim-claim-broken",
+        severity: Suspect,
+        checks: "the newest TRIM check (`disktriage trimcheck`) found a discarded range reading otherwise than the drive claims",
+        check: trim_claim_broken,
     },
     Rule {
         id: "flush-volatile-cache",

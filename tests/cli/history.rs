@@ -100,6 +100,7 @@ fn entry(disk: DiskIdentity, device: &str, mbps: f64, unix: u64) -> HistoryEntry
         triage: None,
         flush: None,
         smr: None,
+        check: None,
     }
 }
 
@@ -862,8 +863,8 @@ fn a_triage_of_a_captured_tree_is_not_kept_in_the_history() {
 }
 
 #[test]
-fn a_scan_a_triage_and_a_flush_check_say_what_they_found() {
-    use disktriage::history::{FlushRecord, ScanRecord, TriageRecord};
+fn a_scan_a_triage_a_flush_capacity_and_trim_check_say_what_they_found() {
+    use disktriage::history::{CheckRecord, FlushRecord, ScanRecord, TriageRecord};
     let dir = scratch();
     let h = dir.path().to_str().unwrap();
     let history = History::new(dir.path());
@@ -900,7 +901,17 @@ fn a_scan_a_triage_and_a_flush_check_say_what_they_found() {
         sentence: "commits in 0.08 ms on a 7,200 rpm disk".into(),
         ..FlushRecord::default()
     });
-    for e in [&scan, &triage, &flush] {
+    let mut capacity = bare("capacity", 1_795_000_300);
+    capacity.check = Some(CheckRecord {
+        verdict: "fake".into(),
+        sentence: "fake: stores 100.0 MiB (104.9 MB) of the 2.0 TB (1.8 TiB) it claims".into(),
+    });
+    let mut trim = bare("trimcheck", 1_795_000_400);
+    trim.check = Some(CheckRecord {
+        verdict: "broken".into(),
+        sentence: "claims zeros (NVMe DLFEAT 1), returns old data".into(),
+    });
+    for e in [&scan, &triage, &flush, &capacity, &trim] {
         history.append(e).unwrap();
     }
     let out = disktriage(&["--history-dir", h, "history"]);
@@ -911,6 +922,8 @@ fn a_scan_a_triage_and_a_flush_check_say_what_they_found() {
          finished in 12 s: 17 unreadable sectors at LBA 8-24",
         "verdict suspect; first finding pending-sectors",
         "verdict volatile-cache: commits in 0.08 ms on a 7,200 rpm disk",
+        "verdict fake: fake: stores 100.0 MiB (104.9 MB) of the 2.0 TB (1.8 TiB) it claims",
+        "verdict broken: claims zeros (NVMe DLFEAT 1), returns old data",
     ] {
         assert!(stdout.contains(words), "{words:?} in:\n{stdout}");
     }

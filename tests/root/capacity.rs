@@ -179,6 +179,7 @@ fn a_real_device_is_real_and_left_as_it_was() {
     let before = sha();
     let journals = journal_dir();
     let journal = journals.path().join("real.journal");
+    let history = journals.path().join("history");
     let out = common::disktriage(&[
         "capacity",
         dev.path_str(),
@@ -186,12 +187,23 @@ fn a_real_device_is_real_and_left_as_it_was() {
         &dev.name,
         "--journal",
         journal.to_str().unwrap(),
+        "--history-dir",
+        history.to_str().unwrap(),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("Verdict    real"), "{text}");
     assert!(text.contains("of 4096 bytes"), "{text}");
     assert_eq!(sha(), before);
+    // The verdict is in the history, and `disktriage history` lists it.
+    let out = common::disktriage(&[
+        "history",
+        "--history-dir",
+        history.to_str().unwrap(),
+        dev.path_str(),
+    ]);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("verdict real: real"), "{listed}");
 }
 
 #[test]
@@ -377,6 +389,15 @@ fn root_tmux_c_probes_a_fake_stick_and_puts_every_byte_back() {
     tmux.wait_for("EXITED-0", Duration::from_secs(10), "after quit");
     assert_eq!(fake.stored_sha(), before, "every stored byte is back");
     assert!(!journal.exists(), "the journal goes once all is back");
+    let loaded = disktriage::history::History::new(&history).load().unwrap();
+    let verdicts: Vec<_> = loaded
+        .entries
+        .iter()
+        .filter(|e| e.test == disktriage::history::CAPACITY_TEST)
+        .filter_map(|e| e.check.as_ref())
+        .map(|c| c.verdict.as_str())
+        .collect();
+    assert_eq!(verdicts, ["fake"], "the screen's verdict is in the history");
 }
 
 /// The probe as the screen orders it (`CapacityOrder`, the device stamped as chosen),

@@ -35,4 +35,5 @@ mod targets;
 mod triage;
 mod triage_tui;
 mod trimcheck;
+mod trimcheck_tui;
 mod tui_tmux;

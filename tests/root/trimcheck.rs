@@ -293,6 +293,25 @@ fn a_device_the_kernel_sends_no_discards_is_reported_without_a_write() {
     assert!(!journal.exists(), "no journal made");
     assert_eq!(writes_and_discards(&dev.name), counters, "nothing sent");
     assert_eq!(sha(&dev), before);
+
+    // The verdict goes into the history, which `disktriage history` lists.
+    let history = journals.path().join("history");
+    let h = history.to_str().unwrap();
+    let args = ["trimcheck", dev.path_str(), "--confirm", &dev.name];
+    let out = common::disktriage(&[&args[..], &["--history-dir", h]].concat());
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = common::disktriage(&["history", "--history-dir", h, dev.path_str()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("verdict no-discard: does not discard: the kernel sends it no discards"),
+        "{text}"
+    );
+    assert!(
+        !history
+            .join(format!("trimcheck-{}.journal", dev.name))
+            .exists()
+    );
+    assert_eq!(sha(&dev), before);
     drop(dev);
 }
 
@@ -383,7 +402,7 @@ fn refusals_write_nothing() {
 /// A loop device (`upper`) over another whose discards are turned off through sysfs: the
 /// upper one still says it discards (its limit comes from the lower one's write zeroes); its
 /// first discard returns success and changes nothing, and the loop driver then turns its
-/// discards off. The lower device is removed on drop, as its lowered limit would outlive it.
+/// discards off. Both are removed on drop, as their lowered limits would outlive them.
 struct Stack {
     upper: Option<LoopDev>,
     lower: Option<LoopDev>,
@@ -421,8 +440,16 @@ impl Stack {
 
 impl Drop for Stack {
     fn drop(&mut self) {
+        // The upper device's discards are off once it took one, and that outlives a detach
+        // too: both go, and no parallel `losetup --find` takes either between its detach and
+        // its removal (a test got the upper one and read "does not discard").
+        let upper = self.upper.as_ref().map(|u| u.name.clone());
+        let _names = common::loop_names();
         self.upper.take();
         self.lower.take();
+        if let Some(name) = upper {
+            remove_loop(&name);
+        }
         remove_loop(&self.lower_name);
     }
 }

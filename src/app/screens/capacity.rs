@@ -202,6 +202,11 @@ impl App {
             self.error("a test is running (x on Run stops it): no capacity probe meanwhile");
             return Vec::new();
         }
+        // One write check at a time: each puts back what it saved, over the other's writes.
+        if self.screens.trim.running() {
+            self.error("a TRIM check is writing (x on its screen stops it): no probe meanwhile");
+            return Vec::new();
+        }
         let Some(d) = self.devices.selected() else {
             let why = self.no_selection();
             self.info(why);

@@ -93,6 +93,14 @@ const KEYS: &[Binding] = &[
     ),
     bind(
         Scope::On(Screen::Devices),
+        &[KeyCode::Char('T')],
+        "T",
+        None,
+        "TRIM check (writes 4 MiB, discards, puts back)",
+        Action::TrimCheck,
+    ),
+    bind(
+        Scope::On(Screen::Devices),
         &[KeyCode::Char('h')],
         "h",
         Some("health"),
@@ -151,6 +159,7 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
             | Action::Triage
             | Action::FlushCheck
             | Action::Capacity
+            | Action::TrimCheck
     );
     if on_selection && app.devices.gone.is_some() {
         let why = app.no_selection();
@@ -231,6 +240,7 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
         Action::Triage => return app.start_triage(),
         Action::FlushCheck => return app.ask_flushcheck(),
         Action::Capacity => return app.ask_capacity(),
+        Action::TrimCheck => return app.ask_trimcheck(),
         _ => {}
     }
     Vec::new()

@@ -723,6 +723,36 @@ pub(super) fn flush_lost_writes(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Findi
     )
 }
 
+/// The capacity probe found a fake: data written past its real end is lost. Only the newest
+/// probe of the disk counts.
+pub(super) fn capacity_fake(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(c) = disk.capacity.as_ref().filter(|c| c.verdict == "fake") else {
+        return Vec::new();
+    };
+    hit(
+        format!("the capacity probe of {}: {}", c.when, c.sentence),
+        "do not store data on it past what it really stores: replace it".to_string(),
+        None,
+        None,
+    )
+}
+
+/// The TRIM check found the drive's claim broken: a file system or an array that relies on
+/// zeros after a discard reads stale blocks.
+pub(super) fn trim_claim_broken(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
+    let Some(t) = disk.trim.as_ref().filter(|t| t.verdict == "broken") else {
+        return Vec::new();
+    };
+    hit(
+        format!("the TRIM check of {}: {}", t.when, t.sentence),
+        "do not let an array or a file system rely on zeros after a discard here (no \
+         discard-based resync skip)"
+            .to_string(),
+        None,
+        None,
+    )
+}
+
 /// The timing check found commits acknowledged by a volatile cache: safe only behind a
 /// battery- or capacitor-backed cache, which timing cannot see.
 pub(super) fn flush_volatile_cache(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
