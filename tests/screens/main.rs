@@ -22,6 +22,7 @@ mod status;
 mod sweeps_health;
 mod targets_history;
 mod triage;
+mod zones;
 
 use common::tui::screen;
 use disktriage::app::App;
