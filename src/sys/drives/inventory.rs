@@ -347,7 +347,6 @@ mod tests {
         assert_eq!(sys.read_device("sdt").zoning.words(), None);
         // No IDENTIFY kept: the kernel's discard on a rotating SATA disk is the hint.
         let sdu = root.path().join("sys/devices/pci0000:00/0000:00:1f.2/ata6");
-        fs::remove_dir_all(&sdu).ok();
         sata_disk(root.path(), "sdu", 6, &[]);
         fs::remove_dir_all(sdu.join("link6")).unwrap();
         let queue = root.path().join("sys/block/sdu/queue");
