@@ -34,7 +34,7 @@ pub use drivelog::{
     SelfTestOutcome, SelfTestProgress, SelfTestStatus,
 };
 pub use exit::{TABLE as EXIT_STATUSES, UsageError};
-pub use fitness::{DriveFitness, Erc, ZoneModel};
+pub use fitness::{DriveFitness, Erc, WriteCache, ZoneModel, Zoning};
 pub use identity::DiskIdentity;
 pub use smart::{
     AtaAttribute, AtaDrive, AtaSmart, AtaSmartStatus, AttributeState, Finding, NvmeHealth,

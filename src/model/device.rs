@@ -444,6 +444,8 @@ pub struct BlockDevice {
     pub loop_backing: Option<LoopBacking>,
     /// For device-mapper devices: the dm name (`/dev/mapper/<name>`).
     pub dm_name: Option<String>,
+    /// Zoned or shingled media, as sysfs and libata's kept IDENTIFY data say.
+    pub zoning: crate::model::Zoning,
     /// The kernel's sequence number of the disk (`diskseq`, Linux 5.15 and later): a new one
     /// each time a disk appears or a loop device is attached to a file, never reused before a
     /// reboot. Internal: it tells two devices apart that share a name and a number.
@@ -483,6 +485,7 @@ impl BlockDevice {
             backing_file: None,
             loop_backing: None,
             dm_name: None,
+            zoning: crate::model::Zoning::default(),
             diskseq: None,
             partitions: Vec::new(),
             holders: Vec::new(),

@@ -110,6 +110,12 @@ pub fn render_table(inv: &Inventory, show_all: bool, width: usize) -> String {
         table::render(&COLUMNS, &rows, width)
     };
 
+    // Zoned or shingled media, one line each: the table has no room for a column.
+    for d in inv.visible(show_all) {
+        if let Some((label, words)) = d.zoning.words() {
+            out.push_str(&format!("{}: {label}: {words}\n", d.name));
+        }
+    }
     let hidden = inv.devices.len() - inv.visible(show_all).count();
     if hidden > 0 {
         out.push_str(&format!(

@@ -305,10 +305,14 @@ fn disk_json(d: &DiskReport) -> Value {
 }
 
 /// A disk's fitness for an array: the drive's word (ERC timers in 100 ms units, zones, TRIM,
-/// FARM) and the kernel's (zone model, zones, timeout), and the md arrays that hold it.
+/// FARM, its volatile write cache) and the kernel's (zone model, zones, timeout), and the md
+/// arrays that hold it. Power-loss protection is "not-stated" on every disk: no standard
+/// field of ATA, SCSI or NVMe states it, and a model name is not read.
 fn fitness_json(f: &DiskFacts) -> Value {
     let fit = &f.fitness;
     json!({
+        "write_cache": fit.drive.write_cache,
+        "power_loss_protection": "not-stated",
         "erc": fit.drive.erc,
         "drive_zoned": fit.drive.zoned,
         "trim": fit.drive.trim,

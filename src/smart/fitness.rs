@@ -9,7 +9,7 @@
 //! Command:     Available, deterministic"; "Zoned Device:     Device managed zones";
 //! the FARM log's "Power on Hours: 31245" and "Drive Recording Type: SMR".
 
-use crate::model::{DriveFitness, Erc, ZoneModel};
+use crate::model::{DriveFitness, Erc, WriteCache, ZoneModel};
 
 /// The fitness facts of `smartctl -x` text; what it omits stays `None`.
 pub fn fitness_of_text(text: &str) -> DriveFitness {
@@ -38,6 +38,14 @@ pub fn fitness_of_text(text: &str) -> DriveFitness {
         farm_power_on_hours: farm_value(&lines, &["Power on Hours", "Power on Hour"])
             .and_then(|v| v.split_whitespace().next()?.parse().ok()),
         farm_recording: farm_value(&lines, &["Drive Recording Type"]).and_then(recording),
+        // ATA's `-g wcache` (part of `-x`) and SCSI's; "Unavailable" says nothing either way.
+        write_cache: value("Write cache is")
+            .or_else(|| value("Writeback Cache is"))
+            .and_then(|v| match v {
+                _ if v.starts_with("Enabled") => Some(WriteCache::On),
+                _ if v.starts_with("Disabled") => Some(WriteCache::Off),
+                _ => None,
+            }),
     }
 }
 
@@ -152,6 +160,11 @@ pub fn fitness_of_json(text: &str) -> DriveFitness {
         farm_recording: farm(&["drive_recording_type"])
             .and_then(serde_json::Value::as_str)
             .and_then(recording),
+        write_cache: doc
+            .get("write_cache")
+            .and_then(|w| w.get("enabled"))
+            .and_then(serde_json::Value::as_bool)
+            .map(|on| WriteCache::from_enabled(Some(on))),
     }
 }
 
@@ -263,6 +276,18 @@ mod tests {
             fitness_of_text("Zoned Device:     Host Aware Zones").zoned,
             Some(ZoneModel::HostAware)
         );
+        assert_eq!(f.write_cache, None);
+        let cache = |t: &str| fitness_of_text(t).write_cache;
+        assert_eq!(cache("Write cache is:   Enabled\n"), Some(WriteCache::On));
+        assert_eq!(
+            cache("Write cache is:   Disabled\r\n"),
+            Some(WriteCache::Off)
+        );
+        assert_eq!(cache("Write cache is:   Unavailable\n"), None);
+        assert_eq!(
+            cache("Writeback Cache is:   Enabled\n"),
+            Some(WriteCache::On)
+        );
     }
 
     #[test]
@@ -276,6 +301,11 @@ mod tests {
         assert_eq!(f.zoned, Some(ZoneModel::DriveManaged));
         assert_eq!(f.farm_power_on_hours, Some(31245));
         assert_eq!(f.farm_recording.as_deref(), Some("SMR"));
+        assert_eq!(f.write_cache, None);
+        assert_eq!(
+            fitness_of_json(r#"{"write_cache":{"enabled":false}}"#).write_cache,
+            Some(WriteCache::Off)
+        );
         let f = fitness_of_json(
             r#"{"ata_sct_capabilities":{"error_recovery_control_supported":false}}"#,
         );

@@ -464,11 +464,18 @@ fn fitness_of(
         }
         None => None,
     };
+    // The drive's own answer (IDENTIFY, the caching mode page, NVMe VWC and feature 0x06);
+    // a device with no drive behind it, or one that does not answer, states nothing.
+    let write_cache = drives
+        .drive_cache(dev)
+        .ok()
+        .map(|c| crate::model::WriteCache::from_enabled(c.enabled));
     let facts = FitnessFacts {
         drive: DriveFitness {
             erc,
             zoned: ata.and_then(|a| a.zoned),
             trim: ata.map(|a| a.trim_supported),
+            write_cache,
             ..DriveFitness::default()
         },
         kernel_zoned,

@@ -516,6 +516,7 @@ fn list_json_has_every_field_with_stable_keys() {
         "read_only",
         "backing_file",
         "dm_name",
+        "zoning",
         "partitions",
         "holders",
         "in_use",
@@ -538,4 +539,11 @@ fn list_json_has_every_field_with_stable_keys() {
     assert_eq!(vda["in_use"][1]["kind"], "swap");
     let vdd = devices.iter().find(|d| d["name"] == "vdd").expect("vdd");
     assert_eq!(vdd["in_use"][0]["holder"]["kind"], "lvm");
+    // QEMU's IDE disk states TRIM and rotates: the SMR hint; nothing zoned.
+    assert_eq!(
+        sda["zoning"],
+        serde_json::json!({"kernel": null, "nr_zones": null, "zone_bytes": null,
+                           "drive": null, "trim_rotating": true})
+    );
+    assert_eq!(vdd["zoning"]["trim_rotating"], false);
 }

@@ -20,6 +20,7 @@ mod qemu_lab_discard;
 mod qemu_lab_flush;
 mod qemu_lab_scan;
 mod qemu_lab_triage;
+mod qemu_lab_zoned;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

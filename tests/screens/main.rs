@@ -23,6 +23,7 @@ mod sweeps_health;
 mod targets_history;
 mod triage;
 mod trimcheck;
+mod zones;
 
 use common::tui::screen;
 use disktriage::app::App;

@@ -6,7 +6,7 @@
 # usage:
 #   tests/vm/lab.sh check
 #       exit 0 when the lab can run here; otherwise print what is missing and exit 3.
-#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage|console|fbcon|discard]
+#   tests/vm/lab.sh run WORKDIR GUEST_SCRIPT [standard|capture|triage|console|fbcon|discard|zoned]
 #       builds WORKDIR/initramfs.cpio.gz (busybox, kernel modules, the static disktriage binary
 #       from $DISKTRIAGE_BIN if set, GUEST_SCRIPT as /lab/guest.sh, the tools named in
 #       $LAB_TOOLS with their libraries), creates sparse disk images in
@@ -63,6 +63,8 @@ modules_for() {
         triage) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi dm_delay dm_zero raid1" ;;
         # discard-guest.sh: the four disks, and null_blk (configfs) and scsi_debug on demand.
         discard) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi configfs" ;;
+        # zoned-guest.sh: the same, with zoned scsi_debug and null_blk on demand.
+        zoned) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi configfs" ;;
         # No DRM driver: the console stays vgacon, the VGA's text mode with its ROM font.
         console) echo "ahci sd_mod nvme virtio_pci virtio_blk virtio_scsi" ;;
         # The standard VGA's DRM driver: fbcon takes over tty1 when it binds.
@@ -79,7 +81,7 @@ modules_on_demand_for() {
         standard) echo "null_blk scsi_debug" ;;
         # flush-guest.sh (after the triage) stacks a loop device with an ext2 file system.
         triage) echo "null_blk scsi_debug loop ext4" ;;
-        discard) echo "null_blk scsi_debug" ;;
+        discard | zoned) echo "null_blk scsi_debug" ;;
     esac
 }
 
@@ -183,7 +185,7 @@ run() {
     # against a revolution of 8.33 ms at 7200 rpm: the verdict would depend on the host's
     # disk. Reads, all the triage does, are the same.
     local sata_rotation= sata_cache= virtio0_throttle=
-    if [ "$diskset" = triage ]; then
+    if [ "$diskset" = triage ] || [ "$diskset" = zoned ]; then
         sata_rotation=",rotation_rate=7200"
         sata_cache=",cache=unsafe"
         virtio0_throttle=",throttling.bps-total=32000000"
@@ -274,6 +276,8 @@ run() {
             ;;
         # tests/vm/discard-guest.sh: the four disks alone (QEMU's default discard=ignore).
         discard) ;;
+        # tests/vm/zoned-guest.sh: the four disks, the SATA one at 7,200 rpm (above).
+        zoned) ;;
         *) echo "unknown disk set $diskset" >&2; return 2 ;;
     esac
     local img

@@ -632,6 +632,9 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
             .map_or("?".into(), |r| if r { "yes".into() } else { "no".into() }),
     ));
     lines.push(Line::from(l3));
+    if let Some((label, words)) = d.zoning.words() {
+        lines.push(Line::from(kv(label, words)));
+    }
     let mut l4 = kv(
         "blocks",
         format!(

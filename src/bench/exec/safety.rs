@@ -2,7 +2,7 @@
 //! only when the admin typed the device's own name. Pure: it decides from the inventory.
 
 use crate::model::usage;
-use crate::model::{DevNum, FileId, InUse, Inventory};
+use crate::model::{DevNum, FileId, InUse, Inventory, ZoneModel};
 
 /// Why a write test may not run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,6 +23,13 @@ pub enum WriteRefusal {
          confirm"
     )]
     NotConfirmed { name: String },
+    #[error(
+        "refusing to write to {name}: it is a host-managed zoned device ({zones}). Its \
+         sequential zones take writes only in order, at each zone's write pointer, and this \
+         test writes where it chooses: the drive would reject the writes part-way. Reading \
+         it is fine (a read test, scan, triage)"
+    )]
+    HostManaged { name: String, zones: String },
     #[error(
         "refusing to write to {name}: the device is read-only (ro=1 in sysfs: losetup -r, \
          blockdev --setro or a write-protect switch). Make it writable (blockdev --setrw) or \
@@ -173,6 +180,15 @@ pub fn check_device_write(
         return Err(WriteRefusal::UsageUnknown {
             name: name.into(),
             why: inv.notes.join("; "),
+        });
+    }
+    // Before the typed name: no name typed makes these writes possible.
+    if let Some(d) = inv.devices.iter().find(|d| d.name == name)
+        && d.zoning.kernel == Some(ZoneModel::HostManaged)
+    {
+        return Err(WriteRefusal::HostManaged {
+            name: name.into(),
+            zones: d.zoning.words().map_or_else(String::new, |w| w.1),
         });
     }
     check_confirmation(name, confirmation)
@@ -519,5 +535,35 @@ mod tests {
         assert!(matches!(e, WriteRefusal::UsageUnknown { .. }));
         let e = check_device_write(&inv(), "sdq", Some("sdq")).unwrap_err();
         assert!(matches!(e, WriteRefusal::Unknown { .. }));
+    }
+
+    #[test]
+    fn a_host_managed_zoned_device_is_refused_before_its_name_is_asked() {
+        let mut i = inv();
+        let mut zoned = BlockDevice::unknown("sdz", "/dev/sdz".into());
+        zoned.zoning = crate::model::Zoning {
+            kernel: Some(ZoneModel::HostManaged),
+            nr_zones: Some(16),
+            zone_bytes: Some(4 << 20),
+            ..Default::default()
+        };
+        let mut aware = BlockDevice::unknown("sdy", "/dev/sdy".into());
+        aware.zoning.kernel = Some(ZoneModel::HostAware);
+        i.devices.extend([zoned, aware]);
+        for confirmation in [None, Some("sdz")] {
+            let e = check_device_write(&i, "sdz", confirmation).unwrap_err();
+            assert!(matches!(e, WriteRefusal::HostManaged { .. }), "{e:?}");
+            assert!(!is_unconfirmed(&e));
+            let text = e.to_string();
+            assert!(
+                text.starts_with(
+                    "refusing to write to sdz: it is a host-managed zoned device (host-managed, \
+                     16 zones of 4 MiB)"
+                ) && text.contains("Reading it is fine"),
+                "{text}"
+            );
+        }
+        // Host-aware zones take random writes (the drive manages them).
+        assert_eq!(check_device_write(&i, "sdy", Some("sdy")), Ok(()));
     }
 }

@@ -337,7 +337,7 @@ fn the_json_has_exactly_the_contracts_fields() {
             keys(&d["fitness"]),
             set(
                 "erc drive_zoned trim farm_power_on_hours farm_recording kernel_zoned nr_zones \
-                 timeout_s arrays"
+                 timeout_s arrays write_cache power_loss_protection"
             )
         );
         for f in d["findings"].as_array().unwrap() {
