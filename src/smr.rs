@@ -17,6 +17,8 @@ const MIB: u64 = 1 << 20;
 pub const WARM_UP: usize = 1;
 /// Intervals whose median is the baseline a cliff is measured against.
 pub const BASELINE: usize = 5;
+/// The fewest of them a cliff that begins sooner is measured against.
+pub const MIN_BASELINE: usize = 2;
 /// A window this many intervals long is looked at for a cliff...
 pub const CONFIRM: usize = 10;
 /// ...and this many of its intervals must be slow: single slow seconds are noise.
@@ -162,21 +164,22 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// The cliff detector. The baseline is the median MB/s of the `BASELINE` intervals after the
-/// `WARM_UP`; an interval is slow below a fifth of it; the cliff begins at the first window of
-/// `CONFIRM` intervals with at least `CONFIRM_SLOW` slow ones (its first slow interval),
-/// so a few slow seconds (a drive's housekeeping, a busy host) are not a cliff. The series
-/// must reach the window's end: a cliff is proven when this returns `Cliff`.
+/// `WARM_UP`, or of those before the window looked at when it begins sooner (at least
+/// `MIN_BASELINE`: a small cache fills within them); an interval is slow below a fifth of it;
+/// the cliff begins at the first window of `CONFIRM` intervals with at least `CONFIRM_SLOW`
+/// slow ones (its first slow interval), so a few slow seconds (a drive's housekeeping, a busy
+/// host) are not a cliff. A cliff is proven when this returns `Cliff`.
 pub fn detect(series: &[Sample]) -> Finding {
     let first = WARM_UP;
     let judged = first + BASELINE;
-    if series.len() < judged + CONFIRM {
-        return Finding::TooShort {
-            intervals: series.len(),
-        };
-    }
-    let baseline = median(series[first..judged].iter().map(Sample::mbps).collect());
-    let slow = |s: &Sample| s.mbps() < baseline / CLIFF_FACTOR;
-    for start in judged..=series.len() - CONFIRM {
+    for start in first + MIN_BASELINE..=series.len().saturating_sub(CONFIRM) {
+        let baseline = median(
+            series[first..start.min(judged)]
+                .iter()
+                .map(Sample::mbps)
+                .collect(),
+        );
+        let slow = |s: &Sample| s.mbps() < baseline / CLIFF_FACTOR;
         let window = &series[start..start + CONFIRM];
         if window.iter().filter(|s| slow(s)).count() >= CONFIRM_SLOW {
             // The window holds at least one slow interval: the cliff begins at the first.
@@ -190,6 +193,11 @@ pub fn detect(series: &[Sample]) -> Finding {
                 worst_s: after.iter().map(Sample::worst_s).fold(0.0, f64::max),
             };
         }
+    }
+    if series.len() < judged + CONFIRM {
+        return Finding::TooShort {
+            intervals: series.len(),
+        };
     }
     Finding::Steady {
         mbps: median(series[first..].iter().map(Sample::mbps).collect()),

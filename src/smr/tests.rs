@@ -208,3 +208,24 @@ fn the_random_places_cover_the_range() {
     r.fill(&mut buf);
     assert!(buf.iter().any(|&b| b != 0));
 }
+
+#[test]
+fn a_cache_that_fills_within_the_baseline_seconds_is_a_cliff_where_it_begins() {
+    // The root test's FUSE disk on an idle host: its 64 MiB are full in the 4th second, so
+    // the seconds the baseline is taken from hold the cliff itself.
+    let mut rates = vec![20.2, 21.6, 18.9, 6.6];
+    rates.extend(repeat(0.2, 12));
+    match detect(&series(&rates, 20.0)) {
+        Finding::Cliff {
+            onset,
+            before_mbps,
+            after_mbps,
+            ..
+        } => {
+            assert_eq!(onset, 4, "the first slow second");
+            assert!(before_mbps > 15.0, "{before_mbps}");
+            assert!(after_mbps < 0.5, "{after_mbps}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
