@@ -11,9 +11,9 @@
 //!
 //! - every screen visited (Devices, the help, Test, a read test running with its charts and
 //!   finished, run again, Results, Compare, Health, a surface scan running and stopped, a
-//!   triage, the capacity probe's dialog, the probe and its stop, the flush check's dialog
-//!   and the check running) holds nothing of the earlier output: each cell is one the
-//!   program drew;
+//!   triage, the capacity probe's dialog, the probe and its stop, the TRIM check's dialog and
+//!   its verdict, the flush check's dialog and the check running) holds nothing of the
+//!   earlier output: each cell is one the program drew;
 //! - no glyph is the font's stand-in for a character it lacks (the console draws those as `?`);
 //! - no character is drawn in its background's colour, and the selected device row differs
 //!   in colour from the others;
@@ -558,6 +558,18 @@ fn every_screen_on(kind: &Kind) {
         Some("1"),
         "┌ Devices",
     );
+    // The TRIM check writes too: its dialog, the name typed, the check to its verdict.
+    visit(
+        &mut console,
+        "trim-dialog",
+        Some("shift-t"),
+        "Confirm the TRIM check",
+    );
+    for key in ["n", "v", "m", "e", "0", "n", "1"] {
+        console.key(key);
+    }
+    visit(&mut console, "trim", Some("ret"), "Verdict:");
+    visit(&mut console, "devices-from-trim", Some("1"), "┌ Devices");
     // The flush check writes: its dialog, the name typed, the check running.
     visit(
         &mut console,
