@@ -16,8 +16,11 @@ REPO=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test-build-time.XXXX")
 trap 'rm -rf "$WORK"' EXIT
 
+# Resolved once: a commit made while the rounds run must not change what HEAD means here.
+declare -A SHA
 for rev in "$A" "$B"; do
     sha=$(git -C "$REPO" rev-parse --short "$rev^{commit}")
+    SHA[$rev]=$sha
     mkdir -p "$WORK/$sha/src"
     git -C "$REPO" archive "$sha" | tar -x -C "$WORK/$sha/src"
     echo "$rev = $sha: $(ls "$WORK/$sha/src/tests"/*.rs "$WORK/$sha/src/tests"/*/main.rs 2>/dev/null | wc -l) test binaries"
@@ -48,7 +51,7 @@ build() { # $1 = scratch directory of a rev
 results=()
 for r in $(seq "$ROUNDS"); do
     for rev in "$A" "$B"; do
-        sha=$(git -C "$REPO" rev-parse --short "$rev^{commit}")
+        sha=${SHA[$rev]}
         dir=$WORK/$sha
         rm -rf "$dir/target"
         read -r clean clean_cpu <<<"$(secs build "$dir")"
