@@ -149,8 +149,8 @@ pub fn run(
         )
     })?;
     let changer = Changer::new(Arc::clone(&drives), journal, Lifetime::Session);
-    // Held until the guard has put the setting back: a second sweep is refused before it reads
-    // this one's temporary value as the value at start.
+    // The claim lasts until the guard has put the setting back: a second sweep is refused
+    // before it reads this one's temporary value as the value at start.
     changer.claim(&device, &setting_sweep::claim_label(kind, &device.name))?;
     let asked = args.sweep_sched.clone().unwrap_or_default();
     let (settings, more) = values(drives.as_ref(), &device, kind, &asked)?;
