@@ -1,5 +1,5 @@
-//! The bodies of the headless commands: `run` (its own module), `cache`, `smart`, `sched`,
-//! `restore` and the hidden `debug` tools. Each resolves the device, acts through the library
+//! The bodies of the headless commands: the long ones in modules of their own; here `cache`,
+//! `smart`, `sched`, `restore` and the hidden `debug` tools. Each resolves the device, acts
 //! (changes through the journaled `Changer`), and prints what the device reports afterwards.
 
 pub mod capacity;
@@ -62,9 +62,8 @@ fn orphan_hint(journal_dir: &Path) -> String {
     )
 }
 
-/// The exit status of an error a command returned: 2 for a usage error (an argument found
-/// wrong after parsing, or a write asked without `--destroy-data`, for one target or a list),
-/// 1 for every other error (`model::exit` has the table).
+/// The exit status of a command's error: 2 for a usage error (a bad argument found after
+/// parsing, or a write without `--destroy-data`), else 1 (the table is in `model::exit`).
 pub fn exit_status_of(err: &anyhow::Error) -> u8 {
     let unconfirmed = err.chain().any(|e| {
         crate::bench::exec::safety::is_unconfirmed(e)
@@ -176,9 +175,8 @@ pub fn smart(root: &SysRoot, args: &SmartArgs, width: usize) -> anyhow::Result<E
     Ok(smart_exit_code(health.verdict))
 }
 
-/// `smart`'s exit status: a script that asks whether a disk is healthy must not read "no
-/// drive answered" (a loop device, a bridge that passes no commands) as a pass. 2 stays the
-/// usage error's, as for every command.
+/// `smart`'s exit status: a script asking whether a disk is healthy must not read "no drive
+/// answered" (a loop device, a bridge that passes no commands) as a pass.
 fn smart_exit_code(verdict: Verdict) -> ExitCode {
     match verdict {
         Verdict::Passed => ExitCode::SUCCESS,

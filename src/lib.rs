@@ -1,23 +1,22 @@
 //! disktriage: storage triage for the Linux console.
 //!
-//! The crate is a library with a thin binary (`src/main.rs`). Layers only point down: the
-//! modules are listed from the bottom up, and each uses only those listed before it.
+//! A library with a thin binary (`src/main.rs`). Layers only point down: the modules are
+//! listed bottom up, and each uses only those listed before it.
 //!
-//! - `model`: plain data (devices, units, usage, caches, SMART, recorded changes, display-safe
-//!   text).
+//! - `model`: plain data (devices, units, usage, caches, SMART, recorded changes, safe text).
 //! - `smart`: decodes drive pages (ATA, NVMe, SCSI sense, smartctl JSON) into a verdict, and
 //!   builds the commands that ask for them.
-//! - `scan`: the surface scan's pure core (latency buckets, merged range lists, the block map,
-//!   ddrescue mapfiles, badblocks lists, the bisection of a failed block, the verdict), over
-//!   a `BlockReader` trait that `sys::scan` implements for a device.
-//! - `flush`: the flush check's pure core (the timing verdict against one revolution, the
-//!   power-cut check's records, its LOG and the verify of what came back).
-//! - `trim`: whether a discard does what the device claims (the claims' bits, the scratch
-//!   range, the pattern, the read back, the sentence).
-//! - `smr`: the write-cliff probe's pure core (the scratch range, the random places, the
-//!   per-second samples, the cliff detector and what a cliff means on the device).
+//! - `scan`: the surface scan's pure core (latency buckets, range lists, the block map,
+//!   ddrescue mapfiles, badblocks lists, bisecting a failed block, the verdict), over a
+//!   `BlockReader` that `sys::scan` implements.
+//! - `flush`: the flush check's pure core (the timing verdict against one revolution; the
+//!   power-cut check's records, LOG and verify).
+//! - `trim`: whether a discard does what the device claims (claim bits, scratch range,
+//!   pattern, read back, sentence).
+//! - `smr`: the write-cliff probe's pure core (scratch range, random places, per-second
+//!   samples, the cliff detector and what a cliff means).
 //! - `capacity`: the fake-capacity probe's pure core (stamps, where to write and read, the
-//!   put-back), over a `SectorIo` trait that `sys` implements for a device.
+//!   put-back), over a `SectorIo` that `sys` implements.
 //! - `sys`: the only module that touches the operating system (`/sys`, `/proc`, `/dev`,
 //!   ioctls, io_uring, signals) and the only one allowed `unsafe` (granted below). Drive
 //!   commands go through its `DriveControl` trait (`LinuxDrives`, `FakeDrives` in tests).
@@ -90,9 +89,8 @@ use sys::SysRoot;
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let root = SysRoot::new(&cli.root);
     let history_dir = cli.history_dir();
-    // One check before anything is opened: a captured tree is read, never switched. A boot
-    // rule written into an installed system's image (`--persist --target-root DIR`, DIR not
-    // the running system) reaches nothing live, and is allowed.
+    // Before anything is opened: a captured tree is read, never switched. A boot rule written
+    // into another system's image (`--persist --target-root DIR`) reaches nothing live.
     let into_an_image = |c: &Command| {
         matches!(c, Command::Sched(a) if a.persist
             && SysRoot::new(&a.target_root).switching_refused().is_some())

@@ -10,9 +10,8 @@ fn main() -> ExitCode {
     match disktriage::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            // Control characters (from a file name, a journal value) are escaped: they would
-            // drive the terminal. Not eprintln!: it panics when stderr is a terminal that
-            // hung up.
+            // Control characters (a file name, a journal value) would drive the terminal. Not
+            // eprintln!: it panics when stderr is a terminal that hung up.
             let text = disktriage::model::text::neutralize_controls(&format!("{err:#}"));
             disktriage::report::output::write_stderr(&format!("disktriage: {text}\n"));
             // A usage error found after parsing exits as clap's own do.

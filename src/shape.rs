@@ -34,7 +34,7 @@ use std::path::Path;
 const MAX_LINES: usize = 800;
 
 /// Import circles between files that exist today, each by its files (sorted). None since
-/// issue 24 broke bench's, `commands/run`-`multi`'s and `model`'s; a new one fails the test.
+/// issue 24.
 const KNOWN_CIRCLES: &[&[&str]] = &[];
 
 /// Imports that point up the layers today: (importing file, imported file). None.
@@ -48,10 +48,8 @@ const KNOWN_BIG: &[&str] = &[];
 const JOB_GENERIC: &[&str] = &["src/flow/job.rs", "src/tui/jobs.rs"];
 
 /// The "add" recipes of docs/development.md and the most files each may name: only ever
-/// lower one. A screen that runs a job is its file and line and the job's (issue 37: it was
-/// 5 files besides the job while each job had its own `Cmd`, `Msg` and arms). An engine is its
-/// file and its line in `ENGINES` (issue 37: it was 3 files while `EngineKind` had a variant
-/// and a row per engine).
+/// lower one. A screen that runs a job is its file and line and the job's (5 files besides the
+/// job before issue 37); an engine is its file and its line in `ENGINES` (3 before issue 37).
 const RECIPES: &[(&str, usize)] = &[
     ("### Add a job", 2),
     ("### Add an I/O engine", 2),
@@ -152,8 +150,7 @@ impl Crate {
                 let Some(to) = self.resolve(&f.module, &segments) else {
                     continue;
                 };
-                // A module names its own submodules (`mod x; pub use x::Y; x::f()`): that is
-                // the module tree, not an import.
+                // Its own submodules: the module tree, not an import.
                 if !to.module.starts_with(&f.module) {
                     out.push(Import {
                         from: f.file.clone(),

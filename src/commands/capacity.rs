@@ -1,7 +1,6 @@
 //! `disktriage capacity DEV --confirm NAME | --destroy-data NAME [--journal FILE] [--json]`:
-//! the fake-capacity probe (`flow::capacity::CapacityJob`, through `commands::job`) with its
-//! progress line and report; and
-//! `restore --capacity JOURNAL`, the put-back a crash left.
+//! the fake-capacity probe (`flow::capacity::CapacityJob`) with its progress line and report;
+//! and `restore --capacity JOURNAL`, the put-back a crash left.
 //!
 //! Exit status: 0 real, 4 fake (data written past its real end is lost), 5 unknown (stopped
 //! or failed before a verdict), 1 when a sector could not be put back (the journal is kept),

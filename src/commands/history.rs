@@ -15,9 +15,8 @@ use crate::sys::signals::{Catch, StopSignals};
 use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 use crate::{drive_state, report};
 
-/// Adds a finished headless test (its repeats on one target, `runs`) to the history as one
-/// entry; says on stderr when it cannot (the result stands either way). A signal while it
-/// waits for the history's lock ends the wait.
+/// Adds a finished headless test (`runs`: its repeats on one target) to the history as one
+/// entry; a failure is a warning on stderr.
 pub fn record_run(root: &SysRoot, dir: &Path, runs: &[RunReport]) {
     let Some(report) = runs.first() else { return };
     let disk = crate::history::identity_of(root, &report.target);
@@ -34,8 +33,8 @@ pub fn record_run(root: &SysRoot, dir: &Path, runs: &[RunReport]) {
         }
         _ => None,
     };
-    // Another process holding the history's lock must not keep this one from ending on
-    // Ctrl-C, SIGTERM or SIGHUP: the wait polls a flag those signals set (and is bounded).
+    // Another process holding the history's lock must not keep a stop signal from ending
+    // this one: the (bounded) wait polls the signals' flag.
     let stop = StopSignals::catch(Catch::Command).ok();
     let stopped = || stop.as_ref().is_some_and(|s| s.is_set());
     match History::new(dir).record_test(disk, runs, drive_cache, &stopped) {

@@ -1,8 +1,7 @@
-//! The CLI's one job runner: a long command is its arguments, a job (`flow::job::Job`) run
-//! here on a thread of its own with the command's stop signals as its stop flag, the one
-//! progress line on stderr drawn from the job's messages by the command's `Follow`, and the
-//! report from what the job hands back (`Job::Output`). `scan`, `triage`, `flushcheck`,
-//! `capacity`, `trimcheck` and the setting sweeps run through it.
+//! The CLI's job runner: a long command runs its `flow::job::Job` on a thread of its own,
+//! stopped by the command's stop signals, draws one progress line on stderr through its
+//! `Follow`, and reports from `Job::Output`. `scan`, `triage`, `flushcheck`, `capacity`,
+//! `trimcheck` and the setting sweeps use it.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -14,8 +13,8 @@ use crate::flow::job::{Job, JobContext};
 use crate::flow::progress::ProgressLine;
 use crate::sys::signals::StopSignals;
 
-/// How a command reads its job's messages: the text of its progress line, and what it keeps
-/// for the report (the messages are its own).
+/// How a command reads its job's messages: its progress line, and what it keeps for the
+/// report.
 pub trait Follow<M> {
     /// How often the job's progress is wanted, and the line redrawn without news.
     fn every(&self) -> Duration;
@@ -23,16 +22,14 @@ pub trait Follow<M> {
     /// Hears one message: the line's new text, when it changes.
     fn hear(&mut self, msg: M) -> Option<String>;
 
-    /// Once per `every`, news or not: the line's new text (its clock runs while a read or
-    /// a flush hangs).
+    /// Once per `every`, news or not, so the line's clock runs while a read or a flush hangs.
     fn tick(&mut self) -> Option<String> {
         None
     }
 }
 
-/// Runs `job` to its end on a thread of its own, stopped by `signals` (SIGINT, SIGTERM,
-/// SIGHUP: the job winds down and puts back what it changed), its messages drawn as the one
-/// progress line on stderr (a terminal only; cleared at the end); returns its output.
+/// Runs `job` to its end, stopped by `signals` (it winds down and puts back what it changed);
+/// the progress line shows on a terminal only and is cleared at the end.
 pub fn run_job<J: Job>(
     job: J,
     signals: &StopSignals,

@@ -1,6 +1,6 @@
 //! `disktriage run`: prepare the target (with the write guard), build the plan, run it with a
-//! live progress line on stderr, print the report. Ctrl-C, SIGTERM or SIGHUP stop the run
-//! cleanly: what completed is still reported, and the exit status is 128 + the signal.
+//! progress line on stderr, print the report. A stop signal ends the run cleanly: what
+//! completed is reported, and the exit status is 128 + the signal.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -42,16 +42,12 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
     if args.fio {
         return print_fio(&request);
     }
-    // Ctrl-C, SIGTERM and SIGHUP (the terminal or the SSH connection went away) are caught from
-    // here on. During the layout of a new test file they stop it and the partial file is
-    // removed; during the run they set the runner's stop flag: workers finish their current
-    // I/O and the figures of what completed are reported. The exit status is 128 + the signal.
-    // A SIGHUP ignored at start (`nohup`) stays ignored.
+    // Stop signals (`sys::signals`) are caught from here on: they stop a new test file's
+    // layout (the partial file removed) or the run (workers finish their current I/O).
     let signals = StopSignals::catch(Catch::Command)?;
     let layout_stop = signals.flag();
-    // `--repeats N`: the test N times, one after the other, each with its own session (the
-    // engine probe is remembered for the invocation); a signal or a failed repeat ends the
-    // repeats, and what completed is reported.
+    // `--repeats N`: one session each (the engine probe is remembered); a signal or a failed
+    // repeat ends the repeats, and what completed is reported.
     let asked = args.repeats.unwrap_or(1);
     let mut reports: Vec<crate::bench::results::outcome::RunReport> = Vec::new();
     let mut later_error: Option<anyhow::Error> = None;
@@ -156,12 +152,10 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints what fio would run. Nothing is written and no file is created: a missing file
-/// target is planned at its --size.
+/// Prints what fio would run; nothing is written (a missing file is planned at its --size).
 ///
-/// A command that writes to a block device disktriage itself would refuse (mounted, swap,
-/// held, or its use unknown) comes after a `# WARNING:` comment that says why, also on
-/// stderr: the output stays a script that can be pasted, and the reason is in it.
+/// A write to a block device disktriage would refuse comes after a `# WARNING:` comment, also
+/// on stderr: the output stays a script that can be pasted, with the reason in it.
 fn print_fio(req: &TargetRequest) -> anyhow::Result<ExitCode> {
     let facts = target::probe(req.path, req.root, req.params.size)?;
     let plan = build_plan(req.test, req.params, &facts, true)?;
@@ -189,8 +183,8 @@ fn fio_write_warning(req: &TargetRequest) -> anyhow::Result<Option<String>> {
     let PathKind::BlockDevice { name, .. } = direct::identify(req.path)? else {
         return Ok(None);
     };
-    // The device fio would write is a live one: its use is read from the live system, as
-    // the write guard reads it, whatever --root says.
+    // fio would write a live device: its use is read from the live system, whatever --root
+    // says.
     let inv = SysRoot::host().inventory()?;
     Ok(fio_warning_text(
         &req.path.display().to_string(),
@@ -213,8 +207,8 @@ fn fio_warning_text(path: &str, verdict: Result<(), WriteRefusal>) -> Option<Str
     )))
 }
 
-/// `disktriage tests`: the catalogue, word-wrapped to `width` columns (80 on a console or a
-/// pipe) with each test's text under its own column.
+/// `disktriage tests`: the catalogue, wrapped to `width` columns, each test's text in its
+/// own column.
 pub fn list_tests(width: usize) -> String {
     let mut out = String::from("Tests (disktriage run TARGET --test NAME):\n");
     for t in &CATALOG {

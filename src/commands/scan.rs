@@ -1,16 +1,11 @@
 //! `disktriage scan`: the surface scan of one block device, read-only.
 //!
 //! Every check runs before the first read: the arguments, the device, the output files (never
-//! on the scanned disk: a scan writes nothing to it, not even through a file system on it) and
-//! an existing mapfile (it must be of a device of this size, and of this disk when it says
-//! which). Then the scan job the TUI's scan runs too (`flow::scan::OpenedScan`, through
-//! `commands::job`) reads block by block; between reads the stop flag (SIGINT, SIGTERM,
-//! SIGHUP) is checked and the mapfile saved every 30 s; the progress line is drawn from the
-//! job's updates (`flow::scan_progress`), which keep coming while a read hangs, so it shows
-//! as waiting. On a stop the
-//! mapfile and the badblocks list are saved, the summary of what was read is printed, and the
-//! exit status is 128 + the signal. Otherwise 0 every sector read, 4 some unreadable, 3 none
-//! unreadable but blocks abandoned at `--timeout`, 5 the scan could not finish.
+//! on the scanned disk, not even through a file system on it) and an existing mapfile (of a
+//! device of this size, and of this disk when it says which). The scan job is the TUI's
+//! (`flow::scan::OpenedScan`, run by `commands::job`); the mapfile is saved every 30 s. A stop
+//! signal saves the files, prints what was read and exits 128 + the signal. Otherwise 0 every
+//! sector read, 4 some unreadable, 3 blocks abandoned at `--timeout`, 5 the scan incomplete.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -76,8 +71,8 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         .set_block(block)
         .context("cannot allocate the read buffer")?;
     let target = describe(&device, &shown);
-    // --repair: the write tests' guard, before anything is read (the SG_IO probe below reads a
-    // sector) and before any output file is touched.
+    // --repair's write guard first: before the SG_IO probe below reads a sector, and before
+    // any output file is touched.
     let mut repairer = if args.repair {
         Some(Repairer::prepare(
             &device,
@@ -94,7 +89,6 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         Err(why) => (None, why),
     };
 
-    // The output files: checked, and an existing mapfile read, before anything is read.
     let disk_family = activity::stacked_on(whole_disk(device.dev));
     let mapfile_out = args
         .mapfile
@@ -191,11 +185,9 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         Some(r) => Some(r.not_run(sector)),
         None => None,
     };
-    // The map as the disk is now: the scan's, with each sector that reads after the repair
-    // read. Saved again when the repair changed it (a sector that now reads is '+' in the
-    // mapfile and gone from the badblocks list); the scan's own report keeps what it read.
-    // Copied only when the repair changed it: the map of a dying disk can be millions of
-    // regions.
+    // The map as the disk is now, saved again when the repair changed it (a repaired sector is
+    // '+' and leaves the badblocks list); the report keeps what the scan read. Copied only
+    // then: a dying disk's map can be millions of regions.
     let repaired_map = repaired.as_ref().filter(|r| r.repair.reads_now()).map(|r| {
         let mut now = scan.mapfile.clone();
         r.repair.mark_repaired(&mut now, sector);
@@ -238,9 +230,8 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::from(EXIT_INCOMPLETE));
     }
-    // After a repair, the sectors that read again no longer count: 0 when every sector of the
-    // range now reads (bad sectors an earlier run left in the mapfile, not read again, are not
-    // repaired and still count) and nothing was abandoned.
+    // Repaired sectors no longer count; bad sectors an earlier run left in the mapfile, not
+    // read again, still do.
     if now.bytes_with(Status::BadSector, domain) > 0 {
         return Ok(ExitCode::from(EXIT_UNREADABLE));
     }
@@ -271,8 +262,8 @@ impl super::job::Follow<ScanMsg> for Follow {
     }
 }
 
-/// Saves the mapfile every `SAVE_EVERY` while the scan runs; the first failure is said on
-/// stderr (the last save, at the end, says it again as the command's error).
+/// Saves the mapfile every `SAVE_EVERY`; the first failure is said on stderr (the last save
+/// says it again as the command's error).
 fn save_every(out: Arc<OutputFile>, comments: Vec<String>) -> Checkpoint {
     let mut said = false;
     Checkpoint {
@@ -289,9 +280,8 @@ fn save_every(out: Arc<OutputFile>, comments: Vec<String>) -> Checkpoint {
     }
 }
 
-/// Adds the scan (finished, stopped or cut short) to the history through the recorder the TUI's
-/// scan uses; says on stderr when it cannot (the result stands either way). `stop` ends a wait
-/// for the history's lock.
+/// Adds the scan, however it ended, to the history as the TUI's scan does; a failure is a
+/// warning on stderr. `stop` ends a wait for the history's lock.
 fn record(dir: &Path, target: &ScanTarget, scan: &Scan, seconds: f64, stop: &dyn Fn() -> bool) {
     let device = target.name.as_deref().unwrap_or(&target.path);
     let update = ScanUpdate::of(
@@ -503,15 +493,13 @@ impl Outputs<'_> {
     }
 }
 
-/// `--repair`: the device checked as a write test checks it, and the descriptor the zeros are
-/// written through, opened and checked before the scan starts.
+/// `--repair`: the device checked as a write test checks it, and the zero writer opened and
+/// checked, before the scan starts.
 ///
-/// What O_EXCL promises, and what it does not: from before the scan to the end of the repair
-/// no exclusive opener (a mount, mkfs, md/dm/LVM, another write test) can take the device, and
-/// one that holds it already refuses the repair before anything is read. A process that writes
-/// the device without O_EXCL (`dd of=`) is not stopped: the repair writes only the sectors the
-/// scan found unreadable, so its writes elsewhere stand; one of its own to such a sector
-/// between the scan and the repair is overwritten with zeros, as the typed name confirmed.
+/// O_EXCL keeps every exclusive opener (a mount, mkfs, md/dm/LVM, another write test) off the
+/// device until the repair ends; one already holding it refuses the repair before any read. A
+/// writer without O_EXCL (`dd of=`) is not stopped: only the sectors the scan found unreadable
+/// are written, so its write to one of them is zeroed, as the typed name confirmed.
 struct Repairer {
     writer: ZeroWriter,
     /// The writer's descriptor again, to check between writes that it is still the device.
@@ -524,9 +512,8 @@ struct Repairer {
 }
 
 impl Repairer {
-    /// The write guard (`safety::check_device_write` on the live system, whatever else is
-    /// given), the read-only flag, then the O_DIRECT|O_WRONLY|O_EXCL descriptor, both
-    /// descriptors checked to be the device the guard checked; the SMART counts before.
+    /// The write guard on the live system, the read-only flag, then both descriptors checked
+    /// to be the device the guard saw; reads the SMART counts before.
     fn prepare(
         device: &ScanDevice,
         confirmation: Option<&str>,
@@ -591,8 +578,8 @@ impl Repairer {
         }
     }
 
-    /// Writes zeros over `bad` and reads each sector back through the scan's reader; the
-    /// written device is checked to be the one checked before each write.
+    /// Writes zeros over `bad` and reads each sector back; the device is checked again before
+    /// each write.
     fn run(
         &mut self,
         bad: &[Span],
@@ -607,10 +594,9 @@ impl Repairer {
             checked: chosen,
             ..
         } = self;
-        // A signal (SIGINT, SIGTERM, SIGHUP) stops the repair before the next write too. The
-        // scan may have lasted hours: what O_EXCL does not stop (a loop device stacked on the
-        // target since, mounted or not) is looked for again in the live system before the
-        // first write, and again at most once a second after it.
+        // A signal stops the repair before the next write. The scan may have lasted hours, and
+        // O_EXCL does not stop a loop device stacked on the target since: the in-use check runs
+        // again before the first write, then at most once a second.
         let mut in_use_checked: Option<Instant> = None;
         let mut still_ours = || {
             if stop() {
@@ -682,8 +668,8 @@ fn sector_counts(disk: &str) -> SectorCounts {
             };
         }
     };
-    // The attribute's raw value as the Health view shows it ("N sectors") and the SMART
-    // verdict judges it: all 48 bits, so the before/after agrees with that screen.
+    // All 48 raw bits, as the Health view and the SMART verdict read them, so the
+    // before/after agrees with that screen.
     let raw = |id: u8| ata.attributes.iter().find(|a| a.id == id).map(|a| a.raw);
     SectorCounts {
         reallocated: raw(5),

@@ -1,17 +1,13 @@
 //! `disktriage run --sweep-sched` and `--sweep-cache`: the test under each value of the
 //! disk's I/O scheduler or of the drive's write cache, repeats interleaved, and the table of
-//! `bench::analysis::setting_sweep`. The steps, refusals and sentences are the state machine
-//! `flow::setting_sweep`, in the job the TUI's sweep runs too. This command checks the target,
-//! claims the disk's settings, reads the values, then runs the sweep job
-//! (`flow::sweep_job::SweepJob`, through `commands::job`) with its test runs (`run_step`)
-//! and prints its table.
+//! `bench::analysis::setting_sweep`. The steps, refusals and sentences are
+//! `flow::setting_sweep`'s. This command checks the target, claims the disk's settings, reads
+//! the values, runs the TUI's sweep job (`flow::sweep_job::SweepJob`) with its test runs
+//! (`run_step`) and prints the table.
 //!
-//! Every change goes through the journal (`Changer`, session lifetime) behind a
-//! `RestoreGuard`: the value found at start is put back at the end, after an error, and after
-//! Ctrl-C, SIGTERM or SIGHUP (the signal stops the run in progress, the sweep ends there,
-//! the setting is put back and the table of what completed is printed; the exit status is
-//! 128 + the signal), and on a panic. After a SIGKILL the journal still holds the original
-//! for `disktriage restore` and for the next start of the screen.
+//! Changes go through the journal behind a `RestoreGuard`, which puts the value found at start
+//! back however the sweep ends (`changes::guard`). A stop signal ends the sweep with the run in
+//! progress; the table of what completed is printed and the exit status is 128 + the signal.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -153,9 +149,8 @@ pub fn run(
         )
     })?;
     let changer = Changer::new(Arc::clone(&drives), journal, Lifetime::Session);
-    // The disk's settings are this sweep's until it ends (the claim goes with the changer,
-    // after the guard put the setting back): a second sweep of the disk is refused before it
-    // reads the value at start, which would be this one's temporary value.
+    // The claim lasts until the guard has put the setting back: a second sweep is refused
+    // before it reads this one's temporary value as the value at start.
     changer.claim(&device, &setting_sweep::claim_label(kind, &device.name))?;
     let asked = args.sweep_sched.clone().unwrap_or_default();
     let (settings, more) = values(drives.as_ref(), &device, kind, &asked)?;
@@ -171,8 +166,6 @@ pub fn run(
 
     let guard = RestoreGuard::new(changer, crate::report::restore::announce);
     guard.install_panic_hook();
-    // Ctrl-C, SIGTERM and SIGHUP stop the run in progress and end the sweep; the setting is
-    // put back below, as after any other end. A SIGHUP ignored at start stays ignored.
     let signals = StopSignals::catch(Catch::Command)?;
     let stop = signals.flag();
 
@@ -232,8 +225,8 @@ pub fn run(
             end.error = Some(end.error.map_or(e.clone(), |first| format!("{first}; {e}")));
         }
     }
-    // Refused before anything ran (a write without --destroy-data, bad parameters): the
-    // error alone, as a plain run says it.
+    // Refused before anything ran (no --destroy-data, bad parameters): the error alone, as a
+    // plain run says it.
     if driven.samples.is_empty()
         && !driven.stopped
         && let Some(e) = &end.error
@@ -286,8 +279,7 @@ fn run_step(
     match session.finish() {
         Ok(report) if report.outcome.stopped => StepOutcome::Stopped,
         Ok(report) => {
-            // Each run of a sweep is a finished run like any other: the history keeps it,
-            // with the scheduler or cache state it ran under.
+            // The history keeps each run, with the scheduler or cache state it ran under.
             super::history::record_run(root, history_dir, std::slice::from_ref(&report));
             outcome_of(request.test, &report)
         }
@@ -296,8 +288,7 @@ fn run_step(
 }
 
 /// The progress line: "[sweep 3/12: bfq, repeat 1/3] seq-read  12.3 MB/s  456 IOPS  ETA
-/// 0:25", cleared between runs. The first run of the sweep probes the engines (the others
-/// reuse its choice): its ETA counts the probe.
+/// 0:25", cleared between runs. The first run's ETA counts the engine probe.
 #[derive(Default)]
 struct Follow {
     label: String,

@@ -204,10 +204,9 @@ fn refuse_same_data(paths: &[&PathBuf], checked: &[target::Checked]) -> anyhow::
     Ok(())
 }
 
-/// The targets given, each with its own confirmation from the one --destroy-data list, after
-/// every target, device or file, passed every check a run makes before it touches anything
-/// (in use on the live system, confirmation, read-only, plan, memory) and no two are one
-/// object: nothing is written and no test file is laid out unless all may run.
+/// The targets, each with its share of the --destroy-data list, once each passed a run's
+/// checks (in use, confirmation, read-only, plan, memory) and no two are one object: nothing
+/// is written or laid out unless all may run.
 fn plan_targets(
     root: &SysRoot,
     args: &RunArgs,
@@ -360,8 +359,7 @@ pub fn run(root: &SysRoot, history_dir: &Path, args: &RunArgs) -> anyhow::Result
         report::render_text(&result, DEFAULT_WIDTH)
     };
     write_stdout(&text)?;
-    // Each target's runs (all its repeats, as one test) go to the history under its own
-    // disk, as the TUI records a run on several devices.
+    // Each target's repeats are one run in the history, under its own disk, as in the TUI.
     for t in &result.targets {
         super::history::record_run(root, history_dir, &t.reports);
     }
@@ -397,9 +395,8 @@ fn is_refusal(e: &anyhow::Error) -> bool {
 
 impl Runner<'_> {
     /// Runs the targets `indices` at the same time and adds each one's report (or failure).
-    /// Every target is opened (a new test file laid out) before any starts: a refusal of one
-    /// (what changed since the checks) comes before anything is written to the others, and
-    /// the files laid out for them are removed again.
+    /// All are opened (new test files laid out) before any starts, so a refusal of one comes
+    /// before anything is written to the others.
     fn together(&self, indices: &[usize], result: &mut SeveralResult) -> anyhow::Result<()> {
         let mut ready: Vec<(usize, session::Ready)> = Vec::new();
         for &i in indices {

@@ -1,14 +1,11 @@
 //! `disktriage triage`: one verdict per disk, read-only and within a time bound.
 //!
 //! The disks named (or every whole disk of the inventory) are resolved first: a name that is
-//! no block device is an error before anything is read. Then the triage job the screen runs
-//! too (`flow::triage::TriageJob`, through `commands::job`) reads them all at once within the
-//! bound (a signal ends it early with what was gathered, not recorded), the rules judge them,
-//! the history says what changed since each disk's last triage and records this one, and the
-//! table or the JSON goes to stdout, the Prometheus text to --prom's file (replaced
-//! atomically). The exit status is the worst verdict (0, 3, 4, 5), or 128 + the signal.
-//! `--report PATH...` judges saved smartctl reports (files, or directories of them) instead
-//! (`reports`).
+//! no block device is an error before anything is read. Then the screen's triage job
+//! (`flow::triage::TriageJob`) reads them all at once within the bound (a signal ends it early,
+//! unrecorded), the rules judge them, and the history says what changed since each disk's last
+//! triage and records this one. The exit status is the worst verdict (0, 3, 4, 5), or 128 +
+//! the signal. `--report PATH...` judges saved smartctl reports instead (`reports`).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -65,8 +62,8 @@ pub fn triage(
         since: Some(started),
     };
     let signals = StopSignals::catch(Catch::Command)?;
-    // A triage of a captured tree (--root) read the tree's files, not a disk of this
-    // machine: the history keeps this machine's disks only, and says nothing of the tree's.
+    // A captured tree (--root) holds no disk of this machine: the history keeps this
+    // machine's only.
     let history = (root.root() == std::path::Path::new("/")).then(|| History::new(history_dir));
     let job = TriageJob {
         root: root.clone(),
@@ -173,10 +170,8 @@ pub fn disks(root: &SysRoot, args: &[String]) -> anyhow::Result<Vec<String>> {
     Ok(out)
 }
 
-/// The progress line, redrawn on its own timer whether news comes or not: the time since
-/// the start, each disk's name and step, and how long a step has lasted once it takes
-/// `STEP_SHOWN_AFTER` (a disk that hangs in a read); nothing once every disk is done. It
-/// keeps the report and the history's notes.
+/// The progress line (`progress_line`), redrawn on its own timer so that a disk hanging in a
+/// read shows it; it also keeps the report and the history's notes.
 struct Follow {
     names: Vec<String>,
     started: Instant,

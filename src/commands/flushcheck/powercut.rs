@@ -89,8 +89,7 @@ pub fn record(
     log_path: &Path,
 ) -> anyhow::Result<ExitCode> {
     let signals = StopSignals::catch(Catch::Command)?;
-    // (clap refuses --json with --record as a usage error; this keeps the promise for any
-    // other caller.)
+    // clap already refuses --json with --record; this is for any other caller.
     if args.json {
         bail!("--json goes with --verify (--record prints its progress on stderr)");
     }

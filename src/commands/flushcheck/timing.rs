@@ -1,11 +1,10 @@
 //! `disktriage flushcheck DEV --destroy-data NAME [--rpm N] [--json]`: the timing check.
 //!
-//! The check itself is `flow::flushcheck::timing::check` (the guard, the plan, the rotation
-//! rate, the journaled cache switch, the run, the judgement, the history), the same as the
-//! TUI's, run as a job (`TimingJob`, through `commands::job`); this is its command line: the arguments, the stop signals (SIGINT, SIGTERM, SIGHUP
-//! stop the run between writes: exit 128 + the signal; the cache is put back first, and the
-//! guard's panic hook puts it back after a panic), the progress line, the report and the
-//! exit status. A SIGKILL leaves the journal for `disktriage restore`.
+//! The check itself is the TUI's, `flow::flushcheck::timing::check` (guard, plan, rotation
+//! rate, journaled cache switch, run, judgement, history), run as a job (`TimingJob`). This is
+//! its command line: the arguments, the progress line, the report and the exit status. A stop
+//! signal ends the run between writes, the cache put back first (`changes::guard`), with exit
+//! status 128 + the signal.
 
 use std::path::Path;
 use std::process::ExitCode;

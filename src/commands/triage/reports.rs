@@ -1,12 +1,10 @@
-//! `disktriage triage --report PATH...`: saved smartctl reports judged as disks, without
-//! touching a device. Each file (`-`: standard input) is read as the admin named it (a regular
-//! file, at most `MAX_REPORT` bytes), read as smartctl's text or JSON, and becomes one disk's
-//! facts named by its file name; the same rules judge them and the same report prints them.
-//! A directory stands for the files directly in it, in name order (one level: a subdirectory
-//! is skipped with a note, a dot-file quietly), each as if named. Nothing goes into the
-//! history: the reports are no disks of this host. A file that cannot be read or is no
-//! smartctl report, or a directory with nothing to read, is named on stderr with why, and the
-//! others are still judged; the exit status is then 1 (an error), else the worst verdict's.
+//! `disktriage triage --report PATH...`: saved smartctl reports (text or JSON) judged as
+//! disks, by the same rules and report, without touching a device. Each file (`-`: standard
+//! input; a regular file, at most `MAX_REPORT` bytes) is one disk named by its file name. A
+//! directory stands for the files directly in it, in name order (a subdirectory is skipped with
+//! a note, a dot-file quietly). Nothing goes into the history: these are no disks of this host.
+//! A path that cannot be read or judged is named on stderr and the others are still judged;
+//! the exit status is then 1, else the worst verdict's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
