@@ -1,15 +1,11 @@
-//! The surface scan as a job, one for both faces: `OpenedScan` steps a device opened and set
-//! up by who starts it (`disktriage scan`: its range, read size, mapfile; `commands::scan`),
-//! and the TUI's `ScanJob` opens one with the defaults defined once here (the read size, slow
-//! and timeout; the CLI's flags default to them) and runs it as an `OpenedScan`.
+//! The surface scan as a job, for both faces: `OpenedScan` steps a device its caller opened
+//! and set up (`commands::scan`: range, read size, mapfile), and the TUI's `ScanJob` opens one
+//! with the defaults defined here (the CLI's flags default to them).
 //!
-//! The device is opened read-only (`sys::scan::ScanDevice`: never for writing, never
-//! exclusively, so a mounted or held device is scanned too); the TUI's job checks it is still
-//! the device the admin chose (`ChosenDevice`, as a test run does). The job steps the engine
-//! (`scan::engine`) and sends what it found once per interval (`ScanMsg::Update`), never per
-//! read, and once more at the end with why it ended. The stop flag is read between reads.
-//! While a read hangs, a watcher thread sends the scan as it stood with the read in flight,
-//! once per interval (`scan::live`).
+//! The device is opened read-only (`sys::scan::ScanDevice`); the TUI's job checks it is still
+//! the device the admin chose. Updates go out once per interval, never per read, and once at
+//! the end; the stop flag is read between reads. While a read hangs, a watcher thread sends
+//! the scan with the read in flight (`scan::live`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -108,8 +104,8 @@ pub fn read_until_done(
 /// The scan job's name (`Cmd::StopJob` stops it by it).
 pub const NAME: &str = "scan";
 
-/// The TUI's scan of one device: opened here with the scan's defaults, then run as an
-/// `OpenedScan`; its own order (it needs nothing the screen does not know).
+/// The TUI's scan of one device, opened with the scan's defaults and run as an `OpenedScan`;
+/// its own order (it needs nothing the screen does not know).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanJob {
     /// Its kernel name.
@@ -168,9 +164,8 @@ impl Job for ScanJob {
             ctx.send(ScanMsg::Refused(format!("cannot allocate the buffer: {e}")));
             return;
         }
-        // As the CLI does: on an sd disk (SATA, SAS, USB) a weak sector is abandoned at the
-        // command timeout instead of stalling the screen through the kernel's retries;
-        // elsewhere it is waited for and still counted TIME.
+        // As the CLI does: on an sd disk a weak sector is abandoned at the command timeout
+        // (floor: `sys::scan::SG_MIN_TIMEOUT`), not waited out through the kernel's retries.
         let _ = reader.enforce_timeout(TIMEOUT);
         let scan = Scan::new(
             ScanConfig {
@@ -194,11 +189,8 @@ impl Job for ScanJob {
     }
 }
 
-/// The scan of a device opened and set up by who starts it (`disktriage scan`: its range,
-/// its read size, a mapfile resumed; the TUI's `ScanJob` with the defaults). It sends what
-/// it found once per `ctx.interval`, and while a read hangs the scan as it stood with the
-/// read in flight; it hands back the scan, its whole map, and the device (a repair writes
-/// through it next).
+/// The scan of a device its caller opened and set up (`disktriage scan`, `ScanJob`). It hands
+/// back the scan, its whole map, and the device (a repair writes through it next).
 pub struct OpenedScan {
     /// The name its updates carry.
     pub device: String,
@@ -267,9 +259,8 @@ fn open(path: &std::path::Path, chosen: Option<&ChosenDevice>) -> Result<ScanDev
 }
 
 /// Steps `scan` on `reader` until it ends or the job is stopped, sending an update every
-/// `ctx.interval` of `clock` (the time since the scan started: the wall clock, a fake one in
-/// tests) and a last one at the end; returns the scan. The scan's memory does not grow with
-/// the device, nor does an update's (`ScanUpdate`).
+/// `ctx.interval` of `clock` (fake in tests) and a last one at the end. Neither the scan's
+/// memory nor an update's grows with the device.
 pub fn drive(
     device: String,
     scan: Scan,
@@ -280,10 +271,8 @@ pub fn drive(
     drive_with(device, scan, reader, ctx, clock, None, None)
 }
 
-/// `drive`, and with `watch`, a second thread that looks at the scan every `watch` of the wall
-/// clock and, while a read has been in flight that long, sends the scan as it stood when that
-/// read began with the read in flight (`ScanUpdate::in_flight`): a read that hangs no longer
-/// freezes the screen on the update before it.
+/// `drive`, and with `watch`, a thread that sends the scan with a read in flight that long
+/// (`ScanUpdate::in_flight`): a read that hangs does not freeze the screen.
 pub fn drive_watched(
     device: String,
     scan: Scan,
