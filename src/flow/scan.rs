@@ -35,9 +35,8 @@ pub const INTERVAL: Duration = Duration::from_millis(250);
 /// Points of a scan's zone curve, at most (neighbours merge beyond).
 pub const ZONE_POINTS: usize = 256;
 
-/// The read size: `asked` (--block), else 1 MiB, at most `MAX_BLOCK`. Whatever the device's
-/// largest transfer: the kernel splits a larger plain read into requests it sends together,
-/// and an SG_IO read is sent in pieces (`ScanDevice::enforce_timeout`).
+/// The read size: `asked` (--block), else 1 MiB, at most `MAX_BLOCK`, whatever the device's
+/// largest transfer (a larger read is split: see `ScanDevice::enforce_timeout`).
 pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
     let block = match asked {
         None => DEFAULT_BLOCK / sector * sector,
@@ -61,10 +60,9 @@ pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
 /// A look at the scan from a thread of its own: the thread's name, how often, and the look.
 pub type Watch<'a> = (&'static str, Duration, &'a (dyn Fn(&LiveScan) + Sync));
 
-/// Steps the scan in `live` on `reader` until it ends or `stop()`: after each read
-/// `after_read` (false: stop now), and with `watch`, a thread that calls its function every
-/// its period until the loop ends (a read that hangs is seen there). A stop ends the scan
-/// as stopped.
+/// Steps the scan in `live` on `reader` until it ends or `stop()` (ended as stopped), calling
+/// `after_read` after each read (false: stop now); with `watch`, a thread looks every period
+/// meanwhile, so a read that hangs is seen.
 pub fn read_until_done(
     live: &LiveScan,
     reader: &mut dyn BlockReader,
