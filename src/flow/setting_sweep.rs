@@ -36,13 +36,11 @@ pub enum Next {
     Switch(usize),
     /// Make this run (its value is set), then tell [`SettingSweep::ran`].
     Run(SweepStep),
-    /// Set the value found at start (`settings[0]`) back, then tell
-    /// [`SettingSweep::switched`].
+    /// Put the value at start (`settings[0]`) back, then tell [`SettingSweep::switched`].
     PutBack,
     /// The sweep is over: show its result.
     Done,
-    /// The claim was refused: the sweep ended before anything ran or was switched (its
-    /// `error` says why).
+    /// The claim was refused: nothing ran or was switched (`error` says why).
     Refused,
     /// Nothing: an answer the sweep does not wait for.
     Wait,
@@ -123,8 +121,7 @@ pub struct SettingSweep {
 }
 
 impl SettingSweep {
-    /// A sweep of `device` through `settings` (the value at start first), waiting for its
-    /// claim.
+    /// A sweep of `device` through `settings` (the value at start first), waiting for its claim.
     pub fn new(
         kind: SweepKind,
         device: String,

@@ -80,8 +80,7 @@ pub enum SweepMsg {
     Finished(Box<RunReport>),
     /// The run was refused before it started, or its report could not be made: why.
     RunFailed(String),
-    /// The machine after each move (a claim, a switch, a run, the put-back): the screen
-    /// shows it as it is; `Done` is the end.
+    /// The machine after each move (claim, switch, run, put-back); `Done` is the end.
     State(Box<SettingSweep>),
     /// Nothing ran or was switched: the claim was refused, or the thread did not start.
     Refused(String),
