@@ -1,46 +1,29 @@
 //! Orchestration shared by the two faces, the headless commands (`commands`) and the
-//! interactive program (`app`, `tui`): written once here so that both behave and speak alike.
-//! It sits below both and above the engine, the journal and the history; it draws no screen
-//! and parses no command line.
+//! interactive program (`app`, `tui`), so both behave and speak alike. It sits below both and
+//! above the engine, the journal and the history; it draws no screen and parses no command
+//! line.
 //!
-//! - `job`: the `Job` trait every long-running task implements (what it needs, its messages,
-//!   its stop flag, what it puts back, what it hands back), which the TUI's one runner
-//!   (`tui::jobs`) and the CLI's (`commands::job`) start.
-//!   One file here per job: `scan`, `triage`, `flushcheck`, `capacity`, `trimcheck`,
-//!   `smrcheck`, `sweep_job`.
-//! - `capacity`: the capacity probe job (the guard, the journal, the probe, the put-back) and
-//!   the put-back of a journal a crash left.
-//! - `flushcheck`: the flush check's timing run (commits, write + flush, the flush after
-//!   dirty data, the commits with the write cache off), its write guard, the timing check
-//!   and its job for the CLI (`TimingJob`), and the TUI's flush check job.
-//! - `progress`: the progress line of a headless run on stderr (phase, figures, ETA), for
-//!   `run` on one target or several and the sweeps.
-//! - `scan`: the surface scan job and the one scan loop (the TUI's and `disktriage scan`'s),
-//!   with the scan's defaults.
-//! - `scan_progress`: `scan`'s progress line (the read in flight, what was found, 80 columns).
-//! - `setting_sweep`: the setting sweep as a pure state machine (check, switch, run, measure,
-//!   put back; its refusals and the sentences that say them), which the sweep job
-//!   (`sweep_job`) drives in a loop.
-//! - `sweep_job`: the setting sweep as a job (`disktriage run --sweep-*` and `S`/`W` on the
-//!   Test screen, `SweepOrder`): the machine driven through each switch, run and measure,
-//!   and the value at start put back on every exit.
-//! - `smrcheck`: the write-cliff probe as a job (the guard, the journal, the random writes
-//!   second by second, the cliff detector, the put-back).
-//! - `trimcheck`: the TRIM check as a job (the guard, the journal, the pattern, the discard, the read
-//!   back, the put-back).
-//! - `write_target`: the write tests' guard for the checks that write a device themselves,
-//!   and the place of their journal of saved sectors.
-//! - `triage`: a triage's gathered facts judged, with each disk's changes since its last
-//!   triage, as the report both faces show, and recorded in the history; and the TUI's
-//!   triage job.
+//! - `job`: the `Job` trait every long-running task implements, which the TUI's runner
+//!   (`tui::jobs`) and the CLI's (`commands::job`) start. One file here per job: `scan`,
+//!   `triage`, `flushcheck`, `capacity`, `trimcheck`, `smrcheck`, `sweep_job`.
+//! - `capacity`: the capacity probe job, and the put-back of a journal a crash left.
+//! - `flushcheck`: the flush check's timing run and its jobs (the CLI's and the TUI's).
+//! - `progress`: a headless run's progress line on stderr (phase, figures, ETA).
+//! - `scan`: the surface scan job and the one scan loop, with the scan's defaults.
+//! - `scan_progress`: `disktriage scan`'s progress line (80 columns).
+//! - `setting_sweep`: the setting sweep as a pure state machine, its refusals and sentences.
+//! - `sweep_job`: the setting sweep as a job (`run --sweep-*`, `S`/`W` on the Test screen).
+//! - `smrcheck`: the write-cliff probe as a job.
+//! - `trimcheck`: the TRIM check as a job.
+//! - `write_target`: the guard for the checks that write a device themselves, and the place of
+//!   their journal of saved sectors.
+//! - `triage`: a triage's facts judged, with each disk's changes since its last triage, as the
+//!   report both faces show and the history records; and the TUI's triage job.
 //!
-//! Two more pieces both faces share live lower down, where what they need is: the stop-signal
-//! guard is `sys::signals::StopSignals` (it registers handlers: the operating system's part
-//! stays in `sys`), and the history recorder is `history::History::record_test` (one entry
-//! per test and target, which the CLI prints about and the TUI recalls past runs after).
+//! Two more shared pieces live lower down: the stop-signal guard `sys::signals::StopSignals`
+//! (it registers handlers) and the history recorder `history::History::record_test`.
 
-// The library's surface: the jobs and their parts, as a user of the crate (and the
-// integration tests) reaches them.
+// The library's surface: the jobs and their parts (the integration tests reach them).
 pub use crate::capacity::probe::Progress as CapacityProgress;
 pub use capacity::{CapacityMsg, CapacityOrder, CapacityRun, NAME as CAPACITY_JOB};
 pub use flushcheck::{

@@ -1,20 +1,18 @@
-//! The interactive program: terminal set-up and restore (also after a panic or a signal), the
-//! main loop that feeds messages to `App::update` and draws, handing the commands it returns
-//! to the executor (`executor`), which carries them out through `sys` and the engine.
+//! The interactive program: terminal set-up and restore (also after a panic or a signal), and
+//! the main loop that feeds messages to `App::update`, draws, and hands the commands it
+//! returns to `executor`.
 //!
 //! Whatever the exit (q, Ctrl-C, SIGTERM, SIGHUP, a panic), the terminal is restored and the
-//! settings this session changed (schedulers, drive write caches) are put back, except those
-//! the admin chose to keep. Every change is journaled before it is made (`crate::changes`), so
-//! after a SIGKILL the next start offers to put it back. A panic on another thread (a bug)
-//! ends only that thread: the screen says so, and the session goes on.
+//! session's setting changes are put back, except those the admin chose to keep. Every change
+//! is journaled first (`crate::changes`), so after a SIGKILL the next start offers to put it
+//! back. A panic on another thread ends only that thread: the screen says so.
 
 pub mod drive_reads;
 pub mod executor;
 pub mod jobs;
 pub mod runs;
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::tui::Item` without knowing the files below.
+// The library's surface, as `disktriage::tui::Item` (the integration tests check it).
 pub use executor::{Executor, RunStarter};
 pub use jobs::{INTERVAL, Jobs, in_context, run_here};
 
@@ -91,9 +89,8 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
         );
     }
     let drives: Arc<dyn DriveControl> = Arc::new(LinuxDrives::new(root.clone()));
-    // Changes need the journal (and root); without it the screen still shows everything, and
-    // a change attempt says why it cannot be made.
-    // A captured tree (`--root TREE`) is read, never switched: no journal is opened.
+    // Changes need the journal (and root); a captured tree (`--root TREE`) gets none. Without
+    // it the screen still shows everything, and a change says why it cannot be made.
     let guard = if let Some(why) = root.switching_refused() {
         Err(why)
     } else {
@@ -149,9 +146,8 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
             return Err(e).context("cannot set up the terminal");
         }
     };
-    // The renderer writes only the cells that changed since the frame before, starting from
-    // blank ones: the screen must be blank too. On the kernel's console (no alternate screen)
-    // it still holds the earlier output, which would show through every blank cell.
+    // The renderer writes only changed cells, starting from blank ones: on the kernel's
+    // console (no alternate screen) earlier output would show through.
     if let Err(e) = terminal.clear() {
         release_terminal(terminal);
         restore_terminal();
@@ -207,10 +203,8 @@ pub fn run(root: SysRoot, journal_dir: &Path, history_dir: &Path) -> anyhow::Res
 
 /// Routes panics while the screen is up. A panic on the UI thread `ui` ends the session: the
 /// terminal is restored (`restore`), then the previous hook prints it. Another thread's panic
-/// (the test runner's, a task's) ends only that thread, and whoever waits for it says so (a
-/// run: "the test runner thread panicked"); printing it would scribble over the screen, so
-/// the UI is told instead (`tell`), and `printed_at_exit` keeps it for after the terminal is
-/// restored.
+/// ends only that thread; printing it would scribble over the screen, so the UI is told
+/// (`tell`) and `printed_at_exit` keeps it for after the restore.
 pub fn install_panic_routes(
     ui: ThreadId,
     tell: Sender<Msg>,
@@ -285,9 +279,8 @@ impl TermError for std::convert::Infallible {
     }
 }
 
-/// After `Executor::shutdown` stopped a scan the quit cut short: its last word (the update the
-/// worker sent as it stopped, with why it ended) goes into the history through the app, as a
-/// scan the stop key ended does. Only those records: nothing else runs once quitting.
+/// After `Executor::shutdown` stopped a scan the quit cut short, its last update goes into the
+/// history through the app, as a stopped scan's does. Nothing else runs once quitting.
 fn record_stopped_scan(app: &mut App, rx: &Receiver<Msg>, exec: &mut Executor) {
     while let Ok(msg) = rx.try_recv() {
         let ended = |m: &crate::event::JobMsg| matches!(m.get::<ScanMsg>(), Some(ScanMsg::Update(u)) if u.end.is_some());
@@ -323,13 +316,10 @@ where
 }
 
 /// Feeds the messages on `rx` to the app, draws, and hands the app's commands to the
-/// executor, until the app quits, a signal arrives or the terminal hangs up. Keys come from
-/// whoever holds `tx` (the input thread in the program).
+/// executor, until the app quits, a signal arrives or the terminal hangs up.
 ///
-/// The device list is drawn first: the inventory (what `disktriage list` reads) is read
-/// before the loop, and its frame is drawn before anything slower is started, without the
-/// wait between frames for data (`MIN_FRAME`): the drives' own state (cache, SMART, logs) and
-/// the offer of changes a killed session left behind fill in as they arrive.
+/// The device list comes first: the inventory is drawn before anything slower starts, without
+/// `MIN_FRAME`'s wait; the drives' state and the offer of orphaned changes fill in later.
 #[allow(clippy::too_many_arguments)]
 fn main_loop<B: Backend>(
     terminal: &mut Terminal<B>,
@@ -614,10 +604,9 @@ mod tests {
         }
     }
 
-    /// The first frame the admin sees lists the devices (no empty frame first, which held
-    /// the list back by the wait between frames for data, `MIN_FRAME`), and it is drawn
-    /// before the drives are asked anything (their SMART and cache fill in afterwards). How
-    /// long it takes on a real terminal: `benches/first_frame.rs`.
+    /// The first frame lists the devices (no empty frame first, which held the list back by
+    /// `MIN_FRAME`) and is drawn before the drives are asked anything. Timed on a real
+    /// terminal: `benches/first_frame.rs`.
     #[test]
     fn the_first_frame_lists_the_devices_before_the_drives_are_read() {
         let drives = Arc::new(FakeDrives::new().with(FakeDevice::new("sda", Transport::Sata)));

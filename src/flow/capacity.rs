@@ -1,9 +1,7 @@
 //! The capacity probe as a job (`CapacityJob`), for `disktriage capacity` and the screen: the
-//! write tests' guard, the journal of saved sectors (on another disk than the one probed),
-//! `capacity::Probe` over the device, and the put-back; then `restore_journal`, which
-//! completes the put-back a crash left in a journal (the capacity probe's or the TRIM
-//! check's: they share the journal's format); and `record_check`, which adds either one's
-//! verdict to the history.
+//! guard, the journal of saved sectors (off the probed disk), `capacity::Probe`, the put-back.
+//! Also `restore_journal`, which finishes a put-back a crash left (the TRIM check's journal
+//! too: same format), and `record_check`, which adds either one's verdict to the history.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -155,8 +153,7 @@ pub fn restore_journal(path: &Path) -> anyhow::Result<JournalRestore> {
         .read_bytes()
         .with_context(|| format!("cannot read the journal {shown}"))?;
     let j = journal::parse(&bytes).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
-    // The device the journal was written for: its number and, where the kernel has one,
-    // its diskseq (another disk under the same name has another).
+    // Its number and diskseq: another disk under the same name has another diskseq.
     let chosen = ChosenDevice {
         name: j.header.device.clone(),
         dev: Some(DevNum {
@@ -202,8 +199,7 @@ pub enum CapacityMsg {
 /// The capacity probe job's name (`Cmd::StopJob` stops it by it).
 pub const NAME: &str = "capacity";
 
-/// A probe as the Devices screen asks for it once the name was typed: the sectors it
-/// overwrites are saved in `journal` and put back.
+/// A probe as the Devices screen asks for it once the name was typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CapacityOrder {
     pub device: String,
@@ -212,8 +208,7 @@ pub struct CapacityOrder {
     pub confirmation: String,
     /// Where the saved sectors go: on another disk than the one probed.
     pub journal: PathBuf,
-    /// The device as the admin chose it (none: stamped by the app): refused when the name
-    /// holds another device now.
+    /// The device as the admin chose it (none: stamped by the app).
     pub chosen: Option<ChosenDevice>,
 }
 
@@ -313,9 +308,8 @@ impl Job for CapacityJob {
     }
 }
 
-/// Adds a capacity probe's or a TRIM check's verdict (`test`: `CAPACITY_TEST`,
-/// `TRIM_TEST`) on the device `name`, which took `elapsed` and ends now, to `history`: the
-/// lines worth saying (the history's warnings, or why it was not added).
+/// Adds a capacity probe's or TRIM check's verdict (`test`) on `name` to `history`; returns
+/// the lines worth saying (the history's warnings, or why it was not added).
 pub fn record_check(
     history: &History,
     test: &str,

@@ -1,18 +1,12 @@
-//! The flush check's timing run, shared by the CLI (`commands::flushcheck::timing`) and, as a
-//! job (`FlushJob`), the TUI: durable 4 KiB commits with the write cache as found, write +
-//! flush, one flush after dirty data, and the commits again with the drive's write cache off
-//! where it can be switched. It measures and returns the facts (`flush::timing::TimingFacts`);
-//! judging them is `flush::timing::judge`.
+//! The flush check's timing run, for the CLI (`commands::flushcheck::timing`) and the TUI
+//! (`FlushJob`): durable 4 KiB commits with the write cache as found, write + flush, one flush
+//! after dirty data, and the commits again with the write cache off where it can be switched.
+//! It returns the facts (`flush::timing::TimingFacts`); `flush::timing::judge` judges them.
 //!
-//! The caller owns the guard (`write_target::prepare_write`, before anything touches the device)
-//! and the switch of the cache (through the journal, behind a `RestoreGuard`: `timing`):
-//! this module only asks it to turn the cache off and to put it back, and always asks for the
-//! latter once it asked for the former, whatever ends the run.
+//! The caller owns the guard and the cache switch (`timing`). Once the run asked for the cache
+//! off, it always asks for it back, whatever ends the run.
 //!
-//! `FlushJob` is the TUI's flush check: `timing::check` on one device with the session's
-//! journal for the cache switch (put back at the end of the check, and by the session's guard
-//! whatever the exit), recorded in the history; it tells the step under way (`FlushMsg`) and
-//! the end.
+//! `FlushJob` is the TUI's flush check: `timing::check` with the session's journal.
 
 pub mod target;
 pub mod timing;
@@ -402,8 +396,7 @@ pub struct FlushOrder {
     pub device: String,
     pub path: PathBuf,
     pub confirmation: String,
-    /// The device as the admin chose it (none: stamped by the app): refused when the name
-    /// holds another device now.
+    /// The device as the admin chose it (none: stamped by the app).
     pub chosen: Option<ChosenDevice>,
 }
 
@@ -452,16 +445,13 @@ pub struct FlushJob {
     pub interval: std::time::Duration,
 }
 
-/// Runs the check, telling `progress` each step (its words and how far the whole check
-/// is), ending early when the flag is set: the real check in the program, a stand-in in
-/// tests.
+/// Runs the check, telling `progress` each step and how far it is; ends when the flag is set.
+/// A stand-in in tests.
 pub type FlushChecker = Arc<
     dyn Fn(&FlushJob, &dyn Fn(String, f64), &AtomicBool) -> Result<FlushDone, String> + Send + Sync,
 >;
 
-/// The program's checker: `disktriage flushcheck`'s own timing check (the write guard, the
-/// journaled cache switch put back at its end, the history), its report laid out for the
-/// screen.
+/// The program's checker: `disktriage flushcheck`'s `timing::check`, laid out for the screen.
 pub fn real_checker() -> FlushChecker {
     Arc::new(|job, progress, stop| {
         let Some(journal_dir) = job.journal_dir.as_deref() else {

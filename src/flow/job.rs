@@ -1,19 +1,14 @@
 //! `Job`: a long-running task both faces start the same way (a scan, a triage, a flush
-//! check). A job is told what it needs when it is made, runs on a thread of its own, tells
-//! its progress and its end as its own messages (`Job::Msg`), reads one stop flag, and puts
-//! back whatever it changed itself before it returns (the flush check its write cache).
+//! check). It gets what it needs when made, runs on its own thread, sends its own messages
+//! (`Job::Msg`), reads one stop flag, and puts back what it changed before it returns.
 //!
-//! The TUI's one runner (`tui::jobs`) starts any job, turns its messages into the screen's
-//! and stops every job the same way; the CLI's (`commands::job`) runs one on its thread, draws
-//! its messages as the one progress line and hands the job's `Output` to the report. A job
-//! that sends often paces itself with `JobContext::interval` and `Every`.
+//! The TUI's runner (`tui::jobs`) starts any job and turns its messages into the screen's; the
+//! CLI's (`commands::job`) runs one, draws its messages as the progress line and hands its
+//! `Output` to the report. A job that sends often paces itself with `Every`.
 //!
-//! A screen asks for a job as plain data, an `Order` (the job's file says what it is made
-//! into), sent as `Cmd::StartJob(JobOrder)`; the TUI makes it into its job with what only the
-//! TUI owns (`JobEnv`: the system root, the drives, the history, the journal) and runs it. The
-//! job's messages come back type-erased (`JobMsg`, named after the job) to the screen that
-//! registered that job's name, which takes them back out as the job's own type. So a screen
-//! that runs a job is its file and its registration, with the job's.
+//! A screen asks for a job as plain data, an `Order`, sent as `Cmd::StartJob(JobOrder)`; the
+//! TUI makes the job with what only it owns (`JobEnv`). Its messages come back type-erased
+//! (`JobMsg`, named after the job) to the screen that registered that name.
 
 use std::any::Any;
 use std::fmt;
@@ -32,8 +27,7 @@ pub trait Job: Send + 'static {
     /// What it tells as it goes and at its end.
     type Msg: Send + Clone + fmt::Debug + 'static;
 
-    /// What it hands back at its end to whoever ran it on the calling thread (the CLI's
-    /// report: a scan's whole map, a typed error); the screen hears its messages only.
+    /// What it hands back to the CLI's report (a scan's whole map); the screen gets messages.
     type Output: Send + 'static;
 
     /// Its name; the runner runs one job of a name at a time (a batch of them together).
@@ -52,13 +46,11 @@ pub trait Job: Send + 'static {
     /// What it says when its thread cannot be started.
     fn cannot_start(&self, error: &std::io::Error) -> Self::Msg;
 
-    /// Runs to its end or until `ctx.stopped()`, telling `ctx` what happens; it puts back
-    /// what it changed before it returns.
+    /// Runs to its end or until `ctx.stopped()`; puts back what it changed before it returns.
     fn run(self, ctx: &JobContext<'_, Self::Msg>) -> Self::Output;
 }
 
-/// What a running job is given: the stop flag, where its messages go and how often it may
-/// send progress.
+/// What a running job is given: the stop flag, where messages go, how often to send.
 pub struct JobContext<'a, M> {
     stop: &'a AtomicBool,
     send: &'a (dyn Fn(M) -> bool + Sync),
@@ -107,8 +99,7 @@ impl Every {
         Every { every, last: None }
     }
 
-    /// True when `every` has passed since the last true (and the first time); `force`
-    /// makes it true now (a phase's end).
+    /// True once per `every`, and the first time; `force` makes it true now (a phase's end).
     pub fn due(&mut self, force: bool) -> bool {
         let due = force || self.last.is_none_or(|at| at.elapsed() >= self.every);
         if due {
@@ -118,8 +109,7 @@ impl Every {
     }
 }
 
-/// What jobs put back of the settings they changed: the TUI says on its way out what its
-/// jobs put back as they stopped (the screen that would have said it is gone by then).
+/// Settings jobs put back as they stopped: the TUI says them on its way out.
 pub type PutBack = Arc<Mutex<Vec<RestoreOutcome>>>;
 
 /// What a job is made with besides its order: what only the face that runs it owns.
@@ -168,16 +158,14 @@ impl JobEnv {
     }
 }
 
-/// A job asked for as plain data, what a screen knows: made into its job, when it starts, with
-/// what only the face that runs it owns. It lives in the job's file.
+/// A job asked for as plain data, made into its job when it starts. It lives in the job's file.
 pub trait Order: Any + Send + Clone + PartialEq + fmt::Debug {
     type Job: Job;
 
     /// The job, made with what the runner's side owns.
     fn job(self, env: &JobEnv) -> Self::Job;
 
-    /// Fills in each device as the admin chose it, where the order has none yet (`chosen`
-    /// looks a name up in the inventory on the screen: `App::stamp`).
+    /// Fills in each device as the admin chose it where the order has none (`App::stamp`).
     fn stamp(&mut self, _chosen: &dyn Fn(&str) -> Option<ChosenDevice>) {}
 }
 

@@ -1,8 +1,5 @@
-//! The one progress line of a headless run on stderr, shared by `run` (one target, its
-//! repeats), `run` on several targets and the setting sweeps: redrawn in place (`\r` and
-//! erase-line), cleared when the run ends, and drawn only when stderr is a terminal, so a
-//! redirected stderr holds only messages. The ETA counts the engine probe once the runner
-//! says which phases probe.
+//! The progress line of a headless run on stderr (`run` on one target or several, the setting
+//! sweeps): redrawn in place, cleared at the end, drawn only when stderr is a terminal.
 
 use std::io::{self, IsTerminal};
 use std::sync::mpsc;
@@ -33,9 +30,8 @@ impl ProgressLine {
         self.shown
     }
 
-    /// Replaces the line with `text`. Each write takes stderr's lock for itself only: a panic
-    /// message or warning another thread writes meanwhile would otherwise wait for the lock
-    /// for the whole run, and the run with it.
+    /// Replaces the line with `text`. Stderr is locked per write, not per run, so another
+    /// thread's warning or panic message does not wait for the run to end.
     pub fn show(self, text: &str) {
         if self.shown {
             write_stderr(&format!("\r\x1b[K{text}"));

@@ -1,15 +1,11 @@
-//! The surface scan as a job, one for both faces: `OpenedScan` steps a device opened and set
-//! up by who starts it (`disktriage scan`: its range, read size, mapfile; `commands::scan`),
-//! and the TUI's `ScanJob` opens one with the defaults defined once here (the read size, slow
-//! and timeout; the CLI's flags default to them) and runs it as an `OpenedScan`.
+//! The surface scan as a job, for both faces: `OpenedScan` steps a device its caller opened
+//! and set up (`commands::scan`: range, read size, mapfile), and the TUI's `ScanJob` opens one
+//! with the defaults defined here (the CLI's flags default to them).
 //!
-//! The device is opened read-only (`sys::scan::ScanDevice`: never for writing, never
-//! exclusively, so a mounted or held device is scanned too); the TUI's job checks it is still
-//! the device the admin chose (`ChosenDevice`, as a test run does). The job steps the engine
-//! (`scan::engine`) and sends what it found once per interval (`ScanMsg::Update`), never per
-//! read, and once more at the end with why it ended. The stop flag is read between reads.
-//! While a read hangs, a watcher thread sends the scan as it stood with the read in flight,
-//! once per interval (`scan::live`).
+//! The device is opened read-only (`sys::scan::ScanDevice`); the TUI's job checks it is still
+//! the device the admin chose. Updates go out once per interval, never per read, and once at
+//! the end; the stop flag is read between reads. While a read hangs, a watcher thread sends
+//! the scan with the read in flight (`scan::live`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,9 +35,8 @@ pub const INTERVAL: Duration = Duration::from_millis(250);
 /// Points of a scan's zone curve, at most (neighbours merge beyond).
 pub const ZONE_POINTS: usize = 256;
 
-/// The read size: `asked` (--block), else 1 MiB, at most `MAX_BLOCK`. Whatever the device's
-/// largest transfer: the kernel splits a larger plain read into requests it sends together,
-/// and an SG_IO read is sent in pieces (`ScanDevice::enforce_timeout`).
+/// The read size: `asked` (--block), else 1 MiB, at most `MAX_BLOCK`, whatever the device's
+/// largest transfer (a larger read is split: see `ScanDevice::enforce_timeout`).
 pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
     let block = match asked {
         None => DEFAULT_BLOCK / sector * sector,
@@ -65,10 +60,9 @@ pub fn block_size(asked: Option<u64>, sector: u64) -> anyhow::Result<u64> {
 /// A look at the scan from a thread of its own: the thread's name, how often, and the look.
 pub type Watch<'a> = (&'static str, Duration, &'a (dyn Fn(&LiveScan) + Sync));
 
-/// Steps the scan in `live` on `reader` until it ends or `stop()`: after each read
-/// `after_read` (false: stop now), and with `watch`, a thread that calls its function every
-/// its period until the loop ends (a read that hangs is seen there). A stop ends the scan
-/// as stopped.
+/// Steps the scan in `live` on `reader` until it ends or `stop()` (ended as stopped), calling
+/// `after_read` after each read (false: stop now); with `watch`, a thread looks every period
+/// meanwhile, so a read that hangs is seen.
 pub fn read_until_done(
     live: &LiveScan,
     reader: &mut dyn BlockReader,
@@ -108,8 +102,8 @@ pub fn read_until_done(
 /// The scan job's name (`Cmd::StopJob` stops it by it).
 pub const NAME: &str = "scan";
 
-/// The TUI's scan of one device: opened here with the scan's defaults, then run as an
-/// `OpenedScan`; its own order (it needs nothing the screen does not know).
+/// The TUI's scan of one device, opened with the scan's defaults and run as an `OpenedScan`;
+/// its own order (it needs nothing the screen does not know).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanJob {
     /// Its kernel name.
@@ -168,9 +162,8 @@ impl Job for ScanJob {
             ctx.send(ScanMsg::Refused(format!("cannot allocate the buffer: {e}")));
             return;
         }
-        // As the CLI does: on an sd disk (SATA, SAS, USB) a weak sector is abandoned at the
-        // command timeout instead of stalling the screen through the kernel's retries;
-        // elsewhere it is waited for and still counted TIME.
+        // As the CLI does: on an sd disk a weak sector is abandoned at the command timeout
+        // (floor: `sys::scan::SG_MIN_TIMEOUT`), not waited out through the kernel's retries.
         let _ = reader.enforce_timeout(TIMEOUT);
         let scan = Scan::new(
             ScanConfig {
@@ -194,11 +187,8 @@ impl Job for ScanJob {
     }
 }
 
-/// The scan of a device opened and set up by who starts it (`disktriage scan`: its range,
-/// its read size, a mapfile resumed; the TUI's `ScanJob` with the defaults). It sends what
-/// it found once per `ctx.interval`, and while a read hangs the scan as it stood with the
-/// read in flight; it hands back the scan, its whole map, and the device (a repair writes
-/// through it next).
+/// The scan of a device its caller opened and set up (`disktriage scan`, `ScanJob`). It hands
+/// back the scan, its whole map, and the device (a repair writes through it next).
 pub struct OpenedScan {
     /// The name its updates carry.
     pub device: String,
@@ -267,9 +257,8 @@ fn open(path: &std::path::Path, chosen: Option<&ChosenDevice>) -> Result<ScanDev
 }
 
 /// Steps `scan` on `reader` until it ends or the job is stopped, sending an update every
-/// `ctx.interval` of `clock` (the time since the scan started: the wall clock, a fake one in
-/// tests) and a last one at the end; returns the scan. The scan's memory does not grow with
-/// the device, nor does an update's (`ScanUpdate`).
+/// `ctx.interval` of `clock` (fake in tests) and a last one at the end. Neither the scan's
+/// memory nor an update's grows with the device.
 pub fn drive(
     device: String,
     scan: Scan,
@@ -280,10 +269,8 @@ pub fn drive(
     drive_with(device, scan, reader, ctx, clock, None, None)
 }
 
-/// `drive`, and with `watch`, a second thread that looks at the scan every `watch` of the wall
-/// clock and, while a read has been in flight that long, sends the scan as it stood when that
-/// read began with the read in flight (`ScanUpdate::in_flight`): a read that hangs no longer
-/// freezes the screen on the update before it.
+/// `drive`, and with `watch`, a thread that sends the scan with a read in flight that long
+/// (`ScanUpdate::in_flight`): a read that hangs does not freeze the screen.
 pub fn drive_watched(
     device: String,
     scan: Scan,

@@ -1,8 +1,6 @@
 //! `disktriage scan`'s progress line on stderr: the scan's figures, the read in flight while
-//! one hangs ("waiting 6 s at 150.0 MiB") and what it found so far, on one line that fits an
-//! 80-column console (a wider line wraps there, and every redraw leaves its wrapped part
-//! behind). The command draws it from the scan job's updates, which keep coming while a read
-//! hangs, so its clock runs.
+//! one hangs ("waiting 6 s at 150.0 MiB") and what it found, on one line that fits an
+//! 80-column console (a wrapped line leaves its wrapped part behind at every redraw).
 
 use std::time::Duration;
 
@@ -60,9 +58,8 @@ impl ScanFigures {
     }
 }
 
-/// The line, at most `width` columns: the fullest of a few forms that fits (the total, the
-/// ETA and the labels go first, the name is shortened with `~`), else the shortest cut with
-/// a `~` at its end: never cut without a mark.
+/// The line, at most `width` columns: the fullest form that fits (the name shortened with
+/// `~`), else the shortest cut with a `~` at its end: never cut without a mark.
 pub fn line(f: &ScanFigures, width: usize) -> String {
     // Rounded down: 100.0 % only once every byte is done.
     let pct = if f.planned == 0 {

@@ -1,14 +1,11 @@
 //! The setting sweep as a pure state machine: one test (or the cache preset's two) under each
-//! value of a disk's I/O scheduler or of the drive's write cache, repeats interleaved
-//! (`bench::analysis::setting_sweep::order`), and the value found at start put back at the end, after a
-//! failure, and after a stop.
+//! value of a disk's I/O scheduler or write cache, repeats interleaved
+//! (`bench::analysis::setting_sweep::order`), and the value at start put back at the end,
+//! after a failure and after a stop.
 //!
-//! The steps are check (`scheduler_values`, `cache_values`: may this disk be swept, and
-//! through which values), claim, switch, run, measure, put back. The machine does no I/O: it
-//! says what to do next ([`Next`]) and is told what came of it. The sweep job
-//! (`flow::sweep_job`, both faces') drives it in a loop, switching through the journal's
-//! `Changer` and putting back through its `RestoreGuard`; the screen shows the machine as the
-//! job tells it. The refusals and the sentences a sweep says are here, once.
+//! The steps are check (`scheduler_values`, `cache_values`), claim, switch, run, measure, put
+//! back. The machine does no I/O: it says what to do next ([`Next`]) and is told what came of
+//! it; `flow::sweep_job` drives it. The refusals and the sentences a sweep says are here, once.
 
 use crate::bench::analysis::setting_sweep::{
     self as sweep, SweepKind, SweepResult, SweepSample, SweepStep,
@@ -39,13 +36,11 @@ pub enum Next {
     Switch(usize),
     /// Make this run (its value is set), then tell [`SettingSweep::ran`].
     Run(SweepStep),
-    /// Set the value found at start (`settings[0]`) back, then tell
-    /// [`SettingSweep::switched`].
+    /// Put the value at start (`settings[0]`) back, then tell [`SettingSweep::switched`].
     PutBack,
     /// The sweep is over: show its result.
     Done,
-    /// The claim was refused: the sweep ended before anything ran or was switched (its
-    /// `error` says why).
+    /// The claim was refused: nothing ran or was switched (`error` says why).
     Refused,
     /// Nothing: an answer the sweep does not wait for.
     Wait,
@@ -126,8 +121,7 @@ pub struct SettingSweep {
 }
 
 impl SettingSweep {
-    /// A sweep of `device` through `settings` (the value at start first), waiting for its
-    /// claim.
+    /// A sweep of `device` through `settings` (the value at start first), waiting for its claim.
     pub fn new(
         kind: SweepKind,
         device: String,
@@ -395,10 +389,8 @@ pub fn scheduler_values(
     Ok((values, notes))
 }
 
-/// The write cache values a sweep of `device` goes through (the state at start first); or
-/// why it cannot be swept: the status could not be read (`Err`), the drive has no cache to
-/// switch, or its state is unknown (the words of `disktriage cache` and of the screen:
-/// "not supported on loop").
+/// The write cache values a sweep of `device` goes through (the state at start first); or why
+/// not: the status unread (`Err`), no cache to switch, or its state unknown.
 pub fn cache_values(
     device: &str,
     status: Result<&CacheStatus, String>,

@@ -1,12 +1,9 @@
-//! The write-cliff probe (`disktriage smrcheck`): does sustained random writing fall off a
-//! cliff, as a drive-managed SMR disk's does once its media cache fills? Behind the write
-//! tests' guard, a scratch range is saved whole to the journal (durable, off the device),
-//! then random blocks in it are written with O_DIRECT for up to the time asked, with a
-//! flush ending each second (so the drive's DRAM cannot hide the medium), each second a
-//! `smr::Sample`; `smr::detect` judges the series, and the run stops early once a cliff is
-//! proven. The saved range is put back and read back on every exit; after a crash
-//! `restore --capacity JOURNAL` does it (the journal is the capacity probe's).
-//! `SmrcheckJob` runs it as a job.
+//! The write-cliff probe (`disktriage smrcheck`, `SmrcheckJob`): does sustained random writing
+//! fall off a cliff, as a drive-managed SMR disk's does once its media cache fills? Behind the
+//! write guard, a scratch range is saved to the journal (off the device), then random O_DIRECT
+//! blocks are written in it, a flush ending each second so the drive's DRAM cannot hide the
+//! medium. Each second is a `smr::Sample`; the run stops once `smr::detect` proves a cliff.
+//! The range is put back on every exit; after a crash, `restore --capacity JOURNAL` does it.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -269,8 +266,7 @@ struct Probe<'a> {
 }
 
 impl Probe<'_> {
-    /// The whole range, each MiB durable in the journal, before the first write: the random
-    /// writes may land anywhere in it.
+    /// The whole range, durable in the journal before the first write: writes land anywhere.
     fn save(&mut self, saver: &mut dyn Saver, saved: &mut Vec<Record>) -> Result<(), SmrEnd> {
         let s = self.scratch;
         let sector = self.dev.sector_size();
@@ -296,8 +292,7 @@ impl Probe<'_> {
         Ok(())
     }
 
-    /// Random blocks of the range for up to `duration`, a sample and a flush each second;
-    /// ends early once the detector proves a cliff.
+    /// Random blocks of the range for up to `duration`; ends early once a cliff is proven.
     fn write(&mut self, seed: u64, duration: Duration) -> SmrEnd {
         let mut buf = match FlushDevice::buffer(self.block as usize) {
             Ok(b) => b,

@@ -1,16 +1,11 @@
-//! The setting sweep as a job (`SweepJob`), both faces': on its thread it drives the state
-//! machine (`flow::setting_sweep`) through every step: each value switched through the
-//! journal's `Changer` behind the `RestoreGuard` it is given (the device claimed and the
-//! values read before, by who made it), each test run synchronously by the runner it is
-//! given and measured, and the value found at start put back whatever ended the sweep: its
-//! end, a failed run or switch, a stop (checked before each step; the run in progress is
-//! stopped by the same flag). It tells each step, the machine's state after each move, the
-//! run's plan, events and report (`SweepMsg`), and hands back the samples, how it ended and
-//! what was put back.
+//! The setting sweep as a job (`SweepJob`), for both faces: on its thread it drives the state
+//! machine (`flow::setting_sweep`), switching each value through the journal's `Changer`
+//! behind the `RestoreGuard` it is given, running and measuring each test, and putting the
+//! value at start back whatever ended the sweep. A stop is checked before each step; the run
+//! in progress is stopped by the same flag.
 //!
-//! `disktriage run --sweep-*` claims the disk and makes the job itself; the screen asks for
-//! it as an order (`SweepOrder`), which claims the disk when the job is made, through a
-//! changer of its own over the session's journal.
+//! `disktriage run --sweep-*` claims the disk and makes the job itself; the screen sends a
+//! `SweepOrder`, which claims the disk over the session's journal when the job is made.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,8 +80,7 @@ pub enum SweepMsg {
     Finished(Box<RunReport>),
     /// The run was refused before it started, or its report could not be made: why.
     RunFailed(String),
-    /// The machine after each move (a claim, a switch, a run, the put-back): the screen
-    /// shows it as it is; `Done` is the end.
+    /// The machine after each move (claim, switch, run, put-back); `Done` is the end.
     State(Box<SettingSweep>),
     /// Nothing ran or was switched: the claim was refused, or the thread did not start.
     Refused(String),
@@ -199,10 +193,8 @@ pub struct SweepOrder {
 impl Order for SweepOrder {
     type Job = SweepJob;
 
-    /// The job, the device's settings claimed through a changer of its own over the
-    /// session's journal (the same claim as `disktriage run --sweep-*`): refused, and nothing
-    /// run or switched, when another sweep holds it, the session has no journal or the name
-    /// holds another device now. Its runs are the screen's (`RunOne`).
+    /// The job, the device's settings claimed over the session's journal; refused when another
+    /// sweep holds it, the session has no journal, or the name holds another device now.
     fn job(self, env: &JobEnv) -> SweepJob {
         let chosen = self.request.device.clone();
         let found = env
@@ -241,9 +233,8 @@ impl Order for SweepOrder {
     }
 }
 
-/// The changer the screen's sweep switches through, with the device claimed, behind its
-/// guard. It restores only the swept setting: the session's own switches share the
-/// journal's owner, and are the session's to put back.
+/// The screen's sweep's changer, the device claimed, behind its guard. It restores only the
+/// swept setting: the session's own switches share the journal and are the session's.
 fn claimed_guard(env: &JobEnv, dev: &BlockDevice, kind: SweepKind) -> Result<RestoreGuard, String> {
     let Some(dir) = &env.journal_dir else {
         return Err(
@@ -359,11 +350,9 @@ pub fn apply(changer: &Changer, sweep: &Sweep, value: &str) -> anyhow::Result<()
     Ok(())
 }
 
-/// Makes the sweep's runs in `sweep::order` as the setting sweep's state machine says,
-/// setting each value through the guard's changer before its runs. Ends early when `stop` is
-/// set (seen before each step), a run stops or fails, or a value cannot be set. Does not
-/// restore: the caller's guard does (through the journal, whatever ended the sweep). The
-/// device's settings are claimed by the caller, before it read the values.
+/// Makes the sweep's runs as the state machine says, each value set through the guard's
+/// changer first. Ends early on `stop`, a run that stops or fails, or a value not set. The
+/// caller claims the device before and its guard restores after.
 pub fn drive(
     sweep: &Sweep,
     guard: &RestoreGuard,

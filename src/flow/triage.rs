@@ -1,18 +1,12 @@
 //! The triage's last step, the same for `disktriage triage` and the TUI's triage key: the
-//! gathered facts judged (`triage::judge_all`, each disk against its siblings), each disk's
-//! changes since its previous triage in the history, the report, and the history's entries
-//! the next triage compares with.
+//! gathered facts judged (`triage::judge_all`), each disk's changes since its previous triage,
+//! the report, and the history's entries the next triage compares with. It lives here, not in
+//! `triage`, because it builds the report and uses the history, which lie above `triage`.
 //!
-//! It lives here rather than in `triage` because it builds `report::triage::TriageReport` and
-//! reads and writes the history: `triage` lies below both.
-//!
-//! `TriageJob` is the TUI's triage as a job: it checks that every name still holds the device
-//! the admin chose (before any is read), gathers the disks' facts read-only within the bound
-//! (`triage::gather`, one thread per disk inside it), relays each disk's progress as it comes
-//! (`TriageMsg::Progress`), then judges them and builds the report with each disk's changes
-//! since its last triage (`assemble`, as `disktriage triage` does), sends it, and adds it to
-//! the history. A stopped triage is shown with what was gathered but not recorded: its facts
-//! are partial, and the next triage would compare against them.
+//! `TriageJob` is the TUI's triage: it checks every name still holds the chosen device, gathers
+//! read-only within the bound (`triage::gather`), relays each disk's progress, then `assemble`s
+//! and records. A stopped triage is shown but not recorded: the next triage would compare
+//! against partial facts.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -40,9 +34,8 @@ pub struct TriageRun {
     pub bound_seconds: f64,
 }
 
-/// Judges `facts` (in the order gathered) and builds the report, each disk with what changed
-/// since its previous triage in `earlier` (the history as it was before this triage; `None`:
-/// not read). `identities[i]` is what the history knows disk `i` by.
+/// Judges `facts` and builds the report, each disk with what changed since its previous
+/// triage in `earlier` (`None`: not read). `identities[i]` is what the history knows disk `i` by.
 pub fn assemble(
     facts: Vec<DiskFacts>,
     identities: &[DiskIdentity],
@@ -156,8 +149,8 @@ pub fn record(
     }
 }
 
-/// Gathers the facts of the named disks, sending progress, ending early when the flag is set:
-/// the real gathering in the program, a stand-in in tests.
+/// Gathers the facts of the named disks, sending progress, ending when the flag is set. A
+/// stand-in in tests.
 pub type Gatherer = Arc<
     dyn Fn(
             &SysRoot,
@@ -184,8 +177,7 @@ pub const NAME: &str = "triage";
 #[derive(Debug, Clone, PartialEq)]
 pub struct TriageOrder {
     pub devices: Vec<String>,
-    /// Each device as the admin chose it (in `devices`' order; empty: stamped by the app):
-    /// the triage is refused when a name holds another device now.
+    /// Each device as the admin chose it (in `devices`' order; empty: stamped by the app).
     pub chosen: Vec<Option<ChosenDevice>>,
     pub options: GatherOptions,
 }
@@ -327,10 +319,8 @@ fn check_chosen(job: &TriageJob) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the gatherer on a thread of this scope and relays its progress meanwhile. A disk's
-/// thread stuck in the kernel may keep the progress channel open after the gathering has
-/// returned at its bound, so the relay ends when the gathering does, not when the channel
-/// closes.
+/// Runs the gatherer on a scoped thread and relays its progress. The relay ends when the
+/// gathering does, not when the channel closes: a disk's thread stuck in the kernel keeps it open.
 fn gather_relaying(job: &TriageJob, ctx: &JobContext<'_, TriageNews>) -> Vec<DiskFacts> {
     let (ptx, prx) = mpsc::channel::<Progress>();
     let stop = ctx.stop_flag();

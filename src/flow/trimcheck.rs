@@ -1,11 +1,8 @@
-//! The TRIM check (`disktriage trimcheck`): does a discard do what the device claims? Behind
-//! the write tests' guard, a small scratch range on whole discard granules is saved to the
-//! journal (durable, off the device), written with a pattern, flushed and read back, then
-//! discarded (BLKDISCARD) and read back again with O_DIRECT; `trim` judges what came back
-//! against the drive's claim. The saved bytes are put back and read back on every exit;
-//! after a crash `restore --capacity JOURNAL` does it (the journal is the capacity probe's).
-//! `TrimcheckJob` runs it as a job (its steps are its messages) and records a verdict in the
-//! history; `TrimOrder` is the job as the screen orders it, with the device as it was chosen.
+//! The TRIM check (`disktriage trimcheck`, `TrimcheckJob`): does a discard do what the device
+//! claims? Behind the write guard, a scratch range on whole discard granules is saved to the
+//! journal (off the device), written with a pattern, flushed and read back, then discarded
+//! (BLKDISCARD) and read back with O_DIRECT; `trim` judges what came back against the claim.
+//! The range is put back on every exit; after a crash, `restore --capacity JOURNAL` does it.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -88,8 +85,7 @@ impl TrimRun {
 /// The TRIM check's name as a job.
 pub const NAME: &str = "trimcheck";
 
-/// The step under way, in the order they come: each MiB of the range is saved to the
-/// journal, then overwritten with the pattern.
+/// The step under way, in the order they come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrimStep {
     /// Saved and overwritten so far, of the range's bytes.
@@ -243,10 +239,8 @@ impl Order for TrimOrder {
     }
 }
 
-/// Checks the device: the guard, the limits and the claim; then, where the kernel sends
-/// discards and a scratch range fits, the journal, the pattern, the discard, the read back
-/// and the put-back. `stop` ends it early (what was written is put back); `step` hears each
-/// step as it starts.
+/// Checks the device: the guard, the limits and the claim; then, where discards reach the
+/// device and a range fits, the exercise and the put-back. `stop` ends it early (put back).
 pub fn check(
     req: &TrimRequest,
     stop: &dyn Fn() -> bool,

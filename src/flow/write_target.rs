@@ -1,8 +1,5 @@
-//! The write tests' guard for the checks that write a device themselves (the flush check,
-//! the capacity probe, the TRIM check, the write-cliff probe): the device known to the live
-//! system, unused, confirmed by its typed name, not read-only, opened exclusively and
-//! checked to be the device the guard saw; and the place of the journal of saved sectors,
-//! off that device.
+//! The guard for the checks that write a device themselves (flush check, capacity probe, TRIM
+//! check, write-cliff probe), and the place of their journal of saved sectors, off that device.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -17,7 +14,7 @@ use crate::sys::activity::target_family;
 use crate::sys::flush::{FlushDevice, PinnedDevice};
 use crate::sys::flush_log::LogDir;
 
-/// A device a write check (the flush check, the capacity probe) may write: opened exclusively, checked against the live system.
+/// A device a write check may write: opened exclusively, checked against the live system.
 pub struct WriteTarget {
     pub device: FlushDevice,
     /// The kernel name the guard checked.
@@ -86,10 +83,8 @@ pub fn dir_off_target(
     Ok(dir)
 }
 
-/// The directory of the journal of saved sectors (the capacity probe's, the TRIM check's, the
-/// write-cliff probe's):
-/// refused on a file system that shares a disk with `target`; in RAM (tmpfs) it is allowed
-/// with a warning pushed to `warnings`.
+/// The directory of the journal of saved sectors: refused on a file system that shares a disk
+/// with `target`; allowed in RAM (tmpfs) with a warning pushed to `warnings`.
 pub fn journal_dir(
     journal: &Path,
     target: &FlushDevice,

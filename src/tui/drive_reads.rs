@@ -12,7 +12,6 @@ use crate::sys::DriveControl;
 
 /// Reads `device`'s write cache and, with `health`, its SMART health and then its logs.
 pub fn read_status(drives: &Arc<dyn DriveControl>, tx: &Sender<Msg>, device: String, health: bool) {
-    // SMART on a failing drive can take seconds: never on the UI thread.
     let drives = Arc::clone(drives);
     let tx = tx.clone();
     let _ = std::thread::Builder::new()

@@ -68,10 +68,8 @@ fn locked_log(log: &PutBack) -> std::sync::MutexGuard<'_, Vec<crate::changes::Re
 }
 
 impl Executor {
-    /// An executor that reads the system under `root`, issues drive commands through `drives`
-    /// (shared with the threads that read SMART and poll temperatures), changes settings
-    /// through `changer` (or says why it cannot), starts runs with `start` and reports every
-    /// result on `tx`.
+    /// An executor on the system under `root`: drive commands through `drives`, settings
+    /// through `changer` (or why not), runs through `start`, every result on `tx`.
     pub fn new(
         root: SysRoot,
         tx: Sender<Msg>,
@@ -231,8 +229,8 @@ impl Executor {
         }
     }
 
-    /// Makes a journaled change to a device through the session's changer, refused when the
-    /// name holds another device than the one `chosen` (detached, another attached since).
+    /// Makes a journaled change through the session's changer, refused when the name holds
+    /// another device than `chosen`.
     fn change<T>(
         &self,
         device: &str,
@@ -442,10 +440,9 @@ impl Executor {
         self.jobs.start_all(jobs);
     }
 
-    /// Stops every job and waits (a few seconds at most; a metadata run longer) for them to
-    /// wind down. A flush check puts the write cache back itself, before the session does.
-    /// Stops every job; what they put back as they stopped is left in the `put_back` log (the
-    /// screens said what was put back before).
+    /// Stops every job and waits (a few seconds; a metadata run longer). A flush check puts
+    /// the write cache back itself, before the session does; what jobs put back is logged in
+    /// `put_back`.
     pub fn shutdown(&mut self) {
         locked_log(&self.put_back).clear();
         self.jobs.stop_all();

@@ -132,9 +132,8 @@ impl Jobs {
     }
 }
 
-/// Runs `f` with the context of the job named `job`, whose messages go to `tx` as the runner
-/// hands them to the app (`Msg::Job`), every `interval`: a job (or a part of one) on the
-/// calling thread, as the runner would run it (tests).
+/// Runs `f` on the calling thread with the context of the job named `job`, its messages
+/// going to `tx` as the runner sends them (tests).
 pub fn in_context<M: Send + Clone + std::fmt::Debug + 'static, R>(
     job: &'static str,
     stop: &AtomicBool,

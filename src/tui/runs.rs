@@ -1,8 +1,7 @@
-//! The TUI's test runs as jobs: one target (`RunJob`) or each target of a run on several
-//! devices (`SeveralJob`), each started through the run-starter on its thread, then relaying
-//! the session's events and report (`bench::exec::session` is the run itself). The runner
-//! (`tui::jobs`) starts and stops them as it does every job. A sweep's runs are made the
-//! same way inside the sweep job (`sweep_runner`).
+//! The TUI's test runs as jobs: one target (`RunJob`) or each of several (`SeveralJob`),
+//! started through the run-starter on its thread, then relaying the session's events and
+//! report (`bench::exec::session` is the run itself). A sweep's runs are made the same way
+//! (`sweep_runner`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -247,9 +246,8 @@ impl Job for SeveralJob {
 }
 
 /// A temperature poller for the run's device as the request asks: by default where the
-/// transport has a sensor worth polling (not USB bridges: some choke on pass-through commands
-/// under load), or at the admin's interval on any drive, or none. Each reading is a message on
-/// `tx`.
+/// transport is worth polling (`PollConfig::default_for` says why), at the admin's interval on
+/// any drive, or none. Each reading is a message on `tx`.
 fn temperature_poller(
     drives: &Arc<dyn DriveControl>,
     tx: &Sender<Msg>,

@@ -1,14 +1,11 @@
-//! The flush check's timing check itself, the same for `disktriage flushcheck` and the TUI's
-//! flush check job: the write guard (`write_target::prepare_write`) before anything else touches
-//! the device, the plan (commit size, dirty data) against the opened device, the rotation
-//! rate (`sys::rotation`, or `--rpm`), whether the drive's write cache can be switched; then
-//! `run_timing` measures, `flush::timing::judge` judges and the history records a finished
-//! check.
+//! The flush check's timing check, the same for `disktriage flushcheck` and the TUI's job: the
+//! write guard before anything touches the device, the plan against the opened device, the
+//! rotation rate (`sys::rotation`, or `--rpm`), whether the write cache can be switched; then
+//! `run_timing` measures, `flush::timing::judge` judges and the history records.
 //!
-//! The write cache is switched off (for the cache-off commits) through the journal with a
-//! session lifetime, behind a `RestoreGuard` and with the device claimed, as a setting sweep
-//! does: it is put back at the end of that phase, after an error and after a stop. The cache
-//! is a whole disk's: it is not switched for a partition's check.
+//! The write cache is switched off through the session journal, behind a `RestoreGuard` with
+//! the disk claimed, as a setting sweep does; it is put back at the end of that phase, after an
+//! error and after a stop. It is a whole disk's: not switched for a partition's check.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,10 +26,8 @@ use crate::model::{BlockDevice, ChosenDevice, Lifetime, SettingKind};
 use crate::report::flushcheck::timing::TimingReport;
 use crate::sys::{DriveControl, LinuxDrives, SysRoot, direct, rotation, scan::whole_disk};
 
-/// The timing check as a job, the CLI's (`disktriage flushcheck`): `check` on its thread, each
-/// write's progress as it comes (the CLI's line says when one hangs), and the run handed back
-/// with its errors typed (a refusal of the guard is a usage error). The TUI's `FlushCheckJob`
-/// calls `check` itself, its progress paced for the screen.
+/// The timing check as the CLI's job: `check` on its thread, each write's progress as it comes
+/// (the line says when one hangs), errors typed (a guard's refusal is a usage error).
 pub struct TimingJob {
     pub path: PathBuf,
     pub confirmation: Option<String>,
@@ -94,8 +89,7 @@ pub struct TimingRequest<'a> {
     pub journal_dir: &'a Path,
     /// The history the finished check is added to (none: not recorded).
     pub history_dir: Option<&'a Path>,
-    /// The device as the admin chose it on a screen: refused when the name holds another
-    /// device now.
+    /// The device as the admin chose it on a screen.
     pub expect: Option<&'a ChosenDevice>,
 }
 
@@ -148,10 +142,8 @@ pub fn check_rpm(rpm: Option<u32>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The timing check itself, the same for the CLI and the TUI: the guard before anything
-/// touches the device, the plan, the rotation rate, the journaled cache switch, the run, the
-/// judgement and the history. `panic_hook`: the guard's restore on a panic in any thread (the
-/// TUI's session guard has its own).
+/// The timing check (see the module doc). `panic_hook`: the guard's restore on a panic in any
+/// thread (the TUI's session guard has its own).
 pub fn check(
     req: &TimingRequest<'_>,
     panic_hook: bool,
@@ -439,9 +431,8 @@ mod tests {
         assert!(guard.changer().journal().entries().unwrap().is_empty());
     }
 
-    /// The screen's flush check runs in the session's process: putting its cache back must
-    /// not put back what the admin switched in the session (another disk's scheduler, here),
-    /// nor may its guard's drop; the session does that on exit.
+    /// The screen's flush check runs in the session's process: neither its put-back nor its
+    /// guard's drop may undo the session's own switches (another disk's scheduler, here).
     #[test]
     fn putting_the_cache_back_leaves_the_sessions_other_switches_alone() {
         let dir = tempfile::tempdir().unwrap();
