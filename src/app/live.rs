@@ -235,7 +235,7 @@ impl LiveRun {
             }
             RunEvent::Point { point, .. } => {
                 // A stopped or count-bounded phase may end in a sliver: in the means, not
-                // charted nor in min/max (see `Stats`).
+                // charted nor in min/max (see `LiveStats`).
                 let nominal = self
                     .plan
                     .as_ref()
