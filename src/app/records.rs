@@ -38,8 +38,7 @@ pub struct RunRecord {
     pub runs_in_history: usize,
     /// A run of an earlier session, loaded from the history.
     pub past: Option<Box<HistoryEntry>>,
-    /// The device went away (or its name is another device's now): no rerun, it would land
-    /// on another disk.
+    /// The device vanished (`devices::Vanished`): no rerun, it would land on another disk.
     pub device_gone: bool,
     /// What the history knows its target by, once known; `Results::earlier_runs` matches
     /// runs across sessions by it.
