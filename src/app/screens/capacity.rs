@@ -298,9 +298,7 @@ fn ended(run: &CapacityRun) -> Ended {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.screens.capacity;

@@ -267,9 +267,7 @@ impl App {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 /// The verdict as words that say it without colour.
 pub fn verdict_word(verdict: &str) -> &'static str {

@@ -288,9 +288,7 @@ impl App {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 /// A bucket's colour on the map and in the legend.
 fn bucket_style(b: Bucket) -> Style {

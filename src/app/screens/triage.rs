@@ -351,9 +351,7 @@ fn progress(s: &mut TriageScreen, p: &Progress, now: Duration) {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 /// The verdict as a word that says it without its colour.
 pub fn verdict_word(v: TriageVerdict) -> &'static str {

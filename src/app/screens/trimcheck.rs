@@ -294,9 +294,7 @@ fn ended(run: &TrimRun) -> Ended {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 /// The steps in their order, each with the first `TrimStep` that begins it (save and write
 /// go together, a MiB at a time).
