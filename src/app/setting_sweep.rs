@@ -115,7 +115,6 @@ impl App {
             n => n,
         };
         if test.writes_with(&request.params) == Writes::Always {
-            // Through the confirmation (and the in-use check) every write test takes.
             return self.confirm_then(request, repeats, Some(kind), dev.name);
         }
         self.begin_sweep(kind, request, repeats)

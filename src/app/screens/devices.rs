@@ -298,7 +298,6 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
                 None => "?".into(),
             };
             let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
-            // A marked device (Space) shows a `*` before its name.
             let name = if app.several.marks.contains(&d.name) {
                 Cell::from(crate::draw::elide(&format!("*{}", d.name), columns[0]))
                     .style(theme::accent())

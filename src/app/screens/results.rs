@@ -231,7 +231,6 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         "", "#", "DEVICE", "TEST", "SCHED", "WC", "MB/s", "IOPS", "p99 ms", "n", "noise",
     ])
     .style(theme::header());
-    // The session's runs first, the history's after them.
     let order = app.results.shown_order();
     let rows: Vec<Row> = order
         .iter()
@@ -427,7 +426,7 @@ fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<L
     if let Some(engine) = r.runs.first().and_then(engine_line) {
         lines.push(Line::from(Span::styled(engine, theme::dim())));
     }
-    // A rewrite's rates are over its writes' time, not the whole phase: say so here.
+    // A rewrite's time base (`RunRecord::time_base`), said where the figures are.
     if let Some(note) = r
         .figures()
         .iter()

@@ -342,7 +342,6 @@ fn target_lines(app: &App, test: crate::bench::plan::test_name::TestName) -> Vec
     let directory = test.info().family.runs_in_directory();
     let marks = &app.several.marks;
     match (app.selected_device(), &app.file_target) {
-        // Several marked devices: the test runs on each of them at once.
         (Some(_), _) if marks.len() >= 2 => {
             lines.push(Line::from(vec![
                 Span::styled("targets ", theme::dim()),
