@@ -1,16 +1,12 @@
 //! The interactive program's state and its one transition function: `App::update` takes a
-//! message (a key, a tick, a command's result, a runner event) and returns the commands the
-//! loop should carry out. No drawing and no I/O happen here, so every transition is tested
-//! without a terminal.
+//! message and returns the commands the loop should carry out. No drawing and no I/O happen
+//! here, so every transition is tested without a terminal.
 //!
-//! This file routes; each feature keeps its state and its handlers in its own module:
-//! `devices` (the inventory and the drives' state), `form` (the Test screen's keys; `picker`
-//! the form's fields and values), `live` (starting, following and repeating a run),
-//! `records` (results, marks, export, compare), `changes` (scheduler and drive-cache
-//! switches), `setting_sweep` (a test under every scheduler or cache state), `health` (a drive's
-//! health view, its logs and self-tests), `dialogs` (the dialogs,
-//! one component file each), and `keys`
-//! (the one table of key bindings that dispatch, the status line and the help read).
+//! This file routes; each feature keeps its state and handlers in its own module: `devices`
+//! (inventory, drive state), `form` and `picker` (the Test screen), `live` (a run),
+//! `records` (results, marks, export, compare), `changes` (scheduler and drive-cache switches),
+//! `setting_sweep` (a test under every setting), `health` (logs, self-tests), `dialogs` (one
+//! file each), and `keys` (the one table of key bindings).
 
 pub mod changes;
 pub mod devices;
@@ -26,8 +22,7 @@ pub mod screens;
 pub mod setting_sweep;
 pub mod several;
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::app::Item` without knowing the files below.
+// The crate's surface (integration tests check it): `disktriage::app::Item`.
 pub use keys::{BINDINGS, Binding, Scope, all as all_bindings};
 pub use picker::{Field, fields_for, index_of};
 
@@ -103,8 +98,8 @@ pub struct App {
     pub health: health::HealthView,
     /// A short message for the status line and when it was set.
     pub status: Option<(String, Duration)>,
-    /// The screen the status message belongs to: the one shown when the update that said it
-    /// ended (None until then). On any other screen, or once a run starts, it is gone.
+    /// The screen shown when the update that set the status ended; elsewhere, or once a run
+    /// starts, the status is gone.
     status_on: Option<Screen>,
     pub is_root: bool,
     /// Why nothing may be switched: the devices come from a captured tree (`--root TREE`).
@@ -118,12 +113,12 @@ pub struct App {
     pub interrupted: bool,
     /// Where `e` writes its files (`report::export::export_dir`); the dialog names it.
     pub export_dir: std::path::PathBuf,
-    /// A test file on a mounted file system, chosen with `f` on Devices: the Test screen's
-    /// runs go there instead of the selected device until another device is chosen.
+    /// Chosen with `f` on Devices: the Test screen's runs go there until another device is
+    /// chosen.
     pub file_target: Option<FileTarget>,
     /// Marked devices and the runs on several devices at once.
     pub several: several::Several,
-    /// The state of the screens that are components (`screens`): `screens.scan`, ...
+    /// The state of the component screens (`screens`).
     pub screens: ScreenStates,
 }
 
@@ -193,13 +188,12 @@ impl App {
 
     fn info(&mut self, text: impl Into<String>) {
         self.status = Some((text.into(), self.now));
-        // Whose it is is settled when the update ends: an action that says something and
-        // changes the screen says it on the screen it went to.
+        // Its screen is settled when the update ends (`settle_status`).
         self.status_on = None;
     }
 
-    /// Would the key bound to `action` do something now (rather than only say why not)? The
-    /// status line lists only these.
+    /// Would the key bound to `action` do something now, not just say why not? The status
+    /// line lists only these.
     pub fn key_works_now(&self, action: Action) -> bool {
         let def = self.screen.def();
         if def.keys.iter().any(|b| b.action == action) {
@@ -228,8 +222,8 @@ impl App {
         self.status_on = None;
     }
 
-    /// After an update: a new message belongs to the screen now shown; a message of another
-    /// screen is gone (coming back does not bring it back).
+    /// A new message belongs to the screen now shown; another screen's message is gone for
+    /// good.
     fn settle_status(&mut self) {
         if self.status.is_none() {
             self.status_on = None;
@@ -251,11 +245,9 @@ impl App {
         self.overlay = Some(Overlay::Error(text.into()));
     }
 
-    /// The one transition function.
-    /// `cmd` with the identity of the device it acts on, as the admin chose it: the device of
-    /// that name in the inventory on the screen (kept on its device by identity at every
-    /// refresh). The executor refuses the action when the name holds another device by then.
-    /// Commands that already carry an identity, or act on no device, are left as they are.
+    /// `cmd` with the identity of the device it acts on, as the admin chose it from the
+    /// inventory on the screen. The executor refuses the action if the name now holds another
+    /// device. Commands already stamped, or on no device, are left as they are.
     pub fn stamp(&self, cmd: Cmd) -> Cmd {
         let inv = self.devices.inventory.as_ref();
         let chosen_of = |name: &str| self.devices.chosen(name);
@@ -332,11 +324,11 @@ impl App {
         }
     }
 
+    /// The one transition function.
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         let was_on = self.screen;
         let mut cmds = self.transition(msg);
-        // Whatever took the app to another screen (a number key, Tab, R, a dialog), the
-        // screen left ends what it must first (a scan stops).
+        // However the app left a screen, that screen ends what it must (a scan stops).
         if self.screen != was_on {
             let mut left = (was_on.def().leave)(self);
             left.append(&mut cmds);
@@ -541,12 +533,12 @@ impl App {
         }
     }
 
-    /// Carries out what a key of `keys::BINDINGS` stands for on the current screen: the keys
-    /// of every screen here, the others in their screen's module.
+    /// Carries out a key of `keys::BINDINGS`: keys of every screen here, the rest in their
+    /// screen's module.
     fn act(&mut self, action: Action, code: KeyCode) -> Vec<Cmd> {
         let dir = keys::direction(code);
-        // Under a captured tree every key that switches, writes a boot rule, starts a
-        // self-test or the flush check (which switches the cache) says why, and does nothing.
+        // Under a captured tree, keys that switch, write a boot rule, or start a self-test or
+        // the flush check say why and do nothing.
         if let Some(why) = &self.captured_root
             && matches!(
                 action,
@@ -620,8 +612,7 @@ impl App {
         Vec::new()
     }
 
-    /// Goes to `screen` from a number key or Tab (`update` lets the screen left end what it
-    /// must: `ScreenDef::leave`).
+    /// Goes to `screen` from a number key or Tab (`update` runs `ScreenDef::leave`).
     fn go_to(&mut self, screen: Screen) -> Vec<Cmd> {
         self.screen = screen;
         Vec::new()

@@ -28,9 +28,8 @@ use crate::sys::DriveError;
 /// The scan's state as the screen shows it (and the history keeps it): `scan::snapshot`.
 pub use crate::scan::snapshot::ScanUpdate;
 
-/// Why work the loop did for the app failed. The variant says what failed, so the app (and
-/// its tests) can tell a drive's refusal from a session that cannot change settings; the text
-/// is the cause as the admin reads it.
+/// Why work the loop did for the app failed. The variant lets the app tell a drive's refusal
+/// from a session that cannot change settings; the text is what the admin reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TaskError {
     /// This session cannot change settings (not root, no journal): why.
@@ -60,14 +59,14 @@ impl From<PersistError> for TaskError {
 }
 
 impl From<anyhow::Error> for TaskError {
-    /// Keeps the whole chain of context (`{:#}`): "cannot open X: permission denied".
+    /// Keeps the whole context chain: "cannot open X: permission denied".
     fn from(e: anyhow::Error) -> Self {
         TaskError::Failed(format!("{e:#}"))
     }
 }
 
-/// A test file on a mounted file system of the selected device, the target of the runs the
-/// Test screen starts while it is chosen: created by the run and removed afterwards.
+/// A test file on a mounted file system of the selected device, the Test screen's target
+/// while chosen: the run creates it and removes it afterwards.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileTarget {
     /// The device (disk or partition) the file system is on.
@@ -115,8 +114,7 @@ pub enum Msg {
         cache: Result<CacheStatus, TaskError>,
         health: Option<Result<Box<SmartHealth>, TaskError>>,
     },
-    /// The drive's error and self-test logs and its self-test state, read in the background
-    /// after its SMART health.
+    /// The drive's error and self-test logs and self-test state, read after its SMART health.
     DriveLogs {
         device: String,
         result: Result<Box<DriveLogs>, TaskError>,
@@ -141,8 +139,7 @@ pub enum Msg {
     Orphans(Vec<String>),
     /// What putting back the orphans came to, one line each.
     Restored(Vec<String>),
-    /// The file system a file target would go on: its free space and the new test file's
-    /// name, or why it cannot be used.
+    /// The file system for a file target (free space, new file name), or why it cannot be used.
     FileTarget(Result<Box<FileTarget>, TaskError>),
     /// A temperature reading during a run (seconds since the run started, degrees C).
     Temperature {
@@ -150,9 +147,8 @@ pub enum Msg {
         at: f64,
         celsius: i64,
     },
-    /// What the history knows `record`'s target by (its disk's identity, a file's path), sent
-    /// when the record is handed to the history whether or not it could be written: Results
-    /// finds the earlier runs of the same test on the same disk by it, across sessions.
+    /// What the history knows `record`'s target by, sent even if the history write fails:
+    /// Results finds earlier sessions' runs of the same test on the same disk by it.
     RecordDisk {
         record: usize,
         disk: DiskIdentity,
@@ -200,8 +196,7 @@ impl Msg {
     }
 }
 
-/// What a finished triage hands the screen (the report's types, reached from here by the
-/// screen's tests as what the message carries).
+/// What a finished triage hands the screen.
 pub use crate::report::triage::{DiskReport, TriageOf, TriageReport};
 
 pub use crate::flow::triage::TriageMsg;
@@ -239,8 +234,7 @@ pub enum Cmd {
     SetScheduler {
         device: String,
         name: String,
-        /// The device as the admin chose it (stamped by `App::stamp` from the inventory on the
-        /// screen): the action is refused when the name holds another device now.
+        /// The device as the admin chose it: see `App::stamp`.
         chosen: Option<ChosenDevice>,
     },
     /// Stop restoring this device's scheduler on exit: the admin keeps the change.
@@ -256,8 +250,7 @@ pub enum Cmd {
     StartSelfTest {
         device: String,
         kind: SelfTestKind,
-        /// The device as the admin chose it (stamped by `App::stamp` from the inventory on the
-        /// screen): the action is refused when the name holds another device now.
+        /// As in `SetScheduler`.
         chosen: Option<ChosenDevice>,
     },
     /// Read the drive's self-test state (while a self-test runs).
@@ -268,8 +261,7 @@ pub enum Cmd {
     SetDriveCache {
         device: String,
         enabled: bool,
-        /// The device as the admin chose it (stamped by `App::stamp` from the inventory on the
-        /// screen): the action is refused when the name holds another device now.
+        /// As in `SetScheduler`.
         chosen: Option<ChosenDevice>,
     },
     /// Keep the drive cache change: not put back on exit.
@@ -295,14 +287,13 @@ pub enum Cmd {
         runs: Vec<RunReport>,
         drive_cache: Option<String>,
     },
-    /// Plan the udev rule that sets `scheduler` on `device` at boot (on every disk of its
-    /// class when `class`); writes nothing.
+    /// Plan (not write) the udev rule that sets `scheduler` on `device`, or its whole class,
+    /// at boot.
     PlanPersist {
         device: String,
         scheduler: String,
         class: bool,
-        /// The device as the admin chose it (stamped by `App::stamp` from the inventory on the
-        /// screen): the action is refused when the name holds another device now.
+        /// As in `SetScheduler`.
         chosen: Option<ChosenDevice>,
     },
     /// Write a planned rule.
@@ -311,7 +302,7 @@ pub enum Cmd {
     StartJob(JobOrder),
     /// Stop the job of this name (it puts back what it changed and says how it ended).
     StopJob(&'static str),
-    /// Add an ended scan (its map and counts) to the history, as a run is.
+    /// Add an ended scan to the history, as a run is.
     RecordScan {
         update: Box<ScanUpdate>,
         path: PathBuf,

@@ -44,9 +44,9 @@ impl<T> Deref for Changes<T> {
 }
 
 impl<T: Clone + PartialEq> Changes<T> {
-    /// Records that `device` now has `after`; `before` is what it had (when known). A kept
-    /// choice becomes the new original: the journal puts it back on exit. A setting back at
-    /// its original is no change any more.
+    /// Records that `device` now has `after`; `before` is what it had, if known. A kept choice
+    /// becomes the new original (the journal puts it back on exit); back at the original, it
+    /// is no change.
     pub fn switched(&mut self, device: &str, before: Option<T>, after: T) {
         match self.0.iter_mut().find(|c| c.device == device) {
             Some(c) if c.keep => {
@@ -95,8 +95,8 @@ pub struct SessionChanges {
     /// The device whose scheduler or drive cache was switched last, until a run starts: `R`
     /// retests there.
     pub last_switch: Option<String>,
-    /// The device switched last went away: `R` refuses, naming it, until the next switch
-    /// or run (it must not retest the latest run's device instead).
+    /// The device switched last vanished: `R` refuses, naming it, until the next switch or
+    /// run (rather than retest another device).
     pub last_switch_gone: Option<String>,
 }
 
@@ -105,9 +105,8 @@ fn on_off(b: Option<bool>) -> &'static str {
 }
 
 impl App {
-    /// The device the switch keys act on: the run's on run-related screens, else the
-    /// selected one; or why there is none. A run's or record's device that went away is
-    /// refused, not replaced by the selection or by the device that has its name now.
+    /// The device the switch keys act on: the run's on run screens, else the selected one; or
+    /// why there is none. A vanished device is refused, never replaced by another.
     fn focus_device(&self) -> Result<String, String> {
         let record_device = |r: &super::RunRecord| {
             if r.device_gone {
@@ -230,8 +229,8 @@ impl App {
         }]
     }
 
-    /// "R retests, " when R has a test of this session to run again; else nothing: a key
-    /// that would only say "nothing to rerun" is not offered.
+    /// "R retests, " when R has a session test to run again; a key that would only say
+    /// "nothing to rerun" is not offered.
     fn retest_hint(&self) -> &'static str {
         if self.results.latest().is_some() {
             "R retests, "
@@ -274,8 +273,8 @@ impl App {
         vec![Cmd::RefreshInventory]
     }
 
-    /// `P`: plan the udev rule that sets the focused device's scheduler (the one switched
-    /// last, if any) at every boot; the dialog shows it before anything is written.
+    /// `P`: plan the udev rule that sets the focused device's scheduler at every boot; the
+    /// dialog shows it before anything is written.
     pub(super) fn open_persist(&mut self) -> Vec<Cmd> {
         let focused = match self.changes.last_switch.clone() {
             Some(device) => Ok(device),
@@ -313,8 +312,8 @@ impl App {
         }]
     }
 
-    /// `P` on a scheduler sweep's result: the rule for its winner, shown before it is
-    /// written (as `P` after a switch). A cache sweep or one without a winner says why not.
+    /// `P` on a scheduler sweep's result: the rule for its winner, as `P` after a switch. A
+    /// cache sweep or one without a winner says why not.
     pub(super) fn persist_sweep_winner(&mut self) -> Vec<Cmd> {
         let Some(sw) = &self.sweep else {
             return Vec::new();

@@ -56,15 +56,13 @@ pub struct Devices {
     last_refresh: Duration,
     /// Show devices that are not worth testing too (empty loops, zero-size).
     pub show_all: bool,
-    /// Selected row of the visible list (where the selected device is, kept in step with
-    /// it at every refresh; means nothing while `gone` is set).
+    /// Selected row of the visible list, following the device at every refresh; means
+    /// nothing while `gone` is set.
     pub row: usize,
-    /// The device the selection is on, by its kernel name; a refresh that finds the name on
-    /// another device (`BlockDevice::same_device`) or not at all ends the selection.
+    /// The selected device's kernel name; ends when the device vanishes (`Vanished`).
     chosen: Option<String>,
-    /// The selected device went away, or its name is now another device's: its name.
-    /// Nothing is selected until the admin chooses a row, and the keys that act on the
-    /// selection say so instead of acting on a neighbour.
+    /// The selected device vanished: its name. Nothing is selected until the admin chooses a
+    /// row; keys say so instead of acting on a neighbour.
     pub gone: Option<String>,
     /// The drives' own state (cache, SMART) by device name.
     pub drives: BTreeMap<String, DriveState>,
@@ -98,8 +96,8 @@ impl Devices {
         self.gone = None;
     }
 
-    /// After the list changed: the row follows the chosen device. A chosen device no longer
-    /// shown is gone; with none chosen yet (the first list) the first row is.
+    /// After the list changed the row follows the chosen device; with none chosen yet, the
+    /// first row is.
     pub(in crate::app) fn follow_selection(&mut self) {
         if self.gone.is_some() {
             return;
@@ -131,17 +129,16 @@ impl Devices {
         self.inventory.as_ref().and_then(|i| i.queue_of(name))
     }
 
-    /// A scheduler switch just read back from the device: the list shows it at once instead
-    /// of after the refresh it asked for, so a retest started in between does not show the
-    /// old value.
+    /// A scheduler switch just read back: shown at once, so a retest started before the
+    /// refresh does not show the old value.
     pub(super) fn scheduler_read_back(&mut self, name: &str, active: &str) {
         if let Some(set) = self.listed_mut(name).and_then(|d| d.scheduler.as_mut()) {
             set.active = Some(active.to_string());
         }
     }
 
-    /// The kernel's flush policy after a write-cache switch, as read back (`None`: unknown
-    /// until the list is read again, never the old value).
+    /// The kernel's flush policy read back after a write-cache switch (`None`: unknown until
+    /// the next refresh, never the old value).
     pub(super) fn flush_policy_read_back(&mut self, name: &str, policy: Option<KernelWriteCache>) {
         if let Some(d) = self.listed_mut(name) {
             d.kernel_write_cache = policy;
@@ -164,8 +161,7 @@ impl Devices {
     }
 
     /// Takes a fresh inventory (or why it failed): whether it was the first, and the devices
-    /// of the last inventory that are not in this one any more (by identity, not by name).
-    /// The selection follows its device; when that device is gone, nothing is selected.
+    /// that vanished. The selection follows its device.
     pub(super) fn refreshed(
         &mut self,
         now: Duration,
@@ -276,10 +272,9 @@ pub fn mounted_file_system(d: &BlockDevice) -> Option<(String, String, String)> 
 }
 
 impl App {
-    /// A fresh inventory (or why it failed). The selection, the marks and every pending
-    /// action follow their devices; whatever was meant for a device that went is withdrawn,
-    /// never handed to the device that now has its row or its name, and the status line
-    /// says so.
+    /// A fresh inventory (or why it failed). Whatever was meant for a vanished device is
+    /// withdrawn, never handed to the device that now has its row or name, and the status
+    /// line says so.
     pub(super) fn inventory_arrived(&mut self, result: Result<Inventory, TaskError>) -> Vec<Cmd> {
         let gone_before = self.devices.gone.clone();
         let (first, vanished) = self.devices.refreshed(self.now, result);
@@ -323,7 +318,7 @@ impl App {
                     .map(|v| v.name.as_str()),
             );
             if self.several.members_of.take().is_some() {
-                // The rest of an array's marks is no array and its members any more.
+                // What is left of an array's marks is no longer an array and its members.
                 self.several.marks.clear();
                 what.push("the array's marks are removed");
             } else {
@@ -359,8 +354,7 @@ impl App {
             }
             said.push(&v.name);
         }
-        // A device nothing referred to just leaves the list: the status line keeps what the
-        // admin's last action said.
+        // A device nothing referred to just leaves the list; the status line is kept.
         let mut names: Vec<&str> = Vec::new();
         for name in said {
             if !names.contains(&name) {

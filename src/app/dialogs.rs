@@ -1,13 +1,9 @@
 //! The dialogs, registered in one table. A dialog is a component, as a screen is
-//! (`app::screens`): its state, what its keys do and its drawing in one file under
-//! `app/dialogs/`, and one line in `dialogs!` below. That line declares the `Overlay` variant
-//! holding the dialog's state and hands the app the file's `DialogDef`: `Overlay::key` (the
-//! dialog to show next and what the key asks of the app, which `App` carries out as an
-//! `Intent`), `Overlay::draw` (what `ui::render` draws over the screen) and `Overlay::devices`
-//! (the devices it would act on, which a new inventory checks).
+//! (`app::screens`): its state, keys and drawing in one file under `app/dialogs/`, and one line
+//! in `dialogs!` below, which declares its `Overlay` variant and hands the app its `DialogDef`.
 //!
-//! A dialog's keys are listed in its own text. Here too: the frame every dialog draws in and
-//! the lines the write confirmations share.
+//! A dialog lists its keys in its own text. Here too: the frame every dialog draws in and the
+//! lines the write confirmations share.
 
 pub mod confirm;
 pub mod confirm_capacity;
@@ -47,8 +43,7 @@ use crate::{draw, theme};
 
 /// Everything the app needs to know about one dialog, whose state is `S`.
 pub struct DialogDef<S: 'static> {
-    /// The dialog's answer to a key: the dialog to show next (itself changed, or none) and
-    /// what the key asks of the app.
+    /// The dialog to show next (itself changed, or none) and what the key asks of the app.
     pub key: fn(S, KeyCode) -> Next,
     /// Draws it over the screen: reads the app, never changes it.
     pub draw: fn(&S, &App, &mut Frame, Place),
@@ -61,8 +56,7 @@ pub struct DialogDef<S: 'static> {
 pub struct Place {
     /// The whole terminal.
     pub area: Rect,
-    /// The screen row of the device the dialog is about (the selected row of the Devices
-    /// list), which a dialog about that device leaves in sight.
+    /// The screen row of the device the dialog is about, left in sight (`clear_of`).
     pub keep: Option<u16>,
 }
 
@@ -142,8 +136,7 @@ dialogs! {
     FileTarget(Box<crate::event::FileTarget>) => file_target::DIALOG,
     /// Type every device's name to allow a write test on several devices at once.
     ConfirmSeveral(confirm_several::ConfirmSeveral) => confirm_several::DIALOG,
-    /// Make a scheduler permanent: the udev rule and where it goes (or why there can be
-    /// none), to confirm.
+    /// Make a scheduler permanent: the udev rule and its path (or why none), to confirm.
     Persist(persist::Persist) => persist::DIALOG,
     /// The last sweep's table and bars (`App::sweep`), scrolled.
     Sweep(sweep::Sweep) => sweep::DIALOG,
@@ -219,8 +212,8 @@ pub enum Intent {
     Quit,
 }
 
-/// What shows a confirmed job's screen and sends its order: a function of that screen's
-/// file, handed to its dialog (which cannot import the screen that opens it: a circle).
+/// What shows a confirmed job's screen and sends its order: handed to the dialog, which
+/// cannot import the screen that opens it (a cycle).
 #[derive(Clone, Copy)]
 pub struct Starter(pub fn(&mut super::App, JobOrder) -> Vec<Cmd>);
 
@@ -317,9 +310,8 @@ pub(super) fn dialog(
     dialog_clear_of(frame, Place { area, keep: None }, title, lines, w);
 }
 
-/// A centred rectangle as [`centered`], moved clear of the screen row `keep` (the device the
-/// dialog is about: a dialog over its row left the row's start in sight beside it, and the
-/// name seemed to appear twice): just below the row, else just above it.
+/// A centred rectangle as [`centered`], just below the screen row `keep`, else just above it:
+/// a dialog over the device's row left its start in sight, and the name seemed shown twice.
 fn clear_of(area: Rect, w: u16, h: u16, keep: Option<u16>) -> Rect {
     let rect = centered(area, w, h);
     let Some(y) = keep.filter(|&y| y >= rect.y && y < rect.bottom()) else {
@@ -346,7 +338,7 @@ pub(super) fn dialog_clear_of(
     w: u16,
 ) {
     let area = at.area;
-    // Tall enough for the wrapped lines: nothing in a dialog is cut off.
+    // Tall enough that no wrapped line is cut off.
     let inner = usize::from(w.min(area.width).saturating_sub(2)).max(1);
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
     let h = rows as u16 + 2;

@@ -1,6 +1,6 @@
-//! What the Test screen's keys do beyond moving (its component is `screens/test.rs`):
-//! stepping and typing a parameter (checked against the selected device as it is set), and
-//! starting the test. The form's fields and values themselves are `picker`'s.
+//! What the Test screen's keys do beyond moving (component: `screens/test.rs`): stepping and
+//! typing a parameter, checked against the selected device, and starting the test. The fields
+//! and values are `picker`'s.
 
 use super::picker::Field;
 use super::{App, Overlay};
@@ -10,8 +10,8 @@ use crate::bench::plan::TargetFacts;
 use crate::event::Cmd;
 
 impl App {
-    /// A typed value, checked now against the selected device, not when the run starts: on
-    /// a refusal the value is not kept and the dialog says why.
+    /// A typed value, checked now against the selected device: a refused value is not kept
+    /// and the dialog says why.
     pub(super) fn set_typed(&mut self, field: Field, text: String) {
         let before = self.values.clone();
         let checked = self
@@ -28,16 +28,15 @@ impl App {
         }
     }
 
-    /// Would the test form's values make a valid plan on the selected device? If not, why
-    /// (the reason the run would be refused with).
+    /// Would the form's values make a valid plan on the selected device? If not, the reason
+    /// the run would be refused with.
     fn check_values(&self) -> Result<(), String> {
         let Some(d) = self.selected_device() else {
             return Ok(());
         };
         let test = self.picker_test();
         let facts = match &self.file_target {
-            // The new file is as large as the region asked for (unless set, the default
-            // that fits the free space).
+            // The new file is as large as the region (by default, what fits the free space).
             Some(ft) => TargetFacts {
                 size: self.values.params(test).size.unwrap_or(
                     crate::bench::exec::test_file::default_file_size_within(ft.free),
@@ -85,8 +84,7 @@ impl App {
             let test = self.picker_test();
             let mut params = self.values.params(test);
             let directory = test.info().family.runs_in_directory();
-            // Unless set, the file is the size the dialog offered: it fits the free space. (A
-            // directory test makes no such file.)
+            // Unless set, the file is the size the dialog offered, which fits the free space.
             let size =
                 params
                     .size

@@ -1,9 +1,7 @@
-//! The health view (`h` on Devices): one drive's SMART verdict and attributes, its error and
-//! self-test logs, and its self-tests. A self-test started here (or found running) is
-//! followed: its state is polled every `SELF_TEST_POLL` off the UI thread, the progress bar
-//! follows it, and when it ends the drive's health and logs are read again, so the verdict
-//! (and the Devices screen's health badge) takes its result in. The view's keys and drawing
-//! are its component, `screens/health.rs`.
+//! The health view (`h` on Devices): one drive's SMART verdict and attributes, its logs and
+//! its self-tests. A self-test started here or found running is polled every `SELF_TEST_POLL`;
+//! when it ends the health and logs are read again, so the verdict takes its result in. Keys
+//! and drawing: `screens/health.rs`.
 
 use std::time::Duration;
 
@@ -11,8 +9,8 @@ use super::{App, Overlay, Screen};
 use crate::event::{Cmd, TaskError};
 use crate::model::{DriveLogs, SelfTestKind, SelfTestStatus};
 
-/// How often a running self-test's state is read: one 512-byte page a time, and progress
-/// moves in steps of 10 % (ATA) anyway.
+/// How often a running self-test's state is read (one 512-byte page); ATA progress moves in
+/// 10 % steps anyway.
 pub const SELF_TEST_POLL: Duration = Duration::from_secs(5);
 
 /// Which drive the health view shows and how far it is scrolled.
@@ -34,9 +32,8 @@ pub struct SelfTestWatch {
 }
 
 impl App {
-    /// Opens the health view of `device` and reads its cache, health and logs again.
-    /// The Health view of the device a scan, triage or flush check ran on: refused (said)
-    /// when its name holds another device now, so a neighbour's SMART is never shown as its.
+    /// The Health view of the device a scan, triage or flush check ran on: refused if its
+    /// name holds another device now, so a neighbour's SMART is never shown as its.
     pub(super) fn open_health_of(
         &mut self,
         device: String,
@@ -52,6 +49,7 @@ impl App {
         self.open_health(device)
     }
 
+    /// Opens the health view of `device` and reads its cache, health and logs again.
     pub(super) fn open_health(&mut self, device: String) -> Vec<Cmd> {
         self.screen = Screen::Health;
         if self.health.device.as_deref() != Some(device.as_str()) {
@@ -134,8 +132,7 @@ impl App {
         let st = self.devices.drives.entry(device).or_default();
         if let Ok(logs) = &result {
             st.self_test = Some(Ok(logs.self_test.clone()));
-            // A test found running (started here earlier, by smartctl, by the drive's own
-            // schedule) is followed too.
+            // A test found running (smartctl, the drive's own schedule) is followed too.
             if logs.self_test.is_running() && st.watch.is_none() {
                 st.watch = Some(SelfTestWatch {
                     kind: None,

@@ -1,7 +1,6 @@
 //! The one table of key bindings. Dispatch (`action_for`), the status line (`status_keys`) and
-//! the help screen (`help_rows`) all read `BINDINGS`, so a key written here is handled, shown
-//! and documented at once, and the three cannot disagree. Dialogs (overlays) take their own
-//! keys and list them in their own text.
+//! the help screen (`help_rows`) all read `BINDINGS`, so the three cannot disagree. Dialogs
+//! list their own keys in their own text.
 
 use ratatui::crossterm::event::KeyCode;
 
@@ -272,16 +271,14 @@ pub fn status_keys(screen: Screen) -> String {
     status_keys_where(screen, |_| true)
 }
 
-/// The status line's keys for `app` as it is now: those of `status_keys` that do something in
-/// this moment (no stop when nothing runs, no rerun while a test runs, no compare without two
-/// runs, no report or export without a run).
+/// Those of `status_keys` that do something now (no stop when nothing runs, no compare
+/// without two runs, ...).
 pub fn status_keys_now(app: &super::App) -> String {
     status_keys_where(app.screen, |action| app.key_works_now(action))
 }
 
-/// [`status_keys_now`] in its two groups: the screen's own keys, and the keys that work on
-/// every screen (the settings' switches). A status line too narrow for both puts each on a
-/// row of its own.
+/// [`status_keys_now`] in two groups, the screen's own keys and the global switches, for a
+/// status line too narrow to hold both on one row.
 pub fn status_key_groups_now(app: &super::App) -> [String; 2] {
     status_key_groups(app.screen, |action| app.key_works_now(action))
 }
@@ -319,9 +316,8 @@ pub const HELP_KEY_WIDTH: usize = 12;
 /// Width of the help's text column (the box is 76 wide on an 80-column terminal).
 pub const HELP_TEXT_WIDTH: usize = 62;
 
-/// The help screen's rows for a text column `width` wide: (first column, text). Keys that work
-/// everywhere get a row each; a screen's keys are packed into rows under its name, never split
-/// inside an entry, so each entry reads whole on one row.
+/// The help screen's rows (first column, text) for a text column `width` wide. Global keys
+/// get a row each; a screen's keys are packed into rows under its name, no entry split.
 pub fn help_rows(width: usize) -> Vec<(String, String)> {
     let width = width.max(20);
     let mut rows = Vec::new();
@@ -418,8 +414,7 @@ mod tests {
 
     #[test]
     fn status_lines_fit_80_columns() {
-        // One row, or on a screen with more keys than that (Devices) two: its own keys and
-        // the switches, each whole.
+        // One row, or two on a screen with more keys (Devices): its own keys, the switches.
         for &screen in Screen::WITH_KEYS {
             let s = status_keys(screen);
             if s.chars().count() < 80 {

@@ -27,9 +27,9 @@ pub const LIVE_HISTORY: usize = 2400;
 /// Seconds of the live charts' sliding window.
 pub const CHART_WINDOW: f64 = 60.0;
 
-/// Running figures of a live run. The means are totals over the measured time (bytes and I/Os
-/// over seconds), as the report computes them, so a shorter last interval weighs what it
-/// lasted; min and max are over whole intervals only (a sliver's rate means little).
+/// Running figures of a live run. The means are totals over the measured time, as in the
+/// report, so a short last interval weighs what it lasted; min and max take whole intervals
+/// only (a sliver's rate means little).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LiveStats {
     /// Whole intervals in min/max.
@@ -90,8 +90,7 @@ impl LiveStats {
     }
 }
 
-/// The size of the new test file `request` runs on, when it is a file test's (written in full
-/// first).
+/// The size of the new test file a file test writes in full first.
 pub(super) fn creates_test_file(
     file_target: Option<&crate::event::FileTarget>,
     request: &RunRequest,
@@ -116,27 +115,25 @@ pub struct LiveRun {
     pub label: String,
     pub job: Option<Job>,
     pub measuring: bool,
-    /// The engine probe runs (the start of the warm-up of a phase whose engine is not known).
+    /// The engine probe runs (early in the warm-up of a phase whose engine is not known).
     pub probing: bool,
-    /// Which phases of this run probe the engines (the runner says so first): counted in the
-    /// ETA. Empty until then.
+    /// Which phases probe the engines, counted in the ETA; empty until the runner says.
     pub probes: Vec<bool>,
     pub started_at: Duration,
     pub phase_started_at: Duration,
-    /// When an I/O last completed (or the phase began measuring): a disk that hangs in a
-    /// read sends no rate, and the screen says how long it has waited.
+    /// When an I/O last completed (or measuring began): a hung disk sends no rate, so the
+    /// screen says how long it has waited.
     pub last_io_at: Duration,
     /// This phase's points, oldest first, at most `LIVE_HISTORY`.
     pub points: VecDeque<IntervalPoint>,
     pub stats: LiveStats,
     pub stopping: bool,
-    /// Asked for and not started yet: the safety checks, the open (which waits up to 2 s for
-    /// a busy device) and, for a file test, the writing of the whole test file.
+    /// Asked for, not started: the safety checks, the open (up to 2 s for a busy device) and
+    /// a file test's layout.
     pub starting: bool,
     /// What the run opens (the device, the test file, or the metadata test's directory).
     pub path: String,
-    /// The run first writes the whole of a new test file of this many bytes (a file test on a
-    /// mounted file system).
+    /// The size of the new test file the run writes first (`creates_test_file`).
     pub new_file: Option<u64>,
     /// Bytes of that file written so far.
     pub laid_out: u64,
@@ -148,8 +145,7 @@ pub struct LiveRun {
     pub temps: VecDeque<(f64, i64)>,
     /// The engine of the phase being measured, and why (known once the warm-up is over).
     pub engine: Option<EngineChoice>,
-    /// The phases of this repeat that finished with a rate, for the sweep charts and the
-    /// CrystalDiskMark grid while the run goes.
+    /// This repeat's phases that finished with a rate, for the live sweep charts and grid.
     pub done: Vec<PhaseSample>,
 }
 
@@ -238,9 +234,8 @@ impl LiveRun {
                 self.engine = Some(*engine);
             }
             RunEvent::Point { point, .. } => {
-                // The last interval of a stopped or count-bounded phase can be a sliver of
-                // time whose rate means nothing: it counts in the means (as in the report's
-                // totals) but is not charted nor taken for min/max.
+                // A stopped or count-bounded phase may end in a sliver: in the means, not
+                // charted nor in min/max (see `LiveStats`).
                 let nominal = self
                     .plan
                     .as_ref()
@@ -298,8 +293,8 @@ impl App {
         }
     }
 
-    /// The run did not start: refused, or stopped (x) while it was starting, which is no
-    /// failure. Results keeps why the record has no figures.
+    /// The run did not start: refused, or stopped (x) while starting, which is no failure.
+    /// Results keeps why the record has no figures.
     pub(super) fn run_refused(&mut self, e: String) {
         let mut stopped = false;
         if let Some(run) = &mut self.run {
@@ -343,7 +338,7 @@ impl App {
                         cmds.push(Cmd::StartRun(Box::new(rec.request.clone())));
                         return cmds;
                     }
-                    // The test is over (every repeat, or stopped, or failed): into the history.
+                    // The test is over, however it ended: into the history.
                     cmds.push(Cmd::RecordHistory {
                         record,
                         runs: rec.runs.clone(),
@@ -387,8 +382,8 @@ impl App {
         cmds
     }
 
-    /// Reruns a record's request. `None` is the retest: the latest test, on the device whose
-    /// setting was switched last (its latest test there, or asking when it has none).
+    /// Reruns a record's request. `None` is the retest: the latest test on the device whose
+    /// setting was switched last (or asks if it has none).
     pub(super) fn rerun(&mut self, record: Option<usize>) -> Vec<Cmd> {
         let records = &self.results.records;
         let Some(latest) = self.results.latest() else {
@@ -466,9 +461,8 @@ impl App {
         self.launch(request, repeats)
     }
 
-    /// Why a write test on `device` will be refused (in use, its use unknown), with the way
-    /// out where there is one: a file on its mounted file system. The Test screen says it
-    /// before `r`, and `r` refuses with the same words.
+    /// Why a write test on `device` will be refused, with the way out if any (a file on its
+    /// file system). The Test screen and `r` use the same words.
     pub fn write_refusal(&self, device: &str) -> Option<String> {
         let inv = self.devices.inventory.as_ref()?;
         let refusal = match safety::check_device_write(inv, device, None) {
@@ -512,8 +506,8 @@ impl App {
 
     /// Starts a run, through the confirmation dialog when it writes.
     pub(super) fn launch(&mut self, request: RunRequest, repeats: u32) -> Vec<Cmd> {
-        // The kernel name, which is what the run checks the opened device against (it differs
-        // from the node's file name for names like cciss!c0d0).
+        // The kernel name, which the run checks the opened device against (not the node's
+        // file name: cciss!c0d0).
         let device = self
             .devices
             .inventory
@@ -536,9 +530,8 @@ impl App {
             .unwrap_or_default();
         // The request's own parameters decide (a rerun keeps the ones it ran with).
         let writes = request.test.writes_with(&request.params) == Writes::Always;
-        // A file (or a directory) is not a device: the run writes only to a file it creates
-        // itself, and the target module refuses an existing file without its confirmation,
-        // as on the command line. Only a device asks for its name here.
+        // A file run writes only a file it creates, and the target module refuses an existing
+        // one as on the command line: only a device asks for its name here.
         let on_device = self.devices.inventory.as_ref().is_none_or(|inv| {
             inv.devices.iter().any(|d| {
                 d.path == request.target || d.partitions.iter().any(|p| p.path == request.target)
@@ -571,10 +564,8 @@ impl App {
 }
 
 impl App {
-    /// The drive's own cache of `device` as a run's record keeps it (one spelling,
-    /// `model::cache::recorded_drive_cache`): a device with no drive to ask (loop, zram, dm)
-    /// has none, as the CLI records it, though the TUI never reads its drive state; None while
-    /// a drive's state is not read yet.
+    /// The drive cache of `device` as a record keeps it (`model::cache::recorded_drive_cache`):
+    /// the CLI's word for a virtual device, None while a drive's state is not read yet.
     pub(super) fn drive_cache_word(&self, device: &str) -> Option<String> {
         // A partition's cache is its disk's.
         let disk = self

@@ -1,7 +1,6 @@
-//! The Test screen's table of parameters: each parameter's label, kind, `run` flag, where its
-//! value is held (`Values`: a run's `TestParams` plus the session's settings) and how the Test
-//! screen steps, checks and shows it (`PARAMS`); what Left/Right do (`Steps`). The run's
-//! parameters themselves, and what leaving one out means, are `bench::plan::params`.
+//! The Test screen's table of parameters (`PARAMS`, one `ParamInfo` each), where their values
+//! are held (`Values`) and what Left/Right do (`Steps`). The run's parameters themselves, and
+//! what leaving one out means, are `bench::plan::params`.
 
 use std::time::Duration;
 
@@ -27,8 +26,7 @@ pub enum Kind {
     List,
 }
 
-/// A parameter's value as the Test screen holds it: a number (bytes, a count, a
-/// percentage), a duration, the index of a named choice, or a list.
+/// A parameter's value as the Test screen holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     Num(u64),
@@ -96,8 +94,7 @@ impl Values {
 pub enum Steps {
     /// The default first, then each of these, and round again.
     Cycle(&'static [Value]),
-    /// One up or down, held within `min..=max` (a typed value is held there too); the
-    /// default counts as `min`.
+    /// One up or down within `min..=max` (typed values too); the default counts as `min`.
     Within(u64, u64),
 }
 
@@ -112,8 +109,7 @@ pub enum Fallback {
     Said(fn(&Defaults) -> String),
 }
 
-/// How the Test screen handles a parameter: its choices, the smallest value it takes typed,
-/// and how a value is shown.
+/// How the Test screen steps, checks and shows a parameter.
 #[derive(Debug, Clone, Copy)]
 pub struct Form {
     pub steps: Steps,
@@ -775,8 +771,8 @@ mod tests {
 
     #[test]
     fn clearing_a_parameter_is_setting_it_to_its_default() {
-        // `TestParams::clear` (what a test that does not take a parameter makes of it) and
-        // this table's `set` to the default must agree on every parameter.
+        // `TestParams::clear` and this table's `set` to the default must agree on every
+        // parameter.
         let full = TestParams {
             bs: Some(8192),
             qd: Some(4),

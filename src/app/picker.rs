@@ -1,8 +1,6 @@
-//! The test picker's form: stepping, typing and showing the values the admin chose for a
-//! test's parameters (`Values`: a `TestParams`, plus the session's repeats and temperature
-//! polling). Which fields a test has come from its family; each field's label, choices,
-//! checks, default and display from its row in the parameter table (`app::params::PARAMS`),
-//! so a new parameter needs nothing here.
+//! The test picker's form: stepping, typing and showing a test's `Values`. A test's fields
+//! come from its family, and everything about a field from `app::params::PARAMS`, so a new
+//! parameter needs nothing here.
 
 pub use super::params::Values;
 use super::params::{Fallback, Kind, Steps, Value};
@@ -33,7 +31,7 @@ fn cycle(current: Option<Value>, choices: &[Value], dir: i32) -> Option<Value> {
 }
 
 impl Values {
-    /// Moves a field to its next (`dir` = 1) or previous (-1) choice. A field the Test screen
+    /// Moves a field to its next (`dir` = 1) or previous (-1) choice; a field the Test screen
     /// does not show is left alone.
     pub fn step(&mut self, field: Field, dir: i32) {
         let info = field.info();

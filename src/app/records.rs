@@ -1,7 +1,7 @@
-//! The session's results: one record per test started from the TUI, holding every repeat's
-//! report, the figures averaged over the repeats with their spread (the run-to-run noise), and
-//! the comparison of two records. Runs of earlier sessions on the same disk come back from the
-//! history as records of their own (`past`), with their figures and settings but no reports.
+//! The session's results: one record per test started from the TUI, with every repeat's
+//! report, the figures averaged over the repeats with their spread, and the comparison of two
+//! records. Earlier sessions' runs come back from the history as records (`past`) without
+//! reports.
 
 use super::{App, Screen};
 pub use crate::bench::analysis::compare::{Delta, Significance, Stat, delta};
@@ -34,25 +34,20 @@ pub struct RunRecord {
     pub error: Option<String>,
     /// Written to a file (JSON, CSV or fio) since its last repeat finished.
     pub exported: bool,
-    /// How many of `runs` the history has taken (the loop says so after writing them): the
-    /// history keeps their figures, not their per-interval series.
+    /// How many of `runs` the history has taken (it keeps figures, not per-interval series).
     pub runs_in_history: usize,
-    /// A run of an earlier session, loaded from the history: its figures and settings, no
-    /// reports.
+    /// A run of an earlier session, loaded from the history.
     pub past: Option<Box<HistoryEntry>>,
-    /// The device it ran on went away (or its name is another device's now): a rerun would
-    /// land on another disk, so there is none.
+    /// The device vanished (`devices::Vanished`): no rerun, it would land on another disk.
     pub device_gone: bool,
-    /// What the history knows its target by (the disk's identity, a file's path): a past
-    /// run's as recorded, a session run's once the loop has handed it to the history. Runs of
-    /// one test on one disk across sessions are found by it (`Results::earlier_runs`).
+    /// What the history knows its target by, once known; `Results::earlier_runs` matches
+    /// runs across sessions by it.
     pub disk: Option<DiskIdentity>,
 }
 
 impl RunRecord {
     /// How the screens number it: "3" for the session's third run, "h1" for the first run
-    /// loaded from the history (the two are counted apart, so a history row never takes a
-    /// run's number).
+    /// from the history (counted apart: `Results::next_id`).
     pub fn number(&self) -> String {
         match self.past {
             Some(_) => format!("h{}", self.id + 1),
@@ -82,8 +77,8 @@ impl RunRecord {
         }
     }
 
-    /// Per phase (in plan order), the figures over the completed repeats; a past run's as
-    /// the history recorded them.
+    /// Per phase (in plan order), the figures over the completed repeats, or as the history
+    /// recorded them.
     pub fn figures(&self) -> Vec<PhaseFigures> {
         match &self.past {
             Some(past) if self.runs.is_empty() => past.figures.clone(),
@@ -104,8 +99,8 @@ impl RunRecord {
         self.figures().into_iter().next()
     }
 
-    /// What the record's row in Results shows: a single phase's figures, or for several the
-    /// peak MB/s and IOPS and the worst p99 over all of them, with the largest spread.
+    /// The record's row in Results: one phase's figures, or for several the peak MB/s and
+    /// IOPS, the worst p99 and the largest spread.
     pub fn row(&self) -> Option<RowFigures> {
         row(&self.figures())
     }
@@ -115,8 +110,7 @@ impl RunRecord {
         !self.runs.is_empty() || self.past.is_some()
     }
 
-    /// What it ran on, as the admin named it: the device ("sdb") for a device, the path for
-    /// a file (whose `device` is the one under its file system).
+    /// What it ran on, as the admin named it: "sdb" for a device, the path for a file.
     pub fn target_name(&self) -> String {
         let path = self.request.target.display().to_string();
         match path.strip_prefix("/dev/") {
@@ -134,10 +128,8 @@ impl RunRecord {
     }
 
     /// Did it run on the same target as `other`? By the history's identity when both have one
-    /// (a disk renamed between boots is still the same disk, a loop device attached to
-    /// another image is not); two runs of this session without one, by the path they opened,
-    /// unless the device went away since (its name may be another device's now). A past run
-    /// is never matched by a name alone.
+    /// (a renamed disk is the same disk; a loop device on another image is not); else two
+    /// session runs by path, unless the device went away. A past run never matches by name.
     fn same_target(&self, other: &RunRecord) -> bool {
         match (&self.disk, &other.disk) {
             (Some(a), Some(b)) => a == b,
@@ -158,8 +150,8 @@ impl RunRecord {
         }
     }
 
-    /// "O_DIRECT" or "BUFFERED": the I/O path its runs took, with ", huge pages" when its
-    /// buffers were (`--huge-pages`), so Compare names that difference too.
+    /// "O_DIRECT" or "BUFFERED", with ", huge pages" (`--huge-pages`), so Compare names that
+    /// difference too.
     pub fn io_path(&self) -> Option<&'static str> {
         let path = match &self.past {
             Some(p) if self.runs.is_empty() => Some((p.settings.direct, p.settings.huge_pages)),
@@ -171,9 +163,8 @@ impl RunRecord {
         path.map(|(direct, huge)| crate::bench::plan::io_path_label(direct, huge))
     }
 
-    /// The engine that ran ("uring", "sync", "auto" when phases differ).
-    /// What the rates of its phases are over ("write-busy" for a rewrite), when a phase's
-    /// rates are not over the measured time; None for the measured time.
+    /// What its phases' rates are over ("write-busy" for a rewrite); None for the measured
+    /// time.
     pub fn time_base(&self) -> Option<String> {
         self.figures()
             .iter()
@@ -182,6 +173,7 @@ impl RunRecord {
             .map(|b| b.as_str().to_string())
     }
 
+    /// The engine that ran ("uring", "sync", "auto" when phases differ).
     pub fn engine(&self) -> Option<String> {
         match &self.past {
             Some(p) if self.runs.is_empty() => Some(p.settings.engine.clone()),
@@ -228,8 +220,8 @@ impl RunRecord {
 }
 
 impl RunRecord {
-    /// The full report: the figures the Results table uses (per phase, the mean over the
-    /// repeats and each repeat's value), then every repeat's own report.
+    /// The full report: the Results figures (per phase, the mean and each repeat's value),
+    /// then every repeat's own report.
     pub fn report_text(&self) -> String {
         if let Some(p) = self.past.as_deref().filter(|_| self.runs.is_empty()) {
             return past_report(p);
@@ -286,7 +278,7 @@ fn past_report(p: &HistoryEntry) -> String {
     if let Some(e) = &p.error {
         let _ = writeln!(out, "error: {e}");
     }
-    // The history is a file: its values may hold anything but line breaks are ours.
+    // The history's values may hold anything; the line breaks must be ours.
     out.lines()
         .map(|l| crate::model::text::neutralize_controls(l) + "\n")
         .collect()
@@ -300,10 +292,10 @@ pub struct Results {
     pub row: usize,
     /// Records marked for comparison (at most two, in marking order).
     pub marks: Vec<usize>,
-    /// First row of the Compare table shown (it scrolls when longer than the screen).
+    /// First row of the Compare table shown.
     pub compare_scroll: u16,
-    /// Compare shows the session's last two runs whatever is marked: `c` on the Run screen
-    /// asked for them (its help says so). Marking a run, or `c` on Results, ends it.
+    /// Compare shows the last two runs whatever is marked (`c` on the Run screen); marking a
+    /// run, or `c` on Results, ends it.
     pub last_two: bool,
     /// The record an export was asked for, until the loop says how it went.
     exporting: Option<usize>,
@@ -358,16 +350,14 @@ impl Results {
         }
     }
 
-    /// The runs of `record`'s test on its disk (or file) that started before it, in this
-    /// session or in the history, most recent first: what its before/after compares with
-    /// (`b`). Only runs with figures and no error are offered: a failed run is no "before".
+    /// Earlier runs of `record`'s test on its target, from the session or the history, most
+    /// recent first: what `b` compares with. A failed run is no "before".
     pub fn earlier_runs(&self, record: usize) -> Vec<usize> {
         let Some(shown) = self.records.get(record) else {
             return Vec::new();
         };
-        // The order runs happened in: by start time; within this session, by run number (a
-        // clock step must not reorder its runs); a past run before a session run of the same
-        // second (the history holds other sessions').
+        // By start time; within the session by run number (a clock step must not reorder
+        // runs); a past run before a session run of the same second.
         let order = |i: usize| {
             let r = &self.records[i];
             (r.started_unix().unwrap_or(0), r.past.is_none(), r.id)
@@ -380,7 +370,7 @@ impl Results {
             .filter(|&i| i != record)
             .filter(|&i| {
                 let r = &self.records[i];
-                // The cheap tests first: the figures are worked out last.
+                // Cheap tests first: the figures are worked out last.
                 r.test == shown.test
                     && r.has_results()
                     && r.error.is_none()
@@ -393,8 +383,7 @@ impl Results {
         found
     }
 
-    /// What `b` compares `record` with: the most recent of its earlier runs, when it has
-    /// figures of its own to set against it.
+    /// What `b` compares `record` with: its latest earlier run, if `record` has figures.
     pub fn before(&self, record: usize) -> Option<usize> {
         let shown = self.records.get(record)?;
         if !shown.has_results() || shown.row().is_none() {
@@ -423,8 +412,8 @@ impl Results {
         added
     }
 
-    /// The number the next record of its kind takes: session runs and past runs from the
-    /// history are counted apart (#1, #2, ... and h1, h2, ...).
+    /// The next record's number: session runs and past runs are counted apart (#1, #2, ...
+    /// and h1, h2, ...), so a history row never takes a run's number.
     pub fn next_id(&self, past: bool) -> usize {
         self.records
             .iter()
@@ -432,8 +421,7 @@ impl Results {
             .count()
     }
 
-    /// The records in the order Results lists them: the session's runs, then the history's
-    /// (a past run added after a test sat between that test and the next).
+    /// The records in Results' order: the session's runs, then the history's.
     pub fn shown_order(&self) -> Vec<usize> {
         let (session, past): (Vec<usize>, Vec<usize>) =
             (0..self.records.len()).partition(|&i| self.records[i].past.is_none());
@@ -490,8 +478,8 @@ impl Results {
 }
 
 impl App {
-    /// `b` on Results: the selected run (B) against the most recent earlier run of the same
-    /// test on the same disk (A), from this session or the history; or why there is none.
+    /// `b` on Results: the selected run (B) against its latest earlier run (A), or why there
+    /// is none.
     pub(super) fn compare_before(&mut self) -> Vec<Cmd> {
         let row = self.results.row;
         let Some(shown) = self.results.selected() else {
@@ -520,8 +508,7 @@ impl App {
 
     /// `c`: the Compare screen, when there are two runs to compare.
     pub(super) fn compare_latest(&mut self) -> Vec<Cmd> {
-        // On the Run screen `c` compares the last two runs, as its help says; on Results, the
-        // marked ones when two are.
+        // On the Run screen the last two runs; on Results the two marked, if any.
         self.results.last_two = self.screen == Screen::Run;
         if self.results.comparison().is_some() {
             self.results.compare_scroll = 0;
@@ -600,16 +587,15 @@ mod tests {
         let past_run = past(&mut r, 100, "zram0", None);
         let first = session(&mut r, 300, None);
         let second = session(&mut r, 400, None);
-        // Without the disk's identity, a past run (whose name may be another disk's now) is
-        // not offered; this session's run on the same path is.
+        // Without the disk's identity a past run is not offered; a session run on the same
+        // path is.
         assert_eq!(r.earlier_runs(second), [first]);
         assert!(r.earlier_runs(first).is_empty());
         assert!(r.earlier_runs(past_run).is_empty());
         // Once the history says which disk it is, the past run of that disk is offered too.
         r.identified(second, DiskIdentity::Name("zram0".into()));
         assert_eq!(r.earlier_runs(second), [first, past_run]);
-        // A device that went away may have its name on another device now: its runs are not
-        // matched by the path.
+        // A device that went away: its runs are not matched by path.
         r.records[first].device_gone = true;
         assert_eq!(r.earlier_runs(second), [past_run]);
     }

@@ -1,13 +1,10 @@
 //! The screens, registered in one table. A screen is a component (as in ratatui's component
-//! template): its state, its rows of the key table, its key handlers and its drawing in one
-//! file under `app/screens/`, and one line in `screens!` below. That line declares the
-//! `Screen` variant, puts the component's state into `App::screens` and hands the app its
-//! `ScreenDef`: the title the top bar and the help show, the key rows that dispatch, the status
-//! line, the help and `docs/screen.md` read (`keys::all`), what its keys do, whether a key
-//! works now, its drawing, and what leaving it does.
+//! template): its state, key rows, key handlers and drawing in one file under `app/screens/`,
+//! and one line in `screens!` below, which declares the `Screen` variant, puts its state into
+//! `App::screens` and hands the app its `ScreenDef`.
 //!
-//! A component file draws only from `&App` (drawing never mutates) with `crate::theme`, which
-//! lies below `app`: the layers still point down (`shape`).
+//! A component draws only from `&App` with `crate::theme`, which lies below `app`, so the
+//! layers still point down (`shape`).
 
 pub mod capacity;
 pub mod compare;
@@ -34,7 +31,8 @@ use crate::event::{Cmd, JobMsg};
 pub struct ScreenDef {
     /// Its name on the top bar and in the help.
     pub title: &'static str,
-    /// Its rows of the key table (scoped to its screen: `Scope::On`, or the Test screen's list and form), after `keys::BINDINGS`' rows.
+    /// Its rows of the key table (scoped to it), after `keys::BINDINGS`' rows; the status
+    /// line, the help and `docs/screen.md` read them (`keys::all`).
     pub keys: &'static [Binding],
     /// Carries out one of its keys' actions (the key, for the keys with a direction).
     pub act: fn(&mut App, Action, KeyCode) -> Vec<Cmd>,
@@ -42,11 +40,9 @@ pub struct ScreenDef {
     pub works_now: fn(&App, Action) -> bool,
     /// Draws it into the body of the screen.
     pub draw: fn(&App, &mut Frame, Rect),
-    /// The app went to another screen (a number key, Tab, R, a dialog; `App::update` calls
-    /// it): what that ends here.
+    /// The app left the screen, however (`App::update` calls it): what that ends here.
     pub leave: fn(&mut App) -> Vec<Cmd>,
-    /// The job it runs, if any: its messages come here (`App::update` routes `Msg::Job` by
-    /// the job's name).
+    /// The job it runs, if any: `App::update` routes its `Msg::Job` here by name.
     pub job: Option<JobHook>,
 }
 

@@ -1,17 +1,11 @@
 //! A sweep started from the Test screen (`S`/`W`): the chosen test on the selected device under
-//! each I/O scheduler it offers, or with the drive's write cache on and off, repeats
-//! interleaved (`bench::analysis::setting_sweep` has the order, the figures and the winner,
-//! the same as `disktriage run --sweep-sched` prints).
+//! each I/O scheduler, or with the drive's write cache on and off, repeats interleaved
+//! (`bench::analysis::setting_sweep` has the order, the figures and the winner).
 //!
-//! The sweep is the job `disktriage run --sweep-*` runs (`flow::sweep_job`), asked for as an
-//! order (`Cmd::StartJob`) and stopped by its name (`x`, and a quit or a signal as every
-//! job): it claims the device's settings (the same claim as the CLI's: a sweep elsewhere
-//! refuses this one, and this one refuses the others until it ends), switches through the
-//! journal, makes each run and puts the value found at start back, on its thread. The app
-//! shows what it says (the Run screen's `ScreenDef::job`): the machine as the job has it
-//! (`flow::setting_sweep`), each run live on the Run screen and filed in Results (one record
-//! per value), and at the end the result view (`Overlay::Sweep`, `v` on Results opens it
-//! again).
+//! The sweep is the CLI's job (`flow::sweep_job`: the claim, the switches, putting back),
+//! started by `Cmd::StartJob` and stopped by its name. The app shows what it says: the
+//! machine (`flow::setting_sweep`), each run live and filed in Results (one record per value),
+//! and at the end the result view (`Overlay::Sweep`; `v` on Results opens it again).
 
 use super::Overlay;
 use super::records::RunRecord;
@@ -26,9 +20,8 @@ pub use crate::flow::setting_sweep::SweepStage;
 use crate::flow::setting_sweep::{self, SettingSweep};
 use crate::flow::sweep_job::{self, SweepMsg, SweepOrder};
 
-/// A sweep in progress, or the last one, finished: the state machine both faces drive
-/// (`flow::setting_sweep`, read through `Deref`), the test as it runs under every value, and
-/// where its runs are filed.
+/// A sweep in progress, or the last one: the job's state machine (`flow::setting_sweep`, read
+/// through `Deref`), the test, and where its runs are filed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepRun {
     pub sweep: SettingSweep,
@@ -59,7 +52,7 @@ impl App {
     }
 
     /// The values a sweep of `device` goes through, the one at start first; or why it cannot
-    /// be swept (the same words as `disktriage run --sweep-*`).
+    /// be swept, in the CLI's words.
     fn sweep_values(&self, kind: SweepKind, device: &str) -> Result<Vec<String>, String> {
         match kind {
             SweepKind::Scheduler => {
@@ -80,8 +73,7 @@ impl App {
                     device,
                     status.as_ref().map_err(ToString::to_string),
                 ),
-                // Loop, zram, md and dm have no drive behind them: never read, as in the
-                // device list ("not supported on loop", as `disktriage cache` says).
+                // Loop, zram, md and dm have no drive behind them: never read.
                 None => Err(setting_sweep::cache_refusal(
                     device,
                     &match self.devices.find(device).map(|d| d.transport) {
@@ -114,8 +106,7 @@ impl App {
             params: self.values.params(test),
             confirmation: None,
             temperature: self.values.temperature(),
-            // The device as chosen when the sweep starts: every switch and every run of the
-            // sweep is refused on another device that takes its name meanwhile.
+            // Every switch and run is checked against it (see `App::stamp`).
             device: Some(dev.chosen()),
         };
         // Repeats from the Test screen; a single one cannot tell a winner from the noise.
@@ -124,14 +115,12 @@ impl App {
             n => n,
         };
         if test.writes_with(&request.params) == Writes::Always {
-            // Through the confirmation (and the in-use check) every write test takes.
             return self.confirm_then(request, repeats, Some(kind), dev.name);
         }
         self.begin_sweep(kind, request, repeats)
     }
 
-    /// Starts a sweep whose request is confirmed: the sweep job (`flow::sweep_job`) claims the
-    /// device, then makes its first run under the value at start.
+    /// Starts a sweep whose request is confirmed.
     pub(super) fn begin_sweep(
         &mut self,
         kind: SweepKind,
@@ -211,8 +200,8 @@ impl App {
         Vec::new()
     }
 
-    /// The job's machine after a move: shown as it is. A switch is read back into the device
-    /// list; at the end the result view opens.
+    /// The job's machine after a move. A switch is read back into the device list; at the
+    /// end the result view opens.
     fn sweep_state(&mut self, state: SettingSweep) -> Vec<Cmd> {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();
@@ -301,7 +290,7 @@ impl App {
     }
 
     /// A run of the sweep ended with its report: filed, and sent to the history (as the
-    /// CLI's sweep does) unless stopped. The job goes on to the next value or the end.
+    /// CLI's sweep does) unless stopped.
     fn sweep_run_finished(&mut self, report: RunReport) -> Vec<Cmd> {
         let mut history = Vec::new();
         if let Some((index, rec)) = self
@@ -327,8 +316,7 @@ impl App {
         history
     }
 
-    /// A run of the sweep was refused before it started (the device became busy, its
-    /// parameters do not fit) or gave no report: the sweep ends there and the value at
+    /// A run of the sweep was refused or gave no report: the sweep ends and the value at
     /// start comes back.
     fn sweep_run_failed(&mut self, e: String) {
         if let Some(rec) = self
@@ -357,8 +345,7 @@ impl App {
         vec![Cmd::RefreshInventory]
     }
 
-    /// `x` during a sweep: the run in progress stops, the sweep ends after it and the job
-    /// puts the value at start back.
+    /// `x` during a sweep: the run stops, then the job puts the value at start back.
     pub(super) fn stop_sweep(&mut self) -> Vec<Cmd> {
         let Some(sw) = &mut self.sweep else {
             return Vec::new();

@@ -1,9 +1,8 @@
-//! Several devices at once: the marks on the Devices screen (Space marks a device, `m` an md
-//! array with each of its members), the chosen test run on every marked device at the same
-//! time (an array alone first, then its members), each device's live throughput, and once
-//! they finish the rows and the verdict that names the outlier, the same as
-//! `disktriage run TARGET TARGET...` prints (`report::several`). Each device's runs are also a
-//! record of Results, where export and compare work as for any run.
+//! Several devices at once: the marks on Devices (Space a device, `m` an md array and its
+//! members), the chosen test on every marked device at the same time (an array alone first,
+//! then its members), each device's live throughput, and the verdict naming the outlier, as
+//! `disktriage run TARGET TARGET...` prints it (`report::several`). Each device's runs are a
+//! record of Results too.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -69,8 +68,7 @@ pub struct SeveralTarget {
     pub error: Option<String>,
     /// The plan of its current repeat, once it started: the progress and ETA follow it.
     pub plan: Option<Plan>,
-    /// Which phases of the plan probe the engines (the runner says so first): counted in the
-    /// ETA, as on the single Run screen.
+    /// As `LiveRun::probes`.
     pub probes: Vec<bool>,
     /// The phase being run, and when it started.
     pub phase: usize,
@@ -84,8 +82,7 @@ pub struct SeveralTarget {
 pub struct TargetProgress {
     /// Share done, 0 to 1.
     pub ratio: f64,
-    /// Seconds still to go, when they can be told (a time-bounded plan, or a count-bounded
-    /// one with enough done to extrapolate).
+    /// Seconds to go, when known (a time-bounded plan, or enough done to extrapolate).
     pub eta_s: Option<f64>,
 }
 
@@ -95,10 +92,9 @@ impl SeveralTarget {
         (self.stats.seconds > 0.0).then(|| self.stats.mean_rate() / 1e6)
     }
 
-    /// How far the device is through its `repeats` runs at `now`: for a time-bounded plan
-    /// from its phases' warm-ups, times and engine probes (later repeats probe nothing: the
-    /// choice is remembered); for a count-bounded one from the I/Os done. None before its
-    /// first run started.
+    /// How far the device is through its `repeats` runs at `now`: a time-bounded plan by its
+    /// phases' times and probes (only the first repeat probes: the choice is remembered), a
+    /// count-bounded one by the I/Os done. None before its first run started.
     pub fn progress(&self, repeats: u32, now: Duration) -> Option<TargetProgress> {
         let plan = self.plan.as_ref()?;
         let phases = plan.phases.len().max(1);
@@ -157,7 +153,7 @@ impl SeveralTarget {
         let elapsed = now
             .saturating_sub(self.first_started_at.unwrap_or(now))
             .as_secs_f64();
-        // Too little done to extrapolate from says nothing.
+        // Under 2% done says nothing.
         let eta_s = (ratio >= 0.02 && elapsed > 0.0).then(|| elapsed * (1.0 - ratio) / ratio);
         Some(TargetProgress { ratio, eta_s })
     }
@@ -236,8 +232,7 @@ impl App {
         self.several.runs.last().filter(|_| self.several.showing)
     }
 
-    /// The first marked device, when several are marked: the test's form is checked
-    /// against it.
+    /// The first marked device, which the test's form is checked against.
     pub(super) fn several_first(&self) -> Option<&crate::model::BlockDevice> {
         match self.several.marks.as_slice() {
             [first, _, ..] => self.devices.find(first),
@@ -278,8 +273,8 @@ impl App {
         self.info(text);
     }
 
-    /// `m` on Devices: marks the selected md array and each of its members, to test the
-    /// array alone and then the members.
+    /// `m` on Devices: marks the selected md array and its members, to test the array alone,
+    /// then the members.
     pub(super) fn mark_members(&mut self) {
         let Some(name) = self.selected_device().map(|d| d.name.clone()) else {
             return;
@@ -594,8 +589,8 @@ impl App {
         if let Some(first) = run.targets.first() {
             self.results.row = first.record;
         }
-        // Each device's runs (all its repeats) go to the history under its own disk, as a
-        // single device's do: the several-devices result is not kept anywhere else.
+        // Each device's runs go to the history under its own disk; the several-devices
+        // result is not kept.
         let mut cmds: Vec<Cmd> = run
             .targets
             .iter()
@@ -643,8 +638,7 @@ fn event(t: &mut SeveralTarget, ev: RunEvent, now: Duration) {
         }
         RunEvent::Measuring { .. } => t.measuring = true,
         RunEvent::Point { point, .. } => {
-            // As on the single Run screen: a sliver of a last interval counts in the mean but
-            // is not drawn.
+            // A last-interval sliver is not drawn (see `live::LiveStats`).
             let whole = t.interval / 2.0;
             t.stats.add(&point, whole);
             if point.seconds() < whole {

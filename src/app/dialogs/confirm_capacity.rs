@@ -1,7 +1,5 @@
 //! Type the device's name to allow the capacity probe (it overwrites sectors and puts them
-//! back): the dialog says what will be written and where the saved sectors go (Tab edits
-//! that path: the default may share a disk with the device); Enter with the right name
-//! starts it, Esc cancels.
+//! back). Tab edits where the saved sectors go: the default may share a disk with the device.
 
 use std::path::PathBuf;
 

@@ -1,7 +1,6 @@
 //! Type the device's name to allow the TRIM check (it overwrites a scratch range, discards it
-//! and puts it back): the dialog says what is written and where the saved bytes go (Tab
-//! edits that path: the default may share a disk with the device); Enter with the right name
-//! starts it, Esc cancels.
+//! and puts it back). Tab edits where the saved bytes go: the default may share a disk with
+//! the device.
 
 use std::path::PathBuf;
 

@@ -54,7 +54,6 @@ fn show(s: &Export, app: &App, frame: &mut Frame, at: Place) {
             theme::dim(),
         )),
     ];
-    // One line per export format, after the title line.
     lines.splice(
         1..1,
         ExportFormat::ALL.iter().map(|f| f.dialog_line().into()),

@@ -47,8 +47,7 @@ fn key(s: Persist, code: KeyCode) -> Next {
     }
 }
 
-/// The udev rule that would make a scheduler permanent, where it goes, and the keys; or why
-/// there can be none.
+/// The planned rule, its path and the keys; or why there can be none.
 fn show(s: &Persist, _: &App, frame: &mut Frame, at: Place) {
     let (area, device, scheduler) = (at.area, s.device.as_str(), s.scheduler.as_str());
     let w: u16 = if area.width >= 110 { 104 } else { 76 };

@@ -45,8 +45,7 @@ fn show(s: &Report, app: &App, frame: &mut Frame, at: Place) {
         area.height.saturating_sub(2),
     );
     frame.render_widget(Clear, rect);
-    // The CLI's tables keep their columns in the box (a column wrapped onto a line of its own
-    // read as another row).
+    // The CLI's tables keep their columns: a column wrapped onto its own line read as a row.
     let inner = Block::default().borders(Borders::ALL).inner(rect);
     let lines = draw::report(&text, inner.width.into());
     let rows = usize::from(inner.height);

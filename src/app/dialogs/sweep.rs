@@ -1,8 +1,6 @@
-//! The sweep's result view, a dialog over the screen: per test, one horizontal bar per value (the mean of its repeats)
-//! beside the CLI's columns (figure, spread, delta to the value at start, beyond the noise),
-//! the winner marked, and the verdict in the CLI's words. The figures come from
-//! `bench::analysis::setting_sweep` as `disktriage run --sweep-*` prints them. Bars are drawn with the full and
-//! the left half block, which the Linux console's fonts have (CP437).
+//! The sweep's result view: per test, one bar per value (the mean of its repeats) beside the
+//! CLI's columns, the winner marked, and the CLI's verdict (`bench::analysis::setting_sweep`).
+//! Bars use the full and left half blocks, which the Linux console's fonts have (CP437).
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyCode;
@@ -42,8 +40,8 @@ fn key(s: Sweep, code: KeyCode) -> Next {
     stay(Overlay::Sweep(Sweep { scroll }))
 }
 
-/// A bar of `value` against `max` in `width` cells, in half cells: full blocks and a half
-/// block at the end. Empty for no value or no width.
+/// A bar of `value` against `max` in `width` cells, to the half cell. Empty for no value or
+/// no width.
 pub fn bar(value: f64, max: f64, width: usize) -> String {
     // NaN fails both tests too: no bar for it.
     let measured = value > 0.0 && max > 0.0;

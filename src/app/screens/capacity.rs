@@ -1,14 +1,9 @@
-//! The capacity probe screen (`c` on Devices, after the device's name is typed): whether the
-//! selected device stores as much as it claims, as `disktriage capacity` finds out; its
-//! state, keys and drawing, which `screens!` registers, and the job's messages.
+//! The capacity probe screen (`c` on Devices, after the device's name is typed): does the
+//! selected device store as much as it claims, as `disktriage capacity` finds out.
 //!
-//! The job (`flow::capacity::CapacityJob`) checks the device as every write test does, saves
-//! each sector it overwrites in a journal on another disk, stamps and reads back, and puts
-//! every sector back at its end; the screen shows the step under way (the CLI's progress
-//! words) and the elapsed time, and `x` stops it (what was written is put back). At the end:
-//! the CLI's text report (claimed, stored, the verdict, how it fails, the put-back), and, when
-//! the put-back did not finish, the kept journal and the command that completes it. Leaving
-//! the screen stops a running probe.
+//! The screen shows the job's step (`flow::capacity::CapacityJob`, in the CLI's words) and the
+//! elapsed time; `x` stops it and what was written is put back. At the end: the CLI's report,
+//! and, if the put-back did not finish, the kept journal and the command that completes it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -146,7 +141,7 @@ fn works_now(app: &App, action: Action) -> bool {
 fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
     match action {
         Action::Stop => return stop(app),
-        // Leaving stops a running probe (`leave`, called by `App::update`).
+        // `leave` stops a running probe.
         Action::Back => app.screen = Screen::Devices,
         Action::Page => {
             let step = match code {
@@ -181,8 +176,8 @@ fn stop(app: &mut App) -> Vec<Cmd> {
     vec![Cmd::StopJob(job::NAME)]
 }
 
-/// The directory the session's history is in, where the journal goes by default (as for
-/// `disktriage capacity`): the export directory is `exports/` in it.
+/// The history's directory (the export directory's parent), where the journal goes by
+/// default, as for `disktriage capacity`.
 fn state_dir(app: &App) -> &Path {
     app.export_dir
         .parent()
@@ -191,7 +186,7 @@ fn state_dir(app: &App) -> &Path {
 
 impl App {
     /// `c` on Devices: asks for the selected device's name (the probe writes), then starts
-    /// it. While one runs, the key shows that one.
+    /// it. While one runs, the key shows it.
     pub(in crate::app) fn ask_capacity(&mut self) -> Vec<Cmd> {
         if self.screens.capacity.running() {
             self.screen = Screen::Capacity;
@@ -229,8 +224,7 @@ impl App {
     }
 }
 
-/// The name was typed: the screen shows the probe and the job starts (it checks the device
-/// before it writes).
+/// The name was typed: the screen shows the probe and the job starts.
 fn start(app: &mut App, order: JobOrder) -> Vec<Cmd> {
     let Some(o) = order.get::<CapacityOrder>() else {
         return Vec::new();
@@ -304,9 +298,7 @@ fn ended(run: &CapacityRun) -> Ended {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.screens.capacity;

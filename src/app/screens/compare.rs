@@ -249,7 +249,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     }
-    // Scrolls when longer than the screen: the header and border take three lines.
+    // The header and border take three lines.
     let visible = (body.height as usize).saturating_sub(3).max(1);
     let total = rows.len();
     let offset = (app.results.compare_scroll as usize).min(total.saturating_sub(visible));
@@ -346,8 +346,8 @@ pub(crate) fn changes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
         b.kernel_cache.map(|c| c.as_str().to_string()),
     );
     differ("engine ", a.engine(), b.engine());
-    // A rewrite's rates are over the time its writes took; a record from before that change
-    // (or a destructive write test) rated the same bytes over the whole phase.
+    // A rewrite's rates are over its writes' time; an older record (or a destructive write
+    // test) rated the same bytes over the whole phase.
     let base = |r: &RunRecord| Some(r.time_base().unwrap_or_else(|| "elapsed".into()));
     differ("MB/s and IOPS over ", base(a), base(b));
     differ(

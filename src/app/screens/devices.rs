@@ -218,8 +218,7 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
         Action::Members if n > 0 => app.mark_members(),
         Action::ShowAll => {
             app.devices.show_all = !app.devices.show_all;
-            // The selection stays on its device when it is still shown; a placeholder
-            // the admin hid hands the selection to the row it had.
+            // The selection stays on its device if still shown, else takes the row it had.
             if app.devices.gone.is_none() && app.devices.selected().is_none() {
                 app.devices.select_row(app.devices.row);
             } else {
@@ -299,7 +298,6 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
                 None => "?".into(),
             };
             let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
-            // A marked device (Space) shows a `*` before its name.
             let name = if app.several.marks.contains(&d.name) {
                 Cell::from(crate::draw::elide(&format!("*{}", d.name), columns[0]))
                     .style(theme::accent())
@@ -370,8 +368,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
             list_area,
         );
     } else {
-        // No `>` on any row while the selected device is gone: the row it had is another
-        // device's now.
+        // No `>` while the selected device is gone: its row is another device's now.
         let mut state = TableState::default()
             .with_selected(row)
             .with_offset(window.offset);
@@ -423,8 +420,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 /// The list's and the details' areas: side by side on a wide screen, else the list above,
-/// as tall as its rows, leaving the details at least 8 (six lines: the identifying ones and
-/// the mark of what is not shown, `draw::pane`).
+/// leaving the details at least 8 rows (the identifying lines and `draw::pane`'s mark).
 fn panes(rows: usize, area: Rect) -> (Rect, Rect) {
     if area.width >= 120 {
         let [a, b] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
@@ -442,8 +438,7 @@ fn window(rows: usize, list: Rect, row: Option<usize>) -> crate::draw::Window {
     crate::draw::Window::over(rows, usize::from(list.height.saturating_sub(3)), row)
 }
 
-/// The screen row of the selected device in the list drawn into `area`, so a dialog about it
-/// can leave it in sight.
+/// The screen row of the selected device in the list drawn into `area` (`Place::keep`).
 pub(crate) fn selected_row_y(app: &App, area: Rect) -> Option<u16> {
     app.selected_device()?;
     let rows = app.visible_devices().len();
@@ -569,8 +564,8 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
     l2.extend(kv("serial", opt(&d.serial)));
     l2.extend(kv("firmware", opt(&d.firmware)));
     lines.push(Line::from(l2));
-    // What tells this device from another of the same model or image comes first: a pane
-    // too short for every line keeps these (`draw::pane`).
+    // What tells this device from another of the same model comes first: a short pane keeps
+    // these (`draw::pane`).
     let usage = d.usage_summary();
     lines.push(Line::from(vec![
         Span::styled("in use ", theme::dim()),

@@ -1,13 +1,8 @@
 //! The flush check screen (`F` on Devices, after the device's name is typed): the timing
-//! check of `disktriage flushcheck` on the selected device; its state, keys and drawing,
-//! which `screens!` registers.
+//! check of `disktriage flushcheck` (`flow::flushcheck::FlushJob`) on the selected device.
 //!
-//! The job (`flow::flushcheck::FlushJob`) checks the device as every write test does, times the
-//! durable commits and the flush after dirty data, with the write cache as found and off
-//! (put back after), and sends the step under way (`Msg::Flush`); the screen shows the step,
-//! a bar and the elapsed time, and `x` stops it. At the end: the verdict as a word and in a
-//! sentence, what to do, and the report `disktriage flushcheck` prints; `h` opens the
-//! device's Health view. Leaving the screen stops a running check (the cache is put back).
+//! The screen shows the step, a bar and the elapsed time; `x` stops it and the cache is put
+//! back. At the end: the verdict, what to do, and the CLI's report; `h` opens the Health view.
 
 use std::time::Duration;
 
@@ -52,8 +47,7 @@ pub struct FlushScreen {
     pub fraction: f64,
     /// The app's clock when it started.
     pub started: Duration,
-    /// The app's clock when the step or the share last moved: a write or a flush the device
-    /// does not answer moves neither, and the screen says how long it has waited.
+    /// The app's clock when the step or the share last moved (see `waiting`).
     pub moved: Duration,
     pub done: Option<Box<FlushDone>>,
     /// The first report line shown.
@@ -144,7 +138,7 @@ fn works_now(app: &App, action: Action) -> bool {
 fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
     match action {
         Action::Stop => return app.stop_flushcheck(),
-        // Leaving stops a running check (`leave`, called by `App::update`).
+        // `leave` stops a running check.
         Action::Back => app.screen = Screen::Devices,
         Action::ReadSmart => {
             let device = app.screens.flush.device.clone();
@@ -175,7 +169,7 @@ fn leave(app: &mut App) -> Vec<Cmd> {
 
 impl App {
     /// `F` on Devices: asks for the selected device's name (the check writes), then starts
-    /// it. While one runs, the key shows that one.
+    /// it. While one runs, the key shows it.
     pub(in crate::app) fn ask_flushcheck(&mut self) -> Vec<Cmd> {
         if self.screens.flush.running() {
             self.screen = Screen::Flush;
@@ -202,7 +196,7 @@ impl App {
         Vec::new()
     }
 
-    /// The name was typed: the check starts (the worker checks the device before it writes).
+    /// The name was typed: the check starts.
     pub(in crate::app) fn start_flushcheck(
         &mut self,
         device: String,
@@ -265,7 +259,7 @@ impl App {
             }
             FlushMsg::Failed(why) => {
                 s.phase = Phase::Failed(why.clone());
-                // The status line said "writing" since the start: it says what happened now.
+                // The status line said "writing" until now.
                 self.info(format!("flush check ended, nothing more written: {why}"));
                 self.error(format!("flush check: {why}"));
             }
@@ -273,9 +267,7 @@ impl App {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 /// The verdict as words that say it without colour.
 pub fn verdict_word(verdict: &str) -> &'static str {

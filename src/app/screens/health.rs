@@ -1,7 +1,6 @@
-//! The health view of one drive (`h` on Devices): the self-test state with a progress bar
-//! while one runs, then the same text `disktriage smart` prints (verdict, attributes or NVMe
-//! health log, error log, self-test log), scrolled; `t`/`T` start a self-test (asking first),
-//! `x` aborts one. Its state and the drive's messages are `app::health`'s.
+//! The health view of one drive (`h` on Devices): the self-test state and progress, then the
+//! text `disktriage smart` prints, scrolled; `t`/`T` start a self-test, `x` aborts one. The
+//! state is `app::health`'s.
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyCode;
@@ -277,7 +276,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
     }
     let max_scroll = (lines.len() as u16).saturating_sub(body.height);
     let top = app.health.scroll.min(max_scroll);
-    // The box's lower edge says how many lines are out of sight, as every list does.
+    // The lower edge says how many lines are out of sight (`draw::scrolled`).
     let more = crate::draw::scrolled(lines.len(), top.into(), body.height.into());
     crate::draw::title(&more, area);
     if !more.is_empty() {

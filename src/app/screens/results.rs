@@ -1,7 +1,6 @@
-//! The Results screen: every run of the session, with its device, test, parameters,
-//! scheduler, write cache and figures (mean over repeats, and their spread), its charts, and
-//! the rows of several devices (`summary_lines`, which the Run screen shows too). Its state is
-//! `app::records`'.
+//! The Results screen: every run of the session with its settings and figures (mean over
+//! repeats, and spread), its charts, and the rows of several devices (`summary_lines`, also on
+//! the Run screen). The state is `app::records`'.
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyCode;
@@ -196,7 +195,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
     {
         lines.extend(summary_lines(run, area.width.saturating_sub(2) as usize));
     }
-    // A line longer than the box (the engine of every phase) takes the rows it needs.
+    // A long line (the engine of every phase) wraps.
     let lines = crate::draw::wrap(lines, area.width.saturating_sub(2).into());
     // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
     let table_min = app.results.records.len().min(3) as u16 + 3;
@@ -221,7 +220,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(5),
         Constraint::Length(6),
     ];
-    // A device's or a test's name may lose its middle to its column; every other cell must fit.
+    // A device's or test's name may lose its middle to its column; every other cell must fit.
     let columns = crate::draw::columns(
         &widths,
         Block::default().borders(Borders::ALL).inner(table_area),
@@ -232,7 +231,6 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         "", "#", "DEVICE", "TEST", "SCHED", "WC", "MB/s", "IOPS", "p99 ms", "n", "noise",
     ])
     .style(theme::header());
-    // The session's runs first, the history's after them.
     let order = app.results.shown_order();
     let rows: Vec<Row> = order
         .iter()
@@ -266,8 +264,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
             let texts = vec![
                 r.number(),
                 crate::draw::elide(&r.device, columns[2]),
-                // A test's name may lose its middle too (concurrent-read is longer than the
-                // column at 80 columns); its ends say which test it is.
+                // concurrent-read is wider than the column at 80 columns; its ends still tell.
                 crate::draw::elide(r.test.id(), columns[3]),
                 r.scheduler.clone().unwrap_or_else(|| "-".into()),
                 drive_cache_shown(r.drive_cache.as_deref()).to_string(),
@@ -315,9 +312,8 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_stateful_widget(table, table_area, &mut state);
     let (text, drawn, lines) = match (drawing, selected) {
         (Some(d), Some(r)) => {
-            // The drawing is what a sweep's record is for: it keeps the rows its charts need,
-            // and the text above it names what it has no room for.
-            // (A CrystalDiskMark grid says itself what it has no room for.)
+            // A sweep's charts keep their rows; the text above names what has no room. (A
+            // CrystalDiskMark grid says so itself.)
             let keep = if d == Drawing::Sweep { CHART_ROWS } else { 0 };
             let text_h = (lines.len() as u16 + 2)
                 .min(detail.height.saturating_sub(keep))
@@ -351,9 +347,8 @@ const CHART_ROWS: u16 = 11;
 /// How many earlier runs of the same test the detail lists (the rest are in the table).
 const EARLIER_SHOWN: usize = 3;
 
-/// The earlier runs of the selected record's test on its disk, most recent first: the first
-/// is the one `b` compares with. Each with its date, scheduler and headline figure, so the
-/// admin sees what a before/after would set against what.
+/// The earlier runs of the selected record's test on its disk, most recent first (the first
+/// is `b`'s), each with its date, scheduler and headline figure.
 fn earlier_lines(r: &RunRecord, earlier: &[&RunRecord]) -> Vec<Line<'static>> {
     if earlier.is_empty() {
         return Vec::new();
@@ -371,8 +366,7 @@ fn earlier_lines(r: &RunRecord, earlier: &[&RunRecord]) -> Vec<Line<'static>> {
         theme::accent(),
     ))];
     for e in earlier.iter().take(EARLIER_SHOWN) {
-        // A run of this session is told by that (its number says which); a past run by its
-        // date, the before of a before/after across sessions.
+        // A session run is told by its number; a past run by its date.
         let when = match (&e.past, e.started_unix()) {
             (None, _) => "this session".to_string(),
             (Some(_), Some(unix)) => crate::history::utc_minute(unix),
@@ -401,9 +395,8 @@ fn earlier_lines(r: &RunRecord, earlier: &[&RunRecord]) -> Vec<Line<'static>> {
     lines
 }
 
-/// The selected record: what ran where, its error, the earlier runs of its test on its disk,
-/// and for several phases all of them (a CrystalDiskMark grid, a size-sweep table, a
-/// queue-depth table).
+/// The selected record: what ran where, its error, its earlier runs, and for several phases
+/// all of them (a CrystalDiskMark grid, a size-sweep or queue-depth table).
 fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<Line<'static>> {
     let number = format!("#{} ", r.number());
     let mut lines = vec![Line::from(vec![
@@ -433,8 +426,7 @@ fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<L
     if let Some(engine) = r.runs.first().and_then(engine_line) {
         lines.push(Line::from(Span::styled(engine, theme::dim())));
     }
-    // A rewrite's rates are over the time its writes took, not the whole phase: say so where
-    // the figures are.
+    // A rewrite's time base (`RunRecord::time_base`), said where the figures are.
     if let Some(note) = r
         .figures()
         .iter()
@@ -552,9 +544,8 @@ fn metadata_grid(figures: &[PhaseFigures]) -> Vec<String> {
     out
 }
 
-/// Which engine the run used and why, in short (the full report, Enter, has the whole
-/// reason): "engine sync (4 pread threads): probe 812k vs uring 498k", or per phase when its
-/// phases differ.
+/// Which engine the run used and why, in short (Enter shows the full reason): "engine sync (4
+/// pread threads): probe 812k vs uring 498k", or per phase when they differ.
 fn engine_line(report: &RunReport) -> Option<String> {
     let phases = &report.outcome.phases;
     let first = phases.first()?;

@@ -1,7 +1,6 @@
-//! The Run screen, the live run: progress, throughput and IOPS over time, latency p50/p99
-//! over time, and the current / mean / min / max figures. Charts show the last
-//! `CHART_WINDOW` seconds. A run on several devices is drawn by `several`. Its state is
-//! `app::live`'s.
+//! The Run screen, the live run: progress, throughput, IOPS and latency p50/p99 over the last
+//! `CHART_WINDOW` seconds, and the current / mean / min / max figures. A run on several
+//! devices is drawn by `several`. The state is `app::live`'s.
 
 mod several;
 
@@ -113,14 +112,14 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     };
-    // A sweep or CrystalDiskMark run draws its finished phases where the latency over time
-    // would be: the chart or grid is what such a run is for.
+    // A sweep or CrystalDiskMark run draws its finished phases in place of the latency
+    // chart: that chart or grid is what such a run is for.
     let drawing = run.plan.as_ref().and_then(Drawing::of);
     let rest = area.height.saturating_sub(6);
     let (charts_c, lat_c) = match drawing {
         None => (Constraint::Min(6), Constraint::Min(6)),
-        // On a small screen the chart needs the rows more than the time charts do (the
-        // figures under it still give the current phase's rate).
+        // On a small screen the chart needs the rows more than the time charts (the figures
+        // still give the current rate).
         Some(Drawing::Sweep) if area.height < 30 => (Constraint::Length(0), Constraint::Min(0)),
         Some(Drawing::Sweep) => (Constraint::Length((rest / 3).max(7)), Constraint::Min(0)),
         Some(Drawing::Cdm) => (
@@ -224,8 +223,7 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
     }
     match drawing {
         Some(d) => {
-            // Live: this repeat's finished phases; once done, what Results shows (the
-            // figures over the repeats).
+            // Live: this repeat's finished phases; once done, what Results shows.
             let samples = match app.results.records.get(run.record) {
                 Some(r) if run.finished && !r.runs.is_empty() => r.samples(),
                 _ => run.done.clone(),
@@ -247,18 +245,16 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(figure_lines), figures);
 }
 
-/// Seconds between the start of the run (when temperature polling starts) and the start of the
-/// measured phase (the charts' zero).
+/// Seconds from the run's start (when temperature polling starts) to the measured phase's
+/// start (the charts' zero).
 fn warmup_offset(run: &LiveRun) -> f64 {
     run.job.as_ref().map_or(0.0, |j| j.warmup.as_secs_f64())
 }
 
-/// The run's title, its device's settings and what it runs, wrapped to `width` (a long line
-/// takes a second row rather than losing its end).
+/// The run's title, its device's settings and what it runs, wrapped to `width`.
 fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
-    // The opened target's reading once there is one; until then what the device list shows
-    // for the queue the run goes to (a partition's disk), which a switch updates at once;
-    // "?" where the list knows nothing.
+    // The opened target's reading once there is one; until then the device list's for the
+    // run's queue (a switch updates it at once); else "?".
     let (sched, cache) = match (&run.target, app.devices.queue_of(&run.device)) {
         (Some(t), _) => (t.scheduler.clone(), t.kernel_write_cache),
         (None, Some(d)) => (
@@ -339,8 +335,8 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
     // A path longer than a row loses its middle, never its end (the file's name).
     let path = crate::draw::elide(&run.path, usize::from(width).saturating_sub(4));
     let l3 = if run.starting {
-        // Opening can wait for a busy device, and a file test writes its whole file first.
-        // The figures come before the path, which is what a narrow screen cuts.
+        // Opening can wait for a busy device, and a file test writes its file first. The
+        // figures come before the path, which a narrow screen cuts.
         let what = if let Some(size) = run.new_file {
             if run.laid_out < size {
                 format!(
@@ -374,9 +370,8 @@ fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
             theme::dim(),
         ))
     } else {
-        // A full row drops the word "probe" (the figures stay), then gives the engine and
-        // its probe's figures a row of their own.
-        // Before a sweep's first phase starts its job (`how`) is not known: no empty field.
+        // A full row drops the word "probe", then gives the engine and probe figures a row.
+        // Before a sweep's first phase starts, `how` is not known: no empty field.
         let what = if how.is_empty() {
             format!(" {direct}")
         } else {
@@ -414,8 +409,7 @@ fn ops_share(run: &LiveRun) -> Option<(u64, u64)> {
 
 fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     let elapsed = app.now.saturating_sub(run.phase_started_at).as_secs_f64();
-    // A phase that probes the engines takes the longer of its warm-up and the probe before it
-    // measures.
+    // A probing phase takes the longer of its warm-up and the probe before it measures.
     let probes = |phase: usize| run.probes.get(phase).copied().unwrap_or(false);
     let this_phase = run
         .job
@@ -438,8 +432,8 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
                 ),
             )
         }
-        // A run that failed or was stopped says so, its bar where it ended (empty for one that
-        // never started): a full bar saying "done" over an error is a surprise.
+        // A failed or stopped run keeps its bar where it ended: a full "done" bar over an
+        // error is a surprise.
         _ if run.finished && (run.error.is_some() || run.stopping) => {
             let word = if run.error.is_some() {
                 "failed"
@@ -463,8 +457,7 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
             None => (0.0, format!("{:.1} s{}", elapsed, waiting(app, run))),
         },
     };
-    // The label goes beside the bar, not over it: drawn on the bar it hid the cells it
-    // covered, so the bar read shorter or longer than the share done.
+    // The label goes beside the bar: drawn on it, it hid cells and the bar read wrong.
     let label_width = (label.chars().count() as u16 + 1).min(area.width / 2);
     let [bar, text] =
         Layout::horizontal([Constraint::Min(0), Constraint::Length(label_width)]).areas(area);
@@ -479,8 +472,8 @@ fn progress(app: &App, run: &LiveRun, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(label), text);
 }
 
-/// "  waiting 7 s" while a measuring run has seen no I/O complete for 2 s or more (a disk
-/// hanging in a read: no rate comes, the clock runs on); empty otherwise.
+/// "  waiting 7 s" while a measuring run has seen no I/O complete for 2 s or more (a hung
+/// disk sends no rate); empty otherwise.
 fn waiting(app: &App, run: &LiveRun) -> String {
     let waited = app.now.saturating_sub(run.last_io_at);
     if run.measuring && !run.finished && waited >= std::time::Duration::from_secs(2) {
@@ -490,8 +483,8 @@ fn waiting(app: &App, run: &LiveRun) -> String {
     }
 }
 
-/// Whole seconds an ETA shows: rounded up, so 1.5 s to go reads 2 s, never 1 (after
-/// rounding to the tenth, so 1.0000001 s of float noise still reads 1 s).
+/// Whole seconds an ETA shows: rounded up (1.5 s reads 2 s), after rounding to the tenth so
+/// float noise (1.0000001 s) still reads 1 s.
 fn eta_seconds(seconds: f64) -> u64 {
     if !seconds.is_finite() || seconds <= 0.0 {
         return 0;
@@ -520,8 +513,8 @@ fn remaining_phases(run: &LiveRun) -> f64 {
     })
 }
 
-/// Seconds of the runs still to come (the record's repeats, or a sweep's runs), when the plan
-/// is time-bounded. They probe nothing: this run's probes are remembered for them.
+/// Seconds of the runs still to come (repeats, or a sweep's runs), when the plan is
+/// time-bounded. They probe nothing: this run's choice is remembered.
 fn remaining_runs(app: &App, run: &LiveRun) -> f64 {
     let whole: f64 = run.plan.as_ref().map_or(0.0, |p| {
         p.phases
@@ -625,10 +618,9 @@ fn nice_ceiling(v: f64) -> f64 {
     10.0 * mag
 }
 
-/// The figures under the charts. While a run goes: the current interval, and the means so far
-/// (totals over the measured time). Once it finished: the figures Results shows for it (over
-/// its repeats), so every screen gives the same number for the same run.
-/// The figures under the charts (and a failed run's error), wrapped to `width`.
+/// The figures under the charts (and a failed run's error), wrapped to `width`. While a run
+/// goes: the current interval and the means so far. Once finished: what Results shows, so
+/// every screen gives the same number for the same run.
 fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
     let s = &run.stats;
     let mb = |b: f64| BytesPerSec(b).mb_per_sec();
@@ -645,8 +637,8 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                 .find(|f| f.label == run.label)
                 .map(|f| (f, n))
         });
-    // Once finished, min and max are over every repeat's intervals, as the mean is over
-    // every repeat (`bench::analysis::figures`); while running, over this repeat's intervals so far.
+    // Once finished, min and max cover every repeat (`bench::analysis::figures`); while
+    // running, this repeat so far.
     let min_max = match &finished {
         Some((f, _)) => f.mbps_min_max,
         None => (s.count > 0).then(|| (mb(s.min_rate), mb(s.max_rate))),
@@ -698,8 +690,7 @@ fn numbers(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
                 } else {
                     parts.join(" ")
                 }),
-                // A run of several phases (a sweep, metadata) shows its last phase's figures,
-                // named above; Results has every phase's.
+                // A run of several phases shows its last phase's figures; Results has all.
                 Span::styled(
                     if run.phases > 1 {
                         "  last phase"

@@ -1,14 +1,10 @@
-//! The surface scan screen (`b` on Devices), the first screen built as one component: its
-//! state, its keys, what they do, and its drawing are all here; `screens!` registers it.
+//! The surface scan screen (`b` on Devices). The job (`flow::scan::ScanJob`) reads the device
+//! read-only, so a mounted or held device is allowed.
 //!
-//! The scan reads the selected device, read-only (allowed on a mounted or held device: it
-//! never writes), on a job's thread (`flow::scan::ScanJob`) that sends what it found once per
-//! interval (`Msg::Scan`). The screen shows the block map filling as it goes (one cell per
-//! span of the device, its worst bucket's glyph in the bucket's colour, so it reads on a
-//! monochrome console and on `TERM=linux`), the bucket counts, throughput against position
-//! (a rotating disk's zone curve), position, ETA and the stop key; after the end (finished,
-//! stopped, device gone: it says which) the unreadable, slow and TIME ranges in bytes and LBAs,
-//! and `h` opens the Health view of the same disk. Leaving the screen stops a running scan.
+//! While it runs: the block map (one cell per span, its worst bucket's glyph and colour:
+//! `theme`), the bucket counts, throughput against position (a rotating disk's zone curve),
+//! position and ETA. After the end: the unreadable, slow and TIME ranges in bytes and LBAs;
+//! `h` opens the same disk's Health view.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -60,8 +56,8 @@ pub struct ScanScreen {
     pub phase: Phase,
     /// The latest news from the worker.
     pub last: Option<Box<ScanUpdate>>,
-    /// The app's clock when it came: while the scan runs, its clock and the wait of a read
-    /// in flight run on from there with the app's own ticks, not with the worker's news.
+    /// The app's clock when it came: while the scan runs, the clock and a read's wait run on
+    /// from there with the app's ticks (a hung read sends no news).
     pub received: std::time::Duration,
     /// The first row of the range list shown.
     pub scroll: u16,
@@ -165,7 +161,7 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
     let dir = super::super::keys::direction(code);
     match action {
         Action::Stop => return app.stop_scan(),
-        // Leaving stops a running scan (`leave`, called by `App::update`).
+        // `leave` stops a running scan.
         Action::Back => app.screen = Screen::Devices,
         Action::ReadSmart => {
             if app.screens.scan.running() {
@@ -205,8 +201,7 @@ fn range_count(s: &ScanScreen) -> usize {
 }
 
 impl App {
-    /// Opens the scan screen on `device` and starts its scan, unless one runs (then the
-    /// screen shows that one).
+    /// Opens the scan screen on `device` and starts its scan, or shows the one running.
     pub(in crate::app) fn open_scan(&mut self, device: String, path: PathBuf) -> Vec<Cmd> {
         if self.running() {
             // Each would measure the other, and a write test would change what is read.
@@ -293,9 +288,7 @@ impl App {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 /// A bucket's colour on the map and in the legend.
 fn bucket_style(b: Bucket) -> Style {
@@ -322,8 +315,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     };
-    // Running: the map and the zone curve. Ended: the ranges take the room of the curve,
-    // which stays when the screen is tall enough for both.
+    // Once ended, the ranges take the curve's room unless the screen fits both.
     let ended = !s.running();
     let tall = area.height >= 35;
     let chart_rows = match (ended, tall) {
@@ -386,7 +378,7 @@ fn header(s: &ScanScreen, device: &str, since: std::time::Duration) -> Vec<Line<
             Bytes(u.block)
         )),
     ]);
-    // While it runs the clock runs on between updates (a read may hang for minutes).
+    // The clock runs on between updates (a read may hang for minutes).
     let running = u.end.is_none();
     let elapsed = if running {
         u.elapsed.saturating_add(since)
@@ -417,8 +409,7 @@ fn header(s: &ScanScreen, device: &str, since: std::time::Duration) -> Vec<Line<
             )];
             let waiting = u.in_flight.map(|f| f.later(since)).filter(|f| f.shown());
             match waiting {
-                // A hanging read: where and how long, instead of a rate and an ETA that mean
-                // nothing meanwhile.
+                // A hanging read: where and how long, instead of a meaningless rate and ETA.
                 Some(f) => spans.push(TextSpan::styled(format!("  {}", f.text()), theme::bad())),
                 None => {
                     let left = u.planned - u.done.min(u.planned);
@@ -624,14 +615,13 @@ fn draw_ranges(s: &ScanScreen, frame: &mut Frame, area: Rect) {
     } else {
         lines
     };
-    // A line longer than the box (the offsets of a large disk at 80 columns) wraps: an
-    // offset or an LBA is read whole or not at all.
+    // A long line wraps (a large disk at 80 columns): an offset or LBA is never cut.
     let inner = usize::from(area.width.saturating_sub(2).max(1));
     let rows: usize = body.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
     let visible = usize::from(area.height.saturating_sub(2));
     let max_scroll = (rows as u16).saturating_sub(visible as u16);
     let top = s.scroll.min(max_scroll);
-    // The box's lower edge says how many lines are out of sight, as every list does.
+    // The lower edge says how many lines are out of sight (`draw::scrolled`).
     let more = draw::scrolled(rows, top.into(), visible);
     frame.render_widget(
         Paragraph::new(body)

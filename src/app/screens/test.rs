@@ -1,6 +1,5 @@
 //! The Test screen, the test picker: the catalogue on the left, the chosen test's parameters
-//! on the right; its keys (the list's and the form's) and what they do. The form's fields
-//! and values are `app::picker`'s, stepping and starting a test `app::form`'s.
+//! on the right. The fields and values are `app::picker`'s, stepping and starting `app::form`'s.
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyCode;
@@ -227,8 +226,8 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let test = app.picker_test();
     let info = test.info();
     let fields = fields_for(test);
-    // The target box is as tall as its words need (a refusal with its way out is long), so
-    // nothing in it is cut; the parameters scroll in what is left.
+    // The target box is as tall as its words (a refusal with its way out is long); the
+    // parameters scroll in what is left.
     let target_lines = target_lines(app, test);
     let inner = usize::from(right.width.saturating_sub(2)).max(1);
     let rows: usize = target_lines
@@ -239,8 +238,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
                 .max(1)
         })
         .sum();
-    // The test's description whole (qd-sweep's is four lines at 80 columns): the parameters
-    // scroll in what is left, and say so.
+    // The description whole (qd-sweep's is four lines at 80 columns); the parameters scroll.
     let about_text = crate::draw::wrap(
         vec![
             Line::from(Span::styled(info.summary, theme::title())),
@@ -344,7 +342,6 @@ fn target_lines(app: &App, test: crate::bench::plan::test_name::TestName) -> Vec
     let directory = test.info().family.runs_in_directory();
     let marks = &app.several.marks;
     match (app.selected_device(), &app.file_target) {
-        // Several marked devices: the test runs on each of them at once.
         (Some(_), _) if marks.len() >= 2 => {
             lines.push(Line::from(vec![
                 Span::styled("targets ", theme::dim()),

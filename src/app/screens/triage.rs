@@ -1,15 +1,11 @@
-//! The triage screen (`v` on Devices): one verdict per disk, healthy, suspect, failing or
-//! unknown, for the marked disks or else the selected one; its state, keys and drawing, which
-//! `screens!` registers.
+//! The triage screen (`v` on Devices): one verdict per disk (healthy, suspect, failing or
+//! unknown) for the marked disks or else the selected one.
 //!
-//! The job (`flow::triage::TriageJob`) gathers the disks' facts read-only and within the bound,
-//! sending each disk's progress as it goes (`Msg::Triage`); the screen shows one line per disk
-//! with its step and a bar, the time elapsed against the bound, and the stop key. At the end:
-//! one line per disk, worst first (device, verdict, model, first finding), and for the
-//! selected disk every finding with its next step, what could not be read, and what changed
-//! since its last triage; `h` opens the selected disk's Health view. Every colour goes with a
-//! word ("FAILING", not only red), so a monochrome console and `TERM=linux` read the same.
-//! Leaving the screen stops a running triage.
+//! While the job (`flow::triage::TriageJob`) gathers facts read-only within the bound, the
+//! screen shows one line per disk with its step and a bar, and the time against the bound. At
+//! the end: one line per disk, worst first, and for the selected disk every finding with its
+//! next step, what could not be read, and what changed since its last triage; `h` opens its
+//! Health view. Every colour goes with a word (`theme`).
 
 use std::time::Duration;
 
@@ -55,11 +51,11 @@ pub struct DiskLine {
     /// 0.0 ..= 1.0 of the disk's work.
     pub fraction: f64,
     pub done: bool,
-    /// The app's clock when the step began: one that lasts (a read that hangs) says how long.
+    /// The app's clock when the step began (`STEP_SHOWN_AFTER`).
     pub since: Duration,
 }
 
-/// A disk's step that has lasted this long says so.
+/// A disk's step that has lasted this long says so: a read that hangs sends no news.
 const STEP_SHOWN_AFTER: Duration = Duration::from_secs(2);
 
 /// The screen's state.
@@ -187,7 +183,7 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
     let dir = super::super::keys::direction(code);
     match action {
         Action::Stop => return app.stop_triage(),
-        // Leaving stops a running triage (`leave`, called by `App::update`).
+        // `leave` stops a running triage.
         Action::Back => app.screen = Screen::Devices,
         Action::ReadSmart => {
             if app.screens.triage.running() {
@@ -234,8 +230,8 @@ fn leave(app: &mut App) -> Vec<Cmd> {
 }
 
 impl App {
-    /// `v` on Devices: triages the marked disks, or else the selected one, and shows it. While
-    /// one runs, the key shows that one.
+    /// `v` on Devices: triages the marked disks, else the selected one; while one runs, shows
+    /// it.
     pub(in crate::app) fn start_triage(&mut self) -> Vec<Cmd> {
         if self.screens.triage.running() {
             self.screen = Screen::Triage;
@@ -355,9 +351,7 @@ fn progress(s: &mut TriageScreen, p: &Progress, now: Duration) {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 /// The verdict as a word that says it without its colour.
 pub fn verdict_word(v: TriageVerdict) -> &'static str {
@@ -444,8 +438,7 @@ fn draw_running(app: &App, s: &TriageScreen, frame: &mut Frame, area: Rect) {
         } else {
             ("", theme::accent())
         };
-        // A step that lasts says how long, on the screen's own clock: no news comes from a
-        // disk while its read hangs.
+        // On the screen's own clock (`STEP_SHOWN_AFTER`).
         let lasted = app.now.saturating_sub(l.since);
         let step = if l.done {
             word.to_string()
@@ -513,10 +506,9 @@ fn draw_report(s: &TriageScreen, report: &TriageReport, frame: &mut Frame, area:
         theme::header(),
     ))];
     let selected = s.row.min(order.len().saturating_sub(1));
-    // The list scrolls to keep the selected disk in view, and its header says how many disks
-    // are out of sight (the words of every list's mark, `draw::scrolled`).
+    // The list keeps the selected disk in view; when the disks do not all fit, its last row
+    // says how many are out of sight (`draw::scrolled`).
     let room = usize::from(list_rows.saturating_sub(1)).max(1);
-    // When the disks do not all fit, the list's last row says how many are out of sight.
     let shown = if order.len() > room {
         room.saturating_sub(1).max(1)
     } else {

@@ -1,14 +1,10 @@
 //! The TRIM check screen (`T` on Devices, after the device's name is typed): does a discard
-//! do what the device claims, as `disktriage trimcheck` finds out; its state, keys and
-//! drawing, which `screens!` registers, and the job's messages.
+//! do what the device claims, as `disktriage trimcheck` finds out.
 //!
-//! The job (`flow::trimcheck::TrimcheckJob`) checks the device as every write test does,
-//! saves the scratch range in a journal on another disk, writes a pattern, reads it, discards
-//! the range, reads it back and puts back what was saved; the screen lists those steps with
-//! the one under way and the elapsed time, and `x` stops it (what was written is put back).
-//! At the end: the verdict over the CLI's text report, and, when the put-back did not finish,
-//! the kept journal and the command that completes it. Leaving the screen stops a running
-//! check.
+//! The screen lists the job's steps (`flow::trimcheck::TrimcheckJob`) with the one under way
+//! and the elapsed time; `x` stops it and what was written is put back. At the end: the
+//! verdict over the CLI's report, and, if the put-back did not finish, the kept journal and the
+//! command that completes it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -146,7 +142,7 @@ fn works_now(app: &App, action: Action) -> bool {
 fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
     match action {
         Action::Stop => return stop(app),
-        // Leaving stops a running check (`leave`, called by `App::update`).
+        // `leave` stops a running check.
         Action::Back => app.screen = Screen::Devices,
         Action::Page => {
             let step = match code {
@@ -183,7 +179,7 @@ fn stop(app: &mut App) -> Vec<Cmd> {
 
 impl App {
     /// `T` on Devices: asks for the selected device's name (the check writes), then starts
-    /// it. While one runs, the key shows that one.
+    /// it. While one runs, the key shows it.
     pub(in crate::app) fn ask_trimcheck(&mut self) -> Vec<Cmd> {
         if self.screens.trim.running() {
             self.screen = Screen::Trim;
@@ -194,8 +190,7 @@ impl App {
             self.error("a test is running (x on Run stops it): no TRIM check meanwhile");
             return Vec::new();
         }
-        // One write check at a time: a probe's put-back over a range the check also saved
-        // would put back the other's writes.
+        // One write check at a time: each puts back what it saved, over the other's writes.
         if self.screens.capacity.running() || self.screens.flush.running() {
             self.error(
                 "a capacity probe or a flush check is writing (x on its screen stops it): \
@@ -208,7 +203,7 @@ impl App {
             self.info(why);
             return Vec::new();
         };
-        // Beside the history, as for `disktriage trimcheck` (exports/ is in that directory).
+        // The journal goes beside the history, as for `disktriage trimcheck`.
         let state_dir = self
             .export_dir
             .parent()
@@ -230,8 +225,7 @@ impl App {
     }
 }
 
-/// The name was typed: the screen shows the check and the job starts (it checks the device
-/// before it writes).
+/// The name was typed: the screen shows the check and the job starts.
 fn start(app: &mut App, order: JobOrder) -> Vec<Cmd> {
     let Some(o) = order.get::<TrimOrder>() else {
         return Vec::new();
@@ -300,9 +294,7 @@ fn ended(run: &TrimRun) -> Ended {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Drawing (reads the app, never changes it)
-// ---------------------------------------------------------------------------------------
+// ---- drawing (reads the app, never changes it) ----
 
 /// The steps in their order, each with the first `TrimStep` that begins it (save and write
 /// go together, a MiB at a time).

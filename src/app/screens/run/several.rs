@@ -1,7 +1,6 @@
-//! The Run screen of a run on several devices: one throughput line and one live figure per
-//! device (the lines share one scale, so the slow device reads low at a glance), then the
-//! rows and the verdict once they are known, drawn from `report::several` as the CLI prints
-//! them.
+//! The Run screen of a run on several devices: one throughput line and live figure per device
+//! (on one scale, so the slow device reads low at a glance), then the CLI's rows and verdict
+//! (`report::several`).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -102,8 +101,7 @@ pub(super) fn draw(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
             (TargetState::Running, None) => ("warming up".into(), theme::dim()),
             _ => ("-".into(), theme::dim()),
         };
-        // How far the device is and how long it still needs, over all its repeats: while it
-        // runs (or waits for its next repeat), not once it ended.
+        // Progress over all its repeats, until it ends.
         let how_far = t
             .progress(run.repeats, app.now)
             .filter(|_| run.is_active() && t.state != TargetState::Failed)
@@ -123,8 +121,7 @@ pub(super) fn draw(app: &App, run: &SeveralRun, frame: &mut Frame, area: Rect) {
 /// Columns of a device's figures: " 9999.9 MB/s*  100 %  ETA 9:59:59".
 const FIGURE_WIDTH: u16 = 33;
 
-/// "  45 %  ETA 0:12": the share done and the time to go (rounded up to the second, as the
-/// single Run screen's ETA).
+/// "  45 %  ETA 0:12": the share done and the time to go (`run::eta_clock`).
 fn progress_text(p: TargetProgress) -> String {
     let pct = (p.ratio * 100.0).floor() as u64;
     match p.eta_s {
