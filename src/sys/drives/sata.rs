@@ -57,7 +57,6 @@ impl super::LinuxDrives {
 }
 
 /// Disks behind libata: `ata<N>` in the sysfs path, or vendor "ATA" from its SCSI translation.
-/// To the kernel they are SCSI disks, with a SCSI disk's identity attributes.
 pub(super) const ROW: TransportRow = TransportRow {
     transport: Transport::Sata,
     recognises: |seen: &Seen| seen.path_has_numbered("ata") || seen.scsi_vendor == Some("ATA"),
