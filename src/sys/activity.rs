@@ -249,9 +249,8 @@ pub fn io_counters(processes: &[(u32, String)]) -> Vec<ProcessIo> {
         .collect()
 }
 
-/// Every device sharing a medium with `target`: down first (partition to disk, dm/md to
-/// slaves, loop device to its backing file's file system, any depth) to where its data lives,
-/// then up from each ([`stacked_on`]). A power-cut check's LOG there dies with the target.
+/// Every device sharing a medium with `target`: down to where its data lives (disk, slaves,
+/// loop backing file), then up from each ([`stacked_on`]). A check's LOG there dies with it.
 pub fn target_family(target: DevNum) -> Vec<DevNum> {
     let host = SysRoot::host();
     let loops = loop_devices(&host);
@@ -259,9 +258,8 @@ pub fn target_family(target: DevNum) -> Vec<DevNum> {
     stacked_on_with(&host, &loops, roots)
 }
 
-/// Every device whose data lives on `disk`: its partitions, their holders (dm, md), and loop
-/// devices backed by a file on any of them, recursively. A scan's mapfile on one of them would
-/// be written to the disk scanned.
+/// Every device whose data lives on `disk`: partitions, holders (dm, md) and loop devices
+/// backed by a file on them, recursively. A scan's mapfile there lands on the disk scanned.
 pub fn stacked_on(disk: DevNum) -> Vec<DevNum> {
     let host = SysRoot::host();
     let loops = loop_devices(&host);

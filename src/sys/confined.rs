@@ -310,9 +310,8 @@ fn open_in_root(root: &OwnedFd, prefix: &Path) -> Option<Result<OwnedFd, Errno>>
     }
 }
 
-/// The directory `rel` (plain names only) below `root`, resolved as in the module doc. With
-/// `create`, missing directories are made (0755) in the one reached, never through a link.
-/// Without openat2 (Linux < 5.6), links are refused instead of followed.
+/// The directory `rel` below `root`, resolved as in the module doc; with `create`, missing ones
+/// are made (0755), never through a link. Without openat2 (< 5.6), links are refused.
 pub fn walk_in_root(root: &OwnedFd, rel: &Path, create: bool) -> Result<Walked, RootedError> {
     let names: Vec<&OsStr> = rel
         .components()
@@ -403,9 +402,8 @@ pub struct ReplaceError {
     pub error: FileError,
 }
 
-/// Replaces `name` in `dir` with `bytes` atomically: a new temporary file (O_EXCL|O_NOFOLLOW,
-/// mode `mode`), synced, renamed over `name`, the directory synced. A `name` that is not a
-/// regular file (symlink, FIFO, directory) is refused, not replaced.
+/// Replaces `name` in `dir` with `bytes` atomically: a synced new temporary file renamed over
+/// it, then the directory synced. A `name` that is not a regular file is refused.
 pub fn replace_file_at(
     dir: &OwnedFd,
     name: &str,

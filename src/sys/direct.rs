@@ -138,9 +138,8 @@ impl AlignedBuf {
         })
     }
 
-    /// A zeroed buffer in transparent huge pages where the kernel allows (`--huge-pages`):
-    /// O_DIRECT's page pinning and the TLB then need few entries, and a request is one
-    /// contiguous piece up to 2 MiB. Only whole 2 MiB pages inside the buffer can be huge.
+    /// A zeroed buffer in transparent huge pages where allowed (`--huge-pages`): fewer entries
+    /// for O_DIRECT's page pinning and the TLB. Only whole 2 MiB pages inside it can be huge.
     pub fn zeroed_huge_pages(len: usize) -> io::Result<AlignedBuf> {
         let layout = Layout::from_size_align(len.max(1), HUGE_PAGE)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
@@ -670,9 +669,8 @@ pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
     Ok(OwnedFd::from(file))
 }
 
-/// Removes the file at `path` if it is still the file `fd` has open: `false` when another file
-/// (or none) is there, left alone. It is first moved into a 0700 directory of our own, so what
-/// is compared is what is unlinked; without one, compared at the path.
+/// Removes the file at `path` if it is still `fd`'s (`false`: another or none, left alone). It
+/// is moved into a 0700 directory of ours first, so what is compared is what is unlinked.
 pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<bool> {
     let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
     let ours = |m: &fs::Metadata| m.dev() == st.st_dev && m.ino() == st.st_ino;

@@ -55,9 +55,8 @@ pub fn discard(device: &FlushDevice, offset: u64, len: u64) -> io::Result<Durati
     Ok(started.elapsed())
 }
 
-/// The drive's claim about what a discarded block reads as, asked of the drive: an sd disk (ATA
-/// IDENTIFY through SAT, else READ CAPACITY(16)) or an NVMe namespace. No claim without a drive
-/// (loop, null_blk, zram) or an answer; `notes` hears what could not be asked.
+/// What the drive says a discarded block reads as: an sd disk (IDENTIFY through SAT, else READ
+/// CAPACITY(16)) or NVMe namespace; none without a drive or answer (`notes` say why).
 pub fn claim(device: &FlushDevice, notes: &mut Vec<String>) -> Claim {
     let Some(name) = device.name.clone() else {
         return Claim::none("not asked: the device has no kernel name");

@@ -48,9 +48,8 @@ fn request(len: usize, major: u32, minor: u32) -> Vec<u8> {
     buf
 }
 
-/// The target types in a DM_TABLE_STATUS answer: each `dm_target_spec` at `data_start` plus the
-/// previous `next`. Every offset is checked against what the kernel wrote, so an odd answer
-/// gives fewer types, never an out-of-bounds read.
+/// The target types in a DM_TABLE_STATUS answer. Every offset is checked against what the
+/// kernel wrote, so an odd answer gives fewer types, never an out-of-bounds read.
 fn parse_target_types(buf: &[u8]) -> Vec<String> {
     let mut types = Vec::new();
     let (Some(used), Some(start), Some(count)) =

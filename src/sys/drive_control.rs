@@ -38,9 +38,8 @@ pub trait DriveControl: Send + Sync {
     /// (`crate::model::is_kernel_name`) is `DriveError::Invalid`: it could leave `/sys/block`.
     fn device(&self, name: &str) -> Result<BlockDevice, DriveError>;
 
-    /// `device(name)`, refused (`DriveError::NotChosen`, nothing done) unless it is still the
-    /// device the admin chose. The actions that follow check what they open against this
-    /// reading.
+    /// `device(name)`, refused (`DriveError::NotChosen`, nothing done) unless still the device
+    /// the admin chose. Actions then check what they open against this reading.
     fn chosen_device(
         &self,
         name: &str,
@@ -87,9 +86,8 @@ pub trait DriveControl: Send + Sync {
     /// or health log). `Ok(None)` without a sensor disktriage can read.
     fn temperature(&self, dev: &BlockDevice) -> Result<Option<i64>, DriveError>;
 
-    /// The drive's error log, self-test log and self-test state: native for ATA and NVMe,
-    /// `smartctl` for others. A log the drive does not keep is `LogRead::NotSupported`, not an
-    /// error.
+    /// Error log, self-test log and state: native for ATA and NVMe, else `smartctl`. A log the
+    /// drive does not keep is `LogRead::NotSupported`, not an error.
     fn drive_logs(&self, dev: &BlockDevice) -> Result<DriveLogs, DriveError>;
 
     /// The self-test state alone, as cheaply as possible: what is polled during a self-test.

@@ -87,9 +87,8 @@ impl RawPage {
     }
 }
 
-/// What disktriage does with one transport's drives. Every method defaults to the answer of a
-/// transport without that feature (not supported, no SMART, no sensor, no pages), so a driver
-/// spells out only what it has.
+/// What disktriage does with one transport's drives. Each method defaults to "not supported"
+/// (no SMART, no sensor, no pages), so a driver spells out only what it has.
 trait TransportDriver: Sync {
     /// The drive's own write cache, as the drive reports it.
     fn drive_cache(

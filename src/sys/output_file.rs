@@ -26,9 +26,8 @@ pub struct OutputFile {
     pub fs_dev: DevNum,
 }
 
-/// Opens the directory `path` names its file in (followed as given): the directory, the name
-/// and the directory's metadata. With `refuse_shared`, a world-writable directory without the
-/// sticky bit is refused: anyone could swap the file there before it is read.
+/// Opens the directory `path` names its file in (followed as given). With `refuse_shared`, a
+/// world-writable one without the sticky bit is refused: the file could be swapped there.
 pub fn open_parent(
     path: &Path,
     refuse_shared: bool,

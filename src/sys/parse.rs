@@ -27,9 +27,8 @@ fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
     })
 }
 
-/// Parses `/proc/swaps` (a header, then `Filename Type Size Used Priority`). The kernel
-/// separates columns with spaces and tabs and escapes only those, newline and backslash in the
-/// path: other whitespace belongs to the path.
+/// Parses `/proc/swaps` (`Filename Type Size Used Priority`). Columns are split on spaces and
+/// tabs; the kernel escapes those, newline and backslash in paths, so other whitespace is path.
 pub fn parse_swaps(text: &str) -> Vec<SwapEntry> {
     text.lines()
         .skip(1)

@@ -169,9 +169,8 @@ impl ScanDevice {
         direct::read_only_fd(&self.fd)
     }
 
-    /// Switches the reads to SG_IO with `timeout` per command, on a SCSI disk (sd) that accepts
-    /// it: `Ok` says how, `Err` why not (reads stay plain O_DIRECT). A one-sector read at the
-    /// start checks SG_IO and READ first.
+    /// Switches the reads to SG_IO with `timeout` per command on an sd disk that accepts it (a
+    /// one-sector read checks): `Ok` says how, `Err` why not (reads stay plain O_DIRECT).
     pub fn enforce_timeout(&mut self, timeout: Duration) -> Result<(String, Duration), String> {
         let disk = whole_disk(self.dev);
         let disk_name = direct::block_name(disk).unwrap_or_else(|| disk.to_string());
@@ -476,9 +475,8 @@ fn sg_read(fd: &OwnedFd, sg: SgReads, offset: u64, buf: &mut [u8]) -> Result<SgR
     )
 }
 
-/// Reads `buf` at `offset` in SCSI READs of at most `sg.piece`: through the sg node together (as
-/// the block layer sends one large read), else one after another. The block gets its worst
-/// piece's outcome.
+/// Reads `buf` at `offset` in SCSI READs of at most `sg.piece`: together through the sg node (as
+/// the block layer sends a large read), else one by one. The worst piece's outcome is the block's.
 fn sg_read_block(
     fd: &OwnedFd,
     queue: Option<&mut SgQueue>,

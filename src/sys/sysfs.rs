@@ -35,9 +35,8 @@ const MAX_ATTR_BYTES: u64 = 64 * 1024;
 /// mounts from the write guard, so a larger one is an error (writes are refused).
 pub(in crate::sys) const MAX_TABLE_BYTES: u64 = 16 << 20;
 
-/// Opens a file under the root for reading only if it is a regular file: a FIFO (whose open
-/// waits for a writer forever), node or socket in a captured tree is refused without blocking.
-/// The type is checked before a non-blocking open and again on the opened file.
+/// Opens a file under the root only if it is a regular file: a FIFO (whose open waits forever),
+/// node or socket in a captured tree is refused, checked before a non-blocking open and after.
 fn open_regular(path: &Path) -> io::Result<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     not_regular(&fs::metadata(path)?)?;
@@ -182,9 +181,8 @@ impl SysRoot {
         self.root.join(path.trim_start_matches('/'))
     }
 
-    /// What is behind loop device `name`: LOOP_GET_STATUS64 first (it knows the backing file
-    /// even when its path is stale, deleted or names another file in this namespace), else a
-    /// stat of sysfs's path, else unknown (the path text is then compared).
+    /// What is behind loop device `name`: LOOP_GET_STATUS64 (right even when the path is stale
+    /// or deleted), else a stat of sysfs's path, else unknown (the path text is compared).
     pub(in crate::sys) fn loop_backing(
         &self,
         name: &str,
@@ -357,9 +355,8 @@ impl SysRoot {
         )))
     }
 
-    /// The kernel name in an argument. A block device node anywhere (dmsetup without udev,
-    /// mknod) is the device of its number; otherwise a path under `/dev` (links resolved below
-    /// the root) names it.
+    /// The kernel name in an argument: a block device node anywhere (dmsetup without udev,
+    /// mknod) by its number; else a path under `/dev`, links resolved below the root.
     fn device_name(&self, arg: &str) -> Result<String, DriveError> {
         let invalid = || {
             DriveError::NoDevice(format!(

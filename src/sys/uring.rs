@@ -248,9 +248,8 @@ impl UringQueue {
         }
     }
 
-    /// Submits what is queued and waits for `want` completions or `timeout` (so a caller can
-    /// flush statistics and see a stop even when the device does not answer). A timeout is no
-    /// error.
+    /// Submits what is queued and waits for `want` completions or `timeout` (so a caller sees
+    /// a stop even when the device does not answer). A timeout is no error.
     pub fn submit_and_wait(&mut self, want: usize, timeout: Option<Duration>) -> io::Result<()> {
         let want = want.min(self.in_flight);
         let result = match timeout {

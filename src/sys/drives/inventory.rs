@@ -216,9 +216,8 @@ impl SysRoot {
         z
     }
 
-    /// The IDENTIFY data libata keeps for SATA disk `name` (256 hex words in the `ata_device`
-    /// beside its SCSI device: `ataN/linkN/devN.T`, or `ataN/linkN.C/devN.C.0` behind a port
-    /// multiplier's port C).
+    /// The IDENTIFY words libata keeps for SATA disk `name` (`ata_device` beside its SCSI
+    /// device: `ataN/linkN/devN.T`, or `ataN/linkN.C/devN.C.0` behind a port multiplier).
     fn ata_identify(&self, name: &str) -> Option<crate::smart::ata::AtaIdentity> {
         let scsi = fs::canonicalize(self.block_dir(name).join("device")).ok()?;
         let address = scsi.file_name()?.to_string_lossy().into_owned();

@@ -12,9 +12,8 @@ use super::super::parse::parse_devnum;
 use super::{MAX_ATTR_BYTES, SysRoot, dev_node_path, not_regular};
 use crate::model::ChosenDevice;
 
-/// A block device's sysfs directory, opened once and found to still be the device chosen
-/// (`SysRoot::open_chosen_dir`); attributes go through this descriptor, never the path, so a
-/// device later under the same name is never reached.
+/// A block device's sysfs directory, opened once and checked (`SysRoot::open_chosen_dir`);
+/// attributes go through it, never the path, so a later device under the name is never reached.
 #[derive(Debug)]
 pub struct DeviceDir {
     dir: std::os::fd::OwnedFd,
@@ -96,9 +95,8 @@ fn is_loop(chosen: &ChosenDevice) -> bool {
 const LOOP_MAJOR: u32 = 7;
 
 impl SysRoot {
-    /// Opens `chosen`'s sysfs directory and checks on it that it is still that device (`dev`,
-    /// `diskseq`, a loop device's image): one attached under the name since is refused, with
-    /// the sentence that says so, before anything is written.
+    /// Opens `chosen`'s sysfs directory and checks on it that it is still that device: one
+    /// attached under the name since is refused, with the sentence, before any write.
     pub fn open_chosen_dir(&self, chosen: &ChosenDevice) -> Result<DeviceDir, DriveError> {
         use nix::fcntl::{OFlag, open};
         use nix::sys::stat::Mode;
