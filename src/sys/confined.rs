@@ -121,7 +121,6 @@ impl FileError {
     }
 }
 
-/// What a file type is, in words.
 fn kind_word(st: &FileStat) -> &'static str {
     match SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) {
         SFlag::S_IFREG => "a regular file",

@@ -32,7 +32,6 @@ pub struct AlignedBuf {
 /// A transparent huge page on x86_64.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// A base page.
 const PAGE: usize = 4096;
 
 /// From this request size on, `--huge-pages` gives a request's buffer huge pages of its own.

@@ -68,7 +68,6 @@ struct SgReads {
     piece: u64,
 }
 
-/// The sysfs directory of a device number.
 fn dev_dir(dev: DevNum) -> PathBuf {
     PathBuf::from(format!("/sys/dev/block/{dev}"))
 }
@@ -434,7 +433,6 @@ pub const SG_MIN_TIMEOUT: Duration = Duration::from_secs(7);
 
 /// `host_status` of an unrecovered medium error (the SCSI layer's `DID_MEDIUM_ERROR`).
 const DID_MEDIUM_ERROR: u16 = 0x13;
-/// SCSI status CHECK CONDITION.
 const CHECK_CONDITION: u8 = 0x02;
 const MEDIUM_ERROR: u8 = 0x03;
 const ILLEGAL_REQUEST: u8 = 0x05;
@@ -461,7 +459,6 @@ fn read_cdb(lba: u64, count: u32) -> Vec<u8> {
     }
 }
 
-/// Reads `buf.len()` bytes at `offset` of the device through SG_IO.
 fn sg_read(fd: &OwnedFd, sg: SgReads, offset: u64, buf: &mut [u8]) -> Result<SgRawReply, SgError> {
     let count = u32::try_from(buf.len() as u64 / sg.logical)
         .map_err(|_| SgError::Invalid(format!("a read of {} bytes", buf.len())))?;

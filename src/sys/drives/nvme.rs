@@ -38,7 +38,6 @@ fn read_identity(_: &Seen, attrs: &mut AttrReader, d: &mut BlockDevice) {
     d.firmware = attrs.clean("device/firmware_rev");
 }
 
-/// The NVMe driver.
 struct Nvme;
 
 impl TransportDriver for Nvme {

@@ -64,7 +64,6 @@ pub(super) const ROW: TransportRow = TransportRow {
     driver: &Sata,
 };
 
-/// The libata driver.
 struct Sata;
 
 impl TransportDriver for Sata {

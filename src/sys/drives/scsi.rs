@@ -61,7 +61,6 @@ struct Scsi {
     cache_commands: bool,
 }
 
-/// SCSI disks.
 const SCSI: Scsi = Scsi {
     cache_commands: true,
 };

@@ -24,7 +24,6 @@ pub(super) const ROW: TransportRow = TransportRow {
     driver: &Usb,
 };
 
-/// The USB bridge driver.
 struct Usb;
 
 impl TransportDriver for Usb {
