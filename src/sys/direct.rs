@@ -368,7 +368,7 @@ pub fn found_on_fd(fd: &impl AsFd, chosen: &ChosenDevice) -> io::Result<Option<C
     Ok(Some(found))
 }
 
-/// Refuses the opened block device `fd` unless it is `chosen` (`ChosenDevice::refusal` words).
+/// Refuses the opened block device `fd` unless it is `chosen`, in `ChosenDevice::refusal`'s words.
 pub fn refuse_unless_chosen(
     fd: &impl AsFd,
     chosen: &ChosenDevice,
@@ -494,7 +494,8 @@ pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 
 /// `reopen`, waiting up to `EXCLUSIVE_PATIENCE` while an exclusive open gets EBUSY; also says
 /// whether it waited. A killed io_uring run keeps its claim until its rings are torn down (up
-/// to 90 ms seen), and a rerun right after must not be refused. A set `stop` ends the wait.
+/// to 90 ms seen), and a rerun right after must not be refused. A set `stop` ends the wait as
+/// `Interrupted`.
 pub fn reopen_waiting_for_release(
     pinned: &OwnedFd,
     spec: OpenSpec,
