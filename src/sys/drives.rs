@@ -87,10 +87,9 @@ impl RawPage {
     }
 }
 
-/// What disktriage does with one transport's drives. Each method defaults to "not supported"
-/// (no SMART, no sensor, no pages), so a driver spells out only what it has.
+/// One transport's driver: `DriveControl`'s methods and `LinuxDrives::raw_pages`. Each defaults
+/// to "not supported" (no SMART, no sensor, no pages), so a driver spells out only what it has.
 trait TransportDriver: Sync {
-    /// The drive's own write cache, as the drive reports it.
     fn drive_cache(
         &self,
         drives: &LinuxDrives,
@@ -100,7 +99,6 @@ trait TransportDriver: Sync {
         Err(DriveError::not_supported(CACHE, dev.transport))
     }
 
-    /// Switches the drive's write cache.
     fn set_drive_cache(
         &self,
         drives: &LinuxDrives,
@@ -111,7 +109,6 @@ trait TransportDriver: Sync {
         Err(DriveError::not_supported(CACHE, dev.transport))
     }
 
-    /// SMART / health data, or why there is none.
     fn smart(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<SmartReading, DriveError> {
         let _ = drives;
         Ok(SmartReading::Unavailable {
@@ -119,7 +116,6 @@ trait TransportDriver: Sync {
         })
     }
 
-    /// The temperature in degrees Celsius; `Ok(None)` without a sensor disktriage reads.
     fn temperature(
         &self,
         drives: &LinuxDrives,
@@ -129,7 +125,6 @@ trait TransportDriver: Sync {
         Ok(None)
     }
 
-    /// The drive's error and self-test logs and its self-test state.
     fn drive_logs(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
         let _ = drives;
         Ok(DriveLogs::unavailable(
@@ -139,7 +134,6 @@ trait TransportDriver: Sync {
         ))
     }
 
-    /// The self-test state alone (polled while a self-test runs).
     fn self_test_status(
         &self,
         drives: &LinuxDrives,
@@ -152,7 +146,6 @@ trait TransportDriver: Sync {
         )))
     }
 
-    /// Starts a short or long self-test, or aborts the running one.
     fn start_self_test(
         &self,
         drives: &LinuxDrives,
