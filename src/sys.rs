@@ -1,12 +1,11 @@
 //! The OS boundary: the only module that touches `/sys`, `/proc`, `/dev`, ioctls, signals and
 //! `unsafe`. Everything above it works on the plain data it returns.
 //!
-//! Device commands go through the `DriveControl` trait (`drive_control`), implemented for Linux by
-//! `drives::LinuxDrives` (one driver per transport under `drives/`) and faked for tests by
-//! `fake::FakeDrives`. The commands themselves (SG_IO, ATA PASS-THROUGH, SCSI mode pages, NVMe
-//! admin) are in `passthru`. Only the modules that issue ioctls, io_uring or signal handlers
-//! use `unsafe`, each block with a `SAFETY:` comment; the crate denies `unsafe` everywhere else
-//! (`lib.rs` grants this module its one exemption).
+//! Device commands go through the `DriveControl` trait (`drive_control`): `drives::LinuxDrives`
+//! on Linux (one driver per transport under `drives/`), `fake::FakeDrives` in tests. The
+//! commands themselves (SG_IO, ATA PASS-THROUGH, SCSI mode pages, NVMe admin) are in
+//! `passthru`. Only modules issuing ioctls, io_uring or signal handlers use `unsafe`, each
+//! block with a `SAFETY:` comment (`lib.rs` exempts this module alone).
 
 pub mod activity;
 pub mod capacity;
@@ -37,8 +36,7 @@ pub mod sysfs;
 pub mod uring;
 
 pub use drive_control::{Applied, DriveControl, ResolvedDisk};
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::sys::Item` without knowing the files below.
+// The library's surface (`disktriage::sys::Item`), checked by the integration tests.
 pub use direct::SyncMode;
 pub use drives::classify_transport;
 pub use host::HostInfo;

@@ -1,9 +1,8 @@
-//! Who else is using a device: the processes that have it, one of its partitions or the
-//! devices stacked on it, or a file on any of them, open (from `/proc/PID/fd`), and their I/O
-//! counters (through sysinfo). `model::activity` decides what counts as busy. Who can
-//! write a target while a rewrite (`--preserve`) runs: `writers`. And which devices share a
-//! medium with a target, for the files a check or a scan must not put on it:
-//! `target_family`, `stacked_on`.
+//! Who else uses a device: the processes with it, a partition, a device stacked on it or a file
+//! on any of them open (`/proc/PID/fd`), and their I/O counters (sysinfo); `model::activity`
+//! decides what counts as busy. Also who can write a target during a `--preserve` rewrite
+//! (`writers`), and which devices share a medium with a target, so a check's or scan's own
+//! files stay off it (`target_family`, `stacked_on`).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -17,12 +16,11 @@ use super::sysfs::{SysRoot, read_attr_text, read_text_file};
 use crate::model::activity::ProcessIo;
 use crate::model::{DevNum, FileId};
 
-/// Bounds for the walk over stacked devices: a cycle or a huge tree must not stall a run.
+/// Bounds on the walks over stacked devices: a cycle or a huge tree must not stall a run.
 const MAX_FAMILY: usize = 256;
 /// Bound on the loop devices and layers walked down and up from a target.
 const MAX_WALK: usize = 4096;
-/// Bounds for the scan of `/proc`, so a machine with millions of open files is not walked
-/// whole before every run.
+/// Bounds on the scan of `/proc`: millions of open files are not walked before every run.
 const MAX_FDS_PER_PROCESS: usize = 65_536;
 /// Far above any real mount table; a bigger one is read no further.
 const MAX_MOUNTINFO_BYTES: u64 = 16 << 20;
@@ -65,13 +63,10 @@ pub fn device_family(root: &SysRoot, dev: DevNum) -> Vec<DevNum> {
     seen.into_iter().collect()
 }
 
-/// The processes other than this one with an open descriptor on one of `devs` (the device
-/// node itself) or on a file under a mount of one of them, with their name.
-///
-/// Descriptors are matched by the path the kernel shows for them: a `/dev` node is stat'ed
-/// (on devtmpfs, which never blocks), any other file is matched against the mount points of
-/// `devs` without touching it, so a hung network file system another process has open cannot
-/// stall a run.
+/// The processes other than this one with one of `devs` open, or a file under one of their
+/// mounts, with their names. Descriptors are matched by the kernel's path: a `/dev` node is
+/// stat'ed (devtmpfs never blocks), any other file is matched against mount points without
+/// touching it, so a hung network file system cannot stall a run.
 pub fn openers(devs: &[DevNum]) -> Vec<(u32, String)> {
     let mounts = mount_points(|dev| dev.is_some_and(|d| devs.contains(&d)));
     other_processes(|proc_dir| {
@@ -114,8 +109,7 @@ fn is_block_node_of(path: &str, devs: &[DevNum]) -> bool {
             .is_ok_and(|m| m.file_type().is_block_device() && devs.contains(&devnum(m.rdev())))
 }
 
-/// The processes other than this one for which `matches` (given `/proc/PID`) holds, with their
-/// names.
+/// The processes other than this one for which `matches` (given `/proc/PID`) holds, with names.
 fn other_processes(mut matches: impl FnMut(&Path) -> bool) -> Vec<(u32, String)> {
     let me = std::process::id();
     let Ok(procs) = fs::read_dir("/proc") else {
@@ -145,19 +139,15 @@ const MAX_MAPS_BYTES: u64 = 64 << 20;
 pub enum Written<'a> {
     /// Block devices, by number: the target, its partitions and what is stacked on them.
     Devices(&'a [DevNum]),
-    /// One regular file, by identity (any name of it: hard links, a renamed or deleted name).
-    /// `path` is its real path, matched as text when its file system is not in the mount
-    /// table under the file's device number (a btrfs subvolume).
+    /// One regular file, by identity (any of its names). `path` is matched as text when its
+    /// file system is not in the mount table under the file's device (a btrfs subvolume).
     File { id: FileId, path: &'a str },
 }
 
-/// The processes other than this one that can write `what` now: an open descriptor on it
-/// with write access (O_WRONLY or O_RDWR, from `/proc/PID/fdinfo/N`), or, for a file, a
-/// shared writable mapping of it (`/proc/PID/maps`), which stays after its descriptor is
-/// closed. Read-only and O_PATH descriptors do not count.
-///
-/// Matched as in `openers`, so a hung network file system cannot stall the check. Not seen:
-/// later openers, io_uring registered files, the kernel's own writers, other PID namespaces.
+/// The processes other than this one that can write `what` now: a descriptor open O_WRONLY or
+/// O_RDWR (`/proc/PID/fdinfo/N`), or for a file a shared writable mapping (`/proc/PID/maps`),
+/// which outlives its descriptor. Matched as in `openers`. Not seen: later openers, io_uring
+/// registered files, the kernel's own writers, other PID namespaces.
 pub fn writers(what: Written) -> Vec<(u32, String)> {
     let file_mounts: Vec<String> = match what {
         Written::File { id, .. } => mount_points(|dev| dev == Some(id.dev)),
@@ -194,9 +184,8 @@ pub fn writers(what: Written) -> Vec<(u32, String)> {
     })
 }
 
-/// Does this `/proc/PID/fdinfo/N` say the descriptor was opened for writing? Its `flags:`
-/// line is the open flags in octal; the access mode is the low two bits (1 O_WRONLY,
-/// 2 O_RDWR). Unreadable (the process or the descriptor went away): no.
+/// Whether `/proc/PID/fdinfo/N` says opened for writing: the access mode is the low two bits of
+/// its octal `flags:` (1 O_WRONLY, 2 O_RDWR). Unreadable (gone): no.
 fn fd_writable(fdinfo: &Path) -> bool {
     read_text_file(fdinfo, 1 << 20).is_ok_and(|t| fdinfo_writable(&t))
 }
@@ -208,8 +197,7 @@ fn fdinfo_writable(text: &str) -> bool {
         .is_some_and(|flags| matches!(flags & 0o3, 1 | 2))
 }
 
-/// Does this `/proc/PID/maps` text hold a shared writable mapping (`rw?s`) of file `id`? Its
-/// columns: address range, permissions, offset, `major:minor` in hex, inode, path.
+/// Whether `/proc/PID/maps` text holds a shared writable mapping (`rw?s`) of file `id`.
 fn maps_shared_writable(maps: &str, id: FileId) -> bool {
     maps.lines().any(|line| {
         let mut cols = line.split_whitespace();
@@ -261,11 +249,8 @@ pub fn io_counters(processes: &[(u32, String)]) -> Vec<ProcessIo> {
         .collect()
 }
 
-/// Every device that shares a medium with `target`: going down first (a partition to its
-/// disk, a dm or md device to its slaves, a loop device to the file system its backing file
-/// is on, through any number of layers) to the devices the target's data lives on; then up
-/// from each of those ([`stacked_on`]). A power-cut check's LOG on a file system of any of
-/// them goes down with the target.
+/// Every device sharing a medium with `target`: down to where its data lives (disk, slaves,
+/// loop backing file), then up from each ([`stacked_on`]). A check's LOG there dies with it.
 pub fn target_family(target: DevNum) -> Vec<DevNum> {
     let host = SysRoot::host();
     let loops = loop_devices(&host);
@@ -273,10 +258,8 @@ pub fn target_family(target: DevNum) -> Vec<DevNum> {
     stacked_on_with(&host, &loops, roots)
 }
 
-/// Every device whose data lives on `disk`: the disk, its partitions, every device stacked on
-/// any of them (dm, md: holders), and every loop device whose backing file is on one of those
-/// (and in turn what is stacked on it). A scan's mapfile on a file system of any of them
-/// would be written to the disk scanned.
+/// Every device whose data lives on `disk`: partitions, holders (dm, md) and loop devices
+/// backed by a file on them, recursively. A scan's mapfile there lands on the disk scanned.
 pub fn stacked_on(disk: DevNum) -> Vec<DevNum> {
     let host = SysRoot::host();
     let loops = loop_devices(&host);
@@ -311,9 +294,8 @@ fn stacked_on_with(
     family.into_iter().collect()
 }
 
-/// The devices `target`'s data lives on: below every partition, dm/md slave and loop
-/// backing file, the ones with nothing further below (a disk, or the anonymous device of a
-/// file system without one: tmpfs, FUSE).
+/// The devices `target`'s data lives on: what is below every partition, slave and backing file
+/// with nothing further below (a disk, or a file system's anonymous device: tmpfs, FUSE).
 fn roots(target: DevNum, loops: &[(DevNum, DevNum)]) -> BTreeSet<DevNum> {
     let mut out = BTreeSet::new();
     let mut seen = BTreeSet::new();

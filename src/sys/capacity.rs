@@ -1,7 +1,7 @@
-//! The device side of the checks that save sectors before they write them (the capacity
-//! probe, the TRIM check, the write-cliff probe): the device opened by the write tests'
-//! guard (`FlushDevice`, O_DIRECT, exclusive) as `capacity::SectorIo`, and the journal of
-//! saved sectors as `capacity::Saver`, each record durable before the write it saves for.
+//! The device side of the checks that save sectors before writing them (capacity probe, TRIM
+//! check, write-cliff probe): the guard's `FlushDevice` (O_DIRECT, exclusive) as
+//! `capacity::SectorIo`, and the journal of saved sectors as `capacity::Saver`, each record
+//! durable before the write it saves for.
 
 use std::io;
 

@@ -11,10 +11,9 @@
 //! - `lock_exclusive`: flock taken by polling, so a wait ends when the caller's stop flag is
 //!   set (a signal) or after a bounded time, with a message, never hanging the process.
 //! - `walk_in_root` and `replace_file_at`: a directory below a root, each component resolved
-//!   by the kernel inside the root (openat2 with RESOLVE_IN_ROOT: an absolute link resolves as
-//!   the installed system would resolve it booted, a `..` stops at the root), missing
-//!   directories created beneath, and a file replaced atomically through that directory's
-//!   descriptor; `fd_path` says where it really is.
+//!   inside it (openat2 RESOLVE_IN_ROOT: an absolute link resolves as the booted system would,
+//!   a `..` stops at the root), missing directories created, and a file replaced atomically
+//!   through the directory's descriptor; `fd_path` says where it really is.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -52,9 +51,8 @@ pub enum DirError {
     Io(io::Error),
 }
 
-/// Opens the directory `path` without following a symlink at its last component, and checks
-/// that only an allowed owner (`allowed_owners`) can change what is in it: refused when it is
-/// a symlink, not a directory, owned by someone else, or writable by its group or by others.
+/// Opens directory `path` without following a symlink at its last component; refused when it
+/// is a symlink, not a directory, or owned or writable (group, others) by anyone not allowed.
 pub fn open_checked_dir(path: &Path) -> Result<File, DirError> {
     let (owners, _) = allowed_owners();
     let dir = std::fs::OpenOptions::new()
@@ -123,7 +121,6 @@ impl FileError {
     }
 }
 
-/// What a file type is, in words.
 fn kind_word(st: &FileStat) -> &'static str {
     match SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) {
         SFlag::S_IFREG => "a regular file",
@@ -155,10 +152,9 @@ fn check_regular(st: &FileStat, writing: bool) -> Result<(), FileError> {
     Ok(())
 }
 
-/// Opens `name` in `dir` as `access` says: never through a symlink, never blocking (a FIFO,
-/// a device), only a regular file, and for a write only a file with one link. A device node
-/// is refused from its stat before it is opened (an open alone can act on some devices); the
-/// open itself is checked again, since the name may change in between.
+/// Opens `name` in `dir` as `access` says: never through a symlink, never blocking, only a
+/// regular file, for a write only one with one link. A device node is refused from its stat
+/// before any open (an open alone can act on some devices); the opened file is checked again.
 pub fn open_regular_at(dir: &impl AsFd, name: &str, access: Access) -> Result<File, FileError> {
     let writing = access != Access::Read;
     match fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
@@ -235,9 +231,8 @@ pub enum LockError {
     Io(io::Error),
 }
 
-/// Takes an exclusive flock on `file`, waiting at most `limit` and no longer than `stop`
-/// stays false: the lock is tried without blocking, then again every 20 ms. A process
-/// blocked in flock(2) would not end on the signals the program turns into flags.
+/// Takes an exclusive flock on `file`, polling every 20 ms for at most `limit` and while `stop`
+/// is false: a process blocked in flock(2) would not end on the signals turned into flags.
 pub fn lock_exclusive(
     mut file: File,
     stop: &dyn Fn() -> bool,
@@ -260,8 +255,8 @@ pub fn lock_exclusive(
     }
 }
 
-/// Opens a root directory (a target root given by the admin: a link in its own path is the
-/// admin's choice and is followed).
+/// Opens a target root given by the admin (a link in its own path is the admin's choice and is
+/// followed).
 pub fn open_root(path: &Path) -> io::Result<OwnedFd> {
     nix::fcntl::open(
         path,
@@ -314,11 +309,8 @@ fn open_in_root(root: &OwnedFd, prefix: &Path) -> Option<Result<OwnedFd, Errno>>
     }
 }
 
-/// The directory `rel` (plain names only) below `root`, each component resolved inside the
-/// root: an absolute symlink is read relative to the root, a `..` never climbs above it, as
-/// the system installed there resolves its own paths when booted. With `create`, missing
-/// directories are made (mode 0755) in the directory already reached, never through a link.
-/// Without openat2 (Linux < 5.6), links are refused instead of followed.
+/// The directory `rel` below `root`, resolved as in the module doc; with `create`, missing ones
+/// are made (0755), never through a link. Without openat2 (< 5.6), links are refused.
 pub fn walk_in_root(root: &OwnedFd, rel: &Path, create: bool) -> Result<Walked, RootedError> {
     let names: Vec<&OsStr> = rel
         .components()
@@ -396,8 +388,7 @@ pub fn walk_in_root(root: &OwnedFd, rel: &Path, create: bool) -> Result<Walked, 
     Ok(Walked::Open(cur))
 }
 
-/// The path an open descriptor really names now (`/proc/self/fd/N`), for messages and
-/// reports: every link resolved, as the running system sees it.
+/// The path an open descriptor names now (`/proc/self/fd/N`), every link resolved, for words.
 pub fn fd_path(fd: &impl AsFd) -> io::Result<PathBuf> {
     std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd()))
 }
@@ -410,10 +401,8 @@ pub struct ReplaceError {
     pub error: FileError,
 }
 
-/// Replaces `name` in `dir` with `bytes` atomically: a new temporary file (O_EXCL|O_NOFOLLOW,
-/// a name nothing else uses, mode `mode`), synced, then renamed over `name` and the directory
-/// synced. A `name` that is there and is not a regular file (a symlink, a FIFO, a directory)
-/// is refused, not replaced.
+/// Replaces `name` in `dir` with `bytes` atomically: a synced new temporary file renamed over
+/// it, then the directory synced. A `name` that is not a regular file is refused.
 pub fn replace_file_at(
     dir: &OwnedFd,
     name: &str,
@@ -423,8 +412,7 @@ pub fn replace_file_at(
     replace_file_with(dir, name, mode, &mut |w| w.write_all(bytes))
 }
 
-/// `replace_file_at`, the contents written by `write` (through a buffer) rather than given
-/// whole.
+/// `replace_file_at` with the contents written by `write` rather than given whole.
 pub fn replace_file_with(
     dir: &OwnedFd,
     name: &str,

@@ -1,9 +1,8 @@
 //! Opening test targets (block devices and files) for direct I/O, the block-device ioctls that
 //! size them, and the aligned memory O_DIRECT needs.
 //!
-//! O_DIRECT requires buffer addresses, file offsets and lengths aligned to the device's logical
-//! block size; buffers here are aligned to 4096 bytes, which satisfies every logical block size
-//! the kernel supports for direct I/O on x86_64 (512 and 4096).
+//! O_DIRECT needs buffer addresses, offsets and lengths aligned to the logical block size;
+//! buffers here are aligned to 4096 bytes, which covers every size x86_64 supports (512, 4096).
 
 use std::alloc::{self, Layout};
 use std::fs::{self, File, OpenOptions};
@@ -33,20 +32,17 @@ pub struct AlignedBuf {
 /// A transparent huge page on x86_64.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// A base page.
 const PAGE: usize = 4096;
 
-/// From this request size on, a request's buffer gets huge pages of its own when the run asks
-/// for huge pages (`--huge-pages`).
+/// From this request size on, `--huge-pages` gives a request's buffer huge pages of its own.
 const HUGE_PAGE_REQUEST: usize = 1 << 20;
 
 /// From this size on, a buffer in ordinary pages is a mapping of its own, as glibc's malloc
-/// makes one from its default `M_MMAP_THRESHOLD` (128 KiB) on: dd's and fio's buffers of
-/// 1 MiB requests are such mappings, in 4 KiB pages.
+/// makes one from `M_MMAP_THRESHOLD` (128 KiB): so are dd's and fio's 1 MiB buffers.
 const OWN_MAPPING: usize = 128 << 10;
 
-/// The bytes a request buffer of `len` bytes takes (`AlignedBuf::for_requests`): with huge
-/// pages, from `HUGE_PAGE_REQUEST` on, whole huge pages; else whole 4 KiB pages.
+/// The bytes `AlignedBuf::for_requests` takes for `len`: whole huge pages from
+/// `HUGE_PAGE_REQUEST` on with huge pages, else whole 4 KiB pages.
 pub fn request_buffer_bytes(len: u64, huge_pages: bool) -> u64 {
     if huge_pages && len >= HUGE_PAGE_REQUEST as u64 {
         len.div_ceil(HUGE_PAGE as u64)
@@ -56,8 +52,8 @@ pub fn request_buffer_bytes(len: u64, huge_pages: bool) -> u64 {
     }
 }
 
-// SAFETY: AlignedBuf owns its allocation exclusively, like a Box<[u8]>; moving it to another
-// thread or sharing `&AlignedBuf` (which only hands out `&[u8]`) is as safe as for Box<[u8]>.
+// SAFETY: AlignedBuf owns its allocation exclusively, like a Box<[u8]>, so sending or sharing it
+// is as safe as for Box<[u8]>.
 unsafe impl Send for AlignedBuf {}
 // SAFETY: see Send; shared references only allow reads.
 unsafe impl Sync for AlignedBuf {}
@@ -83,13 +79,12 @@ impl AlignedBuf {
     }
 
     /// The buffer of one outstanding request of `len` bytes (a pread/pwrite thread's, an
-    /// io_uring slot's), or the write pattern, in the pages the run asked for.
+    /// io_uring slot's), or the write pattern.
     ///
     /// In 4 KiB pages by default, as dd's and fio's are, so the kernel splits a request into
-    /// the same segments as theirs (a loop device takes 128: 1 MiB becomes two requests);
-    /// from 128 KiB on a mapping of its own never made a huge page, so the figure does not
-    /// depend on the THP setting. `huge_pages`: from 1 MiB on, whole 2 MiB huge pages, a
-    /// 1 MiB request one segment (larger requests than dd and fio send).
+    /// the same segments (a loop device takes 128: 1 MiB becomes two requests); from 128 KiB on,
+    /// a mapping of its own that never becomes a huge page, whatever the THP setting.
+    /// `huge_pages`: from 1 MiB on, whole 2 MiB pages, a 1 MiB request one segment.
     pub fn for_requests(len: usize, huge_pages: bool) -> io::Result<AlignedBuf> {
         if huge_pages && len >= HUGE_PAGE_REQUEST {
             let mut buf = AlignedBuf::zeroed_huge_pages(
@@ -112,8 +107,8 @@ impl AlignedBuf {
             .ok_or_else(out_of_memory)?;
         let layout = Layout::from_size_align(size, PAGE)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        // SAFETY: a new private anonymous mapping at an address the kernel picks; it aliases
-        // nothing. The result is checked against MAP_FAILED before use.
+        // SAFETY: a new private anonymous mapping; it aliases nothing. Checked against
+        // MAP_FAILED before use.
         let raw = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -127,9 +122,8 @@ impl AlignedBuf {
         if raw == libc::MAP_FAILED {
             return Err(out_of_memory());
         }
-        // SAFETY: madvise only marks the pages of this new mapping [raw, raw + size), before
-        // any of them is touched, so none is faulted in as a huge page. Its failure (a kernel
-        // without transparent huge pages) changes nothing, so the result is ignored.
+        // SAFETY: madvise only marks the pages of this new, untouched mapping, so none is
+        // faulted in huge. Failure (no THP) changes nothing, so it is ignored.
         unsafe {
             libc::madvise(raw, size, libc::MADV_NOHUGEPAGE);
         }
@@ -143,26 +137,21 @@ impl AlignedBuf {
         })
     }
 
-    /// A zero-initialised buffer backed by transparent huge pages where the kernel allows
-    /// them (`--huge-pages`): the kernel's pinning of the user pages for each O_DIRECT
-    /// request and the CPU's TLB then cover it with a few entries, and a request in it is
-    /// one physically contiguous piece up to 2 MiB. Only whole 2 MiB pages inside the buffer
-    /// can be huge.
+    /// A zeroed buffer in transparent huge pages where allowed (`--huge-pages`): fewer entries
+    /// for O_DIRECT's page pinning and the TLB. Only whole 2 MiB pages inside it can be huge.
     pub fn zeroed_huge_pages(len: usize) -> io::Result<AlignedBuf> {
         let layout = Layout::from_size_align(len.max(1), HUGE_PAGE)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         // SAFETY: the layout has a non-zero size (len.max(1)).
         let raw = unsafe { alloc::alloc(layout) };
         let ptr = NonNull::new(raw).ok_or_else(out_of_memory)?;
-        // SAFETY: madvise only gives advice about the pages of [raw, raw + size), which is
-        // this allocation (page-aligned since the alignment is 2 MiB); it does not touch the
-        // memory. Its failure (THP disabled, an old kernel) only means 4 KiB pages, so the
-        // result is ignored.
+        // SAFETY: madvise only advises on [raw, raw + size), this allocation (2 MiB aligned);
+        // it does not touch the memory. Failure (THP off) only means 4 KiB pages: ignored.
         unsafe {
             libc::madvise(raw.cast(), layout.size(), libc::MADV_HUGEPAGE);
         }
-        // SAFETY: raw points to layout.size() writable bytes that this buffer owns; zeroing
-        // them after the advice is what makes the first touch fault in huge pages.
+        // SAFETY: raw points to layout.size() writable bytes this buffer owns; zeroing after
+        // the advice makes the first touch fault in huge pages.
         unsafe { std::ptr::write_bytes(raw, 0, layout.size()) };
         Ok(AlignedBuf {
             ptr,
@@ -202,8 +191,8 @@ impl AlignedBuf {
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         if self.mapped {
-            // SAFETY: ptr is the start of this buffer's own mapping of layout.size() bytes
-            // (mapped_small_pages), unmapped once, here.
+            // SAFETY: ptr starts this buffer's own mapping of layout.size() bytes, unmapped
+            // once, here.
             unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.layout.size()) };
             return;
         }
@@ -230,14 +219,13 @@ pub enum SyncMode {
     Sync,
 }
 
-/// What a path given as a test target is, found before anything is opened (not to be
-/// confused with `bench::results::outcome::TargetClass`, what a run measured).
+/// What a path given as a test target is, found before anything is opened (not
+/// `bench::results::outcome::TargetClass`, what a run measured).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathKind {
     /// A block device with its kernel name (e.g. `loop0`, `sda1`).
     BlockDevice { name: String, dev: DevNum },
-    /// A regular file; `backing` is the block device its filesystem lives on, when there is one
-    /// (tmpfs has none).
+    /// A regular file; `backing` is the block device of its filesystem (tmpfs has none).
     File { backing: Option<DevNum> },
     /// A file that does not exist yet.
     Missing,
@@ -299,9 +287,8 @@ struct LoopInfo64 {
 
 nix::ioctl_read_bad!(loop_get_status64, 0x4C05, LoopInfo64);
 
-/// The identity of a loop device's backing file, and the backing device's number when the
-/// backing file is a block device, from LOOP_GET_STATUS64 on the device node `node`. The node is
-/// opened read-only (never exclusively, nothing is written) and must be the device `dev`.
+/// A loop device's backing file identity, and its device number when it is a block device
+/// (LOOP_GET_STATUS64 on `node`, opened read-only, checked to be `dev`).
 pub fn loop_status(node: &Path, dev: DevNum) -> io::Result<(FileId, Option<DevNum>)> {
     let file = OpenOptions::new()
         .read(true)
@@ -316,8 +303,8 @@ pub fn loop_status(node: &Path, dev: DevNum) -> io::Result<(FileId, Option<DevNu
     }
     // SAFETY: LoopInfo64 is plain integers and byte arrays, for which all-zero is valid.
     let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
-    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (the layout above) through a
-    // valid pointer to a local; the fd is open for the call.
+    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (layout above) into a local; the
+    // fd is open.
     unsafe { loop_get_status64(file.as_raw_fd(), &mut info) }.map_err(io::Error::from)?;
     let id = FileId {
         dev: devnum(info.lo_device),
@@ -329,11 +316,9 @@ pub fn loop_status(node: &Path, dev: DevNum) -> io::Result<(FileId, Option<DevNu
 // BLKGETDISKSEQ, _IOR(0x12, 128, __u64) in include/uapi/linux/fs.h (Linux 5.15).
 nix::ioctl_read!(blk_get_diskseq, 0x12, 128, u64);
 
-/// What the opened block device `fd` is, in the terms of `chosen`: its number (fstat), its
-/// disk's `diskseq` (BLKGETDISKSEQ, which a partition answers with its disk's), and when
-/// `chosen` is a loop device (or a partition of one), the backing file's identity
-/// (LOOP_GET_STATUS64 on this descriptor, which a partition also answers for its disk) and
-/// path (sysfs). `None` when `fd` is not a block device at all.
+/// What the opened block device `fd` is, in `chosen`'s terms: its number, its disk's `diskseq`
+/// (a partition answers with its disk's), and for a loop device or its partition the backing
+/// file's identity (LOOP_GET_STATUS64) and path (sysfs). `None` when `fd` is no block device.
 pub fn found_on_fd(fd: &impl AsFd, chosen: &ChosenDevice) -> io::Result<Option<ChosenDevice>> {
     let st = nix::sys::stat::fstat(fd.as_fd()).map_err(io::Error::from)?;
     if st.st_mode & libc::S_IFMT != libc::S_IFBLK {
@@ -342,8 +327,8 @@ pub fn found_on_fd(fd: &impl AsFd, chosen: &ChosenDevice) -> io::Result<Option<C
     let dev = devnum(st.st_rdev);
     let raw = fd.as_fd().as_raw_fd();
     let mut seq: u64 = 0;
-    // SAFETY: BLKGETDISKSEQ writes one u64 through a valid pointer to a local; the fd is open
-    // for the call. Kernels before 5.15 answer ENOTTY: then the sequence is unknown.
+    // SAFETY: BLKGETDISKSEQ writes one u64 into a local; the fd is open. Kernels before 5.15
+    // answer ENOTTY: the sequence is then unknown.
     let diskseq = unsafe { blk_get_diskseq(raw, &mut seq) }.ok().map(|_| seq);
     let mut found = ChosenDevice {
         name: block_name(dev).unwrap_or_else(|| chosen.name.clone()),
@@ -354,15 +339,14 @@ pub fn found_on_fd(fd: &impl AsFd, chosen: &ChosenDevice) -> io::Result<Option<C
     if chosen.loop_file.is_some() || chosen.backing_file.is_some() {
         // SAFETY: LoopInfo64 is plain integers and byte arrays, for which all-zero is valid.
         let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
-        // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (the layout above) through
-        // a valid pointer to a local; the fd is open for the call. A detached loop device
-        // answers ENXIO, a device that is no loop device ENOTTY: no backing file.
+        // SAFETY: as in `loop_status`. A detached loop device answers ENXIO, a non-loop
+        // device ENOTTY: no backing file.
         if unsafe { loop_get_status64(raw, &mut info) }.is_ok() {
             found.loop_file = Some(FileId {
                 dev: devnum(info.lo_device),
                 ino: info.lo_inode,
             });
-            // The path for the words: the disk's attribute (a partition's is one level up).
+            // The disk's attribute (a partition's is one level up).
             let sys = PathBuf::from(format!("/sys/dev/block/{dev}"));
             found.backing_file = [
                 sys.join("loop/backing_file"),
@@ -384,8 +368,7 @@ pub fn found_on_fd(fd: &impl AsFd, chosen: &ChosenDevice) -> io::Result<Option<C
     Ok(Some(found))
 }
 
-/// Refuses the opened block device `fd` unless it is the device `chosen`: the sentence says
-/// what is there now and that nothing was done (`ChosenDevice::refusal`).
+/// Refuses the opened block device `fd` unless it is `chosen`, in `ChosenDevice::refusal`'s words.
 pub fn refuse_unless_chosen(
     fd: &impl AsFd,
     chosen: &ChosenDevice,
@@ -424,14 +407,14 @@ pub fn stat_path(name: &str) -> PathBuf {
     PathBuf::from("/sys/class/block").join(name).join("stat")
 }
 
-/// What an opened (pinned) target is, from `fstat` of its descriptor: the facts every check,
-/// confirmation and report uses, so they are about the object actually opened.
+/// What an opened (pinned) target is, from `fstat` of its descriptor, so every check and
+/// report is about the object actually opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Opened {
     /// A block device: its number and kernel name (`/sys/dev/block/M:m`), when sysfs knows it.
     Block { dev: DevNum, name: Option<String> },
-    /// A regular file: its identity, the block device of its file system (none on tmpfs) and
-    /// its path as the kernel reports it for the descriptor.
+    /// A regular file: its identity, its file system's block device (none on tmpfs) and the
+    /// kernel's path for the descriptor.
     File {
         id: FileId,
         backing: Option<DevNum>,
@@ -439,9 +422,8 @@ pub enum Opened {
     },
 }
 
-/// Resolves `path` once (symlinks followed) and holds on to what it named, without opening it
-/// for I/O (O_PATH: no device is touched, no character device is opened). Checks look at this
-/// descriptor; `reopen` opens the very same object for the test.
+/// Resolves `path` once and holds what it named with O_PATH (no device touched). Checks look at
+/// this descriptor; `reopen` opens the very same object.
 pub fn pin(path: &Path) -> io::Result<OwnedFd> {
     let file = OpenOptions::new()
         .read(true)
@@ -478,8 +460,8 @@ pub fn describe_fd(fd: &OwnedFd) -> io::Result<Opened> {
     }
 }
 
-/// Opens the object `pinned` holds (through `/proc/self/fd`, never by its name again) for the
-/// test, and checks that the result is that same object.
+/// Opens the object `pinned` holds (through `/proc/self/fd`, never by name again) and checks
+/// the result is that same object.
 pub fn reopen(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
     let magic = PathBuf::from(format!("/proc/self/fd/{}", pinned.as_raw_fd()));
     let fd = open(&magic, spec).map_err(|e| {
@@ -510,13 +492,10 @@ pub fn reopen(pinned: &OwnedFd, spec: OpenSpec) -> io::Result<OwnedFd> {
 /// How long an exclusive open of a block device waits while the kernel refuses it as busy.
 pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 
-/// `reopen`, waiting up to `EXCLUSIVE_PATIENCE` (which the refusal's words name) while an
-/// exclusive open is refused as busy (EBUSY); also says whether it had to wait.
-///
-/// Why wait: a killed io_uring run keeps its claim until the kernel tears its rings down
-/// after the reap (up to 90 ms seen here), and a rerun right after a kill must not be refused.
-/// A claim that stays (mount, md/dm, a program) is refused after the wait; a set `stop` ends
-/// it at once as `Interrupted`.
+/// `reopen`, waiting up to `EXCLUSIVE_PATIENCE` while an exclusive open gets EBUSY; also says
+/// whether it waited. A killed io_uring run keeps its claim until its rings are torn down (up
+/// to 90 ms seen), and a rerun right after must not be refused. A set `stop` ends the wait as
+/// `Interrupted`.
 pub fn reopen_waiting_for_release(
     pinned: &OwnedFd,
     spec: OpenSpec,
@@ -545,12 +524,10 @@ pub fn reopen_waiting_for_release(
     }
 }
 
-/// A second open file description of the object `fd` already has open, with the same access
-/// and caching flags (O_DIRECT, O_DSYNC/O_SYNC) but never O_EXCL, whose claim stays with `fd`.
-/// Each synchronous I/O thread gets its own: threads that share one open file make the kernel
-/// take and drop a reference on that one `struct file` for every read or write, and on a fast
-/// device the cache line bouncing between cores costs a measurable share of each I/O. fio's
-/// jobs each open the file themselves, so they never pay it.
+/// A second open file description of `fd`'s object, same access and caching flags, never
+/// O_EXCL. One per synchronous I/O thread: threads sharing one `struct file` bounce its
+/// refcount's cache line on every I/O, a measurable cost on a fast device (fio's jobs each
+/// open their own).
 pub fn reopen_for_thread(fd: &OwnedFd) -> io::Result<OwnedFd> {
     let flags = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFL).map_err(io::Error::from)?;
     let keep = libc::O_ACCMODE | libc::O_DIRECT | libc::O_DSYNC | libc::O_SYNC;
@@ -573,8 +550,8 @@ pub fn reopen_for_thread(fd: &OwnedFd) -> io::Result<OwnedFd> {
     Ok(again)
 }
 
-/// The file system type (as in /proc/self/mountinfo, e.g. `devtmpfs`) of the mount holding
-/// directory `dir`, found by its device number; `None` when it cannot be told.
+/// The file system type (as in /proc/self/mountinfo) of the mount holding `dir`; `None` when
+/// unknown.
 pub fn filesystem_type(dir: &Path) -> Option<String> {
     let dev = devnum(fs::metadata(dir).ok()?.dev());
     let table = fs::read_to_string("/proc/self/mountinfo").ok()?;
@@ -595,8 +572,8 @@ pub struct OpenSpec {
     pub sync: SyncMode,
 }
 
-/// Opens a target for the test. Errors keep the OS error so callers can tell EACCES, EBUSY
-/// and EINVAL (no O_DIRECT support) apart.
+/// Opens a target for the test. Errors keep the OS error (EACCES, EBUSY, EINVAL for no
+/// O_DIRECT).
 pub fn open(path: &Path, spec: OpenSpec) -> io::Result<OwnedFd> {
     let mut flags = 0;
     if spec.direct {
@@ -631,8 +608,7 @@ pub fn read_only_fd(fd: &OwnedFd) -> io::Result<bool> {
     Ok(ro != 0)
 }
 
-/// Whether the block device at `path` is read-only (None: not a block device, or it cannot
-/// be opened for reading).
+/// Whether the block device at `path` is read-only (None: not one, or not readable).
 pub fn read_only(path: &Path) -> Option<bool> {
     let file = OpenOptions::new()
         .read(true)
@@ -648,8 +624,7 @@ pub fn block_geometry(fd: &OwnedFd) -> io::Result<(u64, u32, u32)> {
     let mut size: u64 = 0;
     let mut logical: libc::c_int = 0;
     let mut physical: libc::c_int = 0;
-    // SAFETY: each ioctl writes one integer of the declared type through a valid pointer to a
-    // local; the fd is open for the duration of the calls.
+    // SAFETY: each ioctl writes one integer of its type into a local; the fd is open.
     unsafe {
         blkgetsize64(raw, &mut size).map_err(io::Error::from)?;
         blksszget(raw, &mut logical).map_err(io::Error::from)?;
@@ -665,8 +640,7 @@ pub fn file_len(fd: &OwnedFd) -> io::Result<u64> {
     Ok(file.metadata()?.len())
 }
 
-/// Reads exactly `buf.len()` bytes at `offset` (positional, no shared file position). Returns
-/// the count read, which is short only at end of file.
+/// Reads `buf.len()` bytes at `offset` (positional); short only at end of file.
 pub fn read_at(fd: &OwnedFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let off = libc::off_t::try_from(offset)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset too large"))?;
@@ -685,8 +659,7 @@ pub fn sync_data(fd: &OwnedFd) -> io::Result<()> {
     nix::unistd::fdatasync(fd).map_err(io::Error::from)
 }
 
-/// Creates a new file for a file-target test. `create_new` so that an existing file is never
-/// replaced by accident.
+/// Creates a new file for a file-target test (`create_new`: never replaces one).
 pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
     let file = OpenOptions::new()
         .read(true)
@@ -696,18 +669,14 @@ pub fn create_file(path: &Path) -> io::Result<OwnedFd> {
     Ok(OwnedFd::from(file))
 }
 
-/// Removes the file at `path` if it is still the file `fd` has open (a file this program
-/// created and is giving up): `false` when another file (or none) is there, left alone.
-///
-/// Compared after a move into a 0700 directory of our own beside it, so what is compared is
-/// what is unlinked; another file found there goes back (never over a newcomer). Without such
-/// a directory, compared at the path.
+/// Removes the file at `path` if it is still `fd`'s (`false`: another or none, left alone). It
+/// is moved into a 0700 directory of ours first, so what is compared is what is unlinked.
 pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<bool> {
     let st = nix::sys::stat::fstat(fd).map_err(io::Error::from)?;
     let ours = |m: &fs::Metadata| m.dev() == st.st_dev && m.ino() == st.st_ino;
     match fs::symlink_metadata(path) {
         Ok(m) if ours(&m) => {}
-        // Renamed away, or removed by someone else: nothing of ours is at the path.
+        // Gone already: nothing of ours is at the path.
         Ok(_) => return Ok(false),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
@@ -723,14 +692,13 @@ pub fn remove_file_if_same(path: &Path, fd: &OwnedFd) -> io::Result<bool> {
     };
     let held = private.join(name);
     let result = fs::rename(path, &held).and_then(|()| remove_held(&held, path, &st));
-    // Empty unless a file could not be put back, which then stays where the error says.
+    // Fails only if a file could not be put back; it stays where the error says.
     let _ = fs::remove_dir(&private);
     result
 }
 
-/// The second half of `remove_file_if_same`: `held` (moved away from `path` into a private
-/// directory) is unlinked if it is the file `st` describes, else put back at `path`, never over
-/// a file that is there now.
+/// `held` (moved from `path` into a private directory) is unlinked if it is `st`'s file, else
+/// put back at `path`, never over a file there now.
 fn remove_held(held: &Path, path: &Path, st: &nix::sys::stat::FileStat) -> io::Result<bool> {
     let meta = fs::symlink_metadata(held)?;
     if meta.dev() == st.st_dev && meta.ino() == st.st_ino {
@@ -774,8 +742,8 @@ fn private_dir(parent: &Path) -> io::Result<PathBuf> {
     ))
 }
 
-/// Drops the page cache's copy of a file or device range (for buffered runs, so they start
-/// cold), as `dd iflag=nocache` does with posix_fadvise.
+/// Drops the page cache's copy of a file or device (so buffered runs start cold), as
+/// `dd iflag=nocache` does.
 pub fn drop_cache(fd: &OwnedFd) -> io::Result<()> {
     nix::fcntl::posix_fadvise(
         fd,
@@ -790,8 +758,7 @@ pub fn drop_cache(fd: &OwnedFd) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    /// What the removal finds in its private directory is unlinked only when it is the file
-    /// created; another is put back at its path, and never over a file that is there now.
+    /// Only the created file is unlinked; another is put back, never over a newcomer.
     #[test]
     fn only_the_created_file_is_unlinked_and_another_goes_back() {
         let dir = tempfile::tempdir().unwrap();
@@ -854,8 +821,7 @@ mod tests {
         assert_eq!(b.as_slice()[9_999], 7);
     }
 
-    /// How many of the buffer's pages are transparent huge pages (AnonHugePages of its
-    /// mapping in /proc/self/smaps), in bytes.
+    /// The buffer's bytes in transparent huge pages (AnonHugePages in /proc/self/smaps).
     fn huge_bytes_of(b: &AlignedBuf) -> u64 {
         let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
         let addr = b.as_ptr() as usize;
@@ -888,8 +854,8 @@ mod tests {
             assert_eq!((small.len(), small.layout.size()), (64 << 10, 64 << 10));
             assert_eq!(request_buffer_bytes(64 << 10, huge), 64 << 10);
         }
-        // By default, 1 MiB and up: a mapping of its own in whole 4 KiB pages, none huge
-        // (with THP "always" too), like dd's and fio's malloc'd buffers.
+        // By default, 1 MiB and up: an own mapping of 4 KiB pages, none huge even with THP
+        // "always" (like dd's and fio's buffers).
         for len in [1 << 20, 3 << 20, (4 << 20) + 512] {
             let mut b = AlignedBuf::for_requests(len, false).unwrap();
             assert!(b.mapped);
@@ -908,8 +874,7 @@ mod tests {
                 "{len}: no huge page in the default buffer"
             );
         }
-        // With huge pages, 1 MiB and up: the request's length, in an allocation of whole
-        // 2 MiB pages.
+        // With huge pages, 1 MiB and up: whole 2 MiB pages.
         for (len, pages) in [
             (1 << 20, 1),
             (2 << 20, 1),

@@ -1,11 +1,9 @@
-//! The metadata test's system calls: a scratch directory of its own inside the target
-//! directory, and one create (open with O_CREAT|O_EXCL, then close), stat or unlink of a named
-//! file in it at a time, each relative to the scratch directory's descriptor (`openat`,
-//! `fstatat`, `unlinkat`) so a path swapped under the test cannot send it elsewhere.
+//! The metadata test's system calls: a scratch directory of its own in the target directory,
+//! and one create (O_CREAT|O_EXCL, close), stat or unlink at a time, each relative to the
+//! scratch directory's descriptor so a path swapped under the test cannot send it elsewhere.
 //!
-//! The scratch directory is removed when its `ScratchDir` is dropped, with every file the test
-//! created and did not delete yet: a run that fails, is stopped (Ctrl-C, SIGTERM) or panics
-//! leaves nothing behind. Only a SIGKILL can; the directory's name says what it is.
+//! Dropping `ScratchDir` removes it and every file left in it: a failed, stopped (Ctrl-C,
+//! SIGTERM) or panicking run leaves nothing. Only a SIGKILL can; the name says what it is.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -47,8 +45,8 @@ pub fn classify(path: &Path) -> io::Result<DirTarget> {
     })
 }
 
-/// Free and total bytes of the file system holding `path`, for an unprivileged user
-/// (statvfs: `f_bavail` and `f_blocks` in `f_frsize` units).
+/// Free and total bytes of the file system holding `path`, for an unprivileged user (statvfs
+/// `f_bavail`, `f_blocks`).
 pub fn free_space(path: &Path) -> io::Result<(u64, u64)> {
     let st = nix::sys::statvfs::statvfs(path).map_err(io::Error::from)?;
     let unit = st.fragment_size() as u64;
@@ -58,8 +56,8 @@ pub fn free_space(path: &Path) -> io::Result<(u64, u64)> {
     ))
 }
 
-/// `dir/<stem>-<n>.<ext>` for the first n from 1 that names nothing yet (no file, directory
-/// or dangling symlink): the name of a new test file.
+/// `dir/<stem>-<n>.<ext>` for the first n from 1 that names nothing yet (not even a dangling
+/// link): the name of a new test file.
 pub fn unused_name(dir: &Path, stem: &str, ext: &str) -> io::Result<PathBuf> {
     for n in 1..10_000u32 {
         let path = dir.join(format!("{stem}-{n}.{ext}"));
@@ -95,16 +93,16 @@ pub struct ScratchDir {
     present: Vec<bool>,
 }
 
-/// The name of file `i`: fixed width, so sequential order is also name order (bonnie++ names
-/// its files by number too).
+/// The name of file `i`: fixed width, so creation order is name order (bonnie++ numbers its
+/// files too).
 pub fn file_name(i: usize) -> CString {
     // A decimal number never holds a NUL byte.
     CString::new(format!("f{i:010}")).unwrap_or_default()
 }
 
 impl ScratchDir {
-    /// Creates a new, empty scratch directory (mode 0700) in `parent_path`. The error is the
-    /// OS's (EROFS, EACCES, ENOSPC, ENOTDIR), for the caller to word.
+    /// Creates a new, empty scratch directory (0700) in `parent_path`; the error is the OS's,
+    /// for the caller to word.
     pub fn create(parent_path: &Path) -> io::Result<ScratchDir> {
         let parent = nix::fcntl::open(
             parent_path,
@@ -196,8 +194,8 @@ impl ScratchDir {
         Ok(())
     }
 
-    /// Removes every file still there and the directory itself; says what could not be
-    /// removed. Called by `drop` too (where the error is lost): call it to see the error.
+    /// Removes every file left and the directory; says what could not be removed (`drop` does
+    /// the same but loses the error).
     pub fn remove(mut self) -> io::Result<()> {
         self.clean()
     }

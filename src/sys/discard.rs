@@ -39,15 +39,15 @@ pub fn limits(dev: DevNum) -> io::Result<DiscardLimits> {
     })
 }
 
-/// Discards `len` bytes at `offset` (BLKDISCARD); returns how long the kernel took. The
-/// kernel drops its page cache of the range first.
+/// Discards `len` bytes at `offset` (BLKDISCARD, which drops the page cache of the range
+/// first); returns how long the kernel took.
 pub fn discard(device: &FlushDevice, offset: u64, len: u64) -> io::Result<Duration> {
     // `_IO(0x12, 119)`: the argument is `uint64_t range[2]` = {start, length}.
     const BLKDISCARD: libc::Ioctl = 0x1277;
     let range: [u64; 2] = [offset, len];
     let started = Instant::now();
-    // SAFETY: BLKDISCARD reads two u64 through the pointer, which points at the local array
-    // for the whole (synchronous) call; the descriptor is open while `device` lives.
+    // SAFETY: BLKDISCARD reads two u64 from the local array, alive for the whole synchronous
+    // call; the descriptor is open while `device` lives.
     let rc = unsafe { libc::ioctl(device.fd().as_raw_fd(), BLKDISCARD, range.as_ptr()) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
@@ -55,10 +55,8 @@ pub fn discard(device: &FlushDevice, offset: u64, len: u64) -> io::Result<Durati
     Ok(started.elapsed())
 }
 
-/// The drive's claim about what a discarded block reads as: asked of the drive itself for an
-/// sd disk (ATA IDENTIFY through the SAT layer, else READ CAPACITY(16)) or an NVMe
-/// namespace; no claim for a device with no drive behind it (loop, null_blk, zram) or one
-/// that does not answer. `notes` hears what could not be asked.
+/// What the drive says a discarded block reads as: an sd disk (IDENTIFY through SAT, else READ
+/// CAPACITY(16)) or NVMe namespace; none without a drive or answer (`notes` say why).
 pub fn claim(device: &FlushDevice, notes: &mut Vec<String>) -> Claim {
     let Some(name) = device.name.clone() else {
         return Claim::none("not asked: the device has no kernel name");
@@ -83,8 +81,8 @@ pub fn claim(device: &FlushDevice, notes: &mut Vec<String>) -> Claim {
     ))
 }
 
-/// The name the driver of block major `major` registered (`/proc/devices`): `loop`,
-/// `nullb`, `virtblk`; a null_blk device made through configfs carries any name.
+/// The name block major `major`'s driver registered (`/proc/devices`: `loop`, `nullb`,
+/// `virtblk`); a configfs null_blk device may carry any name.
 fn block_driver(major: u32) -> Option<String> {
     let text = std::fs::read_to_string("/proc/devices").ok()?;
     text.lines()

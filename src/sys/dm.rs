@@ -1,9 +1,8 @@
-//! Device-mapper's own account of a mapping: the target types of its table (`crypt`,
-//! `linear`, `delay`...), read with the DM_TABLE_STATUS ioctl on `/dev/mapper/control` as
-//! `dmsetup status` reads them. A mapping's uuid prefix (`CRYPT-`) is only a convention of
-//! cryptsetup; the table is what the kernel runs. The status is asked for, not the table, so
-//! a crypt mapping's key never reaches this process. Root only (the kernel wants
-//! CAP_SYS_ADMIN); callers fall back on the uuid without it.
+//! Device-mapper's own account of a mapping: its table's target types (`crypt`, `linear`,
+//! ...), from DM_TABLE_STATUS on `/dev/mapper/control` as `dmsetup status` reads them. A uuid
+//! prefix (`CRYPT-`) is only cryptsetup's convention; the table is what the kernel runs. Status
+//! rather than table, so a crypt key never reaches this process. Root only (CAP_SYS_ADMIN);
+//! callers fall back on the uuid.
 
 use std::fs::OpenOptions;
 use std::io;
@@ -36,8 +35,8 @@ fn u32_at(buf: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_ne_bytes(bytes.try_into().ok()?))
 }
 
-/// The request: interface version, buffer size, where the data starts, the flags and the
-/// device number (name and uuid left empty: the kernel then finds the mapping by number).
+/// The request: version, buffer size, data start, flags and device number (name and uuid empty:
+/// the kernel finds the mapping by number).
 fn request(len: usize, major: u32, minor: u32) -> Vec<u8> {
     let mut buf = vec![0u8; len];
     buf[0..4].copy_from_slice(&VERSION_MAJOR.to_ne_bytes());
@@ -49,10 +48,8 @@ fn request(len: usize, major: u32, minor: u32) -> Vec<u8> {
     buf
 }
 
-/// The target types in a DM_TABLE_STATUS answer. Each `dm_target_spec` sits at `data_start`
-/// plus the previous spec's `next` (an offset from `data_start`); every offset is checked
-/// against what the kernel said it wrote, so a short or odd answer gives fewer types, never a
-/// read out of bounds.
+/// The target types in a DM_TABLE_STATUS answer. Every offset is checked against what the
+/// kernel wrote, so an odd answer gives fewer types, never an out-of-bounds read.
 fn parse_target_types(buf: &[u8]) -> Vec<String> {
     let mut types = Vec::new();
     let (Some(used), Some(start), Some(count)) =
@@ -93,7 +90,7 @@ pub fn target_types(major: u32, minor: u32) -> io::Result<Vec<String>> {
     loop {
         let mut buf = request(len, major, minor);
         // SAFETY: the kernel reads the header and writes at most `data_size` (= buf.len())
-        // bytes into the buffer, which lives across the call; the fd is open.
+        // bytes into the buffer, which outlives the call; the fd is open.
         unsafe { dm_table_status(control.as_raw_fd(), buf.as_mut_ptr()) }
             .map_err(io::Error::from)?;
         let full = u32_at(&buf, 32).is_some_and(|f| f & DM_BUFFER_FULL_FLAG != 0);
@@ -110,8 +107,8 @@ mod tests {
 
     #[test]
     fn the_ioctl_number_is_the_kernels() {
-        // DM_TABLE_STATUS = _IOWR(0xfd, 12, struct dm_ioctl) as strace shows it (in hex: the
-        // number is a c_ulong with glibc and a c_int with musl).
+        // DM_TABLE_STATUS = _IOWR(0xfd, 12, struct dm_ioctl), as strace shows it (c_ulong with
+        // glibc, c_int with musl).
         assert_eq!(
             format!("{:x}", nix::request_code_readwrite!(0xfd, 12, HEADER_LEN)),
             "c138fd0c"

@@ -1,9 +1,7 @@
-//! `DriveControl`: every device command disktriage issues, as one small trait. The Linux
-//! implementation is `crate::sys::drives::LinuxDrives`; `crate::sys::fake::FakeDrives` is a
-//! hand-written stand-in that touches nothing, for tests and for snapshot-testing screens.
-//!
-//! The trait speaks in plain data (`crate::model`): callers never see ioctls, sense bytes or
-//! sysfs paths, only states, readings and typed errors (`DriveError`) they can branch on.
+//! `DriveControl`: every device command disktriage issues, as one trait in plain data
+//! (`crate::model`): callers see states, readings and typed errors (`DriveError`), never ioctls,
+//! sense bytes or sysfs paths. Linux: `drives::LinuxDrives`; tests and screen snapshots:
+//! `fake::FakeDrives`, which touches nothing.
 
 use crate::model::{
     BlockDevice, DeviceIdentity, DriveCache, DriveLogs, SchedulerSet, SelfTestKind, SelfTestStatus,
@@ -22,31 +20,26 @@ pub struct ResolvedDisk {
     pub partition: Option<String>,
 }
 
-/// What applying a change had to say beyond success (e.g. "the kernel's view was refreshed
-/// with a SCSI rescan").
+/// What applying a change had to say beyond success ("the kernel's view was refreshed with a
+/// SCSI rescan").
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Applied {
     pub notes: Vec<String>,
 }
 
-/// The device commands behind cache, scheduler, SMART, temperature, the drive's logs and its
-/// self-tests.
-///
-/// Implementations must be usable from several threads (the temperature poller runs on its
-/// own). Every method that reads re-reads from the device: nothing is cached.
+/// The device commands behind cache, scheduler, SMART, temperature, drive logs and self-tests.
+/// Usable from several threads (the temperature poller has its own); every read goes to the
+/// device, nothing is cached.
 pub trait DriveControl: Send + Sync {
     /// Resolves `sda`, `/dev/sda` or a partition (`sda1`, resolved to `sda`).
     fn resolve(&self, arg: &str) -> Result<ResolvedDisk, DriveError>;
 
-    /// A fresh sysfs read of one whole disk (kernel's flush policy, scheduler, ...). A name
-    /// that is not a plain kernel name (`crate::model::is_kernel_name`) is
-    /// `DriveError::Invalid`: it could point outside `/sys/block`.
+    /// A fresh sysfs read of one whole disk. A name that is not a plain kernel name
+    /// (`crate::model::is_kernel_name`) is `DriveError::Invalid`: it could leave `/sys/block`.
     fn device(&self, name: &str) -> Result<BlockDevice, DriveError>;
 
-    /// `device(name)`, refused (`DriveError::NotChosen`, nothing done) unless it is still the
-    /// device `chosen` (the one the admin chose on the screen). The actions that follow check
-    /// the object they open against this reading (`LinuxDrives`), so what they act on is the
-    /// device chosen.
+    /// `device(name)`, refused (`DriveError::NotChosen`, nothing done) unless still the device
+    /// the admin chose. Actions then check what they open against this reading.
     fn chosen_device(
         &self,
         name: &str,
@@ -65,16 +58,15 @@ pub trait DriveControl: Send + Sync {
         }
     }
 
-    /// What tells this disk from another that later gets its name (`diskseq`, a loop
-    /// device's image, ...), recorded with every journal entry and compared on restore.
-    /// Unknown (empty) by default.
+    /// What tells this disk from a later one under its name (`diskseq`, a loop device's
+    /// image), journaled and compared on restore. Empty by default.
     fn identity(&self, dev: &BlockDevice) -> DeviceIdentity {
         let _ = dev;
         DeviceIdentity::default()
     }
 
-    /// The drive's own volatile write cache, as the drive reports it.
-    /// `DriveError::NotSupported` on transports without a cache control.
+    /// The drive's own volatile write cache, as the drive reports it; `NotSupported` on
+    /// transports without a cache control.
     fn drive_cache(&self, dev: &BlockDevice) -> Result<DriveCache, DriveError>;
 
     /// Switches the drive's write cache. Callers read it back with `drive_cache`.
@@ -83,31 +75,25 @@ pub trait DriveControl: Send + Sync {
     /// The I/O schedulers offered and the active one.
     fn scheduler(&self, dev: &BlockDevice) -> Result<SchedulerSet, DriveError>;
 
-    /// Activates a scheduler. An unknown name is `DriveError::Invalid` listing the offered
-    /// ones.
+    /// Activates a scheduler; an unknown name is `DriveError::Invalid` listing the offered ones.
     fn set_scheduler(&self, dev: &BlockDevice, name: &str) -> Result<Applied, DriveError>;
 
     /// SMART / health data: native for ATA and NVMe, `smartctl` for others when installed,
     /// `SmartReading::Unavailable` with the reason otherwise.
     fn smart(&self, dev: &BlockDevice) -> Result<SmartReading, DriveError>;
 
-    /// The current temperature in degrees Celsius, read as cheaply as the transport allows
-    /// (one 512-byte SMART page or health log). `Ok(None)` when the device has no sensor
-    /// disktriage can read.
+    /// The temperature in degrees Celsius, as cheaply as the transport allows (one SMART page
+    /// or health log). `Ok(None)` without a sensor disktriage can read.
     fn temperature(&self, dev: &BlockDevice) -> Result<Option<i64>, DriveError>;
 
-    /// What the drive logged: its error log, its self-test log and the state of its
-    /// self-test, natively for ATA and NVMe, through `smartctl` for others when installed.
-    /// A log the drive does not keep is `LogRead::NotSupported` with the reason, not an
-    /// error.
+    /// Error log, self-test log and state: native for ATA and NVMe, else `smartctl`. A log the
+    /// drive does not keep is `LogRead::NotSupported`, not an error.
     fn drive_logs(&self, dev: &BlockDevice) -> Result<DriveLogs, DriveError>;
 
-    /// The self-test state alone, as cheaply as the transport allows (one SMART READ DATA,
-    /// one Device Self-test log): what is polled while a self-test runs.
+    /// The self-test state alone, as cheaply as possible: what is polled during a self-test.
     fn self_test_status(&self, dev: &BlockDevice) -> Result<SelfTestStatus, DriveError>;
 
-    /// Starts a short or long self-test in the background (the drive keeps serving I/O), or
-    /// aborts the running one. `DriveError::NotSupported` where the drive or transport has
-    /// none.
+    /// Starts a short or long self-test in the background (I/O goes on), or aborts the running
+    /// one. `NotSupported` where the drive or transport has none.
     fn start_self_test(&self, dev: &BlockDevice, kind: SelfTestKind) -> Result<(), DriveError>;
 }

@@ -1,12 +1,10 @@
 //! The transports and `LinuxDrives`, the `DriveControl` implementation on a Linux system (or
 //! a captured sysfs tree, for the sysfs parts).
 //!
-//! Each transport is one file under `drives/` holding everything disktriage knows of it: how
-//! the inventory recognises its devices in sysfs, which identity attributes (vendor, model,
-//! serial, firmware) it reads, and its driver, which does everything that talks to the drive
-//! itself. `TRANSPORTS` below is the one table of them, in the order the inventory
-//! (`drives/inventory.rs`) asks: the first row that recognises a device is its transport. The
-//! scheduler is sysfs and the same everywhere.
+//! Each transport is one file under `drives/`: how the inventory recognises its devices in sysfs,
+//! the identity attributes it reads, and its driver, which does all that talks to the drive.
+//! `TRANSPORTS` is the one table of them, in the order the inventory asks. The scheduler is
+//! sysfs and the same everywhere.
 //!
 //! | transport | file                 | recognised by                        | write cache                           | SMART                      |
 //! |-----------|----------------------|--------------------------------------|---------------------------------------|----------------------------|
@@ -19,12 +17,10 @@
 //! | scsi      | `scsi.rs`            | name `sd*`/`sr*`, a `target*` in the path | SCSI caching page (MODE SENSE/SELECT) | smartctl             |
 //! | unknown   | `scsi.rs`            | anything else                        | not supported                         | smartctl                   |
 //!
-//! The drive's logs and self-tests follow the SMART column: ATA SMART logs and SMART
-//! EXECUTE OFF-LINE IMMEDIATE, NVMe log pages 0x01/0x06 and Device Self-test, the logs
-//! `smartctl -j -a` prints (no self-test start) elsewhere.
-//!
-//! The commands the drivers send are in `crate::sys::passthru`; the pages they get back are
-//! decoded by the pure code in `crate::smart`.
+//! Logs and self-tests follow the SMART column: ATA SMART logs and EXECUTE OFF-LINE IMMEDIATE,
+//! NVMe log pages 0x01/0x06 and Device Self-test, else what `smartctl -j -a` prints (no
+//! self-test start). Commands are in `passthru`; the pages they return are decoded in
+//! `crate::smart`.
 
 mod inventory;
 mod mmc;
@@ -91,12 +87,9 @@ impl RawPage {
     }
 }
 
-/// What disktriage does with the drives of one transport. Every method defaults to what a
-/// transport without that feature answers ("drive write cache control not supported on
-/// loop", SMART unavailable, no sensor, no raw pages), so a driver spells out only what its
-/// transport has. `LinuxDrives` hands each call to the driver `driver_for` picks.
+/// One transport's driver: `DriveControl`'s methods and `LinuxDrives::raw_pages`. Each defaults
+/// to "not supported" (no SMART, no sensor, no pages), so a driver spells out only what it has.
 trait TransportDriver: Sync {
-    /// The drive's own write cache, as the drive reports it.
     fn drive_cache(
         &self,
         drives: &LinuxDrives,
@@ -106,7 +99,6 @@ trait TransportDriver: Sync {
         Err(DriveError::not_supported(CACHE, dev.transport))
     }
 
-    /// Switches the drive's write cache.
     fn set_drive_cache(
         &self,
         drives: &LinuxDrives,
@@ -117,7 +109,6 @@ trait TransportDriver: Sync {
         Err(DriveError::not_supported(CACHE, dev.transport))
     }
 
-    /// SMART / health data, or why there is none.
     fn smart(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<SmartReading, DriveError> {
         let _ = drives;
         Ok(SmartReading::Unavailable {
@@ -125,7 +116,6 @@ trait TransportDriver: Sync {
         })
     }
 
-    /// The temperature in degrees Celsius; `Ok(None)` without a sensor disktriage reads.
     fn temperature(
         &self,
         drives: &LinuxDrives,
@@ -135,7 +125,6 @@ trait TransportDriver: Sync {
         Ok(None)
     }
 
-    /// The drive's error and self-test logs and its self-test state.
     fn drive_logs(&self, drives: &LinuxDrives, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
         let _ = drives;
         Ok(DriveLogs::unavailable(
@@ -145,7 +134,6 @@ trait TransportDriver: Sync {
         ))
     }
 
-    /// The self-test state alone (polled while a self-test runs).
     fn self_test_status(
         &self,
         drives: &LinuxDrives,
@@ -158,7 +146,6 @@ trait TransportDriver: Sync {
         )))
     }
 
-    /// Starts a short or long self-test, or aborts the running one.
     fn start_self_test(
         &self,
         drives: &LinuxDrives,
@@ -189,7 +176,7 @@ impl TransportDriver for Unsupported {}
 struct Seen<'a> {
     /// The kernel name (`sda`, `nvme0n1`).
     name: &'a str,
-    /// The device's path below `sys/` with the `/sys/block` symlink resolved, e.g.
+    /// The path below `sys/` with the `/sys/block` link resolved, e.g.
     /// `devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda`.
     sys_path: &'a str,
     /// `device/vendor`, which a SCSI device has ("ATA" for libata's disks).
@@ -209,8 +196,7 @@ impl Seen<'_> {
         })
     }
 
-    /// Whether a whole component of the sysfs path is `prefix` and a number (`usb2`, `ata1`),
-    /// not a word that merely starts so (`data1`, `usbhid`).
+    /// Whether a whole path component is `prefix` and a number (`usb2`, `ata1`; not `data1`).
     fn path_has_numbered(&self, prefix: &str) -> bool {
         self.path_has(|s| {
             s.strip_prefix(prefix)
@@ -219,16 +205,13 @@ impl Seen<'_> {
     }
 }
 
-/// One transport as disktriage knows it, written in the transport's file: how the inventory
-/// recognises its devices, which identity attributes it reads, and the driver that commands
-/// its drives.
+/// One transport, written in its own file: how devices are recognised, the identity
+/// attributes read, and the driver.
 struct TransportRow {
     transport: Transport,
-    /// Whether a device is of this transport. Rows are asked in `TRANSPORTS` order, so a row
-    /// need not exclude what the rows above it already took.
+    /// Rows are asked in `TRANSPORTS` order: a row need not exclude what rows above took.
     recognises: fn(&Seen) -> bool,
-    /// Reads the transport's identity attributes into the device; the attributes it reads
-    /// and cannot read add their notes in this order.
+    /// Reads the identity attributes; each read or missing one adds its note in this order.
     read_identity: fn(&Seen, &mut AttrReader, &mut BlockDevice),
     driver: &'static dyn TransportDriver,
 }
@@ -236,10 +219,9 @@ struct TransportRow {
 /// The `read_identity` of a transport whose devices have no identity attributes.
 fn no_identity(_: &Seen, _: &mut AttrReader, _: &mut BlockDevice) {}
 
-/// Every transport, in the order the inventory asks them: the first row that recognises a
-/// device is its transport. Kernel names come first (the surest witness), then the sysfs path
-/// of SCSI disks: a USB bridge puts `usbN` in it and libata `ataN`, the vendor "ATA" (the SAT
-/// layer's) is libata's fallback. The last row takes every device the others did not.
+/// Every transport, in the order the inventory asks them. Kernel names first (the surest
+/// witness), then the sysfs path of SCSI disks: a USB bridge puts `usbN` in it, libata `ataN`,
+/// and vendor "ATA" (the SAT layer's) is libata's fallback. The last row takes the rest.
 /// Adding a transport is its file and one line here.
 const TRANSPORTS: &[&TransportRow] = &[
     &nvme::ROW,
@@ -266,8 +248,8 @@ fn row_of(seen: &Seen) -> &'static TransportRow {
         .unwrap_or(&scsi::UNKNOWN_ROW)
 }
 
-/// The transport of a device from its kernel name, its resolved sysfs path (below `sys/`) and
-/// its SCSI vendor string, as the inventory decides it.
+/// The transport of a device from its kernel name, resolved sysfs path (below `sys/`) and SCSI
+/// vendor, as the inventory decides it.
 pub fn classify_transport(name: &str, sys_path: &str, scsi_vendor: Option<&str>) -> Transport {
     row_of(&Seen {
         name,
@@ -277,8 +259,8 @@ pub fn classify_transport(name: &str, sys_path: &str, scsi_vendor: Option<&str>)
     .transport
 }
 
-/// The driver of a transport: its row's. Every `Transport` has a row (a unit test checks), so
-/// `Unsupported` is only a safe answer, never the expected one.
+/// The driver of a transport (a unit test checks every `Transport` has a row, so `Unsupported`
+/// is only a safe fallback).
 fn driver_for(transport: Transport) -> &'static dyn TransportDriver {
     TRANSPORTS
         .iter()
@@ -302,7 +284,7 @@ impl LinuxDrives {
     }
 
     /// Opens the node read-only and non-blocking, as hdparm does: SG_IO and the NVMe admin
-    /// ioctl need no write access (root's CAP_SYS_RAWIO / CAP_SYS_ADMIN decide).
+    /// ioctl need no write access, only root's capabilities.
     fn open(&self, dev: &BlockDevice) -> Result<(File, PathBuf), DriveError> {
         let path = self.node(dev);
         let file = OpenOptions::new()
@@ -310,9 +292,8 @@ impl LinuxDrives {
             .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| DriveError::from_io("open", &path, &e))?;
-        // The node opened must be the device read (a disk swapped under its name since, a
-        // loop device attached to another file, is refused before any command reaches it). A
-        // captured tree's nodes are stand-ins: only a live one is checked.
+        // The node must be the device read: a disk swapped in under its name is refused before
+        // any command. A captured tree's nodes are stand-ins, so only a live one is checked.
         if self.root.root() == Path::new("/") && dev.dev.is_some() {
             let chosen = dev.chosen();
             match super::direct::refuse_unless_chosen(&file, &chosen) {
@@ -335,16 +316,16 @@ impl LinuxDrives {
             .map_err(|e| DriveError::from_io("read", &path, &e))
     }
 
-    /// Writes attribute `rel` of `dev` through its sysfs directory, once that directory is
-    /// found to be the device read (`SysRoot::open_chosen_dir`).
+    /// Writes attribute `rel` of `dev` through its sysfs directory, once checked to be the
+    /// device read (`SysRoot::open_chosen_dir`).
     fn write_attr(&self, dev: &BlockDevice, rel: &str, value: &str) -> Result<(), DriveError> {
         let dir = self.root.open_chosen_dir(&dev.chosen())?;
         dir.write(rel, value)
             .map_err(|e| DriveError::from_io("write", &dir.path_of(rel), &e))
     }
 
-    /// Asks `sd` to re-read the device (caching page included): after a raw MODE SELECT it
-    /// keeps a stale `cache_type` and flush policy until then.
+    /// Asks `sd` to re-read the device: after a raw MODE SELECT its `cache_type` and flush
+    /// policy stay stale until then.
     fn rescan(&self, dev: &BlockDevice, applied: &mut Applied) {
         match self.write_attr(dev, "device/rescan", "1") {
             Ok(()) => applied
@@ -400,8 +381,7 @@ impl LinuxDrives {
         }
     }
 
-    /// The logs `smartctl -j -a` prints, for the transports disktriage does not read
-    /// natively.
+    /// The logs `smartctl -j -a` prints, for transports not read natively.
     fn smartctl_logs(&self, dev: &BlockDevice) -> Result<DriveLogs, DriveError> {
         let node = self.node(dev);
         let unavailable = |why: String| Ok(DriveLogs::unavailable(&dev.name, dev.transport, &why));
@@ -430,8 +410,8 @@ impl LinuxDrives {
     }
 }
 
-/// The raw pages of a device behind SG_IO: the ATA pages (through ATA PASS-THROUGH) and then
-/// the SCSI caching page, whichever the device answers.
+/// A device's raw pages behind SG_IO: the ATA pages (ATA PASS-THROUGH), then the SCSI caching
+/// page, whichever it answers.
 fn sg_raw_pages(file: &File, path: &Path) -> Vec<RawPage> {
     let mut pages = sata::raw_pages(file, path);
     pages.extend(scsi::raw_pages(file, path));
@@ -446,8 +426,7 @@ fn bad_answer(op: &str, path: &Path, e: &PageError) -> DriveError {
     }
 }
 
-/// A scheduler name as the kernel spells them; anything else is refused before it reaches
-/// sysfs.
+/// A scheduler name as the kernel spells them; anything else is refused before sysfs.
 fn valid_scheduler_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
@@ -532,10 +511,8 @@ impl DriveControl for LinuxDrives {
         if !valid_scheduler_name(name) {
             return Err(unknown());
         }
-        // A name not listed may still work: the kernel loads `<name>-iosched` on demand. It
-        // answers EINVAL when there is no such scheduler.
-        // Written through the directory found to be the device read: a device attached under
-        // its name since is refused, nothing written.
+        // An unlisted name may work: the kernel loads `<name>-iosched` on demand (else EINVAL).
+        // Written through the directory checked to be the device read.
         let dir = self.root.open_chosen_dir(&dev.chosen())?;
         match dir.write("queue/scheduler", name) {
             Ok(()) => Ok(Applied::default()),
@@ -593,8 +570,7 @@ mod tests {
 
     #[test]
     fn a_disk_of_unknown_transport_gets_no_cache_command_but_a_self_test_hint() {
-        // The device node is a regular file here: a cache command sent to it would fail with
-        // an I/O error, not this refusal.
+        // The node is a regular file here: a cache command would fail with EIO, not this refusal.
         let (_dir, drives, dev) = root_with("xvda", Transport::Unknown);
         assert_eq!(
             drives.drive_cache(&dev).unwrap_err().to_string(),
@@ -684,8 +660,7 @@ mod tests {
         assert_eq!(drives.temperature(&dev).unwrap(), None);
     }
 
-    /// Every `Transport` is a row of the table, once: a transport without one would be
-    /// unrecognisable and get no driver.
+    /// Every `Transport` is a row, once: without one it is unrecognisable and has no driver.
     #[test]
     fn every_transport_has_one_row() {
         // A new variant does not compile here until it is listed.

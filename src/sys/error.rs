@@ -1,13 +1,9 @@
-//! The typed error of the OS boundary, for callers that branch on what went wrong: no
-//! permission (say "needs root"), not supported on this transport (say so, never guess a
-//! state), or an I/O error that carries the path or ioctl and the errno.
+//! The typed error of the OS boundary, for callers that branch on it: no permission ("needs
+//! root"), not supported on this transport (said, never guessed), or an I/O error with its path
+//! or ioctl and errno.
 //!
-//! And the one place that puts errnos into words and advice: `describe_errno`/`describe_io`
-//! ("No space left on device (ENOSPC)"), `describe_io_brief` (inventory notes, the journal),
-//! `permission_hint` (needs root, or a read-only device), `open_error` (a test target that
-//! would not open), `create_reason` (a scratch directory that could not be made) and
-//! `errno_hint` (what an I/O failure during a test means, given what was found about the
-//! target afterwards).
+//! Also the one place that puts errnos into words and advice: `describe_errno`/`describe_io`,
+//! `describe_io_brief`, `permission_hint`, `open_error`, `create_reason` and `errno_hint`.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -24,8 +20,8 @@ pub enum DriveError {
     #[error("{op} on {}: {NEEDS_ROOT}", path.display())]
     PermissionDenied { op: String, path: PathBuf },
 
-    /// The transport or the drive has no such control (loop, zram, a USB bridge that refuses
-    /// the command, a SCSI disk without a caching page).
+    /// No such control on the transport or drive (loop, zram, a USB bridge that refuses the
+    /// command, a SCSI disk without a caching page).
     #[error("{what} not supported on {transport}{}", detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
     NotSupported {
         what: String,
@@ -41,8 +37,7 @@ pub enum DriveError {
         errno: Errno,
     },
 
-    /// The device answered, but refused or failed the command (sense data, ATA error register,
-    /// NVMe status).
+    /// The device refused or failed the command (sense data, ATA error register, NVMe status).
     #[error("{op} on {}: {detail}", path.display())]
     Device {
         op: String,
@@ -62,8 +57,8 @@ pub enum DriveError {
     #[error("{0}")]
     NoDevice(String),
 
-    /// The device under the name is not the one the request was made for (detached, another
-    /// attached under its name): the sentence says what changed and that nothing was done.
+    /// The device under the name is not the one asked for (detached, or another attached):
+    /// the sentence says what changed and that nothing was done.
     #[error("{0}")]
     NotChosen(String),
 
@@ -93,7 +88,7 @@ impl DriveError {
         }
         match e.raw_os_error() {
             Some(code) => DriveError::io(op, path, Errno::from_raw(code)),
-            // Not a system call's errno (a FIFO where an attribute belongs, say): its own words.
+            // Not a system call's errno (a FIFO where an attribute belongs): its own words.
             None => DriveError::BadAnswer {
                 op: op.into(),
                 path: path.to_path_buf(),
@@ -144,8 +139,7 @@ pub fn describe_io(e: &io::Error) -> String {
     }
 }
 
-/// A short reason for an I/O error, with the hint an admin needs: "needs root", or the
-/// errno's description alone ("No such file or directory").
+/// A short reason for an I/O error: "needs root", or the errno's description alone.
 pub fn describe_io_brief(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::PermissionDenied => "needs root".to_string(),
@@ -156,10 +150,9 @@ pub fn describe_io_brief(e: &io::Error) -> String {
     }
 }
 
-/// What to say after an EPERM, EACCES or EROFS (with its leading " - "): "needs root" only
-/// when not running as root; as root the kernel refuses for another reason, and a device whose
-/// read-only flag is set is the common one (`blockdev --setro`, `losetup -r`, a write-protected
-/// card or a drive that went read-only after errors).
+/// What to say after EPERM, EACCES or EROFS (with its leading " - "): "needs root" only when
+/// not root; as root the usual reason is the device's read-only flag (`blockdev --setro`,
+/// `losetup -r`, a write-protected card, a drive gone read-only after errors).
 pub fn permission_hint(errno: Errno, root: bool, read_only: Option<bool>) -> String {
     match (read_only, root, errno) {
         (Some(true), _, _) => " - the device is read-only (ro=1 in sysfs / BLKROGET)".into(),
@@ -175,14 +168,12 @@ pub fn permission_hint(errno: Errno, root: bool, read_only: Option<bool>) -> Str
 const BUSY: &str =
     "it is busy (mounted, held by md/dm/LVM, or opened exclusively by another program)";
 
-/// A failed open of a test's target in words, with what to do: permission (needs root, or a
-/// read-only device), a busy device opened exclusively, a file system without O_DIRECT.
+/// A failed open of a test's target in words, with what to do (permission, busy, no O_DIRECT).
 pub fn open_error(e: io::Error, path: &Path, spec: super::direct::OpenSpec) -> anyhow::Error {
     let p = path.display();
     match e.raw_os_error() {
         Some(code @ (libc::EACCES | libc::EPERM | libc::EROFS)) => {
-            // As root the refusal is not about privileges: a read-only device is the usual
-            // reason, and the kernel's flag says so.
+            // As root, a read-only device is the usual reason: the kernel's flag says.
             let read_only = if spec.write {
                 super::direct::read_only(path)
             } else {
@@ -216,8 +207,8 @@ pub fn open_error(e: io::Error, path: &Path, spec: super::direct::OpenSpec) -> a
     }
 }
 
-/// Why a directory or file could not be created, in words: a read-only file system, a
-/// permission refused (with `permission_hint`), or the OS's words.
+/// Why a directory or file could not be created: a read-only file system, a permission
+/// (`permission_hint`), or the OS's words.
 pub fn create_reason(e: &io::Error) -> String {
     match e.raw_os_error() {
         Some(libc::EROFS) => "the file system is read-only".to_string(),
@@ -229,9 +220,8 @@ pub fn create_reason(e: &io::Error) -> String {
     }
 }
 
-/// What the sys layer found about the target right after an I/O failed: the facts that tell
-/// a full file system from a device that went away, and a read-only device from a missing
-/// privilege.
+/// What was found about the target right after an I/O failed: enough to tell a full file
+/// system from a vanished device, and a read-only device from a missing privilege.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 pub struct FailureFacts {
     /// The target is a block device (not a file on a file system).
@@ -248,12 +238,10 @@ pub struct FailureFacts {
     pub root: bool,
 }
 
-/// Why an errno happened, as far as the facts tell (empty when they add nothing). `facts` is
-/// None when nothing could be checked: then the errno's usual meaning is given.
-///
-/// The kernel answers a write at or past the end of a block device with ENOSPC, and a device
-/// that is removed shrinks to 0 first: on a block device ENOSPC means the device went away or
-/// shrank, never a full file system.
+/// Why an errno happened, as far as `facts` tell (empty when they add nothing; the usual
+/// meaning when `facts` is None). The kernel answers a write at or past a block device's end
+/// with ENOSPC, and a removed device shrinks to 0 first: on a block device ENOSPC means it went
+/// away or shrank, never a full file system.
 pub fn errno_hint(errno: Errno, facts: Option<&FailureFacts>) -> String {
     if let Some(f) = facts.filter(|f| f.block_device) {
         let shrank = f.size_now.filter(|&now| now != f.size_at_start);

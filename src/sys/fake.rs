@@ -1,6 +1,5 @@
-//! `FakeDrives`: a hand-written `DriveControl` that touches nothing. Tests (and, later,
-//! snapshot tests of the TUI) give it devices with canned states, make it fail on purpose, and
-//! read back which commands it received.
+//! `FakeDrives`: a hand-written `DriveControl` that touches nothing. Tests give it devices with
+//! canned states, make it fail on purpose, and read back the commands it received.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -27,8 +26,8 @@ pub struct FakeDevice {
     pub logs: Result<DriveLogs, DriveError>,
     /// The self-test state `self_test_status` answers when `self_test_polls` is empty.
     pub self_test: Result<SelfTestStatus, DriveError>,
-    /// States the next polls answer, one each, each becoming `self_test` (a test that
-    /// progresses and ends).
+    /// States the next polls answer, one each, each becoming `self_test` (a test that runs
+    /// and ends).
     pub self_test_polls: VecDeque<SelfTestStatus>,
     /// Partitions that resolve to this disk.
     pub partitions: Vec<String>,
@@ -39,8 +38,7 @@ pub struct FakeDevice {
     pub cache_ignores_set: bool,
     /// The next set (cache or scheduler) fails with this error, once, changing nothing.
     pub fail_next_set: Option<DriveError>,
-    /// The next set changes the setting and then reports this error, once (a command that
-    /// failed half-way).
+    /// The next set changes the setting, then reports this error, once (failed half-way).
     pub fail_next_set_after_change: Option<DriveError>,
 }
 

@@ -1,14 +1,12 @@
-//! Files the admin names for the program to read (the saved smartctl reports of `triage
+//! Files the admin names for the program to read (saved smartctl reports for `triage
 //! --report`), and standard input for `-`. A name is followed as given (a symlink too: the
-//! admin chose it, and what is read only decides what is printed), but only a regular file is
-//! read: the open never blocks (a FIFO or a device at the name is refused from `fstat`, not
-//! waited on), and at most a stated number of bytes, so a wrong name is an error in words
-//! rather than a hang or a whole disk read into memory.
+//! admin chose it), but only a regular file is read, with a non-blocking open (a FIFO or device
+//! is refused from `fstat`) and a byte limit: a wrong name is an error, not a hang or a whole
+//! disk in memory.
 //!
-//! A directory the admin names is listed one level deep (`list_input_dir`): its entries in
-//! name order, dot-files left out, each told apart without being opened (a file to read, a
-//! directory that is not entered, or something that is no file). A symlink in it is followed
-//! to a file but never to a directory, so no loop can be walked.
+//! A named directory is listed one level deep (`list_input_dir`), in name order without
+//! dot-files, each entry told apart without opening it. A symlink in it is followed to a file
+//! but never to a directory, so no loop can be walked.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -81,8 +79,8 @@ pub fn is_input_dir(path: &Path) -> bool {
 /// What an entry of a listed directory is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryKind {
-    /// A regular file, or a symlink to one: to be read with `read_input`. A name that could
-    /// not be looked up (a dangling symlink) is here too, so that reading it says why.
+    /// A regular file or a link to one, for `read_input`; a dangling link too, so reading it
+    /// says why.
     File,
     /// A directory, or a symlink to one: not entered (one level only).
     Directory,
@@ -125,15 +123,15 @@ fn mode_of(t: std::fs::FileType) -> u32 {
     flag.bits()
 }
 
-/// Lists the directory `dir` one level deep. Nothing in it is opened: each entry is told
-/// apart from `lstat`, and a symlink from `stat` of its target.
+/// Lists `dir` one level deep without opening anything: `lstat` per entry, `stat` for a link's
+/// target.
 pub fn list_input_dir(dir: &Path) -> io::Result<DirListing> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         found.push((entry.file_name(), entry.file_type()?));
     }
-    // Name order, so that the messages come in the order `ls` lists the files.
+    // Name order, as `ls` lists them.
     found.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut listing = DirListing::default();
     for (name, file_type) in found {
@@ -197,8 +195,8 @@ mod tests {
         std::fs::write(d.join("sub/deeper.txt"), b"x").unwrap();
         std::fs::create_dir(d.join(".git")).unwrap();
         nix::unistd::mkfifo(&d.join("fifo"), Mode::from_bits_truncate(0o600)).unwrap();
-        // A symlink to a file is a file; to a directory (here its own: a loop) it is not
-        // entered; a dangling one is read, so that the read says why.
+        // A link to a file is a file; to a directory (here a loop) it is not entered; a
+        // dangling one is read, so the read says why.
         std::os::unix::fs::symlink(d.join("a.txt"), d.join("link.txt")).unwrap();
         std::os::unix::fs::symlink(d, d.join("loop")).unwrap();
         std::os::unix::fs::symlink(d.join("gone"), d.join("dangling.txt")).unwrap();

@@ -1,10 +1,9 @@
-//! What the honesty guards (`bench::results::guards`) read from sysfs: the speed of the link a disk
-//! hangs on, found by walking up its device path (the SATA port's `ata_link/linkN/sata_spd`,
-//! the PCIe function's `current_link_speed`/`current_link_width`, the USB device's `speed`),
-//! and the layers under a block device with what they are made of (dm-crypt from `dm/uuid`'s
-//! `CRYPT-` prefix or, on the running system, the mapping's table (`sys::dm`), md RAID from
-//! `md/level`, followed down through `slaves/`). Also the block device a mount's source names,
-//! for file systems whose files report an anonymous device (btrfs).
+//! What the honesty guards (`bench::results::guards`) read from sysfs: the speed of a disk's
+//! link, found up its device path (SATA `ata_link/linkN/sata_spd`, PCIe
+//! `current_link_speed`/`_width`, USB `speed`); the dm-crypt and md layers under a block device
+//! (dm-crypt by a `CRYPT-` `dm/uuid` or, live, its table via `sys::dm`; md by `md/level`; down
+//! through `slaves/`); and the block device a mount's source names, for file systems whose
+//! files report an anonymous device (btrfs).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -32,9 +31,8 @@ pub struct LinkFacts {
     pub usb_version: Option<String>,
 }
 
-/// A layer under a file system that changes what its figures mean, with what an admin knows
-/// it by: the kernel's name (`dm-0`, `md127`), the mapping's name (`/dev/mapper/<mapping>`)
-/// and the devices it is made of (its `slaves/`: `vdb1`, `nvme0n1`).
+/// A layer under a file system that changes what its figures mean, by the names an admin knows:
+/// kernel name (`dm-0`, `md127`), mapping name (`/dev/mapper/<mapping>`) and `slaves/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LayerFact {
     Crypt {
@@ -114,8 +112,7 @@ pub fn link_facts(root: &SysRoot, name: &str) -> LinkFacts {
     facts
 }
 
-/// `<root>/sys/class/block/<name>`, else `<root>/sys/block/<name>` (trees without the class
-/// directory), resolved.
+/// `<root>/sys/class/block/<name>`, else `<root>/sys/block/<name>`, resolved.
 fn class_dir(root: &SysRoot, name: &str) -> Option<PathBuf> {
     fs::canonicalize(root.root().join("sys/class/block").join(name))
         .or_else(|_| fs::canonicalize(root.block_dir(name)))
@@ -129,15 +126,14 @@ pub fn layers(root: &SysRoot, name: &str) -> Vec<LayerFact> {
     let Some(dir) = class_dir(root, name) else {
         return out;
     };
-    // Only the running system's mappings can be asked for their tables (not a fixture tree's).
+    // Only the running system's mappings have tables to ask.
     let live = root.root() == Path::new("/");
     walk(&dir, 0, live, &mut out);
     out
 }
 
-/// Is the device-mapper device in `dir` a dm-crypt mapping? cryptsetup marks its mappings with
-/// a `CRYPT-` uuid (lsblk reads the same); one made with bare dmsetup has none, so on the
-/// running system the kernel's table says (root only: without it, the uuid alone decides).
+/// Whether the dm device in `dir` is dm-crypt: cryptsetup gives a `CRYPT-` uuid (as lsblk
+/// reads); a bare dmsetup mapping has none, so live the table says (root only; else the uuid).
 fn is_crypt(dir: &Path, live: bool) -> bool {
     if !dir.join("dm").is_dir() {
         return false;
@@ -212,8 +208,8 @@ fn walk(dir: &Path, depth: usize, live: bool, out: &mut Vec<LayerFact>) {
     }
 }
 
-/// The block device the mount of file system `dev` names as its source (`/dev/sdb1`), for
-/// file systems whose files carry an anonymous device number (btrfs, 0:N).
+/// The block device the mount of file system `dev` names as source (`/dev/sdb1`), for file
+/// systems whose files carry an anonymous device number (btrfs, 0:N).
 pub fn mount_source_device(dev: DevNum) -> Option<DevNum> {
     let table = fs::read_to_string("/proc/self/mountinfo").ok()?;
     let m = super::parse::parse_mountinfo(&table)
@@ -259,8 +255,7 @@ mod tests {
 
     #[test]
     fn a_crypt_volume_on_md_is_seen_through_its_slaves() {
-        // A hand-made tree: dm-1 (CRYPT-) on md1 (raid5, no members in the tree); a partition
-        // dm-1p1 above.
+        // A hand-made tree: dm-1 (CRYPT-) on md1 (raid5, no members); partition dm-1p1 above.
         let t = tempfile::tempdir().unwrap();
         let devs = t.path().join("sys/devices/virtual/block");
         let dm = devs.join("dm-1");
@@ -297,11 +292,9 @@ mod tests {
 
     #[test]
     fn link_attributes_are_found_above_the_disk() {
-        // The lab's device paths with the link attributes where its kernel put them and the
-        // values it reported (read in the QEMU lab, Debian's QEMU 7.2: `find /sys/devices
-        // -name sata_spd -o -name current_link_speed ...`): AHCI port 1 at 1.5 Gbps, the NVMe
-        // controller on the root bus without a PCIe link ("Unknown", width 0), the USB disk
-        // at 5000 Mbit/s.
+        // The lab's paths and values (QEMU lab, Debian's QEMU 7.2: AHCI port 1 at 1.5 Gbps,
+        // the NVMe controller on the root bus without a PCIe link ("Unknown", width 0), the USB
+        // disk at 5000 Mbit/s).
         let t = tempfile::tempdir().unwrap();
         let pci = t.path().join("sys/devices/pci0000:00");
         let sata = pci.join("0000:00:1f.2/ata1");
@@ -318,8 +311,7 @@ mod tests {
         fs::write(nvme.join("current_link_width"), "0\n").unwrap();
         fs::write(usb.join("busnum"), "2\n").unwrap();
         fs::write(usb.join("speed"), "5000\n").unwrap();
-        // What a real machine has besides (kernel 6.x): the port's limit, the function's
-        // maximum link, the USB device's version.
+        // What a real machine (kernel 6.x) also has: port limit, maximum link, USB version.
         fs::write(
             sata.join("link1/ata_link/link1/hw_sata_spd_limit"),
             "6.0 Gbps\n",

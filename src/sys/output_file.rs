@@ -1,7 +1,7 @@
-//! The files a scan or a triage writes beside its work (a mapfile, a badblocks list, a
-//! Prometheus textfile): held by their directory, checked before the work starts, replaced
-//! atomically, never through a link, never in a kernel interface (/proc, /sys), and a file to
-//! read back (a mapfile) only when its owner is the one running.
+//! Files a scan or triage writes beside its work (mapfile, badblocks list, Prometheus
+//! textfile): held by their directory, checked before the work starts, replaced atomically,
+//! never through a link or into /proc or /sys, and read back (a mapfile) only when the running
+//! user owns it.
 
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
@@ -26,10 +26,8 @@ pub struct OutputFile {
     pub fs_dev: DevNum,
 }
 
-/// Opens the directory `path` names its file in (the directory's own path followed as
-/// given): the directory, the file's name in it and the directory's metadata. With
-/// `refuse_shared`, a directory anyone can write without the sticky bit is refused: anyone may
-/// rename or delete names there, so the file written could be swapped before it is read.
+/// Opens the directory `path` names its file in (followed as given). With `refuse_shared`, a
+/// world-writable one without the sticky bit is refused: the file could be swapped there.
 pub fn open_parent(
     path: &Path,
     refuse_shared: bool,
@@ -87,9 +85,8 @@ pub fn open_parent(
     Ok((OwnedFd::from(dir), name, meta))
 }
 
-/// The kernel interface the directory `dir` is in (`/proc`, `/sys`, ...), in words; `None` for
-/// a file system that holds files. A file written there is a command to the kernel
-/// (`/proc/sys/vm/drop_caches`), never a report.
+/// The kernel interface `dir` is in (`/proc`, `/sys`), in words; `None` for a file system that
+/// holds files. A file written there is a command to the kernel, never a report.
 fn kernel_interface(dir: &impl std::os::fd::AsFd) -> Option<&'static str> {
     use nix::sys::statfs::{
         CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC, DEVPTS_SUPER_MAGIC,
@@ -123,11 +120,10 @@ impl OutputFile {
         })
     }
 
-    /// The file opened for reading, to be read a line at a time (at most `MAX_MAPFILE`
-    /// bytes: a read past them fails), `None` when it does not exist; a symlink, FIFO, device
-    /// or directory at the name is refused, and so is a file another user owns or can write:
-    /// its contents decide what the scan reads, and one planted in a shared directory could
-    /// mark the whole disk read.
+    /// The file opened for reading line by line (a read past `MAX_MAPFILE` fails), `None` when
+    /// missing. Refused: a symlink, FIFO, device or directory, and a file another user owns or
+    /// can write (its contents decide what the scan reads; a planted one could mark the whole
+    /// disk read).
     pub fn open_existing(&self) -> io::Result<Option<io::BufReader<io::Take<std::fs::File>>>> {
         let file = match confined::open_regular_at(&self.dir, &self.name, Access::Read) {
             Ok(f) => f,
@@ -169,8 +165,8 @@ impl OutputFile {
         Ok(Some(io::BufReader::new(file.take(MAX_MAPFILE))))
     }
 
-    /// Refuses what may not be replaced at the name: anything but a regular file (a link, a
-    /// FIFO, a device, a directory), never followed. Nothing there, or a regular file, passes.
+    /// Refuses anything but a regular file at the name (link, FIFO, device, directory), never
+    /// followed. Nothing there passes.
     pub fn refuse_unless_replaceable(&self) -> io::Result<()> {
         match confined::kind_at(&self.dir, &self.name) {
             None | Some("a regular file") => Ok(()),
@@ -181,8 +177,8 @@ impl OutputFile {
         }
     }
 
-    /// Refuses a name that exists already (a regular file or anything else, never followed):
-    /// the file is written new, so nothing there is lost to it.
+    /// Refuses a name that exists already (never followed): the file is written new, so
+    /// nothing is lost to it.
     pub fn refuse_existing(&self) -> io::Result<()> {
         match confined::kind_at(&self.dir, &self.name) {
             None => Ok(()),

@@ -6,8 +6,8 @@ use crate::model::device::{SwapEntry, SwapKind};
 use crate::model::text::{clean_text, unescape_octal};
 use crate::model::usage::MountEntry;
 
-/// Parses `/proc/self/mountinfo`. Lines that do not have the documented shape are skipped
-/// (see `Documentation/filesystems/proc.rst`, "mountinfo").
+/// Parses `/proc/self/mountinfo` (`Documentation/filesystems/proc.rst`); malformed lines are
+/// skipped.
 pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
     text.lines().filter_map(parse_mountinfo_line).collect()
 }
@@ -27,9 +27,8 @@ fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
     })
 }
 
-/// Parses `/proc/swaps` (a header line, then `Filename Type Size Used Priority`). The kernel
-/// separates the columns with spaces and tabs and escapes only those (and newline and
-/// backslash) in the path: any other whitespace belongs to the path.
+/// Parses `/proc/swaps` (`Filename Type Size Used Priority`). Columns are split on spaces and
+/// tabs; the kernel escapes those, newline and backslash in paths, so other whitespace is path.
 pub fn parse_swaps(text: &str) -> Vec<SwapEntry> {
     text.lines()
         .skip(1)
@@ -127,9 +126,8 @@ pub fn parse_devnum(s: &str) -> Option<DevNum> {
     s.parse().ok()
 }
 
-/// The start time (field 22, clock ticks after boot) from `/proc/PID/stat`. The command name
-/// in parentheses may itself hold spaces and parentheses, so fields are counted after the
-/// last `)`.
+/// The start time (field 22, clock ticks after boot) from `/proc/PID/stat`, counted after the
+/// last `)`: the command name may hold spaces and parentheses.
 pub fn parse_stat_start_time(text: &str) -> Option<u64> {
     let (_, rest) = text.rsplit_once(')')?;
     // rest starts with field 3 (state); field 22 is the 20th from there.
@@ -171,9 +169,8 @@ mod tests {
 
     #[test]
     fn swap_paths_keep_whitespace_the_kernel_does_not_escape() {
-        // The kernel escapes only space, tab, newline and backslash in the path; a carriage
-        // return or a no-break space in a swap file's name is part of the name, and the
-        // columns are separated by spaces and tabs only (found by tests/behaviour/parser_props.rs).
+        // Only space, tab, newline and backslash are escaped: a carriage return or no-break
+        // space is part of the name (found by tests/behaviour/parser_props.rs).
         let text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
                     /\r                                      partition\t0\t\t0\t\t0\n\
                     /swap\u{a0}file                          file\t1024\t\t0\t\t-2\n";

@@ -14,9 +14,8 @@ pub fn process_cpu_time() -> std::time::Duration {
     rusage_cpu(nix::sys::resource::UsageWho::RUSAGE_SELF)
 }
 
-/// How long the calling thread has waited on a run queue for a CPU since it started
-/// (`/proc/thread-self/schedstat`, second field, in nanoseconds); `None` when the kernel does
-/// not keep it.
+/// How long the calling thread has waited on a run queue since it started
+/// (`/proc/thread-self/schedstat`, second field); `None` when the kernel does not keep it.
 pub fn thread_run_delay() -> Option<std::time::Duration> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = text.split_whitespace().nth(1)?.parse().ok()?;

@@ -1,15 +1,13 @@
 //! The rotation rate of a block device, for the flush check's floor (one revolution per
-//! commit): the device's own, or for a stacked device (dm, md) that of the disks under it
-//! (`slaves`, recursively).
+//! commit): its own, or for dm and md the rate of the disks under it (`slaves`, recursively).
 //!
-//! Per disk, the first that answers: SCSI VPD page B1h as the kernel cached it
-//! (`device/vpd_pgb1`, bytes 4-5 MEDIUM ROTATION RATE; libata emulates the page from ATA
-//! IDENTIFY word 217), ATA IDENTIFY word 217 asked of the drive (`LinuxDrives::sata_identity`),
-//! else `queue/rotational` alone (it says whether the disk rotates, not how fast).
+//! Per disk, the first that answers: VPD page B1h as the kernel cached it (`device/vpd_pgb1`;
+//! libata emulates it from IDENTIFY word 217), word 217 asked of the drive
+//! (`LinuxDrives::sata_identity`), else `queue/rotational` (whether it rotates, not how fast).
 //!
-//! A stacked device rotates at the rate of its fastest rotating member (the smallest floor: a
-//! commit may be acknowledged by that one), and has no floor at all when any member does not
-//! rotate or its rate is unknown (a commit may land on that member alone).
+//! A stacked device takes its fastest rotating member's rate (a commit may be acknowledged by
+//! that one), and has no floor when any member does not rotate or has an unknown rate (a
+//! commit may land on that member alone).
 
 use std::collections::HashSet;
 use std::fs;
@@ -23,8 +21,8 @@ use crate::sys::{DriveControl, LinuxDrives, SysRoot};
 const NO_DRIVE: &str =
     "no drive of its own (its queue/rotational is the kernel's default, not a fact)";
 
-/// Is the device in `dir` one with no drive of its own: a loop device (its `loop/`) or a zram
-/// device (its `comp_algorithm`)?
+/// Whether the device in `dir` has no drive of its own: loop (`loop/`) or zram
+/// (`comp_algorithm`).
 fn has_no_drive(dir: &Path) -> bool {
     dir.join("loop").is_dir() || dir.join("comp_algorithm").exists()
 }
@@ -35,9 +33,8 @@ const ROTATES_NO_RATE: &str = "queue/rotational: rotates, rate not said";
 /// How deep a stack of devices is followed (dm on md on dm ...).
 const MAX_DEPTH: usize = 16;
 
-/// The MEDIUM ROTATION RATE of a VPD page B1h (Block Device Characteristics, SBC-4 6.6.2):
-/// `Some(0)` non-rotating (0001h), `Some(rpm)` for 0401h-FFFEh; `None` when the page is not
-/// B1h, too short, or the rate is not reported (0000h) or reserved.
+/// MEDIUM ROTATION RATE of VPD page B1h (SBC-4 6.6.2): `Some(0)` non-rotating (0001h),
+/// `Some(rpm)` for 0401h-FFFEh; `None` for another page, a short one, 0000h or reserved.
 pub fn parse_vpd_b1(page: &[u8]) -> Option<u32> {
     if page.len() < 6 || page[1] != 0xB1 {
         return None;
@@ -67,12 +64,11 @@ pub fn rotation(name: &str) -> Rotation {
     rotation_in(Path::new("/sys/class/block"), name, &ata)
 }
 
-/// The rotation of `name` from the sysfs tree `class_block` (`/sys/class/block`: disks and
-/// partitions by name); `ata` asks a disk's IDENTIFY word 217 (the rate, `Some(0)` for
-/// non-rotating).
+/// The rotation of `name` from the tree `class_block` (`/sys/class/block`); `ata` asks a disk's
+/// IDENTIFY word 217 (`Some(0)`: non-rotating).
 pub fn rotation_in(class_block: &Path, name: &str, ata: &dyn Fn(&str) -> Option<u32>) -> Rotation {
     let dir = disk_dir(class_block, name);
-    // Nothing is inferred from a flag the kernel sets by default on a device with no drive.
+    // The kernel sets the flag by default on a device with no drive: nothing is inferred.
     let rotational = if has_no_drive(&dir) {
         None
     } else {
@@ -134,7 +130,7 @@ fn leaf(class_block: &Path, name: &str, ata: &dyn Fn(&str) -> Option<u32>) -> Le
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| name.to_string());
-    // A loop or zram device has no drive: its queue/rotational is the kernel's default.
+    // No drive: its queue/rotational is the kernel's default.
     if has_no_drive(&dir) {
         return Leaf {
             name: disk,

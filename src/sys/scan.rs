@@ -1,21 +1,16 @@
-//! The device side of the surface scan: the target opened read-only with O_DIRECT (never for
-//! writing, never exclusively: a scan is allowed on a mounted or held device because it only
-//! reads), its geometry and largest transfer, the timed reads `scan::engine` asks for, and
-//! whether it is still the device the scan started on. Also the scan's output files (mapfile,
-//! badblocks list): opened through their directory, never through a link at their name, and
-//! replaced atomically.
+//! The device side of the surface scan: the target opened read-only with O_DIRECT (never
+//! exclusively: a scan only reads, so a mounted or held device is allowed), its geometry, the
+//! timed reads `scan::engine` asks for, and whether it is still the device the scan started on.
+//! The scan's output files are `output_file`'s.
 //!
-//! A plain O_DIRECT read cannot be abandoned: a weak sector is waited for through the kernel's
-//! own retries (`/sys/block/X/device/timeout`, 30 s by default) and then classified TIME. On a
-//! disk the SCSI disk driver (sd) runs (SATA, SAS, USB, virtio-scsi), `enforce_timeout` moves
-//! the reads to SCSI READ(10)/READ(16) commands with `--timeout` as each command's own
-//! timeout: the SCSI layer aborts a command that takes longer, without retries, and the block
-//! is reported as abandoned (`ReadOutcome::TimedOut`). They go through the disk's sg node
-//! (`passthru::sg_queue`), the pieces of a block larger than the disk's largest transfer
-//! (`queue/max_sectors_kb`) together; without one, through SG_IO on the block device, one
-//! after another and never sooner than `SG_MIN_TIMEOUT`.
-//! The Timeout line says which. Those reads go around the block layer's accounting, so they
-//! are not counted in `/sys/block/X/stat`.
+//! A plain O_DIRECT read cannot be abandoned: the kernel retries a weak sector
+//! (`/sys/block/X/device/timeout`, 30 s by default) and the block is then classified TIME. On
+//! an sd disk (SATA, SAS, USB, virtio-scsi) `enforce_timeout` sends SCSI READs instead, each
+//! with `--timeout` as its command timeout: the SCSI layer aborts it without retries
+//! (`ReadOutcome::TimedOut`). They go through the disk's sg node (`passthru::sg_queue`), the
+//! pieces of a block larger than `queue/max_sectors_kb` together; without one, through SG_IO on
+//! the block device, one after another, never sooner than `SG_MIN_TIMEOUT`. The Timeout line
+//! says which. These reads bypass the block layer, so `/sys/block/X/stat` does not count them.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -55,29 +50,24 @@ pub struct ScanDevice {
     /// `diskseq` at open: another device under the same number has another one.
     diskseq: Option<u64>,
     buf: Option<AlignedBuf>,
-    /// Reads go through SG_IO with a per-command timeout (see `enforce_timeout`).
+    /// Set by `enforce_timeout`.
     sg: Option<SgReads>,
-    /// The disk's sg node, which the SG reads go through when the disk has one
-    /// (`open_queue`); without it, SG_IO on the block device.
+    /// The disk's sg node (`open_queue`); without it, SG_IO on the block device.
     queue: Option<SgQueue>,
 }
 
 /// How SG_IO reads are addressed and timed.
 #[derive(Debug, Clone, Copy)]
 struct SgReads {
-    /// The command timeout given to the SCSI layer: --timeout through the sg node, at least
-    /// `SG_MIN_TIMEOUT` through SG_IO on the block device.
+    /// --timeout through the sg node, at least `SG_MIN_TIMEOUT` through the block device.
     timeout: Duration,
-    /// The device's first LBA on its disk (a partition's start; 0 for a whole disk): the
-    /// commands address the disk.
+    /// A partition's start on its disk (0 for a whole disk): the commands address the disk.
     first_lba: u64,
     logical: u64,
-    /// The largest read of one command (the disk's largest transfer, whole logical blocks): a
-    /// larger block is read in pieces of this size.
+    /// The largest read of one command (the disk's largest transfer, in whole logical blocks).
     piece: u64,
 }
 
-/// The sysfs directory of a device number.
 fn dev_dir(dev: DevNum) -> PathBuf {
     PathBuf::from(format!("/sys/dev/block/{dev}"))
 }
@@ -99,8 +89,8 @@ fn number(path: &Path) -> Option<u64> {
 }
 
 impl ScanDevice {
-    /// Opens `path` for the scan: resolved once, checked to be a block device, then opened
-    /// read-only with O_DIRECT through the same descriptor.
+    /// Opens `path` read-only with O_DIRECT, through the descriptor that checked it is a block
+    /// device (resolved once).
     pub fn open(path: &Path) -> io::Result<ScanDevice> {
         let pinned = direct::pin(path)?;
         let Opened::Block { dev, name } = direct::describe_fd(&pinned)? else {
@@ -141,8 +131,7 @@ impl ScanDevice {
         })
     }
 
-    /// Whether the opened device is still the one the admin chose (`ChosenDevice`): the
-    /// sentence of the refusal when it is not (another device under the name since).
+    /// Whether the opened device is still the one the admin chose: the refusal's sentence if not.
     pub fn refuse_unless_chosen(
         &self,
         chosen: &crate::model::ChosenDevice,
@@ -150,10 +139,9 @@ impl ScanDevice {
         direct::refuse_unless_chosen(&self.fd, chosen)
     }
 
-    /// Opens the device the scan reads for `--repair`'s writes: O_DIRECT, write-only and
-    /// exclusive, the very object the scan opened (not the path again).
-    /// O_EXCL fails with EBUSY while the device is mounted or held. The caller checks the
-    /// identity of what was opened (`ZeroWriter::refuse_unless_chosen`) before any write.
+    /// Opens for `--repair`'s writes the very object the scan opened (not the path again):
+    /// O_DIRECT, write-only, O_EXCL (EBUSY while mounted or held). The caller checks its identity
+    /// (`ZeroWriter::refuse_unless_chosen`) before any write.
     pub fn open_writer(&self) -> io::Result<ZeroWriter> {
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -180,10 +168,8 @@ impl ScanDevice {
         direct::read_only_fd(&self.fd)
     }
 
-    /// Reads through SG_IO with `timeout` as each command's timeout, when the device is a
-    /// SCSI disk (sd) that accepts it: `Ok` says how, `Err` why not (the reads stay plain
-    /// O_DIRECT reads, waited for). A one-sector read at the device's start checks that SG_IO
-    /// and READ work before the scan relies on them.
+    /// Switches the reads to SG_IO with `timeout` per command on an sd disk that accepts it (a
+    /// one-sector read checks): `Ok` says how, `Err` why not (reads stay plain O_DIRECT).
     pub fn enforce_timeout(&mut self, timeout: Duration) -> Result<(String, Duration), String> {
         let disk = whole_disk(self.dev);
         let disk_name = direct::block_name(disk).unwrap_or_else(|| disk.to_string());
@@ -215,8 +201,7 @@ impl ScanDevice {
             }
             SgError::Invalid(what) => format!("SG_IO on {disk_name}: {what}"),
         })?;
-        // A medium error at the first sector (host status DID_MEDIUM_ERROR) or a slow one
-        // still shows that SG_IO reads work.
+        // A medium error or a slow answer at the first sector still shows SG_IO reads work.
         if ![0, DID_TIME_OUT, DID_MEDIUM_ERROR].contains(&reply.host_status) {
             return Err(format!(
                 "SG_IO READ on {disk_name} failed (host status 0x{:02x})",
@@ -235,9 +220,8 @@ impl ScanDevice {
         Ok((how, sg.timeout))
     }
 
-    /// Opens the disk's sg node (`sg_queue`) for the scan's reads: each command there carries
-    /// `timeout` itself and the pieces of a block go to the disk together. Without a node,
-    /// SG_IO on the block device (`SG_MIN_TIMEOUT`). Says how, for the Timeout line.
+    /// Opens the disk's sg node (`sg_queue`), where each command carries `timeout` itself and a
+    /// block's pieces go together; without one, SG_IO on the block device. Says how.
     fn open_queue(
         &mut self,
         disk: DevNum,
@@ -282,7 +266,7 @@ impl ScanDevice {
                     ""
                 };
                 let split = split("one after another");
-                // Why not through the sg node, where it would have made a difference.
+                // Why not the sg node, when it would have made a difference.
                 let why = if floor.is_empty() && split.is_empty() {
                     String::new()
                 } else {
@@ -336,8 +320,7 @@ impl BlockReader for ScanDevice {
         }
         let disk_dir = dev_dir(whole_disk(self.dev));
         let seq = number(&disk_dir.join("diskseq"));
-        // Its attributes going away with it: the disk is being removed (seen in the QEMU lab
-        // when an sd disk was deleted mid-scan), not replaced.
+        // Its attributes gone: the disk is being removed, not replaced (seen in the QEMU lab).
         if self.diskseq.is_some() && seq.is_none() {
             return Some(format!("the device {} was removed", self.dev));
         }
@@ -450,13 +433,12 @@ pub const SG_MIN_TIMEOUT: Duration = Duration::from_secs(7);
 
 /// `host_status` of an unrecovered medium error (the SCSI layer's `DID_MEDIUM_ERROR`).
 const DID_MEDIUM_ERROR: u16 = 0x13;
-/// SCSI status CHECK CONDITION.
 const CHECK_CONDITION: u8 = 0x02;
 const MEDIUM_ERROR: u8 = 0x03;
 const ILLEGAL_REQUEST: u8 = 0x05;
 
-/// The read CDB for `count` logical blocks at `lba`: READ(10) when it can address them (what
-/// sd itself sends, and what some USB bridges only know), else READ(16).
+/// The read CDB for `count` blocks at `lba`: READ(10) when it can address them (what sd sends,
+/// and all some USB bridges know), else READ(16).
 fn read_cdb(lba: u64, count: u32) -> Vec<u8> {
     match (u32::try_from(lba), u16::try_from(count)) {
         (Ok(lba32), Ok(count16)) if lba32.checked_add(u32::from(count16)).is_some() => {
@@ -477,7 +459,6 @@ fn read_cdb(lba: u64, count: u32) -> Vec<u8> {
     }
 }
 
-/// Reads `buf.len()` bytes at `offset` of the device through SG_IO.
 fn sg_read(fd: &OwnedFd, sg: SgReads, offset: u64, buf: &mut [u8]) -> Result<SgRawReply, SgError> {
     let count = u32::try_from(buf.len() as u64 / sg.logical)
         .map_err(|_| SgError::Invalid(format!("a read of {} bytes", buf.len())))?;
@@ -491,10 +472,8 @@ fn sg_read(fd: &OwnedFd, sg: SgReads, offset: u64, buf: &mut [u8]) -> Result<SgR
     )
 }
 
-/// Reads `buf.len()` bytes at `offset` in SCSI READs of at most `sg.piece`: through the sg
-/// node, sent together (as the block layer sends the requests of one large read), else
-/// through SG_IO on the block device, one after another. The block's outcome is its worst
-/// piece's (`worst_outcome`).
+/// Reads `buf` at `offset` in SCSI READs of at most `sg.piece`: together through the sg node (as
+/// the block layer sends a large read), else one by one. The worst piece's outcome is the block's.
 fn sg_read_block(
     fd: &OwnedFd,
     queue: Option<&mut SgQueue>,
@@ -531,8 +510,8 @@ fn sg_read_block(
     worst_outcome(&outcomes)
 }
 
-/// The outcome of a block from its pieces': abandoned when one was (the block is left for the
-/// next run), else the first failure (the engine bisects the block to its sectors), else read.
+/// Abandoned if any piece was (the block is left for the next run), else the first failure (the
+/// engine bisects the block), else read.
 fn worst_outcome(pieces: &[ReadOutcome]) -> ReadOutcome {
     if pieces.contains(&ReadOutcome::TimedOut) {
         return ReadOutcome::TimedOut;
@@ -551,11 +530,9 @@ fn command_timeout_ms(sg: SgReads) -> u32 {
         .max(1)
 }
 
-/// What an SG_IO read's reply means for the scan. `late`: it came back at or after the
-/// timeout, so a failure is the abort's doing (libata's error handling, say, can answer a
-/// timed-out command with a sense instead of `DID_TIME_OUT`). Errnos are the ones a plain
-/// read gets from the block layer for the same answer: ENODATA for an unrecovered medium
-/// error, EIO otherwise.
+/// What an SG_IO reply means for the scan. `late` (at or after the timeout): a failure is the
+/// abort's (libata may answer a timed-out command with sense, not `DID_TIME_OUT`). Errnos match
+/// a plain read's: ENODATA for an unrecovered medium error, EIO otherwise.
 fn sg_outcome(reply: Result<SgRawReply, SgError>, late: bool) -> ReadOutcome {
     let reply = match reply {
         Ok(r) => r,

@@ -1,15 +1,12 @@
 //! SIGINT, SIGTERM and SIGHUP turned into a call on a normal thread, so the process can put
 //! back the settings it changed before it exits.
 //!
-//! The program has one signal mechanism, `signal-hook`: its handler only writes to a pipe
-//! (async-signal-safe); a thread named `signal-restore` reads the first signal, runs the
-//! registered callback (which may lock, allocate and issue ioctls, as restoring needs), then
-//! exits with 128 + the signal. A second signal during the restore waits in the pipe: the
-//! restore is not interrupted. Flags set by signals (the TUI's loop, a CLI run's stop, a wait
-//! for the history's lock) are one guard's, `StopSignals`: `signal_hook::flag` registrations,
-//! which live alongside this one.
-//! SIGKILL cannot be caught; `disktriage restore` covers that case from the journal. Signals
-//! the parent set to be ignored (`nohup`) stay ignored.
+//! One signal mechanism, `signal-hook`: the handler only writes to a pipe (async-signal-safe);
+//! a thread named `signal-restore` reads the first signal, runs the callback (which may lock,
+//! allocate and issue ioctls), then exits with 128 + the signal. A second signal waits in the
+//! pipe: the restore is not interrupted. Flags set by signals are `StopSignals`', registered
+//! alongside. SIGKILL cannot be caught: `disktriage restore` covers it from the journal.
+//! Signals the parent ignored (`nohup`) stay ignored.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -35,12 +32,12 @@ pub fn on_termination(hook: TerminationHook) -> Result<(), String> {
     INSTALLED.get_or_init(install).clone()
 }
 
-/// True when `sig` is ignored (SIG_IGN), as `nohup` leaves SIGHUP: a program that catches the
-/// signal itself should then leave it ignored, as the parent asked.
+/// True when `sig` is ignored (SIG_IGN), as `nohup` leaves SIGHUP: a program catching it
+/// should then leave it ignored.
 pub fn is_ignored(sig: Signal) -> bool {
     let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
-    // SAFETY: a null new action only reads the current one into `old`, which is zeroed memory
-    // of the right type and lives across the call.
+    // SAFETY: a null new action only reads the current one into `old`, zeroed memory of the
+    // right type that outlives the call.
     let rc = unsafe { libc::sigaction(sig as c_int, std::ptr::null(), old.as_mut_ptr()) };
     if rc != 0 {
         return false;
@@ -58,8 +55,7 @@ pub fn clear_termination_hook() {
 }
 
 fn install() -> Result<(), String> {
-    // A signal ignored at start (`nohup`, a background job of a script) stays ignored, as the
-    // parent asked: it is not registered at all.
+    // Ignored at start (`nohup`, a script's background job): not registered, as the parent asked.
     let wanted: Vec<c_int> = SIGNALS
         .into_iter()
         .filter(|&sig| !is_ignored(sig))
@@ -88,11 +84,11 @@ fn install() -> Result<(), String> {
 /// The signals a [`StopSignals`] catches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Catch {
-    /// A headless command's: SIGINT, SIGTERM and SIGHUP (the terminal or the SSH connection
-    /// went away); a SIGHUP ignored at start (`nohup`) stays ignored, as the parent asked.
+    /// A headless command's: SIGINT, SIGTERM and SIGHUP (terminal or SSH gone); a SIGHUP
+    /// ignored at start stays ignored.
     Command,
-    /// The interactive program's: SIGTERM, SIGHUP, SIGINT and SIGQUIT, each caught whatever
-    /// the parent left (the program owns the terminal until it ends).
+    /// The interactive program's: SIGTERM, SIGHUP, SIGINT and SIGQUIT, caught whatever the
+    /// parent left (the program owns the terminal).
     Session,
 }
 
@@ -113,14 +109,11 @@ impl Catch {
     }
 }
 
-/// The one stop-signal guard of the program's front ends: while it lives, the signals of its
-/// [`Catch`] set its stop flag and record which signal came (the last one, when several do),
-/// instead of ending the process. A run polls the flag (or hands it to the runner, or links
-/// a run's own flag to it with [`StopSignals::also_set`]) and finishes what it can; the exit
-/// status is then [`StopSignals::exit_code`], 128 + the signal, as a shell reports a process
-/// the signal ended. Dropping it removes its handlers; the program's other handlers stay (a
-/// signal that then has no handler left is ignored: `signal-hook` does not put the default
-/// back).
+/// The program's one stop-signal guard: while it lives, the signals of its [`Catch`] set its
+/// stop flag and record the (last) signal instead of ending the process. A run polls the flag
+/// (or links its own with [`StopSignals::also_set`]) and finishes what it can; the exit status
+/// is [`StopSignals::exit_code`]. Dropping it removes its handlers; a signal left with no
+/// handler is then ignored (`signal-hook` does not restore the default).
 pub struct StopSignals {
     flag: Arc<AtomicBool>,
     signo: Arc<AtomicUsize>,
@@ -172,8 +165,7 @@ impl StopSignals {
             .and_then(|n| Signal::try_from(n).ok())
     }
 
-    /// The exit status after a stop by one of the signals: 128 + the signal; `None` when
-    /// none came.
+    /// 128 + the signal after a stop by one; `None` when none came.
     pub fn exit_code(&self) -> Option<u8> {
         exit_code(self.signo.load(Ordering::Relaxed))
     }
@@ -200,8 +192,7 @@ impl Drop for StopSignals {
     }
 }
 
-/// A flag linked to a [`StopSignals`] by [`StopSignals::also_set`]; dropping it unlinks the
-/// flag.
+/// A flag linked by [`StopSignals::also_set`]; dropping it unlinks the flag.
 pub struct Linked {
     ids: Vec<signal_hook::SigId>,
 }

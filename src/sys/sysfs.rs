@@ -1,12 +1,11 @@
-//! Reads sysfs and procfs under a root directory: `/` on a live system, a captured tree in
-//! `tests/fixtures/sysfs/<scenario>/` in tests. `SysRoot` is the root; this file reads what
-//! is the same for every device (attributes, holders, partitions, identities for the journal
-//! and udev, names typed by the admin, counters). The inventory walk (`SysRoot::inventory`,
-//! `SysRoot::read_device`) is in `drives/inventory.rs`, beside the transport table it asks.
+//! Reads sysfs and procfs under a root: `/` on a live system, a captured tree in
+//! `tests/fixtures/sysfs/<scenario>/` in tests. `SysRoot` is the root; this file reads what is
+//! the same for every device (attributes, holders, partitions, identities, typed names,
+//! counters). The inventory walk is in `drives/inventory.rs`, beside the transport table.
 //!
-//! Every attribute is optional. An attribute that is missing, unreadable or malformed leaves
-//! its field unknown (`None`) and, when the reason is worth telling (permission, I/O error),
-//! adds a note to the device; it never aborts the inventory.
+//! Every attribute is optional: a missing, unreadable or malformed one leaves its field `None`
+//! and, when the reason is worth telling (permission, I/O error), adds a note to the device; it
+//! never aborts the inventory.
 
 use std::fs;
 use std::io::{self, Read};
@@ -29,19 +28,15 @@ use crate::model::{
     ZoneModel,
 };
 
-/// sysfs attributes are at most a page; VPD pages a little more. Anything longer is garbage
-/// and is cut rather than read forever.
+/// sysfs attributes are at most a page, VPD pages a little more: anything longer is cut.
 const MAX_ATTR_BYTES: u64 = 64 * 1024;
 
-/// Largest `/proc` table (mountinfo, swaps) read. A table is never cut: a partial mount table
-/// would hide mounts from the write guard, so a larger one is an error (writes are refused).
+/// Largest `/proc` table (mountinfo, swaps) read. Never cut: a partial mount table would hide
+/// mounts from the write guard, so a larger one is an error (writes are refused).
 pub(in crate::sys) const MAX_TABLE_BYTES: u64 = 16 << 20;
 
-/// Opens a file under the root for reading, only if it is a regular file. sysfs attributes
-/// and procfs tables are regular files; a FIFO (whose open and read wait for a writer
-/// forever), a device node or a socket in a captured tree is garbage, refused without
-/// blocking: the type is checked before opening, the open is non-blocking, and the type is
-/// checked again on the opened file in case it was swapped in between.
+/// Opens a file under the root only if it is a regular file: a FIFO (whose open waits forever),
+/// node or socket in a captured tree is refused, checked before a non-blocking open and after.
 fn open_regular(path: &Path) -> io::Result<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     not_regular(&fs::metadata(path)?)?;
@@ -85,8 +80,8 @@ pub fn read_attr_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Reads a whole sysfs attribute or procfs file as text (lossy UTF-8); an error when it is
-/// longer than `limit` bytes, or not a regular file.
+/// Reads a whole sysfs or procfs file as lossy UTF-8; an error when longer than `limit` or not
+/// a regular file.
 pub fn read_text_file(path: &Path, limit: u64) -> io::Result<String> {
     let mut buf = Vec::new();
     open_regular(path)?
@@ -101,8 +96,7 @@ pub fn read_text_file(path: &Path, limit: u64) -> io::Result<String> {
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
-/// Writes a sysfs attribute, only if it is a regular file, without blocking (see
-/// `open_regular`).
+/// Writes a sysfs attribute, only if it is a regular file, without blocking (`open_regular`).
 pub fn write_attr(path: &Path, value: &str) -> io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
@@ -140,11 +134,10 @@ impl SysRoot {
         &self.root
     }
 
-    /// Why nothing may be switched under this root, or None for the running system. A
-    /// captured tree (`--root TREE`) is for reading: a scheduler written into it lands in a
-    /// file (or, through a symlinked directory, outside the tree), and the journal would tie
-    /// a change the system never saw to the live disk of that name for the next `restore`.
-    /// A root that resolves to `/` is the running system; one that does not resolve is not.
+    /// Why nothing may be switched under this root, or None for the running system (a root
+    /// resolving to `/`). A captured tree is for reading: a write would land in a file (or,
+    /// through a symlink, outside the tree), and the journal would tie a change the system
+    /// never saw to the live disk of that name for the next `restore`.
     pub fn switching_refused(&self) -> Option<String> {
         if fs::canonicalize(&self.root).is_ok_and(|r| r == Path::new("/")) {
             return None;
@@ -158,8 +151,8 @@ impl SysRoot {
         ))
     }
 
-    /// Is `name` the kernel name of a block device or partition (`<root>/sys/class/block/
-    /// <name>` exists)? A name that is not one plain path component is never one.
+    /// Whether `<root>/sys/class/block/<name>` exists; a name that is not one plain path
+    /// component never does.
     pub fn has_block_device(&self, name: &str) -> bool {
         let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
         plain && self.root.join("sys/class/block").join(name).exists()
@@ -170,9 +163,8 @@ impl SysRoot {
         self.root.join("sys/block").join(name)
     }
 
-    /// What the kernel says of a disk's fitness for an array: its zone model
-    /// (`queue/zoned`, "none" is `None`), its zones (`queue/nr_zones`) and its command
-    /// timeout in seconds (`device/timeout`, SCSI and ATA disks). What is absent is `None`.
+    /// A disk's zone model (`queue/zoned`, "none" is `None`), zone count and command timeout
+    /// in seconds (`device/timeout`, SCSI and ATA disks); `None` when absent.
     pub fn zones_and_timeout(&self, name: &str) -> (Option<ZoneModel>, Option<u64>, Option<u32>) {
         let dir = self.block_dir(name);
         let text = |rel: &str| read_attr_text(&dir.join(rel)).ok();
@@ -189,10 +181,8 @@ impl SysRoot {
         self.root.join(path.trim_start_matches('/'))
     }
 
-    /// What is behind loop device `name`: asked from the kernel (LOOP_GET_STATUS64 gives the
-    /// backing file's identity even when its path is stale, deleted or names another file in
-    /// this mount namespace), else by a stat of the path sysfs shows, else unknown (then the
-    /// path text is compared).
+    /// What is behind loop device `name`: LOOP_GET_STATUS64 (right even when the path is stale
+    /// or deleted), else a stat of sysfs's path, else unknown (the path text is compared).
     pub(in crate::sys) fn loop_backing(
         &self,
         name: &str,
@@ -218,14 +208,13 @@ impl SysRoot {
         }
     }
 
-    /// What identifies the disk `name` beyond its name, for the change journal: `diskseq`,
-    /// the world-wide id, and for loop devices the image attached and its inode number.
+    /// What identifies disk `name` beyond its name, for the change journal: `diskseq`, the
+    /// world-wide id, and for a loop device its image and inode.
     pub fn device_identity(&self, name: &str) -> DeviceIdentity {
         let dir = self.block_dir(name);
         let mut r = AttrReader::new(&dir);
         let backing_file = r.clean("loop/backing_file");
-        // The inode of the image attached now, found as the in-use check finds it: the
-        // kernel's own answer first (it knows a deleted image too), else a stat of the path.
+        // As the in-use check finds it: the kernel's answer first (it knows a deleted image).
         let dev = r.text("dev").as_deref().and_then(parse_devnum);
         let backing_inode = backing_file
             .as_deref()
@@ -240,12 +229,11 @@ impl SysRoot {
         }
     }
 
-    /// What the disk `name` is across reboots and renames (see `DiskIdentity`): its world-wide
-    /// id (`wwid` of the disk, as NVMe namespaces have it, or `device/wwid` of its SCSI
-    /// device), else a serial number sysfs has as text (`serial` of a virtio disk,
-    /// `device/serial` of an NVMe controller or an MMC card), else a loop device's image,
-    /// else the kernel name. Values are as udev reads them: only trailing white space is cut,
-    /// nothing is cleaned (the udev rule refuses what it cannot quote safely).
+    /// What disk `name` is across reboots and renames (`DiskIdentity`): its world-wide id
+    /// (`wwid`, or `device/wwid` of its SCSI device), else a text serial (`serial` of virtio,
+    /// `device/serial` of NVMe or MMC), else a loop device's image, else the kernel name. As
+    /// udev reads them: only trailing white space cut (the udev rule refuses what it cannot
+    /// quote safely).
     pub fn disk_identity(&self, name: &str) -> DiskIdentity {
         let dir = self.block_dir(name);
         let mut r = AttrReader::new(&dir);
@@ -266,8 +254,7 @@ impl SysRoot {
         DiskIdentity::Name(name.to_string())
     }
 
-    /// The device's path below `sys/` after resolving the `/sys/block` symlink, e.g.
-    /// `devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda`.
+    /// The path below `sys/` with the `/sys/block` link resolved (`Seen::sys_path`).
     pub(in crate::sys) fn relative_canonical(&self, dir: &Path) -> String {
         let (Ok(full), Ok(root)) = (
             fs::canonicalize(dir),
@@ -308,9 +295,8 @@ impl SysRoot {
         };
         let mut parts: Vec<Partition> = entries
             .filter_map(Result::ok)
-            // An attribute (a regular file) is no partition: skipping it by the directory
-            // entry's type saves a stat of `<attribute>/partition` for each of the 30 or so
-            // attributes of every device.
+            // An attribute (a regular file) is no partition: skipping it by entry type saves
+            // a stat for each of the 30 or so attributes of every device.
             .filter(|e| !e.file_type().is_ok_and(|t| t.is_file()))
             .filter(|e| e.path().join("partition").is_file())
             .filter_map(|e| e.file_name().into_string().ok())
@@ -340,8 +326,7 @@ impl SysRoot {
     }
 
     /// Resolves what an admin typed (`sda`, `/dev/sda`, `sda1`, `/dev/disk/by-id/...`) to the
-    /// kernel name of the whole disk, plus the partition when one was named: scheduler and
-    /// drive settings belong to the disk.
+    /// whole disk's kernel name, plus the partition if one was named: settings are the disk's.
     pub fn resolve_disk(&self, arg: &str) -> Result<(String, Option<String>), DriveError> {
         let name = self.device_name(arg)?;
         if self.block_dir(&name).is_dir() {
@@ -370,10 +355,8 @@ impl SysRoot {
         )))
     }
 
-    /// The kernel name in an argument: a bare name, or a path. A path to a block device node
-    /// anywhere (`/dev/mapper/x` made by dmsetup without udev, a node made by mknod) is the
-    /// device of that number (`sys/dev/block/M:m`); otherwise a path under `/dev` (symlinks
-    /// such as `/dev/disk/by-id/...` resolved below the root) names it.
+    /// The kernel name in an argument: a block device node anywhere (dmsetup without udev,
+    /// mknod) by its number; else a path under `/dev`, links resolved below the root.
     fn device_name(&self, arg: &str) -> Result<String, DriveError> {
         let invalid = || {
             DriveError::NoDevice(format!(
@@ -396,7 +379,7 @@ impl SysRoot {
                         .map_err(|_| invalid())?,
                     _ => return Err(invalid()),
                 },
-                // Not present below the root (a captured tree has no /dev): take the name.
+                // Not below the root (a captured tree has no /dev): take the name.
                 Err(_) => arg
                     .strip_prefix("/dev/")
                     .map(|n| n.replace('/', "!"))
@@ -414,8 +397,8 @@ impl SysRoot {
         if valid { Ok(name) } else { Err(invalid()) }
     }
 
-    /// The kernel name of the block device node at `path` (followed), by its device number;
-    /// `None` when it is no block device node or sysfs does not know the number.
+    /// The kernel name of the block device node at `path` (followed), by number; `None` when it
+    /// is none or sysfs does not know the number.
     fn node_name(&self, path: &Path) -> Option<String> {
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
         let meta = fs::metadata(path).ok()?;
@@ -437,8 +420,7 @@ impl SysRoot {
             .with_context(|| format!("unexpected content in {}: {text:?}", path.display()))
     }
 
-    /// The I/O counters of any block device, disk or partition, by number
-    /// (`/sys/dev/block/M:m/stat`).
+    /// The I/O counters of any block device, disk or partition (`/sys/dev/block/M:m/stat`).
     pub fn dev_stat(&self, dev: DevNum) -> anyhow::Result<DiskStat> {
         let path = self.root.join(format!("sys/dev/block/{dev}/stat"));
         let text =
@@ -482,7 +464,7 @@ impl<'a> AttrReader<'a> {
         match read_attr_bytes(&path, MAX_ATTR_BYTES) {
             Ok(buf) => Some(buf),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            // A directory where a file was expected, or similar oddities: unknown, no note.
+            // A directory where a file was expected: unknown, no note.
             Err(e) if e.raw_os_error() == Some(libc::EISDIR) => None,
             Err(e) => {
                 self.notes
@@ -561,8 +543,7 @@ mod tests {
     fn disk_identity_of_the_lab_drives_and_of_a_loop_device() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
         let lab = SysRoot::new(fixtures.join("qemu-lab"));
-        // The SATA disk's SCSI device has a t10 id (no WWN under QEMU); its inner spaces are
-        // kept, its trailing ones cut, as udev reads it.
+        // The SATA disk's t10 id (no WWN under QEMU): inner spaces kept, trailing cut, as udev.
         assert_eq!(
             lab.disk_identity("sda"),
             DiskIdentity::Wwid(
@@ -712,9 +693,8 @@ mod tests {
 
     #[test]
     fn a_mount_point_that_is_not_utf8_keeps_the_in_use_check_complete() {
-        // Linux allows any byte in a directory name. One such mount point made the whole
-        // mount table unreadable, so every write test was refused as "in-use checks are
-        // incomplete" and the real mount was not seen (found by tests/behaviour/parser_props.rs).
+        // Linux allows any byte in a directory name; one such mount point once made the whole
+        // mount table unreadable, refusing every write test (found by parser_props.rs).
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         fs::create_dir_all(root.join("sys/block/sda")).unwrap();
@@ -739,8 +719,8 @@ mod tests {
         );
     }
 
-    /// Many devices are read by several threads: the inventory lists them in the same
-    /// (natural) order, each as one read of it alone finds it, partitions included.
+    /// Several threads read many devices: the inventory lists them in natural order, each as
+    /// a read of it alone finds it.
     #[test]
     fn many_devices_are_read_in_order_and_whole() {
         let dir = tempfile::tempdir().unwrap();

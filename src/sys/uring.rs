@@ -1,8 +1,7 @@
-//! A safe io_uring queue for the I/O engine: one ring per worker thread, a fixed set of slot
-//! buffers (one per outstanding I/O), and an optional shared write-pattern buffer. This is
-//! where the engine's `unsafe` lives: the kernel reads and writes the buffers of submitted I/O
-//! until their completions are reaped, so the queue owns those buffers, refuses to reuse a
-//! slot that is in flight, and never frees memory the kernel may still touch.
+//! A safe io_uring queue for the I/O engine: one ring per worker, one slot buffer per
+//! outstanding I/O, and an optional shared write pattern. The engine's `unsafe` lives here: the
+//! kernel uses a submitted I/O's buffer until its completion is reaped, so the queue owns the
+//! buffers, never reuses a slot in flight, and never frees memory the kernel may still touch.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -13,8 +12,8 @@ use io_uring::{IoUring, opcode, squeue, types};
 
 use super::direct::{AlignedBuf, SyncMode};
 
-/// Whether this kernel lets us use io_uring (it may be missing, or disabled by the
-/// `kernel.io_uring_disabled` sysctl or a seccomp filter).
+/// Whether io_uring is usable (it may be missing, or disabled by `kernel.io_uring_disabled`
+/// or a seccomp filter).
 pub fn probe() -> io::Result<()> {
     IoUring::new(2).map(drop)
 }
@@ -29,9 +28,8 @@ pub struct Completion {
 /// Where a write takes its data from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteSource {
-    /// The slot's own buffer: for a rewrite (`--preserve`), the bytes the slot's read of the
-    /// same block just returned. A slot is never free between that read's completion and
-    /// this write, so nothing else can have put other bytes in it.
+    /// The slot's own buffer: for a `--preserve` rewrite, the bytes the slot's read of the
+    /// same block just returned (the slot stays busy from that read to this write).
     Slot,
     /// The shared pattern buffer, starting at this byte offset.
     Pattern(usize),
@@ -45,10 +43,9 @@ pub struct UringQueue {
     slots: Vec<AlignedBuf>,
     slot_len: usize,
     pattern: Option<Arc<AlignedBuf>>,
-    /// Buffers and file registered with the kernel: buffers are slots at 0..n and the
-    /// pattern at n, the target is file 0. The kernel then neither pins pages nor looks up
-    /// and reference-counts the file per I/O (fget/fput alone took 1.7 % of the CPU of a
-    /// 4 KiB QD32 read run on an ext4 file).
+    /// Buffers (slots at 0..n, the pattern at n) and the target (file 0) are registered, so the
+    /// kernel neither pins pages nor reference-counts the file per I/O (fget/fput alone took
+    /// 1.7 % of the CPU of a 4 KiB QD32 read run on an ext4 file).
     fixed: bool,
     rw_flags: i32,
     busy: Vec<bool>,
@@ -58,7 +55,7 @@ pub struct UringQueue {
 
 impl UringQueue {
     /// A queue of `depth` slots of `slot_len` bytes on `fd`. `sync` sets per-write RWF_DSYNC /
-    /// RWF_SYNC (the fd may also have been opened with O_DSYNC; both are harmless together).
+    /// RWF_SYNC (harmless alongside an O_DSYNC open).
     pub fn new(
         fd: Arc<OwnedFd>,
         depth: u32,
@@ -101,8 +98,7 @@ impl UringQueue {
     }
 
     /// Registers the target and the buffers, both or neither (fio's `--registerfiles
-    /// --fixedbufs`, which the run's fio line then names). Optional: buffers need locked-memory
-    /// allowance (RLIMIT_MEMLOCK), so failure just means plain I/O.
+    /// --fixedbufs`). Buffers need RLIMIT_MEMLOCK allowance, so failure just means plain I/O.
     fn register_file_and_buffers(&mut self) -> bool {
         if self
             .ring
@@ -135,9 +131,8 @@ impl UringQueue {
                 iov_len: p.len(),
             });
         }
-        // SAFETY: every iovec points into a buffer owned by self (slots) or kept alive by the
-        // Arc held in self (pattern) for as long as the ring exists; the ring is dropped (and
-        // the registration with it) before those buffers, see Drop.
+        // SAFETY: every iovec points into a buffer owned by self (slots) or kept alive by its
+        // Arc (pattern); Drop drops the ring, and the registration, before those buffers.
         unsafe { self.ring.submitter().register_buffers(&iovecs) }
     }
 
@@ -172,9 +167,8 @@ impl UringQueue {
     }
 
     fn push(&mut self, entry: squeue::Entry, slot: usize) -> io::Result<()> {
-        // SAFETY: the entry's buffer belongs to slot `slot` (or the pattern), both owned by
-        // self and not freed while the I/O is in flight (busy flag + Drop); the slot was free,
-        // so no other in-flight I/O uses the same buffer for reading into it.
+        // SAFETY: the buffer belongs to slot `slot` (or the pattern), owned by self and not
+        // freed while in flight (busy flag + Drop); the slot was free, so no other I/O uses it.
         unsafe { self.ring.submission().push(&entry) }
             .map_err(|_| io::Error::other("submission queue full"))?;
         self.busy[slot] = true;
@@ -254,9 +248,8 @@ impl UringQueue {
         }
     }
 
-    /// Submits what is queued and waits until at least `want` completions are ready or
-    /// `timeout` passes (so a caller can flush statistics and notice a stop request even when
-    /// the device does not answer). A timeout is not an error.
+    /// Submits what is queued and waits for `want` completions or `timeout` (so a caller sees
+    /// a stop even when the device does not answer). A timeout is no error.
     pub fn submit_and_wait(&mut self, want: usize, timeout: Option<Duration>) -> io::Result<()> {
         let want = want.min(self.in_flight);
         let result = match timeout {
@@ -329,16 +322,15 @@ impl Drop for UringQueue {
             self.reap(&mut scratch, usize::MAX);
         }
         if self.in_flight == 0 && self.fixed {
-            // Give the registered file back now. Left to the ring's teardown, which the kernel
-            // finishes asynchronously after the ring is closed (and after the process exits),
-            // it kept the run's exclusive open alive: a run started right after a write run
-            // found the device "busy" 7 times in 10. (Not with I/O in flight: unregistering
-            // waits for it.)
+            // Give the registered file back now: left to the ring's teardown, which the kernel
+            // finishes asynchronously after close (even after exit), it kept the exclusive open
+            // alive and a run right after a write run found the device "busy" 7 times in 10.
+            // (Not with I/O in flight: unregistering waits for it.)
             let _ = self.ring.submitter().unregister_files();
         }
         if self.in_flight > 0 {
-            // The kernel may still write into these buffers after the ring is closed: leak
-            // them rather than free memory under an active DMA.
+            // The kernel may still write these buffers after the ring is closed: leak them
+            // rather than free memory under an active DMA.
             for b in std::mem::take(&mut self.slots) {
                 std::mem::forget(b);
             }

@@ -1,10 +1,8 @@
-//! The inventory: every block device of `/sys/block` read, in natural name order, with the
-//! mount and swap tables that say which are in use. Each device's transport is the first row
-//! of the transport table (`super::TRANSPORTS`) that recognises it, and that row reads its
-//! identity attributes; the rest is the same for every transport.
-//!
-//! These are `SysRoot` methods, written here rather than in `sysfs.rs` because they read the
-//! transport table: `sysfs.rs` stays below `drives` (which opens devices through it).
+//! The inventory: every block device of `/sys/block`, in natural name order, with the mount
+//! and swap tables that say which are in use. A device's transport is the first row of
+//! `super::TRANSPORTS` that recognises it, and that row reads its identity attributes. These
+//! `SysRoot` methods live here, not in `sysfs.rs`, because they read the transport table
+//! (`sysfs.rs` stays below `drives`, which opens devices through it).
 
 use std::fs;
 
@@ -36,7 +34,7 @@ impl SysRoot {
             .collect();
         listed.sort_by_key(|a| natural_key(a));
         for name in listed {
-            // Following the symlink: a device removed while we list is no longer a directory.
+            // Following the link: a device removed while listing is no longer a directory.
             if block.join(&name).is_dir() {
                 names.push(name);
             } else {
@@ -66,9 +64,8 @@ impl SysRoot {
         })
     }
 
-    /// Reads the devices `names`, in that order. With many devices (64 loop devices, a
-    /// storage server) the reads are shared among a few threads: the TUI's device list waits
-    /// for them.
+    /// Reads the devices `names`, in order, shared among a few threads when there are many
+    /// (64 loop devices, a storage server): the TUI's device list waits for them.
     fn read_devices(&self, names: &[String]) -> Vec<BlockDevice> {
         const PER_THREAD: usize = 16;
         let threads = std::thread::available_parallelism()
@@ -94,8 +91,7 @@ impl SysRoot {
             parts
                 .into_iter()
                 .flat_map(|(part, reader)| {
-                    // A thread that could not be started or that panicked (a bug): its
-                    // devices are read here instead.
+                    // A thread that failed to start or panicked: its devices are read here.
                     reader.ok().and_then(|r| r.join().ok()).unwrap_or_else(|| {
                         part.iter()
                             .map(|name| self.read_device(name))
@@ -114,8 +110,8 @@ impl SysRoot {
         notes: &mut Vec<String>,
     ) -> Option<Vec<T>> {
         let path = self.root().join(rel);
-        // Paths in these tables may hold any byte but NUL: the text is decoded leniently, so
-        // one odd mount point does not make the whole table unreadable.
+        // Paths in these tables may hold any byte but NUL: decoded leniently, so one odd mount
+        // point does not make the whole table unreadable.
         match read_text_file(&path, MAX_TABLE_BYTES) {
             Ok(text) => Some(parse(&text)),
             Err(e) => {
@@ -152,8 +148,8 @@ impl SysRoot {
         d.max_sectors_kb = r.number("queue/max_sectors_kb");
         d.scheduler = match r.text("queue/scheduler") {
             Some(text) => text.parse::<SchedulerSet>().ok(),
-            // Bio-based devices (zram on recent kernels) have a queue but no scheduler file:
-            // no scheduler applies, which is not the same as unknown.
+            // Bio-based devices (zram lately) have a queue but no scheduler file: none
+            // applies, which is not unknown.
             None if dir.join("queue").is_dir() && !dir.join("queue/scheduler").exists() => {
                 Some(SchedulerSet::default())
             }
@@ -169,8 +165,7 @@ impl SysRoot {
         }
         d.dm_name = r.clean("dm/name");
 
-        // The vendor is read for every device, before its transport is known: the SCSI rows
-        // recognise libata disks by it.
+        // Read before the transport is known: the SCSI rows recognise libata disks by it.
         let scsi_vendor = r.clean("device/vendor");
         let sys_path = self.relative_canonical(&dir);
         let seen = Seen {
@@ -189,10 +184,9 @@ impl SysRoot {
         d
     }
 
-    /// Zoned or shingled media, from sysfs alone (the listing sends no command): the
-    /// kernel's zone model, zones and zone size; on a SATA disk the IDENTIFY data libata
-    /// read at probe and keeps (`ata_device/devN.M/id`), else its discard and rotational
-    /// flags (libata reports discard only for a drive that states TRIM).
+    /// Zoned or shingled media from sysfs alone (no command sent): the kernel's zone model,
+    /// zones and zone size; on a SATA disk the IDENTIFY data libata keeps, else its discard
+    /// and rotational flags (libata reports discard only for a drive that states TRIM).
     fn zoning(&self, r: &mut AttrReader, d: &BlockDevice) -> Zoning {
         let kernel = r
             .text("queue/zoned")
@@ -222,9 +216,8 @@ impl SysRoot {
         z
     }
 
-    /// The IDENTIFY data libata keeps for SATA disk `name`: its `ata_device` beside the
-    /// SCSI device (`ataN/linkN/devN.T` for target T on the port's own link, `ataN/linkN.C/
-    /// devN.C.0` behind a port multiplier's port C), as 256 words in hex.
+    /// The IDENTIFY words libata keeps for SATA disk `name` (`ata_device` beside its SCSI
+    /// device: `ataN/linkN/devN.T`, or `ataN/linkN.C/devN.C.0` behind a port multiplier).
     fn ata_identify(&self, name: &str) -> Option<crate::smart::ata::AtaIdentity> {
         let scsi = fs::canonicalize(self.block_dir(name).join("device")).ok()?;
         let address = scsi.file_name()?.to_string_lossy().into_owned();

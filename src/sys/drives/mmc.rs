@@ -1,9 +1,6 @@
-//! MMC and SD cards (`mmcblk<N>`, the card's block device; its partitions and boot areas are
-//! `mmcblk<N>p<M>` and `mmcblk<N>boot<M>` below it or beside it).
-//!
-//! disktriage reads the card's identity (the CID register's name, serial and firmware
-//! revision, as the `mmc` driver exposes them) but sends it no command: the write cache,
-//! SMART and self-tests answer "not supported" (the `Unsupported` driver).
+//! MMC and SD cards (`mmcblk<N>`; partitions and boot areas `mmcblk<N>p<M>`, `mmcblk<N>boot<M>`).
+//! The card's CID identity is read (as the `mmc` driver exposes it), but no command is sent:
+//! write cache, SMART and self-tests are "not supported" (`Unsupported`).
 
 use super::{Seen, TransportRow, Unsupported};
 use crate::model::{BlockDevice, Transport};

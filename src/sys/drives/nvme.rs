@@ -1,9 +1,8 @@
 //! NVMe namespaces, through NVMe admin commands on the namespace's block device.
 //!
-//! Owns NVMe drive control: the write cache from Identify Controller's VWC bit and Get/Set
-//! Features 0x06 (Volatile Write Cache), SMART and the temperature from the SMART/Health log,
-//! the Error Information and Device Self-test logs, self-tests (Device Self-test, where
-//! Identify Controller's OACS bit 4 says the controller has it), and the NVMe raw pages.
+//! Owns NVMe drive control: write cache (Identify Controller VWC, Get/Set Features 0x06), SMART
+//! and temperature (SMART/Health log), the Error Information and Device Self-test logs,
+//! self-tests (Device Self-test, where OACS bit 4 has it), and the NVMe raw pages.
 
 use std::fs::File;
 use std::path::Path;
@@ -39,7 +38,6 @@ fn read_identity(_: &Seen, attrs: &mut AttrReader, d: &mut BlockDevice) {
     d.firmware = attrs.clean("device/firmware_rev");
 }
 
-/// The NVMe driver.
 struct Nvme;
 
 impl TransportDriver for Nvme {
@@ -248,9 +246,8 @@ fn self_test(
 }
 
 impl LinuxDrives {
-    /// The NVMe controller's own warning temperature (Identify Controller WCTEMP) in degrees
-    /// Celsius, for the triage's temperature rule; `None` for other transports, when the
-    /// controller reports none (0) or cannot be asked.
+    /// The controller's warning temperature (Identify Controller WCTEMP, °C) for the triage's
+    /// temperature rule; `None` for other transports, none reported (0) or no answer.
     pub fn nvme_warning_temperature(&self, dev: &BlockDevice) -> Option<i64> {
         if dev.transport != Transport::Nvme {
             return None;
@@ -288,8 +285,8 @@ fn cache(file: &File, path: &Path) -> Result<DriveCache, DriveError> {
         &AdminCommand::get_write_cache(Select::Current),
         None,
     )?;
-    // Capabilities bit 2: changeable. Without SEL support assume so: VWC present means Set
-    // Features 0x06 is mandatory.
+    // Capabilities bit 2: changeable. Without SEL support assume so: with VWC, Set Features
+    // 0x06 is mandatory.
     let changeable = if ctrl.supports_select() {
         admin(
             file,

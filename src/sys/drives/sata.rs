@@ -1,11 +1,10 @@
 //! SATA (and PATA) drives through libata: ATA commands in ATA PASS-THROUGH(16) over SG_IO.
 //!
-//! Owns the ATA side of drive control: the write cache from IDENTIFY words 82/85 and SET
-//! FEATURES (as `hdparm -W` does it), SMART from IDENTIFY, SMART RETURN STATUS, READ DATA and
-//! READ THRESHOLDS, the temperature from SMART READ DATA, the error and self-test logs (SMART
-//! READ LOG, READ LOG EXT), self-tests (SMART EXECUTE OFF-LINE IMMEDIATE) with their progress
-//! from SMART READ DATA, SCT Error Recovery Control's timers, and the ATA raw pages. The functions
-//! below the driver are shared with `usb`, whose bridges often speak ATA through SAT.
+//! Owns the ATA side of drive control: write cache (IDENTIFY words 82/85, SET FEATURES as
+//! `hdparm -W`), SMART (IDENTIFY, RETURN STATUS, READ DATA, READ THRESHOLDS), temperature,
+//! error and self-test logs (SMART READ LOG, READ LOG EXT), self-tests (EXECUTE OFF-LINE
+//! IMMEDIATE), SCT Error Recovery Control and the ATA raw pages. The functions below the driver
+//! are shared with `usb`, whose bridges often speak ATA through SAT.
 
 use std::fs::File;
 use std::path::Path;
@@ -34,9 +33,8 @@ use crate::sys::passthru::ata::{self, AtaAnswer};
 use crate::sys::passthru::sgio::{self, TIMEOUT_MS, Transfer};
 
 impl super::LinuxDrives {
-    /// The drive's IDENTIFY DEVICE page, decoded, for the triage (the highest SATA
-    /// generation for the link judgement, the rotation rate); `None` for other transports or
-    /// when the drive cannot be asked.
+    /// The drive's decoded IDENTIFY DEVICE page, for the triage (highest SATA generation,
+    /// rotation rate); `None` for other transports or when the drive cannot be asked.
     pub fn sata_identity(&self, dev: &BlockDevice) -> Option<crate::smart::ata::AtaIdentity> {
         if dev.transport != Transport::Sata {
             return None;
@@ -45,8 +43,8 @@ impl super::LinuxDrives {
         identify(&file, &path).ok()?.ok()
     }
 
-    /// The drive's SCT Error Recovery Control timers (`passthru::ata::sct_erc`), for the
-    /// triage; `None` for other transports. `Some(Err(why))`: asked, and no answer to trust.
+    /// The drive's SCT ERC timers (`passthru::ata::sct_erc`); `None` for other transports,
+    /// `Some(Err(why))` when there was no answer to trust.
     pub fn sct_erc(&self, dev: &BlockDevice) -> Option<Result<crate::model::Erc, String>> {
         if dev.transport != Transport::Sata {
             return None;
@@ -58,9 +56,7 @@ impl super::LinuxDrives {
     }
 }
 
-/// Disks behind libata: it puts `ata<N>` in the disk's sysfs path, and its SCSI translation
-/// reports the vendor "ATA" (the fallback when the path does not tell). To the kernel they
-/// are SCSI disks, with a SCSI disk's identity attributes.
+/// Disks behind libata: `ata<N>` in the sysfs path, or vendor "ATA" from its SCSI translation.
 pub(super) const ROW: TransportRow = TransportRow {
     transport: Transport::Sata,
     recognises: |seen: &Seen| seen.path_has_numbered("ata") || seen.scsi_vendor == Some("ATA"),
@@ -68,7 +64,6 @@ pub(super) const ROW: TransportRow = TransportRow {
     driver: &Sata,
 };
 
-/// The libata driver.
 struct Sata;
 
 impl TransportDriver for Sata {
@@ -177,7 +172,7 @@ pub(super) fn self_test_status(file: &File, path: &Path) -> Result<SelfTestStatu
 }
 
 /// SMART EXECUTE OFF-LINE IMMEDIATE in off-line mode (the drive keeps serving commands), or
-/// the abort. Refused when SMART is off or the drive has no self-tests.
+/// the abort. Refused when SMART is off or there are no self-tests.
 pub(super) fn start_self_test(
     dev: &BlockDevice,
     file: &File,
@@ -236,10 +231,9 @@ pub(super) fn start_self_test(
     }
 }
 
-/// The error log, the self-test log and the self-test state. The extended logs (READ LOG
-/// EXT, 48-bit LBAs, more entries) where the drive has the General Purpose Logging feature
-/// and them, else the SMART logs 0x01 and 0x06. Only a refused IDENTIFY is a refusal; a log
-/// that cannot be read is a `LogRead::Failed` in the answer.
+/// The error log, self-test log and self-test state: the extended logs (READ LOG EXT, 48-bit
+/// LBAs) where the drive has GP Logging and them, else SMART logs 0x01 and 0x06. Only a refused
+/// IDENTIFY is a refusal; an unreadable log is `LogRead::Failed` in the answer.
 pub(super) fn logs(
     dev: &BlockDevice,
     file: &File,
@@ -386,7 +380,7 @@ pub(super) fn cache(file: &File, path: &Path) -> Result<Result<DriveCache, Sense
 }
 
 /// hdparm -W: flush before and after turning the cache off, SET FEATURES in between. The
-/// caller brings the kernel's view up to date afterwards (that differs by transport).
+/// caller then updates the kernel's view (per transport).
 pub(super) fn set_cache(
     dev: &BlockDevice,
     file: &File,

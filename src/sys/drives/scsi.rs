@@ -1,15 +1,13 @@
 //! SCSI disks (`sd` with a SCSI device behind it: SAS, iSCSI, virtual HBAs such as QEMU's
 //! `scsi-hd`).
 //!
-//! Owns the SCSI caching mode page side of drive control: the write cache is its WCE bit,
-//! read with MODE SENSE(10) and set with MODE SELECT(10), followed by a rescan so `sd` sees the
-//! change. SMART and the drive's logs come from `smartctl` when it is installed; self-tests
-//! are left to `smartctl -t`. The caching-page functions are shared with `usb`, for bridges
-//! without ATA pass-through.
+//! Owns the caching mode page: the write cache is its WCE bit, read with MODE SENSE(10), set
+//! with MODE SELECT(10), then a rescan so `sd` sees it. SMART and logs come from `smartctl`;
+//! self-tests are left to `smartctl -t`. The caching-page functions are shared with `usb`, for
+//! bridges without ATA pass-through.
 //!
-//! Disks whose transport sysfs does not tell get the same driver without its cache commands
-//! (`UNKNOWN`): SMART comes from `smartctl` when installed (it probes the device itself), and
-//! `debug pages` tries the SG_IO pages so a capture shows what the device answers.
+//! Disks of an unknown transport get the same driver without cache commands (`UNKNOWN`):
+//! `smartctl` probes them itself, and `debug pages` tries the SG_IO pages.
 
 use std::fs::File;
 use std::path::Path;
@@ -47,8 +45,8 @@ pub(super) const UNKNOWN_ROW: TransportRow = TransportRow {
     driver: &UNKNOWN,
 };
 
-/// A SCSI device's identity (also libata's and USB bridges' disks): the vendor (read before
-/// the transport was known), model, the serial from VPD page 0x80 and the firmware revision.
+/// A SCSI device's identity (libata's and USB bridges' disks too): vendor (read before the
+/// transport was known), model, VPD 0x80 serial, firmware revision.
 pub(super) fn read_identity(seen: &Seen, attrs: &mut AttrReader, d: &mut BlockDevice) {
     d.vendor = seen.scsi_vendor.map(str::to_string);
     d.model = attrs.clean("device/model");
@@ -63,7 +61,6 @@ struct Scsi {
     cache_commands: bool,
 }
 
-/// SCSI disks.
 const SCSI: Scsi = Scsi {
     cache_commands: true,
 };
@@ -142,14 +139,13 @@ impl TransportDriver for Scsi {
     }
 }
 
-/// The write cache as the caching mode page reports it, or the refusal of a device without
-/// one.
+/// The write cache per the caching mode page, or the refusal of a device without one.
 pub(super) fn cache(file: &File, path: &Path) -> Result<Result<DriveCache, Sense>, DriveError> {
     let current = match sense_caching(file, path, PageControl::Current)? {
         Ok((page, _)) => page,
         Err(sense) => return Ok(Err(sense)),
     };
-    // A device that will not show its changeable mask is treated as not changeable.
+    // No changeable mask shown: not changeable.
     let changeable = matches!(
         sense_caching(file, path, PageControl::Changeable),
         Ok(Ok((mask, _))) if mask.wce
@@ -163,8 +159,8 @@ pub(super) fn cache(file: &File, path: &Path) -> Result<Result<DriveCache, Sense
     }))
 }
 
-/// Sets WCE when the changeable mask allows it. The caller rescans afterwards: `sd` keeps a
-/// stale view of the page until then.
+/// Sets WCE when the changeable mask allows. The caller rescans: `sd` keeps a stale view of the
+/// page until then.
 pub(super) fn set_cache(
     dev: &BlockDevice,
     file: &File,

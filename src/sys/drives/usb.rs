@@ -1,10 +1,9 @@
 //! USB disks behind a bridge (`usb-storage`, `uas`).
 //!
-//! Owns the choice a bridge forces: ATA through SAT when the bridge does it (the `sata`
-//! functions), else the SCSI caching page (the `scsi` functions) for the write cache and
-//! `smartctl`, which knows vendor pass-throughs, for SMART. A temperature read the bridge
-//! refuses is "no sensor", not an error. Every cache change ends with a rescan: `sd` owns the
-//! device's view here, not libata.
+//! Owns the choice a bridge forces: ATA through SAT when it can (the `sata` functions), else the
+//! SCSI caching page (`scsi`) for the write cache and `smartctl`, which knows vendor
+//! pass-throughs, for SMART. A refused temperature read is "no sensor", not an error. Every
+//! cache change ends with a rescan: here `sd`, not libata, owns the kernel's view.
 
 use std::fs::File;
 use std::path::Path;
@@ -16,9 +15,8 @@ use crate::model::{BlockDevice, DriveCache, SmartReading, Transport};
 use crate::sys::drive_control::Applied;
 use crate::sys::error::DriveError;
 
-/// Disks behind a USB bridge: the bridge puts `usb<N>` in the disk's sysfs path. Asked
-/// before `sata`: a bridge that speaks SAT reports the vendor "ATA" too. To the kernel they
-/// are SCSI disks, with a SCSI disk's identity attributes.
+/// Disks behind a USB bridge (`usb<N>` in the sysfs path). Asked before `sata`: a SAT bridge
+/// reports the vendor "ATA" too.
 pub(super) const ROW: TransportRow = TransportRow {
     transport: Transport::Usb,
     recognises: |seen: &Seen| seen.path_has_numbered("usb"),
@@ -26,7 +24,6 @@ pub(super) const ROW: TransportRow = TransportRow {
     driver: &Usb,
 };
 
-/// The USB bridge driver.
 struct Usb;
 
 impl TransportDriver for Usb {
@@ -95,7 +92,7 @@ impl TransportDriver for Usb {
         let (file, path) = drives.open(dev)?;
         match sata::logs(dev, &file, &path) {
             Ok(Ok(logs)) => Ok(logs),
-            // The bridge does not do SAT: smartctl may know its vendor pass-through.
+            // No SAT (see `smart`).
             Ok(Err(_)) | Err(DriveError::Device { .. }) => drives.smartctl_logs(dev),
             Err(e) => Err(e),
         }

@@ -25,7 +25,6 @@ fn read_identity(_: &Seen, attrs: &mut AttrReader, d: &mut BlockDevice) {
     d.serial = attrs.clean("serial");
 }
 
-/// The virtio-blk driver.
 struct Virtio;
 
 impl TransportDriver for Virtio {

@@ -1,8 +1,6 @@
-//! Block devices the kernel makes out of other storage (`Transport::is_virtual`): loop
-//! devices over files, zram and ram disks in memory, device-mapper and md over other disks,
-//! nbd over the network. Each is told by its kernel name alone, has no identity attributes,
-//! and has no drive to command (the `Unsupported` driver): only the scheduler, where there is
-//! one, is set.
+//! Block devices the kernel makes out of other storage (`Transport::is_virtual`): loop, zram
+//! and ram disks, device-mapper, md, nbd. Each is told by its kernel name alone, has no
+//! identity attributes and no drive to command (`Unsupported`): only the scheduler is set.
 
 use super::{Seen, TransportRow, Unsupported, no_identity};
 use crate::model::Transport;

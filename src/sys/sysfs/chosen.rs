@@ -12,17 +12,15 @@ use super::super::parse::parse_devnum;
 use super::{MAX_ATTR_BYTES, SysRoot, dev_node_path, not_regular};
 use crate::model::ChosenDevice;
 
-/// A block device's sysfs directory, opened once and found to still be the device chosen
-/// (`SysRoot::open_chosen_dir`): its attributes are read and written through this descriptor,
-/// never by the path again, so a device that replaces it under the same name later gets a
-/// directory of its own that this one never reaches.
+/// A block device's sysfs directory, opened once and checked (`SysRoot::open_chosen_dir`);
+/// attributes go through it, never the path, so a later device under the name is never reached.
 #[derive(Debug)]
 pub struct DeviceDir {
     dir: std::os::fd::OwnedFd,
     path: PathBuf,
-    /// A loop device's node, held open while the directory is used: a loop device keeps its
-    /// sysfs directory when it is detached and attached to another file, but while it is open
-    /// a detach is deferred to the last close, so the device checked stays the device written.
+    /// A loop device's node, held open while the directory is used: a detach is then deferred
+    /// to the last close, so the device checked stays the device written (a loop device keeps
+    /// its sysfs directory across detach and attach).
     _held: Option<fs::File>,
 }
 
@@ -67,8 +65,8 @@ impl DeviceDir {
         file.write_all(value.as_bytes())
     }
 
-    /// What the directory says the device is now: its number, `diskseq` and a loop device's
-    /// backing file (the path; its identity is not in sysfs).
+    /// What the directory says the device is now: number, `diskseq`, a loop device's backing
+    /// path (its identity is not in sysfs).
     fn found(&self, name: &str) -> ChosenDevice {
         let backing = self
             .read("loop/backing_file")
@@ -97,10 +95,8 @@ fn is_loop(chosen: &ChosenDevice) -> bool {
 const LOOP_MAJOR: u32 = 7;
 
 impl SysRoot {
-    /// Opens the sysfs directory of `chosen` and checks, on that directory, that it is still
-    /// the device chosen (its `dev`, `diskseq`, a loop device's image): a device detached and
-    /// another attached under the same name since is refused with the sentence that says so,
-    /// before anything is written.
+    /// Opens `chosen`'s sysfs directory and checks on it that it is still that device: one
+    /// attached under the name since is refused, with the sentence, before any write.
     pub fn open_chosen_dir(&self, chosen: &ChosenDevice) -> Result<DeviceDir, DriveError> {
         use nix::fcntl::{OFlag, open};
         use nix::sys::stat::Mode;
@@ -140,8 +136,8 @@ impl SysRoot {
         Ok(dir)
     }
 
-    /// Opens a loop device's node (read-only, without blocking; nothing is read) and checks
-    /// that it is the device chosen: held open, it cannot be attached to another file.
+    /// Opens a loop device's node (read-only, non-blocking, nothing read) and checks it is the
+    /// device chosen: held open, it cannot be attached to another file.
     fn hold_loop_node(&self, chosen: &ChosenDevice) -> Result<fs::File, DriveError> {
         use std::os::unix::fs::OpenOptionsExt;
         let node = dev_node_path(&chosen.name);
