@@ -494,8 +494,8 @@ pub const EXCLUSIVE_PATIENCE: Duration = Duration::from_secs(2);
 
 /// `reopen`, waiting up to `EXCLUSIVE_PATIENCE` while an exclusive open gets EBUSY; also says
 /// whether it waited. A killed io_uring run keeps its claim until its rings are torn down (up
-/// to 90 ms seen), and a rerun right after must not be refused. A set `stop` ends the wait as
-/// `Interrupted`.
+/// to 90 ms seen), and a rerun right after must not be refused; a claim that stays (a mount,
+/// md/dm, a program) is still refused after the wait. A set `stop` ends it as `Interrupted`.
 pub fn reopen_waiting_for_release(
     pinned: &OwnedFd,
     spec: OpenSpec,
