@@ -194,7 +194,7 @@ pub fn gather_until(
                         let _ = done_tx.send(disk);
                         continue;
                     }
-                    // Time left × workers / disks not yet taken (this one included).
+                    // Time left x workers / disks not yet taken (this one included).
                     let left = devices.len() - disk;
                     let share = (deadline - now).mul_f64(workers as f64 / left.max(1) as f64);
                     let own = (now + share).min(deadline);
