@@ -19,8 +19,7 @@ pub mod table;
 pub mod triage;
 pub mod trimcheck;
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::report::Item` without knowing the files below.
+// The library's surface (the integration tests check it): `disktriage::report::Item`.
 pub use cache::{render_change as render_cache_change, render_status as render_cache_status};
 pub use export::{ExportFormat, render as render_export};
 pub use restore::render_text as render_restore_text;

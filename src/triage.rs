@@ -1,16 +1,15 @@
-//! The triage: one verdict per disk (healthy, suspect, failing or unknown) with the findings
-//! behind it, from facts gathered read-only within a time bound.
+//! The triage: one verdict per disk (healthy, suspect, failing or unknown) and its findings,
+//! from facts gathered read-only within a time bound.
 //!
-//! - `facts`: what was gathered about one disk (identity, SMART, logs, link, measurements) as
-//!   plain data; the JSON report's `disks[]` entries are built from it.
-//! - `rules`: the one table of stated rules and `judge`, pure functions over `facts`.
+//! - `facts`: what was gathered about one disk, as plain data; the JSON `disks[]` come from it.
+//! - `rules`: the one table of rules and `judge`, pure functions over `facts`.
 //! - `saved`: a saved smartctl report as a disk's facts (`triage --report`).
-//! - `gather`: reads the facts of the chosen disks (through `sys`) and measures them, in
-//!   parallel and within the bound, reporting progress per disk.
-//! - `measure`: the reads themselves over a `BlockReader` (surface samples, sequential, QD1
-//!   random), each stopping at its limit; `plan`: their pure arithmetic (strata, aligned
-//!   offsets, percentiles, MB/s); `link`: the negotiated link against the best both ends
-//!   support.
+//! - `gather`: reads and measures the chosen disks (through `sys`), in parallel, within the
+//!   bound, with progress per disk.
+//! - `measure`: the reads over a `BlockReader` (surface samples, sequential, QD1 random), each
+//!   stopping at its limit; `plan`: their pure arithmetic; `link`: the negotiated link
+//!   against the best both ends support.
+//! - `counters`, `changes`: the values a triage keeps, and what changed since the last one.
 //!
 //! The JSON schema, the Prometheus series and the exit status are `report::triage`'s.
 

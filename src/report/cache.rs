@@ -1,5 +1,5 @@
-//! What `disktriage cache` prints: the drive's own write cache as the drive reports it, the
-//! kernel's flush policy on a separate line, and a line when they disagree.
+//! What `disktriage cache` prints: the drive's own write cache as it reports it, the kernel's
+//! flush policy on its own line, and a line when they disagree.
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
-//! The capacity probe's report: what the device claims, what it stores, the verdict (`real`,
-//! or `fake: stores X of the Y it claims`) and how it fails past its real end, what the probe
-//! cost, and whether every overwritten sector was put back; as text for 80 columns and JSON.
+//! The capacity probe's report: claimed and stored size, the verdict (`real`, or `fake:
+//! stores X of the Y it claims`), how it fails past its real end, the probe's cost, and
+//! whether every overwritten sector was put back; as 80-column text and JSON.
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
-//! Exports of a test record to a file: the format, the text, the file's name and where it
-//! goes. The TUI's `e` key writes files with it; the CLI's `--json`/`--csv` print the same text.
-//! Each format is one file in `export/` (its row: dialog key, words, extension, text) and one
-//! arm in `ExportFormat::row`.
+//! Exports of a test record to a file: format, text, name and place. The TUI's `e` key writes
+//! them; the CLI's `--json`/`--csv` print the same text. Each format is one file in `export/`
+//! and one arm in `ExportFormat::row`.
 
 mod csv;
 mod fio;
@@ -73,15 +72,13 @@ impl ExportFormat {
     }
 }
 
-/// The file name (without directory or extension) of a record's export, e.g.
-/// `disktriage-loop0-rand-read-3` for the third record, a rand-read on loop0.
+/// A record's export file stem: `disktriage-loop0-rand-read-3` for record 3, rand-read on loop0.
 pub fn file_stem(device: &str, test_id: &str, record_number: usize) -> String {
     format!("disktriage-{device}-{test_id}-{record_number}")
 }
 
-/// Where the screen's exports go: `exports/` beside the history (`/var/lib/disktriage/exports`
-/// unless `--history-dir` says otherwise), one known place whatever directory the program was
-/// started from; the export dialog names it.
+/// Where exports go: `exports/` beside the history (`/var/lib/disktriage/exports` by default),
+/// one known place whatever the working directory; the export dialog names it.
 pub fn export_dir(history_dir: &Path) -> PathBuf {
     history_dir.join("exports")
 }
@@ -99,8 +96,8 @@ pub fn export(
     write_export(dir, stem, format, &text)
 }
 
-/// Makes the export directory when missing and checks it is one: a link there (to /etc, say)
-/// or a directory anyone can write to (where another user could plant names) is refused.
+/// Makes the export directory if missing and checks it: a link (to /etc, say) or a directory
+/// anyone can write to (another user could plant names) is refused.
 fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     std::fs::DirBuilder::new()
@@ -133,8 +130,7 @@ pub fn render(reports: &[RunReport], format: ExportFormat) -> anyhow::Result<Str
 }
 
 /// Writes an export into `dir` as `stem.ext`, or `stem-2.ext` and so on; returns its path.
-/// The name is claimed by the create itself (O_CREAT|O_EXCL, which also refuses a link at
-/// the name), so an existing file, or a link planted between a look and the write, is never
+/// O_CREAT|O_EXCL claims the name, so an existing file or a link planted there is never
 /// written through or overwritten.
 pub fn write_export(
     dir: &Path,

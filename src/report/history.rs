@@ -1,5 +1,5 @@
-//! What `disktriage history` prints: one block per past run, oldest first, with the same
-//! figures and number formats as the Results screen; or the records as JSON.
+//! What `disktriage history` prints: one block per past run, oldest first, in the Results
+//! screen's figures and formats; or the records as JSON.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -124,8 +124,8 @@ pub fn render_text(
     out
 }
 
-/// What a scan, a triage, a flush check, a capacity probe or a TRIM check found, on one
-/// line; `None` for a test's entry.
+/// What a scan, triage, flush check, capacity probe or TRIM check found, in one line; `None`
+/// for a test.
 fn record_line(e: &HistoryEntry) -> Option<String> {
     if let Some(scan) = &e.scan {
         let sectors = if scan.bytes_bad > 0 {

@@ -94,8 +94,8 @@ fn partition_row(parent: &BlockDevice, p: &Partition, last: bool) -> Vec<String>
     ]
 }
 
-/// The table `list` prints, fitted to `width` columns, with footnotes for hidden devices and
-/// anything the inventory could not check.
+/// The table `list` prints, fitted to `width`, with footnotes for hidden devices and what the
+/// inventory could not check.
 pub fn render_table(inv: &Inventory, show_all: bool, width: usize) -> String {
     let mut rows = Vec::new();
     for d in inv.visible(show_all) {

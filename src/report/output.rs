@@ -17,9 +17,9 @@ pub fn output_width() -> usize {
     DEFAULT_WIDTH
 }
 
-/// Writes to stderr and never fails: on the way out (a signal, a panic, a terminal that hung
-/// up) stderr may be a dead terminal, and `eprintln!` would panic there (inside a panic hook
-/// that aborts the process). The message is lost; what matters was done before it.
+/// Writes to stderr and never fails: on the way out (signal, panic, hung-up terminal) stderr
+/// may be dead, and `eprintln!` would panic there (in a panic hook: abort). The message is
+/// lost; what matters was done before.
 pub fn write_stderr(text: &str) {
     let mut err = io::stderr().lock();
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
@@ -30,8 +30,7 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        // Said as what it is: the report could not be written (a full disk under a
-        // redirection, a closed terminal), not an error of the device under test.
+        // Not an error of the device under test (a full disk under a redirection, say).
         Err(e) => Err(anyhow::anyhow!(
             "cannot write the report to standard output: {}",
             crate::sys::error::describe_io(&e)

@@ -16,8 +16,8 @@ fn subject(e: &JournalEntry) -> String {
     format!("{}: {}", e.device.name, e.original.kind())
 }
 
-/// Tells the admin on stderr what a session's guard put back on the way out (the only
-/// channel left then; a stderr that cannot be written is ignored).
+/// Tells the admin on stderr what a session's guard put back on the way out, the only channel
+/// left then (`output::write_stderr`).
 pub fn announce(news: RestoreNews) {
     match news {
         RestoreNews::Signal {

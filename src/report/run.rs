@@ -1,16 +1,13 @@
-//! Headless output of a test run: the human summary, JSON (summary plus the per-interval
-//! series), CSV (the series), and the equivalent fio command lines. A run's results are laid
-//! out by the kind of its phases (`PhaseTag`, `results_text`), not by the test that planned
-//! them.
+//! Headless output of a test run: the summary, JSON (summary and per-interval series), CSV
+//! (the series) and the equivalent fio command lines. Results are laid out by the kind of
+//! their phases (`PhaseTag`, `results_text`), not by the test that planned them.
 //!
-//! Units: throughput in MB/s (10^6 bytes per second) with MiB/s (2^20) beside it where both
-//! help, latency in milliseconds in text and nanoseconds in JSON. A buffered run says BUFFERED
-//! in every format.
+//! Units: MB/s (10^6 B/s), with MiB/s beside it where both help; latency in ms in text, ns in
+//! JSON. A buffered run says BUFFERED in every format.
 //!
-//! One file per format, over the lines they share (`shared`): `text` (the summary, laid out
-//! by the kind of the phases with the tables `metadata`, `size_scaling`, `qd_scaling` and `cdm`),
-//! `json`, `csv` and `fio`. The files point down that list, never at this one, which only
-//! names what the rest of the crate uses.
+//! One file per format over `shared`: `text` (with the tables `metadata`, `size_scaling`,
+//! `qd_scaling`, `cdm`), `json`, `csv`, `fio`. They never point up at this file, which only
+//! names what the crate uses.
 
 mod cdm;
 mod csv;
@@ -72,8 +69,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// A finished rand-read at `qd` that ran with `engine` (on zram0; other modules' tests
-    /// use it too).
+    /// A finished rand-read at `qd` with `engine`, on zram0 (other modules' tests use it).
     pub(crate) fn report(qd: u32, engine: EngineKind, fixed_buffers: bool) -> RunReport {
         let facts = gib_device();
         let params = TestParams {
@@ -227,9 +223,8 @@ pub(crate) mod tests {
             json["outcome"]["phases"][0]["witness"]["read_back_ios"],
             1000
         );
-        // fio cannot rewrite in place: the export says so and never prints a writing job.
-        // Planned with --engine auto (two commands, the second commented out), every line
-        // that is not a comment is the read-only job.
+        // fio cannot rewrite in place: never a writing job. Under --engine auto (the second
+        // command commented out) every uncommented line is the read-only job.
         let planned = fio_commands(&r.plan, &r.target.path, None);
         let commands: Vec<&str> = planned.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(commands.len(), 1, "{planned}");
@@ -277,8 +272,7 @@ pub(crate) mod tests {
     #[test]
     fn a_rewrite_is_rated_over_its_write_time_in_every_output() {
         let mut r = rewrite_report();
-        // One interval of the series: 1 MB rewritten in 0.25 s, its writes in flight for
-        // 0.125 s of it.
+        // One interval: 1 MB rewritten in 0.25 s, its writes in flight for 0.125 s.
         let p = &mut r.outcome.phases[0];
         p.series = crate::bench::results::stats::BoundedSeries::new(4);
         p.series.push(crate::bench::results::stats::IntervalPoint {
@@ -416,8 +410,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_results_table_follows_the_kind_of_phases_not_the_test() {
-        // A test of a new family that plans queue-depth sweep phases: its report is the
-        // queue-depth table, with no arm for the test.
+        // A new test that plans queue-depth phases gets the queue-depth table, with no arm.
         let mut r = report(1, SYNC, false);
         let facts = gib_device();
         let params = TestParams {
@@ -445,9 +438,8 @@ pub(crate) mod tests {
 
     #[test]
     fn the_commented_out_alternative_is_commented_out_whole() {
-        // seq-read at QD4 under auto: the psync alternative has a note line of its own (its
-        // threads share one stream). Its command must be commented out too, or a pasted
-        // script runs both jobs.
+        // seq-read at QD4 under auto: the psync alternative's note and command are both
+        // commented out, or a pasted script runs both jobs.
         let plan = build_plan(
             TestName::SeqRead,
             &TestParams {
@@ -534,8 +526,7 @@ pub(crate) mod tests {
         assert!(render_csv(&r).contains("# buffers in huge pages (--huge-pages)"));
         let json: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
         assert_eq!(json["plan"]["huge_pages"], true);
-        // fio's own huge pages, and how many it needs: 4 KiB x QD32 + a page, in one 2 MiB
-        // page per job.
+        // fio's huge pages: 4 KiB x QD32 + a page fits one 2 MiB page per job.
         let fio = report_fio_commands(&r).join("\n");
         assert!(
             fio.contains("--fixedbufs --registerfiles --mem=mmaphuge"),

@@ -26,8 +26,7 @@ pub struct ScanTarget {
     /// The disk's identity (world-wide id, serial, loop image, else the name).
     pub identity: DiskIdentity,
     pub model: Option<String>,
-    /// For a partition: its first byte on the disk (LBAs in the report count from the
-    /// partition's start).
+    /// A partition's first byte on the disk (the report's LBAs count from its start).
     pub partition_start: Option<u64>,
 }
 
@@ -76,8 +75,7 @@ struct JsonRepair<'a> {
     still_unreadable: u64,
     /// The sectors not repaired, merged (bytes).
     still_unreadable_ranges: Vec<JsonRange>,
-    /// Sectors that read just before their write, so were not written (rewritten since the
-    /// scan).
+    /// Sectors that read just before their write, so were not written (rewritten since).
     readable_again: u64,
     readable_again_ranges: Vec<JsonRange>,
     /// Why the repair stopped before the end, when it did.

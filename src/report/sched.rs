@@ -119,8 +119,8 @@ pub fn rule_scope_words(scope: &RuleScope) -> String {
     }
 }
 
-/// `disktriage sched DEV NAME --persist`: where the rule went (or would go), the rule, and
-/// that the running scheduler is unchanged.
+/// `disktriage sched DEV NAME --persist`: where the rule went (or would), the rule, and that
+/// the running scheduler is unchanged.
 pub fn render_persist(done: &Persisted, partition: Option<&str>, width: usize) -> String {
     let rule = &done.rule;
     let mut out = partition_line(&rule.device, partition);

@@ -1,6 +1,6 @@
-//! What `disktriage run --sweep-sched` / `--sweep-cache` prints: per test a table of each
-//! value's figure, its spread over the repeats, the difference to the value found at start and
-//! whether it is beyond the noise, then the verdict; and the same as JSON.
+//! What `disktriage run --sweep-sched` / `--sweep-cache` prints, as text and JSON: per test
+//! each value's figure, spread, difference to the starting value and whether beyond the noise,
+//! then the verdict.
 
 use serde::Serialize;
 

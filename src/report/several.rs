@@ -1,7 +1,6 @@
-//! The result of one test on several targets: a row per target (MB/s and IOPS over its
-//! repeats, p99, the noise, how far it is from the others, the kernel witness) and the verdict
-//! that names the outlier; as text and as JSON with every target's full report. The TUI's
-//! several-targets results show the same rows and the same verdict.
+//! One test on several targets: a row per target (MB/s, IOPS, p99, noise, distance from the
+//! others, the kernel witness) and the verdict naming the outlier, as text and as JSON with
+//! every full report. The TUI shows the same rows and verdict.
 
 use serde::Serialize;
 
@@ -39,7 +38,8 @@ pub enum WitnessMark {
     Absent,
 }
 
-/// One target's figures over its repeats, from the headline (first) phase.
+/// One target's figures over its repeats, from the first phase, as `bench::analysis::figures`
+/// gives them to Results and every report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TargetRow {
     /// The path as given (`/dev/sdb`).
@@ -49,19 +49,16 @@ pub struct TargetRow {
     pub role: Role,
     /// Repeats whose first phase completed without an error.
     pub repeats: usize,
-    /// MB/s (10^6 B/s) over the repeats, mean and spread, as Results and every report show
-    /// them for the same runs (`bench::analysis::figures`); None when no I/O completed in a measured
-    /// time.
+    /// MB/s (10^6 B/s), mean and spread; None when no I/O completed in a measured time.
     pub mbps: Option<Stat>,
-    /// The MB/s the verdict weighs: as `mbps`, and also for a target so slow that it did
-    /// fewer than 100 I/Os in the time (the time base says how few).
+    /// The MB/s the verdict weighs: `mbps`, also for a target too slow for 100 I/Os in the time.
     pub verdict_mbps: Option<Stat>,
-    /// The rates rest on few I/Os or little time (`bench::results::outcome::low_count`): shown, marked.
+    /// The rates rest on few I/Os or little time (`outcome::low_count`): shown, marked.
     pub low_count: bool,
     /// "19 I/Os in 1.00 s: low count" when `low_count`.
     pub low_count_note: Option<String>,
     pub iops: Option<Stat>,
-    /// Mean p99 latency over the repeats, in milliseconds (as `mbps`, from `bench::analysis::figures`).
+    /// Mean p99 latency over the repeats, ms.
     pub p99_ms: Option<f64>,
     pub witness: WitnessMark,
     /// What ended the target's run early (a device error), or why it did not start.
@@ -69,16 +66,15 @@ pub struct TargetRow {
 }
 
 impl TargetRow {
-    /// The row of a target from its repeats' reports and an error that ended it early.
+    /// The row from the repeats' reports and an error that ended it early.
     pub fn from_reports(
         target: &str,
         role: Role,
         reports: &[RunReport],
         error: Option<String>,
     ) -> Self {
-        // The figures every other screen shows for these runs (Results, the full report,
-        // the history): the first phase's over the repeats. A row of its own rules would
-        // show another MB/s for the same runs whenever a repeat was thin or empty.
+        // The figures every other screen shows: rules of its own would show another MB/s
+        // for the same runs whenever a repeat was thin or empty.
         let first = crate::bench::analysis::figures::figures(reports)
             .into_iter()
             .next();
@@ -175,8 +171,8 @@ impl SeveralResult {
     }
 }
 
-/// The verdict over rows: those with figures and no error are compared. The array of a
-/// members run is left out: it is not a peer of its members.
+/// The verdict over rows with figures and no error; a members run's array is no peer of its
+/// members, so left out.
 pub fn verdict_of_rows(rows: &[TargetRow]) -> SeveralVerdict {
     let figures: Vec<(String, Stat)> = rows
         .iter()
@@ -216,7 +212,7 @@ pub fn row_cells(row: &TargetRow, verdict: &SeveralVerdict, ratio: Option<f64>) 
     } else {
         ""
     };
-    // A rate over few I/Os is marked where it stands; the note under the table says how few.
+    // The note under the table says how few.
     let low = if row.low_count { "*" } else { "" };
     vec![
         row.name(),
@@ -239,8 +235,8 @@ pub fn row_cells(row: &TargetRow, verdict: &SeveralVerdict, ratio: Option<f64>) 
     ]
 }
 
-/// What the mark "*" on a row's MB/s and IOPS means: "loop1: * 97 I/Os in 3.03 s: low
-/// count: its MB/s and IOPS rest on few I/Os", wrapped to `width`; None for settled rates.
+/// The note for a "*" row: "loop1: * 97 I/Os in 3.03 s: low count: its MB/s and IOPS rest on
+/// few I/Os", wrapped; None for settled rates.
 pub fn low_count_line(row: &TargetRow, width: usize) -> Option<String> {
     row.low_count_note.as_ref().map(|note| {
         table::wrap(
@@ -287,8 +283,7 @@ pub fn headline(r: &SeveralResult) -> String {
     )
 }
 
-/// The text report: the headline, the table, each failure, each witness that disagrees, and
-/// the verdict.
+/// The text report: headline, table, failures, disagreeing witnesses, verdict.
 pub fn render_text(r: &SeveralResult, width: usize) -> String {
     let rows = r.rows();
     let verdict = verdict_of_rows(&rows);
@@ -344,8 +339,7 @@ pub fn render_text(r: &SeveralResult, width: usize) -> String {
     out
 }
 
-/// JSON: each target's row and its full reports (one per repeat, as `run --json` prints
-/// one), and the verdict.
+/// JSON: each target's row and full reports (one per repeat, as `run --json`), the verdict.
 pub fn render_json(r: &SeveralResult) -> anyhow::Result<String> {
     #[derive(Serialize)]
     struct Target {

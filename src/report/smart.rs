@@ -1,7 +1,6 @@
-//! What `disktriage smart` prints: the verdict and its reasons first, then temperature,
-//! power-on time, the ATA attribute table or the NVMe health log, and the drive's logs (the
-//! self-test state, the error log, the self-test log), within 80 columns. The TUI's health
-//! view shows this same text.
+//! What `disktriage smart` prints within 80 columns: the verdict and its reasons, temperature,
+//! power-on time, the ATA attributes or NVMe health log, and the drive's logs. The TUI's
+//! health view shows the same text.
 
 use serde::Serialize;
 
@@ -179,8 +178,8 @@ const SELF_TEST_COLUMNS: [Column; 5] = [
     Column::right("FIRST FAILING LBA"),
 ];
 
-/// What a self-test costs, said before one starts: no data is changed, the drive stays in
-/// service but slower, and a long test can take hours.
+/// What a self-test costs, said before one starts: no data changed, the drive slower, a long
+/// test hours.
 pub fn self_test_warning(kind: SelfTestKind, status: Option<&SelfTestStatus>) -> String {
     let minutes = |m: Option<u32>| match m {
         Some(m) if m >= 120 => {

@@ -1,7 +1,7 @@
-//! The write-cliff probe's report: the device and what it is (rotating or not), the scratch
-//! range, the writes, the MB/s every ten seconds, the verdict ("no write cliff in 5 min",
-//! "write cliff after X MiB written: ... drive-managed SMR behaviour") and whether every
-//! byte was put back; as text for 80 columns and JSON with the per-second series.
+//! The write-cliff probe's report: the device (rotating or not), the scratch range, the
+//! writes, MB/s every ten seconds, the verdict ("no write cliff in 5 min", "write cliff after
+//! X MiB written: ...") and whether every byte was put back; as 80-column text and JSON with
+//! the per-second series.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! A small aligned-text table that fits a given width by shrinking the columns that allow it,
-//! and word wrapping for the sentences around it.
+//! A small aligned-text table that fits a width by shrinking the columns that allow it, and
+//! word wrapping for the sentences around it.
 
 /// How a column lines up and whether it may be cut to fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,8 +53,8 @@ pub fn fit(s: &str, width: usize) -> String {
     out
 }
 
-/// Renders rows under the headers, one space between columns, no trailing spaces, at most
-/// `max_width` characters a line when shrinkable columns allow it.
+/// Rows under the headers, one space apart, no trailing spaces, at most `max_width` a line
+/// when shrinkable columns allow it.
 pub fn render(columns: &[Column], rows: &[Vec<String>], max_width: usize) -> String {
     let mut widths: Vec<usize> = columns.iter().map(|c| c.header.chars().count()).collect();
     for row in rows {
@@ -101,9 +101,8 @@ pub fn render(columns: &[Column], rows: &[Vec<String>], max_width: usize) -> Str
     out
 }
 
-/// `prefix` then `text`, word-wrapped to `width` columns; continuation lines are indented to
-/// the text's start (or by four spaces when the prefix is wide). Ends with a newline. Words
-/// longer than a line are left whole rather than cut.
+/// `prefix` then `text` wrapped to `width`, continuation lines indented to the text (four
+/// spaces under a wide prefix), newline-ended. A word longer than a line stays whole.
 pub fn wrap(prefix: &str, text: &str, width: usize) -> String {
     let indent = if prefix.chars().count() <= width / 2 {
         prefix.chars().count()
@@ -145,8 +144,8 @@ pub fn rate(mbps: f64) -> String {
     }
 }
 
-/// A count or rate of I/Os, never cut: above 9,999 the unit shortens (16.7k, 1.25M), so it
-/// fits a narrow column whole instead of losing digits.
+/// A count or rate of I/Os, never cut: above 9,999 it shortens (16.7k, 1.25M) to fit a narrow
+/// column whole.
 pub fn count(v: f64) -> String {
     if v >= 999_950.0 {
         format!("{:.2}M", v / 1e6)

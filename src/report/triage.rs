@@ -1,7 +1,6 @@
-//! The triage's outputs: the 80-column table (one line per disk, worst first, then every
-//! disk that is not healthy with its findings and next steps), the JSON report (a stable
-//! schema, `docs/triage.md`), the Prometheus text for node_exporter's textfile collector,
-//! and the exit status (the worst verdict).
+//! The triage's outputs: the 80-column table, the JSON report (a stable schema,
+//! `docs/triage.md`), the Prometheus text for node_exporter's textfile collector, and the exit
+//! status (the worst verdict).
 
 use std::cmp::Reverse;
 use std::fmt::Write as _;
@@ -24,9 +23,8 @@ pub struct DiskReport {
 }
 
 impl DiskReport {
-    /// The disk's first finding in a few words, for its line in the table and on the screen:
-    /// the worst finding's sentence; for a disk that could not be judged, why; else that
-    /// nothing was found.
+    /// The disk's line in the table and on screen: the worst finding, or why an unknown disk
+    /// could not be judged, or "no finding".
     pub fn first_finding(&self) -> String {
         if let Some(f) = self.judgement.findings.first() {
             return f.sentence.clone();
@@ -44,8 +42,8 @@ pub enum TriageOf {
     /// This host's disks (`disktriage triage`, `v` on Devices), recorded in the history.
     #[default]
     Disks,
-    /// smartctl reports saved to files (`triage --report`): their SMART and logs only, each
-    /// named by its file, never recorded in the history (they are no disks of this host).
+    /// Saved smartctl reports (`triage --report`): SMART and logs only, named by file, never
+    /// recorded in the history (no disks of this host).
     SavedReports,
 }
 
@@ -94,9 +92,8 @@ impl TriageReport {
 /// The narrowest table `render_table` draws.
 pub const MIN_WIDTH: usize = 80;
 
-/// The table: a heading, one line per disk worst first, then each disk that is not healthy
-/// with all its findings and next steps, and what changed since the last triage. Fits
-/// `width` columns (80 at least).
+/// The table: a heading, one line per disk worst first, then a block per disk not healthy
+/// (findings, next steps, changes). Fits `width` columns (80 at least).
 pub fn render_table(report: &TriageReport, width: usize) -> String {
     let width = width.max(MIN_WIDTH);
     let disks = report.ordered();
@@ -137,9 +134,8 @@ pub fn render_table(report: &TriageReport, width: usize) -> String {
     }
     out.push('\n');
     let columns = [
-        // A saved report's file name can be long: it gives way first, down to 24 columns
-        // (cut with a `~`; the block under the table names it whole). Kernel names never
-        // reach that.
+        // A saved report's long file name gives way first, to 24 columns (cut with `~`; the
+        // block below names it whole). Kernel names never reach that.
         Column::left("DEVICE").shrink_to(24, 0),
         Column::left("VERDICT"),
         Column::left("MODEL").shrink_to(8, 1),
@@ -196,8 +192,8 @@ fn model_words(facts: &DiskFacts) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
-/// A disk's block under the table: who it is, each finding with its next step, what
-/// could not be read (when it is not healthy), the notes, what changed.
+/// A disk's block under the table: who, findings and next steps, what was not read, notes,
+/// changes.
 fn disk_details(d: &DiskReport, of: TriageOf, width: usize) -> String {
     let id = &d.facts.identity;
     let dev = match of {
@@ -256,7 +252,7 @@ fn disk_details(d: &DiskReport, of: TriageOf, width: usize) -> String {
     out
 }
 
-/// The JSON report (`docs/triage.md` documents the schema): disks worst first, then by name.
+/// The JSON report (schema in `docs/triage.md`), disks in `ordered` order.
 pub fn to_json(report: &TriageReport) -> Value {
     let worst = report.worst();
     json!({
@@ -304,10 +300,9 @@ fn disk_json(d: &DiskReport) -> Value {
     })
 }
 
-/// A disk's fitness for an array: the drive's word (ERC timers in 100 ms units, zones, TRIM,
-/// FARM, its volatile write cache) and the kernel's (zone model, zones, timeout), and the md
-/// arrays that hold it. Power-loss protection is "not-stated" on every disk: no standard
-/// field of ATA, SCSI or NVMe states it, and a model name is not read.
+/// A disk's fitness for an array (`triage::facts::FitnessFacts`; ERC timers in 100 ms units).
+/// Power-loss protection is "not-stated" on every disk: no standard ATA, SCSI or NVMe field
+/// states it, and a model name is not read.
 fn fitness_json(f: &DiskFacts) -> Value {
     let fit = &f.fitness;
     json!({
@@ -378,8 +373,7 @@ fn measurements_json(f: &DiskFacts) -> Value {
             "buckets": s.buckets.iter().map(|(b, blocks)| json!({
                 "label": b.label(), "upto_ms": b.upto_ms(), "blocks": blocks,
             })).collect::<Vec<_>>(),
-            // The first unreadable sector of each failed sample; `sectors` above 1 when the
-            // split stopped first and it is somewhere in that range.
+            // `sectors` above 1: a range (`triage::Unreadable::at`).
             "unreadable": s.unreadable.iter().map(|u| {
                 let (lba, sectors) = u.lbas(block);
                 json!({
@@ -405,8 +399,7 @@ fn measurements_json(f: &DiskFacts) -> Value {
     })
 }
 
-/// A label value escaped as the Prometheus text format says: backslash, double quote and
-/// line feed.
+/// A label value escaped per the Prometheus text format (backslash, double quote, line feed).
 pub fn escape_label(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
@@ -420,8 +413,7 @@ pub fn escape_label(value: &str) -> String {
     out
 }
 
-/// One metric family: its samples (labels, value), written with HELP and TYPE only when it
-/// has any.
+/// One metric family of (labels, value) samples; written, with HELP and TYPE, only if any.
 struct Family {
     name: &'static str,
     help: &'static str,
@@ -469,9 +461,8 @@ pub fn verdict_number(v: TriageVerdict) -> f64 {
     }
 }
 
-/// The Prometheus text exposition for node_exporter's textfile collector: every series a
-/// gauge, one sample per disk labelled by device, model and serial; a value not known leaves
-/// its sample out.
+/// The Prometheus text for node_exporter's textfile collector: gauges, one sample per disk
+/// labelled by device, model and serial; an unknown value leaves its sample out.
 pub fn prom_text(report: &TriageReport) -> String {
     let mut verdict = Family::new(
         "disktriage_verdict",

@@ -1,7 +1,6 @@
-//! The TRIM check's report: what the kernel and the drive say about discards, the range
-//! written and discarded, what it read back, the verdict ("discard works, reads zeros",
-//! "discard accepted, data still there", "claims zeros, returns old data"), and whether every
-//! byte was put back; as text for 80 columns and JSON.
+//! The TRIM check's report: what kernel and drive say of discards, the range written and
+//! discarded, what read back, the verdict ("discard works, reads zeros", "claims zeros,
+//! returns old data", ...) and whether every byte was put back; as 80-column text and JSON.
 
 use std::time::Duration;
 

@@ -1,11 +1,9 @@
-//! What changed since the last triage of the same disk: the history keeps each disk's verdict
-//! and key values (`history::TriageRecord`, made by `record_of`); the next triage compares
-//! them (`changes`). The caller finds the earlier record with `history::Loaded::last_triage`
-//! (by the disk's identity: WWN or serial, never the kernel name alone).
+//! What changed since the disk's last triage: the history keeps each verdict and key values
+//! (`record_of`); the next triage compares them (`changes`). The caller finds the earlier
+//! record with `history::Loaded::last_triage` (by WWN or serial, never the kernel name alone).
 //!
-//! Counters (sector and error counts, the NVMe spare and wear) are reported on any change:
-//! one new pending sector matters. Unreadable samples only beyond the sampling's noise, and
-//! measurements never (`super::counters` says why).
+//! Counters are reported on any change (one new pending sector matters); unreadable samples
+//! only beyond the sampling's noise; measurements never (see `super::counters`).
 
 use std::fmt;
 
@@ -45,8 +43,7 @@ pub use super::counters::{
     RETIRED, SEQ_READ, SLOW, SURFACE_READS, TEMPERATURE, UNREADABLE,
 };
 
-/// What the history keeps of this disk's triage: the verdict, the rule ids, and every key
-/// value that could be read (`counters::values_of`).
+/// What the history keeps of a triage: the verdict, the rule ids and the key values read.
 pub fn record_of(facts: &DiskFacts, judgement: &Judgement) -> TriageRecord {
     TriageRecord {
         verdict: judgement.verdict.as_str().to_string(),
@@ -59,16 +56,15 @@ pub fn record_of(facts: &DiskFacts, judgement: &Judgement) -> TriageRecord {
     }
 }
 
-/// The values that changed between an earlier record (made at `since_unix`) and now, in
-/// the order of their names. A value known only on one side is no change (it was not
-/// read then, or is not now).
+/// The values that changed since an earlier record (made at `since_unix`), by name. A value
+/// known on one side only is no change.
 pub fn changes(previous: &TriageRecord, since_unix: u64, now: &TriageRecord) -> Vec<Change> {
     now.values
         .iter()
         .filter_map(|(what, &after)| {
             let before = *previous.values.get(what)?;
             let changed = if what == UNREADABLE {
-                // Each triage samples other places: only a difference beyond that is one.
+                // Each triage samples other places.
                 sampled_change(&previous.values, &now.values)
             } else {
                 !MEASURES.contains(&what.as_str()) && after != before
@@ -195,8 +191,7 @@ mod tests {
             "pending sectors 0 -> 24 since 2026-11-18 11:06 UTC"
         );
         assert_eq!(found[0].to_json().since, "2026-11-18T11:06:40Z");
-        // Five times slower under another load is still the same disk: no change said (the
-        // record keeps it).
+        // Five times slower under another load is still the same disk: no change said.
         let now = record(&facts(0, 40.0));
         assert_eq!(now.values[SEQ_READ], 40.0);
         assert!(changes(&before, since, &now).is_empty());

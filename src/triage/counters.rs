@@ -1,11 +1,9 @@
-//! The values a triage keeps of each disk (the history's `TriageRecord::values`), by name,
-//! and which of them growing since the disk's previous triage is a finding (`grown`).
+//! The values a triage keeps of each disk (`TriageRecord::values`), by name, and which of them
+//! growing since the previous triage is a finding (`grown`).
 //!
-//! Counters of damage (sector and error counts) are judged by growth: one new pending sector
-//! between two triages says more than a lifetime total. The sampled surface read is not a
-//! counter: each triage samples other places, so its unreadable samples are compared only
-//! beyond the sampling's own noise (`beyond_sampling_noise`). Measurements (`MEASURES`) are
-//! kept but never compared: they move with the host's load.
+//! Damage counters are judged by growth: one new pending sector between two triages says more
+//! than a lifetime total. Each triage samples other places, so unreadable samples count only
+//! beyond the sampling's noise (`beyond_sampling_noise`). `MEASURES` are never compared.
 
 use std::collections::BTreeMap;
 
@@ -32,11 +30,9 @@ pub const SEQ_READ: &str = "sequential read MB/s";
 pub const RANDOM_P99: &str = "random read p99 ms";
 pub const TEMPERATURE: &str = "highest temperature °C";
 
-/// Values that are measurements, not counters: kept in the record, never reported as a
-/// change. A short measurement moves with the host's load (a triage of one disk and one of
-/// nine in parallel read the same disk at 1,042 and 198 MB/s), and two triages of an
-/// unchanged disk must not read as a changed disk; a slow disk is a finding of its own
-/// (`surface-slow`, `outlier-seq-read`), judged on the run itself.
+/// Measurements: kept, never reported as a change. They move with the host's load (one disk
+/// alone and nine in parallel read the same disk at 1,042 and 198 MB/s); a slow disk is a
+/// finding of its own (`surface-slow`, `outlier-seq-read`), judged on the run itself.
 pub const MEASURES: [&str; 5] = [SEQ_READ, RANDOM_P99, TEMPERATURE, SLOW, SURFACE_READS];
 
 /// Counters whose growth says the disk got worse (the `counters-grew` rule); the interface
@@ -51,8 +47,7 @@ pub const DAMAGE: [&str; 7] = [
     ERROR_LOG,
 ];
 
-/// Every key value of `facts` that could be read (one that could not is left out, never
-/// kept as 0).
+/// Every key value of `facts` that could be read (one that could not is left out, not 0).
 pub fn values_of(facts: &DiskFacts) -> BTreeMap<String, f64> {
     let mut values = BTreeMap::new();
     let mut put = |name: &str, v: Option<f64>| {
@@ -120,13 +115,12 @@ pub fn values_of(facts: &DiskFacts) -> BTreeMap<String, f64> {
     values
 }
 
-/// How sure a difference of sampled counts must be before it is called one: a 2.5 % chance
-/// each way (5 % in all) that sampling alone gave it.
+/// A difference of sampled counts is one when sampling alone gives it by 2.5 % chance each
+/// way (5 % in all).
 const NOISE_P: f64 = 0.025;
 
-/// The chance that `at_least` or more of `n` events fall on one side when each does with
-/// probability `p` (the binomial tail), in log space so thousands of samples do not
-/// underflow.
+/// The binomial tail: the chance that `at_least` of `n` events fall on one side, each with
+/// probability `p`. In log space so thousands of samples do not underflow.
 fn tail_at_least(n: u64, at_least: u64, p: f64) -> f64 {
     if at_least == 0 {
         return 1.0;
@@ -152,12 +146,10 @@ fn tail_at_least(n: u64, at_least: u64, p: f64) -> f64 {
     sum.min(1.0)
 }
 
-/// Whether `after` unreadable samples of `reads_after` differ from `before` of
-/// `reads_before` by more than sampling explains: given the `before + after` unreadable
-/// samples of both triages, each falls in the newer one with the chance its share of the
-/// reads gives; a count that far on either side happens by chance less than `NOISE_P`.
-/// Without the read counts the shares are taken as equal. "3 -> 2" and "0 -> 4" are noise;
-/// "0 -> 6" is not.
+/// Whether unreadable counts `before` and `after` differ beyond sampling: each of the
+/// `before + after` falls in the newer triage with its share of the reads (equal without read
+/// counts); a split that far happens by chance less than `NOISE_P`. "3 -> 2" and "0 -> 4" are
+/// noise; "0 -> 6" is not.
 pub fn beyond_sampling_noise(
     before: u64,
     reads_before: Option<u64>,
@@ -180,8 +172,8 @@ pub fn beyond_sampling_noise(
 /// A value that grew: (name, before, after).
 pub type Growth = (String, f64, f64);
 
-/// The counters of `names` that grew from `previous` to `now`, and the unreadable samples
-/// when they grew beyond the sampling's noise, in the order of `names`.
+/// The counters of `names` that grew from `previous` to `now`, in order; unreadable samples
+/// only beyond the sampling's noise.
 pub fn grown(
     previous: &BTreeMap<String, f64>,
     now: &BTreeMap<String, f64>,

@@ -1,10 +1,10 @@
-//! What the triage gathered about one disk, as plain data. Every field that could not be read
-//! is `None` with the reason in `DiskFacts::problems`, so a rule can tell "zero" from "not
-//! known" and the verdict `unknown` can say why.
+//! What the triage gathered about one disk, as plain data. A field that could not be read is
+//! `None` with the reason in `DiskFacts::problems`, so a rule tells "zero" from "not known"
+//! and the verdict `unknown` can say why.
 
 use serde::Serialize;
 
-/// How a disk that no worker reached within the bound says so (the start of its problem).
+/// The start of the problem of a disk no worker reached within the bound.
 pub const NOT_REACHED: &str = "not reached within the";
 
 use crate::model::{DriveFitness, DriveLogs, SmartHealth, Transport, ZoneModel};
@@ -72,8 +72,7 @@ pub struct LinkState {
     pub current: String,
     /// The same in Gbit/s (SATA, USB) or GT/s (PCIe), for comparing.
     pub current_rate: Option<f64>,
-    /// The best the disk and its port both support, as words and as a rate (`None`: unknown,
-    /// and then no rule judges the link).
+    /// The best both disk and port support, as words and rate (`None`: no rule judges the link).
     pub best: Option<String>,
     pub best_rate: Option<f64>,
     /// PCIe lanes now and at most.
@@ -103,32 +102,27 @@ pub struct SeqRead {
 /// MHDD and Victoria count a block as delayed (a healthy disk's random read is some 20 ms).
 pub const SLOW_MS: f64 = 150.0;
 
-/// The sampled surface read: reads spread over the whole LBA range, classed in the scan's
-/// buckets.
+/// The sampled surface read: reads spread over the LBA range, in the scan's buckets.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SurfaceSample {
     pub reads: u64,
     pub read_bytes: u32,
     pub buckets: BucketCounts,
-    /// Unreadable samples, each with where its first unreadable sector is; at most a few
-    /// hundred kept.
+    /// Failed samples with their first unreadable sector; a few hundred kept at most.
     pub unreadable: Vec<Unreadable>,
-    /// Samples at or above the scan's slow limit twice (read again after the others, as
-    /// the scan re-reads its slow blocks), or once when there was no time left to read them
-    /// again: (byte offset, the slower of the two ms).
+    /// Samples slow twice (re-read after the others, as the scan does), or once when no time
+    /// was left to re-read: (byte offset, the slower ms).
     pub slow: Vec<(u64, f64)>,
-    /// Samples slow once and fast when read again (a hiccup of the host or another process,
-    /// not a weak area): not judged.
+    /// Samples slow once and fast when re-read (a host hiccup, not a weak area): not judged.
     pub slow_once: u64,
 }
 
 /// A sample whose read failed, split to find its first unreadable sector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unreadable {
-    /// The sample that failed.
     pub sample: Span,
-    /// Where its first unreadable sector is: that one sector when the split found it, else
-    /// the part of the sample it is somewhere in (the split stopped at its bound).
+    /// Its first unreadable sector, or the part of the sample holding it when the split
+    /// stopped at its bound.
     pub at: Span,
     /// The errno of the sector's own read, else of the sample's.
     pub errno: i32,
@@ -146,9 +140,8 @@ impl Unreadable {
 }
 
 impl SurfaceSample {
-    /// Where the samples failed, for a sentence: "at LBA 1000, 2000 and 2 more", a place
-    /// known only to a range "somewhere in LBA 2000-2127", at most `named` places. Samples
-    /// that found the same place (overlapping ones, on a small disk) name it once.
+    /// Where the samples failed, at most `named` places: "at LBA 1000, 2000 and 2 more",
+    /// "somewhere in LBA 2000-2127". A place found twice (overlapping samples) is named once.
     pub fn unreadable_words(&self, block: u64, named: usize) -> String {
         let mut places: Vec<(u64, u64)> = Vec::new();
         for u in &self.unreadable {
@@ -188,22 +181,21 @@ impl SurfaceSample {
 pub struct Measurements {
     pub surface: Option<SurfaceSample>,
     pub seq: Vec<SeqRead>,
-    /// QD1 random read latency percentiles in ms: p50 and p99.
+    /// QD1 random read latency, p50 and p99 in ms.
     pub random_read_p50_ms: Option<f64>,
     pub random_read_p99_ms: Option<f64>,
-    /// The drive's temperature, lowest and highest seen during the triage.
+    /// Lowest and highest drive temperature seen during the triage.
     pub temperature_min_c: Option<i64>,
     pub temperature_max_c: Option<i64>,
-    /// The interface CRC count read again after the reads (ATA drives that count them).
+    /// The interface CRC count re-read after the reads (ATA drives that count them).
     pub crc_errors_after: Option<u64>,
 }
 
-/// The newest flush check of the disk in the history (`disktriage flushcheck`), which the
-/// triage does not run itself (it writes): a lying or volatile cache under a database is a
-/// finding.
+/// The disk's newest flush check (`disktriage flushcheck`; it writes, so the triage does not
+/// run it). A lying or volatile cache under a database is a finding.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FlushFact {
-    /// The power-cut check's verify (`true`) or the timing check.
+    /// `true`: the power-cut check's verify; `false`: the timing check.
     pub verify: bool,
     /// The check's verdict word: "waits-for-medium", "volatile-cache", "unknown" (timing);
     /// "nothing-lost", "lost" (verify).
@@ -216,8 +208,8 @@ pub struct FlushFact {
     pub lost: u64,
 }
 
-/// The newest write-cliff probe of the disk in the history (`disktriage smrcheck`), which
-/// the triage does not run itself (it writes for minutes).
+/// The disk's newest write-cliff probe (`disktriage smrcheck`; it writes for minutes, so the
+/// triage does not run it).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SmrFact {
     /// "no-cliff" or "cliff".
@@ -228,8 +220,8 @@ pub struct SmrFact {
     pub when: String,
 }
 
-/// The newest capacity probe or TRIM check of the disk in the history: they write, so the
-/// triage does not run them; a fake capacity or a broken discard claim is a finding.
+/// The disk's newest capacity probe or TRIM check (they write, so the triage does not run
+/// them). A fake capacity or a broken discard claim is a finding.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CheckFact {
     /// Capacity: "real", "fake". TRIM: "works", "kept", "broken", "refused", "no-discard".
@@ -265,7 +257,8 @@ pub struct PreviousTriage {
     pub values: std::collections::BTreeMap<String, f64>,
 }
 
-/// Everything gathered about one disk.
+/// Everything gathered about one disk. `flush`, `smr`, `capacity`, `trim` and `previous` come
+/// from the history, filled in by `flow::triage`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DiskFacts {
     pub identity: DiskIdentityFacts,
@@ -273,21 +266,14 @@ pub struct DiskFacts {
     pub logs: Option<DriveLogs>,
     pub link: Option<LinkState>,
     pub measurements: Measurements,
-    /// The drive's own warning temperature in degrees Celsius, where it states one (NVMe
-    /// Identify Controller's WCTEMP; `None` otherwise: no threshold is guessed). The rule
-    /// `temperature-high` judges against it. Added by h7-rules; h7-gather fills it.
+    /// The drive's own warning temperature in °C (NVMe WCTEMP), which `temperature-high`
+    /// judges against; `None` when it states none (no threshold is guessed).
     pub temperature_warning_c: Option<i64>,
-    /// The newest flush check of this disk in the history, filled in by `flow::triage`.
     pub flush: Option<FlushFact>,
-    /// The newest write-cliff probe of this disk in the history, filled in by
-    /// `flow::triage`.
     pub smr: Option<SmrFact>,
-    /// The newest capacity probe and TRIM check of this disk in the history, filled in by
-    /// `flow::triage`.
     pub capacity: Option<CheckFact>,
     pub trim: Option<CheckFact>,
-    /// The previous triage of this disk in the history, filled in by `flow::triage`: what
-    /// the growth rules compare with.
+    /// What the growth rules compare with.
     pub previous: Option<PreviousTriage>,
     /// Its fitness for an array (SCT ERC against the kernel's timeout, zones, FARM).
     pub fitness: FitnessFacts,
@@ -296,9 +282,8 @@ pub struct DiskFacts {
     pub problems: Vec<String>,
     /// Seconds the gathering of this disk took.
     pub seconds: f64,
-    /// The saved smartctl report these facts are read from (`triage --report`): its path as
-    /// named on the command line or found in a named directory, `-` for standard input;
-    /// `None` for a disk of this host.
+    /// The saved smartctl report read (`triage --report`): its path as given or found in a
+    /// named directory, `-` for standard input; `None` for a disk of this host.
     pub saved_report: Option<String>,
 }
 

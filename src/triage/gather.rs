@@ -1,16 +1,12 @@
-//! Gathers the facts of the chosen disks, read-only and within a time bound: SMART and the
-//! drive's logs, the link, a sampled surface read, sequential reads at the start, middle and
-//! end, QD1 random read latency and the temperature throughout. Disks are gathered in
-//! parallel by a pool of at most `WORKERS` threads (so at most that many drive commands and
-//! `smartctl` children at once), each disk given a fair share of the time left when it is
-//! taken; progress goes out per disk as it happens. A disk no worker reached by the bound
-//! says so.
+//! Gathers the facts of the chosen disks, read-only and within a time bound: SMART and logs,
+//! the link, the surface sample, sequential and QD1 random reads, the temperature throughout.
+//! A pool of at most `WORKERS` threads gives each disk a fair share of the time left when it
+//! is taken, with progress per disk. A disk no worker reached by the bound says so.
 //!
-//! The bound holds even when a disk hangs: a read stuck in the kernel cannot be abandoned, so
-//! each disk's thread fills its facts into a shared slot as it goes, and `gather` returns at
-//! the bound (plus `MARGIN`) with what every slot holds then. A disk still busy is left to its
-//! thread (it only reads, and its result is no longer waited for) and its facts say where it
-//! stopped.
+//! The bound holds when a disk hangs: a read stuck in the kernel cannot be abandoned, so each
+//! thread fills a shared slot as it goes and `gather` returns at the bound (plus `MARGIN`) with
+//! what the slots hold. A busy disk is left to its thread (it only reads); its facts say where
+//! it stopped.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -32,8 +28,7 @@ pub struct GatherOptions {
     /// The whole triage ends within this (default 60 s; `--quick` about 10 s).
     pub bound: Duration,
     pub quick: bool,
-    /// When the bound began (the command's start, before the disks were listed); `None`:
-    /// when the gathering begins.
+    /// When the bound began (the command's start, before listing disks); `None`: now.
     pub since: Option<Instant>,
 }
 
@@ -50,12 +45,12 @@ impl Default for GatherOptions {
 /// How long after the bound `gather` waits for the last facts before it returns without them.
 pub const MARGIN: Duration = Duration::from_millis(1500);
 
-/// What each disk keeps back from its measurements for the closing temperature reading (at
-/// most a quarter of its share of the time).
+/// Kept back from each disk's measurements for the closing temperature (at most a quarter of
+/// its share).
 const CLOSING: Duration = Duration::from_millis(1000);
 
-/// The most disks gathered at once: each is a thread, its drive commands and at most one
-/// `smartctl` child. A thousand disks at once took longer to start than the bound.
+/// The most disks gathered at once (each a thread, its drive commands and at most one
+/// `smartctl` child): a thousand at once took longer to start than the bound.
 pub const WORKERS: usize = 32;
 
 /// The step of a disk no worker has taken yet.
@@ -64,12 +59,12 @@ const NOT_TAKEN: &str = "waiting for a worker";
 /// One disk's progress, as the TUI's per-disk line and the CLI's stderr show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
-    /// Index of the disk in the order it was asked for.
+    /// Index in the order asked for.
     pub disk: usize,
     pub device: String,
     /// What it is doing now: "SMART", "surface 1200/4000", "seq read middle", "done".
     pub step: String,
-    /// 0.0 ..= 1.0 of this disk's work.
+    /// 0.0 ..= 1.0.
     pub fraction: f64,
     /// Set once, with the disk's facts, when it is done.
     pub done: Option<Box<DiskFacts>>,
@@ -82,7 +77,7 @@ struct Slot {
     finished: bool,
 }
 
-/// What a disk's thread reports through.
+/// A disk thread's way to report.
 struct Reporter {
     disk: usize,
     device: String,
@@ -120,10 +115,9 @@ impl Reporter {
     }
 }
 
-/// Gathers the facts of `devices` (kernel names) in parallel, sending progress on `progress`
-/// (the receiver may be gone: progress is then dropped). Returns the facts in the order asked;
-/// a disk that could not be read at all has its reasons in `problems`. Returns by the bound
-/// plus `MARGIN` whatever the disks do.
+/// Gathers the facts of `devices` (kernel names) in parallel, progress to `progress` (dropped
+/// if the receiver is gone). Facts in the order asked, unread disks with reasons in
+/// `problems`; returns by the bound plus `MARGIN` whatever the disks do.
 pub fn gather(
     root: &SysRoot,
     devices: &[String],
@@ -133,8 +127,7 @@ pub fn gather(
     gather_until(root, devices, options, progress, &AtomicBool::new(false))
 }
 
-/// `gather`, ending early (with what was gathered, each unfinished disk saying so) when `stop`
-/// turns true (Ctrl-C).
+/// `gather`, ending early with what it has when `stop` turns true (Ctrl-C).
 pub fn gather_until(
     root: &SysRoot,
     devices: &[String],
@@ -145,8 +138,7 @@ pub fn gather_until(
     let started = options.since.unwrap_or_else(Instant::now);
     let deadline = started + options.bound;
     let sizes = Sizes::of(options.quick);
-    // The disks' threads stop at this flag too: set at the deadline, on a stop, and when
-    // `gather` returns, so a slow disk's thread does not go on reading for nobody.
+    // Set at the deadline, on a stop and on return, so no thread reads on for nobody.
     let halt = Arc::new(AtomicBool::new(false));
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     let slots: Vec<Arc<Mutex<Slot>>> = devices
@@ -165,8 +157,7 @@ pub fn gather_until(
             }))
         })
         .collect();
-    // The pool: each worker takes the next disk until none is left. A disk taken after the
-    // deadline (or a stop) is not read: it is "not reached".
+    // A disk taken after the deadline or a stop is not read: "not reached".
     let next = Arc::new(AtomicUsize::new(0));
     let devices: Arc<Vec<String>> = Arc::new(devices.to_vec());
     let slots = Arc::new(slots);
@@ -203,8 +194,7 @@ pub fn gather_until(
                         let _ = done_tx.send(disk);
                         continue;
                     }
-                    // This disk's share of what is left: the time left, times the workers,
-                    // over the disks not yet taken (this one among them).
+                    // Time left x workers / disks not yet taken (this one included).
                     let left = devices.len() - disk;
                     let share = (deadline - now).mul_f64(workers as f64 / left.max(1) as f64);
                     let own = (now + share).min(deadline);
@@ -252,7 +242,7 @@ pub fn gather_until(
         if now >= give_up {
             break;
         }
-        // Woken every 100 ms to see a stop.
+        // Wakes every 100 ms to see a stop.
         match done_rx.recv_timeout((give_up - now).min(Duration::from_millis(100))) {
             Ok(_) => waiting -= 1,
             Err(RecvTimeoutError::Timeout) => {}
@@ -265,7 +255,7 @@ pub fn gather_until(
         .iter()
         .enumerate()
         .map(|(disk, slot)| {
-            // A thread holds the lock only while it changes its facts, never across a read.
+            // Never held across a read (`Reporter::update`): a hung disk does not block this.
             let (mut facts, step, finished) = match slot.lock() {
                 Ok(s) => (s.facts.clone(), s.step.clone(), s.finished),
                 Err(poisoned) => {
@@ -317,7 +307,7 @@ fn identity_of(root: &SysRoot, dev: &BlockDevice) -> DiskIdentityFacts {
         capacity_bytes: dev.size_bytes.map_or(0, |b| b.0),
         logical_block_size: dev.logical_block_size.unwrap_or(512),
         transport: Some(dev.transport),
-        // sysfs tells rotating from not; the rate itself needs the drive's IDENTIFY.
+        // sysfs says only rotating or not; `gather_one` reads the rpm from IDENTIFY.
         rotation_rpm: match dev.rotational {
             Some(false) => Some(0),
             _ => None,
@@ -335,8 +325,7 @@ fn temperature(drives: &dyn DriveControl, dev: &BlockDevice) -> Result<Option<i6
     }
 }
 
-/// Everything about one disk, in order of cost: what sysfs says, SMART and the logs, then the
-/// measurements, the surface last (it takes what time is left).
+/// Everything about one disk, cheapest first; the surface last (it takes the time left).
 fn gather_one(
     root: &SysRoot,
     drives: &LinuxDrives,
@@ -363,8 +352,7 @@ fn gather_one(
         &facts,
         ata.as_ref().and_then(|a| a.sata_generation),
     );
-    // The rotation rate is the drive's own word (IDENTIFY 217); sysfs only tells rotating
-    // from not.
+    // The rpm is the drive's own word (IDENTIFY word 217).
     if let Some(rpm) = ata.as_ref().and_then(|a| a.rotation_rpm) {
         r.update(|f| f.identity.rotation_rpm = Some(rpm));
     }
@@ -414,9 +402,8 @@ fn gather_one(
 
     measure_disk(root, &dev, r, sizes, deadline, halt);
 
-    // A drive with an interface CRC count is read again: a count that grew while the triage
-    // read the disk is the link failing now (`crc-errors-grew`). The same read gives the
-    // closing temperature.
+    // A CRC count that grew during the reads is the link failing now (`crc-errors-grew`).
+    // The same read gives the closing temperature.
     if crc_at_start {
         match drive_state::smart_health(drives, &dev) {
             Ok(health) => {
@@ -433,10 +420,9 @@ fn gather_one(
     }
 }
 
-/// The disk's fitness for an array: the md arrays that hold it or a partition of it, the
-/// kernel's zones and command timeout, and on SATA the drive's SCT Error Recovery Control,
-/// TRIM and zoned capabilities (IDENTIFY, as the link step read it).
-/// ERC that could not be read is a problem only on an array member, where a rule needs it.
+/// The disk's fitness for an array: md arrays holding it or a partition, the kernel's zones
+/// and command timeout, and on SATA the drive's ERC, TRIM and zoned capabilities (IDENTIFY).
+/// Unreadable ERC is a problem only on an array member, where a rule needs it.
 fn fitness_of(
     root: &SysRoot,
     drives: &LinuxDrives,
@@ -464,8 +450,7 @@ fn fitness_of(
         }
         None => None,
     };
-    // The drive's own answer (IDENTIFY, the caching mode page, NVMe VWC and feature 0x06);
-    // a device with no drive behind it, or one that does not answer, states nothing.
+    // The drive's own answer (`DriveControl::drive_cache`); none when no drive answers.
     let write_cache = drives
         .drive_cache(dev)
         .ok()
@@ -530,9 +515,8 @@ fn measure_disk(
     };
     let align = u64::from(device.logical.max(512));
     let capacity = device.size;
-    // Sequential reads of 1 MiB, as `dd bs=1M iflag=direct` reads, whatever the device's
-    // largest transfer: the kernel sends the pieces of a larger read together (reading only
-    // an NVMe disk's 128 KiB at a time would report a fraction of what dd shows).
+    // 1 MiB reads as `dd bs=1M iflag=direct`, whatever the largest transfer: the kernel
+    // sends the pieces together (an NVMe disk read 128 KiB at a time shows a fraction of dd).
     let chunk = plan::read_len(1 << 20, capacity, align).unwrap_or(align);
     let buffer = chunk.max(measure::SURFACE_READ).max(align);
     if let Err(e) = device.set_block(buffer) {
@@ -619,8 +603,8 @@ fn measure_disk(
     });
 }
 
-/// The disks a triage with no DEV looks at: every whole disk of the inventory that has a size
-/// (an unattached loop device has none), not RAM disks.
+/// The disks a triage with no DEV looks at: every whole disk with a size (an unattached loop
+/// device has none), not RAM disks.
 pub fn every_disk(root: &SysRoot) -> anyhow::Result<Vec<String>> {
     let inventory = root.inventory()?;
     Ok(inventory

@@ -16,8 +16,7 @@ fn leading_number(text: &str) -> Option<f64> {
     t[..end].parse::<f64>().ok().filter(|v| *v > 0.0)
 }
 
-/// The SATA rate of a generation (IDENTIFY word 76 bits 1..=3: Gen1 1.5, Gen2 3.0, Gen3 6.0
-/// Gb/s).
+/// A SATA generation's rate in Gb/s (IDENTIFY word 76 bits 1..=3): 1.5, 3.0, 6.0.
 pub fn sata_gen_rate(generation: u8) -> Option<f64> {
     match generation {
         1 => Some(1.5),

@@ -1,8 +1,7 @@
-//! The triage's measurements on an opened device (anything that reads timed blocks, a
-//! `scan::engine::BlockReader`): the sampled surface read (a failed sample split down to its
-//! first unreadable sector, within a bounded number of reads), the sequential reads at the
-//! start, middle and end, and the QD1 random 4 KiB reads. Each stops at its own time limit, at
-//! the triage's deadline or when asked to stop, and says so; none writes.
+//! The triage's measurements over a `scan::engine::BlockReader`: the sampled surface read (a
+//! failed sample split down to its first unreadable sector, in a bounded number of reads), the
+//! sequential reads at start, middle and end, and QD1 random 4 KiB reads. Each stops at its
+//! limit, the deadline or a stop, and says so; none writes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -14,7 +13,8 @@ use crate::scan::bisect::{Bisection, Found};
 use crate::scan::buckets::Bucket;
 use crate::scan::engine::{BlockReader, ReadOutcome};
 
-/// A read at or above this is slow (the scan's default `--slow`), and kept with its offset.
+/// A read at or above this is slow and kept with its offset (the scan's `--slow`; see
+/// `facts::SLOW_MS`).
 pub const SLOW: Duration = Duration::from_millis(150);
 /// A read at or above this is counted TIME (the scan's default `--timeout`).
 pub const TIMEOUT: Duration = Duration::from_secs(3);
@@ -22,16 +22,16 @@ pub const TIMEOUT: Duration = Duration::from_secs(3);
 pub const SURFACE_READ: u64 = 64 << 10;
 /// The bytes of one random read.
 pub const RANDOM_READ: u64 = 4 << 10;
-/// Reads of one failed sample's split, at most: enough to find the first unreadable sector
-/// of a 64 KiB sample of 512-byte sectors (at most two reads per halving, seven halvings).
+/// Split reads per failed sample, at most: enough for a 64 KiB sample of 512-byte sectors
+/// (two reads per halving, seven halvings).
 pub const SPLIT_READS: u64 = 16;
-/// Split reads of the whole surface read, at most: on a disk with many failed samples the
-/// later ones keep their sample's range (`disktriage scan` maps them all).
+/// Split reads of the whole surface read, at most; later failed samples keep their range
+/// (`disktriage scan` maps them all).
 pub const SPLIT_BUDGET: u64 = 256;
 /// The unreadable and slow samples kept, at most (the counts stay whole in the buckets).
 pub const KEPT: usize = 256;
 
-/// How much each measurement does in a full triage and in a quick one.
+/// How much each measurement does, in a full triage or a quick one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sizes {
     pub surface_reads: u64,
@@ -80,9 +80,8 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// The sampled surface read of `plan` (from `plan::surface_plan`), on a device of `sector`-byte
-/// logical blocks. `progress(done)` is called now and then. The problem says where it stopped
-/// when it could not read the whole plan.
+/// The sampled surface read of `plan` (`plan::surface_plan`) on `sector`-byte blocks, with
+/// `progress(done)` now and then. The problem says where it stopped, if before the end.
 pub fn surface(
     reader: &mut dyn BlockReader,
     plan: &[Span],
@@ -153,9 +152,8 @@ pub fn surface(
             progress(i);
         }
     }
-    // Each slow sample is read once more after the others, as the scan re-reads its slow
-    // blocks: slow twice is a weak area, slow once a hiccup (the host, another process).
-    // One not read again for want of time stays slow: it was.
+    // Re-read slow samples, as the scan does: slow twice is a weak area, once a hiccup.
+    // One left unread for want of time stays slow.
     for (span, first_ms) in first_slow {
         if problem.is_none() && !limit.over() {
             let again = reader.read(span);
@@ -173,13 +171,10 @@ pub fn surface(
     (sample, problem)
 }
 
-/// Where the first unreadable sector of a failed sample (`failed`, its `at` the whole sample)
-/// is: the scan's bisection (`scan::bisect`) reads the left part first, so the first part
-/// one sector long that fails is the first unreadable sector. At most `SPLIT_READS` reads
-/// and what is left of `budget`, none once `limit` is over: stopped before, the sector is
-/// somewhere from the last byte read good to the end of the smallest part that failed.
-/// The second value says why the device cannot be read any more, when a split read found it
-/// gone.
+/// The first unreadable sector of a failed sample, by `scan::bisect` (left part first, so
+/// the first one-sector part that fails is it). At most `SPLIT_READS` reads and the rest of
+/// `budget`, none past `limit`; stopped early, it is a range from the last good byte to the
+/// end of the smallest failed part. The second value: why the device is gone, if it is.
 fn first_unreadable(
     reader: &mut dyn BlockReader,
     failed: Unreadable,
@@ -192,7 +187,7 @@ fn first_unreadable(
         // One sector: the sample is the sector.
         return (failed, None);
     };
-    // Every byte before `clear_to` read; the ends of the parts that failed.
+    // Every byte before `clear_to` read.
     let mut clear_to = sample.offset;
     let mut failed_ends = vec![sample.end()];
     let mut reads = 0;
@@ -227,8 +222,7 @@ fn first_unreadable(
             None => failed_ends.push(part.end()),
         }
     }
-    // A failed part that ends past the good bytes holds an unreadable sector; none when every
-    // part read (a flaky read): then the whole sample, as it failed.
+    // When every part read (a flaky read), the whole sample, as it failed.
     let at = failed_ends
         .into_iter()
         .filter(|&end| end > clear_to)
@@ -237,8 +231,8 @@ fn first_unreadable(
     (Unreadable { at, ..failed }, gone)
 }
 
-/// One sequential read of `len` bytes from `offset` in `chunk`-byte reads, until `len` is read
-/// or `limit`; MB/s of what was read.
+/// One sequential read of `len` bytes from `offset` in `chunk`-byte reads, until done or
+/// `limit`; MB/s of what was read.
 pub fn seq_read(
     reader: &mut dyn BlockReader,
     position: SeqPosition,
@@ -388,8 +382,8 @@ mod tests {
         surface(dev, plan, sector, &limit, &mut |_| {}).0
     }
 
-    /// The sample of the issue: LBA 409600 is the bad one, in the sample that starts at
-    /// 409511 (which reads); the sample is named by the sector, and the reads stay few.
+    /// The issue's case: bad LBA 409600 in the sample from 409511; named by the sector, in
+    /// few reads.
     #[test]
     fn a_failed_sample_names_its_one_bad_sector() {
         let stop = AtomicBool::new(false);
@@ -442,8 +436,7 @@ mod tests {
         dev
     }
 
-    /// Every sector bad: the halving goes left each time, so the first sector is found in
-    /// one read per halving (7 for 128 sectors), never 128 reads.
+    /// Every sector bad: one read per halving (7 for 128 sectors), never 128.
     #[test]
     fn a_sample_bad_throughout_costs_one_read_per_halving() {
         let stop = AtomicBool::new(false);
@@ -455,8 +448,7 @@ mod tests {
         assert_eq!(dev.reads.len(), 1 + 7, "{:?}", dev.reads);
     }
 
-    /// Stopped mid-split (the bound, or Ctrl-C): the place is the range the split had come
-    /// down to, which holds the bad sector, and said to be a range.
+    /// Stopped mid-split (the bound, or Ctrl-C): the place is the range the split reached.
     #[test]
     fn a_split_stopped_early_says_the_range() {
         let stop = Arc::new(AtomicBool::new(false));
@@ -481,9 +473,8 @@ mod tests {
         assert_eq!(s.unreadable_words(512, 5), "somewhere in LBA 409511-409638");
     }
 
-    /// Many failed samples: the split reads of the whole surface read stay within
-    /// `SPLIT_BUDGET`; the samples past it keep their range. A sample that failed but whose
-    /// parts all read (a flaky read) keeps its range too: no sector is invented.
+    /// Many failed samples: split reads stay within `SPLIT_BUDGET`, later samples keep their
+    /// range. A flaky sample whose parts all read keeps its range too: no sector is invented.
     #[test]
     fn splits_are_bounded_over_the_surface_and_invent_nothing() {
         let stop = AtomicBool::new(false);
@@ -547,8 +538,7 @@ mod tests {
         assert_eq!(s.slow_once, 0);
         assert_eq!(slow.reads.len(), 20, "each slow sample read once more");
         assert_eq!(s.buckets.get(Bucket::Under500), 10);
-        // A stall during the first three reads that is gone when they are read again: a
-        // hiccup, not a weak area.
+        // A stall in the first three reads, gone on re-read: a hiccup.
         let mut stall = fake(size);
         stall.each = Duration::from_millis(200);
         stall.fast_after = Some(3);

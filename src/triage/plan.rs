@@ -1,12 +1,12 @@
-//! The triage's arithmetic, kept pure so it can be tested without a disk: where the sampled
-//! surface reads go (evenly spaced strata over the whole device, a random aligned offset in
-//! each), where the random 4 KiB reads go, the percentiles of their latencies and MB/s.
+//! The triage's arithmetic, pure so it is tested without a disk: where the surface samples go
+//! (a random aligned offset in each of evenly spaced strata), where the random 4 KiB reads
+//! go, latency percentiles and MB/s.
 
 use crate::bench::plan::splitmix64;
 use crate::scan::Span;
 
-/// Where the samples go: the k-th value is `bench::plan::splitmix64` of the seed plus k, the
-/// generator the tests' I/O sequences use (spread, not cryptographic quality, is what matters).
+/// Where the samples go: `bench::plan::splitmix64` of the seed plus k, the tests' generator
+/// (spread matters here, not cryptographic quality).
 #[derive(Debug, Clone)]
 pub struct Spread {
     seed: u64,
@@ -48,9 +48,8 @@ impl Spread {
     }
 }
 
-/// The length of one read of `want` bytes on a device of `capacity` bytes with `align`-byte
-/// blocks: `want` rounded up to the block size, cut to the device (rounded down to whole
-/// blocks). `None` when not even one block fits.
+/// The length of a read of `want` bytes: rounded up to whole `align` blocks, cut to the
+/// device's whole blocks. `None` when not one block fits.
 pub fn read_len(want: u64, capacity: u64, align: u64) -> Option<u64> {
     let align = align.max(1);
     let len = want.div_ceil(align).saturating_mul(align);
@@ -59,10 +58,8 @@ pub fn read_len(want: u64, capacity: u64, align: u64) -> Option<u64> {
     (len > 0).then_some(len)
 }
 
-/// The sampled surface read's plan: `count` reads of `len` bytes (`read_len`) over the device,
-/// one in each of `count` evenly spaced strata at a random aligned offset inside it, in
-/// ascending order. Fewer when the device has fewer aligned positions than `count`. Every
-/// read starts on an `align` boundary and ends at or before `capacity`.
+/// The surface sample's plan: one read (`read_len`) at a random aligned offset in each of
+/// `count` evenly spaced strata, ascending; fewer when the device has fewer positions.
 pub fn surface_plan(
     capacity: u64,
     align: u64,
@@ -79,8 +76,8 @@ pub fn surface_plan(
     let count = count.min(positions);
     (0..count)
         .map(|i| {
-            // Stratum i holds the positions [first, next): proportional, so the strata tile
-            // all positions without a gap or an overlap (u128: no overflow on any disk).
+            // Proportional bounds tile all positions without gap or overlap; u128 cannot
+            // overflow on any disk.
             let first = (u128::from(i) * u128::from(positions) / u128::from(count)) as u64;
             let next = (u128::from(i + 1) * u128::from(positions) / u128::from(count)) as u64;
             let pos = first + spread.below(next - first);
@@ -97,8 +94,7 @@ pub fn random_span(capacity: u64, align: u64, len: u64, spread: &mut Spread) -> 
     Some(Span::new(spread.below(positions) * align, len))
 }
 
-/// Where the sequential reads go: the start, the middle and the end of the device, each `len`
-/// bytes (cut to the device), aligned.
+/// Where the sequential reads go: the device's start, middle and end, `len` bytes each, aligned.
 pub fn seq_offsets(capacity: u64, align: u64, len: u64) -> Option<(u64, [u64; 3])> {
     let align = align.max(1);
     let len = read_len(len, capacity, align)?;

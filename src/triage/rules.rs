@@ -1,13 +1,10 @@
-//! The triage's rules: one table (`RULES`), each rule an id, the verdict it gives, what it
-//! checks in words (the docs' table in `docs/triage.md` is this one, in this order; a test
-//! holds them together) and a pure check over a disk's facts and its siblings'. `judge`
-//! applies every rule; the disk's verdict is its worst finding, healthy when there is none.
+//! The triage's rules: one table (`RULES`) of id, verdict, what it checks in words (the table
+//! in `docs/triage.md`, same order, held together by a test) and a pure check over a disk's
+//! facts and its siblings'. `judge` applies them all; the verdict is the worst finding.
 //!
-//! The thresholds are stated next to each check with where they come from (smartctl's and
-//! libatasmart's rules, which `crate::smart::verdict` already follows; Backblaze's drive
-//! statistics; the NVMe base specification; the scan's latency buckets). None is a guess
-//! from the model name. The SMART data are the ones `crate::smart` decoded: nothing here
-//! reads a page again.
+//! Each threshold says where it comes from (smartctl and libatasmart, as `crate::smart::verdict`
+//! follows; Backblaze's statistics; the NVMe spec; the scan's buckets), never the model name.
+//! The SMART data are `crate::smart`'s decoding: nothing here reads a page again.
 
 use serde::Serialize;
 
@@ -26,7 +23,7 @@ pub struct Finding {
     pub sentence: String,
     /// What to do next ("back up now", "replace", "check the cable or port").
     pub next_step: String,
-    /// The measured value and the threshold it was judged against, as numbers where they are.
+    /// The measured value and the threshold it was judged against, where numbers.
     pub value: Option<f64>,
     pub threshold: Option<f64>,
 }
@@ -38,9 +35,8 @@ pub struct Rule {
     pub severity: TriageVerdict,
     /// What it checks, in the words of the docs' table.
     pub checks: &'static str,
-    /// The check: the disk, and its siblings of the same model in the same host (for the
-    /// outlier rules; the disk itself is not among them). The findings it returns are
-    /// stamped with the rule's id and severity by `Rule::apply`.
+    /// The check over the disk and its siblings (`siblings_of`, for the outlier rules);
+    /// `Rule::apply` stamps its findings with the rule's id and severity.
     pub check: fn(&DiskFacts, &[&DiskFacts]) -> Vec<Finding>,
 }
 
@@ -236,9 +232,8 @@ pub static RULES: &[Rule] = &[
     },
 ];
 
-/// A disk's verdict with the findings behind it, worst first, and the notes: what was seen
-/// and judged not to be a finding (a lifetime CRC count, an attribute at its threshold only
-/// in the past, a count that cannot be true), so the admin sees it was looked at.
+/// A disk's verdict, its findings worst first, and notes: what was seen and judged no finding
+/// (a lifetime CRC count, a threshold passed only in the past, an impossible count).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Judgement {
     pub verdict: TriageVerdict,
@@ -246,8 +241,7 @@ pub struct Judgement {
     pub notes: Vec<String>,
 }
 
-/// Judges one disk against the rules, `others` being every other disk of the same triage
-/// (its siblings are picked from them: `siblings_of`).
+/// Judges one disk against the rules; `siblings_of` picks its siblings from `others`.
 pub fn judge(disk: &DiskFacts, others: &[&DiskFacts]) -> Judgement {
     let siblings = siblings_of(disk, others);
     let mut findings: Vec<Finding> = RULES
@@ -265,8 +259,7 @@ pub fn judge(disk: &DiskFacts, others: &[&DiskFacts]) -> Judgement {
     }
 }
 
-/// Judges every disk of one triage (each against the others), in the disks' order. The disks
-/// are grouped by what makes them equals first, so each is compared with its group only: a
+/// Judges every disk of one triage, in order. Disks are grouped by `SiblingKey` first, so a
 /// thousand disks are not a million pairs.
 pub fn judge_all(disks: &[DiskFacts]) -> Vec<Judgement> {
     let mut groups: std::collections::HashMap<SiblingKey<'_>, Vec<&DiskFacts>> =
@@ -287,9 +280,7 @@ pub fn judge_all(disks: &[DiskFacts]) -> Vec<Judgement> {
         .collect()
 }
 
-/// What makes two disks equals (`siblings_of`): the capacity and the model, or without a
-/// model the transport. `None`: a disk that has no equals (unknown capacity, or neither a
-/// model nor a transport).
+/// What makes two disks equals, as `siblings_of` says; `None`: a disk with none.
 type SiblingKey<'a> = (u64, Option<&'a str>, Option<crate::model::Transport>);
 
 fn sibling_key(disk: &DiskFacts) -> Option<SiblingKey<'_>> {
@@ -302,9 +293,8 @@ fn sibling_key(disk: &DiskFacts) -> Option<SiblingKey<'_>> {
     }
 }
 
-/// The disks of `others` that are equals of `disk`: the same model and capacity when the
-/// model is known; when it is not (virtio disks have none), the same transport and capacity
-/// among those with no model either. A disk of unknown capacity has no siblings.
+/// The equals of `disk` in `others`: same model and capacity; without a model (virtio), same
+/// transport and capacity among disks with none. Unknown capacity: no siblings.
 pub fn siblings_of<'a>(disk: &DiskFacts, others: &[&'a DiskFacts]) -> Vec<&'a DiskFacts> {
     let me = &disk.identity;
     if me.capacity_bytes == 0 {
@@ -345,8 +335,7 @@ fn hit(
     }]
 }
 
-/// The disk's device path as the next steps name it; a saved report's disk is on another
-/// host (or another day), so it is a placeholder there.
+/// The device path the next steps name; a placeholder for a saved report (another host).
 fn dev(disk: &DiskFacts) -> String {
     if disk.identity.from_saved_report {
         "/dev/<its disk>".to_string()
@@ -365,9 +354,8 @@ pub fn nvme(disk: &DiskFacts) -> Option<&NvmeHealth> {
     disk.nvme_health()
 }
 
-/// A rule on an ATA sector or error count: a finding when the attribute with `meaning`
-/// reads above 0 in its layout on this drive (`crate::smart::meaning`, as
-/// `crate::smart::verdict` judges it). A count not reported or implausible is a note.
+/// A rule on an ATA count: a finding when `meaning` reads above 0 on this drive
+/// (`crate::smart::meaning`, as `smart::verdict` judges it); unreported or implausible: a note.
 fn ata_count(
     disk: &DiskFacts,
     meaning: Meaning,
@@ -388,9 +376,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     }
 }
 
-/// The SMART reading's notes, as the drive's health verdict made them
-/// (`crate::smart::verdict`): the one place they are worded; then the fitness facts no rule
-/// judged here (`fitness::notes`).
+/// The SMART notes as `crate::smart::verdict` words them, then `fitness::notes`.
 fn notes_of(disk: &DiskFacts) -> Vec<String> {
     let mut notes = disk
         .readable_smart()

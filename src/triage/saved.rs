@@ -1,7 +1,6 @@
-//! A saved smartctl report as a disk's facts, for `triage --report`: the identity the report
-//! gives, its SMART judged as a live reading is (`smart::assess`, then `smart::judge_logs`
-//! with its logs), nothing measured and no link. So the same rules judge it, and only those
-//! on SMART and the logs can find anything.
+//! A saved smartctl report as a disk's facts, for `triage --report`: its identity, its SMART
+//! judged as a live reading (`smart::assess`, `smart::judge_logs`), nothing measured, no link.
+//! The same rules judge it; only those on SMART and the logs can find anything.
 
 use super::facts::{DiskFacts, DiskIdentityFacts};
 use crate::model::{SavedReport, SmartReading};
@@ -102,8 +101,7 @@ ID# ATTRIBUTE_NAME          FLAGS    VALUE WORST THRESH FAIL RAW_VALUE
             .iter()
             .find(|f| f.rule == "ata-pending-sectors")
             .unwrap();
-        // The report's disk is not a device of this host: its next step does not name the
-        // file as one.
+        // Not a device of this host: the next step must not name the file as one.
         assert!(
             f.next_step.contains("disktriage scan /dev/<its disk>"),
             "{f:?}"

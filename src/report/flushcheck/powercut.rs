@@ -1,6 +1,5 @@
-//! What `disktriage flushcheck DEV --verify LOG` prints: the counts, the lost sequence
-//! numbers (a long list shortened, with the count) and the sentence, as text for 80 columns
-//! and as JSON with the contract's fields.
+//! What `disktriage flushcheck DEV --verify LOG` prints: the counts, the lost sequence numbers
+//! (a long list shortened) and the sentence, as 80-column text and as the contract's JSON.
 
 use serde::Serialize;
 
@@ -22,8 +21,7 @@ pub struct VerifyReport {
     pub ended: Option<String>,
 }
 
-/// The JSON form (fixed field names: device, acknowledged, verified, superseded, lost, torn,
-/// verdict, sentence).
+/// The JSON form, in the contract's fixed field names.
 #[derive(Debug, Serialize)]
 pub struct VerifyJson<'a> {
     pub device: &'a str,

@@ -1,6 +1,5 @@
-//! The timing check's report: the figures with their units, the floor and where the rotation
-//! rate came from, the verdict's sentence and the next step, as text for 80 columns and as
-//! JSON (the field names of the flush-check contract, and a few more).
+//! The timing check's report: the figures, the floor and the rotation rate's source, the
+//! verdict and next step, as 80-column text and as JSON (the contract's fields, and more).
 
 use serde::Serialize;
 

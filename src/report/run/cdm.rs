@@ -8,8 +8,7 @@ use crate::bench::plan::{PhaseTag, REWRITE_LABEL};
 use crate::bench::results::outcome::{PhaseResult, RunReport};
 use crate::model::Bytes;
 
-/// A CrystalDiskMark cell's MB/s as CrystalDiskMark writes it (two decimals); the TUI's grid
-/// uses the same, so both give the same figure.
+/// A CrystalDiskMark cell's MB/s, two decimals as it writes them; the TUI's grid shares it.
 pub fn cdm_mbps(mbps: f64) -> String {
     format!("{mbps:.2}")
 }

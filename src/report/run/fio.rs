@@ -1,5 +1,5 @@
 //! The fio command lines that repeat a run, one per phase, with the engine, depth and options
-//! each phase ran with, and where fio cannot do the same test, a comment that says so.
+//! it ran with; where fio cannot do the same test, a comment says so.
 
 use std::fmt::Write as _;
 
@@ -24,7 +24,7 @@ enum FioEngine {
 }
 
 impl FioEngine {
-    /// How fio repeats an engine: by how the engine keeps its I/Os in flight (its row's shape).
+    /// By how the engine keeps its I/Os in flight (its row's shape).
     fn of(kind: EngineKind, fixed: bool) -> FioEngine {
         match kind.row().shape {
             IoShape::Ring => FioEngine::Uring { fixed },
@@ -33,10 +33,9 @@ impl FioEngine {
     }
 }
 
-/// The fio command lines that repeat a run, one per phase: with `outcome`, each phase's command
-/// uses the engine, depth and options that phase actually ran with. Without it (`--fio`, which
-/// runs nothing), an engine `auto` leaves undecided until its probe gets both commands, the
-/// second commented out.
+/// The fio command lines of a run: with `outcome`, as each phase ran. Without it (`--fio`
+/// runs nothing), an engine `auto` has not chosen yet gets both commands, the second
+/// commented out.
 pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunOutcome>) -> String {
     let mut out = String::new();
     if of_files(plan) {
@@ -47,7 +46,7 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunO
         let ran = outcome
             .and_then(|o| o.phases.get(i))
             .filter(|r| r.label == p.label);
-        // disktriage registers its buffers wherever the kernel allows, as root it always does.
+        // disktriage registers its buffers wherever the kernel allows (as root, always).
         let (engine, alternative) = match ran {
             Some(r) => (FioEngine::of(r.engine, r.fixed_buffers), None),
             None => match probe::static_choice(plan.engine, j, &Ok(())) {
@@ -75,8 +74,7 @@ pub fn fio_commands(plan: &Plan, target: &std::path::Path, outcome: Option<&RunO
         }
         out.push_str(&fio_command(plan, p, target, engine));
         if let Some(alt) = alternative {
-            // Every line of the alternative is commented out: its command, not only the
-            // first of its lines (which may be a note of its own).
+            // Every line, not only the first (which may be a note).
             for line in fio_command(plan, p, target, alt).lines() {
                 if !line.starts_with('#') {
                     out.push_str("# ");
@@ -128,7 +126,7 @@ fn metadata_fio_command(p: &crate::bench::plan::Phase, target: &std::path::Path)
     )
 }
 
-/// The fio command lines of the phases a report ran, one per phase.
+/// The fio command lines of the phases a report ran.
 pub fn report_fio_commands(r: &RunReport) -> Vec<String> {
     if of_files(&r.plan) {
         return r
@@ -164,9 +162,8 @@ fn fio_command(
 ) -> String {
     let mut out = String::new();
     let j = &p.job;
-    // fio has no read-then-rewrite mode: its write jobs write their own data. A rewrite is
-    // shown as the read-only job over the same blocks, which destroys nothing and is not the
-    // same test (it says so); --readonly makes fio itself refuse to write.
+    // fio has no read-then-rewrite mode: a rewrite becomes the read-only job over the same
+    // blocks (not the same test, and says so); --readonly makes fio refuse to write.
     let mix = if j.rewrite { Mix::Read } else { j.mix };
     if j.rewrite {
         let _ = writeln!(
@@ -219,9 +216,8 @@ fn fio_command(
         FioEngine::Psync => cmd.push_str(" --thread"),
     }
     if plan.huge_pages {
-        // fio's buffers in huge pages as disktriage's were: its own hugetlb pages, which the
-        // system must have reserved (each job maps bs x iodepth, plus a page for O_DIRECT's
-        // alignment, rounded up to 2 MiB).
+        // fio's own hugetlb pages, which must be reserved: each job maps bs x iodepth plus a
+        // page for O_DIRECT alignment, rounded up to 2 MiB.
         let per_job =
             j.bs.saturating_mul(u64::from(iodepth))
                 .saturating_add(4096)
@@ -235,8 +231,7 @@ fn fio_command(
         );
         cmd.push_str(" --mem=mmaphuge");
     }
-    // disktriage submits one I/O at a time, as fio's io_uring does by default; when no
-    // completion is ready it waits for an eighth of the queue, fio's batch_complete_min.
+    // Wait for completions as disktriage does (`io_uring::completions_per_wait`).
     let per_wait = completions_per_wait(iodepth);
     if matches!(engine, FioEngine::Uring { .. }) && per_wait > 1 {
         let _ = write!(cmd, " --iodepth_batch_complete_min={per_wait}");
@@ -286,12 +281,12 @@ fn fio_command(
     if j.writes() {
         match plan.data {
             crate::bench::plan::DataKind::Zeros => cmd.push_str(" --zero_buffers"),
-            // disktriage writes its random pattern as it is; fio's default scrambles part of
-            // the buffer before every write, which costs it more than half its IOPS on zram.
+            // fio's default scrambles part of the buffer before every write; disktriage does
+            // not, and scrambling cost fio over half its IOPS on zram.
             crate::bench::plan::DataKind::Random { .. } => {
                 cmd.push_str(" --scramble_buffers=0");
             }
-            // The line for a rewrite only reads (see above): no write data.
+            // A rewrite's line only reads.
             crate::bench::plan::DataKind::Rewrite => {}
         }
     }

@@ -1,5 +1,5 @@
-//! A run's report as JSON (the summary of every phase, its per-interval series, the fio
-//! command of each phase and a sweep's knees), and a test's repeats as JSON.
+//! A run's report as JSON (every phase's summary, series and fio command, a sweep's knees),
+//! and a test's repeats as JSON.
 
 use serde::Serialize;
 
@@ -33,9 +33,8 @@ pub fn render_json(r: &RunReport) -> anyhow::Result<String> {
 /// Version of the layout of a repeated run's JSON (`render_repeats_json`).
 pub const REPEATS_JSON_SCHEMA: u32 = 1;
 
-/// A test's repeats as JSON: the figures over them (per phase the mean and spread, as the
-/// text and the history show them) and every repeat's full report as `render_json` prints it.
-/// `asked` is how many were asked for (more than ran when a signal or a failure ended them).
+/// A test's repeats as JSON: the figures over them, as text and history show them, and every
+/// repeat's `render_json`. `asked` may exceed those run (a signal or a failure).
 pub fn render_repeats_json(runs: &[RunReport], asked: u32) -> anyhow::Result<String> {
     #[derive(Serialize)]
     struct Repeats {
@@ -68,10 +67,8 @@ pub fn render_repeats_json(runs: &[RunReport], asked: u32) -> anyhow::Result<Str
     Ok(s)
 }
 
-/// The report with a target path JSON can hold. JSON strings are Unicode and a Linux path is
-/// bytes: a path that is not UTF-8 is written with U+FFFD for each byte sequence that is not
-/// (as `to_string_lossy` does), so the result of a finished run is never lost to its name.
-/// The text report shows the same name.
+/// The report with a target path JSON can hold: a non-UTF-8 path gets U+FFFD per bad sequence
+/// (`to_string_lossy`), so a finished run is never lost to its name. The text shows the same.
 pub fn json_safe(r: &RunReport) -> std::borrow::Cow<'_, RunReport> {
     if r.target.path.to_str().is_some() {
         return std::borrow::Cow::Borrowed(r);

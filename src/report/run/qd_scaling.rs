@@ -9,8 +9,7 @@ use crate::bench::plan::PhaseTag;
 use crate::bench::results::outcome::{PhaseResult, RunReport};
 use crate::model::Bytes;
 
-/// ORION-style: per queue depth the small-I/O IOPS and latency and the large-I/O MB/s, then
-/// the maxima and the load at which each was reached.
+/// ORION-style, with the load at which each maximum was reached.
 pub fn qd_table(r: &RunReport) -> String {
     let mut out = String::new();
     let phases = &r.outcome.phases;

@@ -1,6 +1,5 @@
-//! The words and lines every format of a run report shares: the engine of a phase, how its
-//! I/O went, the target, the kernel's counters beside the test's own, the time base of a
-//! rewrite's rates, and a sweep's curves.
+//! The words every format of a run report shares: a phase's engine and I/O path, the target,
+//! the kernel's counters beside the test's, a rewrite's time base, a sweep's curves.
 
 use std::fmt::Write as _;
 
@@ -37,8 +36,7 @@ pub fn phase_engine_label(p: &PhaseResult) -> String {
     engine_label(p.engine, p.io_threads, p.fixed_buffers, calls)
 }
 
-/// How the I/O went: "O_DIRECT" or "BUFFERED (page cache)", and the buffers when they were
-/// in huge pages (`--huge-pages`).
+/// "O_DIRECT" or "BUFFERED (page cache)", and huge-page buffers (`--huge-pages`).
 pub(super) fn io_path(plan: &Plan) -> String {
     let path = if plan.direct {
         "O_DIRECT"
@@ -52,8 +50,7 @@ pub(super) fn io_path(plan: &Plan) -> String {
     }
 }
 
-/// Which engine each phase used and why: one line when every phase agrees, else one per
-/// phase. Each line starts with `prefix`.
+/// Which engine each phase used and why: one `prefix`ed line if all agree, else one per phase.
 pub(super) fn engine_lines(r: &RunReport, prefix: &str) -> String {
     let mut out = String::new();
     let phases = &r.outcome.phases;
@@ -122,8 +119,8 @@ pub(super) fn target_line(t: &TargetInfo) -> String {
     s
 }
 
-/// What a screen says of rates over a rewrite's busy time, where there is no room for the
-/// seconds (`rewrite_time_base` has them); None for rates over the measured time.
+/// A rewrite's time base where there is no room for the seconds (`rewrite_time_base` has
+/// them); None for rates over the measured time.
 pub fn rewrite_rates_note(base: TimeBase) -> Option<String> {
     match base {
         TimeBase::Elapsed => None,
@@ -145,12 +142,10 @@ pub fn chart_time_base(base: TimeBase) -> &'static str {
     }
 }
 
-/// The time base of a rewrite phase's rates, with its seconds: "rewrite of existing data: only
-/// the writes are timed; rates are over the 2.000 s the writes took (the reads took 1.900 s
-/// more)". None for a phase whose rates are over its measured time.
+/// A rewrite phase's time base with its seconds: "...; rates are over the 2.000 s the writes
+/// took (the reads took 1.900 s more)". None for rates over the measured time.
 pub fn rewrite_time_base(p: &PhaseResult) -> Option<String> {
-    // The rest of the measured time (of each lane, an outstanding I/O) went to the reads
-    // that fetch each block, and the little between the system calls.
+    // The rest went to the reads of each block and the gaps between system calls.
     let more = (p.seconds - p.rate_seconds).max(0.0);
     match p.time_base {
         TimeBase::Elapsed => None,
@@ -223,8 +218,8 @@ pub(super) fn witness_lines(out: &mut String, p: &PhaseResult, kind: TargetClass
     }
 }
 
-/// "others: dd (pid 812): 1.2 GiB read - they have the device open and did I/O meanwhile",
-/// for a phase during which other processes did I/O; every screen words it so.
+/// "others: dd (pid 812): 1.2 GiB read - they have the device open and did I/O ...", for a
+/// phase during which other processes did I/O; every screen words it so.
 pub fn others_line(p: &PhaseResult) -> Option<String> {
     (!p.others.is_empty()).then(|| {
         format!(
@@ -237,14 +232,12 @@ pub fn others_line(p: &PhaseResult) -> Option<String> {
 /// What a CPU-bound phase means, in the words every screen uses.
 pub const CPU_BOUND_NOTE: &str = "CPU-bound: the figure may be the tool's, not the drive's";
 
-/// Are the plan's phases the metadata test's (files, not bytes: their own CSV note and fio
-/// script)?
+/// Whether the phases are the metadata test's (files, not bytes: own CSV note, fio script).
 pub(super) fn of_files(plan: &Plan) -> bool {
     matches!(plan.kind(), Some(PhaseTag::Metadata { .. }))
 }
 
-/// The curves of a sweep run (none for other tests), from the phases that completed with
-/// enough I/Os for a rate: the knees the table, the JSON and the TUI's charts give.
+/// A sweep's curves from the phases with enough I/Os for a rate: the knees every output gives.
 pub fn scaling_curves(r: &RunReport) -> Vec<Curve> {
     let samples: Vec<PhaseSample> = r
         .outcome

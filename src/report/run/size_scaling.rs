@@ -10,8 +10,7 @@ use crate::bench::plan::Access;
 use crate::bench::plan::{PhaseTag, REWRITE_LABEL};
 use crate::bench::results::outcome::RunReport;
 
-/// diskperf's table: one row per request size, MB/s per pattern and direction, gnuplot-ready
-/// (comment lines start with #, missing values are "-").
+/// diskperf's table, gnuplot-ready: comment lines start with #, missing values are "-".
 pub fn size_table(r: &RunReport) -> String {
     let mut out = String::new();
     let phases = &r.outcome.phases;

@@ -1,6 +1,5 @@
-//! The human summary `disktriage run` prints: the target, the notes, then the results laid
-//! out by the kind of the run's phases (one phase after another, or one of the tables), and
-//! the summary of a test's repeats.
+//! The human summary `disktriage run` prints (target, notes, results laid out by the kind of
+//! the phases) and the summary of a test's repeats.
 
 use std::fmt::Write as _;
 
@@ -135,7 +134,7 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
         .as_ref()
         .filter(|_| !p.engine_choice.reused);
     let mut asked = bounds(plan, &p.job, probe);
-    // The bounds are what was asked: a phase that failed before it measured did none of it.
+    // The bounds are what was asked: a phase that failed before measuring did none of it.
     if p.failure.is_some() && p.seconds == 0.0 {
         asked.push_str("; it ended at the error, before measuring");
     }
@@ -229,10 +228,8 @@ fn phase_text(out: &mut String, plan: &Plan, p: &PhaseResult, kind: TargetClass)
     }
 }
 
-/// A run's results, laid out by the kind of its phases, not by its test: a new family whose
-/// phases are of a kind already here gets that kind's table, and a new kind of phase is one
-/// arm. True when the results are one table, after which the run's error is said (phase by
-/// phase, each phase says its own).
+/// A run's results by the kind of its phases, not its test: a new kind of phase is one arm.
+/// True when the results are one table, so the caller says the run's error.
 fn results_text(out: &mut String, r: &RunReport) -> bool {
     match r.plan.kind() {
         Some(PhaseTag::Sweep { .. }) => {
@@ -290,10 +287,9 @@ pub fn render_text(r: &RunReport) -> String {
     out
 }
 
-/// The report of a test's repeats: `heading`, then per phase the figures over the repeats
-/// (`bench::figures`: the mean MB/s with each repeat's value and their spread, the run-to-run
-/// noise; IOPS; p99 over every repeat's I/Os), a sweep's knees of the means, then every
-/// repeat's own report. With one repeat, that repeat's report alone.
+/// The report of a test's repeats: `heading`, per phase the figures over the repeats
+/// (`bench::analysis::figures`), a sweep's knees of the means, then every repeat's report.
+/// One repeat: its report alone.
 pub fn render_repeats_text(runs: &[RunReport], heading: &str) -> String {
     let n = runs.len();
     if n <= 1 {

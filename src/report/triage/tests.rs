@@ -426,8 +426,8 @@ fn the_json_has_exactly_the_contracts_fields() {
     assert_eq!(vdb["findings"][0]["severity"], "unknown");
 }
 
-/// A failed sample whose split stopped before its sector: the JSON gives the range
-/// (`sectors` above 1) and the text says "somewhere in LBA a-b", the same place.
+/// A split stopped before its sector: the JSON's range (`sectors` above 1) and the text's
+/// "somewhere in LBA a-b" are the same place.
 #[test]
 fn a_place_known_only_to_a_range_is_a_range_in_the_json_and_the_text() {
     let mut r = report();

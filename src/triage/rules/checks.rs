@@ -1,6 +1,4 @@
-//! The checks of `RULES`, one function each, with the thresholds they judge by and where
-//! each comes from. Each returns its findings unstamped (`Rule::apply` stamps the rule's id
-//! and severity).
+//! The checks of `RULES`, one function each, with their thresholds and where each comes from.
 
 use super::{Finding, ata_count, dev, hit, number, nvme, plural, smart};
 use crate::history::utc_minute;
@@ -12,8 +10,8 @@ use crate::smart::verdict::{
 use crate::triage::counters;
 use crate::triage::facts::{DiskFacts, NOT_REACHED};
 
-/// Unknown: nothing at all could be read, so no rule could judge. The reason is the
-/// gathering's own (`DiskFacts::problems`).
+/// Unknown: nothing could be read, so no rule could judge; the reasons are
+/// `DiskFacts::problems`.
 pub(super) fn nothing_read(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let m = &disk.measurements;
     let measured = m.surface.as_ref().is_some_and(|s| s.reads > 0)
@@ -55,9 +53,9 @@ pub(super) fn nothing_read(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     )
 }
 
-/// smartctl's and the drive's own verdict: SMART RETURN STATUS failing, smartctl's
-/// `smart_status.passed` false, or a prefailure attribute failing now when the status is
-/// unknown (`crate::smart::verdict`). NVMe critical warnings have their own rule, by name.
+/// The drive's own verdict as `crate::smart::verdict` reads it (RETURN STATUS failing,
+/// `smart_status.passed` false, or a prefailure attribute failing with the status unknown).
+/// NVMe critical warnings have their own rule.
 pub(super) fn smart_failed(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(h) = smart(disk) else {
         return Vec::new();
@@ -85,8 +83,8 @@ pub(super) fn smart_failed(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     )
 }
 
-/// 197: sectors the drive could not read and waits to reallocate. Any is data at risk now
-/// (libatasmart's BAD_SECTOR; Backblaze counts it among its five failure predictors).
+/// 197: sectors the drive could not read, pending reallocation; any is data at risk now
+/// (libatasmart's BAD_SECTOR; one of Backblaze's five failure predictors).
 pub(super) fn ata_pending(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let device = dev(disk);
     ata_count(
@@ -118,8 +116,7 @@ pub(super) fn ata_offline_uncorrectable(disk: &DiskFacts, _: &[&DiskFacts]) -> V
     )
 }
 
-/// The NVMe SMART/Health log's critical-warning byte (NVMe base spec, log page 02h byte 0);
-/// smartctl fails the drive on any bit. The sentence names the bits.
+/// The NVMe critical-warning byte (log page 02h byte 0); smartctl fails the drive on any bit.
 pub(super) fn nvme_critical_warning(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(n) = nvme(disk).filter(|n| n.critical_warning != 0) else {
         return Vec::new();
@@ -143,8 +140,8 @@ pub(super) fn nvme_critical_warning(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<F
     )
 }
 
-/// Available spare below the drive's own Available Spare Threshold (NVMe base spec, log page
-/// 02h bytes 3 and 4): the drive runs out of blocks to remap.
+/// Available spare below the drive's own threshold (log page 02h bytes 3 and 4): it runs out
+/// of blocks to remap.
 pub(super) fn nvme_spare(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     match nvme(disk) {
         Some(n) if n.available_spare_pct < n.available_spare_threshold_pct => hit(
@@ -160,8 +157,8 @@ pub(super) fn nvme_spare(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     }
 }
 
-/// The newest finished self-test failed (smartctl's exit bit 7; a later passed test
-/// supersedes an old failure, as in `crate::smart::verdict::judge_logs`).
+/// The newest finished self-test failed (smartctl's exit bit 7; a later pass supersedes it,
+/// as in `smart::verdict::judge_logs`).
 pub(super) fn self_test_failed(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(t) = disk
         .logs
@@ -189,7 +186,7 @@ pub(super) fn self_test_failed(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Findin
 /// LBAs named in a sentence, at most.
 const LBAS_NAMED: usize = 5;
 
-/// Any sampled read that failed: the disk returned an error for data it holds.
+/// A sampled read failed: the disk returned an error for data it holds.
 pub(super) fn surface_unreadable(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(s) = disk
         .measurements
@@ -217,9 +214,8 @@ pub(super) fn surface_unreadable(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Find
     )
 }
 
-/// 5: sectors already remapped. A few are common and stable; Backblaze's statistics show
-/// the failure rate rising with any count above 0, so it is worth watching, not yet failing.
-/// An SSD's 5 counts retired NAND blocks (wear): a note, not this finding.
+/// 5: sectors already remapped. A few are common and stable, but Backblaze sees failures rise
+/// with any count above 0: watch, not failing. On an SSD it counts retired NAND: a note.
 pub(super) fn ata_reallocated(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     ata_count(
         disk,
@@ -234,8 +230,8 @@ pub(super) fn ata_reallocated(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding
     )
 }
 
-/// SCSI's grown defect list: blocks the disk reassigned since it left the factory, the SCSI
-/// counterpart of ATA 5 (smartctl's "Elements in grown defect list"; SBC's READ DEFECT DATA).
+/// SCSI's grown defect list, the counterpart of ATA 5: blocks reassigned since the factory
+/// (smartctl's "Elements in grown defect list"; SBC's READ DEFECT DATA).
 pub(super) fn scsi_grown_defects(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     match smart(disk).and_then(|h| h.scsi_grown_defects) {
         Some(n) if n > 0 => hit(
@@ -266,12 +262,10 @@ pub(super) fn ata_reported_uncorrect(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<
     )
 }
 
-/// 199: CRC errors on the SATA link. The count never goes down and is about the cable or
-/// the port, not the media (smartmontools' attribute notes): a lifetime total is a note
-/// (`notes_of`); growth since the previous triage of the disk, or while this one read it,
-/// is this finding.
+/// 199: CRC errors on the SATA link: the cable or port, not the media (smartmontools). The
+/// count never falls, so a lifetime total is a note; growth since the last triage or during
+/// this one is the finding.
 pub(super) fn crc_grew(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
-    // During this triage: the count read again after the reads.
     let during = match (
         disk.ata_count(Meaning::CrcErrors),
         disk.measurements.crc_errors_after,
@@ -301,10 +295,8 @@ pub(super) fn crc_grew(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
         .collect()
 }
 
-/// Damage counters that grew since the previous triage of the same disk (by WWN or
-/// serial): a stronger signal than any lifetime total, since a drive that is getting worse
-/// is the one to act on (`counters::DAMAGE`; unreadable samples beyond the sampling's own
-/// noise).
+/// `counters::DAMAGE` that grew since the disk's last triage (see `triage::counters`): a drive
+/// getting worse is the one to act on.
 pub(super) fn counters_grew(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let mut names = counters::DAMAGE.to_vec();
     names.push(counters::UNREADABLE);
@@ -321,8 +313,8 @@ pub(super) fn counters_grew(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> 
     )
 }
 
-/// The counters of `names` that grew since the previous triage, each as "pending sectors
-/// 0 -> 24 between 2026-11-20 14:05 UTC and 2026-12-07 09:12 UTC", with both values.
+/// The counters of `names` that grew since the last triage, with both values, each as
+/// "pending sectors 0 -> 24 between 2026-11-20 14:05 UTC and 2026-12-07 09:12 UTC".
 fn grew(disk: &DiskFacts, names: &[&str]) -> Vec<(String, f64, f64)> {
     let Some(previous) = &disk.previous else {
         return Vec::new();
@@ -346,12 +338,10 @@ fn grew(disk: &DiskFacts, names: &[&str]) -> Vec<(String, f64, f64)> {
         .collect()
 }
 
-/// The SMART standard's own rule, whatever the id: an attribute whose normalized value is at
-/// or below its nonzero threshold now is one the drive rates as failed. A prefailure one
-/// predicts the drive's failure; an old-age one says it is worn past what the drive allows
-/// (an SSD at 0 % of its rated life, `184 End-to-End_Error` at its limit): both fail, in
-/// words and next steps from their meaning. Temperatures have their own rule; "in the past"
-/// is a note (`notes_of`): one hot day, one bad hour long ago.
+/// The SMART standard's rule, whatever the id: a normalized value at or below its nonzero
+/// threshold now is failed. Prefailure predicts failure; old-age is worn past what the drive
+/// allows (an SSD at 0 % life, 184 at its limit). Temperatures have their own rule; "in the
+/// past" is a note (one hot day long ago).
 pub(super) fn attribute_at_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(ata) = smart(disk).and_then(|h| h.ata.as_ref()) else {
         return Vec::new();
@@ -405,8 +395,8 @@ pub(super) fn temperature_at_threshold(disk: &DiskFacts, _: &[&DiskFacts]) -> Ve
         .collect()
 }
 
-/// NVMe Media and Data Integrity Errors: unrecovered data errors (NVMe base spec, log page
-/// 02h bytes 160-175; smartctl prints them, `crate::smart::verdict` warns on any).
+/// NVMe Media and Data Integrity Errors: unrecovered data errors (log page 02h bytes
+/// 160-175; `crate::smart::verdict` warns on any).
 pub(super) fn nvme_media_errors(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     match nvme(disk) {
         Some(n) if n.media_errors > 0 && !implausible_media_errors(n.media_errors) => hit(
@@ -422,14 +412,14 @@ pub(super) fn nvme_media_errors(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Findi
     }
 }
 
-/// Percentage Used: the vendor's estimate of the rated endurance used; 100 means reached
-/// (NVMe base spec, log page 02h byte 5; it may pass 100).
+/// Percentage Used: the vendor's estimate of rated endurance used, 100 reached (log page 02h
+/// byte 5; it may pass 100).
 pub(super) fn nvme_percentage_used(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     match nvme(disk) {
         Some(n) if n.percentage_used >= 100 => hit(
             format!(
                 "the NVMe drive has used {}{} % of its rated write endurance",
-                // The field stops at 255 (NVMe base spec): "at least".
+                // The field stops at 255.
                 if n.percentage_used == u8::MAX {
                     "at least "
                 } else {
@@ -445,13 +435,11 @@ pub(super) fn nvme_percentage_used(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Fi
     }
 }
 
-/// Errors are "recent" within this many power-on hours (a week of running). Older ones are
-/// common on healthy drives and not judged, as `crate::smart::verdict` notes them only.
+/// "Recent" errors: within this many power-on hours (a week). Older ones are common on
+/// healthy drives; `crate::smart::verdict` only notes them.
 pub const RECENT_ERROR_HOURS: u64 = 168;
 
-/// The drive's error log: an error logged within `RECENT_ERROR_HOURS` of the current
-/// power-on hours. Only where the log gives the hour of the error (ATA); an NVMe error log
-/// has no age and is not judged.
+/// An error logged within `RECENT_ERROR_HOURS`. ATA only: an NVMe error log has no age.
 pub(super) fn error_log_recent(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(log) = disk.logs.as_ref().and_then(|l| l.error_log.read()) else {
         return Vec::new();
@@ -489,9 +477,8 @@ fn rate_words(rate: f64, kind: &str) -> String {
     format!("{} {unit}", number(rate))
 }
 
-/// The negotiated link against the best the disk and its port both support (SATA's
-/// `sata_spd` against IDENTIFY; PCIe's current against maximum link speed and width; USB).
-/// Judged only where the best is known.
+/// The negotiated link against the best disk and port both support (`triage::link`);
+/// judged only where the best is known.
 pub(super) fn link_below_best(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(link) = &disk.link else {
         return Vec::new();
@@ -575,9 +562,8 @@ pub(super) fn surface_slow(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     )
 }
 
-/// The highest temperature seen during the triage (or in the SMART data) above the drive's
-/// own warning threshold (NVMe's WCTEMP), where the drive states one. No threshold is
-/// guessed for drives that state none.
+/// The highest temperature seen (measured or in SMART) above the drive's own warning threshold
+/// (`DiskFacts::temperature_warning_c`).
 pub(super) fn temperature_high(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(limit) = disk.temperature_warning_c else {
         return Vec::new();
@@ -599,9 +585,8 @@ pub(super) fn temperature_high(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Findin
     }
 }
 
-/// The outlier rule's limit: more than this fraction below the siblings' median. Disks of
-/// one model on one host read within a few percent of each other; 20 % is well past that
-/// spread and past the noise of a short read.
+/// The outlier limit below the siblings' median. Equal disks on one host read within a few
+/// percent; 20 % is well past that spread and a short read's noise.
 pub const OUTLIER_FRACTION: f64 = 0.20;
 
 /// Siblings an outlier's sentence names; the rest are counted.
@@ -655,9 +640,8 @@ pub(super) fn outlier_seq_read(disk: &DiskFacts, siblings: &[&DiskFacts]) -> Vec
     if mine >= limit || mid <= 0.0 {
         return Vec::new();
     }
-    // Slower at every position measured, each against the siblings' median there: disks
-    // gathered in parallel share the host (its CPU for loop and zram, a controller), and a
-    // moment of contention makes one read slow, not all three. A slow disk is slow throughout.
+    // Slower at every position, against the median there: contention on the shared host
+    // (CPU for loop and zram, a controller) slows one read, not all three.
     let slow_everywhere = disk.measurements.seq.iter().all(|own| {
         let there: Vec<f64> = siblings
             .iter()
@@ -700,8 +684,8 @@ pub(super) fn outlier_seq_read(disk: &DiskFacts, siblings: &[&DiskFacts]) -> Vec
     )
 }
 
-/// The power-cut check lost what the drive acknowledged: the data a database was told is
-/// safe did not survive the power cut. Only the newest flush check of the disk counts.
+/// The power-cut check lost acknowledged writes: what a database was told is safe did not
+/// survive. Only the newest flush check counts.
 pub(super) fn flush_lost_writes(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(f) = disk.flush.as_ref().filter(|f| f.verify && f.lost > 0) else {
         return Vec::new();
@@ -723,8 +707,7 @@ pub(super) fn flush_lost_writes(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Findi
     )
 }
 
-/// The capacity probe found a fake: data written past its real end is lost. Only the newest
-/// probe of the disk counts.
+/// The newest capacity probe found a fake: data written past its real end is lost.
 pub(super) fn capacity_fake(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(c) = disk.capacity.as_ref().filter(|c| c.verdict == "fake") else {
         return Vec::new();
@@ -737,8 +720,8 @@ pub(super) fn capacity_fake(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> 
     )
 }
 
-/// The TRIM check found the drive's claim broken: a file system or an array that relies on
-/// zeros after a discard reads stale blocks.
+/// The TRIM claim is broken: a file system or array relying on zeros after a discard reads
+/// stale blocks.
 pub(super) fn trim_claim_broken(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(t) = disk.trim.as_ref().filter(|t| t.verdict == "broken") else {
         return Vec::new();
@@ -753,8 +736,8 @@ pub(super) fn trim_claim_broken(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Findi
     )
 }
 
-/// The timing check found commits acknowledged by a volatile cache: safe only behind a
-/// battery- or capacitor-backed cache, which timing cannot see.
+/// Commits acknowledged by a volatile cache: safe only with a battery- or capacitor-backed
+/// cache, which timing cannot see.
 pub(super) fn flush_volatile_cache(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let Some(f) = disk
         .flush

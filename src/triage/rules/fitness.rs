@@ -1,25 +1,22 @@
-//! The rules on a disk's fitness for an array (issue 38): its error recovery time against the
-//! kernel's command timeout, shingled or zoned media, and a SMART hour counter that FARM
-//! contradicts. Whether a disk is in an array is known only on this host (an md array among
-//! its holders): there the first two are findings; on a disk in no array, and on a saved
-//! report, whose host is not known, they are notes.
+//! The rules on a disk's fitness for an array (issue 38): error recovery time against the
+//! kernel's command timeout, shingled or zoned media, and a SMART hour counter FARM
+//! contradicts. The first two are findings on an md array member of this host; on a disk in
+//! no array, or a saved report, they are notes.
 
 use super::{Finding, dev, hit, number, smart};
 use crate::model::{Erc, ZoneModel};
 use crate::triage::facts::DiskFacts;
 
-/// Without Error Recovery Control a desktop drive may retry one sector for a minute or two;
-/// a kernel that waits longer than this sees it answer (Linux RAID wiki, "Timeout
-/// Mismatch"; the issue's "the kernel timeout above 120 s").
+/// Without ERC a desktop drive may retry one sector for a minute or two; a kernel waiting
+/// longer than this sees it answer (Linux RAID wiki, "Timeout Mismatch").
 pub const NO_ERC_TIMEOUT_S: u32 = 120;
 
-/// SMART's hours below FARM's by more than this many hours and this share of FARM's are a
-/// reset counter, not FARM's own lag (it is saved every few hours).
+/// SMART's hours below FARM's by more than these hours and this share are a reset counter,
+/// not FARM's lag (it is saved every few hours).
 pub const HOURS_GAP: u64 = 48;
 pub const HOURS_SHARE: f64 = 0.05;
 
-/// What to do about a drive that may retry longer than the kernel waits: set its ERC where
-/// it has one, else wait longer for it.
+/// For a drive that may retry longer than the kernel waits: set its ERC, else wait longer.
 fn erc_next_step(disk: &DiskFacts) -> String {
     let name = if disk.identity.from_saved_report {
         "sdX".to_string()
@@ -38,8 +35,7 @@ fn erc_next_step(disk: &DiskFacts) -> String {
     )
 }
 
-/// The kernel's timeout the drive is judged against: the disk's own, else the kernel's
-/// default of 30 s for a saved report.
+/// The kernel timeout judged against: the disk's own, else the default 30 s (saved report).
 fn timeout_of(disk: &DiskFacts) -> (u32, bool) {
     match disk.fitness.timeout_s {
         Some(t) => (t, true),
@@ -47,8 +43,7 @@ fn timeout_of(disk: &DiskFacts) -> (u32, bool) {
     }
 }
 
-/// Why the drive may retry longer than the kernel waits, or `None` when it will not (or its
-/// ERC is not known).
+/// Why the drive may retry longer than the kernel waits; `None` if not, or ERC is unknown.
 fn erc_mismatch(disk: &DiskFacts) -> Option<(String, Option<f64>, u32)> {
     let erc = disk.fitness.drive.erc?;
     let (timeout, known) = timeout_of(disk);
@@ -90,9 +85,8 @@ fn erc_mismatch(disk: &DiskFacts) -> Option<(String, Option<f64>, u32)> {
     }
 }
 
-/// Suspect: an md array member that may retry a sector longer than the kernel waits. The
-/// kernel then resets the link and md fails the whole disk out of the array, instead of
-/// rewriting the one sector from the other copies.
+/// An md member that may retry longer than the kernel waits: the kernel resets the link and
+/// md fails the whole disk out instead of rewriting the one sector from the other copies.
 pub(super) fn erc_longer_than_timeout(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let arrays = &disk.fitness.arrays;
     if arrays.is_empty() {
@@ -113,7 +107,7 @@ pub(super) fn erc_longer_than_timeout(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec
     }
 }
 
-/// Why the disk is shingled or zoned, in words, from the kernel's or the drive's own word.
+/// Why the disk is shingled or zoned, from the kernel's or the drive's own word.
 fn shingled(disk: &DiskFacts) -> Option<String> {
     let f = &disk.fitness;
     if let Some(model) = f.kernel_zoned {
@@ -137,7 +131,7 @@ fn shingled(disk: &DiskFacts) -> Option<String> {
     if f.drive.farm_recording.as_deref() == Some("SMR") {
         return Some("a shingled (SMR) disk, as its FARM log's recording type says".to_string());
     }
-    // A cliff the probe found, unless the device was known not to rotate (an SSD's cache).
+    // Unless the device does not rotate (an SSD's cache makes a cliff too).
     if let Some(s) = &disk.smr
         && s.verdict == "cliff"
         && s.medium != "solid-state"
@@ -155,9 +149,8 @@ fn shingled(disk: &DiskFacts) -> Option<String> {
     })
 }
 
-/// Suspect: a shingled or zoned disk in an md array. A rebuild writes the whole disk; a
-/// drive-managed SMR disk falls to a few MB/s once its cache fills, and can stall past the
-/// kernel's timeout (the WD Red SMR rebuilds of 2020).
+/// A shingled or zoned md member: a rebuild writes the whole disk, and drive-managed SMR falls
+/// to a few MB/s once its cache fills, even past the timeout (WD Red SMR rebuilds, 2020).
 pub(super) fn smr_in_array(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let arrays = &disk.fitness.arrays;
     if arrays.is_empty() {
@@ -177,9 +170,9 @@ pub(super) fn smr_in_array(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     }
 }
 
-/// Suspect: SMART's power-on hours far below those of the drive's FARM log (Seagate), which
-/// a reseller's tools do not reset: a used drive sold as new (the 2025 reports of Seagate
-/// drives with tens of thousands of FARM hours and a handful in SMART).
+/// SMART's power-on hours far below the FARM log's (Seagate), which resellers' tools do not
+/// reset: a used drive sold as new (2025 reports: tens of thousands of FARM hours, a handful
+/// in SMART).
 pub(super) fn smart_hours_reset(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Finding> {
     let (Some(farm), Some(smart)) = (
         disk.fitness.drive.farm_power_on_hours,
@@ -202,8 +195,7 @@ pub(super) fn smart_hours_reset(disk: &DiskFacts, _: &[&DiskFacts]) -> Vec<Findi
     )
 }
 
-/// What was seen of the disk's fitness and is not a finding here: on a disk in no array (or
-/// a saved report, whose array is not known) the facts the array rules would judge.
+/// On a disk in no known array, what the array rules would judge, as notes.
 pub(super) fn notes(disk: &DiskFacts) -> Vec<String> {
     let mut notes = Vec::new();
     if !disk.fitness.arrays.is_empty() {

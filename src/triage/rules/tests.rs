@@ -1,6 +1,5 @@
-//! Each rule on facts that trigger it and facts that do not; several on the lab's captured
-//! `smartctl -j` output and NVMe pages (`tests/fixtures/pages/`), parsed by `crate::smart`;
-//! and the docs' rules table against `RULES`.
+//! Each rule on facts that trigger it and facts that do not, several on the lab's captured
+//! `smartctl -j` output and NVMe pages (`tests/fixtures/pages/`); the docs' table against `RULES`.
 
 use std::path::PathBuf;
 
@@ -254,9 +253,8 @@ fn ata_counts_give_their_verdicts() {
 
 #[test]
 fn the_standards_threshold_rule_judges_every_id_by_its_flags() {
-    // A prefailure attribute at its threshold now: the drive predicts its failure, even
-    // with the status PASSED (the issue's `184 End-to-End_Error 098 098 099 NOW` was only
-    // suspect).
+    // Prefailure at its threshold now fails, even with PASSED (the issue's
+    // `184 End-to-End_Error 098 098 099 NOW` was only suspect).
     let j = judged(&with_smart(ata_health(
         AtaSmartStatus::Good,
         vec![attr(184, true, 98, 98, 99, 2)],
@@ -272,8 +270,8 @@ fn the_standards_threshold_rule_judges_every_id_by_its_flags() {
         vec![attr(231, true, 10, 10, 10, 0)],
     )));
     assert_eq!(j.verdict, TriageVerdict::Failing, "{:?}", j.findings);
-    // An old-age one (`202 Percent_Lifetime_Remain 000 000 001` on a Crucial): failing too,
-    // in words from its meaning on that drive.
+    // Old-age (`202 Percent_Lifetime_Remain 000 000 001` on a Crucial) fails too, in its
+    // meaning's words.
     let crucial = crate::model::AtaDrive {
         model: Some("CT120BX500SSD1".into()),
         solid_state: Some(true),
@@ -962,8 +960,7 @@ fn the_docs_rules_table_lists_exactly_the_rules_in_order() {
     let docs =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/triage.md"))
             .unwrap();
-    // The rows of the rules table (its section, "## The rules", up to the next "## "):
-    // lines "| `id` | severity | ...".
+    // Rows "| `id` | severity | ..." of the section "## The rules".
     let section = docs
         .split("\n## ")
         .find(|s| s.starts_with("The rules"))
