@@ -220,9 +220,8 @@ pub struct Bound {
 /// A time-bounded loop has no partial last interval: the rest before the deadline is folded
 /// into the last whole one. Samples carry their real end when it is not a boundary.
 ///
-/// A rewrite's write-busy time is the mean, over the thread's lanes (outstanding I/Os), of
-/// each lane's write time in flight: the sum of write latencies over the lanes. So sync and
-/// io_uring give the same figure for the same writes; at QD1 it is the plain sum.
+/// In a rewrite it also sums the thread's write latencies for its write-busy time, divided
+/// by its lanes in `send` (the rule is `TimeBase::WriteBusy`'s).
 pub struct Recorder {
     worker: u32,
     thread: u32,

@@ -14,7 +14,7 @@ use crate::bench::results::stats::{
 /// (no sliver after the deadline), and a stopped or counted run with a partial point.
 ///
 /// In a rewrite phase (`busy`) it keeps each thread's busy time, for the phase's time base and
-/// each point's (see `engine::Recorder`).
+/// each point's (`TimeBase::WriteBusy`).
 pub(crate) struct Aggregator {
     interval: f64,
     next: u64,

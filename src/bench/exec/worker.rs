@@ -9,7 +9,7 @@
 //! returned the whole block, write those bytes back. The buffer is held from read to write.
 //! Requests of several workers may overlap on a block, but every write puts back bytes read
 //! from the device, so the device never holds anything but its own data. Only a rewrite's
-//! writes are timed, its rates over their busy time (`engine::Recorder`).
+//! writes are timed, its rates over their busy time (`TimeBase::WriteBusy`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
