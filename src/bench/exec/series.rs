@@ -241,10 +241,8 @@ mod tests {
 
     #[test]
     fn a_rewrite_is_rated_over_its_write_busy_time() {
-        // Two pread/pwrite threads of one worker rewrite 4 MB each per 250 ms interval; the
-        // reads before the writes take as long as the writes, so each thread's writes are
-        // in flight 125 ms of every 250. Over the elapsed time that would be 32 MB/s; over
-        // the write-busy time it is twice that.
+        // Two pread/pwrite threads rewrite 4 MB each per 250 ms; their reads take as long as their
+        // writes, so the writes are in flight 125 ms of 250: 32 MB/s elapsed, twice that busy.
         let mut a = Aggregator {
             series: BoundedSeries::new(16),
             ..Aggregator::new(0.25, 1, true)
@@ -287,9 +285,8 @@ mod tests {
 
     #[test]
     fn a_late_sample_is_its_thread_again_not_one_more_thread() {
-        // Thread 1's sample for interval 0 comes after the point went out (overdue): it counts
-        // in the next point, where thread 1 reports too. That point's busy time is its
-        // threads' mean: (100 + 100 + 50) ms over two threads, not three.
+        // Thread 1's late sample for interval 0 counts in the next point, where it reports again:
+        // that point's busy time is (100 + 100 + 50) ms over two threads, not three.
         let mut a = Aggregator {
             series: BoundedSeries::new(16),
             ..Aggregator::new(0.25, 1, true)
@@ -356,10 +353,8 @@ mod tests {
 
     #[test]
     fn the_last_interval_waits_for_every_thread_that_has_not_stopped() {
-        // Eight threads of one worker (the sync engine at QD8), time-bounded at 1 s. Half of
-        // them send their folded last interval (and are done) before the others: the point
-        // must wait for the other half instead of closing with half the I/O and leaving the
-        // rest to an extra point after the deadline.
+        // Eight threads of one worker (sync at QD8), timed at 1 s; half send their folded last
+        // interval early. The point must wait for the rest, not close on half the I/O.
         let mut a = aggregator(1);
         let mut out = Vec::new();
         for i in 0..3 {

@@ -409,18 +409,16 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec, req.stop)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
-            // It must be the device chosen and the one the guard just checked: a loop device
-            // re-attached or a disk swapped under its name is refused before any I/O. Held
-            // open (exclusively for a write) from here, a loop device cannot be re-attached.
+            // It must be the device chosen and the one the guard just checked (a loop device
+            // re-attached, a disk swapped: refused before any I/O); held open, it cannot change.
             let checked = name.as_deref().and_then(|n| live.chosen(n));
             refuse_unless_chosen(&fd, req.chosen, checked.as_ref())?;
             if writes_allowed && req.params.preserve {
                 let shown = name.clone().unwrap_or_else(|| dev.to_string());
                 crate::bench::exec::rewrite_guard::refuse_other_writers_of_device(dev, &shown)?;
             }
-            // The device was busy when checked, and its holder may have left something that
-            // does not claim it (a mounted loop device over it). Held now, nothing new can
-            // claim it, so the check is made again on a fresh view.
+            // Busy when checked, its holder may have left something that does not claim it (a
+            // mounted loop over it). Held now, nothing new can claim it: check again, fresh.
             let live = if waited {
                 let fresh = live_inventory()?;
                 device_writes(

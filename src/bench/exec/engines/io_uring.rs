@@ -159,10 +159,9 @@ fn uring_loop(
             && bound.deadline.is_none_or(|d| now < d);
         while accepting && bound.max_ops.is_none_or(|m| issued < m) {
             let Some(slot) = free.pop() else { break };
-            // Each I/O goes to the kernel as soon as the next is prepared, the last with the
-            // wait (one system call per I/O, as fio's io_uring default). A batch of SQEs goes
-            // through one block-layer plug that holds the first request back until the last is
-            // prepared: on a file system over a loop device fio loses a fifth of its IOPS that way.
+            // Each I/O is handed over once the next is prepared (fio's default): a batch of SQEs
+            // shares one block-layer plug that holds the first back until the last is ready; on a
+            // file system over a loop device fio loses a fifth of its IOPS that way.
             if let Err(e) = hand_over(queue, &mut held, &mut meta) {
                 failure.get_or_insert(submission_failure(ctx, e));
                 ctx.stop.store(true, Ordering::Relaxed);
@@ -215,10 +214,9 @@ fn uring_loop(
         }
         now = Instant::now();
         done.clear();
-        // One completion at a time, its slot refilled and handed over before the next (fio's
-        // iodepth_batch_complete_max=1): refilling all that were ready together left the
-        // device a burst, then none; on an ext4 file over a loop device one at a time gave 5 %
-        // more IOPS (295k vs 281k, medians of 5 alternating runs).
+        // One completion at a time, its slot refilled before the next (fio's
+        // iodepth_batch_complete_max=1): refilling a batch left the device a burst, then none. On
+        // an ext4 file over a loop device: 5 % more IOPS (295k vs 281k, medians of 5 runs).
         queue.reap(&mut done, 1);
         for c in &done {
             let (kind, offset, at, read_back) = meta[c.slot as usize];
