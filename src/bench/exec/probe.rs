@@ -63,8 +63,8 @@ impl ProbeRound {
     }
 }
 
-/// `PROBE_DISTURBED` below the median rate of `rounds`. Only slow rounds are set aside:
-/// something else on the machine slows a round down, nothing speeds one up as much.
+/// The rate below which a round is disturbed: `PROBE_DISTURBED` below the median of `rounds`.
+/// Only slow rounds: something else on the machine slows a round down, nothing speeds one up.
 fn disturbed_below(rounds: &[ProbeRound]) -> f64 {
     let mut rates: Vec<f64> = rounds.iter().map(ProbeRound::iops).collect();
     rates.sort_by(f64::total_cmp);
@@ -425,8 +425,8 @@ pub fn probe_job<'a>(phases: &'a [Phase], direct: bool, shape: &ProbeShape) -> O
 pub const PROBE_EXPECTED: Duration =
     Duration::from_millis(4 * (PROBE_RAMP_MS + PROBE_WINDOW_MS) + 40);
 
-/// Which phases of `plan` will probe (`decides_probe`: `decide` says probe); a shape is probed
-/// by its first phase only.
+/// Which phases of `plan` will probe (`decides_probe`: `decide` gives `Probe`); a shape is
+/// probed by its first phase only.
 pub fn probing_phases(plan: &Plan, mut decides_probe: impl FnMut(&Phase) -> bool) -> Vec<bool> {
     let mut probed: Vec<ProbeShape> = Vec::new();
     plan.phases
