@@ -418,7 +418,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
                 crate::bench::exec::rewrite_guard::refuse_other_writers_of_device(dev, &shown)?;
             }
             // Busy when checked, its holder may have left something that does not claim it (a
-            // mounted loop over it). Held now, nothing new can claim it: check again on a fresh view.
+            // mounted loop over it). Held now, nothing new can claim it: check again afresh.
             let live = if waited {
                 let fresh = live_inventory()?;
                 device_writes(
