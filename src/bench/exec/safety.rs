@@ -277,7 +277,7 @@ pub fn check_file_write(
 }
 
 /// A rewrite (`--preserve`) of `name` while other processes can write it is refused, naming
-/// them: each block read and written back would undo a write of theirs made in between.
+/// them (why: `rewrite_guard`).
 pub fn check_no_other_writers(name: &str, writers: &[(u32, String)]) -> Result<(), WriteRefusal> {
     if writers.is_empty() {
         return Ok(());
