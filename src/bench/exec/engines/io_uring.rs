@@ -198,8 +198,8 @@ fn uring_loop(
         if queue.in_flight() == 0 {
             break;
         }
-        // Total latency, as fio's `lat`: from just before the call that hands the I/O over
-        // to when its completion is seen. Fio's `clat` would hide an I/O completed inside it.
+        // Total latency (`stats::LATENCY_DEFINITION`): stamped before the call, not after it
+        // as fio's `clat`, which would hide an I/O completed inside the call.
         if let Some(h) = held.take() {
             meta[h as usize].2 = Instant::now();
         }

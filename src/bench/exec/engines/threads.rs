@@ -141,8 +141,8 @@ fn sync_loop(
     ops: &mut OpSequence,
 ) -> Option<IoFailure> {
     let bs = ctx.job.bs;
-    // Two clock reads per I/O, around the system call: total latency (the call is where the
-    // kernel gets the I/O and completes it); the first also checks the deadline.
+    // Two clock reads per I/O, around the system call: total latency
+    // (`stats::LATENCY_DEFINITION`); the first also checks the deadline.
     loop {
         if ctx.stop.load(Ordering::Relaxed) {
             return None;
