@@ -374,9 +374,9 @@ pub enum TimeBase {
     #[default]
     Elapsed,
     /// A rewrite (`--preserve`) that only writes: the time its writes were in flight, not the
-    /// reads before them. Each I/O thread sums its write latencies over its lanes (outstanding
-    /// I/Os: 1 for a pread/pwrite thread, the QD for io_uring); the time base is the mean over the
-    /// threads that wrote. At QD1 it is the sum of the write latencies; on either engine the IOPS
+    /// reads before them. Each I/O thread sums its write latencies and divides by its lanes
+    /// (outstanding I/Os: 1 for a pread/pwrite thread, the QD for io_uring); the time base is the
+    /// mean over the threads that wrote. At QD1 it is the sum of the write latencies; on either engine the IOPS
     /// are lanes over the mean write latency.
     WriteBusy,
     /// A rewrite in a phase that mixes reads and writes: the same rule over its timed I/O (never

@@ -95,8 +95,8 @@ pub fn build_plan(
             )));
         }
     }
-    // --time 0 is "no time limit"; a shorter time measures nothing (a run of 100 ns completed no
-    // I/O and called it a result).
+    // --time 0 is "no time limit"; any other below MIN_TIME measures nothing (a run of 100 ns
+    // completed no I/O and called it a result).
     if let Some(t) = params.time.filter(|t| !t.is_zero() && *t < MIN_TIME) {
         return Err(SpecError::Invalid(format!(
             "--time {t:?} is too short to measure anything: give at least {MIN_TIME:?} (0 for no \
