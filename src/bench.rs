@@ -1,17 +1,15 @@
-//! The I/O test engine, in floors that only point down (each uses only those listed before
-//! it):
+//! The I/O test engine, in floors that only point down (each uses only those listed before it):
 //!
-//! - `plan`: the leaf of plan types: a test's name, its parameters (without the Test screen's
-//!   semantics, which are `app`'s), the plan, its phases and jobs, the engine kind, the
-//!   errors. Pure data and the checks on it.
-//! - `catalog`: one row per test carrying everything about that test; each family owns its
-//!   tests' parameters, defaults and phases, and `build_plan` turns a request into a plan.
-//! - `results`: what a run produces: the live statistics workers fill in, each phase's
-//!   figures, the result file, and the honesty guards said beside them.
-//! - `exec`: running a plan: the target, the safety checks, the engine probe, the workers,
-//!   the gate, the runner and the session that ties them.
-//! - `analysis`: what is made of results afterwards: run-to-run comparison, figures over
-//!   repeats, curves, several-disk verdicts, setting sweeps.
+//! - `plan`: the plan types: a test's name, its parameters (without the Test screen's
+//!   semantics, which are `app`'s), the plan, its phases and jobs, the engine kind, the errors.
+//! - `catalog`: one row per test; each family owns its tests' parameters, defaults and phases,
+//!   and `build_plan` turns a request into a plan.
+//! - `results`: what a run produces: live statistics, each phase's figures, the result file,
+//!   and the honesty guards beside them.
+//! - `exec`: running a plan: the target, the safety checks, the engine probe, the workers, the
+//!   gate, the runner and the session that ties them.
+//! - `analysis`: what is made of results afterwards: comparison, figures over repeats,
+//!   curves, several-disk verdicts, setting sweeps.
 
 pub mod analysis;
 pub mod catalog;
@@ -19,8 +17,7 @@ pub mod exec;
 pub mod plan;
 pub mod results;
 
-// The library's surface: what a user of the crate (and the integration tests, which check it)
-// reaches as `disktriage::bench::Item` without knowing the files below.
+// The library's surface, reached as `disktriage::bench::Item` (the integration tests check it).
 pub use analysis::compare::Stat;
 pub use analysis::figures::PhaseFigures;
 pub use analysis::setting_sweep::SweepKind;

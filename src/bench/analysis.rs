@@ -1,7 +1,6 @@
-//! What is made of results after a run: run-to-run comparison against the noise
-//! (`compare`), figures over repeats (`figures`), curves over a sweep's phases (`curve`), the
-//! verdicts of a run on several disks (`several_disks`) and setting sweeps (`setting_sweep`:
-//! which scheduler or cache setting is faster). The top floor of `bench`.
+//! What is made of results after a run, the top floor of `bench`: comparison against the noise
+//! (`compare`), figures over repeats (`figures`), a sweep's curves (`curve`), verdicts over
+//! several disks (`several_disks`) and setting sweeps (`setting_sweep`).
 
 pub mod compare;
 pub mod curve;

@@ -1,8 +1,8 @@
-//! The test catalogue: every test the seeds describe (dd, concurrent dd, ORION, iozone/diskperf
-//! sweeps, CrystalDiskMark), one row each carrying everything about the test: its name, summary
-//! and origin, whether it writes, the figure it is judged on, and the family that owns its
-//! parameters, defaults and phases (`family/`). `build` turns a request for a test into its
-//! plan. Above the plan types (`bench::plan`), below everything that runs or reads a test.
+//! The test catalogue: every test the seeds describe (dd, concurrent dd, ORION,
+//! iozone/diskperf sweeps, CrystalDiskMark), one row each with its name, summary, origin,
+//! whether it writes, the figure it is judged on, and the family that owns its parameters,
+//! defaults and phases (`family/`). `build` turns a request into a plan. Above `bench::plan`,
+//! below everything that runs or reads a test.
 
 pub mod build;
 pub mod family;
@@ -29,11 +29,10 @@ pub struct TestInfo {
     pub id: &'static str,
     pub summary: &'static str,
     pub origin: &'static str,
-    /// What the test can do, for the lists (`disktriage tests`, the Test screen's marks); the
-    /// family's rule must agree (a test checks).
+    /// What the test can do, for the lists (`disktriage tests`, the Test screen); the family's
+    /// rule must agree (a test checks).
     pub writes: Writes,
-    /// The figure the test is judged on: the headline of its report, what a setting sweep
-    /// compares.
+    /// The figure the test is judged on: its report's headline, what a setting sweep compares.
     pub metric: Metric,
     /// The family that owns its parameters, defaults, writes rule and phases.
     pub family: &'static dyn Family,
@@ -199,7 +198,7 @@ const _: () = {
 };
 
 impl TestName {
-    /// The test's catalogue row: row `self as usize`, which the check below holds to be its.
+    /// The test's catalogue row (row `self as usize`, checked at build time).
     pub fn info(self) -> &'static TestInfo {
         &CATALOG[self as usize]
     }
@@ -208,10 +207,9 @@ impl TestName {
         self.info().id
     }
 
-    /// Whether this test, run with `params`, writes to its target: `Always` needs the write
-    /// confirmation, `Optional` writes only when one is given (CrystalDiskMark's write rows),
-    /// `Never` is read-only. The one rule the write guard, the plan and the TUI all follow;
-    /// each family says it for its tests.
+    /// Whether this test, run with `params`, writes: `Always` needs the write confirmation,
+    /// `Optional` writes only when one is given (CrystalDiskMark's write rows), `Never` is
+    /// read-only. The one rule the write guard, the plan and the TUI follow; each family says it.
     pub fn writes_with(self, params: &TestParams) -> Writes {
         self.info().family.writes(self, params)
     }
@@ -221,8 +219,7 @@ impl TestName {
         self.info().family.defaults(self)
     }
 
-    /// The parameters the test takes, in the order the Test screen shows them: its own, then
-    /// the ones every test has.
+    /// The parameters the test takes, in the Test screen's order: its own, then the common ones.
     pub fn params(self) -> Vec<Param> {
         let family = self.info().family;
         let mut v = family.params(self).to_vec();
@@ -366,8 +363,7 @@ mod tests {
 
     #[test]
     fn the_catalogue_mark_agrees_with_the_rule() {
-        // A test listed as read-only never writes, one listed as writing always does, and an
-        // optional one writes for some parameters and not for others.
+        // Read-only never writes, writing always does, optional writes for some parameters only.
         let variants: Vec<TestParams> = [None, Some(0), Some(50), Some(100)]
             .into_iter()
             .flat_map(|read_pct| {

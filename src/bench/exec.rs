@@ -1,11 +1,10 @@
-//! Running a plan: preparing and checking the target (`target`, `safety`, `rewrite_guard`)
-//! and the test file a run makes (`test_file`), the memory a plan needs (`memory`), the data
-//! writes carry (`pattern`), which I/O comes next (`io_sequence`), the engine probe (`probe`)
-//! and its rounds (`probe_rounds`), the I/O engines' interface (`engine`) and the engines, one
-//! file each (`engines`, the metadata test's directory engine among them), the common worker
-//! loop that drives them (`worker`), how they are started (`spawn`) and the gate they meet at
-//! (`gate`), what a run is given and reports (`run_input`), the runner that runs the phases
-//! (`runner`), and the session that ties a request to a run (`session`).
+//! Running a plan: the target and its checks (`target`, `safety`, `rewrite_guard`), the test
+//! file a run makes (`test_file`), the memory a plan needs (`memory`), the write data
+//! (`pattern`), which I/O comes next (`io_sequence`), the engine probe (`probe`,
+//! `probe_rounds`), the engines' interface (`engine`) and the engines (`engines`), the common
+//! worker loop (`worker`), its start (`spawn`) and gate (`gate`), a run's input and events
+//! (`run_input`), the runner (`runner`, `series`) and the session that ties a request to a run
+//! (`session`).
 
 pub mod engine;
 pub mod engines;

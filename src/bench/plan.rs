@@ -1,10 +1,9 @@
-//! The leaf of plan types, below every other floor of `bench`: what a run is made of once
-//! planned. A `Plan` is a list of phases, each one `Job` of workers with a request size, queue
-//! depth, access order (`Access`), read/write mix (`Mix`), region and bounds; with the target
-//! facts a plan is made for, the errors a request can meet, and the shared checks. The test's
-//! name is in `test_name`, an engine's kind and row of words in `engine_kind` and the parameters the admin
-//! sets in `params`. Pure data: the
-//! catalogue (`bench::catalog`) builds plans, the execution floor runs them.
+//! The leaf of plan types, below every other floor of `bench`: a `Plan` is a list of phases,
+//! each one `Job` of workers with a request size, queue depth, access order (`Access`),
+//! read/write mix (`Mix`), region and bounds; with the target facts, the errors a request can
+//! meet, and the shared checks. The test's name is in `test_name`, an engine's kind in
+//! `engine_kind`, the admin's parameters in `params`. Pure data: `bench::catalog` builds
+//! plans, the execution floor runs them.
 
 pub mod engine_kind;
 pub mod metric;
@@ -87,8 +86,8 @@ pub struct Job {
     pub ops_per_worker: Option<u64>,
     pub sync: SyncMode,
     pub seed: u64,
-    /// Rewrite of existing data (`--preserve`): each write first reads its block (not timed,
-    /// not counted in the figures) and writes those same bytes back.
+    /// Rewrite of existing data (`--preserve`): each write first reads its block (untimed, not in
+    /// the figures) and writes those bytes back.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rewrite: bool,
 }
@@ -121,7 +120,7 @@ impl Job {
             Mix::Write => "write".to_string(),
             Mix::Mixed { read_pct } => format!("mixed {read_pct}% read"),
         };
-        // First, so that a narrow screen that cuts the line still shows it.
+        // First, so a narrow screen that cuts the line still shows it.
         let rewrite = if self.rewrite && self.writes() {
             format!("{REWRITE_LABEL}, ")
         } else {
@@ -163,11 +162,10 @@ pub struct Plan {
     pub test: TestName,
     pub phases: Vec<Phase>,
     pub direct: bool,
-    /// I/O buffers and write data in transparent huge pages (`--huge-pages`): a large request
-    /// is then one piece for the kernel instead of one per 4 KiB page, and a device that takes
-    /// fewer pieces per request than a request has pages splits it less than dd's and fio's
-    /// (a 1 MiB read from a loop device: one request instead of two). Off by default, so the
-    /// figures are those of dd and fio on the same device; every output names it when on.
+    /// I/O buffers and write data in transparent huge pages (`--huge-pages`): a large request is
+    /// one piece for the kernel instead of one per 4 KiB page, so it is split less than dd's and
+    /// fio's (a 1 MiB read from a loop device: one request, not two). Off by default, so figures
+    /// match dd and fio on the same device; every output names it when on.
     pub huge_pages: bool,
     pub engine: EngineKind,
     pub data: DataKind,
@@ -182,8 +180,8 @@ pub const HUGE_PAGES_NOTE: &str = "HUGE PAGES: the I/O buffers are in 2 MiB page
      (--huge-pages), so a request of 1 MiB or more is one piece for the kernel; a device may \
      get fewer, larger requests than dd and fio send from their 4 KiB pages, and other figures";
 
-/// "O_DIRECT" or "BUFFERED", with ", huge pages" when the buffers were (`--huge-pages`): the
-/// short form the screens, the history and Compare show.
+/// "O_DIRECT" or "BUFFERED", with ", huge pages" under `--huge-pages`: the short form the
+/// screens, the history and Compare show.
 pub fn io_path_label(direct: bool, huge_pages: bool) -> &'static str {
     match (direct, huge_pages) {
         (true, false) => "O_DIRECT",
@@ -203,8 +201,8 @@ impl Plan {
         self.phases.iter().any(|p| p.job.writes())
     }
 
-    /// The kind of its phases, which lays out its results (the report's tables, the TUI's
-    /// chart or grid): a test's phases are all of one kind, whichever family planned them.
+    /// The kind of its phases, which lays out its results (tables, the TUI's chart or grid): a
+    /// test's phases are all of one kind.
     pub fn kind(&self) -> Option<&PhaseTag> {
         self.phases.first().map(|p| &p.tag)
     }
@@ -375,16 +373,14 @@ pub enum TimeBase {
     /// The phase's measured time on the clock (every test but a rewrite).
     #[default]
     Elapsed,
-    /// A rewrite of existing data (`--preserve`) that only writes: the time its writes were in
-    /// flight, not the reads before them. Each I/O thread adds up its write latencies and
-    /// divides them by its lanes (outstanding I/Os: one for a pread/pwrite thread, the queue
-    /// depth for io_uring); the time base is the sum over the threads that wrote divided by
-    /// their number, the mean per-thread write-busy time. At QD1 it is exactly the sum of the
-    /// write latencies; at any depth and on either engine the IOPS are the lanes over the
-    /// mean write latency.
+    /// A rewrite (`--preserve`) that only writes: the time its writes were in flight, not the
+    /// reads before them. Each I/O thread sums its write latencies and divides by its lanes
+    /// (outstanding I/Os: 1 for a pread/pwrite thread, the QD for io_uring); the time base is the
+    /// mean over the threads that wrote. At QD1 it is the sum of the write latencies; on either engine the IOPS
+    /// are lanes over the mean write latency.
     WriteBusy,
-    /// A rewrite in a phase that mixes reads and writes: the same rule over its timed I/O, the
-    /// mix's reads and the writes (never the reads that fetch a block to rewrite).
+    /// A rewrite in a phase that mixes reads and writes: the same rule over its timed I/O (never
+    /// the reads that fetch a block to rewrite).
     IoBusy,
 }
 
@@ -420,8 +416,8 @@ pub enum DataKind {
         seed: u64,
     },
     Zeros,
-    /// Rewrite of existing data (`--preserve`): each write puts back the bytes its own read
-    /// of the block just returned, so there is no pattern and nothing to verify against.
+    /// Rewrite of existing data (`--preserve`): each write puts back what its read just returned,
+    /// so there is no pattern to verify against.
     Rewrite,
 }
 

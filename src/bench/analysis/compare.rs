@@ -1,5 +1,5 @@
-//! The run-to-run noise: a figure over repeats (`Stat`: its mean and spread) and whether a
-//! difference between two figures exceeds that spread (`delta`). Results, Compare and the
+//! The run-to-run noise: a figure over repeats (`Stat`: mean and spread) and whether a
+//! difference exceeds that spread (`delta`). Results, Compare, setting sweeps and the
 //! several-targets verdict all judge differences with it.
 
 use serde::Serialize;

@@ -1,8 +1,7 @@
 //! The curves of a sweep and their knee. A size sweep gives MB/s against the request size (one
 //! curve per pattern and direction, as diskperf's columns); a queue-depth sweep gives the small
 //! I/O's IOPS, the large I/O's MB/s and the small I/O's latency against the depth. The knee
-//! rule lives here and nowhere else, so the CLI table, the JSON and the TUI's charts report the
-//! same knee for the same figures.
+//! rule lives only here, so the CLI, the JSON and the TUI report the same knee.
 
 use serde::Serialize;
 
@@ -30,10 +29,9 @@ pub enum Knee {
     TooFew,
 }
 
-/// The knee of a curve whose points are in ascending x: the first point that no later point
-/// exceeds by 10 % or more. Taking every later point (not only the next) keeps a noisy dip
-/// before a further climb from passing for a plateau. A value that is not finite is never a
-/// knee and never counts as growth.
+/// The knee of a curve in ascending x: the first point no later point exceeds by 10 % or more.
+/// Every later point counts (not only the next), so a noisy dip before a further climb is no
+/// plateau. A value that is not finite is never a knee nor growth.
 pub fn knee(ys: &[f64]) -> Knee {
     if ys.len() < 2 {
         return Knee::TooFew;
@@ -59,8 +57,8 @@ pub fn knee(ys: &[f64]) -> Knee {
         .map_or(Knee::StillRising, Knee::At)
 }
 
-/// One finished phase as the curves read it. The CLI makes it from a run's phase, the TUI
-/// from its figures over the repeats: with one repeat both are the same numbers.
+/// One finished phase as the curves read it: from a run's phase (CLI) or its figures over the
+/// repeats (TUI); with one repeat the same numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseSample {
     pub tag: PhaseTag,
@@ -71,14 +69,13 @@ pub struct PhaseSample {
     pub iops: f64,
     pub mean_ms: Option<f64>,
     pub p99_ms: Option<f64>,
-    /// Its rates rest on few I/Os (`outcome::low_count`): grids show them, marked; curves
-    /// and their knees leave the phase out.
+    /// Its rates rest on few I/Os (`outcome::low_count`): grids show them, marked; curves leave
+    /// the phase out.
     pub low_count: bool,
 }
 
 impl PhaseSample {
-    /// A phase that completed with an I/O in a measured time; `None` for a failed one or one
-    /// with no rate.
+    /// A phase that completed with an I/O in a measured time; else `None`.
     pub fn of(p: &PhaseResult) -> Option<PhaseSample> {
         let ops = p.read.ops + p.write.ops;
         if !p.ok() || !crate::bench::results::outcome::rate_measured(ops, p.rate_seconds) {
@@ -214,11 +211,10 @@ impl Curve {
     }
 }
 
-/// The curves of a sweep's phases, in the order the charts draw them: a size sweep's reads
-/// (forward, backward, random) then its writes; a queue-depth sweep's IOPS, MB/s and latency.
-/// Other phases give no curve.
+/// The curves of a sweep's phases in drawing order: a size sweep's reads (forward, backward,
+/// random) then writes; a queue-depth sweep's IOPS, MB/s and latency. Other phases give none.
 pub fn curves(samples: &[PhaseSample]) -> Vec<Curve> {
-    // A rate over few I/Os would bend a curve and move its knee: curves use settled ones.
+    // A rate over few I/Os would bend a curve and move its knee: only settled ones.
     let settled: Vec<PhaseSample> = samples.iter().filter(|s| !s.low_count).cloned().collect();
     let samples = settled.as_slice();
     let mut out = Vec::new();

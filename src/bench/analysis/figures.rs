@@ -1,6 +1,6 @@
-//! The figures a run's report shows, over its repeats: per phase the mean MB/s, IOPS and
-//! latency percentiles with their spread. Results, Compare, the full report and the history
-//! all take them from here, so a figure is the same wherever it is read.
+//! The figures a run's report shows over its repeats: per phase the mean MB/s, IOPS and
+//! latency percentiles with their spread. Every screen, export and the history take them from
+//! here, so a figure is the same wherever it is read.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,24 +18,23 @@ pub struct PhaseFigures {
     pub tag: PhaseTag,
     /// Request size in bytes.
     pub bs: u64,
-    /// I/Os and seconds of a repeat (the mean over the repeats): the time base of the rates,
-    /// which for a rewrite of existing data is the time its writes took (`time_base`).
+    /// I/Os and seconds of a repeat (the mean over the repeats): the rates' time base
+    /// (`time_base`).
     pub ops: u64,
     pub seconds: f64,
-    /// What `seconds` is: the measured time, or a rewrite's write-busy time. Records written
-    /// before it existed measured every rate over the elapsed time.
+    /// What `seconds` is: the measured time, or a rewrite's write-busy time. Older records
+    /// measured every rate over the elapsed time.
     #[serde(default)]
     pub time_base: TimeBase,
     /// MB/s (10^6 bytes per second): the mean of the repeats' MB/s, their spread the noise.
     pub mbps: Stat,
     pub iops: Stat,
-    /// The slowest and fastest MB/s of a whole interval, over every repeat's intervals (a
-    /// sliver at a phase's end is left out, as the live figures leave it out). None in
-    /// records of versions before it, and for phases with no whole interval.
+    /// The slowest and fastest MB/s of a whole interval over every repeat (a sliver at a phase's
+    /// end left out, as live). None in older records and for phases with no whole interval.
     #[serde(default)]
     pub mbps_min_max: Option<(f64, f64)>,
-    /// Latencies over every I/O of every repeat (the repeats' histograms merged): `mean` is
-    /// that figure, `spread_pct` the spread of the repeats' own figures.
+    /// Latencies over every I/O of every repeat (histograms merged): `mean` is that figure,
+    /// `spread_pct` the spread of the repeats' own.
     pub mean_ms: Option<Stat>,
     pub p50_ms: Option<Stat>,
     pub p99_ms: Option<Stat>,
@@ -43,10 +42,8 @@ pub struct PhaseFigures {
 }
 
 impl PhaseFigures {
-    /// The phase as the sweep charts and the CrystalDiskMark grid read it: the means over
-    /// the repeats (with one repeat, the very figures of the CLI's table). None when it has no
-    /// rate; a low count of I/Os is flagged, and curves leave such a phase out (as the CLI's
-    /// knee does).
+    /// The phase as the sweep charts and the CrystalDiskMark grid read it: the means over the
+    /// repeats. None when it has no rate.
     pub fn sample(&self) -> Option<crate::bench::analysis::curve::PhaseSample> {
         self.rates_measured()
             .then(|| crate::bench::analysis::curve::PhaseSample {
@@ -60,14 +57,12 @@ impl PhaseFigures {
             })
     }
 
-    /// Are there MB/s and IOPS at all (an I/O completed in a measured time)? Every screen
-    /// shows them then, marked when `low_count`.
+    /// Are there MB/s and IOPS at all? Every screen shows them then, marked when `low_count`.
     pub fn rates_measured(&self) -> bool {
         crate::bench::results::outcome::rate_measured(self.ops, self.seconds)
     }
 
-    /// Are the rates settled (enough I/Os over enough time)? Sweep charts and knees use only
-    /// these.
+    /// Are the rates settled? Sweep charts and knees use only these.
     pub fn rates_settled(&self) -> bool {
         crate::bench::results::outcome::rate_settled(self.ops, self.seconds)
     }
@@ -88,9 +83,9 @@ impl PhaseFigures {
     }
 }
 
-/// Per phase (in the first repeat's order), the figures over the repeats of one test; phases
-/// that failed in a repeat are left out of that repeat's share. This is the one place a
-/// figure over repeats is computed: every screen, export and the history take it from here.
+/// Per phase (in the first repeat's order), the figures over the repeats of one test; a phase
+/// that failed in a repeat is left out of that repeat's share. The one place such figures are
+/// computed.
 pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
     let Some(first) = runs.first() else {
         return Vec::new();
@@ -100,8 +95,7 @@ pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
         .phases
         .iter()
         .filter_map(|p0| {
-            // Each repeat's share of the phase, with the length of a whole interval of its
-            // plan.
+            // Each repeat's share of the phase, with the length of a whole interval of its plan.
             let shares: Vec<(&PhaseResult, f64)> = runs
                 .iter()
                 .filter_map(|r| {
@@ -144,9 +138,8 @@ pub fn figures(runs: &[RunReport]) -> Vec<PhaseFigures> {
         .collect()
 }
 
-/// The latency of the phases' main direction over all their I/Os: their histograms merged.
-/// None when a phase has no histogram kept (a report built without one): then the figures
-/// over the repeats are the mean of each repeat's.
+/// The main direction's latency over all the phases' I/Os (histograms merged). None when a
+/// phase kept no histogram: then the repeats' own figures are averaged.
 fn merged_latency(phases: &[&PhaseResult]) -> Option<LatencySummary> {
     if let [one] = phases {
         return one.latency().copied();
@@ -195,9 +188,9 @@ pub struct RowFigures {
     pub low_count: bool,
 }
 
-/// What a run's row shows: a single phase's figures, or for several the peak MB/s and IOPS
-/// and the worst p99 over all of them, with the largest spread. The phases with settled
-/// rates make it when there are any; else those with a low count, and the row says so.
+/// A run's row: a single phase's figures, or for several the peak MB/s and IOPS and the worst
+/// p99, with the largest spread. Phases with settled rates make it when there are any; else
+/// those with a low count, and the row says so.
 pub fn row(all: &[PhaseFigures]) -> Option<RowFigures> {
     let settled: Vec<&PhaseFigures> = all.iter().filter(|f| f.rates_settled()).collect();
     let low_count = settled.is_empty();

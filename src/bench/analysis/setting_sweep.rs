@@ -1,17 +1,14 @@
 //! A sweep: one test run under each value of one setting (every I/O scheduler the device
 //! offers, or the drive's volatile write cache on and off), and which value wins.
 //!
-//! This module is plain data and pure functions, shared by the CLI (`commands::setting_sweep`) and
-//! the TUI: the order of the runs, the figure a run contributes (`Metric`, the test's headline
-//! figure as the report prints it), and the result (`SweepResult`): per value its mean and
-//! spread over the repeats, the difference to the value found at start and whether it is
-//! beyond the noise (`bench::analysis::compare`, the rule Compare uses), and the winner.
-//! Whoever drives the runs and the changes builds it from `SweepSample`s.
+//! Plain data and pure functions shared by the CLI (`commands::setting_sweep`) and the TUI:
+//! the order of the runs, a run's figure (`Metric`, the test's headline), and the result
+//! (`SweepResult`): per value its mean and spread over the repeats, the difference to the
+//! value found at start and whether it is beyond the noise (`compare::delta`), and the winner.
 //!
-//! The repeats are interleaved (a, b, c, a, b, c, ...) so that a drift (a drive warming up,
-//! another program, the page cache of the host) hits every value alike instead of the last
-//! one. The value found at start is always part of the sweep and comes first: the first run
-//! changes nothing, so a run that is refused is refused before any setting was touched.
+//! Repeats are interleaved (a, b, c, a, b, c, ...) so a drift (a drive warming up, another
+//! program, the host's page cache) hits every value alike. The value found at start comes
+//! first: the first run changes nothing, so a refused run is refused before any change.
 
 use serde::Serialize;
 
@@ -80,8 +77,8 @@ pub struct SweepStep {
     pub test: usize,
 }
 
-/// The runs of a sweep in the order they are made: repeat by repeat, every value in turn,
-/// and under one value every test (so a value is set once per repeat).
+/// The runs of a sweep in order: repeat by repeat, every value in turn, every test under one
+/// value (so a value is set once per repeat).
 pub fn order(settings: usize, repeats: u32, tests: usize) -> Vec<SweepStep> {
     let mut steps = Vec::with_capacity(settings * repeats as usize * tests);
     for repeat in 0..repeats {
@@ -98,9 +95,8 @@ pub fn order(settings: usize, repeats: u32, tests: usize) -> Vec<SweepStep> {
     steps
 }
 
-/// The values of a scheduler sweep: those asked for (all offered when none), with the one
-/// active at start first. An asked name the device does not offer is an error that lists
-/// what it offers.
+/// The values of a scheduler sweep: those asked for (all offered when none), the active one
+/// first. A name the device does not offer is an error listing what it offers.
 pub fn scheduler_values(
     available: &[String],
     active: &str,
@@ -147,9 +143,8 @@ pub fn cache_values(cache: &DriveCache) -> Result<Vec<String>, String> {
 }
 
 impl Metric {
-    /// The figure of one finished run; `None` when the run failed, was stopped, or its rate
-    /// rests on a low count of I/Os (the report shows that rate, marked; a winner is not
-    /// named on it).
+    /// The figure of one finished run; `None` when it failed, was stopped, or has a low count (the
+    /// report shows that rate, marked; no winner is named on it).
     pub fn of(self, report: &RunReport) -> Option<f64> {
         if report.outcome.stopped || report.error().is_some() {
             return None;

@@ -1,12 +1,10 @@
-//! The same test on several targets: each target's figures in one row, the verdict that names
-//! the outlier, how one `--destroy-data` list confirms every written device, and the members
-//! of an md array. Pure: it decides from reports and the inventory, so the CLI and the TUI
-//! show the same rows and the same verdict.
+//! The same test on several targets: each target's figures in one row, the verdict naming the
+//! outlier, one `--destroy-data` list confirming every written device, and an md array's
+//! members. Pure, so the CLI and the TUI show the same rows and verdict.
 //!
-//! The verdict compares each target with the median of the others. A target is the outlier
-//! when it is slower than that median by more than the run-to-run noise (the spread of the
-//! repeats, `compare::delta`), or, without repeats to measure the noise, a possible outlier
-//! when slower by more than `NO_REPEATS_THRESHOLD_PCT`.
+//! A target is the outlier when slower than the median of the others by more than the
+//! run-to-run noise (`compare::delta`), or, without repeats, a possible outlier when slower by
+//! more than `NO_REPEATS_THRESHOLD_PCT`.
 
 use serde::Serialize;
 
@@ -14,8 +12,7 @@ use crate::bench::analysis::compare::{Significance, Stat, delta};
 use crate::bench::exec::safety;
 use crate::model::{HolderKind, Inventory};
 
-/// How much slower than the others a target must be to be named when the noise is unknown
-/// (a single repeat).
+/// How much slower than the others a target must be to be named when the noise is unknown.
 pub const NO_REPEATS_THRESHOLD_PCT: f64 = 20.0;
 
 /// What a target is in a run over several targets.
@@ -65,15 +62,13 @@ pub struct SeveralVerdict {
     pub outliers: Vec<String>,
     /// Why no comparison was made (fewer than two targets with figures).
     pub not_compared: Option<String>,
-    /// The outliers are named against the fixed line, with no noise figure: one run can put
-    /// one of two equal devices 38 % behind, so they are possible outliers, to be confirmed
-    /// by repeats.
+    /// Named against the fixed line, with no noise figure: one run put one of two equal devices
+    /// 38 % behind, so these are possible outliers, to be confirmed by repeats.
     pub tentative: bool,
 }
 
-/// The median; of an even count, the lower of the two middle values. With three targets the
-/// others are two, and their mean would let one fast target make a normal one look slow
-/// (100 against the mean of 100 and 300); the lower middle value does not.
+/// The median; of an even count, the lower middle value. With three targets the mean of the
+/// other two would let one fast target make a normal one look slow (100 against 100 and 300).
 pub fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
@@ -82,9 +77,8 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     Some(values[(values.len() - 1) / 2])
 }
 
-/// Names the outlier among `(name, MB/s over the repeats)`: a target slower than the median
-/// of the others by more than the noise (the larger spread of its repeats and the others'),
-/// or by `NO_REPEATS_THRESHOLD_PCT` when any of them has a single repeat.
+/// Names the outliers among `(name, MB/s over the repeats)`: slower than the others' median by
+/// more than the noise, or by `NO_REPEATS_THRESHOLD_PCT` when any has a single repeat.
 pub fn outlier_verdict(figures: &[(String, Stat)]) -> SeveralVerdict {
     if figures.len() < 2 {
         return SeveralVerdict {
@@ -110,8 +104,7 @@ pub fn outlier_verdict(figures: &[(String, Stat)]) -> SeveralVerdict {
                 .collect();
             let mut means: Vec<f64> = others.iter().map(|s| s.mean).collect();
             let others_median = median(&mut means).unwrap_or(0.0);
-            // The others' noise is the largest spread among them; `delta` takes the larger of
-            // that and this target's own.
+            // The others' noise is their largest spread; `delta` takes the larger of it and this.
             let others_stat = Stat {
                 mean: others_median,
                 spread_pct: if all_repeated {
@@ -239,9 +232,8 @@ pub enum ListRefusal {
 }
 
 /// Splits one `--destroy-data a,b,c` into each target's confirmation. `names[i]` is the name
-/// target i must be confirmed with (its kernel name, or an existing file's name), or None when
-/// it needs none (a test file this run creates). The list must name every such target once and
-/// nothing else; `/dev/sdb` is accepted for `sdb` as for one target.
+/// target i must be confirmed with, or None when it needs none (a test file this run creates).
+/// The list must name every such target once and nothing else; `/dev/sdb` stands for `sdb`.
 pub fn split_confirmation(
     names: &[Option<String>],
     given: Option<&str>,
@@ -297,8 +289,8 @@ pub fn split_confirmation(
     Ok(out)
 }
 
-/// The members of md array `md`: the disks and partitions the inventory shows held by it, in
-/// the inventory's order. Empty when `md` holds nothing (not an md array, or not assembled).
+/// The members of md array `md` as the inventory shows them, in its order. Empty when `md`
+/// holds nothing (not an md array, or not assembled).
 pub fn md_members(inv: &Inventory, md: &str) -> Vec<String> {
     let held = |holders: &[crate::model::Holder]| {
         holders

@@ -1,7 +1,6 @@
-//! From what the admin asked for (`TestParams`, raw overrides of a catalogue test) and what the
-//! target is (`TargetFacts`) to a validated `Plan`: the checks every test shares are made here,
-//! defaults come from the test's row and its phases from its family (`catalog/family/`). Pure:
-//! no I/O, so every rule is unit-tested.
+//! From what the admin asked for (`TestParams`) and what the target is (`TargetFacts`) to a
+//! validated `Plan`: the checks every test shares are made here, defaults come from the test's
+//! row and phases from its family. Pure, so every rule is unit-tested.
 
 use crate::bench::catalog::family::{PlanContext, check_request_size};
 use crate::bench::catalog::{CATALOG, resolve};
@@ -13,11 +12,10 @@ use crate::bench::plan::{
 };
 use crate::model::Bytes;
 
-/// Checks the request and turns it into phases: the checks every test shares are made here,
-/// then the test's family plans its phases (`catalog/family/`).
 /// The shortest measured time a run accepts (besides 0, no limit).
 pub const MIN_TIME: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// Checks the request, then the test's family plans its phases (`catalog/family/`).
 pub fn build_plan(
     test: TestName,
     params: &TestParams,
@@ -97,8 +95,8 @@ pub fn build_plan(
             )));
         }
     }
-    // --time 0 is "no time limit"; any other time shorter than this measures nothing (a run of
-    // 100 ns completed no I/O and called it a result).
+    // --time 0 is "no time limit"; any other below MIN_TIME measures nothing (a run of 100 ns
+    // completed no I/O and called it a result).
     if let Some(t) = params.time.filter(|t| !t.is_zero() && *t < MIN_TIME) {
         return Err(SpecError::Invalid(format!(
             "--time {t:?} is too short to measure anything: give at least {MIN_TIME:?} (0 for no \
@@ -182,8 +180,8 @@ pub fn build_plan(
         interval: resolved.interval,
         notes,
     };
-    // The one rule says whether this test writes; the phases built above must agree with it,
-    // and either one writing without permission is refused.
+    // The phases built above must agree with the one rule, and writing without permission is
+    // refused.
     let must_write = test.writes_with(params) == Writes::Always;
     if (must_write || plan.writes()) && !writes_allowed {
         return Err(SpecError::Invalid(

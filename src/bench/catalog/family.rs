@@ -1,9 +1,7 @@
 //! Test families: each file in `family/` owns a kind of test (one job, a size sweep, a queue
-//! depth sweep, CrystalDiskMark's grid): the parameters it takes, its defaults, whether a run
-//! of it writes, and the phases it plans. The catalogue row of a test names its family.
-//!
-//! The checks every test shares (request size, queue depth, region, bounds) are made once in
-//! `catalog::build::build_plan`, which then hands the family a `PlanContext` to build phases with.
+//! depth sweep, CrystalDiskMark's grid): its parameters, defaults, whether a run writes, and
+//! its phases. The checks every test shares are made once in `catalog::build::build_plan`,
+//! which hands the family a `PlanContext`.
 
 pub mod cdm;
 pub mod metadata;
@@ -25,8 +23,8 @@ pub trait Family: Sync {
     /// `test`'s defaults.
     fn defaults(&self, test: TestName) -> Defaults;
 
-    /// The parameters `test` takes besides the common ones (`params::COMMON`), in the order
-    /// the Test screen shows them. A parameter not listed is dropped by the Test screen.
+    /// The parameters `test` takes besides `params::COMMON`, in the Test screen's order; one not
+    /// listed is dropped by the Test screen.
     fn params(&self, test: TestName) -> &'static [Param];
 
     /// Whether a run of `test` with `params` writes: the one rule (`TestName::writes_with`).
@@ -40,16 +38,14 @@ pub trait Family: Sync {
         "the request size (--bs), queue depth (--qd) or workers (--jobs)"
     }
 
-    /// The parameters shown after the test's own: every test's (`params::COMMON`) unless the
-    /// family has no use for some (the metadata test has no engine and no I/O path).
+    /// The parameters shown after the test's own: `params::COMMON` unless the family has no use
+    /// for some (the metadata test has no engine and no I/O path).
     fn common_params(&self) -> &'static [Param] {
         &COMMON
     }
 
-    /// A family whose tests run in a directory instead of on a device or file (the metadata
-    /// test): the target is then a directory, checked and given a scratch directory by
-    /// `target::prepare_directory`, and the common runner runs it on the directory engine
-    /// (`exec::engines::directory`).
+    /// A family whose tests run in a directory (the metadata test): the target is checked by
+    /// `target::prepare_directory` and runs on `exec::engines::directory`.
     fn runs_in_directory(&self) -> bool {
         false
     }
@@ -73,7 +69,7 @@ pub struct PlanContext<'a> {
 pub const MAX_REQUEST: u64 = 256 * 1024 * 1024;
 
 /// Checks a request size: at most `MAX_REQUEST`, and a multiple of `lbs` (O_DIRECT's
-/// alignment) on the `what` ("device", "file system").
+/// alignment) on the `what`.
 pub fn check_request_size(bs: u64, lbs: u32, what: &'static str) -> Result<(), SpecError> {
     check_range("request size", bs, 1, MAX_REQUEST)?;
     if !bs.is_multiple_of(u64::from(lbs)) {

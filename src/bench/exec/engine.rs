@@ -1,19 +1,15 @@
-//! What an I/O engine is to the common worker loop (`worker`), and what crosses between them.
-//! The model is fio's table of operations (`ioengines.h`): the loop owns everything that is
-//! the same for every engine (the warm-up, the gate, the measured phase, the samples, the
-//! `Done` message), and an engine owns only how its I/O reaches the kernel. The engines
-//! themselves are in `engines/`, one file each, and `engines::for_kind` is the one place
-//! that picks one from an `EngineKind`.
+//! What an I/O engine is to the common worker loop (`worker`), on the model of fio's
+//! `ioengines.h`: the loop owns what is the same for every engine (warm-up, gate, measured
+//! phase, samples, `Done`); an engine owns only how its I/O reaches the kernel. The engines
+//! are in `engines/`, one file each; `engines::for_kind` picks one.
 //!
-//! An engine is chosen once per worker. It says how many I/O threads a worker has and sets
-//! each of them up (`IoEngine`); the loop then calls the thread's `run` once per phase
-//! (warm-up, measured), and the engine keeps its I/Os in flight inside that call. So there
-//! is one dynamic call per phase, never one per I/O: an engine's inner loop is plain code
-//! the compiler sees whole.
+//! The loop calls a thread's `run` once per phase and the engine keeps its I/Os in flight
+//! inside it: one dynamic call per phase, never per I/O, so an engine's inner loop is plain
+//! code the compiler sees whole.
 //!
-//! What a worker works on (`Work`) is blocks of the target for the block engines, and files
-//! in a scratch directory for the directory engine (the metadata test, as fio's
-//! `engines/filestat.c`): one "I/O" there is one create, stat or delete system call.
+//! A worker works on blocks of the target (`Work::Blocks`), or for the metadata test on files
+//! in a scratch directory (as fio's `engines/filestat.c`): one "I/O" is one create, stat or
+//! delete.
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -33,18 +29,16 @@ use crate::bench::results::failure::IoFailure;
 use crate::bench::results::stats::{IoStats, LATENCY_DEFINITION, WorkerSample};
 use crate::sys::dirops::ScratchDir;
 
-/// An I/O engine: how a worker's I/O threads are made. One static value per engine
-/// (`engines::for_kind`); what a thread needs to keep is in its `EngineThread`.
+/// An I/O engine: how a worker's I/O threads are made. One static value per engine; a
+/// thread's state is in its `EngineThread`.
 pub trait IoEngine: Sync {
     /// The engine's kind, for the results (`PhaseResult::engine`) and the labels.
     fn kind(&self) -> EngineKind;
 
-    /// I/O threads per worker for `job`: the loop starts them, and the gate waits for
-    /// `workers` x this many.
+    /// I/O threads per worker for `job`; the gate waits for `workers` x this many.
     fn threads_per_worker(&self, job: &Job) -> u32;
 
-    /// Whether its threads may register their buffers with the kernel (io_uring's fixed
-    /// buffers): a phase says "fixed buffers" only if every thread did.
+    /// Whether its threads may register their buffers (io_uring's fixed buffers).
     fn may_fix_buffers(&self) -> bool;
 
     /// Whether this process may use the engine here (a sysctl or a seccomp filter can forbid
@@ -58,31 +52,28 @@ pub trait IoEngine: Sync {
         LATENCY_DEFINITION
     }
 
-    /// Whether its jobs write bytes (a job that writes then needs its data); the directory
-    /// engine's "writes" create and delete files.
+    /// Whether its jobs write bytes; the directory engine's "writes" create and delete files.
     fn writes_bytes(&self) -> bool {
         true
     }
 
-    /// Sets up I/O thread `thread` of the worker of `ctx` (its buffers, its ring, its own
-    /// open file). An error says why the thread cannot run; the loop reports it.
+    /// Sets up I/O thread `thread` of the worker (buffers, ring, its own open file), or says why
+    /// it cannot run.
     fn open_thread(&self, ctx: &WorkerCtx, thread: u32) -> Result<Box<dyn EngineThread>, String>;
 }
 
-/// One I/O thread of an engine, set up and ready. Dropped before the thread says `Done`, so
-/// its ring and buffers are gone when the runner goes on.
+/// One I/O thread of an engine, set up. Dropped before the thread says `Done`, so its ring
+/// and buffers are gone when the runner goes on.
 pub trait EngineThread {
-    /// The thread's lanes: the I/Os it keeps in flight (its queue depth with io_uring, one
-    /// with a synchronous call). The write-busy time is over them (see `Recorder`).
+    /// The I/Os it keeps in flight: its queue depth with io_uring, one with a synchronous call.
     fn lanes(&self) -> u32;
 
     /// Whether it registered its buffers with the kernel.
     fn fixed_buffers(&self) -> bool;
 
-    /// Does I/O until `bound` is reached, `ctx.stop` is set or an I/O fails, then drains
-    /// what is in flight. With a recorder (the measured phase) every completed I/O is
-    /// recorded and the recorder ticked; without one (the warm-up) nothing is. Returns the
-    /// first failure; the engine sets `ctx.stop` with it, so the other threads stop too.
+    /// Does I/O until `bound`, `ctx.stop` or a failure, then drains. With a recorder (the
+    /// measured phase) each completion is recorded; the warm-up has none. On a failure it sets
+    /// `ctx.stop` so the other threads stop too, and returns it.
     fn run(
         &mut self,
         ctx: &WorkerCtx,
@@ -90,9 +81,8 @@ pub trait EngineThread {
         rec: Option<&mut Recorder>,
     ) -> Option<IoFailure>;
 
-    /// Why the thread stopped when that is not an I/O failure (a system call of the
-    /// directory engine failed): a sentence, reported as the phase's error. Asked once,
-    /// after the measured loop.
+    /// Why the thread stopped when that is not an I/O failure (a directory engine system call
+    /// failed). Asked once, after the measured loop.
     fn error(&mut self) -> Option<String> {
         None
     }
@@ -101,8 +91,8 @@ pub trait EngineThread {
 /// A block engine's `open_thread` refuses a worker on files with this.
 pub const NOT_BLOCKS: &str = "internal error: a block engine was given files to work on";
 
-/// An engine that only one kind of phase runs on, whatever the plan's engine: the directory
-/// engine for a metadata phase. It is chosen without a probe, for the reason it gives.
+/// The engine a kind of phase always runs on, whatever the plan's: the directory engine for a
+/// metadata phase. Chosen without a probe.
 pub struct OwnEngine {
     pub engine: &'static dyn IoEngine,
     pub choice: EngineChoice,
@@ -126,8 +116,8 @@ pub struct FileWork {
 }
 
 impl FileWork {
-    /// The work of a phase with `tag` in `scratch`, or `None` when the phase is not a
-    /// metadata phase. Phase `index` of the plan: each random phase walks its own order.
+    /// The work of a metadata phase `tag` in `scratch`, else `None`. Each random phase (`index`)
+    /// walks its own order.
     pub fn of(
         scratch: &Arc<Mutex<ScratchDir>>,
         tag: &PhaseTag,
@@ -165,8 +155,7 @@ pub fn file_order(n: usize, random: bool, seed: u64) -> Vec<usize> {
 #[derive(Debug)]
 pub enum WorkerMsg {
     Sample(WorkerSample),
-    /// The thread has finished; `failure` if an I/O failed. `fixed_buffers` says whether
-    /// io_uring used registered buffers.
+    /// The thread has finished; `failure` if an I/O failed.
     Done {
         worker: u32,
         failure: Option<IoFailure>,
@@ -174,9 +163,8 @@ pub enum WorkerMsg {
         fixed_buffers: bool,
         /// How long this thread waited for a CPU during the measured loop.
         cpu_wait: Duration,
-        /// When the thread's measured loop ended, by its own clock: the phase ends at the
-        /// last of these, not when the coordinator gets round to reading the message (on a
-        /// CPU-bound device with more I/O threads than CPUs that was up to 0.2 s later).
+        /// When its measured loop ended, by its own clock: the phase ends at the last of these,
+        /// not when the coordinator reads the message (up to 0.2 s later on a CPU-bound device).
         ended: Option<Instant>,
     },
 }
@@ -229,21 +217,15 @@ pub struct Bound {
 
 /// Accumulates one interval at a time and sends it when the interval is over.
 ///
-/// A time-bounded loop has no partial last interval: the interval that the deadline would cut
-/// short is folded into the one before it, so the last sample covers at least one whole
-/// interval up to the real end (the deadline plus draining the queue). Samples carry their
-/// real end when it is not the interval's boundary, so every rate over them is right.
+/// A time-bounded loop has no partial last interval: the rest before the deadline is folded
+/// into the last whole one. Samples carry their real end when it is not a boundary.
 ///
-/// A rewrite's write-busy time is the mean, over the thread's lanes, of the time each lane's
-/// writes were in flight, a lane being one outstanding I/O: a pread/pwrite thread is one
-/// lane, so its busy time is the sum of its write latencies; an io_uring thread at QD N has N
-/// lanes (its slots), so its busy time is the sum of its write latencies over N. Both engines
-/// thus give the same figure for the same writes: requests over (lanes x mean write latency).
-/// At QD1 it is the sum of the write latencies either way.
+/// In a rewrite it also sums the thread's write latencies for its write-busy time, divided
+/// by its lanes in `send` (the rule is `TimeBase::WriteBusy`'s).
 pub struct Recorder {
     worker: u32,
     thread: u32,
-    /// The thread's lanes (outstanding I/Os: its queue depth with io_uring, 1 with sync).
+    /// Its queue depth with io_uring, 1 with sync.
     lanes: u32,
     /// Timed I/Os recorded so far: a lane that never carried one is not a busy lane.
     timed: u64,
@@ -285,8 +267,7 @@ impl Recorder {
         self.stats.record_read_back(bytes);
     }
 
-    /// A timed I/O of a rewrite phase (`--preserve`): its latency counts in the thread's busy
-    /// time, which `send` divides by the lanes that carried one.
+    /// A timed I/O of a rewrite phase (`--preserve`): its latency counts in the busy time.
     pub fn record_busy(&mut self, latency: Duration) {
         self.timed += 1;
         self.stats
@@ -310,16 +291,14 @@ impl Recorder {
         }
     }
 
-    /// Is the current interval the last whole one before the deadline (the rest of the run,
-    /// less than an interval, is folded into it)?
+    /// Is the current interval the last whole one before the deadline?
     fn last_before_deadline(&self) -> bool {
         self.deadline
             .is_some_and(|d| self.next_boundary + self.interval > d)
     }
 
     fn send(&mut self, end_s: Option<f64>) {
-        // The latencies summed over the interval, over the lanes that carried a timed I/O:
-        // the mean busy time of the thread's lanes (see the type's doc).
+        // The mean busy time of the lanes that carried a timed I/O (see the type's doc).
         let lanes = u64::from(self.lanes).min(self.timed).max(1);
         self.stats.busy_ns /= lanes;
         let stats = self.stats.take_sample();
@@ -333,8 +312,7 @@ impl Recorder {
         self.index += 1;
     }
 
-    /// Sends the last interval, ending now: a partial one when the loop was stopped or bounded
-    /// by a count, the folded last one when bounded by time.
+    /// Sends the last interval, ending now: partial when stopped or counted, folded when timed.
     pub(crate) fn finish(mut self, ended: Instant) {
         let end = ended.saturating_duration_since(self.t0).as_secs_f64();
         self.send(Some(end));

@@ -1,12 +1,9 @@
-//! The I/O engines, one file each, and their registration: `ENGINES`, one line per engine
-//! `--engine` may name (its row of words and its `IoEngine`, both in its file), from which
-//! come the list every face offers (`ALL`, after the plan's `auto`), the parser of a name
-//! (`from_arg`) and the one place that picks an engine for a kind (`for_kind`, fio's
-//! `load_ioengine`). `io_uring` keeps the queue depth in flight from one thread per worker
-//! through a ring, `threads` is one pread/pwrite thread per outstanding I/O (fio's psync with
-//! `numjobs`), and `directory` (the metadata test's system calls on files, fio's `filestat`)
-//! runs the phases it owns (`own_engine`) whatever the plan's engine. Everything else reaches
-//! an engine through `IoEngine`.
+//! The I/O engines, one file each, and their registration: `ENGINES` has one line per engine
+//! `--engine` may name (its row of words and its `IoEngine`), from which come the list every
+//! face offers (`ALL`), the parser (`from_arg`) and the one place that picks an engine for a
+//! kind (`for_kind`, fio's `load_ioengine`). `directory` runs the phases it owns
+//! (`own_engine`) whatever the plan's engine. Everything else reaches an engine through
+//! `IoEngine`.
 
 pub mod directory;
 pub mod io_uring;
@@ -27,9 +24,9 @@ const fn register(row: &'static EngineRow, engine: &'static dyn IoEngine) -> Reg
     Registered { row, engine }
 }
 
-/// Every engine `--engine` may name besides `auto`, one line each, in the order `--help` and
-/// the Test screen offer them. A file under `engines/` with a `ROW` has its line here, once
-/// (`every_engine_file_is_registered_once` in `src/shape.rs`).
+/// Every engine `--engine` may name besides `auto`, in the order `--help` and the Test screen
+/// offer them. Each file under `engines/` with a `ROW` has its line here, once (checked by
+/// `every_engine_file_is_registered_once` in `src/shape.rs`).
 pub const ENGINES: &[Registered] = &[
     register(&io_uring::ROW, &io_uring::IoUring),
     register(&threads::ROW, &threads::Threads),
@@ -64,16 +61,14 @@ pub fn from_arg(arg: &str) -> Result<EngineKind, String> {
         })
 }
 
-/// The engine a phase with `tag` runs on whatever the plan asks (a metadata phase, on the
-/// directory engine), with the choice its results show; `None` for a phase of blocks.
+/// The engine a phase with `tag` always runs on (a metadata phase: the directory engine), with
+/// the choice its results show; `None` for a phase of blocks.
 pub fn own_engine(tag: &PhaseTag) -> Option<OwnEngine> {
     directory::own_engine(tag)
 }
 
-/// The engine that runs `kind`. The runner resolves `auto` (`probe::decide`) before it starts
-/// workers; should an unresolved `auto` get here, the threads run it, as pread/pwrite work
-/// everywhere. Every other kind is a registered engine's: kinds come from `ALL` and from the
-/// rows of the files `ENGINES` lists (`every_engine_file_is_registered_once` in the shape test).
+/// The engine that runs `kind`. The runner resolves `auto` before it starts workers; an
+/// unresolved `auto` would run on the threads, as pread/pwrite work everywhere.
 pub fn for_kind(kind: EngineKind) -> &'static dyn IoEngine {
     ENGINES
         .iter()

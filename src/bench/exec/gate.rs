@@ -1,13 +1,10 @@
-//! The gate between warm-up and measurement: workers arrive and wait while the runner reads
-//! the kernel's counters, then the runner opens it. Both the runner and the workers use it, so
-//! it lives below both.
+//! The gate between warm-up and measurement: workers wait while the runner reads the kernel's
+//! counters, then the runner opens it. It lives below both, which use it.
 //!
-//! Opening the gate gives every I/O thread the same start instant, and wakes each thread on
-//! its own (`unpark`) rather than through one mutex. With a condition variable each woken
-//! thread had to take the mutex in turn; with 32 I/O threads on 2 CPUs, each next owner waited
-//! for a CPU behind threads already doing I/O, and the last thread started up to 0.45 s after
-//! the first. A thread's measured loop then ran 0.45 s past the others' and the phase's tail
-//! ran on a few threads.
+//! Opening gives every I/O thread the same start instant and wakes each on its own
+//! (`unpark`), not through one mutex: with a condition variable, 32 I/O threads on 2 CPUs took
+//! the mutex in turn behind threads already doing I/O, and the last started up to 0.45 s after
+//! the first, leaving the phase's tail to a few threads.
 
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::thread::Thread;
@@ -59,9 +56,8 @@ impl Gate {
             s.waiting.push(std::thread::current());
             self.arrivals.notify_all();
         }
-        // `open` sets the instant before it wakes anyone, and a thread that registered after
-        // `open` took the list finds the instant already set: nobody sleeps through it. `park`
-        // may also return early, hence the loop.
+        // `open` sets the instant before it wakes anyone, and a thread registered after `open` took
+        // the list finds it set: nobody sleeps through it. `park` may return early, hence the loop.
         loop {
             if let Some(&opened) = self.opened.get() {
                 return opened;

@@ -1,6 +1,5 @@
 //! Which I/O comes next: a pure function from an I/O's sequence number to its direction and
-//! offset. Being stateless, one planner serves a single io_uring worker and the threads of a
-//! synchronous worker alike, and tests can check every offset a pattern touches.
+//! offset, so one planner serves an io_uring worker and a sync worker's threads alike.
 
 use crate::bench::plan::{Access, Mix, OpKind, splitmix64};
 
@@ -28,8 +27,8 @@ fn below(r: u64, n: u64) -> u64 {
 }
 
 impl Planner {
-    /// A planner over `len` bytes from `start` in requests of `bs` bytes. `None` when the region
-    /// cannot hold one request.
+    /// A planner over `len` bytes from `start` in requests of `bs`; `None` when the region cannot
+    /// hold one request.
     pub fn new(start: u64, len: u64, bs: u64, access: Access, mix: Mix, seed: u64) -> Option<Self> {
         if bs == 0 || len < bs {
             return None;
@@ -49,8 +48,8 @@ impl Planner {
         self.blocks
     }
 
-    /// Do the offsets of this plan not depend on the order the I/Os are issued in (random
-    /// access), so that threads may each take their own share of the sequence?
+    /// Are this plan's offsets independent of the issue order (random access), so threads may
+    /// each take their own share?
     pub fn order_free(&self) -> bool {
         self.access == Access::Random
     }

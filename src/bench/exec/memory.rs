@@ -1,6 +1,5 @@
-//! What a plan holds in memory while it runs (its I/O buffers, latency histograms, write data
-//! and series), and the check made before anything is allocated that it fits in the share of
-//! the available memory a test may use.
+//! What a plan holds in memory while it runs (I/O buffers, latency histograms, write data,
+//! series), and the check, before anything is allocated, that it fits a test's share.
 
 use crate::bench::exec::engines;
 use crate::bench::exec::pattern::PATTERN_PERIOD;
@@ -12,7 +11,7 @@ use crate::model::Bytes;
 /// the page cache, the TUI and everything else running on the machine.
 pub const MEMORY_SHARE_DIVISOR: u64 = 2;
 
-/// What a plan holds in memory while it runs, for the check made before anything is allocated.
+/// What a plan holds in memory while it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryNeed {
     /// Bytes at the run's peak: the largest phase's I/O buffers and histograms, the write
@@ -26,12 +25,11 @@ pub struct MemoryNeed {
 }
 
 impl Plan {
-    /// The memory this plan allocates. Phases run one after another, each allocating its own
-    /// buffers (request size in whole pages, huge ones from 1 MiB on with `--huge-pages`,
-    /// x queue depth per worker,
-    /// with either engine) and latency histograms (per I/O thread: one per direction being
-    /// recorded and one in transit; per worker and per phase: the totals); the write pattern
-    /// (period + largest request) and the series of every phase live for the whole run.
+    /// The memory this plan allocates. Phases run one after another, each with its own buffers
+    /// (request size in whole pages, huge pages from 1 MiB with `--huge-pages`, x queue depth per
+    /// worker) and histograms (per I/O thread one per recorded direction and one in transit; per
+    /// worker and phase the totals). The write pattern (period + largest request) and every
+    /// phase's series live for the whole run.
     pub fn memory_need(&self) -> MemoryNeed {
         let hist = LatencyHistogram::footprint_bytes();
         let series = (crate::bench::results::stats::SERIES_CAPACITY
@@ -101,8 +99,7 @@ pub fn check_memory(plan: &Plan, available: Option<u64>) -> Result<(), SpecError
     } else {
         " and latency histograms"
     };
-    // With --huge-pages, from 1 MiB on a request's buffer is whole huge pages: say so where
-    // that is more.
+    // With --huge-pages a request's buffer from 1 MiB on is whole huge pages: say so when more.
     let held = crate::sys::direct::request_buffer_bytes(need.bs, plan.huge_pages);
     let buffer = if plan.huge_pages && held > need.bs {
         format!(

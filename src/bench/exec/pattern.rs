@@ -1,7 +1,7 @@
-//! The data write tests write: incompressible random bytes generated once per run (or zeros on
-//! request), laid out so that the bytes at device offset `o` are always `pattern[o % period]`.
-//! Writes therefore come straight from one shared buffer (no per-I/O fill, no copy), and what a
-//! write test left on the device can be verified afterwards from the seed alone.
+//! The data write tests write: incompressible random bytes made once per run (or zeros),
+//! laid out so the bytes at device offset `o` are always `pattern[o % period]`. Writes come
+//! straight from one shared buffer (no fill, no copy), and what a test left on the device can
+//! be verified from the seed alone.
 
 use std::io;
 use std::sync::Arc;
@@ -9,16 +9,14 @@ use std::sync::Arc;
 use crate::bench::plan::{DataKind, splitmix64};
 use crate::sys::direct::AlignedBuf;
 
-/// Bytes before the pattern repeats. Two blocks whose offsets differ by a multiple of this hold
-/// the same data. Every block is incompressible, and so is every compression unit up to this
-/// size (zram's 4 KiB pages, btrfs's 128 KiB extents, ZFS records up to its default maximum
-/// of 1 MiB). A deduplicating device (VDO, ZFS dedup) still sees only 256 distinct 4 KiB
-/// blocks: write figures on such a device are not the media's, as with fio's fixed buffers.
+/// Bytes before the pattern repeats. Every compression unit up to this size is
+/// incompressible (zram's 4 KiB pages, btrfs's 128 KiB extents, ZFS records to 1 MiB). A
+/// deduplicating device (VDO, ZFS dedup) still sees only 256 distinct 4 KiB blocks: its write
+/// figures are not the media's, as with fio's fixed buffers.
 ///
-/// Why 1 MiB and not more: every write reads its data from here, and a pattern that does not
-/// fit the CPU's cache makes each write fetch its bytes from memory. With 8 MiB, 1 MiB writes
-/// on a loop device and 4 KiB random writes at QD32 on zram ran 3-8 % slower than fio writing
-/// one hot buffer; with 1 MiB they are level (`cargo bench --bench vs_fio`).
+/// Not more than 1 MiB: a pattern that does not fit the CPU's cache makes each write fetch its
+/// bytes from memory. With 8 MiB, 1 MiB writes on a loop device and 4 KiB random writes at QD32
+/// on zram ran 3-8 % slower than fio; with 1 MiB they are level (`cargo bench --bench vs_fio`).
 pub const PATTERN_PERIOD: usize = 1 << 20;
 
 /// The write data of a run.
@@ -29,10 +27,9 @@ pub struct DataPattern {
 }
 
 impl DataPattern {
-    /// Builds the pattern for requests of up to `max_request` bytes, in huge pages when the
-    /// run asks for them (`--huge-pages`), else in ordinary pages as a request buffer is
-    /// (`AlignedBuf::for_requests`): a write from it is as many pieces for the kernel as
-    /// dd's and fio's writes of the same size.
+    /// Builds the pattern for requests up to `max_request` bytes, in huge pages with
+    /// `--huge-pages`, else in ordinary pages like a request buffer, so a write from it is as many
+    /// pieces for the kernel as dd's and fio's.
     pub fn new(kind: DataKind, max_request: usize, huge_pages: bool) -> io::Result<DataPattern> {
         if kind.rewrites() {
             // A rewrite's data is the block's own: a pattern would be a way to write it wrong.
@@ -41,10 +38,8 @@ impl DataPattern {
                 "a rewrite of existing data has no write pattern",
             ));
         }
-        // period + max_request: a request starting anywhere in the first period reads on into
-        // the repeats that follow it, so every request is one contiguous slice. Requests may
-        // be longer than the period (up to the plan's 256 MiB): the tail then holds several
-        // repeats, and byte i is always pattern[i % period].
+        // period + max_request, so every request is one contiguous slice; a request longer
+        // than the period (up to 256 MiB) reads several repeats.
         let len = PATTERN_PERIOD
             .checked_add(max_request)
             .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "write pattern too large"))?;

@@ -1,25 +1,18 @@
-//! Which engine runs a phase, and why. `--engine auto` (the default) lets the target decide:
-//! devices that cannot take I/O without blocking (zram, brd, loop without direct I/O) make
-//! io_uring hand every request to a kernel worker thread, where one pread/pwrite thread per
-//! outstanding I/O is several times faster, even at QD1; on devices with a real queue, and
-//! for large requests (its registered buffers are not pinned again for every I/O), io_uring
-//! keeps the same depth for less CPU and often more IOPS. So the runner runs each candidate
-//! for a short probe at the start of the warm-up and keeps the faster one. A run counted in
-//! I/Os without a warm-up at QD1 (dd's way: nothing extra is done) uses pread/pwrite, as dd
-//! does. Pure: the runner measures, this module decides; the choice and the words every output
-//! says it in are `results::engine_choice`.
+//! Which engine runs a phase, and why. With `--engine auto` (the default) the target decides:
+//! on devices that cannot take I/O without blocking (zram, brd, loop without direct I/O)
+//! io_uring hands every request to a kernel worker thread, and one pread/pwrite thread per
+//! outstanding I/O is several times faster, even at QD1; on a real queue, and for large
+//! requests (registered buffers are not pinned per I/O), io_uring keeps the depth for less
+//! CPU. So the runner probes both at the start of the warm-up and keeps the faster. A counted
+//! QD1 run without a warm-up (dd's way) uses pread/pwrite, as dd does. Pure: the runner
+//! measures, this module decides; the words are `results::engine_choice`.
 //!
-//! A probe is made once per target and job shape in a session (the TUI's, one CLI
-//! invocation): its choice is kept in an `EngineMemory` and reused by later phases, repeats
-//! and retests of that shape, so two identical runs use one engine and a sweep's phases are
-//! not each preceded by a second of probing. A sweep's phases count as one shape (the swept
-//! size, access or queue depth left out): a curve measured with one engine throughout is a
-//! curve of the device. A phase without a warm-up is not probed at all: the admin asked for
-//! nothing before the measurement, so the engine comes from what is known (`decide`).
+//! One probe per target and job shape in a session (the TUI's, or one CLI invocation): an
+//! `EngineMemory` keeps its choice for later phases, repeats and retests, so identical runs
+//! use one engine. A sweep is one shape (the swept field left out), so its curve is measured
+//! with one engine. A phase without a warm-up is never probed (`decide`).
 //!
-//! The matches on `EngineKind` here are that policy, a choice between the two engines' names
-//! and the words that say why; what an engine does is in `exec/engines/`, reached through
-//! `engines::for_kind` once the choice is made.
+//! What an engine does is in `exec/engines/`, reached through `engines::for_kind`.
 
 use std::time::Duration;
 
@@ -38,20 +31,16 @@ pub const PROBE_RAMP_MS: u64 = 40;
 pub const PROBE_WINDOW_MS: u64 = 100;
 /// IOPS within this fraction of each other are a tie, decided by CPU per I/O.
 pub const PROBE_TIE: f64 = 0.03;
-/// Passes of the probe (each io_uring, sync, sync, io_uring) at most: a second pass is run
-/// only when the first ends in a tie or its rounds of one engine disagree. No more: the
-/// probe is part of the warm-up, and a run interrupted after its first seconds must have
-/// measured something.
+/// Passes of the probe at most (each io_uring, sync, sync, io_uring); a second runs only on a
+/// tie or when one engine's rounds disagree. No more: a run stopped early must have measured.
 pub const PROBE_MAX_PASSES: u32 = 2;
-/// A round more than this fraction below the median round of the same engine was disturbed
-/// (writeback of a test file written a moment before, another program's burst) and is set
-/// aside; a pass whose rounds of one engine are this far apart is followed by another.
-/// Rounds of one engine on an idle device agree within a few percent; one slow io_uring
-/// round was enough for the sum of the rounds to pick the threads on a file on ext4, at two
-/// thirds of io_uring's IOPS.
+/// A round more than this fraction below its engine's median round was disturbed (writeback,
+/// another program's burst) and is set aside; a pass whose rounds differ this much gets
+/// another. Idle rounds agree within a few percent; one slow io_uring round once made the
+/// sum pick threads at two thirds of io_uring's IOPS (a file on ext4).
 pub const PROBE_DISTURBED: f64 = 0.2;
 
-/// Whether two probed rates are a tie (within `PROBE_TIE` of each other).
+/// Whether two probed rates are within `PROBE_TIE` of each other.
 pub fn tied(a: f64, b: f64) -> bool {
     a <= b * (1.0 + PROBE_TIE) && b <= a * (1.0 + PROBE_TIE)
 }
@@ -74,9 +63,8 @@ impl ProbeRound {
     }
 }
 
-/// The rate below which a round of `rounds` is disturbed: `PROBE_DISTURBED` below their median
-/// (of an even count, the mean of the middle two). Only slow rounds are set aside: something
-/// else on the machine slows a round down, nothing speeds one up by as much.
+/// The rate below which a round is disturbed: `PROBE_DISTURBED` below the median of `rounds`.
+/// Only slow rounds: something else on the machine slows a round down, nothing speeds one up.
 fn disturbed_below(rounds: &[ProbeRound]) -> f64 {
     let mut rates: Vec<f64> = rounds.iter().map(ProbeRound::iops).collect();
     rates.sort_by(f64::total_cmp);
@@ -87,8 +75,7 @@ fn disturbed_below(rounds: &[ProbeRound]) -> f64 {
     (rates[(n - 1) / 2] + rates[n / 2]) / 2.0 * (1.0 - PROBE_DISTURBED)
 }
 
-/// Whether rounds of one engine disagree: the slowest more than `PROBE_DISTURBED` below the
-/// fastest.
+/// Whether one engine's rounds disagree by more than `PROBE_DISTURBED`.
 fn unsteady(rounds: &[ProbeRound]) -> bool {
     let rates = rounds.iter().map(ProbeRound::iops);
     let fastest = rates.clone().fold(0.0, f64::max);
@@ -96,8 +83,7 @@ fn unsteady(rounds: &[ProbeRound]) -> bool {
     slowest < fastest * (1.0 - PROBE_DISTURBED)
 }
 
-/// One candidate's figures from its rounds: the totals of the rounds that were not disturbed,
-/// and how many were set aside. `None` when no round counted an I/O.
+/// One candidate's totals over its undisturbed rounds, and how many were set aside.
 pub fn probe_figures(rounds: &[ProbeRound]) -> Option<(ProbeFigures, u32)> {
     let floor = disturbed_below(rounds);
     let kept: Vec<&ProbeRound> = rounds
@@ -118,10 +104,8 @@ pub fn probe_figures(rounds: &[ProbeRound]) -> Option<(ProbeFigures, u32)> {
     })
 }
 
-/// Whether the probe runs another pass after `passes` passes, the last `per_pass` rounds of
-/// each candidate being the pass just run: when the rounds of that pass disagree (more rounds
-/// tell the disturbed one from the steady ones), or when the two candidates are tied. `None`
-/// for a candidate that failed.
+/// Whether the probe runs another pass: the last pass's rounds of one engine disagree, or
+/// the candidates are tied. `per_pass` rounds per candidate; `None` for a failed candidate.
 pub fn another_pass(
     uring: Option<&[ProbeRound]>,
     sync: Option<&[ProbeRound]>,
@@ -144,8 +128,8 @@ pub fn another_pass(
     }
 }
 
-/// The choice that needs no measurement, or `None` when auto must probe. `uring` says whether
-/// this kernel lets the process use io_uring (and if not, why).
+/// The choice that needs no measurement, or `None` when auto must probe. `uring` says
+/// whether io_uring is usable here, and if not why.
 pub fn static_choice(
     asked: EngineKind,
     job: &Job,
@@ -179,8 +163,7 @@ pub fn static_choice(
     }
 }
 
-/// Picks the engine from a probe: the higher IOPS, and on a tie (within `PROBE_TIE`) the lower
-/// CPU per I/O.
+/// Picks the higher IOPS; on a tie (`PROBE_TIE`) the lower CPU per I/O.
 pub fn choose(probe: EngineProbe) -> EngineChoice {
     let ms = (probe.window_s * 1e3).round();
     let (used, reason) = match (probe.uring, probe.sync) {
@@ -251,17 +234,15 @@ pub fn choose(probe: EngineProbe) -> EngineChoice {
     }
 }
 
-/// What the target is, for the memory of probes: a block device by its number, a file by its
-/// file system and inode; with the size at the start, so a loop device detached and attached
-/// again over another image (the same number) is not taken for the one probed before.
+/// The target, for the memory of probes. The size tells a loop device re-attached over
+/// another image (same number) from the one probed before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TargetId {
     Block { dev: DevNum, size: u64 },
     File { id: FileId, size: u64 },
 }
 
-/// The I/O a probe decides for. The fields a sweep varies are `None` for its phases: the
-/// sweep is one shape, probed once.
+/// The I/O a probe decides for. A sweep's varied fields are `None`: it is probed once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProbeShape {
     pub bs: Option<u64>,
@@ -275,8 +256,7 @@ pub struct ProbeShape {
 }
 
 impl ProbeShape {
-    /// The shape of a phase: a size sweep leaves out the request size, the access order and
-    /// the direction it sweeps; a queue-depth sweep its queue depth.
+    /// A size sweep leaves out size, access and direction; a queue-depth sweep its depth.
     pub fn of(tag: &PhaseTag, job: &Job, direct: bool) -> ProbeShape {
         let mut shape = ProbeShape {
             bs: Some(job.bs),
@@ -336,8 +316,7 @@ impl EngineMemory {
             })
     }
 
-    /// Keeps a probe's choice for `key`. Only a probe that measured an engine is kept: one
-    /// stopped, or where neither engine could start, decides nothing for the next run.
+    /// Keeps a probe's choice for `key`, only if it measured an engine.
     pub fn remember(&mut self, key: ProbeKey, choice: &EngineChoice) {
         let measured = choice
             .probe
@@ -352,8 +331,7 @@ impl EngineMemory {
         self.entries.push((key, choice.clone()));
     }
 
-    /// Any choice made for `target`, the latest first: what is known about the device when a
-    /// phase of another shape may not probe.
+    /// The latest choice for `target`: what is known when a phase of another shape may not probe.
     pub fn latest_for(&self, target: TargetId) -> Option<&EngineChoice> {
         self.entries
             .iter()
@@ -373,11 +351,9 @@ pub enum Decision {
     Probe,
 }
 
-/// Decides the engine of a phase without running anything. `known` is the earlier probe's
-/// choice for this target and shape; `transport` the device's kind (None for a file or
-/// when unknown). The order: what the admin asked for and what the kernel allows
-/// (`static_choice`), then an earlier probe, then, with no warm-up, a choice from what is
-/// known (no probe: nothing but the measured I/O is done), else a probe.
+/// Decides a phase's engine without running anything, in this order: what was asked and what
+/// the kernel allows (`static_choice`), an earlier probe (`known`), with no warm-up a guess
+/// from `transport` (None for a file), else a probe.
 pub fn decide(
     asked: EngineKind,
     job: &Job,
@@ -397,8 +373,7 @@ pub fn decide(
     Decision::Probe
 }
 
-/// Auto's choice for a phase with no warm-up and no earlier probe: what the engine module's
-/// rule of thumb says for the device's kind and queue depth.
+/// Auto's choice with no warm-up and no earlier probe: a rule of thumb by device kind and QD.
 fn unprobed_choice(job: &Job, transport: Option<Transport>) -> EngineChoice {
     let (used, why) = match transport {
         Some(Transport::Zram | Transport::Ram) => (
@@ -429,9 +404,8 @@ fn unprobed_choice(job: &Job, transport: Option<Transport>) -> EngineChoice {
     }
 }
 
-/// The phase whose job a shape's probe runs when several phases share the shape (a sweep):
-/// the deepest queue, then the smallest request, the first of equals. There the engine's
-/// cost per I/O weighs most, and there a wrong engine costs the most.
+/// The job a shared shape's probe runs (a sweep): the deepest queue, then the smallest
+/// request, the first of equals. There the engine's cost per I/O weighs most.
 pub fn probe_job<'a>(phases: &'a [Phase], direct: bool, shape: &ProbeShape) -> Option<&'a Job> {
     phases
         .iter()
@@ -446,15 +420,13 @@ pub fn probe_job<'a>(phases: &'a [Phase], direct: bool, shape: &ProbeShape) -> O
         })
 }
 
-/// Seconds a probe is expected to take: one pass (two rounds of each engine, ramps included)
-/// and the threads' start-up. The probe is the start of the warm-up: a phase that probes
-/// takes the longer of its warm-up and this before it measures.
+/// Seconds a probe is expected to take: one pass, ramps and thread start-up included. A phase
+/// that probes takes the longer of its warm-up and this before it measures.
 pub const PROBE_EXPECTED: Duration =
     Duration::from_millis(4 * (PROBE_RAMP_MS + PROBE_WINDOW_MS) + 40);
 
-/// Which phases of `plan` will probe, given `decide` for each phase (`known` says whether a
-/// probe of that phase's shape was made before this run). A shape is probed by its first
-/// phase only.
+/// Which phases of `plan` will probe (`decides_probe`: `decide` gives `Probe`); a shape is
+/// probed by its first phase only.
 pub fn probing_phases(plan: &Plan, mut decides_probe: impl FnMut(&Phase) -> bool) -> Vec<bool> {
     let mut probed: Vec<ProbeShape> = Vec::new();
     plan.phases
@@ -470,8 +442,8 @@ pub fn probing_phases(plan: &Plan, mut decides_probe: impl FnMut(&Phase) -> bool
         .collect()
 }
 
-/// How long a phase is expected to last, the probe counted: its time and the longer of its
-/// warm-up and the probe. `None` when it is not time-bounded.
+/// A phase's expected length: its time plus the longer of its warm-up and the probe. `None`
+/// when it is not time-bounded.
 pub fn expected_phase(job: &Job, probes: bool) -> Option<Duration> {
     let before = if probes {
         job.warmup.max(PROBE_EXPECTED)
@@ -481,8 +453,7 @@ pub fn expected_phase(job: &Job, probes: bool) -> Option<Duration> {
     job.time.map(|t| t + before)
 }
 
-/// `Plan::expected_duration` with the probes counted: `probing[i]` says whether phase i
-/// probes (`probing_phases`).
+/// `Plan::expected_duration` with the probes counted (`probing` from `probing_phases`).
 pub fn expected_duration(plan: &Plan, probing: &[bool]) -> Option<Duration> {
     plan.phases
         .iter()
@@ -492,7 +463,7 @@ pub fn expected_duration(plan: &Plan, probing: &[bool]) -> Option<Duration> {
 }
 
 /// The few words an 80-column screen has room for about `choice`: "probe 812k vs uring 498k"
-/// (IOPS), "auto: QD1", "as asked". The probe's policy names its two candidates, so it says it.
+/// (IOPS), "auto: QD1", "as asked".
 pub fn short_reason(choice: &EngineChoice) -> String {
     match (&choice.probe, choice.asked) {
         (Some(p), _) => {

@@ -25,8 +25,7 @@ enum RoundEnd {
     NotRun,
     /// The admin stopped the run.
     Stopped,
-    /// An I/O failed: the run's error. With the I/Os and bytes that completed in the round
-    /// before it.
+    /// An I/O failed: the run's error, with the I/Os and bytes the round completed before it.
     Failed {
         failure: IoFailure,
         ops: u64,
@@ -34,8 +33,7 @@ enum RoundEnd {
     },
 }
 
-/// Runs `job` with `engine` for a short ramp and a counted window, and measures it. Nothing
-/// of it is reported as the test's figures.
+/// Runs `job` with `engine` for a short ramp and a counted window, and measures it.
 fn probe_round(
     input: &RunInput,
     job: &Job,
@@ -46,8 +44,7 @@ fn probe_round(
     probe_job.warmup = Duration::from_millis(PROBE_RAMP_MS);
     probe_job.time = Some(Duration::from_millis(PROBE_WINDOW_MS));
     probe_job.ops_per_worker = None;
-    // The probe's own stop flag: an I/O error in it must not end the run as if the admin had
-    // stopped it. The admin's stop is passed on below.
+    // The probe's own stop flag: an I/O error in it must not end the run as an admin's stop.
     let local_stop = Arc::new(AtomicBool::new(stop.load(Ordering::Relaxed)));
     let engine = engines::for_kind(engine);
     let gate = Arc::new(Gate::new(io_threads(engine, job)));
@@ -138,18 +135,14 @@ pub(crate) struct ProbeFailure {
 }
 
 /// Probes both engines in the order io_uring, sync, sync, io_uring (so a load that grows or
-/// fades during the probe favours neither) and picks one (`probe::choose`). When that pass
-/// finds them within `PROBE_TIE` of each other, a second pass is added before deciding: a
-/// tie is where 200 ms of each is least able to tell the faster one, and a wrong pick costs
-/// the run its speed for its whole length. A pass whose rounds of one engine disagree is
-/// followed by another too, and disturbed rounds are set aside (`probe::another_pass`,
-/// `probe::probe_figures`).
+/// fades favours neither) and picks one (`probe::choose`). A tie or rounds that disagree get
+/// a second pass (`probe::another_pass`): there 200 ms of each is least able to tell, and a
+/// wrong pick costs the whole run its speed.
 pub(crate) fn probe_engines(
     input: &RunInput,
     job: &Job,
     stop: &Arc<AtomicBool>,
 ) -> Result<EngineChoice, ProbeFailure> {
-    // The probe's policy names the two candidates it compares (see `probe`'s doc).
     const ORDER: [EngineKind; 4] = [URING, SYNC, SYNC, URING];
     let per_pass = ORDER.iter().filter(|e| **e == URING).count();
     let started = Instant::now();
@@ -177,16 +170,14 @@ pub(crate) fn probe_engines(
             if let Some(done) = rounds {
                 match probe_round(input, job, engine, stop) {
                     Ok(r) => {
-                        // The ramp's I/O is not counted in `r`; near enough for a report of
-                        // what completed before a failure, which counts it below.
+                        // The ramp's I/O is not in `r`; it is counted below, with a failure.
                         ops += r.ops;
                         bytes += r.ops * job.bs;
                         done.push(r);
                     }
                     Err(RoundEnd::NotRun) => *rounds = None,
                     Err(RoundEnd::Stopped) => return Ok(stopped()),
-                    // An I/O error is not an engine's weakness: it is the device's answer,
-                    // and the run's error.
+                    // An I/O error is the device's answer, not the engine's: the run's error.
                     Err(RoundEnd::Failed {
                         failure,
                         ops: o,

@@ -1,6 +1,5 @@
-//! What a run is given and what it says while it goes: the input of a run (the plan, the open
-//! target or a directory test's scratch directory, where the kernel's counters for it are
-//! read), and the events a run streams to whoever watches.
+//! What a run is given (the plan, the open target or scratch directory, where its kernel
+//! counters are read) and the events it streams to whoever watches.
 
 use std::os::fd::OwnedFd;
 use std::sync::mpsc::Sender;
@@ -17,12 +16,11 @@ use crate::sys::SysRoot;
 /// What a run reports while it goes.
 #[derive(Debug, Clone)]
 pub enum RunEvent {
-    /// Sent first: which phases will probe the engines before their warm-up (the others
-    /// reuse an earlier probe's choice or need none), for an ETA that counts the probes
-    /// (`probe::expected_duration`).
+    /// Sent first: which phases will probe the engines before their warm-up, for an ETA that
+    /// counts the probes (`probe::expected_duration`).
     Probes { phases: Vec<bool> },
-    /// Phase `index` of `count` started: with `probing`, the engine probe runs first, then
-    /// what is left of the warm-up, if any; else the warm-up, if any.
+    /// Phase `index` of `count` started: with `probing`, the engine probe runs first, then what is
+    /// left of the warm-up; else the warm-up, if any.
     PhaseStarted {
         index: usize,
         count: usize,
@@ -66,11 +64,10 @@ pub struct RunInput {
     /// explained against them (a removed device vs a full file system).
     pub block_device: bool,
     pub size_at_start: u64,
-    /// The kind of device (of the file's file system, for a file), when known: without a
-    /// warm-up it decides the engine (`probe::decide`).
+    /// The device's kind (for a file, its file system's), when known: without a warm-up it
+    /// decides the engine (`probe::decide`).
     pub transport: Option<Transport>,
-    /// A directory test's scratch directory (its metadata phases work in it, on the
-    /// directory engine; `fd` is the directory): removed by the runner at the end, and when
-    /// dropped.
+    /// A directory test's scratch directory (`fd` is the directory): removed by the runner at the
+    /// end, and when dropped.
     pub scratch: Option<Arc<Mutex<crate::sys::dirops::ScratchDir>>>,
 }

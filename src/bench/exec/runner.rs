@@ -1,7 +1,7 @@
-//! Runs a plan: one phase after another, each with its workers on named threads. The runner
-//! snapshots the kernel's counters for the device between warm-up and measurement and after
-//! the phase (the witness), folds the workers' interval samples into one bounded series, and
-//! streams events to whoever watches (the CLI's progress line, the TUI's charts).
+//! Runs a plan, one phase after another, each with its workers on named threads. Between
+//! warm-up and measurement and after the phase it snapshots the device's kernel counters (the
+//! witness), folds the workers' samples into one bounded series, and streams events to the
+//! CLI's progress line or the TUI's charts.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,19 +31,18 @@ use crate::sys::direct;
 use crate::sys::parse::DiskStat;
 use crate::sys::privilege::process_cpu_time;
 
-/// The engine choices of the probes made in this process: the TUI's session, or one CLI
-/// invocation (its repeats, sweeps and several targets). See `probe::EngineMemory`.
+/// The engine choices of the probes made in this process (the TUI's session, or one CLI
+/// invocation). See `probe::EngineMemory`.
 static ENGINE_MEMORY: Mutex<EngineMemory> = Mutex::new(EngineMemory::new());
 
 fn with_memory<T>(f: impl FnOnce(&mut EngineMemory) -> T) -> T {
-    // A panic while the lock was held left at worst a half-updated list of choices, each
-    // whole: still usable.
+    // A panic under the lock left at worst a half-updated list of whole choices: usable.
     let mut memory = ENGINE_MEMORY.lock().unwrap_or_else(PoisonError::into_inner);
     f(&mut memory)
 }
 
-/// The target's identity for the memory of probes, `None` when it cannot be read (then every
-/// phase that needs a probe makes its own).
+/// The target's identity for the memory of probes; `None` when unreadable (then every phase
+/// that needs a probe makes its own).
 fn target_id(input: &RunInput) -> Option<TargetId> {
     match direct::describe_fd(&input.fd).ok()? {
         direct::Opened::Block { dev, .. } => Some(TargetId::Block {
@@ -57,8 +56,8 @@ fn target_id(input: &RunInput) -> Option<TargetId> {
     }
 }
 
-/// What a run knows about engines: the target's identity and the choices made for it, this
-/// run's own (kept even when the target has no identity) before the session's.
+/// What a run knows about engines: the target's identity and its choices, this run's own
+/// (kept even without an identity) before the session's.
 struct EngineBook {
     target: Option<TargetId>,
     uring: Result<(), String>,
@@ -143,16 +142,15 @@ pub fn start(input: RunInput) -> anyhow::Result<RunHandle> {
 
 fn run(mut input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
     let mut notes = Vec::new();
-    // Whether this process may use io_uring (a sysctl or seccomp filter can forbid it).
-    // Asked only of the engines the plan may run on: a plan for the threads asks nothing.
+    // Whether io_uring is usable (see `IoEngine::available`); asked only when the plan may
+    // run on it.
     let uring = engines::candidates(input.plan.engine)
         .iter()
         .map(|e| e.available())
         .find(Result::is_err)
         .unwrap_or(Ok(()));
-    // The choice's policy (`probe::decide`), not an engine's behaviour: when does a missing
-    // io_uring deserve a note. Only phases of blocks choose an engine: the metadata test's
-    // have their own.
+    // When a missing io_uring deserves a note (`probe::decide`'s policy). Only block phases
+    // choose an engine; the metadata test's have their own.
     let mut choosing = input
         .plan
         .phases
@@ -209,8 +207,8 @@ fn run(mut input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
             break;
         }
     }
-    // A plan of phases with their own engine (the metadata test's) is defined by it, even
-    // when no phase ran.
+    // A plan of phases with their own engine (the metadata test's) is defined by it, even if
+    // no phase ran.
     let own = input
         .plan
         .phases
@@ -239,8 +237,7 @@ fn run(mut input: RunInput, stop: &Arc<AtomicBool>) -> RunOutcome {
 /// Removes a directory test's scratch directory with whatever it still holds; says what
 /// could not be removed.
 fn remove_scratch(scratch: Option<Arc<Mutex<crate::sys::dirops::ScratchDir>>>) -> Option<String> {
-    // Every worker is joined: the run holds the only reference. Were one still held, the
-    // directory would be removed when that is dropped.
+    // Every worker is joined: the run holds the only reference.
     let scratch = Arc::try_unwrap(scratch?)
         .ok()?
         .into_inner()
@@ -258,8 +255,8 @@ fn remove_scratch(scratch: Option<Arc<Mutex<crate::sys::dirops::ScratchDir>>>) -
 const BACKGROUND_LOOK: Duration = Duration::from_millis(200);
 
 /// Watches the device for `BACKGROUND_LOOK` before the run does any I/O: what the kernel
-/// counts meanwhile is someone else's, and the processes that have the device (or a file on
-/// it) open and did I/O meanwhile are named. `None` when the device was idle.
+/// counts meanwhile is someone else's, and the processes with it open that did I/O are named.
+/// `None` when idle.
 fn look_for_background_io(s: &StatSource, stop: &AtomicBool) -> Option<BackgroundIo> {
     let family = activity::device_family(&s.root, s.dev);
     let openers = activity::openers(&family);
@@ -282,8 +279,7 @@ fn look_for_background_io(s: &StatSource, stop: &AtomicBool) -> Option<Backgroun
     })
 }
 
-/// The processes that have the device or a file on it open, and their I/O counters now: the
-/// start of a phase's look at who else did I/O.
+/// The processes with the device or a file on it open, and their I/O counters now.
 fn others_at_start(stat: &Option<StatSource>) -> Vec<ProcessIo> {
     stat.as_ref().map_or_else(Vec::new, |s| {
         let openers = activity::openers(&activity::device_family(&s.root, s.dev));
@@ -342,7 +338,6 @@ fn run_phase(
             }
         }
     };
-    // The engine is chosen here, once for the phase's workers.
     let engine: &'static dyn IoEngine = match &own {
         Some(o) => o.engine,
         None => engines::for_kind(choice.used),
@@ -351,7 +346,7 @@ fn run_phase(
         .scratch
         .as_ref()
         .and_then(|s| FileWork::of(s, &phase.tag, index, job));
-    // The probe is the start of the warm-up: the warm-up still lasts at least as configured.
+    // The probe is the start of the warm-up; the warm-up still lasts at least as configured.
     let mut run_job = job.clone();
     run_job.warmup = job.warmup.saturating_sub(warmup_started.elapsed());
     // After an I/O error in the probe nothing more is done: the error is the run's.

@@ -89,8 +89,8 @@ pub enum WriteRefusal {
 }
 
 impl WriteRefusal {
-    /// The refusal as a rewrite of existing data (`--preserve`) words it: the confirmation is
-    /// the same, but what it confirms is not the destruction of the data.
+    /// The refusal as a rewrite (`--preserve`) words it: the same confirmation, but it does not
+    /// confirm the destruction of the data.
     pub fn for_rewrite(self, rewrite: bool) -> WriteRefusal {
         match self {
             WriteRefusal::NotConfirmed { name } if rewrite => {
@@ -108,8 +108,8 @@ pub fn usage_of<'a>(inv: &'a Inventory, name: &str) -> Option<Vec<&'a InUse>> {
     }
     inv.devices.iter().find_map(|d| {
         d.partitions.iter().any(|p| p.name == name).then(|| {
-            // The partition's own use, and what the whole disk's data is used for through
-            // loop devices (a loop device over the disk covers the partition too).
+            // The partition's own use, and the disk's through loop devices (a loop over the
+            // disk covers the partition too).
             d.in_use
                 .iter()
                 .filter(|u| {
@@ -126,8 +126,8 @@ pub fn confirms(given: &str, name: &str) -> bool {
     given == name || given.strip_prefix("/dev/") == Some(name)
 }
 
-/// Is `err` the refusal of a write for want of any `--destroy-data`? The binary exits 2 for
-/// it, as for every usage error; another name typed, or a device in use, is a refusal (1).
+/// Is `err` the refusal for want of any `--destroy-data`? The binary exits 2 for it, as for
+/// every usage error; a wrong name or a device in use is a refusal (1).
 pub fn is_unconfirmed(err: &(dyn std::error::Error + 'static)) -> bool {
     matches!(
         err.downcast_ref::<WriteRefusal>(),
@@ -194,10 +194,9 @@ pub fn check_device_write(
     check_confirmation(name, confirmation)
 }
 
-/// The loop devices attached over `name` (a disk: over it or one of its partitions; a
-/// partition: over it or its whole disk), mounted or not, in words; `None` when there are
-/// none. Loop claims nothing, so O_EXCL does not stop one attached later, and whatever uses it
-/// (a mount made a minute from now, a VM's disk) uses this data.
+/// The loop devices over `name` or its disk or partitions, mounted or not, in words; `None`
+/// when none. Loop claims nothing, so O_EXCL does not stop a later user (a mount, a VM's
+/// disk) of this data.
 fn loops_stacked_on(inv: &Inventory, name: &str) -> Option<String> {
     let (disk, target) = inv.devices.iter().find_map(|d| {
         if d.name == name {
@@ -237,9 +236,8 @@ fn loops_stacked_on(inv: &Inventory, name: &str) -> Option<String> {
     (!loops.is_empty()).then(|| loops.join("; "))
 }
 
-/// Decides whether a write test may overwrite the existing regular file `path` (its real path,
-/// from the opened descriptor) with identity `id`: never when it is an active swap file or the
-/// backing file of a loop device in use.
+/// Whether a write test may overwrite the existing regular file `path` (its real path, from the
+/// descriptor): never an active swap file or a loop device's backing file in use.
 pub fn check_file_write(
     inv: &Inventory,
     path: &str,
@@ -278,9 +276,8 @@ pub fn check_file_write(
     }
 }
 
-/// A rewrite of existing data (`--preserve`) of `name` while other processes can write it
-/// (`writers`: pid and command name): refused, naming them, since each block read and
-/// written back would undo a write of theirs made in between.
+/// A rewrite (`--preserve`) of `name` while other processes can write it is refused, naming
+/// them (why: `rewrite_guard`).
 pub fn check_no_other_writers(name: &str, writers: &[(u32, String)]) -> Result<(), WriteRefusal> {
     if writers.is_empty() {
         return Ok(());

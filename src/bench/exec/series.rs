@@ -1,23 +1,20 @@
-//! Folding the workers' interval samples into one bounded series and the phase's totals: what
-//! the runner does with every `WorkerMsg::Sample` of a phase (see `Aggregator`).
+//! Folding the workers' interval samples into one bounded series and the phase's totals
+//! (`Aggregator`), for every `WorkerMsg::Sample` of a phase.
 
 use crate::bench::results::stats::{
     BoundedSeries, IntervalPoint, IoStats, SERIES_CAPACITY, mean_busy_seconds,
 };
 
 /// Collects samples into interval points: point `i` is emitted when every running thread sent
-/// its sample for `i`, or a little after `i` ended by the clock (so a stuck worker does not
-/// freeze the chart). Samples that arrive after their point was emitted count in the next one,
-/// so the series always adds up to the totals.
+/// its sample for `i`, or a little after `i` ended (a stuck worker must not freeze the chart).
+/// A late sample counts in the next point, so the series adds up to the totals.
 ///
-/// A point ends at its interval's boundary unless every sample in it is a thread's last one:
-/// then it ends when the last of those threads stopped measuring. So the last point of a
-/// time-bounded run is the folded last interval up to the real end (never an empty or partial
-/// sliver after the deadline), and a run stopped or bounded by a count ends with a partial
-/// point that carries its real duration.
+/// A point ends at its boundary unless every sample in it is a thread's last: then it ends
+/// when the last of those threads stopped. So a timed run ends with the folded last interval
+/// (no sliver after the deadline), and a stopped or counted run with a partial point.
 ///
-/// In a rewrite phase (`busy`) it also keeps each I/O thread's busy time, for the phase's time
-/// base, and gives each point the same rule over the threads that reported busy time in it.
+/// In a rewrite phase (`busy`) it keeps each thread's busy time, for the phase's time base and
+/// each point's (`TimeBase::WriteBusy`).
 pub(crate) struct Aggregator {
     interval: f64,
     next: u64,
@@ -26,8 +23,8 @@ pub(crate) struct Aggregator {
     pub(crate) series: BoundedSeries,
     pub(crate) totals: IoStats,
     pub(crate) per_worker: Vec<IoStats>,
-    /// The interval of each I/O thread's last sample, once it has sent it: a thread that
-    /// stopped before interval i will never report it.
+    /// The interval of each I/O thread's last sample, once sent: a thread that stopped before
+    /// interval i will never report it.
     finished_at: Vec<u64>,
     /// The phase's rates are over its write-busy time (a rewrite).
     busy: bool,
@@ -114,10 +111,9 @@ impl Aggregator {
         }
     }
 
-    /// Emits every point that is complete or overdue at `elapsed` seconds. A point is complete
-    /// when each of the phase's `threads` I/O threads has reported it or stopped before it.
-    /// (Not "as many samples as threads still running": threads that stop at the deadline
-    /// would then close the last interval before the others have sent their share of it.)
+    /// Emits every point complete or overdue at `elapsed` seconds. Complete: each of `threads`
+    /// reported it or stopped before it (counting threads still running would let those that stop
+    /// at the deadline close the last interval before the others sent their share).
     pub(crate) fn emit_ready(
         &mut self,
         threads: usize,
@@ -148,8 +144,8 @@ impl Aggregator {
         let late = std::mem::take(&mut self.late);
         let mut stats = g.stats;
         stats.add(&late.stats);
-        // The phase's rule over this point: the busy time of the threads that counted some
-        // here, divided by their number (a thread's late sample is that thread again).
+        // The busy time of the threads that counted some here, over their number (a late
+        // sample is its thread again).
         let busy_s = self.busy.then(|| {
             let threads = g.busy_threads.union(&late.busy_threads).count();
             if threads == 0 {
@@ -178,8 +174,8 @@ impl Aggregator {
         self.series.finish();
     }
 
-    /// The phase's write-busy time (`TimeBase::WriteBusy`) over the threads of `worker`, or
-    /// of all workers: the mean over the threads that counted busy time.
+    /// The phase's write-busy time (`TimeBase::WriteBusy`) over the threads of `worker`, or of
+    /// all workers: the mean over the threads that counted busy time.
     pub(crate) fn busy_seconds(&self, worker: Option<u32>) -> f64 {
         mean_busy_seconds(
             self.busy_by_thread
@@ -245,10 +241,8 @@ mod tests {
 
     #[test]
     fn a_rewrite_is_rated_over_its_write_busy_time() {
-        // Two pread/pwrite threads of one worker rewrite 4 MB each per 250 ms interval; the
-        // reads before the writes take as long as the writes, so each thread's writes are
-        // in flight 125 ms of every 250. Over the elapsed time that would be 32 MB/s; over
-        // the write-busy time it is twice that.
+        // Two pread/pwrite threads rewrite 4 MB each per 250 ms; their reads take as long as their
+        // writes, so the writes are in flight 125 ms of 250: 32 MB/s elapsed, twice that busy.
         let mut a = Aggregator {
             series: BoundedSeries::new(16),
             ..Aggregator::new(0.25, 1, true)
@@ -291,9 +285,8 @@ mod tests {
 
     #[test]
     fn a_late_sample_is_its_thread_again_not_one_more_thread() {
-        // Thread 1's sample for interval 0 comes after the point went out (overdue): it counts
-        // in the next point, where thread 1 reports too. That point's busy time is its
-        // threads' mean: (100 + 100 + 50) ms over two threads, not three.
+        // Thread 1's late sample for interval 0 counts in the next point, where it reports again:
+        // that point's busy time is (100 + 100 + 50) ms over two threads, not three.
         let mut a = Aggregator {
             series: BoundedSeries::new(16),
             ..Aggregator::new(0.25, 1, true)
@@ -360,10 +353,8 @@ mod tests {
 
     #[test]
     fn the_last_interval_waits_for_every_thread_that_has_not_stopped() {
-        // Eight threads of one worker (the sync engine at QD8), time-bounded at 1 s. Half of
-        // them send their folded last interval (and are done) before the others: the point
-        // must wait for the other half instead of closing with half the I/O and leaving the
-        // rest to an extra point after the deadline.
+        // Eight threads of one worker (sync at QD8), timed at 1 s; half send their folded last
+        // interval early. The point must wait for the rest, not close on half the I/O.
         let mut a = aggregator(1);
         let mut out = Vec::new();
         for i in 0..3 {

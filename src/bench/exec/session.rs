@@ -1,7 +1,6 @@
-//! One test run from request to report, shared by the CLI and the TUI: check the target and
-//! the plan (`check`: nothing opened for writing, no file laid out), prepare the target (write
-//! guard first) and build the plan (`ready`), start the runner (`Ready::launch`), and when it
-//! is done assemble the report that every output format renders.
+//! One test run from request to report, shared by the CLI and the TUI: `check` (nothing
+//! opened for writing, no file laid out), `ready` (target prepared, write guard first; plan
+//! built), `Ready::launch` (the runner), then the report every output format renders.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -48,8 +47,8 @@ pub struct RunRequest {
     /// What the admin typed to confirm writing.
     pub confirmation: Option<String>,
     pub temperature: TempPoll,
-    /// The device as the admin chose it (the TUI fills it from the inventory on the screen):
-    /// a block device that is no longer that device is refused before any I/O.
+    /// The device as the admin chose it (the TUI's inventory): a block device that is no longer
+    /// it is refused before any I/O.
     pub device: Option<crate::model::ChosenDevice>,
 }
 
@@ -62,8 +61,8 @@ pub struct Session {
     pub notes: Vec<String>,
     pub test: TestName,
     started_unix: u64,
-    /// The test file this run created, if it did: kept by `finish`, removed by
-    /// `finish_removing_test_file` (and when the session is dropped unfinished).
+    /// The test file this run created: kept by `finish`, removed by `finish_removing_test_file`
+    /// or when the session is dropped unfinished.
     created: Option<test_file::CreatedFile>,
 }
 
@@ -73,8 +72,8 @@ pub fn start(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
     start_with_stop(root, req, None)
 }
 
-/// `start`, with a flag a signal sets: it stops the layout of a new test file (which is then
-/// removed). A test file this run created is removed again whenever the start fails.
+/// `start`, with a flag a signal sets to stop laying out a new test file. A test file this
+/// run created is removed whenever the start fails.
 pub fn start_with_stop(
     root: &SysRoot,
     req: &RunRequest,
@@ -83,8 +82,8 @@ pub fn start_with_stop(
     start_watched(root, req, stop, None)
 }
 
-/// `start_with_stop`, keeping the bytes of a new test file written so far in `laid_out` while
-/// the file is laid out (the TUI shows its progress).
+/// `start_with_stop`, counting a new test file's bytes laid out in `laid_out` (the TUI's
+/// progress).
 pub fn start_watched(
     root: &SysRoot,
     req: &RunRequest,
@@ -98,11 +97,9 @@ pub fn start_watched(
     ready(root, req, stop, laid_out)?.launch()
 }
 
-/// Everything a run checks before it touches its target: the write guard on the live system
-/// (in use, confirmation, read-only), the parameters, the plan and the memory its buffers need.
-/// Nothing is written and no file is created: a missing file is planned at the size it would
-/// be laid out with. `start_watched` calls it first; a run over several targets calls it for
-/// every target before any starts.
+/// Everything a run checks before it touches its target: the write guard on the live system,
+/// the parameters, the plan and its buffers' memory. Nothing is written or created. A run
+/// over several targets checks every one before any starts.
 pub fn check(root: &SysRoot, req: &RunRequest) -> anyhow::Result<target::Checked> {
     if req.test.info().family.runs_in_directory() {
         // A directory test writes only in a scratch directory it makes itself.
@@ -136,8 +133,7 @@ pub fn check(root: &SysRoot, req: &RunRequest) -> anyhow::Result<target::Checked
 }
 
 /// The plan of `req` on a target with `facts`, refused when its buffers would not fit in
-/// memory: settings the plan accepts (256 MiB x QD 1024) would otherwise end in the OOM
-/// killer, unexplained.
+/// memory: 256 MiB x QD 1024 would otherwise meet the OOM killer, unexplained.
 fn planned(req: &RunRequest, facts: &TargetFacts, writes: bool) -> anyhow::Result<Plan> {
     build_plan(req.test, &req.params, facts, writes)
         .and_then(|plan| {
@@ -161,9 +157,8 @@ pub struct Ready {
 }
 
 /// Opens the target of `req` (laying out a new test file) and builds its plan, without
-/// starting the run: a run over several targets makes every one ready before it starts any.
-/// A test file it created is removed again (only if it is still that file) when the plan is
-/// refused or the `Ready` is dropped unlaunched.
+/// starting: a run over several targets readies every one first. A test file it created is
+/// removed (if still that file) when the plan is refused or the `Ready` is dropped.
 pub fn ready(
     root: &SysRoot,
     req: &RunRequest,
@@ -233,10 +228,9 @@ impl Ready {
     }
 }
 
-/// A directory test (the metadata test): its scratch directory is made first, and removed
-/// again (it is dropped) when the plan is refused or the runner cannot start. Its phases run
-/// on the directory engine (`engines::directory`) in the common runner; the scratch
-/// directory is the open target.
+/// A directory test (the metadata test): its scratch directory, the open target, is made
+/// first and removed when the plan is refused or the runner cannot start. Its phases run on
+/// `engines::directory` in the common runner.
 fn start_directory(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> {
     let prepared = target::prepare_directory(&req.target, root, req.test)?;
     let plan = build_plan(req.test, &req.params, &prepared.facts, true)
@@ -287,9 +281,8 @@ fn start_directory(root: &SysRoot, req: &RunRequest) -> anyhow::Result<Session> 
 }
 
 impl Session {
-    /// Passes the run's events to `send` until the run ends, and `stop` on to the run, looking
-    /// at it at least every `poll`. When `send` returns false (nobody is listening any more)
-    /// the run is stopped: nobody would see it.
+    /// Passes the run's events to `send` and `stop` on to the run, looking at least every
+    /// `poll`, until the run ends. When `send` returns false nobody is listening: the run stops.
     pub fn relay(&self, stop: &AtomicBool, poll: Duration, mut send: impl FnMut(RunEvent) -> bool) {
         loop {
             if stop.load(Ordering::Relaxed) {
@@ -339,8 +332,8 @@ impl Session {
         self.finish_inner()
     }
 
-    /// Waits for the runner, removes the test file the run created (only that file: the one
-    /// it created, if it is still at its path), and builds the report, which says so.
+    /// Waits for the runner, removes the test file the run created (if it is still at its
+    /// path), and builds the report, which says so.
     pub fn finish_removing_test_file(mut self) -> anyhow::Result<RunReport> {
         let created = self.created.take();
         let mut report = self.finish_inner()?;
@@ -382,9 +375,8 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicU64;
 
-    /// A start refused for its memory need lays out nothing, and so can never remove a file
-    /// that someone put at the path while the file was being laid out (the file was once laid
-    /// out first and then removed by its path).
+    /// A start refused for its memory need lays out nothing, so it cannot remove a file put at
+    /// the path during the layout (an older order laid out first, then removed by path).
     #[test]
     fn a_refused_start_never_removes_a_file_put_at_its_path() {
         // Only where the memory check refuses 256 MiB x QD 1024 (256 GiB of buffers).

@@ -1,6 +1,5 @@
-//! Starting a job's worker threads (each waits at the gate after its warm-up), and what a
-//! run looks at on the target right after an I/O failed. Used by the phases and the engine
-//! probe's rounds alike.
+//! Starting a job's worker threads, and looking at the target right after an I/O failed.
+//! Used by the phases and the probe's rounds alike.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};

@@ -1,12 +1,11 @@
-//! Turning the TARGET of `disktriage run` into an open file descriptor, the facts a plan needs
-//! and a description for the report — with the write guard applied first. A block device is
-//! written only after `safety` agrees; a file is created (and filled) when missing
-//! (`test_file`) and never anything else is touched.
+//! Turning the TARGET of `disktriage run` into an open descriptor, the facts a plan needs and
+//! a description for the report, the write guard applied first. A block device is written
+//! only after `safety` agrees; a missing file is created and filled (`test_file`), and nothing
+//! else is touched.
 //!
-//! `check` makes every refusal that needs no file (in use, confirmation, read-only, a bare
-//! device name, the planned file's facts) without opening anything for writing; `prepare` then
-//! opens (or lays out) the target and makes the guard's checks again. The guard always reads
-//! the live system, never the `--root` tree.
+//! `check` makes every refusal that needs no file without opening anything for writing;
+//! `prepare` then opens (or lays out) the target and checks again. The guard always reads the
+//! live system, never the `--root` tree.
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -54,14 +53,13 @@ pub struct TargetRequest<'a> {
     pub params: &'a TestParams,
     /// What the admin typed after --destroy-data.
     pub confirmation: Option<&'a str>,
-    /// Set by a signal or the admin's stop: stops laying out a new test file (which is then
-    /// removed) and waiting for a busy device.
+    /// Set by a signal or the admin's stop: stops laying out a new test file (then removed) and
+    /// waiting for a busy device.
     pub stop: Option<&'a AtomicBool>,
-    /// Where the layout of a new test file keeps the bytes it has written so far, for a
-    /// progress display.
+    /// Bytes of a new test file laid out so far, for a progress display.
     pub laid_out: Option<&'a AtomicU64>,
-    /// The device as the admin chose it (the TUI's inventory): a block device opened is
-    /// refused unless it is still that device (`refuse_unless_chosen`).
+    /// The device as the admin chose it (the TUI's inventory): an opened block device that is no
+    /// longer it is refused (`refuse_unless_chosen`).
     pub chosen: Option<&'a crate::model::ChosenDevice>,
 }
 
@@ -79,11 +77,9 @@ fn inventory_device<'a>(inv: &'a Inventory, name: &str) -> Option<&'a BlockDevic
     })
 }
 
-/// The inventory every write check reads: the running system's `/proc` and `/sys`, whatever
-/// `--root` says. `--root` points at a captured tree for reading; the object a test writes is
-/// always a live one (the path is opened on this system), so only the live mount table, swap
-/// list and holders can say whether it is in use. A tree with an empty mount table must never
-/// make a mounted device look free.
+/// The inventory every write check reads: the live `/proc` and `/sys`, whatever `--root` says.
+/// The object a test writes is always a live one, so only the live mount table, swaps and
+/// holders say whether it is in use; a captured tree must never make a mounted device look free.
 fn live_inventory() -> anyhow::Result<Inventory> {
     SysRoot::host()
         .inventory()
@@ -116,9 +112,8 @@ pub enum TargetObject {
     },
 }
 
-/// A target that passed every check a run makes before it opens anything for writing or lays
-/// out a file: the write guard (in use, confirmation, read-only), with the facts its plan is
-/// built from.
+/// A target that passed every check made before anything is opened for writing (in use,
+/// confirmation, read-only), with the facts its plan is built from.
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub object: TargetObject,
@@ -126,10 +121,9 @@ pub struct Checked {
     pub writes_allowed: bool,
 }
 
-/// Checks the target as `prepare` will, without writing, creating or opening it for writing:
-/// every refusal that needs no file comes from here, before any target of a run is touched.
-/// A missing file is checked as the test file it would become (its planned size, the block
-/// size of the device its directory is on).
+/// Checks the target as `prepare` will, without creating it or opening it for writing, so
+/// every refusal that needs no file comes before any target is touched. A missing file is
+/// checked as the test file it would become.
 pub fn check(req: &TargetRequest) -> anyhow::Result<Checked> {
     let path = req.path;
     let need = write_need(req.test, req.params);
@@ -271,8 +265,8 @@ fn open_failure(e: io::Error, path: &Path) -> anyhow::Error {
     crate::sys::error::open_error(e, path, spec)
 }
 
-/// A device the kernel marks read-only is refused for a write test before anything starts:
-/// an exclusive read-write open of it succeeds, and only the first write would fail.
+/// A kernel read-only device is refused before a write test starts: its exclusive read-write
+/// open succeeds, and only the first write would fail.
 fn refuse_read_only(fd: &OwnedFd, name: &str) -> anyhow::Result<()> {
     if direct::read_only_fd(fd).unwrap_or(false) {
         return Err(safety::WriteRefusal::ReadOnly { name: name.into() }.into());
@@ -280,9 +274,8 @@ fn refuse_read_only(fd: &OwnedFd, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether the test writes to block device `dev` (`name`): the write guard, on the live
-/// inventory, for a test that must write, or that may write and was confirmed; a note when an
-/// optional write is left out.
+/// Whether the test writes to block device `dev`: the write guard on the live inventory, for a
+/// test that must write, or may write and was confirmed; a note when an optional write is left out.
 fn device_writes(
     req: &TargetRequest,
     need: Writes,
@@ -301,8 +294,8 @@ fn device_writes(
         Ok(())
     };
     match need {
-        // A read test needs no confirmation, but one that names another device is a mistake
-        // the admin must hear of: they meant another target.
+        // A read test needs no confirmation, but naming another device is a mistake the
+        // admin must hear of.
         Writes::Never => match (req.confirmation, name) {
             (Some(given), Some(name)) => safety::check_confirmation(name, Some(given))
                 .map(|()| false)
@@ -310,8 +303,8 @@ fn device_writes(
             _ => Ok(false),
         },
         Writes::Always => guard().map(|()| true),
-        // Optional writes (CrystalDiskMark): with a confirmation they must pass the guard;
-        // without one the reads run alone.
+        // Optional writes (CrystalDiskMark) must pass the guard when confirmed; else the
+        // reads run alone.
         Writes::Optional => match req.confirmation {
             Some(_) => guard().map(|()| true),
             None => {
@@ -325,10 +318,9 @@ fn device_writes(
     }
 }
 
-/// Whether the test writes to the regular file at `real_path` (identity `id`): a file this run
-/// created is its own; overwriting one that was there before destroys its contents, so it must
-/// not be in use (a loop device's image, a swap file: checked on the live inventory) and the
-/// admin must confirm.
+/// Whether the test writes to the regular file at `real_path`: a file this run created is its
+/// own; overwriting an existing one destroys its contents, so it must not be in use (a loop
+/// image, a swap file: on the live inventory) and the admin must confirm.
 fn file_writes(
     req: &TargetRequest,
     need: Writes,
@@ -376,14 +368,11 @@ fn file_writes(
 
 /// Opens (and if needed creates) the target after checking that the test may write to it.
 ///
-/// The one-open rule: the path is resolved exactly once (`direct::pin`); the in-use check, the
-/// confirmation and the report all use what that descriptor is (`st_rdev` of a block device,
-/// `st_dev`/`st_ino` of a file), and the test's descriptor is opened from it, never by name
-/// again. A symlink or device node swapped in the meantime cannot redirect the writes.
-///
-/// The in-use check reads the live system (`live_inventory`), never the `--root` tree.
-/// Callers run `check` first, so that a run refused for what needs no file (its plan, memory)
-/// lays none out.
+/// The one-open rule: the path is resolved once (`direct::pin`); the in-use check, the
+/// confirmation and the report use what that descriptor is (`st_rdev`, or `st_dev`/`st_ino`),
+/// and the test's descriptor is opened from it, never by name again, so a symlink or device
+/// node swapped in meanwhile cannot redirect the writes. Callers run `check` first, so a
+/// run refused for its plan or memory lays out no file.
 pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
     let path = req.path;
     let need = write_need(req.test, req.params);
@@ -420,19 +409,16 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
             };
             let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec, req.stop)
                 .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
-            // What was opened must be the device chosen and the device the write guard just
-            // checked: a loop device detached and attached to another file, a disk swapped
-            // under its name, in between is refused before any I/O. Held open (exclusively for
-            // a write) from here, a loop device cannot be attached to another file.
+            // It must be the device chosen and the one the guard just checked (a loop device
+            // re-attached, a disk swapped: refused before any I/O); held open, it cannot change.
             let checked = name.as_deref().and_then(|n| live.chosen(n));
             refuse_unless_chosen(&fd, req.chosen, checked.as_ref())?;
             if writes_allowed && req.params.preserve {
                 let shown = name.clone().unwrap_or_else(|| dev.to_string());
                 crate::bench::exec::rewrite_guard::refuse_other_writers_of_device(dev, &shown)?;
             }
-            // The device was busy when checked: whatever held it may have left something on
-            // it that does not claim it (a loop device stacked over it and mounted). Now that
-            // this run holds it nothing new can, so the check is made again, on a fresh view.
+            // Busy when checked, its holder may have left something that does not claim it (a
+            // mounted loop over it). Held now, nothing new can claim it: check again afresh.
             let live = if waited {
                 let fresh = live_inventory()?;
                 device_writes(
@@ -573,10 +559,9 @@ pub struct PreparedDirectory {
 }
 
 /// Checks that `path` is a directory the test may create files in, and makes its scratch
-/// directory there. Only that new directory is ever written: no confirmation is needed, as
-/// for a new test file. A missing path, a block device, a regular file, a directory on
-/// devtmpfs, proc or sysfs, and a directory the test cannot write to (read-only, no
-/// permission, full) are refused with the reason.
+/// directory there. Only that new directory is written, so no confirmation is needed. A
+/// block device, a regular file, devtmpfs, proc or sysfs, and a directory the test cannot
+/// write to are refused with the reason.
 pub fn prepare_directory(
     path: &Path,
     root: &SysRoot,
@@ -606,7 +591,7 @@ pub fn prepare_directory(
     let (free, total) = dirops::free_space(&dir)
         .with_context(|| format!("cannot read the free space of {}", path.display()))?;
     let dev = dirops::filesystem_dev(&dir).ok();
-    // btrfs: an anonymous device; the mount's source is the disk.
+    // btrfs: an anonymous device; the mount's source is the disk (see `mount_source`).
     let backing_name = dev
         .and_then(|d| {
             if d.major != 0 {
@@ -704,8 +689,8 @@ fn facts_of(size: u64, lbs: u32, disk: Option<&BlockDevice>, is_file: bool) -> T
     }
 }
 
-/// The facts of a target for planning only (`run --fio`): opened read-only, never written and
-/// never created; a missing file is planned at `size`.
+/// The facts of a target for planning only (`run --fio`): opened read-only, never created; a
+/// missing file is planned at `size`.
 pub fn probe(path: &Path, root: &SysRoot, size: Option<u64>) -> anyhow::Result<TargetFacts> {
     if let Ok(DirTarget::Directory(dir)) = dirops::classify(path) {
         let (free, _) = dirops::free_space(&dir)

@@ -18,10 +18,9 @@ use crate::sys::direct;
 /// Size of a test file created when the target does not exist and no --size is given.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
 
-/// The default size of a new test file on a file system with `free` bytes free, as the TUI's
-/// file dialog offers it: 1 GiB when that fits, else the whole MiBs of 90 % of the free space
-/// (the file system keeps some room for its own blocks). 1 GiB when not even 1 MiB would fit:
-/// the run is then refused with the sizes.
+/// The default size of a new test file with `free` bytes free (the TUI's file dialog): 1 GiB
+/// when that fits, else whole MiBs of 90 % of the free space (the file system needs room for
+/// its own blocks). 1 GiB when not even 1 MiB fits: the run is then refused with the sizes.
 pub fn default_file_size_within(free: u64) -> u64 {
     const MIB: u64 = 1 << 20;
     if DEFAULT_FILE_SIZE <= free {
@@ -33,18 +32,16 @@ pub fn default_file_size_within(free: u64) -> u64 {
     }
 }
 
-/// Where a new test file must not be created: under /dev, /proc or /sys
-/// (`refuse_system_directory`), or at a bare name that is a block device's
-/// (`refuse_bare_device_name`).
+/// Where a new test file must not be created (`refuse_system_directory`,
+/// `refuse_bare_device_name`).
 pub(crate) fn refuse_new_file_path(path: &Path) -> anyhow::Result<()> {
     refuse_bare_device_name(path)?;
     refuse_system_directory(path)
 }
 
-/// `run loop4` in a directory without `./loop4` would create a 1 GiB test file named `loop4`,
-/// and `--destroy-data loop4` reads as if it named the device: a bare name (one component, no
-/// `/`) that does not exist but is a block device's kernel name is refused with both ways to
-/// say what was meant. `./loop4` still creates the file.
+/// `run loop4` without `./loop4` would create a 1 GiB file `loop4`, and `--destroy-data loop4`
+/// reads as if it named the device: a missing bare name that is a block device's kernel name
+/// is refused with both ways to say what was meant. `./loop4` still creates the file.
 fn refuse_bare_device_name(path: &Path) -> anyhow::Result<()> {
     let mut components = path.components();
     let (Some(std::path::Component::Normal(name)), None) = (components.next(), components.next())
@@ -66,11 +63,9 @@ fn refuse_bare_device_name(path: &Path) -> anyhow::Result<()> {
     )
 }
 
-/// Test files are never created under /dev, /proc or /sys (a typo in a device name would
-/// otherwise fill RAM with a 1 GiB file in devtmpfs): the missing path is an error that lists
-/// the block devices, so the admin sees the right name. A file system mounted below /dev that
-/// holds files (the tmpfs at /dev/shm, or anything mounted in it) is not /dev itself: a test
-/// file there is allowed.
+/// Test files are never created under /dev, /proc or /sys (a typo in a device name would fill
+/// RAM with 1 GiB in devtmpfs): the error lists the block devices. A file system mounted below
+/// /dev that holds files (/dev/shm) is not /dev itself and is allowed.
 fn refuse_system_directory(path: &Path) -> anyhow::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -119,9 +114,8 @@ fn refuse_system_directory(path: &Path) -> anyhow::Result<()> {
     )
 }
 
-/// A test file this run created. Until `keep` is called (the run has started), dropping it
-/// removes the file again, so a failed or interrupted start leaves nothing behind that the next
-/// run would take for the admin's own file.
+/// A test file this run created. Until `keep` (the run started), dropping it removes the file,
+/// so a failed start leaves nothing the next run would take for the admin's own file.
 pub struct CreatedFile {
     path: PathBuf,
     pub fd: OwnedFd,
@@ -159,9 +153,9 @@ pub fn test_file_size(params: &TestParams) -> u64 {
         .saturating_mul(4096)
 }
 
-/// Creates a test file of `--size` (default 1 GiB) filled with the run's data pattern, so that
-/// read tests read real data, not holes. On any failure, or when `stop` is set (a signal), the
-/// partial file is removed. `laid_out` follows the bytes written.
+/// Creates a test file of `--size` (default 1 GiB) filled with the run's data pattern, so
+/// reads read real data, not holes. On failure or `stop` the partial file is removed.
+/// `laid_out` follows the bytes written.
 pub(crate) fn create_test_file(
     path: &Path,
     params: &TestParams,
@@ -190,8 +184,7 @@ pub(crate) fn create_test_file(
         keep: false,
     };
     let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
-    // What is said is what happened: the file is removed here, and only if it is still at
-    // its path (renamed meanwhile, it is left under its new name).
+    // The file is removed here only if it is still at its path (renamed, it is left alone).
     let interrupted = || anyhow::anyhow!("interrupted");
     let result = (|| -> anyhow::Result<()> {
         let mut offset = 0u64;

@@ -1,21 +1,15 @@
-//! The common worker loop, the same for every engine (fio's `thread_main`/`do_io`): it
-//! checks the worker has what its job needs, starts the engine's I/O threads
-//! (`IoEngine::threads_per_worker`), sets each up (`IoEngine::open_thread`), and takes each
-//! through its phases: an optional warm-up (not recorded), the gate where the threads meet
-//! while the runner snapshots the kernel's counters, then the measured phase with a
-//! `Recorder` that sends one `WorkerSample` per interval, never one message per I/O. Every
-//! thread ends with one `Done`. The engine is chosen once per worker, by the caller; what an
-//! I/O is for each engine is in `engines/`.
+//! The common worker loop, the same for every engine (fio's `thread_main`/`do_io`): it starts
+//! the engine's I/O threads, sets each up, and takes each through an optional unrecorded
+//! warm-up, the gate (the runner snapshots the kernel's counters), and the measured phase,
+//! whose `Recorder` sends one `WorkerSample` per interval, never one message per I/O. Every
+//! thread ends with one `Done`.
 //!
-//! A rewrite of existing data (`--preserve`) makes each write two steps on the same buffer:
-//! read the block, then, only when that read returned the whole block, write those bytes back.
-//! The buffer is the request's own (the io_uring slot, or the thread's buffer), held from the
-//! read to the write, so no other request can put other bytes in it. Requests of several
-//! workers or slots may overlap on a block: every write puts back bytes read from the device,
-//! and every write is such a write, so the device never holds anything but its own data and
-//! any interleaving of reads and writes reads and writes that same data. Only a rewrite's
-//! writes are timed, and its rates are over the time they took (see `Recorder` for the
-//! write-busy time).
+//! A rewrite of existing data (`--preserve`) makes each write two steps on the request's own
+//! buffer (an io_uring slot, or the thread's buffer): read the block, then, only when the read
+//! returned the whole block, write those bytes back. The buffer is held from read to write.
+//! Requests of several workers may overlap on a block, but every write puts back bytes read
+//! from the device, so the device never holds anything but its own data. Only a rewrite's
+//! writes are timed, its rates over their busy time (`TimeBase::WriteBusy`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -90,10 +84,9 @@ fn io_thread(ctx: &WorkerCtx, engine: &dyn IoEngine, thread: u32) {
     });
 }
 
-/// The phases every I/O thread goes through: an unrecorded warm-up, the gate, then the
-/// measured loop with a recorder. `thread` is the I/O thread's number within its worker.
-/// Returns the first failure, how long the thread waited for a CPU while measured, and when
-/// its measured loop ended (none if it never measured).
+/// The phases every I/O thread goes through: an unrecorded warm-up, the gate, the measured
+/// loop. Returns the first failure, the thread's CPU wait while measured, and when its measured
+/// loop ended (none if it never measured).
 fn run_phases(
     ctx: &WorkerCtx,
     thread: u32,
@@ -110,8 +103,8 @@ fn run_phases(
         };
         failure = io.run(ctx, &bound, None);
     }
-    // Every thread measures from the instant the gate opened, to one deadline: a thread the
-    // scheduler runs late starts late, it does not run late.
+    // Every thread measures from the gate's opening to one deadline: a thread scheduled late
+    // starts late, it does not run late.
     let t0 = ctx.gate.arrive_and_wait();
     if failure.is_none() && !ctx.stop.load(Ordering::Relaxed) {
         let deadline = job.time.map(|t| t0 + t);

@@ -1,7 +1,6 @@
-//! The I/O engines by name: `EngineKind`, which a plan and its results hold, and the row of
-//! words every engine has (`EngineRow`: the `--engine` value and help, the reports' name, how
-//! it keeps I/Os in flight). An engine's row lives in its own file in `bench::exec::engines`,
-//! which registers it; only `auto`, the plan's "let the runner choose", has its row here.
+//! The I/O engines by name: `EngineKind`, which plans and results hold, and each engine's row
+//! of words (`EngineRow`). An engine's row lives in its file in `bench::exec::engines`; only
+//! `auto`'s is here.
 
 use std::fmt;
 
@@ -30,14 +29,11 @@ pub struct EngineRow {
 }
 
 /// Which I/O engine drives the workers: an engine's row, so every layer can say its words
-/// without the list of engines (`bench::exec::engines::ALL`, which holds the order the Test
-/// screen and `--help` offer them in). Serialized as its `--engine` value.
+/// without the list of engines (`bench::exec::engines::ALL`). Serialized as its `--engine` value.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct EngineKind(&'static EngineRow);
 
-/// Chosen per phase by the runner: pread/pwrite at QD1, and at higher depths whichever of
-/// io_uring and the threads a short probe at the start of the warm-up finds faster on this
-/// target (`exec::probe`). Unresolved, it runs as the threads (`engines::for_kind`).
+/// Chosen per phase by the runner (`exec::probe`). Unresolved, it runs as the threads.
 const AUTO_ROW: EngineRow = EngineRow {
     arg: "auto",
     name: "auto",

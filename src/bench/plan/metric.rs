@@ -1,6 +1,5 @@
-//! The figure a test is judged on (MB/s, IOPS, mean latency): which way is better and how
-//! it is written. Each test's is in its catalogue row (`catalog::TestInfo::metric`); a setting
-//! sweep compares it (`analysis::setting_sweep`).
+//! The figure a test is judged on (MB/s, IOPS, mean latency): which way is better and how it
+//! is written. Each test's is in its catalogue row; setting sweeps compare it.
 
 use serde::Serialize;
 

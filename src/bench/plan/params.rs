@@ -1,7 +1,7 @@
-//! The parameters of a test run, without the Test screen's semantics (those are `app::params`):
-//! what the admin can set (`TestParams`, from the command line or the test picker), the
-//! names of the parameters (`Param`), a test's defaults (`Defaults`, owned by its family in
-//! `catalog/family/`) and `resolve_with`, the one place that fills in what the admin left out.
+//! The parameters of a run, without the Test screen's semantics (`app::params`): what the admin
+//! can set (`TestParams`), the parameters' names (`Param`), a test's defaults (`Defaults`,
+//! owned by its family in `catalog/family/`) and `resolve_with`, the one place that fills in
+//! what the admin left out.
 
 use std::time::Duration;
 
@@ -14,7 +14,6 @@ pub const DEFAULT_SEED: u64 = 0x6469_736b_7472_6961; // "disktria"
 /// The sample interval of the series unless `--interval` says otherwise.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
 
-// The engines' names have their own file; the plan and its users reach them here too.
 pub use super::engine_kind::EngineKind;
 
 /// The admin's overrides; `None` keeps the test's default.
@@ -38,8 +37,8 @@ pub struct TestParams {
     /// I/O buffers in huge pages (`--huge-pages`; see `Plan::huge_pages`).
     pub huge_pages: bool,
     pub zeros: bool,
-    /// Rewrite of existing data: each write reads its block and writes the same bytes back
-    /// (`--preserve`, GNOME Disks' way of timing writes on a disk that holds data).
+    /// Rewrite of existing data (`--preserve`, GNOME Disks' way of timing writes on a disk that
+    /// holds data): see `Job::rewrite`.
     pub preserve: bool,
     pub sync: Option<SyncMode>,
     pub engine: EngineKind,
@@ -53,8 +52,8 @@ pub struct TestParams {
     pub files: Option<u64>,
 }
 
-/// A parameter of a run. Most are `TestParams` fields; `TempPoll` and `Repeats` belong to the
-/// interactive session (how often the temperature is read, how often the test runs).
+/// A parameter of a run. Most are `TestParams` fields; `TempPoll` and `Repeats` are the
+/// interactive session's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Param {
     Bs,
@@ -128,13 +127,12 @@ pub const COMMON: [Param; 5] = [
     Param::HugePages,
 ];
 
-/// A test's defaults: what a parameter the admin left out means. Each family says them for its
-/// tests (`Family::defaults`).
+/// A test's defaults: what a parameter the admin left out means (`Family::defaults`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Defaults {
     pub bs: u64,
-    /// When the default request size is smaller than the logical block size, O_DIRECT cannot
-    /// send it: use one block instead, and say so (sync-latency's 512 bytes on 4Kn).
+    /// A default request smaller than the logical block cannot go O_DIRECT: use one block and
+    /// say so (sync-latency's 512 bytes on 4Kn).
     pub bs_grows_to_block: bool,
     pub qd: u32,
     pub jobs: u32,
@@ -155,8 +153,7 @@ pub const KIB: u64 = 1024;
 pub const MIB: u64 = 1024 * 1024;
 
 impl Defaults {
-    /// 1 MiB sequential at QD1 for 10 s after 1 s of warm-up: dd's test, the base of the
-    /// others.
+    /// 1 MiB sequential at QD1 for 10 s after 1 s of warm-up: dd's test, the base of the others.
     pub const BASE: Defaults = Defaults {
         bs: MIB,
         bs_grows_to_block: false,
@@ -174,8 +171,7 @@ impl Defaults {
     };
 }
 
-/// A request with its defaults applied: what a plan is built from. Nothing is validated here
-/// (`catalog::build::build_plan` does that).
+/// A request with its defaults applied, not validated (`catalog::build::build_plan` does).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
     pub bs: u64,
@@ -205,8 +201,7 @@ pub struct Resolved {
 
 /// `params` with a test's defaults `d` filled in (`catalog::resolve` finds the test's).
 pub fn resolve_with(d: &Defaults, params: &TestParams) -> Resolved {
-    // An explicit --io-size or --count replaces the default time limit (and warm-up: dd's
-    // semantics, nothing extra).
+    // An explicit --io-size or --count replaces the default time limit and warm-up (dd's way).
     let explicit_amount = params.io_size.is_some() || params.count.is_some();
     let time = match params.time {
         Some(t) if t.is_zero() => None,
@@ -242,8 +237,7 @@ pub fn resolve_with(d: &Defaults, params: &TestParams) -> Resolved {
 }
 
 impl TestParams {
-    /// Leaves `param` to the test's default. `TempPoll` and `Repeats` are the session's
-    /// settings, not the run's: nothing here holds them.
+    /// Leaves `param` to the test's default. `TempPoll` and `Repeats` are not held here.
     pub fn clear(&mut self, param: Param) {
         match param {
             Param::Bs => self.bs = None,

@@ -1,6 +1,5 @@
-//! The engine a phase ran with and why: what the probe measured of each candidate, the
-//! choice, and the words every output says it in (`exec::probe` makes the choice and says
-//! it short, `probe::short_reason`).
+//! The engine a phase ran with and why: the probe's figures of each candidate, the choice,
+//! and its words in every output (`exec::probe` makes the choice).
 
 use serde::Serialize;
 
@@ -12,13 +11,11 @@ use crate::bench::plan::params::EngineKind;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ProbeFigures {
     pub iops: f64,
-    /// CPU time of the whole process (all threads, including the kernel's io_uring workers)
-    /// per I/O, in microseconds.
+    /// CPU time of the whole process (the kernel's io_uring workers included) per I/O, in us.
     pub cpu_us_per_io: f64,
 }
 
-/// The probe of both candidates. `None` for a candidate that could not run (its set-up or an
-/// I/O failed).
+/// The probe of both candidates. `None` for a candidate that could not run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct EngineProbe {
     /// Counted seconds of each candidate (two rounds, after their ramps).
@@ -41,8 +38,8 @@ pub struct EngineChoice {
     /// Why, in words: "auto: QD1, one pread at a time, as dd and fio's psync".
     pub reason: String,
     pub probe: Option<EngineProbe>,
-    /// The choice (and `probe`) came from a probe made earlier in the session (an earlier
-    /// phase, repeat or run of the same target and job shape): this phase did not probe.
+    /// The choice (and `probe`) came from an earlier probe of the same target and job shape in
+    /// the session: this phase did not probe.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub reused: bool,
 }

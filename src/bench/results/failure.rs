@@ -20,8 +20,8 @@ pub struct IoFailure {
     /// What was found about the target after the failure (filled in by the runner).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub facts: Option<FailureFacts>,
-    /// Handing I/O to the kernel failed (`io_uring_enter`), not an I/O: no offset or length
-    /// applies. Left out of the JSON when false, so an I/O's failure reads as before.
+    /// Handing I/O to the kernel (`io_uring_enter`) failed, not an I/O: no offset or length
+    /// applies. Left out of the JSON when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub submission: bool,
     /// The read of a block to rewrite it (`--preserve`) failed: its write was not made.

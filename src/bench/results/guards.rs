@@ -1,10 +1,10 @@
-//! Honesty guards: what a figure cannot mean, said beside it. Pure wording and arithmetic over
-//! what `sys::links` read (link speeds, the layers under a file system, its type):
+//! Honesty guards: what a figure cannot mean, said beside it. Wording and arithmetic over what
+//! `sys::links` read:
 //! - a file test on a copy-on-write or compressing file system (btrfs, zfs, bcachefs) measures
 //!   the file system's way of writing, not the disk's;
-//! - a file system on dm-crypt or md RAID adds a layer the figures include;
-//! - a throughput above the link's ceiling (SATA link speed, an NVMe controller's PCIe width
-//!   and speed, the USB speed) cannot have come through that link: a cache answered.
+//! - dm-crypt or md RAID under a file system adds a layer the figures include;
+//! - a throughput above the link's ceiling (SATA, the NVMe controller's PCIe, USB) cannot have
+//!   come through that link: a cache answered.
 
 use crate::bench::results::outcome::{LinkCeiling, RunReport};
 use crate::model::{BytesPerSec, Transport};
@@ -58,9 +58,8 @@ pub fn usb_ceiling(speed: &str) -> Option<LinkCeiling> {
     })
 }
 
-/// The ceiling of the link a disk of `transport` hangs on: the SATA link of a SATA disk, the
-/// PCIe link of an NVMe controller, the USB speed of a USB disk. Others (virtio, loop, SCSI
-/// behind an HBA) have no link this can judge.
+/// The ceiling of the link a disk of `transport` hangs on (SATA, NVMe's PCIe, USB). Others
+/// (virtio, loop, SCSI behind an HBA) have no link this can judge.
 pub fn link_ceiling(transport: Transport, facts: &LinkFacts) -> Option<LinkCeiling> {
     match transport {
         Transport::Sata => facts.sata_spd.as_deref().and_then(sata_ceiling),
@@ -73,8 +72,7 @@ pub fn link_ceiling(transport: Transport, facts: &LinkFacts) -> Option<LinkCeili
     }
 }
 
-/// "faster than the link: a cache answered" for every phase whose throughput is above the
-/// link's ceiling.
+/// "faster than the link: a cache answered" for every phase above the link's ceiling.
 pub fn faster_than_link(report: &RunReport) -> Vec<String> {
     let Some(c) = &report.target.link_ceiling else {
         return Vec::new();

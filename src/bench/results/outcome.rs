@@ -1,6 +1,6 @@
 //! What a run produced: each phase's figures, the kernel's witness, the target as measured and
-//! the whole result file. Plain data below the execution floor (which fills it) and the reports
-//! (which render it), so the engine never reaches up into `report`.
+//! the whole result file. Plain data between the execution floor (which fills it) and the
+//! reports (which render it), so the engine never reaches up into `report`.
 
 use std::path::PathBuf;
 
@@ -33,16 +33,14 @@ pub struct Witness {
     /// Requests the block layer merged into others (so it counted fewer I/Os than we sent).
     pub read_merges: u64,
     pub write_merges: u64,
-    /// Bytes and reads this test made to rewrite blocks (`--preserve`): each write first reads
-    /// its block. They are not in the test's figures, but the kernel counted them, so "our
-    /// bytes" and "our I/Os" below include them. Zero for every other test.
+    /// Bytes and reads this test made to rewrite blocks (`--preserve`): not in the figures, but
+    /// the kernel counted them, so "our bytes" and "our I/Os" below include them. Else zero.
     pub read_back_bytes: u64,
     pub read_back_ios: u64,
     /// (kernel bytes - our bytes) / our bytes, in percent.
     pub bytes_diff_pct: f64,
-    /// (kernel I/Os + merges - our I/Os) / our I/Os, in percent. The block layer splits
-    /// requests larger than the device takes in one piece, so the kernel may count more; it
-    /// never counts fewer unless I/Os were served elsewhere (a cache).
+    /// (kernel I/Os + merges - our I/Os) / our I/Os, in percent. The block layer splits requests
+    /// too large for the device, so the kernel may count more; fewer only when a cache served some.
     pub ios_diff_pct: f64,
     pub agrees: bool,
 }
@@ -68,8 +66,8 @@ impl Witness {
                 (kernel as f64 - ours as f64) / ours as f64 * 100.0
             }
         };
-        // A rewrite's reads are I/O the kernel sees like any other: compared with it, never
-        // hidden from it (the figures leave them out, the witness does not).
+        // A rewrite's reads are I/O the kernel sees: compared with it, never hidden (only the
+        // figures leave them out).
         let back = ours.read_back;
         let bytes_diff_pct = pct(read_bytes + write_bytes, ours.bytes() + back.bytes);
         let ios_diff_pct = pct(
@@ -106,8 +104,8 @@ pub struct DirTotals {
     /// The rates rest on few I/Os or little time (`low_count`): shown, and said to be thin.
     pub low_count: bool,
     pub latency: Option<LatencySummary>,
-    /// The latency histogram behind `latency`, as its non-empty buckets (value, count): a
-    /// figure over several repeats merges them (`bench::analysis::figures`). Not written out.
+    /// The histogram behind `latency` as its non-empty buckets (value, count), so figures over
+    /// repeats can merge them (`bench::analysis::figures`). Not written out.
     #[serde(skip)]
     pub latency_buckets: Vec<(u64, u64)>,
 }
@@ -142,8 +140,7 @@ pub struct WorkerTotals {
     pub ops: u64,
     /// The worker's own measured time (workers bounded by a count finish at their own pace).
     pub seconds: f64,
-    /// The time base of its rate: `seconds`, or for a rewrite its threads' write-busy time
-    /// (by the phase's rule, `TimeBase`).
+    /// The time base of its rate: `seconds`, or a rewrite's write-busy time (`TimeBase`).
     pub rate_seconds: f64,
     pub bytes_per_sec: f64,
 }
@@ -163,19 +160,17 @@ pub struct PhaseResult {
     pub fixed_buffers: bool,
     /// Measured seconds (the warm-up excluded).
     pub seconds: f64,
-    /// What the rates (MB/s, MiB/s, IOPS) are over: the measured time, or for a rewrite of
-    /// existing data (`--preserve`) the time its writes were in flight.
+    /// What the rates are over: the measured time, or a rewrite's (`--preserve`) write-busy time.
     pub time_base: TimeBase,
     /// The seconds the rates are over: `seconds`, or the write-busy time of a rewrite.
     pub rate_seconds: f64,
-    /// CPU seconds the whole process used while measuring (user + system, including the
-    /// kernel's io_uring workers that run in it).
+    /// CPU seconds of the whole process while measuring (user + system, the kernel's io_uring
+    /// workers included).
     pub cpu_seconds: f64,
-    /// Seconds the I/O threads, together, were ready to run but waited for a CPU (other
-    /// work on the machine, or more threads than cores), while measuring.
+    /// Seconds the I/O threads together were ready to run but waited for a CPU while measuring.
     pub cpu_wait_seconds: f64,
-    /// The I/O threads ran or waited to run on every core they could use (`cpu_bound`) for
-    /// the whole phase: the CPU, not the drive, set the pace.
+    /// The I/O threads ran or waited to run on every core they could use for the whole phase: the
+    /// CPU, not the drive, set the pace (`cpu_bound`).
     pub cpu_bound: bool,
     pub read: DirTotals,
     pub write: DirTotals,
@@ -184,9 +179,8 @@ pub struct PhaseResult {
     pub witness: Option<Witness>,
     /// Why there is no witness, when there is none.
     pub witness_note: Option<String>,
-    /// Other processes that have the device (or a file on it) open and did I/O during the
-    /// phase, busiest first (their I/O on any device: the likely authors of a witness that
-    /// disagrees).
+    /// Other processes with the device (or a file on it) open that did I/O during the phase,
+    /// busiest first: the likely authors of a witness that disagrees.
     pub others: Vec<BusyProcess>,
     pub failure: Option<IoFailure>,
     pub setup_error: Option<String>,
@@ -198,32 +192,26 @@ pub struct PhaseResult {
 /// some of the time.
 pub const CPU_BOUND_SHARE: f64 = 0.9;
 
-/// Did a phase's I/O threads want every core they could use for the whole phase (one thread
-/// can use one core; `cpus` is what the process may run on)? `busy_seconds` is the process's
-/// CPU time plus the time its I/O threads waited for a CPU: a thread that is running or
-/// waiting to run is not waiting for the device. Then the device answered as fast as the
-/// CPU could ask (or as the machine's other load let it), and the figure measures the CPU
-/// as much as the drive.
+/// Did a phase's I/O threads want every core they could use (one each, `cpus` at most) for the
+/// whole phase? `busy_seconds` is CPU time plus CPU wait: a thread running or waiting to run
+/// is not waiting for the device, so the figure measures the CPU as much as the drive.
 pub fn cpu_bound(busy_seconds: f64, seconds: f64, io_threads: u32, cpus: usize) -> bool {
     let cores = (io_threads as usize).min(cpus).max(1) as f64;
     seconds > 0.0 && busy_seconds / seconds >= CPU_BOUND_SHARE * cores
 }
 
-/// Fewest I/Os, and shortest measured time, that make a rate (MB/s, IOPS) a settled figure.
-/// Below either, a rate measures the setup around the I/O as much as the device: it is still
-/// shown (dd prints one for a single block, and the slow disk is the one the admin needs it
-/// for), marked as a low count, and knees and charts of sweeps leave it out.
+/// Fewest I/Os, and shortest measured time, that make a rate a settled figure. Below either,
+/// a rate measures the setup as much as the device: still shown (dd prints one for a single
+/// block, and a slow disk needs it), marked as a low count, and left out of sweeps' knees.
 pub const MIN_RATE_OPS: u64 = 100;
 pub const MIN_RATE_SECONDS: f64 = 0.01;
 
-/// Is there a rate over `ops` I/Os in `seconds` at all: at least one I/O completed in a
-/// measured time.
+/// Is there a rate at all: at least one I/O completed in a measured time.
 pub fn rate_measured(ops: u64, seconds: f64) -> bool {
     ops > 0 && seconds > 0.0 && seconds.is_finite()
 }
 
-/// Is a rate over `ops` I/Os in `seconds` a settled figure (enough I/Os over enough time)?
-/// Sweeps' knees and charts use only these.
+/// Is a rate a settled figure? Sweeps' knees and charts use only these.
 pub fn rate_settled(ops: u64, seconds: f64) -> bool {
     ops >= MIN_RATE_OPS && seconds >= MIN_RATE_SECONDS
 }
@@ -233,8 +221,7 @@ pub fn low_count(ops: u64, seconds: f64) -> bool {
     rate_measured(ops, seconds) && !rate_settled(ops, seconds)
 }
 
-/// The mark of a rate with a low count, "10 I/Os in 11.12 ms: low count"; None when the
-/// count is enough (or there is no rate).
+/// The mark of a low-count rate, "10 I/Os in 11.12 ms: low count"; None otherwise.
 pub fn low_count_note(ops: u64, seconds: f64) -> Option<String> {
     low_count(ops, seconds).then(|| format!("{}: low count", time_base(ops, seconds)))
 }
@@ -301,8 +288,7 @@ impl RunOutcome {
     }
 }
 
-/// What a run measured: a block device, a file on a file system, or a directory (the metadata
-/// test). Written to JSON as `"block-device"`, `"file"` or `"directory"`.
+/// What a run measured. Written to JSON as `"block-device"`, `"file"` or `"directory"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetClass {
@@ -338,8 +324,7 @@ pub struct TargetInfo {
     pub kernel_write_cache: Option<KernelWriteCache>,
     /// True when this run created the file.
     pub created: bool,
-    /// The most the link to the disk carries (SATA, NVMe's PCIe, USB), where it is known: a
-    /// faster figure came from a cache.
+    /// The most the link to the disk carries, where known: a faster figure came from a cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_ceiling: Option<crate::bench::results::outcome::LinkCeiling>,
 }

@@ -2,11 +2,9 @@
 //! interval points a run's series is made of, and run totals.
 //!
 //! Latency is total latency, as fio's `lat` (`LATENCY_DEFINITION`): from just before the
-//! system call that hands the I/O to the kernel (io_uring_enter, or the pread/pwrite of the
-//! synchronous engine) to the moment its completion is seen. At QD1 with pread/pwrite it is
-//! dd's and ioping's time per request. It is recorded in nanoseconds into an HDR histogram
-//! with 3 significant digits (every value is kept to within 0.1 %), from 1 ns to 60 s; longer
-//! latencies are counted as 60 s.
+//! system call that hands the I/O over (io_uring_enter, or pread/pwrite) to when its
+//! completion is seen; at QD1 with pread/pwrite, dd's and ioping's time per request. Recorded
+//! in ns in an HDR histogram of 3 significant digits (0.1 %), 1 ns to 60 s; longer counts as 60 s.
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -36,15 +34,13 @@ impl Default for LatencyHistogram {
 
 impl LatencyHistogram {
     pub fn new() -> Self {
-        // The bounds are constants hdrhistogram accepts (low >= 1, high >= 2 * low, digits
-        // <= 5): this cannot fail, whatever the input data.
+        // Bounds hdrhistogram accepts (low >= 1, high >= 2 * low, digits <= 5): cannot fail.
         let h = Histogram::new_with_bounds(1, MAX_LATENCY_NS, LATENCY_SIGNIFICANT_DIGITS)
             .expect("constant histogram bounds are valid");
         LatencyHistogram(h)
     }
 
-    /// Bytes one histogram's counters take (they are allocated whole, whatever is recorded):
-    /// about 216 KiB at these bounds.
+    /// Bytes one histogram takes (allocated whole): about 216 KiB at these bounds.
     pub fn footprint_bytes() -> u64 {
         static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
         *BYTES.get_or_init(|| {
@@ -57,7 +53,7 @@ impl LatencyHistogram {
     }
 
     pub fn add(&mut self, other: &LatencyHistogram) {
-        // Same bounds on both sides, so adding cannot fail; a failure would only lose counts.
+        // Same bounds on both sides: adding cannot fail.
         let _ = self.0.add(&other.0);
     }
 
@@ -123,8 +119,8 @@ pub struct LatencyPoint {
 }
 
 impl LatencyPoint {
-    /// Combines two points when a series is coalesced: percentiles cannot be merged exactly
-    /// without the histograms, so the result keeps the higher (worse) of each.
+    /// Combines two points when a series is coalesced: percentiles cannot be merged without the
+    /// histograms, so it keeps the worse of each.
     pub fn worst(a: Option<Self>, b: Option<Self>) -> Option<Self> {
         match (a, b) {
             (Some(a), Some(b)) => Some(LatencyPoint {
@@ -151,8 +147,8 @@ pub struct LatencySummary {
     pub max_ns: u64,
 }
 
-/// Bytes, operations and latencies of one direction. The histogram is created on the first
-/// latency recorded, so a direction never used costs nothing.
+/// Bytes, operations and latencies of one direction. The histogram is made on the first
+/// latency, so an unused direction costs nothing.
 #[derive(Debug, Clone, Default)]
 pub struct DirStats {
     pub bytes: u64,
@@ -189,8 +185,7 @@ impl DirStats {
         }
     }
 
-    /// Hands out this interval's figures and starts the next interval, keeping the
-    /// histogram's memory.
+    /// Hands out this interval's figures and starts the next, keeping the histogram's memory.
     pub fn take_sample(&mut self) -> DirSample {
         let latencies = match &mut self.hist {
             Some(h) if !h.is_empty() => {
@@ -223,9 +218,8 @@ impl DirStats {
     }
 }
 
-/// Bytes and requests without latencies: the reads a rewrite of existing data (`--preserve`)
-/// makes before each write. They are not the test's figures (not timed, not in MB/s or IOPS),
-/// but the kernel counts them, so the witness must too.
+/// Bytes and requests without latencies: a rewrite's (`--preserve`) reads before each write.
+/// Not the test's figures, but the kernel counts them, so the witness must too.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Tally {
     pub bytes: u64,
@@ -246,11 +240,8 @@ pub struct IoStats {
     pub write: DirStats,
     /// Reads of the blocks a rewrite writes back, outside the figures.
     pub read_back: Tally,
-    /// In a rewrite phase (`--preserve`) only: the thread's write-busy nanoseconds, the time
-    /// its timed I/Os (the writes, and a mixed phase's own reads; never the reads that fetch a
-    /// block to rewrite) were in flight, per lane (see `TimeBase::WriteBusy`). Summed when
-    /// threads' figures are added together: the runner divides by the threads that counted
-    /// some.
+    /// In a rewrite phase only: the thread's write-busy nanoseconds (`TimeBase::WriteBusy`).
+    /// Summed over threads; the runner divides by the threads that counted some.
     pub busy_ns: u64,
 }
 
@@ -304,8 +295,8 @@ impl IoStats {
     }
 }
 
-/// One direction of a worker's interval as sent: counts plus the latency histogram's non-empty
-/// buckets as (value, count) pairs, a few hundred at most, instead of the whole histogram.
+/// One direction of a worker's interval: counts and the histogram's non-empty buckets (value,
+/// count), a few hundred at most, instead of the whole histogram.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DirSample {
     pub bytes: u64,
@@ -332,9 +323,8 @@ pub struct WorkerSample {
     pub thread: u32,
     /// Interval number since the measured phase began (0-based).
     pub interval: u64,
-    /// Seconds since the worker began measuring at which this sample ends, when that is not
-    /// the interval's boundary: its last sample (cut short, or the last whole interval of a
-    /// time-bounded run with the remainder folded in).
+    /// Seconds since the worker began measuring at which this sample ends, when not the interval's
+    /// boundary: its last sample (cut short, or the folded last interval of a timed run).
     pub end_s: Option<f64>,
     pub stats: SampleStats,
 }
@@ -373,9 +363,8 @@ pub struct IntervalPoint {
     pub end_s: f64,
     pub read: DirPoint,
     pub write: DirPoint,
-    /// A rewrite phase's interval (`--preserve`): the seconds its writes were in flight, by the
-    /// phase's rule (`TimeBase::WriteBusy`) applied to this interval. Its rates are over this
-    /// time, not over the interval's length. None for every other phase.
+    /// A rewrite phase's interval: its write-busy seconds (`TimeBase::WriteBusy`), which its rates
+    /// are over. None for every other phase.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub busy_s: Option<f64>,
 }
@@ -396,8 +385,7 @@ impl IntervalPoint {
         (self.end_s - self.start_s).max(0.0)
     }
 
-    /// The time base of the interval's rates: its length, or for a rewrite the time its
-    /// writes were in flight (`busy_s`).
+    /// The time base of the interval's rates: its length, or a rewrite's `busy_s`.
     pub fn rate_seconds(&self) -> f64 {
         self.busy_s.unwrap_or_else(|| self.seconds()).max(0.0)
     }
@@ -444,9 +432,8 @@ pub fn per_second(count: f64, seconds: f64) -> f64 {
     if seconds > 0.0 { count / seconds } else { 0.0 }
 }
 
-/// The time base of a rewrite phase from its threads' busy times: the sum over the threads
-/// that counted some, divided by their number (the mean per-thread busy time). 0 when no
-/// thread counted any.
+/// A rewrite phase's time base: the mean busy time of the threads that counted some; 0 when
+/// none did.
 pub fn mean_busy_seconds(busy_ns: impl IntoIterator<Item = u64>) -> f64 {
     let (sum, threads) = busy_ns
         .into_iter()
@@ -462,9 +449,8 @@ pub fn mean_busy_seconds(busy_ns: impl IntoIterator<Item = u64>) -> f64 {
 /// Points a phase's series keeps before it coarsens (at 250 ms: 17 minutes at full detail).
 pub const SERIES_CAPACITY: usize = 4096;
 
-/// A time series of bounded size: when full, neighbouring points are merged pairwise, so a long
-/// run keeps its whole span at a coarser step instead of dropping its beginning. Byte and
-/// operation counts survive merging exactly (the series always sums to the run's totals).
+/// A time series of bounded size: when full, neighbouring points merge pairwise, so a long run
+/// keeps its whole span at a coarser step. Counts survive exactly (the series sums to totals).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BoundedSeries {
     #[serde(skip)]

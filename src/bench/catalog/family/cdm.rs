@@ -1,6 +1,6 @@
 //! CrystalDiskMark's grid: four rows (sequential and random, deep and shallow queues), each
-//! read and then written. The writes run only with the write confirmation: without it the
-//! reads run and the grid says why the writes are missing.
+//! read and then written. Without the write confirmation the reads run and the grid says why
+//! the writes are missing.
 
 use std::time::Duration;
 

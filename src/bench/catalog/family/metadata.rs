@@ -1,11 +1,8 @@
-//! The metadata test, bonnie++'s `-n`: create, stat and delete `--files` empty files (16,384 by
-//! default, bonnie++ -n 16) in sequential order, then again in random order: six phases, each
-//! reported as files per second with the latency of each operation. It runs on a directory, in a
-//! scratch directory of its own (`sys::dirops::ScratchDir`) that is removed afterwards with
-//! whatever it still holds, whether the run ends, fails or is stopped.
-//!
-//! Unlike the other families it does no block I/O: it runs in a directory
-//! (`Family::runs_in_directory`), on the directory engine (`exec::engines::directory`).
+//! The metadata test, bonnie++'s `-n`: create, stat and delete `--files` empty files (16,384
+//! by default, bonnie++ -n 16) in sequential then random order: six phases, each reported as
+//! files per second with each operation's latency. It does no block I/O: it runs in a scratch
+//! directory of its own (`sys::dirops::ScratchDir`), removed afterwards whatever the end, on
+//! the directory engine (`exec::engines::directory`).
 
 use std::time::Duration;
 
@@ -60,8 +57,8 @@ impl Family for Metadata {
     }
 
     fn writes(&self, _test: TestName, _params: &TestParams) -> Writes {
-        // It creates files, but only in a new directory of its own: the target module lets
-        // it do so without a confirmation, as it lets a run create a new test file.
+        // It creates files only in a new directory of its own, so no confirmation is needed, as
+        // for a new test file.
         Writes::Always
     }
 

@@ -11,9 +11,8 @@ use crate::bench::plan::{Access, Mix};
 use crate::bench::plan::{Phase, PhaseTag, SpecError};
 use crate::sys::direct::SyncMode;
 
-/// One job's preset: its direction, its access pattern and its defaults. Each test of the
-/// family names its own in its catalogue row (`family: &single::SEQ_READ`), so no test can
-/// fall back to another's.
+/// One job's preset: its direction, access pattern and defaults. Each test names its own in
+/// its catalogue row (`family: &single::SEQ_READ`), so none can fall back to another's.
 pub struct Single {
     direction: Direction,
     access: Access,

@@ -1,10 +1,8 @@
 //! The directory engine: the metadata test (bonnie++'s `-n`), in the common loop as fio runs
-//! its file-stat test (`engines/filestat.c`). It does no block I/O: one thread makes one
-//! system call at a time in the test's own scratch directory (`sys::dirops::ScratchDir`,
-//! which the runner removes afterwards with whatever it still holds), timed as an I/O is
-//! (from just before the call to its return), with the same recorder, histograms, interval
-//! series and events, so every screen and export reads it like any other run. A create or a
-//! delete counts as a write, a stat as a read; none moves a byte.
+//! `engines/filestat.c`. No block I/O: one thread makes one system call at a time in the
+//! test's scratch directory (`sys::dirops::ScratchDir`), timed and recorded as an I/O, so
+//! every screen and export reads it like any other run. A create or delete counts as a write,
+//! a stat as a read; none moves a byte.
 
 use std::time::Instant;
 
@@ -28,8 +26,8 @@ pub const METADATA_NO_WITNESS: &str =
 /// The directory engine.
 pub struct Directory;
 
-/// The engine of a phase with `tag` when only one engine runs it (a metadata phase), with
-/// the choice its results show.
+/// The engine of a phase only one engine runs (a metadata phase), with the choice its results
+/// show.
 pub fn own_engine(tag: &PhaseTag) -> Option<OwnEngine> {
     let PhaseTag::Metadata { op, .. } = *tag else {
         return None;
@@ -123,8 +121,8 @@ impl EngineThread for DirectoryThread {
     }
 }
 
-/// Makes the phase's system calls in its order until the bound or a stop; the failed one,
-/// in words.
+/// Makes the phase's system calls in its order until the bound or a stop; the failed one, in
+/// words.
 fn file_loop(
     ctx: &WorkerCtx,
     work: &FileWork,

@@ -1,10 +1,6 @@
 //! The io_uring engine: one thread per worker keeps the queue depth in flight through one
-//! ring (`sys::uring::UringQueue`), each slot of the ring a lane with its own buffer.
-//!
-//! A rewrite of existing data (`--preserve`) makes each write two steps in the same slot:
-//! read the block into the slot's buffer, then, only when that read returned the whole
-//! block, write those bytes back from it. The slot is held from the read to the write, so no
-//! other request can put other bytes in its buffer.
+//! ring (`sys::uring::UringQueue`), each slot a lane with its own buffer. A rewrite
+//! (`--preserve`) holds the slot from its read to its write (the rule is in `worker`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -20,14 +16,12 @@ use crate::bench::plan::engine_kind::{EngineKind, EngineRow, IoShape};
 use crate::bench::results::failure::IoFailure;
 use crate::sys::uring::{Completion, UringQueue, WriteSource};
 
-/// Completions the io_uring engine waits for when none is ready: one per eight I/Os of the
-/// queue, at least one. Each wait that ends on a single completion costs the CPU that
-/// completes I/O a wake-up of the sleeping submitter; waiting for an eighth of the queue
-/// keeps seven eighths of it in flight meanwhile and wakes the submitter a quarter as often.
-/// At QD32 on a file on ext4 over a loop device that gave 3-5 % more IOPS than waiting for one
-/// (medians of three sets of 6-8 alternating runs, 316k vs 306k), with a p50 no higher.
-/// Waiting for 16 was as fast and put p50 up 8 %: the first completions of a wait are seen
-/// later. QD1-15 waits for one, as before. fio's equivalent is `--iodepth_batch_complete_min`.
+/// Completions to wait for when none is ready: one per eight I/Os of the queue, at least one.
+/// Each wait ending on one completion costs a wake-up of the submitter; waiting for an eighth
+/// keeps the rest in flight and wakes it a quarter as often. At QD32 on an ext4 file over a
+/// loop device: 3-5 % more IOPS than waiting for one (medians of three sets of 6-8 alternating
+/// runs, 316k vs 306k), p50 no higher. Waiting for 16 was as fast with p50 up 8 %. fio's
+/// equivalent is `--iodepth_batch_complete_min`.
 pub fn completions_per_wait(qd: u32) -> u32 {
     (qd / 8).max(1)
 }
@@ -146,8 +140,7 @@ fn uring_loop(
 ) -> Option<IoFailure> {
     let bs = ctx.job.bs;
     let depth = queue.depth() as usize;
-    // Per slot: the I/O it carries, when it was handed to the kernel, and whether it is the
-    // read of a rewrite (its write is still to come).
+    // Per slot: its I/O, when it was handed over, and whether it is a rewrite's read.
     let mut meta: Vec<(OpKind, u64, Instant, bool)> =
         vec![(OpKind::Read, 0, Instant::now(), false); depth];
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
@@ -166,12 +159,9 @@ fn uring_loop(
             && bound.deadline.is_none_or(|d| now < d);
         while accepting && bound.max_ops.is_none_or(|m| issued < m) {
             let Some(slot) = free.pop() else { break };
-            // Each I/O goes to the kernel as soon as the next one is prepared, and the last
-            // with the wait (one system call per I/O, as fio's io_uring by default; at QD1 a
-            // single call both submits and waits). A batch of SQEs submitted together goes
-            // through one block-layer plug, which holds the first request back until the
-            // last is prepared: on a file system over a loop device fio itself loses a fifth
-            // of its IOPS that way.
+            // Each I/O is handed over once the next is prepared (fio's default): a batch of SQEs
+            // shares one block-layer plug that holds the first back until the last is ready; on a
+            // file system over a loop device fio loses a fifth of its IOPS that way.
             if let Err(e) = hand_over(queue, &mut held, &mut meta) {
                 failure.get_or_insert(submission_failure(ctx, e));
                 ctx.stop.store(true, Ordering::Relaxed);
@@ -208,15 +198,13 @@ fn uring_loop(
         if queue.in_flight() == 0 {
             break;
         }
-        // Total latency, as fio's `lat`: the I/O's time starts just before the system call
-        // that hands it to the kernel and ends when its completion is seen. Starting after
-        // the call returned (fio's `clat`) would hide an I/O the device completes inside it.
+        // Total latency (`stats::LATENCY_DEFINITION`): stamped before the call, not after it
+        // as fio's `clat`, which would hide an I/O completed inside the call.
         if let Some(h) = held.take() {
             meta[h as usize].2 = Instant::now();
         }
-        // Anything `submit` could not hand over (a full completion queue) goes with the wait.
-        // A completion already seen is taken at once; otherwise the wait is for a few
-        // (`completions_per_wait`), so the submitter sleeps and is woken less often.
+        // What `submit` could not hand over (a full completion queue) goes with the wait,
+        // which is for `completions_per_wait` unless one is already there.
         let want = if queue.ready() > 0 { 1 } else { per_wait };
         if let Err(e) = queue.submit_and_wait(want, wait) {
             failure.get_or_insert(submission_failure(ctx, e));
@@ -226,19 +214,16 @@ fn uring_loop(
         }
         now = Instant::now();
         done.clear();
-        // One completion at a time, its slot refilled and handed over before the next is
-        // looked at (fio's io_uring default, iodepth_batch_complete_max=1): reaping all that
-        // are ready and refilling them together left the device a burst of work, then none;
-        // on a file on ext4 over a loop device, one at a time gave 5 % more IOPS (295k vs 281k,
-        // medians of 5 alternating runs). The next wait returns at once while others wait.
+        // One completion at a time, its slot refilled before the next (fio's
+        // iodepth_batch_complete_max=1): refilling a batch left the device a burst, then none. On
+        // an ext4 file over a loop device: 5 % more IOPS (295k vs 281k, medians of 5 runs).
         queue.reap(&mut done, 1);
         for c in &done {
             let (kind, offset, at, read_back) = meta[c.slot as usize];
             let whole = c.result >= 0 && c.result as u64 == bs;
             if whole && read_back {
-                // The slot's buffer holds the whole block as the device returned it: write
-                // exactly that back, from the same buffer, unless the run is ending (then the
-                // block is left as it is, which is the same thing).
+                // Write back exactly the block the device returned, from the same buffer,
+                // unless the run is ending (then the block is left as it is: the same thing).
                 if let Some(r) = rec.as_deref_mut() {
                     r.record_read_back(bs);
                 }
@@ -264,8 +249,8 @@ fn uring_loop(
             }
             free.push(c.slot);
             if !whole {
-                // A failed or short read of a rewrite is never followed by its write: the
-                // buffer may hold another block's bytes or a part of this one's.
+                // A failed or short read is never followed by its write: the buffer may hold
+                // another block's bytes or part of this one's.
                 if failure.is_none() {
                     failure = Some(IoFailure {
                         worker: ctx.worker,

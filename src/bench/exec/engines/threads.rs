@@ -1,10 +1,6 @@
 //! The threads engine (`--engine sync`, fio's psync with `numjobs`): a worker is `qd`
-//! threads, each with its own buffer doing one pread/pwrite at a time, so each thread is one
-//! lane.
-//!
-//! A rewrite of existing data (`--preserve`) makes each write two calls on the thread's
-//! buffer: read the block, then, only when that read returned the whole block, write those
-//! bytes back.
+//! threads, each one lane with its own buffer doing one pread/pwrite at a time. A rewrite
+//! (`--preserve`) reads into that buffer and writes it back (the rule is in `worker`).
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,9 +46,8 @@ impl IoEngine for Threads {
             .map_err(|e| format!("cannot allocate an I/O buffer: {e}"))?;
         let planner = ctx.planner().ok_or(NOT_BLOCKS)?.clone();
         let ops = OpSequence::new(planner.order_free(), thread, ctx.job.qd.max(1));
-        // Each I/O thread uses its own open file whenever more than one thread would share the
-        // run's (several per worker, or several workers; see `reopen_for_thread`). If that
-        // fails the shared one still does the same I/O, only a little slower, so it is used.
+        // A thread uses its own open file when more than one would share the run's (see
+        // `reopen_for_thread`); if that fails, the shared one does the same I/O a little slower.
         let own_fd = (ctx.job.qd > 1 || ctx.job.workers > 1)
             .then(|| direct::reopen_for_thread(&ctx.fd).ok())
             .flatten();
@@ -89,8 +84,7 @@ impl EngineThread for SyncThread {
         rec: Option<&mut Recorder>,
     ) -> Option<IoFailure> {
         let fd = self.own_fd.as_ref().unwrap_or(&ctx.fd);
-        // The I/O count bound is shared by the worker's threads, and only the measured phase
-        // counts.
+        // The count bound is shared by the worker's threads; only the measured phase counts.
         let issued = rec.is_some().then_some(&*ctx.issued);
         sync_loop(
             ctx,
@@ -106,9 +100,8 @@ impl EngineThread for SyncThread {
 }
 
 /// Which of the worker's I/Os a synchronous thread issues next. Sequential plans share one
-/// counter, so the worker's threads walk the region as one stream. Random plans, whose
-/// offsets do not depend on the order, give each of the N threads every N-th I/O of the
-/// sequence: no shared counter for the threads to fight over on every I/O.
+/// counter, so the threads walk the region as one stream; random plans give each of N threads
+/// every N-th I/O, so no counter is fought over on every I/O.
 struct OpSequence {
     shared: bool,
     next: u64,
@@ -148,9 +141,8 @@ fn sync_loop(
     ops: &mut OpSequence,
 ) -> Option<IoFailure> {
     let bs = ctx.job.bs;
-    // Two clock reads per I/O, around the system call: its latency is total latency (the
-    // call is where the kernel gets the I/O and where it completes), and the first read also
-    // checks the deadline. Nothing here allocates or sends a message per I/O.
+    // Two clock reads per I/O, around the system call: total latency
+    // (`stats::LATENCY_DEFINITION`); the first also checks the deadline.
     loop {
         if ctx.stop.load(Ordering::Relaxed) {
             return None;
@@ -172,8 +164,7 @@ fn sync_loop(
                 direct::write_at(fd, p.expected(io.offset, bs as usize), io.offset)
             }
             (OpKind::Write, Some(WriteData::Rewrite)) => {
-                // Read the block into this thread's buffer (the buffer is exactly one
-                // request long); only a read of all of it is written back, untouched.
+                // Only a read of the whole block (the buffer is one request long) is written back.
                 match direct::read_at(fd, buf.as_mut_slice(), io.offset) {
                     Ok(n) if n as u64 == bs => {}
                     other => {
