@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::{ChangeError, Changer, RestoreOutcome, RestoreResult, RestoreScope};
 use crate::model::{
-    BlockDevice, JournalEntry, Lifetime, Owner, Setting, SettingKind, is_kernel_name,
+    BlockDevice, DeviceId, JournalEntry, Lifetime, Owner, Setting, SettingKind, is_kernel_name,
 };
 use crate::sys::{DriveError, process};
 
@@ -94,6 +94,29 @@ impl Changer {
         alive: &mut Liveness,
         run: &mut RestoreRun,
     ) {
+        let Some(dev) = self.group_device(selected, run) else {
+            return;
+        };
+        let current_id = self.identify(&dev);
+        let selected_ids: HashSet<u64> = selected.iter().map(|e| e.id).collect();
+        let Some(chain) = Chain::of(&dev, group, &selected_ids, &current_id, run) else {
+            return;
+        };
+        match scope {
+            RestoreScope::All { force } => self.restore_all(chain, force, me, alive, run),
+            RestoreScope::Mine | RestoreScope::Orphans => {
+                self.restore_sessions(&chain, &selected_ids, scope, run);
+            }
+        }
+    }
+
+    /// The device now under the group's name. `None`, its outcome pushed, when the name is not
+    /// a kernel name, the device is gone (the selected entries leave) or cannot be read.
+    fn group_device(
+        &self,
+        selected: &[&JournalEntry],
+        run: &mut RestoreRun,
+    ) -> Option<BlockDevice> {
         let first = selected[0];
         let name = &first.device.name;
         if !is_kernel_name(name) {
@@ -107,10 +130,10 @@ impl Changer {
                 },
                 None,
             );
-            return;
+            return None;
         }
-        let dev = match self.drives.device(name) {
-            Ok(dev) => dev,
+        match self.drives.device(name) {
+            Ok(dev) => Some(dev),
             Err(DriveError::NoDevice(_)) => {
                 run.gone.extend(selected.iter().map(|e| e.id));
                 run.push_removed(
@@ -121,7 +144,7 @@ impl Changer {
                         ),
                     },
                 );
-                return;
+                None
             }
             Err(e) => {
                 run.push(
@@ -131,137 +154,116 @@ impl Changer {
                     },
                     None,
                 );
-                return;
-            }
-        };
-        let current_id = self.identify(&dev);
-        let selected_ids: HashSet<u64> = selected.iter().map(|e| e.id).collect();
-        // Entries of another device that had this name: it is gone.
-        let mut chain: Vec<&JournalEntry> = Vec::new();
-        for e in group {
-            match e.device.mismatch(&current_id) {
-                Some(reason) if selected_ids.contains(&e.id) => {
-                    run.gone.insert(e.id);
-                    run.push_removed(
-                        e,
-                        RestoreResult::Dropped {
-                            reason: format!("{reason}: not the device that was changed"),
-                        },
-                    );
-                }
-                Some(_) => {}
-                None => chain.push(e),
+                None
             }
         }
-        if chain.is_empty() {
+    }
+
+    /// `RestoreScope::All`: the chain's first original written once for every entry, unless
+    /// a running disktriage's entry is in it and not `force`.
+    fn restore_all(
+        &self,
+        chain: Chain,
+        force: bool,
+        me: Owner,
+        alive: &mut Liveness,
+        run: &mut RestoreRun,
+    ) {
+        if !force
+            && let Some(live) = chain
+                .entries
+                .iter()
+                .find(|e| e.lifetime == Lifetime::Session && e.owner != me && alive.of(&e.owner))
+        {
+            run.push(
+                chain.entries[0],
+                RestoreResult::Skipped {
+                    reason: format!(
+                        "disktriage (pid {}) is still running and restores it when it \
+                         exits (--force to restore now)",
+                        live.owner.pid
+                    ),
+                },
+                None,
+            );
             return;
         }
-        let unknown_identity = chain[0].device.identity.is_unknown().then(|| {
-            "recorded without a device identity (an older journal, or a kernel without \
-             diskseq): restored on the name, device number and serial alone"
-                .to_string()
-        });
-        let kind = chain[0].original.kind();
-        match scope {
-            RestoreScope::All { force } => {
-                if !force
-                    && let Some(live) = chain.iter().find(|e| {
-                        e.lifetime == Lifetime::Session && e.owner != me && alive.of(&e.owner)
-                    })
-                {
+        let result = self.put_back(chain.dev, chain.kind, &chain.entries[0].original);
+        if leaves(&result) {
+            run.gone.extend(chain.entries.iter().map(|e| e.id));
+            let note = matches!(result, RestoreResult::Restored { .. })
+                .then_some(chain.unknown_identity)
+                .flatten();
+            run.push_removed_with(chain.entries[0], result, note);
+        } else {
+            run.push(chain.entries[0], result, None);
+        }
+    }
+
+    /// `RestoreScope::Mine` and `Orphans`: the selected entries newest first, each put back to
+    /// what it found (the first one: the original), or handed to `disktriage restore` when the
+    /// setting was changed after it by someone else.
+    fn restore_sessions(
+        &self,
+        chain: &Chain,
+        selected_ids: &HashSet<u64>,
+        scope: RestoreScope,
+        run: &mut RestoreRun,
+    ) {
+        let (dev, kind) = (chain.dev, chain.kind);
+        let entries = &chain.entries;
+        let mut removed: HashSet<u64> = HashSet::new();
+        for pos in (0..entries.len()).rev() {
+            let mine = entries[pos];
+            if !selected_ids.contains(&mine.id) {
+                continue;
+            }
+            let later = entries[pos + 1..].iter().any(|e| !removed.contains(&e.id));
+            let target = if pos > 0 {
+                mine.found()
+            } else {
+                &mine.original
+            };
+            let current = match self.current(dev, kind) {
+                Ok(current) => current,
+                Err(e) => {
                     run.push(
-                        chain[0],
-                        RestoreResult::Skipped {
-                            reason: format!(
-                                "disktriage (pid {}) is still running and restores it when it \
-                                 exits (--force to restore now)",
-                                live.owner.pid
-                            ),
+                        mine,
+                        RestoreResult::Failed {
+                            error: e.to_string(),
                         },
                         None,
                     );
-                    return;
+                    continue;
                 }
-                let result = self.put_back(&dev, kind, &chain[0].original);
-                if leaves(&result) {
-                    run.gone.extend(chain.iter().map(|e| e.id));
-                    let note = matches!(result, RestoreResult::Restored { .. })
-                        .then_some(unknown_identity)
-                        .flatten();
-                    run.push_removed_with(chain[0], result, note);
-                } else {
-                    run.push(chain[0], result, None);
-                }
+            };
+            let changed_since = mine.set_to.as_ref().is_some_and(|s| *s != current);
+            if current != *target && (later || changed_since) {
+                // Changed after this session: leave it, hand it to `restore`.
+                run.handed.insert(mine.id);
+                run.push(
+                    mine,
+                    RestoreResult::Skipped {
+                        reason: changed_after(scope, mine, &current),
+                    },
+                    None,
+                );
+                continue;
             }
-            RestoreScope::Mine | RestoreScope::Orphans => {
-                let mut removed: HashSet<u64> = HashSet::new();
-                for pos in (0..chain.len()).rev() {
-                    let mine = chain[pos];
-                    if !selected_ids.contains(&mine.id) {
-                        continue;
-                    }
-                    let later = chain[pos + 1..].iter().any(|e| !removed.contains(&e.id));
-                    let target = if pos > 0 {
-                        mine.found()
-                    } else {
-                        &mine.original
-                    };
-                    let current = match self.current(&dev, kind) {
-                        Ok(current) => current,
-                        Err(e) => {
-                            run.push(
-                                mine,
-                                RestoreResult::Failed {
-                                    error: e.to_string(),
-                                },
-                                None,
-                            );
-                            continue;
-                        }
-                    };
-                    let changed_since = mine.set_to.as_ref().is_some_and(|s| *s != current);
-                    if current != *target && (later || changed_since) {
-                        // Changed after this session: leave it, hand it to `restore`.
-                        run.handed.insert(mine.id);
-                        let who = match scope {
-                            RestoreScope::Mine => "this session".to_string(),
-                            _ => format!("disktriage pid {}", mine.owner.pid),
-                        };
-                        let set = mine
-                            .set_to
-                            .as_ref()
-                            .map(|s| format!(" ({who} set {})", s.value()))
-                            .unwrap_or_default();
-                        run.push(
-                            mine,
-                            RestoreResult::Skipped {
-                                reason: format!(
-                                    "it is {} now, set after {who} by someone else{set}; the \
-                                     original ({}) stays recorded for `disktriage restore`",
-                                    current.value(),
-                                    mine.original.value()
-                                ),
-                            },
-                            None,
-                        );
-                        continue;
-                    }
-                    let result = if current == *target {
-                        RestoreResult::AlreadyOriginal
-                    } else {
-                        self.put_back(&dev, kind, target)
-                    };
-                    if leaves(&result) {
-                        run.gone.insert(mine.id);
-                        removed.insert(mine.id);
-                        let note = matches!(result, RestoreResult::Restored { .. })
-                            .then(|| unknown_identity.clone())
-                            .flatten();
-                        run.push_removed_with(mine, result, note);
-                    } else {
-                        run.push(mine, result, None);
-                    }
-                }
+            let result = if current == *target {
+                RestoreResult::AlreadyOriginal
+            } else {
+                self.put_back(dev, kind, target)
+            };
+            if leaves(&result) {
+                run.gone.insert(mine.id);
+                removed.insert(mine.id);
+                let note = matches!(result, RestoreResult::Restored { .. })
+                    .then(|| chain.unknown_identity.clone())
+                    .flatten();
+                run.push_removed_with(mine, result, note);
+            } else {
+                run.push(mine, result, None);
             }
         }
     }
@@ -309,6 +311,81 @@ fn leaves(result: &RestoreResult) -> bool {
             | RestoreResult::AlreadyOriginal
             | RestoreResult::Dropped { .. }
     )
+}
+
+/// Why a session's entry is left in the journal: the setting was changed after the session
+/// by someone else.
+fn changed_after(scope: RestoreScope, mine: &JournalEntry, current: &Setting) -> String {
+    let who = match scope {
+        RestoreScope::Mine => "this session".to_string(),
+        _ => format!("disktriage pid {}", mine.owner.pid),
+    };
+    let set = mine
+        .set_to
+        .as_ref()
+        .map(|s| format!(" ({who} set {})", s.value()))
+        .unwrap_or_default();
+    format!(
+        "it is {} now, set after {who} by someone else{set}; the \
+         original ({}) stays recorded for `disktriage restore`",
+        current.value(),
+        mine.original.value()
+    )
+}
+
+/// One device's setting: the group's entries made on the device now under the name, in the
+/// journal's order.
+struct Chain<'a> {
+    dev: &'a BlockDevice,
+    entries: Vec<&'a JournalEntry>,
+    kind: SettingKind,
+    /// The note on a restore when the first entry was recorded without a device identity.
+    unknown_identity: Option<String>,
+}
+
+impl<'a> Chain<'a> {
+    /// The chain of `group` on `dev`. A selected entry of another device that had this name
+    /// leaves the journal (that device is gone). `None` when no entry is of this device.
+    fn of(
+        dev: &'a BlockDevice,
+        group: &'a [JournalEntry],
+        selected_ids: &HashSet<u64>,
+        current_id: &DeviceId,
+        run: &mut RestoreRun,
+    ) -> Option<Chain<'a>> {
+        // Entries of another device that had this name: it is gone.
+        let mut chain: Vec<&JournalEntry> = Vec::new();
+        for e in group {
+            match e.device.mismatch(current_id) {
+                Some(reason) if selected_ids.contains(&e.id) => {
+                    run.gone.insert(e.id);
+                    run.push_removed(
+                        e,
+                        RestoreResult::Dropped {
+                            reason: format!("{reason}: not the device that was changed"),
+                        },
+                    );
+                }
+                Some(_) => {}
+                None => chain.push(e),
+            }
+        }
+        if chain.is_empty() {
+            return None;
+        }
+        let unknown_identity = chain[0].device.identity.is_unknown().then(|| {
+            "recorded without a device identity (an older journal, or a kernel without \
+             diskseq): restored on the name, device number and serial alone"
+                .to_string()
+        });
+        let kind = chain[0].original.kind();
+        Some(Chain {
+            dev,
+            entries: chain,
+            kind,
+            unknown_identity,
+        })
+    }
 }
 
 /// Whether owners are alive, each asked once.
