@@ -62,14 +62,12 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let bb_size = badblocks::check_bb_size(args.bb_size).map_err(UsageError)?;
     check_durations(args)?;
     let shown = args.target.display().to_string();
-    let mut device = ScanDevice::open(&args.target)
-        .with_context(|| format!("cannot open {} for reading", neutralize_controls(&shown)))?;
-    let sector = u64::from(device.logical.max(512));
-    let domain = domain(args, device.size, sector)?;
-    let block = block_size(args.block, sector)?;
-    device
-        .set_block(block)
-        .context("cannot allocate the read buffer")?;
+    let Opened {
+        mut device,
+        sector,
+        domain,
+        block,
+    } = open(args, &shown)?;
     let target = describe(&device, &shown);
     // --repair's write guard first: before the SG_IO probe below reads a sector, and before
     // any output file is touched.
@@ -89,77 +87,25 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         Err(why) => (None, why),
     };
 
-    let disk_family = activity::stacked_on(whole_disk(device.dev));
-    let mapfile_out = args
-        .mapfile
-        .as_deref()
-        .map(|p| output_file(p, "--mapfile", &disk_family))
-        .transpose()?;
-    let badblocks_out = args
-        .badblocks
-        .as_deref()
-        .map(|p| {
-            let out = output_file(p, "--badblocks", &disk_family)?;
-            out.refuse_existing().with_context(|| {
-                format!(
-                    "--badblocks {}",
-                    neutralize_controls(&p.display().to_string())
-                )
-            })?;
-            anyhow::Ok(out)
-        })
-        .transpose()?;
-    let map = match &mapfile_out {
-        Some(out) => existing_mapfile(out, &target)?,
-        None => None,
+    let (mapfile_out, badblocks_out) = output_files(args, &device)?;
+    let config = ScanConfig {
+        domain,
+        block,
+        sector,
+        slow: args.slow,
+        timeout: args.timeout,
+        retry: args.retry,
+        map_cells: DEFAULT_CELLS,
     };
-    let resumed = map.is_some();
-    let map = map.unwrap_or_else(|| Mapfile::new(device.size));
-
-    let scan = Scan::new(
-        ScanConfig {
-            domain,
-            block,
-            sector,
-            slow: args.slow,
-            timeout: args.timeout,
-            retry: args.retry,
-            map_cells: DEFAULT_CELLS,
-        },
-        map,
-    );
-    if resumed {
-        write_stderr(&format!(
-            "disktriage: resuming from {}: {} of the range left to read\n",
-            neutralize_controls(
-                &args
-                    .mapfile
-                    .as_deref()
-                    .unwrap_or(Path::new(""))
-                    .display()
-                    .to_string()
-            ),
-            Bytes(scan.planned)
-        ));
-    }
+    let scan = new_scan(args, config, mapfile_out.as_ref(), &target, device.size)?;
 
     let signals = StopSignals::catch(Catch::Command)?;
     let comments = mapfile_comments(&target);
     let mapfile_out = mapfile_out.map(Arc::new);
-    let job = OpenedScan {
-        device: target.name.clone().unwrap_or_else(|| target.path.clone()),
-        reader: device,
-        scan,
-        checkpoint: mapfile_out
-            .clone()
-            .map(|out| save_every(out, comments.clone())),
-    };
-    let mut follow = Follow {
-        name: neutralize_controls(target.name.as_deref().unwrap_or(&target.path)),
-    };
-    let started = Instant::now();
-    let (scan, mut device) = run_job(job, &signals, &mut follow)?;
-    let seconds = started.elapsed().as_secs_f64();
+    let checkpoint = mapfile_out
+        .clone()
+        .map(|out| save_every(out, comments.clone()));
+    let (scan, mut device, seconds) = run_scan(device, scan, checkpoint, &target, &signals)?;
 
     // Saved first: the files are what a stopped scan leaves for the next one.
     let outputs = Outputs {
@@ -171,20 +117,9 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     };
     let mut file_errors = outputs.save(&scan.mapfile);
 
-    // The repair: only after a scan that ran to its end on the same device, only the sectors
-    // this scan found unreadable in the range scanned.
-    let repaired = match repairer.as_mut() {
-        Some(r) if matches!(scan.end, Some(End::Finished)) && signals.exit_code().is_none() => {
-            let bad: Vec<Span> = scan
-                .errors
-                .iter()
-                .filter_map(|(span, _)| span.intersect(&domain))
-                .collect();
-            Some(r.run(&bad, sector, block, &mut device, &|| signals.is_set()))
-        }
-        Some(r) => Some(r.not_run(sector)),
-        None => None,
-    };
+    let repaired = repairer
+        .as_mut()
+        .map(|r| r.after_scan(&scan, domain, sector, block, &mut device, &signals));
     // The map as the disk is now, saved again when the repair changed it (a repaired sector is
     // '+' and leaves the badblocks list); the report keeps what the scan read. Copied only
     // then: a dying disk's map can be millions of regions.
@@ -209,13 +144,146 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
         badblocks: args.badblocks.as_ref().map(|p| p.display().to_string()),
         repair: repaired.as_ref(),
     };
+    print_report(args, &run)?;
+    record(history_dir, &target, &scan, seconds, &|| signals.is_set());
+    exit_status(file_errors, &signals, &scan, now, domain, &shown)
+}
+
+/// The device opened for reading, with what its logical block size makes of the arguments.
+struct Opened {
+    device: ScanDevice,
+    sector: u64,
+    domain: Span,
+    block: u64,
+}
+
+/// Opens the device, checks --offset, --size and --block against it and allocates the read
+/// buffer.
+fn open(args: &ScanArgs, shown: &str) -> anyhow::Result<Opened> {
+    let mut device = ScanDevice::open(&args.target)
+        .with_context(|| format!("cannot open {} for reading", neutralize_controls(shown)))?;
+    let sector = u64::from(device.logical.max(512));
+    let domain = domain(args, device.size, sector)?;
+    let block = block_size(args.block, sector)?;
+    device
+        .set_block(block)
+        .context("cannot allocate the read buffer")?;
+    Ok(Opened {
+        device,
+        sector,
+        domain,
+        block,
+    })
+}
+
+/// The --mapfile and --badblocks files, each when asked for, checked to be off the scanned
+/// disk; an existing badblocks list is refused.
+fn output_files(
+    args: &ScanArgs,
+    device: &ScanDevice,
+) -> anyhow::Result<(Option<OutputFile>, Option<OutputFile>)> {
+    let disk_family = activity::stacked_on(whole_disk(device.dev));
+    let mapfile_out = args
+        .mapfile
+        .as_deref()
+        .map(|p| output_file(p, "--mapfile", &disk_family))
+        .transpose()?;
+    let badblocks_out = args
+        .badblocks
+        .as_deref()
+        .map(|p| {
+            let out = output_file(p, "--badblocks", &disk_family)?;
+            out.refuse_existing().with_context(|| {
+                format!(
+                    "--badblocks {}",
+                    neutralize_controls(&p.display().to_string())
+                )
+            })?;
+            anyhow::Ok(out)
+        })
+        .transpose()?;
+    Ok((mapfile_out, badblocks_out))
+}
+
+/// The scan, resumed from the mapfile at `mapfile_out` when there is one (said on stderr),
+/// else from an empty map.
+fn new_scan(
+    args: &ScanArgs,
+    config: ScanConfig,
+    mapfile_out: Option<&OutputFile>,
+    target: &ScanTarget,
+    device_size: u64,
+) -> anyhow::Result<Scan> {
+    let map = match mapfile_out {
+        Some(out) => existing_mapfile(out, target)?,
+        None => None,
+    };
+    let resumed = map.is_some();
+    let map = map.unwrap_or_else(|| Mapfile::new(device_size));
+
+    let scan = Scan::new(config, map);
+    if resumed {
+        write_stderr(&format!(
+            "disktriage: resuming from {}: {} of the range left to read\n",
+            neutralize_controls(
+                &args
+                    .mapfile
+                    .as_deref()
+                    .unwrap_or(Path::new(""))
+                    .display()
+                    .to_string()
+            ),
+            Bytes(scan.planned)
+        ));
+    }
+    Ok(scan)
+}
+
+/// Runs the scan job with its progress line; the scan as it ended, the device back, and the
+/// seconds it took.
+fn run_scan(
+    reader: ScanDevice,
+    scan: Scan,
+    checkpoint: Option<Checkpoint>,
+    target: &ScanTarget,
+    signals: &StopSignals,
+) -> anyhow::Result<(Scan, ScanDevice, f64)> {
+    let job = OpenedScan {
+        device: target.name.clone().unwrap_or_else(|| target.path.clone()),
+        reader,
+        scan,
+        checkpoint,
+    };
+    let mut follow = Follow {
+        name: neutralize_controls(target.name.as_deref().unwrap_or(&target.path)),
+    };
+    let started = Instant::now();
+    let (scan, device) = run_job(job, signals, &mut follow)?;
+    let seconds = started.elapsed().as_secs_f64();
+    Ok((scan, device, seconds))
+}
+
+/// Writes the report, as JSON with --json, else as text.
+fn print_report(args: &ScanArgs, run: &ScanRun) -> anyhow::Result<()> {
     let text = if args.json {
-        report::render_json(&run)?
+        report::render_json(run)?
     } else {
-        report::render_text(&run, output_width())
+        report::render_text(run, output_width())
     };
     write_stdout(&text)?;
-    record(history_dir, &target, &scan, seconds, &|| signals.is_set());
+    Ok(())
+}
+
+/// How the command ends: the first file error, a stop signal's status, then the scan's (module
+/// docs). `now` is the map as the disk is now.
+fn exit_status(
+    file_errors: Vec<String>,
+    signals: &StopSignals,
+    scan: &Scan,
+    now: &Mapfile,
+    domain: Span,
+    shown: &str,
+) -> anyhow::Result<ExitCode> {
     if let Some(e) = file_errors.into_iter().next() {
         bail!("{}", neutralize_controls(&e));
     }
@@ -225,7 +293,7 @@ pub fn scan(history_dir: &Path, args: &ScanArgs) -> anyhow::Result<ExitCode> {
     if let Some(End::Gone(why)) = &scan.end {
         write_stderr(&format!(
             "disktriage: the scan of {} could not finish: {}\n",
-            neutralize_controls(&shown),
+            neutralize_controls(shown),
             neutralize_controls(why)
         ));
         return Ok(ExitCode::from(EXIT_INCOMPLETE));
@@ -563,6 +631,29 @@ impl Repairer {
             disk,
             before,
         })
+    }
+
+    /// The repair after the scan: only after a scan that ran to its end on the same device,
+    /// only the sectors this scan found unreadable in the range scanned.
+    fn after_scan(
+        &mut self,
+        scan: &Scan,
+        domain: Span,
+        sector: u64,
+        block: u64,
+        device: &mut ScanDevice,
+        signals: &StopSignals,
+    ) -> RepairRun {
+        if matches!(scan.end, Some(End::Finished)) && signals.exit_code().is_none() {
+            let bad: Vec<Span> = scan
+                .errors
+                .iter()
+                .filter_map(|(span, _)| span.intersect(&domain))
+                .collect();
+            self.run(&bad, sector, block, device, &|| signals.is_set())
+        } else {
+            self.not_run(sector)
+        }
     }
 
     /// The report of a repair that did not run because the scan did not finish.
