@@ -1,7 +1,8 @@
 //! Putting originals back: `Changer::restore` (a session's changes on exit, everything for
 //! `disktriage restore`, a killed session's orphans) and `Changer::orphans`, by the rule in
-//! the parent module's docs. One pass over the journal under its lock, one device read and at
-//! most one write per device and setting.
+//! the parent module's docs. One pass over the journal under its lock. `All` reads each device
+//! once and writes each setting at most once; a session's restore reads the setting before
+//! each of its entries and writes only where the value is still its own.
 
 use std::collections::{HashMap, HashSet};
 
