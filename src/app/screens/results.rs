@@ -439,6 +439,20 @@ fn earlier_lines(r: &RunRecord, earlier: &[&RunRecord]) -> Vec<Line<'static>> {
 /// The selected record: what ran where, its error, its earlier runs, and for several phases
 /// all of them (a CrystalDiskMark grid, a size-sweep or queue-depth table).
 fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<Line<'static>> {
+    let mut lines = what_ran_lines(r);
+    lines.extend(warning_lines(r));
+    let figures = r.figures();
+    lines.extend(low_count_line(&figures));
+    lines.extend(earlier_lines(r, earlier));
+    if figures.len() > 1 {
+        lines.extend(phases_lines(&figures, with_grid));
+    }
+    lines
+}
+
+/// What ran where: the test, target and parameters, a past run's date and disk, the engine,
+/// and a rewrite's time base.
+fn what_ran_lines(r: &RunRecord) -> Vec<Line<'static>> {
     let number = format!("#{} ", r.number());
     let mut lines = vec![Line::from(vec![
         Span::styled(number, theme::title()),
@@ -475,6 +489,13 @@ fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<L
     {
         lines.push(Line::from(Span::styled(note, theme::dim())));
     }
+    lines
+}
+
+/// What skews or voids the figures: a CPU-bound phase, others' I/O, the run's error, and a
+/// figure faster than the link.
+fn warning_lines(r: &RunRecord) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
     if r.runs
         .iter()
         .flat_map(|run| &run.outcome.phases)
@@ -518,50 +539,56 @@ fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<L
             lines.push(Line::from(Span::styled(format!("({why}"), theme::warn())));
         }
     }
-    let figures = r.figures();
+    lines
+}
+
+/// The phases with a low count of I/Os: the one phase's note, or how many phases.
+fn low_count_line(figures: &[PhaseFigures]) -> Option<Line<'static>> {
     let thin: Vec<String> = figures
         .iter()
         .filter_map(PhaseFigures::low_count_note)
         .collect();
     match thin.as_slice() {
-        [] => {}
+        [] => None,
         [one] if figures.len() == 1 => {
-            lines.push(Line::from(Span::styled(format!("* {one}"), theme::warn())))
+            Some(Line::from(Span::styled(format!("* {one}"), theme::warn())))
         }
-        _ => lines.push(Line::from(Span::styled(
+        _ => Some(Line::from(Span::styled(
             format!("* {} phases with a low count of I/Os", thin.len()),
             theme::warn(),
         ))),
     }
-    lines.extend(earlier_lines(r, earlier));
-    if figures.len() > 1 {
-        lines.push(Line::from(Span::styled(
-            "the row shows the peak MB/s and IOPS and the worst p99 of the phases",
-            theme::dim(),
-        )));
-        if !with_grid {
-            return lines;
-        }
-        // Sweeps and CrystalDiskMark are drawn (see `chart`); other phases list here.
-        let grid: Vec<String> = match figures[0].tag {
-            PhaseTag::Metadata { .. } => metadata_grid(&figures),
-            _ => figures
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{:<24} {:>9} MB/s",
-                        f.label,
-                        low_mark(rate(f.mbps.mean), f.low_count())
-                    )
-                })
-                .collect(),
-        };
-        let mut grid = grid.into_iter();
-        if let Some(head) = grid.next() {
-            lines.push(Line::from(Span::styled(head, theme::header())));
-        }
-        lines.extend(grid.map(Line::from));
+}
+
+/// A run of several phases: what its row shows, then (`with_grid`, when nothing draws them)
+/// each phase's figures.
+fn phases_lines(figures: &[PhaseFigures], with_grid: bool) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled(
+        "the row shows the peak MB/s and IOPS and the worst p99 of the phases",
+        theme::dim(),
+    ))];
+    if !with_grid {
+        return lines;
     }
+    // Sweeps and CrystalDiskMark are drawn (see `chart`); other phases list here.
+    let grid: Vec<String> = match figures[0].tag {
+        PhaseTag::Metadata { .. } => metadata_grid(figures),
+        _ => figures
+            .iter()
+            .map(|f| {
+                format!(
+                    "{:<24} {:>9} MB/s",
+                    f.label,
+                    low_mark(rate(f.mbps.mean), f.low_count())
+                )
+            })
+            .collect(),
+    };
+    let mut grid = grid.into_iter();
+    if let Some(head) = grid.next() {
+        lines.push(Line::from(Span::styled(head, theme::header())));
+    }
+    lines.extend(grid.map(Line::from));
     lines
 }
 
