@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::super::keys::{self, Action, Binding, Scope, UP_DOWN, bind};
 use super::super::records::{Delta, Significance, delta};
-use super::super::{App, RunRecord, Screen, Stat, scroll};
+use super::super::{App, PhaseFigures, RunRecord, Screen, Stat, scroll};
 use super::{ScreenDef, nothing};
 use crate::model::KernelWriteCache;
 use crate::model::cache::drive_cache_shown;
@@ -90,71 +90,36 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<crate::event::Cmd> {
 
 fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let Some((a, b)) = app.comparison() else {
-        frame.render_widget(
-            Paragraph::new(
-                "Comparing needs two finished runs. Run a test, switch the scheduler (s), rerun \
-                 it (R), then come back here (or mark two runs with Space on Results).",
-            )
-            .style(theme::dim())
-            .wrap(ratatui::widgets::Wrap { trim: true })
-            .block(Block::default().borders(Borders::ALL).title(" Compare ")),
-            area,
-        );
+        draw_needs_two(frame, area);
         return;
     };
     let (ra, rb) = (&app.results.records[a], &app.results.records[b]);
-    let inner = (area.width as usize).saturating_sub(3).max(1);
-    let who = |tag: &str, r: &RunRecord| {
-        let number = r.number();
-        let head = format!(" {tag} #{number} ");
-        let mut text = neutralize_controls(&format!(
-            "{} {}, sched {}, cache {}/{}, {} x{}",
-            r.device,
-            r.test.id(),
-            r.scheduler.clone().unwrap_or_else(|| "-".into()),
-            drive_cache_shown(r.drive_cache.as_deref()),
-            KernelWriteCache::short_or_unknown(r.kernel_cache),
-            r.io_path().unwrap_or("?"),
-            r.repeats_done(),
-        ));
-        // A past run (its number says h#) gives its date where the line has room for it.
-        if let Some(p) = &r.past {
-            let dated = format!(", past run of {}", p.when());
-            let room = inner.saturating_sub(head.chars().count() + text.chars().count());
-            if dated.chars().count() <= room {
-                text.push_str(&dated);
-            }
-        }
-        Line::from(vec![Span::styled(head, theme::title()), Span::raw(text)])
-    };
-    let changed = changes(ra, rb);
-    let what_lines = if changed.is_empty() {
-        crate::app::keys::wrap_words(
-            "nothing changed (scheduler, drive cache, engine, I/O path, parameters): the \
-             difference is run-to-run noise",
-            inner,
+    let body = draw_head(frame, area, ra, rb);
+    let fa = ra.figures();
+    let fb = rb.figures();
+    let rows = figure_rows(&fa, &fb);
+    draw_figures(frame, body, rows, &fa, app.results.compare_scroll);
+}
+
+/// What to do when there are not two finished runs to compare.
+fn draw_needs_two(frame: &mut Frame, area: Rect) {
+    frame.render_widget(
+        Paragraph::new(
+            "Comparing needs two finished runs. Run a test, switch the scheduler (s), rerun \
+             it (R), then come back here (or mark two runs with Space on Results).",
         )
-    } else {
-        // Each change stays on one line.
-        let mut lines: Vec<String> = vec!["changed:".into()];
-        for (i, c) in changed.iter().enumerate() {
-            let piece = if i + 1 < changed.len() {
-                format!("{c};")
-            } else {
-                c.clone()
-            };
-            let last = lines.last_mut().map(|l| (l.chars().count(), l));
-            match last {
-                Some((n, l)) if n + 1 + piece.chars().count() <= inner => {
-                    l.push(' ');
-                    l.push_str(&piece);
-                }
-                _ => lines.push(format!("  {piece}")),
-            }
-        }
-        lines
-    };
-    let mut head_lines = vec![who("A", ra), who("B", rb)];
+        .style(theme::dim())
+        .wrap(ratatui::widgets::Wrap { trim: true })
+        .block(Block::default().borders(Borders::ALL).title(" Compare ")),
+        area,
+    );
+}
+
+/// Draws the box naming runs A and B and what changed between them; returns the area below.
+fn draw_head(frame: &mut Frame, area: Rect, ra: &RunRecord, rb: &RunRecord) -> Rect {
+    let inner = (area.width as usize).saturating_sub(3).max(1);
+    let what_lines = changed_lines(&changes(ra, rb), inner);
+    let mut head_lines = vec![run_line("A", ra, inner), run_line("B", rb, inner)];
     head_lines.extend(
         what_lines
             .into_iter()
@@ -179,11 +144,69 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         ),
         head,
     );
+    body
+}
 
-    let fa = ra.figures();
-    let fb = rb.figures();
+/// One run's line of the head: its tag and number, then where and how it ran (`inner` is the
+/// box's width inside).
+fn run_line(tag: &str, r: &RunRecord, inner: usize) -> Line<'static> {
+    let number = r.number();
+    let head = format!(" {tag} #{number} ");
+    let mut text = neutralize_controls(&format!(
+        "{} {}, sched {}, cache {}/{}, {} x{}",
+        r.device,
+        r.test.id(),
+        r.scheduler.clone().unwrap_or_else(|| "-".into()),
+        drive_cache_shown(r.drive_cache.as_deref()),
+        KernelWriteCache::short_or_unknown(r.kernel_cache),
+        r.io_path().unwrap_or("?"),
+        r.repeats_done(),
+    ));
+    // A past run (its number says h#) gives its date where the line has room for it.
+    if let Some(p) = &r.past {
+        let dated = format!(", past run of {}", p.when());
+        let room = inner.saturating_sub(head.chars().count() + text.chars().count());
+        if dated.chars().count() <= room {
+            text.push_str(&dated);
+        }
+    }
+    Line::from(vec![Span::styled(head, theme::title()), Span::raw(text)])
+}
+
+/// The head's lines on what changed (`changes`), fitted to `inner` columns; or that nothing
+/// did.
+fn changed_lines(changed: &[String], inner: usize) -> Vec<String> {
+    if changed.is_empty() {
+        return crate::app::keys::wrap_words(
+            "nothing changed (scheduler, drive cache, engine, I/O path, parameters): the \
+             difference is run-to-run noise",
+            inner,
+        );
+    }
+    // Each change stays on one line.
+    let mut lines: Vec<String> = vec!["changed:".into()];
+    for (i, c) in changed.iter().enumerate() {
+        let piece = if i + 1 < changed.len() {
+            format!("{c};")
+        } else {
+            c.clone()
+        };
+        let last = lines.last_mut().map(|l| (l.chars().count(), l));
+        match last {
+            Some((n, l)) if n + 1 + piece.chars().count() <= inner => {
+                l.push(' ');
+                l.push_str(&piece);
+            }
+            _ => lines.push(format!("  {piece}")),
+        }
+    }
+    lines
+}
+
+/// The table's rows: for each phase both runs have, its figures side by side.
+fn figure_rows(fa: &[PhaseFigures], fb: &[PhaseFigures]) -> Vec<Row<'static>> {
     let mut rows = Vec::new();
-    for pa in &fa {
+    for pa in fa {
         let Some(pb) = fb.iter().find(|p| p.label == pa.label) else {
             continue;
         };
@@ -192,49 +215,64 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(pa.label.clone()).style(theme::title()),
             ]));
         }
-        let rates = pa.rates_measured() && pb.rates_measured();
-        if !rates {
-            rows.push(Row::new(vec![
-                Cell::from("MB/s, IOPS"),
-                Cell::from("-"),
-                Cell::from("-"),
-                Cell::from(""),
-                Cell::from(""),
-                Cell::from("no I/O timed").style(theme::dim()),
-            ]));
-        }
-        // The same number formats as Results and the Run screen.
-        let mut metric = |name: &str,
-                          sa: Option<Stat>,
-                          sb: Option<Stat>,
-                          higher_better: bool,
-                          fmt: fn(f64) -> String| {
-            if let (Some(x), Some(y)) = (sa, sb) {
-                rows.push(delta_row(name, &delta(x, y), higher_better, fmt));
-            }
-        };
-        if rates {
-            metric("MB/s", Some(pa.mbps), Some(pb.mbps), true, rate);
-            metric("IOPS", Some(pa.iops), Some(pb.iops), true, count);
-        }
-        metric("lat mean ms", pa.mean_ms, pb.mean_ms, false, ms);
-        metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false, ms);
-        metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false, ms);
-        metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false, ms);
-        // A rate over few I/Os is compared as any other, and said to be thin.
-        if rates && (pa.low_count() || pb.low_count()) {
-            let side =
-                |f: &crate::app::PhaseFigures| Cell::from(if f.low_count() { "*" } else { "" });
-            rows.push(Row::new(vec![
-                Cell::from("MB/s, IOPS"),
-                side(pa),
-                side(pb),
-                Cell::from(""),
-                Cell::from(""),
-                Cell::from("* low count").style(theme::warn()),
-            ]));
-        }
+        phase_rows(pa, pb, &mut rows);
     }
+    rows
+}
+
+/// One phase's rows: rates (or that none were timed), latencies, and a thin count's mark.
+fn phase_rows(pa: &PhaseFigures, pb: &PhaseFigures, rows: &mut Vec<Row<'static>>) {
+    let rates = pa.rates_measured() && pb.rates_measured();
+    if !rates {
+        rows.push(Row::new(vec![
+            Cell::from("MB/s, IOPS"),
+            Cell::from("-"),
+            Cell::from("-"),
+            Cell::from(""),
+            Cell::from(""),
+            Cell::from("no I/O timed").style(theme::dim()),
+        ]));
+    }
+    // The same number formats as Results and the Run screen.
+    let mut metric = |name: &str,
+                      sa: Option<Stat>,
+                      sb: Option<Stat>,
+                      higher_better: bool,
+                      fmt: fn(f64) -> String| {
+        if let (Some(x), Some(y)) = (sa, sb) {
+            rows.push(delta_row(name, &delta(x, y), higher_better, fmt));
+        }
+    };
+    if rates {
+        metric("MB/s", Some(pa.mbps), Some(pb.mbps), true, rate);
+        metric("IOPS", Some(pa.iops), Some(pb.iops), true, count);
+    }
+    metric("lat mean ms", pa.mean_ms, pb.mean_ms, false, ms);
+    metric("lat p50 ms", pa.p50_ms, pb.p50_ms, false, ms);
+    metric("lat p99 ms", pa.p99_ms, pb.p99_ms, false, ms);
+    metric("lat p99.9 ms", pa.p999_ms, pb.p999_ms, false, ms);
+    // A rate over few I/Os is compared as any other, and said to be thin.
+    if rates && (pa.low_count() || pb.low_count()) {
+        let side = |f: &PhaseFigures| Cell::from(if f.low_count() { "*" } else { "" });
+        rows.push(Row::new(vec![
+            Cell::from("MB/s, IOPS"),
+            side(pa),
+            side(pb),
+            Cell::from(""),
+            Cell::from(""),
+            Cell::from("* low count").style(theme::warn()),
+        ]));
+    }
+}
+
+/// Draws the figures' table in `body`, scrolled to `scroll`, or that the runs share no phase.
+fn draw_figures(
+    frame: &mut Frame,
+    body: Rect,
+    rows: Vec<Row<'static>>,
+    fa: &[PhaseFigures],
+    scroll: u16,
+) {
     let block = |title: String| Block::default().borders(Borders::ALL).title(title);
     let noise = " noise = spread of each run's repeats (repeats >= 2 on the Test screen) ";
     if rows.is_empty() {
@@ -252,7 +290,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
     // The header and border take three lines.
     let visible = (body.height as usize).saturating_sub(3).max(1);
     let total = rows.len();
-    let offset = (app.results.compare_scroll as usize).min(total.saturating_sub(visible));
+    let offset = (scroll as usize).min(total.saturating_sub(visible));
     let title = if total > visible {
         format!(
             " rows {}-{} of {total}, Up/Down/PgDn scroll; noise = spread of the repeats ",
@@ -271,7 +309,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         .unwrap_or(0)
         .clamp(13, 22) as u16;
     if fa.len() > 1 {
-        for f in &fa {
+        for f in fa {
             crate::draw::text(&f.label, label_w.into());
         }
     }

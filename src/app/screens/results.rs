@@ -173,6 +173,29 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let drawing = selected
         .and_then(|r| r.runs.first())
         .and_then(|run| Drawing::of(&run.plan));
+    let lines = selected_lines(app, selected, drawing.is_none(), area.width);
+    // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
+    let table_min = app.results.records.len().min(3) as u16 + 3;
+    let room = area.height.saturating_sub(table_min).max(5);
+    let detail_h = if drawing.is_some() {
+        room
+    } else {
+        (lines.len() as u16 + 2).clamp(5, room)
+    };
+    let [table_area, detail] =
+        Layout::vertical([Constraint::Min(table_min), Constraint::Length(detail_h)]).areas(area);
+    draw_table(app, frame, table_area);
+    draw_detail(app, frame, detail, drawing.zip(selected), lines);
+}
+
+/// The detail's lines of the selected record, wrapped to the screen's `width` inside the
+/// border: `detail_lines`, and the rows of a run on several devices it was part of.
+fn selected_lines(
+    app: &App,
+    selected: Option<&RunRecord>,
+    with_grid: bool,
+    width: u16,
+) -> Vec<Line<'static>> {
     // Listed when `b` can compare with them (the shown run has figures of its own).
     let earlier: Vec<&RunRecord> = match app.results.before(app.results.row) {
         Some(_) => app
@@ -184,7 +207,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         None => Vec::new(),
     };
     let mut lines = selected
-        .map(|r| detail_lines(r, &earlier, drawing.is_none()))
+        .map(|r| detail_lines(r, &earlier, with_grid))
         .unwrap_or_default();
     // A record of a run on several devices also shows that run's rows and verdict.
     if let Some(run) = app
@@ -193,20 +216,14 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .find(|r| r.targets.iter().any(|t| t.record == app.results.row))
     {
-        lines.extend(summary_lines(run, area.width.saturating_sub(2) as usize));
+        lines.extend(summary_lines(run, width.saturating_sub(2) as usize));
     }
     // A long line (the engine of every phase) wraps.
-    let lines = crate::draw::wrap(lines, area.width.saturating_sub(2).into());
-    // The table keeps its header and a few rows; the detail (a multi-phase grid) gets the rest.
-    let table_min = app.results.records.len().min(3) as u16 + 3;
-    let room = area.height.saturating_sub(table_min).max(5);
-    let detail_h = if drawing.is_some() {
-        room
-    } else {
-        (lines.len() as u16 + 2).clamp(5, room)
-    };
-    let [table_area, detail] =
-        Layout::vertical([Constraint::Min(table_min), Constraint::Length(detail_h)]).areas(area);
+    crate::draw::wrap(lines, width.saturating_sub(2).into())
+}
+
+/// Draws the table of records, in their shown order, scrolled to the selected one.
+fn draw_table(app: &App, frame: &mut Frame, table_area: Rect) {
     let widths = [
         Constraint::Length(1),
         Constraint::Length(3),
@@ -236,47 +253,9 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         .iter()
         .filter_map(|&i| Some((i, app.results.records.get(i)?)))
         .map(|(i, r)| {
-            let mark = match app.results.marks.iter().position(|&m| m == i) {
-                Some(0) => "A",
-                Some(_) => "B",
-                None => "",
-            };
-            let (mbps, iops, p99, noise) = match r.row() {
-                // A rate over few I/Os is marked where it stands (the detail says how few).
-                Some(f) => (
-                    f.mbps
-                        .map_or("-".into(), |m| low_mark(rate(m), f.low_count)),
-                    f.iops
-                        .map_or("-".into(), |i| low_mark(count(i), f.low_count)),
-                    f.p99_ms.map_or("-".into(), ms),
-                    f.noise_pct.map_or("-".into(), |s| format!("{s:.1}%")),
-                ),
-                None => ("-".into(), "-".into(), "-".into(), "-".into()),
-            };
-            let style = if r.error.is_some() {
-                theme::bad()
-            } else if r.past.is_some() {
-                theme::dim()
-            } else {
-                ratatui::style::Style::default()
-            };
-            let mut row = vec![Cell::from(mark).style(theme::warn())];
-            let texts = vec![
-                r.number(),
-                crate::draw::elide(&r.device, columns[2]),
-                // concurrent-read is wider than the column at 80 columns; its ends still tell.
-                crate::draw::elide(r.test.id(), columns[3]),
-                r.scheduler.clone().unwrap_or_else(|| "-".into()),
-                drive_cache_shown(r.drive_cache.as_deref()).to_string(),
-                mbps,
-                iops,
-                p99,
-                format!("{}/{}", r.repeats_done(), r.repeats_wanted),
-                noise,
-            ];
-            row.extend(texts.iter().cloned().map(Cell::from));
-            shown.push(std::iter::once(String::new()).chain(texts).collect());
-            Row::new(row).style(style)
+            let (row, texts) = record_row(app, i, r, &columns);
+            shown.push(texts);
+            row
         })
         .collect();
     crate::draw::cells(&shown, &columns);
@@ -310,8 +289,70 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         .with_selected(at)
         .with_offset(window.offset);
     frame.render_stateful_widget(table, table_area, &mut state);
-    let (text, drawn, lines) = match (drawing, selected) {
-        (Some(d), Some(r)) => {
+}
+
+/// Record `i`'s row of the table, and its cells' texts (the mark's as empty) for
+/// `draw::cells`.
+fn record_row(
+    app: &App,
+    i: usize,
+    r: &RunRecord,
+    columns: &[usize],
+) -> (Row<'static>, Vec<String>) {
+    let mark = match app.results.marks.iter().position(|&m| m == i) {
+        Some(0) => "A",
+        Some(_) => "B",
+        None => "",
+    };
+    let (mbps, iops, p99, noise) = match r.row() {
+        // A rate over few I/Os is marked where it stands (the detail says how few).
+        Some(f) => (
+            f.mbps
+                .map_or("-".into(), |m| low_mark(rate(m), f.low_count)),
+            f.iops
+                .map_or("-".into(), |i| low_mark(count(i), f.low_count)),
+            f.p99_ms.map_or("-".into(), ms),
+            f.noise_pct.map_or("-".into(), |s| format!("{s:.1}%")),
+        ),
+        None => ("-".into(), "-".into(), "-".into(), "-".into()),
+    };
+    let style = if r.error.is_some() {
+        theme::bad()
+    } else if r.past.is_some() {
+        theme::dim()
+    } else {
+        ratatui::style::Style::default()
+    };
+    let mut row = vec![Cell::from(mark).style(theme::warn())];
+    let texts = vec![
+        r.number(),
+        crate::draw::elide(&r.device, columns[2]),
+        // concurrent-read is wider than the column at 80 columns; its ends still tell.
+        crate::draw::elide(r.test.id(), columns[3]),
+        r.scheduler.clone().unwrap_or_else(|| "-".into()),
+        drive_cache_shown(r.drive_cache.as_deref()).to_string(),
+        mbps,
+        iops,
+        p99,
+        format!("{}/{}", r.repeats_done(), r.repeats_wanted),
+        noise,
+    ];
+    row.extend(texts.iter().cloned().map(Cell::from));
+    let shown = std::iter::once(String::new()).chain(texts).collect();
+    (Row::new(row).style(style), shown)
+}
+
+/// Draws the selected record's text in `detail`; with a drawing (a sweep's charts, a
+/// CrystalDiskMark grid) the text goes on top and the drawing under it.
+fn draw_detail(
+    app: &App,
+    frame: &mut Frame,
+    detail: Rect,
+    drawing: Option<(Drawing, &RunRecord)>,
+    lines: Vec<Line<'static>>,
+) {
+    let (text, drawn, lines) = match drawing {
+        Some((d, r)) => {
             // A sweep's charts keep their rows; the text above names what has no room. (A
             // CrystalDiskMark grid says so itself.)
             let keep = if d == Drawing::Sweep { CHART_ROWS } else { 0 };
@@ -327,7 +368,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
             );
             (text, Some((d, r, drawn)), lines)
         }
-        _ => (detail, None, lines),
+        None => (detail, None, lines),
     };
     crate::draw::lines(&lines, Block::default().borders(Borders::ALL).inner(text));
     frame.render_widget(
@@ -398,6 +439,20 @@ fn earlier_lines(r: &RunRecord, earlier: &[&RunRecord]) -> Vec<Line<'static>> {
 /// The selected record: what ran where, its error, its earlier runs, and for several phases
 /// all of them (a CrystalDiskMark grid, a size-sweep or queue-depth table).
 fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<Line<'static>> {
+    let mut lines = what_ran_lines(r);
+    lines.extend(warning_lines(r));
+    let figures = r.figures();
+    lines.extend(low_count_line(&figures));
+    lines.extend(earlier_lines(r, earlier));
+    if figures.len() > 1 {
+        lines.extend(phases_lines(&figures, with_grid));
+    }
+    lines
+}
+
+/// What ran where: the test, target and parameters, a past run's date and disk, the engine,
+/// and a rewrite's time base.
+fn what_ran_lines(r: &RunRecord) -> Vec<Line<'static>> {
     let number = format!("#{} ", r.number());
     let mut lines = vec![Line::from(vec![
         Span::styled(number, theme::title()),
@@ -434,6 +489,13 @@ fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<L
     {
         lines.push(Line::from(Span::styled(note, theme::dim())));
     }
+    lines
+}
+
+/// What skews or voids the figures: a CPU-bound phase, others' I/O, the run's error, and a
+/// figure faster than the link.
+fn warning_lines(r: &RunRecord) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
     if r.runs
         .iter()
         .flat_map(|run| &run.outcome.phases)
@@ -477,50 +539,56 @@ fn detail_lines(r: &RunRecord, earlier: &[&RunRecord], with_grid: bool) -> Vec<L
             lines.push(Line::from(Span::styled(format!("({why}"), theme::warn())));
         }
     }
-    let figures = r.figures();
+    lines
+}
+
+/// The phases with a low count of I/Os: the one phase's note, or how many phases.
+fn low_count_line(figures: &[PhaseFigures]) -> Option<Line<'static>> {
     let thin: Vec<String> = figures
         .iter()
         .filter_map(PhaseFigures::low_count_note)
         .collect();
     match thin.as_slice() {
-        [] => {}
+        [] => None,
         [one] if figures.len() == 1 => {
-            lines.push(Line::from(Span::styled(format!("* {one}"), theme::warn())))
+            Some(Line::from(Span::styled(format!("* {one}"), theme::warn())))
         }
-        _ => lines.push(Line::from(Span::styled(
+        _ => Some(Line::from(Span::styled(
             format!("* {} phases with a low count of I/Os", thin.len()),
             theme::warn(),
         ))),
     }
-    lines.extend(earlier_lines(r, earlier));
-    if figures.len() > 1 {
-        lines.push(Line::from(Span::styled(
-            "the row shows the peak MB/s and IOPS and the worst p99 of the phases",
-            theme::dim(),
-        )));
-        if !with_grid {
-            return lines;
-        }
-        // Sweeps and CrystalDiskMark are drawn (see `chart`); other phases list here.
-        let grid: Vec<String> = match figures[0].tag {
-            PhaseTag::Metadata { .. } => metadata_grid(&figures),
-            _ => figures
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{:<24} {:>9} MB/s",
-                        f.label,
-                        low_mark(rate(f.mbps.mean), f.low_count())
-                    )
-                })
-                .collect(),
-        };
-        let mut grid = grid.into_iter();
-        if let Some(head) = grid.next() {
-            lines.push(Line::from(Span::styled(head, theme::header())));
-        }
-        lines.extend(grid.map(Line::from));
+}
+
+/// A run of several phases: what its row shows, then (`with_grid`, when nothing draws them)
+/// each phase's figures.
+fn phases_lines(figures: &[PhaseFigures], with_grid: bool) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled(
+        "the row shows the peak MB/s and IOPS and the worst p99 of the phases",
+        theme::dim(),
+    ))];
+    if !with_grid {
+        return lines;
     }
+    // Sweeps and CrystalDiskMark are drawn (see `chart`); other phases list here.
+    let grid: Vec<String> = match figures[0].tag {
+        PhaseTag::Metadata { .. } => metadata_grid(figures),
+        _ => figures
+            .iter()
+            .map(|f| {
+                format!(
+                    "{:<24} {:>9} MB/s",
+                    f.label,
+                    low_mark(rate(f.mbps.mean), f.low_count())
+                )
+            })
+            .collect(),
+    };
+    let mut grid = grid.into_iter();
+    if let Some(head) = grid.next() {
+        lines.push(Line::from(Span::styled(head, theme::header())));
+    }
+    lines.extend(grid.map(Line::from));
     lines
 }
 
