@@ -4,10 +4,10 @@
 
 use crate::bench::catalog::family::{PlanContext, check_request_size};
 use crate::bench::catalog::{CATALOG, resolve};
-use crate::bench::plan::params::{Param, TestParams};
+use crate::bench::plan::params::{Param, Resolved, TestParams};
 use crate::bench::plan::test_name::{TestName, Writes};
 use crate::bench::plan::{
-    DataKind, HUGE_PAGES_NOTE, MAX_QUEUE_DEPTH, MAX_WORKERS, Plan, REWRITE_NOTE, SpecError,
+    DataKind, HUGE_PAGES_NOTE, MAX_QUEUE_DEPTH, MAX_WORKERS, Phase, Plan, REWRITE_NOTE, SpecError,
     TargetFacts, check_range,
 };
 use crate::model::Bytes;
@@ -49,6 +49,64 @@ pub fn build_plan(
         ));
         resolved.bs = u64::from(lbs);
     }
+    check_limits(test, params, &resolved, lbs, what)?;
+    check_options(test, params)?;
+    let (offset, size) = region(&resolved, target, lbs)?;
+    check_range(
+        "sample interval (ms)",
+        resolved.interval.as_millis() as u64,
+        10,
+        60_000,
+    )?;
+    let phases = test.phases(&PlanContext {
+        params,
+        resolved: &resolved,
+        lbs,
+        what,
+        region_start: offset,
+        region_len: size,
+        writes_allowed,
+    })?;
+
+    add_notes(&mut notes, params, target, &phases, direct);
+
+    let plan = Plan {
+        test,
+        phases,
+        direct,
+        huge_pages: params.huge_pages,
+        engine: params.engine,
+        data: if params.preserve {
+            DataKind::Rewrite
+        } else if params.zeros {
+            DataKind::Zeros
+        } else {
+            DataKind::Random {
+                seed: resolved.seed,
+            }
+        },
+        interval: resolved.interval,
+        notes,
+    };
+    // The phases built above must agree with the one rule, and writing without permission is
+    // refused.
+    let must_write = test.writes_with(params) == Writes::Always;
+    if (must_write || plan.writes()) && !writes_allowed {
+        return Err(SpecError::Invalid(
+            "this test writes: it needs the write confirmation".into(),
+        ));
+    }
+    Ok(plan)
+}
+
+/// The request size, queue depth, worker count and read percentage within their limits.
+fn check_limits(
+    test: TestName,
+    params: &TestParams,
+    resolved: &Resolved,
+    lbs: u32,
+    what: &'static str,
+) -> Result<(), SpecError> {
     check_request_size(resolved.bs, lbs, what)?;
     check_range(
         "queue depth",
@@ -76,7 +134,11 @@ pub fn build_plan(
             )));
         }
     }
+    Ok(())
+}
 
+/// The options that cannot go together, or with this test.
+fn check_options(test: TestName, params: &TestParams) -> Result<(), SpecError> {
     if params.preserve {
         if params.zeros {
             return Err(SpecError::Invalid(
@@ -108,6 +170,11 @@ pub fn build_plan(
             "--io-size and --count must be larger than 0".into(),
         ));
     }
+    Ok(())
+}
+
+/// The tested region, `(offset, size)`: aligned and inside the target.
+fn region(resolved: &Resolved, target: &TargetFacts, lbs: u32) -> Result<(u64, u64), SpecError> {
     let offset = resolved.offset;
     if !offset.is_multiple_of(u64::from(lbs)) {
         return Err(SpecError::MisalignedRegion {
@@ -126,22 +193,17 @@ pub fn build_plan(
             target: target.size,
         });
     }
-    check_range(
-        "sample interval (ms)",
-        resolved.interval.as_millis() as u64,
-        10,
-        60_000,
-    )?;
-    let phases = test.phases(&PlanContext {
-        params,
-        resolved: &resolved,
-        lbs,
-        what,
-        region_start: offset,
-        region_len: size,
-        writes_allowed,
-    })?;
+    Ok((offset, size))
+}
 
+/// The plan's notes on how the kernel and the options shape the I/O.
+fn add_notes(
+    notes: &mut Vec<String>,
+    params: &TestParams,
+    target: &TargetFacts,
+    phases: &[Phase],
+    direct: bool,
+) {
     if let Some(max_req) = target.max_request
         && phases.iter().any(|p| p.job.bs > max_req)
     {
@@ -161,34 +223,6 @@ pub fn build_plan(
     if params.huge_pages {
         notes.push(HUGE_PAGES_NOTE.into());
     }
-
-    let plan = Plan {
-        test,
-        phases,
-        direct,
-        huge_pages: params.huge_pages,
-        engine: params.engine,
-        data: if params.preserve {
-            DataKind::Rewrite
-        } else if params.zeros {
-            DataKind::Zeros
-        } else {
-            DataKind::Random {
-                seed: resolved.seed,
-            }
-        },
-        interval: resolved.interval,
-        notes,
-    };
-    // The phases built above must agree with the one rule, and writing without permission is
-    // refused.
-    let must_write = test.writes_with(params) == Writes::Always;
-    if (must_write || plan.writes()) && !writes_allowed {
-        return Err(SpecError::Invalid(
-            "this test writes: it needs the write confirmation".into(),
-        ));
-    }
-    Ok(plan)
 }
 
 #[cfg(test)]

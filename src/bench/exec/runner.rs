@@ -3,33 +3,27 @@
 //! witness), folds the workers' samples into one bounded series, and streams events to the
 //! CLI's progress line or the TUI's charts.
 
+mod phase;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::bench::exec::engine::{FileWork, IoEngine, WorkerMsg};
 use crate::bench::exec::engines;
 use crate::bench::exec::engines::URING;
-use crate::bench::exec::gate::Gate;
 use crate::bench::exec::probe::{self, Decision, EngineMemory, ProbeKey, ProbeShape, TargetId};
-use crate::bench::exec::probe_rounds::{probe_engines, probe_failed_choice};
 use crate::bench::exec::run_input::{RunEvent, RunInput, StatSource};
-use crate::bench::exec::series::Aggregator;
-use crate::bench::exec::spawn::{Spawned, failure_facts, io_threads, spawn_workers};
 use crate::bench::plan::Phase;
 use crate::bench::plan::params::EngineKind;
 use crate::bench::results::engine_choice::EngineChoice;
-use crate::bench::results::failure::IoFailure;
-use crate::bench::results::outcome::{DirTotals, PhaseResult, RunOutcome, Witness, WorkerTotals};
-use crate::bench::results::stats::{IntervalPoint, LATENCY_DEFINITION, per_second};
-use crate::model::activity::{BackgroundIo, ProcessIo, busy_between};
+use crate::bench::results::outcome::{PhaseResult, RunOutcome};
+use crate::bench::results::stats::LATENCY_DEFINITION;
+use crate::model::activity::{BackgroundIo, busy_between};
 use crate::sys::activity;
 use crate::sys::direct;
-use crate::sys::parse::DiskStat;
-use crate::sys::privilege::process_cpu_time;
+use phase::run_phase;
 
 /// The engine choices of the probes made in this process (the TUI's session, or one CLI
 /// invocation). See `probe::EngineMemory`.
@@ -279,291 +273,11 @@ fn look_for_background_io(s: &StatSource, stop: &AtomicBool) -> Option<Backgroun
     })
 }
 
-/// The processes with the device or a file on it open, and their I/O counters now.
-fn others_at_start(stat: &Option<StatSource>) -> Vec<ProcessIo> {
-    stat.as_ref().map_or_else(Vec::new, |s| {
-        let openers = activity::openers(&activity::device_family(&s.root, s.dev));
-        activity::io_counters(&openers)
-    })
-}
-
-fn read_stat(stat: &Option<StatSource>) -> Option<DiskStat> {
-    stat.as_ref().and_then(|s| s.root.dev_stat(s.dev).ok())
-}
-
-fn run_phase(
-    input: &RunInput,
-    book: &mut EngineBook,
-    index: usize,
-    count: usize,
-    phase: &Phase,
-    stop: &Arc<AtomicBool>,
-) -> PhaseResult {
-    let job = &phase.job;
-    let plan = &input.plan;
-    // A phase with its own engine (a metadata phase) needs no choice and no probe.
-    let own = engines::own_engine(&phase.tag);
-    let (shape, decision) = match &own {
-        Some(o) => (
-            ProbeShape::of(&phase.tag, job, plan.direct),
-            Decision::Known(o.choice.clone()),
-        ),
-        None => book.decide(input, phase),
-    };
-    if let Some(ev) = &input.events {
-        let _ = ev.send(RunEvent::PhaseStarted {
-            index,
-            count,
-            label: phase.label.clone(),
-            job: Box::new(job.clone()),
-            probing: decision == Decision::Probe,
-        });
-    }
-    let warmup_started = Instant::now();
-    let (choice, probe_failure) = match decision {
-        Decision::Known(c) => (c, None),
-        Decision::Probe => {
-            // A sweep's shape is probed once, with the phase where the engine weighs most.
-            let probed = probe::probe_job(&plan.phases, plan.direct, &shape).unwrap_or(job);
-            let outcome = probe_engines(input, probed, stop);
-            if let Some(ev) = &input.events {
-                let _ = ev.send(RunEvent::Probed { index });
-            }
-            match outcome {
-                Ok(c) => {
-                    book.remember(shape, &c);
-                    (c, None)
-                }
-                Err(f) => (probe_failed_choice(&f), Some(f.failure)),
-            }
-        }
-    };
-    let engine: &'static dyn IoEngine = match &own {
-        Some(o) => o.engine,
-        None => engines::for_kind(choice.used),
-    };
-    let files = input
-        .scratch
-        .as_ref()
-        .and_then(|s| FileWork::of(s, &phase.tag, index, job));
-    // The probe is the start of the warm-up; the warm-up still lasts at least as configured.
-    let mut run_job = job.clone();
-    run_job.warmup = job.warmup.saturating_sub(warmup_started.elapsed());
-    // After an I/O error in the probe nothing more is done: the error is the run's.
-    let threads = if probe_failure.is_some() {
-        0
-    } else {
-        io_threads(engine, job)
-    };
-    let gate = Arc::new(Gate::new(threads));
-    let (tx, rx) = mpsc::channel::<WorkerMsg>();
-    let Spawned {
-        handles,
-        mut alive,
-        mut setup_error,
-    } = if probe_failure.is_some() {
-        Spawned {
-            handles: Vec::new(),
-            alive: 0,
-            setup_error: None,
-        }
-    } else {
-        spawn_workers(input, (&run_job, files), engine, &gate, &tx, stop)
-    };
-    drop(tx);
-
-    // Who else has the device open, and their counters, while the warm-up runs.
-    let others0 = others_at_start(&input.stat);
-    // Warm-up done and drained everywhere: read the counters, then let the workers measure.
-    gate.wait_all();
-    let before = read_stat(&input.stat);
-    let cpu0 = process_cpu_time();
-    let t0 = gate.open();
-    if let Some(ev) = &input.events {
-        let _ = ev.send(RunEvent::Measuring {
-            index,
-            engine: Box::new(choice.clone()),
-        });
-    }
-
-    let interval = plan.interval.as_secs_f64();
-    let mut agg = Aggregator::new(interval, job.workers as usize, job.rewrite);
-    let threads = alive;
-    let mut failure: Option<IoFailure> = probe_failure;
-    // No I/O thread ran after a probe's error: no buffers were registered for the phase.
-    let mut fixed_buffers = engine.may_fix_buffers() && failure.is_none();
-    let mut points = Vec::new();
-    let mut t_end = t0;
-    let mut worker_end = vec![t0; job.workers as usize];
-    let mut cpu_wait = Duration::ZERO;
-    while alive > 0 {
-        match rx.recv_timeout(plan.interval) {
-            Ok(WorkerMsg::Sample(s)) => {
-                agg.add((s.worker, s.thread), s.interval, s.end_s, &s.stats)
-            }
-            Ok(WorkerMsg::Done {
-                worker,
-                failure: f,
-                setup_error: e,
-                fixed_buffers: fixed,
-                cpu_wait: waited,
-                ended,
-            }) => {
-                alive -= 1;
-                cpu_wait += waited;
-                // The thread's own end, not this message's arrival (see `WorkerMsg::Done`).
-                let thread_end = ended.unwrap_or_else(Instant::now);
-                t_end = t_end.max(thread_end);
-                if let Some(end) = worker_end.get_mut(worker as usize) {
-                    *end = (*end).max(thread_end);
-                }
-                fixed_buffers &= fixed;
-                if failure.is_none() {
-                    failure = f;
-                }
-                if e.is_some() && setup_error.is_none() {
-                    setup_error = e;
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
-        agg.emit_ready(threads, t0.elapsed().as_secs_f64(), &mut points);
-        send_points(&input.events, index, &mut points);
-    }
-    let cpu = process_cpu_time().saturating_sub(cpu0);
-    for h in handles {
-        let _ = h.join();
-    }
-    if let Some(f) = failure
-        .as_mut()
-        .filter(|f| f.errno.is_some() && f.facts.is_none())
-    {
-        f.facts = Some(failure_facts(input));
-    }
-    let after = read_stat(&input.stat);
-    let others = {
-        let openers: Vec<(u32, String)> = others0.iter().map(|p| (p.pid, p.name.clone())).collect();
-        busy_between(&others0, &activity::io_counters(&openers))
-    };
-    let seconds = (t_end - t0).as_secs_f64();
-    agg.finish(seconds, &mut points);
-    send_points(&input.events, index, &mut points);
-
-    let (witness, witness_note) = match (&input.stat, before, after) {
-        // Counters never go down on one device: it was removed or replaced meanwhile.
-        (Some(s), Some(b), Some(a))
-            if a.read_sectors < b.read_sectors || a.write_sectors < b.write_sectors =>
-        {
-            (
-                None,
-                Some(format!(
-                    "the counters of {} went backwards: the device was removed or replaced \
-                     during the run",
-                    s.name
-                )),
-            )
-        }
-        (Some(s), Some(b), Some(a)) => (
-            Some(Witness::compare(
-                format!("/sys/dev/block/{}/stat ({})", s.dev, s.name),
-                &b,
-                &a,
-                &agg.totals,
-            )),
-            None,
-        ),
-        (Some(s), _, _) => (
-            None,
-            Some(format!(
-                "could not read /sys/dev/block/{}/stat ({} removed?)",
-                s.dev, s.name
-            )),
-        ),
-        (None, _, _) => (None, input.no_stat_reason.clone()),
-    };
-    // The rates' time base: the measured time, or a rewrite's write-busy time.
-    let time_base = job.time_base();
-    let rate_seconds = if time_base.is_busy() {
-        agg.busy_seconds(None)
-    } else {
-        seconds
-    };
-    let dir = |d: &crate::bench::results::stats::DirStats| dir_totals(d, rate_seconds);
-    let workers = agg
-        .per_worker
-        .iter()
-        .enumerate()
-        .map(|(w, s)| {
-            let (region_start, region_len) = job.worker_region(w as u32);
-            let secs = (worker_end[w] - t0).as_secs_f64();
-            let rate_secs = if time_base.is_busy() {
-                agg.busy_seconds(Some(w as u32))
-            } else {
-                secs
-            };
-            WorkerTotals {
-                worker: w as u32,
-                region_start,
-                region_len,
-                bytes: s.bytes(),
-                ops: s.ops(),
-                seconds: secs,
-                rate_seconds: rate_secs,
-                bytes_per_sec: per_second(s.bytes() as f64, rate_secs),
-            }
-        })
-        .collect();
-    PhaseResult {
-        label: phase.label.clone(),
-        tag: phase.tag.clone(),
-        job: job.clone(),
-        engine: choice.used,
-        engine_choice: choice,
-        io_threads: threads as u32,
-        fixed_buffers,
-        seconds,
-        time_base,
-        rate_seconds,
-        cpu_seconds: cpu.as_secs_f64(),
-        cpu_wait_seconds: cpu_wait.as_secs_f64(),
-        cpu_bound: crate::bench::results::outcome::cpu_bound(
-            cpu.as_secs_f64() + cpu_wait.as_secs_f64(),
-            seconds,
-            threads as u32,
-            crate::sys::host::usable_cpus(),
-        ),
-        read: dir(&agg.totals.read),
-        write: dir(&agg.totals.write),
-        workers,
-        series: agg.series,
-        witness,
-        witness_note,
-        others,
-        stopped: stop.load(Ordering::Relaxed) && failure.is_none() && setup_error.is_none(),
-        failure,
-        setup_error,
-    }
-}
-
-/// One direction's totals, its rates over `rate_seconds` (the phase's time base).
-fn dir_totals(d: &crate::bench::results::stats::DirStats, rate_seconds: f64) -> DirTotals {
-    DirTotals::over(d, rate_seconds)
-}
-
-fn send_points(events: &Option<Sender<RunEvent>>, index: usize, points: &mut Vec<IntervalPoint>) {
-    for point in points.drain(..) {
-        if let Some(ev) = events {
-            let _ = ev.send(RunEvent::Point { index, point });
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::bench::results::outcome::Witness;
     use crate::bench::results::stats::IoStats;
+    use crate::sys::parse::DiskStat;
 
     /// The metadata test, on the directory engine in this runner.
     mod directory {

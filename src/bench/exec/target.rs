@@ -7,6 +7,8 @@
 //! `prepare` then opens (or lays out) the target and checks again. The guard always reads the
 //! live system, never the `--root` tree.
 
+mod opening;
+
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,7 @@ use crate::model::{BlockDevice, Bytes, FileId, Inventory};
 use crate::sys::SysRoot;
 use crate::sys::direct::{self, OpenSpec, Opened, PathKind, SyncMode};
 use crate::sys::dirops::{self, DirTarget, ScratchDir};
+use opening::Pinned;
 
 /// An opened target, ready for the runner.
 pub struct PreparedTarget {
@@ -379,7 +382,7 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
     let direct = !req.params.buffered;
     // The test's own default (sync-latency's O_DSYNC) unless --sync says otherwise.
     let sync = resolve(req.test, req.params).sync;
-    let mut notes = Vec::new();
+    let notes = Vec::new();
     let (pinned, created) = match direct::pin(path) {
         Ok(fd) => (fd, None),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -396,156 +399,21 @@ pub fn prepare(req: &TargetRequest) -> anyhow::Result<PreparedTarget> {
     let opened = direct::describe_fd(&pinned)
         .with_context(|| format!("{} cannot be tested", path.display()))?;
 
+    let pinned = Pinned {
+        req,
+        need,
+        direct,
+        sync,
+        pinned,
+        notes,
+    };
     match opened {
-        Opened::Block { dev, name } => {
-            let live = live_inventory()?;
-            let writes_allowed =
-                device_writes(req, need, &live, path, dev, name.as_deref(), &mut notes)?;
-            let spec = OpenSpec {
-                write: writes_allowed,
-                direct,
-                exclusive: writes_allowed,
-                sync: if writes_allowed { sync } else { SyncMode::None },
-            };
-            let (fd, waited) = direct::reopen_waiting_for_release(&pinned, spec, req.stop)
-                .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
-            // It must be the device chosen and the one the guard just checked (a loop device
-            // re-attached, a disk swapped: refused before any I/O); held open, it cannot change.
-            let checked = name.as_deref().and_then(|n| live.chosen(n));
-            refuse_unless_chosen(&fd, req.chosen, checked.as_ref())?;
-            if writes_allowed && req.params.preserve {
-                let shown = name.clone().unwrap_or_else(|| dev.to_string());
-                crate::bench::exec::rewrite_guard::refuse_other_writers_of_device(dev, &shown)?;
-            }
-            // Busy when checked, its holder may have left something that does not claim it (a
-            // mounted loop over it). Held now, nothing new can claim it: check again afresh.
-            let live = if waited {
-                let fresh = live_inventory()?;
-                device_writes(
-                    req,
-                    need,
-                    &fresh,
-                    path,
-                    dev,
-                    name.as_deref(),
-                    &mut Vec::new(),
-                )?;
-                fresh
-            } else {
-                live
-            };
-            let name = name.unwrap_or_else(|| dev.to_string());
-            if writes_allowed {
-                refuse_read_only(&fd, &name)?;
-            }
-            let (size, lbs, pbs) = direct::block_geometry(&fd)
-                .with_context(|| format!("cannot read the size of {}", path.display()))?;
-            let view = view_inventory(req.root, &live);
-            let disk = view.as_ref().and_then(|i| inventory_device(i, &name));
-            let info = describe(
-                req.root,
-                path,
-                TargetClass::BlockDevice,
-                Some(name.clone()),
-                (size, lbs, Some(pbs)),
-                disk,
-                false,
-            );
-            let facts = facts_of(size, lbs, disk, false);
-            Ok(PreparedTarget {
-                info,
-                fd: Arc::new(fd),
-                facts,
-                writes_allowed,
-                stat: Some(StatSource {
-                    root: req.root.clone(),
-                    dev,
-                    name,
-                }),
-                no_stat_reason: None,
-                notes,
-                created_file: None,
-            })
-        }
+        Opened::Block { dev, name } => pinned.block_device(dev, name),
         Opened::File {
             id,
             backing,
             real_path,
-        } => {
-            let real_path = real_path.unwrap_or_else(|| path.to_path_buf());
-            let writes_allowed =
-                file_writes(req, need, created.is_some(), &real_path, id, &mut notes)?;
-            let spec = OpenSpec {
-                write: writes_allowed,
-                direct,
-                exclusive: false,
-                sync: if writes_allowed { sync } else { SyncMode::None },
-            };
-            let fd = direct::reopen(&pinned, spec)
-                .map_err(|e| crate::sys::error::open_error(e, path, spec))?;
-            if writes_allowed && req.params.preserve {
-                crate::bench::exec::rewrite_guard::refuse_other_writers_of_file(
-                    id,
-                    &real_path.to_string_lossy(),
-                )?;
-            }
-            let size = direct::file_len(&fd)?;
-            let backing = backing.or_else(|| mount_source(id.dev));
-            let backing_name = backing.and_then(direct::block_name);
-            let inv = req.root.inventory().ok();
-            let disk = match (&inv, &backing_name) {
-                (Some(i), Some(n)) => inventory_device(i, n),
-                _ => None,
-            };
-            // O_DIRECT on a file needs the alignment of the device under the file system.
-            let lbs = disk.and_then(|d| d.logical_block_size).unwrap_or(4096);
-            let pbs = disk.and_then(|d| d.physical_block_size);
-            let info = describe(
-                req.root,
-                path,
-                TargetClass::File,
-                backing_name.clone(),
-                (size, lbs, pbs),
-                disk,
-                created.is_some(),
-            );
-            if let Some(dir) = real_path.parent() {
-                notes.extend(filesystem_guard_notes(
-                    req.root,
-                    dir,
-                    backing_name.as_deref(),
-                ));
-            }
-            let facts = facts_of(size, lbs, disk, true);
-            let (stat, no_stat_reason) = match (backing, backing_name) {
-                (Some(dev), Some(name)) => (
-                    Some(StatSource {
-                        root: req.root.clone(),
-                        dev,
-                        name,
-                    }),
-                    None,
-                ),
-                _ => (
-                    None,
-                    Some(
-                        "the file's file system has no block device (tmpfs?): no kernel \
-                         counters to compare"
-                            .to_string(),
-                    ),
-                ),
-            };
-            Ok(PreparedTarget {
-                info,
-                fd: Arc::new(fd),
-                facts,
-                writes_allowed,
-                stat,
-                no_stat_reason,
-                notes,
-                created_file: created,
-            })
-        }
+        } => pinned.file(created, id, backing, real_path),
     }
 }
 
