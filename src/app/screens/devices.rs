@@ -560,14 +560,35 @@ fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
 
 /// Every inventory field of the device, a line each group, the identifying ones first.
 fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
-    let kv = |k: &str, v: String| {
-        vec![
-            Span::styled(format!("{k} "), theme::dim()),
-            Span::raw(v),
-            Span::raw("  "),
-        ]
-    };
     let mut lines = Vec::new();
+    identity_lines(d, width, &mut lines);
+    queue_lines(d, &mut lines);
+    drive_lines(app, d, &mut lines);
+    for n in &d.notes {
+        lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));
+    }
+    // Last, so it never pushes a fact of the device out of the panel.
+    if let Some((_, mount, _)) = crate::app::devices::mounted_file_system(d) {
+        lines.push(Line::from(vec![
+            Span::styled("f ", theme::title()),
+            Span::raw(format!("test a file on {mount} (removed afterwards)")),
+        ]));
+    }
+    lines
+}
+
+/// A field's name dimmed, its value, and the gap before the next field.
+fn kv(k: &str, v: String) -> Vec<Span<'static>> {
+    vec![
+        Span::styled(format!("{k} "), theme::dim()),
+        Span::raw(v),
+        Span::raw("  "),
+    ]
+}
+
+/// What tells the device from another: its path, size and model, whether it is in use, what
+/// backs it, its partitions and holders.
+fn identity_lines(d: &BlockDevice, width: usize, lines: &mut Vec<Line<'static>>) {
     let mut l1 = kv("path", d.path.display().to_string());
     l1.extend(kv("dev", d.dev.map_or("?".into(), |x| x.to_string())));
     l1.extend(kv(
@@ -622,6 +643,11 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
             .join(", ");
         lines.push(Line::from(kv("holders", h)));
     }
+}
+
+/// How the kernel queues the device's I/O: transport and media, zoning, block and request
+/// sizes, the scheduler and the flush policy.
+fn queue_lines(d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
     let mut l3 = kv("transport", d.transport.to_string());
     l3.extend(kv(
         "rotational",
@@ -689,16 +715,4 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
             d.kernel_write_cache.map_or("?", |c| c.as_str())
         ),
     )));
-    drive_lines(app, d, &mut lines);
-    for n in &d.notes {
-        lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));
-    }
-    // Last, so it never pushes a fact of the device out of the panel.
-    if let Some((_, mount, _)) = crate::app::devices::mounted_file_system(d) {
-        lines.push(Line::from(vec![
-            Span::styled("f ", theme::title()),
-            Span::raw(format!("test a file on {mount} (removed afterwards)")),
-        ]));
-    }
-    lines
 }
