@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
 use super::super::keys::{Action, Binding, Scope, bind};
-use super::super::{App, CHART_WINDOW, LiveRun, Screen};
+use super::super::{App, CHART_WINDOW, LiveRun, Screen, SweepRun};
 use super::{JobHook, ScreenDef, nothing};
 use crate::bench::exec::probe::expected_phase;
 use crate::draw::chart::{self as sweep_chart, Drawing};
@@ -142,6 +142,23 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(figure_lines.len() as u16),
     ])
     .areas(area);
+    draw_head(head_lines, head_rows, sweep, frame, head);
+    progress(app, run, frame, gauge);
+    let series = Series::of(run);
+    draw_rate_charts(app, run, &series, frame, charts);
+    draw_latency(app, run, drawing, &series, frame, lat);
+    crate::draw::lines(&figure_lines, figures);
+    frame.render_widget(Paragraph::new(figure_lines), figures);
+}
+
+/// The header's lines, then the sweep's progress on a line of its own.
+fn draw_head(
+    head_lines: Vec<Line<'static>>,
+    head_rows: u16,
+    sweep: Option<&SweepRun>,
+    frame: &mut Frame,
+    head: Rect,
+) {
     crate::draw::lines(&head_lines, head);
     frame.render_widget(Paragraph::new(head_lines), head);
     if let Some(sw) = sweep {
@@ -158,32 +175,60 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
             line,
         );
     }
-    progress(app, run, frame, gauge);
+}
+
+/// The charts' series over the last `CHART_WINDOW` seconds of measuring, and their time axis.
+struct Series {
+    window_start: f64,
+    x: [f64; 2],
+    rate: Vec<(f64, f64)>,
+    iops: Vec<(f64, f64)>,
+    p50: Vec<(f64, f64)>,
+    p99: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// The series of `run`'s points in the window.
+    fn of(run: &LiveRun) -> Series {
+        let window_start = (run.measured() - CHART_WINDOW).max(0.0);
+        let recent: Vec<_> = run
+            .points
+            .iter()
+            .filter(|p| p.end_s >= window_start)
+            .collect();
+        let rate: Vec<(f64, f64)> = recent
+            .iter()
+            .map(|p| (p.end_s, BytesPerSec(p.rate()).mb_per_sec()))
+            .collect();
+        let iops: Vec<(f64, f64)> = recent.iter().map(|p| (p.end_s, p.iops())).collect();
+        let p50: Vec<(f64, f64)> = recent
+            .iter()
+            .filter_map(|p| p.latency().map(|l| (p.end_s, l.p50_ns as f64 / 1e6)))
+            .collect();
+        let p99: Vec<(f64, f64)> = recent
+            .iter()
+            .filter_map(|p| p.latency().map(|l| (p.end_s, l.p99_ns as f64 / 1e6)))
+            .collect();
+        let x = [
+            window_start,
+            window_start.max(run.measured()).max(window_start + 1.0),
+        ];
+        Series {
+            window_start,
+            x,
+            rate,
+            iops,
+            p50,
+            p99,
+        }
+    }
+}
+
+/// Throughput on the left; IOPS or the drive's temperature (`t` switches) on the right.
+fn draw_rate_charts(app: &App, run: &LiveRun, series: &Series, frame: &mut Frame, charts: Rect) {
+    let x = series.x;
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
-    let window_start = (run.measured() - CHART_WINDOW).max(0.0);
-    let recent: Vec<_> = run
-        .points
-        .iter()
-        .filter(|p| p.end_s >= window_start)
-        .collect();
-    let rate: Vec<(f64, f64)> = recent
-        .iter()
-        .map(|p| (p.end_s, BytesPerSec(p.rate()).mb_per_sec()))
-        .collect();
-    let iops: Vec<(f64, f64)> = recent.iter().map(|p| (p.end_s, p.iops())).collect();
-    let p50: Vec<(f64, f64)> = recent
-        .iter()
-        .filter_map(|p| p.latency().map(|l| (p.end_s, l.p50_ns as f64 / 1e6)))
-        .collect();
-    let p99: Vec<(f64, f64)> = recent
-        .iter()
-        .filter_map(|p| p.latency().map(|l| (p.end_s, l.p99_ns as f64 / 1e6)))
-        .collect();
-    let x = [
-        window_start,
-        window_start.max(run.measured()).max(window_start + 1.0),
-    ];
     // A rewrite's interval rates are over the time its writes took in the interval.
     let over = chart_time_base(
         run.job
@@ -196,7 +241,7 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
         app.console,
         &format!(" Throughput MB/s{over} "),
         x,
-        &[("MB/s", &rate)],
+        &[("MB/s", &series.rate)],
         true,
     );
     if app.show_temperature {
@@ -204,7 +249,7 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
             .temps
             .iter()
             .map(|&(t, c)| (t - warmup_offset(run), c as f64))
-            .filter(|p| p.0 >= window_start)
+            .filter(|p| p.0 >= series.window_start)
             .collect();
         let title = if temps.is_empty() {
             " Drive temperature C (not read: see the Test screen) "
@@ -219,10 +264,22 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
             app.console,
             &format!(" IOPS{over} (t: temperature) "),
             x,
-            &[("IOPS", &iops)],
+            &[("IOPS", &series.iops)],
             true,
         );
     }
+}
+
+/// The latency chart, or in its place the finished phases of a sweep or CrystalDiskMark run.
+fn draw_latency(
+    app: &App,
+    run: &LiveRun,
+    drawing: Option<Drawing>,
+    series: &Series,
+    frame: &mut Frame,
+    lat: Rect,
+) {
+    let x = series.x;
     match drawing {
         Some(d) => {
             // Live: this repeat's finished phases; once done, what Results shows.
@@ -239,12 +296,10 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
             app.console,
             " Latency ms: p99 (upper line), p50 (lower line) ",
             x,
-            &[("p50", &p50), ("p99", &p99)],
+            &[("p50", &series.p50), ("p99", &series.p99)],
             true,
         ),
     }
-    crate::draw::lines(&figure_lines, figures);
-    frame.render_widget(Paragraph::new(figure_lines), figures);
 }
 
 /// Seconds from the run's start (when temperature polling starts) to the measured phase's
