@@ -257,6 +257,7 @@ fn usage_tag(d: &BlockDevice) -> &'static str {
     }
 }
 
+/// The device list and the selected device's details, or why there is no list.
 fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let devices = app.visible_devices();
     if let Some(err) = &app.devices.inventory_error {
@@ -267,7 +268,13 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let (list_area, detail_area) = panes(devices.len(), area);
+    draw_list(app, &devices, frame, list_area);
+    draw_details(app, frame, detail_area);
+}
 
+/// The device table, scrolled to the selected row, its title saying what is marked or hidden;
+/// a word in its place while there is no device to list.
+fn draw_list(app: &App, devices: &[&BlockDevice], frame: &mut Frame, list_area: Rect) {
     let widths = [
         Constraint::Length(9),
         Constraint::Min(8),
@@ -290,35 +297,7 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         "DEVICE", "MODEL", "SIZE", "TRAN", "TYPE", "SCHED", "WCACHE", "HEALTH", "USE",
     ])
     .style(theme::header());
-    let rows: Vec<Row> = devices
-        .iter()
-        .map(|d| {
-            let sched = match &d.scheduler {
-                Some(s) => s.active.clone().unwrap_or_else(|| "-".into()),
-                None => "?".into(),
-            };
-            let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
-            let name = if app.several.marks.contains(&d.name) {
-                Cell::from(crate::draw::elide(&format!("*{}", d.name), columns[0]))
-                    .style(theme::accent())
-            } else {
-                Cell::from(crate::draw::elide(&d.name, columns[0]))
-            };
-            let model = crate::draw::elide_end(&d.description().unwrap_or_default(), columns[1]);
-            let settings = [
-                d.size_bytes.map_or("?".into(), |b| b.iec()),
-                d.transport.as_str().to_string(),
-                d.media_label().to_string(),
-                sched,
-                KernelWriteCache::short_or_unknown(d.kernel_write_cache).to_string(),
-            ];
-            crate::draw::cells(std::slice::from_ref(&settings), &columns[2..]);
-            let mut cells = vec![name, Cell::from(model)];
-            cells.extend(settings.into_iter().map(Cell::from));
-            cells.extend([health_cell(app, d), use_cell]);
-            Row::new(cells)
-        })
-        .collect();
+    let rows = device_rows(app, devices, &columns);
     let hidden = app
         .devices
         .inventory
@@ -374,7 +353,45 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
             .with_offset(window.offset);
         frame.render_stateful_widget(table, list_area, &mut state);
     }
+}
 
+/// A row a device: its name (starred when marked) and model fitted to their `columns`, then
+/// its settings, its health and its use.
+fn device_rows(app: &App, devices: &[&BlockDevice], columns: &[usize]) -> Vec<Row<'static>> {
+    devices
+        .iter()
+        .map(|d| {
+            let sched = match &d.scheduler {
+                Some(s) => s.active.clone().unwrap_or_else(|| "-".into()),
+                None => "?".into(),
+            };
+            let use_cell = Cell::from(usage_tag(d)).style(theme::warn());
+            let name = if app.several.marks.contains(&d.name) {
+                Cell::from(crate::draw::elide(&format!("*{}", d.name), columns[0]))
+                    .style(theme::accent())
+            } else {
+                Cell::from(crate::draw::elide(&d.name, columns[0]))
+            };
+            let model = crate::draw::elide_end(&d.description().unwrap_or_default(), columns[1]);
+            let settings = [
+                d.size_bytes.map_or("?".into(), |b| b.iec()),
+                d.transport.as_str().to_string(),
+                d.media_label().to_string(),
+                sched,
+                KernelWriteCache::short_or_unknown(d.kernel_write_cache).to_string(),
+            ];
+            crate::draw::cells(std::slice::from_ref(&settings), &columns[2..]);
+            let mut cells = vec![name, Cell::from(model)];
+            cells.extend(settings.into_iter().map(Cell::from));
+            cells.extend([health_cell(app, d), use_cell]);
+            Row::new(cells)
+        })
+        .collect()
+}
+
+/// The details panel: the selected device's fields, or a word on the one that went away; the
+/// triage key on its lower edge.
+fn draw_details(app: &App, frame: &mut Frame, detail_area: Rect) {
     let detail = match (app.selected_device(), &app.devices.gone) {
         (Some(d), _) => details(app, d, detail_area.width.saturating_sub(2) as usize),
         (None, Some(name)) => vec![
@@ -543,14 +560,35 @@ fn drive_lines(app: &App, d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
 
 /// Every inventory field of the device, a line each group, the identifying ones first.
 fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
-    let kv = |k: &str, v: String| {
-        vec![
-            Span::styled(format!("{k} "), theme::dim()),
-            Span::raw(v),
-            Span::raw("  "),
-        ]
-    };
     let mut lines = Vec::new();
+    identity_lines(d, width, &mut lines);
+    queue_lines(d, &mut lines);
+    drive_lines(app, d, &mut lines);
+    for n in &d.notes {
+        lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));
+    }
+    // Last, so it never pushes a fact of the device out of the panel.
+    if let Some((_, mount, _)) = crate::app::devices::mounted_file_system(d) {
+        lines.push(Line::from(vec![
+            Span::styled("f ", theme::title()),
+            Span::raw(format!("test a file on {mount} (removed afterwards)")),
+        ]));
+    }
+    lines
+}
+
+/// A field's name dimmed, its value, and the gap before the next field.
+fn kv(k: &str, v: String) -> Vec<Span<'static>> {
+    vec![
+        Span::styled(format!("{k} "), theme::dim()),
+        Span::raw(v),
+        Span::raw("  "),
+    ]
+}
+
+/// What tells the device from another: its path, size and model, whether it is in use, what
+/// backs it, its partitions and holders.
+fn identity_lines(d: &BlockDevice, width: usize, lines: &mut Vec<Line<'static>>) {
     let mut l1 = kv("path", d.path.display().to_string());
     l1.extend(kv("dev", d.dev.map_or("?".into(), |x| x.to_string())));
     l1.extend(kv(
@@ -605,6 +643,11 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
             .join(", ");
         lines.push(Line::from(kv("holders", h)));
     }
+}
+
+/// How the kernel queues the device's I/O: transport and media, zoning, block and request
+/// sizes, the scheduler and the flush policy.
+fn queue_lines(d: &BlockDevice, lines: &mut Vec<Line<'static>>) {
     let mut l3 = kv("transport", d.transport.to_string());
     l3.extend(kv(
         "rotational",
@@ -672,16 +715,4 @@ fn details(app: &App, d: &BlockDevice, width: usize) -> Vec<Line<'static>> {
             d.kernel_write_cache.map_or("?", |c| c.as_str())
         ),
     )));
-    drive_lines(app, d, &mut lines);
-    for n in &d.notes {
-        lines.push(Line::from(Span::styled(format!("note: {n}"), theme::dim())));
-    }
-    // Last, so it never pushes a fact of the device out of the panel.
-    if let Some((_, mount, _)) = crate::app::devices::mounted_file_system(d) {
-        lines.push(Line::from(vec![
-            Span::styled("f ", theme::title()),
-            Span::raw(format!("test a file on {mount} (removed afterwards)")),
-        ]));
-    }
-    lines
 }

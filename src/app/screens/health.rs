@@ -8,6 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
 
+use super::super::devices::DriveState;
 use super::super::keys::{self, Action, Binding, Scope, UP_DOWN, bind};
 use super::super::{App, Screen, scroll};
 use super::{ScreenDef, nothing};
@@ -138,6 +139,7 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
     Vec::new()
 }
 
+/// The drive's self-test line, with its progress or keys, above its SMART report and logs.
 fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let Some(name) = app.health.device.as_deref() else {
         return;
@@ -176,6 +178,14 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         );
         return;
     }
+    draw_self_test(st, frame, top, gauge_area);
+    let lines = report_lines(st, usize::from(body.width));
+    draw_report(app, lines, frame, area, body);
+}
+
+/// The self-test state on `top`; below it, on `gauge_area`, the running test's progress or
+/// the keys that start one.
+fn draw_self_test(st: Option<&DriveState>, frame: &mut Frame, top: Rect, gauge_area: Rect) {
     // The drive's status byte does not say which test runs; what this session started does.
     let self_test = st.and_then(|s| s.self_test.as_ref()).map(|r| {
         r.as_ref().map(|status| {
@@ -225,9 +235,12 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
             );
         }
     }
+}
 
-    let width = usize::from(body.width);
-    let mut lines: Vec<Line> = Vec::new();
+/// The SMART report (its first line in the verdict's colour), a blank line, then the drive's
+/// logs, each `width` wide or a word on where it stands.
+fn report_lines(st: Option<&DriveState>, width: usize) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
     match st.and_then(|s| s.health.as_ref()) {
         None if st.is_some_and(|s| s.reading) => {
             lines.push(Line::from(Span::styled("reading SMART ...", theme::dim())))
@@ -274,6 +287,12 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
             }
         }
     }
+    lines
+}
+
+/// The report in `body`, scrolled as far as it goes, with how much is out of sight on the lower
+/// edge of `area`.
+fn draw_report(app: &App, lines: Vec<Line<'static>>, frame: &mut Frame, area: Rect, body: Rect) {
     let max_scroll = (lines.len() as u16).saturating_sub(body.height);
     let top = app.health.scroll.min(max_scroll);
     // The lower edge says how many lines are out of sight (`draw::scrolled`).

@@ -2,6 +2,7 @@
 //! `CHART_WINDOW` seconds, and the current / mean / min / max figures. A run on several
 //! devices is drawn by `several`. The state is `app::live`'s.
 
+mod header;
 mod several;
 
 use ratatui::Frame;
@@ -11,16 +12,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
 use super::super::keys::{Action, Binding, Scope, bind};
-use super::super::{App, CHART_WINDOW, LiveRun, Screen};
+use super::super::{App, CHART_WINDOW, LiveRun, Screen, SweepRun};
 use super::{JobHook, ScreenDef, nothing};
-use crate::bench::exec::probe::{self, expected_phase};
+use crate::bench::exec::probe::expected_phase;
 use crate::draw::chart::{self as sweep_chart, Drawing};
 use crate::draw::cut;
 use crate::event::Cmd;
-use crate::model::{Bytes, BytesPerSec};
+use crate::model::BytesPerSec;
 use crate::report::run::chart_time_base;
 use crate::report::table::{count, ms, rate};
 use crate::theme;
+use header::header_lines;
 
 const KEYS: &[Binding] = &[
     bind(
@@ -140,6 +142,23 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(figure_lines.len() as u16),
     ])
     .areas(area);
+    draw_head(head_lines, head_rows, sweep, frame, head);
+    progress(app, run, frame, gauge);
+    let series = Series::of(run);
+    draw_rate_charts(app, run, &series, frame, charts);
+    draw_latency(app, run, drawing, &series, frame, lat);
+    crate::draw::lines(&figure_lines, figures);
+    frame.render_widget(Paragraph::new(figure_lines), figures);
+}
+
+/// The header's lines, then the sweep's progress on a line of its own.
+fn draw_head(
+    head_lines: Vec<Line<'static>>,
+    head_rows: u16,
+    sweep: Option<&SweepRun>,
+    frame: &mut Frame,
+    head: Rect,
+) {
     crate::draw::lines(&head_lines, head);
     frame.render_widget(Paragraph::new(head_lines), head);
     if let Some(sw) = sweep {
@@ -156,32 +175,60 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
             line,
         );
     }
-    progress(app, run, frame, gauge);
+}
+
+/// The charts' series over the last `CHART_WINDOW` seconds of measuring, and their time axis.
+struct Series {
+    window_start: f64,
+    x: [f64; 2],
+    rate: Vec<(f64, f64)>,
+    iops: Vec<(f64, f64)>,
+    p50: Vec<(f64, f64)>,
+    p99: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// The series of `run`'s points in the window.
+    fn of(run: &LiveRun) -> Series {
+        let window_start = (run.measured() - CHART_WINDOW).max(0.0);
+        let recent: Vec<_> = run
+            .points
+            .iter()
+            .filter(|p| p.end_s >= window_start)
+            .collect();
+        let rate: Vec<(f64, f64)> = recent
+            .iter()
+            .map(|p| (p.end_s, BytesPerSec(p.rate()).mb_per_sec()))
+            .collect();
+        let iops: Vec<(f64, f64)> = recent.iter().map(|p| (p.end_s, p.iops())).collect();
+        let p50: Vec<(f64, f64)> = recent
+            .iter()
+            .filter_map(|p| p.latency().map(|l| (p.end_s, l.p50_ns as f64 / 1e6)))
+            .collect();
+        let p99: Vec<(f64, f64)> = recent
+            .iter()
+            .filter_map(|p| p.latency().map(|l| (p.end_s, l.p99_ns as f64 / 1e6)))
+            .collect();
+        let x = [
+            window_start,
+            window_start.max(run.measured()).max(window_start + 1.0),
+        ];
+        Series {
+            window_start,
+            x,
+            rate,
+            iops,
+            p50,
+            p99,
+        }
+    }
+}
+
+/// Throughput on the left; IOPS or the drive's temperature (`t` switches) on the right.
+fn draw_rate_charts(app: &App, run: &LiveRun, series: &Series, frame: &mut Frame, charts: Rect) {
+    let x = series.x;
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
-    let window_start = (run.measured() - CHART_WINDOW).max(0.0);
-    let recent: Vec<_> = run
-        .points
-        .iter()
-        .filter(|p| p.end_s >= window_start)
-        .collect();
-    let rate: Vec<(f64, f64)> = recent
-        .iter()
-        .map(|p| (p.end_s, BytesPerSec(p.rate()).mb_per_sec()))
-        .collect();
-    let iops: Vec<(f64, f64)> = recent.iter().map(|p| (p.end_s, p.iops())).collect();
-    let p50: Vec<(f64, f64)> = recent
-        .iter()
-        .filter_map(|p| p.latency().map(|l| (p.end_s, l.p50_ns as f64 / 1e6)))
-        .collect();
-    let p99: Vec<(f64, f64)> = recent
-        .iter()
-        .filter_map(|p| p.latency().map(|l| (p.end_s, l.p99_ns as f64 / 1e6)))
-        .collect();
-    let x = [
-        window_start,
-        window_start.max(run.measured()).max(window_start + 1.0),
-    ];
     // A rewrite's interval rates are over the time its writes took in the interval.
     let over = chart_time_base(
         run.job
@@ -194,7 +241,7 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
         app.console,
         &format!(" Throughput MB/s{over} "),
         x,
-        &[("MB/s", &rate)],
+        &[("MB/s", &series.rate)],
         true,
     );
     if app.show_temperature {
@@ -202,7 +249,7 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
             .temps
             .iter()
             .map(|&(t, c)| (t - warmup_offset(run), c as f64))
-            .filter(|p| p.0 >= window_start)
+            .filter(|p| p.0 >= series.window_start)
             .collect();
         let title = if temps.is_empty() {
             " Drive temperature C (not read: see the Test screen) "
@@ -217,10 +264,22 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
             app.console,
             &format!(" IOPS{over} (t: temperature) "),
             x,
-            &[("IOPS", &iops)],
+            &[("IOPS", &series.iops)],
             true,
         );
     }
+}
+
+/// The latency chart, or in its place the finished phases of a sweep or CrystalDiskMark run.
+fn draw_latency(
+    app: &App,
+    run: &LiveRun,
+    drawing: Option<Drawing>,
+    series: &Series,
+    frame: &mut Frame,
+    lat: Rect,
+) {
+    let x = series.x;
     match drawing {
         Some(d) => {
             // Live: this repeat's finished phases; once done, what Results shows.
@@ -237,164 +296,16 @@ fn draw_one(app: &App, frame: &mut Frame, area: Rect) {
             app.console,
             " Latency ms: p99 (upper line), p50 (lower line) ",
             x,
-            &[("p50", &p50), ("p99", &p99)],
+            &[("p50", &series.p50), ("p99", &series.p99)],
             true,
         ),
     }
-    crate::draw::lines(&figure_lines, figures);
-    frame.render_widget(Paragraph::new(figure_lines), figures);
 }
 
 /// Seconds from the run's start (when temperature polling starts) to the measured phase's
 /// start (the charts' zero).
 fn warmup_offset(run: &LiveRun) -> f64 {
     run.job.as_ref().map_or(0.0, |j| j.warmup.as_secs_f64())
-}
-
-/// The run's title, its device's settings and what it runs, wrapped to `width`.
-fn header_lines(app: &App, run: &LiveRun, width: u16) -> Vec<Line<'static>> {
-    // The opened target's reading once there is one; until then the device list's for the
-    // run's queue (a switch updates it at once); else "?".
-    let (sched, cache) = match (&run.target, app.devices.queue_of(&run.device)) {
-        (Some(t), _) => (t.scheduler.clone(), t.kernel_write_cache),
-        (None, Some(d)) => (
-            d.scheduler.as_ref().and_then(|s| s.active.clone()),
-            d.kernel_write_cache,
-        ),
-        (None, None) => (Some("?".into()), None),
-    };
-    let sched = sched.unwrap_or_else(|| "-".into());
-    let cache = cache.map_or("?", |c| c.as_str());
-    let state = if run.finished {
-        match &run.error {
-            Some(_) => Span::styled("FAILED", theme::bad()),
-            None if run.stopping => Span::styled("stopped", theme::warn()),
-            None => Span::styled("finished", theme::good()),
-        }
-    } else if run.stopping {
-        Span::styled("stopping", theme::warn())
-    } else if run.starting {
-        Span::styled("starting", theme::warn())
-    } else if run.measuring {
-        Span::styled("measuring", theme::good())
-    } else if run.probing {
-        Span::styled("probing engines", theme::warn())
-    } else if run.job.as_ref().is_some_and(|j| j.warmup.is_zero()) {
-        Span::styled("starting", theme::warn())
-    } else {
-        Span::styled("warming up", theme::warn())
-    };
-    // Long labels on a narrow terminal: the words shorten, the numbers stay whole.
-    let number = app
-        .results
-        .records
-        .get(run.record)
-        .map(crate::app::records::RunRecord::number)
-        .unwrap_or_default();
-    let title = format!(" #{number} {} on {} ", run.label, run.device);
-    let progress = |short: bool| {
-        let mut s = String::new();
-        if run.phases > 1 {
-            let word = if short { "ph" } else { "phase" };
-            s.push_str(&format!("  {word} {}/{}", run.phase + 1, run.phases));
-        }
-        if run.repeats > 1 {
-            let word = if short { "rep" } else { "repeat" };
-            s.push_str(&format!("  {word} {}/{}", run.repeat, run.repeats));
-        }
-        if let (Some((_, now)), Some(max)) = (run.temps.back(), run.temps.iter().map(|t| t.1).max())
-        {
-            let word = if short { "" } else { "temp " };
-            s.push_str(&format!("  {word}{now} C (max {max})"));
-        }
-        s
-    };
-    let used = title.chars().count() + state.content.chars().count();
-    let mut rest = progress(false);
-    if used + rest.chars().count() > width as usize {
-        rest = progress(true);
-    }
-    let l1 = Line::from(vec![
-        Span::styled(title, theme::title()),
-        state,
-        Span::raw(rest),
-    ]);
-    let how = run.job.as_ref().map(|j| j.describe()).unwrap_or_default();
-    let direct = run.plan.as_ref().map_or("O_DIRECT", |p| p.io_path_label());
-    let drive = crate::model::cache::drive_cache_shown(run.drive_cache.as_deref());
-    let l2 = Line::from(Span::styled(
-        format!(" scheduler {sched}   drive cache {drive}   kernel flush policy {cache}"),
-        theme::accent(),
-    ));
-    // The engine is known once the warm-up (and auto's probe) is over.
-    let engine = match (&run.engine, &run.plan) {
-        (Some(c), _) => format!("{} ({})", c.used.as_str(), probe::short_reason(c)),
-        (None, Some(p)) => format!("engine {}", p.engine.as_str()),
-        (None, None) => String::new(),
-    };
-    // A path longer than a row loses its middle, never its end (the file's name).
-    let path = crate::draw::elide(&run.path, usize::from(width).saturating_sub(4));
-    let l3 = if run.starting {
-        // Opening can wait for a busy device, and a file test writes its file first. The
-        // figures come before the path, which a narrow screen cuts.
-        let what = if let Some(size) = run.new_file {
-            if run.laid_out < size {
-                format!(
-                    " writing the new test file ({} of {}) {}; x stops",
-                    Bytes(run.laid_out).iec(),
-                    Bytes(size).iec(),
-                    path
-                )
-            } else {
-                format!(
-                    " flushing the new test file to the device {}; x stops",
-                    path
-                )
-            }
-        } else if run.test.info().family.runs_in_directory() {
-            format!(" making a scratch directory in {}; x stops", path)
-        } else {
-            format!(" checking and opening {}; x stops", path)
-        };
-        Line::from(Span::styled(what, theme::dim()))
-    } else if run.finished && run.job.is_none() {
-        Line::from(Span::styled(
-            " it never started: nothing was tested",
-            theme::dim(),
-        ))
-    } else if run.test.info().family.runs_in_directory() {
-        // The metadata test moves no bytes: its rate is the IOPS chart's files/s.
-        let files = run.job.as_ref().and_then(|j| j.ops_per_worker).unwrap_or(0);
-        Line::from(Span::styled(
-            format!(" {files} files, one system call at a time: files/s is the IOPS chart"),
-            theme::dim(),
-        ))
-    } else {
-        // A full row drops the word "probe", then gives the engine and probe figures a row.
-        // Before a sweep's first phase starts, `how` is not known: no empty field.
-        let what = if how.is_empty() {
-            format!(" {direct}")
-        } else {
-            format!(" {direct}, {how}")
-        };
-        let whole = format!("{what}, {engine}");
-        let shorter = format!("{what}, {}", engine.replacen("(probe ", "(", 1));
-        let fits = |s: &str| s.chars().count() <= usize::from(width);
-        if engine.is_empty() {
-            Line::from(Span::styled(what, theme::dim()))
-        } else if fits(&whole) {
-            Line::from(Span::styled(whole, theme::dim()))
-        } else if fits(&shorter) {
-            Line::from(Span::styled(shorter, theme::dim()))
-        } else {
-            let engine = Line::from(Span::styled(format!("   {engine}"), theme::dim()));
-            return crate::draw::wrap(
-                vec![l1, l2, Line::from(Span::styled(what, theme::dim())), engine],
-                width.into(),
-            );
-        }
-    };
-    crate::draw::wrap(vec![l1, l2, l3], width.into())
 }
 
 /// For a run bounded by a count of I/Os: the I/Os done so far and the count (never 0).

@@ -168,10 +168,69 @@ fn act(app: &mut App, action: Action, code: KeyCode) -> Vec<Cmd> {
     Vec::new()
 }
 
+/// The catalogue and its legend on the left; the chosen test's description, parameters and
+/// target on the right.
 fn draw(app: &App, frame: &mut Frame, area: Rect) {
     // The longest name (concurrent-write, 16) after the cursor and the write mark, whole.
     let [left_column, right] =
         Layout::horizontal([Constraint::Length(21), Constraint::Min(0)]).areas(area);
+    draw_catalogue(app, frame, left_column);
+
+    let test = app.picker_test();
+    let info = test.info();
+    let fields = fields_for(test);
+    // The target box is as tall as its words (a refusal with its way out is long); the
+    // parameters scroll in what is left.
+    let target_lines = target_lines(app, test);
+    let inner = usize::from(right.width.saturating_sub(2)).max(1);
+    let rows: usize = target_lines
+        .iter()
+        .map(|l| {
+            crate::app::keys::wrap_words(&l.to_string(), inner)
+                .len()
+                .max(1)
+        })
+        .sum();
+    // The description whole (qd-sweep's is four lines at 80 columns); the parameters scroll.
+    let about_text = crate::draw::wrap(
+        vec![
+            Line::from(Span::styled(info.summary, theme::title())),
+            Line::from(Span::styled(format!("from: {}", info.origin), theme::dim())),
+        ],
+        inner,
+    );
+    let [about, form, target] = Layout::vertical([
+        Constraint::Length(about_text.len() as u16 + 2),
+        Constraint::Min(0),
+        Constraint::Length((rows as u16 + 2).max(5)),
+    ])
+    .areas(right);
+
+    crate::draw::lines(
+        &about_text,
+        Block::default().borders(Borders::ALL).inner(about),
+    );
+    frame.render_widget(
+        Paragraph::new(about_text).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(format!(" {} ", info.id)),
+        ),
+        about,
+    );
+
+    draw_parameters(app, test, &fields, frame, form);
+
+    frame.render_widget(
+        Paragraph::new(target_lines)
+            .wrap(Wrap { trim: true })
+            .block(Block::default().borders(Borders::ALL)),
+        target,
+    );
+}
+
+/// The test list, scrolled to the chosen test, with the legend of its write marks below.
+fn draw_catalogue(app: &App, frame: &mut Frame, left_column: Rect) {
     let [left, legend] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(4)]).areas(left_column);
     let items: Vec<ListItem> = CATALOG
@@ -222,50 +281,18 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         .block(Block::default().borders(Borders::ALL)),
         legend,
     );
+}
 
-    let test = app.picker_test();
-    let info = test.info();
-    let fields = fields_for(test);
-    // The target box is as tall as its words (a refusal with its way out is long); the
-    // parameters scroll in what is left.
-    let target_lines = target_lines(app, test);
-    let inner = usize::from(right.width.saturating_sub(2)).max(1);
-    let rows: usize = target_lines
-        .iter()
-        .map(|l| {
-            crate::app::keys::wrap_words(&l.to_string(), inner)
-                .len()
-                .max(1)
-        })
-        .sum();
-    // The description whole (qd-sweep's is four lines at 80 columns); the parameters scroll.
-    let about_text = crate::draw::wrap(
-        vec![
-            Line::from(Span::styled(info.summary, theme::title())),
-            Line::from(Span::styled(format!("from: {}", info.origin), theme::dim())),
-        ],
-        inner,
-    );
-    let [about, form, target] = Layout::vertical([
-        Constraint::Length(about_text.len() as u16 + 2),
-        Constraint::Min(0),
-        Constraint::Length((rows as u16 + 2).max(5)),
-    ])
-    .areas(right);
-
-    crate::draw::lines(
-        &about_text,
-        Block::default().borders(Borders::ALL).inner(about),
-    );
-    frame.render_widget(
-        Paragraph::new(about_text).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(format!(" {} ", info.id)),
-        ),
-        about,
-    );
-
+/// The parameter table: each field's value, marked when it is the default; the cursor shows
+/// only while the form has the focus.
+fn draw_parameters(
+    app: &App,
+    test: crate::bench::plan::test_name::TestName,
+    fields: &[crate::app::picker::Field],
+    frame: &mut Frame,
+    form: Rect,
+) {
+    let focus_tests = app.picker_focus == PickerFocus::Tests;
     let widths = [
         Constraint::Length(14),
         Constraint::Min(12),
@@ -326,13 +353,6 @@ fn draw(app: &App, frame: &mut Frame, area: Rect) {
         .with_selected(selected)
         .with_offset(window.offset);
     frame.render_stateful_widget(table, form, &mut ts);
-
-    frame.render_widget(
-        Paragraph::new(target_lines)
-            .wrap(Wrap { trim: true })
-            .block(Block::default().borders(Borders::ALL)),
-        target,
-    );
 }
 
 /// What the Test screen says about where `r` runs the test: the target, and whether the test
