@@ -32,7 +32,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::bench::catalog::CATALOG;
 use crate::bench::plan::test_name::TestName;
-use crate::event::{Cmd, FileTarget, Msg};
+use crate::event::{Cmd, FileTarget, JobMsg, Msg, TaskError};
 use crate::model::BlockDevice;
 pub use changes::{CacheSwitch, Change, Changes, SchedulerChange, SessionChanges};
 pub use devices::{Devices, DriveState};
@@ -342,19 +342,7 @@ impl App {
         match msg {
             Msg::Key(k) => self.key(k),
             Msg::Resize => Vec::new(),
-            Msg::Tick(now) => {
-                self.now = now;
-                if let Some((_, at)) = &self.status
-                    && now.saturating_sub(*at) > Duration::from_secs(8)
-                {
-                    self.status = None;
-                }
-                let mut cmds = self.poll_self_tests();
-                if !self.running() && self.devices.refresh_due(now) {
-                    cmds.push(Cmd::RefreshInventory);
-                }
-                cmds
-            }
+            Msg::Tick(now) => self.tick(now),
             Msg::Inventory(result) => self.inventory_arrived(result),
             Msg::DriveStatus {
                 device,
@@ -373,28 +361,9 @@ impl App {
             Msg::SelfTestStatus { device, result } => self.self_test_status(device, result),
             Msg::DriveCacheSet { device, result } => self.drive_cache_set(device, result),
             Msg::SchedulerSet { device, result } => self.scheduler_set(device, result),
-            Msg::Orphans(lines) => {
-                if !lines.is_empty() {
-                    self.overlay = Some(Overlay::Orphans(dialogs::orphans::Orphans { lines }));
-                }
-                Vec::new()
-            }
-            Msg::Restored(lines) => {
-                self.overlay = Some(Overlay::Message(dialogs::message::Message {
-                    title: "Restored".into(),
-                    lines,
-                }));
-                let mut cmds = vec![Cmd::RefreshInventory];
-                cmds.extend(self.devices.read_all_drives());
-                cmds
-            }
-            Msg::FileTarget(result) => {
-                match result {
-                    Ok(ft) => self.overlay = Some(Overlay::FileTarget(ft)),
-                    Err(e) => self.error(format!("no file test: {e}")),
-                }
-                Vec::new()
-            }
+            Msg::Orphans(lines) => self.show_orphans(lines),
+            Msg::Restored(lines) => self.restored(lines),
+            Msg::FileTarget(result) => self.file_target_checked(result),
             Msg::Temperature {
                 device,
                 at,
@@ -419,14 +388,7 @@ impl App {
                 self.run_refused(e);
                 Vec::new()
             }
-            Msg::ThreadPanicked(what) => {
-                self.error(format!(
-                    "internal error (a bug in disktriage): {what}. The session goes on, and \
-                     what it changed is still put back when you quit; the message is printed \
-                     again then."
-                ));
-                Vec::new()
-            }
+            Msg::ThreadPanicked(what) => self.thread_panicked(what),
             Msg::LaidOut(bytes) => {
                 if let Some(run) = self.run.as_mut().filter(|r| r.starting) {
                     run.laid_out = bytes;
@@ -441,43 +403,12 @@ impl App {
             }
             Msg::RunFinished(result) => self.run_finished(*result),
             Msg::Several(m) => self.several_msg(m),
-            // The job's screen takes its messages (`ScreenDef::job`).
-            Msg::Job(m) => {
-                let hook = Screen::REGISTERED
-                    .iter()
-                    .find_map(|s| s.def().job.filter(|h| h.name == m.job()));
-                match hook {
-                    Some(hook) => (hook.on_msg)(self, m),
-                    None => Vec::new(),
-                }
-            }
+            Msg::Job(m) => self.job_msg(m),
             Msg::RecordDisk { record, disk } => {
                 self.results.identified(record, disk);
                 Vec::new()
             }
-            Msg::PastRuns(entries) => {
-                let added = self.results.add_past(entries);
-                if added > 0 {
-                    // The run just over has a before now: say which key compares the two.
-                    let before = self.results.latest().and_then(|latest| {
-                        let earlier = self.results.before(latest)?;
-                        let number = |i: usize| self.results.records[i].number();
-                        Some((number(latest), number(earlier)))
-                    });
-                    self.info(match before {
-                        Some((now, was)) => format!(
-                            "{added} past run(s) of this disk in Results (h#): b there compares \
-                             #{now} with #{was}"
-                        ),
-                        None => {
-                            format!(
-                                "{added} past run(s) of this disk from the history in Results (h#)"
-                            )
-                        }
-                    });
-                }
-                Vec::new()
-            }
+            Msg::PastRuns(entries) => self.past_runs(entries),
             Msg::HistoryNote(text) => {
                 self.history_note(text);
                 Vec::new()
@@ -499,19 +430,72 @@ impl App {
                 self.persisted(result);
                 Vec::new()
             }
-            Msg::Exported(result) => {
-                match result {
-                    Ok(path) => {
-                        self.results.exported();
-                        self.info(format!("exported to {}", path.display()));
-                    }
-                    Err(e) => {
-                        self.results.export_failed();
-                        self.error(format!("export failed: {e}"));
-                    }
-                }
-                Vec::new()
-            }
+            Msg::Exported(result) => self.export_done(result),
+        }
+    }
+
+    /// The clock: a status line older than 8 s goes, self-tests are polled, and the inventory
+    /// is read again when due, never during a run.
+    fn tick(&mut self, now: Duration) -> Vec<Cmd> {
+        self.now = now;
+        if let Some((_, at)) = &self.status
+            && now.saturating_sub(*at) > Duration::from_secs(8)
+        {
+            self.status = None;
+        }
+        let mut cmds = self.poll_self_tests();
+        if !self.running() && self.devices.refresh_due(now) {
+            cmds.push(Cmd::RefreshInventory);
+        }
+        cmds
+    }
+
+    /// The changes a killed or crashed session left, in a dialog when there are any.
+    fn show_orphans(&mut self, lines: Vec<String>) -> Vec<Cmd> {
+        if !lines.is_empty() {
+            self.overlay = Some(Overlay::Orphans(dialogs::orphans::Orphans { lines }));
+        }
+        Vec::new()
+    }
+
+    /// The orphans are put back: say how, and read the devices and drives again.
+    fn restored(&mut self, lines: Vec<String>) -> Vec<Cmd> {
+        self.overlay = Some(Overlay::Message(dialogs::message::Message {
+            title: "Restored".into(),
+            lines,
+        }));
+        let mut cmds = vec![Cmd::RefreshInventory];
+        cmds.extend(self.devices.read_all_drives());
+        cmds
+    }
+
+    /// The file system for a file target: its dialog, or why there is no file test.
+    fn file_target_checked(&mut self, result: Result<Box<FileTarget>, TaskError>) -> Vec<Cmd> {
+        match result {
+            Ok(ft) => self.overlay = Some(Overlay::FileTarget(ft)),
+            Err(e) => self.error(format!("no file test: {e}")),
+        }
+        Vec::new()
+    }
+
+    /// Another thread panicked: a bug, said in an error dialog; the session goes on.
+    fn thread_panicked(&mut self, what: String) -> Vec<Cmd> {
+        self.error(format!(
+            "internal error (a bug in disktriage): {what}. The session goes on, and \
+             what it changed is still put back when you quit; the message is printed \
+             again then."
+        ));
+        Vec::new()
+    }
+
+    /// The job's screen takes its messages (`ScreenDef::job`).
+    fn job_msg(&mut self, m: JobMsg) -> Vec<Cmd> {
+        let hook = Screen::REGISTERED
+            .iter()
+            .find_map(|s| s.def().job.filter(|h| h.name == m.job()));
+        match hook {
+            Some(hook) => (hook.on_msg)(self, m),
+            None => Vec::new(),
         }
     }
 

@@ -3,6 +3,8 @@
 //! records. Earlier sessions' runs come back from the history as records (`past`) without
 //! reports.
 
+use std::path::PathBuf;
+
 use super::{App, Screen};
 pub use crate::bench::analysis::compare::{Delta, Significance, Stat, delta};
 use crate::bench::analysis::curve::PhaseSample;
@@ -11,7 +13,7 @@ use crate::bench::analysis::figures::{figures, row};
 use crate::bench::exec::session::RunRequest;
 use crate::bench::plan::test_name::TestName;
 use crate::bench::results::outcome::RunReport;
-use crate::event::Cmd;
+use crate::event::{Cmd, TaskError};
 use crate::history::HistoryEntry;
 use crate::model::{DiskIdentity, KernelWriteCache};
 use crate::report::export::ExportFormat;
@@ -515,6 +517,45 @@ impl App {
             self.screen = Screen::Compare;
         } else {
             self.error("comparing needs two finished runs: run a test, switch, rerun (R)");
+        }
+        Vec::new()
+    }
+
+    /// Earlier sessions' runs of the disk a run just finished on, into Results; the status
+    /// says how many, and which key compares the run with its before.
+    pub(super) fn past_runs(&mut self, entries: Vec<HistoryEntry>) -> Vec<Cmd> {
+        let added = self.results.add_past(entries);
+        if added > 0 {
+            // The run just over has a before now: say which key compares the two.
+            let before = self.results.latest().and_then(|latest| {
+                let earlier = self.results.before(latest)?;
+                let number = |i: usize| self.results.records[i].number();
+                Some((number(latest), number(earlier)))
+            });
+            self.info(match before {
+                Some((now, was)) => format!(
+                    "{added} past run(s) of this disk in Results (h#): b there compares \
+                     #{now} with #{was}"
+                ),
+                None => {
+                    format!("{added} past run(s) of this disk from the history in Results (h#)")
+                }
+            });
+        }
+        Vec::new()
+    }
+
+    /// An export is over: where it went, or why it failed.
+    pub(super) fn export_done(&mut self, result: Result<PathBuf, TaskError>) -> Vec<Cmd> {
+        match result {
+            Ok(path) => {
+                self.results.exported();
+                self.info(format!("exported to {}", path.display()));
+            }
+            Err(e) => {
+                self.results.export_failed();
+                self.error(format!("export failed: {e}"));
+            }
         }
         Vec::new()
     }

@@ -124,7 +124,60 @@ fn y_label(panel: Panel, v: f64) -> String {
     }
 }
 
+/// One panel: its frame and legend, then the chart with the curves' letters and the x labels
+/// under their points (or why there is no room for it).
 fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves: &[&Curve]) {
+    let plot = frame_and_legend(frame, area, panel, curves);
+    if plot.height < 4 || plot.width < 12 {
+        no_room(frame, plot);
+        return;
+    }
+    let Some(axes) = Axes::of(panel, curves) else {
+        return;
+    };
+    let lines: Vec<Vec<(f64, f64)>> = curves
+        .iter()
+        .map(|c| c.points.iter().map(|&(x, y)| (log_x(x), y)).collect())
+        .collect();
+    let knees: Vec<[(f64, f64); 1]> = curves
+        .iter()
+        .map(|c| {
+            c.knee_point()
+                .map_or([(f64::NAN, 0.0)], |(x, y)| [(log_x(x), y)])
+        })
+        .collect();
+    let datasets = line_datasets(console, curves, &lines, &knees);
+    // Where each curve's letters land, by the chart's own point-to-cell mapping.
+    let y_width = axes
+        .y_labels
+        .iter()
+        .map(|l| l.len() as u16)
+        .max()
+        .unwrap_or(0);
+    let graph_left = plot.x + y_width.min(plot.width / 3) + 1;
+    // Above the axis line and the label row.
+    let graph_rows = plot.y..plot.bottom().saturating_sub(2);
+    let letter_cells: Vec<Vec<(u16, u16)>> = curves
+        .iter()
+        .zip(&lines)
+        .map(|(c, d)| axes.letter_cells(c.letter, d, plot, graph_left, graph_rows.clone()))
+        .collect();
+    frame.render_widget(axes.chart(datasets), plot);
+    place_letters(
+        frame.buffer_mut(),
+        graph_rows,
+        curves.iter().map(|c| c.letter).zip(&letter_cells),
+    );
+
+    // X labels under their points (ratatui spreads them evenly).
+    let graph_width = plot.right().saturating_sub(graph_left);
+    let label_row = plot.bottom() - 1;
+    let columns = axes.x_label_columns(curves[0].x, graph_left, graph_width);
+    x_labels(frame.buffer_mut(), plot, label_row, &columns);
+}
+
+/// Draws the panel's border, title and legend; returns the area left for the chart.
+fn frame_and_legend(frame: &mut Frame, area: Rect, panel: Panel, curves: &[&Curve]) -> Rect {
     let short = panel.title(false).len() as u16 + 4 > area.width;
     let title = format!(" {} ", panel.title(short));
     crate::draw::title(&title, area);
@@ -139,61 +192,36 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
         Layout::vertical([Constraint::Min(0), Constraint::Length(legend_h)]).areas(inner);
     crate::draw::lines(&legend, key);
     frame.render_widget(Paragraph::new(legend), key);
-    if plot.height < 4 || plot.width < 12 {
-        // Never an empty frame: say why there is no chart and where its figures are.
-        let why = crate::draw::pane(
-            vec![Line::from(Span::styled(
-                "no room to draw: a taller terminal, or Enter for the table",
-                theme::dim(),
-            ))],
-            plot,
-        );
-        frame.render_widget(Paragraph::new(why), plot);
-        return;
-    }
+    plot
+}
 
-    let mut xs: Vec<u64> = curves
-        .iter()
-        .flat_map(|c| c.points.iter().map(|p| p.0))
-        .collect();
-    xs.sort_unstable();
-    xs.dedup();
-    let (Some(&first), Some(&last)) = (xs.first(), xs.last()) else {
-        return;
-    };
-    let lx = |x: u64| (x.max(1) as f64).log2();
-    let bounds = if first == last {
-        [lx(first) - 1.0, lx(first) + 1.0]
-    } else {
-        [lx(first), lx(last)]
-    };
-    let top = axis_top(
-        curves
-            .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.1))
-            .filter(|v| v.is_finite())
-            .fold(0.0, f64::max),
+/// Never an empty frame: says why there is no chart and where its figures are.
+fn no_room(frame: &mut Frame, plot: Rect) {
+    let why = crate::draw::pane(
+        vec![Line::from(Span::styled(
+            "no room to draw: a taller terminal, or Enter for the table",
+            theme::dim(),
+        ))],
+        plot,
     );
-    let y_labels = [
-        "0".to_string(),
-        y_label(panel, top / 2.0),
-        y_label(panel, top),
-    ];
+    frame.render_widget(Paragraph::new(why), plot);
+}
 
-    let lines: Vec<Vec<(f64, f64)>> = curves
-        .iter()
-        .map(|c| c.points.iter().map(|&(x, y)| (lx(x), y)).collect())
-        .collect();
-    let knees: Vec<[(f64, f64); 1]> = curves
-        .iter()
-        .map(|c| {
-            c.knee_point()
-                .map_or([(f64::NAN, 0.0)], |(x, y)| [(lx(x), y)])
-        })
-        .collect();
+/// A point's x on the log2 axis.
+fn log_x(x: u64) -> f64 {
+    (x.max(1) as f64).log2()
+}
+
+/// The curves' lines, then the knees' drop lines (visible where lines crowd); the letters go
+/// on top later (`place_letters`).
+fn line_datasets<'a>(
+    console: bool,
+    curves: &[&Curve],
+    lines: &'a [Vec<(f64, f64)>],
+    knees: &'a [[(f64, f64); 1]],
+) -> Vec<Dataset<'a>> {
     let mut datasets = Vec::new();
-    // Lines, then knees' drop lines (visible where lines crowd), letters on top.
-    for (c, d) in curves.iter().zip(&lines) {
+    for (c, d) in curves.iter().zip(lines) {
         datasets.push(
             Dataset::default()
                 .marker(theme::marker(console))
@@ -202,7 +230,7 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
                 .data(d),
         );
     }
-    for (c, k) in curves.iter().zip(&knees) {
+    for (c, k) in curves.iter().zip(knees) {
         if k[0].0.is_finite() {
             datasets.push(
                 Dataset::default()
@@ -213,80 +241,125 @@ fn draw_panel(frame: &mut Frame, area: Rect, console: bool, panel: Panel, curves
             );
         }
     }
-    let x_unit = match curves[0].x {
-        XAxis::RequestSizeBytes => "size",
-        XAxis::QueueDepth => "QD",
-    };
-    fn axes<'a>(
-        chart: Chart<'a>,
-        x: [f64; 2],
-        y: [f64; 2],
-        units: [&'static str; 2],
-        labels: &[String],
-    ) -> Chart<'a> {
-        chart
+    datasets
+}
+
+/// A panel's axes: the measured x values, the log2 x bounds, the round y top and its labels,
+/// and the units.
+struct Axes {
+    xs: Vec<u64>,
+    bounds: [f64; 2],
+    top: f64,
+    y_labels: [String; 3],
+    units: [&'static str; 2],
+}
+
+impl Axes {
+    /// The axes that hold every point of `curves`; `None` without a point.
+    fn of(panel: Panel, curves: &[&Curve]) -> Option<Axes> {
+        let mut xs: Vec<u64> = curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.0))
+            .collect();
+        xs.sort_unstable();
+        xs.dedup();
+        let (Some(&first), Some(&last)) = (xs.first(), xs.last()) else {
+            return None;
+        };
+        let bounds = if first == last {
+            [log_x(first) - 1.0, log_x(first) + 1.0]
+        } else {
+            [log_x(first), log_x(last)]
+        };
+        let top = axis_top(
+            curves
+                .iter()
+                .flat_map(|c| c.points.iter().map(|p| p.1))
+                .filter(|v| v.is_finite())
+                .fold(0.0, f64::max),
+        );
+        let y_labels = [
+            "0".to_string(),
+            y_label(panel, top / 2.0),
+            y_label(panel, top),
+        ];
+        let x_unit = match curves[0].x {
+            XAxis::RequestSizeBytes => "size",
+            XAxis::QueueDepth => "QD",
+        };
+        Some(Axes {
+            xs,
+            bounds,
+            top,
+            y_labels,
+            units: [x_unit, panel.unit()],
+        })
+    }
+
+    /// A chart of `datasets` on these axes, without ratatui's legend or x labels.
+    fn chart<'a>(&self, datasets: Vec<Dataset<'a>>) -> Chart<'a> {
+        Chart::new(datasets)
             .legend_position(None)
             .x_axis(
                 Axis::default()
-                    .bounds(x)
+                    .bounds(self.bounds)
                     .labels(["", ""])
-                    .title(Span::styled(units[0], theme::dim())),
+                    .title(Span::styled(self.units[0], theme::dim())),
             )
             .y_axis(
                 Axis::default()
-                    .bounds(y)
-                    .labels(labels.to_vec())
-                    .title(Span::styled(units[1], theme::dim())),
+                    .bounds([0.0, self.top])
+                    .labels(self.y_labels.to_vec())
+                    .title(Span::styled(self.units[1], theme::dim())),
             )
     }
-    let units = [x_unit, panel.unit()];
-    let chart = |datasets| axes(Chart::new(datasets), bounds, [0.0, top], units, &y_labels);
-    // Where each curve's letters land, by the chart's own point-to-cell mapping.
-    let y_width = y_labels.iter().map(|l| l.len() as u16).max().unwrap_or(0);
-    let graph_left = plot.x + y_width.min(plot.width / 3) + 1;
-    // Above the axis line and the label row.
-    let graph_rows = plot.y..plot.bottom().saturating_sub(2);
-    let letter_cells: Vec<Vec<(u16, u16)>> = curves
-        .iter()
-        .zip(&lines)
-        .map(|(c, d)| {
-            let mut alone = Buffer::empty(plot);
-            let letters = Dataset::default()
-                .marker(Marker::Custom(c.letter))
-                .graph_type(GraphType::Scatter)
-                .data(d);
-            ratatui::widgets::Widget::render(chart(vec![letters]), plot, &mut alone);
-            let letter = c.letter.to_string();
-            graph_rows
-                .clone()
-                .flat_map(|y| (graph_left..plot.right()).map(move |x| (x, y)))
-                .filter(|&(x, y)| alone[(x, y)].symbol() == letter)
-                .collect()
-        })
-        .collect();
-    frame.render_widget(chart(datasets), plot);
-    place_letters(
-        frame.buffer_mut(),
-        graph_rows,
-        curves.iter().map(|c| c.letter).zip(&letter_cells),
-    );
 
-    // X labels under their points (ratatui spreads them evenly).
-    let graph_width = plot.right().saturating_sub(graph_left);
-    let label_row = plot.bottom() - 1;
-    let columns: Vec<(u16, String)> = xs
-        .iter()
-        .map(|&x| {
-            let frac = if bounds[1] > bounds[0] {
-                (lx(x) - bounds[0]) / (bounds[1] - bounds[0])
-            } else {
-                0.5
-            };
-            let col = graph_left + (frac * f64::from(graph_width.saturating_sub(1))).round() as u16;
-            (col, curves[0].x.label(x))
-        })
-        .collect();
-    x_labels(frame.buffer_mut(), plot, label_row, &columns);
+    /// The cells where a curve's `letter` lands at its points `line`, by drawing them alone
+    /// on these axes in a scratch buffer of `plot`.
+    fn letter_cells(
+        &self,
+        letter: char,
+        line: &[(f64, f64)],
+        plot: Rect,
+        graph_left: u16,
+        graph_rows: std::ops::Range<u16>,
+    ) -> Vec<(u16, u16)> {
+        let mut alone = Buffer::empty(plot);
+        let letters = Dataset::default()
+            .marker(Marker::Custom(letter))
+            .graph_type(GraphType::Scatter)
+            .data(line);
+        ratatui::widgets::Widget::render(self.chart(vec![letters]), plot, &mut alone);
+        let letter = letter.to_string();
+        graph_rows
+            .flat_map(|y| (graph_left..plot.right()).map(move |x| (x, y)))
+            .filter(|&(x, y)| alone[(x, y)].symbol() == letter)
+            .collect()
+    }
+
+    /// Each measured x's column in the graph, `graph_width` cells from `graph_left`, and its
+    /// label.
+    fn x_label_columns(
+        &self,
+        x_axis: XAxis,
+        graph_left: u16,
+        graph_width: u16,
+    ) -> Vec<(u16, String)> {
+        let bounds = self.bounds;
+        self.xs
+            .iter()
+            .map(|&x| {
+                let frac = if bounds[1] > bounds[0] {
+                    (log_x(x) - bounds[0]) / (bounds[1] - bounds[0])
+                } else {
+                    0.5
+                };
+                let col =
+                    graph_left + (frac * f64::from(graph_width.saturating_sub(1))).round() as u16;
+                (col, x_axis.label(x))
+            })
+            .collect()
+    }
 }
 
 /// Writes each curve's letters; a shared cell moves later ones to the nearest free cell.

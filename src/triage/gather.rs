@@ -9,7 +9,7 @@
 //! it stopped.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -141,7 +141,38 @@ pub fn gather_until(
     // Set at the deadline, on a stop and on return, so no thread reads on for nobody.
     let halt = Arc::new(AtomicBool::new(false));
     let (done_tx, done_rx) = mpsc::channel::<usize>();
-    let slots: Vec<Arc<Mutex<Slot>>> = devices
+    let slots = untaken_slots(devices);
+    let pool = Pool {
+        root: root.clone(),
+        // A disk taken after the deadline or a stop is not read: "not reached".
+        next: Arc::new(AtomicUsize::new(0)),
+        devices: Arc::new(devices.to_vec()),
+        slots: Arc::new(slots),
+        workers: devices.len().min(WORKERS),
+        halt,
+        progress,
+        started,
+        deadline,
+        bound: options.bound,
+        sizes,
+    };
+    let running = pool.spawn_workers(&done_tx);
+    // Every disk sends one message when it is done or passed over.
+    let waiting = if running == 0 { 0 } else { pool.devices.len() };
+    drop(done_tx);
+    pool.wait_for_disks(&done_rx, waiting, stop);
+    pool.halt.store(true, Ordering::Relaxed);
+    let stopped = stop.load(Ordering::Relaxed);
+    pool.slots
+        .iter()
+        .enumerate()
+        .map(|(disk, slot)| pool.hand_in(disk, slot, stopped))
+        .collect()
+}
+
+/// A slot for each disk, none taken yet.
+fn untaken_slots(devices: &[String]) -> Vec<Arc<Mutex<Slot>>> {
+    devices
         .iter()
         .map(|device| {
             Arc::new(Mutex::new(Slot {
@@ -156,144 +187,162 @@ pub fn gather_until(
                 finished: false,
             }))
         })
-        .collect();
-    // A disk taken after the deadline or a stop is not read: "not reached".
-    let next = Arc::new(AtomicUsize::new(0));
-    let devices: Arc<Vec<String>> = Arc::new(devices.to_vec());
-    let slots = Arc::new(slots);
-    let workers = devices.len().min(WORKERS);
-    let mut running = 0usize;
-    for worker in 0..workers {
-        let (root, halt, done_tx, next, devices, taken, progress) = (
-            root.clone(),
-            Arc::clone(&halt),
-            done_tx.clone(),
-            Arc::clone(&next),
-            Arc::clone(&devices),
-            Arc::clone(&slots),
-            progress.clone(),
-        );
-        let spawned = std::thread::Builder::new()
-            .name(format!("triage-{worker}"))
-            .spawn(move || {
-                let drives = LinuxDrives::new(root.clone());
-                loop {
-                    let disk = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(device) = devices.get(disk) else {
-                        break;
-                    };
-                    let reporter = Reporter {
-                        disk,
-                        device: device.clone(),
-                        slot: Arc::clone(&taken[disk]),
-                        progress: progress.clone(),
-                        started,
-                    };
-                    let now = Instant::now();
-                    if halt.load(Ordering::Relaxed) || now >= deadline {
-                        let _ = done_tx.send(disk);
-                        continue;
-                    }
-                    // Time left x workers / disks not yet taken (this one included).
-                    let left = devices.len() - disk;
-                    let share = (deadline - now).mul_f64(workers as f64 / left.max(1) as f64);
-                    let own = (now + share).min(deadline);
-                    gather_one(&root, &drives, &reporter, sizes, own, &halt);
-                    if let Ok(mut slot) = reporter.slot.lock() {
-                        slot.finished = true;
-                        slot.step = "done".into();
-                    }
-                    let _ = done_tx.send(disk);
-                }
-            });
-        match spawned {
-            Ok(_) => running += 1,
-            Err(e) => {
-                if running == 0 && worker == 0 {
-                    for slot in slots.iter() {
-                        if let Ok(mut slot) = slot.lock() {
-                            slot.facts
-                                .problems
-                                .push(format!("could not start a thread: {e}"));
-                            slot.finished = true;
+        .collect()
+}
+
+/// What the gathering threads share: the disks and their slots, the next disk to take, the
+/// time bound and the halt. Each worker thread has its own copy.
+#[derive(Clone)]
+struct Pool {
+    root: SysRoot,
+    devices: Arc<Vec<String>>,
+    slots: Arc<Vec<Arc<Mutex<Slot>>>>,
+    next: Arc<AtomicUsize>,
+    /// How many threads are started (at most `WORKERS`).
+    workers: usize,
+    halt: Arc<AtomicBool>,
+    progress: Option<Sender<Progress>>,
+    /// When the bound began, and when it ends.
+    started: Instant,
+    deadline: Instant,
+    bound: Duration,
+    sizes: Sizes,
+}
+
+impl Pool {
+    /// Starts the worker threads, each sending a disk's index on `done_tx` when the disk is
+    /// done or passed over; returns how many started. If none could, every disk says why.
+    fn spawn_workers(&self, done_tx: &Sender<usize>) -> usize {
+        let mut running = 0usize;
+        for worker in 0..self.workers {
+            let (pool, done_tx) = (self.clone(), done_tx.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("triage-{worker}"))
+                .spawn(move || pool.work(&done_tx));
+            match spawned {
+                Ok(_) => running += 1,
+                Err(e) => {
+                    if running == 0 && worker == 0 {
+                        for slot in self.slots.iter() {
+                            if let Ok(mut slot) = slot.lock() {
+                                slot.facts
+                                    .problems
+                                    .push(format!("could not start a thread: {e}"));
+                                slot.finished = true;
+                            }
                         }
                     }
+                    break;
                 }
+            }
+        }
+        running
+    }
+
+    /// A worker thread: takes the next disk until none is left, gathers it within its fair
+    /// share of the time left, and passes over a disk taken after the deadline or a halt.
+    fn work(&self, done_tx: &Sender<usize>) {
+        let drives = LinuxDrives::new(self.root.clone());
+        loop {
+            let disk = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(device) = self.devices.get(disk) else {
+                break;
+            };
+            let reporter = Reporter {
+                disk,
+                device: device.clone(),
+                slot: Arc::clone(&self.slots[disk]),
+                progress: self.progress.clone(),
+                started: self.started,
+            };
+            let now = Instant::now();
+            if self.halt.load(Ordering::Relaxed) || now >= self.deadline {
+                let _ = done_tx.send(disk);
+                continue;
+            }
+            // Time left x workers / disks not yet taken (this one included).
+            let left = self.devices.len() - disk;
+            let share = (self.deadline - now).mul_f64(self.workers as f64 / left.max(1) as f64);
+            let own = (now + share).min(self.deadline);
+            gather_one(&self.root, &drives, &reporter, self.sizes, own, &self.halt);
+            if let Ok(mut slot) = reporter.slot.lock() {
+                slot.finished = true;
+                slot.step = "done".into();
+            }
+            let _ = done_tx.send(disk);
+        }
+    }
+
+    /// Waits for `waiting` disks' messages until the deadline plus `MARGIN`, or the margin
+    /// after a stop; halts the threads at the deadline or the stop.
+    fn wait_for_disks(&self, done_rx: &Receiver<usize>, mut waiting: usize, stop: &AtomicBool) {
+        let mut give_up = self.deadline + MARGIN;
+        let mut stop_seen = false;
+        while waiting > 0 {
+            if stop.load(Ordering::Relaxed) && !stop_seen {
+                // After a stop, the disks get the margin to hand in what they have.
+                stop_seen = true;
+                self.halt.store(true, Ordering::Relaxed);
+                give_up = give_up.min(Instant::now() + MARGIN);
+            }
+            let now = Instant::now();
+            if now >= self.deadline {
+                self.halt.store(true, Ordering::Relaxed);
+            }
+            if now >= give_up {
                 break;
             }
+            // Wakes every 100 ms to see a stop.
+            match done_rx.recv_timeout((give_up - now).min(Duration::from_millis(100))) {
+                Ok(_) => waiting -= 1,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
         }
     }
-    // Every disk sends one message when it is done or passed over.
-    let mut waiting = if running == 0 { 0 } else { devices.len() };
-    drop(done_tx);
-    let mut give_up = deadline + MARGIN;
-    let mut stop_seen = false;
-    while waiting > 0 {
-        if stop.load(Ordering::Relaxed) && !stop_seen {
-            // After a stop, the disks get the margin to hand in what they have.
-            stop_seen = true;
-            halt.store(true, Ordering::Relaxed);
-            give_up = give_up.min(Instant::now() + MARGIN);
+
+    /// A disk's facts as its slot holds them at the return, with why it is not finished if it
+    /// is not; sent as its last progress.
+    fn hand_in(&self, disk: usize, slot: &Mutex<Slot>, stopped: bool) -> DiskFacts {
+        // Never held across a read (`Reporter::update`): a hung disk does not block this.
+        let (mut facts, step, finished) = match slot.lock() {
+            Ok(s) => (s.facts.clone(), s.step.clone(), s.finished),
+            Err(poisoned) => {
+                let s = poisoned.into_inner();
+                (s.facts.clone(), s.step.clone(), s.finished)
+            }
+        };
+        let workers = self.workers;
+        if !finished && step == NOT_TAKEN {
+            facts.problems.push(format!(
+                "{NOT_REACHED} {} s bound ({} disks, {workers} at a time): give a longer \
+                 --bound or fewer disks",
+                self.bound.as_secs(),
+                self.devices.len()
+            ));
+        } else if !finished {
+            facts.seconds = self.started.elapsed().as_secs_f64();
+            facts.problems.push(if stopped {
+                format!("stopped by the admin during {step}: what was gathered until then")
+            } else {
+                format!(
+                    "did not finish within the {} s bound: still waiting for {step} \
+                     (a read or a drive command hangs)",
+                    self.bound.as_secs()
+                )
+            });
         }
-        let now = Instant::now();
-        if now >= deadline {
-            halt.store(true, Ordering::Relaxed);
+        if let Some(tx) = &self.progress {
+            let _ = tx.send(Progress {
+                disk,
+                device: facts.identity.device.clone(),
+                step: "done".into(),
+                fraction: 1.0,
+                done: Some(Box::new(facts.clone())),
+            });
         }
-        if now >= give_up {
-            break;
-        }
-        // Wakes every 100 ms to see a stop.
-        match done_rx.recv_timeout((give_up - now).min(Duration::from_millis(100))) {
-            Ok(_) => waiting -= 1,
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
+        facts
     }
-    halt.store(true, Ordering::Relaxed);
-    let stopped = stop.load(Ordering::Relaxed);
-    slots
-        .iter()
-        .enumerate()
-        .map(|(disk, slot)| {
-            // Never held across a read (`Reporter::update`): a hung disk does not block this.
-            let (mut facts, step, finished) = match slot.lock() {
-                Ok(s) => (s.facts.clone(), s.step.clone(), s.finished),
-                Err(poisoned) => {
-                    let s = poisoned.into_inner();
-                    (s.facts.clone(), s.step.clone(), s.finished)
-                }
-            };
-            if !finished && step == NOT_TAKEN {
-                facts.problems.push(format!(
-                    "{NOT_REACHED} {} s bound ({} disks, {workers} at a time): give a longer \
-                     --bound or fewer disks",
-                    options.bound.as_secs(),
-                    devices.len()
-                ));
-            } else if !finished {
-                facts.seconds = started.elapsed().as_secs_f64();
-                facts.problems.push(if stopped {
-                    format!("stopped by the admin during {step}: what was gathered until then")
-                } else {
-                    format!(
-                        "did not finish within the {} s bound: still waiting for {step} \
-                         (a read or a drive command hangs)",
-                        options.bound.as_secs()
-                    )
-                });
-            }
-            if let Some(tx) = &progress {
-                let _ = tx.send(Progress {
-                    disk,
-                    device: facts.identity.device.clone(),
-                    step: "done".into(),
-                    fraction: 1.0,
-                    done: Some(Box::new(facts.clone())),
-                });
-            }
-            facts
-        })
-        .collect()
 }
 
 /// The disk's identity from the inventory's reader.
