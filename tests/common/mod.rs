@@ -77,6 +77,18 @@ pub fn history_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-history")
 }
 
+/// The disktriage binary as a child with every signal at its default, whatever the suite was
+/// started under: `nohup` ignores SIGHUP (a script's background job SIGINT), and a signal
+/// ignored at start stays ignored by design (`root_nohup_keeps_sighup_ignored`). For the tests
+/// that send a stop signal.
+pub fn disktriage_with_default_signals() -> Command {
+    let mut command = Command::new("env");
+    command
+        .arg("--default-signal")
+        .arg(env!("CARGO_BIN_EXE_disktriage"));
+    command
+}
+
 /// Runs the disktriage binary built for this test run.
 pub fn disktriage(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_disktriage"))

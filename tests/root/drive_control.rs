@@ -315,12 +315,7 @@ struct Hold {
 
 impl Hold {
     fn start(journal: &Path, dev: &str, sched: &str, extra: &[&str]) -> Hold {
-        // Every signal at its default whatever the suite was started under: `nohup` ignores
-        // SIGHUP, a script's background job SIGINT and SIGQUIT, and a signal ignored at start
-        // stays ignored by design (`root_nohup_keeps_sighup_ignored`).
-        let mut child = Command::new("env")
-            .arg("--default-signal")
-            .arg(env!("CARGO_BIN_EXE_disktriage"))
+        let mut child = common::disktriage_with_default_signals()
             .env(HISTORY_ENV, history_dir())
             .arg("--journal-dir")
             .arg(journal)

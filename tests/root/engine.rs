@@ -1021,7 +1021,7 @@ fn root_an_error_in_the_probe_is_the_runs_error() {
 
 /// Starts a 30 s rand-read on `l`, sends `sig` after 1.8 s, returns what the run printed.
 fn interrupted_run(l: &LoopDev, sig: nix::sys::signal::Signal) -> std::process::Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+    let child = common::disktriage_with_default_signals()
         .env(HISTORY_ENV, history_dir())
         .args([
             "run",

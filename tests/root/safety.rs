@@ -340,7 +340,7 @@ fn root_missing_target_under_dev_is_not_created() {
 /// Starts a read test on the new file `file` (768 MiB to lay out) and returns once its
 /// layout has begun (8 MiB written).
 fn start_layout(file: &std::path::Path) -> std::process::Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+    let child = common::disktriage_with_default_signals()
         .env(HISTORY_ENV, history_dir())
         .args([
             "run",

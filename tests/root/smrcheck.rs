@@ -385,7 +385,7 @@ fn a_probe_stopped_by_a_signal_mid_write_puts_every_byte_back() {
     let journals = journal_dir();
     for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
         let journal = journals.path().join(format!("{signal}.journal"));
-        let child = Command::new(env!("CARGO_BIN_EXE_disktriage"))
+        let child = common::disktriage_with_default_signals()
             .env(common::HISTORY_ENV, common::history_dir())
             .args(["smrcheck", dev.path_str(), "--confirm", &dev.name, "--json"])
             .args(["--journal", journal.to_str().unwrap(), "--minutes", "1"])
